@@ -1,0 +1,4 @@
+"""Storage for vetbench: tables, the engine factory, migrations, import and export.
+
+Nothing here imports Textual, torch or transformers.
+"""

@@ -1,0 +1,186 @@
+"""One vocabulary for answers, used by importers, the TUI, the CLI and the evaluator.
+
+Canonical forms (what is stored in the database):
+
+- ordering: a permutation of the item's letters, e.g. ``"DACB"``; shown as ``"D, A, C, B"``.
+- single / multi: a sorted set of letters, e.g. ``"B"`` or ``"ABD"``.
+- truefalse: ``"A"`` (true, 对) or ``"B"`` (false, 错).
+
+``parse_answer`` is strict: it is for answers people type and keys in files, and
+raises :class:`AnswerError` with a message a person can act on.  Lenient reading of
+free-form model output lives in ``evaluator.extraction`` and ends in the same
+canonical forms.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from enum import StrEnum
+from itertools import combinations
+
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+MIN_EVENTS = 2
+MAX_EVENTS = 8
+MAX_CHOICES = 8
+TRUE_LABEL, FALSE_LABEL = "A", "B"
+TRUEFALSE_WORDS = {
+    TRUE_LABEL: ("对", "true", "t", "yes", "正确", "是"),
+    FALSE_LABEL: ("错", "false", "f", "no", "错误", "否"),
+}
+
+
+class ItemKind(StrEnum):
+    """The four kinds of item; the values are the public names used everywhere."""
+
+    ORDERING = "ordering"
+    SINGLE = "single"
+    MULTI = "multi"
+    TRUEFALSE = "truefalse"
+
+    @property
+    def is_mcq(self) -> bool:
+        return self is not ItemKind.ORDERING
+
+
+class AnswerError(ValueError):
+    """An answer or key that does not fit the item; the message says why."""
+
+
+def letters_for(count: int) -> list[str]:
+    """The first ``count`` choice letters: ``letters_for(4) == ['A', 'B', 'C', 'D']``."""
+    if not 0 <= count <= len(LETTERS):
+        raise AnswerError(f"cannot label {count} choices with letters")
+    return list(LETTERS[:count])
+
+
+_SEPARATORS = re.compile(r"[\s,，、;；/|>→\-–—.。]+")
+
+
+def _tokens(text: str) -> list[str]:
+    """Split typed answer text into tokens: ``"D, A -> C B"`` -> ``['D', 'A', 'C', 'B']``.
+
+    A run of letters with no separators (``"DACB"``) is split into single letters.
+    """
+    tokens: list[str] = []
+    for part in _SEPARATORS.split(text.strip()):
+        if not part:
+            continue
+        if part.isalpha() and part.isascii():
+            tokens.extend(part.upper())
+        else:
+            tokens.append(part.upper())
+    return tokens
+
+
+def parse_order(text: str, labels: Sequence[str]) -> str:
+    """Parse an ordering answer such as ``"D, A, C, B"``, ``"DACB"`` or ``"4 1 3 2"``.
+
+    Digits count from 1 (``1`` is the first event).  The result must use every
+    label exactly once.
+    """
+    label_set = set(labels)
+    order: list[str] = []
+    for token in _tokens(text):
+        if token.isdigit():
+            index = int(token) - 1
+            if not 0 <= index < len(labels):
+                raise AnswerError(f"event number {token} is out of range 1-{len(labels)}")
+            token = labels[index]
+        if token not in label_set:
+            raise AnswerError(f"'{token}' is not one of the events {', '.join(labels)}")
+        if token in order:
+            raise AnswerError(f"event {token} appears more than once")
+        order.append(token)
+    if not order:
+        raise AnswerError("the order is empty")
+    missing = [label for label in labels if label not in order]
+    if missing:
+        raise AnswerError(
+            f"the order must place all {len(labels)} events; missing {', '.join(missing)}"
+        )
+    return "".join(order)
+
+
+def parse_choice_set(text: str, labels: Sequence[str], *, kind: ItemKind) -> str:
+    """Parse a multiple-choice answer (``"B"``, ``"ABD"``, ``"A, B, D"``) into sorted letters.
+
+    Single-answer and true/false items take exactly one letter; true/false also
+    accepts 对/错 and true/false.
+    """
+    if kind is ItemKind.TRUEFALSE:
+        word = text.strip().lower()
+        for label, words in TRUEFALSE_WORDS.items():
+            if word in words:
+                return label
+    letters: list[str] = []
+    for token in _tokens(text):
+        if token not in labels:
+            raise AnswerError(f"'{token}' is not one of the choices {''.join(labels)}")
+        if token in letters:
+            raise AnswerError(f"choice {token} appears more than once")
+        letters.append(token)
+    if not letters:
+        raise AnswerError("no choice given")
+    if kind in (ItemKind.SINGLE, ItemKind.TRUEFALSE) and len(letters) != 1:
+        raise AnswerError(f"a {kind.value} item takes exactly one letter, got {''.join(letters)}")
+    return "".join(sorted(letters, key=LETTERS.index))
+
+
+def parse_answer(kind: ItemKind | str, text: str, labels: Sequence[str]) -> str:
+    """Parse a typed answer or a key for an item of ``kind`` with choice ``labels``."""
+    kind = ItemKind(kind)
+    if kind is ItemKind.ORDERING:
+        return parse_order(text, labels)
+    return parse_choice_set(text, labels, kind=kind)
+
+
+def format_answer(kind: ItemKind | str, answer: str | None) -> str:
+    """Display form: ``"D, A, C, B"`` for orders, ``"ABD"`` for choice sets, ``"—"`` for none."""
+    if not answer:
+        return "—"
+    if ItemKind(kind) is ItemKind.ORDERING:
+        return ", ".join(answer)
+    return answer
+
+
+def is_canonical(kind: ItemKind | str, answer: str, labels: Sequence[str]) -> bool:
+    """True when ``answer`` is already in canonical stored form for this item."""
+    try:
+        return parse_answer(kind, answer, labels) == answer
+    except AnswerError:
+        return False
+
+
+def ordered_pairs(order: str) -> set[tuple[str, str]]:
+    """Every pair (earlier, later) implied by an order: ``"BAC"`` -> {(B,A), (B,C), (A,C)}."""
+    return set(combinations(order, 2))
+
+
+def pairwise_accuracy(answer: str | None, key: str) -> float:
+    """Share of event pairs that ``answer`` puts in the key's relative order (0 if no answer)."""
+    if not answer or len(key) < 2:
+        return 0.0 if not answer else float(answer == key)
+    if sorted(answer) != sorted(key):
+        return 0.0
+    key_pairs = ordered_pairs(key)
+    agreeing = len(ordered_pairs(answer) & key_pairs)
+    return agreeing / len(key_pairs)
+
+
+def discordant_pairs(answer: str, key: str) -> list[tuple[str, str]]:
+    """Pairs of events that ``answer`` orders differently from ``key`` (in key order)."""
+    answer_pairs = ordered_pairs(answer)
+    return [pair for pair in combinations(key, 2) if pair not in answer_pairs]
+
+
+def differing_positions(answer: str, key: str) -> list[int]:
+    """0-based positions at which two orders place different events."""
+    return [i for i, (a, k) in enumerate(zip(answer, key, strict=False)) if a != k]
+
+
+def truefalse_word(label: str, language: str = "zh") -> str:
+    """对/错 (or true/false) for a true/false label."""
+    if language == "zh":
+        return "对" if label == TRUE_LABEL else "错"
+    return "true" if label == TRUE_LABEL else "false"

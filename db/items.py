@@ -1,0 +1,198 @@
+"""Items as plain data, and the one way to add items and revisions.
+
+Widgets, the evaluator and exporters work with :class:`ItemSnapshot` (a frozen
+dataclass), never with ORM rows, so nothing outside ``db/`` depends on a live session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import and_
+from sqlmodel import Session, col, select
+
+from db.answers import ItemKind
+from db.audit import record_event
+from db.models import Item, ItemRevision, ItemStatus, utcnow
+from db.validation import ItemDraft
+
+
+@dataclass(frozen=True)
+class ItemSnapshot:
+    """An item at one revision (normally its current one), detached from the database."""
+
+    id: str
+    kind: ItemKind
+    source: str
+    source_ref: str
+    language: str
+    status: str
+    revision: int
+    prompt: str
+    choices: dict[str, str]
+    key: str
+    explanation: str | None
+    suspected_duplicate_of: str | None = None
+    duplicate_similarity: float | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    revision_id: int | None = None
+
+    @property
+    def labels(self) -> list[str]:
+        return list(self.choices)
+
+
+def snapshot(item: Item, revision: ItemRevision) -> ItemSnapshot:
+    return ItemSnapshot(
+        id=item.id,
+        kind=ItemKind(item.kind),
+        source=item.source,
+        source_ref=item.source_ref,
+        language=item.language,
+        status=item.status,
+        revision=revision.number,
+        prompt=revision.prompt,
+        choices=dict(revision.choices),
+        key=revision.key,
+        explanation=revision.explanation,
+        suspected_duplicate_of=item.suspected_duplicate_of,
+        duplicate_similarity=item.duplicate_similarity,
+        meta=dict(item.meta),
+        revision_id=revision.id,
+    )
+
+
+def _current_join():  # type: ignore[no-untyped-def]
+    return select(Item, ItemRevision).join(
+        ItemRevision,
+        and_(ItemRevision.item_id == Item.id, ItemRevision.number == Item.current_revision),
+    )
+
+
+def get_item(session: Session, item_id: str, revision: int | None = None) -> ItemSnapshot | None:
+    """One item at its current revision (or at ``revision``), or None if there is no such item."""
+    item = session.get(Item, item_id)
+    if item is None:
+        return None
+    number = item.current_revision if revision is None else revision
+    row = session.exec(
+        select(ItemRevision).where(ItemRevision.item_id == item_id, ItemRevision.number == number)
+    ).first()
+    return None if row is None else snapshot(item, row)
+
+
+def get_revisions(session: Session, item_id: str) -> list[ItemRevision]:
+    """Every revision of an item, oldest first."""
+    return list(
+        session.exec(
+            select(ItemRevision)
+            .where(ItemRevision.item_id == item_id)
+            .order_by(col(ItemRevision.number))
+        )
+    )
+
+
+def iter_items(
+    session: Session,
+    *,
+    statuses: Sequence[str] | None = None,
+    kinds: Sequence[str] | None = None,
+    sources: Sequence[str] | None = None,
+    ids: Iterable[str] | None = None,
+    batch_size: int = 2000,
+) -> Iterator[ItemSnapshot]:
+    """Items at their current revision, in id order, filtered; streamed in batches."""
+    query = _current_join()
+    if statuses:
+        query = query.where(col(Item.status).in_(list(statuses)))
+    if kinds:
+        query = query.where(col(Item.kind).in_(list(kinds)))
+    if sources:
+        query = query.where(col(Item.source).in_(list(sources)))
+    if ids is not None:
+        query = query.where(col(Item.id).in_(list(ids)))
+    query = query.order_by(col(Item.created_at), col(Item.id)).execution_options(
+        yield_per=batch_size
+    )
+    for item, revision in session.exec(query):
+        yield snapshot(item, revision)
+
+
+def add_item(session: Session, item_id: str, source: str, draft: ItemDraft, *, author: str) -> Item:
+    """Store a validated draft as a new item with revision 1 (the caller commits)."""
+    item = Item(
+        id=item_id,
+        kind=draft.kind,
+        source=source,
+        source_ref=draft.source_ref,
+        language=draft.language,
+        status=ItemStatus.PENDING,
+        current_revision=1,
+        meta=dict(draft.meta),
+    )
+    session.add(item)
+    session.add(
+        ItemRevision(
+            item_id=item_id,
+            number=1,
+            prompt=draft.prompt,
+            choices=dict(draft.choices),
+            key=draft.key,
+            explanation=draft.explanation,
+            author=author,
+            change_note="import" if not draft.provenance.get("model") else "generated",
+            provenance=dict(draft.provenance),
+        )
+    )
+    return item
+
+
+def add_revision(
+    session: Session,
+    item_id: str,
+    *,
+    author: str,
+    change_note: str,
+    prompt: str | None = None,
+    choices: dict[str, str] | None = None,
+    key: str | None = None,
+    explanation: str | None = None,
+    provenance: dict[str, Any] | None = None,
+    keep_explanation: bool = True,
+) -> ItemRevision:
+    """Make a new revision from the current one with the given fields changed; it becomes current.
+
+    The old revision stays; judgments keep pointing at the revision they judged.
+    The caller validates the new text (``db.validation``) and commits.
+    """
+    item = session.get(Item, item_id)
+    if item is None:
+        raise KeyError(item_id)
+    current = session.exec(
+        select(ItemRevision).where(
+            ItemRevision.item_id == item_id, ItemRevision.number == item.current_revision
+        )
+    ).one()
+    newest = max(r.number for r in get_revisions(session, item_id))
+    revision = ItemRevision(
+        item_id=item_id,
+        number=newest + 1,
+        prompt=current.prompt if prompt is None else prompt,
+        choices=dict(current.choices if choices is None else choices),
+        key=current.key if key is None else key,
+        explanation=(current.explanation if keep_explanation else None)
+        if explanation is None
+        else explanation,
+        author=author,
+        change_note=change_note,
+        provenance=dict(provenance or {}),
+        created_at=utcnow(),
+    )
+    session.add(revision)
+    item.current_revision = revision.number
+    session.add(item)
+    session.flush()
+    record_event(session, author, "revise", item_id, revision=revision.number, note=change_note)
+    return revision

@@ -1,0 +1,303 @@
+"""The SQLModel tables: items and their revisions, people, judgments, decisions,
+evaluation runs, predictions, generation rejects, settings and the audit log.
+
+Nothing is ever deleted: an edit adds an ``ItemRevision``, undo retracts a
+``Judgment``, a changed mind is a newer ``Decision``.  Enumerated values are
+stored as plain strings (the enums below name them) so the schema is the same
+on SQLite and PostgreSQL.
+
+Schema changes go through Alembic (``db/migrations``): change a model here, add
+a migration, and ``tests/test_migrations.py`` checks that the two agree.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import JSON, Column, DateTime, Index, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+from db.answers import ItemKind
+
+__all__ = [
+    "ApiResponse",
+    "AuditEvent",
+    "Claim",
+    "Decision",
+    "DecisionReason",
+    "EvalRun",
+    "FailureKind",
+    "GenerationReject",
+    "Item",
+    "ItemKind",
+    "ItemRevision",
+    "ItemStatus",
+    "Judgment",
+    "Person",
+    "Prediction",
+    "Role",
+    "RunStatus",
+    "Setting",
+    "Verdict",
+    "utcnow",
+]
+
+
+def utcnow() -> datetime:
+    """Timezone-aware current time in UTC (all stored times are UTC)."""
+    return datetime.now(UTC)
+
+
+def _timestamp(**kwargs: Any) -> Any:
+    return Field(
+        default_factory=utcnow, sa_column=Column(DateTime(timezone=True), nullable=False, **kwargs)
+    )
+
+
+def _json(default: Any) -> Any:
+    return Field(default_factory=default, sa_column=Column(JSON, nullable=False))
+
+
+class ItemStatus(StrEnum):
+    PENDING = "pending"  # no judgment on the current revision yet
+    IN_REVIEW = "in_review"  # fewer judgments than the overlap k
+    CONFLICT = "conflict"  # k judgments that do not all keep the item with its key
+    AGREED = "agreed"  # k judgments: all keep, all blind answers equal the key
+    APPROVED = "approved"  # a lead's decision
+    REJECTED = "rejected"  # a lead's decision
+
+
+class Role(StrEnum):
+    ANNOTATOR = "annotator"
+    LEAD = "lead"
+
+
+class Verdict(StrEnum):
+    """An annotator's verdict on one item revision (CLI spelling)."""
+
+    KEEP = "keep"
+    AMBIGUOUS = "ambiguous"  # more than one valid order
+    NO_ORDER = "no-order"  # no clear order
+    WRONG_KEY = "wrong-key"
+    FLAWED = "flawed"  # flawed text
+    SENSITIVE = "sensitive"
+    DUPLICATE = "duplicate"
+
+
+class DecisionReason(StrEnum):
+    """Why a lead rejected an item (approvals may carry ``other`` or none)."""
+
+    SEVERAL_VALID_ORDERS = "several-valid-orders"
+    NO_CLEAR_ORDER = "no-clear-order"
+    WRONG_KEY = "wrong-key"
+    FLAWED = "flawed"
+    SENSITIVE = "sensitive"
+    DUPLICATE = "duplicate"
+    OTHER = "other"
+
+
+class RunStatus(StrEnum):
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+
+
+class FailureKind(StrEnum):
+    """Why a prediction has no scored answer. Wrong answers are not failures."""
+
+    UNPARSED = "unparsed"  # the model answered, but no valid answer could be read
+    INFRASTRUCTURE = "infrastructure"  # timeout, exhausted retries: retried on resume
+
+
+class Item(SQLModel, table=True):
+    """A benchmark item. Its text lives in revisions; ``current_revision`` names the live one."""
+
+    __tablename__ = "item"
+
+    id: str = Field(primary_key=True, max_length=255)  # stable and readable: "econ-test:17"
+    kind: str = Field(index=True, max_length=16)  # ItemKind
+    source: str = Field(index=True, max_length=255)
+    source_ref: str = Field(default="", max_length=255)  # where in the source: "line 18"
+    language: str = Field(default="en", max_length=16)
+    status: str = Field(default=ItemStatus.PENDING, index=True, max_length=16)
+    current_revision: int = 1
+    suspected_duplicate_of: str | None = Field(default=None, foreign_key="item.id", index=True)
+    duplicate_similarity: float | None = None  # 0-100, rapidfuzz ratio
+    meta: dict[str, Any] = _json(dict)  # format-specific extras, e.g. CFLUE's exam name
+    created_at: datetime = _timestamp()
+
+
+class ItemRevision(SQLModel, table=True):
+    """One version of an item's text and key; judgments point at the revision they judged."""
+
+    __tablename__ = "item_revision"
+    __table_args__ = (UniqueConstraint("item_id", "number"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    item_id: str = Field(foreign_key="item.id", index=True)
+    number: int  # 1, 2, ... per item
+    prompt: str  # the scenario (ordering) or the question (MCQ)
+    choices: dict[str, str] = _json(dict)  # ordered label -> text (events or options)
+    key: str = Field(max_length=32)  # canonical answer, see db.answers
+    explanation: str | None = None
+    author: str = Field(default="import", max_length=255)
+    change_note: str = ""  # why this revision exists: "import", "edit: fixed typo", ...
+    provenance: dict[str, Any] = _json(dict)  # file, line, model, prompt hash, raw response
+    created_at: datetime = _timestamp()
+
+
+class Person(SQLModel, table=True):
+    __tablename__ = "person"
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(unique=True, max_length=255)
+    role: str = Field(default=Role.ANNOTATOR, max_length=16)
+    created_at: datetime = _timestamp()
+
+
+class Judgment(SQLModel, table=True):
+    """An annotator's review of one item revision. Undo sets ``retracted``; rows stay."""
+
+    __tablename__ = "judgment"
+    __table_args__ = (Index("ix_judgment_item_annotator", "item_id", "annotator_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    item_id: str = Field(foreign_key="item.id", index=True)
+    revision_id: int = Field(foreign_key="item_revision.id", index=True)
+    revision_number: int
+    annotator_id: int = Field(foreign_key="person.id", index=True)
+    blind_answer: str = Field(max_length=32)  # canonical, given before the key was shown
+    verdict: str = Field(max_length=16)  # Verdict
+    alternative_orders: list[str] = _json(list)  # other valid orders, for "ambiguous"
+    corrected_key: str | None = Field(default=None, max_length=32)  # for "wrong-key"
+    duplicate_of: str | None = Field(default=None, max_length=255)  # for "duplicate"
+    comment: str = ""
+    seconds: float = 0.0  # time spent on the item
+    created_at: datetime = _timestamp()
+    retracted: bool = False
+    retracted_at: datetime | None = Field(
+        default=None, sa_column=Column(DateTime(timezone=True), nullable=True)
+    )
+
+
+class Decision(SQLModel, table=True):
+    """A lead's decision on an item; the newest one counts, older ones are history."""
+
+    __tablename__ = "decision"
+
+    id: int | None = Field(default=None, primary_key=True)
+    item_id: str = Field(foreign_key="item.id", index=True)
+    lead_id: int = Field(foreign_key="person.id")
+    status: str = Field(max_length=16)  # ItemStatus.APPROVED or ItemStatus.REJECTED
+    revision_number: int  # the revision the decision is about
+    final_key: str | None = Field(default=None, max_length=32)
+    reason: str | None = Field(default=None, max_length=32)  # DecisionReason
+    comment: str = ""
+    created_at: datetime = _timestamp()
+
+
+class Claim(SQLModel, table=True):
+    """An annotator has an item open; spreads concurrent annotators over different items."""
+
+    __tablename__ = "claim"
+
+    item_id: str = Field(foreign_key="item.id", primary_key=True)
+    person_id: int = Field(foreign_key="person.id", primary_key=True)
+    claimed_at: datetime = _timestamp()
+
+
+class Setting(SQLModel, table=True):
+    """Project settings stored in the database, e.g. ``overlap`` (judgments per item)."""
+
+    __tablename__ = "setting"
+
+    key: str = Field(primary_key=True, max_length=64)
+    value: str
+
+
+class EvalRun(SQLModel, table=True):
+    """One evaluation of one model on a frozen set of items."""
+
+    __tablename__ = "eval_run"
+
+    id: int | None = Field(default=None, primary_key=True)
+    model: str = Field(max_length=512)
+    backend: str = Field(max_length=32)  # "transformers", "openai"
+    mode: str = Field(default="generate", max_length=16)  # "generate" or "score"
+    shots: int = 0
+    params: dict[str, Any] = _json(dict)  # device, dtype, batch size, base URL, template hash
+    filters: dict[str, Any] = _json(dict)  # status, kind, source, limit
+    item_ids: list[str] = _json(list)  # the frozen evaluated set, in order
+    status: str = Field(default=RunStatus.RUNNING, max_length=16)
+    host: str = Field(default="", max_length=255)
+    error: str | None = None
+    started_at: datetime = _timestamp()
+    finished_at: datetime | None = Field(
+        default=None, sa_column=Column(DateTime(timezone=True), nullable=True)
+    )
+
+
+class Prediction(SQLModel, table=True):
+    """A model's answer to one item in one run, written as soon as it is finished."""
+
+    __tablename__ = "prediction"
+    __table_args__ = (UniqueConstraint("run_id", "item_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = Field(foreign_key="eval_run.id", index=True)
+    item_id: str = Field(foreign_key="item.id", index=True)
+    revision_number: int
+    prompt_hash: str = Field(max_length=64)
+    prompt: str = ""  # the exact prompt sent (chat template applied)
+    raw_output: str = ""
+    parsed_answer: str | None = Field(default=None, max_length=32)
+    correct: bool | None = None  # None when the prediction failed
+    scores: dict[str, Any] = _json(dict)  # pairwise accuracy, set F1, candidate log-likelihoods
+    latency_s: float = 0.0
+    failure_kind: str | None = Field(default=None, max_length=16)  # FailureKind
+    error: str | None = None
+    created_at: datetime = _timestamp()
+
+
+class GenerationReject(SQLModel, table=True):
+    """A generated item that failed validation, kept with the reason it failed."""
+
+    __tablename__ = "generation_reject"
+
+    id: int | None = Field(default=None, primary_key=True)
+    source: str = Field(index=True, max_length=255)
+    article_id: str = Field(max_length=255)
+    sample_index: int = 0
+    kind: str = Field(max_length=16)
+    model: str = Field(max_length=512)
+    prompt_hash: str = Field(max_length=64)
+    raw_response: str
+    reason: str
+    created_at: datetime = _timestamp()
+
+
+class ApiResponse(SQLModel, table=True):
+    """Cache of API responses keyed by a hash of model, base URL, messages and parameters."""
+
+    __tablename__ = "api_response"
+
+    key: str = Field(primary_key=True, max_length=64)
+    model: str = Field(max_length=512)
+    response: dict[str, Any] = _json(dict)
+    created_at: datetime = _timestamp()
+
+
+class AuditEvent(SQLModel, table=True):
+    """Append-only log of who did what, when."""
+
+    __tablename__ = "audit_event"
+
+    id: int | None = Field(default=None, primary_key=True)
+    actor: str = Field(max_length=255)
+    action: str = Field(index=True, max_length=64)  # "import", "judge", "retract", "decide", ...
+    target: str = Field(default="", max_length=255)
+    payload: dict[str, Any] = _json(dict)
+    created_at: datetime = _timestamp()

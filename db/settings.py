@@ -1,0 +1,68 @@
+"""Project settings kept in the database, so every annotator's process sees the same ones."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlmodel import Session
+
+from db.models import Setting
+
+
+@dataclass(frozen=True)
+class SettingSpec:
+    name: str
+    default: str
+    help: str
+    minimum: int | None = None  # for integer settings
+
+
+SETTINGS: dict[str, SettingSpec] = {
+    spec.name: spec
+    for spec in (
+        SettingSpec("overlap", "2", "independent judgments each item needs (k)", minimum=1),
+        SettingSpec(
+            "duplicate_threshold",
+            "90",
+            "similarity (0-100) above which an imported item is a suspected duplicate",
+            minimum=0,
+        ),
+    )
+}
+
+
+class SettingError(ValueError):
+    pass
+
+
+def get_setting(session: Session, name: str) -> str:
+    spec = SETTINGS.get(name)
+    if spec is None:
+        raise SettingError(f"unknown setting '{name}' (known: {', '.join(SETTINGS)})")
+    row = session.get(Setting, name)
+    return row.value if row is not None else spec.default
+
+
+def get_int_setting(session: Session, name: str) -> int:
+    return int(get_setting(session, name))
+
+
+def set_setting(session: Session, name: str, value: str) -> None:
+    """Validate and store a setting (the caller commits)."""
+    spec = SETTINGS.get(name)
+    if spec is None:
+        raise SettingError(f"unknown setting '{name}' (known: {', '.join(SETTINGS)})")
+    if spec.minimum is not None:
+        try:
+            number = int(value)
+        except ValueError:
+            raise SettingError(f"{name} must be a whole number, got '{value}'") from None
+        if number < spec.minimum:
+            raise SettingError(f"{name} must be at least {spec.minimum}, got {number}")
+        value = str(number)
+    row = session.get(Setting, name)
+    if row is None:
+        session.add(Setting(key=name, value=value))
+    else:
+        row.value = value
+        session.add(row)

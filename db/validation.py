@@ -1,0 +1,108 @@
+"""Item drafts and the validators every way into the database uses (import, generation, edits).
+
+A draft is a plain record of one item before it is stored.  ``validate_draft``
+returns every problem it finds, each naming the field, so that an importer can
+report ``file:line: field: problem`` for all bad records at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from db.answers import MAX_CHOICES, MAX_EVENTS, MIN_EVENTS, AnswerError, ItemKind, parse_answer
+
+MAX_TEXT_CHARS = 200_000  # one field; longer text is almost surely a broken file
+
+
+@dataclass
+class ItemDraft:
+    """One item as read from a file or a model, not yet stored."""
+
+    kind: str
+    prompt: str
+    choices: dict[str, str]
+    key: str
+    explanation: str | None = None
+    language: str = "en"
+    source_ref: str = ""  # "line 18", "record 3"
+    meta: dict[str, Any] = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict)
+    item_id: str | None = None  # set by formats that carry their own ids (JSONL)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a record: which field, and what."""
+
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message}" if self.field else self.message
+
+
+def _text_problems(name: str, value: object, *, required: bool = True) -> list[Problem]:
+    if value is None:
+        return [Problem(name, "is missing")] if required else []
+    if not isinstance(value, str):
+        return [Problem(name, f"must be text, got {type(value).__name__}")]
+    if required and not value.strip():
+        return [Problem(name, "is empty")]
+    if len(value) > MAX_TEXT_CHARS:
+        return [Problem(name, f"is {len(value):,} characters long (limit {MAX_TEXT_CHARS:,})")]
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return [Problem(name, "is not valid UTF-8 text")]
+    return []
+
+
+def validate_draft(draft: ItemDraft) -> list[Problem]:
+    """Every problem with ``draft``; an empty list means it can be stored.
+
+    On success the key is rewritten into canonical form (``"D, A, C, B"`` -> ``"DACB"``).
+    """
+    problems: list[Problem] = []
+    try:
+        kind = ItemKind(draft.kind)
+    except ValueError:
+        kinds = ", ".join(k.value for k in ItemKind)
+        return [Problem("kind", f"'{draft.kind}' is not one of {kinds}")]
+
+    prompt_name = "question" if kind.is_mcq else "scenario"
+    problems += _text_problems(prompt_name, draft.prompt)
+    problems += _text_problems("explanation", draft.explanation, required=False)
+
+    labels = list(draft.choices)
+    noun = "events" if kind is ItemKind.ORDERING else "choices"
+    if kind is ItemKind.ORDERING and not MIN_EVENTS <= len(labels) <= MAX_EVENTS:
+        problems.append(
+            Problem(
+                noun, f"an ordering item has {MIN_EVENTS} to {MAX_EVENTS} events, got {len(labels)}"
+            )
+        )
+    elif kind is ItemKind.TRUEFALSE and len(labels) != 2:
+        problems.append(
+            Problem(noun, f"a true/false item has exactly 2 choices, got {len(labels)}")
+        )
+    elif kind in (ItemKind.SINGLE, ItemKind.MULTI) and not 2 <= len(labels) <= MAX_CHOICES:
+        problems.append(
+            Problem(noun, f"a {kind.value} item has 2 to {MAX_CHOICES} choices, got {len(labels)}")
+        )
+    expected = [chr(ord("A") + i) for i in range(len(labels))]
+    if labels != expected:
+        problems.append(
+            Problem(noun, f"labels must be {', '.join(expected)} in order, got {', '.join(labels)}")
+        )
+    for label, text in draft.choices.items():
+        problems += _text_problems(f"{noun[:-1]} {label}", text)
+
+    if not isinstance(draft.key, str) or not draft.key.strip():
+        problems.append(Problem("key", "is missing"))
+    elif labels:
+        try:
+            draft.key = parse_answer(kind, draft.key, labels)
+        except AnswerError as error:
+            problems.append(Problem("key", f"'{draft.key}': {error}"))
+    return problems

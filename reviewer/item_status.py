@@ -1,0 +1,74 @@
+"""The status flow of an item, derived from its judgments and decisions.
+
+pending -> in_review -> agreed | conflict (once k judgments exist) -> approved | rejected.
+
+``agreed`` means every verdict is keep and every blind answer equals the key;
+anything else with k judgments is a conflict.  A lead's newest decision wins
+over the judgments.  The status column is a cache of this rule, refreshed in
+the same transaction as every change that can move it.
+"""
+
+from __future__ import annotations
+
+from sqlmodel import Session, col, select
+
+from db.models import Decision, Item, ItemRevision, ItemStatus, Judgment, Verdict
+from db.settings import get_int_setting
+
+
+def active_judgments(session: Session, item_id: str, revision_number: int) -> list[Judgment]:
+    """Each annotator's latest non-retracted judgment of one revision, oldest first."""
+    rows = session.exec(
+        select(Judgment)
+        .where(
+            Judgment.item_id == item_id,
+            Judgment.revision_number == revision_number,
+            col(Judgment.retracted).is_(False),
+        )
+        .order_by(col(Judgment.created_at), col(Judgment.id))
+    ).all()
+    latest: dict[int, Judgment] = {}
+    for judgment in rows:
+        latest[judgment.annotator_id] = judgment
+    return sorted(latest.values(), key=lambda j: (j.created_at, j.id or 0))
+
+
+def latest_decision(session: Session, item_id: str) -> Decision | None:
+    return session.exec(
+        select(Decision)
+        .where(Decision.item_id == item_id)
+        .order_by(col(Decision.created_at).desc(), col(Decision.id).desc())
+    ).first()
+
+
+def status_from_judgments(judgments: list[Judgment], key: str, overlap: int) -> ItemStatus:
+    if not judgments:
+        return ItemStatus.PENDING
+    if len(judgments) < overlap:
+        return ItemStatus.IN_REVIEW
+    unanimous = all(j.verdict == Verdict.KEEP and j.blind_answer == key for j in judgments)
+    return ItemStatus.AGREED if unanimous else ItemStatus.CONFLICT
+
+
+def refresh_item_status(session: Session, item_id: str, overlap: int | None = None) -> str:
+    """Recompute and store an item's status (the caller commits); returns the new status."""
+    item = session.get(Item, item_id)
+    if item is None:
+        raise KeyError(item_id)
+    decision = latest_decision(session, item_id)
+    if decision is not None:
+        status: str = decision.status
+    else:
+        revision = session.exec(
+            select(ItemRevision).where(
+                ItemRevision.item_id == item_id, ItemRevision.number == item.current_revision
+            )
+        ).one()
+        k = overlap if overlap is not None else get_int_setting(session, "overlap")
+        status = status_from_judgments(
+            active_judgments(session, item_id, item.current_revision), revision.key, k
+        )
+    if item.status != status:
+        item.status = status
+        session.add(item)
+    return status

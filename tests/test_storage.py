@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import text
+
+from db.engine import open_database, resolve_db_url
+from db.items import add_item, add_revision, get_item, get_revisions
+from db.migrate import current_revision, head_revision
+from db.validation import ItemDraft, validate_draft
+
+
+def draft() -> ItemDraft:
+    return ItemDraft(
+        kind="ordering",
+        prompt="A retailer restocks.",
+        choices={
+            "A": "Orders placed",
+            "B": "Goods shipped",
+            "C": "Goods arrive",
+            "D": "Shelves filled",
+        },
+        key="A, B, C, D",
+    )
+
+
+def test_sqlite_connections_get_wal_busy_timeout_and_foreign_keys(database) -> None:
+    with database.engine.connect() as connection:
+        assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        assert connection.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 5000
+
+
+def test_new_database_is_at_the_newest_migration(database) -> None:
+    assert current_revision(database.engine) == head_revision()
+
+
+def test_paths_and_urls_resolve(tmp_path: Path) -> None:
+    assert resolve_db_url(tmp_path / "x.db").database == str(tmp_path / "x.db")
+    assert resolve_db_url("postgresql+psycopg://u@h/db").get_backend_name() == "postgresql"
+    assert resolve_db_url(None).database.endswith("vetbench.db")
+
+
+def test_revisions_keep_history(database) -> None:
+    item_draft = draft()
+    assert validate_draft(item_draft) == []
+    assert item_draft.key == "ABCD"
+    with database.transaction() as session:
+        add_item(session, "t:1", "t", item_draft, author="import")
+    with database.transaction() as session:
+        add_revision(
+            session, "t:1", author="ann", change_note="edit", prompt="A retailer restocks shelves."
+        )
+    with database.session() as session:
+        assert get_item(session, "t:1").prompt == "A retailer restocks shelves."
+        assert get_item(session, "t:1", revision=1).prompt == "A retailer restocks."
+        assert [r.number for r in get_revisions(session, "t:1")] == [1, 2]
+
+
+def test_failed_transaction_changes_nothing(database) -> None:
+    try:
+        with database.transaction() as session:
+            add_item(session, "t:1", "t", draft(), author="import")
+            session.flush()
+            raise RuntimeError("boom")
+    except RuntimeError:
+        pass
+    with database.engine.connect() as connection:
+        assert connection.execute(text("SELECT count(*) FROM item")).scalar() == 0
+
+
+def test_reopening_is_cheap_and_idempotent(db_path: Path) -> None:
+    open_database(db_path).dispose()
+    again = open_database(db_path)
+    assert current_revision(again.engine) == head_revision()
