@@ -1,0 +1,1 @@
+"""Model backends: local transformers models and OpenAI-compatible APIs, behind one protocol."""

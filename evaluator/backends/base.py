@@ -1,0 +1,84 @@
+"""The protocol every model backend implements, and the plain records that cross it.
+
+The run loop (``evaluator.runner``) builds prompts, hands them to a backend in
+batches, and stores each result as soon as it comes back.  A backend knows
+nothing about the database, extraction or metrics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A prompt split where items diverge: ``prefix`` (instructions + shots) is shared by
+    every item of a run, so a backend can compute it once and reuse its key-value cache."""
+
+    prefix: str
+    question: str
+
+    @property
+    def text(self) -> str:
+        return self.prefix + self.question
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    item_id: str
+    prompt: Prompt
+    stop: tuple[str, ...] = ()  # stop as soon as one of these appears (a new question)
+    max_new_tokens: int = 32
+
+
+@dataclass(frozen=True)
+class GenerationResult:
+    item_id: str
+    prompt_text: str  # the exact text the model saw (chat template applied)
+    output: str  # the generated text, cut at the first stop string
+    latency_s: float
+    error: str | None = None  # set for infrastructure failures (timeout, retries exhausted)
+
+
+@dataclass(frozen=True)
+class ScoringRequest:
+    """Rank ``candidates`` (answer strings such as "B" or "D, A, C, B") after one prompt."""
+
+    item_id: str
+    prompt: Prompt
+    candidates: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ScoringResult:
+    item_id: str
+    prompt_text: str
+    log_likelihoods: tuple[float, ...]  # one per candidate, same order
+    latency_s: float
+    error: str | None = None
+
+
+@dataclass
+class BackendInfo:
+    """What a run records about the backend in ``EvalRun.params``."""
+
+    backend: str  # "transformers" or "openai"
+    model: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+class Backend(Protocol):
+    info: BackendInfo
+    supports_scoring: bool
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> Iterator[GenerationResult]:
+        """Answer every request; yield each result as soon as it is finished (any order)."""
+        ...
+
+    def score(self, requests: Sequence[ScoringRequest]) -> Iterator[ScoringResult]:
+        """Log-likelihood of each candidate continuation; yield per request as finished."""
+        ...
+
+    def close(self) -> None: ...
