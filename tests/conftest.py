@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,11 +31,41 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "test.db"
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, db_path: Path) -> Iterator[str]:
+    """A fresh, empty database: a SQLite file, and (when VETBENCH_TEST_PG_URL names a
+    server) a new PostgreSQL database created for this test and dropped after it."""
+    if request.param == "sqlite":
+        yield str(db_path)
+        return
+    server_url = postgres_url()
+    if server_url is None:
+        pytest.skip(f"no PostgreSQL server ({PG_URL_ENV} not set)")
+    yield from fresh_postgres_database(server_url)
+
+
 @pytest.fixture
-def database(db_path: Path) -> Iterator[Database]:
-    db = open_database(db_path)
+def database(database_url: str) -> Iterator[Database]:
+    """The migrated database behind ``database_url``, on SQLite and on PostgreSQL."""
+    db = open_database(database_url)
     yield db
     db.dispose()
+
+
+def fresh_postgres_database(server_url: str) -> Iterator[str]:
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    name = f"vetbench_test_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(server_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield make_url(server_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
 
 
 @pytest.fixture

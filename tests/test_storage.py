@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from sqlalchemy import text
 
 from db.engine import open_database, resolve_db_url
@@ -25,6 +26,8 @@ def draft() -> ItemDraft:
 
 
 def test_sqlite_connections_get_wal_busy_timeout_and_foreign_keys(database) -> None:
+    if not database.is_sqlite:
+        pytest.skip("SQLite pragmas")
     with database.engine.connect() as connection:
         assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
