@@ -116,6 +116,8 @@ class Item(SQLModel, table=True):
     """A benchmark item. Its text lives in revisions; ``current_revision`` names the live one."""
 
     __tablename__ = "item"
+    # The review queue walks open items of one status in id order (reviewer/queue.py).
+    __table_args__ = (Index("ix_item_status_id", "status", "id"),)
 
     id: str = Field(primary_key=True, max_length=255)  # stable and readable: "econ-test:17"
     kind: str = Field(index=True, max_length=16)  # ItemKind
