@@ -1,0 +1,145 @@
+"""CFLUE knowledge JSON: an array of objects with ``名称``, ``task``, ``question``,
+``choices``, ``answer`` and ``analysis``.
+
+``choices`` is a *string* holding a Python dict literal (``"{'A': '...', 'B': '...'}"``),
+not JSON.  It is parsed as a literal after checking that its syntax tree is a dict
+of string constants; it is never evaluated as code.  The exam name ``名称`` is kept
+in the item's meta so that an export writes it back.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+from db.answers import ItemKind
+from db.formats.base import FormatError, ParsedRecord, Place, read_text
+from db.validation import ItemDraft, Problem
+
+NAME = "cflue"
+KINDS = frozenset({ItemKind.SINGLE, ItemKind.MULTI, ItemKind.TRUEFALSE})
+EXAM_NAME = "名称"
+TASK_KINDS = {
+    "单项选择题": ItemKind.SINGLE,
+    "多项选择题": ItemKind.MULTI,
+    "判断题": ItemKind.TRUEFALSE,
+}
+KIND_TASKS = {kind: task for task, kind in TASK_KINDS.items()}
+REQUIRED_FIELDS = ("task", "question", "choices", "answer")
+
+
+class ChoicesError(ValueError):
+    """A ``choices`` string that is not a dict literal of strings."""
+
+
+def parse_choices(text: str) -> dict[str, str]:
+    """Parse ``"{'A': '...', 'B': '...'}"`` into a dict, refusing anything but string constants."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError) as error:
+        raise ChoicesError(f"is not a Python dict literal ({error.args[0]})") from None
+    node = tree.body
+    if not isinstance(node, ast.Dict):
+        raise ChoicesError("is not a dict literal such as {'A': '...', 'B': '...'}")
+    labels: list[str] = []
+    for key, value in zip(node.keys, node.values, strict=True):
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            raise ChoicesError("has a label that is not a quoted string")
+        if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
+            raise ChoicesError(f"choice {key.value} is not a quoted string")
+        if key.value in labels:
+            raise ChoicesError(f"names choice {key.value} twice")
+        labels.append(key.value)
+    # Only string constants are left, so literal_eval cannot run anything.
+    parsed = ast.literal_eval(tree)
+    return {str(label): str(parsed[label]) for label in labels}
+
+
+def format_choices(choices: dict[str, str]) -> str:
+    """The Python dict literal CFLUE stores in ``choices`` (``repr`` round-trips through ``parse_choices``)."""
+    return repr(dict(choices))
+
+
+def _record(path: Path, index: int, raw: object) -> ParsedRecord:
+    place = Place(str(path), record=index)
+    if not isinstance(raw, dict):
+        problem = Problem("", f"must be a JSON object, got {type(raw).__name__}")
+        return ParsedRecord(place, index, problems=[problem])
+    problems = [Problem(name, "is missing") for name in REQUIRED_FIELDS if raw.get(name) is None]
+    task = raw.get("task")
+    kind = TASK_KINDS.get(task) if isinstance(task, str) else None
+    if task is not None and kind is None:
+        known = ", ".join(TASK_KINDS)
+        problems.append(Problem("task", f"'{task}' is not one of {known}"))
+    choices: dict[str, str] = {}
+    raw_choices = raw.get("choices")
+    if isinstance(raw_choices, dict) and all(isinstance(v, str) for v in raw_choices.values()):
+        choices = {str(label): text for label, text in raw_choices.items()}  # already parsed
+    elif isinstance(raw_choices, str):
+        try:
+            choices = parse_choices(raw_choices)
+        except ChoicesError as error:
+            problems.append(Problem("choices", str(error)))
+    elif raw_choices is not None:
+        problems.append(Problem("choices", "must be a string holding a dict literal"))
+    for name in ("question", "answer", "analysis", EXAM_NAME):
+        value = raw.get(name)
+        if value is not None and not isinstance(value, str):
+            problems.append(Problem(name, f"must be text, got {type(value).__name__}"))
+    if problems or kind is None:
+        return ParsedRecord(place, index, problems=problems)
+    meta: dict[str, Any] = {}
+    if EXAM_NAME in raw:
+        meta[EXAM_NAME] = raw[EXAM_NAME]
+    draft = ItemDraft(
+        kind=kind.value,
+        prompt=raw["question"],
+        choices=choices,
+        key=raw["answer"],
+        explanation=raw.get("analysis"),
+        language="zh",
+        source_ref=place.source_ref,
+        meta=meta,
+        provenance={"file": path.name, "record": index, "format": NAME},
+    )
+    return ParsedRecord(place, index, draft=draft)
+
+
+def read(path: Path) -> Iterator[ParsedRecord]:
+    """Yield one record per element of the JSON array (record indexes start at 1)."""
+    text = read_text(path)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise FormatError(
+            str(path), f"malformed JSON: {error.msg} (column {error.colno})", error.lineno
+        ) from None
+    except RecursionError:
+        raise FormatError(str(path), "malformed JSON: nested too deeply") from None
+    if not isinstance(data, list):
+        raise FormatError(str(path), f"expected a JSON array of objects, got {type(data).__name__}")
+    if not data:
+        raise FormatError(str(path), "the JSON array has no records")
+    for index, raw in enumerate(data, start=1):
+        yield _record(path, index, raw)
+
+
+def write(items: Iterable[Any], out: TextIO) -> int:
+    """Write MCQ items (``ItemSnapshot``-like) as a CFLUE JSON array; returns the record count."""
+    records = [
+        {
+            EXAM_NAME: item.meta.get(EXAM_NAME, ""),
+            "task": KIND_TASKS[ItemKind(item.kind)],
+            "question": item.prompt,
+            "choices": format_choices(item.choices),
+            "answer": item.key,
+            "analysis": item.explanation,
+        }
+        for item in items
+    ]
+    json.dump(records, out, ensure_ascii=False, indent=1)
+    out.write("\n")
+    return len(records)

@@ -1,0 +1,123 @@
+"""EconLogicQA CSV: ``Question,A,B,C,D,Answer`` with the key written like ``D, A, C, B``.
+
+More event columns (``E``, ``F``, ...) are allowed, and so is an ``Explanation``
+column.  A row may leave trailing event cells empty when it has fewer events than
+the header.  Columns the format does not know are kept in the item's meta and
+written back on export.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+from db.answers import LETTERS, ItemKind, format_answer
+from db.formats.base import FormatError, ParsedRecord, Place, read_text
+from db.validation import ItemDraft, Problem
+
+NAME = "econlogicqa"
+KINDS = frozenset({ItemKind.ORDERING})
+QUESTION, ANSWER, EXPLANATION = "Question", "Answer", "Explanation"
+EXTRA_COLUMNS_META = "extra_columns"  # meta key for columns the format does not know
+
+
+def _event_columns(header: list[str]) -> list[str]:
+    """The event columns A, B, C, ... present in the header, which must run without gaps."""
+    present = [name for name in header if len(name) == 1 and name in LETTERS]
+    expected = list(LETTERS[: len(present)])
+    return present if sorted(present) == expected else []
+
+
+def _check_header(path: Path, header: list[str]) -> list[str]:
+    events = _event_columns(header)
+    missing = [name for name in (QUESTION, ANSWER) if name not in header]
+    if missing or len(events) < 2:
+        wanted = "Question,A,B,C,D,Answer (more event columns E, F, ... and Explanation optional)"
+        raise FormatError(str(path), f"the header must be {wanted}; got {','.join(header)}", 1)
+    duplicated = sorted({name for name in header if header.count(name) > 1})
+    if duplicated:
+        raise FormatError(str(path), f"the header repeats {', '.join(duplicated)}", 1)
+    return events
+
+
+def read(path: Path) -> Iterator[ParsedRecord]:
+    """Yield one record per data row; rows with the wrong number of cells are problems."""
+    text = read_text(path)
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    try:
+        header = next(reader)
+    except (csv.Error, StopIteration) as error:
+        raise FormatError(str(path), f"malformed CSV header: {error}", 1) from None
+    events = _check_header(path, header)
+    known = {QUESTION, ANSWER, EXPLANATION, *events}
+    ordinal = 0
+    start_line = reader.line_num + 1
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as error:
+            # Unterminated quotes and the like: the file cannot be read past here.
+            raise FormatError(str(path), f"malformed CSV: {error}", start_line) from None
+        line = start_line
+        start_line = reader.line_num + 1
+        if not any(cell.strip() for cell in row):
+            continue  # blank line between records
+        ordinal += 1
+        place = Place(str(path), line=line)
+        if len(row) != len(header):
+            problem = Problem("", f"has {len(row)} cells; the header has {len(header)}")
+            yield ParsedRecord(place, ordinal, problems=[problem])
+            continue
+        cells = dict(zip(header, row, strict=True))
+        choices = {label: cells[label] for label in events}
+        while choices and not choices[next(reversed(choices))].strip():
+            choices.popitem()  # a row with fewer events than the header has columns
+        extra = {name: cells[name] for name in header if name not in known}
+        explanation = cells.get(EXPLANATION)
+        draft = ItemDraft(
+            kind=ItemKind.ORDERING.value,
+            prompt=cells[QUESTION],
+            choices=choices,
+            key=cells[ANSWER],
+            explanation=explanation if explanation else None,
+            language="en",
+            source_ref=place.source_ref,
+            meta={EXTRA_COLUMNS_META: extra} if extra else {},
+            provenance={"file": path.name, "line": line, "format": NAME},
+        )
+        yield ParsedRecord(place, ordinal, draft=draft)
+    if ordinal == 0:
+        raise FormatError(str(path), "the file has a header but no records")
+
+
+def write(items: Iterable[Any], out: TextIO) -> int:
+    """Write ordering items (``ItemSnapshot``-like) as EconLogicQA CSV; returns the row count."""
+    rows = list(items)
+    width = max((len(item.choices) for item in rows), default=4)
+    events = list(LETTERS[: max(width, 4)])
+    extra_names: list[str] = []
+    for item in rows:
+        for name in item.meta.get(EXTRA_COLUMNS_META, {}):
+            if name not in extra_names:
+                extra_names.append(name)
+    with_explanation = any(item.explanation for item in rows)
+    header = [QUESTION, *events, ANSWER]
+    if with_explanation:
+        header.append(EXPLANATION)
+    header += extra_names
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    for item in rows:
+        extra = item.meta.get(EXTRA_COLUMNS_META, {})
+        row = [item.prompt, *(item.choices.get(label, "") for label in events)]
+        row.append(format_answer(ItemKind.ORDERING, item.key))
+        if with_explanation:
+            row.append(item.explanation or "")
+        row += [extra.get(name, "") for name in extra_names]
+        writer.writerow(row)
+    return len(rows)

@@ -1,0 +1,280 @@
+"""vetbench JSONL, the native format: one item per line, with every field and every revision.
+
+A line looks like (wrapped here)::
+
+    {"id": "econ:3", "kind": "ordering", "source": "econ", "source_ref": "line 4",
+     "language": "en", "status": "approved", "meta": {}, "current_revision": 2,
+     "suspected_duplicate_of": null, "duplicate_similarity": null,
+     "created_at": "2026-11-29T14:00:00+00:00",
+     "revisions": [{"number": 1, "prompt": "...", "choices": {"A": "...", ...},
+                    "key": "DACB", "explanation": null, "author": "import",
+                    "change_note": "import", "provenance": {...}, "created_at": "..."}, ...]}
+
+Writing what was read gives back the same lines.  A hand-written line may leave out
+everything but ``kind`` and the text: a missing ``revisions`` list means the
+text fields (``prompt``, ``choices``, ``key``, ``explanation``) sit on the item itself.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from db.answers import ItemKind
+from db.formats.base import (
+    FormatError,
+    NativeItem,
+    ParsedRecord,
+    Place,
+    RevisionRecord,
+    read_text,
+)
+from db.models import ItemStatus
+from db.validation import ItemDraft, Problem
+
+NAME = "jsonl"
+KINDS = frozenset(ItemKind)
+TEXT_FIELDS = ("prompt", "choices", "key", "explanation")
+
+
+@dataclass(frozen=True)
+class FullItem:
+    """An item with its whole history, as the exporter hands it to :func:`write`."""
+
+    id: str
+    kind: str
+    source: str
+    source_ref: str
+    language: str
+    status: str
+    meta: dict[str, Any]
+    current_revision: int
+    suspected_duplicate_of: str | None
+    duplicate_similarity: float | None
+    created_at: datetime
+    revisions: list[RevisionRecord]
+
+
+def format_time(value: datetime | None) -> str | None:
+    """ISO 8601 in UTC; naive times (SQLite hands those back) are taken as UTC."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).isoformat()
+
+
+def _parse_time(value: object, name: str, problems: list[Problem]) -> datetime | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            pass
+        else:
+            return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    problems.append(Problem(name, f"'{value}' is not an ISO 8601 time"))
+    return None
+
+
+def _text(raw: dict[str, Any], name: str, problems: list[Problem], *, default: str = "") -> str:
+    value = raw.get(name, default)
+    if value is None:
+        value = default
+    if not isinstance(value, str):
+        problems.append(Problem(name, f"must be text, got {type(value).__name__}"))
+        return default
+    return value
+
+
+def _mapping(raw: dict[str, Any], name: str, problems: list[Problem]) -> dict[str, Any]:
+    value = raw.get(name)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        problems.append(Problem(name, f"must be an object, got {type(value).__name__}"))
+        return {}
+    return value
+
+
+def _revision(raw: object, where: str, problems: list[Problem]) -> RevisionRecord | None:
+    if not isinstance(raw, dict):
+        problems.append(Problem(where, "must be an object"))
+        return None
+    before = len(problems)
+    local: list[Problem] = []
+    number = raw.get("number", 1)
+    if not isinstance(number, int) or isinstance(number, bool) or number < 1:
+        local.append(Problem("number", f"must be a whole number from 1, got {number!r}"))
+    choices = _mapping(raw, "choices", local)
+    if not all(isinstance(label, str) and isinstance(t, str) for label, t in choices.items()):
+        local.append(Problem("choices", "labels and texts must be text"))
+    explanation = raw.get("explanation")
+    if explanation is not None and not isinstance(explanation, str):
+        local.append(Problem("explanation", "must be text or null"))
+    for name in ("prompt", "key"):
+        if raw.get(name) is None:
+            local.append(Problem(name, "is missing"))
+    record = RevisionRecord(
+        number=number if isinstance(number, int) else 1,
+        prompt=_text(raw, "prompt", local),
+        choices=dict(choices),
+        key=_text(raw, "key", local),
+        explanation=explanation if isinstance(explanation, str) else None,
+        author=_text(raw, "author", local, default="import"),
+        change_note=_text(raw, "change_note", local, default="import"),
+        provenance=_mapping(raw, "provenance", local),
+        created_at=_parse_time(raw.get("created_at"), "created_at", local),
+    )
+    problems += [Problem(f"{where}.{p.field}" if where else p.field, p.message) for p in local]
+    return record if len(problems) == before else None
+
+
+def _record(path: Path, line: int, ordinal: int, raw: object) -> ParsedRecord:
+    place = Place(str(path), line=line)
+    if not isinstance(raw, dict):
+        problem = Problem("", f"must be a JSON object, got {type(raw).__name__}")
+        return ParsedRecord(place, ordinal, problems=[problem])
+    problems: list[Problem] = []
+    kind = _text(raw, "kind", problems)
+    if not kind:
+        problems.append(Problem("kind", "is missing"))
+    item_id = raw.get("id")
+    if item_id is not None and (not isinstance(item_id, str) or not item_id.strip()):
+        problems.append(Problem("id", "must be non-empty text"))
+        item_id = None
+    status = _text(raw, "status", problems, default=ItemStatus.PENDING.value)
+    if status not in {s.value for s in ItemStatus}:
+        problems.append(Problem("status", f"'{status}' is not one of {', '.join(ItemStatus)}"))
+    similarity = raw.get("duplicate_similarity")
+    if similarity is not None and (
+        not isinstance(similarity, int | float) or isinstance(similarity, bool)
+    ):
+        problems.append(Problem("duplicate_similarity", "must be a number or null"))
+        similarity = None
+    duplicate_of = raw.get("suspected_duplicate_of")
+    if duplicate_of is not None and not isinstance(duplicate_of, str):
+        problems.append(Problem("suspected_duplicate_of", "must be an item id or null"))
+        duplicate_of = None
+
+    raw_revisions = raw.get("revisions")
+    revisions: list[RevisionRecord] = []
+    if raw_revisions is None:  # a hand-written line: the text sits on the item
+        single = _revision({**raw, "number": 1}, "", problems)
+        revisions = [single] if single else []
+    elif not isinstance(raw_revisions, list) or not raw_revisions:
+        problems.append(Problem("revisions", "must be a non-empty list"))
+    else:
+        for index, raw_revision in enumerate(raw_revisions, start=1):
+            revision = _revision(raw_revision, f"revisions[{index}]", problems)
+            if revision:
+                revisions.append(revision)
+    numbers = [r.number for r in revisions]
+    if len(set(numbers)) != len(numbers):
+        problems.append(Problem("revisions", "revision numbers repeat"))
+    current_number = raw.get("current_revision", max(numbers, default=1))
+    current = next((r for r in revisions if r.number == current_number), None)
+    if revisions and current is None:
+        problems.append(
+            Problem("current_revision", f"{current_number!r} is not one of the revisions")
+        )
+    if problems or current is None:
+        return ParsedRecord(place, ordinal, problems=problems)
+
+    native = NativeItem(
+        item_id=item_id or "",
+        source=_text(raw, "source", problems),
+        status=status,
+        current_revision=current.number,
+        revisions=sorted(revisions, key=lambda r: r.number),
+        created_at=_parse_time(raw.get("created_at"), "created_at", problems),
+        suspected_duplicate_of=duplicate_of,
+        duplicate_similarity=float(similarity) if similarity is not None else None,
+        states_duplicate="suspected_duplicate_of" in raw,
+    )
+    draft = ItemDraft(
+        kind=kind,
+        prompt=current.prompt,
+        choices=dict(current.choices),
+        key=current.key,
+        explanation=current.explanation,
+        language=_text(raw, "language", problems, default="en") or "en",
+        source_ref=_text(raw, "source_ref", problems) or place.source_ref,
+        meta=_mapping(raw, "meta", problems),
+        provenance=dict(current.provenance) or {"file": path.name, "line": line, "format": NAME},
+        item_id=item_id,
+    )
+    if problems:
+        return ParsedRecord(place, ordinal, problems=problems)
+    return ParsedRecord(place, ordinal, draft=draft, native=native)
+
+
+def read(path: Path) -> Iterator[ParsedRecord]:
+    """Yield one record per non-blank line; a line that is not JSON is that record's problem."""
+    text = read_text(path)
+    ordinal = 0
+    # split on "\n" only: str.splitlines would also break at U+2028 and friends, which
+    # json.dumps(ensure_ascii=False) leaves raw inside strings.
+    for line_number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        ordinal += 1
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as error:
+            problem = Problem("", f"malformed JSON: {error.msg} (column {error.colno})")
+            yield ParsedRecord(Place(str(path), line=line_number), ordinal, problems=[problem])
+            continue
+        except RecursionError:
+            problem = Problem("", "malformed JSON: nested too deeply")
+            yield ParsedRecord(Place(str(path), line=line_number), ordinal, problems=[problem])
+            continue
+        yield _record(path, line_number, ordinal, raw)
+    if ordinal == 0:
+        raise FormatError(str(path), "the file has no records")
+
+
+def revision_record(revision: RevisionRecord) -> dict[str, Any]:
+    return {
+        "number": revision.number,
+        "prompt": revision.prompt,
+        "choices": revision.choices,
+        "key": revision.key,
+        "explanation": revision.explanation,
+        "author": revision.author,
+        "change_note": revision.change_note,
+        "provenance": revision.provenance,
+        "created_at": format_time(revision.created_at),
+    }
+
+
+def item_record(item: FullItem) -> dict[str, Any]:
+    return {
+        "id": item.id,
+        "kind": item.kind,
+        "source": item.source,
+        "source_ref": item.source_ref,
+        "language": item.language,
+        "status": item.status,
+        "meta": item.meta,
+        "current_revision": item.current_revision,
+        "suspected_duplicate_of": item.suspected_duplicate_of,
+        "duplicate_similarity": item.duplicate_similarity,
+        "created_at": format_time(item.created_at),
+        "revisions": [revision_record(r) for r in item.revisions],
+    }
+
+
+def write(items: Iterable[FullItem], out: TextIO) -> int:
+    """Write items with their whole history, one JSON object per line; returns the count."""
+    count = 0
+    for item in items:
+        out.write(json.dumps(item_record(item), ensure_ascii=False, separators=(",", ":")))
+        out.write("\n")
+        count += 1
+    return count

@@ -1,0 +1,48 @@
+"""Figures about the database for ``vetbench stats``: items, reviews, decisions, people."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlmodel import Session, col
+
+from db.models import Decision, Item, ItemRevision, Judgment, Person
+
+
+def _count(session: Session, query: Any) -> int:
+    return int(session.execute(query).scalar_one())
+
+
+def _grouped(session: Session, column: Any) -> dict[str, int]:
+    rows = session.execute(select(column, func.count()).group_by(column).order_by(column))
+    return {str(value): int(count) for value, count in rows}
+
+
+def database_stats(session: Session) -> dict[str, Any]:
+    """Counts of items (overall, by kind, status and source), judgments, revisions and more.
+
+    ``judgments`` counts those not retracted; ``retracted_judgments`` the others.
+    ``revisions`` counts every stored revision, so ``revisions - items`` is the number
+    of edits and re-imports.
+    """
+    return {
+        "items": _count(session, select(func.count()).select_from(Item)),
+        "by_kind": _grouped(session, col(Item.kind)),
+        "by_status": _grouped(session, col(Item.status)),
+        "by_source": _grouped(session, col(Item.source)),
+        "judgments": _count(
+            session, select(func.count()).where(col(Judgment.retracted).is_(False))
+        ),
+        "retracted_judgments": _count(
+            session, select(func.count()).where(col(Judgment.retracted).is_(True))
+        ),
+        "suspected_duplicates": _count(
+            session,
+            select(func.count()).where(col(Item.suspected_duplicate_of).is_not(None)),
+        ),
+        "revisions": _count(session, select(func.count()).select_from(ItemRevision)),
+        "decisions": _count(session, select(func.count()).select_from(Decision)),
+        "people": _count(session, select(func.count()).select_from(Person)),
+        "people_by_role": _grouped(session, col(Person.role)),
+    }
