@@ -30,7 +30,9 @@ def active_judgments(session: Session, item_id: str, revision_number: int) -> li
     latest: dict[int, Judgment] = {}
     for judgment in rows:
         latest[judgment.annotator_id] = judgment
-    return sorted(latest.values(), key=lambda j: (j.created_at, j.id or 0))
+    # SQLite hands back naive UTC times while rows added in this session hold aware
+    # ones; compare both as naive UTC.
+    return sorted(latest.values(), key=lambda j: (j.created_at.replace(tzinfo=None), j.id or 0))
 
 
 def latest_decision(session: Session, item_id: str) -> Decision | None:

@@ -1,0 +1,364 @@
+"""The one code path for judgments, undo and edits, used by the review TUI and the CLI.
+
+Every function here validates first and then writes everything it changes in
+ONE transaction (judgment, audit event, item status, claim), so a refused or
+failed call changes nothing and a submitted judgment survives a ``kill -9``.
+Refusals raise :class:`JudgmentRefused` with a message a person can act on.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import delete
+from sqlmodel import Session, col, select
+
+from db.answers import AnswerError, ItemKind, format_answer, parse_answer
+from db.audit import record_event
+from db.engine import Database
+from db.items import add_revision, get_item
+from db.models import Claim, Item, Judgment, Verdict, utcnow
+from db.people import ensure_person, find_person
+from db.validation import ItemDraft, validate_draft
+from reviewer.item_status import refresh_item_status
+
+
+class JudgmentRefused(ValueError):
+    """A judgment, undo or edit that cannot be accepted; the message says why."""
+
+
+@dataclass(frozen=True)
+class JudgmentReceipt:
+    """What was stored for one submitted judgment."""
+
+    judgment_id: int
+    item_id: str
+    revision_number: int
+    annotator: str
+    verdict: Verdict
+    blind_answer: str
+    matches_key: bool
+    item_status: str
+
+
+@dataclass(frozen=True)
+class RetractionReceipt:
+    """The judgment an undo retracted; its item is back in the queue."""
+
+    judgment_id: int
+    item_id: str
+    revision_number: int
+    verdict: str
+    item_status: str
+
+
+@dataclass(frozen=True)
+class RevisionReceipt:
+    """A new revision made by an edit."""
+
+    item_id: str
+    old_revision: int
+    new_revision: int
+    item_status: str
+
+
+def parse_verdict(text: str | Verdict) -> Verdict:
+    """``"wrong-key"`` -> ``Verdict.WRONG_KEY``; refuses unknown verdicts, naming the known ones."""
+    try:
+        return Verdict(text)
+    except ValueError:
+        known = ", ".join(v.value for v in Verdict)
+        raise JudgmentRefused(f"'{text}' is not a verdict; use one of {known}") from None
+
+
+def _parse(kind: ItemKind, text: str, labels: list[str], what: str) -> str:
+    try:
+        return parse_answer(kind, text, labels)
+    except AnswerError as error:
+        raise JudgmentRefused(f"{what} '{text}': {error}") from None
+
+
+def _check_verdict_fields(
+    kind: ItemKind,
+    labels: list[str],
+    key: str,
+    verdict: Verdict,
+    alternative_orders: Sequence[str],
+    corrected_key: str | None,
+) -> tuple[list[str], str | None]:
+    """Validate the fields that belong to one verdict; returns canonical alternatives and key."""
+    answer_word = "order" if kind is ItemKind.ORDERING else "answer"
+    if alternative_orders and verdict is not Verdict.AMBIGUOUS:
+        raise JudgmentRefused(f"alternative {answer_word}s go with the verdict ambiguous only")
+    if corrected_key is not None and verdict is not Verdict.WRONG_KEY:
+        raise JudgmentRefused("a corrected key goes with the verdict wrong-key only")
+    if verdict is Verdict.NO_ORDER and kind is not ItemKind.ORDERING:
+        raise JudgmentRefused(
+            "no-order applies to ordering items; for a multiple-choice item use "
+            "ambiguous, wrong-key or flawed"
+        )
+
+    alternatives: list[str] = []
+    if verdict is Verdict.AMBIGUOUS:
+        if not alternative_orders:
+            raise JudgmentRefused(
+                f"the verdict ambiguous needs at least one other valid {answer_word} "
+                f"(--alt), different from the key {format_answer(kind, key)}"
+            )
+        for text in alternative_orders:
+            alternative = _parse(kind, text, labels, f"alternative {answer_word}")
+            if alternative == key:
+                raise JudgmentRefused(
+                    f"alternative {answer_word} {format_answer(kind, alternative)} is the key "
+                    f"itself; give the other valid {answer_word}s"
+                )
+            if alternative not in alternatives:
+                alternatives.append(alternative)
+
+    canonical_key: str | None = None
+    if verdict is Verdict.WRONG_KEY:
+        if corrected_key is None or not corrected_key.strip():
+            raise JudgmentRefused("the verdict wrong-key needs the corrected key (--corrected)")
+        canonical_key = _parse(kind, corrected_key, labels, "corrected key")
+        if canonical_key == key:
+            raise JudgmentRefused(
+                f"the corrected key {format_answer(kind, canonical_key)} is the same as the "
+                "current key"
+            )
+    return alternatives, canonical_key
+
+
+def _check_duplicate(
+    session: Session, item_id: str, verdict: Verdict, duplicate_of: str | None
+) -> str | None:
+    if verdict is not Verdict.DUPLICATE:
+        if duplicate_of is not None:
+            raise JudgmentRefused("duplicate-of goes with the verdict duplicate only")
+        return None
+    target = (duplicate_of or "").strip()
+    if not target:
+        raise JudgmentRefused(
+            "the verdict duplicate needs the id of the other item (--duplicate-of)"
+        )
+    if target == item_id:
+        raise JudgmentRefused(f"item {item_id} cannot be a duplicate of itself")
+    if session.get(Item, target) is None:
+        raise JudgmentRefused(f"duplicate-of: there is no item '{target}'")
+    return target
+
+
+def active_judgment_by(
+    session: Session, item_id: str, revision_number: int, person_id: int
+) -> Judgment | None:
+    """This person's non-retracted judgment of one item revision, if any."""
+    return session.exec(
+        select(Judgment).where(
+            Judgment.item_id == item_id,
+            Judgment.revision_number == revision_number,
+            Judgment.annotator_id == person_id,
+            col(Judgment.retracted).is_(False),
+        )
+    ).first()
+
+
+def submit_judgment(
+    db: Database,
+    annotator_name: str,
+    item_id: str,
+    *,
+    revision_number: int | None,
+    blind_answer: str,
+    verdict: str | Verdict,
+    alternative_orders: Sequence[str] = (),
+    corrected_key: str | None = None,
+    duplicate_of: str | None = None,
+    comment: str = "",
+    seconds: float = 0.0,
+) -> JudgmentReceipt:
+    """Validate and store one judgment of the item's current revision, in one transaction.
+
+    ``revision_number`` is the revision the annotator saw; ``None`` means the
+    current one (the CLI without ``--revision``).  Refuses (``JudgmentRefused``)
+    a bad answer, missing or misplaced verdict fields, a revision that is no
+    longer current, and a second active judgment of the same revision by the same
+    person.  Stores the judgment, an audit event and the new item status, and
+    releases the annotator's claim on the item.
+    """
+    verdict = parse_verdict(verdict)
+    if not math.isfinite(seconds) or seconds < 0:
+        raise JudgmentRefused(f"seconds must be a non-negative number, got {seconds}")
+    with db.transaction() as session:
+        item_row = session.get(Item, item_id)
+        if item_row is None:
+            raise JudgmentRefused(f"there is no item '{item_id}'")
+        current = item_row.current_revision
+        if revision_number is not None and revision_number != current:
+            raise JudgmentRefused(
+                f"item {item_id} is now at revision {current}, not revision {revision_number} "
+                "(it was edited); judge the current revision"
+            )
+        item = get_item(session, item_id)
+        assert item is not None  # the row exists, and so does its current revision
+        blind = _parse(item.kind, blind_answer, item.labels, "blind answer")
+        alternatives, fixed_key = _check_verdict_fields(
+            item.kind, item.labels, item.key, verdict, alternative_orders, corrected_key
+        )
+        duplicate = _check_duplicate(session, item_id, verdict, duplicate_of)
+        try:
+            person = ensure_person(session, annotator_name)
+        except ValueError as error:
+            raise JudgmentRefused(str(error)) from None
+        assert person.id is not None
+        earlier = active_judgment_by(session, item_id, current, person.id)
+        if earlier is not None:
+            raise JudgmentRefused(
+                f"{person.name} already judged item {item_id} revision {current} "
+                f"(verdict {earlier.verdict}); undo it first to judge again"
+            )
+        judgment = Judgment(
+            item_id=item_id,
+            revision_id=item.revision_id,
+            revision_number=current,
+            annotator_id=person.id,
+            blind_answer=blind,
+            verdict=verdict,
+            alternative_orders=alternatives,
+            corrected_key=fixed_key,
+            duplicate_of=duplicate,
+            comment=comment.strip(),
+            seconds=round(seconds, 3),
+        )
+        session.add(judgment)
+        session.flush()
+        assert judgment.id is not None
+        record_event(
+            session,
+            person.name,
+            "judge",
+            item_id,
+            judgment_id=judgment.id,
+            revision=current,
+            verdict=verdict.value,
+            blind_answer=blind,
+        )
+        status = refresh_item_status(session, item_id)
+        session.execute(
+            delete(Claim).where(col(Claim.item_id) == item_id, col(Claim.person_id) == person.id)
+        )
+        return JudgmentReceipt(
+            judgment_id=judgment.id,
+            item_id=item_id,
+            revision_number=current,
+            annotator=person.name,
+            verdict=verdict,
+            blind_answer=blind,
+            matches_key=blind == item.key,
+            item_status=status,
+        )
+
+
+def retract_last_judgment(db: Database, annotator_name: str) -> RetractionReceipt:
+    """Undo: retract this person's newest active judgment; its item returns to the queue.
+
+    Nothing is deleted: the row keeps its content with ``retracted`` set.
+    """
+    with db.transaction() as session:
+        person = find_person(session, annotator_name.strip())
+        judgment = None
+        if person is not None:
+            judgment = session.exec(
+                select(Judgment)
+                .where(Judgment.annotator_id == person.id, col(Judgment.retracted).is_(False))
+                .order_by(col(Judgment.created_at).desc(), col(Judgment.id).desc())
+            ).first()
+        if person is None or judgment is None:
+            raise JudgmentRefused(f"{annotator_name} has no judgment to undo")
+        assert judgment.id is not None
+        judgment.retracted = True
+        judgment.retracted_at = utcnow()
+        session.add(judgment)
+        session.flush()
+        record_event(
+            session,
+            person.name,
+            "retract",
+            judgment.item_id,
+            judgment_id=judgment.id,
+            revision=judgment.revision_number,
+        )
+        status = refresh_item_status(session, judgment.item_id)
+        return RetractionReceipt(
+            judgment_id=judgment.id,
+            item_id=judgment.item_id,
+            revision_number=judgment.revision_number,
+            verdict=judgment.verdict,
+            item_status=status,
+        )
+
+
+def edit_item(
+    db: Database,
+    author: str,
+    item_id: str,
+    *,
+    prompt: str | None = None,
+    choices: dict[str, str] | None = None,
+    key: str | None = None,
+    explanation: str | None = None,
+    note: str,
+) -> RevisionReceipt:
+    """Store an edit as a new revision (the old one is kept) after validating it like an import.
+
+    Fields left as ``None`` keep their current text.  The new revision has no
+    judgments yet, so the item's status is refreshed (normally back to pending).
+    """
+    if not note or not note.strip():
+        raise JudgmentRefused("an edit needs a short note saying what changed and why")
+    with db.transaction() as session:
+        item = get_item(session, item_id)
+        if item is None:
+            raise JudgmentRefused(f"there is no item '{item_id}'")
+        draft = ItemDraft(
+            kind=item.kind.value,
+            prompt=item.prompt if prompt is None else prompt,
+            choices=dict(item.choices if choices is None else choices),
+            key=item.key if key is None else key,
+            explanation=item.explanation if explanation is None else explanation,
+            language=item.language,
+        )
+        problems = validate_draft(draft)
+        if problems:
+            raise JudgmentRefused(
+                f"item {item_id}: " + "; ".join(str(problem) for problem in problems)
+            )
+        unchanged = (
+            draft.prompt == item.prompt
+            and draft.choices == item.choices
+            and draft.key == item.key
+            and draft.explanation == item.explanation
+        )
+        if unchanged:
+            raise JudgmentRefused(f"item {item_id}: nothing changed, so no new revision was made")
+        try:
+            person = ensure_person(session, author)
+        except ValueError as error:
+            raise JudgmentRefused(str(error)) from None
+        revision = add_revision(
+            session,
+            item_id,
+            author=person.name,
+            change_note=note.strip(),
+            prompt=draft.prompt,
+            choices=draft.choices,
+            key=draft.key,
+            explanation=draft.explanation,
+        )
+        status = refresh_item_status(session, item_id)
+        return RevisionReceipt(
+            item_id=item_id,
+            old_revision=item.revision,
+            new_revision=revision.number,
+            item_status=status,
+        )

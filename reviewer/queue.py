@@ -1,0 +1,425 @@
+"""The annotator's queue: which item to show next, and the session's history.
+
+An item needs ``overlap`` (k) active judgments on its current revision.  The
+next item for annotator X is one that is still open (status ``pending`` or
+``in_review``; the status column is kept in step with the judgments by
+``reviewer.item_status``), whose current revision X has not judged, and that no
+one else has claimed in the last ``CLAIM_TTL``.  Items that already have some
+judgments come first (to finish items), then each annotator walks the items in
+id order from their own starting point, so people working at the same time
+start in different places.
+
+Choosing an item and claiming it happen in one write transaction, so two
+annotators asking at the same moment get different items.  Every lookup is one
+indexed query that stops at the first match (see ``ix_item_status_id``).
+Everything but the in-memory history lives in the database, so a restarted
+session picks up where it stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from sqlalchemy import ColumnElement, and_, delete, exists, func, not_, or_, select
+from sqlmodel import Session, col
+
+from db.engine import Database
+from db.items import ItemSnapshot, get_item
+from db.models import Claim, Item, ItemStatus, Judgment, utcnow
+from db.people import ensure_person
+from db.settings import get_int_setting
+from reviewer.item_status import active_judgments, refresh_item_status
+
+CLAIM_TTL = timedelta(minutes=10)
+"""How long an item shown to one annotator is kept from the others."""
+
+OPEN_STATUSES: tuple[ItemStatus, ...] = (ItemStatus.IN_REVIEW, ItemStatus.PENDING)
+"""Statuses the queue serves, in order of preference (finish started items first)."""
+
+
+class QueueError(ValueError):
+    """A queue request that cannot be served as asked (bad filter, unknown item)."""
+
+
+@dataclass(frozen=True)
+class QueueFilter:
+    """Optional restrictions on the queue; empty tuples mean no restriction."""
+
+    kinds: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    statuses: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        allowed = {status.value for status in OPEN_STATUSES}
+        wrong = [status for status in self.statuses if status not in allowed]
+        if wrong:
+            raise QueueError(
+                f"the queue holds only items that still need judgments ({', '.join(sorted(allowed))}); "
+                f"not {', '.join(wrong)}"
+            )
+
+    def describe(self) -> str:
+        parts = [
+            f"{name} {', '.join(values)}"
+            for name, values in (
+                ("kind", self.kinds),
+                ("source", self.sources),
+                ("status", self.statuses),
+            )
+            if values
+        ]
+        return "; ".join(parts) or "all items"
+
+
+@dataclass(frozen=True)
+class OwnJudgment:
+    """The annotator's own active judgment of an item revision, for browsing."""
+
+    judgment_id: int
+    item_id: str
+    revision_number: int
+    blind_answer: str
+    verdict: str
+    alternative_orders: tuple[str, ...]
+    corrected_key: str | None
+    duplicate_of: str | None
+    comment: str
+    seconds: float
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class QueueProgress:
+    """Figures for the progress line."""
+
+    session_done: int
+    session_assigned: int
+    overall_done: int
+    items_left: int
+    median_seconds: float | None
+
+
+@dataclass
+class SessionHistory:
+    """Items shown in this session, in order, and where the annotator is in that list."""
+
+    item_ids: list[str] = field(default_factory=list)
+    position: int = -1
+    skipped: set[str] = field(default_factory=set)
+
+    @property
+    def current(self) -> str | None:
+        return self.item_ids[self.position] if 0 <= self.position < len(self.item_ids) else None
+
+    def append(self, item_id: str) -> None:
+        # Showing an item again moves it to the end instead of duplicating it.
+        if item_id in self.item_ids:
+            self.item_ids.remove(item_id)
+        self.item_ids.append(item_id)
+        self.position = len(self.item_ids) - 1
+
+
+def _own_judgment(row: Judgment) -> OwnJudgment:
+    assert row.id is not None
+    return OwnJudgment(
+        judgment_id=row.id,
+        item_id=row.item_id,
+        revision_number=row.revision_number,
+        blind_answer=row.blind_answer,
+        verdict=row.verdict,
+        alternative_orders=tuple(row.alternative_orders),
+        corrected_key=row.corrected_key,
+        duplicate_of=row.duplicate_of,
+        comment=row.comment,
+        seconds=row.seconds,
+        created_at=row.created_at,
+    )
+
+
+class ReviewQueue:
+    """One annotator's view of the work: next item, history, progress.
+
+    Not thread-safe: the TUI calls it from one worker at a time.
+    """
+
+    def __init__(
+        self,
+        db: Database,
+        annotator: str,
+        filters: QueueFilter | None = None,
+        *,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self.db = db
+        self.filters = filters or QueueFilter()
+        self.clock = clock
+        self.history = SessionHistory()
+        self.session_judgments: list[int] = []
+        with db.transaction() as session:
+            person = ensure_person(session, annotator)
+            assert person.id is not None
+            self.person_id: int = person.id
+            self.annotator: str = person.name
+            self.role: str = person.role
+        self._start_id: str | None = None
+
+    # --- choosing items -------------------------------------------------------------
+
+    def _judged_by_me(self) -> ColumnElement[bool]:
+        return exists().where(
+            col(Judgment.item_id) == col(Item.id),
+            col(Judgment.annotator_id) == self.person_id,
+            col(Judgment.revision_number) == col(Item.current_revision),
+            col(Judgment.retracted).is_(False),
+        )
+
+    def _claimed_by_others(self, now: datetime) -> ColumnElement[bool]:
+        return exists().where(
+            col(Claim.item_id) == col(Item.id),
+            col(Claim.person_id) != self.person_id,
+            col(Claim.claimed_at) > now - CLAIM_TTL,
+        )
+
+    def _filter_conditions(self) -> list[ColumnElement[bool]]:
+        conditions: list[ColumnElement[bool]] = []
+        if self.filters.kinds:
+            conditions.append(col(Item.kind).in_(self.filters.kinds))
+        if self.filters.sources:
+            conditions.append(col(Item.source).in_(self.filters.sources))
+        return conditions
+
+    def _statuses(self) -> list[str]:
+        wanted = set(self.filters.statuses) or {s.value for s in OPEN_STATUSES}
+        return [status.value for status in OPEN_STATUSES if status.value in wanted]
+
+    def start_id(self, session: Session) -> str:
+        """This annotator's starting point in id order: a stable spot derived from their name."""
+        if self._start_id is None:
+            total = session.scalar(select(func.count()).select_from(Item)) or 0
+            digest = hashlib.sha256(self.annotator.encode("utf-8")).digest()
+            offset = int.from_bytes(digest[:8], "big") % total if total else 0
+            self._start_id = (
+                session.scalar(select(Item.id).order_by(col(Item.id)).offset(offset).limit(1)) or ""
+            )
+        return self._start_id
+
+    def _first_open_item(self, session: Session, exclude: Sequence[str]) -> str | None:
+        now = self.clock()
+        base = [
+            not_(self._judged_by_me()),
+            not_(self._claimed_by_others(now)),
+            *self._filter_conditions(),
+        ]
+        if exclude:
+            base.append(col(Item.id).not_in(list(exclude)))
+        start = self.start_id(session)
+        for status in self._statuses():
+            # Walk from this annotator's starting point to the end, then wrap around.
+            for window in (col(Item.id) >= start, col(Item.id) < start):
+                query = (
+                    select(Item.id)
+                    .where(col(Item.status) == status, window, *base)
+                    .order_by(col(Item.id))
+                    .limit(1)
+                )
+                found = session.scalar(query)
+                if found is not None:
+                    return found
+        return None
+
+    def _needs_more(self, session: Session, item_id: str) -> bool:
+        """Guard against a stale status (e.g. k lowered without a refresh): recount one item."""
+        item = session.get(Item, item_id)
+        if item is None:
+            return False
+        overlap = get_int_setting(session, "overlap")
+        if len(active_judgments(session, item_id, item.current_revision)) < overlap:
+            return True
+        refresh_item_status(session, item_id, overlap)
+        return False
+
+    def _claim(self, session: Session, item_id: str) -> None:
+        claim = session.get(Claim, (item_id, self.person_id))
+        if claim is None:
+            session.add(Claim(item_id=item_id, person_id=self.person_id, claimed_at=self.clock()))
+        else:
+            claim.claimed_at = self.clock()
+            session.add(claim)
+
+    def _fetch_new(self, exclude: Sequence[str]) -> ItemSnapshot | None:
+        with self.db.transaction() as session:
+            for _attempt in range(20):
+                item_id = self._first_open_item(session, exclude)
+                if item_id is None:
+                    return None
+                if self._needs_more(session, item_id):
+                    self._claim(session, item_id)
+                    return get_item(session, item_id)
+        return None
+
+    def fetch_next(self) -> ItemSnapshot | None:
+        """A new item from the queue (not one from the history), claimed for this annotator.
+
+        Items skipped in this session come back only when nothing else is left.
+        """
+        current = self.history.current
+        exclude = sorted(self.history.skipped | ({current} if current else set()))
+        item = self._fetch_new(exclude)
+        if item is None and exclude:
+            item = self._fetch_new([current] if current else [])
+        if item is not None:
+            self.history.skipped.discard(item.id)
+            self.history.append(item.id)
+        return item
+
+    def next_item(self) -> ItemSnapshot | None:
+        """Forward in the history if the annotator went back, else a new item from the queue."""
+        if self.history.position < len(self.history.item_ids) - 1:
+            self.history.position += 1
+            return self._reload(self.history.item_ids[self.history.position])
+        return self.fetch_next()
+
+    def previous_item(self) -> ItemSnapshot | None:
+        """The item shown before the current one in this session (None at the start)."""
+        if self.history.position <= 0:
+            return None
+        self.history.position -= 1
+        return self._reload(self.history.item_ids[self.history.position])
+
+    def skip(self) -> ItemSnapshot | None:
+        """Put the current item aside for this session, free it for others, show another."""
+        current = self.history.current
+        if current is not None and self.own_judgment(current) is None:
+            self.history.skipped.add(current)
+            self.release_claim(current)
+        return self.fetch_next()
+
+    def open_item(self, item_id: str) -> ItemSnapshot:
+        """Jump to an item by id (judged or not); it joins the history and is claimed."""
+        item_id = item_id.strip()
+        with self.db.transaction() as session:
+            item = get_item(session, item_id)
+            if item is None:
+                raise QueueError(f"there is no item '{item_id}'")
+            self._claim(session, item_id)
+        self.history.append(item_id)
+        return item
+
+    def _reload(self, item_id: str) -> ItemSnapshot | None:
+        with self.db.session() as session:
+            return get_item(session, item_id)
+
+    def current_item(self) -> ItemSnapshot | None:
+        """The item at the history position, re-read from the database."""
+        current = self.history.current
+        return None if current is None else self._reload(current)
+
+    def release_claim(self, item_id: str | None = None) -> None:
+        """Let others have the item (default: the current one) straight away."""
+        item_id = item_id or self.history.current
+        if item_id is None:
+            return
+        with self.db.transaction() as session:
+            session.execute(
+                delete(Claim).where(
+                    col(Claim.item_id) == item_id, col(Claim.person_id) == self.person_id
+                )
+            )
+
+    def refresh_claim(self) -> None:
+        """Keep the current item claimed while the annotator is still working on it."""
+        current = self.history.current
+        if current is None or self.own_judgment(current) is not None:
+            return
+        with self.db.transaction() as session:
+            if session.get(Item, current) is not None:
+                self._claim(session, current)
+
+    # --- the annotator's own work ---------------------------------------------------
+
+    def own_judgment(self, item_id: str, revision_number: int | None = None) -> OwnJudgment | None:
+        """My active judgment of the item's current revision (or of ``revision_number``)."""
+        with self.db.session() as session:
+            if revision_number is None:
+                item = session.get(Item, item_id)
+                if item is None:
+                    return None
+                revision_number = item.current_revision
+            row = session.scalars(
+                select(Judgment).where(
+                    col(Judgment.item_id) == item_id,
+                    col(Judgment.revision_number) == revision_number,
+                    col(Judgment.annotator_id) == self.person_id,
+                    col(Judgment.retracted).is_(False),
+                )
+            ).first()
+            return None if row is None else _own_judgment(row)
+
+    def judged_items(self, limit: int = 500) -> list[OwnJudgment]:
+        """My active judgments, newest first (for browsing what I have done)."""
+        with self.db.session() as session:
+            rows = session.scalars(
+                select(Judgment)
+                .where(
+                    col(Judgment.annotator_id) == self.person_id,
+                    col(Judgment.retracted).is_(False),
+                )
+                .order_by(col(Judgment.created_at).desc(), col(Judgment.id).desc())
+                .limit(limit)
+            ).all()
+            return [_own_judgment(row) for row in rows]
+
+    def record_submitted(self, judgment_id: int) -> None:
+        self.session_judgments.append(judgment_id)
+
+    def record_retracted(self, judgment_id: int) -> None:
+        if judgment_id in self.session_judgments:
+            self.session_judgments.remove(judgment_id)
+
+    def progress(self) -> QueueProgress:
+        """Session and overall figures; ``items_left`` counts open items I have not judged."""
+        with self.db.session() as session:
+            mine = and_(
+                col(Judgment.annotator_id) == self.person_id,
+                col(Judgment.retracted).is_(False),
+            )
+            seconds = list(session.scalars(select(Judgment.seconds).where(mine)))
+            left_query = (
+                select(func.count())
+                .select_from(Item)
+                .where(
+                    or_(*(col(Item.status) == status for status in self._statuses())),
+                    not_(self._judged_by_me()),
+                    *self._filter_conditions(),
+                )
+            )
+            items_left = session.scalar(left_query) or 0
+        return QueueProgress(
+            session_done=len(self.session_judgments),
+            session_assigned=len(self.history.item_ids),
+            overall_done=len(seconds),
+            items_left=items_left,
+            median_seconds=statistics.median(seconds) if seconds else None,
+        )
+
+
+def refresh_open_statuses(db: Database) -> int:
+    """Recompute the status of every undecided item that has judgments (after k changed).
+
+    Returns how many items changed status.
+    """
+    undecided = (ItemStatus.IN_REVIEW, ItemStatus.AGREED, ItemStatus.CONFLICT)
+    changed = 0
+    with db.transaction() as session:
+        overlap = get_int_setting(session, "overlap")
+        rows = session.execute(
+            select(Item.id, Item.status).where(col(Item.status).in_([s.value for s in undecided]))
+        ).all()
+        for item_id, old_status in rows:
+            if refresh_item_status(session, item_id, overlap) != old_status:
+                changed += 1
+    return changed

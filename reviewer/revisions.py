@@ -1,0 +1,154 @@
+"""Viewing an item's revisions: their history and the difference between two of them.
+
+Edits never overwrite: each makes a new revision.  This module turns two
+revisions into a line diff (``difflib``) that the TUI colours and the CLI prints,
+with the changed characters inside a replaced line marked as well, which matters
+for long one-line scenarios and for Chinese text without spaces.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from db.answers import ItemKind, format_answer
+from db.engine import Database
+from db.items import get_revisions
+from db.models import Item, ItemRevision
+
+LineTag = Literal["header", "hunk", "context", "removed", "added"]
+
+
+@dataclass(frozen=True)
+class RevisionSummary:
+    """One revision of an item, as plain data."""
+
+    number: int
+    author: str
+    change_note: str
+    created_at: datetime
+    prompt: str
+    choices: dict[str, str]
+    key: str
+    explanation: str | None
+
+
+@dataclass(frozen=True)
+class DiffLine:
+    """One line of a revision diff; ``changes`` are (start, end) spans that differ."""
+
+    tag: LineTag
+    text: str
+    changes: tuple[tuple[int, int], ...] = ()
+
+
+def revision_history(db: Database, item_id: str) -> tuple[str, list[RevisionSummary]]:
+    """The item's kind and every revision, oldest first (empty when there is no such item)."""
+    with db.session() as session:
+        item = session.get(Item, item_id)
+        if item is None:
+            return "", []
+        rows: list[ItemRevision] = get_revisions(session, item_id)
+        return item.kind, [
+            RevisionSummary(
+                number=row.number,
+                author=row.author,
+                change_note=row.change_note,
+                created_at=row.created_at,
+                prompt=row.prompt,
+                choices=dict(row.choices),
+                key=row.key,
+                explanation=row.explanation,
+            )
+            for row in rows
+        ]
+
+
+def revision_lines(kind: str, revision: RevisionSummary) -> list[str]:
+    """A revision as the lines a diff compares: prompt, each choice, key, explanation."""
+    item_kind = ItemKind(kind)
+    prompt_label = "question" if item_kind.is_mcq else "scenario"
+    lines = [f"{prompt_label}:"]
+    lines += [f"  {line}" for line in revision.prompt.splitlines() or [""]]
+    lines += [f"{label}: {text}" for label, text in revision.choices.items()]
+    lines.append(f"key: {format_answer(item_kind, revision.key)}")
+    lines.append("explanation:")
+    lines += [f"  {line}" for line in (revision.explanation or "").splitlines() or ["—"]]
+    return lines
+
+
+def _inline_spans(
+    old: str, new: str
+) -> tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]:
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    old_spans: list[tuple[int, int]] = []
+    new_spans: list[tuple[int, int]] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        if i2 > i1:
+            old_spans.append((i1, i2))
+        if j2 > j1:
+            new_spans.append((j1, j2))
+    return tuple(old_spans), tuple(new_spans)
+
+
+def diff_revisions(kind: str, old: RevisionSummary, new: RevisionSummary) -> list[DiffLine]:
+    """A unified diff of two revisions; a replaced line pair also marks the changed characters."""
+    raw = list(
+        difflib.unified_diff(
+            revision_lines(kind, old),
+            revision_lines(kind, new),
+            fromfile=f"revision {old.number}",
+            tofile=f"revision {new.number}",
+            lineterm="",
+            n=2,
+        )
+    )
+    lines: list[DiffLine] = []
+    index = 0
+    while index < len(raw):
+        text = raw[index]
+        if text.startswith(("---", "+++")):
+            lines.append(DiffLine("header", text))
+        elif text.startswith("@@"):
+            lines.append(DiffLine("hunk", text))
+        elif text.startswith("-"):
+            # Pair a block of removed lines with the added block right after it.
+            removed = []
+            while (
+                index < len(raw) and raw[index].startswith("-") and not raw[index].startswith("---")
+            ):
+                removed.append(raw[index])
+                index += 1
+            added = []
+            while (
+                index < len(raw) and raw[index].startswith("+") and not raw[index].startswith("+++")
+            ):
+                added.append(raw[index])
+                index += 1
+            for position, old_line in enumerate(removed):
+                new_line = added[position] if position < len(added) else None
+                old_spans: tuple[tuple[int, int], ...] = ()
+                if new_line is not None:
+                    old_spans, _ = _inline_spans(old_line[1:], new_line[1:])
+                lines.append(
+                    DiffLine("removed", old_line, tuple((a + 1, b + 1) for a, b in old_spans))
+                )
+            for position, new_line in enumerate(added):
+                old_line = removed[position] if position < len(removed) else None
+                new_spans: tuple[tuple[int, int], ...] = ()
+                if old_line is not None:
+                    _, new_spans = _inline_spans(old_line[1:], new_line[1:])
+                lines.append(
+                    DiffLine("added", new_line, tuple((a + 1, b + 1) for a, b in new_spans))
+                )
+            continue
+        elif text.startswith("+"):
+            lines.append(DiffLine("added", text))
+        else:
+            lines.append(DiffLine("context", text))
+        index += 1
+    return lines
