@@ -1,0 +1,486 @@
+"""One client for OpenAI-compatible chat APIs, used by item generation and API evaluation.
+
+It wraps the official ``openai`` package (whose own retries are switched off)
+and adds what a long batch job needs:
+
+- retries with capped, jittered exponential backoff that honour ``Retry-After``
+  on 429 and 5xx and retry timeouts and dropped connections (``retry_policy``);
+- bounded concurrency (a thread pool), results yielded as soon as each finishes;
+- a response cache in the database (``response_cache``), so a re-run pays for nothing twice;
+- counters (ok, invalid, retried, failed, cached) for progress bars;
+- structured output (a JSON schema) when asked, falling back to plain text for the
+  rest of the run when the server rejects ``response_format``.
+
+The API key is read from the environment variable the caller names and is
+never printed, logged, stored, or put in an error message or ``repr``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+import openai
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+
+from db.engine import Database
+from evaluator.response_cache import ResponseCache, cache_key
+from evaluator.retry_policy import (
+    MalformedResponseError,
+    is_retryable,
+    wait_retry_after_or_backoff,
+)
+
+DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+# Sent when no key is set and a --base-url is given: local servers (vLLM, llama.cpp) ignore it.
+LOCAL_SERVER_PLACEHOLDER_KEY = "no-key"
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+_REDACTED = "[redacted]"
+# HTTP statuses after which every further request would fail the same way.
+_FATAL_STATUS = frozenset({401, 403, 404})
+
+
+class ClientConfigError(ValueError):
+    """The client cannot be set up (missing key, bad variable name); the message says how to fix it."""
+
+
+class ChatCancelledError(Exception):
+    """The run was stopped (Ctrl-C) while this request waited to retry."""
+
+
+@dataclass(frozen=True)
+class ChatError:
+    """A request that failed for good. ``message`` never contains the API key."""
+
+    kind: str  # timeout | connection | rate-limit | server | malformed | rejected | cancelled
+    message: str
+    attempts: int
+    status: int | None = None
+    fatal: bool = False  # every other request will fail the same way (bad key, unknown model)
+
+    def __str__(self) -> str:
+        tries = "attempt" if self.attempts == 1 else "attempts"
+        return f"{self.message} ({self.kind}, {self.attempts} {tries})"
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One chat completion to make. ``tag`` is the caller's handle, returned with the outcome."""
+
+    messages: tuple[tuple[str, str], ...]  # (role, content) pairs
+    max_tokens: int | None = None
+    temperature: float = 0.0
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+    json_schema: Mapping[str, Any] | None = None  # {"name": ..., "schema": {...}} when wanted
+    tag: Any = None
+
+    @classmethod
+    def user(cls, text: str, **kwargs: Any) -> ChatRequest:
+        """A request with a single user message."""
+        return cls(messages=(("user", text),), **kwargs)
+
+    def message_dicts(self) -> list[dict[str, str]]:
+        return [{"role": role, "content": content} for role, content in self.messages]
+
+
+@dataclass(frozen=True)
+class ChatResponse:
+    text: str
+    finish_reason: str | None
+    structured: bool  # sent with response_format and the server accepted it
+    cached: bool
+    attempts: int  # 0 for a cache hit
+    latency_s: float
+    raw: dict[str, Any] = field(repr=False)  # the completion as the server sent it
+
+
+@dataclass(frozen=True)
+class ChatOutcome:
+    request: ChatRequest
+    response: ChatResponse | None = None
+    error: ChatError | None = None
+
+
+class CallCounters:
+    """Thread-safe tallies for a progress bar: ok, invalid, retried, failed, cached.
+
+    The client counts ok, retried, failed and cached; ``invalid`` is for callers
+    whose responses arrived but could not be used (generation rejects).
+    """
+
+    NAMES = ("ok", "invalid", "retried", "failed", "cached")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._values = dict.fromkeys(self.NAMES, 0)
+
+    def add(self, name: str, amount: int = 1) -> None:
+        with self._lock:
+            self._values[name] += amount
+
+    def __getattr__(self, name: str) -> int:
+        if name in CallCounters.NAMES:
+            with self._lock:
+                return self._values[name]
+        raise AttributeError(name)
+
+    def snapshot(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self._values)
+
+
+def read_api_key(api_key_env: str, *, base_url: str | None) -> str:
+    """The key from ``$api_key_env``; a placeholder for a local server when it is unset."""
+    if not _ENV_NAME.match(api_key_env or ""):
+        # Never echo the value: people sometimes paste the key itself here.
+        raise ClientConfigError(
+            "--api-key-env takes the NAME of an environment variable that holds the key "
+            "(e.g. OPENAI_API_KEY), not the key itself"
+        )
+    key = os.environ.get(api_key_env, "").strip()
+    if key:
+        return key
+    if base_url:
+        return LOCAL_SERVER_PLACEHOLDER_KEY
+    raise ClientConfigError(
+        f"no API key: set the environment variable {api_key_env} "
+        "(or give --base-url for a local server that needs none)"
+    )
+
+
+class ChatClient:
+    """Chat completions against one model on one OpenAI-compatible server."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key_env: str = DEFAULT_API_KEY_ENV,
+        timeout: float = 60.0,
+        max_retries: int = 5,
+        concurrency: int = 4,
+        database: Database | None = None,
+        backoff_initial_s: float = 1.0,
+        backoff_max_s: float = 60.0,
+        counters: CallCounters | None = None,
+    ) -> None:
+        if not model.strip():
+            raise ClientConfigError("the model name is empty")
+        if timeout <= 0:
+            raise ClientConfigError(f"timeout must be positive, got {timeout}")
+        if max_retries < 0:
+            raise ClientConfigError(f"max retries must be 0 or more, got {max_retries}")
+        if concurrency < 1:
+            raise ClientConfigError(f"concurrency must be at least 1, got {concurrency}")
+        self.model = model
+        self.api_key_env = api_key_env
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.concurrency = concurrency
+        self.counters = counters or CallCounters()
+        self._key = read_api_key(api_key_env, base_url=base_url)
+        self._openai = openai.OpenAI(
+            base_url=base_url, api_key=self._key, timeout=timeout, max_retries=0
+        )
+        # The URL actually used (openai also reads OPENAI_BASE_URL when none is given).
+        self.base_url = str(self._openai.base_url).rstrip("/")
+        self._cache = ResponseCache(database) if database is not None else None
+        self._wait = wait_retry_after_or_backoff(initial=backoff_initial_s, maximum=backoff_max_s)
+        self._structured_lock = threading.Lock()
+        self._structured_supported: bool | None = None  # None until a server answers
+
+    def __repr__(self) -> str:
+        return (
+            f"ChatClient(model={self.model!r}, base_url={self.base_url!r}, "
+            f"api_key_env={self.api_key_env!r})"
+        )
+
+    @property
+    def structured_output_supported(self) -> bool | None:
+        """False once the server rejected ``response_format``; None before any answer."""
+        with self._structured_lock:
+            return self._structured_supported
+
+    # -- one request -------------------------------------------------------------------
+
+    def complete(
+        self, request: ChatRequest, *, stop_event: threading.Event | None = None
+    ) -> ChatOutcome:
+        """Make one request (or answer it from the cache), retrying as the policy allows."""
+        stop_event = stop_event or threading.Event()
+        structured = (
+            request.json_schema is not None and self.structured_output_supported is not False
+        )
+        keys = self._cache_keys(request, structured)
+        cached = self._cached(request, keys)
+        if cached is not None:
+            return cached
+        try:
+            try:
+                response = self._request_with_retries(request, structured, stop_event)
+            except _StructuredOutputRejectedError:
+                with self._structured_lock:
+                    self._structured_supported = False
+                structured = False
+                response = self._request_with_retries(request, structured, stop_event)
+        except ChatCancelledError:
+            return ChatOutcome(request, error=ChatError("cancelled", "stopped before an answer", 0))
+        except _Failed as failed:
+            self.counters.add("failed")
+            return ChatOutcome(request, error=failed.error)
+        if structured:
+            with self._structured_lock:
+                self._structured_supported = True
+        if self._cache is not None:
+            key = keys[0] if structured else keys[-1]
+            self._cache.put(key, self.model, self._cache_record(response))
+        self.counters.add("ok")
+        return ChatOutcome(request, response=response)
+
+    def _cache_keys(self, request: ChatRequest, structured: bool) -> list[str]:
+        """Keys to look up: the structured request's first (when wanted), then the plain one."""
+        variants = [True, False] if structured else [False]
+        return [
+            cache_key(
+                model=self.model,
+                base_url=self.base_url,
+                messages=request.message_dicts(),
+                params=self._params(request, with_schema),
+            )
+            for with_schema in variants
+        ]
+
+    def _cached(self, request: ChatRequest, keys: list[str]) -> ChatOutcome | None:
+        if self._cache is None:
+            return None
+        started = time.perf_counter()
+        for key in keys:
+            record = self._cache.get(key)
+            if record is None:
+                continue
+            self.counters.add("ok")
+            self.counters.add("cached")
+            response = ChatResponse(
+                text=str(record.get("text", "")),
+                finish_reason=record.get("finish_reason"),
+                structured=bool(record.get("structured", False)),
+                cached=True,
+                attempts=0,
+                latency_s=time.perf_counter() - started,
+                raw=dict(record.get("completion") or {}),
+            )
+            return ChatOutcome(request, response=response)
+        return None
+
+    @staticmethod
+    def _cache_record(response: ChatResponse) -> dict[str, Any]:
+        return {
+            "text": response.text,
+            "finish_reason": response.finish_reason,
+            "structured": response.structured,
+            "completion": response.raw,
+        }
+
+    def _params(self, request: ChatRequest, structured: bool) -> dict[str, Any]:
+        """The parameters sent besides model and messages (also what the cache key covers)."""
+        params: dict[str, Any] = {"temperature": request.temperature}
+        if request.max_tokens is not None:
+            params["max_tokens"] = request.max_tokens
+        if request.stop:
+            params["stop"] = list(request.stop)
+        if request.seed is not None:
+            params["seed"] = request.seed
+        if structured and request.json_schema is not None:
+            params["response_format"] = {
+                "type": "json_schema",
+                "json_schema": dict(request.json_schema),
+            }
+        return params
+
+    def _request_with_retries(
+        self, request: ChatRequest, structured: bool, stop_event: threading.Event
+    ) -> ChatResponse:
+        attempts = 0
+
+        def sleep(seconds: float) -> None:
+            if stop_event.wait(seconds):
+                raise ChatCancelledError
+
+        def count_retry(_state: RetryCallState) -> None:
+            self.counters.add("retried")
+
+        retrying = Retrying(
+            stop=stop_after_attempt(self.max_retries + 1),
+            wait=self._wait,
+            retry=retry_if_exception(is_retryable),
+            sleep=sleep,
+            before_sleep=count_retry,
+            reraise=True,
+        )
+        params = self._params(request, structured)
+        messages = request.message_dicts()
+
+        def attempt() -> ChatResponse:
+            nonlocal attempts
+            if stop_event.is_set():
+                raise ChatCancelledError
+            attempts += 1
+            started = time.perf_counter()
+            try:
+                completion = self._openai.chat.completions.create(
+                    model=self.model,
+                    messages=messages,  # type: ignore[arg-type]
+                    **params,
+                )
+            except json.JSONDecodeError as error:
+                raise MalformedResponseError(f"the response body is not JSON: {error}") from None
+            return self._read_completion(completion, structured, attempts, started)
+
+        try:
+            return retrying(attempt)
+        except ChatCancelledError:
+            raise
+        except openai.BadRequestError as error:
+            if structured and _rejects_response_format(error):
+                raise _StructuredOutputRejectedError from None
+            raise _Failed(self._describe_failure(error, attempts)) from None
+        except Exception as error:
+            raise _Failed(self._describe_failure(error, attempts)) from None
+
+    def _read_completion(
+        self, completion: Any, structured: bool, attempts: int, started: float
+    ) -> ChatResponse:
+        """Check the completion's shape and turn it into a ``ChatResponse`` (redacted)."""
+        if not isinstance(completion, openai.BaseModel):
+            raise MalformedResponseError("the response is not a JSON chat completion")
+        raw = completion.model_dump(mode="json", exclude_unset=True)
+        choices = raw.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise MalformedResponseError("the response has no choices")
+        message = choices[0].get("message")
+        if not isinstance(message, dict):
+            raise MalformedResponseError("the response's first choice has no message")
+        content = message.get("content")
+        if content is not None and not isinstance(content, str):
+            raise MalformedResponseError("the response's message content is not text")
+        return ChatResponse(
+            text=self._redact(content or ""),
+            finish_reason=choices[0].get("finish_reason"),
+            structured=structured,
+            cached=False,
+            attempts=attempts,
+            latency_s=time.perf_counter() - started,
+            raw=json.loads(self._redact(json.dumps(raw, ensure_ascii=False))),
+        )
+
+    def _describe_failure(self, error: Exception, attempts: int) -> ChatError:
+        if isinstance(error, openai.APITimeoutError):
+            kind, message, status = "timeout", f"no answer within {self.timeout:g} s", None
+        elif isinstance(error, openai.APIConnectionError):
+            kind, message, status = "connection", f"cannot reach {self.base_url}", None
+        elif isinstance(error, MalformedResponseError):
+            kind, message, status = "malformed", str(error), None
+        elif isinstance(error, openai.APIStatusError):
+            status = error.status_code
+            kind = (
+                "rate-limit"
+                if status == 429
+                else "server"
+                if status >= 500 or status in (408, 409)
+                else "rejected"
+            )
+            message = f"HTTP {status}: {_error_message(error)}"
+            if status in (401, 403):
+                message += f" (check the key in ${self.api_key_env})"
+            elif status == 404:
+                message += f" (is the model '{self.model}' served at {self.base_url}?)"
+        else:
+            kind, message, status = "rejected", f"{type(error).__name__}: {error}", None
+        return ChatError(
+            kind=kind,
+            message=self._redact(message),
+            attempts=attempts,
+            status=status,
+            fatal=status in _FATAL_STATUS,
+        )
+
+    def _redact(self, text: str) -> str:
+        """Remove the key from text that came from a server (a hostile one might echo it)."""
+        if self._key and self._key != LOCAL_SERVER_PLACEHOLDER_KEY and len(self._key) >= 4:
+            return text.replace(self._key, _REDACTED)
+        return text
+
+    # -- many requests -----------------------------------------------------------------
+
+    def complete_all(self, requests: Iterable[ChatRequest]) -> Iterator[ChatOutcome]:
+        """Run requests ``concurrency`` at a time; yield each outcome as soon as it is finished.
+
+        When the consumer stops early (Ctrl-C, ``close()``), queued requests are
+        dropped, waiting retries are abandoned, and the requests already on the
+        wire are allowed to finish so that what was paid for lands in the cache.
+        """
+        stop_event = threading.Event()
+        source = iter(requests)
+        pending: set[Future[ChatOutcome]] = set()
+        executor = ThreadPoolExecutor(
+            max_workers=self.concurrency, thread_name_prefix="vetbench-api"
+        )
+        try:
+            exhausted = False
+            while True:
+                # Keep the pool busy without reading the whole input up front.
+                while not exhausted and len(pending) < 2 * self.concurrency:
+                    try:
+                        request = next(source)
+                    except StopIteration:
+                        exhausted = True
+                        break
+                    pending.add(executor.submit(self.complete, request, stop_event=stop_event))
+                if not pending:
+                    return
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    yield future.result()
+        finally:
+            stop_event.set()
+            executor.shutdown(wait=True, cancel_futures=True)
+
+    def close(self) -> None:
+        self._openai.close()
+
+
+class _StructuredOutputRejectedError(Exception):
+    """The server does not accept ``response_format``; resend as plain text."""
+
+
+class _Failed(Exception):
+    """Carries a ``ChatError`` out of the retry loop."""
+
+    def __init__(self, error: ChatError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+def _error_message(error: openai.APIStatusError) -> str:
+    body = error.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return inner["message"]
+        if isinstance(body.get("message"), str):
+            return body["message"]
+    return error.message
+
+
+def _rejects_response_format(error: openai.BadRequestError) -> bool:
+    text = f"{error.message} {error.body}".lower()
+    return "response_format" in text or "json_schema" in text or "response format" in text

@@ -1,0 +1,61 @@
+"""The API response cache: one ``ApiResponse`` row per distinct request, so re-runs are free.
+
+A request's key is the SHA-256 of its model, base URL, messages and parameters
+(canonical JSON), so any change to what would be sent is a different key.
+Only successful responses are stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError
+
+from db.engine import Database
+from db.models import ApiResponse
+
+
+def cache_key(
+    *,
+    model: str,
+    base_url: str,
+    messages: Sequence[Mapping[str, str]],
+    params: Mapping[str, Any],
+) -> str:
+    """A stable hash of everything that determines an API response."""
+    canonical = json.dumps(
+        {
+            "model": model,
+            "base_url": base_url.rstrip("/"),
+            "messages": [dict(message) for message in messages],
+            "params": dict(params),
+        },
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    """Reads and writes cached responses; safe to use from several threads at once."""
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        with self.database.session() as session:
+            row = session.get(ApiResponse, key)
+            return None if row is None else dict(row.response)
+
+    def put(self, key: str, model: str, response: Mapping[str, Any]) -> None:
+        """Store a response unless one is already stored under ``key`` (first one wins)."""
+        try:
+            with self.database.transaction() as session:
+                if session.get(ApiResponse, key) is None:
+                    session.add(ApiResponse(key=key, model=model, response=dict(response)))
+        except IntegrityError:
+            pass  # another worker stored the same request first (PostgreSQL race); fine

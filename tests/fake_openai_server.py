@@ -1,0 +1,276 @@
+"""A real OpenAI-compatible HTTP server for tests: ``POST /v1/chat/completions`` on 127.0.0.1.
+
+Tests script what it answers, per request, and read back what it received:
+
+- ``server.script(reply, reply, ...)`` queues replies answered in arrival order;
+- ``server.route("some text", reply, ...)`` queues replies for requests whose user
+  message contains ``"some text"`` (concurrent clients arrive in any order);
+- otherwise ``server.default`` answers (a function of the recorded request).
+
+Replies cover what real servers do: good completions (``completion``), 429 with
+``Retry-After`` (``rate_limited``), 500s (``server_error``), answers slower than
+the client's timeout (``completion(..., delay=...)``), bodies that are not JSON
+(``malformed``), and 400s rejecting ``response_format`` (``response_format_rejected``).
+Every request is recorded with its arrival time, headers and body.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+CHAT_PATH = "/v1/chat/completions"
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted answer: HTTP status, body (a dict is sent as JSON), headers, delay."""
+
+    status: int = 200
+    body: dict[str, Any] | str | bytes = ""
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0  # answer this late (the server waits; tests never sleep)
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """A request as the server received it."""
+
+    received_at: float  # time.monotonic() on arrival
+    method: str
+    path: str
+    headers: dict[str, str]  # lower-case names
+    raw_body: bytes
+    body: dict[str, Any] | None  # the parsed JSON body, or None
+
+    @property
+    def user_text(self) -> str:
+        """The text of the last user message (what tests route on)."""
+        messages = (self.body or {}).get("messages") or []
+        users = [m.get("content", "") for m in messages if m.get("role") == "user"]
+        return str(users[-1]) if users else ""
+
+
+def completion(
+    content: str,
+    *,
+    model: str = "fake-model",
+    finish_reason: str = "stop",
+    delay_s: float = 0.0,
+    headers: dict[str, str] | None = None,
+) -> Reply:
+    """A well-formed chat completion whose message is ``content``."""
+    body = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": finish_reason,
+            }
+        ],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30},
+    }
+    return Reply(200, body, dict(headers or {}), delay_s)
+
+
+def rate_limited(
+    *, retry_after: str | None = None, retry_after_ms: str | None = None, status: int = 429
+) -> Reply:
+    """A 429 (or another status) carrying ``Retry-After`` and/or ``retry-after-ms``."""
+    headers: dict[str, str] = {}
+    if retry_after is not None:
+        headers["Retry-After"] = retry_after
+    if retry_after_ms is not None:
+        headers["retry-after-ms"] = retry_after_ms
+    body = {"error": {"message": "Rate limit reached", "type": "rate_limit", "code": "rate"}}
+    return Reply(status, body, headers)
+
+
+def server_error(status: int = 500, message: str = "internal error") -> Reply:
+    return Reply(status, {"error": {"message": message, "type": "server_error"}})
+
+
+def malformed(text: str = '{"choices": [ this is not json') -> Reply:
+    """A 200 whose body claims to be JSON but is not."""
+    return Reply(200, text, {"Content-Type": "application/json"})
+
+
+def response_format_rejected() -> Reply:
+    """The 400 a server without structured output sends for ``response_format``."""
+    message = "Unsupported parameter: 'response_format' of type json_schema is not supported"
+    return Reply(400, {"error": {"message": message, "type": "invalid_request_error"}})
+
+
+def echo_authorization(request: RecordedRequest) -> Reply:
+    """A hostile 500 that echoes the Authorization header back (tests redaction)."""
+    secret = request.headers.get("authorization", "")
+    return server_error(500, f"bad credentials {secret} rejected")
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        return  # a client that timed out and hung up is expected here, not an error
+
+
+class FakeOpenAIServer:
+    """A threading HTTP server on 127.0.0.1 (port 0) that answers scripted replies."""
+
+    def __init__(self, default: Callable[[RecordedRequest], Reply] | None = None) -> None:
+        self.default: Callable[[RecordedRequest], Reply] = default or (
+            lambda _request: completion("OK")
+        )
+        self.requests: list[RecordedRequest] = []
+        self._queue: list[Reply] = []
+        self._routes: list[tuple[str, list[Reply]]] = []
+        self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
+        self._in_flight = 0
+        self.max_in_flight = 0  # the most requests the server was answering at once
+        self._stopping = threading.Event()
+        self._server = _QuietServer(("127.0.0.1", 0), self._handler_class())
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    # -- scripting ---------------------------------------------------------------------
+
+    def script(self, *replies: Reply) -> None:
+        """Queue replies for the next requests, in arrival order (before routes and default)."""
+        with self._lock:
+            self._queue.extend(replies)
+
+    def route(self, needle: str, *replies: Reply) -> None:
+        """Queue replies for requests whose last user message contains ``needle``."""
+        with self._lock:
+            for existing, queue in self._routes:
+                if existing == needle:
+                    queue.extend(replies)
+                    return
+            self._routes.append((needle, list(replies)))
+
+    def _next_reply(self, request: RecordedRequest) -> Reply:
+        with self._lock:
+            if self._queue:
+                return self._queue.pop(0)
+            for needle, queue in self._routes:
+                if needle in request.user_text and queue:
+                    return queue.pop(0)
+        return self.default(request)
+
+    # -- reading back ------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def chat_requests(self, needle: str | None = None) -> list[RecordedRequest]:
+        """Recorded chat requests, optionally only those whose user message has ``needle``."""
+        with self._lock:
+            found = [r for r in self.requests if r.path == CHAT_PATH]
+        return [r for r in found if needle is None or needle in r.user_text]
+
+    def wait_for_requests(self, count: int, timeout: float = 10.0) -> bool:
+        """Block until ``count`` requests have arrived (or ``timeout``); True if they did."""
+        with self._arrived:
+            return self._arrived.wait_for(lambda: len(self.requests) >= count, timeout)
+
+    def everything_received(self) -> str:
+        """All request lines, headers and bodies as one text, except the Authorization header."""
+        with self._lock:
+            recorded = list(self.requests)
+        parts = []
+        for request in recorded:
+            headers = {k: v for k, v in request.headers.items() if k != "authorization"}
+            parts.append(f"{request.method} {request.path}\n{json.dumps(headers)}\n")
+            parts.append(request.raw_body.decode("utf-8", "replace"))
+        return "\n".join(parts)
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    def start(self) -> FakeOpenAIServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()  # releases replies still waiting out their delay
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> FakeOpenAIServer:
+        return self.start()
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop()
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                return  # keep test output clean
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body = json.loads(raw) if raw else None
+                except ValueError:
+                    body = None
+                request = RecordedRequest(
+                    received_at=time.monotonic(),
+                    method="POST",
+                    path=self.path,
+                    headers={k.lower(): v for k, v in self.headers.items()},
+                    raw_body=raw,
+                    body=body if isinstance(body, dict) else None,
+                )
+                with server._arrived:
+                    server.requests.append(request)
+                    server._in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server._in_flight)
+                    server._arrived.notify_all()
+                try:
+                    if self.path != CHAT_PATH:
+                        self._send(Reply(404, {"error": {"message": f"no route {self.path}"}}))
+                    else:
+                        self._send(server._next_reply(request))
+                finally:
+                    with server._lock:
+                        server._in_flight -= 1
+
+            def _send(self, reply: Reply) -> None:
+                if reply.delay_s and server._stopping.wait(reply.delay_s):
+                    return
+                if isinstance(reply.body, dict):
+                    payload = json.dumps(reply.body).encode()
+                elif isinstance(reply.body, str):
+                    payload = reply.body.encode()
+                else:
+                    payload = reply.body
+                headers = {"Content-Type": "application/json", **reply.headers}
+                try:
+                    self.send_response(reply.status)
+                    for name, value in headers.items():
+                        self.send_header(name, value)
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeout); nothing to answer
+
+        return Handler
