@@ -1,0 +1,265 @@
+"""Read a model's answer out of free-form output, ending in the canonical forms of ``db.answers``.
+
+``extract_answer(kind, output, labels)`` returns the canonical answer (``"DACB"``,
+``"ABD"``, ``"A"``) or ``None`` when the output holds no readable answer
+("unparsed", counted apart from wrong answers).
+
+How an answer is found
+----------------------
+The output is normalised first (NFKC, so full-width ``Ｄ，Ａ：`` become ``D,A:``;
+markdown ``**``/``__``/backticks are dropped).  Then every *answer-like span* is
+collected, and **the last one wins**, so reasoning followed by a final answer
+yields the final answer.  An answer-like span is:
+
+- a run of choice letters right after an answer marker (``Answer:``, ``The answer
+  is``, ``The correct order is``, ``答案：``, ``故选``, ``\\boxed{``) or at the very
+  start of the output (prompts end with ``Answer:``, so a bare reply is an answer);
+- for ordering items, anywhere in the text: a run of exactly as many letters as the
+  item has events (``D, A, C, B``, ``DACB``, ``D -> A -> C -> B``, ``D > A > C > B``,
+  ``(D) (A) (C) (B)``, ``D、A、C、B``), a numbered list ``1. D 2. A ...`` (inline or one
+  per line, event text may follow each letter), or consecutive lines that start
+  with a letter (``D. <event text>``);
+- for multiple-choice items: a line holding nothing but an answer (``**B**``,
+  ``(B)``), or letters followed by "is correct" / ``正确``.
+
+Letters inside a run may be separated by spaces, commas (also ``，、;``), arrows
+(``->``, ``→``, ``>``, ``=>``), dashes, slashes or "and"/"then"/"和"; a sentence end
+(``.``) or a line break ends a run.  Only capital letters count.  A capital "A"
+followed by an ordinary lower-case word ("A company ...") is the English article,
+not a choice, unless that word is a connective such as "and", "is" or "then".
+
+What counts
+-----------
+- Ordering: only a true permutation of the item's letters. A repeated, missing or
+  unknown letter in the winning span gives ``None``, never a guess.
+- Multiple choice: letters are deduplicated and sorted (``答案：DBA`` -> ``"ABD"``).
+  Several letters on a single-answer or true/false item are returned as they are,
+  so the item is scored **wrong** rather than unparsed. A letter that is not one of
+  the item's choices gives ``None``.
+- True/false is also read from 对/错, 正确/错误 (不对/不正确 mean false) and
+  true/false; ``"A"`` is true and ``"B"`` is false, as in ``db.answers``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from db.answers import FALSE_LABEL, LETTERS, TRUE_LABEL, ItemKind
+
+# Words that may follow a choice letter "A" without making it the English article.
+_CONNECTIVES = (
+    "and|or|then|is|was|are|were|be|because|since|as|so|which|that|comes|come|happens|"
+    "happened|occurs|occurred|precedes|preceded|follows|followed|before|after|leads|led|"
+    "causes|caused|triggers|must|should|would|will|can|could|to|with|first|last|next|"
+    "seems|appears|only|also|alone"
+)
+_OPEN = r"[(\[{【「《\"'“‘]?"
+_CLOSE = r"[)\]}】」》\"'”’]?"
+# Between two letters of one run: punctuation, arrows, dashes, connective words.
+_SEPARATOR = (
+    r"(?:(?:[ \t]*(?:[,;、/|&+>»→⟶➔➜⇒\-–—=]|(?:and|then|or|finally|lastly|next|followed[ \t]+by)"
+    r"(?![A-Za-z])|以及|然后|最后|和|及|与|或)[ \t]*)+|[ \t]+|(?<=[)\]】])(?=[(\[【]))"
+)
+_ITEM_PREFIX = (
+    r"(?:(?:[Ee]vent|[Oo]ption|[Cc]hoice|[Ss]tep)[ \t]*|事件|选项|\d+[ \t]*[.)、:][ \t]*)?"
+)
+_TRUEFALSE_WORD = (
+    r"(?:(?<![A-Za-z])(?P<tf_en>[Tt]rue|TRUE|[Ff]alse|FALSE)(?![A-Za-z])"
+    r"|(?P<tf_zh>不正确|不对|错误|正确|对|错)(?![\u4e00-\u9fff]))"
+)
+# After one of these, whatever letters come next are the model's answer.
+_ANSWER_MARKER = (
+    r"(?:(?i:final[ \t]+answer|correct[ \t]+(?:answer|option|choice|order|sequence)s?"
+    r"|right[ \t]+answer|answers?|the[ \t]+statement|\\boxed\{)"
+    r"|正确答案|答案|该说法|说法|应该选|应选|故选|所以选|因此选|选择|答)"
+)
+_MARKER_GAP = (
+    r"(?:[\s:=#>\-]|(?i:is|are|was|would[ \t]+be|should[ \t]+be|will[ \t]+be|must[ \t]+be"
+    r"|probably|likely|option|options|choice|choices|letter|letters|here|as[ \t]+follows)(?![A-Za-z])"
+    r"|应该是|应为|应是|为|是|选项|如下)*"
+)
+# Letters followed by "is correct" / "正确" name the chosen option(s).
+_CORRECT_AFTER = (
+    r"(?=[ \t]*(?:(?i:is|are)[ \t]+(?:the[ \t]+)?(?i:correct|right|best|true)(?![A-Za-z])"
+    r"|(?:选项)?(?:是|为)?正确(?!与否)))"
+)
+_NUMBERED_LINE = r"(?m)^[ \t>\-•]*(?:[Ss]tep[ \t]*)?(?P<number>\d+)[ \t]*[.)、:][ \t]*"
+_LETTER_LINE = r"(?m)^[ \t>\-•]*(?:[Ee]vent[ \t]*|事件)?"
+
+
+@dataclass(frozen=True)
+class _Patterns:
+    token: re.Pattern[str]
+    run: re.Pattern[str]
+    marked_run: re.Pattern[str]
+    marked_truefalse: re.Pattern[str]
+    line_answer: re.Pattern[str]
+    correct_run: re.Pattern[str]
+    numbered_item: re.Pattern[str]
+    letter_line: re.Pattern[str]
+
+
+@lru_cache(maxsize=32)
+def _patterns(labels: str) -> _Patterns:
+    """Regular expressions for one set of choice labels (cached: items share a few sets)."""
+    label_class = "[" + re.escape(labels) + "]"
+    # A single capital letter, or a word made only of this item's labels ("DACB", "ABD").
+    core = (
+        rf"(?<![A-Za-z0-9])(?:{label_class}{{2,{max(len(labels), 2)}}}|[A-Z])(?![A-Za-z0-9])"
+        rf"(?!(?<=A)[ \t]+(?!(?:{_CONNECTIVES})(?![A-Za-z]))[a-z])"
+    )
+    token = rf"{_OPEN}{core}{_CLOSE}"
+    run = rf"{token}(?:{_SEPARATOR}{_ITEM_PREFIX}{token})*"
+    prefixed_run = rf"{_ITEM_PREFIX}(?P<run>{run})"
+    return _Patterns(
+        token=re.compile(core),
+        run=re.compile(run),
+        marked_run=re.compile(rf"(?:{_ANSWER_MARKER}|\A){_MARKER_GAP}{prefixed_run}"),
+        marked_truefalse=re.compile(rf"(?:{_ANSWER_MARKER}|\A){_MARKER_GAP}{_TRUEFALSE_WORD}"),
+        line_answer=re.compile(
+            rf"(?m)^[ \t#>\-•(\[]*(?:(?P<run>{run})|{_TRUEFALSE_WORD})[ \t.。!！)\]]*$"
+        ),
+        correct_run=re.compile(rf"(?P<run>{run}){_CORRECT_AFTER}"),
+        numbered_item=re.compile(rf"{_NUMBERED_LINE}{_OPEN}(?P<letter>{core}){_CLOSE}"),
+        letter_line=re.compile(rf"{_LETTER_LINE}{_OPEN}(?P<letter>{core}){_CLOSE}[.):：]"),
+    )
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    end: int  # where the span ends: the last span wins
+    letters: str
+
+
+def _normalise(output: str) -> str:
+    text = unicodedata.normalize("NFKC", output)
+    return text.replace("**", "").replace("__", "").replace("`", "")
+
+
+def _letters_of(patterns: _Patterns, run_text: str) -> str:
+    return "".join(match.group(0) for match in patterns.token.finditer(run_text))
+
+
+def _marked_runs(patterns: _Patterns, text: str, *, min_letters: int) -> list[_Candidate]:
+    candidates = []
+    for match in patterns.marked_run.finditer(text):
+        letters = _letters_of(patterns, match.group("run"))
+        if len(letters) >= min_letters:
+            candidates.append(_Candidate(match.end(), letters))
+    return candidates
+
+
+def _full_runs(patterns: _Patterns, text: str, count: int) -> list[_Candidate]:
+    """Runs anywhere in the text with exactly ``count`` letters (a whole order)."""
+    candidates = []
+    for match in patterns.run.finditer(text):
+        letters = _letters_of(patterns, match.group(0))
+        if len(letters) == count:
+            candidates.append(_Candidate(match.end(), letters))
+    return candidates
+
+
+def _numbered_lists(patterns: _Patterns, text: str, count: int) -> list[_Candidate]:
+    """``1. D`` / ``2. A`` ... one per line (text may follow each letter, lines may lie between)."""
+    candidates = []
+    letters: list[str] = []
+    for match in patterns.numbered_item.finditer(text):
+        number = int(match.group("number"))
+        if number == 1:
+            letters = []
+        elif number != len(letters) + 1:
+            letters = []
+            continue
+        letters.append(match.group("letter"))
+        if len(letters) == count:
+            candidates.append(_Candidate(match.end(), "".join(letters)))
+    return candidates
+
+
+def _letter_lines(patterns: _Patterns, text: str, count: int) -> list[_Candidate]:
+    """``count`` consecutive lines each starting with a letter: ``D. <event>`` / ``A. <event>``."""
+    candidates = []
+    letters: list[str] = []
+    previous_line = -2
+    for match in patterns.letter_line.finditer(text):
+        line = text.count("\n", 0, match.start())
+        letters = (
+            [*letters, match.group("letter")]
+            if line == previous_line + 1
+            else [match.group("letter")]
+        )
+        previous_line = line
+        if len(letters) == count:
+            candidates.append(_Candidate(match.end(), "".join(letters)))
+            letters = []
+            previous_line = -2
+    return candidates
+
+
+def _extract_order(text: str, labels: Sequence[str]) -> str | None:
+    patterns = _patterns("".join(labels))
+    count = len(labels)
+    candidates = [
+        *_marked_runs(patterns, text, min_letters=2),
+        *_full_runs(patterns, text, count),
+        *_numbered_lists(patterns, text, count),
+        *_letter_lines(patterns, text, count),
+    ]
+    if not candidates:
+        return None
+    order = max(candidates, key=lambda candidate: candidate.end).letters
+    if len(order) != count or set(order) != set(labels):
+        return None
+    return order
+
+
+def _truefalse_label(match: re.Match[str]) -> str | None:
+    english, chinese = match.group("tf_en"), match.group("tf_zh")
+    if english:
+        return TRUE_LABEL if english.lower() == "true" else FALSE_LABEL
+    if chinese:
+        return TRUE_LABEL if chinese in ("对", "正确") else FALSE_LABEL
+    return None
+
+
+def _extract_choices(text: str, labels: Sequence[str], kind: ItemKind) -> str | None:
+    patterns = _patterns("".join(labels))
+    candidates = _marked_runs(patterns, text, min_letters=1)
+    for match in patterns.correct_run.finditer(text):
+        candidates.append(_Candidate(match.end(), _letters_of(patterns, match.group("run"))))
+    for match in patterns.line_answer.finditer(text):
+        if match.group("run"):
+            letters = _letters_of(patterns, match.group("run"))
+        else:
+            letters = _truefalse_label(match) if kind is ItemKind.TRUEFALSE else ""
+        if letters:
+            candidates.append(_Candidate(match.end(), letters))
+    if kind is ItemKind.TRUEFALSE:
+        for match in patterns.marked_truefalse.finditer(text):
+            label = _truefalse_label(match)
+            if label:
+                candidates.append(_Candidate(match.end(), label))
+    if not candidates:
+        return None
+    letters = set(max(candidates, key=lambda candidate: candidate.end).letters)
+    if not letters or not letters <= set(labels):
+        return None
+    return "".join(sorted(letters, key=LETTERS.index))
+
+
+def extract_answer(kind: ItemKind | str, output: str, labels: Sequence[str]) -> str | None:
+    """The canonical answer in a model's ``output`` for an item with choice ``labels``, or None.
+
+    See the module docstring for the shapes that are read and the rules that apply.
+    """
+    item_kind = ItemKind(kind)
+    text = _normalise(output or "")
+    if not text.strip() or not labels:
+        return None
+    if item_kind is ItemKind.ORDERING:
+        return _extract_order(text, list(labels))
+    return _extract_choices(text, list(labels), item_kind)

@@ -1,0 +1,159 @@
+"""Metrics against scikit-learn and statsmodels, and cases computed by hand."""
+
+from __future__ import annotations
+
+import pytest
+from sklearn.metrics import accuracy_score, f1_score
+from statsmodels.stats.proportion import proportion_confint
+
+from db.models import FailureKind
+from evaluator.metrics import (
+    UNPARSED_LABEL,
+    ScoredPrediction,
+    score_answer,
+    set_f1,
+    summarize_predictions,
+    wilson_interval,
+)
+
+
+def row(
+    item_id: str,
+    kind: str,
+    key: str,
+    parsed: str | None,
+    *,
+    source: str = "src",
+    infrastructure: bool = False,
+) -> ScoredPrediction:
+    if infrastructure:
+        return ScoredPrediction(item_id, kind, source, key, None, None, FailureKind.INFRASTRUCTURE)
+    failure = FailureKind.UNPARSED if parsed is None else None
+    scores = score_answer(kind, parsed, key)
+    return ScoredPrediction(item_id, kind, source, key, parsed, scores["correct"], failure, scores)
+
+
+def test_score_answer_ordering_by_hand() -> None:
+    assert score_answer("ordering", "DACB", "DACB") == {"correct": True, "pairwise": 1.0}
+    # DABC against DACB: of 6 pairs only (C, B) is reversed
+    assert score_answer("ordering", "DABC", "DACB") == {"correct": False, "pairwise": 5 / 6}
+    # the reverse order gets every pair wrong
+    assert score_answer("ordering", "BCAD", "DACB")["pairwise"] == 0.0
+    assert score_answer("ordering", None, "DACB") == {"correct": False, "pairwise": 0.0}
+
+
+def test_score_answer_choice_kinds_by_hand() -> None:
+    assert score_answer("single", "B", "B") == {"correct": True}
+    assert score_answer("single", "AB", "B") == {"correct": False}
+    assert score_answer("truefalse", None, "A") == {"correct": False}
+    # predicted {A, B}, key {A, B, D}: precision 1, recall 2/3, F1 = 0.8
+    assert score_answer("multi", "AB", "ABD") == {"correct": False, "set_f1": pytest.approx(0.8)}
+    assert score_answer("multi", "ABD", "ABD")["set_f1"] == 1.0
+    assert score_answer("multi", "C", "ABD")["set_f1"] == 0.0
+    assert score_answer("multi", None, "ABD") == {"correct": False, "set_f1": 0.0}
+
+
+def test_set_f1_agrees_with_sklearn_on_letter_indicators() -> None:
+    for predicted, key in [("AB", "ABD"), ("ACE", "BCE"), ("A", "A"), ("BD", "AC")]:
+        letters = sorted(set(predicted) | set(key))
+        expected = f1_score(
+            [letter in key for letter in letters],
+            [letter in predicted for letter in letters],
+            zero_division=0,
+        )
+        assert set_f1(predicted, key) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(("successes", "n"), [(0, 1), (3, 10), (10, 10), (57, 130), (1, 1000)])
+def test_wilson_interval_matches_statsmodels(successes: int, n: int) -> None:
+    low, high = proportion_confint(successes, n, alpha=0.05, method="wilson")
+    assert wilson_interval(successes, n) == pytest.approx((low, high))
+
+
+def test_wilson_interval_by_hand() -> None:
+    # 8 of 10: centre (0.8 + z^2/20) / (1 + z^2/10), half-width z*sqrt(0.016 + z^2/400)/(1 + z^2/10)
+    z = 1.959963984540054
+    denominator = 1 + z**2 / 10
+    centre = (0.8 + z**2 / 20) / denominator
+    half = z * ((0.8 * 0.2 / 10 + z**2 / 400) ** 0.5) / denominator
+    assert wilson_interval(8, 10) == pytest.approx((centre - half, centre + half))
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+    with pytest.raises(ValueError):
+        wilson_interval(3, 2)
+
+
+def test_summary_matches_sklearn_and_counts_failures_apart() -> None:
+    rows = [
+        row("o1", "ordering", "DACB", "DACB", source="econ"),
+        row("o2", "ordering", "DACB", "DABC", source="econ"),
+        row("o3", "ordering", "ABCD", None, source="econ"),
+        row("o4", "ordering", "ABCD", None, source="econ", infrastructure=True),
+        row("s1", "single", "B", "B", source="cflue"),
+        row("s2", "single", "C", "AC", source="cflue"),
+        row("s3", "single", "A", None, source="cflue"),
+        row("m1", "multi", "ABD", "AB", source="cflue"),
+        row("m2", "multi", "AC", "AC", source="cflue"),
+        row("t1", "truefalse", "A", "B", source="cflue"),
+    ]
+    summary = summarize_predictions(rows)
+    scored = [r for r in rows if r.failure_kind != FailureKind.INFRASTRUCTURE]
+
+    assert summary["n"] == 10
+    assert summary["infrastructure_failures"] == 1
+    assert summary["scored"] == 9
+    assert summary["correct"] == 3
+    assert summary["accuracy"] == pytest.approx(
+        accuracy_score([r.key for r in scored], [r.parsed_answer or UNPARSED_LABEL for r in scored])
+    )
+    assert summary["accuracy_ci"] == pytest.approx(wilson_interval(3, 9))
+    assert summary["unparsed"] == 2
+    assert summary["unparsed_rate"] == pytest.approx(2 / 9)
+    # pairwise over scored ordering rows: 1, 5/6, 0 (unparsed)
+    assert summary["pairwise_accuracy"] == pytest.approx((1 + 5 / 6 + 0) / 3)
+    mcq = [r for r in scored if r.kind != "ordering"]
+    assert summary["weighted_f1"] == pytest.approx(
+        f1_score(
+            [r.key for r in mcq],
+            [r.parsed_answer or UNPARSED_LABEL for r in mcq],
+            average="weighted",
+            zero_division=0,
+        )
+    )
+    assert summary["set_f1"] == pytest.approx((0.8 + 1.0) / 2)
+
+    assert set(summary["by_kind"]) == {"ordering", "single", "multi", "truefalse"}
+    ordering = summary["by_kind"]["ordering"]
+    assert (ordering["n"], ordering["scored"], ordering["correct"]) == (4, 3, 1)
+    assert ordering["weighted_f1"] is None and ordering["set_f1"] is None
+    assert summary["by_kind"]["single"]["accuracy"] == pytest.approx(1 / 3)
+    assert summary["by_kind"]["truefalse"]["accuracy_ci"] == pytest.approx(wilson_interval(0, 1))
+    assert set(summary["by_source"]) == {"econ", "cflue"}
+    assert summary["by_source"]["cflue"]["accuracy"] == pytest.approx(2 / 6)
+    assert summary["by_source"]["econ"]["infrastructure_failures"] == 1
+
+
+def test_weighted_f1_by_hand() -> None:
+    # keys B, B, A; predictions B, unparsed, A:
+    # class A: P=1 R=1 F1=1 (support 1); class B: P=1 R=1/2 F1=2/3 (support 2)
+    rows = [
+        row("1", "single", "B", "B"),
+        row("2", "single", "B", None),
+        row("3", "single", "A", "A"),
+    ]
+    assert summarize_predictions(rows)["weighted_f1"] == pytest.approx((1 * 1 + 2 * (2 / 3)) / 3)
+
+
+def test_stored_scores_are_used_and_missing_ones_recomputed() -> None:
+    stored = ScoredPrediction("1", "ordering", "s", "DACB", "DABC", False, None, {"pairwise": 0.5})
+    bare = ScoredPrediction("2", "ordering", "s", "DACB", "DABC", False, None, {})
+    assert summarize_predictions([stored])["pairwise_accuracy"] == 0.5
+    assert summarize_predictions([bare])["pairwise_accuracy"] == pytest.approx(5 / 6)
+
+
+def test_empty_and_failure_only_sets_have_no_made_up_figures() -> None:
+    empty = summarize_predictions([])
+    assert empty["n"] == 0 and empty["accuracy"] is None and empty["accuracy_ci"] is None
+    assert empty["by_kind"] == {} and empty["by_source"] == {}
+    failed = summarize_predictions([row("x", "single", "A", None, infrastructure=True)])
+    assert failed["n"] == 1 and failed["scored"] == 0
+    assert failed["accuracy"] is None and failed["unparsed_rate"] is None
