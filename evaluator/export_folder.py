@@ -1,0 +1,134 @@
+"""What the folder exports (lm-eval task, Hugging Face dataset) share: selecting the items,
+the summary they return, and writing a whole folder at once.
+
+A folder is built next to its destination and renamed into place, so a failed
+export leaves the old folder (or nothing) behind, never half a folder.  An existing
+folder is replaced only when an earlier vetbench export wrote it (it holds
+``vetbench-export.json``); any other non-empty folder is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from db.engine import Database
+from db.exporter import ExportError, Selection
+from db.items import ItemSnapshot, iter_items
+from db.models import utcnow
+
+MANIFEST_NAME = "vetbench-export.json"
+
+__all__ = ["MANIFEST_NAME", "ExportError", "ExportSummary", "select_items", "write_folder"]
+
+
+@dataclass(frozen=True)
+class ExportSummary:
+    """What an export wrote: the folder, how many items of each kind, and how to use it."""
+
+    path: Path
+    format: str
+    count: int
+    by_kind: dict[str, int]
+    files: list[str] = field(default_factory=list)  # relative to ``path``
+    tasks: list[str] = field(default_factory=list)  # lm-eval task and group names
+    command: str = ""  # how to evaluate or load the export
+
+
+def select_items(
+    database: Database, *, status: str | None, kind: str | None, source: str | None
+) -> tuple[Selection, list[ItemSnapshot]]:
+    """The items to export at their current revision, in creation order; refuses an empty set."""
+    selection = Selection(
+        status=status or "all",
+        kinds=(kind,) if kind else (),
+        sources=(source,) if source else (),
+    )
+    with database.session() as session:
+        items = list(
+            iter_items(
+                session,
+                statuses=selection.statuses,
+                kinds=list(selection.kinds) or None,
+                sources=list(selection.sources) or None,
+            )
+        )
+    if not items:
+        raise ExportError(
+            f"no items to export ({selection.describe()}); "
+            "`vetbench stats` shows what the database holds"
+        )
+    return selection, items
+
+
+def count_kinds(items: list[ItemSnapshot]) -> dict[str, int]:
+    return dict(sorted(Counter(item.kind.value for item in items).items()))
+
+
+def _vetbench_version() -> str:
+    try:
+        return metadata.version("vetbench")
+    except metadata.PackageNotFoundError:  # running from a source tree
+        return "unknown"
+
+
+def _check_destination(out_dir: Path) -> None:
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ExportError(f"{out_dir}: exists and is not a folder")
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / MANIFEST_NAME).is_file():
+        raise ExportError(
+            f"{out_dir}: folder is not empty and was not written by vetbench export; "
+            "choose a new or empty folder"
+        )
+
+
+def write_folder(
+    out_dir: Path,
+    files: Mapping[str, str],
+    *,
+    export_format: str,
+    selection: Selection,
+    extra_manifest: Mapping[str, Any] | None = None,
+) -> list[str]:
+    """Write ``files`` (relative path -> text) as the folder ``out_dir``, replacing an earlier
+    export there; returns the relative paths written (the manifest included)."""
+    out_dir = Path(out_dir).expanduser().resolve()
+    _check_destination(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    manifest = {
+        "format": export_format,
+        "vetbench_version": _vetbench_version(),
+        "created_at": utcnow().isoformat(),
+        "selection": selection.describe(),
+        **(extra_manifest or {}),
+    }
+    all_files = {
+        **files,
+        MANIFEST_NAME: json.dumps(manifest, ensure_ascii=False, indent=2) + "\n",
+    }
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    try:
+        for relative, text in all_files.items():
+            target = staging / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        staging.chmod(0o755)
+        if out_dir.exists():
+            retired = out_dir.with_name(f".{out_dir.name}.old-{os.getpid()}")
+            os.replace(out_dir, retired)
+            os.replace(staging, out_dir)
+            shutil.rmtree(retired, ignore_errors=True)
+        else:
+            os.replace(staging, out_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return sorted(all_files)

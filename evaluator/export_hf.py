@@ -1,0 +1,134 @@
+"""Export items as a Hugging Face dataset folder that ``datasets.load_dataset(DIR)`` reads.
+
+The folder holds ``data/test.jsonl`` (one item per line) and a ``README.md`` dataset
+card whose YAML header names the data file and declares the schema, so the column
+types are fixed even where every value of a column is empty.
+
+Columns: ``id``, ``kind``, ``source``, ``source_ref``, ``language``, ``revision``,
+``question``, ``labels`` and ``choices`` (parallel lists: ``labels[i]`` names
+``choices[i]``), ``answer`` (canonical: ``"DACB"``, ``"ABD"``, ``"A"``),
+``answer_text`` (as shown to people: ``"D, A, C, B"``), ``explanation`` (may be
+null) and ``meta`` (the item's format-specific extras as a JSON object in a string).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from db.answers import format_answer
+from db.engine import Database
+from db.items import ItemSnapshot
+from evaluator.export_folder import ExportSummary, count_kinds, select_items, write_folder
+
+DATA_FILE = "data/test.jsonl"
+SPLIT = "test"
+
+# (name, datasets feature spec, what it holds): the schema of every row, in column order.
+COLUMNS: tuple[tuple[str, dict[str, Any], str], ...] = (
+    ("id", {"dtype": "string"}, "stable item id, e.g. `econ_ordering:3`"),
+    ("kind", {"dtype": "string"}, "`ordering`, `single`, `multi` or `truefalse`"),
+    ("source", {"dtype": "string"}, "where the item came from (file stem or generator)"),
+    ("source_ref", {"dtype": "string"}, "where in the source, e.g. `line 18`"),
+    ("language", {"dtype": "string"}, "`en`, `zh`, ..."),
+    ("revision", {"dtype": "int32"}, "the item revision exported (1 = as imported)"),
+    ("question", {"dtype": "string"}, "the scenario (ordering) or the question (MCQ)"),
+    ("labels", {"sequence": "string"}, "choice letters, `A`, `B`, ..."),
+    ("choices", {"sequence": "string"}, "event or option texts, parallel to `labels`"),
+    ("answer", {"dtype": "string"}, "canonical key: an order `DACB`, letters `ABD`, `A`/`B`"),
+    ("answer_text", {"dtype": "string"}, "the key as people read it: `D, A, C, B`"),
+    ("explanation", {"dtype": "string"}, "why the key is right (may be null)"),
+    ("meta", {"dtype": "string"}, "format-specific extras as a JSON object"),
+)
+
+
+def item_row(item: ItemSnapshot) -> dict[str, Any]:
+    """One item as a dataset row (the schema above)."""
+    return {
+        "id": item.id,
+        "kind": item.kind.value,
+        "source": item.source,
+        "source_ref": item.source_ref,
+        "language": item.language,
+        "revision": item.revision,
+        "question": item.prompt,
+        "labels": list(item.choices),
+        "choices": list(item.choices.values()),
+        "answer": item.key,
+        "answer_text": format_answer(item.kind, item.key),
+        "explanation": item.explanation,
+        "meta": json.dumps(item.meta, ensure_ascii=False, sort_keys=True),
+    }
+
+
+def _dataset_card(items: list[ItemSnapshot], selection_text: str) -> str:
+    header = {
+        "configs": [
+            {
+                "config_name": "default",
+                "data_files": [{"split": SPLIT, "path": DATA_FILE}],
+            }
+        ],
+        "dataset_info": {
+            "features": [{"name": name, **spec} for name, spec, _ in COLUMNS],
+            "splits": [{"name": SPLIT, "num_examples": len(items)}],
+        },
+    }
+    kinds = ", ".join(f"{count} {kind}" for kind, count in count_kinds(items).items())
+    sources = sorted({item.source for item in items})
+    languages = sorted({item.language for item in items})
+    rows = "\n".join(f"| `{name}` | {_type_name(spec)} | {text} |" for name, spec, text in COLUMNS)
+    return (
+        "---\n"
+        + yaml.safe_dump(header, sort_keys=False, allow_unicode=True)
+        + "---\n\n"
+        + "# vetbench items\n\n"
+        + f"{len(items)} items ({kinds}) exported by vetbench; selection: {selection_text}.\n"
+        + f"Sources: {', '.join(sources)}. Languages: {', '.join(languages)}.\n\n"
+        + "Ordering items follow EconLogicQA (put the events in logical order); "
+        + "multiple-choice items follow CFLUE (single answer, several answers, true/false).\n\n"
+        + "## Loading\n\n"
+        + "```python\nimport datasets\n\n"
+        + 'items = datasets.load_dataset("path/to/this/folder", split="test")\n```\n\n'
+        + "## Schema\n\n| column | type | holds |\n|---|---|---|\n"
+        + rows
+        + "\n\nAnswers: an ordering answer is a permutation of the event letters (`DACB`); "
+        + "a multiple-choice answer is its sorted letters (`ABD`); a true/false answer "
+        + "is `A` (true, 对) or `B` (false, 错).\n"
+    )
+
+
+def _type_name(spec: dict[str, Any]) -> str:
+    return f"list of {spec['sequence']}" if "sequence" in spec else str(spec["dtype"])
+
+
+def export_hf(
+    db: Database,
+    out_dir: Path | str,
+    *,
+    status: str | None = "approved",
+    kind: str | None = None,
+    source: str | None = None,
+) -> ExportSummary:
+    """Write the selected items (by default the approved ones) as a dataset folder."""
+    out_dir = Path(out_dir)
+    selection, items = select_items(db, status=status, kind=kind, source=source)
+    data = "".join(json.dumps(item_row(item), ensure_ascii=False) + "\n" for item in items)
+    files = write_folder(
+        out_dir,
+        {DATA_FILE: data, "README.md": _dataset_card(items, selection.describe())},
+        export_format="hf",
+        selection=selection,
+        extra_manifest={"items": len(items)},
+    )
+    return ExportSummary(
+        path=out_dir,
+        format="hf",
+        count=len(items),
+        by_kind=count_kinds(items),
+        files=files,
+        command=f'datasets.load_dataset("{out_dir}", split="{SPLIT}")',
+    )

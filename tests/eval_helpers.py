@@ -1,0 +1,112 @@
+"""Items for the evaluator's tests: a small mixed set stored through the one way in (add_item)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from db.engine import Database
+from db.items import add_item
+from db.models import Item, ItemStatus
+from db.validation import ItemDraft, validate_draft
+
+
+def ordering(n: int, key: str = "DACB") -> ItemDraft:
+    return ItemDraft(
+        kind="ordering",
+        prompt=f"Scenario {n}: a firm responds to rising costs. Put the events in logical order.",
+        choices={
+            "A": f"The firm raises prices ({n}).",
+            "B": "Customers buy less.",
+            "C": "Rivals follow the price rise.",
+            "D": "Input costs jump.",
+        },
+        key=key,
+        explanation="Costs rise first; prices follow; rivals match; demand falls.",
+    )
+
+
+def single_zh(n: int, key: str = "B") -> ItemDraft:
+    return ItemDraft(
+        kind="single",
+        prompt=f"第{n}题：我国A股市场目前实行的交易制度是（　）。",
+        choices={"A": "T+0", "B": "T+1", "C": "T+2", "D": "T+3"},
+        key=key,
+        explanation="A股实行T+1交易制度。",
+        language="zh",
+        meta={"名称": "证券从业资格"},
+    )
+
+
+def multi_en(n: int, key: str = "ABD") -> ItemDraft:
+    return ItemDraft(
+        kind="multi",
+        prompt=f"Question {n}: which of these are securities intermediaries?",
+        choices={
+            "A": "Brokers",
+            "B": "Underwriters",
+            "C": "Households",
+            "D": "Custodians",
+        },
+        key=key,
+        explanation=None,
+    )
+
+
+def truefalse_zh(n: int, key: str = "A") -> ItemDraft:
+    return ItemDraft(
+        kind="truefalse",
+        prompt=f"第{n}题：下调法定存款准备金率属于扩张性货币政策。",
+        choices={"A": "对", "B": "错"},
+        key=key,
+        explanation="准备金率下调增加可贷资金。",
+        language="zh",
+    )
+
+
+def store(
+    database: Database,
+    drafts: Iterable[tuple[str, ItemDraft]],
+    *,
+    status: str = ItemStatus.APPROVED,
+) -> list[str]:
+    """Validate and store ``(item_id, draft)`` pairs with ``status``; returns the ids."""
+    ids = []
+    with database.transaction() as session:
+        for item_id, draft in drafts:
+            assert validate_draft(draft) == [], item_id
+            add_item(session, item_id, item_id.split(":")[0], draft, author="test")
+            session.flush()
+            item = session.get(Item, item_id)
+            assert item is not None
+            item.status = status
+            session.add(item)
+            ids.append(item_id)
+    return ids
+
+
+def mixed_set(database: Database) -> list[str]:
+    """Eight approved items (2 of each kind) and four agreed ones that can serve as shots."""
+    approved = store(
+        database,
+        [
+            ("econ:1", ordering(1, "DACB")),
+            ("econ:2", ordering(2, "BADC")),
+            ("cflue:1", single_zh(1, "B")),
+            ("cflue:2", single_zh(2, "C")),
+            ("cflue:3", multi_en(3, "ABD")),
+            ("cflue:4", multi_en(4, "BC")),
+            ("cflue:5", truefalse_zh(5, "A")),
+            ("cflue:6", truefalse_zh(6, "B")),
+        ],
+    )
+    store(
+        database,
+        [
+            ("shots:1", ordering(11, "CBDA")),
+            ("shots:2", single_zh(12, "A")),
+            ("shots:3", multi_en(13, "AC")),
+            ("shots:4", truefalse_zh(14, "B")),
+        ],
+        status=ItemStatus.AGREED,
+    )
+    return approved
