@@ -16,7 +16,8 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, Column, DateTime, Index, UniqueConstraint
+from sqlalchemy import JSON, Column, DateTime, Dialect, Index, UniqueConstraint
+from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
 
 from db.answers import ItemKind
@@ -50,10 +51,33 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timestamp that is always timezone-aware UTC in Python, on every backend.
+
+    SQLite keeps no zone and hands back naive values; without this, times read
+    back could not be compared with times made in the same process.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        return value.astimezone(UTC) if value is not None else None
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
 def _timestamp(**kwargs: Any) -> Any:
-    return Field(
-        default_factory=utcnow, sa_column=Column(DateTime(timezone=True), nullable=False, **kwargs)
-    )
+    return Field(default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False, **kwargs))
+
+
+def _optional_timestamp() -> Any:
+    return Field(default=None, sa_column=Column(UTCDateTime(), nullable=True))
 
 
 def _json(default: Any) -> Any:
@@ -180,9 +204,7 @@ class Judgment(SQLModel, table=True):
     seconds: float = 0.0  # time spent on the item
     created_at: datetime = _timestamp()
     retracted: bool = False
-    retracted_at: datetime | None = Field(
-        default=None, sa_column=Column(DateTime(timezone=True), nullable=True)
-    )
+    retracted_at: datetime | None = _optional_timestamp()
 
 
 class Decision(SQLModel, table=True):
@@ -237,9 +259,7 @@ class EvalRun(SQLModel, table=True):
     host: str = Field(default="", max_length=255)
     error: str | None = None
     started_at: datetime = _timestamp()
-    finished_at: datetime | None = Field(
-        default=None, sa_column=Column(DateTime(timezone=True), nullable=True)
-    )
+    finished_at: datetime | None = _optional_timestamp()
 
 
 class Prediction(SQLModel, table=True):
