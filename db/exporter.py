@@ -157,8 +157,9 @@ def export_items(
         if unfit:
             held = ", ".join(sorted(file_format.kinds))
             listed = ", ".join(f"{n} {kind}" for kind, n in sorted(unfit.items()))
+            also = " also" if len(unfit) < len(by_kind) else ""
             raise ExportError(
-                f"{format} holds {held} items only; the selection also has {listed} items. "
+                f"{format} holds {held} items only; the selection{also} has {listed} items. "
                 f"Choose kinds with --kind, or export as jsonl"
             )
         items = (

@@ -32,14 +32,14 @@ def _event_columns(header: list[str]) -> list[str]:
 
 
 def _check_header(path: Path, header: list[str]) -> list[str]:
+    duplicated = sorted({name for name in header if header.count(name) > 1})
+    if duplicated:
+        raise FormatError(str(path), f"the header repeats {', '.join(duplicated)}", 1)
     events = _event_columns(header)
     missing = [name for name in (QUESTION, ANSWER) if name not in header]
     if missing or len(events) < 2:
         wanted = "Question,A,B,C,D,Answer (more event columns E, F, ... and Explanation optional)"
         raise FormatError(str(path), f"the header must be {wanted}; got {','.join(header)}", 1)
-    duplicated = sorted({name for name in header if header.count(name) > 1})
-    if duplicated:
-        raise FormatError(str(path), f"the header repeats {', '.join(duplicated)}", 1)
     return events
 
 

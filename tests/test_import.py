@@ -1,0 +1,573 @@
+"""Importing files into a real database: validation rules, atomic failure, idempotent
+re-import, revisions on change, ids, duplicates, the fixtures and the real CFLUE file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import MetaData, select, text, update
+
+from db.engine import Database
+from db.importer import FileReport, ImportProgress, import_files, source_slug
+from db.items import get_item, get_revisions, iter_items
+from db.models import AuditEvent, Item
+from reviewer.item_status import refresh_item_status
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+HEADER = "Question,A,B,C,D,Answer,Explanation\n"
+
+
+WORDS = [
+    "bank",
+    "supplier",
+    "harvest",
+    "tariff",
+    "shipping",
+    "factory",
+    "wages",
+    "bond",
+    "merger",
+    "plant",
+    "rival",
+    "retailer",
+    "inventory",
+    "demand",
+    "price",
+    "credit",
+    "loan",
+    "export",
+    "import",
+    "drought",
+    "strike",
+    "airline",
+    "port",
+    "fuel",
+    "dividend",
+    "audit",
+    "rating",
+    "brand",
+    "startup",
+    "platform",
+    "subsidy",
+    "quota",
+    "currency",
+    "rally",
+    "slump",
+    "order",
+]
+
+
+def sentence(seed: int, words: int = 10) -> str:
+    """A made-up sentence; different seeds give texts far below any duplicate threshold."""
+    import random
+
+    rng = random.Random(seed)
+    return " ".join(rng.choice(WORDS) for _ in range(words)).capitalize() + "."
+
+
+def ordering_row(question: str, key: str = "B, C, A, D", events: str | None = None) -> str:
+    if events is None:
+        seed = sum(map(ord, question)) * 31 + len(question)
+        events = ",".join(sentence(seed + i, 5) for i in range(4))
+    return f'"{question}",{events},"{key}",Because.\n'
+
+
+def write(tmp_path: Path, name: str, content: str | bytes) -> Path:
+    path = tmp_path / name
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8", newline="")
+    return path
+
+
+def cflue(**overrides: Any) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "名称": "银行从业资格",
+        "task": "单项选择题",
+        "question": "下列属于货币政策工具的是（　）。",
+        "choices": "{'A': '公开市场操作', 'B': '财政补贴', 'C': '税收', 'D': '国债'}",
+        "answer": "A",
+        "analysis": None,
+    }
+    record.update(overrides)
+    return record
+
+
+def write_cflue(tmp_path: Path, records: list[Any], name: str = "exam.json") -> Path:
+    return write(tmp_path, name, json.dumps(records, ensure_ascii=False))
+
+
+def database_content(database: Database) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every table, for before/after comparisons."""
+    metadata = MetaData()
+    metadata.reflect(database.engine)
+    with database.engine.connect() as connection:
+        return {
+            name: sorted((tuple(row) for row in connection.execute(select(table))), key=repr)
+            for name, table in metadata.tables.items()
+        }
+
+
+def only(report) -> FileReport:  # type: ignore[no-untyped-def]
+    [file_report] = report.files
+    return file_report
+
+
+def distinct_questions(count: int) -> list[str]:
+    return [f"{sentence(1000 + i)} Order the events." for i in range(count)]
+
+
+def csv_file(tmp_path: Path, rows: list[str], name: str = "econ.csv") -> Path:
+    return write(tmp_path, name, HEADER + "".join(rows))
+
+
+# --- validation rules: each makes the whole file fail, naming file, place and field --------
+
+
+@pytest.mark.parametrize(
+    ("row", "field", "words"),
+    [
+        (ordering_row("Q?", key="D, A, C, A"), "key", "more than once"),
+        (ordering_row("Q?", key="D, A, C"), "key", "missing B"),
+        (ordering_row("Q?", key="D, A, C, E"), "key", "'E' is not one of the events"),
+        (ordering_row("Q?", key=""), "key", "is missing"),
+        (ordering_row(" "), "scenario", "is empty"),
+        (ordering_row("Q?", events="Hire,,Fund,Sell"), "event B", "is empty"),
+    ],
+)
+def test_an_invalid_csv_record_rejects_the_file(
+    database: Database, tmp_path: Path, row: str, field: str, words: str
+) -> None:
+    questions = distinct_questions(2)
+    path = csv_file(tmp_path, [ordering_row(questions[0]), row, ordering_row(questions[1])])
+    report = only(import_files(database, [path]))
+    assert report.rejected and not report.stored and report.invalid == 1
+    [problem] = report.problems
+    assert problem.startswith(f"{path}: line 3: {field}: ")
+    assert words in problem
+    with database.session() as session:
+        assert list(iter_items(session)) == []
+
+
+@pytest.mark.parametrize(
+    ("record", "field", "words"),
+    [
+        (cflue(task="多项选择题", answer="ABF"), "key", "'F' is not one of the choices"),
+        (cflue(answer="E"), "key", "'E' is not one of the choices"),
+        (cflue(answer="AC"), "key", "exactly one letter"),
+        (
+            cflue(task="判断题", choices="{'A': '对', 'B': '错'}", answer="AB"),
+            "key",
+            "exactly one letter",
+        ),
+        (
+            cflue(task="判断题", choices="{'A': '对', 'B': '错', 'C': '不确定'}", answer="A"),
+            "choices",
+            "exactly 2 choices",
+        ),
+        (cflue(choices="{'A': '只有一个'}"), "choices", "2 to 8 choices"),
+        (cflue(choices="{'B': 'x', 'A': 'y'}", answer="A"), "choices", "labels must be A, B"),
+        (cflue(question=""), "question", "is empty"),
+        (cflue(answer=None), "answer", "is missing"),
+        (cflue(choices="{'A': '', 'B': 'y'}"), "choice A", "is empty"),
+    ],
+)
+def test_an_invalid_cflue_record_rejects_the_file(
+    database: Database, tmp_path: Path, record: dict[str, Any], field: str, words: str
+) -> None:
+    path = write_cflue(tmp_path, [cflue(question="第一题"), record])
+    report = only(import_files(database, [path]))
+    assert report.rejected and report.invalid == 1
+    assert any(
+        p.startswith(f"{path}: record 2: {field}: ") and words in p for p in report.problems
+    ), report.problems
+
+
+def test_bytes_that_are_not_utf8_reject_the_file_naming_line_and_field(
+    database: Database, tmp_path: Path
+) -> None:
+    good = (HEADER + ordering_row("Fine question")).encode()
+    bad = ordering_row("Caf\xe9 prices").encode("latin-1")
+    path = write(tmp_path, "latin1.csv", good + bad)
+    report = only(import_files(database, [path]))
+    assert report.rejected
+    assert report.problems == [f"{path}: line 3: scenario: is not valid UTF-8 text"]
+    assert any("not UTF-8 (first on line 3)" in note for note in report.notes)
+
+
+def test_every_problem_is_collected_and_shown_up_to_a_cap(
+    database: Database, tmp_path: Path
+) -> None:
+    rows = [ordering_row(q, key="A, A, B, C") for q in distinct_questions(60)]
+    report = only(import_files(database, [csv_file(tmp_path, rows)]))
+    assert report.invalid == 60 and len(report.problems) == 60
+    shown = report.problem_lines(limit=50)
+    assert len(shown) == 51 and shown[-1].startswith("... and 10 more problems")
+    assert "line 61" in report.problems[-1]
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "words"),
+    [
+        ("empty.csv", "", "the file is empty"),
+        ("header.csv", HEADER, "no records"),
+        ("quote.csv", HEADER + ordering_row("Fine") + '"open,a,b\n', "line 3: malformed CSV"),
+        ("broken.json", '[{"task": "判断题",\n  "question": ', "line 2: malformed JSON"),
+        ("none.json", "[]", "no records"),
+        ("blank.jsonl", "\n\n", "empty"),
+    ],
+)
+def test_unreadable_files_are_reported_not_raised(
+    database: Database, tmp_path: Path, name: str, content: str, words: str
+) -> None:
+    path = write(tmp_path, name, content)
+    report = only(import_files(database, [path]))
+    assert report.error is not None and words in report.error and str(path) in report.error
+    assert not report.stored
+
+
+# --- atomicity ------------------------------------------------------------------------------
+
+
+def test_a_failed_import_leaves_every_table_exactly_as_it_was(
+    database: Database, tmp_path: Path
+) -> None:
+    questions = distinct_questions(6)
+    first = csv_file(tmp_path, [ordering_row(q) for q in questions[:3]], name="first.csv")
+    assert only(import_files(database, [first])).tally.added == 3
+    before = database_content(database)
+    # Record 2 changes an existing item and record 4 is new, but record 3 is invalid.
+    second = csv_file(
+        tmp_path,
+        [
+            ordering_row(questions[0]),
+            ordering_row(questions[1] + " Changed."),
+            ordering_row(questions[2], key="A, B"),
+            ordering_row(questions[3]),
+        ],
+        name="first.csv",
+    )
+    report = only(import_files(database, [second]))
+    assert report.rejected
+    assert database_content(database) == before
+
+
+def test_a_kind_change_found_inside_the_transaction_also_rolls_back(
+    database: Database, tmp_path: Path
+) -> None:
+    path = write_cflue(tmp_path, [cflue(question="一"), cflue(question="二")])
+    import_files(database, [path])
+    before = database_content(database)
+    changed = write_cflue(
+        tmp_path, [cflue(question="一 (改)"), cflue(question="二", task="多项选择题")]
+    )
+    report = only(import_files(database, [changed]))
+    assert report.rejected
+    assert any("exists as a single item" in p for p in report.problems)
+    assert database_content(database) == before
+
+
+# --- skip-invalid -------------------------------------------------------------------------
+
+
+def test_skip_invalid_stores_the_good_records_and_lists_the_bad(
+    database: Database, tmp_path: Path
+) -> None:
+    questions = distinct_questions(3)
+    path = csv_file(
+        tmp_path,
+        [
+            ordering_row(questions[0]),
+            ordering_row(questions[1], key="A"),
+            ordering_row(questions[2]),
+        ],
+    )
+    report = only(import_files(database, [path], skip_invalid=True))
+    assert report.stored and report.invalid == 1 and report.tally.added == 2
+    assert report.problems[0].startswith(f"{path}: line 3: key:")
+    with database.session() as session:
+        assert [item.id for item in iter_items(session)] == ["econ:1", "econ:3"]
+
+
+# --- ids, idempotence, revisions ------------------------------------------------------------
+
+
+def test_ids_are_source_and_row_and_source_can_be_named(database: Database, tmp_path: Path) -> None:
+    questions = distinct_questions(3)
+    path = csv_file(tmp_path, [ordering_row(q) for q in questions], name="Econ Test 2024.csv")
+    assert source_slug(path) == "econ-test-2024"
+    import_files(database, [path])
+    import_files(database, [path], source="econ-test")
+    with database.session() as session:
+        ids = [item.id for item in iter_items(session)]
+        assert ids[:3] == ["econ-test-2024:1", "econ-test-2024:2", "econ-test-2024:3"]
+        assert ids[3:] == ["econ-test:1", "econ-test:2", "econ-test:3"]
+        item = get_item(session, "econ-test:2")
+        assert (item.source, item.source_ref) == ("econ-test", "line 3")
+        assert get_revisions(session, "econ-test:2")[0].provenance == {
+            "file": "Econ Test 2024.csv",
+            "line": 3,
+            "format": "econlogicqa",
+        }
+
+
+def test_two_files_with_one_source_in_one_run_are_refused(
+    database: Database, tmp_path: Path
+) -> None:
+    questions = distinct_questions(2)
+    (tmp_path / "a").mkdir()
+    first = csv_file(tmp_path, [ordering_row(questions[0])], name="a/econ.csv")
+    second = csv_file(tmp_path, [ordering_row(questions[1])], name="econ.csv")
+    report = import_files(database, [first, second])
+    assert report.files[0].stored and not report.files[1].stored
+    assert "import the files one at a time" in str(report.files[1].error)
+
+
+def test_reimporting_the_same_file_adds_nothing(database: Database, tmp_path: Path) -> None:
+    path = csv_file(tmp_path, [ordering_row(q) for q in distinct_questions(5)])
+    assert only(import_files(database, [path])).tally.added == 5
+    before = database_content(database)
+    again = only(import_files(database, [path]))
+    assert (again.tally.added, again.tally.updated, again.tally.unchanged) == (0, 0, 5)
+    assert database_content(database) == before
+
+
+def test_a_changed_record_becomes_a_new_revision(database: Database, tmp_path: Path) -> None:
+    questions = distinct_questions(3)
+    path = csv_file(tmp_path, [ordering_row(q) for q in questions])
+    import_files(database, [path])
+    with database.transaction() as session:
+        session.execute(update(Item).where(Item.id == "econ:2").values(status="conflict"))
+    path = csv_file(
+        tmp_path,
+        [ordering_row(questions[0]), ordering_row(questions[1], key="C, B, A, D"),
+         ordering_row(questions[2])],
+    )  # fmt: skip
+    report = only(import_files(database, [path], actor="carol", refresh_status=refresh_item_status))
+    assert (report.tally.added, report.tally.updated, report.tally.unchanged) == (0, 1, 2)
+    with database.session() as session:
+        item = get_item(session, "econ:2")
+        assert (item.revision, item.key, item.status) == (2, "CBAD", "pending")
+        revisions = get_revisions(session, "econ:2")
+        assert [r.key for r in revisions] == ["BCAD", "CBAD"]
+        assert (revisions[1].author, revisions[1].change_note) == ("carol", "re-import: econ.csv")
+        actions = session.execute(select(AuditEvent.action, AuditEvent.target)).all()
+        assert ("revise", "econ:2") in actions
+
+
+def test_text_is_stored_exactly_as_given(database: Database, tmp_path: Path) -> None:
+    question = "  Leading spaces,\r\nCRLF, [bold]markup[/bold] and \x1b[31mescapes\x1b[0m  "
+    content = HEADER + '"' + question + '", a ,b,c,d ,"D,A,C,B",\n'
+    import_files(database, [write(tmp_path, "exact.csv", content)])
+    with database.session() as session:
+        item = get_item(session, "exact:1")
+    assert item.prompt == question
+    assert item.choices == {"A": " a ", "B": "b", "C": "c", "D": "d "}
+    assert (item.key, item.explanation) == ("DACB", None)
+
+
+def test_an_audit_event_records_each_import_that_changed_something(
+    database: Database, tmp_path: Path
+) -> None:
+    path = csv_file(tmp_path, [ordering_row(q) for q in distinct_questions(2)])
+    import_files(database, [path], actor="dora")
+    import_files(database, [path], actor="dora")
+    with database.session() as session:
+        events = session.execute(select(AuditEvent).where(AuditEvent.action == "import")).all()
+    [(event,)] = events
+    assert (event.actor, event.target) == ("dora", "econ.csv")
+    assert event.payload["added"] == 2 and event.payload["format"] == "econlogicqa"
+
+
+def test_progress_reports_count_up_to_the_total(database: Database, tmp_path: Path) -> None:
+    events: list[ImportProgress] = []
+    path = csv_file(tmp_path, [ordering_row(q) for q in distinct_questions(40)])
+    import_files(database, [path], progress=events.append)
+    assert events and all(e.total == 120 for e in events)
+    assert [e.done for e in events] == sorted(e.done for e in events)
+    assert events[-1].done == 120
+    assert {e.phase for e in events} == {"validating", "checking duplicates", "writing"}
+
+
+# --- duplicates -------------------------------------------------------------------------------
+
+
+def test_near_duplicates_are_marked_not_dropped(database: Database, tmp_path: Path) -> None:
+    questions = distinct_questions(4)
+    first = csv_file(tmp_path, [ordering_row(q) for q in questions[:3]], name="first.csv")
+    import_files(database, [first])
+
+    def events_of(question: str) -> str:
+        return ordering_row(question).split('"')[2].strip(",")
+
+    near_existing = questions[1].replace("e", "a", 1)
+    second = csv_file(
+        tmp_path,
+        [ordering_row(questions[3]),
+         ordering_row(near_existing, events=events_of(questions[1])),
+         ordering_row(questions[3] + "  ", events=events_of(questions[3]))],
+        name="second.csv",
+    )  # fmt: skip
+    report = only(import_files(database, [second]))
+    assert report.tally.added == 3 and report.tally.duplicates == 2
+    assert report.by_kind["ordering"].duplicates == 2
+    with database.session() as session:
+        assert get_item(session, "second:1").suspected_duplicate_of is None
+        marked = get_item(session, "second:2")
+        assert marked.suspected_duplicate_of == "first:2"
+        assert 90 <= marked.duplicate_similarity < 100
+        copy = get_item(session, "second:3")
+        assert copy.suspected_duplicate_of == "second:1"
+        assert get_item(session, "first:2").suspected_duplicate_of is None
+
+
+def test_the_duplicate_threshold_comes_from_the_argument_or_the_setting(
+    database: Database, tmp_path: Path
+) -> None:
+    from db.settings import set_setting
+
+    def near_pair(seed: int) -> list[str]:
+        base = f"{sentence(seed, 14)} Order the events."
+        near = base[:-1] + "!"  # one character: ratio about 99
+        events = ",".join(sentence(seed * 10 + i, 6) for i in range(4))
+        return [ordering_row(base, events=events), ordering_row(near, events=events)]
+
+    def duplicates(name: str, seed: int, threshold: float | None = None) -> int:
+        path = csv_file(tmp_path, near_pair(seed), name)
+        return only(import_files(database, [path], duplicate_threshold=threshold)).tally.duplicates
+
+    assert duplicates("a.csv", 1) == 1  # the default setting, 90
+    assert duplicates("b.csv", 2, threshold=99.9) == 0
+    with database.transaction() as session:
+        set_setting(session, "duplicate_threshold", "100")
+    assert duplicates("c.csv", 3) == 0
+    assert duplicates("d.csv", 4, threshold=95) == 1
+
+
+# --- JSONL: its own ids and every field ----------------------------------------------------------
+
+
+def test_jsonl_items_keep_their_ids_status_history_and_duplicate_links(
+    database: Database, tmp_path: Path
+) -> None:
+    lines = [
+        {
+            "id": "gen:7", "kind": "multi", "source": "generated", "source_ref": "article a01",
+            "language": "en", "status": "approved", "meta": {"model": "m"}, "current_revision": 2,
+            "suspected_duplicate_of": "gen:8", "duplicate_similarity": 91.0,
+            "created_at": "2026-01-02T03:04:05+00:00",
+            "revisions": [
+                {"number": 1, "prompt": "Which?", "choices": {"A": "x", "B": "y", "C": "z"},
+                 "key": "AB", "explanation": None, "author": "gpt", "change_note": "generated",
+                 "provenance": {"model": "m"}, "created_at": "2026-01-02T03:04:05+00:00"},
+                {"number": 2, "prompt": "Which two?", "choices": {"A": "x", "B": "y", "C": "z"},
+                 "key": "B, A", "explanation": "Both.", "author": "ann", "change_note": "edit",
+                 "provenance": {}, "created_at": "2026-01-03T00:00:00+00:00"},
+            ],
+        },
+        {"id": "gen:8", "kind": "single", "prompt": "Where does the bank book the loan?",
+         "key": "C", "choices": {"A": "asset", "B": "liability", "C": "equity"}},
+    ]  # fmt: skip
+    path = write(tmp_path, "items.jsonl", "\n".join(json.dumps(x) for x in lines) + "\n")
+    report = only(import_files(database, [path], source="fallback"))
+    assert report.tally.added == 2 and report.tally.duplicates == 1
+    with database.session() as session:
+        item = get_item(session, "gen:7")
+        assert (item.status, item.revision, item.key, item.source) == (
+            "approved",
+            2,
+            "AB",
+            "generated",
+        )
+        assert (item.suspected_duplicate_of, item.duplicate_similarity) == ("gen:8", 91.0)
+        assert item.meta == {"model": "m"} and item.source_ref == "article a01"
+        revisions = get_revisions(session, "gen:7")
+        assert [(r.author, r.change_note) for r in revisions] == [
+            ("gpt", "generated"),
+            ("ann", "edit"),
+        ]
+        other = get_item(session, "gen:8")
+        assert (other.source, other.status, other.source_ref) == ("fallback", "pending", "line 2")
+
+
+def test_jsonl_duplicate_links_to_unknown_items_are_left_out_with_a_note(
+    database: Database, tmp_path: Path
+) -> None:
+    line = {"id": "x:1", "kind": "single", "prompt": "Q", "choices": {"A": "a", "B": "b"},
+            "key": "A", "suspected_duplicate_of": "elsewhere:9", "duplicate_similarity": 95}  # fmt: skip
+    report = only(import_files(database, [write(tmp_path, "x.jsonl", json.dumps(line))]))
+    assert report.stored and report.tally.duplicates == 0
+    assert any("elsewhere:9" in note for note in report.notes)
+
+
+def test_ids_repeated_within_a_file_are_invalid(database: Database, tmp_path: Path) -> None:
+    line = {
+        "id": "x:1",
+        "kind": "single",
+        "prompt": "Q",
+        "choices": {"A": "a", "B": "b"},
+        "key": "A",
+    }
+    content = json.dumps(line) + "\n" + json.dumps({**line, "prompt": "Other"}) + "\n"
+    report = only(import_files(database, [write(tmp_path, "x.jsonl", content)]))
+    assert report.rejected
+    assert report.problems == [f"{tmp_path / 'x.jsonl'}: line 2: id: 'x:1' already used at line 1"]
+
+
+# --- the team's fixtures and the real CFLUE file ------------------------------------------------
+
+
+FIXTURE_COUNTS = {
+    "econ_ordering.csv": {"ordering": 36},
+    "econ_ordering_5events.csv": {"ordering": 3},
+    "cflue_mcq.json": {"single": 20, "multi": 10, "truefalse": 8},
+    "shots_ordering.jsonl": {"ordering": 5},
+}
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURE_COUNTS))
+def test_fixture_files_import_cleanly(database: Database, name: str) -> None:
+    path = FIXTURES / name
+    if not path.exists():
+        pytest.skip(f"{path} not written yet")
+    report = only(import_files(database, [path]))
+    assert report.stored and report.invalid == 0, report.problems
+    assert {kind: t.added for kind, t in report.by_kind.items()} == FIXTURE_COUNTS[name]
+    assert only(import_files(database, [path])).tally.added == 0
+
+
+def test_fixture_near_duplicates_are_flagged(database: Database) -> None:
+    if not (FIXTURES / "econ_ordering.csv").exists():
+        pytest.skip("fixtures not written yet")
+    import_files(database, [FIXTURES / "econ_ordering.csv", FIXTURES / "cflue_mcq.json"])
+    with database.session() as session:
+        flagged = {
+            item.id: item.suspected_duplicate_of
+            for item in iter_items(session)
+            if item.suspected_duplicate_of
+        }
+    assert flagged == {"econ_ordering:34": "econ_ordering:1", "cflue_mcq:37": "cflue_mcq:2"}
+
+
+def test_the_real_cflue_file_imports_once(database: Database, cflue_knowledge: Path) -> None:
+    report = only(import_files(database, [cflue_knowledge]))
+    assert report.stored and report.invalid == 0
+    assert report.tally.added == 3864
+    assert {kind: t.added for kind, t in report.by_kind.items()} == {
+        "single": 2345,
+        "multi": 1171,
+        "truefalse": 348,
+    }
+    again = only(import_files(database, [cflue_knowledge]))
+    assert (again.tally.added, again.tally.updated, again.tally.unchanged) == (0, 0, 3864)
+    with database.engine.connect() as connection:
+        assert connection.execute(text("SELECT count(*) FROM item")).scalar() == 3864
+        assert connection.execute(text("SELECT count(*) FROM item_revision")).scalar() == 3864
+    with database.session() as session:
+        first = get_item(session, "knowledge:1")
+    assert first.meta == {"名称": "注册会计师"} and first.language == "zh"
+    assert first.key == "D" and first.explanation is None
