@@ -1,0 +1,403 @@
+"""Export items as an lm-evaluation-harness task folder that scores them the way vetbench does.
+
+``lm_eval --model hf --model_args pretrained=MODEL --tasks vetbench --include_path DIR``
+
+Same prompts: each document carries the exact prompt vetbench builds for it
+(``evaluator.prompts.build_prompt``: instructions, the seeded shots, the question),
+and the tasks take it as is (``num_fewshot: 0``; the shots are already inside).
+Same decoding: ``generate_until`` with greedy decoding, the same stop sequences and
+answer budget.  Same extraction and metrics: the folder's ``utils.py`` imports
+``evaluator.extraction`` and ``evaluator.metrics`` from the installed vetbench, so
+both tools read answers with one piece of code.
+
+What the folder holds:
+
+- ``<name>_<kind>.yaml``: one generation task per item kind present, with
+  ``exact_match``, ``unparsed`` and ``pairwise_accuracy`` (ordering),
+  ``weighted_f1`` (multiple choice, CFLUE's) and ``set_f1`` (multi-answer);
+- ``_<name>.yaml``: the group ``<name>`` over them (exact match weighted by size);
+- ``<name>_mc_<kind>.yaml`` and the group ``<name>_mc``: score mode, the
+  ``multiple_choice`` variant ranking every candidate answer by log-likelihood
+  (``acc``, ``acc_norm``). Candidates are the choice letters for single-answer and
+  true/false items, every non-empty set of letters for multi-answer items, and every
+  order for ordering items; items whose candidates would exceed
+  ``MAX_SCORE_CANDIDATES`` are left out of score mode (the manifest names them);
+- ``data/<task>.jsonl`` and ``utils.py``; ``vetbench-export.json`` (the manifest).
+
+A model with a chat template sees the prompt through it in ``vetbench eval``; pass
+``--apply_chat_template`` to lm_eval for the same text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from itertools import combinations, permutations
+from math import factorial
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from db.answers import ItemKind
+from db.engine import Database
+from db.exporter import ExportError
+from db.items import ItemSnapshot, iter_items
+from evaluator.export_folder import ExportSummary, count_kinds, select_items, write_folder
+from evaluator.prompts import (
+    DEFAULT_SHOT_SEED,
+    PromptTemplates,
+    answer_text,
+    build_prompt,
+    load_shot_file,
+    load_templates,
+    max_new_tokens,
+    select_shots,
+    stop_sequences,
+    template_language,
+)
+
+DEFAULT_TASK_NAME = "vetbench"
+MAX_SCORE_CANDIDATES = 120  # every order of 5 events; 6 events would be 720 forward passes
+DATA_DIR = "data"
+
+UTILS_PY = '''\
+"""Helpers for the vetbench tasks in this folder (written by `vetbench export --format lm-eval`).
+
+Answers are read and scored by vetbench itself (`evaluator.extraction`,
+`evaluator.metrics`), so vetbench must be installed in the environment that runs lm_eval.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import datasets
+
+from evaluator.extraction import extract_answer
+from evaluator.metrics import score_answer, weighted_f1
+
+HERE = Path(__file__).resolve().parent
+
+
+def load_docs(data_file: str, **_metadata):
+    """The task's documents, read from this folder wherever it has been moved."""
+    test = datasets.load_dataset("json", data_files=str(HERE / data_file), split="train")
+    return datasets.DatasetDict({"test": test})
+
+
+def process_results(doc, results):
+    """Read the answer from the generated text and score it the way `vetbench eval` does."""
+    parsed = extract_answer(doc["kind"], results[0], doc["labels"])
+    scores = score_answer(doc["kind"], parsed, doc["answer"])
+    figures = {"exact_match": float(scores["correct"]), "unparsed": float(parsed is None)}
+    if doc["kind"] == "ordering":
+        figures["pairwise_accuracy"] = float(scores["pairwise"])
+    else:
+        figures["weighted_f1"] = (doc["answer"], parsed)
+    if doc["kind"] == "multi":
+        figures["set_f1"] = float(scores["set_f1"])
+    return figures
+
+
+def aggregate_weighted_f1(pairs):
+    """CFLUE's weighted F1 over (key, parsed answer) pairs; unparsed is a class of its own."""
+    keys = [key for key, _ in pairs]
+    predictions = [parsed for _, parsed in pairs]
+    return weighted_f1(keys, predictions)
+'''
+
+
+class _FunctionTag:
+    """A ``!function module.name`` value in a task YAML (lm-eval resolves it on load)."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+
+
+def _represent_function(dumper: yaml.SafeDumper, value: _FunctionTag) -> yaml.Node:
+    return dumper.represent_scalar("!function", value.target)
+
+
+class _TaskDumper(yaml.SafeDumper):
+    pass
+
+
+_TaskDumper.add_representer(_FunctionTag, _represent_function)
+
+
+def _dump_yaml(config: dict[str, Any]) -> str:
+    return yaml.dump(config, Dumper=_TaskDumper, sort_keys=False, allow_unicode=True, width=100)
+
+
+def answer_delimiter(templates: PromptTemplates, language: str) -> str:
+    """What the shot template writes between the answer cue and the answer (``" "`` in
+    English: ``Answer: B``; nothing in Chinese: ``答案：B``)."""
+    rendered = templates.render(
+        f"shot.{template_language(language)}.txt", question_block="\x00", answer="\x01"
+    )
+    start, end = rendered.find("\x00"), rendered.find("\x01")
+    return rendered[start + 1 : end] if 0 <= start < end else " "
+
+
+def score_candidates(item: ItemSnapshot) -> list[str] | None:
+    """Every answer score mode ranks for ``item`` (canonical), or None when there are too many."""
+    labels = item.labels
+    if item.kind is ItemKind.ORDERING:
+        if factorial(len(labels)) > MAX_SCORE_CANDIDATES:
+            return None
+        return ["".join(order) for order in permutations(labels)]
+    if item.kind is ItemKind.MULTI:
+        if 2 ** len(labels) - 1 > MAX_SCORE_CANDIDATES:
+            return None
+        return [
+            "".join(subset)
+            for size in range(1, len(labels) + 1)
+            for subset in combinations(labels, size)
+        ]
+    return list(labels)
+
+
+def _shot_pool(database: Database, shot_file: Path | None) -> tuple[list[ItemSnapshot], bool]:
+    if shot_file is not None:
+        return load_shot_file(shot_file), True
+    with database.session() as session:
+        return list(iter_items(session)), False
+
+
+def _prompts_for(
+    items: Sequence[ItemSnapshot],
+    pool: Sequence[ItemSnapshot],
+    *,
+    shots: int,
+    seed: int,
+    from_shot_file: bool,
+    templates: PromptTemplates,
+) -> tuple[dict[str, Any], dict[tuple[str, str], list[str]]]:
+    """The prompt of every item, and the shots used per (kind, language) prefix."""
+    evaluated = {item.id for item in items}
+    shots_by_prefix: dict[tuple[ItemKind, str], list[ItemSnapshot]] = {}
+    prompts = {}
+    for item in items:
+        group = (item.kind, template_language(item.language))
+        if group not in shots_by_prefix:
+            if from_shot_file:  # the user's own shots, in file order
+                chosen = [shot for shot in pool if shot.kind is item.kind][:shots]
+            else:
+                chosen = select_shots(
+                    pool, item.kind, shots, seed=seed, exclude_ids=evaluated, language=item.language
+                )
+            shots_by_prefix[group] = chosen
+        prompts[item.id] = build_prompt(item, shots_by_prefix[group], templates)
+    used = {
+        (kind.value, language): [s.id for s in chosen]
+        for (kind, language), chosen in shots_by_prefix.items()
+    }
+    return prompts, used
+
+
+def _document(item: ItemSnapshot, prompt: Any, templates: PromptTemplates) -> dict[str, Any]:
+    language = template_language(item.language)
+    return {
+        "id": item.id,
+        "kind": item.kind.value,
+        "source": item.source,
+        "language": item.language,
+        "revision": item.revision,
+        "labels": item.labels,
+        "answer": item.key,
+        "answer_text": answer_text(item.kind, item.key),
+        "prompt": prompt.text,
+        "prefix": prompt.prefix,
+        "question": prompt.question,
+        "stop": list(stop_sequences(item.kind, templates, language)),
+        "max_new_tokens": max_new_tokens(item.kind, len(item.labels)),
+        "answer_delimiter": answer_delimiter(templates, language),
+    }
+
+
+def _with_candidates(document: dict[str, Any], item: ItemSnapshot) -> dict[str, Any] | None:
+    candidates = score_candidates(item)
+    if candidates is None:
+        return None
+    delimiter = document["answer_delimiter"]
+    return {
+        **document,
+        "candidates": candidates,
+        "choice_texts": [delimiter + answer_text(item.kind, c) for c in candidates],
+        "target_index": candidates.index(item.key),
+    }
+
+
+def _generation_task(name: str, data_file: str, docs: list[dict[str, Any]], kind: str) -> str:
+    stops: list[str] = []
+    for doc in docs:
+        stops += [stop for stop in doc["stop"] if stop not in stops]
+    metrics = [{"metric": "exact_match", "aggregation": "mean", "higher_is_better": True}]
+    if kind == ItemKind.ORDERING:
+        metrics.append(
+            {"metric": "pairwise_accuracy", "aggregation": "mean", "higher_is_better": True}
+        )
+    else:
+        metrics.append(
+            {
+                "metric": "weighted_f1",
+                "aggregation": _FunctionTag("utils.aggregate_weighted_f1"),
+                "higher_is_better": True,
+            }
+        )
+    if kind == ItemKind.MULTI:
+        metrics.append({"metric": "set_f1", "aggregation": "mean", "higher_is_better": True})
+    metrics.append({"metric": "unparsed", "aggregation": "mean", "higher_is_better": False})
+    return _dump_yaml(
+        {
+            "task": name,
+            "custom_dataset": _FunctionTag("utils.load_docs"),
+            "dataset_kwargs": {"data_file": data_file},
+            "test_split": "test",
+            "output_type": "generate_until",
+            "num_fewshot": 0,
+            "doc_to_text": "prompt",
+            "doc_to_target": "answer_text",
+            "generation_kwargs": {
+                "until": stops,
+                "do_sample": False,
+                "max_gen_toks": max(doc["max_new_tokens"] for doc in docs),
+            },
+            "process_results": _FunctionTag("utils.process_results"),
+            "metric_list": metrics,
+            "metadata": {"version": 1.0},
+        }
+    )
+
+
+def _score_task(name: str, data_file: str) -> str:
+    return _dump_yaml(
+        {
+            "task": name,
+            "custom_dataset": _FunctionTag("utils.load_docs"),
+            "dataset_kwargs": {"data_file": data_file},
+            "test_split": "test",
+            "output_type": "multiple_choice",
+            "num_fewshot": 0,
+            "doc_to_text": "prompt",
+            "doc_to_choice": "choice_texts",
+            "doc_to_target": "target_index",
+            "target_delimiter": "",
+            "metric_list": [
+                {"metric": "acc", "aggregation": "mean", "higher_is_better": True},
+                {"metric": "acc_norm", "aggregation": "mean", "higher_is_better": True},
+            ],
+            "metadata": {"version": 1.0},
+        }
+    )
+
+
+def _group(name: str, tasks: list[str], metric: str) -> str:
+    return _dump_yaml(
+        {
+            "group": name,
+            "task": tasks,
+            "aggregate_metric_list": [
+                {"metric": metric, "aggregation": "mean", "weight_by_size": True}
+            ],
+            "metadata": {"version": 1.0},
+        }
+    )
+
+
+def _jsonl(docs: list[dict[str, Any]]) -> str:
+    return "".join(json.dumps(doc, ensure_ascii=False) + "\n" for doc in docs)
+
+
+def export_lm_eval(
+    db: Database,
+    out_dir: Path | str,
+    *,
+    status: str | None = "approved",
+    kind: str | None = None,
+    source: str | None = None,
+    shots: int = 5,
+    seed: int = DEFAULT_SHOT_SEED,
+    shot_file: Path | None = None,
+    templates_dir: Path | None = None,
+    task_name: str = DEFAULT_TASK_NAME,
+) -> ExportSummary:
+    """Write the selected items as an lm-eval task folder (see the module docstring).
+
+    Shots are drawn as ``vetbench eval`` draws them: a seeded selection of items
+    outside the exported set, one selection per kind and language, or the items of
+    ``shot_file``.
+    """
+    if shots < 0:
+        raise ExportError(f"shots must be 0 or more, got {shots}")
+    out_dir = Path(out_dir)
+    selection, items = select_items(db, status=status, kind=kind, source=source)
+    templates = load_templates(templates_dir)
+    pool, from_shot_file = _shot_pool(db, shot_file)
+    prompts, shots_used = _prompts_for(
+        items, pool, shots=shots, seed=seed, from_shot_file=from_shot_file, templates=templates
+    )
+
+    by_kind: dict[str, list[ItemSnapshot]] = defaultdict(list)
+    for item in items:
+        by_kind[item.kind.value].append(item)
+    files: dict[str, str] = {"utils.py": UTILS_PY}
+    generation_tasks, score_tasks, too_many_candidates = [], [], []
+    for kind_name in sorted(by_kind):
+        kind_items = by_kind[kind_name]
+        docs = [_document(item, prompts[item.id], templates) for item in kind_items]
+        task = f"{task_name}_{kind_name}"
+        data_file = f"{DATA_DIR}/{task}.jsonl"
+        files[data_file] = _jsonl(docs)
+        files[f"{task}.yaml"] = _generation_task(task, data_file, docs, kind_name)
+        generation_tasks.append(task)
+
+        scored = []
+        for doc, item in zip(docs, kind_items, strict=True):
+            with_candidates = _with_candidates(doc, item)
+            if with_candidates is None:
+                too_many_candidates.append(item.id)
+            else:
+                scored.append(with_candidates)
+        if scored:
+            score_task = f"{task_name}_mc_{kind_name}"
+            score_file = f"{DATA_DIR}/{score_task}.jsonl"
+            files[score_file] = _jsonl(scored)
+            files[f"{score_task}.yaml"] = _score_task(score_task, score_file)
+            score_tasks.append(score_task)
+    files[f"_{task_name}.yaml"] = _group(task_name, generation_tasks, "exact_match")
+    if score_tasks:
+        files[f"_{task_name}_mc.yaml"] = _group(f"{task_name}_mc", score_tasks, "acc")
+
+    written = write_folder(
+        out_dir,
+        files,
+        export_format="lm-eval",
+        selection=selection,
+        extra_manifest={
+            "items": len(items),
+            "shots": shots,
+            "seed": seed,
+            "shot_file": str(shot_file) if shot_file else None,
+            "template_hash": templates.hash,
+            "shots_used": {f"{k}/{lang}": ids for (k, lang), ids in shots_used.items()},
+            "left_out_of_score_mode": too_many_candidates,
+            "tasks": generation_tasks,
+            "score_tasks": score_tasks,
+        },
+    )
+    groups = [task_name] + ([f"{task_name}_mc"] if score_tasks else [])
+    return ExportSummary(
+        path=out_dir,
+        format="lm-eval",
+        count=len(items),
+        by_kind=count_kinds(items),
+        files=written,
+        tasks=groups + generation_tasks + score_tasks,
+        command=(
+            f"lm_eval --model hf --model_args pretrained=MODEL --tasks {task_name} "
+            f"--include_path {out_dir} [--apply_chat_template]"
+        ),
+    )

@@ -1,0 +1,182 @@
+"""The lm-eval export: lm-eval's own task loader finds and builds the tasks, and each document's
+prompt is exactly the one vetbench builds for that item. No model is run here."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from eval_helpers import mixed_set, ordering, store
+
+from db.engine import Database
+from db.exporter import ExportError
+from db.items import iter_items
+from db.models import ItemStatus
+from db.validation import ItemDraft
+from evaluator.export_lm_eval import MAX_SCORE_CANDIDATES, export_lm_eval
+from evaluator.prompts import build_prompt, load_templates, select_shots, stop_sequences
+
+lm_eval_tasks = pytest.importorskip("lm_eval.tasks")
+
+ROOT = Path(__file__).resolve().parent.parent
+SHOT_FILE = ROOT / "fixtures" / "shots_ordering.jsonl"
+
+
+def load_tasks(folder: Path, names: list[str], *, defaults: bool = False) -> dict[str, Any]:
+    manager = lm_eval_tasks.TaskManager(include_path=str(folder), include_defaults=defaults)
+    return manager.load(names)
+
+
+def vetbench_prompts(database: Database, shots: int) -> dict[str, str]:
+    """The prompt vetbench gives each approved item: seeded shots from outside the set."""
+    templates = load_templates()
+    with database.session() as session:
+        pool = list(iter_items(session))
+    evaluated = [item for item in pool if item.status == ItemStatus.APPROVED]
+    excluded = {item.id for item in evaluated}
+    prompts = {}
+    for item in evaluated:
+        chosen = select_shots(
+            pool, item.kind, shots, seed=1234, exclude_ids=excluded, language=item.language
+        )
+        prompts[item.id] = build_prompt(item, chosen, templates).text
+    return prompts
+
+
+@pytest.mark.slow
+def test_task_loader_finds_and_builds_the_tasks(database: Database, tmp_path: Path) -> None:
+    approved = mixed_set(database)
+    out = tmp_path / "task"
+    summary = export_lm_eval(database, out, shots=5)
+    assert summary.count == 8 and summary.by_kind["ordering"] == 2
+    assert "vetbench" in summary.tasks and "--include_path" in summary.command
+
+    # the default index as lm_eval builds it: the exported names must not clash with built-ins
+    manager = lm_eval_tasks.TaskManager(include_path=str(out))
+    assert {"vetbench", "vetbench_mc", "vetbench_ordering", "vetbench_mc_multi"} <= set(
+        manager.all_tasks
+    )
+    loaded = manager.load(["vetbench"])
+    assert set(loaded["tasks"]) == {
+        "vetbench_multi",
+        "vetbench_ordering",
+        "vetbench_single",
+        "vetbench_truefalse",
+    }
+    expected = vetbench_prompts(database, shots=5)
+    seen = {}
+    for task in loaded["tasks"].values():
+        assert task.OUTPUT_TYPE == "generate_until"
+        for doc in task.test_docs():
+            assert task.doc_to_text(doc) == expected[doc["id"]]
+            assert task.fewshot_context(doc, 0) == expected[doc["id"]]
+            seen[doc["id"]] = doc
+    assert sorted(seen) == sorted(approved)
+
+
+def test_generation_settings_and_scoring_match_vetbench(database: Database, tmp_path: Path) -> None:
+    mixed_set(database)
+    out = tmp_path / "task"
+    export_lm_eval(database, out, shots=1)
+    tasks = load_tasks(out, ["vetbench"])["tasks"]
+
+    ordering_task = tasks["vetbench_ordering"]
+    kwargs = ordering_task.config.generation_kwargs
+    assert kwargs["do_sample"] is False
+    assert set(kwargs["until"]) == set(stop_sequences("ordering", load_templates(), "en"))
+    doc = next(d for d in ordering_task.test_docs() if d["id"] == "econ:1")
+    assert ordering_task.doc_to_target(doc) == "D, A, C, B"
+    # the answer is read by vetbench's extraction and scored by its metrics
+    assert ordering_task.process_results(doc, [" D, A, C, B"]) == {
+        "exact_match": 1.0,
+        "unparsed": 0.0,
+        "pairwise_accuracy": 1.0,
+    }
+    assert ordering_task.process_results(doc, ["The order is D, A, B, C."])[
+        "pairwise_accuracy"
+    ] == pytest.approx(5 / 6)
+    assert ordering_task.process_results(doc, ["A company grows."])["unparsed"] == 1.0
+
+    multi = tasks["vetbench_multi"]
+    multi_doc = next(d for d in multi.test_docs() if d["id"] == "cflue:3")  # key ABD
+    figures = multi.process_results(multi_doc, ["答案：BA"])
+    assert figures["exact_match"] == 0.0 and figures["set_f1"] == pytest.approx(0.8)
+    aggregate = multi.aggregation()["weighted_f1"]
+    assert aggregate([("ABD", "ABD"), ("BC", None)]) == pytest.approx(0.5)
+
+    truefalse = tasks["vetbench_truefalse"]
+    tf_doc = next(d for d in truefalse.test_docs() if d["id"] == "cflue:6")  # key B
+    assert truefalse.process_results(tf_doc, ["错"])["exact_match"] == 1.0
+
+
+def test_score_mode_variant_ranks_every_candidate(database: Database, tmp_path: Path) -> None:
+    mixed_set(database)
+    store(
+        database,
+        [
+            (
+                "big:1",
+                ItemDraft(
+                    kind="ordering",
+                    prompt="Six events.",
+                    choices={label: f"event {label}" for label in "ABCDEF"},
+                    key="FEDCBA",
+                ),
+            )
+        ],
+    )
+    out = tmp_path / "task"
+    summary = export_lm_eval(database, out, shots=0)
+    manifest = json.loads((out / "vetbench-export.json").read_text(encoding="utf-8"))
+    assert manifest["left_out_of_score_mode"] == ["big:1"]
+    assert summary.by_kind["ordering"] == 3
+
+    tasks = load_tasks(out, ["vetbench_mc"])["tasks"]
+    ordering_task = tasks["vetbench_mc_ordering"]
+    assert ordering_task.OUTPUT_TYPE == "multiple_choice"
+    doc = next(d for d in ordering_task.test_docs() if d["id"] == "econ:1")
+    choices = ordering_task.doc_to_choice(doc)
+    assert len(choices) == 24 <= MAX_SCORE_CANDIDATES
+    assert choices[ordering_task.doc_to_target(doc)] == " D, A, C, B"  # "Answer: D, A, C, B"
+
+    multi_doc = next(d for d in tasks["vetbench_mc_multi"].test_docs() if d["id"] == "cflue:4")
+    multi_choices = tasks["vetbench_mc_multi"].doc_to_choice(multi_doc)
+    assert len(multi_choices) == 15
+    assert multi_choices[tasks["vetbench_mc_multi"].doc_to_target(multi_doc)] == " BC"
+
+    single = tasks["vetbench_mc_single"]  # Chinese items: "答案：B", no space
+    single_doc = next(d for d in single.test_docs() if d["id"] == "cflue:2")
+    assert single.doc_to_choice(single_doc) == ["A", "B", "C", "D"]
+    assert single.doc_to_target(single_doc) == 2
+    requests = single.construct_requests(single_doc, single.doc_to_text(single_doc))
+    assert requests[2].args == (single_doc["prompt"], "C")
+
+
+def test_shot_file_and_relocated_folder(database: Database, tmp_path: Path) -> None:
+    mixed_set(database)
+    out = tmp_path / "task"
+    export_lm_eval(database, out, kind="ordering", shots=3, shot_file=SHOT_FILE)
+    moved = tmp_path / "elsewhere" / "copy"
+    shutil.copytree(out, moved)
+    shutil.rmtree(out)
+
+    tasks = load_tasks(moved, ["vetbench"])["tasks"]
+    assert set(tasks) == {"vetbench_ordering"}
+    docs = list(tasks["vetbench_ordering"].test_docs())
+    prompt = docs[0]["prompt"]
+    assert prompt.count("Question:") == 4  # three shots from the file, then the item
+    file_shots = [json.loads(line) for line in SHOT_FILE.read_text(encoding="utf-8").splitlines()]
+    assert [shot["prompt"] in prompt for shot in file_shots] == [True, True, True, False, False]
+    assert all(doc["prefix"] == docs[0]["prefix"] for doc in docs)  # one shared prefix
+
+
+def test_bad_requests_change_nothing(database: Database, tmp_path: Path) -> None:
+    store(database, [("x:1", ordering(1))], status=ItemStatus.PENDING)
+    with pytest.raises(ExportError, match="no items to export"):
+        export_lm_eval(database, tmp_path / "task")
+    with pytest.raises(ExportError, match="shots"):
+        export_lm_eval(database, tmp_path / "task", status="pending", shots=-1)
+    assert not (tmp_path / "task").exists()
