@@ -1,9 +1,378 @@
-"""CLI commands: generate (filled in by its feature)."""
+"""CLI commands: ``generate`` (candidate items from an OpenAI-compatible model) and ``rejects``.
+
+The generation machinery (the openai package, the database layer) is imported
+inside the commands, so ``vetbench --help`` stays instant.
+"""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 import click
+
+from reviewer.cli.common import default_user, fail, open_db, print_json
+
+if TYPE_CHECKING:
+    from evaluator.generation import GenerationSummary
+
+GENERATE_KINDS = ("ordering", "mcq")
+EXIT_INTERRUPTED = 130
+
+
+class _GenerationProgressBar:
+    """A progress bar on stderr counting ok, invalid, retried and failed (a terminal only)."""
+
+    def __init__(self, total: int) -> None:
+        self._bar: Any = None
+        if total and sys.stderr.isatty():
+            self._bar = click.progressbar(
+                length=total,
+                label="generating",
+                file=sys.stderr,
+                width=24,
+                show_pos=True,
+                item_show_func=lambda summary: _tally_line(summary) if summary else None,
+            )
+            self._bar.__enter__()
+
+    def advance(self, summary: GenerationSummary) -> None:
+        if self._bar is not None:
+            self._bar.update(1, summary)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+            self._bar = None
+
+
+def _tally_line(summary: GenerationSummary) -> str:
+    return (
+        f"ok {summary.stored}  invalid {summary.rejected}  "
+        f"retried {summary.retried}  failed {summary.failed}"
+    )
+
+
+def _summary_dict(summary: GenerationSummary, source: str, model: str) -> dict[str, Any]:
+    return {
+        "source": source,
+        "model": model,
+        "planned": summary.planned,
+        "skipped": summary.skipped,
+        "stored": summary.stored,
+        "rejected": summary.rejected,
+        "failed": summary.failed,
+        "retried": summary.retried,
+        "cached": summary.cached,
+        "interrupted": summary.interrupted,
+        "reject_reasons": dict(summary.reject_reasons),
+        "failures": list(summary.failures),
+    }
+
+
+def _echo_summary(summary: GenerationSummary, source: str) -> None:
+    click.echo(
+        f"source {source}: {summary.planned} planned, {summary.skipped} already done, "
+        f"{summary.stored} stored as pending, {summary.rejected} invalid, "
+        f"{summary.failed} failed"
+    )
+    click.echo(f"  {summary.retried} retried requests, {summary.cached} answers from the cache")
+    if summary.reject_reasons:
+        reasons = ", ".join(
+            f"{name} {count}" for name, count in summary.reject_reasons.most_common()
+        )
+        click.echo(f"  invalid by field: {reasons}  (see: vetbench rejects --source {source})")
+    for failure in summary.failures:
+        click.echo(f"  failed: {failure}", err=True)
+    if summary.interrupted:
+        click.echo("  interrupted: run the same command again to continue", err=True)
+    elif summary.failed:
+        click.echo("  run the same command again to retry the failed requests", err=True)
+
+
+@click.command("generate")
+@click.option(
+    "--articles",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Articles to write items from: CSV (title,text[,id]) or JSONL.",
+)
+@click.option(
+    "--questions",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="With --kind mcq: CFLUE JSON questions to reword (options shuffled, key remapped).",
+)
+@click.option("--kind", type=click.Choice(GENERATE_KINDS), required=True, help="Items to write.")
+@click.option("--model", required=True, help="Model name as the server knows it.")
+@click.option(
+    "--base-url", default=None, help="OpenAI-compatible server, e.g. http://host:8000/v1."
+)
+@click.option(
+    "--api-key-env",
+    default="OPENAI_API_KEY",
+    show_default=True,
+    metavar="VAR",
+    help="Environment variable holding the API key (never the key itself).",
+)
+@click.option(
+    "--n",
+    "samples",
+    type=click.IntRange(1, 100),
+    default=1,
+    show_default=True,
+    help="Items per article or question.",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1, 64),
+    default=4,
+    show_default=True,
+    help="Requests at once.",
+)
+@click.option(
+    "--source",
+    default=None,
+    help="Source name for the items [default: FILE-STEM-KIND]; ids are SOURCE:ARTICLE:N.",
+)
+@click.option(
+    "--templates",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="Folder whose generate_*.txt files replace the built-in prompt templates.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(0, min_open=True),
+    default=60.0,
+    show_default=True,
+    help="Seconds to wait for one answer.",
+)
+@click.option(
+    "--max-retries",
+    type=click.IntRange(0, 50),
+    default=5,
+    show_default=True,
+    help="Extra attempts after a 429, 5xx, timeout or garbled answer.",
+)
+@click.option(
+    "--max-wait",
+    type=click.FloatRange(0),
+    default=60.0,
+    show_default=True,
+    help="Longest wait between attempts, in seconds (caps Retry-After too).",
+)
+@click.option("--temperature", type=click.FloatRange(0, 2), default=0.7, show_default=True)
+@click.option("--max-tokens", type=click.IntRange(16, 65536), default=1024, show_default=True)
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed for the option shuffle of rewritten questions.",
+)
+@click.option(
+    "--structured/--no-structured",
+    default=True,
+    show_default=True,
+    help="Ask for JSON-schema output (falls back to text if the server refuses).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.pass_context
+def generate_command(
+    ctx: click.Context,
+    articles: Path | None,
+    questions: Path | None,
+    kind: str,
+    model: str,
+    base_url: str | None,
+    api_key_env: str,
+    samples: int,
+    concurrency: int,
+    source: str | None,
+    templates: Path | None,
+    timeout: float,
+    max_retries: int,
+    max_wait: float,
+    temperature: float,
+    max_tokens: int,
+    seed: int,
+    structured: bool,
+    as_json: bool,
+) -> None:
+    """Write candidate items with an OpenAI-compatible model; they enter review as pending.
+
+    \b
+    Ordering (EconLogicQA):  --kind ordering --articles FILE
+    New MCQ from articles:   --kind mcq --articles FILE
+    Reworded exam questions: --kind mcq --questions CFLUE.json   (CFLUE)
+
+    Invalid answers are kept with the reason (vetbench rejects). Run the same
+    command again to continue after Ctrl-C or failures: finished items are skipped
+    and earlier answers come from the response cache.
+    """
+    from db.importer import source_slug
+    from evaluator.generation import (
+        GenerationAbortedError,
+        GenerationSummary,
+        plan_from_articles,
+        plan_rewrites,
+        run_generation,
+        split_done,
+    )
+    from evaluator.generation_inputs import InputError, read_articles, read_questions
+    from evaluator.generation_templates import (
+        GenerationMode,
+        GenerationTemplateError,
+        load_generation_template,
+    )
+    from evaluator.openai_client import ChatClient, ClientConfigError
+
+    if (articles is None) == (questions is None):
+        fail("give either --articles FILE or --questions FILE")
+    if questions is not None and kind != "mcq":
+        fail("--questions rewrites multiple-choice questions: use it with --kind mcq")
+    if questions is not None:
+        mode, input_path = GenerationMode.MCQ_REWRITE, questions
+    else:
+        assert articles is not None
+        mode = GenerationMode.ORDERING if kind == "ordering" else GenerationMode.MCQ_ARTICLE
+        input_path = articles
+    source = source or f"{source_slug(input_path)}-{'rewrite' if questions else kind}"
+    if not source.strip() or ":" in source:
+        fail(f"--source '{source}': must be non-empty and without ':' (ids are SOURCE:ARTICLE:N)")
+
+    try:
+        template = load_generation_template(mode, templates)
+        if questions is not None:
+            tasks = plan_rewrites(
+                read_questions(questions),
+                template=template,
+                source=source,
+                samples=samples,
+                seed=seed,
+            )
+        else:
+            tasks = plan_from_articles(
+                read_articles(input_path),
+                mode=mode,
+                template=template,
+                source=source,
+                samples=samples,
+            )
+    except (InputError, GenerationTemplateError) as error:
+        fail(str(error))
+
+    db = open_db(ctx)
+    todo, skipped = split_done(db, tasks)
+    summary = GenerationSummary(planned=len(tasks), skipped=skipped)
+    if not todo:
+        if as_json:
+            print_json(_summary_dict(summary, source, model))
+        else:
+            click.echo(f"source {source}: all {len(tasks)} items are already stored or rejected")
+        return
+    try:
+        client = ChatClient(
+            model,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            timeout=timeout,
+            max_retries=max_retries,
+            concurrency=concurrency,
+            database=db,
+            backoff_max_s=max_wait,
+        )
+    except ClientConfigError as error:
+        fail(str(error))
+
+    bar = _GenerationProgressBar(len(todo))
+
+    def stopping() -> None:
+        bar.close()
+        click.echo(
+            "stopping: waiting for requests already sent (their answers are cached)", err=True
+        )
+
+    aborted: str | None = None
+    try:
+        run_generation(
+            db,
+            client,
+            todo,
+            actor=default_user(),
+            temperature=temperature,
+            max_tokens=max_tokens,
+            structured=structured,
+            vary_samples=samples > 1,
+            summary=summary,
+            on_progress=bar.advance,
+            on_stopping=stopping,
+        )
+    except GenerationAbortedError as error:
+        aborted = str(error)
+    except KeyboardInterrupt:  # a second Ctrl-C while requests in flight were finishing
+        summary.interrupted = True
+    finally:
+        bar.close()
+        client.close()
+
+    if as_json:
+        print_json(_summary_dict(summary, source, model))
+    else:
+        _echo_summary(summary, source)
+    if aborted:
+        fail(f"stopped: {aborted}")
+    if summary.interrupted:
+        sys.exit(EXIT_INTERRUPTED)
+    if summary.failed:
+        sys.exit(1)
+
+
+@click.command("rejects")
+@click.option("--source", "sources", multiple=True, help="Only these sources (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="JSON, with the raw responses.")
+@click.pass_context
+def rejects_command(ctx: click.Context, sources: tuple[str, ...], as_json: bool) -> None:
+    """List generated items that failed validation, with the reason each was rejected."""
+    from sqlmodel import col, select
+
+    from db.models import GenerationReject
+
+    db = open_db(ctx)
+    query = select(GenerationReject).order_by(col(GenerationReject.id))
+    if sources:
+        query = query.where(col(GenerationReject.source).in_(sources))
+    with db.session() as session:
+        rows = list(session.exec(query))
+    if as_json:
+        print_json(
+            [
+                {
+                    "id": f"{row.source}:{row.article_id}:{row.sample_index}",
+                    "source": row.source,
+                    "article_id": row.article_id,
+                    "sample_index": row.sample_index,
+                    "kind": row.kind,
+                    "model": row.model,
+                    "prompt_hash": row.prompt_hash,
+                    "reason": row.reason,
+                    "raw_response": row.raw_response,
+                    "created_at": row.created_at.isoformat(),
+                }
+                for row in rows
+            ]
+        )
+        return
+    if not rows:
+        where = f" for source {', '.join(sources)}" if sources else ""
+        click.echo(f"no rejected generations{where}")
+        return
+    for row in rows:
+        click.echo(f"{row.source}:{row.article_id}:{row.sample_index}  [{row.model}]  {row.reason}")
+    click.echo(f"{len(rows)} rejected generation{'s' if len(rows) != 1 else ''}")
 
 
 def register(cli: click.Group) -> None:
     """Add this module's commands to the `vetbench` group."""
+    cli.add_command(generate_command)
+    cli.add_command(rejects_command)

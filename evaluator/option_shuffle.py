@@ -1,0 +1,70 @@
+"""Deterministic option shuffles with the key remapped, as CFLUE did when it rewrote questions.
+
+The shuffle is drawn from a seed string, so the same question, sample and seed
+always get the same order.  True/false items keep A = true, B = false.
+Letters that an explanation uses to point at options (``选项D``, ``option B``,
+``(C)``) are remapped too, so the explanation still matches the new labels.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from db.answers import LETTERS, ItemKind
+
+# How explanations point at options: 选项D / 选项AB, D项 / D选项, option(s) B, (C).
+_REFERENCE = re.compile(
+    r"(?P<pre>选项|[Oo]ptions?\s+|\()(?P<letters>[A-H]+)(?=[^A-Za-z]|$)"
+    r"|(?P<letters2>(?<![A-Za-z])[A-H]+)(?P<post>项|选项)"
+)
+
+
+@dataclass(frozen=True)
+class ShuffledOptions:
+    choices: dict[str, str]  # new label -> text
+    key: str  # the key in the new labels (a choice set sorted, an order in order)
+    source_labels: str  # the old label now under each new label: "CADB" = new A was old C
+
+    def new_label(self) -> dict[str, str]:
+        """Old label -> new label."""
+        return {old: LETTERS[index] for index, old in enumerate(self.source_labels)}
+
+
+def shuffle_options(
+    choices: Mapping[str, str], key: str, kind: ItemKind | str, seed: str
+) -> ShuffledOptions:
+    """A seeded, non-identity permutation of ``choices`` (identity for true/false).
+
+    ``key`` must be canonical for ``kind`` (see ``db.validation``).
+    """
+    old_labels = list(choices)
+    order = list(old_labels)
+    if ItemKind(kind) is not ItemKind.TRUEFALSE and len(order) > 1:
+        rng = random.Random(seed)
+        while order == old_labels:  # a "shuffle" that changes nothing would not be one
+            rng.shuffle(order)
+    mapping = {old: LETTERS[index] for index, old in enumerate(order)}
+    new_choices = {LETTERS[index]: choices[old] for index, old in enumerate(order)}
+    remapped = [mapping[letter] for letter in key]
+    if ItemKind(kind) is not ItemKind.ORDERING:  # a choice set is stored sorted; an order is not
+        remapped.sort(key=LETTERS.index)
+    return ShuffledOptions(new_choices, "".join(remapped), "".join(order))
+
+
+def remap_letter_references(text: str, mapping: Mapping[str, str]) -> str:
+    """Rewrite option letters in ``text`` (``选项D`` -> ``选项A``) through ``mapping`` (old -> new)."""
+
+    def swap(letters: str) -> str:
+        if not all(letter in mapping for letter in letters):
+            return letters  # not a reference to these options
+        return "".join(sorted((mapping[letter] for letter in letters), key=LETTERS.index))
+
+    def replace(match: re.Match[str]) -> str:
+        if match.group("letters") is not None:
+            return match.group("pre") + swap(match.group("letters"))
+        return swap(match.group("letters2")) + match.group("post")
+
+    return _REFERENCE.sub(replace, text)
