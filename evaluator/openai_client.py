@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import openai
@@ -107,6 +107,7 @@ class ChatOutcome:
     request: ChatRequest
     response: ChatResponse | None = None
     error: ChatError | None = None
+    latency_s: float = 0.0  # from the start of the request to its outcome, retries included
 
 
 class CallCounters:
@@ -216,7 +217,11 @@ class ChatClient:
         self, request: ChatRequest, *, stop_event: threading.Event | None = None
     ) -> ChatOutcome:
         """Make one request (or answer it from the cache), retrying as the policy allows."""
-        stop_event = stop_event or threading.Event()
+        started = time.perf_counter()
+        outcome = self._complete(request, stop_event or threading.Event())
+        return replace(outcome, latency_s=time.perf_counter() - started)
+
+    def _complete(self, request: ChatRequest, stop_event: threading.Event) -> ChatOutcome:
         structured = (
             request.json_schema is not None and self.structured_output_supported is not False
         )

@@ -1,0 +1,142 @@
+"""The OpenAI-compatible backend against a real HTTP server on 127.0.0.1: greedy requests built
+from the Backend protocol's records, results as they finish, transport failures as errors
+(not answers), the response cache, and no scoring."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fake_openai_server import FakeOpenAIServer, RecordedRequest, Reply, completion, server_error
+
+from db.engine import Database
+from evaluator.backends.base import GenerationRequest, Prompt, ScoringRequest
+from evaluator.backends.openai_backend import (
+    OpenAIBackend,
+    ScoringNotSupportedError,
+    cut_at_first_stop,
+)
+
+SECRET = "sk-backend-SECRET-1122334455"
+KEY_ENV = "VETBENCH_BACKEND_TEST_KEY"
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as running:
+        yield running
+
+
+@pytest.fixture(autouse=True)
+def _api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, SECRET)
+
+
+def make_backend(server: FakeOpenAIServer, **overrides: object) -> OpenAIBackend:
+    options: dict[str, object] = {
+        "base_url": server.base_url,
+        "api_key_env": KEY_ENV,
+        "timeout": 0.5,
+        "max_retries": 1,
+        "backoff_max_s": 0.01,
+    }
+    options.update(overrides)
+    return OpenAIBackend("fake-model", **options)  # type: ignore[arg-type]
+
+
+def request(item_id: str, question: str, **kwargs: object) -> GenerationRequest:
+    prompt = Prompt(prefix="Put the events in order.\n\n", question=question)
+    return GenerationRequest(item_id=item_id, prompt=prompt, **kwargs)  # type: ignore[arg-type]
+
+
+def answer_by_item(recorded: RecordedRequest) -> Reply:
+    # "Question 3 ..." -> "D, A, C, B" followed by a new question the stop should cut.
+    return completion(f" D, A, C, B\n\nQuestion: next ({recorded.user_text[-12:]})")
+
+
+def test_requests_are_greedy_user_messages_with_stops_and_budget(
+    server: FakeOpenAIServer,
+) -> None:
+    server.default = answer_by_item
+    backend = make_backend(server, concurrency=3)
+    stops = ("\n\n", "\nQuestion:")
+    requests = [
+        request(f"item:{i}", f"Question {i}\nAnswer:", stop=stops, max_new_tokens=24)
+        for i in range(7)
+    ]
+    results = list(backend.generate(requests))
+    assert sorted(r.item_id for r in results) == sorted(r.item_id for r in requests)
+    for result in results:
+        assert result.error is None
+        assert result.output == " D, A, C, B"  # cut at the blank line
+        assert result.prompt_text.startswith("Put the events in order.\n\nQuestion ")
+    for recorded in server.chat_requests():
+        body = recorded.body
+        assert body is not None
+        assert body["model"] == "fake-model" and body["temperature"] == 0.0
+        assert body["max_tokens"] == 24 and body["stop"] == list(stops)
+        assert body["messages"][0]["role"] == "user"
+        assert body["messages"][0]["content"].startswith("Put the events in order.")
+    assert server.max_in_flight <= 3
+
+
+def test_transport_failures_come_back_as_errors_not_answers(server: FakeOpenAIServer) -> None:
+    def broken_for_two(recorded: RecordedRequest) -> Reply:
+        if "broken" in recorded.user_text:
+            return server_error(500)
+        if "slow" in recorded.user_text:
+            return completion("B", delay_s=5)
+        return completion("B")
+
+    server.default = broken_for_two
+    backend = make_backend(server)
+    results = {
+        r.item_id: r
+        for r in backend.generate(
+            [request("ok", "fine"), request("bad", "broken"), request("late", "slow")]
+        )
+    }
+    assert results["ok"].error is None and results["ok"].output == "B"
+    assert results["bad"].error is not None and "HTTP 500" in results["bad"].error
+    assert "2 attempts" in results["bad"].error and results["bad"].output == ""
+    assert results["late"].error is not None and "timeout" in results["late"].error
+    assert len(server.chat_requests("broken")) == 2  # max_retries=1: retried once
+    assert all(SECRET not in (r.error or "") for r in results.values())
+
+
+def test_answers_are_cached_so_a_repeated_run_costs_nothing(
+    server: FakeOpenAIServer, database: Database
+) -> None:
+    server.default = lambda _r: completion("A")
+    first = make_backend(server, database=database)
+    assert [r.output for r in first.generate([request("x", "q")])] == ["A"]
+    second = make_backend(server, database=database)
+    assert [r.output for r in second.generate([request("x", "q")])] == ["A"]
+    assert len(server.chat_requests()) == 1
+
+
+def test_info_names_the_server_never_the_key(server: FakeOpenAIServer) -> None:
+    backend = make_backend(server)
+    assert backend.info.backend == "openai" and backend.info.model == "fake-model"
+    assert backend.info.params["base_url"] == server.base_url
+    assert SECRET not in repr(backend.info) and SECRET not in repr(backend)
+    assert backend.supports_scoring is False
+    with pytest.raises(ScoringNotSupportedError, match="--mode generate"):
+        list(backend.score([ScoringRequest("x", Prompt("", "q"), ("A", "B"))]))
+    backend.close()
+
+
+def test_more_stops_than_the_api_takes_are_applied_here(server: FakeOpenAIServer) -> None:
+    server.default = lambda _r: completion("C then E stop here")
+    backend = make_backend(server)
+    stops = ("\n\n", "\nQuestion:", "###", "<|end|>", " then")
+    (result,) = backend.generate([request("x", "q", stop=stops)])
+    assert result.output == "C"
+    (recorded,) = server.chat_requests()
+    assert recorded.body is not None and recorded.body["stop"] == list(stops[:4])
+
+
+def test_cut_at_first_stop_ignores_leading_blank_lines() -> None:
+    assert cut_at_first_stop("\n\nB\n\nQuestion", ("\n\n",)) == "\n\nB"
+    assert cut_at_first_stop("B", ("\n\n",)) == "B"
+    assert cut_at_first_stop("A\nQuestion: x", ("\n\n", "\nQuestion:")) == "A"
