@@ -1,0 +1,227 @@
+"""Agreement on categorical codes per judgment: alpha, Fleiss' kappa, Cohen's kappa, raw agreement.
+
+The same functions serve verdicts (7 categories, or keep/drop) and blind answers
+(each distinct answer a category).  Point estimates come from the reference
+libraries (``krippendorff``, statsmodels, scikit-learn); intervals from the
+vectorised bootstrap in ``bootstrap`` and ``coefficients``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from reviewer.agreement.bootstrap import BootstrapSettings, Figure, with_interval
+from reviewer.agreement.coefficients import (
+    alpha_statistic,
+    cohen_statistic,
+    fleiss_statistic,
+    unit_patterns,
+)
+from reviewer.agreement.data import within_unit_pairs
+
+IntArray = NDArray[np.int64]
+FloatArray = NDArray[np.float64]
+
+NO_PAIRS = "no item has judgments from two annotators"
+
+
+@dataclass(frozen=True)
+class Codes:
+    """One categorical code per judgment row, with the category names."""
+
+    row_unit: IntArray  # sorted
+    row_annotator: IntArray
+    codes: IntArray
+    labels: Sequence[str]
+    n_units: int
+
+    @property
+    def n_values(self) -> int:
+        return len(self.labels)
+
+
+@dataclass(frozen=True)
+class PairKappa:
+    """Cohen's kappa of two annotators over the items both judged."""
+
+    first: str
+    second: str
+    kappa: Figure
+
+
+def import_reference_libraries() -> None:
+    """Import krippendorff, statsmodels and scikit-learn now (they take a second or two)."""
+    import krippendorff  # noqa: F401
+    from sklearn.metrics import cohen_kappa_score  # noqa: F401
+    from statsmodels.stats.inter_rater import fleiss_kappa  # noqa: F401
+
+
+def _pairable_value_counts(codes: Codes) -> tuple[FloatArray, IntArray]:
+    """(units with two or more judgments) x categories counts, and the used categories."""
+    table = np.bincount(
+        codes.row_unit * codes.n_values + codes.codes, minlength=codes.n_units * codes.n_values
+    ).reshape(codes.n_units, codes.n_values)
+    pairable = table[table.sum(axis=1) >= 2]
+    used = np.flatnonzero(pairable.sum(axis=0))
+    return pairable.astype(np.float64), used
+
+
+def _one_category_reason(codes: Codes, used: IntArray, what: str) -> str:
+    return (
+        f"every compared judgment has the same {what} ({codes.labels[int(used[0])]}); "
+        "the coefficient needs two categories in use"
+    )
+
+
+def krippendorff_alpha(
+    codes: Codes, settings: BootstrapSettings, name: str, *, what: str = "value"
+) -> Figure:
+    """Nominal Krippendorff's alpha over every unit judged at least twice (missing allowed)."""
+    import krippendorff
+
+    table, used = _pairable_value_counts(codes)
+    if table.shape[0] == 0:
+        return Figure.undefined(NO_PAIRS)
+    if used.size < 2:
+        return Figure.undefined(_one_category_reason(codes, used, what), n=table.shape[0])
+    value = krippendorff.alpha(value_counts=table[:, used], level_of_measurement="nominal")
+    figure = Figure.of(value, table.shape[0])
+    patterns = unit_patterns(codes.row_unit, codes.codes, codes.n_units, codes.n_values)
+    return with_interval(figure, alpha_statistic(patterns), patterns.counts, settings, name)
+
+
+def distance_alpha(
+    codes: Codes,
+    distance: FloatArray | None,
+    settings: BootstrapSettings,
+    name: str,
+    *,
+    what: str = "value",
+) -> Figure:
+    """Krippendorff's alpha with a distance matrix over the categories (None: nominal).
+
+    For value domains too large for the ``krippendorff`` package's dense
+    (units x values x values) arrays, and for distances it does not offer (MASI).
+    """
+    patterns = unit_patterns(codes.row_unit, codes.codes, codes.n_units, codes.n_values)
+    if patterns.n_units == 0:
+        return Figure.undefined(NO_PAIRS)
+    used = np.unique(patterns.codes[patterns.codes >= 0])
+    if used.size < 2:
+        return Figure.undefined(_one_category_reason(codes, used, what), n=patterns.n_units)
+    statistic = alpha_statistic(patterns, distance)
+    value = float(statistic(patterns.counts[None, :].astype(np.float64))[0])
+    figure = Figure.of(value, patterns.n_units)
+    return with_interval(figure, statistic, patterns.counts, settings, name)
+
+
+def modal_raters(codes: Codes) -> int | None:
+    """The most common number of judgments among units judged at least twice (ties: larger)."""
+    sizes = np.bincount(codes.row_unit, minlength=codes.n_units)
+    sizes = sizes[sizes >= 2]
+    if sizes.size == 0:
+        return None
+    frequency = np.bincount(sizes)
+    return int(np.flatnonzero(frequency == frequency.max())[-1])
+
+
+def fleiss_kappa(
+    codes: Codes, settings: BootstrapSettings, name: str, *, what: str = "value"
+) -> tuple[Figure, int | None]:
+    """Fleiss' kappa over the units with the usual (modal) number of judgments, and that number.
+
+    Fleiss' kappa needs the same number of ratings per item; units judged more or
+    fewer times than the modal count are left out (Krippendorff's alpha uses all).
+    """
+    from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss
+
+    raters = modal_raters(codes)
+    if raters is None:
+        return Figure.undefined(NO_PAIRS), None
+    patterns = unit_patterns(
+        codes.row_unit, codes.codes, codes.n_units, codes.n_values, exact_size=raters
+    )
+    table = np.repeat(patterns.dense_value_counts(), patterns.counts, axis=0)
+    used = np.flatnonzero(table.sum(axis=0))
+    if used.size < 2:
+        return Figure.undefined(_one_category_reason(codes, used, what), n=table.shape[0]), raters
+    value = statsmodels_fleiss(table[:, used], method="fleiss")
+    figure = Figure.of(value, table.shape[0])
+    return (
+        with_interval(figure, fleiss_statistic(patterns, raters), patterns.counts, settings, name),
+        raters,
+    )
+
+
+def per_unit_pair_agreement(codes: Codes) -> tuple[FloatArray, IntArray]:
+    """Per unit judged at least twice: the share of annotator pairs giving the same code."""
+    first, second = within_unit_pairs(codes.row_unit)
+    unit = codes.row_unit[first]
+    same = (codes.codes[first] == codes.codes[second]).astype(np.float64)
+    pairs = np.bincount(unit, minlength=codes.n_units)
+    agreeing = np.bincount(unit, weights=same, minlength=codes.n_units)
+    compared = np.flatnonzero(pairs)
+    return agreeing[compared] / pairs[compared], compared
+
+
+def percent_agreement(codes: Codes) -> Figure:
+    """Raw agreement: per item, the share of annotator pairs that agree; averaged over items."""
+    shares, _ = per_unit_pair_agreement(codes)
+    if shares.size == 0:
+        return Figure.undefined(NO_PAIRS)
+    return Figure.of(float(shares.mean()), int(shares.size))
+
+
+def cohen_kappa_pairs(
+    codes: Codes,
+    annotator_names: Sequence[str],
+    settings: BootstrapSettings,
+    name: str,
+    *,
+    what: str = "value",
+) -> list[PairKappa]:
+    """Cohen's kappa for every pair of annotators with at least one item judged by both."""
+    from sklearn.metrics import cohen_kappa_score
+
+    first, second = within_unit_pairs(codes.row_unit)
+    # Rows are sorted by annotator within a unit, so first < second annotator.
+    pair_id = codes.row_annotator[first] * len(annotator_names) + codes.row_annotator[second]
+    order = np.argsort(pair_id, kind="stable")
+    pair_id, first, second = pair_id[order], first[order], second[order]
+    boundaries = np.flatnonzero(np.diff(pair_id)) + 1
+    results: list[PairKappa] = []
+    labels = np.arange(codes.n_values)
+    for block in np.split(np.arange(pair_id.size), boundaries):
+        if block.size == 0:
+            continue
+        a, b = divmod(int(pair_id[block[0]]), len(annotator_names))
+        x, y = codes.codes[first[block]], codes.codes[second[block]]
+        shares_x = np.bincount(x, minlength=codes.n_values) / x.size
+        shares_y = np.bincount(y, minlength=codes.n_values) / y.size
+        if np.isclose((shares_x * shares_y).sum(), 1.0):
+            figure = Figure.undefined(
+                f"both gave every shared item the same {what} "
+                f"({codes.labels[int(x[0])]}), so chance agreement is total",
+                n=int(block.size),
+            )
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                value = cohen_kappa_score(x, y, labels=labels)
+            figure = Figure.of(value, int(block.size))
+            cells, counts = np.unique(x * codes.n_values + y, return_counts=True)
+            figure = with_interval(
+                figure,
+                cohen_statistic(cells, codes.n_values),
+                counts,
+                settings,
+                f"{name}/{'/'.join(sorted((annotator_names[a], annotator_names[b])))}",
+            )
+        first_name, second_name = sorted((annotator_names[a], annotator_names[b]))
+        results.append(PairKappa(first_name, second_name, figure))
+    return sorted(results, key=lambda pair: (pair.first, pair.second))
