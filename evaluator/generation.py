@@ -32,6 +32,7 @@ from db.engine import Database
 from db.items import add_item
 from db.models import GenerationReject, Item, utcnow
 from db.validation import ItemDraft, Problem, validate_draft
+from evaluator.generation_duplicates import flag_duplicates
 from evaluator.generation_inputs import Article, SourceQuestion
 from evaluator.generation_parsing import ResponseParseError, parse_generated
 from evaluator.generation_templates import (
@@ -93,7 +94,9 @@ class GenerationSummary:
     failed: int = 0  # transport failures: nothing stored, tried again next run
     retried: int = 0  # extra attempts the client made
     cached: int = 0  # answers that came from the response cache
+    duplicates: int = 0  # stored items that nearly repeat an earlier item (flagged for review)
     interrupted: bool = False
+    stored_ids: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     reject_reasons: Counter[str] = field(default_factory=Counter)
 
@@ -364,6 +367,7 @@ def run_generation(
     finally:
         outcomes.close()  # drop queued requests; wait for those on the wire
         _update_counts(summary, client, counters_before)
+        summary.duplicates += flag_duplicates(db, summary.stored_ids)
     return summary
 
 
@@ -406,6 +410,7 @@ def _store(
                 session, actor, "generate", task.item_id, model=client.model, source=task.source
             )
             summary.stored += 1
+            summary.stored_ids.append(task.item_id)
             return
         assert reason is not None
         session.add(

@@ -560,7 +560,12 @@ def test_articles_without_ids_use_row_numbers(
     server: FakeOpenAIServer, db_path: Path, tmp_path: Path
 ) -> None:
     path = tmp_path / "news.csv"
-    path.write_text("title,text\nOne,First story.\nTwo,Second story.\n", encoding="utf-8")
+    path.write_text(
+        "title,text\n"
+        "Harbor Roasters raises espresso prices sharply after a Brazilian frost,First story.\n"
+        "Dockworkers' go-slow at Bayside strands 400 toy containers offshore,Second story.\n",
+        encoding="utf-8",
+    )
     result = generate(db_path, server, "--articles", str(path), "--kind", "ordering", "--n", "2")
     assert result.exit_code == 0, result.output
     assert sorted(stored_items(db_path)) == [
@@ -570,7 +575,17 @@ def test_articles_without_ids_use_row_numbers(
         "news-ordering:2:1",
     ]
     seeds = sorted((title_of(r), r.body["seed"]) for r in server.chat_requests() if r.body)
-    assert seeds == [("One", 0), ("One", 1), ("Two", 0), ("Two", 1)]
+    assert [seed for _title, seed in seeds] == [0, 1, 0, 1]
+    # This server ignores the seed, so each article's two samples are the same item:
+    # the later one is flagged as a suspected duplicate of the earlier, as import does.
+    assert "2 suspected near-duplicates flagged for review" in result.output
+    items = stored_items(db_path)
+    for article in ("1", "2"):
+        first, second = items[f"news-ordering:{article}:0"], items[f"news-ordering:{article}:1"]
+        flagged = [i for i in (first, second) if i.suspected_duplicate_of]
+        assert len(flagged) == 1
+        assert flagged[0].suspected_duplicate_of in (first.id, second.id)
+        assert flagged[0].duplicate_similarity == 100.0
 
 
 def test_the_api_key_is_never_stored_or_printed(server: FakeOpenAIServer, db_path: Path) -> None:

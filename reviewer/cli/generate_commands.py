@@ -65,6 +65,7 @@ def _summary_dict(summary: GenerationSummary, source: str, model: str) -> dict[s
         "failed": summary.failed,
         "retried": summary.retried,
         "cached": summary.cached,
+        "duplicates": summary.duplicates,
         "interrupted": summary.interrupted,
         "reject_reasons": dict(summary.reject_reasons),
         "failures": list(summary.failures),
@@ -78,6 +79,8 @@ def _echo_summary(summary: GenerationSummary, source: str) -> None:
         f"{summary.failed} failed"
     )
     click.echo(f"  {summary.retried} retried requests, {summary.cached} answers from the cache")
+    if summary.duplicates:
+        click.echo(f"  {summary.duplicates} suspected near-duplicates flagged for review")
     if summary.reject_reasons:
         reasons = ", ".join(
             f"{name} {count}" for name, count in summary.reject_reasons.most_common()

@@ -1,0 +1,138 @@
+"""Reading generated items in both shapes (JSON and plain text), option shuffles with the key
+remapped, and the checks generation adds to the import validators."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from db.answers import ItemKind
+from evaluator.generation_parsing import ResponseParseError, parse_generated
+from evaluator.option_shuffle import remap_letter_references, shuffle_options
+
+ECON_SHAPE = """Here is the question.
+
+**Scenario:** A coffee chain faces rising bean costs after a frost.
+A. The chain raises drink prices.
+B. Frost damages crops in Brazil.
+C. Wholesale arabica prices climb.
+D. Margins on lattes shrink.
+**Correct Order:** B, C, D, A
+**Explanation:** The frost cuts supply, so prices climb;
+margins shrink until the chain raises prices.
+"""
+
+
+def test_the_econlogicqa_plain_text_shape() -> None:
+    parsed = parse_generated(ECON_SHAPE)
+    assert parsed.shape == "text"
+    assert parsed.prompt == "A coffee chain faces rising bean costs after a frost."
+    assert parsed.choices == {
+        "A": "The chain raises drink prices.",
+        "B": "Frost damages crops in Brazil.",
+        "C": "Wholesale arabica prices climb.",
+        "D": "Margins on lattes shrink.",
+    }
+    assert parsed.key == "B, C, D, A"
+    assert parsed.explanation is not None and parsed.explanation.endswith("raises prices.")
+
+
+@pytest.mark.parametrize(
+    ("text", "choices", "key"),
+    [
+        (
+            "Question: Which is true?\nChoices: A. one B. two C. three D. four\nAnswer: C",
+            {"A": "one", "B": "two", "C": "three", "D": "four"},
+            "C",
+        ),
+        (
+            "Question: Which is true? Choices: A. one B. Plan B. two C. three\nAnswer: A, C",
+            {"A": "one", "B": "Plan B. two", "C": "three"},
+            "A, C",
+        ),
+        (
+            "Scenario: s\nEvents:\n(A) a\n(B) b\n(C) c\n(D) d\n"
+            "Correct Order: The correct order is D -> B -> A -> C.",
+            {"A": "a", "B": "b", "C": "c", "D": "d"},
+            "D -> B -> A -> C",
+        ),
+        (
+            "情景：某公司……\nA、事件一\nB、事件二\nC、事件三\nD、事件四\n正确顺序：D、C、A、B\n解析：因为……",
+            {"A": "事件一", "B": "事件二", "C": "事件三", "D": "事件四"},
+            "D、C、A、B",
+        ),
+    ],
+    ids=["choices-line", "inline-choices", "arrows", "chinese"],
+)
+def test_plain_text_variants(text: str, choices: dict[str, str], key: str) -> None:
+    parsed = parse_generated(text)
+    assert parsed.choices == choices
+    assert parsed.key == key
+
+
+def test_json_in_a_code_fence_keeps_the_key_as_written() -> None:
+    body = {
+        "scenario": "S",
+        "events": {"A": "a", "B": "b", "C": "c", "D": "d"},
+        "correct_order": "D, A, C, A",
+        "explanation": "x",
+    }
+    parsed = parse_generated(f"```json\n{json.dumps(body)}\n```")
+    assert parsed.shape == "json"
+    assert parsed.prompt == "S" and parsed.key == "D, A, C, A"
+    assert parsed.choices == {"A": "a", "B": "b", "C": "c", "D": "d"}
+
+
+def test_json_lists_of_events_and_answers() -> None:
+    parsed = parse_generated(
+        '{"question": "Q?", "options": ["A. x", "y", "z"], "answer": ["A", "C"]}'
+    )
+    assert parsed.choices == {"A": "x", "B": "y", "C": "z"}
+    assert parsed.key == "A, C"
+
+
+def test_a_rewrite_needs_only_a_question() -> None:
+    assert parse_generated("Question: 新的问法？", want_choices=False).prompt == "新的问法？"
+    assert parse_generated('{"question": "Reworded?"}', want_choices=False).prompt == "Reworded?"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "empty"),
+        ("Scenario: x\nA. a\nB. b", "no 'Correct Order:' or 'Answer:' line"),
+        ("just words", "no 'Scenario:' or 'Question:'"),
+        ("Scenario: x\nCorrect Order: A, B", "no events or choices"),
+        ('{"scenario": "s", "events": {"A": "a"}}', "no correct order"),
+        ('{"events": {"A": "a"}, "correct_order": "A"}', "no scenario or question"),
+    ],
+)
+def test_unreadable_answers_say_what_is_missing(text: str, message: str) -> None:
+    with pytest.raises(ResponseParseError, match=message):
+        parse_generated(text)
+
+
+def test_option_shuffles_are_seeded_and_remap_the_key() -> None:
+    choices = {"A": "a", "B": "b", "C": "c", "D": "d"}
+    first = shuffle_options(choices, "ABD", ItemKind.MULTI, "seed:1")
+    assert first == shuffle_options(choices, "ABD", ItemKind.MULTI, "seed:1")
+    assert first.choices != choices and sorted(first.choices.values()) == ["a", "b", "c", "d"]
+    assert {first.choices[letter] for letter in first.key} == {"a", "b", "d"}
+    assert first.key == "".join(sorted(first.key))
+    # An order keeps its sequence: the same events, in the same logical order.
+    order = shuffle_options(choices, "ABCD", ItemKind.ORDERING, "seed:2")
+    assert [order.choices[letter] for letter in order.key] == ["a", "b", "c", "d"]
+    # True/false keeps A = true.
+    tf = shuffle_options({"A": "对", "B": "错"}, "B", ItemKind.TRUEFALSE, "seed:3")
+    assert tf.choices == {"A": "对", "B": "错"} and tf.key == "B"
+
+
+def test_explanations_follow_their_options() -> None:
+    mapping = {"A": "C", "B": "A", "C": "D", "D": "B"}
+    text = (
+        "选项D正确；选项AB错误；C项不对；D选项对。Option B is wrong, and so is (C). A firm B. grew."
+    )
+    assert remap_letter_references(text, mapping) == (
+        "选项B正确；选项AC错误；D项不对；B选项对。Option A is wrong, and so is (D). A firm B. grew."
+    )
