@@ -7,7 +7,7 @@ nothing about the database, extraction or metrics.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -31,6 +31,9 @@ class GenerationRequest:
     prompt: Prompt
     stop: tuple[str, ...] = ()  # stop as soon as one of these appears (a new question)
     max_new_tokens: int = 32
+    # True once the text generated so far holds a whole answer (a backend that can stop
+    # per sequence stops there); None: run to a stop string or max_new_tokens.
+    complete: Callable[[str], bool] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,632 @@
-"""CLI commands: eval (filled in by its feature)."""
+"""CLI commands: ``eval`` (evaluate a model on the approved set) and ``runs`` (list, show, compare).
+
+Models: ``demo`` (the embedded SmolLM2-135M-Instruct), a transformers model
+directory, a hub id already in the local cache, a ``.gguf`` file, or
+``openai:NAME`` for an OpenAI-compatible API.  torch, transformers and the
+evaluator are imported inside the commands, so ``vetbench --help`` stays instant.
+"""
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 import click
+
+from reviewer.cli.common import default_user, fail, open_db, print_json
+
+if TYPE_CHECKING:
+    from db.engine import Database
+    from evaluator.backends.base import Backend
+    from evaluator.runner import RunProgress
+
+STATUSES = ("pending", "in_review", "conflict", "agreed", "approved", "rejected")
+KINDS = ("ordering", "single", "multi", "truefalse")
+OPENAI_PREFIX = "openai:"
+EXIT_INTERRUPTED = 130
+
+
+# ---------------------------------------------------------------- formatting
+
+
+def _number(value: float | None, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _interval(interval: Any) -> str:
+    if not interval:
+        return ""
+    low, high = interval
+    return f"[{low:.3f}, {high:.3f}]"
+
+
+def _figure_lines(figures: dict[str, Any]) -> list[str]:
+    lines = [
+        f"accuracy      {_number(figures['accuracy'])}  {_interval(figures['accuracy_ci'])}"
+        f"  ({figures['correct']} of {figures['scored']})",
+        f"unparsed      {_number(figures['unparsed_rate'])}  ({figures['unparsed']})",
+    ]
+    for label, name in (
+        ("pairwise", "pairwise_accuracy"),
+        ("weighted F1", "weighted_f1"),
+        ("set F1", "set_f1"),
+    ):
+        if figures.get(name) is not None:
+            lines.append(f"{label:<13} {_number(figures[name])}")
+    if figures["infrastructure_failures"]:
+        lines.append(
+            f"failed        {figures['infrastructure_failures']} (infrastructure; "
+            "resume the run to retry)"
+        )
+    for title, group in (("by kind", "by_kind"), ("by source", "by_source")):
+        breakdown = figures.get(group) or {}
+        if len(breakdown) > 1 or (group == "by_kind" and breakdown):
+            lines.append(f"{title}:")
+            for name, sub in breakdown.items():
+                lines.append(
+                    f"  {name:<18} n={sub['scored']:<5} acc {_number(sub['accuracy'])} "
+                    f"{_interval(sub['accuracy_ci'])}  unparsed {_number(sub['unparsed_rate'])}"
+                )
+    return lines
+
+
+def _run_header(figures: dict[str, Any]) -> str:
+    run, progress = figures["run"], figures["progress"]
+    status = run["status"] + (" (stale: its process is gone)" if run["stale"] else "")
+    return (
+        f"run {run['id']}  {run['model']}  ({run['backend']}, {run['mode']}, {run['shots']}-shot)"
+        f"  {status}  {progress['done']}/{progress['total']} items"
+    )
+
+
+def _speed_line(progress: dict[str, Any]) -> str | None:
+    rate = progress.get("items_per_second")
+    if rate is None:
+        return None
+    eta = progress.get("eta_s")
+    return f"speed         {rate:.2f} items/s" + (f", about {eta:.0f} s left" if eta else "")
+
+
+def _print_figures(figures: dict[str, Any]) -> None:
+    click.echo(_run_header(figures))
+    for line in _figure_lines(figures):
+        click.echo(line)
+    speed = _speed_line(figures["progress"])
+    if speed:
+        click.echo(speed)
+    if figures["run"]["error"]:
+        click.echo(f"note          {figures['run']['error']}")
+
+
+def _mark(correct: bool | None, failure: str | None) -> str:
+    if failure == "infrastructure":
+        return "!"
+    if failure == "unparsed":
+        return "?"
+    return "✓" if correct else "✗"
+
+
+# ------------------------------------------------------------------- backend
+
+
+def _make_backend(
+    database: Database,
+    model: str,
+    *,
+    backend_name: str | None,
+    device: str,
+    batch_size: str,
+    prefix_cache: bool,
+    chat_template: bool | None,
+    base_url: str | None,
+    api_key_env: str,
+) -> Backend:
+    """The backend for MODEL (``openai:NAME`` or anything transformers loads)."""
+    if backend_name == "openai" or (backend_name is None and model.startswith(OPENAI_PREFIX)):
+        from evaluator.backends.openai_backend import OpenAIBackend
+        from evaluator.openai_client import ClientConfigError
+
+        name = model.removeprefix(OPENAI_PREFIX)
+        try:
+            return OpenAIBackend(
+                name, base_url=base_url, api_key_env=api_key_env, database=database
+            )
+        except ClientConfigError as error:
+            fail(str(error))
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # vetbench never downloads models
+    from transformers.utils import logging as transformers_logging
+
+    from evaluator.backends.transformers_backend import BackendError, TransformersBackend
+    from evaluator.demo_model import ModelNotFoundError, is_converted
+
+    transformers_logging.set_verbosity_error()
+    transformers_logging.disable_progress_bar()
+    if model == "demo":
+        from evaluator.demo_model import demo_gguf_path
+
+        try:
+            first_time = not is_converted(demo_gguf_path())
+        except ModelNotFoundError as error:
+            fail(str(error))
+        if first_time:
+            click.echo(
+                "converting the demo model once (about half a minute; later loads are fast)",
+                err=True,
+            )
+    try:
+        return TransformersBackend(
+            model,
+            device=device,
+            batch_size=batch_size,
+            prefix_cache=prefix_cache,
+            chat_template=chat_template,
+        )
+    except (BackendError, ModelNotFoundError) as error:
+        fail(str(error))
+
+
+class _ProgressBar:
+    """Progress on stderr with the running accuracy and its interval (a terminal only)."""
+
+    def __init__(self, total: int, done: int, label: str) -> None:
+        self._bar: Any = None
+        if total and sys.stderr.isatty():
+            self._bar = click.progressbar(
+                length=total,
+                label=label,
+                file=sys.stderr,
+                width=24,
+                show_pos=True,
+                show_eta=True,
+                item_show_func=lambda progress: _progress_line(progress) if progress else None,
+            )
+            self._bar.__enter__()
+            if done:
+                self._bar.update(done)
+
+    def advance(self, progress: RunProgress) -> None:
+        if self._bar is not None:
+            self._bar.update(1, progress)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+            self._bar = None
+
+
+def _progress_line(progress: RunProgress) -> str:
+    from evaluator.metrics import wilson_interval
+
+    parts = []
+    if progress.done:
+        interval = wilson_interval(progress.correct, progress.done)
+        parts.append(f"acc {progress.accuracy:.2f} {_interval(interval)}")
+    if progress.unparsed:
+        parts.append(f"unparsed {progress.unparsed}")
+    if progress.infrastructure_failures:
+        parts.append(f"failed {progress.infrastructure_failures}")
+    if progress.items_per_second:
+        parts.append(f"{progress.items_per_second:.2f} it/s")
+    return "  ".join(parts)
+
+
+# ---------------------------------------------------------------------- eval
+
+
+@click.command("eval")
+@click.option(
+    "--model",
+    "-m",
+    metavar="MODEL",
+    help="demo, a transformers model folder, a hub id in the local cache, a .gguf file, "
+    "or openai:NAME.",
+)
+@click.option(
+    "--shots",
+    type=click.IntRange(0, 20),
+    default=5,
+    show_default=True,
+    help="Solved examples before each question (0, 1, 5 ...).",
+)
+@click.option(
+    "--shot-file",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="Take the shots from this JSONL file instead of the database.",
+)
+@click.option(
+    "--status",
+    "statuses",
+    type=click.Choice(("all", *STATUSES)),
+    multiple=True,
+    help="Evaluate items with this status (repeatable) [default: approved].",
+)
+@click.option("--kind", "kinds", type=click.Choice(KINDS), multiple=True, help="Only this kind.")
+@click.option("--source", "sources", metavar="NAME", multiple=True, help="Only this source.")
+@click.option("--limit", type=click.IntRange(1), help="At most this many items.")
+@click.option(
+    "--mode",
+    type=click.Choice(("generate", "score")),
+    default="generate",
+    show_default=True,
+    help="generate answers, or rank candidate answers by log-likelihood.",
+)
+@click.option(
+    "--batch-size",
+    default="auto",
+    show_default=True,
+    metavar="auto|N",
+    help="Sequences per batch (local models).",
+)
+@click.option(
+    "--device",
+    type=click.Choice(("auto", "cpu", "cuda")),
+    default="auto",
+    show_default=True,
+    help="auto: the GPU in bfloat16 when there is one, else the CPU.",
+)
+@click.option(
+    "--templates",
+    "templates_dir",
+    type=click.Path(path_type=Path, exists=True, file_okay=False),
+    help="A folder of prompt templates replacing the built-in ones (see evaluator/templates).",
+)
+@click.option("--seed", type=int, default=1234, show_default=True, help="Seed of the shot draw.")
+@click.option("--base-url", metavar="URL", help="OpenAI-compatible server (openai:NAME models).")
+@click.option(
+    "--api-key-env",
+    default="OPENAI_API_KEY",
+    show_default=True,
+    metavar="VAR",
+    help="Environment variable holding the API key.",
+)
+@click.option(
+    "--no-prefix-cache",
+    is_flag=True,
+    help="Recompute the shared few-shot prefix for every batch (for speed comparisons).",
+)
+@click.option(
+    "--no-chat-template",
+    is_flag=True,
+    help="Send the plain prompt even when the model has a chat template.",
+)
+@click.option("--resume", "resume_id", type=int, metavar="RUN_ID", help="Continue a stopped run.")
+@click.option("--json", "as_json", is_flag=True, help="Print the run id and its figures as JSON.")
+@click.pass_context
+def eval_command(
+    ctx: click.Context,
+    model: str | None,
+    shots: int,
+    shot_file: Path | None,
+    statuses: tuple[str, ...],
+    kinds: tuple[str, ...],
+    sources: tuple[str, ...],
+    limit: int | None,
+    mode: str,
+    batch_size: str,
+    device: str,
+    templates_dir: Path | None,
+    seed: int,
+    base_url: str | None,
+    api_key_env: str,
+    no_prefix_cache: bool,
+    no_chat_template: bool,
+    resume_id: int | None,
+    as_json: bool,
+) -> None:
+    """Evaluate a model on the approved items (or those selected) and store every prediction.
+
+    Each prediction is written to the database as soon as it is finished, so the TUI
+    and `vetbench runs show` follow the run live, and an interrupted run continues
+    with `vetbench eval --resume RUN_ID` without recomputing anything.
+    """
+    from evaluator.prompts import ShotFileError, TemplateError
+    from evaluator.runner import RunSetupError, create_run
+    from evaluator.runs import run_figures
+
+    database = open_db(ctx)
+    if resume_id is None and not model:
+        fail("give --model MODEL (or --resume RUN_ID)")
+    if mode == "score" and model and model.startswith(OPENAI_PREFIX):
+        fail("API models give no log-likelihoods; evaluate them with --mode generate")
+    from evaluator.backends.transformers_backend import BackendError, parse_batch_size
+
+    try:
+        parse_batch_size(batch_size)
+    except BackendError as error:
+        fail(str(error))
+
+    backend_name = None
+    if resume_id is not None:
+        run = _run_to_resume(database, resume_id, model)
+        model, backend_name, mode = run["model"], run["backend"], run["mode"]
+        base_url = base_url or run["params"].get("base_url")
+        if run["params"].get("prefix_cache") is False:
+            no_prefix_cache = True
+        if run["params"].get("chat_template") is False:
+            no_chat_template = True
+    assert model is not None
+    backend = _make_backend(
+        database,
+        model,
+        backend_name=backend_name,
+        device=device,
+        batch_size=batch_size,
+        prefix_cache=not no_prefix_cache,
+        chat_template=False if no_chat_template else None,
+        base_url=base_url,
+        api_key_env=api_key_env,
+    )
+    try:
+        if resume_id is None:
+            if mode == "score" and not backend.supports_scoring:
+                fail("this backend cannot score candidate answers; use --mode generate")
+            selected = () if "all" in statuses else (statuses or ("approved",))
+            try:
+                run_id = create_run(
+                    database,
+                    backend.info,
+                    mode=mode,
+                    shots=shots,
+                    filters={
+                        "status": list(selected),
+                        "kind": list(kinds),
+                        "source": list(sources),
+                        "limit": limit,
+                    },
+                    shot_file=shot_file,
+                    templates_dir=templates_dir,
+                    seed=seed,
+                    actor=default_user(),
+                )
+            except (RunSetupError, ShotFileError, TemplateError) as error:
+                fail(str(error))
+        else:
+            run_id = resume_id
+        _report_setup(database, run_id, as_json)
+        status = _execute(database, run_id, backend)
+    finally:
+        backend.close()
+    figures = run_figures(database, run_id)
+    if as_json:
+        print_json({"run_id": run_id, **figures})
+    else:
+        _print_figures(figures)
+    if status == "failed":
+        sys.exit(1)
+
+
+def _run_to_resume(database: Database, run_id: int, model: str | None) -> dict[str, Any]:
+    from evaluator.runs import RunNotFound, run_figures
+
+    try:
+        run = run_figures(database, run_id)["run"]
+    except RunNotFound as error:
+        fail(str(error))
+    recorded = run["model"] if run["backend"] != "openai" else OPENAI_PREFIX + run["model"]
+    if model and model not in (run["model"], recorded):
+        fail(f"run {run_id} evaluates {recorded}, not {model}")
+    if run["status"] == "finished" and not run["error"]:
+        click.echo(f"run {run_id} is already finished", err=True)
+    return run
+
+
+def _report_setup(database: Database, run_id: int, quiet: bool) -> None:
+    from evaluator.runs import run_figures
+
+    run = run_figures(database, run_id)["run"]
+    for note in run["params"].get("shot_notes") or []:
+        click.echo(f"note: {note}", err=True)
+    excluded = run["params"].get("excluded") or {}
+    if excluded:
+        click.echo(
+            f"note: {len(excluded)} item(s) left out of score mode (too many candidates)",
+            err=True,
+        )
+    if not quiet:
+        click.echo(f"run {run_id}: {run['total']} items", err=True)
+
+
+def _execute(database: Database, run_id: int, backend: Backend) -> str:
+    """Run the pending items with a progress bar; Ctrl-C keeps what is finished."""
+    from evaluator.runner import RunSetupError, execute_run, pending_item_ids
+
+    total = len(_run_item_ids(database, run_id))
+    pending = len(pending_item_ids(database, run_id))
+    bar = _ProgressBar(total, total - pending, label=f"run {run_id}")
+    try:
+        status = execute_run(database, run_id, backend, on_progress=bar.advance)
+    except KeyboardInterrupt:
+        bar.close()
+        click.echo(
+            f"interrupted: finished predictions are kept; continue with "
+            f"`vetbench eval --resume {run_id}`",
+            err=True,
+        )
+        sys.exit(EXIT_INTERRUPTED)
+    except RunSetupError as error:
+        bar.close()
+        fail(str(error))
+    except Exception as error:
+        bar.close()
+        fail(f"run {run_id} failed: {type(error).__name__}: {error}")
+    bar.close()
+    return str(status)
+
+
+def _run_item_ids(database: Database, run_id: int) -> list[str]:
+    from db.models import EvalRun
+
+    with database.session() as session:
+        run = session.get(EvalRun, run_id)
+        return list(run.item_ids) if run is not None else []
+
+
+# ---------------------------------------------------------------------- runs
+
+
+@click.group("runs", invoke_without_command=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the runs as JSON.")
+@click.pass_context
+def runs_group(ctx: click.Context, as_json: bool) -> None:
+    """List evaluation runs (newest first); `runs show` and `runs compare` look closer."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from evaluator.runs import list_runs
+
+    runs = list_runs(open_db(ctx))
+    if as_json:
+        print_json(runs)
+        return
+    if not runs:
+        click.echo("no runs yet; start one with `vetbench eval --model demo`")
+        return
+    click.echo(f"{'run':>4}  {'status':<11} {'done':>9}  {"accuracy":<24} {"mode":<10} model")
+    for run in runs:
+        accuracy = (
+            f"{run['accuracy']:.3f} {_interval(run['accuracy_ci'])}"
+            if run["accuracy"] is not None
+            else "—"
+        )
+        status = run["status"] + ("*" if run["stale"] else "")
+        shots = f"{run['mode']}/{run['shots']}"
+        click.echo(
+            f"{run['id']:>4}  {status:<11} {run['done']:>4}/{run['total']:<4}  {accuracy:<24} "
+            f"{shots:<10} {run["model"]}"
+        )
+    if any(run["stale"] for run in runs):
+        click.echo("* marked running, but its process is gone: resume it with --resume")
+
+
+@runs_group.command("show")
+@click.argument("run_id", type=int)
+@click.option("--item", "item_id", metavar="ID", help="Show one item's prediction in full.")
+@click.option("--prompt", "with_prompt", is_flag=True, help="With --item: the exact prompt too.")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.pass_context
+def runs_show(
+    ctx: click.Context, run_id: int, item_id: str | None, with_prompt: bool, as_json: bool
+) -> None:
+    """A run's figures and its predictions, or one item's prediction (--item)."""
+    from evaluator.runs import RunNotFound, all_predictions, get_prediction, run_figures
+
+    database = open_db(ctx)
+    if with_prompt and item_id is None:
+        fail("--prompt shows one item's prompt: add --item ID")
+    try:
+        if item_id is not None:
+            view = get_prediction(database, run_id, item_id)
+            if view is None:
+                fail(f"run {run_id} has no prediction for item {item_id}")
+            if as_json:
+                print_json(view.as_dict(with_prompt=with_prompt))
+            else:
+                _print_prediction(view, with_prompt)
+            return
+        figures = run_figures(database, run_id)
+        predictions = all_predictions(database, run_id)
+    except RunNotFound as error:
+        fail(str(error))
+    if as_json:
+        print_json({**figures, "predictions": [v.as_dict(with_prompt=False) for v in predictions]})
+        return
+    _print_figures(figures)
+    if predictions:
+        click.echo("")
+        click.echo(f"  {'item':<28} {'kind':<10} {'key':<8} {'answer':<8} {'s':>6}")
+        for view in predictions:
+            click.echo(
+                f"{_mark(view.correct, view.failure_kind)} {view.item_id:<28} {view.kind:<10} "
+                f"{view.key:<8} {view.parsed_answer or '—':<8} {view.latency_s:>6.2f}"
+            )
+
+
+def _print_prediction(view: Any, with_prompt: bool) -> None:
+    click.echo(f"item          {view.item_id} (revision {view.revision}, {view.kind})")
+    click.echo(f"key           {view.key}")
+    click.echo(
+        f"answer        {view.parsed_answer or '—'}  {_mark(view.correct, view.failure_kind)}"
+    )
+    if view.failure_kind:
+        click.echo(f"failure       {view.failure_kind}")
+    if view.error:
+        click.echo(f"error         {view.error}")
+    scores = {k: v for k, v in view.scores.items() if k != "log_likelihoods"}
+    if scores:
+        click.echo("scores        " + ", ".join(f"{k} {v}" for k, v in scores.items()))
+    for answer, value in (view.scores.get("log_likelihoods") or {}).items():
+        click.echo(f"  log-lik     {answer:<8} {value}")
+    click.echo(f"latency       {view.latency_s:.3f} s")
+    click.echo(f"prompt hash   {view.prompt_hash}")
+    click.echo("raw output:")
+    click.echo(view.raw_output)
+    if with_prompt:
+        click.echo("prompt:")
+        click.echo(view.prompt)
+
+
+@runs_group.command("compare")
+@click.argument("run_a", type=int)
+@click.argument("run_b", type=int)
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.pass_context
+def runs_compare(ctx: click.Context, run_a: int, run_b: int, as_json: bool) -> None:
+    """Two runs item by item: both right, both wrong, only one right, different answers."""
+    from evaluator.runs import RunNotFound, compare_runs
+
+    try:
+        comparison = compare_runs(open_db(ctx), run_a, run_b)
+    except RunNotFound as error:
+        fail(str(error))
+    if as_json:
+        print_json(comparison)
+        return
+    counts = comparison["counts"]
+    click.echo(f"runs {run_a} (A) and {run_b} (B): {comparison['shared_items']} shared items")
+    click.echo(f"both right    {counts['both_right']}")
+    click.echo(f"both wrong    {counts['both_wrong']}")
+    click.echo(f"only A right  {counts['only_a']}")
+    click.echo(f"only B right  {counts['only_b']}")
+    if comparison["mcnemar_p"] is not None:
+        click.echo(f"McNemar p     {comparison['mcnemar_p']:.4f}")
+    if comparison["agreement"] is not None:
+        click.echo(f"same answer   {comparison['agreement']:.3f}")
+    if comparison["different_answers"]:
+        click.echo("different answers (item: key, A, B):")
+        for row in comparison["different_answers"]:
+            click.echo(f"  {row['item_id']}: {row['key']}, {row['a'] or '—'}, {row['b'] or '—'}")
+
+
+@runs_group.command("suspects")
+@click.option(
+    "--min-models",
+    type=click.IntRange(1),
+    default=2,
+    show_default=True,
+    help="How many different models must give the same wrong answer.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.pass_context
+def runs_suspects(ctx: click.Context, min_models: int, as_json: bool) -> None:
+    """Items every model gets wrong with the same answer: their key may be wrong."""
+    from evaluator.runs import suspect_keys
+
+    suspects = suspect_keys(open_db(ctx), min_models=min_models)
+    if as_json:
+        print_json(suspects)
+        return
+    if not suspects:
+        click.echo("no suspect keys")
+        return
+    for row in suspects:
+        click.echo(
+            f"{row['item_id']}: key {row['key']}, every model answers {row['answer']} "
+            f"({', '.join(row['models'])})"
+        )
 
 
 def register(cli: click.Group) -> None:
     """Add this module's commands to the `vetbench` group."""
+    cli.add_command(eval_command)
+    cli.add_command(runs_group)

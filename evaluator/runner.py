@@ -1,0 +1,672 @@
+"""The run loop: freeze an evaluated set, run a backend over it, store each prediction at once.
+
+``create_run`` records what is evaluated (the item ids and their revisions), how
+(mode, shots, templates, seed, backend settings) and with which shots; nothing is
+evaluated yet.  ``execute_run`` evaluates the items that have no answer yet and
+writes every prediction in its own transaction the moment it is finished, so:
+
+- readers of the database (the TUI, ``vetbench runs show``, another machine)
+  follow a run live;
+- a run stopped by Ctrl-C, a crash or ``should_stop`` keeps what it finished, and
+  calling ``execute_run`` again resumes it without recomputing anything;
+- predictions that failed for infrastructure reasons (timeouts, exhausted
+  retries, out of memory) are retried on resume.
+
+Prompts are rebuilt from the recorded item revisions, shots and templates; a run
+refuses to resume if its templates or shot file changed since it was created.
+"""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import logging
+import os
+import socket
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlmodel import select
+
+from db.audit import record_event
+from db.engine import Database
+from db.items import ItemSnapshot, get_item, iter_items
+from db.models import EvalRun, FailureKind, Prediction, RunStatus, utcnow
+from evaluator.backends.base import (
+    Backend,
+    BackendInfo,
+    GenerationRequest,
+    GenerationResult,
+    Prompt,
+    ScoringRequest,
+    ScoringResult,
+)
+from evaluator.extraction import extract_answer
+from evaluator.metrics import score_answer
+from evaluator.prompts import (
+    DEFAULT_SHOT_SEED,
+    PromptTemplates,
+    answer_text,
+    build_prompt,
+    load_shot_file,
+    load_templates,
+    max_new_tokens,
+    prompt_hash,
+    select_shots,
+    stop_sequences,
+    template_language,
+)
+from evaluator.stopping import answer_is_complete
+
+__all__ = [
+    "MODES",
+    "PredictionOutcome",
+    "RunProgress",
+    "RunSetupError",
+    "create_run",
+    "execute_run",
+    "pending_item_ids",
+]
+
+log = logging.getLogger(__name__)
+
+MODES = ("generate", "score")
+TOP_CANDIDATES_STORED = 10  # score mode keeps the best candidates' log-likelihoods
+
+
+class RunSetupError(ValueError):
+    """A run that cannot be created or resumed as asked; the message says why."""
+
+
+@dataclass(frozen=True)
+class PredictionOutcome:
+    """One stored prediction, as progress reports show it."""
+
+    item_id: str
+    key: str
+    parsed_answer: str | None
+    correct: bool | None
+    failure_kind: str | None
+    raw_output: str
+    latency_s: float
+
+
+@dataclass(frozen=True)
+class RunProgress:
+    """Where a run stands after each stored prediction (counts cover the whole run)."""
+
+    run_id: int
+    done: int  # items with an answer (right, wrong or unparsed)
+    total: int
+    correct: int
+    unparsed: int
+    infrastructure_failures: int  # failed this session; retried on resume
+    elapsed_s: float  # this session
+    finished_this_session: int
+    last: PredictionOutcome | None = None
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.correct / self.done if self.done else None
+
+    @property
+    def items_per_second(self) -> float | None:
+        if self.elapsed_s <= 0 or not self.finished_this_session:
+            return None
+        return self.finished_this_session / self.elapsed_s
+
+
+# ------------------------------------------------------------------ creation
+
+
+def _shot_file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _group_key(item: ItemSnapshot) -> str:
+    """Items share a prompt prefix per kind and template language: ``ordering/en``."""
+    return f"{item.kind.value}/{template_language(item.language)}"
+
+
+def _choose_shots(
+    items: Sequence[ItemSnapshot],
+    pool: Sequence[ItemSnapshot],
+    k: int,
+    *,
+    seed: int,
+    from_shot_file: bool,
+) -> dict[str, list[ItemSnapshot]]:
+    """The shots of every prefix group, chosen as ``vetbench export --format lm-eval`` does."""
+    evaluated = {item.id for item in items}
+    chosen: dict[str, list[ItemSnapshot]] = {}
+    for item in items:
+        group = _group_key(item)
+        if group in chosen:
+            continue
+        if from_shot_file:  # the user's own shots, in file order
+            chosen[group] = [shot for shot in pool if shot.kind is item.kind][:k]
+        else:
+            chosen[group] = select_shots(
+                pool, item.kind, k, seed=seed, exclude_ids=evaluated, language=item.language
+            )
+    return chosen
+
+
+def _score_candidates(item: ItemSnapshot) -> list[str] | None:
+    # One rule for score mode here and in the lm-eval export's multiple_choice tasks.
+    from evaluator.export_lm_eval import score_candidates
+
+    return score_candidates(item)
+
+
+def _select_items(db: Database, filters: Mapping[str, Any]) -> list[ItemSnapshot]:
+    limit = filters.get("limit")
+    selected: list[ItemSnapshot] = []
+    with db.session() as session:
+        for item in iter_items(
+            session,
+            statuses=list(filters.get("status") or []) or None,
+            kinds=list(filters.get("kind") or []) or None,
+            sources=list(filters.get("source") or []) or None,
+        ):
+            selected.append(item)
+            if limit is not None and len(selected) >= limit:
+                break
+    return selected
+
+
+def _describe(filters: Mapping[str, Any]) -> str:
+    parts = [
+        f"{name} {', '.join(map(str, values))}"
+        for name in ("status", "kind", "source")
+        if (values := filters.get(name))
+    ]
+    return "; ".join(parts) or "no filter"
+
+
+def create_run(
+    db: Database,
+    backend_info: BackendInfo,
+    *,
+    mode: str = "generate",
+    shots: int = 0,
+    filters: Mapping[str, Any] | None = None,
+    shot_file: Path | None = None,
+    templates_dir: Path | None = None,
+    seed: int = DEFAULT_SHOT_SEED,
+    actor: str | None = None,
+) -> int:
+    """Freeze the evaluated set and the run's settings; returns the new run's id.
+
+    ``filters``: ``status``, ``kind``, ``source`` (lists of values) and ``limit``.
+    """
+    if mode not in MODES:
+        raise RunSetupError(f"unknown mode '{mode}' (choose {', '.join(MODES)})")
+    if shots < 0:
+        raise RunSetupError(f"the number of shots cannot be negative ({shots})")
+    filters = {name: value for name, value in dict(filters or {}).items() if value}
+    templates = load_templates(templates_dir)
+    items = _select_items(db, filters)
+    excluded: dict[str, str] = {}
+    if mode == "score":
+        for item in items:
+            if _score_candidates(item) is None:
+                excluded[item.id] = f"too many candidate answers for score mode ({item.kind.value})"
+        items = [item for item in items if item.id not in excluded]
+    if not items:
+        raise RunSetupError(f"no items to evaluate ({_describe(filters)})")
+
+    shot_path = Path(shot_file).expanduser().resolve() if shot_file is not None else None
+    if shot_path is not None:
+        pool = load_shot_file(shot_path)
+    else:
+        with db.session() as session:
+            pool = list(iter_items(session))
+    chosen = _choose_shots(items, pool, shots, seed=seed, from_shot_file=shot_path is not None)
+    notes = _shot_notes(chosen, shots, from_shot_file=shot_path is not None)
+
+    params: dict[str, Any] = {
+        **backend_info.params,
+        "seed": seed,
+        "template_hash": templates.hash,
+        "templates_dir": str(templates.override_dir) if templates.override_dir else None,
+        "shot_file": str(shot_path) if shot_path else None,
+        "shot_file_sha256": _shot_file_digest(shot_path) if shot_path else None,
+        "shots_used": {
+            group: [{"id": s.id, "revision": s.revision} for s in group_shots]
+            for group, group_shots in chosen.items()
+        },
+        "shot_notes": notes,
+        "revisions": {item.id: item.revision for item in items},
+        "excluded": excluded,
+    }
+    run = EvalRun(
+        model=backend_info.model,
+        backend=backend_info.backend,
+        mode=mode,
+        shots=shots,
+        params=params,
+        filters=filters,
+        item_ids=[item.id for item in items],
+        status=RunStatus.INTERRUPTED,  # nothing evaluated yet; execute_run sets it running
+        host=socket.gethostname()[:255],
+    )
+    with db.transaction() as session:
+        session.add(run)
+        session.flush()
+        assert run.id is not None
+        record_event(
+            session,
+            actor or _current_user(),
+            "eval-run",
+            f"run:{run.id}",
+            model=backend_info.model,
+            backend=backend_info.backend,
+            mode=mode,
+            shots=shots,
+            items=len(items),
+        )
+    return run.id
+
+
+def _shot_notes(
+    chosen: Mapping[str, list[ItemSnapshot]], k: int, *, from_shot_file: bool
+) -> list[str]:
+    """Say where the shots fall short of k approved items from outside the evaluated set."""
+    notes = []
+    for group, group_shots in chosen.items():
+        if len(group_shots) < k:
+            where = "in the shot file" if from_shot_file else "outside the evaluated set"
+            notes.append(f"{group}: only {len(group_shots)} of {k} shots available {where}")
+        if not from_shot_file:
+            unapproved = [s.id for s in group_shots if s.status != "approved"]
+            if unapproved:
+                notes.append(
+                    f"{group}: too few approved items outside the evaluated set; "
+                    f"using not-yet-approved {', '.join(unapproved)}"
+                )
+    return notes
+
+
+def _current_user() -> str:
+    try:
+        return getpass.getuser()
+    except Exception:
+        return "vetbench"
+
+
+# ----------------------------------------------------------------- execution
+
+
+@dataclass
+class _RunPlan:
+    """Everything needed to evaluate one run's pending items."""
+
+    run_id: int
+    mode: str
+    items: dict[str, ItemSnapshot]
+    prompts: dict[str, Prompt]
+    templates: PromptTemplates
+    total: int
+
+
+def _load_run(db: Database, run_id: int) -> EvalRun:
+    with db.session() as session:
+        run = session.get(EvalRun, run_id)
+    if run is None:
+        raise RunSetupError(f"there is no run {run_id}")
+    return run
+
+
+def pending_item_ids(db: Database, run_id: int) -> list[str]:
+    """Items of a run still to evaluate: no prediction yet, or an infrastructure failure."""
+    run = _load_run(db, run_id)
+    with db.session() as session:
+        rows = session.exec(
+            select(Prediction.item_id, Prediction.failure_kind).where(Prediction.run_id == run_id)
+        ).all()
+    answered = {item_id for item_id, failure in rows if failure != FailureKind.INFRASTRUCTURE}
+    return [item_id for item_id in run.item_ids if item_id not in answered]
+
+
+def _recorded_shots(db: Database, run: EvalRun) -> dict[str, list[ItemSnapshot]]:
+    params = run.params
+    used: dict[str, list[dict[str, Any]]] = params.get("shots_used") or {}
+    if params.get("shot_file"):
+        path = Path(params["shot_file"])
+        if not path.is_file():
+            raise RunSetupError(f"run {run.id} used the shot file {path}, which is gone")
+        if _shot_file_digest(path) != params.get("shot_file_sha256"):
+            raise RunSetupError(f"the shot file {path} changed since run {run.id} was created")
+        by_id = {shot.id: shot for shot in load_shot_file(path)}
+        return {group: [by_id[s["id"]] for s in shots] for group, shots in used.items()}
+    recorded: dict[str, list[ItemSnapshot]] = {}
+    with db.session() as session:
+        for group, shots in used.items():
+            group_shots = []
+            for shot in shots:
+                snapshot = get_item(session, shot["id"], shot["revision"])
+                if snapshot is None:
+                    raise RunSetupError(f"run {run.id}: shot {shot['id']} is missing")
+                group_shots.append(snapshot)
+            recorded[group] = group_shots
+    return recorded
+
+
+def _plan(db: Database, run: EvalRun) -> _RunPlan:
+    assert run.id is not None
+    templates_dir = run.params.get("templates_dir")
+    templates = load_templates(Path(templates_dir) if templates_dir else None)
+    if templates.hash != run.params.get("template_hash"):
+        raise RunSetupError(
+            f"the prompt templates changed since run {run.id} was created; "
+            f"start a new run instead of resuming"
+        )
+    shots = _recorded_shots(db, run)
+    revisions: dict[str, int] = run.params.get("revisions") or {}
+    pending = pending_item_ids(db, run.id)
+    items: dict[str, ItemSnapshot] = {}
+    with db.session() as session:
+        for item_id in pending:
+            snapshot = get_item(session, item_id, revisions.get(item_id))
+            if snapshot is None:
+                raise RunSetupError(f"run {run.id}: item {item_id} is missing")
+            items[item_id] = snapshot
+    prompts = {
+        item_id: build_prompt(item, shots.get(_group_key(item), []), templates)
+        for item_id, item in items.items()
+    }
+    return _RunPlan(run.id, run.mode, items, prompts, templates, len(run.item_ids))
+
+
+def _generation_requests(plan: _RunPlan) -> list[GenerationRequest]:
+    requests = []
+    for item_id, item in plan.items.items():
+        requests.append(
+            GenerationRequest(
+                item_id=item_id,
+                prompt=plan.prompts[item_id],
+                stop=stop_sequences(item.kind, plan.templates, item.language),
+                max_new_tokens=max_new_tokens(item.kind, len(item.labels)),
+                complete=answer_is_complete(item.kind, item.labels),
+            )
+        )
+    return requests
+
+
+def _scoring_requests(plan: _RunPlan) -> tuple[list[ScoringRequest], dict[str, list[str]]]:
+    from evaluator.export_lm_eval import answer_delimiter
+
+    requests, candidates_of = [], {}
+    for item_id, item in plan.items.items():
+        candidates = _score_candidates(item)
+        if candidates is None:  # excluded at creation; the item set is frozen
+            raise RunSetupError(f"item {item_id} has too many candidates for score mode")
+        delimiter = answer_delimiter(plan.templates, item.language)
+        texts = tuple(delimiter + answer_text(item.kind, c) for c in candidates)
+        candidates_of[item_id] = candidates
+        requests.append(ScoringRequest(item_id, plan.prompts[item_id], texts))
+    return requests, candidates_of
+
+
+def _generated_prediction(item: ItemSnapshot, result: GenerationResult) -> dict[str, Any]:
+    if result.error is not None:
+        return _failed(result.error)
+    parsed = extract_answer(item.kind, result.output, item.labels)
+    scores = score_answer(item.kind, parsed, item.key)
+    return {
+        "raw_output": result.output,
+        "parsed_answer": parsed,
+        "correct": bool(scores["correct"]),
+        "scores": scores,
+        "failure_kind": FailureKind.UNPARSED if parsed is None else None,
+        "error": None,
+    }
+
+
+def _scored_prediction(
+    item: ItemSnapshot, result: ScoringResult, candidates: Sequence[str]
+) -> dict[str, Any]:
+    if result.error is not None:
+        return _failed(result.error)
+    if len(result.log_likelihoods) != len(candidates):
+        return _failed(
+            f"backend returned {len(result.log_likelihoods)} scores for {len(candidates)} candidates"
+        )
+    ranked = sorted(zip(candidates, result.log_likelihoods, strict=True), key=lambda p: -p[1])
+    best = ranked[0][0]
+    scores = score_answer(item.kind, best, item.key)
+    scores["candidates"] = len(candidates)
+    scores["log_likelihoods"] = {
+        answer: round(ll, 4) for answer, ll in ranked[:TOP_CANDIDATES_STORED]
+    }
+    key_rank = next(
+        (rank for rank, (answer, _) in enumerate(ranked, 1) if answer == item.key), None
+    )
+    scores["key_rank"] = key_rank
+    return {
+        "raw_output": answer_text(item.kind, best),
+        "parsed_answer": best,
+        "correct": bool(scores["correct"]),
+        "scores": scores,
+        "failure_kind": None,
+        "error": None,
+    }
+
+
+def _failed(error: str) -> dict[str, Any]:
+    return {
+        "raw_output": "",
+        "parsed_answer": None,
+        "correct": None,
+        "scores": {},
+        "failure_kind": FailureKind.INFRASTRUCTURE,
+        "error": error[:2000],
+    }
+
+
+def _store_prediction(
+    db: Database,
+    run_id: int,
+    item: ItemSnapshot,
+    prompt_text: str,
+    latency_s: float,
+    fields: Mapping[str, Any],
+) -> None:
+    """Write one prediction in its own transaction (replacing an infrastructure failure)."""
+    with db.transaction() as session:
+        row = session.exec(
+            select(Prediction).where(Prediction.run_id == run_id, Prediction.item_id == item.id)
+        ).first()
+        if row is None:
+            row = Prediction(run_id=run_id, item_id=item.id, revision_number=item.revision)
+        row.revision_number = item.revision
+        row.prompt_hash = prompt_hash(prompt_text)
+        row.prompt = prompt_text
+        row.latency_s = float(latency_s)
+        row.created_at = utcnow()
+        for name, value in fields.items():
+            setattr(row, name, value)
+        session.add(row)
+
+
+def _set_status(
+    db: Database, run_id: int, status: RunStatus, *, error: str | None = None, **params: Any
+) -> None:
+    with db.transaction() as session:
+        run = session.get(EvalRun, run_id)
+        assert run is not None
+        run.status = status
+        run.error = error
+        if params:
+            run.params = {**run.params, **params}  # a new dict, so the JSON column is saved
+        if status is RunStatus.RUNNING:
+            run.finished_at = None
+            run.host = socket.gethostname()[:255]
+        else:
+            run.finished_at = utcnow()
+        session.add(run)
+
+
+def _counts(db: Database, run_id: int) -> tuple[int, int, int]:
+    """(answered, correct, unparsed) over the run's stored predictions."""
+    with db.session() as session:
+        rows = session.exec(
+            select(Prediction.correct, Prediction.failure_kind).where(Prediction.run_id == run_id)
+        ).all()
+    answered = [row for row in rows if row[1] != FailureKind.INFRASTRUCTURE]
+    correct = sum(1 for row in answered if row[0])
+    unparsed = sum(1 for row in answered if row[1] == FailureKind.UNPARSED)
+    return len(answered), correct, unparsed
+
+
+def _check_not_running_elsewhere(run: EvalRun) -> None:
+    if run.status != RunStatus.RUNNING:
+        return
+    pid = run.params.get("pid")
+    if run.host == socket.gethostname()[:255] and isinstance(pid, int) and _process_alive(pid):
+        raise RunSetupError(f"run {run.id} is still running (process {pid} on {run.host})")
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def execute_run(
+    db: Database,
+    run_id: int,
+    backend: Backend,
+    *,
+    on_progress: Callable[[RunProgress], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> RunStatus:
+    """Evaluate the run's items that have no answer yet; returns the run's final status.
+
+    Each prediction is stored as soon as the backend returns it.  Ctrl-C marks the
+    run interrupted (and re-raises); ``should_stop()`` returning True does the same
+    quietly; any other error marks it failed (and re-raises).
+    """
+    run = _load_run(db, run_id)
+    if run.backend != backend.info.backend or run.model != backend.info.model:
+        raise RunSetupError(
+            f"run {run_id} evaluates {run.backend}:{run.model}, "
+            f"not {backend.info.backend}:{backend.info.model}"
+        )
+    if run.mode == "score" and not backend.supports_scoring:
+        raise RunSetupError(f"the {backend.info.backend} backend cannot score candidates")
+    _check_not_running_elsewhere(run)
+    plan = _plan(db, run)
+    _set_status(
+        db,
+        run_id,
+        RunStatus.RUNNING,
+        pid=os.getpid(),
+        session_device=backend.info.params.get("device"),
+    )
+    answered, correct, unparsed = _counts(db, run_id)
+    started = time.perf_counter()
+    finished_now = failures = 0
+    stopped = False
+    results = _results(plan, backend)
+    try:
+        for item_id, prompt_text, latency, fields in results:
+            item = plan.items[item_id]
+            _store_prediction(db, run_id, item, prompt_text, latency, fields)
+            finished_now += 1
+            if fields["failure_kind"] == FailureKind.INFRASTRUCTURE:
+                failures += 1
+            else:
+                answered += 1
+                correct += int(bool(fields["correct"]))
+                unparsed += int(fields["failure_kind"] == FailureKind.UNPARSED)
+            if on_progress is not None:
+                on_progress(
+                    RunProgress(
+                        run_id=run_id,
+                        done=answered,
+                        total=plan.total,
+                        correct=correct,
+                        unparsed=unparsed,
+                        infrastructure_failures=failures,
+                        elapsed_s=time.perf_counter() - started,
+                        finished_this_session=finished_now,
+                        last=PredictionOutcome(
+                            item_id,
+                            item.key,
+                            fields["parsed_answer"],
+                            fields["correct"],
+                            fields["failure_kind"],
+                            fields["raw_output"],
+                            latency,
+                        ),
+                    )
+                )
+            if should_stop is not None and should_stop():
+                stopped = True
+                break
+    except KeyboardInterrupt:
+        _close_quietly(results)
+        _set_status(db, run_id, RunStatus.INTERRUPTED, error="interrupted (Ctrl-C)")
+        raise
+    except BaseException as error:
+        _close_quietly(results)
+        _set_status(db, run_id, RunStatus.FAILED, error=f"{type(error).__name__}: {error}")
+        raise
+    if stopped:
+        _close_quietly(results)
+        _set_status(db, run_id, RunStatus.INTERRUPTED, error="stopped")
+        return RunStatus.INTERRUPTED
+    if failures and failures == finished_now:
+        _set_status(
+            db,
+            run_id,
+            RunStatus.FAILED,
+            error=f"all {failures} predictions failed; resume the run to retry them",
+        )
+        return RunStatus.FAILED
+    note = (
+        f"{failures} infrastructure failure(s); resume the run to retry them" if failures else None
+    )
+    _set_status(db, run_id, RunStatus.FINISHED, error=note)
+    return RunStatus.FINISHED
+
+
+def _results(plan: _RunPlan, backend: Backend) -> Iterator[tuple[str, str, float, dict[str, Any]]]:
+    """``(item id, exact prompt, latency, prediction fields)`` as the backend finishes items."""
+    if not plan.items:
+        return
+    if plan.mode == "score":
+        requests, candidates_of = _scoring_requests(plan)
+        for result in backend.score(requests):
+            item = plan.items[result.item_id]
+            fields = _scored_prediction(item, result, candidates_of[result.item_id])
+            yield result.item_id, result.prompt_text, result.latency_s, fields
+        return
+    for result in backend.generate(_generation_requests(plan)):
+        item = plan.items[result.item_id]
+        yield (
+            result.item_id,
+            result.prompt_text,
+            result.latency_s,
+            _generated_prediction(item, result),
+        )
+
+
+def _close_quietly(results: Iterable[Any]) -> None:
+    close = getattr(results, "close", None)
+    if close is not None:
+        try:
+            close()
+        except Exception:  # closing a broken generator must not hide the original error
+            log.debug("closing the result stream failed", exc_info=True)

@@ -1,0 +1,389 @@
+"""Figures about evaluation runs, read from the database (so they follow runs anywhere).
+
+``list_runs`` for the leaderboard, ``run_figures`` for one run's accuracy with its
+interval, breakdowns and progress, ``latest_predictions`` for a live feed,
+``compare_runs`` for two runs item by item, and ``suspect_keys`` for the lead:
+items every model gets wrong with the same answer, which often means the key is wrong.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, case, func
+from sqlmodel import col, select
+
+from db.answers import ItemKind
+from db.engine import Database
+from db.models import EvalRun, FailureKind, Item, ItemRevision, Prediction, RunStatus
+from evaluator.metrics import ScoredPrediction, summarize_predictions, wilson_interval
+
+__all__ = [
+    "PredictionView",
+    "RunNotFound",
+    "all_predictions",
+    "compare_runs",
+    "get_prediction",
+    "latest_predictions",
+    "list_runs",
+    "run_figures",
+    "run_info",
+    "suspect_keys",
+]
+
+RATE_WINDOW = 50  # items per second is measured over the latest predictions
+
+
+class RunNotFound(LookupError):
+    """No run with that id."""
+
+
+@dataclass(frozen=True)
+class PredictionView:
+    """One stored prediction with the item's key, as plain data for widgets and the CLI."""
+
+    run_id: int
+    item_id: str
+    kind: str
+    source: str
+    revision: int
+    key: str
+    parsed_answer: str | None
+    correct: bool | None
+    failure_kind: str | None
+    raw_output: str
+    prompt: str
+    prompt_hash: str
+    scores: dict[str, Any]
+    latency_s: float
+    error: str | None
+    created_at: datetime
+
+    def as_dict(self, *, with_prompt: bool = True) -> dict[str, Any]:
+        data = asdict(self)
+        if not with_prompt:
+            data.pop("prompt")
+        return data
+
+
+def _get_run(db: Database, run_id: int) -> EvalRun:
+    with db.session() as session:
+        run = session.get(EvalRun, run_id)
+    if run is None:
+        raise RunNotFound(f"there is no run {run_id}")
+    return run
+
+
+def run_info(run: EvalRun) -> dict[str, Any]:
+    """A run's own record as plain data."""
+    return {
+        "id": run.id,
+        "model": run.model,
+        "backend": run.backend,
+        "mode": run.mode,
+        "shots": run.shots,
+        "status": run.status,
+        "stale": _is_stale(run),
+        "host": run.host,
+        "error": run.error,
+        "filters": dict(run.filters),
+        "params": dict(run.params),
+        "total": len(run.item_ids),
+        "started_at": run.started_at,
+        "finished_at": run.finished_at,
+    }
+
+
+def _is_stale(run: EvalRun) -> bool:
+    """A run marked running whose process on this host is gone (it was killed)."""
+    if run.status != RunStatus.RUNNING or run.host != socket.gethostname()[:255]:
+        return False
+    pid = run.params.get("pid")
+    if not isinstance(pid, int):
+        return False
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def _views_query():  # type: ignore[no-untyped-def]
+    return (
+        select(Prediction, Item.kind, Item.source, ItemRevision.key)
+        .join(Item, col(Item.id) == col(Prediction.item_id))
+        .join(
+            ItemRevision,
+            and_(
+                col(ItemRevision.item_id) == col(Prediction.item_id),
+                col(ItemRevision.number) == col(Prediction.revision_number),
+            ),
+        )
+    )
+
+
+def _view(row: Any) -> PredictionView:
+    prediction, kind, source, key = row
+    return PredictionView(
+        run_id=prediction.run_id,
+        item_id=prediction.item_id,
+        kind=kind,
+        source=source,
+        revision=prediction.revision_number,
+        key=key,
+        parsed_answer=prediction.parsed_answer,
+        correct=prediction.correct,
+        failure_kind=prediction.failure_kind,
+        raw_output=prediction.raw_output,
+        prompt=prediction.prompt,
+        prompt_hash=prediction.prompt_hash,
+        scores=dict(prediction.scores),
+        latency_s=prediction.latency_s,
+        error=prediction.error,
+        created_at=prediction.created_at,
+    )
+
+
+def _predictions(db: Database, run_id: int) -> list[PredictionView]:
+    with db.session() as session:
+        rows = session.exec(
+            _views_query().where(Prediction.run_id == run_id).order_by(col(Prediction.id))
+        ).all()
+    return [_view(row) for row in rows]
+
+
+def _scored(view: PredictionView) -> ScoredPrediction:
+    return ScoredPrediction(
+        item_id=view.item_id,
+        kind=view.kind,
+        source=view.source,
+        key=view.key,
+        parsed_answer=view.parsed_answer,
+        correct=view.correct,
+        failure_kind=view.failure_kind,
+        scores=view.scores,
+    )
+
+
+def list_runs(db: Database) -> list[dict[str, Any]]:
+    """Every run, newest first, with its progress and accuracy (Wilson 95% interval)."""
+    with db.session() as session:
+        runs = session.exec(select(EvalRun).order_by(col(EvalRun.id).desc())).all()
+        failed = col(Prediction.failure_kind) == FailureKind.INFRASTRUCTURE
+        # CASE rather than summing booleans, which PostgreSQL refuses.
+        tallies = {
+            run_id: (int(rows or 0) - int(failures or 0), int(correct or 0), int(failures or 0))
+            for run_id, rows, correct, failures in session.exec(
+                select(
+                    Prediction.run_id,
+                    func.count(),
+                    func.sum(case((col(Prediction.correct).is_(True), 1), else_=0)),
+                    func.sum(case((failed, 1), else_=0)),
+                ).group_by(col(Prediction.run_id))
+            ).all()
+        }
+    listed = []
+    for run in runs:
+        done, correct, failures = tallies.get(run.id or 0, (0, 0, 0))
+        listed.append(
+            {
+                "id": run.id,
+                "model": run.model,
+                "backend": run.backend,
+                "mode": run.mode,
+                "shots": run.shots,
+                "status": run.status,
+                "stale": _is_stale(run),
+                "done": done,
+                "total": len(run.item_ids),
+                "infrastructure_failures": failures,
+                "correct": correct,
+                "accuracy": correct / done if done else None,
+                "accuracy_ci": wilson_interval(correct, done) if done else None,
+                "started_at": run.started_at,
+                "finished_at": run.finished_at,
+            }
+        )
+    return listed
+
+
+def _progress(run: EvalRun, views: list[PredictionView]) -> dict[str, Any]:
+    answered = [v for v in views if v.failure_kind != FailureKind.INFRASTRUCTURE]
+    total = len(run.item_ids)
+    recent = sorted(v.created_at for v in views)[-RATE_WINDOW:]
+    rate = None
+    if len(recent) >= 2:
+        span = (recent[-1] - recent[0]).total_seconds()
+        rate = (len(recent) - 1) / span if span > 0 else None
+    remaining = total - len(answered)
+    running = run.status == RunStatus.RUNNING and not _is_stale(run)
+    return {
+        "done": len(answered),
+        "total": total,
+        "remaining": remaining,
+        "items_per_second": rate,
+        "eta_s": remaining / rate if running and rate else None,
+        "elapsed_s": (recent[-1] - run.started_at).total_seconds() if recent else None,
+    }
+
+
+def run_figures(db: Database, run_id: int) -> dict[str, Any]:
+    """One run's figures: ``run`` (its record), ``progress``, and the metrics of
+    :func:`evaluator.metrics.summarize_predictions` over its stored predictions."""
+    run = _get_run(db, run_id)
+    views = _predictions(db, run_id)
+    figures = summarize_predictions([_scored(view) for view in views])
+    return {"run": run_info(run), "progress": _progress(run, views), **figures}
+
+
+def latest_predictions(db: Database, run_id: int, n: int = 20) -> list[PredictionView]:
+    """The ``n`` most recently stored predictions of a run, newest first."""
+    _get_run(db, run_id)
+    with db.session() as session:
+        rows = session.exec(
+            _views_query()
+            .where(Prediction.run_id == run_id)
+            .order_by(col(Prediction.created_at).desc(), col(Prediction.id).desc())
+            .limit(n)
+        ).all()
+    return [_view(row) for row in rows]
+
+
+def all_predictions(db: Database, run_id: int) -> list[PredictionView]:
+    """Every stored prediction of a run, in the order of the run's item set."""
+    run = _get_run(db, run_id)
+    position = {item_id: index for index, item_id in enumerate(run.item_ids)}
+    return sorted(_predictions(db, run_id), key=lambda v: position.get(v.item_id, len(position)))
+
+
+def get_prediction(db: Database, run_id: int, item_id: str) -> PredictionView | None:
+    """One item's prediction in a run, or None when it has none (yet)."""
+    _get_run(db, run_id)
+    with db.session() as session:
+        row = session.exec(
+            _views_query().where(Prediction.run_id == run_id, Prediction.item_id == item_id)
+        ).first()
+    return None if row is None else _view(row)
+
+
+def compare_runs(db: Database, run_a: int, run_b: int) -> dict[str, Any]:
+    """Two runs item by item, over the items both answered.
+
+    ``both_right``, ``both_wrong``, ``only_a``, ``only_b`` (item ids), ``different_answers``
+    (items whose parsed answers differ, with both answers), their counts, and an exact
+    McNemar test of the two accuracies on the shared items.
+    """
+    _get_run(db, run_a)
+    _get_run(db, run_b)
+    first = {v.item_id: v for v in _predictions(db, run_a) if _answered(v)}
+    second = {v.item_id: v for v in _predictions(db, run_b) if _answered(v)}
+    shared = [item_id for item_id in first if item_id in second]
+    groups: dict[str, list[str]] = {"both_right": [], "both_wrong": [], "only_a": [], "only_b": []}
+    different = []
+    for item_id in shared:
+        a, b = first[item_id], second[item_id]
+        if a.correct and b.correct:
+            groups["both_right"].append(item_id)
+        elif a.correct:
+            groups["only_a"].append(item_id)
+        elif b.correct:
+            groups["only_b"].append(item_id)
+        else:
+            groups["both_wrong"].append(item_id)
+        if a.parsed_answer != b.parsed_answer:
+            different.append(
+                {"item_id": item_id, "key": a.key, "a": a.parsed_answer, "b": b.parsed_answer}
+            )
+    discordant = len(groups["only_a"]) + len(groups["only_b"])
+    p_value = None
+    if discordant:
+        from scipy.stats import binomtest
+
+        p_value = float(binomtest(len(groups["only_a"]), discordant, 0.5).pvalue)
+    return {
+        "run_a": run_a,
+        "run_b": run_b,
+        "shared_items": len(shared),
+        "only_in_a": len([i for i in first if i not in second]),
+        "only_in_b": len([i for i in second if i not in first]),
+        "counts": {name: len(ids) for name, ids in groups.items()},
+        **groups,
+        "different_answers": different,
+        "agreement": 1 - len(different) / len(shared) if shared else None,
+        "mcnemar_p": p_value,
+    }
+
+
+def _answered(view: PredictionView) -> bool:
+    return view.failure_kind != FailureKind.INFRASTRUCTURE
+
+
+def suspect_keys(db: Database, *, min_models: int = 2) -> list[dict[str, Any]]:
+    """Items that every model which answered them gets wrong with one and the same answer.
+
+    Only predictions on the item's current revision count, each model's latest run
+    speaks for it, and at least ``min_models`` different models must agree.
+    """
+    with db.session() as session:
+        rows = session.exec(
+            select(
+                Prediction.item_id,
+                Prediction.parsed_answer,
+                Prediction.correct,
+                Prediction.run_id,
+                EvalRun.model,
+                Item.kind,
+                ItemRevision.key,
+            )
+            .join(EvalRun, col(EvalRun.id) == col(Prediction.run_id))
+            .join(Item, col(Item.id) == col(Prediction.item_id))
+            .join(
+                ItemRevision,
+                and_(
+                    col(ItemRevision.item_id) == col(Item.id),
+                    col(ItemRevision.number) == col(Item.current_revision),
+                ),
+            )
+            .where(col(Prediction.revision_number) == col(Item.current_revision))
+            .where(col(Prediction.failure_kind).is_(None))
+        ).all()
+    latest: dict[tuple[str, str], tuple[int, str | None, bool | None]] = {}
+    details: dict[str, tuple[str, str]] = {}
+    for item_id, parsed, correct, run_id, model, kind, key in rows:
+        previous = latest.get((item_id, model))
+        if previous is None or run_id > previous[0]:
+            latest[(item_id, model)] = (run_id, parsed, correct)
+        details[item_id] = (kind, key)
+    by_item: dict[str, list[tuple[str, int, str | None, bool | None]]] = defaultdict(list)
+    for (item_id, model), (run_id, parsed, correct) in latest.items():
+        by_item[item_id].append((model, run_id, parsed, correct))
+    suspects = []
+    for item_id, answers in sorted(by_item.items()):
+        if len(answers) < min_models:
+            continue
+        given = Counter(parsed for _, _, parsed, _ in answers)
+        if len(given) != 1 or any(correct for *_, correct in answers):
+            continue
+        (answer,) = given
+        kind, key = details[item_id]
+        if answer is None or answer == key:
+            continue
+        suspects.append(
+            {
+                "item_id": item_id,
+                "kind": ItemKind(kind).value,
+                "key": key,
+                "answer": answer,
+                "models": sorted(model for model, *_ in answers),
+                "runs": sorted(run_id for _, run_id, *_ in answers),
+            }
+        )
+    return suspects
