@@ -482,7 +482,7 @@ def runs_group(ctx: click.Context, as_json: bool) -> None:
     if not runs:
         click.echo("no runs yet; start one with `vetbench eval --model demo`")
         return
-    click.echo(f"{'run':>4}  {'status':<11} {'done':>9}  {"accuracy":<24} {"mode":<10} model")
+    click.echo(f"{'run':>4}  {'status':<11} {'done':>9}  {'accuracy':<24} {'mode':<10} model")
     for run in runs:
         accuracy = (
             f"{run['accuracy']:.3f} {_interval(run['accuracy_ci'])}"
@@ -493,7 +493,7 @@ def runs_group(ctx: click.Context, as_json: bool) -> None:
         shots = f"{run['mode']}/{run['shots']}"
         click.echo(
             f"{run['id']:>4}  {status:<11} {run['done']:>4}/{run['total']:<4}  {accuracy:<24} "
-            f"{shots:<10} {run["model"]}"
+            f"{shots:<10} {run['model']}"
         )
     if any(run["stale"] for run in runs):
         click.echo("* marked running, but its process is gone: resume it with --resume")
