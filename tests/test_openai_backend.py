@@ -4,12 +4,18 @@ from the Backend protocol's records, results as they finish, transport failures 
 
 from __future__ import annotations
 
+import csv
+import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from fake_openai_server import FakeOpenAIServer, RecordedRequest, Reply, completion, server_error
+from sqlmodel import select
 
-from db.engine import Database
+from db.engine import Database, open_database
+from db.models import FailureKind, Prediction
 from evaluator.backends.base import GenerationRequest, Prompt, ScoringRequest
 from evaluator.backends.openai_backend import (
     OpenAIBackend,
@@ -19,6 +25,7 @@ from evaluator.backends.openai_backend import (
 
 SECRET = "sk-backend-SECRET-1122334455"
 KEY_ENV = "VETBENCH_BACKEND_TEST_KEY"
+ECON_CSV = Path(__file__).resolve().parent.parent / "fixtures" / "econ_ordering.csv"
 
 
 @pytest.fixture
@@ -140,3 +147,78 @@ def test_cut_at_first_stop_ignores_leading_blank_lines() -> None:
     assert cut_at_first_stop("\n\nB\n\nQuestion", ("\n\n",)) == "\n\nB"
     assert cut_at_first_stop("B", ("\n\n",)) == "B"
     assert cut_at_first_stop("A\nQuestion: x", ("\n\n", "\nQuestion:")) == "A"
+
+
+def test_vetbench_eval_records_transport_failures_and_resume_retries_them(
+    server: FakeOpenAIServer, db_path: Path
+) -> None:
+    pytest.importorskip("evaluator.runner")
+    from reviewer.cli import cli
+
+    with ECON_CSV.open(encoding="utf-8", newline="") as handle:
+        scenarios = [row["Question"] for row in csv.DictReader(handle)][:6]
+    broken = scenarios[1:3]
+
+    def down_for_two(recorded: RecordedRequest) -> Reply:
+        if any(scenario in recorded.user_text for scenario in broken):
+            # Retry-After 0 keeps the client's retries instant; they are still exhausted.
+            return Reply(500, {"error": {"message": "upstream down"}}, {"Retry-After": "0"})
+        return completion("D, A, C, B")
+
+    server.default = down_for_two
+    runner = CliRunner()
+    db = ["--db", str(db_path)]
+    assert runner.invoke(cli, [*db, "import", str(ECON_CSV)]).exit_code == 0
+    first = runner.invoke(
+        cli,
+        [
+            *db,
+            "eval",
+            "--model",
+            "openai:fake-model",
+            "--base-url",
+            server.base_url,
+            "--api-key-env",
+            KEY_ENV,
+            "--status",
+            "all",
+            "--limit",
+            "6",
+            "--shots",
+            "0",
+            "--json",
+        ],
+    )
+    figures = json.loads(first.stdout)
+    run_id = figures["run_id"]
+    assert figures["infrastructure_failures"] == 2
+    assert figures["run"]["backend"] == "openai" and figures["run"]["model"] == "fake-model"
+    assert figures["run"]["params"]["base_url"] == server.base_url
+    database = open_database(db_path)
+    with database.session() as session:
+        predictions = {
+            p.item_id: p
+            for p in session.exec(select(Prediction).where(Prediction.run_id == run_id))
+        }
+    failed = {i for i, p in predictions.items() if p.failure_kind == FailureKind.INFRASTRUCTURE}
+    assert len(predictions) == 6 and len(failed) == 2
+    assert all(
+        predictions[i].correct is None and "HTTP 500" in (predictions[i].error or "")
+        for i in failed
+    )
+    asked_once = len(server.chat_requests())
+
+    server.default = lambda _recorded: completion("D, A, C, B")
+    resumed = runner.invoke(
+        cli, [*db, "eval", "--resume", str(run_id), "--api-key-env", KEY_ENV, "--json"]
+    )
+    assert resumed.exit_code == 0, resumed.output
+    assert json.loads(resumed.stdout)["infrastructure_failures"] == 0
+    # Only the two failed items were asked again (base URL taken from the run).
+    assert len(server.chat_requests()) == asked_once + 2
+    with database.session() as session:
+        after = list(session.exec(select(Prediction).where(Prediction.run_id == run_id)))
+    assert {p.item_id for p in after} == set(predictions)
+    assert all(p.failure_kind is None and p.parsed_answer == "DACB" for p in after)
+    assert SECRET.encode() not in db_path.read_bytes()
+    database.dispose()
