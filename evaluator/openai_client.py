@@ -22,7 +22,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -426,7 +426,7 @@ class ChatClient:
 
     # -- many requests -----------------------------------------------------------------
 
-    def complete_all(self, requests: Iterable[ChatRequest]) -> Iterator[ChatOutcome]:
+    def complete_all(self, requests: Iterable[ChatRequest]) -> Generator[ChatOutcome, None, None]:
         """Run requests ``concurrency`` at a time; yield each outcome as soon as it is finished.
 
         When the consumer stops early (Ctrl-C, ``close()``), queued requests are

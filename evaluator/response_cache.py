@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from db.engine import Database
 from db.models import ApiResponse
@@ -47,15 +47,26 @@ class ResponseCache:
         self.database = database
 
     def get(self, key: str) -> dict[str, Any] | None:
-        with self.database.session() as session:
-            row = session.get(ApiResponse, key)
-            return None if row is None else dict(row.response)
+        """The stored response, or None (also when the database cannot be read: a miss)."""
+        try:
+            with self.database.session() as session:
+                row = session.get(ApiResponse, key)
+                return None if row is None else dict(row.response)
+        except SQLAlchemyError:
+            return None
 
-    def put(self, key: str, model: str, response: Mapping[str, Any]) -> None:
-        """Store a response unless one is already stored under ``key`` (first one wins)."""
+    def put(self, key: str, model: str, response: Mapping[str, Any]) -> bool:
+        """Store a response unless one is already stored under ``key`` (first one wins).
+
+        A failed write loses only the saving on a later run, never the answer in
+        hand, so it is reported (False) rather than raised.
+        """
         try:
             with self.database.transaction() as session:
                 if session.get(ApiResponse, key) is None:
                     session.add(ApiResponse(key=key, model=model, response=dict(response)))
         except IntegrityError:
-            pass  # another worker stored the same request first (PostgreSQL race); fine
+            return True  # another worker stored the same request first (PostgreSQL race)
+        except SQLAlchemyError:
+            return False
+        return True

@@ -172,8 +172,8 @@ class FakeOpenAIServer:
 
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        port = self._server.server_address[1]
+        return f"http://127.0.0.1:{port}/v1"
 
     def chat_requests(self, needle: str | None = None) -> list[RecordedRequest]:
         """Recorded chat requests, optionally only those whose user message has ``needle``."""
