@@ -15,6 +15,20 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 CFLUE_KNOWLEDGE = ROOT.parent / "shared" / "data" / "cflue" / "knowledge.json"
 PG_URL_ENV = "VETBENCH_TEST_PG_URL"
+TEST_MODEL_CACHE = ROOT / ".cache" / "vetbench-test"  # gitignored
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _shared_model_cache() -> Iterator[None]:
+    """Converted models (the demo model's half-minute GGUF conversion) are cached once
+    per checkout, shared by every test and test run, never in the user's own cache."""
+    previous = os.environ.get("VETBENCH_CACHE")
+    os.environ["VETBENCH_CACHE"] = str(TEST_MODEL_CACHE)
+    yield
+    if previous is None:
+        os.environ.pop("VETBENCH_CACHE", None)
+    else:
+        os.environ["VETBENCH_CACHE"] = previous
 
 
 @pytest.fixture(autouse=True)

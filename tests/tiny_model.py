@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 EOS = "<|endoftext|>"
 CHAT_TEMPLATE = (
@@ -72,3 +74,14 @@ def build_tiny_model(directory: Path, *, chat: bool = False, seed: int = 0) -> P
         model.lm_head.weight.mul_(20)
     model.save_pretrained(directory)
     return directory
+
+
+_BUILT: dict[bool, Path] = {}
+
+
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory, *, chat: bool = False) -> Path:
+    """The session's tiny model (built on first use, then shared by every test module)."""
+    if chat not in _BUILT:
+        name = "tiny-chat-model" if chat else "tiny-model"
+        _BUILT[chat] = build_tiny_model(tmp_path_factory.mktemp(name), chat=chat)
+    return _BUILT[chat]

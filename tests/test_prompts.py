@@ -1,0 +1,341 @@
+"""Prompts: the exact text of ordering and MCQ prompts, template overrides, shot selection,
+shot files, stop sequences, and the answer-complete test used for early stopping."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from db.answers import ItemKind
+from db.items import ItemSnapshot
+from evaluator.prompts import (
+    ShotFileError,
+    TemplateError,
+    answer_text,
+    build_prompt,
+    load_shot_file,
+    load_templates,
+    max_new_tokens,
+    prompt_hash,
+    select_shots,
+    stop_sequences,
+)
+from evaluator.stopping import answer_is_complete
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+BUILTIN_TEMPLATES = Path(__file__).resolve().parent.parent / "evaluator" / "templates"
+
+
+def item(
+    item_id: str,
+    kind: str = "ordering",
+    *,
+    key: str = "DACB",
+    status: str = "approved",
+    language: str = "en",
+    choices: dict[str, str] | None = None,
+    prompt: str | None = None,
+    duplicate_of: str | None = None,
+) -> ItemSnapshot:
+    if choices is None:
+        choices = (
+            {label: f"event {label} of {item_id}" for label in "ABCD"}
+            if kind == "ordering"
+            else {"A": "one", "B": "two", "C": "three", "D": "four"}
+        )
+    return ItemSnapshot(
+        id=item_id,
+        kind=ItemKind(kind),
+        source=item_id.split(":")[0],
+        source_ref="",
+        language=language,
+        status=status,
+        revision=1,
+        prompt=prompt or f"Scenario of {item_id}.",
+        choices=choices,
+        key=key,
+        explanation=None,
+        suspected_duplicate_of=duplicate_of,
+    )
+
+
+def test_ordering_prompt_is_econlogicqa_style_with_shots_in_the_prefix() -> None:
+    templates = load_templates()
+    shots = [item("s:1", key="BADC"), item("s:2", key="CDAB")]
+    prompt = build_prompt(item("e:1"), shots, templates)
+    instructions = templates.instructions("ordering", "en")
+    assert prompt.prefix == (
+        f"{instructions}\n\n"
+        "Question: Scenario of s:1.\n"
+        "A. event A of s:1\nB. event B of s:1\nC. event C of s:1\nD. event D of s:1\n"
+        "Answer: B, A, D, C\n\n"
+        "Question: Scenario of s:2.\n"
+        "A. event A of s:2\nB. event B of s:2\nC. event C of s:2\nD. event D of s:2\n"
+        "Answer: C, D, A, B\n\n"
+    )
+    assert prompt.question == (
+        "Question: Scenario of e:1.\n"
+        "A. event A of e:1\nB. event B of e:1\nC. event C of e:1\nD. event D of e:1\n"
+        "Answer:"
+    )
+    assert prompt.text == prompt.prefix + prompt.question
+
+
+def test_the_prefix_is_shared_by_every_item_of_a_kind() -> None:
+    templates = load_templates()
+    shots = [item("s:1")]
+    first = build_prompt(item("e:1"), shots, templates)
+    second = build_prompt(item("e:2", choices={label: "x" for label in "ABCDE"}), shots, templates)
+    assert first.prefix == second.prefix
+    assert first.question != second.question
+    assert "E. x" in second.question  # as many events as the item has
+
+
+def test_zero_shots_leaves_only_the_instructions() -> None:
+    templates = load_templates()
+    prompt = build_prompt(item("e:1"), [], templates)
+    assert prompt.prefix == templates.instructions("ordering", "en") + "\n\n"
+
+
+def test_mcq_prompts_follow_cflue_in_chinese_for_chinese_items() -> None:
+    templates = load_templates()
+    single = item("c:1", "single", key="B", language="zh", prompt="我国A股实行（　）。")
+    shot = item("c:2", "single", key="C", language="zh", prompt="下列说法正确的是（　）。")
+    prompt = build_prompt(single, [shot], templates)
+    assert prompt.prefix.startswith(templates.instructions("single", "zh"))
+    assert "单项选择题" in prompt.prefix
+    assert "题目：下列说法正确的是（　）。\nA. one\nB. two\nC. three\nD. four\n答案：C\n\n" in (
+        prompt.prefix
+    )
+    assert prompt.question == "题目：我国A股实行（　）。\nA. one\nB. two\nC. three\nD. four\n答案："
+
+
+@pytest.mark.parametrize(
+    ("kind", "language", "phrase"),
+    [
+        ("single", "en", "Exactly one option is correct"),
+        ("multi", "en", "Two or more options are correct"),
+        ("truefalse", "en", "true/false"),
+        ("single", "zh", "单项选择题"),
+        ("multi", "zh", "多项选择题"),
+        ("truefalse", "zh", "判断题"),
+    ],
+)
+def test_instructions_match_the_question_type_and_language(
+    kind: str, language: str, phrase: str
+) -> None:
+    key = "AB" if kind == "multi" else "A"
+    choices = {"A": "对", "B": "错"} if kind == "truefalse" else None
+    prompt = build_prompt(
+        item("c:1", kind, key=key, language=language, choices=choices), [], load_templates()
+    )
+    assert phrase in prompt.prefix
+    cue = "答案：" if language == "zh" else "Answer:"
+    assert prompt.question.endswith(cue)
+
+
+def test_answers_are_written_as_the_shots_show_them() -> None:
+    assert answer_text("ordering", "DACB") == "D, A, C, B"
+    assert answer_text("single", "B") == "B"
+    assert answer_text("multi", "ABD") == "ABD"
+    assert answer_text("truefalse", "A") == "A"
+
+
+def test_stop_sequences_end_at_a_blank_line_or_a_new_question() -> None:
+    assert stop_sequences("ordering") == ("\n\n", "\nQuestion:")
+    assert stop_sequences("single", load_templates(), "zh") == ("\n\n", "\n题目：")
+
+
+def test_max_new_tokens_leaves_room_for_the_answer_only() -> None:
+    assert max_new_tokens("ordering", 4) == 24
+    assert max_new_tokens("ordering", 5) > max_new_tokens("ordering", 4)
+    assert max_new_tokens("single", 4) == 16
+
+
+def test_prompt_hash_is_the_sha256_of_the_exact_text() -> None:
+    assert prompt_hash("Answer:") == hashlib.sha256(b"Answer:").hexdigest()
+    assert prompt_hash("Answer:") != prompt_hash("Answer: ")
+
+
+def test_templates_can_be_overridden_one_file_at_a_time(tmp_path: Path) -> None:
+    (tmp_path / "question.en.txt").write_text("Q: $question\n$options\nA:\n", encoding="utf-8")
+    builtin = load_templates()
+    custom = load_templates(tmp_path)
+    prompt = build_prompt(item("e:1"), [item("s:1")], custom)
+    assert prompt.question.startswith("Q: Scenario of e:1.\nA. event A")
+    assert prompt.question.endswith("\nA:")
+    assert "Q: Scenario of s:1." in prompt.prefix and "A: D, A, C, B" in prompt.prefix
+    # Untouched files come from the built-in set.
+    assert custom.text("option.txt") == builtin.text("option.txt")
+    assert custom.hash != builtin.hash
+    assert stop_sequences("ordering", custom) == ("\n\n", "\nQ:")
+
+
+def test_a_copy_of_the_builtin_templates_changes_nothing(tmp_path: Path) -> None:
+    shutil.copytree(BUILTIN_TEMPLATES, tmp_path / "t")
+    assert load_templates(tmp_path / "t").hash == load_templates().hash
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("question.en.txt", "Q: $scenario\nAnswer:", "unknown placeholder $scenario"),
+        ("option.txt", "$label costs $5", "lone '$'"),
+        ("questions.en.txt", "x", "unknown template file"),
+    ],
+)
+def test_bad_templates_are_named(tmp_path: Path, name: str, text: str, message: str) -> None:
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    with pytest.raises(TemplateError, match=re.escape(message)) as raised:
+        load_templates(tmp_path)
+    assert str(tmp_path) in str(raised.value)
+
+
+def test_missing_template_folder_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(TemplateError, match="not a folder"):
+        load_templates(tmp_path / "nowhere")
+
+
+# ------------------------------------------------------------------- shots
+
+
+def pool() -> list[ItemSnapshot]:
+    approved = [item(f"a:{n}") for n in range(1, 9)]
+    agreed = [item(f"g:{n}", status="agreed") for n in range(1, 4)]
+    others = [
+        item("p:1", status="pending"),
+        item("r:1", status="rejected"),
+        item("m:1", "single", key="B"),
+    ]
+    return approved + agreed + others
+
+
+def test_shots_are_a_fixed_seeded_draw_from_approved_items_outside_the_set() -> None:
+    evaluated = {"a:1", "a:2"}
+    first = select_shots(pool(), "ordering", 5, exclude_ids=evaluated)
+    again = select_shots(list(reversed(pool())), "ordering", 5, exclude_ids=evaluated)
+    assert [s.id for s in first] == [s.id for s in again]  # independent of pool order
+    assert len(first) == 5
+    assert all(s.status == "approved" and s.id not in evaluated for s in first)
+    assert all(s.kind is ItemKind.ORDERING for s in first)
+    other_seed = [
+        [s.id for s in select_shots(pool(), "ordering", 5, seed=seed, exclude_ids=evaluated)]
+        for seed in range(1, 6)
+    ]
+    assert any(ids != [s.id for s in first] for ids in other_seed)
+
+
+def test_too_few_approved_items_fall_back_to_agreed_ones_and_say_so(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    evaluated = {f"a:{n}" for n in range(1, 8)}  # one approved ordering item left
+    with caplog.at_level(logging.WARNING, logger="evaluator.prompts"):
+        shots = select_shots(pool(), "ordering", 3, exclude_ids=evaluated)
+    assert [s.id for s in shots][0] == "a:8"
+    assert {s.status for s in shots[1:]} == {"agreed"}
+    assert "not approved" in caplog.text
+
+
+def test_rejected_items_are_never_shots_and_shortfalls_are_reported(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    evaluated = {s.id for s in pool() if s.status in ("approved", "agreed")}
+    with caplog.at_level(logging.WARNING, logger="evaluator.prompts"):
+        shots = select_shots(pool(), "ordering", 5, exclude_ids=evaluated)
+    assert [s.id for s in shots] == ["p:1"]
+    assert "only 1 ordering item(s) available" in caplog.text
+
+
+def test_near_duplicates_of_evaluated_items_are_never_shots() -> None:
+    items = [item("a:1"), item("a:2", duplicate_of="a:1"), item("a:3"), item("a:4")]
+    items[0] = replace(items[0], suspected_duplicate_of="a:3")
+    shots = select_shots(items, "ordering", 5, exclude_ids={"a:1"})
+    assert [s.id for s in shots] == ["a:4"]
+
+
+def test_same_language_shots_come_first() -> None:
+    items = [item(f"e:{n}", "single", key="A") for n in range(3)] + [
+        item(f"z:{n}", "single", key="A", language="zh") for n in range(3)
+    ]
+    shots = select_shots(items, "single", 2, language="zh")
+    assert {s.language for s in shots} == {"zh"}
+
+
+def test_no_shots_asked_for_none_given() -> None:
+    assert select_shots(pool(), "ordering", 0) == []
+
+
+def test_the_fixture_shot_file_loads() -> None:
+    shots = load_shot_file(FIXTURES / "shots_ordering.jsonl")
+    assert [s.key for s in shots] == ["DACB", "CBDA", "BDAC", "CADB", "ADBC"]
+    assert all(s.kind is ItemKind.ORDERING and len(s.choices) == 4 for s in shots)
+    assert shots[0].id == "shots_ordering.jsonl:1"
+
+
+def test_bad_shot_files_name_the_line_and_field(tmp_path: Path) -> None:
+    good = {
+        "kind": "ordering",
+        "prompt": "Put these in order.",
+        "choices": {"A": "a", "B": "b"},
+        "key": "B, A",
+    }
+    path = tmp_path / "shots.jsonl"
+    path.write_text(
+        "\n".join(
+            [
+                json.dumps(good),
+                "{not json",
+                json.dumps({**good, "key": "A, C"}),
+                json.dumps({**good, "choices": ["a", "b"]}),
+            ]
+        ),
+        encoding="utf-8",
+    )
+    with pytest.raises(ShotFileError) as raised:
+        load_shot_file(path)
+    message = str(raised.value)
+    assert f"{path}:2: not valid JSON" in message
+    assert f"{path}:3: key" in message
+    assert f"{path}:4: choices" in message
+    assert f"{path}:1" not in message
+
+
+def test_a_missing_shot_file_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ShotFileError, match="no such shot file"):
+        load_shot_file(tmp_path / "none.jsonl")
+
+
+# ------------------------------------------------------ answer complete
+
+
+@pytest.mark.parametrize(
+    ("text", "complete"),
+    [
+        (" D", False),
+        (" D, A, C", False),
+        (" D, A, C, B", True),
+        (" DACB", True),
+        (" The correct order is D, A, C", False),
+        (" The correct order is D, A, C, B", True),
+        (" D, A, D, B", False),
+    ],
+)
+def test_an_ordering_answer_is_complete_once_every_event_is_placed(
+    text: str, complete: bool
+) -> None:
+    assert answer_is_complete("ordering", "ABCD")(text) is complete
+
+
+@pytest.mark.parametrize(
+    ("text", "complete"),
+    [(" B", False), (" B\n", True), ("\n", False), (" AB", False), (" AB\n", True)],
+)
+def test_a_choice_answer_is_complete_at_the_end_of_its_line(text: str, complete: bool) -> None:
+    assert answer_is_complete("multi", "ABCD")(text) is complete
