@@ -22,12 +22,18 @@ import numpy as np
 from rapidfuzz import fuzz, process
 
 DEFAULT_THRESHOLD = 90.0
-NGRAM = 3
+NGRAM = 4
 SKETCH_SIZE = 16
 # Within one sketch n-gram's list of texts, each text is paired with this many
 # texts before it.  A big cluster of near-copies still finds a partner (they are
 # all alike), while a common n-gram cannot produce a quadratic number of pairs.
 WINDOW = 12
+# An n-gram found in more than max(MIN_COMMON, texts // COMMON_SHARE) texts is common.
+MIN_COMMON = 50
+COMMON_SHARE = 200
+# Candidate pairs must share this many sketch n-grams: near-duplicates share many,
+# unrelated texts that meet on one n-gram by chance are not worth scoring.
+MIN_SHARED = 2
 _WHITESPACE = re.compile(r"\s+")
 
 
@@ -51,20 +57,20 @@ def item_text(prompt: str, choices: dict[str, str]) -> str:
 
 
 def _ngram_codes(texts: Sequence[str], n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every character n-gram of every text as one 63-bit code, with the owning text's index."""
+    """Every character n-gram of every text as a 64-bit hash, with the owning text's index."""
     lengths = np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts))
     joined = "".join(texts)
-    if not joined:
+    if len(joined) < n:  # texts shorter than n have no n-grams; only exact copies match
         return np.empty(0, np.uint64), np.empty(0, np.int64)
     code_points = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     code_points = code_points.astype(np.uint64)
     owner = np.repeat(np.arange(len(texts), dtype=np.int64), lengths)
-    if len(code_points) < n:  # texts shorter than n have no n-grams; only exact copies match
-        return np.empty(0, np.uint64), np.empty(0, np.int64)
-    codes = np.zeros(len(code_points) - n + 1, dtype=np.uint64)
-    for offset in range(n):  # 21 bits per Unicode code point, n <= 3 fits in 63 bits
-        codes = (codes << np.uint64(21)) | code_points[offset : len(code_points) - n + 1 + offset]
-    owners = owner[: len(codes)]
+    count = len(code_points) - n + 1
+    codes = np.zeros(count, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for offset in range(n):  # a polynomial hash; wrapping at 2**64 is intended
+            codes = codes * np.uint64(0x100000001B3) + code_points[offset : offset + count]
+    owners = owner[:count]
     # Keep only n-grams that lie inside one text.
     inside = owners == owner[n - 1 :]
     return codes[inside], owners[inside]
@@ -79,6 +85,12 @@ def _mix(values: np.ndarray) -> np.ndarray:
         return z ^ (z >> np.uint64(31))
 
 
+def _runs(sorted_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Start index and length of each run of equal values in a sorted array."""
+    starts = np.flatnonzero(np.r_[True, sorted_values[1:] != sorted_values[:-1]])
+    return starts, np.diff(np.r_[starts, len(sorted_values)])
+
+
 def candidate_pairs(
     texts: Sequence[str],
     *,
@@ -86,58 +98,68 @@ def candidate_pairs(
     ngram: int = NGRAM,
     sketch_size: int = SKETCH_SIZE,
     window: int = WINDOW,
+    min_shared: int = MIN_SHARED,
 ) -> np.ndarray:
-    """Pairs ``(later, earlier)`` of texts that share a rare n-gram; ``later >= first_new``.
+    """Pairs ``(later, earlier)`` of texts whose sketches share at least ``min_shared``
+    n-grams; only pairs with ``later >= first_new``.
 
     ``texts`` should already be normalized.  Returns an ``(m, 2)`` int64 array.
+    (Sorting packed integer keys is used throughout: much faster than ``np.unique``
+    on several million values.)
     """
-    if ngram > 3:
-        raise ValueError("n-grams longer than 3 characters do not fit the 63-bit codes")
     count = len(texts)
     codes, owners = _ngram_codes(texts, ngram)
     if not len(codes):
         return np.empty((0, 2), np.int64)
-    gram_values, gram_ids = np.unique(codes, return_inverse=True)
-    gram_ids = gram_ids.astype(np.int64)
-    # One row per (text, distinct n-gram).
-    pair_keys = np.unique(owners * len(gram_values) + gram_ids)
-    text_of = pair_keys // len(gram_values)
-    gram_of = pair_keys % len(gram_values)
-    frequency = np.bincount(gram_of, minlength=len(gram_values))
+    # Everything below sorts packed 64-bit keys (np.sort on values is several times
+    # faster than np.unique or argsort on millions of rows).  An n-gram is known by the
+    # top bits of its hash: two n-grams sharing them only adds a candidate or two.
+    text_bits = max(1, (count - 1).bit_length())
+    hash_bits = 63 - text_bits
+    text_mask = np.uint64((1 << text_bits) - 1)
+    gram_hash = _mix(codes) >> np.uint64(64 - hash_bits)
+    # One row per (n-gram, text), sorted by n-gram.
+    rows = np.sort((gram_hash << np.uint64(text_bits)) | owners.astype(np.uint64))
+    rows = rows[np.r_[True, rows[1:] != rows[:-1]]]
+    gram_of = rows >> np.uint64(text_bits)
+    _, frequency = _runs(gram_of)
+    row_frequency = np.repeat(frequency, frequency)
     # An n-gram only one text has cannot pair it with anything.
-    shared = frequency[gram_of] >= 2
-    text_of, gram_of = text_of[shared], gram_of[shared]
-    if not len(text_of):
+    shared = row_frequency >= 2
+    gram_of, row_frequency = gram_of[shared], row_frequency[shared]
+    text_of = rows[shared] & text_mask
+    if not len(gram_of):
         return np.empty((0, 2), np.int64)
-    tie_break = _mix(gram_values[gram_of])
-    order = np.lexsort((tie_break, frequency[gram_of], text_of))
-    text_of, gram_of = text_of[order], gram_of[order]
-    # Rank of each n-gram within its text; keep the sketch_size rarest.
-    starts = np.flatnonzero(np.r_[True, text_of[1:] != text_of[:-1]])
-    run_lengths = np.diff(np.r_[starts, len(text_of)])
-    rank = np.arange(len(text_of)) - np.repeat(starts, run_lengths)
+    # Each text's sketch: bottom-k by hash among its n-grams that are not common, and
+    # common ones only when it has too few others.  (Ranking purely by rarity would pick,
+    # in a cluster of variants, the n-grams most variants lost, which two given variants
+    # rarely share.)  Packed key: text, then common-or-not, then the n-gram's hash.
+    max_frequency = max(MIN_COMMON, count // COMMON_SHARE)
+    common = (row_frequency > max_frequency).astype(np.uint64)
+    by_text = np.sort(
+        (text_of << np.uint64(hash_bits + 1)) | (common << np.uint64(hash_bits)) | gram_of
+    )
+    text_of = by_text >> np.uint64(hash_bits + 1)
+    gram_of = by_text & np.uint64((1 << hash_bits) - 1)
+    text_starts, text_lengths = _runs(text_of)
+    rank = np.arange(len(text_of)) - np.repeat(text_starts, text_lengths)
     keep = rank < sketch_size
-    text_of, gram_of = text_of[keep], gram_of[keep]
-    # Group the sketches by n-gram, texts in order, and pair each with its predecessors.
-    order = np.lexsort((text_of, gram_of))
-    text_of, gram_of = text_of[order], gram_of[order]
-    later_parts: list[np.ndarray] = []
-    earlier_parts: list[np.ndarray] = []
-    for offset in range(1, window + 1):
-        if offset >= len(text_of):
-            break
+    entries = np.sort((gram_of[keep] << np.uint64(text_bits)) | text_of[keep])
+    gram_of = entries >> np.uint64(text_bits)
+    text_of = (entries & text_mask).astype(np.int64)
+    # Sketch entries are grouped by n-gram, texts in order: pair each with its predecessors.
+    keys: list[np.ndarray] = []
+    for offset in range(1, min(window, len(entries) - 1) + 1):
         same_gram = gram_of[offset:] == gram_of[:-offset]
-        later = text_of[offset:][same_gram]
-        earlier = text_of[:-offset][same_gram]
+        later, earlier = text_of[offset:][same_gram], text_of[:-offset][same_gram]
         wanted = later >= first_new
-        later_parts.append(later[wanted])
-        earlier_parts.append(earlier[wanted])
-    if not later_parts:
+        keys.append(later[wanted] * count + earlier[wanted])
+    if not keys:
         return np.empty((0, 2), np.int64)
-    later = np.concatenate(later_parts)
-    earlier = np.concatenate(earlier_parts)
-    unique = np.unique(later * count + earlier)
-    return np.stack([unique // count, unique % count], axis=1)
+    pair_keys = np.sort(np.concatenate(keys))
+    pair_starts, shared_grams = _runs(pair_keys)
+    pair_keys = pair_keys[pair_starts[shared_grams >= min_shared]]
+    return np.stack([pair_keys // count, pair_keys % count], axis=1)
 
 
 def find_near_duplicates(

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from sqlalchemy import func, select
-from sqlmodel import Session, col
+from sqlalchemy import func
+from sqlmodel import Session, col, select
 
 from db.engine import Database
 from db.formats import get_format

@@ -1,0 +1,238 @@
+"""Exporting: what was imported comes back as the same records, in every format, and a
+format that cannot hold the selection is refused before anything is written."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import MetaData, select, update
+
+from db.engine import Database, open_database
+from db.exporter import ExportError, export_items
+from db.formats import read_records
+from db.importer import import_files
+from db.items import add_revision
+from db.models import Item
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+ORDERING_CSV = (
+    "Question,A,B,C,D,E,Answer,Explanation\n"
+    '"A port strike, then ""shortages"".",Strike,Delays,Shortages,Prices,,"A, B, C, D",Chain.\n'
+    'A harvest fails.,Rain,Crop loss,Price rise,Imports,Rationing,"A, B, C, E, D",\n'
+    'A bank raises rates.,Rates up,Loans dearer,Borrowing falls,Growth slows,,"A, B, C, D",Why.\n'
+)
+CFLUE_RECORDS = [
+    {
+        "名称": "银行从业资格",
+        "task": "单项选择题",
+        "question": "下列属于货币政策工具的是（　）。\r\n",
+        "choices": "{'A': '公开市场操作', 'B': '财政补贴', 'C': \"It's\", 'D': '国债'}",
+        "answer": "A",
+        "analysis": None,
+    },
+    {
+        "名称": "证券从业资格",
+        "task": "多项选择题",
+        "question": "我国金融市场体系包括（）。",
+        "choices": "{'A': '货币市场', 'B': '债券市场', 'C': '商品市场', 'D': '金融衍生品市场'}",
+        "answer": "ABD",
+        "analysis": "商品市场不是金融市场。",
+    },
+    {
+        "名称": "反假货币知识",
+        "task": "判断题",
+        "question": "第四套人民币50元券使用的是毛泽东头像水印。（）",
+        "choices": "{'A': '对', 'B': '错'}",
+        "answer": "B",
+        "analysis": "略。",
+    },
+]
+
+
+def write(tmp_path: Path, name: str, content: str) -> Path:
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8", newline="")
+    return path
+
+
+def approve_all(database: Database) -> None:
+    with database.transaction() as session:
+        session.execute(update(Item).values(status="approved"))
+
+
+def parsed(path: Path, format_name: str) -> list[tuple[Any, ...]]:
+    """Each record as (kind, prompt, choices, key, explanation, meta), after validation."""
+    from db.validation import validate_draft
+
+    rows = []
+    for record in read_records(path, format_name):
+        assert record.draft is not None and validate_draft(record.draft) == []
+        draft = record.draft
+        rows.append(
+            (draft.kind, draft.prompt, draft.choices, draft.key, draft.explanation, draft.meta)
+        )
+    return rows
+
+
+def table_rows(database: Database, *names: str) -> dict[str, list[tuple[Any, ...]]]:
+    metadata = MetaData()
+    metadata.reflect(database.engine, only=list(names))
+    with database.engine.connect() as connection:
+        return {
+            name: sorted(
+                (
+                    tuple(v for k, v in row._mapping.items() if k != "id" or name == "item")
+                    for row in connection.execute(select(metadata.tables[name]))
+                ),
+                key=repr,
+            )
+            for name in names
+        }
+
+
+def test_econlogicqa_export_gives_back_the_imported_records(
+    database: Database, tmp_path: Path
+) -> None:
+    source = write(tmp_path, "econ.csv", ORDERING_CSV)
+    import_files(database, [source])
+    approve_all(database)
+    out = tmp_path / "out" / "econ.csv"
+    summary = export_items(database, out, format="econlogicqa")
+    assert (summary.count, summary.by_kind) == (3, {"ordering": 3})
+    assert parsed(out, "econlogicqa") == parsed(source, "econlogicqa")
+    with out.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.reader(handle))
+    assert rows[0] == ["Question", "A", "B", "C", "D", "E", "Answer", "Explanation"]
+    assert rows[2][6] == "A, B, C, E, D"
+
+
+def test_cflue_export_gives_back_the_imported_records_exactly(
+    database: Database, tmp_path: Path
+) -> None:
+    source = write(tmp_path, "exam.json", json.dumps(CFLUE_RECORDS, ensure_ascii=False))
+    import_files(database, [source])
+    out = tmp_path / "exam-out.json"
+    export_items(database, out, format="cflue", status="all")
+    assert json.loads(out.read_text(encoding="utf-8")) == CFLUE_RECORDS
+
+
+def test_the_current_revision_is_what_gets_exported(database: Database, tmp_path: Path) -> None:
+    import_files(database, [write(tmp_path, "econ.csv", ORDERING_CSV)])
+    with database.transaction() as session:
+        add_revision(session, "econ:3", author="ann", change_note="edit", key="BACD")
+    out = tmp_path / "out.csv"
+    export_items(database, out, format="econlogicqa", status="all")
+    assert [row[3] for row in parsed(out, "econlogicqa")] == ["ABCD", "ABCED", "BACD"]
+
+
+def test_jsonl_export_round_trips_items_and_revisions_into_another_database(
+    database: Database, tmp_path: Path
+) -> None:
+    import_files(database, [write(tmp_path, "econ.csv", ORDERING_CSV)])
+    import_files(
+        database, [write(tmp_path, "exam.json", json.dumps(CFLUE_RECORDS, ensure_ascii=False))]
+    )
+    with database.transaction() as session:
+        add_revision(
+            session, "exam:2", author="ann", change_note="edit: typo", prompt="我国金融市场包括"
+        )
+        session.execute(
+            update(Item)
+            .where(Item.id == "econ:2")
+            .values(status="rejected", suspected_duplicate_of="econ:1", duplicate_similarity=91.5)
+        )
+    first = tmp_path / "all.jsonl"
+    assert export_items(database, first, format="jsonl", status="all").count == 6
+
+    other = open_database(tmp_path / "other.db")
+    try:
+        report = import_files(other, [first])
+        assert report.tally.added == 6 and report.ok
+        assert table_rows(other, "item", "item_revision") == table_rows(
+            database, "item", "item_revision"
+        )
+        second = tmp_path / "again.jsonl"
+        export_items(other, second, format="jsonl", status="all")
+        assert second.read_text(encoding="utf-8") == first.read_text(encoding="utf-8")
+    finally:
+        other.dispose()
+
+
+def test_real_cflue_file_round_trips(
+    database: Database, tmp_path: Path, cflue_knowledge: Path
+) -> None:
+    import_files(database, [cflue_knowledge])
+    out = tmp_path / "knowledge.json"
+    export_items(database, out, format="cflue", status="all")
+    original = json.loads(cflue_knowledge.read_text(encoding="utf-8"))
+    assert json.loads(out.read_text(encoding="utf-8")) == original
+
+
+@pytest.mark.parametrize("name", ["econ_ordering.csv", "cflue_mcq.json"])
+def test_fixtures_round_trip(database: Database, tmp_path: Path, name: str) -> None:
+    source = FIXTURES / name
+    if not source.exists():
+        pytest.skip(f"{source} not written yet")
+    import_files(database, [source])
+    format_name = "econlogicqa" if name.endswith(".csv") else "cflue"
+    out = tmp_path / name
+    export_items(database, out, format=format_name, status="all")
+    assert parsed(out, format_name) == parsed(source, format_name)
+
+
+# --- selection and refusals ---------------------------------------------------------------------
+
+
+def test_only_approved_items_by_default_and_filters_narrow_the_selection(
+    database: Database, tmp_path: Path
+) -> None:
+    import_files(database, [write(tmp_path, "econ.csv", ORDERING_CSV)])
+    import_files(
+        database, [write(tmp_path, "exam.json", json.dumps(CFLUE_RECORDS, ensure_ascii=False))]
+    )
+    with database.transaction() as session:
+        session.execute(
+            update(Item).where(Item.id.in_(["econ:2", "exam:1"])).values(status="approved")
+        )
+    out = tmp_path / "approved.jsonl"
+    summary = export_items(database, out, format="jsonl")
+    assert summary.by_kind == {"ordering": 1, "single": 1}
+    assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == ["econ:2", "exam:1"]
+    only_exam = export_items(database, out, format="jsonl", status="all", sources=["exam"])
+    assert only_exam.count == 3
+    multi = export_items(database, out, format="cflue", status="all", kinds=["multi"])
+    assert [r["task"] for r in json.loads(out.read_text(encoding="utf-8"))] == ["多项选择题"]
+    assert multi.count == 1
+
+
+def test_a_format_that_cannot_hold_the_kinds_is_refused_and_writes_nothing(
+    database: Database, tmp_path: Path
+) -> None:
+    import_files(database, [write(tmp_path, "econ.csv", ORDERING_CSV)])
+    import_files(
+        database, [write(tmp_path, "exam.json", json.dumps(CFLUE_RECORDS, ensure_ascii=False))]
+    )
+    out = tmp_path / "out.csv"
+    with pytest.raises(ExportError) as raised:
+        export_items(database, out, format="econlogicqa", status="all")
+    message = str(raised.value)
+    assert "econlogicqa holds ordering items only" in message
+    assert "1 multi, 1 single, 1 truefalse" in message and "--kind" in message
+    with pytest.raises(ExportError, match="cflue holds multi, single, truefalse items only"):
+        export_items(database, out, format="cflue", status="all")
+    assert list(tmp_path.glob("out*")) == [] and list(tmp_path.glob(".out*")) == []
+
+
+def test_an_empty_selection_is_refused_with_a_hint(database: Database, tmp_path: Path) -> None:
+    import_files(database, [write(tmp_path, "econ.csv", ORDERING_CSV)])
+    with pytest.raises(ExportError, match=r"no items match status approved \(try --status all\)"):
+        export_items(database, tmp_path / "x.csv", format="econlogicqa")
+    with pytest.raises(ExportError, match="unknown format"):
+        export_items(database, tmp_path / "x.csv", format="xml", status="all")
+    with pytest.raises(ExportError, match="unknown status"):
+        export_items(database, tmp_path / "x.csv", format="jsonl", status="done")
