@@ -196,8 +196,10 @@ class ChatClient:
         self.base_url = str(self._openai.base_url).rstrip("/")
         self._cache = ResponseCache(database) if database is not None else None
         self._wait = wait_retry_after_or_backoff(initial=backoff_initial_s, maximum=backoff_max_s)
-        self._structured_lock = threading.Lock()
+        self._adjustments_lock = threading.Lock()
         self._structured_supported: bool | None = None  # None until a server answers
+        # OpenAI's reasoning models refuse max_tokens and want max_completion_tokens.
+        self._token_parameter = "max_tokens"
 
     def __repr__(self) -> str:
         return (
@@ -208,7 +210,7 @@ class ChatClient:
     @property
     def structured_output_supported(self) -> bool | None:
         """False once the server rejected ``response_format``; None before any answer."""
-        with self._structured_lock:
+        with self._adjustments_lock:
             return self._structured_supported
 
     # -- one request -------------------------------------------------------------------
@@ -230,23 +232,32 @@ class ChatClient:
         if cached is not None:
             return cached
         try:
-            try:
-                response = self._request_with_retries(request, structured, stop_event)
-            except _StructuredOutputRejectedError:
-                with self._structured_lock:
-                    self._structured_supported = False
-                structured = False
-                response = self._request_with_retries(request, structured, stop_event)
+            response = None
+            # Each adjustment happens at most once: structured output off, then the
+            # token-limit parameter renamed for servers that refuse max_tokens.
+            for _adjustment in range(3):
+                try:
+                    response = self._request_with_retries(request, structured, stop_event)
+                    break
+                except _StructuredOutputRejectedError:
+                    with self._adjustments_lock:
+                        self._structured_supported = False
+                    structured = False
+                except _TokenParameterRejectedError:
+                    with self._adjustments_lock:
+                        self._token_parameter = "max_completion_tokens"
+            if response is None:
+                raise _Failed(ChatError("rejected", "the server refused every request form", 1))
         except ChatCancelledError:
             return ChatOutcome(request, error=ChatError("cancelled", "stopped before an answer", 0))
         except _Failed as failed:
             self.counters.add("failed")
             return ChatOutcome(request, error=failed.error)
         if structured:
-            with self._structured_lock:
+            with self._adjustments_lock:
                 self._structured_supported = True
         if self._cache is not None:
-            key = keys[0] if structured else keys[-1]
+            key = self._cache_keys(request, structured)[0]  # as finally sent
             self._cache.put(key, self.model, self._cache_record(response))
         self.counters.add("ok")
         return ChatOutcome(request, response=response)
@@ -299,7 +310,8 @@ class ChatClient:
         """The parameters sent besides model and messages (also what the cache key covers)."""
         params: dict[str, Any] = {"temperature": request.temperature}
         if request.max_tokens is not None:
-            params["max_tokens"] = request.max_tokens
+            with self._adjustments_lock:
+                params[self._token_parameter] = request.max_tokens
         if request.stop:
             params["stop"] = list(request.stop)
         if request.seed is not None:
@@ -357,6 +369,8 @@ class ChatClient:
         except openai.BadRequestError as error:
             if structured and _rejects_response_format(error):
                 raise _StructuredOutputRejectedError from None
+            if "max_tokens" in params and "max_completion_tokens" in _error_text(error):
+                raise _TokenParameterRejectedError from None
             raise _Failed(self._describe_failure(error, attempts)) from None
         except Exception as error:
             raise _Failed(self._describe_failure(error, attempts)) from None
@@ -467,6 +481,10 @@ class _StructuredOutputRejectedError(Exception):
     """The server does not accept ``response_format``; resend as plain text."""
 
 
+class _TokenParameterRejectedError(Exception):
+    """The model refuses ``max_tokens``; resend with ``max_completion_tokens``."""
+
+
 class _Failed(Exception):
     """Carries a ``ChatError`` out of the retry loop."""
 
@@ -486,6 +504,10 @@ def _error_message(error: openai.APIStatusError) -> str:
     return error.message
 
 
+def _error_text(error: openai.APIStatusError) -> str:
+    return f"{error.message} {error.body}".lower()
+
+
 def _rejects_response_format(error: openai.BadRequestError) -> bool:
-    text = f"{error.message} {error.body}".lower()
+    text = _error_text(error)
     return "response_format" in text or "json_schema" in text or "response format" in text

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from fake_openai_server import (
     FakeOpenAIServer,
+    RecordedRequest,
     Reply,
     completion,
     echo_authorization,
@@ -321,3 +322,26 @@ def test_api_key_configuration_errors_never_echo_a_key(monkeypatch: pytest.Monke
         read_api_key("MISSING_KEY_VAR", base_url=None)
     # A local server needs no key: a placeholder is sent instead.
     assert read_api_key("MISSING_KEY_VAR", base_url="http://127.0.0.1:1/v1") == "no-key"
+
+
+def test_a_model_refusing_max_tokens_gets_max_completion_tokens(
+    server: FakeOpenAIServer,
+) -> None:
+    message = "Unsupported parameter: 'max_tokens'. Use 'max_completion_tokens' instead."
+
+    def reasoning_model(request: RecordedRequest) -> Reply:
+        if request.body and "max_tokens" in request.body:
+            return Reply(400, {"error": {"message": message}})
+        return completion("fine")
+
+    server.default = reasoning_model
+    client = make_client(server)
+    for text in ("one", "two"):
+        outcome = client.complete(ChatRequest.user(text, max_tokens=50))
+        assert outcome.response is not None and outcome.response.text == "fine"
+    bodies = [r.body or {} for r in server.chat_requests()]
+    assert [("max_tokens" in b, b.get("max_completion_tokens")) for b in bodies] == [
+        (True, None),
+        (False, 50),
+        (False, 50),
+    ]
