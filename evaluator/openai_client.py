@@ -246,6 +246,10 @@ class ChatClient:
                 except _TokenParameterRejectedError:
                     with self._adjustments_lock:
                         self._token_parameter = "max_completion_tokens"
+                # An earlier run may have stored the answer to the adjusted request.
+                cached = self._cached(request, self._cache_keys(request, structured))
+                if cached is not None:
+                    return cached
             if response is None:
                 raise _Failed(ChatError("rejected", "the server refused every request form", 1))
         except ChatCancelledError:
