@@ -40,6 +40,7 @@ from evaluator.generation import plan_from_articles, run_generation, split_done
 from evaluator.generation_inputs import read_articles
 from evaluator.generation_templates import GenerationMode, load_generation_template
 from evaluator.openai_client import ChatClient
+from evaluator.prompts import load_templates
 from reviewer.cli import cli
 from reviewer.queue import ReviewQueue
 
@@ -513,6 +514,8 @@ def test_templates_can_be_overridden(
         provenance = get_revisions(session, item.id)[0].provenance
     db.dispose()
     assert provenance["template"] == str(folder / "generate_ordering.txt")
+    # One folder can hold both kinds of template: `vetbench eval` ignores these files.
+    assert load_templates(folder).texts == load_templates().texts
 
     (folder / "generate_ordering.txt").write_text("Use $article_text\n", encoding="utf-8")
     bad = generate(
