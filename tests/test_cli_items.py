@@ -1,0 +1,311 @@
+"""The item commands through the real command line: import, export, stats, items, users."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from sqlalchemy import update
+
+from db.answers import ItemKind
+from db.engine import open_database
+from db.formats import FORMATS
+from db.models import Item, ItemStatus, Role
+from reviewer.cli import cli, item_commands
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+HEADER = "Question,A,B,C,D,Answer\n"
+ROWS = [
+    'A port strike starts.,Strike,Delays,Shortages,Prices,"A, B, C, D"\n',
+    'A harvest fails after drought.,Drought,Crop loss,Price rise,Imports,"A, B, C, D"\n',
+    'A central bank raises rates.,Rates up,Loans dearer,Borrowing falls,Growth slows,"A, B, C, D"\n',
+]
+MCQ = [
+    {
+        "名称": "银行从业资格",
+        "task": "判断题",
+        "question": "通货膨胀会降低货币的购买力。",
+        "choices": "{'A': '对', 'B': '错'}",
+        "answer": "A",
+        "analysis": None,
+    },
+    {
+        "名称": "证券从业资格",
+        "task": "多项选择题",
+        "question": "我国金融市场体系包括（）。",
+        "choices": "{'A': '货币市场', 'B': '债券市场', 'C': '商品市场', 'D': '金融衍生品市场'}",
+        "answer": "ABD",
+        "analysis": "商品市场不是金融市场。",
+    },
+]
+
+
+def run(db_path: Path, *args: str) -> Result:
+    result = CliRunner().invoke(cli, ["--db", str(db_path), *args], catch_exceptions=False)
+    assert "Traceback" not in result.output
+    return result
+
+
+def write(tmp_path: Path, name: str, content: str | bytes) -> Path:
+    path = tmp_path / name
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8", newline="")
+    return path
+
+
+@pytest.fixture
+def econ_csv(tmp_path: Path) -> Path:
+    return write(tmp_path, "econ.csv", HEADER + "".join(ROWS))
+
+
+@pytest.fixture
+def mcq_json(tmp_path: Path) -> Path:
+    return write(tmp_path, "exam.json", json.dumps(MCQ, ensure_ascii=False))
+
+
+def test_option_choices_match_the_vocabulary_in_db() -> None:
+    assert ("auto", *FORMATS) == item_commands.IMPORT_FORMATS
+    assert tuple(FORMATS) == item_commands.FILE_EXPORT_FORMATS
+    assert tuple(k.value for k in ItemKind) == item_commands.KINDS
+    assert tuple(s.value for s in ItemStatus) == item_commands.STATUSES
+    assert tuple(r.value for r in Role) == item_commands.ROLES
+
+
+# --- import ------------------------------------------------------------------------------
+
+
+def test_import_prints_a_summary_by_kind_and_a_second_run_adds_nothing(
+    db_path: Path, econ_csv: Path, mcq_json: Path
+) -> None:
+    result = run(db_path, "import", str(econ_csv), str(mcq_json))
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert f"{econ_csv} (econlogicqa, source econ): 3 records" in lines
+    assert any(line.split() == ["ordering", "3", "0", "0", "0"] for line in lines)
+    assert any(line.split() == ["truefalse", "1", "0", "0", "0"] for line in lines)
+    assert any(line.split() == ["multi", "1", "0", "0", "0"] for line in lines)
+    assert "2 of 2 files imported: 5 added, 0 updated, 0 unchanged, 0 invalid" in result.stdout
+
+    again = run(db_path, "import", str(econ_csv))
+    assert again.exit_code == 0
+    assert "nothing new: all 3 valid records are unchanged" in again.stdout
+
+
+def test_an_invalid_record_exits_1_naming_file_line_and_field(
+    db_path: Path, tmp_path: Path
+) -> None:
+    bad = write(tmp_path, "bad.csv", HEADER + ROWS[0] + ROWS[1].replace('"A, B, C, D"', '"A, B"'))
+    result = run(db_path, "import", str(bad))
+    assert result.exit_code == 1
+    assert f"error: {bad}: 1 invalid record; nothing imported from this file" in result.stderr
+    assert f"{bad}: line 3: key: 'A, B': the order must place all 4 events" in result.stderr
+    assert result.stdout == ""
+    assert json.loads(run(db_path, "stats", "--json").stdout)["items"] == 0
+
+
+def test_skip_invalid_imports_the_rest_and_exits_0(db_path: Path, tmp_path: Path) -> None:
+    bad = write(tmp_path, "bad.csv", HEADER + ROWS[0] + "only,three,cells\n" + ROWS[2])
+    result = run(db_path, "import", "--skip-invalid", str(bad))
+    assert result.exit_code == 0, result.output
+    assert f"{bad}: line 3: has 3 cells; the header has 6" in result.stderr
+    assert "skipped 1 invalid records" in result.stdout
+    ids = [item["id"] for item in json.loads(run(db_path, "items", "--json").stdout)]
+    assert ids == ["bad:1", "bad:3"]
+
+
+def test_malformed_and_non_utf8_files_get_clear_errors(db_path: Path, tmp_path: Path) -> None:
+    broken = write(tmp_path, "broken.json", '[{"task": "判断题",\n "question": "q",\n')
+    latin1 = write(
+        tmp_path,
+        "latin1.csv",
+        (HEADER + ROWS[0]).encode() + 'Caf\xe9,a,b,c,d,"A,B,C,D"\n'.encode("latin-1"),
+    )
+    result = run(db_path, "import", str(broken), str(latin1))
+    assert result.exit_code == 1
+    assert f"error: {broken}: line 3: malformed JSON" in result.stderr
+    assert f"{latin1}: line 3: scenario: is not valid UTF-8 text" in result.stderr
+    assert "bytes that are not UTF-8 (first on line 3)" in result.stderr
+    assert "0 of 2 files imported" in result.stdout
+
+
+def test_a_file_that_does_not_exist_is_refused_by_the_command_line(
+    db_path: Path, tmp_path: Path
+) -> None:
+    result = run(db_path, "import", str(tmp_path / "missing.csv"))
+    assert result.exit_code == 2 and "does not exist" in result.stderr
+
+
+def test_format_source_and_threshold_options(db_path: Path, tmp_path: Path) -> None:
+    items = write(
+        tmp_path, "items.txt", HEADER + "".join(ROWS) + ROWS[0].replace("starts", "begins")
+    )
+    auto = run(
+        db_path, "import", str(items), "--source", "econ-2024", "--duplicate-threshold", "99"
+    )
+    assert auto.exit_code == 0, auto.output
+    assert "(econlogicqa, source econ-2024)" in auto.stdout
+    assert any(
+        line.split() == ["ordering", "4", "0", "0", "0"] for line in auto.stdout.splitlines()
+    )
+    forced = run(db_path, "import", "--format", "cflue", str(items))
+    assert forced.exit_code == 1 and "malformed JSON" in forced.stderr
+    out_of_range = run(db_path, "import", str(items), "--duplicate-threshold", "120")
+    assert out_of_range.exit_code == 2
+    blank = run(db_path, "import", str(items), "--source", " ")
+    assert blank.exit_code == 1 and "--source must not be empty" in blank.stderr
+
+
+def test_the_real_cflue_file_through_the_command_line(db_path: Path, cflue_knowledge: Path) -> None:
+    first = run(db_path, "import", str(cflue_knowledge))
+    assert first.exit_code == 0, first.output
+    lines = first.stdout.splitlines()
+    for kind, added in (
+        ("single", "2345"),
+        ("multi", "1171"),
+        ("truefalse", "348"),
+        ("total", "3864"),
+    ):
+        assert any(line.split()[:2] == [kind, added] for line in lines), first.stdout
+    second = run(db_path, "import", str(cflue_knowledge))
+    assert "nothing new: all 3864 valid records are unchanged" in second.stdout
+    stats = json.loads(run(db_path, "stats", "--json").stdout)
+    assert stats["items"] == 3864
+    assert stats["by_kind"] == {"multi": 1171, "single": 2345, "truefalse": 348}
+
+
+@pytest.mark.parametrize("name", ["econ_ordering.csv", "cflue_mcq.json"])
+def test_fixtures_import_through_the_command_line(db_path: Path, name: str) -> None:
+    path = FIXTURES / name
+    if not path.exists():
+        pytest.skip(f"{path} not written yet")
+    result = run(db_path, "import", str(path))
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ""
+
+
+# --- export ------------------------------------------------------------------------------
+
+
+def test_export_writes_each_format_and_refuses_what_it_cannot_hold(
+    db_path: Path, tmp_path: Path, econ_csv: Path, mcq_json: Path
+) -> None:
+    run(db_path, "import", str(econ_csv), str(mcq_json))
+    none_approved = run(db_path, "export", "--format", "jsonl", "--out", str(tmp_path / "x.jsonl"))
+    assert none_approved.exit_code == 1
+    assert "no items match status approved (try --status all)" in none_approved.stderr
+
+    out = tmp_path / "out.csv"
+    mixed = run(db_path, "export", "--format", "econlogicqa", "--out", str(out), "--status", "all")
+    assert mixed.exit_code == 1 and "econlogicqa holds ordering items only" in mixed.stderr
+    assert not out.exists()
+
+    ordering = run(
+        db_path, "export", "--format", "econlogicqa", "--out", str(out), "--status", "all",
+        "--kind", "ordering",
+    )  # fmt: skip
+    assert ordering.exit_code == 0, ordering.output
+    assert ordering.stdout.strip() == f"exported 3 items (3 ordering) to {out} as econlogicqa"
+    assert out.read_text(encoding="utf-8") == "Question,A,B,C,D,Answer\n" + "".join(ROWS)
+
+    exam = tmp_path / "exam.json"
+    by_source = run(
+        db_path, "export", "--format", "cflue", "--out", str(exam), "--status", "all",
+        "--source", "exam",
+    )  # fmt: skip
+    assert by_source.exit_code == 0, by_source.output
+    assert json.loads(exam.read_text(encoding="utf-8")) == MCQ
+
+
+def test_export_defaults_to_approved_items(db_path: Path, tmp_path: Path, econ_csv: Path) -> None:
+    run(db_path, "import", str(econ_csv))
+    database = open_database(db_path)
+    with database.transaction() as session:
+        session.execute(update(Item).where(Item.id == "econ:2").values(status="approved"))
+    database.dispose()
+    out = tmp_path / "approved.jsonl"
+    result = run(db_path, "export", "--format", "jsonl", "--out", str(out))
+    assert result.exit_code == 0
+    assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == ["econ:2"]
+
+
+def test_export_choices_leave_room_for_lm_eval_and_hf() -> None:
+    result = CliRunner().invoke(cli, ["export", "--help"])
+    assert "lm-eval" in result.output and "hf" in result.output
+
+
+# --- stats, items, users -----------------------------------------------------------------
+
+
+def test_stats_json_has_the_promised_figures(db_path: Path, econ_csv: Path) -> None:
+    run(db_path, "import", str(econ_csv))
+    run(db_path, "users", "add", "lee", "--role", "lead")
+    stats = json.loads(run(db_path, "stats", "--json").stdout)
+    for key in ("items", "by_kind", "by_status", "by_source", "judgments",
+                "suspected_duplicates", "revisions", "decisions", "people"):  # fmt: skip
+        assert key in stats
+    assert stats["items"] == 3 and stats["by_kind"] == {"ordering": 3}
+    assert stats["by_status"] == {"pending": 3} and stats["by_source"] == {"econ": 3}
+    assert (stats["judgments"], stats["revisions"], stats["decisions"]) == (0, 3, 0)
+    assert stats["people"] == 1 and stats["people_by_role"] == {"lead": 1}
+    text = run(db_path, "stats").stdout
+    assert "items: 3" in text and "by kind: ordering 3" in text
+
+
+def test_items_lists_ids_kinds_statuses_and_previews(
+    db_path: Path, econ_csv: Path, mcq_json: Path
+) -> None:
+    run(db_path, "import", str(econ_csv), str(mcq_json))
+    lines = run(db_path, "items").stdout.splitlines()
+    assert [line.split()[:3] for line in lines] == [
+        ["econ:1", "ordering", "pending"],
+        ["econ:2", "ordering", "pending"],
+        ["econ:3", "ordering", "pending"],
+        ["exam:1", "truefalse", "pending"],
+        ["exam:2", "multi", "pending"],
+    ]
+    assert lines[0].endswith("A port strike starts.")
+    listed = json.loads(run(db_path, "items", "--kind", "multi", "--json").stdout)
+    assert listed == [
+        {
+            "id": "exam:2",
+            "kind": "multi",
+            "status": "pending",
+            "source": "exam",
+            "revision": 1,
+            "suspected_duplicate_of": None,
+            "preview": "我国金融市场体系包括（）。",
+        }
+    ]
+    assert len(run(db_path, "items", "--limit", "2").stdout.splitlines()) == 2
+    assert len(json.loads(run(db_path, "items", "--source", "econ", "--json").stdout)) == 3
+    empty = run(db_path, "items", "--status", "approved")
+    assert empty.exit_code == 0 and "no items match" in empty.stderr
+
+
+def test_item_previews_are_one_line_and_short(db_path: Path, tmp_path: Path) -> None:
+    long_question = "Line one\nline two " + "word " * 40
+    path = write(tmp_path, "long.csv", HEADER + f'"{long_question}",a,b,c,d,"A,B,C,D"\n')
+    run(db_path, "import", str(path))
+    [line] = run(db_path, "items").stdout.splitlines()
+    assert "Line one line two word" in line and line.endswith("…")
+
+
+def test_users_add_list_and_change_role(db_path: Path) -> None:
+    assert run(db_path, "users", "add", "ann").stdout.strip() == "added ann as annotator"
+    assert run(db_path, "users", "add", "lee", "--role", "lead").exit_code == 0
+    assert "already registered as annotator" in run(db_path, "users", "add", "ann").stdout
+    changed = run(db_path, "users", "add", "ann", "--role", "lead")
+    assert changed.stdout.strip() == "ann is now a lead (was annotator)"
+    assert run(db_path, "users", "list").stdout.split() == ["ann", "lead", "lee", "lead"]
+    people = json.loads(run(db_path, "users", "list", "--json").stdout)
+    assert [(p["name"], p["role"]) for p in people] == [("ann", "lead"), ("lee", "lead")]
+    assert run(db_path, "users", "add", "bob", "--role", "boss").exit_code == 2
+    assert run(db_path, "users", "add", " ").exit_code == 1
+
+
+def test_users_list_on_an_empty_database_says_how_to_add_people(db_path: Path) -> None:
+    assert "vetbench users add NAME" in run(db_path, "users", "list").stdout
