@@ -146,10 +146,10 @@ def fleiss_statistic(patterns: Patterns, raters: int):  # type: ignore[no-untype
 
     def statistic(weights: FloatArray) -> FloatArray:
         units = weights.sum(axis=1)
-        observed = (weights @ per_unit_agreement) / units
-        shares = (weights @ table) / (units * raters)[:, None]
-        expected = (shares**2).sum(axis=1)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"):  # a resample may lack such units
+            observed = (weights @ per_unit_agreement) / units
+            shares = (weights @ table) / (units * raters)[:, None]
+            expected = (shares**2).sum(axis=1)
             return np.where(expected < 1.0, (observed - expected) / (1.0 - expected), np.nan)
 
     return statistic
@@ -164,11 +164,11 @@ def cohen_statistic(cells: IntArray, n_values: int):  # type: ignore[no-untyped-
 
     def statistic(weights: FloatArray) -> FloatArray:
         total = weights.sum(axis=1)
-        observed = (weights @ agree) / total
-        first_share = (weights @ first_onehot) / total[:, None]
-        second_share = (weights @ second_onehot) / total[:, None]
-        expected = (first_share * second_share).sum(axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
+            observed = (weights @ agree) / total
+            first_share = (weights @ first_onehot) / total[:, None]
+            second_share = (weights @ second_onehot) / total[:, None]
+            expected = (first_share * second_share).sum(axis=1)
             return np.where(expected < 1.0, (observed - expected) / (1.0 - expected), np.nan)
 
     return statistic
@@ -219,3 +219,23 @@ def masi_distance_matrix(values: Sequence[str]) -> FloatArray:
     distance = 1.0 - jaccard * monotonicity
     np.fill_diagonal(distance, 0.0)  # a value is at no distance from itself
     return distance
+
+
+def coarsen(patterns: Patterns, mapping: IntArray, n_values: int) -> tuple[Patterns, FloatArray]:
+    """The patterns after mapping every code through ``mapping`` (e.g. verdict -> keep/drop),
+    and the (patterns x coarse patterns) 0/1 matrix that carries pattern weights across."""
+    padding = np.iinfo(np.int64).max
+    codes = np.where(patterns.codes >= 0, mapping[np.maximum(patterns.codes, 0)], padding)
+    codes.sort(axis=1)
+    codes[codes == padding] = -1
+    distinct, inverse = np.unique(codes, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    counts = np.bincount(inverse, weights=patterns.counts, minlength=distinct.shape[0])
+    carry = np.zeros((codes.shape[0], distinct.shape[0]))
+    carry[np.arange(codes.shape[0]), inverse] = 1.0
+    return Patterns(distinct.astype(np.int64), counts.astype(np.int64), n_values), carry
+
+
+def restrict(patterns: Patterns, keep: NDArray[np.bool_]) -> Patterns:
+    """Only the patterns where ``keep`` is true (e.g. those with the Fleiss number of raters)."""
+    return Patterns(patterns.codes[keep], patterns.counts[keep], patterns.n_values)

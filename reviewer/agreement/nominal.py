@@ -8,7 +8,6 @@ vectorised bootstrap in ``bootstrap`` and ``coefficients``.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -16,12 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from reviewer.agreement.bootstrap import BootstrapSettings, Figure, with_interval
-from reviewer.agreement.coefficients import (
-    alpha_statistic,
-    cohen_statistic,
-    fleiss_statistic,
-    unit_patterns,
-)
+from reviewer.agreement.coefficients import alpha_statistic, unit_patterns
 from reviewer.agreement.data import within_unit_pairs
 
 IntArray = NDArray[np.int64]
@@ -43,15 +37,6 @@ class Codes:
     @property
     def n_values(self) -> int:
         return len(self.labels)
-
-
-@dataclass(frozen=True)
-class PairKappa:
-    """Cohen's kappa of two annotators over the items both judged."""
-
-    first: str
-    second: str
-    kappa: Figure
 
 
 def import_reference_libraries() -> None:
@@ -78,10 +63,9 @@ def _one_category_reason(codes: Codes, used: IntArray, what: str) -> str:
     )
 
 
-def krippendorff_alpha(
-    codes: Codes, settings: BootstrapSettings, name: str, *, what: str = "value"
-) -> Figure:
-    """Nominal Krippendorff's alpha over every unit judged at least twice (missing allowed)."""
+def alpha_point(codes: Codes, *, what: str = "value") -> Figure:
+    """Nominal Krippendorff's alpha (the ``krippendorff`` package) over every unit judged
+    at least twice, missing judgments allowed; no interval."""
     import krippendorff
 
     table, used = _pairable_value_counts(codes)
@@ -90,7 +74,14 @@ def krippendorff_alpha(
     if used.size < 2:
         return Figure.undefined(_one_category_reason(codes, used, what), n=table.shape[0])
     value = krippendorff.alpha(value_counts=table[:, used], level_of_measurement="nominal")
-    figure = Figure.of(value, table.shape[0])
+    return Figure.of(value, table.shape[0])
+
+
+def krippendorff_alpha(
+    codes: Codes, settings: BootstrapSettings, name: str, *, what: str = "value"
+) -> Figure:
+    """Nominal Krippendorff's alpha with its bootstrap interval."""
+    figure = alpha_point(codes, what=what)
     patterns = unit_patterns(codes.row_unit, codes.codes, codes.n_units, codes.n_values)
     return with_interval(figure, alpha_statistic(patterns), patterns.counts, settings, name)
 
@@ -130,32 +121,27 @@ def modal_raters(codes: Codes) -> int | None:
     return int(np.flatnonzero(frequency == frequency.max())[-1])
 
 
-def fleiss_kappa(
-    codes: Codes, settings: BootstrapSettings, name: str, *, what: str = "value"
-) -> tuple[Figure, int | None]:
-    """Fleiss' kappa over the units with the usual (modal) number of judgments, and that number.
+def fleiss_point(codes: Codes, raters: int | None, *, what: str = "value") -> Figure:
+    """Fleiss' kappa (statsmodels) over the units with exactly ``raters`` judgments; no interval.
 
     Fleiss' kappa needs the same number of ratings per item; units judged more or
-    fewer times than the modal count are left out (Krippendorff's alpha uses all).
+    fewer times are left out (Krippendorff's alpha uses them all).
     """
-    from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss
+    from statsmodels.stats.inter_rater import fleiss_kappa
 
-    raters = modal_raters(codes)
     if raters is None:
-        return Figure.undefined(NO_PAIRS), None
-    patterns = unit_patterns(
-        codes.row_unit, codes.codes, codes.n_units, codes.n_values, exact_size=raters
-    )
-    table = np.repeat(patterns.dense_value_counts(), patterns.counts, axis=0)
+        return Figure.undefined(NO_PAIRS)
+    sizes = np.bincount(codes.row_unit, minlength=codes.n_units)
+    rows = (sizes == raters)[codes.row_unit]
+    table = np.bincount(
+        codes.row_unit[rows] * codes.n_values + codes.codes[rows],
+        minlength=codes.n_units * codes.n_values,
+    ).reshape(codes.n_units, codes.n_values)
+    table = table[sizes == raters]
     used = np.flatnonzero(table.sum(axis=0))
     if used.size < 2:
-        return Figure.undefined(_one_category_reason(codes, used, what), n=table.shape[0]), raters
-    value = statsmodels_fleiss(table[:, used], method="fleiss")
-    figure = Figure.of(value, table.shape[0])
-    return (
-        with_interval(figure, fleiss_statistic(patterns, raters), patterns.counts, settings, name),
-        raters,
-    )
+        return Figure.undefined(_one_category_reason(codes, used, what), n=table.shape[0])
+    return Figure.of(fleiss_kappa(table[:, used], method="fleiss"), table.shape[0])
 
 
 def per_unit_pair_agreement(codes: Codes) -> tuple[FloatArray, IntArray]:
@@ -175,53 +161,3 @@ def percent_agreement(codes: Codes) -> Figure:
     if shares.size == 0:
         return Figure.undefined(NO_PAIRS)
     return Figure.of(float(shares.mean()), int(shares.size))
-
-
-def cohen_kappa_pairs(
-    codes: Codes,
-    annotator_names: Sequence[str],
-    settings: BootstrapSettings,
-    name: str,
-    *,
-    what: str = "value",
-) -> list[PairKappa]:
-    """Cohen's kappa for every pair of annotators with at least one item judged by both."""
-    from sklearn.metrics import cohen_kappa_score
-
-    first, second = within_unit_pairs(codes.row_unit)
-    # Rows are sorted by annotator within a unit, so first < second annotator.
-    pair_id = codes.row_annotator[first] * len(annotator_names) + codes.row_annotator[second]
-    order = np.argsort(pair_id, kind="stable")
-    pair_id, first, second = pair_id[order], first[order], second[order]
-    boundaries = np.flatnonzero(np.diff(pair_id)) + 1
-    results: list[PairKappa] = []
-    labels = np.arange(codes.n_values)
-    for block in np.split(np.arange(pair_id.size), boundaries):
-        if block.size == 0:
-            continue
-        a, b = divmod(int(pair_id[block[0]]), len(annotator_names))
-        x, y = codes.codes[first[block]], codes.codes[second[block]]
-        shares_x = np.bincount(x, minlength=codes.n_values) / x.size
-        shares_y = np.bincount(y, minlength=codes.n_values) / y.size
-        if np.isclose((shares_x * shares_y).sum(), 1.0):
-            figure = Figure.undefined(
-                f"both gave every shared item the same {what} "
-                f"({codes.labels[int(x[0])]}), so chance agreement is total",
-                n=int(block.size),
-            )
-        else:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                value = cohen_kappa_score(x, y, labels=labels)
-            figure = Figure.of(value, int(block.size))
-            cells, counts = np.unique(x * codes.n_values + y, return_counts=True)
-            figure = with_interval(
-                figure,
-                cohen_statistic(cells, codes.n_values),
-                counts,
-                settings,
-                f"{name}/{'/'.join(sorted((annotator_names[a], annotator_names[b])))}",
-            )
-        first_name, second_name = sorted((annotator_names[a], annotator_names[b]))
-        results.append(PairKappa(first_name, second_name, figure))
-    return sorted(results, key=lambda pair: (pair.first, pair.second))

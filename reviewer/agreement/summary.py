@@ -28,10 +28,9 @@ from reviewer.agreement.bootstrap import (
     BootstrapSettings,
     Figure,
 )
-from reviewer.agreement.data import JudgmentData, load_judgments
-from reviewer.agreement.nominal import PairKappa
+from reviewer.agreement.data import JudgmentData, collector_paused, load_judgments
 from reviewer.agreement.orders import OrderAgreement, order_agreement
-from reviewer.agreement.verdicts import VerdictAgreement, verdict_agreement
+from reviewer.agreement.verdicts import PairKappa, VerdictAgreement, verdict_agreement
 
 
 @dataclass(frozen=True)
@@ -91,13 +90,14 @@ def compute_figures(
     """The headline figures for ``data``; ``detailed`` adds Cohen's kappa per annotator pair
     and the per-item lists (breakdowns leave them out)."""
     judgments = data.judgments_per_unit()
+    verdict, keep_drop = verdict_agreement(data, settings, with_pairs=detailed)
     return AgreementFigures(
         judgments=data.n_rows,
         items_judged=data.n_units,
         items_compared=int((judgments >= 2).sum()),
         annotators=int(np.unique(data.row_annotator).size),
-        verdict=verdict_agreement(data, settings, keep_drop=False, with_pairs=detailed),
-        keep_drop=verdict_agreement(data, settings, keep_drop=True, with_pairs=detailed),
+        verdict=verdict,
+        keep_drop=keep_drop,
         answer_alpha=answer_alphas(data, settings, alpha_cache),
         answer_percent=answer_percent_agreement(data),
         orders=order_agreement(data, with_items=detailed),
@@ -112,7 +112,13 @@ def agreement_from_data(
     filters: dict[str, list[str]] | None = None,
 ) -> AgreementReport:
     """All figures for already loaded judgments."""
-    settings = settings or BootstrapSettings()
+    with collector_paused():  # many small result objects, no cycles
+        return _agreement(data, settings or BootstrapSettings(), filters or {})
+
+
+def _agreement(
+    data: JudgmentData, settings: BootstrapSettings, filters: dict[str, list[str]]
+) -> AgreementReport:
     alpha_cache: dict[bytes, AnswerAlpha] = {}
     overall = compute_figures(data, settings, detailed=True, alpha_cache=alpha_cache)
     # A breakdown that selects the same items as another (a source with one kind) is reused.
@@ -141,7 +147,7 @@ def agreement_from_data(
         by_kind=by_kind,
         by_source=by_source,
         settings=settings,
-        filters=filters or {},
+        filters=filters,
     )
 
 
