@@ -1,0 +1,156 @@
+"""Figures about runs read back from the database: the run list, one run's figures and
+progress, the latest predictions, two runs compared item by item, and suspect keys."""
+
+from __future__ import annotations
+
+import pytest
+from eval_helpers import mixed_set
+from scipy.stats import binomtest
+from scripted_backend import ScriptedBackend
+
+from db.engine import Database
+from evaluator.metrics import wilson_interval
+from evaluator.runner import create_run, execute_run
+from evaluator.runs import (
+    RunNotFound,
+    compare_runs,
+    get_prediction,
+    latest_predictions,
+    list_runs,
+    run_figures,
+    suspect_keys,
+)
+
+APPROVED = {"status": ["approved"]}
+ANSWERS = {
+    "econ:1": " D, A, C, B",  # right
+    "econ:2": " A, B, C, D",  # wrong
+    "cflue:1": "B",  # right
+    "cflue:2": "?",  # unparsed
+    "cflue:3": "AB",  # wrong
+    "cflue:4": "BC",  # right
+    "cflue:5": "A",  # right
+    "cflue:6": "A",  # wrong (key B)
+}
+
+
+def run(database: Database, answers: dict[str, str], model: str = "scripted", **options) -> int:  # type: ignore[no-untyped-def]
+    backend = ScriptedBackend(answers, model=model, **options)
+    run_id = create_run(database, backend.info, shots=0, filters=APPROVED)
+    execute_run(database, run_id, backend)
+    return run_id
+
+
+def test_run_figures_summarize_the_stored_predictions(database: Database) -> None:
+    mixed_set(database)
+    run_id = run(database, ANSWERS, failing={"cflue:6"})
+    figures = run_figures(database, run_id)
+    assert figures["run"]["id"] == run_id and figures["run"]["status"] == "finished"
+    assert figures["n"] == 8 and figures["scored"] == 7 and figures["correct"] == 4
+    assert figures["infrastructure_failures"] == 1
+    assert figures["accuracy"] == pytest.approx(4 / 7)
+    assert figures["accuracy_ci"] == pytest.approx(wilson_interval(4, 7))
+    assert figures["unparsed"] == 1
+    assert figures["pairwise_accuracy"] == pytest.approx((1 + 4 / 6) / 2)
+    assert set(figures["by_kind"]) == {"ordering", "single", "multi", "truefalse"}
+    assert set(figures["by_source"]) == {"econ", "cflue"}
+    progress = figures["progress"]
+    assert progress["done"] == 7 and progress["total"] == 8 and progress["remaining"] == 1
+    assert progress["eta_s"] is None  # the run is not running
+
+
+def test_unknown_runs_are_reported(database: Database) -> None:
+    with pytest.raises(RunNotFound, match="no run 42"):
+        run_figures(database, 42)
+
+
+def test_latest_predictions_come_newest_first(database: Database) -> None:
+    approved = mixed_set(database)
+    run_id = run(database, ANSWERS)
+    latest = latest_predictions(database, run_id, 3)
+    assert [view.item_id for view in latest] == list(reversed(approved))[:3]
+    newest = latest[0]
+    assert newest.key == "B" and newest.parsed_answer == "A" and newest.correct is False
+    assert newest.prompt.endswith("答案：") and newest.raw_output == "A"
+
+
+def test_one_prediction_can_be_fetched(database: Database) -> None:
+    mixed_set(database)
+    run_id = run(database, ANSWERS)
+    view = get_prediction(database, run_id, "econ:1")
+    assert view is not None and view.parsed_answer == "DACB" and view.scores["pairwise"] == 1.0
+    assert get_prediction(database, run_id, "nothing:1") is None
+
+
+def test_the_run_list_shows_progress_and_accuracy_newest_first(database: Database) -> None:
+    mixed_set(database)
+    first = run(database, ANSWERS)
+    second = run(database, {**ANSWERS, "econ:2": " B, A, D, C"}, failing={"cflue:2"})
+    listed = list_runs(database)
+    assert [entry["id"] for entry in listed] == [second, first]
+    newest = listed[0]
+    assert newest["done"] == 7 and newest["total"] == 8 and newest["correct"] == 5
+    assert newest["infrastructure_failures"] == 1
+    assert newest["accuracy"] == pytest.approx(5 / 7)
+    assert newest["accuracy_ci"] == pytest.approx(wilson_interval(5, 7))
+    assert listed[1]["accuracy"] == pytest.approx(4 / 8)
+
+
+def test_two_runs_compared_item_by_item(database: Database) -> None:
+    mixed_set(database)
+    a = run(database, ANSWERS)
+    b = run(
+        database,
+        {**ANSWERS, "econ:2": " B, A, D, C", "cflue:1": "C", "cflue:3": "ABD", "cflue:6": "B"},
+        model="other",
+    )
+    comparison = compare_runs(database, a, b)
+    assert comparison["shared_items"] == 8
+    assert comparison["only_a"] == ["cflue:1"]
+    assert sorted(comparison["only_b"]) == ["cflue:3", "cflue:6", "econ:2"]
+    assert sorted(comparison["both_right"]) == ["cflue:4", "cflue:5", "econ:1"]
+    assert comparison["both_wrong"] == ["cflue:2"]
+    assert comparison["counts"] == {"both_right": 3, "both_wrong": 1, "only_a": 1, "only_b": 3}
+    assert {row["item_id"] for row in comparison["different_answers"]} == {
+        "econ:2",
+        "cflue:1",
+        "cflue:3",
+        "cflue:6",
+    }
+    assert comparison["agreement"] == pytest.approx(4 / 8)
+    assert comparison["mcnemar_p"] == pytest.approx(binomtest(1, 4, 0.5).pvalue)
+
+
+def test_suspect_keys_are_items_every_model_gets_wrong_the_same_way(
+    database: Database,
+) -> None:
+    mixed_set(database)
+    run(database, ANSWERS, model="model-a")
+    run(database, {**ANSWERS, "econ:2": " D, C, B, A"}, model="model-b")
+    suspects = suspect_keys(database)
+    # cflue:3 (AB for ABD) and cflue:6 (A for B): both models, same wrong answer.
+    # econ:2 differs between the models; cflue:2 is unparsed, not an answer.
+    assert [row["item_id"] for row in suspects] == ["cflue:3", "cflue:6"]
+    assert suspects[1] == {
+        "item_id": "cflue:6",
+        "kind": "truefalse",
+        "key": "B",
+        "answer": "A",
+        "models": ["model-a", "model-b"],
+        "runs": [1, 2],
+    }
+    # One model that answers right clears the item.
+    run(database, {**ANSWERS, "cflue:6": "B"}, model="model-c")
+    assert [row["item_id"] for row in suspect_keys(database)] == ["cflue:3"]
+
+
+def test_one_model_alone_makes_no_suspects(database: Database) -> None:
+    mixed_set(database)
+    run(database, ANSWERS, model="model-a")
+    run(database, ANSWERS, model="model-a")  # the same model twice is still one model
+    assert suspect_keys(database) == []
+    assert [row["item_id"] for row in suspect_keys(database, min_models=1)] == [
+        "cflue:3",
+        "cflue:6",
+        "econ:2",
+    ]
