@@ -100,14 +100,6 @@ class GenerationSummary:
     failures: list[str] = field(default_factory=list)
     reject_reasons: Counter[str] = field(default_factory=Counter)
 
-    @property
-    def done(self) -> int:
-        return self.stored + self.rejected + self.failed
-
-    @property
-    def to_do(self) -> int:
-        return self.planned - self.skipped
-
 
 # -- planning ----------------------------------------------------------------------------
 
