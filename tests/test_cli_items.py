@@ -232,9 +232,26 @@ def test_export_defaults_to_approved_items(db_path: Path, tmp_path: Path, econ_c
     assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == ["econ:2"]
 
 
-def test_export_choices_leave_room_for_lm_eval_and_hf() -> None:
-    result = CliRunner().invoke(cli, ["export", "--help"])
-    assert "lm-eval" in result.output and "hf" in result.output
+@pytest.mark.parametrize(
+    ("format_name", "expected_file"), [("hf", "README.md"), ("lm-eval", "_vetbench.yaml")]
+)
+def test_export_hands_folder_formats_to_the_evaluator_exporters(
+    db_path: Path, tmp_path: Path, econ_csv: Path, format_name: str, expected_file: str
+) -> None:
+    run(db_path, "import", str(econ_csv))
+    out = tmp_path / format_name
+    result = run(db_path, "export", "--format", format_name, "--out", str(out), "--status", "all")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(f"exported 3 items (3 ordering) to {out} as {format_name}")
+    assert (out / expected_file).is_file() and (out / "vetbench-export.json").is_file()
+
+
+def test_shots_belong_to_lm_eval_only(db_path: Path, tmp_path: Path, econ_csv: Path) -> None:
+    run(db_path, "import", str(econ_csv))
+    args = ["export", "--out", str(tmp_path / "x"), "--status", "all", "--shots", "1"]
+    refused = run(db_path, *args, "--format", "jsonl")
+    assert refused.exit_code == 1 and "--shots applies to --format lm-eval only" in refused.stderr
+    assert run(db_path, *args, "--format", "lm-eval").exit_code == 0
 
 
 # --- stats, items, users -----------------------------------------------------------------

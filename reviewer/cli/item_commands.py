@@ -190,7 +190,9 @@ def _describe_export(summary: Any, format_name: str, out: Path) -> str:
     by_kind = getattr(summary, "by_kind", None) or {}
     kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(by_kind.items()))
     what = f"{count} items" if count is not None else "items"
-    return f"exported {what}{f' ({kinds})' if kinds else ''} to {out} as {format_name}"
+    message = f"exported {what}{f' ({kinds})' if kinds else ''} to {out} as {format_name}"
+    usage = getattr(summary, "command", "")  # the folder exports say how to use them
+    return f"{message}\n{usage}" if usage else message
 
 
 @click.command("export")
@@ -220,9 +222,8 @@ def _describe_export(summary: Any, format_name: str, out: Path) -> str:
 @click.option(
     "--shots",
     type=click.IntRange(0),
-    default=1,
-    show_default=True,
-    help="Few-shot examples per prompt (lm-eval only).",
+    metavar="N",
+    help="Solved examples before each question (lm-eval only) [default: the task's default].",
 )
 @click.pass_context
 def export_command(
@@ -232,19 +233,22 @@ def export_command(
     status: str,
     kind: str | None,
     source: str | None,
-    shots: int,
+    shots: int | None,
 ) -> None:
     """Export items (by default the approved ones) to a file in one of the import formats,
     or as an lm-eval task or a Hugging Face dataset."""
     from db.exporter import ExportError, export_items
 
+    if shots is not None and format_name != "lm-eval":
+        fail("--shots applies to --format lm-eval only")
     database = open_db(ctx)
     try:
         if format_name == "lm-eval":
             from evaluator.export_lm_eval import export_lm_eval
 
+            options = {} if shots is None else {"shots": shots}
             summary: Any = export_lm_eval(
-                database, out, status=status, kind=kind, source=source, shots=shots
+                database, out, status=status, kind=kind, source=source, **options
             )
         elif format_name == "hf":
             from evaluator.export_hf import export_hf
