@@ -1,0 +1,1 @@
+"""The Textual terminal interface: the app, its screens and widgets."""

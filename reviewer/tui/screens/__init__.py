@@ -1,0 +1,1 @@
+"""One module (and one .tcss file) per screen."""

@@ -1,0 +1,269 @@
+"""The evaluation screen, driven with Pilot: it shows what runs wrote to the database (live,
+whoever wrote it), starts and stops runs of its own, ranks runs, and lists suspect keys."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import pytest
+from eval_helpers import mixed_set
+from sqlmodel import select
+from textual.app import App
+from textual.pilot import Pilot
+from textual.widgets import DataTable, Static
+
+from db.engine import Database
+from db.models import EvalRun, Prediction
+from evaluator.backends.base import (
+    BackendInfo,
+    GenerationRequest,
+    GenerationResult,
+    ScoringRequest,
+    ScoringResult,
+)
+from evaluator.runner import create_run, execute_run
+from reviewer.tui.screens.evaluation import EvaluationScreen, accuracy_bars
+
+# Right answers for the eight approved items of eval_helpers.mixed_set.
+KEYS = {
+    "econ:1": "D, A, C, B",
+    "econ:2": "B, A, D, C",
+    "cflue:1": "B",
+    "cflue:2": "C",
+    "cflue:3": "ABD",
+    "cflue:4": "BC",
+    "cflue:5": "对",
+    "cflue:6": "错",
+}
+
+
+class CannedBackend:
+    """A backend that answers from a table: real protocol, no model."""
+
+    supports_scoring = False
+
+    def __init__(
+        self, model: str, outputs: dict[str, str], gate: Callable[[int], None] | None = None
+    ) -> None:
+        self.info = BackendInfo(backend="canned", model=model, params={"device": "none"})
+        self.outputs = outputs
+        self.gate = gate  # called before each answer after the first (lets a test hold the run)
+        self.closed = False
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> Iterator[GenerationResult]:
+        for index, request in enumerate(requests):
+            if self.gate is not None and index:
+                self.gate(index)
+            output = self.outputs.get(request.item_id, "I am not sure.")
+            yield GenerationResult(request.item_id, request.prompt.text, output, 0.01)
+
+    def score(self, requests: Sequence[ScoringRequest]) -> Iterator[ScoringResult]:
+        raise NotImplementedError("this backend only generates")
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def evaluate(database: Database, backend: CannedBackend, **filters: Any) -> int:
+    run_id = create_run(
+        database,
+        backend.info,
+        mode="generate",
+        shots=1,
+        filters={"status": ["approved"], **filters},
+    )
+    execute_run(database, run_id, backend)
+    return run_id
+
+
+class ScreenHost(App[None]):
+    def __init__(self, screen: EvaluationScreen) -> None:
+        super().__init__()
+        self._evaluation = screen
+
+    def on_mount(self) -> None:
+        self.push_screen(self._evaluation)
+
+
+async def wait_until(pilot: Pilot[None], condition: Callable[[], bool], what: str) -> None:
+    for _ in range(600):
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def cells(table: DataTable[Any], key: str) -> list[str]:
+    return [str(cell) for cell in table.get_row(key)]
+
+
+def static_text(screen: EvaluationScreen, selector: str) -> str:
+    content = screen.query_one(selector, Static).render()
+    return content.plain if hasattr(content, "plain") else str(content)
+
+
+@pytest.fixture
+def approved(database: Database) -> list[str]:
+    return mixed_set(database)
+
+
+async def test_shows_run_figures_leaderboard_and_suspects(
+    database: Database, approved: list[str]
+) -> None:
+    good = dict(KEYS)
+    good["cflue:2"] = "答案：A"  # wrong
+    good["econ:2"] = "I cannot tell."  # unparsed
+    weak = {item: "答案：A" for item in KEYS}  # everything A: right only where the key is A
+    weak["econ:1"] = "A, B, C, D"
+    evaluate(database, CannedBackend("model-good", good))
+    weak_run = evaluate(database, CannedBackend("model-weak", weak))
+
+    screen = EvaluationScreen(database, "lead")
+    async with ScreenHost(screen).run_test(size=(140, 45)) as pilot:
+        figures = screen.query_one("#figures", DataTable)
+        await wait_until(pilot, lambda: figures.row_count > 0, "the run's figures")
+        # the newest run is followed when no run is running
+        assert f"Run {weak_run}" in static_text(screen, "#run-title")
+        screen.followed_run_id = weak_run - 1
+        screen.action_refresh()
+        await wait_until(
+            pilot, lambda: "model-good" in static_text(screen, "#run-title"), "the chosen run"
+        )
+        # 6 of 8 right: 75.0%, Wilson interval [40.9, 92.9]
+        row = cells(figures, "all")
+        assert row[:5] == ["all", "8", "75.0%", "[40.9, 92.9]", "12.5%"]
+        assert cells(figures, "ordering")[:3] == ["ordering", "2", "50.0%"]
+        assert "pairwise" in cells(figures, "ordering")[6]
+        assert cells(figures, "multi")[6].startswith("wF1")
+        assert "8 / 8 items" in static_text(screen, "#speed")
+
+        predictions = screen.query_one("#predictions", DataTable)
+        await wait_until(pilot, lambda: predictions.row_count == 8, "latest predictions")
+        assert cells(predictions, "cflue:2")[2:] == ["C", "A", "wrong"]
+        assert cells(predictions, "econ:2")[3:] == ["—", "unparsed"]
+
+        runs = screen.query_one("#runs", DataTable)
+        assert runs.row_count == 2
+        ranked = [str(runs.get_row_at(i)[1]) for i in range(2)]
+        assert ranked == ["model-good", "model-weak"]
+        chart = static_text(screen, "#accuracy-chart")
+        assert "model-good" in chart and "75.0%" in chart and "█" in chart
+
+        suspects = screen.query_one("#suspects", DataTable)
+        await wait_until(pilot, lambda: suspects.row_count > 0, "suspect keys")
+        # both models answer A on cflue:2 (key C): a suspect key; nothing else is shared-wrong
+        assert [str(suspects.get_row_at(i)[0]) for i in range(suspects.row_count)] == ["cflue:2"]
+        assert cells(suspects, "cflue:2")[2:] == ["C", "A", "model-good, model-weak"]
+
+
+async def test_follows_a_run_written_by_someone_else(
+    database: Database, approved: list[str]
+) -> None:
+    screen = EvaluationScreen(database, "watcher")
+    async with ScreenHost(screen).run_test(size=(140, 45)) as pilot:
+        await pilot.pause()
+        assert "No evaluation run yet" in static_text(screen, "#run-title")
+        # another process would do exactly this: create a run and write predictions
+        evaluate(database, CannedBackend("elsewhere", KEYS), kind=["ordering"])
+        figures = screen.query_one("#figures", DataTable)
+        await wait_until(
+            pilot,
+            lambda: figures.row_count > 0 and cells(figures, "all")[1] == "2",
+            "the other run's predictions",
+        )
+        assert cells(figures, "all")[2] == "100.0%"
+        assert "elsewhere" in static_text(screen, "#run-title")
+
+
+async def test_starts_a_run_and_shows_item_text_as_plain_text(
+    database: Database, approved: list[str]
+) -> None:
+    outputs = dict(KEYS)
+    outputs["cflue:1"] = "B, see [bold red]note[/bold red]"  # markup-looking model output
+    made: list[CannedBackend] = []
+
+    def factory(_database: Database, spec: str) -> CannedBackend:
+        backend = CannedBackend(spec, outputs)
+        made.append(backend)
+        return backend
+
+    screen = EvaluationScreen(database, "ann", backend_factory=factory)
+    async with ScreenHost(screen).run_test(size=(140, 45)) as pilot:
+        await pilot.pause()
+        screen.query_one("#model-spec").value = "my-model"  # type: ignore[attr-defined]
+        await pilot.click("#start")
+        await wait_until(pilot, lambda: made and made[0].closed, "the run to end")
+        await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "Start again")
+        predictions = screen.query_one("#predictions", DataTable)
+        await wait_until(pilot, lambda: predictions.row_count == 8, "the run's predictions")
+
+        with database.session() as session:
+            run = session.get(EvalRun, 1)
+            assert run is not None and run.model == "my-model" and run.status == "finished"
+            assert run.shots == 5 and run.filters["status"] == ["approved"]
+        assert cells(screen.query_one("#figures", DataTable), "all")[2] == "100.0%"
+
+        predictions.move_cursor(row=predictions.get_row_index("cflue:1"))
+        await pilot.pause()
+        detail = static_text(screen, "#prediction-detail")
+        assert "B, see [bold red]note[/bold red]" in detail  # shown literally, not as markup
+        assert "答案：" in detail  # the prompt is shown
+
+
+async def test_stop_halts_a_run_after_the_current_prediction(
+    database: Database, approved: list[str]
+) -> None:
+    release = threading.Event()
+    first_stored = threading.Event()
+
+    def gate(index: int) -> None:
+        first_stored.set()
+        release.wait(timeout=30)
+
+    backend = CannedBackend("slow", KEYS, gate=gate)
+    screen = EvaluationScreen(database, "ann", backend_factory=lambda _db, _spec: backend)
+    async with ScreenHost(screen).run_test(size=(140, 45)) as pilot:
+        await pilot.pause()
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, first_stored.is_set, "the first prediction")
+        await pilot.press("ctrl+x")
+        release.set()
+        await wait_until(pilot, lambda: backend.closed, "the run to stop")
+        await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "Start again")
+    with database.session() as session:
+        run = session.get(EvalRun, 1)
+        assert run is not None and run.status == "interrupted"
+        stored = len(session.exec(select(Prediction).where(Prediction.run_id == 1)).all())
+    assert stored == 2  # the one in progress when Stop was pressed is kept, nothing after
+
+
+async def test_a_model_that_does_not_load_is_reported(
+    database: Database, approved: list[str]
+) -> None:
+    def broken(_database: Database, spec: str) -> CannedBackend:
+        raise OSError(f"{spec}: no such model folder")
+
+    screen = EvaluationScreen(database, "ann", backend_factory=broken)
+    async with ScreenHost(screen).run_test(size=(140, 45)) as pilot:
+        await pilot.pause()
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "Start again")
+        messages = [str(n.message) for n in pilot.app._notifications]
+        assert any("no such model folder" in m for m in messages)
+    with database.session() as session:
+        assert session.exec(select(EvalRun)).all() == []
+
+
+def test_accuracy_bars_rank_runs_and_scale() -> None:
+    runs = [
+        {"id": 1, "model": "a", "accuracy": 0.5, "accuracy_ci": (0.3, 0.7), "done": 10},
+        {"id": 2, "model": "b", "accuracy": 1.0, "accuracy_ci": (0.7, 1.0), "done": 10},
+        {"id": 3, "model": "c", "accuracy": None, "accuracy_ci": None, "done": 0},
+    ]
+    lines = accuracy_bars(runs, width=10).plain.splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("#2") and "█" * 10 in lines[0] and "100.0%" in lines[0]
+    assert "█" * 5 in lines[1] and "█" * 6 not in lines[1]
+    assert accuracy_bars([runs[2]]).plain == "No run has an answer yet."
