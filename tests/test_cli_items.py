@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 from sqlalchemy import update
+from sqlmodel import col
 
 from db.answers import ItemKind
 from db.engine import open_database
@@ -224,7 +225,7 @@ def test_export_defaults_to_approved_items(db_path: Path, tmp_path: Path, econ_c
     run(db_path, "import", str(econ_csv))
     database = open_database(db_path)
     with database.transaction() as session:
-        session.execute(update(Item).where(Item.id == "econ:2").values(status="approved"))
+        session.execute(update(Item).where(col(Item.id) == "econ:2").values(status="approved"))
     database.dispose()
     out = tmp_path / "approved.jsonl"
     result = run(db_path, "export", "--format", "jsonl", "--out", str(out))

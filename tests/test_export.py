@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import MetaData, select, update
+from sqlmodel import col
 
 from db.engine import Database, open_database
 from db.exporter import ExportError, export_items
@@ -143,7 +144,7 @@ def test_jsonl_export_round_trips_items_and_revisions_into_another_database(
         )
         session.execute(
             update(Item)
-            .where(Item.id == "econ:2")
+            .where(col(Item.id) == "econ:2")
             .values(status="rejected", suspected_duplicate_of="econ:1", duplicate_similarity=91.5)
         )
     first = tmp_path / "all.jsonl"
@@ -197,7 +198,7 @@ def test_only_approved_items_by_default_and_filters_narrow_the_selection(
     )
     with database.transaction() as session:
         session.execute(
-            update(Item).where(Item.id.in_(["econ:2", "exam:1"])).values(status="approved")
+            update(Item).where(col(Item.id).in_(["econ:2", "exam:1"])).values(status="approved")
         )
     out = tmp_path / "approved.jsonl"
     summary = export_items(database, out, format="jsonl")

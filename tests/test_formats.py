@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from db.formats import FormatError, cflue, detect_format, econlogicqa, jsonl, read_records
-from db.formats.base import ParsedRecord, RevisionRecord
+from db.formats.base import NativeItem, ParsedRecord, RevisionRecord
 from db.formats.cflue import ChoicesError, format_choices, parse_choices
 from db.formats.jsonl import FullItem
 from db.items import ItemSnapshot
-from db.validation import validate_draft
+from db.validation import ItemDraft, validate_draft
 
 HEADER = "Question,A,B,C,D,Answer,Explanation\n"
 ROW = '"A firm grows.",Hire,Plan,Fund,Sell,"B, C, A, D",Plan first.\n'
@@ -33,10 +33,20 @@ def records(path: Path, format_name: str = "auto") -> list[ParsedRecord]:
     return list(read_records(path, format_name))
 
 
+def draft_of(record: ParsedRecord) -> ItemDraft:
+    assert record.draft is not None, record.problems
+    return record.draft
+
+
+def native_of(record: ParsedRecord) -> NativeItem:
+    assert record.native is not None, record.problems
+    return record.native
+
+
 def problems_of(record: ParsedRecord) -> list[str]:
     found = [str(p) for p in record.problems]
     if record.draft is not None:
-        found += [str(p) for p in validate_draft(record.draft)]
+        found += [str(p) for p in validate_draft(draft_of(record))]
     return found
 
 
@@ -81,8 +91,8 @@ def test_csv_more_event_columns_and_fewer_events_per_row(tmp_path: Path) -> None
         'Four steps.,a,b,c,d,,,"D, C, B, A"\n'
     )
     six, four = records(write(tmp_path, "wide.csv", content))
-    assert list(six.draft.choices) == list("ABCDEF")
-    assert list(four.draft.choices) == list("ABCD")
+    assert list(draft_of(six).choices) == list("ABCDEF")
+    assert list(draft_of(four).choices) == list("ABCD")
     assert four.place.line == 3 and four.ordinal == 2
     assert problems_of(six) == [] and problems_of(four) == []
 
@@ -96,10 +106,10 @@ def test_csv_keeps_text_exactly_and_unknown_columns_in_meta(tmp_path: Path) -> N
         + '",first ,second,"B, A",hard\n'
     )
     [record] = records(write(tmp_path, "exact.csv", content))
-    assert record.draft.prompt == prompt
-    assert record.draft.choices == {"A": "first ", "B": "second"}
-    assert record.draft.meta == {"extra_columns": {"Difficulty": "hard"}}
-    assert record.draft.explanation is None
+    assert draft_of(record).prompt == prompt
+    assert draft_of(record).choices == {"A": "first ", "B": "second"}
+    assert draft_of(record).meta == {"extra_columns": {"Difficulty": "hard"}}
+    assert draft_of(record).explanation is None
 
 
 def test_csv_multiline_record_reports_the_line_it_starts_on(tmp_path: Path) -> None:
@@ -150,8 +160,8 @@ def test_csv_unclosed_quote_names_the_line_where_the_record_starts(tmp_path: Pat
 def test_csv_bom_and_crlf_are_read_as_plain_utf8(tmp_path: Path) -> None:
     content = (HEADER + ROW).replace("\n", "\r\n").encode("utf-8")
     [record] = records(write(tmp_path, "excel.csv", b"\xef\xbb\xbf" + content))
-    assert record.draft.prompt == "A firm grows."
-    assert record.draft.explanation == "Plan first."
+    assert draft_of(record).prompt == "A firm grows."
+    assert draft_of(record).explanation == "Plan first."
 
 
 def test_csv_bytes_that_are_not_utf8_are_a_problem_of_their_field_and_line(
@@ -172,19 +182,19 @@ def test_csv_writer_round_trips_through_the_reader(tmp_path: Path) -> None:
     )
     original = records(write(tmp_path, "in.csv", content))
     for record in original:
-        assert validate_draft(record.draft) == []
+        assert validate_draft(draft_of(record)) == []
     out = io.StringIO()
     assert econlogicqa.write([snapshot_of(r.draft) for r in original], out) == 2
     assert out.getvalue().splitlines()[0] == "Question,A,B,C,D,E,Answer,Explanation,Difficulty"
     again = records(write(tmp_path, "out.csv", out.getvalue()))
     for before, after in zip(original, again, strict=True):
-        assert validate_draft(after.draft) == []
+        assert validate_draft(draft_of(after)) == []
         for name in ("prompt", "choices", "key", "explanation", "meta"):
             assert getattr(after.draft, name) == getattr(before.draft, name)
 
 
 def test_csv_writer_spells_keys_the_econlogicqa_way() -> None:
-    draft = records_from_text('Question,A,B,Answer\nq,a,b,"B, A"\n')[0].draft
+    draft = draft_of(records_from_text('Question,A,B,Answer\nq,a,b,"B, A"\n')[0])
     validate_draft(draft)
     out = io.StringIO()
     econlogicqa.write([snapshot_of(draft)], out)
@@ -226,12 +236,16 @@ def test_cflue_tasks_map_to_kinds_and_keep_the_exam_name(tmp_path: Path) -> None
         cflue_record(task="判断题", choices="{'A': '对', 'B': '错'}", answer="B"),
     )
     single, multi, truefalse = records(path)
-    assert [r.draft.kind for r in (single, multi, truefalse)] == ["single", "multi", "truefalse"]
+    assert [draft_of(r).kind for r in (single, multi, truefalse)] == [
+        "single",
+        "multi",
+        "truefalse",
+    ]
     assert [r.place.record for r in (single, multi, truefalse)] == [1, 2, 3]
-    assert single.draft.meta == {"名称": "银行从业资格"}
-    assert single.draft.language == "zh"
-    assert single.draft.explanation is None and multi.draft.explanation == "解析"
-    assert truefalse.draft.choices == {"A": "对", "B": "错"}
+    assert draft_of(single).meta == {"名称": "银行从业资格"}
+    assert draft_of(single).language == "zh"
+    assert draft_of(single).explanation is None and draft_of(multi).explanation == "解析"
+    assert draft_of(truefalse).choices == {"A": "对", "B": "错"}
     assert str(multi.place).endswith("exam.json: record 2")
     assert all(problems_of(r) == [] for r in (single, multi, truefalse))
 
@@ -314,7 +328,7 @@ def test_cflue_writer_round_trips_records_exactly(tmp_path: Path) -> None:
     ]
     parsed = records(write_cflue(tmp_path, *originals))
     for record in parsed:
-        assert validate_draft(record.draft) == []
+        assert validate_draft(draft_of(record)) == []
     out = io.StringIO()
     assert cflue.write([snapshot_of(r.draft) for r in parsed], out) == 3
     assert json.loads(out.getvalue()) == originals
@@ -365,7 +379,7 @@ def test_jsonl_writer_and_reader_keep_every_field(tmp_path: Path) -> None:
     text = out.getvalue()
     [record] = records(write(tmp_path, "items.jsonl", text))
     assert record.problems == []
-    draft, native = record.draft, record.native
+    draft, native = draft_of(record), native_of(record)
     assert (draft.item_id, draft.kind, draft.prompt, draft.key) == (
         "econ:1",
         "ordering",
@@ -386,9 +400,9 @@ def test_jsonl_writer_and_reader_keep_every_field(tmp_path: Path) -> None:
 def test_jsonl_hand_written_line_needs_only_kind_and_text(tmp_path: Path) -> None:
     line = {"kind": "truefalse", "prompt": "Is it?", "choices": {"A": "对", "B": "错"}, "key": "对"}
     [record] = records(write(tmp_path, "hand.jsonl", json.dumps(line, ensure_ascii=False)))
-    assert record.draft.item_id is None and record.native.states_duplicate is False
-    assert problems_of(record) == [] and record.draft.key == "A"
-    assert record.native.status == "pending" and len(record.native.revisions) == 1
+    assert draft_of(record).item_id is None and native_of(record).states_duplicate is False
+    assert problems_of(record) == [] and draft_of(record).key == "A"
+    assert native_of(record).status == "pending" and len(native_of(record).revisions) == 1
 
 
 @pytest.mark.parametrize(

@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 from sqlalchemy import MetaData, select, text, update
+from sqlmodel import Session, col
 
 from db.engine import Database
 from db.importer import FileReport, ImportProgress, import_files, source_slug
-from db.items import get_item, get_revisions, iter_items
+from db.items import ItemSnapshot, get_item, get_revisions, iter_items
 from db.models import AuditEvent, Item
 from reviewer.item_status import refresh_item_status
 
@@ -110,6 +111,12 @@ def database_content(database: Database) -> dict[str, list[tuple[Any, ...]]]:
             name: sorted((tuple(row) for row in connection.execute(select(table))), key=repr)
             for name, table in metadata.tables.items()
         }
+
+
+def item_at(session: Session, item_id: str) -> ItemSnapshot:
+    found = get_item(session, item_id)
+    assert found is not None, item_id
+    return found
 
 
 def only(report) -> FileReport:  # type: ignore[no-untyped-def]
@@ -306,7 +313,7 @@ def test_ids_are_source_and_row_and_source_can_be_named(database: Database, tmp_
         ids = [item.id for item in iter_items(session)]
         assert ids[:3] == ["econ-test-2024:1", "econ-test-2024:2", "econ-test-2024:3"]
         assert ids[3:] == ["econ-test:1", "econ-test:2", "econ-test:3"]
-        item = get_item(session, "econ-test:2")
+        item = item_at(session, "econ-test:2")
         assert (item.source, item.source_ref) == ("econ-test", "line 3")
         assert get_revisions(session, "econ-test:2")[0].provenance == {
             "file": "Econ Test 2024.csv",
@@ -341,7 +348,7 @@ def test_a_changed_record_becomes_a_new_revision(database: Database, tmp_path: P
     path = csv_file(tmp_path, [ordering_row(q) for q in questions])
     import_files(database, [path])
     with database.transaction() as session:
-        session.execute(update(Item).where(Item.id == "econ:2").values(status="conflict"))
+        session.execute(update(Item).where(col(Item.id) == "econ:2").values(status="conflict"))
     path = csv_file(
         tmp_path,
         [ordering_row(questions[0]), ordering_row(questions[1], key="C, B, A, D"),
@@ -350,12 +357,12 @@ def test_a_changed_record_becomes_a_new_revision(database: Database, tmp_path: P
     report = only(import_files(database, [path], actor="carol", refresh_status=refresh_item_status))
     assert (report.tally.added, report.tally.updated, report.tally.unchanged) == (0, 1, 2)
     with database.session() as session:
-        item = get_item(session, "econ:2")
+        item = item_at(session, "econ:2")
         assert (item.revision, item.key, item.status) == (2, "CBAD", "pending")
         revisions = get_revisions(session, "econ:2")
         assert [r.key for r in revisions] == ["BCAD", "CBAD"]
         assert (revisions[1].author, revisions[1].change_note) == ("carol", "re-import: econ.csv")
-        actions = session.execute(select(AuditEvent.action, AuditEvent.target)).all()
+        actions = session.execute(select(col(AuditEvent.action), col(AuditEvent.target))).all()
         assert ("revise", "econ:2") in actions
 
 
@@ -364,7 +371,7 @@ def test_text_is_stored_exactly_as_given(database: Database, tmp_path: Path) -> 
     content = HEADER + '"' + question + '", a ,b,c,d ,"D,A,C,B",\n'
     import_files(database, [write(tmp_path, "exact.csv", content)])
     with database.session() as session:
-        item = get_item(session, "exact:1")
+        item = item_at(session, "exact:1")
     assert item.prompt == question
     assert item.choices == {"A": " a ", "B": "b", "C": "c", "D": "d "}
     assert (item.key, item.explanation) == ("DACB", None)
@@ -377,7 +384,7 @@ def test_an_audit_event_records_each_import_that_changed_something(
     import_files(database, [path], actor="dora")
     import_files(database, [path], actor="dora")
     with database.session() as session:
-        events = session.execute(select(AuditEvent).where(AuditEvent.action == "import")).all()
+        events = session.execute(select(AuditEvent).where(col(AuditEvent.action) == "import")).all()
     [(event,)] = events
     assert (event.actor, event.target) == ("dora", "econ.csv")
     assert event.payload["added"] == 2 and event.payload["format"] == "econlogicqa"
@@ -416,13 +423,14 @@ def test_near_duplicates_are_marked_not_dropped(database: Database, tmp_path: Pa
     assert report.tally.added == 3 and report.tally.duplicates == 2
     assert report.by_kind["ordering"].duplicates == 2
     with database.session() as session:
-        assert get_item(session, "second:1").suspected_duplicate_of is None
-        marked = get_item(session, "second:2")
+        assert item_at(session, "second:1").suspected_duplicate_of is None
+        marked = item_at(session, "second:2")
         assert marked.suspected_duplicate_of == "first:2"
+        assert marked.duplicate_similarity is not None
         assert 90 <= marked.duplicate_similarity < 100
-        copy = get_item(session, "second:3")
+        copy = item_at(session, "second:3")
         assert copy.suspected_duplicate_of == "second:1"
-        assert get_item(session, "first:2").suspected_duplicate_of is None
+        assert item_at(session, "first:2").suspected_duplicate_of is None
 
 
 def test_the_duplicate_threshold_comes_from_the_argument_or_the_setting(
@@ -476,7 +484,7 @@ def test_jsonl_items_keep_their_ids_status_history_and_duplicate_links(
     report = only(import_files(database, [path], source="fallback"))
     assert report.tally.added == 2 and report.tally.duplicates == 1
     with database.session() as session:
-        item = get_item(session, "gen:7")
+        item = item_at(session, "gen:7")
         assert (item.status, item.revision, item.key, item.source) == (
             "approved",
             2,
@@ -490,7 +498,7 @@ def test_jsonl_items_keep_their_ids_status_history_and_duplicate_links(
             ("gpt", "generated"),
             ("ann", "edit"),
         ]
-        other = get_item(session, "gen:8")
+        other = item_at(session, "gen:8")
         assert (other.source, other.status, other.source_ref) == ("fallback", "pending", "line 2")
 
 
@@ -568,6 +576,6 @@ def test_the_real_cflue_file_imports_once(database: Database, cflue_knowledge: P
         assert connection.execute(text("SELECT count(*) FROM item")).scalar() == 3864
         assert connection.execute(text("SELECT count(*) FROM item_revision")).scalar() == 3864
     with database.session() as session:
-        first = get_item(session, "knowledge:1")
+        first = item_at(session, "knowledge:1")
     assert first.meta == {"名称": "注册会计师"} and first.language == "zh"
     assert first.key == "D" and first.explanation is None

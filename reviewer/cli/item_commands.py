@@ -246,10 +246,14 @@ def export_command(
         if format_name == "lm-eval":
             from evaluator.export_lm_eval import export_lm_eval
 
-            options = {} if shots is None else {"shots": shots}
-            summary: Any = export_lm_eval(
-                database, out, status=status, kind=kind, source=source, **options
-            )
+            if shots is None:  # the task's own default
+                summary: Any = export_lm_eval(
+                    database, out, status=status, kind=kind, source=source
+                )
+            else:
+                summary = export_lm_eval(
+                    database, out, status=status, kind=kind, source=source, shots=shots
+                )
         elif format_name == "hf":
             from evaluator.export_hf import export_hf
 
