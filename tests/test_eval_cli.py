@@ -1,0 +1,242 @@
+"""`vetbench eval` and `vetbench runs` through the real CLI, on the tiny model and on a
+fake OpenAI-compatible server: JSON and text output, filters, resume, Ctrl-C, errors."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+from eval_helpers import mixed_set
+from fake_openai_server import FakeOpenAIServer, RecordedRequest, Reply, completion
+from sqlmodel import select
+from tiny_model import tiny_model_dir
+
+from db.engine import open_database
+from db.models import EvalRun, Prediction
+from reviewer.cli import cli
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(tiny_model_dir(tmp_path_factory))
+
+
+@pytest.fixture
+def url(database_url: str) -> Iterator[str]:
+    """A database holding the evaluator's mixed set: 8 approved items, 4 agreed ones."""
+    database = open_database(database_url)
+    mixed_set(database)
+    database.dispose()
+    yield database_url
+
+
+def vetbench(url: str, *args: str) -> Result:
+    return CliRunner().invoke(cli, ["--db", url, *args])
+
+
+def ok(result: Result) -> Result:
+    assert result.exit_code == 0, result.output + result.stderr
+    return result
+
+
+def stored(url: str, run_id: int) -> list[Prediction]:
+    database = open_database(url)
+    try:
+        with database.session() as session:
+            return list(session.exec(select(Prediction).where(Prediction.run_id == run_id)))
+    finally:
+        database.dispose()
+
+
+def test_eval_prints_the_run_id_and_its_figures_as_json(url: str, tiny: str) -> None:
+    result = ok(vetbench(url, "eval", "--model", tiny, "--shots", "1", "--json"))
+    figures = json.loads(result.stdout)
+    run_id = figures["run_id"]
+    assert figures["run"]["model"] == tiny and figures["run"]["status"] == "finished"
+    assert figures["run"]["mode"] == "generate" and figures["run"]["shots"] == 1
+    assert figures["progress"]["done"] == figures["progress"]["total"] == 8
+    assert figures["n"] == 8 and figures["infrastructure_failures"] == 0
+    assert 0 <= figures["accuracy"] <= 1 and len(figures["accuracy_ci"]) == 2
+    assert set(figures["by_kind"]) == {"ordering", "single", "multi", "truefalse"}
+    assert len(stored(url, run_id)) == 8
+    assert "not-yet-approved" in result.stderr  # the shots came from agreed items
+
+
+def test_eval_prints_readable_figures(url: str, tiny: str) -> None:
+    result = ok(vetbench(url, "eval", "--model", tiny, "--shots", "0", "--kind", "ordering"))
+    assert "run 1: 2 items" in result.stderr
+    assert "accuracy" in result.stdout and "pairwise" in result.stdout
+    assert "(transformers, generate, 0-shot)  finished  2/2 items" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("options", "count"),
+    [
+        (("--kind", "single", "--kind", "multi"), 4),
+        (("--source", "econ"), 2),
+        (("--status", "agreed"), 4),
+        (("--status", "all"), 12),
+        (("--limit", "3"), 3),
+    ],
+)
+def test_eval_filters_select_the_items(
+    url: str, tiny: str, options: tuple[str, ...], count: int
+) -> None:
+    result = ok(vetbench(url, "eval", "--model", tiny, "--shots", "0", *options, "--json"))
+    assert json.loads(result.stdout)["progress"]["total"] == count
+
+
+def test_score_mode_through_the_cli(url: str, tiny: str) -> None:
+    result = ok(vetbench(url, "eval", "-m", tiny, "--mode", "score", "--kind", "multi", "--json"))
+    figures = json.loads(result.stdout)
+    assert figures["run"]["mode"] == "score" and figures["unparsed"] == 0
+    for prediction in stored(url, figures["run_id"]):
+        assert prediction.scores["candidates"] == 15 and prediction.parsed_answer
+
+
+def test_runs_list_show_and_compare(url: str, tiny: str) -> None:
+    ok(vetbench(url, "eval", "--model", tiny, "--shots", "0"))
+    ok(vetbench(url, "eval", "--model", tiny, "--shots", "1"))
+
+    listing = ok(vetbench(url, "runs")).stdout
+    assert "   2  finished" in listing and "   1  finished" in listing and tiny in listing
+    assert [run["id"] for run in json.loads(ok(vetbench(url, "runs", "--json")).stdout)] == [2, 1]
+
+    shown = ok(vetbench(url, "runs", "show", "1")).stdout
+    assert "accuracy" in shown and "econ:1" in shown and "cflue:6" in shown
+    as_json = json.loads(ok(vetbench(url, "runs", "show", "1", "--json")).stdout)
+    assert len(as_json["predictions"]) == 8 and "prompt" not in as_json["predictions"][0]
+
+    one = ok(vetbench(url, "runs", "show", "2", "--item", "econ:1", "--prompt")).stdout
+    assert "key           DACB" in one and "raw output:" in one
+    prompt = one.split("prompt:\n", 1)[1]
+    assert prompt.startswith("The following questions each describe")
+    assert "Question: Scenario 11" in prompt  # the shot
+    assert prompt.rstrip().endswith("Answer:")
+
+    compared = ok(vetbench(url, "runs", "compare", "1", "2")).stdout
+    assert "runs 1 (A) and 2 (B): 8 shared items" in compared
+    comparison = json.loads(ok(vetbench(url, "runs", "compare", "1", "2", "--json")).stdout)
+    assert sum(comparison["counts"].values()) == 8
+
+
+def test_an_interrupted_run_resumes_from_the_cli(
+    url: str, tiny: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evaluator.backends.transformers_backend import TransformersBackend
+
+    real_generate = TransformersBackend.generate
+
+    def ctrl_c_after_three(self: TransformersBackend, requests: Any) -> Iterator[Any]:
+        for count, result in enumerate(real_generate(self, requests)):
+            if count == 3:
+                raise KeyboardInterrupt
+            yield result
+
+    monkeypatch.setattr(TransformersBackend, "generate", ctrl_c_after_three)
+    interrupted = vetbench(url, "eval", "--model", tiny, "--shots", "1")
+    assert interrupted.exit_code == 130
+    assert "vetbench eval --resume 1" in interrupted.stderr
+    assert len(stored(url, 1)) == 3
+
+    monkeypatch.setattr(TransformersBackend, "generate", real_generate)
+    resumed = json.loads(ok(vetbench(url, "eval", "--resume", "1", "--json")).stdout)
+    assert resumed["run_id"] == 1 and resumed["run"]["status"] == "finished"
+    assert resumed["progress"]["done"] == 8 and len(stored(url, 1)) == 8
+
+
+def test_an_openai_model_runs_against_a_compatible_server(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def answer(request: RecordedRequest) -> Reply:
+        return completion("A, B, C, D" if "Question:" in request.user_text else "B")
+
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    with FakeOpenAIServer(default=answer) as server:
+        result = vetbench(
+            url,
+            "eval",
+            "--model",
+            "openai:fake-model",
+            "--base-url",
+            server.base_url,
+            "--api-key-env",
+            "FAKE_KEY",
+            "--shots",
+            "0",
+            "--json",
+        )
+    figures = json.loads(ok(result).stdout)
+    assert figures["run"]["backend"] == "openai" and figures["run"]["model"] == "fake-model"
+    assert figures["progress"]["done"] == 8 and figures["unparsed"] == 0
+    assert "sk-test" not in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("eval",), "give --model MODEL"),
+        (("eval", "--model", "./no/such/model"), "no such model directory"),
+        (("eval", "--model", "openai:x", "--mode", "score"), "API models give no log-likelihoods"),
+        (("eval", "--model", "demo", "--batch-size", "0"), "batch size must be at least 1"),
+        (("eval", "--resume", "99"), "there is no run 99"),
+        (("runs", "show", "99"), "there is no run 99"),
+        (("runs", "show", "1", "--prompt"), "add --item ID"),
+        (("runs", "compare", "1", "98"), "there is no run"),
+    ],
+)
+def test_mistakes_are_explained_without_a_traceback(
+    url: str, args: tuple[str, ...], message: str
+) -> None:
+    result = vetbench(url, *args)
+    assert result.exit_code == 1
+    assert message in result.stderr
+    assert "Traceback" not in result.output + result.stderr
+
+
+def test_no_matching_items_is_explained(url: str, tiny: str) -> None:
+    result = vetbench(url, "eval", "--model", tiny, "--status", "rejected")
+    assert result.exit_code == 1 and "no items to evaluate (status rejected)" in result.stderr
+
+
+def test_bad_templates_and_shot_files_are_named(url: str, tiny: str, tmp_path: Path) -> None:
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    (templates / "question.en.txt").write_text("Q: $scenario", encoding="utf-8")
+    result = vetbench(url, "eval", "--model", tiny, "--templates", str(templates))
+    assert result.exit_code == 1 and "question.en.txt: unknown placeholder" in result.stderr
+
+    shots = tmp_path / "shots.jsonl"
+    shots.write_text('{"kind": "ordering"}\n', encoding="utf-8")
+    result = vetbench(url, "eval", "--model", tiny, "--shot-file", str(shots))
+    assert result.exit_code == 1 and f"{shots}:1: choices" in result.stderr
+    database = open_database(url)
+    with database.session() as session:
+        assert session.exec(select(EvalRun)).all() == []  # nothing half-made
+    database.dispose()
+
+
+def test_a_shot_file_through_the_cli(url: str, tiny: str) -> None:
+    result = ok(
+        vetbench(
+            url,
+            "eval",
+            "--model",
+            tiny,
+            "--kind",
+            "ordering",
+            "--shot-file",
+            str(FIXTURES / "shots_ordering.jsonl"),
+            "--json",
+        )
+    )
+    figures = json.loads(result.stdout)
+    (prediction, *_) = stored(url, figures["run_id"])
+    assert prediction.prompt.count("Answer:") == 6  # five shots and the question
+    assert "not-yet-approved" not in result.stderr
