@@ -1,9 +1,447 @@
-"""CLI commands: adjudication (filled in by its feature)."""
+"""CLI commands for leads: agreement, decide, approve-agreed, conflicts, report.
+
+The option choices are spelled out here rather than read from ``db`` so that
+``vetbench --help`` does not import the database layer;
+``tests/test_adjudication.py`` checks they match the vocabulary in ``db``.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 import click
+
+from reviewer.cli.common import default_user, fail, open_db, print_json
+
+if TYPE_CHECKING:
+    from reviewer.adjudication import ConflictCase
+    from reviewer.agreement import AgreementReport
+
+KINDS = ("ordering", "single", "multi", "truefalse")
+DECISION_STATUSES = ("approved", "rejected")
+REASONS = (
+    "several-valid-orders",
+    "no-clear-order",
+    "wrong-key",
+    "flawed",
+    "sensitive",
+    "duplicate",
+    "other",
+)
+DEFAULT_RESAMPLES = 1000  # reviewer.agreement.DEFAULT_RESAMPLES, not imported for --help speed
+DEFAULT_SEED = 20240601  # reviewer.agreement.DEFAULT_SEED
+WRONG_KEYS_SHOWN = 20
+
+kind_option = click.option(
+    "--kind", "kinds", multiple=True, type=click.Choice(KINDS), help="Only items of this kind."
+)
+source_option = click.option(
+    "--source", "sources", multiple=True, metavar="NAME", help="Only items from this source."
+)
+bootstrap_option = click.option(
+    "--bootstrap",
+    "resamples",
+    type=click.IntRange(0),
+    default=DEFAULT_RESAMPLES,
+    show_default=True,
+    metavar="N",
+    help="Bootstrap resamples for the 95% intervals (0: no intervals).",
+)
+seed_option = click.option(
+    "--seed",
+    type=int,
+    default=DEFAULT_SEED,
+    show_default=True,
+    help="Seed of the bootstrap, so intervals are repeatable.",
+)
+
+
+def _echo_rows(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> None:
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    for row in [header, *rows]:
+        click.echo(
+            "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        )
+
+
+def _echo_agreement(report: AgreementReport) -> None:
+    from reviewer.agreement.rows import headline_rows, interval_text, value_text
+
+    figures = report.figures
+    settings = report.settings
+    intervals = (
+        f"95% intervals from {settings.resamples} bootstrap resamples of items, seed {settings.seed}"
+        if settings.resamples
+        else "no intervals (--bootstrap 0)"
+    )
+    scope = ", ".join(f"{name} {', '.join(values)}" for name, values in report.filters.items())
+    click.echo(
+        f"Agreement{' for ' + scope if scope else ''}: {figures.items_compared:,} items compared "
+        f"of {figures.items_judged:,} judged; {figures.judgments:,} judgments by "
+        f"{figures.annotators} annotators; {intervals}"
+    )
+    click.echo()
+    rows = []
+    for row in headline_rows(figures):
+        figure = row.figure
+        detail = interval_text(figure) if figure.defined else (figure.reason or "")
+        rows.append((row.label, value_text(figure), detail, f"{figure.n:,}", row.note))
+    _echo_rows(rows, ("statistic", "value", "95% CI", "n", "note"))
+
+    if figures.verdict.cohen:
+        click.echo()
+        click.echo("Cohen's kappa per pair of annotators (items both judged)")
+        pair_rows = [
+            (
+                f"{full.first} / {full.second}",
+                _short(full.kappa),
+                _short(binary.kappa),
+                f"{full.kappa.n:,}",
+            )
+            for full, binary in zip(figures.verdict.cohen, figures.keep_drop.cohen, strict=True)
+        ]
+        _echo_rows(pair_rows, ("pair", "verdicts", "keep/drop", "n"))
+
+    if report.per_annotator:
+        click.echo()
+        click.echo("Per annotator (agreement = share of pairs with another annotator that agree)")
+        person_rows = [
+            (
+                stats.name,
+                f"{stats.judgments:,}",
+                value_text(stats.verdict_agreement),
+                value_text(stats.answer_agreement),
+                value_text(stats.key_agreement),
+                value_text(stats.decision_agreement),
+                "—" if stats.median_seconds is None else f"{stats.median_seconds:.0f}",
+                ", ".join(f"{name} {count}" for name, count in stats.verdicts.items()),
+            )
+            for stats in report.per_annotator
+        ]
+        _echo_rows(
+            person_rows,
+            (
+                "annotator",
+                "judged",
+                "verdicts",
+                "answers",
+                "key",
+                "decisions",
+                "median s",
+                "verdicts given",
+            ),
+        )
+
+    for title, groups in (("By kind", report.by_kind), ("By source", report.by_source)):
+        if len(groups) < 2:
+            continue
+        click.echo()
+        click.echo(title)
+        group_rows = [
+            (
+                name,
+                f"{group.items_compared:,}",
+                _short(group.verdict.alpha),
+                _short(group.keep_drop.alpha),
+                ", ".join(
+                    f"{kind} {value_text(alpha.alpha)}"
+                    for kind, alpha in group.answer_alpha.items()
+                ),
+                value_text(group.key.overall),
+                str(len(group.key.likely_wrong_keys)),
+            )
+            for name, group in groups.items()
+        ]
+        _echo_rows(
+            group_rows,
+            (
+                "",
+                "compared",
+                "alpha verdicts",
+                "alpha keep/drop",
+                "alpha answers",
+                "key",
+                "likely wrong keys",
+            ),
+        )
+
+    from db.answers import format_answer
+
+    wrong = figures.key.likely_wrong_keys
+    click.echo()
+    click.echo(
+        f"Likely wrong keys: {len(wrong)} item revision(s) where every annotator gave the same "
+        "blind answer and it is not the key"
+    )
+    for entry in wrong[:WRONG_KEYS_SHOWN]:
+        status = f", decided {entry.decision}" if entry.decision else ""
+        current = "" if entry.is_current else " (since revised)"
+        click.echo(
+            f"  {entry.item_id} r{entry.revision}{current}: key "
+            f"{format_answer(entry.kind, entry.key)}, {entry.annotators} annotators answered "
+            f"{format_answer(entry.kind, entry.agreed_answer)}{status}"
+        )
+    if len(wrong) > WRONG_KEYS_SHOWN:
+        click.echo(f"  … and {len(wrong) - WRONG_KEYS_SHOWN} more (--json lists them all)")
+
+
+def _short(figure: Any) -> str:
+    from reviewer.agreement.rows import interval_text, value_text
+
+    return f"{value_text(figure)} {interval_text(figure)}".strip()
+
+
+@click.command("agreement")
+@click.option("--json", "as_json", is_flag=True, help="Print every figure as JSON.")
+@kind_option
+@source_option
+@bootstrap_option
+@seed_option
+@click.pass_context
+def agreement_command(
+    ctx: click.Context,
+    as_json: bool,
+    kinds: tuple[str, ...],
+    sources: tuple[str, ...],
+    resamples: int,
+    seed: int,
+) -> None:
+    """Inter-annotator agreement from the stored judgments, with 95% bootstrap intervals.
+
+    Each annotator's latest non-retracted judgment per item revision counts.
+    Verdicts: Krippendorff's alpha, Fleiss' kappa, Cohen's kappa per pair, raw
+    agreement (all verdicts, and keep/drop).  Blind answers: alpha per kind
+    (MASI distance for multi-answer items), exact order agreement, Kendall's tau
+    and W, agreement with the key, and likely wrong keys.
+    """
+    from reviewer.agreement import compute_agreement
+
+    report = compute_agreement(
+        open_db(ctx), kinds=kinds or None, sources=sources or None, resamples=resamples, seed=seed
+    )
+    if as_json:
+        print_json(report.to_json())
+    else:
+        _echo_agreement(report)
+
+
+@click.command("decide")
+@click.argument("item_id")
+@click.option(
+    "--as",
+    "lead",
+    metavar="LEAD",
+    default=default_user,
+    show_default="your login",
+    help="The lead deciding.",
+)
+@click.option("--status", type=click.Choice(DECISION_STATUSES), required=True, help="The decision.")
+@click.option("--key", metavar="ANSWER", help='Approve with this corrected key, e.g. "D, A, C, B".')
+@click.option("--reason", type=click.Choice(REASONS), help="Why (required to reject).")
+@click.option("--comment", default="", help="A note kept with the decision.")
+@click.pass_context
+def decide_command(
+    ctx: click.Context,
+    item_id: str,
+    lead: str,
+    status: str,
+    key: str | None,
+    reason: str | None,
+    comment: str,
+) -> None:
+    """Approve or reject ITEM_ID (leads only); a later decision revises an earlier one."""
+    from db.answers import format_answer
+    from reviewer.adjudication import AdjudicationError, PermissionDenied, decide, load_case
+
+    db = open_db(ctx)
+    try:
+        record = decide(db, lead, item_id, status, key=key, reason=reason, comment=comment)
+    except (AdjudicationError, PermissionDenied) as error:
+        fail(str(error))
+    case = load_case(db, item_id)
+    kind = case.item.kind if case else "single"
+    detail = f" with key {format_answer(kind, record.final_key)}" if record.final_key else ""
+    corrected = f" (new revision {record.revision})" if record.corrected_key else ""
+    why = f", reason {record.reason}" if record.reason else ""
+    revised = (
+        f"; revises {len(case.decisions) - 1} earlier decision(s)"
+        if case and len(case.decisions) > 1
+        else ""
+    )
+    click.echo(f"{item_id}: {record.status}{detail}{corrected}{why}{revised}")
+
+
+@click.command("approve-agreed")
+@click.option(
+    "--as",
+    "lead",
+    metavar="LEAD",
+    default=default_user,
+    show_default="your login",
+    help="The lead approving.",
+)
+@click.option("--yes", "assume_yes", is_flag=True, help="Do not ask for confirmation.")
+@kind_option
+@source_option
+@click.pass_context
+def approve_agreed_command(
+    ctx: click.Context,
+    lead: str,
+    assume_yes: bool,
+    kinds: tuple[str, ...],
+    sources: tuple[str, ...],
+) -> None:
+    """Approve every agreed item (all keep, all blind answers equal the key), in one go."""
+    from db.people import PermissionDenied, require_lead
+    from reviewer.adjudication import approve_agreed, count_agreed
+
+    db = open_db(ctx)
+    with db.session() as session:
+        try:
+            require_lead(session, lead)
+        except PermissionDenied as error:
+            fail(str(error))
+    count = count_agreed(db, kinds=kinds or None, sources=sources or None)
+    if count == 0:
+        click.echo("no agreed items to approve")
+        return
+    if not assume_yes and not click.confirm(f"Approve {count:,} agreed item(s) as {lead}?"):
+        click.echo("nothing approved")
+        return
+    try:
+        approved = approve_agreed(db, lead, kinds=kinds or None, sources=sources or None)
+    except PermissionDenied as error:
+        fail(str(error))
+    changed = f" ({count - approved:+,} since counted)" if approved != count else ""
+    click.echo(f"approved {approved:,} agreed item(s){changed}")
+
+
+def _case_json(case: ConflictCase) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    item = case.item
+    return {
+        "id": item.id,
+        "kind": item.kind.value,
+        "source": item.source,
+        "status": item.status,
+        "revision": item.revision,
+        "prompt": item.prompt,
+        "choices": item.choices,
+        "key": item.key,
+        "explanation": item.explanation,
+        "disagreements": case.disagreements,
+        "judgments": [asdict(judgment) for judgment in case.judgments],
+        "earlier_judgments": [asdict(judgment) for judgment in case.earlier_judgments],
+        "earlier_revisions": [asdict(revision) for revision in case.earlier_revisions],
+        "decisions": [asdict(decision) for decision in case.decisions],
+    }
+
+
+def _echo_case(case: ConflictCase) -> None:
+    from db.answers import format_answer
+
+    item = case.item
+    click.echo(
+        f"{item.id}  [{item.kind.value}, {item.source}, revision {item.revision}]  "
+        f"key {format_answer(item.kind, item.key)}"
+    )
+    for judgment in case.judgments:
+        extras = []
+        if judgment.alternative_orders:
+            extras.append(
+                "also valid "
+                + " | ".join(format_answer(item.kind, o) for o in judgment.alternative_orders)
+            )
+        if judgment.corrected_key:
+            extras.append(f"key should be {format_answer(item.kind, judgment.corrected_key)}")
+        if judgment.duplicate_of:
+            extras.append(f"duplicate of {judgment.duplicate_of}")
+        if judgment.comment:
+            extras.append(f"“{' '.join(judgment.comment.split())}”")
+        mark = "=" if judgment.matches_key else "≠"
+        click.echo(
+            f"    {judgment.annotator:<12} {mark} {format_answer(item.kind, judgment.blind_answer):<14} "
+            f"{judgment.verdict:<10} {judgment.seconds:>5.0f}s  {'; '.join(extras)}".rstrip()
+        )
+
+
+@click.command("conflicts")
+@click.option("--json", "as_json", is_flag=True, help="Print the cases as JSON.")
+@click.option(
+    "--as",
+    "lead",
+    metavar="LEAD",
+    default=default_user,
+    show_default="your login",
+    help="The lead asking (judgments are shown to leads only).",
+)
+@kind_option
+@source_option
+@click.option("--limit", type=click.IntRange(1), metavar="N", help="At most N items.")
+@click.pass_context
+def conflicts_command(
+    ctx: click.Context,
+    as_json: bool,
+    lead: str,
+    kinds: tuple[str, ...],
+    sources: tuple[str, ...],
+    limit: int | None,
+) -> None:
+    """The conflict queue: items whose judgments disagree, each judgment side by side."""
+    from db.people import PermissionDenied, require_lead
+    from reviewer.adjudication import conflict_queue
+
+    db = open_db(ctx)
+    with db.session() as session:
+        try:
+            require_lead(session, lead)
+        except PermissionDenied as error:
+            fail(f"{error} (the conflict queue shows other annotators' judgments)")
+    cases = conflict_queue(db, kinds=kinds or None, sources=sources or None, limit=limit)
+    if as_json:
+        print_json([_case_json(case) for case in cases])
+        return
+    if not cases:
+        click.echo("no conflicts")
+        return
+    for case in cases:
+        _echo_case(case)
+    click.echo(f"{len(cases)} conflict(s); resolve with `vetbench decide ITEM_ID --status ...`")
+
+
+@click.command("report")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the Markdown here instead of printing it.",
+)
+@bootstrap_option
+@seed_option
+@click.pass_context
+def report_command(ctx: click.Context, out: Path | None, resamples: int, seed: int) -> None:
+    """A Markdown review report: items by source, removals by reason, final counts, agreement."""
+    from reviewer.report import build_report
+
+    text = build_report(open_db(ctx), resamples=resamples, seed=seed)
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        out.write_text(text, encoding="utf-8")
+    except OSError as error:
+        fail(f"cannot write {out}: {error.strerror or error}")
+    click.echo(f"wrote the review report to {out}")
 
 
 def register(cli: click.Group) -> None:
     """Add this module's commands to the `vetbench` group."""
+    for command in (
+        agreement_command,
+        decide_command,
+        approve_agreed_command,
+        conflicts_command,
+        report_command,
+    ):
+        cli.add_command(command)

@@ -1,0 +1,483 @@
+"""Lead adjudication: approve agreed items, resolve conflicts, revise decisions.
+
+Every decision is a new ``Decision`` row (the newest one counts; older ones are
+history), written with an audit event and the refreshed item status in ONE
+transaction.  Approving with a corrected key first makes a new revision with
+that key.  Only leads decide: anyone else gets ``PermissionDenied`` with a
+message saying so, and nothing is written.
+
+The conflict queue is read in a few bulk queries and handed out as plain
+dataclasses (``ConflictCase``), so the CLI and the TUI never hold ORM rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sqlalchemy import ColumnElement
+from sqlmodel import Session, col, func, select
+
+from db.answers import AnswerError, format_answer, parse_answer
+from db.audit import record_event
+from db.engine import Database
+from db.items import ItemSnapshot, add_revision, get_item, snapshot
+from db.models import (
+    Decision,
+    DecisionReason,
+    Item,
+    ItemRevision,
+    ItemStatus,
+    Judgment,
+    Person,
+    Verdict,
+    utcnow,
+)
+from db.people import PermissionDenied, require_lead
+from reviewer.item_status import refresh_item_status
+
+__all__ = [
+    "AdjudicationError",
+    "ConflictCase",
+    "DecisionRecord",
+    "JudgmentView",
+    "PermissionDenied",
+    "RevisionView",
+    "approve_agreed",
+    "conflict_queue",
+    "count_agreed",
+    "decide",
+    "decision_history",
+    "is_lead",
+    "load_case",
+    "parse_reason",
+]
+
+DECIDABLE = (ItemStatus.APPROVED, ItemStatus.REJECTED)
+KEY_CORRECTION_NOTE = "key corrected by lead"  # starts the change note of such revisions
+_CHUNK = 500  # ids per IN (...) query, well under every database's parameter limit
+
+
+class AdjudicationError(ValueError):
+    """A decision that cannot be made as asked; the message says why."""
+
+
+@dataclass(frozen=True)
+class RevisionView:
+    """One revision of an item, as plain data."""
+
+    number: int
+    prompt: str
+    choices: dict[str, str]
+    key: str
+    explanation: str | None
+    author: str
+    change_note: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class JudgmentView:
+    """One annotator's active judgment of one revision, as plain data."""
+
+    annotator: str
+    revision: int
+    blind_answer: str
+    verdict: str
+    alternative_orders: tuple[str, ...]
+    corrected_key: str | None
+    duplicate_of: str | None
+    comment: str
+    seconds: float
+    created_at: datetime
+    matches_key: bool  # the blind answer equals the judged revision's key
+
+
+@dataclass(frozen=True)
+class DecisionRecord:
+    """A lead's decision on an item."""
+
+    item_id: str
+    lead: str
+    status: str
+    revision: int
+    final_key: str | None
+    reason: str | None
+    comment: str
+    created_at: datetime
+    corrected_key: bool = False  # this decision made a new revision with a new key
+
+
+@dataclass(frozen=True)
+class ConflictCase:
+    """Everything a lead needs to resolve one item."""
+
+    item: ItemSnapshot  # the current revision
+    earlier_revisions: list[RevisionView]  # oldest first, without the current one
+    judgments: list[JudgmentView]  # active judgments of the current revision
+    earlier_judgments: list[JudgmentView] = field(default_factory=list)
+    decisions: list[DecisionRecord] = field(default_factory=list)  # oldest first
+
+    @property
+    def key(self) -> str:
+        return self.item.key
+
+    @property
+    def explanation(self) -> str | None:
+        return self.item.explanation
+
+    @property
+    def disagreements(self) -> list[str]:
+        """Why the item is not agreed, one line per judgment that differs from keep + key."""
+        kind = self.item.kind
+        lines = []
+        for judgment in self.judgments:
+            parts = []
+            if judgment.verdict != Verdict.KEEP:
+                parts.append(f"verdict {judgment.verdict}")
+            if not judgment.matches_key:
+                parts.append(f"answered {format_answer(kind, judgment.blind_answer)} blind")
+            if judgment.corrected_key:
+                parts.append(f"proposes key {format_answer(kind, judgment.corrected_key)}")
+            if parts:
+                lines.append(f"{judgment.annotator}: {', '.join(parts)}")
+        return lines
+
+
+def parse_reason(text: str | DecisionReason | None) -> DecisionReason | None:
+    """``"wrong-key"`` -> ``DecisionReason.WRONG_KEY``; refuses unknown reasons, naming the known."""
+    if text is None or text == "":
+        return None
+    try:
+        return DecisionReason(text)
+    except ValueError:
+        known = ", ".join(reason.value for reason in DecisionReason)
+        raise AdjudicationError(f"'{text}' is not a reason; use one of {known}") from None
+
+
+def _parse_status(text: str | ItemStatus) -> ItemStatus:
+    try:
+        status = ItemStatus(text)
+    except ValueError:
+        status = None
+    if status not in DECIDABLE:
+        raise AdjudicationError(f"a decision is approved or rejected, not '{text}'")
+    assert status is not None
+    return status
+
+
+def _decision_record(decision: Decision, lead: str, corrected: bool = False) -> DecisionRecord:
+    return DecisionRecord(
+        item_id=decision.item_id,
+        lead=lead,
+        status=decision.status,
+        revision=decision.revision_number,
+        final_key=decision.final_key,
+        reason=decision.reason,
+        comment=decision.comment,
+        created_at=decision.created_at,
+        corrected_key=corrected,
+    )
+
+
+def decide(
+    db: Database,
+    lead_name: str,
+    item_id: str,
+    status: str | ItemStatus,
+    *,
+    key: str | None = None,
+    reason: str | DecisionReason | None = None,
+    comment: str = "",
+) -> DecisionRecord:
+    """Record a lead's decision on an item, in one transaction.
+
+    Approving with a ``key`` different from the current one first stores a new
+    revision with that key (validated like any key); the decision is about that
+    revision.  Rejecting needs a ``reason``.  Deciding an item that already has
+    a decision revises it: the earlier decisions stay as history.
+    """
+    decided = _parse_status(status)
+    why = parse_reason(reason)
+    if decided is ItemStatus.REJECTED and why is None:
+        known = ", ".join(r.value for r in DecisionReason)
+        raise AdjudicationError(f"rejecting item {item_id} needs a reason: one of {known}")
+    if decided is ItemStatus.REJECTED and key:
+        raise AdjudicationError("a corrected key goes with approval only")
+    with db.transaction() as session:
+        lead = require_lead(session, lead_name.strip())
+        item = get_item(session, item_id)
+        if item is None:
+            raise AdjudicationError(f"there is no item '{item_id}'")
+        final_key = item.key if decided is ItemStatus.APPROVED else None
+        revision = item.revision
+        corrected = False
+        if key:
+            try:
+                new_key = parse_answer(item.kind, key, item.labels)
+            except AnswerError as error:
+                raise AdjudicationError(f"item {item_id}: key '{key}': {error}") from None
+            if new_key != item.key:
+                revision = add_revision(
+                    session,
+                    item_id,
+                    author=lead.name,
+                    change_note=(
+                        f"{KEY_CORRECTION_NOTE}: {format_answer(item.kind, item.key)} -> "
+                        f"{format_answer(item.kind, new_key)}"
+                    ),
+                    key=new_key,
+                ).number
+                final_key, corrected = new_key, True
+                why = why or DecisionReason.WRONG_KEY
+        assert lead.id is not None
+        decision = Decision(
+            item_id=item_id,
+            lead_id=lead.id,
+            status=decided.value,
+            revision_number=revision,
+            final_key=final_key,
+            reason=why.value if why else None,
+            comment=comment.strip(),
+            created_at=utcnow(),
+        )
+        session.add(decision)
+        session.flush()
+        record_event(
+            session,
+            lead.name,
+            "decide",
+            item_id,
+            status=decided.value,
+            revision=revision,
+            final_key=final_key,
+            reason=decision.reason,
+            previous_status=item.status,
+            corrected_key=corrected,
+        )
+        refresh_item_status(session, item_id)
+        return _decision_record(decision, lead.name, corrected)
+
+
+def _item_filters(
+    status: str, kinds: Sequence[str] | None, sources: Sequence[str] | None
+) -> list[ColumnElement[bool]]:
+    conditions = [col(Item.status) == status]
+    if kinds:
+        conditions.append(col(Item.kind).in_(list(kinds)))
+    if sources:
+        conditions.append(col(Item.source).in_(list(sources)))
+    return conditions
+
+
+def count_agreed(
+    db: Database, *, kinds: Sequence[str] | None = None, sources: Sequence[str] | None = None
+) -> int:
+    """How many items are agreed (waiting for a lead's approval)."""
+    query = select(func.count()).select_from(Item).where(*_item_filters("agreed", kinds, sources))
+    with db.session() as session:
+        return int(session.exec(query).one())
+
+
+def approve_agreed(
+    db: Database,
+    lead_name: str,
+    *,
+    kinds: Sequence[str] | None = None,
+    sources: Sequence[str] | None = None,
+) -> int:
+    """Approve every agreed item with its current key, in one transaction; returns how many.
+
+    The set is read inside the write transaction, so an item that stopped being
+    agreed since the lead saw the count is not approved.
+    """
+    with db.transaction() as session:
+        lead = require_lead(session, lead_name.strip())
+        assert lead.id is not None
+        items = list(
+            session.exec(select(Item).where(*_item_filters(ItemStatus.AGREED, kinds, sources)))
+        )
+        keys = _current_keys(session, items)
+        now = utcnow()
+        for item in items:
+            session.add(
+                Decision(
+                    item_id=item.id,
+                    lead_id=lead.id,
+                    status=ItemStatus.APPROVED.value,
+                    revision_number=item.current_revision,
+                    final_key=keys[item.id],
+                    reason=None,
+                    comment="approved as agreed",
+                    created_at=now,
+                )
+            )
+            record_event(
+                session,
+                lead.name,
+                "decide",
+                item.id,
+                status=ItemStatus.APPROVED.value,
+                revision=item.current_revision,
+                final_key=keys[item.id],
+                previous_status=ItemStatus.AGREED.value,
+                bulk=True,
+            )
+            # This decision is now the newest, so the status rule gives approved.
+            item.status = ItemStatus.APPROVED.value
+            session.add(item)
+        return len(items)
+
+
+def _chunks(values: Sequence[str]) -> Iterable[list[str]]:
+    for start in range(0, len(values), _CHUNK):
+        yield list(values[start : start + _CHUNK])
+
+
+def _current_keys(session: Session, items: Sequence[Item]) -> dict[str, str]:
+    wanted = {item.id: item.current_revision for item in items}
+    keys: dict[str, str] = {}
+    for ids in _chunks(list(wanted)):
+        rows = session.exec(
+            select(ItemRevision.item_id, ItemRevision.number, ItemRevision.key).where(
+                col(ItemRevision.item_id).in_(ids)
+            )
+        )
+        for item_id, number, key in rows:
+            if wanted[item_id] == number:
+                keys[item_id] = key
+    return keys
+
+
+def _load_cases(session: Session, items: Sequence[Item]) -> list[ConflictCase]:
+    """Cases for ``items`` (in that order) from bulk queries: revisions, judgments, decisions."""
+    ids = [item.id for item in items]
+    revisions: dict[str, list[ItemRevision]] = {item_id: [] for item_id in ids}
+    judgments: dict[str, list[tuple[Judgment, str]]] = {item_id: [] for item_id in ids}
+    decisions: dict[str, list[DecisionRecord]] = {item_id: [] for item_id in ids}
+    for chunk in _chunks(ids):
+        for revision in session.exec(
+            select(ItemRevision)
+            .where(col(ItemRevision.item_id).in_(chunk))
+            .order_by(col(ItemRevision.number))
+        ):
+            revisions[revision.item_id].append(revision)
+        for judgment, name in session.exec(
+            select(Judgment, Person.name)
+            .join(Person, col(Person.id) == col(Judgment.annotator_id))
+            .where(col(Judgment.item_id).in_(chunk), col(Judgment.retracted).is_(False))
+            .order_by(col(Judgment.created_at), col(Judgment.id))
+        ):
+            judgments[judgment.item_id].append((judgment, name))
+        for decision, name in session.exec(
+            select(Decision, Person.name)
+            .join(Person, col(Person.id) == col(Decision.lead_id))
+            .where(col(Decision.item_id).in_(chunk))
+            .order_by(col(Decision.created_at), col(Decision.id))
+        ):
+            decisions[decision.item_id].append(_decision_record(decision, name))
+
+    cases = []
+    for item in items:
+        by_number = {revision.number: revision for revision in revisions[item.id]}
+        current = by_number[item.current_revision]
+        # Each annotator's latest active judgment per revision (reviewer.item_status's rule).
+        latest: dict[tuple[int, int], tuple[Judgment, str]] = {}
+        for judgment, name in judgments[item.id]:
+            latest[(judgment.revision_number, judgment.annotator_id)] = (judgment, name)
+        views = sorted(
+            (
+                _judgment_view(judgment, name, by_number[judgment.revision_number].key)
+                for judgment, name in latest.values()
+                if judgment.revision_number in by_number
+            ),
+            key=lambda view: (view.revision, view.created_at),
+        )
+        cases.append(
+            ConflictCase(
+                item=snapshot(item, current),
+                earlier_revisions=[
+                    _revision_view(revision)
+                    for revision in revisions[item.id]
+                    if revision.number != item.current_revision
+                ],
+                judgments=[view for view in views if view.revision == item.current_revision],
+                earlier_judgments=[
+                    view for view in views if view.revision != item.current_revision
+                ],
+                decisions=decisions[item.id],
+            )
+        )
+    return cases
+
+
+def _judgment_view(judgment: Judgment, annotator: str, key: str) -> JudgmentView:
+    return JudgmentView(
+        annotator=annotator,
+        revision=judgment.revision_number,
+        blind_answer=judgment.blind_answer,
+        verdict=judgment.verdict,
+        alternative_orders=tuple(judgment.alternative_orders),
+        corrected_key=judgment.corrected_key,
+        duplicate_of=judgment.duplicate_of,
+        comment=judgment.comment,
+        seconds=judgment.seconds,
+        created_at=judgment.created_at,
+        matches_key=judgment.blind_answer == key,
+    )
+
+
+def _revision_view(revision: ItemRevision) -> RevisionView:
+    return RevisionView(
+        number=revision.number,
+        prompt=revision.prompt,
+        choices=dict(revision.choices),
+        key=revision.key,
+        explanation=revision.explanation,
+        author=revision.author,
+        change_note=revision.change_note,
+        created_at=revision.created_at,
+    )
+
+
+def conflict_queue(
+    db: Database,
+    *,
+    kinds: Sequence[str] | None = None,
+    sources: Sequence[str] | None = None,
+    limit: int | None = None,
+) -> list[ConflictCase]:
+    """Items in conflict, oldest first, each with its revisions, judgments and decisions."""
+    query = (
+        select(Item)
+        .where(*_item_filters(ItemStatus.CONFLICT, kinds, sources))
+        .order_by(col(Item.created_at), col(Item.id))
+    )
+    if limit is not None:
+        query = query.limit(limit)
+    with db.session() as session:
+        return _load_cases(session, list(session.exec(query)))
+
+
+def load_case(db: Database, item_id: str) -> ConflictCase | None:
+    """One item's case, whatever its status (None if there is no such item)."""
+    with db.session() as session:
+        item = session.get(Item, item_id)
+        return None if item is None else _load_cases(session, [item])[0]
+
+
+def decision_history(db: Database, item_id: str) -> list[DecisionRecord]:
+    """Every decision on an item, oldest first."""
+    case = load_case(db, item_id)
+    return [] if case is None else case.decisions
+
+
+def is_lead(db: Database, name: str) -> bool:
+    """Whether ``name`` is a registered lead (for screens that hide lead-only actions)."""
+    with db.session() as session:
+        try:
+            require_lead(session, name)
+        except PermissionDenied:
+            return False
+        return True

@@ -1,0 +1,66 @@
+"""The agreement figures as labelled rows: one list shared by the CLI table, the
+Markdown report and the TUI screen, so the three always show the same things."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from reviewer.agreement.bootstrap import Figure
+from reviewer.agreement.summary import AgreementFigures
+
+KIND_ORDER = ("ordering", "single", "multi", "truefalse")
+
+
+@dataclass(frozen=True)
+class FigureRow:
+    label: str
+    figure: Figure
+    note: str = ""  # e.g. the distance or the number of raters
+
+
+def headline_rows(figures: AgreementFigures) -> list[FigureRow]:
+    """Every headline figure, in reading order."""
+    verdict, binary = figures.verdict, figures.keep_drop
+    raters = f"{verdict.fleiss_raters} raters per item" if verdict.fleiss_raters else ""
+    rows = [
+        FigureRow("Krippendorff's alpha, verdicts", verdict.alpha),
+        FigureRow("Krippendorff's alpha, keep/drop", binary.alpha),
+        FigureRow("Fleiss' kappa, verdicts", verdict.fleiss, raters),
+        FigureRow("Fleiss' kappa, keep/drop", binary.fleiss, raters),
+        FigureRow("Raw agreement, verdicts", verdict.percent, "share of agreeing pairs"),
+        FigureRow("Raw agreement, keep/drop", binary.percent, "share of agreeing pairs"),
+        FigureRow("Raw agreement, blind answers", figures.answer_percent, "share of equal pairs"),
+    ]
+    for kind in KIND_ORDER:
+        if kind in figures.answer_alpha:
+            alpha = figures.answer_alpha[kind]
+            rows.append(
+                FigureRow(f"Krippendorff's alpha, {kind} answers", alpha.alpha, alpha.distance)
+            )
+    orders = figures.orders
+    rows += [
+        FigureRow("Exact order agreement", orders.exact, "ordering items"),
+        FigureRow("Mean Kendall's tau", orders.mean_tau, "ordering items"),
+        FigureRow("Mean Kendall's W", orders.mean_w, "per item, averaged"),
+        FigureRow("Blind answers equal to the key", figures.key.overall, "n = judgments"),
+    ]
+    return rows
+
+
+def value_text(figure: Figure, digits: int = 3) -> str:
+    return "—" if figure.value is None else f"{figure.value:.{digits}f}"
+
+
+def interval_text(figure: Figure, digits: int = 3) -> str:
+    if figure.ci95 is None:
+        return ""
+    low, high = figure.ci95
+    return f"[{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def figure_text(figure: Figure, digits: int = 3) -> str:
+    """``0.712 [0.650, 0.770]``, or ``— (reason)`` when undefined."""
+    if figure.value is None:
+        return f"— ({figure.reason})" if figure.reason else "—"
+    interval = interval_text(figure, digits)
+    return f"{value_text(figure, digits)} {interval}".strip()

@@ -1,0 +1,451 @@
+"""The review report (``vetbench report``): a Markdown account of what review did to the items.
+
+In the spirit of the review section of the EconLogicQA paper ("human review
+removed 204 of 854 generated questions: more than one valid order, no clear
+order, sensitive content"): how many items were generated or imported from
+each source, how many were removed and why (from the leads' latest
+decisions), the final count by kind, how far annotators agreed (with 95%
+bootstrap intervals), and the likely wrong keys that agreement uncovered.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from sqlalchemy import and_, func, select
+from sqlmodel import col
+
+from db.answers import format_answer
+from db.engine import Database
+from db.models import Decision, Item, ItemRevision, ItemStatus, utcnow
+from reviewer.adjudication import KEY_CORRECTION_NOTE
+from reviewer.agreement import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    AgreementReport,
+    compute_agreement,
+)
+from reviewer.agreement.rows import KIND_ORDER, headline_rows, interval_text, value_text
+
+WRONG_KEYS_LISTED = 50
+REASON_WORDS = {
+    "several-valid-orders": "more than one valid order",
+    "no-clear-order": "no clear order",
+    "wrong-key": "wrong key",
+    "flawed": "flawed text",
+    "sensitive": "sensitive content",
+    "duplicate": "duplicate",
+    "other": "other reasons",
+}
+
+
+@dataclass
+class ReviewSummary:
+    """Counts behind the report, read from items, revisions and decisions."""
+
+    items: int = 0
+    by_source: dict[str, Counter[str]] = field(default_factory=dict)  # source -> kind -> items
+    generated_by_source: Counter[str] = field(default_factory=Counter)
+    by_status: Counter[str] = field(default_factory=Counter)
+    removed_by_reason: Counter[str] = field(default_factory=Counter)
+    approved_by_kind: Counter[str] = field(default_factory=Counter)
+    approved_by_source: Counter[str] = field(default_factory=Counter)
+    keys_corrected_by_kind: Counter[str] = field(default_factory=Counter)
+    revised_decisions: int = 0  # items whose decision was changed at least once
+
+    @property
+    def removed(self) -> int:
+        return sum(self.removed_by_reason.values())
+
+    @property
+    def approved(self) -> int:
+        return sum(self.approved_by_kind.values())
+
+
+def review_summary(db: Database) -> ReviewSummary:
+    """The counts of the report, in a handful of grouped queries."""
+    summary = ReviewSummary()
+    with db.session() as session:
+        for source, kind, count in session.execute(
+            select(Item.source, Item.kind, func.count()).group_by(Item.source, Item.kind)
+        ):
+            summary.by_source.setdefault(source, Counter())[kind] = count
+            summary.items += count
+        first_revision = and_(ItemRevision.item_id == Item.id, ItemRevision.number == 1)
+        for source, count in session.execute(
+            select(Item.source, func.count())
+            .join(ItemRevision, first_revision)
+            .where(col(ItemRevision.change_note) == "generated")
+            .group_by(Item.source)
+        ):
+            summary.generated_by_source[source] = count
+        for status, count in session.execute(
+            select(Item.status, func.count()).group_by(Item.status)
+        ):
+            summary.by_status[status] = count
+
+        decided_revision = and_(
+            ItemRevision.item_id == Decision.item_id,
+            ItemRevision.number == Decision.revision_number,
+        )
+        latest: dict[str, tuple[str, str | None, str, str, bool]] = {}
+        decisions_per_item: Counter[str] = Counter()
+        for item_id, status, reason, kind, source, note in session.execute(
+            select(
+                Decision.item_id,
+                Decision.status,
+                Decision.reason,
+                Item.kind,
+                Item.source,
+                ItemRevision.change_note,
+            )
+            .join(Item, col(Item.id) == col(Decision.item_id))
+            .join(ItemRevision, decided_revision)
+            .order_by(col(Decision.created_at), col(Decision.id))
+        ):
+            corrected = note.startswith(KEY_CORRECTION_NOTE)
+            latest[item_id] = (status, reason, kind, source, corrected)
+            decisions_per_item[item_id] += 1
+    for status, reason, kind, source, corrected in latest.values():
+        if status == ItemStatus.REJECTED:
+            summary.removed_by_reason[reason or "other"] += 1
+        elif status == ItemStatus.APPROVED:
+            summary.approved_by_kind[kind] += 1
+            summary.approved_by_source[source] += 1
+            if corrected:
+                summary.keys_corrected_by_kind[kind] += 1
+    summary.revised_decisions = sum(1 for count in decisions_per_item.values() if count > 1)
+    return summary
+
+
+def _cell(text: object) -> str:
+    """A Markdown table cell: pipes escaped, line breaks flattened."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
+    lines = [
+        "| " + " | ".join(_cell(cell) for cell in header) + " |",
+        "|" + "|".join("---" for _ in header) + "|",
+    ]
+    lines += ["| " + " | ".join(_cell(cell) for cell in row) + " |" for row in rows]
+    return lines
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "—"
+
+
+def _kinds_present(summary: ReviewSummary) -> list[str]:
+    present = {kind for counts in summary.by_source.values() for kind in counts}
+    return [kind for kind in KIND_ORDER if kind in present] + sorted(present - set(KIND_ORDER))
+
+
+def _summary_sentence(summary: ReviewSummary) -> str:
+    decided = summary.removed + summary.approved
+    open_items = summary.items - decided
+    parts = []
+    if summary.removed:
+        reasons = ", ".join(
+            f"{count} for {REASON_WORDS.get(reason, reason)}"
+            for reason, count in summary.removed_by_reason.most_common()
+        )
+        parts.append(
+            f"Review removed {summary.removed:,} of {summary.items:,} items "
+            f"({_share(summary.removed, summary.items)}): {reasons}."
+        )
+    else:
+        parts.append(f"Review has removed none of the {summary.items:,} items so far.")
+    corrected = sum(summary.keys_corrected_by_kind.values())
+    parts.append(
+        f"{summary.approved:,} items are approved"
+        + (f", {corrected:,} of them with a key corrected by a lead" if corrected else "")
+        + "."
+    )
+    if open_items:
+        waiting = ", ".join(
+            f"{summary.by_status[status]:,} {status.replace('_', ' ')}"
+            for status in ("pending", "in_review", "conflict", "agreed")
+            if summary.by_status[status]
+        )
+        parts.append(f"{open_items:,} still await a decision ({waiting}).")
+    return " ".join(parts)
+
+
+def render_report(summary: ReviewSummary, agreement: AgreementReport, database: str) -> str:
+    """The report as Markdown."""
+    kinds = _kinds_present(summary)
+    lines = [
+        "# Review report",
+        "",
+        f"Generated {utcnow():%Y-%m-%d %H:%M} UTC from `{database}`.",
+        "",
+        _summary_sentence(summary),
+        "",
+        "## Items generated and imported",
+        "",
+    ]
+    source_rows = []
+    for source in sorted(summary.by_source):
+        counts = summary.by_source[source]
+        total = sum(counts.values())
+        generated = summary.generated_by_source[source]
+        source_rows.append(
+            [
+                source,
+                *(f"{counts[kind]:,}" for kind in kinds),
+                f"{total:,}",
+                f"{generated:,}",
+                f"{total - generated:,}",
+            ]
+        )
+    totals = [sum(summary.by_source[s][kind] for s in summary.by_source) for kind in kinds]
+    generated_total = sum(summary.generated_by_source.values())
+    source_rows.append(
+        [
+            "**all**",
+            *(f"{count:,}" for count in totals),
+            f"{summary.items:,}",
+            f"{generated_total:,}",
+            f"{summary.items - generated_total:,}",
+        ]
+    )
+    lines += _table(["source", *kinds, "total", "generated", "imported"], source_rows)
+
+    lines += ["", "## Review status", ""]
+    statuses = [status.value for status in ItemStatus]
+    lines += _table(
+        ["status", "items", "share"],
+        [
+            [
+                status.replace("_", " "),
+                f"{summary.by_status[status]:,}",
+                _share(summary.by_status[status], summary.items),
+            ]
+            for status in statuses
+            if summary.by_status[status]
+        ],
+    )
+
+    lines += ["", "## Removed by reason", ""]
+    if summary.removed:
+        lines.append("From each item's latest decision by a lead.")
+        lines.append("")
+        lines += _table(
+            ["reason", "items", "share of removed", "share of all"],
+            [
+                [
+                    REASON_WORDS.get(reason, reason),
+                    f"{count:,}",
+                    _share(count, summary.removed),
+                    _share(count, summary.items),
+                ]
+                for reason, count in summary.removed_by_reason.most_common()
+            ],
+        )
+    else:
+        lines.append("No item has been rejected.")
+    if summary.revised_decisions:
+        lines += [
+            "",
+            f"{summary.revised_decisions:,} item(s) had a decision revised later; "
+            "the latest decision counts.",
+        ]
+
+    lines += ["", "## Final set", ""]
+    if summary.approved:
+        lines += _table(
+            ["kind", "approved", "key corrected by a lead"],
+            [
+                [
+                    kind,
+                    f"{summary.approved_by_kind[kind]:,}",
+                    f"{summary.keys_corrected_by_kind[kind]:,}",
+                ]
+                for kind in kinds
+                if summary.approved_by_kind[kind]
+            ]
+            + [
+                [
+                    "**all**",
+                    f"{summary.approved:,}",
+                    f"{sum(summary.keys_corrected_by_kind.values()):,}",
+                ]
+            ],
+        )
+        lines += [""]
+        lines += _table(
+            ["source", "approved"],
+            [
+                [source, f"{count:,}"]
+                for source, count in sorted(summary.approved_by_source.items())
+            ],
+        )
+    else:
+        lines.append("No item has been approved yet.")
+
+    lines += ["", *_agreement_section(agreement)]
+    lines += ["", *_wrong_keys_section(agreement)]
+    return "\n".join(lines) + "\n"
+
+
+def _agreement_section(agreement: AgreementReport) -> list[str]:
+    figures = agreement.figures
+    settings = agreement.settings
+    lines = ["## Agreement", ""]
+    if figures.judgments == 0:
+        return [*lines, "No judgments yet."]
+    intervals = (
+        f"95% percentile bootstrap intervals from {settings.resamples} resamples of items "
+        f"(seed {settings.seed})"
+        if settings.resamples
+        else "no intervals were computed"
+    )
+    lines += [
+        f"{figures.judgments:,} judgments by {figures.annotators} annotators on "
+        f"{figures.items_judged:,} item revisions, {figures.items_compared:,} of them judged by "
+        f"two or more annotators; each annotator's latest judgment of a revision counts. "
+        f"Intervals: {intervals}.",
+        "",
+    ]
+    lines += _table(
+        ["statistic", "value", "95% CI", "n", "note"],
+        [
+            [
+                row.label,
+                value_text(row.figure),
+                interval_text(row.figure) if row.figure.defined else row.figure.reason or "",
+                f"{row.figure.n:,}",
+                row.note,
+            ]
+            for row in headline_rows(figures)
+        ],
+    )
+    if figures.verdict.cohen:
+        lines += ["", "Cohen's kappa for each pair of annotators (items both judged):", ""]
+        lines += _table(
+            ["annotators", "verdicts", "keep/drop", "items"],
+            [
+                [
+                    f"{full.first}, {full.second}",
+                    _figure(full.kappa),
+                    _figure(binary.kappa),
+                    f"{full.kappa.n:,}",
+                ]
+                for full, binary in zip(figures.verdict.cohen, figures.keep_drop.cohen, strict=True)
+            ],
+        )
+    if agreement.per_annotator:
+        lines += [
+            "",
+            "Per annotator (agreement: share of pairs with another annotator that agree):",
+            "",
+        ]
+        lines += _table(
+            [
+                "annotator",
+                "judgments",
+                "verdicts agree",
+                "answers agree",
+                "answer = key",
+                "agrees with decision",
+                "median seconds",
+            ],
+            [
+                [
+                    s.name,
+                    f"{s.judgments:,}",
+                    value_text(s.verdict_agreement),
+                    value_text(s.answer_agreement),
+                    value_text(s.key_agreement),
+                    value_text(s.decision_agreement),
+                    "—" if s.median_seconds is None else f"{s.median_seconds:.0f}",
+                ]
+                for s in agreement.per_annotator
+            ],
+        )
+    if len(agreement.by_kind) > 1:
+        lines += ["", "By kind:", ""]
+        lines += _breakdown(agreement.by_kind)
+    if len(agreement.by_source) > 1:
+        lines += ["", "By source:", ""]
+        lines += _breakdown(agreement.by_source)
+    return lines
+
+
+def _figure(figure) -> str:  # type: ignore[no-untyped-def]
+    return f"{value_text(figure)} {interval_text(figure)}".strip()
+
+
+def _breakdown(groups: dict) -> list[str]:  # type: ignore[type-arg]
+    return _table(
+        [
+            "",
+            "items compared",
+            "alpha (verdicts)",
+            "alpha (keep/drop)",
+            "alpha (answers)",
+            "answer = key",
+        ],
+        [
+            [
+                name,
+                f"{group.items_compared:,}",
+                _figure(group.verdict.alpha),
+                _figure(group.keep_drop.alpha),
+                "; ".join(
+                    f"{kind} {_figure(alpha.alpha)}" for kind, alpha in group.answer_alpha.items()
+                ),
+                value_text(group.key.overall),
+            ]
+            for name, group in groups.items()
+        ],
+    )
+
+
+def _wrong_keys_section(agreement: AgreementReport) -> list[str]:
+    wrong = agreement.figures.key.likely_wrong_keys
+    lines = ["## Likely wrong keys", ""]
+    if not wrong:
+        return [
+            *lines,
+            "None: no item where two or more annotators agreed on an answer other than the key.",
+        ]
+    resolved = sum(1 for entry in wrong if entry.decision)
+    lines += [
+        f"{len(wrong):,} item revision(s) where every annotator gave the same blind answer and it "
+        f"is not the key; {resolved:,} of them have a lead's decision.",
+        "",
+    ]
+    lines += _table(
+        ["item", "revision", "kind", "key", "annotators' answer", "annotators", "decision"],
+        [
+            [
+                entry.item_id,
+                f"{entry.revision}{'' if entry.is_current else ' (revised since)'}",
+                entry.kind,
+                format_answer(entry.kind, entry.key),
+                format_answer(entry.kind, entry.agreed_answer),
+                entry.annotators,
+                entry.decision or "—",
+            ]
+            for entry in wrong[:WRONG_KEYS_LISTED]
+        ],
+    )
+    if len(wrong) > WRONG_KEYS_LISTED:
+        lines += [
+            "",
+            f"… and {len(wrong) - WRONG_KEYS_LISTED:,} more (`vetbench agreement --json`).",
+        ]
+    return lines
+
+
+def build_report(
+    db: Database, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+) -> str:
+    """The Markdown review report for the whole database."""
+    agreement = compute_agreement(db, resamples=resamples, seed=seed)
+    database = db.url.render_as_string(hide_password=True)
+    return render_report(review_summary(db), agreement, database)
