@@ -9,15 +9,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from eval_helpers import mixed_set, ordering, store
+from eval_helpers import CannedBackend, mixed_set, ordering, store
+from sqlmodel import select
 
 from db.engine import Database
 from db.exporter import ExportError
 from db.items import iter_items
-from db.models import ItemStatus
+from db.models import EvalRun, ItemStatus, Prediction
 from db.validation import ItemDraft
 from evaluator.export_lm_eval import MAX_SCORE_CANDIDATES, export_lm_eval
 from evaluator.prompts import build_prompt, load_templates, select_shots, stop_sequences
+from evaluator.runner import create_run, execute_run
 
 lm_eval_tasks = pytest.importorskip("lm_eval.tasks")
 
@@ -75,6 +77,44 @@ def test_task_loader_finds_and_builds_the_tasks(database: Database, tmp_path: Pa
             assert task.fewshot_context(doc, 0) == expected[doc["id"]]
             seen[doc["id"]] = doc
     assert sorted(seen) == sorted(approved)
+
+
+@pytest.mark.parametrize("shot_file", [None, SHOT_FILE])
+def test_documents_carry_the_prompts_vetbench_eval_sends(
+    database: Database, tmp_path: Path, shot_file: Path | None
+) -> None:
+    """The same items, shots and seed through `vetbench eval` (a real run, canned answers) and
+    through the export give the same prompt text for every item."""
+    mixed_set(database)
+    kind = "ordering" if shot_file else None
+    backend = CannedBackend("canned", {})
+    run_id = create_run(
+        database,
+        backend.info,
+        shots=5,
+        filters={"status": ["approved"], "kind": [kind] if kind else []},
+        shot_file=shot_file,
+    )
+    execute_run(database, run_id, backend)
+    with database.session() as session:
+        run = session.get(EvalRun, run_id)
+        assert run is not None
+        sent = {
+            p.item_id: p.prompt
+            for p in session.exec(select(Prediction).where(Prediction.run_id == run_id))
+        }
+    out = tmp_path / "task"
+    export_lm_eval(database, out, kind=kind, shots=5, shot_file=shot_file)
+    manifest = json.loads((out / "vetbench-export.json").read_text(encoding="utf-8"))
+    documents = {}
+    for task in manifest["tasks"]:
+        for line in (out / "data" / f"{task}.jsonl").read_text(encoding="utf-8").splitlines():
+            document = json.loads(line)
+            documents[document["id"]] = document["prompt"]
+    assert documents == sent
+    assert manifest["shots_used"] == {
+        group: [shot["id"] for shot in shots] for group, shots in run.params["shots_used"].items()
+    }
 
 
 def test_generation_settings_and_scoring_match_vetbench(database: Database, tmp_path: Path) -> None:

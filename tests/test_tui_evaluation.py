@@ -4,11 +4,11 @@ whoever wrote it), starts and stops runs of its own, ranks runs, and lists suspe
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from eval_helpers import mixed_set
+from eval_helpers import CannedBackend, mixed_set
 from sqlmodel import select
 from textual.app import App
 from textual.pilot import Pilot
@@ -16,13 +16,6 @@ from textual.widgets import DataTable, Static
 
 from db.engine import Database
 from db.models import EvalRun, Prediction
-from evaluator.backends.base import (
-    BackendInfo,
-    GenerationRequest,
-    GenerationResult,
-    ScoringRequest,
-    ScoringResult,
-)
 from evaluator.runner import create_run, execute_run
 from reviewer.tui.screens.evaluation import EvaluationScreen, accuracy_bars
 
@@ -37,33 +30,6 @@ KEYS = {
     "cflue:5": "对",
     "cflue:6": "错",
 }
-
-
-class CannedBackend:
-    """A backend that answers from a table: real protocol, no model."""
-
-    supports_scoring = False
-
-    def __init__(
-        self, model: str, outputs: dict[str, str], gate: Callable[[int], None] | None = None
-    ) -> None:
-        self.info = BackendInfo(backend="canned", model=model, params={"device": "none"})
-        self.outputs = outputs
-        self.gate = gate  # called before each answer after the first (lets a test hold the run)
-        self.closed = False
-
-    def generate(self, requests: Sequence[GenerationRequest]) -> Iterator[GenerationResult]:
-        for index, request in enumerate(requests):
-            if self.gate is not None and index:
-                self.gate(index)
-            output = self.outputs.get(request.item_id, "I am not sure.")
-            yield GenerationResult(request.item_id, request.prompt.text, output, 0.01)
-
-    def score(self, requests: Sequence[ScoringRequest]) -> Iterator[ScoringResult]:
-        raise NotImplementedError("this backend only generates")
-
-    def close(self) -> None:
-        self.closed = True
 
 
 def evaluate(database: Database, backend: CannedBackend, **filters: Any) -> int:
