@@ -1,0 +1,275 @@
+"""Lead adjudication: the status flow, approve-agreed, decisions with corrected keys and
+reasons, revised decisions, the conflict queue, and refusals for non-leads (service and CLI)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from lead_helpers import store_item, store_person
+from sqlmodel import col, select
+
+from db.items import get_item, get_revisions
+from db.models import AuditEvent, Decision, DecisionReason, Item, ItemKind, Role
+from db.people import PermissionDenied
+from db.settings import set_setting
+from reviewer.adjudication import (
+    AdjudicationError,
+    approve_agreed,
+    conflict_queue,
+    count_agreed,
+    decide,
+    decision_history,
+    load_case,
+)
+from reviewer.cli import adjudication_commands as commands
+from reviewer.cli import cli
+from reviewer.judging import submit_judgment
+
+
+def status_of(db, item_id: str) -> str:  # type: ignore[no-untyped-def]
+    with db.session() as session:
+        return session.get(Item, item_id).status
+
+
+@pytest.fixture
+def team(database):  # type: ignore[no-untyped-def]
+    """Two annotators, a lead, overlap 2, and three ordering items."""
+    store_person(database, "ann")
+    store_person(database, "bo")
+    store_person(database, "lea", Role.LEAD)
+    with database.transaction() as session:
+        set_setting(session, "overlap", "2")
+    for item_id in ("o:1", "o:2", "o:3"):
+        store_item(database, item_id, key="DACB", source="econ")
+    return database
+
+
+def judge(db, who: str, item_id: str, answer: str, verdict: str = "keep", **extra) -> None:  # type: ignore[no-untyped-def]
+    submit_judgment(
+        db, who, item_id, revision_number=None, blind_answer=answer, verdict=verdict, **extra
+    )
+
+
+def test_status_flow_to_agreed_and_conflict(team) -> None:  # type: ignore[no-untyped-def]
+    assert status_of(team, "o:1") == "pending"
+    judge(team, "ann", "o:1", "DACB")
+    assert status_of(team, "o:1") == "in_review"
+    judge(team, "bo", "o:1", "D, A, C, B")
+    assert status_of(team, "o:1") == "agreed"
+    judge(team, "ann", "o:2", "DACB")
+    judge(team, "bo", "o:2", "ADCB", "wrong-key", corrected_key="ADCB")
+    assert status_of(team, "o:2") == "conflict"
+    assert count_agreed(team) == 1
+
+
+def test_approve_agreed_in_one_action(team) -> None:  # type: ignore[no-untyped-def]
+    for item_id in ("o:1", "o:3"):
+        judge(team, "ann", item_id, "DACB")
+        judge(team, "bo", item_id, "DACB")
+    judge(team, "ann", "o:2", "DACB", "flawed")
+    judge(team, "bo", "o:2", "DACB")
+    assert count_agreed(team) == 2
+    assert approve_agreed(team, "lea") == 2
+    assert [status_of(team, i) for i in ("o:1", "o:2", "o:3")] == [
+        "approved",
+        "conflict",
+        "approved",
+    ]
+    with team.session() as session:
+        decisions = list(session.exec(select(Decision).order_by(col(Decision.item_id))))
+        events = list(session.exec(select(AuditEvent).where(AuditEvent.action == "decide")))
+    assert [(d.item_id, d.status, d.final_key) for d in decisions] == [
+        ("o:1", "approved", "DACB"),
+        ("o:3", "approved", "DACB"),
+    ]
+    assert len(events) == 2 and events[0].actor == "lea"
+    assert approve_agreed(team, "lea") == 0  # nothing left
+
+
+def test_decide_with_corrected_key_makes_a_new_revision(team) -> None:  # type: ignore[no-untyped-def]
+    judge(team, "ann", "o:2", "ADCB", "wrong-key", corrected_key="ADCB")
+    judge(team, "bo", "o:2", "ADCB", "wrong-key", corrected_key="ADCB")
+    record = decide(team, "lea", "o:2", "approved", key="A, D, C, B", comment="both right")
+    assert record.corrected_key and record.revision == 2 and record.final_key == "ADCB"
+    assert record.reason == DecisionReason.WRONG_KEY
+    assert status_of(team, "o:2") == "approved"
+    with team.session() as session:
+        assert get_item(session, "o:2").key == "ADCB"
+        revisions = get_revisions(session, "o:2")
+    assert [(r.number, r.key, r.author) for r in revisions] == [
+        (1, "DACB", "test"),
+        (2, "ADCB", "lea"),
+    ]
+    case = load_case(team, "o:2")
+    assert case.item.revision == 2 and case.judgments == []
+    assert [j.annotator for j in case.earlier_judgments] == ["ann", "bo"]
+    assert case.earlier_revisions[0].key == "DACB"
+
+
+def test_same_key_makes_no_revision(team) -> None:  # type: ignore[no-untyped-def]
+    record = decide(team, "lea", "o:1", "approved", key="D A C B")
+    assert not record.corrected_key and record.revision == 1
+
+
+def test_reject_needs_a_reason_and_records_it(team) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(AdjudicationError, match="needs a reason"):
+        decide(team, "lea", "o:1", "rejected")
+    with pytest.raises(AdjudicationError, match="not a reason"):
+        decide(team, "lea", "o:1", "rejected", reason="boring")
+    with pytest.raises(AdjudicationError, match="approval only"):
+        decide(team, "lea", "o:1", "rejected", reason="flawed", key="ABCD")
+    with pytest.raises(AdjudicationError, match="approved or rejected"):
+        decide(team, "lea", "o:1", "agreed")
+    with pytest.raises(AdjudicationError, match="no item"):
+        decide(team, "lea", "o:404", "approved")
+    with pytest.raises(AdjudicationError, match="key 'ABCE'"):
+        decide(team, "lea", "o:1", "approved", key="ABCE")
+    record = decide(team, "lea", "o:1", "rejected", reason="several-valid-orders")
+    assert record.reason == "several-valid-orders" and status_of(team, "o:1") == "rejected"
+    with team.session() as session:
+        assert session.exec(select(Decision)).one().final_key is None
+
+
+def test_revising_a_decision_keeps_history(team) -> None:  # type: ignore[no-untyped-def]
+    decide(team, "lea", "o:1", "rejected", reason="no-clear-order")
+    decide(team, "lea", "o:1", "approved", comment="on second thought")
+    history = decision_history(team, "o:1")
+    assert [(d.status, d.reason, d.lead) for d in history] == [
+        ("rejected", "no-clear-order", "lea"),
+        ("approved", None, "lea"),
+    ]
+    assert status_of(team, "o:1") == "approved"
+
+
+def test_non_leads_are_refused_and_nothing_is_written(team) -> None:  # type: ignore[no-untyped-def]
+    judge(team, "ann", "o:1", "DACB")
+    judge(team, "bo", "o:1", "DACB")
+    with pytest.raises(PermissionDenied, match="only leads"):
+        decide(team, "ann", "o:1", "approved")
+    with pytest.raises(PermissionDenied, match="not a registered person"):
+        approve_agreed(team, "stranger")
+    with team.session() as session:
+        assert session.exec(select(Decision)).all() == []
+    assert status_of(team, "o:1") == "agreed"
+
+
+def test_conflict_queue_shows_every_judgment_side_by_side(team) -> None:  # type: ignore[no-untyped-def]
+    judge(
+        team,
+        "ann",
+        "o:2",
+        "ADCB",
+        "wrong-key",
+        corrected_key="ADCB",
+        comment="A is first",
+        seconds=41,
+    )
+    judge(team, "bo", "o:2", "DCAB", "ambiguous", alternative_orders=["DCAB"], seconds=12)
+    judge(team, "ann", "o:1", "DACB")
+    judge(team, "bo", "o:1", "DACB")
+    queue = conflict_queue(team)
+    assert [case.item.id for case in queue] == ["o:2"]
+    case = queue[0]
+    assert case.key == "DACB" and case.explanation == "Because."
+    by_name = {j.annotator: j for j in case.judgments}
+    assert by_name["ann"].corrected_key == "ADCB" and by_name["ann"].comment == "A is first"
+    assert by_name["ann"].seconds == 41 and not by_name["ann"].matches_key
+    assert by_name["bo"].alternative_orders == ("DCAB",) and by_name["bo"].verdict == "ambiguous"
+    assert len(case.disagreements) == 2
+    assert conflict_queue(team, kinds=["single"]) == []
+
+
+# --- the command line -----------------------------------------------------------------
+
+
+def run(db_path, *args: str, input: str | None = None):  # type: ignore[no-untyped-def]
+    return CliRunner().invoke(cli, ["--db", str(db_path), *args], input=input)
+
+
+@pytest.fixture
+def team_file(db_path):  # type: ignore[no-untyped-def]
+    from db.engine import open_database
+
+    db = open_database(db_path)
+    store_person(db, "ann")
+    store_person(db, "bo")
+    store_person(db, "lea", Role.LEAD)
+    with db.transaction() as session:
+        set_setting(session, "overlap", "2")
+    for item_id in ("o:1", "o:2"):
+        store_item(db, item_id, key="DACB")
+    for who in ("ann", "bo"):
+        judge(db, who, "o:1", "DACB")
+    judge(db, "ann", "o:2", "DACB")
+    judge(db, "bo", "o:2", "ADCB", "wrong-key", corrected_key="ADCB")
+    db.dispose()
+    return db_path
+
+
+def test_cli_choices_match_the_vocabulary() -> None:
+    assert tuple(kind.value for kind in ItemKind) == commands.KINDS
+    assert tuple(reason.value for reason in DecisionReason) == commands.REASONS
+    from reviewer.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED
+
+    assert (commands.DEFAULT_RESAMPLES, commands.DEFAULT_SEED) == (DEFAULT_RESAMPLES, DEFAULT_SEED)
+
+
+def test_cli_decide_and_refusal(team_file) -> None:  # type: ignore[no-untyped-def]
+    refused = run(team_file, "decide", "o:2", "--as", "ann", "--status", "approved")
+    assert refused.exit_code == 1 and "only leads can decide" in refused.output
+    assert "Traceback" not in refused.output
+    missing_reason = run(team_file, "decide", "o:2", "--as", "lea", "--status", "rejected")
+    assert missing_reason.exit_code == 1 and "needs a reason" in missing_reason.output
+    done = run(
+        team_file, "decide", "o:2", "--as", "lea", "--status", "approved", "--key", "A, D, C, B"
+    )
+    assert done.exit_code == 0, done.output
+    assert "approved with key A, D, C, B (new revision 2)" in done.output
+    again = run(
+        team_file, "decide", "o:2", "--as", "lea", "--status", "rejected", "--reason", "flawed"
+    )
+    assert again.exit_code == 0 and "revises 1 earlier decision" in again.output
+
+
+def test_cli_approve_agreed_asks_first(team_file) -> None:  # type: ignore[no-untyped-def]
+    declined = run(team_file, "approve-agreed", "--as", "lea", input="n\n")
+    assert (
+        "Approve 1 agreed item(s) as lea?" in declined.output
+        and "nothing approved" in declined.output
+    )
+    refused = run(team_file, "approve-agreed", "--as", "bo", "--yes")
+    assert refused.exit_code == 1 and "only leads" in refused.output
+    done = run(team_file, "approve-agreed", "--as", "lea", "--yes")
+    assert done.exit_code == 0 and "approved 1 agreed item(s)" in done.output
+    assert "no agreed items" in run(team_file, "approve-agreed", "--as", "lea", "--yes").output
+
+
+def test_cli_conflicts_for_leads_only(team_file) -> None:  # type: ignore[no-untyped-def]
+    refused = run(team_file, "conflicts", "--as", "ann")
+    assert refused.exit_code == 1 and "other annotators' judgments" in refused.output
+    listed = run(team_file, "conflicts", "--as", "lea")
+    assert (
+        listed.exit_code == 0
+        and "o:2" in listed.output
+        and "key should be A, D, C, B" in listed.output
+    )
+    data = json.loads(run(team_file, "conflicts", "--as", "lea", "--json").output)
+    assert [case["id"] for case in data] == ["o:2"]
+    assert {j["annotator"] for j in data[0]["judgments"]} == {"ann", "bo"}
+
+
+def test_cli_agreement_table_and_json(team_file) -> None:  # type: ignore[no-untyped-def]
+    table = run(team_file, "agreement", "--bootstrap", "50")
+    assert table.exit_code == 0, table.output
+    assert "Krippendorff's alpha, verdicts" in table.output and "ann / bo" in table.output
+    data = json.loads(
+        run(team_file, "agreement", "--json", "--bootstrap", "50", "--seed", "3").output
+    )
+    assert data["items_compared"] == 2
+    assert data["bootstrap"] == {"resamples": 50, "seed": 3, "method": data["bootstrap"]["method"]}
+    assert set(data["krippendorff_alpha"]) == {"verdict", "verdict_keep_drop", "answer"}
+    assert data["cohen_kappa"]["verdict"][0]["annotators"] == ["ann", "bo"]
+    only_single = json.loads(run(team_file, "agreement", "--json", "--kind", "single").output)
+    assert only_single["items_compared"] == 0 and only_single["filters"] == {"kind": ["single"]}
