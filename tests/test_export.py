@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -80,14 +81,26 @@ def parsed(path: Path, format_name: str) -> list[tuple[Any, ...]]:
     return rows
 
 
+def _comparable(value: Any) -> Any:
+    # Reflected SQLite columns hand back naive times (stored in UTC), PostgreSQL aware ones.
+    if isinstance(value, datetime) and value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value
+
+
 def table_rows(database: Database, *names: str) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of the named tables (revision ids left out: they are only row numbers)."""
     metadata = MetaData()
     metadata.reflect(database.engine, only=list(names))
     with database.engine.connect() as connection:
         return {
             name: sorted(
                 (
-                    tuple(v for k, v in row._mapping.items() if k != "id" or name == "item")
+                    tuple(
+                        _comparable(v)
+                        for k, v in row._mapping.items()
+                        if k != "id" or name == "item"
+                    )
                     for row in connection.execute(select(metadata.tables[name]))
                 ),
                 key=repr,
