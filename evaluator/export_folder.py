@@ -14,7 +14,7 @@ import os
 import shutil
 import tempfile
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -43,15 +43,24 @@ class ExportSummary:
     command: str = ""  # how to evaluate or load the export
 
 
+def _names(value: str | Sequence[str] | None) -> tuple[str, ...]:
+    if not value:
+        return ()
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
 def select_items(
-    database: Database, *, status: str | None, kind: str | None, source: str | None
+    database: Database,
+    *,
+    status: str | None,
+    kind: str | Sequence[str] | None,
+    source: str | Sequence[str] | None,
 ) -> tuple[Selection, list[ItemSnapshot]]:
-    """The items to export at their current revision, in creation order; refuses an empty set."""
-    selection = Selection(
-        status=status or "all",
-        kinds=(kind,) if kind else (),
-        sources=(source,) if source else (),
-    )
+    """The items to export at their current revision, in creation order; refuses an empty set.
+
+    ``kind`` and ``source`` take one name or several; ``status`` None or ``all`` means any.
+    """
+    selection = Selection(status=status or "all", kinds=_names(kind), sources=_names(source))
     with database.session() as session:
         items = list(
             iter_items(

@@ -14,6 +14,7 @@ null) and ``meta`` (the item's format-specific extras as a JSON object in a stri
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -110,8 +111,8 @@ def export_hf(
     out_dir: Path | str,
     *,
     status: str | None = "approved",
-    kind: str | None = None,
-    source: str | None = None,
+    kind: str | Sequence[str] | None = None,
+    source: str | Sequence[str] | None = None,
 ) -> ExportSummary:
     """Write the selected items (by default the approved ones) as a dataset folder."""
     out_dir = Path(out_dir)

@@ -64,6 +64,8 @@ def test_filters_and_card(database: Database, tmp_path: Path) -> None:
     assert everything.count == 12
     agreed = export_hf(database, tmp_path / "agreed", status=ItemStatus.AGREED, source="shots")
     assert agreed.count == 4
+    several = export_hf(database, tmp_path / "several", status="all", source=["econ", "shots"])
+    assert several.count == 6 and several.by_kind["ordering"] == 3
 
 
 def test_nothing_to_export_is_a_clear_error(database: Database, tmp_path: Path) -> None:
