@@ -1,13 +1,13 @@
 """Near-duplicate detection over item texts, fast enough for tens of thousands of items.
 
 Comparing every pair is quadratic, so candidates come from *blocking* first: each
-text is cut into character n-grams (this works for Chinese and English alike),
-and each text is represented by its ``sketch_size`` rarest n-grams across the
-whole collection (ties broken by a fixed hash, so the choice is consistent from
-text to text, as in a bottom-k min-hash sketch).  Near-duplicates share most of
-their n-grams, and so most of their rarest ones; unrelated texts rarely share a
-rare n-gram.  Texts that share a sketch n-gram become candidate pairs, and each
-candidate pair is then scored exactly with rapidfuzz's ``fuzz.ratio``.
+text is cut into character n-grams (this works for Chinese and English alike) and
+is represented by a bottom-k sketch, the ``sketch_size`` n-grams with the smallest
+hash among those that are neither unique to the text nor common to many texts.
+Near-duplicates share most of their n-grams, and so most of their sketch;
+unrelated texts rarely share two sketch n-grams.  Texts whose sketches share at
+least ``min_shared`` n-grams become candidate pairs, and each candidate pair is
+then scored exactly with rapidfuzz's ``fuzz.ratio``.
 
 All of this runs in numpy and rapidfuzz's C code; Python loops only over texts.
 """
@@ -189,7 +189,8 @@ def find_near_duplicates(
     )
     if not len(pairs):
         return matches
-    pairs = pairs[[int(later) not in matches for later in pairs[:, 0]]] if matches else pairs
+    if matches:  # exact copies are settled already
+        pairs = pairs[~np.isin(pairs[:, 0], np.fromiter(matches, dtype=np.int64))]
     # A ratio of at least T needs the shorter text to be at least T/(200-T) of the longer.
     lengths = np.fromiter((len(t) for t in normalized), dtype=np.float64, count=len(normalized))
     short = np.minimum(lengths[pairs[:, 0]], lengths[pairs[:, 1]])

@@ -10,11 +10,10 @@ file) raise :class:`FormatError`, which names the file and the line.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from db.validation import ItemDraft, Problem
 
@@ -97,10 +96,6 @@ class FormatError(ValueError):
         super().__init__(f"{where}: {message}")
 
 
-class FormatReader(Protocol):
-    def __call__(self, path: Path) -> Iterator[ParsedRecord]: ...
-
-
 def read_text(path: Path) -> str:
     """The file's text as UTF-8, without a leading byte-order mark.
 
@@ -127,7 +122,3 @@ def first_bad_utf8_line(text: str) -> int | None:
 
 
 _SURROGATE = re.compile("[\udc80-\udcff]")
-
-
-def is_blank(value: object) -> bool:
-    return value is None or (isinstance(value, str) and not value.strip())
