@@ -262,26 +262,28 @@ class ReviewQueue:
         return None
 
     def fetch_next(self) -> ItemSnapshot | None:
-        """A new item from the queue (not one from the history), claimed for this annotator.
+        """An item from the queue, claimed for this annotator, and added to the history.
 
         Items skipped in this session come back only when nothing else is left.
         """
-        current = self.history.current
-        exclude = sorted(self.history.skipped | ({current} if current else set()))
+        exclude = sorted(self.history.skipped)
         item = self._fetch_new(exclude)
         if item is None and exclude:
-            item = self._fetch_new([current] if current else [])
+            item = self._fetch_new([])
         if item is not None:
             self.history.skipped.discard(item.id)
             self.history.append(item.id)
         return item
 
     def next_item(self) -> ItemSnapshot | None:
-        """Forward in the history if the annotator went back, else a new item from the queue."""
+        """Forward in the history if the annotator went back, else on to a new item.
+
+        Moving on from an item not yet judged puts it aside, like ``skip``.
+        """
         if self.history.position < len(self.history.item_ids) - 1:
             self.history.position += 1
             return self._reload(self.history.item_ids[self.history.position])
-        return self.fetch_next()
+        return self.skip()
 
     def previous_item(self) -> ItemSnapshot | None:
         """The item shown before the current one in this session (None at the start)."""
