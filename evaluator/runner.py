@@ -567,14 +567,17 @@ def execute_run(
         raise RunSetupError(f"the {backend.info.backend} backend cannot score candidates")
     _check_not_running_elsewhere(run)
     plan = _plan(db, run)
+    answered, correct, unparsed = _counts(db, run_id)
+    # Readers measure speed over this session: from its start, counting what it adds.
     _set_status(
         db,
         run_id,
         RunStatus.RUNNING,
         pid=os.getpid(),
+        session_started_at=utcnow().isoformat(),
+        session_done_before=answered,
         session_device=backend.info.params.get("device"),
     )
-    answered, correct, unparsed = _counts(db, run_id)
     started = time.perf_counter()
     finished_now = failures = 0
     stopped = False

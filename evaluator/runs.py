@@ -35,8 +35,6 @@ __all__ = [
     "suspect_keys",
 ]
 
-RATE_WINDOW = 50  # items per second is measured over the latest predictions
-
 
 class RunNotFound(LookupError):
     """No run with that id."""
@@ -215,14 +213,26 @@ def list_runs(db: Database) -> list[dict[str, Any]]:
     return listed
 
 
+def _session_rate(run: EvalRun, answered: int, last: datetime | None) -> float | None:
+    """Items per second of the latest session: what it added over the time it has run."""
+    started = run.params.get("session_started_at")
+    if not isinstance(started, str):
+        return None
+    start = datetime.fromisoformat(started)
+    running = run.status == RunStatus.RUNNING and not _is_stale(run)
+    end = datetime.now(start.tzinfo) if running else last
+    added = answered - int(run.params.get("session_done_before") or 0)
+    if end is None or added <= 0:
+        return None
+    seconds = (end - start).total_seconds()
+    return added / seconds if seconds > 0 else None
+
+
 def _progress(run: EvalRun, views: list[PredictionView]) -> dict[str, Any]:
     answered = [v for v in views if v.failure_kind != FailureKind.INFRASTRUCTURE]
     total = len(run.item_ids)
-    recent = sorted(v.created_at for v in views)[-RATE_WINDOW:]
-    rate = None
-    if len(recent) >= 2:
-        span = (recent[-1] - recent[0]).total_seconds()
-        rate = (len(recent) - 1) / span if span > 0 else None
+    last = max((v.created_at for v in views), default=None)
+    rate = _session_rate(run, len(answered), last)
     remaining = total - len(answered)
     running = run.status == RunStatus.RUNNING and not _is_stale(run)
     return {
@@ -231,7 +241,7 @@ def _progress(run: EvalRun, views: list[PredictionView]) -> dict[str, Any]:
         "remaining": remaining,
         "items_per_second": rate,
         "eta_s": remaining / rate if running and rate else None,
-        "elapsed_s": (recent[-1] - run.started_at).total_seconds() if recent else None,
+        "elapsed_s": (last - run.started_at).total_seconds() if last else None,
     }
 
 

