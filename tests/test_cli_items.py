@@ -220,6 +220,14 @@ def test_export_writes_each_format_and_refuses_what_it_cannot_hold(
     assert by_source.exit_code == 0, by_source.output
     assert json.loads(exam.read_text(encoding="utf-8")) == MCQ
 
+    everything = tmp_path / "all.jsonl"
+    two_sources = run(
+        db_path, "export", "--format", "jsonl", "--out", str(everything), "--status", "all",
+        "--source", "econ", "--source", "exam", "--kind", "ordering", "--kind", "multi",
+    )  # fmt: skip
+    assert two_sources.exit_code == 0, two_sources.output
+    assert "exported 4 items (1 multi, 3 ordering)" in two_sources.stdout
+
 
 def test_export_defaults_to_approved_items(db_path: Path, tmp_path: Path, econ_csv: Path) -> None:
     run(db_path, "import", str(econ_csv))
@@ -299,6 +307,8 @@ def test_items_lists_ids_kinds_statuses_and_previews(
         }
     ]
     assert len(run(db_path, "items", "--limit", "2").stdout.splitlines()) == 2
+    both = run(db_path, "items", "--kind", "multi", "--kind", "truefalse").stdout.splitlines()
+    assert [line.split()[0] for line in both] == ["exam:1", "exam:2"]
     assert len(json.loads(run(db_path, "items", "--source", "econ", "--json").stdout)) == 3
     empty = run(db_path, "items", "--status", "approved")
     assert empty.exit_code == 0 and "no items match" in empty.stderr

@@ -217,8 +217,20 @@ def _describe_export(summary: Any, format_name: str, out: Path) -> str:
     show_default=True,
     help="Export items with this status, or all.",
 )
-@click.option("--kind", type=click.Choice(KINDS), help="Only items of this kind.")
-@click.option("--source", metavar="NAME", help="Only items from this source.")
+@click.option(
+    "--kind",
+    "kinds",
+    type=click.Choice(KINDS),
+    multiple=True,
+    help="Only items of this kind (repeatable).",
+)
+@click.option(
+    "--source",
+    "sources",
+    metavar="NAME",
+    multiple=True,
+    help="Only items from this source (repeatable).",
+)
 @click.option(
     "--shots",
     type=click.IntRange(0),
@@ -231,8 +243,8 @@ def export_command(
     format_name: str,
     out: Path,
     status: str,
-    kind: str | None,
-    source: str | None,
+    kinds: tuple[str, ...],
+    sources: tuple[str, ...],
     shots: int | None,
 ) -> None:
     """Export items (by default the approved ones) to a file in one of the import formats,
@@ -248,24 +260,24 @@ def export_command(
 
             if shots is None:  # the task's own default
                 summary: Any = export_lm_eval(
-                    database, out, status=status, kind=kind, source=source
+                    database, out, status=status, kind=kinds, source=sources
                 )
             else:
                 summary = export_lm_eval(
-                    database, out, status=status, kind=kind, source=source, shots=shots
+                    database, out, status=status, kind=kinds, source=sources, shots=shots
                 )
         elif format_name == "hf":
             from evaluator.export_hf import export_hf
 
-            summary = export_hf(database, out, status=status, kind=kind, source=source)
+            summary = export_hf(database, out, status=status, kind=kinds, source=sources)
         else:
             summary = export_items(
                 database,
                 out,
                 format=format_name,
                 status=status,
-                kinds=(kind,) if kind else (),
-                sources=(source,) if source else (),
+                kinds=kinds,
+                sources=sources,
             )
     except (ExportError, ValueError, OSError) as error:
         fail(str(error))
@@ -299,16 +311,28 @@ def _preview(text: str, width: int = PREVIEW_CHARS) -> str:
 
 @click.command("items")
 @click.option("--status", type=click.Choice(STATUSES), help="Only items with this status.")
-@click.option("--kind", type=click.Choice(KINDS), help="Only items of this kind.")
-@click.option("--source", metavar="NAME", help="Only items from this source.")
+@click.option(
+    "--kind",
+    "kinds",
+    type=click.Choice(KINDS),
+    multiple=True,
+    help="Only items of this kind (repeatable).",
+)
+@click.option(
+    "--source",
+    "sources",
+    metavar="NAME",
+    multiple=True,
+    help="Only items from this source (repeatable).",
+)
 @click.option("--limit", type=click.IntRange(1), metavar="N", help="At most N items.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 @click.pass_context
 def items_command(
     ctx: click.Context,
     status: str | None,
-    kind: str | None,
-    source: str | None,
+    kinds: tuple[str, ...],
+    sources: tuple[str, ...],
     limit: int | None,
     as_json: bool,
 ) -> None:
@@ -323,8 +347,8 @@ def items_command(
                 iter_items(
                     session,
                     statuses=[status] if status else None,
-                    kinds=[kind] if kind else None,
-                    sources=[source] if source else None,
+                    kinds=list(kinds) or None,
+                    sources=list(sources) or None,
                 ),
                 limit,
             )
