@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, func, select
 from sqlmodel import col
 
 from db.engine import Database
@@ -176,6 +176,22 @@ def _latest_decisions(connection: Connection) -> dict[str, tuple[str, str]]:
         col(Decision.created_at), col(Decision.id)
     )
     return {item: (status, key or "") for item, status, key in connection.execute(query)}
+
+
+def judgments_fingerprint(db: Database) -> tuple[int, ...]:
+    """A cheap summary that changes whenever judgments or decisions are added or retracted."""
+    with db.engine.connect() as connection:
+        judgments = connection.execute(
+            select(
+                func.count(),
+                func.coalesce(func.max(Judgment.id), 0),
+                func.count(Judgment.retracted_at),
+            ).select_from(Judgment)
+        ).one()
+        decisions = connection.execute(
+            select(func.count(), func.coalesce(func.max(Decision.id), 0)).select_from(Decision)
+        ).one()
+    return (*judgments, *decisions)
 
 
 def _factorize(values: Sequence[str], codes: dict[str, int]) -> IntArray:

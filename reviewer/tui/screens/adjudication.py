@@ -1,0 +1,436 @@
+"""The adjudication screen: a lead works through the conflict queue.
+
+Left, the queue (items whose judgments disagree).  Right, the highlighted item:
+its current text, key and explanation, earlier revisions, every judgment side
+by side (blind answer, verdict, alternative orders, corrected key, duplicate-of,
+comment, time spent) and earlier decisions.  Keys: ``a`` approves, ``c``
+approves with a corrected key (a new revision), ``x`` rejects with a reason,
+``A`` approves every agreed item after showing how many.
+
+Reading and writing run in thread workers that post messages; the interface
+never waits on the database.  Only leads can decide: for anyone else the screen
+explains that and shows no judgments (annotators must not see each other's).
+Item text is user data and is shown as plain text.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+from textual.worker import Worker, WorkerState
+
+from db.answers import format_answer
+from reviewer.tui.screens.lead_modals import ConfirmModal, KeyModal, ReasonModal, Rejection
+
+if TYPE_CHECKING:
+    from db.engine import Database
+    from reviewer.adjudication import ConflictCase, DecisionRecord
+
+REASONS = (
+    "several-valid-orders",
+    "no-clear-order",
+    "wrong-key",
+    "flawed",
+    "sensitive",
+    "duplicate",
+    "other",
+)
+# The rejection reason a verdict points to, to preselect in the reason dialog.
+VERDICT_REASON = {
+    "ambiguous": "several-valid-orders",
+    "no-order": "no-clear-order",
+    "wrong-key": "wrong-key",
+    "flawed": "flawed",
+    "sensitive": "sensitive",
+    "duplicate": "duplicate",
+}
+PREVIEW_CHARS = 40
+
+
+def case_text(case: ConflictCase) -> Text:
+    """The item as the lead reads it: text, choices, key, explanation, earlier revisions."""
+    item = case.item
+    text = Text()
+    text.append(f"{item.id}", style="bold")
+    text.append(
+        f"   {item.kind.value} · {item.source} · revision {item.revision} · {item.status}\n",
+        style="dim",
+    )
+    text.append(item.prompt + "\n\n")
+    for label, choice in item.choices.items():
+        text.append(f"{label}. ", style="bold")
+        text.append(choice + "\n")
+    text.append("\nkey ", style="dim")
+    text.append(format_answer(item.kind, item.key) + "\n", style="bold")
+    if item.explanation:
+        text.append("explanation ", style="dim")
+        text.append(item.explanation + "\n")
+    for revision in reversed(case.earlier_revisions):
+        text.append(f"\nrevision {revision.number}", style="bold dim")
+        text.append(f" by {revision.author}: {revision.change_note or '—'}\n", style="dim")
+        text.append("  key ", style="dim")
+        text.append(format_answer(item.kind, revision.key) + "\n")
+        if revision.prompt != item.prompt:
+            text.append("  text ", style="dim")
+            text.append(revision.prompt + "\n")
+    return text
+
+
+def history_text(case: ConflictCase) -> Text:
+    """Why the item is in conflict, and the decisions it already had."""
+    text = Text()
+    for line in case.disagreements:
+        text.append("• ", style="yellow")
+        text.append(line + "\n")
+    for judgment in case.earlier_judgments:
+        text.append(
+            f"revision {judgment.revision}: {judgment.annotator} answered "
+            f"{format_answer(case.item.kind, judgment.blind_answer)}, {judgment.verdict}\n",
+            style="dim",
+        )
+    for decision in case.decisions:
+        text.append(f"{decision.created_at:%Y-%m-%d %H:%M} {decision.lead}: ", style="dim")
+        text.append(decision.status, style="bold")
+        if decision.reason:
+            text.append(f" ({decision.reason})")
+        if decision.comment:
+            text.append(f" “{decision.comment}”")
+        text.append("\n")
+    return text
+
+
+def suggested_key(case: ConflictCase) -> str:
+    """The corrected key most annotators proposed, else their most common blind answer."""
+    proposals = Counter(j.corrected_key for j in case.judgments if j.corrected_key)
+    if proposals:
+        return proposals.most_common(1)[0][0]
+    answers = Counter(j.blind_answer for j in case.judgments if not j.matches_key)
+    return answers.most_common(1)[0][0] if answers else case.item.key
+
+
+def suggested_reason(case: ConflictCase) -> str | None:
+    verdicts = Counter(
+        VERDICT_REASON[j.verdict] for j in case.judgments if j.verdict in VERDICT_REASON
+    )
+    return verdicts.most_common(1)[0][0] if verdicts else None
+
+
+class AdjudicationScreen(Screen[None]):
+    """Resolve conflicts into decisions (leads only)."""
+
+    CSS_PATH = "lead.tcss"
+    TITLE = "Adjudication"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a", "approve", "Approve"),
+        Binding("c", "approve_corrected", "Approve, corrected key"),
+        Binding("x", "reject", "Reject…"),
+        Binding("A", "approve_agreed", "Approve all agreed"),
+        Binding("r", "refresh", "Refresh"),
+        Binding("escape", "leave", "Back"),
+    ]
+
+    @dataclass
+    class QueueLoaded(Message):
+        """The worker read the conflict queue (None: the person is not a lead)."""
+
+        cases: list[ConflictCase] | None
+        agreed: int
+        refusal: str = ""
+
+    @dataclass
+    class DecisionSaved(Message):
+        record: DecisionRecord
+
+    @dataclass
+    class DecisionRefused(Message):
+        item_id: str
+        reason: str
+
+    @dataclass
+    class AgreedCounted(Message):
+        count: int
+
+    @dataclass
+    class AgreedApproved(Message):
+        count: int
+
+    def __init__(self, database: Database, person_name: str) -> None:
+        super().__init__()
+        self.database = database
+        self.person_name = person_name
+        self.cases: dict[str, ConflictCase] = {}
+        """The queue as last read, by item id, in queue order."""
+        self.current: ConflictCase | None = None
+        """The highlighted case."""
+        self.refusal: str | None = None
+        """Why this person may not decide (None for a lead, or before the first read)."""
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("Reading the conflict queue …", id="queue-summary")
+        with Horizontal(id="adjudication-area"):
+            yield DataTable(id="queue", cursor_type="row", zebra_stripes=True)
+            with Vertical(id="case-pane"):
+                with VerticalScroll(id="case-scroll"):
+                    yield Static("", id="case-text")
+                yield DataTable(id="judgments", cursor_type="row", zebra_stripes=True)
+                yield Static("", id="case-history")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#queue", DataTable).add_columns("item", "kind", "source", "why")
+        self.query_one("#judgments", DataTable).add_columns(
+            "annotator",
+            "blind answer",
+            "",
+            "verdict",
+            "also valid",
+            "corrected key",
+            "duplicate of",
+            "seconds",
+            "comment",
+        )
+        self.load_queue()
+
+    # ---------------------------------------------------------- workers
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="queue")
+    def load_queue(self) -> None:
+        from db.people import PermissionDenied, require_lead
+        from reviewer.adjudication import conflict_queue, count_agreed
+
+        with self.database.session() as session:
+            try:
+                require_lead(session, self.person_name)
+            except PermissionDenied as error:
+                self.post_message(self.QueueLoaded(None, 0, str(error)))
+                return
+        self.post_message(
+            self.QueueLoaded(conflict_queue(self.database), count_agreed(self.database))
+        )
+
+    @work(thread=True, exit_on_error=False, group="decide")
+    def save_decision(
+        self,
+        item_id: str,
+        status: str,
+        key: str | None = None,
+        reason: str | None = None,
+        comment: str = "",
+    ) -> None:
+        from reviewer.adjudication import AdjudicationError, PermissionDenied, decide
+
+        try:
+            record = decide(
+                self.database,
+                self.person_name,
+                item_id,
+                status,
+                key=key,
+                reason=reason,
+                comment=comment,
+            )
+        except (AdjudicationError, PermissionDenied) as error:
+            self.post_message(self.DecisionRefused(item_id, str(error)))
+            return
+        self.post_message(self.DecisionSaved(record))
+
+    @work(thread=True, exit_on_error=False, group="decide")
+    def count_agreed_items(self) -> None:
+        from reviewer.adjudication import count_agreed
+
+        self.post_message(self.AgreedCounted(count_agreed(self.database)))
+
+    @work(thread=True, exit_on_error=False, group="decide")
+    def approve_all_agreed(self) -> None:
+        from reviewer.adjudication import PermissionDenied, approve_agreed
+
+        try:
+            count = approve_agreed(self.database, self.person_name)
+        except PermissionDenied as error:
+            self.post_message(self.DecisionRefused("agreed items", str(error)))
+            return
+        self.post_message(self.AgreedApproved(count))
+
+    @on(Worker.StateChanged)
+    def _worker_failed(self, event: Worker.StateChanged) -> None:
+        if event.state is WorkerState.ERROR and event.worker.group in ("queue", "decide"):
+            self.notify(f"The database said no: {event.worker.error}", severity="error")
+
+    # ---------------------------------------------------------- actions
+
+    def _may_decide(self) -> bool:
+        if self.refusal is not None:
+            self.notify(self.refusal, severity="error")
+            return False
+        if self.current is None:
+            self.notify("No conflict is selected.", severity="warning")
+            return False
+        return True
+
+    def action_approve(self) -> None:
+        if self._may_decide():
+            assert self.current is not None
+            self.save_decision(self.current.item.id, "approved")
+
+    def action_approve_corrected(self) -> None:
+        if not self._may_decide():
+            return
+        case = self.current
+        assert case is not None
+
+        def chosen(key: str | None) -> None:
+            if key:
+                self.save_decision(case.item.id, "approved", key=key)
+
+        self.app.push_screen(
+            KeyModal(
+                case.item.id, case.item.kind, case.item.labels, case.item.key, suggested_key(case)
+            ),
+            chosen,
+        )
+
+    def action_reject(self) -> None:
+        if not self._may_decide():
+            return
+        case = self.current
+        assert case is not None
+
+        def chosen(rejection: Rejection | None) -> None:
+            if rejection is not None:
+                self.save_decision(
+                    case.item.id, "rejected", reason=rejection.reason, comment=rejection.comment
+                )
+
+        self.app.push_screen(ReasonModal(case.item.id, REASONS, suggested_reason(case)), chosen)
+
+    def action_approve_agreed(self) -> None:
+        if self.refusal is not None:
+            self.notify(self.refusal, severity="error")
+            return
+        self.count_agreed_items()
+
+    def action_refresh(self) -> None:
+        self.load_queue()
+
+    def action_leave(self) -> None:
+        if len(self.app.screen_stack) > 1:
+            self.app.pop_screen()
+
+    # ---------------------------------------------------------- messages
+
+    def on_adjudication_screen_queue_loaded(self, message: QueueLoaded) -> None:
+        table = self.query_one("#queue", DataTable)
+        summary = self.query_one("#queue-summary", Static)
+        if message.cases is None:
+            self.refusal = message.refusal
+            summary.update(Text(f"{message.refusal}. This screen is for leads.", style="bold red"))
+            return
+        self.refusal = None
+        previous = self.current.item.id if self.current else None
+        self.cases = {case.item.id: case for case in message.cases}
+        table.clear()
+        for case in message.cases:
+            item = case.item
+            why = "; ".join(case.disagreements) or "—"
+            table.add_row(
+                Text(item.id),
+                item.kind.value,
+                Text(item.source),
+                Text(why if len(why) <= PREVIEW_CHARS else why[: PREVIEW_CHARS - 1] + "…"),
+                key=item.id,
+            )
+        summary.update(
+            Text(
+                f"{len(message.cases):,} conflict(s) to resolve · {message.agreed:,} agreed item(s) "
+                "waiting for approval (A)"
+            )
+        )
+        if not message.cases:
+            self._show_case(None)
+            return
+        ids = list(self.cases)
+        row = ids.index(previous) if previous in self.cases else 0
+        table.move_cursor(row=row)
+        self._show_case(self.cases[ids[row]])
+
+    @on(DataTable.RowHighlighted, "#queue")
+    def _case_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        case = self.cases.get(str(event.row_key.value))
+        if case is not None:
+            self._show_case(case)
+
+    def _show_case(self, case: ConflictCase | None) -> None:
+        self.current = case
+        judgments = self.query_one("#judgments", DataTable)
+        judgments.clear()
+        if case is None:
+            self.query_one("#case-text", Static).update(Text("No conflicts: nothing to resolve."))
+            self.query_one("#case-history", Static).update("")
+            return
+        self.query_one("#case-text", Static).update(case_text(case))
+        kind = case.item.kind
+        for judgment in case.judgments:
+            judgments.add_row(
+                Text(judgment.annotator),
+                format_answer(kind, judgment.blind_answer),
+                Text("= key", style="green")
+                if judgment.matches_key
+                else Text("≠ key", style="red"),
+                Text(judgment.verdict, style="" if judgment.verdict == "keep" else "bold yellow"),
+                Text(
+                    " | ".join(format_answer(kind, order) for order in judgment.alternative_orders)
+                ),
+                format_answer(kind, judgment.corrected_key) if judgment.corrected_key else "",
+                Text(judgment.duplicate_of or ""),
+                f"{judgment.seconds:.0f}",
+                Text(" ".join(judgment.comment.split())),
+            )
+        self.query_one("#case-history", Static).update(history_text(case))
+
+    def on_adjudication_screen_decision_saved(self, message: DecisionSaved) -> None:
+        record = message.record
+        detail = f" with key {record.final_key}" if record.corrected_key else ""
+        why = f" ({record.reason})" if record.reason and record.status == "rejected" else ""
+        self.notify(f"{record.item_id} {record.status}{detail}{why}")
+        self._advance_past(record.item_id)
+        self.load_queue()
+
+    def _advance_past(self, item_id: str) -> None:
+        """Highlight the case after ``item_id``, so the next read keeps the lead's place."""
+        ids = list(self.cases)
+        if item_id in ids:
+            later = ids[ids.index(item_id) + 1 :] or ids[: ids.index(item_id)]
+            self.current = self.cases[later[0]] if later else None
+
+    def on_adjudication_screen_decision_refused(self, message: DecisionRefused) -> None:
+        self.notify(f"{message.item_id}: {message.reason}", severity="error", timeout=8)
+
+    def on_adjudication_screen_agreed_counted(self, message: AgreedCounted) -> None:
+        if message.count == 0:
+            self.notify("No agreed items to approve.")
+            return
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.approve_all_agreed()
+
+        self.app.push_screen(
+            ConfirmModal(f"Approve all {message.count:,} agreed item(s) as {self.person_name}?"),
+            confirmed,
+        )
+
+    def on_adjudication_screen_agreed_approved(self, message: AgreedApproved) -> None:
+        self.notify(f"Approved {message.count:,} agreed item(s).")
+        self.load_queue()

@@ -1,0 +1,324 @@
+"""The agreement screen: how far the reviews can be trusted, refreshed as judgments arrive.
+
+A thread worker checks the database every few seconds with one cheap query
+(how many judgments and decisions, the newest ids); only when something changed
+does it recompute every figure (``reviewer.agreement``) and post the result.
+Computing never runs on the interface thread.
+
+Tabs: the headline figures with 95% bootstrap intervals; the annotators (their
+own figures, and a heat map of Cohen's kappa for every pair, all verdicts or
+keep/drop); breakdowns by kind and by source; likely wrong keys.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from db.answers import format_answer
+
+if TYPE_CHECKING:
+    from db.engine import Database
+    from reviewer.agreement import AgreementFigures, AgreementReport, Figure
+    from reviewer.agreement.verdicts import PairKappa
+
+DEFAULT_RESAMPLES = 1000  # reviewer.agreement.DEFAULT_RESAMPLES (imported lazily)
+DEFAULT_SEED = 20240601
+
+# Heat map colours: kappa 0 or below is red, 0.4 amber, 0.8 and above green (Landis & Koch's
+# "moderate" and "almost perfect" bands).
+_RED, _AMBER, _GREEN = (0xC0, 0x39, 0x2B), (0xE6, 0xA2, 0x3C), (0x2E, 0x9E, 0x4F)
+
+
+def kappa_colour(value: float | None) -> str:
+    """Background colour of a heat-map cell for a kappa value (grey when undefined)."""
+    if value is None:
+        return "#555555"
+    if value <= 0.4:
+        low, high, share = _RED, _AMBER, max(0.0, value) / 0.4
+    else:
+        low, high, share = _AMBER, _GREEN, min(1.0, (value - 0.4) / 0.4)
+    red, green, blue = (round(a + (b - a) * share) for a, b in zip(low, high, strict=True))
+    return f"#{red:02x}{green:02x}{blue:02x}"
+
+
+def figure_cells(figure: Figure) -> tuple[str, str]:
+    """Value and interval (or the reason it is undefined) as table cells."""
+    from reviewer.agreement.rows import interval_text, value_text
+
+    if not figure.defined:
+        return "—", figure.reason or ""
+    return value_text(figure), interval_text(figure)
+
+
+def kappa_matrix(names: list[str], pairs: list[PairKappa]) -> list[list[Text]]:
+    """Rows of heat-map cells: one row and one column per annotator."""
+    lookup = {}
+    for pair in pairs:
+        lookup[(pair.first, pair.second)] = lookup[(pair.second, pair.first)] = pair.kappa
+    rows = []
+    for row_name in names:
+        cells = []
+        for column_name in names:
+            if row_name == column_name:
+                cells.append(Text(" · ", style="dim", justify="center"))
+                continue
+            figure = lookup.get((row_name, column_name))
+            if figure is None:
+                cells.append(Text("none shared", style="dim", justify="center"))
+                continue
+            value = figure.value
+            label = "  —  " if value is None else f"{value:+.2f}"
+            cells.append(
+                Text(f" {label} ", style=f"bold #000000 on {kappa_colour(value)}", justify="center")
+            )
+        rows.append(cells)
+    return rows
+
+
+class AgreementScreen(Screen[None]):
+    """Inter-annotator agreement, kept current while annotators work."""
+
+    CSS_PATH = "lead.tcss"
+    TITLE = "Agreement"
+    POLL_SECONDS: ClassVar[float] = 3.0
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("r", "refresh", "Recompute"),
+        Binding("k", "toggle_coding", "Heat map: verdicts / keep-drop"),
+        Binding("escape", "leave", "Back"),
+    ]
+
+    @dataclass
+    class AgreementComputed(Message):
+        """The worker computed the figures from the judgments as they are now."""
+
+        report: AgreementReport
+        seconds: float
+
+    def __init__(
+        self,
+        database: Database,
+        person_name: str,
+        *,
+        resamples: int = DEFAULT_RESAMPLES,
+        seed: int = DEFAULT_SEED,
+    ) -> None:
+        super().__init__()
+        self.database = database
+        self.person_name = person_name
+        self.resamples = resamples
+        self.seed = seed
+        self.report: AgreementReport | None = None
+        """The figures on screen (None until the first computation ends)."""
+        self.keep_drop_map = False
+        """Whether the heat map shows kappa on keep/drop instead of all verdicts."""
+        self.computations = 0
+        """How many times the figures were computed (tests wait on it)."""
+        self._wake = threading.Event()
+        self._force = threading.Event()
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("Computing agreement …", id="agreement-summary")
+        with TabbedContent(initial="figures-tab"):
+            with TabPane("Figures", id="figures-tab"):
+                yield DataTable(id="agreement-figures", cursor_type="row", zebra_stripes=True)
+            with TabPane("Annotators", id="annotators-tab"):
+                yield DataTable(id="annotator-table", cursor_type="row", zebra_stripes=True)
+                yield Static("", id="heatmap-title")
+                yield DataTable(id="kappa-map", cursor_type="cell", show_cursor=False)
+            with TabPane("By kind and source", id="breakdown-tab"):
+                yield DataTable(id="breakdown", cursor_type="row", zebra_stripes=True)
+            with TabPane("Likely wrong keys", id="wrong-keys-tab"):
+                yield DataTable(id="wrong-keys", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#agreement-figures", DataTable).add_columns(
+            "statistic", "value", "95% CI", "n", "note"
+        )
+        self.query_one("#annotator-table", DataTable).add_columns(
+            "annotator",
+            "judged",
+            "verdicts agree",
+            "answers agree",
+            "answer = key",
+            "agrees with decision",
+            "median s",
+            "verdicts given",
+        )
+        self.query_one("#breakdown", DataTable).add_columns(
+            "group",
+            "compared",
+            "alpha verdicts",
+            "alpha keep/drop",
+            "alpha answers",
+            "answer = key",
+            "likely wrong keys",
+        )
+        self.query_one("#wrong-keys", DataTable).add_columns(
+            "item", "revision", "kind", "key", "annotators' answer", "annotators", "decision"
+        )
+        self.watch_database()
+
+    # ---------------------------------------------------------- actions
+
+    def action_refresh(self) -> None:
+        self._force.set()
+        self._wake.set()
+
+    def action_toggle_coding(self) -> None:
+        self.keep_drop_map = not self.keep_drop_map
+        if self.report is not None:
+            self._show_heat_map(self.report)
+
+    def action_leave(self) -> None:
+        if len(self.app.screen_stack) > 1:
+            self.app.pop_screen()
+
+    # ---------------------------------------------------------- worker
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="agreement")
+    def watch_database(self) -> None:
+        """Recompute whenever judgments or decisions change (checked every few seconds)."""
+        import time
+
+        from reviewer.agreement import compute_agreement
+        from reviewer.agreement.data import judgments_fingerprint
+
+        worker = get_current_worker()
+        seen: tuple[int, ...] | None = None
+        while not worker.is_cancelled:
+            fingerprint = judgments_fingerprint(self.database)
+            if fingerprint != seen or self._force.is_set():
+                self._force.clear()
+                started = time.perf_counter()
+                report = compute_agreement(self.database, resamples=self.resamples, seed=self.seed)
+                seen = fingerprint
+                if worker.is_cancelled:
+                    break
+                self.post_message(self.AgreementComputed(report, time.perf_counter() - started))
+            self._wake.wait(self.POLL_SECONDS)
+            self._wake.clear()
+
+    @on(Worker.StateChanged)
+    def _worker_failed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "agreement" and event.state is WorkerState.ERROR:
+            self.notify(f"Computing agreement failed: {event.worker.error}", severity="error")
+            if self.is_mounted:  # the database may come back
+                self.set_timer(self.POLL_SECONDS * 5, self.watch_database)
+
+    # ---------------------------------------------------------- display
+
+    def on_agreement_screen_agreement_computed(self, message: AgreementComputed) -> None:
+        report = message.report
+        self.report = report
+        self.computations += 1
+        figures = report.figures
+        settings = report.settings
+        intervals = (
+            f"95% intervals from {settings.resamples} bootstrap resamples"
+            if settings.resamples
+            else "no intervals"
+        )
+        self.query_one("#agreement-summary", Static).update(
+            Text(
+                f"{figures.items_compared:,} items compared of {figures.items_judged:,} judged · "
+                f"{figures.judgments:,} judgments by {figures.annotators} annotators · "
+                f"{intervals} · computed in {message.seconds:.1f} s"
+            )
+        )
+        self._show_figures(figures)
+        self._show_annotators(report)
+        self._show_heat_map(report)
+        self._show_breakdowns(report)
+        self._show_wrong_keys(figures)
+
+    def _show_figures(self, figures: AgreementFigures) -> None:
+        from reviewer.agreement.rows import headline_rows
+
+        table = self.query_one("#agreement-figures", DataTable)
+        table.clear()
+        for row in headline_rows(figures):
+            value, detail = figure_cells(row.figure)
+            table.add_row(Text(row.label), value, Text(detail), f"{row.figure.n:,}", Text(row.note))
+
+    def _show_annotators(self, report: AgreementReport) -> None:
+        from reviewer.agreement.rows import value_text
+
+        table = self.query_one("#annotator-table", DataTable)
+        table.clear()
+        for stats in report.per_annotator:
+            table.add_row(
+                Text(stats.name),
+                f"{stats.judgments:,}",
+                value_text(stats.verdict_agreement),
+                value_text(stats.answer_agreement),
+                value_text(stats.key_agreement),
+                value_text(stats.decision_agreement),
+                "—" if stats.median_seconds is None else f"{stats.median_seconds:.0f}",
+                Text(", ".join(f"{name} {count}" for name, count in stats.verdicts.items())),
+                key=stats.name,
+            )
+
+    def _show_heat_map(self, report: AgreementReport) -> None:
+        figures = report.figures
+        pairs = figures.keep_drop.cohen if self.keep_drop_map else figures.verdict.cohen
+        coding = "keep/drop" if self.keep_drop_map else "all verdicts"
+        self.query_one("#heatmap-title", Static).update(
+            Text(f"Cohen's kappa for each pair of annotators, {coding} (k switches)", style="bold")
+        )
+        names = [stats.name for stats in report.per_annotator]
+        table = self.query_one("#kappa-map", DataTable)
+        table.clear(columns=True)
+        table.add_column("", key="row-names")
+        for name in names:
+            table.add_column(Text(name), key=f"column:{name}")
+        for name, cells in zip(names, kappa_matrix(names, pairs), strict=True):
+            table.add_row(Text(name, style="bold"), *cells, key=f"row:{name}")
+
+    def _show_breakdowns(self, report: AgreementReport) -> None:
+        from reviewer.agreement.rows import value_text
+
+        table = self.query_one("#breakdown", DataTable)
+        table.clear()
+        for label, groups in (("kind", report.by_kind), ("source", report.by_source)):
+            for name, group in groups.items():
+                answers = ", ".join(
+                    f"{kind} {value_text(alpha.alpha)}"
+                    for kind, alpha in group.answer_alpha.items()
+                )
+                table.add_row(
+                    Text(f"{label}: {name}"),
+                    f"{group.items_compared:,}",
+                    " ".join(figure_cells(group.verdict.alpha)),
+                    " ".join(figure_cells(group.keep_drop.alpha)),
+                    Text(answers),
+                    value_text(group.key.overall),
+                    str(len(group.key.likely_wrong_keys)),
+                )
+
+    def _show_wrong_keys(self, figures: AgreementFigures) -> None:
+        table = self.query_one("#wrong-keys", DataTable)
+        table.clear()
+        for entry in figures.key.likely_wrong_keys:
+            table.add_row(
+                Text(entry.item_id),
+                f"{entry.revision}{'' if entry.is_current else ' (revised)'}",
+                entry.kind,
+                format_answer(entry.kind, entry.key),
+                format_answer(entry.kind, entry.agreed_answer),
+                str(entry.annotators),
+                entry.decision or "—",
+            )

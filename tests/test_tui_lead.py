@@ -1,0 +1,218 @@
+"""The lead screens, driven with Pilot: a lead resolves every conflict in the adjudication
+screen (assertions on the stored decisions), non-leads are refused, and the agreement
+screen shows the figures and recomputes when judgments arrive."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from lead_helpers import store_item, store_judgment, store_person
+from rich.text import Text
+from sqlmodel import col, select
+from textual.app import App
+from textual.pilot import Pilot
+from textual.screen import Screen
+from textual.widgets import DataTable, Static
+
+from db.engine import Database
+from db.items import get_item
+from db.models import Decision, Item, Role
+from db.settings import set_setting
+from reviewer.judging import submit_judgment
+from reviewer.tui.screens.adjudication import AdjudicationScreen
+from reviewer.tui.screens.agreement import AgreementScreen, kappa_colour
+from reviewer.tui.screens.lead_modals import ConfirmModal, KeyModal, ReasonModal
+
+
+class ScreenHost(App[None]):
+    def __init__(self, screen: Screen[None]) -> None:
+        super().__init__()
+        self._lead_screen = screen
+
+    def on_mount(self) -> None:
+        self.push_screen(self._lead_screen)
+
+
+async def wait_until(pilot: Pilot[None], condition: Callable[[], bool], what: str) -> None:
+    for _ in range(400):
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def judge(
+    db: Database, who: str, item_id: str, answer: str, verdict: str = "keep", **extra
+) -> None:  # type: ignore[no-untyped-def]
+    submit_judgment(
+        db, who, item_id, revision_number=None, blind_answer=answer, verdict=verdict, **extra
+    )
+
+
+@pytest.fixture
+def review(database: Database) -> Database:
+    """Three conflicts and two agreed items, judged by two annotators; one lead."""
+    store_person(database, "lea", Role.LEAD)
+    with database.transaction() as session:
+        set_setting(session, "overlap", "2")
+    for item_id in ("o:1", "o:2", "o:3", "o:4"):
+        store_item(
+            database,
+            item_id,
+            key="DACB",
+            source="econ",
+            prompt="Rates rise [bold]fast[/bold]; order the events.",
+        )
+    store_item(database, "s:1", kind="single", key="B", source="cflue")
+    judge(database, "ann", "o:1", "ADCB", "wrong-key", corrected_key="ADCB", comment="A first")
+    judge(database, "bo", "o:1", "ADCB", "wrong-key", corrected_key="A D C B", seconds=40)
+    judge(database, "ann", "o:2", "DCAB", "ambiguous", alternative_orders=["DCAB"])
+    judge(database, "bo", "o:2", "DACB", "no-order")
+    for item_id in ("o:3", "o:4"):
+        judge(database, "ann", item_id, "DACB")
+        judge(database, "bo", item_id, "DACB")
+    judge(database, "ann", "s:1", "B", "flawed", comment="typo in C")
+    judge(database, "bo", "s:1", "B")
+    return database
+
+
+def decisions(db: Database) -> dict[str, tuple[str, str | None, str | None, int]]:
+    with db.session() as session:
+        rows = session.exec(select(Decision).order_by(col(Decision.id)))
+        return {d.item_id: (d.status, d.final_key, d.reason, d.revision_number) for d in rows}
+
+
+async def test_a_lead_resolves_every_conflict(review: Database) -> None:
+    screen = AdjudicationScreen(review, "lea")
+    app = ScreenHost(screen)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_until(pilot, lambda: len(screen.cases) == 3, "the conflict queue")
+        assert screen.current is not None and screen.current.item.id == "o:1"
+        judgments = screen.query_one("#judgments", DataTable)
+        assert judgments.row_count == 2
+        assert "A, D, C, B" in str(judgments.get_row_at(0))
+        case_text = screen.query_one("#case-text", Static).render()
+        assert "[bold]fast[/bold]" in str(case_text)  # item text is shown as it is, not as markup
+
+        # o:1: approve with the key both annotators proposed (prefilled).
+        await pilot.press("c")
+        await wait_until(pilot, lambda: isinstance(app.screen, KeyModal), "the key dialog")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "o:1" in decisions(review), "the o:1 decision")
+        await wait_until(pilot, lambda: len(screen.cases) == 2, "the queue after o:1")
+
+        # o:2: reject; the reason the verdicts point to is preselected; add a comment.
+        assert screen.current is not None and screen.current.item.id == "o:2"
+        await pilot.press("x")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReasonModal), "the reason dialog")
+        await pilot.press("tab", *"two orders", "enter")
+        await wait_until(pilot, lambda: "o:2" in decisions(review), "the o:2 decision")
+        await wait_until(pilot, lambda: len(screen.cases) == 1, "the queue after o:2")
+
+        # s:1: approve as it is.
+        assert screen.current is not None and screen.current.item.id == "s:1"
+        await pilot.press("a")
+        await wait_until(pilot, lambda: not screen.cases, "an empty queue")
+
+        # Approve all agreed items after seeing how many.
+        await pilot.press("A")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmModal), "the confirmation")
+        assert "Approve all 2 agreed item(s) as lea?" in str(
+            app.screen.query_one(".dialog-title").render()
+        )
+        await pilot.press("y")
+        await wait_until(pilot, lambda: len(decisions(review)) == 5, "the approved agreed items")
+
+    assert decisions(review) == {
+        "o:1": ("approved", "ADCB", "wrong-key", 2),
+        "o:2": ("rejected", None, "several-valid-orders", 1),
+        "s:1": ("approved", "B", None, 1),
+        "o:3": ("approved", "DACB", None, 1),
+        "o:4": ("approved", "DACB", None, 1),
+    }
+    with review.session() as session:
+        assert get_item(session, "o:1").key == "ADCB"
+        statuses = {item.id: item.status for item in session.exec(select(Item))}
+        comment = session.exec(select(Decision).where(Decision.item_id == "o:2")).one().comment
+    assert comment == "two orders"
+    assert statuses == {
+        "o:1": "approved",
+        "o:2": "rejected",
+        "o:3": "approved",
+        "o:4": "approved",
+        "s:1": "approved",
+    }
+
+
+async def test_cancelled_dialogs_and_bad_keys_decide_nothing(review: Database) -> None:
+    screen = AdjudicationScreen(review, "lea")
+    app = ScreenHost(screen)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_until(pilot, lambda: len(screen.cases) == 3, "the conflict queue")
+        await pilot.press("c")
+        await wait_until(pilot, lambda: isinstance(app.screen, KeyModal), "the key dialog")
+        key_input = app.screen.query_one("#corrected-key")
+        key_input.value = "A, B, C"  # one event missing
+        await pilot.press("enter")
+        problem = str(app.screen.query_one("#key-problem", Static).render())
+        assert "missing D" in problem and isinstance(app.screen, KeyModal)
+        await pilot.press("escape")
+        await pilot.press("x")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReasonModal), "the reason dialog")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is screen, "the screen again")
+        await pilot.press("A")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmModal), "the confirmation")
+        await pilot.press("n")
+        await wait_until(pilot, lambda: app.screen is screen, "the screen again")
+    assert decisions(review) == {}
+
+
+async def test_non_leads_are_refused_and_see_no_judgments(review: Database) -> None:
+    screen = AdjudicationScreen(review, "ann")
+    app = ScreenHost(screen)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_until(pilot, lambda: screen.refusal is not None, "the refusal")
+        summary = str(screen.query_one("#queue-summary", Static).render())
+        assert "only leads can decide" in summary
+        assert screen.query_one("#queue", DataTable).row_count == 0
+        assert screen.query_one("#judgments", DataTable).row_count == 0
+        await pilot.press("a", "A")
+        await pilot.pause()
+    assert decisions(review) == {}
+
+
+async def test_agreement_screen_shows_figures_and_follows_new_judgments(review: Database) -> None:
+    from reviewer.agreement import compute_agreement
+
+    screen = AgreementScreen(review, "lea", resamples=50)
+    screen.POLL_SECONDS = 0.1  # type: ignore[misc]
+    app = ScreenHost(screen)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_until(pilot, lambda: screen.computations >= 1, "the first computation")
+        figures = screen.query_one("#agreement-figures", DataTable)
+        expected = compute_agreement(review, resamples=50).figures.verdict.alpha
+        first_row = figures.get_row_at(0)
+        assert str(first_row[0]) == "Krippendorff's alpha, verdicts"
+        assert first_row[1] == f"{expected.value:.3f}"
+        heat_map = screen.query_one("#kappa-map", DataTable)
+        assert heat_map.row_count == 2 and len(heat_map.columns) == 3
+        cell = heat_map.get_row_at(0)[2]
+        assert isinstance(cell, Text) and " on #" in str(cell.style)
+        await pilot.press("k")
+        assert "keep/drop" in str(screen.query_one("#heatmap-title", Static).render())
+
+        store_item(review, "o:5", key="ABCD")
+        store_judgment(review, "o:5", "ann", "ABCD")
+        store_judgment(review, "o:5", "cy", "ABCD")
+        await wait_until(pilot, lambda: screen.computations >= 2, "the recomputation")
+        assert screen.report is not None and screen.report.figures.annotators == 3
+        assert screen.query_one("#kappa-map", DataTable).row_count == 3
+
+
+def test_heat_map_colours_run_from_red_to_green() -> None:
+    assert kappa_colour(-0.3) == kappa_colour(0.0) == "#c0392b"
+    assert kappa_colour(0.4) == "#e6a23c"
+    assert kappa_colour(0.8) == kappa_colour(1.0) == "#2e9e4f"
+    assert kappa_colour(None) == "#555555"
