@@ -1,0 +1,29 @@
+"""Eight annotator processes judging into one database at once lose nothing and see no error.
+
+The same harness as ``bench/concurrent_annotators.py`` (which runs it for 60 s and
+prints throughput); here it runs for VETBENCH_CONCURRENCY_SECONDS (default 20 s),
+on SQLite and on PostgreSQL when a server is available.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from bench.concurrent_annotators import run_annotators, sqlite_integrity
+
+pytestmark = pytest.mark.slow
+
+
+def test_eight_annotators_at_once_lose_no_judgment(database_url: str) -> None:
+    seconds = float(os.environ.get("VETBENCH_CONCURRENCY_SECONDS", "20"))
+    result = run_annotators(database_url, processes=8, seconds=seconds, items=3000, overlap=3)
+    print(result.summary())
+    assert result.errors == []
+    assert result.missing == []
+    assert result.logged > 0
+    assert result.stored == result.logged
+    if "://" not in database_url:
+        assert sqlite_integrity(Path(database_url)) == "ok"
