@@ -69,37 +69,41 @@ def review_summary(db: Database) -> ReviewSummary:
     summary = ReviewSummary()
     with db.session() as session:
         for source, kind, count in session.execute(
-            select(Item.source, Item.kind, func.count()).group_by(Item.source, Item.kind)
+            select(col(Item.source), col(Item.kind), func.count()).group_by(
+                col(Item.source), col(Item.kind)
+            )
         ):
             summary.by_source.setdefault(source, Counter())[kind] = count
             summary.items += count
-        first_revision = and_(ItemRevision.item_id == Item.id, ItemRevision.number == 1)
+        first_revision = and_(
+            col(ItemRevision.item_id) == col(Item.id), col(ItemRevision.number) == 1
+        )
         for source, count in session.execute(
-            select(Item.source, func.count())
+            select(col(Item.source), func.count())
             .join(ItemRevision, first_revision)
             .where(col(ItemRevision.change_note) == "generated")
-            .group_by(Item.source)
+            .group_by(col(Item.source))
         ):
             summary.generated_by_source[source] = count
         for status, count in session.execute(
-            select(Item.status, func.count()).group_by(Item.status)
+            select(col(Item.status), func.count()).group_by(col(Item.status))
         ):
             summary.by_status[status] = count
 
         decided_revision = and_(
-            ItemRevision.item_id == Decision.item_id,
-            ItemRevision.number == Decision.revision_number,
+            col(ItemRevision.item_id) == col(Decision.item_id),
+            col(ItemRevision.number) == col(Decision.revision_number),
         )
         latest: dict[str, tuple[str, str | None, str, str, bool]] = {}
         decisions_per_item: Counter[str] = Counter()
         for item_id, status, reason, kind, source, note in session.execute(
             select(
-                Decision.item_id,
-                Decision.status,
-                Decision.reason,
-                Item.kind,
-                Item.source,
-                ItemRevision.change_note,
+                col(Decision.item_id),
+                col(Decision.status),
+                col(Decision.reason),
+                col(Item.kind),
+                col(Item.source),
+                col(ItemRevision.change_note),
             )
             .join(Item, col(Item.id) == col(Decision.item_id))
             .join(ItemRevision, decided_revision)

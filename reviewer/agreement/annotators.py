@@ -26,7 +26,7 @@ class AnnotatorStats:
     verdicts: dict[str, int]
 
 
-def _shares(hits: FloatArray, totals: FloatArray, reason: str) -> list[Figure]:
+def _shares(hits: NDArray[np.number], totals: NDArray[np.number], reason: str) -> list[Figure]:
     return [
         Figure.of(float(hit / total), int(total)) if total else Figure.undefined(reason)
         for hit, total in zip(hits.tolist(), totals.tolist(), strict=True)

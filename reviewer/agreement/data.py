@@ -172,7 +172,7 @@ def collector_paused() -> Iterator[None]:
 
 def _latest_decisions(connection: Connection) -> dict[str, tuple[str, str]]:
     """Each item's newest decision as (status, final key)."""
-    query = select(Decision.item_id, Decision.status, Decision.final_key).order_by(
+    query = select(col(Decision.item_id), col(Decision.status), col(Decision.final_key)).order_by(
         col(Decision.created_at), col(Decision.id)
     )
     return {item: (status, key or "") for item, status, key in connection.execute(query)}
@@ -184,14 +184,14 @@ def judgments_fingerprint(db: Database) -> tuple[int, ...]:
         judgments = connection.execute(
             select(
                 func.count(),
-                func.coalesce(func.max(Judgment.id), 0),
-                func.count(Judgment.retracted_at),
+                func.coalesce(func.max(col(Judgment.id)), 0),
+                func.count(col(Judgment.retracted_at)),
             ).select_from(Judgment)
         ).one()
         decisions = connection.execute(
-            select(func.count(), func.coalesce(func.max(Decision.id), 0)).select_from(Decision)
+            select(func.count(), func.coalesce(func.max(col(Decision.id)), 0)).select_from(Decision)
         ).one()
-    return (*judgments, *decisions)
+    return tuple(int(value or 0) for value in (*judgments, *decisions))
 
 
 def _factorize(values: Sequence[str], codes: dict[str, int]) -> IntArray:
@@ -216,24 +216,24 @@ def load_judgments(
 def _load(db: Database, kinds: Sequence[str] | None, sources: Sequence[str] | None) -> JudgmentData:
     judgment_query = (
         select(
-            Judgment.revision_id,
-            Judgment.annotator_id,
-            Judgment.verdict,
-            Judgment.blind_answer,
-            Judgment.seconds,
+            col(Judgment.revision_id),
+            col(Judgment.annotator_id),
+            col(Judgment.verdict),
+            col(Judgment.blind_answer),
+            col(Judgment.seconds),
         )
         .where(col(Judgment.retracted).is_(False))
         .order_by(col(Judgment.created_at), col(Judgment.id))
     )
     unit_query = (
         select(
-            ItemRevision.id,
-            ItemRevision.item_id,
-            ItemRevision.number,
-            ItemRevision.key,
-            Item.kind,
-            Item.source,
-            Item.current_revision,
+            col(ItemRevision.id),
+            col(ItemRevision.item_id),
+            col(ItemRevision.number),
+            col(ItemRevision.key),
+            col(Item.kind),
+            col(Item.source),
+            col(Item.current_revision),
         )
         .join(Item, col(Item.id) == col(ItemRevision.item_id))
         .order_by(col(ItemRevision.id))
@@ -245,7 +245,10 @@ def _load(db: Database, kinds: Sequence[str] | None, sources: Sequence[str] | No
     with db.engine.connect() as connection:
         rows = connection.execute(judgment_query).all()
         units = connection.execute(unit_query).all()
-        people = dict(connection.execute(select(Person.id, Person.name)).all())
+        people: dict[int, str] = {
+            int(pid or 0): name
+            for pid, name in connection.execute(select(col(Person.id), col(Person.name)))
+        }
         decisions = _latest_decisions(connection)
     if not rows or not units:
         return empty_data()

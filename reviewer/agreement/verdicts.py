@@ -16,7 +16,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from reviewer.agreement.bootstrap import BootstrapSettings, Figure, with_intervals
+from reviewer.agreement.bootstrap import (
+    BootstrapSettings,
+    Figure,
+    WeightedStatistic,
+    with_intervals,
+)
 from reviewer.agreement.coefficients import (
     FloatArray,
     IntArray,
@@ -100,9 +105,9 @@ def verdict_agreement(
             figures,
             [
                 full_alpha,
-                lambda weights: coarse_alpha(weights @ carry),
+                _carried(coarse_alpha, carry),
                 lambda weights: full_fleiss(weights[:, rated]),
-                lambda weights: coarse_fleiss((weights @ carry)[:, coarse_rated]),
+                _carried(coarse_fleiss, carry[:, coarse_rated]),
             ],
             patterns.counts,
             settings,
@@ -113,6 +118,11 @@ def verdict_agreement(
         VerdictAgreement(figures[0], figures[2], raters, percent_agreement(full), pairs[0]),
         VerdictAgreement(figures[1], figures[3], raters, percent_agreement(binary), pairs[1]),
     )
+
+
+def _carried(statistic: WeightedStatistic, carry: FloatArray) -> WeightedStatistic:
+    """``statistic`` of coarse patterns, taking the weights of the fine patterns."""
+    return lambda weights: statistic(weights @ carry)
 
 
 def _cohen_point(cells: IntArray, counts: IntArray, n_values: int, labels: Sequence[str]) -> Figure:
@@ -178,7 +188,7 @@ def cohen_kappa_pairs(
                 _cohen_point(cells, cell_counts, n_values, data.verdict_names),
                 _cohen_point(coarse_cells, coarse_counts, 2, KEEP_DROP_LABELS),
             ],
-            [full_kappa, lambda weights, k=coarse_kappa, c=carry: k(weights @ c)],
+            [full_kappa, _carried(coarse_kappa, carry)],
             cell_counts,
             settings,
             f"cohen/{first_name}/{second_name}",

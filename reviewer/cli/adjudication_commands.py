@@ -7,6 +7,7 @@ The option choices are spelled out here rather than read from ``db`` so that
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -57,7 +58,7 @@ seed_option = click.option(
 )
 
 
-def _echo_rows(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> None:
+def _echo_rows(rows: Sequence[Sequence[str]], header: Sequence[str]) -> None:
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     for row in [header, *rows]:
         click.echo(
