@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 
 from sqlmodel import select
 
@@ -18,6 +19,8 @@ from db.models import Decision, ItemRevision, Judgment, Person, Role, Verdict, u
 from db.people import ensure_person
 from db.validation import ItemDraft, validate_draft
 from reviewer.item_status import refresh_item_status
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 CHOICES = {
     "ordering": 4,
