@@ -3,8 +3,9 @@
 An item needs ``overlap`` (k) active judgments on its current revision.  The
 next item for annotator X is one that is still open (status ``pending`` or
 ``in_review``; the status column is kept in step with the judgments by
-``reviewer.item_status``), whose current revision X has not judged, and that no
-one else has claimed in the last ``CLAIM_TTL``.  Items that already have some
+``reviewer.item_status``), whose current revision X has neither judged nor
+written (an editor knows the key, so could not answer blind), and that no one
+else has claimed in the last ``CLAIM_TTL``.  Items that already have some
 judgments come first (to finish items), then each annotator walks the items in
 id order from their own starting point, so people working at the same time
 start in different places.
@@ -29,7 +30,7 @@ from sqlmodel import Session, col
 
 from db.engine import Database
 from db.items import ItemSnapshot, get_item
-from db.models import Claim, Item, ItemStatus, Judgment, utcnow
+from db.models import Claim, Item, ItemRevision, ItemStatus, Judgment, utcnow
 from db.people import ensure_person
 from db.settings import get_int_setting
 from reviewer.item_status import active_judgments, refresh_item_status
@@ -177,6 +178,14 @@ class ReviewQueue:
             col(Judgment.retracted).is_(False),
         )
 
+    def _written_by_me(self) -> ColumnElement[bool]:
+        """The current revision is this annotator's own edit: they know its key, so not blind."""
+        return exists().where(
+            col(ItemRevision.item_id) == col(Item.id),
+            col(ItemRevision.number) == col(Item.current_revision),
+            col(ItemRevision.author) == self.annotator,
+        )
+
     def _claimed_by_others(self, now: datetime) -> ColumnElement[bool]:
         return exists().where(
             col(Claim.item_id) == col(Item.id),
@@ -211,6 +220,7 @@ class ReviewQueue:
         now = self.clock()
         base = [
             not_(self._judged_by_me()),
+            not_(self._written_by_me()),
             not_(self._claimed_by_others(now)),
             *self._filter_conditions(),
         ]
@@ -341,6 +351,11 @@ class ReviewQueue:
             if session.get(Item, current) is not None:
                 self._claim(session, current)
 
+    def known_sources(self) -> list[str]:
+        """Every source name in the database (for the filter choices)."""
+        with self.db.session() as session:
+            return list(session.scalars(select(Item.source).distinct().order_by(col(Item.source))))
+
     # --- the annotator's own work ---------------------------------------------------
 
     def own_judgment(self, item_id: str, revision_number: int | None = None) -> OwnJudgment | None:
@@ -383,7 +398,7 @@ class ReviewQueue:
             self.session_judgments.remove(judgment_id)
 
     def progress(self) -> QueueProgress:
-        """Session and overall figures; ``items_left`` counts open items I have not judged."""
+        """Session and overall figures; ``items_left`` counts open items I could still judge."""
         with self.db.session() as session:
             mine = and_(
                 col(Judgment.annotator_id) == self.person_id,
@@ -396,6 +411,7 @@ class ReviewQueue:
                 .where(
                     or_(*(col(Item.status) == status for status in self._statuses())),
                     not_(self._judged_by_me()),
+                    not_(self._written_by_me()),
                     *self._filter_conditions(),
                 )
             )

@@ -248,3 +248,14 @@ def test_next_item_query_is_an_index_range_scan(database: Database) -> None:
             assert "ix_item_status_id" in plan, plan
             assert "TEMP B-TREE" not in plan, plan
         connection.execute(text("SELECT 1"))
+
+
+def test_an_editor_is_not_served_their_own_revision(database: Database) -> None:
+    add_test_item(database, "econ:1")
+    submit_judgment(
+        database, "alice", "econ:1", revision_number=1, blind_answer="ABCD", verdict="flawed"
+    )
+    edit_item(database, "alice", "econ:1", key="ABCD", note="key was wrong")
+    assert ReviewQueue(database, "alice").fetch_next() is None  # alice knows the new key
+    item = ReviewQueue(database, "bob").fetch_next()
+    assert item is not None and item.revision == 2

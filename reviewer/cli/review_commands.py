@@ -1,9 +1,224 @@
-"""CLI commands: review (filled in by its feature)."""
+"""CLI commands for reviewing: the review TUI, judging and undo without a screen, settings.
+
+``vetbench judge`` goes through the same service as the TUI
+(``reviewer.judging.submit_judgment``), so the rules and messages are the same.
+Textual and the service modules are imported inside the commands: ``--help`` stays instant.
+"""
 
 from __future__ import annotations
 
 import click
 
+from reviewer.cli.common import default_user, fail, open_db, print_json
+
+VERDICTS = ("keep", "ambiguous", "no-order", "wrong-key", "flawed", "sensitive", "duplicate")
+KINDS = ("ordering", "single", "multi", "truefalse")
+
+
+def _as_option(required: bool = False):  # type: ignore[no-untyped-def]
+    return click.option(
+        "--as",
+        "name",
+        required=required,
+        default=None,
+        metavar="NAME",
+        help="Who you are (default: your login name). New names are registered as annotators.",
+    )
+
+
+@click.command()
+@_as_option()
+@click.option("--kind", type=click.Choice(KINDS), help="Only items of this kind.")
+@click.option("--source", metavar="NAME", help="Only items from this source.")
+@click.option(
+    "--status",
+    type=click.Choice(("pending", "in_review")),
+    help="Only items with this status (default: both).",
+)
+@click.pass_context
+def review(
+    ctx: click.Context,
+    name: str | None,
+    kind: str | None,
+    source: str | None,
+    status: str | None,
+) -> None:
+    """Open the review app: answer each item blind, see the key, give a verdict.
+
+    Every judgment is stored the moment it is given. Press ? in the app for the keys.
+    """
+    from reviewer.tui.app import make_app
+
+    db = open_db(ctx)
+    app = make_app(db, name or default_user(), kind=kind, source=source, status=status)
+    app.run()
+
+
+@click.command()
+@click.argument("item_id")
+@_as_option(required=True)
+@click.option(
+    "--answer", required=True, help='Your blind answer: "D,A,C,B" for orders, "ABD" for choices.'
+)
+@click.option("--verdict", required=True, type=click.Choice(VERDICTS), help="Your verdict.")
+@click.option(
+    "--alt",
+    "alternatives",
+    multiple=True,
+    metavar="ORDER",
+    help="Another valid order (verdict ambiguous); repeat for each.",
+)
+@click.option("--corrected", metavar="KEY", help="The corrected key (verdict wrong-key).")
+@click.option(
+    "--duplicate-of", metavar="ITEM_ID", help="The item this one duplicates (verdict duplicate)."
+)
+@click.option("--comment", default="", help="A free comment.")
+@click.option(
+    "--seconds", type=float, default=0.0, show_default=True, help="Time spent on the item."
+)
+@click.option(
+    "--revision",
+    type=int,
+    default=None,
+    help="The revision you judged; refused if the item was edited since (default: current).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the stored judgment as JSON.")
+@click.pass_context
+def judge(
+    ctx: click.Context,
+    item_id: str,
+    name: str,
+    answer: str,
+    verdict: str,
+    alternatives: tuple[str, ...],
+    corrected: str | None,
+    duplicate_of: str | None,
+    comment: str,
+    seconds: float,
+    revision: int | None,
+    as_json: bool,
+) -> None:
+    """Judge ITEM_ID without the app (same rules as the app)."""
+    from reviewer.judging import JudgmentRefused, submit_judgment
+
+    db = open_db(ctx)
+    try:
+        receipt = submit_judgment(
+            db,
+            name,
+            item_id,
+            revision_number=revision,
+            blind_answer=answer,
+            verdict=verdict,
+            alternative_orders=alternatives,
+            corrected_key=corrected,
+            duplicate_of=duplicate_of,
+            comment=comment,
+            seconds=seconds,
+        )
+    except JudgmentRefused as error:
+        fail(f"not saved: {error}")
+    if as_json:
+        print_json(
+            {
+                "judgment_id": receipt.judgment_id,
+                "item_id": receipt.item_id,
+                "revision": receipt.revision_number,
+                "annotator": receipt.annotator,
+                "verdict": receipt.verdict.value,
+                "blind_answer": receipt.blind_answer,
+                "matches_key": receipt.matches_key,
+                "item_status": receipt.item_status,
+            }
+        )
+        return
+    agreement = "matches the key" if receipt.matches_key else "differs from the key"
+    click.echo(
+        f"saved judgment {receipt.judgment_id}: {receipt.annotator} on {receipt.item_id} "
+        f"revision {receipt.revision_number}, verdict {receipt.verdict.value}; "
+        f"blind answer {agreement}; item is now {receipt.item_status}"
+    )
+
+
+@click.command()
+@_as_option(required=True)
+@click.pass_context
+def undo(ctx: click.Context, name: str) -> None:
+    """Retract your last judgment; its item returns to the queue (nothing is deleted)."""
+    from reviewer.judging import JudgmentRefused, retract_last_judgment
+
+    db = open_db(ctx)
+    try:
+        receipt = retract_last_judgment(db, name)
+    except JudgmentRefused as error:
+        fail(str(error))
+    click.echo(
+        f"retracted judgment {receipt.judgment_id} ({receipt.verdict}) on {receipt.item_id} "
+        f"revision {receipt.revision_number}; item is now {receipt.item_status}"
+    )
+
+
+@click.group()
+def config() -> None:
+    """Project settings stored in the database (shared by everyone using it)."""
+
+
+@config.command("list")
+@click.pass_context
+def config_list(ctx: click.Context) -> None:
+    """Every setting with its value and what it means."""
+    from db.settings import SETTINGS, get_setting
+
+    db = open_db(ctx)
+    with db.session() as session:
+        for name, spec in SETTINGS.items():
+            value = get_setting(session, name)
+            marker = "" if value != spec.default else " (default)"
+            click.echo(f"{name} = {value}{marker}    # {spec.help}")
+
+
+@config.command("get")
+@click.argument("key")
+@click.pass_context
+def config_get(ctx: click.Context, key: str) -> None:
+    """Print one setting's value."""
+    from db.settings import SettingError, get_setting
+
+    db = open_db(ctx)
+    with db.session() as session:
+        try:
+            click.echo(get_setting(session, key))
+        except SettingError as error:
+            fail(str(error))
+
+
+@config.command("set")
+@click.argument("key")
+@click.argument("value")
+@click.pass_context
+def config_set(ctx: click.Context, key: str, value: str) -> None:
+    """Change a setting, e.g. `vetbench config set overlap 3`."""
+    from db.audit import record_event
+    from db.settings import SettingError, get_setting, set_setting
+
+    db = open_db(ctx)
+    try:
+        with db.transaction() as session:
+            old = get_setting(session, key)
+            set_setting(session, key, value)
+            new = get_setting(session, key)
+            record_event(session, default_user(), "config", key, old=old, new=new)
+    except SettingError as error:
+        fail(str(error))
+    click.echo(f"{key} = {new} (was {old})")
+    if key == "overlap" and new != old:
+        from reviewer.queue import refresh_open_statuses
+
+        changed = refresh_open_statuses(db)
+        click.echo(f"item statuses recomputed for k = {new}: {changed} changed")
+
 
 def register(cli: click.Group) -> None:
     """Add this module's commands to the `vetbench` group."""
+    for command in (review, judge, undo, config):
+        cli.add_command(command)

@@ -1,0 +1,162 @@
+"""The review app: wires the database, the annotator's queue and the screens together.
+
+It computes nothing itself: the queue (``reviewer.queue``) chooses items, the
+judgment service (``reviewer.judging``) stores what the screens collect.
+:func:`make_app` builds it for the CLI (``vetbench review``) and for the tests.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from typing import Any
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+
+from db.engine import Database, open_database
+from db.models import Role
+from reviewer.queue import QueueFilter, ReviewQueue
+from reviewer.tui.screens.help import HelpRow, HelpScreen
+from reviewer.tui.screens.review import ReviewScreen
+from reviewer.tui.timer import ActiveTimer
+
+HELP_INTRO = (
+    "Answer each item blind first, then compare with the key and give one verdict. "
+    "Every judgment is saved the moment you give it. Keys below work wherever they "
+    "apply; the footer shows the ones that apply now, and Ctrl+P searches all actions. "
+    "The mouse works too: click an event or a choice, and the buttons."
+)
+
+
+class ReviewApp(App[None]):
+    """``vetbench review``: one annotator working through the queue."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "vetbench review"
+
+    BINDINGS = [
+        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("q", "quit", "Quit"),
+        # --- screens of other areas --- (imported lazily; shown when their module exists)
+        Binding("f2", "open_area('agreement')", "Agreement", show=False),
+        Binding("f3", "open_area('adjudication')", "Adjudicate", show=False),
+        Binding("f4", "open_area('evaluation')", "Evaluation", show=False),
+    ]
+
+    def __init__(self, db: Database, queue: ReviewQueue, timer: ActiveTimer) -> None:
+        super().__init__()
+        self.database = db
+        self.queue = queue
+        self.timer = timer
+
+    def get_default_screen(self) -> Screen[Any]:
+        return ReviewScreen(self.database, self.queue, self.timer)
+
+    @property
+    def review_screen(self) -> ReviewScreen:
+        for screen in self.screen_stack:
+            if isinstance(screen, ReviewScreen):
+                return screen
+        raise LookupError("the review screen is not on the stack")
+
+    def help_rows(self) -> list[HelpRow]:
+        rows = self.review_screen.help_rows()
+        rows += [
+            HelpRow("App", "?", "this help"),
+            HelpRow("App", "Ctrl+P", "command palette: search every action"),
+            HelpRow("App", "q", "quit (everything you judged is already saved)"),
+        ]
+        rows += [
+            HelpRow("Other screens", key, f"{title} screen{' (leads only)' if lead_only else ''}")
+            for area, (key, title, lead_only) in AREA_SCREENS.items()
+            if self._area_available(area)
+        ]
+        return rows
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.help_rows(), HELP_INTRO))
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Help", "Show every key of the review screen", self.action_help)
+        if isinstance(screen, ReviewScreen):
+            for title, help_text, callback in screen.palette_commands():
+                yield SystemCommand(title, help_text, callback)
+        for area, (_key, title, _lead_only) in AREA_SCREENS.items():
+            if self.check_action("open_area", (area,)):
+                yield SystemCommand(
+                    title, f"Open the {title.lower()} screen", self._area_opener(area)
+                )
+
+    def _area_opener(self, area: str) -> Callable[[], None]:
+        return lambda: self.action_open_area(area)
+
+    # --- screens of other areas ---------------------------------------------------------
+    # Each area's screen lives in reviewer/tui/screens/<area>.py as ``<Area>Screen(database,
+    # person_name)`` and is imported only when opened, so startup stays fast (and never
+    # pulls in the evaluator's heavy libraries).
+
+    def _area_available(self, area: str) -> bool:
+        return importlib.util.find_spec(f"reviewer.tui.screens.{area}") is not None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "open_area":
+            area = str(parameters[0])
+            if not self._area_available(area):
+                return False
+            _key, _title, lead_only = AREA_SCREENS[area]
+            return not lead_only or self.queue.role == Role.LEAD
+        return True
+
+    def action_open_area(self, area: str) -> None:
+        if not self.check_action("open_area", (area,)):
+            return
+        module = importlib.import_module(f"reviewer.tui.screens.{area}")
+        screen_class = getattr(module, f"{area.capitalize()}Screen")
+        self.push_screen(screen_class(self.database, self.queue.annotator))
+
+
+AREA_SCREENS: dict[str, tuple[str, str, bool]] = {
+    "agreement": ("F2", "Agreement", False),
+    "adjudication": ("F3", "Adjudication", True),
+    "evaluation": ("F4", "Evaluation", False),
+}
+"""Other areas' screens: key, title, and whether only leads may open it."""
+
+
+def make_app(
+    db_url_or_database: Database | str | None,
+    annotator_name: str,
+    *,
+    kind: str | None = None,
+    source: str | None = None,
+    status: str | None = None,
+    clock: Callable[[], datetime] | None = None,
+    timer: ActiveTimer | None = None,
+) -> ReviewApp:
+    """Build the review app on a database (an open one, a path or a URL) for one annotator.
+
+    The annotator is registered if new.  ``clock`` (claims) and ``timer`` (seconds
+    spent) can be replaced for repeatable tests.
+    """
+    db = (
+        db_url_or_database
+        if isinstance(db_url_or_database, Database)
+        else open_database(db_url_or_database)
+    )
+    filters = QueueFilter(
+        kinds=(kind,) if kind else (),
+        sources=(source,) if source else (),
+        statuses=(status,) if status else (),
+    )
+    queue = (
+        ReviewQueue(db, annotator_name, filters)
+        if clock is None
+        else ReviewQueue(db, annotator_name, filters, clock=clock)
+    )
+    return ReviewApp(db, queue, timer or ActiveTimer())

@@ -1,0 +1,184 @@
+"""The edit modal: fix the scenario or question, events or choices, key and explanation.
+
+Saving makes a new revision (the old one stays).  The form is checked with the
+same validator as imports before it closes, and Ctrl+R shows what would change.
+Hidden control characters in the stored text are shown as visible symbols; a
+field left untouched keeps its stored text exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Static, TextArea
+
+from db.answers import format_answer
+from db.items import ItemSnapshot
+from db.validation import ItemDraft, validate_draft
+from reviewer.revisions import RevisionSummary, diff_revisions
+from reviewer.tui.literal import literal, visible_text
+from reviewer.tui.widgets.diff_view import DiffView
+from reviewer.tui.widgets.item_view import item_heading
+
+
+@dataclass(frozen=True)
+class EditRequest:
+    """The fields that changed (``None`` keeps the stored value) and the note."""
+
+    prompt: str | None
+    choices: dict[str, str] | None
+    key: str | None
+    explanation: str | None
+    note: str
+
+
+def _summary(item: ItemSnapshot, number: int, fields: dict[str, object]) -> RevisionSummary:
+    return RevisionSummary(
+        number=number,
+        author="",
+        change_note="",
+        created_at=None,  # type: ignore[arg-type]  # not shown in a diff
+        prompt=str(fields.get("prompt", item.prompt)),
+        choices=dict(fields.get("choices", item.choices)),  # type: ignore[call-overload]
+        key=str(fields.get("key", item.key)),
+        explanation=fields.get("explanation", item.explanation),  # type: ignore[arg-type]
+    )
+
+
+class EditScreen(ModalScreen[EditRequest | None]):
+    """Edit one item; dismisses with an :class:`EditRequest`, or None when cancelled."""
+
+    BINDINGS = [
+        Binding("ctrl+s", "save", "Save as new revision"),
+        Binding("ctrl+r", "toggle_diff", "Show changes"),
+        Binding("escape", "cancel", "Cancel"),
+    ]
+
+    def __init__(self, item: ItemSnapshot, default_note: str = "fixed text") -> None:
+        super().__init__()
+        self.item = item
+        self.default_note = default_note
+
+    def compose(self) -> ComposeResult:
+        item = self.item
+        heading = Text("Edit ")
+        heading.append_text(item_heading(item))
+        with Vertical(classes="review-dialog wide"):
+            yield Static(heading, classes="panel-title")
+            with VerticalScroll(id="edit-form"):
+                yield Label("Question" if item.kind.is_mcq else "Scenario")
+                yield TextArea(visible_text(item.prompt), id="edit-prompt", classes="edit-long")
+                for label, text in item.choices.items():
+                    with Horizontal(classes="edit-choice"):
+                        yield Label(f" {label} ", classes="choice-label")
+                        yield Input(visible_text(text), id=f"edit-choice-{label}", compact=True)
+                with Horizontal(classes="edit-choice"):
+                    yield Label("Key ", classes="choice-label")
+                    yield Input(format_answer(item.kind, item.key), id="edit-key", compact=True)
+                yield Label("Explanation")
+                yield TextArea(
+                    visible_text(item.explanation or ""), id="edit-explanation", classes="edit-long"
+                )
+                with Horizontal(classes="edit-choice"):
+                    yield Label("Note ", classes="choice-label")
+                    yield Input(
+                        self.default_note,
+                        placeholder="what changed and why",
+                        id="edit-note",
+                        compact=True,
+                    )
+                yield DiffView(id="edit-diff")
+            yield Static(id="edit-problems", classes="problem")
+            with Horizontal(classes="review-dialog-buttons"):
+                yield Button("Save (Ctrl+S)", id="edit-save", variant="primary", compact=True)
+                yield Button("Show changes (Ctrl+R)", id="edit-diff-button", compact=True)
+                yield Button("Cancel (Esc)", id="edit-cancel", compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#edit-diff", DiffView).display = False
+        self.query_one("#edit-prompt", TextArea).focus()
+
+    def _changed_fields(self) -> dict[str, object]:
+        """Fields whose text differs from what was shown (untouched fields keep stored text)."""
+        item = self.item
+        changed: dict[str, object] = {}
+        prompt = self.query_one("#edit-prompt", TextArea).text
+        if prompt != visible_text(item.prompt):
+            changed["prompt"] = prompt
+        choices = {}
+        for label, stored in item.choices.items():
+            value = self.query_one(f"#edit-choice-{label}", Input).value
+            choices[label] = stored if value == visible_text(stored) else value
+        if choices != item.choices:
+            changed["choices"] = choices
+        key = self.query_one("#edit-key", Input).value
+        if key != format_answer(item.kind, item.key):
+            changed["key"] = key
+        explanation = self.query_one("#edit-explanation", TextArea).text
+        if explanation != visible_text(item.explanation or ""):
+            changed["explanation"] = explanation
+        return changed
+
+    def _problems(self, changed: dict[str, object]) -> list[str]:
+        item = self.item
+        draft = ItemDraft(
+            kind=item.kind.value,
+            prompt=str(changed.get("prompt", item.prompt)),
+            choices=dict(changed.get("choices", item.choices)),  # type: ignore[call-overload]
+            key=str(changed.get("key", item.key)),
+            explanation=changed.get("explanation", item.explanation),  # type: ignore[arg-type]
+        )
+        problems = [str(problem) for problem in validate_draft(draft)]
+        if not problems and draft.key == item.key:
+            changed.pop("key", None)  # "D,A,C,B" typed for "DACB" is no change
+        if not problems and "key" in changed:
+            changed["key"] = draft.key
+        if not problems and not changed:
+            problems.append("nothing changed yet (Esc cancels)")
+        if not self.query_one("#edit-note", Input).value.strip():
+            problems.append("note: say briefly what changed and why")
+        return problems
+
+    def action_save(self) -> None:
+        changed = self._changed_fields()
+        problems = self._problems(changed)
+        if problems:
+            self.query_one("#edit-problems", Static).update(literal("; ".join(problems)))
+            return
+        self.dismiss(
+            EditRequest(
+                prompt=changed.get("prompt"),  # type: ignore[arg-type]
+                choices=changed.get("choices"),  # type: ignore[arg-type]
+                key=changed.get("key"),  # type: ignore[arg-type]
+                explanation=changed.get("explanation"),  # type: ignore[arg-type]
+                note=self.query_one("#edit-note", Input).value.strip(),
+            )
+        )
+
+    def action_toggle_diff(self) -> None:
+        view = self.query_one("#edit-diff", DiffView)
+        view.display = not view.display
+        if view.display:
+            old = _summary(self.item, self.item.revision, {})
+            new = _summary(self.item, self.item.revision + 1, self._changed_fields())
+            view.show(diff_revisions(self.item.kind.value, old, new))
+            self.query_one("#edit-form", VerticalScroll).scroll_end(animate=False)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        actions = {
+            "edit-save": self.action_save,
+            "edit-diff-button": self.action_toggle_diff,
+            "edit-cancel": self.action_cancel,
+        }
+        action = actions.get(event.button.id or "")
+        if action is not None:
+            action()

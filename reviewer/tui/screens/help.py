@@ -1,0 +1,59 @@
+"""The help screen (``?``): every key of the review screen, by section."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+
+@dataclass(frozen=True)
+class HelpRow:
+    """One key, what it does, and when it applies."""
+
+    section: str
+    keys: str
+    description: str
+
+
+def help_table(rows: list[HelpRow]) -> Table:
+    table = Table(box=None, show_header=False, padding=(0, 2), expand=True)
+    table.add_column("keys", style="bold cyan", no_wrap=True, width=16)
+    table.add_column("what", ratio=1)
+    section = None
+    for row in rows:
+        if row.section != section:
+            if section is not None:
+                table.add_row("", "")
+            table.add_row(Text(row.section, style="bold underline"), "")
+            section = row.section
+        table.add_row(Text(row.keys), Text(row.description))
+    return table
+
+
+class HelpScreen(ModalScreen[None]):
+    """Lists the keys; any of Esc, q or ? closes it."""
+
+    BINDINGS = [
+        Binding("escape,q,question_mark", "close", "Close help"),
+    ]
+
+    def __init__(self, rows: list[HelpRow], intro: str) -> None:
+        super().__init__()
+        self.rows = rows
+        self.intro = intro
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help-body"):
+            yield Static("vetbench review — keys", classes="panel-title")
+            yield Static(Text(self.intro), id="help-intro")
+            yield Static(help_table(self.rows), id="help-table")
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,71 @@
+"""Browse the items this annotator has judged; Enter opens one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Static
+
+from reviewer.queue import OwnJudgment, ReviewQueue
+from reviewer.tui.literal import literal
+
+
+class JudgedScreen(ModalScreen[str | None]):
+    """A table of the annotator's judgments, newest first; dismisses with an item id."""
+
+    BINDINGS = [Binding("escape,q", "close", "Close")]
+
+    @dataclass
+    class Loaded(Message):
+        judgments: list[OwnJudgment]
+
+    def __init__(self, queue: ReviewQueue) -> None:
+        super().__init__()
+        self.queue = queue
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="review-dialog wide"):
+            yield Static("Items you have judged (Enter opens, Esc closes)", classes="panel-title")
+            yield DataTable(id="judged-table", cursor_type="row", zebra_stripes=True)
+
+    def on_mount(self) -> None:
+        table = self.query_one("#judged-table", DataTable)
+        table.add_columns("item", "rev", "verdict", "your answer", "seconds", "when", "comment")
+        self.load()
+
+    @work(thread=True, exclusive=True, exit_on_error=False)
+    def load(self) -> None:
+        self.post_message(self.Loaded(self.queue.judged_items()))
+
+    def on_judged_screen_loaded(self, message: Loaded) -> None:
+        table = self.query_one("#judged-table", DataTable)
+        for judgment in message.judgments:
+            table.add_row(
+                literal(judgment.item_id),
+                str(judgment.revision_number),
+                judgment.verdict,
+                judgment.blind_answer,
+                f"{judgment.seconds:.0f}",
+                judgment.created_at.strftime("%Y-%m-%d %H:%M"),
+                literal(judgment.comment[:40]),
+                key=judgment.item_id,
+            )
+        if not message.judgments:
+            self.query_one(".panel-title", Static).update(
+                Text("You have not judged any item yet (Esc closes).")
+            )
+        table.focus()
+
+    @on(DataTable.RowSelected, "#judged-table")
+    def open_item(self, event: DataTable.RowSelected) -> None:
+        self.dismiss(event.row_key.value)
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,631 @@
+"""The review screen: blind answer, reveal, verdict, then on to the next item.
+
+Phases:
+
+- ``blind``: the item without key or explanation; letters or digits build the answer.
+- ``revealed``: key and explanation beside the answer; one key per verdict.
+- ``judged``: an item this annotator already judged (browsing), shown with their judgment.
+- ``empty``: nothing left in the queue for these filters.
+
+Database work runs in thread workers that post messages (``reviewer.tui.messages``);
+the handlers here update the widgets.  While a request is in flight further
+requests are ignored, so a double key press never submits twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from enum import StrEnum
+
+from rich.text import Text
+from textual import events, on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+from textual.worker import Worker, WorkerState
+
+from db.answers import AnswerError, ItemKind, format_answer, parse_answer
+from db.engine import Database
+from db.items import ItemSnapshot, get_item
+from db.models import Verdict
+from reviewer.judging import JudgmentRefused, edit_item, retract_last_judgment, submit_judgment
+from reviewer.queue import OwnJudgment, QueueError, QueueFilter, ReviewQueue
+from reviewer.tui.messages import (
+    ActionRefused,
+    HistoryEnded,
+    ItemLoaded,
+    JudgmentRetracted,
+    JudgmentSaved,
+    ProgressCounted,
+    RevisionSaved,
+)
+from reviewer.tui.screens.edit import EditRequest, EditScreen
+from reviewer.tui.screens.help import HelpRow
+from reviewer.tui.screens.judged import JudgedScreen
+from reviewer.tui.screens.jump import FilterScreen, jump_screen
+from reviewer.tui.screens.revisions import RevisionsScreen
+from reviewer.tui.screens.verdict import AlternativesScreen, AnswerPromptScreen
+from reviewer.tui.timer import ActiveTimer
+from reviewer.tui.widgets.answer_builder import AnswerDraft, AnswerPanel
+from reviewer.tui.widgets.item_view import ChoiceRow, ItemView, item_heading
+from reviewer.tui.widgets.progress import ProgressLine
+from reviewer.tui.widgets.reveal import RevealPanel
+from reviewer.tui.widgets.verdict_bar import VERDICT_KEYS, VerdictBar
+
+CLAIM_REFRESH_SECONDS = 120.0
+LETTERS = "ABCDEFGH"
+
+
+class Phase(StrEnum):
+    LOADING = "loading"
+    BLIND = "blind"
+    REVEALED = "revealed"
+    JUDGED = "judged"
+    EMPTY = "empty"
+
+
+PICK = Binding.Group("pick")
+VERDICT = Binding.Group("verdict")
+
+# (section, action, keys shown in help, what it does) — the help screen and the
+# command palette read this, so the three views of the keys cannot drift apart.
+ACTION_HELP: list[tuple[str, str, str, str]] = [
+    (
+        "Blind answer",
+        "pick",
+        "a–h / 1–8",
+        "place an event next in the order, or pick / toggle a choice",
+    ),
+    ("Blind answer", "take_back", "Backspace", "take back the last step of the answer"),
+    ("Blind answer", "submit_answer", "Enter", "submit the blind answer and reveal the key"),
+    *[
+        ("Verdict", f"verdict('{verdict.value}')", key, text)
+        for verdict, (key, text) in (
+            (Verdict.KEEP, ("k", "keep: the item and its key are right")),
+            (Verdict.AMBIGUOUS, ("m", "ambiguous: more than one valid order (record each)")),
+            (Verdict.NO_ORDER, ("o", "no clear order (ordering items)")),
+            (Verdict.WRONG_KEY, ("w", "wrong key (record the corrected key)")),
+            (Verdict.FLAWED, ("f", "flawed text: record it, then edit the item")),
+            (Verdict.SENSITIVE, ("x", "sensitive or inappropriate")),
+            (Verdict.DUPLICATE, ("d", "duplicate of another item (asks for its id)")),
+        )
+    ],
+    ("Verdict", "comment", "c", "write a comment (Enter or Esc returns to the keys)"),
+    ("Item", "edit", "e", "edit an item you judged (makes a new revision)"),
+    ("Item", "revisions", "r", "view the item's revisions and their differences"),
+    ("Move", "skip", "s", "skip: put the item aside for this session, free it for others"),
+    ("Move", "previous", "p", "previous item of this session"),
+    ("Move", "next", "n", "next item (forward in the session, else a new one)"),
+    ("Move", "undo", "u", "undo your last judgment (the item comes back to answer again)"),
+    ("Move", "jump", "j", "jump to an item by id"),
+    ("Move", "filter", "/", "filter the queue by kind, source, status"),
+    ("Move", "judged", "l", "list the items you have judged"),
+]
+
+
+class ReviewScreen(Screen[None]):
+    """Judge items one after another."""
+
+    BINDINGS = [
+        *[Binding(letter.lower(), f"pick('{letter}')", letter, group=PICK) for letter in LETTERS],
+        *[Binding(str(n), f"pick_number({n})", str(n), show=False) for n in range(1, 9)],
+        Binding("backspace", "take_back", "Back", key_display="⌫"),
+        Binding("enter", "submit_answer", "Submit", key_display="⏎"),
+        *[
+            Binding(key, f"verdict('{verdict.value}')", "verdict", group=VERDICT)
+            for verdict, (key, _label) in VERDICT_KEYS.items()
+        ],
+        Binding("c", "comment", "Comment"),
+        Binding("escape", "leave_comment", "Keys", show=False),
+        Binding("e", "edit", "Edit"),
+        Binding("r", "revisions", "Revisions"),
+        Binding("s", "skip", "Skip"),
+        Binding("p", "previous", "Prev"),
+        Binding("n", "next", "Next"),
+        Binding("u", "undo", "Undo"),
+        Binding("j", "jump", "Jump"),
+        Binding("slash", "filter", "Filter", key_display="/"),
+        Binding("l", "judged", "Judged"),
+    ]
+
+    phase: reactive[Phase] = reactive(Phase.LOADING, bindings=True)
+    """Where the annotator is in the flow for the current item."""
+
+    def __init__(self, db: Database, queue: ReviewQueue, timer: ActiveTimer) -> None:
+        super().__init__()
+        self.db = db
+        self.queue = queue
+        self.timer = timer
+        self.item: ItemSnapshot | None = None
+        self.own: OwnJudgment | None = None
+        self.draft: AnswerDraft | None = None
+        self.blind_answer: str = ""
+        self.busy = False
+
+    # --- layout ----------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="item-heading")
+        with Horizontal(id="main"):
+            yield ItemView(id="item-view")
+            with Vertical(id="side"):
+                yield AnswerPanel(id="answer-panel")
+                yield RevealPanel(id="reveal-panel")
+        yield VerdictBar(id="verdict-bar")
+        yield ProgressLine(id="review-progress")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one(ProgressLine).show(self.queue.annotator, None, self.queue.filters.describe())
+        self.app.app_suspend_signal.subscribe(self, lambda _app: self.timer.pause())
+        self.app.app_resume_signal.subscribe(self, lambda _app: self.timer.resume())
+        self.set_interval(CLAIM_REFRESH_SECONDS, self.refresh_claim)
+        self.watch_phase(self.phase)
+        self.request(lambda queue: queue.fetch_next())
+
+    def on_unmount(self) -> None:
+        # Leaving mid-item: let someone else have it straight away.
+        if self.item is not None and self.phase in (Phase.BLIND, Phase.REVEALED):
+            self.queue.release_claim(self.item.id)
+
+    def watch_phase(self, phase: Phase) -> None:
+        for name in Phase:
+            self.set_class(phase is name, f"-{name.value}")
+
+    # --- which keys apply --------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        phase = self.phase
+        item = self.item
+        if action in ("pick", "pick_number"):
+            if phase is not Phase.BLIND or item is None:
+                return False
+            if action == "pick":
+                return str(parameters[0]) in item.choices
+            return int(str(parameters[0])) <= len(item.choices)
+        if action in ("take_back", "submit_answer"):
+            return phase is Phase.BLIND
+        if action == "verdict":
+            if phase is not Phase.REVEALED or item is None:
+                return False
+            return parameters[0] != Verdict.NO_ORDER or item.kind is ItemKind.ORDERING
+        if action in ("comment", "leave_comment"):
+            return phase is Phase.REVEALED
+        if action == "edit":
+            return phase is Phase.JUDGED
+        if action == "revisions":
+            return phase in (Phase.REVEALED, Phase.JUDGED)
+        if action == "skip":
+            return phase in (Phase.BLIND, Phase.REVEALED)
+        if action == "previous":
+            return phase is not Phase.LOADING and self.queue.history.position > 0
+        if action in ("next", "undo", "jump", "filter", "judged"):
+            return phase is not Phase.LOADING
+        return True
+
+    def help_rows(self) -> list[HelpRow]:
+        return [HelpRow(section, keys, text) for section, _action, keys, text in ACTION_HELP]
+
+    def palette_commands(self) -> Iterator[tuple[str, str, Callable[[], object]]]:
+        """(title, help, callback) for each action that applies now (for the command palette)."""
+        for _section, action, keys, text in ACTION_HELP:
+            name, _, argument = action.partition("(")
+            parameters = (argument.rstrip(")").strip("'"),) if argument else ()
+            if action == "pick" or not self.check_action(name, parameters):
+                continue
+            title = text.split(":")[0].split(" (")[0]
+            yield f"{title[0].upper()}{title[1:]} [{keys}]", text, self._runner(action)
+
+    def _runner(self, action: str) -> Callable[[], object]:
+        async def run() -> None:
+            await self.run_action(action)
+
+        return run
+
+    # --- workers -----------------------------------------------------------------------
+
+    def request(
+        self, operation: Callable[[ReviewQueue], ItemSnapshot | None], note: str = ""
+    ) -> None:
+        """Run a queue operation in a worker unless one is already running."""
+        if self.busy:
+            self.app.bell()
+            return
+        self.busy = True
+        self._load(operation, note)
+
+    @work(thread=True, group="review", exit_on_error=False)
+    def _load(self, operation: Callable[[ReviewQueue], ItemSnapshot | None], note: str) -> None:
+        try:
+            item = operation(self.queue)
+        except QueueError as error:
+            self.post_message(ActionRefused(str(error)))
+            return
+        if item is None and operation is ReviewQueue.previous_item:
+            self.post_message(HistoryEnded())
+            return
+        own = self.queue.own_judgment(item.id) if item is not None else None
+        self.post_message(ItemLoaded(item, own, note))
+
+    @work(thread=True, group="review", exit_on_error=False)
+    def _submit(self, item: ItemSnapshot, fields: dict[str, object], then_edit: bool) -> None:
+        try:
+            receipt = submit_judgment(
+                self.db,
+                self.queue.annotator,
+                item.id,
+                revision_number=item.revision,
+                **fields,  # type: ignore[arg-type]
+            )
+        except JudgmentRefused as error:
+            current = self.queue.current_item()
+            changed = current is None or current.revision != item.revision
+            self.post_message(ActionRefused(str(error), reload=changed))
+            return
+        self.queue.record_submitted(receipt.judgment_id)
+        self.post_message(JudgmentSaved(receipt, then_edit))
+        if not then_edit:
+            self.post_message(ItemLoaded(self.queue.fetch_next()))
+
+    @work(thread=True, group="review", exit_on_error=False)
+    def _undo(self) -> None:
+        try:
+            receipt = retract_last_judgment(self.db, self.queue.annotator)
+        except JudgmentRefused as error:
+            self.post_message(ActionRefused(str(error)))
+            return
+        self.queue.record_retracted(receipt.judgment_id)
+        self.post_message(JudgmentRetracted(receipt))
+        item = self.queue.open_item(receipt.item_id)
+        self.post_message(
+            ItemLoaded(item, self.queue.own_judgment(item.id), "Judgment retracted: answer again.")
+        )
+
+    @work(thread=True, group="review", exit_on_error=False)
+    def _edit(self, item: ItemSnapshot, request: EditRequest) -> None:
+        try:
+            receipt = edit_item(
+                self.db,
+                self.queue.annotator,
+                item.id,
+                prompt=request.prompt,
+                choices=request.choices,
+                key=request.key,
+                explanation=request.explanation,
+                note=request.note,
+            )
+        except JudgmentRefused as error:
+            self.post_message(ActionRefused(str(error)))
+            return
+        self.post_message(RevisionSaved(receipt))
+        self.post_message(ItemLoaded(self.queue.fetch_next()))
+
+    @work(thread=True, group="progress", exclusive=True, exit_on_error=False)
+    def count_progress(self) -> None:
+        self.post_message(ProgressCounted(self.queue.progress()))
+
+    @work(thread=True, group="claim", exclusive=True, exit_on_error=False)
+    def refresh_claim(self) -> None:
+        self.queue.refresh_claim()
+
+    @on(Worker.StateChanged)
+    def worker_failed(self, event: Worker.StateChanged) -> None:
+        if event.state is WorkerState.ERROR:
+            self.busy = False
+            error = event.worker.error
+            self.notify(
+                f"{type(error).__name__}: {error}", title="Error", severity="error", markup=False
+            )
+
+    # --- results from workers ---------------------------------------------------------
+
+    async def on_item_loaded(self, message: ItemLoaded) -> None:
+        self.busy = False
+        self.item, self.own = message.item, message.own_judgment
+        view = self.query_one(ItemView)
+        reveal = self.query_one(RevealPanel)
+        reveal.clear()
+        heading = self.query_one("#item-heading", Static)
+        if message.item is None:
+            self.draft = None
+            heading.update(Text("Nothing to review", style="bold"))
+            await view.show_message(
+                "Nothing left to review",
+                f"No item needs your judgment ({self.queue.filters.describe()}). "
+                "Press / to change the filters, l to browse your judgments, "
+                "n to look again, q to quit.",
+            )
+            self.phase = Phase.EMPTY
+        else:
+            item = message.item
+            heading.update(item_heading(item))
+            await view.show_item(item)
+            if message.own_judgment is not None:
+                self.draft = None
+                reveal.reveal(item, message.own_judgment.blind_answer, message.own_judgment)
+                self.phase = Phase.JUDGED
+            else:
+                self.draft = AnswerDraft(item.kind, item.labels)
+                self.query_one(AnswerPanel).show(self.draft)
+                self.query_one(VerdictBar).allow_no_order(item.kind is ItemKind.ORDERING)
+                self.query_one(VerdictBar).clear_comment()
+                self.phase = Phase.BLIND
+                self.timer.start()
+        view.focus()
+        if message.note:
+            self.notify(message.note, markup=False)
+        self.count_progress()
+
+    def on_history_ended(self, _message: HistoryEnded) -> None:
+        self.busy = False
+        self.notify("This is the first item of the session.", markup=False)
+
+    def on_judgment_saved(self, message: JudgmentSaved) -> None:
+        receipt = message.receipt
+        note = Text(f"Saved {receipt.verdict.value} on ")
+        note.append(receipt.item_id)
+        self.notify(note.plain, markup=False, timeout=3)
+        if message.then_edit and self.item is not None:
+            self.busy = False
+            item = self.item
+            self.app.push_screen(EditScreen(item), lambda result: self._after_edit(item, result))
+
+    def _after_edit(self, item: ItemSnapshot, request: EditRequest | None) -> None:
+        self.busy = True
+        if request is None:
+            self._load(lambda queue: queue.fetch_next(), "")
+        else:
+            self._edit(item, request)
+
+    def on_judgment_retracted(self, message: JudgmentRetracted) -> None:
+        receipt = message.receipt
+        self.notify(f"Retracted your {receipt.verdict} on {receipt.item_id}.", markup=False)
+
+    def on_revision_saved(self, message: RevisionSaved) -> None:
+        receipt = message.receipt
+        self.notify(
+            f"Saved revision {receipt.new_revision} of {receipt.item_id}; "
+            "it goes back to the queue for fresh judgments.",
+            markup=False,
+        )
+
+    def on_action_refused(self, message: ActionRefused) -> None:
+        self.busy = False
+        self.notify(message.message, title="Not saved", severity="warning", markup=False)
+        if message.reload and self.item is not None:
+            item_id = self.item.id
+            self.request(
+                lambda queue: queue.open_item(item_id), "The item changed; here it is again."
+            )
+
+    def on_progress_counted(self, message: ProgressCounted) -> None:
+        self.query_one(ProgressLine).show(
+            self.queue.annotator, message.progress, self.queue.filters.describe()
+        )
+
+    # --- interaction -------------------------------------------------------------------
+
+    def on_key(self, _event: events.Key) -> None:
+        self.timer.touch()
+
+    def on_click(self, _event: events.Click) -> None:
+        self.timer.touch()
+
+    def _show_draft(self) -> None:
+        if self.draft is not None:
+            self.query_one(AnswerPanel).show(self.draft)
+            self.query_one(ItemView).mark_chosen(self.draft.letters)
+
+    def action_pick(self, label: str) -> None:
+        if self.draft is not None and not self.draft.press(label):
+            self.app.bell()
+        self._show_draft()
+
+    def action_pick_number(self, number: int) -> None:
+        if self.draft is not None and not self.draft.press_number(number):
+            self.app.bell()
+        self._show_draft()
+
+    @on(ChoiceRow.Picked)
+    def choice_clicked(self, message: ChoiceRow.Picked) -> None:
+        if self.phase is Phase.BLIND:
+            self.action_pick(message.label)
+
+    def action_take_back(self) -> None:
+        if self.draft is not None and not self.draft.back():
+            self.app.bell()
+        self._show_draft()
+
+    @on(AnswerPanel.BackRequested)
+    def back_clicked(self) -> None:
+        self.action_take_back()
+
+    @on(AnswerPanel.SubmitRequested)
+    def submit_clicked(self) -> None:
+        self.action_submit_answer()
+
+    def action_submit_answer(self) -> None:
+        if self.draft is None or self.item is None:
+            return
+        self.draft.complete_last()
+        if not self.draft.is_complete:
+            self._show_draft()
+            needed = "place every event" if self.item.kind is ItemKind.ORDERING else "choose"
+            self.notify(f"First {needed} (Backspace takes back).", severity="warning", markup=False)
+            return
+        try:
+            self.blind_answer = parse_answer(self.item.kind, self.draft.answer, self.item.labels)
+        except AnswerError as error:
+            self.notify(str(error), severity="warning", markup=False)
+            return
+        self._show_draft()
+        self.query_one(RevealPanel).reveal(self.item, self.blind_answer)
+        self.phase = Phase.REVEALED
+
+    def action_comment(self) -> None:
+        self.query_one("#comment", Input).focus()
+
+    def action_leave_comment(self) -> None:
+        self.query_one(ItemView).focus()
+
+    @on(Input.Submitted, "#comment")
+    def comment_entered(self) -> None:
+        self.query_one(ItemView).focus()
+
+    @on(VerdictBar.VerdictChosen)
+    def verdict_clicked(self, message: VerdictBar.VerdictChosen) -> None:
+        if self.check_action("verdict", (message.verdict.value,)):
+            self.action_verdict(message.verdict.value)
+
+    def action_verdict(self, verdict_name: str) -> None:
+        item = self.item
+        if item is None or self.phase is not Phase.REVEALED or self.busy:
+            return
+        verdict = Verdict(verdict_name)
+        fields: dict[str, object] = {
+            "blind_answer": self.blind_answer,
+            "verdict": verdict,
+            "comment": self.query_one(VerdictBar).comment,
+        }
+
+        def answer_validator(what: str, *, differ_from_key: bool) -> Callable[[str], str]:
+            def validate(text: str) -> str:
+                value = parse_answer(item.kind, text, item.labels)
+                if differ_from_key and value == item.key:
+                    raise ValueError(f"that is the key itself; type the {what}")
+                return value
+
+            return validate
+
+        if verdict is Verdict.AMBIGUOUS:
+            initial = (
+                format_answer(item.kind, self.blind_answer) if self.blind_answer != item.key else ""
+            )
+
+            def got_alternatives(alternatives: list[str] | None) -> None:
+                if alternatives:
+                    self._start_submit(item, {**fields, "alternative_orders": alternatives})
+
+            self.app.push_screen(
+                AlternativesScreen(
+                    item, answer_validator("other valid order", differ_from_key=True), initial
+                ),
+                got_alternatives,
+            )
+        elif verdict is Verdict.WRONG_KEY:
+            initial = (
+                format_answer(item.kind, self.blind_answer) if self.blind_answer != item.key else ""
+            )
+
+            def got_key(key: str | None) -> None:
+                if key:
+                    self._start_submit(item, {**fields, "corrected_key": key})
+
+            self.app.push_screen(
+                AnswerPromptScreen(
+                    "Wrong key: the corrected key",
+                    f"The key is {format_answer(item.kind, item.key)}. Type the right one "
+                    "and press Enter (Esc cancels).",
+                    answer_validator("corrected key", differ_from_key=True),
+                    initial,
+                ),
+                got_key,
+            )
+        elif verdict is Verdict.DUPLICATE:
+
+            def got_duplicate(other: str | None) -> None:
+                if other:
+                    self._start_submit(item, {**fields, "duplicate_of": other})
+
+            self.app.push_screen(
+                AnswerPromptScreen(
+                    "Duplicate: of which item?",
+                    "Type the id of the item this one duplicates and press Enter (Esc cancels).",
+                    self._duplicate_validator(item),
+                    item.suspected_duplicate_of or "",
+                ),
+                got_duplicate,
+            )
+        else:
+            self._start_submit(item, fields, then_edit=verdict is Verdict.FLAWED)
+
+    def _duplicate_validator(self, item: ItemSnapshot) -> Callable[[str], str]:
+        def validate(text: str) -> str:
+            other = text.strip()
+            if not other:
+                raise ValueError("type the id of the other item")
+            if other == item.id:
+                raise ValueError("an item cannot be a duplicate of itself")
+            with self.db.session() as session:
+                if get_item(session, other) is None:
+                    raise ValueError(f"there is no item '{other}'")
+            return other
+
+        return validate
+
+    def _start_submit(
+        self, item: ItemSnapshot, fields: dict[str, object], then_edit: bool = False
+    ) -> None:
+        if self.busy:
+            self.app.bell()
+            return
+        self.busy = True
+        self._submit(item, {**fields, "seconds": self.timer.seconds}, then_edit)
+
+    def action_edit(self) -> None:
+        item = self.item
+        if item is None:
+            return
+
+        def edited(request: EditRequest | None) -> None:
+            if request is not None:
+                self.busy = True
+                self._edit(item, request)
+
+        self.app.push_screen(EditScreen(item), edited)
+
+    def action_revisions(self) -> None:
+        if self.item is not None:
+            self.app.push_screen(RevisionsScreen(self.db, self.item.id))
+
+    def action_skip(self) -> None:
+        self.request(ReviewQueue.skip)
+
+    def action_previous(self) -> None:
+        self.request(ReviewQueue.previous_item)
+
+    def action_next(self) -> None:
+        self.request(ReviewQueue.next_item)
+
+    def action_undo(self) -> None:
+        if self.busy:
+            self.app.bell()
+            return
+        self.busy = True
+        self._undo()
+
+    def action_jump(self) -> None:
+        def jump_to(item_id: str | None) -> None:
+            if item_id:
+                self.request(lambda queue: queue.open_item(item_id))
+
+        self.app.push_screen(jump_screen(), jump_to)
+
+    def action_filter(self) -> None:
+        def apply(filters: QueueFilter | None) -> None:
+            if filters is not None:
+                self.queue.filters = filters
+                moving_on = self.phase in (Phase.BLIND, Phase.REVEALED)
+                self.request(ReviewQueue.skip if moving_on else ReviewQueue.fetch_next)
+
+        self.app.push_screen(FilterScreen(self.queue.filters, self.queue.known_sources()), apply)
+
+    def action_judged(self) -> None:
+        def open_judged(item_id: str | None) -> None:
+            if item_id:
+                self.request(lambda queue: queue.open_item(item_id))
+
+        self.app.push_screen(JudgedScreen(self.queue), open_judged)

@@ -1,0 +1,86 @@
+"""Revision history of an item: pick a revision to see how it differs from the one before."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from db.engine import Database
+from reviewer.revisions import RevisionSummary, diff_revisions, revision_history
+from reviewer.tui.literal import literal
+from reviewer.tui.widgets.diff_view import DiffView
+
+
+def revision_label(revision: RevisionSummary) -> Text:
+    label = Text(f"rev {revision.number}  ", style="bold")
+    label.append(revision.created_at.strftime("%Y-%m-%d %H:%M") + "  ")
+    label.append_text(literal(revision.author))
+    label.append("\n  ")
+    label.append_text(literal(revision.change_note or "—", "dim"))
+    return label
+
+
+class RevisionsScreen(ModalScreen[None]):
+    """Lists an item's revisions and shows the diff of the highlighted one."""
+
+    BINDINGS = [Binding("escape,q", "close", "Close")]
+
+    @dataclass
+    class Loaded(Message):
+        kind: str
+        revisions: list[RevisionSummary]
+
+    def __init__(self, db: Database, item_id: str) -> None:
+        super().__init__()
+        self.db = db
+        self.item_id = item_id
+        self.kind = ""
+        self.revisions: list[RevisionSummary] = []
+
+    def compose(self) -> ComposeResult:
+        title = Text("Revisions of ")
+        title.append_text(literal(self.item_id, "bold"))
+        with Vertical(classes="review-dialog wide"):
+            yield Static(title, classes="panel-title")
+            with Horizontal(id="revisions-body"):
+                yield OptionList(id="revision-list")
+                with VerticalScroll(id="revision-diff-scroll"):
+                    yield DiffView(id="revision-diff")
+
+    def on_mount(self) -> None:
+        self.load()
+
+    @work(thread=True, exclusive=True, exit_on_error=False)
+    def load(self) -> None:
+        kind, revisions = revision_history(self.db, self.item_id)
+        self.post_message(self.Loaded(kind, revisions))
+
+    def on_revisions_screen_loaded(self, message: Loaded) -> None:
+        self.kind, self.revisions = message.kind, message.revisions
+        options = self.query_one("#revision-list", OptionList)
+        options.clear_options()
+        options.add_options([Option(revision_label(r)) for r in reversed(self.revisions)])
+        if self.revisions:
+            options.highlighted = 0
+            options.focus()
+
+    @on(OptionList.OptionHighlighted, "#revision-list")
+    def show_diff(self, event: OptionList.OptionHighlighted) -> None:
+        index = len(self.revisions) - 1 - event.option_index
+        view = self.query_one("#revision-diff", DiffView)
+        if index <= 0:
+            view.update(Text("The first revision: nothing to compare with.", style="dim"))
+            return
+        view.show(diff_revisions(self.kind, self.revisions[index - 1], self.revisions[index]))
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,115 @@
+"""The item as the annotator reads it: scenario or question, then the events or choices.
+
+Everything here is user data and goes through :func:`reviewer.tui.literal.literal`.
+The view scrolls for long texts; each choice is its own row so a click picks it.
+It never shows the key, the explanation or anyone's judgment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.events import Click
+from textual.message import Message
+from textual.widgets import Static
+
+from db.answers import ItemKind, truefalse_word
+from db.items import ItemSnapshot
+from reviewer.tui.literal import literal
+
+KIND_NAMES = {
+    ItemKind.ORDERING: "ordering",
+    ItemKind.SINGLE: "single answer",
+    ItemKind.MULTI: "multiple answers",
+    ItemKind.TRUEFALSE: "true / false",
+}
+
+
+def item_heading(item: ItemSnapshot) -> Text:
+    """``econ:17 · ordering · econ (line 18) · revision 2`` (ids and sources are user data)."""
+    heading = Text()
+    heading.append_text(literal(item.id, "bold"))
+    heading.append(f"  ·  {KIND_NAMES[item.kind]}  ·  ")
+    heading.append_text(literal(item.source))
+    if item.source_ref:
+        heading.append(" (")
+        heading.append_text(literal(item.source_ref))
+        heading.append(")")
+    heading.append(f"  ·  revision {item.revision}")
+    return heading
+
+
+class ChoiceRow(Static):
+    """One event or choice; clicking it picks its letter."""
+
+    @dataclass
+    class Picked(Message):
+        label: str
+
+    def __init__(self, label: str, text: Text, **kwargs: object) -> None:
+        super().__init__(text, **kwargs)  # type: ignore[arg-type]
+        self.label = label
+
+    def on_click(self, event: Click) -> None:
+        event.stop()
+        self.post_message(self.Picked(self.label))
+
+
+class ItemView(VerticalScroll):
+    """Scrollable view of one item's text (no key, no explanation)."""
+
+    can_focus = True
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="prompt-title", classes="section-title")
+        yield Static(id="item-prompt", classes="prompt")
+        yield Static(id="choices-title", classes="section-title")
+        yield Vertical(id="choices")
+        yield Static(id="duplicate-note")
+
+    async def show_item(self, item: ItemSnapshot) -> None:
+        """Replace the content with ``item``."""
+        self.query_one("#prompt-title", Static).update(
+            "Question" if item.kind.is_mcq else "Scenario"
+        )
+        self.query_one("#item-prompt", Static).update(literal(item.prompt))
+        self.query_one("#choices-title", Static).update(
+            "Choices" if item.kind.is_mcq else "Events (put them in logical order)"
+        )
+        rows = []
+        for label, text in item.choices.items():
+            line = Text()
+            line.append(f" {label} ", style="bold reverse")
+            line.append("  ")
+            line.append_text(literal(text))
+            if item.kind is ItemKind.TRUEFALSE and text.strip() not in ("对", "错"):
+                line.append(f"  ({truefalse_word(label)})", style="dim")
+            rows.append(ChoiceRow(label, line, id=f"choice-{label}", classes="choice"))
+        choices = self.query_one("#choices", Vertical)
+        await choices.remove_children()
+        await choices.mount_all(rows)
+        note = self.query_one("#duplicate-note", Static)
+        note.display = bool(item.suspected_duplicate_of)
+        if item.suspected_duplicate_of:
+            text = Text("Suspected duplicate of ", style="italic")
+            text.append_text(literal(item.suspected_duplicate_of, "bold"))
+            if item.duplicate_similarity is not None:
+                text.append(f" ({item.duplicate_similarity:.0f}% similar)")
+            note.update(text)
+        self.scroll_home(animate=False)
+
+    async def show_message(self, title: str, body: str) -> None:
+        """Show a message instead of an item (the queue is empty)."""
+        self.query_one("#prompt-title", Static).update(Text(title))
+        self.query_one("#item-prompt", Static).update(Text(body))
+        self.query_one("#choices-title", Static).update("")
+        await self.query_one("#choices", Vertical).remove_children()
+        self.query_one("#duplicate-note", Static).display = False
+
+    def mark_chosen(self, letters: list[str]) -> None:
+        """Mark the rows already placed in the order, or the options chosen."""
+        for row in self.query(ChoiceRow):
+            row.set_class(row.label in letters, "-chosen")

@@ -1,0 +1,148 @@
+"""The reveal: the proposed key and explanation beside the annotator's own answer.
+
+For orders, the positions that differ are highlighted in both rows and the
+pairs of events the two orders put the other way round are listed.  For
+multiple choice, the letters missing from the answer and the extra ones are named.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from db.answers import (
+    ItemKind,
+    differing_positions,
+    discordant_pairs,
+    format_answer,
+    pairwise_accuracy,
+    truefalse_word,
+)
+from db.items import ItemSnapshot
+from reviewer.queue import OwnJudgment
+from reviewer.tui.literal import literal
+
+DIFF_STYLE = "bold reverse red"
+SAME_STYLE = "bold green"
+
+
+def _order_row(order: str, differing: list[int]) -> Text:
+    row = Text()
+    for position, letter in enumerate(order):
+        if position:
+            row.append(", ")
+        row.append(letter, style=DIFF_STYLE if position in differing else SAME_STYLE)
+    return row
+
+
+def compare_answers(item: ItemSnapshot, answer: str) -> Text:
+    """The answer and the key, one above the other, with their differences marked."""
+    text = Text()
+    if item.kind is ItemKind.ORDERING:
+        differing = differing_positions(answer, item.key)
+        text.append("Your order  ", style="bold")
+        text.append_text(_order_row(answer, differing))
+        text.append("\nKey         ", style="bold")
+        text.append_text(_order_row(item.key, differing))
+        if not differing:
+            text.append("\n\n✓ Your order is the key.", style=SAME_STYLE)
+            return text
+        pairs = discordant_pairs(answer, item.key)
+        total = len(item.key) * (len(item.key) - 1) // 2
+        agreement = pairwise_accuracy(answer, item.key)
+        text.append(
+            f"\n\n✗ {len(differing)} of {len(item.key)} positions differ; "
+            f"pairs in the key's order: {total - len(pairs)}/{total} ({agreement:.0%})",
+            style="bold red",
+        )
+        text.append("\nPairs you put the other way round:")
+        for first, second in pairs:
+            text.append(f"\n  key: {first} before {second}  ·  you: {second} before {first}")
+        return text
+
+    text.append("Your answer  ", style="bold")
+    text.append(_choice_letters(item, answer))
+    text.append("\nKey          ", style="bold")
+    text.append(_choice_letters(item, item.key))
+    if answer == item.key:
+        text.append("\n\n✓ Your answer is the key.", style=SAME_STYLE)
+        return text
+    missing = [letter for letter in item.key if letter not in answer]
+    extra = [letter for letter in answer if letter not in item.key]
+    text.append("\n\n✗ Your answer differs from the key.", style="bold red")
+    if missing:
+        text.append(f"\n  in the key, not in your answer: {' '.join(missing)}")
+    if extra:
+        text.append(f"\n  in your answer, not in the key: {' '.join(extra)}")
+    return text
+
+
+def _choice_letters(item: ItemSnapshot, letters: str) -> str:
+    shown = format_answer(item.kind, letters)
+    if item.kind is ItemKind.TRUEFALSE:
+        return f"{shown} ({truefalse_word(letters, item.language)})"
+    return shown
+
+
+def key_in_words(item: ItemSnapshot) -> Text:
+    """The key spelled out with the event or choice texts, one per line."""
+    text = Text()
+    for position, letter in enumerate(item.key, start=1):
+        prefix = f"{position}. " if item.kind is ItemKind.ORDERING else "• "
+        text.append(f"\n{prefix}{letter}  ", style="bold")
+        text.append_text(literal(item.choices.get(letter, "")))
+    return text
+
+
+def judgment_summary(item: ItemSnapshot, judgment: OwnJudgment) -> Text:
+    """What the annotator recorded (shown when browsing judged items)."""
+    text = Text("Your verdict: ", style="bold")
+    text.append(judgment.verdict, style="bold magenta")
+    text.append(f"  ·  {judgment.seconds:.0f} s  ·  revision {judgment.revision_number}")
+    for alternative in judgment.alternative_orders:
+        text.append(f"\n  also valid: {format_answer(item.kind, alternative)}")
+    if judgment.corrected_key:
+        text.append(f"\n  corrected key: {format_answer(item.kind, judgment.corrected_key)}")
+    if judgment.duplicate_of:
+        text.append("\n  duplicate of: ")
+        text.append_text(literal(judgment.duplicate_of))
+    if judgment.comment:
+        text.append("\n  comment: ")
+        text.append_text(literal(judgment.comment))
+    return text
+
+
+class RevealPanel(VerticalScroll):
+    """Key, explanation and the comparison; empty until the blind answer is in."""
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield Static("Reveal", classes="panel-title")
+        yield Static(id="reveal-comparison")
+        yield Static(id="reveal-judgment")
+        yield Static("Key in words", classes="section-title")
+        yield Static(id="reveal-key")
+        yield Static("Explanation", classes="section-title")
+        yield Static(id="reveal-explanation", classes="prompt")
+
+    def reveal(self, item: ItemSnapshot, answer: str, judgment: OwnJudgment | None = None) -> None:
+        """Fill the panel for ``item`` (this is the first moment the key reaches the screen)."""
+        self.query_one("#reveal-comparison", Static).update(compare_answers(item, answer))
+        summary = self.query_one("#reveal-judgment", Static)
+        summary.display = judgment is not None
+        summary.update(judgment_summary(item, judgment) if judgment else "")
+        self.query_one("#reveal-key", Static).update(key_in_words(item))
+        self.query_one("#reveal-explanation", Static).update(
+            literal(item.explanation) if item.explanation else Text("(no explanation)", style="dim")
+        )
+        self.scroll_home(animate=False)
+
+    def clear(self) -> None:
+        """Empty every field, so nothing of the key stays in the widget tree."""
+        for widget_id in (
+            "reveal-comparison",
+            "reveal-judgment",
+            "reveal-key",
+            "reveal-explanation",
+        ):
+            self.query_one(f"#{widget_id}", Static).update("")

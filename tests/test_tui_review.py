@@ -1,0 +1,321 @@
+"""The review TUI driven with Pilot on a real database: assertions on what was stored."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import pytest
+from review_helpers import add_test_item, stored_judgments
+from sqlmodel import col, select
+from textual.widgets import Input, Static, TextArea
+from tui_helpers import screen_text, settle
+
+from db.engine import Database
+from db.models import ItemRevision
+from reviewer.tui.app import ReviewApp, make_app
+from reviewer.tui.screens.edit import EditScreen
+from reviewer.tui.screens.help import HelpScreen
+from reviewer.tui.screens.review import Phase
+from reviewer.tui.screens.verdict import AlternativesScreen, AnswerPromptScreen
+from reviewer.tui.widgets.item_view import ItemView
+
+EXPLANATION = "Inflation comes first; the bank reacts; borrowing costs follow."
+MARKUP_PROMPT = (
+    "Order [bold]these[/] [link=https://example.com]events[/link] [@click=app.quit]now[/] "
+    "\x1b[31mred\x1b[0m \x1b]0;new title\x07 done"
+)
+
+
+@asynccontextmanager
+async def running(app: ReviewApp) -> AsyncIterator[ReviewApp]:
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.pilot = pilot  # type: ignore[attr-defined]
+        await settle(pilot)
+        yield app
+
+
+async def press(app: ReviewApp, *keys: str) -> None:
+    pilot = app.pilot  # type: ignore[attr-defined]
+    await pilot.press(*keys)
+    await settle(pilot)
+
+
+@pytest.fixture
+def one_item(database: Database) -> Database:
+    add_test_item(database, "econ:1", key="DABC", explanation=EXPLANATION)
+    return database
+
+
+async def test_blind_then_reveal_then_keep(one_item: Database) -> None:
+    database = one_item
+    async with running(make_app(database, "alice")) as app:
+        screen = app.review_screen
+        assert screen.phase is Phase.BLIND and screen.item is not None
+        text = screen_text(app)
+        assert "The central bank raises interest rates." in text
+        assert "Inflation comes first" not in text and "Key in words" not in text
+        await press(app, "d", "a")
+        assert "D, A, ·, ·" in screen_text(app)
+        await press(app, "backspace", "1", "2")  # digits count events from 1
+        assert "D, A, B, ·" in screen_text(app)
+        assert stored_judgments(database) == []  # nothing is stored before the verdict
+        await press(app, "enter")  # one event left: Enter places it
+        assert screen.phase is Phase.REVEALED
+        text = screen_text(app)
+        assert "Inflation comes first" in text and "Your order is the key" in text
+        await press(app, "k")
+        [judgment] = stored_judgments(database)
+        assert (judgment.item_id, judgment.blind_answer, judgment.verdict) == (
+            "econ:1",
+            "DABC",
+            "keep",
+        )
+        assert judgment.revision_number == 1 and judgment.seconds >= 0
+        assert screen.phase is Phase.EMPTY
+        assert "Nothing left to review" in screen_text(app)
+
+
+async def test_reveal_marks_differences(one_item: Database) -> None:
+    async with running(make_app(one_item, "alice")) as app:
+        await press(app, "a", "b", "c", "d", "enter")
+        text = screen_text(app)
+        assert "positions differ" in text
+        assert "key: D before A" in text and "you: A before D" in text
+
+
+@pytest.mark.parametrize("verdict_key, verdict", [("o", "no-order"), ("x", "sensitive")])
+async def test_simple_verdicts_with_a_comment(
+    one_item: Database, verdict_key: str, verdict: str
+) -> None:
+    async with running(make_app(one_item, "alice")) as app:
+        await press(app, "a", "b", "c", "d", "enter", "c")
+        assert isinstance(app.focused, Input)
+        await press(app, *"two orders [b]fit", "enter")
+        await press(app, verdict_key)
+    [judgment] = stored_judgments(one_item)
+    assert (judgment.verdict, judgment.blind_answer, judgment.comment) == (
+        verdict,
+        "ABCD",
+        "two orders [b]fit",
+    )
+
+
+async def test_ambiguous_records_every_alternative(one_item: Database) -> None:
+    async with running(make_app(one_item, "alice")) as app:
+        await press(app, "a", "d", "b", "c", "enter", "m")
+        assert isinstance(app.screen, AlternativesScreen)
+        # The own blind answer is offered first; Enter adds it.
+        assert app.screen.query_one(Input).value == "A, D, B, C"
+        await press(app, "enter")
+        await press(app, *"D,A,B,C", "enter")  # the key itself is refused ...
+        assert "the key itself" in screen_text(app)
+        await press(app, *["backspace"] * 7, *"DACB", "enter")
+        await press(app, "ctrl+s")
+    [judgment] = stored_judgments(one_item)
+    assert judgment.verdict == "ambiguous" and judgment.alternative_orders == ["ADBC", "DACB"]
+
+
+async def test_wrong_key_records_the_corrected_key(one_item: Database) -> None:
+    async with running(make_app(one_item, "alice")) as app:
+        await press(app, "d", "a", "c", "b", "enter", "w")
+        assert isinstance(app.screen, AnswerPromptScreen)
+        await press(app, "enter")  # offered: the own answer D, A, C, B
+    [judgment] = stored_judgments(one_item)
+    assert (judgment.verdict, judgment.corrected_key) == ("wrong-key", "DACB")
+
+
+async def test_duplicate_asks_for_an_existing_item(one_item: Database) -> None:
+    add_test_item(one_item, "econ:2")
+    async with running(make_app(one_item, "alice")) as app:
+        first = app.review_screen.item
+        assert first is not None
+        other = "econ:2" if first.id == "econ:1" else "econ:1"
+        await press(app, "d", "a", "b", "c", "enter", "d", *"nope", "enter")
+        assert "there is no item 'nope'" in screen_text(app)
+        await press(app, *["backspace"] * 4, *other, "enter")
+    [judgment] = stored_judgments(one_item)
+    assert (judgment.verdict, judgment.duplicate_of) == ("duplicate", other)
+
+
+async def test_flawed_opens_edit_and_saves_a_new_revision(one_item: Database) -> None:
+    async with running(make_app(one_item, "alice")) as app:
+        await press(app, "d", "a", "b", "c", "enter", "f")
+        assert isinstance(app.screen, EditScreen)
+        assert isinstance(app.focused, TextArea)
+        await press(app, "ctrl+e", *" (revised)")
+        await press(app, "ctrl+r")  # show changes
+        assert "+  Order the events of a rate rise cycle. (revised)" in screen_text(app)
+        await press(app, "ctrl+s")
+        assert not isinstance(app.screen, EditScreen)
+        # The editor knows the new key, so the new revision is not served to them.
+        assert app.review_screen.phase is Phase.EMPTY
+    [judgment] = stored_judgments(one_item)
+    assert (judgment.verdict, judgment.revision_number) == ("flawed", 1)
+    with one_item.session() as session:
+        revisions = session.exec(select(ItemRevision).order_by(col(ItemRevision.number))).all()
+    assert [(r.number, r.prompt, r.author) for r in revisions] == [
+        (1, "Order the events of a rate rise cycle.", "test"),
+        (2, "Order the events of a rate rise cycle. (revised)", "alice"),
+    ]
+    assert revisions[1].change_note == "fixed text"
+
+
+async def test_edit_refuses_a_bad_key_and_can_be_cancelled(one_item: Database) -> None:
+    async with running(make_app(one_item, "alice")) as app:
+        await press(app, "d", "a", "b", "c", "enter", "f")
+        app.screen.query_one("#edit-key", Input).value = "D, A, X, C"
+        await press(app, "ctrl+s")
+        assert isinstance(app.screen, EditScreen)
+        assert "'X' is not one of the events" in screen_text(app)
+        await press(app, "escape")
+        assert not isinstance(app.screen, EditScreen)
+    with one_item.session() as session:
+        assert len(session.exec(select(ItemRevision)).all()) == 1
+    assert [j.verdict for j in stored_judgments(one_item)] == ["flawed"]
+
+
+async def test_undo_retracts_and_shows_the_item_again(one_item: Database) -> None:
+    async with running(make_app(one_item, "alice")) as app:
+        await press(app, "a", "b", "c", "d", "enter", "k")
+        assert app.review_screen.phase is Phase.EMPTY
+        await press(app, "u")
+        assert app.review_screen.phase is Phase.BLIND
+        assert app.review_screen.item is not None and app.review_screen.item.id == "econ:1"
+        await press(app, "d", "a", "b", "c", "enter", "k")
+    rows = stored_judgments(one_item)
+    assert [(j.blind_answer, j.retracted) for j in rows] == [("ABCD", True), ("DABC", False)]
+
+
+async def test_markup_and_escapes_are_shown_literally(database: Database) -> None:
+    add_test_item(
+        database,
+        "econ:[red]x[/]",
+        prompt=MARKUP_PROMPT,
+        choices={
+            "A": "[bold red]loud[/bold red]",
+            "B": "[@click=app.quit]quit[/]",
+            "C": "\x1b[2J cleared?",
+            "D": "[link=file:///etc/passwd]link[/link]",
+        },
+        key="ABCD",
+        explanation="[blink]explained[/blink] \x1b]8;;http://x\x07",
+    )
+    async with running(make_app(database, "alice")) as app:
+        text = screen_text(app)
+        assert "Order [bold]these[/] [link=https://example.com]events[/link]" in text
+        assert "[@click=app.quit]now[/]" in text and "␛[31mred␛[0m" in text
+        assert "[bold red]loud[/bold red]" in text and "␛[2J cleared?" in text
+        assert "econ:[red]x[/]" in text
+        await press(app, "b", "enter")  # click-markup text in a choice does not quit the app
+        await press(app, "a", "c", "d", "enter")
+        assert "[blink]explained[/blink] ␛]8;;http://x␇" in screen_text(app)
+        await press(app, "k")
+        assert app.is_running
+    [judgment] = stored_judgments(database)
+    assert (judgment.item_id, judgment.blind_answer) == ("econ:[red]x[/]", "BACD")
+
+
+async def test_chinese_text_wraps_inside_the_view(database: Database) -> None:
+    question = "下列关于货币政策工具的说法中，正确的是哪一项？" * 6
+    add_test_item(
+        database,
+        "cflue:1",
+        kind="single",
+        prompt=question,
+        choices={"A": "中央银行调整存款准备金率", "B": "财政部决定利率", "C": "以上都不对"},
+        key="A",
+        explanation="存款准备金率属于货币政策工具。",
+        language="zh",
+    )
+    async with running(make_app(database, "alice")) as app:
+        view = app.review_screen.query_one(ItemView)
+        prompt = app.review_screen.query_one("#item-prompt", Static)
+        assert prompt.size.height >= 3  # wrapped onto several lines ...
+        assert prompt.size.width <= view.size.width  # ... within the view
+        text = screen_text(app)
+        assert "中央银行调整存款准备金率" in text and "下列关于货币政策工具的说法中" in text
+        await press(app, "a", "enter")
+        assert "存款准备金率属于货币政策工具。" in screen_text(app)
+        await press(app, "k")
+    [judgment] = stored_judgments(database)
+    assert (judgment.blind_answer, judgment.verdict) == ("A", "keep")
+
+
+async def test_multi_and_truefalse_choices(database: Database) -> None:
+    add_test_item(database, "mcq:1", kind="multi", key="AC", source="a")
+    add_test_item(database, "tf:1", kind="truefalse", key="B", source="b", language="zh")
+    async with running(make_app(database, "alice", source="a")) as app:
+        await press(app, "a", "b", "c", "b", "enter")  # toggles: A, C
+        assert "Your answer is the key" in screen_text(app)
+        await press(app, "k")
+    async with running(make_app(database, "alice", kind="truefalse")) as app:
+        assert "(对)" in screen_text(app) or "对" in screen_text(app)
+        await press(app, "1", "2", "enter")  # a single choice: the last press counts
+        await press(app, "k")
+    answers = {j.item_id: j.blind_answer for j in stored_judgments(database)}
+    assert answers == {"mcq:1": "AC", "tf:1": "B"}
+
+
+async def test_skip_previous_next_and_jump(database: Database) -> None:
+    for index in range(3):
+        add_test_item(database, f"econ:{index}")
+    async with running(make_app(database, "alice")) as app:
+        screen = app.review_screen
+        first = screen.item
+        assert first is not None
+        await press(app, "s")
+        second = screen.item
+        assert second is not None and second.id != first.id
+        await press(app, "p")
+        assert screen.item is not None and screen.item.id == first.id
+        await press(app, "n")
+        assert screen.item is not None and screen.item.id == second.id
+        await press(app, "j", *first.id, "enter")
+        assert screen.item is not None and screen.item.id == first.id
+        await press(app, "d", "a", "b", "c", "enter", "k")
+        await press(app, "j", *first.id, "enter")  # a judged item opens in browse mode
+        assert screen.phase is Phase.JUDGED
+        assert "Your verdict: keep" in screen_text(app)
+
+
+async def test_mouse_picks_and_verdict_buttons(one_item: Database) -> None:
+    async with running(make_app(one_item, "alice")) as app:
+        pilot = app.pilot  # type: ignore[attr-defined]
+        for label in "DABC":
+            await pilot.click(f"#choice-{label}")
+        await pilot.click("#answer-submit")
+        await settle(pilot)
+        assert app.review_screen.phase is Phase.REVEALED
+        await pilot.click("#verdict-keep")
+        await settle(pilot)
+    [judgment] = stored_judgments(one_item)
+    assert (judgment.blind_answer, judgment.verdict) == ("DABC", "keep")
+
+
+async def test_help_screen_and_command_palette_list_the_actions(one_item: Database) -> None:
+    async with running(make_app(one_item, "alice")) as app:
+        await press(app, "question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        text = screen_text(app)
+        for phrase in ("take back the last step", "ambiguous", "undo your last judgment", "Ctrl+P"):
+            assert phrase in text
+        await press(app, "escape")
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+        assert any(title.startswith("Skip") for title in titles)
+        assert any("Undo" in title for title in titles)
+        assert not any(title.startswith("Keep") for title in titles)  # not before the reveal
+        await press(app, "a", "b", "c", "d", "enter")
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+        assert any(title.startswith("Keep") for title in titles)
+        keep = next(c for c in app.get_system_commands(app.screen) if c.title.startswith("Keep"))
+        await keep.callback()
+        await settle(app.pilot)  # type: ignore[attr-defined]
+    assert [j.verdict for j in stored_judgments(one_item)] == ["keep"]
+
+
+async def test_adjudication_is_hidden_from_annotators(one_item: Database) -> None:
+    async with running(make_app(one_item, "alice")) as app:
+        assert app.check_action("open_area", ("adjudication",)) is False
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+        assert "Adjudication" not in titles
