@@ -15,15 +15,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import ColumnElement
+from sqlalchemy import ColumnElement, and_, insert, update
 from sqlmodel import Session, col, func, select
 
-from db.answers import AnswerError, format_answer, parse_answer
+from db.answers import AnswerError, ItemKind, format_answer, parse_answer
 from db.audit import record_event
 from db.engine import Database
-from db.items import ItemSnapshot, add_revision, get_item, snapshot
+from db.items import ItemSnapshot, add_revision, get_item
 from db.models import (
+    AuditEvent,
     Decision,
     DecisionReason,
     Item,
@@ -35,6 +37,7 @@ from db.models import (
     utcnow,
 )
 from db.people import PermissionDenied, require_lead
+from reviewer.bulk_reads import collector_paused
 from reviewer.item_status import refresh_item_status
 
 __all__ = [
@@ -47,6 +50,7 @@ __all__ = [
     "approve_agreed",
     "conflict_queue",
     "count_agreed",
+    "count_status",
     "decide",
     "decision_history",
     "is_lead",
@@ -271,13 +275,24 @@ def _item_filters(
     return conditions
 
 
+def count_status(
+    db: Database,
+    status: str,
+    *,
+    kinds: Sequence[str] | None = None,
+    sources: Sequence[str] | None = None,
+) -> int:
+    """How many items have ``status``."""
+    query = select(func.count()).select_from(Item).where(*_item_filters(status, kinds, sources))
+    with db.session() as session:
+        return int(session.exec(query).one())
+
+
 def count_agreed(
     db: Database, *, kinds: Sequence[str] | None = None, sources: Sequence[str] | None = None
 ) -> int:
     """How many items are agreed (waiting for a lead's approval)."""
-    query = select(func.count()).select_from(Item).where(*_item_filters("agreed", kinds, sources))
-    with db.session() as session:
-        return int(session.exec(query).one())
+    return count_status(db, ItemStatus.AGREED, kinds=kinds, sources=sources)
 
 
 def approve_agreed(
@@ -294,40 +309,61 @@ def approve_agreed(
     """
     with db.transaction() as session:
         lead = require_lead(session, lead_name.strip())
-        assert lead.id is not None
-        items = list(
-            session.exec(select(Item).where(*_item_filters(ItemStatus.AGREED, kinds, sources)))
+        agreed = _item_filters(ItemStatus.AGREED, kinds, sources)
+        current = and_(
+            col(ItemRevision.item_id) == col(Item.id),
+            col(ItemRevision.number) == col(Item.current_revision),
         )
-        keys = _current_keys(session, items)
+        rows = session.execute(
+            select(col(Item.id), col(Item.current_revision), col(ItemRevision.key))
+            .join(ItemRevision, current)
+            .where(*agreed)
+        ).all()
+        if not rows:
+            return 0
         now = utcnow()
-        for item in items:
-            session.add(
-                Decision(
-                    item_id=item.id,
-                    lead_id=lead.id,
-                    status=ItemStatus.APPROVED.value,
-                    revision_number=item.current_revision,
-                    final_key=keys[item.id],
-                    reason=None,
-                    comment="approved as agreed",
-                    created_at=now,
-                )
-            )
-            record_event(
-                session,
-                lead.name,
-                "decide",
-                item.id,
-                status=ItemStatus.APPROVED.value,
-                revision=item.current_revision,
-                final_key=keys[item.id],
-                previous_status=ItemStatus.AGREED.value,
-                bulk=True,
-            )
-            # This decision is now the newest, so the status rule gives approved.
-            item.status = ItemStatus.APPROVED.value
-            session.add(item)
-        return len(items)
+        # Bulk statements: tens of thousands of agreed items approve in seconds.
+        session.execute(
+            insert(Decision),
+            [
+                {
+                    "item_id": item_id,
+                    "lead_id": lead.id,
+                    "status": ItemStatus.APPROVED.value,
+                    "revision_number": revision,
+                    "final_key": key,
+                    "reason": None,
+                    "comment": "approved as agreed",
+                    "created_at": now,
+                }
+                for item_id, revision, key in rows
+            ],
+        )
+        session.execute(
+            insert(AuditEvent),
+            [
+                {
+                    "actor": lead.name,
+                    "action": "decide",
+                    "target": item_id,
+                    "payload": {
+                        "status": ItemStatus.APPROVED.value,
+                        "revision": revision,
+                        "final_key": key,
+                        "previous_status": ItemStatus.AGREED.value,
+                        "bulk": True,
+                    },
+                    "created_at": now,
+                }
+                for item_id, revision, key in rows
+            ],
+        )
+        # These decisions are now the newest, so the status rule gives approved.
+        session.execute(
+            update(Item).where(*agreed).values(status=ItemStatus.APPROVED.value),
+            execution_options={"synchronize_session": False},
+        )
+        return len(rows)
 
 
 def _chunks(values: Sequence[str]) -> Iterable[list[str]]:
@@ -335,110 +371,148 @@ def _chunks(values: Sequence[str]) -> Iterable[list[str]]:
         yield list(values[start : start + _CHUNK])
 
 
-def _current_keys(session: Session, items: Sequence[Item]) -> dict[str, str]:
-    wanted = {item.id: item.current_revision for item in items}
-    keys: dict[str, str] = {}
-    for ids in _chunks(list(wanted)):
-        rows = session.exec(
-            select(ItemRevision.item_id, ItemRevision.number, ItemRevision.key).where(
-                col(ItemRevision.item_id).in_(ids)
-            )
-        )
-        for item_id, number, key in rows:
-            if wanted[item_id] == number:
-                keys[item_id] = key
-    return keys
+_ITEM_COLUMNS = (
+    col(Item.id),
+    col(Item.kind),
+    col(Item.source),
+    col(Item.source_ref),
+    col(Item.language),
+    col(Item.status),
+    col(Item.current_revision),
+    col(Item.suspected_duplicate_of),
+    col(Item.duplicate_similarity),
+    col(Item.meta),
+)
+_REVISION_COLUMNS = (
+    col(ItemRevision.item_id),
+    col(ItemRevision.id),
+    col(ItemRevision.number),
+    col(ItemRevision.prompt),
+    col(ItemRevision.choices),
+    col(ItemRevision.key),
+    col(ItemRevision.explanation),
+    col(ItemRevision.author),
+    col(ItemRevision.change_note),
+    col(ItemRevision.created_at),
+)
 
 
-def _load_cases(session: Session, items: Sequence[Item]) -> list[ConflictCase]:
-    """Cases for ``items`` (in that order) from bulk queries: revisions, judgments, decisions."""
-    ids = [item.id for item in items]
-    revisions: dict[str, list[ItemRevision]] = {item_id: [] for item_id in ids}
-    judgments: dict[str, list[tuple[Judgment, str]]] = {item_id: [] for item_id in ids}
+def _load_cases(session: Session, item_rows: Sequence[Any]) -> list[ConflictCase]:
+    """Cases for ``item_rows`` (``_ITEM_COLUMNS`` tuples, in that order) from bulk column
+    queries: revisions, judgments, decisions.  No ORM objects: a queue of thousands of
+    conflicts loads in about a second."""
+    ids = [row[0] for row in item_rows]
+    revisions: dict[str, dict[int, tuple[int, RevisionView]]] = {item_id: {} for item_id in ids}
+    judgments: dict[str, dict[tuple[int, int], JudgmentView]] = {item_id: {} for item_id in ids}
     decisions: dict[str, list[DecisionRecord]] = {item_id: [] for item_id in ids}
     for chunk in _chunks(ids):
-        for revision in session.exec(
-            select(ItemRevision)
-            .where(col(ItemRevision.item_id).in_(chunk))
-            .order_by(col(ItemRevision.number))
+        for item_id, revision_id, number, *rest in session.execute(
+            select(*_REVISION_COLUMNS).where(col(ItemRevision.item_id).in_(chunk))
         ):
-            revisions[revision.item_id].append(revision)
-        for judgment, name in session.exec(
-            select(Judgment, Person.name)
+            revisions[item_id][number] = (revision_id, RevisionView(number, *rest))
+        for annotator_id, name, item_id, number, answer, verdict, *rest in session.execute(
+            select(
+                col(Judgment.annotator_id),
+                col(Person.name),
+                col(Judgment.item_id),
+                col(Judgment.revision_number),
+                col(Judgment.blind_answer),
+                col(Judgment.verdict),
+                col(Judgment.alternative_orders),
+                col(Judgment.corrected_key),
+                col(Judgment.duplicate_of),
+                col(Judgment.comment),
+                col(Judgment.seconds),
+                col(Judgment.created_at),
+            )
             .join(Person, col(Person.id) == col(Judgment.annotator_id))
             .where(col(Judgment.item_id).in_(chunk), col(Judgment.retracted).is_(False))
             .order_by(col(Judgment.created_at), col(Judgment.id))
         ):
-            judgments[judgment.item_id].append((judgment, name))
-        for decision, name in session.exec(
-            select(Decision, Person.name)
+            revision = revisions[item_id].get(number)
+            if revision is None:
+                continue
+            alternatives, corrected, duplicate, comment, seconds, created_at = rest
+            # Each annotator's latest active judgment per revision (item_status's rule).
+            judgments[item_id][(number, annotator_id)] = JudgmentView(
+                annotator=name,
+                revision=number,
+                blind_answer=answer,
+                verdict=verdict,
+                alternative_orders=tuple(alternatives),
+                corrected_key=corrected,
+                duplicate_of=duplicate,
+                comment=comment,
+                seconds=seconds,
+                created_at=created_at,
+                matches_key=answer == revision[1].key,
+            )
+        for item_id, name, status, number, key, reason, comment, created_at in session.execute(
+            select(
+                col(Decision.item_id),
+                col(Person.name),
+                col(Decision.status),
+                col(Decision.revision_number),
+                col(Decision.final_key),
+                col(Decision.reason),
+                col(Decision.comment),
+                col(Decision.created_at),
+            )
             .join(Person, col(Person.id) == col(Decision.lead_id))
             .where(col(Decision.item_id).in_(chunk))
             .order_by(col(Decision.created_at), col(Decision.id))
         ):
-            decisions[decision.item_id].append(_decision_record(decision, name))
+            decisions[item_id].append(
+                DecisionRecord(item_id, name, status, number, key, reason, comment, created_at)
+            )
 
     cases = []
-    for item in items:
-        by_number = {revision.number: revision for revision in revisions[item.id]}
-        current = by_number[item.current_revision]
-        # Each annotator's latest active judgment per revision (reviewer.item_status's rule).
-        latest: dict[tuple[int, int], tuple[Judgment, str]] = {}
-        for judgment, name in judgments[item.id]:
-            latest[(judgment.revision_number, judgment.annotator_id)] = (judgment, name)
+    for (
+        item_id,
+        kind,
+        source,
+        ref,
+        language,
+        status,
+        current,
+        duplicate,
+        similarity,
+        meta,
+    ) in item_rows:
+        revision_id, revision = revisions[item_id][current]
         views = sorted(
-            (
-                _judgment_view(judgment, name, by_number[judgment.revision_number].key)
-                for judgment, name in latest.values()
-                if judgment.revision_number in by_number
-            ),
-            key=lambda view: (view.revision, view.created_at),
+            judgments[item_id].values(), key=lambda view: (view.revision, view.created_at)
         )
         cases.append(
             ConflictCase(
-                item=snapshot(item, current),
+                item=ItemSnapshot(
+                    id=item_id,
+                    kind=ItemKind(kind),
+                    source=source,
+                    source_ref=ref,
+                    language=language,
+                    status=status,
+                    revision=current,
+                    prompt=revision.prompt,
+                    choices=dict(revision.choices),
+                    key=revision.key,
+                    explanation=revision.explanation,
+                    suspected_duplicate_of=duplicate,
+                    duplicate_similarity=similarity,
+                    meta=dict(meta),
+                    revision_id=revision_id,
+                ),
                 earlier_revisions=[
-                    _revision_view(revision)
-                    for revision in revisions[item.id]
-                    if revision.number != item.current_revision
+                    view
+                    for number, (_, view) in sorted(revisions[item_id].items())
+                    if number != current
                 ],
-                judgments=[view for view in views if view.revision == item.current_revision],
-                earlier_judgments=[
-                    view for view in views if view.revision != item.current_revision
-                ],
-                decisions=decisions[item.id],
+                judgments=[view for view in views if view.revision == current],
+                earlier_judgments=[view for view in views if view.revision != current],
+                decisions=decisions[item_id],
             )
         )
     return cases
-
-
-def _judgment_view(judgment: Judgment, annotator: str, key: str) -> JudgmentView:
-    return JudgmentView(
-        annotator=annotator,
-        revision=judgment.revision_number,
-        blind_answer=judgment.blind_answer,
-        verdict=judgment.verdict,
-        alternative_orders=tuple(judgment.alternative_orders),
-        corrected_key=judgment.corrected_key,
-        duplicate_of=judgment.duplicate_of,
-        comment=judgment.comment,
-        seconds=judgment.seconds,
-        created_at=judgment.created_at,
-        matches_key=judgment.blind_answer == key,
-    )
-
-
-def _revision_view(revision: ItemRevision) -> RevisionView:
-    return RevisionView(
-        number=revision.number,
-        prompt=revision.prompt,
-        choices=dict(revision.choices),
-        key=revision.key,
-        explanation=revision.explanation,
-        author=revision.author,
-        change_note=revision.change_note,
-        created_at=revision.created_at,
-    )
 
 
 def conflict_queue(
@@ -450,21 +524,21 @@ def conflict_queue(
 ) -> list[ConflictCase]:
     """Items in conflict, oldest first, each with its revisions, judgments and decisions."""
     query = (
-        select(Item)
+        select(*_ITEM_COLUMNS)
         .where(*_item_filters(ItemStatus.CONFLICT, kinds, sources))
         .order_by(col(Item.created_at), col(Item.id))
     )
     if limit is not None:
         query = query.limit(limit)
-    with db.session() as session:
-        return _load_cases(session, list(session.exec(query)))
+    with collector_paused(), db.session() as session:
+        return _load_cases(session, session.execute(query).all())
 
 
 def load_case(db: Database, item_id: str) -> ConflictCase | None:
     """One item's case, whatever its status (None if there is no such item)."""
     with db.session() as session:
-        item = session.get(Item, item_id)
-        return None if item is None else _load_cases(session, [item])[0]
+        rows = session.execute(select(*_ITEM_COLUMNS).where(col(Item.id) == item_id)).all()
+        return _load_cases(session, rows)[0] if rows else None
 
 
 def decision_history(db: Database, item_id: str) -> list[DecisionRecord]:

@@ -10,10 +10,8 @@ corrected still count towards agreement.
 
 from __future__ import annotations
 
-import gc
 import hashlib
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -23,6 +21,7 @@ from sqlmodel import col
 
 from db.engine import Database
 from db.models import Decision, Item, ItemRevision, Judgment, Person, Verdict
+from reviewer.bulk_reads import collector_paused
 
 VERDICTS: tuple[str, ...] = tuple(verdict.value for verdict in Verdict)
 KEEP = VERDICTS.index(Verdict.KEEP.value)
@@ -152,22 +151,6 @@ def within_unit_pairs(row_unit: IntArray) -> tuple[IntArray, IntArray]:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty
     return np.concatenate(firsts), np.concatenate(seconds)
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while hundreds of thousands of row tuples are made.
-
-    Those tuples hold no cycles, yet their number triggers full collections that
-    walk every object of the process: about half the loading time otherwise.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _latest_decisions(connection: Connection) -> dict[str, tuple[str, str]]:

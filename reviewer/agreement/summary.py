@@ -28,9 +28,10 @@ from reviewer.agreement.bootstrap import (
     BootstrapSettings,
     Figure,
 )
-from reviewer.agreement.data import JudgmentData, collector_paused, load_judgments
+from reviewer.agreement.data import JudgmentData, load_judgments
 from reviewer.agreement.orders import OrderAgreement, order_agreement
 from reviewer.agreement.verdicts import PairKappa, VerdictAgreement, verdict_agreement
+from reviewer.bulk_reads import collector_paused
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from db.answers import format_answer
 from reviewer.tui.screens.lead_modals import ConfirmModal, KeyModal, ReasonModal, Rejection
@@ -55,6 +55,7 @@ VERDICT_REASON = {
     "duplicate": "duplicate",
 }
 PREVIEW_CHARS = 40
+QUEUE_PAGE = 500  # conflicts listed at once; the rest follow as these are resolved
 
 
 def case_text(case: ConflictCase) -> Text:
@@ -145,6 +146,7 @@ class AdjudicationScreen(Screen[None]):
         """The worker read the conflict queue (None: the person is not a lead)."""
 
         cases: list[ConflictCase] | None
+        conflicts: int  # all conflicts, of which ``cases`` are the first QUEUE_PAGE
         agreed: int
         refusal: str = ""
 
@@ -208,17 +210,20 @@ class AdjudicationScreen(Screen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="queue")
     def load_queue(self) -> None:
         from db.people import PermissionDenied, require_lead
-        from reviewer.adjudication import conflict_queue, count_agreed
+        from reviewer.adjudication import conflict_queue, count_agreed, count_status
 
+        worker = get_current_worker()
         with self.database.session() as session:
             try:
                 require_lead(session, self.person_name)
             except PermissionDenied as error:
-                self.post_message(self.QueueLoaded(None, 0, str(error)))
+                self.post_message(self.QueueLoaded(None, 0, 0, str(error)))
                 return
-        self.post_message(
-            self.QueueLoaded(conflict_queue(self.database), count_agreed(self.database))
-        )
+        cases = conflict_queue(self.database, limit=QUEUE_PAGE)
+        conflicts = count_status(self.database, "conflict")
+        agreed = count_agreed(self.database)
+        if not worker.is_cancelled:  # a newer read was asked for meanwhile
+            self.post_message(self.QueueLoaded(cases, conflicts, agreed))
 
     @work(thread=True, exit_on_error=False, group="decide")
     def save_decision(
@@ -351,10 +356,15 @@ class AdjudicationScreen(Screen[None]):
                 Text(why if len(why) <= PREVIEW_CHARS else why[: PREVIEW_CHARS - 1] + "…"),
                 key=item.id,
             )
+        shown = (
+            f" (the first {len(message.cases):,} listed)"
+            if message.conflicts > len(message.cases)
+            else ""
+        )
         summary.update(
             Text(
-                f"{len(message.cases):,} conflict(s) to resolve · {message.agreed:,} agreed item(s) "
-                "waiting for approval (A)"
+                f"{message.conflicts:,} conflict(s) to resolve{shown} · {message.agreed:,} agreed "
+                "item(s) waiting for approval (A)"
             )
         )
         if not message.cases:
@@ -404,15 +414,24 @@ class AdjudicationScreen(Screen[None]):
         detail = f" with key {record.final_key}" if record.corrected_key else ""
         why = f" ({record.reason})" if record.reason and record.status == "rejected" else ""
         self.notify(f"{record.item_id} {record.status}{detail}{why}")
-        self._advance_past(record.item_id)
-        self.load_queue()
+        self._drop_case(record.item_id)
+        self.load_queue()  # in the background: other leads may have decided meanwhile
 
-    def _advance_past(self, item_id: str) -> None:
-        """Highlight the case after ``item_id``, so the next read keeps the lead's place."""
+    def _drop_case(self, item_id: str) -> None:
+        """Take a decided item off the list at once and show the next one."""
+        if item_id not in self.cases:
+            return
         ids = list(self.cases)
-        if item_id in ids:
-            later = ids[ids.index(item_id) + 1 :] or ids[: ids.index(item_id)]
-            self.current = self.cases[later[0]] if later else None
+        position = ids.index(item_id)
+        del self.cases[item_id]
+        table = self.query_one("#queue", DataTable)
+        table.remove_row(item_id)
+        if not self.cases:
+            self._show_case(None)
+            return
+        row = min(position, len(self.cases) - 1)
+        table.move_cursor(row=row)
+        self._show_case(self.cases[list(self.cases)[row]])
 
     def on_adjudication_screen_decision_refused(self, message: DecisionRefused) -> None:
         self.notify(f"{message.item_id}: {message.reason}", severity="error", timeout=8)
