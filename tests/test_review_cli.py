@@ -1,0 +1,176 @@
+"""`vetbench judge`, `undo` and `config`: the same rules as the app, clear refusals, exit 1."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from review_helpers import add_test_item, stored_judgments
+
+from db.engine import Database, open_database
+from reviewer.cli import cli
+
+
+def run(db_path: Path, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["--db", str(db_path), *args])
+    return result.exit_code, result.output
+
+
+@pytest.fixture
+def items(db_path: Path) -> Path:
+    db = open_database(db_path)
+    add_test_item(db, "econ:1", key="DABC")
+    add_test_item(db, "econ:2", key="ABCD")
+    add_test_item(db, "mcq:1", kind="multi", key="ABD", choices={k: k * 3 for k in "ABCD"})
+    db.dispose()
+    return db_path
+
+
+def judgments(db_path: Path) -> list:  # type: ignore[type-arg]
+    db: Database = open_database(db_path)
+    try:
+        return stored_judgments(db)
+    finally:
+        db.dispose()
+
+
+def test_judge_stores_and_reports(items: Path) -> None:
+    code, output = run(
+        items,
+        "judge",
+        "econ:1",
+        "--as",
+        "alice",
+        "--answer",
+        "D,A,C,B",
+        "--verdict",
+        "keep",
+        "--seconds",
+        "9",
+    )
+    assert code == 0, output
+    assert "saved judgment 1: alice on econ:1 revision 1, verdict keep" in output
+    assert "differs from the key" in output
+    code, output = run(
+        items,
+        "judge",
+        "econ:2",
+        "--as",
+        "alice",
+        "--answer",
+        "ABCD",
+        "--verdict",
+        "ambiguous",
+        "--alt",
+        "B,A,C,D",
+        "--alt",
+        "A B D C",
+        "--comment",
+        "two orders fit",
+        "--json",
+    )
+    assert code == 0, output
+    assert json.loads(output)["verdict"] == "ambiguous"
+    code, output = run(
+        items,
+        "judge",
+        "mcq:1",
+        "--as",
+        "bob",
+        "--answer",
+        "DBA",
+        "--verdict",
+        "wrong-key",
+        "--corrected",
+        "AB",
+    )
+    assert code == 0, output
+    stored = judgments(items)
+    assert [(j.item_id, j.blind_answer, j.verdict) for j in stored] == [
+        ("econ:1", "DACB", "keep"),
+        ("econ:2", "ABCD", "ambiguous"),
+        ("mcq:1", "ABD", "wrong-key"),
+    ]
+    assert stored[0].seconds == 9 and stored[1].alternative_orders == ["BACD", "ABDC"]
+    assert stored[2].corrected_key == "AB"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--answer", "DAC", "--verdict", "keep"], "must place all 4 events; missing B"),
+        (["--answer", "DAXB", "--verdict", "keep"], "'X' is not one of the events A, B, C, D"),
+        (["--answer", "DACB", "--verdict", "ambiguous"], "needs at least one other valid order"),
+        (["--answer", "DACB", "--verdict", "wrong-key"], "needs the corrected key"),
+        (
+            ["--answer", "DACB", "--verdict", "duplicate", "--duplicate-of", "econ:9"],
+            "no item 'econ:9'",
+        ),
+        (
+            ["--answer", "DACB", "--verdict", "keep", "--revision", "2"],
+            "now at revision 1, not revision 2",
+        ),
+    ],
+)
+def test_judge_refuses_clearly(items: Path, args: list[str], message: str) -> None:
+    code, output = run(items, "judge", "econ:1", "--as", "alice", *args)
+    assert code == 1
+    assert message in output and "Traceback" not in output
+    assert judgments(items) == []
+
+
+def test_judge_refuses_unknown_items_and_verdicts(items: Path) -> None:
+    code, output = run(
+        items, "judge", "econ:404", "--as", "a", "--answer", "ABCD", "--verdict", "keep"
+    )
+    assert (code, "there is no item 'econ:404'" in output) == (1, True)
+    code, output = run(
+        items, "judge", "econ:1", "--as", "a", "--answer", "ABCD", "--verdict", "fine"
+    )
+    assert code == 2 and "'fine' is not one of" in output
+
+
+def test_undo(items: Path) -> None:
+    run(items, "judge", "econ:1", "--as", "alice", "--answer", "DABC", "--verdict", "keep")
+    code, output = run(items, "undo", "--as", "alice")
+    assert code == 0 and "retracted judgment 1 (keep) on econ:1" in output
+    code, output = run(items, "undo", "--as", "alice")
+    assert code == 1 and "alice has no judgment to undo" in output
+    assert [j.retracted for j in judgments(items)] == [True]
+
+
+def test_config(items: Path) -> None:
+    code, output = run(items, "config", "get", "overlap")
+    assert (code, output.strip()) == (0, "2")
+    run(items, "judge", "econ:1", "--as", "alice", "--answer", "DABC", "--verdict", "keep")
+    run(items, "judge", "econ:1", "--as", "bob", "--answer", "DABC", "--verdict", "keep")
+    code, output = run(items, "config", "set", "overlap", "3")
+    assert code == 0 and "overlap = 3 (was 2)" in output and "1 changed" in output
+    code, output = run(items, "config", "list")
+    assert "overlap = 3" in output and "duplicate_threshold = 90 (default)" in output
+    code, output = run(items, "config", "set", "overlap", "zero")
+    assert code == 1 and "overlap must be a whole number" in output
+    code, output = run(items, "config", "get", "colour")
+    assert code == 1 and "unknown setting 'colour'" in output
+
+
+def test_review_app_starts_without_heavy_libraries(items: Path) -> None:
+    probe = (
+        "import sys\n"
+        "from reviewer.tui.app import make_app\n"
+        f"app = make_app({str(items)!r}, 'alice')\n"
+        "import reviewer.tui.screens.review, reviewer.tui.screens.edit\n"
+        "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).parent.parent,
+    )
+    assert result.stdout.strip() == "[]"
