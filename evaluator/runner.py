@@ -481,10 +481,16 @@ def _store_prediction(
         row = session.exec(
             select(Prediction).where(Prediction.run_id == run_id, Prediction.item_id == item.id)
         ).first()
+        digest = prompt_hash(prompt_text)
         if row is None:
-            row = Prediction(run_id=run_id, item_id=item.id, revision_number=item.revision)
+            row = Prediction(
+                run_id=run_id,
+                item_id=item.id,
+                revision_number=item.revision,
+                prompt_hash=digest,
+            )
         row.revision_number = item.revision
-        row.prompt_hash = prompt_hash(prompt_text)
+        row.prompt_hash = digest
         row.prompt = prompt_text
         row.latency_s = float(latency_s)
         row.created_at = utcnow()
@@ -651,19 +657,15 @@ def _results(plan: _RunPlan, backend: Backend) -> Iterator[tuple[str, str, float
         return
     if plan.mode == "score":
         requests, candidates_of = _scoring_requests(plan)
-        for result in backend.score(requests):
-            item = plan.items[result.item_id]
-            fields = _scored_prediction(item, result, candidates_of[result.item_id])
-            yield result.item_id, result.prompt_text, result.latency_s, fields
+        for scored in backend.score(requests):
+            item = plan.items[scored.item_id]
+            fields = _scored_prediction(item, scored, candidates_of[scored.item_id])
+            yield scored.item_id, scored.prompt_text, scored.latency_s, fields
         return
-    for result in backend.generate(_generation_requests(plan)):
-        item = plan.items[result.item_id]
-        yield (
-            result.item_id,
-            result.prompt_text,
-            result.latency_s,
-            _generated_prediction(item, result),
-        )
+    for generated in backend.generate(_generation_requests(plan)):
+        item = plan.items[generated.item_id]
+        fields = _generated_prediction(item, generated)
+        yield generated.item_id, generated.prompt_text, generated.latency_s, fields
 
 
 def _close_quietly(results: Iterable[Any]) -> None:

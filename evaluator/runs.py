@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_, case, func
+from sqlalchemy import select as sa_select
 from sqlmodel import col, select
 
 from db.answers import ItemKind
@@ -89,7 +90,8 @@ def run_info(run: EvalRun) -> dict[str, Any]:
         "host": run.host,
         "error": run.error,
         "filters": dict(run.filters),
-        "params": dict(run.params),
+        # The per-item revision map is for resuming; a count is enough to show.
+        "params": {k: v for k, v in run.params.items() if k != "revisions"},
         "total": len(run.item_ids),
         "started_at": run.started_at,
         "finished_at": run.finished_at,
@@ -158,17 +160,55 @@ def _predictions(db: Database, run_id: int) -> list[PredictionView]:
     return [_view(row) for row in rows]
 
 
-def _scored(view: PredictionView) -> ScoredPrediction:
-    return ScoredPrediction(
-        item_id=view.item_id,
-        kind=view.kind,
-        source=view.source,
-        key=view.key,
-        parsed_answer=view.parsed_answer,
-        correct=view.correct,
-        failure_kind=view.failure_kind,
-        scores=view.scores,
-    )
+@dataclass(frozen=True)
+class _Outcome:
+    """What figures need of a prediction: no prompt, no raw output (a run may have 40k)."""
+
+    scored: ScoredPrediction
+    created_at: datetime
+
+
+def _outcomes(db: Database, run_id: int) -> list[_Outcome]:
+    with db.session() as session:
+        rows = session.execute(  # sqlalchemy's select: more columns than sqlmodel's types take
+            sa_select(
+                col(Prediction.item_id),
+                col(Item.kind),
+                col(Item.source),
+                col(ItemRevision.key),
+                col(Prediction.parsed_answer),
+                col(Prediction.correct),
+                col(Prediction.failure_kind),
+                col(Prediction.scores),
+                col(Prediction.created_at),
+            )
+            .join(Item, col(Item.id) == col(Prediction.item_id))
+            .join(
+                ItemRevision,
+                and_(
+                    col(ItemRevision.item_id) == col(Prediction.item_id),
+                    col(ItemRevision.number) == col(Prediction.revision_number),
+                ),
+            )
+            .where(col(Prediction.run_id) == run_id)
+            .order_by(col(Prediction.id))
+        ).all()
+    return [
+        _Outcome(
+            ScoredPrediction(
+                item_id=item_id,
+                kind=kind,
+                source=source,
+                key=key,
+                parsed_answer=parsed,
+                correct=correct,
+                failure_kind=failure,
+                scores=dict(scores or {}),
+            ),
+            created_at,
+        )
+        for item_id, kind, source, key, parsed, correct, failure, scores, created_at in rows
+    ]
 
 
 def list_runs(db: Database) -> list[dict[str, Any]]:
@@ -228,10 +268,10 @@ def _session_rate(run: EvalRun, answered: int, last: datetime | None) -> float |
     return added / seconds if seconds > 0 else None
 
 
-def _progress(run: EvalRun, views: list[PredictionView]) -> dict[str, Any]:
-    answered = [v for v in views if v.failure_kind != FailureKind.INFRASTRUCTURE]
+def _progress(run: EvalRun, outcomes: list[_Outcome]) -> dict[str, Any]:
+    answered = [o for o in outcomes if not o.scored.is_infrastructure_failure]
     total = len(run.item_ids)
-    last = max((v.created_at for v in views), default=None)
+    last = max((o.created_at for o in outcomes), default=None)
     rate = _session_rate(run, len(answered), last)
     remaining = total - len(answered)
     running = run.status == RunStatus.RUNNING and not _is_stale(run)
@@ -249,9 +289,9 @@ def run_figures(db: Database, run_id: int) -> dict[str, Any]:
     """One run's figures: ``run`` (its record), ``progress``, and the metrics of
     :func:`evaluator.metrics.summarize_predictions` over its stored predictions."""
     run = _get_run(db, run_id)
-    views = _predictions(db, run_id)
-    figures = summarize_predictions([_scored(view) for view in views])
-    return {"run": run_info(run), "progress": _progress(run, views), **figures}
+    outcomes = _outcomes(db, run_id)
+    figures = summarize_predictions([outcome.scored for outcome in outcomes])
+    return {"run": run_info(run), "progress": _progress(run, outcomes), **figures}
 
 
 def latest_predictions(db: Database, run_id: int, n: int = 20) -> list[PredictionView]:
@@ -293,8 +333,8 @@ def compare_runs(db: Database, run_a: int, run_b: int) -> dict[str, Any]:
     """
     _get_run(db, run_a)
     _get_run(db, run_b)
-    first = {v.item_id: v for v in _predictions(db, run_a) if _answered(v)}
-    second = {v.item_id: v for v in _predictions(db, run_b) if _answered(v)}
+    first = {o.item_id: o for o in (x.scored for x in _outcomes(db, run_a)) if _answered(o)}
+    second = {o.item_id: o for o in (x.scored for x in _outcomes(db, run_b)) if _answered(o)}
     shared = [item_id for item_id in first if item_id in second]
     groups: dict[str, list[str]] = {"both_right": [], "both_wrong": [], "only_a": [], "only_b": []}
     different = []
@@ -332,8 +372,8 @@ def compare_runs(db: Database, run_a: int, run_b: int) -> dict[str, Any]:
     }
 
 
-def _answered(view: PredictionView) -> bool:
-    return view.failure_kind != FailureKind.INFRASTRUCTURE
+def _answered(outcome: ScoredPrediction) -> bool:
+    return not outcome.is_infrastructure_failure
 
 
 def suspect_keys(db: Database, *, min_models: int = 2) -> list[dict[str, Any]]:
@@ -343,15 +383,15 @@ def suspect_keys(db: Database, *, min_models: int = 2) -> list[dict[str, Any]]:
     speaks for it, and at least ``min_models`` different models must agree.
     """
     with db.session() as session:
-        rows = session.exec(
-            select(
-                Prediction.item_id,
-                Prediction.parsed_answer,
-                Prediction.correct,
-                Prediction.run_id,
-                EvalRun.model,
-                Item.kind,
-                ItemRevision.key,
+        rows = session.execute(  # sqlalchemy's select: more columns than sqlmodel's types take
+            sa_select(
+                col(Prediction.item_id),
+                col(Prediction.parsed_answer),
+                col(Prediction.correct),
+                col(Prediction.run_id),
+                col(EvalRun.model),
+                col(Item.kind),
+                col(ItemRevision.key),
             )
             .join(EvalRun, col(EvalRun.id) == col(Prediction.run_id))
             .join(Item, col(Item.id) == col(Prediction.item_id))

@@ -160,6 +160,8 @@ class TransformersBackend:
     """A local causal language model behind the :class:`~evaluator.backends.base.Backend` protocol."""
 
     supports_scoring = True
+    model: Any  # a transformers PreTrainedModel (typed loosely: its stubs are partial)
+    tokenizer: Any
 
     def __init__(
         self,
@@ -174,11 +176,11 @@ class TransformersBackend:
         import transformers
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
+        started = time.perf_counter()  # load time: conversion (if any) and loading, not imports
         self.source = resolve_model_source(model)
         self.device, self.dtype = resolve_device(device)
         self.batch_size = parse_batch_size(batch_size)
         self.prefix_cache = prefix_cache
-        started = time.perf_counter()
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(self.source.path, local_files_only=True)
             self.model = AutoModelForCausalLM.from_pretrained(
@@ -255,8 +257,12 @@ class TransformersBackend:
         or the prompt itself for models without one."""
         if not self.chat:
             return prompt.text
-        return self.tokenizer.apply_chat_template(
-            [{"role": "user", "content": prompt.text}], tokenize=False, add_generation_prompt=True
+        return str(
+            self.tokenizer.apply_chat_template(
+                [{"role": "user", "content": prompt.text}],
+                tokenize=False,
+                add_generation_prompt=True,
+            )
         )
 
     def encode(self, text: str) -> list[int]:
@@ -494,7 +500,7 @@ class TransformersBackend:
         if token in self._eos_ids:
             return True
         sequence.tokens.append(token)
-        text = self.tokenizer.decode(sequence.tokens, skip_special_tokens=True)
+        text = str(self.tokenizer.decode(sequence.tokens, skip_special_tokens=True))
         cut = cut_at_stop(text, sequence.request.stop)
         if cut is not None:
             sequence.text = cut
