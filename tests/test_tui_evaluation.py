@@ -233,3 +233,20 @@ def test_accuracy_bars_rank_runs_and_scale() -> None:
     assert lines[0].startswith("#2") and "█" * 10 in lines[0] and "100.0%" in lines[0]
     assert "█" * 5 in lines[1] and "█" * 6 not in lines[1]
     assert accuracy_bars([runs[2]]).plain == "No run has an answer yet."
+
+
+async def test_opens_from_the_review_app_and_goes_back(
+    database: Database, approved: list[str]
+) -> None:
+    from reviewer.tui.app import make_app
+
+    app = make_app(database, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        await pilot.pause()
+        await pilot.press("f4")
+        await wait_until(pilot, lambda: isinstance(app.screen, EvaluationScreen), "the screen")
+        assert app.screen.person_name == "alice"  # type: ignore[attr-defined]
+        await pilot.press("escape")
+        await wait_until(
+            pilot, lambda: not isinstance(app.screen, EvaluationScreen), "the review screen"
+        )
