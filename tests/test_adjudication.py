@@ -271,5 +271,19 @@ def test_cli_agreement_table_and_json(team_file) -> None:  # type: ignore[no-unt
     assert data["bootstrap"] == {"resamples": 50, "seed": 3, "method": data["bootstrap"]["method"]}
     assert set(data["krippendorff_alpha"]) == {"verdict", "verdict_keep_drop", "answer"}
     assert data["cohen_kappa"]["verdict"][0]["annotators"] == ["ann", "bo"]
+    from db.engine import open_database
+
+    db = open_database(team_file)
+    store_item(db, "o:3", key="DACB")
+    for who in ("ann", "bo"):
+        judge(db, who, "o:3", "ADCB")  # both agree, on another order than the key
+    db.dispose()
+    as_annotator = json.loads(run(team_file, "agreement", "--json", "--as", "ann").output)
+    assert as_annotator["likely_wrong_keys"] == 1  # a count: annotators must not see answers
+    as_lead = json.loads(run(team_file, "agreement", "--json", "--as", "lea").output)
+    assert [entry["item_id"] for entry in as_lead["likely_wrong_keys"]] == ["o:3"]
+    assert as_lead["likely_wrong_keys"][0]["agreed_answer"] == "ADCB"
+    table = run(team_file, "agreement", "--as", "ann", "--bootstrap", "0").output
+    assert "only leads see it" in table and "o:3" not in table
     only_single = json.loads(run(team_file, "agreement", "--json", "--kind", "single").output)
     assert only_single["items_compared"] == 0 and only_single["filters"] == {"kind": ["single"]}

@@ -202,6 +202,11 @@ async def test_agreement_screen_shows_figures_and_follows_new_judgments(review: 
         assert isinstance(cell, Text) and " on #" in str(cell.style)
         await pilot.press("k")
         assert "keep/drop" in str(screen.query_one("#heatmap-title", Static).render())
+        wrong_keys = screen.query_one("#wrong-keys", DataTable)
+        assert [str(wrong_keys.get_row_at(0)[0]), wrong_keys.get_row_at(0)[4]] == [
+            "o:1",
+            "A, D, C, B",
+        ]
 
         store_item(review, "o:5", key="ABCD")
         store_judgment(review, "o:5", "ann", "ABCD")
@@ -209,6 +214,17 @@ async def test_agreement_screen_shows_figures_and_follows_new_judgments(review: 
         await wait_until(pilot, lambda: screen.computations >= 2, "the recomputation")
         assert screen.report is not None and screen.report.figures.annotators == 3
         assert screen.query_one("#kappa-map", DataTable).row_count == 3
+
+
+async def test_annotators_see_figures_but_not_others_answers(review: Database) -> None:
+    screen = AgreementScreen(review, "ann", resamples=0)
+    app = ScreenHost(screen)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_until(pilot, lambda: screen.computations >= 1, "the first computation")
+        assert screen.query_one("#agreement-figures", DataTable).row_count > 0
+        wrong_keys = screen.query_one("#wrong-keys", DataTable)
+        assert wrong_keys.row_count == 1
+        assert "only leads see the list" in str(wrong_keys.get_row_at(0)[0])
 
 
 def test_heat_map_colours_run_from_red_to_green() -> None:

@@ -67,8 +67,13 @@ class AgreementReport:
     def cohen_keep_drop(self) -> list[PairKappa]:
         return self.figures.keep_drop.cohen
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, *, item_answers: bool = True) -> dict[str, Any]:
+        """Every figure as JSON.  Without ``item_answers`` the list of likely wrong keys
+        (which shows what annotators answered on each item) becomes a count, for people
+        who are not leads: annotators must not see others' answers before their own."""
         data = figures_json(self.figures, detailed=True)
+        if not item_answers:
+            data["likely_wrong_keys"] = len(self.figures.key.likely_wrong_keys)
         data["per_annotator"] = [_annotator_json(stats) for stats in self.per_annotator]
         data["by_kind"] = {kind: figures_json(f) for kind, f in self.by_kind.items()}
         data["by_source"] = {source: figures_json(f) for source, f in self.by_source.items()}

@@ -66,7 +66,7 @@ def _echo_rows(rows: Sequence[Sequence[str]], header: Sequence[str]) -> None:
         )
 
 
-def _echo_agreement(report: AgreementReport) -> None:
+def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
     from reviewer.agreement.rows import headline_rows, interval_text, value_text
 
     figures = report.figures
@@ -175,6 +175,9 @@ def _echo_agreement(report: AgreementReport) -> None:
         f"Likely wrong keys: {len(wrong)} item revision(s) where every annotator gave the same "
         "blind answer and it is not the key"
     )
+    if not item_answers:
+        click.echo("  (the list shows annotators' answers, so only leads see it: --as LEAD)")
+        return
     for entry in wrong[:WRONG_KEYS_SHOWN]:
         status = f", decided {entry.decision}" if entry.decision else ""
         current = "" if entry.is_current else " (since revised)"
@@ -195,6 +198,14 @@ def _short(figure: Any) -> str:
 
 @click.command("agreement")
 @click.option("--json", "as_json", is_flag=True, help="Print every figure as JSON.")
+@click.option(
+    "--as",
+    "person",
+    metavar="NAME",
+    default=default_user,
+    show_default="your login",
+    help="Who is asking: only leads see the likely wrong keys with annotators' answers.",
+)
 @kind_option
 @source_option
 @bootstrap_option
@@ -203,6 +214,7 @@ def _short(figure: Any) -> str:
 def agreement_command(
     ctx: click.Context,
     as_json: bool,
+    person: str,
     kinds: tuple[str, ...],
     sources: tuple[str, ...],
     resamples: int,
@@ -216,15 +228,18 @@ def agreement_command(
     (MASI distance for multi-answer items), exact order agreement, Kendall's tau
     and W, agreement with the key, and likely wrong keys.
     """
+    from reviewer.adjudication import is_lead
     from reviewer.agreement import compute_agreement
 
+    db = open_db(ctx)
     report = compute_agreement(
-        open_db(ctx), kinds=kinds or None, sources=sources or None, resamples=resamples, seed=seed
+        db, kinds=kinds or None, sources=sources or None, resamples=resamples, seed=seed
     )
+    lead = is_lead(db, person)
     if as_json:
-        print_json(report.to_json())
+        print_json(report.to_json(item_answers=lead))
     else:
-        _echo_agreement(report)
+        _echo_agreement(report, item_answers=lead)
 
 
 @click.command("decide")

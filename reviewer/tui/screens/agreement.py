@@ -7,7 +7,9 @@ Computing never runs on the interface thread.
 
 Tabs: the headline figures with 95% bootstrap intervals; the annotators (their
 own figures, and a heat map of Cohen's kappa for every pair, all verdicts or
-keep/drop); breakdowns by kind and by source; likely wrong keys.
+keep/drop); breakdowns by kind and by source; likely wrong keys (listed for
+leads only: the list shows what annotators answered, which annotators must not
+see before giving their own answer).
 """
 
 from __future__ import annotations
@@ -105,6 +107,7 @@ class AgreementScreen(Screen[None]):
 
         report: AgreementReport
         seconds: float
+        lead: bool  # whether the person may see item-level answers
 
     def __init__(
         self,
@@ -194,6 +197,7 @@ class AgreementScreen(Screen[None]):
         """Recompute whenever judgments or decisions change (checked every few seconds)."""
         import time
 
+        from reviewer.adjudication import is_lead
         from reviewer.agreement import compute_agreement
         from reviewer.agreement.data import judgments_fingerprint
 
@@ -208,7 +212,10 @@ class AgreementScreen(Screen[None]):
                 seen = fingerprint
                 if worker.is_cancelled:
                     break
-                self.post_message(self.AgreementComputed(report, time.perf_counter() - started))
+                lead = is_lead(self.database, self.person_name)
+                self.post_message(
+                    self.AgreementComputed(report, time.perf_counter() - started, lead)
+                )
             self._wake.wait(self.POLL_SECONDS)
             self._wake.clear()
 
@@ -243,7 +250,7 @@ class AgreementScreen(Screen[None]):
         self._show_annotators(report)
         self._show_heat_map(report)
         self._show_breakdowns(report)
-        self._show_wrong_keys(figures)
+        self._show_wrong_keys(figures, message.lead)
 
     def _show_figures(self, figures: AgreementFigures) -> None:
         from reviewer.agreement.rows import headline_rows
@@ -309,9 +316,13 @@ class AgreementScreen(Screen[None]):
                     str(len(group.key.likely_wrong_keys)),
                 )
 
-    def _show_wrong_keys(self, figures: AgreementFigures) -> None:
+    def _show_wrong_keys(self, figures: AgreementFigures, lead: bool) -> None:
         table = self.query_one("#wrong-keys", DataTable)
         table.clear()
+        if not lead:  # the list shows what annotators answered: not for other annotators
+            count = len(figures.key.likely_wrong_keys)
+            table.add_row(Text(f"{count:,} likely wrong key(s); only leads see the list"))
+            return
         for entry in figures.key.likely_wrong_keys:
             table.add_row(
                 Text(entry.item_id),
