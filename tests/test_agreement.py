@@ -610,3 +610,20 @@ def random_answer_for(rng, kind: str, labels: list[str]) -> str:  # type: ignore
     if kind == "multi":
         return "".join(sorted(rng.sample(labels, rng.randint(2, len(labels)))))
     return rng.choice(labels)
+
+
+def test_resampling_draws_whole_item_sets_with_the_right_frequencies() -> None:
+    """Common patterns come from the multinomial, rare ones unit by unit: every resample has
+    exactly N items, and each pattern is drawn in proportion to its items."""
+    counts = np.array([400, 250, 3, 1, 1, 2, 90, 5, 16, 17])
+    chunks = list(resample_weights(counts, BootstrapSettings(4000, 9), "check"))
+    weights = np.concatenate(chunks)
+    assert weights.shape == (4000, counts.size)
+    assert (weights.sum(axis=1) == counts.sum()).all()
+    assert np.array_equal(weights, np.round(weights)) and (weights >= 0).all()
+    assert weights.mean(axis=0) == pytest.approx(counts, rel=0.06)
+    share = counts / counts.sum()
+    expected_variance = counts.sum() * share * (1 - share)
+    assert weights.var(axis=0) == pytest.approx(expected_variance, rel=0.15)
+    again = np.concatenate(list(resample_weights(counts, BootstrapSettings(4000, 9), "check")))
+    assert np.array_equal(weights, again)
