@@ -27,6 +27,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
 
+from reviewer.agreement.bootstrap import WeightedStatistic
+
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
 
@@ -118,7 +120,7 @@ def _pair_distance_sums(patterns: Patterns, distance: FloatArray | None) -> Floa
     return np.divide(total, sizes - 1, out=np.zeros_like(total), where=sizes > 1)
 
 
-def alpha_statistic(patterns: Patterns, distance: FloatArray | None = None):  # type: ignore[no-untyped-def]
+def alpha_statistic(patterns: Patterns, distance: FloatArray | None = None) -> WeightedStatistic:
     """Krippendorff's alpha as a function of pattern weights (None distance = nominal)."""
     observed = _pair_distance_sums(patterns, distance)
     value_counts = patterns.value_counts()
@@ -139,7 +141,7 @@ def alpha_statistic(patterns: Patterns, distance: FloatArray | None = None):  # 
     return statistic
 
 
-def fleiss_statistic(patterns: Patterns, raters: int):  # type: ignore[no-untyped-def]
+def fleiss_statistic(patterns: Patterns, raters: int) -> WeightedStatistic:
     """Fleiss' kappa as a function of pattern weights (every pattern has ``raters`` values)."""
     table = patterns.dense_value_counts()
     per_unit_agreement = ((table**2).sum(axis=1) - raters) / (raters * (raters - 1))
@@ -155,7 +157,7 @@ def fleiss_statistic(patterns: Patterns, raters: int):  # type: ignore[no-untype
     return statistic
 
 
-def cohen_statistic(cells: IntArray, n_values: int):  # type: ignore[no-untyped-def]
+def cohen_statistic(cells: IntArray, n_values: int) -> WeightedStatistic:
     """Cohen's kappa as a function of weights over confusion cells ``first * n_values + second``."""
     first, second = np.divmod(cells, n_values)
     agree = (first == second).astype(np.float64)

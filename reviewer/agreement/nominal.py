@@ -1,7 +1,7 @@
-"""Agreement on categorical codes per judgment: alpha, Fleiss' kappa, Cohen's kappa, raw agreement.
+"""Agreement on categorical codes per judgment: alpha, Fleiss' kappa, raw agreement.
 
 The same functions serve verdicts (7 categories, or keep/drop) and blind answers
-(each distinct answer a category).  Point estimates come from the reference
+(each distinct answer a category); Cohen's kappa per pair is in ``verdicts``.  Point estimates come from the reference
 libraries (``krippendorff``, statsmodels, scikit-learn); intervals from the
 vectorised bootstrap in ``bootstrap`` and ``coefficients``.
 """

@@ -56,11 +56,3 @@ def interval_text(figure: Figure, digits: int = 3) -> str:
         return ""
     low, high = figure.ci95
     return f"[{low:.{digits}f}, {high:.{digits}f}]"
-
-
-def figure_text(figure: Figure, digits: int = 3) -> str:
-    """``0.712 [0.650, 0.770]``, or ``— (reason)`` when undefined."""
-    if figure.value is None:
-        return f"— ({figure.reason})" if figure.reason else "—"
-    interval = interval_text(figure, digits)
-    return f"{value_text(figure, digits)} {interval}".strip()
