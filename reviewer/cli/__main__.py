@@ -1,0 +1,5 @@
+"""`python -m reviewer.cli` runs the vetbench command line."""
+
+from reviewer.cli import main
+
+main()
