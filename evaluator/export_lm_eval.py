@@ -6,9 +6,11 @@ Same prompts: each document carries the exact prompt vetbench builds for it
 (``evaluator.prompts.build_prompt``: instructions, the seeded shots, the question),
 and the tasks take it as is (``num_fewshot: 0``; the shots are already inside).
 Same decoding: ``generate_until`` with greedy decoding, the same stop sequences and
-answer budget.  Same extraction and metrics: the folder's ``utils.py`` imports
-``evaluator.extraction`` and ``evaluator.metrics`` from the installed vetbench, so
-both tools read answers with one piece of code.
+answer budget; where vetbench stops a sequence early because it already holds a
+whole answer, the answer is read from that same prefix (``read_answer``).  Same
+extraction and metrics: the folder's ``utils.py`` imports vetbench's
+``evaluator.extraction`` (through ``read_answer``) and ``evaluator.metrics`` from the
+installed vetbench, so both tools read answers with one piece of code.
 
 What the folder holds:
 
@@ -45,6 +47,7 @@ from db.engine import Database
 from db.exporter import ExportError
 from db.items import ItemSnapshot, iter_items
 from evaluator.export_folder import ExportSummary, count_kinds, select_items, write_folder
+from evaluator.extraction import extract_answer
 from evaluator.prompts import (
     DEFAULT_SHOT_SEED,
     PromptTemplates,
@@ -57,6 +60,7 @@ from evaluator.prompts import (
     stop_sequences,
     template_language,
 )
+from evaluator.stopping import answer_is_complete
 
 DEFAULT_TASK_NAME = "vetbench"
 MAX_SCORE_CANDIDATES = 120  # every order of 5 events; 6 events would be 720 forward passes
@@ -65,8 +69,9 @@ DATA_DIR = "data"
 UTILS_PY = '''\
 """Helpers for the vetbench tasks in this folder (written by `vetbench export --format lm-eval`).
 
-Answers are read and scored by vetbench itself (`evaluator.extraction`,
-`evaluator.metrics`), so vetbench must be installed in the environment that runs lm_eval.
+Answers are read and scored by vetbench itself (`evaluator.export_lm_eval.read_answer`,
+which applies vetbench's extraction where `vetbench eval` would have stopped generating,
+and `evaluator.metrics`), so vetbench must be installed in the environment running lm_eval.
 """
 
 from __future__ import annotations
@@ -75,7 +80,7 @@ from pathlib import Path
 
 import datasets
 
-from evaluator.extraction import extract_answer
+from evaluator.export_lm_eval import read_answer
 from evaluator.metrics import score_answer, weighted_f1
 
 HERE = Path(__file__).resolve().parent
@@ -89,7 +94,7 @@ def load_docs(data_file: str, **_metadata):
 
 def process_results(doc, results):
     """Read the answer from the generated text and score it the way `vetbench eval` does."""
-    parsed = extract_answer(doc["kind"], results[0], doc["labels"])
+    parsed = read_answer(doc["kind"], results[0], doc["labels"])
     scores = score_answer(doc["kind"], parsed, doc["answer"])
     figures = {"exact_match": float(scores["correct"]), "unparsed": float(parsed is None)}
     if doc["kind"] == "ordering":
@@ -129,6 +134,22 @@ _TaskDumper.add_representer(_FunctionTag, _represent_function)
 
 def _dump_yaml(config: dict[str, Any]) -> str:
     return yaml.dump(config, Dumper=_TaskDumper, sort_keys=False, allow_unicode=True, width=100)
+
+
+def read_answer(kind: ItemKind | str, output: str, labels: Sequence[str]) -> str | None:
+    """The answer vetbench reads from ``output``, generated until a stop string.
+
+    ``vetbench eval`` stops a sequence as soon as it holds a whole answer
+    (``evaluator.stopping``); lm-eval generates on to a stop string or its token budget.
+    Under greedy decoding the text up to vetbench's stopping point is the same in both,
+    so the answer is read from the shortest prefix that already holds a whole answer
+    (or from all of the text when none does).
+    """
+    complete = answer_is_complete(kind, labels)
+    for end in range(1, len(output) + 1):
+        if complete(output[:end]):
+            return extract_answer(kind, output[:end], labels)
+    return extract_answer(kind, output, labels)
 
 
 def answer_delimiter(templates: PromptTemplates, language: str) -> str:

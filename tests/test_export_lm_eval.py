@@ -17,7 +17,7 @@ from db.exporter import ExportError
 from db.items import iter_items
 from db.models import EvalRun, ItemStatus, Prediction
 from db.validation import ItemDraft
-from evaluator.export_lm_eval import MAX_SCORE_CANDIDATES, export_lm_eval
+from evaluator.export_lm_eval import MAX_SCORE_CANDIDATES, export_lm_eval, read_answer
 from evaluator.prompts import build_prompt, load_templates, select_shots, stop_sequences
 from evaluator.runner import create_run, execute_run
 
@@ -139,6 +139,8 @@ def test_generation_settings_and_scoring_match_vetbench(database: Database, tmp_
         "pairwise_accuracy"
     ] == pytest.approx(5 / 6)
     assert ordering_task.process_results(doc, ["A company grows."])["unparsed"] == 1.0
+    babble = ordering_task.process_results(doc, [" D, A, C, B, A, C, D, E, F, G"])
+    assert babble["exact_match"] == 1.0  # read where vetbench eval would have stopped
 
     multi = tasks["vetbench_multi"]
     multi_doc = next(d for d in multi.test_docs() if d["id"] == "cflue:3")  # key ABD
@@ -150,6 +152,34 @@ def test_generation_settings_and_scoring_match_vetbench(database: Database, tmp_
     truefalse = tasks["vetbench_truefalse"]
     tf_doc = next(d for d in truefalse.test_docs() if d["id"] == "cflue:6")  # key B
     assert truefalse.process_results(tf_doc, ["错"])["exact_match"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("kind", "output", "labels", "expected"),
+    [
+        # vetbench stops at the first whole order; lm-eval generates on to its budget
+        ("ordering", " A, B, C, D, A, C, D, E, F", "ABCD", "ABCD"),
+        ("ordering", " D, A, C, B", "ABCD", "DACB"),
+        ("ordering", "The order is D, A, C", "ABCD", None),
+        # a choice line is whole once the line ends ("B" alone could still become "BD")
+        ("multi", "BD\nA is also", "ABCD", "BD"),
+        ("single", "B", "ABCD", "B"),
+        ("truefalse", "错\n对", "AB", "B"),
+    ],
+)
+def test_read_answer_stops_where_vetbench_stops(
+    kind: str, output: str, labels: str, expected: str | None
+) -> None:
+    from evaluator.stopping import answer_is_complete
+
+    assert read_answer(kind, output, labels) == expected
+    # the prefix read is exactly where the run loop's completion test first holds
+    complete = answer_is_complete(kind, labels)
+    ends = [end for end in range(1, len(output) + 1) if complete(output[:end])]
+    if ends:
+        from evaluator.extraction import extract_answer
+
+        assert read_answer(kind, output, labels) == extract_answer(kind, output[: ends[0]], labels)
 
 
 def test_score_mode_variant_ranks_every_candidate(database: Database, tmp_path: Path) -> None:

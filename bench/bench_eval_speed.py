@@ -1,0 +1,404 @@
+"""vetbench eval against lm-eval's HF backend: same model, items, prompts and shots, one run.
+
+What it does:
+
+1. Builds a database from ``fixtures/``: the ordering CSVs and the CFLUE-style MCQ file
+   are imported with the real importer; a lead approves every sound item and rejects the
+   flawed ones listed in ``fixtures/README.md`` through ``reviewer.adjudication.decide``
+   (the path behind ``vetbench decide``).  Shots must come from approved items outside
+   the evaluated set, so the shot pool is imported as sources of its own and approved
+   too: ``fixtures/shots_ordering.jsonl`` for ordering items and, for each MCQ type,
+   the first five sound records of ``cflue_mcq.json`` (written to a side file; the
+   rest is evaluated).
+2. Exports the evaluated set (approved items of the evaluated sources) with
+   ``vetbench export --format lm-eval`` (``evaluator.export_lm_eval``), 5 shots.
+3. Runs each tool in a fresh child process, one after the other, on the demo model
+   (SmolLM2-135M-Instruct, float32, CPU): vetbench's run loop (``create_run`` +
+   ``execute_run``, as ``vetbench eval --model demo --shots 5`` does) and
+   ``lm_eval.simple_evaluate`` with ``--model hf``, ``--apply_chat_template`` (vetbench
+   uses the model's chat template too) and ``--log_samples``.
+4. Prints items per second for both (evaluation only, model loading apart), their
+   ratio, the share of items whose parsed answers agree (lm-eval's outputs read as the
+   exported task reads them, ``evaluator.export_lm_eval.read_answer``), the share of
+   identical prompts (chat template applied), accuracy of both, and each child's peak
+   memory (RSS, from ``/proc/self/status`` VmHWM).
+
+Run: ``.venv/bin/python bench/bench_eval_speed.py`` (add ``--keep DIR`` to keep the
+database, the task folder and the samples).  Other CPU load on the machine skews both
+timings; the ratio is what to read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+FIXTURES = ROOT / "fixtures"
+EVALUATED_SOURCES = ("econ_ordering", "econ_ordering_5events", "cflue_mcq")
+MCQ_SHOT_SOURCE = "cflue_shots"
+ORDERING_SHOT_SOURCE = "shots_ordering"
+SHOTS = 5
+LEAD = "bench-lead"
+TARGET_RATIO = 3.0
+REASONS = (  # first words of a flaw in fixtures/README.md -> the lead's rejection reason
+    ("two valid orders", "several-valid-orders"),
+    ("no clear order", "no-clear-order"),
+    ("wrong key", "wrong-key"),
+    ("near-duplicate", "duplicate"),
+    ("two correct options", "flawed"),
+)
+
+
+# ------------------------------------------------------------------ database
+
+
+def flawed_items() -> dict[str, str]:
+    """Item id -> rejection reason, from the table of deliberate flaws in fixtures/README.md."""
+    flawed = {}
+    for line in (FIXTURES / "README.md").read_text(encoding="utf-8").splitlines():
+        match = re.match(r"^\| `([a-z_0-9]+:\d+)` \| (.+) \|$", line)
+        if match:
+            description = match.group(2)
+            reason = next((r for start, r in REASONS if description.startswith(start)), "other")
+            flawed[match.group(1)] = reason
+    if not flawed:
+        raise SystemExit("fixtures/README.md lists no flawed items; cannot tell sound from flawed")
+    return flawed
+
+
+def split_mcq_file(workdir: Path, flawed: dict[str, str]) -> dict[str, str]:
+    """Write the MCQ records to be evaluated and the shot records to two files; returns the
+    flaw reasons under the ids the evaluated records get (``cflue_mcq:N``, renumbered)."""
+    records = json.loads((FIXTURES / "cflue_mcq.json").read_text(encoding="utf-8"))
+    shots, evaluated, renamed = [], [], {}
+    shots_per_type: dict[str, int] = defaultdict(int)
+    for number, record in enumerate(records, start=1):
+        original_id = f"cflue_mcq:{number}"
+        if original_id not in flawed and shots_per_type[record["task"]] < SHOTS:
+            shots_per_type[record["task"]] += 1
+            shots.append(record)
+            continue
+        evaluated.append(record)
+        if original_id in flawed:
+            renamed[f"cflue_mcq:{len(evaluated)}"] = flawed[original_id]
+    for name, chosen in ((MCQ_SHOT_SOURCE, shots), ("cflue_mcq", evaluated)):
+        (workdir / f"{name}.json").write_text(
+            json.dumps(chosen, ensure_ascii=False, indent=1), encoding="utf-8"
+        )
+    return renamed
+
+
+def build_database(workdir: Path) -> Path:
+    from db.engine import open_database
+    from db.importer import import_files
+    from db.models import Role
+    from db.people import ensure_person
+    from reviewer.adjudication import decide
+
+    listed = flawed_items()
+    flawed = {k: v for k, v in listed.items() if not k.startswith("cflue_mcq:")}
+    flawed.update(split_mcq_file(workdir, listed))
+    db_path = workdir / "bench.db"
+    database = open_database(db_path)
+    files = [
+        FIXTURES / "econ_ordering.csv",
+        FIXTURES / "econ_ordering_5events.csv",
+        workdir / "cflue_mcq.json",
+        FIXTURES / "shots_ordering.jsonl",
+        workdir / f"{MCQ_SHOT_SOURCE}.json",
+    ]
+    report = import_files(database, files)
+    for file_report in report.files:
+        if file_report.error:
+            raise SystemExit(f"import failed: {file_report.error}")
+    with database.transaction() as session:
+        ensure_person(session, LEAD, Role.LEAD)
+    from db.items import iter_items
+
+    with database.session() as session:
+        ids = [item.id for item in iter_items(session)]
+    for item_id in ids:
+        if item_id in flawed:
+            decide(database, LEAD, item_id, "rejected", reason=flawed[item_id], comment="bench")
+        else:
+            decide(database, LEAD, item_id, "approved", comment="bench")
+    database.dispose()
+    return db_path
+
+
+# -------------------------------------------------------------------- workers
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident memory.  VmHWM belongs to the process image, so unlike
+    ``ru_maxrss`` it does not inherit the parent's peak across fork + exec."""
+    status = Path("/proc/self/status")
+    if status.exists():
+        for line in status.read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024  # kB
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def run_vetbench(db_path: Path, out: Path, batch_size: str) -> None:
+    """Child process: vetbench's run loop on the evaluated set, timed apart from loading."""
+    from db.engine import open_database
+    from evaluator.backends.transformers_backend import TransformersBackend
+    from evaluator.runner import create_run, execute_run
+
+    database = open_database(db_path)
+    started = time.perf_counter()
+    backend = TransformersBackend("demo", device="cpu", batch_size=batch_size)
+    loaded = time.perf_counter()
+    run_id = create_run(
+        database,
+        backend.info,
+        mode="generate",
+        shots=SHOTS,
+        filters={"status": ["approved"], "source": list(EVALUATED_SOURCES)},
+    )
+    status = execute_run(database, run_id, backend)
+    finished = time.perf_counter()
+    backend.close()
+    with database.session() as session:
+        from db.models import EvalRun
+
+        run = session.get(EvalRun, run_id)
+        assert run is not None
+        items = len(run.item_ids)
+    out.write_text(
+        json.dumps(
+            {
+                "run_id": run_id,
+                "status": str(status),
+                "items": items,
+                "load_s": loaded - started,
+                "eval_s": finished - loaded,
+                "peak_rss_mib": peak_rss_mib(),
+                "params": backend.info.params,
+            },
+            default=str,
+        ),
+        encoding="utf-8",
+    )
+
+
+def run_lm_eval(task_dir: Path, out: Path, batch_size: str) -> None:
+    """Child process: lm-eval's HF backend on the exported task, timed apart from loading."""
+    import lm_eval
+    from lm_eval.api.registry import get_model
+    from lm_eval.tasks import TaskManager
+
+    from evaluator.demo_model import demo_model_dir
+
+    model_dir = demo_model_dir()
+    started = time.perf_counter()
+    model = get_model("hf").create_from_arg_string(
+        f"pretrained={model_dir},dtype=float32",
+        {"device": "cpu", "batch_size": batch_size},
+    )
+    loaded = time.perf_counter()
+    manager = TaskManager(include_path=str(task_dir), include_defaults=False)
+    results = lm_eval.simple_evaluate(
+        model=model,
+        tasks=["vetbench"],
+        task_manager=manager,
+        apply_chat_template=True,
+        log_samples=True,
+        bootstrap_iters=0,
+    )
+    finished = time.perf_counter()
+    assert results is not None
+    samples = []
+    for task_samples in results["samples"].values():
+        for sample in task_samples:
+            doc = sample["doc"]
+            samples.append(
+                {
+                    "id": doc["id"],
+                    "kind": doc["kind"],
+                    "labels": doc["labels"],
+                    "output": sample["resps"][0][0],
+                    "prompt": sample["arguments"][0][0],
+                }
+            )
+    out.write_text(
+        json.dumps(
+            {
+                "items": len(samples),
+                "load_s": loaded - started,
+                "eval_s": finished - loaded,
+                "peak_rss_mib": peak_rss_mib(),
+                "exact_match": {
+                    name: figures.get("exact_match,none")
+                    for name, figures in results["results"].items()
+                },
+                "samples": samples,
+            },
+            ensure_ascii=False,
+            default=str,
+        ),
+        encoding="utf-8",
+    )
+
+
+def child(arguments: list[str], timeout_s: int) -> None:
+    started = time.perf_counter()
+    completed = subprocess.run(
+        [sys.executable, __file__, *arguments], timeout=timeout_s, capture_output=True, text=True
+    )
+    if completed.returncode != 0:
+        sys.stderr.write(completed.stdout[-4000:] + completed.stderr[-8000:])
+        raise SystemExit(f"{arguments[0]} failed (exit {completed.returncode})")
+    print(f"  {arguments[1]} done in {time.perf_counter() - started:.0f} s", flush=True)
+
+
+# -------------------------------------------------------------------- report
+
+
+def compare(db_path: Path, vetbench: dict[str, Any], harness: dict[str, Any]) -> dict[str, Any]:
+    from db.engine import open_database
+    from evaluator.export_lm_eval import read_answer
+    from evaluator.runs import all_predictions
+
+    database = open_database(db_path)
+    ours = {view.item_id: view for view in all_predictions(database, vetbench["run_id"])}
+    database.dispose()
+    theirs = {sample["id"]: sample for sample in harness["samples"]}
+    shared = sorted(set(ours) & set(theirs))
+    agree, same_prompt, disagreements = 0, 0, []
+    correct_ours = correct_theirs = 0
+    for item_id in shared:
+        view, sample = ours[item_id], theirs[item_id]
+        # read as the exported task reads it: where vetbench would have stopped generating
+        parsed = read_answer(sample["kind"], sample["output"], sample["labels"])
+        correct_ours += int(bool(view.correct))
+        correct_theirs += int(parsed == view.key)
+        same_prompt += int(sample["prompt"] == view.prompt)
+        if parsed == view.parsed_answer:
+            agree += 1
+        else:
+            disagreements.append(
+                {
+                    "item": item_id,
+                    "vetbench": [view.parsed_answer, view.raw_output],
+                    "lm_eval": [parsed, sample["output"]],
+                }
+            )
+    return {
+        "shared": len(shared),
+        "only_vetbench": len(set(ours) - set(theirs)),
+        "only_lm_eval": len(set(theirs) - set(ours)),
+        "agreement": agree / len(shared) if shared else None,
+        "same_prompt": same_prompt / len(shared) if shared else None,
+        "accuracy_vetbench": correct_ours / len(shared) if shared else None,
+        "accuracy_lm_eval": correct_theirs / len(shared) if shared else None,
+        "disagreements": disagreements,
+    }
+
+
+def report(vetbench: dict[str, Any], harness: dict[str, Any], comparison: dict[str, Any]) -> None:
+    ours = vetbench["items"] / vetbench["eval_s"]
+    theirs = harness["items"] / harness["eval_s"]
+    ratio = ours / theirs
+    print()
+    print(f"items: {vetbench['items']} (vetbench), {harness['items']} (lm-eval), {SHOTS} shots")
+    print(f"{'':<10} {'items/s':>8} {'eval s':>8} {'load s':>8} {'peak RSS':>10}")
+    for name, figures, rate in (("vetbench", vetbench, ours), ("lm-eval", harness, theirs)):
+        print(
+            f"{name:<10} {rate:>8.2f} {figures['eval_s']:>8.1f} {figures['load_s']:>8.1f} "
+            f"{figures['peak_rss_mib']:>7.0f} MiB"
+        )
+    verdict = "meets" if ratio >= TARGET_RATIO else "MISSES"
+    print(
+        f"speed ratio vetbench / lm-eval: {ratio:.2f}x ({verdict} the {TARGET_RATIO:.0f}x target)"
+    )
+    print(
+        f"parsed answers agree on {100 * comparison['agreement']:.1f}% of "
+        f"{comparison['shared']} items; identical prompts: {100 * comparison['same_prompt']:.1f}%"
+    )
+    print(
+        f"accuracy: vetbench {100 * comparison['accuracy_vetbench']:.1f}%, "
+        f"lm-eval {100 * comparison['accuracy_lm_eval']:.1f}% "
+        f"(lm-eval's own exact_match by task: {harness['exact_match']})"
+    )
+    print(f"vetbench backend: {json.dumps(vetbench['params'], default=str)}")
+    for row in comparison["disagreements"][:10]:
+        print(f"  differs {row['item']}: vetbench {row['vetbench']!r} / lm-eval {row['lm_eval']!r}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--keep", type=Path, help="Work in this folder and keep its files.")
+    parser.add_argument("--vetbench-batch-size", default="auto")
+    parser.add_argument("--lm-eval-batch-size", default="1", help="lm-eval's default is 1.")
+    parser.add_argument("--timeout", type=int, default=3600, help="Per tool, in seconds.")
+    parser.add_argument("--worker", choices=("vetbench", "lm-eval"), help=argparse.SUPPRESS)
+    parser.add_argument("--db", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--task", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--batch-size", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+    if args.worker == "vetbench":
+        run_vetbench(args.db, args.out, args.batch_size)
+        return
+    if args.worker == "lm-eval":
+        run_lm_eval(args.task, args.out, args.batch_size)
+        return
+
+    workdir = args.keep or Path(tempfile.mkdtemp(prefix="vetbench-speed-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    print(f"work folder: {workdir}", flush=True)
+    db_path = build_database(workdir)
+
+    from db.engine import open_database
+    from evaluator.demo_model import demo_model_dir
+    from evaluator.export_lm_eval import export_lm_eval
+
+    demo_model_dir()  # convert the demo model once, outside both timings
+    database = open_database(db_path)
+    summary = export_lm_eval(
+        database, workdir / "task", status="approved", source=list(EVALUATED_SOURCES), shots=SHOTS
+    )
+    database.dispose()
+    print(f"exported {summary.count} items {summary.by_kind} to {summary.path}", flush=True)
+
+    vetbench_out, harness_out = workdir / "vetbench.json", workdir / "lm_eval.json"
+    child(
+        ["--worker", "vetbench", "--db", str(db_path), "--out", str(vetbench_out)]
+        + ["--batch-size", args.vetbench_batch_size],
+        args.timeout,
+    )
+    child(
+        ["--worker", "lm-eval", "--task", str(workdir / "task"), "--out", str(harness_out)]
+        + ["--batch-size", args.lm_eval_batch_size],
+        args.timeout,
+    )
+    vetbench = json.loads(vetbench_out.read_text(encoding="utf-8"))
+    harness = json.loads(harness_out.read_text(encoding="utf-8"))
+    comparison = compare(db_path, vetbench, harness)
+    (workdir / "comparison.json").write_text(
+        json.dumps(comparison, ensure_ascii=False, indent=1), encoding="utf-8"
+    )
+    report(vetbench, harness, comparison)
+
+
+if __name__ == "__main__":
+    main()
