@@ -20,7 +20,6 @@ session picks up where it stopped.
 from __future__ import annotations
 
 import hashlib
-import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -260,8 +259,10 @@ class ReviewQueue:
             claim.claimed_at = self.clock()
             session.add(claim)
 
-    def _fetch_new(self, exclude: Sequence[str]) -> ItemSnapshot | None:
+    def _fetch_new(self, exclude: Sequence[str], release: str | None = None) -> ItemSnapshot | None:
         with self.db.transaction() as session:
+            if release is not None:
+                self._release(session, release)
             for _attempt in range(20):
                 item_id = self._first_open_item(session, exclude)
                 if item_id is None:
@@ -271,13 +272,14 @@ class ReviewQueue:
                     return get_item(session, item_id)
         return None
 
-    def fetch_next(self) -> ItemSnapshot | None:
+    def fetch_next(self, release: str | None = None) -> ItemSnapshot | None:
         """An item from the queue, claimed for this annotator, and added to the history.
 
         Items skipped in this session come back only when nothing else is left.
+        ``release`` names an item whose claim to drop in the same transaction.
         """
         exclude = sorted(self.history.skipped)
-        item = self._fetch_new(exclude)
+        item = self._fetch_new(exclude, release)
         if item is None and exclude:
             item = self._fetch_new([])
         if item is not None:
@@ -303,12 +305,14 @@ class ReviewQueue:
         return self._reload(self.history.item_ids[self.history.position])
 
     def skip(self) -> ItemSnapshot | None:
-        """Put the current item aside for this session, free it for others, show another."""
+        """Put the current item aside for this session, free it for others, show another.
+
+        (A judged item is never served again anyway, so it may join the skipped set too.)
+        """
         current = self.history.current
-        if current is not None and self.own_judgment(current) is None:
+        if current is not None:
             self.history.skipped.add(current)
-            self.release_claim(current)
-        return self.fetch_next()
+        return self.fetch_next(release=current)
 
     def open_item(self, item_id: str) -> ItemSnapshot:
         """Jump to an item by id (judged or not); it joins the history and is claimed."""
@@ -330,17 +334,20 @@ class ReviewQueue:
         current = self.history.current
         return None if current is None else self._reload(current)
 
+    def _release(self, session: Session, item_id: str) -> None:
+        session.execute(
+            delete(Claim).where(
+                col(Claim.item_id) == item_id, col(Claim.person_id) == self.person_id
+            )
+        )
+
     def release_claim(self, item_id: str | None = None) -> None:
         """Let others have the item (default: the current one) straight away."""
         item_id = item_id or self.history.current
         if item_id is None:
             return
         with self.db.transaction() as session:
-            session.execute(
-                delete(Claim).where(
-                    col(Claim.item_id) == item_id, col(Claim.person_id) == self.person_id
-                )
-            )
+            self._release(session, item_id)
 
     def refresh_claim(self) -> None:
         """Keep the current item claimed while the annotator is still working on it."""
@@ -399,6 +406,8 @@ class ReviewQueue:
 
     def progress(self) -> QueueProgress:
         """Session and overall figures; ``items_left`` counts open items I could still judge."""
+        import statistics  # only needed here; keeps startup light
+
         with self.db.session() as session:
             mine = and_(
                 col(Judgment.annotator_id) == self.person_id,

@@ -11,6 +11,7 @@ import importlib
 import importlib.util
 from collections.abc import Callable, Iterable
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from textual.app import App, SystemCommand
@@ -35,7 +36,7 @@ HELP_INTRO = (
 class ReviewApp(App[None]):
     """``vetbench review``: one annotator working through the queue."""
 
-    CSS_PATH = "app.tcss"
+    CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute, so subclasses elsewhere work
     TITLE = "vetbench review"
 
     BINDINGS = [

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import events, on, work
@@ -24,6 +25,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 from textual.worker import Worker, WorkerState
 
@@ -42,12 +44,7 @@ from reviewer.tui.messages import (
     ProgressCounted,
     RevisionSaved,
 )
-from reviewer.tui.screens.edit import EditRequest, EditScreen
 from reviewer.tui.screens.help import HelpRow
-from reviewer.tui.screens.judged import JudgedScreen
-from reviewer.tui.screens.jump import FilterScreen, jump_screen
-from reviewer.tui.screens.revisions import RevisionsScreen
-from reviewer.tui.screens.verdict import AlternativesScreen, AnswerPromptScreen
 from reviewer.tui.timer import ActiveTimer
 from reviewer.tui.widgets.answer_builder import AnswerDraft, AnswerPanel
 from reviewer.tui.widgets.item_view import ChoiceRow, ItemView, item_heading
@@ -55,7 +52,13 @@ from reviewer.tui.widgets.progress import ProgressLine
 from reviewer.tui.widgets.reveal import RevealPanel
 from reviewer.tui.widgets.verdict_bar import VERDICT_KEYS, VerdictBar
 
+if TYPE_CHECKING:
+    from reviewer.tui.screens.edit import EditRequest
+
+# The modal screens are imported inside the actions that open them: startup stays fast.
+
 CLAIM_REFRESH_SECONDS = 120.0
+PROGRESS_DELAY_SECONDS = 0.3
 LETTERS = "ABCDEFGH"
 
 
@@ -106,6 +109,11 @@ ACTION_HELP: list[tuple[str, str, str, str]] = [
 ]
 
 
+def _key_shape(item: ItemSnapshot) -> tuple[bool, int]:
+    """What decides which keys apply: ordering or not (no-order), and how many letters."""
+    return item.kind is ItemKind.ORDERING, len(item.choices)
+
+
 class ReviewScreen(Screen[None]):
     """Judge items one after another."""
 
@@ -144,6 +152,7 @@ class ReviewScreen(Screen[None]):
         self.draft: AnswerDraft | None = None
         self.blind_answer: str = ""
         self.busy = False
+        self._progress_timer: Timer | None = None
 
     # --- layout ----------------------------------------------------------------------
 
@@ -172,8 +181,11 @@ class ReviewScreen(Screen[None]):
             self.queue.release_claim(self.item.id)
 
     def watch_phase(self, phase: Phase) -> None:
-        for name in Phase:
-            self.set_class(phase is name, f"-{name.value}")
+        # Toggle the regions directly: a class on the screen would restyle every widget.
+        self.query_one("#side").display = phase is not Phase.EMPTY
+        self.query_one(AnswerPanel).display = phase in (Phase.BLIND, Phase.LOADING)
+        self.query_one(RevealPanel).display = phase in (Phase.REVEALED, Phase.JUDGED)
+        self.query_one(VerdictBar).display = phase is Phase.REVEALED
 
     # --- which keys apply --------------------------------------------------------------
 
@@ -266,9 +278,12 @@ class ReviewScreen(Screen[None]):
             self.post_message(ActionRefused(str(error), reload=changed))
             return
         self.queue.record_submitted(receipt.judgment_id)
-        self.post_message(JudgmentSaved(receipt, then_edit))
-        if not then_edit:
-            self.post_message(ItemLoaded(self.queue.fetch_next()))
+        if then_edit:
+            self.post_message(JudgmentSaved(receipt, then_edit=True))
+            return
+        # One message for "saved" and the next item: one screen update, not two.
+        note = f"✓ saved {receipt.verdict.value} on {receipt.item_id}"
+        self.post_message(ItemLoaded(self.queue.fetch_next(), note=note))
 
     @work(thread=True, group="review", exit_on_error=False)
     def _undo(self) -> None:
@@ -280,9 +295,7 @@ class ReviewScreen(Screen[None]):
         self.queue.record_retracted(receipt.judgment_id)
         self.post_message(JudgmentRetracted(receipt))
         item = self.queue.open_item(receipt.item_id)
-        self.post_message(
-            ItemLoaded(item, self.queue.own_judgment(item.id), "Judgment retracted: answer again.")
-        )
+        self.post_message(ItemLoaded(item, self.queue.own_judgment(item.id)))
 
     @work(thread=True, group="review", exit_on_error=False)
     def _edit(self, item: ItemSnapshot, request: EditRequest) -> None:
@@ -303,6 +316,13 @@ class ReviewScreen(Screen[None]):
         self.post_message(RevisionSaved(receipt))
         self.post_message(ItemLoaded(self.queue.fetch_next()))
 
+    def _schedule_progress(self) -> None:
+        """Recount shortly after the annotator settles on an item, not on every key press:
+        the count reads every open item, and it should not compete with moving on."""
+        if self._progress_timer is not None:
+            self._progress_timer.stop()
+        self._progress_timer = self.set_timer(PROGRESS_DELAY_SECONDS, self.count_progress)
+
     @work(thread=True, group="progress", exclusive=True, exit_on_error=False)
     def count_progress(self) -> None:
         self.post_message(ProgressCounted(self.queue.progress()))
@@ -322,8 +342,9 @@ class ReviewScreen(Screen[None]):
 
     # --- results from workers ---------------------------------------------------------
 
-    async def on_item_loaded(self, message: ItemLoaded) -> None:
+    def on_item_loaded(self, message: ItemLoaded) -> None:
         self.busy = False
+        previous = self.item
         self.item, self.own = message.item, message.own_judgment
         view = self.query_one(ItemView)
         reveal = self.query_one(RevealPanel)
@@ -332,7 +353,7 @@ class ReviewScreen(Screen[None]):
         if message.item is None:
             self.draft = None
             heading.update(Text("Nothing to review", style="bold"))
-            await view.show_message(
+            view.show_message(
                 "Nothing left to review",
                 f"No item needs your judgment ({self.queue.filters.describe()}). "
                 "Press / to change the filters, l to browse your judgments, "
@@ -342,7 +363,7 @@ class ReviewScreen(Screen[None]):
         else:
             item = message.item
             heading.update(item_heading(item))
-            await view.show_item(item)
+            view.show_item(item)
             if message.own_judgment is not None:
                 self.draft = None
                 reveal.reveal(item, message.own_judgment.blind_answer, message.own_judgment)
@@ -354,21 +375,25 @@ class ReviewScreen(Screen[None]):
                 self.query_one(VerdictBar).clear_comment()
                 self.phase = Phase.BLIND
                 self.timer.start()
+            if previous is None or _key_shape(previous) != _key_shape(item):
+                self.refresh_bindings()  # the letter keys that apply depend on the item
         view.focus()
         if message.note:
-            self.notify(message.note, markup=False)
-        self.count_progress()
+            self.query_one(ProgressLine).show_note(message.note)
+        self._schedule_progress()
 
     def on_history_ended(self, _message: HistoryEnded) -> None:
         self.busy = False
-        self.notify("This is the first item of the session.", markup=False)
+        self.query_one(ProgressLine).show_note("this is the first item of the session")
 
     def on_judgment_saved(self, message: JudgmentSaved) -> None:
         receipt = message.receipt
-        note = Text(f"Saved {receipt.verdict.value} on ")
-        note.append(receipt.item_id)
-        self.notify(note.plain, markup=False, timeout=3)
+        self.query_one(ProgressLine).show_note(
+            f"✓ saved {receipt.verdict.value} on {receipt.item_id}"
+        )
         if message.then_edit and self.item is not None:
+            from reviewer.tui.screens.edit import EditScreen
+
             self.busy = False
             item = self.item
             self.app.push_screen(EditScreen(item), lambda result: self._after_edit(item, result))
@@ -382,14 +407,15 @@ class ReviewScreen(Screen[None]):
 
     def on_judgment_retracted(self, message: JudgmentRetracted) -> None:
         receipt = message.receipt
-        self.notify(f"Retracted your {receipt.verdict} on {receipt.item_id}.", markup=False)
+        self.query_one(ProgressLine).show_note(
+            f"↶ retracted your {receipt.verdict} on {receipt.item_id}: answer it again"
+        )
 
     def on_revision_saved(self, message: RevisionSaved) -> None:
         receipt = message.receipt
-        self.notify(
-            f"Saved revision {receipt.new_revision} of {receipt.item_id}; "
-            "it goes back to the queue for fresh judgments.",
-            markup=False,
+        self.query_one(ProgressLine).show_note(
+            f"✓ saved revision {receipt.new_revision} of {receipt.item_id}; "
+            "it goes back to the queue for fresh judgments"
         )
 
     def on_action_refused(self, message: ActionRefused) -> None:
@@ -481,6 +507,8 @@ class ReviewScreen(Screen[None]):
             self.action_verdict(message.verdict.value)
 
     def action_verdict(self, verdict_name: str) -> None:
+        from reviewer.tui.screens.verdict import AlternativesScreen, AnswerPromptScreen
+
         item = self.item
         if item is None or self.phase is not Phase.REVEALED or self.busy:
             return
@@ -576,6 +604,8 @@ class ReviewScreen(Screen[None]):
         self._submit(item, {**fields, "seconds": self.timer.seconds}, then_edit)
 
     def action_edit(self) -> None:
+        from reviewer.tui.screens.edit import EditScreen
+
         item = self.item
         if item is None:
             return
@@ -588,6 +618,8 @@ class ReviewScreen(Screen[None]):
         self.app.push_screen(EditScreen(item), edited)
 
     def action_revisions(self) -> None:
+        from reviewer.tui.screens.revisions import RevisionsScreen
+
         if self.item is not None:
             self.app.push_screen(RevisionsScreen(self.db, self.item.id))
 
@@ -608,6 +640,8 @@ class ReviewScreen(Screen[None]):
         self._undo()
 
     def action_jump(self) -> None:
+        from reviewer.tui.screens.jump import jump_screen
+
         def jump_to(item_id: str | None) -> None:
             if item_id:
                 self.request(lambda queue: queue.open_item(item_id))
@@ -615,6 +649,8 @@ class ReviewScreen(Screen[None]):
         self.app.push_screen(jump_screen(), jump_to)
 
     def action_filter(self) -> None:
+        from reviewer.tui.screens.jump import FilterScreen
+
         def apply(filters: QueueFilter | None) -> None:
             if filters is not None:
                 self.queue.filters = filters
@@ -624,6 +660,8 @@ class ReviewScreen(Screen[None]):
         self.app.push_screen(FilterScreen(self.queue.filters, self.queue.known_sources()), apply)
 
     def action_judged(self) -> None:
+        from reviewer.tui.screens.judged import JudgedScreen
+
         def open_judged(item_id: str | None) -> None:
             if item_id:
                 self.request(lambda queue: queue.open_item(item_id))

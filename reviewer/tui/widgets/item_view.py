@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import VerticalScroll
 from textual.events import Click
 from textual.message import Message
 from textual.widgets import Static
 
-from db.answers import ItemKind, truefalse_word
+from db.answers import LETTERS, MAX_CHOICES, ItemKind, truefalse_word
 from db.items import ItemSnapshot
 from reviewer.tui.literal import literal
 
@@ -59,7 +59,11 @@ class ChoiceRow(Static):
 
 
 class ItemView(VerticalScroll):
-    """Scrollable view of one item's text (no key, no explanation)."""
+    """Scrollable view of one item's text (no key, no explanation).
+
+    The rows for up to eight events or choices are built once and reused, so moving
+    to the next item only updates text (no mounting, which would restyle the screen).
+    """
 
     can_focus = True
 
@@ -67,10 +71,11 @@ class ItemView(VerticalScroll):
         yield Static(id="prompt-title", classes="section-title")
         yield Static(id="item-prompt", classes="prompt")
         yield Static(id="choices-title", classes="section-title")
-        yield Vertical(id="choices")
+        for label in LETTERS[:MAX_CHOICES]:
+            yield ChoiceRow(label, Text(), id=f"choice-{label}", classes="choice")
         yield Static(id="duplicate-note")
 
-    async def show_item(self, item: ItemSnapshot) -> None:
+    def show_item(self, item: ItemSnapshot) -> None:
         """Replace the content with ``item``."""
         self.query_one("#prompt-title", Static).update(
             "Question" if item.kind.is_mcq else "Scenario"
@@ -79,18 +84,19 @@ class ItemView(VerticalScroll):
         self.query_one("#choices-title", Static).update(
             "Choices" if item.kind.is_mcq else "Events (put them in logical order)"
         )
-        rows = []
-        for label, text in item.choices.items():
+        for row in self.query(ChoiceRow):
+            text = item.choices.get(row.label)
+            row.display = text is not None
+            row.set_class(False, "-chosen")
+            if text is None:
+                continue
             line = Text()
-            line.append(f" {label} ", style="bold reverse")
+            line.append(f" {row.label} ", style="bold reverse")
             line.append("  ")
             line.append_text(literal(text))
             if item.kind is ItemKind.TRUEFALSE and text.strip() not in ("对", "错"):
-                line.append(f"  ({truefalse_word(label)})", style="dim")
-            rows.append(ChoiceRow(label, line, id=f"choice-{label}", classes="choice"))
-        choices = self.query_one("#choices", Vertical)
-        await choices.remove_children()
-        await choices.mount_all(rows)
+                line.append(f"  ({truefalse_word(row.label)})", style="dim")
+            row.update(line)
         note = self.query_one("#duplicate-note", Static)
         note.display = bool(item.suspected_duplicate_of)
         if item.suspected_duplicate_of:
@@ -101,15 +107,18 @@ class ItemView(VerticalScroll):
             note.update(text)
         self.scroll_home(animate=False)
 
-    async def show_message(self, title: str, body: str) -> None:
+    def show_message(self, title: str, body: str) -> None:
         """Show a message instead of an item (the queue is empty)."""
         self.query_one("#prompt-title", Static).update(Text(title))
         self.query_one("#item-prompt", Static).update(Text(body))
         self.query_one("#choices-title", Static).update("")
-        await self.query_one("#choices", Vertical).remove_children()
+        for row in self.query(ChoiceRow):
+            row.display = False
         self.query_one("#duplicate-note", Static).display = False
 
     def mark_chosen(self, letters: list[str]) -> None:
         """Mark the rows already placed in the order, or the options chosen."""
         for row in self.query(ChoiceRow):
-            row.set_class(row.label in letters, "-chosen")
+            chosen = row.label in letters
+            if row.has_class("-chosen") != chosen:
+                row.set_class(chosen, "-chosen")

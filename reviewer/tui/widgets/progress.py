@@ -1,4 +1,8 @@
-"""The progress line: always visible, so the annotator knows where they stand."""
+"""The progress line: always visible, so the annotator knows where they stand.
+
+It also carries the outcome of the last action ("✓ saved keep on econ:17"), which
+is quieter (and cheaper) than a pop-up for something that happens every item.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from reviewer.tui.literal import literal
 
 
 def progress_text(annotator: str, progress: QueueProgress | None, filters: str) -> Text:
-    """``alice · this session 3 done / 5 shown · overall 120 · 880 left · median 14 s/item``."""
+    """``alice · this session 3 done / 5 shown · overall 120 done · 880 left · median 14 s``."""
     text = Text()
     text.append_text(literal(annotator, "bold"))
     if progress is None:
@@ -18,10 +22,10 @@ def progress_text(annotator: str, progress: QueueProgress | None, filters: str) 
         return text
     median = "—" if progress.median_seconds is None else f"{progress.median_seconds:.0f} s"
     text.append(
-        f"  ·  this session {progress.session_done} done / {progress.session_assigned} shown"
+        f"  ·  session {progress.session_done} done / {progress.session_assigned} shown"
         f"  ·  overall {progress.overall_done:,} done"
         f"  ·  {progress.items_left:,} left"
-        f"  ·  median {median} per item"
+        f"  ·  median {median}/item"
     )
     text.append("  ·  ", style="dim")
     text.append_text(literal(filters, "dim"))
@@ -29,7 +33,29 @@ def progress_text(annotator: str, progress: QueueProgress | None, filters: str) 
 
 
 class ProgressLine(Static):
-    """One line of figures, refreshed after every item."""
+    """Figures refreshed after every item, after the last action's outcome."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self._figures = Text()
+        self._note = Text()
 
     def show(self, annotator: str, progress: QueueProgress | None, filters: str) -> None:
-        self.update(progress_text(annotator, progress, filters))
+        self._figures = progress_text(annotator, progress, filters)
+        self._render_line()
+
+    def show_note(self, note: str) -> None:
+        self._note = literal(note, "bold green" if note.startswith("✓") else "bold yellow")
+        self._render_line()
+
+    @property
+    def note(self) -> str:
+        return self._note.plain
+
+    def _render_line(self) -> None:
+        line = Text(no_wrap=True, overflow="ellipsis")
+        if self._note:
+            line.append_text(self._note)
+            line.append("   ")
+        line.append_text(self._figures)
+        self.update(line)
