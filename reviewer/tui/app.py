@@ -29,7 +29,7 @@ HELP_INTRO = (
     "Answer each item blind first, then compare with the key and give one verdict. "
     "Every judgment is saved the moment you give it. Keys below work wherever they "
     "apply; the footer shows the ones that apply now, and Ctrl+P searches all actions. "
-    "The mouse works too: click an event or a choice, and the buttons."
+    "The mouse works too: click an event or a choice, and the buttons. Esc closes this help."
 )
 
 

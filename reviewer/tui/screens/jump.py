@@ -90,6 +90,9 @@ class FilterScreen(ModalScreen[QueueFilter | None]):
                 yield Button("Apply (Ctrl+S)", id="filter-apply", variant="primary", compact=True)
                 yield Button("Cancel (Esc)", id="filter-cancel", compact=True)
 
+    def on_mount(self) -> None:
+        self.query_one("#filter-kind", Select).focus()
+
     def action_apply(self) -> None:
         self.dismiss(
             QueueFilter(

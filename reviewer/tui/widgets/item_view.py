@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.events import Click
 from textual.message import Message
 from textual.widgets import Static
@@ -42,16 +42,23 @@ def item_heading(item: ItemSnapshot) -> Text:
     return heading
 
 
-class ChoiceRow(Static):
-    """One event or choice; clicking it picks its letter."""
+class ChoiceRow(Horizontal):
+    """One event or choice: its letter, then its text with a hanging indent; a click picks it."""
 
     @dataclass
     class Picked(Message):
         label: str
 
-    def __init__(self, label: str, text: Text, **kwargs: object) -> None:
-        super().__init__(text, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, label: str, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
         self.label = label
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(f" {self.label} ", style="bold reverse"), classes="choice-letter")
+        yield Static(classes="choice-text")
+
+    def show(self, text: Text) -> None:
+        self.query_one(".choice-text", Static).update(text)
 
     def on_click(self, event: Click) -> None:
         event.stop()
@@ -72,7 +79,7 @@ class ItemView(VerticalScroll):
         yield Static(id="item-prompt", classes="prompt")
         yield Static(id="choices-title", classes="section-title")
         for label in LETTERS[:MAX_CHOICES]:
-            yield ChoiceRow(label, Text(), id=f"choice-{label}", classes="choice")
+            yield ChoiceRow(label, id=f"choice-{label}", classes="choice")
         yield Static(id="duplicate-note")
 
     def show_item(self, item: ItemSnapshot) -> None:
@@ -90,13 +97,10 @@ class ItemView(VerticalScroll):
             row.set_class(False, "-chosen")
             if text is None:
                 continue
-            line = Text()
-            line.append(f" {row.label} ", style="bold reverse")
-            line.append("  ")
-            line.append_text(literal(text))
+            line = literal(text)
             if item.kind is ItemKind.TRUEFALSE and text.strip() not in ("对", "错"):
                 line.append(f"  ({truefalse_word(row.label)})", style="dim")
-            row.update(line)
+            row.show(line)
         note = self.query_one("#duplicate-note", Static)
         note.display = bool(item.suspected_duplicate_of)
         if item.suspected_duplicate_of:

@@ -14,7 +14,7 @@ from reviewer.tui.literal import literal
 
 
 def progress_text(annotator: str, progress: QueueProgress | None, filters: str) -> Text:
-    """``alice · this session 3 done / 5 shown · overall 120 done · 880 left · median 14 s``."""
+    """``alice · session 3/5 done/shown · all time 120 done · 880 left · median 14 s/item``."""
     text = Text()
     text.append_text(literal(annotator, "bold"))
     if progress is None:
@@ -22,12 +22,12 @@ def progress_text(annotator: str, progress: QueueProgress | None, filters: str) 
         return text
     median = "—" if progress.median_seconds is None else f"{progress.median_seconds:.0f} s"
     text.append(
-        f"  ·  session {progress.session_done} done / {progress.session_assigned} shown"
-        f"  ·  overall {progress.overall_done:,} done"
-        f"  ·  {progress.items_left:,} left"
-        f"  ·  median {median}/item"
+        f" · session {progress.session_done}/{progress.session_assigned} done/shown"
+        f" · all time {progress.overall_done:,} done"
+        f" · {progress.items_left:,} left"
+        f" · median {median}/item"
     )
-    text.append("  ·  ", style="dim")
+    text.append(" · ", style="dim")
     text.append_text(literal(filters, "dim"))
     return text
 

@@ -7,6 +7,7 @@ multiple choice, the letters missing from the answer and the extra ones are name
 
 from __future__ import annotations
 
+from rich.table import Table
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
@@ -85,14 +86,15 @@ def _choice_letters(item: ItemSnapshot, letters: str) -> str:
     return shown
 
 
-def key_in_words(item: ItemSnapshot) -> Text:
-    """The key spelled out with the event or choice texts, one per line."""
-    text = Text()
+def key_in_words(item: ItemSnapshot) -> Table:
+    """The key spelled out with the event or choice texts, one per row (hanging indent)."""
+    table = Table.grid(padding=(0, 1))
+    table.add_column(no_wrap=True)
+    table.add_column(ratio=1)
     for position, letter in enumerate(item.key, start=1):
-        prefix = f"{position}. " if item.kind is ItemKind.ORDERING else "• "
-        text.append(f"\n{prefix}{letter}  ", style="bold")
-        text.append_text(literal(item.choices.get(letter, "")))
-    return text
+        prefix = f"{position}. {letter}" if item.kind is ItemKind.ORDERING else f"• {letter}"
+        table.add_row(Text(prefix, style="bold"), literal(item.choices.get(letter, "")))
+    return table
 
 
 def judgment_summary(item: ItemSnapshot, judgment: OwnJudgment) -> Text:
