@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The demo in one command: set everything up, build demo.db from fixtures/, evaluate the
+# bundled demo model (SmolLM2-135M-Instruct) on its approved items with live accuracy,
+# then open the review app. Extra arguments go to `vetbench eval` (e.g. --limit 10).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+# shellcheck disable=SC1091
+. .venv/bin/activate
+export VETBENCH_DB=${VETBENCH_DB:-demo.db}
+
+python scripts/make_demo_db.py "$VETBENCH_DB"
+echo
+echo "== Evaluating the demo model on the approved items (5 shots, greedy) =="
+vetbench eval --model demo --shots 5 "$@"
+echo
+vetbench runs
+if [ -t 0 ] && [ -t 1 ]; then
+  echo
+  echo "Opening the review app as '${VETBENCH_USER:-$(id -un)}' (press ? for help, ctrl+q to quit)."
+  echo "The lead 'lena' sees the agreement (F2) and conflict (F3) screens: vetbench review --as lena"
+  exec vetbench review --as "${VETBENCH_USER:-$(id -un)}"
+fi
