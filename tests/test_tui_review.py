@@ -12,7 +12,8 @@ from textual.widgets import Input, Static, TextArea
 from tui_helpers import screen_text, settle
 
 from db.engine import Database
-from db.models import ItemRevision
+from db.models import Claim, ItemRevision, Role
+from db.people import ensure_person
 from reviewer.tui.app import ReviewApp, make_app
 from reviewer.tui.screens.edit import EditScreen
 from reviewer.tui.screens.help import HelpScreen
@@ -319,3 +320,23 @@ async def test_adjudication_is_hidden_from_annotators(one_item: Database) -> Non
         assert app.check_action("open_area", ("adjudication",)) is False
         titles = [command.title for command in app.get_system_commands(app.screen)]
         assert "Adjudication" not in titles
+
+
+async def test_leaving_mid_item_frees_it_for_others(one_item: Database) -> None:
+    async with running(make_app(one_item, "alice")) as app:
+        assert app.review_screen.item is not None
+        with one_item.session() as session:
+            assert len(session.exec(select(Claim)).all()) == 1
+    with one_item.session() as session:
+        assert session.exec(select(Claim)).all() == []
+
+
+async def test_other_areas_open_from_the_review_app(one_item: Database) -> None:
+    with one_item.transaction() as session:
+        ensure_person(session, "lea", Role.LEAD)
+    async with running(make_app(one_item, "lea")) as app:
+        assert app.check_action("open_area", ("adjudication",)) is True
+        await press(app, "f2")
+        assert type(app.screen).__name__ == "AgreementScreen"
+        await press(app, "escape")
+        assert app.screen is app.review_screen

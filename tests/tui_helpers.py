@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import html
 import re
 
 from textual.pilot import Pilot
+from textual.worker import WorkerCancelled, WorkerFailed
 
 from reviewer.tui.app import ReviewApp
 from reviewer.tui.screens.review import ReviewScreen
@@ -13,16 +15,23 @@ from reviewer.tui.screens.review import ReviewScreen
 _SVG_TEXT = re.compile(r"<text[^>]*>(.*?)</text>", re.DOTALL)
 
 
+REVIEW_GROUPS = {"review", "progress", "default"}
+"""Worker groups of the review screens (other areas' screens may keep pollers running)."""
+
+
 async def settle(pilot: Pilot[None]) -> None:
-    """Wait until no worker runs and the review screen has handled their messages."""
+    """Wait until the review workers are done and their messages have been handled."""
     app = pilot.app
-    for _ in range(200):
-        await app.workers.wait_for_complete()
+    for _ in range(400):
         await pilot.pause()
+        running = [w for w in app.workers if w.is_running and w.group in REVIEW_GROUPS]
         screens = [s for s in app.screen_stack if isinstance(s, ReviewScreen)]
-        idle = not any(worker.is_running for worker in app.workers)
-        if idle and not (screens and screens[0].busy):
+        if not running and not (screens and screens[0].busy):
+            await pilot.pause()
             return
+        if running:
+            with contextlib.suppress(WorkerFailed, WorkerCancelled):
+                await running[0].wait()
     raise AssertionError("the review app did not settle")
 
 

@@ -1,0 +1,72 @@
+"""The plain parts of the review TUI: literal text, the active-time clock, the answer draft."""
+
+from __future__ import annotations
+
+from db.answers import ItemKind
+from reviewer.tui.literal import literal, visible_text
+from reviewer.tui.timer import ActiveTimer
+from reviewer.tui.widgets.answer_builder import AnswerDraft
+
+
+def test_control_characters_become_visible_and_markup_stays_text() -> None:
+    raw = "[bold]x[/] \x1b[31mred\x1b]0;title\x07 tab\tnew\nline\r\nend\x7f\x9b"
+    shown = visible_text(raw)
+    assert shown == "[bold]x[/] ␛[31mred␛]0;title␇ tab\tnew\nline\nend␡\ufffd"
+    text = literal(raw)
+    assert text.plain == shown and text.spans == []  # no markup was parsed
+    assert not any(0x80 <= ord(c) < 0xA0 or (ord(c) < 0x20 and c not in "\n\t") for c in shown)
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_timer_counts_active_time_only() -> None:
+    clock = FakeClock()
+    timer = ActiveTimer(idle_cap=60, clock=clock)
+    timer.start()
+    clock.now = 10
+    timer.touch()
+    clock.now = 500  # walked away: only the idle cap counts
+    timer.touch()
+    assert timer.seconds == 70
+    timer.pause()  # Ctrl+Z
+    clock.now = 5000
+    timer.resume()
+    clock.now = 5005
+    assert timer.seconds == 75
+    timer.start()
+    assert timer.seconds == 0
+
+
+def test_ordering_draft() -> None:
+    draft = AnswerDraft(ItemKind.ORDERING, list("ABCD"))
+    assert draft.press("D") and draft.press("A")
+    assert not draft.press("D")  # already placed
+    assert not draft.press("E")  # not an event
+    assert draft.describe().plain == "D, A, ·, ·"
+    assert draft.back() and draft.letters == ["D"]
+    assert draft.press_number(2) and draft.press_number(3)  # B, C
+    assert not draft.press_number(9)
+    assert not draft.is_complete
+    draft.complete_last()  # one left: it is determined
+    assert draft.is_complete and draft.answer == "DBCA"
+
+
+def test_choice_drafts() -> None:
+    multi = AnswerDraft(ItemKind.MULTI, list("ABCD"))
+    for label in "DBAB":
+        multi.press(label)
+    assert multi.answer == "AD"  # B toggled twice; letters sorted
+    single = AnswerDraft(ItemKind.SINGLE, list("ABC"))
+    single.press("A")
+    single.press("C")
+    assert single.answer == "C" and single.is_complete
+    truefalse = AnswerDraft(ItemKind.TRUEFALSE, ["A", "B"])
+    truefalse.press_number(2)
+    assert truefalse.describe().plain == "B (错)"
+    assert not AnswerDraft(ItemKind.MULTI, ["A", "B"]).is_complete
