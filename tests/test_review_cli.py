@@ -174,3 +174,10 @@ def test_review_app_starts_without_heavy_libraries(items: Path) -> None:
         cwd=Path(__file__).parent.parent,
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_review_refuses_an_unknown_source_and_an_empty_name(items: Path) -> None:
+    code, output = run(items, "review", "--as", "alice", "--source", "nope")
+    assert code == 1 and "no items come from source 'nope'; sources: test" in output
+    code, output = run(items, "review", "--as", "  ")
+    assert code == 1 and "--as needs a name" in output

@@ -22,7 +22,8 @@ def _as_option(required: bool = False):  # type: ignore[no-untyped-def]
         required=required,
         default=None,
         metavar="NAME",
-        help="Who you are (default: your login name). New names are registered as annotators.",
+        help=("Who you are." if required else "Who you are (default: your login name).")
+        + " New names are registered as annotators.",
     )
 
 
@@ -50,7 +51,20 @@ def review(
     from reviewer.tui.app import make_app
 
     db = open_db(ctx)
-    app = make_app(db, name or default_user(), kind=kind, source=source, status=status)
+    who = (name if name is not None else default_user()).strip()
+    if not who:
+        fail("--as needs a name")
+    if source is not None:
+        from sqlmodel import select
+
+        from db.models import Item
+
+        with db.session() as session:
+            sources = sorted(set(session.exec(select(Item.source).distinct())))
+        if source not in sources:
+            known = ", ".join(sources) or "none yet (import items first: vetbench import FILE)"
+            fail(f"no items come from source '{source}'; sources: {known}")
+    app = make_app(db, who, kind=kind, source=source, status=status)
     app.run()
 
 
