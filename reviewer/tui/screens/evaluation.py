@@ -87,11 +87,24 @@ def open_backend(database: Database, spec: str) -> Backend:
     return TransformersBackend(spec, device="auto", batch_size="auto")
 
 
+def _run_state(run: dict[str, Any]) -> tuple[Any, ...]:
+    """What changes when a run stores a prediction or changes status."""
+    return (run["id"], run["done"], run["infrastructure_failures"], run["status"], run["stale"])
+
+
 def read_snapshot(
-    database: Database, followed_run_id: int | None, *, with_suspects: bool
+    database: Database,
+    followed_run_id: int | None,
+    *,
+    with_suspects: bool,
+    previous: EvaluationSnapshot | None = None,
 ) -> EvaluationSnapshot:
     """Runs, the followed run's figures and latest predictions (the newest running run, or
-    the newest run, when none is chosen), and, when asked, the suspect keys."""
+    the newest run, when none is chosen), and, when asked, the suspect keys.
+
+    The followed run's figures are read again only when it changed since ``previous``
+    (the run list's counts say so cheaply), so watching an idle run costs one small query.
+    """
     from evaluator.runs import RunNotFound, latest_predictions, list_runs, run_figures, suspect_keys
 
     runs = list_runs(database)
@@ -100,7 +113,12 @@ def read_snapshot(
         running = [run for run in runs if run["status"] == "running" and not run["stale"]]
         run_id = (running or runs)[0]["id"]
     followed, latest = None, []
-    if run_id is not None:
+    state = next((_run_state(run) for run in runs if run["id"] == run_id), None)
+    if previous is not None and previous.followed is not None and state is not None:
+        before = next((_run_state(r) for r in previous.runs if r["id"] == run_id), None)
+        if before == state and previous.followed["run"]["id"] == run_id:
+            followed, latest = previous.followed, previous.latest
+    if followed is None and run_id is not None:
         try:
             followed = run_figures(database, run_id)
             latest = latest_predictions(database, run_id, LATEST_SHOWN)
@@ -265,6 +283,7 @@ class EvaluationScreen(Screen[None]):
         self._wake = threading.Event()
         self._latest: dict[str, Any] = {}
         self._suspects: list[dict[str, Any]] = []
+        self._shown: EvaluationSnapshot | None = None
 
     # ----------------------------------------------------------- layout
 
@@ -396,11 +415,13 @@ class EvaluationScreen(Screen[None]):
         """Read the database about once a second and hand the snapshot to the screen."""
         worker = get_current_worker()
         polls = 0
+        snapshot: EvaluationSnapshot | None = None
         while not worker.is_cancelled:
             snapshot = read_snapshot(
                 self.database,
                 self.followed_run_id,
                 with_suspects=polls % SUSPECTS_EVERY == 0,
+                previous=snapshot,
             )
             polls += 1
             if worker.is_cancelled:
@@ -486,12 +507,16 @@ class EvaluationScreen(Screen[None]):
         self._wake.set()
 
     def on_evaluation_screen_snapshot_read(self, message: SnapshotRead) -> None:
-        snapshot = message.snapshot
-        self._show_run(snapshot.followed)
-        self._show_latest(snapshot.latest)
-        self._show_leaderboard(snapshot.runs)
-        if snapshot.suspects is not None:
+        snapshot, shown = message.snapshot, self._shown
+        # Redraw only what changed, so an idle run does not reset cursors every second.
+        if shown is None or snapshot.followed is not shown.followed:
+            self._show_run(snapshot.followed)
+            self._show_latest(snapshot.latest)
+        if shown is None or snapshot.runs != shown.runs:
+            self._show_leaderboard(snapshot.runs)
+        if snapshot.suspects is not None and snapshot.suspects != self._suspects:
             self._show_suspects(snapshot.suspects)
+        self._shown = snapshot
 
     @on(DataTable.RowHighlighted, "#predictions")
     def _prediction_highlighted(self, event: DataTable.RowHighlighted) -> None:
