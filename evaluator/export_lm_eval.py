@@ -419,6 +419,7 @@ def export_lm_eval(
         tasks=groups + generation_tasks + score_tasks,
         command=(
             f"lm_eval --model hf --model_args pretrained=MODEL --tasks {task_name} "
-            f"--include_path {out_dir} [--apply_chat_template]"
+            f"--include_path {out_dir} --apply_chat_template  "
+            "# as vetbench eval does: leave out --apply_chat_template for a model without one"
         ),
     )
