@@ -7,12 +7,19 @@ report ``file:line: field: problem`` for all bad records at once.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from db.answers import MAX_CHOICES, MAX_EVENTS, MIN_EVENTS, AnswerError, ItemKind, parse_answer
 
 MAX_TEXT_CHARS = 200_000  # one field; longer text is almost surely a broken file
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def language_of(*texts: str) -> str:
+    """``zh`` when the texts hold Chinese characters, else ``en``: it picks prompt language."""
+    return "zh" if any(_CJK.search(text) for text in texts if text) else "en"
 
 
 @dataclass

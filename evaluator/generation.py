@@ -31,7 +31,7 @@ from db.audit import record_event
 from db.engine import Database
 from db.items import add_item
 from db.models import GenerationReject, Item, utcnow
-from db.validation import ItemDraft, Problem, validate_draft
+from db.validation import ItemDraft, Problem, language_of, validate_draft
 from evaluator.generation_duplicates import flag_duplicates
 from evaluator.generation_inputs import Article, SourceQuestion
 from evaluator.generation_parsing import ResponseParseError, parse_generated
@@ -47,7 +47,6 @@ from evaluator.option_shuffle import remap_letter_references, shuffle_options
 DEFAULT_MAX_TOKENS = 1024
 DEFAULT_TEMPERATURE = 0.7
 FAILURES_KEPT = 20  # transport failure messages kept for the summary
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 # A generated item must stand on its own: no pointing back at the text it came from.
 _ARTICLE_REFERENCE = re.compile(
     r"\b(?:the|this|that|above)\s+(?:article|passage|news\s+(?:story|report|item)|excerpt)\b"
@@ -200,11 +199,6 @@ def split_done(db: Database, tasks: Sequence[GenerationTask]) -> tuple[list[Gene
 
 
 # -- from an answer to a draft ----------------------------------------------------------
-
-
-def language_of(text: str) -> str:
-    """``zh`` when the text has Chinese characters, else ``en``."""
-    return "zh" if _CJK.search(text) else "en"
 
 
 def build_draft(

@@ -476,3 +476,12 @@ def test_detect_format_gives_up_clearly(tmp_path: Path) -> None:
         detect_format(write(tmp_path, "notes.txt", "hello\n"))
     with pytest.raises(FormatError, match="cannot read"):
         detect_format(tmp_path / "missing.csv")
+
+
+def test_language_follows_the_text_so_english_cflue_items_get_english_prompts() -> None:
+    fixture = Path(__file__).resolve().parent.parent / "fixtures" / "cflue_mcq.json"
+    records = [r for r in read_records(fixture, "cflue") if r.draft is not None]
+    languages = {r.draft.language for r in records}
+    assert languages == {"zh", "en"}
+    english = [r.draft for r in records if r.draft.language == "en"]
+    assert english and all(not any("\u4e00" <= ch <= "\u9fff" for ch in d.prompt) for d in english)

@@ -17,7 +17,7 @@ from typing import Any, TextIO
 
 from db.answers import ItemKind
 from db.formats.base import FormatError, ParsedRecord, Place, read_text
-from db.validation import ItemDraft, Problem
+from db.validation import ItemDraft, Problem, language_of
 
 NAME = "cflue"
 KINDS = frozenset({ItemKind.SINGLE, ItemKind.MULTI, ItemKind.TRUEFALSE})
@@ -100,7 +100,7 @@ def _record(path: Path, index: int, raw: object) -> ParsedRecord:
         choices=choices,
         key=raw["answer"],
         explanation=raw.get("analysis"),
-        language="zh",
+        language=language_of(raw["question"], *choices.values()),
         source_ref=place.source_ref,
         meta=meta,
         provenance={"file": path.name, "record": index, "format": NAME},

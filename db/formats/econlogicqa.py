@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 from db.answers import LETTERS, ItemKind, format_answer
 from db.formats.base import FormatError, ParsedRecord, Place, read_text
-from db.validation import ItemDraft, Problem
+from db.validation import ItemDraft, Problem, language_of
 
 NAME = "econlogicqa"
 KINDS = frozenset({ItemKind.ORDERING})
@@ -85,7 +85,7 @@ def read(path: Path) -> Iterator[ParsedRecord]:
             choices=choices,
             key=cells[ANSWER],
             explanation=explanation if explanation else None,
-            language="en",
+            language=language_of(cells[QUESTION], *choices.values()),
             source_ref=place.source_ref,
             meta={EXTRA_COLUMNS_META: extra} if extra else {},
             provenance={"file": path.name, "line": line, "format": NAME},
