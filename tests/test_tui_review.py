@@ -340,3 +340,16 @@ async def test_other_areas_open_from_the_review_app(one_item: Database) -> None:
         assert type(app.screen).__name__ == "AgreementScreen"
         await press(app, "escape")
         assert app.screen is app.review_screen
+
+
+async def test_command_palette_runs_review_actions(database: Database) -> None:
+    for index in range(3):
+        add_test_item(database, f"econ:{index}")
+    async with running(make_app(database, "alice")) as app:
+        first = app.review_screen.item
+        await press(app, "ctrl+p")
+        await press(app, *"skip")
+        assert "Skip (s)" in screen_text(app)
+        await press(app, "enter")
+        assert app.is_running and app.screen is app.review_screen
+        assert app.review_screen.item is not None and app.review_screen.item != first

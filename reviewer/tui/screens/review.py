@@ -229,7 +229,11 @@ class ReviewScreen(Screen[None]):
             if action == "pick" or not self.check_action(name, parameters):
                 continue
             title = text.split(":")[0].split(" (")[0]
-            yield f"{title[0].upper()}{title[1:]} [{keys}]", text, self._runner(action)
+            yield (
+                f"{title[0].upper()}{title[1:]} ({keys})",
+                text[0].upper() + text[1:],
+                self._runner(action),
+            )
 
     def _runner(self, action: str) -> Callable[[], object]:
         async def run() -> None:
