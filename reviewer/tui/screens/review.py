@@ -315,9 +315,10 @@ class ReviewScreen(Screen[None]):
                 note=request.note,
             )
         except JudgmentRefused as error:
-            self.post_message(ActionRefused(str(error)))
-            return
-        self.post_message(RevisionSaved(receipt))
+            # The judgment (if any) is stored already; say why the edit was not, move on.
+            self.post_message(ActionRefused(f"edit not saved: {error}"))
+        else:
+            self.post_message(RevisionSaved(receipt))
         self.post_message(ItemLoaded(self.queue.fetch_next()))
 
     def _schedule_progress(self) -> None:
