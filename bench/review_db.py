@@ -34,7 +34,8 @@ KINDS = ("ordering", "ordering", "single", "multi", "truefalse")
 
 def _item_rows(count: int, rng: random.Random) -> tuple[list[dict], list[dict]]:
     now = datetime(2026, 1, 1, tzinfo=UTC)
-    items, revisions = [], []
+    items: list[dict] = []
+    revisions: list[dict] = []
     for index in range(count):
         kind = KINDS[index % len(KINDS)]
         source = "econ-bench" if kind == "ordering" else "cflue-bench"
@@ -106,6 +107,7 @@ def build_review_database(path: Path, items: int = 40_000, seed: int = 7) -> Non
     fully_judged = int(items * 0.75)
     half_judged = int(items * 0.15)
     for index, (item, revision) in enumerate(zip(item_rows, revision_rows, strict=True)):
+        judges: tuple[int, ...]
         if index < fully_judged:
             judges = (1, 2, 3)
         elif index < fully_judged + half_judged:

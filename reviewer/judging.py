@@ -200,7 +200,8 @@ def submit_judgment(
                 "(it was edited); judge the current revision"
             )
         item = get_item(session, item_id)
-        assert item is not None  # the row exists, and so does its current revision
+        # The row exists, and so does its current revision (a stored one, with an id).
+        assert item is not None and item.revision_id is not None
         blind = _parse(item.kind, blind_answer, item.labels, "blind answer")
         alternatives, fixed_key = _check_verdict_fields(
             item.kind, item.labels, item.key, verdict, alternative_orders, corrected_key

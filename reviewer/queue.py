@@ -211,7 +211,8 @@ class ReviewQueue:
             digest = hashlib.sha256(self.annotator.encode("utf-8")).digest()
             offset = int.from_bytes(digest[:8], "big") % total if total else 0
             self._start_id = (
-                session.scalar(select(Item.id).order_by(col(Item.id)).offset(offset).limit(1)) or ""
+                session.scalar(select(col(Item.id)).order_by(col(Item.id)).offset(offset).limit(1))
+                or ""
             )
         return self._start_id
 
@@ -230,7 +231,7 @@ class ReviewQueue:
             # Walk from this annotator's starting point to the end, then wrap around.
             for window in (col(Item.id) >= start, col(Item.id) < start):
                 query = (
-                    select(Item.id)
+                    select(col(Item.id))
                     .where(col(Item.status) == status, window, *base)
                     .order_by(col(Item.id))
                     .limit(1)
@@ -361,7 +362,9 @@ class ReviewQueue:
     def known_sources(self) -> list[str]:
         """Every source name in the database (for the filter choices)."""
         with self.db.session() as session:
-            return list(session.scalars(select(Item.source).distinct().order_by(col(Item.source))))
+            return list(
+                session.scalars(select(col(Item.source)).distinct().order_by(col(Item.source)))
+            )
 
     # --- the annotator's own work ---------------------------------------------------
 
@@ -413,7 +416,7 @@ class ReviewQueue:
                 col(Judgment.annotator_id) == self.person_id,
                 col(Judgment.retracted).is_(False),
             )
-            seconds = list(session.scalars(select(Judgment.seconds).where(mine)))
+            seconds = list(session.scalars(select(col(Judgment.seconds)).where(mine)))
             left_query = (
                 select(func.count())
                 .select_from(Item)
@@ -444,7 +447,9 @@ def refresh_open_statuses(db: Database) -> int:
     with db.transaction() as session:
         overlap = get_int_setting(session, "overlap")
         rows = session.execute(
-            select(Item.id, Item.status).where(col(Item.status).in_([s.value for s in undecided]))
+            select(col(Item.id), col(Item.status)).where(
+                col(Item.status).in_([s.value for s in undecided])
+            )
         ).all()
         for item_id, old_status in rows:
             if refresh_item_status(session, item_id, overlap) != old_status:

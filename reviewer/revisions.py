@@ -137,13 +137,13 @@ def diff_revisions(kind: str, old: RevisionSummary, new: RevisionSummary) -> lis
                 lines.append(
                     DiffLine("removed", old_line, tuple((a + 1, b + 1) for a, b in old_spans))
                 )
-            for position, new_line in enumerate(added):
-                old_line = removed[position] if position < len(removed) else None
+            for position, added_line in enumerate(added):
+                paired = removed[position] if position < len(removed) else None
                 new_spans: tuple[tuple[int, int], ...] = ()
-                if old_line is not None:
-                    _, new_spans = _inline_spans(old_line[1:], new_line[1:])
+                if paired is not None:
+                    _, new_spans = _inline_spans(paired[1:], added_line[1:])
                 lines.append(
-                    DiffLine("added", new_line, tuple((a + 1, b + 1) for a, b in new_spans))
+                    DiffLine("added", added_line, tuple((a + 1, b + 1) for a, b in new_spans))
                 )
             continue
         elif text.startswith("+"):

@@ -353,3 +353,22 @@ async def test_command_palette_runs_review_actions(database: Database) -> None:
         await press(app, "enter")
         assert app.is_running and app.screen is app.review_screen
         assert app.review_screen.item is not None and app.review_screen.item != first
+
+
+async def test_browse_judged_items_lists_every_revision(one_item: Database) -> None:
+    from reviewer.judging import edit_item, submit_judgment
+
+    submit_judgment(
+        one_item, "alice", "econ:1", revision_number=1, blind_answer="ABCD", verdict="flawed"
+    )
+    edit_item(one_item, "bob", "econ:1", prompt="Order the events (fixed).", note="typo")
+    submit_judgment(
+        one_item, "alice", "econ:1", revision_number=2, blind_answer="DABC", verdict="keep"
+    )
+    async with running(make_app(one_item, "alice")) as app:
+        await press(app, "l")
+        text = screen_text(app)
+        assert text.count("econ:1") >= 2 and "flawed" in text and "keep" in text
+        await press(app, "enter")  # the newest judgment opens, in browse mode
+        assert app.review_screen.phase is Phase.JUDGED
+        assert "Your verdict: keep" in screen_text(app)

@@ -29,6 +29,7 @@ class JudgedScreen(ModalScreen[str | None]):
     def __init__(self, queue: ReviewQueue) -> None:
         super().__init__()
         self.queue = queue
+        self.row_items: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="review-dialog wide"):
@@ -55,8 +56,9 @@ class JudgedScreen(ModalScreen[str | None]):
                 f"{judgment.seconds:.0f}",
                 judgment.created_at.strftime("%Y-%m-%d %H:%M"),
                 literal(judgment.comment[:40]),
-                key=judgment.item_id,
+                key=str(judgment.judgment_id),  # an item judged in two revisions has two rows
             )
+            self.row_items[str(judgment.judgment_id)] = judgment.item_id
         if not message.judgments:
             self.query_one(".panel-title", Static).update(
                 Text("You have not judged any item yet (Esc closes).")
@@ -65,7 +67,7 @@ class JudgedScreen(ModalScreen[str | None]):
 
     @on(DataTable.RowSelected, "#judged-table")
     def open_item(self, event: DataTable.RowSelected) -> None:
-        self.dismiss(event.row_key.value)
+        self.dismiss(self.row_items.get(str(event.row_key.value)))
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -104,11 +104,11 @@ class ItemView(VerticalScroll):
         note = self.query_one("#duplicate-note", Static)
         note.display = bool(item.suspected_duplicate_of)
         if item.suspected_duplicate_of:
-            text = Text("Suspected duplicate of ", style="italic")
-            text.append_text(literal(item.suspected_duplicate_of, "bold"))
+            duplicate = Text("Suspected duplicate of ", style="italic")
+            duplicate.append_text(literal(item.suspected_duplicate_of, "bold"))
             if item.duplicate_similarity is not None:
-                text.append(f" ({item.duplicate_similarity:.0f}% similar)")
-            note.update(text)
+                duplicate.append(f" ({item.duplicate_similarity:.0f}% similar)")
+            note.update(duplicate)
         self.scroll_home(animate=False)
 
     def show_message(self, title: str, body: str) -> None:
