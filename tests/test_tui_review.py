@@ -372,3 +372,18 @@ async def test_browse_judged_items_lists_every_revision(one_item: Database) -> N
         await press(app, "enter")  # the newest judgment opens, in browse mode
         assert app.review_screen.phase is Phase.JUDGED
         assert "Your verdict: keep" in screen_text(app)
+
+
+async def test_revisions_screen_shows_the_difference(one_item: Database) -> None:
+    from reviewer.judging import edit_item
+
+    edit_item(one_item, "bob", "econ:1", key="DACB", note="key was wrong")
+    async with running(make_app(one_item, "alice")) as app:
+        await press(app, "r")  # not before the blind answer: the diff would show the key
+        assert app.screen is app.review_screen
+        await press(app, "d", "a", "c", "b", "enter", "r")
+        text = screen_text(app)
+        assert "rev 2" in text and "key was wrong" in text
+        assert "-key: D, A, B, C" in text and "+key: D, A, C, B" in text
+        await press(app, "escape")
+        assert app.screen is app.review_screen
