@@ -140,6 +140,7 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=30)
     parser.add_argument("--batch-sizes", default="8", help="comma-separated, e.g. 1,4,8,16")
     parser.add_argument("--skip-load", action="store_true", help="skip the load-time part")
+    parser.add_argument("--threads", help="CPU threads for every setting [default: torch's]")
     args = parser.parse_args()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
 
@@ -155,11 +156,15 @@ def main() -> None:
             for size in args.batch_sizes.split(",")
         ]
         settings.append(("no prefix reuse, batch 8", ("--batch-size", "8", "--no-prefix-cache")))
+        threads = ("--threads", args.threads) if args.threads else ()
         reference: dict[str, str | None] | None = None
-        print(f"\n{args.items} ordering items, 5 shots, demo model on the CPU")
+        print(
+            f"\n{args.items} ordering items, 5 shots, demo model on the CPU, "
+            f"{args.threads or 'default'} thread(s)"
+        )
         print(f"{'setting':<28} {'items/s':>8} {'wall s':>8} {'accuracy':>9} {'same answers':>13}")
         for label, extra in settings:
-            result = evaluate(db, env, args.items, *extra)
+            result = evaluate(db, env, args.items, *extra, *threads)
             given = answers(db, result["run_id"])
             reference = reference or given
             same = sum(given[k] == reference.get(k) for k in given) / max(len(given), 1)

@@ -375,6 +375,19 @@ def test_unusable_models_are_explained(tmp_path: Path) -> None:
         TransformersBackend("vetbench-tests/no-such-model", device="cpu")
 
 
+def test_the_cpu_thread_count_can_be_set(tiny: Path) -> None:
+    import torch
+
+    before = torch.get_num_threads()
+    try:
+        backend = TransformersBackend(str(tiny), device="cpu", threads=1)
+        assert torch.get_num_threads() == 1 and backend.info.params["threads"] == 1
+        with pytest.raises(BackendError, match="threads must be at least 1"):
+            TransformersBackend(str(tiny), device="cpu", threads=0)
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_cuda_is_refused_without_a_gpu(tiny: Path) -> None:
     import torch
 

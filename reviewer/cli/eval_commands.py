@@ -120,6 +120,7 @@ def _make_backend(
     batch_size: str,
     prefix_cache: bool,
     chat_template: bool | None,
+    threads: int | None,
     base_url: str | None,
     api_key_env: str,
 ) -> Backend:
@@ -162,6 +163,7 @@ def _make_backend(
             batch_size=batch_size,
             prefix_cache=prefix_cache,
             chat_template=chat_template,
+            threads=threads,
         )
     except (BackendError, ModelNotFoundError) as error:
         fail(str(error))
@@ -267,6 +269,12 @@ def _progress_line(progress: RunProgress) -> str:
     help="auto: the GPU in bfloat16 when there is one, else the CPU.",
 )
 @click.option(
+    "--threads",
+    type=click.IntRange(1),
+    help="CPU threads for local models [default: torch's choice]; on a CPU busy with "
+    "other work, 1 is often fastest.",
+)
+@click.option(
     "--templates",
     "templates_dir",
     type=click.Path(path_type=Path, exists=True, file_okay=False),
@@ -306,6 +314,7 @@ def eval_command(
     mode: str,
     batch_size: str,
     device: str,
+    threads: int | None,
     templates_dir: Path | None,
     seed: int,
     base_url: str | None,
@@ -355,6 +364,7 @@ def eval_command(
         batch_size=batch_size,
         prefix_cache=not no_prefix_cache,
         chat_template=False if no_chat_template else None,
+        threads=threads,
         base_url=base_url,
         api_key_env=api_key_env,
     )
