@@ -64,7 +64,8 @@ _PLACEHOLDERS = {
 _SHOT_TIERS: tuple[tuple[str, ...], ...] = (
     (ItemStatus.APPROVED,),
     (ItemStatus.AGREED,),
-    (ItemStatus.IN_REVIEW, ItemStatus.PENDING, ItemStatus.CONFLICT),
+    (ItemStatus.IN_REVIEW, ItemStatus.PENDING),
+    (ItemStatus.CONFLICT,),  # disputed keys: a last resort
 )
 
 
@@ -261,7 +262,7 @@ def select_shots(
     A fixed, seeded draw from ``pool`` minus ``exclude_ids`` (the evaluated set), the
     same for every evaluated item so that the prompt prefix is shared.  Approved items
     are drawn first; if fewer than ``k`` are approved, agreed items and then items still
-    in review fill the gap, and a warning says so.  Near-duplicates of excluded items
+    in review fill the gap (items in conflict last), and a note says so.  Near-duplicates of excluded items
     are never drawn (their keys would leak the answer).  With ``language``, items in
     that template language are preferred.
     """
@@ -296,15 +297,16 @@ def select_shots(
             break
         chosen += rng.sample(group, min(needed, len(group)))
     unapproved = [shot.id for shot in chosen if shot.status != ItemStatus.APPROVED]
+    # Logged at info: the run records these as shot notes, which the CLI prints.
     if unapproved:
-        log.warning(
+        log.info(
             "only %d approved %s item(s) outside the evaluated set; shots %s are not approved",
             len(chosen) - len(unapproved),
             kind.value,
             ", ".join(unapproved),
         )
     if len(chosen) < k:
-        log.warning(
+        log.info(
             "only %d %s item(s) available as shots outside the evaluated set (asked for %d)",
             len(chosen),
             kind.value,

@@ -236,7 +236,7 @@ def test_too_few_approved_items_fall_back_to_agreed_ones_and_say_so(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     evaluated = {f"a:{n}" for n in range(1, 8)}  # one approved ordering item left
-    with caplog.at_level(logging.WARNING, logger="evaluator.prompts"):
+    with caplog.at_level(logging.INFO, logger="evaluator.prompts"):
         shots = select_shots(pool(), "ordering", 3, exclude_ids=evaluated)
     assert [s.id for s in shots][0] == "a:8"
     assert {s.status for s in shots[1:]} == {"agreed"}
@@ -247,7 +247,7 @@ def test_rejected_items_are_never_shots_and_shortfalls_are_reported(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     evaluated = {s.id for s in pool() if s.status in ("approved", "agreed")}
-    with caplog.at_level(logging.WARNING, logger="evaluator.prompts"):
+    with caplog.at_level(logging.INFO, logger="evaluator.prompts"):
         shots = select_shots(pool(), "ordering", 5, exclude_ids=evaluated)
     assert [s.id for s in shots] == ["p:1"]
     assert "only 1 ordering item(s) available" in caplog.text
@@ -339,3 +339,9 @@ def test_an_ordering_answer_is_complete_once_every_event_is_placed(
 )
 def test_a_choice_answer_is_complete_at_the_end_of_its_line(text: str, complete: bool) -> None:
     assert answer_is_complete("multi", "ABCD")(text) is complete
+
+
+def test_items_in_conflict_are_shots_only_when_nothing_else_is_left() -> None:
+    candidates = [item("c:1", status="conflict"), item("p:1", status="pending")]
+    assert [s.id for s in select_shots(candidates, "ordering", 1)] == ["p:1"]
+    assert [s.id for s in select_shots(candidates, "ordering", 2)] == ["p:1", "c:1"]
