@@ -5,12 +5,15 @@ from __future__ import annotations
 import getpass
 import json
 import sys
-from typing import TYPE_CHECKING, Any, NoReturn
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar
 
 import click
 
 if TYPE_CHECKING:
     from db.engine import Database
+
+State = TypeVar("State")
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -56,3 +59,44 @@ def fail(message: str, code: int = 1) -> NoReturn:
 
 def print_json(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+class TerminalProgressBar(Generic[State]):
+    """A progress bar on stderr, shown only when a person is watching (a terminal).
+
+    ``describe`` turns the latest state handed to ``advance`` into the text shown
+    after the bar (running accuracy, ok/invalid counts).
+    """
+
+    def __init__(
+        self,
+        total: int,
+        label: str,
+        *,
+        describe: Callable[[State], str],
+        done: int = 0,
+        show_eta: bool = False,
+    ) -> None:
+        self._bar: Any = None
+        if total and sys.stderr.isatty():
+            self._bar = click.progressbar(
+                length=total,
+                label=label,
+                file=sys.stderr,
+                width=24,
+                show_pos=True,
+                show_eta=show_eta,
+                item_show_func=lambda state: describe(state) if state else None,
+            )
+            self._bar.__enter__()
+            if done:
+                self._bar.update(done)
+
+    def advance(self, state: State) -> None:
+        if self._bar is not None:
+            self._bar.update(1, state)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+            self._bar = None

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from reviewer.cli.common import default_user, fail, open_db, print_json
+from reviewer.cli.common import TerminalProgressBar, default_user, fail, open_db, print_json
 
 if TYPE_CHECKING:
     from db.engine import Database
@@ -167,35 +167,6 @@ def _make_backend(
         )
     except (BackendError, ModelNotFoundError) as error:
         fail(str(error))
-
-
-class _ProgressBar:
-    """Progress on stderr with the running accuracy and its interval (a terminal only)."""
-
-    def __init__(self, total: int, done: int, label: str) -> None:
-        self._bar: Any = None
-        if total and sys.stderr.isatty():
-            self._bar = click.progressbar(
-                length=total,
-                label=label,
-                file=sys.stderr,
-                width=24,
-                show_pos=True,
-                show_eta=True,
-                item_show_func=lambda progress: _progress_line(progress) if progress else None,
-            )
-            self._bar.__enter__()
-            if done:
-                self._bar.update(done)
-
-    def advance(self, progress: RunProgress) -> None:
-        if self._bar is not None:
-            self._bar.update(1, progress)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.__exit__(None, None, None)
-            self._bar = None
 
 
 def _progress_line(progress: RunProgress) -> str:
@@ -444,7 +415,9 @@ def _execute(database: Database, run_id: int, backend: Backend) -> str:
 
     total = len(_run_item_ids(database, run_id))
     pending = len(pending_item_ids(database, run_id))
-    bar = _ProgressBar(total, total - pending, label=f"run {run_id}")
+    bar = TerminalProgressBar(
+        total, f"run {run_id}", describe=_progress_line, done=total - pending, show_eta=True
+    )
     try:
         status = execute_run(database, run_id, backend, on_progress=bar.advance)
     except KeyboardInterrupt:

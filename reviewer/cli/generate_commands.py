@@ -12,39 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from reviewer.cli.common import default_user, fail, open_db, print_json
+from reviewer.cli.common import TerminalProgressBar, default_user, fail, open_db, print_json
 
 if TYPE_CHECKING:
     from evaluator.generation import GenerationSummary
 
 GENERATE_KINDS = ("ordering", "mcq")
 EXIT_INTERRUPTED = 130
-
-
-class _GenerationProgressBar:
-    """A progress bar on stderr counting ok, invalid, retried and failed (a terminal only)."""
-
-    def __init__(self, total: int) -> None:
-        self._bar: Any = None
-        if total and sys.stderr.isatty():
-            self._bar = click.progressbar(
-                length=total,
-                label="generating",
-                file=sys.stderr,
-                width=24,
-                show_pos=True,
-                item_show_func=lambda summary: _tally_line(summary) if summary else None,
-            )
-            self._bar.__enter__()
-
-    def advance(self, summary: GenerationSummary) -> None:
-        if self._bar is not None:
-            self._bar.update(1, summary)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.__exit__(None, None, None)
-            self._bar = None
 
 
 def _tally_line(summary: GenerationSummary) -> str:
@@ -288,7 +262,7 @@ def generate_command(
     except ClientConfigError as error:
         fail(str(error))
 
-    bar = _GenerationProgressBar(len(todo))
+    bar = TerminalProgressBar(len(todo), "generating", describe=_tally_line)
 
     def stopping() -> None:
         bar.close()
