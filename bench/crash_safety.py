@@ -107,27 +107,9 @@ async def _judge_forever(db_path: str, name: str, log_path: str) -> None:
 
 
 def seed_review_items(db_path: Path, count: int) -> None:
-    from db.engine import open_database
-    from db.items import add_item
-    from db.validation import ItemDraft, validate_draft
+    from bench.concurrent_annotators import seed_items
 
-    db = open_database(db_path)
-    with db.transaction() as session:
-        for index in range(count):
-            draft = ItemDraft(
-                kind="ordering",
-                prompt=f"Scenario {index}: a port strike delays imports.",
-                choices={
-                    "A": "Shelves empty",
-                    "B": "Dock workers strike",
-                    "C": "Ships wait offshore",
-                    "D": "Retailers raise prices",
-                },
-                key="B, C, A, D",
-            )
-            assert validate_draft(draft) == []
-            add_item(session, f"crash:{index}", "crash", draft, author="bench")
-    db.dispose()
+    seed_items(str(db_path), count, overlap=2)
 
 
 def crash_review_app(db_path: Path, *, rounds: int, seed: int = 0, items: int = 400) -> CrashReport:
