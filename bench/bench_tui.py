@@ -20,9 +20,11 @@ import argparse
 import asyncio
 import json
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -165,9 +167,13 @@ def main() -> None:
     args = parser.parse_args()
     ensure_database(args.db, args.items)
 
-    launch = measure_launch(args.db)
-    queue_only = measure_queue(args.db, args.moves)
-    moves = asyncio.run(measure_moves(args.db, args.moves))
+    # Every run works on a fresh copy, so runs compare (judging changes the database).
+    with tempfile.TemporaryDirectory() as scratch:
+        work = Path(scratch) / "review.db"
+        shutil.copyfile(args.db, work)
+        launch = measure_launch(work)
+        queue_only = measure_queue(work, args.moves)
+        moves = asyncio.run(measure_moves(work, args.moves))
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
     print(f"database: {args.db} ({args.items:,} items)")

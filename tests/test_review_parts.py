@@ -70,3 +70,35 @@ def test_choice_drafts() -> None:
     truefalse.press_number(2)
     assert truefalse.describe().plain == "B (错)"
     assert not AnswerDraft(ItemKind.MULTI, ["A", "B"]).is_complete
+
+
+def test_idle_collector_collects_in_quiet_moments_and_restores_python_settings() -> None:
+    import gc
+
+    from reviewer.tui.idle_gc import (
+        FULL_COLLECTION_AT_LATEST_SECONDS,
+        FULL_COLLECTION_EVERY_SECONDS,
+        IdleCollector,
+    )
+
+    before = gc.get_threshold()
+    clock = FakeClock()
+    collector = IdleCollector(clock=clock)
+    collector.start()
+    try:
+        assert gc.get_threshold()[:2] == before[:2] and gc.get_threshold()[2] > 10_000
+        clock.now = FULL_COLLECTION_EVERY_SECONDS + 0.5
+        collector.touch()  # typing: not now
+        collector.tick()
+        assert collector.collections == 0
+        clock.now += 1.5  # quiet
+        collector.tick()
+        assert collector.collections == 1
+        for _ in range(int(FULL_COLLECTION_AT_LATEST_SECONDS) + 1):  # typing without a pause
+            clock.now += 1
+            collector.touch()
+            collector.tick()
+        assert collector.collections == 2  # collected anyway, once
+    finally:
+        collector.stop()
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0

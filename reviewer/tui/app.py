@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -21,9 +22,13 @@ from textual.screen import Screen
 from db.engine import Database, open_database
 from db.models import Role
 from reviewer.queue import QueueFilter, ReviewQueue
+from reviewer.tui.idle_gc import IdleCollector
 from reviewer.tui.screens.help import HelpRow, HelpScreen
 from reviewer.tui.screens.review import ReviewScreen
 from reviewer.tui.timer import ActiveTimer
+
+IDLE_GC_CHECK_SECONDS = 0.25
+IDLE_GC_START_SECONDS = 2.0
 
 HELP_INTRO = (
     "Answer each item blind first, then compare with the key and give one verdict. "
@@ -53,6 +58,20 @@ class ReviewApp(App[None]):
         self.database = db
         self.queue = queue
         self.timer = timer
+        self.collector = IdleCollector()
+
+    def on_mount(self) -> None:
+        # Not at once: freezing costs a full collection, which would delay the first item.
+        self.set_timer(IDLE_GC_START_SECONDS, self.collector.start)
+        self.set_interval(IDLE_GC_CHECK_SECONDS, self.collector.tick)
+
+    def on_unmount(self) -> None:
+        self.collector.stop()
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key | events.MouseDown):
+            self.collector.touch()
+        await super().on_event(event)
 
     def get_default_screen(self) -> Screen[Any]:
         return ReviewScreen(self.database, self.queue, self.timer)

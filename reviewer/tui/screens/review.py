@@ -26,7 +26,7 @@ from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState
 
 from db.answers import AnswerError, ItemKind, format_answer, parse_answer
@@ -47,6 +47,7 @@ from reviewer.tui.messages import (
 from reviewer.tui.screens.help import HelpRow
 from reviewer.tui.timer import ActiveTimer
 from reviewer.tui.widgets.answer_builder import AnswerDraft, AnswerPanel
+from reviewer.tui.widgets.footer import KeyFooter
 from reviewer.tui.widgets.item_view import ChoiceRow, ItemView, item_heading
 from reviewer.tui.widgets.progress import ProgressLine
 from reviewer.tui.widgets.reveal import RevealPanel
@@ -165,7 +166,7 @@ class ReviewScreen(Screen[None]):
                 yield RevealPanel(id="reveal-panel")
         yield VerdictBar(id="verdict-bar")
         yield ProgressLine(id="review-progress")
-        yield Footer(compact=True)
+        yield KeyFooter(compact=True)
 
     def on_mount(self) -> None:
         self.query_one(ProgressLine).show(self.queue.annotator, None, self.queue.filters.describe())
