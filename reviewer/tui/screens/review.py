@@ -15,13 +15,11 @@ requests are ignored, so a double key press never submits twice.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
@@ -29,9 +27,9 @@ from textual.timer import Timer
 from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState
 
-from db.answers import AnswerError, ItemKind, format_answer, parse_answer
+from db.answers import AnswerError, ItemKind, parse_answer
 from db.engine import Database
-from db.items import ItemSnapshot, get_item
+from db.items import ItemSnapshot
 from db.models import Verdict
 from reviewer.judging import JudgmentRefused, edit_item, retract_last_judgment, submit_judgment
 from reviewer.queue import OwnJudgment, QueueError, QueueFilter, ReviewQueue
@@ -45,13 +43,14 @@ from reviewer.tui.messages import (
     RevisionSaved,
 )
 from reviewer.tui.screens.help import HelpRow
+from reviewer.tui.screens.review_keys import ACTION_HELP, REVIEW_BINDINGS, Phase
 from reviewer.tui.timer import ActiveTimer
 from reviewer.tui.widgets.answer_builder import AnswerDraft, AnswerPanel
 from reviewer.tui.widgets.footer import KeyFooter
 from reviewer.tui.widgets.item_view import ChoiceRow, ItemView, item_heading
 from reviewer.tui.widgets.progress import ProgressLine
 from reviewer.tui.widgets.reveal import RevealPanel
-from reviewer.tui.widgets.verdict_bar import VERDICT_KEYS, VerdictBar
+from reviewer.tui.widgets.verdict_bar import VerdictBar
 
 if TYPE_CHECKING:
     from reviewer.tui.screens.edit import EditRequest
@@ -60,54 +59,6 @@ if TYPE_CHECKING:
 
 CLAIM_REFRESH_SECONDS = 120.0
 PROGRESS_DELAY_SECONDS = 0.3
-LETTERS = "ABCDEFGH"
-
-
-class Phase(StrEnum):
-    LOADING = "loading"
-    BLIND = "blind"
-    REVEALED = "revealed"
-    JUDGED = "judged"
-    EMPTY = "empty"
-
-
-PICK = Binding.Group("pick")
-VERDICT = Binding.Group("verdict")
-
-# (section, action, keys shown in help, what it does) — the help screen and the
-# command palette read this, so the three views of the keys cannot drift apart.
-ACTION_HELP: list[tuple[str, str, str, str]] = [
-    (
-        "Blind answer",
-        "pick",
-        "a–h / 1–8",
-        "place an event next in the order, or pick / toggle a choice",
-    ),
-    ("Blind answer", "take_back", "Backspace", "take back the last step of the answer"),
-    ("Blind answer", "submit_answer", "Enter", "submit the blind answer and reveal the key"),
-    *[
-        ("Verdict", f"verdict('{verdict.value}')", key, text)
-        for verdict, (key, text) in (
-            (Verdict.KEEP, ("k", "keep: the item and its key are right")),
-            (Verdict.AMBIGUOUS, ("m", "ambiguous: more than one valid order (record each)")),
-            (Verdict.NO_ORDER, ("o", "no clear order (ordering items)")),
-            (Verdict.WRONG_KEY, ("w", "wrong key (record the corrected key)")),
-            (Verdict.FLAWED, ("f", "flawed text: record it, then edit the item")),
-            (Verdict.SENSITIVE, ("x", "sensitive or inappropriate")),
-            (Verdict.DUPLICATE, ("d", "duplicate of another item (asks for its id)")),
-        )
-    ],
-    ("Verdict", "comment", "c", "write a comment (Enter or Esc returns to the keys)"),
-    ("Item", "edit", "e", "edit an item you judged (makes a new revision)"),
-    ("Item", "revisions", "r", "view the item's revisions and their differences"),
-    ("Move", "skip", "s", "skip: put the item aside for this session, free it for others"),
-    ("Move", "previous", "p", "previous item of this session"),
-    ("Move", "next", "n", "next item (forward in the session, else a new one)"),
-    ("Move", "undo", "u", "undo your last judgment (the item comes back to answer again)"),
-    ("Move", "jump", "j", "jump to an item by id"),
-    ("Move", "filter", "/", "filter the queue by kind, source, status"),
-    ("Move", "judged", "l", "list the items you have judged"),
-]
 
 
 def _key_shape(item: ItemSnapshot) -> tuple[bool, int]:
@@ -118,27 +69,7 @@ def _key_shape(item: ItemSnapshot) -> tuple[bool, int]:
 class ReviewScreen(Screen[None]):
     """Judge items one after another."""
 
-    BINDINGS = [
-        *[Binding(letter.lower(), f"pick('{letter}')", letter, group=PICK) for letter in LETTERS],
-        *[Binding(str(n), f"pick_number({n})", str(n), show=False) for n in range(1, 9)],
-        Binding("backspace", "take_back", "Back", key_display="⌫"),
-        Binding("enter", "submit_answer", "Submit", key_display="⏎"),
-        *[
-            Binding(key, f"verdict('{verdict.value}')", "verdict", group=VERDICT)
-            for verdict, (key, _label) in VERDICT_KEYS.items()
-        ],
-        Binding("c", "comment", "Comment"),
-        Binding("escape", "leave_comment", "Keys", show=False),
-        Binding("e", "edit", "Edit"),
-        Binding("r", "revisions", "Revisions"),
-        Binding("s", "skip", "Skip"),
-        Binding("p", "previous", "Prev"),
-        Binding("n", "next", "Next"),
-        Binding("u", "undo", "Undo"),
-        Binding("j", "jump", "Jump"),
-        Binding("slash", "filter", "Filter", key_display="/"),
-        Binding("l", "judged", "Judged"),
-    ]
+    BINDINGS = REVIEW_BINDINGS
 
     phase: reactive[Phase] = reactive(Phase.LOADING, bindings=True)
     """Where the annotator is in the flow for the current item."""
@@ -513,7 +444,7 @@ class ReviewScreen(Screen[None]):
             self.action_verdict(message.verdict.value)
 
     def action_verdict(self, verdict_name: str) -> None:
-        from reviewer.tui.screens.verdict import AlternativesScreen, AnswerPromptScreen
+        from reviewer.tui.screens.verdict import verdict_details
 
         item = self.item
         if item is None or self.phase is not Phase.REVEALED or self.busy:
@@ -524,81 +455,17 @@ class ReviewScreen(Screen[None]):
             "verdict": verdict,
             "comment": self.query_one(VerdictBar).comment,
         }
-
-        def answer_validator(what: str, *, differ_from_key: bool) -> Callable[[str], str]:
-            def validate(text: str) -> str:
-                value = parse_answer(item.kind, text, item.labels)
-                if differ_from_key and value == item.key:
-                    raise ValueError(f"that is the key itself; type the {what}")
-                return value
-
-            return validate
-
-        if verdict is Verdict.AMBIGUOUS:
-            initial = (
-                format_answer(item.kind, self.blind_answer) if self.blind_answer != item.key else ""
-            )
-
-            def got_alternatives(alternatives: list[str] | None) -> None:
-                if alternatives:
-                    self._start_submit(item, {**fields, "alternative_orders": alternatives})
-
-            self.app.push_screen(
-                AlternativesScreen(
-                    item, answer_validator("other valid order", differ_from_key=True), initial
-                ),
-                got_alternatives,
-            )
-        elif verdict is Verdict.WRONG_KEY:
-            initial = (
-                format_answer(item.kind, self.blind_answer) if self.blind_answer != item.key else ""
-            )
-
-            def got_key(key: str | None) -> None:
-                if key:
-                    self._start_submit(item, {**fields, "corrected_key": key})
-
-            self.app.push_screen(
-                AnswerPromptScreen(
-                    "Wrong key: the corrected key",
-                    f"The key is {format_answer(item.kind, item.key)}. Type the right one "
-                    "and press Enter (Esc cancels).",
-                    answer_validator("corrected key", differ_from_key=True),
-                    initial,
-                ),
-                got_key,
-            )
-        elif verdict is Verdict.DUPLICATE:
-
-            def got_duplicate(other: str | None) -> None:
-                if other:
-                    self._start_submit(item, {**fields, "duplicate_of": other})
-
-            self.app.push_screen(
-                AnswerPromptScreen(
-                    "Duplicate: of which item?",
-                    "Type the id of the item this one duplicates and press Enter (Esc cancels).",
-                    self._duplicate_validator(item),
-                    item.suspected_duplicate_of or "",
-                ),
-                got_duplicate,
-            )
-        else:
+        details = verdict_details(self.db, item, verdict, self.blind_answer)
+        if details is None:
             self._start_submit(item, fields, then_edit=verdict is Verdict.FLAWED)
+            return
+        screen, field_name = details
 
-    def _duplicate_validator(self, item: ItemSnapshot) -> Callable[[str], str]:
-        def validate(text: str) -> str:
-            other = text.strip()
-            if not other:
-                raise ValueError("type the id of the other item")
-            if other == item.id:
-                raise ValueError("an item cannot be a duplicate of itself")
-            with self.db.session() as session:
-                if get_item(session, other) is None:
-                    raise ValueError(f"there is no item '{other}'")
-            return other
+        def answered(value: object) -> None:
+            if value:  # None or empty: cancelled, nothing is stored
+                self._start_submit(item, {**fields, field_name: value})
 
-        return validate
+        self.app.push_screen(screen, answered)
 
     def _start_submit(
         self, item: ItemSnapshot, fields: dict[str, object], then_edit: bool = False

@@ -1,6 +1,9 @@
 """Small modals that collect what a verdict needs: other valid orders, a corrected key,
 the id of the item this one duplicates.  Each validates as the annotator types
 Enter, so a refusal never costs them the judgment they were about to give.
+
+:func:`verdict_details` picks the modal for a verdict (None when it needs nothing
+more) and says which judgment field its answer fills.
 """
 
 from __future__ import annotations
@@ -15,8 +18,10 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from db.answers import AnswerError, format_answer
-from db.items import ItemSnapshot
+from db.answers import AnswerError, format_answer, parse_answer
+from db.engine import Database
+from db.items import ItemSnapshot, get_item
+from db.models import Verdict
 from reviewer.tui.literal import literal
 
 Validator = Callable[[str], str]
@@ -118,3 +123,66 @@ class AlternativesScreen(ModalScreen[list[str] | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+def answer_validator(item: ItemSnapshot, what: str) -> Validator:
+    """Parses an order or choice set for ``item`` and refuses the key itself."""
+
+    def validate(text: str) -> str:
+        value = parse_answer(item.kind, text, item.labels)
+        if value == item.key:
+            raise ValueError(f"that is the key itself; type the {what}")
+        return value
+
+    return validate
+
+
+def duplicate_validator(db: Database, item: ItemSnapshot) -> Validator:
+    """Accepts the id of another existing item."""
+
+    def validate(text: str) -> str:
+        other = text.strip()
+        if not other:
+            raise ValueError("type the id of the other item")
+        if other == item.id:
+            raise ValueError("an item cannot be a duplicate of itself")
+        with db.session() as session:
+            if get_item(session, other) is None:
+                raise ValueError(f"there is no item '{other}'")
+        return other
+
+    return validate
+
+
+def verdict_details(
+    db: Database, item: ItemSnapshot, verdict: Verdict, blind_answer: str
+) -> tuple[ModalScreen[object], str] | None:
+    """The modal that asks what ``verdict`` needs, and the judgment field its answer fills.
+
+    The annotator's own blind answer, when it differs from the key, is offered first:
+    it is the likeliest other valid order or corrected key.
+    """
+    offered = format_answer(item.kind, blind_answer) if blind_answer != item.key else ""
+    if verdict is Verdict.AMBIGUOUS:
+        screen: ModalScreen[object] = AlternativesScreen(  # type: ignore[assignment]
+            item, answer_validator(item, "other valid order"), offered
+        )
+        return screen, "alternative_orders"
+    if verdict is Verdict.WRONG_KEY:
+        screen = AnswerPromptScreen(  # type: ignore[assignment]
+            "Wrong key: the corrected key",
+            f"The key is {format_answer(item.kind, item.key)}. Type the right one "
+            "and press Enter (Esc cancels).",
+            answer_validator(item, "corrected key"),
+            offered,
+        )
+        return screen, "corrected_key"
+    if verdict is Verdict.DUPLICATE:
+        screen = AnswerPromptScreen(  # type: ignore[assignment]
+            "Duplicate: of which item?",
+            "Type the id of the item this one duplicates and press Enter (Esc cancels).",
+            duplicate_validator(db, item),
+            item.suspected_duplicate_of or "",
+        )
+        return screen, "duplicate_of"
+    return None
