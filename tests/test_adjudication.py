@@ -209,7 +209,9 @@ def team_file(db_path):  # type: ignore[no-untyped-def]
 
 
 def test_cli_choices_match_the_vocabulary() -> None:
-    assert tuple(kind.value for kind in ItemKind) == commands.KINDS
+    from reviewer.cli.common import KINDS
+
+    assert tuple(kind.value for kind in ItemKind) == KINDS
     assert tuple(reason.value for reason in DecisionReason) == commands.REASONS
     from reviewer.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED
 

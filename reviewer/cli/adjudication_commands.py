@@ -13,13 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from reviewer.cli.common import default_user, fail, open_db, print_json
+from reviewer.cli.common import default_user, fail, kind_option, open_db, print_json, source_option
 
 if TYPE_CHECKING:
     from reviewer.adjudication import ConflictCase
     from reviewer.agreement import AgreementReport
 
-KINDS = ("ordering", "single", "multi", "truefalse")
 DECISION_STATUSES = ("approved", "rejected")
 REASONS = (
     "several-valid-orders",
@@ -34,12 +33,6 @@ DEFAULT_RESAMPLES = 1000  # reviewer.agreement.DEFAULT_RESAMPLES, not imported f
 DEFAULT_SEED = 20240601  # reviewer.agreement.DEFAULT_SEED
 WRONG_KEYS_SHOWN = 20
 
-kind_option = click.option(
-    "--kind", "kinds", multiple=True, type=click.Choice(KINDS), help="Only items of this kind."
-)
-source_option = click.option(
-    "--source", "sources", multiple=True, metavar="NAME", help="Only items from this source."
-)
 bootstrap_option = click.option(
     "--bootstrap",
     "resamples",

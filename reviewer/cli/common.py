@@ -26,6 +26,25 @@ db_option = click.option(
 )
 
 
+# The item kinds (db.answers.ItemKind), spelled out so --help needs no database import.
+KINDS = ("ordering", "single", "multi", "truefalse")
+
+kind_option = click.option(
+    "--kind",
+    "kinds",
+    multiple=True,
+    type=click.Choice(KINDS),
+    help="Only items of this kind (repeatable).",
+)
+source_option = click.option(
+    "--source",
+    "sources",
+    multiple=True,
+    metavar="NAME",
+    help="Only items from this source (repeatable).",
+)
+
+
 def open_db(ctx: click.Context) -> Database:
     """Open (creating or upgrading) the database named by --db; one per command invocation."""
     from db.engine import open_database

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from reviewer.cli.common import TerminalProgressBar, default_user, fail, open_db, print_json
+from reviewer.cli.common import KINDS, TerminalProgressBar, default_user, fail, open_db, print_json
 
 if TYPE_CHECKING:
     from db.engine import Database
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from evaluator.runner import RunProgress
 
 STATUSES = ("pending", "in_review", "conflict", "agreed", "approved", "rejected")
-KINDS = ("ordering", "single", "multi", "truefalse")
 OPENAI_PREFIX = "openai:"
 EXIT_INTERRUPTED = 130
 

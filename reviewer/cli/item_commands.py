@@ -13,7 +13,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from reviewer.cli.common import default_user, fail, open_db, print_json
+from reviewer.cli.common import (
+    KINDS,
+    default_user,
+    fail,
+    kind_option,
+    open_db,
+    print_json,
+    source_option,
+)
 
 if TYPE_CHECKING:
     from db.importer import FileReport, ImportProgress, ImportReport
@@ -21,7 +29,6 @@ if TYPE_CHECKING:
 IMPORT_FORMATS = ("auto", "econlogicqa", "cflue", "jsonl")
 FILE_EXPORT_FORMATS = ("econlogicqa", "cflue", "jsonl")
 EXPORT_FORMATS = (*FILE_EXPORT_FORMATS, "lm-eval", "hf")
-KINDS = ("ordering", "single", "multi", "truefalse")
 STATUSES = ("pending", "in_review", "conflict", "agreed", "approved", "rejected")
 ROLES = ("annotator", "lead")
 PROGRESS_MIN_RECORDS = 1000  # smaller files import faster than a bar can be read
@@ -217,20 +224,8 @@ def _describe_export(summary: Any, format_name: str, out: Path) -> str:
     show_default=True,
     help="Export items with this status, or all.",
 )
-@click.option(
-    "--kind",
-    "kinds",
-    type=click.Choice(KINDS),
-    multiple=True,
-    help="Only items of this kind (repeatable).",
-)
-@click.option(
-    "--source",
-    "sources",
-    metavar="NAME",
-    multiple=True,
-    help="Only items from this source (repeatable).",
-)
+@kind_option
+@source_option
 @click.option(
     "--shots",
     type=click.IntRange(0),
@@ -311,20 +306,8 @@ def _preview(text: str, width: int = PREVIEW_CHARS) -> str:
 
 @click.command("items")
 @click.option("--status", type=click.Choice(STATUSES), help="Only items with this status.")
-@click.option(
-    "--kind",
-    "kinds",
-    type=click.Choice(KINDS),
-    multiple=True,
-    help="Only items of this kind (repeatable).",
-)
-@click.option(
-    "--source",
-    "sources",
-    metavar="NAME",
-    multiple=True,
-    help="Only items from this source (repeatable).",
-)
+@kind_option
+@source_option
 @click.option("--limit", type=click.IntRange(1), metavar="N", help="At most N items.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 @click.pass_context

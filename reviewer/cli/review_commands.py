@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import click
 
-from reviewer.cli.common import default_user, fail, open_db, print_json
+from reviewer.cli.common import KINDS, default_user, fail, open_db, print_json
 
 VERDICTS = ("keep", "ambiguous", "no-order", "wrong-key", "flawed", "sensitive", "duplicate")
-KINDS = ("ordering", "single", "multi", "truefalse")
 
 
 def _as_option(required: bool = False):  # type: ignore[no-untyped-def]
