@@ -216,14 +216,17 @@ class ReviewQueue:
             )
         return self._start_id
 
-    def _first_open_item(self, session: Session, exclude: Sequence[str]) -> str | None:
+    def _first_open_item(
+        self, session: Session, exclude: Sequence[str], *, avoid_claimed: bool = True
+    ) -> str | None:
         now = self.clock()
         base = [
             not_(self._judged_by_me()),
             not_(self._written_by_me()),
-            not_(self._claimed_by_others(now)),
             *self._filter_conditions(),
         ]
+        if avoid_claimed:
+            base.append(not_(self._claimed_by_others(now)))
         if exclude:
             base.append(col(Item.id).not_in(list(exclude)))
         start = self.start_id(session)
@@ -241,16 +244,31 @@ class ReviewQueue:
                     return found
         return None
 
-    def _needs_more(self, session: Session, item_id: str) -> bool:
-        """Guard against a stale status (e.g. k lowered without a refresh): recount one item."""
+    def _needs_more(self, session: Session, item_id: str, *, count_claims: bool = False) -> bool:
+        """Guard against a stale status (e.g. k lowered without a refresh): recount one item.
+
+        With ``count_claims``, others' open claims count as judgments on their way.
+        """
         item = session.get(Item, item_id)
         if item is None:
             return False
         overlap = get_int_setting(session, "overlap")
-        if len(active_judgments(session, item_id, item.current_revision)) < overlap:
-            return True
-        refresh_item_status(session, item_id, overlap)
-        return False
+        judged = len(active_judgments(session, item_id, item.current_revision))
+        if judged >= overlap:
+            refresh_item_status(session, item_id, overlap)
+            return False
+        if count_claims:
+            claimed = session.scalar(
+                select(func.count())
+                .select_from(Claim)
+                .where(
+                    col(Claim.item_id) == item_id,
+                    col(Claim.person_id) != self.person_id,
+                    col(Claim.claimed_at) > self.clock() - CLAIM_TTL,
+                )
+            )
+            return judged + (claimed or 0) < overlap
+        return True
 
     def _claim(self, session: Session, item_id: str) -> None:
         claim = session.get(Claim, (item_id, self.person_id))
@@ -264,13 +282,20 @@ class ReviewQueue:
         with self.db.transaction() as session:
             if release is not None:
                 self._release(session, release)
-            for _attempt in range(20):
-                item_id = self._first_open_item(session, exclude)
-                if item_id is None:
-                    return None
-                if self._needs_more(session, item_id):
-                    self._claim(session, item_id)
-                    return get_item(session, item_id)
+            # Items others have open come last: with k > 1 they may still need this
+            # annotator's judgment (once their open claims are counted in).
+            for avoid_claimed in (True, False):
+                passed_over = list(exclude)
+                for _attempt in range(20):
+                    item_id = self._first_open_item(
+                        session, passed_over, avoid_claimed=avoid_claimed
+                    )
+                    if item_id is None:
+                        break
+                    if self._needs_more(session, item_id, count_claims=not avoid_claimed):
+                        self._claim(session, item_id)
+                        return get_item(session, item_id)
+                    passed_over.append(item_id)
         return None
 
     def fetch_next(self, release: str | None = None) -> ItemSnapshot | None:

@@ -48,6 +48,8 @@ def test_two_annotators_at_once_get_different_items(database: Database) -> None:
 
 def test_claims_expire(database: Database) -> None:
     add_test_item(database, "econ:only")
+    with database.transaction() as session:
+        set_setting(session, "overlap", "1")  # alice's open claim would complete the item
     alice = ReviewQueue(database, "alice")
     assert alice.fetch_next() is not None
     bob_now = ReviewQueue(database, "bob")
@@ -56,6 +58,17 @@ def test_claims_expire(database: Database) -> None:
     bob_later = ReviewQueue(database, "bob", clock=lambda: later)
     item = bob_later.fetch_next()
     assert item is not None and item.id == "econ:only"
+
+
+def test_an_item_another_annotator_has_open_is_served_when_it_needs_both(
+    database: Database,
+) -> None:
+    """k = 2: claims spread work, but the last item open elsewhere still needs bob too."""
+    add_test_item(database, "econ:only")
+    assert ReviewQueue(database, "alice").fetch_next() is not None
+    item = ReviewQueue(database, "bob").fetch_next()
+    assert item is not None and item.id == "econ:only"
+    assert ReviewQueue(database, "carol").fetch_next() is None  # two claims fill k = 2
 
 
 def test_overlap_k_is_respected(database: Database) -> None:
