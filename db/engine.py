@@ -54,6 +54,17 @@ def _configure_sqlite(engine: Engine) -> None:
         connection.exec_driver_sql(f"BEGIN {mode}".strip())
 
 
+# PostgreSQL aborts one side of a deadlock (40P01) or a serialization conflict (40001);
+# the aborted transaction is safe to run again.
+TRANSIENT_SQLSTATES = frozenset({"40P01", "40001"})
+
+
+def is_transient_conflict(error: BaseException) -> bool:
+    """True for a database error that a retry of the whole transaction resolves."""
+    original = getattr(error, "orig", None)
+    return getattr(original, "sqlstate", None) in TRANSIENT_SQLSTATES
+
+
 def make_engine(url: str | URL | os.PathLike[str] | None = None) -> Engine:
     """Create an engine for ``url`` (path, URL, or the configured default)."""
     resolved = url if isinstance(url, URL) else resolve_db_url(url)

@@ -395,22 +395,27 @@ def _store(
             record_event(
                 session, actor, "generate", task.item_id, model=client.model, source=task.source
             )
-            summary.stored += 1
-            summary.stored_ids.append(task.item_id)
-            return
-        assert reason is not None
-        session.add(
-            GenerationReject(
-                source=task.source,
-                article_id=task.article_id,
-                sample_index=task.sample_index,
-                kind=task.mode.value,
-                model=client.model[:512],
-                prompt_hash=task.prompt_hash,
-                raw_response=response.text,
-                reason=reason,
+        else:
+            assert reason is not None
+            session.add(
+                GenerationReject(
+                    source=task.source,
+                    article_id=task.article_id,
+                    sample_index=task.sample_index,
+                    kind=task.mode.value,
+                    model=client.model[:512],
+                    prompt_hash=task.prompt_hash,
+                    raw_response=response.text,
+                    reason=reason,
+                )
             )
-        )
+    # Counted only once committed: an interrupt during the commit must not be reported
+    # as a stored item.
+    if draft is not None:
+        summary.stored += 1
+        summary.stored_ids.append(task.item_id)
+        return
+    assert reason is not None
     client.counters.add("invalid")
     summary.rejected += 1
     summary.reject_reasons[reason.split(":", 1)[0]] += 1
