@@ -16,6 +16,7 @@ import click
 from reviewer.cli.common import default_user, fail, kind_option, open_db, print_json, source_option
 
 if TYPE_CHECKING:
+    from db.engine import Database
     from reviewer.adjudication import ConflictCase
     from reviewer.agreement import AgreementReport
 
@@ -302,15 +303,11 @@ def approve_agreed_command(
     sources: tuple[str, ...],
 ) -> None:
     """Approve every agreed item (all keep, all blind answers equal the key), in one go."""
-    from db.people import PermissionDenied, require_lead
+    from db.people import PermissionDenied
     from reviewer.adjudication import approve_agreed, count_agreed
 
     db = open_db(ctx)
-    with db.session() as session:
-        try:
-            require_lead(session, lead)
-        except PermissionDenied as error:
-            fail(str(error))
+    _require_lead_or_fail(db, lead)
     count = count_agreed(db, kinds=kinds or None, sources=sources or None)
     if count == 0:
         click.echo("no agreed items to approve")
@@ -399,15 +396,10 @@ def conflicts_command(
     limit: int | None,
 ) -> None:
     """The conflict queue: items whose judgments disagree, each judgment side by side."""
-    from db.people import PermissionDenied, require_lead
     from reviewer.adjudication import conflict_queue
 
     db = open_db(ctx)
-    with db.session() as session:
-        try:
-            require_lead(session, lead)
-        except PermissionDenied as error:
-            fail(f"{error} (the conflict queue shows other annotators' judgments)")
+    _require_lead_or_fail(db, lead, why="the conflict queue shows other annotators' judgments")
     cases = conflict_queue(db, kinds=kinds or None, sources=sources or None, limit=limit)
     if as_json:
         print_json([_case_json(case) for case in cases])
@@ -454,3 +446,14 @@ def register(cli: click.Group) -> None:
         report_command,
     ):
         cli.add_command(command)
+
+
+def _require_lead_or_fail(db: Database, lead: str, why: str = "") -> None:
+    """Stop the command with a clear refusal unless ``lead`` is a lead."""
+    from db.people import PermissionDenied, require_lead
+
+    with db.session() as session:
+        try:
+            require_lead(session, lead)
+        except PermissionDenied as error:
+            fail(f"{error} ({why})" if why else str(error))
