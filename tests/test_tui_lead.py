@@ -211,8 +211,14 @@ async def test_agreement_screen_shows_figures_and_follows_new_judgments(review: 
         store_item(review, "o:5", key="ABCD")
         store_judgment(review, "o:5", "ann", "ABCD")
         store_judgment(review, "o:5", "cy", "ABCD")
-        await wait_until(pilot, lambda: screen.computations >= 2, "the recomputation")
-        assert screen.report is not None and screen.report.figures.annotators == 3
+        # The screen may recompute between the two stores (seeing two annotators);
+        # what matters is that it settles on the third annotator without a key press.
+        await wait_until(
+            pilot,
+            lambda: screen.report is not None and screen.report.figures.annotators == 3,
+            "a recomputation that sees the third annotator",
+        )
+        assert screen.computations >= 2
         assert screen.query_one("#kappa-map", DataTable).row_count == 3
 
 
