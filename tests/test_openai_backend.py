@@ -222,3 +222,51 @@ def test_vetbench_eval_records_transport_failures_and_resume_retries_them(
     assert all(p.failure_kind is None and p.parsed_answer == "DACB" for p in after)
     assert SECRET.encode() not in db_path.read_bytes()
     database.dispose()
+
+
+def test_vetbench_eval_takes_the_clients_timeout_retries_and_concurrency(
+    server: FakeOpenAIServer, db_path: Path
+) -> None:
+    """A server slower than --timeout costs one try per item with --max-retries 0."""
+    from reviewer.cli import cli
+
+    server.default = lambda _recorded: completion("D, A, C, B", delay_s=5.0)
+    runner = CliRunner()
+    db = ["--db", str(db_path)]
+    assert runner.invoke(cli, [*db, "import", str(ECON_CSV)]).exit_code == 0
+    result = runner.invoke(
+        cli,
+        [
+            *db,
+            "eval",
+            "--model",
+            "openai:fake-model",
+            "--base-url",
+            server.base_url,
+            "--api-key-env",
+            KEY_ENV,
+            "--status",
+            "all",
+            "--limit",
+            "3",
+            "--shots",
+            "0",
+            "--timeout",
+            "0.3",
+            "--max-retries",
+            "0",
+            "--concurrency",
+            "3",
+            "--json",
+        ],
+    )
+    figures = json.loads(result.stdout)
+    assert figures["infrastructure_failures"] == 3
+    params = figures["run"]["params"]
+    assert (params["timeout_s"], params["max_retries"], params["concurrency"]) == (0.3, 0, 3)
+    assert len(server.chat_requests()) == 3  # no retries
+    database = open_database(db_path)
+    with database.session() as session:
+        errors = [p.error or "" for p in session.exec(select(Prediction))]
+    database.dispose()
+    assert len(errors) == 3 and all("no answer within 0.3 s" in error for error in errors)

@@ -45,6 +45,61 @@ source_option = click.option(
 )
 
 
+def api_client_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """The OpenAI-compatible client's flags, shared by `generate` and `eval` (openai:NAME).
+
+    Adds base_url, api_key_env, concurrency, timeout, max_retries and max_wait
+    (evaluator.openai_client.ChatClient's settings; its defaults are repeated here
+    so --help needs no import of the client).
+    """
+    options = (
+        click.option(
+            "--base-url",
+            default=None,
+            metavar="URL",
+            help="OpenAI-compatible server, e.g. http://host:8000/v1 [default: api.openai.com].",
+        ),
+        click.option(
+            "--api-key-env",
+            default="OPENAI_API_KEY",
+            show_default=True,
+            metavar="VAR",
+            help="Environment variable holding the API key (never the key itself).",
+        ),
+        click.option(
+            "--concurrency",
+            type=click.IntRange(1, 64),
+            default=4,
+            show_default=True,
+            help="Requests at once.",
+        ),
+        click.option(
+            "--timeout",
+            type=click.FloatRange(0, min_open=True),
+            default=60.0,
+            show_default=True,
+            help="Seconds to wait for one answer.",
+        ),
+        click.option(
+            "--max-retries",
+            type=click.IntRange(0, 50),
+            default=5,
+            show_default=True,
+            help="Extra attempts after a 429, 5xx, timeout or garbled answer.",
+        ),
+        click.option(
+            "--max-wait",
+            type=click.FloatRange(0),
+            default=60.0,
+            show_default=True,
+            help="Longest wait between attempts, in seconds (caps Retry-After too).",
+        ),
+    )
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
 def open_db(ctx: click.Context) -> Database:
     """Open (creating or upgrading) the database named by --db; one per command invocation."""
     from db.engine import open_database

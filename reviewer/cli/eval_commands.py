@@ -11,11 +11,19 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import click
 
-from reviewer.cli.common import KINDS, TerminalProgressBar, default_user, fail, open_db, print_json
+from reviewer.cli.common import (
+    KINDS,
+    TerminalProgressBar,
+    api_client_options,
+    default_user,
+    fail,
+    open_db,
+    print_json,
+)
 
 if TYPE_CHECKING:
     from db.engine import Database
@@ -110,6 +118,17 @@ def _mark(correct: bool | None, failure: str | None) -> str:
 # ------------------------------------------------------------------- backend
 
 
+class ApiSettings(NamedTuple):
+    """The --base-url, --api-key-env, --concurrency, --timeout, --max-retries, --max-wait flags."""
+
+    base_url: str | None
+    api_key_env: str
+    concurrency: int
+    timeout: float
+    max_retries: int
+    max_wait: float
+
+
 def _make_backend(
     database: Database,
     model: str,
@@ -120,8 +139,7 @@ def _make_backend(
     prefix_cache: bool,
     chat_template: bool | None,
     threads: int | None,
-    base_url: str | None,
-    api_key_env: str,
+    api: ApiSettings,
 ) -> Backend:
     """The backend for MODEL (``openai:NAME`` or anything transformers loads)."""
     if backend_name == "openai" or (backend_name is None and model.startswith(OPENAI_PREFIX)):
@@ -131,7 +149,14 @@ def _make_backend(
         name = model.removeprefix(OPENAI_PREFIX)
         try:
             return OpenAIBackend(
-                name, base_url=base_url, api_key_env=api_key_env, database=database
+                name,
+                base_url=api.base_url,
+                api_key_env=api.api_key_env,
+                timeout=api.timeout,
+                max_retries=api.max_retries,
+                concurrency=api.concurrency,
+                backoff_max_s=api.max_wait,
+                database=database,
             )
         except ClientConfigError as error:
             fail(str(error))
@@ -251,14 +276,7 @@ def _progress_line(progress: RunProgress) -> str:
     help="A folder of prompt templates replacing the built-in ones (see evaluator/templates).",
 )
 @click.option("--seed", type=int, default=1234, show_default=True, help="Seed of the shot draw.")
-@click.option("--base-url", metavar="URL", help="OpenAI-compatible server (openai:NAME models).")
-@click.option(
-    "--api-key-env",
-    default="OPENAI_API_KEY",
-    show_default=True,
-    metavar="VAR",
-    help="Environment variable holding the API key.",
-)
+@api_client_options  # for openai:NAME models
 @click.option(
     "--no-prefix-cache",
     is_flag=True,
@@ -289,6 +307,10 @@ def eval_command(
     seed: int,
     base_url: str | None,
     api_key_env: str,
+    concurrency: int,
+    timeout: float,
+    max_retries: int,
+    max_wait: float,
     no_prefix_cache: bool,
     no_chat_template: bool,
     resume_id: int | None,
@@ -335,8 +357,7 @@ def eval_command(
         prefix_cache=not no_prefix_cache,
         chat_template=False if no_chat_template else None,
         threads=threads,
-        base_url=base_url,
-        api_key_env=api_key_env,
+        api=ApiSettings(base_url, api_key_env, concurrency, timeout, max_retries, max_wait),
     )
     try:
         if resume_id is None:

@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from reviewer.cli.common import TerminalProgressBar, default_user, fail, open_db, print_json
+from reviewer.cli.common import (
+    TerminalProgressBar,
+    api_client_options,
+    default_user,
+    fail,
+    open_db,
+    print_json,
+)
 
 if TYPE_CHECKING:
     from evaluator.generation import GenerationSummary
@@ -81,16 +88,7 @@ def _echo_summary(summary: GenerationSummary, source: str) -> None:
 )
 @click.option("--kind", type=click.Choice(GENERATE_KINDS), required=True, help="Items to write.")
 @click.option("--model", required=True, help="Model name as the server knows it.")
-@click.option(
-    "--base-url", default=None, help="OpenAI-compatible server, e.g. http://host:8000/v1."
-)
-@click.option(
-    "--api-key-env",
-    default="OPENAI_API_KEY",
-    show_default=True,
-    metavar="VAR",
-    help="Environment variable holding the API key (never the key itself).",
-)
+@api_client_options
 @click.option(
     "--n",
     "samples",
@@ -98,13 +96,6 @@ def _echo_summary(summary: GenerationSummary, source: str) -> None:
     default=1,
     show_default=True,
     help="Items per article or question.",
-)
-@click.option(
-    "--concurrency",
-    type=click.IntRange(1, 64),
-    default=4,
-    show_default=True,
-    help="Requests at once.",
 )
 @click.option(
     "--source",
@@ -116,27 +107,6 @@ def _echo_summary(summary: GenerationSummary, source: str) -> None:
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=None,
     help="Folder whose generate_*.txt files replace the built-in prompt templates.",
-)
-@click.option(
-    "--timeout",
-    type=click.FloatRange(0, min_open=True),
-    default=60.0,
-    show_default=True,
-    help="Seconds to wait for one answer.",
-)
-@click.option(
-    "--max-retries",
-    type=click.IntRange(0, 50),
-    default=5,
-    show_default=True,
-    help="Extra attempts after a 429, 5xx, timeout or garbled answer.",
-)
-@click.option(
-    "--max-wait",
-    type=click.FloatRange(0),
-    default=60.0,
-    show_default=True,
-    help="Longest wait between attempts, in seconds (caps Retry-After too).",
 )
 @click.option("--temperature", type=click.FloatRange(0, 2), default=0.7, show_default=True)
 @click.option("--max-tokens", type=click.IntRange(16, 65536), default=1024, show_default=True)
