@@ -36,6 +36,9 @@ class ItemDraft:
     meta: dict[str, Any] = field(default_factory=dict)
     provenance: dict[str, Any] = field(default_factory=dict)
     item_id: str | None = None  # set by formats that carry their own ids (JSONL)
+    # How the record's own format names the validated fields ("key" -> "Answer" in
+    # EconLogicQA CSV), so that a problem names the column or field the user wrote.
+    field_names: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -69,7 +72,16 @@ def validate_draft(draft: ItemDraft) -> list[Problem]:
     """Every problem with ``draft``; an empty list means it can be stored.
 
     On success the key is rewritten into canonical form (``"D, A, C, B"`` -> ``"DACB"``).
+    Problems name fields as the draft's format does (``draft.field_names``).
     """
+    problems = _draft_problems(draft)
+    names = draft.field_names
+    return (
+        [Problem(names.get(p.field, p.field), p.message) for p in problems] if names else problems
+    )
+
+
+def _draft_problems(draft: ItemDraft) -> list[Problem]:
     problems: list[Problem] = []
     try:
         kind = ItemKind(draft.kind)

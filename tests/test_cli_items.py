@@ -103,7 +103,7 @@ def test_an_invalid_record_exits_1_naming_file_line_and_field(
     result = run(db_path, "import", str(bad))
     assert result.exit_code == 1
     assert f"error: {bad}: 1 invalid record; nothing imported from this file" in result.stderr
-    assert f"{bad}: line 3: key: 'A, B': the order must place all 4 events" in result.stderr
+    assert f"{bad}: line 3: Answer: 'A, B': the order must place all 4 events" in result.stderr
     assert result.stdout == ""
     assert json.loads(run(db_path, "stats", "--json").stdout)["items"] == 0
 
@@ -128,7 +128,7 @@ def test_malformed_and_non_utf8_files_get_clear_errors(db_path: Path, tmp_path: 
     result = run(db_path, "import", str(broken), str(latin1))
     assert result.exit_code == 1
     assert f"error: {broken}: line 3: malformed JSON" in result.stderr
-    assert f"{latin1}: line 3: scenario: is not valid UTF-8 text" in result.stderr
+    assert f"{latin1}: line 3: Question: is not valid UTF-8 text" in result.stderr
     assert "bytes that are not UTF-8 (first on line 3)" in result.stderr
     assert "0 of 2 files imported" in result.stdout
 

@@ -171,7 +171,7 @@ def test_csv_bytes_that_are_not_utf8_are_a_problem_of_their_field_and_line(
     good, bad = records(write(tmp_path, "latin1.csv", content))
     assert problems_of(good) == []
     assert bad.place.line == 3
-    assert problems_of(bad) == ["scenario: is not valid UTF-8 text"]
+    assert problems_of(bad) == ["Question: is not valid UTF-8 text"]
 
 
 def test_csv_writer_round_trips_through_the_reader(tmp_path: Path) -> None:

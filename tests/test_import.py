@@ -138,12 +138,12 @@ def csv_file(tmp_path: Path, rows: list[str], name: str = "econ.csv") -> Path:
 @pytest.mark.parametrize(
     ("row", "field", "words"),
     [
-        (ordering_row("Q?", key="D, A, C, A"), "key", "more than once"),
-        (ordering_row("Q?", key="D, A, C"), "key", "missing B"),
-        (ordering_row("Q?", key="D, A, C, E"), "key", "'E' is not one of the events"),
-        (ordering_row("Q?", key=""), "key", "is missing"),
-        (ordering_row(" "), "scenario", "is empty"),
-        (ordering_row("Q?", events="Hire,,Fund,Sell"), "event B", "is empty"),
+        (ordering_row("Q?", key="D, A, C, A"), "Answer", "more than once"),
+        (ordering_row("Q?", key="D, A, C"), "Answer", "missing B"),
+        (ordering_row("Q?", key="D, A, C, E"), "Answer", "'E' is not one of the events"),
+        (ordering_row("Q?", key=""), "Answer", "is missing"),
+        (ordering_row(" "), "Question", "is empty"),
+        (ordering_row("Q?", events="Hire,,Fund,Sell"), "column B", "is empty"),
     ],
 )
 def test_an_invalid_csv_record_rejects_the_file(
@@ -163,12 +163,12 @@ def test_an_invalid_csv_record_rejects_the_file(
 @pytest.mark.parametrize(
     ("record", "field", "words"),
     [
-        (cflue(task="多项选择题", answer="ABF"), "key", "'F' is not one of the choices"),
-        (cflue(answer="E"), "key", "'E' is not one of the choices"),
-        (cflue(answer="AC"), "key", "exactly one letter"),
+        (cflue(task="多项选择题", answer="ABF"), "answer", "'F' is not one of the choices"),
+        (cflue(answer="E"), "answer", "'E' is not one of the choices"),
+        (cflue(answer="AC"), "answer", "exactly one letter"),
         (
             cflue(task="判断题", choices="{'A': '对', 'B': '错'}", answer="AB"),
-            "key",
+            "answer",
             "exactly one letter",
         ),
         (
@@ -180,7 +180,7 @@ def test_an_invalid_csv_record_rejects_the_file(
         (cflue(choices="{'B': 'x', 'A': 'y'}", answer="A"), "choices", "labels must be A, B"),
         (cflue(question=""), "question", "is empty"),
         (cflue(answer=None), "answer", "is missing"),
-        (cflue(choices="{'A': '', 'B': 'y'}"), "choice A", "is empty"),
+        (cflue(choices="{'A': '', 'B': 'y'}"), "choices['A']", "is empty"),
     ],
 )
 def test_an_invalid_cflue_record_rejects_the_file(
@@ -194,6 +194,29 @@ def test_an_invalid_cflue_record_rejects_the_file(
     ), report.problems
 
 
+def test_jsonl_problems_name_the_native_fields_and_the_revision(
+    database: Database, tmp_path: Path
+) -> None:
+    hand_written = {"kind": "ordering", "prompt": " ", "choices": {"A": "x", "B": ""}, "key": "AB"}
+    revised = {
+        "id": "z:1",
+        "kind": "single",
+        "revisions": [
+            {"number": 1, "prompt": "q", "choices": {"A": "x", "B": "y"}, "key": "A"},
+            {"number": 2, "prompt": "q", "choices": {"A": "x", "B": "y"}, "key": "C"},
+        ],
+    }
+    lines = "".join(json.dumps(record) + "\n" for record in (hand_written, revised))
+    report = only(import_files(database, [write(tmp_path, "items.jsonl", lines)]))
+    assert report.rejected
+    problems = [p.split(": ", 1)[1] for p in report.problems]
+    assert problems == [
+        "line 1: prompt: is empty",
+        "line 1: choices.B: is empty",
+        "line 2: revisions[2].key: 'C': 'C' is not one of the choices AB",
+    ]
+
+
 def test_bytes_that_are_not_utf8_reject_the_file_naming_line_and_field(
     database: Database, tmp_path: Path
 ) -> None:
@@ -202,7 +225,7 @@ def test_bytes_that_are_not_utf8_reject_the_file_naming_line_and_field(
     path = write(tmp_path, "latin1.csv", good + bad)
     report = only(import_files(database, [path]))
     assert report.rejected
-    assert report.problems == [f"{path}: line 3: scenario: is not valid UTF-8 text"]
+    assert report.problems == [f"{path}: line 3: Question: is not valid UTF-8 text"]
     assert any("not UTF-8 (first on line 3)" in note for note in report.notes)
 
 
@@ -295,7 +318,7 @@ def test_skip_invalid_stores_the_good_records_and_lists_the_bad(
     )
     report = only(import_files(database, [path], skip_invalid=True))
     assert report.stored and report.invalid == 1 and report.tally.added == 2
-    assert report.problems[0].startswith(f"{path}: line 3: key:")
+    assert report.problems[0].startswith(f"{path}: line 3: Answer:")
     with database.session() as session:
         assert [item.id for item in iter_items(session)] == ["econ:1", "econ:3"]
 

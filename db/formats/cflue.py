@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from db.answers import ItemKind
+from db.answers import LETTERS, ItemKind
 from db.formats.base import FormatError, ParsedRecord, Place, read_text
 from db.validation import ItemDraft, Problem, language_of
 
@@ -29,6 +29,12 @@ TASK_KINDS = {
 }
 KIND_TASKS = {kind: task for task, kind in TASK_KINDS.items()}
 REQUIRED_FIELDS = ("task", "question", "choices", "answer")
+# Problems name CFLUE's own fields: "answer", not the validator's "key".
+FIELD_NAMES = {
+    "key": "answer",
+    "explanation": "analysis",
+    **{f"choice {label}": f"choices['{label}']" for label in LETTERS},
+}
 
 
 class ChoicesError(ValueError):
@@ -104,6 +110,7 @@ def _record(path: Path, index: int, raw: object) -> ParsedRecord:
         source_ref=place.source_ref,
         meta=meta,
         provenance={"file": path.name, "record": index, "format": NAME},
+        field_names=FIELD_NAMES,
     )
     return ParsedRecord(place, index, draft=draft)
 

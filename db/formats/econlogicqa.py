@@ -53,6 +53,13 @@ def read(path: Path) -> Iterator[ParsedRecord]:
         raise FormatError(str(path), f"malformed CSV header: {error}", 1) from None
     events = _check_header(path, header)
     known = {QUESTION, ANSWER, EXPLANATION, *events}
+    # Problems name the CSV's own columns: "Answer", not the validator's "key".
+    field_names = {
+        "scenario": QUESTION,
+        "key": ANSWER,
+        "explanation": EXPLANATION,
+        **{f"event {label}": f"column {label}" for label in events},
+    }
     ordinal = 0
     start_line = reader.line_num + 1
     while True:
@@ -89,6 +96,7 @@ def read(path: Path) -> Iterator[ParsedRecord]:
             source_ref=place.source_ref,
             meta={EXTRA_COLUMNS_META: extra} if extra else {},
             provenance={"file": path.name, "line": line, "format": NAME},
+            field_names=field_names,
         )
         yield ParsedRecord(place, ordinal, draft=draft)
     if ordinal == 0:

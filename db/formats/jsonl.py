@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from db.answers import ItemKind
+from db.answers import LETTERS, ItemKind
 from db.formats.base import (
     FormatError,
     NativeItem,
@@ -135,6 +135,17 @@ def _revision(raw: object, where: str, problems: list[Problem]) -> RevisionRecor
     return record if len(problems) == before else None
 
 
+def _field_names(where: str) -> dict[str, str]:
+    """The validator's field names as this format spells them, under revision ``where``."""
+    prefix = f"{where}." if where else ""
+    names = {name: prefix + name for name in ("key", "explanation", "choices")}
+    names |= {"scenario": prefix + "prompt", "question": prefix + "prompt"}
+    names["events"] = prefix + "choices"
+    for label in LETTERS:
+        names[f"event {label}"] = names[f"choice {label}"] = f"{prefix}choices.{label}"
+    return names
+
+
 def _record(path: Path, line: int, ordinal: int, raw: object) -> ParsedRecord:
     place = Place(str(path), line=line)
     if not isinstance(raw, dict):
@@ -164,9 +175,11 @@ def _record(path: Path, line: int, ordinal: int, raw: object) -> ParsedRecord:
 
     raw_revisions = raw.get("revisions")
     revisions: list[RevisionRecord] = []
+    where_of: dict[int, str] = {}  # revision number -> its place in the record
     if raw_revisions is None:  # a hand-written line: the text sits on the item
         single = _revision({**raw, "number": 1}, "", problems)
         revisions = [single] if single else []
+        where_of[1] = ""
     elif not isinstance(raw_revisions, list) or not raw_revisions:
         problems.append(Problem("revisions", "must be a non-empty list"))
     else:
@@ -174,6 +187,7 @@ def _record(path: Path, line: int, ordinal: int, raw: object) -> ParsedRecord:
             revision = _revision(raw_revision, f"revisions[{index}]", problems)
             if revision:
                 revisions.append(revision)
+                where_of.setdefault(revision.number, f"revisions[{index}]")
     numbers = [r.number for r in revisions]
     if len(set(numbers)) != len(numbers):
         problems.append(Problem("revisions", "revision numbers repeat"))
@@ -208,6 +222,7 @@ def _record(path: Path, line: int, ordinal: int, raw: object) -> ParsedRecord:
         meta=_mapping(raw, "meta", problems),
         provenance=dict(current.provenance) or {"file": path.name, "line": line, "format": NAME},
         item_id=item_id,
+        field_names=_field_names(where_of.get(current.number, "")),
     )
     if problems:
         return ParsedRecord(place, ordinal, problems=problems)
