@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from db.formats import cflue
-from db.formats.base import FormatError, first_bad_utf8_line, read_text
+from db.formats.base import FormatError, csv_reader_limit_for, first_bad_utf8_line, read_text
 from db.validation import ItemDraft, validate_draft
 
 ARTICLE_FIELDS = ("title", "text")
@@ -106,6 +106,7 @@ def _article(
 
 
 def _articles_from_csv(path: Path, text: str) -> list[Article]:
+    csv_reader_limit_for(text)
     try:
         reader = csv.DictReader(io.StringIO(text, newline=""))
         header = [name.strip().lower() for name in reader.fieldnames or []]

@@ -8,6 +8,7 @@ key remapped, template overrides, input errors, and that the API key is never st
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -620,3 +621,13 @@ def test_generate_needs_exactly_one_input(server: FakeOpenAIServer, db_path: Pat
     )
     wrong = generate(db_path, server, "--questions", str(CFLUE_FIXTURE), "--kind", "ordering")
     assert wrong.exit_code == 1 and "use it with --kind mcq" in wrong.output
+
+
+def test_a_long_article_in_csv_is_read_whole(tmp_path: Path) -> None:
+    """Past the csv module's default field limit (131,072 characters) is still well-formed."""
+    long_text = "Prices rose. " * 20_000  # 260,000 characters
+    path = tmp_path / "long.csv"
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        csv.writer(handle).writerows([["id", "title", "text"], ["a1", "Long", long_text]])
+    [article] = read_articles(path)
+    assert article.text == long_text.strip()

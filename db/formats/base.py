@@ -9,6 +9,7 @@ file) raise :class:`FormatError`, which names the file and the line.
 
 from __future__ import annotations
 
+import csv
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -113,6 +114,16 @@ def read_text(path: Path) -> str:
     if not data.strip():
         raise FormatError(str(path), "the file is empty")
     return data.decode("utf-8", errors="surrogateescape")
+
+
+def csv_reader_limit_for(text: str) -> None:
+    """Let the csv module read any field of ``text``, which is already in memory.
+
+    Its default limit (131,072 characters) would call a long but well-formed field
+    "malformed"; lifted, validation can say which field is too long and by how much.
+    """
+    if len(text) > csv.field_size_limit():
+        csv.field_size_limit(len(text))
 
 
 def first_bad_utf8_line(text: str) -> int | None:

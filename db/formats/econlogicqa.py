@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from db.answers import LETTERS, ItemKind, format_answer
-from db.formats.base import FormatError, ParsedRecord, Place, read_text
+from db.formats.base import FormatError, ParsedRecord, Place, csv_reader_limit_for, read_text
 from db.validation import ItemDraft, Problem, language_of
 
 NAME = "econlogicqa"
@@ -46,6 +46,7 @@ def _check_header(path: Path, header: list[str]) -> list[str]:
 def read(path: Path) -> Iterator[ParsedRecord]:
     """Yield one record per data row; rows with the wrong number of cells are problems."""
     text = read_text(path)
+    csv_reader_limit_for(text)
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         header = next(reader)
