@@ -176,6 +176,55 @@ async def test_edit_refuses_a_bad_key_and_can_be_cancelled(one_item: Database) -
     assert [j.verdict for j in stored_judgments(one_item)] == ["flawed"]
 
 
+def notices(app: ReviewApp) -> str:
+    return " | ".join(str(notice.message) for notice in app._notifications)
+
+
+async def test_edit_adds_and_removes_events_and_the_key_must_follow(one_item: Database) -> None:
+    async with running(make_app(one_item, "alice")) as app:
+        await press(app, "d", "a", "b", "c", "enter", "f")
+        edit = app.screen
+        assert isinstance(edit, EditScreen)
+        # Remove B: C and D move up to B and C.
+        edit.query(Input).filter(".choice-input")[1].focus()
+        await press(app, "ctrl+o")
+        assert "B removed; check the key" in notices(app)
+        await press(app, "ctrl+s")
+        assert app.screen is edit  # the key D, A, B, C names a D that is gone
+        assert "key: 'DABC': 'D' is not one of the events A, B, C" in screen_text(app)
+        await press(app, "ctrl+n", *"Wages rise")  # a new fourth event, D
+        assert " D " in screen_text(app) and "Wages rise" in screen_text(app)
+        edit.query_one("#edit-key", Input).value = "C, A, B, D"
+        await press(app, "ctrl+s")
+        assert not isinstance(app.screen, EditScreen)
+    with one_item.session() as session:
+        revisions = session.exec(select(ItemRevision).order_by(col(ItemRevision.number))).all()
+    first, second = revisions
+    assert second.choices == {
+        "A": first.choices["A"],
+        "B": first.choices["C"],
+        "C": first.choices["D"],
+        "D": "Wages rise",
+    }
+    assert second.key == "CABD"
+
+
+async def test_edit_keeps_the_number_of_events_within_bounds(database: Database) -> None:
+    add_test_item(database, "tf:1", kind="truefalse", key="A", language="zh", prompt="对吗？")
+    async with running(make_app(database, "alice")) as app:
+        await press(app, "a", "enter", "f")
+        edit = app.screen
+        assert isinstance(edit, EditScreen)
+        await press(app, "ctrl+n")
+        assert "at most 2 choices" in notices(app)
+        await press(app, "ctrl+o")  # the cursor is in the question, not a choice
+        assert "move to the event or choice to remove first" in notices(app)
+        edit.query(Input).filter(".choice-input")[0].focus()
+        await press(app, "ctrl+o")
+        assert "an item needs at least 2" in notices(app)
+        assert len(edit.query(Input).filter(".choice-input")) == 2
+
+
 async def test_undo_retracts_and_shows_the_item_again(one_item: Database) -> None:
     async with running(make_app(one_item, "alice")) as app:
         await press(app, "a", "b", "c", "d", "enter", "k")

@@ -2,8 +2,11 @@
 
 Saving makes a new revision (the old one stays).  The form is checked with the
 same validator as imports before it closes, and Ctrl+R shows what would change.
-Hidden control characters in the stored text are shown as visible symbols; a
-field left untouched keeps its stored text exactly.
+Ctrl+N adds an event or choice; Ctrl+O removes the one being edited (those after
+it move up a letter, and the key is left for the editor to fix, with the
+validator saying when it no longer fits).  Hidden control characters in the
+stored text are shown as visible symbols; a field left untouched keeps its
+stored text exactly.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static, TextArea
 
-from db.answers import format_answer
+from db.answers import LETTERS, MAX_CHOICES, MAX_EVENTS, ItemKind, format_answer
 from db.items import ItemSnapshot
 from db.validation import ItemDraft, validate_draft
 from reviewer.revisions import RevisionSummary, diff_revisions
@@ -35,6 +38,36 @@ class EditRequest:
     key: str | None
     explanation: str | None
     note: str
+
+
+class ChoiceRow(Horizontal):
+    """One event or choice in the form: its letter, its text, and the stored text it began as."""
+
+    def __init__(self, label: str, stored: str | None) -> None:
+        super().__init__(classes="edit-choice")
+        self.stored = stored  # None for a row added in this edit
+        self._label = Label(f" {label} ", classes="choice-label")
+        self.input = Input(
+            visible_text(stored or ""), placeholder="new text", compact=True, classes="choice-input"
+        )
+
+    def compose(self) -> ComposeResult:
+        yield self._label
+        yield self.input
+
+    def relabel(self, label: str) -> None:
+        self._label.update(f" {label} ")
+
+    @property
+    def text(self) -> str:
+        """What the row holds: the stored text when untouched, else what was typed."""
+        value = self.input.value
+        if self.stored is not None and value == visible_text(self.stored):
+            return self.stored
+        return value
+
+
+MIN_CHOICES = 2  # an order needs two events; a question needs an alternative
 
 
 def _summary(item: ItemSnapshot, number: int, fields: dict[str, object]) -> RevisionSummary:
@@ -56,6 +89,8 @@ class EditScreen(ModalScreen[EditRequest | None]):
     BINDINGS = [
         Binding("ctrl+s", "save", "Save as new revision"),
         Binding("ctrl+r", "toggle_diff", "Show changes"),
+        Binding("ctrl+n", "add_choice", "Add event/choice"),
+        Binding("ctrl+o", "remove_choice", "Omit this event/choice"),
         Binding("escape", "cancel", "Cancel"),
     ]
 
@@ -73,10 +108,15 @@ class EditScreen(ModalScreen[EditRequest | None]):
             with VerticalScroll(id="edit-form"):
                 yield Label("Question" if item.kind.is_mcq else "Scenario")
                 yield TextArea(visible_text(item.prompt), id="edit-prompt", classes="edit-long")
-                for label, text in item.choices.items():
-                    with Horizontal(classes="edit-choice"):
-                        yield Label(f" {label} ", classes="choice-label")
-                        yield Input(visible_text(text), id=f"edit-choice-{label}", compact=True)
+                with Vertical(id="edit-choices"):
+                    for label, text in item.choices.items():
+                        yield ChoiceRow(label, text)
+                noun = "event" if item.kind is ItemKind.ORDERING else "choice"
+                article = "an" if noun == "event" else "a"
+                yield Static(
+                    f"Ctrl+N adds {article} {noun} · Ctrl+O removes the {noun} you are in",
+                    classes="edit-hint",
+                )
                 with Horizontal(classes="edit-choice"):
                     yield Label("Key ", classes="choice-label")
                     yield Input(format_answer(item.kind, item.key), id="edit-key", compact=True)
@@ -110,10 +150,7 @@ class EditScreen(ModalScreen[EditRequest | None]):
         prompt = self.query_one("#edit-prompt", TextArea).text
         if prompt != visible_text(item.prompt):
             changed["prompt"] = prompt
-        choices = {}
-        for label, stored in item.choices.items():
-            value = self.query_one(f"#edit-choice-{label}", Input).value
-            choices[label] = stored if value == visible_text(stored) else value
+        choices = {LETTERS[index]: row.text for index, row in enumerate(self._rows())}
         if choices != item.choices:
             changed["choices"] = choices
         key = self.query_one("#edit-key", Input).value
@@ -158,6 +195,45 @@ class EditScreen(ModalScreen[EditRequest | None]):
                 explanation=changed.get("explanation"),  # type: ignore[arg-type]
                 note=self.query_one("#edit-note", Input).value.strip(),
             )
+        )
+
+    def _rows(self) -> list[ChoiceRow]:
+        return list(self.query(ChoiceRow))
+
+    def _most_choices(self) -> int:
+        kind = self.item.kind
+        return {ItemKind.ORDERING: MAX_EVENTS, ItemKind.TRUEFALSE: 2}.get(kind, MAX_CHOICES)
+
+    async def action_add_choice(self) -> None:
+        rows = self._rows()
+        if len(rows) >= self._most_choices():
+            noun = "events" if self.item.kind is ItemKind.ORDERING else "choices"
+            self.notify(
+                f"this item takes at most {self._most_choices()} {noun}", severity="warning"
+            )
+            return
+        row = ChoiceRow(LETTERS[len(rows)], None)
+        await self.query_one("#edit-choices", Vertical).mount(row)
+        row.input.focus()
+
+    async def action_remove_choice(self) -> None:
+        rows = self._rows()
+        row = next((r for r in rows if r.input is self.focused), None)
+        if row is None:
+            self.notify("move to the event or choice to remove first (Tab)", severity="warning")
+            return
+        if len(rows) <= MIN_CHOICES:
+            self.notify(f"an item needs at least {MIN_CHOICES}", severity="warning")
+            return
+        position = rows.index(row)
+        rest = rows[position + 1 :]
+        for index, later in enumerate(rest, start=position):
+            later.relabel(LETTERS[index])
+        await row.remove()
+        (rest[0] if rest else rows[position - 1]).input.focus()
+        self.notify(
+            f"{LETTERS[position]} removed; check the key (the letters after it moved up one)",
+            timeout=4,
         )
 
     def action_toggle_diff(self) -> None:
