@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 from fake_openai_server import FakeOpenAIServer, RecordedRequest, Reply, completion, server_error
 from sqlmodel import select
 
@@ -149,6 +149,19 @@ def test_cut_at_first_stop_ignores_leading_blank_lines() -> None:
     assert cut_at_first_stop("A\nQuestion: x", ("\n\n", "\nQuestion:")) == "A"
 
 
+def eval_fixture_items(
+    runner: CliRunner, db_path: Path, server: FakeOpenAIServer, *options: str
+) -> Result:
+    """Import the fixture ordering items, then `vetbench eval` an API model on them (0 shots)."""
+    from reviewer.cli import cli
+
+    db = ["--db", str(db_path)]
+    assert runner.invoke(cli, [*db, "import", str(ECON_CSV)]).exit_code == 0
+    model = ["--model", "openai:fake-model", "--base-url", server.base_url]
+    chosen = ["--api-key-env", KEY_ENV, "--status", "all", "--shots", "0", "--json"]
+    return runner.invoke(cli, [*db, "eval", *model, *chosen, *options])
+
+
 def test_vetbench_eval_records_transport_failures_and_resume_retries_them(
     server: FakeOpenAIServer, db_path: Path
 ) -> None:
@@ -168,27 +181,7 @@ def test_vetbench_eval_records_transport_failures_and_resume_retries_them(
     server.default = down_for_two
     runner = CliRunner()
     db = ["--db", str(db_path)]
-    assert runner.invoke(cli, [*db, "import", str(ECON_CSV)]).exit_code == 0
-    first = runner.invoke(
-        cli,
-        [
-            *db,
-            "eval",
-            "--model",
-            "openai:fake-model",
-            "--base-url",
-            server.base_url,
-            "--api-key-env",
-            KEY_ENV,
-            "--status",
-            "all",
-            "--limit",
-            "6",
-            "--shots",
-            "0",
-            "--json",
-        ],
-    )
+    first = eval_fixture_items(runner, db_path, server, "--limit", "6")
     figures = json.loads(first.stdout)
     run_id = figures["run_id"]
     assert figures["infrastructure_failures"] == 2
@@ -228,37 +221,20 @@ def test_vetbench_eval_takes_the_clients_timeout_retries_and_concurrency(
     server: FakeOpenAIServer, db_path: Path
 ) -> None:
     """A server slower than --timeout costs one try per item with --max-retries 0."""
-    from reviewer.cli import cli
 
     server.default = lambda _recorded: completion("D, A, C, B", delay_s=5.0)
-    runner = CliRunner()
-    db = ["--db", str(db_path)]
-    assert runner.invoke(cli, [*db, "import", str(ECON_CSV)]).exit_code == 0
-    result = runner.invoke(
-        cli,
-        [
-            *db,
-            "eval",
-            "--model",
-            "openai:fake-model",
-            "--base-url",
-            server.base_url,
-            "--api-key-env",
-            KEY_ENV,
-            "--status",
-            "all",
-            "--limit",
-            "3",
-            "--shots",
-            "0",
-            "--timeout",
-            "0.3",
-            "--max-retries",
-            "0",
-            "--concurrency",
-            "3",
-            "--json",
-        ],
+    result = eval_fixture_items(
+        CliRunner(),
+        db_path,
+        server,
+        "--limit",
+        "3",
+        "--timeout",
+        "0.3",
+        "--max-retries",
+        "0",
+        "--concurrency",
+        "3",
     )
     figures = json.loads(result.stdout)
     assert figures["infrastructure_failures"] == 3
