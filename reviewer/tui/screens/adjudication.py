@@ -26,11 +26,12 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from db.answers import format_answer
 from reviewer.tui.screens.lead_modals import ConfirmModal, KeyModal, ReasonModal, Rejection
+from reviewer.tui.widgets.footer import KeyFooter
 
 if TYPE_CHECKING:
     from db.engine import Database
@@ -188,7 +189,7 @@ class AdjudicationScreen(Screen[None]):
                     yield Static("", id="case-text")
                 yield DataTable(id="judgments", cursor_type="row", zebra_stripes=True)
                 yield Static("", id="case-history")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#queue", DataTable).add_columns("item", "kind", "source", "why")

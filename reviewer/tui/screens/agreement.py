@@ -24,10 +24,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from db.answers import format_answer
+from reviewer.tui.widgets.footer import KeyFooter
 
 if TYPE_CHECKING:
     from db.engine import Database
@@ -145,7 +146,7 @@ class AgreementScreen(Screen[None]):
                 yield DataTable(id="breakdown", cursor_type="row", zebra_stripes=True)
             with TabPane("Likely wrong keys", id="wrong-keys-tab"):
                 yield DataTable(id="wrong-keys", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#agreement-figures", DataTable).add_columns(

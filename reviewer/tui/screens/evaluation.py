@@ -31,7 +31,6 @@ from textual.screen import Screen
 from textual.widgets import (
     Button,
     DataTable,
-    Footer,
     Header,
     Input,
     Label,
@@ -44,6 +43,7 @@ from textual.widgets import (
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from db.answers import format_answer
+from reviewer.tui.widgets.footer import KeyFooter
 
 if TYPE_CHECKING:
     from db.engine import Database
@@ -334,7 +334,7 @@ class EvaluationScreen(Screen[None]):
                     id="suspects-help",
                 )
                 yield DataTable(id="suspects", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#figures", DataTable).add_columns(
