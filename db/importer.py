@@ -408,16 +408,17 @@ def _store(
     )
     if progress:
         progress(ImportProgress(str(path), "checking duplicates", report.records, total_units))
-    duplicates = _find_duplicates(added, existing, existing_order, threshold)
+    revised = [plan for plan, changed in updated if changed]
+    duplicates = _find_duplicates(added, revised, existing, existing_order, threshold)
     if progress:
         progress(ImportProgress(str(path), "writing", report.records * 2, total_units))
 
     _insert_added(session, path, added, duplicates, actor, report, progress, total_units)
-    _apply_updates(session, path, updated, actor, refresh_status)
+    _apply_updates(session, path, updated, duplicates, actor, report, refresh_status)
     for plan, _changed in updated:
         report.tally.updated += 1
         report.kind_tally(plan.draft.kind).updated += 1
-    _link_stated_duplicates(session, added, existing, report)
+    _link_stated_duplicates(session, added, revised, existing, report)
 
     if report.tally.added or report.tally.updated:
         record_event(
@@ -439,19 +440,27 @@ def _store(
 
 def _find_duplicates(
     added: list[_Planned],
+    revised: list[_Planned],
     existing: dict[str, _Existing],
     existing_order: list[str],
     threshold: float,
 ) -> dict[str, tuple[str, float]]:
-    """New item id -> (earlier item id, similarity) for suspected duplicates."""
-    if not added:
+    """Item id -> (suspected original's id, similarity), for new items and revised texts.
+
+    A revised item (re-imported with other text) is checked with its new text against
+    every other item, and new items are checked against that new text, not the old.
+    """
+    if not added and not revised:
         return {}
-    ids = existing_order + [plan.item_id for plan in added]
-    texts = [item_text(existing[i].prompt, existing[i].choices) for i in existing_order]
-    texts += [item_text(plan.draft.prompt, plan.draft.choices) for plan in added]
-    matches = find_near_duplicates(texts, threshold=threshold, first_new=len(existing_order))
+    revised_ids = {plan.item_id for plan in revised}
+    stored_ids = [item_id for item_id in existing_order if item_id not in revised_ids]
+    checked = revised + added
+    ids = stored_ids + [plan.item_id for plan in checked]
+    texts = [item_text(existing[i].prompt, existing[i].choices) for i in stored_ids]
+    texts += [item_text(plan.draft.prompt, plan.draft.choices) for plan in checked]
+    matches = find_near_duplicates(texts, threshold=threshold, first_new=len(stored_ids))
     found: dict[str, tuple[str, float]] = {}
-    for plan_index, plan in enumerate(added, start=len(existing_order)):
+    for plan_index, plan in enumerate(checked, start=len(stored_ids)):
         native = plan.record.native
         match = matches.get(plan_index)
         if match is None or (native is not None and native.states_duplicate):
@@ -561,10 +570,16 @@ def _apply_updates(
     session: Session,
     path: Path,
     updated: list[tuple[_Planned, bool]],
+    duplicates: dict[str, tuple[str, float]],
     actor: str,
+    report: FileReport,
     refresh_status: StatusRefresher | None,
 ) -> None:
-    """A new revision for each changed text; new meta for each changed meta."""
+    """A new revision for each changed text; new meta for each changed meta.
+
+    A changed text's suspected duplicate is worked out again from the new text
+    (a JSONL record that states it is linked by ``_link_stated_duplicates``).
+    """
     if not updated:
         return
     changed_ids = [plan.item_id for plan, changed in updated if changed]
@@ -601,6 +616,14 @@ def _apply_updates(
                 ],
             )
             values["current_revision"] = number
+            native = plan.record.native
+            if native is None or not native.states_duplicate:  # stated links come later
+                duplicate_of, similarity = duplicates.get(plan.item_id, (None, None))
+                values["suspected_duplicate_of"] = duplicate_of
+                values["duplicate_similarity"] = similarity
+                if duplicate_of is not None:
+                    report.tally.duplicates += 1
+                    report.kind_tally(draft.kind).duplicates += 1
         session.execute(update(_ITEM).where(_ITEM.c.id == plan.item_id).values(**values))
         if changed:
             record_event(session, actor, "revise", plan.item_id, note=f"re-import: {path.name}")
@@ -614,15 +637,29 @@ def _apply_updates(
 def _link_stated_duplicates(
     session: Session,
     added: list[_Planned],
+    revised: list[_Planned],
     existing: dict[str, _Existing],
     report: FileReport,
 ) -> None:
-    """JSONL records name their duplicate themselves; link those once every item is stored."""
+    """JSONL records name their duplicate themselves; link those once every item is stored.
+
+    A revised record stating no duplicate clears the link its item had (new items
+    start without one).
+    """
     known = set(existing) | {plan.item_id for plan in added}
     dangling: list[str] = []
-    for plan in added:
+    revised_ids = {plan.item_id for plan in revised}
+    for plan in added + revised:
         native = plan.record.native
-        if native is None or not native.states_duplicate or native.suspected_duplicate_of is None:
+        if native is None or not native.states_duplicate:
+            continue
+        if native.suspected_duplicate_of is None:
+            if plan.item_id in revised_ids:
+                session.execute(
+                    update(_ITEM)
+                    .where(col(Item.id) == plan.item_id)
+                    .values(suspected_duplicate_of=None, duplicate_similarity=None)
+                )
             continue
         if native.suspected_duplicate_of not in known:
             dangling.append(f"{plan.item_id} -> {native.suspected_duplicate_of}")

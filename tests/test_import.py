@@ -456,6 +456,29 @@ def test_near_duplicates_are_marked_not_dropped(database: Database, tmp_path: Pa
         assert item_at(session, "first:2").suspected_duplicate_of is None
 
 
+def test_a_revised_text_is_checked_for_duplicates_again(database: Database, tmp_path: Path) -> None:
+    """Re-importing with new text re-checks that text: flagged when it now copies another
+    item, cleared when it no longer does."""
+    questions = distinct_questions(3)
+    rows = [ordering_row(q) for q in questions]
+    import_files(database, [csv_file(tmp_path, rows)])
+
+    rows[2] = rows[0]  # econ:3 now says exactly what econ:1 says
+    report = only(import_files(database, [csv_file(tmp_path, rows)]))
+    assert (report.tally.updated, report.tally.duplicates) == (1, 1)
+    with database.session() as session:
+        assert item_at(session, "econ:3").suspected_duplicate_of == "econ:1"
+        assert item_at(session, "econ:3").revision == 2
+        assert item_at(session, "econ:1").suspected_duplicate_of is None
+
+    rows[2] = ordering_row(questions[2] + " Revised again.")
+    report = only(import_files(database, [csv_file(tmp_path, rows)]))
+    assert (report.tally.updated, report.tally.duplicates) == (1, 0)
+    with database.session() as session:
+        item = item_at(session, "econ:3")
+        assert (item.suspected_duplicate_of, item.duplicate_similarity) == (None, None)
+
+
 def test_the_duplicate_threshold_comes_from_the_argument_or_the_setting(
     database: Database, tmp_path: Path
 ) -> None:
@@ -523,6 +546,37 @@ def test_jsonl_items_keep_their_ids_status_history_and_duplicate_links(
         ]
         other = item_at(session, "gen:8")
         assert (other.source, other.status, other.source_ref) == ("fallback", "pending", "line 2")
+
+
+def test_a_revised_jsonl_record_keeps_the_duplicate_link_it_states(
+    database: Database, tmp_path: Path
+) -> None:
+    def line(item_id: str, prompt: str, **fields: object) -> str:
+        choices = {"A": "asset", "B": "liability"}
+        return json.dumps({"id": item_id, "kind": "single", "prompt": prompt,
+                           "choices": choices, "key": "A", **fields})  # fmt: skip
+
+    same = "Where does the bank book a loan it made?"
+    first = [line("x:1", same), line("x:2", "Something else entirely, about deposits.")]
+    import_files(database, [write(tmp_path, "x.jsonl", "\n".join(first))])
+
+    # x:2 is revised into a copy of x:1 but states that it has no duplicate: kept so.
+    stated_none = [first[0], line("x:2", same, suspected_duplicate_of=None)]
+    report = only(import_files(database, [write(tmp_path, "x.jsonl", "\n".join(stated_none))]))
+    assert (report.tally.updated, report.tally.duplicates) == (1, 0)
+    with database.session() as session:
+        assert item_at(session, "x:2").suspected_duplicate_of is None
+
+    # Revised again, stating a link: the stated link is stored.
+    stated = [
+        first[0],
+        line("x:2", same + " (v3)", suspected_duplicate_of="x:1", duplicate_similarity=97.5),
+    ]
+    report = only(import_files(database, [write(tmp_path, "x.jsonl", "\n".join(stated))]))
+    assert (report.tally.updated, report.tally.duplicates) == (1, 1)
+    with database.session() as session:
+        item = item_at(session, "x:2")
+        assert (item.suspected_duplicate_of, item.duplicate_similarity) == ("x:1", 97.5)
 
 
 def test_jsonl_duplicate_links_to_unknown_items_are_left_out_with_a_note(
