@@ -350,6 +350,8 @@ async def test_help_screen_and_command_palette_list_the_actions(one_item: Databa
         text = screen_text(app)
         for phrase in ("take back the last step", "ambiguous", "undo your last judgment", "Ctrl+P"):
             assert phrase in text
+        edit_keys = {row.keys for row in app.screen.rows if row.section.startswith("Edit form")}
+        assert edit_keys == {"Ctrl+S", "Ctrl+R", "Ctrl+N", "Ctrl+O", "Esc"}
         await press(app, "escape")
         titles = [command.title for command in app.get_system_commands(app.screen)]
         assert any(title.startswith("Skip") for title in titles)

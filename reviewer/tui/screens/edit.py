@@ -25,6 +25,7 @@ from db.items import ItemSnapshot
 from db.validation import ItemDraft, validate_draft
 from reviewer.revisions import RevisionSummary, diff_revisions
 from reviewer.tui.literal import literal, visible_text
+from reviewer.tui.screens.help import HelpRow
 from reviewer.tui.widgets.diff_view import DiffView
 from reviewer.tui.widgets.item_view import item_heading
 
@@ -87,12 +88,24 @@ class EditScreen(ModalScreen[EditRequest | None]):
     """Edit one item; dismisses with an :class:`EditRequest`, or None when cancelled."""
 
     BINDINGS = [
-        Binding("ctrl+s", "save", "Save as new revision"),
-        Binding("ctrl+r", "toggle_diff", "Show changes"),
-        Binding("ctrl+n", "add_choice", "Add event/choice"),
-        Binding("ctrl+o", "remove_choice", "Omit this event/choice"),
-        Binding("escape", "cancel", "Cancel"),
+        Binding("ctrl+s", "save", "Save as a new revision (the old one is kept)"),
+        Binding("ctrl+r", "toggle_diff", "Show or hide the changes"),
+        Binding("ctrl+n", "add_choice", "Add an event or choice"),
+        Binding("ctrl+o", "remove_choice", "Remove the event or choice being edited"),
+        Binding("escape", "cancel", "Cancel the edit"),
     ]
+
+    @classmethod
+    def help_rows(cls) -> list[HelpRow]:
+        """The form's keys, for the help screen (from the bindings, so they cannot drift)."""
+        rows = []
+        for binding in cls.BINDINGS:
+            assert isinstance(binding, Binding)
+            keys = "+".join(part.capitalize() for part in binding.key.split("+"))
+            rows.append(
+                HelpRow("Edit form (e, f)", keys.replace("Escape", "Esc"), binding.description)
+            )
+        return rows
 
     def __init__(self, item: ItemSnapshot, default_note: str = "fixed text") -> None:
         super().__init__()

@@ -151,7 +151,10 @@ class ReviewScreen(Screen[None]):
         return True
 
     def help_rows(self) -> list[HelpRow]:
-        return [HelpRow(section, keys, text) for section, _action, keys, text in ACTION_HELP]
+        from reviewer.tui.screens.edit import EditScreen
+
+        rows = [HelpRow(section, keys, text) for section, _action, keys, text in ACTION_HELP]
+        return rows + EditScreen.help_rows()
 
     def palette_commands(self) -> Iterator[tuple[str, str, Callable[[], object]]]:
         """(title, help, callback) for each action that applies now (for the command palette)."""
