@@ -185,15 +185,16 @@ async def test_edit_adds_and_removes_events_and_the_key_must_follow(one_item: Da
         await press(app, "d", "a", "b", "c", "enter", "f")
         edit = app.screen
         assert isinstance(edit, EditScreen)
-        # Remove B: C and D move up to B and C.
+        # Remove B: C and D move up to B and C, and the key D, A, B, C follows.
         edit.query(Input).filter(".choice-input")[1].focus()
         await press(app, "ctrl+o")
-        assert "B removed; check the key" in notices(app)
-        await press(app, "ctrl+s")
-        assert app.screen is edit  # the key D, A, B, C names a D that is gone
-        assert "key: 'DABC': 'D' is not one of the events A, B, C" in screen_text(app)
+        assert "B removed" in notices(app) and "Key now: C, A, B" in notices(app)
+        assert edit.query_one("#edit-key", Input).value == "C, A, B"
         await press(app, "ctrl+n", *"Wages rise")  # a new fourth event, D
         assert " D " in screen_text(app) and "Wages rise" in screen_text(app)
+        await press(app, "ctrl+s")
+        assert app.screen is edit  # the key does not place the new event yet
+        assert "the order must place all 4 events; missing D" in screen_text(app)
         edit.query_one("#edit-key", Input).value = "C, A, B, D"
         await press(app, "ctrl+s")
         assert not isinstance(app.screen, EditScreen)
@@ -207,6 +208,39 @@ async def test_edit_adds_and_removes_events_and_the_key_must_follow(one_item: Da
         "D": "Wages rise",
     }
     assert second.key == "CABD"
+
+
+async def test_removing_the_keyed_choice_empties_the_key(database: Database) -> None:
+    add_test_item(database, "mcq:1", kind="single", key="B")  # choices Yes, No, Maybe
+    async with running(make_app(database, "alice")) as app:
+        await press(app, "b", "enter", "f")
+        edit = app.screen
+        assert isinstance(edit, EditScreen)
+        edit.query(Input).filter(".choice-input")[1].focus()
+        await press(app, "ctrl+o")  # No goes: the key must not silently become Maybe
+        assert edit.query_one("#edit-key", Input).value == ""
+        assert "Key now: empty (give the new key)" in notices(app)
+        await press(app, "ctrl+s")
+        assert app.screen is edit
+
+
+@pytest.mark.parametrize(
+    ("kind", "typed", "removed", "expected"),
+    [
+        ("ordering", "D, A, B, C", "B", "C, A, B"),
+        ("ordering", "dabc", "D", "A, B, C"),
+        ("ordering", "D, A, B, C", "A", "C, A, B"),
+        ("multi", "ACD", "B", "ABC"),
+        ("multi", "ACD", "C", "AC"),
+        ("single", "B", "B", ""),
+        ("single", "—", "A", ""),
+    ],
+)
+def test_key_without_a_removed_letter(kind: str, typed: str, removed: str, expected: str) -> None:
+    from db.answers import ItemKind
+    from reviewer.tui.screens.edit import key_without
+
+    assert key_without(ItemKind(kind), typed, removed) == expected
 
 
 async def test_edit_keeps_the_number_of_events_within_bounds(database: Database) -> None:

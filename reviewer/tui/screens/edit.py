@@ -3,8 +3,8 @@
 Saving makes a new revision (the old one stays).  The form is checked with the
 same validator as imports before it closes, and Ctrl+R shows what would change.
 Ctrl+N adds an event or choice; Ctrl+O removes the one being edited (those after
-it move up a letter, and the key is left for the editor to fix, with the
-validator saying when it no longer fits).  Hidden control characters in the
+it move up a letter, and the key follows: the removed letter leaves it and the
+later letters move up with their events).  Hidden control characters in the
 stored text are shown as visible symbols; a field left untouched keeps its
 stored text exactly.
 """
@@ -69,6 +69,18 @@ class ChoiceRow(Horizontal):
 
 
 MIN_CHOICES = 2  # an order needs two events; a question needs an alternative
+
+
+def key_without(kind: ItemKind, typed_key: str, removed: str) -> str:
+    """The key as typed, with ``removed`` dropped and the letters after it moved up one.
+
+    An order keeps the relative order of the other events (``D, A, B, C`` without B is
+    ``C, A, B``); a choice set loses the removed choice.  So a removed choice can never
+    leave the key silently pointing at the choice that took its letter.
+    """
+    letters = [c for c in typed_key.upper() if c in LETTERS and c != removed]
+    shifted = "".join(c if c < removed else LETTERS[LETTERS.index(c) - 1] for c in letters)
+    return format_answer(kind, shifted) if shifted else ""
 
 
 def _summary(item: ItemSnapshot, number: int, fields: dict[str, object]) -> RevisionSummary:
@@ -244,9 +256,14 @@ class EditScreen(ModalScreen[EditRequest | None]):
             later.relabel(LETTERS[index])
         await row.remove()
         (rest[0] if rest else rows[position - 1]).input.focus()
+        removed = LETTERS[position]
+        key_input = self.query_one("#edit-key", Input)
+        key = key_without(self.item.kind, key_input.value, removed)
+        key_input.value = key
         self.notify(
-            f"{LETTERS[position]} removed; check the key (the letters after it moved up one)",
-            timeout=4,
+            f"{removed} removed; the letters after it moved up one. Key now: {key or 'empty'}"
+            + ("" if key else " (give the new key)"),
+            timeout=6,
         )
 
     def action_toggle_diff(self) -> None:
