@@ -71,6 +71,17 @@ def _current_join():  # type: ignore[no-untyped-def]
     )
 
 
+def lock_item(session: Session, item_id: str) -> Item | None:
+    """Lock the item's row until the transaction ends; None when there is no such item.
+
+    Take it first in any transaction that changes an item (a judgment, an edit, a
+    decision), so concurrent writers of one item queue up instead of deadlocking
+    or both making "the next" revision (PostgreSQL: ``FOR NO KEY UPDATE``; SQLite
+    serialises writers already and ignores it).
+    """
+    return session.get(Item, item_id, with_for_update={"key_share": True})
+
+
 def get_item(session: Session, item_id: str, revision: int | None = None) -> ItemSnapshot | None:
     """One item at its current revision (or at ``revision``), or None if there is no such item."""
     item = session.get(Item, item_id)

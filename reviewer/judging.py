@@ -21,7 +21,7 @@ from sqlmodel import Session, col, select
 from db.answers import AnswerError, ItemKind, format_answer, parse_answer
 from db.audit import record_event
 from db.engine import Database, is_transient_conflict
-from db.items import add_revision, get_item
+from db.items import add_revision, get_item, lock_item
 from db.models import Claim, Item, Judgment, Verdict, utcnow
 from db.people import ensure_person, find_person
 from db.validation import ItemDraft, validate_draft
@@ -230,9 +230,7 @@ def _store_judgment(
     seconds: float,
 ) -> JudgmentReceipt:
     with db.transaction() as session:
-        # Lock the item row first, so concurrent judgments of one item queue up
-        # instead of deadlocking (PostgreSQL; SQLite already serialises writers).
-        item_row = session.get(Item, item_id, with_for_update={"key_share": True})
+        item_row = lock_item(session, item_id)
         if item_row is None:
             raise JudgmentRefused(f"there is no item '{item_id}'")
         current = item_row.current_revision
@@ -351,18 +349,30 @@ def edit_item(
     key: str | None = None,
     explanation: str | None = None,
     note: str,
+    base_revision: int | None = None,
 ) -> RevisionReceipt:
     """Store an edit as a new revision (the old one is kept) after validating it like an import.
 
-    Fields left as ``None`` keep their current text.  The new revision has no
-    judgments yet, so the item's status is refreshed (normally back to pending).
+    Fields left as ``None`` keep their current text.  ``base_revision`` is the
+    revision the editor started from: when someone else revised the item in the
+    meantime the edit is refused rather than laid over text the editor never saw.
+    The new revision has no judgments yet, so the item's status is refreshed
+    (normally back to pending).
     """
     if not note or not note.strip():
         raise JudgmentRefused("an edit needs a short note saying what changed and why")
     with db.transaction() as session:
+        if lock_item(session, item_id) is None:
+            raise JudgmentRefused(f"there is no item '{item_id}'")
         item = get_item(session, item_id)
         if item is None:
             raise JudgmentRefused(f"there is no item '{item_id}'")
+        if base_revision is not None and item.revision != base_revision:
+            raise JudgmentRefused(
+                f"item {item_id} was revised by someone else while you edited it (now "
+                f"revision {item.revision}, you started from {base_revision}); "
+                "open it again to see their change"
+            )
         draft = ItemDraft(
             kind=item.kind.value,
             prompt=item.prompt if prompt is None else prompt,

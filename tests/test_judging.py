@@ -242,6 +242,34 @@ def test_edit_makes_a_new_revision_and_old_judgments_stay_with_the_old_one(
     judge(database, "alice", revision_number=2, blind_answer="DACB")  # a new revision, judged anew
 
 
+def test_an_edit_started_from_an_older_revision_is_refused(database: Database, item: str) -> None:
+    edit_item(database, "alice", item, key="DACB", note="key was wrong", base_revision=1)
+    with pytest.raises(JudgmentRefused, match="revised by someone else while you edited"):
+        edit_item(database, "bob", item, prompt="Bob's wording.", note="typo", base_revision=1)
+    _kind, history = revision_history(database, item)
+    assert [(r.number, r.author) for r in history] == [(1, "test"), (2, "alice")]
+
+
+def test_concurrent_edits_of_one_item_each_make_their_own_revision(
+    database: Database, item: str
+) -> None:
+    """Edits made at the same moment queue on the item's row lock: revisions 2..N+1,
+    no unique-number clash and no error (this matters on PostgreSQL)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def edit(n: int) -> int:
+        explanation = f"explanation {n}"
+        return edit_item(
+            database, f"ed{n}", item, explanation=explanation, note="more"
+        ).new_revision
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        numbers = sorted(pool.map(edit, range(6)))
+    assert numbers == [2, 3, 4, 5, 6, 7]
+    _kind, history = revision_history(database, item)
+    assert [r.number for r in history] == [1, 2, 3, 4, 5, 6, 7]
+
+
 def test_edit_is_validated_like_an_import(database: Database, item: str) -> None:
     with pytest.raises(JudgmentRefused, match="key: 'DAB'"):
         edit_item(database, "alice", item, key="DAB", note="key")

@@ -248,6 +248,7 @@ class ReviewScreen(Screen[None]):
                 key=request.key,
                 explanation=request.explanation,
                 note=request.note,
+                base_revision=item.revision,
             )
         except JudgmentRefused as error:
             # The judgment (if any) is stored already; say why the edit was not, move on.
