@@ -89,6 +89,14 @@ class Database:
     def is_sqlite(self) -> bool:
         return self.engine.url.get_backend_name() == "sqlite"
 
+    @property
+    def url_for_people(self) -> str:
+        """What to type after --db: the file for SQLite, else the URL without its password."""
+        url = self.engine.url
+        if self.is_sqlite and url.database:
+            return url.database
+        return url.render_as_string(hide_password=True)
+
     def session(self) -> Session:
         """A session for reading (and small writes the caller commits itself)."""
         return Session(self.engine, expire_on_commit=False)

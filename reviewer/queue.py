@@ -448,6 +448,11 @@ class ReviewQueue:
         if judgment_id in self.session_judgments:
             self.session_judgments.remove(judgment_id)
 
+    def database_is_empty(self) -> bool:
+        """True when the database holds no items at all (nothing was imported yet)."""
+        with self.db.session() as session:
+            return session.scalar(select(col(Item.id)).limit(1)) is None
+
     def progress(self) -> QueueProgress:
         """Session and overall figures; ``items_left`` counts open items I could still judge."""
         import statistics  # only needed here; keeps startup light

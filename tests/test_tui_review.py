@@ -77,6 +77,17 @@ async def test_blind_then_reveal_then_keep(one_item: Database) -> None:
         assert "Nothing left to review" in screen_text(app)
 
 
+async def test_an_empty_database_says_how_to_import(database: Database) -> None:
+    async with running(make_app(database, "alice")) as app:
+        assert app.review_screen.phase is Phase.EMPTY
+        text = screen_text(app)
+        assert "This database has no items yet" in text and "vetbench --db" in text
+        assert "Nothing left to review" not in text
+        add_test_item(database, "econ:1")  # someone imports meanwhile; n looks again
+        await press(app, "n")
+        assert app.review_screen.phase is Phase.BLIND
+
+
 async def test_reveal_marks_differences(one_item: Database) -> None:
     async with running(make_app(one_item, "alice")) as app:
         await press(app, "a", "b", "c", "d", "enter")

@@ -22,6 +22,7 @@ class ItemLoaded(Message):
     item: ItemSnapshot | None
     own_judgment: OwnJudgment | None = None
     note: str = ""
+    database_empty: bool = False  # with no item: nothing was ever imported
 
 
 @dataclass

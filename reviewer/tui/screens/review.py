@@ -199,7 +199,14 @@ class ReviewScreen(Screen[None]):
             self.post_message(HistoryEnded())
             return
         own = self.queue.own_judgment(item.id) if item is not None else None
-        self.post_message(ItemLoaded(item, own, note))
+        self.post_message(self._loaded(item, own, note))
+
+    def _loaded(
+        self, item: ItemSnapshot | None, own: OwnJudgment | None = None, note: str = ""
+    ) -> ItemLoaded:
+        """The message for a loaded item (run in a worker: it may ask the database)."""
+        empty = item is None and self.queue.database_is_empty()
+        return ItemLoaded(item, own, note, database_empty=empty)
 
     @work(thread=True, group="review", exit_on_error=False)
     def _submit(self, item: ItemSnapshot, fields: dict[str, object], then_edit: bool) -> None:
@@ -222,7 +229,7 @@ class ReviewScreen(Screen[None]):
             return
         # One message for "saved" and the next item: one screen update, not two.
         note = f"✓ saved {receipt.verdict.value} on {receipt.item_id}"
-        self.post_message(ItemLoaded(self.queue.fetch_next(), note=note))
+        self.post_message(self._loaded(self.queue.fetch_next(), note=note))
 
     @work(thread=True, group="review", exit_on_error=False)
     def _undo(self) -> None:
@@ -255,7 +262,7 @@ class ReviewScreen(Screen[None]):
             self.post_message(ActionRefused(f"edit not saved: {error}"))
         else:
             self.post_message(RevisionSaved(receipt))
-        self.post_message(ItemLoaded(self.queue.fetch_next()))
+        self.post_message(self._loaded(self.queue.fetch_next()))
 
     def _schedule_progress(self) -> None:
         """Recount shortly after the annotator settles on an item, not on every key press:
@@ -291,7 +298,17 @@ class ReviewScreen(Screen[None]):
         reveal = self.query_one(RevealPanel)
         reveal.clear()
         heading = self.query_one("#item-heading", Static)
-        if message.item is None:
+        if message.item is None and message.database_empty:
+            self.draft = None
+            heading.update(Text("No items yet", style="bold"))
+            view.show_message(
+                "This database has no items yet",
+                "Import some first (EconLogicQA CSV, CFLUE JSON or vetbench JSONL):\n\n"
+                f"    vetbench --db {self.db.url_for_people} import FILE\n\n"
+                "or write some with vetbench generate. Then press n to look again; q quits.",
+            )
+            self.phase = Phase.EMPTY
+        elif message.item is None:
             self.draft = None
             heading.update(Text("Nothing to review", style="bold"))
             view.show_message(
