@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import getpass
 import json
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, NoReturn, TypeVar
 
 import click
 
@@ -45,12 +46,36 @@ source_option = click.option(
 )
 
 
+class ApiSettings(NamedTuple):
+    """The OpenAI-compatible client's settings, as the --base-url ... --max-wait flags give them."""
+
+    base_url: str | None
+    api_key_env: str
+    concurrency: int
+    timeout: float
+    max_retries: int
+    max_wait: float
+
+    def client_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for ``ChatClient`` (and ``OpenAIBackend``, which passes them on)."""
+        return {
+            "base_url": self.base_url,
+            "api_key_env": self.api_key_env,
+            "concurrency": self.concurrency,
+            "timeout": self.timeout,
+            "max_retries": self.max_retries,
+            "backoff_max_s": self.max_wait,
+        }
+
+
+API_FLAGS = tuple(ApiSettings._fields)
+
+
 def api_client_options(function: Callable[..., Any]) -> Callable[..., Any]:
     """The OpenAI-compatible client's flags, shared by `generate` and `eval` (openai:NAME).
 
-    Adds base_url, api_key_env, concurrency, timeout, max_retries and max_wait
-    (evaluator.openai_client.ChatClient's settings; its defaults are repeated here
-    so --help needs no import of the client).
+    The command receives them as one ``api: ApiSettings`` argument.  The defaults
+    repeat evaluator.openai_client.ChatClient's, so --help needs no import of the client.
     """
     options = (
         click.option(
@@ -95,9 +120,15 @@ def api_client_options(function: Callable[..., Any]) -> Callable[..., Any]:
             help="Longest wait between attempts, in seconds (caps Retry-After too).",
         ),
     )
+
+    @functools.wraps(function)
+    def with_api_settings(*args: Any, **kwargs: Any) -> Any:
+        api = ApiSettings(**{name: kwargs.pop(name) for name in API_FLAGS})
+        return function(*args, api=api, **kwargs)
+
     for option in reversed(options):
-        function = option(function)
-    return function
+        with_api_settings = option(with_api_settings)
+    return with_api_settings
 
 
 def open_db(ctx: click.Context) -> Database:

@@ -11,12 +11,13 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from reviewer.cli.common import (
     KINDS,
+    ApiSettings,
     TerminalProgressBar,
     api_client_options,
     default_user,
@@ -118,17 +119,6 @@ def _mark(correct: bool | None, failure: str | None) -> str:
 # ------------------------------------------------------------------- backend
 
 
-class ApiSettings(NamedTuple):
-    """The --base-url, --api-key-env, --concurrency, --timeout, --max-retries, --max-wait flags."""
-
-    base_url: str | None
-    api_key_env: str
-    concurrency: int
-    timeout: float
-    max_retries: int
-    max_wait: float
-
-
 def _make_backend(
     database: Database,
     model: str,
@@ -148,16 +138,7 @@ def _make_backend(
 
         name = model.removeprefix(OPENAI_PREFIX)
         try:
-            return OpenAIBackend(
-                name,
-                base_url=api.base_url,
-                api_key_env=api.api_key_env,
-                timeout=api.timeout,
-                max_retries=api.max_retries,
-                concurrency=api.concurrency,
-                backoff_max_s=api.max_wait,
-                database=database,
-            )
+            return OpenAIBackend(name, database=database, **api.client_kwargs())
         except ClientConfigError as error:
             fail(str(error))
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # vetbench never downloads models
@@ -305,12 +286,7 @@ def eval_command(
     threads: int | None,
     templates_dir: Path | None,
     seed: int,
-    base_url: str | None,
-    api_key_env: str,
-    concurrency: int,
-    timeout: float,
-    max_retries: int,
-    max_wait: float,
+    api: ApiSettings,
     no_prefix_cache: bool,
     no_chat_template: bool,
     resume_id: int | None,
@@ -342,7 +318,7 @@ def eval_command(
     if resume_id is not None:
         run = _run_to_resume(database, resume_id, model)
         model, backend_name, mode = run["model"], run["backend"], run["mode"]
-        base_url = base_url or run["params"].get("base_url")
+        api = api._replace(base_url=api.base_url or run["params"].get("base_url"))
         if run["params"].get("prefix_cache") is False:
             no_prefix_cache = True
         if run["params"].get("chat_template") is False:
@@ -357,7 +333,7 @@ def eval_command(
         prefix_cache=not no_prefix_cache,
         chat_template=False if no_chat_template else None,
         threads=threads,
-        api=ApiSettings(base_url, api_key_env, concurrency, timeout, max_retries, max_wait),
+        api=api,
     )
     try:
         if resume_id is None:

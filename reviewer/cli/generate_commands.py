@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from reviewer.cli.common import (
+    ApiSettings,
     TerminalProgressBar,
     api_client_options,
     default_user,
@@ -131,15 +132,10 @@ def generate_command(
     questions: Path | None,
     kind: str,
     model: str,
-    base_url: str | None,
-    api_key_env: str,
+    api: ApiSettings,
     samples: int,
-    concurrency: int,
     source: str | None,
     templates: Path | None,
-    timeout: float,
-    max_retries: int,
-    max_wait: float,
     temperature: float,
     max_tokens: int,
     seed: int,
@@ -219,16 +215,7 @@ def generate_command(
             click.echo(f"source {source}: all {len(tasks)} items are already stored or rejected")
         return
     try:
-        client = ChatClient(
-            model,
-            base_url=base_url,
-            api_key_env=api_key_env,
-            timeout=timeout,
-            max_retries=max_retries,
-            concurrency=concurrency,
-            database=db,
-            backoff_max_s=max_wait,
-        )
+        client = ChatClient(model, database=db, **api.client_kwargs())
     except ClientConfigError as error:
         fail(str(error))
 
