@@ -71,15 +71,17 @@ def _current_join():  # type: ignore[no-untyped-def]
     )
 
 
-def lock_item(session: Session, item_id: str) -> Item | None:
-    """Lock the item's row until the transaction ends; None when there is no such item.
+def locked_item(session: Session, item_id: str) -> ItemSnapshot | None:
+    """The item at its current revision, its row locked until the transaction ends.
 
     Take it first in any transaction that changes an item (a judgment, an edit, a
     decision), so concurrent writers of one item queue up instead of deadlocking
     or both making "the next" revision (PostgreSQL: ``FOR NO KEY UPDATE``; SQLite
-    serialises writers already and ignores it).
+    serialises writers already and ignores it).  None when there is no such item.
     """
-    return session.get(Item, item_id, with_for_update={"key_share": True})
+    if session.get(Item, item_id, with_for_update={"key_share": True}) is None:
+        return None
+    return get_item(session, item_id)
 
 
 def get_item(session: Session, item_id: str, revision: int | None = None) -> ItemSnapshot | None:

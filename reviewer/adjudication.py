@@ -23,7 +23,7 @@ from sqlmodel import Session, col, func, select
 from db.answers import AnswerError, ItemKind, format_answer, parse_answer
 from db.audit import record_event
 from db.engine import Database
-from db.items import ItemSnapshot, add_revision, get_item, lock_item
+from db.items import ItemSnapshot, add_revision, locked_item
 from db.models import (
     AuditEvent,
     Decision,
@@ -211,9 +211,7 @@ def decide(
         raise AdjudicationError("a corrected key goes with approval only")
     with db.transaction() as session:
         lead = require_lead(session, lead_name.strip())
-        if lock_item(session, item_id) is None:
-            raise AdjudicationError(f"there is no item '{item_id}'")
-        item = get_item(session, item_id)
+        item = locked_item(session, item_id)
         if item is None:
             raise AdjudicationError(f"there is no item '{item_id}'")
         final_key = item.key if decided is ItemStatus.APPROVED else None

@@ -21,7 +21,7 @@ from sqlmodel import Session, col, select
 from db.answers import AnswerError, ItemKind, format_answer, parse_answer
 from db.audit import record_event
 from db.engine import Database, is_transient_conflict
-from db.items import add_revision, get_item, lock_item
+from db.items import add_revision, locked_item
 from db.models import Claim, Item, Judgment, Verdict, utcnow
 from db.people import ensure_person, find_person
 from db.validation import ItemDraft, validate_draft
@@ -230,18 +230,16 @@ def _store_judgment(
     seconds: float,
 ) -> JudgmentReceipt:
     with db.transaction() as session:
-        item_row = lock_item(session, item_id)
-        if item_row is None:
+        item = locked_item(session, item_id)
+        if item is None:
             raise JudgmentRefused(f"there is no item '{item_id}'")
-        current = item_row.current_revision
+        current = item.revision
         if revision_number is not None and revision_number != current:
             raise JudgmentRefused(
                 f"item {item_id} is now at revision {current}, not revision {revision_number} "
                 "(it was edited); judge the current revision"
             )
-        item = get_item(session, item_id)
-        # The row exists, and so does its current revision (a stored one, with an id).
-        assert item is not None and item.revision_id is not None
+        assert item.revision_id is not None  # a stored revision has an id
         blind = _parse(item.kind, blind_answer, item.labels, "blind answer")
         alternatives, fixed_key = _check_verdict_fields(
             item.kind, item.labels, item.key, verdict, alternative_orders, corrected_key
@@ -362,9 +360,7 @@ def edit_item(
     if not note or not note.strip():
         raise JudgmentRefused("an edit needs a short note saying what changed and why")
     with db.transaction() as session:
-        if lock_item(session, item_id) is None:
-            raise JudgmentRefused(f"there is no item '{item_id}'")
-        item = get_item(session, item_id)
+        item = locked_item(session, item_id)
         if item is None:
             raise JudgmentRefused(f"there is no item '{item_id}'")
         if base_revision is not None and item.revision != base_revision:
