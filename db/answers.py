@@ -23,6 +23,7 @@ LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 MIN_EVENTS = 2
 MAX_EVENTS = 8
 MAX_CHOICES = 8
+MIN_CHOICES = 2  # a question needs an alternative
 TRUE_LABEL, FALSE_LABEL = "A", "B"
 TRUEFALSE_WORDS = {
     TRUE_LABEL: ("对", "true", "t", "yes", "正确", "是"),
@@ -133,6 +134,16 @@ def parse_answer(kind: ItemKind | str, text: str, labels: Sequence[str]) -> str:
     if kind is ItemKind.ORDERING:
         return parse_order(text, labels)
     return parse_choice_set(text, labels, kind=kind)
+
+
+def option_count_bounds(kind: ItemKind | str) -> tuple[int, int]:
+    """How many events or choices an item of this kind has: (fewest, most)."""
+    kind = ItemKind(kind)
+    if kind is ItemKind.ORDERING:
+        return MIN_EVENTS, MAX_EVENTS
+    if kind is ItemKind.TRUEFALSE:
+        return 2, 2
+    return MIN_CHOICES, MAX_CHOICES
 
 
 def format_answer(kind: ItemKind | str, answer: str | None) -> str:

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from db.answers import MAX_CHOICES, MAX_EVENTS, MIN_EVENTS, AnswerError, ItemKind, parse_answer
+from db.answers import AnswerError, ItemKind, option_count_bounds, parse_answer
 
 MAX_TEXT_CHARS = 200_000  # one field; longer text is almost surely a broken file
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -74,11 +74,8 @@ def validate_draft(draft: ItemDraft) -> list[Problem]:
     On success the key is rewritten into canonical form (``"D, A, C, B"`` -> ``"DACB"``).
     Problems name fields as the draft's format does (``draft.field_names``).
     """
-    problems = _draft_problems(draft)
     names = draft.field_names
-    return (
-        [Problem(names.get(p.field, p.field), p.message) for p in problems] if names else problems
-    )
+    return [Problem(names.get(p.field, p.field), p.message) for p in _draft_problems(draft)]
 
 
 def _draft_problems(draft: ItemDraft) -> list[Problem]:
@@ -95,20 +92,15 @@ def _draft_problems(draft: ItemDraft) -> list[Problem]:
 
     labels = list(draft.choices)
     noun = "events" if kind is ItemKind.ORDERING else "choices"
-    if kind is ItemKind.ORDERING and not MIN_EVENTS <= len(labels) <= MAX_EVENTS:
-        problems.append(
-            Problem(
-                noun, f"an ordering item has {MIN_EVENTS} to {MAX_EVENTS} events, got {len(labels)}"
-            )
-        )
-    elif kind is ItemKind.TRUEFALSE and len(labels) != 2:
-        problems.append(
-            Problem(noun, f"a true/false item has exactly 2 choices, got {len(labels)}")
-        )
-    elif kind in (ItemKind.SINGLE, ItemKind.MULTI) and not 2 <= len(labels) <= MAX_CHOICES:
-        problems.append(
-            Problem(noun, f"a {kind.value} item has 2 to {MAX_CHOICES} choices, got {len(labels)}")
-        )
+    fewest, most = option_count_bounds(kind)
+    if not fewest <= len(labels) <= most:
+        if kind is ItemKind.ORDERING:
+            rule = f"an ordering item has {fewest} to {most} events"
+        elif kind is ItemKind.TRUEFALSE:
+            rule = f"a true/false item has exactly {most} choices"
+        else:
+            rule = f"a {kind.value} item has {fewest} to {most} choices"
+        problems.append(Problem(noun, f"{rule}, got {len(labels)}"))
     expected = [chr(ord("A") + i) for i in range(len(labels))]
     if labels != expected:
         problems.append(

@@ -20,7 +20,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static, TextArea
 
-from db.answers import LETTERS, MAX_CHOICES, MAX_EVENTS, ItemKind, format_answer
+from db.answers import LETTERS, ItemKind, format_answer, option_count_bounds
 from db.items import ItemSnapshot
 from db.validation import ItemDraft, validate_draft
 from reviewer.revisions import RevisionSummary, diff_revisions
@@ -66,9 +66,6 @@ class ChoiceRow(Horizontal):
         if self.stored is not None and value == visible_text(self.stored):
             return self.stored
         return value
-
-
-MIN_CHOICES = 2  # an order needs two events; a question needs an alternative
 
 
 def key_without(kind: ItemKind, typed_key: str, removed: str) -> str:
@@ -225,17 +222,12 @@ class EditScreen(ModalScreen[EditRequest | None]):
     def _rows(self) -> list[ChoiceRow]:
         return list(self.query(ChoiceRow))
 
-    def _most_choices(self) -> int:
-        kind = self.item.kind
-        return {ItemKind.ORDERING: MAX_EVENTS, ItemKind.TRUEFALSE: 2}.get(kind, MAX_CHOICES)
-
     async def action_add_choice(self) -> None:
         rows = self._rows()
-        if len(rows) >= self._most_choices():
+        _fewest, most = option_count_bounds(self.item.kind)
+        if len(rows) >= most:
             noun = "events" if self.item.kind is ItemKind.ORDERING else "choices"
-            self.notify(
-                f"this item takes at most {self._most_choices()} {noun}", severity="warning"
-            )
+            self.notify(f"this item takes at most {most} {noun}", severity="warning")
             return
         row = ChoiceRow(LETTERS[len(rows)], None)
         await self.query_one("#edit-choices", Vertical).mount(row)
@@ -247,8 +239,9 @@ class EditScreen(ModalScreen[EditRequest | None]):
         if row is None:
             self.notify("move to the event or choice to remove first (Tab)", severity="warning")
             return
-        if len(rows) <= MIN_CHOICES:
-            self.notify(f"an item needs at least {MIN_CHOICES}", severity="warning")
+        fewest, _most = option_count_bounds(self.item.kind)
+        if len(rows) <= fewest:
+            self.notify(f"an item needs at least {fewest}", severity="warning")
             return
         position = rows.index(row)
         rest = rows[position + 1 :]
