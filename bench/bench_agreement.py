@@ -23,7 +23,8 @@ import numpy as np
 from sqlalchemy import insert
 
 from db.engine import Database, open_database
-from db.models import Decision, Item, ItemRevision, Judgment, Person, Role, Verdict, utcnow
+from db.models import Decision, Item, ItemRevision, Judgment, Person, utcnow
+from db.vocabulary import Role, Verdict
 
 KINDS = ("ordering", "single", "multi", "truefalse")
 KIND_SHARES = (0.25, 0.45, 0.20, 0.10)

@@ -105,8 +105,8 @@ def split_mcq_file(workdir: Path, flawed: dict[str, str]) -> dict[str, str]:
 def build_database(workdir: Path) -> Path:
     from db.engine import open_database
     from db.importer import import_files
-    from db.models import Role
     from db.people import ensure_person
+    from db.vocabulary import Role
     from reviewer.adjudication import decide
 
     listed = flawed_items()

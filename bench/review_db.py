@@ -26,7 +26,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from db.engine import open_database  # noqa: E402
-from db.models import Item, ItemRevision, ItemStatus, Judgment, Person, Verdict  # noqa: E402
+from db.models import Item, ItemRevision, Judgment, Person  # noqa: E402
+from db.vocabulary import ItemStatus, Verdict  # noqa: E402
 
 ANNOTATORS = ("ann1", "ann2", "ann3", "bench")
 KINDS = ("ordering", "ordering", "single", "multi", "truefalse")

@@ -43,8 +43,8 @@ def _run(script: str, *args: str) -> str:
 def approve_and_export(db_path: Path, out: Path) -> tuple[int, int, float]:
     from db.engine import open_database
     from db.exporter import export_items
-    from db.models import Role
     from db.people import ensure_person
+    from db.vocabulary import Role
     from reviewer.adjudication import approve_agreed
 
     db = open_database(db_path)
@@ -72,7 +72,9 @@ def main() -> None:
         print(_run("bench_agreement.py", "--db", str(db_path)), flush=True)
         print("== 3. approve the agreed items, export the approved set")
         approved, exported, seconds = approve_and_export(db_path, out / "approved.jsonl")
-        print(f"approved {approved:,}; exported {exported:,} items in {seconds:.2f} s (target ≤ 10 s)\n")
+        print(
+            f"approved {approved:,}; exported {exported:,} items in {seconds:.2f} s (target ≤ 10 s)\n"
+        )
         print("== 4. review TUI (bench/bench_tui.py)")
         print(_run("bench_tui.py", "--db", str(out / "review40k.db")), flush=True)
 

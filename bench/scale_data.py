@@ -36,7 +36,8 @@ from sqlalchemy import insert, select, update  # noqa: E402
 
 from db.engine import Database, open_database  # noqa: E402
 from db.importer import ImportReport, import_files  # noqa: E402
-from db.models import Item, ItemRevision, ItemStatus, Judgment, Person, Verdict, utcnow  # noqa: E402
+from db.models import Item, ItemRevision, Judgment, Person, utcnow  # noqa: E402
+from db.vocabulary import ItemStatus, Verdict  # noqa: E402
 
 CFLUE = ROOT.parent / "shared" / "data" / "cflue" / "knowledge.json"
 FIXTURE_ORDERING = ROOT / "fixtures" / "econ_ordering.csv"

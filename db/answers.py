@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from enum import StrEnum
 from itertools import combinations
+
+from db.vocabulary import ItemKind
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 MIN_EVENTS = 2
@@ -29,19 +30,6 @@ TRUEFALSE_WORDS = {
     TRUE_LABEL: ("对", "true", "t", "yes", "正确", "是"),
     FALSE_LABEL: ("错", "false", "f", "no", "错误", "否"),
 }
-
-
-class ItemKind(StrEnum):
-    """The four kinds of item; the values are the public names used everywhere."""
-
-    ORDERING = "ordering"
-    SINGLE = "single"
-    MULTI = "multi"
-    TRUEFALSE = "truefalse"
-
-    @property
-    def is_mcq(self) -> bool:
-        return self is not ItemKind.ORDERING
 
 
 class AnswerError(ValueError):

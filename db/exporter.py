@@ -22,7 +22,8 @@ from db.formats import get_format
 from db.formats.base import RevisionRecord
 from db.formats.jsonl import FullItem
 from db.items import iter_items
-from db.models import Item, ItemRevision, ItemStatus
+from db.models import Item, ItemRevision
+from db.vocabulary import ItemStatus
 
 ALL_STATUSES = "all"
 DEFAULT_STATUS = ItemStatus.APPROVED.value

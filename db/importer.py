@@ -34,9 +34,10 @@ from db.dedup import find_near_duplicates, item_text
 from db.engine import Database
 from db.formats import AUTO, FORMATS, FormatError, ParsedRecord, detect_format, get_format
 from db.formats.base import NativeItem, first_bad_utf8_line, read_text
-from db.models import Item, ItemRevision, ItemStatus, utcnow
+from db.models import Item, ItemRevision, utcnow
 from db.settings import get_setting
 from db.validation import ItemDraft, Problem, validate_draft
+from db.vocabulary import ItemStatus
 
 MAX_ID_LENGTH = 255
 PROBLEMS_SHOWN = 50

@@ -13,10 +13,10 @@ from typing import Any
 from sqlalchemy import and_
 from sqlmodel import Session, col, select
 
-from db.answers import ItemKind
 from db.audit import record_event
-from db.models import Item, ItemRevision, ItemStatus, utcnow
+from db.models import Item, ItemRevision, utcnow
 from db.validation import ItemDraft
+from db.vocabulary import ItemKind, ItemStatus
 
 
 @dataclass(frozen=True)

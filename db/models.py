@@ -3,7 +3,7 @@ evaluation runs, predictions, generation rejects, settings and the audit log.
 
 Nothing is ever deleted: an edit adds an ``ItemRevision``, undo retracts a
 ``Judgment``, a changed mind is a newer ``Decision``.  Enumerated values are
-stored as plain strings (the enums below name them) so the schema is the same
+stored as plain strings (``db.vocabulary`` names them) so the schema is the same
 on SQLite and PostgreSQL.
 
 Schema changes go through Alembic (``db/migrations``): change a model here, add
@@ -13,14 +13,21 @@ a migration, and ``tests/test_migrations.py`` checks that the two agree.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import JSON, Column, DateTime, Dialect, Index, UniqueConstraint
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
 
-from db.answers import ItemKind
+from db.vocabulary import (
+    DecisionReason,
+    FailureKind,
+    ItemKind,
+    ItemStatus,
+    Role,
+    RunStatus,
+    Verdict,
+)
 
 __all__ = [
     "ApiResponse",
@@ -82,58 +89,6 @@ def _optional_timestamp() -> Any:
 
 def _json(default: Any) -> Any:
     return Field(default_factory=default, sa_column=Column(JSON, nullable=False))
-
-
-class ItemStatus(StrEnum):
-    PENDING = "pending"  # no judgment on the current revision yet
-    IN_REVIEW = "in_review"  # fewer judgments than the overlap k
-    CONFLICT = "conflict"  # k judgments that do not all keep the item with its key
-    AGREED = "agreed"  # k judgments: all keep, all blind answers equal the key
-    APPROVED = "approved"  # a lead's decision
-    REJECTED = "rejected"  # a lead's decision
-
-
-class Role(StrEnum):
-    ANNOTATOR = "annotator"
-    LEAD = "lead"
-
-
-class Verdict(StrEnum):
-    """An annotator's verdict on one item revision (CLI spelling)."""
-
-    KEEP = "keep"
-    AMBIGUOUS = "ambiguous"  # more than one valid order
-    NO_ORDER = "no-order"  # no clear order
-    WRONG_KEY = "wrong-key"
-    FLAWED = "flawed"  # flawed text
-    SENSITIVE = "sensitive"
-    DUPLICATE = "duplicate"
-
-
-class DecisionReason(StrEnum):
-    """Why a lead rejected an item (approvals may carry ``other`` or none)."""
-
-    SEVERAL_VALID_ORDERS = "several-valid-orders"
-    NO_CLEAR_ORDER = "no-clear-order"
-    WRONG_KEY = "wrong-key"
-    FLAWED = "flawed"
-    SENSITIVE = "sensitive"
-    DUPLICATE = "duplicate"
-    OTHER = "other"
-
-
-class RunStatus(StrEnum):
-    RUNNING = "running"
-    FINISHED = "finished"
-    FAILED = "failed"
-    INTERRUPTED = "interrupted"
-
-
-class FailureKind(StrEnum):
-    """Why a prediction has no scored answer. Wrong answers are not failures."""
-
-    UNPARSED = "unparsed"  # the model answered, but no valid answer could be read
-    INFRASTRUCTURE = "infrastructure"  # timeout, exhausted retries: retried on resume
 
 
 class Item(SQLModel, table=True):

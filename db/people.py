@@ -5,7 +5,8 @@ from __future__ import annotations
 from sqlmodel import Session, select
 
 from db.audit import record_event
-from db.models import Person, Role
+from db.models import Person
+from db.vocabulary import Role
 
 
 class PermissionDenied(PermissionError):

@@ -11,7 +11,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from db.answers import AnswerError, ItemKind, option_count_bounds, parse_answer
+from db.answers import AnswerError, option_count_bounds, parse_answer
+from db.vocabulary import ItemKind
 
 MAX_TEXT_CHARS = 200_000  # one field; longer text is almost surely a broken file
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")

@@ -42,10 +42,10 @@ from typing import Any
 
 import yaml
 
-from db.answers import ItemKind
 from db.engine import Database
 from db.exporter import ExportError
 from db.items import ItemSnapshot, iter_items
+from db.vocabulary import ItemKind
 from evaluator.export_folder import ExportSummary, count_kinds, select_items, write_folder
 from evaluator.extraction import extract_answer
 from evaluator.prompts import (

@@ -48,7 +48,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from db.answers import FALSE_LABEL, LETTERS, TRUE_LABEL, ItemKind
+from db.answers import FALSE_LABEL, LETTERS, TRUE_LABEL
+from db.vocabulary import ItemKind
 
 # Words that may follow a choice letter "A" without making it the English article.
 _CONNECTIVES = (

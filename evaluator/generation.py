@@ -26,12 +26,13 @@ from typing import Any
 
 from sqlmodel import col, select
 
-from db.answers import LETTERS, ItemKind
+from db.answers import LETTERS
 from db.audit import record_event
 from db.engine import Database
 from db.items import add_item
 from db.models import GenerationReject, Item, utcnow
 from db.validation import ItemDraft, Problem, language_of, validate_draft
+from db.vocabulary import ItemKind
 from evaluator.generation_duplicates import flag_duplicates
 from evaluator.generation_inputs import Article, SourceQuestion
 from evaluator.generation_parsing import ResponseParseError, parse_generated

@@ -28,8 +28,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from db.answers import ItemKind, pairwise_accuracy
-from db.models import FailureKind
+from db.answers import pairwise_accuracy
+from db.vocabulary import FailureKind, ItemKind
 
 UNPARSED_LABEL = "<unparsed>"  # the class of unparsed answers in weighted F1
 CONFIDENCE_LEVEL = 0.95

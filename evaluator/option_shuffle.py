@@ -13,7 +13,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from db.answers import LETTERS, ItemKind
+from db.answers import LETTERS
+from db.vocabulary import ItemKind
 
 # How explanations point at options: 选项D / 选项AB, D项 / D选项, option(s) B, (C).
 _REFERENCE = re.compile(

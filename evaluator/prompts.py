@@ -22,10 +22,10 @@ from importlib import resources
 from pathlib import Path
 from string import Template
 
-from db.answers import ItemKind, format_answer
+from db.answers import format_answer
 from db.items import ItemSnapshot
-from db.models import ItemStatus
 from db.validation import ItemDraft, validate_draft
+from db.vocabulary import ItemKind, ItemStatus
 from evaluator.backends.base import Prompt
 
 __all__ = [

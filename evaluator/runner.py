@@ -34,7 +34,8 @@ from sqlmodel import select
 from db.audit import record_event
 from db.engine import Database
 from db.items import ItemSnapshot, get_item, iter_items
-from db.models import EvalRun, FailureKind, Prediction, RunStatus, utcnow
+from db.models import EvalRun, Prediction, utcnow
+from db.vocabulary import FailureKind, RunStatus
 from evaluator.backends.base import (
     Backend,
     BackendInfo,

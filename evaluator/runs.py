@@ -18,9 +18,9 @@ from sqlalchemy import and_, case, func
 from sqlalchemy import select as sa_select
 from sqlmodel import col, select
 
-from db.answers import ItemKind
 from db.engine import Database
-from db.models import EvalRun, FailureKind, Item, ItemRevision, Prediction, RunStatus
+from db.models import EvalRun, Item, ItemRevision, Prediction
+from db.vocabulary import FailureKind, ItemKind, RunStatus
 from evaluator.metrics import ScoredPrediction, summarize_predictions, wilson_interval
 
 __all__ = [

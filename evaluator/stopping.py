@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from db.answers import ItemKind
+from db.vocabulary import ItemKind
 from evaluator.extraction import extract_answer
 
 

@@ -20,23 +20,13 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, insert, update
 from sqlmodel import Session, col, func, select
 
-from db.answers import AnswerError, ItemKind, format_answer, parse_answer
+from db.answers import AnswerError, format_answer, parse_answer
 from db.audit import record_event
 from db.engine import Database
 from db.items import ItemSnapshot, add_revision, locked_item
-from db.models import (
-    AuditEvent,
-    Decision,
-    DecisionReason,
-    Item,
-    ItemRevision,
-    ItemStatus,
-    Judgment,
-    Person,
-    Verdict,
-    utcnow,
-)
+from db.models import AuditEvent, Decision, Item, ItemRevision, Judgment, Person, utcnow
 from db.people import PermissionDenied, require_lead
+from db.vocabulary import DecisionReason, ItemKind, ItemStatus, Verdict
 from reviewer.bulk_reads import collector_paused
 from reviewer.item_status import refresh_item_status
 

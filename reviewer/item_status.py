@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from sqlmodel import Session, col, select
 
-from db.models import Decision, Item, ItemRevision, ItemStatus, Judgment, Verdict
+from db.models import Decision, Item, ItemRevision, Judgment
 from db.settings import get_int_setting
+from db.vocabulary import ItemStatus, Verdict
 
 
 def active_judgments(session: Session, item_id: str, revision_number: int) -> list[Judgment]:

@@ -18,13 +18,14 @@ from sqlalchemy import delete
 from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session, col, select
 
-from db.answers import AnswerError, ItemKind, format_answer, parse_answer
+from db.answers import AnswerError, format_answer, parse_answer
 from db.audit import record_event
 from db.engine import Database, is_transient_conflict
 from db.items import add_revision, locked_item
-from db.models import Claim, Item, Judgment, Verdict, utcnow
+from db.models import Claim, Item, Judgment, utcnow
 from db.people import ensure_person, find_person
 from db.validation import ItemDraft, validate_draft
+from db.vocabulary import ItemKind, Verdict
 from reviewer.item_status import refresh_item_status
 
 TRANSIENT_RETRIES = 5  # attempts at a judgment that PostgreSQL aborted as a deadlock victim

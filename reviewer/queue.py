@@ -32,9 +32,10 @@ from sqlmodel import Session, col
 
 from db.engine import Database, is_transient_conflict
 from db.items import ItemSnapshot, get_item
-from db.models import Claim, Item, ItemRevision, ItemStatus, Judgment, utcnow
+from db.models import Claim, Item, ItemRevision, Judgment, utcnow
 from db.people import ensure_person
 from db.settings import get_int_setting
+from db.vocabulary import ItemStatus
 from reviewer.item_status import active_judgments, refresh_item_status
 from reviewer.judging import TRANSIENT_RETRIES
 

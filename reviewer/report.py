@@ -19,7 +19,8 @@ from sqlmodel import col
 
 from db.answers import format_answer
 from db.engine import Database
-from db.models import Decision, Item, ItemRevision, ItemStatus, utcnow
+from db.models import Decision, Item, ItemRevision, utcnow
+from db.vocabulary import UNDECIDED_STATUSES, ItemStatus
 from reviewer.adjudication import KEY_CORRECTION_NOTE
 from reviewer.agreement import (
     DEFAULT_RESAMPLES,
@@ -171,7 +172,7 @@ def _summary_sentence(summary: ReviewSummary) -> str:
     if open_items:
         waiting = ", ".join(
             f"{summary.by_status[status]:,} {status.replace('_', ' ')}"
-            for status in ("pending", "in_review", "conflict", "agreed")
+            for status in UNDECIDED_STATUSES
             if summary.by_status[status]
         )
         parts.append(f"{open_items:,} still await a decision ({waiting}).")

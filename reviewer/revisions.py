@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from db.answers import ItemKind, format_answer
+from db.answers import format_answer
 from db.engine import Database
 from db.items import get_revisions
 from db.models import Item, ItemRevision
+from db.vocabulary import ItemKind
 
 LineTag = Literal["header", "hunk", "context", "removed", "added"]
 

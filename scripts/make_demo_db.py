@@ -47,8 +47,8 @@ def build_demo_database(path: Path) -> str:
     from db.engine import open_database
     from db.importer import import_files
     from db.items import iter_items
-    from db.models import Role
     from db.people import ensure_person
+    from db.vocabulary import Role
     from reviewer.adjudication import approve_agreed
     from reviewer.item_status import refresh_item_status
     from reviewer.judging import submit_judgment

@@ -6,8 +6,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from db.engine import Database
 from db.items import add_item
-from db.models import Item, ItemStatus
+from db.models import Item
 from db.validation import ItemDraft, validate_draft
+from db.vocabulary import ItemStatus
 from evaluator.backends.base import (
     BackendInfo,
     GenerationRequest,

@@ -15,9 +15,10 @@ from sqlmodel import select
 
 from db.engine import Database
 from db.items import add_item
-from db.models import Decision, ItemRevision, Judgment, Person, Role, Verdict, utcnow
+from db.models import Decision, ItemRevision, Judgment, Person, utcnow
 from db.people import ensure_person
 from db.validation import ItemDraft, validate_draft
+from db.vocabulary import Role, Verdict
 from reviewer.item_status import refresh_item_status
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

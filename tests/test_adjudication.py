@@ -11,9 +11,10 @@ from lead_helpers import store_item, store_person
 from sqlmodel import col, select
 
 from db.items import get_item, get_revisions
-from db.models import AuditEvent, Decision, DecisionReason, Item, ItemKind, Role
+from db.models import AuditEvent, Decision, Item
 from db.people import PermissionDenied
 from db.settings import set_setting
+from db.vocabulary import DecisionReason, Role
 from reviewer.adjudication import (
     AdjudicationError,
     approve_agreed,
@@ -208,11 +209,7 @@ def team_file(db_path):  # type: ignore[no-untyped-def]
     return db_path
 
 
-def test_cli_choices_match_the_vocabulary() -> None:
-    from reviewer.cli.common import KINDS
-
-    assert tuple(kind.value for kind in ItemKind) == KINDS
-    assert tuple(reason.value for reason in DecisionReason) == commands.REASONS
+def test_cli_bootstrap_defaults_match_the_agreement_module() -> None:
     from reviewer.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED
 
     assert (commands.DEFAULT_RESAMPLES, commands.DEFAULT_SEED) == (DEFAULT_RESAMPLES, DEFAULT_SEED)

@@ -36,8 +36,8 @@ from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 from db.exporter import export_items
 from db.importer import import_files
 from db.items import iter_items
-from db.models import Role, Verdict
 from db.settings import set_setting
+from db.vocabulary import Role, Verdict
 from reviewer.adjudication import approve_agreed, conflict_queue, decide
 from reviewer.agreement import BootstrapSettings, compute_agreement, load_judgments
 from reviewer.agreement.bootstrap import resample_weights

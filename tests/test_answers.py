@@ -2,14 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from db.answers import (
-    AnswerError,
-    ItemKind,
-    discordant_pairs,
-    format_answer,
-    pairwise_accuracy,
-    parse_answer,
-)
+from db.answers import AnswerError, discordant_pairs, format_answer, pairwise_accuracy, parse_answer
+from db.vocabulary import ItemKind
 
 ABCD = list("ABCD")
 

@@ -13,9 +13,9 @@ from eval_helpers import mixed_set
 from sqlmodel import select
 
 import evaluator.demo_model as demo_model
-from db.answers import ItemKind
 from db.engine import open_database
 from db.models import Item, Prediction
+from db.vocabulary import ItemKind
 from evaluator.demo_model import (
     CONVERSION_MARKER,
     ModelNotFoundError,

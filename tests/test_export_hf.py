@@ -11,7 +11,7 @@ from eval_helpers import mixed_set, ordering, store
 from db.engine import Database
 from db.exporter import ExportError
 from db.items import iter_items
-from db.models import ItemStatus
+from db.vocabulary import ItemStatus
 from evaluator.export_hf import export_hf, item_row
 
 datasets = pytest.importorskip("datasets")

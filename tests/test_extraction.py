@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from db.answers import ItemKind
+from db.vocabulary import ItemKind
 from evaluator.extraction import extract_answer
 
 FOUR = "ABCD"

@@ -21,9 +21,9 @@ import pytest
 from click.testing import CliRunner
 from rapidfuzz import fuzz
 
-from db.answers import ItemKind
 from db.formats.cflue import TASK_KINDS
 from db.validation import ItemDraft, validate_draft
+from db.vocabulary import ItemKind
 from reviewer.cli import cli
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from db.answers import ItemKind
+from db.vocabulary import ItemKind
 from evaluator.generation_parsing import ResponseParseError, parse_generated
 from evaluator.option_shuffle import remap_letter_references, shuffle_options
 

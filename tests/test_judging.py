@@ -7,9 +7,10 @@ from review_helpers import add_test_item, stored_judgments
 from sqlmodel import col, select
 
 from db.engine import Database
-from db.models import AuditEvent, Claim, Item, ItemRevision, ItemStatus, Person, Verdict
+from db.models import AuditEvent, Claim, Item, ItemRevision, Person
 from db.people import ensure_person
 from db.settings import set_setting
+from db.vocabulary import ItemStatus, Verdict
 from reviewer.judging import (
     JudgmentRefused,
     edit_item,

@@ -6,7 +6,7 @@ import pytest
 from sklearn.metrics import accuracy_score, f1_score
 from statsmodels.stats.proportion import proportion_confint
 
-from db.models import FailureKind
+from db.vocabulary import FailureKind
 from evaluator.metrics import (
     UNPARSED_LABEL,
     ScoredPrediction,

@@ -15,7 +15,8 @@ from fake_openai_server import FakeOpenAIServer, RecordedRequest, Reply, complet
 from sqlmodel import select
 
 from db.engine import Database, open_database
-from db.models import FailureKind, Prediction
+from db.models import Prediction
+from db.vocabulary import FailureKind
 from evaluator.backends.base import GenerationRequest, Prompt, ScoringRequest
 from evaluator.backends.openai_backend import (
     OpenAIBackend,

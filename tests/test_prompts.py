@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from db.answers import ItemKind
 from db.items import ItemSnapshot
+from db.vocabulary import ItemKind
 from evaluator.prompts import (
     ShotFileError,
     TemplateError,

@@ -8,8 +8,8 @@ from lead_helpers import store_item, store_judgment, store_person
 
 from db.engine import open_database
 from db.items import add_item
-from db.models import Role
 from db.validation import ItemDraft, validate_draft
+from db.vocabulary import Role
 from reviewer.adjudication import decide
 from reviewer.agreement import compute_agreement
 from reviewer.agreement.rows import value_text

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from db.answers import ItemKind
+from db.vocabulary import ItemKind
 from reviewer.tui.literal import literal, visible_text
 from reviewer.tui.timer import ActiveTimer
 from reviewer.tui.widgets.answer_builder import AnswerDraft

@@ -17,8 +17,9 @@ from tiny_model import tiny_model_dir
 
 from db.engine import Database
 from db.items import get_item
-from db.models import EvalRun, ItemStatus, Prediction
+from db.models import EvalRun, Prediction
 from db.validation import ItemDraft
+from db.vocabulary import ItemStatus
 from evaluator.prompts import build_prompt, load_templates
 from evaluator.runner import (
     RunProgress,

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from tiny_model import tiny_model_dir
 
-from db.answers import ItemKind
 from db.items import ItemSnapshot
+from db.vocabulary import ItemKind
 from evaluator.backends.base import GenerationRequest, Prompt, ScoringRequest
 from evaluator.backends.transformers_backend import (
     BackendError,

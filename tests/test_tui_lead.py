@@ -17,8 +17,9 @@ from textual.widgets import DataTable, Static
 
 from db.engine import Database
 from db.items import get_item
-from db.models import Decision, Item, Role
+from db.models import Decision, Item
 from db.settings import set_setting
+from db.vocabulary import Role
 from reviewer.judging import submit_judgment
 from reviewer.tui.screens.adjudication import AdjudicationScreen
 from reviewer.tui.screens.agreement import AgreementScreen, kappa_colour

@@ -12,8 +12,9 @@ from textual.widgets import Input, Static, TextArea
 from tui_helpers import screen_text, settle
 
 from db.engine import Database
-from db.models import Claim, ItemRevision, Role
+from db.models import Claim, ItemRevision
 from db.people import ensure_person
+from db.vocabulary import Role
 from reviewer.tui.app import ReviewApp, make_app
 from reviewer.tui.screens.edit import EditScreen
 from reviewer.tui.screens.help import HelpScreen
@@ -248,7 +249,7 @@ async def test_removing_the_keyed_choice_empties_the_key(database: Database) -> 
     ],
 )
 def test_key_without_a_removed_letter(kind: str, typed: str, removed: str, expected: str) -> None:
-    from db.answers import ItemKind
+    from db.vocabulary import ItemKind
     from reviewer.tui.screens.edit import key_without
 
     assert key_without(ItemKind(kind), typed, removed) == expected

@@ -16,7 +16,8 @@ from review_helpers import add_ordering_items
 from sqlmodel import select
 
 from db.engine import open_database
-from db.models import Item, ItemStatus, Judgment, Person
+from db.models import Item, Judgment, Person
+from db.vocabulary import ItemStatus
 
 ROOT = Path(__file__).resolve().parent.parent
 VETBENCH = Path(sys.executable).with_name("vetbench")

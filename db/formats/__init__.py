@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from db.answers import ItemKind
 from db.formats import cflue, econlogicqa, jsonl
 from db.formats.base import FormatError, ParsedRecord, Place
+from db.vocabulary import ItemKind
 
 __all__ = [
     "FORMATS",

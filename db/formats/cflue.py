@@ -15,9 +15,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from db.answers import LETTERS, ItemKind
+from db.answers import LETTERS
 from db.formats.base import FormatError, ParsedRecord, Place, read_text
 from db.validation import ItemDraft, Problem, language_of
+from db.vocabulary import ItemKind
 
 NAME = "cflue"
 KINDS = frozenset({ItemKind.SINGLE, ItemKind.MULTI, ItemKind.TRUEFALSE})

@@ -14,9 +14,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from db.answers import LETTERS, ItemKind, format_answer
+from db.answers import LETTERS, format_answer
 from db.formats.base import FormatError, ParsedRecord, Place, csv_reader_limit_for, read_text
 from db.validation import ItemDraft, Problem, language_of
+from db.vocabulary import ItemKind
 
 NAME = "econlogicqa"
 KINDS = frozenset({ItemKind.ORDERING})

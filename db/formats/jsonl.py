@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from db.answers import LETTERS, ItemKind
+from db.answers import LETTERS
 from db.formats.base import (
     FormatError,
     NativeItem,
@@ -33,8 +33,8 @@ from db.formats.base import (
     RevisionRecord,
     read_text,
 )
-from db.models import ItemStatus
 from db.validation import ItemDraft, Problem
+from db.vocabulary import ItemKind, ItemStatus
 
 NAME = "jsonl"
 KINDS = frozenset(ItemKind)

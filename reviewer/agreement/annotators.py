@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from db.models import ItemStatus
+from db.vocabulary import ItemStatus
 from reviewer.agreement.bootstrap import Figure
 from reviewer.agreement.data import KEEP, JudgmentData, within_unit_pairs
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from db.answers import ItemKind
+from db.vocabulary import ItemKind
 from reviewer.agreement.bootstrap import BootstrapSettings, Figure
 from reviewer.agreement.coefficients import masi_distance_matrix
 from reviewer.agreement.data import JudgmentData

@@ -20,7 +20,8 @@ from sqlalchemy import Connection, func, select
 from sqlmodel import col
 
 from db.engine import Database
-from db.models import Decision, Item, ItemRevision, Judgment, Person, Verdict
+from db.models import Decision, Item, ItemRevision, Judgment, Person
+from db.vocabulary import Verdict
 from reviewer.bulk_reads import collector_paused
 
 VERDICTS: tuple[str, ...] = tuple(verdict.value for verdict in Verdict)

@@ -16,7 +16,8 @@ from itertools import combinations
 import numpy as np
 from numpy.typing import NDArray
 
-from db.answers import MAX_EVENTS, ItemKind
+from db.answers import MAX_EVENTS
+from db.vocabulary import ItemKind
 from reviewer.agreement.bootstrap import Figure
 from reviewer.agreement.data import JudgmentData, within_unit_pairs
 from reviewer.agreement.nominal import NO_PAIRS

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from db.vocabulary import ItemKind, values
 from reviewer.agreement.bootstrap import Figure
 from reviewer.agreement.summary import AgreementFigures
 
-KIND_ORDER = ("ordering", "single", "multi", "truefalse")
+KIND_ORDER = values(ItemKind)
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,7 @@
 """CLI commands for leads: agreement, decide, approve-agreed, conflicts, report.
 
-The option choices are spelled out here rather than read from ``db`` so that
-``vetbench --help`` does not import the database layer;
-``tests/test_adjudication.py`` checks they match the vocabulary in ``db``.
+The option choices come from ``db.vocabulary`` (standard library only), so
+``vetbench --help`` does not load the database layer.
 """
 
 from __future__ import annotations
@@ -13,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from db.vocabulary import DECISION_STATUSES, DecisionReason, values
 from reviewer.cli.common import default_user, fail, kind_option, open_db, print_json, source_option
 
 if TYPE_CHECKING:
@@ -20,16 +20,6 @@ if TYPE_CHECKING:
     from reviewer.adjudication import ConflictCase
     from reviewer.agreement import AgreementReport
 
-DECISION_STATUSES = ("approved", "rejected")
-REASONS = (
-    "several-valid-orders",
-    "no-clear-order",
-    "wrong-key",
-    "flawed",
-    "sensitive",
-    "duplicate",
-    "other",
-)
 DEFAULT_RESAMPLES = 1000  # reviewer.agreement.DEFAULT_RESAMPLES, not imported for --help speed
 DEFAULT_SEED = 20240601  # reviewer.agreement.DEFAULT_SEED
 WRONG_KEYS_SHOWN = 20
@@ -246,9 +236,13 @@ def agreement_command(
     show_default="your login",
     help="The lead deciding.",
 )
-@click.option("--status", type=click.Choice(DECISION_STATUSES), required=True, help="The decision.")
+@click.option(
+    "--status", type=click.Choice(values(DECISION_STATUSES)), required=True, help="The decision."
+)
 @click.option("--key", metavar="ANSWER", help='Approve with this corrected key, e.g. "D, A, C, B".')
-@click.option("--reason", type=click.Choice(REASONS), help="Why (required to reject).")
+@click.option(
+    "--reason", type=click.Choice(values(DecisionReason)), help="Why (required to reject)."
+)
 @click.option("--comment", default="", help="A note kept with the decision.")
 @click.pass_context
 def decide_command(

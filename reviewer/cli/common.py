@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any, Generic, NamedTuple, NoReturn, TypeVar
 
 import click
 
+from db.vocabulary import ItemKind, values
+
 if TYPE_CHECKING:
     from db.engine import Database
 
@@ -27,14 +29,11 @@ db_option = click.option(
 )
 
 
-# The item kinds (db.answers.ItemKind), spelled out so --help needs no database import.
-KINDS = ("ordering", "single", "multi", "truefalse")
-
 kind_option = click.option(
     "--kind",
     "kinds",
     multiple=True,
-    type=click.Choice(KINDS),
+    type=click.Choice(values(ItemKind)),
     help="Only items of this kind (repeatable).",
 )
 source_option = click.option(

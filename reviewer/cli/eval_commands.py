@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from db.vocabulary import ALL, EvalMode, ItemKind, ItemStatus, values
 from reviewer.cli.common import (
-    KINDS,
     ApiSettings,
     TerminalProgressBar,
     api_client_options,
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from evaluator.backends.base import Backend
     from evaluator.runner import RunProgress
 
-STATUSES = ("pending", "in_review", "conflict", "agreed", "approved", "rejected")
 OPENAI_PREFIX = "openai:"
 EXIT_INTERRUPTED = 130
 
@@ -216,16 +215,18 @@ def _progress_line(progress: RunProgress) -> str:
 @click.option(
     "--status",
     "statuses",
-    type=click.Choice(("all", *STATUSES)),
+    type=click.Choice((ALL, *values(ItemStatus))),
     multiple=True,
     help="Evaluate items with this status (repeatable) [default: approved].",
 )
-@click.option("--kind", "kinds", type=click.Choice(KINDS), multiple=True, help="Only this kind.")
+@click.option(
+    "--kind", "kinds", type=click.Choice(values(ItemKind)), multiple=True, help="Only this kind."
+)
 @click.option("--source", "sources", metavar="NAME", multiple=True, help="Only this source.")
 @click.option("--limit", type=click.IntRange(1), help="At most this many items.")
 @click.option(
     "--mode",
-    type=click.Choice(("generate", "score")),
+    type=click.Choice(values(EvalMode)),
     default="generate",
     show_default=True,
     help="generate answers, or rank candidate answers by log-likelihood.",

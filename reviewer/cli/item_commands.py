@@ -1,8 +1,7 @@
 """CLI commands for items and people: import, export, stats, items, users.
 
-The option choices are spelled out here rather than read from ``db`` so that
-``vetbench --help`` does not import the database layer;
-``tests/test_cli_items.py`` checks they match the vocabulary in ``db``.
+The option choices come from ``db.vocabulary``, which imports only the standard
+library, so ``vetbench --help`` does not load the database layer.
 """
 
 from __future__ import annotations
@@ -13,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from db.vocabulary import ALL, ItemKind, ItemStatus, Role, values
 from reviewer.cli.common import (
-    KINDS,
     default_user,
     fail,
     kind_option,
@@ -29,8 +28,6 @@ if TYPE_CHECKING:
 IMPORT_FORMATS = ("auto", "econlogicqa", "cflue", "jsonl")
 FILE_EXPORT_FORMATS = ("econlogicqa", "cflue", "jsonl")
 EXPORT_FORMATS = (*FILE_EXPORT_FORMATS, "lm-eval", "hf")
-STATUSES = ("pending", "in_review", "conflict", "agreed", "approved", "rejected")
-ROLES = ("annotator", "lead")
 PROGRESS_MIN_RECORDS = 1000  # smaller files import faster than a bar can be read
 PREVIEW_CHARS = 72
 
@@ -100,7 +97,7 @@ def _echo_file_report(report: FileReport) -> None:
         click.echo(f"  nothing new: all {tally.unchanged} valid records are unchanged")
         return
     click.echo(f"  {'kind':<10} {'added':>8} {'updated':>8} {'unchanged':>10} {'duplicates':>11}")
-    for kind in KINDS:
+    for kind in values(ItemKind):
         if kind in report.by_kind:
             click.echo(_tally_row(kind, report.by_kind[kind]))
     click.echo(_tally_row("total", tally))
@@ -219,7 +216,7 @@ def _describe_export(summary: Any, format_name: str, out: Path) -> str:
 )
 @click.option(
     "--status",
-    type=click.Choice(("all", *STATUSES)),
+    type=click.Choice((ALL, *values(ItemStatus))),
     default="approved",
     show_default=True,
     help="Export items with this status, or all.",
@@ -305,7 +302,9 @@ def _preview(text: str, width: int = PREVIEW_CHARS) -> str:
 
 
 @click.command("items")
-@click.option("--status", type=click.Choice(STATUSES), help="Only items with this status.")
+@click.option(
+    "--status", type=click.Choice(values(ItemStatus)), help="Only items with this status."
+)
 @kind_option
 @source_option
 @click.option("--limit", type=click.IntRange(1), metavar="N", help="At most N items.")
@@ -370,14 +369,18 @@ def users_group() -> None:
 @users_group.command("add")
 @click.argument("name")
 @click.option(
-    "--role", type=click.Choice(ROLES), default="annotator", show_default=True, help="Their role."
+    "--role",
+    type=click.Choice(values(Role)),
+    default=Role.ANNOTATOR.value,
+    show_default=True,
+    help="Their role.",
 )
 @click.pass_context
 def users_add(ctx: click.Context, name: str, role: str) -> None:
     """Register NAME as an annotator or a lead (or change their role)."""
     from db.audit import record_event
-    from db.models import Role
     from db.people import ensure_person, find_person
+    from db.vocabulary import Role
 
     name = name.strip()
     if not name:

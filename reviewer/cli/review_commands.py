@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import click
 
-from reviewer.cli.common import KINDS, default_user, fail, open_db, print_json
-
-VERDICTS = ("keep", "ambiguous", "no-order", "wrong-key", "flawed", "sensitive", "duplicate")
+from db.vocabulary import OPEN_STATUSES, ItemKind, Verdict, values
+from reviewer.cli.common import default_user, fail, open_db, print_json
 
 
 def _as_option(required: bool = False):  # type: ignore[no-untyped-def]
@@ -28,11 +27,11 @@ def _as_option(required: bool = False):  # type: ignore[no-untyped-def]
 
 @click.command()
 @_as_option()
-@click.option("--kind", type=click.Choice(KINDS), help="Only items of this kind.")
+@click.option("--kind", type=click.Choice(values(ItemKind)), help="Only items of this kind.")
 @click.option("--source", metavar="NAME", help="Only items from this source.")
 @click.option(
     "--status",
-    type=click.Choice(("pending", "in_review")),
+    type=click.Choice(values(OPEN_STATUSES)),
     help="Only items with this status (default: both).",
 )
 @click.pass_context
@@ -73,7 +72,7 @@ def review(
 @click.option(
     "--answer", required=True, help='Your blind answer: "D,A,C,B" for orders, "ABD" for choices.'
 )
-@click.option("--verdict", required=True, type=click.Choice(VERDICTS), help="Your verdict.")
+@click.option("--verdict", required=True, type=click.Choice(values(Verdict)), help="Your verdict.")
 @click.option(
     "--alt",
     "alternatives",

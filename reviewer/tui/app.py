@@ -20,7 +20,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from db.engine import Database, open_database
-from db.models import Role
+from db.vocabulary import Role
 from reviewer.queue import QueueFilter, ReviewQueue
 from reviewer.tui.idle_gc import IdleCollector
 from reviewer.tui.screens.help import HelpRow, HelpScreen

@@ -20,9 +20,10 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static, TextArea
 
-from db.answers import LETTERS, ItemKind, format_answer, option_count_bounds
+from db.answers import LETTERS, format_answer, option_count_bounds
 from db.items import ItemSnapshot
 from db.validation import ItemDraft, validate_draft
+from db.vocabulary import ItemKind
 from reviewer.revisions import RevisionSummary, diff_revisions
 from reviewer.tui.literal import literal, visible_text
 from reviewer.tui.screens.help import HelpRow

@@ -43,13 +43,13 @@ from textual.widgets import (
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from db.answers import format_answer
+from db.vocabulary import ItemKind, values
 from reviewer.tui.widgets.footer import KeyFooter
 
 if TYPE_CHECKING:
     from db.engine import Database
     from evaluator.backends.base import Backend
 
-KIND_NAMES = ("ordering", "single", "multi", "truefalse")
 SHOT_CHOICES = (0, 1, 5)
 LATEST_SHOWN = 20
 LEADERBOARD_BARS = 15
@@ -307,7 +307,7 @@ class EvaluationScreen(Screen[None]):
                     )
                     yield Label("Kind", classes="field-label")
                     yield Select(
-                        [("all kinds", "all"), *[(kind, kind) for kind in KIND_NAMES]],
+                        [("all kinds", "all"), *[(kind, kind) for kind in values(ItemKind)]],
                         value="all",
                         allow_blank=False,
                         id="kind",

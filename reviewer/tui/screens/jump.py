@@ -9,8 +9,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Select, Static
 
-from db.answers import ItemKind
-from db.models import ItemStatus
+from db.vocabulary import ItemKind, ItemStatus
 from reviewer.queue import QueueFilter
 from reviewer.tui.literal import visible_text
 from reviewer.tui.screens.verdict import AnswerPromptScreen

@@ -18,7 +18,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from db.answers import AnswerError, ItemKind, format_answer, parse_answer
+from db.answers import AnswerError, format_answer, parse_answer
+from db.vocabulary import ItemKind
 
 REASON_HELP = {
     "several-valid-orders": "more than one order is defensible",

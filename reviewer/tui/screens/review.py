@@ -27,10 +27,10 @@ from textual.timer import Timer
 from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState
 
-from db.answers import AnswerError, ItemKind, parse_answer
+from db.answers import AnswerError, parse_answer
 from db.engine import Database
 from db.items import ItemSnapshot
-from db.models import Verdict
+from db.vocabulary import ItemKind, Verdict
 from reviewer.judging import JudgmentRefused, edit_item, retract_last_judgment, submit_judgment
 from reviewer.queue import OwnJudgment, QueueError, QueueFilter, ReviewQueue
 from reviewer.tui.messages import (

@@ -12,7 +12,7 @@ from enum import StrEnum
 
 from textual.binding import Binding, BindingType
 
-from db.models import Verdict
+from db.vocabulary import Verdict
 from reviewer.tui.widgets.verdict_bar import VERDICT_KEYS
 
 LETTERS = "ABCDEFGH"

@@ -21,7 +21,7 @@ from textual.widgets import Input, Static
 from db.answers import AnswerError, format_answer, parse_answer
 from db.engine import Database
 from db.items import ItemSnapshot, get_item
-from db.models import Verdict
+from db.vocabulary import Verdict
 from reviewer.tui.literal import literal
 
 Validator = Callable[[str], str]

@@ -14,7 +14,8 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, Static
 
-from db.answers import ItemKind, truefalse_word
+from db.answers import truefalse_word
+from db.vocabulary import ItemKind
 
 
 class AnswerDraft:

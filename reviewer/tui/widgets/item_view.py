@@ -16,8 +16,9 @@ from textual.events import Click
 from textual.message import Message
 from textual.widgets import Static
 
-from db.answers import LETTERS, MAX_CHOICES, ItemKind, truefalse_word
+from db.answers import LETTERS, MAX_CHOICES, truefalse_word
 from db.items import ItemSnapshot
+from db.vocabulary import ItemKind
 from reviewer.tui.literal import literal
 
 KIND_NAMES = {

@@ -13,7 +13,6 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from db.answers import (
-    ItemKind,
     differing_positions,
     discordant_pairs,
     format_answer,
@@ -21,6 +20,7 @@ from db.answers import (
     truefalse_word,
 )
 from db.items import ItemSnapshot
+from db.vocabulary import ItemKind
 from reviewer.queue import OwnJudgment
 from reviewer.tui.literal import literal
 

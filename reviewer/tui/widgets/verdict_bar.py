@@ -12,7 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, Input, Label
 
-from db.models import Verdict
+from db.vocabulary import Verdict
 
 VERDICT_KEYS: dict[Verdict, tuple[str, str]] = {
     Verdict.KEEP: ("k", "Keep"),

@@ -1,0 +1,126 @@
+"""Every enumerated word vetbench stores or accepts, in one place.
+
+Kinds, statuses, roles, verdicts, decision reasons, run statuses, failure kinds
+and evaluation modes are defined here once.  The tables (``db.models``), the
+answer rules (``db.answers``), the CLI's ``click.Choice`` options, the TUI's
+filters and the agreement tables all read them from this module.
+
+It imports only the standard library, so the CLI can build its ``--help`` from it
+without loading SQLAlchemy.  Values are plain strings in the database, so the
+schema is the same on SQLite and PostgreSQL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from enum import StrEnum
+
+__all__ = [
+    "ALL",
+    "DECISION_STATUSES",
+    "OPEN_STATUSES",
+    "UNDECIDED_STATUSES",
+    "DecisionReason",
+    "EvalMode",
+    "FailureKind",
+    "ItemKind",
+    "ItemStatus",
+    "Role",
+    "RunStatus",
+    "Verdict",
+    "values",
+]
+
+ALL = "all"
+"""The word a ``--status`` option takes for "any status"."""
+
+
+def values(members: Iterable[StrEnum]) -> tuple[str, ...]:
+    """The public names of an enum or of some of its members, in order (``click.Choice``)."""
+    return tuple(member.value for member in members)
+
+
+class ItemKind(StrEnum):
+    """The four kinds of item; the values are the public names used everywhere."""
+
+    ORDERING = "ordering"
+    SINGLE = "single"
+    MULTI = "multi"
+    TRUEFALSE = "truefalse"
+
+    @property
+    def is_mcq(self) -> bool:
+        return self is not ItemKind.ORDERING
+
+
+class ItemStatus(StrEnum):
+    """Where an item stands in review; leads' decisions set the last two."""
+
+    PENDING = "pending"  # no judgment on the current revision yet
+    IN_REVIEW = "in_review"  # fewer judgments than the overlap k
+    CONFLICT = "conflict"  # k judgments that do not all keep the item with its key
+    AGREED = "agreed"  # k judgments: all keep, all blind answers equal the key
+    APPROVED = "approved"  # a lead's decision
+    REJECTED = "rejected"  # a lead's decision
+
+
+OPEN_STATUSES: tuple[ItemStatus, ...] = (ItemStatus.IN_REVIEW, ItemStatus.PENDING)
+"""Statuses the review queue serves, in the order it serves them."""
+
+DECISION_STATUSES: tuple[ItemStatus, ...] = (ItemStatus.APPROVED, ItemStatus.REJECTED)
+"""Statuses only a lead's decision sets."""
+
+UNDECIDED_STATUSES: tuple[ItemStatus, ...] = tuple(
+    status for status in ItemStatus if status not in DECISION_STATUSES
+)
+"""Statuses of items still waiting for a lead's decision."""
+
+
+class Role(StrEnum):
+    ANNOTATOR = "annotator"
+    LEAD = "lead"
+
+
+class Verdict(StrEnum):
+    """An annotator's verdict on one item revision (CLI spelling)."""
+
+    KEEP = "keep"
+    AMBIGUOUS = "ambiguous"  # more than one valid order
+    NO_ORDER = "no-order"  # no clear order
+    WRONG_KEY = "wrong-key"
+    FLAWED = "flawed"  # flawed text
+    SENSITIVE = "sensitive"
+    DUPLICATE = "duplicate"
+
+
+class DecisionReason(StrEnum):
+    """Why a lead rejected an item (approvals may carry ``other`` or none)."""
+
+    SEVERAL_VALID_ORDERS = "several-valid-orders"
+    NO_CLEAR_ORDER = "no-clear-order"
+    WRONG_KEY = "wrong-key"
+    FLAWED = "flawed"
+    SENSITIVE = "sensitive"
+    DUPLICATE = "duplicate"
+    OTHER = "other"
+
+
+class RunStatus(StrEnum):
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+
+
+class FailureKind(StrEnum):
+    """Why a prediction has no scored answer. Wrong answers are not failures."""
+
+    UNPARSED = "unparsed"  # the model answered, but no valid answer could be read
+    INFRASTRUCTURE = "infrastructure"  # timeout, exhausted retries: retried on resume
+
+
+class EvalMode(StrEnum):
+    """How a run asks a model: write an answer, or rank candidate answers."""
+
+    GENERATE = "generate"
+    SCORE = "score"
