@@ -53,18 +53,18 @@ def backup_sqlite(db: Database, destination: Path, *, replace: bool = False) -> 
     partial = target.with_name(target.name + ".partial")
     partial.unlink(missing_ok=True)
     try:
-        with contextlib.closing(sqlite3.connect(source, timeout=60)) as reader:
-            with contextlib.closing(sqlite3.connect(partial)) as copy:
-                reader.backup(copy, pages=PAGES_PER_STEP)
-                # A standalone file: no write-ahead log beside it.
-                copy.execute("PRAGMA journal_mode = DELETE")
-                problems = [row[0] for row in copy.execute("PRAGMA integrity_check")]
-                if problems != ["ok"]:
-                    raise BackupError(
-                        f"the copy failed its integrity check: {'; '.join(problems[:3])}"
-                    )
-                pages = int(copy.execute("PRAGMA page_count").fetchone()[0])
-                judgments = int(copy.execute("SELECT count(*) FROM judgment").fetchone()[0])
+        with (
+            contextlib.closing(sqlite3.connect(source, timeout=60)) as reader,
+            contextlib.closing(sqlite3.connect(partial)) as copy,
+        ):
+            reader.backup(copy, pages=PAGES_PER_STEP)
+            # A standalone file: no write-ahead log beside it.
+            copy.execute("PRAGMA journal_mode = DELETE")
+            problems = [row[0] for row in copy.execute("PRAGMA integrity_check")]
+            if problems != ["ok"]:
+                raise BackupError(f"the copy failed its integrity check: {'; '.join(problems[:3])}")
+            pages = int(copy.execute("PRAGMA page_count").fetchone()[0])
+            judgments = int(copy.execute("SELECT count(*) FROM judgment").fetchone()[0])
         partial.replace(target)
     except sqlite3.Error as error:
         partial.unlink(missing_ok=True)
