@@ -42,11 +42,14 @@ def find_person(session: Session, name: str) -> Person | None:
     return session.exec(select(Person).where(Person.name == name)).first()
 
 
-def ensure_person(session: Session, name: str, role: Role = Role.ANNOTATOR) -> Person:
+def ensure_person(
+    session: Session, name: str, role: Role = Role.ANNOTATOR, *, actor: str | None = None
+) -> Person:
     """The person called ``name``, registered with ``role`` if new (the caller commits).
 
     Interfaces decide who may be registered (``db.identity.resolve_identity``);
-    this is the one place that writes the row and its audit event.
+    this is the one place that writes the row and its audit event, by ``actor``
+    (default: the person registering themselves).
     """
     name = name.strip()
     if not name:
@@ -56,7 +59,7 @@ def ensure_person(session: Session, name: str, role: Role = Role.ANNOTATOR) -> P
         person = Person(name=name, role=role)
         session.add(person)
         session.flush()
-        record_audit(session, name, "register", name, role=str(role))
+        record_audit(session, actor or name, "register", name, role=str(role))
     return person
 
 
@@ -180,7 +183,7 @@ def add_person(
         person = find_person(session, name)
         previous = None if person is None else Role(person.role)
         if person is None:
-            ensure_person(session, name, role)
+            ensure_person(session, name, role, actor=actor)
         elif previous is not role:
             person.role = role
             session.add(person)
