@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rapidfuzz import fuzz, process, utils
 from sqlmodel import Session, col, select
 
 from db.audit import origin
@@ -74,6 +73,8 @@ def database_account(db: Database) -> DatabaseAccount | None:
 
 def close_names(name: str, known: list[str]) -> list[str]:
     """The known names closest to ``name`` (rapidfuzz), best first."""
+    from rapidfuzz import fuzz, process, utils  # only on a refusal: startup stays light
+
     matches = process.extract(
         name,
         known,

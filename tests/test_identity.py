@@ -165,3 +165,17 @@ def test_close_names_ranks_by_similarity() -> None:
     assert close_names("lenna", ["alice", "lena", "lennart", "bob"])[0] == "lena"
     assert close_names("Lena", ["lena"]) == ["lena"]
     assert close_names("zzz", ["alice", "bob"]) == []
+
+
+async def test_the_review_app_shows_the_registration_notice(db_path: Path) -> None:
+    from reviewer.tui.app import make_app
+
+    db = open_database(db_path)
+    store_item(db, "o:1")
+    identity = resolve_identity(db, "alice")
+    assert identity.notice is not None and "first person" in identity.notice
+    app = make_app(db, identity.name, notice=identity.notice)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert [n.message for n in app._notifications] == [identity.notice]
+    db.dispose()

@@ -224,3 +224,54 @@ def _query(box: Sandbox, readme_database: str, statement: str) -> list[tuple[obj
             return [tuple(row) for row in connection.execute(sa.text(statement))]
     finally:
         engine.dispose()
+
+
+def test_the_printed_setup_script_hands_an_existing_database_to_a_new_owner(
+    sandbox: Sandbox,
+) -> None:
+    """An older team database, made by a shared superuser login: the administrator runs the
+    printed SQL with psql (twice: it is safe to repeat), and the new owner owns everything."""
+    psql = shutil.which("psql")
+    if psql is None:
+        pytest.skip("psql is not installed")
+    owner, database = sandbox.name("owner"), sandbox.name("older")
+    sandbox.superuser_sql(f'CREATE ROLE "{owner}" LOGIN')
+    sandbox.roles.append(owner)
+    sandbox.superuser_sql(f'CREATE DATABASE "{database}"')
+    sandbox.databases.append(database)
+    url = make_url(sandbox.server_url).set(database=database)
+    sandbox.env["VETBENCH_DB"] = url.render_as_string(hide_password=False)
+    assert vetbench(sandbox, ["import", str(ITEMS)]).exit_code == 0  # the schema exists
+    printed = vetbench(sandbox, ["setup-postgres", "--owner", owner])
+    assert printed.exit_code == 0 and printed.output.startswith("-- vetbench team database")
+    script = sandbox.workdir / "setup.sql"
+    script.write_text(printed.output, encoding="utf-8")
+    libpq_url = url.set(drivername="postgresql").render_as_string(hide_password=False)
+    for _ in range(2):
+        completed = subprocess.run(
+            [psql, "--no-psqlrc", "--quiet", "-f", str(script), libpq_url],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert completed.returncode == 0, completed.stderr
+    owners = _query(
+        sandbox,
+        "older",
+        "SELECT DISTINCT tableowner FROM pg_tables WHERE schemaname = 'public' UNION "
+        "SELECT DISTINCT pg_get_userbyid(proowner) FROM pg_proc WHERE proname LIKE 'vetbench%'",
+    )
+    assert owners == [(owner,)]
+    rights = _query(
+        sandbox,
+        "older",
+        f"SELECT rolcreaterole, pg_has_role('{owner}', 'vetbench_lead', 'MEMBER WITH ADMIN OPTION') "
+        f"FROM pg_roles WHERE rolname = '{owner}'",
+    )
+    assert rights == [(True, True)]
+    # The new owner adds people from now on.
+    sandbox.env["VETBENCH_DB"] = url.set(username=owner).render_as_string(hide_password=False)
+    alice = sandbox.name("alice")
+    added = vetbench(sandbox, ["users", "add", alice, "--no-password"])
+    sandbox.roles.append(alice)
+    assert added.exit_code == 0, added.output
