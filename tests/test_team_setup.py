@@ -275,3 +275,30 @@ def test_the_printed_setup_script_hands_an_existing_database_to_a_new_owner(
     added = vetbench(sandbox, ["users", "add", alice, "--no-password"])
     sandbox.roles.append(alice)
     assert added.exit_code == 0, added.output
+
+
+def test_an_administrator_applies_the_setup_for_an_owner(sandbox: Sandbox) -> None:
+    """`--apply` run by a superuser: the migrations run as the owner, who owns everything."""
+    owner, database = sandbox.name("owner"), sandbox.name("fresh")
+    sandbox.superuser_sql(f'CREATE ROLE "{owner}" LOGIN')
+    sandbox.roles.append(owner)
+    sandbox.superuser_sql(f'CREATE DATABASE "{database}"')
+    sandbox.databases.append(database)
+    url = make_url(sandbox.server_url).set(database=database)
+    sandbox.env["VETBENCH_DB"] = url.render_as_string(hide_password=False)
+    for _ in range(2):  # safe to repeat
+        applied = vetbench(sandbox, ["setup-postgres", "--owner", owner, "--apply"])
+        assert applied.exit_code == 0, applied.output
+        assert "grants and row-level security applied" in applied.output
+    owners = _query(
+        sandbox,
+        "fresh",
+        "SELECT DISTINCT tableowner FROM pg_tables WHERE schemaname = 'public' UNION "
+        "SELECT DISTINCT pg_get_userbyid(proowner) FROM pg_proc WHERE proname LIKE 'vetbench%' "
+        "UNION SELECT nspowner::regrole::text FROM pg_namespace WHERE nspname = 'public'",
+    )
+    assert owners == [(owner,)]
+    sqlite = CliRunner().invoke(
+        cli, ["--db", "local.db", "setup-postgres", "--owner", owner, "--apply"]
+    )
+    assert sqlite.exit_code == 1 and "is for PostgreSQL databases" in sqlite.output
