@@ -180,8 +180,8 @@ def resolve_identity(
             notice=notice,
         )
 
-    # The database role's own group decides its vetbench role; an administrator acting
-    # for someone registers them as an annotator.
+    # A member's own group decides their vetbench role (administrators have none: for
+    # them, as on SQLite, the person table does).
     own_role = account.role if account is not None and not on_behalf else None
     with db.session() as session:
         person = find_person(session, name)
