@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import and_
 from sqlmodel import Session, col, select
 
-from db.audit import record_event
+from db.audit import record_audit
 from db.models import Item, ItemRevision, utcnow
 from db.validation import ItemDraft
 from db.vocabulary import ItemKind, ItemStatus
@@ -207,5 +207,20 @@ def add_revision(
     item.current_revision = revision.number
     session.add(item)
     session.flush()
-    record_event(session, author, "revise", item_id, revision=revision.number, note=change_note)
+    changed = [
+        field
+        for field in ("prompt", "choices", "key", "explanation")
+        if getattr(revision, field) != getattr(current, field)
+    ]
+    record_audit(
+        session,
+        author,
+        "revise",
+        item_id,
+        revision=revision.number,
+        previous_revision=current.number,
+        note=change_note,
+        changed=changed,
+        **({"old_key": current.key, "new_key": revision.key} if "key" in changed else {}),
+    )
     return revision

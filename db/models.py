@@ -268,13 +268,20 @@ class ApiResponse(SQLModel, table=True):
 
 
 class AuditEvent(SQLModel, table=True):
-    """Append-only log of who did what, when."""
+    """Append-only log of who did what, when, from where (``db.audit`` writes it).
+
+    Triggers refuse UPDATE and DELETE on both backends; on PostgreSQL the server
+    stamps ``db_role`` (``session_user``) and ``created_at`` itself.
+    """
 
     __tablename__ = "audit_event"
 
     id: int | None = Field(default=None, primary_key=True)
-    actor: str = Field(max_length=255)
+    actor: str = Field(index=True, max_length=255)  # the person acting (vetbench's name)
     action: str = Field(index=True, max_length=64)  # "import", "judge", "retract", "decide", ...
-    target: str = Field(default="", max_length=255)
-    payload: dict[str, Any] = _json(dict)
-    created_at: datetime = _timestamp()
+    target: str = Field(default="", index=True, max_length=255)  # an item id, a file, "run:3"
+    payload: dict[str, Any] = _json(dict)  # what changed
+    os_login: str = Field(default="", max_length=255)  # the login that ran the command
+    host: str = Field(default="", max_length=255)
+    db_role: str | None = Field(default=None, max_length=255)  # PostgreSQL: session_user
+    created_at: datetime = _timestamp(index=True)

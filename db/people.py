@@ -1,24 +1,56 @@
-"""People and their roles."""
+"""People and their roles.
+
+On SQLite a person is a row of the ``person`` table.  On PostgreSQL a person is also
+a login role of the same name, a member of the ``vetbench_annotator`` or
+``vetbench_lead`` group (``db.privileges``); :func:`add_person`, run by the owner of
+the tables, creates both, and the database enforces the role from then on.
+"""
 
 from __future__ import annotations
 
-from sqlmodel import Session, select
+from dataclasses import dataclass
+from datetime import datetime
 
-from db.audit import record_event
+from sqlalchemy import Connection, text
+from sqlmodel import Session, col, select
+
+from db.audit import record_audit
+from db.engine import Database
 from db.models import Person
+from db.privileges import (
+    ANNOTATOR_GROUP,
+    GROUP_OF_ROLE,
+    LEAD_GROUP,
+    database_account,
+    quote_identifier,
+    run_statements,
+)
 from db.vocabulary import Role
+
+POSTGRES_NAME_LIMIT = 63  # NAMEDATALEN - 1: longer role names are cut short by the server
 
 
 class PermissionDenied(PermissionError):
     """Someone tried an action their role does not allow; the message says which role is needed."""
 
 
+class PersonRefused(ValueError):
+    """A person cannot be added or changed as asked; the message says why."""
+
+
 def find_person(session: Session, name: str) -> Person | None:
     return session.exec(select(Person).where(Person.name == name)).first()
 
 
-def ensure_person(session: Session, name: str, role: Role = Role.ANNOTATOR) -> Person:
-    """The person called ``name``, registered with ``role`` if new (the caller commits)."""
+def ensure_person(
+    session: Session, name: str, role: Role = Role.ANNOTATOR, *, actor: str | None = None
+) -> Person:
+    """The person called ``name``, registered with ``role`` if new (the caller commits).
+
+    Interfaces decide who may be registered (``db.identity.resolve_identity``);
+    this is the one place that writes the row and its audit event, by ``actor``
+    (default: the person registering themselves).
+    """
     name = name.strip()
     if not name:
         raise ValueError("a person needs a non-empty name")
@@ -27,12 +59,16 @@ def ensure_person(session: Session, name: str, role: Role = Role.ANNOTATOR) -> P
         person = Person(name=name, role=role)
         session.add(person)
         session.flush()
-        record_event(session, name, "register", name, role=str(role))
+        record_audit(session, actor or name, "register", name, role=str(role))
     return person
 
 
 def require_lead(session: Session, name: str) -> Person:
-    """The lead called ``name``; refuses anyone else with a clear message."""
+    """The lead called ``name``; refuses anyone else with a clear message.
+
+    On PostgreSQL a person acting as themselves must also be a member of the lead
+    group, which is what the database itself checks when the decision is written.
+    """
     person = find_person(session, name)
     if person is None:
         raise PermissionDenied(
@@ -41,4 +77,173 @@ def require_lead(session: Session, name: str) -> Person:
         )
     if person.role != Role.LEAD:
         raise PermissionDenied(f"only leads can decide; '{name}' is an {person.role}")
+    account = database_account(session.connection())
+    if account is not None and account.name == name and not account.is_lead:
+        raise PermissionDenied(
+            f"only leads can decide; the database role '{name}' is not a member of "
+            f"{LEAD_GROUP} (the owner runs `vetbench users add {name} --role lead`)"
+        )
     return person
+
+
+@dataclass(frozen=True)
+class PersonChange:
+    """What ``users add`` did."""
+
+    name: str
+    role: Role
+    previous_role: Role | None  # None: newly registered
+    login_created: bool  # PostgreSQL: a new login role
+    password_set: bool
+
+
+@dataclass(frozen=True)
+class PersonListing:
+    """One person, or one member of a vetbench group role not yet registered."""
+
+    name: str
+    role: Role | None  # vetbench's role; None: a database member not registered yet
+    created_at: datetime | None
+    database_group: str | None  # PostgreSQL: the group role they are a member of
+    can_login: bool | None  # PostgreSQL: whether their role may log in
+
+
+def _check_name(name: str, *, postgres: bool) -> str:
+    name = name.strip()
+    if not name:
+        raise PersonRefused("a person needs a non-empty name")
+    if postgres:
+        if len(name.encode()) > POSTGRES_NAME_LIMIT:
+            raise PersonRefused(
+                f"'{name}' is longer than PostgreSQL's {POSTGRES_NAME_LIMIT}-byte role names"
+            )
+        if name.startswith("pg_") or name in (ANNOTATOR_GROUP, LEAD_GROUP):
+            raise PersonRefused(f"'{name}' is reserved for the database's own roles")
+    return name
+
+
+def _encrypted_password(connection: Connection, name: str, password: str) -> str:
+    """The password hashed by libpq with the server's method (SCRAM): the clear text is
+    never sent, so it cannot end up in the server's statement log."""
+    driver = connection.connection.driver_connection
+    pgconn = getattr(driver, "pgconn", None)
+    if pgconn is None:
+        raise PersonRefused("setting a password needs the psycopg driver (postgresql+psycopg://)")
+    return bytes(pgconn.encrypt_password(password.encode(), name.encode())).decode()
+
+
+def _set_login_role(connection: Connection, name: str, role: Role, password: str | None) -> bool:
+    """Create or update the login role ``name`` and its group; True when it was created."""
+    exists = connection.execute(
+        text("SELECT 1 FROM pg_roles WHERE rolname = :name"), {"name": name}
+    ).first()
+    identifier = quote_identifier(name)
+    statements = [] if exists else [f"CREATE ROLE {identifier} LOGIN"]
+    if password is not None:
+        hashed = _encrypted_password(connection, name, password).replace("'", "''")
+        statements.append(f"ALTER ROLE {identifier} PASSWORD '{hashed}'")
+    other = LEAD_GROUP if role is Role.ANNOTATOR else ANNOTATOR_GROUP
+    statements += [
+        f"GRANT {GROUP_OF_ROLE[role]} TO {identifier}",
+        f"REVOKE {other} FROM {identifier}",
+    ]
+    run_statements(connection, statements)
+    return not exists
+
+
+def add_person(
+    db: Database, name: str, role: Role, *, actor: str, password: str | None = None
+) -> PersonChange:
+    """Register ``name`` with ``role``, or change their role (``vetbench users add``).
+
+    On PostgreSQL, only an administrator (the owner of the tables, or a superuser)
+    may add people: it creates the login role when missing, sets its password when
+    one is given (never needed for an existing role), and makes it a member of the
+    group of ``role`` only.  Everything happens in one transaction, with an audit
+    event by ``actor``.
+    """
+    postgres = not db.is_sqlite
+    name = _check_name(name, postgres=postgres)
+    if password is not None and not postgres:
+        raise PersonRefused("SQLite has no logins, so no passwords: leave the password out")
+    if password is not None and not password:
+        raise PersonRefused("the password is empty")
+    with db.transaction() as session:
+        connection = session.connection()
+        login_created = False
+        if postgres:
+            account = database_account(connection)
+            assert account is not None
+            if not account.is_admin:
+                raise PersonRefused(
+                    f"only the owner of the database's tables adds people; you are logged in "
+                    f"as '{account.name}'"
+                )
+            login_created = _set_login_role(connection, name, role, password)
+        person = find_person(session, name)
+        previous = None if person is None else Role(person.role)
+        if person is None:
+            ensure_person(session, name, role, actor=actor)
+        elif previous is not role:
+            person.role = role
+            session.add(person)
+            record_audit(session, actor, "set-role", name, old=str(previous), new=str(role))
+        if login_created or password is not None:
+            record_audit(
+                session,
+                actor,
+                "login-role",
+                name,
+                created=login_created,
+                password_set=password is not None,
+                group=GROUP_OF_ROLE[role],
+            )
+    return PersonChange(
+        name=name,
+        role=role,
+        previous_role=previous,
+        login_created=login_created,
+        password_set=password is not None,
+    )
+
+
+def list_people(db: Database) -> list[PersonListing]:
+    """Everyone registered, and on PostgreSQL every member of a vetbench group role."""
+    with db.session() as session:
+        people = list(session.exec(select(Person).order_by(col(Person.name))))
+        if db.is_sqlite:
+            return [PersonListing(p.name, Role(p.role), p.created_at, None, None) for p in people]
+        members = (
+            session.connection()
+            .execute(
+                text(
+                    "SELECT r.rolname, g.rolname, r.rolcanlogin FROM pg_auth_members m "
+                    "JOIN pg_roles r ON r.oid = m.member JOIN pg_roles g ON g.oid = m.roleid "
+                    "WHERE g.rolname IN (:annotators, :leads) "
+                    "AND r.rolname NOT IN (:annotators, :leads) AND NOT m.admin_option "
+                    "ORDER BY g.rolname DESC"
+                ),
+                {"annotators": ANNOTATOR_GROUP, "leads": LEAD_GROUP},
+            )
+            .all()
+        )
+    group_of: dict[str, tuple[str, bool]] = {}
+    for member, group, can_login in members:
+        group_of.setdefault(member, (group, bool(can_login)))  # lead first: it includes both
+    listings = [
+        PersonListing(
+            p.name,
+            Role(p.role),
+            p.created_at,
+            group_of.get(p.name, (None, None))[0],
+            group_of.get(p.name, (None, None))[1],
+        )
+        for p in people
+    ]
+    registered = {p.name for p in people}
+    listings += [
+        PersonListing(member, None, None, group, can_login)
+        for member, (group, can_login) in sorted(group_of.items())
+        if member not in registered
+    ]
+    return listings

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from sqlmodel import Session
 
+from db.audit import record_audit
 from db.models import Setting
 
 
@@ -66,3 +67,19 @@ def set_setting(session: Session, name: str, value: str) -> None:
     else:
         row.value = value
         session.add(row)
+
+
+@dataclass(frozen=True)
+class SettingChange:
+    name: str
+    old: str
+    new: str
+
+
+def change_setting(session: Session, name: str, value: str, *, actor: str) -> SettingChange:
+    """Validate, store and audit a setting a person changes (the caller commits)."""
+    old = get_setting(session, name)
+    set_setting(session, name, value)
+    new = get_setting(session, name)
+    record_audit(session, actor, "config", name, old=old, new=new)
+    return SettingChange(name=name, old=old, new=new)

@@ -21,10 +21,10 @@ from sqlalchemy import ColumnElement, and_, insert, update
 from sqlmodel import Session, col, func, select
 
 from db.answers import AnswerError, format_answer, parse_answer
-from db.audit import record_event
+from db.audit import record_audit, record_audits
 from db.engine import Database
 from db.items import ItemSnapshot, add_revision, locked_item
-from db.models import AuditEvent, Decision, Item, ItemRevision, Judgment, Person, utcnow
+from db.models import Decision, Item, ItemRevision, Judgment, Person, utcnow
 from db.people import PermissionDenied, require_lead
 from db.vocabulary import DecisionReason, ItemKind, ItemStatus, Verdict
 from reviewer.bulk_reads import collector_paused
@@ -238,7 +238,7 @@ def decide(
         )
         session.add(decision)
         session.flush()
-        record_event(
+        record_audit(
             session,
             lead.name,
             "decide",
@@ -329,22 +329,21 @@ def approve_agreed(
                 for item_id, revision, key in rows
             ],
         )
-        session.execute(
-            insert(AuditEvent),
+        record_audits(
+            session,
+            lead.name,
+            "decide",
             [
-                {
-                    "actor": lead.name,
-                    "action": "decide",
-                    "target": item_id,
-                    "payload": {
+                (
+                    item_id,
+                    {
                         "status": ItemStatus.APPROVED.value,
                         "revision": revision,
                         "final_key": key,
                         "previous_status": ItemStatus.AGREED.value,
                         "bulk": True,
                     },
-                    "created_at": now,
-                }
+                )
                 for item_id, revision, key in rows
             ],
         )

@@ -19,7 +19,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session, col, select
 
 from db.answers import AnswerError, format_answer, parse_answer
-from db.audit import record_event
+from db.audit import record_audit
 from db.engine import Database, is_transient_conflict
 from db.items import add_revision, locked_item
 from db.models import Claim, Item, Judgment, utcnow
@@ -273,7 +273,7 @@ def _store_judgment(
         session.add(judgment)
         session.flush()
         assert judgment.id is not None
-        record_event(
+        record_audit(
             session,
             person.name,
             "judge",
@@ -320,7 +320,7 @@ def retract_last_judgment(db: Database, annotator_name: str) -> RetractionReceip
         judgment.retracted_at = utcnow()
         session.add(judgment)
         session.flush()
-        record_event(
+        record_audit(
             session,
             person.name,
             "retract",

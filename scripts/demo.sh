@@ -19,5 +19,5 @@ if [ -t 0 ] && [ -t 1 ]; then
   echo
   echo "Opening the review app as '${VETBENCH_USER:-$(id -un)}' (press ? for help, q to quit)."
   echo "The lead 'lena' sees the agreement (F2) and conflict (F3) screens: vetbench review --as lena"
-  exec vetbench review --as "${VETBENCH_USER:-$(id -un)}"
+  exec vetbench review --as "${VETBENCH_USER:-$(id -un)}" --new-user
 fi

@@ -12,6 +12,8 @@ from click.testing import CliRunner
 from review_helpers import add_test_item, stored_judgments
 
 from db.engine import Database, open_database
+from db.people import add_person
+from db.vocabulary import Role
 from reviewer.cli import cli
 
 
@@ -26,6 +28,8 @@ def items(db_path: Path) -> Path:
     add_test_item(db, "econ:1", key="DABC")
     add_test_item(db, "econ:2", key="ABCD")
     add_test_item(db, "mcq:1", kind="multi", key="ABD", choices={k: k * 3 for k in "ABCD"})
+    for name in ("alice", "bob"):  # registering is explicit (users add)
+        add_person(db, name, Role.ANNOTATOR, actor="test")
     db.dispose()
     return db_path
 
@@ -125,11 +129,11 @@ def test_judge_refuses_clearly(items: Path, args: list[str], message: str) -> No
 
 def test_judge_refuses_unknown_items_and_verdicts(items: Path) -> None:
     code, output = run(
-        items, "judge", "econ:404", "--as", "a", "--answer", "ABCD", "--verdict", "keep"
+        items, "judge", "econ:404", "--as", "alice", "--answer", "ABCD", "--verdict", "keep"
     )
     assert (code, "there is no item 'econ:404'" in output) == (1, True)
     code, output = run(
-        items, "judge", "econ:1", "--as", "a", "--answer", "ABCD", "--verdict", "fine"
+        items, "judge", "econ:1", "--as", "alice", "--answer", "ABCD", "--verdict", "fine"
     )
     assert code == 2 and "'fine' is not one of" in output
 
@@ -148,11 +152,14 @@ def test_config(items: Path) -> None:
     assert (code, output.strip()) == (0, "2")
     run(items, "judge", "econ:1", "--as", "alice", "--answer", "DABC", "--verdict", "keep")
     run(items, "judge", "econ:1", "--as", "bob", "--answer", "DABC", "--verdict", "keep")
-    code, output = run(items, "config", "set", "overlap", "3")
+    code, output = run(items, "config", "set", "overlap", "3", "--as", "alice")
+    assert code == 1 and "only leads change settings; alice is an annotator" in output
+    code, output = run(items, "users", "add", "lena", "--role", "lead")
+    code, output = run(items, "config", "set", "overlap", "3", "--as", "lena")
     assert code == 0 and "overlap = 3 (was 2)" in output and "1 changed" in output
     code, output = run(items, "config", "list")
     assert "overlap = 3" in output and "duplicate_threshold = 90 (default)" in output
-    code, output = run(items, "config", "set", "overlap", "zero")
+    code, output = run(items, "config", "set", "overlap", "zero", "--as", "lena")
     assert code == 1 and "overlap must be a whole number" in output
     code, output = run(items, "config", "get", "colour")
     assert code == 1 and "unknown setting 'colour'" in output

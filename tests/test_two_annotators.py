@@ -17,7 +17,8 @@ from sqlmodel import select
 
 from db.engine import open_database
 from db.models import Item, Judgment, Person
-from db.vocabulary import ItemStatus
+from db.people import add_person
+from db.vocabulary import ItemStatus, Role
 
 ROOT = Path(__file__).resolve().parent.parent
 VETBENCH = Path(sys.executable).with_name("vetbench")
@@ -79,6 +80,8 @@ def test_two_review_sessions_at_once_lose_nothing(db_path: Path) -> None:
 def test_two_shell_loops_of_vetbench_judge(db_path: Path) -> None:
     db = open_database(db_path)
     ids = add_ordering_items(db, 4)
+    for name in ("alice", "bob"):  # registering is explicit (users add)
+        add_person(db, name, Role.ANNOTATOR, actor="test")
     db.dispose()
     loop = " && ".join(
         f'"{VETBENCH}" --db "{db_path}" judge {item_id} --as "$1" --answer DABC --verdict keep'

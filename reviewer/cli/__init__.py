@@ -33,6 +33,7 @@ def _register_commands() -> None:
         eval_commands,
         generate_commands,
         item_commands,
+        people_commands,
         review_commands,
     )
 
@@ -42,6 +43,7 @@ def _register_commands() -> None:
         adjudication_commands,
         eval_commands,
         generate_commands,
+        people_commands,
     ):
         module.register(cli)
 

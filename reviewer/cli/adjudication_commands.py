@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from db.vocabulary import DECISION_STATUSES, DecisionReason, values
-from reviewer.cli.common import default_user, fail, kind_option, open_db, print_json, source_option
+from reviewer.cli.common import fail, kind_option, open_db, print_json, source_option
+from reviewer.cli.identity import acting_person, as_option
 
 if TYPE_CHECKING:
     from db.engine import Database
@@ -182,14 +183,7 @@ def _short(figure: Any) -> str:
 
 @click.command("agreement")
 @click.option("--json", "as_json", is_flag=True, help="Print every figure as JSON.")
-@click.option(
-    "--as",
-    "person",
-    metavar="NAME",
-    default=default_user,
-    show_default="your login",
-    help="Who is asking: only leads see the likely wrong keys with annotators' answers.",
-)
+@as_option("Who is asking: only leads see the likely wrong keys with annotators' answers.")
 @kind_option
 @source_option
 @bootstrap_option
@@ -198,7 +192,7 @@ def _short(figure: Any) -> str:
 def agreement_command(
     ctx: click.Context,
     as_json: bool,
-    person: str,
+    name: str | None,
     kinds: tuple[str, ...],
     sources: tuple[str, ...],
     resamples: int,
@@ -212,14 +206,13 @@ def agreement_command(
     (MASI distance for multi-answer items), exact order agreement, Kendall's tau
     and W, agreement with the key, and likely wrong keys.
     """
-    from reviewer.adjudication import is_lead
     from reviewer.agreement import compute_agreement
 
     db = open_db(ctx)
+    lead = acting_person(ctx, name, register=False).is_lead
     report = compute_agreement(
         db, kinds=kinds or None, sources=sources or None, resamples=resamples, seed=seed
     )
-    lead = is_lead(db, person)
     if as_json:
         print_json(report.to_json(item_answers=lead))
     else:
@@ -228,14 +221,7 @@ def agreement_command(
 
 @click.command("decide")
 @click.argument("item_id")
-@click.option(
-    "--as",
-    "lead",
-    metavar="LEAD",
-    default=default_user,
-    show_default="your login",
-    help="The lead deciding.",
-)
+@as_option("The lead deciding.")
 @click.option(
     "--status", type=click.Choice(values(DECISION_STATUSES)), required=True, help="The decision."
 )
@@ -248,7 +234,7 @@ def agreement_command(
 def decide_command(
     ctx: click.Context,
     item_id: str,
-    lead: str,
+    name: str | None,
     status: str,
     key: str | None,
     reason: str | None,
@@ -259,6 +245,7 @@ def decide_command(
     from reviewer.adjudication import AdjudicationError, PermissionDenied, decide, load_case
 
     db = open_db(ctx)
+    lead = acting_person(ctx, name).name
     try:
         record = decide(db, lead, item_id, status, key=key, reason=reason, comment=comment)
     except (AdjudicationError, PermissionDenied) as error:
@@ -277,21 +264,14 @@ def decide_command(
 
 
 @click.command("approve-agreed")
-@click.option(
-    "--as",
-    "lead",
-    metavar="LEAD",
-    default=default_user,
-    show_default="your login",
-    help="The lead approving.",
-)
+@as_option("The lead approving.")
 @click.option("--yes", "assume_yes", is_flag=True, help="Do not ask for confirmation.")
 @kind_option
 @source_option
 @click.pass_context
 def approve_agreed_command(
     ctx: click.Context,
-    lead: str,
+    name: str | None,
     assume_yes: bool,
     kinds: tuple[str, ...],
     sources: tuple[str, ...],
@@ -301,6 +281,7 @@ def approve_agreed_command(
     from reviewer.adjudication import approve_agreed, count_agreed
 
     db = open_db(ctx)
+    lead = acting_person(ctx, name).name
     _require_lead_or_fail(db, lead)
     count = count_agreed(db, kinds=kinds or None, sources=sources or None)
     if count == 0:
@@ -369,14 +350,7 @@ def _echo_case(case: ConflictCase) -> None:
 
 @click.command("conflicts")
 @click.option("--json", "as_json", is_flag=True, help="Print the cases as JSON.")
-@click.option(
-    "--as",
-    "lead",
-    metavar="LEAD",
-    default=default_user,
-    show_default="your login",
-    help="The lead asking (judgments are shown to leads only).",
-)
+@as_option("The lead asking (judgments are shown to leads only).")
 @kind_option
 @source_option
 @click.option("--limit", type=click.IntRange(1), metavar="N", help="At most N items.")
@@ -384,7 +358,7 @@ def _echo_case(case: ConflictCase) -> None:
 def conflicts_command(
     ctx: click.Context,
     as_json: bool,
-    lead: str,
+    name: str | None,
     kinds: tuple[str, ...],
     sources: tuple[str, ...],
     limit: int | None,
@@ -393,6 +367,7 @@ def conflicts_command(
     from reviewer.adjudication import conflict_queue
 
     db = open_db(ctx)
+    lead = acting_person(ctx, name).name
     _require_lead_or_fail(db, lead, why="the conflict queue shows other annotators' judgments")
     cases = conflict_queue(db, kinds=kinds or None, sources=sources or None, limit=limit)
     if as_json:

@@ -14,13 +14,13 @@ import click
 
 from db.vocabulary import ALL, ItemKind, ItemStatus, Role, values
 from reviewer.cli.common import (
-    default_user,
     fail,
     kind_option,
     open_db,
     print_json,
     source_option,
 )
+from reviewer.cli.identity import acting_person
 
 if TYPE_CHECKING:
     from db.importer import FileReport, ImportProgress, ImportReport
@@ -176,7 +176,7 @@ def import_command(
             source=source,
             skip_invalid=skip_invalid,
             duplicate_threshold=duplicate_threshold,
-            actor=default_user(),
+            actor=acting_person(ctx, None, register=False).name,
             progress=bars,
             refresh_status=refresh_item_status,
         )
@@ -375,56 +375,39 @@ def users_group() -> None:
     show_default=True,
     help="Their role.",
 )
+@click.option(
+    "--password-stdin",
+    is_flag=True,
+    help="PostgreSQL: read their login's password from the first line of stdin.",
+)
+@click.option(
+    "--no-password",
+    is_flag=True,
+    help="PostgreSQL: a new login without a password (peer or certificate authentication).",
+)
 @click.pass_context
-def users_add(ctx: click.Context, name: str, role: str) -> None:
-    """Register NAME as an annotator or a lead (or change their role)."""
-    from db.audit import record_event
-    from db.people import ensure_person, find_person
-    from db.vocabulary import Role
+def users_add(
+    ctx: click.Context, name: str, role: str, password_stdin: bool, no_password: bool
+) -> None:
+    """Register NAME as an annotator or a lead (or change their role).
 
-    name = name.strip()
-    if not name:
-        fail("a person needs a non-empty name")
-    with open_db(ctx).transaction() as session:
-        person = find_person(session, name)
-        if person is None:
-            ensure_person(session, name, Role(role))
-            click.echo(f"added {name} as {role}")
-        elif person.role == role:
-            click.echo(f"{name} is already registered as {role}")
-        else:
-            old_role = person.role
-            person.role = role
-            session.add(person)
-            record_event(session, default_user(), "set-role", name, old=old_role, new=role)
-            click.echo(f"{name} is now a {role} (was {old_role})")
+    On PostgreSQL, run by the owner: also creates NAME's login role, asking for its
+    password (or reading it with --password-stdin; never from an argument), and puts
+    it in the vetbench_annotator or vetbench_lead group.
+    """
+    from reviewer.cli.people_commands import add_user
+
+    add_user(ctx, name, role, password_stdin=password_stdin, no_password=no_password)
 
 
 @users_group.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 @click.pass_context
 def users_list(ctx: click.Context, as_json: bool) -> None:
-    """List registered people with their roles."""
-    from sqlmodel import col, select
+    """List registered people with their roles (PostgreSQL: and their group roles)."""
+    from reviewer.cli.people_commands import list_users
 
-    from db.models import Person
-
-    with open_db(ctx).session() as session:
-        people = list(session.exec(select(Person).order_by(col(Person.name))))
-    if as_json:
-        print_json(
-            [
-                {"name": p.name, "role": p.role, "created_at": p.created_at.isoformat()}
-                for p in people
-            ]
-        )
-        return
-    if not people:
-        click.echo("no people registered yet: vetbench users add NAME --role annotator|lead")
-        return
-    width = max(len(p.name) for p in people)
-    for person in people:
-        click.echo(f"{person.name:<{width}}  {person.role}")
+    list_users(ctx, as_json)
 
 
 def register(cli: click.Group) -> None:

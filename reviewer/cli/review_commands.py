@@ -10,23 +10,13 @@ from __future__ import annotations
 import click
 
 from db.vocabulary import OPEN_STATUSES, ItemKind, Verdict, values
-from reviewer.cli.common import default_user, fail, open_db, print_json
-
-
-def _as_option(required: bool = False):  # type: ignore[no-untyped-def]
-    return click.option(
-        "--as",
-        "name",
-        required=required,
-        default=None,
-        metavar="NAME",
-        help=("Who you are." if required else "Who you are (default: your login name).")
-        + " New names are registered as annotators.",
-    )
+from reviewer.cli.common import fail, open_db, print_json
+from reviewer.cli.identity import acting_person, as_option, new_user_option
 
 
 @click.command()
-@_as_option()
+@as_option()
+@new_user_option
 @click.option("--kind", type=click.Choice(values(ItemKind)), help="Only items of this kind.")
 @click.option("--source", metavar="NAME", help="Only items from this source.")
 @click.option(
@@ -38,6 +28,7 @@ def _as_option(required: bool = False):  # type: ignore[no-untyped-def]
 def review(
     ctx: click.Context,
     name: str | None,
+    new_user: bool,
     kind: str | None,
     source: str | None,
     status: str | None,
@@ -49,9 +40,6 @@ def review(
     from reviewer.tui.app import make_app
 
     db = open_db(ctx)
-    who = (name if name is not None else default_user()).strip()
-    if not who:
-        fail("--as needs a name")
     if source is not None:
         from sqlmodel import select
 
@@ -62,13 +50,15 @@ def review(
         if source not in sources:
             known = ", ".join(sources) or "none yet (import items first: vetbench import FILE)"
             fail(f"no items come from source '{source}'; sources: {known}")
-    app = make_app(db, who, kind=kind, source=source, status=status)
+    who = acting_person(ctx, name, new_user=new_user)
+    app = make_app(db, who.name, kind=kind, source=source, status=status, notice=who.notice)
     app.run()
 
 
 @click.command()
 @click.argument("item_id")
-@_as_option(required=True)
+@as_option()
+@new_user_option
 @click.option(
     "--answer", required=True, help='Your blind answer: "D,A,C,B" for orders, "ABD" for choices.'
 )
@@ -99,7 +89,8 @@ def review(
 def judge(
     ctx: click.Context,
     item_id: str,
-    name: str,
+    name: str | None,
+    new_user: bool,
     answer: str,
     verdict: str,
     alternatives: tuple[str, ...],
@@ -114,10 +105,11 @@ def judge(
     from reviewer.judging import JudgmentRefused, submit_judgment
 
     db = open_db(ctx)
+    who = acting_person(ctx, name, new_user=new_user)
     try:
         receipt = submit_judgment(
             db,
-            name,
+            who.name,
             item_id,
             revision_number=revision,
             blind_answer=answer,
@@ -153,15 +145,16 @@ def judge(
 
 
 @click.command()
-@_as_option(required=True)
+@as_option()
 @click.pass_context
-def undo(ctx: click.Context, name: str) -> None:
+def undo(ctx: click.Context, name: str | None) -> None:
     """Retract your last judgment; its item returns to the queue (nothing is deleted)."""
     from reviewer.judging import JudgmentRefused, retract_last_judgment
 
     db = open_db(ctx)
+    who = acting_person(ctx, name)
     try:
-        receipt = retract_last_judgment(db, name)
+        receipt = retract_last_judgment(db, who.name)
     except JudgmentRefused as error:
         fail(str(error))
     click.echo(
@@ -207,27 +200,30 @@ def config_get(ctx: click.Context, key: str) -> None:
 @config.command("set")
 @click.argument("key")
 @click.argument("value")
+@as_option("The lead changing it.")
 @click.pass_context
-def config_set(ctx: click.Context, key: str, value: str) -> None:
-    """Change a setting, e.g. `vetbench config set overlap 3`."""
-    from db.audit import record_event
-    from db.settings import SettingError, get_setting, set_setting
+def config_set(ctx: click.Context, key: str, value: str, name: str | None) -> None:
+    """Change a setting (leads only), e.g. `vetbench config set overlap 3`."""
+    from db.settings import SettingError, change_setting
 
     db = open_db(ctx)
+    who = acting_person(ctx, name)
+    if not who.is_lead:
+        fail(
+            f"only leads change settings; {who.name} is an {who.role} "
+            f"(a lead adds leads: vetbench users add NAME --role lead)"
+        )
     try:
         with db.transaction() as session:
-            old = get_setting(session, key)
-            set_setting(session, key, value)
-            new = get_setting(session, key)
-            record_event(session, default_user(), "config", key, old=old, new=new)
+            change = change_setting(session, key, value, actor=who.name)
     except SettingError as error:
         fail(str(error))
-    click.echo(f"{key} = {new} (was {old})")
-    if key == "overlap" and new != old:
+    click.echo(f"{key} = {change.new} (was {change.old})")
+    if key == "overlap" and change.new != change.old:
         from reviewer.queue import refresh_open_statuses
 
         changed = refresh_open_statuses(db)
-        click.echo(f"item statuses recomputed for k = {new}: {changed} changed")
+        click.echo(f"item statuses recomputed for k = {change.new}: {changed} changed")
 
 
 def register(cli: click.Group) -> None:

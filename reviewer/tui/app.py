@@ -53,14 +53,19 @@ class ReviewApp(App[None]):
         Binding("f4", "open_area('evaluation')", "Evaluation", show=False),
     ]
 
-    def __init__(self, db: Database, queue: ReviewQueue, timer: ActiveTimer) -> None:
+    def __init__(
+        self, db: Database, queue: ReviewQueue, timer: ActiveTimer, notice: str | None = None
+    ) -> None:
         super().__init__()
         self.database = db
         self.queue = queue
         self.timer = timer
         self.collector = IdleCollector()
+        self.identity_notice = notice
 
     def on_mount(self) -> None:
+        if self.identity_notice:  # e.g. the first person of a new database was registered
+            self.notify(self.identity_notice, title="Who you are", timeout=10, markup=False)
         # Not at once: freezing costs a full collection, which would delay the first item.
         self.set_timer(IDLE_GC_START_SECONDS, self.collector.start)
         self.set_interval(IDLE_GC_CHECK_SECONDS, self.collector.tick)
@@ -158,11 +163,13 @@ def make_app(
     status: str | None = None,
     clock: Callable[[], datetime] | None = None,
     timer: ActiveTimer | None = None,
+    notice: str | None = None,
 ) -> ReviewApp:
     """Build the review app on a database (an open one, a path or a URL) for one annotator.
 
-    The annotator is registered if new.  ``clock`` (claims) and ``timer`` (seconds
-    spent) can be replaced for repeatable tests.
+    ``annotator_name`` is the person ``db.identity.resolve_identity`` resolved (``vetbench
+    review`` resolves it, refusing unknown names, and passes its ``notice`` to show).
+    ``clock`` (claims) and ``timer`` (seconds spent) can be replaced for repeatable tests.
     """
     db = (
         db_url_or_database
@@ -179,4 +186,4 @@ def make_app(
         if clock is None
         else ReviewQueue(db, annotator_name, filters, clock=clock)
     )
-    return ReviewApp(db, queue, timer or ActiveTimer())
+    return ReviewApp(db, queue, timer or ActiveTimer(), notice)

@@ -1,0 +1,489 @@
+"""PostgreSQL privileges: who may write what, enforced by the database itself.
+
+A team database has three kinds of role (``db.vocabulary.Role`` names the people's):
+
+- the **owner** owns the schema and every table; migrations and ``vetbench users add``
+  run as the owner (table owners are not bound by row-level security);
+- ``vetbench_annotator``, a group role every person is a member of;
+- ``vetbench_lead``, a group role that is itself a member of ``vetbench_annotator``, so
+  leads can do everything annotators can, and more.
+
+Each table's privileges are declared once, in :data:`TABLES`.  :func:`privilege_statements`
+turns them into idempotent SQL (revoke, grant, row-level security policies), which the
+migrations run (``db/migrations/versions/0003_identity_audit.py``) and
+``vetbench setup-postgres`` prints.  A migration that adds a table adds its entry here
+and calls :func:`apply_privileges` at its end; see ARCHITECTURE.md.
+
+Identity inside the database is ``session_user``, the role that logged in: unlike
+``current_user`` it cannot be changed with ``SET ROLE`` by anyone but a superuser.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, inspect, text
+
+from db.vocabulary import DECISION_STATUSES, Role
+
+__all__ = [
+    "ANNOTATOR_GROUP",
+    "DatabaseAccount",
+    "GROUP_OF_ROLE",
+    "LEAD_GROUP",
+    "TABLES",
+    "Policy",
+    "TablePrivileges",
+    "administrator_statements",
+    "apply_privileges",
+    "database_account",
+    "group_role_statements",
+    "privilege_statements",
+    "quote_identifier",
+    "removal_statements",
+    "remove_privileges",
+    "run_statements",
+]
+
+ANNOTATOR_GROUP = "vetbench_annotator"
+LEAD_GROUP = "vetbench_lead"
+GROUP_OF_ROLE: dict[Role, str] = {Role.ANNOTATOR: ANNOTATOR_GROUP, Role.LEAD: LEAD_GROUP}
+
+_DECIDED = ", ".join(f"'{status.value}'" for status in DECISION_STATUSES)
+
+
+@dataclass(frozen=True)
+class Policy:
+    """One row-level security policy: which rows a command may see (``using``) or write
+    (``check``).  ``to`` is a group role; table owners and superusers bypass policies."""
+
+    name: str
+    command: str  # SELECT, INSERT, UPDATE, DELETE or ALL
+    using: str | None = None
+    check: str | None = None
+    to: str = ANNOTATOR_GROUP
+
+
+@dataclass(frozen=True)
+class TablePrivileges:
+    """What members may do with one table.
+
+    ``members`` are granted to ``vetbench_annotator`` (leads inherit them), ``leads``
+    to ``vetbench_lead`` only.  Entries are GRANT privileges, column lists allowed:
+    ``"UPDATE (status, current_revision)"``.  With ``policies``, row-level security is
+    enabled and only rows a policy admits can be read or written by members.
+    """
+
+    table: str
+    members: tuple[str, ...] = ("SELECT",)
+    leads: tuple[str, ...] = ()
+    policies: tuple[Policy, ...] = ()
+
+
+_READ_ALL = Policy("members_read", "SELECT", using="true")
+
+TABLES: tuple[TablePrivileges, ...] = (
+    TablePrivileges("alembic_version"),
+    # Anyone may import or generate items and edit them (an edit is a new revision, and
+    # the importer updates links and extras); the status column is a cache every
+    # judgment refreshes, but only leads move an item into or out of approved/rejected
+    # (trigger item_decided_status_guard).
+    TablePrivileges(
+        "item",
+        members=(
+            "SELECT",
+            "INSERT",
+            "UPDATE",
+        ),
+    ),
+    TablePrivileges("item_revision", members=("SELECT", "INSERT")),
+    # A person may register only themselves, and as a lead only when their role is one.
+    TablePrivileges(
+        "person",
+        members=("SELECT", "INSERT"),
+        policies=(
+            _READ_ALL,
+            Policy(
+                "register_self",
+                "INSERT",
+                check=f"name = session_user AND (role = '{Role.ANNOTATOR.value}' "
+                "OR vetbench_session_is_lead())",
+            ),
+        ),
+    ),
+    # Judgments only in one's own name; undo (retracted) only of one's own.
+    TablePrivileges(
+        "judgment",
+        members=("SELECT", "INSERT", "UPDATE (retracted, retracted_at)"),
+        policies=(
+            _READ_ALL,
+            Policy("judge_as_self", "INSERT", check="annotator_id = vetbench_session_person_id()"),
+            Policy(
+                "retract_own",
+                "UPDATE",
+                using="annotator_id = vetbench_session_person_id()",
+                check="annotator_id = vetbench_session_person_id()",
+            ),
+        ),
+    ),
+    # Decisions by leads only, each in the deciding lead's own name.
+    TablePrivileges(
+        "decision",
+        leads=("INSERT",),
+        policies=(
+            _READ_ALL,
+            Policy(
+                "decide_as_self",
+                "INSERT",
+                check="lead_id = vetbench_session_person_id()",
+                to=LEAD_GROUP,
+            ),
+        ),
+    ),
+    TablePrivileges(
+        "claim",
+        members=("SELECT", "INSERT", "UPDATE (claimed_at)", "DELETE"),
+        policies=(
+            _READ_ALL,
+            Policy("claim_as_self", "INSERT", check="person_id = vetbench_session_person_id()"),
+            Policy(
+                "renew_own_claim",
+                "UPDATE",
+                using="person_id = vetbench_session_person_id()",
+                check="person_id = vetbench_session_person_id()",
+            ),
+            Policy("release_own_claim", "DELETE", using="person_id = vetbench_session_person_id()"),
+        ),
+    ),
+    TablePrivileges("setting", leads=("INSERT", "UPDATE")),
+    # Evaluation and generation: any member.
+    TablePrivileges("eval_run", members=("SELECT", "INSERT", "UPDATE")),
+    TablePrivileges("prediction", members=("SELECT", "INSERT", "UPDATE")),
+    TablePrivileges("api_response", members=("SELECT", "INSERT", "UPDATE")),
+    TablePrivileges("generation_reject", members=("SELECT", "INSERT")),
+    # Append-only: INSERT, never UPDATE or DELETE, for anyone (the owner is stopped by
+    # the audit_event_append_only trigger); the server stamps db_role and created_at.
+    TablePrivileges("audit_event", members=("SELECT", "INSERT")),
+)
+"""Every table's privileges.  A table missing here is unreadable for members
+(``tests/test_privileges.py`` checks that every table has an entry)."""
+
+
+@dataclass(frozen=True)
+class DatabaseAccount:
+    """The PostgreSQL role a connection logged in as, and what it may do in vetbench."""
+
+    name: str  # session_user
+    is_admin: bool  # a superuser or a member of the tables' owner: not bound by policies
+    role: Role | None  # the vetbench role its group gives; None: no group, or an administrator
+
+    @property
+    def is_lead(self) -> bool:
+        return self.is_admin or self.role is Role.LEAD
+
+
+def database_account(connection: Connection) -> DatabaseAccount | None:
+    """Who this connection is in the database (PostgreSQL), or None (SQLite: no logins)."""
+    if connection.dialect.name != "postgresql":
+        return None
+    name, is_admin = connection.execute(
+        text(
+            "SELECT session_user, "
+            "coalesce((SELECT rolsuper FROM pg_roles WHERE rolname = session_user), false) "
+            "OR coalesce(pg_has_role(session_user, "
+            "(SELECT relowner FROM pg_class WHERE oid = to_regclass('person')), 'MEMBER'), false)"
+        )
+    ).one()
+    groups = set(
+        connection.execute(
+            text(
+                "SELECT rolname FROM pg_roles WHERE rolname IN (:annotators, :leads) "
+                "AND pg_has_role(session_user, oid, 'MEMBER')"
+            ),
+            {"annotators": ANNOTATOR_GROUP, "leads": LEAD_GROUP},
+        ).scalars()
+    )
+    role = (
+        Role.LEAD if LEAD_GROUP in groups else Role.ANNOTATOR if ANNOTATOR_GROUP in groups else None
+    )
+    # An administrator counts as a member of every group; its vetbench role is its
+    # row in the person table, as on SQLite.
+    return DatabaseAccount(name=name, is_admin=bool(is_admin), role=None if is_admin else role)
+
+
+def quote_identifier(name: str) -> str:
+    """``name`` as a PostgreSQL identifier, quoted (role and schema names come from people)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _quote_literal(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def group_role_statements() -> list[str]:
+    """Create the two group roles when missing (needs CREATEROLE once; a no-op after).
+
+    Safe when several databases on one server migrate at once: a role created by
+    another session meanwhile counts as created.
+    """
+    creations = "\n".join(
+        f"""  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{group}') THEN
+    BEGIN
+      CREATE ROLE {group} NOLOGIN;
+    EXCEPTION
+      WHEN duplicate_object OR unique_violation THEN NULL;
+      WHEN insufficient_privilege THEN
+        RAISE EXCEPTION 'the group role {group} does not exist and % may not create it', current_user
+          USING HINT = 'a database administrator runs the SQL printed by '
+                       '`vetbench setup-postgres --owner ROLE` once';
+    END;
+  END IF;"""
+        for group in (ANNOTATOR_GROUP, LEAD_GROUP)
+    )
+    membership = f"""  IF NOT EXISTS (
+    SELECT FROM pg_auth_members m
+    JOIN pg_roles g ON g.oid = m.roleid JOIN pg_roles r ON r.oid = m.member
+    WHERE g.rolname = '{ANNOTATOR_GROUP}' AND r.rolname = '{LEAD_GROUP}'
+  ) THEN
+    BEGIN
+      GRANT {ANNOTATOR_GROUP} TO {LEAD_GROUP};
+    EXCEPTION WHEN unique_violation THEN NULL;
+    END;
+  END IF;"""
+    return [f"DO $$\nBEGIN\n{creations}\n{membership}\nEND\n$$"]
+
+
+def _function_statements(schema: str) -> list[str]:
+    """Helper functions for the policies and triggers.
+
+    Each pins its search_path: otherwise a member could shadow ``person`` with a
+    temporary table of their own and pass for someone else.
+    """
+    path = f"SET search_path = {quote_identifier(schema)}, pg_catalog, pg_temp"
+    return [
+        f"""CREATE OR REPLACE FUNCTION vetbench_session_person_id() RETURNS integer
+LANGUAGE sql STABLE {path} AS $$ SELECT id FROM person WHERE name = session_user $$""",
+        f"""CREATE OR REPLACE FUNCTION vetbench_session_is_admin() RETURNS boolean
+LANGUAGE sql STABLE {path} AS $$
+  SELECT coalesce((SELECT rolsuper FROM pg_roles WHERE rolname = session_user), false)
+      OR pg_has_role(session_user, (SELECT relowner FROM pg_class WHERE oid = 'person'::regclass), 'MEMBER')
+$$""",
+        f"""CREATE OR REPLACE FUNCTION vetbench_session_is_lead() RETURNS boolean
+LANGUAGE sql STABLE {path} AS $$
+  SELECT pg_has_role(session_user, '{LEAD_GROUP}', 'MEMBER') OR vetbench_session_is_admin()
+$$""",
+        f"""CREATE OR REPLACE FUNCTION vetbench_guard_decided_status() RETURNS trigger
+LANGUAGE plpgsql {path} AS $$
+BEGIN
+  IF (TG_OP = 'INSERT' AND NEW.status IN ({_DECIDED})
+      OR TG_OP = 'UPDATE' AND NEW.status IS DISTINCT FROM OLD.status
+         AND (NEW.status IN ({_DECIDED}) OR OLD.status IN ({_DECIDED})))
+     AND NOT vetbench_session_is_lead() THEN
+    RAISE EXCEPTION 'only leads approve or reject: % may not set item % to %',
+      session_user, NEW.id, NEW.status USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  RETURN NEW;
+END
+$$""",
+        f"""CREATE OR REPLACE FUNCTION vetbench_audit_stamp() RETURNS trigger
+LANGUAGE plpgsql {path} AS $$
+BEGIN
+  NEW.db_role := session_user;
+  NEW.created_at := now();
+  RETURN NEW;
+END
+$$""",
+        f"""CREATE OR REPLACE FUNCTION vetbench_refuse_change() RETURNS trigger
+LANGUAGE plpgsql {path} AS $$
+BEGIN
+  RAISE EXCEPTION 'the audit trail is append-only: % on % refused', TG_OP, TG_TABLE_NAME
+    USING ERRCODE = 'insufficient_privilege';
+END
+$$""",
+    ]
+
+
+_TRIGGERS: tuple[tuple[str, str, str], ...] = (
+    # (table, trigger name, definition after "CREATE TRIGGER name")
+    (
+        "item",
+        "item_decided_status_guard",
+        "BEFORE INSERT OR UPDATE OF status ON item "
+        "FOR EACH ROW EXECUTE FUNCTION vetbench_guard_decided_status()",
+    ),
+    (
+        "audit_event",
+        "audit_event_stamp",
+        "BEFORE INSERT ON audit_event FOR EACH ROW EXECUTE FUNCTION vetbench_audit_stamp()",
+    ),
+    (
+        "audit_event",
+        "audit_event_append_only",
+        "BEFORE UPDATE OR DELETE ON audit_event "
+        "FOR EACH ROW EXECUTE FUNCTION vetbench_refuse_change()",
+    ),
+    (
+        "audit_event",
+        "audit_event_no_truncate",
+        "BEFORE TRUNCATE ON audit_event FOR EACH STATEMENT EXECUTE FUNCTION vetbench_refuse_change()",
+    ),
+)
+
+
+def _table_statements(entry: TablePrivileges) -> list[str]:
+    table = quote_identifier(entry.table)
+    statements = [f"REVOKE ALL ON {table} FROM PUBLIC, {ANNOTATOR_GROUP}, {LEAD_GROUP}"]
+    statements += [f"GRANT {grant} ON {table} TO {ANNOTATOR_GROUP}" for grant in entry.members]
+    statements += [f"GRANT {grant} ON {table} TO {LEAD_GROUP}" for grant in entry.leads]
+    if entry.policies:
+        statements.append(f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY")
+    for policy in entry.policies:
+        statements.append(f"DROP POLICY IF EXISTS {policy.name} ON {table}")
+        clauses = f"FOR {policy.command} TO {policy.to}"
+        if policy.using is not None:
+            clauses += f" USING ({policy.using})"
+        if policy.check is not None:
+            clauses += f" WITH CHECK ({policy.check})"
+        statements.append(f"CREATE POLICY {policy.name} ON {table} {clauses}")
+    return statements
+
+
+def privilege_statements(schema: str, tables: Sequence[str] | None = None) -> list[str]:
+    """The grants, policies, helper functions and triggers, as idempotent SQL.
+
+    ``tables`` limits them to the tables that exist (a migration passes what it has
+    created so far); None means every table in :data:`TABLES`.  Run by the owner of
+    the tables (or a superuser).
+    """
+    present = set(tables) if tables is not None else {entry.table for entry in TABLES}
+    statements = _function_statements(schema)
+    statements.append(
+        f"GRANT USAGE ON SCHEMA {quote_identifier(schema)} TO {ANNOTATOR_GROUP}, {LEAD_GROUP}"
+    )
+    for entry in TABLES:
+        if entry.table in present:
+            statements += _table_statements(entry)
+    for table, name, definition in _TRIGGERS:
+        if table in present:
+            statements.append(f"DROP TRIGGER IF EXISTS {name} ON {quote_identifier(table)}")
+            statements.append(f"CREATE TRIGGER {name} {definition}")
+    # Serial ids: members draw from the sequences of the tables they insert into.
+    statements.append(
+        f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {quote_identifier(schema)} "
+        f"TO {ANNOTATOR_GROUP}"
+    )
+    return statements
+
+
+def administrator_statements(owner: str, schema: str) -> list[str]:
+    """What only a superuser (or the groups' creator) can do once for ``owner``.
+
+    The owner gets CREATEROLE and the right to add people to both groups (``users add``),
+    and owns the schema, where nobody else may create objects.  Each step is skipped
+    when already done, so the script can run again.
+    """
+    owner_literal = _quote_literal(owner)
+    owner_ident = quote_identifier(owner)
+    schema_literal = _quote_literal(schema)
+    grants = "\n".join(
+        f"""  IF NOT pg_has_role({owner_literal}, '{group}', 'MEMBER WITH ADMIN OPTION') THEN
+    GRANT {group} TO {owner_ident} WITH ADMIN OPTION;
+  END IF;"""
+        for group in (ANNOTATOR_GROUP, LEAD_GROUP)
+    )
+    return [
+        *group_role_statements(),
+        f"""DO $$
+BEGIN
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = {owner_literal}) THEN
+    RAISE EXCEPTION 'there is no role %: create it first (createuser --createrole --pwprompt %)',
+      {owner_literal}, {owner_literal};
+  END IF;
+  IF NOT (SELECT rolcreaterole OR rolsuper FROM pg_roles WHERE rolname = {owner_literal}) THEN
+    ALTER ROLE {owner_ident} CREATEROLE;
+  END IF;
+{grants}
+  IF NOT pg_has_role({owner_literal},
+      (SELECT nspowner FROM pg_namespace WHERE nspname = {schema_literal}), 'MEMBER') THEN
+    ALTER SCHEMA {quote_identifier(schema)} OWNER TO {owner_ident};
+  END IF;
+END
+$$""",
+        f"REVOKE CREATE ON SCHEMA {quote_identifier(schema)} FROM PUBLIC",
+    ]
+
+
+def removal_statements(schema: str, tables: Sequence[str]) -> list[str]:
+    """Undo :func:`privilege_statements` on ``tables`` (a migration's downgrade).
+
+    The group roles stay: they belong to the server, and other databases may use them.
+    """
+    present = set(tables)
+    statements = [
+        f"DROP TRIGGER IF EXISTS {name} ON {quote_identifier(table)}"
+        for table, name, _definition in _TRIGGERS
+        if table in present
+    ]
+    for entry in TABLES:
+        if entry.table not in present:
+            continue
+        table = quote_identifier(entry.table)
+        statements.append(f"REVOKE ALL ON {table} FROM {ANNOTATOR_GROUP}, {LEAD_GROUP}")
+        statements += [f"DROP POLICY IF EXISTS {p.name} ON {table}" for p in entry.policies]
+        if entry.policies:
+            statements.append(f"ALTER TABLE {table} DISABLE ROW LEVEL SECURITY")
+    statements += [
+        f"DROP FUNCTION IF EXISTS {name}()"
+        for name in (
+            "vetbench_guard_decided_status",
+            "vetbench_audit_stamp",
+            "vetbench_refuse_change",
+            "vetbench_session_is_lead",
+            "vetbench_session_is_admin",
+            "vetbench_session_person_id",
+        )
+    ]
+    statements.append(
+        f"REVOKE ALL ON ALL SEQUENCES IN SCHEMA {quote_identifier(schema)} FROM {ANNOTATOR_GROUP}"
+    )
+    return statements
+
+
+def _schema_and_tables(connection: Connection) -> tuple[str, list[str]]:
+    schema = connection.execute(text("SELECT current_schema()")).scalar_one()
+    return schema, inspect(connection).get_table_names(schema=schema)
+
+
+def apply_privileges(connection: Connection) -> None:
+    """Create the group roles and apply :data:`TABLES` to the tables that exist now.
+
+    PostgreSQL only (a no-op elsewhere).  Migrations call it at their end, inside their
+    transaction; running it again changes nothing.
+    """
+    if connection.dialect.name != "postgresql":
+        return
+    schema, tables = _schema_and_tables(connection)
+    run_statements(connection, group_role_statements() + privilege_statements(schema, tables))
+
+
+def remove_privileges(connection: Connection) -> None:
+    """Undo :func:`apply_privileges` on the tables that exist now (PostgreSQL only)."""
+    if connection.dialect.name != "postgresql":
+        return
+    schema, tables = _schema_and_tables(connection)
+    run_statements(connection, removal_statements(schema, tables))
+
+
+def run_statements(connection: Connection, statements: Sequence[str]) -> None:
+    """Run SQL statements as written, in the connection's transaction.
+
+    Through the driver's own cursor with no parameters, so the ``%`` of PL/pgSQL's
+    ``RAISE`` is not taken for a placeholder.
+    """
+    cursor = connection.connection.cursor()
+    try:
+        for statement in statements:
+            cursor.execute(statement)
+    finally:
+        cursor.close()

@@ -1,0 +1,56 @@
+"""``--as`` and ``--new-user`` for every command that acts as a person.
+
+Each such command resolves the person once, through ``db.identity.resolve_identity``
+(the same function the review app's start uses), and refuses with one line when
+it cannot.  Only click is imported here at module level, so ``--help`` stays instant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from reviewer.cli.common import fail, open_db
+
+if TYPE_CHECKING:
+    from db.identity import Identity
+
+
+def as_option(help_text: str = "Who you are.") -> Callable[[Any], Any]:
+    """``--as NAME``: on SQLite the default is your login; on PostgreSQL your database role."""
+    return click.option(
+        "--as",
+        "name",
+        default=None,
+        metavar="NAME",
+        help=f"{help_text} Default: your login (SQLite) or your database role "
+        "(PostgreSQL, where naming anyone else is refused).",
+    )
+
+
+new_user_option = click.option(
+    "--new-user",
+    is_flag=True,
+    help="Register the --as name as a new annotator (unknown names are refused otherwise).",
+)
+
+
+def acting_person(
+    ctx: click.Context, name: str | None, *, new_user: bool = False, register: bool = True
+) -> Identity:
+    """The person acting for this command, or a one-line refusal (exit 1).
+
+    Notices (a registration, a role the database and vetbench disagree on) go to
+    stderr, so ``--json`` output stays clean.
+    """
+    from db.identity import IdentityRefused, resolve_identity
+
+    try:
+        identity = resolve_identity(open_db(ctx), name, new_user=new_user, register=register)
+    except IdentityRefused as error:
+        fail(str(error))
+    if identity.notice:
+        click.echo(f"note: {identity.notice}", err=True)
+    return identity

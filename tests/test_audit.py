@@ -1,0 +1,188 @@
+"""The audit trail: every write appears in `vetbench audit`, with who, when, the login and host,
+and what changed; nobody can change or delete an event (SQLite triggers, PostgreSQL grants
+and triggers)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from click.testing import CliRunner, Result
+from lead_helpers import store_item, store_person
+from role_helpers import RoleNames, role_names
+
+from db.audit import origin, read_audit
+from db.engine import Database, open_database
+from db.vocabulary import Role
+from reviewer.judging import edit_item
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def run(db: Path | str, *args: str) -> Result:
+    result = CliRunner().invoke(cli_group(), ["--db", str(db), *args])
+    assert "Traceback" not in result.output, result.output
+    return result
+
+
+def cli_group():  # type: ignore[no-untyped-def]
+    from reviewer.cli import cli
+
+    return cli
+
+
+@pytest.fixture
+def roles(database_url: str) -> Iterator[RoleNames]:
+    yield from role_names(database_url)
+
+
+def test_every_write_appears_in_the_audit(
+    database: Database, database_url: str, roles: RoleNames
+) -> None:
+    url = database_url
+    # On PostgreSQL `users add` creates login roles, which belong to the whole server.
+    lena, alice, bob = roles.name("lena"), roles.name("alice"), roles.name("bob")
+    assert run(url, "users", "add", lena, "--role", "lead", "--no-password").exit_code == 0
+    assert run(url, "users", "add", alice, "--no-password").exit_code == 0
+    assert run(url, "users", "add", bob, "--no-password").exit_code == 0
+    assert run(url, "users", "add", bob, "--role", "lead").exit_code == 0
+    imported = run(url, "import", str(FIXTURES / "econ_ordering.csv"))
+    assert imported.exit_code == 0, imported.output
+    assert run(url, "config", "set", "overlap", "1", "--as", lena).exit_code == 0
+    item = "econ_ordering:1"
+    judge = ("judge", item, "--answer", "A,B,C,D", "--verdict", "keep")
+    assert run(url, *judge, "--as", alice).exit_code == 0
+    assert run(url, "undo", "--as", alice).exit_code == 0
+    receipt = edit_item(database, alice, item, explanation="A clearer reason.", note="clarified")
+    assert run(url, *judge, "--as", alice).exit_code == 0
+    decided = run(url, "decide", item, "--as", lena, "--status", "rejected", "--reason", "flawed")
+    assert decided.exit_code == 0, decided.output
+    other = "econ_ordering:2"
+    judged = run(url, "judge", other, "--as", alice, "--answer", "A,B,C,D", "--verdict", "keep")
+    assert judged.exit_code == 0
+
+    listed = json.loads(run(url, "audit", "--json").output)
+    actions = [(event["person"], event["action"], event["target"]) for event in listed]
+    login = origin().os_login
+    who_ran = login if database.is_sqlite else "vetbench"  # the test server's superuser
+    registrations = [(who_ran, "register", person) for person in (lena, alice, bob)]
+    if not database.is_sqlite:  # each with its login role and group
+        registrations = [
+            event
+            for person, action, target in registrations
+            for event in ((person, action, target), (who_ran, "login-role", target))
+        ]
+    assert actions[: len(registrations)] == registrations
+    assert actions[len(registrations) :] == [
+        (who_ran, "set-role", bob),
+        (who_ran, "import", "econ_ordering.csv"),
+        (lena, "config", "overlap"),
+        (alice, "judge", item),
+        (alice, "retract", item),
+        (alice, "revise", item),
+        (alice, "judge", item),
+        (lena, "decide", item),
+        (alice, "judge", other),
+    ]
+    assert all(event["os_login"] == login and event["host"] == origin().host for event in listed)
+    revise = next(event for event in listed if event["action"] == "revise")
+    assert revise["changes"]["changed"] == ["explanation"]
+    assert revise["changes"]["revision"] == receipt.new_revision
+    set_role = next(event for event in listed if event["action"] == "set-role")
+    assert set_role["changes"] == {"old": "annotator", "new": "lead"}
+    if database.is_sqlite:
+        assert {event["db_role"] for event in listed} == {None}
+    else:  # stamped by the server, whatever the client sent
+        assert {event["db_role"] for event in listed} == {"vetbench"}
+
+    # Filters: by item, by person, by time; the text listing shows the same events.
+    by_item = json.loads(run(url, "audit", "--item", item, "--json").output)
+    assert [event["action"] for event in by_item] == [
+        "judge",
+        "retract",
+        "revise",
+        "judge",
+        "decide",
+    ]
+    by_person = json.loads(run(url, "audit", "--person", lena, "--json").output)
+    assert [event["action"] for event in by_person] == ["config", "decide"]
+    assert json.loads(run(url, "audit", "--since", "1h", "--json").output) == listed
+    tomorrow = (datetime.now(UTC) + timedelta(days=1)).date().isoformat()
+    assert json.loads(run(url, "audit", "--since", tomorrow, "--json").output) == []
+    text = run(url, "audit", "--item", item).output.splitlines()
+    assert len(text) == 5 and f"{lena}  decide econ_ordering:1" in text[-1]
+    assert "status=rejected" in text[-1] and f"[{login}@{origin().host}" in text[-1]
+    newest = json.loads(run(url, "audit", "--limit", "2", "--json").output)
+    assert [event["id"] for event in newest] == [event["id"] for event in listed[-2:]]
+
+
+def test_bulk_approval_audits_every_item(database: Database, database_url: str) -> None:
+    store_person(database, "lena", Role.LEAD)
+    store_person(database, "alice")
+    for item in ("o:1", "o:2"):
+        store_item(database, item)
+    assert run(database_url, "config", "set", "overlap", "1", "--as", "lena").exit_code == 0
+    for item in ("o:1", "o:2"):
+        judged = run(
+            database_url, "judge", item, "--as", "alice", "--answer", "ABCD", "--verdict", "keep"
+        )
+        assert judged.exit_code == 0
+    assert run(database_url, "approve-agreed", "--as", "lena", "--yes").exit_code == 0
+    with database.session() as session:
+        decided = read_audit(session, actions=["decide"])
+    assert [(e.actor, e.target, e.changes["bulk"]) for e in decided] == [
+        ("lena", "o:1", True),
+        ("lena", "o:2", True),
+    ]
+    assert {e.os_login for e in decided} == {origin().os_login}
+
+
+def test_since_must_be_a_time(db_path: Path) -> None:
+    open_database(db_path).dispose()
+    refused = run(db_path, "audit", "--since", "yesterday")
+    assert refused.exit_code == 1 and "--since 'yesterday'" in refused.output
+
+
+def _one_event(db: Database) -> None:
+    store_person(db, "alice")
+
+
+@pytest.mark.parametrize(
+    "statement",
+    ["UPDATE audit_event SET actor = 'mallory'", "DELETE FROM audit_event"],
+)
+def test_sqlite_triggers_refuse_changes_to_the_audit_trail(db_path: Path, statement: str) -> None:
+    db = open_database(db_path)
+    _one_event(db)
+    db.dispose()
+    with sqlite3.connect(db_path) as connection:  # a client that skips vetbench
+        with pytest.raises(sqlite3.IntegrityError, match="the audit trail is append-only"):
+            connection.execute(statement)
+        assert connection.execute("SELECT actor FROM audit_event").fetchall() == [("alice",)]
+
+
+@pytest.mark.postgres
+def test_postgres_refuses_changes_to_the_audit_trail_even_for_its_owner(
+    database: Database,
+) -> None:
+    if database.is_sqlite:
+        pytest.skip("the SQLite side is tested above")
+    _one_event(database)
+    for statement in (
+        "UPDATE audit_event SET actor = 'mallory'",
+        "DELETE FROM audit_event",
+        "TRUNCATE audit_event",
+    ):
+        with (
+            pytest.raises(sa.exc.ProgrammingError, match="append-only"),
+            database.engine.begin() as connection,  # the superuser that owns the tables
+        ):
+            connection.execute(sa.text(statement))
+    with database.session() as session:
+        (event,) = read_audit(session)
+    assert event.actor == "alice" and event.db_role == "vetbench"

@@ -1,0 +1,181 @@
+"""Who is acting (db.identity): the login by default, unknown names refused with the closest
+known ones, explicit registration, the first person of an empty database, --as recorded.
+
+The PostgreSQL side, with real login roles, is in tests/test_privileges.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from lead_helpers import store_item, store_person
+from sqlmodel import col, select
+
+from db.audit import origin, read_audit
+from db.engine import Database, open_database
+from db.identity import IdentityRefused, close_names, resolve_identity
+from db.models import Judgment, Person
+from db.people import add_person
+from db.vocabulary import Role
+from reviewer.cli import cli
+
+
+def run(db_path: Path | str, *args: str, stdin: str | None = None) -> Result:
+    result = CliRunner().invoke(cli, ["--db", str(db_path), *args], input=stdin)
+    assert "Traceback" not in result.output, result.output
+    return result
+
+
+def people(db: Database) -> list[str]:
+    with db.session() as session:
+        return list(session.exec(select(Person.name).order_by(col(Person.name))))
+
+
+def judgments(db: Database) -> list[Judgment]:
+    with db.session() as session:
+        return list(session.exec(select(Judgment)))
+
+
+@pytest.fixture
+def team(database: Database) -> Database:
+    """A database with items, a lead and an annotator (SQLite and PostgreSQL)."""
+    store_item(database, "o:1")
+    store_item(database, "o:2")
+    store_person(database, "lena", Role.LEAD)  # person rows only: no server-wide login roles
+    store_person(database, "alice")
+    return database
+
+
+JUDGE = ("judge", "o:1", "--answer", "ABCD", "--verdict", "keep")
+
+
+def test_a_typo_of_a_known_name_is_refused_with_the_closest_names(
+    team: Database, database_url: str
+) -> None:
+    refused = run(database_url, *JUDGE, "--as", "lenna")
+    assert refused.exit_code == 1
+    message = refused.output.strip()
+    assert message.startswith("error: no person called 'lenna'")
+    assert "did you mean lena?" in message and "users add lenna" in message
+    assert "\n" not in message  # one line
+    ghost = run(database_url, *JUDGE, "--as", "ghost")
+    assert ghost.exit_code == 1 and "known people: alice, lena" in ghost.output
+    # Nothing was written: no new person, no judgment.
+    assert people(team) == ["alice", "lena"]
+    assert judgments(team) == []
+
+
+def test_review_refuses_an_unknown_name_before_the_app_starts(
+    team: Database, database_url: str
+) -> None:
+    refused = run(database_url, "review", "--as", "lenna")
+    assert refused.exit_code == 1 and "did you mean lena?" in refused.output
+    assert people(team) == ["alice", "lena"]
+
+
+def test_new_user_registers_explicitly_and_says_so(team: Database, database_url: str) -> None:
+    result = run(database_url, *JUDGE, "--as", "bob", "--new-user")
+    assert result.exit_code == 0, result.output
+    assert "note: registered bob as a new annotator" in result.output
+    assert people(team) == ["alice", "bob", "lena"]
+    with team.session() as session:
+        actions = [(e.actor, e.action, e.target) for e in read_audit(session, person="bob")]
+    assert actions == [("bob", "register", "bob"), ("bob", "judge", "o:1")]
+    # Once registered, bob is known: no notice the second time.
+    again = run(database_url, "undo", "--as", "bob")
+    assert again.exit_code == 0 and "note:" not in again.output
+
+
+def test_the_first_person_of_an_empty_database_is_registered_with_a_notice(
+    database: Database, database_url: str
+) -> None:
+    store_item(database, "o:1")
+    first = run(database_url, *JUDGE, "--as", "alice")
+    assert first.exit_code == 0, first.output
+    assert "note: alice is the first person in this database" in first.output
+    assert people(database) == ["alice"]
+    second = run(
+        database_url, "judge", "o:1", "--as", "bob", "--answer", "ABCD", "--verdict", "keep"
+    )
+    assert second.exit_code == 1 and "no person called 'bob'" in second.output
+    assert people(database) == ["alice"]
+
+
+def test_on_sqlite_the_person_is_the_login_by_default(db_path: Path) -> None:
+    db = open_database(db_path)
+    store_item(db, "o:1")
+    login = origin().os_login
+    add_person(db, login, Role.ANNOTATOR, actor="test")
+    result = run(db_path, *JUDGE)
+    assert result.exit_code == 0 and f"saved judgment 1: {login} on o:1" in result.output
+    identity = resolve_identity(db)
+    assert (identity.name, identity.on_behalf, identity.db_role) == (login, False, None)
+    db.dispose()
+
+
+def test_on_sqlite_as_someone_else_is_allowed_and_the_audit_keeps_the_login(
+    db_path: Path,
+) -> None:
+    db = open_database(db_path)
+    store_item(db, "o:1")
+    add_person(db, "alice", Role.ANNOTATOR, actor="test")
+    assert run(db_path, *JUDGE, "--as", "alice").exit_code == 0
+    with db.session() as session:
+        (event,) = read_audit(session, target="o:1")
+    assert (event.actor, event.action) == ("alice", "judge")
+    assert event.os_login == origin().os_login and event.host == origin().host
+    assert resolve_identity(db, "alice").on_behalf is (origin().os_login != "alice")
+    db.dispose()
+
+
+def test_read_only_commands_do_not_register_but_still_catch_typos(
+    team: Database, database_url: str
+) -> None:
+    # agreement with the login (unknown here): figures without lead-only details, nobody added
+    plain = run(database_url, "agreement", "--bootstrap", "0")
+    assert plain.exit_code == 0 and "only leads see it" in plain.output
+    typo = run(database_url, "agreement", "--as", "lenna", "--bootstrap", "0")
+    assert typo.exit_code == 1 and "did you mean lena?" in typo.output
+    assert people(team) == ["alice", "lena"]
+
+
+def test_an_empty_name_is_refused(team: Database) -> None:
+    with pytest.raises(IdentityRefused, match="--as needs a name"):
+        resolve_identity(team, "   ")
+
+
+def test_settings_are_for_leads(team: Database, database_url: str) -> None:
+    refused = run(database_url, "config", "set", "overlap", "3", "--as", "alice")
+    assert refused.exit_code == 1
+    assert "only leads change settings; alice is an annotator" in refused.output
+    done = run(database_url, "config", "set", "overlap", "3", "--as", "lena")
+    assert done.exit_code == 0 and "overlap = 3 (was 2)" in done.output
+    with team.session() as session:
+        (event,) = read_audit(session, actions=["config"])
+    assert (event.actor, event.target, event.changes) == (
+        "lena",
+        "overlap",
+        {"old": "2", "new": "3"},
+    )
+
+
+def test_close_names_ranks_by_similarity() -> None:
+    assert close_names("lenna", ["alice", "lena", "lennart", "bob"])[0] == "lena"
+    assert close_names("Lena", ["lena"]) == ["lena"]
+    assert close_names("zzz", ["alice", "bob"]) == []
+
+
+async def test_the_review_app_shows_the_registration_notice(db_path: Path) -> None:
+    from reviewer.tui.app import make_app
+
+    db = open_database(db_path)
+    store_item(db, "o:1")
+    identity = resolve_identity(db, "alice")
+    assert identity.notice is not None and "first person" in identity.notice
+    app = make_app(db, identity.name, notice=identity.notice)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert [n.message for n in app._notifications] == [identity.notice]
+    db.dispose()
