@@ -42,7 +42,7 @@ def _run(script: str, *args: str) -> str:
 
 def approve_and_export(db_path: Path, out: Path) -> tuple[int, int, float]:
     from db.engine import open_database
-    from db.exporter import export_items
+    from evaluator.exports.item_files import export_items
     from db.people import ensure_person
     from db.vocabulary import Role
     from reviewer.adjudication import approve_agreed

@@ -33,7 +33,7 @@ from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
-from db.exporter import export_items
+from evaluator.exports.item_files import export_items
 from db.importer import import_files
 from db.items import iter_items
 from db.settings import set_setting

@@ -14,7 +14,7 @@ from sqlalchemy import MetaData, select, update
 from sqlmodel import col
 
 from db.engine import Database, open_database
-from db.exporter import ExportError, export_items
+from evaluator.exports.item_files import ExportError, export_items
 from db.formats import read_records
 from db.importer import import_files
 from db.items import add_revision

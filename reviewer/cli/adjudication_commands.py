@@ -410,7 +410,7 @@ def conflicts_command(
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the Markdown here instead of printing it.",
+    help="Write the Markdown to this file (replaced whole or not at all) instead of printing it.",
 )
 @bootstrap_option
 @seed_option
@@ -419,15 +419,17 @@ def report_command(ctx: click.Context, out: Path | None, resamples: int, seed: i
     """A Markdown review report: items by source, removals by reason, final counts, agreement."""
     from reviewer.report import build_report
 
-    text = build_report(open_db(ctx), resamples=resamples, seed=seed)
-    if out is None:
+    from evaluator.exports.atomic_write import WriteError, is_stdout, write_file
+
+    text = visible_text(build_report(open_db(ctx), resamples=resamples, seed=seed))
+    if out is None or is_stdout(out):
         click.echo(text, nl=False)
         return
     try:
-        out.write_text(text, encoding="utf-8")
-    except OSError as error:
-        fail(f"cannot write {out}: {error.strerror or error}")
-    click.echo(f"wrote the review report to {out}")
+        write_file(out, lambda handle: handle.write(text))
+    except WriteError as error:
+        fail(str(error))
+    click.echo(f"wrote the review report to {terminal_text(str(out))}")
 
 
 def register(cli: click.Group) -> None:

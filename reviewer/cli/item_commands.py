@@ -212,7 +212,7 @@ def _describe_export(summary: Any, format_name: str, out: Path) -> str:
     "--out",
     type=click.Path(path_type=Path),
     required=True,
-    help="File to write (a folder for lm-eval and hf).",
+    help="File to write, - for standard output (a folder for lm-eval and hf).",
 )
 @click.option(
     "--status",
@@ -241,14 +241,18 @@ def export_command(
 ) -> None:
     """Export items (by default the approved ones) to a file in one of the import formats,
     or as an lm-eval task or a Hugging Face dataset."""
-    from db.exporter import ExportError, export_items
+    from evaluator.exports.atomic_write import is_stdout
+    from evaluator.exports.item_files import ExportError, export_items
 
     if shots is not None and format_name != "lm-eval":
         fail("--shots applies to --format lm-eval only")
+    to_stdout = is_stdout(out)
+    if to_stdout and format_name not in FILE_EXPORT_FORMATS:
+        fail(f"--out - (standard output) takes a file format; {format_name} writes a folder")
     database = open_db(ctx)
     try:
         if format_name == "lm-eval":
-            from evaluator.export_lm_eval import export_lm_eval
+            from evaluator.exports.lm_eval import export_lm_eval
 
             if shots is None:  # the task's own default
                 summary: Any = export_lm_eval(
@@ -259,7 +263,7 @@ def export_command(
                     database, out, status=status, kind=kinds, source=sources, shots=shots
                 )
         elif format_name == "hf":
-            from evaluator.export_hf import export_hf
+            from evaluator.exports.hf_dataset import export_hf
 
             summary = export_hf(database, out, status=status, kind=kinds, source=sources)
         else:
@@ -273,7 +277,8 @@ def export_command(
             )
     except (ExportError, ValueError, OSError) as error:
         fail(str(error))
-    click.echo(_describe_export(summary, format_name, out))
+    # With the items on standard output, the summary goes to stderr.
+    click.echo(_describe_export(summary, format_name, out), err=to_stdout)
 
 
 @click.command("stats")
