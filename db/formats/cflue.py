@@ -139,9 +139,10 @@ def read(source: InputFile) -> Iterator[ParsedRecord]:
     time however long the file is.
     """
     first = source.head.removeprefix(UTF8_BOM).lstrip()[:1]
+    if first == b"{":
+        raise FormatError(source.shown, "expected a JSON array of objects, got an object")
     if first != b"[":
-        kind = {b"{": "an object"}.get(first, "something else")
-        raise FormatError(source.shown, f"expected a JSON array of objects, got {kind}")
+        raise FormatError(source.shown, "malformed JSON: expected a JSON array of objects")
     index = 0
     try:
         for raw in ijson.items(source.binary, "item", use_float=True):

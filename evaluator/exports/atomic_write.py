@@ -39,12 +39,17 @@ def is_stdout(path: str | os.PathLike[str]) -> bool:
 
 
 def write_file(
-    path: str | os.PathLike[str], write: Callable[[TextIO], Result], *, encoding: str = "utf-8"
+    path: str | os.PathLike[str],
+    write: Callable[[TextIO], Result],
+    *,
+    make_folders: bool = False,
+    encoding: str = "utf-8",
 ) -> Result:
     """Call ``write(handle)`` with a text handle for ``path`` and make the result appear at once.
 
-    Returns what ``write`` returns.  See the module docstring for how each kind of
-    destination is treated.
+    Returns what ``write`` returns.  ``make_folders`` creates missing parent folders
+    (otherwise a missing folder is an error).  See the module docstring for how each
+    kind of destination is treated.
     """
     if is_stdout(path):
         return _write_stdout(write)
@@ -59,7 +64,7 @@ def write_file(
         raise WriteError(f"cannot write {path}: it is a folder")
     if status is not None and not stat.S_ISREG(status.st_mode):
         return _write_in_place(path, target, write, encoding)
-    return _write_replacing(path, target, status, write, encoding)
+    return _write_replacing(path, target, status, write, encoding, make_folders)
 
 
 def _write_stdout(write: Callable[[TextIO], Result]) -> Result:
@@ -95,9 +100,11 @@ def _write_replacing(
     status: os.stat_result | None,
     write: Callable[[TextIO], Result],
     encoding: str,
+    make_folders: bool,
 ) -> Result:
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        if make_folders:
+            target.parent.mkdir(parents=True, exist_ok=True)
         descriptor, temporary_name = tempfile.mkstemp(
             prefix=f".{target.name}.", suffix=".partial", dir=target.parent
         )

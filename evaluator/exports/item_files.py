@@ -153,7 +153,11 @@ def export_items(
             )
         )
         try:
-            count = write_file(out_path, lambda handle: file_format.module.write(items, handle))
+            count = write_file(
+                out_path,
+                lambda handle: file_format.module.write(items, handle),
+                make_folders=True,
+            )
         except WriteError as error:
             raise ExportError(str(error)) from None
     return ExportSummary(out_path, format, count, by_kind)
