@@ -200,8 +200,8 @@ def make_engine(
             "timeout": settings.lock_timeout_s,
         }
         if read_only:
-            connect_args["uri"] = True
-            resolved = resolved.set(database=_read_only_uri(Path(resolved.database or "")))
+            path = Path(resolved.database or "")
+            resolved = resolved.set(database=f"file:{path}", query=_read_only_query(path))
         engine = create_engine(resolved, connect_args=connect_args)
         _configure_sqlite(engine, settings, read_only=read_only)
         return engine
@@ -212,14 +212,12 @@ def make_engine(
     return create_engine(resolved, pool_pre_ping=True, connect_args=connect_args)
 
 
-def _read_only_uri(path: Path) -> str:
-    """A SQLite URI opening ``path`` read-only; ``immutable`` where no -shm file can be made."""
-    from urllib.parse import quote
-
-    uri = f"file:{quote(str(path))}?mode=ro"
+def _read_only_query(path: Path) -> dict[str, str]:
+    """SQLite URI parameters opening ``path`` read-only; ``immutable`` where no -shm file can be made."""
+    query = {"mode": "ro", "uri": "true"}
     if not _folder_writable(path) and not Path(f"{path}-shm").exists():
-        uri += "&immutable=1"  # WAL readers need a -shm file; without one, read as is
-    return uri
+        query["immutable"] = "1"  # WAL readers need a -shm file; without one, read as is
+    return query
 
 
 def _folder_writable(path: Path) -> bool:
@@ -346,9 +344,10 @@ def _open_sqlite(
 
 def _sqlite_tables(path: Path) -> set[str]:
     """The tables of the SQLite file at ``path``, read without changing a byte of it."""
-    uri = f"file:{path}?mode=ro"
+    from urllib.parse import quote
+
     try:
-        connection = sqlite3.connect(uri, uri=True)
+        connection = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
     except sqlite3.Error as error:
         raise DatabaseFault(f"cannot open {path}: {error}") from None
     try:
@@ -366,7 +365,9 @@ def _sqlite_tables(path: Path) -> set[str]:
 
 
 def _sqlite_tables_immutable(path: Path) -> set[str]:
-    connection = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    from urllib.parse import quote
+
+    connection = sqlite3.connect(f"file:{quote(str(path))}?mode=ro&immutable=1", uri=True)
     try:
         rows = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
     except sqlite3.DatabaseError as error:
