@@ -44,7 +44,7 @@ from sqlalchemy import bindparam, exists, func, insert, select, update
 from sqlmodel import Session
 
 from db.audit import record_event
-from db.dedup import find_near_duplicates, item_text
+from db.dedup import find_near_duplicates, item_text, normalize
 from db.engine import Database
 from db.formats import (
     AUTO,
@@ -486,7 +486,8 @@ def _tell(options: _Options, event: ImportProgress) -> None:
 
 
 def _stored_texts(session: Session) -> tuple[dict[str, str], list[str]]:
-    """Every stored item's current text (as near-duplicate detection compares it), in creation order."""
+    """Every stored item's current text, normalized as near-duplicate detection compares it,
+    in creation order."""
     query = (
         select(_ITEM.c.id, _REVISION.c.prompt, _REVISION.c.choices)
         .join(
@@ -498,7 +499,7 @@ def _stored_texts(session: Session) -> tuple[dict[str, str], list[str]]:
     texts: dict[str, str] = {}
     order: list[str] = []
     for row in session.execute(query.execution_options(yield_per=5000)):
-        texts[row.id] = item_text(row.prompt, row.choices or {})
+        texts[row.id] = normalize(item_text(row.prompt, row.choices or {}))
         order.append(row.id)
     return texts, order
 
@@ -640,7 +641,7 @@ def _note_other_file(report: FileReport, item_id: str, first_file: str) -> None:
 
 def _remember(checked: _Checked, plan: _Planned, *, revised: bool) -> None:
     checked.ids.append(plan.item_id)
-    checked.texts.append(item_text(plan.draft.prompt, plan.draft.choices))
+    checked.texts.append(normalize(item_text(plan.draft.prompt, plan.draft.choices)))
     checked.kinds.append(plan.draft.kind)
     (checked.revised if revised else checked.added).add(plan.item_id)
     native = plan.record.native
@@ -669,7 +670,9 @@ def _mark_duplicates(
         return
     stored_ids = [item_id for item_id in stored_order if item_id not in checked.revised]
     texts = [stored_texts[item_id] for item_id in stored_ids] + checked.texts
-    matches = find_near_duplicates(texts, threshold=threshold, first_new=len(stored_ids))
+    matches = find_near_duplicates(
+        texts, threshold=threshold, first_new=len(stored_ids), normalized=True
+    )
     ids = stored_ids + checked.ids
     rows: list[dict[str, Any]] = []
     for position, (item_id, kind) in enumerate(
