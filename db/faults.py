@@ -7,8 +7,6 @@ of a traceback (never the SQL or its parameters, never a password).
 
 from __future__ import annotations
 
-import errno
-
 LOCK_TIMEOUT_HINT = "--lock-timeout or VETBENCH_LOCK_TIMEOUT"
 CONNECT_TIMEOUT_HINT = "--connect-timeout or VETBENCH_CONNECT_TIMEOUT"
 
@@ -93,12 +91,6 @@ _POSTGRES_FAULTS = {
     "25006": "the database is read-only (a standby or read-only transaction): nothing was written",
     "57P03": "the database server is starting up or shutting down; try again in a moment",
 }
-_OS_FAULTS = {
-    errno.ENOSPC: "the disk is full",
-    errno.EDQUOT: "the disk quota is used up",
-    errno.EROFS: "the file system is read-only",
-    errno.EACCES: "permission denied",
-}
 
 
 def describe_fault(error: BaseException, where: str) -> str | None:
@@ -125,9 +117,3 @@ def describe_fault(error: BaseException, where: str) -> str | None:
         if sqlstate.startswith("22"):  # data exceptions: a value the server refused
             return f"{where}: the server refused a value: {text}"
     return None
-
-
-def describe_os_fault(error: OSError, what: str) -> str | None:
-    """One line for a full, read-only or forbidden file system while writing ``what``."""
-    meaning = _OS_FAULTS.get(error.errno or 0)
-    return None if meaning is None else f"cannot write {what}: {meaning}"
