@@ -11,7 +11,7 @@ What it does:
    the first five sound records of ``cflue_mcq.json`` (written to a side file; the
    rest is evaluated).
 2. Exports the evaluated set (approved items of the evaluated sources) with
-   ``vetbench export --format lm-eval`` (``evaluator.export_lm_eval``), 5 shots.
+   ``vetbench export --format lm-eval`` (``evaluator.exports.lm_eval``), 5 shots.
 3. Runs each tool in a fresh child process, one after the other, on the demo model
    (SmolLM2-135M-Instruct, float32, CPU): vetbench's run loop (``create_run`` +
    ``execute_run``, as ``vetbench eval --model demo --shots 5`` does) and
@@ -19,7 +19,7 @@ What it does:
    uses the model's chat template too) and ``--log_samples``.
 4. Prints items per second for both (evaluation only, model loading apart), their
    ratio, the share of items whose parsed answers agree (lm-eval's outputs read as the
-   exported task reads them, ``evaluator.export_lm_eval.read_answer``), the share of
+   exported task reads them, ``evaluator.exports.lm_eval.read_answer``), the share of
    identical prompts (chat template applied), accuracy of both, and each child's peak
    memory (RSS, from ``/proc/self/status`` VmHWM).
 
@@ -272,7 +272,7 @@ def child(arguments: list[str], timeout_s: int) -> None:
 
 def compare(db_path: Path, vetbench: dict[str, Any], harness: dict[str, Any]) -> dict[str, Any]:
     from db.engine import open_database
-    from evaluator.export_lm_eval import read_answer
+    from evaluator.exports.lm_eval import read_answer
     from evaluator.runs import all_predictions
 
     database = open_database(db_path)
@@ -370,7 +370,7 @@ def main() -> None:
 
     from db.engine import open_database
     from evaluator.demo_model import demo_model_dir
-    from evaluator.export_lm_eval import export_lm_eval
+    from evaluator.exports.lm_eval import export_lm_eval
 
     demo_model_dir()  # convert the demo model once, outside both timings
     database = open_database(db_path)

@@ -42,9 +42,9 @@ def _run(script: str, *args: str) -> str:
 
 def approve_and_export(db_path: Path, out: Path) -> tuple[int, int, float]:
     from db.engine import open_database
-    from db.exporter import export_items
     from db.people import ensure_person
     from db.vocabulary import Role
+    from evaluator.exports.item_files import export_items
     from reviewer.adjudication import approve_agreed
 
     db = open_database(db_path)

@@ -1,16 +1,29 @@
-"""Importing item files: parse, validate, find near-duplicates, store, in one transaction per file.
+"""Importing item files: read, validate, store and find near-duplicates, in one transaction per file.
 
-For each file:
+Each input (a path, or ``-`` for standard input) is opened once and read record by
+record (``db.formats``), so a pipe loses nothing and memory stays bounded however
+long the file is.  In one transaction per file:
 
-1. every record is parsed and validated (``db.validation.validate_draft``) before
-   anything is written;
-2. if any record is invalid and ``skip_invalid`` is off, nothing from the file is
-   stored and every problem is reported with its file, line or record, and field;
-3. otherwise, in one transaction: records whose id is new are added, records whose
-   id exists with different text become a new revision ("updated"), identical ones
-   are left alone ("unchanged"); new items very similar to an existing or earlier
-   item are marked as suspected duplicates (``db.dedup``); an audit event records
-   the import.
+1. every record is validated (``db.validation.validate_draft``) as it is read and
+   stored in batches: records whose id is new are added, records whose id exists
+   with different text become a new revision ("updated"), identical ones are left
+   alone ("unchanged");
+2. if any record is invalid and ``skip_invalid`` is off, the transaction is rolled
+   back: nothing from the file is stored, and every problem is reported with its
+   file, line or record, and field;
+3. new and revised items very similar to an existing or earlier item are marked as
+   suspected duplicates (``db.dedup``); an audit event records the import.
+
+What an import may change:
+
+- an id names one item of one source: a record whose id exists under another
+  source is refused (a JSONL record's ``source``, else ``--source``, else the file
+  name);
+- a changed record whose item was already judged or decided is refused unless
+  ``revise_reviewed``: then it becomes a new revision that goes back to review
+  (its status recomputed; judgments and decisions stay in the history);
+- every summary lists the ids it revised (``FileReport.revised``) and those that
+  went back to review (``FileReport.back_to_review``).
 
 Ids are ``{source}:{n}``: ``source`` defaults to a slug of the file name and ``n``
 is the record's data-row number (CSV, JSONL) or 1-based index (JSON).  JSONL
@@ -19,28 +32,50 @@ records keep their own ids.
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
-from sqlmodel import Session, col
+from sqlalchemy import bindparam, exists, func, insert, select, update
+from sqlmodel import Session
 
 from db.audit import record_event
-from db.dedup import find_near_duplicates, item_text
+from db.dedup import find_near_duplicates, item_text, normalize
 from db.engine import Database
-from db.formats import AUTO, FORMATS, FormatError, ParsedRecord, detect_format, get_format
-from db.formats.base import NativeItem, first_bad_utf8_line, read_text
-from db.models import Item, ItemRevision, utcnow
+from db.formats import (
+    AUTO,
+    FORMATS,
+    FormatError,
+    InputFile,
+    ParsedRecord,
+    detect_input_format,
+    get_format,
+    open_input,
+)
+from db.formats.base import NativeItem, RevisionRecord
+from db.models import Decision, Item, ItemRevision, Judgment, utcnow
 from db.settings import get_setting
-from db.validation import ItemDraft, Problem, validate_draft
+from db.validation import (
+    MAX_ID_CHARS,
+    MAX_KEY_CHARS,
+    MAX_SOURCE_CHARS,
+    InvalidName,
+    ItemDraft,
+    Problem,
+    length_problems,
+    nul_problems,
+    validate_draft,
+    validate_person_name,
+)
 from db.vocabulary import ItemStatus
 
-MAX_ID_LENGTH = 255
+MAX_ID_LENGTH = MAX_ID_CHARS
 PROBLEMS_SHOWN = 50
+PROBLEMS_KEPT = 1000  # more are counted, not kept: a wholly wrong file stays small in memory
 INSERT_BATCH = 2000
 _ITEM = Item.__table__  # type: ignore[attr-defined]
 _REVISION = ItemRevision.__table__  # type: ignore[attr-defined]
@@ -50,15 +85,19 @@ StatusRefresher = Callable[[Session, str], object]
 
 
 class _Rejected(Exception):
-    """Aborts a file's transaction when problems turn up only once the database is read."""
+    """Rolls back a file's transaction: it has invalid records and ``skip_invalid`` is off."""
 
 
 @dataclass(frozen=True)
 class ImportProgress:
-    """How far the import of one file has got; ``done`` counts up to ``total`` per file."""
+    """How far the import of one file has got.
+
+    ``phase`` is ``reading`` (records read, checked and stored; ``done`` and ``total``
+    count bytes, ``total`` is 0 for a pipe), then ``checking duplicates``.
+    """
 
     path: str
-    phase: str  # "validating", "checking duplicates", "writing"
+    phase: str
     done: int
     total: int
 
@@ -89,9 +128,12 @@ class FileReport:
     tally: Tally = field(default_factory=Tally)
     by_kind: dict[str, Tally] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)  # "file: line 5: key: ..."
+    problem_count: int = 0  # all problems found; ``problems`` keeps the first PROBLEMS_KEPT
     notes: list[str] = field(default_factory=list)  # hints and things worth knowing
     error: str | None = None  # the file as a whole could not be read
     rejected: bool = False  # invalid records and no --skip-invalid: nothing stored
+    revised: list[str] = field(default_factory=list)  # ids given a new revision of their text
+    back_to_review: list[str] = field(default_factory=list)  # revised ids that had been reviewed
 
     @property
     def stored(self) -> bool:
@@ -100,12 +142,25 @@ class FileReport:
     def kind_tally(self, kind: str) -> Tally:
         return self.by_kind.setdefault(kind, Tally())
 
+    def add_problem(self, line: str) -> None:
+        self.problem_count += 1
+        if len(self.problems) < PROBLEMS_KEPT:
+            self.problems.append(line)
+
     def problem_lines(self, limit: int = PROBLEMS_SHOWN) -> list[str]:
         """The problems to show a person: the first ``limit``, then how many more there are."""
         lines = self.problems[:limit]
-        if len(self.problems) > limit:
-            lines.append(f"... and {len(self.problems) - limit} more problems in {self.path}")
+        more = max(self.problem_count, len(self.problems)) - len(lines)
+        if more > 0:
+            lines.append(f"... and {more} more problems in {self.path}")
         return lines
+
+    def forget_writes(self) -> None:
+        """The transaction was rolled back: nothing was added, updated or revised."""
+        self.tally = Tally()
+        self.by_kind = {}
+        self.revised = []
+        self.back_to_review = []
 
 
 @dataclass
@@ -137,14 +192,19 @@ class ImportReport:
         return all(report.stored for report in self.files)
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Existing:
+    """A stored item as a re-import compares it: who it belongs to, its text, whether reviewed."""
+
     kind: str
+    source: str
     meta: dict[str, Any]
     prompt: str
     choices: dict[str, str]
     key: str
     explanation: str | None
+    reviewed: bool
+    first_file: str | None
 
 
 @dataclass
@@ -153,6 +213,30 @@ class _Planned:
     draft: ItemDraft
     item_id: str
     source: str
+
+
+@dataclass(frozen=True)
+class _Options:
+    skip_invalid: bool
+    revise_reviewed: bool
+    actor: str
+    progress: ProgressCallback | None
+    refresh_status: StatusRefresher | None
+    explicit_source: str | None
+
+
+@dataclass
+class _Checked:
+    """The new and revised texts of one file, in order, for near-duplicate detection."""
+
+    ids: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    kinds: list[str] = field(default_factory=list)
+    revised: set[str] = field(default_factory=set)
+    added: set[str] = field(default_factory=set)
+    # (item id, stated duplicate or None, similarity, revised?) for JSONL records that state it
+    stated: list[tuple[str, str | None, float | None, bool]] = field(default_factory=list)
+    stated_ids: set[str] = field(default_factory=set)
 
 
 def source_slug(path: Path) -> str:
@@ -167,17 +251,18 @@ def _format_problem(record: ParsedRecord, problem: Problem) -> str:
 
 def import_files(
     db: Database,
-    paths: Sequence[str | Path],
+    paths: Sequence[str | os.PathLike[str]],
     *,
     format: str = AUTO,
     source: str | None = None,
     skip_invalid: bool = False,
+    revise_reviewed: bool = False,
     duplicate_threshold: float | None = None,
     actor: str = "import",
     progress: ProgressCallback | None = None,
     refresh_status: StatusRefresher | None = None,
 ) -> ImportReport:
-    """Import each file in its own transaction; see the module docstring for the rules.
+    """Import each file (``-``: standard input) in its own transaction; see the module docstring.
 
     ``duplicate_threshold`` defaults to the ``duplicate_threshold`` setting.
     ``refresh_status(session, item_id)`` is called for items that got a new revision
@@ -188,163 +273,286 @@ def import_files(
         raise ValueError(f"unknown format '{format}' (known: auto, {', '.join(FORMATS)})")
     if source is not None and not source.strip():
         raise ValueError("--source must not be empty")
+    if source is not None:
+        problems = length_problems("--source", source.strip(), MAX_SOURCE_CHARS)
+        problems += nul_problems("--source", source)
+        if problems:
+            raise ValueError(str(problems[0]))
+    options = _Options(
+        skip_invalid=skip_invalid,
+        revise_reviewed=revise_reviewed,
+        actor=actor,
+        progress=progress,
+        refresh_status=refresh_status,
+        explicit_source=source.strip() if source else None,
+    )
     report = ImportReport()
     sources_seen: dict[str, str] = {}
     for raw_path in paths:
-        path = Path(raw_path)
-        file_report = FileReport(path=str(path))
+        file_report = FileReport(path=os.fspath(raw_path))
         report.files.append(file_report)
         _import_one(
             db,
-            path,
+            os.fspath(raw_path),
             file_report,
             format_name=format,
-            source=source,
             sources_seen=sources_seen,
-            skip_invalid=skip_invalid,
             duplicate_threshold=duplicate_threshold,
-            actor=actor,
-            progress=progress,
-            refresh_status=refresh_status,
+            options=options,
         )
     return report
 
 
 def _import_one(
     db: Database,
-    path: Path,
+    path: str,
     report: FileReport,
     *,
     format_name: str,
-    source: str | None,
     sources_seen: dict[str, str],
-    skip_invalid: bool,
     duplicate_threshold: float | None,
-    actor: str,
-    progress: ProgressCallback | None,
-    refresh_status: StatusRefresher | None,
+    options: _Options,
 ) -> None:
     try:
-        name = detect_format(path) if format_name == AUTO else format_name
-        report.format = name
-        report.source = source.strip() if source else source_slug(path)
-        if name != "jsonl":
-            # Two files with one source in one run would give the same ids to different items.
-            other = sources_seen.get(report.source)
-            if other is not None:
-                raise FormatError(
-                    str(path),
-                    f"its ids would be {report.source}:N like those of {other}; "
-                    "import the files one at a time with their own --source",
-                )
-            sources_seen[report.source] = str(path)
-        records = list(get_format(name).module.read(path))
+        with open_input(path) as source:
+            report.path = source.shown
+            name = detect_input_format(source) if format_name == AUTO else format_name
+            report.format = name
+            report.source = options.explicit_source or source_slug(Path(source.file_name))
+            if name != "jsonl":
+                # Two files with one source in one run would give the same ids to different items.
+                other = sources_seen.get(report.source)
+                if other is not None:
+                    raise FormatError(
+                        source.shown,
+                        f"its ids would be {report.source}:N like those of {other}; "
+                        "import the files one at a time with their own --source",
+                    )
+                sources_seen[report.source] = source.shown
+            records = get_format(name).module.read(source)
+            with db.transaction() as session:
+                _store(session, source, records, report, duplicate_threshold, options)
     except FormatError as error:
         report.error = str(error)
-        _add_encoding_hint(path, report)
-        return
-    report.records = len(records)
-
-    planned, invalid = _validate(path, records, report, progress)
-    if invalid:
-        report.invalid = len(invalid)
-        _add_encoding_hint(path, report)
-        if not skip_invalid:
-            report.rejected = True
-            return
-    try:
-        with db.transaction() as session:
-            _store(
-                session,
-                path,
-                planned,
-                report,
-                skip_invalid=skip_invalid,
-                duplicate_threshold=duplicate_threshold,
-                actor=actor,
-                progress=progress,
-                refresh_status=refresh_status,
-            )
+        report.forget_writes()
     except _Rejected:
         report.rejected = True
-        report.tally = Tally()
-        report.by_kind = {}
+        report.forget_writes()
 
 
-def _add_encoding_hint(path: Path, report: FileReport) -> None:
+def _format_problem(record: ParsedRecord, problem: Problem) -> str:
+    return f"{record.place}: {problem}"
+
+
+def _revision_problems(revision: RevisionRecord, where: str, *, current: bool) -> list[Problem]:
+    """What PostgreSQL would refuse in a JSONL record's stored revision (checked on every
+    backend); the current revision's text is checked by ``validate_draft`` already."""
+    prefix = f"{where}." if where else ""
+    problems: list[Problem] = []
     try:
-        line = first_bad_utf8_line(read_text(path))
-    except FormatError:
-        return
-    if line is not None:
+        validate_person_name(revision.author)
+    except InvalidName as error:
+        problems.append(Problem(f"{prefix}author", str(error)))
+    fields: list[tuple[str, object]] = [("change_note", revision.change_note)]
+    if not current:
+        problems += length_problems(f"{prefix}key", revision.key, MAX_KEY_CHARS)
+        fields += [
+            ("prompt", revision.prompt),
+            ("choices", revision.choices),
+            ("key", revision.key),
+            ("explanation", revision.explanation),
+            ("provenance", revision.provenance),
+        ]
+    for name, value in fields:
+        problems += nul_problems(prefix + name, value)
+    return problems
+
+
+def _check_record(
+    record: ParsedRecord, report: FileReport, first_place_of_id: dict[str, str], options: _Options
+) -> _Planned | None:
+    """The record as a plan to store, or None after reporting its problems."""
+    problems = list(record.problems)
+    draft = record.draft
+    plan = None
+    if draft is not None:
+        problems += validate_draft(draft)
+        item_id = draft.item_id or f"{report.source}:{record.ordinal}"
+        native = record.native
+        item_source = (native.source if native else "") or str(report.source)
+        if len(item_id) > MAX_ID_LENGTH:
+            problems.append(Problem("id", f"is longer than {MAX_ID_LENGTH} characters"))
+        elif item_id in first_place_of_id:
+            problems.append(
+                Problem("id", f"'{item_id}' already used at {first_place_of_id[item_id]}")
+            )
+        else:
+            first_place_of_id[item_id] = record.place.source_ref
+        problems += length_problems("source", item_source, MAX_SOURCE_CHARS)
+        problems += nul_problems("source", item_source)
+        if native is not None:
+            for index, revision in enumerate(native.revisions, start=1):
+                where = "" if len(native.revisions) == 1 else f"revisions[{index}]"
+                current = revision.number == native.current_revision
+                problems += _revision_problems(revision, where, current=current)
+        plan = _Planned(record, draft, item_id, item_source)
+    if problems or plan is None:
+        _reject(record, report, problems)
+        return None
+    return plan
+
+
+def _reject(record: ParsedRecord, report: FileReport, problems: list[Problem]) -> None:
+    report.invalid += 1
+    for problem in problems:
+        report.add_problem(_format_problem(record, problem))
+    if any("not valid UTF-8" in problem.message for problem in problems) and not any(
+        "UTF-8" in note for note in report.notes
+    ):
         report.notes.append(
-            f"{path}: bytes that are not UTF-8 (first on line {line}); "
+            f"{report.path}: bytes that are not UTF-8 (first on {record.place.source_ref}); "
             "vetbench reads UTF-8 files only: save the file as UTF-8"
         )
 
 
-def _validate(
-    path: Path,
-    records: list[ParsedRecord],
+def _store(
+    session: Session,
+    source: InputFile,
+    records: Iterator[ParsedRecord],
     report: FileReport,
-    progress: ProgressCallback | None,
-) -> tuple[list[_Planned], list[ParsedRecord]]:
-    planned: list[_Planned] = []
-    invalid: list[ParsedRecord] = []
+    duplicate_threshold: float | None,
+    options: _Options,
+) -> None:
+    threshold = (
+        float(duplicate_threshold)
+        if duplicate_threshold is not None
+        else float(get_setting(session, "duplicate_threshold"))
+    )
+    stored_texts, stored_order = _stored_texts(session)
+    checked = _Checked()
+    clock = _Clock()
     first_place_of_id: dict[str, str] = {}
-    step = max(1, len(records) // 100)
-    for position, record in enumerate(records, start=1):
-        problems = list(record.problems)
-        draft = record.draft
-        item_id = ""
-        if draft is not None:
-            problems += validate_draft(draft)
-            item_id = draft.item_id or f"{report.source}:{record.ordinal}"
-            if len(item_id) > MAX_ID_LENGTH:
-                problems.append(Problem("id", f"is longer than {MAX_ID_LENGTH} characters"))
-            elif item_id in first_place_of_id:
-                problems.append(
-                    Problem("id", f"'{item_id}' already used at {first_place_of_id[item_id]}")
-                )
-            else:
-                first_place_of_id[item_id] = record.place.source_ref
-        if problems or draft is None:
-            invalid.append(record)
-            report.problems += [_format_problem(record, p) for p in problems]
-        else:
-            item_source = (record.native.source if record.native else "") or str(report.source)
-            planned.append(_Planned(record, draft, item_id, item_source))
-        if progress and (position % step == 0 or position == len(records)):
-            progress(ImportProgress(str(path), "validating", position, len(records) * 3))
-    return planned, invalid
-
-
-def _load_existing(session: Session) -> tuple[dict[str, _Existing], list[str]]:
-    """Every item's current text, keyed by id, and the ids in creation order (one query)."""
-    query = (
-        select(
-            _ITEM.c.id,
-            _ITEM.c.kind,
-            _ITEM.c.meta,
-            _REVISION.c.prompt,
-            _REVISION.c.choices,
-            _REVISION.c.key,
-            _REVISION.c.explanation,
+    batch: list[_Planned] = []
+    for record in records:
+        report.records += 1
+        plan = _check_record(record, report, first_place_of_id, options)
+        if plan is not None:
+            batch.append(plan)
+        if len(batch) >= INSERT_BATCH:
+            _store_batch(session, source, batch, report, checked, clock, options)
+            batch = []
+            _tell(
+                options,
+                ImportProgress(source.shown, "reading", source.bytes_read, source.size or 0),
+            )
+    if batch:
+        _store_batch(session, source, batch, report, checked, clock, options)
+    read = source.bytes_read
+    _tell(options, ImportProgress(source.shown, "reading", read, source.size or read))
+    if report.invalid and not options.skip_invalid:
+        raise _Rejected()
+    _tell(options, ImportProgress(source.shown, "checking duplicates", 0, len(checked.ids)))
+    _mark_duplicates(session, stored_texts, stored_order, checked, threshold, report)
+    _link_stated_duplicates(session, checked, stored_texts, report)
+    if options.refresh_status is not None and checked.revised:
+        session.flush()
+        for item_id in report.revised:
+            options.refresh_status(session, item_id)
+    if report.tally.added or report.tally.updated:
+        record_event(
+            session,
+            options.actor,
+            "import",
+            source.file_name,
+            format=report.format,
+            source=report.source,
+            added=report.tally.added,
+            updated=report.tally.updated,
+            unchanged=report.tally.unchanged,
+            invalid=report.invalid,
+            duplicates=report.tally.duplicates,
+            revised=report.revised[:100],
+            back_to_review=report.back_to_review[:100],
         )
+    _tell(
+        options,
+        ImportProgress(source.shown, "checking duplicates", len(checked.ids), len(checked.ids)),
+    )
+
+
+def _tell(options: _Options, event: ImportProgress) -> None:
+    if options.progress is not None:
+        options.progress(event)
+
+
+def _stored_texts(session: Session) -> tuple[dict[str, str], list[str]]:
+    """Every stored item's current text, normalized as near-duplicate detection compares it,
+    in creation order."""
+    query = (
+        select(_ITEM.c.id, _REVISION.c.prompt, _REVISION.c.choices)
         .join(
             _REVISION,
             (_REVISION.c.item_id == _ITEM.c.id) & (_REVISION.c.number == _ITEM.c.current_revision),
         )
         .order_by(_ITEM.c.created_at, _ITEM.c.id)
     )
-    existing: dict[str, _Existing] = {}
+    texts: dict[str, str] = {}
     order: list[str] = []
-    for row in session.execute(query):
-        existing[row.id] = _Existing(
-            row.kind, row.meta or {}, row.prompt, row.choices or {}, row.key, row.explanation
-        )
+    for row in session.execute(query.execution_options(yield_per=5000)):
+        texts[row.id] = normalize(item_text(row.prompt, row.choices or {}))
         order.append(row.id)
-    return existing, order
+    return texts, order
+
+
+def _load_existing(session: Session, ids: list[str]) -> dict[str, _Existing]:
+    """The stored items among ``ids``: their text, source, and whether anyone reviewed them."""
+    if not ids:
+        return {}
+    judged = exists().where(
+        (Judgment.__table__.c.item_id == _ITEM.c.id)  # type: ignore[attr-defined]
+        & (Judgment.__table__.c.retracted.is_(False))  # type: ignore[attr-defined]
+    )
+    decided = exists().where(Decision.__table__.c.item_id == _ITEM.c.id)  # type: ignore[attr-defined]
+    first_revision = _REVISION.alias("first_revision")
+    first = (
+        select(first_revision.c.provenance)
+        .where((first_revision.c.item_id == _ITEM.c.id) & (first_revision.c.number == 1))
+        .scalar_subquery()
+    )
+    query = (
+        select(
+            _ITEM.c.id,
+            _ITEM.c.kind,
+            _ITEM.c.source,
+            _ITEM.c.meta,
+            _REVISION.c.prompt,
+            _REVISION.c.choices,
+            _REVISION.c.key,
+            _REVISION.c.explanation,
+            (judged | decided).label("reviewed"),
+            first.label("first_provenance"),
+        )
+        .join(
+            _REVISION,
+            (_REVISION.c.item_id == _ITEM.c.id) & (_REVISION.c.number == _ITEM.c.current_revision),
+        )
+        .where(_ITEM.c.id.in_(ids))
+    )
+    found: dict[str, _Existing] = {}
+    for row in session.execute(query):
+        provenance = row.first_provenance or {}
+        found[row.id] = _Existing(
+            row.kind,
+            row.source,
+            row.meta or {},
+            row.prompt,
+            row.choices or {},
+            row.key,
+            row.explanation,
+            bool(row.reviewed),
+            provenance.get("file") if isinstance(provenance, dict) else None,
+        )
+    return found
 
 
 def _same_text(draft: ItemDraft, existing: _Existing) -> bool:
@@ -356,142 +564,167 @@ def _same_text(draft: ItemDraft, existing: _Existing) -> bool:
     )
 
 
-def _store(
+def _store_batch(
     session: Session,
-    path: Path,
-    planned: list[_Planned],
+    source: InputFile,
+    batch: list[_Planned],
     report: FileReport,
-    *,
-    skip_invalid: bool,
-    duplicate_threshold: float | None,
-    actor: str,
-    progress: ProgressCallback | None,
-    refresh_status: StatusRefresher | None,
+    checked: _Checked,
+    clock: _Clock,
+    options: _Options,
 ) -> None:
-    total_units = report.records * 3
-    existing, existing_order = _load_existing(session)
-
+    """Compare a batch of valid records with what is stored, and store them (unless the
+    file is already known to be rejected: then only the checks run)."""
+    existing = _load_existing(session, [plan.item_id for plan in batch])
     added: list[_Planned] = []
     updated: list[tuple[_Planned, bool]] = []  # (record, text changed)
-    late_problems = 0
-    for plan in planned:
+    for plan in batch:
         old = existing.get(plan.item_id)
-        if old is None:
+        problem = _conflict(plan, old, options) if old is not None else None
+        if problem is not None:
+            _reject(plan.record, report, [problem])
+        elif old is None:
             added.append(plan)
-        elif old.kind != plan.draft.kind:
-            late_problems += 1
-            report.problems.append(
-                _format_problem(
-                    plan.record,
-                    Problem(
-                        "kind",
-                        f"item {plan.item_id} exists as a {old.kind} item; "
-                        f"an import cannot make it {plan.draft.kind}",
-                    ),
-                )
-            )
         elif not _same_text(plan.draft, old):
             updated.append((plan, True))
+            if old.reviewed:
+                report.back_to_review.append(plan.item_id)
+            if old.first_file and old.first_file != source.file_name:
+                _note_other_file(report, plan.item_id, old.first_file)
         elif plan.draft.meta != old.meta:
             updated.append((plan, False))
         else:
             report.tally.unchanged += 1
             report.kind_tally(plan.draft.kind).unchanged += 1
-    if late_problems:
-        report.invalid += late_problems
-        if not skip_invalid:
-            raise _Rejected()
+    if report.invalid and not options.skip_invalid:
+        return  # the file will be rolled back: writing more would be wasted
+    _insert_added(session, added, options.actor, report, clock)
+    _apply_updates(session, source, updated, options.actor, report)
+    for plan in added:
+        _remember(checked, plan, revised=False)
+    for plan, changed in updated:
+        if changed:
+            _remember(checked, plan, revised=True)
 
-    threshold = (
-        float(duplicate_threshold)
-        if duplicate_threshold is not None
-        else float(get_setting(session, "duplicate_threshold"))
-    )
-    if progress:
-        progress(ImportProgress(str(path), "checking duplicates", report.records, total_units))
-    revised = [plan for plan, changed in updated if changed]
-    duplicates = _find_duplicates(added, revised, existing, existing_order, threshold)
-    if progress:
-        progress(ImportProgress(str(path), "writing", report.records * 2, total_units))
 
-    _insert_added(session, path, added, duplicates, actor, report, progress, total_units)
-    _apply_updates(session, path, updated, duplicates, actor, report, refresh_status)
-    for plan, _changed in updated:
-        report.tally.updated += 1
-        report.kind_tally(plan.draft.kind).updated += 1
-    _link_stated_duplicates(session, added, revised, existing, report)
-
-    if report.tally.added or report.tally.updated:
-        record_event(
-            session,
-            actor,
-            "import",
-            str(path.name),
-            format=report.format,
-            source=report.source,
-            added=report.tally.added,
-            updated=report.tally.updated,
-            unchanged=report.tally.unchanged,
-            invalid=report.invalid,
-            duplicates=report.tally.duplicates,
+def _conflict(plan: _Planned, old: _Existing, options: _Options) -> Problem | None:
+    """Why a record may not change the stored item with its id, if it may not."""
+    if old.source != plan.source:
+        return Problem(
+            "id",
+            f"{plan.item_id} is an item of source {old.source}; this record's source is "
+            f"{plan.source} (ids never move between sources: give the record its own id)",
         )
-    if progress:
-        progress(ImportProgress(str(path), "writing", total_units, total_units))
+    if old.kind != plan.draft.kind:
+        return Problem(
+            "kind",
+            f"item {plan.item_id} exists as a {old.kind} item; "
+            f"an import cannot make it {plan.draft.kind}",
+        )
+    if old.reviewed and not options.revise_reviewed and not _same_text(plan.draft, old):
+        return Problem(
+            "",
+            f"item {plan.item_id} has been reviewed and this record changes its text; "
+            "--revise-reviewed makes it a new revision that goes back to review",
+        )
+    return None
 
 
-def _find_duplicates(
-    added: list[_Planned],
-    revised: list[_Planned],
-    existing: dict[str, _Existing],
-    existing_order: list[str],
+def _note_other_file(report: FileReport, item_id: str, first_file: str) -> None:
+    marker = "were first imported from another file"
+    if not any(marker in note for note in report.notes):
+        report.notes.append(
+            f"{report.path}: revised items {marker} (e.g. {item_id} from {first_file}); "
+            "if these records are unrelated, import them with their own --source"
+        )
+
+
+def _remember(checked: _Checked, plan: _Planned, *, revised: bool) -> None:
+    checked.ids.append(plan.item_id)
+    checked.texts.append(normalize(item_text(plan.draft.prompt, plan.draft.choices)))
+    checked.kinds.append(plan.draft.kind)
+    (checked.revised if revised else checked.added).add(plan.item_id)
+    native = plan.record.native
+    if native is not None and native.states_duplicate:
+        checked.stated.append(
+            (plan.item_id, native.suspected_duplicate_of, native.duplicate_similarity, revised)
+        )
+        checked.stated_ids.add(plan.item_id)
+
+
+def _mark_duplicates(
+    session: Session,
+    stored_texts: dict[str, str],
+    stored_order: list[str],
+    checked: _Checked,
     threshold: float,
-) -> dict[str, tuple[str, float]]:
-    """Item id -> (suspected original's id, similarity), for new items and revised texts.
+    report: FileReport,
+) -> None:
+    """Mark new and revised items that are very similar to a stored or earlier item.
 
-    A revised item (re-imported with other text) is checked with its new text against
-    every other item, and new items are checked against that new text, not the old.
+    A revised item is checked with its new text against every other item, and new
+    items are checked against that new text, not the old.  A JSONL record that states
+    its duplicate fields keeps them (``_link_stated_duplicates``).
     """
-    if not added and not revised:
-        return {}
-    revised_ids = {plan.item_id for plan in revised}
-    stored_ids = [item_id for item_id in existing_order if item_id not in revised_ids]
-    checked = revised + added
-    ids = stored_ids + [plan.item_id for plan in checked]
-    texts = [item_text(existing[i].prompt, existing[i].choices) for i in stored_ids]
-    texts += [item_text(plan.draft.prompt, plan.draft.choices) for plan in checked]
-    matches = find_near_duplicates(texts, threshold=threshold, first_new=len(stored_ids))
-    found: dict[str, tuple[str, float]] = {}
-    for plan_index, plan in enumerate(checked, start=len(stored_ids)):
-        native = plan.record.native
-        match = matches.get(plan_index)
-        if match is None or (native is not None and native.states_duplicate):
-            continue  # a JSONL record that states its duplicate fields keeps them
-        found[plan.item_id] = (ids[match.of], match.similarity)
-    return found
+    if not checked.ids:
+        return
+    stored_ids = [item_id for item_id in stored_order if item_id not in checked.revised]
+    texts = [stored_texts[item_id] for item_id in stored_ids] + checked.texts
+    matches = find_near_duplicates(
+        texts, threshold=threshold, first_new=len(stored_ids), normalized=True
+    )
+    ids = stored_ids + checked.ids
+    rows: list[dict[str, Any]] = []
+    for position, (item_id, kind) in enumerate(
+        zip(checked.ids, checked.kinds, strict=True), start=len(stored_ids)
+    ):
+        if item_id in checked.stated_ids:
+            continue
+        match = matches.get(position)
+        if match is None:
+            if item_id in checked.revised:  # its old text's link no longer holds
+                rows.append({"b_id": item_id, "b_of": None, "b_similarity": None})
+            continue
+        rows.append({"b_id": item_id, "b_of": ids[match.of], "b_similarity": match.similarity})
+        report.tally.duplicates += 1
+        report.kind_tally(kind).duplicates += 1
+    _set_duplicate_links(session, rows)
 
 
-def _timestamps(count: int) -> Iterable[datetime]:
-    # One import happens at one moment, but items are listed and exported in creation
-    # order: a microsecond apart they keep the file's order (ids like x:10 sort before x:2).
-    start = utcnow()
-    return (start + timedelta(microseconds=i) for i in range(count))
+def _set_duplicate_links(session: Session, rows: list[dict[str, Any]]) -> None:
+    statement = (
+        update(_ITEM)
+        .where(_ITEM.c.id == bindparam("b_id"))
+        .values(
+            suspected_duplicate_of=bindparam("b_of"),
+            duplicate_similarity=bindparam("b_similarity"),
+        )
+    )
+    for start in range(0, len(rows), INSERT_BATCH):
+        session.connection().execute(statement, rows[start : start + INSERT_BATCH])
+
+
+class _Clock:
+    """Creation times a microsecond apart, so items list and export in the file's order
+    (one import happens at one moment, but ids like x:10 sort before x:2)."""
+
+    def __init__(self) -> None:
+        self._start = utcnow()
+        self._count = 0
+
+    def next(self) -> datetime:
+        self._count += 1
+        return self._start + timedelta(microseconds=self._count - 1)
 
 
 def _insert_added(
-    session: Session,
-    path: Path,
-    added: list[_Planned],
-    duplicates: dict[str, tuple[str, float]],
-    actor: str,
-    report: FileReport,
-    progress: ProgressCallback | None,
-    total_units: int,
+    session: Session, added: list[_Planned], actor: str, report: FileReport, clock: _Clock
 ) -> None:
     item_rows: list[dict[str, Any]] = []
     revision_rows: list[dict[str, Any]] = []
-    for plan, created_at in zip(added, _timestamps(len(added)), strict=True):
+    for plan in added:
+        created_at = clock.next()
         draft, native = plan.draft, plan.record.native
-        duplicate_of, similarity = duplicates.get(plan.item_id, (None, None))
         item_rows.append(
             {
                 "id": plan.item_id,
@@ -501,30 +734,18 @@ def _insert_added(
                 "language": draft.language,
                 "status": native.status if native else ItemStatus.PENDING.value,
                 "current_revision": native.current_revision if native else 1,
-                "suspected_duplicate_of": duplicate_of,
-                "duplicate_similarity": similarity,
+                "suspected_duplicate_of": None,  # linked once every item is stored
+                "duplicate_similarity": None,
                 "meta": dict(draft.meta),
                 "created_at": (native.created_at if native else None) or created_at,
             }
         )
         revision_rows += _revision_rows(plan, native, actor, created_at)
         report.tally.added += 1
-        kind_tally = report.kind_tally(draft.kind)
-        kind_tally.added += 1
-        if duplicate_of is not None:
-            report.tally.duplicates += 1
-            kind_tally.duplicates += 1
-    # Progress: this phase runs from 2/3 to 3/3 of the file's units.
-    rows_total = max(1, len(item_rows) + len(revision_rows))
-    rows_written = 0
+        report.kind_tally(draft.kind).added += 1
     for table, rows in ((_ITEM, item_rows), (_REVISION, revision_rows)):
-        for start in range(0, len(rows), INSERT_BATCH):
-            batch = rows[start : start + INSERT_BATCH]
-            session.execute(insert(table), batch)
-            rows_written += len(batch)
-            if progress:
-                done = report.records * 2 + report.records * rows_written // rows_total
-                progress(ImportProgress(str(path), "writing", done, total_units))
+        if rows:
+            session.execute(insert(table), rows)
 
 
 def _revision_rows(
@@ -569,31 +790,25 @@ def _revision_rows(
 
 def _apply_updates(
     session: Session,
-    path: Path,
+    source: InputFile,
     updated: list[tuple[_Planned, bool]],
-    duplicates: dict[str, tuple[str, float]],
     actor: str,
     report: FileReport,
-    refresh_status: StatusRefresher | None,
 ) -> None:
-    """A new revision for each changed text; new meta for each changed meta.
-
-    A changed text's suspected duplicate is worked out again from the new text
-    (a JSONL record that states it is linked by ``_link_stated_duplicates``).
-    """
+    """A new revision for each changed text; new meta for each changed meta."""
     if not updated:
         return
     changed_ids = [plan.item_id for plan, changed in updated if changed]
     newest: dict[str, int] = {}
-    for start in range(0, len(changed_ids), 500):
-        chunk = changed_ids[start : start + 500]
+    if changed_ids:
         query = (
             select(_REVISION.c.item_id, func.max(_REVISION.c.number))
-            .where(_REVISION.c.item_id.in_(chunk))
+            .where(_REVISION.c.item_id.in_(changed_ids))
             .group_by(_REVISION.c.item_id)
         )
         newest.update({item_id: number for item_id, number in session.execute(query)})
     now = utcnow()
+    note = f"re-import: {source.file_name}"
     for plan, changed in updated:
         draft = plan.draft
         values: dict[str, Any] = {"meta": dict(draft.meta)}
@@ -610,71 +825,45 @@ def _apply_updates(
                         "key": draft.key,
                         "explanation": draft.explanation,
                         "author": actor,
-                        "change_note": f"re-import: {path.name}",
+                        "change_note": note,
                         "provenance": dict(draft.provenance),
                         "created_at": now,
                     }
                 ],
             )
             values["current_revision"] = number
-            native = plan.record.native
-            if native is None or not native.states_duplicate:  # stated links come later
-                duplicate_of, similarity = duplicates.get(plan.item_id, (None, None))
-                values["suspected_duplicate_of"] = duplicate_of
-                values["duplicate_similarity"] = similarity
-                if duplicate_of is not None:
-                    report.tally.duplicates += 1
-                    report.kind_tally(draft.kind).duplicates += 1
+            report.revised.append(plan.item_id)
         session.execute(update(_ITEM).where(_ITEM.c.id == plan.item_id).values(**values))
         if changed:
-            record_event(session, actor, "revise", plan.item_id, note=f"re-import: {path.name}")
-    if refresh_status is not None:
-        session.flush()
-        for plan, changed in updated:
-            if changed:
-                refresh_status(session, plan.item_id)
+            record_event(session, actor, "revise", plan.item_id, note=note)
+        report.tally.updated += 1
+        report.kind_tally(draft.kind).updated += 1
 
 
 def _link_stated_duplicates(
-    session: Session,
-    added: list[_Planned],
-    revised: list[_Planned],
-    existing: dict[str, _Existing],
-    report: FileReport,
+    session: Session, checked: _Checked, stored_texts: dict[str, str], report: FileReport
 ) -> None:
     """JSONL records name their duplicate themselves; link those once every item is stored.
 
     A revised record stating no duplicate clears the link its item had (new items
     start without one).
     """
-    known = set(existing) | {plan.item_id for plan in added}
+    known = set(stored_texts) | checked.added
     dangling: list[str] = []
-    revised_ids = {plan.item_id for plan in revised}
-    for plan in added + revised:
-        native = plan.record.native
-        if native is None or not native.states_duplicate:
+    rows: list[dict[str, Any]] = []
+    kinds = dict(zip(checked.ids, checked.kinds, strict=True))
+    for item_id, duplicate_of, similarity, revised in checked.stated:
+        if duplicate_of is None:
+            if revised:
+                rows.append({"b_id": item_id, "b_of": None, "b_similarity": None})
             continue
-        if native.suspected_duplicate_of is None:
-            if plan.item_id in revised_ids:
-                session.execute(
-                    update(_ITEM)
-                    .where(col(Item.id) == plan.item_id)
-                    .values(suspected_duplicate_of=None, duplicate_similarity=None)
-                )
+        if duplicate_of not in known:
+            dangling.append(f"{item_id} -> {duplicate_of}")
             continue
-        if native.suspected_duplicate_of not in known:
-            dangling.append(f"{plan.item_id} -> {native.suspected_duplicate_of}")
-            continue
-        session.execute(
-            update(_ITEM)
-            .where(col(Item.id) == plan.item_id)
-            .values(
-                suspected_duplicate_of=native.suspected_duplicate_of,
-                duplicate_similarity=native.duplicate_similarity,
-            )
-        )
+        rows.append({"b_id": item_id, "b_of": duplicate_of, "b_similarity": similarity})
         report.tally.duplicates += 1
-        report.kind_tally(plan.draft.kind).duplicates += 1
+        report.kind_tally(kinds[item_id]).duplicates += 1
+    _set_duplicate_links(session, rows)
     if dangling:
         report.notes.append(
             f"{report.path}: {len(dangling)} suspected-duplicate links name items that are "

@@ -25,6 +25,7 @@ from db.privileges import (
     quote_identifier,
     run_statements,
 )
+from db.validation import InvalidName, validate_person_name
 from db.vocabulary import Role
 
 POSTGRES_NAME_LIMIT = 63  # NAMEDATALEN - 1: longer role names are cut short by the server
@@ -109,9 +110,10 @@ class PersonListing:
 
 
 def _check_name(name: str, *, postgres: bool) -> str:
-    name = name.strip()
-    if not name:
-        raise PersonRefused("a person needs a non-empty name")
+    try:
+        name = validate_person_name(name)
+    except InvalidName as error:
+        raise PersonRefused(str(error)) from None
     if postgres:
         if len(name.encode()) > POSTGRES_NAME_LIMIT:
             raise PersonRefused(

@@ -16,17 +16,21 @@ class SettingSpec:
     default: str
     help: str
     minimum: int | None = None  # for integer settings
+    maximum: int | None = None
 
 
 SETTINGS: dict[str, SettingSpec] = {
     spec.name: spec
     for spec in (
-        SettingSpec("overlap", "2", "independent judgments each item needs (k)", minimum=1),
+        SettingSpec(
+            "overlap", "2", "independent judgments each item needs (k)", minimum=1, maximum=100
+        ),
         SettingSpec(
             "duplicate_threshold",
             "90",
             "similarity (0-100) above which an imported item is a suspected duplicate",
             minimum=0,
+            maximum=100,
         ),
     )
 }
@@ -60,6 +64,8 @@ def set_setting(session: Session, name: str, value: str) -> None:
             raise SettingError(f"{name} must be a whole number, got '{value}'") from None
         if number < spec.minimum:
             raise SettingError(f"{name} must be at least {spec.minimum}, got {number}")
+        if spec.maximum is not None and number > spec.maximum:
+            raise SettingError(f"{name} must be at most {spec.maximum}, got {value}")
         value = str(number)
     row = session.get(Setting, name)
     if row is None:

@@ -8,13 +8,35 @@ report ``file:line: field: problem`` for all bad records at once.
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from db.answers import AnswerError, option_count_bounds, parse_answer
+from db.models import Item, ItemRevision, Person
 from db.vocabulary import ItemKind
 
 MAX_TEXT_CHARS = 200_000  # one field; longer text is almost surely a broken file
+
+
+def _column_length(table: Any, column: str) -> int:
+    """The ``max_length`` a column has in ``db/models.py``: PostgreSQL enforces it, SQLite not."""
+    length = table.__table__.c[column].type.length
+    assert isinstance(length, int), f"{table.__name__}.{column} has no length"
+    return length
+
+
+MAX_ID_CHARS = _column_length(Item, "id")
+MAX_SOURCE_CHARS = _column_length(Item, "source")
+MAX_SOURCE_REF_CHARS = _column_length(Item, "source_ref")
+MAX_LANGUAGE_CHARS = _column_length(Item, "language")
+MAX_KEY_CHARS = _column_length(ItemRevision, "key")
+MAX_NAME_CHARS = _column_length(Person, "name")
+# Characters that must never be part of a name: controls (newline, ESC, ...), line and
+# paragraph separators, lone surrogates, and the bidirectional overrides that reorder text.
+_NOT_IN_NAMES = frozenset({"Cc", "Cs", "Zl", "Zp"})
+_BIDI_CONTROLS = frozenset(chr(c) for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)])
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
@@ -53,6 +75,59 @@ class Problem:
         return f"{self.field}: {self.message}" if self.field else self.message
 
 
+class InvalidName(ValueError):
+    """A person's name that cannot be stored; the message says why."""
+
+
+def validate_person_name(name: str) -> str:
+    """``name`` without surrounding spaces, if it can name a person; else :class:`InvalidName`.
+
+    A name is printable text on one line (no newline, ESC or other control character,
+    no bidirectional override), not empty, at most ``MAX_NAME_CHARS`` characters: it
+    is shown in tables and logs, where anything else could forge a line.
+    """
+    cleaned = name.strip()
+    if not cleaned:
+        raise InvalidName("a person needs a non-empty name")
+    if len(cleaned) > MAX_NAME_CHARS:
+        raise InvalidName(f"a name is at most {MAX_NAME_CHARS} characters, got {len(cleaned)}")
+    for char in cleaned:
+        if unicodedata.category(char) in _NOT_IN_NAMES or char in _BIDI_CONTROLS:
+            raise InvalidName(
+                f"a name must be printable text on one line; it holds U+{ord(char):04X}"
+            )
+    return cleaned
+
+
+def length_problems(name: str, value: str | None, limit: int) -> list[Problem]:
+    """A problem when ``value`` is longer than the column holding it allows."""
+    if value is not None and len(value) > limit:
+        return [Problem(name, f"is {len(value):,} characters long (limit {limit:,})")]
+    return []
+
+
+def _nul_places(value: object, where: str) -> Iterator[str]:
+    if isinstance(value, str):
+        if "\x00" in value:
+            yield where
+    elif isinstance(value, dict):
+        for key, inner in value.items():
+            if isinstance(key, str) and "\x00" in key:
+                yield f"{where} (a key)"
+            yield from _nul_places(inner, f"{where}.{key}" if where else str(key))
+    elif isinstance(value, list | tuple):
+        for index, inner in enumerate(value):
+            yield from _nul_places(inner, f"{where}[{index}]")
+
+
+def nul_problems(name: str, value: object) -> list[Problem]:
+    """A problem for each place in ``value`` (text, or JSON-like data) holding a NUL byte.
+
+    PostgreSQL cannot store NUL in text or JSON, so it is refused on every backend.
+    """
+    return [Problem(place, "holds a NUL byte (\\0)") for place in _nul_places(value, name)]
+
+
 def _text_problems(name: str, value: object, *, required: bool = True) -> list[Problem]:
     if value is None:
         return [Problem(name, "is missing")] if required else []
@@ -66,7 +141,7 @@ def _text_problems(name: str, value: object, *, required: bool = True) -> list[P
         value.encode("utf-8")
     except UnicodeEncodeError:
         return [Problem(name, "is not valid UTF-8 text")]
-    return []
+    return nul_problems(name, value)
 
 
 def validate_draft(draft: ItemDraft) -> list[Problem]:
@@ -112,9 +187,24 @@ def _draft_problems(draft: ItemDraft) -> list[Problem]:
 
     if not isinstance(draft.key, str) or not draft.key.strip():
         problems.append(Problem("key", "is missing"))
+    elif "\x00" in draft.key:
+        problems += nul_problems("key", draft.key)
     elif labels:
         try:
             draft.key = parse_answer(kind, draft.key, labels)
         except AnswerError as error:
             problems.append(Problem("key", f"'{draft.key}': {error}"))
+    # What PostgreSQL enforces, checked on every backend so that a SQLite project can move.
+    problems += length_problems("language", draft.language, MAX_LANGUAGE_CHARS)
+    problems += length_problems("source_ref", draft.source_ref, MAX_SOURCE_REF_CHARS)
+    if draft.item_id is not None:
+        problems += length_problems("id", draft.item_id, MAX_ID_CHARS)
+    for name, value in (
+        ("language", draft.language),
+        ("source_ref", draft.source_ref),
+        ("id", draft.item_id),
+        ("meta", draft.meta),
+        ("provenance", draft.provenance),
+    ):
+        problems += nul_problems(name, value)
     return problems

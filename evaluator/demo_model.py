@@ -11,6 +11,7 @@ in a second or two.  Nothing here touches the network.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import importlib.util
 import logging
@@ -31,6 +32,27 @@ CONVERSION_MARKER = "vetbench-conversion.txt"  # written last: a copy without it
 
 class ModelNotFoundError(RuntimeError):
     """A model that cannot be found locally; the message says how to get it."""
+
+
+class ModelCacheError(OSError):
+    """The model cache cannot be written (no permission, read-only or full disk).
+
+    The message is one line naming the folder and saying what to do; commands that
+    load a model catch it and print it instead of a traceback.
+    """
+
+
+# Errors that mean "this folder cannot take the converted model", not a broken model.
+_CACHE_WRITE_ERRNOS = frozenset(
+    {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT}
+)
+
+
+def _cache_error(folder: Path, error: OSError) -> ModelCacheError:
+    return ModelCacheError(
+        f"cannot write the model cache {folder}: {error.strerror or error}; "
+        f"free some space or set {CACHE_ENV_VAR} to a writable folder"
+    )
 
 
 def cache_root() -> Path:
@@ -94,11 +116,14 @@ def convert_gguf(gguf_path: Path) -> Path:
         return target
     if target.exists():  # left over from a crash before the marker was written
         shutil.rmtree(target, ignore_errors=True)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    try:  # before the half-minute conversion, so an unwritable cache fails at once
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    except OSError as error:
+        raise _cache_error(target.parent, error) from None
     log.info("converting %s to a transformers checkpoint in %s (once)", gguf_path.name, target)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
-    staging.chmod(0o755)  # mkdtemp makes it private; the cache is an ordinary folder
     try:
+        staging.chmod(0o755)  # mkdtemp makes it private; the cache is an ordinary folder
         _write_checkpoint(gguf_path, staging)
         (staging / CONVERSION_MARKER).write_text(
             f"converted from {gguf_path}\nsize {gguf_path.stat().st_size}\n", encoding="utf-8"
@@ -109,6 +134,10 @@ def convert_gguf(gguf_path: Path) -> Path:
             if not (target / CONVERSION_MARKER).is_file():
                 raise
             # Another process finished first; its copy is as good as ours.
+    except OSError as error:
+        if error.errno in _CACHE_WRITE_ERRNOS:
+            raise _cache_error(target.parent, error) from None
+        raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return target

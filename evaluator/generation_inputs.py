@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from db.formats import cflue
+from db.formats import cflue, read_records
 from db.formats.base import FormatError, csv_reader_limit_for, first_bad_utf8_line, read_text
 from db.validation import ItemDraft, validate_draft
 
@@ -162,7 +162,7 @@ def _articles_from_jsonl(path: Path, text: str) -> list[Article]:
 def read_questions(path: Path) -> list[SourceQuestion]:
     """Exam questions from a CFLUE JSON file, validated like an import."""
     try:
-        records = list(cflue.read(path))
+        records = list(read_records(path, cflue.NAME))
     except FormatError as error:
         raise InputError(str(error)) from None
     questions: list[SourceQuestion] = []

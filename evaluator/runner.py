@@ -158,7 +158,7 @@ def _choose_shots(
 
 def _score_candidates(item: ItemSnapshot) -> list[str] | None:
     # One rule for score mode here and in the lm-eval export's multiple_choice tasks.
-    from evaluator.export_lm_eval import score_candidates
+    from evaluator.exports.lm_eval import score_candidates
 
     return score_candidates(item)
 
@@ -399,7 +399,7 @@ def _generation_requests(plan: _RunPlan) -> list[GenerationRequest]:
 
 
 def _scoring_requests(plan: _RunPlan) -> tuple[list[ScoringRequest], dict[str, list[str]]]:
-    from evaluator.export_lm_eval import answer_delimiter
+    from evaluator.exports.lm_eval import answer_delimiter
 
     requests, candidates_of = [], {}
     for item_id, item in plan.items.items():

@@ -4,7 +4,8 @@ pending -> in_review -> agreed | conflict (once k judgments exist) -> approved |
 
 ``agreed`` means every verdict is keep and every blind answer equals the key;
 anything else with k judgments is a conflict.  A lead's newest decision wins
-over the judgments.  The status column is a cache of this rule, refreshed in
+over the judgments of the revision it decided; a later revision (an edit, a
+re-import) goes back to review.  The status column is a cache of this rule, refreshed in
 the same transaction as every change that can move it.
 """
 
@@ -59,7 +60,9 @@ def refresh_item_status(session: Session, item_id: str, overlap: int | None = No
     if item is None:
         raise KeyError(item_id)
     decision = latest_decision(session, item_id)
-    if decision is not None:
+    # A decision holds for the revision it was about; a newer text goes back to review
+    # (the decision stays in the history).
+    if decision is not None and decision.revision_number == item.current_revision:
         status: str = decision.status
     else:
         revision = session.exec(

@@ -33,11 +33,11 @@ from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
-from db.exporter import export_items
 from db.importer import import_files
 from db.items import iter_items
 from db.settings import set_setting
 from db.vocabulary import Role, Verdict
+from evaluator.exports.item_files import export_items
 from reviewer.adjudication import approve_agreed, conflict_queue, decide
 from reviewer.agreement import BootstrapSettings, compute_agreement, load_judgments
 from reviewer.agreement.bootstrap import resample_weights

@@ -155,6 +155,7 @@ def test_bad_file_is_refused_and_changes_nothing(
         # Named as the file names it: "Answer" in EconLogicQA CSV, "answer" in CFLUE JSON.
         assert case["field"] in output, output
     assert case["message_contains"] in output, output
+    assert "\x1b" not in output and "\x00" not in output  # shown, never sent to the terminal
     checkpoint(database_copy)
     assert database_content(database_copy) == before
     assert not (tmp_path / PWNED_MARKER).exists()

@@ -332,4 +332,5 @@ def test_users_add_list_and_change_role(db_path: Path) -> None:
 
 
 def test_users_list_on_an_empty_database_says_how_to_add_people(db_path: Path) -> None:
+    assert run(db_path, "init").exit_code == 0
     assert "vetbench users add NAME" in run(db_path, "users", "list").stdout

@@ -125,8 +125,21 @@ def test_item_text_joins_prompt_and_choices_in_order() -> None:
     assert item_text("Q?", {"A": "x", "B": "y"}) == "Q?\nA. x\nB. y"
 
 
+@pytest.fixture(params=["exact", "chunked"])
+def counting(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both ways of counting n-grams: exact (what fits in memory), and in chunks with
+    bucketed counts (what very large imports use), forced here on small data."""
+    if request.param == "chunked":
+        import db.dedup
+
+        monkeypatch.setattr(db.dedup, "EXACT_CHARS", 0)
+        monkeypatch.setattr(db.dedup, "CHUNK_TEXTS", 97)
+        monkeypatch.setattr(db.dedup, "PAIR_KEYS_PER_BLOCK", 5000)
+    return str(request.param)
+
+
 @pytest.mark.parametrize("language", ["english", "chinese"])
-def test_blocking_finds_what_comparing_every_pair_finds(language: str) -> None:
+def test_blocking_finds_what_comparing_every_pair_finds(language: str, counting: str) -> None:
     rng = random.Random(7)
     make, alphabet = (english, "abcdefghij ") if language == "english" else (chinese, HANZI)
     texts: list[str] = []
@@ -151,7 +164,7 @@ def test_blocking_finds_what_comparing_every_pair_finds(language: str) -> None:
         assert match.similarity >= threshold
 
 
-def test_candidate_pairs_are_a_small_share_of_all_pairs() -> None:
+def test_candidate_pairs_are_a_small_share_of_all_pairs(counting: str) -> None:
     rng = random.Random(11)
     texts = [normalize(english(rng)) for _ in range(2000)]
     pairs = candidate_pairs(texts)

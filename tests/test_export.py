@@ -14,11 +14,11 @@ from sqlalchemy import MetaData, select, update
 from sqlmodel import col
 
 from db.engine import Database, open_database
-from db.exporter import ExportError, export_items
 from db.formats import read_records
 from db.importer import import_files
 from db.items import add_revision
 from db.models import Item
+from evaluator.exports.item_files import ExportError, export_items
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 

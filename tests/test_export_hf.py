@@ -9,10 +9,10 @@ import pytest
 from eval_helpers import mixed_set, ordering, store
 
 from db.engine import Database
-from db.exporter import ExportError
 from db.items import iter_items
 from db.vocabulary import ItemStatus
-from evaluator.export_hf import export_hf, item_row
+from evaluator.exports.hf_dataset import export_hf, item_row
+from evaluator.exports.selection import ExportError
 
 datasets = pytest.importorskip("datasets")
 

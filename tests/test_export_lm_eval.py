@@ -13,12 +13,12 @@ from eval_helpers import CannedBackend, mixed_set, ordering, store
 from sqlmodel import select
 
 from db.engine import Database
-from db.exporter import ExportError
 from db.items import iter_items
 from db.models import EvalRun, Prediction
 from db.validation import ItemDraft
 from db.vocabulary import ItemStatus
-from evaluator.export_lm_eval import MAX_SCORE_CANDIDATES, export_lm_eval, read_answer
+from evaluator.exports.lm_eval import MAX_SCORE_CANDIDATES, export_lm_eval, read_answer
+from evaluator.exports.selection import ExportError
 from evaluator.prompts import build_prompt, load_templates, select_shots, stop_sequences
 from evaluator.runner import create_run, execute_run
 

@@ -135,6 +135,7 @@ def generate(db_path: Path, server: FakeOpenAIServer, *args: str) -> Result:
         "0.01",
         *args,
     ]
+    open_database(db_path).dispose()  # generate adds to a database; only init/import create one
     return CliRunner().invoke(cli, command, catch_exceptions=False)
 
 
@@ -367,6 +368,7 @@ def test_an_interrupted_run_keeps_its_items_and_the_next_one_finishes(
 
 
 def test_ctrl_c_on_the_command_line_stops_cleanly(server: FakeOpenAIServer, db_path: Path) -> None:
+    open_database(db_path).dispose()
     server.default = lambda request: Reply(**{**ordering_answer(request).__dict__, "delay_s": 0.2})
     command = [
         sys.executable,

@@ -1,4 +1,7 @@
-"""Item file formats: one module per format, each with ``read(path)`` and ``write(items, out)``.
+"""Item file formats: one module per format, each with ``read(source)`` and ``write(items, out)``.
+
+``read`` takes an :class:`~db.formats.base.InputFile` (``open_input``: a path or
+``-``, opened once) and yields records as it reads them.
 
 - ``econlogicqa``: EconLogicQA CSV (ordering items).
 - ``cflue``: CFLUE knowledge JSON (single, multi and true/false items).
@@ -9,23 +12,36 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
 from db.formats import cflue, econlogicqa, jsonl
-from db.formats.base import FormatError, ParsedRecord, Place
+from db.formats.base import (
+    SNIFF_BYTES,
+    UTF8_BOM,
+    FormatError,
+    InputFile,
+    ParsedRecord,
+    Place,
+    open_input,
+)
 from db.vocabulary import ItemKind
 
 __all__ = [
     "FORMATS",
+    "SNIFF_BYTES",
     "FileFormat",
     "FormatError",
+    "InputFile",
     "ParsedRecord",
     "Place",
     "detect_format",
+    "detect_input_format",
     "get_format",
+    "open_input",
     "read_records",
 ]
 
@@ -48,7 +64,6 @@ FORMATS: dict[str, FileFormat] = {
     )
 }
 AUTO = "auto"
-SNIFF_BYTES = 4096
 
 
 def get_format(name: str) -> FileFormat:
@@ -71,27 +86,27 @@ def _sniff(head: str) -> str | None:
     return None
 
 
-def detect_format(path: Path) -> str:
-    """The format of ``path``: content first (it cannot lie), then the extension."""
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(SNIFF_BYTES)
-    except OSError as error:
-        raise FormatError(str(path), f"cannot read the file: {error.strerror or error}") from None
-    sniffed = _sniff(head.removeprefix(b"\xef\xbb\xbf").decode("utf-8", errors="replace"))
+def detect_input_format(source: InputFile) -> str:
+    """The format of an opened input: content first (it cannot lie), then the extension."""
+    sniffed = _sniff(source.head.removeprefix(UTF8_BOM).decode("utf-8", errors="replace"))
     if sniffed is not None:
         return sniffed
-    suffix = path.suffix.lower()
+    suffix = Path(source.file_name).suffix.lower()
     for file_format in FORMATS.values():
         if suffix in file_format.extensions:
             return file_format.name
-    if not head.strip():
-        raise FormatError(str(path), "the file is empty")
     known = ", ".join(FORMATS)
-    raise FormatError(str(path), f"cannot tell the file's format; pass --format ({known})")
+    raise FormatError(source.shown, f"cannot tell the file's format; pass --format ({known})")
 
 
-def read_records(path: Path, format_name: str = AUTO) -> Iterator[ParsedRecord]:
-    """Read ``path`` in the named format (or the detected one)."""
-    name = detect_format(path) if format_name == AUTO else format_name
-    return get_format(name).module.read(path)
+def detect_format(path: str | os.PathLike[str]) -> str:
+    """The format of the file at ``path`` (see :func:`detect_input_format`)."""
+    with open_input(path) as source:
+        return detect_input_format(source)
+
+
+def read_records(path: str | os.PathLike[str], format_name: str = AUTO) -> Iterator[ParsedRecord]:
+    """Read ``path`` in the named format (or the detected one), record by record."""
+    with open_input(path) as source:
+        name = detect_input_format(source) if format_name == AUTO else format_name
+        yield from get_format(name).module.read(source)

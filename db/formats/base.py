@@ -1,24 +1,52 @@
 """What every item-file format shares: where a record came from, what a reader yields,
-file-level errors, and the tolerant decoding that lets validation name bad bytes.
+file-level errors, reading an input once, and the tolerant decoding that lets
+validation name bad bytes.
 
-A reader turns a file into :class:`ParsedRecord` values, one per record, each
-holding either an :class:`~db.validation.ItemDraft` or the problems that kept it
-from becoming one.  Problems of the whole file (malformed CSV or JSON, an empty
-file) raise :class:`FormatError`, which names the file and the line.
+A reader turns an :class:`InputFile` into :class:`ParsedRecord` values, one per
+record, as it reads (memory stays bounded however long the file is), each holding
+either an :class:`~db.validation.ItemDraft` or the problems that kept it from
+becoming one.  Problems of the whole file (malformed CSV or JSON, an empty file)
+raise :class:`FormatError`, which names the file and the line.
+
+:func:`open_input` opens a path, or ``-`` for standard input, exactly once: the
+first bytes used to detect the format are served again to the reader, so a pipe
+loses nothing.  Regular files and pipes are read; a device, a socket or a folder
+is refused (a symlink to ``/dev/zero`` would otherwise be read forever).
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
+import io
+import os
 import re
+import stat
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, TextIO
 
 from db.validation import ItemDraft, Problem
 
 UTF8_BOM = b"\xef\xbb\xbf"
+UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+STDIN = "-"
+STDIN_NAME = "<stdin>"
+SNIFF_BYTES = 4096
+# The csv module refuses longer fields as "malformed"; one a little longer than any
+# valid field is read whole, so validation says which field is too long.
+CSV_FIELD_LIMIT = 8 * 1024 * 1024
+# One record (a line, a CSV row, a JSON array element) may be at most this long: a
+# file that never ends a record (a symlink to a huge blob) stops here, memory bounded.
+MAX_RECORD_BYTES = 64 * 1024 * 1024
+
+
+class RecordTooLong(Exception):
+    """More than ``MAX_RECORD_BYTES`` were read without a record ending."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +125,160 @@ class FormatError(ValueError):
         super().__init__(f"{where}: {message}")
 
 
+class _HeadThenRest(io.RawIOBase):
+    """A raw stream that serves the already-read ``head`` again, then the rest; counts bytes."""
+
+    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+        self._head = memoryview(head)
+        self._rest = rest
+        self.consumed = 0
+        self.record_started = 0  # ``consumed`` when the current record began
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if len(self._head):
+            count = min(len(buffer), len(self._head))
+            buffer[:count] = self._head[:count]
+            self._head = self._head[count:]
+        else:
+            read1 = getattr(self._rest, "read1", self._rest.read)
+            data = read1(len(buffer))
+            count = len(data)
+            buffer[:count] = data
+        self.consumed += count
+        if self.consumed - self.record_started > MAX_RECORD_BYTES:
+            raise RecordTooLong()
+        return count
+
+
+@dataclass
+class InputFile:
+    """One input, opened once: its name for messages, its first bytes, and a text stream."""
+
+    shown: str  # the path as given, or "<stdin>"
+    file_name: str  # the bare file name: provenance, the default source, the audit log
+    head: bytes  # the first bytes (up to SNIFF_BYTES), for format detection
+    size: int | None  # bytes in a regular file; None for a pipe
+    _raw: _HeadThenRest
+    text: TextIO = field(init=False)
+
+    binary: BinaryIO = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.binary = io.BufferedReader(self._raw, buffer_size=1 << 16)
+        # utf-8-sig drops a byte-order mark; bytes that are not UTF-8 stay lone
+        # surrogates so that validation names the field and line that hold them.
+        # A reader uses either ``text`` or ``binary``, never both.
+        self.text = io.TextIOWrapper(
+            self.binary, encoding="utf-8-sig", errors="surrogateescape", newline=""
+        )
+
+    @property
+    def bytes_read(self) -> int:
+        return self._raw.consumed
+
+    def record_ended(self) -> None:
+        """A record is complete: the next may again be ``MAX_RECORD_BYTES`` long."""
+        self._raw.record_started = self._raw.consumed
+
+    def too_long(self, where: str) -> FormatError:
+        limit = MAX_RECORD_BYTES // (1024 * 1024)
+        return FormatError(self.shown, f"{where} is longer than {limit} MB; is this an item file?")
+
+    @property
+    def stem(self) -> str:
+        return Path(self.file_name).stem
+
+
+def _refuse_special(shown: str, mode: int) -> None:
+    if stat.S_ISREG(mode) or stat.S_ISFIFO(mode):
+        return
+    if stat.S_ISDIR(mode):
+        raise FormatError(shown, "is a folder; name the files inside it")
+    what = "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
+    raise FormatError(shown, f"is {what}; vetbench reads regular files and pipes (or - for stdin)")
+
+
+def _read_head(stream: BinaryIO) -> bytes:
+    head = b""
+    read1 = getattr(stream, "read1", stream.read)
+    while len(head) < SNIFF_BYTES:
+        chunk = read1(SNIFF_BYTES - len(head))
+        if not chunk:
+            break
+        head += chunk
+    return head
+
+
+@contextmanager
+def open_input(path: str | os.PathLike[str]) -> Iterator[InputFile]:
+    """Open ``path`` (``-``: standard input) once for reading; see the module docstring."""
+    shown = os.fspath(path)
+    if shown == STDIN:
+        stdin = sys.stdin.buffer
+        if sys.stdin.isatty():
+            raise FormatError(
+                STDIN_NAME, "is a terminal; pipe a file into it (… | vetbench import -)"
+            )
+        mode = os.fstat(stdin.fileno()).st_mode
+        _refuse_special(STDIN_NAME, mode)
+        size = os.fstat(stdin.fileno()).st_size if stat.S_ISREG(mode) else None
+        head = _read_head(stdin)
+        yield _checked(InputFile(STDIN_NAME, "stdin", head, size, _raw_after_bom(head, stdin)))
+        return
+    try:
+        _refuse_special(shown, os.stat(shown).st_mode)
+        handle = open(shown, "rb")  # noqa: SIM115 - closed below, after the reader is done
+    except FileNotFoundError:
+        raise FormatError(shown, "cannot read the file: no such file") from None
+    except OSError as error:
+        raise FormatError(shown, f"cannot read the file: {error.strerror or error}") from None
+    with handle:
+        mode = os.fstat(handle.fileno()).st_mode
+        _refuse_special(shown, mode)  # it may have changed since the stat above
+        size = os.fstat(handle.fileno()).st_size if stat.S_ISREG(mode) else None
+        try:
+            head = _read_head(handle)
+        except OSError as error:
+            raise FormatError(shown, f"cannot read the file: {error.strerror or error}") from None
+        name = Path(shown).name
+        yield _checked(InputFile(shown, name, head, size, _raw_after_bom(head, handle)))
+
+
+def _raw_after_bom(head: bytes, rest: BinaryIO) -> _HeadThenRest:
+    return _HeadThenRest(head.removeprefix(UTF8_BOM), rest)
+
+
+def _checked(source: InputFile) -> InputFile:
+    """Refuse an empty input, and UTF-16 text (its NUL bytes would only confuse a message)."""
+    head = source.head
+    if head.startswith(UTF16_BOMS) or (len(head) >= 4 and head[1:4:2] == b"\0\0"):
+        raise FormatError(
+            source.shown, "the file is UTF-16 text; vetbench reads UTF-8: save it as UTF-8"
+        )
+    if not head.removeprefix(UTF8_BOM).strip():
+        raise FormatError(source.shown, "the file is empty")
+    return source
+
+
+def read_lines(source: InputFile) -> Iterator[str]:
+    """The text's lines, each ended by ``\n`` (never split at U+2028 and friends, as
+    ``str.splitlines`` would); a line longer than ``MAX_RECORD_BYTES`` is a :class:`FormatError`."""
+    line_number = 0
+    while True:
+        try:
+            line = source.text.readline()
+        except RecordTooLong:
+            raise source.too_long(f"line {line_number + 1}") from None
+        if not line:
+            return
+        line_number += 1
+        source.record_ended()
+        yield line
+
+
 def read_text(path: Path) -> str:
     """The file's text as UTF-8, without a leading byte-order mark.
 
@@ -114,6 +296,12 @@ def read_text(path: Path) -> str:
     if not data.strip():
         raise FormatError(str(path), "the file is empty")
     return data.decode("utf-8", errors="surrogateescape")
+
+
+def allow_long_csv_fields() -> None:
+    """Let the csv module read fields up to ``CSV_FIELD_LIMIT`` (see there)."""
+    if csv.field_size_limit() < CSV_FIELD_LIMIT:
+        csv.field_size_limit(CSV_FIELD_LIMIT)
 
 
 def csv_reader_limit_for(text: str) -> None:

@@ -15,8 +15,18 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+import ijson
+
 from db.answers import LETTERS
-from db.formats.base import FormatError, ParsedRecord, Place, read_text
+from db.formats.base import (
+    UTF8_BOM,
+    FormatError,
+    InputFile,
+    ParsedRecord,
+    Place,
+    RecordTooLong,
+    read_text,
+)
 from db.validation import ItemDraft, Problem, language_of
 from db.vocabulary import ItemKind
 
@@ -70,8 +80,8 @@ def format_choices(choices: dict[str, str]) -> str:
     return repr(dict(choices))
 
 
-def _record(path: Path, index: int, raw: object) -> ParsedRecord:
-    place = Place(str(path), record=index)
+def _record(source: InputFile, index: int, raw: object) -> ParsedRecord:
+    place = Place(source.shown, record=index)
     if not isinstance(raw, dict):
         problem = Problem("", f"must be a JSON object, got {type(raw).__name__}")
         return ParsedRecord(place, index, problems=[problem])
@@ -110,29 +120,71 @@ def _record(path: Path, index: int, raw: object) -> ParsedRecord:
         language=language_of(raw["question"], *choices.values()),
         source_ref=place.source_ref,
         meta=meta,
-        provenance={"file": path.name, "record": index, "format": NAME},
+        provenance={"file": source.file_name, "record": index, "format": NAME},
         field_names=FIELD_NAMES,
     )
     return ParsedRecord(place, index, draft=draft)
 
 
-def read(path: Path) -> Iterator[ParsedRecord]:
-    """Yield one record per element of the JSON array (record indexes start at 1)."""
+# A regular file up to this size is read again, whole, to say where malformed JSON
+# is (the streaming parser does not know lines) or to name the field holding bytes
+# that are not UTF-8; a pipe cannot be read twice, nor a larger file in bounded memory.
+REREAD_LIMIT_BYTES = 64 * 1024 * 1024
+
+
+def read(source: InputFile) -> Iterator[ParsedRecord]:
+    """Yield one record per element of the JSON array as it is read (indexes start at 1).
+
+    The array is parsed incrementally (``ijson``), so memory holds one record at a
+    time however long the file is.
+    """
+    first = source.head.removeprefix(UTF8_BOM).lstrip()[:1]
+    if first == b"{":
+        raise FormatError(source.shown, "expected a JSON array of objects, got an object")
+    if first != b"[":
+        raise FormatError(source.shown, "malformed JSON: expected a JSON array of objects")
+    index = 0
+    try:
+        for raw in ijson.items(source.binary, "item", use_float=True):
+            index += 1
+            source.record_ended()
+            yield _record(source, index, raw)
+    except RecordTooLong:
+        raise source.too_long(f"record {index + 1}") from None
+    except (ijson.JSONError, UnicodeDecodeError) as error:
+        yield from _read_again(source, index, error)
+        return
+    if index == 0:
+        raise FormatError(source.shown, "the JSON array has no records")
+
+
+def _read_again(source: InputFile, done: int, error: Exception) -> Iterator[ParsedRecord]:
+    """After a parse error: read a regular file whole to place the error, or give up."""
+    path = Path(source.shown)
+    if source.size is None or source.size > REREAD_LIMIT_BYTES or not path.is_file():
+        where = f"after record {done}" if done else "before the first record"
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise FormatError(source.shown, f"malformed JSON {where}: {reason}") from None
     text = read_text(path)
     try:
         data = json.loads(text)
-    except json.JSONDecodeError as error:
+    except json.JSONDecodeError as decode_error:
         raise FormatError(
-            str(path), f"malformed JSON: {error.msg} (column {error.colno})", error.lineno
+            source.shown,
+            f"malformed JSON: {decode_error.msg} (column {decode_error.colno})",
+            decode_error.lineno,
         ) from None
     except RecursionError:
-        raise FormatError(str(path), "malformed JSON: nested too deeply") from None
+        raise FormatError(source.shown, "malformed JSON: nested too deeply") from None
     if not isinstance(data, list):
-        raise FormatError(str(path), f"expected a JSON array of objects, got {type(data).__name__}")
+        raise FormatError(
+            source.shown, f"expected a JSON array of objects, got {type(data).__name__}"
+        )
     if not data:
-        raise FormatError(str(path), "the JSON array has no records")
-    for index, raw in enumerate(data, start=1):
-        yield _record(path, index, raw)
+        raise FormatError(source.shown, "the JSON array has no records")
+    # Only bytes that are not UTF-8 stopped the streaming parser: carry on from there.
+    for index, raw in enumerate(data[done:], start=done + 1):
+        yield _record(source, index, raw)
 
 
 def write(items: Iterable[Any], out: TextIO) -> int:

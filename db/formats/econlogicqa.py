@@ -9,13 +9,18 @@ written back on export.
 from __future__ import annotations
 
 import csv
-import io
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 from typing import Any, TextIO
 
 from db.answers import LETTERS, format_answer
-from db.formats.base import FormatError, ParsedRecord, Place, csv_reader_limit_for, read_text
+from db.formats.base import (
+    FormatError,
+    InputFile,
+    ParsedRecord,
+    Place,
+    allow_long_csv_fields,
+    read_lines,
+)
 from db.validation import ItemDraft, Problem, language_of
 from db.vocabulary import ItemKind
 
@@ -32,28 +37,28 @@ def _event_columns(header: list[str]) -> list[str]:
     return present if sorted(present) == expected else []
 
 
-def _check_header(path: Path, header: list[str]) -> list[str]:
+def _check_header(shown: str, header: list[str]) -> list[str]:
     duplicated = sorted({name for name in header if header.count(name) > 1})
     if duplicated:
-        raise FormatError(str(path), f"the header repeats {', '.join(duplicated)}", 1)
+        raise FormatError(shown, f"the header repeats {', '.join(duplicated)}", 1)
     events = _event_columns(header)
     missing = [name for name in (QUESTION, ANSWER) if name not in header]
     if missing or len(events) < 2:
         wanted = "Question,A,B,C,D,Answer (more event columns E, F, ... and Explanation optional)"
-        raise FormatError(str(path), f"the header must be {wanted}; got {','.join(header)}", 1)
+        raise FormatError(shown, f"the header must be {wanted}; got {','.join(header)}", 1)
     return events
 
 
-def read(path: Path) -> Iterator[ParsedRecord]:
-    """Yield one record per data row; rows with the wrong number of cells are problems."""
-    text = read_text(path)
-    csv_reader_limit_for(text)
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+def read(source: InputFile) -> Iterator[ParsedRecord]:
+    """Yield one record per data row as it is read; rows with the wrong number of cells are problems."""
+    shown = source.shown
+    allow_long_csv_fields()
+    reader = csv.reader(read_lines(source), strict=True)
     try:
         header = next(reader)
     except (csv.Error, StopIteration) as error:
-        raise FormatError(str(path), f"malformed CSV header: {error}", 1) from None
-    events = _check_header(path, header)
+        raise FormatError(shown, f"malformed CSV header: {error}", 1) from None
+    events = _check_header(shown, header)
     known = {QUESTION, ANSWER, EXPLANATION, *events}
     # Problems name the CSV's own columns: "Answer", not the validator's "key".
     field_names = {
@@ -71,13 +76,13 @@ def read(path: Path) -> Iterator[ParsedRecord]:
             break
         except csv.Error as error:
             # Unterminated quotes and the like: the file cannot be read past here.
-            raise FormatError(str(path), f"malformed CSV: {error}", start_line) from None
+            raise FormatError(shown, f"malformed CSV: {error}", start_line) from None
         line = start_line
         start_line = reader.line_num + 1
         if not any(cell.strip() for cell in row):
             continue  # blank line between records
         ordinal += 1
-        place = Place(str(path), line=line)
+        place = Place(shown, line=line)
         if len(row) != len(header):
             problem = Problem("", f"has {len(row)} cells; the header has {len(header)}")
             yield ParsedRecord(place, ordinal, problems=[problem])
@@ -97,12 +102,12 @@ def read(path: Path) -> Iterator[ParsedRecord]:
             language=language_of(cells[QUESTION], *choices.values()),
             source_ref=place.source_ref,
             meta={EXTRA_COLUMNS_META: extra} if extra else {},
-            provenance={"file": path.name, "line": line, "format": NAME},
+            provenance={"file": source.file_name, "line": line, "format": NAME},
             field_names=field_names,
         )
         yield ParsedRecord(place, ordinal, draft=draft)
     if ordinal == 0:
-        raise FormatError(str(path), "the file has a header but no records")
+        raise FormatError(shown, "the file has a header but no records")
 
 
 def write(items: Iterable[Any], out: TextIO) -> int:

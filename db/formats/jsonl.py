@@ -21,17 +21,17 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, TextIO
 
 from db.answers import LETTERS
 from db.formats.base import (
     FormatError,
+    InputFile,
     NativeItem,
     ParsedRecord,
     Place,
     RevisionRecord,
-    read_text,
+    read_lines,
 )
 from db.validation import ItemDraft, Problem
 from db.vocabulary import ItemKind, ItemStatus
@@ -146,8 +146,8 @@ def _field_names(where: str) -> dict[str, str]:
     return names
 
 
-def _record(path: Path, line: int, ordinal: int, raw: object) -> ParsedRecord:
-    place = Place(str(path), line=line)
+def _record(source: InputFile, line: int, ordinal: int, raw: object) -> ParsedRecord:
+    place = Place(source.shown, line=line)
     if not isinstance(raw, dict):
         problem = Problem("", f"must be a JSON object, got {type(raw).__name__}")
         return ParsedRecord(place, ordinal, problems=[problem])
@@ -172,6 +172,8 @@ def _record(path: Path, line: int, ordinal: int, raw: object) -> ParsedRecord:
     if duplicate_of is not None and not isinstance(duplicate_of, str):
         problems.append(Problem("suspected_duplicate_of", "must be an item id or null"))
         duplicate_of = None
+    elif duplicate_of is not None and duplicate_of == item_id:
+        problems.append(Problem("suspected_duplicate_of", "names the item itself"))
 
     raw_revisions = raw.get("revisions")
     revisions: list[RevisionRecord] = []
@@ -220,7 +222,8 @@ def _record(path: Path, line: int, ordinal: int, raw: object) -> ParsedRecord:
         language=_text(raw, "language", problems, default="en") or "en",
         source_ref=_text(raw, "source_ref", problems) or place.source_ref,
         meta=_mapping(raw, "meta", problems),
-        provenance=dict(current.provenance) or {"file": path.name, "line": line, "format": NAME},
+        provenance=dict(current.provenance)
+        or {"file": source.file_name, "line": line, "format": NAME},
         item_id=item_id,
         field_names=_field_names(where_of.get(current.number, "")),
     )
@@ -229,29 +232,28 @@ def _record(path: Path, line: int, ordinal: int, raw: object) -> ParsedRecord:
     return ParsedRecord(place, ordinal, draft=draft, native=native)
 
 
-def read(path: Path) -> Iterator[ParsedRecord]:
-    """Yield one record per non-blank line; a line that is not JSON is that record's problem."""
-    text = read_text(path)
+def read(source: InputFile) -> Iterator[ParsedRecord]:
+    """Yield one record per non-blank line as it is read; a line that is not JSON is that
+    record's problem."""
     ordinal = 0
-    # split on "\n" only: str.splitlines would also break at U+2028 and friends, which
-    # json.dumps(ensure_ascii=False) leaves raw inside strings.
-    for line_number, line in enumerate(text.split("\n"), start=1):
+    for line_number, line in enumerate(read_lines(source), start=1):
         if not line.strip():
             continue
         ordinal += 1
+        place = Place(source.shown, line=line_number)
         try:
             raw = json.loads(line)
         except json.JSONDecodeError as error:
             problem = Problem("", f"malformed JSON: {error.msg} (column {error.colno})")
-            yield ParsedRecord(Place(str(path), line=line_number), ordinal, problems=[problem])
+            yield ParsedRecord(place, ordinal, problems=[problem])
             continue
         except RecursionError:
             problem = Problem("", "malformed JSON: nested too deeply")
-            yield ParsedRecord(Place(str(path), line=line_number), ordinal, problems=[problem])
+            yield ParsedRecord(place, ordinal, problems=[problem])
             continue
-        yield _record(path, line_number, ordinal, raw)
+        yield _record(source, line_number, ordinal, raw)
     if ordinal == 0:
-        raise FormatError(str(path), "the file has no records")
+        raise FormatError(source.shown, "the file has no records")
 
 
 def revision_record(revision: RevisionRecord) -> dict[str, Any]:

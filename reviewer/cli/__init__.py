@@ -8,23 +8,66 @@ is imported inside the command that needs it, so ``vetbench --help`` is instant.
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
-from reviewer.cli.common import CONTEXT_SETTINGS, db_option
+from reviewer.cli.common import (
+    CONTEXT_SETTINGS,
+    connect_timeout_option,
+    database_shown,
+    db_option,
+    fail,
+    lock_timeout_option,
+)
 
 
-@click.group(context_settings=CONTEXT_SETTINGS)
+class VetbenchGroup(click.Group):
+    """The command group; an expected fault in any command ends in one line, not a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
+            raise
+        except Exception as error:
+            message = _expected_fault(error, ctx)
+            if message is None:
+                raise
+            fail(message)
+
+
+def _expected_fault(error: Exception, ctx: click.Context) -> str | None:
+    from db.faults import describe_fault
+    from evaluator.demo_model import ModelCacheError
+
+    if isinstance(error, ModelCacheError):
+        return str(error)
+    return describe_fault(error, database_shown(ctx))
+
+
+@click.group(cls=VetbenchGroup, context_settings=CONTEXT_SETTINGS)
 @db_option
+@connect_timeout_option
+@lock_timeout_option
 @click.version_option(package_name="vetbench")
 @click.pass_context
-def cli(ctx: click.Context, db: str | None) -> None:
+def cli(
+    ctx: click.Context,
+    db: str | None,
+    connect_timeout: float | None,
+    lock_timeout: float | None,
+) -> None:
     """vetbench: review LLM-generated benchmark items, measure agreement, evaluate models.
 
     The database is ./vetbench.db unless --db (or VETBENCH_DB) names a file or a
-    SQLAlchemy URL such as postgresql+psycopg://user@host/vetbench.
+    SQLAlchemy URL such as postgresql+psycopg://user@host/vetbench.  Only init,
+    import and users add create a database; other commands refuse a missing one.
     """
     ctx.ensure_object(dict)
     ctx.obj["db"] = db
+    ctx.obj["connect_timeout"] = connect_timeout
+    ctx.obj["lock_timeout"] = lock_timeout
 
 
 def _register_commands() -> None:

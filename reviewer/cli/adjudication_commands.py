@@ -13,7 +13,15 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from db.vocabulary import DECISION_STATUSES, DecisionReason, values
-from reviewer.cli.common import fail, kind_option, open_db, print_json, source_option
+from reviewer.cli.common import (
+    fail,
+    kind_option,
+    open_db,
+    print_json,
+    source_option,
+    terminal_block,
+    terminal_text,
+)
 from reviewer.cli.identity import acting_person, as_option
 
 if TYPE_CHECKING:
@@ -24,6 +32,7 @@ if TYPE_CHECKING:
 DEFAULT_RESAMPLES = 1000  # reviewer.agreement.DEFAULT_RESAMPLES, not imported for --help speed
 DEFAULT_SEED = 20240601  # reviewer.agreement.DEFAULT_SEED
 WRONG_KEYS_SHOWN = 20
+COMMENT_CHARS = 60  # a comment in a table is cut here; --json has it whole
 
 bootstrap_option = click.option(
     "--bootstrap",
@@ -61,7 +70,9 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
         if settings.resamples
         else "no intervals (--bootstrap 0)"
     )
-    scope = ", ".join(f"{name} {', '.join(values)}" for name, values in report.filters.items())
+    scope = terminal_text(
+        ", ".join(f"{name} {', '.join(values)}" for name, values in report.filters.items())
+    )
     click.echo(
         f"Agreement{' for ' + scope if scope else ''}: {figures.items_compared:,} items compared "
         f"of {figures.items_judged:,} judged; {figures.judgments:,} judgments by "
@@ -80,7 +91,7 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
         click.echo("Cohen's kappa per pair of annotators (items both judged)")
         pair_rows = [
             (
-                f"{full.first} / {full.second}",
+                terminal_text(f"{full.first} / {full.second}"),
                 _short(full.kappa),
                 _short(binary.kappa),
                 f"{full.kappa.n:,}",
@@ -94,14 +105,14 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
         click.echo("Per annotator (agreement = share of pairs with another annotator that agree)")
         person_rows = [
             (
-                stats.name,
+                terminal_text(stats.name),
                 f"{stats.judgments:,}",
                 value_text(stats.verdict_agreement),
                 value_text(stats.answer_agreement),
                 value_text(stats.key_agreement),
                 value_text(stats.decision_agreement),
                 "—" if stats.median_seconds is None else f"{stats.median_seconds:.0f}",
-                ", ".join(f"{name} {count}" for name, count in stats.verdicts.items()),
+                terminal_text(", ".join(f"{name} {n}" for name, n in stats.verdicts.items())),
             )
             for stats in report.per_annotator
         ]
@@ -126,7 +137,7 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
         click.echo(title)
         group_rows = [
             (
-                name,
+                terminal_text(name),
                 f"{group.items_compared:,}",
                 _short(group.verdict.alpha),
                 _short(group.keep_drop.alpha),
@@ -167,7 +178,7 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
         status = f", decided {entry.decision}" if entry.decision else ""
         current = "" if entry.is_current else " (since revised)"
         click.echo(
-            f"  {entry.item_id} r{entry.revision}{current}: key "
+            f"  {terminal_text(entry.item_id)} r{entry.revision}{current}: key "
             f"{format_answer(entry.kind, entry.key)}, {entry.annotators} annotators answered "
             f"{format_answer(entry.kind, entry.agreed_answer)}{status}"
         )
@@ -260,7 +271,7 @@ def decide_command(
         if case and len(case.decisions) > 1
         else ""
     )
-    click.echo(f"{item_id}: {record.status}{detail}{corrected}{why}{revised}")
+    click.echo(f"{terminal_text(item_id)}: {record.status}{detail}{corrected}{why}{revised}")
 
 
 @click.command("approve-agreed")
@@ -287,7 +298,9 @@ def approve_agreed_command(
     if count == 0:
         click.echo("no agreed items to approve")
         return
-    if not assume_yes and not click.confirm(f"Approve {count:,} agreed item(s) as {lead}?"):
+    if not assume_yes and not click.confirm(
+        f"Approve {count:,} agreed item(s) as {terminal_text(lead)}?"
+    ):
         click.echo("nothing approved")
         return
     try:
@@ -325,8 +338,8 @@ def _echo_case(case: ConflictCase) -> None:
 
     item = case.item
     click.echo(
-        f"{item.id}  [{item.kind.value}, {item.source}, revision {item.revision}]  "
-        f"key {format_answer(item.kind, item.key)}"
+        f"{terminal_text(item.id)}  [{item.kind.value}, {terminal_text(item.source)}, "
+        f"revision {item.revision}]  key {format_answer(item.kind, item.key)}"
     )
     for judgment in case.judgments:
         extras = []
@@ -338,12 +351,13 @@ def _echo_case(case: ConflictCase) -> None:
         if judgment.corrected_key:
             extras.append(f"key should be {format_answer(item.kind, judgment.corrected_key)}")
         if judgment.duplicate_of:
-            extras.append(f"duplicate of {judgment.duplicate_of}")
+            extras.append(f"duplicate of {terminal_text(judgment.duplicate_of)}")
         if judgment.comment:
-            extras.append(f"“{' '.join(judgment.comment.split())}”")
+            comment = " ".join(judgment.comment.split())
+            extras.append(f"“{terminal_text(comment, COMMENT_CHARS)}”")
         mark = "=" if judgment.matches_key else "≠"
         click.echo(
-            f"    {judgment.annotator:<12} {mark} {format_answer(item.kind, judgment.blind_answer):<14} "
+            f"    {terminal_text(judgment.annotator):<12} {mark} {format_answer(item.kind, judgment.blind_answer):<14} "
             f"{judgment.verdict:<10} {judgment.seconds:>5.0f}s  {'; '.join(extras)}".rstrip()
         )
 
@@ -385,24 +399,25 @@ def conflicts_command(
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the Markdown here instead of printing it.",
+    help="Write the Markdown to this file (replaced whole or not at all) instead of printing it.",
 )
 @bootstrap_option
 @seed_option
 @click.pass_context
 def report_command(ctx: click.Context, out: Path | None, resamples: int, seed: int) -> None:
     """A Markdown review report: items by source, removals by reason, final counts, agreement."""
+    from evaluator.exports.atomic_write import WriteError, is_stdout, write_file
     from reviewer.report import build_report
 
-    text = build_report(open_db(ctx), resamples=resamples, seed=seed)
-    if out is None:
+    text = terminal_block(build_report(open_db(ctx), resamples=resamples, seed=seed))
+    if out is None or is_stdout(out):
         click.echo(text, nl=False)
         return
     try:
-        out.write_text(text, encoding="utf-8")
-    except OSError as error:
-        fail(f"cannot write {out}: {error.strerror or error}")
-    click.echo(f"wrote the review report to {out}")
+        write_file(out, lambda handle: handle.write(text))
+    except WriteError as error:
+        fail(str(error))
+    click.echo(f"wrote the review report to {terminal_text(str(out))}")
 
 
 def register(cli: click.Group) -> None:

@@ -1,4 +1,5 @@
-"""Shared pieces of the CLI: the --db option, opening the database, failing cleanly."""
+"""Shared pieces of the CLI: the --db option, opening the database, failing cleanly,
+and showing untrusted text safely on a terminal."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Generic, NamedTuple, NoReturn, TypeVar
 
 import click
 
+from db.visible_text import one_line, visible_text
 from db.vocabulary import ItemKind, values
 
 if TYPE_CHECKING:
@@ -27,6 +29,25 @@ db_option = click.option(
     metavar="PATH|URL",
     help="Database file or SQLAlchemy URL [default: ./vetbench.db; env VETBENCH_DB].",
 )
+# Defaults repeat db.engine's (10 s, 60 s); not imported here to keep --help instant.
+connect_timeout_option = click.option(
+    "--connect-timeout",
+    envvar="VETBENCH_CONNECT_TIMEOUT",
+    type=click.FloatRange(0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="Give up on a database server that does not answer [default: 10; "
+    "env VETBENCH_CONNECT_TIMEOUT].",
+)
+lock_timeout_option = click.option(
+    "--lock-timeout",
+    envvar="VETBENCH_LOCK_TIMEOUT",
+    type=click.FloatRange(0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="Give up waiting for another SQLite writer [default: 60; env VETBENCH_LOCK_TIMEOUT].",
+)
+LOCK_WAIT_NOTICE = "waiting for another writer…"
 
 
 kind_option = click.option(
@@ -130,21 +151,59 @@ def api_client_options(function: Callable[..., Any]) -> Callable[..., Any]:
     return with_api_settings
 
 
-def open_db(ctx: click.Context) -> Database:
-    """Open (creating or upgrading) the database named by --db; one per command invocation."""
-    from db.engine import open_database
+def open_db(ctx: click.Context, *, create: bool = False) -> Database:
+    """Open (upgrading) the database named by --db; one per command invocation.
+
+    Only the commands that create a database on purpose (``init``, ``import``,
+    ``users add``) pass ``create=True``; every other command refuses a missing one.
+    A database opened read-only says so on stderr.
+    """
+    from db.engine import ConnectionSettings, open_database
 
     root = ctx.find_root()
     root.ensure_object(dict)
     cached = root.obj.get("database")
     if cached is None:
-        try:
-            cached = open_database(root.obj.get("db"))
-        except Exception as error:  # a bad URL or unreachable server: say so, no traceback
-            fail(f"cannot open database {root.obj.get('db') or ''}: {error}".replace("  ", " "))
+        settings = ConnectionSettings.from_env(
+            connect_timeout_s=root.obj.get("connect_timeout"),
+            lock_timeout_s=root.obj.get("lock_timeout"),
+            on_lock_wait=_say_waiting,
+        )
+        cached = open_database(root.obj.get("db"), create=create, settings=settings)
+        if cached.notice:
+            click.echo(f"note: {terminal_text(cached.notice)}", err=True)
         root.obj["database"] = cached
         root.call_on_close(cached.dispose)
     return cached
+
+
+def _say_waiting() -> None:
+    click.echo(LOCK_WAIT_NOTICE, err=True)
+
+
+def database_shown(ctx: click.Context) -> str:
+    """The database this command uses, as a person may see it (no password)."""
+    from db.engine import DEFAULT_DB_PATH, hide_password
+
+    root = ctx.find_root()
+    database = (root.obj or {}).get("database")
+    if database is not None:
+        return terminal_text(database.url_for_people)
+    return terminal_text(hide_password((root.obj or {}).get("db") or DEFAULT_DB_PATH))
+
+
+def terminal_text(value: object, width: int | None = None) -> str:
+    """Any untrusted value (a name, an id, a comment, model output) fit for one line of a terminal.
+
+    Control characters are shown, never sent (ESC -> ``␛``, a newline -> ``␊``), as the
+    review app shows them; with ``width``, longer text is cut and ends in ``…``.
+    """
+    return one_line(str(value), width)
+
+
+def terminal_block(value: str) -> str:
+    """Untrusted multi-line text for a terminal: newlines and tabs kept, other controls shown."""
+    return visible_text(value)
 
 
 def default_user() -> str:
@@ -156,13 +215,21 @@ def default_user() -> str:
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
-    """Print an error to stderr and exit with ``code`` (no traceback)."""
-    click.echo(f"error: {message}", err=True)
+    """Print an error to stderr and exit with ``code`` (no traceback).
+
+    The message often quotes a file name, an id or a field: it is shown safely.
+    """
+    click.echo(f"error: {terminal_text(message)}", err=True)
     sys.exit(code)
 
 
+# JSON escapes C0 controls itself; these it would write raw (the same JSON value either way).
+_JSON_RAW_CONTROLS = {code: f"\\u{code:04x}" for code in [0x7F, *range(0x80, 0xA0)]}
+
+
 def print_json(data: Any) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    text = json.dumps(data, ensure_ascii=False, indent=2, default=str)
+    click.echo(text.translate(_JSON_RAW_CONTROLS))
 
 
 class TerminalProgressBar(Generic[State]):

@@ -1,4 +1,4 @@
-"""CLI commands for items and people: import, export, stats, items, users.
+"""CLI commands for the database, items and people: init, import, export, stats, items, users.
 
 The option choices come from ``db.vocabulary``, which imports only the standard
 library, so ``vetbench --help`` does not load the database layer.
@@ -19,6 +19,7 @@ from reviewer.cli.common import (
     open_db,
     print_json,
     source_option,
+    terminal_text,
 )
 from reviewer.cli.identity import acting_person
 
@@ -28,8 +29,9 @@ if TYPE_CHECKING:
 IMPORT_FORMATS = ("auto", "econlogicqa", "cflue", "jsonl")
 FILE_EXPORT_FORMATS = ("econlogicqa", "cflue", "jsonl")
 EXPORT_FORMATS = (*FILE_EXPORT_FORMATS, "lm-eval", "hf")
-PROGRESS_MIN_RECORDS = 1000  # smaller files import faster than a bar can be read
+PROGRESS_MIN_BYTES = 1 << 20  # smaller files import faster than a bar can be read
 PREVIEW_CHARS = 72
+REVISED_SHOWN = 20
 
 
 class _ImportProgressBars:
@@ -42,7 +44,7 @@ class _ImportProgressBars:
 
     def __call__(self, event: ImportProgress) -> None:
         # A bar is for a person watching; in a pipe or a log it would only add noise.
-        if event.total < PROGRESS_MIN_RECORDS * 3 or not sys.stderr.isatty():
+        if event.phase != "reading" or event.total < PROGRESS_MIN_BYTES or not sys.stderr.isatty():
             return
         if event.path != self._path:
             self.close()
@@ -58,7 +60,7 @@ class _ImportProgressBars:
 
     @staticmethod
     def _label(event: ImportProgress) -> str:
-        return f"{Path(event.path).name}: {event.phase}".ljust(40)
+        return terminal_text(f"{Path(event.path).name}: {event.phase}").ljust(40)
 
     def close(self) -> None:
         if self._bar is not None:
@@ -73,24 +75,33 @@ def _tally_row(name: str, tally: Any) -> str:
     )
 
 
+def _id_list(ids: list[str]) -> str:
+    shown = ", ".join(terminal_text(item_id) for item_id in ids[:REVISED_SHOWN])
+    more = len(ids) - REVISED_SHOWN
+    return shown + (f" … and {more} more (--json lists them all)" if more > 0 else "")
+
+
 def _echo_file_report(report: FileReport) -> None:
+    path = terminal_text(report.path)
     if report.error is not None:
-        click.echo(f"error: {report.error}", err=True)
+        click.echo(f"error: {terminal_text(report.error)}", err=True)
     elif report.rejected:
         click.echo(
-            f"error: {report.path}: {report.invalid} invalid record"
+            f"error: {path}: {report.invalid} invalid record"
             f"{'s' if report.invalid != 1 else ''}; nothing imported from this file "
             "(--skip-invalid imports the valid ones)",
             err=True,
         )
     for line in report.problem_lines():
-        click.echo(f"  {line}", err=True)
+        click.echo(f"  {terminal_text(line)}", err=True)
     for note in report.notes:
-        click.echo(f"note: {note}", err=True)
+        click.echo(f"note: {terminal_text(note)}", err=True)
     if not report.stored:
         return
     tally = report.tally
-    click.echo(f"{report.path} ({report.format}, source {report.source}): {report.records} records")
+    click.echo(
+        f"{path} ({report.format}, source {terminal_text(report.source)}): {report.records} records"
+    )
     if report.invalid:
         click.echo(f"  skipped {report.invalid} invalid records (listed above)")
     if not tally.added and not tally.updated:
@@ -101,6 +112,13 @@ def _echo_file_report(report: FileReport) -> None:
         if kind in report.by_kind:
             click.echo(_tally_row(kind, report.by_kind[kind]))
     click.echo(_tally_row("total", tally))
+    if report.revised:
+        click.echo(f"  revised ({len(report.revised)}): {_id_list(report.revised)}")
+    if report.back_to_review:
+        click.echo(
+            f"  back to review, their judgments and decisions kept in the history "
+            f"({len(report.back_to_review)}): {_id_list(report.back_to_review)}"
+        )
 
 
 def _echo_import_summary(report: ImportReport) -> None:
@@ -115,12 +133,63 @@ def _echo_import_summary(report: ImportReport) -> None:
     )
 
 
+def _import_json(report: ImportReport) -> list[dict[str, Any]]:
+    return [
+        {
+            "path": file.path,
+            "format": file.format,
+            "source": file.source,
+            "stored": file.stored,
+            "records": file.records,
+            "invalid": file.invalid,
+            "added": file.tally.added,
+            "updated": file.tally.updated,
+            "unchanged": file.tally.unchanged,
+            "duplicates": file.tally.duplicates,
+            "revised": file.revised,
+            "back_to_review": file.back_to_review,
+            "error": file.error,
+            "problems": file.problems,
+            "notes": file.notes,
+        }
+        for file in report.files
+    ]
+
+
+@click.command("init")
+@click.pass_context
+def init_command(ctx: click.Context) -> None:
+    """Create the database (or bring an existing one's schema up to date).
+
+    Every other command except import and users add refuses a database that does
+    not exist, so a mistyped --db never creates an empty one.
+    """
+    root = ctx.find_root()
+    existed = _database_exists(root.obj.get("db"))
+    database = open_db(ctx, create=True)
+    where = terminal_text(database.url_for_people)
+    if existed:
+        click.echo(f"{where} is a vetbench database; its schema is up to date")
+    else:
+        click.echo(f"created the vetbench database {where}")
+
+
+def _database_exists(value: str | None) -> bool:
+    """True unless ``value`` names a SQLite file that is not there yet (servers always exist)."""
+    from db.engine import resolve_db_url
+
+    url = resolve_db_url(value)
+    if url.get_backend_name() != "sqlite" or not url.database:
+        return True
+    return Path(url.database).exists()
+
+
 @click.command("import")
 @click.argument(
     "paths",
     nargs=-1,
     required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=click.Path(exists=True, dir_okay=False, allow_dash=True),
 )
 @click.option(
     "--format",
@@ -139,6 +208,13 @@ def _echo_import_summary(report: ImportReport) -> None:
     "--skip-invalid", is_flag=True, help="Import the valid records and list the invalid ones."
 )
 @click.option(
+    "--revise-reviewed",
+    is_flag=True,
+    help="Let changed records revise items that were already judged or decided: each becomes "
+    "a new revision that goes back to review (refused without this flag).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print what each file did as JSON.")
+@click.option(
     "--duplicate-threshold",
     type=click.FloatRange(0, 100),
     metavar="N",
@@ -148,25 +224,32 @@ def _echo_import_summary(report: ImportReport) -> None:
 @click.pass_context
 def import_command(
     ctx: click.Context,
-    paths: tuple[Path, ...],
+    paths: tuple[str, ...],
     format_name: str,
     source: str | None,
     skip_invalid: bool,
+    revise_reviewed: bool,
+    as_json: bool,
     duplicate_threshold: float | None,
 ) -> None:
-    """Import items from EconLogicQA CSV, CFLUE JSON or vetbench JSONL files.
+    """Import items from EconLogicQA CSV, CFLUE JSON or vetbench JSONL files (- reads stdin).
 
-    Every record is checked first; a file with an invalid record imports nothing
-    (unless --skip-invalid) and every problem is listed with its line or record.
-    Importing the same file again adds nothing; changed records become new revisions.
-    Exits with status 1 when something could not be imported.
+    Every record is checked; a file with an invalid record imports nothing (unless
+    --skip-invalid) and every problem is listed with its line or record.  Importing
+    the same file again adds nothing; a changed record becomes a new revision, listed
+    in the summary.  A changed record of an item already judged or decided is refused
+    unless --revise-reviewed; an id of another source is always refused.  Creates the
+    database if it does not exist.  Exits with status 1 when something could not be
+    imported.
     """
     from db.importer import import_files
     from reviewer.item_status import refresh_item_status
 
     if source is not None and not source.strip():
         fail("--source must not be empty")
-    database = open_db(ctx)
+    if list(paths).count("-") > 1:
+        fail("- (standard input) can be read only once")
+    database = open_db(ctx, create=True)
     bars = _ImportProgressBars()
     try:
         report = import_files(
@@ -175,16 +258,22 @@ def import_command(
             format=format_name,
             source=source,
             skip_invalid=skip_invalid,
+            revise_reviewed=revise_reviewed,
             duplicate_threshold=duplicate_threshold,
             actor=acting_person(ctx, None, register=False).name,
             progress=bars,
             refresh_status=refresh_item_status,
         )
+    except ValueError as error:
+        fail(str(error))
     finally:
         bars.close()
-    for file_report in report.files:
-        _echo_file_report(file_report)
-    _echo_import_summary(report)
+    if as_json:
+        print_json(_import_json(report))
+    else:
+        for file_report in report.files:
+            _echo_file_report(file_report)
+        _echo_import_summary(report)
     if not report.ok:
         sys.exit(1)
 
@@ -194,9 +283,10 @@ def _describe_export(summary: Any, format_name: str, out: Path) -> str:
     by_kind = getattr(summary, "by_kind", None) or {}
     kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(by_kind.items()))
     what = f"{count} items" if count is not None else "items"
-    message = f"exported {what}{f' ({kinds})' if kinds else ''} to {out} as {format_name}"
+    where = "standard output" if str(out) == "-" else terminal_text(str(out))
+    message = f"exported {what}{f' ({kinds})' if kinds else ''} to {where} as {format_name}"
     usage = getattr(summary, "command", "")  # the folder exports say how to use them
-    return f"{message}\n{usage}" if usage else message
+    return f"{message}\n{terminal_text(usage)}" if usage else message
 
 
 @click.command("export")
@@ -210,9 +300,9 @@ def _describe_export(summary: Any, format_name: str, out: Path) -> str:
 )
 @click.option(
     "--out",
-    type=click.Path(path_type=Path),
+    type=click.Path(path_type=Path, allow_dash=True),
     required=True,
-    help="File to write (a folder for lm-eval and hf).",
+    help="File to write, - for standard output (a folder for lm-eval and hf).",
 )
 @click.option(
     "--status",
@@ -241,14 +331,18 @@ def export_command(
 ) -> None:
     """Export items (by default the approved ones) to a file in one of the import formats,
     or as an lm-eval task or a Hugging Face dataset."""
-    from db.exporter import ExportError, export_items
+    from evaluator.exports.atomic_write import is_stdout
+    from evaluator.exports.item_files import ExportError, export_items
 
     if shots is not None and format_name != "lm-eval":
         fail("--shots applies to --format lm-eval only")
+    to_stdout = is_stdout(out)
+    if to_stdout and format_name not in FILE_EXPORT_FORMATS:
+        fail(f"--out - (standard output) takes a file format; {format_name} writes a folder")
     database = open_db(ctx)
     try:
         if format_name == "lm-eval":
-            from evaluator.export_lm_eval import export_lm_eval
+            from evaluator.exports.lm_eval import export_lm_eval
 
             if shots is None:  # the task's own default
                 summary: Any = export_lm_eval(
@@ -259,7 +353,7 @@ def export_command(
                     database, out, status=status, kind=kinds, source=sources, shots=shots
                 )
         elif format_name == "hf":
-            from evaluator.export_hf import export_hf
+            from evaluator.exports.hf_dataset import export_hf
 
             summary = export_hf(database, out, status=status, kind=kinds, source=sources)
         else:
@@ -273,7 +367,8 @@ def export_command(
             )
     except (ExportError, ValueError, OSError) as error:
         fail(str(error))
-    click.echo(_describe_export(summary, format_name, out))
+    # With the items on standard output, the summary goes to stderr.
+    click.echo(_describe_export(summary, format_name, out), err=to_stdout)
 
 
 @click.command("stats")
@@ -290,13 +385,16 @@ def stats_command(ctx: click.Context, as_json: bool) -> None:
         return
     for name, value in figures.items():
         if isinstance(value, dict):
-            listed = ", ".join(f"{key} {count}" for key, count in value.items()) or "none"
+            listed = (
+                ", ".join(f"{terminal_text(key)} {count}" for key, count in value.items()) or "none"
+            )
             click.echo(f"{name.replace('_', ' ')}: {listed}")
         else:
             click.echo(f"{name.replace('_', ' ')}: {value}")
 
 
 def _preview(text: str, width: int = PREVIEW_CHARS) -> str:
+    """The start of ``text`` on one line (JSON keeps it raw; the table shows it with terminal_text)."""
     line = " ".join(text.split())
     return line if len(line) <= width else line[: width - 1] + "…"
 
@@ -354,10 +452,12 @@ def items_command(
     if not items:
         click.echo("no items match", err=True)
         return
-    id_width = max(len(item.id) for item in items)
-    for item in items:
+    ids = [terminal_text(item.id) for item in items]
+    id_width = max(len(item_id) for item_id in ids)
+    for item_id, item in zip(ids, items, strict=True):
         click.echo(
-            f"{item.id:<{id_width}}  {item.kind.value:<9}  {item.status:<9}  {_preview(item.prompt)}"
+            f"{item_id:<{id_width}}  {item.kind.value:<9}  {item.status:<9}  "
+            f"{terminal_text(_preview(item.prompt))}"
         )
 
 
@@ -413,6 +513,7 @@ def users_list(ctx: click.Context, as_json: bool) -> None:
 def register(cli: click.Group) -> None:
     """Add this module's commands to the `vetbench` group."""
     for command in (
+        init_command,
         import_command,
         export_command,
         stats_command,

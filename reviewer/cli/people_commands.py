@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 from db.vocabulary import Role
-from reviewer.cli.common import fail, open_db, print_json
+from reviewer.cli.common import fail, open_db, print_json, terminal_text
 from reviewer.cli.identity import acting_person
 
 _RELATIVE_TIME = re.compile(r"^(\d+)\s*([mhdw])$")
@@ -53,7 +53,7 @@ def add_user(
     """
     from db.people import PersonRefused, add_person
 
-    db = open_db(ctx)
+    db = open_db(ctx, create=True)
     actor = acting_person(ctx, None, register=False)
     password = None
     if not db.is_sqlite:
@@ -110,10 +110,11 @@ def list_users(ctx: click.Context, as_json: bool) -> None:
     if not people:
         click.echo("no people registered yet: vetbench users add NAME --role annotator|lead")
         return
-    width = max(len(p.name) for p in people)
-    for person in people:
+    names = [terminal_text(person.name) for person in people]
+    width = max(len(name) for name in names)
+    for name, person in zip(names, people, strict=True):
         role = str(person.role) if person.role is not None else "(not registered yet)"
-        line = f"{person.name:<{width}}  {role}"
+        line = f"{name:<{width}}  {role}"
         if not db.is_sqlite:
             group = person.database_group or "no vetbench group: cannot use the database"
             login = "" if person.can_login in (None, True) else ", cannot log in"

@@ -11,30 +11,9 @@ from __future__ import annotations
 
 from rich.text import Text
 
-_KEEP = {"\n", "\t"}
-_DEL_PICTURE = "\u2421"  # ␡
-_C1_PICTURE = "\ufffd"  # no control pictures exist for C1 codes; show a replacement mark
+from db.visible_text import visible_text
 
-
-def _visible(char: str) -> str:
-    code = ord(char)
-    if char in _KEEP:
-        return char
-    if code < 0x20:
-        return chr(0x2400 + code)  # ␀ .. ␟, e.g. ESC -> ␛
-    if code == 0x7F:
-        return _DEL_PICTURE
-    if 0x80 <= code < 0xA0:
-        return _C1_PICTURE
-    return char
-
-
-_TABLE = {code: _visible(chr(code)) for code in [*range(0x20), 0x7F, *range(0x80, 0xA0)]}
-
-
-def visible_text(value: str) -> str:
-    """``value`` with control characters replaced by visible symbols (``\\x1b`` -> ``␛``)."""
-    return value.replace("\r\n", "\n").translate(_TABLE)
+__all__ = ["literal", "visible_text"]
 
 
 def literal(value: str, style: str = "") -> Text:

@@ -43,10 +43,10 @@ from typing import Any
 import yaml
 
 from db.engine import Database
-from db.exporter import ExportError
 from db.items import ItemSnapshot, iter_items
 from db.vocabulary import ItemKind
-from evaluator.export_folder import ExportSummary, count_kinds, select_items, write_folder
+from evaluator.exports.folder import ExportSummary, count_kinds, select_items, write_folder
+from evaluator.exports.selection import ExportError
 from evaluator.extraction import extract_answer
 from evaluator.prompts import (
     DEFAULT_SHOT_SEED,
@@ -69,7 +69,7 @@ DATA_DIR = "data"
 UTILS_PY = '''\
 """Helpers for the vetbench tasks in this folder (written by `vetbench export --format lm-eval`).
 
-Answers are read and scored by vetbench itself (`evaluator.export_lm_eval.read_answer`,
+Answers are read and scored by vetbench itself (`evaluator.exports.lm_eval.read_answer`,
 which applies vetbench's extraction where `vetbench eval` would have stopped generating,
 and `evaluator.metrics`), so vetbench must be installed in the environment running lm_eval.
 """
@@ -80,7 +80,7 @@ from pathlib import Path
 
 import datasets
 
-from evaluator.export_lm_eval import read_answer
+from evaluator.exports.lm_eval import read_answer
 from evaluator.metrics import score_answer, weighted_f1
 
 HERE = Path(__file__).resolve().parent

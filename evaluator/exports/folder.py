@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from db.engine import Database
-from db.exporter import ExportError, Selection
 from db.items import ItemSnapshot, iter_items
 from db.models import utcnow
+from evaluator.exports.selection import ExportError, Selection
 
 MANIFEST_NAME = "vetbench-export.json"
 

@@ -1,18 +1,17 @@
-"""Exporting items to a file format: the approved set (or any selection) as CSV, JSON or JSONL.
+"""Exporting items in the import formats: the approved set (or any selection) as CSV, JSON or JSONL.
 
 Exporting what was imported gives back the same records.  A format that cannot
 hold the selected kinds (EconLogicQA holds ordering items only, CFLUE holds
-multiple-choice ones) is refused before anything is written, and the file is
-written to a temporary name and renamed, so a failed export leaves no half file.
+multiple-choice ones) is refused before anything is written.  The file is written
+through ``evaluator.exports.atomic_write``: ``-`` is standard output, a regular
+file is replaced whole or not at all, a FIFO or device is written directly.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
 
 from sqlalchemy import func
 from sqlmodel import Session, col, select
@@ -24,14 +23,12 @@ from db.formats.jsonl import FullItem
 from db.items import iter_items
 from db.models import Item, ItemRevision
 from db.vocabulary import ItemStatus
+from evaluator.exports.atomic_write import WriteError, write_file
+from evaluator.exports.selection import ALL_STATUSES, DEFAULT_STATUS, ExportError, Selection
 
-ALL_STATUSES = "all"
-DEFAULT_STATUS = ItemStatus.APPROVED.value
+__all__ = ["ExportError", "ExportSummary", "Selection", "export_items", "iter_full_items"]
+
 _BATCH = 1000
-
-
-class ExportError(ValueError):
-    """The selection cannot be exported as asked; the message says why and what to do."""
 
 
 @dataclass(frozen=True)
@@ -40,27 +37,6 @@ class ExportSummary:
     format: str
     count: int
     by_kind: dict[str, int]
-
-
-@dataclass(frozen=True)
-class Selection:
-    """Which items to export: a status (or ``all``), kinds and sources (empty: any)."""
-
-    status: str = DEFAULT_STATUS
-    kinds: tuple[str, ...] = ()
-    sources: tuple[str, ...] = ()
-
-    @property
-    def statuses(self) -> list[str] | None:
-        return None if self.status == ALL_STATUSES else [self.status]
-
-    def describe(self) -> str:
-        parts = ["any status" if self.status == ALL_STATUSES else f"status {self.status}"]
-        if self.kinds:
-            parts.append(f"kind {', '.join(self.kinds)}")
-        if self.sources:
-            parts.append(f"source {', '.join(self.sources)}")
-        return ", ".join(parts)
 
 
 def count_by_kind(session: Session, selection: Selection) -> dict[str, int]:
@@ -140,7 +116,10 @@ def export_items(
     kinds: Sequence[str] = (),
     sources: Sequence[str] = (),
 ) -> ExportSummary:
-    """Write the selected items to ``out`` in ``format``; raises :class:`ExportError`."""
+    """Write the selected items to ``out`` (``-``: standard output) in ``format``.
+
+    Raises :class:`ExportError`, before anything is written when the selection is wrong.
+    """
     try:
         file_format = get_format(format)
     except ValueError as error:
@@ -173,22 +152,12 @@ def export_items(
                 sources=selection.sources or None,
             )
         )
-        count = _write_atomically(out_path, lambda handle: file_format.module.write(items, handle))
+        try:
+            count = write_file(
+                out_path,
+                lambda handle: file_format.module.write(items, handle),
+                make_folders=True,
+            )
+        except WriteError as error:
+            raise ExportError(str(error)) from None
     return ExportSummary(out_path, format, count, by_kind)
-
-
-def _write_atomically(path: Path, write: Callable[[TextIO], int]) -> int:
-    """Write to a temporary file beside ``path`` and rename it into place when complete."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with temporary.open("w", encoding="utf-8", newline="") as out:
-            count = write(out)
-        os.replace(temporary, path)
-    except OSError as error:
-        temporary.unlink(missing_ok=True)
-        raise ExportError(f"cannot write {path}: {error.strerror or error}") from None
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-    return count

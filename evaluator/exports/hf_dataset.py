@@ -23,7 +23,7 @@ import yaml
 from db.answers import format_answer
 from db.engine import Database
 from db.items import ItemSnapshot
-from evaluator.export_folder import ExportSummary, count_kinds, select_items, write_folder
+from evaluator.exports.folder import ExportSummary, count_kinds, select_items, write_folder
 
 DATA_FILE = "data/test.jsonl"
 SPLIT = "test"

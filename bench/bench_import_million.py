@@ -1,0 +1,179 @@
+"""Benchmark: import 1,000,000 EconLogicQA ordering rows, with bounded memory.
+
+Writes a CSV of ``--rows`` generated ordering items (distinct random scenarios of
+about 200 characters with four events), then runs ``vetbench import`` on it in a
+child process, with duplicate detection as usual, and prints the wall time, rows
+per second and the child's peak resident memory (target: at most 1 GB).  A second
+run pipes the same file through standard input (``vetbench import -``).
+
+    .venv/bin/python bench/bench_import_million.py [--rows 1000000] [--keep DIR] [--no-pipe]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import itertools
+import os
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SEED = 20261130
+SYLLABLES = [
+    "ba",
+    "be",
+    "bi",
+    "bo",
+    "bu",
+    "ca",
+    "ce",
+    "ci",
+    "co",
+    "cu",
+    "da",
+    "de",
+    "di",
+    "do",
+    "du",
+    "fa",
+    "fe",
+    "fi",
+    "fo",
+    "fu",
+    "ga",
+    "ge",
+    "gi",
+    "go",
+    "gu",
+    "la",
+    "le",
+    "li",
+    "lo",
+    "lu",
+    "ma",
+    "me",
+    "mi",
+    "mo",
+    "mu",
+    "na",
+    "ne",
+    "ni",
+    "no",
+    "nu",
+    "pa",
+    "pe",
+    "pi",
+    "po",
+    "pu",
+    "ra",
+    "re",
+    "ri",
+    "ro",
+    "ru",
+    "sa",
+    "se",
+    "si",
+    "so",
+    "su",
+    "ta",
+    "te",
+    "ti",
+    "to",
+    "tu",
+]
+TARGET_PEAK_BYTES = 1 << 30
+
+
+def _vocabulary(size: int = 20_000) -> list[str]:
+    """Pseudo-words of two to four syllables: varied text, like real items, not a few repeats."""
+    rng = random.Random(SEED - 1)
+    return ["".join(rng.choices(SYLLABLES, k=rng.randint(2, 4))) for _ in range(size)]
+
+
+WORDS = _vocabulary()
+# Zipf's law, as in real text: the n-th most common word is used about 1/n as often.
+CUMULATIVE = list(itertools.accumulate(1 / rank for rank in range(1, len(WORDS) + 1)))
+
+
+def _sentence(rng: random.Random, words: int) -> str:
+    return " ".join(rng.choices(WORDS, cum_weights=CUMULATIVE, k=words)).capitalize() + "."
+
+
+def write_rows(path: Path, rows: int) -> None:
+    rng = random.Random(SEED)
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(["Question", "A", "B", "C", "D", "Answer"])
+        for index in range(rows):
+            scenario = f"Case {index}: {_sentence(rng, 22)} Put the events in logical order."
+            events = [_sentence(rng, 5) for _ in range(4)]
+            key = rng.sample("ABCD", 4)
+            writer.writerow([scenario, *events, ", ".join(key)])
+
+
+def run_import(database: Path, csv_path: Path, *, piped: bool) -> tuple[float, int, str]:
+    """Wall seconds, peak RSS in bytes of the child, and its output."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "reviewer.cli", "--db", str(database), "import"]
+    command += ["-", "--format", "econlogicqa", "--source", "bench"] if piped else [str(csv_path)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    started = time.perf_counter()
+    if piped:
+        with csv_path.open("rb") as stdin:
+            done = subprocess.run(command, stdin=stdin, capture_output=True, env=env, check=False)
+    else:
+        done = subprocess.run(command, capture_output=True, env=env, check=False)
+    elapsed = time.perf_counter() - started
+    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if done.returncode != 0:
+        print(done.stdout.decode(), done.stderr.decode(), sep="\n")
+        sys.exit(f"import failed with status {done.returncode}")
+    if peak_kib <= before:
+        print(
+            "note: the peak of this child did not exceed an earlier child's; the figure is a bound"
+        )
+    return elapsed, peak_kib * 1024, done.stdout.decode()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--keep", type=Path, help="Write the files here and keep them.")
+    parser.add_argument("--no-pipe", action="store_true", help="Skip the standard-input run.")
+    args = parser.parse_args()
+    directory = args.keep or Path(tempfile.mkdtemp(prefix="vetbench-million-"))
+    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        csv_path = directory / "ordering.csv"
+        started = time.perf_counter()
+        write_rows(csv_path, args.rows)
+        size_mb = csv_path.stat().st_size / 1e6
+        print(
+            f"wrote {args.rows:,} rows ({size_mb:,.0f} MB) in {time.perf_counter() - started:.1f} s"
+        )
+        runs = [("file", False)] if args.no_pipe else [("file", False), ("stdin pipe", True)]
+        for label, piped in runs:
+            database = directory / f"million-{'pipe' if piped else 'file'}.db"
+            database.unlink(missing_ok=True)
+            elapsed, peak, output = run_import(database, csv_path, piped=piped)
+            total = [line for line in output.splitlines() if line.strip().startswith("total")]
+            print(
+                f"{label}: {elapsed:.1f} s, {args.rows / elapsed:,.0f} rows/s, "
+                f"peak RSS {peak / 2**20:,.0f} MiB "
+                f"({'within' if peak <= TARGET_PEAK_BYTES else 'over'} the 1 GiB target)"
+            )
+            print("   ", total[0].strip() if total else output.strip().splitlines()[-1])
+    finally:
+        if args.keep is None:
+            shutil.rmtree(directory, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,138 @@
+"""The one way a command writes a file the user named: exports in every format and ``report --out``.
+
+- ``-`` means standard output.
+- A regular file (new or existing) is written to a temporary file beside it and
+  renamed into place once complete, so a failure (a full disk, an interrupt)
+  leaves the old file untouched, never half a file.  An existing file keeps its
+  permission bits.
+- A symbolic link is followed: the file it points to is replaced as above and the
+  link stays a link.
+- Anything else that already exists and is not a folder (a FIFO, a device such
+  as ``/dev/full`` or ``/dev/null``, a socket) is written directly: replacing it
+  with a regular file would destroy it.
+- A folder is refused.
+
+Failures raise :class:`WriteError` with one line naming the path and the reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO, TypeVar
+
+STDOUT = "-"
+Result = TypeVar("Result")
+
+
+class WriteError(OSError):
+    """A file could not be written; the message names it and says why."""
+
+
+def is_stdout(path: str | os.PathLike[str]) -> bool:
+    return os.fspath(path) == STDOUT
+
+
+def write_file(
+    path: str | os.PathLike[str],
+    write: Callable[[TextIO], Result],
+    *,
+    make_folders: bool = False,
+    encoding: str = "utf-8",
+) -> Result:
+    """Call ``write(handle)`` with a text handle for ``path`` and make the result appear at once.
+
+    Returns what ``write`` returns.  ``make_folders`` creates missing parent folders
+    (otherwise a missing folder is an error).  See the module docstring for how each
+    kind of destination is treated.
+    """
+    if is_stdout(path):
+        return _write_stdout(write)
+    target = Path(os.path.realpath(os.fspath(path)))  # a symlink's target; the link stays
+    try:
+        status = target.stat()
+    except FileNotFoundError:
+        status = None
+    except OSError as error:
+        raise WriteError(_describe(path, error)) from None
+    if status is not None and stat.S_ISDIR(status.st_mode):
+        raise WriteError(f"cannot write {path}: it is a folder")
+    if status is not None and not stat.S_ISREG(status.st_mode):
+        return _write_in_place(path, target, write, encoding)
+    return _write_replacing(path, target, status, write, encoding, make_folders)
+
+
+def _write_stdout(write: Callable[[TextIO], Result]) -> Result:
+    try:
+        result = write(sys.stdout)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (`| head`): stop quietly, as command-line tools do.
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise WriteError("standard output was closed before everything was written") from None
+    except OSError as error:
+        raise WriteError(_describe("standard output", error)) from None
+    return result
+
+
+def _write_in_place(
+    shown: str | os.PathLike[str],
+    target: Path,
+    write: Callable[[TextIO], Result],
+    encoding: str,
+) -> Result:
+    try:
+        with target.open("w", encoding=encoding, newline="") as handle:
+            return write(handle)
+    except OSError as error:
+        raise WriteError(_describe(shown, error)) from None
+
+
+def _write_replacing(
+    shown: str | os.PathLike[str],
+    target: Path,
+    status: os.stat_result | None,
+    write: Callable[[TextIO], Result],
+    encoding: str,
+    make_folders: bool,
+) -> Result:
+    try:
+        if make_folders:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        descriptor, temporary_name = tempfile.mkstemp(
+            prefix=f".{target.name}.", suffix=".partial", dir=target.parent
+        )
+    except OSError as error:
+        raise WriteError(_describe(shown, error)) from None
+    temporary = Path(temporary_name)
+    try:
+        # mkstemp makes the file 0600; keep an existing file's bits, else the usual umask.
+        os.chmod(temporary, stat.S_IMODE(status.st_mode) if status else _default_mode())
+        with open(descriptor, "w", encoding=encoding, newline="") as handle:
+            result = write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, target)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        raise WriteError(_describe(shown, error)) from None
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    return result
+
+
+def _default_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def _describe(path: str | os.PathLike[str], error: OSError) -> str:
+    return f"cannot write {os.fspath(path)}: {error.strerror or error}"

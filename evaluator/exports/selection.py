@@ -1,0 +1,35 @@
+"""What every export shares before it writes: which items to export, and how it refuses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from db.vocabulary import ALL, ItemStatus
+
+ALL_STATUSES = ALL
+DEFAULT_STATUS = ItemStatus.APPROVED.value
+
+
+class ExportError(ValueError):
+    """The selection cannot be exported as asked; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which items to export: a status (or ``all``), kinds and sources (empty: any)."""
+
+    status: str = DEFAULT_STATUS
+    kinds: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+
+    @property
+    def statuses(self) -> list[str] | None:
+        return None if self.status == ALL_STATUSES else [self.status]
+
+    def describe(self) -> str:
+        parts = ["any status" if self.status == ALL_STATUSES else f"status {self.status}"]
+        if self.kinds:
+            parts.append(f"kind {', '.join(self.kinds)}")
+        if self.sources:
+            parts.append(f"source {', '.join(self.sources)}")
+        return ", ".join(parts)

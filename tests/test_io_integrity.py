@@ -1,0 +1,608 @@
+"""Import, export and the command line never lose or silently change data (issue 16).
+
+Each test reproduces one finding of the adversarial probe with real parts: real
+files, pipes, FIFOs and symlinks, a real subprocess reading standard input, a real
+second SQLite connection holding the write lock, a real socket that accepts and
+never answers, and (as root) a real tiny tmpfs that fills up or is read-only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import stat
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from sqlmodel import select
+
+from db.engine import Database, open_database
+from db.importer import import_files
+from db.models import Decision, Item, ItemRevision
+from reviewer.adjudication import decide
+from reviewer.cli import cli
+from reviewer.item_status import refresh_item_status
+from reviewer.judging import submit_judgment
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+ORDERING_CSV = FIXTURES / "econ_ordering.csv"
+IS_ROOT = os.geteuid() == 0
+ESC = "\x1b"
+OSC52 = "\x1b]52;c;cHduZWQ=\x07"  # "write 'pwned' to the clipboard"
+
+
+def run(db: Path | str, *args: str, input: str | None = None) -> Result:
+    return CliRunner().invoke(cli, ["--db", str(db), *args], input=input)
+
+
+def vetbench(
+    *args: str, stdin: bytes | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[bytes]:
+    """The real command in a subprocess, with this worktree first on the path."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", "reviewer.cli", *args],
+        input=stdin,
+        capture_output=True,
+        env=env,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def assert_one_line_error(result: Result | subprocess.CompletedProcess[bytes], *words: str) -> str:
+    if isinstance(result, Result):
+        code, err = result.exit_code, result.stderr
+        assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    else:
+        code, err = result.returncode, result.stderr.decode()
+    assert code == 1, err
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1, err
+    for word in words:
+        assert word in lines[0], err
+    return lines[0]
+
+
+def cflue_records(count: int) -> list[dict[str, object]]:
+    return [
+        {
+            "名称": "银行从业资格",
+            "task": "单项选择题",
+            "question": f"第{n}题：下列哪一项属于货币政策工具{n}？",
+            "choices": repr({"A": f"存款准备金率{n}", "B": f"财政补贴{n}", "C": f"关税{n}"}),
+            "answer": "A",
+            "analysis": "存款准备金率是货币政策工具。",
+        }
+        for n in range(1, count + 1)
+    ]
+
+
+def write_json(path: Path, records: list[dict[str, object]]) -> Path:
+    path.write_text(json.dumps(records, ensure_ascii=False, indent=1), encoding="utf-8")
+    return path
+
+
+def jsonl_lines(count: int, source: str = "aligned") -> str:
+    lines = []
+    for n in range(1, count + 1):
+        record = {
+            "id": f"{source}:{n}",
+            "source": source,
+            "kind": "ordering",
+            "prompt": f"Record {n}: order the events of scenario number {n} in time.",
+            "choices": {"A": f"first {n}", "B": f"second {n}", "C": f"third {n}"},
+            "key": "ABC",
+        }
+        lines.append(json.dumps(record))
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture
+def mounted_tmpfs(tmp_path: Path) -> Iterator[Path]:
+    """A real 1 MiB tmpfs (root only), to fill up or make read-only."""
+    if not IS_ROOT:
+        pytest.skip("needs root to mount a tmpfs")
+    mount_point = tmp_path / "tmpfs"
+    mount_point.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount_point)],
+        capture_output=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        yield mount_point
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], check=False)
+
+
+def remount_read_only(mount_point: Path) -> None:
+    subprocess.run(["mount", "-o", "remount,ro", str(mount_point)], check=True)
+
+
+# --- 1. re-import never changes reviewed items silently -----------------------------------
+
+
+def approved_first_item(database: Database, tmp_path: Path) -> tuple[Path, list[dict[str, object]]]:
+    records = cflue_records(6)
+    path = write_json(tmp_path / "knowledge.json", records)
+    assert import_files(database, [path]).ok
+    with database.transaction() as session:
+        from db.people import ensure_person
+        from db.vocabulary import Role
+
+        ensure_person(session, "lena", Role.LEAD)
+    decide(database, "lena", "knowledge:5", "approved")
+    return path, records
+
+
+def test_a_changed_record_of_an_approved_item_is_refused_without_the_flag(
+    database: Database, tmp_path: Path
+) -> None:
+    path, records = approved_first_item(database, tmp_path)
+    records[4] = {**records[4], "question": "改过的题目：下列哪一项是财政政策？", "answer": "B"}
+    write_json(path, records)
+
+    report = import_files(database, [path], refresh_status=refresh_item_status).files[0]
+
+    assert report.rejected and report.invalid == 1
+    assert "record 5" in report.problems[0] and "--revise-reviewed" in report.problems[0]
+    with database.session() as session:
+        item = session.get(Item, "knowledge:5")
+        assert item is not None and (item.status, item.current_revision) == ("approved", 1)
+
+
+def test_revise_reviewed_makes_a_new_revision_that_goes_back_to_review(
+    database: Database, tmp_path: Path
+) -> None:
+    path, records = approved_first_item(database, tmp_path)
+    records[4] = {**records[4], "question": "改过的题目：下列哪一项是财政政策？", "answer": "B"}
+    write_json(path, records)
+
+    report = import_files(
+        database, [path], revise_reviewed=True, refresh_status=refresh_item_status
+    ).files[0]
+
+    assert report.stored and report.revised == ["knowledge:5"]
+    assert report.back_to_review == ["knowledge:5"]
+    with database.session() as session:
+        item = session.get(Item, "knowledge:5")
+        assert item is not None and (item.status, item.current_revision) == ("pending", 2)
+        [decision] = session.exec(select(Decision)).all()  # kept, about revision 1
+        assert (decision.status, decision.revision_number) == ("approved", 1)
+    # The export of the approved set no longer holds the unreviewed new text.
+    out = tmp_path / "approved.jsonl"
+    result = run(database.url_for_people, "export", "--format", "jsonl", "--out", str(out))
+    assert "no items match" in result.stderr
+
+
+def test_a_judged_item_is_protected_too_and_the_summary_names_revisions(
+    tmp_path: Path, db_path: Path
+) -> None:
+    records = cflue_records(3)
+    path = write_json(tmp_path / "exam.json", records)
+    assert run(db_path, "import", str(path)).exit_code == 0
+    database = open_database(db_path)
+    submit_judgment(
+        database, "ann", "exam:1", revision_number=None, blind_answer="A", verdict="keep"
+    )
+    database.dispose()
+    records[0] = {**records[0], "question": "新的题目一？"}
+    records[1] = {**records[1], "question": "新的题目二？"}
+    write_json(path, records)
+
+    refused = run(db_path, "import", str(path))
+    assert refused.exit_code == 1 and "exam:1 has been reviewed" in refused.stderr
+    revised = run(db_path, "import", str(path), "--revise-reviewed", "--json")
+    assert revised.exit_code == 0, revised.output
+    [summary] = json.loads(revised.stdout)
+    assert summary["revised"] == ["exam:1", "exam:2"]
+    assert summary["back_to_review"] == ["exam:1"]
+    text = run(db_path, "import", str(path))
+    assert "nothing new" in text.stdout
+
+
+def test_a_jsonl_record_never_rewrites_another_sources_item(
+    database: Database, tmp_path: Path
+) -> None:
+    path = write_json(tmp_path / "knowledge.json", cflue_records(2))
+    assert import_files(database, [path]).ok
+    hostile = tmp_path / "other.jsonl"
+    line = {
+        "id": "knowledge:1",
+        "source": "other",
+        "kind": "single",
+        "prompt": "被替换的题目？",
+        "choices": {"A": "甲", "B": "乙"},
+        "key": "A",
+    }
+    without_source = {key: value for key, value in line.items() if key != "source"}
+    for record in (line, without_source):
+        hostile.write_text(json.dumps(record, ensure_ascii=False) + "\n", encoding="utf-8")
+        report = import_files(database, [hostile], skip_invalid=True).files[0]
+        assert report.invalid == 1 and "is an item of source knowledge" in report.problems[0]
+    with database.session() as session:
+        assert len(session.exec(select(ItemRevision)).all()) == 2
+
+
+def test_another_file_under_the_same_source_revises_nothing_reviewed(
+    database: Database, tmp_path: Path
+) -> None:
+    path, _ = approved_first_item(database, tmp_path)
+    other = write_json(tmp_path / "OTHER.json", cflue_records(8)[::-1])
+    report = import_files(
+        database, [other], source="knowledge", skip_invalid=True, refresh_status=refresh_item_status
+    ).files[0]
+    assert "knowledge:5" not in report.revised  # approved: refused, listed as a problem
+    assert any("knowledge:5 has been reviewed" in problem for problem in report.problems)
+    assert report.revised and all(item_id in report.revised for item_id in ("knowledge:1",))
+    assert any("first imported from another file" in note for note in report.notes)
+    with database.session() as session:
+        item = session.get(Item, "knowledge:5")
+        assert item is not None and (item.status, item.current_revision) == ("approved", 1)
+
+
+# --- 2 and 4. input is read once, streamed, and only from files and pipes --------------------
+
+
+def test_piped_standard_input_loses_no_record(tmp_path: Path) -> None:
+    db = tmp_path / "piped.db"
+    text = jsonl_lines(40).encode()
+    for name in ("-", "/dev/stdin"):
+        result = vetbench("--db", str(db), "import", name, "--json", stdin=text)
+        assert result.returncode == 0, result.stderr.decode()
+        [summary] = json.loads(result.stdout)
+        assert summary["records"] == 40
+    database = open_database(db)
+    with database.session() as session:
+        item = session.get(Item, "aligned:11")
+        assert item is not None
+        revision = session.exec(
+            select(ItemRevision).where(ItemRevision.item_id == "aligned:11")
+        ).one()
+    database.dispose()
+    assert revision.prompt.startswith("Record 11:")
+
+
+def test_a_fifo_is_read_once_with_auto_format(tmp_path: Path, db_path: Path) -> None:
+    fifo = tmp_path / "items.fifo"
+    os.mkfifo(fifo)
+    content = ORDERING_CSV.read_bytes()
+
+    def feed() -> None:
+        with fifo.open("wb") as handle:
+            handle.write(content)
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    result = vetbench("--db", str(db_path), "import", str(fifo), "--source", "econ", timeout=60)
+    writer.join(timeout=10)
+    assert result.returncode == 0, result.stderr.decode()
+    rows = content.decode("utf-8-sig").count("\n") - 1
+    with sqlite3.connect(db_path) as connection:
+        assert connection.execute("SELECT count(*) FROM item").fetchone()[0] == rows
+
+
+def test_a_symlink_to_a_device_is_refused_at_once(tmp_path: Path, db_path: Path) -> None:
+    link = tmp_path / "items.csv"
+    link.symlink_to("/dev/zero")
+    result = vetbench("--db", str(db_path), "import", str(link), timeout=20)
+    assert_one_line_error(result, "is a device")
+
+
+def test_a_record_that_never_ends_stops_with_bounded_memory(tmp_path: Path, db_path: Path) -> None:
+    huge = tmp_path / "huge.jsonl"
+    with huge.open("wb") as handle:  # 70 MB on one line, sparse on disk
+        handle.write(b'{"kind": "ordering", "prompt": "')
+        handle.truncate(70 * 1024 * 1024)
+    result = run(db_path, "import", str(huge))
+    assert_one_line_error(result, "line 1 is longer than 64 MB")
+
+
+def test_utf16_is_named_without_echoing_nul_bytes(tmp_path: Path, db_path: Path) -> None:
+    path = tmp_path / "items.csv"
+    path.write_text(ORDERING_CSV.read_text(encoding="utf-8-sig"), encoding="utf-16")
+    line = assert_one_line_error(run(db_path, "import", str(path)), "UTF-16")
+    assert "\x00" not in line and "␀" not in line
+
+
+def test_a_jsonl_item_cannot_be_its_own_duplicate(tmp_path: Path, db_path: Path) -> None:
+    record = json.loads(jsonl_lines(1).splitlines()[0])
+    record["suspected_duplicate_of"] = record["id"]
+    path = tmp_path / "self.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    result = run(db_path, "import", str(path))
+    assert result.exit_code == 1 and "names the item itself" in result.stderr
+
+
+# --- 3. export writes through links and special files, atomically otherwise ----------------
+
+
+@pytest.fixture
+def approved_db(db_path: Path) -> Path:
+    assert run(db_path, "import", str(ORDERING_CSV), "--source", "econ").exit_code == 0
+    database = open_database(db_path)
+    with database.transaction() as session:
+        session.exec(select(Item)).all()
+        for item in session.exec(select(Item)).all():
+            item.status = "approved"
+            session.add(item)
+    database.dispose()
+    return db_path
+
+
+def export(db: Path, out: Path | str) -> Result:
+    return run(db, "export", "--format", "econlogicqa", "--out", str(out))
+
+
+def test_export_keeps_a_symlink_and_the_files_mode(approved_db: Path, tmp_path: Path) -> None:
+    target = tmp_path / "real.csv"
+    target.write_text("old\n")
+    target.chmod(0o600)
+    link = tmp_path / "link.csv"
+    link.symlink_to(target)
+    assert export(approved_db, link).exit_code == 0
+    assert link.is_symlink() and target.read_text().startswith("Question,")
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".partial")] == []
+
+
+def test_export_writes_a_fifo_directly(approved_db: Path, tmp_path: Path) -> None:
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    result = export(approved_db, fifo)
+    reader.join(timeout=20)
+    assert result.exit_code == 0, result.output
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    assert received and received[0].startswith(b"Question,")
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="making a device node needs root")
+def test_export_never_replaces_a_device_node(approved_db: Path, tmp_path: Path) -> None:
+    full = tmp_path / "full"
+    os.mknod(full, 0o666 | stat.S_IFCHR, os.makedev(1, 7))  # the same device as /dev/full
+    result = export(approved_db, full)
+    assert_one_line_error(result, "No space left")
+    assert stat.S_ISCHR(full.lstat().st_mode)
+
+
+def test_export_to_standard_output(approved_db: Path) -> None:
+    result = export(approved_db, "-")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("Question,") and "exported" in result.stderr
+    folder = run(approved_db, "export", "--format", "hf", "--out", "-")
+    assert_one_line_error(folder, "standard output")
+
+
+def test_a_full_disk_keeps_the_old_report(approved_db: Path, mounted_tmpfs: Path) -> None:
+    report = mounted_tmpfs / "report.md"
+    report.write_text("the old report\n")
+    descriptor = os.open(mounted_tmpfs / "filler", os.O_WRONLY | os.O_CREAT)
+    try:
+        while os.write(descriptor, b"x" * 4096):
+            pass
+    except OSError:
+        pass  # the disk is full
+    finally:
+        os.close(descriptor)
+    result = run(approved_db, "report", "--out", str(report), "--bootstrap", "0")
+    assert_one_line_error(result, "No space left")
+    assert report.read_text() == "the old report\n"
+    assert sorted(p.name for p in mounted_tmpfs.iterdir()) == ["filler", "report.md"]
+
+
+# --- 5. what PostgreSQL refuses is refused on both backends -------------------------------
+
+
+@pytest.mark.parametrize(
+    ("change", "place"),
+    [
+        ({"prompt": "a NUL \x00 inside"}, "prompt: holds a NUL byte"),
+        ({"language": "x" * 17}, "language: is 17 characters long (limit 16)"),
+        ({"source_ref": "r" * 256}, "source_ref: is 256 characters long (limit 255)"),
+        ({"source": "s" * 256}, "source: is 256 characters long (limit 255)"),
+        ({"meta": {"note": "\x00"}}, "meta.note: holds a NUL byte"),
+        ({"revisions": None, "author": "\x00"}, "author:"),
+    ],
+)
+def test_text_postgresql_refuses_is_refused_everywhere_with_its_place(
+    database: Database, tmp_path: Path, change: dict[str, object], place: str
+) -> None:
+    record = {**json.loads(jsonl_lines(1).splitlines()[0]), **change}
+    record = {key: value for key, value in record.items() if value is not None}
+    if "source" in change:
+        record["id"] = "own:1"
+    path = tmp_path / "limits.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    report = import_files(database, [path]).files[0]
+    assert report.rejected, report
+    assert any(f"line 1: {place}" in problem for problem in report.problems), report.problems
+
+
+def test_a_long_or_broken_name_is_refused(db_path: Path) -> None:
+    assert run(db_path, "init").exit_code == 0
+    for name in ("x" * 256, "evil\nlead  lead", f"a{ESC}[31mb", "\u202eadmin"):
+        result = run(db_path, "users", "add", name)
+        assert_one_line_error(result, "name")
+        assert ESC not in result.output and "\n" not in result.stderr.strip()
+
+
+# --- 6. escapes never reach the terminal --------------------------------------------------
+
+
+def test_conflicts_and_listings_show_escapes_never_send_them(db_path: Path, tmp_path: Path) -> None:
+    rows = ORDERING_CSV.read_text(encoding="utf-8-sig")
+    hostile = tmp_path / "hostile.csv"
+    header, first, *_ = rows.splitlines()
+    question = first.split(",", 1)
+    hostile.write_text(f'{header}\n"{ESC}[2J{OSC52}Q",{question[1].split(",", 1)[1]}\n')
+    assert run(db_path, "import", str(hostile), "--source", f"src{ESC}]0;title\x07").exit_code in (
+        0,
+        1,
+    )
+    assert run(db_path, "import", str(ORDERING_CSV), "--source", "econ").exit_code == 0
+    assert run(db_path, "users", "add", "lena", "--role", "lead").exit_code == 0
+    database = open_database(db_path)
+    for name, verdict in (("ann", "keep"), ("bob", "flawed")):
+        submit_judgment(
+            database,
+            name,
+            "econ:1",
+            revision_number=None,
+            blind_answer="BADC",
+            verdict=verdict,
+            comment=OSC52 * 30,
+        )
+    database.dispose()
+    outputs = [
+        run(db_path, "conflicts", "--as", "lena"),
+        run(db_path, "items"),
+        run(db_path, "stats"),
+        run(db_path, "users", "list"),
+        run(db_path, "agreement", "--as", "lena", "--bootstrap", "0"),
+        run(db_path, "report", "--bootstrap", "0"),
+    ]
+    for result in outputs:
+        assert result.exit_code == 0, result.output
+        for control in (ESC, "\x07", "\x9b"):
+            assert control not in result.output
+    conflicts = outputs[0].stdout
+    assert "␛]52;c;" in conflicts and "…" in conflicts  # shown, and a long comment cut
+
+
+# --- 7. passwords and servers that never answer --------------------------------------------
+
+
+def test_a_url_password_is_never_printed(db_path: Path) -> None:
+    url = "postgresql+psycopg://alice:S3cret@127.0.0.1:1/x"
+    result = vetbench("--db", url, "stats", timeout=60)
+    line = assert_one_line_error(result, "alice:***@127.0.0.1:1")
+    assert "S3cret" not in result.stderr.decode() + result.stdout.decode()
+    assert "cannot connect" in line
+
+
+def test_a_server_that_never_answers_times_out_with_one_line() -> None:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(5)  # accepts connections (the kernel completes them) and never answers
+    port = listener.getsockname()[1]
+    try:
+        url = f"postgresql+psycopg://alice:S3cret@127.0.0.1:{port}/x"
+        result = vetbench("--db", url, "--connect-timeout", "2", "stats", timeout=60)
+    finally:
+        listener.close()
+    line = assert_one_line_error(result, "no answer within 2 s", f"127.0.0.1:{port}")
+    assert "S3cret" not in line
+
+
+# --- 8. a locked database says so, then gives up with one line ------------------------------
+
+
+def test_a_writer_waits_visibly_then_gives_up(approved_db: Path) -> None:
+    holder = sqlite3.connect(approved_db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        result = vetbench(
+            "--db", str(approved_db), "--lock-timeout", "2", "users", "add", "zoe", timeout=60
+        )
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    stderr = result.stderr.decode()
+    assert "waiting for another writer…" in stderr
+    assert_one_line_error(result, "locked by another writer", "gave up after 2 s")
+
+
+# --- 9. expected faults are one line -------------------------------------------------------
+
+
+def test_a_full_disk_during_import_is_one_line_without_sql(mounted_tmpfs: Path) -> None:
+    db = mounted_tmpfs / "full.db"
+    assert run(db, "init").exit_code == 0
+    big = mounted_tmpfs.parent / "big.jsonl"
+    big.write_text(jsonl_lines(4000), encoding="utf-8")
+    result = run(db, "import", str(big))
+    line = assert_one_line_error(result, "full")
+    assert "INSERT" not in result.output and len(line) < 300
+    assert len(result.output) < 2000
+
+
+def test_a_read_only_database_opens_read_only_and_refuses_writes(
+    approved_db: Path, mounted_tmpfs: Path
+) -> None:
+    db = mounted_tmpfs / "ro.db"
+    source = sqlite3.connect(approved_db)
+    source.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    source.close()
+    db.write_bytes(approved_db.read_bytes())
+    remount_read_only(mounted_tmpfs)
+    stats = run(db, "stats")
+    assert stats.exit_code == 0, stats.output
+    assert "opened read-only" in stats.stderr and "items:" in stats.stdout
+    assert_one_line_error(run(db, "users", "add", "zoe"), "read-only")
+
+
+def test_an_unwritable_model_cache_is_a_clear_error(
+    tmp_path: Path, mounted_tmpfs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evaluator.demo_model import ModelCacheError, convert_gguf
+
+    gguf = tmp_path / "tiny.gguf"
+    gguf.write_bytes(b"GGUF" + b"\0" * 64)
+    remount_read_only(mounted_tmpfs)
+    monkeypatch.setenv("VETBENCH_CACHE", str(mounted_tmpfs / "cache"))
+    with pytest.raises(ModelCacheError, match="VETBENCH_CACHE"):
+        convert_gguf(gguf)
+
+
+# --- 10. only init, import and users add create a database --------------------------------
+
+
+def test_a_mistyped_database_is_refused_not_created(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert_one_line_error(run(tmp_path / "typo.db", "stats"), "no database at", "vetbench init")
+    assert not (tmp_path / "typo.db").exists()
+    monkeypatch.setenv("VETBENCH_DB", "not a url")
+    result = CliRunner().invoke(cli, ["items"])
+    assert_one_line_error(result, "no database at")
+    assert not (tmp_path / "not a url").exists()
+    created = run(tmp_path / "new.db", "init")
+    assert created.exit_code == 0 and "created" in created.stdout
+    again = run(tmp_path / "new.db", "init")
+    assert "up to date" in again.stdout
+
+
+def test_another_programs_sqlite_file_is_refused_unchanged(tmp_path: Path) -> None:
+    foreign = tmp_path / "other.db"
+    with sqlite3.connect(foreign) as connection:
+        connection.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+        connection.execute("INSERT INTO notes (body) VALUES ('keep me')")
+    before = foreign.read_bytes()
+    for args in (("stats",), ("import", str(ORDERING_CSV)), ("init",)):
+        assert_one_line_error(run(foreign, *args), "not a vetbench database")
+    assert foreign.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.db"]
+
+
+# --- 11. small things -------------------------------------------------------------------------
+
+
+def test_an_absurd_overlap_is_refused(db_path: Path) -> None:
+    assert run(db_path, "users", "add", "lena", "--role", "lead").exit_code == 0
+    result = run(db_path, "config", "set", "overlap", "99999999999999999999999", "--as", "lena")
+    assert_one_line_error(result, "at most 100")
