@@ -31,6 +31,7 @@ import openai
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from db.engine import Database
+from evaluator.backends.settings import DEFAULT_API_KEY_ENV
 from evaluator.response_cache import ResponseCache, cache_key
 from evaluator.retry_policy import (
     MalformedResponseError,
@@ -38,7 +39,6 @@ from evaluator.retry_policy import (
     wait_retry_after_or_backoff,
 )
 
-DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 # Sent when no key is set and a --base-url is given: local servers (vLLM, llama.cpp) ignore it.
 LOCAL_SERVER_PLACEHOLDER_KEY = "no-key"
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")

@@ -7,10 +7,15 @@ Textual and the service modules are imported inside the commands: ``--help`` sta
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from db.vocabulary import OPEN_STATUSES, ItemKind, Verdict, values
-from reviewer.cli.common import default_user, fail, open_db, print_json
+from reviewer.cli.common import backend_options, default_user, fail, open_db, print_json
+
+if TYPE_CHECKING:
+    from evaluator.backends.settings import BackendSettings
 
 
 def _as_option(required: bool = False):  # type: ignore[no-untyped-def]
@@ -34,6 +39,7 @@ def _as_option(required: bool = False):  # type: ignore[no-untyped-def]
     type=click.Choice(values(OPEN_STATUSES)),
     help="Only items with this status (default: both).",
 )
+@backend_options  # how the evaluation screen (F4) opens models, as `vetbench eval` does
 @click.pass_context
 def review(
     ctx: click.Context,
@@ -41,10 +47,12 @@ def review(
     kind: str | None,
     source: str | None,
     status: str | None,
+    backend: BackendSettings,
 ) -> None:
     """Open the review app: answer each item blind, see the key, give a verdict.
 
     Every judgment is stored the moment it is given. Press ? in the app for the keys.
+    The model flags (--device ... --no-chat-template) are for the evaluation screen (F4).
     """
     from reviewer.tui.app import make_app
 
@@ -62,7 +70,7 @@ def review(
         if source not in sources:
             known = ", ".join(sources) or "none yet (import items first: vetbench import FILE)"
             fail(f"no items come from source '{source}'; sources: {known}")
-    app = make_app(db, who, kind=kind, source=source, status=status)
+    app = make_app(db, who, kind=kind, source=source, status=status, backend_settings=backend)
     app.run()
 
 
