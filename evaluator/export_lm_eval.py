@@ -246,7 +246,7 @@ def _generation_task(name: str, data_file: str, docs: list[dict[str, Any]], kind
     stops: list[str] = []
     for doc in docs:
         stops += [stop for stop in doc["stop"] if stop not in stops]
-    metrics: list[dict[str, Any]] = [
+    metrics = [
         {
             "metric": metric.value,
             # weighted F1 is not a mean of per-item values: it is computed over all pairs

@@ -247,10 +247,10 @@ def _extract_choices(text: str, labels: Sequence[str], *, truefalse_words: bool)
                 candidates.append(_Candidate(match.end(), label))
     if not candidates:
         return None
-    letters = set(max(candidates, key=lambda candidate: candidate.end).letters)
-    if not letters or not letters <= set(labels):
+    chosen = set(max(candidates, key=lambda candidate: candidate.end).letters)
+    if not chosen or not chosen <= set(labels):
         return None
-    return "".join(sorted(letters, key=LETTERS.index))
+    return "".join(sorted(chosen, key=LETTERS.index))
 
 
 def _readable(output: str, labels: Sequence[str]) -> str | None:

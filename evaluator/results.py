@@ -9,7 +9,7 @@ prediction stores in its ``scores`` column.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeAlias
@@ -34,8 +34,10 @@ __all__ = [
     "SuspectKey",
 ]
 
-JsonValue: TypeAlias = str | int | float | bool | None | list["JsonValue"] | dict[str, "JsonValue"]
-"""A value ``json.dumps`` writes as it is."""
+JsonValue: TypeAlias = (
+    str | int | float | bool | None | Sequence["JsonValue"] | Mapping[str, "JsonValue"]
+)
+"""A value ``json.dumps`` writes as it is (lists and tuples as arrays, dicts as objects)."""
 JsonObject = dict[str, JsonValue]
 
 Interval = tuple[float, float]

@@ -59,7 +59,7 @@ from evaluator.prompts import (
     stop_sequences,
     template_language,
 )
-from evaluator.results import CandidateRanking, Score
+from evaluator.results import CandidateRanking, JsonObject, Score
 
 __all__ = [
     "MODES",
@@ -248,7 +248,7 @@ def create_run(
     chosen = _choose_shots(items, pool, shots, seed=seed, from_shot_file=shot_path is not None)
     notes = _shot_notes(chosen, shots, from_shot_file=shot_path is not None)
 
-    params: dict[str, Any] = {
+    params: JsonObject = {
         **backend_info.params,
         "seed": seed,
         "template_hash": templates.hash,
@@ -352,9 +352,26 @@ def pending_item_ids(db: Database, run_id: int) -> list[str]:
     return [item_id for item_id in run.item_ids if item_id not in answered]
 
 
+@dataclass(frozen=True)
+class _ShotRef:
+    """One shot a run recorded: the item and the revision its prompt showed."""
+
+    id: str
+    revision: int
+
+
+def _shot_refs(params: Mapping[str, Any]) -> dict[str, list[_ShotRef]]:
+    """The shots a run recorded per prefix group (``shots_used``)."""
+    used = params.get("shots_used") or {}
+    return {
+        group: [_ShotRef(str(shot["id"]), int(shot["revision"])) for shot in shots]
+        for group, shots in used.items()
+    }
+
+
 def _recorded_shots(db: Database, run: EvalRun) -> dict[str, list[ItemSnapshot]]:
     params = run.params
-    used: dict[str, list[dict[str, Any]]] = params.get("shots_used") or {}
+    used = _shot_refs(params)
     if params.get("shot_file"):
         path = Path(params["shot_file"])
         if not path.is_file():
@@ -362,15 +379,15 @@ def _recorded_shots(db: Database, run: EvalRun) -> dict[str, list[ItemSnapshot]]
         if _shot_file_digest(path) != params.get("shot_file_sha256"):
             raise RunSetupError(f"the shot file {path} changed since run {run.id} was created")
         by_id = {shot.id: shot for shot in load_shot_file(path)}
-        return {group: [by_id[s["id"]] for s in shots] for group, shots in used.items()}
+        return {group: [by_id[shot.id] for shot in shots] for group, shots in used.items()}
     recorded: dict[str, list[ItemSnapshot]] = {}
     with db.session() as session:
         for group, shots in used.items():
             group_shots = []
             for shot in shots:
-                snapshot = get_item(session, shot["id"], shot["revision"])
+                snapshot = get_item(session, shot.id, shot.revision)
                 if snapshot is None:
-                    raise RunSetupError(f"run {run.id}: shot {shot['id']} is missing")
+                    raise RunSetupError(f"run {run.id}: shot {shot.id} is missing")
                 group_shots.append(snapshot)
             recorded[group] = group_shots
     return recorded

@@ -17,6 +17,7 @@ from datetime import datetime
 from sqlalchemy import and_, case, func
 from sqlalchemy import select as sa_select
 from sqlmodel import col, select
+from sqlmodel.sql.expression import Select
 
 from db.engine import Database
 from db.models import EvalRun, Item, ItemRevision, Prediction
@@ -106,7 +107,7 @@ def _is_stale(run: EvalRun) -> bool:
     return False
 
 
-def _views_query():  # type: ignore[no-untyped-def]
+def _views_query() -> Select[Prediction, str, str, str]:
     return (
         select(Prediction, Item.kind, Item.source, ItemRevision.key)
         .join(Item, col(Item.id) == col(Prediction.item_id))

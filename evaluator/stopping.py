@@ -1,7 +1,8 @@
 """Where generated text ends: stop strings, and the test that an answer is already whole.
 
 Every backend cuts its output at the first stop string (a blank line, a new
-question) with :func:`cut_at_stop`.  A backend that can stop one sequence of a
+question) with :func:`cut_at_stop` (while generating) or :func:`finished_text`
+(an answer that came back whole).  A backend that can stop one sequence of a
 batch early also asks the request's ``complete`` test, built by the item kind's
 completion rule (``evaluator.kinds``), which is one of these:
 
@@ -33,6 +34,12 @@ def cut_at_stop(text: str, stops: Sequence[str]) -> str | None:
         return None
     found = [position for stop in stops if stop and (position := text.find(stop, start)) >= 0]
     return text[: min(found)] if found else None
+
+
+def finished_text(text: str, stops: Sequence[str]) -> str:
+    """A whole answer as a backend returns it: cut at its first stop string, if any."""
+    cut = cut_at_stop(text, stops)
+    return text if cut is None else cut
 
 
 def whole_answer_read(extract: Extractor, labels: Sequence[str]) -> CompletionTest:

@@ -23,7 +23,7 @@ from evaluator.backends.base import (
     ScoringResult,
 )
 from evaluator.openai_client import DEFAULT_API_KEY_ENV, ChatClient, ChatRequest
-from evaluator.stopping import cut_at_stop
+from evaluator.stopping import finished_text
 
 MAX_SERVER_STOPS = 4  # the most stop strings the OpenAI API accepts; the rest are cut here
 
@@ -100,12 +100,10 @@ class OpenAIBackend:
                 continue
             # The server applies only the first few stops; the rest (and any it ignored)
             # are applied here, the same way every backend does.
-            text = outcome.response.text
-            cut = cut_at_stop(text, request.stop)
             yield GenerationResult(
                 item_id=request.item_id,
                 prompt_text=request.prompt.text,
-                output=text if cut is None else cut,
+                output=finished_text(outcome.response.text, request.stop),
                 latency_s=outcome.latency_s,
             )
 

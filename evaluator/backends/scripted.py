@@ -39,7 +39,7 @@ from evaluator.backends.base import (
     ScoringRequest,
     ScoringResult,
 )
-from evaluator.stopping import cut_at_stop
+from evaluator.stopping import finished_text
 
 __all__ = ["SCRIPTED_BACKEND", "Script", "ScriptedBackend"]
 
@@ -169,11 +169,8 @@ class ScriptedBackend:
             if failure is not None:
                 yield GenerationResult(request.item_id, text, "", self.latency_s, error=failure)
                 continue
-            output = self.script.output_for(request.item_id)
-            cut = cut_at_stop(output, request.stop)
-            yield GenerationResult(
-                request.item_id, text, output if cut is None else cut, self.latency_s
-            )
+            output = finished_text(self.script.output_for(request.item_id), request.stop)
+            yield GenerationResult(request.item_id, text, output, self.latency_s)
 
     def score(self, requests: Sequence[ScoringRequest]) -> Iterator[ScoringResult]:
         """Log-likelihood 0 for the candidate that is the scripted output, -1 for the rest."""

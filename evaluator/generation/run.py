@@ -22,7 +22,6 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from sqlmodel import col, select
 
@@ -224,7 +223,7 @@ def split_done(db: Database, tasks: Sequence[GenerationTask]) -> tuple[list[Gene
 
 
 def build_draft(
-    task: GenerationTask, response: ChatResponse, provenance: dict[str, Any]
+    task: GenerationTask, response: ChatResponse, provenance: JsonObject
 ) -> tuple[ItemDraft | None, str | None]:
     """The validated draft for an answer, or None and the reason it was rejected."""
     if response.finish_reason == "length":
@@ -235,7 +234,7 @@ def build_draft(
         )
     except ResponseParseError as error:
         return None, f"response: {error}"
-    meta: dict[str, Any] = {}
+    meta: JsonObject = {}
     if task.mode is GenerationMode.MCQ_REWRITE:
         assert task.question is not None
         original = task.question.draft
@@ -394,7 +393,7 @@ def _store(
     temperature: float,
     summary: GenerationSummary,
 ) -> None:
-    provenance: dict[str, Any] = {
+    provenance: JsonObject = {
         "model": client.model,
         "base_url": client.base_url,
         "prompt_hash": task.prompt_hash,

@@ -16,9 +16,9 @@ from enum import StrEnum
 from importlib import resources
 from pathlib import Path
 from string import Template
-from typing import Any
 
 from db.answers import letters_for
+from evaluator.results import JsonObject
 
 
 class GenerationMode(StrEnum):
@@ -100,7 +100,7 @@ def _checked(path: Path, mode: GenerationMode) -> str:
     return text
 
 
-def _labelled(count: int, description: str) -> dict[str, Any]:
+def _labelled(count: int, description: str) -> JsonObject:
     labels = letters_for(count)
     return {
         "type": "object",
@@ -110,7 +110,7 @@ def _labelled(count: int, description: str) -> dict[str, Any]:
     }
 
 
-def _schema(name: str, properties: dict[str, Any]) -> dict[str, Any]:
+def _schema(name: str, properties: JsonObject) -> JsonObject:
     return {
         "name": name,
         "strict": True,
@@ -123,7 +123,7 @@ def _schema(name: str, properties: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-SCHEMAS: dict[GenerationMode, dict[str, Any]] = {
+SCHEMAS: dict[GenerationMode, JsonObject] = {
     GenerationMode.ORDERING: _schema(
         "ordering_item",
         {

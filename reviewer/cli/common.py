@@ -50,7 +50,10 @@ API_FLAGS = ("base_url", "api_key_env", "concurrency", "timeout", "max_retries",
 """The API flags' parameter names: the fields of evaluator.backends.settings.ApiSettings."""
 
 
-def _api_options() -> tuple[Callable[[Callable[..., Any]], Callable[..., Any]], ...]:
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+
+def _api_options() -> tuple[Decorator, ...]:
     # The defaults repeat evaluator.backends.settings.ApiSettings', so --help imports nothing.
     return (
         click.option(
@@ -136,7 +139,7 @@ def backend_options(function: Callable[..., Any]) -> Callable[..., Any]:
     The command receives them as one ``backend: BackendSettings`` argument
     (``evaluator.backends.settings``); a bad batch size fails before any model loads.
     """
-    options = (
+    options: tuple[Decorator, ...] = (
         click.option(
             "--batch-size",
             default="auto",

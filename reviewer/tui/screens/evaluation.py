@@ -372,12 +372,10 @@ class EvaluationScreen(PollingScreen[None]):
         """The registry's backend for ``spec``, with this screen's settings (worker thread)."""
         from evaluator.backends.registry import open_backend
 
-        return open_backend(
-            spec,
-            self.backend_settings,
-            database=self.database,
-            notify=lambda note: self.post_message(self.ModelNoticed(note)),
-        )
+        def notice(note: str) -> None:
+            self.post_message(self.ModelNoticed(note))
+
+        return open_backend(spec, self.backend_settings, database=self.database, notify=notice)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="run")
     def run_evaluation(self, spec: str, shots: int, kind: str | None) -> None:
