@@ -115,7 +115,26 @@ class KindSpec:
         return metric in self.metrics
 
 
-_CHOICE_METRICS = (Metric.EXACT_MATCH, Metric.WEIGHTED_F1)
+def _choice_kind(
+    kind: ItemKind,
+    extract: Extractor,
+    *,
+    also: tuple[Metric, ...] = (),
+    candidates: Callable[[Sequence[str]], list[str]] = _letters,
+    candidate_count: Callable[[int], int] = int,
+) -> KindSpec:
+    """A multiple-choice kind: one letter per choice, whole at the end of its line,
+    measured by exact match and CFLUE's weighted F1 (and ``also``)."""
+    return KindSpec(
+        kind=kind,
+        extract=extract,
+        completion=answer_line_ended,
+        metrics=(Metric.EXACT_MATCH, Metric.WEIGHTED_F1, *also),
+        tokens_per_label=1,
+        candidates=candidates,
+        candidate_count=candidate_count,
+    )
+
 
 _SPECS: dict[ItemKind, KindSpec] = {
     spec.kind: spec
@@ -129,33 +148,15 @@ _SPECS: dict[ItemKind, KindSpec] = {
             candidates=_orders,
             candidate_count=factorial,
         ),
-        KindSpec(
-            kind=ItemKind.SINGLE,
-            extract=extract_choices,
-            completion=answer_line_ended,
-            metrics=_CHOICE_METRICS,
-            tokens_per_label=1,
-            candidates=_letters,
-            candidate_count=int,
-        ),
-        KindSpec(
-            kind=ItemKind.MULTI,
-            extract=extract_choices,
-            completion=answer_line_ended,
-            metrics=(*_CHOICE_METRICS, Metric.SET_F1),
-            tokens_per_label=1,
+        _choice_kind(ItemKind.SINGLE, extract_choices),
+        _choice_kind(
+            ItemKind.MULTI,
+            extract_choices,
+            also=(Metric.SET_F1,),
             candidates=_letter_sets,
             candidate_count=lambda labels: 2**labels - 1,
         ),
-        KindSpec(
-            kind=ItemKind.TRUEFALSE,
-            extract=extract_truefalse,
-            completion=answer_line_ended,
-            metrics=_CHOICE_METRICS,
-            tokens_per_label=1,
-            candidates=_letters,
-            candidate_count=int,
-        ),
+        _choice_kind(ItemKind.TRUEFALSE, extract_truefalse),
     )
 }
 

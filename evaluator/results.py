@@ -27,6 +27,7 @@ __all__ = [
     "PredictionView",
     "ProgressFigures",
     "RunComparison",
+    "RunIdentity",
     "RunFigures",
     "RunOverview",
     "RunRecord",
@@ -226,16 +227,37 @@ class PredictionSummary(Figures):
 
 
 @dataclass(frozen=True)
-class RunRecord:
-    """A run's own record: what it evaluates, how, and where it stands."""
+class RunIdentity:
+    """Which run: its model, how it asks it, and where it stands."""
 
     id: int
     model: str
-    backend: str
+    backend: str  # the provider: "transformers", "openai", "scripted"
     mode: EvalMode
     shots: int
     status: RunStatus
     stale: bool  # marked running, but its process on this host is gone
+
+    @property
+    def is_running(self) -> bool:
+        return self.status is RunStatus.RUNNING and not self.stale
+
+    def _identity_json(self) -> JsonObject:
+        return {
+            "id": self.id,
+            "model": self.model,
+            "backend": self.backend,
+            "mode": self.mode.value,
+            "shots": self.shots,
+            "status": self.status.value,
+            "stale": self.stale,
+        }
+
+
+@dataclass(frozen=True)
+class RunRecord(RunIdentity):
+    """A run's own record: what it evaluates, how, and where it stands."""
+
     host: str
     error: str | None
     filters: JsonObject  # status, kind, source, limit: as given when it was created
@@ -262,13 +284,7 @@ class RunRecord:
 
     def to_json(self) -> JsonObject:
         return {
-            "id": self.id,
-            "model": self.model,
-            "backend": self.backend,
-            "mode": self.mode.value,
-            "shots": self.shots,
-            "status": self.status.value,
-            "stale": self.stale,
+            **self._identity_json(),
             "host": self.host,
             "error": self.error,
             "filters": dict(self.filters),
@@ -311,7 +327,7 @@ class RunFigures:
 
     @property
     def is_running(self) -> bool:
-        return self.run.status is RunStatus.RUNNING and not self.run.stale
+        return self.run.is_running
 
     def to_json(self) -> JsonObject:
         return {
@@ -322,16 +338,9 @@ class RunFigures:
 
 
 @dataclass(frozen=True)
-class RunOverview:
+class RunOverview(RunIdentity):
     """One line of the run list: progress and accuracy (Wilson 95% interval)."""
 
-    id: int
-    model: str
-    backend: str
-    mode: EvalMode
-    shots: int
-    status: RunStatus
-    stale: bool
     done: int
     total: int
     infrastructure_failures: int
@@ -341,19 +350,9 @@ class RunOverview:
     started_at: datetime
     finished_at: datetime | None
 
-    @property
-    def is_running(self) -> bool:
-        return self.status is RunStatus.RUNNING and not self.stale
-
     def to_json(self) -> JsonObject:
         return {
-            "id": self.id,
-            "model": self.model,
-            "backend": self.backend,
-            "mode": self.mode.value,
-            "shots": self.shots,
-            "status": self.status.value,
-            "stale": self.stale,
+            **self._identity_json(),
             "done": self.done,
             "total": self.total,
             "infrastructure_failures": self.infrastructure_failures,

@@ -30,6 +30,7 @@ from evaluator.results import (
     ProgressFigures,
     RunComparison,
     RunFigures,
+    RunIdentity,
     RunOverview,
     RunRecord,
     Score,
@@ -67,13 +68,7 @@ def run_info(run: EvalRun) -> RunRecord:
     # The per-item revision map is for resuming; a count is enough to show.
     params.pop("revisions", None)
     return RunRecord(
-        id=_run_id(run),
-        model=run.model,
-        backend=run.backend,
-        mode=EvalMode(run.mode),
-        shots=run.shots,
-        status=RunStatus(run.status),
-        stale=_is_stale(run),
+        **vars(_identity(run)),
         host=run.host,
         error=run.error,
         filters=dict(run.filters),
@@ -84,9 +79,17 @@ def run_info(run: EvalRun) -> RunRecord:
     )
 
 
-def _run_id(run: EvalRun) -> int:
+def _identity(run: EvalRun) -> RunIdentity:
     assert run.id is not None  # read from the database
-    return run.id
+    return RunIdentity(
+        id=run.id,
+        model=run.model,
+        backend=run.backend,
+        mode=EvalMode(run.mode),
+        shots=run.shots,
+        status=RunStatus(run.status),
+        stale=_is_stale(run),
+    )
 
 
 def _is_stale(run: EvalRun) -> bool:
@@ -228,13 +231,7 @@ def list_runs(db: Database) -> list[RunOverview]:
         done, correct, failures = tallies.get(run.id or 0, (0, 0, 0))
         listed.append(
             RunOverview(
-                id=_run_id(run),
-                model=run.model,
-                backend=run.backend,
-                mode=EvalMode(run.mode),
-                shots=run.shots,
-                status=RunStatus(run.status),
-                stale=_is_stale(run),
+                **vars(_identity(run)),
                 done=done,
                 total=len(run.item_ids),
                 infrastructure_failures=failures,

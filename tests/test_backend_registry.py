@@ -126,7 +126,7 @@ def test_bad_script_files_are_named_with_their_place(
     path.write_text(text, encoding="utf-8")
     with pytest.raises(BackendError, match=message.replace("(", r"\(")):
         open_backend(f"scripted:{path}")
-    with pytest.raises(BackendError, match="no such script file"):
+    with pytest.raises(BackendError, match="missing.json: cannot read the file"):
         open_backend(f"scripted:{tmp_path / 'missing.json'}")
 
 

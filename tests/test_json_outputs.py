@@ -18,6 +18,8 @@ import pytest
 from click.testing import CliRunner, Result
 from eval_helpers import mixed_set
 from fake_openai_server import FakeOpenAIServer, RecordedRequest, Reply, completion, server_error
+from test_generation import KEY_ENV as GENERATION_KEY_ENV
+from test_generation import generate
 
 from db.engine import open_database
 from reviewer.cli import cli
@@ -348,7 +350,7 @@ def test_runs_suspects_json(two_runs: tuple[str, Any]) -> None:
 
 
 def test_generate_json(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(KEY_ENV, "sk-json-test")
+    monkeypatch.setenv(GENERATION_KEY_ENV, "sk-json-test")
 
     def unordered(request: RecordedRequest) -> Reply:
         """One article's request fails; every other item is invalid (no order given)."""
@@ -366,26 +368,8 @@ def test_generate_json(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         )
 
     with FakeOpenAIServer(default=unordered) as server:
-        result = CliRunner().invoke(
-            cli,
-            [
-                "--db",
-                str(db_path),
-                "generate",
-                "--model",
-                "fake-model",
-                "--base-url",
-                server.base_url,
-                "--api-key-env",
-                KEY_ENV,
-                "--articles",
-                str(ARTICLES_CSV),
-                "--kind",
-                "ordering",
-                "--max-retries",
-                "0",
-                "--json",
-            ],
+        result = generate(
+            db_path, server, "--articles", str(ARTICLES_CSV), "--kind", "ordering", "--json"
         )
     assert result.exit_code == 1  # the failed request: run the command again to retry it
     assert flattened(as_json(result)) == GENERATION_SUMMARY

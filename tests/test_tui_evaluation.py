@@ -263,7 +263,7 @@ async def test_a_model_that_does_not_load_is_reported(
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "Start again")
         messages = [str(n.message) for n in pilot.app._notifications]
-        assert any("no such script file" in m for m in messages)
+        assert any("answers.json: cannot read the file" in m for m in messages)
     with database.session() as session:
         assert session.exec(select(EvalRun)).all() == []
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from db.answers import format_answer
+from db.formats.base import FormatError, first_bad_utf8_line, read_text
 from db.items import ItemSnapshot
 from evaluator.backends.base import (
     BackendError,
@@ -78,13 +79,12 @@ class Script:
     def from_file(cls, path: Path) -> Script:
         """A script file (see the module docstring); errors name the file and line."""
         try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise BackendError(f"{path}: no such script file") from None
-        except UnicodeDecodeError as error:
-            raise BackendError(f"{path}: not UTF-8 text ({error.reason})") from None
-        except OSError as error:
-            raise BackendError(f"{path}: cannot read ({error.strerror})") from None
+            text = read_text(path)
+        except FormatError as error:
+            raise BackendError(str(error)) from None
+        bad_line = first_bad_utf8_line(text)
+        if bad_line is not None:
+            raise BackendError(f"{path}:{bad_line}: not UTF-8 text")
         if path.suffix.lower() == ".jsonl":
             return _from_lines(path, text)
         try:
