@@ -44,8 +44,9 @@ def load_times(env: dict[str, str]) -> dict[str, float]:
     """First load (conversion) in a fresh cache, then a cached load, in child processes."""
     code = (
         "import time; t = time.perf_counter()\n"
-        "from evaluator.backends.transformers_backend import TransformersBackend\n"
-        "backend = TransformersBackend('demo', device='cpu')\n"
+        "from evaluator.backends.registry import open_backend\n"
+        "from evaluator.backends.settings import BackendSettings\n"
+        "backend = open_backend('demo', BackendSettings(device='cpu'))\n"
         "print(f'{backend.load_seconds:.2f} {time.perf_counter() - t:.2f}')\n"
     )
     with tempfile.TemporaryDirectory() as cache:

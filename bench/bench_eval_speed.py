@@ -157,12 +157,13 @@ def peak_rss_mib() -> float:
 def run_vetbench(db_path: Path, out: Path, batch_size: str) -> None:
     """Child process: vetbench's run loop on the evaluated set, timed apart from loading."""
     from db.engine import open_database
-    from evaluator.backends.transformers_backend import TransformersBackend
+    from evaluator.backends.registry import open_backend
+    from evaluator.backends.settings import BackendSettings
     from evaluator.runner import create_run, execute_run
 
     database = open_database(db_path)
     started = time.perf_counter()
-    backend = TransformersBackend("demo", device="cpu", batch_size=batch_size)
+    backend = open_backend("demo", BackendSettings(device="cpu", batch_size=batch_size))
     loaded = time.perf_counter()
     run_id = create_run(
         database,

@@ -1,7 +1,7 @@
 """Every enumerated word vetbench stores or accepts, in one place.
 
-Kinds, statuses, roles, verdicts, decision reasons, run statuses, failure kinds
-and evaluation modes are defined here once.  The tables (``db.models``), the
+Kinds, statuses, roles, verdicts, decision reasons, run statuses, failure kinds,
+evaluation modes and generation kinds are defined here once.  The tables (``db.models``), the
 answer rules (``db.answers``), the CLI's ``click.Choice`` options, the TUI's
 filters and the agreement tables all read them from this module.
 
@@ -23,6 +23,7 @@ __all__ = [
     "DecisionReason",
     "EvalMode",
     "FailureKind",
+    "GenerationKind",
     "ItemKind",
     "ItemStatus",
     "Role",
@@ -124,3 +125,10 @@ class EvalMode(StrEnum):
 
     GENERATE = "generate"
     SCORE = "score"
+
+
+class GenerationKind(StrEnum):
+    """What ``vetbench generate --kind`` writes: ordering items, or multiple-choice ones."""
+
+    ORDERING = "ordering"
+    MCQ = "mcq"

@@ -1,8 +1,10 @@
 """Read a model's answer out of free-form output, ending in the canonical forms of ``db.answers``.
 
-``extract_answer(kind, output, labels)`` returns the canonical answer (``"DACB"``,
-``"ABD"``, ``"A"``) or ``None`` when the output holds no readable answer
-("unparsed", counted apart from wrong answers).
+``extract_order``, ``extract_choices`` and ``extract_truefalse`` each take a model's
+``output`` and the item's choice ``labels`` and return the canonical answer
+(``"DACB"``, ``"ABD"``, ``"A"``) or ``None`` when the output holds no readable answer
+("unparsed", counted apart from wrong answers).  Which one reads an item's answers
+is part of its kind's specification (``evaluator.kinds``: ``kind_spec(kind).extract``).
 
 How an answer is found
 ----------------------
@@ -49,7 +51,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from db.answers import FALSE_LABEL, LETTERS, TRUE_LABEL
-from db.vocabulary import ItemKind
 
 # Words that may follow a choice letter "A" without making it the English article.
 _CONNECTIVES = (
@@ -227,7 +228,7 @@ def _truefalse_label(match: re.Match[str]) -> str | None:
     return None
 
 
-def _extract_choices(text: str, labels: Sequence[str], kind: ItemKind) -> str | None:
+def _extract_choices(text: str, labels: Sequence[str], *, truefalse_words: bool) -> str | None:
     patterns = _patterns("".join(labels))
     candidates = _marked_runs(patterns, text, min_letters=1)
     for match in patterns.correct_run.finditer(text):
@@ -236,31 +237,41 @@ def _extract_choices(text: str, labels: Sequence[str], kind: ItemKind) -> str | 
         if match.group("run"):
             letters = _letters_of(patterns, match.group("run"))
         else:
-            letters = _truefalse_label(match) if kind is ItemKind.TRUEFALSE else ""
+            letters = (_truefalse_label(match) or "") if truefalse_words else ""
         if letters:
             candidates.append(_Candidate(match.end(), letters))
-    if kind is ItemKind.TRUEFALSE:
+    if truefalse_words:
         for match in patterns.marked_truefalse.finditer(text):
             label = _truefalse_label(match)
             if label:
                 candidates.append(_Candidate(match.end(), label))
     if not candidates:
         return None
-    letters = set(max(candidates, key=lambda candidate: candidate.end).letters)
-    if not letters or not letters <= set(labels):
+    chosen = set(max(candidates, key=lambda candidate: candidate.end).letters)
+    if not chosen or not chosen <= set(labels):
         return None
-    return "".join(sorted(letters, key=LETTERS.index))
+    return "".join(sorted(chosen, key=LETTERS.index))
 
 
-def extract_answer(kind: ItemKind | str, output: str, labels: Sequence[str]) -> str | None:
-    """The canonical answer in a model's ``output`` for an item with choice ``labels``, or None.
-
-    See the module docstring for the shapes that are read and the rules that apply.
-    """
-    item_kind = ItemKind(kind)
+def _readable(output: str, labels: Sequence[str]) -> str | None:
+    """The normalised output, or None when there is nothing to read an answer from."""
     text = _normalise(output or "")
-    if not text.strip() or not labels:
-        return None
-    if item_kind is ItemKind.ORDERING:
-        return _extract_order(text, list(labels))
-    return _extract_choices(text, list(labels), item_kind)
+    return text if text.strip() and labels else None
+
+
+def extract_order(output: str, labels: Sequence[str]) -> str | None:
+    """The order of ``labels`` in ``output`` (``"DACB"``), or None (see the module docstring)."""
+    text = _readable(output, labels)
+    return None if text is None else _extract_order(text, list(labels))
+
+
+def extract_choices(output: str, labels: Sequence[str]) -> str | None:
+    """The chosen letters in ``output``, sorted (``"ABD"``), or None."""
+    text = _readable(output, labels)
+    return None if text is None else _extract_choices(text, list(labels), truefalse_words=False)
+
+
+def extract_truefalse(output: str, labels: Sequence[str]) -> str | None:
+    """Like :func:`extract_choices`, also reading 对/错, 正确/错误 and true/false."""
+    text = _readable(output, labels)
+    return None if text is None else _extract_choices(text, list(labels), truefalse_words=True)

@@ -1,20 +1,23 @@
 """Scores for one prediction and the figures of a set of predictions.
 
-Per prediction (``score_answer``): exact match for every kind; for ordering items
-the pairwise accuracy (share of event pairs in the key's relative order, 0 when
-unparsed); for multi-answer items the F1 between predicted and key letter sets
-(0 when unparsed).
+Which figures apply to a kind is part of its specification (``evaluator.kinds``:
+``kind_spec(kind).metrics``); the figures come back typed (``evaluator.results``).
 
-Per set (``summarize_predictions``):
+Per prediction (``score_answer``, a :class:`~evaluator.results.Score`): exact match
+for every kind; for kinds measured by pairwise accuracy (orders) the share of event
+pairs in the key's relative order (0 when unparsed); for kinds measured by set F1
+(multi-answer items) the F1 between predicted and key letter sets (0 when unparsed).
+
+Per set (``summarize_predictions``, a :class:`~evaluator.results.PredictionSummary`):
 
 - ``accuracy`` with a Wilson 95% interval (``accuracy_ci``). Unparsed answers count
   as wrong. **Infrastructure failures** (timeouts, exhausted retries) are counted in
   ``infrastructure_failures`` and left out of every denominator: they say nothing
   about the model and are retried when the run resumes.
 - ``unparsed_rate``: unparsed answers over the scored predictions.
-- ``pairwise_accuracy`` (ordering items), ``weighted_f1`` (multiple-choice items, as
-  CFLUE reports it: scikit-learn's weighted F1 with each answer string as a class and
-  "unparsed" as a class of its own), ``set_f1`` (multi-answer items).
+- ``pairwise_accuracy``, ``weighted_f1`` (as CFLUE reports it: scikit-learn's
+  weighted F1 with each answer string as a class and "unparsed" as a class of its
+  own) and ``set_f1``, each over the predictions whose kind it applies to.
 - ``by_kind`` and ``by_source``: the same figures for each kind and each source.
 
 A figure with nothing to average over is ``None`` (no ordering items -> no pairwise
@@ -25,36 +28,37 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from db.answers import pairwise_accuracy
 from db.vocabulary import FailureKind, ItemKind
+from evaluator.kinds import Metric, kind_spec
+from evaluator.results import Figures, PredictionSummary, Score
 
 UNPARSED_LABEL = "<unparsed>"  # the class of unparsed answers in weighted F1
 CONFIDENCE_LEVEL = 0.95
 
 
-@dataclass
+@dataclass(frozen=True)
 class ScoredPrediction:
     """One prediction as the metrics see it: plain data, no ORM row."""
 
     item_id: str
-    kind: ItemKind | str
+    kind: ItemKind
     source: str
     key: str
     parsed_answer: str | None
     correct: bool | None  # None when the prediction failed for infrastructure reasons
-    failure_kind: str | None = None  # FailureKind value, or None for a scored answer
-    scores: dict[str, Any] = field(default_factory=dict)
+    failure_kind: FailureKind | None = None  # None for a scored answer
+    scores: Score | None = None  # as stored; None for a failure
 
     @property
     def is_infrastructure_failure(self) -> bool:
-        return self.failure_kind == FailureKind.INFRASTRUCTURE
+        return self.failure_kind is FailureKind.INFRASTRUCTURE
 
     @property
     def is_unparsed(self) -> bool:
-        return self.failure_kind == FailureKind.UNPARSED or (
+        return self.failure_kind is FailureKind.UNPARSED or (
             self.parsed_answer is None and not self.is_infrastructure_failure
         )
 
@@ -72,15 +76,17 @@ def set_f1(predicted: str | None, key: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def score_answer(kind: ItemKind | str, parsed: str | None, key: str) -> dict[str, Any]:
-    """Scores of one parsed answer against the key: ``correct``, plus ``pairwise`` or ``set_f1``."""
-    item_kind = ItemKind(kind)
-    scores: dict[str, Any] = {"correct": parsed is not None and parsed == key}
-    if item_kind is ItemKind.ORDERING:
-        scores["pairwise"] = pairwise_accuracy(parsed, key)
-    elif item_kind is ItemKind.MULTI:
-        scores["set_f1"] = set_f1(parsed, key)
-    return scores
+def score_answer(kind: ItemKind | str, parsed: str | None, key: str) -> Score:
+    """Scores of one parsed answer against the key: ``correct``, and the per-item figures
+    the kind is measured by (``pairwise`` for orders, ``set_f1`` for multi-answer items)."""
+    spec = kind_spec(kind)
+    return Score(
+        correct=parsed is not None and parsed == key,
+        pairwise=pairwise_accuracy(parsed, key)
+        if spec.measures(Metric.PAIRWISE_ACCURACY)
+        else None,
+        set_f1=set_f1(parsed, key) if spec.measures(Metric.SET_F1) else None,
+    )
 
 
 def wilson_interval(successes: int, n: int) -> tuple[float, float]:
@@ -107,57 +113,62 @@ def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def _row_score(row: ScoredPrediction, name: str) -> float:
+def _item_score(row: ScoredPrediction, read: Callable[[Score], float | None]) -> float:
     """A stored per-item score, recomputed from the answer and key when it was not stored."""
-    value = row.scores.get(name)
-    if isinstance(value, int | float):
-        return float(value)
-    return float(score_answer(row.kind, row.parsed_answer, row.key).get(name, 0.0))
+    stored = read(row.scores) if row.scores is not None else None
+    if stored is not None:
+        return float(stored)
+    return float(read(score_answer(row.kind, row.parsed_answer, row.key)) or 0.0)
 
 
-def _figures(rows: Sequence[ScoredPrediction]) -> dict[str, Any]:
+def _measured(rows: Sequence[ScoredPrediction], metric: Metric) -> list[ScoredPrediction]:
+    return [row for row in rows if kind_spec(row.kind).measures(metric)]
+
+
+def _figures(rows: Sequence[ScoredPrediction]) -> Figures:
     scored = [row for row in rows if not row.is_infrastructure_failure]
     correct = sum(1 for row in scored if row.correct)
     unparsed = sum(1 for row in scored if row.is_unparsed)
-    low, high = wilson_interval(correct, len(scored))
-    ordering = [row for row in scored if ItemKind(row.kind) is ItemKind.ORDERING]
-    mcq = [row for row in scored if ItemKind(row.kind).is_mcq]
-    multi = [row for row in scored if ItemKind(row.kind) is ItemKind.MULTI]
-    return {
-        "n": len(rows),
-        "scored": len(scored),
-        "correct": correct,
-        "unparsed": unparsed,
-        "infrastructure_failures": len(rows) - len(scored),
-        "accuracy": correct / len(scored) if scored else None,
-        "accuracy_ci": (low, high) if scored else None,
-        "unparsed_rate": unparsed / len(scored) if scored else None,
-        "pairwise_accuracy": _mean([_row_score(row, "pairwise") for row in ordering]),
-        "weighted_f1": weighted_f1([row.key for row in mcq], [row.parsed_answer for row in mcq])
-        if mcq
+    ordered = _measured(scored, Metric.PAIRWISE_ACCURACY)
+    chosen = _measured(scored, Metric.WEIGHTED_F1)
+    letter_sets = _measured(scored, Metric.SET_F1)
+    return Figures(
+        n=len(rows),
+        scored=len(scored),
+        correct=correct,
+        unparsed=unparsed,
+        infrastructure_failures=len(rows) - len(scored),
+        accuracy=correct / len(scored) if scored else None,
+        accuracy_ci=wilson_interval(correct, len(scored)) if scored else None,
+        unparsed_rate=unparsed / len(scored) if scored else None,
+        pairwise_accuracy=_mean([_item_score(row, lambda s: s.pairwise) for row in ordered]),
+        weighted_f1=weighted_f1([row.key for row in chosen], [row.parsed_answer for row in chosen])
+        if chosen
         else None,
-        "set_f1": _mean([_row_score(row, "set_f1") for row in multi]),
-    }
+        set_f1=_mean([_item_score(row, lambda s: s.set_f1) for row in letter_sets]),
+    )
 
 
 def _grouped(
     rows: Sequence[ScoredPrediction], group_of: Callable[[ScoredPrediction], str]
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, Figures]:
     groups: dict[str, list[ScoredPrediction]] = defaultdict(list)
     for row in rows:
         groups[group_of(row)].append(row)
     return {name: _figures(groups[name]) for name in sorted(groups)}
 
 
-def summarize_predictions(rows: Sequence[ScoredPrediction]) -> dict[str, Any]:
+def summarize_predictions(rows: Sequence[ScoredPrediction]) -> PredictionSummary:
     """The figures of a set of predictions, overall and ``by_kind`` / ``by_source``.
 
-    Keys: ``n`` (all rows), ``scored`` (rows less infrastructure failures),
-    ``correct``, ``unparsed``, ``infrastructure_failures``, ``accuracy`` and
-    ``accuracy_ci`` (Wilson 95%, over scored rows), ``unparsed_rate``,
-    ``pairwise_accuracy``, ``weighted_f1``, ``set_f1``, ``by_kind``, ``by_source``.
+    ``n`` (all rows), ``scored`` (rows less infrastructure failures), ``correct``,
+    ``unparsed``, ``infrastructure_failures``, ``accuracy`` and ``accuracy_ci``
+    (Wilson 95%, over scored rows), ``unparsed_rate``, ``pairwise_accuracy``,
+    ``weighted_f1``, ``set_f1``, ``by_kind``, ``by_source``.
     """
-    figures = _figures(rows)
-    figures["by_kind"] = _grouped(rows, lambda row: ItemKind(row.kind).value)
-    figures["by_source"] = _grouped(rows, lambda row: row.source)
-    return figures
+    overall = _figures(rows)
+    return PredictionSummary(
+        **vars(overall),
+        by_kind=_grouped(rows, lambda row: ItemKind(row.kind).value),
+        by_source=_grouped(rows, lambda row: row.source),
+    )

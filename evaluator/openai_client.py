@@ -31,14 +31,15 @@ import openai
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from db.engine import Database
+from evaluator.backends.settings import DEFAULT_API_KEY_ENV
 from evaluator.response_cache import ResponseCache, cache_key
+from evaluator.results import JsonObject
 from evaluator.retry_policy import (
     MalformedResponseError,
     is_retryable,
     wait_retry_after_or_backoff,
 )
 
-DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 # Sent when no key is set and a --base-url is given: local servers (vLLM, llama.cpp) ignore it.
 LOCAL_SERVER_PLACEHOLDER_KEY = "no-key"
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
@@ -99,7 +100,7 @@ class ChatResponse:
     cached: bool
     attempts: int  # 0 for a cache hit
     latency_s: float
-    raw: dict[str, Any] = field(repr=False)  # the completion as the server sent it
+    raw: JsonObject = field(repr=False)  # the completion as the server sent it
 
 
 @dataclass(frozen=True)
@@ -289,20 +290,21 @@ class ChatClient:
                 continue
             self.counters.add("ok")
             self.counters.add("cached")
+            finish_reason, completion = record.get("finish_reason"), record.get("completion")
             response = ChatResponse(
                 text=str(record.get("text", "")),
-                finish_reason=record.get("finish_reason"),
+                finish_reason=finish_reason if isinstance(finish_reason, str) else None,
                 structured=bool(record.get("structured", False)),
                 cached=True,
                 attempts=0,
                 latency_s=time.perf_counter() - started,
-                raw=dict(record.get("completion") or {}),
+                raw=dict(completion) if isinstance(completion, Mapping) else {},
             )
             return ChatOutcome(request, response=response)
         return None
 
     @staticmethod
-    def _cache_record(response: ChatResponse) -> dict[str, Any]:
+    def _cache_record(response: ChatResponse) -> JsonObject:
         return {
             "text": response.text,
             "finish_reason": response.finish_reason,

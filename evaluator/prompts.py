@@ -27,6 +27,7 @@ from db.items import ItemSnapshot
 from db.validation import ItemDraft, validate_draft
 from db.vocabulary import ItemKind, ItemStatus
 from evaluator.backends.base import Prompt
+from evaluator.kinds import kind_spec
 
 __all__ = [
     "DEFAULT_SHOT_SEED",
@@ -37,7 +38,6 @@ __all__ = [
     "build_prompt",
     "load_shot_file",
     "load_templates",
-    "max_new_tokens",
     "prompt_hash",
     "select_shots",
     "stop_sequences",
@@ -83,10 +83,11 @@ def template_language(language: str) -> str:
 
 
 def _template_names() -> list[str]:
-    names = ["option.txt"]
+    specs = [kind_spec(kind) for kind in ItemKind]
+    names = list(dict.fromkeys(spec.option_template for spec in specs))
     for language in LANGUAGES:
         names += [f"question.{language}.txt", f"shot.{language}.txt"]
-        names += [f"instructions.{kind.value}.{language}.txt" for kind in ItemKind]
+        names += [spec.instructions_template(language) for spec in specs]
     return names
 
 
@@ -105,7 +106,7 @@ class PromptTemplates:
         return self.texts[name]
 
     def instructions(self, kind: ItemKind | str, language: str) -> str:
-        return self.texts[f"instructions.{ItemKind(kind).value}.{template_language(language)}.txt"]
+        return self.texts[kind_spec(kind).instructions_template(template_language(language))]
 
     def render(self, name: str, **values: str) -> str:
         return Template(self.texts[name]).substitute(values)
@@ -187,14 +188,6 @@ def answer_text(kind: ItemKind | str, answer: str) -> str:
     return format_answer(kind, answer)
 
 
-def max_new_tokens(kind: ItemKind | str, label_count: int) -> int:
-    """A generous budget for one answer of ``kind``: room for the letters and a short lead-in
-    such as "The correct order is", but no room for an essay."""
-    if ItemKind(kind) is ItemKind.ORDERING:
-        return 3 * label_count + 12
-    return label_count + 12
-
-
 def stop_sequences(
     kind: ItemKind | str, templates: PromptTemplates | None = None, language: str = "en"
 ) -> tuple[str, ...]:
@@ -213,8 +206,9 @@ def prompt_hash(text: str) -> str:
 
 def _question_block(item: ItemSnapshot, templates: PromptTemplates) -> str:
     language = template_language(item.language)
+    option_template = kind_spec(item.kind).option_template
     options = "\n".join(
-        templates.render("option.txt", label=label, text=text)
+        templates.render(option_template, label=label, text=text)
         for label, text in item.choices.items()
     )
     return templates.render(f"question.{language}.txt", question=item.prompt, options=options)

@@ -16,6 +16,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from db.engine import Database
 from db.models import ApiResponse
+from evaluator.results import JsonObject
 
 
 def cache_key(
@@ -46,7 +47,7 @@ class ResponseCache:
     def __init__(self, database: Database) -> None:
         self.database = database
 
-    def get(self, key: str) -> dict[str, Any] | None:
+    def get(self, key: str) -> JsonObject | None:
         """The stored response, or None (also when the database cannot be read: a miss)."""
         try:
             with self.database.session() as session:

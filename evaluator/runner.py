@@ -25,7 +25,7 @@ import os
 import socket
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +45,7 @@ from evaluator.backends.base import (
     ScoringRequest,
     ScoringResult,
 )
-from evaluator.extraction import extract_answer
+from evaluator.kinds import kind_spec
 from evaluator.metrics import score_answer
 from evaluator.prompts import (
     DEFAULT_SHOT_SEED,
@@ -54,16 +54,16 @@ from evaluator.prompts import (
     build_prompt,
     load_shot_file,
     load_templates,
-    max_new_tokens,
     prompt_hash,
     select_shots,
     stop_sequences,
     template_language,
 )
-from evaluator.stopping import answer_is_complete
+from evaluator.results import CandidateRanking, JsonObject, Score
 
 __all__ = [
     "MODES",
+    "PredictionFields",
     "PredictionOutcome",
     "RunProgress",
     "RunSetupError",
@@ -83,6 +83,27 @@ class RunSetupError(ValueError):
 
 
 @dataclass(frozen=True)
+class PredictionFields:
+    """What one answer from a backend becomes: the fields a stored prediction gets."""
+
+    raw_output: str
+    parsed_answer: str | None
+    correct: bool | None  # None for an infrastructure failure
+    scores: Score | None  # None for an infrastructure failure (stored as {})
+    failure_kind: FailureKind | None
+    error: str | None
+
+    @property
+    def is_infrastructure_failure(self) -> bool:
+        return self.failure_kind is FailureKind.INFRASTRUCTURE
+
+    @classmethod
+    def failed(cls, error: str) -> PredictionFields:
+        """An infrastructure failure (timeout, exhausted retries): retried on resume."""
+        return cls("", None, None, None, FailureKind.INFRASTRUCTURE, error[:2000])
+
+
+@dataclass(frozen=True)
 class PredictionOutcome:
     """One stored prediction, as progress reports show it."""
 
@@ -90,7 +111,7 @@ class PredictionOutcome:
     key: str
     parsed_answer: str | None
     correct: bool | None
-    failure_kind: str | None
+    failure_kind: FailureKind | None
     raw_output: str
     latency_s: float
 
@@ -158,9 +179,7 @@ def _choose_shots(
 
 def _score_candidates(item: ItemSnapshot) -> list[str] | None:
     # One rule for score mode here and in the lm-eval export's multiple_choice tasks.
-    from evaluator.exports.lm_eval import score_candidates
-
-    return score_candidates(item)
+    return kind_spec(item.kind).score_candidates(item.labels)
 
 
 def _select_items(db: Database, filters: Mapping[str, Any]) -> list[ItemSnapshot]:
@@ -229,7 +248,7 @@ def create_run(
     chosen = _choose_shots(items, pool, shots, seed=seed, from_shot_file=shot_path is not None)
     notes = _shot_notes(chosen, shots, from_shot_file=shot_path is not None)
 
-    params: dict[str, Any] = {
+    params: JsonObject = {
         **backend_info.params,
         "seed": seed,
         "template_hash": templates.hash,
@@ -333,9 +352,26 @@ def pending_item_ids(db: Database, run_id: int) -> list[str]:
     return [item_id for item_id in run.item_ids if item_id not in answered]
 
 
+@dataclass(frozen=True)
+class _ShotRef:
+    """One shot a run recorded: the item and the revision its prompt showed."""
+
+    id: str
+    revision: int
+
+
+def _shot_refs(params: Mapping[str, Any]) -> dict[str, list[_ShotRef]]:
+    """The shots a run recorded per prefix group (``shots_used``)."""
+    used = params.get("shots_used") or {}
+    return {
+        group: [_ShotRef(str(shot["id"]), int(shot["revision"])) for shot in shots]
+        for group, shots in used.items()
+    }
+
+
 def _recorded_shots(db: Database, run: EvalRun) -> dict[str, list[ItemSnapshot]]:
     params = run.params
-    used: dict[str, list[dict[str, Any]]] = params.get("shots_used") or {}
+    used = _shot_refs(params)
     if params.get("shot_file"):
         path = Path(params["shot_file"])
         if not path.is_file():
@@ -343,15 +379,15 @@ def _recorded_shots(db: Database, run: EvalRun) -> dict[str, list[ItemSnapshot]]
         if _shot_file_digest(path) != params.get("shot_file_sha256"):
             raise RunSetupError(f"the shot file {path} changed since run {run.id} was created")
         by_id = {shot.id: shot for shot in load_shot_file(path)}
-        return {group: [by_id[s["id"]] for s in shots] for group, shots in used.items()}
+        return {group: [by_id[shot.id] for shot in shots] for group, shots in used.items()}
     recorded: dict[str, list[ItemSnapshot]] = {}
     with db.session() as session:
         for group, shots in used.items():
             group_shots = []
             for shot in shots:
-                snapshot = get_item(session, shot["id"], shot["revision"])
+                snapshot = get_item(session, shot.id, shot.revision)
                 if snapshot is None:
-                    raise RunSetupError(f"run {run.id}: shot {shot['id']} is missing")
+                    raise RunSetupError(f"run {run.id}: shot {shot.id} is missing")
                 group_shots.append(snapshot)
             recorded[group] = group_shots
     return recorded
@@ -386,13 +422,14 @@ def _plan(db: Database, run: EvalRun) -> _RunPlan:
 def _generation_requests(plan: _RunPlan) -> list[GenerationRequest]:
     requests = []
     for item_id, item in plan.items.items():
+        spec = kind_spec(item.kind)
         requests.append(
             GenerationRequest(
                 item_id=item_id,
                 prompt=plan.prompts[item_id],
                 stop=stop_sequences(item.kind, plan.templates, item.language),
-                max_new_tokens=max_new_tokens(item.kind, len(item.labels)),
-                complete=answer_is_complete(item.kind, item.labels),
+                max_new_tokens=spec.max_new_tokens(len(item.labels)),
+                complete=spec.answer_is_complete(item.labels),
             )
         )
     return requests
@@ -413,60 +450,51 @@ def _scoring_requests(plan: _RunPlan) -> tuple[list[ScoringRequest], dict[str, l
     return requests, candidates_of
 
 
-def _generated_prediction(item: ItemSnapshot, result: GenerationResult) -> dict[str, Any]:
+def _generated_prediction(item: ItemSnapshot, result: GenerationResult) -> PredictionFields:
     if result.error is not None:
-        return _failed(result.error)
-    parsed = extract_answer(item.kind, result.output, item.labels)
-    scores = score_answer(item.kind, parsed, item.key)
-    return {
-        "raw_output": result.output,
-        "parsed_answer": parsed,
-        "correct": bool(scores["correct"]),
-        "scores": scores,
-        "failure_kind": FailureKind.UNPARSED if parsed is None else None,
-        "error": None,
-    }
+        return PredictionFields.failed(result.error)
+    parsed = kind_spec(item.kind).extract(result.output, item.labels)
+    score = score_answer(item.kind, parsed, item.key)
+    return PredictionFields(
+        raw_output=result.output,
+        parsed_answer=parsed,
+        correct=score.correct,
+        scores=score,
+        failure_kind=FailureKind.UNPARSED if parsed is None else None,
+        error=None,
+    )
 
 
 def _scored_prediction(
     item: ItemSnapshot, result: ScoringResult, candidates: Sequence[str]
-) -> dict[str, Any]:
+) -> PredictionFields:
     if result.error is not None:
-        return _failed(result.error)
+        return PredictionFields.failed(result.error)
     if len(result.log_likelihoods) != len(candidates):
-        return _failed(
+        return PredictionFields.failed(
             f"backend returned {len(result.log_likelihoods)} scores for {len(candidates)} candidates"
         )
     ranked = sorted(zip(candidates, result.log_likelihoods, strict=True), key=lambda p: -p[1])
     best = ranked[0][0]
-    scores = score_answer(item.kind, best, item.key)
-    scores["candidates"] = len(candidates)
-    scores["log_likelihoods"] = {
-        answer: round(ll, 4) for answer, ll in ranked[:TOP_CANDIDATES_STORED]
-    }
     key_rank = next(
         (rank for rank, (answer, _) in enumerate(ranked, 1) if answer == item.key), None
     )
-    scores["key_rank"] = key_rank
-    return {
-        "raw_output": answer_text(item.kind, best),
-        "parsed_answer": best,
-        "correct": bool(scores["correct"]),
-        "scores": scores,
-        "failure_kind": None,
-        "error": None,
-    }
-
-
-def _failed(error: str) -> dict[str, Any]:
-    return {
-        "raw_output": "",
-        "parsed_answer": None,
-        "correct": None,
-        "scores": {},
-        "failure_kind": FailureKind.INFRASTRUCTURE,
-        "error": error[:2000],
-    }
+    score = replace(
+        score_answer(item.kind, best, item.key),
+        ranking=CandidateRanking(
+            candidates=len(candidates),
+            log_likelihoods={answer: round(ll, 4) for answer, ll in ranked[:TOP_CANDIDATES_STORED]},
+            key_rank=key_rank,
+        ),
+    )
+    return PredictionFields(
+        raw_output=answer_text(item.kind, best),
+        parsed_answer=best,
+        correct=score.correct,
+        scores=score,
+        failure_kind=None,
+        error=None,
+    )
 
 
 def _store_prediction(
@@ -475,7 +503,7 @@ def _store_prediction(
     item: ItemSnapshot,
     prompt_text: str,
     latency_s: float,
-    fields: Mapping[str, Any],
+    fields: PredictionFields,
 ) -> None:
     """Write one prediction in its own transaction (replacing an infrastructure failure)."""
     with db.transaction() as session:
@@ -495,9 +523,19 @@ def _store_prediction(
         row.prompt = prompt_text
         row.latency_s = float(latency_s)
         row.created_at = utcnow()
-        for name, value in fields.items():
-            setattr(row, name, value)
+        row.raw_output = _storable(fields.raw_output)
+        row.parsed_answer = fields.parsed_answer
+        row.correct = fields.correct
+        row.scores = {} if fields.scores is None else fields.scores.to_json()
+        row.failure_kind = fields.failure_kind
+        row.error = None if fields.error is None else _storable(fields.error)
         session.add(row)
+
+
+def _storable(text: str) -> str:
+    """Model text as a text column takes it: PostgreSQL refuses NUL characters, so a NUL
+    a model wrote is kept as U+FFFD (the replacement character), on every database alike."""
+    return text.replace("\x00", "\ufffd")
 
 
 def _set_status(
@@ -594,12 +632,12 @@ def execute_run(
             item = plan.items[item_id]
             _store_prediction(db, run_id, item, prompt_text, latency, fields)
             finished_now += 1
-            if fields["failure_kind"] == FailureKind.INFRASTRUCTURE:
+            if fields.is_infrastructure_failure:
                 failures += 1
             else:
                 answered += 1
-                correct += int(bool(fields["correct"]))
-                unparsed += int(fields["failure_kind"] == FailureKind.UNPARSED)
+                correct += int(bool(fields.correct))
+                unparsed += int(fields.failure_kind is FailureKind.UNPARSED)
             if on_progress is not None:
                 on_progress(
                     RunProgress(
@@ -614,10 +652,10 @@ def execute_run(
                         last=PredictionOutcome(
                             item_id,
                             item.key,
-                            fields["parsed_answer"],
-                            fields["correct"],
-                            fields["failure_kind"],
-                            fields["raw_output"],
+                            fields.parsed_answer,
+                            fields.correct,
+                            fields.failure_kind,
+                            fields.raw_output,
                             latency,
                         ),
                     )
@@ -652,7 +690,9 @@ def execute_run(
     return RunStatus.FINISHED
 
 
-def _results(plan: _RunPlan, backend: Backend) -> Iterator[tuple[str, str, float, dict[str, Any]]]:
+def _results(
+    plan: _RunPlan, backend: Backend
+) -> Iterator[tuple[str, str, float, PredictionFields]]:
     """``(item id, exact prompt, latency, prediction fields)`` as the backend finishes items."""
     if not plan.items:
         return

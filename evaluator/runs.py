@@ -4,27 +4,40 @@
 interval, breakdowns and progress, ``latest_predictions`` for a live feed,
 ``compare_runs`` for two runs item by item, and ``suspect_keys`` for the lead:
 items every model gets wrong with the same answer, which often means the key is wrong.
+Every one returns the typed results of :mod:`evaluator.results`.
 """
 
 from __future__ import annotations
 
 import socket
 from collections import Counter, defaultdict
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import and_, case, func
 from sqlalchemy import select as sa_select
 from sqlmodel import col, select
+from sqlmodel.sql.expression import Select
 
 from db.engine import Database
 from db.models import EvalRun, Item, ItemRevision, Prediction
-from db.vocabulary import FailureKind, ItemKind, RunStatus
+from db.vocabulary import EvalMode, FailureKind, ItemKind, RunStatus
 from evaluator.metrics import ScoredPrediction, summarize_predictions, wilson_interval
+from evaluator.results import (
+    AnswerDifference,
+    JsonObject,
+    PredictionView,
+    ProgressFigures,
+    RunComparison,
+    RunFigures,
+    RunIdentity,
+    RunOverview,
+    RunRecord,
+    Score,
+    SuspectKey,
+)
 
 __all__ = [
-    "PredictionView",
     "RunNotFound",
     "all_predictions",
     "compare_runs",
@@ -41,34 +54,6 @@ class RunNotFound(LookupError):
     """No run with that id."""
 
 
-@dataclass(frozen=True)
-class PredictionView:
-    """One stored prediction with the item's key, as plain data for widgets and the CLI."""
-
-    run_id: int
-    item_id: str
-    kind: str
-    source: str
-    revision: int
-    key: str
-    parsed_answer: str | None
-    correct: bool | None
-    failure_kind: str | None
-    raw_output: str
-    prompt: str
-    prompt_hash: str
-    scores: dict[str, Any]
-    latency_s: float
-    error: str | None
-    created_at: datetime
-
-    def as_dict(self, *, with_prompt: bool = True) -> dict[str, Any]:
-        data = asdict(self)
-        if not with_prompt:
-            data.pop("prompt")
-        return data
-
-
 def _get_run(db: Database, run_id: int) -> EvalRun:
     with db.session() as session:
         run = session.get(EvalRun, run_id)
@@ -77,25 +62,34 @@ def _get_run(db: Database, run_id: int) -> EvalRun:
     return run
 
 
-def run_info(run: EvalRun) -> dict[str, Any]:
+def run_info(run: EvalRun) -> RunRecord:
     """A run's own record as plain data."""
-    return {
-        "id": run.id,
-        "model": run.model,
-        "backend": run.backend,
-        "mode": run.mode,
-        "shots": run.shots,
-        "status": run.status,
-        "stale": _is_stale(run),
-        "host": run.host,
-        "error": run.error,
-        "filters": dict(run.filters),
-        # The per-item revision map is for resuming; a count is enough to show.
-        "params": {k: v for k, v in run.params.items() if k != "revisions"},
-        "total": len(run.item_ids),
-        "started_at": run.started_at,
-        "finished_at": run.finished_at,
-    }
+    params: JsonObject = dict(run.params)
+    # The per-item revision map is for resuming; a count is enough to show.
+    params.pop("revisions", None)
+    return RunRecord(
+        **vars(_identity(run)),
+        host=run.host,
+        error=run.error,
+        filters=dict(run.filters),
+        params=params,
+        total=len(run.item_ids),
+        started_at=run.started_at,
+        finished_at=run.finished_at,
+    )
+
+
+def _identity(run: EvalRun) -> RunIdentity:
+    assert run.id is not None  # read from the database
+    return RunIdentity(
+        id=run.id,
+        model=run.model,
+        backend=run.backend,
+        mode=EvalMode(run.mode),
+        shots=run.shots,
+        status=RunStatus(run.status),
+        stale=_is_stale(run),
+    )
 
 
 def _is_stale(run: EvalRun) -> bool:
@@ -116,7 +110,7 @@ def _is_stale(run: EvalRun) -> bool:
     return False
 
 
-def _views_query():  # type: ignore[no-untyped-def]
+def _views_query() -> Select[Prediction, str, str, str]:
     return (
         select(Prediction, Item.kind, Item.source, ItemRevision.key)
         .join(Item, col(Item.id) == col(Prediction.item_id))
@@ -130,22 +124,26 @@ def _views_query():  # type: ignore[no-untyped-def]
     )
 
 
-def _view(row: Any) -> PredictionView:
+def _failure(value: str | None) -> FailureKind | None:
+    return None if value is None else FailureKind(value)
+
+
+def _view(row: tuple[Prediction, str, str, str]) -> PredictionView:
     prediction, kind, source, key = row
     return PredictionView(
         run_id=prediction.run_id,
         item_id=prediction.item_id,
-        kind=kind,
+        kind=ItemKind(kind),
         source=source,
         revision=prediction.revision_number,
         key=key,
         parsed_answer=prediction.parsed_answer,
         correct=prediction.correct,
-        failure_kind=prediction.failure_kind,
+        failure_kind=_failure(prediction.failure_kind),
         raw_output=prediction.raw_output,
         prompt=prediction.prompt,
         prompt_hash=prediction.prompt_hash,
-        scores=dict(prediction.scores),
+        scores=Score.from_json(prediction.scores),
         latency_s=prediction.latency_s,
         error=prediction.error,
         created_at=prediction.created_at,
@@ -197,13 +195,13 @@ def _outcomes(db: Database, run_id: int) -> list[_Outcome]:
         _Outcome(
             ScoredPrediction(
                 item_id=item_id,
-                kind=kind,
+                kind=ItemKind(kind),
                 source=source,
                 key=key,
                 parsed_answer=parsed,
                 correct=correct,
-                failure_kind=failure,
-                scores=dict(scores or {}),
+                failure_kind=_failure(failure),
+                scores=Score.from_json(scores),
             ),
             created_at,
         )
@@ -211,7 +209,7 @@ def _outcomes(db: Database, run_id: int) -> list[_Outcome]:
     ]
 
 
-def list_runs(db: Database) -> list[dict[str, Any]]:
+def list_runs(db: Database) -> list[RunOverview]:
     """Every run, newest first, with its progress and accuracy (Wilson 95% interval)."""
     with db.session() as session:
         runs = session.exec(select(EvalRun).order_by(col(EvalRun.id).desc())).all()
@@ -232,23 +230,17 @@ def list_runs(db: Database) -> list[dict[str, Any]]:
     for run in runs:
         done, correct, failures = tallies.get(run.id or 0, (0, 0, 0))
         listed.append(
-            {
-                "id": run.id,
-                "model": run.model,
-                "backend": run.backend,
-                "mode": run.mode,
-                "shots": run.shots,
-                "status": run.status,
-                "stale": _is_stale(run),
-                "done": done,
-                "total": len(run.item_ids),
-                "infrastructure_failures": failures,
-                "correct": correct,
-                "accuracy": correct / done if done else None,
-                "accuracy_ci": wilson_interval(correct, done) if done else None,
-                "started_at": run.started_at,
-                "finished_at": run.finished_at,
-            }
+            RunOverview(
+                **vars(_identity(run)),
+                done=done,
+                total=len(run.item_ids),
+                infrastructure_failures=failures,
+                correct=correct,
+                accuracy=correct / done if done else None,
+                accuracy_ci=wilson_interval(correct, done) if done else None,
+                started_at=run.started_at,
+                finished_at=run.finished_at,
+            )
         )
     return listed
 
@@ -268,30 +260,30 @@ def _session_rate(run: EvalRun, answered: int, last: datetime | None) -> float |
     return added / seconds if seconds > 0 else None
 
 
-def _progress(run: EvalRun, outcomes: list[_Outcome]) -> dict[str, Any]:
+def _progress(run: EvalRun, outcomes: list[_Outcome]) -> ProgressFigures:
     answered = [o for o in outcomes if not o.scored.is_infrastructure_failure]
     total = len(run.item_ids)
     last = max((o.created_at for o in outcomes), default=None)
     rate = _session_rate(run, len(answered), last)
     remaining = total - len(answered)
     running = run.status == RunStatus.RUNNING and not _is_stale(run)
-    return {
-        "done": len(answered),
-        "total": total,
-        "remaining": remaining,
-        "items_per_second": rate,
-        "eta_s": remaining / rate if running and rate else None,
-        "elapsed_s": (last - run.started_at).total_seconds() if last else None,
-    }
+    return ProgressFigures(
+        done=len(answered),
+        total=total,
+        remaining=remaining,
+        items_per_second=rate,
+        eta_s=remaining / rate if running and rate else None,
+        elapsed_s=(last - run.started_at).total_seconds() if last else None,
+    )
 
 
-def run_figures(db: Database, run_id: int) -> dict[str, Any]:
-    """One run's figures: ``run`` (its record), ``progress``, and the metrics of
+def run_figures(db: Database, run_id: int) -> RunFigures:
+    """One run's figures: ``run`` (its record), ``progress``, and the ``summary`` of
     :func:`evaluator.metrics.summarize_predictions` over its stored predictions."""
     run = _get_run(db, run_id)
     outcomes = _outcomes(db, run_id)
-    figures = summarize_predictions([outcome.scored for outcome in outcomes])
-    return {"run": run_info(run), "progress": _progress(run, outcomes), **figures}
+    summary = summarize_predictions([outcome.scored for outcome in outcomes])
+    return RunFigures(run=run_info(run), progress=_progress(run, outcomes), summary=summary)
 
 
 def latest_predictions(db: Database, run_id: int, n: int = 20) -> list[PredictionView]:
@@ -324,59 +316,62 @@ def get_prediction(db: Database, run_id: int, item_id: str) -> PredictionView | 
     return None if row is None else _view(row)
 
 
-def compare_runs(db: Database, run_a: int, run_b: int) -> dict[str, Any]:
+def compare_runs(db: Database, run_a: int, run_b: int) -> RunComparison:
     """Two runs item by item, over the items both answered.
 
-    ``both_right``, ``both_wrong``, ``only_a``, ``only_b`` (item ids), ``different_answers``
-    (items whose parsed answers differ, with both answers), their counts, and an exact
-    McNemar test of the two accuracies on the shared items.
+    Which items both got right, both got wrong, or only one got right; the items
+    whose parsed answers differ, with both answers; and an exact McNemar test of the
+    two accuracies on the shared items.
     """
     _get_run(db, run_a)
     _get_run(db, run_b)
     first = {o.item_id: o for o in (x.scored for x in _outcomes(db, run_a)) if _answered(o)}
     second = {o.item_id: o for o in (x.scored for x in _outcomes(db, run_b)) if _answered(o)}
     shared = [item_id for item_id in first if item_id in second]
-    groups: dict[str, list[str]] = {"both_right": [], "both_wrong": [], "only_a": [], "only_b": []}
+    both_right: list[str] = []
+    both_wrong: list[str] = []
+    only_a: list[str] = []
+    only_b: list[str] = []
     different = []
     for item_id in shared:
         a, b = first[item_id], second[item_id]
         if a.correct and b.correct:
-            groups["both_right"].append(item_id)
+            both_right.append(item_id)
         elif a.correct:
-            groups["only_a"].append(item_id)
+            only_a.append(item_id)
         elif b.correct:
-            groups["only_b"].append(item_id)
+            only_b.append(item_id)
         else:
-            groups["both_wrong"].append(item_id)
+            both_wrong.append(item_id)
         if a.parsed_answer != b.parsed_answer:
-            different.append(
-                {"item_id": item_id, "key": a.key, "a": a.parsed_answer, "b": b.parsed_answer}
-            )
-    discordant = len(groups["only_a"]) + len(groups["only_b"])
+            different.append(AnswerDifference(item_id, a.key, a.parsed_answer, b.parsed_answer))
+    discordant = len(only_a) + len(only_b)
     p_value = None
     if discordant:
         from scipy.stats import binomtest
 
-        p_value = float(binomtest(len(groups["only_a"]), discordant, 0.5).pvalue)
-    return {
-        "run_a": run_a,
-        "run_b": run_b,
-        "shared_items": len(shared),
-        "only_in_a": len([i for i in first if i not in second]),
-        "only_in_b": len([i for i in second if i not in first]),
-        "counts": {name: len(ids) for name, ids in groups.items()},
-        **groups,
-        "different_answers": different,
-        "agreement": 1 - len(different) / len(shared) if shared else None,
-        "mcnemar_p": p_value,
-    }
+        p_value = float(binomtest(len(only_a), discordant, 0.5).pvalue)
+    return RunComparison(
+        run_a=run_a,
+        run_b=run_b,
+        shared_items=len(shared),
+        only_in_a=len([i for i in first if i not in second]),
+        only_in_b=len([i for i in second if i not in first]),
+        both_right=tuple(both_right),
+        both_wrong=tuple(both_wrong),
+        only_a=tuple(only_a),
+        only_b=tuple(only_b),
+        different_answers=tuple(different),
+        agreement=1 - len(different) / len(shared) if shared else None,
+        mcnemar_p=p_value,
+    )
 
 
 def _answered(outcome: ScoredPrediction) -> bool:
     return not outcome.is_infrastructure_failure
 
 
-def suspect_keys(db: Database, *, min_models: int = 2) -> list[dict[str, Any]]:
+def suspect_keys(db: Database, *, min_models: int = 2) -> list[SuspectKey]:
     """Items that every model which answered them gets wrong with one and the same answer.
 
     Only predictions on the item's current revision count, each model's latest run
@@ -427,13 +422,13 @@ def suspect_keys(db: Database, *, min_models: int = 2) -> list[dict[str, Any]]:
         if answer is None or answer == key:
             continue
         suspects.append(
-            {
-                "item_id": item_id,
-                "kind": ItemKind(kind).value,
-                "key": key,
-                "answer": answer,
-                "models": sorted(model for model, *_ in answers),
-                "runs": sorted(run_id for _, run_id, *_ in answers),
-            }
+            SuspectKey(
+                item_id=item_id,
+                kind=ItemKind(kind),
+                key=key,
+                answer=answer,
+                models=tuple(sorted(model for model, *_ in answers)),
+                runs=tuple(sorted(run_id for _, run_id, *_ in answers)),
+            )
         )
     return suspects

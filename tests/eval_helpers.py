@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable
 
 from db.engine import Database
 from db.items import add_item
 from db.models import Item
 from db.validation import ItemDraft, validate_draft
 from db.vocabulary import ItemStatus
-from evaluator.backends.base import (
-    BackendInfo,
-    GenerationRequest,
-    GenerationResult,
-    ScoringRequest,
-    ScoringResult,
-)
 
 
 def ordering(n: int, key: str = "DACB") -> ItemDraft:
@@ -118,30 +111,3 @@ def mixed_set(database: Database) -> list[str]:
         status=ItemStatus.AGREED,
     )
     return approved
-
-
-class CannedBackend:
-    """A backend that answers from a table: real protocol, no model."""
-
-    supports_scoring = False
-
-    def __init__(
-        self, model: str, outputs: dict[str, str], gate: Callable[[int], None] | None = None
-    ) -> None:
-        self.info = BackendInfo(backend="canned", model=model, params={"device": "none"})
-        self.outputs = outputs
-        self.gate = gate  # called before each answer after the first (lets a test hold the run)
-        self.closed = False
-
-    def generate(self, requests: Sequence[GenerationRequest]) -> Iterator[GenerationResult]:
-        for index, request in enumerate(requests):
-            if self.gate is not None and index:
-                self.gate(index)
-            output = self.outputs.get(request.item_id, "I am not sure.")
-            yield GenerationResult(request.item_id, request.prompt.text, output, 0.01)
-
-    def score(self, requests: Sequence[ScoringRequest]) -> Iterator[ScoringResult]:
-        raise NotImplementedError("this backend only generates")
-
-    def close(self) -> None:
-        self.closed = True

@@ -24,7 +24,7 @@ from evaluator.demo_model import (
     converted_dir,
     demo_model_dir,
 )
-from evaluator.extraction import extract_answer
+from evaluator.kinds import kind_spec
 from reviewer.cli import cli
 
 needs_demo_package = pytest.mark.skipif(
@@ -62,7 +62,7 @@ def test_the_demo_model_evaluates_five_items_end_to_end(db_path: Path) -> None:
         assert prediction.raw_output.strip(), prediction.item_id
         if prediction.parsed_answer is not None:
             labels = "ABCD" if kinds[prediction.item_id] != ItemKind.TRUEFALSE else "AB"
-            parsed = extract_answer(kinds[prediction.item_id], prediction.raw_output, labels)
+            parsed = kind_spec(kinds[prediction.item_id]).extract(prediction.raw_output, labels)
             assert parsed == prediction.parsed_answer
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from eval_helpers import CannedBackend, mixed_set, ordering, store
+from eval_helpers import mixed_set, ordering, store
 from sqlmodel import select
 
 from db.engine import Database
@@ -17,8 +17,10 @@ from db.items import iter_items
 from db.models import EvalRun, Prediction
 from db.validation import ItemDraft
 from db.vocabulary import ItemStatus
-from evaluator.exports.lm_eval import MAX_SCORE_CANDIDATES, export_lm_eval, read_answer
+from evaluator.backends.scripted import ScriptedBackend
+from evaluator.exports.lm_eval import export_lm_eval, read_answer
 from evaluator.exports.selection import ExportError
+from evaluator.kinds import MAX_SCORE_CANDIDATES, kind_spec
 from evaluator.prompts import build_prompt, load_templates, select_shots, stop_sequences
 from evaluator.runner import create_run, execute_run
 
@@ -84,11 +86,11 @@ def test_task_loader_finds_and_builds_the_tasks(database: Database, tmp_path: Pa
 def test_documents_carry_the_prompts_vetbench_eval_sends(
     database: Database, tmp_path: Path, shot_file: Path | None
 ) -> None:
-    """The same items, shots and seed through `vetbench eval` (a real run, canned answers) and
+    """The same items, shots and seed through `vetbench eval` (a real run, scripted answers) and
     through the export give the same prompt text for every item."""
     mixed_set(database)
     kind = "ordering" if shot_file else None
-    backend = CannedBackend("canned", {})
+    backend = ScriptedBackend()
     run_id = create_run(
         database,
         backend.info,
@@ -171,16 +173,13 @@ def test_generation_settings_and_scoring_match_vetbench(database: Database, tmp_
 def test_read_answer_stops_where_vetbench_stops(
     kind: str, output: str, labels: str, expected: str | None
 ) -> None:
-    from evaluator.stopping import answer_is_complete
-
     assert read_answer(kind, output, labels) == expected
     # the prefix read is exactly where the run loop's completion test first holds
-    complete = answer_is_complete(kind, labels)
+    spec = kind_spec(kind)
+    complete = spec.answer_is_complete(labels)
     ends = [end for end in range(1, len(output) + 1) if complete(output[:end])]
     if ends:
-        from evaluator.extraction import extract_answer
-
-        assert read_answer(kind, output, labels) == extract_answer(kind, output[: ends[0]], labels)
+        assert read_answer(kind, output, labels) == spec.extract(output[: ends[0]], labels)
 
 
 def test_score_mode_variant_ranks_every_candidate(database: Database, tmp_path: Path) -> None:

@@ -37,9 +37,9 @@ from db.engine import open_database
 from db.formats.cflue import parse_choices
 from db.items import get_revisions, iter_items
 from db.models import AuditEvent, GenerationReject
-from evaluator.generation import plan_from_articles, run_generation, split_done
-from evaluator.generation_inputs import read_articles
-from evaluator.generation_templates import GenerationMode, load_generation_template
+from evaluator.generation.inputs import read_articles
+from evaluator.generation.run import plan_from_articles, run_generation, split_done
+from evaluator.generation.templates import GenerationMode, load_generation_template
 from evaluator.openai_client import ChatClient
 from evaluator.prompts import load_templates
 from reviewer.cli import cli

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from db.vocabulary import ItemKind
-from evaluator.generation_parsing import ResponseParseError, parse_generated
-from evaluator.option_shuffle import remap_letter_references, shuffle_options
+from evaluator.generation.option_shuffle import remap_letter_references, shuffle_options
+from evaluator.generation.parsing import ResponseParseError, parse_generated
 
 ECON_SHAPE = """Here is the question.
 

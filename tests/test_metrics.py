@@ -6,7 +6,7 @@ import pytest
 from sklearn.metrics import accuracy_score, f1_score
 from statsmodels.stats.proportion import proportion_confint
 
-from db.vocabulary import FailureKind
+from db.vocabulary import FailureKind, ItemKind
 from evaluator.metrics import (
     UNPARSED_LABEL,
     ScoredPrediction,
@@ -15,6 +15,7 @@ from evaluator.metrics import (
     summarize_predictions,
     wilson_interval,
 )
+from evaluator.results import Score
 
 
 def row(
@@ -26,31 +27,34 @@ def row(
     source: str = "src",
     infrastructure: bool = False,
 ) -> ScoredPrediction:
+    item_kind = ItemKind(kind)
     if infrastructure:
-        return ScoredPrediction(item_id, kind, source, key, None, None, FailureKind.INFRASTRUCTURE)
+        return ScoredPrediction(
+            item_id, item_kind, source, key, None, None, FailureKind.INFRASTRUCTURE
+        )
     failure = FailureKind.UNPARSED if parsed is None else None
-    scores = score_answer(kind, parsed, key)
-    return ScoredPrediction(item_id, kind, source, key, parsed, scores["correct"], failure, scores)
+    score = score_answer(kind, parsed, key)
+    return ScoredPrediction(item_id, item_kind, source, key, parsed, score.correct, failure, score)
 
 
 def test_score_answer_ordering_by_hand() -> None:
-    assert score_answer("ordering", "DACB", "DACB") == {"correct": True, "pairwise": 1.0}
+    assert score_answer("ordering", "DACB", "DACB") == Score(correct=True, pairwise=1.0)
     # DABC against DACB: of 6 pairs only (C, B) is reversed
-    assert score_answer("ordering", "DABC", "DACB") == {"correct": False, "pairwise": 5 / 6}
+    assert score_answer("ordering", "DABC", "DACB") == Score(correct=False, pairwise=5 / 6)
     # the reverse order gets every pair wrong
-    assert score_answer("ordering", "BCAD", "DACB")["pairwise"] == 0.0
-    assert score_answer("ordering", None, "DACB") == {"correct": False, "pairwise": 0.0}
+    assert score_answer("ordering", "BCAD", "DACB").pairwise == 0.0
+    assert score_answer("ordering", None, "DACB") == Score(correct=False, pairwise=0.0)
 
 
 def test_score_answer_choice_kinds_by_hand() -> None:
-    assert score_answer("single", "B", "B") == {"correct": True}
-    assert score_answer("single", "AB", "B") == {"correct": False}
-    assert score_answer("truefalse", None, "A") == {"correct": False}
+    assert score_answer("single", "B", "B") == Score(correct=True)
+    assert score_answer("single", "AB", "B") == Score(correct=False)
+    assert score_answer("truefalse", None, "A") == Score(correct=False)
     # predicted {A, B}, key {A, B, D}: precision 1, recall 2/3, F1 = 0.8
-    assert score_answer("multi", "AB", "ABD") == {"correct": False, "set_f1": pytest.approx(0.8)}
-    assert score_answer("multi", "ABD", "ABD")["set_f1"] == 1.0
-    assert score_answer("multi", "C", "ABD")["set_f1"] == 0.0
-    assert score_answer("multi", None, "ABD") == {"correct": False, "set_f1": 0.0}
+    assert score_answer("multi", "AB", "ABD") == Score(correct=False, set_f1=pytest.approx(0.8))
+    assert score_answer("multi", "ABD", "ABD").set_f1 == 1.0
+    assert score_answer("multi", "C", "ABD").set_f1 == 0.0
+    assert score_answer("multi", None, "ABD") == Score(correct=False, set_f1=0.0)
 
 
 def test_set_f1_agrees_with_sklearn_on_letter_indicators() -> None:
@@ -98,20 +102,20 @@ def test_summary_matches_sklearn_and_counts_failures_apart() -> None:
     summary = summarize_predictions(rows)
     scored = [r for r in rows if r.failure_kind != FailureKind.INFRASTRUCTURE]
 
-    assert summary["n"] == 10
-    assert summary["infrastructure_failures"] == 1
-    assert summary["scored"] == 9
-    assert summary["correct"] == 3
-    assert summary["accuracy"] == pytest.approx(
+    assert summary.n == 10
+    assert summary.infrastructure_failures == 1
+    assert summary.scored == 9
+    assert summary.correct == 3
+    assert summary.accuracy == pytest.approx(
         accuracy_score([r.key for r in scored], [r.parsed_answer or UNPARSED_LABEL for r in scored])
     )
-    assert summary["accuracy_ci"] == pytest.approx(wilson_interval(3, 9))
-    assert summary["unparsed"] == 2
-    assert summary["unparsed_rate"] == pytest.approx(2 / 9)
+    assert summary.accuracy_ci == pytest.approx(wilson_interval(3, 9))
+    assert summary.unparsed == 2
+    assert summary.unparsed_rate == pytest.approx(2 / 9)
     # pairwise over scored ordering rows: 1, 5/6, 0 (unparsed)
-    assert summary["pairwise_accuracy"] == pytest.approx((1 + 5 / 6 + 0) / 3)
+    assert summary.pairwise_accuracy == pytest.approx((1 + 5 / 6 + 0) / 3)
     mcq = [r for r in scored if r.kind != "ordering"]
-    assert summary["weighted_f1"] == pytest.approx(
+    assert summary.weighted_f1 == pytest.approx(
         f1_score(
             [r.key for r in mcq],
             [r.parsed_answer or UNPARSED_LABEL for r in mcq],
@@ -119,17 +123,17 @@ def test_summary_matches_sklearn_and_counts_failures_apart() -> None:
             zero_division=0,
         )
     )
-    assert summary["set_f1"] == pytest.approx((0.8 + 1.0) / 2)
+    assert summary.set_f1 == pytest.approx((0.8 + 1.0) / 2)
 
-    assert set(summary["by_kind"]) == {"ordering", "single", "multi", "truefalse"}
-    ordering = summary["by_kind"]["ordering"]
-    assert (ordering["n"], ordering["scored"], ordering["correct"]) == (4, 3, 1)
-    assert ordering["weighted_f1"] is None and ordering["set_f1"] is None
-    assert summary["by_kind"]["single"]["accuracy"] == pytest.approx(1 / 3)
-    assert summary["by_kind"]["truefalse"]["accuracy_ci"] == pytest.approx(wilson_interval(0, 1))
-    assert set(summary["by_source"]) == {"econ", "cflue"}
-    assert summary["by_source"]["cflue"]["accuracy"] == pytest.approx(2 / 6)
-    assert summary["by_source"]["econ"]["infrastructure_failures"] == 1
+    assert set(summary.by_kind) == {"ordering", "single", "multi", "truefalse"}
+    ordering = summary.by_kind["ordering"]
+    assert (ordering.n, ordering.scored, ordering.correct) == (4, 3, 1)
+    assert ordering.weighted_f1 is None and ordering.set_f1 is None
+    assert summary.by_kind["single"].accuracy == pytest.approx(1 / 3)
+    assert summary.by_kind["truefalse"].accuracy_ci == pytest.approx(wilson_interval(0, 1))
+    assert set(summary.by_source) == {"econ", "cflue"}
+    assert summary.by_source["cflue"].accuracy == pytest.approx(2 / 6)
+    assert summary.by_source["econ"].infrastructure_failures == 1
 
 
 def test_weighted_f1_by_hand() -> None:
@@ -140,20 +144,21 @@ def test_weighted_f1_by_hand() -> None:
         row("2", "single", "B", None),
         row("3", "single", "A", "A"),
     ]
-    assert summarize_predictions(rows)["weighted_f1"] == pytest.approx((1 * 1 + 2 * (2 / 3)) / 3)
+    assert summarize_predictions(rows).weighted_f1 == pytest.approx((1 * 1 + 2 * (2 / 3)) / 3)
 
 
 def test_stored_scores_are_used_and_missing_ones_recomputed() -> None:
-    stored = ScoredPrediction("1", "ordering", "s", "DACB", "DABC", False, None, {"pairwise": 0.5})
-    bare = ScoredPrediction("2", "ordering", "s", "DACB", "DABC", False, None, {})
-    assert summarize_predictions([stored])["pairwise_accuracy"] == 0.5
-    assert summarize_predictions([bare])["pairwise_accuracy"] == pytest.approx(5 / 6)
+    ordering = ItemKind.ORDERING
+    stored = ScoredPrediction("1", ordering, "s", "DACB", "DABC", False, None, Score(False, 0.5))
+    bare = ScoredPrediction("2", ordering, "s", "DACB", "DABC", False, None, None)
+    assert summarize_predictions([stored]).pairwise_accuracy == 0.5
+    assert summarize_predictions([bare]).pairwise_accuracy == pytest.approx(5 / 6)
 
 
 def test_empty_and_failure_only_sets_have_no_made_up_figures() -> None:
     empty = summarize_predictions([])
-    assert empty["n"] == 0 and empty["accuracy"] is None and empty["accuracy_ci"] is None
-    assert empty["by_kind"] == {} and empty["by_source"] == {}
+    assert empty.n == 0 and empty.accuracy is None and empty.accuracy_ci is None
+    assert empty.by_kind == {} and empty.by_source == {}
     failed = summarize_predictions([row("x", "single", "A", None, infrastructure=True)])
-    assert failed["n"] == 1 and failed["scored"] == 0
-    assert failed["accuracy"] is None and failed["unparsed_rate"] is None
+    assert failed.n == 1 and failed.scored == 0
+    assert failed.accuracy is None and failed.unparsed_rate is None

@@ -18,11 +18,7 @@ from db.engine import Database, open_database
 from db.models import Prediction
 from db.vocabulary import FailureKind
 from evaluator.backends.base import GenerationRequest, Prompt, ScoringRequest
-from evaluator.backends.openai_backend import (
-    OpenAIBackend,
-    ScoringNotSupportedError,
-    cut_at_first_stop,
-)
+from evaluator.backends.openai_backend import OpenAIBackend, ScoringNotSupportedError
 
 SECRET = "sk-backend-SECRET-1122334455"
 KEY_ENV = "VETBENCH_BACKEND_TEST_KEY"
@@ -144,10 +140,22 @@ def test_more_stops_than_the_api_takes_are_applied_here(server: FakeOpenAIServer
     assert recorded.body is not None and recorded.body["stop"] == list(stops[:4])
 
 
-def test_cut_at_first_stop_ignores_leading_blank_lines() -> None:
-    assert cut_at_first_stop("\n\nB\n\nQuestion", ("\n\n",)) == "\n\nB"
-    assert cut_at_first_stop("B", ("\n\n",)) == "B"
-    assert cut_at_first_stop("A\nQuestion: x", ("\n\n", "\nQuestion:")) == "A"
+@pytest.mark.parametrize(
+    ("answer", "output"),
+    [
+        ("\n\nB\n\nQuestion", "\n\nB"),  # a leading blank line is not a stop
+        ("B", "B"),  # no stop: the whole answer
+        ("A\nQuestion: x", "A"),
+    ],
+)
+def test_answers_are_cut_as_every_backend_cuts_them(
+    server: FakeOpenAIServer, answer: str, output: str
+) -> None:
+    server.default = lambda _r: completion(answer)
+    backend = make_backend(server)
+    (result,) = backend.generate([request("x", "q", stop=("\n\n", "\nQuestion:"))])
+    assert result.output == output
+    backend.close()
 
 
 def eval_fixture_items(

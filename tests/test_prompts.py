@@ -15,6 +15,7 @@ import pytest
 
 from db.items import ItemSnapshot
 from db.vocabulary import ItemKind
+from evaluator.kinds import kind_spec
 from evaluator.prompts import (
     ShotFileError,
     TemplateError,
@@ -22,12 +23,10 @@ from evaluator.prompts import (
     build_prompt,
     load_shot_file,
     load_templates,
-    max_new_tokens,
     prompt_hash,
     select_shots,
     stop_sequences,
 )
-from evaluator.stopping import answer_is_complete
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 BUILTIN_TEMPLATES = Path(__file__).resolve().parent.parent / "evaluator" / "templates"
@@ -154,9 +153,10 @@ def test_stop_sequences_end_at_a_blank_line_or_a_new_question() -> None:
 
 
 def test_max_new_tokens_leaves_room_for_the_answer_only() -> None:
-    assert max_new_tokens("ordering", 4) == 24
-    assert max_new_tokens("ordering", 5) > max_new_tokens("ordering", 4)
-    assert max_new_tokens("single", 4) == 16
+    ordering, single = kind_spec("ordering"), kind_spec("single")
+    assert ordering.max_new_tokens(4) == 24
+    assert ordering.max_new_tokens(5) > ordering.max_new_tokens(4)
+    assert single.max_new_tokens(4) == 16
 
 
 def test_prompt_hash_is_the_sha256_of_the_exact_text() -> None:
@@ -330,7 +330,7 @@ def test_a_missing_shot_file_is_named(tmp_path: Path) -> None:
 def test_an_ordering_answer_is_complete_once_every_event_is_placed(
     text: str, complete: bool
 ) -> None:
-    assert answer_is_complete("ordering", "ABCD")(text) is complete
+    assert kind_spec("ordering").answer_is_complete("ABCD")(text) is complete
 
 
 @pytest.mark.parametrize(
@@ -338,7 +338,7 @@ def test_an_ordering_answer_is_complete_once_every_event_is_placed(
     [(" B", False), (" B\n", True), ("\n", False), (" AB", False), (" AB\n", True)],
 )
 def test_a_choice_answer_is_complete_at_the_end_of_its_line(text: str, complete: bool) -> None:
-    assert answer_is_complete("multi", "ABCD")(text) is complete
+    assert kind_spec("multi").answer_is_complete("ABCD")(text) is complete
 
 
 def test_items_in_conflict_are_shots_only_when_nothing_else_is_left() -> None:

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 from eval_helpers import mixed_set, ordering, store
-from scripted_backend import ScriptedBackend
 from sqlmodel import select
 from tiny_model import tiny_model_dir
 
@@ -20,6 +19,7 @@ from db.items import get_item
 from db.models import EvalRun, Prediction
 from db.validation import ItemDraft
 from db.vocabulary import ItemStatus
+from evaluator.backends.scripted import BeforeAnswer, Script, ScriptedBackend
 from evaluator.prompts import build_prompt, load_templates
 from evaluator.runner import (
     RunProgress,
@@ -43,6 +43,24 @@ ANSWERS = {
     "cflue:5": "对",  # right (A)
     "cflue:6": "A",  # wrong (key B)
 }
+
+
+TIMEOUT = "timed out after 60 s"
+
+
+def failing(item_ids: set[str] | list[str]) -> Script:
+    """ANSWERS, but these items time out (infrastructure failures)."""
+    return Script(ANSWERS, failures=dict.fromkeys(item_ids, TIMEOUT))
+
+
+def raising(error: BaseException, *, before_answer: int) -> BeforeAnswer:
+    """A hook that raises ``error`` before the answer at this position (a crash, a Ctrl-C)."""
+
+    def hook(position: int, _item_id: str) -> None:
+        if position == before_answer:
+            raise error
+
+    return hook
 
 
 def new_run(database: Database, backend: ScriptedBackend, **options: object) -> int:
@@ -118,7 +136,7 @@ def test_a_prediction_stores_prompt_output_answer_scores_and_latency(
     database: Database,
 ) -> None:
     mixed_set(database)
-    backend = ScriptedBackend(ANSWERS)
+    backend = ScriptedBackend(ANSWERS, latency_s=0.25)
     run_id = new_run(database, backend)
     execute_run(database, run_id, backend)
     stored = predictions(database, run_id)
@@ -182,7 +200,7 @@ def test_infrastructure_failures_are_kept_apart_and_retried_on_resume(
     database: Database,
 ) -> None:
     mixed_set(database)
-    flaky = ScriptedBackend(ANSWERS, failing={"cflue:3"})
+    flaky = ScriptedBackend(failing(["cflue:3"]))
     run_id = new_run(database, flaky)
     assert execute_run(database, run_id, flaky) == "finished"
     failed = predictions(database, run_id)["cflue:3"]
@@ -203,7 +221,7 @@ def test_infrastructure_failures_are_kept_apart_and_retried_on_resume(
 
 def test_a_run_whose_every_prediction_failed_is_marked_failed(database: Database) -> None:
     approved = mixed_set(database)
-    down = ScriptedBackend(ANSWERS, failing=set(approved))
+    down = ScriptedBackend(failing(approved))
     run_id = new_run(database, down)
     assert execute_run(database, run_id, down) == "failed"
     assert "all 8 predictions failed" in (get_run(database, run_id).error or "")
@@ -213,7 +231,7 @@ def test_ctrl_c_marks_the_run_interrupted_and_keeps_finished_predictions(
     database: Database,
 ) -> None:
     mixed_set(database)
-    backend = ScriptedBackend(ANSWERS, interrupt_after=2)
+    backend = ScriptedBackend(ANSWERS, before_answer=raising(KeyboardInterrupt(), before_answer=2))
     run_id = new_run(database, backend)
     with pytest.raises(KeyboardInterrupt):
         execute_run(database, run_id, backend)
@@ -225,7 +243,9 @@ def test_ctrl_c_marks_the_run_interrupted_and_keeps_finished_predictions(
 
 def test_a_crash_marks_the_run_failed_with_the_reason(database: Database) -> None:
     mixed_set(database)
-    backend = ScriptedBackend(ANSWERS, crash_after=1)
+    backend = ScriptedBackend(
+        ANSWERS, before_answer=raising(RuntimeError("the accelerator caught fire"), before_answer=1)
+    )
     run_id = new_run(database, backend)
     with pytest.raises(RuntimeError):
         execute_run(database, run_id, backend)
@@ -314,9 +334,7 @@ def test_score_mode_ranks_every_candidate_answer(database: Database) -> None:
         "cflue:1": "B",
         "cflue:3": " ABD",
     }
-    backend = ScriptedBackend(
-        scorer=lambda item_id, candidate: 0.0 if candidate == favourites.get(item_id) else -5.0
-    )
+    backend = ScriptedBackend(favourites)  # the scripted answer is the candidate ranked first
     run_id = new_run(database, backend, mode="score")
     assert execute_run(database, run_id, backend) == "finished"
     (requests,) = backend.score_calls
@@ -334,6 +352,7 @@ def test_score_mode_ranks_every_candidate_answer(database: Database) -> None:
     assert stored["cflue:3"].parsed_answer == "ABD" and stored["cflue:3"].correct is True
     assert len(stored["econ:2"].scores["log_likelihoods"]) == 10  # the best ten are kept
     assert stored["econ:2"].scores["log_likelihoods"]["CDBA"] == 0.0
+    assert stored["econ:2"].scores["log_likelihoods"]["ABCD"] == -1.0  # every other candidate
 
 
 def test_score_mode_leaves_out_items_with_too_many_candidates(database: Database) -> None:

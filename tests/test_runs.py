@@ -6,10 +6,12 @@ from __future__ import annotations
 import pytest
 from eval_helpers import mixed_set
 from scipy.stats import binomtest
-from scripted_backend import ScriptedBackend
 
 from db.engine import Database
+from db.vocabulary import ItemKind
+from evaluator.backends.scripted import Script, ScriptedBackend
 from evaluator.metrics import wilson_interval
+from evaluator.results import RunFigures, SuspectKey
 from evaluator.runner import RunProgress, create_run, execute_run
 from evaluator.runs import (
     RunNotFound,
@@ -34,8 +36,15 @@ ANSWERS = {
 }
 
 
-def run(database: Database, answers: dict[str, str], model: str = "scripted", **options) -> int:  # type: ignore[no-untyped-def]
-    backend = ScriptedBackend(answers, model=model, **options)
+def run(
+    database: Database,
+    answers: dict[str, str],
+    model: str = "scripted",
+    failing: frozenset[str] = frozenset(),
+) -> int:
+    """A finished 0-shot run of ``model`` answering ``answers``; ``failing`` items time out."""
+    script = Script(answers, failures=dict.fromkeys(failing, "timed out after 60 s"))
+    backend = ScriptedBackend(script, model=model)
     run_id = create_run(database, backend.info, shots=0, filters=APPROVED)
     execute_run(database, run_id, backend)
     return run_id
@@ -43,20 +52,21 @@ def run(database: Database, answers: dict[str, str], model: str = "scripted", **
 
 def test_run_figures_summarize_the_stored_predictions(database: Database) -> None:
     mixed_set(database)
-    run_id = run(database, ANSWERS, failing={"cflue:6"})
+    run_id = run(database, ANSWERS, failing=frozenset({"cflue:6"}))
     figures = run_figures(database, run_id)
-    assert figures["run"]["id"] == run_id and figures["run"]["status"] == "finished"
-    assert figures["n"] == 8 and figures["scored"] == 7 and figures["correct"] == 4
-    assert figures["infrastructure_failures"] == 1
-    assert figures["accuracy"] == pytest.approx(4 / 7)
-    assert figures["accuracy_ci"] == pytest.approx(wilson_interval(4, 7))
-    assert figures["unparsed"] == 1
-    assert figures["pairwise_accuracy"] == pytest.approx((1 + 4 / 6) / 2)
-    assert set(figures["by_kind"]) == {"ordering", "single", "multi", "truefalse"}
-    assert set(figures["by_source"]) == {"econ", "cflue"}
-    progress = figures["progress"]
-    assert progress["done"] == 7 and progress["total"] == 8 and progress["remaining"] == 1
-    assert progress["eta_s"] is None  # the run is not running
+    assert figures.run.id == run_id and figures.run.status == "finished"
+    summary = figures.summary
+    assert summary.n == 8 and summary.scored == 7 and summary.correct == 4
+    assert summary.infrastructure_failures == 1
+    assert summary.accuracy == pytest.approx(4 / 7)
+    assert summary.accuracy_ci == pytest.approx(wilson_interval(4, 7))
+    assert summary.unparsed == 1
+    assert summary.pairwise_accuracy == pytest.approx((1 + 4 / 6) / 2)
+    assert set(summary.by_kind) == {"ordering", "single", "multi", "truefalse"}
+    assert set(summary.by_source) == {"econ", "cflue"}
+    progress = figures.progress
+    assert progress.done == 7 and progress.total == 8 and progress.remaining == 1
+    assert progress.eta_s is None  # the run is not running
 
 
 def test_unknown_runs_are_reported(database: Database) -> None:
@@ -78,22 +88,27 @@ def test_one_prediction_can_be_fetched(database: Database) -> None:
     mixed_set(database)
     run_id = run(database, ANSWERS)
     view = get_prediction(database, run_id, "econ:1")
-    assert view is not None and view.parsed_answer == "DACB" and view.scores["pairwise"] == 1.0
+    assert (
+        view is not None
+        and view.parsed_answer == "DACB"
+        and view.scores is not None
+        and view.scores.pairwise == 1.0
+    )
     assert get_prediction(database, run_id, "nothing:1") is None
 
 
 def test_the_run_list_shows_progress_and_accuracy_newest_first(database: Database) -> None:
     mixed_set(database)
     first = run(database, ANSWERS)
-    second = run(database, {**ANSWERS, "econ:2": " B, A, D, C"}, failing={"cflue:2"})
+    second = run(database, {**ANSWERS, "econ:2": " B, A, D, C"}, failing=frozenset({"cflue:2"}))
     listed = list_runs(database)
-    assert [entry["id"] for entry in listed] == [second, first]
+    assert [entry.id for entry in listed] == [second, first]
     newest = listed[0]
-    assert newest["done"] == 7 and newest["total"] == 8 and newest["correct"] == 5
-    assert newest["infrastructure_failures"] == 1
-    assert newest["accuracy"] == pytest.approx(5 / 7)
-    assert newest["accuracy_ci"] == pytest.approx(wilson_interval(5, 7))
-    assert listed[1]["accuracy"] == pytest.approx(4 / 8)
+    assert newest.done == 7 and newest.total == 8 and newest.correct == 5
+    assert newest.infrastructure_failures == 1
+    assert newest.accuracy == pytest.approx(5 / 7)
+    assert newest.accuracy_ci == pytest.approx(wilson_interval(5, 7))
+    assert listed[1].accuracy == pytest.approx(4 / 8)
 
 
 def test_two_runs_compared_item_by_item(database: Database) -> None:
@@ -105,20 +120,20 @@ def test_two_runs_compared_item_by_item(database: Database) -> None:
         model="other",
     )
     comparison = compare_runs(database, a, b)
-    assert comparison["shared_items"] == 8
-    assert comparison["only_a"] == ["cflue:1"]
-    assert sorted(comparison["only_b"]) == ["cflue:3", "cflue:6", "econ:2"]
-    assert sorted(comparison["both_right"]) == ["cflue:4", "cflue:5", "econ:1"]
-    assert comparison["both_wrong"] == ["cflue:2"]
-    assert comparison["counts"] == {"both_right": 3, "both_wrong": 1, "only_a": 1, "only_b": 3}
-    assert {row["item_id"] for row in comparison["different_answers"]} == {
+    assert comparison.shared_items == 8
+    assert comparison.only_a == ("cflue:1",)
+    assert sorted(comparison.only_b) == ["cflue:3", "cflue:6", "econ:2"]
+    assert sorted(comparison.both_right) == ["cflue:4", "cflue:5", "econ:1"]
+    assert comparison.both_wrong == ("cflue:2",)
+    assert comparison.counts == {"both_right": 3, "both_wrong": 1, "only_a": 1, "only_b": 3}
+    assert {row.item_id for row in comparison.different_answers} == {
         "econ:2",
         "cflue:1",
         "cflue:3",
         "cflue:6",
     }
-    assert comparison["agreement"] == pytest.approx(4 / 8)
-    assert comparison["mcnemar_p"] == pytest.approx(binomtest(1, 4, 0.5).pvalue)
+    assert comparison.agreement == pytest.approx(4 / 8)
+    assert comparison.mcnemar_p == pytest.approx(binomtest(1, 4, 0.5).pvalue)
 
 
 def test_suspect_keys_are_items_every_model_gets_wrong_the_same_way(
@@ -130,18 +145,18 @@ def test_suspect_keys_are_items_every_model_gets_wrong_the_same_way(
     suspects = suspect_keys(database)
     # cflue:3 (AB for ABD) and cflue:6 (A for B): both models, same wrong answer.
     # econ:2 differs between the models; cflue:2 is unparsed, not an answer.
-    assert [row["item_id"] for row in suspects] == ["cflue:3", "cflue:6"]
-    assert suspects[1] == {
-        "item_id": "cflue:6",
-        "kind": "truefalse",
-        "key": "B",
-        "answer": "A",
-        "models": ["model-a", "model-b"],
-        "runs": [1, 2],
-    }
+    assert [row.item_id for row in suspects] == ["cflue:3", "cflue:6"]
+    assert suspects[1] == SuspectKey(
+        item_id="cflue:6",
+        kind=ItemKind.TRUEFALSE,
+        key="B",
+        answer="A",
+        models=("model-a", "model-b"),
+        runs=(1, 2),
+    )
     # One model that answers right clears the item.
     run(database, {**ANSWERS, "cflue:6": "B"}, model="model-c")
-    assert [row["item_id"] for row in suspect_keys(database)] == ["cflue:3"]
+    assert [row.item_id for row in suspect_keys(database)] == ["cflue:3"]
 
 
 def test_one_model_alone_makes_no_suspects(database: Database) -> None:
@@ -149,7 +164,7 @@ def test_one_model_alone_makes_no_suspects(database: Database) -> None:
     run(database, ANSWERS, model="model-a")
     run(database, ANSWERS, model="model-a")  # the same model twice is still one model
     assert suspect_keys(database) == []
-    assert [row["item_id"] for row in suspect_keys(database, min_models=1)] == [
+    assert [row.item_id for row in suspect_keys(database, min_models=1)] == [
         "cflue:3",
         "cflue:6",
         "econ:2",
@@ -160,7 +175,7 @@ def test_progress_while_running_has_a_speed_and_an_eta(database: Database) -> No
     mixed_set(database)
     backend = ScriptedBackend(ANSWERS)
     run_id = create_run(database, backend.info, shots=0, filters=APPROVED)
-    seen: list[dict] = []  # type: ignore[type-arg]
+    seen: list[RunFigures] = []
 
     def look(progress: RunProgress) -> None:
         if progress.done == 4:
@@ -168,9 +183,11 @@ def test_progress_while_running_has_a_speed_and_an_eta(database: Database) -> No
 
     execute_run(database, run_id, backend, on_progress=look)
     (during,) = seen
-    assert during["run"]["status"] == "running"
-    assert during["progress"]["done"] == 4 and during["progress"]["remaining"] == 4
-    assert during["progress"]["items_per_second"] > 0
-    assert during["progress"]["eta_s"] == pytest.approx(4 / during["progress"]["items_per_second"])
-    after = run_figures(database, run_id)["progress"]
-    assert after["items_per_second"] > 0 and after["eta_s"] is None
+    assert during.run.status == "running" and during.is_running
+    assert during.progress.done == 4 and during.progress.remaining == 4
+    rate = during.progress.items_per_second
+    assert rate is not None and rate > 0
+    assert during.progress.eta_s == pytest.approx(4 / rate)
+    after = run_figures(database, run_id).progress
+    assert after.items_per_second is not None and after.items_per_second > 0
+    assert after.eta_s is None

@@ -13,14 +13,9 @@ from tiny_model import tiny_model_dir
 
 from db.items import ItemSnapshot
 from db.vocabulary import ItemKind
-from evaluator.backends.base import GenerationRequest, Prompt, ScoringRequest
-from evaluator.backends.transformers_backend import (
-    BackendError,
-    TransformersBackend,
-    cut_at_stop,
-    parse_batch_size,
-    resolve_model_source,
-)
+from evaluator.backends.base import BackendError, GenerationRequest, Prompt, ScoringRequest
+from evaluator.backends.settings import parse_batch_size
+from evaluator.backends.transformers_backend import TransformersBackend, resolve_model_source
 from evaluator.prompts import build_prompt, load_templates
 
 
@@ -338,21 +333,6 @@ def test_backend_info_records_the_settings(fast: TransformersBackend, tiny: Path
     assert params["device"] == "cpu" and params["dtype"] == "float32"
     assert params["batch_size"] == 3 and params["prefix_cache"] is True
     assert params["chat_template"] is False and params["model_origin"] == "directory"
-
-
-@pytest.mark.parametrize(
-    ("text", "stops", "expected"),
-    [
-        (" D, A, C, B\n\nQuestion: next", ("\n\n", "\nQuestion:"), " D, A, C, B"),
-        (" B\nQuestion: next", ("\n\n", "\nQuestion:"), " B"),
-        ("\n\n D, A", ("\n\n",), None),  # a leading blank line is not a stop
-        ("\n\nD, A\n\nmore", ("\n\n",), "\n\nD, A"),
-        (" D, A", ("\n\n",), None),
-        ("", ("\n\n",), None),
-    ],
-)
-def test_cut_at_stop(text: str, stops: tuple[str, ...], expected: str | None) -> None:
-    assert cut_at_stop(text, stops) == expected
 
 
 def test_batch_size_is_auto_or_a_positive_number() -> None:

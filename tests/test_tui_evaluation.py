@@ -3,12 +3,15 @@ whoever wrote it), starts and stops runs of its own, ranks runs, and lists suspe
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
-from eval_helpers import CannedBackend, mixed_set
+from eval_helpers import mixed_set
 from sqlmodel import select
 from textual.app import App
 from textual.pilot import Pilot
@@ -16,6 +19,9 @@ from textual.widgets import DataTable, Static
 
 from db.engine import Database
 from db.models import EvalRun, Prediction
+from db.vocabulary import EvalMode, RunStatus
+from evaluator.backends.scripted import ScriptedBackend
+from evaluator.results import RunOverview
 from evaluator.runner import create_run, execute_run
 from reviewer.tui.screens.evaluation import EvaluationScreen, accuracy_bars
 
@@ -32,7 +38,7 @@ KEYS = {
 }
 
 
-def evaluate(database: Database, backend: CannedBackend, **filters: Any) -> int:
+def evaluate(database: Database, backend: ScriptedBackend, **filters: Any) -> int:
     run_id = create_run(
         database,
         backend.info,
@@ -83,8 +89,8 @@ async def test_shows_run_figures_leaderboard_and_suspects(
     good["econ:2"] = "I cannot tell."  # unparsed
     weak = {item: "答案：A" for item in KEYS}  # everything A: right only where the key is A
     weak["econ:1"] = "A, B, C, D"
-    evaluate(database, CannedBackend("model-good", good))
-    weak_run = evaluate(database, CannedBackend("model-weak", weak))
+    evaluate(database, ScriptedBackend(good, model="model-good"))
+    weak_run = evaluate(database, ScriptedBackend(weak, model="model-weak"))
 
     screen = EvaluationScreen(database, "lead")
     async with ScreenHost(screen).run_test(size=(140, 45)) as pilot:
@@ -132,7 +138,7 @@ async def test_follows_a_run_written_by_someone_else(
         await pilot.pause()
         assert "No evaluation run yet" in static_text(screen, "#run-title")
         # another process would do exactly this: create a run and write predictions
-        evaluate(database, CannedBackend("elsewhere", KEYS), kind=["ordering"])
+        evaluate(database, ScriptedBackend(KEYS, model="elsewhere"), kind=["ordering"])
         figures = screen.query_one("#figures", DataTable)
         await wait_until(
             pilot,
@@ -143,39 +149,80 @@ async def test_follows_a_run_written_by_someone_else(
         assert "elsewhere" in static_text(screen, "#run-title")
 
 
-async def test_starts_a_run_and_shows_item_text_as_plain_text(
-    database: Database, approved: list[str]
+async def test_starts_a_run_of_a_scripted_model_through_the_registry(
+    database: Database, approved: list[str], tmp_path: Path
 ) -> None:
-    outputs = dict(KEYS)
-    outputs["cflue:1"] = "B, see [bold red]note[/bold red]"  # markup-looking model output
-    made: list[CannedBackend] = []
-
-    def factory(_database: Database, spec: str) -> CannedBackend:
-        backend = CannedBackend(spec, outputs)
-        made.append(backend)
-        return backend
-
-    screen = EvaluationScreen(database, "ann", backend_factory=factory)
+    """The model field takes any spec the registry knows: here a script file."""
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps(KEYS, ensure_ascii=False), encoding="utf-8")
+    screen = EvaluationScreen(database, "ann")
     async with ScreenHost(screen).run_test(size=(140, 45)) as pilot:
         await pilot.pause()
-        screen.query_one("#model-spec").value = "my-model"  # type: ignore[attr-defined]
+        screen.query_one("#model-spec").value = f"scripted:{answers}"  # type: ignore[attr-defined]
         await pilot.click("#start")
-        await wait_until(pilot, lambda: made and made[0].closed, "the run to end")
-        await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "Start again")
         predictions = screen.query_one("#predictions", DataTable)
         await wait_until(pilot, lambda: predictions.row_count == 8, "the run's predictions")
-
+        await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "Start again")
         with database.session() as session:
             run = session.get(EvalRun, 1)
-            assert run is not None and run.model == "my-model" and run.status == "finished"
+            assert run is not None and run.model == str(answers.resolve())
+            assert run.backend == "scripted" and run.status == "finished"
             assert run.shots == 5 and run.filters["status"] == ["approved"]
         assert cells(screen.query_one("#figures", DataTable), "all")[2] == "100.0%"
-
         predictions.move_cursor(row=predictions.get_row_index("cflue:1"))
         await pilot.pause()
+        assert "答案：" in static_text(screen, "#prediction-detail")  # the prompt is shown
+
+
+HOSTILE = "B [bold red]x[/] [link=https://evil.example]click[/link] \x1b]0;owned\x07\x1b[31mred\x00"
+
+
+async def test_model_and_item_text_is_shown_literally(database: Database) -> None:
+    """Markup, links, ANSI/OSC escapes and control characters in a model's output, an item id
+    and a model name are shown as characters: nothing is interpreted, nothing reaches the
+    terminal."""
+    from db.items import add_item
+    from db.validation import ItemDraft
+
+    item_id = "evil:[bold]1[/bold]\x1b[2J"
+    with database.transaction() as session:
+        add_item(
+            session,
+            item_id,
+            "evil",
+            ItemDraft(
+                kind="single",
+                prompt="Which [i]one[/i]?",
+                choices={"A": "a", "B": "b"},
+                key="B",
+            ),
+            author="test",
+        )
+    model = "[blink]m[/blink]\x1b[5m"
+    backend = ScriptedBackend({item_id: HOSTILE}, model=model)
+    run_id = create_run(database, backend.info, shots=0, filters={"source": ["evil"]})
+    execute_run(database, run_id, backend)
+    screen = EvaluationScreen(database, "lead")
+    async with ScreenHost(screen).run_test(size=(160, 50)) as pilot:
+        predictions = screen.query_one("#predictions", DataTable)
+        await wait_until(pilot, lambda: predictions.row_count == 1, "the prediction")
+        await pilot.pause()
         detail = static_text(screen, "#prediction-detail")
-        assert "B, see [bold red]note[/bold red]" in detail  # shown literally, not as markup
-        assert "答案：" in detail  # the prompt is shown
+        # the NUL is stored as U+FFFD (PostgreSQL text cannot hold it), on every database
+        visible_output = (
+            "B [bold red]x[/] [link=https://evil.example]click[/link] ␛]0;owned␇␛[31mred\ufffd"
+        )
+        assert visible_output in detail
+        assert "evil:[bold]1[/bold]␛[2J" in detail and "Which [i]one[/i]?" in detail
+        assert "\x1b" not in detail and "\x07" not in detail and "\x00" not in detail
+        rendered = screen.query_one("#prediction-detail", Static).render()
+        assert not any(span.style and "link" in str(span.style) for span in rendered.spans)  # type: ignore[union-attr]
+        assert "[blink]m[/blink]␛[5m" in static_text(screen, "#run-title")
+        (row,) = [predictions.get_row_at(0)]
+        assert str(row[0]) == "evil:[bold]1[/bold]␛[2J"
+        runs = screen.query_one("#runs", DataTable)
+        assert str(runs.get_row_at(0)[1]) == "[blink]m[/blink]␛[5m"
+        assert "[blink]m[/blink]␛[5m" in static_text(screen, "#accuracy-chart")
 
 
 async def test_stop_halts_a_run_after_the_current_prediction(
@@ -184,12 +231,13 @@ async def test_stop_halts_a_run_after_the_current_prediction(
     release = threading.Event()
     first_stored = threading.Event()
 
-    def gate(index: int) -> None:
-        first_stored.set()
-        release.wait(timeout=30)
+    def gate(position: int, _item_id: str) -> None:
+        if position:  # hold the run after its first answer
+            first_stored.set()
+            release.wait(timeout=30)
 
-    backend = CannedBackend("slow", KEYS, gate=gate)
-    screen = EvaluationScreen(database, "ann", backend_factory=lambda _db, _spec: backend)
+    backend = ScriptedBackend(KEYS, model="slow", before_answer=gate)
+    screen = EvaluationScreen(database, "ann", open_model=lambda _spec: backend)
     async with ScreenHost(screen).run_test(size=(140, 45)) as pilot:
         await pilot.pause()
         await pilot.press("ctrl+s")
@@ -208,26 +256,41 @@ async def test_stop_halts_a_run_after_the_current_prediction(
 async def test_a_model_that_does_not_load_is_reported(
     database: Database, approved: list[str]
 ) -> None:
-    def broken(_database: Database, spec: str) -> CannedBackend:
-        raise OSError(f"{spec}: no such model folder")
-
-    screen = EvaluationScreen(database, "ann", backend_factory=broken)
+    screen = EvaluationScreen(database, "ann")
     async with ScreenHost(screen).run_test(size=(140, 45)) as pilot:
         await pilot.pause()
+        screen.query_one("#model-spec").value = "scripted:/no/such/answers.json"  # type: ignore[attr-defined]
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "Start again")
         messages = [str(n.message) for n in pilot.app._notifications]
-        assert any("no such model folder" in m for m in messages)
+        assert any("answers.json: cannot read the file" in m for m in messages)
     with database.session() as session:
         assert session.exec(select(EvalRun)).all() == []
 
 
+def overview(run_id: int, model: str, accuracy: float | None, done: int) -> RunOverview:
+    interval = None if accuracy is None else (max(accuracy - 0.2, 0.0), min(accuracy + 0.2, 1.0))
+    return RunOverview(
+        id=run_id,
+        model=model,
+        backend="scripted",
+        mode=EvalMode.GENERATE,
+        shots=0,
+        status=RunStatus.FINISHED,
+        stale=False,
+        done=done,
+        total=10,
+        infrastructure_failures=0,
+        correct=round((accuracy or 0) * done),
+        accuracy=accuracy,
+        accuracy_ci=interval,
+        started_at=datetime(2025, 1, 1, tzinfo=UTC),
+        finished_at=None,
+    )
+
+
 def test_accuracy_bars_rank_runs_and_scale() -> None:
-    runs = [
-        {"id": 1, "model": "a", "accuracy": 0.5, "accuracy_ci": (0.3, 0.7), "done": 10},
-        {"id": 2, "model": "b", "accuracy": 1.0, "accuracy_ci": (0.7, 1.0), "done": 10},
-        {"id": 3, "model": "c", "accuracy": None, "accuracy_ci": None, "done": 0},
-    ]
+    runs = [overview(1, "a", 0.5, 10), overview(2, "b", 1.0, 10), overview(3, "c", None, 0)]
     lines = accuracy_bars(runs, width=10).plain.splitlines()
     assert len(lines) == 2
     assert lines[0].startswith("#2") and "█" * 10 in lines[0] and "100.0%" in lines[0]

@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
+
+from evaluator.results import JsonObject
+
+
+class BackendError(RuntimeError):
+    """A model, device or setting that cannot be used; the message says why and what to do."""
 
 
 @dataclass(frozen=True)
@@ -67,9 +73,9 @@ class ScoringResult:
 class BackendInfo:
     """What a run records about the backend in ``EvalRun.params``."""
 
-    backend: str  # "transformers" or "openai"
+    backend: str  # the provider: "transformers", "openai", "scripted"
     model: str
-    params: dict[str, Any] = field(default_factory=dict)
+    params: JsonObject = field(default_factory=dict)
 
 
 class Backend(Protocol):

@@ -23,6 +23,7 @@ from evaluator.backends.base import (
     ScoringResult,
 )
 from evaluator.openai_client import DEFAULT_API_KEY_ENV, ChatClient, ChatRequest
+from evaluator.stopping import finished_text
 
 MAX_SERVER_STOPS = 4  # the most stop strings the OpenAI API accepts; the rest are cut here
 
@@ -97,10 +98,12 @@ class OpenAIBackend:
                     error=str(outcome.error),
                 )
                 continue
+            # The server applies only the first few stops; the rest (and any it ignored)
+            # are applied here, the same way every backend does.
             yield GenerationResult(
                 item_id=request.item_id,
                 prompt_text=request.prompt.text,
-                output=cut_at_first_stop(outcome.response.text, request.stop),
+                output=finished_text(outcome.response.text, request.stop),
                 latency_s=outcome.latency_s,
             )
 
@@ -112,14 +115,3 @@ class OpenAIBackend:
 
     def close(self) -> None:
         self.client.close()
-
-
-def cut_at_first_stop(text: str, stops: Sequence[str]) -> str:
-    """``text`` up to the first stop string found after its first non-blank character.
-
-    The server applies only the first few stops; the rest (and any it ignored) are
-    applied here, the same way the local backend does.
-    """
-    start = len(text) - len(text.lstrip())
-    positions = [found for stop in stops if stop and (found := text.find(stop, start)) >= 0]
-    return text[: min(positions)] if positions else text

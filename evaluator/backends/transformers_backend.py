@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.backends.base import (
+    BackendError,
     BackendInfo,
     GenerationRequest,
     GenerationResult,
@@ -44,21 +45,18 @@ from evaluator.backends.base import (
     ScoringRequest,
     ScoringResult,
 )
+from evaluator.backends.settings import DEVICES, parse_batch_size
+from evaluator.stopping import cut_at_stop
 
 log = logging.getLogger(__name__)
 
 DEMO_MODEL = "demo"
-DEVICES = ("auto", "cpu", "cuda")
 # Measured with bench/bench_demo_eval.py (demo model, 5 shots, 30 ordering items, a
 # busy 2-core CPU): 0.08 items/s at batch 1, 0.10 at 4, 0.25 at 8, 0.26 at 16.
 DEFAULT_CPU_BATCH = 8
 MAX_AUTO_BATCH = 256
 CPU_MEMORY_BUDGET = 2 << 30  # bytes of key-value cache one CPU batch may take
 GPU_MEMORY_SHARE = 0.6  # of the free GPU memory, for one batch
-
-
-class BackendError(RuntimeError):
-    """A model or device that cannot be used; the message says why and what to do."""
 
 
 @dataclass(frozen=True)
@@ -102,24 +100,6 @@ def resolve_device(requested: str) -> tuple[str, Any]:
     if requested == "cuda" or (requested == "auto" and torch.cuda.is_available()):
         return "cuda", torch.bfloat16
     return "cpu", torch.float32
-
-
-def parse_batch_size(value: str | int) -> int | None:
-    """``auto`` -> None (chosen per batch), else a positive integer."""
-    if isinstance(value, int):
-        number = value
-    elif str(value).strip().lower() == "auto":
-        return None
-    else:
-        try:
-            number = int(str(value))
-        except ValueError:
-            raise BackendError(
-                f"batch size must be 'auto' or a positive integer, not '{value}'"
-            ) from None
-    if number < 1:
-        raise BackendError(f"batch size must be at least 1, not {number}")
-    return number
 
 
 @dataclass
@@ -619,19 +599,6 @@ class TransformersBackend:
                 picked = log_probs[index, : len(targets)].gather(1, targets[:, None])
                 totals[index] += float(picked.sum())
         return totals
-
-
-def cut_at_stop(text: str, stops: Sequence[str]) -> str | None:
-    """``text`` up to the first stop string, or None when none occurs.
-
-    Stops count only after the output's first non-blank character, so a model that
-    opens with a blank line is not cut off before it answers.
-    """
-    start = len(text) - len(text.lstrip())
-    if start == len(text):
-        return None
-    found = [position for stop in stops if stop and (position := text.find(stop, start)) >= 0]
-    return text[: min(found)] if found else None
 
 
 def _common_prefix_length(sequences: Sequence[Sequence[int]]) -> int:

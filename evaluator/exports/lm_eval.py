@@ -23,7 +23,7 @@ What the folder holds:
   (``acc``, ``acc_norm``). Candidates are the choice letters for single-answer and
   true/false items, every non-empty set of letters for multi-answer items, and every
   order for ordering items; items whose candidates would exceed
-  ``MAX_SCORE_CANDIDATES`` are left out of score mode (the manifest names them);
+  ``evaluator.kinds.MAX_SCORE_CANDIDATES`` are left out of score mode (the manifest names them);
 - ``data/<task>.jsonl`` and ``utils.py``; ``vetbench-export.json`` (the manifest).
 
 A model with a chat template sees the prompt through it in ``vetbench eval``; pass
@@ -35,8 +35,6 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Sequence
-from itertools import combinations, permutations
-from math import factorial
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +45,8 @@ from db.items import ItemSnapshot, iter_items
 from db.vocabulary import ItemKind
 from evaluator.exports.folder import ExportSummary, count_kinds, select_items, write_folder
 from evaluator.exports.selection import ExportError
-from evaluator.extraction import extract_answer
+from evaluator.kinds import Metric, kind_spec
+from evaluator.metrics import score_answer
 from evaluator.prompts import (
     DEFAULT_SHOT_SEED,
     PromptTemplates,
@@ -55,15 +54,12 @@ from evaluator.prompts import (
     build_prompt,
     load_shot_file,
     load_templates,
-    max_new_tokens,
     select_shots,
     stop_sequences,
     template_language,
 )
-from evaluator.stopping import answer_is_complete
 
 DEFAULT_TASK_NAME = "vetbench"
-MAX_SCORE_CANDIDATES = 120  # every order of 5 events; 6 events would be 720 forward passes
 DATA_DIR = "data"
 
 UTILS_PY = '''\
@@ -80,8 +76,8 @@ from pathlib import Path
 
 import datasets
 
-from evaluator.exports.lm_eval import read_answer
-from evaluator.metrics import score_answer, weighted_f1
+from evaluator.exports.lm_eval import score_document
+from evaluator.metrics import weighted_f1
 
 HERE = Path(__file__).resolve().parent
 
@@ -94,16 +90,7 @@ def load_docs(data_file: str, **_metadata):
 
 def process_results(doc, results):
     """Read the answer from the generated text and score it the way `vetbench eval` does."""
-    parsed = read_answer(doc["kind"], results[0], doc["labels"])
-    scores = score_answer(doc["kind"], parsed, doc["answer"])
-    figures = {"exact_match": float(scores["correct"]), "unparsed": float(parsed is None)}
-    if doc["kind"] == "ordering":
-        figures["pairwise_accuracy"] = float(scores["pairwise"])
-    else:
-        figures["weighted_f1"] = (doc["answer"], parsed)
-    if doc["kind"] == "multi":
-        figures["set_f1"] = float(scores["set_f1"])
-    return figures
+    return score_document(doc["kind"], results[0], doc["labels"], doc["answer"])
 
 
 def aggregate_weighted_f1(pairs):
@@ -145,11 +132,33 @@ def read_answer(kind: ItemKind | str, output: str, labels: Sequence[str]) -> str
     so the answer is read from the shortest prefix that already holds a whole answer
     (or from all of the text when none does).
     """
-    complete = answer_is_complete(kind, labels)
+    spec = kind_spec(kind)
+    complete = spec.answer_is_complete(labels)
     for end in range(1, len(output) + 1):
         if complete(output[:end]):
-            return extract_answer(kind, output[:end], labels)
-    return extract_answer(kind, output, labels)
+            return spec.extract(output[:end], labels)
+    return spec.extract(output, labels)
+
+
+def score_document(
+    kind: ItemKind | str, output: str, labels: Sequence[str], key: str
+) -> dict[str, float | tuple[str, str | None]]:
+    """One document's figures for lm-eval: exact match, unparsed, and the kind's own metrics
+    (a per-item value, or the ``(key, answer)`` pair that weighted F1 aggregates)."""
+    parsed = read_answer(kind, output, labels)
+    score = score_answer(kind, parsed, key)
+    figures: dict[str, float | tuple[str, str | None]] = {
+        Metric.EXACT_MATCH.value: float(score.correct),
+        "unparsed": float(parsed is None),
+    }
+    for metric in kind_spec(kind).metrics:
+        if metric is Metric.PAIRWISE_ACCURACY:
+            figures[metric.value] = float(score.pairwise or 0.0)
+        elif metric is Metric.WEIGHTED_F1:
+            figures[metric.value] = (key, parsed)
+        elif metric is Metric.SET_F1:
+            figures[metric.value] = float(score.set_f1 or 0.0)
+    return figures
 
 
 def answer_delimiter(templates: PromptTemplates, language: str) -> str:
@@ -160,24 +169,6 @@ def answer_delimiter(templates: PromptTemplates, language: str) -> str:
     )
     start, end = rendered.find("\x00"), rendered.find("\x01")
     return rendered[start + 1 : end] if 0 <= start < end else " "
-
-
-def score_candidates(item: ItemSnapshot) -> list[str] | None:
-    """Every answer score mode ranks for ``item`` (canonical), or None when there are too many."""
-    labels = item.labels
-    if item.kind is ItemKind.ORDERING:
-        if factorial(len(labels)) > MAX_SCORE_CANDIDATES:
-            return None
-        return ["".join(order) for order in permutations(labels)]
-    if item.kind is ItemKind.MULTI:
-        if 2 ** len(labels) - 1 > MAX_SCORE_CANDIDATES:
-            return None
-        return [
-            "".join(subset)
-            for size in range(1, len(labels) + 1)
-            for subset in combinations(labels, size)
-        ]
-    return list(labels)
 
 
 def _shot_pool(database: Database, shot_file: Path | None) -> tuple[list[ItemSnapshot], bool]:
@@ -233,13 +224,13 @@ def _document(item: ItemSnapshot, prompt: Any, templates: PromptTemplates) -> di
         "prefix": prompt.prefix,
         "question": prompt.question,
         "stop": list(stop_sequences(item.kind, templates, language)),
-        "max_new_tokens": max_new_tokens(item.kind, len(item.labels)),
+        "max_new_tokens": kind_spec(item.kind).max_new_tokens(len(item.labels)),
         "answer_delimiter": answer_delimiter(templates, language),
     }
 
 
 def _with_candidates(document: dict[str, Any], item: ItemSnapshot) -> dict[str, Any] | None:
-    candidates = score_candidates(item)
+    candidates = kind_spec(item.kind).score_candidates(item.labels)
     if candidates is None:
         return None
     delimiter = document["answer_delimiter"]
@@ -255,21 +246,17 @@ def _generation_task(name: str, data_file: str, docs: list[dict[str, Any]], kind
     stops: list[str] = []
     for doc in docs:
         stops += [stop for stop in doc["stop"] if stop not in stops]
-    metrics = [{"metric": "exact_match", "aggregation": "mean", "higher_is_better": True}]
-    if kind == ItemKind.ORDERING:
-        metrics.append(
-            {"metric": "pairwise_accuracy", "aggregation": "mean", "higher_is_better": True}
-        )
-    else:
-        metrics.append(
-            {
-                "metric": "weighted_f1",
-                "aggregation": _FunctionTag("utils.aggregate_weighted_f1"),
-                "higher_is_better": True,
-            }
-        )
-    if kind == ItemKind.MULTI:
-        metrics.append({"metric": "set_f1", "aggregation": "mean", "higher_is_better": True})
+    metrics = [
+        {
+            "metric": metric.value,
+            # weighted F1 is not a mean of per-item values: it is computed over all pairs
+            "aggregation": _FunctionTag("utils.aggregate_weighted_f1")
+            if metric is Metric.WEIGHTED_F1
+            else "mean",
+            "higher_is_better": True,
+        }
+        for metric in kind_spec(kind).metrics
+    ]
     metrics.append({"metric": "unparsed", "aggregation": "mean", "higher_is_better": False})
     return _dump_yaml(
         {

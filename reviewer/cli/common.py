@@ -8,7 +8,7 @@ import getpass
 import json
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, NamedTuple, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar
 
 import click
 
@@ -17,6 +17,7 @@ from db.vocabulary import ItemKind, values
 
 if TYPE_CHECKING:
     from db.engine import Database
+    from evaluator.backends.settings import ApiSettings
 
 State = TypeVar("State")
 
@@ -66,38 +67,16 @@ source_option = click.option(
 )
 
 
-class ApiSettings(NamedTuple):
-    """The OpenAI-compatible client's settings, as the --base-url ... --max-wait flags give them."""
-
-    base_url: str | None
-    api_key_env: str
-    concurrency: int
-    timeout: float
-    max_retries: int
-    max_wait: float
-
-    def client_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for ``ChatClient`` (and ``OpenAIBackend``, which passes them on)."""
-        return {
-            "base_url": self.base_url,
-            "api_key_env": self.api_key_env,
-            "concurrency": self.concurrency,
-            "timeout": self.timeout,
-            "max_retries": self.max_retries,
-            "backoff_max_s": self.max_wait,
-        }
+API_FLAGS = ("base_url", "api_key_env", "concurrency", "timeout", "max_retries", "max_wait")
+"""The API flags' parameter names: the fields of evaluator.backends.settings.ApiSettings."""
 
 
-API_FLAGS = tuple(ApiSettings._fields)
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
 
-def api_client_options(function: Callable[..., Any]) -> Callable[..., Any]:
-    """The OpenAI-compatible client's flags, shared by `generate` and `eval` (openai:NAME).
-
-    The command receives them as one ``api: ApiSettings`` argument.  The defaults
-    repeat evaluator.openai_client.ChatClient's, so --help needs no import of the client.
-    """
-    options = (
+def _api_options() -> tuple[Decorator, ...]:
+    # The defaults repeat evaluator.backends.settings.ApiSettings', so --help imports nothing.
+    return (
         click.option(
             "--base-url",
             default=None,
@@ -141,14 +120,101 @@ def api_client_options(function: Callable[..., Any]) -> Callable[..., Any]:
         ),
     )
 
+
+def _with_options(
+    function: Callable[..., Any],
+    options: tuple[Callable[[Callable[..., Any]], Callable[..., Any]], ...],
+) -> Callable[..., Any]:
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def _api_settings(kwargs: dict[str, Any]) -> ApiSettings:
+    """Take the API flags out of a command's keyword arguments, as one value."""
+    from evaluator.backends.settings import ApiSettings
+
+    return ApiSettings(**{name: kwargs.pop(name) for name in API_FLAGS})
+
+
+def api_client_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """The OpenAI-compatible client's flags, for `generate`.
+
+    The command receives them as one ``api: ApiSettings`` argument
+    (``evaluator.backends.settings``).
+    """
+
     @functools.wraps(function)
     def with_api_settings(*args: Any, **kwargs: Any) -> Any:
-        api = ApiSettings(**{name: kwargs.pop(name) for name in API_FLAGS})
-        return function(*args, api=api, **kwargs)
+        return function(*args, api=_api_settings(kwargs), **kwargs)
 
-    for option in reversed(options):
-        with_api_settings = option(with_api_settings)
-    return with_api_settings
+    return _with_options(with_api_settings, _api_options())
+
+
+BACKEND_FLAGS = ("batch_size", "device", "threads", "no_prefix_cache", "no_chat_template")
+
+
+def backend_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Every flag of how a model is run, for `eval` and for the evaluation screen (`review`).
+
+    The command receives them as one ``backend: BackendSettings`` argument
+    (``evaluator.backends.settings``); a bad batch size fails before any model loads.
+    """
+    options: tuple[Decorator, ...] = (
+        click.option(
+            "--batch-size",
+            default="auto",
+            show_default=True,
+            metavar="auto|N",
+            help="Sequences per batch (local models).",
+        ),
+        click.option(
+            "--device",
+            type=click.Choice(("auto", "cpu", "cuda")),
+            default="auto",
+            show_default=True,
+            help="auto: the GPU in bfloat16 when there is one, else the CPU.",
+        ),
+        click.option(
+            "--threads",
+            type=click.IntRange(1),
+            help="CPU threads for local models [default: torch's choice]; on a CPU busy with "
+            "other work, 1 is often fastest.",
+        ),
+        *_api_options(),  # for openai:NAME models
+        click.option(
+            "--no-prefix-cache",
+            is_flag=True,
+            help="Recompute the shared few-shot prefix for every batch (for speed comparisons).",
+        ),
+        click.option(
+            "--no-chat-template",
+            is_flag=True,
+            help="Send the plain prompt even when the model has a chat template.",
+        ),
+    )
+
+    @functools.wraps(function)
+    def with_backend_settings(*args: Any, **kwargs: Any) -> Any:
+        from evaluator.backends.base import BackendError
+        from evaluator.backends.settings import BackendSettings
+
+        api = _api_settings(kwargs)
+        flags = {name: kwargs.pop(name) for name in BACKEND_FLAGS}
+        try:
+            settings = BackendSettings(
+                device=flags["device"],
+                batch_size=flags["batch_size"],
+                prefix_cache=not flags["no_prefix_cache"],
+                chat_template=False if flags["no_chat_template"] else None,
+                threads=flags["threads"],
+                api=api,
+            )
+        except BackendError as error:
+            fail(str(error))
+        return function(*args, backend=settings, **kwargs)
+
+    return _with_options(with_backend_settings, options)
 
 
 def open_db(ctx: click.Context, *, create: bool = False) -> Database:

@@ -1,25 +1,25 @@
 """CLI commands: ``eval`` (evaluate a model on the approved set) and ``runs`` (list, show, compare).
 
-Models: ``demo`` (the embedded SmolLM2-135M-Instruct), a transformers model
-directory, a hub id already in the local cache, a ``.gguf`` file, or
-``openai:NAME`` for an OpenAI-compatible API.  torch, transformers and the
-evaluator are imported inside the commands, so ``vetbench --help`` stays instant.
+Models are opened by the evaluator's registry (``evaluator.backends.registry``):
+``demo`` (the embedded SmolLM2-135M-Instruct), a transformers model directory, a
+hub id already in the local cache, a ``.gguf`` file, ``openai:NAME`` for an
+OpenAI-compatible API, or ``scripted:FILE``.  The evaluator (and with it torch and
+transformers) is imported inside the commands, so ``vetbench --help`` stays instant.
+The commands print the evaluator's typed results; ``--json`` writes their ``to_json()``.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
-from db.vocabulary import ALL, EvalMode, ItemKind, ItemStatus, values
+from db.vocabulary import ALL, EvalMode, FailureKind, ItemKind, ItemStatus, RunStatus, values
 from reviewer.cli.common import (
-    ApiSettings,
     TerminalProgressBar,
-    api_client_options,
+    backend_options,
     default_user,
     fail,
     open_db,
@@ -29,9 +29,10 @@ from reviewer.cli.common import (
 if TYPE_CHECKING:
     from db.engine import Database
     from evaluator.backends.base import Backend
+    from evaluator.backends.settings import BackendSettings
+    from evaluator.results import Figures, PredictionView, ProgressFigures, RunFigures, RunRecord
     from evaluator.runner import RunProgress
 
-OPENAI_PREFIX = "openai:"
 EXIT_INTERRUPTED = 130
 
 
@@ -42,75 +43,78 @@ def _number(value: float | None, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
-def _interval(interval: Any) -> str:
+def _interval(interval: tuple[float, float] | None) -> str:
     if not interval:
         return ""
     low, high = interval
     return f"[{low:.3f}, {high:.3f}]"
 
 
-def _figure_lines(figures: dict[str, Any]) -> list[str]:
+def _figure_lines(figures: RunFigures) -> list[str]:
+    summary = figures.summary
     lines = [
-        f"accuracy      {_number(figures['accuracy'])}  {_interval(figures['accuracy_ci'])}"
-        f"  ({figures['correct']} of {figures['scored']})",
-        f"unparsed      {_number(figures['unparsed_rate'])}  ({figures['unparsed']})",
+        f"accuracy      {_number(summary.accuracy)}  {_interval(summary.accuracy_ci)}"
+        f"  ({summary.correct} of {summary.scored})",
+        f"unparsed      {_number(summary.unparsed_rate)}  ({summary.unparsed})",
     ]
-    for label, name in (
-        ("pairwise", "pairwise_accuracy"),
-        ("weighted F1", "weighted_f1"),
-        ("set F1", "set_f1"),
+    for label, value in (
+        ("pairwise", summary.pairwise_accuracy),
+        ("weighted F1", summary.weighted_f1),
+        ("set F1", summary.set_f1),
     ):
-        if figures.get(name) is not None:
-            lines.append(f"{label:<13} {_number(figures[name])}")
-    if figures["infrastructure_failures"]:
+        if value is not None:
+            lines.append(f"{label:<13} {_number(value)}")
+    if summary.infrastructure_failures:
         lines.append(
-            f"failed        {figures['infrastructure_failures']} (infrastructure; "
+            f"failed        {summary.infrastructure_failures} (infrastructure; "
             "resume the run to retry)"
         )
-    for title, group in (("by kind", "by_kind"), ("by source", "by_source")):
-        breakdown = figures.get(group) or {}
-        if len(breakdown) > 1 or (group == "by_kind" and breakdown):
+    for title, breakdown in (("by kind", summary.by_kind), ("by source", summary.by_source)):
+        if len(breakdown) > 1 or (breakdown is summary.by_kind and breakdown):
             lines.append(f"{title}:")
-            for name, sub in breakdown.items():
-                lines.append(
-                    f"  {name:<18} n={sub['scored']:<5} acc {_number(sub['accuracy'])} "
-                    f"{_interval(sub['accuracy_ci'])}  unparsed {_number(sub['unparsed_rate'])}"
-                )
+            lines += [_breakdown_line(name, group) for name, group in breakdown.items()]
     return lines
 
 
-def _run_header(figures: dict[str, Any]) -> str:
-    run, progress = figures["run"], figures["progress"]
-    status = run["status"] + (" (stale: its process is gone)" if run["stale"] else "")
+def _breakdown_line(name: str, group: Figures) -> str:
     return (
-        f"run {run['id']}  {run['model']}  ({run['backend']}, {run['mode']}, {run['shots']}-shot)"
-        f"  {status}  {progress['done']}/{progress['total']} items"
+        f"  {name:<18} n={group.scored:<5} acc {_number(group.accuracy)} "
+        f"{_interval(group.accuracy_ci)}  unparsed {_number(group.unparsed_rate)}"
     )
 
 
-def _speed_line(progress: dict[str, Any]) -> str | None:
-    rate = progress.get("items_per_second")
+def _run_header(figures: RunFigures) -> str:
+    run, progress = figures.run, figures.progress
+    status = run.status + (" (stale: its process is gone)" if run.stale else "")
+    return (
+        f"run {run.id}  {run.model}  ({run.backend}, {run.mode}, {run.shots}-shot)"
+        f"  {status}  {progress.done}/{progress.total} items"
+    )
+
+
+def _speed_line(progress: ProgressFigures) -> str | None:
+    rate = progress.items_per_second
     if rate is None:
         return None
-    eta = progress.get("eta_s")
+    eta = progress.eta_s
     return f"speed         {rate:.2f} items/s" + (f", about {eta:.0f} s left" if eta else "")
 
 
-def _print_figures(figures: dict[str, Any]) -> None:
+def _print_figures(figures: RunFigures) -> None:
     click.echo(_run_header(figures))
     for line in _figure_lines(figures):
         click.echo(line)
-    speed = _speed_line(figures["progress"])
+    speed = _speed_line(figures.progress)
     if speed:
         click.echo(speed)
-    if figures["run"]["error"]:
-        click.echo(f"note          {figures['run']['error']}")
+    if figures.run.error:
+        click.echo(f"note          {figures.run.error}")
 
 
 def _mark(correct: bool | None, failure: str | None) -> str:
-    if failure == "infrastructure":
+    if failure == FailureKind.INFRASTRUCTURE:
         return "!"
-    if failure == "unparsed":
+    if failure == FailureKind.UNPARSED:
         return "?"
     return "✓" if correct else "✗"
 
@@ -118,58 +122,16 @@ def _mark(correct: bool | None, failure: str | None) -> str:
 # ------------------------------------------------------------------- backend
 
 
-def _make_backend(
-    database: Database,
-    model: str,
-    *,
-    backend_name: str | None,
-    device: str,
-    batch_size: str,
-    prefix_cache: bool,
-    chat_template: bool | None,
-    threads: int | None,
-    api: ApiSettings,
-) -> Backend:
-    """The backend for MODEL (``openai:NAME`` or anything transformers loads)."""
-    if backend_name == "openai" or (backend_name is None and model.startswith(OPENAI_PREFIX)):
-        from evaluator.backends.openai_backend import OpenAIBackend
-        from evaluator.openai_client import ClientConfigError
+def _open_backend(database: Database, spec: str, settings: BackendSettings) -> Backend:
+    """The backend for SPEC through the evaluator's registry; problems end the command."""
+    from evaluator.backends.base import BackendError
+    from evaluator.backends.registry import open_backend
 
-        name = model.removeprefix(OPENAI_PREFIX)
-        try:
-            return OpenAIBackend(name, database=database, **api.client_kwargs())
-        except ClientConfigError as error:
-            fail(str(error))
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # vetbench never downloads models
-    from transformers.utils import logging as transformers_logging
-
-    from evaluator.backends.transformers_backend import BackendError, TransformersBackend
-    from evaluator.demo_model import ModelNotFoundError, is_converted
-
-    transformers_logging.set_verbosity_error()
-    transformers_logging.disable_progress_bar()
-    if model == "demo":
-        from evaluator.demo_model import demo_gguf_path
-
-        try:
-            first_time = not is_converted(demo_gguf_path())
-        except ModelNotFoundError as error:
-            fail(str(error))
-        if first_time:
-            click.echo(
-                "converting the demo model once (about half a minute; later loads are fast)",
-                err=True,
-            )
     try:
-        return TransformersBackend(
-            model,
-            device=device,
-            batch_size=batch_size,
-            prefix_cache=prefix_cache,
-            chat_template=chat_template,
-            threads=threads,
+        return open_backend(
+            spec, settings, database=database, notify=lambda note: click.echo(note, err=True)
         )
-    except (BackendError, ModelNotFoundError) as error:
+    except BackendError as error:
         fail(str(error))
 
 
@@ -198,7 +160,7 @@ def _progress_line(progress: RunProgress) -> str:
     "-m",
     metavar="MODEL",
     help="demo, a transformers model folder, a hub id in the local cache, a .gguf file, "
-    "or openai:NAME.",
+    "openai:NAME, or scripted:FILE (answers written in advance).",
 )
 @click.option(
     "--shots",
@@ -232,43 +194,13 @@ def _progress_line(progress: RunProgress) -> str:
     help="generate answers, or rank candidate answers by log-likelihood.",
 )
 @click.option(
-    "--batch-size",
-    default="auto",
-    show_default=True,
-    metavar="auto|N",
-    help="Sequences per batch (local models).",
-)
-@click.option(
-    "--device",
-    type=click.Choice(("auto", "cpu", "cuda")),
-    default="auto",
-    show_default=True,
-    help="auto: the GPU in bfloat16 when there is one, else the CPU.",
-)
-@click.option(
-    "--threads",
-    type=click.IntRange(1),
-    help="CPU threads for local models [default: torch's choice]; on a CPU busy with "
-    "other work, 1 is often fastest.",
-)
-@click.option(
     "--templates",
     "templates_dir",
     type=click.Path(path_type=Path, exists=True, file_okay=False),
     help="A folder of prompt templates replacing the built-in ones (see evaluator/templates).",
 )
 @click.option("--seed", type=int, default=1234, show_default=True, help="Seed of the shot draw.")
-@api_client_options  # for openai:NAME models
-@click.option(
-    "--no-prefix-cache",
-    is_flag=True,
-    help="Recompute the shared few-shot prefix for every batch (for speed comparisons).",
-)
-@click.option(
-    "--no-chat-template",
-    is_flag=True,
-    help="Send the plain prompt even when the model has a chat template.",
-)
+@backend_options
 @click.option("--resume", "resume_id", type=int, metavar="RUN_ID", help="Continue a stopped run.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run id and its figures as JSON.")
 @click.pass_context
@@ -282,14 +214,9 @@ def eval_command(
     sources: tuple[str, ...],
     limit: int | None,
     mode: str,
-    batch_size: str,
-    device: str,
-    threads: int | None,
     templates_dir: Path | None,
     seed: int,
-    api: ApiSettings,
-    no_prefix_cache: bool,
-    no_chat_template: bool,
+    backend: BackendSettings,
     resume_id: int | None,
     as_json: bool,
 ) -> None:
@@ -306,45 +233,23 @@ def eval_command(
     database = open_db(ctx)
     if resume_id is None and not model:
         fail("give --model MODEL (or --resume RUN_ID)")
-    if mode == "score" and model and model.startswith(OPENAI_PREFIX):
-        fail("API models give no log-likelihoods; evaluate them with --mode generate")
-    from evaluator.backends.transformers_backend import BackendError, parse_batch_size
-
-    try:
-        parse_batch_size(batch_size)
-    except BackendError as error:
-        fail(str(error))
-
-    backend_name = None
+    settings = backend
     if resume_id is not None:
         run = _run_to_resume(database, resume_id, model)
-        model, backend_name, mode = run["model"], run["backend"], run["mode"]
-        api = api._replace(base_url=api.base_url or run["params"].get("base_url"))
-        if run["params"].get("prefix_cache") is False:
-            no_prefix_cache = True
-        if run["params"].get("chat_template") is False:
-            no_chat_template = True
+        model, mode = _recorded_spec(run), run.mode
+        settings = settings.resuming(run.params)
     assert model is not None
-    backend = _make_backend(
-        database,
-        model,
-        backend_name=backend_name,
-        device=device,
-        batch_size=batch_size,
-        prefix_cache=not no_prefix_cache,
-        chat_template=False if no_chat_template else None,
-        threads=threads,
-        api=api,
-    )
+    _check_form(model, mode)
+    opened = _open_backend(database, model, settings)
     try:
         if resume_id is None:
-            if mode == "score" and not backend.supports_scoring:
+            if mode == EvalMode.SCORE and not opened.supports_scoring:
                 fail("this backend cannot score candidate answers; use --mode generate")
-            selected = () if "all" in statuses else (statuses or ("approved",))
+            selected = () if ALL in statuses else (statuses or (ItemStatus.APPROVED,))
             try:
                 run_id = create_run(
                     database,
-                    backend.info,
+                    opened.info,
                     mode=mode,
                     shots=shots,
                     filters={
@@ -363,29 +268,48 @@ def eval_command(
         else:
             run_id = resume_id
         _report_setup(database, run_id, as_json)
-        status = _execute(database, run_id, backend)
+        status = _execute(database, run_id, opened)
     finally:
-        backend.close()
+        opened.close()
     figures = run_figures(database, run_id)
     if as_json:
-        print_json({"run_id": run_id, **figures})
+        print_json({"run_id": run_id, **figures.to_json()})
     else:
         _print_figures(figures)
-    if status == "failed":
+    if status is RunStatus.FAILED:
         sys.exit(1)
 
 
-def _run_to_resume(database: Database, run_id: int, model: str | None) -> dict[str, Any]:
+def _check_form(spec: str, mode: str) -> None:
+    """Refuse a spec of no known form, or score mode for models that cannot score, at once."""
+    from evaluator.backends.base import BackendError
+    from evaluator.backends.registry import find_provider
+
+    try:
+        provider = find_provider(spec)
+    except BackendError as error:
+        fail(str(error))
+    if mode == EvalMode.SCORE and provider.cannot_score:
+        fail(f"{provider.cannot_score}; evaluate them with --mode generate")
+
+
+def _recorded_spec(run: RunRecord) -> str:
+    from evaluator.backends.registry import recorded_spec
+
+    return recorded_spec(run.backend, run.model)
+
+
+def _run_to_resume(database: Database, run_id: int, model: str | None) -> RunRecord:
     from evaluator.runs import RunNotFound, run_figures
 
     try:
-        run = run_figures(database, run_id)["run"]
+        run = run_figures(database, run_id).run
     except RunNotFound as error:
         fail(str(error))
-    recorded = run["model"] if run["backend"] != "openai" else OPENAI_PREFIX + run["model"]
-    if model and model not in (run["model"], recorded):
+    recorded = _recorded_spec(run)
+    if model and model not in (run.model, recorded):
         fail(f"run {run_id} evaluates {recorded}, not {model}")
-    if run["status"] == "finished" and not run["error"]:
+    if run.status is RunStatus.FINISHED and not run.error:
         click.echo(f"run {run_id} is already finished", err=True)
     return run
 
@@ -393,20 +317,19 @@ def _run_to_resume(database: Database, run_id: int, model: str | None) -> dict[s
 def _report_setup(database: Database, run_id: int, quiet: bool) -> None:
     from evaluator.runs import run_figures
 
-    run = run_figures(database, run_id)["run"]
-    for note in run["params"].get("shot_notes") or []:
+    run = run_figures(database, run_id).run
+    for note in run.shot_notes:
         click.echo(f"note: {note}", err=True)
-    excluded = run["params"].get("excluded") or {}
-    if excluded:
+    if run.excluded_count:
         click.echo(
-            f"note: {len(excluded)} item(s) left out of score mode (too many candidates)",
+            f"note: {run.excluded_count} item(s) left out of score mode (too many candidates)",
             err=True,
         )
     if not quiet:
-        click.echo(f"run {run_id}: {run['total']} items", err=True)
+        click.echo(f"run {run_id}: {run.total} items", err=True)
 
 
-def _execute(database: Database, run_id: int, backend: Backend) -> str:
+def _execute(database: Database, run_id: int, backend: Backend) -> RunStatus:
     """Run the pending items with a progress bar; Ctrl-C keeps what is finished."""
     from evaluator.runner import RunSetupError, execute_run, pending_item_ids
 
@@ -432,7 +355,7 @@ def _execute(database: Database, run_id: int, backend: Backend) -> str:
         bar.close()
         fail(f"run {run_id} failed: {type(error).__name__}: {error}")
     bar.close()
-    return str(status)
+    return status
 
 
 def _run_item_ids(database: Database, run_id: int) -> list[str]:
@@ -457,7 +380,7 @@ def runs_group(ctx: click.Context, as_json: bool) -> None:
 
     runs = list_runs(open_db(ctx))
     if as_json:
-        print_json(runs)
+        print_json([run.to_json() for run in runs])
         return
     if not runs:
         click.echo("no runs yet; start one with `vetbench eval --model demo`")
@@ -465,17 +388,15 @@ def runs_group(ctx: click.Context, as_json: bool) -> None:
     click.echo(f"{'run':>4}  {'status':<11} {'done':>9}  {'accuracy':<24} {'mode':<10} model")
     for run in runs:
         accuracy = (
-            f"{run['accuracy']:.3f} {_interval(run['accuracy_ci'])}"
-            if run["accuracy"] is not None
-            else "—"
+            f"{run.accuracy:.3f} {_interval(run.accuracy_ci)}" if run.accuracy is not None else "—"
         )
-        status = run["status"] + ("*" if run["stale"] else "")
-        shots = f"{run['mode']}/{run['shots']}"
+        status = run.status + ("*" if run.stale else "")
+        shots = f"{run.mode}/{run.shots}"
         click.echo(
-            f"{run['id']:>4}  {status:<11} {run['done']:>4}/{run['total']:<4}  {accuracy:<24} "
-            f"{shots:<10} {run['model']}"
+            f"{run.id:>4}  {status:<11} {run.done:>4}/{run.total:<4}  {accuracy:<24} "
+            f"{shots:<10} {run.model}"
         )
-    if any(run["stale"] for run in runs):
+    if any(run.stale for run in runs):
         click.echo("* marked running, but its process is gone: resume it with --resume")
 
 
@@ -500,7 +421,7 @@ def runs_show(
             if view is None:
                 fail(f"run {run_id} has no prediction for item {item_id}")
             if as_json:
-                print_json(view.as_dict(with_prompt=with_prompt))
+                print_json(view.to_json(with_prompt=with_prompt))
             else:
                 _print_prediction(view, with_prompt)
             return
@@ -509,7 +430,12 @@ def runs_show(
     except RunNotFound as error:
         fail(str(error))
     if as_json:
-        print_json({**figures, "predictions": [v.as_dict(with_prompt=False) for v in predictions]})
+        print_json(
+            {
+                **figures.to_json(),
+                "predictions": [view.to_json(with_prompt=False) for view in predictions],
+            }
+        )
         return
     _print_figures(figures)
     if predictions:
@@ -522,7 +448,7 @@ def runs_show(
             )
 
 
-def _print_prediction(view: Any, with_prompt: bool) -> None:
+def _print_prediction(view: PredictionView, with_prompt: bool) -> None:
     click.echo(f"item          {view.item_id} (revision {view.revision}, {view.kind})")
     click.echo(f"key           {view.key}")
     click.echo(
@@ -532,10 +458,11 @@ def _print_prediction(view: Any, with_prompt: bool) -> None:
         click.echo(f"failure       {view.failure_kind}")
     if view.error:
         click.echo(f"error         {view.error}")
-    scores = {k: v for k, v in view.scores.items() if k != "log_likelihoods"}
+    scores = {} if view.scores is None else view.scores.to_json()
+    likelihoods = scores.pop("log_likelihoods", None)
     if scores:
         click.echo("scores        " + ", ".join(f"{k} {v}" for k, v in scores.items()))
-    for answer, value in (view.scores.get("log_likelihoods") or {}).items():
+    for answer, value in (likelihoods if isinstance(likelihoods, dict) else {}).items():
         click.echo(f"  log-lik     {answer:<8} {value}")
     click.echo(f"latency       {view.latency_s:.3f} s")
     click.echo(f"prompt hash   {view.prompt_hash}")
@@ -560,22 +487,21 @@ def runs_compare(ctx: click.Context, run_a: int, run_b: int, as_json: bool) -> N
     except RunNotFound as error:
         fail(str(error))
     if as_json:
-        print_json(comparison)
+        print_json(comparison.to_json())
         return
-    counts = comparison["counts"]
-    click.echo(f"runs {run_a} (A) and {run_b} (B): {comparison['shared_items']} shared items")
-    click.echo(f"both right    {counts['both_right']}")
-    click.echo(f"both wrong    {counts['both_wrong']}")
-    click.echo(f"only A right  {counts['only_a']}")
-    click.echo(f"only B right  {counts['only_b']}")
-    if comparison["mcnemar_p"] is not None:
-        click.echo(f"McNemar p     {comparison['mcnemar_p']:.4f}")
-    if comparison["agreement"] is not None:
-        click.echo(f"same answer   {comparison['agreement']:.3f}")
-    if comparison["different_answers"]:
+    click.echo(f"runs {run_a} (A) and {run_b} (B): {comparison.shared_items} shared items")
+    click.echo(f"both right    {len(comparison.both_right)}")
+    click.echo(f"both wrong    {len(comparison.both_wrong)}")
+    click.echo(f"only A right  {len(comparison.only_a)}")
+    click.echo(f"only B right  {len(comparison.only_b)}")
+    if comparison.mcnemar_p is not None:
+        click.echo(f"McNemar p     {comparison.mcnemar_p:.4f}")
+    if comparison.agreement is not None:
+        click.echo(f"same answer   {comparison.agreement:.3f}")
+    if comparison.different_answers:
         click.echo("different answers (item: key, A, B):")
-        for row in comparison["different_answers"]:
-            click.echo(f"  {row['item_id']}: {row['key']}, {row['a'] or '—'}, {row['b'] or '—'}")
+        for row in comparison.different_answers:
+            click.echo(f"  {row.item_id}: {row.key}, {row.a or '—'}, {row.b or '—'}")
 
 
 @runs_group.command("suspects")
@@ -594,15 +520,15 @@ def runs_suspects(ctx: click.Context, min_models: int, as_json: bool) -> None:
 
     suspects = suspect_keys(open_db(ctx), min_models=min_models)
     if as_json:
-        print_json(suspects)
+        print_json([suspect.to_json() for suspect in suspects])
         return
     if not suspects:
         click.echo("no suspect keys")
         return
-    for row in suspects:
+    for suspect in suspects:
         click.echo(
-            f"{row['item_id']}: key {row['key']}, every model answers {row['answer']} "
-            f"({', '.join(row['models'])})"
+            f"{suspect.item_id}: key {suspect.key}, every model answers {suspect.answer} "
+            f"({', '.join(suspect.models)})"
         )
 
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
+from db.vocabulary import GenerationKind, values
 from reviewer.cli.common import (
-    ApiSettings,
     TerminalProgressBar,
     api_client_options,
     default_user,
@@ -23,9 +23,9 @@ from reviewer.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from evaluator.generation import GenerationSummary
+    from evaluator.backends.settings import ApiSettings
+    from evaluator.generation.run import GenerationSummary
 
-GENERATE_KINDS = ("ordering", "mcq")
 EXIT_INTERRUPTED = 130
 
 
@@ -34,24 +34,6 @@ def _tally_line(summary: GenerationSummary) -> str:
         f"ok {summary.stored}  invalid {summary.rejected}  "
         f"retried {summary.retried}  failed {summary.failed}"
     )
-
-
-def _summary_dict(summary: GenerationSummary, source: str, model: str) -> dict[str, Any]:
-    return {
-        "source": source,
-        "model": model,
-        "planned": summary.planned,
-        "skipped": summary.skipped,
-        "stored": summary.stored,
-        "rejected": summary.rejected,
-        "failed": summary.failed,
-        "retried": summary.retried,
-        "cached": summary.cached,
-        "duplicates": summary.duplicates,
-        "interrupted": summary.interrupted,
-        "reject_reasons": dict(summary.reject_reasons),
-        "failures": list(summary.failures),
-    }
 
 
 def _echo_summary(summary: GenerationSummary, source: str) -> None:
@@ -87,7 +69,9 @@ def _echo_summary(summary: GenerationSummary, source: str) -> None:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="With --kind mcq: CFLUE JSON questions to reword (options shuffled, key remapped).",
 )
-@click.option("--kind", type=click.Choice(GENERATE_KINDS), required=True, help="Items to write.")
+@click.option(
+    "--kind", type=click.Choice(values(GenerationKind)), required=True, help="Items to write."
+)
 @click.option("--model", required=True, help="Model name as the server knows it.")
 @api_client_options
 @click.option(
@@ -154,7 +138,8 @@ def generate_command(
     and earlier answers come from the response cache.
     """
     from db.importer import source_slug
-    from evaluator.generation import (
+    from evaluator.generation.inputs import InputError, read_articles, read_questions
+    from evaluator.generation.run import (
         GenerationAbortedError,
         GenerationSummary,
         plan_from_articles,
@@ -162,8 +147,7 @@ def generate_command(
         run_generation,
         split_done,
     )
-    from evaluator.generation_inputs import InputError, read_articles, read_questions
-    from evaluator.generation_templates import (
+    from evaluator.generation.templates import (
         GenerationMode,
         GenerationTemplateError,
         load_generation_template,
@@ -172,13 +156,17 @@ def generate_command(
 
     if (articles is None) == (questions is None):
         fail("give either --articles FILE or --questions FILE")
-    if questions is not None and kind != "mcq":
+    if questions is not None and kind != GenerationKind.MCQ:
         fail("--questions rewrites multiple-choice questions: use it with --kind mcq")
     if questions is not None:
         mode, input_path = GenerationMode.MCQ_REWRITE, questions
     else:
         assert articles is not None
-        mode = GenerationMode.ORDERING if kind == "ordering" else GenerationMode.MCQ_ARTICLE
+        mode = (
+            GenerationMode.ORDERING
+            if kind == GenerationKind.ORDERING
+            else GenerationMode.MCQ_ARTICLE
+        )
         input_path = articles
     source = source or f"{source_slug(input_path)}-{'rewrite' if questions else kind}"
     if not source.strip() or ":" in source:
@@ -210,12 +198,12 @@ def generate_command(
     summary = GenerationSummary(planned=len(tasks), skipped=skipped)
     if not todo:
         if as_json:
-            print_json(_summary_dict(summary, source, model))
+            print_json(summary.to_json(source=source, model=model))
         else:
             click.echo(f"source {source}: all {len(tasks)} items are already stored or rejected")
         return
     try:
-        client = ChatClient(model, database=db, **api.client_kwargs())
+        client = ChatClient(model, database=db, **api.client_options())
     except ClientConfigError as error:
         fail(str(error))
 
@@ -251,7 +239,7 @@ def generate_command(
         client.close()
 
     if as_json:
-        print_json(_summary_dict(summary, source, model))
+        print_json(summary.to_json(source=source, model=model))
     else:
         _echo_summary(summary, source)
     if aborted:

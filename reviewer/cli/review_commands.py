@@ -7,11 +7,16 @@ Textual and the service modules are imported inside the commands: ``--help`` sta
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from db.vocabulary import OPEN_STATUSES, ItemKind, Verdict, values
-from reviewer.cli.common import fail, open_db, print_json
+from reviewer.cli.common import backend_options, fail, open_db, print_json
 from reviewer.cli.identity import acting_person, as_option, new_user_option
+
+if TYPE_CHECKING:
+    from evaluator.backends.settings import BackendSettings
 
 
 @click.command()
@@ -24,6 +29,7 @@ from reviewer.cli.identity import acting_person, as_option, new_user_option
     type=click.Choice(values(OPEN_STATUSES)),
     help="Only items with this status (default: both).",
 )
+@backend_options  # how the evaluation screen (F4) opens models, as `vetbench eval` does
 @click.pass_context
 def review(
     ctx: click.Context,
@@ -32,10 +38,12 @@ def review(
     kind: str | None,
     source: str | None,
     status: str | None,
+    backend: BackendSettings,
 ) -> None:
     """Open the review app: answer each item blind, see the key, give a verdict.
 
     Every judgment is stored the moment it is given. Press ? in the app for the keys.
+    The model flags (--device ... --no-chat-template) are for the evaluation screen (F4).
     """
     from reviewer.tui.app import make_app
 
@@ -51,7 +59,15 @@ def review(
             known = ", ".join(sources) or "none yet (import items first: vetbench import FILE)"
             fail(f"no items come from source '{source}'; sources: {known}")
     who = acting_person(ctx, name, new_user=new_user)
-    app = make_app(db, who.name, kind=kind, source=source, status=status, notice=who.notice)
+    app = make_app(
+        db,
+        who.name,
+        kind=kind,
+        source=source,
+        status=status,
+        notice=who.notice,
+        backend_settings=backend,
+    )
     app.run()
 
 

@@ -12,7 +12,7 @@ import importlib.util
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.app import App, SystemCommand
@@ -26,6 +26,9 @@ from reviewer.tui.idle_gc import IdleCollector
 from reviewer.tui.screens.help import HelpRow, HelpScreen
 from reviewer.tui.screens.review import ReviewScreen
 from reviewer.tui.timer import ActiveTimer
+
+if TYPE_CHECKING:
+    from evaluator.backends.settings import BackendSettings
 
 IDLE_GC_CHECK_SECONDS = 0.25
 IDLE_GC_START_SECONDS = 2.0
@@ -54,12 +57,18 @@ class ReviewApp(App[None]):
     ]
 
     def __init__(
-        self, db: Database, queue: ReviewQueue, timer: ActiveTimer, notice: str | None = None
+        self,
+        db: Database,
+        queue: ReviewQueue,
+        timer: ActiveTimer,
+        notice: str | None = None,
+        backend_settings: BackendSettings | None = None,
     ) -> None:
         super().__init__()
         self.database = db
         self.queue = queue
         self.timer = timer
+        self.backend_settings = backend_settings  # how the evaluation screen opens models
         self.collector = IdleCollector()
         self.identity_notice = notice
 
@@ -143,7 +152,8 @@ class ReviewApp(App[None]):
             return
         module = importlib.import_module(f"reviewer.tui.screens.{area}")
         screen_class = getattr(module, f"{area.capitalize()}Screen")
-        self.push_screen(screen_class(self.database, self.queue.annotator))
+        options = {"backend_settings": self.backend_settings} if area == "evaluation" else {}
+        self.push_screen(screen_class(self.database, self.queue.annotator, **options))
 
 
 AREA_SCREENS: dict[str, tuple[str, str, bool]] = {
@@ -164,12 +174,15 @@ def make_app(
     clock: Callable[[], datetime] | None = None,
     timer: ActiveTimer | None = None,
     notice: str | None = None,
+    backend_settings: BackendSettings | None = None,
 ) -> ReviewApp:
     """Build the review app on a database (an open one, a path or a URL) for one annotator.
 
     ``annotator_name`` is the person ``db.identity.resolve_identity`` resolved (``vetbench
     review`` resolves it, refusing unknown names, and passes its ``notice`` to show).
     ``clock`` (claims) and ``timer`` (seconds spent) can be replaced for repeatable tests.
+    ``backend_settings`` are how the evaluation screen opens models (as ``vetbench eval``
+    takes them).
     """
     db = (
         db_url_or_database
@@ -186,4 +199,4 @@ def make_app(
         if clock is None
         else ReviewQueue(db, annotator_name, filters, clock=clock)
     )
-    return ReviewApp(db, queue, timer or ActiveTimer(), notice)
+    return ReviewApp(db, queue, timer or ActiveTimer(), notice, backend_settings)

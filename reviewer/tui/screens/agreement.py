@@ -15,19 +15,18 @@ see before giving their own answer).
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
-from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
-from textual.worker import Worker, WorkerState, get_current_worker
 
 from db.answers import format_answer
+from reviewer.tui.polling import PollingScreen
 from reviewer.tui.widgets.footer import KeyFooter
 
 if TYPE_CHECKING:
@@ -89,12 +88,13 @@ def kappa_matrix(names: list[str], pairs: list[PairKappa]) -> list[list[Text]]:
     return rows
 
 
-class AgreementScreen(Screen[None]):
+class AgreementScreen(PollingScreen[None]):
     """Inter-annotator agreement, kept current while annotators work."""
 
     CSS_PATH = "lead.tcss"
     TITLE = "Agreement"
     POLL_SECONDS: ClassVar[float] = 3.0
+    POLL_FAILURE: ClassVar[str] = "Computing agreement failed"
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "refresh", "Recompute"),
@@ -129,8 +129,8 @@ class AgreementScreen(Screen[None]):
         """Whether the heat map shows kappa on keep/drop instead of all verdicts."""
         self.computations = 0
         """How many times the figures were computed (tests wait on it)."""
-        self._wake = threading.Event()
         self._force = threading.Event()
+        self._seen: tuple[int, ...] | None = None  # the judgments last computed (worker only)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -174,13 +174,13 @@ class AgreementScreen(Screen[None]):
         self.query_one("#wrong-keys", DataTable).add_columns(
             "item", "revision", "kind", "key", "annotators' answer", "annotators", "decision"
         )
-        self.watch_database()
+        self.start_polling()
 
     # ---------------------------------------------------------- actions
 
     def action_refresh(self) -> None:
         self._force.set()
-        self._wake.set()
+        self.wake_poller()
 
     def action_toggle_coding(self) -> None:
         self.keep_drop_map = not self.keep_drop_map
@@ -193,39 +193,21 @@ class AgreementScreen(Screen[None]):
 
     # ---------------------------------------------------------- worker
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="agreement")
-    def watch_database(self) -> None:
+    def read_database(self) -> AgreementComputed | None:
         """Recompute whenever judgments or decisions change (checked every few seconds)."""
-        import time
-
         from reviewer.adjudication import is_lead
         from reviewer.agreement import compute_agreement
         from reviewer.agreement.data import judgments_fingerprint
 
-        worker = get_current_worker()
-        seen: tuple[int, ...] | None = None
-        while not worker.is_cancelled:
-            fingerprint = judgments_fingerprint(self.database)
-            if fingerprint != seen or self._force.is_set():
-                self._force.clear()
-                started = time.perf_counter()
-                report = compute_agreement(self.database, resamples=self.resamples, seed=self.seed)
-                seen = fingerprint
-                if worker.is_cancelled:
-                    break
-                lead = is_lead(self.database, self.person_name)
-                self.post_message(
-                    self.AgreementComputed(report, time.perf_counter() - started, lead)
-                )
-            self._wake.wait(self.POLL_SECONDS)
-            self._wake.clear()
-
-    @on(Worker.StateChanged)
-    def _worker_failed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group == "agreement" and event.state is WorkerState.ERROR:
-            self.notify(f"Computing agreement failed: {event.worker.error}", severity="error")
-            if self.is_mounted:  # the database may come back
-                self.set_timer(self.POLL_SECONDS * 5, self.watch_database)
+        fingerprint = judgments_fingerprint(self.database)
+        if fingerprint == self._seen and not self._force.is_set():
+            return None
+        self._force.clear()
+        started = time.perf_counter()
+        report = compute_agreement(self.database, resamples=self.resamples, seed=self.seed)
+        lead = is_lead(self.database, self.person_name)
+        self._seen = fingerprint
+        return self.AgreementComputed(report, time.perf_counter() - started, lead)
 
     # ---------------------------------------------------------- display
 

@@ -11,12 +11,15 @@ Tabs: the live run (progress, items per second, ETA, accuracy with its Wilson 95
 interval per kind, unparsed rate, the latest predictions with prompt, raw output,
 parsed answer and key), the leaderboard (every run, with a bar chart of accuracy),
 and suspect keys (items every model gets wrong with the same non-key answer).
-Item and model text is shown as plain text, never interpreted as markup.
+Item and model text (ids, model names, answers, raw outputs, prompts, errors) goes
+through the one literal-display helper (``reviewer/tui/literal.py``): never markup,
+control characters shown, never sent.  What is read and how figures are written as
+text lives in ``evaluator/live.py``; models are opened by the evaluator's registry
+with the settings ``vetbench review`` was given (``--base-url``, ``--threads`` ...).
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -27,7 +30,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import (
     Button,
     DataTable,
@@ -40,194 +42,124 @@ from textual.widgets import (
     TabbedContent,
     TabPane,
 )
-from textual.worker import Worker, WorkerState, get_current_worker
+from textual.worker import get_current_worker
 
 from db.answers import format_answer
-from db.vocabulary import ItemKind, values
+from db.vocabulary import ALL, EvalMode, FailureKind, ItemKind, ItemStatus, RunStatus, values
+from evaluator.live import (
+    EvaluationSnapshot,
+    duration,
+    interval,
+    percent,
+    rate,
+    read_snapshot,
+    secondary_figure,
+)
+from reviewer.tui.literal import literal
+from reviewer.tui.polling import PollingScreen
 from reviewer.tui.widgets.footer import KeyFooter
 
 if TYPE_CHECKING:
     from db.engine import Database
     from evaluator.backends.base import Backend
+    from evaluator.backends.settings import BackendSettings
+    from evaluator.results import Figures, PredictionView, RunFigures, RunOverview, SuspectKey
 
 SHOT_CHOICES = (0, 1, 5)
-LATEST_SHOWN = 20
 LEADERBOARD_BARS = 15
 BAR_WIDTH = 40
+MODEL_NAME_WIDTH = 28  # of the leaderboard chart
 SUSPECTS_EVERY = 5  # suspect keys are re-read every this many polls (a heavier query)
 
-BackendFactory = Callable[["Database", str], "Backend"]
+BackendOpener = Callable[[str], "Backend"]
+"""Opens the backend for a model spec; the screen's default goes through the registry."""
 
 
-# ------------------------------------------------------------------ plain data
+# ------------------------------------------------------------------ as text
 
 
-@dataclass(frozen=True)
-class EvaluationSnapshot:
-    """What the screen shows, read from the database in one go by the polling worker."""
-
-    runs: list[dict[str, Any]]
-    followed: dict[str, Any] | None  # evaluator.runs.run_figures of the followed run
-    latest: list[Any]  # evaluator.runs.PredictionView, newest first
-    suspects: list[dict[str, Any]] | None  # None: not re-read this time
+def answer_cell(kind: str, answer: str | None, style: str = "") -> Text:
+    """An answer as people read it (``D, A, C, B`` for orders, ``ABD`` for choices), literally."""
+    return literal(format_answer(kind, answer), style=style)
 
 
-def open_backend(database: Database, spec: str) -> Backend:
-    """The backend for a model spec as ``vetbench eval --model`` takes it: ``demo``, a model
-    folder, a cached hub id, a ``.gguf`` file, or ``openai:NAME``."""
-    if spec.startswith("openai:"):
-        from evaluator.backends.openai_backend import OpenAIBackend
-
-        return OpenAIBackend(spec.removeprefix("openai:"), database=database)
-    import os
-
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # vetbench never downloads models
-    from evaluator.backends.transformers_backend import TransformersBackend
-
-    return TransformersBackend(spec, device="auto", batch_size="auto")
-
-
-def _run_state(run: dict[str, Any]) -> tuple[Any, ...]:
-    """What changes when a run stores a prediction or changes status."""
-    return (run["id"], run["done"], run["infrastructure_failures"], run["status"], run["stale"])
-
-
-def read_snapshot(
-    database: Database,
-    followed_run_id: int | None,
-    *,
-    with_suspects: bool,
-    previous: EvaluationSnapshot | None = None,
-) -> EvaluationSnapshot:
-    """Runs, the followed run's figures and latest predictions (the newest running run, or
-    the newest run, when none is chosen), and, when asked, the suspect keys.
-
-    The followed run's figures are read again only when it changed since ``previous``
-    (the run list's counts say so cheaply), so watching an idle run costs one small query.
-    """
-    from evaluator.runs import RunNotFound, latest_predictions, list_runs, run_figures, suspect_keys
-
-    runs = list_runs(database)
-    run_id = followed_run_id
-    if run_id is None and runs:
-        running = [run for run in runs if run["status"] == "running" and not run["stale"]]
-        run_id = (running or runs)[0]["id"]
-    followed, latest = None, []
-    state = next((_run_state(run) for run in runs if run["id"] == run_id), None)
-    if previous is not None and previous.followed is not None and state is not None:
-        before = next((_run_state(r) for r in previous.runs if r["id"] == run_id), None)
-        if before == state and previous.followed["run"]["id"] == run_id:
-            followed, latest = previous.followed, previous.latest
-    if followed is None and run_id is not None:
-        try:
-            followed = run_figures(database, run_id)
-            latest = latest_predictions(database, run_id, LATEST_SHOWN)
-        except RunNotFound:
-            followed = None
-    suspects = suspect_keys(database) if with_suspects else None
-    return EvaluationSnapshot(runs=runs, followed=followed, latest=latest, suspects=suspects)
-
-
-# ------------------------------------------------------------------ formatting
-
-
-def percent(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:.1f}%"
-
-
-def interval(bounds: Any) -> str:
-    if not bounds:
-        return "—"
-    low, high = bounds
-    return f"[{100 * low:.1f}, {100 * high:.1f}]"
-
-
-def duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "—"
-    seconds = round(seconds)
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes, seconds = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes} min {seconds:02d} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes:02d} min"
-
-
-def answer_cell(kind: str, answer: str | None) -> str:
-    """An answer as people read it: ``D, A, C, B`` for orders, ``ABD`` for choices."""
-    return format_answer(kind, answer)
-
-
-def mark(view: Any) -> Text:
-    if view.failure_kind == "infrastructure":
+def mark(view: PredictionView) -> Text:
+    if view.failure_kind is FailureKind.INFRASTRUCTURE:
         return Text("failed", style="bold red")
-    if view.failure_kind == "unparsed":
+    if view.failure_kind is FailureKind.UNPARSED:
         return Text("unparsed", style="yellow")
     return Text("right", style="green") if view.correct else Text("wrong", style="red")
 
 
-def secondary_figure(figures: dict[str, Any]) -> str:
-    """Pairwise accuracy for ordering, weighted F1 (and set F1) for multiple choice."""
-    parts = []
-    if figures.get("pairwise_accuracy") is not None:
-        parts.append(f"pairwise {percent(figures['pairwise_accuracy'])}")
-    if figures.get("weighted_f1") is not None:
-        parts.append(f"wF1 {figures['weighted_f1']:.3f}")
-    if figures.get("set_f1") is not None:
-        parts.append(f"set F1 {figures['set_f1']:.3f}")
-    return ", ".join(parts) or "—"
-
-
-def accuracy_bars(runs: list[dict[str, Any]], width: int = BAR_WIDTH) -> Text:
+def accuracy_bars(runs: list[RunOverview], width: int = BAR_WIDTH) -> Text:
     """One horizontal bar per run (best first): the accuracy, with its interval as text."""
     ranked = sorted(
-        (run for run in runs if run["accuracy"] is not None),
-        key=lambda run: (-run["accuracy"], run["id"]),
+        (run for run in runs if run.accuracy is not None),
+        key=lambda run: (-(run.accuracy or 0.0), run.id),
     )[:LEADERBOARD_BARS]
     if not ranked:
         return Text("No run has an answer yet.", style="dim")
     eighths = " ▏▎▍▌▋▊▉"
     chart = Text()
     for run in ranked:
-        filled = run["accuracy"] * width
+        filled = (run.accuracy or 0.0) * width
         full, rest = int(filled), int((filled - int(filled)) * 8)
         bar = "█" * full + (eighths[rest] if rest and full < width else "")
-        chart.append(f"#{run['id']:<4} ", style="dim")
-        chart.append(f"{run['model'][:28]:<28} ")
+        chart.append(f"#{run.id:<4} ", style="dim")
+        chart.append_text(literal(f"{run.model[:MODEL_NAME_WIDTH]:<{MODEL_NAME_WIDTH}} "))
         chart.append(bar.ljust(width), style="green")
-        chart.append(f" {percent(run['accuracy']):>6} {interval(run['accuracy_ci'])}")
-        chart.append(f"  n={run['done']}\n", style="dim")
+        chart.append(f" {percent(run.accuracy):>6} {interval(run.accuracy_ci)}")
+        chart.append(f"  n={run.done}\n", style="dim")
     chart.rstrip()
     return chart
 
 
-def prediction_detail(view: Any) -> Text:
-    """Prompt, raw output, parsed answer and key of one prediction, as plain text."""
+def prediction_detail(view: PredictionView) -> Text:
+    """Prompt, raw output, parsed answer and key of one prediction, shown literally."""
     text = Text()
-    text.append(f"{view.item_id}  ({view.kind}, revision {view.revision})\n", style="bold")
+    text.append_text(literal(view.item_id, style="bold"))
+    text.append(f"  ({view.kind}, revision {view.revision})\n", style="bold")
     text.append("key ", style="dim")
-    text.append(answer_cell(view.kind, view.key), style="bold")
+    text.append_text(answer_cell(view.kind, view.key, style="bold"))
     text.append("   parsed ", style="dim")
-    text.append(answer_cell(view.kind, view.parsed_answer), style="bold")
+    text.append_text(answer_cell(view.kind, view.parsed_answer, style="bold"))
     text.append("   ")
     text.append_text(mark(view))
     text.append(f"   {view.latency_s:.2f} s\n", style="dim")
     if view.error:
         text.append("error: ", style="bold red")
-        text.append(view.error + "\n")
+        text.append_text(literal(view.error + "\n"))
     text.append("\nraw output\n", style="bold underline")
-    text.append((view.raw_output or "(empty)") + "\n")
+    text.append_text(literal((view.raw_output or "(empty)") + "\n"))
     text.append("\nprompt\n", style="bold underline")
-    text.append(view.prompt)
+    text.append_text(literal(view.prompt))
     return text
+
+
+def run_title(figures: RunFigures) -> Text:
+    """``Run 3  model  backend, mode, shots  status  note``, with the model's name literal."""
+    run = figures.run
+    status = run.status + (" (stale: its process is gone)" if run.stale else "")
+    title = Text.assemble((f"Run {run.id}  ", "bold"))
+    title.append_text(literal(run.model, style="bold"))
+    title.append(f"  {run.backend}, {run.mode}, {run.shots}-shot  ")
+    title.append(status, style="italic")
+    if run.error:
+        title.append_text(literal("  " + run.error, style="yellow"))
+    return title
+
+
+def suspect_text(suspect: SuspectKey) -> Text:
+    return literal(
+        f"{suspect.item_id}: key {suspect.key}, but {', '.join(suspect.models)} all answered "
+        f"{suspect.answer} (runs {', '.join(map(str, suspect.runs))})."
+    )
 
 
 # -------------------------------------------------------------------- screen
 
 
-class EvaluationScreen(Screen[None]):
+class EvaluationScreen(PollingScreen[None]):
     """Start evaluation runs and follow every run's accuracy as it is written."""
 
     CSS_PATH = "evaluation.tcss"
@@ -247,6 +179,12 @@ class EvaluationScreen(Screen[None]):
         """The polling worker read the database."""
 
         snapshot: EvaluationSnapshot
+
+    @dataclass
+    class ModelNoticed(Message):
+        """Opening the model takes long (a first conversion); the person should know."""
+
+        note: str
 
     @dataclass
     class RunStarted(Message):
@@ -269,21 +207,25 @@ class EvaluationScreen(Screen[None]):
         database: Database,
         person_name: str,
         *,
-        backend_factory: BackendFactory | None = None,
+        backend_settings: BackendSettings | None = None,
+        open_model: BackendOpener | None = None,
     ) -> None:
         super().__init__()
         self.database = database
         self.person_name = person_name
-        self.backend_factory: BackendFactory = backend_factory or open_backend
+        self.backend_settings = backend_settings
+        """How models are opened (device, threads, API settings ...); None: the defaults."""
+        self.open_model: BackendOpener = open_model or self._open_from_registry
         self.followed_run_id: int | None = None
         """The run shown on the live tab; None follows the newest running (else newest) run."""
         self.own_run_id: int | None = None
         """The run this screen is executing, if any."""
         self._run_active = False  # a run worker of this screen is loading or evaluating
-        self._wake = threading.Event()
-        self._latest: dict[str, Any] = {}
-        self._suspects: list[dict[str, Any]] = []
+        self._latest: dict[str, PredictionView] = {}
+        self._suspects: list[SuspectKey] = []
         self._shown: EvaluationSnapshot | None = None
+        self._polls = 0  # worker only
+        self._read: EvaluationSnapshot | None = None  # worker only: the last snapshot read
 
     # ----------------------------------------------------------- layout
 
@@ -295,7 +237,7 @@ class EvaluationScreen(Screen[None]):
                     yield Label("Model", classes="field-label")
                     yield Input(
                         value="demo",
-                        placeholder="demo, a model folder, or openai:NAME",
+                        placeholder="demo, a model folder, openai:NAME or scripted:FILE",
                         id="model-spec",
                     )
                     yield Label("Shots", classes="field-label")
@@ -307,8 +249,8 @@ class EvaluationScreen(Screen[None]):
                     )
                     yield Label("Kind", classes="field-label")
                     yield Select(
-                        [("all kinds", "all"), *[(kind, kind) for kind in values(ItemKind)]],
-                        value="all",
+                        [("all kinds", ALL), *[(kind, kind) for kind in values(ItemKind)]],
+                        value=ALL,
                         allow_blank=False,
                         id="kind",
                     )
@@ -349,7 +291,7 @@ class EvaluationScreen(Screen[None]):
         self.query_one("#suspects", DataTable).add_columns(
             "item", "kind", "key", "models' answer", "models"
         )
-        self.poll_database()
+        self.start_polling()
 
     # ---------------------------------------------------------- actions
 
@@ -358,11 +300,11 @@ class EvaluationScreen(Screen[None]):
             self.app.pop_screen()
 
     def action_refresh(self) -> None:
-        self._wake.set()
+        self.wake_poller()
 
     def action_follow_newest(self) -> None:
         self.followed_run_id = None
-        self._wake.set()
+        self.wake_poller()
 
     def action_start_run(self) -> None:
         if self._run_active:
@@ -370,13 +312,18 @@ class EvaluationScreen(Screen[None]):
             return
         spec = self.query_one("#model-spec", Input).value.strip()
         if not spec:
-            self.notify("Give a model: demo, a model folder, or openai:NAME.", severity="error")
+            self.notify(
+                "Give a model: demo, a model folder, openai:NAME or scripted:FILE.",
+                severity="error",
+            )
             return
         shots = self.query_one("#shots", Select).value
         kind = self.query_one("#kind", Select).value
         self._set_run_active(True)
-        self.notify(f"Loading {spec} ...")
-        self.run_evaluation(spec, int(shots), None if kind == "all" else str(kind))  # type: ignore[arg-type]
+        self.notify(f"Loading {spec} ...", markup=False)
+        self.run_evaluation(
+            spec, int(str(shots)), None if kind == ALL or kind is Select.BLANK else str(kind)
+        )
 
     def action_stop_run(self) -> None:
         if not self._run_active:
@@ -410,25 +357,25 @@ class EvaluationScreen(Screen[None]):
 
     # ---------------------------------------------------------- workers
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="poll")
-    def poll_database(self) -> None:
-        """Read the database about once a second and hand the snapshot to the screen."""
-        worker = get_current_worker()
-        polls = 0
-        snapshot: EvaluationSnapshot | None = None
-        while not worker.is_cancelled:
-            snapshot = read_snapshot(
-                self.database,
-                self.followed_run_id,
-                with_suspects=polls % SUSPECTS_EVERY == 0,
-                previous=snapshot,
-            )
-            polls += 1
-            if worker.is_cancelled:
-                break
-            self.post_message(self.SnapshotRead(snapshot))
-            self._wake.wait(self.POLL_SECONDS)
-            self._wake.clear()
+    def read_database(self) -> SnapshotRead:
+        """The runs, the followed run and (every few polls) the suspect keys, in one snapshot."""
+        self._read = read_snapshot(
+            self.database,
+            self.followed_run_id,
+            with_suspects=self._polls % SUSPECTS_EVERY == 0,
+            previous=self._read,
+        )
+        self._polls += 1
+        return self.SnapshotRead(self._read)
+
+    def _open_from_registry(self, spec: str) -> Backend:
+        """The registry's backend for ``spec``, with this screen's settings (worker thread)."""
+        from evaluator.backends.registry import open_backend
+
+        def notice(note: str) -> None:
+            self.post_message(self.ModelNoticed(note))
+
+        return open_backend(spec, self.backend_settings, database=self.database, notify=notice)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="run")
     def run_evaluation(self, spec: str, shots: int, kind: str | None) -> None:
@@ -437,12 +384,12 @@ class EvaluationScreen(Screen[None]):
 
         worker = get_current_worker()
         run_id: int | None = None
-        outcome = "failed"
+        outcome = RunStatus.FAILED.value
         reason = ""
         try:
-            backend = self.backend_factory(self.database, spec)
+            backend = self.open_model(spec)
         except Exception as error:
-            self.post_message(self.RunEnded(None, "failed", f"cannot load {spec}: {error}"))
+            self.post_message(self.RunEnded(None, outcome, f"cannot load {spec}: {error}"))
             return
         try:
             if worker.is_cancelled:
@@ -452,9 +399,9 @@ class EvaluationScreen(Screen[None]):
                 run_id = create_run(
                     self.database,
                     backend.info,
-                    mode="generate",
+                    mode=EvalMode.GENERATE,
                     shots=shots,
-                    filters={"status": ["approved"], "kind": [kind] if kind else []},
+                    filters={"status": [ItemStatus.APPROVED], "kind": [kind] if kind else []},
                     shot_file=None,
                     templates_dir=None,
                     actor=self.person_name,
@@ -463,15 +410,13 @@ class EvaluationScreen(Screen[None]):
                 reason = str(error)
                 return
             self.post_message(self.RunStarted(run_id, spec))
-            outcome = str(
-                execute_run(
-                    self.database,
-                    run_id,
-                    backend,
-                    on_progress=lambda _progress: self._wake.set(),
-                    should_stop=lambda: worker.is_cancelled,
-                )
-            )
+            outcome = execute_run(
+                self.database,
+                run_id,
+                backend,
+                on_progress=lambda _progress: self.wake_poller(),
+                should_stop=lambda: worker.is_cancelled,
+            ).value
         except Exception as error:
             reason = f"{type(error).__name__}: {error}"
             raise
@@ -479,32 +424,29 @@ class EvaluationScreen(Screen[None]):
             backend.close()
             self.post_message(self.RunEnded(run_id, outcome, reason))
 
-    @on(Worker.StateChanged)
-    def _poll_failed(self, event: Worker.StateChanged) -> None:
-        worker = event.worker
-        if worker.group == "poll" and event.state is WorkerState.ERROR:
-            self.notify(f"Reading the database failed: {worker.error}", severity="error")
-            if self.is_mounted:  # try again a little later: the database may come back
-                self.set_timer(self.POLL_SECONDS * 5, self.poll_database)
-
     # --------------------------------------------------------- messages
+
+    def on_evaluation_screen_model_noticed(self, message: ModelNoticed) -> None:
+        self.notify(message.note, markup=False)
 
     def on_evaluation_screen_run_started(self, message: RunStarted) -> None:
         self.own_run_id = message.run_id
         self.followed_run_id = message.run_id
-        self.notify(f"Run {message.run_id} started: {message.model}")
-        self._wake.set()
+        self.notify(f"Run {message.run_id} started: {message.model}", markup=False)
+        self.wake_poller()
 
     def on_evaluation_screen_run_ended(self, message: RunEnded) -> None:
         self.own_run_id = None
         self._set_run_active(False)
         what = "The run" if message.run_id is None else f"Run {message.run_id}"
-        if message.status == "finished":
+        if message.status == RunStatus.FINISHED:
             self.notify(f"{what} finished.")
         else:
             detail = f": {message.reason}" if message.reason else "."
-            self.notify(f"{what} {message.status}{detail}", severity="warning", timeout=10)
-        self._wake.set()
+            self.notify(
+                f"{what} {message.status}{detail}", severity="warning", timeout=10, markup=False
+            )
+        self.wake_poller()
 
     def on_evaluation_screen_snapshot_read(self, message: SnapshotRead) -> None:
         snapshot, shown = message.snapshot, self._shown
@@ -528,24 +470,17 @@ class EvaluationScreen(Screen[None]):
     def _run_selected(self, event: DataTable.RowSelected) -> None:
         self.followed_run_id = int(str(event.row_key.value))
         self.query_one(TabbedContent).active = "live-tab"
-        self._wake.set()
+        self.wake_poller()
 
     @on(DataTable.RowHighlighted, "#suspects")
     def _suspect_highlighted(self, event: DataTable.RowHighlighted) -> None:
         index = event.cursor_row
         if 0 <= index < len(self._suspects):
-            suspect = self._suspects[index]
-            self.query_one("#suspects-help", Static).update(
-                Text(
-                    f"{suspect['item_id']}: key {suspect['key']}, but "
-                    f"{', '.join(suspect['models'])} all answered {suspect['answer']} "
-                    f"(runs {', '.join(map(str, suspect['runs']))})."
-                )
-            )
+            self.query_one("#suspects-help", Static).update(suspect_text(self._suspects[index]))
 
     # ------------------------------------------------------------ views
 
-    def _show_run(self, figures: dict[str, Any] | None) -> None:
+    def _show_run(self, figures: RunFigures | None) -> None:
         title = self.query_one("#run-title", Static)
         table = self.query_one("#figures", DataTable)
         bar = self.query_one("#progress", ProgressBar)
@@ -555,41 +490,32 @@ class EvaluationScreen(Screen[None]):
             table.clear()
             speed.update("")
             return
-        run, progress = figures["run"], figures["progress"]
-        status = run["status"] + (" (stale: its process is gone)" if run["stale"] else "")
-        title.update(
-            Text.assemble(
-                (f"Run {run['id']}  ", "bold"),
-                (run["model"], "bold"),
-                f"  {run['backend']}, {run['mode']}, {run['shots']}-shot  ",
-                (status, "italic"),
-                *([("  " + run["error"], "yellow")] if run.get("error") else []),
-            )
-        )
-        bar.update(total=max(progress["total"], 1), progress=progress["done"])
+        progress, summary = figures.progress, figures.summary
+        title.update(run_title(figures))
+        bar.update(total=max(progress.total, 1), progress=progress.done)
         speed.update(
             Text(
-                f"{progress['done']} / {progress['total']} items   "
-                f"{_rate(progress['items_per_second'])}   ETA {duration(progress['eta_s'])}   "
-                f"unparsed {percent(figures['unparsed_rate'])}"
+                f"{progress.done} / {progress.total} items   "
+                f"{rate(progress.items_per_second)}   ETA {duration(progress.eta_s)}   "
+                f"unparsed {percent(summary.unparsed_rate)}"
             )
         )
         table.clear()
-        table.add_row(*_figure_cells("all", figures), key="all")
-        for kind, sub in figures["by_kind"].items():
-            table.add_row(*_figure_cells(kind, sub), key=kind)
+        table.add_row(*_figure_cells("all", summary), key=ALL)
+        for kind, group in summary.by_kind.items():
+            table.add_row(*_figure_cells(kind, group), key=kind)
 
-    def _show_latest(self, latest: list[Any]) -> None:
+    def _show_latest(self, latest: list[PredictionView]) -> None:
         table = self.query_one("#predictions", DataTable)
         previous = self._cursor_key(table)
         self._latest = {view.item_id: view for view in latest}
         table.clear()
         for view in latest:
             table.add_row(
-                Text(view.item_id),
-                view.kind,
-                Text(answer_cell(view.kind, view.key)),
-                Text(answer_cell(view.kind, view.parsed_answer)),
+                literal(view.item_id),
+                view.kind.value,
+                answer_cell(view.kind, view.key),
+                answer_cell(view.kind, view.parsed_answer),
                 mark(view),
                 key=view.item_id,
             )
@@ -601,44 +527,43 @@ class EvaluationScreen(Screen[None]):
         table.move_cursor(row=row)
         self.query_one("#prediction-detail", Static).update(prediction_detail(latest[row]))
 
-    def _show_leaderboard(self, runs: list[dict[str, Any]]) -> None:
+    def _show_leaderboard(self, runs: list[RunOverview]) -> None:
         table = self.query_one("#runs", DataTable)
         previous = self._cursor_key(table)
         ranked = sorted(
-            runs,
-            key=lambda run: (run["accuracy"] is None, -(run["accuracy"] or 0.0), -run["id"]),
+            runs, key=lambda run: (run.accuracy is None, -(run.accuracy or 0.0), -run.id)
         )
         table.clear()
         for run in ranked:
             table.add_row(
-                str(run["id"]),
-                Text(run["model"]),
-                run["mode"],
-                str(run["shots"]),
-                run["status"] + (" (stale)" if run["stale"] else ""),
-                f"{run['done']}/{run['total']}",
-                percent(run["accuracy"]),
-                interval(run["accuracy_ci"]),
-                run["started_at"].strftime("%Y-%m-%d %H:%M"),
-                key=str(run["id"]),
+                str(run.id),
+                literal(run.model),
+                run.mode.value,
+                str(run.shots),
+                run.status + (" (stale)" if run.stale else ""),
+                f"{run.done}/{run.total}",
+                percent(run.accuracy),
+                interval(run.accuracy_ci),
+                run.started_at.strftime("%Y-%m-%d %H:%M"),
+                key=str(run.id),
             )
-        keys = [str(run["id"]) for run in ranked]
+        keys = [str(run.id) for run in ranked]
         if previous in keys:
             table.move_cursor(row=keys.index(previous))
         self.query_one("#accuracy-chart", Static).update(accuracy_bars(runs))
 
-    def _show_suspects(self, suspects: list[dict[str, Any]]) -> None:
+    def _show_suspects(self, suspects: list[SuspectKey]) -> None:
         self._suspects = suspects
         table = self.query_one("#suspects", DataTable)
         table.clear()
         for suspect in suspects:
             table.add_row(
-                Text(suspect["item_id"]),
-                suspect["kind"],
-                Text(answer_cell(suspect["kind"], suspect["key"])),
-                Text(answer_cell(suspect["kind"], suspect["answer"])),
-                Text(", ".join(suspect["models"])),
-                key=suspect["item_id"],
+                literal(suspect.item_id),
+                suspect.kind.value,
+                answer_cell(suspect.kind, suspect.key),
+                answer_cell(suspect.kind, suspect.answer),
+                literal(", ".join(suspect.models)),
+                key=suspect.item_id,
             )
 
     @staticmethod
@@ -651,22 +576,14 @@ class EvaluationScreen(Screen[None]):
             return None
         return None if row_key.value is None else str(row_key.value)
 
-    def on_unmount(self) -> None:
-        self.workers.cancel_group(self, "poll")
-        self._wake.set()
 
-
-def _rate(items_per_second: float | None) -> str:
-    return "— items/s" if items_per_second is None else f"{items_per_second:.2f} items/s"
-
-
-def _figure_cells(name: str, figures: dict[str, Any]) -> tuple[str, ...]:
+def _figure_cells(name: str, figures: Figures) -> tuple[str, ...]:
     return (
         name,
-        str(figures["scored"]),
-        percent(figures["accuracy"]),
-        interval(figures["accuracy_ci"]),
-        percent(figures["unparsed_rate"]),
-        str(figures["infrastructure_failures"]),
+        str(figures.scored),
+        percent(figures.accuracy),
+        interval(figures.accuracy_ci),
+        percent(figures.unparsed_rate),
+        str(figures.infrastructure_failures),
         secondary_figure(figures),
     )

@@ -22,7 +22,6 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from sqlmodel import col, select
 
@@ -33,17 +32,18 @@ from db.items import add_item
 from db.models import GenerationReject, Item, utcnow
 from db.validation import ItemDraft, Problem, language_of, validate_draft
 from db.vocabulary import ItemKind
-from evaluator.generation_duplicates import flag_duplicates
-from evaluator.generation_inputs import Article, SourceQuestion
-from evaluator.generation_parsing import ResponseParseError, parse_generated
-from evaluator.generation_templates import (
+from evaluator.generation.duplicates import flag_duplicates
+from evaluator.generation.inputs import Article, SourceQuestion
+from evaluator.generation.option_shuffle import remap_letter_references, shuffle_options
+from evaluator.generation.parsing import ResponseParseError, parse_generated
+from evaluator.generation.templates import (
     EVENTS_PER_ITEM,
     SCHEMAS,
     GenerationMode,
     GenerationTemplate,
 )
 from evaluator.openai_client import ChatClient, ChatRequest, ChatResponse
-from evaluator.option_shuffle import remap_letter_references, shuffle_options
+from evaluator.results import JsonObject, JsonValue
 
 DEFAULT_MAX_TOKENS = 1024
 DEFAULT_TEMPERATURE = 0.7
@@ -99,6 +99,26 @@ class GenerationSummary:
     stored_ids: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     reject_reasons: Counter[str] = field(default_factory=Counter)
+
+    def to_json(self, *, source: str, model: str) -> JsonObject:
+        """The summary as ``vetbench generate --json`` prints it."""
+        reasons: JsonObject = dict(self.reject_reasons)
+        failures: list[JsonValue] = list(self.failures)
+        return {
+            "source": source,
+            "model": model,
+            "planned": self.planned,
+            "skipped": self.skipped,
+            "stored": self.stored,
+            "rejected": self.rejected,
+            "failed": self.failed,
+            "retried": self.retried,
+            "cached": self.cached,
+            "duplicates": self.duplicates,
+            "interrupted": self.interrupted,
+            "reject_reasons": reasons,
+            "failures": failures,
+        }
 
 
 # -- planning ----------------------------------------------------------------------------
@@ -203,7 +223,7 @@ def split_done(db: Database, tasks: Sequence[GenerationTask]) -> tuple[list[Gene
 
 
 def build_draft(
-    task: GenerationTask, response: ChatResponse, provenance: dict[str, Any]
+    task: GenerationTask, response: ChatResponse, provenance: JsonObject
 ) -> tuple[ItemDraft | None, str | None]:
     """The validated draft for an answer, or None and the reason it was rejected."""
     if response.finish_reason == "length":
@@ -214,7 +234,7 @@ def build_draft(
         )
     except ResponseParseError as error:
         return None, f"response: {error}"
-    meta: dict[str, Any] = {}
+    meta: JsonObject = {}
     if task.mode is GenerationMode.MCQ_REWRITE:
         assert task.question is not None
         original = task.question.draft
@@ -373,7 +393,7 @@ def _store(
     temperature: float,
     summary: GenerationSummary,
 ) -> None:
-    provenance: dict[str, Any] = {
+    provenance: JsonObject = {
         "model": client.model,
         "base_url": client.base_url,
         "prompt_hash": task.prompt_hash,

@@ -1,7 +1,8 @@
 """The prompt templates and JSON schemas that item generation sends to a model.
 
-The templates are text files in ``evaluator/templates`` (``generate_*.txt``);
-``--templates DIR`` replaces any of them with a file of the same name in DIR.
+The templates are text files in ``evaluator/generation/prompts`` (``generate_*.txt``,
+described in its README.txt); ``--templates DIR`` replaces any of them with a file
+of the same name in DIR.
 Placeholders are written ``$name`` (Python ``string.Template``; ``$$`` is a
 dollar sign).  The schemas ask for the same fields as the plain-text shape the
 templates describe, so either kind of answer parses.
@@ -15,9 +16,9 @@ from enum import StrEnum
 from importlib import resources
 from pathlib import Path
 from string import Template
-from typing import Any
 
 from db.answers import letters_for
+from evaluator.results import JsonObject
 
 
 class GenerationMode(StrEnum):
@@ -71,7 +72,7 @@ def load_generation_template(
         candidate = folder / name
         if candidate.exists():
             return GenerationTemplate(mode, _checked(candidate, mode), str(candidate))
-    builtin = resources.files("evaluator").joinpath("templates", name)
+    builtin = resources.files("evaluator.generation").joinpath("prompts", name)
     with resources.as_file(builtin) as path:
         return GenerationTemplate(mode, _checked(Path(path), mode), f"built-in {name}")
 
@@ -99,7 +100,7 @@ def _checked(path: Path, mode: GenerationMode) -> str:
     return text
 
 
-def _labelled(count: int, description: str) -> dict[str, Any]:
+def _labelled(count: int, description: str) -> JsonObject:
     labels = letters_for(count)
     return {
         "type": "object",
@@ -109,7 +110,7 @@ def _labelled(count: int, description: str) -> dict[str, Any]:
     }
 
 
-def _schema(name: str, properties: dict[str, Any]) -> dict[str, Any]:
+def _schema(name: str, properties: JsonObject) -> JsonObject:
     return {
         "name": name,
         "strict": True,
@@ -122,7 +123,7 @@ def _schema(name: str, properties: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-SCHEMAS: dict[GenerationMode, dict[str, Any]] = {
+SCHEMAS: dict[GenerationMode, JsonObject] = {
     GenerationMode.ORDERING: _schema(
         "ordering_item",
         {

@@ -18,9 +18,9 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from db.answers import LETTERS, MAX_CHOICES
+from evaluator.results import JsonObject, JsonValue
 
 
 class ResponseParseError(ValueError):
@@ -100,7 +100,7 @@ def parse_generated(text: str, *, want_choices: bool = True) -> ParsedQuestion:
 # -- JSON --------------------------------------------------------------------------------
 
 
-def _json_object(text: str) -> dict[str, Any] | None:
+def _json_object(text: str) -> JsonObject | None:
     start, end = text.find("{"), text.rfind("}")
     if start == -1 or end <= start:
         return None
@@ -111,7 +111,7 @@ def _json_object(text: str) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _field(data: dict[str, Any], part: str) -> Any:
+def _field(data: JsonObject, part: str) -> JsonValue:
     lowered = {str(name).lower(): value for name, value in data.items()}
     for name in _JSON_FIELDS[part]:
         if name in lowered:
@@ -119,7 +119,7 @@ def _field(data: dict[str, Any], part: str) -> Any:
     return None
 
 
-def _from_json(data: dict[str, Any], *, want_choices: bool) -> ParsedQuestion:
+def _from_json(data: JsonObject, *, want_choices: bool) -> ParsedQuestion:
     prompt = _field(data, "prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         raise ResponseParseError("the JSON response has no scenario or question text")
@@ -136,7 +136,7 @@ def _from_json(data: dict[str, Any], *, want_choices: bool) -> ParsedQuestion:
     return ParsedQuestion(prompt.strip(), choices, key.strip(), explanation or None, "json")
 
 
-def _json_choices(raw: Any) -> dict[str, str]:
+def _json_choices(raw: JsonValue) -> dict[str, str]:
     if isinstance(raw, dict):
         return {str(label).strip().upper(): str(text).strip() for label, text in raw.items()}
     if isinstance(raw, list):

@@ -1,0 +1,192 @@
+"""A scripted model: a backend like any other whose answers are written in advance.
+
+``vetbench eval --model scripted:ANSWERS.json`` runs it from a file; tests, demos and
+benchmarks build one in Python.  Either way it goes through the same registry, run
+loop, extraction and metrics as a real model, so what it shows is what a model
+giving those answers would get.
+
+A :class:`Script` says, per item id, the exact text the model outputs (or that the
+request fails, as a timeout would: an infrastructure failure, retried on resume),
+and what it outputs for every other item.  :meth:`Script.answer_keys` writes the
+script of a model that answers every item with its key, except the items given
+otherwise: the ground truth for checking that a benchmark finds planted flaws.
+
+In score mode the scripted output is the candidate the model ranks first
+(log-likelihood 0); every other candidate gets -1, so without a scripted output the
+first candidate wins.
+
+Script files (UTF-8):
+
+- ``.json``: an object of item id -> output text;
+- ``.jsonl``: one object per line, ``{"item_id": ..., "output": ...}`` or
+  ``{"item_id": ..., "error": ...}`` (an infrastructure failure).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from db.answers import format_answer
+from db.formats.base import FormatError, first_bad_utf8_line, read_text
+from db.items import ItemSnapshot
+from evaluator.backends.base import (
+    BackendError,
+    BackendInfo,
+    GenerationRequest,
+    GenerationResult,
+    ScoringRequest,
+    ScoringResult,
+)
+from evaluator.stopping import finished_text
+
+__all__ = ["SCRIPTED_BACKEND", "Script", "ScriptedBackend"]
+
+SCRIPTED_BACKEND = "scripted"
+RUNNER_UP_LOG_LIKELIHOOD = -1.0  # every candidate but the scripted one, in score mode
+
+BeforeAnswer = Callable[[int, str], None]
+"""Called with (position in the request batch, item id) before each answer."""
+
+
+@dataclass(frozen=True)
+class Script:
+    """What a scripted model says: the output per item id, and for every other item."""
+
+    outputs: Mapping[str, str] = field(default_factory=dict)
+    failures: Mapping[str, str] = field(default_factory=dict)  # item id -> error message
+    otherwise: str = ""  # the output for items not listed ("" reads as unparsed)
+
+    def output_for(self, item_id: str) -> str:
+        return self.outputs.get(item_id, self.otherwise)
+
+    def with_outputs(self, outputs: Mapping[str, str]) -> Script:
+        """The same script with some items' outputs replaced."""
+        return replace(self, outputs={**self.outputs, **outputs})
+
+    @classmethod
+    def answer_keys(
+        cls, items: Iterable[ItemSnapshot], *, except_for: Mapping[str, str] | None = None
+    ) -> Script:
+        """A model that answers every item with its key (written as a shot writes it,
+        ``D, A, C, B`` or ``ABD``), but outputs ``except_for[item_id]`` for those items."""
+        keys = {item.id: format_answer(item.kind, item.key) for item in items}
+        return cls(outputs={**keys, **(except_for or {})})
+
+    @classmethod
+    def from_file(cls, path: Path) -> Script:
+        """A script file (see the module docstring); errors name the file and line."""
+        try:
+            text = read_text(path)
+        except FormatError as error:
+            raise BackendError(str(error)) from None
+        bad_line = first_bad_utf8_line(text)
+        if bad_line is not None:
+            raise BackendError(f"{path}:{bad_line}: not UTF-8 text")
+        if path.suffix.lower() == ".jsonl":
+            return _from_lines(path, text)
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise BackendError(f"{path}:{error.lineno}: not valid JSON ({error.msg})") from None
+        if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+            raise BackendError(f"{path}: expected a JSON object of item id -> output text")
+        return cls(outputs={str(item_id): output for item_id, output in data.items()})
+
+
+def _from_lines(path: Path, text: str) -> Script:
+    outputs: dict[str, str] = {}
+    failures: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise BackendError(f"{where}: not valid JSON ({error.msg})") from None
+        item_id = record.get("item_id") if isinstance(record, dict) else None
+        if not isinstance(item_id, str) or not item_id:
+            raise BackendError(f"{where}: item_id: must be a non-empty string")
+        if isinstance(record.get("output"), str):
+            outputs[item_id] = record["output"]
+        elif isinstance(record.get("error"), str):
+            failures[item_id] = record["error"]
+        else:
+            raise BackendError(f"{where}: give output (the model's text) or error (a failure)")
+    return Script(outputs=outputs, failures=failures)
+
+
+class ScriptedBackend:
+    """The :class:`~evaluator.backends.base.Backend` that answers from a :class:`Script`.
+
+    It keeps what it was asked (``generate_calls``, ``score_calls``, ``requests_seen``),
+    so a test can check the requests a run sends.  ``before_answer`` runs before each
+    answer; raising there behaves like a model that crashes (or a Ctrl-C), and waiting
+    there like a slow one.
+    """
+
+    supports_scoring = True
+
+    def __init__(
+        self,
+        script: Script | Mapping[str, str] | None = None,
+        *,
+        model: str = SCRIPTED_BACKEND,
+        before_answer: BeforeAnswer | None = None,
+        latency_s: float = 0.0,
+        params: Mapping[str, str] | None = None,
+    ) -> None:
+        self.script = script if isinstance(script, Script) else Script(outputs=dict(script or {}))
+        self.before_answer = before_answer
+        self.latency_s = latency_s  # reported for every answer
+        self.info = BackendInfo(
+            backend=SCRIPTED_BACKEND, model=model, params={"device": "none", **(params or {})}
+        )
+        self.generate_calls: list[list[str]] = []
+        self.score_calls: list[list[ScoringRequest]] = []
+        self.requests_seen: dict[str, GenerationRequest] = {}
+        self.closed = False
+
+    def __repr__(self) -> str:
+        return f"ScriptedBackend(model={self.info.model!r})"
+
+    def _answering(self, position: int, item_id: str) -> str | None:
+        """Run the hook; the scripted failure of one answer, if any."""
+        if self.before_answer is not None:
+            self.before_answer(position, item_id)
+        return self.script.failures.get(item_id)
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> Iterator[GenerationResult]:
+        """Each request's scripted output, cut at its first stop string, in request order."""
+        self.generate_calls.append([request.item_id for request in requests])
+        for position, request in enumerate(requests):
+            failure = self._answering(position, request.item_id)
+            self.requests_seen[request.item_id] = request
+            text = request.prompt.text
+            if failure is not None:
+                yield GenerationResult(request.item_id, text, "", self.latency_s, error=failure)
+                continue
+            output = finished_text(self.script.output_for(request.item_id), request.stop)
+            yield GenerationResult(request.item_id, text, output, self.latency_s)
+
+    def score(self, requests: Sequence[ScoringRequest]) -> Iterator[ScoringResult]:
+        """Log-likelihood 0 for the candidate that is the scripted output, -1 for the rest."""
+        self.score_calls.append(list(requests))
+        for position, request in enumerate(requests):
+            failure = self._answering(position, request.item_id)
+            text = request.prompt.text
+            if failure is not None:
+                yield ScoringResult(request.item_id, text, (), self.latency_s, error=failure)
+                continue
+            said = self.script.output_for(request.item_id).strip()
+            scores = tuple(
+                0.0 if said and candidate.strip() == said else RUNNER_UP_LOG_LIKELIHOOD
+                for candidate in request.candidates
+            )
+            yield ScoringResult(request.item_id, text, scores, self.latency_s)
+
+    def close(self) -> None:
+        self.closed = True

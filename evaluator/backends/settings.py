@@ -1,0 +1,105 @@
+"""How a backend is opened: the settings every model spec takes, as one frozen value.
+
+``vetbench eval``, ``vetbench review`` (the evaluation screen) and the tests build a
+:class:`BackendSettings` and hand it to ``open_backend(spec, settings)``
+(:mod:`evaluator.backends.registry`); each backend takes what concerns it: local
+models the device, batch size, prefix cache, chat template choice and threads, API
+models the :class:`ApiSettings`.  Standard library only, so the CLI builds these
+values without loading a model library.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import TypedDict
+
+from evaluator.backends.base import BackendError
+
+__all__ = ["DEVICES", "ApiSettings", "BackendSettings", "ClientOptions", "parse_batch_size"]
+
+DEVICES = ("auto", "cpu", "cuda")
+DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+
+
+class ClientOptions(TypedDict):
+    """Keyword arguments of ``ChatClient`` (and ``OpenAIBackend``, which passes them on)."""
+
+    base_url: str | None
+    api_key_env: str
+    concurrency: int
+    timeout: float
+    max_retries: int
+    backoff_max_s: float
+
+
+@dataclass(frozen=True)
+class ApiSettings:
+    """The OpenAI-compatible client's settings (``--base-url`` ... ``--max-wait``)."""
+
+    base_url: str | None = None  # None: api.openai.com (or OPENAI_BASE_URL)
+    api_key_env: str = DEFAULT_API_KEY_ENV  # the variable holding the key, never the key
+    concurrency: int = 4
+    timeout: float = 60.0  # seconds to wait for one answer
+    max_retries: int = 5
+    max_wait: float = 60.0  # longest wait between attempts (caps Retry-After too)
+
+    def client_options(self) -> ClientOptions:
+        return ClientOptions(
+            base_url=self.base_url,
+            api_key_env=self.api_key_env,
+            concurrency=self.concurrency,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+            backoff_max_s=self.max_wait,
+        )
+
+
+def parse_batch_size(value: str | int) -> int | None:
+    """``auto`` -> None (chosen per batch), else a positive integer."""
+    if isinstance(value, int):
+        number = value
+    elif str(value).strip().lower() == "auto":
+        return None
+    else:
+        try:
+            number = int(str(value))
+        except ValueError:
+            raise BackendError(
+                f"batch size must be 'auto' or a positive integer, not '{value}'"
+            ) from None
+    if number < 1:
+        raise BackendError(f"batch size must be at least 1, not {number}")
+    return number
+
+
+@dataclass(frozen=True)
+class BackendSettings:
+    """Everything besides the model spec that decides how a model is run.
+
+    A batch size that is neither ``auto`` nor a positive number raises
+    :class:`~evaluator.backends.base.BackendError` at once, before any model is loaded.
+    """
+
+    device: str = "auto"  # auto: the GPU in bfloat16 when there is one, else the CPU
+    batch_size: str | int = "auto"  # sequences per batch (local models)
+    prefix_cache: bool = True  # compute the shared few-shot prefix once
+    chat_template: bool | None = None  # None: the model's own when it has one; False: plain
+    threads: int | None = None  # CPU threads for local models (None: torch's choice)
+    api: ApiSettings = field(default_factory=ApiSettings)
+
+    def __post_init__(self) -> None:
+        parse_batch_size(self.batch_size)
+
+    def resuming(self, recorded: Mapping[str, object]) -> BackendSettings:
+        """These settings for resuming a run whose backend recorded ``recorded`` (its params):
+        the recorded server when none is given, and choices the run turned off stay off."""
+        api = self.api
+        if api.base_url is None and isinstance(recorded.get("base_url"), str):
+            api = replace(api, base_url=str(recorded["base_url"]))
+        return replace(
+            self,
+            api=api,
+            prefix_cache=self.prefix_cache and recorded.get("prefix_cache") is not False,
+            chat_template=False if recorded.get("chat_template") is False else self.chat_template,
+        )

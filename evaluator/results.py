@@ -1,0 +1,444 @@
+"""Typed results of the evaluator: what scoring, figures, run lists and comparisons return.
+
+Both interfaces read these frozen dataclasses by attribute; nothing downstream looks
+up string keys in nested dicts.  JSON is made once, at the edge: each result's
+``to_json()`` gives the exact object the ``--json`` printers write (the README's
+"JSON output" section lists the keys), and :meth:`Score.to_json` is also what a
+prediction stores in its ``scores`` column.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TypeAlias
+
+from db.vocabulary import EvalMode, FailureKind, ItemKind, RunStatus
+
+__all__ = [
+    "AnswerDifference",
+    "CandidateRanking",
+    "Figures",
+    "Interval",
+    "JsonObject",
+    "JsonValue",
+    "PredictionSummary",
+    "PredictionView",
+    "ProgressFigures",
+    "RunComparison",
+    "RunIdentity",
+    "RunFigures",
+    "RunOverview",
+    "RunRecord",
+    "Score",
+    "SuspectKey",
+]
+
+JsonValue: TypeAlias = (
+    str | int | float | bool | None | Sequence["JsonValue"] | Mapping[str, "JsonValue"]
+)
+"""A value ``json.dumps`` writes as it is (lists and tuples as arrays, dicts as objects)."""
+JsonObject = dict[str, JsonValue]
+
+Interval = tuple[float, float]
+"""A 95% interval, ``(low, high)``; JSON writes it as a two-element list."""
+
+
+def _time(value: datetime | None) -> str | None:
+    """A timestamp as the ``--json`` printers have always written it (``str(datetime)``)."""
+    return None if value is None else str(value)
+
+
+def _interval(value: Interval | None) -> list[JsonValue] | None:
+    return None if value is None else [value[0], value[1]]
+
+
+def _number(value: object) -> float | None:
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+# ------------------------------------------------------------------ one prediction
+
+
+@dataclass(frozen=True)
+class CandidateRanking:
+    """Score mode: how the model ranked the candidate answers of one item."""
+
+    candidates: int  # how many were ranked
+    log_likelihoods: Mapping[str, float]  # the best few, best first
+    key_rank: int | None  # 1 for the best; None when the key was not a candidate
+
+
+@dataclass(frozen=True)
+class Score:
+    """The scores of one parsed answer against its key.
+
+    ``pairwise`` is set for kinds measured by pairwise accuracy (orders), ``set_f1``
+    for kinds measured by set F1 (multi-answer items); ``ranking`` in score mode.
+    """
+
+    correct: bool
+    pairwise: float | None = None
+    set_f1: float | None = None
+    ranking: CandidateRanking | None = None
+
+    def to_json(self) -> JsonObject:
+        """The stored form: ``correct``, then the figures that apply, then the ranking."""
+        data: JsonObject = {"correct": self.correct}
+        if self.pairwise is not None:
+            data["pairwise"] = self.pairwise
+        if self.set_f1 is not None:
+            data["set_f1"] = self.set_f1
+        if self.ranking is not None:
+            data["candidates"] = self.ranking.candidates
+            data["log_likelihoods"] = dict(self.ranking.log_likelihoods)
+            data["key_rank"] = self.ranking.key_rank
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, object] | None) -> Score | None:
+        """A stored ``scores`` object read back; None for the empty one of a failed prediction."""
+        if not data:
+            return None
+        ranking = None
+        if "candidates" in data:
+            likelihoods = data.get("log_likelihoods")
+            key_rank = data.get("key_rank")
+            ranking = CandidateRanking(
+                candidates=int(_number(data["candidates"]) or 0),
+                log_likelihoods={
+                    str(answer): value
+                    for answer, value in (
+                        likelihoods.items() if isinstance(likelihoods, dict) else ()
+                    )
+                    if isinstance(value, int | float)
+                },
+                key_rank=key_rank if isinstance(key_rank, int) else None,
+            )
+        return cls(
+            correct=bool(data.get("correct")),
+            pairwise=_number(data.get("pairwise")),
+            set_f1=_number(data.get("set_f1")),
+            ranking=ranking,
+        )
+
+
+@dataclass(frozen=True)
+class PredictionView:
+    """One stored prediction with the item's key, as plain data for widgets and the CLI."""
+
+    run_id: int
+    item_id: str
+    kind: ItemKind
+    source: str
+    revision: int
+    key: str
+    parsed_answer: str | None
+    correct: bool | None
+    failure_kind: FailureKind | None
+    raw_output: str
+    prompt: str
+    prompt_hash: str
+    scores: Score | None  # None for an infrastructure failure (nothing was scored)
+    latency_s: float
+    error: str | None
+    created_at: datetime
+
+    def to_json(self, *, with_prompt: bool = True) -> JsonObject:
+        data: JsonObject = {
+            "run_id": self.run_id,
+            "item_id": self.item_id,
+            "kind": self.kind.value,
+            "source": self.source,
+            "revision": self.revision,
+            "key": self.key,
+            "parsed_answer": self.parsed_answer,
+            "correct": self.correct,
+            "failure_kind": None if self.failure_kind is None else self.failure_kind.value,
+            "raw_output": self.raw_output,
+            "prompt": self.prompt,
+            "prompt_hash": self.prompt_hash,
+            "scores": {} if self.scores is None else self.scores.to_json(),
+            "latency_s": self.latency_s,
+            "error": self.error,
+            "created_at": _time(self.created_at),
+        }
+        if not with_prompt:
+            del data["prompt"]
+        return data
+
+
+# ----------------------------------------------------------------- sets of them
+
+
+@dataclass(frozen=True)
+class Figures:
+    """The figures of a set of predictions (see :mod:`evaluator.metrics`).
+
+    A figure with nothing to average over is None (no ordering items: no pairwise
+    accuracy), never a made-up 0.
+    """
+
+    n: int  # every prediction
+    scored: int  # less infrastructure failures: the denominator of every rate
+    correct: int
+    unparsed: int
+    infrastructure_failures: int
+    accuracy: float | None
+    accuracy_ci: Interval | None  # Wilson 95%
+    unparsed_rate: float | None
+    pairwise_accuracy: float | None
+    weighted_f1: float | None
+    set_f1: float | None
+
+    def to_json(self) -> JsonObject:
+        return {
+            "n": self.n,
+            "scored": self.scored,
+            "correct": self.correct,
+            "unparsed": self.unparsed,
+            "infrastructure_failures": self.infrastructure_failures,
+            "accuracy": self.accuracy,
+            "accuracy_ci": _interval(self.accuracy_ci),
+            "unparsed_rate": self.unparsed_rate,
+            "pairwise_accuracy": self.pairwise_accuracy,
+            "weighted_f1": self.weighted_f1,
+            "set_f1": self.set_f1,
+        }
+
+
+@dataclass(frozen=True)
+class PredictionSummary(Figures):
+    """The figures overall, and the same figures for each kind and each source (sorted)."""
+
+    by_kind: Mapping[str, Figures]
+    by_source: Mapping[str, Figures]
+
+    def to_json(self) -> JsonObject:
+        return {
+            **super().to_json(),
+            "by_kind": {name: group.to_json() for name, group in self.by_kind.items()},
+            "by_source": {name: group.to_json() for name, group in self.by_source.items()},
+        }
+
+
+# ------------------------------------------------------------------------ runs
+
+
+@dataclass(frozen=True)
+class RunIdentity:
+    """Which run: its model, how it asks it, and where it stands."""
+
+    id: int
+    model: str
+    backend: str  # the provider: "transformers", "openai", "scripted"
+    mode: EvalMode
+    shots: int
+    status: RunStatus
+    stale: bool  # marked running, but its process on this host is gone
+
+    @property
+    def is_running(self) -> bool:
+        return self.status is RunStatus.RUNNING and not self.stale
+
+    def _identity_json(self) -> JsonObject:
+        return {
+            "id": self.id,
+            "model": self.model,
+            "backend": self.backend,
+            "mode": self.mode.value,
+            "shots": self.shots,
+            "status": self.status.value,
+            "stale": self.stale,
+        }
+
+
+@dataclass(frozen=True)
+class RunRecord(RunIdentity):
+    """A run's own record: what it evaluates, how, and where it stands."""
+
+    host: str
+    error: str | None
+    filters: JsonObject  # status, kind, source, limit: as given when it was created
+    params: JsonObject  # backend settings, seed, template hash, shots used, ... (no revisions)
+    total: int
+    started_at: datetime
+    finished_at: datetime | None
+
+    @property
+    def shot_notes(self) -> list[str]:
+        """Where the shots fell short (too few, or not yet approved)."""
+        notes = self.params.get("shot_notes")
+        return [str(note) for note in notes] if isinstance(notes, list) else []
+
+    @property
+    def excluded_count(self) -> int:
+        """Items left out of score mode (too many candidate answers)."""
+        excluded = self.params.get("excluded")
+        return len(excluded) if isinstance(excluded, dict) else 0
+
+    def recorded(self, name: str) -> JsonValue:
+        """One recorded backend setting (``base_url``, ``prefix_cache`` ...), or None."""
+        return self.params.get(name)
+
+    def to_json(self) -> JsonObject:
+        return {
+            **self._identity_json(),
+            "host": self.host,
+            "error": self.error,
+            "filters": dict(self.filters),
+            "params": dict(self.params),
+            "total": self.total,
+            "started_at": _time(self.started_at),
+            "finished_at": _time(self.finished_at),
+        }
+
+
+@dataclass(frozen=True)
+class ProgressFigures:
+    """How far a run is: answered items, the latest session's speed and what is left."""
+
+    done: int  # items with an answer (right, wrong or unparsed)
+    total: int
+    remaining: int
+    items_per_second: float | None  # over the latest session
+    eta_s: float | None  # only while it runs
+    elapsed_s: float | None  # from its start to its latest prediction
+
+    def to_json(self) -> JsonObject:
+        return {
+            "done": self.done,
+            "total": self.total,
+            "remaining": self.remaining,
+            "items_per_second": self.items_per_second,
+            "eta_s": self.eta_s,
+            "elapsed_s": self.elapsed_s,
+        }
+
+
+@dataclass(frozen=True)
+class RunFigures:
+    """One run's figures: its record, its progress, and the metrics of its predictions."""
+
+    run: RunRecord
+    progress: ProgressFigures
+    summary: PredictionSummary
+
+    @property
+    def is_running(self) -> bool:
+        return self.run.is_running
+
+    def to_json(self) -> JsonObject:
+        return {
+            "run": self.run.to_json(),
+            "progress": self.progress.to_json(),
+            **self.summary.to_json(),
+        }
+
+
+@dataclass(frozen=True)
+class RunOverview(RunIdentity):
+    """One line of the run list: progress and accuracy (Wilson 95% interval)."""
+
+    done: int
+    total: int
+    infrastructure_failures: int
+    correct: int
+    accuracy: float | None
+    accuracy_ci: Interval | None
+    started_at: datetime
+    finished_at: datetime | None
+
+    def to_json(self) -> JsonObject:
+        return {
+            **self._identity_json(),
+            "done": self.done,
+            "total": self.total,
+            "infrastructure_failures": self.infrastructure_failures,
+            "correct": self.correct,
+            "accuracy": self.accuracy,
+            "accuracy_ci": _interval(self.accuracy_ci),
+            "started_at": _time(self.started_at),
+            "finished_at": _time(self.finished_at),
+        }
+
+
+@dataclass(frozen=True)
+class AnswerDifference:
+    """An item two runs answered differently."""
+
+    item_id: str
+    key: str
+    a: str | None
+    b: str | None
+
+    def to_json(self) -> JsonObject:
+        return {"item_id": self.item_id, "key": self.key, "a": self.a, "b": self.b}
+
+
+@dataclass(frozen=True)
+class RunComparison:
+    """Two runs item by item, over the items both answered (item ids in run A's order)."""
+
+    run_a: int
+    run_b: int
+    shared_items: int
+    only_in_a: int  # answered by A only
+    only_in_b: int
+    both_right: tuple[str, ...]
+    both_wrong: tuple[str, ...]
+    only_a: tuple[str, ...]  # right in A only
+    only_b: tuple[str, ...]
+    different_answers: tuple[AnswerDifference, ...]
+    agreement: float | None  # share of shared items with the same parsed answer
+    mcnemar_p: float | None  # exact McNemar test; None without discordant items
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {
+            "both_right": len(self.both_right),
+            "both_wrong": len(self.both_wrong),
+            "only_a": len(self.only_a),
+            "only_b": len(self.only_b),
+        }
+
+    def to_json(self) -> JsonObject:
+        counts: JsonObject = dict(self.counts)
+        return {
+            "run_a": self.run_a,
+            "run_b": self.run_b,
+            "shared_items": self.shared_items,
+            "only_in_a": self.only_in_a,
+            "only_in_b": self.only_in_b,
+            "counts": counts,
+            "both_right": list(self.both_right),
+            "both_wrong": list(self.both_wrong),
+            "only_a": list(self.only_a),
+            "only_b": list(self.only_b),
+            "different_answers": [row.to_json() for row in self.different_answers],
+            "agreement": self.agreement,
+            "mcnemar_p": self.mcnemar_p,
+        }
+
+
+@dataclass(frozen=True)
+class SuspectKey:
+    """An item every model that answered it gets wrong with one and the same answer."""
+
+    item_id: str
+    kind: ItemKind
+    key: str
+    answer: str
+    models: tuple[str, ...]
+    runs: tuple[int, ...]
+
+    def to_json(self) -> JsonObject:
+        return {
+            "item_id": self.item_id,
+            "kind": self.kind.value,
+            "key": self.key,
+            "answer": self.answer,
+            "models": list(self.models),
+            "runs": list(self.runs),
+        }

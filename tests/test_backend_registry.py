@@ -1,0 +1,208 @@
+"""The backend registry (one way to open any model spec) and the scripted model it offers:
+forms, settings, errors a person can act on, and scripted runs through the real CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from eval_helpers import mixed_set
+from sqlmodel import select
+
+from db.engine import Database, open_database
+from db.items import iter_items
+from db.models import EvalRun, Prediction
+from evaluator.backends.base import BackendError
+from evaluator.backends.registry import find_provider, known_forms, open_backend, recorded_spec
+from evaluator.backends.scripted import Script, ScriptedBackend
+from evaluator.backends.settings import ApiSettings, BackendSettings
+from evaluator.runner import create_run, execute_run
+from evaluator.runs import run_figures
+from reviewer.cli import cli
+
+KEY_ENV = "VETBENCH_REGISTRY_TEST_KEY"
+
+
+def test_every_form_has_its_provider() -> None:
+    assert find_provider("openai:gpt-4o-mini").backend == "openai"
+    assert find_provider("scripted:answers.json").backend == "scripted"
+    assert find_provider("demo").form == "demo"
+    assert find_provider("model.GGUF").form == "FILE.gguf"
+    assert find_provider("HuggingFaceTB/SmolLM2-135M").backend == "transformers"
+    assert find_provider("./models/mine").backend == "transformers"
+
+
+@pytest.mark.parametrize("spec", ["anthropic:claude", "hf:gpt2", "  "])
+def test_an_unknown_form_fails_with_the_known_ones(spec: str) -> None:
+    with pytest.raises(BackendError) as caught:
+        open_backend(spec)
+    message = str(caught.value)
+    assert known_forms() in message
+    assert "openai:NAME" in message and "scripted:FILE" in message and "demo" in message
+
+
+def test_api_models_take_the_api_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, "sk-registry-test")
+    api = ApiSettings(
+        base_url="http://127.0.0.1:9/v1", api_key_env=KEY_ENV, concurrency=3, max_retries=0
+    )
+    backend = open_backend("openai:some-model", BackendSettings(api=api))
+    try:
+        assert backend.info.backend == "openai" and backend.info.model == "some-model"
+        params = backend.info.params
+        assert params["base_url"] == "http://127.0.0.1:9/v1"
+        assert params["concurrency"] == 3 and params["max_retries"] == 0
+        assert backend.supports_scoring is False
+        assert find_provider("openai:some-model").cannot_score
+    finally:
+        backend.close()
+
+
+def test_an_api_model_without_its_key_is_explained(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    with pytest.raises(BackendError, match=KEY_ENV):
+        open_backend("openai:some-model", BackendSettings(api=ApiSettings(api_key_env=KEY_ENV)))
+
+
+def test_a_bad_batch_size_is_refused_before_any_model_loads() -> None:
+    with pytest.raises(BackendError, match="batch size must be at least 1"):
+        BackendSettings(batch_size=0)
+    assert BackendSettings(batch_size="16").batch_size == "16"
+
+
+def test_a_resumed_run_keeps_its_recorded_choices() -> None:
+    given = BackendSettings(threads=2)
+    resumed = given.resuming(
+        {"base_url": "http://host/v1", "prefix_cache": False, "chat_template": False}
+    )
+    assert resumed.api.base_url == "http://host/v1" and resumed.threads == 2
+    assert resumed.prefix_cache is False and resumed.chat_template is False
+    explicit = BackendSettings(api=ApiSettings(base_url="http://mine/v1"))
+    assert explicit.resuming({"base_url": "http://host/v1"}).api.base_url == "http://mine/v1"
+    assert given.resuming({"chat_template": True}) == given
+
+
+def test_recorded_runs_name_their_spec_again() -> None:
+    assert recorded_spec("openai", "gpt-4o-mini") == "openai:gpt-4o-mini"
+    assert recorded_spec("scripted", "/data/answers.json") == "scripted:/data/answers.json"
+    assert recorded_spec("transformers", "demo") == "demo"
+
+
+# ------------------------------------------------------------ the scripted model
+
+
+def test_script_files_json_and_jsonl(tmp_path: Path) -> None:
+    flat = tmp_path / "answers.json"
+    flat.write_text(json.dumps({"econ:1": "D, A, C, B", "cflue:1": "答案：B"}), encoding="utf-8")
+    backend = open_backend(f"scripted:{flat}")
+    assert isinstance(backend, ScriptedBackend)
+    assert backend.info.backend == "scripted" and backend.info.model == str(flat.resolve())
+    assert backend.script.outputs == {"econ:1": "D, A, C, B", "cflue:1": "答案：B"}
+
+    lines = tmp_path / "answers.jsonl"
+    lines.write_text(
+        '{"item_id": "econ:1", "output": "A, B, C, D"}\n\n{"item_id": "econ:2", "error": "timeout"}\n',
+        encoding="utf-8",
+    )
+    script = Script.from_file(lines)
+    assert script.outputs == {"econ:1": "A, B, C, D"} and script.failures == {"econ:2": "timeout"}
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("a.json", "[1, 2]", "a.json: expected a JSON object of item id -> output text"),
+        ("b.json", "{oops", "b.json:1: not valid JSON"),
+        ("c.jsonl", '{"item_id": "x", "output": "A"}\n{"output": "B"}\n', "c.jsonl:2: item_id"),
+        ("d.jsonl", '{"item_id": "x"}\n', "d.jsonl:1: give output"),
+    ],
+)
+def test_bad_script_files_are_named_with_their_place(
+    tmp_path: Path, name: str, text: str, message: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(BackendError, match=message.replace("(", r"\(")):
+        open_backend(f"scripted:{path}")
+    with pytest.raises(BackendError, match="missing.json: cannot read the file"):
+        open_backend(f"scripted:{tmp_path / 'missing.json'}")
+
+
+def test_a_model_that_answers_every_key_but_the_chosen_items(database: Database) -> None:
+    """The planted-flaw check: answers are right except where told otherwise."""
+    mixed_set(database)
+    with database.session() as session:
+        items = [item for item in iter_items(session) if item.status == "approved"]
+    script = Script.answer_keys(items, except_for={"econ:2": "A, B, C, D", "cflue:2": "?"})
+    backend = ScriptedBackend(script, model="planted")
+    run_id = create_run(database, backend.info, shots=0, filters={"status": ["approved"]})
+    execute_run(database, run_id, backend)
+    summary = run_figures(database, run_id).summary
+    assert (summary.n, summary.correct, summary.unparsed) == (8, 6, 1)
+    assert summary.by_kind["ordering"].correct == 1 and summary.by_kind["single"].correct == 1
+    with database.session() as session:
+        wrong = {
+            row.item_id
+            for row in session.exec(select(Prediction).where(Prediction.run_id == run_id))
+            if not row.correct
+        }
+    assert wrong == {"econ:2", "cflue:2"}
+
+
+def test_score_mode_ranks_the_scripted_answer_first(database: Database) -> None:
+    mixed_set(database)
+    backend = ScriptedBackend({"econ:1": "D, A, C, B", "cflue:3": "ABD"})
+    run_id = create_run(
+        database, backend.info, mode="score", shots=0, filters={"kind": ["ordering", "multi"]}
+    )
+    execute_run(database, run_id, backend)
+    with database.session() as session:
+        stored = {
+            row.item_id: row
+            for row in session.exec(select(Prediction).where(Prediction.run_id == run_id))
+        }
+    assert stored["econ:1"].parsed_answer == "DACB" and stored["econ:1"].scores["key_rank"] == 1
+    assert stored["cflue:3"].parsed_answer == "ABD" and stored["cflue:3"].correct is True
+
+
+def vetbench(db_path: Path, *args: str) -> Result:
+    return CliRunner().invoke(cli, ["--db", str(db_path), *args])
+
+
+def test_a_scripted_model_through_the_cli_with_resume(db_path: Path, tmp_path: Path) -> None:
+    database = open_database(db_path)
+    mixed_set(database)
+    database.dispose()
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(
+        '{"item_id": "econ:1", "output": " D, A, C, B"}\n'
+        '{"item_id": "cflue:1", "error": "timed out after 60 s"}\n',
+        encoding="utf-8",
+    )
+    first = vetbench(db_path, "eval", "--model", f"scripted:{answers}", "--shots", "0", "--json")
+    assert first.exit_code == 0, first.output + first.stderr
+    figures = json.loads(first.stdout)
+    assert figures["run"]["backend"] == "scripted" and figures["correct"] == 1
+    assert figures["infrastructure_failures"] == 1 and "resume" in figures["run"]["error"]
+
+    answers.write_text('{"item_id": "cflue:1", "output": "B"}\n', encoding="utf-8")
+    resumed = vetbench(db_path, "eval", "--resume", str(figures["run_id"]), "--json")
+    assert resumed.exit_code == 0, resumed.output + resumed.stderr
+    after = json.loads(resumed.stdout)
+    assert after["correct"] == 2 and after["infrastructure_failures"] == 0
+    database = open_database(db_path)
+    with database.session() as session:
+        (run,) = session.exec(select(EvalRun)).all()
+        assert run.model == str(answers.resolve()) and run.params["script"] == run.model
+    database.dispose()
+
+
+def test_the_cli_refuses_unknown_forms_and_scoring_api_models(db_path: Path) -> None:
+    assert vetbench(db_path, "init").exit_code == 0
+    unknown = vetbench(db_path, "eval", "--model", "hf:gpt2")
+    assert unknown.exit_code == 1 and "unknown model 'hf:gpt2'" in unknown.stderr
+    assert "scripted:FILE" in unknown.stderr
+    api = vetbench(db_path, "eval", "--model", "openai:x", "--mode", "score")
+    assert api.exit_code == 1 and "API models give no log-likelihoods" in api.stderr
