@@ -44,6 +44,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from db.answers import format_answer
 from db.vocabulary import ItemKind, values
+from reviewer.tui.literal import line_broken
 from reviewer.tui.widgets.footer import KeyFooter
 
 if TYPE_CHECKING:
@@ -522,7 +523,9 @@ class EvaluationScreen(Screen[None]):
     def _prediction_highlighted(self, event: DataTable.RowHighlighted) -> None:
         view = self._latest.get(str(event.row_key.value))
         if view is not None:
-            self.query_one("#prediction-detail", Static).update(prediction_detail(view))
+            self.query_one("#prediction-detail", Static).update(
+                line_broken(prediction_detail(view))
+            )
 
     @on(DataTable.RowSelected, "#runs")
     def _run_selected(self, event: DataTable.RowSelected) -> None:
@@ -599,7 +602,9 @@ class EvaluationScreen(Screen[None]):
         keys = [view.item_id for view in latest]
         row = keys.index(previous) if previous in keys else 0
         table.move_cursor(row=row)
-        self.query_one("#prediction-detail", Static).update(prediction_detail(latest[row]))
+        self.query_one("#prediction-detail", Static).update(
+            line_broken(prediction_detail(latest[row]))
+        )
 
     def _show_leaderboard(self, runs: list[dict[str, Any]]) -> None:
         table = self.query_one("#runs", DataTable)
