@@ -34,6 +34,7 @@ def _register_commands() -> None:
         generate_commands,
         item_commands,
         review_commands,
+        serve_commands,
     )
 
     for module in (
@@ -42,6 +43,7 @@ def _register_commands() -> None:
         adjudication_commands,
         eval_commands,
         generate_commands,
+        serve_commands,
     ):
         module.register(cli)
 
