@@ -169,9 +169,11 @@ def test_a_browser_answers_an_item_and_the_judgment_is_stored(one_item_db: Path)
             page = browser.new_page(viewport={"width": 1280, "height": 800})
             page.route(
                 "**/*",
-                lambda route: route.continue_()
-                if route.request.url.startswith(f"http://127.0.0.1:{port}/")
-                else route.abort(),
+                lambda route: (
+                    route.continue_()
+                    if route.request.url.startswith(f"http://127.0.0.1:{port}/")
+                    else route.abort()
+                ),
             )
             page.on("websocket", on_websocket)
             page.goto(f"http://127.0.0.1:{port}/")
