@@ -189,5 +189,5 @@ def line_broken(text: Text) -> LineBrokenText:
         end=text.end,
         tab_size=text.tab_size,
     )
-    broken._spans[:] = text._spans
+    broken.spans = list(text.spans)
     return broken
