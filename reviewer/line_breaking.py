@@ -194,13 +194,16 @@ def _inside_word(text: str, offset: int, numbers: frozenset[int]) -> bool:
 
 
 def _fold_quality(text: str, offset: int, numbers: frozenset[int]) -> int:
-    """0 for a clean cut; then, worse and worse: Latin punctuation orphaned (as URLs
-    break before a dot), a word or number split, Chinese punctuation orphaned."""
-    if not _bad_cut(text, offset):
-        return 1 if _inside_word(text, offset, numbers) else 0
-    if text[offset - 1 : offset + 1].isascii() and not _inside_word(text, offset, numbers):
-        return 1
-    return 2 if text[offset - 1 : offset + 1].isascii() else 3
+    """How bad a forced cut at ``offset`` is, from 0 (clean) to 3.
+
+    1: it splits a word or a number, or leaves Latin punctuation at a line's edge
+    (URLs are broken before a dot); 2: both; 3: Chinese punctuation at a line's edge.
+    """
+    bad_punctuation = _bad_cut(text, offset)
+    splits = _inside_word(text, offset, numbers)
+    if bad_punctuation and not text[offset - 1 : offset + 1].isascii():
+        return 3
+    return int(bad_punctuation) + int(splits)
 
 
 def _bad_cut(text: str, offset: int) -> bool:
