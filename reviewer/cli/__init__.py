@@ -78,6 +78,7 @@ def _register_commands() -> None:
         item_commands,
         people_commands,
         review_commands,
+        serve_commands,
     )
 
     for module in (
@@ -87,6 +88,7 @@ def _register_commands() -> None:
         eval_commands,
         generate_commands,
         people_commands,
+        serve_commands,
     ):
         module.register(cli)
 

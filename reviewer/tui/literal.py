@@ -5,6 +5,11 @@ stay characters.  Control characters are another matter: an ESC or BEL sent to
 the terminal could restyle the screen or retitle the window, so they are swapped
 for visible stand-ins (ESC becomes ``␛``, from the Unicode "control pictures"
 block) before any widget sees the text.  Newlines and tabs keep their meaning.
+
+The ``Text`` wraps where a typesetter would (never inside "1.77万元", never a line
+starting with "，": :mod:`reviewer.tui.line_broken_text`).  Item and model text goes
+through :func:`literal_item`, which shows its display form (HTML entities decoded,
+LaTeX as Unicode: :mod:`reviewer.display_text`) unless ``raw`` is asked for.
 """
 
 from __future__ import annotations
@@ -12,10 +17,17 @@ from __future__ import annotations
 from rich.text import Text
 
 from db.visible_text import visible_text
+from reviewer.display_text import display_text
+from reviewer.tui.line_broken_text import LineBrokenText, line_broken
 
-__all__ = ["literal", "visible_text"]
+__all__ = ["line_broken", "literal", "literal_item", "visible_text"]
 
 
 def literal(value: str, style: str = "") -> Text:
     """A ``Text`` that shows ``value`` exactly as typed: no markup, no terminal controls."""
-    return Text(visible_text(value), style=style, end="")
+    return LineBrokenText(visible_text(value), style=style, end="")
+
+
+def literal_item(value: str, style: str = "", *, raw: bool = False) -> Text:
+    """Item or model text as shown: its display form, or exactly as stored when ``raw``."""
+    return literal(display_text(value, raw=raw), style)

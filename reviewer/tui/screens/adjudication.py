@@ -30,6 +30,7 @@ from textual.widgets import DataTable, Header, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from db.answers import format_answer
+from reviewer.tui.literal import line_broken
 from reviewer.tui.screens.lead_modals import ConfirmModal, KeyModal, ReasonModal, Rejection
 from reviewer.tui.widgets.footer import KeyFooter
 
@@ -390,7 +391,7 @@ class AdjudicationScreen(Screen[None]):
             self.query_one("#case-text", Static).update(Text("No conflicts: nothing to resolve."))
             self.query_one("#case-history", Static).update("")
             return
-        self.query_one("#case-text", Static).update(case_text(case))
+        self.query_one("#case-text", Static).update(line_broken(case_text(case)))
         kind = case.item.kind
         for judgment in case.judgments:
             judgments.add_row(

@@ -55,7 +55,7 @@ from evaluator.live import (
     read_snapshot,
     secondary_figure,
 )
-from reviewer.tui.literal import literal
+from reviewer.tui.literal import line_broken, literal
 from reviewer.tui.polling import PollingScreen
 from reviewer.tui.widgets.footer import KeyFooter
 
@@ -464,7 +464,9 @@ class EvaluationScreen(PollingScreen[None]):
     def _prediction_highlighted(self, event: DataTable.RowHighlighted) -> None:
         view = self._latest.get(str(event.row_key.value))
         if view is not None:
-            self.query_one("#prediction-detail", Static).update(prediction_detail(view))
+            self.query_one("#prediction-detail", Static).update(
+                line_broken(prediction_detail(view))
+            )
 
     @on(DataTable.RowSelected, "#runs")
     def _run_selected(self, event: DataTable.RowSelected) -> None:
@@ -525,7 +527,9 @@ class EvaluationScreen(PollingScreen[None]):
         keys = [view.item_id for view in latest]
         row = keys.index(previous) if previous in keys else 0
         table.move_cursor(row=row)
-        self.query_one("#prediction-detail", Static).update(prediction_detail(latest[row]))
+        self.query_one("#prediction-detail", Static).update(
+            line_broken(prediction_detail(latest[row]))
+        )
 
     def _show_leaderboard(self, runs: list[RunOverview]) -> None:
         table = self.query_one("#runs", DataTable)

@@ -6,7 +6,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from reviewer.revisions import DiffLine
-from reviewer.tui.literal import visible_text
+from reviewer.tui.literal import line_broken, visible_text
 
 LINE_STYLES = {
     "header": "bold",
@@ -36,4 +36,4 @@ class DiffView(Static):
     """Shows one revision diff."""
 
     def show(self, lines: list[DiffLine]) -> None:
-        self.update(diff_text(lines))
+        self.update(line_broken(diff_text(lines)))

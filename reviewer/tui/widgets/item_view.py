@@ -19,7 +19,7 @@ from textual.widgets import Static
 from db.answers import LETTERS, MAX_CHOICES, truefalse_word
 from db.items import ItemSnapshot
 from db.vocabulary import ItemKind
-from reviewer.tui.literal import literal
+from reviewer.tui.literal import literal, literal_item
 
 KIND_NAMES = {
     ItemKind.ORDERING: "ordering",
@@ -88,7 +88,7 @@ class ItemView(VerticalScroll):
         self.query_one("#prompt-title", Static).update(
             "Question" if item.kind.is_mcq else "Scenario"
         )
-        self.query_one("#item-prompt", Static).update(literal(item.prompt))
+        self.query_one("#item-prompt", Static).update(literal_item(item.prompt))
         self.query_one("#choices-title", Static).update(
             "Choices" if item.kind.is_mcq else "Events (put them in logical order)"
         )
@@ -98,7 +98,7 @@ class ItemView(VerticalScroll):
             row.set_class(False, "-chosen")
             if text is None:
                 continue
-            line = literal(text)
+            line = literal_item(text)
             if item.kind is ItemKind.TRUEFALSE and text.strip() not in ("对", "错"):
                 line.append(f"  ({truefalse_word(row.label)})", style="dim")
             row.show(line)

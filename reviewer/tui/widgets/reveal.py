@@ -22,7 +22,7 @@ from db.answers import (
 from db.items import ItemSnapshot
 from db.vocabulary import ItemKind
 from reviewer.queue import OwnJudgment
-from reviewer.tui.literal import literal
+from reviewer.tui.literal import literal, literal_item
 
 DIFF_STYLE = "bold reverse red"
 SAME_STYLE = "bold green"
@@ -93,7 +93,7 @@ def key_in_words(item: ItemSnapshot) -> Table:
     table.add_column(ratio=1)
     for position, letter in enumerate(item.key, start=1):
         prefix = f"{position}. {letter}" if item.kind is ItemKind.ORDERING else f"• {letter}"
-        table.add_row(Text(prefix, style="bold"), literal(item.choices.get(letter, "")))
+        table.add_row(Text(prefix, style="bold"), literal_item(item.choices.get(letter, "")))
     return table
 
 
@@ -135,7 +135,9 @@ class RevealPanel(VerticalScroll):
         summary.update(judgment_summary(item, judgment) if judgment else "")
         self.query_one("#reveal-key", Static).update(key_in_words(item))
         self.query_one("#reveal-explanation", Static).update(
-            literal(item.explanation) if item.explanation else Text("(no explanation)", style="dim")
+            literal_item(item.explanation)
+            if item.explanation
+            else Text("(no explanation)", style="dim")
         )
         self.scroll_home(animate=False)
 

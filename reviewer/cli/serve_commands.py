@@ -1,0 +1,78 @@
+"""``vetbench serve``: the review app in a browser, for annotators who do not live in a terminal.
+
+textual-serve runs a small web server; every browser tab that opens the page gets
+its own ``vetbench review`` process, whose screen and keys travel over a
+websocket.  The server listens on 127.0.0.1 unless told otherwise: it has no
+login of its own, so people elsewhere reach it through a reverse proxy that
+authenticates them (README, "The review app in a browser").
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+
+import click
+
+from reviewer.cli.common import default_user, fail, open_db
+
+DB_ENV_VAR = "VETBENCH_DB"  # db.engine.DB_ENV_VAR; not imported here to keep --help instant
+
+
+@click.command()
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on. Keep 127.0.0.1 and put an authenticating reverse proxy in front.",
+)
+@click.option(
+    "--port", type=click.IntRange(1, 65535), default=8000, show_default=True, help="Port."
+)
+@click.option(
+    "--as",
+    "name",
+    default=None,
+    metavar="NAME",
+    help="Who judges in this app (default: your login name). New names are registered as "
+    "annotators.",
+)
+@click.option(
+    "--public-url",
+    metavar="URL",
+    default=None,
+    help="The address browsers use when a proxy serves the app, e.g. "
+    "https://review.example.org/alice [default: http://HOST:PORT].",
+)
+@click.pass_context
+def serve(
+    ctx: click.Context, host: str, port: int, name: str | None, public_url: str | None
+) -> None:
+    """Serve the review app to a browser (textual-serve); each tab runs its own app.
+
+    Every judgment is stored as in `vetbench review`. Stop the server with Ctrl+C.
+    """
+    from textual_serve.server import Server
+
+    db = open_db(ctx)  # a bad --db fails here, once, not in every browser tab
+    who = (name if name is not None else default_user()).strip()
+    if not who:
+        fail("--as needs a name")
+    # The apps get the database through the environment, not their command line,
+    # where a PostgreSQL password would show in the process list.
+    os.environ[DB_ENV_VAR] = db.url.render_as_string(hide_password=False)
+    command = shlex.join([sys.executable, "-m", "reviewer.cli", "review", "--as", who])
+    server = Server(
+        command,
+        host=host,
+        port=port,
+        title=f"vetbench review · {who}",
+        public_url=public_url.rstrip("/") if public_url else None,
+    )
+    server.serve()
+
+
+def register(cli: click.Group) -> None:
+    """Add this module's commands to the `vetbench` group."""
+    cli.add_command(serve)
