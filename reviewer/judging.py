@@ -9,26 +9,22 @@ Refusals raise :class:`JudgmentRefused` with a message a person can act on.
 from __future__ import annotations
 
 import math
-import random
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import delete
-from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session, col, select
 
 from db.answers import AnswerError, format_answer, parse_answer
 from db.audit import record_event
-from db.engine import Database, is_transient_conflict
+from db.engine import Database
 from db.items import add_revision, locked_item
 from db.models import Claim, Item, Judgment, utcnow
 from db.people import ensure_person, find_person
+from db.retry import retry_transient
 from db.validation import ItemDraft, validate_draft
 from db.vocabulary import ItemKind, Verdict
 from reviewer.item_status import refresh_item_status
-
-TRANSIENT_RETRIES = 5  # attempts at a judgment that PostgreSQL aborted as a deadlock victim
 
 
 class JudgmentRefused(ValueError):
@@ -195,26 +191,21 @@ def submit_judgment(
     verdict = parse_verdict(verdict)
     if not math.isfinite(seconds) or seconds < 0:
         raise JudgmentRefused(f"seconds must be a non-negative number, got {seconds}")
-    for attempt in range(TRANSIENT_RETRIES):
-        try:
-            return _store_judgment(
-                db,
-                annotator_name,
-                item_id,
-                revision_number,
-                blind_answer,
-                verdict,
-                alternative_orders,
-                corrected_key,
-                duplicate_of,
-                comment,
-                seconds,
-            )
-        except DBAPIError as error:  # a PostgreSQL deadlock victim: run it again
-            if not is_transient_conflict(error) or attempt == TRANSIENT_RETRIES - 1:
-                raise
-            time.sleep(random.uniform(0.01, 0.05) * 2**attempt)
-    raise AssertionError("unreachable")
+    return retry_transient(
+        lambda: _store_judgment(
+            db,
+            annotator_name,
+            item_id,
+            revision_number,
+            blind_answer,
+            verdict,
+            alternative_orders,
+            corrected_key,
+            duplicate_of,
+            comment,
+            seconds,
+        )
+    )
 
 
 def _store_judgment(

@@ -20,24 +20,21 @@ session picks up where it stopped.
 from __future__ import annotations
 
 import hashlib
-import random
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from sqlalchemy import ColumnElement, and_, delete, exists, func, not_, or_, select
-from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session, col
 
-from db.engine import Database, is_transient_conflict
+from db.engine import Database
 from db.items import ItemSnapshot, get_item
 from db.models import Claim, Item, ItemRevision, Judgment, utcnow
 from db.people import ensure_person
+from db.retry import retry_transient
 from db.settings import get_int_setting
 from db.vocabulary import ItemStatus
 from reviewer.item_status import active_judgments, refresh_item_status
-from reviewer.judging import TRANSIENT_RETRIES
 
 CLAIM_TTL = timedelta(minutes=10)
 """How long an item shown to one annotator is kept from the others."""
@@ -284,14 +281,7 @@ class ReviewQueue:
             session.add(claim)
 
     def _fetch_new(self, exclude: Sequence[str], release: str | None = None) -> ItemSnapshot | None:
-        for attempt in range(TRANSIENT_RETRIES):
-            try:
-                return self._fetch_new_once(exclude, release)
-            except DBAPIError as error:  # a PostgreSQL deadlock victim: run it again
-                if not is_transient_conflict(error) or attempt == TRANSIENT_RETRIES - 1:
-                    raise
-                time.sleep(random.uniform(0.01, 0.05) * 2**attempt)
-        raise AssertionError("unreachable")
+        return retry_transient(lambda: self._fetch_new_once(exclude, release))
 
     def _fetch_new_once(
         self, exclude: Sequence[str], release: str | None = None
