@@ -29,6 +29,7 @@ from db.people import PermissionDenied, require_lead
 from db.vocabulary import DecisionReason, ItemKind, ItemStatus, Verdict
 from reviewer.bulk_reads import collector_paused
 from reviewer.item_status import refresh_item_status
+from reviewer.revisions import RevisionSummary
 
 __all__ = [
     "AdjudicationError",
@@ -36,7 +37,7 @@ __all__ = [
     "DecisionRecord",
     "JudgmentView",
     "PermissionDenied",
-    "RevisionView",
+    "RevisionSummary",
     "approve_agreed",
     "conflict_queue",
     "count_agreed",
@@ -55,20 +56,6 @@ _CHUNK = 500  # ids per IN (...) query, well under every database's parameter li
 
 class AdjudicationError(ValueError):
     """A decision that cannot be made as asked; the message says why."""
-
-
-@dataclass(frozen=True)
-class RevisionView:
-    """One revision of an item, as plain data."""
-
-    number: int
-    prompt: str
-    choices: dict[str, str]
-    key: str
-    explanation: str | None
-    author: str
-    change_note: str
-    created_at: datetime
 
 
 @dataclass(frozen=True)
@@ -108,7 +95,7 @@ class ConflictCase:
     """Everything a lead needs to resolve one item."""
 
     item: ItemSnapshot  # the current revision
-    earlier_revisions: list[RevisionView]  # oldest first, without the current one
+    earlier_revisions: list[RevisionSummary]  # oldest first, without the current one
     judgments: list[JudgmentView]  # active judgments of the current revision
     earlier_judgments: list[JudgmentView] = field(default_factory=list)
     decisions: list[DecisionRecord] = field(default_factory=list)  # oldest first
@@ -392,14 +379,26 @@ def _load_cases(session: Session, item_rows: Sequence[Any]) -> list[ConflictCase
     queries: revisions, judgments, decisions.  No ORM objects: a queue of thousands of
     conflicts loads in about a second."""
     ids = [row[0] for row in item_rows]
-    revisions: dict[str, dict[int, tuple[int, RevisionView]]] = {item_id: {} for item_id in ids}
+    revisions: dict[str, dict[int, tuple[int, RevisionSummary]]] = {item_id: {} for item_id in ids}
     judgments: dict[str, dict[tuple[int, int], JudgmentView]] = {item_id: {} for item_id in ids}
     decisions: dict[str, list[DecisionRecord]] = {item_id: [] for item_id in ids}
     for chunk in _chunks(ids):
-        for item_id, revision_id, number, *rest in session.execute(
+        for row in session.execute(
             select(*_REVISION_COLUMNS).where(col(ItemRevision.item_id).in_(chunk))
         ):
-            revisions[item_id][number] = (revision_id, RevisionView(number, *rest))
+            revisions[row.item_id][row.number] = (
+                row.id,
+                RevisionSummary(
+                    number=row.number,
+                    author=row.author,
+                    change_note=row.change_note,
+                    created_at=row.created_at,
+                    prompt=row.prompt,
+                    choices=row.choices,
+                    key=row.key,
+                    explanation=row.explanation,
+                ),
+            )
         for annotator_id, name, item_id, number, answer, verdict, *rest in session.execute(
             select(
                 col(Judgment.annotator_id),

@@ -24,12 +24,12 @@ LineTag = Literal["header", "hunk", "context", "removed", "added"]
 
 @dataclass(frozen=True)
 class RevisionSummary:
-    """One revision of an item, as plain data."""
+    """One revision of an item, as plain data (the history, the diff and the lead's case)."""
 
     number: int
     author: str
     change_note: str
-    created_at: datetime
+    created_at: datetime | None  # None: not stored yet (the edit form's preview of a change)
     prompt: str
     choices: dict[str, str]
     key: str

@@ -86,7 +86,7 @@ def _summary(item: ItemSnapshot, number: int, fields: dict[str, object]) -> Revi
         number=number,
         author="",
         change_note="",
-        created_at=None,  # type: ignore[arg-type]  # not shown in a diff
+        created_at=None,  # not stored yet
         prompt=str(fields.get("prompt", item.prompt)),
         choices=dict(fields.get("choices", item.choices)),  # type: ignore[call-overload]
         key=str(fields.get("key", item.key)),

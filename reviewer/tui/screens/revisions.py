@@ -22,7 +22,8 @@ from reviewer.tui.widgets.diff_view import DiffView
 
 def revision_label(revision: RevisionSummary) -> Text:
     label = Text(f"rev {revision.number}  ", style="bold")
-    label.append(revision.created_at.strftime("%Y-%m-%d %H:%M") + "  ")
+    if revision.created_at is not None:
+        label.append(revision.created_at.strftime("%Y-%m-%d %H:%M") + "  ")
     label.append_text(literal(revision.author))
     label.append("\n  ")
     label.append_text(literal(revision.change_note or "—", "dim"))
