@@ -236,25 +236,6 @@ async def test_removing_the_keyed_choice_empties_the_key(database: Database) -> 
         assert app.screen is edit
 
 
-@pytest.mark.parametrize(
-    ("kind", "typed", "removed", "expected"),
-    [
-        ("ordering", "D, A, B, C", "B", "C, A, B"),
-        ("ordering", "dabc", "D", "A, B, C"),
-        ("ordering", "D, A, B, C", "A", "C, A, B"),
-        ("multi", "ACD", "B", "ABC"),
-        ("multi", "ACD", "C", "AC"),
-        ("single", "B", "B", ""),
-        ("single", "—", "A", ""),
-    ],
-)
-def test_key_without_a_removed_letter(kind: str, typed: str, removed: str, expected: str) -> None:
-    from db.vocabulary import ItemKind
-    from reviewer.tui.screens.edit import key_without
-
-    assert key_without(ItemKind(kind), typed, removed) == expected
-
-
 async def test_edit_keeps_the_number_of_events_within_bounds(database: Database) -> None:
     add_test_item(database, "tf:1", kind="truefalse", key="A", language="zh", prompt="对吗？")
     async with running(make_app(database, "alice")) as app:

@@ -20,7 +20,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static, TextArea
 
-from db.answers import LETTERS, format_answer, option_count_bounds
+from db.answers import LETTERS, format_answer, key_without, option_count_bounds
 from db.items import ItemSnapshot
 from db.validation import ItemDraft, validate_draft
 from db.vocabulary import ItemKind
@@ -67,18 +67,6 @@ class ChoiceRow(Horizontal):
         if self.stored is not None and value == visible_text(self.stored):
             return self.stored
         return value
-
-
-def key_without(kind: ItemKind, typed_key: str, removed: str) -> str:
-    """The key as typed, with ``removed`` dropped and the letters after it moved up one.
-
-    An order keeps the relative order of the other events (``D, A, B, C`` without B is
-    ``C, A, B``); a choice set loses the removed choice.  So a removed choice can never
-    leave the key silently pointing at the choice that took its letter.
-    """
-    letters = [c for c in typed_key.upper() if c in LETTERS and c != removed]
-    shifted = "".join(c if c < removed else LETTERS[LETTERS.index(c) - 1] for c in letters)
-    return format_answer(kind, shifted) if shifted else ""
 
 
 def _summary(item: ItemSnapshot, number: int, fields: dict[str, object]) -> RevisionSummary:
