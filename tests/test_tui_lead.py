@@ -23,7 +23,9 @@ from db.vocabulary import Role
 from reviewer.judging import submit_judgment
 from reviewer.tui.screens.adjudication import AdjudicationScreen
 from reviewer.tui.screens.agreement import AgreementScreen, kappa_colour
-from reviewer.tui.screens.lead_modals import ConfirmModal, KeyModal, ReasonModal
+from reviewer.tui.screens.lead_modals import ConfirmModal, ReasonModal
+from reviewer.tui.screens.prompt import PromptScreen
+from reviewer.tui.widgets.titles import PanelTitle
 
 
 class ScreenHost(App[None]):
@@ -98,7 +100,7 @@ async def test_a_lead_resolves_every_conflict(review: Database) -> None:
 
         # o:1: approve with the key both annotators proposed (prefilled).
         await pilot.press("c")
-        await wait_until(pilot, lambda: isinstance(app.screen, KeyModal), "the key dialog")
+        await wait_until(pilot, lambda: isinstance(app.screen, PromptScreen), "the key dialog")
         await pilot.press("enter")
         await wait_until(pilot, lambda: "o:1" in decisions(review), "the o:1 decision")
         await wait_until(pilot, lambda: len(screen.cases) == 2, "the queue after o:1")
@@ -120,7 +122,7 @@ async def test_a_lead_resolves_every_conflict(review: Database) -> None:
         await pilot.press("A")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmModal), "the confirmation")
         assert "Approve all 2 agreed item(s) as lea?" in str(
-            app.screen.query_one(".dialog-title").render()
+            app.screen.query_one(PanelTitle).render()
         )
         await pilot.press("y")
         await wait_until(pilot, lambda: len(decisions(review)) == 5, "the approved agreed items")
@@ -152,12 +154,12 @@ async def test_cancelled_dialogs_and_bad_keys_decide_nothing(review: Database) -
     async with app.run_test(size=(140, 45)) as pilot:
         await wait_until(pilot, lambda: len(screen.cases) == 3, "the conflict queue")
         await pilot.press("c")
-        await wait_until(pilot, lambda: isinstance(app.screen, KeyModal), "the key dialog")
-        key_input = app.screen.query_one("#corrected-key")
+        await wait_until(pilot, lambda: isinstance(app.screen, PromptScreen), "the key dialog")
+        key_input = app.screen.query_one("#prompt-input")
         key_input.value = "A, B, C"  # one event missing
         await pilot.press("enter")
-        problem = str(app.screen.query_one("#key-problem", Static).render())
-        assert "missing D" in problem and isinstance(app.screen, KeyModal)
+        problem = str(app.screen.query_one("#prompt-problem", Static).render())
+        assert "missing D" in problem and isinstance(app.screen, PromptScreen)
         await pilot.press("escape")
         await pilot.press("x")
         await wait_until(pilot, lambda: isinstance(app.screen, ReasonModal), "the reason dialog")

@@ -18,8 +18,9 @@ from db.vocabulary import Role
 from reviewer.tui.app import ReviewApp, make_app
 from reviewer.tui.screens.edit import EditScreen
 from reviewer.tui.screens.help import HelpScreen
+from reviewer.tui.screens.prompt import PromptScreen
 from reviewer.tui.screens.review import Phase
-from reviewer.tui.screens.verdict import AlternativesScreen, AnswerPromptScreen
+from reviewer.tui.screens.verdict import AlternativesScreen
 from reviewer.tui.widgets.item_view import ItemView
 
 EXPLANATION = "Inflation comes first; the bank reacts; borrowing costs follow."
@@ -132,7 +133,7 @@ async def test_ambiguous_records_every_alternative(one_item: Database) -> None:
 async def test_wrong_key_records_the_corrected_key(one_item: Database) -> None:
     async with running(make_app(one_item, "alice")) as app:
         await press(app, "d", "a", "c", "b", "enter", "w")
-        assert isinstance(app.screen, AnswerPromptScreen)
+        assert isinstance(app.screen, PromptScreen)
         await press(app, "enter")  # offered: the own answer D, A, C, B
     [judgment] = stored_judgments(one_item)
     assert (judgment.verdict, judgment.corrected_key) == ("wrong-key", "DACB")

@@ -30,30 +30,23 @@ from textual.widgets import DataTable, Header, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from db.answers import format_answer
-from reviewer.tui.screens.lead_modals import ConfirmModal, KeyModal, ReasonModal, Rejection
+from db.vocabulary import DecisionReason, Verdict
+from reviewer.tui.screens.lead_modals import ConfirmModal, ReasonModal, Rejection
+from reviewer.tui.screens.prompt import PromptScreen, answer_validator
 from reviewer.tui.widgets.footer import KeyFooter
 
 if TYPE_CHECKING:
     from db.engine import Database
     from reviewer.adjudication import ConflictCase, DecisionRecord
 
-REASONS = (
-    "several-valid-orders",
-    "no-clear-order",
-    "wrong-key",
-    "flawed",
-    "sensitive",
-    "duplicate",
-    "other",
-)
 # The rejection reason a verdict points to, to preselect in the reason dialog.
-VERDICT_REASON = {
-    "ambiguous": "several-valid-orders",
-    "no-order": "no-clear-order",
-    "wrong-key": "wrong-key",
-    "flawed": "flawed",
-    "sensitive": "sensitive",
-    "duplicate": "duplicate",
+VERDICT_REASON: dict[str, DecisionReason] = {
+    Verdict.AMBIGUOUS: DecisionReason.SEVERAL_VALID_ORDERS,
+    Verdict.NO_ORDER: DecisionReason.NO_CLEAR_ORDER,
+    Verdict.WRONG_KEY: DecisionReason.WRONG_KEY,
+    Verdict.FLAWED: DecisionReason.FLAWED,
+    Verdict.SENSITIVE: DecisionReason.SENSITIVE,
+    Verdict.DUPLICATE: DecisionReason.DUPLICATE,
 }
 PREVIEW_CHARS = 40
 QUEUE_PAGE = 500  # conflicts listed at once; the rest follow as these are resolved
@@ -120,7 +113,7 @@ def suggested_key(case: ConflictCase) -> str:
     return answers.most_common(1)[0][0] if answers else case.item.key
 
 
-def suggested_reason(case: ConflictCase) -> str | None:
+def suggested_reason(case: ConflictCase) -> DecisionReason | None:
     verdicts = Counter(
         VERDICT_REASON[j.verdict] for j in case.judgments if j.verdict in VERDICT_REASON
     )
@@ -300,9 +293,14 @@ class AdjudicationScreen(Screen[None]):
             if key:
                 self.save_decision(case.item.id, "approved", key=key)
 
+        item = case.item
         self.app.push_screen(
-            KeyModal(
-                case.item.id, case.item.kind, case.item.labels, case.item.key, suggested_key(case)
+            PromptScreen(
+                f"Approve {item.id} with a corrected key",
+                f"The current key is {format_answer(item.kind, item.key)}. Type the right one; "
+                "Enter approves with it, Esc cancels.",
+                answer_validator(item, "that is the current key; approve with a instead"),
+                format_answer(item.kind, suggested_key(case)),
             ),
             chosen,
         )
@@ -319,7 +317,9 @@ class AdjudicationScreen(Screen[None]):
                     case.item.id, "rejected", reason=rejection.reason, comment=rejection.comment
                 )
 
-        self.app.push_screen(ReasonModal(case.item.id, REASONS, suggested_reason(case)), chosen)
+        self.app.push_screen(
+            ReasonModal(case.item.id, tuple(DecisionReason), suggested_reason(case)), chosen
+        )
 
     def action_approve_agreed(self) -> None:
         if self.refusal is not None:

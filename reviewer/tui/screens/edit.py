@@ -17,7 +17,6 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static, TextArea
 
 from db.answers import LETTERS, format_answer, key_without, option_count_bounds
@@ -27,8 +26,11 @@ from db.vocabulary import ItemKind
 from reviewer.revisions import RevisionSummary, diff_revisions
 from reviewer.tui.literal import literal, visible_text
 from reviewer.tui.screens.help import HelpRow
+from reviewer.tui.widgets.dialog import Dialog, DialogScreen
 from reviewer.tui.widgets.diff_view import DiffView
+from reviewer.tui.widgets.field_row import FieldRow
 from reviewer.tui.widgets.item_view import item_heading
+from reviewer.tui.widgets.titles import PanelTitle
 
 
 @dataclass(frozen=True)
@@ -42,23 +44,19 @@ class EditRequest:
     note: str
 
 
-class ChoiceRow(Horizontal):
+class ChoiceEditor(FieldRow):
     """One event or choice in the form: its letter, its text, and the stored text it began as."""
 
     def __init__(self, label: str, stored: str | None) -> None:
-        super().__init__(classes="edit-choice")
-        self.stored = stored  # None for a row added in this edit
-        self._label = Label(f" {label} ", classes="choice-label")
-        self.input = Input(
+        field = Input(
             visible_text(stored or ""), placeholder="new text", compact=True, classes="choice-input"
         )
-
-    def compose(self) -> ComposeResult:
-        yield self._label
-        yield self.input
+        super().__init__(f" {label} ", field)
+        self.input = field
+        self.stored = stored  # None for a row added in this edit
 
     def relabel(self, label: str) -> None:
-        self._label.update(f" {label} ")
+        self.caption.update(f" {label} ")
 
     @property
     def text(self) -> str:
@@ -82,7 +80,7 @@ def _summary(item: ItemSnapshot, number: int, fields: dict[str, object]) -> Revi
     )
 
 
-class EditScreen(ModalScreen[EditRequest | None]):
+class EditScreen(DialogScreen[EditRequest | None]):
     """Edit one item; dismisses with an :class:`EditRequest`, or None when cancelled."""
 
     BINDINGS = [
@@ -114,38 +112,39 @@ class EditScreen(ModalScreen[EditRequest | None]):
         item = self.item
         heading = Text("Edit ")
         heading.append_text(item_heading(item))
-        with Vertical(classes="review-dialog wide"):
-            yield Static(heading, classes="panel-title")
+        with Dialog(classes="wide"):
+            yield PanelTitle(heading)
             with VerticalScroll(id="edit-form"):
                 yield Label("Question" if item.kind.is_mcq else "Scenario")
                 yield TextArea(visible_text(item.prompt), id="edit-prompt", classes="edit-long")
                 with Vertical(id="edit-choices"):
                     for label, text in item.choices.items():
-                        yield ChoiceRow(label, text)
+                        yield ChoiceEditor(label, text)
                 noun = "event" if item.kind is ItemKind.ORDERING else "choice"
                 article = "an" if noun == "event" else "a"
                 yield Static(
                     f"Ctrl+N adds {article} {noun} · Ctrl+O removes the {noun} you are in",
                     classes="edit-hint",
                 )
-                with Horizontal(classes="edit-choice"):
-                    yield Label("Key ", classes="choice-label")
-                    yield Input(format_answer(item.kind, item.key), id="edit-key", compact=True)
+                yield FieldRow(
+                    "Key ", Input(format_answer(item.kind, item.key), id="edit-key", compact=True)
+                )
                 yield Label("Explanation")
                 yield TextArea(
                     visible_text(item.explanation or ""), id="edit-explanation", classes="edit-long"
                 )
-                with Horizontal(classes="edit-choice"):
-                    yield Label("Note ", classes="choice-label")
-                    yield Input(
+                yield FieldRow(
+                    "Note ",
+                    Input(
                         self.default_note,
                         placeholder="what changed and why",
                         id="edit-note",
                         compact=True,
-                    )
+                    ),
+                )
                 yield DiffView(id="edit-diff")
-            yield Static(id="edit-problems", classes="problem")
-            with Horizontal(classes="review-dialog-buttons"):
+            yield Static(id="edit-problems", classes="dialog-problem")
+            with Horizontal(classes="dialog-buttons"):
                 yield Button("Save (Ctrl+S)", id="edit-save", variant="primary", compact=True)
                 yield Button("Show changes (Ctrl+R)", id="edit-diff-button", compact=True)
                 yield Button("Cancel (Esc)", id="edit-cancel", compact=True)
@@ -208,8 +207,8 @@ class EditScreen(ModalScreen[EditRequest | None]):
             )
         )
 
-    def _rows(self) -> list[ChoiceRow]:
-        return list(self.query(ChoiceRow))
+    def _rows(self) -> list[ChoiceEditor]:
+        return list(self.query(ChoiceEditor))
 
     async def action_add_choice(self) -> None:
         rows = self._rows()
@@ -218,7 +217,7 @@ class EditScreen(ModalScreen[EditRequest | None]):
             noun = "events" if self.item.kind is ItemKind.ORDERING else "choices"
             self.notify(f"this item takes at most {most} {noun}", severity="warning")
             return
-        row = ChoiceRow(LETTERS[len(rows)], None)
+        row = ChoiceEditor(LETTERS[len(rows)], None)
         await self.query_one("#edit-choices", Vertical).mount(row)
         row.input.focus()
 

@@ -20,6 +20,7 @@ from db.answers import LETTERS, MAX_CHOICES, truefalse_word
 from db.items import ItemSnapshot
 from db.vocabulary import ItemKind
 from reviewer.tui.literal import literal
+from reviewer.tui.widgets.titles import SectionTitle
 
 KIND_NAMES = {
     ItemKind.ORDERING: "ordering",
@@ -45,6 +46,31 @@ def item_heading(item: ItemSnapshot) -> Text:
 
 class ChoiceRow(Horizontal):
     """One event or choice: its letter, then its text with a hanging indent; a click picks it."""
+
+    DEFAULT_CSS = """
+    ChoiceRow {
+        height: auto;
+        padding: 0 0 0 1;
+        margin-top: 1;
+    }
+
+    ChoiceRow:hover {
+        background: $boost;
+    }
+
+    ChoiceRow.-chosen {
+        color: $text-muted;
+        text-style: italic;
+    }
+
+    ChoiceRow > .choice-letter {
+        width: 5;
+    }
+
+    ChoiceRow > .choice-text {
+        width: 1fr;
+    }
+    """
 
     @dataclass
     class Picked(Message):
@@ -73,19 +99,36 @@ class ItemView(VerticalScroll):
     to the next item only updates text (no mounting, which would restyle the screen).
     """
 
+    DEFAULT_CSS = """
+    ItemView {
+        padding: 0 1;
+        border: round $primary-darken-2;
+        border-title-color: $text-muted;
+    }
+
+    ItemView:focus {
+        border: round $primary;
+    }
+
+    ItemView > #duplicate-note {
+        margin-top: 1;
+        color: $warning;
+    }
+    """
+
     can_focus = True
 
     def compose(self) -> ComposeResult:
-        yield Static(id="prompt-title", classes="section-title")
-        yield Static(id="item-prompt", classes="prompt")
-        yield Static(id="choices-title", classes="section-title")
+        yield SectionTitle(id="prompt-title")
+        yield Static(id="item-prompt")
+        yield SectionTitle(id="choices-title")
         for label in LETTERS[:MAX_CHOICES]:
-            yield ChoiceRow(label, id=f"choice-{label}", classes="choice")
+            yield ChoiceRow(label, id=f"choice-{label}")
         yield Static(id="duplicate-note")
 
     def show_item(self, item: ItemSnapshot) -> None:
         """Replace the content with ``item``."""
-        self.query_one("#prompt-title", Static).update(
+        self.query_one("#prompt-title", SectionTitle).update(
             "Question" if item.kind.is_mcq else "Scenario"
         )
         self.query_one("#item-prompt", Static).update(literal(item.prompt))

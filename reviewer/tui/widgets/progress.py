@@ -35,6 +35,14 @@ def progress_text(annotator: str, progress: QueueProgress | None, filters: str) 
 class ProgressLine(Static):
     """Figures refreshed after every item, after the last action's outcome."""
 
+    DEFAULT_CSS = """
+    ProgressLine {
+        height: 1;
+        padding: 0 1;
+        background: $panel;
+    }
+    """
+
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self._figures = Text()
