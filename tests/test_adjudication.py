@@ -7,7 +7,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from lead_helpers import store_item, store_person
+from helpers import EXPLANATION, store_item, store_person
 from sqlmodel import col, select
 
 from db.items import get_item, get_revisions
@@ -173,7 +173,7 @@ def test_conflict_queue_shows_every_judgment_side_by_side(team) -> None:  # type
     queue = conflict_queue(team)
     assert [case.item.id for case in queue] == ["o:2"]
     case = queue[0]
-    assert case.key == "DACB" and case.explanation == "Because."
+    assert case.key == "DACB" and case.explanation == EXPLANATION
     by_name = {j.annotator: j for j in case.judgments}
     assert by_name["ann"].corrected_key == "ADCB" and by_name["ann"].comment == "A is first"
     assert by_name["ann"].seconds == 41 and not by_name["ann"].matches_key

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from review_helpers import add_test_item, stored_judgments
+from helpers import store_item, stored_judgments
 from sqlmodel import col, select
 
 from db.engine import Database
@@ -39,7 +39,7 @@ def status_of(db: Database, item_id: str) -> str:
 
 @pytest.fixture
 def item(database: Database) -> str:
-    add_test_item(database, "econ:1", key="DABC")
+    store_item(database, "econ:1", key="DABC")
     return "econ:1"
 
 
@@ -89,9 +89,9 @@ def test_bad_blind_answers_are_refused_and_nothing_is_written(
 
 
 def test_mcq_answers_follow_the_item_kind(database: Database) -> None:
-    add_test_item(database, "mcq:1", kind="single", key="B")
-    add_test_item(database, "mcq:2", kind="multi", key="AC")
-    add_test_item(database, "tf:1", kind="truefalse", key="A")
+    store_item(database, "mcq:1", kind="single", key="B")
+    store_item(database, "mcq:2", kind="multi", key="AC")
+    store_item(database, "tf:1", kind="truefalse", key="A")
     with pytest.raises(JudgmentRefused, match="exactly one letter"):
         judge(database, "alice", "mcq:1", blind_answer="AB")
     with pytest.raises(JudgmentRefused, match="'E' is not one of the choices"):
@@ -127,7 +127,7 @@ def test_wrong_key_needs_a_different_corrected_key(database: Database, item: str
 
 
 def test_duplicate_needs_another_existing_item(database: Database, item: str) -> None:
-    add_test_item(database, "econ:2")
+    store_item(database, "econ:2")
     with pytest.raises(JudgmentRefused, match="needs the id of the other item"):
         judge(database, "alice", verdict="duplicate")
     with pytest.raises(JudgmentRefused, match="cannot be a duplicate of itself"):
@@ -152,7 +152,7 @@ def test_fields_of_another_verdict_are_refused(database: Database, item: str) ->
 
 
 def test_no_order_is_for_ordering_items(database: Database) -> None:
-    add_test_item(database, "mcq:1", kind="single", key="B")
+    store_item(database, "mcq:1", kind="single", key="B")
     with pytest.raises(JudgmentRefused, match="no-order applies to ordering items"):
         judge(database, "alice", "mcq:1", blind_answer="B", verdict="no-order")
 
@@ -184,8 +184,8 @@ def test_same_revision_cannot_be_judged_twice_unless_retracted(
 
 
 def test_undo_walks_back_through_the_annotators_judgments(database: Database) -> None:
-    add_test_item(database, "econ:1")
-    add_test_item(database, "econ:2")
+    store_item(database, "econ:1")
+    store_item(database, "econ:2")
     judge(database, "alice", "econ:1")
     judge(database, "alice", "econ:2")
     judge(database, "bob", "econ:1")
@@ -287,7 +287,7 @@ def test_edit_is_validated_like_an_import(database: Database, item: str) -> None
 
 
 def test_edit_can_change_choices_and_explanation(database: Database) -> None:
-    add_test_item(database, "mcq:1", kind="single", key="B")
+    store_item(database, "mcq:1", kind="single", key="B")
     edit_item(
         database,
         "lead",

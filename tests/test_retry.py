@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from review_helpers import add_test_item
+from helpers import store_item
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import select
 
@@ -19,8 +19,8 @@ def test_a_deadlock_victim_is_run_again_until_both_transactions_commit(
 ) -> None:
     if database.is_sqlite:
         pytest.skip("SQLite serialises writers: it never picks a deadlock victim")
-    add_test_item(database, "econ:1")
-    add_test_item(database, "econ:2")
+    store_item(database, "econ:1")
+    store_item(database, "econ:2")
     both_hold_their_first_lock = threading.Barrier(2, timeout=30)
     attempts: dict[str, int] = {"econ:1": 0, "econ:2": 0}
     failures: list[BaseException] = []
@@ -53,12 +53,12 @@ def test_a_deadlock_victim_is_run_again_until_both_transactions_commit(
 
 
 def test_any_other_database_error_is_raised_at_the_first_attempt(database: Database) -> None:
-    add_test_item(database, "econ:1")
+    store_item(database, "econ:1")
     calls = []
 
     def insert_a_duplicate() -> None:
         calls.append(1)
-        add_test_item(database, "econ:1")
+        store_item(database, "econ:1")
 
     with pytest.raises(IntegrityError):
         retry_transient(insert_a_duplicate)

@@ -4,15 +4,10 @@ screen shows the figures and recomputes when judgments arrive."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
-from lead_helpers import store_item, store_judgment, store_person
+from helpers import ScreenHost, store_item, store_judgment, store_person, wait_until
 from rich.text import Text
 from sqlmodel import col, select
-from textual.app import App
-from textual.pilot import Pilot
-from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from db.engine import Database
@@ -26,23 +21,6 @@ from reviewer.tui.screens.agreement import AgreementScreen, kappa_colour
 from reviewer.tui.screens.lead_modals import ConfirmModal, ReasonModal
 from reviewer.tui.screens.prompt import PromptScreen
 from reviewer.tui.widgets.titles import PanelTitle
-
-
-class ScreenHost(App[None]):
-    def __init__(self, screen: Screen[None]) -> None:
-        super().__init__()
-        self._lead_screen = screen
-
-    def on_mount(self) -> None:
-        self.push_screen(self._lead_screen)
-
-
-async def wait_until(pilot: Pilot[None], condition: Callable[[], bool], what: str) -> None:
-    for _ in range(400):
-        if condition():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def judge(

@@ -12,7 +12,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from review_helpers import add_ordering_items
+from helpers import store_ordering_items
 from sqlmodel import select
 
 from db.engine import open_database
@@ -42,7 +42,7 @@ while (item := queue.fetch_next()) is not None:
 
 def test_two_review_sessions_at_once_lose_nothing(db_path: Path) -> None:
     db = open_database(db_path)
-    ids = add_ordering_items(db, 40)
+    ids = store_ordering_items(db, 40)
     db.dispose()
     sessions = [
         subprocess.Popen(
@@ -78,7 +78,7 @@ def test_two_review_sessions_at_once_lose_nothing(db_path: Path) -> None:
 
 def test_two_shell_loops_of_vetbench_judge(db_path: Path) -> None:
     db = open_database(db_path)
-    ids = add_ordering_items(db, 4)
+    ids = store_ordering_items(db, 4)
     db.dispose()
     loop = " && ".join(
         f'"{VETBENCH}" --db "{db_path}" judge {item_id} --as "$1" --answer DABC --verdict keep'
