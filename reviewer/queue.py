@@ -33,14 +33,11 @@ from db.models import Claim, Item, ItemRevision, Judgment, utcnow
 from db.people import ensure_person
 from db.retry import retry_transient
 from db.settings import get_int_setting
-from db.vocabulary import ItemStatus
+from db.vocabulary import OPEN_STATUSES, ItemStatus
 from reviewer.item_status import active_judgments, refresh_item_status
 
 CLAIM_TTL = timedelta(minutes=10)
 """How long an item shown to one annotator is kept from the others."""
-
-OPEN_STATUSES: tuple[ItemStatus, ...] = (ItemStatus.IN_REVIEW, ItemStatus.PENDING)
-"""Statuses the queue serves, in order of preference (finish started items first)."""
 
 
 class QueueError(ValueError):
