@@ -5,11 +5,22 @@ stay characters.  Control characters are another matter: an ESC or BEL sent to
 the terminal could restyle the screen or retitle the window, so they are swapped
 for visible stand-ins (ESC becomes ``␛``, from the Unicode "control pictures"
 block) before any widget sees the text.  Newlines and tabs keep their meaning.
+
+Widgets get :func:`literal` (a ``Text``) or :func:`visible_text` (for an input's
+value); notifications go through :func:`notify_literally`.  No screen calls
+``notify`` itself (``tests/test_tui_hostile_text.py`` checks).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from rich.text import Text
+
+if TYPE_CHECKING:
+    from textual.app import App
+    from textual.notifications import SeverityLevel
+    from textual.widget import Widget
 
 _KEEP = {"\n", "\t"}
 _DEL_PICTURE = "\u2421"  # ␡
@@ -40,3 +51,22 @@ def visible_text(value: str) -> str:
 def literal(value: str, style: str = "") -> Text:
     """A ``Text`` that shows ``value`` exactly as typed: no markup, no terminal controls."""
     return Text(visible_text(value), style=style, end="")
+
+
+def notify_literally(
+    node: Widget | App[Any],
+    message: str,
+    *,
+    title: str = "",
+    severity: SeverityLevel = "information",
+    timeout: float | None = None,
+) -> None:
+    """``node.notify(message)`` for a message that may hold user text (item ids, names,
+    a database error): shown as typed, never read as markup, controls made visible."""
+    node.notify(
+        visible_text(message),
+        title=visible_text(title),
+        severity=severity,
+        timeout=timeout,
+        markup=False,
+    )

@@ -24,7 +24,7 @@ from db.items import ItemSnapshot
 from db.validation import ItemDraft, validate_draft
 from db.vocabulary import ItemKind
 from reviewer.revisions import RevisionSummary, diff_revisions
-from reviewer.tui.literal import literal, visible_text
+from reviewer.tui.literal import literal, notify_literally, visible_text
 from reviewer.tui.screens.help import HelpRow
 from reviewer.tui.widgets.dialog import Dialog, DialogScreen
 from reviewer.tui.widgets.diff_view import DiffView
@@ -215,7 +215,7 @@ class EditScreen(DialogScreen[EditRequest | None]):
         _fewest, most = option_count_bounds(self.item.kind)
         if len(rows) >= most:
             noun = "events" if self.item.kind is ItemKind.ORDERING else "choices"
-            self.notify(f"this item takes at most {most} {noun}", severity="warning")
+            notify_literally(self, f"this item takes at most {most} {noun}", severity="warning")
             return
         row = ChoiceEditor(LETTERS[len(rows)], None)
         await self.query_one("#edit-choices", Vertical).mount(row)
@@ -225,11 +225,13 @@ class EditScreen(DialogScreen[EditRequest | None]):
         rows = self._rows()
         row = next((r for r in rows if r.input is self.focused), None)
         if row is None:
-            self.notify("move to the event or choice to remove first (Tab)", severity="warning")
+            notify_literally(
+                self, "move to the event or choice to remove first (Tab)", severity="warning"
+            )
             return
         fewest, _most = option_count_bounds(self.item.kind)
         if len(rows) <= fewest:
-            self.notify(f"an item needs at least {fewest}", severity="warning")
+            notify_literally(self, f"an item needs at least {fewest}", severity="warning")
             return
         position = rows.index(row)
         rest = rows[position + 1 :]
@@ -241,7 +243,8 @@ class EditScreen(DialogScreen[EditRequest | None]):
         key_input = self.query_one("#edit-key", Input)
         key = key_without(self.item.kind, key_input.value, removed)
         key_input.value = key
-        self.notify(
+        notify_literally(
+            self,
             f"{removed} removed; the letters after it moved up one. Key now: {key or 'empty'}"
             + ("" if key else " (give the new key)"),
             timeout=6,

@@ -51,8 +51,8 @@ class JudgedScreen(DialogScreen[str | None]):
             table.add_row(
                 literal(judgment.item_id),
                 str(judgment.revision_number),
-                judgment.verdict,
-                judgment.blind_answer,
+                literal(judgment.verdict),
+                literal(judgment.blind_answer),
                 f"{judgment.seconds:.0f}",
                 judgment.created_at.strftime("%Y-%m-%d %H:%M"),
                 literal(judgment.comment[:40]),

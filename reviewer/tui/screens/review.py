@@ -33,6 +33,7 @@ from db.items import ItemSnapshot
 from db.vocabulary import ItemKind, Verdict
 from reviewer.judging import JudgmentRefused, edit_item, retract_last_judgment, submit_judgment
 from reviewer.queue import OwnJudgment, QueueError, QueueFilter, ReviewQueue
+from reviewer.tui.literal import notify_literally
 from reviewer.tui.messages import (
     ActionRefused,
     HistoryEnded,
@@ -284,8 +285,8 @@ class ReviewScreen(Screen[None]):
         if event.state is WorkerState.ERROR:
             self.busy = False
             error = event.worker.error
-            self.notify(
-                f"{type(error).__name__}: {error}", title="Error", severity="error", markup=False
+            notify_literally(
+                self, f"{type(error).__name__}: {error}", title="Error", severity="error"
             )
 
     # --- results from workers ---------------------------------------------------------
@@ -378,7 +379,7 @@ class ReviewScreen(Screen[None]):
 
     def on_action_refused(self, message: ActionRefused) -> None:
         self.busy = False
-        self.notify(message.message, title="Not saved", severity="warning", markup=False)
+        notify_literally(self, message.message, title="Not saved", severity="warning")
         if message.reload and self.item is not None:
             item_id = self.item.id
             self.request(
@@ -438,12 +439,12 @@ class ReviewScreen(Screen[None]):
         if not self.draft.is_complete:
             self._show_draft()
             needed = "place every event" if self.item.kind is ItemKind.ORDERING else "choose"
-            self.notify(f"First {needed} (Backspace takes back).", severity="warning", markup=False)
+            notify_literally(self, f"First {needed} (Backspace takes back).", severity="warning")
             return
         try:
             self.blind_answer = parse_answer(self.item.kind, self.draft.answer, self.item.labels)
         except AnswerError as error:
-            self.notify(str(error), severity="warning", markup=False)
+            notify_literally(self, str(error), severity="warning")
             return
         self._show_draft()
         self.query_one(RevealPanel).reveal(self.item, self.blind_answer)

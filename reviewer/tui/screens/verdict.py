@@ -19,7 +19,7 @@ from db.answers import format_answer
 from db.engine import Database
 from db.items import ItemSnapshot, get_item
 from db.vocabulary import Verdict
-from reviewer.tui.literal import literal
+from reviewer.tui.literal import literal, visible_text
 from reviewer.tui.screens.prompt import PromptScreen, Validator, answer_validator
 from reviewer.tui.widgets.dialog import Dialog, DialogScreen
 from reviewer.tui.widgets.titles import PanelTitle
@@ -135,7 +135,7 @@ def verdict_details(
             "Duplicate: of which item?",
             "Type the id of the item this one duplicates and press Enter (Esc cancels).",
             duplicate_validator(db, item),
-            item.suspected_duplicate_of or "",
+            visible_text(item.suspected_duplicate_of or ""),
         )
         return screen, "duplicate_of"
     return None

@@ -157,8 +157,8 @@ class ItemView(VerticalScroll):
 
     def show_message(self, title: str, body: str) -> None:
         """Show a message instead of an item (the queue is empty)."""
-        self.query_one("#prompt-title", Static).update(Text(title))
-        self.query_one("#item-prompt", Static).update(Text(body))
+        self.query_one("#prompt-title", SectionTitle).update(literal(title))
+        self.query_one("#item-prompt", Static).update(literal(body))
         self.query_one("#choices-title", Static).update("")
         for row in self.query(ChoiceRow):
             row.display = False

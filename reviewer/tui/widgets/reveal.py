@@ -102,7 +102,7 @@ def key_in_words(item: ItemSnapshot) -> Table:
 def judgment_summary(item: ItemSnapshot, judgment: OwnJudgment) -> Text:
     """What the annotator recorded (shown when browsing judged items)."""
     text = Text("Your verdict: ", style="bold")
-    text.append(judgment.verdict, style="bold magenta")
+    text.append_text(literal(judgment.verdict, "bold magenta"))
     text.append(f"  ·  {judgment.seconds:.0f} s  ·  revision {judgment.revision_number}")
     for alternative in judgment.alternative_orders:
         text.append(f"\n  also valid: {format_answer(item.kind, alternative)}")
