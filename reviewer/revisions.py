@@ -24,16 +24,18 @@ LineTag = Literal["header", "hunk", "context", "removed", "added"]
 
 @dataclass(frozen=True)
 class RevisionSummary:
-    """One revision of an item, as plain data (the history, the diff and the lead's case)."""
+    """One revision of an item, as plain data (the history, the diff and the lead's case).
+
+    The field order is the key order of ``earlier_revisions`` in ``conflicts --json``."""
 
     number: int
-    author: str
-    change_note: str
-    created_at: datetime | None  # None: not stored yet (the edit form's preview of a change)
     prompt: str
     choices: dict[str, str]
     key: str
     explanation: str | None
+    author: str
+    change_note: str
+    created_at: datetime | None  # None: not stored yet (the edit form's preview of a change)
 
 
 @dataclass(frozen=True)
