@@ -18,7 +18,7 @@ from sqlmodel import Session, col, select
 from db.answers import AnswerError, format_answer, parse_answer
 from db.audit import record_event
 from db.engine import Database
-from db.items import add_revision, locked_item
+from db.items import ItemSnapshot, add_revision, locked_item
 from db.models import Claim, Item, Judgment, utcnow
 from db.people import ensure_person, find_person
 from db.retry import retry_transient
@@ -54,6 +54,32 @@ class RetractionReceipt:
     revision_number: int
     verdict: str
     item_status: str
+
+
+@dataclass(frozen=True)
+class ItemEdit:
+    """What an edit changes and why: a field left None keeps its stored text."""
+
+    note: str
+    prompt: str | None = None
+    choices: dict[str, str] | None = None
+    key: str | None = None
+    explanation: str | None = None
+
+    @property
+    def changes_nothing(self) -> bool:
+        return (self.prompt, self.choices, self.key, self.explanation) == (None,) * 4
+
+    def draft(self, item: ItemSnapshot) -> ItemDraft:
+        """``item``'s text with this edit applied, as a draft to validate like an import."""
+        return ItemDraft(
+            kind=item.kind.value,
+            prompt=item.prompt if self.prompt is None else self.prompt,
+            choices=dict(item.choices if self.choices is None else self.choices),
+            key=item.key if self.key is None else self.key,
+            explanation=item.explanation if self.explanation is None else self.explanation,
+            language=item.language,
+        )
 
 
 @dataclass(frozen=True)
@@ -333,23 +359,19 @@ def edit_item(
     db: Database,
     author: str,
     item_id: str,
+    edit: ItemEdit,
     *,
-    prompt: str | None = None,
-    choices: dict[str, str] | None = None,
-    key: str | None = None,
-    explanation: str | None = None,
-    note: str,
     base_revision: int | None = None,
 ) -> RevisionReceipt:
     """Store an edit as a new revision (the old one is kept) after validating it like an import.
 
-    Fields left as ``None`` keep their current text.  ``base_revision`` is the
+    Fields the edit leaves as ``None`` keep their current text.  ``base_revision`` is the
     revision the editor started from: when someone else revised the item in the
     meantime the edit is refused rather than laid over text the editor never saw.
     The new revision has no judgments yet, so the item's status is refreshed
     (normally back to pending).
     """
-    if not note or not note.strip():
+    if not edit.note.strip():
         raise JudgmentRefused("an edit needs a short note saying what changed and why")
     with db.transaction() as session:
         item = locked_item(session, item_id)
@@ -361,14 +383,7 @@ def edit_item(
                 f"revision {item.revision}, you started from {base_revision}); "
                 "open it again to see their change"
             )
-        draft = ItemDraft(
-            kind=item.kind.value,
-            prompt=item.prompt if prompt is None else prompt,
-            choices=dict(item.choices if choices is None else choices),
-            key=item.key if key is None else key,
-            explanation=item.explanation if explanation is None else explanation,
-            language=item.language,
-        )
+        draft = edit.draft(item)
         problems = validate_draft(draft)
         if problems:
             raise JudgmentRefused(
@@ -390,7 +405,7 @@ def edit_item(
             session,
             item_id,
             author=person.name,
-            change_note=note.strip(),
+            change_note=edit.note.strip(),
             prompt=draft.prompt,
             choices=draft.choices,
             key=draft.key,

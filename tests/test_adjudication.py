@@ -26,7 +26,7 @@ from reviewer.adjudication import (
 )
 from reviewer.cli import adjudication_commands as commands
 from reviewer.cli import cli
-from reviewer.judging import edit_item, submit_judgment
+from reviewer.judging import ItemEdit, edit_item, submit_judgment
 
 
 def status_of(db, item_id: str) -> str:  # type: ignore[no-untyped-def]
@@ -264,7 +264,7 @@ def test_cli_conflicts_json_keeps_its_keys_in_order(team_file) -> None:  # type:
     from db.engine import open_database
 
     db = open_database(team_file)
-    edit_item(db, "lea", "o:2", prompt="Order these events.", note="clearer")
+    edit_item(db, "lea", "o:2", ItemEdit(note="clearer", prompt="Order these events."))
     for who, answer in (("ann", "DACB"), ("bo", "ADCB")):
         judge(
             db,

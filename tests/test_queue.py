@@ -13,7 +13,7 @@ from sqlmodel import select
 from db.engine import Database, open_database
 from db.models import Claim, utcnow
 from db.settings import set_setting
-from reviewer.judging import edit_item, retract_last_judgment, submit_judgment
+from reviewer.judging import ItemEdit, edit_item, retract_last_judgment, submit_judgment
 from reviewer.queue import CLAIM_TTL, QueueError, QueueFilter, ReviewQueue, refresh_open_statuses
 
 
@@ -113,7 +113,7 @@ def test_judged_items_are_not_served_again_until_undone_or_edited(database: Data
     assert item is not None and item.id == "econ:1"
     keep(database, "alice", "econ:1")
     assert alice.fetch_next() is None
-    edit_item(database, "bob", "econ:1", key="ABCD", note="key was wrong")
+    edit_item(database, "bob", "econ:1", ItemEdit(note="key was wrong", key="ABCD"))
     item = alice.fetch_next()
     assert item is not None and (item.id, item.revision) == ("econ:1", 2)
 
@@ -268,7 +268,7 @@ def test_an_editor_is_not_served_their_own_revision(database: Database) -> None:
     submit_judgment(
         database, "alice", "econ:1", revision_number=1, blind_answer="ABCD", verdict="flawed"
     )
-    edit_item(database, "alice", "econ:1", key="ABCD", note="key was wrong")
+    edit_item(database, "alice", "econ:1", ItemEdit(note="key was wrong", key="ABCD"))
     assert ReviewQueue(database, "alice").fetch_next() is None  # alice knows the new key
     item = ReviewQueue(database, "bob").fetch_next()
     assert item is not None and item.revision == 2

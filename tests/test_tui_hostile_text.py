@@ -23,7 +23,7 @@ from textual.widgets import DataTable, Input, Static, TextArea
 from db.engine import Database, open_database
 from db.settings import set_setting
 from db.vocabulary import Role
-from reviewer.judging import edit_item, submit_judgment
+from reviewer.judging import ItemEdit, edit_item, submit_judgment
 from reviewer.tui.app import make_app
 from reviewer.tui.literal import visible_text
 from reviewer.tui.screens.adjudication import AdjudicationScreen
@@ -110,8 +110,8 @@ def hostile_db(db_path: Path) -> Database:
         explanation=f"{hostile('because')}\n{LONG}",
         source=SOURCE,
     )
-    edit_item(db, LEAD, CONFLICT_ID, key="ADCB", note=hostile("note"))  # shown as history
-    edit_item(db, LEAD, CONFLICT_ID, key="DACB", note="back to the first key")
+    edit_item(db, LEAD, CONFLICT_ID, ItemEdit(note=hostile("note"), key="ADCB"))  # shown as history
+    edit_item(db, LEAD, CONFLICT_ID, ItemEdit(note="back to the first key", key="DACB"))
     for name, comment in ((ANN, hostile("comment")), (BO, LONG)):
         submit_judgment(
             db,
@@ -134,7 +134,9 @@ def hostile_db(db_path: Path) -> Database:
         explanation=hostile("explained"),
         source=SOURCE,
     )
-    edit_item(db, LEAD, FRESH_ID, prompt=hostile("edited question"), note=hostile("edit note"))
+    edit_item(
+        db, LEAD, FRESH_ID, ItemEdit(note=hostile("edit note"), prompt=hostile("edited question"))
+    )
     submit_judgment(
         db,
         CY,

@@ -424,12 +424,12 @@ async def test_command_palette_runs_review_actions(database: Database) -> None:
 
 
 async def test_browse_judged_items_lists_every_revision(one_item: Database) -> None:
-    from reviewer.judging import edit_item, submit_judgment
+    from reviewer.judging import ItemEdit, edit_item, submit_judgment
 
     submit_judgment(
         one_item, "alice", "econ:1", revision_number=1, blind_answer="ABCD", verdict="flawed"
     )
-    edit_item(one_item, "bob", "econ:1", prompt="Order the events (fixed).", note="typo")
+    edit_item(one_item, "bob", "econ:1", ItemEdit(note="typo", prompt="Order the events (fixed)."))
     submit_judgment(
         one_item, "alice", "econ:1", revision_number=2, blind_answer="DABC", verdict="keep"
     )
@@ -443,9 +443,9 @@ async def test_browse_judged_items_lists_every_revision(one_item: Database) -> N
 
 
 async def test_revisions_screen_shows_the_difference(one_item: Database) -> None:
-    from reviewer.judging import edit_item
+    from reviewer.judging import ItemEdit, edit_item
 
-    edit_item(one_item, "bob", "econ:1", key="DACB", note="key was wrong")
+    edit_item(one_item, "bob", "econ:1", ItemEdit(note="key was wrong", key="DACB"))
     async with running(make_app(one_item, "alice")) as app:
         await press(app, "r")  # not before the blind answer: the diff would show the key
         assert app.screen is app.review_screen

@@ -11,7 +11,7 @@ stored text exactly.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import replace
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -21,8 +21,9 @@ from textual.widgets import Button, Input, Label, Static, TextArea
 
 from db.answers import LETTERS, format_answer, key_without, option_count_bounds
 from db.items import ItemSnapshot
-from db.validation import ItemDraft, validate_draft
+from db.validation import validate_draft
 from db.vocabulary import ItemKind
+from reviewer.judging import ItemEdit
 from reviewer.revisions import RevisionSummary, diff_revisions
 from reviewer.tui.literal import literal, notify_literally, visible_text
 from reviewer.tui.screens.help import HelpRow
@@ -31,17 +32,6 @@ from reviewer.tui.widgets.diff_view import DiffView
 from reviewer.tui.widgets.field_row import FieldRow
 from reviewer.tui.widgets.item_view import item_heading
 from reviewer.tui.widgets.titles import PanelTitle
-
-
-@dataclass(frozen=True)
-class EditRequest:
-    """The fields that changed (``None`` keeps the stored value) and the note."""
-
-    prompt: str | None
-    choices: dict[str, str] | None
-    key: str | None
-    explanation: str | None
-    note: str
 
 
 class ChoiceEditor(FieldRow):
@@ -67,21 +57,23 @@ class ChoiceEditor(FieldRow):
         return value
 
 
-def _summary(item: ItemSnapshot, number: int, fields: dict[str, object]) -> RevisionSummary:
+def preview(item: ItemSnapshot, number: int, edit: ItemEdit) -> RevisionSummary:
+    """The revision ``edit`` would make of ``item``, numbered ``number``, for the diff."""
+    draft = edit.draft(item)
     return RevisionSummary(
         number=number,
+        prompt=draft.prompt,
+        choices=draft.choices,
+        key=draft.key,
+        explanation=draft.explanation,
         author="",
-        change_note="",
+        change_note=edit.note,
         created_at=None,  # not stored yet
-        prompt=str(fields.get("prompt", item.prompt)),
-        choices=dict(fields.get("choices", item.choices)),  # type: ignore[call-overload]
-        key=str(fields.get("key", item.key)),
-        explanation=fields.get("explanation", item.explanation),  # type: ignore[arg-type]
     )
 
 
-class EditScreen(DialogScreen[EditRequest | None]):
-    """Edit one item; dismisses with an :class:`EditRequest`, or None when cancelled."""
+class EditScreen(DialogScreen[ItemEdit | None]):
+    """Edit one item; dismisses with the :class:`ItemEdit` to store, or None when cancelled."""
 
     BINDINGS = [
         Binding("ctrl+s", "save", "Save as a new revision (the old one is kept)"),
@@ -153,59 +145,43 @@ class EditScreen(DialogScreen[EditRequest | None]):
         self.query_one("#edit-diff", DiffView).display = False
         self.query_one("#edit-prompt", TextArea).focus()
 
-    def _changed_fields(self) -> dict[str, object]:
-        """Fields whose text differs from what was shown (untouched fields keep stored text)."""
+    def _edit(self) -> ItemEdit:
+        """The fields whose text differs from what was shown (untouched fields keep their
+        stored text, hidden characters and all) and the note."""
         item = self.item
-        changed: dict[str, object] = {}
         prompt = self.query_one("#edit-prompt", TextArea).text
-        if prompt != visible_text(item.prompt):
-            changed["prompt"] = prompt
         choices = {LETTERS[index]: row.text for index, row in enumerate(self._rows())}
-        if choices != item.choices:
-            changed["choices"] = choices
         key = self.query_one("#edit-key", Input).value
-        if key != format_answer(item.kind, item.key):
-            changed["key"] = key
         explanation = self.query_one("#edit-explanation", TextArea).text
-        if explanation != visible_text(item.explanation or ""):
-            changed["explanation"] = explanation
-        return changed
-
-    def _problems(self, changed: dict[str, object]) -> list[str]:
-        item = self.item
-        draft = ItemDraft(
-            kind=item.kind.value,
-            prompt=str(changed.get("prompt", item.prompt)),
-            choices=dict(changed.get("choices", item.choices)),  # type: ignore[call-overload]
-            key=str(changed.get("key", item.key)),
-            explanation=changed.get("explanation", item.explanation),  # type: ignore[arg-type]
+        return ItemEdit(
+            note=self.query_one("#edit-note", Input).value.strip(),
+            prompt=None if prompt == visible_text(item.prompt) else prompt,
+            choices=None if choices == item.choices else choices,
+            key=None if key == format_answer(item.kind, item.key) else key,
+            explanation=(
+                None if explanation == visible_text(item.explanation or "") else explanation
+            ),
         )
+
+    def _checked(self, edit: ItemEdit) -> tuple[ItemEdit, list[str]]:
+        """The edit with its key in canonical form (``D,A,C,B`` typed for ``DACB`` is no
+        change), and what is wrong with it, validated like an import."""
+        draft = edit.draft(self.item)
         problems = [str(problem) for problem in validate_draft(draft)]
-        if not problems and draft.key == item.key:
-            changed.pop("key", None)  # "D,A,C,B" typed for "DACB" is no change
-        if not problems and "key" in changed:
-            changed["key"] = draft.key
-        if not problems and not changed:
+        if not problems and edit.key is not None:
+            edit = replace(edit, key=None if draft.key == self.item.key else draft.key)
+        if not problems and edit.changes_nothing:
             problems.append("nothing changed yet (Esc cancels)")
-        if not self.query_one("#edit-note", Input).value.strip():
+        if not edit.note:
             problems.append("note: say briefly what changed and why")
-        return problems
+        return edit, problems
 
     def action_save(self) -> None:
-        changed = self._changed_fields()
-        problems = self._problems(changed)
+        edit, problems = self._checked(self._edit())
         if problems:
             self.query_one("#edit-problems", Static).update(literal("; ".join(problems)))
             return
-        self.dismiss(
-            EditRequest(
-                prompt=changed.get("prompt"),  # type: ignore[arg-type]
-                choices=changed.get("choices"),  # type: ignore[arg-type]
-                key=changed.get("key"),  # type: ignore[arg-type]
-                explanation=changed.get("explanation"),  # type: ignore[arg-type]
-                note=self.query_one("#edit-note", Input).value.strip(),
-            )
-        )
+        self.dismiss(edit)
 
     def _rows(self) -> list[ChoiceEditor]:
         return list(self.query(ChoiceEditor))
@@ -254,8 +230,8 @@ class EditScreen(DialogScreen[EditRequest | None]):
         view = self.query_one("#edit-diff", DiffView)
         view.display = not view.display
         if view.display:
-            old = _summary(self.item, self.item.revision, {})
-            new = _summary(self.item, self.item.revision + 1, self._changed_fields())
+            old = preview(self.item, self.item.revision, ItemEdit(note=""))
+            new = preview(self.item, self.item.revision + 1, self._edit())
             view.show(diff_revisions(self.item.kind.value, old, new))
             self.query_one("#edit-form", VerticalScroll).scroll_end(animate=False)
 

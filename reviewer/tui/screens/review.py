@@ -15,7 +15,6 @@ requests are ignored, so a double key press never submits twice.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import events, on, work
@@ -31,7 +30,13 @@ from db.answers import AnswerError, parse_answer
 from db.engine import Database
 from db.items import ItemSnapshot
 from db.vocabulary import ItemKind, Verdict
-from reviewer.judging import JudgmentRefused, edit_item, retract_last_judgment, submit_judgment
+from reviewer.judging import (
+    ItemEdit,
+    JudgmentRefused,
+    edit_item,
+    retract_last_judgment,
+    submit_judgment,
+)
 from reviewer.queue import OwnJudgment, QueueError, QueueFilter, ReviewQueue
 from reviewer.tui.literal import notify_literally
 from reviewer.tui.messages import (
@@ -52,9 +57,6 @@ from reviewer.tui.widgets.item_view import ChoiceRow, ItemView, item_heading
 from reviewer.tui.widgets.progress import ProgressLine
 from reviewer.tui.widgets.reveal import RevealPanel
 from reviewer.tui.widgets.verdict_bar import VerdictBar
-
-if TYPE_CHECKING:
-    from reviewer.tui.screens.edit import EditRequest
 
 # The modal screens are imported inside the actions that open them: startup stays fast.
 
@@ -245,18 +247,10 @@ class ReviewScreen(Screen[None]):
         self.post_message(ItemLoaded(item, self.queue.own_judgment(item.id)))
 
     @work(thread=True, group="review", exit_on_error=False)
-    def _edit(self, item: ItemSnapshot, request: EditRequest) -> None:
+    def _edit(self, item: ItemSnapshot, edit: ItemEdit) -> None:
         try:
             receipt = edit_item(
-                self.db,
-                self.queue.annotator,
-                item.id,
-                prompt=request.prompt,
-                choices=request.choices,
-                key=request.key,
-                explanation=request.explanation,
-                note=request.note,
-                base_revision=item.revision,
+                self.db, self.queue.annotator, item.id, edit, base_revision=item.revision
             )
         except JudgmentRefused as error:
             # The judgment (if any) is stored already; say why the edit was not, move on.
@@ -357,12 +351,12 @@ class ReviewScreen(Screen[None]):
             item = self.item
             self.app.push_screen(EditScreen(item), lambda result: self._after_edit(item, result))
 
-    def _after_edit(self, item: ItemSnapshot, request: EditRequest | None) -> None:
+    def _after_edit(self, item: ItemSnapshot, edit: ItemEdit | None) -> None:
         self.busy = True
-        if request is None:
+        if edit is None:
             self._load(lambda queue: queue.fetch_next(), "")
         else:
-            self._edit(item, request)
+            self._edit(item, edit)
 
     def on_judgment_retracted(self, message: JudgmentRetracted) -> None:
         receipt = message.receipt
@@ -505,10 +499,10 @@ class ReviewScreen(Screen[None]):
         if item is None:
             return
 
-        def edited(request: EditRequest | None) -> None:
-            if request is not None:
+        def edited(edit: ItemEdit | None) -> None:
+            if edit is not None:
                 self.busy = True
-                self._edit(item, request)
+                self._edit(item, edit)
 
         self.app.push_screen(EditScreen(item), edited)
 
