@@ -26,10 +26,11 @@ from db.engine import Database
 from db.items import ItemSnapshot, add_revision, locked_item
 from db.models import AuditEvent, Decision, Item, ItemRevision, Judgment, Person, utcnow
 from db.people import PermissionDenied, require_lead
+from db.rows import from_row
 from db.vocabulary import DecisionReason, ItemKind, ItemStatus, Verdict
 from reviewer.bulk_reads import collector_paused
 from reviewer.item_status import refresh_item_status
-from reviewer.revisions import RevisionSummary
+from reviewer.revisions import RevisionSummary, revision_summary
 
 __all__ = [
     "AdjudicationError",
@@ -149,15 +150,11 @@ def _parse_status(text: str | ItemStatus) -> ItemStatus:
 
 
 def _decision_record(decision: Decision, lead: str, corrected: bool = False) -> DecisionRecord:
-    return DecisionRecord(
-        item_id=decision.item_id,
+    return from_row(
+        DecisionRecord,
+        decision,
         lead=lead,
-        status=decision.status,
         revision=decision.revision_number,
-        final_key=decision.final_key,
-        reason=decision.reason,
-        comment=decision.comment,
-        created_at=decision.created_at,
         corrected_key=corrected,
     )
 
@@ -386,25 +383,13 @@ def _load_cases(session: Session, item_rows: Sequence[Any]) -> list[ConflictCase
         for row in session.execute(
             select(*_REVISION_COLUMNS).where(col(ItemRevision.item_id).in_(chunk))
         ):
-            revisions[row.item_id][row.number] = (
-                row.id,
-                RevisionSummary(
-                    number=row.number,
-                    author=row.author,
-                    change_note=row.change_note,
-                    created_at=row.created_at,
-                    prompt=row.prompt,
-                    choices=row.choices,
-                    key=row.key,
-                    explanation=row.explanation,
-                ),
-            )
-        for annotator_id, name, item_id, number, answer, verdict, *rest in session.execute(
+            revisions[row.item_id][row.number] = (row.id, revision_summary(row))
+        for row in session.execute(
             select(
                 col(Judgment.annotator_id),
-                col(Person.name),
+                col(Person.name).label("annotator"),
                 col(Judgment.item_id),
-                col(Judgment.revision_number),
+                col(Judgment.revision_number).label("revision"),
                 col(Judgment.blind_answer),
                 col(Judgment.verdict),
                 col(Judgment.alternative_orders),
@@ -418,30 +403,22 @@ def _load_cases(session: Session, item_rows: Sequence[Any]) -> list[ConflictCase
             .where(col(Judgment.item_id).in_(chunk), col(Judgment.retracted).is_(False))
             .order_by(col(Judgment.created_at), col(Judgment.id))
         ):
-            revision = revisions[item_id].get(number)
+            revision = revisions[row.item_id].get(row.revision)
             if revision is None:
                 continue
-            alternatives, corrected, duplicate, comment, seconds, created_at = rest
             # Each annotator's latest active judgment per revision (item_status's rule).
-            judgments[item_id][(number, annotator_id)] = JudgmentView(
-                annotator=name,
-                revision=number,
-                blind_answer=answer,
-                verdict=verdict,
-                alternative_orders=tuple(alternatives),
-                corrected_key=corrected,
-                duplicate_of=duplicate,
-                comment=comment,
-                seconds=seconds,
-                created_at=created_at,
-                matches_key=answer == revision[1].key,
+            judgments[row.item_id][(row.revision, row.annotator_id)] = from_row(
+                JudgmentView,
+                row,
+                alternative_orders=tuple(row.alternative_orders),
+                matches_key=row.blind_answer == revision[1].key,
             )
-        for item_id, name, status, number, key, reason, comment, created_at in session.execute(
+        for row in session.execute(
             select(
                 col(Decision.item_id),
-                col(Person.name),
+                col(Person.name).label("lead"),
                 col(Decision.status),
-                col(Decision.revision_number),
+                col(Decision.revision_number).label("revision"),
                 col(Decision.final_key),
                 col(Decision.reason),
                 col(Decision.comment),
@@ -451,9 +428,7 @@ def _load_cases(session: Session, item_rows: Sequence[Any]) -> list[ConflictCase
             .where(col(Decision.item_id).in_(chunk))
             .order_by(col(Decision.created_at), col(Decision.id))
         ):
-            decisions[item_id].append(
-                DecisionRecord(item_id, name, status, number, key, reason, comment, created_at)
-            )
+            decisions[row.item_id].append(from_row(DecisionRecord, row, corrected_key=False))
 
     cases = []
     for (

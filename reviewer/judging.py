@@ -22,6 +22,7 @@ from db.items import ItemSnapshot, add_revision, locked_item
 from db.models import Claim, Item, Judgment, utcnow
 from db.people import ensure_person, find_person
 from db.retry import retry_transient
+from db.rows import from_row
 from db.validation import ItemDraft, validate_draft
 from db.vocabulary import ItemKind, Verdict
 from reviewer.item_status import refresh_item_status
@@ -346,13 +347,7 @@ def retract_last_judgment(db: Database, annotator_name: str) -> RetractionReceip
             revision=judgment.revision_number,
         )
         status = refresh_item_status(session, judgment.item_id)
-        return RetractionReceipt(
-            judgment_id=judgment.id,
-            item_id=judgment.item_id,
-            revision_number=judgment.revision_number,
-            verdict=judgment.verdict,
-            item_status=status,
-        )
+        return from_row(RetractionReceipt, judgment, judgment_id=judgment.id, item_status=status)
 
 
 def edit_item(

@@ -32,6 +32,7 @@ from db.items import ItemSnapshot, get_item
 from db.models import Claim, Item, ItemRevision, Judgment, utcnow
 from db.people import ensure_person
 from db.retry import retry_transient
+from db.rows import from_row
 from db.settings import get_int_setting
 from db.vocabulary import OPEN_STATUSES, ItemStatus
 from reviewer.item_status import active_judgments, refresh_item_status
@@ -123,19 +124,8 @@ class SessionHistory:
 
 
 def _own_judgment(row: Judgment) -> OwnJudgment:
-    assert row.id is not None
-    return OwnJudgment(
-        judgment_id=row.id,
-        item_id=row.item_id,
-        revision_number=row.revision_number,
-        blind_answer=row.blind_answer,
-        verdict=row.verdict,
-        alternative_orders=tuple(row.alternative_orders),
-        corrected_key=row.corrected_key,
-        duplicate_of=row.duplicate_of,
-        comment=row.comment,
-        seconds=row.seconds,
-        created_at=row.created_at,
+    return from_row(
+        OwnJudgment, row, judgment_id=row.id, alternative_orders=tuple(row.alternative_orders)
     )
 
 

@@ -11,12 +11,15 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
+
+from sqlalchemy import Row
 
 from db.answers import format_answer
 from db.engine import Database
 from db.items import get_revisions
 from db.models import Item, ItemRevision
+from db.rows import from_row
 from db.vocabulary import ItemKind
 
 LineTag = Literal["header", "hunk", "context", "removed", "added"]
@@ -47,26 +50,18 @@ class DiffLine:
     changes: tuple[tuple[int, int], ...] = ()
 
 
+def revision_summary(row: ItemRevision | Row[Any]) -> RevisionSummary:
+    """A stored revision (an ``ItemRevision`` or a row of its columns) as plain data."""
+    return from_row(RevisionSummary, row, choices=dict(row.choices))
+
+
 def revision_history(db: Database, item_id: str) -> tuple[str, list[RevisionSummary]]:
     """The item's kind and every revision, oldest first (empty when there is no such item)."""
     with db.session() as session:
         item = session.get(Item, item_id)
         if item is None:
             return "", []
-        rows: list[ItemRevision] = get_revisions(session, item_id)
-        return item.kind, [
-            RevisionSummary(
-                number=row.number,
-                author=row.author,
-                change_note=row.change_note,
-                created_at=row.created_at,
-                prompt=row.prompt,
-                choices=dict(row.choices),
-                key=row.key,
-                explanation=row.explanation,
-            )
-            for row in rows
-        ]
+        return item.kind, [revision_summary(row) for row in get_revisions(session, item_id)]
 
 
 def revision_lines(kind: str, revision: RevisionSummary) -> list[str]:
