@@ -156,12 +156,13 @@ class ReviewScreen(Screen[None]):
     def help_rows(self) -> list[HelpRow]:
         from reviewer.tui.screens.edit import EditScreen
 
-        rows = [HelpRow(section, keys, text) for section, _action, keys, text in ACTION_HELP]
+        rows = [HelpRow(entry.section, entry.keys, entry.text) for entry in ACTION_HELP]
         return rows + EditScreen.help_rows()
 
     def palette_commands(self) -> Iterator[tuple[str, str, Callable[[], object]]]:
         """(title, help, callback) for each action that applies now (for the command palette)."""
-        for _section, action, keys, text in ACTION_HELP:
+        for entry in ACTION_HELP:
+            action, keys, text = entry.action, entry.keys, entry.text
             name, _, argument = action.partition("(")
             parameters = (argument.rstrip(")").strip("'"),) if argument else ()
             if action == "pick" or not self.check_action(name, parameters):
