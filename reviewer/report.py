@@ -28,7 +28,13 @@ from reviewer.agreement import (
     AgreementReport,
     compute_agreement,
 )
-from reviewer.agreement.rows import KIND_ORDER, headline_rows, interval_text, value_text
+from reviewer.agreement.rows import (
+    KIND_ORDER,
+    annotator_figures,
+    headline_rows,
+    interval_text,
+    value_text,
+)
 
 WRONG_KEYS_LISTED = 50
 REASON_WORDS = {
@@ -358,18 +364,7 @@ def _agreement_section(agreement: AgreementReport) -> list[str]:
                 "agrees with decision",
                 "median seconds",
             ],
-            [
-                [
-                    s.name,
-                    f"{s.judgments:,}",
-                    value_text(s.verdict_agreement),
-                    value_text(s.answer_agreement),
-                    value_text(s.key_agreement),
-                    value_text(s.decision_agreement),
-                    "—" if s.median_seconds is None else f"{s.median_seconds:.0f}",
-                ]
-                for s in agreement.per_annotator
-            ],
+            [[s.name, *annotator_figures(s)] for s in agreement.per_annotator],
         )
     if len(agreement.by_kind) > 1:
         lines += ["", "By kind:", ""]

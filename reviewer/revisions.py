@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import takewhile
 from typing import Any, Literal
 
 from sqlalchemy import Row
@@ -93,6 +94,14 @@ def _inline_spans(
     return tuple(old_spans), tuple(new_spans)
 
 
+def _block(raw: list[str], start: int, sign: str) -> list[str]:
+    """The run of lines from ``start`` that begin with ``sign`` (``-`` or ``+``), short of
+    the ``---`` / ``+++`` file headers."""
+    return list(
+        takewhile(lambda line: line.startswith(sign) and not line.startswith(sign * 3), raw[start:])
+    )
+
+
 def diff_revisions(kind: str, old: RevisionSummary, new: RevisionSummary) -> list[DiffLine]:
     """A unified diff of two revisions; a replaced line pair also marks the changed characters."""
     raw = list(
@@ -115,34 +124,20 @@ def diff_revisions(kind: str, old: RevisionSummary, new: RevisionSummary) -> lis
             lines.append(DiffLine("hunk", text))
         elif text.startswith("-"):
             # Pair a block of removed lines with the added block right after it.
-            removed = []
-            while (
-                index < len(raw) and raw[index].startswith("-") and not raw[index].startswith("---")
-            ):
-                removed.append(raw[index])
-                index += 1
-            added = []
-            while (
-                index < len(raw) and raw[index].startswith("+") and not raw[index].startswith("+++")
-            ):
-                added.append(raw[index])
-                index += 1
-            for position, old_line in enumerate(removed):
-                new_line = added[position] if position < len(added) else None
-                old_spans: tuple[tuple[int, int], ...] = ()
-                if new_line is not None:
-                    old_spans, _ = _inline_spans(old_line[1:], new_line[1:])
-                lines.append(
-                    DiffLine("removed", old_line, tuple((a + 1, b + 1) for a, b in old_spans))
-                )
-            for position, added_line in enumerate(added):
-                paired = removed[position] if position < len(removed) else None
-                new_spans: tuple[tuple[int, int], ...] = ()
-                if paired is not None:
-                    _, new_spans = _inline_spans(paired[1:], added_line[1:])
-                lines.append(
-                    DiffLine("added", added_line, tuple((a + 1, b + 1) for a, b in new_spans))
-                )
+            removed = _block(raw, index, "-")
+            added = _block(raw, index + len(removed), "+")
+            index += len(removed) + len(added)
+            # A removed line and the added line in its place: which characters changed.
+            pairs = [
+                _inline_spans(old[1:], new[1:])
+                for old, new in zip(removed, added, strict=False)  # the shorter block pairs
+            ]
+            sides: tuple[tuple[LineTag, list[str]], ...] = (("removed", removed), ("added", added))
+            for side, (tag, block) in enumerate(sides):
+                for position, line in enumerate(block):
+                    spans = pairs[position][side] if position < len(pairs) else ()
+                    # The spans count from after the line's sign.
+                    lines.append(DiffLine(tag, line, tuple((a + 1, b + 1) for a, b in spans)))
             continue
         elif text.startswith("+"):
             lines.append(DiffLine("added", text))

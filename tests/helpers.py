@@ -17,6 +17,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
+from typing import Any, TypeVar
 
 from sqlmodel import col, select
 from textual.app import App
@@ -318,11 +319,26 @@ async def running(app: ReviewApp) -> AsyncIterator[ReviewApp]:
         yield app
 
 
+def pilot_of(app: ReviewApp) -> Pilot[None]:
+    """The pilot driving an app from :func:`running`."""
+    pilot: Pilot[None] = app.pilot  # type: ignore[attr-defined]
+    return pilot
+
+
 async def press(app: ReviewApp, *keys: str) -> None:
     """Press ``keys`` in an app from :func:`running`, then wait for it to settle."""
-    pilot = app.pilot  # type: ignore[attr-defined]
-    await pilot.press(*keys)
-    await settle(pilot)
+    await pilot_of(app).press(*keys)
+    await settle(pilot_of(app))
+
+
+ScreenType = TypeVar("ScreenType", bound=Screen[Any])
+
+
+async def open_screen(app: ReviewApp, key: str, screen_type: type[ScreenType]) -> ScreenType:
+    """Press ``key`` in an app from :func:`running`; the screen it must open."""
+    await press(app, key)
+    assert isinstance(app.screen, screen_type), app.screen
+    return app.screen
 
 
 _SVG_TEXT = re.compile(r"<text[^>]*>(.*?)</text>", re.DOTALL)

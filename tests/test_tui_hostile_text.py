@@ -14,11 +14,21 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import press, running, screen_text, settle, store_item, store_person, wait_until
+from helpers import (
+    open_screen,
+    pilot_of,
+    press,
+    running,
+    screen_text,
+    settle,
+    store_item,
+    store_person,
+    wait_until,
+)
 from rich.text import Text
 from textual.app import App
 from textual.content import Content
-from textual.widgets import DataTable, Input, Static, TextArea
+from textual.widgets import DataTable, Input, Static, TabbedContent, TextArea
 
 from db.engine import Database, open_database
 from db.settings import set_setting
@@ -167,10 +177,9 @@ async def test_review_blind_revealed_revisions_and_edit_show_hostile_text_litera
         await press(app, "d", "a", "b", "c", "enter")
         assert_literal(app, *hostile_fragments("explained"), *hostile_fragments("event D"))
         # Revisions: the author, the change note and the diff of the text.
-        await press(app, "r")
-        assert isinstance(app.screen, RevisionsScreen)
-        await wait_until(app.pilot, lambda: bool(app.screen.revisions), "the revisions")  # type: ignore[attr-defined]
-        await settle(app.pilot)  # type: ignore[attr-defined]
+        revisions = await open_screen(app, "r", RevisionsScreen)
+        await wait_until(pilot_of(app), lambda: bool(revisions.revisions), "the revisions")
+        await settle(pilot_of(app))
         assert_literal(
             app,
             visible_text(LEAD),
@@ -179,9 +188,7 @@ async def test_review_blind_revealed_revisions_and_edit_show_hostile_text_litera
         )
         await press(app, "escape")
         # The edit form (after a flawed verdict): every field shows the stored text visibly.
-        await press(app, "f")
-        edit = app.screen
-        assert isinstance(edit, EditScreen)
+        edit = await open_screen(app, "f", EditScreen)
         prompt = edit.query_one("#edit-prompt", TextArea).text
         choice = edit.query(Input).filter(".choice-input")[0].value
         for value, label in ((prompt, "edited question"), (choice, "event A")):
@@ -196,23 +203,17 @@ async def test_judged_list_jump_and_help_show_hostile_text_literally(
     hostile_db: Database,
 ) -> None:
     async with running(make_app(hostile_db, CY)) as app:
-        await press(app, "l")
-        assert isinstance(app.screen, JudgedScreen)
-        await wait_until(
-            app.pilot,  # type: ignore[attr-defined]
-            lambda: app.screen.query_one(DataTable).row_count == 1,
-            "the judged items",
-        )
+        judged = await open_screen(app, "l", JudgedScreen)
+        table = judged.query_one(DataTable)
+        await wait_until(pilot_of(app), lambda: table.row_count == 1, "the judged items")
         comment = visible_text(hostile("own comment"))[:40]
         assert_literal(app, visible_text(AGREED_ID), comment)
         await press(app, "escape")
         # Jump to an id that does not exist: the refusal names it as typed.
-        await press(app, "j")
-        assert isinstance(app.screen, PromptScreen)
+        await open_screen(app, "j", PromptScreen)
         await press(app, *"[b]no[/b]", "enter")
         assert_literal(app, "there is no item '[b]no[/b]'")
-        await press(app, "question_mark")
-        assert isinstance(app.screen, HelpScreen)
+        await open_screen(app, "question_mark", HelpScreen)
         assert_literal(app, "vetbench review — keys", visible_text(CY))
 
 
@@ -220,14 +221,11 @@ async def test_agreement_screen_shows_hostile_names_sources_and_ids_literally(
     hostile_db: Database,
 ) -> None:
     async with running(make_app(hostile_db, LEAD)) as app:
-        await press(app, "f2")
-        screen = app.screen
-        assert isinstance(screen, AgreementScreen)
-        await wait_until(app.pilot, lambda: screen.computations > 0, "the figures")  # type: ignore[attr-defined]
-        await settle(app.pilot)  # type: ignore[attr-defined]
+        screen = await open_screen(app, "f2", AgreementScreen)
+        await wait_until(pilot_of(app), lambda: screen.computations > 0, "the figures")
         for tab in ("annotators-tab", "breakdown-tab", "wrong-keys-tab"):
-            screen.query_one("TabbedContent").active = tab  # type: ignore[attr-defined]
-            await settle(app.pilot)  # type: ignore[attr-defined]
+            screen.query_one(TabbedContent).active = tab
+            await settle(pilot_of(app))
             assert_literal(app)
         assert_literal(
             app,
@@ -242,10 +240,8 @@ async def test_conflict_list_case_and_lead_dialogs_show_hostile_text_literally(
     hostile_db: Database,
 ) -> None:
     async with running(make_app(hostile_db, LEAD)) as app:
-        await press(app, "f3")
-        screen = app.screen
-        assert isinstance(screen, AdjudicationScreen)
-        pilot = app.pilot  # type: ignore[attr-defined]
+        screen = await open_screen(app, "f3", AdjudicationScreen)
+        pilot = pilot_of(app)
         await wait_until(pilot, lambda: screen.current is not None, "the conflict queue")
         await settle(pilot)
         assert_literal(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from db.vocabulary import ItemKind, values
+from reviewer.agreement.annotators import AnnotatorStats
 from reviewer.agreement.bootstrap import Figure
 from reviewer.agreement.summary import AgreementFigures
 
@@ -46,6 +47,19 @@ def headline_rows(figures: AgreementFigures) -> list[FigureRow]:
         FigureRow("Blind answers equal to the key", figures.key.overall, "n = judgments"),
     ]
     return rows
+
+
+def annotator_figures(stats: AnnotatorStats) -> list[str]:
+    """One annotator's figures as table cells: judgments, verdicts agree, answers agree,
+    answer = key, agrees with decision, median seconds."""
+    agreement = (
+        stats.verdict_agreement,
+        stats.answer_agreement,
+        stats.key_agreement,
+        stats.decision_agreement,
+    )
+    median = "—" if stats.median_seconds is None else f"{stats.median_seconds:.0f}"
+    return [f"{stats.judgments:,}", *(value_text(figure) for figure in agreement), median]
 
 
 def value_text(figure: Figure, digits: int = 3) -> str:

@@ -30,7 +30,7 @@ from textual.widgets import DataTable, Header, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from db.answers import format_answer
-from db.vocabulary import DecisionReason, Verdict
+from db.vocabulary import DecisionReason, ItemStatus, Verdict
 from reviewer.tui.literal import literal, notify_literally
 from reviewer.tui.screens.lead_modals import ConfirmModal, ReasonModal, Rejection
 from reviewer.tui.screens.prompt import PromptScreen, answer_validator
@@ -276,56 +276,55 @@ class AdjudicationScreen(Screen[None]):
 
     # ---------------------------------------------------------- actions
 
-    def _may_decide(self) -> bool:
+    def _case_to_decide(self) -> ConflictCase | None:
+        """The highlighted case, if this person may decide it (else say why, and None)."""
         if self.refusal is not None:
             notify_literally(self, self.refusal, severity="error")
-            return False
+            return None
         if self.current is None:
             notify_literally(self, "No conflict is selected.", severity="warning")
-            return False
-        return True
+        return self.current
 
     def action_approve(self) -> None:
-        if self._may_decide():
-            assert self.current is not None
-            self.save_decision(self.current.item.id, "approved")
+        case = self._case_to_decide()
+        if case is not None:
+            self.save_decision(case.item.id, ItemStatus.APPROVED)
 
     def action_approve_corrected(self) -> None:
-        if not self._may_decide():
+        case = self._case_to_decide()
+        if case is None:
             return
-        case = self.current
-        assert case is not None
-
-        def chosen(key: str | None) -> None:
-            if key:
-                self.save_decision(case.item.id, "approved", key=key)
-
         item = case.item
-        self.app.push_screen(
-            PromptScreen(
-                f"Approve {item.id} with a corrected key",
-                f"The current key is {format_answer(item.kind, item.key)}. Type the right one; "
-                "Enter approves with it, Esc cancels.",
-                answer_validator(item, "that is the current key; approve with a instead"),
-                format_answer(item.kind, suggested_key(case)),
-            ),
-            chosen,
+        prompt = PromptScreen(
+            f"Approve {item.id} with a corrected key",
+            f"The current key is {format_answer(item.kind, item.key)}. Type the right one; "
+            "Enter approves with it, Esc cancels.",
+            answer_validator(item, "that is the current key; approve with a instead"),
+            format_answer(item.kind, suggested_key(case)),
         )
 
-    def action_reject(self) -> None:
-        if not self._may_decide():
-            return
-        case = self.current
-        assert case is not None
+        def approve_with(key: str | None) -> None:
+            if key:
+                self.save_decision(item.id, ItemStatus.APPROVED, key=key)
 
-        def chosen(rejection: Rejection | None) -> None:
+        self.app.push_screen(prompt, approve_with)
+
+    def action_reject(self) -> None:
+        case = self._case_to_decide()
+        if case is None:
+            return
+
+        def reject_for(rejection: Rejection | None) -> None:
             if rejection is not None:
                 self.save_decision(
-                    case.item.id, "rejected", reason=rejection.reason, comment=rejection.comment
+                    case.item.id,
+                    ItemStatus.REJECTED,
+                    reason=rejection.reason,
+                    comment=rejection.comment,
                 )
 
         self.app.push_screen(
-            ReasonModal(case.item.id, tuple(DecisionReason), suggested_reason(case)), chosen
+            ReasonModal(case.item.id, tuple(DecisionReason), suggested_reason(case)), reject_for
         )
 
     def action_approve_agreed(self) -> None:

@@ -266,19 +266,14 @@ class AgreementScreen(Screen[None]):
             )
 
     def _show_annotators(self, report: AgreementReport) -> None:
-        from reviewer.agreement.rows import value_text
+        from reviewer.agreement.rows import annotator_figures
 
         table = self.query_one("#annotator-table", DataTable)
         table.clear()
         for stats in report.per_annotator:
             table.add_row(
                 literal(stats.name),
-                f"{stats.judgments:,}",
-                value_text(stats.verdict_agreement),
-                value_text(stats.answer_agreement),
-                value_text(stats.key_agreement),
-                value_text(stats.decision_agreement),
-                "—" if stats.median_seconds is None else f"{stats.median_seconds:.0f}",
+                *annotator_figures(stats),
                 literal(", ".join(f"{name} {count}" for name, count in stats.verdicts.items())),
                 key=stats.name,
             )

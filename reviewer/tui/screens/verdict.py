@@ -8,6 +8,8 @@ more) and says which judgment field its answer fills.
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -107,7 +109,7 @@ def duplicate_validator(db: Database, item: ItemSnapshot) -> Validator:
 
 def verdict_details(
     db: Database, item: ItemSnapshot, verdict: Verdict, blind_answer: str
-) -> tuple[ModalScreen[object], str] | None:
+) -> tuple[ModalScreen[Any], str] | None:
     """The modal that asks what ``verdict`` needs, and the judgment field its answer fills.
 
     The annotator's own blind answer, when it differs from the key, is offered first:
@@ -115,27 +117,27 @@ def verdict_details(
     """
     offered = format_answer(item.kind, blind_answer) if blind_answer != item.key else ""
     if verdict is Verdict.AMBIGUOUS:
-        screen: ModalScreen[object] = AlternativesScreen(  # type: ignore[assignment]
-            item,
-            answer_validator(item, "that is the key itself; type the other valid order"),
-            offered,
+        refusal = "that is the key itself; type the other valid order"
+        return AlternativesScreen(item, answer_validator(item, refusal), offered), (
+            "alternative_orders"
         )
-        return screen, "alternative_orders"
     if verdict is Verdict.WRONG_KEY:
-        screen = PromptScreen(  # type: ignore[assignment]
+        field = "corrected_key"
+        prompt = PromptScreen(
             "Wrong key: the corrected key",
             f"The key is {format_answer(item.kind, item.key)}. Type the right one "
             "and press Enter (Esc cancels).",
             answer_validator(item, "that is the key itself; type the corrected key"),
             offered,
         )
-        return screen, "corrected_key"
-    if verdict is Verdict.DUPLICATE:
-        screen = PromptScreen(  # type: ignore[assignment]
+    elif verdict is Verdict.DUPLICATE:
+        field = "duplicate_of"
+        prompt = PromptScreen(
             "Duplicate: of which item?",
             "Type the id of the item this one duplicates and press Enter (Esc cancels).",
             duplicate_validator(db, item),
             visible_text(item.suspected_duplicate_of or ""),
         )
-        return screen, "duplicate_of"
-    return None
+    else:
+        return None
+    return prompt, field
