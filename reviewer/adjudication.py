@@ -30,6 +30,7 @@ from db.rows import copied_fields, from_row, row_reader
 from db.vocabulary import DecisionReason, ItemKind, ItemStatus, Verdict
 from reviewer.bulk_reads import collector_paused
 from reviewer.item_status import refresh_item_status
+from reviewer.judging import JudgmentView
 from reviewer.revisions import RevisionSummary
 
 __all__ = [
@@ -57,23 +58,6 @@ _CHUNK = 500  # ids per IN (...) query, well under every database's parameter li
 
 class AdjudicationError(ValueError):
     """A decision that cannot be made as asked; the message says why."""
-
-
-@dataclass(frozen=True)
-class JudgmentView:
-    """One annotator's active judgment of one revision, as plain data."""
-
-    annotator: str
-    revision: int
-    blind_answer: str
-    verdict: str
-    alternative_orders: tuple[str, ...]
-    corrected_key: str | None
-    duplicate_of: str | None
-    comment: str
-    seconds: float
-    created_at: datetime
-    matches_key: bool  # the blind answer equals the judged revision's key
 
 
 @dataclass(frozen=True)

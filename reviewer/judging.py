@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from sqlalchemy import delete
 from sqlmodel import Session, col, select
@@ -30,6 +31,23 @@ from reviewer.item_status import refresh_item_status
 
 class JudgmentRefused(ValueError):
     """A judgment, undo or edit that cannot be accepted; the message says why."""
+
+
+@dataclass(frozen=True)
+class JudgmentView:
+    """One annotator's active judgment of one revision, as plain data."""
+
+    annotator: str
+    revision: int
+    blind_answer: str
+    verdict: str
+    alternative_orders: tuple[str, ...]
+    corrected_key: str | None
+    duplicate_of: str | None
+    comment: str
+    seconds: float
+    created_at: datetime
+    matches_key: bool  # the blind answer equals the judged revision's key
 
 
 @dataclass(frozen=True)

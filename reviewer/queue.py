@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from sqlalchemy import ColumnElement, and_, delete, exists, func, not_, or_, select
+from sqlalchemy import ColumnElement, Select, and_, delete, exists, func, not_, or_, select
 from sqlmodel import Session, col
 
 from db.engine import Database
@@ -36,6 +36,7 @@ from db.rows import from_row
 from db.settings import get_int_setting
 from db.vocabulary import OPEN_STATUSES, ItemStatus
 from reviewer.item_status import active_judgments, refresh_item_status
+from reviewer.judging import JudgmentView
 
 CLAIM_TTL = timedelta(minutes=10)
 """How long an item shown to one annotator is kept from the others."""
@@ -76,20 +77,12 @@ class QueueFilter:
 
 
 @dataclass(frozen=True)
-class OwnJudgment:
-    """The annotator's own active judgment of an item revision, for browsing."""
+class OwnJudgment(JudgmentView):
+    """The annotator's own active judgment of an item revision, for browsing: a
+    judgment as the lead sees it, and which one of which item it is."""
 
     judgment_id: int
     item_id: str
-    revision_number: int
-    blind_answer: str
-    verdict: str
-    alternative_orders: tuple[str, ...]
-    corrected_key: str | None
-    duplicate_of: str | None
-    comment: str
-    seconds: float
-    created_at: datetime
 
 
 @dataclass(frozen=True)
@@ -123,9 +116,16 @@ class SessionHistory:
         self.position = len(self.item_ids) - 1
 
 
-def _own_judgment(row: Judgment) -> OwnJudgment:
+def _own_judgment(row: Judgment, annotator: str, key: str) -> OwnJudgment:
+    """``row`` (this annotator's judgment of a revision whose key is ``key``) as plain data."""
     return from_row(
-        OwnJudgment, row, judgment_id=row.id, alternative_orders=tuple(row.alternative_orders)
+        OwnJudgment,
+        row,
+        annotator=annotator,
+        revision=row.revision_number,
+        alternative_orders=tuple(row.alternative_orders),
+        matches_key=row.blind_answer == key,
+        judgment_id=row.id,
     )
 
 
@@ -395,29 +395,37 @@ class ReviewQueue:
                 if item is None:
                     return None
                 revision_number = item.current_revision
-            row = session.scalars(
-                select(Judgment).where(
+            row = session.execute(
+                self._own_judgments().where(
                     col(Judgment.item_id) == item_id,
                     col(Judgment.revision_number) == revision_number,
-                    col(Judgment.annotator_id) == self.person_id,
-                    col(Judgment.retracted).is_(False),
                 )
             ).first()
-            return None if row is None else _own_judgment(row)
+            if row is None:
+                return None
+            judgment, key = row
+            return _own_judgment(judgment, self.annotator, key)
 
     def judged_items(self, limit: int = 500) -> list[OwnJudgment]:
         """My active judgments, newest first (for browsing what I have done)."""
         with self.db.session() as session:
-            rows = session.scalars(
-                select(Judgment)
-                .where(
-                    col(Judgment.annotator_id) == self.person_id,
-                    col(Judgment.retracted).is_(False),
-                )
+            rows = session.execute(
+                self._own_judgments()
                 .order_by(col(Judgment.created_at).desc(), col(Judgment.id).desc())
                 .limit(limit)
             ).all()
-            return [_own_judgment(row) for row in rows]
+            return [_own_judgment(judgment, self.annotator, key) for judgment, key in rows]
+
+    def _own_judgments(self) -> Select[Judgment, str]:
+        """This annotator's active judgments, each with the key of the revision it judged."""
+        return (
+            select(Judgment, col(ItemRevision.key))
+            .join(ItemRevision, col(ItemRevision.id) == col(Judgment.revision_id))
+            .where(
+                col(Judgment.annotator_id) == self.person_id,
+                col(Judgment.retracted).is_(False),
+            )
+        )
 
     def record_submitted(self, judgment_id: int) -> None:
         self.session_judgments.append(judgment_id)

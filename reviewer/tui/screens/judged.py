@@ -50,7 +50,7 @@ class JudgedScreen(DialogScreen[str | None]):
         for judgment in message.judgments:
             table.add_row(
                 literal(judgment.item_id),
-                str(judgment.revision_number),
+                str(judgment.revision),
                 literal(judgment.verdict),
                 literal(judgment.blind_answer),
                 f"{judgment.seconds:.0f}",

@@ -103,7 +103,7 @@ def judgment_summary(item: ItemSnapshot, judgment: OwnJudgment) -> Text:
     """What the annotator recorded (shown when browsing judged items)."""
     text = Text("Your verdict: ", style="bold")
     text.append_text(literal(judgment.verdict, "bold magenta"))
-    text.append(f"  ·  {judgment.seconds:.0f} s  ·  revision {judgment.revision_number}")
+    text.append(f"  ·  {judgment.seconds:.0f} s  ·  revision {judgment.revision}")
     for alternative in judgment.alternative_orders:
         text.append(f"\n  also valid: {format_answer(item.kind, alternative)}")
     if judgment.corrected_key:
