@@ -28,7 +28,7 @@ from helpers import (
 from rich.text import Text
 from textual.app import App
 from textual.content import Content
-from textual.widgets import DataTable, Input, Static, TabbedContent, TextArea
+from textual.widgets import DataTable, Input, OptionList, Select, Static, TabbedContent, TextArea
 
 from db.engine import Database, open_database
 from db.settings import set_setting
@@ -41,6 +41,7 @@ from reviewer.tui.screens.agreement import AgreementScreen
 from reviewer.tui.screens.edit import EditScreen
 from reviewer.tui.screens.help import HelpScreen
 from reviewer.tui.screens.judged import JudgedScreen
+from reviewer.tui.screens.jump import FilterScreen
 from reviewer.tui.screens.lead_modals import ConfirmModal, ReasonModal
 from reviewer.tui.screens.prompt import PromptScreen
 from reviewer.tui.screens.revisions import RevisionsScreen
@@ -199,7 +200,7 @@ async def test_review_blind_revealed_revisions_and_edit_show_hostile_text_litera
         assert app.is_running
 
 
-async def test_judged_list_jump_and_help_show_hostile_text_literally(
+async def test_judged_list_jump_help_and_filter_show_hostile_text_literally(
     hostile_db: Database,
 ) -> None:
     async with running(make_app(hostile_db, CY)) as app:
@@ -215,6 +216,16 @@ async def test_judged_list_jump_and_help_show_hostile_text_literally(
         assert_literal(app, "there is no item '[b]no[/b]'")
         await open_screen(app, "question_mark", HelpScreen)
         assert_literal(app, "vetbench review — keys", visible_text(CY))
+        await press(app, "escape")
+        # The queue filter lists the sources: open the source list.
+        filters = await open_screen(app, "slash", FilterScreen)
+        await press(app, "tab", "enter")
+        listed = filters.query_one("#filter-source", Select).query_one(OptionList)
+        assert listed.has_focus  # the list is open
+        shown_sources = [listed.get_option_at_index(i).prompt for i in range(listed.option_count)]
+        assert [str(prompt) for prompt in shown_sources] == ["any source", visible_text(SOURCE)]
+        assert all(isinstance(prompt, Text) for prompt in shown_sources)  # never markup
+        assert_literal(app, visible_text(SOURCE))
 
 
 async def test_agreement_screen_shows_hostile_names_sources_and_ids_literally(
