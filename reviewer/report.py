@@ -25,12 +25,14 @@ from reviewer.adjudication import KEY_CORRECTION_NOTE
 from reviewer.agreement import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
+    AgreementFigures,
     AgreementReport,
     compute_agreement,
 )
 from reviewer.agreement.rows import (
     KIND_ORDER,
     annotator_figures,
+    figure_text,
     headline_rows,
     interval_text,
     value_text,
@@ -341,8 +343,8 @@ def _agreement_section(agreement: AgreementReport) -> list[str]:
             [
                 [
                     f"{full.first}, {full.second}",
-                    _figure(full.kappa),
-                    _figure(binary.kappa),
+                    figure_text(full.kappa),
+                    figure_text(binary.kappa),
                     f"{full.kappa.n:,}",
                 ]
                 for full, binary in zip(figures.verdict.cohen, figures.keep_drop.cohen, strict=True)
@@ -375,11 +377,7 @@ def _agreement_section(agreement: AgreementReport) -> list[str]:
     return lines
 
 
-def _figure(figure) -> str:  # type: ignore[no-untyped-def]
-    return f"{value_text(figure)} {interval_text(figure)}".strip()
-
-
-def _breakdown(groups: dict) -> list[str]:  # type: ignore[type-arg]
+def _breakdown(groups: dict[str, AgreementFigures]) -> list[str]:
     return _table(
         [
             "",
@@ -393,10 +391,11 @@ def _breakdown(groups: dict) -> list[str]:  # type: ignore[type-arg]
             [
                 name,
                 f"{group.items_compared:,}",
-                _figure(group.verdict.alpha),
-                _figure(group.keep_drop.alpha),
+                figure_text(group.verdict.alpha),
+                figure_text(group.keep_drop.alpha),
                 "; ".join(
-                    f"{kind} {_figure(alpha.alpha)}" for kind, alpha in group.answer_alpha.items()
+                    f"{kind} {figure_text(alpha.alpha)}"
+                    for kind, alpha in group.answer_alpha.items()
                 ),
                 value_text(group.key.overall),
             ]

@@ -66,6 +66,11 @@ def value_text(figure: Figure, digits: int = 3) -> str:
     return "—" if figure.value is None else f"{figure.value:.{digits}f}"
 
 
+def figure_text(figure: Figure) -> str:
+    """``0.812 [0.701, 0.904]``: the value and, when there is one, its interval."""
+    return f"{value_text(figure)} {interval_text(figure)}".strip()
+
+
 def interval_text(figure: Figure, digits: int = 3) -> str:
     if figure.ci95 is None:
         return ""

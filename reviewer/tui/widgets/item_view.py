@@ -76,8 +76,8 @@ class ChoiceRow(Horizontal):
     class Picked(Message):
         label: str
 
-    def __init__(self, label: str, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, label: str, *, id: str | None = None) -> None:
+        super().__init__(id=id)
         self.label = label
 
     def compose(self) -> ComposeResult:

@@ -43,8 +43,8 @@ class ProgressLine(Static):
     }
     """
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
         self._figures = Text()
         self._note = Text()
 
