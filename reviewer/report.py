@@ -35,6 +35,7 @@ from reviewer.agreement.rows import (
     figure_text,
     headline_rows,
     interval_text,
+    pair_figures,
     value_text,
 )
 
@@ -341,12 +342,7 @@ def _agreement_section(agreement: AgreementReport) -> list[str]:
         lines += _table(
             ["annotators", "verdicts", "keep/drop", "items"],
             [
-                [
-                    f"{full.first}, {full.second}",
-                    figure_text(full.kappa),
-                    figure_text(binary.kappa),
-                    f"{full.kappa.n:,}",
-                ]
+                [f"{full.first}, {full.second}", *pair_figures(full, binary)]
                 for full, binary in zip(figures.verdict.cohen, figures.keep_drop.cohen, strict=True)
             ],
         )

@@ -9,6 +9,7 @@ from db.vocabulary import ItemKind, values
 from reviewer.agreement.annotators import AnnotatorStats
 from reviewer.agreement.bootstrap import Figure
 from reviewer.agreement.summary import AgreementFigures
+from reviewer.agreement.verdicts import PairKappa
 
 KIND_ORDER = values(ItemKind)
 
@@ -64,6 +65,12 @@ def annotator_figures(stats: AnnotatorStats) -> list[str]:
 
 def value_text(figure: Figure, digits: int = 3) -> str:
     return "—" if figure.value is None else f"{figure.value:.{digits}f}"
+
+
+def pair_figures(full: PairKappa, binary: PairKappa) -> list[str]:
+    """One pair of annotators' Cohen's kappa as table cells: on all verdicts, on
+    keep/drop, and how many items both judged."""
+    return [figure_text(full.kappa), figure_text(binary.kappa), f"{full.kappa.n:,}"]
 
 
 def figure_text(figure: Figure) -> str:
