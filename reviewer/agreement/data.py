@@ -92,7 +92,7 @@ class JudgmentData:
         """The same data restricted to the units where ``unit_mask`` is true (renumbered)."""
         new_index = np.cumsum(unit_mask) - 1
         keep_rows = unit_mask[self.row_unit]
-        subsets: dict[str, NDArray[Any]] = {}
+        subsets: dict[str, Any] = {}  # arrays of several dtypes, handed to replace()
         for field in fields(self):  # every row_* and unit_* array, by its own mask
             if field.name.startswith(("row_", "unit_")):
                 mask = keep_rows if field.name.startswith("row_") else unit_mask
