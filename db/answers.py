@@ -143,6 +143,18 @@ def format_answer(kind: ItemKind | str, answer: str | None) -> str:
     return answer
 
 
+def key_without(kind: ItemKind | str, typed_key: str, removed: str) -> str:
+    """The key as typed, with ``removed`` dropped and the letters after it moved up one.
+
+    An order keeps the relative order of the other events (``D, A, B, C`` without B is
+    ``C, A, B``); a choice set loses the removed choice.  So a removed choice can never
+    leave the key silently pointing at the choice that took its letter.
+    """
+    letters = [c for c in typed_key.upper() if c in LETTERS and c != removed]
+    shifted = "".join(c if c < removed else LETTERS[LETTERS.index(c) - 1] for c in letters)
+    return format_answer(kind, shifted) if shifted else ""
+
+
 def is_canonical(kind: ItemKind | str, answer: str, labels: Sequence[str]) -> bool:
     """True when ``answer`` is already in canonical stored form for this item."""
     try:

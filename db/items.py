@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import and_
 from sqlmodel import Session, col, select
+from sqlmodel.sql.expression import Select
 
 from db.audit import record_audit
 from db.models import Item, ItemRevision, utcnow
@@ -64,10 +65,14 @@ def snapshot(item: Item, revision: ItemRevision) -> ItemSnapshot:
     )
 
 
-def _current_join():  # type: ignore[no-untyped-def]
+def _current_join() -> Select[Item, ItemRevision]:
+    """Items joined with their current revision."""
     return select(Item, ItemRevision).join(
         ItemRevision,
-        and_(ItemRevision.item_id == Item.id, ItemRevision.number == Item.current_revision),
+        and_(
+            col(ItemRevision.item_id) == col(Item.id),
+            col(ItemRevision.number) == col(Item.current_revision),
+        ),
     )
 
 

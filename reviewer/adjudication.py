@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, insert, update
-from sqlmodel import Session, col, func, select
+from sqlalchemy import ColumnElement, Result, and_, insert, update
+from sqlmodel import Session, SQLModel, col, func, select
 
 from db.answers import AnswerError, format_answer, parse_answer
 from db.audit import record_audit, record_audits
@@ -26,9 +26,12 @@ from db.engine import Database
 from db.items import ItemSnapshot, add_revision, locked_item
 from db.models import Decision, Item, ItemRevision, Judgment, Person, utcnow
 from db.people import PermissionDenied, require_lead
+from db.rows import copied_fields, from_row, row_reader
 from db.vocabulary import DecisionReason, ItemKind, ItemStatus, Verdict
 from reviewer.bulk_reads import collector_paused
 from reviewer.item_status import refresh_item_status
+from reviewer.judging import JudgmentView
+from reviewer.revisions import RevisionSummary
 
 __all__ = [
     "AdjudicationError",
@@ -36,7 +39,7 @@ __all__ = [
     "DecisionRecord",
     "JudgmentView",
     "PermissionDenied",
-    "RevisionView",
+    "RevisionSummary",
     "approve_agreed",
     "conflict_queue",
     "count_agreed",
@@ -55,37 +58,6 @@ _CHUNK = 500  # ids per IN (...) query, well under every database's parameter li
 
 class AdjudicationError(ValueError):
     """A decision that cannot be made as asked; the message says why."""
-
-
-@dataclass(frozen=True)
-class RevisionView:
-    """One revision of an item, as plain data."""
-
-    number: int
-    prompt: str
-    choices: dict[str, str]
-    key: str
-    explanation: str | None
-    author: str
-    change_note: str
-    created_at: datetime
-
-
-@dataclass(frozen=True)
-class JudgmentView:
-    """One annotator's active judgment of one revision, as plain data."""
-
-    annotator: str
-    revision: int
-    blind_answer: str
-    verdict: str
-    alternative_orders: tuple[str, ...]
-    corrected_key: str | None
-    duplicate_of: str | None
-    comment: str
-    seconds: float
-    created_at: datetime
-    matches_key: bool  # the blind answer equals the judged revision's key
 
 
 @dataclass(frozen=True)
@@ -108,7 +80,7 @@ class ConflictCase:
     """Everything a lead needs to resolve one item."""
 
     item: ItemSnapshot  # the current revision
-    earlier_revisions: list[RevisionView]  # oldest first, without the current one
+    earlier_revisions: list[RevisionSummary]  # oldest first, without the current one
     judgments: list[JudgmentView]  # active judgments of the current revision
     earlier_judgments: list[JudgmentView] = field(default_factory=list)
     decisions: list[DecisionRecord] = field(default_factory=list)  # oldest first
@@ -162,15 +134,11 @@ def _parse_status(text: str | ItemStatus) -> ItemStatus:
 
 
 def _decision_record(decision: Decision, lead: str, corrected: bool = False) -> DecisionRecord:
-    return DecisionRecord(
-        item_id=decision.item_id,
+    return from_row(
+        DecisionRecord,
+        decision,
         lead=lead,
-        status=decision.status,
         revision=decision.revision_number,
-        final_key=decision.final_key,
-        reason=decision.reason,
-        comment=decision.comment,
-        created_at=decision.created_at,
         corrected_key=corrected,
     )
 
@@ -360,145 +328,121 @@ def _chunks(values: Sequence[str]) -> Iterable[list[str]]:
         yield list(values[start : start + _CHUNK])
 
 
-_ITEM_COLUMNS = (
-    col(Item.id),
-    col(Item.kind),
-    col(Item.source),
-    col(Item.source_ref),
-    col(Item.language),
-    col(Item.status),
-    col(Item.current_revision),
-    col(Item.suspected_duplicate_of),
-    col(Item.duplicate_similarity),
-    col(Item.meta),
-)
-_REVISION_COLUMNS = (
-    col(ItemRevision.item_id),
-    col(ItemRevision.id),
-    col(ItemRevision.number),
-    col(ItemRevision.prompt),
-    col(ItemRevision.choices),
-    col(ItemRevision.key),
-    col(ItemRevision.explanation),
-    col(ItemRevision.author),
-    col(ItemRevision.change_note),
-    col(ItemRevision.created_at),
-)
+def _columns(table: type[SQLModel], *names: str) -> list[Any]:
+    """The columns ``names`` of ``table``, for a query whose rows are read by name."""
+    return [col(getattr(table, name)) for name in names]
 
 
-def _load_cases(session: Session, item_rows: Sequence[Any]) -> list[ConflictCase]:
-    """Cases for ``item_rows`` (``_ITEM_COLUMNS`` tuples, in that order) from bulk column
-    queries: revisions, judgments, decisions.  No ORM objects: a queue of thousands of
-    conflicts loads in about a second."""
-    ids = [row[0] for row in item_rows]
-    revisions: dict[str, dict[int, tuple[int, RevisionView]]] = {item_id: {} for item_id in ids}
+_ITEM_COLUMNS = [
+    col(Item.current_revision).label("revision"),
+    *_columns(
+        Item,
+        *copied_fields(
+            ItemSnapshot, "revision", "prompt", "choices", "key", "explanation", "revision_id"
+        ),
+    ),
+]
+_REVISION_COLUMNS = _columns(ItemRevision, "item_id", "id", *copied_fields(RevisionSummary))
+_JUDGMENT_COLUMNS = [
+    col(Judgment.annotator_id),
+    col(Judgment.item_id),
+    col(Person.name).label("annotator"),
+    col(Judgment.revision_number).label("revision"),
+    *_columns(Judgment, *copied_fields(JudgmentView, "annotator", "revision", "matches_key")),
+]
+_DECISION_COLUMNS = [
+    col(Person.name).label("lead"),
+    col(Decision.revision_number).label("revision"),
+    *_columns(Decision, *copied_fields(DecisionRecord, "lead", "revision", "corrected_key")),
+]
+
+
+def _load_cases(session: Session, item_rows: Result[Any]) -> list[ConflictCase]:
+    """Cases for the rows of an ``_ITEM_COLUMNS`` query, from bulk column queries:
+    revisions, judgments, decisions.  No ORM objects: a queue of thousands of conflicts
+    loads in about a second."""
+    items = item_rows.all()
+    ids = [row.id for row in items]
+    revisions: dict[str, dict[int, tuple[int, RevisionSummary]]] = {item_id: {} for item_id in ids}
     judgments: dict[str, dict[tuple[int, int], JudgmentView]] = {item_id: {} for item_id in ids}
     decisions: dict[str, list[DecisionRecord]] = {item_id: [] for item_id in ids}
     for chunk in _chunks(ids):
-        for item_id, revision_id, number, *rest in session.execute(
+        result = session.execute(
             select(*_REVISION_COLUMNS).where(col(ItemRevision.item_id).in_(chunk))
-        ):
-            revisions[item_id][number] = (revision_id, RevisionView(number, *rest))
-        for annotator_id, name, item_id, number, answer, verdict, *rest in session.execute(
-            select(
-                col(Judgment.annotator_id),
-                col(Person.name),
-                col(Judgment.item_id),
-                col(Judgment.revision_number),
-                col(Judgment.blind_answer),
-                col(Judgment.verdict),
-                col(Judgment.alternative_orders),
-                col(Judgment.corrected_key),
-                col(Judgment.duplicate_of),
-                col(Judgment.comment),
-                col(Judgment.seconds),
-                col(Judgment.created_at),
-            )
+        )
+        read_revision = row_reader(RevisionSummary, list(result.keys()))
+        for row in result:
+            item_id, revision_id = row[:2]  # _REVISION_COLUMNS starts with these
+            summary = read_revision(row)
+            revisions[item_id][summary.number] = (revision_id, summary)
+        result = session.execute(
+            select(*_JUDGMENT_COLUMNS)
             .join(Person, col(Person.id) == col(Judgment.annotator_id))
             .where(col(Judgment.item_id).in_(chunk), col(Judgment.retracted).is_(False))
             .order_by(col(Judgment.created_at), col(Judgment.id))
-        ):
+        )
+        read_judgment = row_reader(
+            JudgmentView, list(result.keys()), "alternative_orders", "matches_key"
+        )
+        for row in result:
+            annotator_id, item_id, _annotator, number = row[:4]  # as _JUDGMENT_COLUMNS begin
             revision = revisions[item_id].get(number)
             if revision is None:
                 continue
-            alternatives, corrected, duplicate, comment, seconds, created_at = rest
             # Each annotator's latest active judgment per revision (item_status's rule).
-            judgments[item_id][(number, annotator_id)] = JudgmentView(
-                annotator=name,
-                revision=number,
-                blind_answer=answer,
-                verdict=verdict,
-                alternative_orders=tuple(alternatives),
-                corrected_key=corrected,
-                duplicate_of=duplicate,
-                comment=comment,
-                seconds=seconds,
-                created_at=created_at,
-                matches_key=answer == revision[1].key,
+            judgments[item_id][(number, annotator_id)] = read_judgment(
+                row,
+                alternative_orders=tuple(row.alternative_orders),
+                matches_key=row.blind_answer == revision[1].key,
             )
-        for item_id, name, status, number, key, reason, comment, created_at in session.execute(
-            select(
-                col(Decision.item_id),
-                col(Person.name),
-                col(Decision.status),
-                col(Decision.revision_number),
-                col(Decision.final_key),
-                col(Decision.reason),
-                col(Decision.comment),
-                col(Decision.created_at),
-            )
+        result = session.execute(
+            select(*_DECISION_COLUMNS)
             .join(Person, col(Person.id) == col(Decision.lead_id))
             .where(col(Decision.item_id).in_(chunk))
             .order_by(col(Decision.created_at), col(Decision.id))
-        ):
-            decisions[item_id].append(
-                DecisionRecord(item_id, name, status, number, key, reason, comment, created_at)
-            )
-
+        )
+        read_decision = row_reader(DecisionRecord, list(result.keys()), "corrected_key")
+        for row in result:
+            decisions[row.item_id].append(read_decision(row, corrected_key=False))
+    read_item = row_reader(
+        ItemSnapshot,
+        list(item_rows.keys()),
+        "kind",
+        "prompt",
+        "choices",
+        "key",
+        "explanation",
+        "meta",
+        "revision_id",
+    )
     cases = []
-    for (
-        item_id,
-        kind,
-        source,
-        ref,
-        language,
-        status,
-        current,
-        duplicate,
-        similarity,
-        meta,
-    ) in item_rows:
-        revision_id, revision = revisions[item_id][current]
+    for row in items:
+        current = row.revision
+        revision_id, text = revisions[row.id][current]
+        item = read_item(
+            row,
+            kind=ItemKind(row.kind),
+            prompt=text.prompt,
+            choices=dict(text.choices),
+            key=text.key,
+            explanation=text.explanation,
+            meta=dict(row.meta),
+            revision_id=revision_id,
+        )
         views = sorted(
-            judgments[item_id].values(), key=lambda view: (view.revision, view.created_at)
+            judgments[row.id].values(), key=lambda view: (view.revision, view.created_at)
         )
         cases.append(
             ConflictCase(
-                item=ItemSnapshot(
-                    id=item_id,
-                    kind=ItemKind(kind),
-                    source=source,
-                    source_ref=ref,
-                    language=language,
-                    status=status,
-                    revision=current,
-                    prompt=revision.prompt,
-                    choices=dict(revision.choices),
-                    key=revision.key,
-                    explanation=revision.explanation,
-                    suspected_duplicate_of=duplicate,
-                    duplicate_similarity=similarity,
-                    meta=dict(meta),
-                    revision_id=revision_id,
-                ),
+                item=item,
                 earlier_revisions=[
                     view
-                    for number, (_, view) in sorted(revisions[item_id].items())
+                    for number, (_, view) in sorted(revisions[row.id].items())
                     if number != current
                 ],
                 judgments=[view for view in views if view.revision == current],
                 earlier_judgments=[view for view in views if view.revision != current],
-                decisions=decisions[item_id],
+                decisions=decisions[row.id],
             )
         )
     return cases
@@ -520,14 +464,16 @@ def conflict_queue(
     if limit is not None:
         query = query.limit(limit)
     with collector_paused(), db.session() as session:
-        return _load_cases(session, session.execute(query).all())
+        return _load_cases(session, session.execute(query))
 
 
 def load_case(db: Database, item_id: str) -> ConflictCase | None:
     """One item's case, whatever its status (None if there is no such item)."""
     with db.session() as session:
-        rows = session.execute(select(*_ITEM_COLUMNS).where(col(Item.id) == item_id)).all()
-        return _load_cases(session, rows)[0] if rows else None
+        cases = _load_cases(
+            session, session.execute(select(*_ITEM_COLUMNS).where(col(Item.id) == item_id))
+        )
+        return cases[0] if cases else None
 
 
 def decision_history(db: Database, item_id: str) -> list[DecisionRecord]:

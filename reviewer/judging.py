@@ -9,30 +9,45 @@ Refusals raise :class:`JudgmentRefused` with a message a person can act on.
 from __future__ import annotations
 
 import math
-import random
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from sqlalchemy import delete
-from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session, col, select
 
 from db.answers import AnswerError, format_answer, parse_answer
 from db.audit import record_audit
-from db.engine import Database, is_transient_conflict
-from db.items import add_revision, locked_item
+from db.engine import Database
+from db.items import ItemSnapshot, add_revision, locked_item
 from db.models import Claim, Item, Judgment, utcnow
 from db.people import ensure_person, find_person
+from db.retry import retry_transient
+from db.rows import from_row
 from db.validation import ItemDraft, validate_draft
 from db.vocabulary import ItemKind, Verdict
 from reviewer.item_status import refresh_item_status
 
-TRANSIENT_RETRIES = 5  # attempts at a judgment that PostgreSQL aborted as a deadlock victim
-
 
 class JudgmentRefused(ValueError):
     """A judgment, undo or edit that cannot be accepted; the message says why."""
+
+
+@dataclass(frozen=True)
+class JudgmentView:
+    """One annotator's active judgment of one revision, as plain data."""
+
+    annotator: str
+    revision: int
+    blind_answer: str
+    verdict: str
+    alternative_orders: tuple[str, ...]
+    corrected_key: str | None
+    duplicate_of: str | None
+    comment: str
+    seconds: float
+    created_at: datetime
+    matches_key: bool  # the blind answer equals the judged revision's key
 
 
 @dataclass(frozen=True)
@@ -58,6 +73,32 @@ class RetractionReceipt:
     revision_number: int
     verdict: str
     item_status: str
+
+
+@dataclass(frozen=True)
+class ItemEdit:
+    """What an edit changes and why: a field left None keeps its stored text."""
+
+    note: str
+    prompt: str | None = None
+    choices: dict[str, str] | None = None
+    key: str | None = None
+    explanation: str | None = None
+
+    @property
+    def changes_nothing(self) -> bool:
+        return (self.prompt, self.choices, self.key, self.explanation) == (None,) * 4
+
+    def draft(self, item: ItemSnapshot) -> ItemDraft:
+        """``item``'s text with this edit applied, as a draft to validate like an import."""
+        return ItemDraft(
+            kind=item.kind.value,
+            prompt=item.prompt if self.prompt is None else self.prompt,
+            choices=dict(item.choices if self.choices is None else self.choices),
+            key=item.key if self.key is None else self.key,
+            explanation=item.explanation if self.explanation is None else self.explanation,
+            language=item.language,
+        )
 
 
 @dataclass(frozen=True)
@@ -195,26 +236,21 @@ def submit_judgment(
     verdict = parse_verdict(verdict)
     if not math.isfinite(seconds) or seconds < 0:
         raise JudgmentRefused(f"seconds must be a non-negative number, got {seconds}")
-    for attempt in range(TRANSIENT_RETRIES):
-        try:
-            return _store_judgment(
-                db,
-                annotator_name,
-                item_id,
-                revision_number,
-                blind_answer,
-                verdict,
-                alternative_orders,
-                corrected_key,
-                duplicate_of,
-                comment,
-                seconds,
-            )
-        except DBAPIError as error:  # a PostgreSQL deadlock victim: run it again
-            if not is_transient_conflict(error) or attempt == TRANSIENT_RETRIES - 1:
-                raise
-            time.sleep(random.uniform(0.01, 0.05) * 2**attempt)
-    raise AssertionError("unreachable")
+    return retry_transient(
+        lambda: _store_judgment(
+            db,
+            annotator_name,
+            item_id,
+            revision_number,
+            blind_answer,
+            verdict,
+            alternative_orders,
+            corrected_key,
+            duplicate_of,
+            comment,
+            seconds,
+        )
+    )
 
 
 def _store_judgment(
@@ -329,36 +365,26 @@ def retract_last_judgment(db: Database, annotator_name: str) -> RetractionReceip
             revision=judgment.revision_number,
         )
         status = refresh_item_status(session, judgment.item_id)
-        return RetractionReceipt(
-            judgment_id=judgment.id,
-            item_id=judgment.item_id,
-            revision_number=judgment.revision_number,
-            verdict=judgment.verdict,
-            item_status=status,
-        )
+        return from_row(RetractionReceipt, judgment, judgment_id=judgment.id, item_status=status)
 
 
 def edit_item(
     db: Database,
     author: str,
     item_id: str,
+    edit: ItemEdit,
     *,
-    prompt: str | None = None,
-    choices: dict[str, str] | None = None,
-    key: str | None = None,
-    explanation: str | None = None,
-    note: str,
     base_revision: int | None = None,
 ) -> RevisionReceipt:
     """Store an edit as a new revision (the old one is kept) after validating it like an import.
 
-    Fields left as ``None`` keep their current text.  ``base_revision`` is the
+    Fields the edit leaves as ``None`` keep their current text.  ``base_revision`` is the
     revision the editor started from: when someone else revised the item in the
     meantime the edit is refused rather than laid over text the editor never saw.
     The new revision has no judgments yet, so the item's status is refreshed
     (normally back to pending).
     """
-    if not note or not note.strip():
+    if not edit.note.strip():
         raise JudgmentRefused("an edit needs a short note saying what changed and why")
     with db.transaction() as session:
         item = locked_item(session, item_id)
@@ -370,14 +396,7 @@ def edit_item(
                 f"revision {item.revision}, you started from {base_revision}); "
                 "open it again to see their change"
             )
-        draft = ItemDraft(
-            kind=item.kind.value,
-            prompt=item.prompt if prompt is None else prompt,
-            choices=dict(item.choices if choices is None else choices),
-            key=item.key if key is None else key,
-            explanation=item.explanation if explanation is None else explanation,
-            language=item.language,
-        )
+        draft = edit.draft(item)
         problems = validate_draft(draft)
         if problems:
             raise JudgmentRefused(
@@ -399,7 +418,7 @@ def edit_item(
             session,
             item_id,
             author=person.name,
-            change_note=note.strip(),
+            change_note=edit.note.strip(),
             prompt=draft.prompt,
             choices=draft.choices,
             key=draft.key,

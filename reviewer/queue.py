@@ -20,30 +20,26 @@ session picks up where it stopped.
 from __future__ import annotations
 
 import hashlib
-import random
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from sqlalchemy import ColumnElement, and_, delete, exists, func, not_, or_, select
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy import ColumnElement, Select, and_, delete, exists, func, not_, or_, select
 from sqlmodel import Session, col
 
-from db.engine import Database, is_transient_conflict
+from db.engine import Database
 from db.items import ItemSnapshot, get_item
 from db.models import Claim, Item, ItemRevision, Judgment, utcnow
 from db.people import ensure_person
+from db.retry import retry_transient
+from db.rows import from_row
 from db.settings import get_int_setting
-from db.vocabulary import ItemStatus
+from db.vocabulary import OPEN_STATUSES, ItemStatus
 from reviewer.item_status import active_judgments, refresh_item_status
-from reviewer.judging import TRANSIENT_RETRIES
+from reviewer.judging import JudgmentView
 
 CLAIM_TTL = timedelta(minutes=10)
 """How long an item shown to one annotator is kept from the others."""
-
-OPEN_STATUSES: tuple[ItemStatus, ...] = (ItemStatus.IN_REVIEW, ItemStatus.PENDING)
-"""Statuses the queue serves, in order of preference (finish started items first)."""
 
 
 class QueueError(ValueError):
@@ -81,20 +77,12 @@ class QueueFilter:
 
 
 @dataclass(frozen=True)
-class OwnJudgment:
-    """The annotator's own active judgment of an item revision, for browsing."""
+class OwnJudgment(JudgmentView):
+    """The annotator's own active judgment of an item revision, for browsing: a
+    judgment as the lead sees it, and which one of which item it is."""
 
     judgment_id: int
     item_id: str
-    revision_number: int
-    blind_answer: str
-    verdict: str
-    alternative_orders: tuple[str, ...]
-    corrected_key: str | None
-    duplicate_of: str | None
-    comment: str
-    seconds: float
-    created_at: datetime
 
 
 @dataclass(frozen=True)
@@ -128,20 +116,16 @@ class SessionHistory:
         self.position = len(self.item_ids) - 1
 
 
-def _own_judgment(row: Judgment) -> OwnJudgment:
-    assert row.id is not None
-    return OwnJudgment(
-        judgment_id=row.id,
-        item_id=row.item_id,
-        revision_number=row.revision_number,
-        blind_answer=row.blind_answer,
-        verdict=row.verdict,
+def _own_judgment(row: Judgment, annotator: str, key: str) -> OwnJudgment:
+    """``row`` (this annotator's judgment of a revision whose key is ``key``) as plain data."""
+    return from_row(
+        OwnJudgment,
+        row,
+        annotator=annotator,
+        revision=row.revision_number,
         alternative_orders=tuple(row.alternative_orders),
-        corrected_key=row.corrected_key,
-        duplicate_of=row.duplicate_of,
-        comment=row.comment,
-        seconds=row.seconds,
-        created_at=row.created_at,
+        matches_key=row.blind_answer == key,
+        judgment_id=row.id,
     )
 
 
@@ -284,14 +268,7 @@ class ReviewQueue:
             session.add(claim)
 
     def _fetch_new(self, exclude: Sequence[str], release: str | None = None) -> ItemSnapshot | None:
-        for attempt in range(TRANSIENT_RETRIES):
-            try:
-                return self._fetch_new_once(exclude, release)
-            except DBAPIError as error:  # a PostgreSQL deadlock victim: run it again
-                if not is_transient_conflict(error) or attempt == TRANSIENT_RETRIES - 1:
-                    raise
-                time.sleep(random.uniform(0.01, 0.05) * 2**attempt)
-        raise AssertionError("unreachable")
+        return retry_transient(lambda: self._fetch_new_once(exclude, release))
 
     def _fetch_new_once(
         self, exclude: Sequence[str], release: str | None = None
@@ -418,29 +395,37 @@ class ReviewQueue:
                 if item is None:
                     return None
                 revision_number = item.current_revision
-            row = session.scalars(
-                select(Judgment).where(
+            row = session.execute(
+                self._own_judgments().where(
                     col(Judgment.item_id) == item_id,
                     col(Judgment.revision_number) == revision_number,
-                    col(Judgment.annotator_id) == self.person_id,
-                    col(Judgment.retracted).is_(False),
                 )
             ).first()
-            return None if row is None else _own_judgment(row)
+            if row is None:
+                return None
+            judgment, key = row
+            return _own_judgment(judgment, self.annotator, key)
 
     def judged_items(self, limit: int = 500) -> list[OwnJudgment]:
         """My active judgments, newest first (for browsing what I have done)."""
         with self.db.session() as session:
-            rows = session.scalars(
-                select(Judgment)
-                .where(
-                    col(Judgment.annotator_id) == self.person_id,
-                    col(Judgment.retracted).is_(False),
-                )
+            rows = session.execute(
+                self._own_judgments()
                 .order_by(col(Judgment.created_at).desc(), col(Judgment.id).desc())
                 .limit(limit)
             ).all()
-            return [_own_judgment(row) for row in rows]
+            return [_own_judgment(judgment, self.annotator, key) for judgment, key in rows]
+
+    def _own_judgments(self) -> Select[Judgment, str]:
+        """This annotator's active judgments, each with the key of the revision it judged."""
+        return (
+            select(Judgment, col(ItemRevision.key))
+            .join(ItemRevision, col(ItemRevision.id) == col(Judgment.revision_id))
+            .where(
+                col(Judgment.annotator_id) == self.person_id,
+                col(Judgment.retracted).is_(False),
+            )
+        )
 
     def record_submitted(self, judgment_id: int) -> None:
         self.session_judgments.append(judgment_id)

@@ -25,10 +25,19 @@ from reviewer.adjudication import KEY_CORRECTION_NOTE
 from reviewer.agreement import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
+    AgreementFigures,
     AgreementReport,
     compute_agreement,
 )
-from reviewer.agreement.rows import KIND_ORDER, headline_rows, interval_text, value_text
+from reviewer.agreement.rows import (
+    KIND_ORDER,
+    annotator_figures,
+    figure_text,
+    headline_rows,
+    interval_text,
+    pair_figures,
+    value_text,
+)
 
 WRONG_KEYS_LISTED = 50
 REASON_WORDS = {
@@ -333,12 +342,7 @@ def _agreement_section(agreement: AgreementReport) -> list[str]:
         lines += _table(
             ["annotators", "verdicts", "keep/drop", "items"],
             [
-                [
-                    f"{full.first}, {full.second}",
-                    _figure(full.kappa),
-                    _figure(binary.kappa),
-                    f"{full.kappa.n:,}",
-                ]
+                [f"{full.first}, {full.second}", *pair_figures(full, binary)]
                 for full, binary in zip(figures.verdict.cohen, figures.keep_drop.cohen, strict=True)
             ],
         )
@@ -358,18 +362,7 @@ def _agreement_section(agreement: AgreementReport) -> list[str]:
                 "agrees with decision",
                 "median seconds",
             ],
-            [
-                [
-                    s.name,
-                    f"{s.judgments:,}",
-                    value_text(s.verdict_agreement),
-                    value_text(s.answer_agreement),
-                    value_text(s.key_agreement),
-                    value_text(s.decision_agreement),
-                    "—" if s.median_seconds is None else f"{s.median_seconds:.0f}",
-                ]
-                for s in agreement.per_annotator
-            ],
+            [[s.name, *annotator_figures(s)] for s in agreement.per_annotator],
         )
     if len(agreement.by_kind) > 1:
         lines += ["", "By kind:", ""]
@@ -380,11 +373,7 @@ def _agreement_section(agreement: AgreementReport) -> list[str]:
     return lines
 
 
-def _figure(figure) -> str:  # type: ignore[no-untyped-def]
-    return f"{value_text(figure)} {interval_text(figure)}".strip()
-
-
-def _breakdown(groups: dict) -> list[str]:  # type: ignore[type-arg]
+def _breakdown(groups: dict[str, AgreementFigures]) -> list[str]:
     return _table(
         [
             "",
@@ -398,10 +387,11 @@ def _breakdown(groups: dict) -> list[str]:  # type: ignore[type-arg]
             [
                 name,
                 f"{group.items_compared:,}",
-                _figure(group.verdict.alpha),
-                _figure(group.keep_drop.alpha),
+                figure_text(group.verdict.alpha),
+                figure_text(group.keep_drop.alpha),
                 "; ".join(
-                    f"{kind} {_figure(alpha.alpha)}" for kind, alpha in group.answer_alpha.items()
+                    f"{kind} {figure_text(alpha.alpha)}"
+                    for kind, alpha in group.answer_alpha.items()
                 ),
                 value_text(group.key.overall),
             ]

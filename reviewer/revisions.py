@@ -11,12 +11,16 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from itertools import takewhile
+from typing import Any, Literal
+
+from sqlalchemy import Row
 
 from db.answers import format_answer
 from db.engine import Database
 from db.items import get_revisions
 from db.models import Item, ItemRevision
+from db.rows import from_row
 from db.vocabulary import ItemKind
 
 LineTag = Literal["header", "hunk", "context", "removed", "added"]
@@ -24,16 +28,18 @@ LineTag = Literal["header", "hunk", "context", "removed", "added"]
 
 @dataclass(frozen=True)
 class RevisionSummary:
-    """One revision of an item, as plain data."""
+    """One revision of an item, as plain data (the history, the diff and the lead's case).
+
+    The field order is the key order of ``earlier_revisions`` in ``conflicts --json``."""
 
     number: int
-    author: str
-    change_note: str
-    created_at: datetime
     prompt: str
     choices: dict[str, str]
     key: str
     explanation: str | None
+    author: str
+    change_note: str
+    created_at: datetime | None  # None: not stored yet (the edit form's preview of a change)
 
 
 @dataclass(frozen=True)
@@ -45,26 +51,18 @@ class DiffLine:
     changes: tuple[tuple[int, int], ...] = ()
 
 
+def revision_summary(row: ItemRevision | Row[Any]) -> RevisionSummary:
+    """A stored revision (an ``ItemRevision`` or a row of its columns) as plain data."""
+    return from_row(RevisionSummary, row, choices=dict(row.choices))
+
+
 def revision_history(db: Database, item_id: str) -> tuple[str, list[RevisionSummary]]:
     """The item's kind and every revision, oldest first (empty when there is no such item)."""
     with db.session() as session:
         item = session.get(Item, item_id)
         if item is None:
             return "", []
-        rows: list[ItemRevision] = get_revisions(session, item_id)
-        return item.kind, [
-            RevisionSummary(
-                number=row.number,
-                author=row.author,
-                change_note=row.change_note,
-                created_at=row.created_at,
-                prompt=row.prompt,
-                choices=dict(row.choices),
-                key=row.key,
-                explanation=row.explanation,
-            )
-            for row in rows
-        ]
+        return item.kind, [revision_summary(row) for row in get_revisions(session, item_id)]
 
 
 def revision_lines(kind: str, revision: RevisionSummary) -> list[str]:
@@ -96,6 +94,14 @@ def _inline_spans(
     return tuple(old_spans), tuple(new_spans)
 
 
+def _block(raw: list[str], start: int, sign: str) -> list[str]:
+    """The run of lines from ``start`` that begin with ``sign`` (``-`` or ``+``), short of
+    the ``---`` / ``+++`` file headers."""
+    return list(
+        takewhile(lambda line: line.startswith(sign) and not line.startswith(sign * 3), raw[start:])
+    )
+
+
 def diff_revisions(kind: str, old: RevisionSummary, new: RevisionSummary) -> list[DiffLine]:
     """A unified diff of two revisions; a replaced line pair also marks the changed characters."""
     raw = list(
@@ -118,34 +124,20 @@ def diff_revisions(kind: str, old: RevisionSummary, new: RevisionSummary) -> lis
             lines.append(DiffLine("hunk", text))
         elif text.startswith("-"):
             # Pair a block of removed lines with the added block right after it.
-            removed = []
-            while (
-                index < len(raw) and raw[index].startswith("-") and not raw[index].startswith("---")
-            ):
-                removed.append(raw[index])
-                index += 1
-            added = []
-            while (
-                index < len(raw) and raw[index].startswith("+") and not raw[index].startswith("+++")
-            ):
-                added.append(raw[index])
-                index += 1
-            for position, old_line in enumerate(removed):
-                new_line = added[position] if position < len(added) else None
-                old_spans: tuple[tuple[int, int], ...] = ()
-                if new_line is not None:
-                    old_spans, _ = _inline_spans(old_line[1:], new_line[1:])
-                lines.append(
-                    DiffLine("removed", old_line, tuple((a + 1, b + 1) for a, b in old_spans))
-                )
-            for position, added_line in enumerate(added):
-                paired = removed[position] if position < len(removed) else None
-                new_spans: tuple[tuple[int, int], ...] = ()
-                if paired is not None:
-                    _, new_spans = _inline_spans(paired[1:], added_line[1:])
-                lines.append(
-                    DiffLine("added", added_line, tuple((a + 1, b + 1) for a, b in new_spans))
-                )
+            removed = _block(raw, index, "-")
+            added = _block(raw, index + len(removed), "+")
+            index += len(removed) + len(added)
+            # A removed line and the added line in its place: which characters changed.
+            pairs = [
+                _inline_spans(old[1:], new[1:])
+                for old, new in zip(removed, added, strict=False)  # the shorter block pairs
+            ]
+            sides: tuple[tuple[LineTag, list[str]], ...] = (("removed", removed), ("added", added))
+            for side, (tag, block) in enumerate(sides):
+                for position, line in enumerate(block):
+                    spans = pairs[position][side] if position < len(pairs) else ()
+                    # The spans count from after the line's sign.
+                    lines.append(DiffLine(tag, line, tuple((a + 1, b + 1) for a, b in spans)))
             continue
         elif text.startswith("+"):
             lines.append(DiffLine("added", text))

@@ -45,7 +45,7 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "test.db"
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def database_url(request: pytest.FixtureRequest, db_path: Path) -> Iterator[str]:
     """A fresh, empty database: a SQLite file, and (when VETBENCH_TEST_PG_URL names a
     server) a new PostgreSQL database created for this test and dropped after it."""

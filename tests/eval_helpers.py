@@ -1,13 +1,13 @@
-"""Items for the evaluator's tests: a small mixed set stored through the one way in (add_item)."""
+"""Items for the evaluator's tests: a small mixed set stored with the one item factory."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from helpers import store_draft
+
 from db.engine import Database
-from db.items import add_item
-from db.models import Item
-from db.validation import ItemDraft, validate_draft
+from db.validation import ItemDraft
 from db.vocabulary import ItemStatus
 
 
@@ -71,18 +71,10 @@ def store(
     status: str = ItemStatus.APPROVED,
 ) -> list[str]:
     """Validate and store ``(item_id, draft)`` pairs with ``status``; returns the ids."""
-    ids = []
-    with database.transaction() as session:
-        for item_id, draft in drafts:
-            assert validate_draft(draft) == [], item_id
-            add_item(session, item_id, item_id.split(":")[0], draft, author="test")
-            session.flush()
-            item = session.get(Item, item_id)
-            assert item is not None
-            item.status = status
-            session.add(item)
-            ids.append(item_id)
-    return ids
+    return [
+        store_draft(database, item_id, draft, source=item_id.split(":")[0], status=status)
+        for item_id, draft in drafts
+    ]
 
 
 def mixed_set(database: Database) -> list[str]:

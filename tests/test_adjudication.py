@@ -7,7 +7,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from lead_helpers import store_item, store_person
+from helpers import EXPLANATION, store_item, store_person
 from sqlmodel import col, select
 
 from db.items import get_item, get_revisions
@@ -26,7 +26,7 @@ from reviewer.adjudication import (
 )
 from reviewer.cli import adjudication_commands as commands
 from reviewer.cli import cli
-from reviewer.judging import submit_judgment
+from reviewer.judging import ItemEdit, edit_item, submit_judgment
 
 
 def status_of(db, item_id: str) -> str:  # type: ignore[no-untyped-def]
@@ -173,7 +173,7 @@ def test_conflict_queue_shows_every_judgment_side_by_side(team) -> None:  # type
     queue = conflict_queue(team)
     assert [case.item.id for case in queue] == ["o:2"]
     case = queue[0]
-    assert case.key == "DACB" and case.explanation == "Because."
+    assert case.key == "DACB" and case.explanation == EXPLANATION
     by_name = {j.annotator: j for j in case.judgments}
     assert by_name["ann"].corrected_key == "ADCB" and by_name["ann"].comment == "A is first"
     assert by_name["ann"].seconds == 41 and not by_name["ann"].matches_key
@@ -257,6 +257,57 @@ def test_cli_conflicts_for_leads_only(team_file) -> None:  # type: ignore[no-unt
     data = json.loads(run(team_file, "conflicts", "--as", "lea", "--json").output)
     assert [case["id"] for case in data] == ["o:2"]
     assert {j["annotator"] for j in data[0]["judgments"]} == {"ann", "bo"}
+
+
+def test_cli_conflicts_json_keeps_its_keys_in_order(team_file) -> None:  # type: ignore[no-untyped-def]
+    """Scripts rely on the exact shape of ``conflicts --json``, earlier revisions included."""
+    from db.engine import open_database
+
+    db = open_database(team_file)
+    edit_item(db, "lea", "o:2", ItemEdit(note="clearer", prompt="Order these events."))
+    for who, answer in (("ann", "DACB"), ("bo", "ADCB")):
+        judge(
+            db,
+            who,
+            "o:2",
+            answer,
+            "keep" if answer == "DACB" else "wrong-key",
+            **({} if answer == "DACB" else {"corrected_key": "ADCB"}),
+        )
+    db.dispose()
+    [case] = json.loads(run(team_file, "conflicts", "--as", "lea", "--json").output)
+    assert list(case) == [
+        "id",
+        "kind",
+        "source",
+        "status",
+        "revision",
+        "prompt",
+        "choices",
+        "key",
+        "explanation",
+        "disagreements",
+        "judgments",
+        "earlier_judgments",
+        "earlier_revisions",
+        "decisions",
+    ]
+    assert [list(revision) for revision in case["earlier_revisions"]] == [
+        ["number", "prompt", "choices", "key", "explanation", "author", "change_note", "created_at"]
+    ]
+    assert list(case["judgments"][0]) == [
+        "annotator",
+        "revision",
+        "blind_answer",
+        "verdict",
+        "alternative_orders",
+        "corrected_key",
+        "duplicate_of",
+        "comment",
+        "seconds",
+        "created_at",
+        "matches_key",
+    ]
 
 
 def test_cli_agreement_table_and_json(team_file) -> None:  # type: ignore[no-untyped-def]

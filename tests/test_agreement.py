@@ -18,7 +18,7 @@ from statistics import mean
 import krippendorff
 import numpy as np
 import pytest
-from lead_helpers import (
+from helpers import (
     FIXTURES,
     StudyItem,
     random_study,

@@ -2,7 +2,14 @@ from __future__ import annotations
 
 import pytest
 
-from db.answers import AnswerError, discordant_pairs, format_answer, pairwise_accuracy, parse_answer
+from db.answers import (
+    AnswerError,
+    discordant_pairs,
+    format_answer,
+    key_without,
+    pairwise_accuracy,
+    parse_answer,
+)
 from db.vocabulary import ItemKind
 
 ABCD = list("ABCD")
@@ -55,3 +62,19 @@ def test_display_and_pairwise_scores() -> None:
     assert pairwise_accuracy("ADCB", "DACB") == pytest.approx(5 / 6)
     assert pairwise_accuracy(None, "DACB") == 0.0
     assert discordant_pairs("ADCB", "DACB") == [("D", "A")]
+
+
+@pytest.mark.parametrize(
+    ("kind", "typed", "removed", "expected"),
+    [
+        ("ordering", "D, A, B, C", "B", "C, A, B"),
+        ("ordering", "dabc", "D", "A, B, C"),
+        ("ordering", "D, A, B, C", "A", "C, A, B"),
+        ("multi", "ACD", "B", "ABC"),
+        ("multi", "ACD", "C", "AC"),
+        ("single", "B", "B", ""),
+        ("single", "—", "A", ""),
+    ],
+)
+def test_key_without_a_removed_letter(kind: str, typed: str, removed: str, expected: str) -> None:
+    assert key_without(ItemKind(kind), typed, removed) == expected

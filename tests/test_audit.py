@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner, Result
-from lead_helpers import store_item, store_person
+from helpers import store_item, store_person
 from role_helpers import RoleNames, role_names
 
 from db.audit import origin, read_audit
 from db.engine import Database, open_database
 from db.vocabulary import Role
-from reviewer.judging import edit_item
+from reviewer.judging import ItemEdit, edit_item
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -58,7 +58,9 @@ def test_every_write_appears_in_the_audit(
     judge = ("judge", item, "--answer", "A,B,C,D", "--verdict", "keep")
     assert run(url, *judge, "--as", alice).exit_code == 0
     assert run(url, "undo", "--as", alice).exit_code == 0
-    receipt = edit_item(database, alice, item, explanation="A clearer reason.", note="clarified")
+    receipt = edit_item(
+        database, alice, item, ItemEdit(note="clarified", explanation="A clearer reason.")
+    )
     assert run(url, *judge, "--as", alice).exit_code == 0
     decided = run(url, "decide", item, "--as", lena, "--status", "rejected", "--reason", "flawed")
     assert decided.exit_code == 0, decided.output
@@ -125,7 +127,7 @@ def test_bulk_approval_audits_every_item(database: Database, database_url: str) 
     store_person(database, "lena", Role.LEAD)
     store_person(database, "alice")
     for item in ("o:1", "o:2"):
-        store_item(database, item)
+        store_item(database, item, key="ABCD")
     assert run(database_url, "config", "set", "overlap", "1", "--as", "lena").exit_code == 0
     for item in ("o:1", "o:2"):
         judged = run(

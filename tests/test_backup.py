@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from lead_helpers import store_item, store_person
+from helpers import store_item, store_person
 from sqlmodel import col, select
 
 from db.engine import Database, open_database
@@ -46,7 +46,7 @@ def judge(db: Database, person: str, item_id: str) -> int:
 def working_db(db_path: Path) -> Database:
     db = open_database(db_path)
     for item_id in ITEMS:
-        store_item(db, item_id)
+        store_item(db, item_id, key="ABCD")
     for person in ("alice", "bob"):
         store_person(db, person)
     return db

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from lead_helpers import store_item, store_person
+from helpers import store_item, store_person
 from sqlmodel import col, select
 
 from db.audit import origin, read_audit
@@ -41,8 +41,8 @@ def judgments(db: Database) -> list[Judgment]:
 @pytest.fixture
 def team(database: Database) -> Database:
     """A database with items, a lead and an annotator (SQLite and PostgreSQL)."""
-    store_item(database, "o:1")
-    store_item(database, "o:2")
+    store_item(database, "o:1", key="ABCD")
+    store_item(database, "o:2", key="ABCD")
     store_person(database, "lena", Role.LEAD)  # person rows only: no server-wide login roles
     store_person(database, "alice")
     return database
@@ -91,7 +91,7 @@ def test_new_user_registers_explicitly_and_says_so(team: Database, database_url:
 def test_the_first_person_of_an_empty_database_is_registered_with_a_notice(
     database: Database, database_url: str
 ) -> None:
-    store_item(database, "o:1")
+    store_item(database, "o:1", key="ABCD")
     first = run(database_url, *JUDGE, "--as", "alice")
     assert first.exit_code == 0, first.output
     assert "note: alice is the first person in this database" in first.output
@@ -105,7 +105,7 @@ def test_the_first_person_of_an_empty_database_is_registered_with_a_notice(
 
 def test_on_sqlite_the_person_is_the_login_by_default(db_path: Path) -> None:
     db = open_database(db_path)
-    store_item(db, "o:1")
+    store_item(db, "o:1", key="ABCD")
     login = origin().os_login
     add_person(db, login, Role.ANNOTATOR, actor="test")
     result = run(db_path, *JUDGE)
@@ -119,7 +119,7 @@ def test_on_sqlite_as_someone_else_is_allowed_and_the_audit_keeps_the_login(
     db_path: Path,
 ) -> None:
     db = open_database(db_path)
-    store_item(db, "o:1")
+    store_item(db, "o:1", key="ABCD")
     add_person(db, "alice", Role.ANNOTATOR, actor="test")
     assert run(db_path, *JUDGE, "--as", "alice").exit_code == 0
     with db.session() as session:
@@ -171,7 +171,7 @@ async def test_the_review_app_shows_the_registration_notice(db_path: Path) -> No
     from reviewer.tui.app import make_app
 
     db = open_database(db_path)
-    store_item(db, "o:1")
+    store_item(db, "o:1", key="ABCD")
     identity = resolve_identity(db, "alice")
     assert identity.notice is not None and "first person" in identity.notice
     app = make_app(db, identity.name, notice=identity.notice)

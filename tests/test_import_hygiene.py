@@ -1,53 +1,154 @@
-"""The layering rules of ARCHITECTURE.md, checked: db/ and evaluator/ never import Textual,
-db/ never imports torch or transformers, and the CLI and TUI start without them."""
+"""The import rules of ARCHITECTURE.md, checked: one test per row of its table.
+
+| package                   | never imports                                                  |
+|---------------------------|----------------------------------------------------------------|
+| db/                       | reviewer, evaluator, Textual, torch, transformers              |
+| db/vocabulary.py          | anything outside the standard library                          |
+| evaluator/                | reviewer, Textual; torch and transformers at module level      |
+| reviewer/ review domain   | reviewer.cli, reviewer.tui, evaluator, Textual, torch, transformers |
+| reviewer/cli/             | Textual, torch, transformers, the evaluator at module level    |
+| reviewer/tui/             | reviewer.cli; torch and transformers at module level           |
+
+The review domain is every module under ``reviewer/`` outside ``reviewer/cli`` and
+``reviewer/tui``.  "At module level" means run on import: anywhere but inside a
+function, and not under ``if TYPE_CHECKING:``.
+"""
 
 from __future__ import annotations
 
 import ast
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-
-FORBIDDEN = {
-    "db": {"textual", "torch", "transformers", "reviewer", "evaluator"},
-    "evaluator": {"textual", "reviewer"},
-}
+HEAVY = {"torch", "transformers"}
+DB_MAY_IMPORT = {"db", "sqlalchemy", "sqlmodel", "alembic", "rapidfuzz", "numpy", "ijson"}
 
 
-def imported_modules(path: Path) -> set[str]:
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(node: ast.AST, *, module_level_only: bool) -> Iterator[str]:
+    """Dotted names of the absolute imports under ``node`` (``from a.b import c`` gives
+    ``a.b`` and ``a.b.c``); with ``module_level_only``, only those run on import."""
+    for child in ast.iter_child_nodes(node):
+        if module_level_only and isinstance(
+            child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+        ):
+            continue
+        if module_level_only and isinstance(child, ast.If) and _is_type_checking(child):
+            yield from (
+                name
+                for branch in child.orelse
+                for name in _imports(ast.Module([branch], []), module_level_only=True)
+            )
+            continue
+        if isinstance(child, ast.Import):
+            yield from (alias.name for alias in child.names)
+        elif isinstance(child, ast.ImportFrom) and child.module and child.level == 0:
+            yield child.module
+            yield from (f"{child.module}.{alias.name}" for alias in child.names)
+        yield from _imports(child, module_level_only=module_level_only)
+
+
+def imported(path: Path, *, module_level_only: bool = False) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
-    return names
+    return set(_imports(tree, module_level_only=module_level_only))
 
 
-@pytest.mark.parametrize("package", sorted(FORBIDDEN))
-def test_package_does_not_import_forbidden_layers(package: str) -> None:
-    offenders = {
-        str(path.relative_to(ROOT)): sorted(imported_modules(path) & FORBIDDEN[package])
-        for path in (ROOT / package).rglob("*.py")
+def _matches(name: str, forbidden: set[str]) -> bool:
+    return any(name == rule or name.startswith(rule + ".") for rule in forbidden)
+
+
+def offenders(
+    paths: list[Path], forbidden: set[str], *, module_level_only: bool = False
+) -> dict[str, list[str]]:
+    found = {
+        str(path.relative_to(ROOT)): sorted(
+            name
+            for name in imported(path, module_level_only=module_level_only)
+            if _matches(name, forbidden)
+        )
+        for path in paths
     }
-    assert {path: mods for path, mods in offenders.items() if mods} == {}
+    return {path: names for path, names in found.items() if names}
 
 
-def test_reviewer_never_imports_torch_at_module_level() -> None:
-    offenders = []
-    for path in (ROOT / "reviewer").rglob("*.py"):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in tree.body:  # module level only; imports inside functions are fine
-            if isinstance(node, ast.Import | ast.ImportFrom):
-                module = node.module if isinstance(node, ast.ImportFrom) else node.names[0].name
-                if module and module.split(".")[0] in {"torch", "transformers"}:
-                    offenders.append(str(path))
-    assert offenders == []
+def modules(folder: str) -> list[Path]:
+    return sorted((ROOT / folder).rglob("*.py"))
+
+
+def review_domain() -> list[Path]:
+    interfaces = (ROOT / "reviewer" / "cli", ROOT / "reviewer" / "tui")
+    return [
+        path
+        for path in modules("reviewer")
+        if not path.is_relative_to(interfaces[0]) and not path.is_relative_to(interfaces[1])
+    ]
+
+
+def test_db_imports_only_the_standard_library_and_its_storage_libraries() -> None:
+    # _typeshed: the standard library's type stubs (under TYPE_CHECKING only).
+    allowed = set(sys.stdlib_module_names) | DB_MAY_IMPORT | {"_typeshed"}
+    found = {
+        str(path.relative_to(ROOT)): sorted(
+            name for name in imported(path) if name.split(".")[0] not in allowed
+        )
+        for path in modules("db")
+    }
+    assert {path: names for path, names in found.items() if names} == {}
+    assert offenders(modules("db"), {"reviewer", "evaluator", "textual", *HEAVY}) == {}
+
+
+def test_vocabulary_loads_nothing_but_the_standard_library() -> None:
+    probe = (
+        "import sys\n"
+        "before = set(sys.modules)\n"
+        "import db.vocabulary\n"
+        "loaded = {name.split('.')[0] for name in set(sys.modules) - before}\n"
+        "print(','.join(sorted(loaded - set(sys.stdlib_module_names) - {'db'})))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert result.stdout.strip() == ""
+    # db/__init__.py counts too: importing the package must not pull a library in.
+    names = {name.split(".")[0] for name in imported(ROOT / "db" / "__init__.py")}
+    assert names <= set(sys.stdlib_module_names) | {"db"}
+    names = {name.split(".")[0] for name in imported(ROOT / "db" / "vocabulary.py")}
+    assert names <= set(sys.stdlib_module_names)
+
+
+def test_evaluator_never_imports_the_reviewer_or_textual() -> None:
+    assert offenders(modules("evaluator"), {"reviewer", "textual"}) == {}
+    assert offenders(modules("evaluator"), HEAVY, module_level_only=True) == {}
+
+
+def test_review_domain_imports_neither_interfaces_nor_evaluator_nor_heavy_libraries() -> None:
+    domain = review_domain()
+    assert ROOT / "reviewer" / "judging.py" in domain
+    assert ROOT / "reviewer" / "agreement" / "summary.py" in domain
+    assert not any("cli" in path.parts or "tui" in path.parts for path in domain)
+    forbidden = {"reviewer.cli", "reviewer.tui", "evaluator", "textual", *HEAVY}
+    assert offenders(domain, forbidden) == {}
+
+
+def test_cli_imports_no_textual_torch_transformers_or_evaluator_at_module_level() -> None:
+    forbidden = {"textual", "evaluator", "reviewer.tui", *HEAVY}
+    assert offenders(modules("reviewer/cli"), forbidden, module_level_only=True) == {}
+
+
+def test_tui_never_imports_the_cli_nor_heavy_libraries_at_module_level() -> None:
+    assert offenders(modules("reviewer/tui"), {"reviewer.cli"}) == {}
+    assert offenders(modules("reviewer/tui"), HEAVY, module_level_only=True) == {}
 
 
 @pytest.mark.parametrize(
@@ -57,13 +158,37 @@ def test_reviewer_never_imports_torch_at_module_level() -> None:
         "from reviewer.cli import cli; cli.main(['--help'], standalone_mode=False)",
     ],
 )
-def test_cli_starts_without_heavy_libraries(code: str) -> None:
+def test_cli_starts_without_heavy_libraries_textual_or_the_evaluator(code: str) -> None:
+    """The rules above, transitively: ``vetbench --help`` loads none of them."""
     probe = (
         f"{code}\nimport sys\n"
-        "heavy = sorted(m for m in ('torch', 'transformers') if m in sys.modules)\n"
-        "print('HEAVY=' + ','.join(heavy))"
+        "names = ('torch', 'transformers', 'textual', 'evaluator')\n"
+        "loaded = sorted(name for name in names if name in sys.modules)\n"
+        "print('LOADED=' + ','.join(loaded))"
     )
     result = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True
     )
-    assert result.stdout.strip().splitlines()[-1] == "HEAVY="
+    assert result.stdout.strip().splitlines()[-1] == "LOADED="
+
+
+def test_the_checks_see_imports_where_they_hide(tmp_path: Path) -> None:
+    """The AST reader finds nested, aliased and from-imports, and tells module level
+    from function bodies and TYPE_CHECKING blocks."""
+    source = tmp_path / "probe.py"
+    source.write_text(
+        "from __future__ import annotations\n"
+        "from typing import TYPE_CHECKING\n"
+        "import textual.app as tapp\n"
+        "from reviewer import tui\n"
+        "try:\n    import torch\nexcept ImportError:\n    pass\n"
+        "if TYPE_CHECKING:\n    import transformers\n"
+        "def late():\n    import evaluator.runner\n",
+        encoding="utf-8",
+    )
+    everything = imported(source)
+    assert {"textual.app", "reviewer", "reviewer.tui", "torch", "transformers"} <= everything
+    assert "evaluator.runner" in everything
+    on_import = imported(source, module_level_only=True)
+    assert {"textual.app", "reviewer.tui", "torch"} <= on_import
+    assert "transformers" not in on_import and "evaluator.runner" not in on_import

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from review_helpers import add_test_item, stored_judgments
+from helpers import store_item, stored_judgments
 from sqlmodel import col, select
 
 from db.engine import Database
@@ -12,6 +12,7 @@ from db.people import ensure_person
 from db.settings import set_setting
 from db.vocabulary import ItemStatus, Verdict
 from reviewer.judging import (
+    ItemEdit,
     JudgmentRefused,
     edit_item,
     retract_last_judgment,
@@ -39,7 +40,7 @@ def status_of(db: Database, item_id: str) -> str:
 
 @pytest.fixture
 def item(database: Database) -> str:
-    add_test_item(database, "econ:1", key="DABC")
+    store_item(database, "econ:1", key="DABC")
     return "econ:1"
 
 
@@ -89,9 +90,9 @@ def test_bad_blind_answers_are_refused_and_nothing_is_written(
 
 
 def test_mcq_answers_follow_the_item_kind(database: Database) -> None:
-    add_test_item(database, "mcq:1", kind="single", key="B")
-    add_test_item(database, "mcq:2", kind="multi", key="AC")
-    add_test_item(database, "tf:1", kind="truefalse", key="A")
+    store_item(database, "mcq:1", kind="single", key="B")
+    store_item(database, "mcq:2", kind="multi", key="AC")
+    store_item(database, "tf:1", kind="truefalse", key="A")
     with pytest.raises(JudgmentRefused, match="exactly one letter"):
         judge(database, "alice", "mcq:1", blind_answer="AB")
     with pytest.raises(JudgmentRefused, match="'E' is not one of the choices"):
@@ -127,7 +128,7 @@ def test_wrong_key_needs_a_different_corrected_key(database: Database, item: str
 
 
 def test_duplicate_needs_another_existing_item(database: Database, item: str) -> None:
-    add_test_item(database, "econ:2")
+    store_item(database, "econ:2")
     with pytest.raises(JudgmentRefused, match="needs the id of the other item"):
         judge(database, "alice", verdict="duplicate")
     with pytest.raises(JudgmentRefused, match="cannot be a duplicate of itself"):
@@ -152,7 +153,7 @@ def test_fields_of_another_verdict_are_refused(database: Database, item: str) ->
 
 
 def test_no_order_is_for_ordering_items(database: Database) -> None:
-    add_test_item(database, "mcq:1", kind="single", key="B")
+    store_item(database, "mcq:1", kind="single", key="B")
     with pytest.raises(JudgmentRefused, match="no-order applies to ordering items"):
         judge(database, "alice", "mcq:1", blind_answer="B", verdict="no-order")
 
@@ -184,8 +185,8 @@ def test_same_revision_cannot_be_judged_twice_unless_retracted(
 
 
 def test_undo_walks_back_through_the_annotators_judgments(database: Database) -> None:
-    add_test_item(database, "econ:1")
-    add_test_item(database, "econ:2")
+    store_item(database, "econ:1")
+    store_item(database, "econ:2")
     judge(database, "alice", "econ:1")
     judge(database, "alice", "econ:2")
     judge(database, "bob", "econ:1")
@@ -220,9 +221,11 @@ def test_edit_makes_a_new_revision_and_old_judgments_stay_with_the_old_one(
         database,
         "alice",
         item,
-        prompt="Order the events of a rate rise cycle (fixed).",
-        key="D, A, C, B",
-        note="typo and key",
+        ItemEdit(
+            note="typo and key",
+            prompt="Order the events of a rate rise cycle (fixed).",
+            key="D, A, C, B",
+        ),
     )
     assert (receipt.old_revision, receipt.new_revision) == (1, 2)
     assert receipt.item_status == ItemStatus.PENDING
@@ -244,9 +247,11 @@ def test_edit_makes_a_new_revision_and_old_judgments_stay_with_the_old_one(
 
 
 def test_an_edit_started_from_an_older_revision_is_refused(database: Database, item: str) -> None:
-    edit_item(database, "alice", item, key="DACB", note="key was wrong", base_revision=1)
+    edit_item(database, "alice", item, ItemEdit(note="key was wrong", key="DACB"), base_revision=1)
     with pytest.raises(JudgmentRefused, match="revised by someone else while you edited"):
-        edit_item(database, "bob", item, prompt="Bob's wording.", note="typo", base_revision=1)
+        edit_item(
+            database, "bob", item, ItemEdit(note="typo", prompt="Bob's wording."), base_revision=1
+        )
     _kind, history = revision_history(database, item)
     assert [(r.number, r.author) for r in history] == [(1, "test"), (2, "alice")]
 
@@ -261,7 +266,7 @@ def test_concurrent_edits_of_one_item_each_make_their_own_revision(
     def edit(n: int) -> int:
         explanation = f"explanation {n}"
         return edit_item(
-            database, f"ed{n}", item, explanation=explanation, note="more"
+            database, f"ed{n}", item, ItemEdit(note="more", explanation=explanation)
         ).new_revision
 
     with ThreadPoolExecutor(max_workers=6) as pool:
@@ -273,29 +278,31 @@ def test_concurrent_edits_of_one_item_each_make_their_own_revision(
 
 def test_edit_is_validated_like_an_import(database: Database, item: str) -> None:
     with pytest.raises(JudgmentRefused, match="key: 'DAB'"):
-        edit_item(database, "alice", item, key="DAB", note="key")
+        edit_item(database, "alice", item, ItemEdit(note="key", key="DAB"))
     with pytest.raises(JudgmentRefused, match="scenario: is empty"):
-        edit_item(database, "alice", item, prompt="   ", note="blank")
+        edit_item(database, "alice", item, ItemEdit(note="blank", prompt="   "))
     with pytest.raises(JudgmentRefused, match="nothing changed"):
-        edit_item(database, "alice", item, key="D,A,B,C", note="same")
+        edit_item(database, "alice", item, ItemEdit(note="same", key="D,A,B,C"))
     with pytest.raises(JudgmentRefused, match="needs a short note"):
-        edit_item(database, "alice", item, key="ABCD", note=" ")
+        edit_item(database, "alice", item, ItemEdit(note=" ", key="ABCD"))
     with pytest.raises(JudgmentRefused, match="there is no item"):
-        edit_item(database, "alice", "missing", key="ABCD", note="x")
+        edit_item(database, "alice", "missing", ItemEdit(note="x", key="ABCD"))
     with database.session() as session:
         assert len(session.exec(select(ItemRevision)).all()) == 1
 
 
 def test_edit_can_change_choices_and_explanation(database: Database) -> None:
-    add_test_item(database, "mcq:1", kind="single", key="B")
+    store_item(database, "mcq:1", kind="single", key="B")
     edit_item(
         database,
         "lead",
         "mcq:1",
-        choices={"A": "Yes", "B": "No", "C": "Maybe", "D": "Never"},
-        key="D",
-        explanation="Only D is right.",
-        note="added option D",
+        ItemEdit(
+            note="added option D",
+            choices={"A": "Yes", "B": "No", "C": "Maybe", "D": "Never"},
+            key="D",
+            explanation="Only D is right.",
+        ),
     )
     kind, history = revision_history(database, "mcq:1")
     assert kind == "single"
@@ -303,7 +310,12 @@ def test_edit_can_change_choices_and_explanation(database: Database) -> None:
 
 
 def test_revision_diff_shows_what_changed(database: Database, item: str) -> None:
-    edit_item(database, "alice", item, prompt="Order the events of a rate cut cycle.", note="cut")
+    edit_item(
+        database,
+        "alice",
+        item,
+        ItemEdit(note="cut", prompt="Order the events of a rate cut cycle."),
+    )
     kind, history = revision_history(database, item)
     lines = diff_revisions(kind, history[0], history[1])
     removed = [line for line in lines if line.tag == "removed"]

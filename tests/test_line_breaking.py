@@ -244,15 +244,14 @@ async def test_a_chinese_item_in_a_widget_at_80_by_24_wraps_by_our_rules() -> No
 
 
 async def test_the_review_app_wraps_a_chinese_item_at_80_by_24(db_path: Path) -> None:
-    from review_helpers import add_test_item
-    from tui_helpers import settle
+    from helpers import settle, store_item
 
     from db.engine import open_database
     from reviewer.tui.app import make_app
 
     prompt = REALISTIC[0]
     db = open_database(db_path)
-    add_test_item(
+    store_item(
         db,
         "cflue:9",
         kind="single",

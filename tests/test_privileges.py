@@ -14,7 +14,7 @@ import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner, Result
 from conftest import fresh_postgres_database, postgres_url
-from lead_helpers import store_item
+from helpers import store_item
 from role_helpers import RoleNames, role_names
 from sqlmodel import SQLModel, col, select
 
@@ -66,8 +66,8 @@ def team() -> Iterator[Team]:
         names = role_names(url)
         roles = next(names)
         owner = open_database(url)
-        store_item(owner, "o:1")
-        store_item(owner, "o:2")
+        store_item(owner, "o:1", key="ABCD")
+        store_item(owner, "o:2", key="ABCD")
         owner.dispose()
         team = Team(url, roles, roles.name("alice"), roles.name("bob"), roles.name("lena"))
         for person, role in (

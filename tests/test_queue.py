@@ -6,14 +6,14 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from review_helpers import add_ordering_items, add_test_item
+from helpers import store_item, store_ordering_items
 from sqlalchemy import text
 from sqlmodel import select
 
 from db.engine import Database, open_database
 from db.models import Claim, utcnow
 from db.settings import set_setting
-from reviewer.judging import edit_item, retract_last_judgment, submit_judgment
+from reviewer.judging import ItemEdit, edit_item, retract_last_judgment, submit_judgment
 from reviewer.queue import CLAIM_TTL, QueueError, QueueFilter, ReviewQueue, refresh_open_statuses
 
 
@@ -39,7 +39,7 @@ def offered(queue: ReviewQueue) -> list[str]:
 
 
 def test_two_annotators_at_once_get_different_items(database: Database) -> None:
-    add_ordering_items(database, 10)
+    store_ordering_items(database, 10)
     alice, bob = ReviewQueue(database, "alice"), ReviewQueue(database, "bob")
     first_alice, first_bob = alice.fetch_next(), bob.fetch_next()
     assert first_alice is not None and first_bob is not None
@@ -47,7 +47,7 @@ def test_two_annotators_at_once_get_different_items(database: Database) -> None:
 
 
 def test_claims_expire(database: Database) -> None:
-    add_test_item(database, "econ:only")
+    store_item(database, "econ:only")
     with database.transaction() as session:
         set_setting(session, "overlap", "1")  # alice's open claim would complete the item
     alice = ReviewQueue(database, "alice")
@@ -64,7 +64,7 @@ def test_an_item_another_annotator_has_open_is_served_when_it_needs_both(
     database: Database,
 ) -> None:
     """k = 2: claims spread work, but the last item open elsewhere still needs bob too."""
-    add_test_item(database, "econ:only")
+    store_item(database, "econ:only")
     assert ReviewQueue(database, "alice").fetch_next() is not None
     item = ReviewQueue(database, "bob").fetch_next()
     assert item is not None and item.id == "econ:only"
@@ -72,7 +72,7 @@ def test_an_item_another_annotator_has_open_is_served_when_it_needs_both(
 
 
 def test_overlap_k_is_respected(database: Database) -> None:
-    ids = add_ordering_items(database, 4)
+    ids = store_ordering_items(database, 4)
     assert sorted(drain(ReviewQueue(database, "alice"), "alice")) == ids
     assert sorted(drain(ReviewQueue(database, "bob"), "bob")) == ids
     # k = 2 judgments each: carol has nothing to do ...
@@ -86,14 +86,14 @@ def test_overlap_k_is_respected(database: Database) -> None:
 
 
 def test_started_items_come_first(database: Database) -> None:
-    ids = add_ordering_items(database, 20)
+    ids = store_ordering_items(database, 20)
     keep(database, "alice", ids[13])
     item = ReviewQueue(database, "bob").fetch_next()
     assert item is not None and item.id == ids[13]
 
 
 def test_annotators_start_in_different_places(database: Database) -> None:
-    add_ordering_items(database, 200)
+    store_ordering_items(database, 200)
     starts = set()
     for name in ("alice", "bob", "carol", "dave"):
         queue = ReviewQueue(database, name)
@@ -105,7 +105,7 @@ def test_annotators_start_in_different_places(database: Database) -> None:
 
 
 def test_judged_items_are_not_served_again_until_undone_or_edited(database: Database) -> None:
-    add_test_item(database, "econ:1")
+    store_item(database, "econ:1")
     alice = ReviewQueue(database, "alice")
     assert drain(alice, "alice") == ["econ:1"]
     retract_last_judgment(database, "alice")
@@ -113,13 +113,13 @@ def test_judged_items_are_not_served_again_until_undone_or_edited(database: Data
     assert item is not None and item.id == "econ:1"
     keep(database, "alice", "econ:1")
     assert alice.fetch_next() is None
-    edit_item(database, "bob", "econ:1", key="ABCD", note="key was wrong")
+    edit_item(database, "bob", "econ:1", ItemEdit(note="key was wrong", key="ABCD"))
     item = alice.fetch_next()
     assert item is not None and (item.id, item.revision) == ("econ:1", 2)
 
 
 def test_skip_puts_an_item_aside_for_the_session_and_frees_it(database: Database) -> None:
-    ids = add_ordering_items(database, 3)
+    ids = store_ordering_items(database, 3)
     alice = ReviewQueue(database, "alice")
     first = alice.fetch_next()
     assert first is not None
@@ -139,7 +139,7 @@ def test_skip_puts_an_item_aside_for_the_session_and_frees_it(database: Database
 
 
 def test_previous_and_next_walk_the_session_history(database: Database) -> None:
-    add_ordering_items(database, 5)
+    store_ordering_items(database, 5)
     queue = ReviewQueue(database, "alice")
     shown = [queue.next_item() for _ in range(3)]
     ids = [item.id for item in shown if item is not None]
@@ -155,7 +155,7 @@ def test_previous_and_next_walk_the_session_history(database: Database) -> None:
 
 
 def test_jump_to_an_item_and_browse_judged_items(database: Database) -> None:
-    ids = add_ordering_items(database, 3)
+    ids = store_ordering_items(database, 3)
     queue = ReviewQueue(database, "alice")
     assert queue.open_item(f" {ids[2]} ").id == ids[2]
     with pytest.raises(QueueError, match="there is no item 'nope'"):
@@ -170,9 +170,9 @@ def test_jump_to_an_item_and_browse_judged_items(database: Database) -> None:
 
 
 def test_filters_by_kind_source_and_status(database: Database) -> None:
-    add_ordering_items(database, 3, prefix="econ", source="econ")
-    add_test_item(database, "mcq:1", kind="single", key="A", source="cflue")
-    add_test_item(database, "mcq:2", kind="multi", key="AB", source="cflue")
+    store_ordering_items(database, 3, prefix="econ", source="econ")
+    store_item(database, "mcq:1", kind="single", key="A", source="cflue")
+    store_item(database, "mcq:2", kind="multi", key="AB", source="cflue")
     by_kind = ReviewQueue(database, "alice", QueueFilter(kinds=("multi",)))
     assert offered(by_kind) == ["mcq:2"]
     by_kind.release_claim()
@@ -191,7 +191,7 @@ def test_filters_by_kind_source_and_status(database: Database) -> None:
 
 
 def test_progress_figures(database: Database) -> None:
-    add_ordering_items(database, 4)
+    store_ordering_items(database, 4)
     queue = ReviewQueue(database, "alice")
     item = queue.fetch_next()
     assert item is not None
@@ -213,7 +213,7 @@ def test_progress_figures(database: Database) -> None:
 
 def test_queue_survives_a_restart(db_path: Path) -> None:
     first = open_database(db_path)
-    ids = add_ordering_items(first, 3)
+    ids = store_ordering_items(first, 3)
     queue = ReviewQueue(first, "alice")
     served = queue.fetch_next()
     assert served is not None
@@ -235,7 +235,7 @@ def test_queue_survives_a_restart(db_path: Path) -> None:
 def test_next_item_query_is_an_index_range_scan(database: Database) -> None:
     if not database.is_sqlite:
         pytest.skip("the plan check reads SQLite's EXPLAIN QUERY PLAN")
-    add_ordering_items(database, 3)
+    store_ordering_items(database, 3)
     queue = ReviewQueue(database, "alice")
     statements: list[str] = []
 
@@ -264,11 +264,11 @@ def test_next_item_query_is_an_index_range_scan(database: Database) -> None:
 
 
 def test_an_editor_is_not_served_their_own_revision(database: Database) -> None:
-    add_test_item(database, "econ:1")
+    store_item(database, "econ:1")
     submit_judgment(
         database, "alice", "econ:1", revision_number=1, blind_answer="ABCD", verdict="flawed"
     )
-    edit_item(database, "alice", "econ:1", key="ABCD", note="key was wrong")
+    edit_item(database, "alice", "econ:1", ItemEdit(note="key was wrong", key="ABCD"))
     assert ReviewQueue(database, "alice").fetch_next() is None  # alice knows the new key
     item = ReviewQueue(database, "bob").fetch_next()
     assert item is not None and item.revision == 2

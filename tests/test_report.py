@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
-from lead_helpers import store_item, store_judgment, store_person
+from helpers import store_draft, store_item, store_judgment, store_person
 
 from db.engine import open_database
-from db.items import add_item
-from db.validation import ItemDraft, validate_draft
+from db.validation import ItemDraft
 from db.vocabulary import Role
 from reviewer.adjudication import decide
 from reviewer.agreement import compute_agreement
@@ -25,9 +24,7 @@ def store_generated(db, item_id: str) -> None:  # type: ignore[no-untyped-def]
         key="ABCD",
         provenance={"model": "gpt-4o", "article": "a1"},
     )
-    assert validate_draft(draft) == []
-    with db.transaction() as session:
-        add_item(session, item_id, "gen", draft, author="generator")
+    store_draft(db, item_id, draft, source="gen", author="generator")
 
 
 @pytest.fixture

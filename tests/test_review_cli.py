@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from review_helpers import add_test_item, stored_judgments
+from helpers import store_item, stored_judgments
 
 from db.engine import Database, open_database
 from db.people import add_person
@@ -25,9 +25,9 @@ def run(db_path: Path, *args: str) -> tuple[int, str]:
 @pytest.fixture
 def items(db_path: Path) -> Path:
     db = open_database(db_path)
-    add_test_item(db, "econ:1", key="DABC")
-    add_test_item(db, "econ:2", key="ABCD")
-    add_test_item(db, "mcq:1", kind="multi", key="ABD", choices={k: k * 3 for k in "ABCD"})
+    store_item(db, "econ:1", key="DABC")
+    store_item(db, "econ:2", key="ABCD")
+    store_item(db, "mcq:1", kind="multi", key="ABD", choices={k: k * 3 for k in "ABCD"})
     for name in ("alice", "bob"):  # registering is explicit (users add)
         add_person(db, name, Role.ANNOTATOR, actor="test")
     db.dispose()

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from review_helpers import add_test_item, stored_judgments
+from helpers import store_item, stored_judgments
 
 from db.engine import open_database
 
@@ -88,7 +88,7 @@ def serving(db_path: Path, *extra: str) -> Iterator[tuple[subprocess.Popen[str],
 @pytest.fixture
 def one_item_db(db_path: Path) -> Path:
     db = open_database(db_path)
-    add_test_item(
+    store_item(
         db,
         "mcq:1",
         kind="single",

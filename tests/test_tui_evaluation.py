@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 from eval_helpers import mixed_set
+from helpers import ScreenHost, wait_until
 from sqlmodel import select
-from textual.app import App
-from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
 
 from db.engine import Database
@@ -48,23 +46,6 @@ def evaluate(database: Database, backend: ScriptedBackend, **filters: Any) -> in
     )
     execute_run(database, run_id, backend)
     return run_id
-
-
-class ScreenHost(App[None]):
-    def __init__(self, screen: EvaluationScreen) -> None:
-        super().__init__()
-        self._evaluation = screen
-
-    def on_mount(self) -> None:
-        self.push_screen(self._evaluation)
-
-
-async def wait_until(pilot: Pilot[None], condition: Callable[[], bool], what: str) -> None:
-    for _ in range(600):
-        if condition():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def cells(table: DataTable[Any], key: str) -> list[str]:

@@ -4,15 +4,10 @@ screen shows the figures and recomputes when judgments arrive."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
-from lead_helpers import store_item, store_judgment, store_person
+from helpers import ScreenHost, store_item, store_judgment, store_person, wait_until
 from rich.text import Text
 from sqlmodel import col, select
-from textual.app import App
-from textual.pilot import Pilot
-from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from db.engine import Database
@@ -23,24 +18,9 @@ from db.vocabulary import Role
 from reviewer.judging import submit_judgment
 from reviewer.tui.screens.adjudication import AdjudicationScreen
 from reviewer.tui.screens.agreement import AgreementScreen, kappa_colour
-from reviewer.tui.screens.lead_modals import ConfirmModal, KeyModal, ReasonModal
-
-
-class ScreenHost(App[None]):
-    def __init__(self, screen: Screen[None]) -> None:
-        super().__init__()
-        self._lead_screen = screen
-
-    def on_mount(self) -> None:
-        self.push_screen(self._lead_screen)
-
-
-async def wait_until(pilot: Pilot[None], condition: Callable[[], bool], what: str) -> None:
-    for _ in range(400):
-        if condition():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+from reviewer.tui.screens.lead_modals import ConfirmModal, ReasonModal
+from reviewer.tui.screens.prompt import PromptScreen
+from reviewer.tui.widgets.titles import PanelTitle
 
 
 def judge(
@@ -98,7 +78,7 @@ async def test_a_lead_resolves_every_conflict(review: Database) -> None:
 
         # o:1: approve with the key both annotators proposed (prefilled).
         await pilot.press("c")
-        await wait_until(pilot, lambda: isinstance(app.screen, KeyModal), "the key dialog")
+        await wait_until(pilot, lambda: isinstance(app.screen, PromptScreen), "the key dialog")
         await pilot.press("enter")
         await wait_until(pilot, lambda: "o:1" in decisions(review), "the o:1 decision")
         await wait_until(pilot, lambda: len(screen.cases) == 2, "the queue after o:1")
@@ -120,7 +100,7 @@ async def test_a_lead_resolves_every_conflict(review: Database) -> None:
         await pilot.press("A")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmModal), "the confirmation")
         assert "Approve all 2 agreed item(s) as lea?" in str(
-            app.screen.query_one(".dialog-title").render()
+            app.screen.query_one(PanelTitle).render()
         )
         await pilot.press("y")
         await wait_until(pilot, lambda: len(decisions(review)) == 5, "the approved agreed items")
@@ -152,12 +132,12 @@ async def test_cancelled_dialogs_and_bad_keys_decide_nothing(review: Database) -
     async with app.run_test(size=(140, 45)) as pilot:
         await wait_until(pilot, lambda: len(screen.cases) == 3, "the conflict queue")
         await pilot.press("c")
-        await wait_until(pilot, lambda: isinstance(app.screen, KeyModal), "the key dialog")
-        key_input = app.screen.query_one("#corrected-key")
+        await wait_until(pilot, lambda: isinstance(app.screen, PromptScreen), "the key dialog")
+        key_input = app.screen.query_one("#prompt-input")
         key_input.value = "A, B, C"  # one event missing
         await pilot.press("enter")
-        problem = str(app.screen.query_one("#key-problem", Static).render())
-        assert "missing D" in problem and isinstance(app.screen, KeyModal)
+        problem = str(app.screen.query_one("#prompt-problem", Static).render())
+        assert "missing D" in problem and isinstance(app.screen, PromptScreen)
         await pilot.press("escape")
         await pilot.press("x")
         await wait_until(pilot, lambda: isinstance(app.screen, ReasonModal), "the reason dialog")
@@ -204,7 +184,7 @@ async def test_agreement_screen_shows_figures_and_follows_new_judgments(review: 
         await pilot.press("k")
         assert "keep/drop" in str(screen.query_one("#heatmap-title", Static).render())
         wrong_keys = screen.query_one("#wrong-keys", DataTable)
-        assert [str(wrong_keys.get_row_at(0)[0]), wrong_keys.get_row_at(0)[4]] == [
+        assert [str(cell) for cell in wrong_keys.get_row_at(0)[:5:4]] == [
             "o:1",
             "A, D, C, B",
         ]

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-
 import pytest
-from review_helpers import add_test_item, stored_judgments
+from helpers import (
+    EXPLANATION,
+    press,
+    running,
+    screen_text,
+    settle,
+    store_item,
+    stored_judgments,
+)
 from sqlmodel import col, select
 from textual.widgets import Input, Static, TextArea
-from tui_helpers import screen_text, settle
 
 from db.engine import Database
 from db.models import Claim, ItemRevision
@@ -18,34 +22,20 @@ from db.vocabulary import Role
 from reviewer.tui.app import ReviewApp, make_app
 from reviewer.tui.screens.edit import EditScreen
 from reviewer.tui.screens.help import HelpScreen
+from reviewer.tui.screens.prompt import PromptScreen
 from reviewer.tui.screens.review import Phase
-from reviewer.tui.screens.verdict import AlternativesScreen, AnswerPromptScreen
+from reviewer.tui.screens.verdict import AlternativesScreen
 from reviewer.tui.widgets.item_view import ItemView
 
-EXPLANATION = "Inflation comes first; the bank reacts; borrowing costs follow."
 MARKUP_PROMPT = (
     "Order [bold]these[/] [link=https://example.com]events[/link] [@click=app.quit]now[/] "
     "\x1b[31mred\x1b[0m \x1b]0;new title\x07 done"
 )
 
 
-@asynccontextmanager
-async def running(app: ReviewApp) -> AsyncIterator[ReviewApp]:
-    async with app.run_test(size=(120, 40)) as pilot:
-        app.pilot = pilot  # type: ignore[attr-defined]
-        await settle(pilot)
-        yield app
-
-
-async def press(app: ReviewApp, *keys: str) -> None:
-    pilot = app.pilot  # type: ignore[attr-defined]
-    await pilot.press(*keys)
-    await settle(pilot)
-
-
 @pytest.fixture
 def one_item(database: Database) -> Database:
-    add_test_item(database, "econ:1", key="DABC", explanation=EXPLANATION)
+    store_item(database, "econ:1", key="DABC", explanation=EXPLANATION)
     return database
 
 
@@ -84,7 +74,7 @@ async def test_an_empty_database_says_how_to_import(database: Database) -> None:
         text = screen_text(app)
         assert "This database has no items yet" in text and "vetbench --db" in text
         assert "Nothing left to review" not in text
-        add_test_item(database, "econ:1")  # someone imports meanwhile; n looks again
+        store_item(database, "econ:1")  # someone imports meanwhile; n looks again
         await press(app, "n")
         assert app.review_screen.phase is Phase.BLIND
 
@@ -132,14 +122,14 @@ async def test_ambiguous_records_every_alternative(one_item: Database) -> None:
 async def test_wrong_key_records_the_corrected_key(one_item: Database) -> None:
     async with running(make_app(one_item, "alice")) as app:
         await press(app, "d", "a", "c", "b", "enter", "w")
-        assert isinstance(app.screen, AnswerPromptScreen)
+        assert isinstance(app.screen, PromptScreen)
         await press(app, "enter")  # offered: the own answer D, A, C, B
     [judgment] = stored_judgments(one_item)
     assert (judgment.verdict, judgment.corrected_key) == ("wrong-key", "DACB")
 
 
 async def test_duplicate_asks_for_an_existing_item(one_item: Database) -> None:
-    add_test_item(one_item, "econ:2")
+    store_item(one_item, "econ:2")
     async with running(make_app(one_item, "alice")) as app:
         first = app.review_screen.item
         assert first is not None
@@ -223,7 +213,7 @@ async def test_edit_adds_and_removes_events_and_the_key_must_follow(one_item: Da
 
 
 async def test_removing_the_keyed_choice_empties_the_key(database: Database) -> None:
-    add_test_item(database, "mcq:1", kind="single", key="B")  # choices Yes, No, Maybe
+    store_item(database, "mcq:1", kind="single", key="B")  # choices Yes, No, Maybe
     async with running(make_app(database, "alice")) as app:
         await press(app, "b", "enter", "f")
         edit = app.screen
@@ -236,27 +226,8 @@ async def test_removing_the_keyed_choice_empties_the_key(database: Database) -> 
         assert app.screen is edit
 
 
-@pytest.mark.parametrize(
-    ("kind", "typed", "removed", "expected"),
-    [
-        ("ordering", "D, A, B, C", "B", "C, A, B"),
-        ("ordering", "dabc", "D", "A, B, C"),
-        ("ordering", "D, A, B, C", "A", "C, A, B"),
-        ("multi", "ACD", "B", "ABC"),
-        ("multi", "ACD", "C", "AC"),
-        ("single", "B", "B", ""),
-        ("single", "—", "A", ""),
-    ],
-)
-def test_key_without_a_removed_letter(kind: str, typed: str, removed: str, expected: str) -> None:
-    from db.vocabulary import ItemKind
-    from reviewer.tui.screens.edit import key_without
-
-    assert key_without(ItemKind(kind), typed, removed) == expected
-
-
 async def test_edit_keeps_the_number_of_events_within_bounds(database: Database) -> None:
-    add_test_item(database, "tf:1", kind="truefalse", key="A", language="zh", prompt="对吗？")
+    store_item(database, "tf:1", kind="truefalse", key="A", language="zh", prompt="对吗？")
     async with running(make_app(database, "alice")) as app:
         await press(app, "a", "enter", "f")
         edit = app.screen
@@ -284,7 +255,7 @@ async def test_undo_retracts_and_shows_the_item_again(one_item: Database) -> Non
 
 
 async def test_markup_and_escapes_are_shown_literally(database: Database) -> None:
-    add_test_item(
+    store_item(
         database,
         "econ:[red]x[/]",
         prompt=MARKUP_PROMPT,
@@ -314,7 +285,7 @@ async def test_markup_and_escapes_are_shown_literally(database: Database) -> Non
 
 async def test_chinese_text_wraps_inside_the_view(database: Database) -> None:
     question = "下列关于货币政策工具的说法中，正确的是哪一项？" * 6
-    add_test_item(
+    store_item(
         database,
         "cflue:1",
         kind="single",
@@ -339,8 +310,8 @@ async def test_chinese_text_wraps_inside_the_view(database: Database) -> None:
 
 
 async def test_multi_and_truefalse_choices(database: Database) -> None:
-    add_test_item(database, "mcq:1", kind="multi", key="AC", source="a")
-    add_test_item(database, "tf:1", kind="truefalse", key="B", source="b", language="zh")
+    store_item(database, "mcq:1", kind="multi", key="AC", source="a")
+    store_item(database, "tf:1", kind="truefalse", key="B", source="b", language="zh")
     async with running(make_app(database, "alice", source="a")) as app:
         await press(app, "a", "b", "c", "b", "enter")  # toggles: A, C
         assert "Your answer is the key" in screen_text(app)
@@ -355,7 +326,7 @@ async def test_multi_and_truefalse_choices(database: Database) -> None:
 
 async def test_skip_previous_next_and_jump(database: Database) -> None:
     for index in range(3):
-        add_test_item(database, f"econ:{index}")
+        store_item(database, f"econ:{index}")
     async with running(make_app(database, "alice")) as app:
         screen = app.review_screen
         first = screen.item
@@ -441,7 +412,7 @@ async def test_other_areas_open_from_the_review_app(one_item: Database) -> None:
 
 async def test_command_palette_runs_review_actions(database: Database) -> None:
     for index in range(3):
-        add_test_item(database, f"econ:{index}")
+        store_item(database, f"econ:{index}")
     async with running(make_app(database, "alice")) as app:
         first = app.review_screen.item
         await press(app, "ctrl+p")
@@ -453,12 +424,12 @@ async def test_command_palette_runs_review_actions(database: Database) -> None:
 
 
 async def test_browse_judged_items_lists_every_revision(one_item: Database) -> None:
-    from reviewer.judging import edit_item, submit_judgment
+    from reviewer.judging import ItemEdit, edit_item, submit_judgment
 
     submit_judgment(
         one_item, "alice", "econ:1", revision_number=1, blind_answer="ABCD", verdict="flawed"
     )
-    edit_item(one_item, "bob", "econ:1", prompt="Order the events (fixed).", note="typo")
+    edit_item(one_item, "bob", "econ:1", ItemEdit(note="typo", prompt="Order the events (fixed)."))
     submit_judgment(
         one_item, "alice", "econ:1", revision_number=2, blind_answer="DABC", verdict="keep"
     )
@@ -472,9 +443,9 @@ async def test_browse_judged_items_lists_every_revision(one_item: Database) -> N
 
 
 async def test_revisions_screen_shows_the_difference(one_item: Database) -> None:
-    from reviewer.judging import edit_item
+    from reviewer.judging import ItemEdit, edit_item
 
-    edit_item(one_item, "bob", "econ:1", key="DACB", note="key was wrong")
+    edit_item(one_item, "bob", "econ:1", ItemEdit(note="key was wrong", key="DACB"))
     async with running(make_app(one_item, "alice")) as app:
         await press(app, "r")  # not before the blind answer: the diff would show the key
         assert app.screen is app.review_screen

@@ -9,10 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from review_helpers import add_test_item
+from helpers import settle, store_item
 from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
-from tui_helpers import settle
 
 from db.engine import Database, open_database
 from reviewer.judging import submit_judgment
@@ -29,7 +28,7 @@ def fixed_clock() -> float:
 @pytest.fixture
 def snapshot_db(db_path: Path) -> Database:
     db = open_database(db_path)
-    add_test_item(
+    store_item(
         db,
         "econ:7",
         prompt=(
@@ -38,7 +37,7 @@ def snapshot_db(db_path: Path) -> Database:
         ),
         key="DABC",
     )
-    add_test_item(
+    store_item(
         db,
         "cflue:3",
         kind="single",

@@ -12,7 +12,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from review_helpers import add_ordering_items
+from helpers import store_ordering_items
 from sqlmodel import select
 
 from db.engine import open_database
@@ -43,7 +43,7 @@ while (item := queue.fetch_next()) is not None:
 
 def test_two_review_sessions_at_once_lose_nothing(db_path: Path) -> None:
     db = open_database(db_path)
-    ids = add_ordering_items(db, 40)
+    ids = store_ordering_items(db, 40)
     db.dispose()
     sessions = [
         subprocess.Popen(
@@ -79,7 +79,7 @@ def test_two_review_sessions_at_once_lose_nothing(db_path: Path) -> None:
 
 def test_two_shell_loops_of_vetbench_judge(db_path: Path) -> None:
     db = open_database(db_path)
-    ids = add_ordering_items(db, 4)
+    ids = store_ordering_items(db, 4)
     for name in ("alice", "bob"):  # registering is explicit (users add)
         add_person(db, name, Role.ANNOTATOR, actor="test")
     db.dispose()

@@ -27,10 +27,11 @@ import math
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+
+from db.json_types import JsonObject
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 20240601
@@ -81,8 +82,8 @@ class Figure:
     def defined(self) -> bool:
         return self.value is not None
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
+    def to_json(self) -> JsonObject:
+        data: JsonObject = {
             "value": None if self.value is None else round(self.value, 6),
             "ci95": None if self.ci95 is None else [round(self.ci95[0], 6), round(self.ci95[1], 6)],
             "n": self.n,

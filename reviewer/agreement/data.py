@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -91,23 +92,13 @@ class JudgmentData:
         """The same data restricted to the units where ``unit_mask`` is true (renumbered)."""
         new_index = np.cumsum(unit_mask) - 1
         keep_rows = unit_mask[self.row_unit]
-        return replace(
-            self,
-            row_unit=new_index[self.row_unit[keep_rows]],
-            row_annotator=self.row_annotator[keep_rows],
-            row_verdict=self.row_verdict[keep_rows],
-            row_answer=self.row_answer[keep_rows],
-            row_seconds=self.row_seconds[keep_rows],
-            unit_id=self.unit_id[unit_mask],
-            unit_item=self.unit_item[unit_mask],
-            unit_revision=self.unit_revision[unit_mask],
-            unit_kind=self.unit_kind[unit_mask],
-            unit_source=self.unit_source[unit_mask],
-            unit_key=self.unit_key[unit_mask],
-            unit_is_current=self.unit_is_current[unit_mask],
-            unit_decision=self.unit_decision[unit_mask],
-            unit_decision_key=self.unit_decision_key[unit_mask],
-        )
+        subsets: dict[str, Any] = {}  # arrays of several dtypes, handed to replace()
+        for field in fields(self):  # every row_* and unit_* array, by its own mask
+            if field.name.startswith(("row_", "unit_")):
+                mask = keep_rows if field.name.startswith("row_") else unit_mask
+                subsets[field.name] = getattr(self, field.name)[mask]
+        subsets["row_unit"] = new_index[subsets["row_unit"]]
+        return replace(self, **subsets)
 
 
 def empty_data() -> JudgmentData:

@@ -6,8 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from db.vocabulary import ItemKind, values
+from reviewer.agreement.annotators import AnnotatorStats
 from reviewer.agreement.bootstrap import Figure
 from reviewer.agreement.summary import AgreementFigures
+from reviewer.agreement.verdicts import PairKappa
 
 KIND_ORDER = values(ItemKind)
 
@@ -48,8 +50,32 @@ def headline_rows(figures: AgreementFigures) -> list[FigureRow]:
     return rows
 
 
+def annotator_figures(stats: AnnotatorStats) -> list[str]:
+    """One annotator's figures as table cells: judgments, verdicts agree, answers agree,
+    answer = key, agrees with decision, median seconds."""
+    agreement = (
+        stats.verdict_agreement,
+        stats.answer_agreement,
+        stats.key_agreement,
+        stats.decision_agreement,
+    )
+    median = "—" if stats.median_seconds is None else f"{stats.median_seconds:.0f}"
+    return [f"{stats.judgments:,}", *(value_text(figure) for figure in agreement), median]
+
+
 def value_text(figure: Figure, digits: int = 3) -> str:
     return "—" if figure.value is None else f"{figure.value:.{digits}f}"
+
+
+def pair_figures(full: PairKappa, binary: PairKappa) -> list[str]:
+    """One pair of annotators' Cohen's kappa as table cells: on all verdicts, on
+    keep/drop, and how many items both judged."""
+    return [figure_text(full.kappa), figure_text(binary.kappa), f"{full.kappa.n:,}"]
+
+
+def figure_text(figure: Figure) -> str:
+    """``0.812 [0.701, 0.904]``: the value and, when there is one, its interval."""
+    return f"{value_text(figure)} {interval_text(figure)}".strip()
 
 
 def interval_text(figure: Figure, digits: int = 3) -> str:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
 import numpy as np
 
 from db.engine import Database
+from db.json_types import JsonObject, JsonValue
 from reviewer.agreement.annotators import AnnotatorStats, annotator_stats
 from reviewer.agreement.blind_answers import (
     AnswerAlpha,
@@ -67,7 +67,7 @@ class AgreementReport:
     def cohen_keep_drop(self) -> list[PairKappa]:
         return self.figures.keep_drop.cohen
 
-    def to_json(self, *, item_answers: bool = True) -> dict[str, Any]:
+    def to_json(self, *, item_answers: bool = True) -> JsonObject:
         """Every figure as JSON.  Without ``item_answers`` the list of likely wrong keys
         (which shows what annotators answered on each item) becomes a count, for people
         who are not leads: annotators must not see others' answers before their own."""
@@ -82,7 +82,7 @@ class AgreementReport:
             "seed": self.settings.seed,
             "method": "percentile, items resampled with replacement",
         }
-        data["filters"] = self.filters
+        data["filters"] = {name: list(values) for name, values in self.filters.items()}
         return data
 
 
@@ -175,20 +175,22 @@ def compute_agreement(
     )
 
 
-def _pairs_json(pairs: list[PairKappa]) -> list[dict[str, Any]]:
+def _pairs_json(pairs: list[PairKappa]) -> list[JsonValue]:
     return [{"annotators": [pair.first, pair.second], **pair.kappa.to_json()} for pair in pairs]
 
 
-def figures_json(figures: AgreementFigures, *, detailed: bool = False) -> dict[str, Any]:
+def figures_json(figures: AgreementFigures, *, detailed: bool = False) -> JsonObject:
     """The JSON form of one set of figures; ``detailed`` adds per-pair and per-item lists."""
-    fleiss = {
+    fleiss: JsonObject = {
         "verdict": {**figures.verdict.fleiss.to_json(), "raters": figures.verdict.fleiss_raters},
         "verdict_keep_drop": {
             **figures.keep_drop.fleiss.to_json(),
             "raters": figures.keep_drop.fleiss_raters,
         },
     }
-    data: dict[str, Any] = {
+    kendall_w = figures.orders.mean_w.to_json()
+    key_agreement = figures.key.overall.to_json()
+    data: JsonObject = {
         "judgments": figures.judgments,
         "items_judged": figures.items_judged,
         "items_compared": figures.items_compared,
@@ -209,8 +211,8 @@ def figures_json(figures: AgreementFigures, *, detailed: bool = False) -> dict[s
         },
         "exact_order_agreement": figures.orders.exact.to_json(),
         "mean_kendall_tau": figures.orders.mean_tau.to_json(),
-        "kendall_w": figures.orders.mean_w.to_json(),
-        "key_agreement": figures.key.overall.to_json(),
+        "kendall_w": kendall_w,
+        "key_agreement": key_agreement,
         "likely_wrong_keys": [asdict(wrong) for wrong in figures.key.likely_wrong_keys],
     }
     if detailed:
@@ -218,16 +220,14 @@ def figures_json(figures: AgreementFigures, *, detailed: bool = False) -> dict[s
             "verdict": _pairs_json(figures.verdict.cohen),
             "verdict_keep_drop": _pairs_json(figures.keep_drop.cohen),
         }
-        data["kendall_w"]["items"] = [asdict(item) for item in figures.orders.items]
-        data["key_agreement"]["items_below_full"] = [
-            asdict(item) for item in figures.key.items_below_full
-        ]
+        kendall_w["items"] = [asdict(item) for item in figures.orders.items]
+        key_agreement["items_below_full"] = [asdict(item) for item in figures.key.items_below_full]
     else:
         data["likely_wrong_keys"] = len(figures.key.likely_wrong_keys)
     return data
 
 
-def _annotator_json(stats: AnnotatorStats) -> dict[str, Any]:
+def _annotator_json(stats: AnnotatorStats) -> JsonObject:
     return {
         "name": stats.name,
         "judgments": stats.judgments,
@@ -236,5 +236,5 @@ def _annotator_json(stats: AnnotatorStats) -> dict[str, Any]:
         "key_agreement": stats.key_agreement.to_json(),
         "decision_agreement": stats.decision_agreement.to_json(),
         "median_seconds": stats.median_seconds,
-        "verdicts": stats.verdicts,
+        "verdicts": dict(stats.verdicts),
     }

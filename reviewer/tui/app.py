@@ -8,7 +8,6 @@ judgment service (``reviewer.judging``) stores what the screens collect.
 from __future__ import annotations
 
 import importlib
-import importlib.util
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
@@ -23,6 +22,7 @@ from db.engine import Database, open_database
 from db.vocabulary import Role
 from reviewer.queue import QueueFilter, ReviewQueue
 from reviewer.tui.idle_gc import IdleCollector
+from reviewer.tui.literal import notify_literally
 from reviewer.tui.screens.help import HelpRow, HelpScreen
 from reviewer.tui.screens.review import ReviewScreen
 from reviewer.tui.timer import ActiveTimer
@@ -50,7 +50,7 @@ class ReviewApp(App[None]):
     BINDINGS = [
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("q", "quit", "Quit"),
-        # --- screens of other areas --- (imported lazily; shown when their module exists)
+        # --- screens of other areas --- (imported when opened)
         Binding("f2", "open_area('agreement')", "Agreement", show=False),
         Binding("f3", "open_area('adjudication')", "Adjudicate", show=False),
         Binding("f4", "open_area('evaluation')", "Evaluation", show=False),
@@ -74,7 +74,7 @@ class ReviewApp(App[None]):
 
     def on_mount(self) -> None:
         if self.identity_notice:  # e.g. the first person of a new database was registered
-            self.notify(self.identity_notice, title="Who you are", timeout=10, markup=False)
+            notify_literally(self, self.identity_notice, title="Who you are", timeout=10)
         # Not at once: freezing costs a full collection, which would delay the first item.
         self.set_timer(IDLE_GC_START_SECONDS, self.collector.start)
         self.set_interval(IDLE_GC_CHECK_SECONDS, self.collector.tick)
@@ -106,8 +106,7 @@ class ReviewApp(App[None]):
         ]
         rows += [
             HelpRow("Other screens", key, f"{title} screen{' (leads only)' if lead_only else ''}")
-            for area, (key, title, lead_only) in AREA_SCREENS.items()
-            if self._area_available(area)
+            for key, title, lead_only in AREA_SCREENS.values()
         ]
         return rows
 
@@ -135,15 +134,9 @@ class ReviewApp(App[None]):
     # person_name)`` and is imported only when opened, so startup stays fast (and never
     # pulls in the evaluator's heavy libraries).
 
-    def _area_available(self, area: str) -> bool:
-        return importlib.util.find_spec(f"reviewer.tui.screens.{area}") is not None
-
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "open_area":
-            area = str(parameters[0])
-            if not self._area_available(area):
-                return False
-            _key, _title, lead_only = AREA_SCREENS[area]
+            _key, _title, lead_only = AREA_SCREENS[str(parameters[0])]
             return not lead_only or self.queue.role == Role.LEAD
         return True
 

@@ -10,9 +10,15 @@ The ``Text`` wraps where a typesetter would (never inside "1.77万元", never a 
 starting with "，": :mod:`reviewer.tui.line_broken_text`).  Item and model text goes
 through :func:`literal_item`, which shows its display form (HTML entities decoded,
 LaTeX as Unicode: :mod:`reviewer.display_text`) unless ``raw`` is asked for.
+
+Widgets get :func:`literal` (a ``Text``) or :func:`visible_text` (for an input's
+value); notifications go through :func:`notify_literally`.  No screen calls
+``notify`` itself (``tests/test_tui_hostile_text.py`` checks).
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
@@ -20,7 +26,12 @@ from db.visible_text import visible_text
 from reviewer.display_text import display_text
 from reviewer.tui.line_broken_text import LineBrokenText, line_broken
 
-__all__ = ["line_broken", "literal", "literal_item", "visible_text"]
+if TYPE_CHECKING:
+    from textual.app import App
+    from textual.notifications import SeverityLevel
+    from textual.widget import Widget
+
+__all__ = ["line_broken", "literal", "literal_item", "notify_literally", "visible_text"]
 
 
 def literal(value: str, style: str = "") -> Text:
@@ -31,3 +42,22 @@ def literal(value: str, style: str = "") -> Text:
 def literal_item(value: str, style: str = "", *, raw: bool = False) -> Text:
     """Item or model text as shown: its display form, or exactly as stored when ``raw``."""
     return literal(display_text(value, raw=raw), style)
+
+
+def notify_literally(
+    node: Widget | App[Any],
+    message: str,
+    *,
+    title: str = "",
+    severity: SeverityLevel = "information",
+    timeout: float | None = None,
+) -> None:
+    """``node.notify(message)`` for a message that may hold user text (item ids, names,
+    a database error): shown as typed, never read as markup, controls made visible."""
+    node.notify(
+        visible_text(message),
+        title=visible_text(title),
+        severity=severity,
+        timeout=timeout,
+        markup=False,
+    )

@@ -22,6 +22,8 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from reviewer.tui.literal import notify_literally
+
 ScreenResult = TypeVar("ScreenResult")
 
 POLL_GROUP = "poll"
@@ -71,7 +73,7 @@ class PollingScreen(Screen[ScreenResult]):
     def _poll_failed(self, event: Worker.StateChanged) -> None:
         worker = event.worker
         if worker.group == POLL_GROUP and event.state is WorkerState.ERROR:
-            self.notify(f"{self.POLL_FAILURE}: {worker.error}", severity="error")
+            notify_literally(self, f"{self.POLL_FAILURE}: {worker.error}", severity="error")
             if self.is_mounted:  # try again a little later: the database may come back
                 self.set_timer(self.POLL_SECONDS * RETRY_AFTER_POLLS, self.start_polling)
 

@@ -30,62 +30,59 @@ from textual.widgets import DataTable, Header, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from db.answers import format_answer
-from reviewer.tui.literal import line_broken
-from reviewer.tui.screens.lead_modals import ConfirmModal, KeyModal, ReasonModal, Rejection
+from db.vocabulary import DecisionReason, ItemStatus, Verdict
+from reviewer.tui.literal import line_broken, literal, notify_literally
+from reviewer.tui.screens.lead_modals import ConfirmModal, ReasonModal, Rejection
+from reviewer.tui.screens.prompt import PromptScreen, answer_validator
 from reviewer.tui.widgets.footer import KeyFooter
 
 if TYPE_CHECKING:
     from db.engine import Database
     from reviewer.adjudication import ConflictCase, DecisionRecord
 
-REASONS = (
-    "several-valid-orders",
-    "no-clear-order",
-    "wrong-key",
-    "flawed",
-    "sensitive",
-    "duplicate",
-    "other",
-)
 # The rejection reason a verdict points to, to preselect in the reason dialog.
-VERDICT_REASON = {
-    "ambiguous": "several-valid-orders",
-    "no-order": "no-clear-order",
-    "wrong-key": "wrong-key",
-    "flawed": "flawed",
-    "sensitive": "sensitive",
-    "duplicate": "duplicate",
+VERDICT_REASON: dict[str, DecisionReason] = {
+    Verdict.AMBIGUOUS: DecisionReason.SEVERAL_VALID_ORDERS,
+    Verdict.NO_ORDER: DecisionReason.NO_CLEAR_ORDER,
+    Verdict.WRONG_KEY: DecisionReason.WRONG_KEY,
+    Verdict.FLAWED: DecisionReason.FLAWED,
+    Verdict.SENSITIVE: DecisionReason.SENSITIVE,
+    Verdict.DUPLICATE: DecisionReason.DUPLICATE,
 }
 PREVIEW_CHARS = 40
 QUEUE_PAGE = 500  # conflicts listed at once; the rest follow as these are resolved
 
 
 def case_text(case: ConflictCase) -> Text:
-    """The item as the lead reads it: text, choices, key, explanation, earlier revisions."""
+    """The item as the lead reads it: text, choices, key, explanation, earlier revisions.
+
+    Every piece of item text, id, name and note goes through :func:`literal`."""
     item = case.item
     text = Text()
-    text.append(f"{item.id}", style="bold")
-    text.append(
-        f"   {item.kind.value} · {item.source} · revision {item.revision} · {item.status}\n",
-        style="dim",
+    text.append_text(literal(item.id, "bold"))
+    text.append_text(
+        literal(
+            f"   {item.kind.value} · {item.source} · revision {item.revision} · {item.status}\n",
+            "dim",
+        )
     )
-    text.append(item.prompt + "\n\n")
+    text.append_text(literal(item.prompt + "\n\n"))
     for label, choice in item.choices.items():
-        text.append(f"{label}. ", style="bold")
-        text.append(choice + "\n")
+        text.append_text(literal(f"{label}. ", "bold"))
+        text.append_text(literal(choice + "\n"))
     text.append("\nkey ", style="dim")
-    text.append(format_answer(item.kind, item.key) + "\n", style="bold")
+    text.append_text(literal(format_answer(item.kind, item.key) + "\n", "bold"))
     if item.explanation:
         text.append("explanation ", style="dim")
-        text.append(item.explanation + "\n")
+        text.append_text(literal(item.explanation + "\n"))
     for revision in reversed(case.earlier_revisions):
         text.append(f"\nrevision {revision.number}", style="bold dim")
-        text.append(f" by {revision.author}: {revision.change_note or '—'}\n", style="dim")
+        text.append_text(literal(f" by {revision.author}: {revision.change_note or '—'}\n", "dim"))
         text.append("  key ", style="dim")
-        text.append(format_answer(item.kind, revision.key) + "\n")
+        text.append_text(literal(format_answer(item.kind, revision.key) + "\n"))
         if revision.prompt != item.prompt:
             text.append("  text ", style="dim")
-            text.append(revision.prompt + "\n")
+            text.append_text(literal(revision.prompt + "\n"))
     return text
 
 
@@ -94,20 +91,22 @@ def history_text(case: ConflictCase) -> Text:
     text = Text()
     for line in case.disagreements:
         text.append("• ", style="yellow")
-        text.append(line + "\n")
+        text.append_text(literal(line + "\n"))
     for judgment in case.earlier_judgments:
-        text.append(
-            f"revision {judgment.revision}: {judgment.annotator} answered "
-            f"{format_answer(case.item.kind, judgment.blind_answer)}, {judgment.verdict}\n",
-            style="dim",
+        text.append_text(
+            literal(
+                f"revision {judgment.revision}: {judgment.annotator} answered "
+                f"{format_answer(case.item.kind, judgment.blind_answer)}, {judgment.verdict}\n",
+                "dim",
+            )
         )
     for decision in case.decisions:
-        text.append(f"{decision.created_at:%Y-%m-%d %H:%M} {decision.lead}: ", style="dim")
-        text.append(decision.status, style="bold")
+        text.append_text(literal(f"{decision.created_at:%Y-%m-%d %H:%M} {decision.lead}: ", "dim"))
+        text.append_text(literal(decision.status, "bold"))
         if decision.reason:
-            text.append(f" ({decision.reason})")
+            text.append_text(literal(f" ({decision.reason})"))
         if decision.comment:
-            text.append(f" “{decision.comment}”")
+            text.append_text(literal(f" “{decision.comment}”"))
         text.append("\n")
     return text
 
@@ -121,7 +120,7 @@ def suggested_key(case: ConflictCase) -> str:
     return answers.most_common(1)[0][0] if answers else case.item.key
 
 
-def suggested_reason(case: ConflictCase) -> str | None:
+def suggested_reason(case: ConflictCase) -> DecisionReason | None:
     verdicts = Counter(
         VERDICT_REASON[j.verdict] for j in case.judgments if j.verdict in VERDICT_REASON
     )
@@ -273,58 +272,64 @@ class AdjudicationScreen(Screen[None]):
     @on(Worker.StateChanged)
     def _worker_failed(self, event: Worker.StateChanged) -> None:
         if event.state is WorkerState.ERROR and event.worker.group in ("queue", "decide"):
-            self.notify(f"The database said no: {event.worker.error}", severity="error")
+            notify_literally(self, f"The database said no: {event.worker.error}", severity="error")
 
     # ---------------------------------------------------------- actions
 
-    def _may_decide(self) -> bool:
+    def _case_to_decide(self) -> ConflictCase | None:
+        """The highlighted case, if this person may decide it (else say why, and None)."""
         if self.refusal is not None:
-            self.notify(self.refusal, severity="error")
-            return False
+            notify_literally(self, self.refusal, severity="error")
+            return None
         if self.current is None:
-            self.notify("No conflict is selected.", severity="warning")
-            return False
-        return True
+            notify_literally(self, "No conflict is selected.", severity="warning")
+        return self.current
 
     def action_approve(self) -> None:
-        if self._may_decide():
-            assert self.current is not None
-            self.save_decision(self.current.item.id, "approved")
+        case = self._case_to_decide()
+        if case is not None:
+            self.save_decision(case.item.id, ItemStatus.APPROVED)
 
     def action_approve_corrected(self) -> None:
-        if not self._may_decide():
+        case = self._case_to_decide()
+        if case is None:
             return
-        case = self.current
-        assert case is not None
-
-        def chosen(key: str | None) -> None:
-            if key:
-                self.save_decision(case.item.id, "approved", key=key)
-
-        self.app.push_screen(
-            KeyModal(
-                case.item.id, case.item.kind, case.item.labels, case.item.key, suggested_key(case)
-            ),
-            chosen,
+        item = case.item
+        prompt = PromptScreen(
+            f"Approve {item.id} with a corrected key",
+            f"The current key is {format_answer(item.kind, item.key)}. Type the right one; "
+            "Enter approves with it, Esc cancels.",
+            answer_validator(item, "that is the current key; approve with a instead"),
+            format_answer(item.kind, suggested_key(case)),
         )
 
-    def action_reject(self) -> None:
-        if not self._may_decide():
-            return
-        case = self.current
-        assert case is not None
+        def approve_with(key: str | None) -> None:
+            if key:
+                self.save_decision(item.id, ItemStatus.APPROVED, key=key)
 
-        def chosen(rejection: Rejection | None) -> None:
+        self.app.push_screen(prompt, approve_with)
+
+    def action_reject(self) -> None:
+        case = self._case_to_decide()
+        if case is None:
+            return
+
+        def reject_for(rejection: Rejection | None) -> None:
             if rejection is not None:
                 self.save_decision(
-                    case.item.id, "rejected", reason=rejection.reason, comment=rejection.comment
+                    case.item.id,
+                    ItemStatus.REJECTED,
+                    reason=rejection.reason,
+                    comment=rejection.comment,
                 )
 
-        self.app.push_screen(ReasonModal(case.item.id, REASONS, suggested_reason(case)), chosen)
+        self.app.push_screen(
+            ReasonModal(case.item.id, tuple(DecisionReason), suggested_reason(case)), reject_for
+        )
 
     def action_approve_agreed(self) -> None:
         if self.refusal is not None:
-            self.notify(self.refusal, severity="error")
+            notify_literally(self, self.refusal, severity="error")
             return
         self.count_agreed_items()
 
@@ -342,7 +347,7 @@ class AdjudicationScreen(Screen[None]):
         summary = self.query_one("#queue-summary", Static)
         if message.cases is None:
             self.refusal = message.refusal
-            summary.update(Text(f"{message.refusal}. This screen is for leads.", style="bold red"))
+            summary.update(literal(f"{message.refusal}. This screen is for leads.", "bold red"))
             return
         self.refusal = None
         previous = self.current.item.id if self.current else None
@@ -352,10 +357,10 @@ class AdjudicationScreen(Screen[None]):
             item = case.item
             why = "; ".join(case.disagreements) or "—"
             table.add_row(
-                Text(item.id),
-                item.kind.value,
-                Text(item.source),
-                Text(why if len(why) <= PREVIEW_CHARS else why[: PREVIEW_CHARS - 1] + "…"),
+                literal(item.id),
+                literal(item.kind.value),
+                literal(item.source),
+                literal(why if len(why) <= PREVIEW_CHARS else why[: PREVIEW_CHARS - 1] + "…"),
                 key=item.id,
             )
         shown = (
@@ -395,19 +400,23 @@ class AdjudicationScreen(Screen[None]):
         kind = case.item.kind
         for judgment in case.judgments:
             judgments.add_row(
-                Text(judgment.annotator),
-                format_answer(kind, judgment.blind_answer),
+                literal(judgment.annotator),
+                literal(format_answer(kind, judgment.blind_answer)),
                 Text("= key", style="green")
                 if judgment.matches_key
                 else Text("≠ key", style="red"),
-                Text(judgment.verdict, style="" if judgment.verdict == "keep" else "bold yellow"),
-                Text(
+                literal(
+                    judgment.verdict, "" if judgment.verdict == Verdict.KEEP else "bold yellow"
+                ),
+                literal(
                     " | ".join(format_answer(kind, order) for order in judgment.alternative_orders)
                 ),
-                format_answer(kind, judgment.corrected_key) if judgment.corrected_key else "",
-                Text(judgment.duplicate_of or ""),
+                literal(
+                    format_answer(kind, judgment.corrected_key) if judgment.corrected_key else ""
+                ),
+                literal(judgment.duplicate_of or ""),
                 f"{judgment.seconds:.0f}",
-                Text(" ".join(judgment.comment.split())),
+                literal(" ".join(judgment.comment.split())),
             )
         self.query_one("#case-history", Static).update(history_text(case))
 
@@ -415,7 +424,7 @@ class AdjudicationScreen(Screen[None]):
         record = message.record
         detail = f" with key {record.final_key}" if record.corrected_key else ""
         why = f" ({record.reason})" if record.reason and record.status == "rejected" else ""
-        self.notify(f"{record.item_id} {record.status}{detail}{why}")
+        notify_literally(self, f"{record.item_id} {record.status}{detail}{why}")
         self._drop_case(record.item_id)
         self.load_queue()  # in the background: other leads may have decided meanwhile
 
@@ -436,11 +445,11 @@ class AdjudicationScreen(Screen[None]):
         self._show_case(self.cases[list(self.cases)[row]])
 
     def on_adjudication_screen_decision_refused(self, message: DecisionRefused) -> None:
-        self.notify(f"{message.item_id}: {message.reason}", severity="error", timeout=8)
+        notify_literally(self, f"{message.item_id}: {message.reason}", severity="error", timeout=8)
 
     def on_adjudication_screen_agreed_counted(self, message: AgreedCounted) -> None:
         if message.count == 0:
-            self.notify("No agreed items to approve.")
+            notify_literally(self, "No agreed items to approve.")
             return
 
         def confirmed(yes: bool | None) -> None:
@@ -453,5 +462,5 @@ class AdjudicationScreen(Screen[None]):
         )
 
     def on_adjudication_screen_agreed_approved(self, message: AgreedApproved) -> None:
-        self.notify(f"Approved {message.count:,} agreed item(s).")
+        notify_literally(self, f"Approved {message.count:,} agreed item(s).")
         self.load_queue()

@@ -26,6 +26,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 
 from db.answers import format_answer
+from reviewer.tui.literal import literal
 from reviewer.tui.polling import PollingScreen
 from reviewer.tui.widgets.footer import KeyFooter
 
@@ -242,23 +243,20 @@ class AgreementScreen(PollingScreen[None]):
         table.clear()
         for row in headline_rows(figures):
             value, detail = figure_cells(row.figure)
-            table.add_row(Text(row.label), value, Text(detail), f"{row.figure.n:,}", Text(row.note))
+            table.add_row(
+                literal(row.label), value, literal(detail), f"{row.figure.n:,}", literal(row.note)
+            )
 
     def _show_annotators(self, report: AgreementReport) -> None:
-        from reviewer.agreement.rows import value_text
+        from reviewer.agreement.rows import annotator_figures
 
         table = self.query_one("#annotator-table", DataTable)
         table.clear()
         for stats in report.per_annotator:
             table.add_row(
-                Text(stats.name),
-                f"{stats.judgments:,}",
-                value_text(stats.verdict_agreement),
-                value_text(stats.answer_agreement),
-                value_text(stats.key_agreement),
-                value_text(stats.decision_agreement),
-                "—" if stats.median_seconds is None else f"{stats.median_seconds:.0f}",
-                Text(", ".join(f"{name} {count}" for name, count in stats.verdicts.items())),
+                literal(stats.name),
+                *annotator_figures(stats),
+                literal(", ".join(f"{name} {count}" for name, count in stats.verdicts.items())),
                 key=stats.name,
             )
 
@@ -274,9 +272,9 @@ class AgreementScreen(PollingScreen[None]):
         table.clear(columns=True)
         table.add_column("", key="row-names")
         for name in names:
-            table.add_column(Text(name), key=f"column:{name}")
+            table.add_column(literal(name), key=f"column:{name}")
         for name, cells in zip(names, kappa_matrix(names, pairs), strict=True):
-            table.add_row(Text(name, style="bold"), *cells, key=f"row:{name}")
+            table.add_row(literal(name, "bold"), *cells, key=f"row:{name}")
 
     def _show_breakdowns(self, report: AgreementReport) -> None:
         from reviewer.agreement.rows import value_text
@@ -290,11 +288,11 @@ class AgreementScreen(PollingScreen[None]):
                     for kind, alpha in group.answer_alpha.items()
                 )
                 table.add_row(
-                    Text(f"{label}: {name}"),
+                    literal(f"{label}: {name}"),
                     f"{group.items_compared:,}",
-                    " ".join(figure_cells(group.verdict.alpha)),
-                    " ".join(figure_cells(group.keep_drop.alpha)),
-                    Text(answers),
+                    literal(" ".join(figure_cells(group.verdict.alpha))),
+                    literal(" ".join(figure_cells(group.keep_drop.alpha))),
+                    literal(answers),
                     value_text(group.key.overall),
                     str(len(group.key.likely_wrong_keys)),
                 )
@@ -308,11 +306,11 @@ class AgreementScreen(PollingScreen[None]):
             return
         for entry in figures.key.likely_wrong_keys:
             table.add_row(
-                Text(entry.item_id),
+                literal(entry.item_id),
                 f"{entry.revision}{'' if entry.is_current else ' (revised)'}",
-                entry.kind,
-                format_answer(entry.kind, entry.key),
-                format_answer(entry.kind, entry.agreed_answer),
+                literal(entry.kind),
+                literal(format_answer(entry.kind, entry.key)),
+                literal(format_answer(entry.kind, entry.agreed_answer)),
                 str(entry.annotators),
-                entry.decision or "—",
+                literal(entry.decision or "—"),
             )

@@ -11,54 +11,42 @@ stored text exactly.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import replace
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static, TextArea
 
-from db.answers import LETTERS, format_answer, option_count_bounds
+from db.answers import LETTERS, format_answer, key_without, option_count_bounds
 from db.items import ItemSnapshot
-from db.validation import ItemDraft, validate_draft
+from db.validation import validate_draft
 from db.vocabulary import ItemKind
+from reviewer.judging import ItemEdit
 from reviewer.revisions import RevisionSummary, diff_revisions
-from reviewer.tui.literal import literal, visible_text
+from reviewer.tui.literal import literal, notify_literally, visible_text
 from reviewer.tui.screens.help import HelpRow
+from reviewer.tui.widgets.dialog import Dialog, DialogScreen
 from reviewer.tui.widgets.diff_view import DiffView
+from reviewer.tui.widgets.field_row import FieldRow
 from reviewer.tui.widgets.item_view import item_heading
+from reviewer.tui.widgets.titles import PanelTitle
 
 
-@dataclass(frozen=True)
-class EditRequest:
-    """The fields that changed (``None`` keeps the stored value) and the note."""
-
-    prompt: str | None
-    choices: dict[str, str] | None
-    key: str | None
-    explanation: str | None
-    note: str
-
-
-class ChoiceRow(Horizontal):
+class ChoiceEditor(FieldRow):
     """One event or choice in the form: its letter, its text, and the stored text it began as."""
 
     def __init__(self, label: str, stored: str | None) -> None:
-        super().__init__(classes="edit-choice")
-        self.stored = stored  # None for a row added in this edit
-        self._label = Label(f" {label} ", classes="choice-label")
-        self.input = Input(
+        field = Input(
             visible_text(stored or ""), placeholder="new text", compact=True, classes="choice-input"
         )
-
-    def compose(self) -> ComposeResult:
-        yield self._label
-        yield self.input
+        super().__init__(f" {label} ", field)
+        self.input = field
+        self.stored = stored  # None for a row added in this edit
 
     def relabel(self, label: str) -> None:
-        self._label.update(f" {label} ")
+        self.caption.update(f" {label} ")
 
     @property
     def text(self) -> str:
@@ -69,33 +57,23 @@ class ChoiceRow(Horizontal):
         return value
 
 
-def key_without(kind: ItemKind, typed_key: str, removed: str) -> str:
-    """The key as typed, with ``removed`` dropped and the letters after it moved up one.
-
-    An order keeps the relative order of the other events (``D, A, B, C`` without B is
-    ``C, A, B``); a choice set loses the removed choice.  So a removed choice can never
-    leave the key silently pointing at the choice that took its letter.
-    """
-    letters = [c for c in typed_key.upper() if c in LETTERS and c != removed]
-    shifted = "".join(c if c < removed else LETTERS[LETTERS.index(c) - 1] for c in letters)
-    return format_answer(kind, shifted) if shifted else ""
-
-
-def _summary(item: ItemSnapshot, number: int, fields: dict[str, object]) -> RevisionSummary:
+def preview(item: ItemSnapshot, number: int, edit: ItemEdit) -> RevisionSummary:
+    """The revision ``edit`` would make of ``item``, numbered ``number``, for the diff."""
+    draft = edit.draft(item)
     return RevisionSummary(
         number=number,
+        prompt=draft.prompt,
+        choices=draft.choices,
+        key=draft.key,
+        explanation=draft.explanation,
         author="",
-        change_note="",
-        created_at=None,  # type: ignore[arg-type]  # not shown in a diff
-        prompt=str(fields.get("prompt", item.prompt)),
-        choices=dict(fields.get("choices", item.choices)),  # type: ignore[call-overload]
-        key=str(fields.get("key", item.key)),
-        explanation=fields.get("explanation", item.explanation),  # type: ignore[arg-type]
+        change_note=edit.note,
+        created_at=None,  # not stored yet
     )
 
 
-class EditScreen(ModalScreen[EditRequest | None]):
-    """Edit one item; dismisses with an :class:`EditRequest`, or None when cancelled."""
+class EditScreen(DialogScreen[ItemEdit | None]):
+    """Edit one item; dismisses with the :class:`ItemEdit` to store, or None when cancelled."""
 
     BINDINGS = [
         Binding("ctrl+s", "save", "Save as a new revision (the old one is kept)"),
@@ -126,38 +104,39 @@ class EditScreen(ModalScreen[EditRequest | None]):
         item = self.item
         heading = Text("Edit ")
         heading.append_text(item_heading(item))
-        with Vertical(classes="review-dialog wide"):
-            yield Static(heading, classes="panel-title")
+        with Dialog(classes="wide"):
+            yield PanelTitle(heading)
             with VerticalScroll(id="edit-form"):
                 yield Label("Question" if item.kind.is_mcq else "Scenario")
                 yield TextArea(visible_text(item.prompt), id="edit-prompt", classes="edit-long")
                 with Vertical(id="edit-choices"):
                     for label, text in item.choices.items():
-                        yield ChoiceRow(label, text)
+                        yield ChoiceEditor(label, text)
                 noun = "event" if item.kind is ItemKind.ORDERING else "choice"
                 article = "an" if noun == "event" else "a"
                 yield Static(
                     f"Ctrl+N adds {article} {noun} · Ctrl+O removes the {noun} you are in",
                     classes="edit-hint",
                 )
-                with Horizontal(classes="edit-choice"):
-                    yield Label("Key ", classes="choice-label")
-                    yield Input(format_answer(item.kind, item.key), id="edit-key", compact=True)
+                yield FieldRow(
+                    "Key ", Input(format_answer(item.kind, item.key), id="edit-key", compact=True)
+                )
                 yield Label("Explanation")
                 yield TextArea(
                     visible_text(item.explanation or ""), id="edit-explanation", classes="edit-long"
                 )
-                with Horizontal(classes="edit-choice"):
-                    yield Label("Note ", classes="choice-label")
-                    yield Input(
+                yield FieldRow(
+                    "Note ",
+                    Input(
                         self.default_note,
                         placeholder="what changed and why",
                         id="edit-note",
                         compact=True,
-                    )
+                    ),
+                )
                 yield DiffView(id="edit-diff")
-            yield Static(id="edit-problems", classes="problem")
-            with Horizontal(classes="review-dialog-buttons"):
+            yield Static(id="edit-problems", classes="dialog-problem")
+            with Horizontal(classes="dialog-buttons"):
                 yield Button("Save (Ctrl+S)", id="edit-save", variant="primary", compact=True)
                 yield Button("Show changes (Ctrl+R)", id="edit-diff-button", compact=True)
                 yield Button("Cancel (Esc)", id="edit-cancel", compact=True)
@@ -166,71 +145,55 @@ class EditScreen(ModalScreen[EditRequest | None]):
         self.query_one("#edit-diff", DiffView).display = False
         self.query_one("#edit-prompt", TextArea).focus()
 
-    def _changed_fields(self) -> dict[str, object]:
-        """Fields whose text differs from what was shown (untouched fields keep stored text)."""
+    def _edit(self) -> ItemEdit:
+        """The fields whose text differs from what was shown (untouched fields keep their
+        stored text, hidden characters and all) and the note."""
         item = self.item
-        changed: dict[str, object] = {}
         prompt = self.query_one("#edit-prompt", TextArea).text
-        if prompt != visible_text(item.prompt):
-            changed["prompt"] = prompt
         choices = {LETTERS[index]: row.text for index, row in enumerate(self._rows())}
-        if choices != item.choices:
-            changed["choices"] = choices
         key = self.query_one("#edit-key", Input).value
-        if key != format_answer(item.kind, item.key):
-            changed["key"] = key
         explanation = self.query_one("#edit-explanation", TextArea).text
-        if explanation != visible_text(item.explanation or ""):
-            changed["explanation"] = explanation
-        return changed
-
-    def _problems(self, changed: dict[str, object]) -> list[str]:
-        item = self.item
-        draft = ItemDraft(
-            kind=item.kind.value,
-            prompt=str(changed.get("prompt", item.prompt)),
-            choices=dict(changed.get("choices", item.choices)),  # type: ignore[call-overload]
-            key=str(changed.get("key", item.key)),
-            explanation=changed.get("explanation", item.explanation),  # type: ignore[arg-type]
+        return ItemEdit(
+            note=self.query_one("#edit-note", Input).value.strip(),
+            prompt=None if prompt == visible_text(item.prompt) else prompt,
+            choices=None if choices == item.choices else choices,
+            key=None if key == format_answer(item.kind, item.key) else key,
+            explanation=(
+                None if explanation == visible_text(item.explanation or "") else explanation
+            ),
         )
+
+    def _checked(self, edit: ItemEdit) -> tuple[ItemEdit, list[str]]:
+        """The edit with its key in canonical form (``D,A,C,B`` typed for ``DACB`` is no
+        change), and what is wrong with it, validated like an import."""
+        draft = edit.draft(self.item)
         problems = [str(problem) for problem in validate_draft(draft)]
-        if not problems and draft.key == item.key:
-            changed.pop("key", None)  # "D,A,C,B" typed for "DACB" is no change
-        if not problems and "key" in changed:
-            changed["key"] = draft.key
-        if not problems and not changed:
+        if not problems and edit.key is not None:
+            edit = replace(edit, key=None if draft.key == self.item.key else draft.key)
+        if not problems and edit.changes_nothing:
             problems.append("nothing changed yet (Esc cancels)")
-        if not self.query_one("#edit-note", Input).value.strip():
+        if not edit.note:
             problems.append("note: say briefly what changed and why")
-        return problems
+        return edit, problems
 
     def action_save(self) -> None:
-        changed = self._changed_fields()
-        problems = self._problems(changed)
+        edit, problems = self._checked(self._edit())
         if problems:
             self.query_one("#edit-problems", Static).update(literal("; ".join(problems)))
             return
-        self.dismiss(
-            EditRequest(
-                prompt=changed.get("prompt"),  # type: ignore[arg-type]
-                choices=changed.get("choices"),  # type: ignore[arg-type]
-                key=changed.get("key"),  # type: ignore[arg-type]
-                explanation=changed.get("explanation"),  # type: ignore[arg-type]
-                note=self.query_one("#edit-note", Input).value.strip(),
-            )
-        )
+        self.dismiss(edit)
 
-    def _rows(self) -> list[ChoiceRow]:
-        return list(self.query(ChoiceRow))
+    def _rows(self) -> list[ChoiceEditor]:
+        return list(self.query(ChoiceEditor))
 
     async def action_add_choice(self) -> None:
         rows = self._rows()
         _fewest, most = option_count_bounds(self.item.kind)
         if len(rows) >= most:
             noun = "events" if self.item.kind is ItemKind.ORDERING else "choices"
-            self.notify(f"this item takes at most {most} {noun}", severity="warning")
+            notify_literally(self, f"this item takes at most {most} {noun}", severity="warning")
             return
-        row = ChoiceRow(LETTERS[len(rows)], None)
+        row = ChoiceEditor(LETTERS[len(rows)], None)
         await self.query_one("#edit-choices", Vertical).mount(row)
         row.input.focus()
 
@@ -238,11 +201,13 @@ class EditScreen(ModalScreen[EditRequest | None]):
         rows = self._rows()
         row = next((r for r in rows if r.input is self.focused), None)
         if row is None:
-            self.notify("move to the event or choice to remove first (Tab)", severity="warning")
+            notify_literally(
+                self, "move to the event or choice to remove first (Tab)", severity="warning"
+            )
             return
         fewest, _most = option_count_bounds(self.item.kind)
         if len(rows) <= fewest:
-            self.notify(f"an item needs at least {fewest}", severity="warning")
+            notify_literally(self, f"an item needs at least {fewest}", severity="warning")
             return
         position = rows.index(row)
         rest = rows[position + 1 :]
@@ -254,7 +219,8 @@ class EditScreen(ModalScreen[EditRequest | None]):
         key_input = self.query_one("#edit-key", Input)
         key = key_without(self.item.kind, key_input.value, removed)
         key_input.value = key
-        self.notify(
+        notify_literally(
+            self,
             f"{removed} removed; the letters after it moved up one. Key now: {key or 'empty'}"
             + ("" if key else " (give the new key)"),
             timeout=6,
@@ -264,8 +230,8 @@ class EditScreen(ModalScreen[EditRequest | None]):
         view = self.query_one("#edit-diff", DiffView)
         view.display = not view.display
         if view.display:
-            old = _summary(self.item, self.item.revision, {})
-            new = _summary(self.item, self.item.revision + 1, self._changed_fields())
+            old = preview(self.item, self.item.revision, ItemEdit(note=""))
+            new = preview(self.item, self.item.revision + 1, self._edit())
             view.show(diff_revisions(self.item.kind.value, old, new))
             self.query_one("#edit-form", VerticalScroll).scroll_end(animate=False)
 

@@ -55,7 +55,7 @@ from evaluator.live import (
     read_snapshot,
     secondary_figure,
 )
-from reviewer.tui.literal import line_broken, literal
+from reviewer.tui.literal import line_broken, literal, notify_literally
 from reviewer.tui.polling import PollingScreen
 from reviewer.tui.widgets.footer import KeyFooter
 
@@ -308,11 +308,14 @@ class EvaluationScreen(PollingScreen[None]):
 
     def action_start_run(self) -> None:
         if self._run_active:
-            self.notify("A run started here is still going; stop it first.", severity="warning")
+            notify_literally(
+                self, "A run started here is still going; stop it first.", severity="warning"
+            )
             return
         spec = self.query_one("#model-spec", Input).value.strip()
         if not spec:
-            self.notify(
+            notify_literally(
+                self,
                 "Give a model: demo, a model folder, openai:NAME or scripted:FILE.",
                 severity="error",
             )
@@ -320,7 +323,7 @@ class EvaluationScreen(PollingScreen[None]):
         shots = self.query_one("#shots", Select).value
         kind = self.query_one("#kind", Select).value
         self._set_run_active(True)
-        self.notify(f"Loading {spec} ...", markup=False)
+        notify_literally(self, f"Loading {spec} ...")
         self.run_evaluation(
             spec, int(str(shots)), None if kind == ALL or kind is Select.BLANK else str(kind)
         )
@@ -330,7 +333,7 @@ class EvaluationScreen(PollingScreen[None]):
             return
         # The run's should_stop sees the cancellation after the prediction in progress.
         self.workers.cancel_group(self, "run")
-        self.notify("Stopping after the current prediction ...")
+        notify_literally(self, "Stopping after the current prediction ...")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Start only when this screen runs nothing; Stop only while it does."""
@@ -427,12 +430,12 @@ class EvaluationScreen(PollingScreen[None]):
     # --------------------------------------------------------- messages
 
     def on_evaluation_screen_model_noticed(self, message: ModelNoticed) -> None:
-        self.notify(message.note, markup=False)
+        notify_literally(self, message.note)
 
     def on_evaluation_screen_run_started(self, message: RunStarted) -> None:
         self.own_run_id = message.run_id
         self.followed_run_id = message.run_id
-        self.notify(f"Run {message.run_id} started: {message.model}", markup=False)
+        notify_literally(self, f"Run {message.run_id} started: {message.model}")
         self.wake_poller()
 
     def on_evaluation_screen_run_ended(self, message: RunEnded) -> None:
@@ -440,11 +443,14 @@ class EvaluationScreen(PollingScreen[None]):
         self._set_run_active(False)
         what = "The run" if message.run_id is None else f"Run {message.run_id}"
         if message.status == RunStatus.FINISHED:
-            self.notify(f"{what} finished.")
+            notify_literally(self, f"{what} finished.")
         else:
             detail = f": {message.reason}" if message.reason else "."
-            self.notify(
-                f"{what} {message.status}{detail}", severity="warning", timeout=10, markup=False
+            notify_literally(
+                self,
+                f"{what} {message.status}{detail}",
+                severity="warning",
+                timeout=10,
             )
         self.wake_poller()
 

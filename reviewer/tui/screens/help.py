@@ -9,8 +9,10 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from reviewer.tui.widgets.dialog import DialogScreen
+from reviewer.tui.widgets.titles import PanelTitle
 
 
 @dataclass(frozen=True)
@@ -37,7 +39,7 @@ def help_table(rows: list[HelpRow]) -> Table:
     return table
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(DialogScreen[None]):
     """Lists the keys; any of Esc, q or ? closes it."""
 
     BINDINGS = [
@@ -51,7 +53,7 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body"):
-            yield Static("vetbench review — keys", classes="panel-title")
+            yield PanelTitle("vetbench review — keys")
             yield Static(Text(self.intro), id="help-intro")
             yield Static(help_table(self.rows), id="help-table")
 

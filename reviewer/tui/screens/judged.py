@@ -8,16 +8,16 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
 from textual.message import Message
-from textual.screen import ModalScreen
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable
 
 from reviewer.queue import OwnJudgment, ReviewQueue
 from reviewer.tui.literal import literal
+from reviewer.tui.widgets.dialog import Dialog, DialogScreen
+from reviewer.tui.widgets.titles import PanelTitle
 
 
-class JudgedScreen(ModalScreen[str | None]):
+class JudgedScreen(DialogScreen[str | None]):
     """A table of the annotator's judgments, newest first; dismisses with an item id."""
 
     BINDINGS = [Binding("escape,q", "close", "Close")]
@@ -32,8 +32,8 @@ class JudgedScreen(ModalScreen[str | None]):
         self.row_items: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="review-dialog wide"):
-            yield Static("Items you have judged (Enter opens, Esc closes)", classes="panel-title")
+        with Dialog(classes="wide"):
+            yield PanelTitle("Items you have judged (Enter opens, Esc closes)")
             yield DataTable(id="judged-table", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
@@ -50,9 +50,9 @@ class JudgedScreen(ModalScreen[str | None]):
         for judgment in message.judgments:
             table.add_row(
                 literal(judgment.item_id),
-                str(judgment.revision_number),
-                judgment.verdict,
-                judgment.blind_answer,
+                str(judgment.revision),
+                literal(judgment.verdict),
+                literal(judgment.blind_answer),
                 f"{judgment.seconds:.0f}",
                 judgment.created_at.strftime("%Y-%m-%d %H:%M"),
                 literal(judgment.comment[:40]),
@@ -60,7 +60,7 @@ class JudgedScreen(ModalScreen[str | None]):
             )
             self.row_items[str(judgment.judgment_id)] = judgment.item_id
         if not message.judgments:
-            self.query_one(".panel-title", Static).update(
+            self.query_one(PanelTitle).update(
                 Text("You have not judged any item yet (Esc closes).")
             )
         table.focus()

@@ -5,14 +5,16 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
-from textual.widgets import Button, Label, Select, Static
+from textual.containers import Horizontal
+from textual.widgets import Button, Select, Static
 
 from db.vocabulary import ItemKind, ItemStatus
 from reviewer.queue import QueueFilter
-from reviewer.tui.literal import visible_text
-from reviewer.tui.screens.verdict import AnswerPromptScreen
+from reviewer.tui.literal import literal
+from reviewer.tui.screens.prompt import PromptScreen
+from reviewer.tui.widgets.dialog import Dialog, DialogScreen
+from reviewer.tui.widgets.field_row import FieldRow
+from reviewer.tui.widgets.titles import PanelTitle
 
 
 def _item_id(text: str) -> str:
@@ -21,9 +23,9 @@ def _item_id(text: str) -> str:
     return text.strip()
 
 
-def jump_screen() -> AnswerPromptScreen:
+def jump_screen() -> PromptScreen:
     """Asks for an item id; the review screen opens it (judged or not)."""
-    return AnswerPromptScreen(
+    return PromptScreen(
         "Jump to item",
         "Type the item id and press Enter (Esc cancels).",
         _item_id,
@@ -35,7 +37,7 @@ def _chosen(select: Select[str]) -> tuple[str, ...]:
     return () if value is Select.NULL else (str(value),)
 
 
-class FilterScreen(ModalScreen[QueueFilter | None]):
+class FilterScreen(DialogScreen[QueueFilter | None]):
     """Pick one kind, source and status (or any); Ctrl+S applies, Esc cancels."""
 
     BINDINGS = [
@@ -50,33 +52,35 @@ class FilterScreen(ModalScreen[QueueFilter | None]):
 
     def compose(self) -> ComposeResult:
         current = self.current
-        with Vertical(classes="review-dialog"):
-            yield Static("Filter the queue", classes="panel-title")
+        with Dialog():
+            yield PanelTitle("Filter the queue")
             yield Static(
                 Text("Only items that still need your judgment are served. Ctrl+S applies."),
-                classes="review-dialog-help",
+                classes="dialog-help",
             )
-            with Horizontal(classes="filter-row"):
-                yield Label("Kind   ", classes="choice-label")
-                yield Select(
+            yield FieldRow(
+                "Kind   ",
+                Select(
                     [(kind.value, kind.value) for kind in ItemKind],
                     prompt="any kind",
                     value=current.kinds[0] if current.kinds else Select.NULL,
                     id="filter-kind",
-                )
-            with Horizontal(classes="filter-row"):
-                yield Label("Source ", classes="choice-label")
-                yield Select(
-                    [(Text(visible_text(source)), source) for source in self.sources],
+                ),
+            )
+            yield FieldRow(
+                "Source ",
+                Select(
+                    [(literal(source), source) for source in self.sources],
                     prompt="any source",
                     value=current.sources[0]
                     if current.sources[:1] and current.sources[0] in self.sources
                     else Select.NULL,
                     id="filter-source",
-                )
-            with Horizontal(classes="filter-row"):
-                yield Label("Status ", classes="choice-label")
-                yield Select(
+                ),
+            )
+            yield FieldRow(
+                "Status ",
+                Select(
                     [
                         (status.value, status.value)
                         for status in (ItemStatus.PENDING, ItemStatus.IN_REVIEW)
@@ -84,8 +88,9 @@ class FilterScreen(ModalScreen[QueueFilter | None]):
                     prompt="pending or in review",
                     value=current.statuses[0] if current.statuses else Select.NULL,
                     id="filter-status",
-                )
-            with Horizontal(classes="review-dialog-buttons"):
+                ),
+            )
+            with Horizontal(classes="dialog-buttons"):
                 yield Button("Apply (Ctrl+S)", id="filter-apply", variant="primary", compact=True)
                 yield Button("Cancel (Esc)", id="filter-cancel", compact=True)
 

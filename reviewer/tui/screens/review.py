@@ -15,7 +15,6 @@ requests are ignored, so a double key press never submits twice.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import events, on, work
@@ -31,8 +30,15 @@ from db.answers import AnswerError, parse_answer
 from db.engine import Database
 from db.items import ItemSnapshot
 from db.vocabulary import ItemKind, Verdict
-from reviewer.judging import JudgmentRefused, edit_item, retract_last_judgment, submit_judgment
+from reviewer.judging import (
+    ItemEdit,
+    JudgmentRefused,
+    edit_item,
+    retract_last_judgment,
+    submit_judgment,
+)
 from reviewer.queue import OwnJudgment, QueueError, QueueFilter, ReviewQueue
+from reviewer.tui.literal import notify_literally
 from reviewer.tui.messages import (
     ActionRefused,
     HistoryEnded,
@@ -51,9 +57,6 @@ from reviewer.tui.widgets.item_view import ChoiceRow, ItemView, item_heading
 from reviewer.tui.widgets.progress import ProgressLine
 from reviewer.tui.widgets.reveal import RevealPanel
 from reviewer.tui.widgets.verdict_bar import VerdictBar
-
-if TYPE_CHECKING:
-    from reviewer.tui.screens.edit import EditRequest
 
 # The modal screens are imported inside the actions that open them: startup stays fast.
 
@@ -153,12 +156,13 @@ class ReviewScreen(Screen[None]):
     def help_rows(self) -> list[HelpRow]:
         from reviewer.tui.screens.edit import EditScreen
 
-        rows = [HelpRow(section, keys, text) for section, _action, keys, text in ACTION_HELP]
+        rows = [HelpRow(entry.section, entry.keys, entry.text) for entry in ACTION_HELP]
         return rows + EditScreen.help_rows()
 
     def palette_commands(self) -> Iterator[tuple[str, str, Callable[[], object]]]:
         """(title, help, callback) for each action that applies now (for the command palette)."""
-        for _section, action, keys, text in ACTION_HELP:
+        for entry in ACTION_HELP:
+            action, keys, text = entry.action, entry.keys, entry.text
             name, _, argument = action.partition("(")
             parameters = (argument.rstrip(")").strip("'"),) if argument else ()
             if action == "pick" or not self.check_action(name, parameters):
@@ -244,18 +248,10 @@ class ReviewScreen(Screen[None]):
         self.post_message(ItemLoaded(item, self.queue.own_judgment(item.id)))
 
     @work(thread=True, group="review", exit_on_error=False)
-    def _edit(self, item: ItemSnapshot, request: EditRequest) -> None:
+    def _edit(self, item: ItemSnapshot, edit: ItemEdit) -> None:
         try:
             receipt = edit_item(
-                self.db,
-                self.queue.annotator,
-                item.id,
-                prompt=request.prompt,
-                choices=request.choices,
-                key=request.key,
-                explanation=request.explanation,
-                note=request.note,
-                base_revision=item.revision,
+                self.db, self.queue.annotator, item.id, edit, base_revision=item.revision
             )
         except JudgmentRefused as error:
             # The judgment (if any) is stored already; say why the edit was not, move on.
@@ -284,8 +280,8 @@ class ReviewScreen(Screen[None]):
         if event.state is WorkerState.ERROR:
             self.busy = False
             error = event.worker.error
-            self.notify(
-                f"{type(error).__name__}: {error}", title="Error", severity="error", markup=False
+            notify_literally(
+                self, f"{type(error).__name__}: {error}", title="Error", severity="error"
             )
 
     # --- results from workers ---------------------------------------------------------
@@ -356,12 +352,12 @@ class ReviewScreen(Screen[None]):
             item = self.item
             self.app.push_screen(EditScreen(item), lambda result: self._after_edit(item, result))
 
-    def _after_edit(self, item: ItemSnapshot, request: EditRequest | None) -> None:
+    def _after_edit(self, item: ItemSnapshot, edit: ItemEdit | None) -> None:
         self.busy = True
-        if request is None:
+        if edit is None:
             self._load(lambda queue: queue.fetch_next(), "")
         else:
-            self._edit(item, request)
+            self._edit(item, edit)
 
     def on_judgment_retracted(self, message: JudgmentRetracted) -> None:
         receipt = message.receipt
@@ -378,7 +374,7 @@ class ReviewScreen(Screen[None]):
 
     def on_action_refused(self, message: ActionRefused) -> None:
         self.busy = False
-        self.notify(message.message, title="Not saved", severity="warning", markup=False)
+        notify_literally(self, message.message, title="Not saved", severity="warning")
         if message.reload and self.item is not None:
             item_id = self.item.id
             self.request(
@@ -438,12 +434,12 @@ class ReviewScreen(Screen[None]):
         if not self.draft.is_complete:
             self._show_draft()
             needed = "place every event" if self.item.kind is ItemKind.ORDERING else "choose"
-            self.notify(f"First {needed} (Backspace takes back).", severity="warning", markup=False)
+            notify_literally(self, f"First {needed} (Backspace takes back).", severity="warning")
             return
         try:
             self.blind_answer = parse_answer(self.item.kind, self.draft.answer, self.item.labels)
         except AnswerError as error:
-            self.notify(str(error), severity="warning", markup=False)
+            notify_literally(self, str(error), severity="warning")
             return
         self._show_draft()
         self.query_one(RevealPanel).reveal(self.item, self.blind_answer)
@@ -504,10 +500,10 @@ class ReviewScreen(Screen[None]):
         if item is None:
             return
 
-        def edited(request: EditRequest | None) -> None:
-            if request is not None:
+        def edited(edit: ItemEdit | None) -> None:
+            if edit is not None:
                 self.busy = True
-                self._edit(item, request)
+                self._edit(item, edit)
 
         self.app.push_screen(EditScreen(item), edited)
 

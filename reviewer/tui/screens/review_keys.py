@@ -8,6 +8,7 @@ decides which applies.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 
 from textual.binding import Binding, BindingType
@@ -26,42 +27,61 @@ class Phase(StrEnum):
     EMPTY = "empty"
 
 
+@dataclass(frozen=True)
+class ActionHelp:
+    """One action of the review screen: its help section, the action, the keys, what it does."""
+
+    section: str
+    action: str
+    keys: str
+    text: str
+
+
+VERDICT_HELP: dict[Verdict, str] = {
+    Verdict.KEEP: "keep: the item and its key are right",
+    Verdict.AMBIGUOUS: "ambiguous: more than one valid order (record each)",
+    Verdict.NO_ORDER: "no clear order (ordering items)",
+    Verdict.WRONG_KEY: "wrong key (record the corrected key)",
+    Verdict.FLAWED: "flawed text: record it, then edit the item",
+    Verdict.SENSITIVE: "sensitive or inappropriate",
+    Verdict.DUPLICATE: "duplicate of another item (asks for its id)",
+}
+"""What each verdict means, for the help (its key and button label: ``VERDICT_KEYS``)."""
+
 PICK = Binding.Group("pick")
 VERDICT = Binding.Group("verdict")
 
-# (section, action, keys shown in help, what it does).
-ACTION_HELP: list[tuple[str, str, str, str]] = [
-    (
+ACTION_HELP: list[ActionHelp] = [
+    ActionHelp(
         "Blind answer",
         "pick",
         "a–h / 1–8",
         "place an event next in the order, or pick / toggle a choice",
     ),
-    ("Blind answer", "take_back", "Backspace", "take back the last step of the answer"),
-    ("Blind answer", "submit_answer", "Enter", "submit the blind answer and reveal the key"),
+    ActionHelp("Blind answer", "take_back", "Backspace", "take back the last step of the answer"),
+    ActionHelp(
+        "Blind answer", "submit_answer", "Enter", "submit the blind answer and reveal the key"
+    ),
     *[
-        ("Verdict", f"verdict('{verdict.value}')", key, text)
-        for verdict, (key, text) in (
-            (Verdict.KEEP, ("k", "keep: the item and its key are right")),
-            (Verdict.AMBIGUOUS, ("m", "ambiguous: more than one valid order (record each)")),
-            (Verdict.NO_ORDER, ("o", "no clear order (ordering items)")),
-            (Verdict.WRONG_KEY, ("w", "wrong key (record the corrected key)")),
-            (Verdict.FLAWED, ("f", "flawed text: record it, then edit the item")),
-            (Verdict.SENSITIVE, ("x", "sensitive or inappropriate")),
-            (Verdict.DUPLICATE, ("d", "duplicate of another item (asks for its id)")),
-        )
+        ActionHelp("Verdict", f"verdict('{verdict.value}')", VERDICT_KEYS[verdict][0], text)
+        for verdict, text in VERDICT_HELP.items()
     ],
-    ("Verdict", "comment", "c", "write a comment (Enter or Esc returns to the keys)"),
-    ("Item", "edit", "e", "edit an item you judged (makes a new revision)"),
-    ("Item", "revisions", "r", "view the item's revisions and their differences"),
-    ("Move", "skip", "s", "skip: put the item aside for this session, free it for others"),
-    ("Move", "previous", "p", "previous item of this session"),
-    ("Move", "next", "n", "next item (forward in the session, else a new one)"),
-    ("Move", "undo", "u", "undo your last judgment (the item comes back to answer again)"),
-    ("Move", "jump", "j", "jump to an item by id"),
-    ("Move", "filter", "/", "filter the queue by kind, source, status"),
-    ("Move", "judged", "l", "list the items you have judged"),
+    ActionHelp("Verdict", "comment", "c", "write a comment (Enter or Esc returns to the keys)"),
+    ActionHelp("Item", "edit", "e", "edit an item you judged (makes a new revision)"),
+    ActionHelp("Item", "revisions", "r", "view the item's revisions and their differences"),
+    ActionHelp(
+        "Move", "skip", "s", "skip: put the item aside for this session, free it for others"
+    ),
+    ActionHelp("Move", "previous", "p", "previous item of this session"),
+    ActionHelp("Move", "next", "n", "next item (forward in the session, else a new one)"),
+    ActionHelp(
+        "Move", "undo", "u", "undo your last judgment (the item comes back to answer again)"
+    ),
+    ActionHelp("Move", "jump", "j", "jump to an item by id"),
+    ActionHelp("Move", "filter", "/", "filter the queue by kind, source, status"),
+    ActionHelp("Move", "judged", "l", "list the items you have judged"),
 ]
+"""Every action of the review screen, in the order the help lists them."""
 
 
 REVIEW_BINDINGS: list[BindingType] = [

@@ -8,28 +8,30 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
-from textual.screen import ModalScreen
-from textual.widgets import OptionList, Static
+from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from db.engine import Database
 from reviewer.revisions import RevisionSummary, diff_revisions, revision_history
 from reviewer.tui.literal import literal
+from reviewer.tui.widgets.dialog import Dialog, DialogScreen
 from reviewer.tui.widgets.diff_view import DiffView
+from reviewer.tui.widgets.titles import PanelTitle
 
 
 def revision_label(revision: RevisionSummary) -> Text:
     label = Text(f"rev {revision.number}  ", style="bold")
-    label.append(revision.created_at.strftime("%Y-%m-%d %H:%M") + "  ")
+    if revision.created_at is not None:
+        label.append(revision.created_at.strftime("%Y-%m-%d %H:%M") + "  ")
     label.append_text(literal(revision.author))
     label.append("\n  ")
     label.append_text(literal(revision.change_note or "—", "dim"))
     return label
 
 
-class RevisionsScreen(ModalScreen[None]):
+class RevisionsScreen(DialogScreen[None]):
     """Lists an item's revisions and shows the diff of the highlighted one."""
 
     BINDINGS = [Binding("escape,q", "close", "Close")]
@@ -49,8 +51,8 @@ class RevisionsScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         title = Text("Revisions of ")
         title.append_text(literal(self.item_id, "bold"))
-        with Vertical(classes="review-dialog wide"):
-            yield Static(title, classes="panel-title")
+        with Dialog(classes="wide"):
+            yield PanelTitle(title)
             with Horizontal(id="revisions-body"):
                 yield OptionList(id="revision-list")
                 with VerticalScroll(id="revision-diff-scroll"):

@@ -8,61 +8,26 @@ more) and says which judgment field its answer fills.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Any
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from db.answers import AnswerError, format_answer, parse_answer
+from db.answers import format_answer
 from db.engine import Database
 from db.items import ItemSnapshot, get_item
 from db.vocabulary import Verdict
-from reviewer.tui.literal import literal
-
-Validator = Callable[[str], str]
-"""Turns typed text into the stored value, or raises ValueError with the reason."""
-
-
-class AnswerPromptScreen(ModalScreen[str | None]):
-    """Asks for one value (a corrected key, an item id); Esc cancels."""
-
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
-
-    def __init__(
-        self, title: str, explanation: str, validator: Validator, initial: str = ""
-    ) -> None:
-        super().__init__()
-        self.title_text = title
-        self.explanation = explanation
-        self.validator = validator
-        self.initial = initial
-
-    def compose(self) -> ComposeResult:
-        with Vertical(classes="review-dialog"):
-            yield Static(Text(self.title_text), classes="panel-title")
-            yield Static(Text(self.explanation), classes="review-dialog-help")
-            yield Input(value=self.initial, id="prompt-input")
-            yield Static(id="prompt-problem", classes="problem")
-
-    @on(Input.Submitted, "#prompt-input")
-    def submit(self, event: Input.Submitted) -> None:
-        try:
-            value = self.validator(event.value)
-        except ValueError as error:
-            self.query_one("#prompt-problem", Static).update(literal(str(error)))
-            return
-        self.dismiss(value)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+from reviewer.tui.literal import literal, visible_text
+from reviewer.tui.screens.prompt import PromptScreen, Validator, answer_validator
+from reviewer.tui.widgets.dialog import Dialog, DialogScreen
+from reviewer.tui.widgets.titles import PanelTitle
 
 
-class AlternativesScreen(ModalScreen[list[str] | None]):
+class AlternativesScreen(DialogScreen[list[str] | None]):
     """Collects every other valid order (or answer) of an ambiguous item."""
 
     BINDINGS = [
@@ -79,8 +44,8 @@ class AlternativesScreen(ModalScreen[list[str] | None]):
 
     def compose(self) -> ComposeResult:
         noun = "order" if not self.item.kind.is_mcq else "answer"
-        with Vertical(classes="review-dialog"):
-            yield Static(f"Ambiguous: other valid {noun}s", classes="panel-title")
+        with Dialog():
+            yield PanelTitle(f"Ambiguous: other valid {noun}s")
             yield Static(
                 Text(
                     f"The key is {format_answer(self.item.kind, self.item.key)}. Type another "
@@ -88,11 +53,11 @@ class AlternativesScreen(ModalScreen[list[str] | None]):
                     "and press Enter to add it; add as many as apply. Enter on an empty line "
                     "or Ctrl+S saves, Esc cancels."
                 ),
-                classes="review-dialog-help",
+                classes="dialog-help",
             )
             yield Input(value=self.initial, id="alternative-input")
             yield Static(id="alternative-list")
-            yield Static(id="alternative-problem", classes="problem")
+            yield Static(id="alternative-problem", classes="dialog-problem")
 
     @on(Input.Submitted, "#alternative-input")
     def add_alternative(self, event: Input.Submitted) -> None:
@@ -102,7 +67,7 @@ class AlternativesScreen(ModalScreen[list[str] | None]):
         problem = self.query_one("#alternative-problem", Static)
         try:
             alternative = self.validator(event.value)
-        except (ValueError, AnswerError) as error:
+        except ValueError as error:  # AnswerError is one
             problem.update(literal(str(error)))
             return
         problem.update("")
@@ -125,18 +90,6 @@ class AlternativesScreen(ModalScreen[list[str] | None]):
         self.dismiss(None)
 
 
-def answer_validator(item: ItemSnapshot, what: str) -> Validator:
-    """Parses an order or choice set for ``item`` and refuses the key itself."""
-
-    def validate(text: str) -> str:
-        value = parse_answer(item.kind, text, item.labels)
-        if value == item.key:
-            raise ValueError(f"that is the key itself; type the {what}")
-        return value
-
-    return validate
-
-
 def duplicate_validator(db: Database, item: ItemSnapshot) -> Validator:
     """Accepts the id of another existing item."""
 
@@ -156,7 +109,7 @@ def duplicate_validator(db: Database, item: ItemSnapshot) -> Validator:
 
 def verdict_details(
     db: Database, item: ItemSnapshot, verdict: Verdict, blind_answer: str
-) -> tuple[ModalScreen[object], str] | None:
+) -> tuple[ModalScreen[Any], str] | None:
     """The modal that asks what ``verdict`` needs, and the judgment field its answer fills.
 
     The annotator's own blind answer, when it differs from the key, is offered first:
@@ -164,25 +117,27 @@ def verdict_details(
     """
     offered = format_answer(item.kind, blind_answer) if blind_answer != item.key else ""
     if verdict is Verdict.AMBIGUOUS:
-        screen: ModalScreen[object] = AlternativesScreen(  # type: ignore[assignment]
-            item, answer_validator(item, "other valid order"), offered
+        refusal = "that is the key itself; type the other valid order"
+        return AlternativesScreen(item, answer_validator(item, refusal), offered), (
+            "alternative_orders"
         )
-        return screen, "alternative_orders"
     if verdict is Verdict.WRONG_KEY:
-        screen = AnswerPromptScreen(  # type: ignore[assignment]
+        field = "corrected_key"
+        prompt = PromptScreen(
             "Wrong key: the corrected key",
             f"The key is {format_answer(item.kind, item.key)}. Type the right one "
             "and press Enter (Esc cancels).",
-            answer_validator(item, "corrected key"),
+            answer_validator(item, "that is the key itself; type the corrected key"),
             offered,
         )
-        return screen, "corrected_key"
-    if verdict is Verdict.DUPLICATE:
-        screen = AnswerPromptScreen(  # type: ignore[assignment]
+    elif verdict is Verdict.DUPLICATE:
+        field = "duplicate_of"
+        prompt = PromptScreen(
             "Duplicate: of which item?",
             "Type the id of the item this one duplicates and press Enter (Esc cancels).",
             duplicate_validator(db, item),
-            item.suspected_duplicate_of or "",
+            visible_text(item.suspected_duplicate_of or ""),
         )
-        return screen, "duplicate_of"
-    return None
+    else:
+        return None
+    return prompt, field

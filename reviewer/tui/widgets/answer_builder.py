@@ -16,6 +16,7 @@ from textual.widgets import Button, Static
 
 from db.answers import truefalse_word
 from db.vocabulary import ItemKind
+from reviewer.tui.widgets.titles import PanelTitle
 
 
 class AnswerDraft:
@@ -112,6 +113,28 @@ class AnswerDraft:
 class AnswerPanel(Vertical):
     """Shows the draft answer; the buttons post the same requests as the keys."""
 
+    DEFAULT_CSS = """
+    AnswerPanel {
+        height: auto;
+        padding: 0 1;
+        border: round $secondary;
+    }
+
+    AnswerPanel > #answer-draft {
+        margin: 1 0;
+        text-style: bold;
+    }
+
+    AnswerPanel > #answer-buttons {
+        height: auto;
+        margin-top: 1;
+    }
+
+    AnswerPanel > #answer-buttons > Button {
+        margin-right: 2;
+    }
+    """
+
     @dataclass
     class SubmitRequested(Message):
         """The Submit button was clicked."""
@@ -121,7 +144,7 @@ class AnswerPanel(Vertical):
         """The Take back button was clicked."""
 
     def compose(self) -> ComposeResult:
-        yield Static("Your blind answer", classes="panel-title")
+        yield PanelTitle("Your blind answer")
         yield Static(id="answer-draft")
         yield Static(id="answer-hint")
         with Horizontal(id="answer-buttons"):

@@ -20,6 +20,7 @@ from db.answers import LETTERS, MAX_CHOICES, truefalse_word
 from db.items import ItemSnapshot
 from db.vocabulary import ItemKind
 from reviewer.tui.literal import literal, literal_item
+from reviewer.tui.widgets.titles import SectionTitle
 
 KIND_NAMES = {
     ItemKind.ORDERING: "ordering",
@@ -46,12 +47,37 @@ def item_heading(item: ItemSnapshot) -> Text:
 class ChoiceRow(Horizontal):
     """One event or choice: its letter, then its text with a hanging indent; a click picks it."""
 
+    DEFAULT_CSS = """
+    ChoiceRow {
+        height: auto;
+        padding: 0 0 0 1;
+        margin-top: 1;
+    }
+
+    ChoiceRow:hover {
+        background: $boost;
+    }
+
+    ChoiceRow.-chosen {
+        color: $text-muted;
+        text-style: italic;
+    }
+
+    ChoiceRow > .choice-letter {
+        width: 5;
+    }
+
+    ChoiceRow > .choice-text {
+        width: 1fr;
+    }
+    """
+
     @dataclass
     class Picked(Message):
         label: str
 
-    def __init__(self, label: str, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, label: str, *, id: str | None = None) -> None:
+        super().__init__(id=id)
         self.label = label
 
     def compose(self) -> ComposeResult:
@@ -73,19 +99,36 @@ class ItemView(VerticalScroll):
     to the next item only updates text (no mounting, which would restyle the screen).
     """
 
+    DEFAULT_CSS = """
+    ItemView {
+        padding: 0 1;
+        border: round $primary-darken-2;
+        border-title-color: $text-muted;
+    }
+
+    ItemView:focus {
+        border: round $primary;
+    }
+
+    ItemView > #duplicate-note {
+        margin-top: 1;
+        color: $warning;
+    }
+    """
+
     can_focus = True
 
     def compose(self) -> ComposeResult:
-        yield Static(id="prompt-title", classes="section-title")
-        yield Static(id="item-prompt", classes="prompt")
-        yield Static(id="choices-title", classes="section-title")
+        yield SectionTitle(id="prompt-title")
+        yield Static(id="item-prompt")
+        yield SectionTitle(id="choices-title")
         for label in LETTERS[:MAX_CHOICES]:
-            yield ChoiceRow(label, id=f"choice-{label}", classes="choice")
+            yield ChoiceRow(label, id=f"choice-{label}")
         yield Static(id="duplicate-note")
 
     def show_item(self, item: ItemSnapshot) -> None:
         """Replace the content with ``item``."""
-        self.query_one("#prompt-title", Static).update(
+        self.query_one("#prompt-title", SectionTitle).update(
             "Question" if item.kind.is_mcq else "Scenario"
         )
         self.query_one("#item-prompt", Static).update(literal_item(item.prompt))
@@ -114,8 +157,8 @@ class ItemView(VerticalScroll):
 
     def show_message(self, title: str, body: str) -> None:
         """Show a message instead of an item (the queue is empty)."""
-        self.query_one("#prompt-title", Static).update(Text(title))
-        self.query_one("#item-prompt", Static).update(Text(body))
+        self.query_one("#prompt-title", SectionTitle).update(literal(title))
+        self.query_one("#item-prompt", Static).update(literal(body))
         self.query_one("#choices-title", Static).update("")
         for row in self.query(ChoiceRow):
             row.display = False

@@ -35,8 +35,16 @@ def progress_text(annotator: str, progress: QueueProgress | None, filters: str) 
 class ProgressLine(Static):
     """Figures refreshed after every item, after the last action's outcome."""
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    DEFAULT_CSS = """
+    ProgressLine {
+        height: 1;
+        padding: 0 1;
+        background: $panel;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
         self._figures = Text()
         self._note = Text()
 

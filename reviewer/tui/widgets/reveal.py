@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from rich.table import Table
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
@@ -23,6 +24,7 @@ from db.items import ItemSnapshot
 from db.vocabulary import ItemKind
 from reviewer.queue import OwnJudgment
 from reviewer.tui.literal import literal, literal_item
+from reviewer.tui.widgets.titles import PanelTitle, SectionTitle
 
 DIFF_STYLE = "bold reverse red"
 SAME_STYLE = "bold green"
@@ -100,8 +102,8 @@ def key_in_words(item: ItemSnapshot) -> Table:
 def judgment_summary(item: ItemSnapshot, judgment: OwnJudgment) -> Text:
     """What the annotator recorded (shown when browsing judged items)."""
     text = Text("Your verdict: ", style="bold")
-    text.append(judgment.verdict, style="bold magenta")
-    text.append(f"  ·  {judgment.seconds:.0f} s  ·  revision {judgment.revision_number}")
+    text.append_text(literal(judgment.verdict, "bold magenta"))
+    text.append(f"  ·  {judgment.seconds:.0f} s  ·  revision {judgment.revision}")
     for alternative in judgment.alternative_orders:
         text.append(f"\n  also valid: {format_answer(item.kind, alternative)}")
     if judgment.corrected_key:
@@ -118,14 +120,26 @@ def judgment_summary(item: ItemSnapshot, judgment: OwnJudgment) -> Text:
 class RevealPanel(VerticalScroll):
     """Key, explanation and the comparison; empty until the blind answer is in."""
 
-    def compose(self):  # type: ignore[no-untyped-def]
-        yield Static("Reveal", classes="panel-title")
+    DEFAULT_CSS = """
+    RevealPanel {
+        height: 1fr;
+        padding: 0 1;
+        border: round $accent;
+    }
+
+    RevealPanel > #reveal-judgment {
+        margin-top: 1;
+    }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield PanelTitle("Reveal")
         yield Static(id="reveal-comparison")
         yield Static(id="reveal-judgment")
-        yield Static("Key in words", classes="section-title")
+        yield SectionTitle("Key in words")
         yield Static(id="reveal-key")
-        yield Static("Explanation", classes="section-title")
-        yield Static(id="reveal-explanation", classes="prompt")
+        yield SectionTitle("Explanation")
+        yield Static(id="reveal-explanation")
 
     def reveal(self, item: ItemSnapshot, answer: str, judgment: OwnJudgment | None = None) -> None:
         """Fill the panel for ``item`` (this is the first moment the key reaches the screen)."""

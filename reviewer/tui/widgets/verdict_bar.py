@@ -29,6 +29,33 @@ VERDICT_KEYS: dict[Verdict, tuple[str, str]] = {
 class VerdictBar(Vertical):
     """Seven verdict buttons and a one-line comment."""
 
+    DEFAULT_CSS = """
+    VerdictBar {
+        height: auto;
+        padding: 0 1;
+    }
+
+    VerdictBar > #verdict-buttons {
+        height: auto;
+    }
+
+    VerdictBar > #verdict-buttons > Button {
+        margin-right: 1;
+    }
+
+    VerdictBar > #comment-row {
+        height: 1;
+    }
+
+    VerdictBar > #comment-row > Label {
+        color: $text-muted;
+    }
+
+    VerdictBar > #comment-row > #comment {
+        width: 1fr;
+    }
+    """
+
     @dataclass
     class VerdictChosen(Message):
         """A verdict button was clicked."""

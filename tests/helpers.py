@@ -1,0 +1,350 @@
+"""The one set of test helpers: store items, people, judgments and decisions directly,
+host a screen in a bare app, and wait for the TUI to settle.
+
+Items are stored through ``db.items.add_item`` (the one way in) after validation.
+Judgments and decisions are inserted as rows (bypassing ``reviewer.judging``) so
+tests can build any pattern quickly, including retracted and superseded judgments.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import random
+import re
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, TypeVar
+
+from sqlmodel import col, select
+from textual.app import App
+from textual.pilot import Pilot
+from textual.screen import Screen
+from textual.worker import WorkerCancelled, WorkerFailed
+
+from db.engine import Database
+from db.items import add_item
+from db.models import Decision, Item, ItemRevision, Judgment, Person, utcnow
+from db.people import ensure_person
+from db.validation import ItemDraft, validate_draft
+from db.vocabulary import Role, Verdict
+from reviewer.item_status import refresh_item_status
+from reviewer.tui.app import ReviewApp
+from reviewer.tui.screens.review import ReviewScreen
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+# --- items ----------------------------------------------------------------------------
+
+EVENTS = {
+    "A": "The central bank raises interest rates.",
+    "B": "Mortgage costs rise for new buyers.",
+    "C": "Home sales slow down.",
+    "D": "Inflation climbs above target.",
+}
+CHOICES = {"A": "Yes", "B": "No", "C": "Maybe"}
+TRUEFALSE = {"A": "对", "B": "错"}
+PROMPT = "Order the events of a rate rise cycle."
+EXPLANATION = "Inflation comes first; the bank reacts; borrowing costs follow."
+
+
+def store_draft(
+    db: Database,
+    item_id: str,
+    draft: ItemDraft,
+    *,
+    source: str = "test",
+    status: str | None = None,
+    author: str = "test",
+) -> str:
+    """Validate ``draft`` and store it as item ``item_id`` at revision 1; returns the id.
+
+    ``status`` sets the item's status directly (e.g. ``approved`` items to evaluate)."""
+    problems = validate_draft(draft)
+    assert problems == [], (item_id, problems)
+    with db.transaction() as session:
+        add_item(session, item_id, source, draft, author=author)
+        if status is not None:
+            session.flush()
+            item = session.get(Item, item_id)
+            assert item is not None
+            item.status = status
+            session.add(item)
+    return item_id
+
+
+def store_item(
+    db: Database,
+    item_id: str,
+    *,
+    kind: str = "ordering",
+    key: str = "DABC",
+    choices: dict[str, str] | int | None = None,
+    prompt: str = PROMPT,
+    explanation: str | None = EXPLANATION,
+    source: str = "test",
+    language: str = "en",
+    status: str | None = None,
+) -> str:
+    """Store one item built from these fields; returns its id.
+
+    ``choices`` defaults to four rate-rise events for an ordering item, Yes / No /
+    Maybe for a choice item and 对 / 错 for a true/false one; a number asks for that
+    many numbered choices (``choice A of econ:1`` ...)."""
+    if isinstance(choices, int):
+        choices = {label: f"choice {label} of {item_id}" for label in "ABCDEFGH"[:choices]}
+    elif choices is None:
+        choices = {"ordering": EVENTS, "truefalse": TRUEFALSE}.get(kind, CHOICES)
+    draft = ItemDraft(
+        kind=kind,
+        prompt=prompt,
+        choices=dict(choices),
+        key=key,
+        explanation=explanation,
+        language=language,
+    )
+    return store_draft(db, item_id, draft, source=source, status=status)
+
+
+def store_ordering_items(
+    db: Database, count: int, *, prefix: str = "econ", source: str = "test"
+) -> list[str]:
+    """``count`` ordering items ``econ:000``, ``econ:001`` ..."""
+    return [store_item(db, f"{prefix}:{index:03d}", source=source) for index in range(count)]
+
+
+# --- people, judgments, decisions --------------------------------------------------------
+
+
+def store_person(db: Database, name: str, role: Role = Role.ANNOTATOR) -> None:
+    with db.transaction() as session:
+        ensure_person(session, name, role)
+
+
+_clock = {"now": utcnow()}
+
+
+def store_judgment(
+    db: Database,
+    item_id: str,
+    annotator: str,
+    answer: str,
+    verdict: str = Verdict.KEEP.value,
+    *,
+    revision: int = 1,
+    seconds: float = 30.0,
+    retracted: bool = False,
+    comment: str = "",
+    refresh: bool = True,
+) -> None:
+    """Insert one judgment row (strictly later than every earlier one) and refresh the status."""
+    _clock["now"] += timedelta(seconds=1)
+    with db.transaction() as session:
+        person = ensure_person(session, annotator)
+        revision_row = session.exec(
+            select(ItemRevision).where(
+                ItemRevision.item_id == item_id, ItemRevision.number == revision
+            )
+        ).one()
+        session.add(
+            Judgment(
+                item_id=item_id,
+                revision_id=revision_row.id,
+                revision_number=revision,
+                annotator_id=person.id,
+                blind_answer=answer,
+                verdict=verdict,
+                seconds=seconds,
+                comment=comment,
+                retracted=retracted,
+                created_at=_clock["now"],
+            )
+        )
+        session.flush()
+        if refresh:
+            refresh_item_status(session, item_id)
+
+
+def store_decision(db: Database, item_id: str, lead: str, status: str, key: str | None) -> None:
+    with db.transaction() as session:
+        person = session.exec(select(Person).where(Person.name == lead)).first() or ensure_person(
+            session, lead, Role.LEAD
+        )
+        session.add(
+            Decision(
+                item_id=item_id,
+                lead_id=person.id,
+                status=status,
+                revision_number=1,
+                final_key=key,
+            )
+        )
+        session.flush()
+        refresh_item_status(session, item_id)
+
+
+def stored_judgments(db: Database) -> list[Judgment]:
+    with db.session() as session:
+        return list(session.exec(select(Judgment).order_by(col(Judgment.id))))
+
+
+# --- a random study (agreement tests) ---------------------------------------------------
+
+OPTION_COUNTS = {"ordering": 4, "single": 4, "multi": 5, "truefalse": 2}
+
+
+@dataclass
+class StudyItem:
+    """One item of a random study and the judgments stored for it (annotator -> answer, verdict)."""
+
+    item_id: str
+    kind: str
+    key: str
+    source: str
+    judgments: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+
+def random_answer(rng: random.Random, kind: str, size: int) -> str:
+    labels = "ABCDEFGH"[:size]
+    if kind == "ordering":
+        return "".join(rng.sample(labels, size))
+    if kind == "multi":
+        chosen = [label for label in labels if rng.random() < 0.5] or [rng.choice(labels)]
+        return "".join(chosen)
+    return rng.choice(labels)
+
+
+def random_study(
+    db: Database,
+    seed: int,
+    *,
+    items: int = 40,
+    annotators: tuple[str, ...] = ("ann", "bo", "cy", "di"),
+    kinds: tuple[str, ...] = ("ordering", "single", "multi", "truefalse"),
+    missing: float = 0.25,
+    accuracy: float = 0.7,
+    sources: tuple[str, ...] = ("src-a", "src-b"),
+) -> list[StudyItem]:
+    """Store random items and judgments (some missing, some retracted then redone)."""
+    rng = random.Random(seed)
+    verdicts = [verdict.value for verdict in Verdict if verdict is not Verdict.NO_ORDER]
+    study: list[StudyItem] = []
+    for index in range(items):
+        kind = kinds[index % len(kinds)]
+        size = OPTION_COUNTS[kind] + (1 if kind == "ordering" and rng.random() < 0.3 else 0)
+        key = random_answer(rng, kind, size)
+        item = StudyItem(f"{kind}:{seed}:{index}", kind, key, rng.choice(sources))
+        store_item(db, item.item_id, kind=kind, key=key, source=item.source, choices=size)
+        for annotator in annotators:
+            if rng.random() < missing:
+                continue
+            answer = key if rng.random() < accuracy else random_answer(rng, kind, size)
+            verdict = "keep" if rng.random() < 0.6 else rng.choice(verdicts)
+            if rng.random() < 0.15:  # an earlier judgment that was undone: must not count
+                store_judgment(
+                    db,
+                    item.item_id,
+                    annotator,
+                    random_answer(rng, kind, size),
+                    rng.choice(verdicts),
+                    retracted=True,
+                    refresh=False,
+                )
+            store_judgment(
+                db,
+                item.item_id,
+                annotator,
+                answer,
+                verdict,
+                seconds=rng.uniform(5, 120),
+                refresh=False,
+            )
+            item.judgments[annotator] = (answer, verdict)
+        study.append(item)
+    return study
+
+
+# --- the TUI ----------------------------------------------------------------------------
+
+
+class ScreenHost(App[None]):
+    """A bare app that shows one screen (the lead and evaluation screens, tested alone)."""
+
+    def __init__(self, screen: Screen[None]) -> None:
+        super().__init__()
+        self._hosted = screen
+
+    def on_mount(self) -> None:
+        self.push_screen(self._hosted)
+
+
+async def wait_until(pilot: Pilot[None], condition: Callable[[], bool], what: str) -> None:
+    """Let the app run until ``condition()`` holds (at most 30 s), else fail naming ``what``."""
+    for _ in range(600):
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+REVIEW_GROUPS = {"review", "progress", "default"}
+"""Worker groups of the review screens (other areas' screens may keep pollers running)."""
+
+
+async def settle(pilot: Pilot[None]) -> None:
+    """Wait until the review workers are done and their messages have been handled."""
+    app = pilot.app
+    for _ in range(400):
+        await pilot.pause()
+        running = [w for w in app.workers if w.is_running and w.group in REVIEW_GROUPS]
+        screens = [s for s in app.screen_stack if isinstance(s, ReviewScreen)]
+        if not running and not (screens and screens[0].busy):
+            await pilot.pause()
+            return
+        if running:
+            with contextlib.suppress(WorkerFailed, WorkerCancelled):
+                await running[0].wait()
+    raise AssertionError("the review app did not settle")
+
+
+@asynccontextmanager
+async def running(app: ReviewApp) -> AsyncIterator[ReviewApp]:
+    """The review app running headless at 120 x 40, settled; ``press`` drives it."""
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.pilot = pilot  # type: ignore[attr-defined]
+        await settle(pilot)
+        yield app
+
+
+def pilot_of(app: ReviewApp) -> Pilot[None]:
+    """The pilot driving an app from :func:`running`."""
+    pilot: Pilot[None] = app.pilot  # type: ignore[attr-defined]
+    return pilot
+
+
+async def press(app: ReviewApp, *keys: str) -> None:
+    """Press ``keys`` in an app from :func:`running`, then wait for it to settle."""
+    await pilot_of(app).press(*keys)
+    await settle(pilot_of(app))
+
+
+ScreenType = TypeVar("ScreenType", bound=Screen[Any])
+
+
+async def open_screen(app: ReviewApp, key: str, screen_type: type[ScreenType]) -> ScreenType:
+    """Press ``key`` in an app from :func:`running`; the screen it must open."""
+    await press(app, key)
+    assert isinstance(app.screen, screen_type), app.screen
+    return app.screen
+
+
+_SVG_TEXT = re.compile(r"<text[^>]*>(.*?)</text>", re.DOTALL)
+
+
+def screen_text(app: App[None]) -> str:
+    """Everything rendered on the terminal right now, as plain text (from an SVG screenshot)."""
+    svg = app.export_screenshot()
+    return html.unescape("".join(_SVG_TEXT.findall(svg))).replace("\xa0", " ")
