@@ -340,10 +340,6 @@ def _import_one(
         report.forget_writes()
 
 
-def _format_problem(record: ParsedRecord, problem: Problem) -> str:
-    return f"{record.place}: {problem}"
-
-
 def _revision_problems(revision: RevisionRecord, where: str, *, current: bool) -> list[Problem]:
     """What PostgreSQL would refuse in a JSONL record's stored revision (checked on every
     backend); the current revision's text is checked by ``validate_draft`` already."""

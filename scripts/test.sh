@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# The test command: sets up .venv when needed, starts a throwaway PostgreSQL server
-# when Debian's postgresql binaries are installed (so the PostgreSQL tests run too),
-# then runs the whole suite. Extra arguments go to pytest.
+# The test command: sets up .venv when needed, checks lint, formatting and types (ruff,
+# mypy: a few seconds), starts a throwaway PostgreSQL server when Debian's postgresql
+# binaries are installed (so the PostgreSQL tests run too), then runs the whole suite.
+# Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 # shellcheck disable=SC1091
 . .venv/bin/activate
+
+echo "ruff check, ruff format --check, mypy" >&2
+ruff check --quiet .
+ruff format --check --quiet .
+mypy --no-error-summary
 
 pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
 if [ -z "${VETBENCH_TEST_PG_URL:-}" ] && [ -n "$pg_bin" ] && [ -x "$pg_bin/initdb" ]; then

@@ -234,7 +234,7 @@ class TransformersBackend:
 
     def close(self) -> None:
         """Free the model's memory (the backend cannot be used afterwards)."""
-        self.model = None  # type: ignore[assignment]
+        self.model = None
         if self.device == "cuda":
             self._torch.cuda.empty_cache()
 

@@ -45,7 +45,7 @@ class LineBrokenContent(Content):
     """Textual ``Content`` that wraps Chinese and mixed text where a typesetter would."""
 
     @classmethod
-    def from_text(cls, text: Text) -> LineBrokenContent:
+    def from_rich(cls, text: Text) -> LineBrokenContent:
         """The same characters, spans and base style as ``text``."""
         content = Content.from_rich_text(text)
         return cls(content.plain, list(content.spans), strip_control_codes=False)
@@ -73,7 +73,7 @@ class LineBrokenContent(Content):
         selection: Selection | None = None,
         selection_style: Style | None = None,
         post_style: Style | None = None,
-        get_style: Callable[[str | Style], Style] = Style.parse,
+        get_style: Callable[[str | Style], Style] = Style.parse,  # type: ignore[assignment]  # as Content declares it
     ) -> list[_FormattedLine]:
         if no_wrap:  # nothing to break: Textual's own crop, fold or ellipsis
             return super()._wrap_and_format(
@@ -129,7 +129,7 @@ class LineBrokenText(Text):
 
     def visualize(self) -> LineBrokenContent:
         """Textual's visual protocol: a widget given this Text shows a LineBrokenContent."""
-        return LineBrokenContent.from_text(self)
+        return LineBrokenContent.from_rich(self)
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         lines = self.plain.splitlines()

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-import sqlmodel
 from alembic import op
+from sqlmodel.sql.sqltypes import AutoString
 
 from db.audit import protect_audit_trail_on_sqlite
 from db.privileges import apply_privileges, remove_privileges
@@ -38,7 +38,7 @@ def upgrade() -> None:
         batch_op.add_column(
             sa.Column(
                 "os_login",
-                sqlmodel.sql.sqltypes.AutoString(length=255),
+                AutoString(length=255),
                 nullable=False,
                 server_default="",
             )
@@ -46,14 +46,12 @@ def upgrade() -> None:
         batch_op.add_column(
             sa.Column(
                 "host",
-                sqlmodel.sql.sqltypes.AutoString(length=255),
+                AutoString(length=255),
                 nullable=False,
                 server_default="",
             )
         )
-        batch_op.add_column(
-            sa.Column("db_role", sqlmodel.sql.sqltypes.AutoString(length=255), nullable=True)
-        )
+        batch_op.add_column(sa.Column("db_role", AutoString(length=255), nullable=True))
         for column in _NEW_INDEXES:
             batch_op.create_index(f"ix_audit_event_{column}", [column], unique=False)
     bind = op.get_bind()
