@@ -427,7 +427,13 @@ async def test_browse_judged_items_lists_every_revision(one_item: Database) -> N
     from reviewer.judging import ItemEdit, edit_item, submit_judgment
 
     submit_judgment(
-        one_item, "alice", "econ:1", revision_number=1, blind_answer="ABCD", verdict="flawed"
+        one_item,
+        "alice",
+        "econ:1",
+        revision_number=1,
+        blind_answer="ABCD",
+        verdict="flawed",
+        comment="a typo",
     )
     edit_item(one_item, "bob", "econ:1", ItemEdit(note="typo", prompt="Order the events (fixed)."))
     submit_judgment(

@@ -24,6 +24,7 @@ class AnnotatorStats:
     decision_agreement: Figure  # share of decided items where keep/drop matches the decision
     median_seconds: float | None  # over judgments with a recorded time
     verdicts: dict[str, int]
+    keep_rate: Figure = Figure(value=None, n=0)  # share of own judgments with the verdict keep
 
 
 def _shares(hits: NDArray[np.number], totals: NDArray[np.number], reason: str) -> list[Figure]:
@@ -93,6 +94,9 @@ def annotator_stats(data: JudgmentData) -> list[AnnotatorStats]:
                     )
                     if count
                 },
+                keep_rate=Figure.of(
+                    float(verdict_table[index, KEEP] / judgments[index]), int(judgments[index])
+                ),
             )
         )
     return sorted(results, key=lambda stats: stats.name)
