@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import and_
+from sqlalchemy import ColumnElement, and_
 from sqlmodel import Session, col, select
 
 from db.answers import AnswerError, format_answer, parse_answer
@@ -122,16 +122,14 @@ def gold_outcome(gold: GoldItem, kind: ItemKind, blind_answer: str, verdict: str
 def active_gold(session: Session, item_id: str, revision: int | None = None) -> GoldItem | None:
     """The item's gold row if it is gold now (and, with ``revision``, for that revision)."""
     row = session.exec(
-        select(GoldItem).where(
-            col(GoldItem.item_id) == item_id, col(GoldItem.removed_at).is_(None)
-        )
+        select(GoldItem).where(col(GoldItem.item_id) == item_id, col(GoldItem.removed_at).is_(None))
     ).first()
     if row is None or (revision is not None and row.revision_number != revision):
         return None
     return row
 
 
-def serving_gold():  # type: ignore[no-untyped-def]
+def serving_gold() -> ColumnElement[bool]:
     """Gold rows that are served now: not removed, and for the item's current revision
     (a condition on ``Item`` and ``GoldItem`` for joins and EXISTS clauses)."""
     return and_(

@@ -18,6 +18,7 @@ from datetime import datetime
 
 from sqlalchemy import func
 from sqlmodel import Session, col, select
+from sqlmodel.sql.expression import Select
 
 from db.audit import record_audit
 from db.models import Guidelines, Person
@@ -89,23 +90,21 @@ def _view(row: Guidelines, author: str) -> GuidelinesVersion:
     )
 
 
-def _with_author(session: Session, query):  # type: ignore[no-untyped-def]
-    return session.exec(
-        query.join(Person, col(Person.id) == col(Guidelines.author_id)).add_columns(
-            col(Person.name)
-        )
+def _with_author() -> Select[Guidelines, str]:
+    return select(Guidelines, col(Person.name)).join(
+        Person, col(Person.id) == col(Guidelines.author_id)
     )
 
 
 def get_guidelines(session: Session, version: int | None = None) -> GuidelinesVersion | None:
     """Version ``version`` of the guidelines, or the newest (None when there are none)."""
-    query = select(Guidelines)
+    query = _with_author()
     if version is None:
         query = query.order_by(col(Guidelines.version).desc()).limit(1)
     else:
         query = query.where(col(Guidelines.version) == version)
-    row = _with_author(session, query).first()
-    return None if row is None else _view(row[0], row[1])
+    row = session.exec(query).first()
+    return None if row is None else _view(*row)
 
 
 def current_guidelines(session: Session) -> GuidelinesVersion | None:
@@ -119,8 +118,8 @@ def current_guidelines_version(session: Session) -> int | None:
 
 def guidelines_history(session: Session) -> list[GuidelinesVersion]:
     """Every version, oldest first."""
-    query = select(Guidelines).order_by(col(Guidelines.version))
-    return [_view(row[0], row[1]) for row in _with_author(session, query)]
+    query = _with_author().order_by(col(Guidelines.version))
+    return [_view(*row) for row in session.exec(query)]
 
 
 def _check_text(text: str, file_name: str) -> str:
@@ -138,9 +137,7 @@ def _check_text(text: str, file_name: str) -> str:
     return text
 
 
-def set_guidelines(
-    session: Session, text: str, *, lead: str, file_name: str = ""
-) -> GuidelinesSet:
+def set_guidelines(session: Session, text: str, *, lead: str, file_name: str = "") -> GuidelinesSet:
     """Store ``text`` as the next version (leads only), with an audit event; the caller
     commits.  A text equal to the newest version stores nothing."""
     text = _check_text(text, file_name)

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import and_
+from sqlalchemy import ColumnElement, and_
 from sqlmodel import Session, col, select
 from sqlmodel.sql.expression import Select
 
@@ -119,10 +119,13 @@ def iter_items(
     kinds: Sequence[str] | None = None,
     sources: Sequence[str] | None = None,
     ids: Iterable[str] | None = None,
+    where: Sequence[ColumnElement[bool]] = (),
     batch_size: int = 2000,
 ) -> Iterator[ItemSnapshot]:
-    """Items at their current revision, in id order, filtered; streamed in batches."""
-    query = _current_join()
+    """Items at their current revision, in id order, filtered; streamed in batches.
+
+    ``where`` adds conditions on ``Item`` (a text search: ``db.search``)."""
+    query = _current_join().where(*where)
     if statuses:
         query = query.where(col(Item.status).in_(list(statuses)))
     if kinds:

@@ -22,9 +22,10 @@ A query is split on white space; an item matches when its text holds every term.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import ColumnElement, Connection, bindparam, select, text
+from sqlalchemy import BindParameter, ColumnElement, Connection, Select, bindparam, select, text
 from sqlmodel import Session, col
 
 from db.formats.cflue import EXAM_NAME
@@ -37,6 +38,7 @@ __all__ = [
     "create_search_index",
     "drop_search_index",
     "exam_condition",
+    "exam_name",
     "include_in_comparison",
     "is_search_table",
     "search_condition",
@@ -151,9 +153,7 @@ _POSTGRES_DROPS = [
     "DROP FUNCTION IF EXISTS vetbench_item_search_item()",
     "DROP FUNCTION IF EXISTS vetbench_index_item_text(VARCHAR)",
 ]
-_TRIGRAM_INDEX = (
-    f"CREATE INDEX IF NOT EXISTS ix_item_search_trgm ON {SEARCH_TABLE} USING gin (body gin_trgm_ops)"
-)
+_TRIGRAM_INDEX = f"CREATE INDEX IF NOT EXISTS ix_item_search_trgm ON {SEARCH_TABLE} USING gin (body gin_trgm_ops)"
 
 
 def is_search_table(name: str) -> bool:
@@ -272,15 +272,17 @@ def search_condition(session: Session, query: str) -> ColumnElement[bool]:
         found = text(
             " AND ".join(f"body ILIKE :term_{n} ESCAPE '\\'" for n in range(len(terms)))
         ).bindparams(*[bindparam(f"term_{n}", _like_pattern(t)) for n, t in enumerate(terms)])
-        return col(Item.id).in_(select(text("item_id")).select_from(text(SEARCH_TABLE)).where(found))
+        return col(Item.id).in_(
+            select(text("item_id")).select_from(text(SEARCH_TABLE)).where(found)
+        )
     return col(Item.id).in_(_revision_scan(terms))
 
 
-def _sqlite_matches(terms: list[str]):  # type: ignore[no-untyped-def]
+def _sqlite_matches(terms: list[str]) -> Select[str]:
     long_terms = [t for t in terms if len(t) >= MIN_INDEXED_CHARS]
     short_terms = [t for t in terms if len(t) < MIN_INDEXED_CHARS]
-    clauses = []
-    parameters = []
+    clauses: list[str] = []
+    parameters: list[BindParameter[str]] = []
     if long_terms:
         clauses.append(f"{SEARCH_TABLE} MATCH :match")
         parameters.append(bindparam("match", " AND ".join(_fts_phrase(t) for t in long_terms)))
@@ -296,7 +298,7 @@ def _sqlite_matches(terms: list[str]):  # type: ignore[no-untyped-def]
     return select(col(ItemRevision.item_id)).where(col(ItemRevision.id).in_(rowids))
 
 
-def _revision_scan(terms: list[str]):  # type: ignore[no-untyped-def]
+def _revision_scan(terms: list[str]) -> Select[str]:
     """No index (an old SQLite): every term somewhere in the current revision's text."""
     from sqlalchemy import String, and_, cast, func, or_
 
@@ -316,6 +318,23 @@ def _revision_scan(terms: list[str]):  # type: ignore[no-untyped-def]
     return select(col(ItemRevision.item_id)).join(Item, current).where(*conditions)
 
 
-def exam_condition(exams: tuple[str, ...] | list[str]) -> ColumnElement[bool]:
-    """Items whose CFLUE exam name (``名称`` in their meta) is one of ``exams``."""
-    return col(Item.meta)[EXAM_NAME].as_string().in_(list(exams))
+def exam_name(session: Session) -> ColumnElement[str]:
+    """The CFLUE exam name (``名称`` in ``item.meta``) as a column expression.
+
+    SQLite's JSON paths compare a key as it is written in the stored JSON, which
+    escapes non-ASCII characters (``\\u540d\\u79f0``); ``json_each`` decodes keys, so
+    SQLite reads the name through it.  PostgreSQL's ``->>`` decodes keys itself.
+    """
+    if session.connection().dialect.name == "sqlite":
+        return (
+            select(text("value"))
+            .select_from(text("json_each(item.meta)"))
+            .where(text("key = :exam_key").bindparams(exam_key=EXAM_NAME))
+            .scalar_subquery()
+        )
+    return col(Item.meta)[EXAM_NAME].as_string()
+
+
+def exam_condition(session: Session, exams: Sequence[str]) -> ColumnElement[bool]:
+    """Items whose CFLUE exam name is one of ``exams``."""
+    return exam_name(session).in_(list(exams))

@@ -247,8 +247,7 @@ class DecisionUndone:
         text += f"; the item is {self.item_status} (the undone decision stays in its history)"
         if undone.corrected_key and self.current_revision == undone.revision:
             text += (
-                f"; revision {undone.revision} with the corrected key stays and goes back "
-                "to review"
+                f"; revision {undone.revision} with the corrected key stays and goes back to review"
             )
         return text
 

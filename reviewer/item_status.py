@@ -18,7 +18,6 @@ from db.models import Item, ItemRevision, Judgment
 from db.settings import get_int_setting
 from db.vocabulary import ItemStatus, Verdict
 
-
 __all__ = ["active_judgments", "latest_decision", "refresh_item_status", "status_from_judgments"]
 
 
@@ -44,8 +43,6 @@ def active_judgments(session: Session, item_id: str, revision_number: int) -> li
     # SQLite hands back naive UTC times while rows added in this session hold aware
     # ones; compare both as naive UTC.
     return sorted(latest.values(), key=lambda j: (j.created_at.replace(tzinfo=None), j.id or 0))
-
-
 
 
 def status_from_judgments(judgments: list[Judgment], key: str, overlap: int) -> ItemStatus:

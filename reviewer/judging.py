@@ -98,20 +98,21 @@ class RetractionReceipt:
     current_revision: int = 0  # the item's revision now (0: the judged one)
     edited_by_you: bool = False  # the annotator wrote the current revision
 
+    @property
+    def revision_note(self) -> str:
+        """What happens to a later revision ("" when the judged one is still current)."""
+        if not self.current_revision or self.current_revision == self.revision_number:
+            return ""
+        who = "your edit" if self.edited_by_you else "its newer text"
+        note = f"{who}, revision {self.current_revision}, stays (undo never removes a revision)"
+        if self.edited_by_you:
+            note += ": others judge it, since you know its key"
+        return note
+
     def describe(self) -> str:
         """``retracted your flawed on econ:1 (revision 1); ...``, for the app and the CLI."""
-        text = (
-            f"retracted your {self.verdict} on {self.item_id} (revision {self.revision_number})"
-        )
-        if self.current_revision and self.current_revision != self.revision_number:
-            who = "your edit" if self.edited_by_you else "its newer text"
-            text += (
-                f"; {who}, revision {self.current_revision}, stays (undo never removes a "
-                "revision)"
-            )
-            if self.edited_by_you:
-                text += ": others judge it, since you know its key"
-        return text
+        text = f"retracted your {self.verdict} on {self.item_id} (revision {self.revision_number})"
+        return f"{text}; {self.revision_note}" if self.revision_note else text
 
 
 @dataclass(frozen=True)

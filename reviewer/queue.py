@@ -34,14 +34,14 @@ from sqlalchemy import ColumnElement, Select, and_, case, delete, exists, func, 
 from sqlmodel import Session, col
 
 from db.engine import Database
-from db.formats.cflue import EXAM_NAME
 from db.gold import serving_gold
+from db.guidelines import current_guidelines_version
 from db.items import ItemSnapshot, get_item
 from db.models import Claim, GoldItem, Item, ItemRevision, Judgment, utcnow
 from db.people import ensure_person
 from db.retry import retry_transient
 from db.rows import from_row
-from db.search import exam_condition, search_condition, search_terms
+from db.search import exam_condition, exam_name, search_condition, search_terms
 from db.settings import get_int_setting
 from db.vocabulary import OPEN_STATUSES, ItemStatus
 from reviewer.item_status import active_judgments, refresh_item_status
@@ -101,7 +101,7 @@ class QueueFilter:
         if self.sources:
             conditions.append(col(Item.source).in_(self.sources))
         if self.exams:
-            conditions.append(exam_condition(self.exams))
+            conditions.append(exam_condition(session, self.exams))
         if search_terms(self.text):
             conditions.append(search_condition(session, self.text))
         return conditions
@@ -127,6 +127,16 @@ class QueueProgress:
     median_seconds: float | None
     items_complete: int = 0  # items with enough judgments (or a decision)
     items_total: int = 0
+
+
+@dataclass(frozen=True)
+class GuidelinesNews:
+    """``first``: a new annotator, who reads the guidelines before their first item;
+    else the guidelines changed since ``last_seen``, the version of their latest judgment."""
+
+    current: int
+    first: bool
+    last_seen: int | None = None
 
 
 @dataclass
@@ -475,12 +485,12 @@ class ReviewQueue:
 
     def known_exams(self) -> list[str]:
         """Every CFLUE exam name (名称) among the items, for the filter."""
-        exam = col(Item.meta)[EXAM_NAME].as_string()
         with self.db.session() as session:
+            exam = exam_name(session)
             return [
                 name
                 for name in session.scalars(
-                    select(exam).where(exam.is_not(None)).distinct().order_by(exam)
+                    select(exam).select_from(Item).where(exam.is_not(None)).distinct().order_by(exam)
                 )
                 if name
             ]
@@ -548,6 +558,27 @@ class ReviewQueue:
     def record_retracted(self, judgment_id: int) -> None:
         if judgment_id in self.session_judgments:
             self.session_judgments.remove(judgment_id)
+
+    def guidelines_news(self) -> GuidelinesNews | None:
+        """What this annotator should hear about the guidelines at the start: a new
+        annotator reads them first; others hear of a version newer than the one their
+        latest judgment was made under.  None: nothing to say (or no guidelines)."""
+        with self.db.session() as session:
+            current = current_guidelines_version(session)
+            if current is None:
+                return None
+            latest = session.execute(
+                select(col(Judgment.guidelines_version))
+                .where(col(Judgment.annotator_id) == self.person_id)
+                .order_by(col(Judgment.created_at).desc(), col(Judgment.id).desc())
+                .limit(1)
+            ).first()
+        if latest is None:
+            return GuidelinesNews(current=current, first=True)
+        last_seen = latest[0]
+        if last_seen is not None and last_seen >= current:
+            return None
+        return GuidelinesNews(current=current, first=False, last_seen=last_seen)
 
     def database_is_empty(self) -> bool:
         """True when the database holds no items at all (nothing was imported yet)."""

@@ -95,7 +95,9 @@ def figure_notes(figures: AgreementFigures, people: Sequence[AnnotatorStats]) ->
             if note and note not in notes:
                 notes.append(note)
     for pair in figures.keep_drop.cohen:
-        note = _undefined(f"Cohen's kappa of {pair.first} and {pair.second} on keep/drop", pair.kappa)
+        note = _undefined(
+            f"Cohen's kappa of {pair.first} and {pair.second} on keep/drop", pair.kappa
+        )
         if note:
             notes.append(note)
     return notes

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlmodel import col, select
+from sqlalchemy import select
+from sqlmodel import col
 
 from db.engine import Database
 from db.json_types import JsonObject
@@ -63,7 +64,7 @@ def gold_accuracy(
         query = query.where(col(Item.source).in_(list(sources)))
     latest: dict[tuple[str, int], tuple[bool, bool]] = {}
     with db.session() as session:
-        for name, gold_id, answer, verdict, known_answer, known_verdict in session.exec(query):
+        for name, gold_id, answer, verdict, known_answer, known_verdict in session.execute(query):
             latest[(name, gold_id)] = (answer == known_answer, verdict == known_verdict)
     people: dict[str, list[tuple[bool, bool]]] = {}
     for (name, _gold), matches in latest.items():

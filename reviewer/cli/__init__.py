@@ -75,6 +75,8 @@ def _register_commands() -> None:
         adjudication_commands,
         eval_commands,
         generate_commands,
+        gold_commands,
+        guidelines_commands,
         item_commands,
         people_commands,
         review_commands,
@@ -84,6 +86,8 @@ def _register_commands() -> None:
     for module in (
         item_commands,
         review_commands,
+        guidelines_commands,
+        gold_commands,
         adjudication_commands,
         eval_commands,
         generate_commands,

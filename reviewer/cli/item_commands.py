@@ -405,6 +405,16 @@ def _preview(text: str, width: int = PREVIEW_CHARS) -> str:
 )
 @kind_option
 @source_option
+@click.option(
+    "--search",
+    "search",
+    metavar="TEXT",
+    help="Only items whose current text (question or scenario, choices or events, "
+    "explanation) holds every word of TEXT, in any language.",
+)
+@click.option(
+    "--exam", "exams", multiple=True, metavar="NAME", help="Only CFLUE items of this exam (名称)."
+)
 @click.option("--limit", type=click.IntRange(1), metavar="N", help="At most N items.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 @click.pass_context
@@ -413,15 +423,33 @@ def items_command(
     status: str | None,
     kinds: tuple[str, ...],
     sources: tuple[str, ...],
+    search: str | None,
+    exams: tuple[str, ...],
     limit: int | None,
     as_json: bool,
 ) -> None:
-    """List items: id, kind, status and the start of the text, in import order."""
+    """List items: id, kind, status and the start of the text, in import order.
+
+    --search uses the database's own full-text index (SQLite FTS5 with trigrams,
+    PostgreSQL pg_trgm): words of three or more characters are found through the
+    index, shorter ones by reading the indexed text.
+    """
     from itertools import islice
 
     from db.items import iter_items
+    from db.search import exam_condition, search_condition, search_note
 
     with open_db(ctx).session() as session:
+        where = []
+        if search is not None:
+            if not search.split():
+                fail("--search needs some text")
+            where.append(search_condition(session, search))
+            note = search_note(session)
+            if note:
+                click.echo(f"note: {note}", err=True)
+        if exams:
+            where.append(exam_condition(session, exams))
         items = list(
             islice(
                 iter_items(
@@ -429,6 +457,7 @@ def items_command(
                     statuses=[status] if status else None,
                     kinds=list(kinds) or None,
                     sources=list(sources) or None,
+                    where=where,
                 ),
                 limit,
             )

@@ -15,7 +15,14 @@ from textual.widgets import Footer
 
 
 class KeyFooter(Footer):
-    """``Footer`` that forgets the keys it has removed."""
+    """``Footer`` that forgets the keys it has removed, and keeps a space after a group's
+    label in the compact style (Textual's compact footer runs "pick" into "⌫ Back")."""
+
+    DEFAULT_CSS = """
+    KeyFooter.-compact FooterLabel {
+        margin: 0 1 0 0;
+    }
+    """
 
     async def recompose(self) -> None:
         await super().recompose()
