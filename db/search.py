@@ -153,7 +153,11 @@ _POSTGRES_DROPS = [
     "DROP FUNCTION IF EXISTS vetbench_item_search_item()",
     "DROP FUNCTION IF EXISTS vetbench_index_item_text(VARCHAR)",
 ]
-_TRIGRAM_INDEX = f"CREATE INDEX IF NOT EXISTS ix_item_search_trgm ON {SEARCH_TABLE} USING gin (body gin_trgm_ops)"
+TRIGRAM_EXTENSION = "pg_trgm"
+_TRIGRAM_INDEX = (
+    f"CREATE INDEX IF NOT EXISTS ix_item_search_trgm ON {SEARCH_TABLE} "
+    "USING gin (body gin_trgm_ops)"
+)
 
 
 def is_search_table(name: str) -> bool:
@@ -196,11 +200,11 @@ def create_search_index(connection: Connection) -> str | None:
     _run(connection, _postgres_statements(schema))
     savepoint = connection.begin_nested()
     try:
-        _run(connection, ["CREATE EXTENSION IF NOT EXISTS pg_trgm", _TRIGRAM_INDEX])
+        _run(connection, [f"CREATE EXTENSION IF NOT EXISTS {TRIGRAM_EXTENSION}", _TRIGRAM_INDEX])
     except Exception as error:  # no right to create the extension, or it is not installed
         savepoint.rollback()
         return (
-            f"pg_trgm could not be used ({str(error).splitlines()[0]}); search scans the "
+            f"{TRIGRAM_EXTENSION} could not be used ({str(error).splitlines()[0]}); search scans the "
             "index table with ILIKE. A database administrator runs `CREATE EXTENSION "
             "pg_trgm` in this database, and the next upgrade adds the trigram index"
         )

@@ -490,7 +490,11 @@ class ReviewQueue:
             return [
                 name
                 for name in session.scalars(
-                    select(exam).select_from(Item).where(exam.is_not(None)).distinct().order_by(exam)
+                    select(exam)
+                    .select_from(Item)
+                    .where(exam.is_not(None))
+                    .distinct()
+                    .order_by(exam)
                 )
                 if name
             ]

@@ -120,7 +120,9 @@ def preview(item: ItemSnapshot, number: int, edit: ItemEdit) -> RevisionSummary:
 
 
 class FormHistory:
-    """Undo and redo over whole-form states; typing in one field is one step per word."""
+    """Undo and redo over whole-form states.  Typing in one field is one step per word
+    (a step ends where a space follows a word); moving to another field, adding or
+    removing an event or choice always starts a new step."""
 
     def __init__(self, first: FormState) -> None:
         self.states = [first]
@@ -136,13 +138,13 @@ class FormHistory:
         if state == self.current:
             return  # a restore echoing back, or no change at all
         del self.states[self.position + 1 :]
-        ends_word = state != self.current and _ends_with_space(state, field)
-        if field is not None and field == self._typing_in and self.position > 0 and not ends_word:
+        word_ended = _ends_with_space(state, field) and not _ends_with_space(self.current, field)
+        if field is not None and field == self._typing_in and not word_ended:
             self.states[self.position] = state  # the same word grows
         else:
             self.states.append(state)
             self.position += 1
-        self._typing_in = None if ends_word else field
+        self._typing_in = field
 
     def break_step(self) -> None:
         """The next change starts a new step (the focus moved to another field)."""

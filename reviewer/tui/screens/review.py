@@ -95,6 +95,7 @@ class ReviewScreen(Screen[None]):
         self.blind_answer: str = ""
         self.busy = False
         self._progress_timer: Timer | None = None
+        self._welcome_due = False  # a new annotator: the guidelines open with the first item
 
     # --- layout ----------------------------------------------------------------------
 
@@ -374,6 +375,9 @@ class ReviewScreen(Screen[None]):
         if message.note:
             self.query_one(ProgressLine).show_note(message.note)
         self._schedule_progress()
+        if self._welcome_due:
+            self._welcome_due = False
+            self.action_guidelines(first=True)
 
     def on_history_ended(self, _message: HistoryEnded) -> None:
         self.busy = False
@@ -392,7 +396,10 @@ class ReviewScreen(Screen[None]):
     def on_guidelines_checked(self, message: GuidelinesChecked) -> None:
         news = message.news
         if news.first:
-            self.action_guidelines(first=True)
+            if self.phase is Phase.LOADING:
+                self._welcome_due = True  # opened with the first item, at its kind
+            else:
+                self.action_guidelines(first=True)
             return
         since = (
             f" (your last judgment was under version {news.last_seen})" if news.last_seen else ""

@@ -215,17 +215,17 @@ def why_not(
             "e edits it again"
         )
     if phase is Phase.BLIND:
-        if is_pick:
-            return _letters(item)
+        # A letter past the item's last one may have meant a pick or another action.
+        reasons = [_letters(item)] if is_pick else []
         if key in _VERDICT_OF_KEY or key == "c":
-            return (
+            reasons.append(
                 "give your blind answer first (Enter submits it): verdicts and comments come after"
             )
         if key == "e":
-            return "e edits an item once you have judged it: answer it blind first"
+            reasons.append("e edits an item once you have judged it: answer it blind first")
         if key == "r":
-            return "revisions show the key: they open once your blind answer is in"
-        return "not while you answer blind"
+            reasons.append("revisions show the key: they open once your blind answer is in")
+        return "; ".join(reasons) or "not while you answer blind"
     # Revealed: the blind answer is in, a verdict is due.
     if key == "o" and item.kind is not ItemKind.ORDERING:
         return (
