@@ -445,7 +445,7 @@ async def test_empty_tables_say_none(database: Database) -> None:
             lambda: (
                 lead_screen.refusal is None
                 and lead_screen.cases == {}
-                and "conflict" in screen_text(host)
+                and "to resolve" in screen_text(host)
             ),
             "the queue",
         )
