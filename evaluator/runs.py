@@ -179,6 +179,9 @@ def _outcomes(db: Database, run_id: int) -> list[_Outcome]:
                 col(Prediction.failure_kind),
                 col(Prediction.scores),
                 col(Prediction.created_at),
+                col(ItemRevision.prompt),
+                col(ItemRevision.choices),
+                col(Item.meta),
             )
             .join(Item, col(Item.id) == col(Prediction.item_id))
             .join(
@@ -202,11 +205,35 @@ def _outcomes(db: Database, run_id: int) -> list[_Outcome]:
                 correct=correct,
                 failure_kind=_failure(failure),
                 scores=Score.from_json(scores),
+                labels=len(choices or {}),
+                subject=_subject(meta),
+                text_length=len(question or "") + sum(len(str(c)) for c in (choices or {}).values()),
             ),
             created_at,
         )
-        for item_id, kind, source, key, parsed, correct, failure, scores, created_at in rows
+        for (
+            item_id,
+            kind,
+            source,
+            key,
+            parsed,
+            correct,
+            failure,
+            scores,
+            created_at,
+            question,
+            choices,
+            meta,
+        ) in rows
     ]
+
+
+def _subject(meta: object) -> str | None:
+    """CFLUE's exam name (名称), kept in an imported item's meta."""
+    from db.formats.cflue import EXAM_NAME
+
+    value = meta.get(EXAM_NAME) if isinstance(meta, dict) else None
+    return value if isinstance(value, str) and value.strip() else None
 
 
 def list_runs(db: Database) -> list[RunOverview]:
