@@ -139,9 +139,7 @@ def _patterns(labels: str) -> _Patterns:
     run = rf"{token}{next_token}*"
     prefixed_run = rf"{_ITEM_PREFIX}(?P<run>{run})"
     lower_class = "[" + re.escape(labels.lower()) + "]"
-    lower_run = (
-        rf"(?<![A-Za-z0-9]){lower_class}(?:{_LOWER_SEPARATOR}{lower_class})+(?![A-Za-z0-9])"
-    )
+    lower_run = rf"(?<![A-Za-z0-9]){lower_class}(?:{_LOWER_SEPARATOR}{lower_class})+(?![A-Za-z0-9])"
     marker = rf"(?:(?P<marker>{_ANSWER_MARKER})|\A)"
     return _Patterns(
         token=re.compile(core),

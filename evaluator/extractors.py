@@ -131,9 +131,7 @@ def answer_extractor(name: str) -> AnswerExtractor:
     try:
         return EXTRACTORS[name]
     except KeyError:
-        raise ValueError(
-            f"unknown extractor '{name}' (choose {', '.join(EXTRACTORS)})"
-        ) from None
+        raise ValueError(f"unknown extractor '{name}' (choose {', '.join(EXTRACTORS)})") from None
 
 
 def read_answers(

@@ -215,9 +215,7 @@ def _figures(rows: Sequence[ScoredPrediction]) -> Figures:
     chosen = _measured(scored, Metric.WEIGHTED_F1)
     letter_sets = _measured(scored, Metric.SET_F1)
     chances = [
-        chance
-        for row in scored
-        if (chance := chance_accuracy(row.kind, row.labels)) is not None
+        chance for row in scored if (chance := chance_accuracy(row.kind, row.labels)) is not None
     ]
     explained = summarize_explanations(
         [row.scores.explanation for row in scored if row.scores and row.scores.explanation]
@@ -260,6 +258,11 @@ def _grouped(
     for row in rows:
         groups[group_of(row)].append(row)
     return {name: _figures(groups[name]) for name in sorted(groups)}
+
+
+def figures_of(rows: Sequence[ScoredPrediction]) -> Figures:
+    """The figures of any set of predictions (a subject's, a length bucket's ...)."""
+    return _figures(rows)
 
 
 def summarize_predictions(rows: Sequence[ScoredPrediction]) -> PredictionSummary:

@@ -323,9 +323,7 @@ class Figures:
             "rouge_2": self.rouge_2,
             "rouge_l": self.rouge_l,
             "extractors": {name: row.to_json() for name, row in self.extractors.items()},
-            "key_positions": {
-                label: row.to_json() for label, row in self.key_positions.items()
-            },
+            "key_positions": {label: row.to_json() for label, row in self.key_positions.items()},
             "position_bias": self.position_bias,
         }
 

@@ -46,6 +46,8 @@ __all__ = [
     "list_runs",
     "run_figures",
     "run_info",
+    "run_outcomes",
+    "run_records",
     "suspect_keys",
 ]
 
@@ -207,7 +209,8 @@ def _outcomes(db: Database, run_id: int) -> list[_Outcome]:
                 scores=Score.from_json(scores),
                 labels=len(choices or {}),
                 subject=_subject(meta),
-                text_length=len(question or "") + sum(len(str(c)) for c in (choices or {}).values()),
+                text_length=len(question or "")
+                + sum(len(str(c)) for c in (choices or {}).values()),
             ),
             created_at,
         )
@@ -234,6 +237,19 @@ def _subject(meta: object) -> str | None:
 
     value = meta.get(EXAM_NAME) if isinstance(meta, dict) else None
     return value if isinstance(value, str) and value.strip() else None
+
+
+def run_outcomes(db: Database, run_id: int) -> list[ScoredPrediction]:
+    """A run's predictions as the metrics read them (no prompts, no raw outputs)."""
+    _get_run(db, run_id)
+    return [outcome.scored for outcome in _outcomes(db, run_id)]
+
+
+def run_records(db: Database) -> list[RunRecord]:
+    """Every run's own record, oldest first."""
+    with db.session() as session:
+        runs = session.exec(select(EvalRun).order_by(col(EvalRun.id))).all()
+    return [run_info(run) for run in runs]
 
 
 def list_runs(db: Database) -> list[RunOverview]:
