@@ -383,7 +383,9 @@ def test_a_run_on_the_tiny_model_stores_the_exact_prompts(
     from evaluator.backends.transformers_backend import TransformersBackend
 
     approved = mixed_set(database)
-    backend = TransformersBackend(str(tiny_model_dir(tmp_path_factory)), device="cpu")
+    backend = TransformersBackend(
+        str(tiny_model_dir(tmp_path_factory)), device="cpu", dtype="float32"
+    )
     run_id = create_run(database, backend.info, shots=1, filters=APPROVED)
     assert execute_run(database, run_id, backend) == "finished"
     stored = predictions(database, run_id)
