@@ -231,7 +231,9 @@ class FakeOpenAIServer:
             logprobs = {
                 "tokens": tokens,
                 "token_logprobs": values,
-                "top_logprobs": [None if v is None else {t: v} for t, v in zip(tokens, values)],
+                "top_logprobs": [
+                    None if v is None else {t: v} for t, v in zip(tokens, values, strict=True)
+                ],
                 "text_offset": offsets,
             }
         choice = {"index": 0, "text": text, "logprobs": logprobs, "finish_reason": "length"}
