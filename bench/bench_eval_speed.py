@@ -29,7 +29,9 @@ What it does:
 
 Run: ``.venv/bin/python bench/bench_eval_speed.py`` (add ``--keep DIR`` to keep the
 database, the task folder and the samples).  Other CPU load on the machine skews both
-timings; the ratio is what to read.
+timings; the ratio is what to read.  ``--model SPEC --device cuda`` measures another
+local model on a GPU (lm-eval then runs in bfloat16 too), ``--limit N`` only the first
+items (a smoke test); ``bench/gpu_check.sh`` runs it that way.
 """
 
 from __future__ import annotations
@@ -159,7 +161,16 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
-def run_vetbench(db_path: Path, out: Path, batch_size: str, dtype: str) -> None:
+def run_vetbench(
+    db_path: Path,
+    out: Path,
+    batch_size: str,
+    dtype: str,
+    *,
+    model: str = "demo",
+    device: str = "cpu",
+    limit: int | None = None,
+) -> None:
     """Child process: vetbench's run loop on the evaluated set, timed apart from loading."""
     from db.engine import open_database
     from evaluator.backends.registry import open_backend
@@ -169,7 +180,7 @@ def run_vetbench(db_path: Path, out: Path, batch_size: str, dtype: str) -> None:
     database = open_database(db_path)
     started = time.perf_counter()
     backend = open_backend(
-        "demo", BackendSettings(device="cpu", batch_size=batch_size, dtype=dtype)
+        model, BackendSettings(device=device, batch_size=batch_size, dtype=dtype)
     )
     loaded = time.perf_counter()
     run_id = create_run(
@@ -177,7 +188,7 @@ def run_vetbench(db_path: Path, out: Path, batch_size: str, dtype: str) -> None:
         backend.info,
         mode="generate",
         shots=SHOTS,
-        filters={"status": ["approved"], "source": list(EVALUATED_SOURCES)},
+        filters={"status": ["approved"], "source": list(EVALUATED_SOURCES), "limit": limit},
     )
     status = execute_run(database, run_id, backend)
     finished = time.perf_counter()
@@ -205,19 +216,29 @@ def run_vetbench(db_path: Path, out: Path, batch_size: str, dtype: str) -> None:
     )
 
 
-def run_lm_eval(task_dir: Path, out: Path, batch_size: str) -> None:
-    """Child process: lm-eval's HF backend on the exported task, timed apart from loading."""
+def run_lm_eval(
+    task_dir: Path,
+    out: Path,
+    batch_size: str,
+    *,
+    model_spec: str = "demo",
+    device: str = "cpu",
+    limit: int | None = None,
+) -> None:
+    """Child process: lm-eval's HF backend on the exported task, timed apart from loading
+    (float32 on the CPU, bfloat16 on a GPU, as vetbench's auto)."""
     import lm_eval
     from lm_eval.api.registry import get_model
     from lm_eval.tasks import TaskManager
 
-    from evaluator.demo_model import demo_model_dir
+    from evaluator.backends.transformers_backend import resolve_model_source
 
-    model_dir = demo_model_dir()
+    model_dir = resolve_model_source(model_spec).path
+    dtype = "bfloat16" if device == "cuda" else "float32"
     started = time.perf_counter()
     model = get_model("hf").create_from_arg_string(
-        f"pretrained={model_dir},dtype=float32",
-        {"device": "cpu", "batch_size": batch_size},
+        f"pretrained={model_dir},dtype={dtype}",
+        {"device": device, "batch_size": batch_size},
     )
     loaded = time.perf_counter()
     manager = TaskManager(include_path=str(task_dir), include_defaults=False)
@@ -228,6 +249,7 @@ def run_lm_eval(task_dir: Path, out: Path, batch_size: str) -> None:
         apply_chat_template=True,
         log_samples=True,
         bootstrap_iters=0,
+        limit=limit,
     )
     finished = time.perf_counter()
     assert results is not None
@@ -413,16 +435,36 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--batch-size", help=argparse.SUPPRESS)
     parser.add_argument("--dtype", default="auto", help=argparse.SUPPRESS)
+    parser.add_argument("--model", default="demo", help="A local model spec [default: demo].")
+    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    parser.add_argument("--limit", type=int, help="Only the first N items (per lm-eval task).")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
     if args.worker == "vetbench":
-        run_vetbench(args.db, args.out, args.batch_size, args.dtype)
+        run_vetbench(
+            args.db,
+            args.out,
+            args.batch_size,
+            args.dtype,
+            model=args.model,
+            device=args.device,
+            limit=args.limit,
+        )
         return
     if args.worker == "lm-eval":
-        run_lm_eval(args.task, args.out, args.batch_size)
+        run_lm_eval(
+            args.task,
+            args.out,
+            args.batch_size,
+            model_spec=args.model,
+            device=args.device,
+            limit=args.limit,
+        )
         return
+    common = ["--model", args.model, "--device", args.device]
+    common += ["--limit", str(args.limit)] if args.limit else []
 
     workdir = args.keep or Path(tempfile.mkdtemp(prefix="vetbench-speed-"))
     workdir.mkdir(parents=True, exist_ok=True)
@@ -433,7 +475,8 @@ def main() -> None:
     from evaluator.demo_model import demo_model_dir
     from evaluator.exports.lm_eval import export_lm_eval
 
-    demo_model_dir()  # convert the demo model once, outside both timings
+    if args.model == "demo":
+        demo_model_dir()  # convert the demo model once, outside both timings
     database = open_database(db_path)
     summary = export_lm_eval(
         database, workdir / "task", status="approved", source=list(EVALUATED_SOURCES), shots=SHOTS
@@ -447,13 +490,13 @@ def main() -> None:
         vetbench_out = workdir / f"vetbench-{dtype}.json"
         child(
             ["--worker", "vetbench", "--db", str(db_path), "--out", str(vetbench_out)]
-            + ["--batch-size", args.vetbench_batch_size, "--dtype", dtype],
+            + ["--batch-size", args.vetbench_batch_size, *common, "--dtype", dtype],
             args.timeout,
         )
         runs[dtype] = json.loads(vetbench_out.read_text(encoding="utf-8"))
     child(
         ["--worker", "lm-eval", "--task", str(workdir / "task"), "--out", str(harness_out)]
-        + ["--batch-size", args.lm_eval_batch_size],
+        + ["--batch-size", args.lm_eval_batch_size, *common],
         args.timeout,
     )
     harness = json.loads(harness_out.read_text(encoding="utf-8"))
