@@ -53,8 +53,8 @@ _CFLUE_REMOVED = ("、", ",", "，", " ")
 _CFLUE_MARKED = re.compile(r"答案[是：:]+([A-F]+)")
 _CFLUE_LEADING = re.compile(r"[A-F]+")
 _ECONLOGICQA_ORDER = re.compile(
-    r"\s*(?:correct\s+order\s*[:：]\s*)?(?P<order>[A-H](?:\s*[,，]?\s*[A-H])*)(?![A-Za-z])",
-    re.IGNORECASE,
+    r"\s*(?:(?i:correct[ \t]+order)[ \t]*[:：]\s*)?"
+    r"(?P<order>[A-Ha-h](?:[ \t]*[,，]?[ \t]*[A-Ha-h])*)(?![A-Za-z])"
 )
 
 
