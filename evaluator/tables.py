@@ -326,30 +326,45 @@ def length_bucket(characters: int) -> str:
 def _breakdown_table(
     runs: Sequence[_Run], name: str, group_of: Callable[[ScoredPrediction], str | None]
 ) -> ResultTable | None:
-    by_model: dict[str, list[_Run]] = defaultdict(list)
+    """Accuracy per group (rows) for each model and setting (columns): a model's runs of
+    one protocol, mode and number of shots make one column (its latest series)."""
+    by_setting: dict[tuple[str, str, str, int], list[_Run]] = defaultdict(list)
     for run in runs:
-        by_model[run.record.model].append(run)
-    latest_runs = {
-        model: [run for run, _ in _latest_series([(run, _EMPTY) for run in model_runs])]
-        for model, model_runs in by_model.items()
+        setting = (run.record.model, run.protocol, run.record.mode.value, run.record.shots)
+        by_setting[setting].append(run)
+    latest = {
+        setting: [run for run, _ in _latest_series([(run, _EMPTY) for run in setting_runs])]
+        for setting, setting_runs in by_setting.items()
     }
-    groups: dict[str, dict[str, list[Figures]]] = defaultdict(lambda: defaultdict(list))
+    groups: dict[str, dict[tuple[str, str, str, int], list[Figures]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
     chance: dict[str, list[ScoredPrediction]] = defaultdict(list)
-    for model, model_runs in latest_runs.items():
-        for run in model_runs:
+    for setting, setting_runs in latest.items():
+        for run in setting_runs:
             grouped: dict[str, list[ScoredPrediction]] = defaultdict(list)
             for row in run.outcomes:
                 group = group_of(row)
                 if group is not None:
                     grouped[group].append(row)
             for group, members in grouped.items():
-                groups[group][model].append(figures_of(members))
-                chance[group] += members
-    if not groups:
+                groups[group][setting].append(figures_of(members))
+                if setting_runs.index(run) == 0:  # the items once, not once per repeat
+                    chance[group] += members
+    settings = [setting for setting in latest if any(setting in g for g in groups.values())]
+    if not settings:
         return None
-    models = list(latest_runs)
+    per_model: dict[str, int] = defaultdict(int)
+    for model, *_rest in settings:
+        per_model[model] += 1
     columns = (
-        *(TableColumn(model, model) for model in models),
+        *(
+            TableColumn(
+                "/".join(map(str, setting)),
+                setting[0] if per_model[setting[0]] == 1 else _setting_title(setting),
+            )
+            for setting in settings
+        ),
         TableColumn("random", BASELINE_LABEL),
     )
     order = sorted(groups, key=_group_order if name == "length" else str)
@@ -358,21 +373,26 @@ def _breakdown_table(
             group,
             (
                 *(
-                    Spread.of(f.accuracy for f in groups[group][model])
-                    if groups[group].get(model)
+                    Spread.of(f.accuracy for f in groups[group][setting])
+                    if groups[group].get(setting)
                     else None
-                    for model in models
+                    for setting in settings
                 ),
                 _chance_of(chance[group]),
             ),
-            tuple(
-                sorted(run.record.id for model_runs in latest_runs.values() for run in model_runs)
-            ),
+            tuple(sorted(run.record.id for s in settings for run in latest[s])),
         )
         for group in order
     )
     title = "Accuracy by CFLUE subject (名称)" if name == "subject" else "Accuracy by item length"
     return ResultTable(name, title, "subject" if name == "subject" else "length", columns, rows)
+
+
+def _setting_title(setting: tuple[str, str, str, int]) -> str:
+    model, protocol, mode, shots = setting
+    extra = [] if protocol == EvalProtocol.CUSTOM else [protocol]
+    extra += [] if mode == EvalMode.GENERATE else [mode]
+    return f"{model} ({', '.join([*extra, f'{shots}-shot'])})"
 
 
 _EMPTY = Figures(
@@ -405,15 +425,23 @@ def paper_tables(
     """The tables asked for, over the finished runs (of ``protocol``, of ``models``, or
     the runs ``run_ids``); a shape without runs is left out."""
     runs = _finished_runs(db, protocol=protocol, models=models, run_ids=run_ids)
+    # Breakdowns of the CFLUE table alone read the CFLUE protocol's runs.
+    broken_down = (
+        [run for run in runs if run.protocol == EvalProtocol.CFLUE]
+        if tuple(shapes) == ("cflue",)
+        else runs
+    )
     tables: list[ResultTable | None] = []
     if "econlogicqa" in shapes:
         tables.append(_econlogicqa_table(runs))
     if "cflue" in shapes:
         tables.append(_cflue_table(runs))
     if "subject" in breakdowns:
-        tables.append(_breakdown_table(runs, "subject", lambda row: row.subject))
+        tables.append(_breakdown_table(broken_down, "subject", lambda row: row.subject))
     if "length" in breakdowns:
-        tables.append(_breakdown_table(runs, "length", lambda row: length_bucket(row.text_length)))
+        tables.append(
+            _breakdown_table(broken_down, "length", lambda row: length_bucket(row.text_length))
+        )
     return [table for table in tables if table is not None]
 
 
@@ -446,7 +474,9 @@ def render_table(
         escape = str.maketrans({"|": "\\|"})
         headers = [header.translate(escape) for header in headers]
         body = [[cell.translate(escape) for cell in row] for row in body]
-        return f"**{clean(table.title)}**\n\n" + tabulate(body, headers, tablefmt="github")
+        return f"**{clean(table.title)}** (%)\n\n" + tabulate(
+            body, headers, tablefmt="github", disable_numparse=True
+        )
     if table_format == "latex":
         return f"% {clean(table.title)} (figures in %)\n" + tabulate(
             body, headers, tablefmt="latex_booktabs", disable_numparse=True
