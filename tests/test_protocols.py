@@ -531,3 +531,13 @@ def test_custom_runs_keep_vetbench_layout_and_reader() -> None:
     custom = protocol_spec("custom")
     assert custom.layout == "vetbench" and custom.extractor == "lenient"
     assert custom.reported_extractors() == ("lenient", "cflue", "econlogicqa")
+
+
+def test_breakdowns_keep_each_shot_setting_apart(tabled: str) -> None:
+    (lengths,) = table_json(tabled, "--by", "length", "--shape", "econlogicqa")[1:]
+    titles = [column["title"] for column in lengths["columns"]]
+    assert any(title.endswith("(econlogicqa, 1-shot)") for title in titles)
+    assert any(title.endswith("(econlogicqa, 5-shot)") for title in titles)
+    assert any(title.endswith("(cflue, 0-shot)") for title in titles)
+    for row in lengths["rows"]:  # one run per setting: no spread over settings
+        assert all(cell is None or cell["sd"] is None for cell in row["cells"].values())
