@@ -31,7 +31,9 @@ Run: ``.venv/bin/python bench/bench_eval_speed.py`` (add ``--keep DIR`` to keep 
 database, the task folder and the samples).  Other CPU load on the machine skews both
 timings; the ratio is what to read.  ``--model SPEC --device cuda`` measures another
 local model on a GPU (lm-eval then runs in bfloat16 too), ``--limit N`` only the first
-items (a smoke test); ``bench/gpu_check.sh`` runs it that way.
+items: a smoke test, whose prompts and answers are not comparable (vetbench then draws
+shots from the approved items it does not evaluate, the export from none of its own);
+``bench/gpu_check.sh`` runs it that way.
 """
 
 from __future__ import annotations
