@@ -181,7 +181,7 @@ def _outcomes(db: Database, run_id: int) -> list[_Outcome]:
                 col(Prediction.failure_kind),
                 col(Prediction.scores),
                 col(Prediction.created_at),
-                col(ItemRevision.prompt),
+                func.length(col(ItemRevision.prompt)),  # its length, not its text
                 col(ItemRevision.choices),
                 col(Item.meta),
             )
@@ -209,7 +209,7 @@ def _outcomes(db: Database, run_id: int) -> list[_Outcome]:
                 scores=Score.from_json(scores),
                 labels=len(choices or {}),
                 subject=_subject(meta),
-                text_length=len(question or "")
+                text_length=int(question_length or 0)
                 + sum(len(str(c)) for c in (choices or {}).values()),
             ),
             created_at,
@@ -224,7 +224,7 @@ def _outcomes(db: Database, run_id: int) -> list[_Outcome]:
             failure,
             scores,
             created_at,
-            question,
+            question_length,
             choices,
             meta,
         ) in rows
