@@ -1,7 +1,8 @@
 """Every `--json` output keeps its exact key structure: names, order, nesting and value types.
 
 Scripts read these outputs (the README's "JSON output" section lists the keys), so a
-refactoring must not rename, drop, add or reorder a key.  Each output is flattened to
+refactoring must not rename, drop or reorder a key; a new key is added after the
+existing ones, documented, and recorded here.  Each output is flattened to
 ``path: type`` lines (``run.model: str``, ``accuracy_ci[]: float``; a list contributes
 the lines of all its elements) and compared, in order, with the structure recorded here.
 The runs come through the real CLI, from a real OpenAI-compatible HTTP server on 127.0.0.1.
