@@ -22,6 +22,7 @@ __all__ = [
     "UNDECIDED_STATUSES",
     "DecisionReason",
     "EvalMode",
+    "EvalProtocol",
     "FailureKind",
     "GenerationKind",
     "ItemKind",
@@ -125,6 +126,14 @@ class EvalMode(StrEnum):
 
     GENERATE = "generate"
     SCORE = "score"
+
+
+class EvalProtocol(StrEnum):
+    """Whose evaluation protocol a run follows (``vetbench eval --protocol``)."""
+
+    CUSTOM = "custom"  # vetbench's own prompts, shots as asked
+    CFLUE = "cflue"  # the CFLUE paper's: zero-shot, answer and explanation
+    ECONLOGICQA = "econlogicqa"  # the EconLogicQA paper's: 1 and 5 shots
 
 
 class GenerationKind(StrEnum):

@@ -46,6 +46,8 @@ __all__ = [
     "list_runs",
     "run_figures",
     "run_info",
+    "run_outcomes",
+    "run_records",
     "suspect_keys",
 ]
 
@@ -179,6 +181,9 @@ def _outcomes(db: Database, run_id: int) -> list[_Outcome]:
                 col(Prediction.failure_kind),
                 col(Prediction.scores),
                 col(Prediction.created_at),
+                func.length(col(ItemRevision.prompt)),  # its length, not its text
+                col(ItemRevision.choices),
+                col(Item.meta),
             )
             .join(Item, col(Item.id) == col(Prediction.item_id))
             .join(
@@ -202,11 +207,49 @@ def _outcomes(db: Database, run_id: int) -> list[_Outcome]:
                 correct=correct,
                 failure_kind=_failure(failure),
                 scores=Score.from_json(scores),
+                labels=len(choices or {}),
+                subject=_subject(meta),
+                text_length=int(question_length or 0)
+                + sum(len(str(c)) for c in (choices or {}).values()),
             ),
             created_at,
         )
-        for item_id, kind, source, key, parsed, correct, failure, scores, created_at in rows
+        for (
+            item_id,
+            kind,
+            source,
+            key,
+            parsed,
+            correct,
+            failure,
+            scores,
+            created_at,
+            question_length,
+            choices,
+            meta,
+        ) in rows
     ]
+
+
+def _subject(meta: object) -> str | None:
+    """CFLUE's exam name (名称), kept in an imported item's meta."""
+    from db.formats.cflue import EXAM_NAME
+
+    value = meta.get(EXAM_NAME) if isinstance(meta, dict) else None
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def run_outcomes(db: Database, run_id: int) -> list[ScoredPrediction]:
+    """A run's predictions as the metrics read them (no prompts, no raw outputs)."""
+    _get_run(db, run_id)
+    return [outcome.scored for outcome in _outcomes(db, run_id)]
+
+
+def run_records(db: Database) -> list[RunRecord]:
+    """Every run's own record, oldest first."""
+    with db.session() as session:
+        runs = session.exec(select(EvalRun).order_by(col(EvalRun.id))).all()
+    return [run_info(run) for run in runs]
 
 
 def list_runs(db: Database) -> list[RunOverview]:

@@ -1,4 +1,5 @@
-"""A real OpenAI-compatible HTTP server for tests: ``POST /v1/chat/completions`` on 127.0.0.1.
+"""A real OpenAI-compatible HTTP server for tests: ``POST /v1/chat/completions`` and
+``POST /v1/completions`` on 127.0.0.1.
 
 Tests script what it answers, per request, and read back what it received:
 
@@ -12,11 +13,22 @@ Replies cover what real servers do: good completions (``completion``), 429 with
 the client's timeout (``completion(..., delay=...)``), bodies that are not JSON
 (``malformed``), and 400s rejecting ``response_format`` (``response_format_rejected``).
 Every request is recorded with its arrival time, headers and body.
+
+``/v1/completions`` answers as vLLM's completions endpoint does: with ``echo`` and
+``logprobs`` it returns the prompt and one generated token, each token with its
+log-probability (``None`` for the first), its text and its character offset
+(``tokens``, ``token_logprobs``, ``top_logprobs``, ``text_offset``).  Its tokenizer
+is a simple one (a word or one symbol, with the spaces before it); the
+log-probability of each token comes from ``server.logprob(text_before, token)``,
+which tests replace to make the fake model prefer some answers.  With
+``server.prompt_logprobs = False`` it answers like a server that gives none
+(``logprobs: null``).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -25,6 +37,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 CHAT_PATH = "/v1/chat/completions"
+COMPLETIONS_PATH = "/v1/completions"
+_TOKEN = re.compile(r"\s*(?:\w+|[^\w\s])|\s+")
+GENERATED_TOKEN = "\n"  # the one token an echo request generates
 
 
 @dataclass(frozen=True)
@@ -50,10 +65,20 @@ class RecordedRequest:
 
     @property
     def user_text(self) -> str:
-        """The text of the last user message (what tests route on)."""
-        messages = (self.body or {}).get("messages") or []
+        """The text of the last user message (what tests route on), or a completion's prompt."""
+        body = self.body or {}
+        if self.path == COMPLETIONS_PATH:
+            return str(body.get("prompt") or "")
+        messages = body.get("messages") or []
         users = [m.get("content", "") for m in messages if m.get("role") == "user"]
         return str(users[-1]) if users else ""
+
+
+def fake_tokens(text: str) -> list[str]:
+    """The fake model's tokens: a word or one symbol with the spaces before it."""
+    tokens = _TOKEN.findall(text)
+    assert "".join(tokens) == text
+    return tokens
 
 
 def completion(
@@ -130,6 +155,10 @@ class FakeOpenAIServer:
         self.default: Callable[[RecordedRequest], Reply] = default or (
             lambda _request: completion("OK")
         )
+        self.logprob: Callable[[str, str], float] = lambda _before, _token: -1.0
+        """The fake model's log-probability of ``token`` after ``text_before``."""
+        self.prompt_logprobs = True  # False: answer echo requests with logprobs null
+        self.completion_delay_s = 0.0  # answer completions this late (to see concurrency)
         self.requests: list[RecordedRequest] = []
         self._queue: list[Reply] = []
         self._routes: list[tuple[str, list[Reply]]] = []
@@ -174,6 +203,52 @@ class FakeOpenAIServer:
     def base_url(self) -> str:
         port = self._server.server_address[1]
         return f"http://127.0.0.1:{port}/v1"
+
+    def completion_requests(self) -> list[RecordedRequest]:
+        """Recorded ``/v1/completions`` requests."""
+        with self._lock:
+            return [r for r in self.requests if r.path == COMPLETIONS_PATH]
+
+    def echo_completion(self, request: RecordedRequest) -> Reply:
+        """The completions endpoint's answer, as vLLM gives it (see the module docstring)."""
+        body = request.body or {}
+        prompt = body.get("prompt")
+        if not isinstance(prompt, str):
+            return Reply(400, {"error": {"message": "prompt must be a string"}})
+        echo, wanted = bool(body.get("echo")), body.get("logprobs")
+        text = (prompt if echo else "") + GENERATED_TOKEN
+        logprobs = None
+        if wanted is not None and self.prompt_logprobs:
+            tokens = [*(fake_tokens(prompt) if echo else []), GENERATED_TOKEN]
+            offsets, values, position = [], [], 0
+            context = "" if echo else prompt
+            for index, token in enumerate(tokens):
+                offsets.append(position)
+                first = echo and index == 0
+                values.append(None if first else self.logprob(context, token))
+                context += token
+                position += len(token)
+            logprobs = {
+                "tokens": tokens,
+                "token_logprobs": values,
+                "top_logprobs": [
+                    None if v is None else {t: v} for t, v in zip(tokens, values, strict=True)
+                ],
+                "text_offset": offsets,
+            }
+        choice = {"index": 0, "text": text, "logprobs": logprobs, "finish_reason": "length"}
+        return Reply(
+            200,
+            {
+                "id": "cmpl-fake",
+                "object": "text_completion",
+                "created": 1_700_000_000,
+                "model": body.get("model", "fake-model"),
+                "choices": [choice],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11},
+            },
+            delay_s=self.completion_delay_s,
+        )
 
     def chat_requests(self, needle: str | None = None) -> list[RecordedRequest]:
         """Recorded chat requests, optionally only those whose user message has ``needle``."""
@@ -245,7 +320,9 @@ class FakeOpenAIServer:
                     server.max_in_flight = max(server.max_in_flight, server._in_flight)
                     server._arrived.notify_all()
                 try:
-                    if self.path != CHAT_PATH:
+                    if self.path == COMPLETIONS_PATH:
+                        self._send(server.echo_completion(request))
+                    elif self.path != CHAT_PATH:
                         self._send(Reply(404, {"error": {"message": f"no route {self.path}"}}))
                     else:
                         self._send(server._next_reply(request))

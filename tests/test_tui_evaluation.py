@@ -294,3 +294,34 @@ async def test_opens_from_the_review_app_and_goes_back(
         await wait_until(
             pilot, lambda: not isinstance(app.screen, EvaluationScreen), "the review screen"
         )
+
+
+async def test_shows_the_cflue_protocols_figures_as_they_accrue(
+    database: Database, approved: list[str]
+) -> None:
+    outputs = {
+        "cflue:1": "答案：B\n解析：A股实行T+1交易制度。",
+        "cflue:2": "答案：A\n解析：A股实行T+1。",
+        "cflue:5": "好的\n答案：A",  # CFLUE's rule reads only the first of two lines
+    }
+    backend = ScriptedBackend(outputs, model="expert")
+    run_id = create_run(database, backend.info, protocol="cflue", filters={"status": ["approved"]})
+    screen = EvaluationScreen(database, "lead")
+    async with ScreenHost(screen).run_test(size=(160, 45)) as pilot:
+        figures = screen.query_one("#figures", DataTable)
+        await wait_until(
+            pilot, lambda: "cflue protocol" in static_text(screen, "#run-title"), "run"
+        )
+        execute_run(database, run_id, backend)  # written while the screen watches
+        screen.action_refresh()
+        await wait_until(
+            pilot,
+            lambda: figures.row_count > 0 and "BLEU-1/4" in cells(figures, "all")[6],
+            "the explanation metrics",
+        )
+        also = cells(figures, "all")[6]
+        assert "wF1" in also and "ROUGE-1/2/L" in also and "chance" in also
+        speed = static_text(screen, "#speed")
+        assert "6 / 6 items" in speed
+        assert "extractors: cflue read 2/6, right 1; lenient read 3/6, right 2" in speed
+        assert "by key position:" in speed and "bias" in speed

@@ -49,8 +49,11 @@ from db.vocabulary import ALL, EvalMode, FailureKind, ItemKind, ItemStatus, RunS
 from evaluator.live import (
     EvaluationSnapshot,
     duration,
+    extraction_summary,
     interval,
     percent,
+    position_summary,
+    protocol_note,
     rate,
     read_snapshot,
     secondary_figure,
@@ -143,6 +146,9 @@ def run_title(figures: RunFigures) -> Text:
     title = Text.assemble((f"Run {run.id}  ", "bold"))
     title.append_text(literal(run.model, style="bold"))
     title.append(f"  {run.backend}, {run.mode}, {run.shots}-shot  ")
+    note = protocol_note(run)
+    if note:
+        title.append(f"{note}  ")
     title.append(status, style="italic")
     if run.error:
         title.append_text(literal("  " + run.error, style="yellow"))
@@ -501,13 +507,15 @@ class EvaluationScreen(PollingScreen[None]):
         progress, summary = figures.progress, figures.summary
         title.update(run_title(figures))
         bar.update(total=max(progress.total, 1), progress=progress.done)
-        speed.update(
-            Text(
-                f"{progress.done} / {progress.total} items   "
-                f"{rate(progress.items_per_second)}   ETA {duration(progress.eta_s)}   "
-                f"unparsed {percent(summary.unparsed_rate)}"
-            )
-        )
+        lines = [
+            f"{progress.done} / {progress.total} items   "
+            f"{rate(progress.items_per_second)}   ETA {duration(progress.eta_s)}   "
+            f"unparsed {percent(summary.unparsed_rate)}",
+            extraction_summary(summary),
+            position_summary(summary),
+        ]
+        # Extractor names and position labels come from the evaluator, not from models.
+        speed.update(Text("\n".join(line for line in lines if line)))
         table.clear()
         table.add_row(*_figure_cells("all", summary), key=ALL)
         for kind, group in summary.by_kind.items():
