@@ -63,11 +63,12 @@ def test_exact_and_near_copies_point_at_the_earlier_text() -> None:
         "Which of the following is a monetary policy tool? A. open market operations",
         "Which of the following is a fiscal policy tool? A. government spending on roads",
         "which of the following is a  monetary policy tool?  A. open market operations",
-        "Which of the following is a monetary policy tool ? A. open-market operations",
+        "Which of the following is the monetary policy tool ? A. open-market operations",
     ]
     matches = find_near_duplicates(texts, threshold=90)
     assert set(matches) == {2, 3}
     assert (matches[2].of, matches[2].similarity) == (0, 100.0)  # case and spaces only
+    # punctuation and spacing do not count; "a" -> "the" does
     assert matches[3].of in (0, 2) and 90 <= matches[3].similarity < 100
     assert matches[3].similarity == pytest.approx(
         fuzz.ratio(normalize(texts[3]), normalize(texts[matches[3].of])), abs=0.01
@@ -121,8 +122,10 @@ def test_short_empty_and_unrelated_texts_do_not_match() -> None:
     assert list(find_near_duplicates(["ab", "ab"], threshold=90)) == [1]
 
 
-def test_item_text_joins_prompt_and_choices_in_order() -> None:
-    assert item_text("Q?", {"A": "x", "B": "y"}) == "Q?\nA. x\nB. y"
+def test_item_text_is_the_prompt_and_the_sorted_choice_texts_without_labels() -> None:
+    assert item_text("Q?", {"A": "y", "B": "x"}) == "q|x|y"
+    assert item_text("Q?", {"A": "x", "B": "y"}) == item_text("Q?", {"A": "y", "B": "x"})
+    assert item_text("3. Q?", {"A": "A. x", "B": "(2) y"}) == "q|x|y"
 
 
 @pytest.fixture(params=["exact", "chunked"])
