@@ -33,7 +33,7 @@ from functools import lru_cache
 
 import numpy as np
 from rapidfuzz import fuzz, process
-from rapidfuzz.distance import Levenshtein
+from rapidfuzz.distance import Indel, Levenshtein
 
 from db.answers import format_answer
 from db.vocabulary import ItemKind
@@ -246,16 +246,24 @@ def _text_differences(copy: str, original: str, word: str) -> list[str]:
 
 def _changes(original: str, copy: str, shown: int = 2, width: int = 24) -> str:
     """The first changes from ``original`` to ``copy``: “sharp” -> “sudden”, …"""
-    import difflib
-
     # Words for English, characters for Chinese: "sharp" -> "sudden", not "harp" -> "udden".
     before = _TOKEN.findall(unicodedata.normalize("NFKC", original))
     after = _TOKEN.findall(unicodedata.normalize("NFKC", copy))
-    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    spans: list[list[int]] = []  # a deletion next to an insertion is one replacement
+    previous_end: tuple[int, int] | None = None
+    for opcode in Indel.opcodes(before, after):
+        if opcode.tag == "equal":
+            continue
+        i1, i2, j1, j2 = opcode.src_start, opcode.src_end, opcode.dest_start, opcode.dest_end
+        if spans and previous_end == (i1, j1):
+            spans[-1][1], spans[-1][3] = i2, j2
+        else:
+            spans.append([i1, i2, j1, j2])
+        previous_end = (i2, j2)
     edits = [
         ("".join(before[i1:i2]).strip(), "".join(after[j1:j2]).strip())
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
-        if tag != "equal" and "".join(before[i1:i2] + after[j1:j2]).strip()
+        for i1, i2, j1, j2 in spans
+        if "".join(before[i1:i2] + after[j1:j2]).strip()
     ]
     words = [
         f"“{old[:width]}” -> “{new[:width]}”"

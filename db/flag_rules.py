@@ -96,6 +96,30 @@ _EN_REFERENCE = re.compile(
 _TABLE_ROW = re.compile(r"^[^\n]*?\S[^\n]*?(?:\||\t)[^\n]*\S[^\n]*$", re.MULTILINE)
 
 
+_ZH_MARKS = frozenset("表图件")
+_EN_WORDS = re.compile(
+    r"tabl|figur|fig\.|chart|graph|diagram|exhibit|imag|pictur|illustrat|attach|appendix",
+    re.IGNORECASE,
+)
+
+
+def _reference_patterns(value: str) -> list[re.Pattern[str]]:
+    """The reference patterns worth running on ``value`` (most texts need neither)."""
+    patterns = []
+    if not _ZH_MARKS.isdisjoint(value):
+        patterns.append(_ZH_REFERENCE)
+    if _EN_WORDS.search(value):
+        patterns.append(_EN_REFERENCE)
+    return patterns
+
+
+def _has_inline_table(fields: list[tuple[str, str]]) -> bool:
+    return any(
+        ("|" in value or "\t" in value) and len(_TABLE_ROW.findall(decode_entities(value))) >= 2
+        for _, value in fields
+    )
+
+
 def _quote(text: str, start: int, end: int) -> str:
     """The matched span with some context, on one line."""
     left = max(0, start - QUOTE_CHARS)
@@ -113,18 +137,15 @@ def needs_media(text: RevisionText) -> FlagFinding | None:
     references: list[JsonObject] = []
     fields = [("question" if ItemKind(text.kind).is_mcq else "scenario", text.prompt)]
     fields += [(f"choice {label}", choice) for label, choice in text.choices.items()]
-    has_inline_table = any(
-        len(_TABLE_ROW.findall(decode_entities(value))) >= 2 for _, value in fields
-    )
     for where, raw in fields:
-        markup = find_markup(raw)
-        for element in markup.media_elements:
+        markup = find_markup(raw) if "&" in raw or "<" in raw else None
+        for element in markup.media_elements if markup else ():
             references.append({"field": where, "found": f"<{element}> tag", "quote": ""})
-        value = decode_entities(raw) if markup.entities else raw
-        for pattern in (_ZH_REFERENCE, _EN_REFERENCE):
+        value = decode_entities(raw) if markup and markup.entities else raw
+        for pattern in _reference_patterns(value):
             for match in pattern.finditer(value):
                 word = next(group for group in match.groups() if group)
-                if _is_table(word) and has_inline_table:
+                if _is_table(word) and _has_inline_table(fields):
                     continue  # the table is right there in the text
                 references.append(
                     {
@@ -159,6 +180,8 @@ def html_markup(text: RevisionText) -> FlagFinding | None:
     fields += [(f"choice {label}", choice) for label, choice in text.choices.items()]
     fields.append(("explanation", text.explanation or ""))
     for where, value in fields:
+        if "&" not in value and "<" not in value:
+            continue
         markup = find_markup(value)
         if markup:
             found.append(

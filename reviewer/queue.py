@@ -33,7 +33,7 @@ from sqlalchemy import ColumnElement, Select, and_, delete, exists, func, not_, 
 from sqlmodel import Session, col
 
 from db.engine import Database
-from db.flags import flagged_condition
+from db.flags import ItemFlag, flagged_condition, revision_flags
 from db.items import ItemSnapshot, get_item
 from db.models import Claim, Item, ItemRevision, Judgment, utcnow
 from db.people import ensure_person
@@ -400,6 +400,11 @@ class ReviewQueue:
             self._claim(session, item_id)
         self.history.append(item_id)
         return item
+
+    def flags_of(self, item: ItemSnapshot) -> tuple[ItemFlag, ...]:
+        """The flags of the item revision shown (for the reveal, never before it)."""
+        with self.db.session() as session:
+            return tuple(revision_flags(session, item.id, item.revision))
 
     def _reload(self, item_id: str) -> ItemSnapshot | None:
         with self.db.session() as session:

@@ -54,6 +54,8 @@ __all__ = [
     "triage_scores",
 ]
 
+UNDECIDED: tuple[str, ...] = tuple(status.value for status in UNDECIDED_STATUSES)
+"""What triage ranks unless asked otherwise: items no lead has decided yet."""
 MODEL_WEIGHT = 4.0
 LONE_MODEL_WEIGHT = 0.5  # one model alone answering otherwise: a weak sign
 ANNOTATOR_WEIGHT = 2.0
@@ -337,7 +339,7 @@ def _entry(
 def rank_items(
     db: Database,
     *,
-    statuses: Sequence[str] | None = tuple(s.value for s in UNDECIDED_STATUSES),
+    statuses: Sequence[str] | None = UNDECIDED,
     limit: int | None = None,
 ) -> list[TriageEntry]:
     """Items with any sign of trouble, most suspicious first (ties: id order).
