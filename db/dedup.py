@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 import sys
 import unicodedata
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -74,7 +75,7 @@ _NUMBERING = re.compile(
 )
 # A label written into a choice's own text ("A. ...", "(1) ...", "3、...") is not part of it.
 _LABEL = re.compile(
-    r"^\s*(?:[(（]\s*(?:[A-Ha-h]|\d)\s*[)）]|(?:[A-Ha-h]|\d)\s*[.)．、:：）])\s*(?=\S)"
+    r"^\s*(?:[(（]\s*(?:[A-Ha-h]|\d)\s*[)）]|(?:[A-Ha-h]|\d)\s*[.)．、:：）](?![0-9]))\s*(?=\S)"
 )
 _WHITESPACE = re.compile(r"\s+")
 _TOKEN = re.compile(r"[A-Za-z0-9]+|\s+|.", re.DOTALL)
@@ -155,20 +156,16 @@ def _answer(kind: str, key: str) -> str:
 
 def _choice_differences(copy: ItemText, original: ItemText) -> list[str]:
     word = "choices" if _is_mcq(copy.kind) else "events"
-    copy_by_text = {
-        normalize(_LABEL.sub("", t, count=1)): label for label, t in copy.choices.items()
-    }
-    original_by_text = {
-        normalize(_LABEL.sub("", t, count=1)): label for label, t in original.choices.items()
-    }
-    same_set = (
-        set(copy_by_text) == set(original_by_text)
-        and len(copy_by_text) == len(copy.choices)
-        and len(original_by_text) == len(original.choices)
-    )
-    if not same_set:
-        changed = len(set(copy_by_text) ^ set(original_by_text))
+    copy_texts = [normalize(_LABEL.sub("", t, count=1)) for t in copy.choices.values()]
+    original_texts = [normalize(_LABEL.sub("", t, count=1)) for t in original.choices.values()]
+    if Counter(copy_texts) != Counter(original_texts):
+        changed = len(set(copy_texts) ^ set(original_texts))
         return [f"{word} differ ({changed} not in both)"]
+    if len(set(copy_texts)) < len(copy_texts):  # two choices read the same: labels are ambiguous
+        reordered = copy_texts != original_texts
+        return [f"{word} reordered"] * reordered + [f"two {word} read the same"]
+    copy_by_text = dict(zip(copy_texts, copy.choices, strict=True))
+    original_by_text = dict(zip(original_texts, original.choices, strict=True))
     differences: list[str] = []
     label_of = {original_by_text[text]: copy_by_text[text] for text in original_by_text}
     if any(old != new for old, new in label_of.items()):
