@@ -8,6 +8,9 @@ does), whose events were relabelled, a single-answer item copied as a multi-answ
 one, or a copy in full-width forms or other punctuation compares as equal, and
 :func:`describe_differences` says afterwards what the copy changed.
 
+Two questions that share a long case text but none of their choices (CFLUE asks
+several questions on one case) are not copies of each other, however similar.
+
 Comparing every pair is quadratic, so candidates come from *blocking* first: each
 text is cut into character n-grams (this works for Chinese and English alike) and
 is represented by a bottom-k sketch, the ``sketch_size`` n-grams with the smallest
@@ -60,6 +63,11 @@ BUCKET_BITS = 24
 PAIR_KEYS_PER_BLOCK = 4_000_000  # at most about this many pair keys are held at once
 # Up to this many new texts are scored against every stored text directly.
 DIRECT_NEW_TEXTS = 64
+# Between the parts of a canonical text (prompt, then choices); whitespace, so that a
+# canonical text normalized again loses it rather than gaining a character.
+CHOICE_SEPARATOR = "\x1f"
+# Choices at least this similar are "the same choice" (different_questions).
+SAME_CHOICE = 90.0
 
 # Punctuation that changes what a text says is kept: "5%" is not "5", "1/2" is not "12".
 _KEPT_PUNCTUATION = frozenset("%‰‱#&*@/\\")
@@ -125,7 +133,18 @@ def item_text(prompt: str, choices: Mapping[str, str]) -> str:
     prompt without a leading question number, then each choice's text without its label,
     sorted, so shuffled, relabelled and re-punctuated copies compare as equal."""
     texts = sorted(normalize(_LABEL.sub("", text, count=1)) for text in choices.values())
-    return "|".join([normalize(_NUMBERING.sub("", prompt, count=1)), *texts])
+    return CHOICE_SEPARATOR.join([normalize(_NUMBERING.sub("", prompt, count=1)), *texts])
+
+
+def different_questions(first: str, second: str) -> bool:
+    """Two canonical texts (:func:`item_text`) whose choices have nothing in common: two
+    questions on one shared text (CFLUE's case studies ask several), not a copy."""
+    first_choices = first.split(CHOICE_SEPARATOR)[1:]
+    second_choices = second.split(CHOICE_SEPARATOR)[1:]
+    if len(first_choices) < 2 or len(second_choices) < 2:
+        return False
+    scores = process.cdist(first_choices, second_choices, scorer=fuzz.ratio, dtype=np.float32)
+    return bool(scores.max() < SAME_CHOICE)
 
 
 def describe_differences(copy: ItemText, original: ItemText) -> tuple[str, ...]:
@@ -473,7 +492,9 @@ def find_near_duplicates(
     Texts before ``first_new`` are the ones already stored: they are matched against
     but never marked themselves.  Exact copies (after normalization) always match.
     Up to ``DIRECT_NEW_TEXTS`` new texts are scored against every earlier text (exact);
-    more go through the blocking of :func:`candidate_pairs`.
+    more go through the blocking of :func:`candidate_pairs`.  Canonical item texts whose
+    choices have nothing in common are two questions on one text, never a match
+    (:func:`different_questions`).
     """
     if not normalized:  # the caller may hand over normalized texts: one copy fewer in memory
         texts = [normalize(t) for t in texts]
@@ -487,11 +508,12 @@ def find_near_duplicates(
         for index in range(max(first_new, 1), len(texts)):
             if index in matches or not texts[index]:
                 continue
-            best = process.extractOne(
-                texts[index], texts[:index], scorer=fuzz.ratio, score_cutoff=threshold
-            )
-            if best is not None:
-                matches[index] = DuplicateMatch(index, int(best[2]), round(float(best[1]), 2))
+            for _text, score, earlier in process.extract(
+                texts[index], texts[:index], scorer=fuzz.ratio, score_cutoff=threshold, limit=8
+            ):
+                if not different_questions(texts[index], texts[earlier]):
+                    matches[index] = DuplicateMatch(index, int(earlier), round(float(score), 2))
+                    break
         return matches
     pairs = candidate_pairs(
         texts, first_new=first_new, ngram=ngram, sketch_size=sketch_size, window=window
@@ -520,6 +542,6 @@ def find_near_duplicates(
     order = np.lexsort((pairs[hits, 1], -scores[hits], pairs[hits, 0]))
     for position in hits[order]:
         later, earlier = int(pairs[position, 0]), int(pairs[position, 1])
-        if later not in matches:
+        if later not in matches and not different_questions(texts[later], texts[earlier]):
             matches[later] = DuplicateMatch(later, earlier, round(float(scores[position]), 2))
     return matches

@@ -131,9 +131,9 @@ def test_short_empty_and_unrelated_texts_do_not_match() -> None:
 
 
 def test_item_text_is_the_prompt_and_the_sorted_choice_texts_without_labels() -> None:
-    assert item_text("Q?", {"A": "y", "B": "x"}) == "q|x|y"
+    assert item_text("Q?", {"A": "y", "B": "x"}) == "q\x1fx\x1fy"
     assert item_text("Q?", {"A": "x", "B": "y"}) == item_text("Q?", {"A": "y", "B": "x"})
-    assert item_text("3. Q?", {"A": "A. x", "B": "(2) y"}) == "q|x|y"
+    assert item_text("3. Q?", {"A": "A. x", "B": "(2) y"}) == "q\x1fx\x1fy"
 
 
 @pytest.fixture(params=["exact", "chunked"])
@@ -375,3 +375,19 @@ def test_shuffled_option_copies_of_real_cflue_items_are_flagged(
         assert duplicate.evidence["of"] == item.suspected_duplicate_of
         assert "choices reordered" in duplicate.summary
         assert "a different key" not in duplicate.summary  # the key followed its option
+
+
+def test_questions_on_one_shared_case_text_are_not_copies() -> None:
+    case = "甲公司为增值税一般纳税人，2020年4月发生以下业务：（1）销售货物取得收入29万元；（2）购进原材料。"
+    first = item_text(
+        case + "业务（1）的销项税额为（）。", {"A": "3.77万元", "B": "2.9万元", "C": "3.3万元"}
+    )
+    second = item_text(
+        case + "业务（2）的进项税额为（）。", {"A": "1.3万元", "B": "0.9万元", "C": "2.6万元"}
+    )
+    reworded = item_text(
+        case + "业务（1）的销项税额是（）。", {"A": "2.9万元", "B": "3.77万元", "C": "3.3万元"}
+    )
+    assert fuzz.ratio(first, second) >= 90  # the shared case makes them look alike
+    assert find_near_duplicates([first, second], threshold=90, normalized=True) == {}
+    assert list(find_near_duplicates([first, reworded], threshold=90, normalized=True)) == [1]
