@@ -30,7 +30,6 @@ flags on untouched items (per flag) and a sample of those to look at by hand.
 from __future__ import annotations
 
 import argparse
-import ast
 import csv
 import json
 import random
@@ -49,7 +48,7 @@ from db.answers import LETTERS, format_answer  # noqa: E402
 from db.dedup import item_text  # noqa: E402
 from db.engine import Database, open_database  # noqa: E402
 from db.flag_rules import RevisionText, text_findings  # noqa: E402
-from db.flags import current_flags, recompute_flags  # noqa: E402
+from db.flags import ItemFlag, current_flags, recompute_flags  # noqa: E402
 from db.formats.cflue import TASK_KINDS, parse_choices  # noqa: E402
 from db.importer import import_files  # noqa: E402
 from db.items import iter_items  # noqa: E402
@@ -57,14 +56,14 @@ from db.vocabulary import FlagName, FlagSource, ItemKind  # noqa: E402
 from evaluator.backends.scripted import Script, ScriptedBackend  # noqa: E402
 from evaluator.generation.option_shuffle import shuffle_options  # noqa: E402
 from evaluator.runner import create_run, execute_run  # noqa: E402
-from reviewer.triage import rank_items  # noqa: E402
+from reviewer.triage import TriageEntry, rank_items  # noqa: E402
 
 CFLUE_KNOWLEDGE = ROOT.parent / "shared" / "data" / "cflue" / "knowledge.json"
 FIXTURES = ROOT / "fixtures"
 RECALL_TARGET = 0.95
 FALSE_FLAG_TARGET = 0.02
 AUTOMATIC = "automatic"
-FULL_WIDTH = {chr(code): chr(code + 0xFEE0) for code in range(0x21, 0x7F)}
+FULL_WIDTH = str.maketrans({chr(code): chr(code + 0xFEE0) for code in range(0x21, 0x7F)})
 TO_ENGLISH_PUNCTUATION = str.maketrans({"。": ".", "、": ",", "“": '"', "”": '"', "；": ";"})
 
 
@@ -147,8 +146,16 @@ def real_items() -> list[Item]:
         for number, line in enumerate(handle, start=1):
             row = json.loads(line)
             items.append(
-                Item(f"shots:{number}", "ordering", row["prompt"], row["choices"], row["key"],
-                     row.get("explanation"), "en", "shots")  # fmt: skip
+                Item(
+                    f"shots:{number}",
+                    "ordering",
+                    row["prompt"],
+                    row["choices"],
+                    row["key"],
+                    row.get("explanation"),
+                    "en",
+                    "shots",
+                )  # fmt: skip
             )
     return items
 
@@ -194,7 +201,10 @@ def _shuffled(item: Item, seed: str, *, labelled: bool = False) -> tuple[dict[st
     shuffled = shuffle_options(item.choices, item.key, item.kind, seed)
     choices = dict(shuffled.choices)
     if labelled:  # labels written into the text: "(2) ..." as some sources do
-        choices = {label: f"({position}) {text}" for position, (label, text) in enumerate(choices.items(), 1)}
+        choices = {
+            label: f"({position}) {text}"
+            for position, (label, text) in enumerate(choices.items(), 1)
+        }
     return choices, shuffled.key
 
 
@@ -217,7 +227,9 @@ def plant(items: list[Item], rng: random.Random, per_kind: int) -> Planted:
         if not text_findings(item.text) and by_text[item_text(item.prompt, item.choices)] == 1
     ]
     rng.shuffle(clean)
-    mcq_zh = [i for i in clean if i.kind != "ordering" and i.language == "zh" and i.kind != "truefalse"]
+    mcq_zh = [
+        i for i in clean if i.kind != "ordering" and i.language == "zh" and i.kind != "truefalse"
+    ]
     tf = [i for i in clean if i.kind == "truefalse"]
     english = [i for i in clean if i.kind != "ordering" and i.language == "en"]
     ordering = [i for i in clean if i.kind == "ordering"]
@@ -239,7 +251,9 @@ def plant(items: list[Item], rng: random.Random, per_kind: int) -> Planted:
         result.items.append(copy)
         result.plants.append(Plant(copy.id, f"duplicate: {flaw}", FlagName.DUPLICATE, original.id))
 
-    def change(item: Item, flaw: str, flag: FlagName, true_key: str | None = None, **changes: object) -> None:
+    def change(
+        item: Item, flaw: str, flag: FlagName, true_key: str | None = None, **changes: object
+    ) -> None:
         result.items[index[item.id]] = replace(item, **changes)  # type: ignore[arg-type]
         result.plants.append(Plant(item.id, flaw, flag, true_key=true_key))
 
@@ -258,9 +272,15 @@ def plant(items: list[Item], rng: random.Random, per_kind: int) -> Planted:
         key = "".join(sorted(original.key + other, key=LETTERS.index))
         add_copy(original, "single copied as multi", kind="multi", key=key)
     for original in take(mcq_zh, per_kind // 2):
-        add_copy(original, "full-width forms", prompt=original.prompt.translate(str.maketrans(FULL_WIDTH)))
+        add_copy(
+            original,
+            "full-width forms",
+            prompt=original.prompt.translate(FULL_WIDTH),
+        )
     for original in take(mcq_zh, per_kind // 2):
-        add_copy(original, "other punctuation", prompt=original.prompt.translate(TO_ENGLISH_PUNCTUATION))
+        add_copy(
+            original, "other punctuation", prompt=original.prompt.translate(TO_ENGLISH_PUNCTUATION)
+        )
     for original in take(mcq_zh + tf, per_kind // 2):
         add_copy(original, "extra spacing", prompt=_spaced(original.prompt, rng))
     for number, original in enumerate(take(mcq_zh + english, per_kind // 2), start=1):
@@ -268,7 +288,12 @@ def plant(items: list[Item], rng: random.Random, per_kind: int) -> Planted:
         add_copy(original, "question number in front", prompt=prefix + original.prompt)
 
     # Media the text does not contain.
-    zh_media = ("（相关数据如下表所示）", "根据下图，", "见下表。", '&lt;img src=&quot;https://cdn.example.com/q.png&quot;&gt;')
+    zh_media = (
+        "（相关数据如下表所示）",
+        "根据下图，",
+        "见下表。",
+        "&lt;img src=&quot;https://cdn.example.com/q.png&quot;&gt;",
+    )
     for position, item in enumerate(take(mcq_zh + tf, per_kind)):
         addition = zh_media[position % len(zh_media)]
         prompt = addition + item.prompt if addition.endswith("，") else item.prompt + addition
@@ -295,7 +320,12 @@ def plant(items: list[Item], rng: random.Random, per_kind: int) -> Planted:
             if item.kind == "ordering"
             else f" Therefore, the answer is {format_answer(ItemKind(item.kind), said)}."
         )
-        change(item, "key-mismatch", FlagName.KEY_MISMATCH, explanation=(item.explanation or "") + sentence)
+        change(
+            item,
+            "key-mismatch",
+            FlagName.KEY_MISMATCH,
+            explanation=(item.explanation or "") + sentence,
+        )
 
     # Events listed in the order of the key.
     for item in take(ordering, max(8, per_kind // 4)):
@@ -305,7 +335,13 @@ def plant(items: list[Item], rng: random.Random, per_kind: int) -> Planted:
 
     # Wrong keys: only the models can tell.
     for item in take(mcq_zh + tf + english + ordering, per_kind):
-        change(item, "wrong key", FlagName.MODEL_DISAGREES, true_key=item.key, key=_other_answer(rng, item))
+        change(
+            item,
+            "wrong key",
+            FlagName.MODEL_DISAGREES,
+            true_key=item.key,
+            key=_other_answer(rng, item),
+        )
     return result
 
 
@@ -318,7 +354,9 @@ def evaluate(database: Database, planted: Planted, noise: float, rng: random.Ran
     with database.session() as session:
         snapshots = list(iter_items(session))
     truths = {
-        plant.item_id: format_answer(ItemKind(next(s.kind for s in snapshots if s.id == plant.item_id)), plant.true_key)
+        plant.item_id: format_answer(
+            ItemKind(next(s.kind for s in snapshots if s.id == plant.item_id)), plant.true_key
+        )
         for plant in planted.plants
         if plant.true_key
     }
@@ -326,14 +364,16 @@ def evaluate(database: Database, planted: Planted, noise: float, rng: random.Ran
     noisy = dict(truths)
     for snapshot in snapshots:
         if rng.random() < noise:
-            noisy[snapshot.id] = format_answer(snapshot.kind, _other_answer(rng, by_id[snapshot.id]))
+            noisy[snapshot.id] = format_answer(
+                snapshot.kind, _other_answer(rng, by_id[snapshot.id])
+            )
     for model, except_for in (("oracle-a", truths), ("oracle-b", truths), ("noisy-c", noisy)):
         backend = ScriptedBackend(Script.answer_keys(snapshots, except_for=except_for), model=model)
         run_id = create_run(database, backend.info, filters={"status": ["pending"]})
         execute_run(database, run_id, backend)
 
 
-def caught(plant: Plant, flags: dict[str, list], texts: dict[str, str]) -> bool:  # type: ignore[type-arg]
+def caught(plant: Plant, flags: dict[str, list[ItemFlag]], texts: dict[str, str]) -> bool:
     for flag in flags.get(plant.item_id, []):
         if flag.name is not plant.flag:
             continue
@@ -350,7 +390,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=20261202)
     parser.add_argument("--per-kind", type=int, default=40, help="planted items per main flaw kind")
-    parser.add_argument("--noise", type=float, default=0.15, help="random errors of the third model")
+    parser.add_argument(
+        "--noise", type=float, default=0.15, help="random errors of the third model"
+    )
     parser.add_argument("--sample", type=int, default=15, help="flagged untouched items to print")
     parser.add_argument("--keep", type=Path, help="keep the input file and database here")
     args = parser.parse_args()
@@ -388,7 +430,14 @@ def main() -> None:
             shutil.rmtree(directory, ignore_errors=True)
 
 
-def print_results(planted, flags, ranking, seconds, sample, rng) -> None:  # type: ignore[no-untyped-def]
+def print_results(
+    planted: Planted,
+    flags: dict[str, list[ItemFlag]],
+    ranking: list[TriageEntry],
+    seconds: tuple[float, float, float],
+    sample: int,
+    rng: random.Random,
+) -> None:
     texts = {item.id: item_text(item.prompt, item.choices) for item in planted.items}
     imported, evaluated, triaged = seconds
     print(
@@ -408,7 +457,9 @@ def print_results(planted, flags, ranking, seconds, sample, rng) -> None:  # typ
             failed.append(flaw)
         print(f"{flaw:<42} {len(results):>4} {sum(results):>6} {recall:>7.1%}{mark}")
     automatic = [r for flaw, results in by_flaw.items() if flaw != "wrong key" for r in results]
-    print(f"{'all automatic flags':<42} {len(automatic):>4} {sum(automatic):>6} {sum(automatic) / len(automatic):>7.1%}")
+    print(
+        f"{'all automatic flags':<42} {len(automatic):>4} {sum(automatic):>6} {sum(automatic) / len(automatic):>7.1%}"
+    )
     # Triage: where the planted items land in the ranking.
     planted_ids = {plant.item_id for plant in planted.plants}
     wrong_keys = {plant.item_id for plant in planted.plants if plant.flaw == "wrong key"}
@@ -435,7 +486,9 @@ def print_results(planted, flags, ranking, seconds, sample, rng) -> None:  # typ
         f"untouched items: {len(untouched):,}; with any flag: {len(flagged)} ({rate:.2%}); "
         f"by flag: {', '.join(f'{name} {count}' for name, count in per_flag.most_common())}"
     )
-    without_html = [i for i, found in flagged.items() if any(f.name is not FlagName.HTML for f in found)]
+    without_html = [
+        i for i, found in flagged.items() if any(f.name is not FlagName.HTML for f in found)
+    ]
     print(
         f"  without html (real entities in the scraped text are true flags): "
         f"{len(without_html)} ({len(without_html) / len(untouched):.2%})"

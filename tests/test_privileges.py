@@ -302,7 +302,9 @@ def test_members_add_flags_with_their_revisions_and_only_leads_remove_them(team:
     alice = open_database(team.url(team.alice))
     try:  # an edit by an annotator stores the new revision's flags under her role
         edit_item(alice, team.alice, "o:1", ItemEdit("events reordered", key="BACD"))
-        edit_item(alice, team.alice, "o:2", ItemEdit("prompt", prompt="See the table below. Order."))
+        edit_item(
+            alice, team.alice, "o:2", ItemEdit("prompt", prompt="See the table below. Order.")
+        )
     finally:
         alice.dispose()
     owner = open_database(team.owner_url)
