@@ -154,9 +154,9 @@ def flag_revisions(
     return len(rows)
 
 
-def stored_texts(session: Session, *, exclude: Collection[str] = ()) -> tuple[list[str], list[str]]:
+def stored_texts(session: Session) -> tuple[list[str], list[str]]:
     """Every item's id and canonical text (``db.dedup.item_text`` of its current revision),
-    in creation order, except ``exclude``."""
+    in creation order."""
     query = (
         select(col(Item.id), col(ItemRevision.prompt), col(ItemRevision.choices))
         .join(
@@ -172,8 +172,6 @@ def stored_texts(session: Session, *, exclude: Collection[str] = ()) -> tuple[li
     ids: list[str] = []
     texts: list[str] = []
     for item_id, prompt, choices in session.execute(query):
-        if item_id in exclude:
-            continue
         ids.append(item_id)
         texts.append(item_text(prompt, _text_choices(choices)))
     return ids, texts
@@ -189,13 +187,15 @@ def check_duplicates(
         return 0
     wanted = set(item_ids)
     limit = _threshold(session, threshold)
-    earlier_ids, earlier_texts = stored_texts(session, exclude=wanted)
-    all_ids, all_texts = stored_texts(session)
-    new = [
-        (item_id, text)
-        for item_id, text in zip(all_ids, all_texts, strict=True)
-        if item_id in wanted
-    ]
+    earlier_ids: list[str] = []
+    earlier_texts: list[str] = []
+    new: list[tuple[str, str]] = []
+    for item_id, text in zip(*stored_texts(session), strict=True):
+        if item_id in wanted:
+            new.append((item_id, text))
+        else:
+            earlier_ids.append(item_id)
+            earlier_texts.append(text)
     ids = earlier_ids + [item_id for item_id, _ in new]
     matches = find_near_duplicates(
         earlier_texts + [text for _, text in new],
