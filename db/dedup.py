@@ -132,8 +132,11 @@ def item_text(prompt: str, choices: Mapping[str, str]) -> str:
     """The canonical text compared for an item, already normalized and order-free: the
     prompt without a leading question number, then each choice's text without its label,
     sorted, so shuffled, relabelled and re-punctuated copies compare as equal."""
-    texts = sorted(normalize(_LABEL.sub("", text, count=1)) for text in choices.values())
-    return CHOICE_SEPARATOR.join([normalize(_NUMBERING.sub("", prompt, count=1)), *texts])
+    parts = [_NUMBERING.sub("", prompt, count=1)]
+    parts += [_LABEL.sub("", str(text), count=1) for text in choices.values()]
+    # One normalization for all the parts (NUL survives it): five times fewer calls.
+    normalized_prompt, *texts = normalize("\x00".join(parts)).split("\x00")
+    return CHOICE_SEPARATOR.join([normalized_prompt, *sorted(texts)])
 
 
 def different_questions(first: str, second: str) -> bool:
