@@ -10,7 +10,6 @@ Every one returns the typed results of :mod:`evaluator.results`.
 from __future__ import annotations
 
 import socket
-from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -20,6 +19,7 @@ from sqlmodel import col, select
 from sqlmodel.sql.expression import Select
 
 from db.engine import Database
+from db.model_answers import model_answers
 from db.models import EvalRun, Item, ItemRevision, Prediction
 from db.vocabulary import EvalMode, FailureKind, ItemKind, RunStatus
 from evaluator.metrics import ScoredPrediction, summarize_predictions, wilson_interval
@@ -418,60 +418,29 @@ def suspect_keys(db: Database, *, min_models: int = 2) -> list[SuspectKey]:
     """Items that every model which answered them gets wrong with one and the same answer.
 
     Only predictions on the item's current revision count, each model's latest run
-    speaks for it, and at least ``min_models`` different models must agree.
+    speaks for it, and at least ``min_models`` different models must agree (the
+    reading is ``db.model_answers``, which triage shares).
     """
     with db.session() as session:
-        rows = session.execute(  # sqlalchemy's select: more columns than sqlmodel's types take
-            sa_select(
-                col(Prediction.item_id),
-                col(Prediction.parsed_answer),
-                col(Prediction.correct),
-                col(Prediction.run_id),
-                col(EvalRun.model),
-                col(Item.kind),
-                col(ItemRevision.key),
-            )
-            .join(EvalRun, col(EvalRun.id) == col(Prediction.run_id))
-            .join(Item, col(Item.id) == col(Prediction.item_id))
-            .join(
-                ItemRevision,
-                and_(
-                    col(ItemRevision.item_id) == col(Item.id),
-                    col(ItemRevision.number) == col(Item.current_revision),
-                ),
-            )
-            .where(col(Prediction.revision_number) == col(Item.current_revision))
-            .where(col(Prediction.failure_kind).is_(None))
-        ).all()
-    latest: dict[tuple[str, str], tuple[int, str | None, bool | None]] = {}
-    details: dict[str, tuple[str, str]] = {}
-    for item_id, parsed, correct, run_id, model, kind, key in rows:
-        previous = latest.get((item_id, model))
-        if previous is None or run_id > previous[0]:
-            latest[(item_id, model)] = (run_id, parsed, correct)
-        details[item_id] = (kind, key)
-    by_item: dict[str, list[tuple[str, int, str | None, bool | None]]] = defaultdict(list)
-    for (item_id, model), (run_id, parsed, correct) in latest.items():
-        by_item[item_id].append((model, run_id, parsed, correct))
+        items = model_answers(session)
     suspects = []
-    for item_id, answers in sorted(by_item.items()):
-        if len(answers) < min_models:
+    for item in items:
+        if len(item.answers) < min_models:
             continue
-        given = Counter(parsed for _, _, parsed, _ in answers)
-        if len(given) != 1 or any(correct for *_, correct in answers):
+        given = {answer.answer for answer in item.answers}
+        if len(given) != 1 or any(answer.correct for answer in item.answers):
             continue
         (answer,) = given
-        kind, key = details[item_id]
-        if answer is None or answer == key:
+        if answer is None or answer == item.key:
             continue
         suspects.append(
             SuspectKey(
-                item_id=item_id,
-                kind=ItemKind(kind),
-                key=key,
+                item_id=item.item_id,
+                kind=item.kind,
+                key=item.key,
                 answer=answer,
-                models=tuple(sorted(model for model, *_ in answers)),
-                runs=tuple(sorted(run_id for _, run_id, *_ in answers)),
+                models=tuple(sorted(a.model for a in item.answers)),
+                runs=tuple(sorted(a.run_id for a in item.answers)),
             )
         )
     return suspects

@@ -10,6 +10,11 @@ judgments come first (to finish items), then each annotator walks the items in
 id order from their own starting point, so people working at the same time
 start in different places.
 
+With ``order=suspicious`` the items triage finds most suspicious
+(``reviewer.triage``) come first, highest score first, then the rest as above;
+the ranking is read once and again every ``RANKING_TTL``.  A filter on flags
+serves only items whose current revision carries one of them.
+
 Choosing an item and claiming it happen in one write transaction, so two
 annotators asking at the same moment get different items.  Every lookup is one
 indexed query that stops at the first match (see ``ix_item_status_id``).
@@ -28,18 +33,22 @@ from sqlalchemy import ColumnElement, Select, and_, delete, exists, func, not_, 
 from sqlmodel import Session, col
 
 from db.engine import Database
+from db.flags import ItemFlag, flagged_condition, revision_flags
 from db.items import ItemSnapshot, get_item
 from db.models import Claim, Item, ItemRevision, Judgment, utcnow
 from db.people import ensure_person
 from db.retry import retry_transient
 from db.rows import from_row
 from db.settings import get_int_setting
-from db.vocabulary import OPEN_STATUSES, ItemStatus
+from db.vocabulary import OPEN_STATUSES, FlagName, ItemStatus, QueueOrder
 from reviewer.item_status import active_judgments, refresh_item_status
 from reviewer.judging import JudgmentView
 
 CLAIM_TTL = timedelta(minutes=10)
 """How long an item shown to one annotator is kept from the others."""
+RANKING_TTL = timedelta(minutes=5)
+"""How long the suspicion ranking of ``order=suspicious`` is used before it is read again."""
+_RANKED_CHUNK = 200  # ranked ids looked up per query
 
 
 class QueueError(ValueError):
@@ -53,6 +62,7 @@ class QueueFilter:
     kinds: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     statuses: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()  # FlagName values: items whose current revision has one
 
     def __post_init__(self) -> None:
         allowed = {status.value for status in OPEN_STATUSES}
@@ -62,6 +72,11 @@ class QueueFilter:
                 f"the queue holds only items that still need judgments ({', '.join(sorted(allowed))}); "
                 f"not {', '.join(wrong)}"
             )
+        unknown = [name for name in self.flags if name not in {f.value for f in FlagName}]
+        if unknown:
+            raise QueueError(
+                f"unknown flag {', '.join(unknown)}; flags: {', '.join(f.value for f in FlagName)}"
+            )
 
     def describe(self) -> str:
         parts = [
@@ -70,6 +85,7 @@ class QueueFilter:
                 ("kind", self.kinds),
                 ("source", self.sources),
                 ("status", self.statuses),
+                ("flag", self.flags),
             )
             if values
         ]
@@ -142,10 +158,14 @@ class ReviewQueue:
         filters: QueueFilter | None = None,
         *,
         clock: Callable[[], datetime] = utcnow,
+        order: QueueOrder = QueueOrder.DEFAULT,
     ) -> None:
         self.db = db
         self.filters = filters or QueueFilter()
         self.clock = clock
+        self.order = QueueOrder(order)
+        self._ranking: list[str] = []
+        self._ranked_at: datetime | None = None
         self.history = SessionHistory()
         self.session_judgments: list[int] = []
         with db.transaction() as session:
@@ -187,6 +207,8 @@ class ReviewQueue:
             conditions.append(col(Item.kind).in_(self.filters.kinds))
         if self.filters.sources:
             conditions.append(col(Item.source).in_(self.filters.sources))
+        if self.filters.flags:
+            conditions.append(flagged_condition(self.filters.flags))
         return conditions
 
     def _statuses(self) -> list[str]:
@@ -218,6 +240,10 @@ class ReviewQueue:
             base.append(not_(self._claimed_by_others(now)))
         if exclude:
             base.append(col(Item.id).not_in(list(exclude)))
+        if self.order is QueueOrder.SUSPICIOUS:
+            found = self._most_suspicious(session, base)
+            if found is not None:
+                return found
         start = self.start_id(session)
         for status in self._statuses():
             # Walk from this annotator's starting point to the end, then wrap around.
@@ -231,6 +257,36 @@ class ReviewQueue:
                 found = session.scalar(query)
                 if found is not None:
                     return found
+        return None
+
+    def suspicion_ranking(self) -> list[str]:
+        """Item ids with a triage score, most suspicious first (read again after RANKING_TTL)."""
+        now = self.clock()
+        if self._ranked_at is None or now - self._ranked_at > RANKING_TTL:
+            from reviewer.triage import rank_items
+
+            self._ranking = [entry.item_id for entry in rank_items(self.db)]
+            self._ranked_at = now
+        return self._ranking
+
+    def _most_suspicious(
+        self, session: Session, conditions: list[ColumnElement[bool]]
+    ) -> str | None:
+        """The most suspicious item that is open and passes ``conditions``."""
+        ranking = self.suspicion_ranking()
+        statuses = self._statuses()
+        for start in range(0, len(ranking), _RANKED_CHUNK):
+            chunk = ranking[start : start + _RANKED_CHUNK]
+            open_ids = set(
+                session.scalars(
+                    select(col(Item.id)).where(
+                        col(Item.id).in_(chunk), col(Item.status).in_(statuses), *conditions
+                    )
+                )
+            )
+            for item_id in chunk:
+                if item_id in open_ids:
+                    return item_id
         return None
 
     def _needs_more(self, session: Session, item_id: str, *, count_claims: bool = False) -> bool:
@@ -344,6 +400,11 @@ class ReviewQueue:
             self._claim(session, item_id)
         self.history.append(item_id)
         return item
+
+    def flags_of(self, item: ItemSnapshot) -> tuple[ItemFlag, ...]:
+        """The flags of the item revision shown (for the reveal, never before it)."""
+        with self.db.session() as session:
+            return tuple(revision_flags(session, item.id, item.revision))
 
     def _reload(self, item_id: str) -> ItemSnapshot | None:
         with self.db.session() as session:

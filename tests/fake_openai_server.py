@@ -23,6 +23,13 @@ log-probability of each token comes from ``server.logprob(text_before, token)``,
 which tests replace to make the fake model prefer some answers.  With
 ``server.prompt_logprobs = False`` it answers like a server that gives none
 (``logprobs: null``).
+
+``second_opinion(reviews)`` makes a ``default`` that answers ``vetbench check``'s
+reviewer questions like a careful model: per item (found by its id in the question),
+the review it was given, else what the text itself shows (a table or figure it
+refers to is missing); JSON when the request asks for structured output, the
+plain-text lines otherwise, and a 400 for ``response_format`` when the server is
+told it has no structured output.
 """
 
 from __future__ import annotations
@@ -31,8 +38,8 @@ import json
 import re
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -139,6 +146,75 @@ def echo_authorization(request: RecordedRequest) -> Reply:
     """A hostile 500 that echoes the Authorization header back (tests redaction)."""
     secret = request.headers.get("authorization", "")
     return server_error(500, f"bad credentials {secret} rejected")
+
+
+@dataclass(frozen=True)
+class ItemReview:
+    """What a reviewing model says about one item (the fields of the check schema)."""
+
+    one_defensible_answer: bool = True
+    other_defensible_answers: tuple[str, ...] = ()
+    key_is_right: bool = True
+    proposed_key: str = ""
+    needs_missing_material: bool = False
+    sensitive: bool = False
+    reasons: str = "The item is clear and its key follows from the text."
+
+    def as_lines(self) -> str:
+        """The plain-text answer a model gives without structured output."""
+
+        def yes_no(value: bool, extra: str = "") -> str:
+            return ("yes" if value else "no") + (f": {extra}" if extra else "")
+
+        return "\n".join(
+            [
+                "Here is my review.",
+                f"ONE ANSWER: {yes_no(self.one_defensible_answer, '; '.join(self.other_defensible_answers))}",
+                f"KEY RIGHT: {yes_no(self.key_is_right, self.proposed_key)}",
+                f"MISSING MATERIAL: {yes_no(self.needs_missing_material)}",
+                f"SENSITIVE: {yes_no(self.sensitive)}",
+                f"REASONS: {self.reasons}",
+            ]
+        )
+
+
+_CHECKED_ITEM = re.compile(r"^Item (?P<id>\S+) \((?P<kind>[a-z]+)\)$", re.MULTILINE)
+_MISSING_MATERIAL = re.compile(
+    r"如下?表|如下?图|见下表|下表所示|the following (?:table|figure|chart)", re.I
+)
+
+
+def second_opinion(
+    reviews: Mapping[str, ItemReview] | None = None, *, structured: bool = True
+) -> Callable[[RecordedRequest], Reply]:
+    """A ``default`` answering ``vetbench check``: ``reviews[item id]``, else a review of
+    what the text shows; JSON for structured requests, the lines otherwise (and a 400
+    for ``response_format`` when ``structured`` is False, as servers without it do)."""
+    given = dict(reviews or {})
+
+    def answer(request: RecordedRequest) -> Reply:
+        asked_structured = "response_format" in (request.body or {})
+        if asked_structured and not structured:
+            return response_format_rejected()
+        match = _CHECKED_ITEM.search(request.user_text)
+        if match is None:
+            return completion("I can only review items.")
+        review = given.get(match["id"])
+        if review is None:
+            missing = bool(_MISSING_MATERIAL.search(request.user_text))
+            review = ItemReview(
+                needs_missing_material=missing,
+                reasons="It refers to a table that is not given."
+                if missing
+                else ItemReview.reasons,
+            )
+        if asked_structured:
+            body = asdict(review)
+            body["other_defensible_answers"] = list(review.other_defensible_answers)
+            return completion(json.dumps(body, ensure_ascii=False))
+        return completion(review.as_lines())
+
+    return answer
 
 
 class _QuietServer(ThreadingHTTPServer):

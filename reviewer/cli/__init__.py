@@ -74,6 +74,7 @@ def _register_commands() -> None:
     from reviewer.cli import (
         adjudication_commands,
         eval_commands,
+        flag_commands,
         generate_commands,
         item_commands,
         people_commands,
@@ -89,6 +90,7 @@ def _register_commands() -> None:
         generate_commands,
         people_commands,
         serve_commands,
+        flag_commands,
     ):
         module.register(cli)
 

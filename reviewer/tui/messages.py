@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
+from db.flags import ItemFlag
 from db.items import ItemSnapshot
 from reviewer.judging import JudgmentReceipt, RetractionReceipt, RevisionReceipt
 from reviewer.queue import OwnJudgment, QueueProgress
@@ -23,6 +24,7 @@ class ItemLoaded(Message):
     own_judgment: OwnJudgment | None = None
     note: str = ""
     database_empty: bool = False  # with no item: nothing was ever imported
+    flags: tuple[ItemFlag, ...] = ()  # the item revision's flags: shown only after the reveal
 
 
 @dataclass

@@ -16,7 +16,7 @@ Item text is user data and is shown as plain text.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
@@ -39,6 +39,7 @@ from reviewer.tui.widgets.footer import KeyFooter
 if TYPE_CHECKING:
     from db.engine import Database
     from reviewer.adjudication import ConflictCase, DecisionRecord
+    from reviewer.triage import TriageEntry
 
 # The rejection reason a verdict points to, to preselect in the reason dialog.
 VERDICT_REASON: dict[str, DecisionReason] = {
@@ -111,6 +112,15 @@ def history_text(case: ConflictCase) -> Text:
     return text
 
 
+def triage_text(entry: TriageEntry) -> Text:
+    """The item's suspicion score and its reasons (``reviewer.triage``), flags included."""
+    text = Text(f"\nsuspicion score {entry.score:.2f}\n", style="bold")
+    for reason in entry.reasons:
+        text.append(f"  +{reason.weight:.2f} ", style="yellow")
+        text.append_text(literal(reason.text + "\n"))
+    return text
+
+
 def suggested_key(case: ConflictCase) -> str:
     """The corrected key most annotators proposed, else their most common blind answer."""
     proposals = Counter(j.corrected_key for j in case.judgments if j.corrected_key)
@@ -150,6 +160,7 @@ class AdjudicationScreen(Screen[None]):
         conflicts: int  # all conflicts, of which ``cases`` are the first QUEUE_PAGE
         agreed: int
         refusal: str = ""
+        scores: dict[str, TriageEntry] = field(default_factory=dict)  # reviewer.triage
 
     @dataclass
     class DecisionSaved(Message):
@@ -178,6 +189,8 @@ class AdjudicationScreen(Screen[None]):
         """The highlighted case."""
         self.refusal: str | None = None
         """Why this person may not decide (None for a lead, or before the first read)."""
+        self.scores: dict[str, TriageEntry] = {}
+        """The listed items' triage scores and reasons."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -192,7 +205,7 @@ class AdjudicationScreen(Screen[None]):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        self.query_one("#queue", DataTable).add_columns("item", "kind", "source", "why")
+        self.query_one("#queue", DataTable).add_columns("item", "score", "kind", "source", "why")
         self.query_one("#judgments", DataTable).add_columns(
             "annotator",
             "blind answer",
@@ -220,11 +233,16 @@ class AdjudicationScreen(Screen[None]):
             except PermissionDenied as error:
                 self.post_message(self.QueueLoaded(None, 0, 0, str(error)))
                 return
+        from reviewer.triage import triage_scores
+
         cases = conflict_queue(self.database, limit=QUEUE_PAGE)
         conflicts = count_status(self.database, "conflict")
         agreed = count_agreed(self.database)
+        scores = triage_scores(self.database, [case.item.id for case in cases])
+        # The most suspicious conflicts first (triage's score), then the oldest.
+        cases.sort(key=lambda case: -scores[case.item.id].score if case.item.id in scores else 0)
         if not worker.is_cancelled:  # a newer read was asked for meanwhile
-            self.post_message(self.QueueLoaded(cases, conflicts, agreed))
+            self.post_message(self.QueueLoaded(cases, conflicts, agreed, scores=scores))
 
     @work(thread=True, exit_on_error=False, group="decide")
     def save_decision(
@@ -352,12 +370,15 @@ class AdjudicationScreen(Screen[None]):
         self.refusal = None
         previous = self.current.item.id if self.current else None
         self.cases = {case.item.id: case for case in message.cases}
+        self.scores = message.scores
         table.clear()
         for case in message.cases:
             item = case.item
             why = "; ".join(case.disagreements) or "—"
+            entry = message.scores.get(item.id)
             table.add_row(
                 literal(item.id),
+                Text(f"{entry.score:.1f}" if entry else "—", justify="right"),
                 literal(item.kind.value),
                 literal(item.source),
                 literal(why if len(why) <= PREVIEW_CHARS else why[: PREVIEW_CHARS - 1] + "…"),
@@ -418,7 +439,11 @@ class AdjudicationScreen(Screen[None]):
                 f"{judgment.seconds:.0f}",
                 literal(" ".join(judgment.comment.split())),
             )
-        self.query_one("#case-history", Static).update(history_text(case))
+        history = history_text(case)
+        entry = self.scores.get(case.item.id)
+        if entry is not None:
+            history.append_text(triage_text(entry))
+        self.query_one("#case-history", Static).update(history)
 
     def on_adjudication_screen_decision_saved(self, message: DecisionSaved) -> None:
         record = message.record

@@ -8,7 +8,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Button, Select, Static
 
-from db.vocabulary import ItemKind, ItemStatus
+from db.vocabulary import FlagName, ItemKind, ItemStatus
 from reviewer.queue import QueueFilter
 from reviewer.tui.literal import literal
 from reviewer.tui.screens.prompt import PromptScreen
@@ -38,7 +38,7 @@ def _chosen(select: Select[str]) -> tuple[str, ...]:
 
 
 class FilterScreen(DialogScreen[QueueFilter | None]):
-    """Pick one kind, source and status (or any); Ctrl+S applies, Esc cancels."""
+    """Pick one kind, source, status and flag (or any); Ctrl+S applies, Esc cancels."""
 
     BINDINGS = [
         Binding("ctrl+s", "apply", "Apply filters"),
@@ -90,6 +90,15 @@ class FilterScreen(DialogScreen[QueueFilter | None]):
                     id="filter-status",
                 ),
             )
+            yield FieldRow(
+                "Flag   ",
+                Select(
+                    [(flag.value, flag.value) for flag in FlagName],
+                    prompt="any item, flagged or not",
+                    value=current.flags[0] if current.flags else Select.NULL,
+                    id="filter-flag",
+                ),
+            )
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Apply (Ctrl+S)", id="filter-apply", variant="primary", compact=True)
                 yield Button("Cancel (Esc)", id="filter-cancel", compact=True)
@@ -103,6 +112,7 @@ class FilterScreen(DialogScreen[QueueFilter | None]):
                 kinds=_chosen(self.query_one("#filter-kind", Select)),
                 sources=_chosen(self.query_one("#filter-source", Select)),
                 statuses=_chosen(self.query_one("#filter-status", Select)),
+                flags=_chosen(self.query_one("#filter-flag", Select)),
             )
         )
 

@@ -28,6 +28,7 @@ from textual.worker import Worker, WorkerState
 
 from db.answers import AnswerError, parse_answer
 from db.engine import Database
+from db.flags import ItemFlag
 from db.items import ItemSnapshot
 from db.vocabulary import ItemKind, Verdict
 from reviewer.judging import (
@@ -83,6 +84,8 @@ class ReviewScreen(Screen[None]):
         self.queue = queue
         self.timer = timer
         self.item: ItemSnapshot | None = None
+        self.flags: tuple[ItemFlag, ...] = ()
+        """The current item's flags, held until the reveal shows them."""
         self.own: OwnJudgment | None = None
         self.draft: AnswerDraft | None = None
         self.blind_answer: str = ""
@@ -208,9 +211,12 @@ class ReviewScreen(Screen[None]):
     def _loaded(
         self, item: ItemSnapshot | None, own: OwnJudgment | None = None, note: str = ""
     ) -> ItemLoaded:
-        """The message for a loaded item (run in a worker: it may ask the database)."""
+        """The message for a loaded item (run in a worker: it may ask the database).
+
+        The item's flags travel with it but stay off the screen until the reveal."""
         empty = item is None and self.queue.database_is_empty()
-        return ItemLoaded(item, own, note, database_empty=empty)
+        flags = self.queue.flags_of(item) if item is not None else ()
+        return ItemLoaded(item, own, note, database_empty=empty, flags=flags)
 
     @work(thread=True, group="review", exit_on_error=False)
     def _submit(self, item: ItemSnapshot, fields: dict[str, object], then_edit: bool) -> None:
@@ -245,7 +251,7 @@ class ReviewScreen(Screen[None]):
         self.queue.record_retracted(receipt.judgment_id)
         self.post_message(JudgmentRetracted(receipt))
         item = self.queue.open_item(receipt.item_id)
-        self.post_message(ItemLoaded(item, self.queue.own_judgment(item.id)))
+        self.post_message(self._loaded(item, self.queue.own_judgment(item.id)))
 
     @work(thread=True, group="review", exit_on_error=False)
     def _edit(self, item: ItemSnapshot, edit: ItemEdit) -> None:
@@ -290,6 +296,7 @@ class ReviewScreen(Screen[None]):
         self.busy = False
         previous = self.item
         self.item, self.own = message.item, message.own_judgment
+        self.flags = message.flags
         view = self.query_one(ItemView)
         reveal = self.query_one(RevealPanel)
         reveal.clear()
@@ -320,7 +327,9 @@ class ReviewScreen(Screen[None]):
             view.show_item(item)
             if message.own_judgment is not None:
                 self.draft = None
-                reveal.reveal(item, message.own_judgment.blind_answer, message.own_judgment)
+                reveal.reveal(
+                    item, message.own_judgment.blind_answer, message.own_judgment, self.flags
+                )
                 self.phase = Phase.JUDGED
             else:
                 self.draft = AnswerDraft(item.kind, item.labels)
@@ -442,7 +451,7 @@ class ReviewScreen(Screen[None]):
             notify_literally(self, str(error), severity="warning")
             return
         self._show_draft()
-        self.query_one(RevealPanel).reveal(self.item, self.blind_answer)
+        self.query_one(RevealPanel).reveal(self.item, self.blind_answer, flags=self.flags)
         self.phase = Phase.REVEALED
 
     def action_comment(self) -> None:

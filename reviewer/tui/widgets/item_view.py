@@ -2,7 +2,8 @@
 
 Everything here is user data and goes through :func:`reviewer.tui.literal.literal`.
 The view scrolls for long texts; each choice is its own row so a click picks it.
-It never shows the key, the explanation or anyone's judgment.
+It never shows the key, the explanation, anyone's judgment or the item's flags
+(a suspected duplicate included): they come with the reveal.
 """
 
 from __future__ import annotations
@@ -109,11 +110,6 @@ class ItemView(VerticalScroll):
     ItemView:focus {
         border: round $primary;
     }
-
-    ItemView > #duplicate-note {
-        margin-top: 1;
-        color: $warning;
-    }
     """
 
     can_focus = True
@@ -124,7 +120,6 @@ class ItemView(VerticalScroll):
         yield SectionTitle(id="choices-title")
         for label in LETTERS[:MAX_CHOICES]:
             yield ChoiceRow(label, id=f"choice-{label}")
-        yield Static(id="duplicate-note")
 
     def show_item(self, item: ItemSnapshot) -> None:
         """Replace the content with ``item``."""
@@ -145,14 +140,6 @@ class ItemView(VerticalScroll):
             if item.kind is ItemKind.TRUEFALSE and text.strip() not in ("对", "错"):
                 line.append(f"  ({truefalse_word(row.label)})", style="dim")
             row.show(line)
-        note = self.query_one("#duplicate-note", Static)
-        note.display = bool(item.suspected_duplicate_of)
-        if item.suspected_duplicate_of:
-            duplicate = Text("Suspected duplicate of ", style="italic")
-            duplicate.append_text(literal(item.suspected_duplicate_of, "bold"))
-            if item.duplicate_similarity is not None:
-                duplicate.append(f" ({item.duplicate_similarity:.0f}% similar)")
-            note.update(duplicate)
         self.scroll_home(animate=False)
 
     def show_message(self, title: str, body: str) -> None:
@@ -162,7 +149,6 @@ class ItemView(VerticalScroll):
         self.query_one("#choices-title", Static).update("")
         for row in self.query(ChoiceRow):
             row.display = False
-        self.query_one("#duplicate-note", Static).display = False
 
     def mark_chosen(self, letters: list[str]) -> None:
         """Mark the rows already placed in the order, or the options chosen."""

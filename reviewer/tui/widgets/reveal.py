@@ -3,9 +3,13 @@
 For orders, the positions that differ are highlighted in both rows and the
 pairs of events the two orders put the other way round are listed.  For
 multiple choice, the letters missing from the answer and the extra ones are named.
+The item's flags and their evidence (``db.flags``) come here too, and only here:
+nothing about them is on screen before the blind answer is in.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from rich.table import Table
 from rich.text import Text
@@ -20,6 +24,7 @@ from db.answers import (
     pairwise_accuracy,
     truefalse_word,
 )
+from db.flags import ItemFlag
 from db.items import ItemSnapshot
 from db.vocabulary import ItemKind
 from reviewer.queue import OwnJudgment
@@ -117,6 +122,21 @@ def judgment_summary(item: ItemSnapshot, judgment: OwnJudgment) -> Text:
     return text
 
 
+def flags_text(flags: Sequence[ItemFlag]) -> Text:
+    """Each flag with what raised it: its name, where it came from, the evidence in words."""
+    text = Text()
+    for position, flag in enumerate(flags):
+        if position:
+            text.append("\n")
+        text.append("⚑ ", style="bold yellow")
+        text.append(flag.name.value, style="bold yellow")
+        if flag.source.value != "auto":
+            text.append(f" ({flag.source.value})", style="dim")
+        text.append("  ")
+        text.append_text(literal(flag.summary))
+    return text
+
+
 class RevealPanel(VerticalScroll):
     """Key, explanation and the comparison; empty until the blind answer is in."""
 
@@ -136,17 +156,27 @@ class RevealPanel(VerticalScroll):
         yield PanelTitle("Reveal")
         yield Static(id="reveal-comparison")
         yield Static(id="reveal-judgment")
+        yield SectionTitle("Flags", id="reveal-flags-title")
+        yield Static(id="reveal-flags")
         yield SectionTitle("Key in words")
         yield Static(id="reveal-key")
         yield SectionTitle("Explanation")
         yield Static(id="reveal-explanation")
 
-    def reveal(self, item: ItemSnapshot, answer: str, judgment: OwnJudgment | None = None) -> None:
-        """Fill the panel for ``item`` (this is the first moment the key reaches the screen)."""
+    def reveal(
+        self,
+        item: ItemSnapshot,
+        answer: str,
+        judgment: OwnJudgment | None = None,
+        flags: Sequence[ItemFlag] = (),
+    ) -> None:
+        """Fill the panel for ``item`` (this is the first moment the key, and the item's
+        flags, reach the screen)."""
         self.query_one("#reveal-comparison", Static).update(compare_answers(item, answer))
         summary = self.query_one("#reveal-judgment", Static)
         summary.display = judgment is not None
         summary.update(judgment_summary(item, judgment) if judgment else "")
+        self._show_flags(flags)
         self.query_one("#reveal-key", Static).update(key_in_words(item))
         self.query_one("#reveal-explanation", Static).update(
             literal_item(item.explanation)
@@ -155,8 +185,14 @@ class RevealPanel(VerticalScroll):
         )
         self.scroll_home(animate=False)
 
+    def _show_flags(self, flags: Sequence[ItemFlag]) -> None:
+        self.query_one("#reveal-flags-title").display = bool(flags)
+        shown = self.query_one("#reveal-flags", Static)
+        shown.display = bool(flags)
+        shown.update(flags_text(flags))
+
     def clear(self) -> None:
-        """Empty every field, so nothing of the key stays in the widget tree."""
+        """Empty every field, so nothing of the key or the flags stays in the widget tree."""
         for widget_id in (
             "reveal-comparison",
             "reveal-judgment",
@@ -164,3 +200,4 @@ class RevealPanel(VerticalScroll):
             "reveal-explanation",
         ):
             self.query_one(f"#{widget_id}", Static).update("")
+        self._show_flags(())
