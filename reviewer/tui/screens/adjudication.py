@@ -32,6 +32,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from db.answers import format_answer
 from db.vocabulary import DecisionReason, ItemStatus, Verdict
 from reviewer.tui.literal import line_broken, literal, notify_literally
+from reviewer.tui.responsive import apply_size_classes
 from reviewer.tui.screens.lead_modals import ConfirmModal, ReasonModal, Rejection
 from reviewer.tui.screens.prompt import PromptScreen, answer_validator
 from reviewer.tui.widgets.footer import KeyFooter
@@ -192,6 +193,7 @@ class AdjudicationScreen(Screen[None]):
         yield KeyFooter()
 
     def on_mount(self) -> None:
+        apply_size_classes(self)
         self.query_one("#queue", DataTable).add_columns("item", "kind", "source", "why")
         self.query_one("#judgments", DataTable).add_columns(
             "annotator",

@@ -28,6 +28,7 @@ from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 from db.answers import format_answer
 from reviewer.tui.literal import literal
 from reviewer.tui.polling import PollingScreen
+from reviewer.tui.responsive import apply_size_classes
 from reviewer.tui.widgets.footer import KeyFooter
 
 if TYPE_CHECKING:
@@ -150,6 +151,7 @@ class AgreementScreen(PollingScreen[None]):
         yield KeyFooter()
 
     def on_mount(self) -> None:
+        apply_size_classes(self)
         self.query_one("#agreement-figures", DataTable).add_columns(
             "statistic", "value", "95% CI", "n", "note"
         )

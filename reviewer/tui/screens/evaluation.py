@@ -57,6 +57,7 @@ from evaluator.live import (
 )
 from reviewer.tui.literal import line_broken, literal, notify_literally
 from reviewer.tui.polling import PollingScreen
+from reviewer.tui.responsive import apply_size_classes
 from reviewer.tui.widgets.footer import KeyFooter
 
 if TYPE_CHECKING:
@@ -279,6 +280,7 @@ class EvaluationScreen(PollingScreen[None]):
         yield KeyFooter()
 
     def on_mount(self) -> None:
+        apply_size_classes(self)
         self.query_one("#figures", DataTable).add_columns(
             "kind", "answered", "accuracy", "95% CI", "unparsed", "failed", "also"
         )

@@ -48,6 +48,7 @@ from reviewer.tui.messages import (
     ProgressCounted,
     RevisionSaved,
 )
+from reviewer.tui.responsive import apply_size_classes
 from reviewer.tui.screens.help import HelpRow
 from reviewer.tui.screens.review_keys import ACTION_HELP, REVIEW_BINDINGS, Phase
 from reviewer.tui.timer import ActiveTimer
@@ -103,6 +104,7 @@ class ReviewScreen(Screen[None]):
         yield KeyFooter(compact=True)
 
     def on_mount(self) -> None:
+        apply_size_classes(self)
         self.query_one(ProgressLine).show(self.queue.annotator, None, self.queue.filters.describe())
         self.app.app_suspend_signal.subscribe(self, lambda _app: self.timer.pause())
         self.app.app_resume_signal.subscribe(self, lambda _app: self.timer.resume())

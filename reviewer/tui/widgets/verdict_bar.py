@@ -1,12 +1,17 @@
 """The verdict buttons and the comment box, shown once the key is revealed.
 
-Each button names its key; clicking it does what the key does.
+Each button names its key; clicking it does what the key does.  The buttons sit
+on one row when they all fit, else on two rows of equal columns (at 80 columns:
+four and three), so every verdict stays on screen and reachable.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import ceil
 
+from rich.cells import cell_len
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
@@ -25,6 +30,8 @@ VERDICT_KEYS: dict[Verdict, tuple[str, str]] = {
 }
 """Key and button label of each verdict (the review screen binds the same keys)."""
 
+BUTTON_GAP = 2  # cells between two buttons on one row (the CSS margin-right)
+
 
 class VerdictBar(Vertical):
     """Seven verdict buttons and a one-line comment."""
@@ -40,7 +47,20 @@ class VerdictBar(Vertical):
     }
 
     VerdictBar > #verdict-buttons > Button {
-        margin-right: 1;
+        min-width: 0;
+        margin-right: 2;
+    }
+
+    VerdictBar.-two-rows > #verdict-buttons {
+        layout: grid;
+        grid-gutter: 0 1;
+        grid-columns: 1fr;
+    }
+
+    VerdictBar.-two-rows > #verdict-buttons > Button {
+        width: 1fr;
+        min-width: 0;
+        margin: 0;
     }
 
     VerdictBar > #comment-row {
@@ -79,6 +99,20 @@ class VerdictBar(Vertical):
                 compact=True,
             )
 
+    def on_resize(self, _event: events.Resize) -> None:
+        self._arrange()
+
+    def _arrange(self) -> None:
+        """One row when every shown button fits its natural width, else two rows."""
+        buttons = [button for button in self.query(Button) if button.display]
+        if not buttons or not self.size.width:
+            return
+        # a label, one cell of line-pad either side, the margin after it
+        one_row = sum(cell_len(str(button.label)) + 2 + BUTTON_GAP for button in buttons)
+        two_rows = one_row > self.content_region.width
+        self.set_class(two_rows, "-two-rows")
+        self.query_one("#verdict-buttons").styles.grid_size_columns = ceil(len(buttons) / 2)
+
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         button_id = event.button.id or ""
@@ -87,7 +121,10 @@ class VerdictBar(Vertical):
 
     def allow_no_order(self, allowed: bool) -> None:
         """No clear order applies to ordering items only."""
-        self.query_one(f"#verdict-{Verdict.NO_ORDER.value}", Button).display = allowed
+        button = self.query_one(f"#verdict-{Verdict.NO_ORDER.value}", Button)
+        if button.display != allowed:
+            button.display = allowed
+            self._arrange()
 
     @property
     def comment(self) -> str:
