@@ -31,11 +31,12 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from db.answers import format_answer
 from db.vocabulary import DecisionReason, ItemStatus, Verdict
-from reviewer.tui.literal import line_broken, literal, notify_literally
+from reviewer.tui.literal import line_broken, literal, literal_item, notify_literally
 from reviewer.tui.responsive import apply_size_classes
 from reviewer.tui.screens.lead_modals import ConfirmModal, ReasonModal, Rejection
 from reviewer.tui.screens.prompt import PromptScreen, answer_validator
 from reviewer.tui.widgets.footer import KeyFooter
+from reviewer.tui.widgets.item_view import RAW_TITLE
 
 if TYPE_CHECKING:
     from db.engine import Database
@@ -54,10 +55,11 @@ PREVIEW_CHARS = 40
 QUEUE_PAGE = 500  # conflicts listed at once; the rest follow as these are resolved
 
 
-def case_text(case: ConflictCase) -> Text:
+def case_text(case: ConflictCase, *, raw: bool = False) -> Text:
     """The item as the lead reads it: text, choices, key, explanation, earlier revisions.
 
-    Every piece of item text, id, name and note goes through :func:`literal`."""
+    Item text is in its display form (entities decoded, LaTeX as Unicode), or as stored
+    when ``raw``; every piece of item text, id, name and note is shown literally."""
     item = case.item
     text = Text()
     text.append_text(literal(item.id, "bold"))
@@ -67,15 +69,18 @@ def case_text(case: ConflictCase) -> Text:
             "dim",
         )
     )
-    text.append_text(literal(item.prompt + "\n\n"))
+    text.append_text(literal_item(item.prompt, raw=raw))
+    text.append("\n\n")
     for label, choice in item.choices.items():
-        text.append_text(literal(f"{label}. ", "bold"))
-        text.append_text(literal(choice + "\n"))
+        text.append(f"{label}. ", style="bold")
+        text.append_text(literal_item(choice, raw=raw))
+        text.append("\n")
     text.append("\nkey ", style="dim")
     text.append_text(literal(format_answer(item.kind, item.key) + "\n", "bold"))
     if item.explanation:
         text.append("explanation ", style="dim")
-        text.append_text(literal(item.explanation + "\n"))
+        text.append_text(literal_item(item.explanation, raw=raw))
+        text.append("\n")
     for revision in reversed(case.earlier_revisions):
         text.append(f"\nrevision {revision.number}", style="bold dim")
         text.append_text(literal(f" by {revision.author}: {revision.change_note or '—'}\n", "dim"))
@@ -83,7 +88,8 @@ def case_text(case: ConflictCase) -> Text:
         text.append_text(literal(format_answer(item.kind, revision.key) + "\n"))
         if revision.prompt != item.prompt:
             text.append("  text ", style="dim")
-            text.append_text(literal(revision.prompt + "\n"))
+            text.append_text(literal_item(revision.prompt, raw=raw))
+            text.append("\n")
     return text
 
 
@@ -140,6 +146,7 @@ class AdjudicationScreen(Screen[None]):
         Binding("x", "reject", "Reject…"),
         Binding("A", "approve_agreed", "Approve all agreed"),
         Binding("r", "refresh", "Refresh"),
+        Binding("v", "toggle_raw", "Raw text"),
         Binding("escape", "leave", "Back"),
     ]
 
@@ -179,6 +186,8 @@ class AdjudicationScreen(Screen[None]):
         """The highlighted case."""
         self.refusal: str | None = None
         """Why this person may not decide (None for a lead, or before the first read)."""
+        self.raw_text = False
+        """Whether item text is shown exactly as stored instead of its display form."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -338,6 +347,12 @@ class AdjudicationScreen(Screen[None]):
     def action_refresh(self) -> None:
         self.load_queue()
 
+    def action_toggle_raw(self) -> None:
+        self.raw_text = not self.raw_text
+        self.query_one("#case-scroll").border_title = RAW_TITLE if self.raw_text else ""
+        if self.current is not None:
+            self._show_case(self.current)
+
     def action_leave(self) -> None:
         if len(self.app.screen_stack) > 1:
             self.app.pop_screen()
@@ -398,7 +413,7 @@ class AdjudicationScreen(Screen[None]):
             self.query_one("#case-text", Static).update(Text("No conflicts: nothing to resolve."))
             self.query_one("#case-history", Static).update("")
             return
-        self.query_one("#case-text", Static).update(line_broken(case_text(case)))
+        self.query_one("#case-text", Static).update(line_broken(case_text(case, raw=self.raw_text)))
         kind = case.item.kind
         for judgment in case.judgments:
             judgments.add_row(
@@ -420,7 +435,7 @@ class AdjudicationScreen(Screen[None]):
                 f"{judgment.seconds:.0f}",
                 literal(" ".join(judgment.comment.split())),
             )
-        self.query_one("#case-history", Static).update(history_text(case))
+        self.query_one("#case-history", Static).update(line_broken(history_text(case)))
 
     def on_adjudication_screen_decision_saved(self, message: DecisionSaved) -> None:
         record = message.record

@@ -147,6 +147,8 @@ class ReviewScreen(Screen[None]):
             return phase is Phase.JUDGED
         if action == "revisions":
             return phase in (Phase.REVEALED, Phase.JUDGED)
+        if action == "toggle_raw":
+            return phase in (Phase.BLIND, Phase.REVEALED, Phase.JUDGED)
         if action == "skip":
             return phase in (Phase.BLIND, Phase.REVEALED)
         if action == "previous":
@@ -508,6 +510,12 @@ class ReviewScreen(Screen[None]):
                 self._edit(item, edit)
 
         self.app.push_screen(EditScreen(item), edited)
+
+    def action_toggle_raw(self) -> None:
+        """Item text as stored (entities, LaTeX) or as read; it stays so until switched back."""
+        raw = not self.query_one(ItemView).raw
+        self.query_one(ItemView).show_raw(raw)
+        self.query_one(RevealPanel).show_raw(raw)
 
     def action_revisions(self) -> None:
         from reviewer.tui.screens.revisions import RevisionsScreen
