@@ -144,9 +144,9 @@ class AdjudicationScreen(Screen[None]):
         Binding("a", "approve", "Approve"),
         Binding("c", "approve_corrected", "Approve, corrected key"),
         Binding("x", "reject", "Reject…"),
+        Binding("v", "toggle_raw", "Raw text"),
         Binding("A", "approve_agreed", "Approve all agreed"),
         Binding("r", "refresh", "Refresh"),
-        Binding("v", "toggle_raw", "Raw text"),
         Binding("escape", "leave", "Back"),
     ]
 

@@ -6,8 +6,8 @@ does it recompute every figure (``reviewer.agreement``) and post the result.
 Computing never runs on the interface thread.
 
 Tabs: the headline figures with 95% bootstrap intervals; the annotators (their
-own figures, and a heat map of Cohen's kappa for every pair, all verdicts or
-keep/drop); breakdowns by kind and by source; likely wrong keys (listed for
+own figures, their keep rates and median times per item as bars, and a heat map of
+Cohen's kappa for every pair, all verdicts or keep/drop); breakdowns by kind and by source; likely wrong keys (listed for
 leads only: the list shows what annotators answered, which annotators must not
 see before giving their own answer).
 """
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 
@@ -29,6 +30,7 @@ from db.answers import format_answer
 from reviewer.tui.literal import literal
 from reviewer.tui.polling import PollingScreen
 from reviewer.tui.responsive import apply_size_classes
+from reviewer.tui.widgets.bars import Bar, BarChart
 from reviewer.tui.widgets.footer import KeyFooter
 
 if TYPE_CHECKING:
@@ -140,8 +142,15 @@ class AgreementScreen(PollingScreen[None]):
         with TabbedContent(initial="figures-tab"):
             with TabPane("Figures", id="figures-tab"):
                 yield DataTable(id="agreement-figures", cursor_type="row", zebra_stripes=True)
-            with TabPane("Annotators", id="annotators-tab"):
+            with TabPane("Annotators", id="annotators-tab"), VerticalScroll(id="annotators-body"):
                 yield DataTable(id="annotator-table", cursor_type="row", zebra_stripes=True)
+                with Horizontal(id="annotator-charts"):
+                    with Vertical(classes="annotator-chart"):
+                        yield Static("Keep rate", classes="chart-title")
+                        yield BarChart(id="keep-rate-bars", empty="No judgments yet.")
+                    with Vertical(classes="annotator-chart"):
+                        yield Static("Median time per item", classes="chart-title")
+                        yield BarChart(id="seconds-bars", scale=None, empty="No timed judgments.")
                 yield Static("", id="heatmap-title")
                 yield DataTable(id="kappa-map", cursor_type="cell", show_cursor=False)
             with TabPane("By kind and source", id="breakdown-tab"):
@@ -234,6 +243,7 @@ class AgreementScreen(PollingScreen[None]):
         )
         self._show_figures(figures)
         self._show_annotators(report)
+        self._show_annotator_charts(report)
         self._show_heat_map(report)
         self._show_breakdowns(report)
         self._show_wrong_keys(figures, message.lead)
@@ -261,6 +271,31 @@ class AgreementScreen(PollingScreen[None]):
                 literal(", ".join(f"{name} {count}" for name, count in stats.verdicts.items())),
                 key=stats.name,
             )
+
+    def _show_annotator_charts(self, report: AgreementReport) -> None:
+        people = report.per_annotator
+        self.query_one("#keep-rate-bars", BarChart).show(
+            [
+                Bar(
+                    stats.name,
+                    stats.keep_rate,
+                    f"{stats.keep_rate:>4.0%} of {stats.judgments:,}"
+                    if stats.keep_rate is not None
+                    else "—",
+                )
+                for stats in people
+            ]
+        )
+        self.query_one("#seconds-bars", BarChart).show(
+            [
+                Bar(
+                    stats.name,
+                    stats.median_seconds,
+                    "—" if stats.median_seconds is None else f"{stats.median_seconds:>4.0f} s",
+                )
+                for stats in people
+            ]
+        )
 
     def _show_heat_map(self, report: AgreementReport) -> None:
         figures = report.figures

@@ -58,6 +58,8 @@ from evaluator.live import (
 from reviewer.tui.literal import line_broken, literal, notify_literally
 from reviewer.tui.polling import PollingScreen
 from reviewer.tui.responsive import apply_size_classes
+from reviewer.tui.widgets.accuracy_curve import AccuracyCurve
+from reviewer.tui.widgets.bars import Bar, BarChart
 from reviewer.tui.widgets.footer import KeyFooter
 
 if TYPE_CHECKING:
@@ -233,13 +235,14 @@ class EvaluationScreen(PollingScreen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         with TabbedContent(initial="live-tab"):
-            with TabPane("Live run", id="live-tab"):
+            with TabPane("Live run", id="live-tab"), VerticalScroll(id="live-body"):
                 with Horizontal(id="start-form"):
                     yield Label("Model", classes="field-label")
                     yield Input(
                         value="demo",
                         placeholder="demo, a model folder, openai:NAME or scripted:FILE",
                         id="model-spec",
+                        compact=True,
                     )
                     yield Label("Shots", classes="field-label")
                     yield Select(
@@ -247,6 +250,7 @@ class EvaluationScreen(PollingScreen[None]):
                         value=5,
                         allow_blank=False,
                         id="shots",
+                        compact=True,
                     )
                     yield Label("Kind", classes="field-label")
                     yield Select(
@@ -254,14 +258,20 @@ class EvaluationScreen(PollingScreen[None]):
                         value=ALL,
                         allow_blank=False,
                         id="kind",
+                        compact=True,
                     )
-                    yield Button("Start", id="start", variant="primary")
-                    yield Button("Stop", id="stop", variant="error", disabled=True)
+                    yield Button("Start", id="start", variant="primary", compact=True)
+                    yield Button("Stop", id="stop", variant="error", disabled=True, compact=True)
                 with Vertical(id="run-panel"):
                     yield Static("No evaluation run yet.", id="run-title")
                     yield ProgressBar(id="progress", show_eta=False)
                     yield Static("", id="speed")
-                    yield DataTable(id="figures", cursor_type="none", zebra_stripes=True)
+                with Horizontal(id="live-charts"):
+                    with Vertical(id="kind-chart"):
+                        yield Static("Accuracy by kind, with 95% intervals", classes="chart-title")
+                        yield BarChart(id="kind-bars", empty="No answers yet.")
+                    yield AccuracyCurve(id="accuracy-curve")
+                yield DataTable(id="figures", cursor_type="none", zebra_stripes=True)
                 with Horizontal(id="predictions-area"):
                     yield DataTable(id="predictions", cursor_type="row", zebra_stripes=True)
                     with VerticalScroll(id="detail-scroll"):
@@ -499,6 +509,8 @@ class EvaluationScreen(PollingScreen[None]):
             title.update("No evaluation run yet. Choose a model and press Start (ctrl+s).")
             table.clear()
             speed.update("")
+            self.query_one("#kind-bars", BarChart).show([])
+            self.query_one("#accuracy-curve", AccuracyCurve).show([])
             return
         progress, summary = figures.progress, figures.summary
         title.update(run_title(figures))
@@ -514,6 +526,11 @@ class EvaluationScreen(PollingScreen[None]):
         table.add_row(*_figure_cells("all", summary), key=ALL)
         for kind, group in summary.by_kind.items():
             table.add_row(*_figure_cells(kind, group), key=kind)
+        self.query_one("#kind-bars", BarChart).show(
+            [accuracy_bar("all", summary)]
+            + [accuracy_bar(kind, group) for kind, group in summary.by_kind.items()]
+        )
+        self.query_one("#accuracy-curve", AccuracyCurve).show(figures.accuracy_curve)
 
     def _show_latest(self, latest: list[PredictionView]) -> None:
         table = self.query_one("#predictions", DataTable)
@@ -587,6 +604,16 @@ class EvaluationScreen(PollingScreen[None]):
         except Exception:  # no valid cursor (empty or just cleared)
             return None
         return None if row_key.value is None else str(row_key.value)
+
+
+def accuracy_bar(name: str, figures: Figures) -> Bar:
+    """A kind's accuracy as a bar, its Wilson interval as the whisker."""
+    return Bar(
+        name,
+        figures.accuracy,
+        f"{percent(figures.accuracy):>6} {interval(figures.accuracy_ci):<12} n={figures.scored}",
+        figures.accuracy_ci,
+    )
 
 
 def _figure_cells(name: str, figures: Figures) -> tuple[str, ...]:
