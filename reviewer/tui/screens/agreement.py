@@ -15,7 +15,6 @@ see before giving their own answer).
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -111,7 +110,6 @@ class AgreementScreen(PollingScreen[None]):
         """The worker computed the figures from the judgments as they are now."""
 
         report: AgreementReport
-        seconds: float
         lead: bool  # whether the person may see item-level answers
 
     def __init__(
@@ -215,11 +213,10 @@ class AgreementScreen(PollingScreen[None]):
         if fingerprint == self._seen and not self._force.is_set():
             return None
         self._force.clear()
-        started = time.perf_counter()
         report = compute_agreement(self.database, resamples=self.resamples, seed=self.seed)
         lead = is_lead(self.database, self.person_name)
         self._seen = fingerprint
-        return self.AgreementComputed(report, time.perf_counter() - started, lead)
+        return self.AgreementComputed(report, lead)
 
     # ---------------------------------------------------------- display
 
@@ -238,7 +235,7 @@ class AgreementScreen(PollingScreen[None]):
             Text(
                 f"{figures.items_compared:,} items compared of {figures.items_judged:,} judged · "
                 f"{figures.judgments:,} judgments by {figures.annotators} annotators · "
-                f"{intervals} · computed in {message.seconds:.1f} s"
+                f"{intervals}"
             )
         )
         self._show_figures(figures)

@@ -9,7 +9,8 @@ and ``vetbench eval --resume RUN`` continues it later.
 
 Tabs: the live run (progress, items per second, ETA, accuracy with its Wilson 95%
 interval per kind, unparsed rate, the latest predictions with prompt, raw output,
-parsed answer and key), the leaderboard (every run, with a bar chart of accuracy),
+parsed answer and key, accuracy by kind as bars with whiskers and accuracy as the
+run goes as a line), the leaderboard (every run, with accuracy as bars with whiskers),
 and suspect keys (items every model gets wrong with the same non-key answer).
 Item and model text (ids, model names, answers, raw outputs, prompts, errors) goes
 through the one literal-display helper (``reviewer/tui/literal.py``): never markup,
@@ -70,8 +71,6 @@ if TYPE_CHECKING:
 
 SHOT_CHOICES = (0, 1, 5)
 LEADERBOARD_BARS = 15
-BAR_WIDTH = 40
-MODEL_NAME_WIDTH = 28  # of the leaderboard chart
 SUSPECTS_EVERY = 5  # suspect keys are re-read every this many polls (a heavier query)
 
 BackendOpener = Callable[[str], "Backend"]
@@ -94,27 +93,21 @@ def mark(view: PredictionView) -> Text:
     return Text("right", style="green") if view.correct else Text("wrong", style="red")
 
 
-def accuracy_bars(runs: list[RunOverview], width: int = BAR_WIDTH) -> Text:
-    """One horizontal bar per run (best first): the accuracy, with its interval as text."""
+def leaderboard_bars(runs: list[RunOverview]) -> list[Bar]:
+    """One bar per run with answers (best first): its accuracy, the interval as a whisker."""
     ranked = sorted(
         (run for run in runs if run.accuracy is not None),
         key=lambda run: (-(run.accuracy or 0.0), run.id),
     )[:LEADERBOARD_BARS]
-    if not ranked:
-        return Text("No run has an answer yet.", style="dim")
-    eighths = " ▏▎▍▌▋▊▉"
-    chart = Text()
-    for run in ranked:
-        filled = (run.accuracy or 0.0) * width
-        full, rest = int(filled), int((filled - int(filled)) * 8)
-        bar = "█" * full + (eighths[rest] if rest and full < width else "")
-        chart.append(f"#{run.id:<4} ", style="dim")
-        chart.append_text(literal(f"{run.model[:MODEL_NAME_WIDTH]:<{MODEL_NAME_WIDTH}} "))
-        chart.append(bar.ljust(width), style="green")
-        chart.append(f" {percent(run.accuracy):>6} {interval(run.accuracy_ci)}")
-        chart.append(f"  n={run.done}\n", style="dim")
-    chart.rstrip()
-    return chart
+    return [
+        Bar(
+            f"#{run.id} {run.model}",
+            run.accuracy,
+            f"{percent(run.accuracy):>6} {interval(run.accuracy_ci):<12} n={run.done}",
+            run.accuracy_ci,
+        )
+        for run in ranked
+    ]
 
 
 def prediction_detail(view: PredictionView) -> Text:
@@ -279,7 +272,8 @@ class EvaluationScreen(PollingScreen[None]):
             with TabPane("Leaderboard", id="leaderboard-tab"):
                 yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
                 with VerticalScroll(id="chart-scroll"):
-                    yield Static("", id="accuracy-chart")
+                    yield Static("Accuracy with 95% intervals", classes="chart-title")
+                    yield BarChart(id="accuracy-chart", empty="No run has an answer yet.")
             with TabPane("Suspect keys", id="suspects-tab"):
                 yield Static(
                     "Items that every model answered wrongly with one and the same answer: "
@@ -579,7 +573,7 @@ class EvaluationScreen(PollingScreen[None]):
         keys = [str(run.id) for run in ranked]
         if previous in keys:
             table.move_cursor(row=keys.index(previous))
-        self.query_one("#accuracy-chart", Static).update(accuracy_bars(runs))
+        self.query_one("#accuracy-chart", BarChart).show(leaderboard_bars(runs))
 
     def _show_suspects(self, suspects: list[SuspectKey]) -> None:
         self._suspects = suspects

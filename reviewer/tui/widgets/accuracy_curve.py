@@ -25,6 +25,13 @@ def thinned(values: Sequence[float], most: int) -> tuple[list[int], list[float]]
     return [index + 1 for index in indices], [values[index] for index in indices]
 
 
+def item_ticks(count: int, most: int = 5) -> list[int]:
+    """Whole item numbers from 1 to ``count`` for the horizontal axis, evenly spread."""
+    if count <= most:
+        return list(range(1, count + 1))
+    return sorted({int(1.5 + index * (count - 1) / (most - 1)) for index in range(most)})
+
+
 class AccuracyCurve(PlotextPlot):
     """The cumulative accuracy of one run, in percent, item by item."""
 
@@ -63,4 +70,6 @@ class AccuracyCurve(PlotextPlot):
             xs, ys = thinned(self.curve, max(2, self.size.width * POINTS_PER_CELL))
             plot.plot(xs, [100 * value for value in ys], marker="braille")
             plot.xlim(1, max(2, count))
+            ticks = item_ticks(count)
+            plot.xticks([float(tick) for tick in ticks], [str(tick) for tick in ticks])
         self.refresh()

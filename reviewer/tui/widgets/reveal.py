@@ -25,6 +25,7 @@ from db.items import ItemSnapshot
 from db.vocabulary import ItemKind
 from reviewer.queue import OwnJudgment
 from reviewer.tui.literal import line_broken, literal, literal_item
+from reviewer.tui.widgets.item_view import RAW_TITLE
 from reviewer.tui.widgets.titles import PanelTitle, SectionTitle
 
 DIFF_STYLE = "bold reverse red"
@@ -105,7 +106,8 @@ def key_in_words(item: ItemSnapshot, *, raw: bool = False) -> Table:
 def judgment_summary(item: ItemSnapshot, judgment: OwnJudgment) -> Text:
     """What the annotator recorded (shown when browsing judged items), wrapped like item
     text: the comment is the annotator's own words, often Chinese."""
-    text = Text("Your verdict: ", style="bold")
+    text = Text()
+    text.append("Your verdict: ", style="bold")
     text.append_text(literal(judgment.verdict, "bold magenta"))
     text.append(f"  ·  {judgment.seconds:.0f} s  ·  revision {judgment.revision}")
     for alternative in judgment.alternative_orders:
@@ -168,6 +170,7 @@ class RevealPanel(VerticalScroll):
             self._show_text(self._item)
 
     def _show_text(self, item: ItemSnapshot) -> None:
+        self.border_title = RAW_TITLE if self.raw else ""
         self.query_one("#reveal-key", Static).update(key_in_words(item, raw=self.raw))
         self.query_one("#reveal-explanation", Static).update(
             literal_item(item.explanation, raw=self.raw)
