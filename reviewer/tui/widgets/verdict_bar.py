@@ -1,8 +1,9 @@
 """The verdict buttons and the comment box, shown once the key is revealed.
 
 Each button names its key; clicking it does what the key does.  The buttons sit
-on one row when they all fit, else on two rows of equal columns (at 80 columns:
-four and three), so every verdict stays on screen and reachable.
+on one row when they all fit, else in rows of equal columns, as few rows as keep
+every label whole (at 80 columns: four and three; at 60: three, three and one), so
+every verdict stays on screen and reachable.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ VERDICT_KEYS: dict[Verdict, tuple[str, str]] = {
 """Key and button label of each verdict (the review screen binds the same keys)."""
 
 BUTTON_GAP = 2  # cells between two buttons on one row (the CSS margin-right)
+GRID_GAP = 1  # cells between two columns of buttons (the CSS grid-gutter)
 
 
 class VerdictBar(Vertical):
@@ -51,13 +53,13 @@ class VerdictBar(Vertical):
         margin-right: 2;
     }
 
-    VerdictBar.-two-rows > #verdict-buttons {
+    VerdictBar.-rows > #verdict-buttons {
         layout: grid;
         grid-gutter: 0 1;
         grid-columns: 1fr;
     }
 
-    VerdictBar.-two-rows > #verdict-buttons > Button {
+    VerdictBar.-rows > #verdict-buttons > Button {
         width: 1fr;
         min-width: 0;
         margin: 0;
@@ -103,15 +105,20 @@ class VerdictBar(Vertical):
         self._arrange()
 
     def _arrange(self) -> None:
-        """One row when every shown button fits its natural width, else two rows."""
+        """One row when every shown button fits its natural width, else the fewest rows
+        of equal columns in which every label fits whole."""
         buttons = [button for button in self.query(Button) if button.display]
-        if not buttons or not self.size.width:
+        width = self.content_region.width
+        if not buttons or not width:
             return
         # a label, one cell of line-pad either side, the margin after it
-        one_row = sum(cell_len(str(button.label)) + 2 + BUTTON_GAP for button in buttons)
-        two_rows = one_row > self.content_region.width
-        self.set_class(two_rows, "-two-rows")
-        self.query_one("#verdict-buttons").styles.grid_size_columns = ceil(len(buttons) / 2)
+        labels = [cell_len(str(button.label)) + 2 for button in buttons]
+        one_row = sum(label + BUTTON_GAP for label in labels)
+        self.set_class(one_row > width, "-rows")
+        columns = ceil(len(buttons) / 2)
+        while columns > 1 and (width - (columns - 1) * GRID_GAP) // columns < max(labels):
+            columns -= 1
+        self.query_one("#verdict-buttons").styles.grid_size_columns = columns
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
