@@ -82,14 +82,14 @@ def bar_track(bar: Bar, scale: float, track: int, styles: BarStyles) -> Text:
 
 def bar_rows(bars: Sequence[Bar], width: int, scale: float, styles: BarStyles) -> Text:
     """Every row, ``width`` cells wide at most: label, track, figure."""
-    label_cells = min(MAX_LABEL_CELLS, max((cell_len(bar.label) for bar in bars), default=0))
+    labels = [literal(bar.label, str(styles.label)) for bar in bars]  # as shown: ␛ for ESC
+    label_cells = min(MAX_LABEL_CELLS, max((label.cell_len for label in labels), default=0))
     figure_cells = max((cell_len(bar.figure) for bar in bars), default=0)
     track = max(MIN_TRACK_CELLS, width - label_cells - figure_cells - 2)
     lines = Text(no_wrap=True, overflow="crop", end="")
-    for index, bar in enumerate(bars):
+    for index, (bar, label) in enumerate(zip(bars, labels, strict=True)):
         if index:
             lines.append("\n")
-        label = literal(bar.label, str(styles.label))
         label.truncate(label_cells, overflow="ellipsis", pad=True)
         lines.append_text(label)
         lines.append(" ")

@@ -22,7 +22,7 @@ from __future__ import annotations
 from textual import events
 from textual.widget import Widget
 from textual.widgets import Footer
-from textual.widgets._footer import FooterKey, FooterLabel, KeyGroup
+from textual.widgets._footer import FooterKey, FooterLabel, KeyGroup  # no public module (8.2.8)
 
 PINNED_KEYS = frozenset({"question_mark", "q", "escape"})
 """Keys that stay in the footer however narrow it is (help, quit, back or cancel)."""
