@@ -4,7 +4,9 @@ Textual is pinned exactly in pyproject.toml (and plotext, which draws F4's curve
 cursors do not blink, the clock and the data are fixed, and no timing reaches the
 screen, so a snapshot changes only when the screen does.  Update after an intended
 change with ``pytest tests/test_tui_snapshots.py --snapshot-update`` and look at
-every new SVG before committing it (``tests/__snapshots__/test_tui_snapshots/``).
+every new SVG before committing it (``tests/__snapshots__/test_tui_snapshots/``):
+``python scripts/snapshots_to_png.py OUT.png SVG...`` renders them (Chinese included)
+with headless Chromium.
 """
 
 from __future__ import annotations
