@@ -444,6 +444,9 @@ class RunFigures:
     run: RunRecord
     progress: ProgressFigures
     summary: PredictionSummary
+    accuracy_curve: tuple[float, ...] = ()
+    """Accuracy over the scored predictions so far, after each one, in the order stored
+    (what a live view plots; not part of the JSON)."""
 
     @property
     def is_running(self) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import socket
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import accumulate
 
 from sqlalchemy import and_, case, func
 from sqlalchemy import select as sa_select
@@ -326,7 +327,22 @@ def run_figures(db: Database, run_id: int) -> RunFigures:
     run = _get_run(db, run_id)
     outcomes = _outcomes(db, run_id)
     summary = summarize_predictions([outcome.scored for outcome in outcomes])
-    return RunFigures(run=run_info(run), progress=_progress(run, outcomes), summary=summary)
+    return RunFigures(
+        run=run_info(run),
+        progress=_progress(run, outcomes),
+        summary=summary,
+        accuracy_curve=_accuracy_curve(outcomes),
+    )
+
+
+def _accuracy_curve(outcomes: list[_Outcome]) -> tuple[float, ...]:
+    """Accuracy after each scored prediction (infrastructure failures are not scored)."""
+    right = (
+        int(bool(outcome.scored.correct))
+        for outcome in outcomes
+        if not outcome.scored.is_infrastructure_failure
+    )
+    return tuple(hits / count for count, hits in enumerate(accumulate(right), start=1))
 
 
 def latest_predictions(db: Database, run_id: int, n: int = 20) -> list[PredictionView]:

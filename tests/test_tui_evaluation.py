@@ -21,7 +21,7 @@ from db.vocabulary import EvalMode, RunStatus
 from evaluator.backends.scripted import ScriptedBackend
 from evaluator.results import RunOverview
 from evaluator.runner import create_run, execute_run
-from reviewer.tui.screens.evaluation import EvaluationScreen, accuracy_bars
+from reviewer.tui.screens.evaluation import EvaluationScreen, leaderboard_bars
 
 # Right answers for the eight approved items of eval_helpers.mixed_set.
 KEYS = {
@@ -270,13 +270,14 @@ def overview(run_id: int, model: str, accuracy: float | None, done: int) -> RunO
     )
 
 
-def test_accuracy_bars_rank_runs_and_scale() -> None:
+def test_leaderboard_bars_rank_runs_best_first() -> None:
     runs = [overview(1, "a", 0.5, 10), overview(2, "b", 1.0, 10), overview(3, "c", None, 0)]
-    lines = accuracy_bars(runs, width=10).plain.splitlines()
-    assert len(lines) == 2
-    assert lines[0].startswith("#2") and "█" * 10 in lines[0] and "100.0%" in lines[0]
-    assert "█" * 5 in lines[1] and "█" * 6 not in lines[1]
-    assert accuracy_bars([runs[2]]).plain == "No run has an answer yet."
+    bars = leaderboard_bars(runs)
+    assert [bar.label for bar in bars] == ["#2 b", "#1 a"]
+    assert [bar.value for bar in bars] == [1.0, 0.5]
+    assert [bar.interval for bar in bars] == [(0.8, 1.0), (0.3, 0.7)]
+    assert "100.0%" in bars[0].figure and "n=10" in bars[0].figure
+    assert leaderboard_bars([runs[2]]) == []
 
 
 async def test_opens_from_the_review_app_and_goes_back(

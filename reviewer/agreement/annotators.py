@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from db.vocabulary import ItemStatus
+from db.vocabulary import ItemStatus, Verdict
 from reviewer.agreement.bootstrap import Figure
 from reviewer.agreement.data import KEEP, JudgmentData, within_unit_pairs
 
@@ -24,6 +24,11 @@ class AnnotatorStats:
     decision_agreement: Figure  # share of decided items where keep/drop matches the decision
     median_seconds: float | None  # over judgments with a recorded time
     verdicts: dict[str, int]
+
+    @property
+    def keep_rate(self) -> float | None:
+        """Share of this annotator's judgments that kept the item (None without any)."""
+        return self.verdicts.get(Verdict.KEEP.value, 0) / self.judgments if self.judgments else None
 
 
 def _shares(hits: NDArray[np.number], totals: NDArray[np.number], reason: str) -> list[Figure]:

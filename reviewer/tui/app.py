@@ -23,6 +23,7 @@ from db.vocabulary import QueueOrder, Role
 from reviewer.queue import QueueFilter, ReviewQueue
 from reviewer.tui.idle_gc import IdleCollector
 from reviewer.tui.literal import notify_literally
+from reviewer.tui.responsive import HEIGHT_CLASSES, WIDTH_CLASSES
 from reviewer.tui.screens.help import HelpRow, HelpScreen
 from reviewer.tui.screens.review import ReviewScreen
 from reviewer.tui.timer import ActiveTimer
@@ -46,6 +47,10 @@ class ReviewApp(App[None]):
 
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute, so subclasses elsewhere work
     TITLE = "vetbench review"
+    # Every screen gets -narrow or -wide, -short or -tall: below about 100 columns the
+    # panels stack, below 30 rows the spacing folds (see app.tcss).
+    HORIZONTAL_BREAKPOINTS = WIDTH_CLASSES
+    VERTICAL_BREAKPOINTS = HEIGHT_CLASSES
 
     BINDINGS = [
         Binding("question_mark", "help", "Help", key_display="?"),

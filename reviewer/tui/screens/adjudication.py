@@ -31,10 +31,12 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from db.answers import format_answer
 from db.vocabulary import DecisionReason, ItemStatus, Verdict
-from reviewer.tui.literal import line_broken, literal, notify_literally
+from reviewer.tui.literal import line_broken, literal, literal_item, notify_literally
+from reviewer.tui.responsive import apply_size_classes
 from reviewer.tui.screens.lead_modals import ConfirmModal, ReasonModal, Rejection
 from reviewer.tui.screens.prompt import PromptScreen, answer_validator
 from reviewer.tui.widgets.footer import KeyFooter
+from reviewer.tui.widgets.item_view import RAW_TITLE
 
 if TYPE_CHECKING:
     from db.engine import Database
@@ -54,10 +56,11 @@ PREVIEW_CHARS = 40
 QUEUE_PAGE = 500  # conflicts listed at once; the rest follow as these are resolved
 
 
-def case_text(case: ConflictCase) -> Text:
+def case_text(case: ConflictCase, *, raw: bool = False) -> Text:
     """The item as the lead reads it: text, choices, key, explanation, earlier revisions.
 
-    Every piece of item text, id, name and note goes through :func:`literal`."""
+    Item text is in its display form (entities decoded, LaTeX as Unicode), or as stored
+    when ``raw``; every piece of item text, id, name and note is shown literally."""
     item = case.item
     text = Text()
     text.append_text(literal(item.id, "bold"))
@@ -67,15 +70,18 @@ def case_text(case: ConflictCase) -> Text:
             "dim",
         )
     )
-    text.append_text(literal(item.prompt + "\n\n"))
+    text.append_text(literal_item(item.prompt, raw=raw))
+    text.append("\n\n")
     for label, choice in item.choices.items():
-        text.append_text(literal(f"{label}. ", "bold"))
-        text.append_text(literal(choice + "\n"))
+        text.append(f"{label}. ", style="bold")
+        text.append_text(literal_item(choice, raw=raw))
+        text.append("\n")
     text.append("\nkey ", style="dim")
     text.append_text(literal(format_answer(item.kind, item.key) + "\n", "bold"))
     if item.explanation:
         text.append("explanation ", style="dim")
-        text.append_text(literal(item.explanation + "\n"))
+        text.append_text(literal_item(item.explanation, raw=raw))
+        text.append("\n")
     for revision in reversed(case.earlier_revisions):
         text.append(f"\nrevision {revision.number}", style="bold dim")
         text.append_text(literal(f" by {revision.author}: {revision.change_note or '—'}\n", "dim"))
@@ -83,7 +89,8 @@ def case_text(case: ConflictCase) -> Text:
         text.append_text(literal(format_answer(item.kind, revision.key) + "\n"))
         if revision.prompt != item.prompt:
             text.append("  text ", style="dim")
-            text.append_text(literal(revision.prompt + "\n"))
+            text.append_text(literal_item(revision.prompt, raw=raw))
+            text.append("\n")
     return text
 
 
@@ -147,6 +154,7 @@ class AdjudicationScreen(Screen[None]):
         Binding("a", "approve", "Approve"),
         Binding("c", "approve_corrected", "Approve, corrected key"),
         Binding("x", "reject", "Reject…"),
+        Binding("v", "toggle_raw", "Raw text"),
         Binding("A", "approve_agreed", "Approve all agreed"),
         Binding("r", "refresh", "Refresh"),
         Binding("escape", "leave", "Back"),
@@ -191,6 +199,8 @@ class AdjudicationScreen(Screen[None]):
         """Why this person may not decide (None for a lead, or before the first read)."""
         self.scores: dict[str, TriageEntry] = {}
         """The listed items' triage scores and reasons."""
+        self.raw_text = False
+        """Whether item text is shown exactly as stored instead of its display form."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -201,10 +211,12 @@ class AdjudicationScreen(Screen[None]):
                 with VerticalScroll(id="case-scroll"):
                     yield Static("", id="case-text")
                 yield DataTable(id="judgments", cursor_type="row", zebra_stripes=True)
-                yield Static("", id="case-history")
+                with VerticalScroll(id="case-history-scroll"):  # triage reasons can be long
+                    yield Static("", id="case-history")
         yield KeyFooter()
 
     def on_mount(self) -> None:
+        apply_size_classes(self)
         self.query_one("#queue", DataTable).add_columns("item", "score", "kind", "source", "why")
         self.query_one("#judgments", DataTable).add_columns(
             "annotator",
@@ -354,6 +366,12 @@ class AdjudicationScreen(Screen[None]):
     def action_refresh(self) -> None:
         self.load_queue()
 
+    def action_toggle_raw(self) -> None:
+        self.raw_text = not self.raw_text
+        self.query_one("#case-scroll").border_title = RAW_TITLE if self.raw_text else ""
+        if self.current is not None:
+            self._show_case(self.current)
+
     def action_leave(self) -> None:
         if len(self.app.screen_stack) > 1:
             self.app.pop_screen()
@@ -417,7 +435,7 @@ class AdjudicationScreen(Screen[None]):
             self.query_one("#case-text", Static).update(Text("No conflicts: nothing to resolve."))
             self.query_one("#case-history", Static).update("")
             return
-        self.query_one("#case-text", Static).update(line_broken(case_text(case)))
+        self.query_one("#case-text", Static).update(line_broken(case_text(case, raw=self.raw_text)))
         kind = case.item.kind
         for judgment in case.judgments:
             judgments.add_row(
@@ -443,7 +461,7 @@ class AdjudicationScreen(Screen[None]):
         entry = self.scores.get(case.item.id)
         if entry is not None:
             history.append_text(triage_text(entry))
-        self.query_one("#case-history", Static).update(history)
+        self.query_one("#case-history", Static).update(line_broken(history))
 
     def on_adjudication_screen_decision_saved(self, message: DecisionSaved) -> None:
         record = message.record

@@ -49,6 +49,7 @@ from reviewer.tui.messages import (
     ProgressCounted,
     RevisionSaved,
 )
+from reviewer.tui.responsive import apply_size_classes
 from reviewer.tui.screens.help import HelpRow
 from reviewer.tui.screens.review_keys import ACTION_HELP, REVIEW_BINDINGS, Phase
 from reviewer.tui.timer import ActiveTimer
@@ -106,6 +107,7 @@ class ReviewScreen(Screen[None]):
         yield KeyFooter(compact=True)
 
     def on_mount(self) -> None:
+        apply_size_classes(self)
         self.query_one(ProgressLine).show(self.queue.annotator, None, self.queue.filters.describe())
         self.app.app_suspend_signal.subscribe(self, lambda _app: self.timer.pause())
         self.app.app_resume_signal.subscribe(self, lambda _app: self.timer.resume())
@@ -148,6 +150,8 @@ class ReviewScreen(Screen[None]):
             return phase is Phase.JUDGED
         if action == "revisions":
             return phase in (Phase.REVEALED, Phase.JUDGED)
+        if action == "toggle_raw":
+            return phase in (Phase.BLIND, Phase.REVEALED, Phase.JUDGED)
         if action == "skip":
             return phase in (Phase.BLIND, Phase.REVEALED)
         if action == "previous":
@@ -515,6 +519,12 @@ class ReviewScreen(Screen[None]):
                 self._edit(item, edit)
 
         self.app.push_screen(EditScreen(item), edited)
+
+    def action_toggle_raw(self) -> None:
+        """Item text as stored (entities, LaTeX) or as read; it stays so until switched back."""
+        raw = not self.query_one(ItemView).raw
+        self.query_one(ItemView).show_raw(raw)
+        self.query_one(RevealPanel).show_raw(raw)
 
     def action_revisions(self) -> None:
         from reviewer.tui.screens.revisions import RevisionsScreen

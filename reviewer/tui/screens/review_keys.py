@@ -70,6 +70,12 @@ ACTION_HELP: list[ActionHelp] = [
     ActionHelp("Item", "edit", "e", "edit an item you judged (makes a new revision)"),
     ActionHelp("Item", "revisions", "r", "view the item's revisions and their differences"),
     ActionHelp(
+        "Item",
+        "toggle_raw",
+        "v",
+        "show the item's text as stored (HTML entities, LaTeX) or as read; v again switches back",
+    ),
+    ActionHelp(
         "Move", "skip", "s", "skip: put the item aside for this session, free it for others"
     ),
     ActionHelp("Move", "previous", "p", "previous item of this session"),
@@ -89,10 +95,12 @@ REVIEW_BINDINGS: list[BindingType] = [
     *[Binding(str(n), f"pick_number({n})", str(n), show=False) for n in range(1, 9)],
     Binding("backspace", "take_back", "Back", key_display="⌫"),
     Binding("enter", "submit_answer", "Submit", key_display="⏎"),
+    # The verdict bar shows the verdict keys (all seven, on a button each): not the footer.
     *[
-        Binding(key, f"verdict('{verdict.value}')", "verdict", group=VERDICT)
+        Binding(key, f"verdict('{verdict.value}')", "verdict", group=VERDICT, show=False)
         for verdict, (key, _label) in VERDICT_KEYS.items()
     ],
+    Binding("v", "toggle_raw", "Raw text"),
     Binding("c", "comment", "Comment"),
     Binding("escape", "leave_comment", "Keys", show=False),
     Binding("e", "edit", "Edit"),
