@@ -13,19 +13,27 @@ What it does:
 2. Exports the evaluated set (approved items of the evaluated sources) with
    ``vetbench export --format lm-eval`` (``evaluator.exports.lm_eval``), 5 shots.
 3. Runs each tool in a fresh child process, one after the other, on the demo model
-   (SmolLM2-135M-Instruct, float32, CPU): vetbench's run loop (``create_run`` +
-   ``execute_run``, as ``vetbench eval --model demo --shots 5`` does) and
-   ``lm_eval.simple_evaluate`` with ``--model hf``, ``--apply_chat_template`` (vetbench
-   uses the model's chat template too) and ``--log_samples``.
-4. Prints items per second for both (evaluation only, model loading apart), their
-   ratio, the share of items whose parsed answers agree (lm-eval's outputs read as the
-   exported task reads them, ``evaluator.exports.lm_eval.read_answer``), the share of
-   identical prompts (chat template applied), accuracy of both, and each child's peak
-   memory (RSS, from ``/proc/self/status`` VmHWM).
+   (SmolLM2-135M-Instruct, CPU, batch size 8 for both): vetbench's run loop
+   (``create_run`` + ``execute_run``, as ``vetbench eval --model demo --shots 5`` does)
+   once with ``--dtype auto`` (bfloat16 where the CPU has bfloat16 matrix units) and
+   once in float32, and ``lm_eval.simple_evaluate`` with ``--model hf`` (float32),
+   ``--apply_chat_template`` (vetbench uses the model's chat template too) and
+   ``--log_samples``.
+4. Prints items per second of each (evaluation only, model loading apart), the ratio
+   of vetbench's default (``auto``) to lm-eval (target: at least 5x), how often the
+   parsed answers under bfloat16 agree with float32, the share of items whose parsed
+   answers agree with lm-eval's (its outputs read as the exported task reads them,
+   ``evaluator.exports.lm_eval.read_answer``), the share of identical prompts (chat
+   template applied), accuracy, and each child's peak memory (RSS, from
+   ``/proc/self/status`` VmHWM).
 
 Run: ``.venv/bin/python bench/bench_eval_speed.py`` (add ``--keep DIR`` to keep the
 database, the task folder and the samples).  Other CPU load on the machine skews both
-timings; the ratio is what to read.
+timings; the ratio is what to read.  ``--model SPEC --device cuda`` measures another
+local model on a GPU (lm-eval then runs in bfloat16 too), ``--limit N`` only the first
+items: a smoke test, whose prompts and answers are not comparable (vetbench then draws
+shots from the approved items it does not evaluate, the export from none of its own);
+``bench/gpu_check.sh`` runs it that way.
 """
 
 from __future__ import annotations
@@ -53,7 +61,8 @@ MCQ_SHOT_SOURCE = "cflue_shots"
 ORDERING_SHOT_SOURCE = "shots_ordering"
 SHOTS = 5
 LEAD = "bench-lead"
-TARGET_RATIO = 3.0
+TARGET_RATIO = 5.0
+BATCH_SIZE = "8"
 REASONS = (  # first words of a flaw in fixtures/README.md -> the lead's rejection reason
     ("two valid orders", "several-valid-orders"),
     ("no clear order", "no-clear-order"),
@@ -154,7 +163,16 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
-def run_vetbench(db_path: Path, out: Path, batch_size: str) -> None:
+def run_vetbench(
+    db_path: Path,
+    out: Path,
+    batch_size: str,
+    dtype: str,
+    *,
+    model: str = "demo",
+    device: str = "cpu",
+    limit: int | None = None,
+) -> None:
     """Child process: vetbench's run loop on the evaluated set, timed apart from loading."""
     from db.engine import open_database
     from evaluator.backends.registry import open_backend
@@ -163,14 +181,16 @@ def run_vetbench(db_path: Path, out: Path, batch_size: str) -> None:
 
     database = open_database(db_path)
     started = time.perf_counter()
-    backend = open_backend("demo", BackendSettings(device="cpu", batch_size=batch_size))
+    backend = open_backend(
+        model, BackendSettings(device=device, batch_size=batch_size, dtype=dtype)
+    )
     loaded = time.perf_counter()
     run_id = create_run(
         database,
         backend.info,
         mode="generate",
         shots=SHOTS,
-        filters={"status": ["approved"], "source": list(EVALUATED_SOURCES)},
+        filters={"status": ["approved"], "source": list(EVALUATED_SOURCES), "limit": limit},
     )
     status = execute_run(database, run_id, backend)
     finished = time.perf_counter()
@@ -198,19 +218,29 @@ def run_vetbench(db_path: Path, out: Path, batch_size: str) -> None:
     )
 
 
-def run_lm_eval(task_dir: Path, out: Path, batch_size: str) -> None:
-    """Child process: lm-eval's HF backend on the exported task, timed apart from loading."""
+def run_lm_eval(
+    task_dir: Path,
+    out: Path,
+    batch_size: str,
+    *,
+    model_spec: str = "demo",
+    device: str = "cpu",
+    limit: int | None = None,
+) -> None:
+    """Child process: lm-eval's HF backend on the exported task, timed apart from loading
+    (float32 on the CPU, bfloat16 on a GPU, as vetbench's auto)."""
     import lm_eval
     from lm_eval.api.registry import get_model
     from lm_eval.tasks import TaskManager
 
-    from evaluator.demo_model import demo_model_dir
+    from evaluator.backends.transformers_backend import resolve_model_source
 
-    model_dir = demo_model_dir()
+    model_dir = resolve_model_source(model_spec).path
+    dtype = "bfloat16" if device == "cuda" else "float32"
     started = time.perf_counter()
     model = get_model("hf").create_from_arg_string(
-        f"pretrained={model_dir},dtype=float32",
-        {"device": "cpu", "batch_size": batch_size},
+        f"pretrained={model_dir},dtype={dtype}",
+        {"device": device, "batch_size": batch_size},
     )
     loaded = time.perf_counter()
     manager = TaskManager(include_path=str(task_dir), include_defaults=False)
@@ -221,6 +251,7 @@ def run_lm_eval(task_dir: Path, out: Path, batch_size: str) -> None:
         apply_chat_template=True,
         log_samples=True,
         bootstrap_iters=0,
+        limit=limit,
     )
     finished = time.perf_counter()
     assert results is not None
@@ -265,20 +296,49 @@ def child(arguments: list[str], timeout_s: int) -> None:
     if completed.returncode != 0:
         sys.stderr.write(completed.stdout[-4000:] + completed.stderr[-8000:])
         raise SystemExit(f"{arguments[0]} failed (exit {completed.returncode})")
-    print(f"  {arguments[1]} done in {time.perf_counter() - started:.0f} s", flush=True)
+    label = (
+        " ".join(arguments[1:2] + arguments[arguments.index("--dtype") + 1 :][:1])
+        if "--dtype" in arguments
+        else arguments[1]
+    )
+    print(f"  {label} done in {time.perf_counter() - started:.0f} s", flush=True)
 
 
 # -------------------------------------------------------------------- report
 
 
-def compare(db_path: Path, vetbench: dict[str, Any], harness: dict[str, Any]) -> dict[str, Any]:
+def answers_of(db_path: Path, run_id: int) -> dict[str, Any]:
     from db.engine import open_database
-    from evaluator.exports.lm_eval import read_answer
     from evaluator.runs import all_predictions
 
     database = open_database(db_path)
-    ours = {view.item_id: view for view in all_predictions(database, vetbench["run_id"])}
-    database.dispose()
+    try:
+        return {view.item_id: view for view in all_predictions(database, run_id)}
+    finally:
+        database.dispose()
+
+
+def precision_agreement(
+    db_path: Path, bf16: dict[str, Any], fp32: dict[str, Any]
+) -> dict[str, Any]:
+    """How often the parsed answers of the two precisions agree, and their accuracies."""
+    low, full = answers_of(db_path, bf16["run_id"]), answers_of(db_path, fp32["run_id"])
+    shared = sorted(set(low) & set(full))
+    same = sum(low[item].parsed_answer == full[item].parsed_answer for item in shared)
+    return {
+        "shared": len(shared),
+        "agreement": same / len(shared) if shared else None,
+        "accuracy_low": sum(bool(low[i].correct) for i in shared) / len(shared) if shared else None,
+        "accuracy_full": sum(bool(full[i].correct) for i in shared) / len(shared)
+        if shared
+        else None,
+    }
+
+
+def compare(db_path: Path, vetbench: dict[str, Any], harness: dict[str, Any]) -> dict[str, Any]:
+    from evaluator.exports.lm_eval import read_answer
+
+    ours = answers_of(db_path, vetbench["run_id"])
     theirs = {sample["id"]: sample for sample in harness["samples"]}
     shared = sorted(set(ours) & set(theirs))
     agree, same_prompt, disagreements = 0, 0, []
@@ -312,32 +372,55 @@ def compare(db_path: Path, vetbench: dict[str, Any], harness: dict[str, Any]) ->
     }
 
 
-def report(vetbench: dict[str, Any], harness: dict[str, Any], comparison: dict[str, Any]) -> None:
-    ours = vetbench["items"] / vetbench["eval_s"]
+def report(
+    runs: dict[str, dict[str, Any]],
+    harness: dict[str, Any],
+    comparison: dict[str, Any],
+    precision: dict[str, Any],
+) -> None:
+    vetbench = runs["auto"]
+    rates = {name: figures["items"] / figures["eval_s"] for name, figures in runs.items()}
     theirs = harness["items"] / harness["eval_s"]
-    ratio = ours / theirs
+    ratio = rates["auto"] / theirs
     print()
-    print(f"items: {vetbench['items']} (vetbench), {harness['items']} (lm-eval), {SHOTS} shots")
-    print(f"{'':<10} {'items/s':>8} {'eval s':>8} {'load s':>8} {'peak RSS':>10}")
-    for name, figures, rate in (("vetbench", vetbench, ours), ("lm-eval", harness, theirs)):
+    print(
+        f"items: {vetbench['items']} (vetbench), {harness['items']} (lm-eval), {SHOTS} shots, "
+        f"batch size {BATCH_SIZE}; load average now {os.getloadavg()[0]:.1f}"
+    )
+    print(f"{'':<22} {'items/s':>8} {'eval s':>8} {'load s':>8} {'peak RSS':>10}")
+    rows = [
+        (f"vetbench {runs[name]['params'].get('dtype')} ({name})", runs[name], rates[name])
+        for name in runs
+    ]
+    rows.append(("lm-eval HF float32", harness, theirs))
+    for name, figures, rate in rows:
         print(
-            f"{name:<10} {rate:>8.2f} {figures['eval_s']:>8.1f} {figures['load_s']:>8.1f} "
+            f"{name:<22} {rate:>8.2f} {figures['eval_s']:>8.1f} {figures['load_s']:>8.1f} "
             f"{figures['peak_rss_mib']:>7.0f} MiB"
         )
     verdict = "meets" if ratio >= TARGET_RATIO else "MISSES"
     print(
-        f"speed ratio vetbench / lm-eval: {ratio:.2f}x ({verdict} the {TARGET_RATIO:.0f}x target)"
+        f"speed ratio vetbench (--dtype auto) / lm-eval: {ratio:.2f}x "
+        f"({verdict} the {TARGET_RATIO:.0f}x target); float32 alone: "
+        f"{rates['float32'] / theirs:.2f}x"
     )
+    if precision["agreement"] is not None:
+        print(
+            f"bfloat16 vs float32: parsed answers agree on {100 * precision['agreement']:.1f}% "
+            f"of {precision['shared']} items; accuracy {100 * precision['accuracy_low']:.1f}% vs "
+            f"{100 * precision['accuracy_full']:.1f}%"
+        )
     print(
-        f"parsed answers agree on {100 * comparison['agreement']:.1f}% of "
-        f"{comparison['shared']} items; identical prompts: {100 * comparison['same_prompt']:.1f}%"
+        f"vetbench float32 vs lm-eval: parsed answers agree on "
+        f"{100 * comparison['agreement']:.1f}% of {comparison['shared']} items; identical "
+        f"prompts: {100 * comparison['same_prompt']:.1f}%"
     )
     print(
         f"accuracy: vetbench {100 * comparison['accuracy_vetbench']:.1f}%, "
         f"lm-eval {100 * comparison['accuracy_lm_eval']:.1f}% "
         f"(lm-eval's own exact_match by task: {harness['exact_match']})"
     )
-    print(f"vetbench backend: {json.dumps(vetbench['params'], default=str)}")
+    print(f"vetbench backend (auto): {json.dumps(vetbench['params'], default=str)}")
     for row in comparison["disagreements"][:10]:
         print(f"  differs {row['item']}: vetbench {row['vetbench']!r} / lm-eval {row['lm_eval']!r}")
 
@@ -345,24 +428,45 @@ def report(vetbench: dict[str, Any], harness: dict[str, Any], comparison: dict[s
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keep", type=Path, help="Work in this folder and keep its files.")
-    parser.add_argument("--vetbench-batch-size", default="auto")
-    parser.add_argument("--lm-eval-batch-size", default="1", help="lm-eval's default is 1.")
+    parser.add_argument("--vetbench-batch-size", default=BATCH_SIZE)
+    parser.add_argument("--lm-eval-batch-size", default=BATCH_SIZE)
     parser.add_argument("--timeout", type=int, default=3600, help="Per tool, in seconds.")
     parser.add_argument("--worker", choices=("vetbench", "lm-eval"), help=argparse.SUPPRESS)
     parser.add_argument("--db", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--task", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--batch-size", help=argparse.SUPPRESS)
+    parser.add_argument("--dtype", default="auto", help=argparse.SUPPRESS)
+    parser.add_argument("--model", default="demo", help="A local model spec [default: demo].")
+    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    parser.add_argument("--limit", type=int, help="Only the first N items (per lm-eval task).")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
     if args.worker == "vetbench":
-        run_vetbench(args.db, args.out, args.batch_size)
+        run_vetbench(
+            args.db,
+            args.out,
+            args.batch_size,
+            args.dtype,
+            model=args.model,
+            device=args.device,
+            limit=args.limit,
+        )
         return
     if args.worker == "lm-eval":
-        run_lm_eval(args.task, args.out, args.batch_size)
+        run_lm_eval(
+            args.task,
+            args.out,
+            args.batch_size,
+            model_spec=args.model,
+            device=args.device,
+            limit=args.limit,
+        )
         return
+    common = ["--model", args.model, "--device", args.device]
+    common += ["--limit", str(args.limit)] if args.limit else []
 
     workdir = args.keep or Path(tempfile.mkdtemp(prefix="vetbench-speed-"))
     workdir.mkdir(parents=True, exist_ok=True)
@@ -373,7 +477,8 @@ def main() -> None:
     from evaluator.demo_model import demo_model_dir
     from evaluator.exports.lm_eval import export_lm_eval
 
-    demo_model_dir()  # convert the demo model once, outside both timings
+    if args.model == "demo":
+        demo_model_dir()  # convert the demo model once, outside both timings
     database = open_database(db_path)
     summary = export_lm_eval(
         database, workdir / "task", status="approved", source=list(EVALUATED_SOURCES), shots=SHOTS
@@ -381,24 +486,29 @@ def main() -> None:
     database.dispose()
     print(f"exported {summary.count} items {summary.by_kind} to {summary.path}", flush=True)
 
-    vetbench_out, harness_out = workdir / "vetbench.json", workdir / "lm_eval.json"
-    child(
-        ["--worker", "vetbench", "--db", str(db_path), "--out", str(vetbench_out)]
-        + ["--batch-size", args.vetbench_batch_size],
-        args.timeout,
-    )
+    harness_out = workdir / "lm_eval.json"
+    runs: dict[str, dict[str, Any]] = {}
+    for dtype in ("auto", "float32"):
+        vetbench_out = workdir / f"vetbench-{dtype}.json"
+        child(
+            ["--worker", "vetbench", "--db", str(db_path), "--out", str(vetbench_out)]
+            + ["--batch-size", args.vetbench_batch_size, *common, "--dtype", dtype],
+            args.timeout,
+        )
+        runs[dtype] = json.loads(vetbench_out.read_text(encoding="utf-8"))
     child(
         ["--worker", "lm-eval", "--task", str(workdir / "task"), "--out", str(harness_out)]
-        + ["--batch-size", args.lm_eval_batch_size],
+        + ["--batch-size", args.lm_eval_batch_size, *common],
         args.timeout,
     )
-    vetbench = json.loads(vetbench_out.read_text(encoding="utf-8"))
     harness = json.loads(harness_out.read_text(encoding="utf-8"))
-    comparison = compare(db_path, vetbench, harness)
+    comparison = compare(db_path, runs["float32"], harness)
+    precision = precision_agreement(db_path, runs["auto"], runs["float32"])
     (workdir / "comparison.json").write_text(
-        json.dumps(comparison, ensure_ascii=False, indent=1), encoding="utf-8"
+        json.dumps({**comparison, "precision": precision}, ensure_ascii=False, indent=1),
+        encoding="utf-8",
     )
-    report(vetbench, harness, comparison)
+    report(runs, harness, comparison, precision)
 
 
 if __name__ == "__main__":

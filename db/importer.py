@@ -11,8 +11,10 @@ long the file is.  In one transaction per file:
 2. if any record is invalid and ``skip_invalid`` is off, the transaction is rolled
    back: nothing from the file is stored, and every problem is reported with its
    file, line or record, and field;
-3. new and revised items very similar to an existing or earlier item are marked as
-   suspected duplicates (``db.dedup``); an audit event records the import.
+3. every stored revision gets its text flags as it is stored (``db.items.store_revisions``);
+   new and revised items very similar to an existing or earlier item are marked as
+   suspected duplicates with a ``duplicate`` flag saying what differs (``db.dedup``,
+   ``db.flags``); an audit event records the import.
 
 What an import may change:
 
@@ -40,12 +42,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import bindparam, exists, func, insert, select, update
+from sqlalchemy import exists, func, insert, select, update
 from sqlmodel import Session
 
 from db.audit import record_event
-from db.dedup import find_near_duplicates, item_text, normalize
+from db.dedup import find_near_duplicates, item_text
 from db.engine import Database
+from db.flags import DuplicateLink, record_duplicates, stored_texts
 from db.formats import (
     AUTO,
     FORMATS,
@@ -57,6 +60,7 @@ from db.formats import (
     open_input,
 )
 from db.formats.base import NativeItem, RevisionRecord
+from db.items import NewRevision, store_revisions
 from db.models import Decision, Item, ItemRevision, Judgment, utcnow
 from db.settings import get_setting
 from db.validation import (
@@ -424,7 +428,7 @@ def _store(
         if duplicate_threshold is not None
         else float(get_setting(session, "duplicate_threshold"))
     )
-    stored_texts, stored_order = _stored_texts(session)
+    stored_ids, stored_canonical = stored_texts(session)
     checked = _Checked()
     clock = _Clock()
     first_place_of_id: dict[str, str] = {}
@@ -448,8 +452,8 @@ def _store(
     if report.invalid and not options.skip_invalid:
         raise _Rejected()
     _tell(options, ImportProgress(source.shown, "checking duplicates", 0, len(checked.ids)))
-    _mark_duplicates(session, stored_texts, stored_order, checked, threshold, report)
-    _link_stated_duplicates(session, checked, stored_texts, report)
+    _mark_duplicates(session, stored_ids, stored_canonical, checked, threshold, report)
+    _link_stated_duplicates(session, checked, set(stored_ids), report)
     if options.refresh_status is not None and checked.revised:
         session.flush()
         for item_id in report.revised:
@@ -479,25 +483,6 @@ def _store(
 def _tell(options: _Options, event: ImportProgress) -> None:
     if options.progress is not None:
         options.progress(event)
-
-
-def _stored_texts(session: Session) -> tuple[dict[str, str], list[str]]:
-    """Every stored item's current text, normalized as near-duplicate detection compares it,
-    in creation order."""
-    query = (
-        select(_ITEM.c.id, _REVISION.c.prompt, _REVISION.c.choices)
-        .join(
-            _REVISION,
-            (_REVISION.c.item_id == _ITEM.c.id) & (_REVISION.c.number == _ITEM.c.current_revision),
-        )
-        .order_by(_ITEM.c.created_at, _ITEM.c.id)
-    )
-    texts: dict[str, str] = {}
-    order: list[str] = []
-    for row in session.execute(query.execution_options(yield_per=5000)):
-        texts[row.id] = normalize(item_text(row.prompt, row.choices or {}))
-        order.append(row.id)
-    return texts, order
 
 
 def _load_existing(session: Session, ids: list[str]) -> dict[str, _Existing]:
@@ -640,7 +625,7 @@ def _note_other_file(report: FileReport, item_id: str, first_file: str) -> None:
 
 def _remember(checked: _Checked, plan: _Planned, *, revised: bool) -> None:
     checked.ids.append(plan.item_id)
-    checked.texts.append(normalize(item_text(plan.draft.prompt, plan.draft.choices)))
+    checked.texts.append(item_text(plan.draft.prompt, plan.draft.choices))
     checked.kinds.append(plan.draft.kind)
     (checked.revised if revised else checked.added).add(plan.item_id)
     native = plan.record.native
@@ -653,8 +638,8 @@ def _remember(checked: _Checked, plan: _Planned, *, revised: bool) -> None:
 
 def _mark_duplicates(
     session: Session,
-    stored_texts: dict[str, str],
-    stored_order: list[str],
+    stored_ids: list[str],
+    stored_canonical: list[str],
     checked: _Checked,
     threshold: float,
     report: FileReport,
@@ -667,40 +652,34 @@ def _mark_duplicates(
     """
     if not checked.ids:
         return
-    stored_ids = [item_id for item_id in stored_order if item_id not in checked.revised]
-    texts = [stored_texts[item_id] for item_id in stored_ids] + checked.texts
+    kept = [
+        (item_id, text)
+        for item_id, text in zip(stored_ids, stored_canonical, strict=True)
+        if item_id not in checked.revised
+    ]
     matches = find_near_duplicates(
-        texts, threshold=threshold, first_new=len(stored_ids), normalized=True
+        [text for _, text in kept] + checked.texts,
+        threshold=threshold,
+        first_new=len(kept),
+        normalized=True,
     )
-    ids = stored_ids + checked.ids
-    rows: list[dict[str, Any]] = []
+    ids = [item_id for item_id, _ in kept] + checked.ids
+    links: list[DuplicateLink] = []
+    unlinked: list[str] = []
     for position, (item_id, kind) in enumerate(
-        zip(checked.ids, checked.kinds, strict=True), start=len(stored_ids)
+        zip(checked.ids, checked.kinds, strict=True), start=len(kept)
     ):
         if item_id in checked.stated_ids:
             continue
         match = matches.get(position)
         if match is None:
             if item_id in checked.revised:  # its old text's link no longer holds
-                rows.append({"b_id": item_id, "b_of": None, "b_similarity": None})
+                unlinked.append(item_id)
             continue
-        rows.append({"b_id": item_id, "b_of": ids[match.of], "b_similarity": match.similarity})
+        links.append(DuplicateLink(item_id, ids[match.of], match.similarity))
         report.tally.duplicates += 1
         report.kind_tally(kind).duplicates += 1
-    _set_duplicate_links(session, rows)
-
-
-def _set_duplicate_links(session: Session, rows: list[dict[str, Any]]) -> None:
-    statement = (
-        update(_ITEM)
-        .where(_ITEM.c.id == bindparam("b_id"))
-        .values(
-            suspected_duplicate_of=bindparam("b_of"),
-            duplicate_similarity=bindparam("b_similarity"),
-        )
-    )
-    for start in range(0, len(rows), INSERT_BATCH):
-        session.connection().execute(statement, rows[start : start + INSERT_BATCH])
+    record_duplicates(session, links, unlinked=unlinked)
 
 
 class _Clock:
@@ -720,7 +699,7 @@ def _insert_added(
     session: Session, added: list[_Planned], actor: str, report: FileReport, clock: _Clock
 ) -> None:
     item_rows: list[dict[str, Any]] = []
-    revision_rows: list[dict[str, Any]] = []
+    revisions: list[NewRevision] = []
     for plan in added:
         created_at = clock.next()
         draft, native = plan.draft, plan.record.native
@@ -739,52 +718,55 @@ def _insert_added(
                 "created_at": (native.created_at if native else None) or created_at,
             }
         )
-        revision_rows += _revision_rows(plan, native, actor, created_at)
+        revisions += _new_revisions(plan, native, actor, created_at)
         report.tally.added += 1
         report.kind_tally(draft.kind).added += 1
-    for table, rows in ((_ITEM, item_rows), (_REVISION, revision_rows)):
-        if rows:
-            session.execute(insert(table), rows)
+    if item_rows:
+        session.execute(insert(_ITEM), item_rows)
+    # Near-duplicates are checked once every record of the file is stored.
+    store_revisions(session, revisions, check_duplicates=False)
 
 
-def _revision_rows(
+def _new_revisions(
     plan: _Planned, native: NativeItem | None, actor: str, created_at: datetime
-) -> list[dict[str, Any]]:
+) -> list[NewRevision]:
     draft = plan.draft
     if native is None:
         return [
-            {
-                "item_id": plan.item_id,
-                "number": 1,
-                "prompt": draft.prompt,
-                "choices": dict(draft.choices),
-                "key": draft.key,
-                "explanation": draft.explanation,
-                "author": actor,
-                "change_note": "import",
-                "provenance": dict(draft.provenance),
-                "created_at": created_at,
-            }
+            NewRevision(
+                item_id=plan.item_id,
+                number=1,
+                kind=draft.kind,
+                prompt=draft.prompt,
+                choices=dict(draft.choices),
+                key=draft.key,
+                explanation=draft.explanation,
+                author=actor,
+                change_note="import",
+                provenance=dict(draft.provenance),
+                created_at=created_at,
+            )
         ]
-    rows = []
+    revisions = []
     for revision in native.revisions:
         is_current = revision.number == native.current_revision
-        rows.append(
-            {
-                "item_id": plan.item_id,
-                "number": revision.number,
-                "prompt": revision.prompt,
-                "choices": dict(revision.choices),
+        revisions.append(
+            NewRevision(
+                item_id=plan.item_id,
+                number=revision.number,
+                kind=draft.kind,
+                prompt=revision.prompt,
+                choices=dict(revision.choices),
                 # the current revision's key was canonicalised by validation
-                "key": draft.key if is_current else revision.key,
-                "explanation": revision.explanation,
-                "author": revision.author,
-                "change_note": revision.change_note,
-                "provenance": dict(revision.provenance),
-                "created_at": revision.created_at or created_at,
-            }
+                key=draft.key if is_current else revision.key,
+                explanation=revision.explanation,
+                author=revision.author,
+                change_note=revision.change_note,
+                provenance=dict(revision.provenance),
+                created_at=revision.created_at or created_at,
+            )
         )
-    return rows
+    return revisions
 
 
 def _apply_updates(
@@ -808,27 +790,26 @@ def _apply_updates(
         newest.update({item_id: number for item_id, number in session.execute(query)})
     now = utcnow()
     note = f"re-import: {source.file_name}"
+    revisions: list[NewRevision] = []
     for plan, changed in updated:
         draft = plan.draft
         values: dict[str, Any] = {"meta": dict(draft.meta)}
         if changed:
             number = newest[plan.item_id] + 1
-            session.execute(
-                insert(_REVISION),
-                [
-                    {
-                        "item_id": plan.item_id,
-                        "number": number,
-                        "prompt": draft.prompt,
-                        "choices": dict(draft.choices),
-                        "key": draft.key,
-                        "explanation": draft.explanation,
-                        "author": actor,
-                        "change_note": note,
-                        "provenance": dict(draft.provenance),
-                        "created_at": now,
-                    }
-                ],
+            revisions.append(
+                NewRevision(
+                    item_id=plan.item_id,
+                    number=number,
+                    kind=draft.kind,
+                    prompt=draft.prompt,
+                    choices=dict(draft.choices),
+                    key=draft.key,
+                    explanation=draft.explanation,
+                    author=actor,
+                    change_note=note,
+                    provenance=dict(draft.provenance),
+                    created_at=now,
+                )
             )
             values["current_revision"] = number
             report.revised.append(plan.item_id)
@@ -837,32 +818,34 @@ def _apply_updates(
             record_event(session, actor, "revise", plan.item_id, note=note)
         report.tally.updated += 1
         report.kind_tally(draft.kind).updated += 1
+    store_revisions(session, revisions, check_duplicates=False)
 
 
 def _link_stated_duplicates(
-    session: Session, checked: _Checked, stored_texts: dict[str, str], report: FileReport
+    session: Session, checked: _Checked, stored: set[str], report: FileReport
 ) -> None:
     """JSONL records name their duplicate themselves; link those once every item is stored.
 
     A revised record stating no duplicate clears the link its item had (new items
     start without one).
     """
-    known = set(stored_texts) | checked.added
+    known = stored | checked.added
     dangling: list[str] = []
-    rows: list[dict[str, Any]] = []
+    links: list[DuplicateLink] = []
+    unlinked: list[str] = []
     kinds = dict(zip(checked.ids, checked.kinds, strict=True))
     for item_id, duplicate_of, similarity, revised in checked.stated:
         if duplicate_of is None:
             if revised:
-                rows.append({"b_id": item_id, "b_of": None, "b_similarity": None})
+                unlinked.append(item_id)
             continue
         if duplicate_of not in known:
             dangling.append(f"{item_id} -> {duplicate_of}")
             continue
-        rows.append({"b_id": item_id, "b_of": duplicate_of, "b_similarity": similarity})
+        links.append(DuplicateLink(item_id, duplicate_of, similarity, stated=True))
         report.tally.duplicates += 1
         report.kind_tally(kinds[item_id]).duplicates += 1
-    _set_duplicate_links(session, rows)
+    record_duplicates(session, links, unlinked=unlinked)
     if dangling:
         report.notes.append(
             f"{report.path}: {len(dangling)} suspected-duplicate links name items that are "

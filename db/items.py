@@ -2,19 +2,27 @@
 
 Widgets, the evaluator and exporters work with :class:`ItemSnapshot` (a frozen
 dataclass), never with ORM rows, so nothing outside ``db/`` depends on a live session.
+
+Every revision is created by :func:`store_revisions` (imports and re-imports in
+bulk, :func:`add_item` for generated items, :func:`add_revision` for edits and
+key corrections), which raises the new revisions' flags in the same transaction
+(``db.flags.flag_revisions``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_
+from sqlalchemy import ColumnElement, and_, insert
 from sqlmodel import Session, col, select
 from sqlmodel.sql.expression import Select
 
 from db.audit import record_audit
+from db.flag_rules import RevisionText
+from db.flags import flag_revisions, flagged_condition
 from db.models import Item, ItemRevision, utcnow
 from db.validation import ItemDraft
 from db.vocabulary import ItemKind, ItemStatus
@@ -119,10 +127,12 @@ def iter_items(
     kinds: Sequence[str] | None = None,
     sources: Sequence[str] | None = None,
     ids: Iterable[str] | None = None,
+    flags: Sequence[str] | None = None,
     where: Sequence[ColumnElement[bool]] = (),
     batch_size: int = 2000,
 ) -> Iterator[ItemSnapshot]:
-    """Items at their current revision, in id order, filtered; streamed in batches.
+    """Items at their current revision, in id order, filtered (``flags``: whose current
+    revision carries one of these); streamed in batches.
 
     ``where`` adds conditions on ``Item`` (a text search: ``db.search``)."""
     query = _current_join().where(*where)
@@ -134,6 +144,8 @@ def iter_items(
         query = query.where(col(Item.source).in_(list(sources)))
     if ids is not None:
         query = query.where(col(Item.id).in_(list(ids)))
+    if flags:
+        query = query.where(flagged_condition(flags))
     query = query.order_by(col(Item.created_at), col(Item.id)).execution_options(
         yield_per=batch_size
     )
@@ -141,8 +153,72 @@ def iter_items(
         yield snapshot(item, revision)
 
 
-def add_item(session: Session, item_id: str, source: str, draft: ItemDraft, *, author: str) -> Item:
-    """Store a validated draft as a new item with revision 1 (the caller commits)."""
+@dataclass(frozen=True)
+class NewRevision:
+    """A revision about to be stored (``kind`` is its item's, for the flag rules)."""
+
+    item_id: str
+    number: int
+    kind: str
+    prompt: str
+    choices: dict[str, str]
+    key: str
+    explanation: str | None
+    author: str
+    change_note: str
+    provenance: dict[str, Any]
+    created_at: datetime
+
+    @property
+    def text(self) -> RevisionText:
+        return RevisionText(self.kind, self.prompt, self.choices, self.key, self.explanation)
+
+    def row(self) -> dict[str, Any]:
+        return {
+            "item_id": self.item_id,
+            "number": self.number,
+            "prompt": self.prompt,
+            "choices": dict(self.choices),
+            "key": self.key,
+            "explanation": self.explanation,
+            "author": self.author,
+            "change_note": self.change_note,
+            "provenance": dict(self.provenance),
+            "created_at": self.created_at,
+        }
+
+
+def store_revisions(
+    session: Session, revisions: Sequence[NewRevision], *, check_duplicates: bool = True
+) -> None:
+    """The one place revisions are created: insert them, then raise their flags
+    (``db.flags.flag_revisions``) in the same transaction.
+
+    The items must exist (flushed) already; setting ``current_revision`` is the
+    caller's.  ``check_duplicates=False`` is for callers that store many items and
+    check them for near-duplicates together afterwards (import, generation).
+    """
+    if not revisions:
+        return
+    session.execute(insert(ItemRevision), [revision.row() for revision in revisions])
+    flag_revisions(session, revisions, duplicates=check_duplicates)
+
+
+def add_item(
+    session: Session,
+    item_id: str,
+    source: str,
+    draft: ItemDraft,
+    *,
+    author: str,
+    check_duplicates: bool = False,
+) -> Item:
+    """Store a validated draft as a new item with revision 1 (the caller commits).
+
+    Its text flags are raised at once; near-duplicates only with ``check_duplicates``:
+    callers adding many items check them together afterwards
+    (``db.flags.check_duplicates``), as generation does.
+    """
     item = Item(
         id=item_id,
         kind=draft.kind,
@@ -154,18 +230,25 @@ def add_item(session: Session, item_id: str, source: str, draft: ItemDraft, *, a
         meta=dict(draft.meta),
     )
     session.add(item)
-    session.add(
-        ItemRevision(
-            item_id=item_id,
-            number=1,
-            prompt=draft.prompt,
-            choices=dict(draft.choices),
-            key=draft.key,
-            explanation=draft.explanation,
-            author=author,
-            change_note="import" if not draft.provenance.get("model") else "generated",
-            provenance=dict(draft.provenance),
-        )
+    session.flush()
+    store_revisions(
+        session,
+        [
+            NewRevision(
+                item_id=item_id,
+                number=1,
+                kind=draft.kind,
+                prompt=draft.prompt,
+                choices=dict(draft.choices),
+                key=draft.key,
+                explanation=draft.explanation,
+                author=author,
+                change_note="import" if not draft.provenance.get("model") else "generated",
+                provenance=dict(draft.provenance),
+                created_at=utcnow(),
+            )
+        ],
+        check_duplicates=check_duplicates,
     )
     return item
 
@@ -186,7 +269,8 @@ def add_revision(
     """Make a new revision from the current one with the given fields changed; it becomes current.
 
     The old revision stays; judgments keep pointing at the revision they judged.
-    The caller validates the new text (``db.validation``) and commits.
+    The caller validates the new text (``db.validation``) and commits.  The new
+    revision's flags are raised at once, its near-duplicates included.
     """
     item = session.get(Item, item_id)
     if item is None:
@@ -197,9 +281,10 @@ def add_revision(
         )
     ).one()
     newest = max(r.number for r in get_revisions(session, item_id))
-    revision = ItemRevision(
+    new = NewRevision(
         item_id=item_id,
         number=newest + 1,
+        kind=item.kind,
         prompt=current.prompt if prompt is None else prompt,
         choices=dict(current.choices if choices is None else choices),
         key=current.key if key is None else key,
@@ -211,10 +296,15 @@ def add_revision(
         provenance=dict(provenance or {}),
         created_at=utcnow(),
     )
-    session.add(revision)
-    item.current_revision = revision.number
+    item.current_revision = new.number
     session.add(item)
     session.flush()
+    store_revisions(session, [new])
+    revision = session.exec(
+        select(ItemRevision).where(
+            ItemRevision.item_id == item_id, ItemRevision.number == new.number
+        )
+    ).one()
     changed = [
         field
         for field in ("prompt", "choices", "key", "explanation")

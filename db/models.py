@@ -1,6 +1,6 @@
-"""The SQLModel tables: items and their revisions, people, judgments, decisions,
-guidelines, gold items, evaluation runs, predictions, generation rejects, settings
-and the audit log.
+"""The SQLModel tables: items and their revisions, item flags, people, judgments, decisions,
+guidelines, gold items, evaluation runs, predictions, generation rejects, settings and the
+audit log.
 
 Nothing is ever deleted: an edit adds an ``ItemRevision``, undo retracts a
 ``Judgment`` or a ``Decision``, a changed mind is a newer ``Decision``, a new text
@@ -24,6 +24,8 @@ from sqlmodel import Field, SQLModel
 from db.vocabulary import (
     DecisionReason,
     FailureKind,
+    FlagName,
+    FlagSource,
     ItemKind,
     ItemStatus,
     Role,
@@ -39,6 +41,8 @@ __all__ = [
     "DecisionReason",
     "EvalRun",
     "FailureKind",
+    "FlagName",
+    "FlagSource",
     "GenerationReject",
     "GoldItem",
     "Guidelines",
@@ -52,6 +56,7 @@ __all__ = [
     "Role",
     "RunStatus",
     "Setting",
+    "StoredFlag",
     "Verdict",
     "utcnow",
 ]
@@ -131,6 +136,25 @@ class ItemRevision(SQLModel, table=True):
     author: str = Field(default="import", max_length=255)
     change_note: str = ""  # why this revision exists: "import", "edit: fixed typo", ...
     provenance: dict[str, Any] = _json(dict)  # file, line, model, prompt hash, raw response
+    created_at: datetime = _timestamp()
+
+
+class StoredFlag(SQLModel, table=True):
+    """A flag on one item revision with the evidence that raised it (``db.flags`` writes them).
+
+    Flags belong to a revision: a new revision gets its own (computed as it is made),
+    the old revision keeps its own.  A hint for reviewers, never a verdict.
+    """
+
+    __tablename__ = "item_flag"
+    __table_args__ = (Index("ix_item_flag_item_revision", "item_id", "revision_number"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    item_id: str = Field(foreign_key="item.id", max_length=255)
+    revision_number: int
+    name: str = Field(index=True, max_length=32)  # FlagName
+    source: str = Field(default=FlagSource.AUTO, max_length=16)  # FlagSource
+    evidence: dict[str, Any] = _json(dict)  # "summary" for people, and what raised it
     created_at: datetime = _timestamp()
 
 

@@ -99,6 +99,10 @@ TABLES: tuple[TablePrivileges, ...] = (
         ),
     ),
     TablePrivileges("item_revision", members=("SELECT", "INSERT")),
+    # Flags come with every new revision (imports, edits, generation) and from
+    # `vetbench check`, so anyone adds them; only leads remove stale ones
+    # (`vetbench flags recompute`).  Migration 0005_item_flags.
+    TablePrivileges("item_flag", members=("SELECT", "INSERT"), leads=("DELETE",)),
     # A person may register only themselves, and as a lead only when their role is one.
     TablePrivileges(
         "person",

@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlmodel import Session, col
 
+from db.flags import flag_counts
 from db.json_types import JsonObject
 from db.models import Decision, Item, ItemRevision, Judgment, Person
 
@@ -26,7 +27,8 @@ def database_stats(session: Session) -> JsonObject:
 
     ``judgments`` counts those not retracted; ``retracted_judgments`` the others.
     ``revisions`` counts every stored revision, so ``revisions - items`` is the number
-    of edits and re-imports.
+    of edits and re-imports.  ``by_flag`` counts the items whose current revision
+    carries each flag (``db.flags``).
     """
     return {
         "items": _count(session, select(func.count()).select_from(Item)),
@@ -47,4 +49,5 @@ def database_stats(session: Session) -> JsonObject:
         "decisions": _count(session, select(func.count()).select_from(Decision)),
         "people": _count(session, select(func.count()).select_from(Person)),
         "people_by_role": _grouped(session, col(Person.role)),
+        "by_flag": dict(flag_counts(session)),
     }

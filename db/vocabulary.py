@@ -1,7 +1,7 @@
 """Every enumerated word vetbench stores or accepts, in one place.
 
 Kinds, statuses, roles, verdicts, decision reasons, run statuses, failure kinds,
-evaluation modes and generation kinds are defined here once.  The tables (``db.models``), the
+evaluation modes, generation kinds and item flags are defined here once.  The tables (``db.models``), the
 answer rules (``db.answers``), the CLI's ``click.Choice`` options, the TUI's
 filters and the agreement tables all read them from this module.
 
@@ -18,14 +18,19 @@ from enum import StrEnum
 __all__ = [
     "ALL",
     "DECISION_STATUSES",
+    "FLAG_DESCRIPTIONS",
     "OPEN_STATUSES",
     "UNDECIDED_STATUSES",
     "DecisionReason",
     "EvalMode",
+    "EvalProtocol",
     "FailureKind",
+    "FlagName",
+    "FlagSource",
     "GenerationKind",
     "ItemKind",
     "ItemStatus",
+    "QueueOrder",
     "Role",
     "RunStatus",
     "Verdict",
@@ -127,8 +132,65 @@ class EvalMode(StrEnum):
     SCORE = "score"
 
 
+class EvalProtocol(StrEnum):
+    """Whose evaluation protocol a run follows (``vetbench eval --protocol``)."""
+
+    CUSTOM = "custom"  # vetbench's own prompts, shots as asked
+    CFLUE = "cflue"  # the CFLUE paper's: zero-shot, answer and explanation
+    ECONLOGICQA = "econlogicqa"  # the EconLogicQA paper's: 1 and 5 shots
+
+
 class GenerationKind(StrEnum):
     """What ``vetbench generate --kind`` writes: ordering items, or multiple-choice ones."""
 
     ORDERING = "ordering"
     MCQ = "mcq"
+
+
+class FlagName(StrEnum):
+    """Why an item revision looks suspicious: the fixed vocabulary of item flags.
+
+    A flag is a hint for reviewers with the evidence that raised it, never a verdict.
+    The first five are computed from the text whenever a revision is made
+    (``db.flags``); the last two come from models (``vetbench flags recompute`` reads
+    the evaluation runs, ``vetbench check`` asks a strong model).
+    """
+
+    DUPLICATE = "duplicate"  # nearly repeats another item, whatever the order of its choices
+    NEEDS_MEDIA = "needs-media"  # refers to a figure, table, image or attachment it lacks
+    HTML = "html"  # HTML markup or entities in the text
+    KEY_MISMATCH = "key-mismatch"  # the explanation names another answer than the key
+    ORDER_LEAK = "order-leak"  # the events are already listed in key order
+    MODEL_DISAGREES = "model-disagrees"  # models agree on another answer than the key
+    SECOND_OPINION = "second-opinion"  # a strong model's concerns (several orders, ...)
+
+    @property
+    def description(self) -> str:
+        return FLAG_DESCRIPTIONS[self]
+
+
+FLAG_DESCRIPTIONS: dict[FlagName, str] = {
+    FlagName.DUPLICATE: "nearly repeats another item (options in any order, any labels)",
+    FlagName.NEEDS_MEDIA: "refers to a figure, table, image or attachment it does not contain",
+    FlagName.HTML: "HTML markup or entities in the text",
+    FlagName.KEY_MISMATCH: "the explanation names another answer than the key",
+    FlagName.ORDER_LEAK: "the events are already listed in key order",
+    FlagName.MODEL_DISAGREES: "models agree with one another on another answer than the key",
+    FlagName.SECOND_OPINION: "a strong model doubts the item (several orders, missing "
+    "material, sensitive)",
+}
+
+
+class FlagSource(StrEnum):
+    """What raised a flag."""
+
+    AUTO = "auto"  # the text rules, run whenever a revision is made
+    MODEL = "model"  # evaluation runs: models agreeing against the key
+    CHECK = "check"  # ``vetbench check``: a strong model's second opinion
+
+
+class QueueOrder(StrEnum):
+    """In what order ``vetbench review`` serves items."""
+
+    DEFAULT = "default"  # items already judged by others first, then id order
+    SUSPICIOUS = "suspicious"  # the highest triage score first (``reviewer.triage``)

@@ -11,7 +11,10 @@ How an answer is found
 The output is normalised first (NFKC, so full-width ``Ｄ，Ａ：`` become ``D,A:``;
 markdown ``**``/``__``/backticks are dropped).  Then every *answer-like span* is
 collected, and **the last one wins**, so reasoning followed by a final answer
-yields the final answer.  An answer-like span is:
+yields the final answer, except that a span after an explicit answer marker wins
+over every span without one: ``答案：B`` followed by ``解析：选项A正确……`` reads B,
+``Correct Order: C, A, B, D. The listed order A, B, C, D is wrong`` reads CABD.
+An answer-like span is:
 
 - a run of choice letters right after an answer marker (``Answer:``, ``The answer
   is``, ``The correct order is``, ``答案：``, ``故选``, ``\\boxed{``) or at the very
@@ -19,21 +22,26 @@ yields the final answer.  An answer-like span is:
 - for ordering items, anywhere in the text: a run of exactly as many letters as the
   item has events (``D, A, C, B``, ``DACB``, ``D -> A -> C -> B``, ``D > A > C > B``,
   ``(D) (A) (C) (B)``, ``D、A、C、B``), a numbered list ``1. D 2. A ...`` (inline or one
-  per line, event text may follow each letter), or consecutive lines that start
-  with a letter (``D. <event text>``);
+  per line, event text may follow each letter), consecutive lines that start
+  with a letter (``D. <event text>``) or hold nothing but one (``D`` / ``A`` / ...),
+  or lower-case letters with explicit separators (``c, a, b, d``, ``c -> a -> b -> d``);
 - for multiple-choice items: a line holding nothing but an answer (``**B**``,
   ``(B)``), or letters followed by "is correct" / ``正确``.
 
 Letters inside a run may be separated by spaces, commas (also ``，、;``), arrows
 (``->``, ``→``, ``>``, ``=>``), dashes, slashes or "and"/"then"/"和"; a sentence end
-(``.``) or a line break ends a run.  Only capital letters count.  A capital "A"
+(``.``) or a line break ends a run, and so does an opening bracket after a
+letter that is not bracketed itself (``C (A、B项均错误)`` is the answer C and a remark
+about A and B; ``(D) (A) (C) (B)`` stays one run).  Only capital letters count,
+except in an ordering item's whole order with explicit separators.  A capital "A"
 followed by an ordinary lower-case word ("A company ...") is the English article,
 not a choice, unless that word is a connective such as "and", "is" or "then".
 
 What counts
 -----------
 - Ordering: only a true permutation of the item's letters. A repeated, missing or
-  unknown letter in the winning span gives ``None``, never a guess.
+  unknown letter in the winning span gives ``None``, never a guess; so does a hedge
+  that names two whole orders (``D, A, C, B or D, A, B, C``).
 - Multiple choice: letters are deduplicated and sorted (``答案：DBA`` -> ``"ABD"``).
   Several letters on a single-answer or true/false item are returned as they are,
   so the item is scored **wrong** rather than unparsed. A letter that is not one of
@@ -77,7 +85,9 @@ _TRUEFALSE_WORD = (
 _ANSWER_MARKER = (
     r"(?:(?i:final[ \t]+answer|correct[ \t]+(?:answer|option|choice|order|sequence)s?"
     r"|right[ \t]+answer|answers?|the[ \t]+statement|\\boxed\{)"
-    r"|正确答案|答案|该说法|说法|应该选|应选|故选|所以选|因此选|选择|答)"
+    r"|正确答案|答案|该说法|说法|应该选|应选|故选|所以选|因此选|选择|答"
+    # "本题选C", "所以本题应选C": a choice, but not 选项 (an option) or 不选/可选
+    r"|(?<![不未可多单漏])选(?![项题择]))"
 )
 _MARKER_GAP = (
     r"(?:[\s:=#>\-]|(?i:is|are|was|would[ \t]+be|should[ \t]+be|will[ \t]+be|must[ \t]+be"
@@ -91,6 +101,10 @@ _CORRECT_AFTER = (
 )
 _NUMBERED_LINE = r"(?m)^[ \t>\-•]*(?:[Ss]tep[ \t]*)?(?P<number>\d+)[ \t]*[.)、:][ \t]*"
 _LETTER_LINE = r"(?m)^[ \t>\-•]*(?:[Ee]vent[ \t]*|事件)?"
+_OPENING_BRACKET = r"[(\[{【「《]"
+_CLOSING_BRACKET = r"[)\]}】」》]"
+# Lower-case letters count only as a whole order with explicit separators: "c, a, b, d".
+_LOWER_SEPARATOR = r"[ \t]*(?:[,;、/|>»→⟶➔➜⇒]|->|=>|-)[ \t]*"
 
 
 @dataclass(frozen=True)
@@ -103,6 +117,8 @@ class _Patterns:
     correct_run: re.Pattern[str]
     numbered_item: re.Pattern[str]
     letter_line: re.Pattern[str]
+    lower_run: re.Pattern[str]
+    marked_lower_run: re.Pattern[str]
 
 
 @lru_cache(maxsize=32)
@@ -115,19 +131,31 @@ def _patterns(labels: str) -> _Patterns:
         rf"(?!(?<=A)[ \t]+(?!(?:{_CONNECTIVES})(?![A-Za-z]))[a-z])"
     )
     token = rf"{_OPEN}{core}{_CLOSE}"
-    run = rf"{token}(?:{_SEPARATOR}{_ITEM_PREFIX}{token})*"
+    # A bracketed letter continues a run only after a bracketed one: "(D) (A)", not "C (A".
+    next_token = (
+        rf"(?:(?<={_CLOSING_BRACKET}){_SEPARATOR}{_ITEM_PREFIX}{token}"
+        rf"|{_SEPARATOR}{_ITEM_PREFIX}(?!{_OPENING_BRACKET}){token})"
+    )
+    run = rf"{token}{next_token}*"
     prefixed_run = rf"{_ITEM_PREFIX}(?P<run>{run})"
+    lower_class = "[" + re.escape(labels.lower()) + "]"
+    lower_run = rf"(?<![A-Za-z0-9]){lower_class}(?:{_LOWER_SEPARATOR}{lower_class})+(?![A-Za-z0-9])"
+    marker = rf"(?:(?P<marker>{_ANSWER_MARKER})|\A)"
     return _Patterns(
         token=re.compile(core),
         run=re.compile(run),
-        marked_run=re.compile(rf"(?:{_ANSWER_MARKER}|\A){_MARKER_GAP}{prefixed_run}"),
-        marked_truefalse=re.compile(rf"(?:{_ANSWER_MARKER}|\A){_MARKER_GAP}{_TRUEFALSE_WORD}"),
+        marked_run=re.compile(rf"{marker}{_MARKER_GAP}{prefixed_run}"),
+        marked_truefalse=re.compile(rf"{marker}{_MARKER_GAP}{_TRUEFALSE_WORD}"),
         line_answer=re.compile(
             rf"(?m)^[ \t#>\-•(\[]*(?:(?P<run>{run})|{_TRUEFALSE_WORD})[ \t.。!！)\]]*$"
         ),
         correct_run=re.compile(rf"(?P<run>{run}){_CORRECT_AFTER}"),
         numbered_item=re.compile(rf"{_NUMBERED_LINE}{_OPEN}(?P<letter>{core}){_CLOSE}"),
-        letter_line=re.compile(rf"{_LETTER_LINE}{_OPEN}(?P<letter>{core}){_CLOSE}[.):：]"),
+        letter_line=re.compile(
+            rf"{_LETTER_LINE}{_OPEN}(?P<letter>{core}){_CLOSE}(?:[.):：]|[ \t.。]*$)"
+        ),
+        lower_run=re.compile(lower_run),
+        marked_lower_run=re.compile(rf"{marker}{_MARKER_GAP}(?P<run>{lower_run})"),
     )
 
 
@@ -135,6 +163,13 @@ def _patterns(labels: str) -> _Patterns:
 class _Candidate:
     end: int  # where the span ends: the last span wins
     letters: str
+    marked: bool = False  # after an explicit answer marker: wins over unmarked spans
+
+
+def _winner(candidates: list[_Candidate]) -> _Candidate | None:
+    """The last span after an explicit answer marker, else the last span."""
+    marked = [candidate for candidate in candidates if candidate.marked]
+    return max(marked or candidates, key=lambda candidate: candidate.end, default=None)
 
 
 def _normalise(output: str) -> str:
@@ -151,7 +186,20 @@ def _marked_runs(patterns: _Patterns, text: str, *, min_letters: int) -> list[_C
     for match in patterns.marked_run.finditer(text):
         letters = _letters_of(patterns, match.group("run"))
         if len(letters) >= min_letters:
-            candidates.append(_Candidate(match.end(), letters))
+            candidates.append(_Candidate(match.end(), letters, match.group("marker") is not None))
+    return candidates
+
+
+def _lower_case_orders(patterns: _Patterns, text: str, count: int) -> list[_Candidate]:
+    """Whole orders written in lower case with explicit separators (``c, a, b, d``)."""
+    candidates = []
+    for found in (patterns.marked_lower_run, patterns.lower_run):
+        for match in found.finditer(text):
+            run = match.group("run") if "run" in found.groupindex else match.group(0)
+            letters = re.sub(r"[^a-z]", "", run).upper()
+            if len(letters) == count:
+                marked = "marker" in found.groupindex and match.group("marker") is not None
+                candidates.append(_Candidate(match.end(), letters, marked))
     return candidates
 
 
@@ -210,10 +258,12 @@ def _extract_order(text: str, labels: Sequence[str]) -> str | None:
         *_full_runs(patterns, text, count),
         *_numbered_lists(patterns, text, count),
         *_letter_lines(patterns, text, count),
+        *_lower_case_orders(patterns, text, count),
     ]
-    if not candidates:
+    winner = _winner(candidates)
+    if winner is None:
         return None
-    order = max(candidates, key=lambda candidate: candidate.end).letters
+    order = winner.letters
     if len(order) != count or set(order) != set(labels):
         return None
     return order
@@ -244,10 +294,11 @@ def _extract_choices(text: str, labels: Sequence[str], *, truefalse_words: bool)
         for match in patterns.marked_truefalse.finditer(text):
             label = _truefalse_label(match)
             if label:
-                candidates.append(_Candidate(match.end(), label))
-    if not candidates:
+                candidates.append(_Candidate(match.end(), label, match.group("marker") is not None))
+    winner = _winner(candidates)
+    if winner is None:
         return None
-    chosen = set(max(candidates, key=lambda candidate: candidate.end).letters)
+    chosen = set(winner.letters)
     if not chosen or not chosen <= set(labels):
         return None
     return "".join(sorted(chosen, key=LETTERS.index))

@@ -13,14 +13,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from db.engine import Database
-from evaluator.results import Figures, PredictionView, RunFigures, RunOverview, SuspectKey
+from evaluator.results import (
+    Figures,
+    PredictionView,
+    RunFigures,
+    RunOverview,
+    RunRecord,
+    SuspectKey,
+)
 
 __all__ = [
     "LATEST_SHOWN",
     "EvaluationSnapshot",
     "duration",
+    "extraction_summary",
     "interval",
     "percent",
+    "position_summary",
+    "protocol_note",
     "rate",
     "read_snapshot",
     "secondary_figure",
@@ -117,7 +127,8 @@ def rate(items_per_second: float | None) -> str:
 
 
 def secondary_figure(figures: Figures) -> str:
-    """Pairwise accuracy for ordering, weighted F1 (and set F1) for multiple choice."""
+    """Pairwise accuracy for ordering, weighted F1 (and set F1) for multiple choice, the
+    explanation metrics of CFLUE's protocol, and the accuracy of a random choice."""
     parts = []
     if figures.pairwise_accuracy is not None:
         parts.append(f"pairwise {percent(figures.pairwise_accuracy)}")
@@ -125,4 +136,46 @@ def secondary_figure(figures: Figures) -> str:
         parts.append(f"wF1 {figures.weighted_f1:.3f}")
     if figures.set_f1 is not None:
         parts.append(f"set F1 {figures.set_f1:.3f}")
+    if figures.bleu_1 is not None and figures.bleu_4 is not None:
+        parts.append(f"BLEU-1/4 {100 * figures.bleu_1:.1f}/{100 * figures.bleu_4:.1f}")
+    rouge = (figures.rouge_1, figures.rouge_2, figures.rouge_l)
+    if all(value is not None for value in rouge):
+        parts.append("ROUGE-1/2/L " + "/".join(f"{100 * (value or 0):.1f}" for value in rouge))
+    if figures.chance is not None:
+        parts.append(f"chance {percent(figures.chance)}")
     return ", ".join(parts) or "—"
+
+
+def extraction_summary(figures: Figures) -> str:
+    """What each extractor recovered so far: ``cflue read 18/20, right 9; lenient ...``."""
+    parts = [
+        f"{name} read {row.parsed}/{row.parsed + row.unparsed}, right {row.correct}"
+        for name, row in figures.extractors.items()
+    ]
+    return "extractors: " + "; ".join(parts) if parts else ""
+
+
+def position_summary(figures: Figures) -> str:
+    """Accuracy by the label the key was shown under, and the spread between them."""
+    if not figures.key_positions:
+        return ""
+    shown = "  ".join(
+        f"{label} {percent(row.accuracy)} (n={row.n})"
+        for label, row in figures.key_positions.items()
+    )
+    bias = figures.position_bias
+    return f"by key position: {shown}" + ("" if bias is None else f"   bias {percent(bias)}")
+
+
+def protocol_note(run: RunRecord) -> str:
+    """``cflue protocol, repeat 2/3, options permuted`` (empty for a plain custom run)."""
+    parts = []
+    protocol = run.params.get("protocol")
+    if isinstance(protocol, str) and protocol != "custom":
+        parts.append(f"{protocol} protocol")
+    repeat = run.params.get("repeat")
+    if isinstance(repeat, dict) and isinstance(repeat.get("index"), int):
+        parts.append(f"repeat {repeat['index'] + 1}/{repeat.get('of')}")
+    if run.params.get("permute_options"):
+        parts.append("options permuted")
+    return ", ".join(parts)

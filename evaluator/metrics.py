@@ -18,6 +18,17 @@ Per set (``summarize_predictions``, a :class:`~evaluator.results.PredictionSumma
 - ``pairwise_accuracy``, ``weighted_f1`` (as CFLUE reports it: scikit-learn's
   weighted F1 with each answer string as a class and "unparsed" as a class of its
   own) and ``set_f1``, each over the predictions whose kind it applies to.
+- ``chance``: the accuracy of choosing at random, exact per item and averaged:
+  1/n! for an order of n events, 1/k for one of k options (true/false: 1/2),
+  1/(2^k - 1) for a non-empty set of k options.
+- ``explained``, ``bleu_1``, ``bleu_4``, ``rouge_1``, ``rouge_2``, ``rouge_l``: the
+  explanation metrics of CFLUE's protocol (``evaluator.text_metrics``) over the
+  predictions that stored them.
+- ``extractors``: for each extractor the run recorded (``evaluator.extractors``),
+  how many answers it recovered and how many of those are right.
+- ``key_positions`` and ``position_bias``: accuracy by the label the key was shown
+  under (its first letter for orders; multi-answer items have no one position), and
+  the spread between the best and worst position.
 - ``by_kind`` and ``by_source``: the same figures for each kind and each source.
 
 A figure with nothing to average over is ``None`` (no ordering items -> no pairwise
@@ -29,11 +40,20 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from math import factorial
+from statistics import mean
 
 from db.answers import pairwise_accuracy
 from db.vocabulary import FailureKind, ItemKind
 from evaluator.kinds import Metric, kind_spec
-from evaluator.results import Figures, PredictionSummary, Score
+from evaluator.results import (
+    ExtractorFigures,
+    Figures,
+    PositionFigures,
+    PredictionSummary,
+    Score,
+)
+from evaluator.text_metrics import summarize_explanations
 
 UNPARSED_LABEL = "<unparsed>"  # the class of unparsed answers in weighted F1
 CONFIDENCE_LEVEL = 0.95
@@ -51,6 +71,9 @@ class ScoredPrediction:
     correct: bool | None  # None when the prediction failed for infrastructure reasons
     failure_kind: FailureKind | None = None  # None for a scored answer
     scores: Score | None = None  # as stored; None for a failure
+    labels: int = 0  # how many events or options the item has (0: unknown)
+    subject: str | None = None  # CFLUE's exam name (名称), when the item has one
+    text_length: int = 0  # characters of the item's question and options
 
     @property
     def is_infrastructure_failure(self) -> bool:
@@ -61,6 +84,26 @@ class ScoredPrediction:
         return self.failure_kind is FailureKind.UNPARSED or (
             self.parsed_answer is None and not self.is_infrastructure_failure
         )
+
+
+def chance_accuracy(kind: ItemKind | str, labels: int) -> float | None:
+    """The probability that a random answer is right: 1/n! for an order of n events,
+    1/k for one of k options, 1/(2^k - 1) for a non-empty set of k options."""
+    if labels < 1:
+        return None
+    kind = ItemKind(kind)
+    if kind is ItemKind.ORDERING:
+        return 1 / factorial(labels)
+    if kind is ItemKind.MULTI:
+        return 1 / (2**labels - 1)
+    return 1 / labels
+
+
+def key_position(kind: ItemKind | str, shown_key: str) -> str | None:
+    """The label a key was shown under: its letter, an order's first event; None for sets."""
+    if ItemKind(kind) is ItemKind.MULTI or not shown_key:
+        return None
+    return shown_key[0]
 
 
 def set_f1(predicted: str | None, key: str) -> float:
@@ -125,6 +168,45 @@ def _measured(rows: Sequence[ScoredPrediction], metric: Metric) -> list[ScoredPr
     return [row for row in rows if kind_spec(row.kind).measures(metric)]
 
 
+def _extractor_figures(rows: Sequence[ScoredPrediction]) -> dict[str, ExtractorFigures]:
+    read: dict[str, list[tuple[str | None, str]]] = defaultdict(list)
+    for row in rows:
+        if row.scores is not None and row.scores.extracted is not None:
+            for name, answer in row.scores.extracted.items():
+                read[name].append((answer, row.key))
+    figures = {}
+    for name in sorted(read):
+        answers = read[name]
+        parsed = sum(1 for answer, _key in answers if answer is not None)
+        correct = sum(1 for answer, key in answers if answer is not None and answer == key)
+        figures[name] = ExtractorFigures(
+            parsed=parsed,
+            unparsed=len(answers) - parsed,
+            correct=correct,
+            accuracy=correct / len(answers),
+        )
+    return figures
+
+
+def _shown_key_position(row: ScoredPrediction) -> str | None:
+    stored = row.scores.key_position if row.scores is not None else None
+    return stored if stored is not None else key_position(row.kind, row.key)
+
+
+def _position_figures(rows: Sequence[ScoredPrediction]) -> dict[str, PositionFigures]:
+    by_label: dict[str, list[bool]] = defaultdict(list)
+    for row in rows:
+        label = _shown_key_position(row)
+        if label is not None:
+            by_label[label].append(bool(row.correct))
+    return {
+        label: PositionFigures(
+            n=len(results), correct=sum(results), accuracy=sum(results) / len(results)
+        )
+        for label, results in sorted(by_label.items())
+    }
+
+
 def _figures(rows: Sequence[ScoredPrediction]) -> Figures:
     scored = [row for row in rows if not row.is_infrastructure_failure]
     correct = sum(1 for row in scored if row.correct)
@@ -132,6 +214,14 @@ def _figures(rows: Sequence[ScoredPrediction]) -> Figures:
     ordered = _measured(scored, Metric.PAIRWISE_ACCURACY)
     chosen = _measured(scored, Metric.WEIGHTED_F1)
     letter_sets = _measured(scored, Metric.SET_F1)
+    chances = [
+        chance for row in scored if (chance := chance_accuracy(row.kind, row.labels)) is not None
+    ]
+    explained = summarize_explanations(
+        [row.scores.explanation for row in scored if row.scores and row.scores.explanation]
+    )
+    positions = _position_figures(scored)
+    position_accuracies = [p.accuracy for p in positions.values() if p.accuracy is not None]
     return Figures(
         n=len(rows),
         scored=len(scored),
@@ -146,6 +236,18 @@ def _figures(rows: Sequence[ScoredPrediction]) -> Figures:
         if chosen
         else None,
         set_f1=_mean([_item_score(row, lambda s: s.set_f1) for row in letter_sets]),
+        chance=mean(chances) if chances else None,
+        explained=explained.count if explained else 0,
+        bleu_1=explained.bleu_1 if explained else None,
+        bleu_4=explained.bleu_4 if explained else None,
+        rouge_1=explained.rouge_1 if explained else None,
+        rouge_2=explained.rouge_2 if explained else None,
+        rouge_l=explained.rouge_l if explained else None,
+        extractors=_extractor_figures(scored),
+        key_positions=positions,
+        position_bias=max(position_accuracies) - min(position_accuracies)
+        if len(position_accuracies) > 1
+        else None,
     )
 
 
@@ -156,6 +258,11 @@ def _grouped(
     for row in rows:
         groups[group_of(row)].append(row)
     return {name: _figures(groups[name]) for name in sorted(groups)}
+
+
+def figures_of(rows: Sequence[ScoredPrediction]) -> Figures:
+    """The figures of any set of predictions (a subject's, a length bucket's ...)."""
+    return _figures(rows)
 
 
 def summarize_predictions(rows: Sequence[ScoredPrediction]) -> PredictionSummary:

@@ -9,7 +9,9 @@ and adds what a long batch job needs:
 - a response cache in the database (``response_cache``), so a re-run pays for nothing twice;
 - counters (ok, invalid, retried, failed, cached) for progress bars;
 - structured output (a JSON schema) when asked, falling back to plain text for the
-  rest of the run when the server rejects ``response_format``.
+  rest of the run when the server rejects ``response_format``;
+- the log-probability of a continuation (score mode), from the completions endpoint
+  with ``echo`` and ``logprobs``, as vLLM serves it (:meth:`ChatClient.prompt_logprobs_all`).
 
 The API key is read from the environment variable the caller names and is
 never printed, logged, stored, or put in an error message or ``repr``.
@@ -22,10 +24,10 @@ import os
 import re
 import threading
 import time
-from collections.abc import Generator, Iterable, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import openai
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
@@ -109,6 +111,36 @@ class ChatOutcome:
     response: ChatResponse | None = None
     error: ChatError | None = None
     latency_s: float = 0.0  # from the start of the request to its outcome, retries included
+
+
+@dataclass(frozen=True)
+class LogprobRequest:
+    """The log-probability of ``text[context_length:]`` following ``text[:context_length]``."""
+
+    text: str
+    context_length: int  # characters of the context; the continuation is the rest
+    tag: Any = None
+
+
+@dataclass(frozen=True)
+class LogprobOutcome:
+    request: LogprobRequest
+    log_likelihood: float | None = None
+    tokens: int = 0  # continuation tokens summed
+    error: ChatError | None = None
+    latency_s: float = 0.0
+
+
+NO_PROMPT_LOGPROBS = (
+    "the server returned no log-probabilities of the prompt's tokens (vLLM's completions "
+    "endpoint does, with echo and logprobs; OpenAI's API does not): evaluate with --mode generate"
+)
+SCORING_PARAMS: dict[str, Any] = {"echo": True, "logprobs": 1, "max_tokens": 1, "temperature": 0}
+"""What a scoring request sends: the prompt echoed with each token's log-probability, and
+one generated token (some servers refuse none); vLLM and lm-eval's local-completions ask so."""
+
+Job = TypeVar("Job")
+Result = TypeVar("Result")
 
 
 class CallCounters:
@@ -329,10 +361,8 @@ class ChatClient:
             }
         return params
 
-    def _request_with_retries(
-        self, request: ChatRequest, structured: bool, stop_event: threading.Event
-    ) -> ChatResponse:
-        attempts = 0
+    def _retrying(self, stop_event: threading.Event) -> Retrying:
+        """The retry policy: capped backoff honouring Retry-After, cancelled by ``stop_event``."""
 
         def sleep(seconds: float) -> None:
             if stop_event.wait(seconds):
@@ -341,7 +371,7 @@ class ChatClient:
         def count_retry(_state: RetryCallState) -> None:
             self.counters.add("retried")
 
-        retrying = Retrying(
+        return Retrying(
             stop=stop_after_attempt(self.max_retries + 1),
             wait=self._wait,
             retry=retry_if_exception(is_retryable),
@@ -349,6 +379,12 @@ class ChatClient:
             before_sleep=count_retry,
             reraise=True,
         )
+
+    def _request_with_retries(
+        self, request: ChatRequest, structured: bool, stop_event: threading.Event
+    ) -> ChatResponse:
+        attempts = 0
+        retrying = self._retrying(stop_event)
         params = self._params(request, structured)
         messages = request.message_dicts()
 
@@ -444,6 +480,86 @@ class ChatClient:
             return text.replace(self._key, _REDACTED)
         return text
 
+    # -- log-probabilities (score mode) -------------------------------------------------
+
+    def prompt_logprob(
+        self, request: LogprobRequest, *, stop_event: threading.Event | None = None
+    ) -> LogprobOutcome:
+        """The log-probability of the request's continuation, from the completions endpoint
+        with ``echo`` and ``logprobs`` (answered from the cache when it can be)."""
+        started = time.perf_counter()
+        stop_event = stop_event or threading.Event()
+        key = cache_key(
+            model=self.model,
+            base_url=self.base_url,
+            messages=[{"role": "prompt", "content": request.text}],
+            params={"endpoint": "completions", **SCORING_PARAMS},
+        )
+        record = self._cache.get(key) if self._cache is not None else None
+        if record is not None:
+            self.counters.add("ok")
+            self.counters.add("cached")
+        else:
+            try:
+                record = self._logprobs_with_retries(request, stop_event)
+            except ChatCancelledError:
+                error = ChatError("cancelled", "stopped before an answer", 0)
+                return LogprobOutcome(request, error=error)
+            except _Failed as failed:
+                self.counters.add("failed")
+                return LogprobOutcome(
+                    request, error=failed.error, latency_s=time.perf_counter() - started
+                )
+            self.counters.add("ok")
+            if self._cache is not None:
+                self._cache.put(key, self.model, record)
+        latency = time.perf_counter() - started
+        try:
+            total, tokens = continuation_logprob(record, request)
+        except MalformedResponseError as error:
+            failure = ChatError("malformed", self._redact(str(error)), 1, fatal=True)
+            return LogprobOutcome(request, error=failure, latency_s=latency)
+        return LogprobOutcome(request, total, tokens, latency_s=latency)
+
+    def _logprobs_with_retries(
+        self, request: LogprobRequest, stop_event: threading.Event
+    ) -> JsonObject:
+        attempts = 0
+
+        def attempt() -> JsonObject:
+            nonlocal attempts
+            if stop_event.is_set():
+                raise ChatCancelledError
+            attempts += 1
+            try:
+                completion = self._openai.completions.create(
+                    model=self.model, prompt=request.text, **SCORING_PARAMS
+                )
+            except json.JSONDecodeError as error:
+                raise MalformedResponseError(f"the response body is not JSON: {error}") from None
+            if not isinstance(completion, openai.BaseModel):
+                raise MalformedResponseError("the response is not a JSON completion")
+            raw = completion.model_dump(mode="json", exclude_unset=True)
+            return dict(json.loads(self._redact(json.dumps(raw, ensure_ascii=False))))
+
+        try:
+            return self._retrying(stop_event)(attempt)
+        except ChatCancelledError:
+            raise
+        except Exception as error:
+            failure = self._describe_failure(error, attempts)
+            if failure.status in (400, 404, 422):  # no completions endpoint, or no echo
+                failure = replace(
+                    failure, message=f"{failure.message}; {NO_PROMPT_LOGPROBS}", fatal=True
+                )
+            raise _Failed(failure) from None
+
+    def prompt_logprobs_all(
+        self, requests: Iterable[LogprobRequest]
+    ) -> Generator[LogprobOutcome, None, None]:
+        """Like :meth:`complete_all`, for log-probability requests."""
+        return self._all(self.prompt_logprob, requests)
+
     # -- many requests -----------------------------------------------------------------
 
     def complete_all(self, requests: Iterable[ChatRequest]) -> Generator[ChatOutcome, None, None]:
@@ -453,9 +569,16 @@ class ChatClient:
         dropped, waiting retries are abandoned, and the requests already on the
         wire are allowed to finish so that what was paid for lands in the cache.
         """
+        return self._all(self.complete, requests)
+
+    def _all(
+        self,
+        function: Callable[..., Result],
+        requests: Iterable[Job],
+    ) -> Generator[Result, None, None]:
         stop_event = threading.Event()
         source = iter(requests)
-        pending: set[Future[ChatOutcome]] = set()
+        pending: set[Future[Result]] = set()
         executor = ThreadPoolExecutor(
             max_workers=self.concurrency, thread_name_prefix="vetbench-api"
         )
@@ -469,7 +592,7 @@ class ChatClient:
                     except StopIteration:
                         exhausted = True
                         break
-                    pending.add(executor.submit(self.complete, request, stop_event=stop_event))
+                    pending.add(executor.submit(function, request, stop_event=stop_event))
                 if not pending:
                     return
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -481,6 +604,50 @@ class ChatClient:
 
     def close(self) -> None:
         self._openai.close()
+
+
+def continuation_logprob(
+    completion: Mapping[str, Any], request: LogprobRequest
+) -> tuple[float, int]:
+    """The summed log-probability of the continuation's tokens in an echoed completion,
+    and how many tokens that is.
+
+    Tokens are placed by their ``text_offset``: a token counts when it ends after the
+    context (one that straddles the boundary belongs to the continuation, as its
+    probability is conditioned on the context alone) and starts before the end of the
+    echoed text (the one generated token is left out).
+    """
+    choices = completion.get("choices")
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    logprobs = choice.get("logprobs") if isinstance(choice, dict) else None
+    if not isinstance(logprobs, dict):
+        raise MalformedResponseError(NO_PROMPT_LOGPROBS)
+    tokens, values, offsets = (
+        logprobs.get("tokens"),
+        logprobs.get("token_logprobs"),
+        logprobs.get("text_offset"),
+    )
+    if not (
+        isinstance(tokens, list)
+        and isinstance(values, list)
+        and isinstance(offsets, list)
+        and len(tokens) == len(values) == len(offsets)
+    ):
+        raise MalformedResponseError(NO_PROMPT_LOGPROBS)
+    end = len(request.text)
+    total, counted = 0.0, 0
+    for token, value, offset in zip(tokens, values, offsets, strict=True):
+        if not isinstance(offset, int) or not isinstance(token, str):
+            raise MalformedResponseError("the response's token offsets are not numbers")
+        if offset + len(token) <= request.context_length or offset >= end:
+            continue
+        if not isinstance(value, int | float):
+            raise MalformedResponseError(NO_PROMPT_LOGPROBS)
+        total += float(value)
+        counted += 1
+    if counted == 0:
+        raise MalformedResponseError("the response holds no tokens of the answer")
+    return total, counted
 
 
 class _StructuredOutputRejectedError(Exception):

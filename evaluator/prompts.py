@@ -4,6 +4,11 @@ Ordering items follow EconLogicQA (``Question: <scenario>``, ``A. ...`` to ``D. 
 ``Answer:``); multiple-choice items follow CFLUE (instructions matching the question
 type, in Chinese for Chinese items).  The text lives in ``evaluator/templates/``
 (see its README.txt); ``load_templates(DIR)`` lets a user replace any of the files.
+A *layout* is a named set of replacements shipped in a subfolder of the templates
+(``cflue``: CFLUE's expert-role, two-line answer prompt; ``econlogicqa``: the
+EconLogicQA paper's ``Question:`` / ``Choices:`` / ``Correct Order:`` item layout);
+``load_templates(DIR, layout=NAME)`` reads the built-in files, then the layout's,
+then DIR's.
 
 A prompt is split where items diverge (:class:`~evaluator.backends.base.Prompt`):
 the prefix (instructions and shots) is identical for every item of one kind and
@@ -30,7 +35,9 @@ from evaluator.backends.base import Prompt
 from evaluator.kinds import kind_spec
 
 __all__ = [
+    "DEFAULT_LAYOUT",
     "DEFAULT_SHOT_SEED",
+    "LAYOUTS",
     "PromptTemplates",
     "ShotFileError",
     "TemplateError",
@@ -47,6 +54,9 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 DEFAULT_SHOT_SEED = 1234
+DEFAULT_LAYOUT = "vetbench"
+LAYOUTS = (DEFAULT_LAYOUT, "cflue", "econlogicqa")
+"""Built-in template sets: vetbench's own, and the two papers' (subfolders of templates/)."""
 BLOCK_SEPARATOR = "\n\n"  # between instructions, shots and the question
 LANGUAGES = ("en", "zh")
 
@@ -101,12 +111,18 @@ class PromptTemplates:
 
     texts: dict[str, str]
     override_dir: Path | None = None
+    layout: str = DEFAULT_LAYOUT
 
     def text(self, name: str) -> str:
         return self.texts[name]
 
     def instructions(self, kind: ItemKind | str, language: str) -> str:
         return self.texts[kind_spec(kind).instructions_template(template_language(language))]
+
+    def new_question_cue(self, language: str = "en") -> str:
+        """The words a question starts with (``Question:``), or "" when it starts with its text."""
+        first_line = self.texts[f"question.{template_language(language)}.txt"].split("\n", 1)[0]
+        return first_line.split("$", 1)[0].strip()
 
     def render(self, name: str, **values: str) -> str:
         return Template(self.texts[name]).substitute(values)
@@ -119,8 +135,7 @@ class PromptTemplates:
 
     def stop_sequences(self, language: str = "en") -> tuple[str, ...]:
         """A blank line, or a line that starts a new question (``Question:``), ends an answer."""
-        first_line = self.texts[f"question.{template_language(language)}.txt"].split("\n", 1)[0]
-        cue = first_line.split("$", 1)[0].strip()
+        cue = self.new_question_cue(language)
         stops = [BLOCK_SEPARATOR]
         if cue:
             stops.append("\n" + cue)
@@ -150,9 +165,15 @@ def _read_template(path: Path, name: str) -> str:
     return text
 
 
-def load_templates(override_dir: Path | None = None) -> PromptTemplates:
-    """The built-in templates, with any file found in ``override_dir`` replacing its namesake."""
+def load_templates(
+    override_dir: Path | None = None, *, layout: str = DEFAULT_LAYOUT
+) -> PromptTemplates:
+    """The built-in templates, replaced by those of ``layout`` (a built-in template set),
+    and any file found in ``override_dir`` replacing its namesake."""
+    if layout not in LAYOUTS:
+        raise TemplateError(f"unknown layout '{layout}' (choose {', '.join(LAYOUTS)})")
     builtin = resources.files("evaluator").joinpath("templates")
+    layout_files = builtin if layout == DEFAULT_LAYOUT else builtin.joinpath(layout)
     texts: dict[str, str] = {}
     if override_dir is not None:
         override_dir = Path(override_dir).expanduser().resolve()
@@ -175,10 +196,13 @@ def load_templates(override_dir: Path | None = None) -> PromptTemplates:
         override = override_dir / name if override_dir is not None else None
         if override is not None and override.exists():
             texts[name] = _read_template(override, name)
-        else:
-            with resources.as_file(builtin.joinpath(name)) as path:
-                texts[name] = _read_template(Path(path), name)
-    return PromptTemplates(texts=texts, override_dir=override_dir)
+            continue
+        shipped = layout_files.joinpath(name)
+        if not shipped.is_file():
+            shipped = builtin.joinpath(name)
+        with resources.as_file(shipped) as path:
+            texts[name] = _read_template(Path(path), name)
+    return PromptTemplates(texts=texts, override_dir=override_dir, layout=layout)
 
 
 def answer_text(kind: ItemKind | str, answer: str) -> str:
@@ -231,11 +255,23 @@ def _with_language(item: ItemSnapshot, language: str) -> ItemSnapshot:
 
 
 def build_prompt(
-    item: ItemSnapshot, shots: Sequence[ItemSnapshot], templates: PromptTemplates
+    item: ItemSnapshot,
+    shots: Sequence[ItemSnapshot],
+    templates: PromptTemplates,
+    *,
+    language: str | None = None,
+    instructions_kind: ItemKind | None = None,
 ) -> Prompt:
     """The prompt for ``item``: instructions and solved ``shots`` (the shared prefix), then
-    the question ending with the answer cue."""
-    instructions = templates.instructions(item.kind, item.language)
+    the question ending with the answer cue.
+
+    ``language`` asks in that template language whatever the item's own (CFLUE's
+    protocol asks every item in Chinese); ``instructions_kind`` takes the instructions
+    of another kind (CFLUE asks true/false items with the single-choice instructions).
+    """
+    if language is not None:
+        item = _with_language(item, language)
+    instructions = templates.instructions(instructions_kind or item.kind, item.language)
     blocks = [instructions] if instructions.strip() else []
     blocks += [_shot_block(shot, item.language, templates) for shot in shots]
     prefix = "".join(block + BLOCK_SEPARATOR for block in blocks)

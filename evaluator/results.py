@@ -15,12 +15,15 @@ from datetime import datetime
 from typing import TypeAlias
 
 from db.vocabulary import EvalMode, FailureKind, ItemKind, RunStatus
+from evaluator.text_metrics import BleuStatistics, ExplanationScore
 
 __all__ = [
     "AnswerDifference",
     "CandidateRanking",
+    "ExtractorFigures",
     "Figures",
     "Interval",
+    "PositionFigures",
     "JsonObject",
     "JsonValue",
     "PredictionSummary",
@@ -70,21 +73,69 @@ class CandidateRanking:
     key_rank: int | None  # 1 for the best; None when the key was not a candidate
 
 
+def _explanation_json(score: ExplanationScore) -> JsonObject:
+    bleu = score.bleu
+    return {
+        "bleu": {
+            "matches": list(bleu.matches),
+            "totals": list(bleu.totals),
+            "hypothesis_length": bleu.hypothesis_length,
+            "reference_length": bleu.reference_length,
+        },
+        "rouge_1": score.rouge_1,
+        "rouge_2": score.rouge_2,
+        "rouge_l": score.rouge_l,
+    }
+
+
+def _integers(value: object) -> tuple[int, ...]:
+    return tuple(int(v) for v in value if isinstance(v, int)) if isinstance(value, list) else ()
+
+
+def _explanation_from_json(data: object) -> ExplanationScore | None:
+    if not isinstance(data, dict) or not isinstance(data.get("bleu"), dict):
+        return None
+    bleu = data["bleu"]
+    return ExplanationScore(
+        bleu=BleuStatistics(
+            matches=_integers(bleu.get("matches")),
+            totals=_integers(bleu.get("totals")),
+            hypothesis_length=int(_number(bleu.get("hypothesis_length")) or 0),
+            reference_length=int(_number(bleu.get("reference_length")) or 0),
+        ),
+        rouge_1=_number(data.get("rouge_1")) or 0.0,
+        rouge_2=_number(data.get("rouge_2")) or 0.0,
+        rouge_l=_number(data.get("rouge_l")) or 0.0,
+    )
+
+
 @dataclass(frozen=True)
 class Score:
     """The scores of one parsed answer against its key.
 
     ``pairwise`` is set for kinds measured by pairwise accuracy (orders), ``set_f1``
     for kinds measured by set F1 (multi-answer items); ``ranking`` in score mode.
+    ``extracted`` holds what each extractor of the run read (``evaluator.extractors``),
+    ``explanation`` the explanation's BLEU statistics and ROUGE F-scores (CFLUE's
+    protocol, items with an analysis), ``key_position`` the label the key's first
+    letter was shown under (single-answer, true/false and ordering items), and
+    ``option_order`` the original labels in the order they were shown, when options
+    were permuted (``CADB``: the first option shown was C).  Answers are always stored
+    in the item's own labels.
     """
 
     correct: bool
     pairwise: float | None = None
     set_f1: float | None = None
     ranking: CandidateRanking | None = None
+    extracted: Mapping[str, str | None] | None = None
+    explanation: ExplanationScore | None = None
+    key_position: str | None = None
+    option_order: str | None = None
 
     def to_json(self) -> JsonObject:
-        """The stored form: ``correct``, then the figures that apply, then the ranking."""
+        """The stored form: ``correct``, then the figures that apply, then the ranking,
+        then what the extraction stage and the explanation metrics recorded."""
         data: JsonObject = {"correct": self.correct}
         if self.pairwise is not None:
             data["pairwise"] = self.pairwise
@@ -94,6 +145,14 @@ class Score:
             data["candidates"] = self.ranking.candidates
             data["log_likelihoods"] = dict(self.ranking.log_likelihoods)
             data["key_rank"] = self.ranking.key_rank
+        if self.extracted is not None:
+            data["extracted"] = dict(self.extracted)
+        if self.explanation is not None:
+            data["explanation"] = _explanation_json(self.explanation)
+        if self.key_position is not None:
+            data["key_position"] = self.key_position
+        if self.option_order is not None:
+            data["option_order"] = self.option_order
         return data
 
     @classmethod
@@ -116,11 +175,22 @@ class Score:
                 },
                 key_rank=key_rank if isinstance(key_rank, int) else None,
             )
+        extracted = data.get("extracted")
+        key_position, option_order = data.get("key_position"), data.get("option_order")
         return cls(
             correct=bool(data.get("correct")),
             pairwise=_number(data.get("pairwise")),
             set_f1=_number(data.get("set_f1")),
             ranking=ranking,
+            extracted={
+                str(name): answer if isinstance(answer, str) else None
+                for name, answer in extracted.items()
+            }
+            if isinstance(extracted, dict)
+            else None,
+            explanation=_explanation_from_json(data.get("explanation")),
+            key_position=key_position if isinstance(key_position, str) else None,
+            option_order=option_order if isinstance(option_order, str) else None,
         )
 
 
@@ -173,6 +243,36 @@ class PredictionView:
 
 
 @dataclass(frozen=True)
+class ExtractorFigures:
+    """What one extractor recovered from a set of outputs, and how many it read right."""
+
+    parsed: int
+    unparsed: int
+    correct: int
+    accuracy: float | None  # over the predictions it read (parsed or not)
+
+    def to_json(self) -> JsonObject:
+        return {
+            "parsed": self.parsed,
+            "unparsed": self.unparsed,
+            "correct": self.correct,
+            "accuracy": self.accuracy,
+        }
+
+
+@dataclass(frozen=True)
+class PositionFigures:
+    """Accuracy by the label the key was shown under (its first letter for orders)."""
+
+    n: int
+    correct: int
+    accuracy: float | None
+
+    def to_json(self) -> JsonObject:
+        return {"n": self.n, "correct": self.correct, "accuracy": self.accuracy}
+
+
+@dataclass(frozen=True)
 class Figures:
     """The figures of a set of predictions (see :mod:`evaluator.metrics`).
 
@@ -191,6 +291,16 @@ class Figures:
     pairwise_accuracy: float | None
     weighted_f1: float | None
     set_f1: float | None
+    chance: float | None  # expected accuracy of a random choice, exact per item
+    explained: int  # predictions whose explanation was scored (CFLUE's protocol)
+    bleu_1: float | None
+    bleu_4: float | None
+    rouge_1: float | None
+    rouge_2: float | None
+    rouge_l: float | None
+    extractors: Mapping[str, ExtractorFigures]  # by extractor name; {} when not recorded
+    key_positions: Mapping[str, PositionFigures]  # by the label the key was shown under
+    position_bias: float | None  # highest minus lowest accuracy over key positions
 
     def to_json(self) -> JsonObject:
         return {
@@ -205,6 +315,16 @@ class Figures:
             "pairwise_accuracy": self.pairwise_accuracy,
             "weighted_f1": self.weighted_f1,
             "set_f1": self.set_f1,
+            "chance": self.chance,
+            "explained": self.explained,
+            "bleu_1": self.bleu_1,
+            "bleu_4": self.bleu_4,
+            "rouge_1": self.rouge_1,
+            "rouge_2": self.rouge_2,
+            "rouge_l": self.rouge_l,
+            "extractors": {name: row.to_json() for name, row in self.extractors.items()},
+            "key_positions": {label: row.to_json() for label, row in self.key_positions.items()},
+            "position_bias": self.position_bias,
         }
 
 
@@ -324,6 +444,9 @@ class RunFigures:
     run: RunRecord
     progress: ProgressFigures
     summary: PredictionSummary
+    accuracy_curve: tuple[float, ...] = ()
+    """Accuracy over the scored predictions so far, after each one, in the order stored
+    (what a live view plots; not part of the JSON)."""
 
     @property
     def is_running(self) -> bool:

@@ -14,6 +14,15 @@ writes every prediction in its own transaction the moment it is finished, so:
 
 Prompts are rebuilt from the recorded item revisions, shots and templates; a run
 refuses to resume if its templates or shot file changed since it was created.
+
+A run follows a protocol (``evaluator.protocols``: vetbench's own, CFLUE's or
+EconLogicQA's), recorded in its params with everything it fixes: the layout, the
+extractors (the first decides, the others are reported), the answer budget, the
+shots per kind, whether options are permuted, and which repeat of a series it is.
+With ``permute_options`` every item's options are shown in a seeded order with the
+key remapped (``evaluator.generation.option_shuffle``); answers are read in the
+shown labels and stored in the item's own, so every later figure and comparison
+reads them like any other run's.
 """
 
 from __future__ import annotations
@@ -31,11 +40,12 @@ from typing import Any
 
 from sqlmodel import select
 
+from db.answers import LETTERS
 from db.audit import record_event
 from db.engine import Database
 from db.items import ItemSnapshot, get_item, iter_items
 from db.models import EvalRun, Prediction, utcnow
-from db.vocabulary import FailureKind, RunStatus
+from db.vocabulary import EvalMode, EvalProtocol, FailureKind, ItemKind, RunStatus
 from evaluator.backends.base import (
     Backend,
     BackendInfo,
@@ -45,9 +55,16 @@ from evaluator.backends.base import (
     ScoringRequest,
     ScoringResult,
 )
+from evaluator.extractors import LENIENT, answer_extractor, read_answers
+from evaluator.generation.option_shuffle import (
+    ShuffledOptions,
+    remap_letter_references,
+    shuffle_options,
+)
 from evaluator.kinds import kind_spec
-from evaluator.metrics import score_answer
+from evaluator.metrics import key_position, score_answer
 from evaluator.prompts import (
+    DEFAULT_LAYOUT,
     DEFAULT_SHOT_SEED,
     PromptTemplates,
     answer_text,
@@ -59,17 +76,22 @@ from evaluator.prompts import (
     stop_sequences,
     template_language,
 )
+from evaluator.protocols import ProtocolSpec, StopRule, protocol_spec
 from evaluator.results import CandidateRanking, JsonObject, Score
+from evaluator.text_metrics import score_explanation
 
 __all__ = [
     "MODES",
     "PredictionFields",
     "PredictionOutcome",
+    "Repeat",
     "RunProgress",
+    "RunSelection",
     "RunSetupError",
     "create_run",
     "execute_run",
     "pending_item_ids",
+    "select_run_items",
 ]
 
 log = logging.getLogger(__name__)
@@ -144,6 +166,27 @@ class RunProgress:
 # ------------------------------------------------------------------ creation
 
 
+@dataclass(frozen=True)
+class Repeat:
+    """Which of a series of runs this is (``vetbench eval --repeats N``, or a protocol's
+    shot settings): runs of one series share ``series`` and differ in shots or seed."""
+
+    series: str
+    index: int  # 0-based
+    count: int  # repeats per setting
+
+    def to_json(self) -> JsonObject:
+        return {"series": self.series, "index": self.index, "of": self.count}
+
+
+@dataclass(frozen=True)
+class RunSelection:
+    """The items a run would evaluate, and those left out of score mode (id -> why)."""
+
+    items: list[ItemSnapshot]
+    excluded: dict[str, str]
+
+
 def _shot_file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -156,7 +199,7 @@ def _group_key(item: ItemSnapshot) -> str:
 def _choose_shots(
     items: Sequence[ItemSnapshot],
     pool: Sequence[ItemSnapshot],
-    k: int,
+    shots_for: Mapping[ItemKind, int],
     *,
     seed: int,
     from_shot_file: bool,
@@ -168,6 +211,7 @@ def _choose_shots(
         group = _group_key(item)
         if group in chosen:
             continue
+        k = shots_for[item.kind]
         if from_shot_file:  # the user's own shots, in file order
             chosen[group] = [shot for shot in pool if shot.kind is item.kind][:k]
         else:
@@ -182,14 +226,28 @@ def _score_candidates(item: ItemSnapshot) -> list[str] | None:
     return kind_spec(item.kind).score_candidates(item.labels)
 
 
-def _select_items(db: Database, filters: Mapping[str, Any]) -> list[ItemSnapshot]:
+def _selected_kinds(filters: Mapping[str, Any], protocol: ProtocolSpec) -> list[str] | None:
+    """The kinds asked for, within those the protocol asks (None: every kind)."""
+    asked = [str(kind) for kind in filters.get("kind") or []]
+    if protocol.kinds == frozenset(ItemKind):
+        return asked or None
+    allowed = [kind.value for kind in ItemKind if kind in protocol.kinds]
+    return [kind for kind in asked if kind in allowed] if asked else allowed
+
+
+def _select_items(
+    db: Database, filters: Mapping[str, Any], protocol: ProtocolSpec
+) -> list[ItemSnapshot]:
     limit = filters.get("limit")
+    kinds = _selected_kinds(filters, protocol)
+    if kinds == []:
+        return []
     selected: list[ItemSnapshot] = []
     with db.session() as session:
         for item in iter_items(
             session,
             statuses=list(filters.get("status") or []) or None,
-            kinds=list(filters.get("kind") or []) or None,
+            kinds=kinds,
             sources=list(filters.get("source") or []) or None,
         ):
             selected.append(item)
@@ -198,13 +256,52 @@ def _select_items(db: Database, filters: Mapping[str, Any]) -> list[ItemSnapshot
     return selected
 
 
-def _describe(filters: Mapping[str, Any]) -> str:
+def _describe(filters: Mapping[str, Any], protocol: ProtocolSpec) -> str:
     parts = [
         f"{name} {', '.join(map(str, values))}"
         for name in ("status", "kind", "source")
         if (values := filters.get(name))
     ]
+    if protocol.name is not EvalProtocol.CUSTOM:
+        asked = ", ".join(kind.value for kind in ItemKind if kind in protocol.kinds)
+        parts.append(f"the {protocol.name.value} protocol asks {asked} items")
     return "; ".join(parts) or "no filter"
+
+
+def _clean_filters(filters: Mapping[str, Any] | None) -> dict[str, Any]:
+    return {name: value for name, value in dict(filters or {}).items() if value}
+
+
+def select_run_items(
+    db: Database,
+    filters: Mapping[str, Any] | None,
+    *,
+    protocol: EvalProtocol | str = EvalProtocol.CUSTOM,
+    mode: str = EvalMode.GENERATE,
+) -> RunSelection:
+    """The items a run with these settings would evaluate; a ``RunSetupError`` says why
+    there are none.  Cheap: the CLI asks it before loading a model."""
+    spec = protocol_spec(protocol)
+    cleaned = _clean_filters(filters)
+    items = _select_items(db, cleaned, spec)
+    excluded: dict[str, str] = {}
+    if mode == EvalMode.SCORE:
+        for item in items:
+            if _score_candidates(item) is None:
+                excluded[item.id] = f"too many candidate answers for score mode ({item.kind.value})"
+        items = [item for item in items if item.id not in excluded]
+    if not items:
+        raise RunSetupError(f"no items to evaluate ({_describe(cleaned, spec)})")
+    return RunSelection(items, excluded)
+
+
+def _shots_for(
+    items: Sequence[ItemSnapshot], shots: int, shots_by_kind: Mapping[str, int] | None
+) -> dict[ItemKind, int]:
+    by_kind = {ItemKind(kind): count for kind, count in (shots_by_kind or {}).items()}
+    if any(count < 0 for count in by_kind.values()) or shots < 0:
+        raise RunSetupError("the number of shots cannot be negative")
+    return {item.kind: by_kind.get(item.kind, shots) for item in items}
 
 
 def create_run(
@@ -218,26 +315,47 @@ def create_run(
     templates_dir: Path | None = None,
     seed: int = DEFAULT_SHOT_SEED,
     actor: str | None = None,
+    protocol: EvalProtocol | str = EvalProtocol.CUSTOM,
+    layout: str | None = None,
+    extractor: str | None = None,
+    shots_by_kind: Mapping[str, int] | None = None,
+    max_new_tokens: int | None = None,
+    permute_options: bool = False,
+    repeat: Repeat | None = None,
 ) -> int:
     """Freeze the evaluated set and the run's settings; returns the new run's id.
 
     ``filters``: ``status``, ``kind``, ``source`` (lists of values) and ``limit``.
+    ``protocol`` fixes the kinds asked, the layout, the stop rule and the extractors
+    (``evaluator.protocols``); ``layout`` and ``extractor`` replace its choices,
+    ``shots_by_kind`` gives some kinds other shots than ``shots``, ``max_new_tokens``
+    another answer budget.  ``permute_options`` shows every item's options in a
+    seeded order (from ``seed``); ``repeat`` says which run of a series this is.
     """
     if mode not in MODES:
         raise RunSetupError(f"unknown mode '{mode}' (choose {', '.join(MODES)})")
     if shots < 0:
         raise RunSetupError(f"the number of shots cannot be negative ({shots})")
-    filters = {name: value for name, value in dict(filters or {}).items() if value}
-    templates = load_templates(templates_dir)
-    items = _select_items(db, filters)
-    excluded: dict[str, str] = {}
-    if mode == "score":
-        for item in items:
-            if _score_candidates(item) is None:
-                excluded[item.id] = f"too many candidate answers for score mode ({item.kind.value})"
-        items = [item for item in items if item.id not in excluded]
-    if not items:
-        raise RunSetupError(f"no items to evaluate ({_describe(filters)})")
+    try:
+        spec = protocol_spec(protocol)
+    except ValueError:
+        raise RunSetupError(f"unknown protocol '{protocol}'") from None
+    if mode == EvalMode.SCORE and spec.name is not EvalProtocol.CUSTOM:
+        raise RunSetupError(
+            f"the {spec.name.value} protocol generates answers; score mode is for the custom one"
+        )
+    if max_new_tokens is not None and max_new_tokens < 1:
+        raise RunSetupError(f"the answer budget must be at least 1 token ({max_new_tokens})")
+    try:
+        extractors = spec.reported_extractors(extractor)
+        answer_extractor(extractors[0])
+    except ValueError as error:
+        raise RunSetupError(str(error)) from None
+    filters = _clean_filters(filters)
+    templates = load_templates(templates_dir, layout=layout or spec.layout)
+    selection = select_run_items(db, filters, protocol=spec.name, mode=mode)
+    items, excluded = selection.items, selection.excluded
+    shots_for = _shots_for(items, shots, shots_by_kind)
 
     shot_path = Path(shot_file).expanduser().resolve() if shot_file is not None else None
     if shot_path is not None:
@@ -245,8 +363,8 @@ def create_run(
     else:
         with db.session() as session:
             pool = list(iter_items(session))
-    chosen = _choose_shots(items, pool, shots, seed=seed, from_shot_file=shot_path is not None)
-    notes = _shot_notes(chosen, shots, from_shot_file=shot_path is not None)
+    chosen = _choose_shots(items, pool, shots_for, seed=seed, from_shot_file=shot_path is not None)
+    notes = _shot_notes(chosen, shots_for, from_shot_file=shot_path is not None)
 
     params: JsonObject = {
         **backend_info.params,
@@ -262,6 +380,13 @@ def create_run(
         "shot_notes": notes,
         "revisions": {item.id: item.revision for item in items},
         "excluded": excluded,
+        "protocol": spec.name.value,
+        "layout": templates.layout,
+        "extractors": list(extractors),
+        "shots_by_kind": {kind.value: count for kind, count in sorted(shots_for.items())},
+        "max_new_tokens": max_new_tokens,
+        "permute_options": permute_options,
+        "repeat": None if repeat is None else repeat.to_json(),
     }
     run = EvalRun(
         model=backend_info.model,
@@ -288,16 +413,21 @@ def create_run(
             mode=mode,
             shots=shots,
             items=len(items),
+            protocol=spec.name.value,
         )
     return run.id
 
 
 def _shot_notes(
-    chosen: Mapping[str, list[ItemSnapshot]], k: int, *, from_shot_file: bool
+    chosen: Mapping[str, list[ItemSnapshot]],
+    shots_for: Mapping[ItemKind, int],
+    *,
+    from_shot_file: bool,
 ) -> list[str]:
     """Say where the shots fall short of k approved items from outside the evaluated set."""
     notes = []
     for group, group_shots in chosen.items():
+        k = shots_for[ItemKind(group.split("/", 1)[0])]
         if len(group_shots) < k:
             where = "in the shot file" if from_shot_file else "outside the evaluated set"
             notes.append(f"{group}: only {len(group_shots)} of {k} shots available {where}")
@@ -321,6 +451,25 @@ def _current_user() -> str:
 # ----------------------------------------------------------------- execution
 
 
+@dataclass(frozen=True)
+class _Shown:
+    """An item as the model sees it: its options in the shown order, and that order."""
+
+    item: ItemSnapshot
+    shuffle: ShuffledOptions | None  # None: shown as stored
+
+    def to_item_labels(self, answer: str | None) -> str | None:
+        """An answer read in the shown labels, in the item's own (letters it lacks stay)."""
+        if answer is None or self.shuffle is None:
+            return answer
+        original = dict(zip(LETTERS, self.shuffle.source_labels, strict=False))
+        return "".join(original.get(letter, letter) for letter in answer)
+
+    @property
+    def option_order(self) -> str | None:
+        return None if self.shuffle is None else self.shuffle.source_labels
+
+
 @dataclass
 class _RunPlan:
     """Everything needed to evaluate one run's pending items."""
@@ -328,9 +477,23 @@ class _RunPlan:
     run_id: int
     mode: str
     items: dict[str, ItemSnapshot]
+    shown: dict[str, _Shown]
     prompts: dict[str, Prompt]
     templates: PromptTemplates
     total: int
+    protocol: ProtocolSpec
+    extractors: tuple[str, ...]
+    max_new_tokens: int | None
+
+
+def _shown(item: ItemSnapshot, *, permute: bool, seed: object) -> _Shown:
+    """``item`` with its options in a seeded order (key remapped), when asked to permute."""
+    if not permute or len(item.choices) < 2:
+        return _Shown(item, None)
+    shuffle = shuffle_options(item.choices, item.key, item.kind, seed=f"{seed}:{item.id}")
+    if shuffle.source_labels == "".join(item.choices):  # true/false keeps A true, B false
+        return _Shown(item, None)
+    return _Shown(replace(item, choices=shuffle.choices, key=shuffle.key), shuffle)
 
 
 def _load_run(db: Database, run_id: int) -> EvalRun:
@@ -395,8 +558,14 @@ def _recorded_shots(db: Database, run: EvalRun) -> dict[str, list[ItemSnapshot]]
 
 def _plan(db: Database, run: EvalRun) -> _RunPlan:
     assert run.id is not None
-    templates_dir = run.params.get("templates_dir")
-    templates = load_templates(Path(templates_dir) if templates_dir else None)
+    params = run.params
+    templates_dir = params.get("templates_dir")
+    # Runs from before protocols were recorded are custom runs with vetbench's layout.
+    spec = protocol_spec(params.get("protocol") or EvalProtocol.CUSTOM)
+    templates = load_templates(
+        Path(templates_dir) if templates_dir else None,
+        layout=params.get("layout") or DEFAULT_LAYOUT,
+    )
     if templates.hash != run.params.get("template_hash"):
         raise RunSetupError(
             f"the prompt templates changed since run {run.id} was created; "
@@ -412,34 +581,70 @@ def _plan(db: Database, run: EvalRun) -> _RunPlan:
             if snapshot is None:
                 raise RunSetupError(f"run {run.id}: item {item_id} is missing")
             items[item_id] = snapshot
-    prompts = {
-        item_id: build_prompt(item, shots.get(_group_key(item), []), templates)
+    permute = bool(params.get("permute_options"))
+    shown = {
+        item_id: _shown(item, permute=permute, seed=params.get("seed"))
         for item_id, item in items.items()
     }
-    return _RunPlan(run.id, run.mode, items, prompts, templates, len(run.item_ids))
+    prompts = {
+        item_id: build_prompt(
+            shown[item_id].item,
+            shots.get(_group_key(item), []),
+            templates,
+            language=spec.template_language,
+            instructions_kind=spec.instructions_kind.get(item.kind),
+        )
+        for item_id, item in items.items()
+    }
+    extractors = tuple(params.get("extractors") or (LENIENT,))
+    budget = params.get("max_new_tokens")
+    return _RunPlan(
+        run.id,
+        run.mode,
+        items,
+        shown,
+        prompts,
+        templates,
+        len(run.item_ids),
+        spec,
+        extractors,
+        budget if isinstance(budget, int) else spec.max_new_tokens,
+    )
+
+
+def _generation_request(plan: _RunPlan, item_id: str) -> GenerationRequest:
+    """How one item is generated: the protocol's stop rule and answer budget."""
+    item = plan.shown[item_id].item
+    spec = kind_spec(item.kind)
+    language = plan.protocol.template_language or item.language
+    budget = plan.max_new_tokens or spec.max_new_tokens(len(item.labels))
+    rule = plan.protocol.stop_rule
+    if rule == StopRule.ANSWER:
+        stop = stop_sequences(item.kind, plan.templates, language)
+        complete = spec.answer_is_complete(item.labels)
+    else:
+        cue = plan.templates.new_question_cue(language)
+        stop = ("\n" + cue,) if rule == StopRule.NEW_QUESTION and cue else ()
+        complete = None
+    return GenerationRequest(
+        item_id=item_id,
+        prompt=plan.prompts[item_id],
+        stop=stop,
+        max_new_tokens=budget,
+        complete=complete,
+    )
 
 
 def _generation_requests(plan: _RunPlan) -> list[GenerationRequest]:
-    requests = []
-    for item_id, item in plan.items.items():
-        spec = kind_spec(item.kind)
-        requests.append(
-            GenerationRequest(
-                item_id=item_id,
-                prompt=plan.prompts[item_id],
-                stop=stop_sequences(item.kind, plan.templates, item.language),
-                max_new_tokens=spec.max_new_tokens(len(item.labels)),
-                complete=spec.answer_is_complete(item.labels),
-            )
-        )
-    return requests
+    return [_generation_request(plan, item_id) for item_id in plan.items]
 
 
 def _scoring_requests(plan: _RunPlan) -> tuple[list[ScoringRequest], dict[str, list[str]]]:
     from evaluator.exports.lm_eval import answer_delimiter
 
     requests, candidates_of = [], {}
-    for item_id, item in plan.items.items():
+    for item_id in plan.items:
+        item = plan.shown[item_id].item
         candidates = _score_candidates(item)
         if candidates is None:  # excluded at creation; the item set is frozen
             raise RunSetupError(f"item {item_id} has too many candidates for score mode")
@@ -450,11 +655,44 @@ def _scoring_requests(plan: _RunPlan) -> tuple[list[ScoringRequest], dict[str, l
     return requests, candidates_of
 
 
-def _generated_prediction(item: ItemSnapshot, result: GenerationResult) -> PredictionFields:
+def _canonical(kind: ItemKind, extractor: str, answer: str | None) -> str | None:
+    """The lenient reader's choice sets stay sorted in the item's labels; the other
+    extractors' answers stay as their rule read them (CFLUE's ``BA`` is not ``AB``)."""
+    if answer is None or extractor != LENIENT or kind is ItemKind.ORDERING:
+        return answer
+    return "".join(sorted(answer, key=LETTERS.index))
+
+
+def _explanation_reference(shown: _Shown, explanation: str) -> str:
+    """The analysis as the shown options would word it: option letters remapped."""
+    if shown.shuffle is None:
+        return explanation
+    return remap_letter_references(explanation, shown.shuffle.new_label())
+
+
+def _generated_prediction(
+    plan: _RunPlan, item: ItemSnapshot, result: GenerationResult
+) -> PredictionFields:
     if result.error is not None:
         return PredictionFields.failed(result.error)
-    parsed = kind_spec(item.kind).extract(result.output, item.labels)
-    score = score_answer(item.kind, parsed, item.key)
+    shown = plan.shown[item.id]
+    read = read_answers(plan.extractors, item.kind, result.output, shown.item.labels)
+    extracted = {
+        name: _canonical(item.kind, name, shown.to_item_labels(answer))
+        for name, answer in read.items()
+    }
+    parsed = extracted.get(plan.extractors[0])
+    explanation = None
+    if plan.protocol.scores_explanations and (item.explanation or "").strip():
+        reference = _explanation_reference(shown, item.explanation or "")
+        explanation = score_explanation(result.output, reference)
+    score = replace(
+        score_answer(item.kind, parsed, item.key),
+        extracted=extracted,
+        explanation=explanation,
+        key_position=key_position(item.kind, shown.item.key),
+        option_order=shown.option_order,
+    )
     return PredictionFields(
         raw_output=result.output,
         parsed_answer=parsed,
@@ -466,7 +704,7 @@ def _generated_prediction(item: ItemSnapshot, result: GenerationResult) -> Predi
 
 
 def _scored_prediction(
-    item: ItemSnapshot, result: ScoringResult, candidates: Sequence[str]
+    shown: _Shown, item: ItemSnapshot, result: ScoringResult, candidates: Sequence[str]
 ) -> PredictionFields:
     if result.error is not None:
         return PredictionFields.failed(result.error)
@@ -474,7 +712,13 @@ def _scored_prediction(
         return PredictionFields.failed(
             f"backend returned {len(result.log_likelihoods)} scores for {len(candidates)} candidates"
         )
-    ranked = sorted(zip(candidates, result.log_likelihoods, strict=True), key=lambda p: -p[1])
+    ranked = sorted(
+        (
+            (_canonical(item.kind, LENIENT, shown.to_item_labels(answer)) or answer, ll)
+            for answer, ll in zip(candidates, result.log_likelihoods, strict=True)
+        ),
+        key=lambda p: -p[1],
+    )
     best = ranked[0][0]
     key_rank = next(
         (rank for rank, (answer, _) in enumerate(ranked, 1) if answer == item.key), None
@@ -486,6 +730,8 @@ def _scored_prediction(
             log_likelihoods={answer: round(ll, 4) for answer, ll in ranked[:TOP_CANDIDATES_STORED]},
             key_rank=key_rank,
         ),
+        key_position=key_position(item.kind, shown.item.key),
+        option_order=shown.option_order,
     )
     return PredictionFields(
         raw_output=answer_text(item.kind, best),
@@ -700,12 +946,13 @@ def _results(
         requests, candidates_of = _scoring_requests(plan)
         for scored in backend.score(requests):
             item = plan.items[scored.item_id]
-            fields = _scored_prediction(item, scored, candidates_of[scored.item_id])
+            shown = plan.shown[scored.item_id]
+            fields = _scored_prediction(shown, item, scored, candidates_of[scored.item_id])
             yield scored.item_id, scored.prompt_text, scored.latency_s, fields
         return
     for generated in backend.generate(_generation_requests(plan)):
         item = plan.items[generated.item_id]
-        fields = _generated_prediction(item, generated)
+        fields = _generated_prediction(plan, item, generated)
         yield generated.item_id, generated.prompt_text, generated.latency_s, fields
 
 

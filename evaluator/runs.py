@@ -10,9 +10,9 @@ Every one returns the typed results of :mod:`evaluator.results`.
 from __future__ import annotations
 
 import socket
-from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import accumulate
 
 from sqlalchemy import and_, case, func
 from sqlalchemy import select as sa_select
@@ -20,6 +20,7 @@ from sqlmodel import col, select
 from sqlmodel.sql.expression import Select
 
 from db.engine import Database
+from db.model_answers import model_answers
 from db.models import EvalRun, Item, ItemRevision, Prediction
 from db.vocabulary import EvalMode, FailureKind, ItemKind, RunStatus
 from evaluator.metrics import ScoredPrediction, summarize_predictions, wilson_interval
@@ -46,6 +47,8 @@ __all__ = [
     "list_runs",
     "run_figures",
     "run_info",
+    "run_outcomes",
+    "run_records",
     "suspect_keys",
 ]
 
@@ -179,6 +182,9 @@ def _outcomes(db: Database, run_id: int) -> list[_Outcome]:
                 col(Prediction.failure_kind),
                 col(Prediction.scores),
                 col(Prediction.created_at),
+                func.length(col(ItemRevision.prompt)),  # its length, not its text
+                col(ItemRevision.choices),
+                col(Item.meta),
             )
             .join(Item, col(Item.id) == col(Prediction.item_id))
             .join(
@@ -202,11 +208,49 @@ def _outcomes(db: Database, run_id: int) -> list[_Outcome]:
                 correct=correct,
                 failure_kind=_failure(failure),
                 scores=Score.from_json(scores),
+                labels=len(choices or {}),
+                subject=_subject(meta),
+                text_length=int(question_length or 0)
+                + sum(len(str(c)) for c in (choices or {}).values()),
             ),
             created_at,
         )
-        for item_id, kind, source, key, parsed, correct, failure, scores, created_at in rows
+        for (
+            item_id,
+            kind,
+            source,
+            key,
+            parsed,
+            correct,
+            failure,
+            scores,
+            created_at,
+            question_length,
+            choices,
+            meta,
+        ) in rows
     ]
+
+
+def _subject(meta: object) -> str | None:
+    """CFLUE's exam name (名称), kept in an imported item's meta."""
+    from db.formats.cflue import EXAM_NAME
+
+    value = meta.get(EXAM_NAME) if isinstance(meta, dict) else None
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def run_outcomes(db: Database, run_id: int) -> list[ScoredPrediction]:
+    """A run's predictions as the metrics read them (no prompts, no raw outputs)."""
+    _get_run(db, run_id)
+    return [outcome.scored for outcome in _outcomes(db, run_id)]
+
+
+def run_records(db: Database) -> list[RunRecord]:
+    """Every run's own record, oldest first."""
+    with db.session() as session:
+        runs = session.exec(select(EvalRun).order_by(col(EvalRun.id))).all()
+    return [run_info(run) for run in runs]
 
 
 def list_runs(db: Database) -> list[RunOverview]:
@@ -283,7 +327,22 @@ def run_figures(db: Database, run_id: int) -> RunFigures:
     run = _get_run(db, run_id)
     outcomes = _outcomes(db, run_id)
     summary = summarize_predictions([outcome.scored for outcome in outcomes])
-    return RunFigures(run=run_info(run), progress=_progress(run, outcomes), summary=summary)
+    return RunFigures(
+        run=run_info(run),
+        progress=_progress(run, outcomes),
+        summary=summary,
+        accuracy_curve=_accuracy_curve(outcomes),
+    )
+
+
+def _accuracy_curve(outcomes: list[_Outcome]) -> tuple[float, ...]:
+    """Accuracy after each scored prediction (infrastructure failures are not scored)."""
+    right = (
+        int(bool(outcome.scored.correct))
+        for outcome in outcomes
+        if not outcome.scored.is_infrastructure_failure
+    )
+    return tuple(hits / count for count, hits in enumerate(accumulate(right), start=1))
 
 
 def latest_predictions(db: Database, run_id: int, n: int = 20) -> list[PredictionView]:
@@ -375,60 +434,29 @@ def suspect_keys(db: Database, *, min_models: int = 2) -> list[SuspectKey]:
     """Items that every model which answered them gets wrong with one and the same answer.
 
     Only predictions on the item's current revision count, each model's latest run
-    speaks for it, and at least ``min_models`` different models must agree.
+    speaks for it, and at least ``min_models`` different models must agree (the
+    reading is ``db.model_answers``, which triage shares).
     """
     with db.session() as session:
-        rows = session.execute(  # sqlalchemy's select: more columns than sqlmodel's types take
-            sa_select(
-                col(Prediction.item_id),
-                col(Prediction.parsed_answer),
-                col(Prediction.correct),
-                col(Prediction.run_id),
-                col(EvalRun.model),
-                col(Item.kind),
-                col(ItemRevision.key),
-            )
-            .join(EvalRun, col(EvalRun.id) == col(Prediction.run_id))
-            .join(Item, col(Item.id) == col(Prediction.item_id))
-            .join(
-                ItemRevision,
-                and_(
-                    col(ItemRevision.item_id) == col(Item.id),
-                    col(ItemRevision.number) == col(Item.current_revision),
-                ),
-            )
-            .where(col(Prediction.revision_number) == col(Item.current_revision))
-            .where(col(Prediction.failure_kind).is_(None))
-        ).all()
-    latest: dict[tuple[str, str], tuple[int, str | None, bool | None]] = {}
-    details: dict[str, tuple[str, str]] = {}
-    for item_id, parsed, correct, run_id, model, kind, key in rows:
-        previous = latest.get((item_id, model))
-        if previous is None or run_id > previous[0]:
-            latest[(item_id, model)] = (run_id, parsed, correct)
-        details[item_id] = (kind, key)
-    by_item: dict[str, list[tuple[str, int, str | None, bool | None]]] = defaultdict(list)
-    for (item_id, model), (run_id, parsed, correct) in latest.items():
-        by_item[item_id].append((model, run_id, parsed, correct))
+        items = model_answers(session)
     suspects = []
-    for item_id, answers in sorted(by_item.items()):
-        if len(answers) < min_models:
+    for item in items:
+        if len(item.answers) < min_models:
             continue
-        given = Counter(parsed for _, _, parsed, _ in answers)
-        if len(given) != 1 or any(correct for *_, correct in answers):
+        given = {answer.answer for answer in item.answers}
+        if len(given) != 1 or any(answer.correct for answer in item.answers):
             continue
         (answer,) = given
-        kind, key = details[item_id]
-        if answer is None or answer == key:
+        if answer is None or answer == item.key:
             continue
         suspects.append(
             SuspectKey(
-                item_id=item_id,
-                kind=ItemKind(kind),
-                key=key,
+                item_id=item.item_id,
+                kind=item.kind,
+                key=item.key,
                 answer=answer,
-                models=tuple(sorted(model for model, *_ in answers)),
-                runs=tuple(sorted(run_id for _, run_id, *_ in answers)),
+                models=tuple(sorted(a.model for a in item.answers)),
+                runs=tuple(sorted(a.run_id for a in item.answers)),
             )
         )
     return suspects

@@ -6,8 +6,9 @@ entries in ``\\begin{align}``, formulas in ``$...$``).  People should read
 "借：银行存款  106" and "f₀₋₁=1.41", not the source.  The stored text never
 changes: this is only how it is shown, and ``raw=True`` gives it back untouched.
 
-- Entities: only well-formed ones (``&name;``, ``&#123;``, ``&#x7b;``) are decoded,
-  repeatedly until nothing changes, so ``&amp;nbsp;`` becomes a no-break space and
+- Entities (the rule of :mod:`db.markup`, which the ``html`` flag uses too): only
+  well-formed ones (``&name;``, ``&#123;``, ``&#x7b;``) are decoded, repeatedly
+  until nothing changes, so ``&amp;nbsp;`` becomes a no-break space and
   "R&D" or "AT&T" stay as they are.  Decoding never interprets markup: a decoded
   ``<img src=...>`` is shown as those characters.
 - LaTeX: only spans that are LaTeX are converted (an environment
@@ -18,25 +19,28 @@ changes: this is only how it is shown, and ``raw=True`` gives it back untouched.
   Unicode where every character has a form, and a command written against a
   Chinese character (``\\quad贷``, as MathJax reads it) keeps the character.
 
-Standard library and pylatexenc only, so the CLI can use it as well as the TUI.
+Standard library, ``db.markup`` and pylatexenc only, so the CLI can use it as well as
+the TUI.
 """
 
 from __future__ import annotations
 
-import html
-import html.entities
 import re
 import textwrap
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-MAX_ENTITY_ROUNDS = 4
-"""Entities escaped more often than this are shown as they are after this many decodings."""
+from db.markup import MAX_ENTITY_ROUNDS, decode_entities
 
-_ENTITY = re.compile(
-    r"&(?:#(?P<decimal>[0-9]{1,7})|#[xX](?P<hex>[0-9a-fA-F]{1,6})|(?P<name>[A-Za-z][A-Za-z0-9]{1,31}));"
-)
+__all__ = [
+    "MAX_ENTITY_ROUNDS",
+    "decode_entities",
+    "display_text",
+    "has_display_form",
+    "latex_spans",
+    "latex_to_unicode",
+]
 
 # Commands that mark a span as LaTeX even without $ delimiters; a backslash before
 # any other word (a path, "公司\机构") is ordinary text.
@@ -97,30 +101,6 @@ def display_text(text: str, *, raw: bool = False) -> str:
 def has_display_form(text: str) -> bool:
     """Whether the display form differs from the stored text (a raw view shows something else)."""
     return bool(text) and _display_form(text) != text
-
-
-def decode_entities(text: str) -> str:
-    """Well-formed HTML entities decoded, double escaping included (``&amp;lt;`` -> ``<``)."""
-    for _ in range(MAX_ENTITY_ROUNDS):
-        decoded = _ENTITY.sub(_decode_entity, text)
-        if decoded == text:
-            break
-        text = decoded
-    return text
-
-
-def _decode_entity(match: re.Match[str]) -> str:
-    """One entity's character(s); an unknown name or an impossible number stays as written.
-
-    Numbers are decoded as such, controls included (``&#27;`` is ESC, which the
-    screen then shows as ``␛``): html.unescape would drop them silently.
-    """
-    if match["name"]:
-        return html.entities.html5.get(match["name"] + ";", match.group())
-    number = int(match["decimal"]) if match["decimal"] else int(match["hex"], 16)
-    if 0 < number <= 0x10FFFF and not 0xD800 <= number <= 0xDFFF:
-        return chr(number)
-    return match.group()
 
 
 def latex_spans(text: str) -> list[tuple[int, int]]:

@@ -16,6 +16,11 @@ fixed schedule: with 10, every tenth) and serves them first while the annotator
 has judged fewer than ``calibration_items`` items, as long as unjudged gold items
 are left.  The filters apply to them too.
 
+With ``order=suspicious`` the items triage finds most suspicious
+(``reviewer.triage``) come first, highest score first, then the rest as above;
+the ranking is read once and again every ``RANKING_TTL``.  A filter on flags
+serves only items whose current revision carries one of them.
+
 Choosing an item and claiming it happen in one write transaction, so two
 annotators asking at the same moment get different items.  Every lookup is one
 indexed query that stops at the first match (see ``ix_item_status_id``).
@@ -36,6 +41,7 @@ from sqlmodel import Session, col
 from db.engine import Database
 from db.gold import serving_gold
 from db.guidelines import current_guidelines_version
+from db.flags import ItemFlag, flagged_condition, revision_flags
 from db.items import ItemSnapshot, get_item
 from db.models import Claim, GoldItem, Item, ItemRevision, Judgment, utcnow
 from db.people import ensure_person
@@ -43,12 +49,15 @@ from db.retry import retry_transient
 from db.rows import from_row
 from db.search import exam_condition, exam_name, search_condition, search_terms
 from db.settings import get_int_setting
-from db.vocabulary import OPEN_STATUSES, ItemStatus
+from db.vocabulary import OPEN_STATUSES, FlagName, ItemStatus, QueueOrder
 from reviewer.item_status import active_judgments, refresh_item_status
 from reviewer.judging import JudgmentView
 
 CLAIM_TTL = timedelta(minutes=10)
 """How long an item shown to one annotator is kept from the others."""
+RANKING_TTL = timedelta(minutes=5)
+"""How long the suspicion ranking of ``order=suspicious`` is used before it is read again."""
+_RANKED_CHUNK = 200  # ranked ids looked up per query
 
 
 class QueueError(ValueError):
@@ -68,6 +77,7 @@ class QueueFilter:
     statuses: tuple[str, ...] = ()
     exams: tuple[str, ...] = ()
     text: str = ""
+    flags: tuple[str, ...] = ()  # FlagName values: items whose current revision has one
 
     def __post_init__(self) -> None:
         allowed = {status.value for status in OPEN_STATUSES}
@@ -76,6 +86,11 @@ class QueueFilter:
             raise QueueError(
                 f"the queue holds only items that still need judgments ({', '.join(sorted(allowed))}); "
                 f"not {', '.join(wrong)}"
+            )
+        unknown = [name for name in self.flags if name not in {f.value for f in FlagName}]
+        if unknown:
+            raise QueueError(
+                f"unknown flag {', '.join(unknown)}; flags: {', '.join(f.value for f in FlagName)}"
             )
 
     def describe(self) -> str:
@@ -86,6 +101,7 @@ class QueueFilter:
                 ("source", self.sources),
                 ("status", self.statuses),
                 ("exam", self.exams),
+                ("flag", self.flags),
             )
             if values
         ]
@@ -104,6 +120,8 @@ class QueueFilter:
             conditions.append(exam_condition(session, self.exams))
         if search_terms(self.text):
             conditions.append(search_condition(session, self.text))
+        if self.flags:
+            conditions.append(flagged_condition(self.flags))
         return conditions
 
 
@@ -185,10 +203,14 @@ class ReviewQueue:
         filters: QueueFilter | None = None,
         *,
         clock: Callable[[], datetime] = utcnow,
+        order: QueueOrder = QueueOrder.DEFAULT,
     ) -> None:
         self.db = db
         self.filters = filters or QueueFilter()
         self.clock = clock
+        self.order = QueueOrder(order)
+        self._ranking: list[str] = []
+        self._ranked_at: datetime | None = None
         self.history = SessionHistory()
         self.session_judgments: list[int] = []
         with db.transaction() as session:
@@ -261,6 +283,10 @@ class ReviewQueue:
             base.append(not_(self._claimed_by_others(now)))
         if exclude:
             base.append(col(Item.id).not_in(list(exclude)))
+        if self.order is QueueOrder.SUSPICIOUS:
+            found = self._most_suspicious(session, base)
+            if found is not None:
+                return found
         start = self.start_id(session)
         for status in self._statuses():
             # Walk from this annotator's starting point to the end, then wrap around.
@@ -274,6 +300,36 @@ class ReviewQueue:
                 found = session.scalar(query)
                 if found is not None:
                     return found
+        return None
+
+    def suspicion_ranking(self) -> list[str]:
+        """Item ids with a triage score, most suspicious first (read again after RANKING_TTL)."""
+        now = self.clock()
+        if self._ranked_at is None or now - self._ranked_at > RANKING_TTL:
+            from reviewer.triage import rank_items
+
+            self._ranking = [entry.item_id for entry in rank_items(self.db)]
+            self._ranked_at = now
+        return self._ranking
+
+    def _most_suspicious(
+        self, session: Session, conditions: list[ColumnElement[bool]]
+    ) -> str | None:
+        """The most suspicious item that is open and passes ``conditions``."""
+        ranking = self.suspicion_ranking()
+        statuses = self._statuses()
+        for start in range(0, len(ranking), _RANKED_CHUNK):
+            chunk = ranking[start : start + _RANKED_CHUNK]
+            open_ids = set(
+                session.scalars(
+                    select(col(Item.id)).where(
+                        col(Item.id).in_(chunk), col(Item.status).in_(statuses), *conditions
+                    )
+                )
+            )
+            for item_id in chunk:
+                if item_id in open_ids:
+                    return item_id
         return None
 
     def _needs_more(self, session: Session, item_id: str, *, count_claims: bool = False) -> bool:
@@ -437,6 +493,11 @@ class ReviewQueue:
             self._claim(session, item_id)
         self.history.append(item_id)
         return item
+
+    def flags_of(self, item: ItemSnapshot) -> tuple[ItemFlag, ...]:
+        """The flags of the item revision shown (for the reveal, never before it)."""
+        with self.db.session() as session:
+            return tuple(revision_flags(session, item.id, item.revision))
 
     def _reload(self, item_id: str) -> ItemSnapshot | None:
         with self.db.session() as session:

@@ -1,4 +1,5 @@
-"""A real OpenAI-compatible HTTP server for tests: ``POST /v1/chat/completions`` on 127.0.0.1.
+"""A real OpenAI-compatible HTTP server for tests: ``POST /v1/chat/completions`` and
+``POST /v1/completions`` on 127.0.0.1.
 
 Tests script what it answers, per request, and read back what it received:
 
@@ -12,19 +13,40 @@ Replies cover what real servers do: good completions (``completion``), 429 with
 the client's timeout (``completion(..., delay=...)``), bodies that are not JSON
 (``malformed``), and 400s rejecting ``response_format`` (``response_format_rejected``).
 Every request is recorded with its arrival time, headers and body.
+
+``/v1/completions`` answers as vLLM's completions endpoint does: with ``echo`` and
+``logprobs`` it returns the prompt and one generated token, each token with its
+log-probability (``None`` for the first), its text and its character offset
+(``tokens``, ``token_logprobs``, ``top_logprobs``, ``text_offset``).  Its tokenizer
+is a simple one (a word or one symbol, with the spaces before it); the
+log-probability of each token comes from ``server.logprob(text_before, token)``,
+which tests replace to make the fake model prefer some answers.  With
+``server.prompt_logprobs = False`` it answers like a server that gives none
+(``logprobs: null``).
+
+``second_opinion(reviews)`` makes a ``default`` that answers ``vetbench check``'s
+reviewer questions like a careful model: per item (found by its id in the question),
+the review it was given, else what the text itself shows (a table or figure it
+refers to is missing); JSON when the request asks for structured output, the
+plain-text lines otherwise, and a 400 for ``response_format`` when the server is
+told it has no structured output.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 CHAT_PATH = "/v1/chat/completions"
+COMPLETIONS_PATH = "/v1/completions"
+_TOKEN = re.compile(r"\s*(?:\w+|[^\w\s])|\s+")
+GENERATED_TOKEN = "\n"  # the one token an echo request generates
 
 
 @dataclass(frozen=True)
@@ -50,10 +72,20 @@ class RecordedRequest:
 
     @property
     def user_text(self) -> str:
-        """The text of the last user message (what tests route on)."""
-        messages = (self.body or {}).get("messages") or []
+        """The text of the last user message (what tests route on), or a completion's prompt."""
+        body = self.body or {}
+        if self.path == COMPLETIONS_PATH:
+            return str(body.get("prompt") or "")
+        messages = body.get("messages") or []
         users = [m.get("content", "") for m in messages if m.get("role") == "user"]
         return str(users[-1]) if users else ""
+
+
+def fake_tokens(text: str) -> list[str]:
+    """The fake model's tokens: a word or one symbol with the spaces before it."""
+    tokens = _TOKEN.findall(text)
+    assert "".join(tokens) == text
+    return tokens
 
 
 def completion(
@@ -116,6 +148,75 @@ def echo_authorization(request: RecordedRequest) -> Reply:
     return server_error(500, f"bad credentials {secret} rejected")
 
 
+@dataclass(frozen=True)
+class ItemReview:
+    """What a reviewing model says about one item (the fields of the check schema)."""
+
+    one_defensible_answer: bool = True
+    other_defensible_answers: tuple[str, ...] = ()
+    key_is_right: bool = True
+    proposed_key: str = ""
+    needs_missing_material: bool = False
+    sensitive: bool = False
+    reasons: str = "The item is clear and its key follows from the text."
+
+    def as_lines(self) -> str:
+        """The plain-text answer a model gives without structured output."""
+
+        def yes_no(value: bool, extra: str = "") -> str:
+            return ("yes" if value else "no") + (f": {extra}" if extra else "")
+
+        return "\n".join(
+            [
+                "Here is my review.",
+                f"ONE ANSWER: {yes_no(self.one_defensible_answer, '; '.join(self.other_defensible_answers))}",
+                f"KEY RIGHT: {yes_no(self.key_is_right, self.proposed_key)}",
+                f"MISSING MATERIAL: {yes_no(self.needs_missing_material)}",
+                f"SENSITIVE: {yes_no(self.sensitive)}",
+                f"REASONS: {self.reasons}",
+            ]
+        )
+
+
+_CHECKED_ITEM = re.compile(r"^Item (?P<id>\S+) \((?P<kind>[a-z]+)\)$", re.MULTILINE)
+_MISSING_MATERIAL = re.compile(
+    r"如下?表|如下?图|见下表|下表所示|the following (?:table|figure|chart)", re.I
+)
+
+
+def second_opinion(
+    reviews: Mapping[str, ItemReview] | None = None, *, structured: bool = True
+) -> Callable[[RecordedRequest], Reply]:
+    """A ``default`` answering ``vetbench check``: ``reviews[item id]``, else a review of
+    what the text shows; JSON for structured requests, the lines otherwise (and a 400
+    for ``response_format`` when ``structured`` is False, as servers without it do)."""
+    given = dict(reviews or {})
+
+    def answer(request: RecordedRequest) -> Reply:
+        asked_structured = "response_format" in (request.body or {})
+        if asked_structured and not structured:
+            return response_format_rejected()
+        match = _CHECKED_ITEM.search(request.user_text)
+        if match is None:
+            return completion("I can only review items.")
+        review = given.get(match["id"])
+        if review is None:
+            missing = bool(_MISSING_MATERIAL.search(request.user_text))
+            review = ItemReview(
+                needs_missing_material=missing,
+                reasons="It refers to a table that is not given."
+                if missing
+                else ItemReview.reasons,
+            )
+        if asked_structured:
+            body = asdict(review)
+            body["other_defensible_answers"] = list(review.other_defensible_answers)
+            return completion(json.dumps(body, ensure_ascii=False))
+        return completion(review.as_lines())
+
+    return answer
+
+
 class _QuietServer(ThreadingHTTPServer):
     daemon_threads = True
 
@@ -130,6 +231,10 @@ class FakeOpenAIServer:
         self.default: Callable[[RecordedRequest], Reply] = default or (
             lambda _request: completion("OK")
         )
+        self.logprob: Callable[[str, str], float] = lambda _before, _token: -1.0
+        """The fake model's log-probability of ``token`` after ``text_before``."""
+        self.prompt_logprobs = True  # False: answer echo requests with logprobs null
+        self.completion_delay_s = 0.0  # answer completions this late (to see concurrency)
         self.requests: list[RecordedRequest] = []
         self._queue: list[Reply] = []
         self._routes: list[tuple[str, list[Reply]]] = []
@@ -174,6 +279,52 @@ class FakeOpenAIServer:
     def base_url(self) -> str:
         port = self._server.server_address[1]
         return f"http://127.0.0.1:{port}/v1"
+
+    def completion_requests(self) -> list[RecordedRequest]:
+        """Recorded ``/v1/completions`` requests."""
+        with self._lock:
+            return [r for r in self.requests if r.path == COMPLETIONS_PATH]
+
+    def echo_completion(self, request: RecordedRequest) -> Reply:
+        """The completions endpoint's answer, as vLLM gives it (see the module docstring)."""
+        body = request.body or {}
+        prompt = body.get("prompt")
+        if not isinstance(prompt, str):
+            return Reply(400, {"error": {"message": "prompt must be a string"}})
+        echo, wanted = bool(body.get("echo")), body.get("logprobs")
+        text = (prompt if echo else "") + GENERATED_TOKEN
+        logprobs = None
+        if wanted is not None and self.prompt_logprobs:
+            tokens = [*(fake_tokens(prompt) if echo else []), GENERATED_TOKEN]
+            offsets, values, position = [], [], 0
+            context = "" if echo else prompt
+            for index, token in enumerate(tokens):
+                offsets.append(position)
+                first = echo and index == 0
+                values.append(None if first else self.logprob(context, token))
+                context += token
+                position += len(token)
+            logprobs = {
+                "tokens": tokens,
+                "token_logprobs": values,
+                "top_logprobs": [
+                    None if v is None else {t: v} for t, v in zip(tokens, values, strict=True)
+                ],
+                "text_offset": offsets,
+            }
+        choice = {"index": 0, "text": text, "logprobs": logprobs, "finish_reason": "length"}
+        return Reply(
+            200,
+            {
+                "id": "cmpl-fake",
+                "object": "text_completion",
+                "created": 1_700_000_000,
+                "model": body.get("model", "fake-model"),
+                "choices": [choice],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11},
+            },
+            delay_s=self.completion_delay_s,
+        )
 
     def chat_requests(self, needle: str | None = None) -> list[RecordedRequest]:
         """Recorded chat requests, optionally only those whose user message has ``needle``."""
@@ -245,7 +396,9 @@ class FakeOpenAIServer:
                     server.max_in_flight = max(server.max_in_flight, server._in_flight)
                     server._arrived.notify_all()
                 try:
-                    if self.path != CHAT_PATH:
+                    if self.path == COMPLETIONS_PATH:
+                        self._send(server.echo_completion(request))
+                    elif self.path != CHAT_PATH:
                         self._send(Reply(404, {"error": {"message": f"no route {self.path}"}}))
                     else:
                         self._send(server._next_reply(request))

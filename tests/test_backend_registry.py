@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from eval_helpers import mixed_set
+from eval_helpers import mixed_set, ordering, store
 from sqlmodel import select
 
 from db.engine import Database, open_database
@@ -54,8 +54,8 @@ def test_api_models_take_the_api_settings(monkeypatch: pytest.MonkeyPatch) -> No
         params = backend.info.params
         assert params["base_url"] == "http://127.0.0.1:9/v1"
         assert params["concurrency"] == 3 and params["max_retries"] == 0
-        assert backend.supports_scoring is False
-        assert find_provider("openai:some-model").cannot_score
+        assert backend.supports_scoring is True  # where the server gives prompt logprobs
+        assert find_provider("openai:some-model").cannot_score is None
     finally:
         backend.close()
 
@@ -199,10 +199,14 @@ def test_a_scripted_model_through_the_cli_with_resume(db_path: Path, tmp_path: P
     database.dispose()
 
 
-def test_the_cli_refuses_unknown_forms_and_scoring_api_models(db_path: Path) -> None:
+def test_the_cli_refuses_unknown_forms_and_empty_selections(db_path: Path) -> None:
     assert vetbench(db_path, "init").exit_code == 0
+    unknown = vetbench(db_path, "eval", "--model", "hf:gpt2")
+    assert unknown.exit_code == 1 and "no items to evaluate" in unknown.stderr
+    store(open_database(db_path), [("econ:1", ordering(1))])
     unknown = vetbench(db_path, "eval", "--model", "hf:gpt2")
     assert unknown.exit_code == 1 and "unknown model 'hf:gpt2'" in unknown.stderr
     assert "scripted:FILE" in unknown.stderr
-    api = vetbench(db_path, "eval", "--model", "openai:x", "--mode", "score")
-    assert api.exit_code == 1 and "API models give no log-likelihoods" in api.stderr
+    # nothing to evaluate is said before any model is opened (no key, no server needed)
+    api = vetbench(db_path, "eval", "--model", "openai:x", "--mode", "score", "--kind", "multi")
+    assert api.exit_code == 1 and "no items to evaluate" in api.stderr

@@ -289,7 +289,8 @@ def test_items_lists_ids_kinds_statuses_and_previews(
         ["exam:1", "truefalse", "pending"],
         ["exam:2", "multi", "pending"],
     ]
-    assert lines[0].endswith("A port strike starts.")
+    # econ:1's key A, B, C, D lists its events as given: its flag follows the preview
+    assert lines[0].endswith("A port strike starts.  [order-leak]")
     listed = json.loads(run(db_path, "items", "--kind", "multi", "--json").stdout)
     assert listed == [
         {
@@ -300,6 +301,7 @@ def test_items_lists_ids_kinds_statuses_and_previews(
             "revision": 1,
             "suspected_duplicate_of": None,
             "preview": "我国金融市场体系包括（）。",
+            "flags": [],
         }
     ]
     assert len(run(db_path, "items", "--limit", "2").stdout.splitlines()) == 2
@@ -315,7 +317,7 @@ def test_item_previews_are_one_line_and_short(db_path: Path, tmp_path: Path) -> 
     path = write(tmp_path, "long.csv", HEADER + f'"{long_question}",a,b,c,d,"A,B,C,D"\n')
     run(db_path, "import", str(path))
     [line] = run(db_path, "items").stdout.splitlines()
-    assert "Line one line two word" in line and line.endswith("…")
+    assert "Line one line two word" in line and line.endswith("…  [order-leak]")
 
 
 def test_users_add_list_and_change_role(db_path: Path) -> None:

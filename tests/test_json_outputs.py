@@ -1,7 +1,8 @@
 """Every `--json` output keeps its exact key structure: names, order, nesting and value types.
 
 Scripts read these outputs (the README's "JSON output" section lists the keys), so a
-refactoring must not rename, drop, add or reorder a key.  Each output is flattened to
+refactoring must not rename, drop or reorder a key; a new key is added after the
+existing ones, documented, and recorded here.  Each output is flattened to
 ``path: type`` lines (``run.model: str``, ``accuracy_ci[]: float``; a list contributes
 the lines of all its elements) and compared, in order, with the structure recorded here.
 The runs come through the real CLI, from a real OpenAI-compatible HTTP server on 127.0.0.1.
@@ -73,26 +74,71 @@ GROUP_FIGURES = [
 ]
 
 
-def group(*, pairwise: bool, weighted: bool, set_f1: bool) -> list[str]:
+def added_figures(extractors: Sequence[str], positions: str) -> list[str]:
+    """Keys added after ``set_f1`` (issue 14): chance, explanation metrics (null without
+    CFLUE's protocol), what each extractor recovered, accuracy by key position."""
+    return [
+        "chance: float",
+        "explained: int",
+        *[f"{name}: null" for name in ("bleu_1", "bleu_4", "rouge_1", "rouge_2", "rouge_l")],
+        *[
+            f"extractors.{name}.{field}: {kind}"
+            for name in extractors
+            for field, kind in (
+                ("parsed", "int"),
+                ("unparsed", "int"),
+                ("correct", "int"),
+                ("accuracy", "float"),
+            )
+        ],
+        *[
+            f"key_positions.{label}.{field}: {kind}"
+            for label in positions
+            for field, kind in (("n", "int"), ("correct", "int"), ("accuracy", "float"))
+        ],
+        *([] if positions else ["key_positions: {}"]),
+        f"position_bias: {'float' if len(positions) > 1 else 'null'}",
+    ]
+
+
+def group(
+    *, pairwise: bool, weighted: bool, set_f1: bool, extractors: Sequence[str], positions: str
+) -> list[str]:
     """One ``by_kind``/``by_source`` entry: null where the figure does not apply."""
     return [
         *GROUP_FIGURES,
         f"pairwise_accuracy: {'float' if pairwise else 'null'}",
         f"weighted_f1: {'float' if weighted else 'null'}",
         f"set_f1: {'float' if set_f1 else 'null'}",
+        *added_figures(extractors, positions),
     ]
 
 
+CHOICE_READERS = ("cflue", "lenient")
+ORDER_READERS = ("econlogicqa", "lenient")
 KIND_GROUPS = {
-    "multi": group(pairwise=False, weighted=True, set_f1=True),
-    "ordering": group(pairwise=True, weighted=False, set_f1=False),
-    "single": group(pairwise=False, weighted=True, set_f1=False),
-    "truefalse": group(pairwise=False, weighted=True, set_f1=False),
+    "multi": group(
+        pairwise=False, weighted=True, set_f1=True, extractors=CHOICE_READERS, positions=""
+    ),
+    "ordering": group(
+        pairwise=True, weighted=False, set_f1=False, extractors=ORDER_READERS, positions="BD"
+    ),
+    "single": group(
+        pairwise=False, weighted=True, set_f1=False, extractors=CHOICE_READERS, positions="BC"
+    ),
+    "truefalse": group(
+        pairwise=False, weighted=True, set_f1=False, extractors=CHOICE_READERS, positions="AB"
+    ),
 }
 SOURCE_GROUPS = {
-    "cflue": group(pairwise=False, weighted=True, set_f1=True),
-    "econ": group(pairwise=True, weighted=False, set_f1=False),
+    "cflue": group(
+        pairwise=False, weighted=True, set_f1=True, extractors=CHOICE_READERS, positions="ABC"
+    ),
+    "econ": group(
+        pairwise=True, weighted=False, set_f1=False, extractors=ORDER_READERS, positions="BD"
+    ),
 }
+EVERY_READER = ("cflue", "econlogicqa", "lenient")
 
 
 def run_record(*, error: bool) -> list[str]:
@@ -123,6 +169,17 @@ def run_record(*, error: bool) -> list[str]:
         "params.shots_used.truefalse/zh: []",
         "params.shot_notes: []",
         "params.excluded: {}",
+        # added by issue 14: the protocol and everything it fixes
+        "params.protocol: str",
+        "params.layout: str",
+        "params.extractors[]: str",
+        "params.shots_by_kind.multi: int",
+        "params.shots_by_kind.ordering: int",
+        "params.shots_by_kind.single: int",
+        "params.shots_by_kind.truefalse: int",
+        "params.max_new_tokens: null",
+        "params.permute_options: bool",
+        "params.repeat: null",
         "params.pid: int",
         "params.session_started_at: str",
         "params.session_done_before: int",
@@ -134,7 +191,15 @@ def run_record(*, error: bool) -> list[str]:
 
 
 def figures(*, error: bool) -> list[str]:
-    """``run_figures``: the run, its progress and the metrics, with their breakdowns."""
+    """``run_figures``: the run, its progress and the metrics, with their breakdowns.
+
+    With ``error`` (run 2) the second ordering item failed: no key position B for orders.
+    """
+    kinds, sources = dict(KIND_GROUPS), dict(SOURCE_GROUPS)
+    if error:
+        kinds["ordering"] = sources["econ"] = group(
+            pairwise=True, weighted=False, set_f1=False, extractors=ORDER_READERS, positions="D"
+        )
     return [
         *under("run.", run_record(error=error)),
         "progress.done: int",
@@ -147,10 +212,11 @@ def figures(*, error: bool) -> list[str]:
         "pairwise_accuracy: float",
         "weighted_f1: float",
         "set_f1: float",
-        *[line for kind, lines in KIND_GROUPS.items() for line in under(f"by_kind.{kind}.", lines)],
+        *added_figures(EVERY_READER, "ABCD"),
+        *[line for kind, lines in kinds.items() for line in under(f"by_kind.{kind}.", lines)],
         *[
             line
-            for source, lines in SOURCE_GROUPS.items()
+            for source, lines in sources.items()
             for line in under(f"by_source.{source}.", lines)
         ],
     ]
@@ -172,6 +238,9 @@ def prediction(*, with_prompt: bool, prefix: str = "") -> list[str]:
         "prompt_hash: str",
         "scores.correct: bool",
         "scores.pairwise: float",
+        "scores.extracted.lenient: str",  # added by issue 14
+        "scores.extracted.econlogicqa: str",
+        "scores.key_position: str",
         "latency_s: float",
         "error: null",
         "created_at: str",
@@ -179,7 +248,27 @@ def prediction(*, with_prompt: bool, prefix: str = "") -> list[str]:
     return under(prefix, lines)
 
 
-EVAL_JSON = ["run_id: int", *figures(error=False)]
+SPREAD = [
+    "spread[].shots: int",
+    "spread[].runs[]: int",
+    *[
+        f"spread[].figures.{name}.{field}: {kind}"
+        for name, mean in (
+            ("accuracy", "float"),
+            ("weighted_f1", "float"),
+            ("bleu_1", "null"),
+            ("bleu_4", "null"),
+            ("rouge_1", "null"),
+            ("rouge_2", "null"),
+            ("rouge_l", "null"),
+            ("position_bias", "float"),
+        )
+        for field, kind in (("mean", mean), ("sd", "null"), ("n", "int"))
+    ],
+]
+# The runs one command made (several with --repeats or a protocol's shot settings), and
+# their figures' mean ± sd per shot setting: added by issue 14.
+EVAL_JSON = ["run_id: int", *figures(error=False), "runs[]: int", *SPREAD]
 
 PREDICTION_LIST = [
     # the first prediction (ordering, right) sets the order; others add their variants
@@ -189,6 +278,7 @@ PREDICTION_LIST = [
     "predictions[].failure_kind: str",
     "predictions[].scores: {}",
     "predictions[].error: str",
+    "predictions[].scores.extracted.cflue: str",
     "predictions[].scores.set_f1: float",
 ]
 

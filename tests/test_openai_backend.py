@@ -1,12 +1,13 @@
 """The OpenAI-compatible backend against a real HTTP server on 127.0.0.1: greedy requests built
 from the Backend protocol's records, results as they finish, transport failures as errors
-(not answers), the response cache, and no scoring."""
+(not answers), the response cache, and score mode through the completions endpoint's
+prompt log-probabilities (as vLLM serves them), concurrently."""
 
 from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from db.engine import Database, open_database
 from db.models import Prediction
 from db.vocabulary import FailureKind
 from evaluator.backends.base import GenerationRequest, Prompt, ScoringRequest
-from evaluator.backends.openai_backend import OpenAIBackend, ScoringNotSupportedError
+from evaluator.backends.openai_backend import OpenAIBackend
 
 SECRET = "sk-backend-SECRET-1122334455"
 KEY_ENV = "VETBENCH_BACKEND_TEST_KEY"
@@ -124,9 +125,63 @@ def test_info_names_the_server_never_the_key(server: FakeOpenAIServer) -> None:
     assert backend.info.backend == "openai" and backend.info.model == "fake-model"
     assert backend.info.params["base_url"] == server.base_url
     assert SECRET not in repr(backend.info) and SECRET not in repr(backend)
-    assert backend.supports_scoring is False
-    with pytest.raises(ScoringNotSupportedError, match="--mode generate"):
-        list(backend.score([ScoringRequest("x", Prompt("", "q"), ("A", "B"))]))
+    backend.close()
+
+
+def prefers(answer: str) -> Callable[[str, str], float]:
+    """A fake model that gives each letter of ``answer``, in turn after "Answer:", -0.1 and
+    any other letter -3 (punctuation and prompt tokens -0.5)."""
+
+    def logprob(before: str, token: str) -> float:
+        if "Answer:" not in before:
+            return -0.5
+        written = "".join(ch for ch in before.rsplit("Answer:", 1)[1] if ch.isupper())
+        letter = token.strip()
+        if not (letter.isalpha() and letter.isupper()):
+            return -0.5
+        wanted = answer[len(written)] if len(written) < len(answer) else None
+        return -0.1 if letter == wanted else -3.0
+
+    return logprob
+
+
+def test_score_mode_sums_the_candidates_prompt_logprobs(server: FakeOpenAIServer) -> None:
+    server.logprob = prefers("CA")
+    backend = make_backend(server)
+    prompt = Prompt("Put the events in order.\n\n", "Question: q\nAnswer:")
+    (result,) = backend.score([ScoringRequest("x", prompt, (" A, C", " C, A", " B, D"))])
+    assert result.error is None and result.prompt_text == prompt.text
+    # " C, A": -0.1 (C) -0.5 (,) -0.1 (A); the others miss one or both letters
+    assert result.log_likelihoods == pytest.approx((-6.5, -0.7, -6.5))
+    (sent, *_) = server.completion_requests()
+    body = sent.body or {}
+    assert body["prompt"] == prompt.text + " A, C" and body["echo"] is True
+    assert body["logprobs"] == 1 and body["max_tokens"] == 1 and body["temperature"] == 0
+    backend.close()
+
+
+def test_score_mode_without_prompt_logprobs_says_so(server: FakeOpenAIServer) -> None:
+    server.prompt_logprobs = False
+    backend = make_backend(server)
+    (result,) = backend.score([ScoringRequest("x", Prompt("", "Answer:"), (" A", " B"))])
+    assert result.log_likelihoods == () and result.error is not None
+    assert (
+        "no log-probabilities of the prompt" in result.error and "--mode generate" in result.error
+    )
+    backend.close()
+
+
+def test_score_requests_run_concurrently(server: FakeOpenAIServer) -> None:
+    server.completion_delay_s = 0.2
+    backend = make_backend(server, concurrency=4, timeout=5)
+    requests = [
+        ScoringRequest(f"item{n}", Prompt("", f"Question {n}\nAnswer:"), (" A", " B"))
+        for n in range(4)
+    ]
+    results = list(backend.score(requests))
+    assert sorted(r.item_id for r in results) == [f"item{n}" for n in range(4)]
+    assert all(r.error is None and len(r.log_likelihoods) == 2 for r in results)
+    assert server.max_in_flight > 1  # several candidates were on the wire at once
     backend.close()
 
 

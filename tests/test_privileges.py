@@ -295,3 +295,42 @@ def test_users_add_is_for_the_owner_and_sets_groups_and_passwords(team: Team) ->
     assert ANNOTATOR_GROUP in lines[team.alice]
     decided = run(team.url(dave), "decide", "o:2", "--status", "rejected", "--reason", "flawed")
     assert decided.exit_code == 0, decided.output
+
+
+def test_members_add_flags_with_their_revisions_and_only_leads_remove_them(team: Team) -> None:
+    from db.flags import current_flags
+    from reviewer.judging import ItemEdit, edit_item
+
+    alice = open_database(team.url(team.alice))
+    try:  # an edit by an annotator stores the new revision's flags under her role
+        edit_item(alice, team.alice, "o:1", ItemEdit("events reordered", key="BACD"))
+        edit_item(
+            alice, team.alice, "o:2", ItemEdit("prompt", prompt="See the table below. Order.")
+        )
+    finally:
+        alice.dispose()
+    owner = open_database(team.owner_url)
+    with owner.session() as session:
+        flags = current_flags(session, ["o:1", "o:2"])
+    owner.dispose()
+    assert [f.name.value for f in flags["o:2"]] == ["needs-media", "order-leak"]
+    # o:1's new key no longer lists the events in order, but it now repeats o:2's text
+    [duplicate] = flags["o:1"]
+    assert duplicate.name.value == "duplicate" and duplicate.evidence["of"] == "o:2"
+    assert "a different key" in duplicate.summary
+    with pytest.raises(sa.exc.ProgrammingError, match="permission denied for table item_flag"):
+        raw(team.url(team.alice), "DELETE FROM item_flag")
+    refused = run(team.url(team.alice), "flags", "recompute")
+    assert refused.exit_code == 1 and "recomputing removes stale flags" in refused.output
+    assert run(team.url(team.lena), "flags", "recompute").exit_code == 0
+    decided = run(
+        team.url(team.lena),
+        *("decide", "--flag", "needs-media", "--status", "rejected", "--reason", "flawed", "--yes"),
+    )
+    assert decided.exit_code == 0, decided.output
+    assert "rejected 1 item(s) with the flag needs-media" in decided.output
+    annotator = run(
+        team.url(team.alice),
+        *("decide", "--flag", "order-leak", "--status", "rejected", "--reason", "flawed", "--yes"),
+    )
+    assert annotator.exit_code == 1 and "only leads" in annotator.output

@@ -149,7 +149,13 @@ def test_a_prediction_stores_prompt_output_answer_scores_and_latency(
     assert right.prompt_hash == hashlib.sha256(right.prompt.encode()).hexdigest()
     assert right.raw_output == " D, A, C, B" and right.parsed_answer == "DACB"
     assert right.correct is True and right.failure_kind is None
-    assert right.scores == {"correct": True, "pairwise": 1.0}
+    assert right.scores == {
+        "correct": True,
+        "pairwise": 1.0,
+        # what each extractor read (the first decides), and the label the key starts with
+        "extracted": {"lenient": "DACB", "econlogicqa": "DACB"},
+        "key_position": "D",
+    }
     assert right.latency_s == 0.25 and right.revision_number == 1
 
     wrong = stored["econ:2"]  # A, B, C, D against B, A, D, C: 4 of 6 pairs agree
@@ -377,7 +383,9 @@ def test_a_run_on_the_tiny_model_stores_the_exact_prompts(
     from evaluator.backends.transformers_backend import TransformersBackend
 
     approved = mixed_set(database)
-    backend = TransformersBackend(str(tiny_model_dir(tmp_path_factory)), device="cpu")
+    backend = TransformersBackend(
+        str(tiny_model_dir(tmp_path_factory)), device="cpu", dtype="float32"
+    )
     run_id = create_run(database, backend.info, shots=1, filters=APPROVED)
     assert execute_run(database, run_id, backend) == "finished"
     stored = predictions(database, run_id)

@@ -32,13 +32,15 @@ def tiny_chat(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def fast(tiny: Path) -> TransformersBackend:
     """Batches of 3 with the shared prefix reused."""
-    return TransformersBackend(str(tiny), device="cpu", batch_size=3)
+    return TransformersBackend(str(tiny), device="cpu", dtype="float32", batch_size=3)
 
 
 @pytest.fixture(scope="module")
 def plain(tiny: Path) -> TransformersBackend:
     """One item at a time, everything recomputed: the reference."""
-    return TransformersBackend(str(tiny), device="cpu", batch_size=1, prefix_cache=False)
+    return TransformersBackend(
+        str(tiny), device="cpu", dtype="float32", batch_size=1, prefix_cache=False
+    )
 
 
 def ordering_item(n: int, words: int) -> ItemSnapshot:
@@ -122,8 +124,10 @@ def test_left_padded_batches_give_the_same_answers_as_single_items(
 def test_prefix_reuse_gives_the_same_answers_and_runs_far_fewer_tokens(
     tiny: Path, spy_on: Any
 ) -> None:
-    reusing = TransformersBackend(str(tiny), device="cpu", batch_size=3)
-    recomputing = TransformersBackend(str(tiny), device="cpu", batch_size=3, prefix_cache=False)
+    reusing = TransformersBackend(str(tiny), device="cpu", dtype="float32", batch_size=3)
+    recomputing = TransformersBackend(
+        str(tiny), device="cpu", dtype="float32", batch_size=3, prefix_cache=False
+    )
     reuse_spy, recompute_spy = spy_on(reusing), spy_on(recomputing)
     batch = requests()
     assert outputs(reusing, batch) == outputs(recomputing, batch)
@@ -211,7 +215,7 @@ def test_generation_spends_at_most_max_new_tokens(plain: TransformersBackend, sp
 
 
 def test_end_of_sequence_stops_a_sequence(tiny: Path) -> None:
-    backend = TransformersBackend(str(tiny), device="cpu", prefix_cache=False)
+    backend = TransformersBackend(str(tiny), device="cpu", dtype="float32", prefix_cache=False)
     prompt, text = natural_output(backend, max_new_tokens=1)
     first_token = backend.tokenizer(text, add_special_tokens=False)["input_ids"][0]
     backend._eos_ids = {first_token}
@@ -220,8 +224,10 @@ def test_end_of_sequence_stops_a_sequence(tiny: Path) -> None:
 
 
 def test_a_chat_template_wraps_the_prompt_and_keeps_the_shared_prefix(tiny_chat: Path) -> None:
-    reusing = TransformersBackend(str(tiny_chat), device="cpu", batch_size=4)
-    recomputing = TransformersBackend(str(tiny_chat), device="cpu", prefix_cache=False)
+    reusing = TransformersBackend(str(tiny_chat), device="cpu", dtype="float32", batch_size=4)
+    recomputing = TransformersBackend(
+        str(tiny_chat), device="cpu", dtype="float32", prefix_cache=False
+    )
     assert reusing.chat and reusing.info.params["chat_template"] is True
     batch = requests(max_new_tokens=6)
     results = {r.item_id: r for r in reusing.generate(batch)}
@@ -235,7 +241,9 @@ def test_a_chat_template_wraps_the_prompt_and_keeps_the_shared_prefix(tiny_chat:
 
 
 def test_the_chat_template_can_be_turned_off(tiny_chat: Path) -> None:
-    backend = TransformersBackend(str(tiny_chat), device="cpu", chat_template=False)
+    backend = TransformersBackend(
+        str(tiny_chat), device="cpu", dtype="float32", chat_template=False
+    )
     prompt = prompts(1)[0]
     assert backend.render(prompt) == prompt.text
 
@@ -262,7 +270,9 @@ CANDIDATES = (" D, A, C, B", " A, B, C, D", " C, D, B, A", " B")
 
 @pytest.mark.parametrize("prefix_cache", [True, False])
 def test_scores_are_log_likelihoods_of_each_candidate(tiny: Path, prefix_cache: bool) -> None:
-    backend = TransformersBackend(str(tiny), device="cpu", prefix_cache=prefix_cache)
+    backend = TransformersBackend(
+        str(tiny), device="cpu", dtype="float32", prefix_cache=prefix_cache
+    )
     batch = [ScoringRequest(f"econ:{n}", p, CANDIDATES) for n, p in enumerate(prompts(3))]
     results = {r.item_id: r for r in backend.score(batch)}
     for request in batch:
@@ -273,8 +283,10 @@ def test_scores_are_log_likelihoods_of_each_candidate(tiny: Path, prefix_cache: 
 
 
 def test_scoring_in_small_chunks_gives_the_same_scores(tiny: Path) -> None:
-    whole = TransformersBackend(str(tiny), device="cpu", batch_size=8)
-    chunked = TransformersBackend(str(tiny), device="cpu", batch_size=1)  # chunks of 4
+    whole = TransformersBackend(str(tiny), device="cpu", dtype="float32", batch_size=8)
+    chunked = TransformersBackend(
+        str(tiny), device="cpu", dtype="float32", batch_size=1
+    )  # chunks of 4
     many = tuple(f" {a}, {b}, {c}, {d}" for a, b, c, d in ("ABCD", "DCBA", "BADC", "CDAB", "ACBD"))
     request = [ScoringRequest("econ:0", prompts(1)[0], many)]
     (first,) = whole.score(request)
@@ -285,7 +297,7 @@ def test_scoring_in_small_chunks_gives_the_same_scores(tiny: Path) -> None:
 def test_out_of_memory_batches_are_retried_in_halves(
     tiny: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    backend = TransformersBackend(str(tiny), device="cpu", batch_size=4)
+    backend = TransformersBackend(str(tiny), device="cpu", dtype="float32", batch_size=4)
     real = backend._generate_batch
     sizes: list[int] = []
 
@@ -306,7 +318,7 @@ def test_out_of_memory_batches_are_retried_in_halves(
 def test_out_of_memory_on_a_single_item_is_an_infrastructure_failure(
     tiny: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    backend = TransformersBackend(str(tiny), device="cpu", batch_size=1)
+    backend = TransformersBackend(str(tiny), device="cpu", dtype="float32", batch_size=1)
 
     def no_memory(batch: list[Any], *args: Any) -> Any:
         raise RuntimeError("CUDA out of memory")
@@ -317,7 +329,7 @@ def test_out_of_memory_on_a_single_item_is_an_infrastructure_failure(
 
 
 def test_other_errors_are_not_swallowed(tiny: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    backend = TransformersBackend(str(tiny), device="cpu")
+    backend = TransformersBackend(str(tiny), device="cpu", dtype="float32")
 
     def broken(batch: list[Any], *args: Any) -> Any:
         raise ValueError("a bug")
@@ -375,3 +387,43 @@ def test_cuda_is_refused_without_a_gpu(tiny: Path) -> None:
         pytest.skip("this machine has a GPU")
     with pytest.raises(BackendError, match="no CUDA GPU"):
         TransformersBackend(str(tiny), device="cuda")
+
+
+CPUINFO_WITH_BF16 = "processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_bf16 amx_tile\n"
+CPUINFO_WITHOUT = "processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512bw\n"
+
+
+def test_bf16_matrix_units_are_read_from_the_cpu_flags() -> None:
+    from evaluator.backends.transformers_backend import cpu_has_bf16_units
+
+    assert cpu_has_bf16_units(CPUINFO_WITH_BF16)
+    assert cpu_has_bf16_units("flags\t: sse2 amx_bf16\n")
+    assert not cpu_has_bf16_units(CPUINFO_WITHOUT)
+    assert not cpu_has_bf16_units("model name\t: avx512_bf16 in a name is no flag\n")
+
+
+def test_auto_dtype_follows_the_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    from evaluator.backends import transformers_backend
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    monkeypatch.setattr(transformers_backend, "cpu_has_bf16_units", lambda: True)
+    assert transformers_backend.resolve_device("auto") == ("cpu", torch.bfloat16)
+    assert transformers_backend.resolve_device("cpu", "float32") == ("cpu", torch.float32)
+    monkeypatch.setattr(transformers_backend, "cpu_has_bf16_units", lambda: False)
+    assert transformers_backend.resolve_device("cpu") == ("cpu", torch.float32)
+    assert transformers_backend.resolve_device("cpu", "bfloat16") == ("cpu", torch.bfloat16)
+    with pytest.raises(BackendError, match="unknown dtype"):
+        transformers_backend.resolve_device("cpu", "float8")
+
+
+def test_a_bfloat16_model_generates_and_scores(tiny: Path) -> None:
+    backend = TransformersBackend(str(tiny), device="cpu", dtype="bfloat16", batch_size=3)
+    assert backend.info.params["dtype"] == "bfloat16"
+    results = list(backend.generate(requests()[:3]))
+    assert len(results) == 3 and all(result.error is None for result in results)
+    request = ScoringRequest("s", Prompt("Question: x\nAnswer:", ""), (" A", " B"))
+    (scored,) = backend.score([request])
+    assert len(scored.log_likelihoods) == 2 and all(v < 0 for v in scored.log_likelihoods)

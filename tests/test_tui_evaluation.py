@@ -21,7 +21,7 @@ from db.vocabulary import EvalMode, RunStatus
 from evaluator.backends.scripted import ScriptedBackend
 from evaluator.results import RunOverview
 from evaluator.runner import create_run, execute_run
-from reviewer.tui.screens.evaluation import EvaluationScreen, accuracy_bars
+from reviewer.tui.screens.evaluation import EvaluationScreen, leaderboard_bars
 
 # Right answers for the eight approved items of eval_helpers.mixed_set.
 KEYS = {
@@ -270,13 +270,14 @@ def overview(run_id: int, model: str, accuracy: float | None, done: int) -> RunO
     )
 
 
-def test_accuracy_bars_rank_runs_and_scale() -> None:
+def test_leaderboard_bars_rank_runs_best_first() -> None:
     runs = [overview(1, "a", 0.5, 10), overview(2, "b", 1.0, 10), overview(3, "c", None, 0)]
-    lines = accuracy_bars(runs, width=10).plain.splitlines()
-    assert len(lines) == 2
-    assert lines[0].startswith("#2") and "█" * 10 in lines[0] and "100.0%" in lines[0]
-    assert "█" * 5 in lines[1] and "█" * 6 not in lines[1]
-    assert accuracy_bars([runs[2]]).plain == "No run has an answer yet."
+    bars = leaderboard_bars(runs)
+    assert [bar.label for bar in bars] == ["#2 b", "#1 a"]
+    assert [bar.value for bar in bars] == [1.0, 0.5]
+    assert [bar.interval for bar in bars] == [(0.8, 1.0), (0.3, 0.7)]
+    assert "100.0%" in bars[0].figure and "n=10" in bars[0].figure
+    assert leaderboard_bars([runs[2]]) == []
 
 
 async def test_opens_from_the_review_app_and_goes_back(
@@ -294,3 +295,34 @@ async def test_opens_from_the_review_app_and_goes_back(
         await wait_until(
             pilot, lambda: not isinstance(app.screen, EvaluationScreen), "the review screen"
         )
+
+
+async def test_shows_the_cflue_protocols_figures_as_they_accrue(
+    database: Database, approved: list[str]
+) -> None:
+    outputs = {
+        "cflue:1": "答案：B\n解析：A股实行T+1交易制度。",
+        "cflue:2": "答案：A\n解析：A股实行T+1。",
+        "cflue:5": "好的\n答案：A",  # CFLUE's rule reads only the first of two lines
+    }
+    backend = ScriptedBackend(outputs, model="expert")
+    run_id = create_run(database, backend.info, protocol="cflue", filters={"status": ["approved"]})
+    screen = EvaluationScreen(database, "lead")
+    async with ScreenHost(screen).run_test(size=(160, 45)) as pilot:
+        figures = screen.query_one("#figures", DataTable)
+        await wait_until(
+            pilot, lambda: "cflue protocol" in static_text(screen, "#run-title"), "run"
+        )
+        execute_run(database, run_id, backend)  # written while the screen watches
+        screen.action_refresh()
+        await wait_until(
+            pilot,
+            lambda: figures.row_count > 0 and "BLEU-1/4" in cells(figures, "all")[6],
+            "the explanation metrics",
+        )
+        also = cells(figures, "all")[6]
+        assert "wF1" in also and "ROUGE-1/2/L" in also and "chance" in also
+        speed = static_text(screen, "#speed")
+        assert "6 / 6 items" in speed
+        assert "extractors: cflue read 2/6, right 1; lenient read 3/6, right 2" in speed
+        assert "by key position:" in speed and "bias" in speed

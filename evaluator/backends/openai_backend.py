@@ -6,13 +6,22 @@ result is yielded as soon as it is finished.  Transport failures (timeouts,
 exhausted retries, garbled answers) come back as results with ``error`` set: the
 run loop records them as infrastructure failures, not wrong answers, and tries
 them again on resume.  Answers are cached in the database when one is given, so
-a repeated run costs nothing.  API models give no log-likelihoods, so there is no
-scoring mode.
+a repeated run costs nothing.
+
+Score mode needs the log-probability of each candidate answer after the prompt.
+Chat completions cannot give that; the completions endpoint can, where the server
+echoes the prompt with each token's log-probability (``echo`` with ``logprobs``):
+vLLM does, OpenAI's own API no longer does.  Each candidate is one request
+(``prompt + candidate``, the plain prompt text: this endpoint applies no chat
+template), the candidate's tokens are found by their text offsets, and their
+log-probabilities are summed.  A server that returns none fails those items with
+a message saying so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 
 from db.engine import Database
 from evaluator.backends.base import (
@@ -22,20 +31,43 @@ from evaluator.backends.base import (
     ScoringRequest,
     ScoringResult,
 )
-from evaluator.openai_client import DEFAULT_API_KEY_ENV, ChatClient, ChatRequest
+from evaluator.openai_client import (
+    DEFAULT_API_KEY_ENV,
+    ChatClient,
+    ChatRequest,
+    LogprobOutcome,
+    LogprobRequest,
+)
 from evaluator.stopping import finished_text
 
 MAX_SERVER_STOPS = 4  # the most stop strings the OpenAI API accepts; the rest are cut here
 
 
-class ScoringNotSupportedError(NotImplementedError):
-    """API models return text, not log-likelihoods of given answers."""
+@dataclass
+class _Ranking:
+    """The candidates of one scoring request as their log-probabilities come back."""
+
+    request: ScoringRequest
+    values: dict[int, float] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    latency_s: float = 0.0
+
+    @property
+    def finished(self) -> bool:
+        return len(self.values) + len(self.errors) == len(self.request.candidates)
+
+    def result(self) -> ScoringResult:
+        text = self.request.prompt.text
+        if self.errors:
+            return ScoringResult(self.request.item_id, text, (), self.latency_s, self.errors[0])
+        ordered = tuple(self.values[index] for index in range(len(self.request.candidates)))
+        return ScoringResult(self.request.item_id, text, ordered, self.latency_s)
 
 
 class OpenAIBackend:
     """A model served by an OpenAI-compatible API."""
 
-    supports_scoring = False
+    supports_scoring = True  # where the server returns prompt log-probabilities (vLLM)
 
     def __init__(
         self,
@@ -108,10 +140,33 @@ class OpenAIBackend:
             )
 
     def score(self, requests: Sequence[ScoringRequest]) -> Iterator[ScoringResult]:
-        raise ScoringNotSupportedError(
-            "API models cannot score given answers (no log-likelihoods); "
-            "evaluate them with --mode generate"
+        """The summed log-probability of each candidate after the prompt, per request,
+        yielded as soon as all of a request's candidates are back."""
+        rankings = [_Ranking(request) for request in requests]
+        jobs = (
+            LogprobRequest(
+                text=ranking.request.prompt.text + candidate,
+                context_length=len(ranking.request.prompt.text),
+                tag=(position, index),
+            )
+            for position, ranking in enumerate(rankings)
+            for index, candidate in enumerate(ranking.request.candidates)
         )
+        for outcome in self.client.prompt_logprobs_all(jobs):
+            ranking = self._record(rankings, outcome)
+            if ranking.finished:
+                yield ranking.result()
+
+    @staticmethod
+    def _record(rankings: list[_Ranking], outcome: LogprobOutcome) -> _Ranking:
+        position, index = outcome.request.tag
+        ranking = rankings[position]
+        ranking.latency_s = max(ranking.latency_s, outcome.latency_s)
+        if outcome.error is not None or outcome.log_likelihood is None:
+            ranking.errors.append(str(outcome.error))
+        else:
+            ranking.values[index] = outcome.log_likelihood
+        return ranking
 
     def close(self) -> None:
         self.client.close()

@@ -159,12 +159,7 @@ def recorded_spec(backend: str, model: str) -> str:
 # --------------------------------------------------------------------- providers
 
 
-@provider(
-    "openai:NAME",
-    backend="openai",
-    prefix="openai:",
-    cannot_score="API models give no log-likelihoods",
-)
+@provider("openai:NAME", backend="openai", prefix="openai:")
 def _open_api_model(request: OpenRequest) -> Backend:
     from evaluator.backends.openai_backend import OpenAIBackend
     from evaluator.openai_client import ClientConfigError
@@ -234,6 +229,7 @@ def _open_local_model(request: OpenRequest) -> Backend:
         return TransformersBackend(
             request.spec,
             device=settings.device,
+            dtype=settings.dtype,
             batch_size=settings.batch_size,
             prefix_cache=settings.prefix_cache,
             chat_template=settings.chat_template,

@@ -16,9 +16,18 @@ from typing import TypedDict
 
 from evaluator.backends.base import BackendError
 
-__all__ = ["DEVICES", "ApiSettings", "BackendSettings", "ClientOptions", "parse_batch_size"]
+__all__ = [
+    "DEVICES",
+    "DTYPES",
+    "ApiSettings",
+    "BackendSettings",
+    "ClientOptions",
+    "parse_batch_size",
+]
 
 DEVICES = ("auto", "cpu", "cuda")
+DTYPES = ("auto", "float32", "bfloat16")
+"""``auto``: bfloat16 on a GPU, and on a CPU with bfloat16 matrix units; float32 otherwise."""
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 
 
@@ -81,7 +90,8 @@ class BackendSettings:
     :class:`~evaluator.backends.base.BackendError` at once, before any model is loaded.
     """
 
-    device: str = "auto"  # auto: the GPU in bfloat16 when there is one, else the CPU
+    device: str = "auto"  # auto: the GPU when there is one, else the CPU
+    dtype: str = "auto"  # auto: bfloat16 on a GPU or a CPU with bf16 matrix units, else float32
     batch_size: str | int = "auto"  # sequences per batch (local models)
     prefix_cache: bool = True  # compute the shared few-shot prefix once
     chat_template: bool | None = None  # None: the model's own when it has one; False: plain
@@ -90,16 +100,26 @@ class BackendSettings:
 
     def __post_init__(self) -> None:
         parse_batch_size(self.batch_size)
+        if self.dtype not in DTYPES:
+            raise BackendError(f"unknown dtype '{self.dtype}' (choose {', '.join(DTYPES)})")
 
     def resuming(self, recorded: Mapping[str, object]) -> BackendSettings:
         """These settings for resuming a run whose backend recorded ``recorded`` (its params):
-        the recorded server when none is given, and choices the run turned off stay off."""
+        the recorded server and precision when none is given, and choices the run turned
+        off stay off."""
         api = self.api
+        recorded_dtype = recorded.get("dtype")
+        dtype = (
+            str(recorded_dtype)
+            if self.dtype == "auto" and recorded_dtype in DTYPES[1:]
+            else self.dtype
+        )
         if api.base_url is None and isinstance(recorded.get("base_url"), str):
             api = replace(api, base_url=str(recorded["base_url"]))
         return replace(
             self,
             api=api,
+            dtype=dtype,
             prefix_cache=self.prefix_cache and recorded.get("prefix_cache") is not False,
             chat_template=False if recorded.get("chat_template") is False else self.chat_template,
         )

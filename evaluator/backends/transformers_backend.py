@@ -45,7 +45,7 @@ from evaluator.backends.base import (
     ScoringRequest,
     ScoringResult,
 )
-from evaluator.backends.settings import DEVICES, parse_batch_size
+from evaluator.backends.settings import DEVICES, DTYPES, parse_batch_size
 from evaluator.stopping import cut_at_stop
 
 log = logging.getLogger(__name__)
@@ -89,17 +89,63 @@ def resolve_model_source(model: str) -> ModelSource:
     return ModelSource(model, "hub cache")
 
 
-def resolve_device(requested: str) -> tuple[str, Any]:
-    """``auto``: CUDA in bfloat16 when there is a GPU, else the CPU in float32."""
+# CPU flags (Linux /proc/cpuinfo) of matrix units that multiply bfloat16 natively.
+BF16_CPU_FLAGS = frozenset({"amx_bf16", "avx512_bf16"})
+
+
+def cpu_has_bf16_units(cpuinfo: str | None = None) -> bool:
+    """True when the CPU multiplies bfloat16 in hardware (AMX or AVX-512 BF16).
+
+    Read from the ``flags`` lines of ``/proc/cpuinfo`` (or ``cpuinfo``); where that
+    file does not exist, torch's own check of oneDNN's bfloat16 support answers.
+    """
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return _torch_says_bf16()
+    flags = {
+        flag
+        for line in cpuinfo.splitlines()
+        if line.startswith("flags")
+        for flag in line.partition(":")[2].split()
+    }
+    return bool(flags & BF16_CPU_FLAGS)
+
+
+def _torch_says_bf16() -> bool:
+    import torch
+
+    check = getattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", None)
+    try:
+        return bool(check()) if check is not None else False
+    except RuntimeError:
+        return False
+
+
+def resolve_device(requested: str, dtype: str = "auto") -> tuple[str, Any]:
+    """The device and torch dtype to run on.
+
+    Device ``auto``: CUDA when there is a GPU, else the CPU.  Dtype ``auto``: bfloat16
+    on a GPU and on a CPU with bfloat16 matrix units (:func:`cpu_has_bf16_units`),
+    float32 on any other CPU.
+    """
     import torch
 
     if requested not in DEVICES:
         raise BackendError(f"unknown device '{requested}' (choose {', '.join(DEVICES)})")
+    if dtype not in DTYPES:
+        raise BackendError(f"unknown dtype '{dtype}' (choose {', '.join(DTYPES)})")
     if requested == "cuda" and not torch.cuda.is_available():
         raise BackendError("--device cuda was asked for, but no CUDA GPU is available")
-    if requested == "cuda" or (requested == "auto" and torch.cuda.is_available()):
-        return "cuda", torch.bfloat16
-    return "cpu", torch.float32
+    device = (
+        "cuda"
+        if requested == "cuda" or (requested == "auto" and torch.cuda.is_available())
+        else "cpu"
+    )
+    if dtype == "auto":
+        dtype = "bfloat16" if device == "cuda" or cpu_has_bf16_units() else "float32"
+    return device, torch.bfloat16 if dtype == "bfloat16" else torch.float32
 
 
 @dataclass
@@ -148,6 +194,7 @@ class TransformersBackend:
         model: str,
         *,
         device: str = "auto",
+        dtype: str = "auto",
         batch_size: str | int = "auto",
         prefix_cache: bool = True,
         chat_template: bool | None = None,
@@ -165,7 +212,7 @@ class TransformersBackend:
 
         started = time.perf_counter()  # load time: conversion (if any) and loading, not imports
         self.source = resolve_model_source(model)
-        self.device, self.dtype = resolve_device(device)
+        self.device, self.dtype = resolve_device(device, dtype)
         self.batch_size = parse_batch_size(batch_size)
         self.prefix_cache = prefix_cache
         try:

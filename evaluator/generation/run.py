@@ -412,7 +412,15 @@ def _store(
             if session.get(Item, task.item_id) is not None:
                 summary.skipped += 1  # another run stored it meanwhile
                 return
-            add_item(session, task.item_id, task.source, draft, author=client.model[:255])
+            # Near-duplicates are checked once for the whole run (flag_duplicates).
+            add_item(
+                session,
+                task.item_id,
+                task.source,
+                draft,
+                author=client.model[:255],
+                check_duplicates=False,
+            )
             record_event(
                 session, actor, "generate", task.item_id, model=client.model, source=task.source
             )

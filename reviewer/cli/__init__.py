@@ -74,6 +74,7 @@ def _register_commands() -> None:
     from reviewer.cli import (
         adjudication_commands,
         eval_commands,
+        flag_commands,
         generate_commands,
         gold_commands,
         guidelines_commands,
@@ -93,6 +94,7 @@ def _register_commands() -> None:
         generate_commands,
         people_commands,
         serve_commands,
+        flag_commands,
     ):
         module.register(cli)
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from db.vocabulary import DECISION_STATUSES, DecisionReason, values
+from db.vocabulary import DECISION_STATUSES, DecisionReason, FlagName, values
 from reviewer.cli.common import (
     fail,
     kind_option,
@@ -263,7 +263,7 @@ def agreement_command(
 
 
 @click.command("decide")
-@click.argument("item_id")
+@click.argument("item_id", required=False)
 @as_option("The lead deciding.")
 @click.option(
     "--status", type=click.Choice(values(DECISION_STATUSES)), required=True, help="The decision."
@@ -273,22 +273,50 @@ def agreement_command(
     "--reason", type=click.Choice(values(DecisionReason)), help="Why (required to reject)."
 )
 @click.option("--comment", default="", help="A note kept with the decision.")
+@click.option(
+    "--flag",
+    type=click.Choice(values(FlagName)),
+    help="Instead of ITEM_ID: every undecided item with this flag (shows the count, asks first).",
+)
+@click.option("--yes", "assume_yes", is_flag=True, help="With --flag: do not ask.")
+@kind_option
+@source_option
 @click.pass_context
 def decide_command(
     ctx: click.Context,
-    item_id: str,
+    item_id: str | None,
     name: str | None,
     status: str,
     key: str | None,
     reason: str | None,
     comment: str,
+    flag: str | None,
+    assume_yes: bool,
+    kinds: tuple[str, ...],
+    sources: tuple[str, ...],
 ) -> None:
-    """Approve or reject ITEM_ID (leads only); a later decision revises an earlier one."""
+    """Approve or reject ITEM_ID (leads only); a later decision revises an earlier one.
+
+    With --flag NAME instead of ITEM_ID, every undecided item whose current revision
+    carries the flag is decided at once, after the count is shown and confirmed
+    (--yes for scripts), e.g. `vetbench decide --flag needs-media --status rejected
+    --reason flawed`. --kind and --source narrow the set.
+    """
     from db.answers import format_answer
     from reviewer.adjudication import AdjudicationError, PermissionDenied, decide, load_case
 
+    if (item_id is None) == (flag is None):
+        fail("give either ITEM_ID or --flag NAME")
+    if flag is None and (kinds or sources or assume_yes):
+        fail("--kind, --source and --yes go with --flag")
     db = open_db(ctx)
     lead = acting_person(ctx, name).name
+    if flag is not None:
+        if key:
+            fail("--key corrects one item's key; it cannot go with --flag")
+        _decide_flagged(db, lead, flag, status, reason, comment, kinds, sources, assume_yes)
+        return
+    assert item_id is not None
     try:
         record = decide(db, lead, item_id, status, key=key, reason=reason, comment=comment)
     except (AdjudicationError, PermissionDenied) as error:
@@ -322,6 +350,54 @@ def undo_decision_command(ctx: click.Context, item_id: str, name: str | None) ->
     except (AdjudicationError, PermissionDenied) as error:
         fail(str(error))
     click.echo(terminal_text(undone.describe()))
+
+
+def _decide_flagged(
+    db: Database,
+    lead: str,
+    flag: str,
+    status: str,
+    reason: str | None,
+    comment: str,
+    kinds: tuple[str, ...],
+    sources: tuple[str, ...],
+    assume_yes: bool,
+) -> None:
+    """``decide --flag``: count, show, ask, then decide them all in one transaction."""
+    from reviewer.adjudication import AdjudicationError
+    from reviewer.flag_decisions import decide_flagged, flagged_ids
+
+    _require_lead_or_fail(db, lead)
+    if status == "rejected" and reason is None:
+        fail("rejecting needs --reason")
+    ids = flagged_ids(db, flag, kinds=kinds or None, sources=sources or None)
+    if not ids:
+        click.echo(f"no undecided items have the flag {flag}")
+        return
+    shown = ", ".join(terminal_text(item_id) for item_id in ids[:10])
+    more = f" … and {len(ids) - 10} more" if len(ids) > 10 else ""
+    click.echo(f"{len(ids):,} undecided item(s) have the flag {flag}: {shown}{more}")
+    why = f" ({reason})" if reason else ""
+    if not assume_yes and not click.confirm(
+        f"Mark all {len(ids):,} {status}{why} as {terminal_text(lead)}?"
+    ):
+        click.echo("nothing decided")
+        return
+    try:
+        decided = decide_flagged(
+            db,
+            lead,
+            flag,
+            status,
+            reason=reason,
+            comment=comment,
+            kinds=kinds or None,
+            sources=sources or None,
+        )
+    except AdjudicationError as error:
+        fail(str(error))
+    changed = f" ({len(decided) - len(ids):+,} since counted)" if len(decided) != len(ids) else ""
+    click.echo(f"{status} {len(decided):,} item(s) with the flag {flag}{changed}")
 
 
 @click.command("approve-agreed")

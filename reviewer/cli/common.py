@@ -151,7 +151,7 @@ def api_client_options(function: Callable[..., Any]) -> Callable[..., Any]:
     return _with_options(with_api_settings, _api_options())
 
 
-BACKEND_FLAGS = ("batch_size", "device", "threads", "no_prefix_cache", "no_chat_template")
+BACKEND_FLAGS = ("batch_size", "device", "dtype", "threads", "no_prefix_cache", "no_chat_template")
 
 
 def backend_options(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -173,7 +173,15 @@ def backend_options(function: Callable[..., Any]) -> Callable[..., Any]:
             type=click.Choice(("auto", "cpu", "cuda")),
             default="auto",
             show_default=True,
-            help="auto: the GPU in bfloat16 when there is one, else the CPU.",
+            help="auto: the GPU when there is one, else the CPU.",
+        ),
+        click.option(
+            "--dtype",
+            type=click.Choice(("auto", "float32", "bfloat16")),
+            default="auto",
+            show_default=True,
+            help="auto: bfloat16 on a GPU or on a CPU with bfloat16 matrix units "
+            "(AMX, AVX-512 BF16), else float32 (local models).",
         ),
         click.option(
             "--threads",
@@ -204,6 +212,7 @@ def backend_options(function: Callable[..., Any]) -> Callable[..., Any]:
         try:
             settings = BackendSettings(
                 device=flags["device"],
+                dtype=flags["dtype"],
                 batch_size=flags["batch_size"],
                 prefix_cache=not flags["no_prefix_cache"],
                 chat_template=False if flags["no_chat_template"] else None,

@@ -10,21 +10,33 @@ The commands print the evaluator's typed results; ``--json`` writes their ``to_j
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from db.vocabulary import ALL, EvalMode, FailureKind, ItemKind, ItemStatus, RunStatus, values
+from db.vocabulary import (
+    ALL,
+    EvalMode,
+    EvalProtocol,
+    FailureKind,
+    ItemKind,
+    ItemStatus,
+    RunStatus,
+    values,
+)
 from reviewer.cli.common import (
     TerminalProgressBar,
     backend_options,
-    default_user,
     fail,
     open_db,
     print_json,
+    terminal_block,
+    terminal_text,
 )
+from reviewer.cli.identity import acting_person
 
 if TYPE_CHECKING:
     from db.engine import Database
@@ -34,6 +46,11 @@ if TYPE_CHECKING:
     from evaluator.runner import RunProgress
 
 EXIT_INTERRUPTED = 130
+DEFAULT_SHOTS = 5
+# Repeat the evaluator's names here, so that --help imports nothing heavy.
+LAYOUT_NAMES = ("vetbench", "cflue", "econlogicqa")  # evaluator.prompts.LAYOUTS
+EXTRACTOR_NAMES = ("lenient", "cflue", "econlogicqa")  # evaluator.extractors.EXTRACTORS
+TABLE_FORMATS = ("text", "md", "csv", "latex")  # evaluator.tables.FORMATS
 
 
 # ---------------------------------------------------------------- formatting
@@ -58,12 +75,33 @@ def _figure_lines(figures: RunFigures) -> list[str]:
         f"unparsed      {_number(summary.unparsed_rate)}  ({summary.unparsed})",
     ]
     for label, value in (
+        ("chance", summary.chance),
         ("pairwise", summary.pairwise_accuracy),
         ("weighted F1", summary.weighted_f1),
         ("set F1", summary.set_f1),
+        ("BLEU-1", summary.bleu_1),
+        ("BLEU-4", summary.bleu_4),
+        ("ROUGE-1", summary.rouge_1),
+        ("ROUGE-2", summary.rouge_2),
+        ("ROUGE-L", summary.rouge_l),
     ):
         if value is not None:
             lines.append(f"{label:<13} {_number(value)}")
+    if summary.explained:
+        lines.append(f"explained     {summary.explained} answers with an analysis to compare")
+    for name, read in summary.extractors.items():
+        lines.append(
+            f"{'extractor':<13} {terminal_text(name):<12} read {read.parsed} of "
+            f"{read.parsed + read.unparsed}, right {read.correct} ({_number(read.accuracy)})"
+        )
+    if summary.key_positions:
+        positions = "  ".join(
+            f"{terminal_text(label)} {_number(row.accuracy)} (n={row.n})"
+            for label, row in summary.key_positions.items()
+        )
+        lines.append(f"by key position {positions}")
+        if summary.position_bias is not None:
+            lines.append(f"position bias {_number(summary.position_bias)} (best − worst)")
     if summary.infrastructure_failures:
         lines.append(
             f"failed        {summary.infrastructure_failures} (infrastructure; "
@@ -78,7 +116,7 @@ def _figure_lines(figures: RunFigures) -> list[str]:
 
 def _breakdown_line(name: str, group: Figures) -> str:
     return (
-        f"  {name:<18} n={group.scored:<5} acc {_number(group.accuracy)} "
+        f"  {terminal_text(name):<18} n={group.scored:<5} acc {_number(group.accuracy)} "
         f"{_interval(group.accuracy_ci)}  unparsed {_number(group.unparsed_rate)}"
     )
 
@@ -86,8 +124,12 @@ def _breakdown_line(name: str, group: Figures) -> str:
 def _run_header(figures: RunFigures) -> str:
     run, progress = figures.run, figures.progress
     status = run.status + (" (stale: its process is gone)" if run.stale else "")
+    protocol = run.params.get("protocol")
+    how = f"{run.backend}, {run.mode}, {run.shots}-shot"
+    if protocol and protocol != EvalProtocol.CUSTOM:
+        how += f", {protocol} protocol"
     return (
-        f"run {run.id}  {run.model}  ({run.backend}, {run.mode}, {run.shots}-shot)"
+        f"run {run.id}  {terminal_text(run.model)}  ({how})"
         f"  {status}  {progress.done}/{progress.total} items"
     )
 
@@ -108,7 +150,7 @@ def _print_figures(figures: RunFigures) -> None:
     if speed:
         click.echo(speed)
     if figures.run.error:
-        click.echo(f"note          {figures.run.error}")
+        click.echo(f"note          {terminal_text(figures.run.error)}")
 
 
 def _mark(correct: bool | None, failure: str | None) -> str:
@@ -129,7 +171,10 @@ def _open_backend(database: Database, spec: str, settings: BackendSettings) -> B
 
     try:
         return open_backend(
-            spec, settings, database=database, notify=lambda note: click.echo(note, err=True)
+            spec,
+            settings,
+            database=database,
+            notify=lambda note: click.echo(terminal_text(note), err=True),
         )
     except BackendError as error:
         fail(str(error))
@@ -154,6 +199,21 @@ def _progress_line(progress: RunProgress) -> str:
 # ---------------------------------------------------------------------- eval
 
 
+def _shots_by_kind(values_given: tuple[str, ...]) -> dict[str, int]:
+    """``--shots-for KIND=N`` options as a mapping; a malformed one ends the command."""
+    by_kind: dict[str, int] = {}
+    for given in values_given:
+        kind, equals, count = given.partition("=")
+        kind = kind.strip()
+        if not equals or kind not in values(ItemKind) or not count.strip().isdigit():
+            fail(
+                f"--shots-for '{given}': write KIND=N with KIND one of "
+                f"{', '.join(values(ItemKind))} and N a number of shots"
+            )
+        by_kind[kind] = int(count)
+    return by_kind
+
+
 @click.command("eval")
 @click.option(
     "--model",
@@ -163,11 +223,26 @@ def _progress_line(progress: RunProgress) -> str:
     "openai:NAME, or scripted:FILE (answers written in advance).",
 )
 @click.option(
+    "--protocol",
+    type=click.Choice(values(EvalProtocol)),
+    default=EvalProtocol.CUSTOM.value,
+    show_default=True,
+    help="custom: vetbench's prompts; cflue: CFLUE's (zero-shot, answer and explanation, "
+    "BLEU/ROUGE); econlogicqa: EconLogicQA's (a 1-shot and a 5-shot run).",
+)
+@click.option(
     "--shots",
     type=click.IntRange(0, 20),
-    default=5,
-    show_default=True,
-    help="Solved examples before each question (0, 1, 5 ...).",
+    default=None,
+    help=f"Solved examples before each question (0, 1, 5 ...) [default: {DEFAULT_SHOTS}; "
+    "the cflue and econlogicqa protocols fix their own].",
+)
+@click.option(
+    "--shots-for",
+    "shots_for",
+    metavar="KIND=N",
+    multiple=True,
+    help="Another number of shots for one kind in the same run (repeatable), e.g. single=0.",
 )
 @click.option(
     "--shot-file",
@@ -194,10 +269,38 @@ def _progress_line(progress: RunProgress) -> str:
     help="generate answers, or rank candidate answers by log-likelihood.",
 )
 @click.option(
+    "--layout",
+    type=click.Choice(LAYOUT_NAMES),
+    help="Prompt layout: vetbench's, CFLUE's or EconLogicQA's [default: the protocol's].",
+)
+@click.option(
     "--templates",
     "templates_dir",
     type=click.Path(path_type=Path, exists=True, file_okay=False),
     help="A folder of prompt templates replacing the built-in ones (see evaluator/templates).",
+)
+@click.option(
+    "--extractor",
+    type=click.Choice(EXTRACTOR_NAMES),
+    help="Which extractor decides the answers; the others are reported beside it "
+    "[default: the protocol's].",
+)
+@click.option(
+    "--max-new-tokens",
+    type=click.IntRange(1, 8192),
+    help="Answer budget in tokens [default: the protocol's; a kind's own small budget for custom].",
+)
+@click.option(
+    "--repeats",
+    type=click.IntRange(1, 100),
+    default=1,
+    show_default=True,
+    help="Runs per setting, each with other shots (seed, seed+1, ...): figures as mean ± sd.",
+)
+@click.option(
+    "--permute-options",
+    is_flag=True,
+    help="Show every item's options in a seeded order, the key remapped (per repeat).",
 )
 @click.option("--seed", type=int, default=1234, show_default=True, help="Seed of the shot draw.")
 @backend_options
@@ -207,14 +310,21 @@ def _progress_line(progress: RunProgress) -> str:
 def eval_command(
     ctx: click.Context,
     model: str | None,
-    shots: int,
+    protocol: str,
+    shots: int | None,
+    shots_for: tuple[str, ...],
     shot_file: Path | None,
     statuses: tuple[str, ...],
     kinds: tuple[str, ...],
     sources: tuple[str, ...],
     limit: int | None,
     mode: str,
+    layout: str | None,
     templates_dir: Path | None,
+    extractor: str | None,
+    max_new_tokens: int | None,
+    repeats: int,
+    permute_options: bool,
     seed: int,
     backend: BackendSettings,
     resume_id: int | None,
@@ -224,60 +334,162 @@ def eval_command(
 
     Each prediction is written to the database as soon as it is finished, so the TUI
     and `vetbench runs show` follow the run live, and an interrupted run continues
-    with `vetbench eval --resume RUN_ID` without recomputing anything.
+    with `vetbench eval --resume RUN_ID` without recomputing anything.  A protocol
+    with several shot settings, and --repeats, make several runs (one model load).
     """
-    from evaluator.prompts import ShotFileError, TemplateError
-    from evaluator.runner import RunSetupError, create_run
-    from evaluator.runs import run_figures
+    from evaluator.protocols import protocol_spec
+    from evaluator.runner import RunSetupError, select_run_items
 
     database = open_db(ctx)
     if resume_id is None and not model:
         fail("give --model MODEL (or --resume RUN_ID)")
+    actor = acting_person(ctx, None, register=False).name
     settings = backend
+    spec = protocol_spec(protocol)
+    shot_settings: tuple[int, ...] = ()
+    filters: dict[str, object] = {}
     if resume_id is not None:
         run = _run_to_resume(database, resume_id, model)
         model, mode = _recorded_spec(run), run.mode
         settings = settings.resuming(run.params)
+    else:
+        if spec.shot_settings is not None and (shots is not None or shots_for):
+            fixed = " and ".join(str(k) for k in spec.shot_settings)
+            fail(f"the {protocol} protocol fixes its shots ({fixed}); leave out --shots")
+        shot_settings = spec.shot_settings or (DEFAULT_SHOTS if shots is None else shots,)
+        if mode == EvalMode.SCORE and spec.name is not EvalProtocol.CUSTOM:
+            fail(f"the {protocol} protocol generates answers; --mode score needs --protocol custom")
+        selected = () if ALL in statuses else (statuses or (ItemStatus.APPROVED,))
+        filters = {
+            "status": list(selected),
+            "kind": list(kinds),
+            "source": list(sources),
+            "limit": limit,
+        }
+        try:  # before a model loads: an empty selection is said at once
+            select_run_items(database, filters, protocol=protocol, mode=mode)
+        except RunSetupError as error:
+            fail(str(error))
+    by_kind = _shots_by_kind(shots_for)
     assert model is not None
     _check_form(model, mode)
     opened = _open_backend(database, model, settings)
+    run_ids: list[int] = []
+    statuses_seen: list[RunStatus] = []
     try:
-        if resume_id is None:
+        if resume_id is not None:
+            run_ids.append(resume_id)
+            _report_setup(database, resume_id, as_json)
+            statuses_seen.append(_execute(database, resume_id, opened))
+        else:
             if mode == EvalMode.SCORE and not opened.supports_scoring:
                 fail("this backend cannot score candidate answers; use --mode generate")
-            selected = () if ALL in statuses else (statuses or (ItemStatus.APPROVED,))
-            try:
-                run_id = create_run(
+            planned = [(k, index) for k in shot_settings for index in range(repeats)]
+            series = _new_series() if len(planned) > 1 else None
+            for shot_count, index in planned:
+                run_id = _create(
                     database,
-                    opened.info,
+                    opened,
+                    actor=actor,
                     mode=mode,
-                    shots=shots,
-                    filters={
-                        "status": list(selected),
-                        "kind": list(kinds),
-                        "source": list(sources),
-                        "limit": limit,
-                    },
+                    shots=shot_count,
+                    filters=filters,
                     shot_file=shot_file,
                     templates_dir=templates_dir,
-                    seed=seed,
-                    actor=default_user(),
+                    seed=seed + index,
+                    protocol=protocol,
+                    layout=layout,
+                    extractor=extractor,
+                    shots_by_kind=by_kind,
+                    max_new_tokens=max_new_tokens,
+                    permute_options=permute_options,
+                    repeat=(series, index, repeats) if series else None,
                 )
-            except (RunSetupError, ShotFileError, TemplateError) as error:
-                fail(str(error))
-        else:
-            run_id = resume_id
-        _report_setup(database, run_id, as_json)
-        status = _execute(database, run_id, opened)
+                run_ids.append(run_id)
+                _report_setup(database, run_id, as_json)
+                statuses_seen.append(_execute(database, run_id, opened))
     finally:
         opened.close()
-    figures = run_figures(database, run_id)
-    if as_json:
-        print_json({"run_id": run_id, **figures.to_json()})
-    else:
-        _print_figures(figures)
-    if status is RunStatus.FAILED:
+    _print_runs(database, run_ids, as_json)
+    if RunStatus.FAILED in statuses_seen:
         sys.exit(1)
+
+
+def _new_series() -> str:
+    import uuid
+
+    return uuid.uuid4().hex[:12]
+
+
+def _create(
+    database: Database,
+    opened: Backend,
+    *,
+    actor: str,
+    repeat: tuple[str, int, int] | None,
+    **settings: object,
+) -> int:
+    """Create one run; a setting that cannot be used ends the command with one line."""
+    from evaluator.prompts import ShotFileError, TemplateError
+    from evaluator.runner import Repeat, RunSetupError, create_run
+
+    try:
+        return create_run(
+            database,
+            opened.info,
+            actor=actor,
+            repeat=None if repeat is None else Repeat(*repeat),
+            **settings,  # type: ignore[arg-type]
+        )
+    except (RunSetupError, ShotFileError, TemplateError) as error:
+        fail(str(error))
+
+
+def _print_runs(database: Database, run_ids: list[int], as_json: bool) -> None:
+    """The figures of each run made; with several, their mean ± sd per shot setting."""
+    from evaluator.runs import run_figures
+    from evaluator.tables import series_spread
+
+    every = [run_figures(database, run_id) for run_id in run_ids]
+    by_shots: dict[int, list[RunFigures]] = {}
+    for figures in every:
+        by_shots.setdefault(figures.run.shots, []).append(figures)
+    spreads = {
+        shots: series_spread([figures.summary for figures in group])
+        for shots, group in by_shots.items()
+    }
+    if as_json:
+        print_json(
+            {
+                "run_id": run_ids[0],
+                **every[0].to_json(),
+                "runs": run_ids,
+                "spread": [
+                    {
+                        "shots": shots,
+                        "runs": [figures.run.id for figures in by_shots[shots]],
+                        "figures": {name: value.to_json() for name, value in spread.items()},
+                    }
+                    for shots, spread in spreads.items()
+                ],
+            }
+        )
+        return
+    for position, figures in enumerate(every):
+        if position:
+            click.echo("")
+        _print_figures(figures)
+    for shots, spread in spreads.items():
+        if len(by_shots[shots]) < 2:
+            continue
+        shown = [
+            f"{name} {_number(value.mean)} ± {_number(value.sd)}"
+            for name, value in spread.items()
+            if value.mean is not None
+        ]
+        click.echo(f"\nmean ± sd over {len(by_shots[shots])} runs ({shots}-shot):")
+        for line in shown:
+            click.echo(f"  {line}")
 
 
 def _check_form(spec: str, mode: str) -> None:
@@ -319,7 +531,7 @@ def _report_setup(database: Database, run_id: int, quiet: bool) -> None:
 
     run = run_figures(database, run_id).run
     for note in run.shot_notes:
-        click.echo(f"note: {note}", err=True)
+        click.echo(f"note: {terminal_text(note)}", err=True)
     if run.excluded_count:
         click.echo(
             f"note: {run.excluded_count} item(s) left out of score mode (too many candidates)",
@@ -394,7 +606,7 @@ def runs_group(ctx: click.Context, as_json: bool) -> None:
         shots = f"{run.mode}/{run.shots}"
         click.echo(
             f"{run.id:>4}  {status:<11} {run.done:>4}/{run.total:<4}  {accuracy:<24} "
-            f"{shots:<10} {run.model}"
+            f"{shots:<10} {terminal_text(run.model)}"
         )
     if any(run.stale for run in runs):
         click.echo("* marked running, but its process is gone: resume it with --resume")
@@ -443,34 +655,43 @@ def runs_show(
         click.echo(f"  {'item':<28} {'kind':<10} {'key':<8} {'answer':<8} {'s':>6}")
         for view in predictions:
             click.echo(
-                f"{_mark(view.correct, view.failure_kind)} {view.item_id:<28} {view.kind:<10} "
-                f"{view.key:<8} {view.parsed_answer or '—':<8} {view.latency_s:>6.2f}"
+                f"{_mark(view.correct, view.failure_kind)} {terminal_text(view.item_id, 28):<28} "
+                f"{view.kind:<10} {terminal_text(view.key):<8} "
+                f"{terminal_text(view.parsed_answer or '—', 8):<8} {view.latency_s:>6.2f}"
             )
 
 
 def _print_prediction(view: PredictionView, with_prompt: bool) -> None:
-    click.echo(f"item          {view.item_id} (revision {view.revision}, {view.kind})")
-    click.echo(f"key           {view.key}")
     click.echo(
-        f"answer        {view.parsed_answer or '—'}  {_mark(view.correct, view.failure_kind)}"
+        f"item          {terminal_text(view.item_id)} (revision {view.revision}, {view.kind})"
+    )
+    click.echo(f"key           {terminal_text(view.key)}")
+    click.echo(
+        f"answer        {terminal_text(view.parsed_answer or '—')}  "
+        f"{_mark(view.correct, view.failure_kind)}"
     )
     if view.failure_kind:
         click.echo(f"failure       {view.failure_kind}")
     if view.error:
-        click.echo(f"error         {view.error}")
+        click.echo(f"error         {terminal_text(view.error)}")
     scores = {} if view.scores is None else view.scores.to_json()
     likelihoods = scores.pop("log_likelihoods", None)
     if scores:
-        click.echo("scores        " + ", ".join(f"{k} {v}" for k, v in scores.items()))
+        click.echo(
+            "scores        "
+            + ", ".join(
+                f"{k} {terminal_text(json.dumps(v, ensure_ascii=False))}" for k, v in scores.items()
+            )
+        )
     for answer, value in (likelihoods if isinstance(likelihoods, dict) else {}).items():
-        click.echo(f"  log-lik     {answer:<8} {value}")
+        click.echo(f"  log-lik     {terminal_text(answer):<8} {value}")
     click.echo(f"latency       {view.latency_s:.3f} s")
     click.echo(f"prompt hash   {view.prompt_hash}")
     click.echo("raw output:")
-    click.echo(view.raw_output)
+    click.echo(terminal_block(view.raw_output))
     if with_prompt:
         click.echo("prompt:")
-        click.echo(view.prompt)
+        click.echo(terminal_block(view.prompt))
 
 
 @runs_group.command("compare")
@@ -501,7 +722,10 @@ def runs_compare(ctx: click.Context, run_a: int, run_b: int, as_json: bool) -> N
     if comparison.different_answers:
         click.echo("different answers (item: key, A, B):")
         for row in comparison.different_answers:
-            click.echo(f"  {row.item_id}: {row.key}, {row.a or '—'}, {row.b or '—'}")
+            click.echo(
+                f"  {terminal_text(row.item_id)}: {terminal_text(row.key)}, "
+                f"{terminal_text(row.a or '—')}, {terminal_text(row.b or '—')}"
+            )
 
 
 @runs_group.command("suspects")
@@ -527,9 +751,77 @@ def runs_suspects(ctx: click.Context, min_models: int, as_json: bool) -> None:
         return
     for suspect in suspects:
         click.echo(
-            f"{suspect.item_id}: key {suspect.key}, every model answers {suspect.answer} "
-            f"({', '.join(suspect.models)})"
+            f"{terminal_text(suspect.item_id)}: key {terminal_text(suspect.key)}, every model "
+            f"answers {terminal_text(suspect.answer)} ({terminal_text(', '.join(suspect.models))})"
         )
+
+
+@runs_group.command("table")
+@click.option(
+    "--shape",
+    type=click.Choice(("auto", "econlogicqa", "cflue")),
+    default="auto",
+    show_default=True,
+    help="econlogicqa: accuracy by kind × shots; cflue: accuracy, F1, BLEU and ROUGE of "
+    "cflue-protocol runs; auto: both, where there are runs for them.",
+)
+@click.option(
+    "--by",
+    "breakdowns",
+    type=click.Choice(("subject", "length")),
+    multiple=True,
+    help="Also accuracy by CFLUE subject (名称) or by item length, per model (repeatable).",
+)
+@click.option(
+    "--protocol",
+    type=click.Choice(values(EvalProtocol)),
+    help="Only runs of this protocol.",
+)
+@click.option("--model", "models", metavar="MODEL", multiple=True, help="Only this model.")
+@click.option("--run", "run_ids", type=int, metavar="RUN_ID", multiple=True, help="Only this run.")
+@click.option(
+    "--format",
+    "table_format",
+    type=click.Choice(TABLE_FORMATS),
+    default="text",
+    show_default=True,
+    help="Aligned text, Markdown, CSV (mean and sd apart) or LaTeX (booktabs).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the tables as JSON (fractions).")
+@click.pass_context
+def runs_table(
+    ctx: click.Context,
+    shape: str,
+    breakdowns: tuple[str, ...],
+    protocol: str | None,
+    models: tuple[str, ...],
+    run_ids: tuple[int, ...],
+    table_format: str,
+    as_json: bool,
+) -> None:
+    """Paper-style tables: models as rows, mean ± sd over repeats, a random-choice baseline.
+
+    Figures are percentages, as the papers print them (--json keeps fractions).
+    """
+    from evaluator.tables import SHAPES, paper_tables, render_table
+
+    tables = paper_tables(
+        open_db(ctx),
+        shapes=SHAPES if shape == "auto" else (shape,),
+        breakdowns=breakdowns,
+        protocol=protocol,
+        models=models,
+        run_ids=run_ids,
+    )
+    if as_json:
+        print_json([table.to_json() for table in tables])
+        return
+    if not tables:
+        click.echo("no finished runs to tabulate; start one with `vetbench eval --model demo`")
+        return
+    click.echo(
+        "\n\n".join(render_table(table, table_format, clean=terminal_text) for table in tables)
+    )
 
 
 def register(cli: click.Group) -> None:

@@ -16,11 +16,12 @@ from db.vocabulary import GenerationKind, values
 from reviewer.cli.common import (
     TerminalProgressBar,
     api_client_options,
-    default_user,
     fail,
     open_db,
     print_json,
+    terminal_text,
 )
+from reviewer.cli.identity import acting_person
 
 if TYPE_CHECKING:
     from evaluator.backends.settings import ApiSettings
@@ -37,6 +38,7 @@ def _tally_line(summary: GenerationSummary) -> str:
 
 
 def _echo_summary(summary: GenerationSummary, source: str) -> None:
+    source = terminal_text(source)
     click.echo(
         f"source {source}: {summary.planned} planned, {summary.skipped} already done, "
         f"{summary.stored} stored as pending, {summary.rejected} invalid, "
@@ -47,11 +49,11 @@ def _echo_summary(summary: GenerationSummary, source: str) -> None:
         click.echo(f"  {summary.duplicates} suspected near-duplicates flagged for review")
     if summary.reject_reasons:
         reasons = ", ".join(
-            f"{name} {count}" for name, count in summary.reject_reasons.most_common()
+            f"{terminal_text(name)} {count}" for name, count in summary.reject_reasons.most_common()
         )
         click.echo(f"  invalid by field: {reasons}  (see: vetbench rejects --source {source})")
     for failure in summary.failures:
-        click.echo(f"  failed: {failure}", err=True)
+        click.echo(f"  failed: {terminal_text(failure)}", err=True)
     if summary.interrupted:
         click.echo("  interrupted: run the same command again to continue", err=True)
     elif summary.failed:
@@ -194,13 +196,17 @@ def generate_command(
         fail(str(error))
 
     db = open_db(ctx)
+    actor = acting_person(ctx, None, register=False).name
     todo, skipped = split_done(db, tasks)
     summary = GenerationSummary(planned=len(tasks), skipped=skipped)
     if not todo:
         if as_json:
             print_json(summary.to_json(source=source, model=model))
         else:
-            click.echo(f"source {source}: all {len(tasks)} items are already stored or rejected")
+            click.echo(
+                f"source {terminal_text(source)}: all {len(tasks)} items are already stored "
+                "or rejected"
+            )
         return
     try:
         client = ChatClient(model, database=db, **api.client_options())
@@ -221,7 +227,7 @@ def generate_command(
             db,
             client,
             todo,
-            actor=default_user(),
+            actor=actor,
             temperature=temperature,
             max_tokens=max_tokens,
             structured=structured,
@@ -286,11 +292,14 @@ def rejects_command(ctx: click.Context, sources: tuple[str, ...], as_json: bool)
         )
         return
     if not rows:
-        where = f" for source {', '.join(sources)}" if sources else ""
+        where = f" for source {terminal_text(', '.join(sources))}" if sources else ""
         click.echo(f"no rejected generations{where}")
         return
     for row in rows:
-        click.echo(f"{row.source}:{row.article_id}:{row.sample_index}  [{row.model}]  {row.reason}")
+        click.echo(
+            terminal_text(f"{row.source}:{row.article_id}:{row.sample_index}")
+            + f"  [{terminal_text(row.model)}]  {terminal_text(row.reason)}"
+        )
     click.echo(f"{len(rows)} rejected generation{'s' if len(rows) != 1 else ''}")
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from db.vocabulary import ALL, ItemKind, ItemStatus, Role, values
+from db.vocabulary import ALL, FlagName, ItemKind, ItemStatus, Role, values
 from reviewer.cli.common import (
     fail,
     kind_option,
@@ -415,6 +415,13 @@ def _preview(text: str, width: int = PREVIEW_CHARS) -> str:
 @click.option(
     "--exam", "exams", multiple=True, metavar="NAME", help="Only CFLUE items of this exam (名称)."
 )
+@click.option(
+    "--flag",
+    "flags",
+    type=click.Choice(values(FlagName)),
+    multiple=True,
+    help="Only items whose current revision has this flag (repeatable: any of them).",
+)
 @click.option("--limit", type=click.IntRange(1), metavar="N", help="At most N items.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 @click.pass_context
@@ -425,10 +432,11 @@ def items_command(
     sources: tuple[str, ...],
     search: str | None,
     exams: tuple[str, ...],
+    flags: tuple[str, ...],
     limit: int | None,
     as_json: bool,
 ) -> None:
-    """List items: id, kind, status and the start of the text, in import order.
+    """List items: id, kind, status, the start of the text and their flags, in import order.
 
     --search uses the database's own full-text index (SQLite FTS5 with trigrams,
     PostgreSQL pg_trgm): words of three or more characters are found through the
@@ -436,6 +444,7 @@ def items_command(
     """
     from itertools import islice
 
+    from db.flags import current_flags
     from db.items import iter_items
     from db.search import exam_condition, search_condition, search_note
 
@@ -458,10 +467,12 @@ def items_command(
                     kinds=list(kinds) or None,
                     sources=list(sources) or None,
                     where=where,
+                    flags=list(flags) or None,
                 ),
                 limit,
             )
         )
+        flags_of = current_flags(session, [item.id for item in items])
     if as_json:
         print_json(
             [
@@ -473,6 +484,7 @@ def items_command(
                     "revision": item.revision,
                     "suspected_duplicate_of": item.suspected_duplicate_of,
                     "preview": _preview(item.prompt),
+                    "flags": [flag.to_json() for flag in flags_of.get(item.id, [])],
                 }
                 for item in items
             ]
@@ -484,9 +496,10 @@ def items_command(
     ids = [terminal_text(item.id) for item in items]
     id_width = max(len(item_id) for item_id in ids)
     for item_id, item in zip(ids, items, strict=True):
+        names = sorted({flag.name.value for flag in flags_of.get(item.id, [])})
         click.echo(
             f"{item_id:<{id_width}}  {item.kind.value:<9}  {item.status:<9}  "
-            f"{terminal_text(_preview(item.prompt))}"
+            f"{terminal_text(_preview(item.prompt))}" + (f"  [{', '.join(names)}]" if names else "")
         )
 
 

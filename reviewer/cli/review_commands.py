@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from db.vocabulary import OPEN_STATUSES, ItemKind, Verdict, values
+from db.vocabulary import OPEN_STATUSES, FlagName, ItemKind, QueueOrder, Verdict, values
 from reviewer.cli.common import backend_options, fail, open_db, print_json, terminal_text
 from reviewer.cli.identity import acting_person, as_option, new_user_option
 
@@ -29,6 +29,14 @@ if TYPE_CHECKING:
     type=click.Choice(values(OPEN_STATUSES)),
     help="Only items with this status (default: both).",
 )
+@click.option("--flag", type=click.Choice(values(FlagName)), help="Only items with this flag.")
+@click.option(
+    "--order",
+    type=click.Choice(values(QueueOrder)),
+    default=QueueOrder.DEFAULT.value,
+    show_default=True,
+    help="suspicious: the items `vetbench triage` ranks highest come first.",
+)
 @backend_options  # how the evaluation screen (F4) opens models, as `vetbench eval` does
 @click.pass_context
 def review(
@@ -38,6 +46,8 @@ def review(
     kind: str | None,
     source: str | None,
     status: str | None,
+    flag: str | None,
+    order: str,
     backend: BackendSettings,
 ) -> None:
     """Open the review app: answer each item blind, see the key, give a verdict.
@@ -67,6 +77,8 @@ def review(
         status=status,
         notice=who.notice,
         backend_settings=backend,
+        flag=flag,
+        order=order,
     )
     app.run()
 

@@ -19,10 +19,11 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from db.engine import Database, open_database
-from db.vocabulary import Role
+from db.vocabulary import QueueOrder, Role
 from reviewer.queue import QueueFilter, ReviewQueue
 from reviewer.tui.idle_gc import IdleCollector
 from reviewer.tui.literal import notify_literally
+from reviewer.tui.responsive import HEIGHT_CLASSES, WIDTH_CLASSES
 from reviewer.tui.screens.help import HelpRow, HelpScreen
 from reviewer.tui.screens.review import ReviewScreen
 from reviewer.tui.timer import ActiveTimer
@@ -46,6 +47,10 @@ class ReviewApp(App[None]):
 
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute, so subclasses elsewhere work
     TITLE = "vetbench review"
+    # Every screen gets -narrow or -wide, -short or -tall: below about 100 columns the
+    # panels stack, below 30 rows the spacing folds (see app.tcss).
+    HORIZONTAL_BREAKPOINTS = WIDTH_CLASSES
+    VERTICAL_BREAKPOINTS = HEIGHT_CLASSES
 
     BINDINGS = [
         Binding("question_mark", "help", "Help", key_display="?"),
@@ -177,6 +182,8 @@ def make_app(
     timer: ActiveTimer | None = None,
     notice: str | None = None,
     backend_settings: BackendSettings | None = None,
+    flag: str | None = None,
+    order: str = "default",
 ) -> ReviewApp:
     """Build the review app on a database (an open one, a path or a URL) for one annotator.
 
@@ -184,7 +191,8 @@ def make_app(
     review`` resolves it, refusing unknown names, and passes its ``notice`` to show).
     ``clock`` (claims) and ``timer`` (seconds spent) can be replaced for repeatable tests.
     ``backend_settings`` are how the evaluation screen opens models (as ``vetbench eval``
-    takes them).
+    takes them).  ``flag`` serves only items with that flag; ``order="suspicious"``
+    serves the most suspicious items first (``reviewer.triage``).
     """
     db = (
         db_url_or_database
@@ -195,10 +203,11 @@ def make_app(
         kinds=(kind,) if kind else (),
         sources=(source,) if source else (),
         statuses=(status,) if status else (),
+        flags=(flag,) if flag else (),
     )
     queue = (
-        ReviewQueue(db, annotator_name, filters)
+        ReviewQueue(db, annotator_name, filters, order=QueueOrder(order))
         if clock is None
-        else ReviewQueue(db, annotator_name, filters, clock=clock)
+        else ReviewQueue(db, annotator_name, filters, clock=clock, order=QueueOrder(order))
     )
     return ReviewApp(db, queue, timer or ActiveTimer(), notice, backend_settings)

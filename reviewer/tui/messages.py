@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
+from db.flags import ItemFlag
 from db.gold import GoldOutcome
 from db.items import ItemSnapshot
 from reviewer.judging import RetractionReceipt, RevisionReceipt
@@ -25,6 +26,7 @@ class ItemLoaded(Message):
     note: str = ""
     database_empty: bool = False  # with no item: nothing was ever imported
     authored: bool = False  # the annotator wrote the current revision: never shown blind
+    flags: tuple[ItemFlag, ...] = ()  # the item revision's flags: shown only after the reveal
 
 
 @dataclass

@@ -13,7 +13,7 @@
 On PostgreSQL the new tables get their grants and policies (``db.privileges``).
 
 Revision ID: 0006_guidelines_gold_search
-Revises: 0003_identity_audit
+Revises: 0005_item_flags
 Create Date: 2026-11-30 15:30:00
 """
 
@@ -31,7 +31,7 @@ from db.search import create_search_index, drop_search_index
 
 revision: str = "0006_guidelines_gold_search"
 # The lead re-chains this after 0004_protocols and 0005_item_flags when they land.
-down_revision: str | None = "0003_identity_audit"
+down_revision: str | None = "0005_item_flags"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

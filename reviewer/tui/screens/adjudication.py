@@ -18,7 +18,7 @@ Item text is user data and is shown as plain text.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
@@ -33,15 +33,18 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from db.answers import format_answer
 from db.vocabulary import DecisionReason, ItemStatus, Verdict
-from reviewer.tui.literal import line_broken, literal, notify_literally
+from reviewer.tui.literal import line_broken, literal, literal_item, notify_literally
+from reviewer.tui.responsive import apply_size_classes
 from reviewer.tui.screens.lead_modals import ConfirmModal, ReasonModal, Rejection
 from reviewer.tui.screens.prompt import PromptScreen, answer_validator
 from reviewer.tui.widgets.footer import KeyFooter
+from reviewer.tui.widgets.item_view import RAW_TITLE
 from reviewer.words import counted
 
 if TYPE_CHECKING:
     from db.engine import Database
     from reviewer.adjudication import ConflictCase, DecisionRecord, DecisionUndone
+    from reviewer.triage import TriageEntry
 
 # The rejection reason a verdict points to: named in the reason dialog, never preselected.
 VERDICT_REASON: dict[str, DecisionReason] = {
@@ -57,10 +60,11 @@ NO_ROWS = "__none__"  # the key of the "none" row of an empty table
 QUEUE_PAGE = 500  # conflicts listed at once; the rest follow as these are resolved
 
 
-def case_text(case: ConflictCase) -> Text:
+def case_text(case: ConflictCase, *, raw: bool = False) -> Text:
     """The item as the lead reads it: text, choices, key, explanation, earlier revisions.
 
-    Every piece of item text, id, name and note goes through :func:`literal`."""
+    Item text is in its display form (entities decoded, LaTeX as Unicode), or as stored
+    when ``raw``; every piece of item text, id, name and note is shown literally."""
     item = case.item
     text = Text()
     text.append_text(literal(item.id, "bold"))
@@ -70,15 +74,18 @@ def case_text(case: ConflictCase) -> Text:
             "dim",
         )
     )
-    text.append_text(literal(item.prompt + "\n\n"))
+    text.append_text(literal_item(item.prompt, raw=raw))
+    text.append("\n\n")
     for label, choice in item.choices.items():
-        text.append_text(literal(f"{label}. ", "bold"))
-        text.append_text(literal(choice + "\n"))
+        text.append(f"{label}. ", style="bold")
+        text.append_text(literal_item(choice, raw=raw))
+        text.append("\n")
     text.append("\nkey ", style="dim")
     text.append_text(literal(format_answer(item.kind, item.key) + "\n", "bold"))
     if item.explanation:
         text.append("explanation ", style="dim")
-        text.append_text(literal(item.explanation + "\n"))
+        text.append_text(literal_item(item.explanation, raw=raw))
+        text.append("\n")
     for revision in reversed(case.earlier_revisions):
         text.append(f"\nrevision {revision.number}", style="bold dim")
         text.append_text(literal(f" by {revision.author}: {revision.change_note or '—'}\n", "dim"))
@@ -86,7 +93,8 @@ def case_text(case: ConflictCase) -> Text:
         text.append_text(literal(format_answer(item.kind, revision.key) + "\n"))
         if revision.prompt != item.prompt:
             text.append("  text ", style="dim")
-            text.append_text(literal(revision.prompt + "\n"))
+            text.append_text(literal_item(revision.prompt, raw=raw))
+            text.append("\n")
     return text
 
 
@@ -191,6 +199,15 @@ def history_text(case: ConflictCase) -> Text:
     return text
 
 
+def triage_text(entry: TriageEntry) -> Text:
+    """The item's suspicion score and its reasons (``reviewer.triage``), flags included."""
+    text = Text(f"\nsuspicion score {entry.score:.2f}\n", style="bold")
+    for reason in entry.reasons:
+        text.append(f"  +{reason.weight:.2f} ", style="yellow")
+        text.append_text(literal(reason.text + "\n"))
+    return text
+
+
 def suggested_key(case: ConflictCase) -> str:
     """The corrected key most annotators proposed, else their most common blind answer."""
     proposals = Counter(j.corrected_key for j in case.judgments if j.corrected_key)
@@ -218,6 +235,7 @@ class AdjudicationScreen(Screen[None]):
         Binding("c", "approve_corrected", "Approve, corrected key"),
         Binding("x", "reject", "Reject…"),
         Binding("u", "undo_decision", "Undo my last decision"),
+        Binding("v", "toggle_raw", "Raw text"),
         Binding("A", "approve_agreed", "Approve all agreed"),
         Binding("r", "refresh", "Refresh"),
         Binding("escape", "leave", "Back"),
@@ -231,6 +249,7 @@ class AdjudicationScreen(Screen[None]):
         conflicts: int  # all conflicts, of which ``cases`` are the first QUEUE_PAGE
         agreed: int
         refusal: str = ""
+        scores: dict[str, TriageEntry] = field(default_factory=dict)  # reviewer.triage
 
     @dataclass
     class DecisionSaved(Message):
@@ -265,6 +284,10 @@ class AdjudicationScreen(Screen[None]):
         """The highlighted case."""
         self.refusal: str | None = None
         """Why this person may not decide (None for a lead, or before the first read)."""
+        self.scores: dict[str, TriageEntry] = {}
+        """The listed items' triage scores and reasons."""
+        self.raw_text = False
+        """Whether item text is shown exactly as stored instead of its display form."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -279,7 +302,8 @@ class AdjudicationScreen(Screen[None]):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        self.query_one("#queue", DataTable).add_columns("item", "kind", "source", "why")
+        apply_size_classes(self)
+        self.query_one("#queue", DataTable).add_columns("item", "score", "kind", "source", "why")
         self.query_one("#judgments", CaseJudgments).border_title = "Judgments"
         self.load_queue()
 
@@ -297,11 +321,16 @@ class AdjudicationScreen(Screen[None]):
             except PermissionDenied as error:
                 self.post_message(self.QueueLoaded(None, 0, 0, str(error)))
                 return
+        from reviewer.triage import triage_scores
+
         cases = conflict_queue(self.database, limit=QUEUE_PAGE)
         conflicts = count_status(self.database, "conflict")
         agreed = count_agreed(self.database)
+        scores = triage_scores(self.database, [case.item.id for case in cases])
+        # The most suspicious conflicts first (triage's score), then the oldest.
+        cases.sort(key=lambda case: -scores[case.item.id].score if case.item.id in scores else 0)
         if not worker.is_cancelled:  # a newer read was asked for meanwhile
-            self.post_message(self.QueueLoaded(cases, conflicts, agreed))
+            self.post_message(self.QueueLoaded(cases, conflicts, agreed, scores=scores))
 
     @work(thread=True, exit_on_error=False, group="decide")
     def save_decision(
@@ -430,6 +459,12 @@ class AdjudicationScreen(Screen[None]):
     def action_refresh(self) -> None:
         self.load_queue()
 
+    def action_toggle_raw(self) -> None:
+        self.raw_text = not self.raw_text
+        self.query_one("#case-scroll").border_title = RAW_TITLE if self.raw_text else ""
+        if self.current is not None:
+            self._show_case(self.current)
+
     def action_leave(self) -> None:
         if len(self.app.screen_stack) > 1:
             self.app.pop_screen()
@@ -446,14 +481,17 @@ class AdjudicationScreen(Screen[None]):
         self.refusal = None
         previous = self.current.item.id if self.current else None
         self.cases = {case.item.id: case for case in message.cases}
+        self.scores = message.scores
         table.clear()
         if not message.cases:
             table.add_row(Text("none", style="dim"), "", "", "", key=NO_ROWS)
         for case in message.cases:
             item = case.item
             why = "; ".join(case.disagreements) or "—"
+            entry = message.scores.get(item.id)
             table.add_row(
                 literal(item.id),
+                Text(f"{entry.score:.1f}" if entry else "—", justify="right"),
                 literal(item.kind.value),
                 literal(item.source),
                 literal(why if len(why) <= PREVIEW_CHARS else why[: PREVIEW_CHARS - 1] + "…"),
@@ -496,8 +534,12 @@ class AdjudicationScreen(Screen[None]):
         judgments.display = True
         judgments.border_title = f"Judgments of revision {case.item.revision}"
         judgments.update(line_broken(judgments_text(case)))
-        self.query_one("#case-text", Static).update(line_broken(case_text(case)))
-        self.query_one("#case-history", Static).update(history_text(case))
+        self.query_one("#case-text", Static).update(line_broken(case_text(case, raw=self.raw_text)))
+        history = history_text(case)
+        entry = self.scores.get(case.item.id)
+        if entry is not None:
+            history.append_text(triage_text(entry))
+        self.query_one("#case-history", Static).update(line_broken(history))
 
     def on_adjudication_screen_decision_saved(self, message: DecisionSaved) -> None:
         record = message.record

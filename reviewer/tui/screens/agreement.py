@@ -7,8 +7,9 @@ Computing never runs on the interface thread.
 
 Tabs: the headline figures with 95% bootstrap intervals, and in words why a
 figure is undefined or paradoxical (high raw agreement with a kappa near zero);
-the annotators (their own figures with their keep rate and gold accuracy, and a
-heat map of Cohen's kappa for every pair, all verdicts or keep/drop); breakdowns by kind and by source; likely wrong keys (listed for
+the annotators (their own figures with their keep rate and gold accuracy, their
+keep rates and median times per item as bars, and a heat map of Cohen's kappa for
+every pair, all verdicts or keep/drop); breakdowns by kind and by source; likely wrong keys (listed for
 leads only: the list shows what annotators answered, which annotators must not
 see before giving their own answer).
 """
@@ -16,19 +17,21 @@ see before giving their own answer).
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 
 from db.answers import format_answer
 from reviewer.tui.literal import literal
 from reviewer.tui.polling import PollingScreen
+from reviewer.tui.responsive import apply_size_classes
+from reviewer.tui.widgets.bars import Bar, BarChart
 from reviewer.tui.widgets.footer import KeyFooter
 from reviewer.words import counted
 
@@ -137,7 +140,6 @@ class AgreementScreen(PollingScreen[None]):
         """The worker computed the figures from the judgments as they are now."""
 
         report: AgreementReport
-        seconds: float
         lead: bool  # whether the person may see item-level answers
 
     def __init__(
@@ -169,8 +171,15 @@ class AgreementScreen(PollingScreen[None]):
             with TabPane("Figures", id="figures-tab"):
                 yield DataTable(id="agreement-figures", cursor_type="row", zebra_stripes=True)
                 yield FigureNotes(id="agreement-notes")
-            with TabPane("Annotators", id="annotators-tab"):
+            with TabPane("Annotators", id="annotators-tab"), VerticalScroll(id="annotators-body"):
                 yield DataTable(id="annotator-table", cursor_type="row", zebra_stripes=True)
+                with Horizontal(id="annotator-charts"):
+                    with Vertical(classes="annotator-chart"):
+                        yield Static("Keep rate", classes="chart-title")
+                        yield BarChart(id="keep-rate-bars", empty="No judgments yet.")
+                    with Vertical(classes="annotator-chart"):
+                        yield Static("Median time per item", classes="chart-title")
+                        yield BarChart(id="seconds-bars", scale=None, empty="No timed judgments.")
                 yield Static("", id="heatmap-title")
                 yield DataTable(id="kappa-map", cursor_type="cell", show_cursor=False)
             with TabPane("By kind and source", id="breakdown-tab"):
@@ -180,6 +189,7 @@ class AgreementScreen(PollingScreen[None]):
         yield KeyFooter()
 
     def on_mount(self) -> None:
+        apply_size_classes(self)
         self.query_one("#agreement-figures", DataTable).add_columns(
             "statistic", "value", "95% CI", "n", "note"
         )
@@ -236,11 +246,10 @@ class AgreementScreen(PollingScreen[None]):
         if fingerprint == self._seen and not self._force.is_set():
             return None
         self._force.clear()
-        started = time.perf_counter()
         report = compute_agreement(self.database, resamples=self.resamples, seed=self.seed)
         lead = is_lead(self.database, self.person_name)
         self._seen = fingerprint
-        return self.AgreementComputed(report, time.perf_counter() - started, lead)
+        return self.AgreementComputed(report, lead)
 
     # ---------------------------------------------------------- display
 
@@ -259,13 +268,13 @@ class AgreementScreen(PollingScreen[None]):
             Text(
                 f"{counted(figures.items_compared, 'item')} compared of "
                 f"{figures.items_judged:,} judged · {counted(figures.judgments, 'judgment')} by "
-                f"{counted(figures.annotators, 'annotator')} · {intervals} · "
-                f"computed in {message.seconds:.1f} s"
+                f"{counted(figures.annotators, 'annotator')} · {intervals}"
             )
         )
         self._show_figures(figures)
         self.query_one("#agreement-notes", FigureNotes).show(report.notes)
         self._show_annotators(report)
+        self._show_annotator_charts(report)
         self._show_heat_map(report)
         self._show_breakdowns(report)
         self._show_wrong_keys(figures, message.lead)
@@ -303,6 +312,31 @@ class AgreementScreen(PollingScreen[None]):
                 literal(", ".join(f"{name} {count}" for name, count in stats.verdicts.items())),
                 key=stats.name,
             )
+
+    def _show_annotator_charts(self, report: AgreementReport) -> None:
+        people = report.per_annotator
+        self.query_one("#keep-rate-bars", BarChart).show(
+            [
+                Bar(
+                    stats.name,
+                    stats.keep_rate,
+                    f"{stats.keep_rate:>4.0%} of {stats.judgments:,}"
+                    if stats.keep_rate is not None
+                    else "—",
+                )
+                for stats in people
+            ]
+        )
+        self.query_one("#seconds-bars", BarChart).show(
+            [
+                Bar(
+                    stats.name,
+                    stats.median_seconds,
+                    "—" if stats.median_seconds is None else f"{stats.median_seconds:>4.0f} s",
+                )
+                for stats in people
+            ]
+        )
 
     def _show_heat_map(self, report: AgreementReport) -> None:
         figures = report.figures

@@ -9,7 +9,8 @@ and ``vetbench eval --resume RUN`` continues it later.
 
 Tabs: the live run (progress, items per second, ETA, accuracy with its Wilson 95%
 interval per kind, unparsed rate, the latest predictions with prompt, raw output,
-parsed answer and key), the leaderboard (every run, with a bar chart of accuracy),
+parsed answer and key, accuracy by kind as bars with whiskers and accuracy as the
+run goes as a line), the leaderboard (every run, with accuracy as bars with whiskers),
 and suspect keys (items every model gets wrong with the same non-key answer).
 Item and model text (ids, model names, answers, raw outputs, prompts, errors) goes
 through the one literal-display helper (``reviewer/tui/literal.py``): never markup,
@@ -49,14 +50,20 @@ from db.vocabulary import ALL, EvalMode, FailureKind, ItemKind, ItemStatus, RunS
 from evaluator.live import (
     EvaluationSnapshot,
     duration,
+    extraction_summary,
     interval,
     percent,
+    position_summary,
+    protocol_note,
     rate,
     read_snapshot,
     secondary_figure,
 )
 from reviewer.tui.literal import line_broken, literal, notify_literally
 from reviewer.tui.polling import PollingScreen
+from reviewer.tui.responsive import apply_size_classes
+from reviewer.tui.widgets.accuracy_curve import AccuracyCurve
+from reviewer.tui.widgets.bars import Bar, BarChart
 from reviewer.tui.widgets.footer import KeyFooter
 
 if TYPE_CHECKING:
@@ -67,8 +74,6 @@ if TYPE_CHECKING:
 
 SHOT_CHOICES = (0, 1, 5)
 LEADERBOARD_BARS = 15
-BAR_WIDTH = 40
-MODEL_NAME_WIDTH = 28  # of the leaderboard chart
 SUSPECTS_EVERY = 5  # suspect keys are re-read every this many polls (a heavier query)
 
 BackendOpener = Callable[[str], "Backend"]
@@ -91,27 +96,21 @@ def mark(view: PredictionView) -> Text:
     return Text("right", style="green") if view.correct else Text("wrong", style="red")
 
 
-def accuracy_bars(runs: list[RunOverview], width: int = BAR_WIDTH) -> Text:
-    """One horizontal bar per run (best first): the accuracy, with its interval as text."""
+def leaderboard_bars(runs: list[RunOverview]) -> list[Bar]:
+    """One bar per run with answers (best first): its accuracy, the interval as a whisker."""
     ranked = sorted(
         (run for run in runs if run.accuracy is not None),
         key=lambda run: (-(run.accuracy or 0.0), run.id),
     )[:LEADERBOARD_BARS]
-    if not ranked:
-        return Text("No run has an answer yet.", style="dim")
-    eighths = " ▏▎▍▌▋▊▉"
-    chart = Text()
-    for run in ranked:
-        filled = (run.accuracy or 0.0) * width
-        full, rest = int(filled), int((filled - int(filled)) * 8)
-        bar = "█" * full + (eighths[rest] if rest and full < width else "")
-        chart.append(f"#{run.id:<4} ", style="dim")
-        chart.append_text(literal(f"{run.model[:MODEL_NAME_WIDTH]:<{MODEL_NAME_WIDTH}} "))
-        chart.append(bar.ljust(width), style="green")
-        chart.append(f" {percent(run.accuracy):>6} {interval(run.accuracy_ci)}")
-        chart.append(f"  n={run.done}\n", style="dim")
-    chart.rstrip()
-    return chart
+    return [
+        Bar(
+            f"#{run.id} {run.model}",
+            run.accuracy,
+            f"{percent(run.accuracy):>6} {interval(run.accuracy_ci):<12} n={run.done}",
+            run.accuracy_ci,
+        )
+        for run in ranked
+    ]
 
 
 def prediction_detail(view: PredictionView) -> Text:
@@ -143,6 +142,9 @@ def run_title(figures: RunFigures) -> Text:
     title = Text.assemble((f"Run {run.id}  ", "bold"))
     title.append_text(literal(run.model, style="bold"))
     title.append(f"  {run.backend}, {run.mode}, {run.shots}-shot  ")
+    note = protocol_note(run)
+    if note:
+        title.append(f"{note}  ")
     title.append(status, style="italic")
     if run.error:
         title.append_text(literal("  " + run.error, style="yellow"))
@@ -232,13 +234,14 @@ class EvaluationScreen(PollingScreen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         with TabbedContent(initial="live-tab"):
-            with TabPane("Live run", id="live-tab"):
+            with TabPane("Live run", id="live-tab"), VerticalScroll(id="live-body"):
                 with Horizontal(id="start-form"):
                     yield Label("Model", classes="field-label")
                     yield Input(
                         value="demo",
                         placeholder="demo, a model folder, openai:NAME or scripted:FILE",
                         id="model-spec",
+                        compact=True,
                     )
                     yield Label("Shots", classes="field-label")
                     yield Select(
@@ -246,6 +249,7 @@ class EvaluationScreen(PollingScreen[None]):
                         value=5,
                         allow_blank=False,
                         id="shots",
+                        compact=True,
                     )
                     yield Label("Kind", classes="field-label")
                     yield Select(
@@ -253,14 +257,20 @@ class EvaluationScreen(PollingScreen[None]):
                         value=ALL,
                         allow_blank=False,
                         id="kind",
+                        compact=True,
                     )
-                    yield Button("Start", id="start", variant="primary")
-                    yield Button("Stop", id="stop", variant="error", disabled=True)
+                    yield Button("Start", id="start", variant="primary", compact=True)
+                    yield Button("Stop", id="stop", variant="error", disabled=True, compact=True)
                 with Vertical(id="run-panel"):
                     yield Static("No evaluation run yet.", id="run-title")
                     yield ProgressBar(id="progress", show_eta=False)
                     yield Static("", id="speed")
-                    yield DataTable(id="figures", cursor_type="none", zebra_stripes=True)
+                with Horizontal(id="live-charts"):
+                    with Vertical(id="kind-chart"):
+                        yield Static("Accuracy by kind, with 95% intervals", classes="chart-title")
+                        yield BarChart(id="kind-bars", empty="No answers yet.")
+                    yield AccuracyCurve(id="accuracy-curve")
+                yield DataTable(id="figures", cursor_type="none", zebra_stripes=True)
                 with Horizontal(id="predictions-area"):
                     yield DataTable(id="predictions", cursor_type="row", zebra_stripes=True)
                     with VerticalScroll(id="detail-scroll"):
@@ -268,7 +278,8 @@ class EvaluationScreen(PollingScreen[None]):
             with TabPane("Leaderboard", id="leaderboard-tab"):
                 yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
                 with VerticalScroll(id="chart-scroll"):
-                    yield Static("", id="accuracy-chart")
+                    yield Static("Accuracy with 95% intervals", classes="chart-title")
+                    yield BarChart(id="accuracy-chart", empty="No run has an answer yet.")
             with TabPane("Suspect keys", id="suspects-tab"):
                 yield Static(
                     "Items that every model answered wrongly with one and the same answer: "
@@ -279,6 +290,7 @@ class EvaluationScreen(PollingScreen[None]):
         yield KeyFooter()
 
     def on_mount(self) -> None:
+        apply_size_classes(self)
         self.query_one("#figures", DataTable).add_columns(
             "kind", "answered", "accuracy", "95% CI", "unparsed", "failed", "also"
         )
@@ -497,21 +509,30 @@ class EvaluationScreen(PollingScreen[None]):
             title.update("No evaluation run yet. Choose a model and press Start (ctrl+s).")
             table.clear()
             speed.update("")
+            self.query_one("#kind-bars", BarChart).show([])
+            self.query_one("#accuracy-curve", AccuracyCurve).show([])
             return
         progress, summary = figures.progress, figures.summary
         title.update(run_title(figures))
         bar.update(total=max(progress.total, 1), progress=progress.done)
-        speed.update(
-            Text(
-                f"{progress.done} / {progress.total} items   "
-                f"{rate(progress.items_per_second)}   ETA {duration(progress.eta_s)}   "
-                f"unparsed {percent(summary.unparsed_rate)}"
-            )
-        )
+        lines = [
+            f"{progress.done} / {progress.total} items   "
+            f"{rate(progress.items_per_second)}   ETA {duration(progress.eta_s)}   "
+            f"unparsed {percent(summary.unparsed_rate)}",
+            extraction_summary(summary),
+            position_summary(summary),
+        ]
+        # Extractor names and position labels come from the evaluator, not from models.
+        speed.update(Text("\n".join(line for line in lines if line)))
         table.clear()
         table.add_row(*_figure_cells("all", summary), key=ALL)
         for kind, group in summary.by_kind.items():
             table.add_row(*_figure_cells(kind, group), key=kind)
+        self.query_one("#kind-bars", BarChart).show(
+            [accuracy_bar("all", summary)]
+            + [accuracy_bar(kind, group) for kind, group in summary.by_kind.items()]
+        )
+        self.query_one("#accuracy-curve", AccuracyCurve).show(figures.accuracy_curve)
 
     def _show_latest(self, latest: list[PredictionView]) -> None:
         table = self.query_one("#predictions", DataTable)
@@ -560,7 +581,7 @@ class EvaluationScreen(PollingScreen[None]):
         keys = [str(run.id) for run in ranked]
         if previous in keys:
             table.move_cursor(row=keys.index(previous))
-        self.query_one("#accuracy-chart", Static).update(accuracy_bars(runs))
+        self.query_one("#accuracy-chart", BarChart).show(leaderboard_bars(runs))
 
     def _show_suspects(self, suspects: list[SuspectKey]) -> None:
         self._suspects = suspects
@@ -585,6 +606,16 @@ class EvaluationScreen(PollingScreen[None]):
         except Exception:  # no valid cursor (empty or just cleared)
             return None
         return None if row_key.value is None else str(row_key.value)
+
+
+def accuracy_bar(name: str, figures: Figures) -> Bar:
+    """A kind's accuracy as a bar, its Wilson interval as the whisker."""
+    return Bar(
+        name,
+        figures.accuracy,
+        f"{percent(figures.accuracy):>6} {interval(figures.accuracy_ci):<12} n={figures.scored}",
+        figures.accuracy_ci,
+    )
 
 
 def _figure_cells(name: str, figures: Figures) -> tuple[str, ...]:

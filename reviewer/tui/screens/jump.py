@@ -13,7 +13,7 @@ from textual.widgets import Button, Input, Select, Static
 from db.engine import Database
 from db.items import get_item
 from db.search import MIN_INDEXED_CHARS
-from db.vocabulary import ItemStatus
+from db.vocabulary import FlagName, ItemKind, ItemStatus
 from reviewer.queue import QueueFilter
 from reviewer.tui.literal import literal
 from reviewer.tui.screens.prompt import PromptScreen, Validator
@@ -69,7 +69,7 @@ class ChoiceField:
 
 
 class FilterScreen(DialogScreen[QueueFilter | None]):
-    """Search text and one kind, source, status and exam (or any); Ctrl+S or Enter
+    """Search text and one kind, source, status, exam and flag (or any); Ctrl+S or Enter
     applies, Esc cancels."""
 
     BINDINGS = [
@@ -91,6 +91,8 @@ class FilterScreen(DialogScreen[QueueFilter | None]):
         ]
         if self.choices.exams:  # CFLUE items only
             fields.append(ChoiceField("exams", "Exam   ", "any exam (名称)", self.choices.exams))
+        flags = [flag.value for flag in FlagName]
+        fields.append(ChoiceField("flags", "Flag   ", "any item, flagged or not", flags))
         return fields
 
     def compose(self) -> ComposeResult:

@@ -34,6 +34,7 @@ from textual.worker import Worker, WorkerState
 
 from db.answers import AnswerError, parse_answer
 from db.engine import Database
+from db.flags import ItemFlag
 from db.items import ItemSnapshot
 from db.vocabulary import ItemKind, Verdict
 from reviewer.judging import (
@@ -55,6 +56,7 @@ from reviewer.tui.messages import (
     ProgressCounted,
     RevisionSaved,
 )
+from reviewer.tui.responsive import apply_size_classes
 from reviewer.tui.screens.help import HelpRow
 from reviewer.tui.screens.review_keys import ACTION_HELP, REVIEW_BINDINGS, Phase, why_not
 from reviewer.tui.timer import ActiveTimer
@@ -90,6 +92,8 @@ class ReviewScreen(Screen[None]):
         self.queue = queue
         self.timer = timer
         self.item: ItemSnapshot | None = None
+        self.flags: tuple[ItemFlag, ...] = ()
+        """The current item's flags, held until the reveal shows them."""
         self.own: OwnJudgment | None = None
         self.draft: AnswerDraft | None = None
         self.blind_answer: str = ""
@@ -111,6 +115,7 @@ class ReviewScreen(Screen[None]):
         yield KeyFooter(compact=True)
 
     def on_mount(self) -> None:
+        apply_size_classes(self)
         self.query_one(ProgressLine).show(self.queue.annotator, None, self.queue.filters.describe())
         self.app.app_suspend_signal.subscribe(self, lambda _app: self.timer.pause())
         self.app.app_resume_signal.subscribe(self, lambda _app: self.timer.resume())
@@ -158,6 +163,8 @@ class ReviewScreen(Screen[None]):
             return phase in (Phase.JUDGED, Phase.AUTHORED)
         if action == "revisions":
             return phase in (Phase.REVEALED, Phase.JUDGED, Phase.AUTHORED)
+        if action == "toggle_raw":
+            return phase in (Phase.BLIND, Phase.REVEALED, Phase.JUDGED, Phase.AUTHORED)
         if action == "skip":
             return phase in (Phase.BLIND, Phase.REVEALED)
         if action == "previous":
@@ -232,14 +239,17 @@ class ReviewScreen(Screen[None]):
     def _loaded(self, item: ItemSnapshot | None, note: str = "") -> ItemLoaded:
         """The message for a loaded item, with the annotator's own judgment of it (run in
         a worker: it asks the database).  An item whose current revision they wrote is
-        never shown blind: it comes with their judgment of the revision they saw."""
+        never shown blind: it comes with their judgment of the revision they saw.
+
+        The item's flags travel with it but stay off the screen until the reveal."""
         if item is None:
             return ItemLoaded(None, None, note, database_empty=self.queue.database_is_empty())
+        flags = self.queue.flags_of(item)
         own = self.queue.own_judgment(item.id)
         if own is None and self.queue.wrote_current_revision(item):
             own = self.queue.own_judgment(item.id, any_revision=True)
-            return ItemLoaded(item, own, note, authored=True)
-        return ItemLoaded(item, own, note)
+            return ItemLoaded(item, own, note, authored=True, flags=flags)
+        return ItemLoaded(item, own, note, flags=flags)
 
     @work(thread=True, group="review", exit_on_error=False)
     def _submit(self, item: ItemSnapshot, fields: dict[str, object]) -> None:
@@ -326,6 +336,7 @@ class ReviewScreen(Screen[None]):
         self.busy = False
         previous = self.item
         self.item, self.own = message.item, message.own_judgment
+        self.flags = message.flags
         view = self.query_one(ItemView)
         reveal = self.query_one(RevealPanel)
         reveal.clear()
@@ -360,7 +371,9 @@ class ReviewScreen(Screen[None]):
                 self.phase = Phase.AUTHORED
             elif message.own_judgment is not None:
                 self.draft = None
-                reveal.reveal(item, message.own_judgment.blind_answer, message.own_judgment)
+                reveal.reveal(
+                    item, message.own_judgment.blind_answer, message.own_judgment, self.flags
+                )
                 self.phase = Phase.JUDGED
             else:
                 self.draft = AnswerDraft(item.kind, item.labels)
@@ -507,7 +520,7 @@ class ReviewScreen(Screen[None]):
             notify_literally(self, str(error), severity="warning")
             return
         self._show_draft()
-        self.query_one(RevealPanel).reveal(self.item, self.blind_answer)
+        self.query_one(RevealPanel).reveal(self.item, self.blind_answer, flags=self.flags)
         self.phase = Phase.REVEALED
 
     def action_comment(self) -> None:
@@ -598,6 +611,12 @@ class ReviewScreen(Screen[None]):
         self.app.push_screen(
             GuidelinesScreen(self.db, kind, first=first), lambda _closed: self.timer.resume()
         )
+
+    def action_toggle_raw(self) -> None:
+        """Item text as stored (entities, LaTeX) or as read; it stays so until switched back."""
+        raw = not self.query_one(ItemView).raw
+        self.query_one(ItemView).show_raw(raw)
+        self.query_one(RevealPanel).show_raw(raw)
 
     def action_revisions(self) -> None:
         from reviewer.tui.screens.revisions import RevisionsScreen

@@ -98,6 +98,13 @@ ACTION_HELP: list[ActionHelp] = [
         "Comment",
     ),
     ActionHelp(
+        "Item",
+        "toggle_raw",
+        "v",
+        "show the item's text as stored (HTML entities, LaTeX) or as read; v again switches back",
+        "Raw text",
+    ),
+    ActionHelp(
         "Item", "edit", "e", "edit an item you judged (makes a new revision)", "Edit the item"
     ),
     ActionHelp(
@@ -148,10 +155,12 @@ REVIEW_BINDINGS: list[BindingType] = [
     *[Binding(str(n), f"pick_number({n})", str(n), show=False) for n in range(1, 9)],
     Binding("backspace", "take_back", "Back", key_display="⌫"),
     Binding("enter", "submit_answer", "Submit", key_display="⏎"),
+    # The verdict bar shows the verdict keys (all seven, on a button each): not the footer.
     *[
-        Binding(key, f"verdict('{verdict.value}')", "verdict", group=VERDICT)
+        Binding(key, f"verdict('{verdict.value}')", "verdict", group=VERDICT, show=False)
         for verdict, (key, _label) in VERDICT_KEYS.items()
     ],
+    Binding("v", "toggle_raw", "Raw text"),
     Binding("c", "comment", "Comment"),
     Binding("escape", "leave_comment", "Keys", show=False),
     Binding("e", "edit", "Edit"),

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from typing import TypeVar
 
+from textual import events, on
 from textual.containers import Vertical
 from textual.screen import ModalScreen
+
+from reviewer.tui.responsive import apply_size_classes
 
 DialogResult = TypeVar("DialogResult")
 
@@ -24,6 +27,10 @@ class DialogScreen(ModalScreen[DialogResult]):
         align: center middle;
     }
     """
+
+    @on(events.Mount)
+    def _size_classes_before_layout(self) -> None:
+        apply_size_classes(self)
 
 
 class Dialog(Vertical):

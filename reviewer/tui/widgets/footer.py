@@ -1,26 +1,39 @@
-"""The key footer, without the leak Textual 8.2.8's ``Footer`` has when bindings change.
+"""The key footer: the keys that apply now, always with ``? Help`` and ``q Quit``.
 
-``Footer`` rebuilds its keys whenever the active bindings change (for the review
-screen: at every step of every item).  Each new ``FooterKey`` data-binds to the
-footer's ``compact`` reactive, and the footer keeps those watchers after the old
-keys are removed, so every rebuild leaks its keys (about 30 widgets per judged
-item, and gen-2 garbage collections that grow to hundreds of milliseconds within
-an hour).  This subclass drops the watchers of removed keys after each rebuild.
-Every vetbench screen uses it instead of ``Footer``.
+Textual 8.2.8's ``Footer`` lets keys run off the right edge on a narrow terminal
+(at 80 columns the review screen lost ``? Help`` and ``q Quit``, and the last key
+showed through beside ``^p palette`` as a stray character).  :class:`KeyFooter`
+shows only whole keys: when they do not all fit, the command palette key goes
+first, then the screen's keys from the last one back, while help, quit and Esc
+(back, cancel) always stay.  Everything dropped is still on the help screen and
+in the command palette.
+
+It also fixes a leak: ``Footer`` rebuilds its keys whenever the active bindings
+change (for the review screen: at every step of every item).  Each new
+``FooterKey`` data-binds to the footer's ``compact`` reactive, and the footer
+keeps those watchers after the old keys are removed, so every rebuild leaks its
+keys (about 30 widgets per judged item, and gen-2 garbage collections that grow
+to hundreds of milliseconds within an hour).  This subclass drops the watchers of
+removed keys after each rebuild.  Every vetbench screen uses it instead of ``Footer``.
 """
 
 from __future__ import annotations
 
+from textual import events
+from textual.widget import Widget
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey, FooterLabel, KeyGroup  # no public module (8.2.8)
+
+PINNED_KEYS = frozenset({"question_mark", "q", "escape"})
+"""Keys that stay in the footer however narrow it is (help, quit, back or cancel)."""
 
 
 class KeyFooter(Footer):
-    """``Footer`` that forgets the keys it has removed, and keeps a space after a group's
-    label in the compact style (Textual's compact footer runs "pick" into "⌫ Back")."""
+    """``Footer`` that shows only whole keys, keeps help and quit, and forgets removed keys."""
 
     DEFAULT_CSS = """
     KeyFooter.-compact FooterLabel {
-        margin: 0 1 0 0;
+        margin-right: 1;
     }
     """
 
@@ -34,3 +47,56 @@ class KeyFooter(Footer):
                 for node, callback in entries
                 if getattr(node, "is_attached", True) or node is self
             ]
+        self.fit_keys()
+
+    def on_resize(self, _event: events.Resize) -> None:
+        self.fit_keys()
+
+    def fit_keys(self) -> None:
+        """Show the keys that fit and hide the rest, least needed first.
+
+        Widths come from laying the keys out in a row (``Layout.arrange``, Textual's
+        own arithmetic, margins included), whether they are shown now or not."""
+        if not self.is_attached or not self.size.width:
+            return
+        palette = [child for child in self.children if child.has_class("-command-palette")]
+        keys = [child for child in self.children if child not in palette]
+        units = self._units(keys)
+        if not units:
+            return
+        placements = self.layout.arrange(self, keys, self.size)
+        regions = {placement.widget: placement.region for placement in placements}
+        starts = [regions[unit[0]].x for unit in units]
+        last = units[-1][-1]
+        ends = [*starts[1:], regions[last].right + last.styles.margin.right]
+        widths = [end - start for start, end in zip(starts, ends, strict=True)]
+        available = self.size.width
+        palette_width = sum(
+            key.get_content_width(self.size, self.app.size) + key.styles.gutter.width
+            for key in palette
+        )
+        hidden: set[Widget] = set()
+        if sum(widths) + palette_width > available:
+            hidden.update(palette)
+        droppable = [index for index, unit in enumerate(units) if not self._pinned(unit)]
+        while sum(widths) > available and droppable:
+            index = droppable.pop()
+            hidden.update(units[index])
+            widths[index] = 0
+        for child in self.children:
+            child.display = child not in hidden
+
+    @staticmethod
+    def _units(children: list[Widget]) -> list[list[Widget]]:
+        """Keys as shown together: a key alone, or a group of keys with its label."""
+        units: list[list[Widget]] = []
+        for child in children:
+            if isinstance(child, FooterLabel) and units and isinstance(units[-1][-1], KeyGroup):
+                units[-1].append(child)
+            else:
+                units.append([child])
+        return units
+
+    @staticmethod
+    def _pinned(unit: list[Widget]) -> bool:
+        return any(isinstance(widget, FooterKey) and widget.key in PINNED_KEYS for widget in unit)

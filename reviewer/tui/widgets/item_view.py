@@ -1,8 +1,11 @@
 """The item as the annotator reads it: scenario or question, then the events or choices.
 
 Everything here is user data and goes through :func:`reviewer.tui.literal.literal`.
-The view scrolls for long texts; each choice is its own row so a click picks it.
-It never shows the key, the explanation or anyone's judgment.
+Item text is shown in its display form (entities decoded, LaTeX as Unicode), or as
+stored while :attr:`ItemView.raw` is set (the review screen's ``v``).  The view
+scrolls for long texts; each choice is its own row so a click picks it.  It never
+shows the key, the explanation, anyone's judgment or the item's flags (a suspected
+duplicate included): they come with the reveal.
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ from db.items import ItemSnapshot
 from db.vocabulary import ItemKind
 from reviewer.tui.literal import literal, literal_item
 from reviewer.tui.widgets.titles import SectionTitle
+
+RAW_TITLE = "stored text (raw) · v shows it as read"
+"""The border title of a panel while it shows item text as stored."""
 
 KIND_NAMES = {
     ItemKind.ORDERING: "ordering",
@@ -128,14 +134,15 @@ class ItemView(VerticalScroll):
     ItemView:focus {
         border: round $primary;
     }
-
-    ItemView > #duplicate-note {
-        margin-top: 1;
-        color: $warning;
-    }
     """
 
     can_focus = True
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.raw = False
+        """Whether item text is shown exactly as stored instead of its display form."""
+        self._item: ItemSnapshot | None = None
 
     def compose(self) -> ComposeResult:
         yield SectionTitle(id="prompt-title")
@@ -143,49 +150,54 @@ class ItemView(VerticalScroll):
         yield SectionTitle(id="choices-title")
         for label in LETTERS[:MAX_CHOICES]:
             yield ChoiceRow(label, id=f"choice-{label}")
-        yield Static(id="duplicate-note")
 
     _ordering = False
 
     def show_item(self, item: ItemSnapshot) -> None:
         """Replace the content with ``item``."""
         self._ordering = item.kind is ItemKind.ORDERING
+        self._item = item
         self.query_one("#prompt-title", SectionTitle).update(
             "Question" if item.kind.is_mcq else "Scenario"
         )
-        self.query_one("#item-prompt", Static).update(literal_item(item.prompt))
         self.query_one("#choices-title", Static).update(
             "Choices" if item.kind.is_mcq else "Events (put them in logical order)"
         )
         for row in self.query(ChoiceRow):
-            text = item.choices.get(row.label)
-            row.display = text is not None
+            row.display = row.label in item.choices
             row.set_class(False, "-chosen")
             row.mark(None, self._ordering)
+        self._show_text(item)
+        self.scroll_home(animate=False)
+
+    def show_raw(self, raw: bool) -> None:
+        """Show the item's text as stored (``raw``) or in its display form, in place."""
+        self.raw = raw
+        if self._item is not None:
+            self._show_text(self._item)
+
+    def _show_text(self, item: ItemSnapshot) -> None:
+        raw = self.raw
+        self.border_title = RAW_TITLE if raw else ""
+        self.query_one("#item-prompt", Static).update(literal_item(item.prompt, raw=raw))
+        for row in self.query(ChoiceRow):
+            text = item.choices.get(row.label)
             if text is None:
                 continue
-            line = literal_item(text)
+            line = literal_item(text, raw=raw)
             if item.kind is ItemKind.TRUEFALSE and text.strip() not in ("对", "错"):
                 line.append(f"  ({truefalse_word(row.label)})", style="dim")
             row.show(line)
-        note = self.query_one("#duplicate-note", Static)
-        note.display = bool(item.suspected_duplicate_of)
-        if item.suspected_duplicate_of:
-            duplicate = Text("Suspected duplicate of ", style="italic")
-            duplicate.append_text(literal(item.suspected_duplicate_of, "bold"))
-            if item.duplicate_similarity is not None:
-                duplicate.append(f" ({item.duplicate_similarity:.0f}% similar)")
-            note.update(duplicate)
-        self.scroll_home(animate=False)
 
     def show_message(self, title: str, body: str) -> None:
         """Show a message instead of an item (the queue is empty)."""
+        self._item = None
+        self.border_title = ""
         self.query_one("#prompt-title", SectionTitle).update(literal(title))
         self.query_one("#item-prompt", Static).update(literal(body))
         self.query_one("#choices-title", Static).update("")
         for row in self.query(ChoiceRow):
             row.display = False
-        self.query_one("#duplicate-note", Static).display = False
 
     def mark_chosen(self, letters: list[str]) -> None:
         """Mark the rows already placed in the order (with their place), or the options

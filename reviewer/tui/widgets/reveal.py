@@ -3,9 +3,14 @@
 For orders, the positions that differ are highlighted in both rows and the
 pairs of events the two orders put the other way round are listed.  For
 multiple choice, the letters missing from the answer and the extra ones are named.
+The item's flags and their evidence (``db.flags``) come here too, and only here:
+nothing about them is on screen before the blind answer is in.
+Item text is in its display form unless :attr:`RevealPanel.raw` asks for it as stored.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from rich.table import Table
 from rich.text import Text
@@ -20,10 +25,12 @@ from db.answers import (
     pairwise_accuracy,
     truefalse_word,
 )
+from db.flags import ItemFlag
 from db.items import ItemSnapshot
 from db.vocabulary import ItemKind
 from reviewer.queue import OwnJudgment
-from reviewer.tui.literal import literal, literal_item
+from reviewer.tui.literal import line_broken, literal, literal_item
+from reviewer.tui.widgets.item_view import RAW_TITLE
 from reviewer.tui.widgets.titles import PanelTitle, SectionTitle
 
 DIFF_STYLE = "bold reverse red"
@@ -88,20 +95,24 @@ def _choice_letters(item: ItemSnapshot, letters: str) -> str:
     return shown
 
 
-def key_in_words(item: ItemSnapshot) -> Table:
+def key_in_words(item: ItemSnapshot, *, raw: bool = False) -> Table:
     """The key spelled out with the event or choice texts, one per row (hanging indent)."""
     table = Table.grid(padding=(0, 1))
     table.add_column(no_wrap=True)
     table.add_column(ratio=1)
     for position, letter in enumerate(item.key, start=1):
         prefix = f"{position}. {letter}" if item.kind is ItemKind.ORDERING else f"• {letter}"
-        table.add_row(Text(prefix, style="bold"), literal_item(item.choices.get(letter, "")))
+        table.add_row(
+            Text(prefix, style="bold"), literal_item(item.choices.get(letter, ""), raw=raw)
+        )
     return table
 
 
 def judgment_summary(item: ItemSnapshot, judgment: OwnJudgment) -> Text:
-    """What the annotator recorded (shown when browsing judged items)."""
-    text = Text("Your verdict: ", style="bold")
+    """What the annotator recorded (shown when browsing judged items), wrapped like item
+    text: the comment is the annotator's own words, often Chinese."""
+    text = Text()
+    text.append("Your verdict: ", style="bold")
     text.append_text(literal(judgment.verdict, "bold magenta"))
     text.append(f"  ·  {judgment.seconds:.0f} s  ·  revision {judgment.revision}")
     for alternative in judgment.alternative_orders:
@@ -114,6 +125,21 @@ def judgment_summary(item: ItemSnapshot, judgment: OwnJudgment) -> Text:
     if judgment.comment:
         text.append("\n  comment: ")
         text.append_text(literal(judgment.comment))
+    return line_broken(text)
+
+
+def flags_text(flags: Sequence[ItemFlag]) -> Text:
+    """Each flag with what raised it: its name, where it came from, the evidence in words."""
+    text = Text()
+    for position, flag in enumerate(flags):
+        if position:
+            text.append("\n")
+        text.append("⚑ ", style="bold yellow")
+        text.append(flag.name.value, style="bold yellow")
+        if flag.source.value != "auto":
+            text.append(f" ({flag.source.value})", style="dim")
+        text.append("  ")
+        text.append_text(literal(flag.summary))
     return text
 
 
@@ -132,28 +158,61 @@ class RevealPanel(VerticalScroll):
     }
     """
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.raw = False
+        """Whether item text is shown exactly as stored instead of its display form."""
+        self._item: ItemSnapshot | None = None  # the item revealed, None once cleared
+
     def compose(self) -> ComposeResult:
         yield PanelTitle("Reveal")
         yield Static(id="reveal-comparison")
         yield Static(id="reveal-judgment")
+        yield SectionTitle("Flags", id="reveal-flags-title")
+        yield Static(id="reveal-flags")
         yield SectionTitle("Key in words")
         yield Static(id="reveal-key")
         yield SectionTitle("Explanation")
         yield Static(id="reveal-explanation")
 
-    def reveal(self, item: ItemSnapshot, answer: str, judgment: OwnJudgment | None = None) -> None:
-        """Fill the panel for ``item`` (this is the first moment the key reaches the screen)."""
+    def reveal(
+        self,
+        item: ItemSnapshot,
+        answer: str,
+        judgment: OwnJudgment | None = None,
+        flags: Sequence[ItemFlag] = (),
+    ) -> None:
+        """Fill the panel for ``item`` (this is the first moment the key, and the item's
+        flags, reach the screen)."""
+        self._item = item
         self.query_one("#reveal-comparison", Static).update(compare_answers(item, answer))
         summary = self.query_one("#reveal-judgment", Static)
         summary.display = judgment is not None
         summary.update(judgment_summary(item, judgment) if judgment else "")
-        self.query_one("#reveal-key", Static).update(key_in_words(item))
+        self._show_flags(flags)
+        self._show_text(item)
+        self.scroll_home(animate=False)
+
+    def show_raw(self, raw: bool) -> None:
+        """Show the item's text as stored (``raw``) or in its display form, in place."""
+        self.raw = raw
+        if self._item is not None:
+            self._show_text(self._item)
+
+    def _show_text(self, item: ItemSnapshot) -> None:
+        self.border_title = RAW_TITLE if self.raw else ""
+        self.query_one("#reveal-key", Static).update(key_in_words(item, raw=self.raw))
         self.query_one("#reveal-explanation", Static).update(
-            literal_item(item.explanation)
+            literal_item(item.explanation, raw=self.raw)
             if item.explanation
             else Text("(no explanation)", style="dim")
         )
-        self.scroll_home(animate=False)
+
+    def _show_flags(self, flags: Sequence[ItemFlag]) -> None:
+        self.query_one("#reveal-flags-title").display = bool(flags)
+        shown = self.query_one("#reveal-flags", Static)
+        shown.display = bool(flags)
+        shown.update(flags_text(flags))
 
     def show_authored(self, item: ItemSnapshot, judgment: OwnJudgment | None) -> None:
         """Fill the panel for an item whose current revision this annotator wrote: they
@@ -176,7 +235,8 @@ class RevealPanel(VerticalScroll):
         self.scroll_home(animate=False)
 
     def clear(self) -> None:
-        """Empty every field, so nothing of the key stays in the widget tree."""
+        """Empty every field, so nothing of the key or the flags stays in the widget tree."""
+        self._item = None
         for widget_id in (
             "reveal-comparison",
             "reveal-judgment",
@@ -184,3 +244,4 @@ class RevealPanel(VerticalScroll):
             "reveal-explanation",
         ):
             self.query_one(f"#{widget_id}", Static).update("")
+        self._show_flags(())

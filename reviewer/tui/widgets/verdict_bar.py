@@ -1,12 +1,18 @@
 """The verdict buttons and the comment box, shown once the key is revealed.
 
-Each button names its key; clicking it does what the key does.
+Each button names its key; clicking it does what the key does.  The buttons sit
+on one row when they all fit, else in rows of equal columns, as few rows as keep
+every label whole (at 80 columns: four and three; at 60: three, three and one), so
+every verdict stays on screen and reachable.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import ceil
 
+from rich.cells import cell_len
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
@@ -25,6 +31,9 @@ VERDICT_KEYS: dict[Verdict, tuple[str, str]] = {
 }
 """Key and button label of each verdict (the review screen binds the same keys)."""
 
+BUTTON_GAP = 2  # cells between two buttons on one row (the CSS margin-right)
+GRID_GAP = 1  # cells between two columns of buttons (the CSS grid-gutter)
+
 
 class VerdictBar(Vertical):
     """Seven verdict buttons and a one-line comment."""
@@ -40,7 +49,20 @@ class VerdictBar(Vertical):
     }
 
     VerdictBar > #verdict-buttons > Button {
-        margin-right: 1;
+        min-width: 0;
+        margin-right: 2;
+    }
+
+    VerdictBar.-rows > #verdict-buttons {
+        layout: grid;
+        grid-gutter: 0 1;
+        grid-columns: 1fr;
+    }
+
+    VerdictBar.-rows > #verdict-buttons > Button {
+        width: 1fr;
+        min-width: 0;
+        margin: 0;
     }
 
     VerdictBar > #comment-row {
@@ -79,6 +101,25 @@ class VerdictBar(Vertical):
                 compact=True,
             )
 
+    def on_resize(self, _event: events.Resize) -> None:
+        self._arrange()
+
+    def _arrange(self) -> None:
+        """One row when every shown button fits its natural width, else the fewest rows
+        of equal columns in which every label fits whole."""
+        buttons = [button for button in self.query(Button) if button.display]
+        width = self.content_region.width
+        if not buttons or not width:
+            return
+        # a label, one cell of line-pad either side, the margin after it
+        labels = [cell_len(str(button.label)) + 2 for button in buttons]
+        one_row = sum(label + BUTTON_GAP for label in labels)
+        self.set_class(one_row > width, "-rows")
+        columns = ceil(len(buttons) / 2)
+        while columns > 1 and (width - (columns - 1) * GRID_GAP) // columns < max(labels):
+            columns -= 1
+        self.query_one("#verdict-buttons").styles.grid_size_columns = columns
+
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         button_id = event.button.id or ""
@@ -87,7 +128,10 @@ class VerdictBar(Vertical):
 
     def allow_no_order(self, allowed: bool) -> None:
         """No clear order applies to ordering items only."""
-        self.query_one(f"#verdict-{Verdict.NO_ORDER.value}", Button).display = allowed
+        button = self.query_one(f"#verdict-{Verdict.NO_ORDER.value}", Button)
+        if button.display != allowed:
+            button.display = allowed
+            self._arrange()
 
     @property
     def comment(self) -> str:

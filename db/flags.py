@@ -1,0 +1,694 @@
+"""Item flags: raised when a revision is made, stored per revision with their evidence, read back.
+
+The vocabulary is ``db.vocabulary.FlagName``; the text rules are ``db.flag_rules``.
+
+- :func:`flag_revisions` is the one function that flags new revisions.  It is called
+  from the one place revisions are created (``db.items.store_revisions``: import,
+  re-import, edits, key corrections, generation), and raises every text flag at
+  once.  The ``duplicate`` flag compares the revision with every other item, so
+  callers that add many items at once (an import, a generation run) check
+  duplicates once at the end with :func:`check_duplicates` or
+  :func:`record_duplicates`; a single edit is checked at once.
+- :func:`refresh_model_flags` turns evaluation runs into ``model-disagrees`` flags
+  (source ``model``): at least two models agree on one answer other than the key.
+- :func:`record_flags` stores flags from elsewhere (``vetbench check``: source ``check``).
+- :func:`recompute_flags` brings every current revision's automatic and model flags
+  up to date (after the rules changed; the migration that added flags runs it).
+
+Flags are hints with evidence, never verdicts: nothing here changes an item's
+status.  Reading: :func:`current_flags`, :func:`revision_flags`, :func:`flag_counts`
+and :func:`flagged_condition` for queries that filter items by flag.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import ColumnElement, and_, bindparam, delete, exists, func, insert, select, update
+from sqlmodel import Session, col
+
+from db.answers import format_answer
+from db.audit import record_audit
+from db.dedup import ItemText, describe_differences, find_near_duplicates, item_text
+from db.flag_rules import FlagFinding, RevisionText, text_findings
+from db.json_types import JsonObject, JsonValue
+from db.model_answers import model_answers
+from db.models import Item, ItemRevision, StoredFlag, utcnow
+from db.settings import get_setting
+from db.vocabulary import FlagName, FlagSource, ItemKind
+
+if TYPE_CHECKING:
+    from db.items import NewRevision
+
+__all__ = [
+    "DuplicateLink",
+    "ItemFlag",
+    "RecomputeReport",
+    "check_duplicates",
+    "current_flags",
+    "flag_counts",
+    "flag_revisions",
+    "flagged_condition",
+    "record_duplicates",
+    "record_flags",
+    "recompute_flags",
+    "refresh_model_flags",
+    "revision_flags",
+    "stored_texts",
+]
+
+MIN_AGREEING_MODELS = 2
+"""Models that must give one and the same answer other than the key for ``model-disagrees``."""
+_CHUNK = 500  # ids per IN (...) query
+_BATCH = 2000  # rows per INSERT
+
+
+@dataclass(frozen=True)
+class ItemFlag:
+    """One flag of one item revision, as plain data."""
+
+    item_id: str
+    revision: int
+    name: FlagName
+    source: FlagSource
+    evidence: JsonObject
+    created_at: datetime | None = None
+
+    @property
+    def summary(self) -> str:
+        """The one line a reviewer reads."""
+        return str(self.evidence.get("summary", ""))
+
+    def to_json(self) -> JsonObject:
+        evidence = {key: value for key, value in self.evidence.items() if key != "summary"}
+        return {
+            "name": self.name.value,
+            "source": self.source.value,
+            "revision": self.revision,
+            "summary": self.summary,
+            "evidence": evidence,
+        }
+
+
+@dataclass(frozen=True)
+class DuplicateLink:
+    """Item ``item_id`` (its current revision) nearly repeats item ``of``."""
+
+    item_id: str
+    of: str
+    similarity: float | None
+    stated: bool = False  # the item file said so (a vetbench JSONL record)
+
+
+def _chunks(values: Sequence[str]) -> Iterator[list[str]]:
+    for start in range(0, len(values), _CHUNK):
+        yield list(values[start : start + _CHUNK])
+
+
+def _flag_row(
+    item_id: str, revision: int, finding: FlagFinding, source: FlagSource, now: datetime
+) -> dict[str, Any]:
+    return {
+        "item_id": item_id,
+        "revision_number": revision,
+        "name": finding.name.value,
+        "source": source.value,
+        "evidence": finding.stored_evidence(),
+        "created_at": now,
+    }
+
+
+def _insert(session: Session, rows: list[dict[str, Any]]) -> None:
+    for start in range(0, len(rows), _BATCH):
+        session.execute(insert(StoredFlag), rows[start : start + _BATCH])
+
+
+# --- raising flags ---------------------------------------------------------------------------
+
+
+def flag_revisions(
+    session: Session, revisions: Sequence[NewRevision], *, duplicates: bool = True
+) -> int:
+    """Raise and store every automatic flag of revisions just created; returns how many.
+
+    The text rules run on each revision; with ``duplicates``, each revision that is
+    its item's current one is also checked against every other item (for one edit or
+    a few items; callers adding many items pass ``duplicates=False`` and check them
+    together at the end).
+    """
+    now = utcnow()
+    rows = [
+        _flag_row(revision.item_id, revision.number, finding, FlagSource.AUTO, now)
+        for revision in revisions
+        for finding in text_findings(revision.text)
+    ]
+    _insert(session, rows)
+    if duplicates:
+        session.flush()
+        current = [revision.item_id for revision in revisions]
+        return len(rows) + check_duplicates(session, current)
+    return len(rows)
+
+
+def stored_texts(session: Session) -> tuple[list[str], list[str]]:
+    """Every item's id and canonical text (``db.dedup.item_text`` of its current revision),
+    in creation order."""
+    query = (
+        select(col(Item.id), col(ItemRevision.prompt), col(ItemRevision.choices))
+        .join(
+            ItemRevision,
+            and_(
+                col(ItemRevision.item_id) == col(Item.id),
+                col(ItemRevision.number) == col(Item.current_revision),
+            ),
+        )
+        .order_by(col(Item.created_at), col(Item.id))
+        .execution_options(yield_per=5000)
+    )
+    ids: list[str] = []
+    texts: list[str] = []
+    for item_id, prompt, choices in session.execute(query):
+        ids.append(item_id)
+        texts.append(item_text(prompt, _text_choices(choices)))
+    return ids, texts
+
+
+def check_duplicates(
+    session: Session, item_ids: Collection[str], *, threshold: float | None = None
+) -> int:
+    """Check the current text of ``item_ids`` against every other item (and against each
+    other, in creation order); link and flag those that nearly repeat one.  Returns how
+    many were flagged.  Items checked that repeat nothing lose a link they had."""
+    if not item_ids:
+        return 0
+    wanted = set(item_ids)
+    limit = _threshold(session, threshold)
+    earlier_ids: list[str] = []
+    earlier_texts: list[str] = []
+    new: list[tuple[str, str]] = []
+    for item_id, text in zip(*stored_texts(session), strict=True):
+        if item_id in wanted:
+            new.append((item_id, text))
+        else:
+            earlier_ids.append(item_id)
+            earlier_texts.append(text)
+    ids = earlier_ids + [item_id for item_id, _ in new]
+    matches = find_near_duplicates(
+        earlier_texts + [text for _, text in new],
+        threshold=limit,
+        first_new=len(earlier_ids),
+        normalized=True,
+    )
+    links = [
+        DuplicateLink(ids[index], ids[match.of], match.similarity)
+        for index, match in sorted(matches.items())
+    ]
+    linked = {link.item_id for link in links}
+    record_duplicates(session, links, unlinked=[i for i, _ in new if i not in linked])
+    return len(links)
+
+
+def _text_choices(choices: object) -> dict[str, str]:
+    """A revision's choices as label -> text (as stored: a JSON object of strings)."""
+    if not isinstance(choices, dict):
+        return {}
+    return {str(label): str(text) for label, text in choices.items()}
+
+
+def _threshold(session: Session, threshold: float | None) -> float:
+    return float(
+        threshold if threshold is not None else get_setting(session, "duplicate_threshold")
+    )
+
+
+def _current_texts(session: Session, item_ids: Iterable[str]) -> dict[str, tuple[int, ItemText]]:
+    """Each item's current revision number and text, for explaining duplicates."""
+    found: dict[str, tuple[int, ItemText]] = {}
+    for chunk in _chunks(sorted(set(item_ids))):
+        rows = session.execute(
+            select(
+                col(Item.id),
+                col(Item.kind),
+                col(Item.current_revision),
+                col(ItemRevision.prompt),
+                col(ItemRevision.choices),
+                col(ItemRevision.key),
+            )
+            .join(
+                ItemRevision,
+                and_(
+                    col(ItemRevision.item_id) == col(Item.id),
+                    col(ItemRevision.number) == col(Item.current_revision),
+                ),
+            )
+            .where(col(Item.id).in_(chunk))
+        )
+        for item_id, kind, revision, prompt, choices, key in rows:
+            found[item_id] = (revision, ItemText(kind, prompt, _text_choices(choices), key))
+    return found
+
+
+def duplicate_finding(
+    link: DuplicateLink, copy: ItemText, original: ItemText | None
+) -> FlagFinding:
+    """The ``duplicate`` flag of ``link``: which item, how similar, what differs."""
+    differences = describe_differences(copy, original) if original is not None else ()
+    similar = (
+        f"{link.similarity:.0f}% similar" if link.similarity is not None else "similarity not given"
+    )
+    what = "; ".join(differences) if differences else "an exact copy"
+    stated = " (as the item file states)" if link.stated else ""
+    evidence: JsonObject = {
+        "of": link.of,
+        "similarity": link.similarity,
+        "differences": list(differences),
+    }
+    if link.stated:
+        evidence["stated"] = True
+    return FlagFinding(
+        FlagName.DUPLICATE, f"copies {link.of}{stated} ({similar}): {what}", evidence
+    )
+
+
+def record_duplicates(
+    session: Session,
+    links: Sequence[DuplicateLink],
+    *,
+    unlinked: Sequence[str] = (),
+    replace: bool = False,
+) -> None:
+    """Store near-duplicates: each item's link (``suspected_duplicate_of``, similarity) and a
+    ``duplicate`` flag on its current revision saying what differs.  ``unlinked`` items
+    lose the link they had.  With ``replace``, duplicate flags already on those
+    revisions are removed first (recomputing)."""
+    texts = _current_texts(session, [link.item_id for link in links] + [link.of for link in links])
+    now = utcnow()
+    rows: list[dict[str, Any]] = []
+    link_rows: list[dict[str, Any]] = []
+    for link in links:
+        if link.item_id not in texts:
+            continue
+        revision, copy = texts[link.item_id]
+        original = texts.get(link.of)
+        finding = duplicate_finding(link, copy, original[1] if original else None)
+        rows.append(_flag_row(link.item_id, revision, finding, FlagSource.AUTO, now))
+        link_rows.append({"b_id": link.item_id, "b_of": link.of, "b_similarity": link.similarity})
+    link_rows += [{"b_id": item_id, "b_of": None, "b_similarity": None} for item_id in unlinked]
+    if replace:
+        _delete_flags(
+            session,
+            [(row["item_id"], row["revision_number"]) for row in rows]
+            + [
+                (item_id, revision)
+                for item_id, (revision, _) in _current_texts(session, unlinked).items()
+            ],
+            names=[FlagName.DUPLICATE],
+            source=FlagSource.AUTO,
+        )
+    _insert(session, rows)
+    statement = (
+        update(Item)
+        .where(col(Item.id) == bindparam("b_id"))
+        .values(
+            suspected_duplicate_of=bindparam("b_of"), duplicate_similarity=bindparam("b_similarity")
+        )
+        .execution_options(synchronize_session=False)
+    )
+    for start in range(0, len(link_rows), _BATCH):
+        session.connection().execute(statement, link_rows[start : start + _BATCH])
+
+
+def record_flags(
+    session: Session,
+    item_id: str,
+    revision: int,
+    findings: Sequence[FlagFinding],
+    *,
+    source: FlagSource,
+) -> list[FlagFinding]:
+    """Store flags raised elsewhere (a second opinion) on one revision; returns those that
+    were new (a flag with the same name, source and summary is not stored twice)."""
+    have = {
+        (flag.name, flag.summary)
+        for flag in revision_flags(session, item_id, revision)
+        if flag.source is source
+    }
+    new = [finding for finding in findings if (finding.name, finding.summary) not in have]
+    now = utcnow()
+    _insert(session, [_flag_row(item_id, revision, finding, source, now) for finding in new])
+    return new
+
+
+def _delete_flags(
+    session: Session,
+    revisions: Sequence[tuple[str, int]],
+    *,
+    names: Sequence[FlagName] | None,
+    source: FlagSource,
+) -> None:
+    """Remove one source's flags (of ``names``, or all) from these revisions."""
+    by_item: dict[int, list[str]] = defaultdict(list)
+    for item_id, revision in revisions:
+        by_item[revision].append(item_id)
+    for revision, ids in by_item.items():
+        for chunk in _chunks(ids):
+            statement = delete(StoredFlag).where(
+                col(StoredFlag.item_id).in_(chunk),
+                col(StoredFlag.revision_number) == revision,
+                col(StoredFlag.source) == source.value,
+            )
+            if names is not None:
+                statement = statement.where(col(StoredFlag.name).in_([n.value for n in names]))
+            session.execute(statement)
+
+
+# --- model flags -----------------------------------------------------------------------------
+
+
+def model_finding(
+    answer: str,
+    agreeing: int,
+    answered: int,
+    item_key: str,
+    kind: ItemKind,
+    models: Sequence[str],
+    runs: Sequence[int],
+) -> FlagFinding:
+    """The ``model-disagrees`` flag of models agreeing on ``answer`` against ``item_key``."""
+    return FlagFinding(
+        FlagName.MODEL_DISAGREES,
+        f"{agreeing} of {answered} models answer {format_answer(kind, answer)}; the key is "
+        f"{format_answer(kind, item_key)} ({', '.join(models)})",
+        {
+            "answer": answer,
+            "key": item_key,
+            "agreeing": agreeing,
+            "answered": answered,
+            "models": list(models),
+            "runs": list(runs),
+        },
+    )
+
+
+def _model_findings(session: Session) -> dict[tuple[str, int], FlagFinding]:
+    findings: dict[tuple[str, int], FlagFinding] = {}
+    for item in model_answers(session):
+        consensus = item.wrong_consensus
+        if consensus is None:
+            continue
+        answer, agreeing = consensus
+        # Models agreeing with one another, and at least as many as all the others together.
+        if len(agreeing) < MIN_AGREEING_MODELS or 2 * len(agreeing) < len(item.answers):
+            continue
+        findings[(item.item_id, item.revision)] = model_finding(
+            answer,
+            len(agreeing),
+            len(item.answers),
+            item.key,
+            item.kind,
+            [a.model for a in agreeing],
+            sorted(a.run_id for a in agreeing),
+        )
+    return findings
+
+
+def refresh_model_flags(session: Session) -> tuple[int, int]:
+    """Bring the ``model-disagrees`` flags of source ``model`` in line with the evaluation
+    runs; returns (added, removed)."""
+    wanted = _model_findings(session)
+    stored = _stored_by_revision(session, FlagSource.MODEL)
+    by_revision = {key: [finding] for key, finding in wanted.items()}
+    return _replace_changed(session, by_revision, stored, FlagSource.MODEL)
+
+
+def _stored_by_revision(
+    session: Session, source: FlagSource, *, names: Sequence[FlagName] | None = None
+) -> dict[tuple[str, int], list[tuple[str, str]]]:
+    """Stored flags of one source on current revisions: (name, summary) per revision."""
+    query = (
+        select(
+            col(StoredFlag.item_id),
+            col(StoredFlag.revision_number),
+            col(StoredFlag.name),
+            col(StoredFlag.evidence),
+        )
+        .join(Item, col(Item.id) == col(StoredFlag.item_id))
+        .where(
+            col(StoredFlag.revision_number) == col(Item.current_revision),
+            col(StoredFlag.source) == source.value,
+        )
+    )
+    if names is not None:
+        query = query.where(col(StoredFlag.name).in_([name.value for name in names]))
+    stored: dict[tuple[str, int], list[tuple[str, str]]] = defaultdict(list)
+    for item_id, revision, name, evidence in session.execute(query):
+        stored[(item_id, revision)].append((name, str((evidence or {}).get("summary", ""))))
+    return stored
+
+
+def _replace_changed(
+    session: Session,
+    wanted: dict[tuple[str, int], list[FlagFinding]],
+    stored: dict[tuple[str, int], list[tuple[str, str]]],
+    source: FlagSource,
+    *,
+    names: Sequence[FlagName] | None = None,
+) -> tuple[int, int]:
+    """Replace the stored flags of every revision whose flags differ from ``wanted``."""
+    changed = [
+        key
+        for key in set(wanted) | set(stored)
+        if sorted((f.name.value, f.summary) for f in wanted.get(key, []))
+        != sorted(stored.get(key, []))
+    ]
+    removed = sum(len(stored.get(key, [])) for key in changed)
+    stale = [key for key in changed if stored.get(key)]
+    if stale:
+        _delete_flags(session, stale, names=names, source=source)
+    now = utcnow()
+    rows = [
+        _flag_row(item_id, revision, finding, source, now)
+        for item_id, revision in changed
+        for finding in wanted.get((item_id, revision), [])
+    ]
+    _insert(session, rows)
+    return len(rows), removed
+
+
+# --- recomputing -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RecomputeReport:
+    """What :func:`recompute_flags` changed: flags added and removed, by flag name."""
+
+    revisions: int  # current revisions looked at
+    added: int
+    removed: int
+    by_flag: dict[str, int]  # items whose current revision has each flag, afterwards
+
+    def to_json(self) -> JsonObject:
+        by_flag: JsonObject = dict(self.by_flag)
+        return {
+            "revisions": self.revisions,
+            "added": self.added,
+            "removed": self.removed,
+            "by_flag": by_flag,
+        }
+
+
+_TEXT_FLAGS = (FlagName.NEEDS_MEDIA, FlagName.HTML, FlagName.KEY_MISMATCH, FlagName.ORDER_LEAK)
+
+
+def recompute_flags(
+    session: Session,
+    actor: str,
+    *,
+    threshold: float | None = None,
+    models: bool = True,
+) -> RecomputeReport:
+    """Recompute the automatic flags of every item's current revision (and, with
+    ``models``, the model flags); revisions whose flags are unchanged are left alone.
+    Flags from ``vetbench check`` are kept.  One audit event records what changed, if
+    anything did."""
+    query = (
+        select(
+            col(Item.id),
+            col(Item.kind),
+            col(Item.current_revision),
+            col(ItemRevision.prompt),
+            col(ItemRevision.choices),
+            col(ItemRevision.key),
+            col(ItemRevision.explanation),
+        )
+        .join(
+            ItemRevision,
+            and_(
+                col(ItemRevision.item_id) == col(Item.id),
+                col(ItemRevision.number) == col(Item.current_revision),
+            ),
+        )
+        .order_by(col(Item.created_at), col(Item.id))
+    )
+    wanted: dict[tuple[str, int], list[FlagFinding]] = {}
+    ids: list[str] = []
+    texts: list[str] = []
+    known_kinds = {kind.value for kind in ItemKind}
+    for item_id, kind, revision, prompt, choices, key, explanation in session.execute(query):
+        choices = _text_choices(choices)
+        if kind in known_kinds:  # stored by vetbench, so always; a hand-made row is skipped
+            findings = text_findings(RevisionText(kind, prompt, choices, key, explanation))
+            if findings:
+                wanted[(item_id, revision)] = findings
+        ids.append(item_id)
+        texts.append(item_text(prompt, choices))
+    stored = _stored_by_revision(session, FlagSource.AUTO, names=_TEXT_FLAGS)
+    added, removed = _replace_changed(session, wanted, stored, FlagSource.AUTO, names=_TEXT_FLAGS)
+    # Duplicates: every item against the items created before it.  Links an item file
+    # stated are the file's word and stay.
+    matches = find_near_duplicates(texts, threshold=_threshold(session, threshold), normalized=True)
+    found = {
+        ids[index]: DuplicateLink(ids[index], ids[match.of], match.similarity)
+        for index, match in matches.items()
+    }
+    stored_links = _stored_duplicate_links(session)
+    changed = [
+        link
+        for item_id, link in found.items()
+        if item_id not in stored_links
+        or (
+            not stored_links[item_id][2] and stored_links[item_id][:2] != (link.of, link.similarity)
+        )
+    ]
+    stale = [
+        item_id
+        for item_id, (_of, _similarity, stated) in stored_links.items()
+        if not stated and item_id not in found
+    ]
+    if changed or stale:
+        removed += sum(1 for link in changed if link.item_id in stored_links) + len(stale)
+        record_duplicates(session, changed, unlinked=stale, replace=True)
+        added += len(changed)
+    if models:
+        model_added, model_removed = refresh_model_flags(session)
+        added, removed = added + model_added, removed + model_removed
+    session.flush()
+    counts = flag_counts(session)
+    if added or removed:
+        record_audit(
+            session, actor, "flags", "recompute", added=added, removed=removed, by_flag=counts
+        )
+    return RecomputeReport(len(ids), added, removed, counts)
+
+
+def _stored_duplicate_links(session: Session) -> dict[str, tuple[str, float | None, bool]]:
+    """Current revisions' stored duplicate flags: item -> (of, similarity, stated)."""
+    query = (
+        select(col(StoredFlag.item_id), col(StoredFlag.evidence))
+        .join(Item, col(Item.id) == col(StoredFlag.item_id))
+        .where(
+            col(StoredFlag.revision_number) == col(Item.current_revision),
+            col(StoredFlag.name) == FlagName.DUPLICATE.value,
+        )
+    )
+    links: dict[str, tuple[str, float | None, bool]] = {}
+    for item_id, evidence in session.execute(query):
+        evidence = evidence or {}
+        similarity = evidence.get("similarity")
+        links[item_id] = (
+            str(evidence.get("of", "")),
+            float(similarity) if isinstance(similarity, int | float) else None,
+            bool(evidence.get("stated", False)),
+        )
+    return links
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+def _flag(row: Any) -> ItemFlag:
+    return ItemFlag(
+        item_id=row.item_id,
+        revision=row.revision_number,
+        name=FlagName(row.name),
+        source=FlagSource(row.source),
+        evidence=dict(row.evidence or {}),
+        created_at=row.created_at,
+    )
+
+
+_ORDER = {name: position for position, name in enumerate(FlagName)}
+
+
+def _sorted(flags: Iterable[ItemFlag]) -> list[ItemFlag]:
+    return sorted(flags, key=lambda flag: (_ORDER[flag.name], flag.source.value, flag.summary))
+
+
+def revision_flags(session: Session, item_id: str, revision: int) -> list[ItemFlag]:
+    """The flags of one revision, in vocabulary order."""
+    rows = session.execute(
+        select(StoredFlag).where(
+            col(StoredFlag.item_id) == item_id, col(StoredFlag.revision_number) == revision
+        )
+    ).scalars()
+    return _sorted(_flag(row) for row in rows)
+
+
+def current_flags(session: Session, item_ids: Sequence[str]) -> dict[str, list[ItemFlag]]:
+    """The flags of each item's current revision (items without flags are left out)."""
+    found: dict[str, list[ItemFlag]] = defaultdict(list)
+    for chunk in _chunks(list(dict.fromkeys(item_ids))):
+        rows = session.execute(
+            select(StoredFlag)
+            .join(Item, col(Item.id) == col(StoredFlag.item_id))
+            .where(
+                col(StoredFlag.item_id).in_(chunk),
+                col(StoredFlag.revision_number) == col(Item.current_revision),
+            )
+        ).scalars()
+        for row in rows:
+            found[row.item_id].append(_flag(row))
+    return {item_id: _sorted(flags) for item_id, flags in found.items()}
+
+
+def all_current_flags(session: Session) -> dict[str, list[ItemFlag]]:
+    """The flags of every item's current revision (triage reads them all at once)."""
+    rows = session.execute(
+        select(StoredFlag)
+        .join(Item, col(Item.id) == col(StoredFlag.item_id))
+        .where(col(StoredFlag.revision_number) == col(Item.current_revision))
+    ).scalars()
+    found: dict[str, list[ItemFlag]] = defaultdict(list)
+    for row in rows:
+        found[row.item_id].append(_flag(row))
+    return {item_id: _sorted(flags) for item_id, flags in found.items()}
+
+
+def flagged_condition(names: Sequence[str | FlagName]) -> ColumnElement[bool]:
+    """SQL condition on ``item``: its current revision has one of these flags."""
+    return exists().where(
+        col(StoredFlag.item_id) == col(Item.id),
+        col(StoredFlag.revision_number) == col(Item.current_revision),
+        col(StoredFlag.name).in_([str(name) for name in names]),
+    )
+
+
+def flag_counts(session: Session) -> dict[str, int]:
+    """How many items' current revisions carry each flag, in vocabulary order (0 included)."""
+    rows = session.execute(
+        select(col(StoredFlag.name), func.count(func.distinct(col(StoredFlag.item_id))))
+        .join(Item, col(Item.id) == col(StoredFlag.item_id))
+        .where(col(StoredFlag.revision_number) == col(Item.current_revision))
+        .group_by(col(StoredFlag.name))
+    )
+    counted = Counter({str(name): int(count) for name, count in rows})
+    return {name.value: counted.get(name.value, 0) for name in FlagName}
+
+
+def flag_json(flags: Sequence[ItemFlag]) -> list[JsonValue]:
+    """Flags as ``items --json`` and ``triage --json`` print them."""
+    return [flag.to_json() for flag in flags]

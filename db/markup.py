@@ -1,0 +1,106 @@
+"""HTML in item text: well-formed entities, decoded; markup tags, found.
+
+CFLUE was scraped from web pages, so its text carries entities, often escaped
+twice (``&amp;nbsp;``, ``&amp;lt;img src=...&amp;gt;``), and now and then an image
+tag.  Two parts of vetbench read that: the display form people see
+(``reviewer.display_text``, which decodes entities) and the ``html`` and
+``needs-media`` flags (``db.flag_rules``), which report them.  Both use the one
+entity rule here.
+
+- Entities: only well-formed ones (``&name;``, ``&#123;``, ``&#x7b;``) count, so
+  "R&D" or "AT&T" are text; decoding repeats until nothing changes (double escaping).
+- Tags: an opening or closing tag of a known HTML element, also when the scrape
+  glued the attribute to the name (``<imgsrc="...">``), in the decoded text.
+  ``a<b`` or ``x < 3 > 2`` are not tags.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import html
+import html.entities
+import re
+from dataclasses import dataclass
+
+MAX_ENTITY_ROUNDS = 4
+"""Entities escaped more often than this are left as they are after this many decodings."""
+
+ENTITY = re.compile(
+    r"&(?:#(?P<decimal>[0-9]{1,7})|#[xX](?P<hex>[0-9a-fA-F]{1,6})|(?P<name>[A-Za-z][A-Za-z0-9]{1,31}));"
+)
+"""A well-formed HTML entity."""
+
+_ELEMENTS = (
+    "img|image|br|hr|p|div|span|table|thead|tbody|tr|td|th|sub|sup|b|i|u|em|strong|font|"
+    "a|ul|ol|li|pre|code|h[1-6]|center|small|big|strike|s|svg|math|input|iframe|video|audio|"
+    "source|embed|object"
+)
+TAG = re.compile(
+    rf"</?\s*(?P<element>{_ELEMENTS})"
+    # closed at once (<br>, <br/>, </p>), or attributes with '=' (<img src="...">, and
+    # <imgsrc="..."> as scrapes glue them): "A<B and C>D" is not a tag
+    r"(?:\s*/?>|(?:\s+|(?=src|style|width|height|alt|class))[^<>]{0,2000}?=[^<>]{0,2000}>)",
+    re.IGNORECASE,
+)
+"""An HTML tag (opening, closing or empty) of a known element, in decoded text."""
+
+IMAGE_ELEMENTS = frozenset({"img", "image", "svg", "video", "audio", "iframe", "embed", "object"})
+"""Elements that stand for media the text itself does not hold."""
+
+
+@dataclass(frozen=True)
+class Markup:
+    """What HTML a text holds: entities as written, and the elements of its tags."""
+
+    entities: tuple[str, ...]  # distinct, in order of first appearance: "&amp;", "&nbsp;"
+    elements: tuple[str, ...]  # distinct, lower-case: "img", "br"
+
+    def __bool__(self) -> bool:
+        return bool(self.entities or self.elements)
+
+    @property
+    def media_elements(self) -> tuple[str, ...]:
+        return tuple(element for element in self.elements if element in IMAGE_ELEMENTS)
+
+
+def decode_entities(text: str) -> str:
+    """Well-formed HTML entities decoded, double escaping included (``&amp;lt;`` -> ``<``)."""
+    for _ in range(MAX_ENTITY_ROUNDS):
+        decoded = ENTITY.sub(_decode_entity, text)
+        if decoded == text:
+            break
+        text = decoded
+    return text
+
+
+def _decode_entity(match: re.Match[str]) -> str:
+    """One entity's character(s); an unknown name or an impossible number stays as written.
+
+    Numbers are decoded as such, controls included (``&#27;`` is ESC, which a screen
+    then shows as ``␛``): html.unescape would drop them silently.
+    """
+    if match["name"]:
+        return html.entities.html5.get(match["name"] + ";", match.group())
+    number = int(match["decimal"]) if match["decimal"] else int(match["hex"], 16)
+    if 0 < number <= 0x10FFFF and not 0xD800 <= number <= 0xDFFF:
+        return chr(number)
+    return match.group()
+
+
+def find_markup(text: str) -> Markup:
+    """The entities ``text`` holds (those that decode to something) and the tags it holds
+    once decoded."""
+    entities: dict[str, None] = {}
+    decoded = text
+    for _ in range(MAX_ENTITY_ROUNDS):  # "&amp;nbsp;" holds &amp; and, once decoded, &nbsp;
+        found = [m.group() for m in ENTITY.finditer(decoded) if _decode_entity(m) != m.group()]
+        if not found:
+            break
+        entities.update(dict.fromkeys(found))
+        decoded = ENTITY.sub(_decode_entity, decoded)
+    elements: dict[str, None] = {}
+    if "<" in decoded:
+        for match in TAG.finditer(decoded):
+            elements[match["element"].lower()] = None
+    return Markup(tuple(entities), tuple(elements))

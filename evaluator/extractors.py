@@ -1,0 +1,147 @@
+"""The extraction stage: named, swappable ways to read an answer out of a model's output.
+
+As in lm-evaluation-harness's filters, "what the model said" and "what answer it
+gave" are kept apart, so a benchmark's own rule stands beside vetbench's and a run
+reports what each recovers.  A run names one extractor that decides its parsed
+answers (and so its accuracy), and may name others that are only reported
+(``params["extractor"]``, ``params["also_extract"]``; every prediction stores what
+each read in ``scores["extracted"]``).
+
+- ``lenient``: vetbench's reader (``evaluator.extraction``; the kind's own
+  ``kind_spec(kind).extract``): many answer shapes, canonical answers.
+- ``cflue``: the rule of CFLUE's published evaluation code, for multiple-choice
+  items.  When the output has exactly two lines (split at ``\\n``) only the first is
+  read; the text is stripped and ``、`` ``,`` ``，`` and spaces are removed; then the
+  letters A–F after the first ``答案`` followed by ``是``/``：``/``:`` are the answer,
+  else a run of those letters at the very start, else nothing.  The letters are
+  kept as written (``BA`` is not ``AB``, a letter the item lacks is a wrong answer),
+  as the published figures count them.
+- ``econlogicqa``: a strict regular expression for orders, after the
+  ``Correct Order:`` cue: the item's letters at the start of the output, separated
+  by commas or spaces (an optional repeated ``Correct Order:`` first), and they must
+  be a whole permutation.  The EconLogicQA paper says it extracts answers with a
+  regular expression and scores exact match; its expression is not published, so
+  this is vetbench's reading of that rule.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from db.vocabulary import ItemKind
+from evaluator.kinds import kind_spec
+
+__all__ = [
+    "CFLUE",
+    "ECONLOGICQA",
+    "EXTRACTORS",
+    "LENIENT",
+    "AnswerExtractor",
+    "answer_extractor",
+    "extract_cflue_official",
+    "extract_econlogicqa_order",
+    "read_answers",
+]
+
+LENIENT = "lenient"
+CFLUE = "cflue"
+ECONLOGICQA = "econlogicqa"
+
+_CFLUE_REMOVED = ("、", ",", "，", " ")
+_CFLUE_MARKED = re.compile(r"答案[是：:]+([A-F]+)")
+_CFLUE_LEADING = re.compile(r"[A-F]+")
+_ECONLOGICQA_ORDER = re.compile(
+    r"\s*(?:(?i:correct[ \t]+order)[ \t]*[:：]\s*)?"
+    r"(?P<order>[A-Ha-h](?:[ \t]*[,，]?[ \t]*[A-Ha-h])*)(?![A-Za-z])"
+)
+
+
+def extract_cflue_official(output: str, labels: Sequence[str]) -> str | None:
+    """The answer as CFLUE's evaluation code reads it (see the module docstring), or None."""
+    lines = output.split("\n")
+    text = (lines[0] if len(lines) == 2 else output).strip()
+    for character in _CFLUE_REMOVED:
+        text = text.replace(character, "")
+    found = _CFLUE_MARKED.search(text)
+    if found is not None:
+        return found.group(1)
+    leading = _CFLUE_LEADING.match(text)
+    return leading.group(0) if leading is not None else None
+
+
+def extract_econlogicqa_order(output: str, labels: Sequence[str]) -> str | None:
+    """The order at the start of ``output`` (after ``Correct Order:``), if it is whole."""
+    found = _ECONLOGICQA_ORDER.match(output)
+    if found is None:
+        return None
+    order = re.sub(r"[^A-Ha-h]", "", found.group("order"))
+    if order != order.upper():  # lower-case letters are prose here ("a firm"), not events
+        return None
+    if len(order) != len(labels) or set(order) != set(labels):
+        return None
+    return order
+
+
+def _lenient(kind: ItemKind, output: str, labels: Sequence[str]) -> str | None:
+    return kind_spec(kind).extract(output, labels)
+
+
+@dataclass(frozen=True)
+class AnswerExtractor:
+    """One named way to read answers, and the kinds it reads."""
+
+    name: str
+    kinds: frozenset[ItemKind]
+    read: Callable[[ItemKind, str, Sequence[str]], str | None]
+    description: str
+
+    def applies_to(self, kind: ItemKind | str) -> bool:
+        return ItemKind(kind) in self.kinds
+
+
+EXTRACTORS: dict[str, AnswerExtractor] = {
+    extractor.name: extractor
+    for extractor in (
+        AnswerExtractor(
+            LENIENT,
+            frozenset(ItemKind),
+            _lenient,
+            "vetbench's reader: many answer shapes; an explicit marker wins, else the last span",
+        ),
+        AnswerExtractor(
+            CFLUE,
+            frozenset({ItemKind.SINGLE, ItemKind.MULTI, ItemKind.TRUEFALSE}),
+            lambda _kind, output, labels: extract_cflue_official(output, labels),
+            "CFLUE's published rule: 答案：X on the first of two lines, else leading letters",
+        ),
+        AnswerExtractor(
+            ECONLOGICQA,
+            frozenset({ItemKind.ORDERING}),
+            lambda _kind, output, labels: extract_econlogicqa_order(output, labels),
+            "a strict regular expression: the whole order right after 'Correct Order:'",
+        ),
+    )
+}
+
+
+def answer_extractor(name: str) -> AnswerExtractor:
+    """The extractor called ``name``; a ``ValueError`` lists the known ones."""
+    try:
+        return EXTRACTORS[name]
+    except KeyError:
+        raise ValueError(f"unknown extractor '{name}' (choose {', '.join(EXTRACTORS)})") from None
+
+
+def read_answers(
+    names: Sequence[str], kind: ItemKind | str, output: str, labels: Sequence[str]
+) -> Mapping[str, str | None]:
+    """What each named extractor that applies to ``kind`` reads in ``output``."""
+    item_kind = ItemKind(kind)
+    read: dict[str, str | None] = {}
+    for name in names:
+        extractor = answer_extractor(name)
+        if extractor.applies_to(item_kind):
+            read[name] = extractor.read(item_kind, output, labels)
+    return read

@@ -1,0 +1,505 @@
+"""Tables that sit next to the papers' own: models as rows, figures as mean ± sd over repeats.
+
+- ``econlogicqa`` shape (the EconLogicQA paper's table): one column per item kind
+  and number of shots (``ordering 1-shot``, ``ordering 5-shot`` ...), cells are
+  accuracies.  Runs of another protocol or of score mode get columns of their own.
+- ``cflue`` shape (the CFLUE paper's Knowledge Assessment table), over runs of the
+  ``cflue`` protocol: accuracy, weighted F1, BLEU-1, BLEU-4, ROUGE-1, ROUGE-2, ROUGE-L.
+- breakdowns: accuracy by CFLUE subject (名称) or by the length of the item's
+  question and options (:data:`LENGTH_BUCKETS`), groups as rows and models as columns.
+
+Every table has a random-choice baseline, exact per item (1/n! for an order of n
+events, 1/k for one of k options, 1/(2^k - 1) for a non-empty set of k options) and
+averaged over the items of the column (or row).
+
+A cell is the mean over the runs of one *series* (``vetbench eval --repeats N`` or
+one protocol call) with the sample standard deviation when there are several, as
+CFLUE's ± columns report.  For each model and column the latest series counts.
+Only finished runs are read.  Figures are fractions; :func:`render_table` writes
+them as percentages, as the papers print them.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from statistics import mean, stdev
+
+from db.engine import Database
+from db.vocabulary import EvalMode, EvalProtocol, ItemKind, RunStatus
+from evaluator.metrics import ScoredPrediction, figures_of, summarize_predictions
+from evaluator.results import Figures, JsonObject, RunRecord
+
+__all__ = [
+    "FORMATS",
+    "LENGTH_BUCKETS",
+    "SHAPES",
+    "ResultTable",
+    "Spread",
+    "TableColumn",
+    "TableRow",
+    "paper_tables",
+    "render_table",
+    "series_spread",
+]
+
+SHAPES = ("econlogicqa", "cflue")
+BREAKDOWNS = ("subject", "length")
+FORMATS = ("text", "md", "csv", "latex")
+LENGTH_BUCKETS = (0, 50, 100, 200, 400)
+"""Lower edges, in characters of question and options: <50, 50–99, 100–199, 200–399, ≥400."""
+SPREAD_METRICS = (
+    "accuracy",
+    "weighted_f1",
+    "bleu_1",
+    "bleu_4",
+    "rouge_1",
+    "rouge_2",
+    "rouge_l",
+    "position_bias",
+)
+CFLUE_COLUMNS = (
+    ("accuracy", "Acc"),
+    ("weighted_f1", "Weighted-F1"),
+    ("bleu_1", "BLEU-1"),
+    ("bleu_4", "BLEU-4"),
+    ("rouge_1", "ROUGE-1"),
+    ("rouge_2", "ROUGE-2"),
+    ("rouge_l", "ROUGE-L"),
+)
+BASELINE_LABEL = "random choice"
+
+
+@dataclass(frozen=True)
+class Spread:
+    """A figure over the runs of a series: mean, sample standard deviation (None for one
+    run), and how many runs had it."""
+
+    mean: float | None
+    sd: float | None
+    n: int
+
+    @classmethod
+    def of(cls, values: Iterable[float | None]) -> Spread:
+        present = [value for value in values if value is not None]
+        return cls(
+            mean=mean(present) if present else None,
+            sd=stdev(present) if len(present) > 1 else None,
+            n=len(present),
+        )
+
+    def to_json(self) -> JsonObject:
+        return {"mean": self.mean, "sd": self.sd, "n": self.n}
+
+
+def series_spread(figures: Sequence[Figures]) -> dict[str, Spread]:
+    """Mean ± sd of the headline figures over several runs' figures."""
+    return {metric: Spread.of(getattr(run, metric) for run in figures) for metric in SPREAD_METRICS}
+
+
+@dataclass(frozen=True)
+class TableColumn:
+    key: str
+    title: str
+
+
+@dataclass(frozen=True)
+class TableRow:
+    label: str
+    cells: tuple[Spread | None, ...]
+    runs: tuple[int, ...]  # the runs behind the row (none for the baseline)
+    baseline: bool = False
+
+    def to_json(self, columns: Sequence[TableColumn]) -> JsonObject:
+        return {
+            "label": self.label,
+            "baseline": self.baseline,
+            "runs": list(self.runs),
+            "cells": {
+                column.key: None if cell is None else cell.to_json()
+                for column, cell in zip(columns, self.cells, strict=True)
+            },
+        }
+
+
+@dataclass(frozen=True)
+class ResultTable:
+    """One table: its columns, and its rows (the baseline row last)."""
+
+    name: str  # "econlogicqa", "cflue", "subject", "length"
+    title: str
+    row_header: str
+    columns: tuple[TableColumn, ...]
+    rows: tuple[TableRow, ...]
+
+    def to_json(self) -> JsonObject:
+        return {
+            "name": self.name,
+            "title": self.title,
+            "row_header": self.row_header,
+            "columns": [{"key": c.key, "title": c.title} for c in self.columns],
+            "rows": [row.to_json(self.columns) for row in self.rows],
+        }
+
+
+# ---------------------------------------------------------------- reading runs
+
+
+@dataclass(frozen=True)
+class _Run:
+    record: RunRecord
+    outcomes: list[ScoredPrediction]
+
+    @property
+    def protocol(self) -> str:
+        value = self.record.params.get("protocol")
+        return str(value) if value else EvalProtocol.CUSTOM.value
+
+    @property
+    def series(self) -> str:
+        repeat = self.record.params.get("repeat")
+        if isinstance(repeat, dict) and repeat.get("series"):
+            return str(repeat["series"])
+        return f"run:{self.record.id}"
+
+    def shots_for(self, kind: str) -> int:
+        by_kind = self.record.params.get("shots_by_kind")
+        if isinstance(by_kind, dict) and isinstance(by_kind.get(kind), int):
+            return int(by_kind[kind])
+        return self.record.shots
+
+
+def _finished_runs(
+    db: Database, *, protocol: str | None, models: Sequence[str], run_ids: Sequence[int]
+) -> list[_Run]:
+    from evaluator.runs import run_outcomes, run_records
+
+    chosen = []
+    for record in run_records(db):
+        if record.status is not RunStatus.FINISHED:
+            continue
+        if run_ids and record.id not in run_ids:
+            continue
+        if models and record.model not in models:
+            continue
+        run = _Run(record, [])
+        if protocol is not None and run.protocol != protocol:
+            continue
+        chosen.append(_Run(record, run_outcomes(db, record.id)))
+    return chosen
+
+
+def _latest_series(entries: Sequence[tuple[_Run, Figures]]) -> list[tuple[_Run, Figures]]:
+    """The entries of the series whose newest run is newest."""
+    by_series: dict[str, list[tuple[_Run, Figures]]] = defaultdict(list)
+    for entry in entries:
+        by_series[entry[0].series].append(entry)
+    return max(by_series.values(), key=lambda group: max(run.record.id for run, _ in group))
+
+
+def _cell(entries: Sequence[tuple[_Run, Figures]], metric: str) -> Spread | None:
+    spread = Spread.of(getattr(figures, metric) for _, figures in entries)
+    return spread if spread.n else None
+
+
+def _baseline(entries: Iterable[tuple[_Run, Figures]]) -> Spread | None:
+    chances = [figures.chance for _, figures in entries if figures.chance is not None]
+    return Spread(mean(chances), None, len(chances)) if chances else None
+
+
+# ---------------------------------------------------------------------- shapes
+
+
+def _econlogicqa_table(runs: Sequence[_Run]) -> ResultTable | None:
+    Column = tuple[str, str, str, int]  # kind, protocol, mode, shots
+    cells: dict[tuple[str, Column], list[tuple[_Run, Figures]]] = defaultdict(list)
+    for run in runs:
+        summary = summarize_predictions(run.outcomes)
+        for kind, figures in summary.by_kind.items():
+            column = (kind, run.protocol, run.record.mode.value, run.shots_for(kind))
+            cells[(run.record.model, column)].append((run, figures))
+    if not cells:
+        return None
+    kinds = [kind.value for kind in ItemKind]
+    column_keys = sorted(
+        {column for _model, column in cells},
+        key=lambda c: (kinds.index(c[0]), c[1] != EvalProtocol.CUSTOM, c[1], c[2], c[3]),
+    )
+    columns = tuple(TableColumn(_column_key(c), _column_title(c)) for c in column_keys)
+    models = list(dict.fromkeys(model for model, _column in cells))
+    rows = []
+    chosen_by_column: dict[Column, list[tuple[_Run, Figures]]] = defaultdict(list)
+    for model in models:
+        row_cells: list[Spread | None] = []
+        row_runs: set[int] = set()
+        for column in column_keys:
+            entries = cells.get((model, column))
+            if not entries:
+                row_cells.append(None)
+                continue
+            latest = _latest_series(entries)
+            chosen_by_column[column] += latest
+            row_runs.update(run.record.id for run, _ in latest)
+            row_cells.append(_cell(latest, "accuracy"))
+        rows.append(TableRow(model, tuple(row_cells), tuple(sorted(row_runs))))
+    rows.append(
+        TableRow(
+            BASELINE_LABEL,
+            tuple(_baseline(chosen_by_column[column]) for column in column_keys),
+            (),
+            baseline=True,
+        )
+    )
+    return ResultTable(
+        "econlogicqa",
+        "Accuracy by item kind and shots (EconLogicQA's table)",
+        "model",
+        columns,
+        tuple(rows),
+    )
+
+
+def _column_key(column: tuple[str, str, str, int]) -> str:
+    kind, protocol, mode, shots = column
+    suffix = "" if protocol == EvalProtocol.CUSTOM else f"/{protocol}"
+    suffix += "" if mode == EvalMode.GENERATE else f"/{mode}"
+    return f"{kind}/{shots}-shot{suffix}"
+
+
+def _column_title(column: tuple[str, str, str, int]) -> str:
+    kind, protocol, mode, shots = column
+    extra = [] if protocol == EvalProtocol.CUSTOM else [protocol]
+    extra += [] if mode == EvalMode.GENERATE else [mode]
+    return f"{kind} {shots}-shot" + (f" ({', '.join(extra)})" if extra else "")
+
+
+def _cflue_table(runs: Sequence[_Run]) -> ResultTable | None:
+    by_model: dict[str, list[tuple[_Run, Figures]]] = defaultdict(list)
+    for run in runs:
+        if run.protocol == EvalProtocol.CFLUE:
+            by_model[run.record.model].append((run, summarize_predictions(run.outcomes)))
+    if not by_model:
+        return None
+    columns = tuple(TableColumn(key, title) for key, title in CFLUE_COLUMNS)
+    rows = []
+    chosen: list[tuple[_Run, Figures]] = []
+    for model, entries in by_model.items():
+        latest = _latest_series(entries)
+        chosen += latest
+        rows.append(
+            TableRow(
+                model,
+                tuple(_cell(latest, key) for key, _title in CFLUE_COLUMNS),
+                tuple(sorted(run.record.id for run, _ in latest)),
+            )
+        )
+    # Only accuracy has an exact random baseline; F1 and text overlap have none.
+    rows.append(
+        TableRow(
+            BASELINE_LABEL,
+            (_baseline(chosen), *(None for _ in CFLUE_COLUMNS[1:])),
+            (),
+            baseline=True,
+        )
+    )
+    return ResultTable(
+        "cflue",
+        "CFLUE protocol: answers and explanations (CFLUE's Knowledge Assessment table)",
+        "model",
+        columns,
+        tuple(rows),
+    )
+
+
+def length_bucket(characters: int) -> str:
+    """The length bucket of an item's question and options."""
+    edges = LENGTH_BUCKETS
+    for low, high in zip(edges, edges[1:], strict=False):
+        if low <= characters < high:
+            return f"{low}–{high - 1} chars"
+    return f"≥{edges[-1]} chars"
+
+
+def _breakdown_table(
+    runs: Sequence[_Run], name: str, group_of: Callable[[ScoredPrediction], str | None]
+) -> ResultTable | None:
+    """Accuracy per group (rows) for each model and setting (columns): a model's runs of
+    one protocol, mode and number of shots make one column (its latest series)."""
+    by_setting: dict[tuple[str, str, str, int], list[_Run]] = defaultdict(list)
+    for run in runs:
+        setting = (run.record.model, run.protocol, run.record.mode.value, run.record.shots)
+        by_setting[setting].append(run)
+    latest = {
+        setting: [run for run, _ in _latest_series([(run, _EMPTY) for run in setting_runs])]
+        for setting, setting_runs in by_setting.items()
+    }
+    groups: dict[str, dict[tuple[str, str, str, int], list[Figures]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
+    chance: dict[str, list[ScoredPrediction]] = defaultdict(list)
+    for setting, setting_runs in latest.items():
+        for run in setting_runs:
+            grouped: dict[str, list[ScoredPrediction]] = defaultdict(list)
+            for row in run.outcomes:
+                group = group_of(row)
+                if group is not None:
+                    grouped[group].append(row)
+            for group, members in grouped.items():
+                groups[group][setting].append(figures_of(members))
+                if setting_runs.index(run) == 0:  # the items once, not once per repeat
+                    chance[group] += members
+    settings = [setting for setting in latest if any(setting in g for g in groups.values())]
+    if not settings:
+        return None
+    per_model: dict[str, int] = defaultdict(int)
+    for model, *_rest in settings:
+        per_model[model] += 1
+    columns = (
+        *(
+            TableColumn(
+                "/".join(map(str, setting)),
+                setting[0] if per_model[setting[0]] == 1 else _setting_title(setting),
+            )
+            for setting in settings
+        ),
+        TableColumn("random", BASELINE_LABEL),
+    )
+    order = sorted(groups, key=_group_order if name == "length" else str)
+    rows = tuple(
+        TableRow(
+            group,
+            (
+                *(
+                    Spread.of(f.accuracy for f in groups[group][setting])
+                    if groups[group].get(setting)
+                    else None
+                    for setting in settings
+                ),
+                _chance_of(chance[group]),
+            ),
+            tuple(sorted(run.record.id for s in settings for run in latest[s])),
+        )
+        for group in order
+    )
+    title = "Accuracy by CFLUE subject (名称)" if name == "subject" else "Accuracy by item length"
+    return ResultTable(name, title, "subject" if name == "subject" else "length", columns, rows)
+
+
+def _setting_title(setting: tuple[str, str, str, int]) -> str:
+    model, protocol, mode, shots = setting
+    extra = [] if protocol == EvalProtocol.CUSTOM else [protocol]
+    extra += [] if mode == EvalMode.GENERATE else [mode]
+    return f"{model} ({', '.join([*extra, f'{shots}-shot'])})"
+
+
+_EMPTY = Figures(
+    n=0, scored=0, correct=0, unparsed=0, infrastructure_failures=0, accuracy=None,
+    accuracy_ci=None, unparsed_rate=None, pairwise_accuracy=None, weighted_f1=None,
+    set_f1=None, chance=None, explained=0, bleu_1=None, bleu_4=None, rouge_1=None,
+    rouge_2=None, rouge_l=None, extractors={}, key_positions={}, position_bias=None,
+)  # fmt: skip
+
+
+def _group_order(label: str) -> int:
+    digits = "".join(ch for ch in label.split("–")[0] if ch.isdigit())
+    return int(digits or 0) + (1 if label.startswith("≥") else 0)
+
+
+def _chance_of(rows: Sequence[ScoredPrediction]) -> Spread | None:
+    chance = figures_of(rows).chance if rows else None
+    return None if chance is None else Spread(chance, None, 1)
+
+
+def paper_tables(
+    db: Database,
+    *,
+    shapes: Sequence[str] = SHAPES,
+    breakdowns: Sequence[str] = (),
+    protocol: str | None = None,
+    models: Sequence[str] = (),
+    run_ids: Sequence[int] = (),
+) -> list[ResultTable]:
+    """The tables asked for, over the finished runs (of ``protocol``, of ``models``, or
+    the runs ``run_ids``); a shape without runs is left out."""
+    runs = _finished_runs(db, protocol=protocol, models=models, run_ids=run_ids)
+    # Breakdowns of the CFLUE table alone read the CFLUE protocol's runs.
+    broken_down = (
+        [run for run in runs if run.protocol == EvalProtocol.CFLUE]
+        if tuple(shapes) == ("cflue",)
+        else runs
+    )
+    tables: list[ResultTable | None] = []
+    if "econlogicqa" in shapes:
+        tables.append(_econlogicqa_table(runs))
+    if "cflue" in shapes:
+        tables.append(_cflue_table(runs))
+    if "subject" in breakdowns:
+        tables.append(_breakdown_table(broken_down, "subject", lambda row: row.subject))
+    if "length" in breakdowns:
+        tables.append(
+            _breakdown_table(broken_down, "length", lambda row: length_bucket(row.text_length))
+        )
+    return [table for table in tables if table is not None]
+
+
+# -------------------------------------------------------------------- as text
+
+
+def _percent(spread: Spread | None, *, with_sd: bool = True) -> str:
+    if spread is None or spread.mean is None:
+        return "—"
+    text = f"{100 * spread.mean:.2f}"
+    if with_sd and spread.sd is not None:
+        text += f"±{100 * spread.sd:.2f}"
+    return text
+
+
+def render_table(
+    table: ResultTable, table_format: str, *, clean: Callable[[str], str] = str
+) -> str:
+    """``table`` as text (aligned columns), Markdown, CSV or LaTeX (booktabs), figures in
+    percent; ``clean`` is applied to every model name, subject and title (untrusted text)."""
+    if table_format not in FORMATS:
+        raise ValueError(f"unknown table format '{table_format}' (choose {', '.join(FORMATS)})")
+    if table_format == "csv":
+        return _csv(table, clean)
+    from tabulate import tabulate
+
+    headers = [clean(table.row_header), *(clean(column.title) for column in table.columns)]
+    body = [[clean(row.label), *(_percent(cell) for cell in row.cells)] for row in table.rows]
+    if table_format == "md":
+        escape = str.maketrans({"|": "\\|"})
+        headers = [header.translate(escape) for header in headers]
+        body = [[cell.translate(escape) for cell in row] for row in body]
+        return f"**{clean(table.title)}** (%)\n\n" + tabulate(
+            body, headers, tablefmt="github", disable_numparse=True
+        )
+    if table_format == "latex":
+        return f"% {clean(table.title)} (figures in %)\n" + tabulate(
+            body, headers, tablefmt="latex_booktabs", disable_numparse=True
+        )
+    return f"{clean(table.title)} (%)\n" + tabulate(
+        body, headers, tablefmt="simple", disable_numparse=True
+    )
+
+
+def _csv(table: ResultTable, clean: Callable[[str], str]) -> str:
+    """One line per row; each figure as its mean and its sd in percent (empty when none)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    header = [clean(table.row_header)]
+    for column in table.columns:
+        header += [clean(column.title), f"{clean(column.title)} sd"]
+    writer.writerow(header)
+    for row in table.rows:
+        line = [clean(row.label)]
+        for cell in row.cells:
+            line += [
+                "" if cell is None or cell.mean is None else f"{100 * cell.mean:.4f}",
+                "" if cell is None or cell.sd is None else f"{100 * cell.sd:.4f}",
+            ]
+        writer.writerow(line)
+    return out.getvalue().rstrip("\n")

@@ -1,0 +1,345 @@
+"""CLI commands about suspicious items: ``triage``, ``check`` and ``flags``.
+
+- ``triage`` ranks items by suspicion score with the reasons (``reviewer.triage``) and
+  prints, for each, the command that acts on it;
+- ``check`` asks a strong OpenAI-compatible model for a second opinion
+  (``evaluator.second_opinion``); its concerns become flags;
+- ``flags names`` lists the vocabulary, ``flags show ITEM_ID`` an item's flags per
+  revision, ``flags recompute`` brings every current revision's automatic and model
+  flags up to date (``db.flags``).
+
+Only click and the vocabulary are imported at module level: ``--help`` stays instant.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+import click
+
+from db.vocabulary import ALL, FLAG_DESCRIPTIONS, UNDECIDED_STATUSES, FlagName, ItemStatus, values
+from reviewer.cli.common import (
+    TerminalProgressBar,
+    api_client_options,
+    fail,
+    kind_option,
+    open_db,
+    print_json,
+    source_option,
+    terminal_text,
+)
+from reviewer.cli.identity import acting_person, as_option
+
+if TYPE_CHECKING:
+    from db.flags import ItemFlag
+    from evaluator.backends.settings import ApiSettings
+    from evaluator.second_opinion import CheckSummary
+    from reviewer.triage import TriageEntry
+
+EXIT_INTERRUPTED = 130
+REASONS_SHOWN = 4
+TRIAGE_DEFAULT_LIMIT = 20
+
+
+def flag_line(flag: ItemFlag, width: int | None = None) -> str:
+    """``needs-media: the question refers to …`` for a terminal (model text made safe)."""
+    source = "" if flag.source.value == "auto" else f" ({flag.source.value})"
+    return f"{flag.name.value}{source}: {terminal_text(flag.summary, width)}"
+
+
+# --- triage --------------------------------------------------------------------------------
+
+
+def _echo_entry(rank: int, entry: TriageEntry, lead: str) -> None:
+    from db.answers import format_answer
+    from reviewer.triage import decide_command
+
+    click.echo(
+        f"{rank:>3}. {terminal_text(entry.item_id)}  score {entry.score:.2f}  "
+        f"[{entry.kind.value}, {entry.status}, revision {entry.revision}, "
+        f"key {format_answer(entry.kind, entry.key)}]"
+    )
+    for reason in entry.reasons[:REASONS_SHOWN]:
+        click.echo(f"       +{reason.weight:.2f} {terminal_text(reason.text, 150)}")
+    if len(entry.reasons) > REASONS_SHOWN:
+        click.echo(f"       … {len(entry.reasons) - REASONS_SHOWN} more (--json lists them all)")
+    command = decide_command(entry, lead)
+    if command is not None:
+        click.echo(f"       → {terminal_text(command)}")
+
+
+@click.command("triage")
+@click.option("--json", "as_json", is_flag=True, help="Print the ranking as JSON.")
+@click.option(
+    "--limit",
+    type=click.IntRange(1),
+    default=TRIAGE_DEFAULT_LIMIT,
+    show_default=True,
+    metavar="N",
+    help="The N most suspicious items.",
+)
+@click.option("--all", "show_all", is_flag=True, help="Every item with a score (no limit).")
+@click.option(
+    "--status",
+    "statuses",
+    type=click.Choice((ALL, *values(ItemStatus))),
+    multiple=True,
+    help="Only items with this status (repeatable; `all` for every item) "
+    "[default: those not yet decided].",
+)
+@as_option("The lead the printed commands name.")
+@click.pass_context
+def triage_command(
+    ctx: click.Context,
+    as_json: bool,
+    limit: int,
+    show_all: bool,
+    statuses: tuple[str, ...],
+    name: str | None,
+) -> None:
+    """Rank items by a suspicion score, with the reasons for each.
+
+    The score adds up models agreeing with one another against the key (each
+    model's latest run), annotators disagreeing with the key or the verdict keep,
+    and the item's flags.  Each item comes with the `vetbench decide` command of
+    the decision its signs point to; `vetbench review --order suspicious` serves the
+    same items in this order.
+    """
+    from reviewer.triage import rank_items
+
+    db = open_db(ctx)
+    wanted: tuple[str, ...] | None = (
+        None if ALL in statuses else (statuses or tuple(s.value for s in UNDECIDED_STATUSES))
+    )
+    entries = rank_items(db, statuses=wanted, limit=None if show_all else limit)
+    if as_json:
+        print_json([entry.to_json() for entry in entries])
+        return
+    if not entries:
+        click.echo("no suspicious items: no flags, no disagreeing models or annotators")
+        return
+    lead = acting_person(ctx, name, register=False).name if name else "LEAD"
+    for rank, entry in enumerate(entries, start=1):
+        _echo_entry(rank, entry, lead)
+    as_lead = f" --as {terminal_text(lead)}" if name else " --as LEAD"
+    click.echo(
+        f"{len(entries)} item(s). Review them in this order: vetbench review --order suspicious"
+        f"{as_lead}  (then F3 for the conflicts); act on one flag at once: "
+        f"vetbench decide --flag NAME --status rejected --reason REASON{as_lead}"
+    )
+
+
+# --- check ---------------------------------------------------------------------------------
+
+
+def _check_tally(summary: CheckSummary) -> str:
+    return (
+        f"flagged {summary.flagged_items}  unreadable {summary.unreadable}  failed {summary.failed}"
+    )
+
+
+@click.command("check")
+@click.option(
+    "--model",
+    required=True,
+    metavar="openai:NAME",
+    help="The model to ask, served by an OpenAI-compatible API: openai:NAME.",
+)
+@api_client_options
+@click.option(
+    "--status",
+    "statuses",
+    type=click.Choice(values(ItemStatus)),
+    multiple=True,
+    help="Only items with this status (repeatable) [default: those not yet decided].",
+)
+@kind_option
+@source_option
+@click.option(
+    "--item", "item_ids", multiple=True, metavar="ID", help="Only this item (repeatable)."
+)
+@click.option("--limit", type=click.IntRange(1), metavar="N", help="At most N items.")
+@click.option(
+    "--structured/--no-structured",
+    default=True,
+    show_default=True,
+    help="Ask for JSON-schema output (falls back to text if the server refuses).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@as_option("Who asks (recorded with the flags).")
+@click.pass_context
+def check_command(
+    ctx: click.Context,
+    model: str,
+    api: ApiSettings,
+    statuses: tuple[str, ...],
+    kinds: tuple[str, ...],
+    sources: tuple[str, ...],
+    item_ids: tuple[str, ...],
+    limit: int | None,
+    structured: bool,
+    as_json: bool,
+    name: str | None,
+) -> None:
+    """Ask a strong model the reviewers' questions about each item; its concerns become flags.
+
+    Per item: is exactly one order (answer) defensible, or several? Is the key right?
+    Does it depend on missing material? Is it sensitive? A wrong key becomes a
+    model-disagrees flag, the rest a second-opinion flag, each with the model's
+    reasons: hints for reviewers, never verdicts. Answers are cached: run the same
+    command again after Ctrl-C or failures to continue; nothing is stored twice.
+    """
+    from evaluator.openai_client import ChatClient, ClientConfigError
+    from evaluator.second_opinion import plan_checks, run_checks
+
+    backend, _, model_name = model.partition(":")
+    if backend != "openai" or not model_name.strip():
+        fail(f"--model {model}: check asks an OpenAI-compatible model; write openai:NAME")
+    db = open_db(ctx)
+    actor = acting_person(ctx, name).name
+    items = plan_checks(
+        db,
+        statuses=statuses or tuple(s.value for s in UNDECIDED_STATUSES),
+        kinds=kinds,
+        sources=sources,
+        ids=item_ids,
+        limit=limit,
+    )
+    if item_ids:
+        missing = sorted(set(item_ids) - {item.id for item in items})
+        if missing:
+            fail(
+                f"no such item (or not with that status): {', '.join(map(terminal_text, missing))}"
+            )
+    if not items:
+        fail("no items to check (see --status, --kind, --source)")
+    try:
+        client = ChatClient(model_name, database=db, **api.client_options())
+    except ClientConfigError as error:
+        fail(str(error))
+    bar = TerminalProgressBar(len(items), "checking", describe=_check_tally)
+    try:
+        summary = run_checks(
+            db, client, items, actor=actor, structured=structured, on_progress=bar.advance
+        )
+    finally:
+        bar.close()
+        client.close()
+    if as_json:
+        print_json(summary.to_json())
+    else:
+        _echo_check(summary)
+    if summary.interrupted:
+        sys.exit(EXIT_INTERRUPTED)
+    if summary.failed:
+        sys.exit(1)
+
+
+def _echo_check(summary: CheckSummary) -> None:
+    click.echo(
+        f"{terminal_text(summary.model)}: {summary.answered} of {summary.planned} items answered "
+        f"({summary.cached} from the cache), {summary.unreadable} unreadable, "
+        f"{summary.failed} failed"
+    )
+    flags = ", ".join(f"{name} {count}" for name, count in sorted(summary.new_flags.items()))
+    click.echo(f"  {summary.flagged_items} item(s) got new flags{': ' + flags if flags else ''}")
+    for failure in summary.failures:
+        click.echo(f"  {terminal_text(failure)}", err=True)
+    if summary.failed or summary.interrupted:
+        click.echo("  run the same command again to ask about the rest", err=True)
+    if summary.flagged_items:
+        click.echo("  see them: vetbench triage, or vetbench items --flag NAME")
+
+
+# --- flags ---------------------------------------------------------------------------------
+
+
+@click.group("flags")
+def flags_group() -> None:
+    """Item flags: what raises them, an item's flags, recomputing them."""
+
+
+@flags_group.command("names")
+def flags_names() -> None:
+    """The flag vocabulary and what raises each flag."""
+    for flag in FlagName:
+        click.echo(f"{flag.value:<16} {FLAG_DESCRIPTIONS[flag]}")
+
+
+@flags_group.command("show")
+@click.argument("item_id")
+@click.option("--json", "as_json", is_flag=True, help="Print the flags as JSON.")
+@click.pass_context
+def flags_show(ctx: click.Context, item_id: str, as_json: bool) -> None:
+    """ITEM_ID's flags, revision by revision (the current one first)."""
+    from db.flags import revision_flags
+    from db.models import Item
+
+    with open_db(ctx).session() as session:
+        item = session.get(Item, item_id)
+        if item is None:
+            fail(f"there is no item '{terminal_text(item_id)}'")
+        by_revision = {
+            number: revision_flags(session, item_id, number)
+            for number in range(item.current_revision, 0, -1)
+        }
+        current = item.current_revision
+    if as_json:
+        print_json(
+            {
+                "item_id": item_id,
+                "current_revision": current,
+                "revisions": [
+                    {"revision": number, "flags": [flag.to_json() for flag in flags]}
+                    for number, flags in by_revision.items()
+                ],
+            }
+        )
+        return
+    for number, flags in by_revision.items():
+        label = " (current)" if number == current else ""
+        click.echo(f"revision {number}{label}: {'no flags' if not flags else ''}".rstrip())
+        for flag in flags:
+            click.echo(f"  {flag_line(flag)}")
+
+
+@flags_group.command("recompute")
+@as_option("The lead recomputing.")
+@click.option("--no-models", is_flag=True, help="Leave the flags from evaluation runs alone.")
+@click.option("--json", "as_json", is_flag=True, help="Print what changed as JSON.")
+@click.pass_context
+def flags_recompute(ctx: click.Context, name: str | None, no_models: bool, as_json: bool) -> None:
+    """Recompute the automatic flags of every item's current revision (and the
+    model-disagrees flags from the evaluation runs); leads only.
+
+    Flags are raised when a revision is made; run this after new evaluation runs, or
+    after the rules changed. Flags from `vetbench check` are kept.
+    """
+    from db.flags import recompute_flags
+    from db.people import PermissionDenied, require_lead
+
+    db = open_db(ctx)
+    lead = acting_person(ctx, name).name
+    with db.transaction() as session:
+        try:
+            require_lead(session, lead)
+        except PermissionDenied as error:
+            fail(f"{error} (recomputing removes stale flags)")
+        report = recompute_flags(session, lead, models=not no_models)
+    if as_json:
+        print_json(report.to_json())
+        return
+    click.echo(
+        f"{report.revisions} current revisions: {report.added} flag(s) added, "
+        f"{report.removed} removed"
+    )
+    click.echo(
+        "items by flag: " + ", ".join(f"{flag} {count}" for flag, count in report.by_flag.items())
+    )
+
+
+def register(cli: click.Group) -> None:
+    """Add this module's commands to the `vetbench` group."""
+    for command in (triage_command, check_command, flags_group):
+        cli.add_command(command)

@@ -1,0 +1,543 @@
+"""The papers' protocols through the real CLI: CFLUE's (zero-shot, answer and explanation,
+CFLUE's own extraction beside vetbench's, BLEU/ROUGE), EconLogicQA's (a 1-shot and a
+5-shot run), repeats with mean ± sd, permuted options, shots per kind, and the tables.
+
+Models are scripted (``scripted:FILE``): their outputs are written here, so every
+figure can be computed again from the packages the official code uses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+from eval_helpers import mixed_set, single_zh, store
+from sqlmodel import col, select
+
+from db.engine import open_database
+from db.models import EvalRun, Prediction
+from db.vocabulary import ItemStatus
+from reviewer.cli import cli
+
+# What a scripted model writes for each item of the mixed set (keys: cflue:1 B, cflue:2 C,
+# cflue:3 ABD, cflue:4 BC, cflue:5 A, cflue:6 B; econ:1 DACB, econ:2 BADC).
+CFLUE_OUTPUTS = {
+    "cflue:1": "答案：B\n解析：我国A股市场实行T+1交易制度。",  # right
+    "cflue:2": "答案：B\n解析：选项C不对，A股实行T+1。",  # wrong (key C)
+    "cflue:3": "ABD",  # right: leading letters
+    "cflue:4": "我认为答案是：C",  # wrong: official reads C, as does the lenient reader
+    "cflue:5": "答案：A\n解析：准备金率下调增加可贷资金，属于扩张性政策。",  # right
+    # Two lines, the first without an answer: CFLUE's rule reads only that first line.
+    "cflue:6": "好的\n答案：B",
+}
+ECON_OUTPUTS = {
+    "econ:1": " D, A, C, B\nQuestion: a new question the stop cuts",
+    "econ:2": " The order is B, A, D, C.",  # the strict expression reads nothing here
+}
+
+
+def vetbench(url: str, *args: str) -> Result:
+    return CliRunner().invoke(cli, ["--db", url, *args])
+
+
+def ok(result: Result) -> Result:
+    assert result.exit_code == 0, result.output + result.stderr
+    return result
+
+
+def script(tmp_path: Path, name: str, outputs: dict[str, str]) -> str:
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(outputs, ensure_ascii=False), encoding="utf-8")
+    return f"scripted:{path}"
+
+
+@pytest.fixture
+def url(db_path: Path) -> str:
+    database = open_database(db_path)
+    mixed_set(database)
+    database.dispose()
+    return str(db_path)
+
+
+def predictions(url: str, run_id: int) -> dict[str, Prediction]:
+    database = open_database(url)
+    try:
+        with database.session() as session:
+            rows = session.exec(select(Prediction).where(Prediction.run_id == run_id)).all()
+            return {row.item_id: row for row in rows}
+    finally:
+        database.dispose()
+
+
+def runs(url: str) -> list[EvalRun]:
+    database = open_database(url)
+    try:
+        with database.session() as session:
+            return list(session.exec(select(EvalRun).order_by(col(EvalRun.id))).all())
+    finally:
+        database.dispose()
+
+
+# ------------------------------------------------------------------------- CFLUE
+
+
+def official_figures(outputs: dict[str, str]) -> dict[str, float]:
+    """The figures as CFLUE's published code computes them, with the packages it calls."""
+    import jieba
+    from rouge import Rouge
+    from sacrebleu.metrics import BLEU
+    from sklearn.metrics import accuracy_score, f1_score
+
+    keys = {"cflue:1": "B", "cflue:2": "C", "cflue:3": "ABD", "cflue:4": "BC"}
+    keys |= {"cflue:5": "A", "cflue:6": "B"}
+    analyses = {
+        "cflue:1": "A股实行T+1交易制度。",
+        "cflue:2": "A股实行T+1交易制度。",
+        "cflue:5": "准备金率下调增加可贷资金。",
+        "cflue:6": "准备金率下调增加可贷资金。",
+    }
+    read = {"cflue:1": "B", "cflue:2": "B", "cflue:3": "ABD", "cflue:4": "C", "cflue:5": "A"}
+    read["cflue:6"] = "X"  # unparsed
+    y_true = [keys[item] for item in keys]
+    y_pred = [read[item] for item in keys]
+    references, candidates = [], []
+    for item, analysis in analyses.items():
+        references.append(" ".join(jieba.lcut(analysis)))
+        lines = outputs[item].strip().split("\n")
+        explanation = lines[1].replace("解析：", "") if len(lines) == 2 else outputs[item]
+        candidates.append(" ".join(jieba.lcut(explanation)))
+    bleu = BLEU().corpus_score(candidates, [references])
+    rouge = Rouge().get_scores(candidates, references, avg=True)
+    return {
+        "accuracy": float(accuracy_score(y_true, y_pred)),
+        "weighted_f1": float(f1_score(y_true, y_pred, average="weighted")),
+        "bleu_1": bleu.precisions[0] / 100,
+        "bleu_4": bleu.score / 100,
+        "rouge_1": rouge["rouge-1"]["f"],
+        "rouge_2": rouge["rouge-2"]["f"],
+        "rouge_l": rouge["rouge-l"]["f"],
+    }
+
+
+def test_cflue_protocol_reports_accuracy_f1_bleu_and_rouge_as_the_official_code(
+    url: str, tmp_path: Path
+) -> None:
+    model = script(tmp_path, "expert", CFLUE_OUTPUTS)
+    result = ok(vetbench(url, "eval", "--model", model, "--protocol", "cflue", "--json"))
+    figures = json.loads(result.stdout)
+    assert figures["run"]["params"]["protocol"] == "cflue"
+    assert figures["run"]["shots"] == 0 and figures["progress"]["total"] == 6  # no ordering
+    expected = official_figures(CFLUE_OUTPUTS)
+    for name, value in expected.items():
+        assert figures[name] == pytest.approx(value, abs=1e-9), name
+    assert figures["explained"] == 4  # the items with an analysis
+    # CFLUE's rule decides; vetbench's lenient reader is reported beside it
+    assert figures["extractors"]["cflue"] == {
+        "parsed": 5,
+        "unparsed": 1,
+        "correct": 3,
+        "accuracy": 0.5,
+    }
+    assert figures["extractors"]["lenient"]["parsed"] == 6
+    assert figures["extractors"]["lenient"]["correct"] == 4
+    stored = predictions(url, figures["run_id"])
+    assert stored["cflue:6"].parsed_answer is None and stored["cflue:6"].failure_kind == "unparsed"
+    assert stored["cflue:6"].scores["extracted"] == {"cflue": None, "lenient": "B"}
+
+
+def test_cflue_prompts_are_zero_shot_expert_two_line_answers_in_chinese(
+    url: str, tmp_path: Path
+) -> None:
+    model = script(tmp_path, "expert", CFLUE_OUTPUTS)
+    figures = json.loads(
+        ok(vetbench(url, "eval", "--model", model, "--protocol", "cflue", "--json")).stdout
+    )
+    stored = predictions(url, figures["run_id"])
+    single, multi, truefalse = (stored[i].prompt for i in ("cflue:1", "cflue:3", "cflue:5"))
+    for prompt in (single, multi, truefalse):
+        assert prompt.startswith("请以金融行业专家的身份回答下面的题目。")
+        assert "“答案：”" in prompt and "“解析：”" in prompt and "只输出两行" in prompt
+        assert "Question:" not in prompt and "题目：" not in prompt  # no shots, no vetbench cue
+    assert "单项选择题" in single and "多项选择题" in multi
+    assert "单项选择题" in truefalse  # true/false items are asked as single-choice ones
+    # the question, then its options as "A. text", after a blank line; no answer cue
+    assert single.endswith(
+        "第1题：我国A股市场目前实行的交易制度是（　）。\nA. T+0\nB. T+1\nC. T+2\nD. T+3"
+    )
+    assert "Question 3: which of these" in multi  # English items get the same Chinese prompt
+
+
+def test_cflue_generation_has_no_stop_and_a_free_length(url: str) -> None:
+    from evaluator.backends.scripted import ScriptedBackend
+    from evaluator.runner import create_run, execute_run
+
+    database = open_database(url)
+    backend = ScriptedBackend(CFLUE_OUTPUTS)
+    run_id = create_run(database, backend.info, protocol="cflue", filters={"status": ["approved"]})
+    execute_run(database, run_id, backend)
+    for request in backend.requests_seen.values():
+        assert request.stop == () and request.complete is None
+        assert request.max_new_tokens == 512
+    database.dispose()
+
+
+def test_cflue_protocol_refuses_what_it_does_not_ask(url: str, tmp_path: Path) -> None:
+    model = script(tmp_path, "expert", CFLUE_OUTPUTS)
+    shots = vetbench(url, "eval", "--model", model, "--protocol", "cflue", "--shots", "5")
+    assert shots.exit_code == 1 and "fixes its shots (0)" in shots.stderr
+    orders = vetbench(url, "eval", "--model", model, "--protocol", "cflue", "--kind", "ordering")
+    assert orders.exit_code == 1
+    assert "no items to evaluate" in orders.stderr and "cflue protocol asks" in orders.stderr
+    score = vetbench(url, "eval", "--model", model, "--protocol", "cflue", "--mode", "score")
+    assert score.exit_code == 1 and "--mode score needs --protocol custom" in score.stderr
+
+
+# ------------------------------------------------------------------ EconLogicQA
+
+
+def test_econlogicqa_makes_a_1_shot_and_a_5_shot_run_in_the_papers_layout(
+    url: str, tmp_path: Path
+) -> None:
+    model = script(tmp_path, "orderer", ECON_OUTPUTS)
+    result = ok(vetbench(url, "eval", "--model", model, "--protocol", "econlogicqa", "--json"))
+    figures = json.loads(result.stdout)
+    assert len(figures["runs"]) == 2
+    made = runs(url)
+    assert [run.shots for run in made] == [1, 5]
+    assert all(run.params["protocol"] == "econlogicqa" for run in made)
+    assert made[0].params["repeat"]["series"] == made[1].params["repeat"]["series"]
+    assert [spread["shots"] for spread in figures["spread"]] == [1, 5]
+    assert "only 1 of 5 shots available" in result.stderr  # one ordering shot exists
+    for run in made:
+        stored = predictions(url, run.id or 0)
+        assert set(stored) == {"econ:1", "econ:2"}  # ordering items only
+        prompt = stored["econ:1"].prompt
+        assert "\nChoices:\nA. " in prompt and prompt.endswith("Correct Order:")
+        assert prompt.count("Question: ") == 2  # the one shot, then the question
+        assert "Correct Order: C, B, D, A" in prompt  # the shot's key after the cue
+        # the run stops where the model starts a new question
+        assert stored["econ:1"].raw_output == " D, A, C, B"
+        assert stored["econ:1"].parsed_answer == "DACB"
+        assert stored["econ:2"].parsed_answer is None  # the strict expression decides
+        assert stored["econ:2"].scores["extracted"] == {"econlogicqa": None, "lenient": "BADC"}
+
+
+def test_econlogicqa_extractor() -> None:
+    from evaluator.extractors import extract_econlogicqa_order as read
+
+    assert read(" C, A, B, D", "ABCD") == "CABD"
+    assert read("CABD", "ABCD") == "CABD"
+    assert read(" C A B D\nbecause C starts it", "ABCD") == "CABD"
+    assert read("Correct Order: C, A, B, D", "ABCD") == "CABD"
+    assert read(" C, A, B", "ABCD") is None  # not whole
+    assert read(" C, A, B, C", "ABCD") is None
+    assert read("The answer is C, A, B, D", "ABCD") is None
+    assert read(" c, a, b, d", "ABCD") is None
+    assert read(" E, A, D, C, B", "ABCDE") == "EADCB"
+
+
+# ------------------------------------------------------- the official CFLUE rule
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        ("答案：B\n解析：选项A正确的说法应当是“不得”。", "B"),
+        ("答案：ABD\n解析：……", "ABD"),
+        ("答案：BA", "BA"),  # kept as written: the official figures count BA as wrong for AB
+        ("答案： A、B、D", "ABD"),  # 、 , ， and spaces are removed first
+        ("答案是：C", "C"),
+        ("答案:D", "D"),
+        ("C。解析：因为……", "C"),  # leading letters
+        ("  B  ", "B"),
+        ("答案：E", "E"),  # a letter the item lacks: a wrong answer, not unparsed
+        ("好的\n答案：B", None),  # two lines: only the first is read
+        ("好的\n答案：B\n解析：……", "B"),  # three lines: the whole output is read
+        ("**答案**：B", None),
+        ("The answer is B", None),
+        ("", None),
+    ],
+)
+def test_cflue_official_extraction(output: str, expected: str | None) -> None:
+    from evaluator.extractors import extract_cflue_official
+
+    assert extract_cflue_official(output, "ABCD") == expected
+
+
+def test_cflue_explanation_text_rules() -> None:
+    from evaluator.text_metrics import explanation_text
+
+    assert explanation_text("答案：B\n解析：因为T+1。") == "因为T+1。"
+    assert explanation_text("\n答案：B\n解析：因为\n") == "因为"  # stripped before splitting
+    assert explanation_text("答案：B") == "答案：B"  # one line: the whole output
+    three = "答案：B\n解析：一\n二"
+    assert explanation_text(three) == three
+
+
+# ----------------------------------------------------- repeats, permutation, shots
+
+
+def more_shots(url: str) -> None:
+    """Six agreed single-choice items, so that different seeds draw different shots."""
+    database = open_database(url)
+    store(
+        database,
+        [(f"pool:{n}", single_zh(100 + n, "ABCD"[n % 4])) for n in range(6)],
+        status=ItemStatus.AGREED,
+    )
+    database.dispose()
+
+
+def test_repeats_draw_other_shots_and_report_mean_and_sd(url: str, tmp_path: Path) -> None:
+    more_shots(url)
+    outputs = {"cflue:1": "B", "cflue:2": "A"}  # right, then wrong: accuracy 0.5 each run
+    model = script(tmp_path, "steady", outputs)
+    args = ["--kind", "single", "--shots", "2", "--repeats", "3", "--seed", "7", "--json"]
+    figures = json.loads(ok(vetbench(url, "eval", "--model", model, *args)).stdout)
+    made = runs(url)
+    assert figures["runs"] == [run.id for run in made] and len(made) == 3
+    assert [run.params["seed"] for run in made] == [7, 8, 9]
+    assert [run.params["repeat"]["index"] for run in made] == [0, 1, 2]
+    drawn = {json.dumps(run.params["shots_used"], sort_keys=True) for run in made}
+    assert len(drawn) > 1  # other shots per repeat
+    (spread,) = figures["spread"]
+    assert spread["shots"] == 2 and spread["runs"] == figures["runs"]
+    assert spread["figures"]["accuracy"] == {"mean": 0.5, "sd": 0.0, "n": 3}
+    text = ok(vetbench(url, "eval", "--model", model, "--kind", "single", "--repeats", "2"))
+    assert "mean ± sd over 2 runs (5-shot):" in text.stdout
+
+
+def test_permuted_options_remap_the_key_and_store_answers_in_the_items_labels(
+    url: str, tmp_path: Path
+) -> None:
+    always_a = {item: "答案：A" for item in ("cflue:1", "cflue:2", "cflue:5", "cflue:6")}
+    model = script(tmp_path, "first-option", always_a)
+    args = ["--kind", "single", "--shots", "0", "--permute-options", "--json"]
+    figures = json.loads(ok(vetbench(url, "eval", "--model", model, *args)).stdout)
+    stored = predictions(url, figures["run_id"])
+    for item_id, key in (("cflue:1", "B"), ("cflue:2", "C")):
+        prediction = stored[item_id]
+        order = prediction.scores["option_order"]  # the item's labels in the shown order
+        assert sorted(order) == list("ABCD") and order != "ABCD"
+        # "A" was the first option shown: stored as the item's own label for it
+        assert prediction.parsed_answer == order[0]
+        assert prediction.correct == (order[0] == key)
+        shown_key = "ABCD"[order.index(key)]
+        assert prediction.scores["key_position"] == shown_key
+        assert f"\n{shown_key}. T+1" in prediction.prompt or key != "B"
+    positions = figures["key_positions"]
+    assert sum(row["n"] for row in positions.values()) == 2
+    for label, row in positions.items():  # a model that always says A is right only there
+        assert row["accuracy"] == (1.0 if label == "A" else 0.0)
+
+
+def test_true_false_items_are_never_permuted(url: str, tmp_path: Path) -> None:
+    model = script(tmp_path, "tf", {"cflue:5": "A", "cflue:6": "A"})
+    args = ["--kind", "truefalse", "--shots", "0", "--permute-options", "--json"]
+    figures = json.loads(ok(vetbench(url, "eval", "--model", model, *args)).stdout)
+    for prediction in predictions(url, figures["run_id"]).values():
+        assert "option_order" not in prediction.scores
+
+
+def test_shots_can_differ_by_kind_in_one_run(url: str, tmp_path: Path) -> None:
+    model = script(tmp_path, "any", {})
+    args = ["--shots", "0", "--shots-for", "ordering=1", "--shots-for", "single=1", "--json"]
+    figures = json.loads(ok(vetbench(url, "eval", "--model", model, *args)).stdout)
+    params = figures["run"]["params"]
+    assert params["shots_by_kind"] == {"multi": 0, "ordering": 1, "single": 1, "truefalse": 0}
+    stored = predictions(url, figures["run_id"])
+    assert stored["econ:1"].prompt.count("Question:") == 2
+    assert stored["cflue:1"].prompt.count("题目：") == 2
+    assert stored["cflue:5"].prompt.count("题目：") == 1
+    bad = vetbench(url, "eval", "--model", model, "--shots-for", "essay=2")
+    assert bad.exit_code == 1 and "--shots-for 'essay=2': write KIND=N" in bad.stderr
+
+
+# ------------------------------------------------------------------------ tables
+
+
+@pytest.fixture
+def tabled(url: str, tmp_path: Path) -> str:
+    """Two models under CFLUE's protocol and EconLogicQA's."""
+    for name, outputs in (("expert", CFLUE_OUTPUTS | ECON_OUTPUTS), ("guesser", {})):
+        model = script(tmp_path, name, outputs)
+        ok(vetbench(url, "eval", "--model", model, "--protocol", "cflue"))
+        ok(vetbench(url, "eval", "--model", model, "--protocol", "econlogicqa"))
+    return url
+
+
+def table_json(url: str, *args: str) -> list[dict[str, Any]]:
+    result: list[dict[str, Any]] = json.loads(
+        ok(vetbench(url, "runs", "table", *args, "--json")).stdout
+    )
+    return result
+
+
+def test_runs_table_prints_both_shapes_with_an_exact_random_baseline(
+    tabled: str, tmp_path: Path
+) -> None:
+    tables = {table["name"]: table for table in table_json(tabled)}
+    assert set(tables) == {"econlogicqa", "cflue"}
+    econ, cflue = tables["econlogicqa"], tables["cflue"]
+    assert [c["title"] for c in econ["columns"]] == [
+        "ordering 1-shot (econlogicqa)",
+        "ordering 5-shot (econlogicqa)",
+        "single 0-shot (cflue)",
+        "multi 0-shot (cflue)",
+        "truefalse 0-shot (cflue)",
+    ]
+    assert [c["title"] for c in cflue["columns"]] == [
+        "Acc",
+        "Weighted-F1",
+        "BLEU-1",
+        "BLEU-4",
+        "ROUGE-1",
+        "ROUGE-2",
+        "ROUGE-L",
+    ]
+    expert, guesser, baseline = econ["rows"]
+    assert expert["label"].endswith("expert.json") and baseline["baseline"] is True
+    cells = baseline["cells"]
+    assert cells["ordering/1-shot/econlogicqa"]["mean"] == pytest.approx(1 / 24)  # 1/4!
+    assert cells["single/0-shot/cflue"]["mean"] == pytest.approx(1 / 4)  # 1/k
+    assert cells["multi/0-shot/cflue"]["mean"] == pytest.approx(1 / 15)  # 1/(2^4 - 1)
+    assert cells["truefalse/0-shot/cflue"]["mean"] == pytest.approx(1 / 2)
+    assert expert["cells"]["ordering/1-shot/econlogicqa"]["mean"] == 0.5
+    assert guesser["cells"]["ordering/1-shot/econlogicqa"]["mean"] == 0.0
+    *_models, cflue_baseline = cflue["rows"]
+    mcq_chance = (2 / 4 + 2 / 15 + 2 / 2) / 6
+    assert cflue_baseline["cells"]["accuracy"]["mean"] == pytest.approx(mcq_chance)
+    assert cflue_baseline["cells"]["bleu_1"] is None  # no exact baseline for text overlap
+    assert cflue["rows"][0]["cells"]["accuracy"]["mean"] == 0.5
+
+    text = ok(vetbench(tabled, "runs", "table")).stdout
+    assert "Accuracy by item kind and shots" in text and "CFLUE protocol" in text
+    assert "random choice" in text and "4.17" in text and f"{100 * mcq_chance:.2f}" in text
+
+
+@pytest.mark.parametrize(
+    ("table_format", "marks"),
+    [
+        ("md", ["| model", "|---", "random choice"]),
+        ("csv", ["model,Acc,Acc sd,Weighted-F1", "random choice,"]),
+        ("latex", ["\\begin{tabular}", "\\toprule", "random choice"]),
+        ("text", ["-----", "random choice"]),
+    ],
+)
+def test_runs_table_formats(tabled: str, table_format: str, marks: list[str]) -> None:
+    shown = ok(
+        vetbench(tabled, "runs", "table", "--shape", "cflue", "--format", table_format)
+    ).stdout
+    for mark in marks:
+        assert mark in shown
+    if table_format == "latex":
+        assert "expert.json" in shown and "\\bottomrule" in shown
+
+
+def test_runs_table_breakdowns_by_subject_and_length(tabled: str) -> None:
+    tables = table_json(tabled, "--protocol", "cflue", "--by", "subject", "--by", "length")
+    by_name = {table["name"]: table for table in tables}
+    subjects = by_name["subject"]
+    (row,) = subjects["rows"]  # only the single-choice items carry 名称
+    assert row["label"] == "证券从业资格"
+    assert row["cells"]["random"]["mean"] == pytest.approx(1 / 4)
+    lengths = by_name["length"]
+    assert all(row["label"].endswith("chars") for row in lengths["rows"])
+    assert sum(1 for _ in lengths["rows"]) >= 1
+
+
+def test_runs_table_with_no_finished_runs(url: str) -> None:
+    assert "no finished runs to tabulate" in ok(vetbench(url, "runs", "table")).stdout
+    assert table_json(url) == []
+
+
+# ----------------------------------------------------------------- text metrics
+
+
+def test_text_metrics_agree_with_sacrebleu_and_rouge_on_real_cflue_analyses(
+    cflue_knowledge: Path,
+) -> None:
+    import jieba
+    from rouge import Rouge
+    from sacrebleu.metrics import BLEU
+
+    from evaluator.text_metrics import score_explanation, summarize_explanations
+
+    records = json.loads(cflue_knowledge.read_text(encoding="utf-8"))
+    analyses = [r["analysis"] for r in records if r.get("analysis")][:40]
+    # a model "explains" each item with its neighbour's analysis, one line or two
+    outputs = [
+        f"答案：A\n解析：{analyses[(n + 1) % 40]}" if n % 2 else analyses[(n + 1) % 40][:60]
+        for n in range(40)
+    ]
+    ours = summarize_explanations(
+        [
+            score_explanation(output, analysis)
+            for output, analysis in zip(outputs, analyses, strict=True)
+        ]
+    )
+    references = [" ".join(jieba.lcut(a)) for a in analyses]
+    candidates = [
+        " ".join(jieba.lcut(o.strip().split("\n")[1].replace("解析：", "") if "\n" in o else o))
+        for o in outputs
+    ]
+    bleu = BLEU().corpus_score(candidates, [references])
+    rouge = Rouge().get_scores(candidates, references, avg=True)
+    assert ours is not None and ours.count == 40
+    assert ours.bleu_1 == pytest.approx(bleu.precisions[0] / 100, abs=1e-12)
+    assert ours.bleu_4 == pytest.approx(bleu.score / 100, abs=1e-12)
+    assert ours.rouge_1 == pytest.approx(rouge["rouge-1"]["f"], abs=1e-12)
+    assert ours.rouge_2 == pytest.approx(rouge["rouge-2"]["f"], abs=1e-12)
+    assert ours.rouge_l == pytest.approx(rouge["rouge-l"]["f"], abs=1e-12)
+
+
+def test_an_empty_explanation_scores_zero_where_the_package_would_stop() -> None:
+    from rouge import Rouge
+
+    from evaluator.text_metrics import score_explanation
+
+    with pytest.raises(ValueError):
+        Rouge().get_scores("", "准备金 率")
+    empty = score_explanation("答案：B\n解析：", "准备金率下调。")
+    assert (empty.rouge_1, empty.rouge_2, empty.rouge_l) == (0.0, 0.0, 0.0)
+    assert empty.bleu.hypothesis_length == 0 and empty.bleu.reference_length > 0
+
+
+def test_a_long_explanation_needs_no_recursion_limit_of_its_own() -> None:
+    from evaluator.text_metrics import score_explanation
+
+    long_text = "，".join(f"第{n}点说明市场利率" for n in range(700))
+    score = score_explanation(f"答案：A\n解析：{long_text}", long_text)
+    assert score.rouge_l == pytest.approx(1.0, abs=1e-6)
+
+
+def test_stored_explanation_scores_round_trip() -> None:
+    from evaluator.results import Score
+    from evaluator.text_metrics import score_explanation
+
+    explanation = score_explanation("答案：B\n解析：A股实行T+1。", "A股实行T+1交易制度。")
+    stored = Score(correct=True, explanation=explanation, extracted={"cflue": "B"}).to_json()
+    assert Score.from_json(json.loads(json.dumps(stored))) == Score(
+        correct=True, explanation=explanation, extracted={"cflue": "B"}
+    )
+
+
+def test_custom_runs_keep_vetbench_layout_and_reader() -> None:
+    """Custom runs keep vetbench's layout and the lenient reader deciding."""
+    from evaluator.protocols import protocol_spec
+
+    custom = protocol_spec("custom")
+    assert custom.layout == "vetbench" and custom.extractor == "lenient"
+    assert custom.reported_extractors() == ("lenient", "cflue", "econlogicqa")
+
+
+def test_breakdowns_keep_each_shot_setting_apart(tabled: str) -> None:
+    (lengths,) = table_json(tabled, "--by", "length", "--shape", "econlogicqa")[1:]
+    titles = [column["title"] for column in lengths["columns"]]
+    assert any(title.endswith("(econlogicqa, 1-shot)") for title in titles)
+    assert any(title.endswith("(econlogicqa, 5-shot)") for title in titles)
+    assert any(title.endswith("(cflue, 0-shot)") for title in titles)
+    for row in lengths["rows"]:  # one run per setting: no spread over settings
+        assert all(cell is None or cell["sd"] is None for cell in row["cells"].values())
