@@ -39,9 +39,9 @@ from sqlalchemy import ColumnElement, Select, and_, case, delete, exists, func, 
 from sqlmodel import Session, col
 
 from db.engine import Database
+from db.flags import ItemFlag, flagged_condition, revision_flags
 from db.gold import serving_gold
 from db.guidelines import current_guidelines_version
-from db.flags import ItemFlag, flagged_condition, revision_flags
 from db.items import ItemSnapshot, get_item
 from db.models import Claim, GoldItem, Item, ItemRevision, Judgment, utcnow
 from db.people import ensure_person

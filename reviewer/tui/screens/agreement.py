@@ -319,9 +319,9 @@ class AgreementScreen(PollingScreen[None]):
             [
                 Bar(
                     stats.name,
-                    stats.keep_rate,
-                    f"{stats.keep_rate:>4.0%} of {stats.judgments:,}"
-                    if stats.keep_rate is not None
+                    stats.keep_rate.value,
+                    f"{stats.keep_rate.value:>4.0%} of {stats.judgments:,}"
+                    if stats.keep_rate.value is not None
                     else "—",
                 )
                 for stats in people

@@ -13,7 +13,7 @@ from textual.widgets import Button, Input, Select, Static
 from db.engine import Database
 from db.items import get_item
 from db.search import MIN_INDEXED_CHARS
-from db.vocabulary import FlagName, ItemKind, ItemStatus
+from db.vocabulary import FlagName, ItemStatus
 from reviewer.queue import QueueFilter
 from reviewer.tui.literal import literal
 from reviewer.tui.screens.prompt import PromptScreen, Validator

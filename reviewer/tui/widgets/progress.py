@@ -15,12 +15,14 @@ from reviewer.words import counted
 
 
 def progress_words(progress: QueueProgress) -> str:
-    """``12 done this session · 340 of 3,864 items have enough judgments · 28 waiting for you``."""
+    """``12 done this session · 28 waiting for you · 340 of 3,864 items have enough judgments``.
+
+    What the annotator acts on comes first: a narrow terminal cuts the line's end."""
     parts = [
         f"{progress.session_done:,} done this session",
+        f"{progress.items_left:,} waiting for you",
         f"{progress.items_complete:,} of {counted(progress.items_total, 'item')} "
         f"{'has' if progress.items_total == 1 else 'have'} enough judgments",
-        f"{progress.items_left:,} waiting for you",
     ]
     if progress.median_seconds is not None:
         parts.append(f"{progress.median_seconds:.0f} s an item")
@@ -28,7 +30,7 @@ def progress_words(progress: QueueProgress) -> str:
 
 
 def progress_text(annotator: str, progress: QueueProgress | None, filters: str) -> Text:
-    """``alice · 12 done this session · 340 of 3,864 items have enough judgments · ...``."""
+    """``alice · 12 done this session · 28 waiting for you · 340 of 3,864 items ...``."""
     text = Text()
     text.append_text(literal(annotator, "bold"))
     if progress is None:
