@@ -493,7 +493,10 @@ def _load_existing(session: Session, ids: list[str]) -> dict[str, _Existing]:
         (Judgment.__table__.c.item_id == _ITEM.c.id)  # type: ignore[attr-defined]
         & (Judgment.__table__.c.retracted.is_(False))  # type: ignore[attr-defined]
     )
-    decided = exists().where(Decision.__table__.c.item_id == _ITEM.c.id)  # type: ignore[attr-defined]
+    decided = exists().where(
+        (Decision.__table__.c.item_id == _ITEM.c.id)  # type: ignore[attr-defined]
+        & Decision.__table__.c.retracted_at.is_(None)  # type: ignore[attr-defined]
+    )
     first_revision = _REVISION.alias("first_revision")
     first = (
         select(first_revision.c.provenance)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, insert
+from sqlalchemy import ColumnElement, and_, insert
 from sqlmodel import Session, col, select
 from sqlmodel.sql.expression import Select
 
@@ -128,11 +128,14 @@ def iter_items(
     sources: Sequence[str] | None = None,
     ids: Iterable[str] | None = None,
     flags: Sequence[str] | None = None,
+    where: Sequence[ColumnElement[bool]] = (),
     batch_size: int = 2000,
 ) -> Iterator[ItemSnapshot]:
     """Items at their current revision, in id order, filtered (``flags``: whose current
-    revision carries one of these); streamed in batches."""
-    query = _current_join()
+    revision carries one of these); streamed in batches.
+
+    ``where`` adds conditions on ``Item`` (a text search: ``db.search``)."""
+    query = _current_join().where(*where)
     if statuses:
         query = query.where(col(Item.status).in_(list(statuses)))
     if kinds:

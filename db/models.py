@@ -1,8 +1,10 @@
 """The SQLModel tables: items and their revisions, item flags, people, judgments, decisions,
-evaluation runs, predictions, generation rejects, settings and the audit log.
+guidelines, gold items, evaluation runs, predictions, generation rejects, settings and the
+audit log.
 
 Nothing is ever deleted: an edit adds an ``ItemRevision``, undo retracts a
-``Judgment``, a changed mind is a newer ``Decision``.  Enumerated values are
+``Judgment`` or a ``Decision``, a changed mind is a newer ``Decision``, a new text
+of the guidelines is a new version, a removed gold item keeps its row.  Enumerated values are
 stored as plain strings (``db.vocabulary`` names them) so the schema is the same
 on SQLite and PostgreSQL.
 
@@ -15,7 +17,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, DateTime, Dialect, Index, UniqueConstraint
+from sqlalchemy import JSON, Column, DateTime, Dialect, Index, UniqueConstraint, text
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
 
@@ -42,6 +44,8 @@ __all__ = [
     "FlagName",
     "FlagSource",
     "GenerationReject",
+    "GoldItem",
+    "Guidelines",
     "Item",
     "ItemKind",
     "ItemRevision",
@@ -184,10 +188,17 @@ class Judgment(SQLModel, table=True):
     created_at: datetime = _timestamp()
     retracted: bool = False
     retracted_at: datetime | None = _optional_timestamp()
+    guidelines_version: int | None = None  # the guidelines in force when it was made
+    # Set when the judged revision was a gold item: a calibration judgment, counted in
+    # gold accuracy only, never in agreement or the item's status (reviewer.item_status).
+    gold_id: int | None = Field(default=None, foreign_key="gold_item.id")
 
 
 class Decision(SQLModel, table=True):
-    """A lead's decision on an item; the newest one counts, older ones are history."""
+    """A lead's decision on an item; the newest one not undone counts, older ones are history.
+
+    Undo (``vetbench undo-decision``, ``u`` in F3) sets ``retracted_at``; the row stays.
+    """
 
     __tablename__ = "decision"
 
@@ -200,6 +211,49 @@ class Decision(SQLModel, table=True):
     reason: str | None = Field(default=None, max_length=32)  # DecisionReason
     comment: str = ""
     created_at: datetime = _timestamp()
+    retracted_at: datetime | None = _optional_timestamp()
+    retracted_by_id: int | None = Field(default=None, foreign_key="person.id")
+
+
+class Guidelines(SQLModel, table=True):
+    """One version of the review guidelines (Markdown), written by a lead; the newest counts."""
+
+    __tablename__ = "guidelines"
+
+    # 1, 2, ...: db.guidelines numbers them
+    version: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    text: str
+    sha256: str = Field(max_length=64)
+    file_name: str = Field(default="", max_length=255)  # the file it was set from
+    author_id: int = Field(foreign_key="person.id")
+    created_at: datetime = _timestamp()
+
+
+class GoldItem(SQLModel, table=True):
+    """An item revision whose verdict and answer a lead knows: served to annotators for
+    calibration.  Removing it sets ``removed_at``; at most one row per item is active."""
+
+    __tablename__ = "gold_item"
+    __table_args__ = (
+        Index(
+            "ux_gold_item_active",
+            "item_id",
+            unique=True,
+            sqlite_where=text("removed_at IS NULL"),
+            postgresql_where=text("removed_at IS NULL"),
+        ),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    item_id: str = Field(foreign_key="item.id", index=True)
+    revision_number: int  # gold holds for this revision only
+    verdict: str = Field(max_length=16)  # Verdict
+    answer: str = Field(max_length=32)  # the right blind answer, canonical
+    note: str = ""
+    lead_id: int = Field(foreign_key="person.id")
+    created_at: datetime = _timestamp()
+    removed_at: datetime | None = _optional_timestamp()
+    removed_by_id: int | None = Field(default=None, foreign_key="person.id")
 
 
 class Claim(SQLModel, table=True):

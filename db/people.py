@@ -64,11 +64,12 @@ def ensure_person(
     return person
 
 
-def require_lead(session: Session, name: str) -> Person:
+def require_lead(session: Session, name: str, *, to: str = "decide") -> Person:
     """The lead called ``name``; refuses anyone else with a clear message.
 
-    On PostgreSQL a person acting as themselves must also be a member of the lead
-    group, which is what the database itself checks when the decision is written.
+    ``to`` says what only leads may do ("decide", "set the guidelines", ...).  On
+    PostgreSQL a person acting as themselves must also be a member of the lead
+    group, which is what the database itself checks when the row is written.
     """
     person = find_person(session, name)
     if person is None:
@@ -77,11 +78,11 @@ def require_lead(session: Session, name: str) -> Person:
             f"`vetbench users add {name} --role lead`"
         )
     if person.role != Role.LEAD:
-        raise PermissionDenied(f"only leads can decide; '{name}' is an {person.role}")
+        raise PermissionDenied(f"only leads can {to}; '{name}' is an {person.role}")
     account = database_account(session.connection())
     if account is not None and account.name == name and not account.is_lead:
         raise PermissionDenied(
-            f"only leads can decide; the database role '{name}' is not a member of "
+            f"only leads can {to}; the database role '{name}' is not a member of "
             f"{LEAD_GROUP} (the owner runs `vetbench users add {name} --role lead`)"
         )
     return person

@@ -63,6 +63,7 @@ class Policy:
     using: str | None = None
     check: str | None = None
     to: str = ANNOTATOR_GROUP
+    requires: tuple[str, ...] = ()  # columns a later migration added (see _applicable)
 
 
 @dataclass(frozen=True)
@@ -131,10 +132,11 @@ TABLES: tuple[TablePrivileges, ...] = (
             ),
         ),
     ),
-    # Decisions by leads only, each in the deciding lead's own name.
+    # Decisions by leads only, each in the deciding lead's own name; a lead may undo
+    # (retract) only their own decisions.
     TablePrivileges(
         "decision",
-        leads=("INSERT",),
+        leads=("INSERT", "UPDATE (retracted_at, retracted_by_id)"),
         policies=(
             _READ_ALL,
             Policy(
@@ -143,8 +145,54 @@ TABLES: tuple[TablePrivileges, ...] = (
                 check="lead_id = vetbench_session_person_id()",
                 to=LEAD_GROUP,
             ),
+            Policy(
+                "undo_own_decision",
+                "UPDATE",
+                using="lead_id = vetbench_session_person_id()",
+                check="lead_id = vetbench_session_person_id() "
+                "AND retracted_by_id = vetbench_session_person_id()",
+                to=LEAD_GROUP,
+                requires=("retracted_by_id",),
+            ),
         ),
     ),
+    # Guidelines and gold items: leads write them, in their own name; everyone reads
+    # them (the review app shows the guidelines and mixes gold items into queues).
+    TablePrivileges(
+        "guidelines",
+        leads=("INSERT",),
+        policies=(
+            _READ_ALL,
+            Policy(
+                "write_guidelines_as_self",
+                "INSERT",
+                check="author_id = vetbench_session_person_id()",
+                to=LEAD_GROUP,
+            ),
+        ),
+    ),
+    TablePrivileges(
+        "gold_item",
+        leads=("INSERT", "UPDATE (removed_at, removed_by_id)"),
+        policies=(
+            _READ_ALL,
+            Policy(
+                "mark_gold_as_self",
+                "INSERT",
+                check="lead_id = vetbench_session_person_id()",
+                to=LEAD_GROUP,
+            ),
+            Policy(
+                "remove_gold_as_self",
+                "UPDATE",
+                using="true",
+                check="removed_by_id = vetbench_session_person_id()",
+                to=LEAD_GROUP,
+            ),
+        ),
+    ),
+    # The search index is written by triggers that run as the owner (db.search).
+    TablePrivileges("item_search"),
     TablePrivileges(
         "claim",
         members=("SELECT", "INSERT", "UPDATE (claimed_at)", "DELETE"),
@@ -335,14 +383,37 @@ _TRIGGERS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def _table_statements(entry: TablePrivileges) -> list[str]:
+def _grant_columns(grant: str) -> set[str]:
+    """The columns of a column grant: ``"UPDATE (a, b)"`` -> {a, b}; none for a table grant."""
+    _privilege, _, columns = grant.partition("(")
+    return {column.strip() for column in columns.rstrip(")").split(",") if column.strip()}
+
+
+def _table_statements(entry: TablePrivileges, columns: set[str] | None = None) -> list[str]:
+    """The grants and policies of one table.  With ``columns`` (those the table has now),
+    grants and policies on columns a later migration adds are left for that migration:
+    an older migration runs with the newest :data:`TABLES`."""
+
+    def applicable(needed: set[str] | tuple[str, ...]) -> bool:
+        return columns is None or set(needed) <= columns
+
     table = quote_identifier(entry.table)
     statements = [f"REVOKE ALL ON {table} FROM PUBLIC, {ANNOTATOR_GROUP}, {LEAD_GROUP}"]
-    statements += [f"GRANT {grant} ON {table} TO {ANNOTATOR_GROUP}" for grant in entry.members]
-    statements += [f"GRANT {grant} ON {table} TO {LEAD_GROUP}" for grant in entry.leads]
+    statements += [
+        f"GRANT {grant} ON {table} TO {ANNOTATOR_GROUP}"
+        for grant in entry.members
+        if applicable(_grant_columns(grant))
+    ]
+    statements += [
+        f"GRANT {grant} ON {table} TO {LEAD_GROUP}"
+        for grant in entry.leads
+        if applicable(_grant_columns(grant))
+    ]
     if entry.policies:
         statements.append(f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY")
     for policy in entry.policies:
+        if not applicable(policy.requires):
+            continue
         statements.append(f"DROP POLICY IF EXISTS {policy.name} ON {table}")
         clauses = f"FOR {policy.command} TO {policy.to}"
         if policy.using is not None:
@@ -353,12 +424,16 @@ def _table_statements(entry: TablePrivileges) -> list[str]:
     return statements
 
 
-def privilege_statements(schema: str, tables: Sequence[str] | None = None) -> list[str]:
+def privilege_statements(
+    schema: str,
+    tables: Sequence[str] | None = None,
+    columns: dict[str, set[str]] | None = None,
+) -> list[str]:
     """The grants, policies, helper functions and triggers, as idempotent SQL.
 
     ``tables`` limits them to the tables that exist (a migration passes what it has
-    created so far); None means every table in :data:`TABLES`.  Run by the owner of
-    the tables (or a superuser).
+    created so far), ``columns`` to the columns each has; None means every table and
+    column in :data:`TABLES`.  Run by the owner of the tables (or a superuser).
     """
     present = set(tables) if tables is not None else {entry.table for entry in TABLES}
     statements = _function_statements(schema)
@@ -367,7 +442,9 @@ def privilege_statements(schema: str, tables: Sequence[str] | None = None) -> li
     )
     for entry in TABLES:
         if entry.table in present:
-            statements += _table_statements(entry)
+            statements += _table_statements(
+                entry, None if columns is None else columns.get(entry.table, set())
+            )
     for table, name, definition in _TRIGGERS:
         if table in present:
             statements.append(f"DROP TRIGGER IF EXISTS {name} ON {quote_identifier(table)}")
@@ -468,7 +545,14 @@ def apply_privileges(connection: Connection) -> None:
     if connection.dialect.name != "postgresql":
         return
     schema, tables = _schema_and_tables(connection)
-    run_statements(connection, group_role_statements() + privilege_statements(schema, tables))
+    inspector = inspect(connection)
+    columns = {
+        table: {column["name"] for column in inspector.get_columns(table, schema=schema)}
+        for table in tables
+    }
+    run_statements(
+        connection, group_role_statements() + privilege_statements(schema, tables, columns)
+    )
 
 
 def remove_privileges(connection: Connection) -> None:

@@ -32,6 +32,20 @@ SETTINGS: dict[str, SettingSpec] = {
             minimum=0,
             maximum=100,
         ),
+        SettingSpec(
+            "gold_rate",
+            "0",
+            "percent of the items served that are gold items, for calibration (0: none)",
+            minimum=0,
+            maximum=50,
+        ),
+        SettingSpec(
+            "calibration_items",
+            "0",
+            "a new annotator's first N items are gold items, while there are enough",
+            minimum=0,
+            maximum=500,
+        ),
     )
 }
 

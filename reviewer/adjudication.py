@@ -1,8 +1,10 @@
-"""Lead adjudication: approve agreed items, resolve conflicts, revise decisions.
+"""Lead adjudication: approve agreed items, resolve conflicts, revise and undo decisions.
 
-Every decision is a new ``Decision`` row (the newest one counts; older ones are
-history), written with an audit event and the refreshed item status in ONE
-transaction.  Approving with a corrected key first makes a new revision with
+Every decision is a new ``Decision`` row (the newest one not undone counts; older
+ones are history), written with an audit event and the refreshed item status in ONE
+transaction.  Undo (:func:`undo_decision`) retracts a lead's own decision: the row
+stays with ``retracted_at`` set, and the item's status falls back to the decision
+before it, or to what its judgments say.  Approving with a corrected key first makes a new revision with
 that key.  Only leads decide: anyone else gets ``PermissionDenied`` with a
 message saying so, and nothing is written.
 
@@ -22,6 +24,7 @@ from sqlmodel import Session, SQLModel, col, func, select
 
 from db.answers import AnswerError, format_answer, parse_answer
 from db.audit import record_audit, record_audits
+from db.decisions import in_force, latest_decision
 from db.engine import Database
 from db.items import ItemSnapshot, add_revision, locked_item
 from db.models import Decision, Item, ItemRevision, Judgment, Person, utcnow
@@ -37,6 +40,7 @@ __all__ = [
     "AdjudicationError",
     "ConflictCase",
     "DecisionRecord",
+    "DecisionUndone",
     "JudgmentView",
     "PermissionDenied",
     "RevisionSummary",
@@ -49,6 +53,7 @@ __all__ = [
     "is_lead",
     "load_case",
     "parse_reason",
+    "undo_decision",
 ]
 
 DECIDABLE = (ItemStatus.APPROVED, ItemStatus.REJECTED)
@@ -83,7 +88,8 @@ class ConflictCase:
     earlier_revisions: list[RevisionSummary]  # oldest first, without the current one
     judgments: list[JudgmentView]  # active judgments of the current revision
     earlier_judgments: list[JudgmentView] = field(default_factory=list)
-    decisions: list[DecisionRecord] = field(default_factory=list)  # oldest first
+    decisions: list[DecisionRecord] = field(default_factory=list)  # in force, oldest first
+    undone_decisions: list[DecisionRecord] = field(default_factory=list)  # undone, oldest first
 
     @property
     def key(self) -> str:
@@ -222,6 +228,103 @@ def decide(
         return _decision_record(decision, lead.name, corrected)
 
 
+@dataclass(frozen=True)
+class DecisionUndone:
+    """What an undo did: the decision retracted, and what the item falls back to."""
+
+    undone: DecisionRecord
+    item_status: str
+    now_in_force: DecisionRecord | None  # the earlier decision that counts again, if any
+    current_revision: int  # a corrected key's revision stays
+
+    def describe(self) -> str:
+        """``undid lena's approval of econ:1; it is conflict again``, for the app and CLI."""
+        undone = self.undone
+        word = "approval" if undone.status == ItemStatus.APPROVED else "rejection"
+        text = f"undid {undone.lead}'s {word} of {undone.item_id}"
+        if self.now_in_force is not None:
+            text += f"; {self.now_in_force.lead}'s earlier {self.now_in_force.status} counts again"
+        text += f"; the item is {self.item_status} (the undone decision stays in its history)"
+        if undone.corrected_key and self.current_revision == undone.revision:
+            text += (
+                f"; revision {undone.revision} with the corrected key stays and goes back to review"
+            )
+        return text
+
+
+def undo_decision(db: Database, lead_name: str, item_id: str | None = None) -> DecisionUndone:
+    """Retract ``lead_name``'s decision in force on ``item_id`` (None: their newest
+    decision in force on any item), in one transaction with an audit event.
+
+    Only the lead who decided may undo it; another lead decides again instead.
+    Nothing is deleted: the row keeps its content with ``retracted_at`` set.
+    """
+    with db.transaction() as session:
+        lead = require_lead(session, lead_name.strip(), to="undo decisions")
+        assert lead.id is not None
+        if item_id is None:
+            decision = session.exec(
+                select(Decision)
+                .where(col(Decision.lead_id) == lead.id, in_force())
+                .order_by(col(Decision.created_at).desc(), col(Decision.id).desc())
+            ).first()
+            if decision is None:
+                raise AdjudicationError(f"{lead.name} has no decision to undo")
+            item_id = decision.item_id
+        else:
+            if locked_item(session, item_id) is None:
+                raise AdjudicationError(f"there is no item '{item_id}'")
+            decision = latest_decision(session, item_id)
+            if decision is None:
+                raise AdjudicationError(f"item {item_id} has no decision to undo")
+            if decision.lead_id != lead.id:
+                other = session.get(Person, decision.lead_id)
+                raise AdjudicationError(
+                    f"the decision in force on {item_id} ({decision.status}) is "
+                    f"{other.name if other else 'another lead'}'s; only they can undo it "
+                    "(decide again to change it)"
+                )
+        item = session.get(Item, item_id)
+        assert item is not None and decision.id is not None
+        previous_status = item.status
+        decision.retracted_at = utcnow()
+        decision.retracted_by_id = lead.id
+        session.add(decision)
+        session.flush()
+        status = refresh_item_status(session, item_id)
+        record_audit(
+            session,
+            lead.name,
+            "undo-decision",
+            item_id,
+            decision_id=decision.id,
+            status=decision.status,
+            revision=decision.revision_number,
+            previous_status=previous_status,
+            new_status=status,
+        )
+        corrected = session.exec(
+            select(col(ItemRevision.change_note)).where(
+                col(ItemRevision.item_id) == item_id,
+                col(ItemRevision.number) == decision.revision_number,
+            )
+        ).first()
+        earlier = latest_decision(session, item_id)
+        earlier_lead = session.get(Person, earlier.lead_id) if earlier is not None else None
+        return DecisionUndone(
+            undone=_decision_record(
+                decision, lead.name, bool(corrected and corrected.startswith(KEY_CORRECTION_NOTE))
+            ),
+            item_status=status,
+            now_in_force=(
+                _decision_record(earlier, earlier_lead.name if earlier_lead else "")
+                if earlier is not None
+                else None
+            ),
+            current_revision=item.current_revision,
+        )
+
+
 def _item_filters(
     status: str, kinds: Sequence[str] | None, sources: Sequence[str] | None
 ) -> list[ColumnElement[bool]]:
@@ -354,6 +457,7 @@ _DECISION_COLUMNS = [
     col(Person.name).label("lead"),
     col(Decision.revision_number).label("revision"),
     *_columns(Decision, *copied_fields(DecisionRecord, "lead", "revision", "corrected_key")),
+    col(Decision.retracted_at),
 ]
 
 
@@ -366,6 +470,7 @@ def _load_cases(session: Session, item_rows: Result[Any]) -> list[ConflictCase]:
     revisions: dict[str, dict[int, tuple[int, RevisionSummary]]] = {item_id: {} for item_id in ids}
     judgments: dict[str, dict[tuple[int, int], JudgmentView]] = {item_id: {} for item_id in ids}
     decisions: dict[str, list[DecisionRecord]] = {item_id: [] for item_id in ids}
+    undone: dict[str, list[DecisionRecord]] = {item_id: [] for item_id in ids}
     for chunk in _chunks(ids):
         result = session.execute(
             select(*_REVISION_COLUMNS).where(col(ItemRevision.item_id).in_(chunk))
@@ -378,7 +483,11 @@ def _load_cases(session: Session, item_rows: Result[Any]) -> list[ConflictCase]:
         result = session.execute(
             select(*_JUDGMENT_COLUMNS)
             .join(Person, col(Person.id) == col(Judgment.annotator_id))
-            .where(col(Judgment.item_id).in_(chunk), col(Judgment.retracted).is_(False))
+            .where(
+                col(Judgment.item_id).in_(chunk),
+                col(Judgment.retracted).is_(False),
+                col(Judgment.gold_id).is_(None),  # calibration judgments: gold accuracy only
+            )
             .order_by(col(Judgment.created_at), col(Judgment.id))
         )
         read_judgment = row_reader(
@@ -403,7 +512,8 @@ def _load_cases(session: Session, item_rows: Result[Any]) -> list[ConflictCase]:
         )
         read_decision = row_reader(DecisionRecord, list(result.keys()), "corrected_key")
         for row in result:
-            decisions[row.item_id].append(read_decision(row, corrected_key=False))
+            record = read_decision(row, corrected_key=False)
+            (decisions if row.retracted_at is None else undone)[row.item_id].append(record)
     read_item = row_reader(
         ItemSnapshot,
         list(item_rows.keys()),
@@ -443,6 +553,7 @@ def _load_cases(session: Session, item_rows: Result[Any]) -> list[ConflictCase]:
                 judgments=[view for view in views if view.revision == current],
                 earlier_judgments=[view for view in views if view.revision != current],
                 decisions=decisions[row.id],
+                undone_decisions=undone[row.id],
             )
         )
     return cases
@@ -477,7 +588,7 @@ def load_case(db: Database, item_id: str) -> ConflictCase | None:
 
 
 def decision_history(db: Database, item_id: str) -> list[DecisionRecord]:
-    """Every decision on an item, oldest first."""
+    """Every decision in force on an item, oldest first (undone ones: ``load_case``)."""
     case = load_case(db, item_id)
     return [] if case is None else case.decisions
 

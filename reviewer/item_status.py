@@ -3,8 +3,8 @@
 pending -> in_review -> agreed | conflict (once k judgments exist) -> approved | rejected.
 
 ``agreed`` means every verdict is keep and every blind answer equals the key;
-anything else with k judgments is a conflict.  A lead's newest decision wins
-over the judgments of the revision it decided; a later revision (an edit, a
+anything else with k judgments is a conflict.  A lead's newest decision (not undone)
+wins over the judgments of the revision it decided; a later revision (an edit, a
 re-import) goes back to review.  The status column is a cache of this rule, refreshed in
 the same transaction as every change that can move it.
 """
@@ -13,19 +13,27 @@ from __future__ import annotations
 
 from sqlmodel import Session, col, select
 
-from db.models import Decision, Item, ItemRevision, Judgment
+from db.decisions import latest_decision
+from db.models import Item, ItemRevision, Judgment
 from db.settings import get_int_setting
 from db.vocabulary import ItemStatus, Verdict
 
+__all__ = ["active_judgments", "latest_decision", "refresh_item_status", "status_from_judgments"]
+
 
 def active_judgments(session: Session, item_id: str, revision_number: int) -> list[Judgment]:
-    """Each annotator's latest non-retracted judgment of one revision, oldest first."""
+    """Each annotator's latest non-retracted judgment of one revision, oldest first.
+
+    Calibration judgments (of a gold item, ``gold_id`` set) are left out: they measure
+    the annotator against the known answer and never move the item's status.
+    """
     rows = session.exec(
         select(Judgment)
         .where(
             Judgment.item_id == item_id,
             Judgment.revision_number == revision_number,
             col(Judgment.retracted).is_(False),
+            col(Judgment.gold_id).is_(None),
         )
         .order_by(col(Judgment.created_at), col(Judgment.id))
     ).all()
@@ -35,14 +43,6 @@ def active_judgments(session: Session, item_id: str, revision_number: int) -> li
     # SQLite hands back naive UTC times while rows added in this session hold aware
     # ones; compare both as naive UTC.
     return sorted(latest.values(), key=lambda j: (j.created_at.replace(tzinfo=None), j.id or 0))
-
-
-def latest_decision(session: Session, item_id: str) -> Decision | None:
-    return session.exec(
-        select(Decision)
-        .where(Decision.item_id == item_id)
-        .order_by(col(Decision.created_at).desc(), col(Decision.id).desc())
-    ).first()
 
 
 def status_from_judgments(judgments: list[Judgment], key: str, overlap: int) -> ItemStatus:

@@ -1,9 +1,15 @@
 """The one code path for judgments, undo and edits, used by the review TUI and the CLI.
 
 Every function here validates first and then writes everything it changes in
-ONE transaction (judgment, audit event, item status, claim), so a refused or
-failed call changes nothing and a submitted judgment survives a ``kill -9``.
-Refusals raise :class:`JudgmentRefused` with a message a person can act on.
+ONE transaction (judgment, audit event, item status, claim; and the edit that a
+flawed verdict may bring), so a refused or failed call changes nothing and a
+submitted judgment survives a ``kill -9``.  Refusals raise :class:`JudgmentRefused`
+with a message a person can act on.
+
+Verdicts a lead must act on carry their details: ``flawed`` an edit or a comment
+(what is wrong), ``sensitive`` a comment (what is sensitive), ``duplicate`` the id
+of the copied item.  Each judgment records the guidelines version in force and,
+for a gold item, which gold it was measured against (``db.gold``).
 """
 
 from __future__ import annotations
@@ -19,8 +25,10 @@ from sqlmodel import Session, col, select
 from db.answers import AnswerError, format_answer, parse_answer
 from db.audit import record_audit
 from db.engine import Database
+from db.gold import GoldOutcome, active_gold, gold_outcome
+from db.guidelines import current_guidelines_version
 from db.items import ItemSnapshot, add_revision, locked_item
-from db.models import Claim, Item, Judgment, utcnow
+from db.models import Claim, Item, ItemRevision, Judgment, Person, utcnow
 from db.people import ensure_person, find_person
 from db.retry import retry_transient
 from db.rows import from_row
@@ -51,6 +59,16 @@ class JudgmentView:
 
 
 @dataclass(frozen=True)
+class RevisionReceipt:
+    """A new revision made by an edit."""
+
+    item_id: str
+    old_revision: int
+    new_revision: int
+    item_status: str
+
+
+@dataclass(frozen=True)
 class JudgmentReceipt:
     """What was stored for one submitted judgment."""
 
@@ -62,17 +80,39 @@ class JudgmentReceipt:
     blind_answer: str
     matches_key: bool
     item_status: str
+    guidelines_version: int | None = None
+    gold: GoldOutcome | None = None  # a gold item: how the judgment compares
+    revision: RevisionReceipt | None = None  # the edit made with a flawed verdict
 
 
 @dataclass(frozen=True)
 class RetractionReceipt:
-    """The judgment an undo retracted; its item is back in the queue."""
+    """The judgment an undo retracted; its item is back in the queue (at its current
+    revision; an edit the annotator made after judging stays)."""
 
     judgment_id: int
     item_id: str
     revision_number: int
     verdict: str
     item_status: str
+    current_revision: int = 0  # the item's revision now (0: the judged one)
+    edited_by_you: bool = False  # the annotator wrote the current revision
+
+    @property
+    def revision_note(self) -> str:
+        """What happens to a later revision ("" when the judged one is still current)."""
+        if not self.current_revision or self.current_revision == self.revision_number:
+            return ""
+        who = "your edit" if self.edited_by_you else "its newer text"
+        note = f"{who}, revision {self.current_revision}, stays (undo never removes a revision)"
+        if self.edited_by_you:
+            note += ": others judge it, since you know its key"
+        return note
+
+    def describe(self) -> str:
+        """``retracted your flawed on econ:1 (revision 1); ...``, for the app and the CLI."""
+        text = f"retracted your {self.verdict} on {self.item_id} (revision {self.revision_number})"
+        return f"{text}; {self.revision_note}" if self.revision_note else text
 
 
 @dataclass(frozen=True)
@@ -99,16 +139,6 @@ class ItemEdit:
             explanation=item.explanation if self.explanation is None else self.explanation,
             language=item.language,
         )
-
-
-@dataclass(frozen=True)
-class RevisionReceipt:
-    """A new revision made by an edit."""
-
-    item_id: str
-    old_revision: int
-    new_revision: int
-    item_status: str
 
 
 def parse_verdict(text: str | Verdict) -> Verdict:
@@ -177,6 +207,19 @@ def _check_verdict_fields(
     return alternatives, canonical_key
 
 
+def _check_details(verdict: Verdict, comment: str, edit: ItemEdit | None) -> None:
+    """The details a lead needs to act on a verdict: refused when missing."""
+    if edit is not None and verdict is not Verdict.FLAWED:
+        raise JudgmentRefused("an edit goes with the verdict flawed only")
+    if verdict is Verdict.FLAWED and not comment.strip() and (edit is None or edit.changes_nothing):
+        raise JudgmentRefused(
+            "the verdict flawed needs an edit of the text or a comment saying what is wrong "
+            "(--comment)"
+        )
+    if verdict is Verdict.SENSITIVE and not comment.strip():
+        raise JudgmentRefused("the verdict sensitive needs a comment saying what is sensitive")
+
+
 def _check_duplicate(
     session: Session, item_id: str, verdict: Verdict, duplicate_of: str | None
 ) -> str | None:
@@ -223,19 +266,28 @@ def submit_judgment(
     duplicate_of: str | None = None,
     comment: str = "",
     seconds: float = 0.0,
+    edit: ItemEdit | None = None,
 ) -> JudgmentReceipt:
     """Validate and store one judgment of the item's current revision, in one transaction.
 
     ``revision_number`` is the revision the annotator saw; ``None`` means the
     current one (the CLI without ``--revision``).  Refuses (``JudgmentRefused``)
-    a bad answer, missing or misplaced verdict fields, a revision that is no
-    longer current, and a second active judgment of the same revision by the same
-    person.  Stores the judgment, an audit event and the new item status, and
-    releases the annotator's claim on the item.
+    a bad answer, missing or misplaced verdict fields or details, a revision that
+    is no longer current, and a second active judgment of the same revision by the
+    same person.  Stores the judgment (with the guidelines version, and its gold if
+    the revision is gold), an audit event and the new item status, and releases the
+    annotator's claim on the item.  ``edit`` (with the verdict flawed) is stored in
+    the same transaction as a new revision: the judgment stands for the revision
+    the annotator saw, the edit goes to the others.
     """
     verdict = parse_verdict(verdict)
     if not math.isfinite(seconds) or seconds < 0:
         raise JudgmentRefused(f"seconds must be a non-negative number, got {seconds}")
+    _check_details(verdict, comment, edit)
+    if edit is not None and edit.changes_nothing:
+        edit = None
+    if edit is not None and not edit.note.strip():
+        raise JudgmentRefused("an edit needs a short note saying what changed and why")
     return retry_transient(
         lambda: _store_judgment(
             db,
@@ -249,6 +301,7 @@ def submit_judgment(
             duplicate_of,
             comment,
             seconds,
+            edit,
         )
     )
 
@@ -265,6 +318,7 @@ def _store_judgment(
     duplicate_of: str | None,
     comment: str,
     seconds: float,
+    edit: ItemEdit | None,
 ) -> JudgmentReceipt:
     with db.transaction() as session:
         item = locked_item(session, item_id)
@@ -293,6 +347,8 @@ def _store_judgment(
                 f"{person.name} already judged item {item_id} revision {current} "
                 f"(verdict {earlier.verdict}); undo it first to judge again"
             )
+        gold = active_gold(session, item_id, current)
+        guidelines = current_guidelines_version(session)
         judgment = Judgment(
             item_id=item_id,
             revision_id=item.revision_id,
@@ -305,6 +361,8 @@ def _store_judgment(
             duplicate_of=duplicate,
             comment=comment.strip(),
             seconds=round(seconds, 3),
+            guidelines_version=guidelines,
+            gold_id=gold.id if gold is not None else None,
         )
         session.add(judgment)
         session.flush()
@@ -318,8 +376,14 @@ def _store_judgment(
             revision=current,
             verdict=verdict.value,
             blind_answer=blind,
+            guidelines_version=guidelines,
+            **({"gold_id": gold.id} if gold is not None else {}),
         )
         status = refresh_item_status(session, item_id)
+        revision = None
+        if edit is not None:
+            revision = _store_edit(session, person, item, edit)
+            status = revision.item_status
         session.execute(
             delete(Claim).where(col(Claim.item_id) == item_id, col(Claim.person_id) == person.id)
         )
@@ -332,6 +396,9 @@ def _store_judgment(
             blind_answer=blind,
             matches_key=blind == item.key,
             item_status=status,
+            guidelines_version=guidelines,
+            gold=gold_outcome(gold, item.kind, blind, verdict.value) if gold else None,
+            revision=revision,
         )
 
 
@@ -365,7 +432,23 @@ def retract_last_judgment(db: Database, annotator_name: str) -> RetractionReceip
             revision=judgment.revision_number,
         )
         status = refresh_item_status(session, judgment.item_id)
-        return from_row(RetractionReceipt, judgment, judgment_id=judgment.id, item_status=status)
+        item = session.get(Item, judgment.item_id)
+        assert item is not None
+        author = session.exec(
+            select(col(ItemRevision.author)).where(
+                col(ItemRevision.item_id) == item.id,
+                col(ItemRevision.number) == item.current_revision,
+            )
+        ).first()
+        later = item.current_revision != judgment.revision_number
+        return from_row(
+            RetractionReceipt,
+            judgment,
+            judgment_id=judgment.id,
+            item_status=status,
+            current_revision=item.current_revision,
+            edited_by_you=later and author == person.name,
+        )
 
 
 def edit_item(
@@ -396,38 +479,43 @@ def edit_item(
                 f"revision {item.revision}, you started from {base_revision}); "
                 "open it again to see their change"
             )
-        draft = edit.draft(item)
-        problems = validate_draft(draft)
-        if problems:
-            raise JudgmentRefused(
-                f"item {item_id}: " + "; ".join(str(problem) for problem in problems)
-            )
-        unchanged = (
-            draft.prompt == item.prompt
-            and draft.choices == item.choices
-            and draft.key == item.key
-            and draft.explanation == item.explanation
-        )
-        if unchanged:
-            raise JudgmentRefused(f"item {item_id}: nothing changed, so no new revision was made")
         try:
             person = ensure_person(session, author)
         except ValueError as error:
             raise JudgmentRefused(str(error)) from None
-        revision = add_revision(
-            session,
-            item_id,
-            author=person.name,
-            change_note=edit.note.strip(),
-            prompt=draft.prompt,
-            choices=draft.choices,
-            key=draft.key,
-            explanation=draft.explanation,
-        )
-        status = refresh_item_status(session, item_id)
-        return RevisionReceipt(
-            item_id=item_id,
-            old_revision=item.revision,
-            new_revision=revision.number,
-            item_status=status,
-        )
+        return _store_edit(session, person, item, edit)
+
+
+def _store_edit(
+    session: Session, person: Person, item: ItemSnapshot, edit: ItemEdit
+) -> RevisionReceipt:
+    """Validate ``edit`` of ``item`` (locked by the caller) and store it as a new revision."""
+    draft = edit.draft(item)
+    problems = validate_draft(draft)
+    if problems:
+        raise JudgmentRefused(f"item {item.id}: " + "; ".join(str(problem) for problem in problems))
+    unchanged = (
+        draft.prompt == item.prompt
+        and draft.choices == item.choices
+        and draft.key == item.key
+        and draft.explanation == item.explanation
+    )
+    if unchanged:
+        raise JudgmentRefused(f"item {item.id}: nothing changed, so no new revision was made")
+    revision = add_revision(
+        session,
+        item.id,
+        author=person.name,
+        change_note=edit.note.strip(),
+        prompt=draft.prompt,
+        choices=draft.choices,
+        key=draft.key,
+        explanation=draft.explanation,
+    )
+    status = refresh_item_status(session, item.id)
+    return RevisionReceipt(
+        item_id=item.id,
+        old_revision=item.revision,
+        new_revision=revision.number,
+        item_status=status,
+    )

@@ -10,6 +10,12 @@ judgments come first (to finish items), then each annotator walks the items in
 id order from their own starting point, so people working at the same time
 start in different places.
 
+Gold items (``db.gold``) are never served as ordinary items: the queue mixes
+them in at the rate ``gold_rate`` (percent of the items an annotator judges, on a
+fixed schedule: with 10, every tenth) and serves them first while the annotator
+has judged fewer than ``calibration_items`` items, as long as unjudged gold items
+are left.  The filters apply to them too.
+
 With ``order=suspicious`` the items triage finds most suspicious
 (``reviewer.triage``) come first, highest score first, then the rest as above;
 the ranking is read once and again every ``RANKING_TTL``.  A filter on flags
@@ -29,16 +35,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from sqlalchemy import ColumnElement, Select, and_, delete, exists, func, not_, or_, select
+from sqlalchemy import ColumnElement, Select, and_, case, delete, exists, func, not_, or_, select
 from sqlmodel import Session, col
 
 from db.engine import Database
 from db.flags import ItemFlag, flagged_condition, revision_flags
+from db.gold import serving_gold
+from db.guidelines import current_guidelines_version
 from db.items import ItemSnapshot, get_item
-from db.models import Claim, Item, ItemRevision, Judgment, utcnow
+from db.models import Claim, GoldItem, Item, ItemRevision, Judgment, utcnow
 from db.people import ensure_person
 from db.retry import retry_transient
 from db.rows import from_row
+from db.search import exam_condition, exam_name, search_condition, search_terms
 from db.settings import get_int_setting
 from db.vocabulary import OPEN_STATUSES, FlagName, ItemStatus, QueueOrder
 from reviewer.item_status import active_judgments, refresh_item_status
@@ -57,11 +66,17 @@ class QueueError(ValueError):
 
 @dataclass(frozen=True)
 class QueueFilter:
-    """Optional restrictions on the queue; empty tuples mean no restriction."""
+    """Optional restrictions on the queue; empty values mean no restriction.
+
+    ``text`` is a search (every white-space separated term must occur in the item's
+    current text, ``db.search``); ``exams`` are CFLUE exam names (名称).
+    """
 
     kinds: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     statuses: tuple[str, ...] = ()
+    exams: tuple[str, ...] = ()
+    text: str = ""
     flags: tuple[str, ...] = ()  # FlagName values: items whose current revision has one
 
     def __post_init__(self) -> None:
@@ -85,11 +100,29 @@ class QueueFilter:
                 ("kind", self.kinds),
                 ("source", self.sources),
                 ("status", self.statuses),
+                ("exam", self.exams),
                 ("flag", self.flags),
             )
             if values
         ]
+        if search_terms(self.text):
+            parts.append(f"text “{' '.join(search_terms(self.text))}”")
         return "; ".join(parts) or "all items"
+
+    def conditions(self, session: Session) -> list[ColumnElement[bool]]:
+        """The restrictions as conditions on ``Item`` (statuses apart: the queue walks them)."""
+        conditions: list[ColumnElement[bool]] = []
+        if self.kinds:
+            conditions.append(col(Item.kind).in_(self.kinds))
+        if self.sources:
+            conditions.append(col(Item.source).in_(self.sources))
+        if self.exams:
+            conditions.append(exam_condition(session, self.exams))
+        if search_terms(self.text):
+            conditions.append(search_condition(session, self.text))
+        if self.flags:
+            conditions.append(flagged_condition(self.flags))
+        return conditions
 
 
 @dataclass(frozen=True)
@@ -103,13 +136,25 @@ class OwnJudgment(JudgmentView):
 
 @dataclass(frozen=True)
 class QueueProgress:
-    """Figures for the progress line."""
+    """Figures for the progress line (``items_*`` within the queue's filters)."""
 
     session_done: int
     session_assigned: int
     overall_done: int
-    items_left: int
+    items_left: int  # open items this annotator could still judge
     median_seconds: float | None
+    items_complete: int = 0  # items with enough judgments (or a decision)
+    items_total: int = 0
+
+
+@dataclass(frozen=True)
+class GuidelinesNews:
+    """``first``: a new annotator, who reads the guidelines before their first item;
+    else the guidelines changed since ``last_seen``, the version of their latest judgment."""
+
+    current: int
+    first: bool
+    last_seen: int | None = None
 
 
 @dataclass
@@ -201,15 +246,12 @@ class ReviewQueue:
             col(Claim.claimed_at) > now - CLAIM_TTL,
         )
 
-    def _filter_conditions(self) -> list[ColumnElement[bool]]:
-        conditions: list[ColumnElement[bool]] = []
-        if self.filters.kinds:
-            conditions.append(col(Item.kind).in_(self.filters.kinds))
-        if self.filters.sources:
-            conditions.append(col(Item.source).in_(self.filters.sources))
-        if self.filters.flags:
-            conditions.append(flagged_condition(self.filters.flags))
-        return conditions
+    def _filter_conditions(self, session: Session) -> list[ColumnElement[bool]]:
+        return self.filters.conditions(session)
+
+    def _is_gold(self) -> ColumnElement[bool]:
+        """The item's current revision is a gold item (served only as gold)."""
+        return exists().where(serving_gold())
 
     def _statuses(self) -> list[str]:
         wanted = set(self.filters.statuses) or {s.value for s in OPEN_STATUSES}
@@ -234,7 +276,8 @@ class ReviewQueue:
         base = [
             not_(self._judged_by_me()),
             not_(self._written_by_me()),
-            *self._filter_conditions(),
+            not_(self._is_gold()),
+            *self._filter_conditions(session),
         ]
         if avoid_claimed:
             base.append(not_(self._claimed_by_others(now)))
@@ -326,12 +369,62 @@ class ReviewQueue:
     def _fetch_new(self, exclude: Sequence[str], release: str | None = None) -> ItemSnapshot | None:
         return retry_transient(lambda: self._fetch_new_once(exclude, release))
 
+    def _gold_due(self, session: Session) -> bool:
+        """Whether the next item should be a gold item: during calibration (the first
+        ``calibration_items`` judgments), then once every 100 / ``gold_rate`` items."""
+        calibration = get_int_setting(session, "calibration_items")
+        rate = get_int_setting(session, "gold_rate")
+        if not calibration and not rate:
+            return False
+        judged = (
+            session.scalar(
+                select(func.count())
+                .select_from(Judgment)
+                .where(
+                    col(Judgment.annotator_id) == self.person_id,
+                    col(Judgment.retracted).is_(False),
+                )
+            )
+            or 0
+        )
+        if judged < calibration:
+            return True
+        # The (judged + 1)-th item is gold when it crosses a multiple of 100 / rate.
+        return (judged + 1) * rate // 100 > judged * rate // 100
+
+    def _first_gold_item(self, session: Session, exclude: Sequence[str]) -> str | None:
+        """A gold item this annotator has not judged, in their own id order."""
+        conditions = [
+            not_(self._judged_by_me()),
+            not_(self._written_by_me()),
+            *self._filter_conditions(session),
+        ]
+        if exclude:
+            conditions.append(col(Item.id).not_in(list(exclude)))
+        start = self.start_id(session)
+        for window in (col(Item.id) >= start, col(Item.id) < start):
+            found = session.scalar(
+                select(col(Item.id))
+                .join(GoldItem, serving_gold())
+                .where(window, *conditions)
+                .order_by(col(Item.id))
+                .limit(1)
+            )
+            if found is not None:
+                return found
+        return None
+
     def _fetch_new_once(
         self, exclude: Sequence[str], release: str | None = None
     ) -> ItemSnapshot | None:
         with self.db.transaction() as session:
             if release is not None:
                 self._release(session, release)
+            if self._gold_due(session):
+                gold = self._first_gold_item(session, exclude)
+                if gold is not None:
+                    self._claim(session, gold)
+                    return get_item(session, gold)
             # Items others have open come last: with k > 1 they may still need this
             # annotator's judgment (once their open claims are counted in).
             for avoid_claimed in (True, False):
@@ -446,22 +539,58 @@ class ReviewQueue:
                 session.scalars(select(col(Item.source)).distinct().order_by(col(Item.source)))
             )
 
+    def known_kinds(self) -> list[str]:
+        """The kinds the database holds (the filter offers no others)."""
+        with self.db.session() as session:
+            return list(session.scalars(select(col(Item.kind)).distinct().order_by(col(Item.kind))))
+
+    def known_exams(self) -> list[str]:
+        """Every CFLUE exam name (名称) among the items, for the filter."""
+        with self.db.session() as session:
+            exam = exam_name(session)
+            return [
+                name
+                for name in session.scalars(
+                    select(exam)
+                    .select_from(Item)
+                    .where(exam.is_not(None))
+                    .distinct()
+                    .order_by(exam)
+                )
+                if name
+            ]
+
+    def wrote_current_revision(self, item: ItemSnapshot) -> bool:
+        """This annotator wrote the item's current text, so they know its key: the app
+        shows it to them with the key, never blind (the queue never serves it)."""
+        with self.db.session() as session:
+            author = session.scalar(
+                select(col(ItemRevision.author)).where(
+                    col(ItemRevision.item_id) == item.id,
+                    col(ItemRevision.number) == item.revision,
+                )
+            )
+        return author == self.annotator
+
     # --- the annotator's own work ---------------------------------------------------
 
-    def own_judgment(self, item_id: str, revision_number: int | None = None) -> OwnJudgment | None:
-        """My active judgment of the item's current revision (or of ``revision_number``)."""
+    def own_judgment(
+        self, item_id: str, revision_number: int | None = None, *, any_revision: bool = False
+    ) -> OwnJudgment | None:
+        """My active judgment of the item's current revision (or of ``revision_number``;
+        with ``any_revision``, my newest active judgment of any of its revisions)."""
         with self.db.session() as session:
-            if revision_number is None:
-                item = session.get(Item, item_id)
-                if item is None:
-                    return None
-                revision_number = item.current_revision
-            row = session.execute(
-                self._own_judgments().where(
-                    col(Judgment.item_id) == item_id,
-                    col(Judgment.revision_number) == revision_number,
-                )
-            ).first()
+            query = self._own_judgments().where(col(Judgment.item_id) == item_id)
+            if any_revision:
+                query = query.order_by(col(Judgment.revision_number).desc())
+            else:
+                if revision_number is None:
+                    item = session.get(Item, item_id)
+                    if item is None:
+                        return None
+                    revision_number = item.current_revision
+                query = query.where(col(Judgment.revision_number) == revision_number)
+            row = session.execute(query).first()
             if row is None:
                 return None
             judgment, key = row
@@ -495,6 +624,27 @@ class ReviewQueue:
         if judgment_id in self.session_judgments:
             self.session_judgments.remove(judgment_id)
 
+    def guidelines_news(self) -> GuidelinesNews | None:
+        """What this annotator should hear about the guidelines at the start: a new
+        annotator reads them first; others hear of a version newer than the one their
+        latest judgment was made under.  None: nothing to say (or no guidelines)."""
+        with self.db.session() as session:
+            current = current_guidelines_version(session)
+            if current is None:
+                return None
+            latest = session.execute(
+                select(col(Judgment.guidelines_version))
+                .where(col(Judgment.annotator_id) == self.person_id)
+                .order_by(col(Judgment.created_at).desc(), col(Judgment.id).desc())
+                .limit(1)
+            ).first()
+        if latest is None:
+            return GuidelinesNews(current=current, first=True)
+        last_seen = latest[0]
+        if last_seen is not None and last_seen >= current:
+            return None
+        return GuidelinesNews(current=current, first=False, last_seen=last_seen)
+
     def database_is_empty(self) -> bool:
         """True when the database holds no items at all (nothing was imported yet)."""
         with self.db.session() as session:
@@ -517,16 +667,31 @@ class ReviewQueue:
                     or_(*(col(Item.status) == status for status in self._statuses())),
                     not_(self._judged_by_me()),
                     not_(self._written_by_me()),
-                    *self._filter_conditions(),
+                    not_(self._is_gold()),
+                    *self._filter_conditions(session),
                 )
             )
             items_left = session.scalar(left_query) or 0
+            in_scope = self._filter_conditions(session)
+            complete_statuses = [s.value for s in ItemStatus if s not in OPEN_STATUSES]
+            total, complete = session.execute(
+                select(
+                    func.count(),
+                    func.coalesce(
+                        func.sum(case((col(Item.status).in_(complete_statuses), 1), else_=0)), 0
+                    ),
+                )
+                .select_from(Item)
+                .where(*in_scope)
+            ).one()
         return QueueProgress(
             session_done=len(self.session_judgments),
             session_assigned=len(self.history.item_ids),
             overall_done=len(seconds),
             items_left=items_left,
             median_seconds=statistics.median(seconds) if seconds else None,
+            items_complete=int(complete),
+            items_total=int(total),
         )
 
 

@@ -18,6 +18,7 @@ from sqlalchemy import and_, func, select
 from sqlmodel import col
 
 from db.answers import format_answer
+from db.decisions import in_force
 from db.engine import Database
 from db.models import Decision, Item, ItemRevision, utcnow
 from db.vocabulary import UNDECIDED_STATUSES, ItemStatus
@@ -117,6 +118,7 @@ def review_summary(db: Database) -> ReviewSummary:
             )
             .join(Item, col(Item.id) == col(Decision.item_id))
             .join(ItemRevision, decided_revision)
+            .where(in_force())
             .order_by(col(Decision.created_at), col(Decision.id))
         ):
             corrected = note.startswith(KEY_CORRECTION_NOTE)

@@ -8,7 +8,9 @@ What it holds, so every screen has something to show:
   have judged about two thirds of the items through the real review code path.  They
   catch the deliberately flawed items listed in ``fixtures/README.md`` (those become
   conflicts for the lead), and ``demo-bo`` slips on a few sound items;
-- the agreed items approved by ``lena``, so there is an approved set to evaluate.
+- the agreed items approved by ``lena``, so there is an approved set to evaluate;
+- the review guidelines (``fixtures/guidelines.md``), set by ``lena`` before any
+  judgment, so every judgment records version 1 and ``g`` in the app shows them.
 
 The rest stays pending for you to review.
 
@@ -24,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 FIXTURE_FILES = ("econ_ordering.csv", "econ_ordering_5events.csv", "cflue_mcq.json")
+GUIDELINES = FIXTURES / "guidelines.md"
 LEAD, ANNOTATORS = "lena", ("demo-ann", "demo-bo")
 SHARE_JUDGED = 0.65
 
@@ -45,6 +48,7 @@ FLAW_VERDICTS: dict[str, dict[str, object]] = {
 
 def build_demo_database(path: Path) -> str:
     from db.engine import open_database
+    from db.guidelines import set_guidelines
     from db.importer import import_files
     from db.items import iter_items
     from db.people import ensure_person
@@ -61,6 +65,9 @@ def build_demo_database(path: Path) -> str:
         raise SystemExit("the fixtures did not import cleanly:\n" + str(report))
     with db.transaction() as session:
         ensure_person(session, LEAD, Role.LEAD)
+        set_guidelines(
+            session, GUIDELINES.read_text(encoding="utf-8"), lead=LEAD, file_name=GUIDELINES.name
+        )
     rng = random.Random(2026)
     with db.session() as session:
         items = list(iter_items(session))
@@ -89,7 +96,7 @@ def build_demo_database(path: Path) -> str:
     db.dispose()
     return (
         f"demo database {path}: {len(items)} items, judged by {', '.join(ANNOTATORS)} "
-        f"(simulated), {approved} approved by {LEAD}"
+        f"(simulated), {approved} approved by {LEAD}, guidelines from {GUIDELINES.name}"
     )
 
 

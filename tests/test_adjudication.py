@@ -69,7 +69,7 @@ def test_approve_agreed_in_one_action(team) -> None:  # type: ignore[no-untyped-
     for item_id in ("o:1", "o:3"):
         judge(team, "ann", item_id, "DACB")
         judge(team, "bo", item_id, "DACB")
-    judge(team, "ann", "o:2", "DACB", "flawed")
+    judge(team, "ann", "o:2", "DACB", "flawed", comment="event C is unclear")
     judge(team, "bo", "o:2", "DACB")
     assert count_agreed(team) == 2
     assert approve_agreed(team, "lea") == 2

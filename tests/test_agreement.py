@@ -571,6 +571,7 @@ def test_fixture_items_judged_by_three_annotators_then_resolved_and_exported(
                 blind_answer=answer,
                 verdict=verdict,
                 seconds=rng.uniform(10, 90),
+                comment="" if verdict == "keep" else f"{verdict}: see the text",
             )
             entry.judgments[annotator] = (answer, verdict)
         study.append(entry)

@@ -160,7 +160,7 @@ def test_no_order_is_for_ordering_items(database: Database) -> None:
 
 @pytest.mark.parametrize("verdict", ["no-order", "flawed", "sensitive"])
 def test_simple_verdicts_are_stored(database: Database, item: str, verdict: str) -> None:
-    receipt = judge(database, "alice", verdict=verdict)
+    receipt = judge(database, "alice", verdict=verdict, comment="what a lead needs to know")
     assert receipt.verdict == verdict
     assert stored_judgments(database)[0].verdict == verdict
 
@@ -175,10 +175,10 @@ def test_same_revision_cannot_be_judged_twice_unless_retracted(
 ) -> None:
     judge(database, "alice")
     with pytest.raises(JudgmentRefused, match="already judged item econ:1 revision 1"):
-        judge(database, "alice", verdict="flawed")
+        judge(database, "alice", verdict="flawed", comment="B is unclear")
     retraction = retract_last_judgment(database, "alice")
     assert retraction.item_id == item and retraction.item_status == ItemStatus.PENDING
-    judge(database, "alice", verdict="flawed")
+    judge(database, "alice", verdict="flawed", comment="B is unclear")
     rows = stored_judgments(database)
     assert [(j.verdict, j.retracted) for j in rows] == [("keep", True), ("flawed", False)]
     assert rows[0].retracted_at is not None
@@ -216,7 +216,7 @@ def test_submitting_releases_the_annotators_claim(database: Database, item: str)
 def test_edit_makes_a_new_revision_and_old_judgments_stay_with_the_old_one(
     database: Database, item: str
 ) -> None:
-    judge(database, "alice", verdict="flawed")
+    judge(database, "alice", verdict="flawed", comment="a typo, and the key is wrong")
     receipt = edit_item(
         database,
         "alice",

@@ -22,6 +22,7 @@ import db.models  # noqa: F401  (registers every table on SQLModel.metadata)
 from db.engine import make_engine, open_database
 from db.importer import import_files
 from db.migrate import alembic_config, current_revision, head_revision, upgrade_to
+from db.search import include_in_comparison
 
 
 def all_revisions() -> list[str]:
@@ -38,7 +39,12 @@ def test_the_models_and_the_migrations_describe_the_same_schema(db_path: Path) -
     try:
         with database.engine.connect() as connection:
             context = MigrationContext.configure(
-                connection, opts={"compare_type": True, "render_as_batch": True}
+                connection,
+                opts={
+                    "compare_type": True,
+                    "render_as_batch": True,
+                    "include_name": include_in_comparison,
+                },
             )
             differences = compare_metadata(context, SQLModel.metadata)
     finally:

@@ -181,7 +181,13 @@ def test_filters_by_kind_source_and_status(database: Database) -> None:
     while (item := by_source.fetch_next()) is not None:
         served.append(item.id)
         submit_judgment(
-            database, "bob", item.id, revision_number=None, blind_answer="A", verdict="flawed"
+            database,
+            "bob",
+            item.id,
+            revision_number=None,
+            blind_answer="A",
+            verdict="flawed",
+            comment="choice B is unclear",
         )
     assert sorted(served) == ["mcq:1", "mcq:2"]
     in_review_only = ReviewQueue(database, "carol", QueueFilter(statuses=("in_review",)))
@@ -266,7 +272,13 @@ def test_next_item_query_is_an_index_range_scan(database: Database) -> None:
 def test_an_editor_is_not_served_their_own_revision(database: Database) -> None:
     store_item(database, "econ:1")
     submit_judgment(
-        database, "alice", "econ:1", revision_number=1, blind_answer="ABCD", verdict="flawed"
+        database,
+        "alice",
+        "econ:1",
+        revision_number=1,
+        blind_answer="ABCD",
+        verdict="flawed",
+        comment="the key is wrong",
     )
     edit_item(database, "alice", "econ:1", ItemEdit(note="key was wrong", key="ABCD"))
     assert ReviewQueue(database, "alice").fetch_next() is None  # alice knows the new key

@@ -215,13 +215,14 @@ async def test_judged_list_jump_help_and_filter_show_hostile_text_literally(
         await open_screen(app, "j", PromptScreen)
         await press(app, *"[b]no[/b]", "enter")
         assert_literal(app, "there is no item '[b]no[/b]'")
+        await press(app, "escape")
         await open_screen(app, "question_mark", HelpScreen)
         assert_literal(app, "vetbench review — keys", visible_text(CY))
         await press(app, "escape")
         # The queue filter lists the sources: open the source list.
         filters = await open_screen(app, "slash", FilterScreen)
-        await press(app, "tab", "enter")
-        listed = filters.query_one("#filter-source", Select).query_one(OptionList)
+        await press(app, "tab", "tab", "enter")  # past the search text and the kind
+        listed = filters.query_one("#filter-sources", Select).query_one(OptionList)
         assert listed.has_focus  # the list is open
         shown_sources = [listed.get_option_at_index(i).prompt for i in range(listed.option_count)]
         assert [str(prompt) for prompt in shown_sources] == ["any source", visible_text(SOURCE)]
@@ -282,7 +283,7 @@ async def test_conflict_list_case_and_lead_dialogs_show_hostile_text_literally(
         await pilot.press("escape")
         await pilot.press("A")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmModal), "the question")
-        assert_literal(app, f"Approve all 1 agreed item(s) as {visible_text(LEAD)}?")
+        assert_literal(app, f"Approve all 1 agreed item as {visible_text(LEAD)}?")
         await pilot.press("n")
         await pilot.pause()
         assert app.is_running

@@ -70,9 +70,9 @@ async def test_a_lead_resolves_every_conflict(review: Database) -> None:
     async with app.run_test(size=(140, 45)) as pilot:
         await wait_until(pilot, lambda: len(screen.cases) == 3, "the conflict queue")
         assert screen.current is not None and screen.current.item.id == "o:1"
-        judgments = screen.query_one("#judgments", DataTable)
-        assert judgments.row_count == 2
-        assert "A, D, C, B" in str(judgments.get_row_at(0))
+        judgments = str(screen.query_one("#judgments", Static).render())
+        assert "ann  wrong key  ·  answered A, D, C, B (≠ key)" in judgments
+        assert "proposes the key A, D, C, B" in judgments and "“A first”" in judgments
         case_text = screen.query_one("#case-text", Static).render()
         assert "[bold]fast[/bold]" in str(case_text)  # item text is shown as it is, not as markup
 
@@ -83,11 +83,11 @@ async def test_a_lead_resolves_every_conflict(review: Database) -> None:
         await wait_until(pilot, lambda: "o:1" in decisions(review), "the o:1 decision")
         await wait_until(pilot, lambda: len(screen.cases) == 2, "the queue after o:1")
 
-        # o:2: reject; the reason the verdicts point to is preselected; add a comment.
+        # o:2: reject; the lead chooses the reason (none is preselected); add a comment.
         assert screen.current is not None and screen.current.item.id == "o:2"
         await pilot.press("x")
         await wait_until(pilot, lambda: isinstance(app.screen, ReasonModal), "the reason dialog")
-        await pilot.press("tab", *"two orders", "enter")
+        await pilot.press("1", "tab", *"two orders", "enter")
         await wait_until(pilot, lambda: "o:2" in decisions(review), "the o:2 decision")
         await wait_until(pilot, lambda: len(screen.cases) == 1, "the queue after o:2")
 
@@ -99,7 +99,7 @@ async def test_a_lead_resolves_every_conflict(review: Database) -> None:
         # Approve all agreed items after seeing how many.
         await pilot.press("A")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmModal), "the confirmation")
-        assert "Approve all 2 agreed item(s) as lea?" in str(
+        assert "Approve all 2 agreed items as lea?" in str(
             app.screen.query_one(PanelTitle).render()
         )
         await pilot.press("y")
@@ -158,7 +158,7 @@ async def test_non_leads_are_refused_and_see_no_judgments(review: Database) -> N
         summary = str(screen.query_one("#queue-summary", Static).render())
         assert "only leads can decide" in summary
         assert screen.query_one("#queue", DataTable).row_count == 0
-        assert screen.query_one("#judgments", DataTable).row_count == 0
+        assert "ann" not in str(screen.query_one("#judgments", Static).render())
         await pilot.press("a", "A")
         await pilot.pause()
     assert decisions(review) == {}

@@ -22,6 +22,7 @@ from db.vocabulary import Role
 from reviewer.tui.app import ReviewApp, make_app
 from reviewer.tui.screens.edit import EditScreen
 from reviewer.tui.screens.help import HelpScreen
+from reviewer.tui.screens.lead_modals import ConfirmModal
 from reviewer.tui.screens.prompt import PromptScreen
 from reviewer.tui.screens.review import Phase
 from reviewer.tui.screens.verdict import AlternativesScreen
@@ -146,10 +147,14 @@ async def test_flawed_opens_edit_and_saves_a_new_revision(one_item: Database) ->
         await press(app, "d", "a", "b", "c", "enter", "f")
         assert isinstance(app.screen, EditScreen)
         assert isinstance(app.focused, TextArea)
-        await press(app, "ctrl+e", *" (revised)")
+        await press(app, *" (revised)")  # the cursor starts at the end of the text
         await press(app, "ctrl+r")  # show changes
         assert "+  Order the events of a rate rise cycle. (revised)" in screen_text(app)
         await press(app, "ctrl+s")
+        assert "note: say briefly what you changed and why" in screen_text(app)
+        assert stored_judgments(one_item) == []  # nothing until the form is saved
+        app.screen.query_one("#edit-note", Input).focus()
+        await press(app, *"fixed text", "ctrl+s")
         assert not isinstance(app.screen, EditScreen)
         # The editor knows the new key, so the new revision is not served to them.
         assert app.review_screen.phase is Phase.EMPTY
@@ -171,11 +176,14 @@ async def test_edit_refuses_a_bad_key_and_can_be_cancelled(one_item: Database) -
         await press(app, "ctrl+s")
         assert isinstance(app.screen, EditScreen)
         assert "'X' is not one of the events" in screen_text(app)
-        await press(app, "escape")
+        await press(app, "escape")  # unsaved changes: asks first
+        assert isinstance(app.screen, ConfirmModal)
+        await press(app, "y")
         assert not isinstance(app.screen, EditScreen)
+        assert app.review_screen.phase is Phase.REVEALED  # still to judge
     with one_item.session() as session:
         assert len(session.exec(select(ItemRevision)).all()) == 1
-    assert [j.verdict for j in stored_judgments(one_item)] == ["flawed"]
+    assert stored_judgments(one_item) == []  # cancelling the flawed form records nothing
 
 
 def notices(app: ReviewApp) -> str:
@@ -198,6 +206,7 @@ async def test_edit_adds_and_removes_events_and_the_key_must_follow(one_item: Da
         assert app.screen is edit  # the key does not place the new event yet
         assert "the order must place all 4 events; missing D" in screen_text(app)
         edit.query_one("#edit-key", Input).value = "C, A, B, D"
+        edit.query_one("#edit-note", Input).value = "B was the same as C"
         await press(app, "ctrl+s")
         assert not isinstance(app.screen, EditScreen)
     with one_item.session() as session:
@@ -365,29 +374,41 @@ async def test_help_screen_and_command_palette_list_the_actions(one_item: Databa
         await press(app, "question_mark")
         assert isinstance(app.screen, HelpScreen)
         text = screen_text(app)
-        for phrase in ("take back the last step", "ambiguous", "undo your last judgment", "Ctrl+P"):
+        for phrase in ("take back the last step", "defensible", "retract your last", "Ctrl+P"):
             assert phrase in text
         edit_keys = {row.keys for row in app.screen.rows if row.section.startswith("Edit form")}
-        assert edit_keys == {"Ctrl+S", "Ctrl+R", "Ctrl+N", "Ctrl+O", "Esc"}
+        assert edit_keys == {
+            "Ctrl+S",
+            "Ctrl+R",
+            "Ctrl+N",
+            "Ctrl+O",
+            "Ctrl+Z",
+            "Ctrl+Shift+Z or Ctrl+Y",
+            "Esc",
+        }
         await press(app, "escape")
         titles = [command.title for command in app.get_system_commands(app.screen)]
         assert any(title.startswith("Skip") for title in titles)
         assert any("Undo" in title for title in titles)
-        assert not any(title.startswith("Keep") for title in titles)  # not before the reveal
+        assert not any("Keep" in title for title in titles)  # not before the reveal
         await press(app, "a", "b", "c", "d", "enter")
         titles = [command.title for command in app.get_system_commands(app.screen)]
-        assert any(title.startswith("Keep") for title in titles)
-        keep = next(c for c in app.get_system_commands(app.screen) if c.title.startswith("Keep"))
+        assert "Verdict: Keep (k)" in titles
+        keep = next(c for c in app.get_system_commands(app.screen) if "Keep" in c.title)
         await keep.callback()
         await settle(app.pilot)  # type: ignore[attr-defined]
     assert [j.verdict for j in stored_judgments(one_item)] == ["keep"]
 
 
-async def test_adjudication_is_hidden_from_annotators(one_item: Database) -> None:
+async def test_adjudication_is_for_leads_and_f3_says_so(one_item: Database) -> None:
     async with running(make_app(one_item, "alice")) as app:
-        assert app.check_action("open_area", ("adjudication",)) is False
+        assert not app.may_open("adjudication")
         titles = [command.title for command in app.get_system_commands(app.screen)]
-        assert "Adjudication" not in titles
+        assert not any(title.startswith("Adjudication") for title in titles)
+        await press(app, "f3")
+        assert app.screen is app.review_screen  # not opened ...
+        assert "F3 (adjudication) is for leads" in notices(app)  # ... and it says why
+        assert "alice is an annotator" in notices(app)
 
 
 async def test_leaving_mid_item_frees_it_for_others(one_item: Database) -> None:
@@ -403,7 +424,7 @@ async def test_other_areas_open_from_the_review_app(one_item: Database) -> None:
     with one_item.transaction() as session:
         ensure_person(session, "lea", Role.LEAD)
     async with running(make_app(one_item, "lea")) as app:
-        assert app.check_action("open_area", ("adjudication",)) is True
+        assert app.may_open("adjudication")
         await press(app, "f2")
         assert type(app.screen).__name__ == "AgreementScreen"
         await press(app, "escape")
@@ -427,7 +448,13 @@ async def test_browse_judged_items_lists_every_revision(one_item: Database) -> N
     from reviewer.judging import ItemEdit, edit_item, submit_judgment
 
     submit_judgment(
-        one_item, "alice", "econ:1", revision_number=1, blind_answer="ABCD", verdict="flawed"
+        one_item,
+        "alice",
+        "econ:1",
+        revision_number=1,
+        blind_answer="ABCD",
+        verdict="flawed",
+        comment="a typo",
     )
     edit_item(one_item, "bob", "econ:1", ItemEdit(note="typo", prompt="Order the events (fixed)."))
     submit_judgment(

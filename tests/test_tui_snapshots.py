@@ -248,13 +248,29 @@ def progress_counted(pilot: Pilot[None]) -> bool:
     return all("counting" not in str(line.render()) for line in lines)
 
 
+def tables_measured(pilot: Pilot[None]) -> bool:
+    """Whether every table has sized its columns to the rows it was given.
+
+    A DataTable measures new cells when the app is next idle; a snapshot taken before
+    that shows columns as wide as their headers, and one taken after shows them whole,
+    so a picture is only the same every time once they are measured.  There is no
+    public flag for it in Textual 8.2.8: these are the attributes ``_on_idle`` clears."""
+    tables = [table for screen in pilot.app.screen_stack for table in screen.query(DataTable)]
+    return not any(
+        table._require_update_dimensions or table._updated_cells or table._new_rows
+        for table in tables
+    )
+
+
 async def quiet(pilot: Pilot[None]) -> None:
-    """Cursors that do not blink, no notifications: the same picture every time."""
+    """Cursors that do not blink, no notifications, tables measured: the same picture
+    every time."""
     for screen in pilot.app.screen_stack:
         for widget in [*screen.query(Input), *screen.query(TextArea)]:
             widget.cursor_blink = False
     pilot.app.clear_notifications()
     await pilot.pause()
+    await wait_until(pilot, lambda: tables_measured(pilot), "the tables' column widths")
     await pilot.pause()
 
 

@@ -7,6 +7,7 @@ from sqlalchemy import text
 from sqlmodel import SQLModel
 
 import db.models  # noqa: F401  (registers the tables on SQLModel.metadata)
+from db.search import include_in_comparison
 
 config = context.config
 engine = config.attributes["engine"]
@@ -24,6 +25,7 @@ def run_migrations() -> None:
             target_metadata=target_metadata,
             render_as_batch=is_sqlite,
             compare_type=True,
+            include_name=include_in_comparison,  # the search index is no model
         )
         with context.begin_transaction():
             if engine.url.get_backend_name() == "postgresql":

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from db.vocabulary import ItemStatus, Verdict
+from db.vocabulary import ItemStatus
 from reviewer.agreement.bootstrap import Figure
 from reviewer.agreement.data import KEEP, JudgmentData, within_unit_pairs
 
@@ -24,11 +24,7 @@ class AnnotatorStats:
     decision_agreement: Figure  # share of decided items where keep/drop matches the decision
     median_seconds: float | None  # over judgments with a recorded time
     verdicts: dict[str, int]
-
-    @property
-    def keep_rate(self) -> float | None:
-        """Share of this annotator's judgments that kept the item (None without any)."""
-        return self.verdicts.get(Verdict.KEEP.value, 0) / self.judgments if self.judgments else None
+    keep_rate: Figure = Figure(value=None, n=0)  # share of own judgments with the verdict keep
 
 
 def _shares(hits: NDArray[np.number], totals: NDArray[np.number], reason: str) -> list[Figure]:
@@ -98,6 +94,9 @@ def annotator_stats(data: JudgmentData) -> list[AnnotatorStats]:
                     )
                     if count
                 },
+                keep_rate=Figure.of(
+                    float(verdict_table[index, KEEP] / judgments[index]), int(judgments[index])
+                ),
             )
         )
     return sorted(results, key=lambda stats: stats.name)

@@ -5,7 +5,8 @@ judged revision's key); numpy then keeps each annotator's latest judgment per
 item revision, the rule of :func:`reviewer.item_status.active_judgments`.  The
 unit of agreement is an *item revision*: annotators who judged the same text.
 Judgments of earlier revisions stay in the statistics, so items a lead later
-corrected still count towards agreement.
+corrected still count towards agreement.  Calibration judgments (of gold items,
+``db.gold``) are left out: they count only in each annotator's gold accuracy.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from numpy.typing import NDArray
 from sqlalchemy import Connection, func, select
 from sqlmodel import col
 
+from db.decisions import in_force
 from db.engine import Database
 from db.models import Decision, Item, ItemRevision, Judgment, Person
 from db.vocabulary import Verdict
@@ -146,15 +148,18 @@ def within_unit_pairs(row_unit: IntArray) -> tuple[IntArray, IntArray]:
 
 
 def _latest_decisions(connection: Connection) -> dict[str, tuple[str, str]]:
-    """Each item's newest decision as (status, final key)."""
-    query = select(col(Decision.item_id), col(Decision.status), col(Decision.final_key)).order_by(
-        col(Decision.created_at), col(Decision.id)
+    """Each item's newest decision in force as (status, final key)."""
+    query = (
+        select(col(Decision.item_id), col(Decision.status), col(Decision.final_key))
+        .where(in_force())
+        .order_by(col(Decision.created_at), col(Decision.id))
     )
     return {item: (status, key or "") for item, status, key in connection.execute(query)}
 
 
 def judgments_fingerprint(db: Database) -> tuple[int, ...]:
-    """A cheap summary that changes whenever judgments or decisions are added or retracted."""
+    """A cheap summary that changes whenever judgments or decisions are added or retracted
+    (undone)."""
     with db.engine.connect() as connection:
         judgments = connection.execute(
             select(
@@ -164,7 +169,11 @@ def judgments_fingerprint(db: Database) -> tuple[int, ...]:
             ).select_from(Judgment)
         ).one()
         decisions = connection.execute(
-            select(func.count(), func.coalesce(func.max(col(Decision.id)), 0)).select_from(Decision)
+            select(
+                func.count(),
+                func.coalesce(func.max(col(Decision.id)), 0),
+                func.count(col(Decision.retracted_at)),
+            ).select_from(Decision)
         ).one()
     return tuple(int(value or 0) for value in (*judgments, *decisions))
 
@@ -197,7 +206,8 @@ def _load(db: Database, kinds: Sequence[str] | None, sources: Sequence[str] | No
             col(Judgment.blind_answer),
             col(Judgment.seconds),
         )
-        .where(col(Judgment.retracted).is_(False))
+        # Calibration judgments (of gold items) count in gold accuracy only.
+        .where(col(Judgment.retracted).is_(False), col(Judgment.gold_id).is_(None))
         .order_by(col(Judgment.created_at), col(Judgment.id))
     )
     unit_query = (

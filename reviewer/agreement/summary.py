@@ -8,7 +8,7 @@ per annotator pair, per-annotator figures and the item lists.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
@@ -29,6 +29,7 @@ from reviewer.agreement.bootstrap import (
     Figure,
 )
 from reviewer.agreement.data import JudgmentData, load_judgments
+from reviewer.agreement.gold import GoldAccuracy, gold_accuracy
 from reviewer.agreement.orders import OrderAgreement, order_agreement
 from reviewer.agreement.verdicts import PairKappa, VerdictAgreement, verdict_agreement
 from reviewer.bulk_reads import collector_paused
@@ -58,6 +59,17 @@ class AgreementReport:
     by_source: dict[str, AgreementFigures]
     settings: BootstrapSettings
     filters: dict[str, list[str]] = field(default_factory=dict)
+    gold: list[GoldAccuracy] = field(default_factory=list)  # calibration, per annotator
+
+    @property
+    def notes(self) -> list[str]:
+        """Sentences explaining undefined or paradoxical headline figures."""
+        from reviewer.agreement.explain import figure_notes
+
+        return figure_notes(self.figures, self.per_annotator)
+
+    def gold_of(self, name: str) -> GoldAccuracy | None:
+        return next((entry for entry in self.gold if entry.name == name), None)
 
     @property
     def cohen_verdict(self) -> list[PairKappa]:
@@ -83,6 +95,8 @@ class AgreementReport:
             "method": "percentile, items resampled with replacement",
         }
         data["filters"] = {name: list(values) for name, values in self.filters.items()}
+        data["gold_accuracy"] = [entry.to_json() for entry in self.gold]
+        data["notes"] = list(self.notes)
         return data
 
 
@@ -170,9 +184,10 @@ def compute_agreement(
     filters = {
         name: list(values) for name, values in (("kind", kinds), ("source", sources)) if values
     }
-    return agreement_from_data(
+    report = agreement_from_data(
         data, BootstrapSettings(resamples=resamples, seed=seed), filters=filters
     )
+    return replace(report, gold=gold_accuracy(db, kinds=kinds, sources=sources))
 
 
 def _pairs_json(pairs: list[PairKappa]) -> list[JsonValue]:
@@ -237,4 +252,5 @@ def _annotator_json(stats: AnnotatorStats) -> JsonObject:
         "decision_agreement": stats.decision_agreement.to_json(),
         "median_seconds": stats.median_seconds,
         "verdicts": dict(stats.verdicts),
+        "keep_rate": stats.keep_rate.to_json(),
     }

@@ -76,6 +76,8 @@ def _register_commands() -> None:
         eval_commands,
         flag_commands,
         generate_commands,
+        gold_commands,
+        guidelines_commands,
         item_commands,
         people_commands,
         review_commands,
@@ -85,6 +87,8 @@ def _register_commands() -> None:
     for module in (
         item_commands,
         review_commands,
+        guidelines_commands,
+        gold_commands,
         adjudication_commands,
         eval_commands,
         generate_commands,

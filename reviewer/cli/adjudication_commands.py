@@ -1,4 +1,4 @@
-"""CLI commands for leads: agreement, decide, approve-agreed, conflicts, report.
+"""CLI commands for leads: agreement, decide, undo-decision, approve-agreed, conflicts, report.
 
 The option choices come from ``db.vocabulary`` (standard library only), so
 ``vetbench --help`` does not load the database layer.
@@ -6,6 +6,7 @@ The option choices come from ``db.vocabulary`` (standard library only), so
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -62,6 +63,7 @@ def _echo_rows(rows: Sequence[Sequence[str]], header: Sequence[str]) -> None:
 
 def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
     from reviewer.agreement.rows import headline_rows, interval_text, value_text
+    from reviewer.words import counted
 
     figures = report.figures
     settings = report.settings
@@ -74,9 +76,10 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
         ", ".join(f"{name} {', '.join(values)}" for name, values in report.filters.items())
     )
     click.echo(
-        f"Agreement{' for ' + scope if scope else ''}: {figures.items_compared:,} items compared "
-        f"of {figures.items_judged:,} judged; {figures.judgments:,} judgments by "
-        f"{figures.annotators} annotators; {intervals}"
+        f"Agreement{' for ' + scope if scope else ''}: "
+        f"{counted(figures.items_compared, 'item')} compared of {figures.items_judged:,} judged; "
+        f"{counted(figures.judgments, 'judgment')} by {counted(figures.annotators, 'annotator')}; "
+        f"{intervals}"
     )
     click.echo()
     rows = []
@@ -85,6 +88,14 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
         detail = interval_text(figure) if figure.defined else (figure.reason or "")
         rows.append((row.label, value_text(figure), detail, f"{figure.n:,}", row.note))
     _echo_rows(rows, ("statistic", "value", "95% CI", "n", "note"))
+    notes = report.notes
+    if notes:
+        click.echo()
+        click.echo("What the figures mean")
+        for note in notes:
+            click.echo(
+                textwrap.fill(terminal_text(note), 98, initial_indent="• ", subsequent_indent="  ")
+            )
 
     if figures.verdict.cohen:
         click.echo()
@@ -107,6 +118,7 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
             (
                 terminal_text(stats.name),
                 f"{stats.judgments:,}",
+                _percent(stats.keep_rate),
                 value_text(stats.verdict_agreement),
                 value_text(stats.answer_agreement),
                 value_text(stats.key_agreement),
@@ -121,6 +133,7 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
             (
                 "annotator",
                 "judged",
+                "keep rate",
                 "verdicts",
                 "answers",
                 "key",
@@ -129,6 +142,21 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
                 "verdicts given",
             ),
         )
+
+    if report.gold:
+        click.echo()
+        click.echo("Gold items (calibration judgments; not in the figures above)")
+        gold_rows = [
+            (
+                terminal_text(entry.name),
+                f"{entry.judged:,}",
+                _percent(entry.both),
+                _percent(entry.answer),
+                _percent(entry.verdict),
+            )
+            for entry in report.gold
+        ]
+        _echo_rows(gold_rows, ("annotator", "gold judged", "accuracy", "answer", "verdict"))
 
     for title, groups in (("By kind", report.by_kind), ("By source", report.by_source)):
         if len(groups) < 2:
@@ -184,6 +212,10 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
         )
     if len(wrong) > WRONG_KEYS_SHOWN:
         click.echo(f"  … and {len(wrong) - WRONG_KEYS_SHOWN} more (--json lists them all)")
+
+
+def _percent(figure: Any) -> str:
+    return "—" if figure.value is None else f"{figure.value:.0%}"
 
 
 def _short(figure: Any) -> str:
@@ -302,6 +334,24 @@ def decide_command(
     click.echo(f"{terminal_text(item_id)}: {record.status}{detail}{corrected}{why}{revised}")
 
 
+@click.command("undo-decision")
+@click.argument("item_id")
+@as_option("The lead whose decision it is.")
+@click.pass_context
+def undo_decision_command(ctx: click.Context, item_id: str, name: str | None) -> None:
+    """Undo your decision on ITEM_ID (leads only): the item falls back to the decision
+    before it, or to what its judgments say; the undone decision stays in the history."""
+    from reviewer.adjudication import AdjudicationError, PermissionDenied, undo_decision
+
+    db = open_db(ctx)
+    lead = acting_person(ctx, name).name
+    try:
+        undone = undo_decision(db, lead, item_id)
+    except (AdjudicationError, PermissionDenied) as error:
+        fail(str(error))
+    click.echo(terminal_text(undone.describe()))
+
+
 def _decide_flagged(
     db: Database,
     lead: str,
@@ -409,6 +459,17 @@ def _case_json(case: ConflictCase) -> dict[str, Any]:
     }
 
 
+def _echo_item_text(case: ConflictCase) -> None:
+    """The item as the annotators read it: prompt, events or choices, explanation."""
+    item = case.item
+    for line in item.prompt.splitlines() or [""]:
+        click.echo(f"    {terminal_text(line)}")
+    for label, choice in item.choices.items():
+        click.echo(f"      {label}. {terminal_text(choice)}")
+    if item.explanation:
+        click.echo(f"    explanation: {terminal_text(item.explanation)}")
+
+
 def _echo_case(case: ConflictCase) -> None:
     from db.answers import format_answer
 
@@ -417,6 +478,8 @@ def _echo_case(case: ConflictCase) -> None:
         f"{terminal_text(item.id)}  [{item.kind.value}, {terminal_text(item.source)}, "
         f"revision {item.revision}]  key {format_answer(item.kind, item.key)}"
     )
+    _echo_item_text(case)
+    click.echo("  judgments:")
     for judgment in case.judgments:
         extras = []
         if judgment.alternative_orders:
@@ -466,9 +529,16 @@ def conflicts_command(
     if not cases:
         click.echo("no conflicts")
         return
-    for case in cases:
+    from reviewer.words import counted
+
+    for number, case in enumerate(cases):
+        if number:
+            click.echo()
         _echo_case(case)
-    click.echo(f"{len(cases)} conflict(s); resolve with `vetbench decide ITEM_ID --status ...`")
+    click.echo()
+    click.echo(
+        f"{counted(len(cases), 'conflict')}; resolve with `vetbench decide ITEM_ID --status ...`"
+    )
 
 
 @click.command("report")
@@ -501,6 +571,7 @@ def register(cli: click.Group) -> None:
     for command in (
         agreement_command,
         decide_command,
+        undo_decision_command,
         approve_agreed_command,
         conflicts_command,
         report_command,

@@ -406,6 +406,16 @@ def _preview(text: str, width: int = PREVIEW_CHARS) -> str:
 @kind_option
 @source_option
 @click.option(
+    "--search",
+    "search",
+    metavar="TEXT",
+    help="Only items whose current text (question or scenario, choices or events, "
+    "explanation) holds every word of TEXT, in any language.",
+)
+@click.option(
+    "--exam", "exams", multiple=True, metavar="NAME", help="Only CFLUE items of this exam (名称)."
+)
+@click.option(
     "--flag",
     "flags",
     type=click.Choice(values(FlagName)),
@@ -420,17 +430,35 @@ def items_command(
     status: str | None,
     kinds: tuple[str, ...],
     sources: tuple[str, ...],
+    search: str | None,
+    exams: tuple[str, ...],
     flags: tuple[str, ...],
     limit: int | None,
     as_json: bool,
 ) -> None:
-    """List items: id, kind, status, the start of the text and their flags, in import order."""
+    """List items: id, kind, status, the start of the text and their flags, in import order.
+
+    --search uses the database's own full-text index (SQLite FTS5 with trigrams,
+    PostgreSQL pg_trgm): words of three or more characters are found through the
+    index, shorter ones by reading the indexed text.
+    """
     from itertools import islice
 
     from db.flags import current_flags
     from db.items import iter_items
+    from db.search import exam_condition, search_condition, search_note
 
     with open_db(ctx).session() as session:
+        where = []
+        if search is not None:
+            if not search.split():
+                fail("--search needs some text")
+            where.append(search_condition(session, search))
+            note = search_note(session)
+            if note:
+                click.echo(f"note: {note}", err=True)
+        if exams:
+            where.append(exam_condition(session, exams))
         items = list(
             islice(
                 iter_items(
@@ -438,6 +466,7 @@ def items_command(
                     statuses=[status] if status else None,
                     kinds=list(kinds) or None,
                     sources=list(sources) or None,
+                    where=where,
                     flags=list(flags) or None,
                 ),
                 limit,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from db.vocabulary import OPEN_STATUSES, FlagName, ItemKind, QueueOrder, Verdict, values
-from reviewer.cli.common import backend_options, fail, open_db, print_json
+from reviewer.cli.common import backend_options, fail, open_db, print_json, terminal_text
 from reviewer.cli.identity import acting_person, as_option, new_user_option
 
 if TYPE_CHECKING:
@@ -170,6 +170,8 @@ def judge(
         f"revision {receipt.revision_number}, verdict {receipt.verdict.value}; "
         f"blind answer {agreement}; item is now {receipt.item_status}"
     )
+    if receipt.gold is not None:
+        click.echo(receipt.gold.describe())
 
 
 @click.command()
@@ -189,6 +191,8 @@ def undo(ctx: click.Context, name: str | None) -> None:
         f"retracted judgment {receipt.judgment_id} ({receipt.verdict}) on {receipt.item_id} "
         f"revision {receipt.revision_number}; item is now {receipt.item_status}"
     )
+    if receipt.revision_note:
+        click.echo(terminal_text(receipt.revision_note))
 
 
 @click.group()

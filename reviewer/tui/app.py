@@ -125,10 +125,10 @@ class ReviewApp(App[None]):
         if isinstance(screen, ReviewScreen):
             for title, help_text, callback in screen.palette_commands():
                 yield SystemCommand(title, help_text, callback)
-        for area, (_key, title, _lead_only) in AREA_SCREENS.items():
-            if self.check_action("open_area", (area,)):
+        for area, (key, title, _lead_only) in AREA_SCREENS.items():
+            if self.may_open(area):
                 yield SystemCommand(
-                    title, f"Open the {title.lower()} screen", self._area_opener(area)
+                    f"{title} ({key})", f"Open the {title.lower()} screen", self._area_opener(area)
                 )
 
     def _area_opener(self, area: str) -> Callable[[], None]:
@@ -139,14 +139,23 @@ class ReviewApp(App[None]):
     # person_name)`` and is imported only when opened, so startup stays fast (and never
     # pulls in the evaluator's heavy libraries).
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "open_area":
-            _key, _title, lead_only = AREA_SCREENS[str(parameters[0])]
-            return not lead_only or self.queue.role == Role.LEAD
-        return True
+    def may_open(self, area: str) -> bool:
+        _key, _title, lead_only = AREA_SCREENS[area]
+        return not lead_only or self.queue.role == Role.LEAD
 
     def action_open_area(self, area: str) -> None:
-        if not self.check_action("open_area", (area,)):
+        if not self.may_open(area):
+            # The key is not dead: it says why (the screen shows others' judgments).
+            key, title, _lead_only = AREA_SCREENS[area]
+            notify_literally(
+                self,
+                f"{key} ({title.lower()}) is for leads: it shows everyone's judgments. "
+                f"{self.queue.annotator} is an {self.queue.role}; a lead can make them one "
+                f"with `vetbench users add {self.queue.annotator} --role lead`.",
+                title="For leads only",
+                severity="warning",
+                timeout=8,
+            )
             return
         module = importlib.import_module(f"reviewer.tui.screens.{area}")
         screen_class = getattr(module, f"{area.capitalize()}Screen")

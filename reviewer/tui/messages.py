@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from textual.message import Message
 
 from db.flags import ItemFlag
+from db.gold import GoldOutcome
 from db.items import ItemSnapshot
-from reviewer.judging import JudgmentReceipt, RetractionReceipt, RevisionReceipt
-from reviewer.queue import OwnJudgment, QueueProgress
+from reviewer.judging import RetractionReceipt, RevisionReceipt
+from reviewer.queue import GuidelinesNews, OwnJudgment, QueueProgress
 
 
 @dataclass
@@ -24,20 +25,13 @@ class ItemLoaded(Message):
     own_judgment: OwnJudgment | None = None
     note: str = ""
     database_empty: bool = False  # with no item: nothing was ever imported
+    authored: bool = False  # the annotator wrote the current revision: never shown blind
     flags: tuple[ItemFlag, ...] = ()  # the item revision's flags: shown only after the reveal
 
 
 @dataclass
 class HistoryEnded(Message):
     """The annotator asked for the previous item at the start of the session."""
-
-
-@dataclass
-class JudgmentSaved(Message):
-    """A judgment was committed; ``then_edit`` when the verdict asks for an edit (flawed)."""
-
-    receipt: JudgmentReceipt
-    then_edit: bool = False
 
 
 @dataclass
@@ -56,10 +50,28 @@ class RevisionSaved(Message):
 
 @dataclass
 class ActionRefused(Message):
-    """The service refused a request; ``reload`` when the item changed underneath."""
+    """The service refused a request; ``reload`` when the item changed underneath.
+
+    ``title`` names what happened ("Not saved" for a refused judgment or edit,
+    "Cannot open" for an item that is not there)."""
 
     message: str
     reload: bool = False
+    title: str = "Not saved"
+
+
+@dataclass
+class GoldChecked(Message):
+    """The judgment just saved was of a gold item: how it compares with the gold."""
+
+    outcome: GoldOutcome
+
+
+@dataclass
+class GuidelinesChecked(Message):
+    """What the annotator should know about the guidelines when the app starts."""
+
+    news: GuidelinesNews
 
 
 @dataclass

@@ -1,11 +1,13 @@
 """The adjudication screen: a lead works through the conflict queue.
 
 Left, the queue (items whose judgments disagree).  Right, the highlighted item:
-its current text, key and explanation, earlier revisions, every judgment side
-by side (blind answer, verdict, alternative orders, corrected key, duplicate-of,
-comment, time spent) and earlier decisions.  Keys: ``a`` approves, ``c``
-approves with a corrected key (a new revision), ``x`` rejects with a reason,
-``A`` approves every agreed item after showing how many.
+first every judgment, in full and wrapped so nothing needs scrolling (verdict,
+blind answer against the key, proposed key, other valid orders or sets,
+duplicate-of, comment, time spent), then its current text, key and explanation,
+earlier revisions and earlier decisions.  Keys: ``a`` approves, ``c`` approves
+with a corrected key (a new revision), ``x`` rejects with a reason the lead
+chooses (none is preselected), ``u`` undoes the lead's last decision (the row
+stays in the history), ``A`` approves every agreed item after showing how many.
 
 Reading and writing run in thread workers that post messages; the interface
 never waits on the database.  Only leads can decide: for anyone else the screen
@@ -37,13 +39,14 @@ from reviewer.tui.screens.lead_modals import ConfirmModal, ReasonModal, Rejectio
 from reviewer.tui.screens.prompt import PromptScreen, answer_validator
 from reviewer.tui.widgets.footer import KeyFooter
 from reviewer.tui.widgets.item_view import RAW_TITLE
+from reviewer.words import counted
 
 if TYPE_CHECKING:
     from db.engine import Database
-    from reviewer.adjudication import ConflictCase, DecisionRecord
+    from reviewer.adjudication import ConflictCase, DecisionRecord, DecisionUndone
     from reviewer.triage import TriageEntry
 
-# The rejection reason a verdict points to, to preselect in the reason dialog.
+# The rejection reason a verdict points to: named in the reason dialog, never preselected.
 VERDICT_REASON: dict[str, DecisionReason] = {
     Verdict.AMBIGUOUS: DecisionReason.SEVERAL_VALID_ORDERS,
     Verdict.NO_ORDER: DecisionReason.NO_CLEAR_ORDER,
@@ -53,6 +56,7 @@ VERDICT_REASON: dict[str, DecisionReason] = {
     Verdict.DUPLICATE: DecisionReason.DUPLICATE,
 }
 PREVIEW_CHARS = 40
+NO_ROWS = "__none__"  # the key of the "none" row of an empty table
 QUEUE_PAGE = 500  # conflicts listed at once; the rest follow as these are resolved
 
 
@@ -94,8 +98,77 @@ def case_text(case: ConflictCase, *, raw: bool = False) -> Text:
     return text
 
 
+VERDICT_WORDS: dict[str, str] = {
+    Verdict.KEEP: "keep",
+    Verdict.AMBIGUOUS: "several valid",
+    Verdict.NO_ORDER: "no clear order",
+    Verdict.WRONG_KEY: "wrong key",
+    Verdict.FLAWED: "flawed",
+    Verdict.SENSITIVE: "sensitive",
+    Verdict.DUPLICATE: "duplicate",
+}
+
+
+def judgments_text(case: ConflictCase) -> Text:
+    """Every judgment of the current revision, one block each, wrapped: what a lead needs
+    to decide (verdict, answer, proposed key, other valid answers, comment) in view."""
+    kind = case.item.kind
+    text = Text()
+    if not case.judgments:
+        text.append("No judgments of this revision yet.", style="dim")
+        return text
+    others = "orders" if kind.value == "ordering" else "answers"
+    for index, judgment in enumerate(case.judgments):
+        if index:
+            text.append("\n")
+        text.append_text(literal(judgment.annotator, "bold"))
+        text.append("  ")
+        text.append_text(
+            literal(
+                VERDICT_WORDS.get(judgment.verdict, judgment.verdict),
+                "bold" if judgment.verdict == Verdict.KEEP else "bold yellow",
+            )
+        )
+        text.append(f"  ·  answered {format_answer(kind, judgment.blind_answer)} ")
+        text.append(
+            "(= key)" if judgment.matches_key else "(≠ key)",
+            style="green" if judgment.matches_key else "red",
+        )
+        text.append(f"  ·  {judgment.seconds:.0f} s")
+        if judgment.corrected_key:
+            text.append("\n    proposes the key ")
+            text.append(format_answer(kind, judgment.corrected_key), style="bold")
+        if judgment.alternative_orders:
+            text.append(f"\n    also valid {others}: ")
+            text.append(
+                " | ".join(format_answer(kind, order) for order in judgment.alternative_orders),
+                style="bold",
+            )
+        if judgment.duplicate_of:
+            text.append("\n    duplicate of ")
+            text.append_text(literal(judgment.duplicate_of, "bold"))
+        if judgment.comment:
+            text.append("\n    “")
+            text.append_text(literal(" ".join(judgment.comment.split()), "italic"))
+            text.append("”")
+    return text
+
+
+class CaseJudgments(Static):
+    """The judgments of the highlighted case, wrapped to the pane's width (never cut)."""
+
+    DEFAULT_CSS = """
+    CaseJudgments {
+        height: auto;
+        padding: 0 1;
+        border: round $accent;
+        border-title-color: $accent;
+    }
+    """
+
+
 def history_text(case: ConflictCase) -> Text:
-    """Why the item is in conflict, and the decisions it already had."""
+    """Why the item is in conflict, and the decisions it already had (undone ones marked)."""
     text = Text()
     for line in case.disagreements:
         text.append("• ", style="yellow")
@@ -108,13 +181,20 @@ def history_text(case: ConflictCase) -> Text:
                 "dim",
             )
         )
-    for decision in case.decisions:
+    undone = {id(decision) for decision in case.undone_decisions}
+    for decision in sorted(
+        [*case.decisions, *case.undone_decisions], key=lambda decision: decision.created_at
+    ):
         text.append_text(literal(f"{decision.created_at:%Y-%m-%d %H:%M} {decision.lead}: ", "dim"))
-        text.append_text(literal(decision.status, "bold"))
+        text.append_text(
+            literal(decision.status, "dim strike" if id(decision) in undone else "bold")
+        )
         if decision.reason:
             text.append_text(literal(f" ({decision.reason})"))
         if decision.comment:
             text.append_text(literal(f" “{decision.comment}”"))
+        if id(decision) in undone:
+            text.append(" (undone)", style="dim")
         text.append("\n")
     return text
 
@@ -154,6 +234,7 @@ class AdjudicationScreen(Screen[None]):
         Binding("a", "approve", "Approve"),
         Binding("c", "approve_corrected", "Approve, corrected key"),
         Binding("x", "reject", "Reject…"),
+        Binding("u", "undo_decision", "Undo my last decision"),
         Binding("v", "toggle_raw", "Raw text"),
         Binding("A", "approve_agreed", "Approve all agreed"),
         Binding("r", "refresh", "Refresh"),
@@ -178,6 +259,12 @@ class AdjudicationScreen(Screen[None]):
     class DecisionRefused(Message):
         item_id: str
         reason: str
+
+    @dataclass
+    class UndoDone(Message):
+        """The worker undid the lead's last decision."""
+
+        undone: DecisionUndone
 
     @dataclass
     class AgreedCounted(Message):
@@ -208,27 +295,16 @@ class AdjudicationScreen(Screen[None]):
         with Horizontal(id="adjudication-area"):
             yield DataTable(id="queue", cursor_type="row", zebra_stripes=True)
             with Vertical(id="case-pane"):
+                yield CaseJudgments("", id="judgments")
                 with VerticalScroll(id="case-scroll"):
                     yield Static("", id="case-text")
-                yield DataTable(id="judgments", cursor_type="row", zebra_stripes=True)
-                with VerticalScroll(id="case-history-scroll"):  # triage reasons can be long
                     yield Static("", id="case-history")
         yield KeyFooter()
 
     def on_mount(self) -> None:
         apply_size_classes(self)
         self.query_one("#queue", DataTable).add_columns("item", "score", "kind", "source", "why")
-        self.query_one("#judgments", DataTable).add_columns(
-            "annotator",
-            "blind answer",
-            "",
-            "verdict",
-            "also valid",
-            "corrected key",
-            "duplicate of",
-            "seconds",
-            "comment",
-        )
+        self.query_one("#judgments", CaseJudgments).border_title = "Judgments"
         self.load_queue()
 
     # ---------------------------------------------------------- workers
@@ -281,6 +357,17 @@ class AdjudicationScreen(Screen[None]):
             self.post_message(self.DecisionRefused(item_id, str(error)))
             return
         self.post_message(self.DecisionSaved(record))
+
+    @work(thread=True, exit_on_error=False, group="decide")
+    def undo_last_decision(self) -> None:
+        from reviewer.adjudication import AdjudicationError, PermissionDenied, undo_decision
+
+        try:
+            undone = undo_decision(self.database, self.person_name)
+        except (AdjudicationError, PermissionDenied) as error:
+            self.post_message(self.DecisionRefused("undo", str(error)))
+            return
+        self.post_message(self.UndoDone(undone))
 
     @work(thread=True, exit_on_error=False, group="decide")
     def count_agreed_items(self) -> None:
@@ -357,6 +444,12 @@ class AdjudicationScreen(Screen[None]):
             ReasonModal(case.item.id, tuple(DecisionReason), suggested_reason(case)), reject_for
         )
 
+    def action_undo_decision(self) -> None:
+        if self.refusal is not None:
+            notify_literally(self, self.refusal, severity="error")
+            return
+        self.undo_last_decision()
+
     def action_approve_agreed(self) -> None:
         if self.refusal is not None:
             notify_literally(self, self.refusal, severity="error")
@@ -390,6 +483,8 @@ class AdjudicationScreen(Screen[None]):
         self.cases = {case.item.id: case for case in message.cases}
         self.scores = message.scores
         table.clear()
+        if not message.cases:
+            table.add_row(Text("none", style="dim"), "", "", "", key=NO_ROWS)
         for case in message.cases:
             item = case.item
             why = "; ".join(case.disagreements) or "—"
@@ -409,8 +504,9 @@ class AdjudicationScreen(Screen[None]):
         )
         summary.update(
             Text(
-                f"{message.conflicts:,} conflict(s) to resolve{shown} · {message.agreed:,} agreed "
-                "item(s) waiting for approval (A)"
+                f"{counted(message.conflicts, 'conflict')} to resolve{shown} · "
+                f"{counted(message.agreed, 'agreed item')} waiting for approval (A) · "
+                "u undoes your last decision"
             )
         )
         if not message.cases:
@@ -429,34 +525,16 @@ class AdjudicationScreen(Screen[None]):
 
     def _show_case(self, case: ConflictCase | None) -> None:
         self.current = case
-        judgments = self.query_one("#judgments", DataTable)
-        judgments.clear()
+        judgments = self.query_one("#judgments", CaseJudgments)
         if case is None:
+            judgments.display = False
             self.query_one("#case-text", Static).update(Text("No conflicts: nothing to resolve."))
             self.query_one("#case-history", Static).update("")
             return
+        judgments.display = True
+        judgments.border_title = f"Judgments of revision {case.item.revision}"
+        judgments.update(line_broken(judgments_text(case)))
         self.query_one("#case-text", Static).update(line_broken(case_text(case, raw=self.raw_text)))
-        kind = case.item.kind
-        for judgment in case.judgments:
-            judgments.add_row(
-                literal(judgment.annotator),
-                literal(format_answer(kind, judgment.blind_answer)),
-                Text("= key", style="green")
-                if judgment.matches_key
-                else Text("≠ key", style="red"),
-                literal(
-                    judgment.verdict, "" if judgment.verdict == Verdict.KEEP else "bold yellow"
-                ),
-                literal(
-                    " | ".join(format_answer(kind, order) for order in judgment.alternative_orders)
-                ),
-                literal(
-                    format_answer(kind, judgment.corrected_key) if judgment.corrected_key else ""
-                ),
-                literal(judgment.duplicate_of or ""),
-                f"{judgment.seconds:.0f}",
-                literal(" ".join(judgment.comment.split())),
-            )
         history = history_text(case)
         entry = self.scores.get(case.item.id)
         if entry is not None:
@@ -467,9 +545,13 @@ class AdjudicationScreen(Screen[None]):
         record = message.record
         detail = f" with key {record.final_key}" if record.corrected_key else ""
         why = f" ({record.reason})" if record.reason and record.status == "rejected" else ""
-        notify_literally(self, f"{record.item_id} {record.status}{detail}{why}")
+        notify_literally(self, f"{record.item_id} {record.status}{detail}{why} · u undoes it")
         self._drop_case(record.item_id)
         self.load_queue()  # in the background: other leads may have decided meanwhile
+
+    def on_adjudication_screen_undo_done(self, message: UndoDone) -> None:
+        notify_literally(self, message.undone.describe(), title="Undone", timeout=10)
+        self.load_queue()
 
     def _drop_case(self, item_id: str) -> None:
         """Take a decided item off the list at once and show the next one."""
@@ -481,6 +563,7 @@ class AdjudicationScreen(Screen[None]):
         table = self.query_one("#queue", DataTable)
         table.remove_row(item_id)
         if not self.cases:
+            table.add_row(Text("none", style="dim"), "", "", "", key=NO_ROWS)
             self._show_case(None)
             return
         row = min(position, len(self.cases) - 1)
@@ -500,10 +583,12 @@ class AdjudicationScreen(Screen[None]):
                 self.approve_all_agreed()
 
         self.app.push_screen(
-            ConfirmModal(f"Approve all {message.count:,} agreed item(s) as {self.person_name}?"),
+            ConfirmModal(
+                f"Approve all {counted(message.count, 'agreed item')} as {self.person_name}?"
+            ),
             confirmed,
         )
 
     def on_adjudication_screen_agreed_approved(self, message: AgreedApproved) -> None:
-        notify_literally(self, f"Approved {message.count:,} agreed item(s).")
+        notify_literally(self, f"Approved {counted(message.count, 'agreed item')}.")
         self.load_queue()

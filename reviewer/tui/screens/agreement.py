@@ -5,9 +5,11 @@ A thread worker checks the database every few seconds with one cheap query
 does it recompute every figure (``reviewer.agreement``) and post the result.
 Computing never runs on the interface thread.
 
-Tabs: the headline figures with 95% bootstrap intervals; the annotators (their
-own figures, their keep rates and median times per item as bars, and a heat map of
-Cohen's kappa for every pair, all verdicts or keep/drop); breakdowns by kind and by source; likely wrong keys (listed for
+Tabs: the headline figures with 95% bootstrap intervals, and in words why a
+figure is undefined or paradoxical (high raw agreement with a kappa near zero);
+the annotators (their own figures with their keep rate and gold accuracy, their
+keep rates and median times per item as bars, and a heat map of Cohen's kappa for
+every pair, all verdicts or keep/drop); breakdowns by kind and by source; likely wrong keys (listed for
 leads only: the list shows what annotators answered, which annotators must not
 see before giving their own answer).
 """
@@ -31,6 +33,7 @@ from reviewer.tui.polling import PollingScreen
 from reviewer.tui.responsive import apply_size_classes
 from reviewer.tui.widgets.bars import Bar, BarChart
 from reviewer.tui.widgets.footer import KeyFooter
+from reviewer.words import counted
 
 if TYPE_CHECKING:
     from db.engine import Database
@@ -55,6 +58,33 @@ def kappa_colour(value: float | None) -> str:
         low, high, share = _AMBER, _GREEN, min(1.0, (value - 0.4) / 0.4)
     red, green, blue = (round(a + (b - a) * share) for a, b in zip(low, high, strict=True))
     return f"#{red:02x}{green:02x}{blue:02x}"
+
+
+def percent_text(figure: Figure) -> str:
+    """``83%`` (``—`` when undefined)."""
+    return "—" if figure.value is None else f"{figure.value:.0%}"
+
+
+class FigureNotes(Static):
+    """Sentences under the figures: why one is undefined, or paradoxically low."""
+
+    DEFAULT_CSS = """
+    FigureNotes {
+        height: auto;
+        padding: 0 1;
+        color: $warning;
+    }
+    """
+
+    def show(self, notes: list[str]) -> None:
+        self.display = bool(notes)
+        text = Text()
+        for index, note in enumerate(notes):
+            if index:
+                text.append("\n")
+            text.append("• ")
+            text.append_text(literal(note))
+        self.update(text)
 
 
 def figure_cells(figure: Figure) -> tuple[str, str]:
@@ -140,6 +170,7 @@ class AgreementScreen(PollingScreen[None]):
         with TabbedContent(initial="figures-tab"):
             with TabPane("Figures", id="figures-tab"):
                 yield DataTable(id="agreement-figures", cursor_type="row", zebra_stripes=True)
+                yield FigureNotes(id="agreement-notes")
             with TabPane("Annotators", id="annotators-tab"), VerticalScroll(id="annotators-body"):
                 yield DataTable(id="annotator-table", cursor_type="row", zebra_stripes=True)
                 with Horizontal(id="annotator-charts"):
@@ -165,6 +196,8 @@ class AgreementScreen(PollingScreen[None]):
         self.query_one("#annotator-table", DataTable).add_columns(
             "annotator",
             "judged",
+            "keep rate",
+            "gold accuracy",
             "verdicts agree",
             "answers agree",
             "answer = key",
@@ -233,12 +266,13 @@ class AgreementScreen(PollingScreen[None]):
         )
         self.query_one("#agreement-summary", Static).update(
             Text(
-                f"{figures.items_compared:,} items compared of {figures.items_judged:,} judged · "
-                f"{figures.judgments:,} judgments by {figures.annotators} annotators · "
-                f"{intervals}"
+                f"{counted(figures.items_compared, 'item')} compared of "
+                f"{figures.items_judged:,} judged · {counted(figures.judgments, 'judgment')} by "
+                f"{counted(figures.annotators, 'annotator')} · {intervals}"
             )
         )
         self._show_figures(figures)
+        self.query_one("#agreement-notes", FigureNotes).show(report.notes)
         self._show_annotators(report)
         self._show_annotator_charts(report)
         self._show_heat_map(report)
@@ -250,6 +284,9 @@ class AgreementScreen(PollingScreen[None]):
 
         table = self.query_one("#agreement-figures", DataTable)
         table.clear()
+        if not figures.judgments:
+            table.add_row(Text("none: no judgments yet", style="dim"), "", "", "", "")
+            return
         for row in headline_rows(figures):
             value, detail = figure_cells(row.figure)
             table.add_row(
@@ -261,10 +298,17 @@ class AgreementScreen(PollingScreen[None]):
 
         table = self.query_one("#annotator-table", DataTable)
         table.clear()
+        if not report.per_annotator:
+            table.add_row(Text("none", style="dim"), *[""] * (len(table.columns) - 1))
         for stats in report.per_annotator:
+            judged, *agreement = annotator_figures(stats)
+            gold = report.gold_of(stats.name)
             table.add_row(
                 literal(stats.name),
-                *annotator_figures(stats),
+                judged,
+                percent_text(stats.keep_rate),
+                "—" if gold is None else f"{percent_text(gold.both)} of {gold.judged}",
+                *agreement,
                 literal(", ".join(f"{name} {count}" for name, count in stats.verdicts.items())),
                 key=stats.name,
             )
@@ -275,9 +319,9 @@ class AgreementScreen(PollingScreen[None]):
             [
                 Bar(
                     stats.name,
-                    stats.keep_rate,
-                    f"{stats.keep_rate:>4.0%} of {stats.judgments:,}"
-                    if stats.keep_rate is not None
+                    stats.keep_rate.value,
+                    f"{stats.keep_rate.value:>4.0%} of {stats.judgments:,}"
+                    if stats.keep_rate.value is not None
                     else "—",
                 )
                 for stats in people
@@ -315,6 +359,8 @@ class AgreementScreen(PollingScreen[None]):
 
         table = self.query_one("#breakdown", DataTable)
         table.clear()
+        if not report.by_kind and not report.by_source:
+            table.add_row(Text("none", style="dim"), *[""] * (len(table.columns) - 1))
         for label, groups in (("kind", report.by_kind), ("source", report.by_source)):
             for name, group in groups.items():
                 answers = ", ".join(
@@ -336,8 +382,13 @@ class AgreementScreen(PollingScreen[None]):
         table.clear()
         if not lead:  # the list shows what annotators answered: not for other annotators
             count = len(figures.key.likely_wrong_keys)
-            table.add_row(Text(f"{count:,} likely wrong key(s); only leads see the list"))
+            table.add_row(
+                Text(f"{counted(count, 'likely wrong key')}; only leads see the list"),
+                *[""] * (len(table.columns) - 1),
+            )
             return
+        if not figures.key.likely_wrong_keys:
+            table.add_row(Text("none", style="dim"), *[""] * (len(table.columns) - 1))
         for entry in figures.key.likely_wrong_keys:
             table.add_row(
                 literal(entry.item_id),

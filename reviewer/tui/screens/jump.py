@@ -1,120 +1,151 @@
-"""Choosing what to review: jump to an item by id, or filter the queue."""
+"""Choosing what to review: jump to an item by id, or filter and search the queue."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass, replace
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import Button, Select, Static
+from textual.widgets import Button, Input, Select, Static
 
-from db.vocabulary import FlagName, ItemKind, ItemStatus
+from db.engine import Database
+from db.items import get_item
+from db.search import MIN_INDEXED_CHARS
+from db.vocabulary import FlagName, ItemStatus
 from reviewer.queue import QueueFilter
 from reviewer.tui.literal import literal
-from reviewer.tui.screens.prompt import PromptScreen
+from reviewer.tui.screens.prompt import PromptScreen, Validator
 from reviewer.tui.widgets.dialog import Dialog, DialogScreen
 from reviewer.tui.widgets.field_row import FieldRow
 from reviewer.tui.widgets.titles import PanelTitle
 
 
-def _item_id(text: str) -> str:
-    if not text.strip():
-        raise ValueError("type an item id, e.g. econ-test:17")
-    return text.strip()
+def item_id_validator(db: Database) -> Validator:
+    """Accepts the id of an item that exists (the dialog stays open, saying why, otherwise)."""
+
+    def validate(text: str) -> str:
+        item_id = text.strip()
+        if not item_id:
+            raise ValueError("type an item id, e.g. econ-test:17")
+        with db.session() as session:
+            if get_item(session, item_id) is None:
+                raise ValueError(f"there is no item '{item_id}'")
+        return item_id
+
+    return validate
 
 
-def jump_screen() -> PromptScreen:
+def jump_screen(db: Database) -> PromptScreen:
     """Asks for an item id; the review screen opens it (judged or not)."""
     return PromptScreen(
         "Jump to item",
         "Type the item id and press Enter (Esc cancels).",
-        _item_id,
+        item_id_validator(db),
     )
 
 
-def _chosen(select: Select[str]) -> tuple[str, ...]:
-    value = select.value
-    return () if value is Select.NULL else (str(value),)
+@dataclass(frozen=True)
+class FilterChoices:
+    """What the database holds to filter by (the filter offers nothing else)."""
+
+    kinds: list[str]
+    sources: list[str]
+    exams: list[str]
+
+
+@dataclass(frozen=True)
+class ChoiceField:
+    """One one-of-a-list field of the filter: which ``QueueFilter`` attribute it sets.
+
+    Adding a filter is one more entry in :meth:`FilterScreen.choice_fields` (and the
+    attribute on ``QueueFilter``)."""
+
+    attribute: str
+    caption: str
+    any_label: str
+    options: list[str]
 
 
 class FilterScreen(DialogScreen[QueueFilter | None]):
-    """Pick one kind, source, status and flag (or any); Ctrl+S applies, Esc cancels."""
+    """Search text and one kind, source, status, exam and flag (or any); Ctrl+S or Enter
+    applies, Esc cancels."""
 
     BINDINGS = [
         Binding("ctrl+s", "apply", "Apply filters"),
         Binding("escape", "cancel", "Cancel"),
     ]
 
-    def __init__(self, current: QueueFilter, sources: list[str]) -> None:
+    def __init__(self, current: QueueFilter, choices: FilterChoices) -> None:
         super().__init__()
         self.current = current
-        self.sources = sources
+        self.choices = choices
+
+    def choice_fields(self) -> list[ChoiceField]:
+        statuses = [status.value for status in (ItemStatus.PENDING, ItemStatus.IN_REVIEW)]
+        fields = [
+            ChoiceField("kinds", "Kind   ", "any kind", self.choices.kinds),
+            ChoiceField("sources", "Source ", "any source", self.choices.sources),
+            ChoiceField("statuses", "Status ", "pending or in review", statuses),
+        ]
+        if self.choices.exams:  # CFLUE items only
+            fields.append(ChoiceField("exams", "Exam   ", "any exam (名称)", self.choices.exams))
+        flags = [flag.value for flag in FlagName]
+        fields.append(ChoiceField("flags", "Flag   ", "any item, flagged or not", flags))
+        return fields
 
     def compose(self) -> ComposeResult:
-        current = self.current
         with Dialog():
-            yield PanelTitle("Filter the queue")
+            yield PanelTitle("Filter and search the queue")
             yield Static(
-                Text("Only items that still need your judgment are served. Ctrl+S applies."),
+                Text(
+                    "Only items that still need your judgment are served. Search finds "
+                    "items whose text holds every word you type, in any language. "
+                    "Enter or Ctrl+S applies, Esc cancels."
+                ),
                 classes="dialog-help",
             )
             yield FieldRow(
-                "Kind   ",
-                Select(
-                    [(kind.value, kind.value) for kind in ItemKind],
-                    prompt="any kind",
-                    value=current.kinds[0] if current.kinds else Select.NULL,
-                    id="filter-kind",
+                "Search ",
+                Input(
+                    self.current.text,
+                    placeholder=f"words to find (from {MIN_INDEXED_CHARS} characters "
+                    "the index finds them fastest)",
+                    id="filter-text",
+                    select_on_focus=False,
                 ),
             )
-            yield FieldRow(
-                "Source ",
-                Select(
-                    [(literal(source), source) for source in self.sources],
-                    prompt="any source",
-                    value=current.sources[0]
-                    if current.sources[:1] and current.sources[0] in self.sources
-                    else Select.NULL,
-                    id="filter-source",
-                ),
-            )
-            yield FieldRow(
-                "Status ",
-                Select(
-                    [
-                        (status.value, status.value)
-                        for status in (ItemStatus.PENDING, ItemStatus.IN_REVIEW)
-                    ],
-                    prompt="pending or in review",
-                    value=current.statuses[0] if current.statuses else Select.NULL,
-                    id="filter-status",
-                ),
-            )
-            yield FieldRow(
-                "Flag   ",
-                Select(
-                    [(flag.value, flag.value) for flag in FlagName],
-                    prompt="any item, flagged or not",
-                    value=current.flags[0] if current.flags else Select.NULL,
-                    id="filter-flag",
-                ),
-            )
+            for field in self.choice_fields():
+                chosen: tuple[str, ...] = getattr(self.current, field.attribute)
+                yield FieldRow(
+                    field.caption,
+                    Select(
+                        [(literal(option), option) for option in field.options],
+                        prompt=field.any_label,
+                        value=chosen[0]
+                        if chosen[:1] and chosen[0] in field.options
+                        else Select.NULL,
+                        id=f"filter-{field.attribute}",
+                    ),
+                )
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Apply (Ctrl+S)", id="filter-apply", variant="primary", compact=True)
                 yield Button("Cancel (Esc)", id="filter-cancel", compact=True)
 
     def on_mount(self) -> None:
-        self.query_one("#filter-kind", Select).focus()
+        self.query_one("#filter-text", Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_apply()
 
     def action_apply(self) -> None:
-        self.dismiss(
-            QueueFilter(
-                kinds=_chosen(self.query_one("#filter-kind", Select)),
-                sources=_chosen(self.query_one("#filter-source", Select)),
-                statuses=_chosen(self.query_one("#filter-status", Select)),
-                flags=_chosen(self.query_one("#filter-flag", Select)),
-            )
-        )
+        changes: dict[str, object] = {"text": self.query_one("#filter-text", Input).value.strip()}
+        for field in self.choice_fields():
+            value = self.query_one(f"#filter-{field.attribute}", Select).value
+            changes[field.attribute] = () if value is Select.NULL else (str(value),)
+        self.dismiss(replace(self.current, **changes))  # type: ignore[arg-type]
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -43,10 +43,21 @@ class Rejection:
 
 
 class ReasonModal(DialogScreen[Rejection | None]):
-    """Pick why an item is rejected (and add an optional comment)."""
+    """Pick why an item is rejected (and add an optional comment).
+
+    No reason is preselected: the lead moves to one (arrows, or its number) and
+    chooses it with Enter or a click; the reason the annotators' verdicts point to
+    is named, not chosen for them.  Enter in the comment rejects only once a reason
+    is highlighted."""
 
     CSS_PATH = "lead.tcss"
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel"),
+        *[
+            Binding(str(number), f"highlight({number - 1})", show=False)
+            for number in range(1, len(DecisionReason) + 1)
+        ],
+    ]
 
     def __init__(
         self,
@@ -65,22 +76,38 @@ class ReasonModal(DialogScreen[Rejection | None]):
             yield OptionList(
                 *[
                     Option(
-                        Text.assemble((reason.value, "bold"), f"  {REASON_HELP[reason]}"),
+                        Text.assemble(
+                            (f"{number} ", "dim"),
+                            (reason.value, "bold"),
+                            f"  {REASON_HELP[reason]}",
+                        ),
                         id=reason,
                     )
-                    for reason in self.reasons
+                    for number, reason in enumerate(self.reasons, start=1)
                 ],
                 id="reasons",
             )
             yield Input(placeholder="comment (optional)", id="reject-comment")
-            yield Static("Enter on a reason rejects; Escape cancels.", classes="dialog-help")
+            pointed = (
+                f"The annotators' verdicts point to {self.suggested.value}. "
+                if self.suggested is not None
+                else ""
+            )
+            yield Static(
+                f"{pointed}Choose a reason (↑↓ or its number), then Enter rejects; "
+                "Tab moves to the comment; Esc cancels.",
+                classes="dialog-help",
+            )
+            yield Static(id="reject-problem", classes="dialog-problem")
 
     def on_mount(self) -> None:
         options = self.query_one("#reasons", OptionList)
-        if self.suggested in self.reasons:
-            options.highlighted = self.reasons.index(self.suggested)
-        else:
-            options.highlighted = 0
+        options.highlighted = None  # the lead chooses; nothing is chosen for them
+        options.focus()
+
+    def action_highlight(self, index: int) -> None:
+        options = self.query_one("#reasons", OptionList)
+        options.highlighted = index
         options.focus()
 
     @on(OptionList.OptionSelected, "#reasons")
@@ -91,10 +118,14 @@ class ReasonModal(DialogScreen[Rejection | None]):
     @on(Input.Submitted, "#reject-comment")
     def _comment_entered(self) -> None:
         options = self.query_one("#reasons", OptionList)
-        if options.highlighted is not None:
-            self.dismiss(
-                Rejection(self.reasons[options.highlighted], self.query_one(Input).value.strip())
+        if options.highlighted is None:
+            self.query_one("#reject-problem", Static).update(
+                "Choose a reason first (Shift+Tab goes back to the list)."
             )
+            return
+        self.dismiss(
+            Rejection(self.reasons[options.highlighted], self.query_one(Input).value.strip())
+        )
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -5,11 +5,17 @@ Phases:
 - ``blind``: the item without key or explanation; letters or digits build the answer.
 - ``revealed``: key and explanation beside the answer; one key per verdict.
 - ``judged``: an item this annotator already judged (browsing), shown with their judgment.
+- ``authored``: an item whose current revision this annotator wrote (they know its
+  key): shown with the key and their judgment of the revision they saw, never blind.
 - ``empty``: nothing left in the queue for these filters.
 
 Database work runs in thread workers that post messages (``reviewer.tui.messages``);
 the handlers here update the widgets.  While a request is in flight further
-requests are ignored, so a double key press never submits twice.
+requests are ignored, so a double key press never submits twice.  Nothing is
+stored until the annotator completes an action: a verdict whose details are
+asked for (other valid answers, a corrected key, the copied item, what is
+sensitive, the edit or comment of a flawed item) is stored only once they are
+given; Esc stores nothing.  A key that does nothing now says why.
 """
 
 from __future__ import annotations
@@ -42,16 +48,17 @@ from reviewer.queue import OwnJudgment, QueueError, QueueFilter, ReviewQueue
 from reviewer.tui.literal import notify_literally
 from reviewer.tui.messages import (
     ActionRefused,
+    GoldChecked,
+    GuidelinesChecked,
     HistoryEnded,
     ItemLoaded,
     JudgmentRetracted,
-    JudgmentSaved,
     ProgressCounted,
     RevisionSaved,
 )
 from reviewer.tui.responsive import apply_size_classes
 from reviewer.tui.screens.help import HelpRow
-from reviewer.tui.screens.review_keys import ACTION_HELP, REVIEW_BINDINGS, Phase
+from reviewer.tui.screens.review_keys import ACTION_HELP, REVIEW_BINDINGS, Phase, why_not
 from reviewer.tui.timer import ActiveTimer
 from reviewer.tui.widgets.answer_builder import AnswerDraft, AnswerPanel
 from reviewer.tui.widgets.footer import KeyFooter
@@ -92,6 +99,7 @@ class ReviewScreen(Screen[None]):
         self.blind_answer: str = ""
         self.busy = False
         self._progress_timer: Timer | None = None
+        self._welcome_due = False  # a new annotator: the guidelines open with the first item
 
     # --- layout ----------------------------------------------------------------------
 
@@ -113,6 +121,7 @@ class ReviewScreen(Screen[None]):
         self.app.app_resume_signal.subscribe(self, lambda _app: self.timer.resume())
         self.set_interval(CLAIM_REFRESH_SECONDS, self.refresh_claim)
         self.watch_phase(self.phase)
+        self.check_guidelines()
         self.request(lambda queue: queue.fetch_next())
 
     def on_unmount(self) -> None:
@@ -124,7 +133,11 @@ class ReviewScreen(Screen[None]):
         # Toggle the regions directly: a class on the screen would restyle every widget.
         self.query_one("#side").display = phase is not Phase.EMPTY
         self.query_one(AnswerPanel).display = phase in (Phase.BLIND, Phase.LOADING)
-        self.query_one(RevealPanel).display = phase in (Phase.REVEALED, Phase.JUDGED)
+        self.query_one(RevealPanel).display = phase in (
+            Phase.REVEALED,
+            Phase.JUDGED,
+            Phase.AUTHORED,
+        )
         self.query_one(VerdictBar).display = phase is Phase.REVEALED
 
     # --- which keys apply --------------------------------------------------------------
@@ -147,18 +160,35 @@ class ReviewScreen(Screen[None]):
         if action in ("comment", "leave_comment"):
             return phase is Phase.REVEALED
         if action == "edit":
-            return phase is Phase.JUDGED
+            return phase in (Phase.JUDGED, Phase.AUTHORED)
         if action == "revisions":
-            return phase in (Phase.REVEALED, Phase.JUDGED)
+            return phase in (Phase.REVEALED, Phase.JUDGED, Phase.AUTHORED)
         if action == "toggle_raw":
-            return phase in (Phase.BLIND, Phase.REVEALED, Phase.JUDGED)
+            return phase in (Phase.BLIND, Phase.REVEALED, Phase.JUDGED, Phase.AUTHORED)
         if action == "skip":
             return phase in (Phase.BLIND, Phase.REVEALED)
         if action == "previous":
             return phase is not Phase.LOADING and self.queue.history.position > 0
         if action in ("next", "undo", "jump", "filter", "judged"):
             return phase is not Phase.LOADING
-        return True
+        return True  # explain, guidelines
+
+    def action_explain(self, key: str) -> None:
+        """A key none of whose actions applies now: say why (no key is dead)."""
+        self.app.bell()
+        notify_literally(
+            self,
+            why_not(
+                key,
+                self.phase,
+                self.item,
+                judged_verdict=self.own.verdict if self.own is not None else None,
+                first_of_session=self.queue.history.position <= 0,
+            ),
+            title="Nothing done",
+            severity="warning",
+            timeout=4,
+        )
 
     def help_rows(self) -> list[HelpRow]:
         from reviewer.tui.screens.edit import EditScreen
@@ -174,12 +204,7 @@ class ReviewScreen(Screen[None]):
             parameters = (argument.rstrip(")").strip("'"),) if argument else ()
             if action == "pick" or not self.check_action(name, parameters):
                 continue
-            title = text.split(":")[0].split(" (")[0]
-            yield (
-                f"{title[0].upper()}{title[1:]} ({keys})",
-                text[0].upper() + text[1:],
-                self._runner(action),
-            )
+            yield (f"{entry.title} ({keys})", text[0].upper() + text[1:], self._runner(action))
 
     def _runner(self, action: str) -> Callable[[], object]:
         async def run() -> None:
@@ -204,26 +229,30 @@ class ReviewScreen(Screen[None]):
         try:
             item = operation(self.queue)
         except QueueError as error:
-            self.post_message(ActionRefused(str(error)))
+            self.post_message(ActionRefused(str(error), title="Cannot open"))
             return
         if item is None and operation is ReviewQueue.previous_item:
             self.post_message(HistoryEnded())
             return
-        own = self.queue.own_judgment(item.id) if item is not None else None
-        self.post_message(self._loaded(item, own, note))
+        self.post_message(self._loaded(item, note=note))
 
-    def _loaded(
-        self, item: ItemSnapshot | None, own: OwnJudgment | None = None, note: str = ""
-    ) -> ItemLoaded:
-        """The message for a loaded item (run in a worker: it may ask the database).
+    def _loaded(self, item: ItemSnapshot | None, note: str = "") -> ItemLoaded:
+        """The message for a loaded item, with the annotator's own judgment of it (run in
+        a worker: it asks the database).  An item whose current revision they wrote is
+        never shown blind: it comes with their judgment of the revision they saw.
 
         The item's flags travel with it but stay off the screen until the reveal."""
-        empty = item is None and self.queue.database_is_empty()
-        flags = self.queue.flags_of(item) if item is not None else ()
-        return ItemLoaded(item, own, note, database_empty=empty, flags=flags)
+        if item is None:
+            return ItemLoaded(None, None, note, database_empty=self.queue.database_is_empty())
+        flags = self.queue.flags_of(item)
+        own = self.queue.own_judgment(item.id)
+        if own is None and self.queue.wrote_current_revision(item):
+            own = self.queue.own_judgment(item.id, any_revision=True)
+            return ItemLoaded(item, own, note, authored=True, flags=flags)
+        return ItemLoaded(item, own, note, flags=flags)
 
     @work(thread=True, group="review", exit_on_error=False)
-    def _submit(self, item: ItemSnapshot, fields: dict[str, object], then_edit: bool) -> None:
+    def _submit(self, item: ItemSnapshot, fields: dict[str, object]) -> None:
         try:
             receipt = submit_judgment(
                 self.db,
@@ -238,11 +267,13 @@ class ReviewScreen(Screen[None]):
             self.post_message(ActionRefused(str(error), reload=changed))
             return
         self.queue.record_submitted(receipt.judgment_id)
-        if then_edit:
-            self.post_message(JudgmentSaved(receipt, then_edit=True))
-            return
-        # One message for "saved" and the next item: one screen update, not two.
         note = f"✓ saved {receipt.verdict.value} on {receipt.item_id}"
+        if receipt.revision is not None:
+            note += f" and your edit as revision {receipt.revision.new_revision}"
+        if receipt.gold is not None:
+            self.post_message(GoldChecked(receipt.gold))
+            note += f" · {receipt.gold.describe()}"
+        # One message for "saved" and the next item: one screen update, not two.
         self.post_message(self._loaded(self.queue.fetch_next(), note=note))
 
     @work(thread=True, group="review", exit_on_error=False)
@@ -254,8 +285,7 @@ class ReviewScreen(Screen[None]):
             return
         self.queue.record_retracted(receipt.judgment_id)
         self.post_message(JudgmentRetracted(receipt))
-        item = self.queue.open_item(receipt.item_id)
-        self.post_message(self._loaded(item, self.queue.own_judgment(item.id)))
+        self.post_message(self._loaded(self.queue.open_item(receipt.item_id)))
 
     @work(thread=True, group="review", exit_on_error=False)
     def _edit(self, item: ItemSnapshot, edit: ItemEdit) -> None:
@@ -269,6 +299,12 @@ class ReviewScreen(Screen[None]):
         else:
             self.post_message(RevisionSaved(receipt))
         self.post_message(self._loaded(self.queue.fetch_next()))
+
+    @work(thread=True, group="guidelines", exit_on_error=False)
+    def check_guidelines(self) -> None:
+        news = self.queue.guidelines_news()
+        if news is not None:
+            self.post_message(GuidelinesChecked(news))
 
     def _schedule_progress(self) -> None:
         """Recount shortly after the annotator settles on an item, not on every key press:
@@ -329,7 +365,11 @@ class ReviewScreen(Screen[None]):
             item = message.item
             heading.update(item_heading(item))
             view.show_item(item)
-            if message.own_judgment is not None:
+            if message.authored:
+                self.draft = None
+                reveal.show_authored(item, message.own_judgment)
+                self.phase = Phase.AUTHORED
+            elif message.own_judgment is not None:
                 self.draft = None
                 reveal.reveal(
                     item, message.own_judgment.blind_answer, message.own_judgment, self.flags
@@ -348,46 +388,60 @@ class ReviewScreen(Screen[None]):
         if message.note:
             self.query_one(ProgressLine).show_note(message.note)
         self._schedule_progress()
+        if self._welcome_due:
+            self._welcome_due = False
+            self.action_guidelines(first=True)
 
     def on_history_ended(self, _message: HistoryEnded) -> None:
         self.busy = False
         self.query_one(ProgressLine).show_note("this is the first item of the session")
 
-    def on_judgment_saved(self, message: JudgmentSaved) -> None:
-        receipt = message.receipt
-        self.query_one(ProgressLine).show_note(
-            f"✓ saved {receipt.verdict.value} on {receipt.item_id}"
+    def on_gold_checked(self, message: GoldChecked) -> None:
+        outcome = message.outcome
+        notify_literally(
+            self,
+            outcome.describe(),
+            title="Gold item",
+            severity="information" if outcome.matches else "warning",
+            timeout=8,
         )
-        if message.then_edit and self.item is not None:
-            from reviewer.tui.screens.edit import EditScreen
 
-            self.busy = False
-            item = self.item
-            self.app.push_screen(EditScreen(item), lambda result: self._after_edit(item, result))
-
-    def _after_edit(self, item: ItemSnapshot, edit: ItemEdit | None) -> None:
-        self.busy = True
-        if edit is None:
-            self._load(lambda queue: queue.fetch_next(), "")
-        else:
-            self._edit(item, edit)
+    def on_guidelines_checked(self, message: GuidelinesChecked) -> None:
+        news = message.news
+        if news.first:
+            if self.phase is Phase.LOADING:
+                self._welcome_due = True  # opened with the first item, at its kind
+            else:
+                self.action_guidelines(first=True)
+            return
+        since = (
+            f" (your last judgment was under version {news.last_seen})" if news.last_seen else ""
+        )
+        notify_literally(
+            self,
+            f"The guidelines are at version {news.current}{since}: g shows them.",
+            title="Guidelines changed",
+            timeout=10,
+        )
 
     def on_judgment_retracted(self, message: JudgmentRetracted) -> None:
         receipt = message.receipt
-        self.query_one(ProgressLine).show_note(
-            f"↶ retracted your {receipt.verdict} on {receipt.item_id}: answer it again"
-        )
+        if receipt.revision_note:
+            self.query_one(ProgressLine).show_note(f"↶ {receipt.describe()}")
+            notify_literally(self, receipt.describe(), title="Undone", timeout=10)
+        else:
+            self.query_one(ProgressLine).show_note(f"↶ {receipt.describe()}: answer it again")
 
     def on_revision_saved(self, message: RevisionSaved) -> None:
         receipt = message.receipt
         self.query_one(ProgressLine).show_note(
-            f"✓ saved revision {receipt.new_revision} of {receipt.item_id}; "
-            "it goes back to the queue for fresh judgments"
+            f"✓ saved revision {receipt.new_revision} of {receipt.item_id}; it goes to the "
+            "other annotators (you know its key)"
         )
 
     def on_action_refused(self, message: ActionRefused) -> None:
         self.busy = False
-        notify_literally(self, message.message, title="Not saved", severity="warning")
+        notify_literally(self, message.message, title=message.title, severity="warning")
         if message.reload and self.item is not None:
             item_id = self.item.id
             self.request(
@@ -414,13 +468,24 @@ class ReviewScreen(Screen[None]):
 
     def action_pick(self, label: str) -> None:
         if self.draft is not None and not self.draft.press(label):
-            self.app.bell()
+            self._say_placed(label)
         self._show_draft()
 
     def action_pick_number(self, number: int) -> None:
         if self.draft is not None and not self.draft.press_number(number):
-            self.app.bell()
+            self._say_placed(self.draft.labels[number - 1])
         self._show_draft()
+
+    def _say_placed(self, label: str) -> None:
+        """A press that changed nothing: the event is already in the order."""
+        self.app.bell()
+        notify_literally(
+            self,
+            f"{label} is already in your order; Backspace takes back the last step",
+            title="Nothing done",
+            severity="warning",
+            timeout=4,
+        )
 
     @on(ChoiceRow.Picked)
     def choice_clicked(self, message: ChoiceRow.Picked) -> None:
@@ -480,14 +545,18 @@ class ReviewScreen(Screen[None]):
         if item is None or self.phase is not Phase.REVEALED or self.busy:
             return
         verdict = Verdict(verdict_name)
+        comment = self.query_one(VerdictBar).comment
         fields: dict[str, object] = {
             "blind_answer": self.blind_answer,
             "verdict": verdict,
-            "comment": self.query_one(VerdictBar).comment,
+            "comment": comment,
         }
-        details = verdict_details(self.db, item, verdict, self.blind_answer)
+        if verdict is Verdict.FLAWED:
+            self._flawed(item, fields)
+            return
+        details = verdict_details(self.db, item, verdict, self.blind_answer, comment)
         if details is None:
-            self._start_submit(item, fields, then_edit=verdict is Verdict.FLAWED)
+            self._start_submit(item, fields)
             return
         screen, field_name = details
 
@@ -497,28 +566,51 @@ class ReviewScreen(Screen[None]):
 
         self.app.push_screen(screen, answered)
 
-    def _start_submit(
-        self, item: ItemSnapshot, fields: dict[str, object], then_edit: bool = False
-    ) -> None:
+    def _flawed(self, item: ItemSnapshot, fields: dict[str, object]) -> None:
+        """Flawed: the editor opens first; the verdict is stored with the edit or the
+        comment it brings back, and nothing at all when it is left with Esc."""
+        from reviewer.tui.screens.edit import EditOutcome, EditScreen
+
+        def done(outcome: EditOutcome | None) -> None:
+            if outcome is None:
+                self.query_one(ProgressLine).show_note("flawed not recorded: nothing was saved")
+                return
+            self._start_submit(item, {**fields, "comment": outcome.comment, "edit": outcome.edit})
+
+        screen = EditScreen(item, flawed=True, comment=str(fields["comment"]))
+        self.app.push_screen(screen, done)
+
+    def _start_submit(self, item: ItemSnapshot, fields: dict[str, object]) -> None:
         if self.busy:
             self.app.bell()
             return
         self.busy = True
-        self._submit(item, {**fields, "seconds": self.timer.seconds}, then_edit)
+        self._submit(item, {**fields, "seconds": self.timer.seconds})
 
     def action_edit(self) -> None:
-        from reviewer.tui.screens.edit import EditScreen
+        from reviewer.tui.screens.edit import EditOutcome, EditScreen
 
         item = self.item
         if item is None:
             return
 
-        def edited(edit: ItemEdit | None) -> None:
-            if edit is not None:
+        def edited(outcome: EditOutcome | None) -> None:
+            if outcome is not None and outcome.edit is not None:
                 self.busy = True
-                self._edit(item, edit)
+                self._edit(item, outcome.edit)
 
         self.app.push_screen(EditScreen(item), edited)
+
+    def action_guidelines(self, first: bool = False) -> None:
+        from reviewer.tui.screens.guidelines import GuidelinesScreen
+
+        if any(isinstance(screen, GuidelinesScreen) for screen in self.app.screen_stack):
+            return
+        kind = self.item.kind if self.item is not None else None
+        self.timer.pause()  # reading the guidelines is not time spent on the item
+        self.app.push_screen(
+            GuidelinesScreen(self.db, kind, first=first), lambda _closed: self.timer.resume()
+        )
 
     def action_toggle_raw(self) -> None:
         """Item text as stored (entities, LaTeX) or as read; it stays so until switched back."""
@@ -555,10 +647,10 @@ class ReviewScreen(Screen[None]):
             if item_id:
                 self.request(lambda queue: queue.open_item(item_id))
 
-        self.app.push_screen(jump_screen(), jump_to)
+        self.app.push_screen(jump_screen(self.db), jump_to)
 
     def action_filter(self) -> None:
-        from reviewer.tui.screens.jump import FilterScreen
+        from reviewer.tui.screens.jump import FilterChoices, FilterScreen
 
         def apply(filters: QueueFilter | None) -> None:
             if filters is not None:
@@ -566,7 +658,12 @@ class ReviewScreen(Screen[None]):
                 moving_on = self.phase in (Phase.BLIND, Phase.REVEALED)
                 self.request(ReviewQueue.skip if moving_on else ReviewQueue.fetch_next)
 
-        self.app.push_screen(FilterScreen(self.queue.filters, self.queue.known_sources()), apply)
+        choices = FilterChoices(
+            kinds=self.queue.known_kinds(),
+            sources=self.queue.known_sources(),
+            exams=self.queue.known_exams(),
+        )
+        self.app.push_screen(FilterScreen(self.queue.filters, choices), apply)
 
     def action_judged(self) -> None:
         from reviewer.tui.screens.judged import JudgedScreen

@@ -4,6 +4,9 @@ The footer (bindings), the help screen and the command palette all read from
 here, so the three views of the keys cannot drift apart.  Letters a-h mean
 "pick" before the blind answer and verdicts after it; ``ReviewScreen.check_action``
 decides which applies.
+
+No key is dead: every key of the screen has a last binding, ``explain``, that runs
+when none of the others applies now and says why in one line (:func:`why_not`).
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ from enum import StrEnum
 
 from textual.binding import Binding, BindingType
 
-from db.vocabulary import Verdict
+from db.items import ItemSnapshot
+from db.vocabulary import ItemKind, Verdict
 from reviewer.tui.widgets.verdict_bar import VERDICT_KEYS
 
 LETTERS = "ABCDEFGH"
@@ -24,27 +28,30 @@ class Phase(StrEnum):
     BLIND = "blind"
     REVEALED = "revealed"
     JUDGED = "judged"
+    AUTHORED = "authored"  # the annotator wrote the current revision: shown with its key
     EMPTY = "empty"
 
 
 @dataclass(frozen=True)
 class ActionHelp:
-    """One action of the review screen: its help section, the action, the keys, what it does."""
+    """One action of the review screen: its help section, the action, the keys, what it
+    does, and its short name (the command palette's title)."""
 
     section: str
     action: str
     keys: str
     text: str
+    title: str
 
 
 VERDICT_HELP: dict[Verdict, str] = {
-    Verdict.KEEP: "keep: the item and its key are right",
-    Verdict.AMBIGUOUS: "ambiguous: more than one valid order (record each)",
-    Verdict.NO_ORDER: "no clear order (ordering items)",
-    Verdict.WRONG_KEY: "wrong key (record the corrected key)",
-    Verdict.FLAWED: "flawed text: record it, then edit the item",
-    Verdict.SENSITIVE: "sensitive or inappropriate",
-    Verdict.DUPLICATE: "duplicate of another item (asks for its id)",
+    Verdict.KEEP: "the item and its key are right",
+    Verdict.AMBIGUOUS: "more than one order or answer is defensible (record each)",
+    Verdict.NO_ORDER: "the events have no clear order (ordering items)",
+    Verdict.WRONG_KEY: "one answer is right and it is not the key (record it)",
+    Verdict.FLAWED: "flawed text: fix it in the editor, or say what is wrong",
+    Verdict.SENSITIVE: "sensitive or inappropriate content (say what)",
+    Verdict.DUPLICATE: "the same item as another one (asks for its id)",
 }
 """What each verdict means, for the help (its key and button label: ``VERDICT_KEYS``)."""
 
@@ -57,35 +64,88 @@ ACTION_HELP: list[ActionHelp] = [
         "pick",
         "a–h / 1–8",
         "place an event next in the order, or pick / toggle a choice",
+        "Pick",
     ),
-    ActionHelp("Blind answer", "take_back", "Backspace", "take back the last step of the answer"),
     ActionHelp(
-        "Blind answer", "submit_answer", "Enter", "submit the blind answer and reveal the key"
+        "Blind answer",
+        "take_back",
+        "Backspace",
+        "take back the last step of the answer",
+        "Take back",
+    ),
+    ActionHelp(
+        "Blind answer",
+        "submit_answer",
+        "Enter",
+        "submit the blind answer and reveal the key",
+        "Submit the blind answer",
     ),
     *[
-        ActionHelp("Verdict", f"verdict('{verdict.value}')", VERDICT_KEYS[verdict][0], text)
+        ActionHelp(
+            "Verdict",
+            f"verdict('{verdict.value}')",
+            VERDICT_KEYS[verdict][0],
+            text,
+            f"Verdict: {VERDICT_KEYS[verdict][1].removesuffix(' → edit')}",
+        )
         for verdict, text in VERDICT_HELP.items()
     ],
-    ActionHelp("Verdict", "comment", "c", "write a comment (Enter or Esc returns to the keys)"),
-    ActionHelp("Item", "edit", "e", "edit an item you judged (makes a new revision)"),
-    ActionHelp("Item", "revisions", "r", "view the item's revisions and their differences"),
+    ActionHelp(
+        "Verdict",
+        "comment",
+        "c",
+        "write a comment (Enter or Esc returns to the keys)",
+        "Comment",
+    ),
     ActionHelp(
         "Item",
         "toggle_raw",
         "v",
         "show the item's text as stored (HTML entities, LaTeX) or as read; v again switches back",
+        "Raw text",
     ),
     ActionHelp(
-        "Move", "skip", "s", "skip: put the item aside for this session, free it for others"
+        "Item", "edit", "e", "edit an item you judged (makes a new revision)", "Edit the item"
     ),
-    ActionHelp("Move", "previous", "p", "previous item of this session"),
-    ActionHelp("Move", "next", "n", "next item (forward in the session, else a new one)"),
     ActionHelp(
-        "Move", "undo", "u", "undo your last judgment (the item comes back to answer again)"
+        "Item",
+        "revisions",
+        "r",
+        "view the item's revisions and their differences",
+        "Revisions",
     ),
-    ActionHelp("Move", "jump", "j", "jump to an item by id"),
-    ActionHelp("Move", "filter", "/", "filter the queue by kind, source, status"),
-    ActionHelp("Move", "judged", "l", "list the items you have judged"),
+    ActionHelp(
+        "Item",
+        "guidelines",
+        "g",
+        "the review guidelines, at the section for this kind of item",
+        "Guidelines",
+    ),
+    ActionHelp(
+        "Move",
+        "skip",
+        "s",
+        "put the item aside for this session and free it for others",
+        "Skip",
+    ),
+    ActionHelp("Move", "previous", "p", "go back to the item shown before", "Previous item"),
+    ActionHelp("Move", "next", "n", "forward in this session's items, else a new one", "Next item"),
+    ActionHelp(
+        "Move",
+        "undo",
+        "u",
+        "retract your last judgment; its item comes back to answer again",
+        "Undo",
+    ),
+    ActionHelp("Move", "jump", "j", "open an item by its id", "Jump to an item"),
+    ActionHelp(
+        "Move",
+        "filter",
+        "/",
+        "serve only items of a kind, source, status or exam, or holding some text",
+        "Filter and search",
+    ),
+    ActionHelp("Move", "judged", "l", "browse the items you have judged", "Your judged items"),
 ]
 """Every action of the review screen, in the order the help lists them."""
 
@@ -105,6 +165,7 @@ REVIEW_BINDINGS: list[BindingType] = [
     Binding("escape", "leave_comment", "Keys", show=False),
     Binding("e", "edit", "Edit"),
     Binding("r", "revisions", "Revisions"),
+    Binding("g", "guidelines", "Guidelines", show=False),
     Binding("s", "skip", "Skip"),
     Binding("p", "previous", "Prev"),
     Binding("n", "next", "Next"),
@@ -113,3 +174,82 @@ REVIEW_BINDINGS: list[BindingType] = [
     Binding("slash", "filter", "Filter", key_display="/"),
     Binding("l", "judged", "Judged"),
 ]
+
+EXPLAINED_KEYS: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        binding.key
+        for binding in REVIEW_BINDINGS
+        if isinstance(binding, Binding) and binding.key != "escape"
+    )
+)
+"""Every key of the screen: each gets a last binding that says why it does nothing now."""
+
+REVIEW_BINDINGS += [Binding(key, f"explain('{key}')", show=False) for key in EXPLAINED_KEYS]
+
+_VERDICT_OF_KEY = {key: verdict for verdict, (key, _label) in VERDICT_KEYS.items()}
+
+
+def _letters(item: ItemSnapshot) -> str:
+    labels = item.labels
+    noun = "events" if item.kind is ItemKind.ORDERING else "choices"
+    return f"this item has {noun} {labels[0]}–{labels[-1]} (or 1–{len(labels)})"
+
+
+def why_not(
+    key: str,
+    phase: Phase,
+    item: ItemSnapshot | None,
+    *,
+    judged_verdict: str | None = None,
+    first_of_session: bool = False,
+) -> str:
+    """Why ``key`` does nothing in ``phase``: one line the annotator can act on."""
+    is_pick = (len(key) == 1 and key.upper() in LETTERS) or key.isdigit()
+    if phase is Phase.LOADING:
+        return "still loading; press the key again in a moment"
+    if key == "p" and first_of_session:
+        return "this is the first item of the session: there is nothing before it"
+    if phase is Phase.EMPTY or item is None:
+        return "no item is open: n looks again, / changes the filters, j opens an item by id"
+    if phase is Phase.JUDGED:
+        if key == "s":
+            return "skip puts aside an item you have not judged; n moves on"
+        return (
+            f"you judged this item already (verdict {judged_verdict}); u undoes your last "
+            "judgment, n moves on"
+        )
+    if phase is Phase.AUTHORED:
+        return (
+            "you wrote this revision, so you know its key: others judge it; n moves on, "
+            "e edits it again"
+        )
+    if phase is Phase.BLIND:
+        # A letter past the item's last one may have meant a pick or another action.
+        reasons = [_letters(item)] if is_pick else []
+        if key in _VERDICT_OF_KEY or key == "c":
+            reasons.append(
+                "give your blind answer first (Enter submits it): verdicts and comments come after"
+            )
+        if key == "e":
+            reasons.append("e edits an item once you have judged it: answer it blind first")
+        if key == "r":
+            reasons.append("revisions show the key: they open once your blind answer is in")
+        return "; ".join(reasons) or "not while you answer blind"
+    # Revealed: the blind answer is in, a verdict is due.
+    if key == "o" and item.kind is not ItemKind.ORDERING:
+        return (
+            "no clear order is for ordering items; for this item use m (several valid), "
+            "w (wrong key) or f (flawed)"
+        )
+    if key == "backspace":
+        return "your blind answer is submitted; give a verdict (u undoes a saved judgment)"
+    if key == "enter":
+        return (
+            "choose a verdict: k keep, m several valid, w wrong key, f flawed, "
+            "x sensitive, d duplicate"
+        )
+    if key == "e":
+        return "e edits an item after your verdict; f (flawed) records the verdict with your edit"
+    if is_pick:
+        return "your blind answer is in: now choose a verdict (the footer lists the keys)"
+    return "not now: give a verdict first"

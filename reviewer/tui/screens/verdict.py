@@ -20,7 +20,7 @@ from textual.widgets import Input, Static
 from db.answers import format_answer
 from db.engine import Database
 from db.items import ItemSnapshot, get_item
-from db.vocabulary import Verdict
+from db.vocabulary import ItemKind, Verdict
 from reviewer.tui.literal import literal, visible_text
 from reviewer.tui.screens.prompt import PromptScreen, Validator, answer_validator
 from reviewer.tui.widgets.dialog import Dialog, DialogScreen
@@ -42,16 +42,25 @@ class AlternativesScreen(DialogScreen[list[str] | None]):
         self.initial = initial
         self.alternatives: list[str] = []
 
+    @property
+    def noun(self) -> str:
+        """What an alternative is: an order, a set of answers, or an answer."""
+        return {
+            ItemKind.ORDERING: "order",
+            ItemKind.MULTI: "set of answers",
+        }.get(self.item.kind, "answer")
+
     def compose(self) -> ComposeResult:
-        noun = "order" if not self.item.kind.is_mcq else "answer"
+        noun = self.noun
+        plural = {"order": "orders", "set of answers": "sets of answers"}.get(noun, "answers")
         with Dialog():
-            yield PanelTitle(f"Ambiguous: other valid {noun}s")
+            yield PanelTitle(f"Several valid {plural}: the others")
             yield Static(
                 Text(
                     f"The key is {format_answer(self.item.kind, self.item.key)}. Type another "
-                    f"valid {noun} (e.g. {format_answer(self.item.kind, self.item.key[::-1])}) "
-                    "and press Enter to add it; add as many as apply. Enter on an empty line "
-                    "or Ctrl+S saves, Esc cancels."
+                    f"defensible {noun} (e.g. {example_alternative(self.item)}) and press "
+                    "Enter to add it; add as many as apply. Enter on an empty line or Ctrl+S "
+                    "saves, Esc cancels."
                 ),
                 classes="dialog-help",
             )
@@ -81,13 +90,38 @@ class AlternativesScreen(DialogScreen[list[str] | None]):
     def action_save(self) -> None:
         if not self.alternatives:
             self.query_one("#alternative-problem", Static).update(
-                "Add at least one other valid order first (or Esc to cancel)."
+                f"Add at least one other defensible {self.noun} first (or Esc to cancel)."
             )
             return
         self.dismiss(list(self.alternatives))
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+def example_alternative(item: ItemSnapshot) -> str:
+    """An example of another answer for the help text: never the key itself."""
+    labels = item.labels
+    if item.kind is ItemKind.ORDERING:
+        example = item.key[1] + item.key[0] + item.key[2:]  # the first two swapped
+    elif item.kind is ItemKind.MULTI:
+        # The key with one more choice, or with one less when it holds them all.
+        missing = [label for label in labels if label not in item.key]
+        example = "".join(sorted(item.key + missing[0])) if missing else item.key[:-1]
+    else:
+        example = next(label for label in labels if label != item.key)
+    return format_answer(item.kind, example)
+
+
+def nonempty(what: str) -> Validator:
+    """Accepts any text that is not blank (a comment that a verdict needs)."""
+
+    def validate(text: str) -> str:
+        if not text.strip():
+            raise ValueError(f"say {what} (Esc cancels: nothing is stored)")
+        return text.strip()
+
+    return validate
 
 
 def duplicate_validator(db: Database, item: ItemSnapshot) -> Validator:
@@ -108,19 +142,31 @@ def duplicate_validator(db: Database, item: ItemSnapshot) -> Validator:
 
 
 def verdict_details(
-    db: Database, item: ItemSnapshot, verdict: Verdict, blind_answer: str
+    db: Database, item: ItemSnapshot, verdict: Verdict, blind_answer: str, comment: str = ""
 ) -> tuple[ModalScreen[Any], str] | None:
     """The modal that asks what ``verdict`` needs, and the judgment field its answer fills.
 
     The annotator's own blind answer, when it differs from the key, is offered first:
-    it is the likeliest other valid order or corrected key.
+    it is the likeliest other valid order or corrected key.  Sensitive needs a comment
+    (what is sensitive): asked for unless one was written already.  (Flawed opens the
+    editor: ``reviewer.tui.screens.edit``.)
     """
     offered = format_answer(item.kind, blind_answer) if blind_answer != item.key else ""
     if verdict is Verdict.AMBIGUOUS:
-        refusal = "that is the key itself; type the other valid order"
+        noun = "order" if item.kind is ItemKind.ORDERING else "answer"
+        refusal = f"that is the key itself; type another defensible {noun}"
         return AlternativesScreen(item, answer_validator(item, refusal), offered), (
             "alternative_orders"
         )
+    if verdict is Verdict.SENSITIVE:
+        if comment.strip():
+            return None
+        return PromptScreen(
+            "Sensitive: what is sensitive?",
+            "Say what makes the item unfit (a lead reads it) and press Enter; Esc cancels "
+            "and stores nothing.",
+            nonempty("what is sensitive"),
+        ), "comment"
     if verdict is Verdict.WRONG_KEY:
         field = "corrected_key"
         prompt = PromptScreen(

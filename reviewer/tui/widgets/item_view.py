@@ -20,6 +20,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from db.answers import LETTERS, MAX_CHOICES, truefalse_word
+from db.formats.cflue import EXAM_NAME
 from db.items import ItemSnapshot
 from db.vocabulary import ItemKind
 from reviewer.tui.literal import literal, literal_item
@@ -37,10 +38,16 @@ KIND_NAMES = {
 
 
 def item_heading(item: ItemSnapshot) -> Text:
-    """``econ:17 · ordering · econ (line 18) · revision 2`` (ids and sources are user data)."""
+    """``econ:17 · ordering · econ (line 18) · revision 2``, and a CFLUE item's exam name
+    (名称): ``cflue:3 · single answer · 银行从业资格 · cflue (record 3) · revision 1``
+    (ids, names and sources are user data)."""
     heading = Text()
     heading.append_text(literal(item.id, "bold"))
     heading.append(f"  ·  {KIND_NAMES[item.kind]}  ·  ")
+    exam = item.meta.get(EXAM_NAME)
+    if isinstance(exam, str) and exam.strip():
+        heading.append_text(literal(exam, "bold"))
+        heading.append("  ·  ")
     heading.append_text(literal(item.source))
     if item.source_ref:
         heading.append(" (")
@@ -65,8 +72,8 @@ class ChoiceRow(Horizontal):
     }
 
     ChoiceRow.-chosen {
-        color: $text-muted;
-        text-style: italic;
+        background: $accent 25%;
+        text-style: bold;
     }
 
     ChoiceRow > .choice-letter {
@@ -85,10 +92,22 @@ class ChoiceRow(Horizontal):
     def __init__(self, label: str, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.label = label
+        self._shown: str | None = None  # what the letter cell adds: a place or a tick
 
     def compose(self) -> ComposeResult:
         yield Static(Text(f" {self.label} ", style="bold reverse"), classes="choice-letter")
         yield Static(classes="choice-text")
+
+    def mark(self, place: int | None, ordering: bool) -> None:
+        """The letter cell: plain, or with the place in the order (``D 1``) or a tick."""
+        shown = None if place is None else (str(place) if ordering else "✓")
+        if shown == self._shown:
+            return
+        self._shown = shown
+        letter = Text(f" {self.label} ", style="bold reverse")
+        if shown is not None:
+            letter.append(shown, style="bold")
+        self.query_one(".choice-letter", Static).update(letter)
 
     def show(self, text: Text) -> None:
         self.query_one(".choice-text", Static).update(text)
@@ -132,8 +151,11 @@ class ItemView(VerticalScroll):
         for label in LETTERS[:MAX_CHOICES]:
             yield ChoiceRow(label, id=f"choice-{label}")
 
+    _ordering = False
+
     def show_item(self, item: ItemSnapshot) -> None:
         """Replace the content with ``item``."""
+        self._ordering = item.kind is ItemKind.ORDERING
         self._item = item
         self.query_one("#prompt-title", SectionTitle).update(
             "Question" if item.kind.is_mcq else "Scenario"
@@ -144,6 +166,7 @@ class ItemView(VerticalScroll):
         for row in self.query(ChoiceRow):
             row.display = row.label in item.choices
             row.set_class(False, "-chosen")
+            row.mark(None, self._ordering)
         self._show_text(item)
         self.scroll_home(animate=False)
 
@@ -177,8 +200,10 @@ class ItemView(VerticalScroll):
             row.display = False
 
     def mark_chosen(self, letters: list[str]) -> None:
-        """Mark the rows already placed in the order, or the options chosen."""
+        """Mark the rows already placed in the order (with their place), or the options
+        chosen (with a tick): highlighted, never dimmed, since they are the answer."""
         for row in self.query(ChoiceRow):
             chosen = row.label in letters
             if row.has_class("-chosen") != chosen:
                 row.set_class(chosen, "-chosen")
+            row.mark(letters.index(row.label) + 1 if chosen else None, self._ordering)

@@ -11,22 +11,32 @@ from textual.widgets import Static
 
 from reviewer.queue import QueueProgress
 from reviewer.tui.literal import literal
+from reviewer.words import counted
+
+
+def progress_words(progress: QueueProgress) -> str:
+    """``12 done this session · 28 waiting for you · 340 of 3,864 items have enough judgments``.
+
+    What the annotator acts on comes first: a narrow terminal cuts the line's end."""
+    parts = [
+        f"{progress.session_done:,} done this session",
+        f"{progress.items_left:,} waiting for you",
+        f"{progress.items_complete:,} of {counted(progress.items_total, 'item')} "
+        f"{'has' if progress.items_total == 1 else 'have'} enough judgments",
+    ]
+    if progress.median_seconds is not None:
+        parts.append(f"{progress.median_seconds:.0f} s an item")
+    return " · ".join(parts)
 
 
 def progress_text(annotator: str, progress: QueueProgress | None, filters: str) -> Text:
-    """``alice · session 3/5 done/shown · all time 120 done · 880 left · median 14 s/item``."""
+    """``alice · 12 done this session · 28 waiting for you · 340 of 3,864 items ...``."""
     text = Text()
     text.append_text(literal(annotator, "bold"))
     if progress is None:
         text.append("  ·  counting…", style="dim")
         return text
-    median = "—" if progress.median_seconds is None else f"{progress.median_seconds:.0f} s"
-    text.append(
-        f" · session {progress.session_done}/{progress.session_assigned} done/shown"
-        f" · all time {progress.overall_done:,} done"
-        f" · {progress.items_left:,} left"
-        f" · median {median}/item"
-    )
+    text.append(f" · {progress_words(progress)}")
     text.append(" · ", style="dim")
     text.append_text(literal(filters, "dim"))
     return text

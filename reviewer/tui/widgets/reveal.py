@@ -214,6 +214,26 @@ class RevealPanel(VerticalScroll):
         shown.display = bool(flags)
         shown.update(flags_text(flags))
 
+    def show_authored(self, item: ItemSnapshot, judgment: OwnJudgment | None) -> None:
+        """Fill the panel for an item whose current revision this annotator wrote: they
+        know its key, so it is shown with the key and never asked for blind."""
+        note = Text(f"You wrote revision {item.revision}", style="bold")
+        note.append(
+            ": you know its key, so others judge it. Your judgment stands for the "
+            "revision you saw.",
+        )
+        self.query_one("#reveal-comparison", Static).update(note)
+        summary = self.query_one("#reveal-judgment", Static)
+        summary.display = judgment is not None
+        summary.update(judgment_summary(item, judgment) if judgment else "")
+        self.query_one("#reveal-key", Static).update(key_in_words(item))
+        self.query_one("#reveal-explanation", Static).update(
+            literal_item(item.explanation)
+            if item.explanation
+            else Text("(no explanation)", style="dim")
+        )
+        self.scroll_home(animate=False)
+
     def clear(self) -> None:
         """Empty every field, so nothing of the key or the flags stays in the widget tree."""
         self._item = None

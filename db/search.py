@@ -1,0 +1,344 @@
+"""Full-text search over items' current text, done by the database itself.
+
+The index holds one row per item: the current revision's prompt, events or choices
+and explanation.  Triggers keep it current whenever a revision is made or an item
+moves to another revision (import, re-import, edit, a lead's corrected key), so no
+writer has to remember it.
+
+- **SQLite**: an FTS5 table with the ``trigram`` tokenizer (SQLite 3.34 or newer),
+  which matches any substring of three or more characters, in Chinese as in
+  English, case-insensitively.  Its rowid is the id of the indexed revision.  A
+  term shorter than three characters has no trigram, so it is looked for with
+  ``instr`` over the index's own text: still inside the database, but a scan.
+- **PostgreSQL**: a table ``item_search(item_id, body)`` with a GIN trigram index
+  (``pg_trgm``), which ``ILIKE '%term%'`` uses.  Creating the extension needs the
+  right to (pg_trgm is a trusted extension: a database owner may); without it the
+  table is still kept and searched with ``ILIKE``, a scan, and
+  :func:`search_note` says so.
+
+A query is split on white space; an item matches when its text holds every term.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import BindParameter, ColumnElement, Connection, Select, bindparam, select, text
+from sqlmodel import Session, col
+
+from db.formats.cflue import EXAM_NAME
+from db.models import Item, ItemRevision
+
+__all__ = [
+    "EXAM_NAME",
+    "MIN_INDEXED_CHARS",
+    "SEARCH_TABLE",
+    "create_search_index",
+    "drop_search_index",
+    "exam_condition",
+    "exam_name",
+    "include_in_comparison",
+    "is_search_table",
+    "search_condition",
+    "search_note",
+    "search_terms",
+]
+
+SEARCH_TABLE = "item_search"
+MIN_INDEXED_CHARS = 3  # a trigram index finds substrings of at least three characters
+_TRIGRAM_SINCE = (3, 34, 0)
+
+# The body of one revision: prompt, every event or choice, explanation.
+_SQLITE_BODY = (
+    "{r}.prompt || ' ' || coalesce((SELECT group_concat(value, ' ') FROM json_each({r}.choices)), '')"
+    " || ' ' || coalesce({r}.explanation, '')"
+)
+
+
+def _sqlite_statements() -> list[str]:
+    new_body = _SQLITE_BODY.format(r="NEW")
+    body = _SQLITE_BODY.format(r="r")
+    return [
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {SEARCH_TABLE} USING fts5(body, tokenize='trigram')",
+        # A new revision that is already current (the item was moved to it first).
+        f"""CREATE TRIGGER IF NOT EXISTS item_search_on_revision AFTER INSERT ON item_revision
+WHEN NEW.number = (SELECT current_revision FROM item WHERE id = NEW.item_id)
+BEGIN
+  DELETE FROM {SEARCH_TABLE} WHERE rowid IN
+    (SELECT id FROM item_revision WHERE item_id = NEW.item_id);
+  INSERT INTO {SEARCH_TABLE} (rowid, body) VALUES (NEW.id, {new_body});
+END""",
+        # The item moved to another revision (its revision may come right after).
+        f"""CREATE TRIGGER IF NOT EXISTS item_search_on_item AFTER UPDATE OF current_revision ON item
+BEGIN
+  DELETE FROM {SEARCH_TABLE} WHERE rowid IN (SELECT id FROM item_revision WHERE item_id = NEW.id);
+  INSERT INTO {SEARCH_TABLE} (rowid, body)
+    SELECT r.id, {body} FROM item_revision r
+    WHERE r.item_id = NEW.id AND r.number = NEW.current_revision;
+END""",
+        f"""CREATE TRIGGER IF NOT EXISTS item_search_on_delete BEFORE DELETE ON item
+BEGIN
+  DELETE FROM {SEARCH_TABLE} WHERE rowid IN (SELECT id FROM item_revision WHERE item_id = OLD.id);
+END""",
+        f"DELETE FROM {SEARCH_TABLE}",
+        f"""INSERT INTO {SEARCH_TABLE} (rowid, body)
+SELECT r.id, {body} FROM item i
+JOIN item_revision r ON r.item_id = i.id AND r.number = i.current_revision""",
+    ]
+
+
+_SQLITE_DROPS = [
+    "DROP TRIGGER IF EXISTS item_search_on_revision",
+    "DROP TRIGGER IF EXISTS item_search_on_item",
+    "DROP TRIGGER IF EXISTS item_search_on_delete",
+    f"DROP TABLE IF EXISTS {SEARCH_TABLE}",
+]
+
+
+def _postgres_statements(schema: str) -> list[str]:
+    # The functions run as their owner (SECURITY DEFINER), so members, who may only
+    # read the index, keep it current through their edits; the search_path is pinned.
+    path = f'SET search_path = "{schema.replace(chr(34), chr(34) * 2)}", pg_catalog, pg_temp'
+    return [
+        f"""CREATE TABLE IF NOT EXISTS {SEARCH_TABLE} (
+  item_id VARCHAR(255) PRIMARY KEY REFERENCES item (id) ON DELETE CASCADE,
+  body TEXT NOT NULL
+)""",
+        f"""CREATE OR REPLACE FUNCTION vetbench_index_item_text(target VARCHAR) RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER {path} AS $$
+BEGIN
+  INSERT INTO {SEARCH_TABLE} (item_id, body)
+  SELECT r.item_id, concat_ws(' ', r.prompt,
+      (SELECT string_agg(value, ' ') FROM json_each_text(r.choices::json)), r.explanation)
+  FROM item i JOIN item_revision r ON r.item_id = i.id AND r.number = i.current_revision
+  WHERE i.id = target
+  ON CONFLICT (item_id) DO UPDATE SET body = EXCLUDED.body;
+END
+$$""",
+        f"""CREATE OR REPLACE FUNCTION vetbench_item_search_revision() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER {path} AS $$
+BEGIN
+  PERFORM vetbench_index_item_text(NEW.item_id);
+  RETURN NULL;
+END
+$$""",
+        f"""CREATE OR REPLACE FUNCTION vetbench_item_search_item() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER {path} AS $$
+BEGIN
+  PERFORM vetbench_index_item_text(NEW.id);
+  RETURN NULL;
+END
+$$""",
+        "DROP TRIGGER IF EXISTS item_search_on_revision ON item_revision",
+        "CREATE TRIGGER item_search_on_revision AFTER INSERT ON item_revision "
+        "FOR EACH ROW EXECUTE FUNCTION vetbench_item_search_revision()",
+        "DROP TRIGGER IF EXISTS item_search_on_item ON item",
+        "CREATE TRIGGER item_search_on_item AFTER UPDATE OF current_revision ON item "
+        "FOR EACH ROW EXECUTE FUNCTION vetbench_item_search_item()",
+        f"""INSERT INTO {SEARCH_TABLE} (item_id, body)
+SELECT r.item_id, concat_ws(' ', r.prompt,
+    (SELECT string_agg(value, ' ') FROM json_each_text(r.choices::json)), r.explanation)
+FROM item i JOIN item_revision r ON r.item_id = i.id AND r.number = i.current_revision
+ON CONFLICT (item_id) DO UPDATE SET body = EXCLUDED.body""",
+    ]
+
+
+_POSTGRES_DROPS = [
+    "DROP TRIGGER IF EXISTS item_search_on_revision ON item_revision",
+    "DROP TRIGGER IF EXISTS item_search_on_item ON item",
+    f"DROP TABLE IF EXISTS {SEARCH_TABLE}",
+    "DROP FUNCTION IF EXISTS vetbench_item_search_revision()",
+    "DROP FUNCTION IF EXISTS vetbench_item_search_item()",
+    "DROP FUNCTION IF EXISTS vetbench_index_item_text(VARCHAR)",
+]
+TRIGRAM_EXTENSION = "pg_trgm"
+_TRIGRAM_INDEX = (
+    f"CREATE INDEX IF NOT EXISTS ix_item_search_trgm ON {SEARCH_TABLE} "
+    "USING gin (body gin_trgm_ops)"
+)
+
+
+def is_search_table(name: str) -> bool:
+    """The search index's tables (FTS5 adds shadow tables): kept out of the models on
+    purpose, so schema comparisons skip them."""
+    return name == SEARCH_TABLE or name.startswith(f"{SEARCH_TABLE}_")
+
+
+def include_in_comparison(name: str | None, type_: str, _parent: object) -> bool:
+    """Alembic's ``include_name`` hook: compare every table but the search index's."""
+    return not (type_ == "table" and name is not None and is_search_table(name))
+
+
+def _run(connection: Connection, statements: list[str]) -> None:
+    cursor = connection.connection.cursor()
+    try:
+        for statement in statements:
+            cursor.execute(statement)
+    finally:
+        cursor.close()
+
+
+def create_search_index(connection: Connection) -> str | None:
+    """Create the index, its triggers, and fill it (a migration calls this); idempotent.
+
+    Returns a note when the index had to be made without its fast path (no trigram
+    tokenizer in this SQLite, no pg_trgm on this server), else None.
+    """
+    if connection.dialect.name == "sqlite":
+        if sqlite3.sqlite_version_info < _TRIGRAM_SINCE:
+            return (
+                f"SQLite {sqlite3.sqlite_version} has no trigram tokenizer (3.34 or newer "
+                "has): search reads every item's text instead of an index"
+            )
+        _run(connection, _sqlite_statements())
+        return None
+    if connection.dialect.name != "postgresql":
+        return None
+    schema = connection.execute(text("SELECT current_schema()")).scalar_one()
+    _run(connection, _postgres_statements(schema))
+    savepoint = connection.begin_nested()
+    try:
+        _run(connection, [f"CREATE EXTENSION IF NOT EXISTS {TRIGRAM_EXTENSION}", _TRIGRAM_INDEX])
+    except Exception as error:  # no right to create the extension, or it is not installed
+        savepoint.rollback()
+        return (
+            f"{TRIGRAM_EXTENSION} could not be used ({str(error).splitlines()[0]}); search scans the "
+            "index table with ILIKE. A database administrator runs `CREATE EXTENSION "
+            "pg_trgm` in this database, and the next upgrade adds the trigram index"
+        )
+    savepoint.commit()
+    return None
+
+
+def drop_search_index(connection: Connection) -> None:
+    """Undo :func:`create_search_index` (a migration's downgrade)."""
+    if connection.dialect.name == "sqlite":
+        _run(connection, _SQLITE_DROPS)
+    elif connection.dialect.name == "postgresql":
+        _run(connection, _POSTGRES_DROPS)
+
+
+@dataclass(frozen=True)
+class _Index:
+    kind: str  # "fts5", "trigram", "table" (PostgreSQL without pg_trgm) or "none"
+
+
+def _index_kind(connection: Connection) -> _Index:
+    if connection.dialect.name == "sqlite":
+        found = connection.execute(
+            text("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = :name"),
+            {"name": SEARCH_TABLE},
+        ).first()
+        return _Index("fts5" if found else "none")
+    found = connection.execute(text("SELECT to_regclass(:name)"), {"name": SEARCH_TABLE}).scalar()
+    if found is None:
+        return _Index("none")
+    trigram = connection.execute(text("SELECT to_regclass('ix_item_search_trgm')")).scalar()
+    return _Index("trigram" if trigram is not None else "table")
+
+
+def search_note(session: Session) -> str | None:
+    """Why a search may be slow on this database (no index, no trigram index), or None."""
+    kind = _index_kind(session.connection()).kind
+    if kind == "none":
+        return "this database has no search index: every item's text is read"
+    if kind == "table":
+        return "pg_trgm is not installed in this database: search scans every item's text"
+    return None
+
+
+def search_terms(query: str) -> list[str]:
+    """The white-space separated terms of a query, each once, in order."""
+    return list(dict.fromkeys(query.split()))
+
+
+def _like_pattern(term: str) -> str:
+    escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def _fts_phrase(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def search_condition(session: Session, query: str) -> ColumnElement[bool]:
+    """A condition on ``Item`` that holds for items whose current text has every term of
+    ``query`` (case-insensitive substrings).  An empty query matches everything."""
+    terms = search_terms(query)
+    if not terms:
+        return col(Item.id).is_not(None)
+    kind = _index_kind(session.connection()).kind
+    if kind == "fts5":
+        return col(Item.id).in_(_sqlite_matches(terms))
+    if kind in ("trigram", "table"):
+        found = text(
+            " AND ".join(f"body ILIKE :term_{n} ESCAPE '\\'" for n in range(len(terms)))
+        ).bindparams(*[bindparam(f"term_{n}", _like_pattern(t)) for n, t in enumerate(terms)])
+        return col(Item.id).in_(
+            select(text("item_id")).select_from(text(SEARCH_TABLE)).where(found)
+        )
+    return col(Item.id).in_(_revision_scan(terms))
+
+
+def _sqlite_matches(terms: list[str]) -> Select[str]:
+    long_terms = [t for t in terms if len(t) >= MIN_INDEXED_CHARS]
+    short_terms = [t for t in terms if len(t) < MIN_INDEXED_CHARS]
+    clauses: list[str] = []
+    parameters: list[BindParameter[str]] = []
+    if long_terms:
+        clauses.append(f"{SEARCH_TABLE} MATCH :match")
+        parameters.append(bindparam("match", " AND ".join(_fts_phrase(t) for t in long_terms)))
+    for n, term in enumerate(short_terms):
+        # Shorter than a trigram: look in the index's own text (a scan, in the database).
+        clauses.append(f"instr(lower(body), lower(:short_{n})) > 0")
+        parameters.append(bindparam(f"short_{n}", term))
+    rowids = (
+        select(text("rowid"))
+        .select_from(text(SEARCH_TABLE))
+        .where(text(" AND ".join(clauses)).bindparams(*parameters))
+    )
+    return select(col(ItemRevision.item_id)).where(col(ItemRevision.id).in_(rowids))
+
+
+def _revision_scan(terms: list[str]) -> Select[str]:
+    """No index (an old SQLite): every term somewhere in the current revision's text."""
+    from sqlalchemy import String, and_, cast, func, or_
+
+    current = and_(
+        col(ItemRevision.item_id) == col(Item.id),
+        col(ItemRevision.number) == col(Item.current_revision),
+    )
+    fields = (
+        col(ItemRevision.prompt),
+        cast(col(ItemRevision.choices), String),
+        func.coalesce(col(ItemRevision.explanation), ""),
+    )
+    conditions = [
+        or_(*(func.lower(field).contains(term.lower(), autoescape=True) for field in fields))
+        for term in terms
+    ]
+    return select(col(ItemRevision.item_id)).join(Item, current).where(*conditions)
+
+
+def exam_name(session: Session) -> ColumnElement[str]:
+    """The CFLUE exam name (``名称`` in ``item.meta``) as a column expression.
+
+    SQLite's JSON paths compare a key as it is written in the stored JSON, which
+    escapes non-ASCII characters (``\\u540d\\u79f0``); ``json_each`` decodes keys, so
+    SQLite reads the name through it.  PostgreSQL's ``->>`` decodes keys itself.
+    """
+    if session.connection().dialect.name == "sqlite":
+        return (
+            select(text("value"))
+            .select_from(text("json_each(item.meta)"))
+            .where(text("key = :exam_key").bindparams(exam_key=EXAM_NAME))
+            .scalar_subquery()
+        )
+    return col(Item.meta)[EXAM_NAME].as_string()
+
+
+def exam_condition(session: Session, exams: Sequence[str]) -> ColumnElement[bool]:
+    """Items whose CFLUE exam name is one of ``exams``."""
+    return exam_name(session).in_(list(exams))

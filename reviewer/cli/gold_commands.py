@@ -1,0 +1,139 @@
+"""CLI commands for gold items: ``vetbench gold add|list|remove``.
+
+A gold item is an item revision with a known verdict and answer (``db.gold``); the
+review queue mixes gold items in at ``config set gold_rate`` and for a new
+annotator's first ``config set calibration_items`` items, and F2 and ``agreement``
+show each annotator's gold accuracy.
+"""
+
+from __future__ import annotations
+
+import click
+
+from db.vocabulary import Verdict, values
+from reviewer.cli.common import fail, open_db, print_json, terminal_text
+from reviewer.cli.identity import acting_person, as_option
+
+
+@click.group("gold")
+def gold_group() -> None:
+    """Gold items: known verdicts and answers, mixed into queues for calibration."""
+
+
+@gold_group.command("add")
+@click.argument("item_id")
+@click.option("--verdict", type=click.Choice(values(Verdict)), help="The known verdict.")
+@click.option("--answer", metavar="ANSWER", help='The right blind answer: "D,A,C,B" or "ABD".')
+@click.option(
+    "--from-approved",
+    is_flag=True,
+    help="Take both from the item's approval: verdict keep, the approved key.",
+)
+@click.option("--note", default="", help="Why this item is gold (kept with it).")
+@as_option("The lead marking it.")
+@click.pass_context
+def gold_add(
+    ctx: click.Context,
+    item_id: str,
+    verdict: str | None,
+    answer: str | None,
+    from_approved: bool,
+    note: str,
+    name: str | None,
+) -> None:
+    """Mark ITEM_ID's current revision as gold (leads only)."""
+    from db.gold import GoldError, add_gold
+    from db.people import PermissionDenied
+
+    db = open_db(ctx)
+    who = acting_person(ctx, name)
+    try:
+        with db.transaction() as session:
+            gold = add_gold(
+                session,
+                who.name,
+                item_id,
+                verdict=verdict,
+                answer=answer,
+                from_approved=from_approved,
+                note=note,
+            )
+    except (GoldError, PermissionDenied) as error:
+        fail(str(error))
+    click.echo(
+        f"{terminal_text(gold.item_id)} revision {gold.revision} is gold: verdict "
+        f"{gold.verdict.value}, answer {gold.answer_text}"
+    )
+
+
+@gold_group.command("remove")
+@click.argument("item_id")
+@as_option("The lead removing it.")
+@click.pass_context
+def gold_remove(ctx: click.Context, item_id: str, name: str | None) -> None:
+    """Stop serving ITEM_ID as gold (leads only); its record and judgments stay."""
+    from db.gold import GoldError, remove_gold
+    from db.people import PermissionDenied
+
+    db = open_db(ctx)
+    who = acting_person(ctx, name)
+    try:
+        with db.transaction() as session:
+            gold = remove_gold(session, who.name, item_id)
+    except (GoldError, PermissionDenied) as error:
+        fail(str(error))
+    click.echo(
+        f"{terminal_text(gold.item_id)} is no longer gold (it was: {gold.verdict.value}, "
+        f"{gold.answer_text}); judgments already made of it stay calibration judgments"
+    )
+
+
+@gold_group.command("list")
+@click.option("--all", "include_removed", is_flag=True, help="Removed gold items too.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+@click.pass_context
+def gold_list(ctx: click.Context, include_removed: bool, as_json: bool) -> None:
+    """The gold items, in the order they were marked."""
+    from db.gold import list_gold
+
+    with open_db(ctx).session() as session:
+        entries = list_gold(session, include_removed=include_removed)
+    if as_json:
+        print_json(
+            [
+                {
+                    "item_id": gold.item_id,
+                    "revision": gold.revision,
+                    "current_revision": gold.current_revision,
+                    "verdict": gold.verdict.value,
+                    "answer": gold.answer,
+                    "note": gold.note,
+                    "marked_by": gold.lead,
+                    "marked_at": str(gold.created_at),
+                    "removed_at": None if gold.removed_at is None else str(gold.removed_at),
+                    "removed_by": gold.removed_by,
+                }
+                for gold in entries
+            ]
+        )
+        return
+    if not entries:
+        click.echo("none: a lead marks gold items with `vetbench gold add ITEM ...`")
+        return
+    width = max(len(terminal_text(gold.item_id)) for gold in entries)
+    for gold in entries:
+        state = ""
+        if gold.removed_at is not None:
+            state = f"  removed {gold.removed_at:%Y-%m-%d} by {terminal_text(gold.removed_by)}"
+        elif gold.stale:
+            state = f"  stale: the item is at revision {gold.current_revision}, not served"
+        click.echo(
+            f"{terminal_text(gold.item_id):<{width}}  r{gold.revision}  "
+            f"{gold.verdict.value:<10} {gold.answer_text:<12} by {terminal_text(gold.lead)} "
+            f"{gold.created_at:%Y-%m-%d}{state}".rstrip()
+        )
+
+
+def register(cli: click.Group) -> None:
+    """Add this module's commands to the `vetbench` group."""
+    cli.add_command(gold_group)

@@ -1,0 +1,285 @@
+"""Issue 12, points 7-9: a lead's decisions are chosen and can be undone with their history
+kept, F3 and `conflicts` show everything needed to decide, and the agreement figures are
+explained in words (the kappa paradox) with each annotator's keep rate."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner, Result
+from helpers import ScreenHost, screen_text, store_item, store_person, wait_until
+from sqlmodel import col, select
+from textual.widgets import DataTable, OptionList, Static
+
+from db.audit import read_audit
+from db.engine import Database
+from db.models import Decision, Item
+from db.settings import set_setting
+from db.vocabulary import Role
+from reviewer.adjudication import AdjudicationError, decide, load_case, undo_decision
+from reviewer.agreement import compute_agreement
+from reviewer.cli import cli
+from reviewer.judging import submit_judgment
+from reviewer.tui.screens.adjudication import AdjudicationScreen
+from reviewer.tui.screens.agreement import AgreementScreen
+from reviewer.tui.screens.lead_modals import ReasonModal
+
+
+def url_of(db: Database) -> str:
+    return db.engine.url.render_as_string(hide_password=False)
+
+
+def run(db: Database, *args: str) -> Result:
+    result = CliRunner().invoke(cli, ["--db", url_of(db), *args])
+    assert "Traceback" not in result.output, result.output
+    return result
+
+
+def judge(
+    db: Database, who: str, item_id: str, answer: str, verdict: str = "keep", **extra: object
+) -> None:
+    submit_judgment(
+        db,
+        who,
+        item_id,
+        revision_number=None,
+        blind_answer=answer,
+        verdict=verdict,
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+def status(db: Database, item_id: str) -> str:
+    with db.session() as session:
+        item = session.get(Item, item_id)
+        assert item is not None
+        return item.status
+
+
+@pytest.fixture
+def conflict(database: Database) -> Database:
+    """o:1 in conflict: ann proposes another key with a comment, bo keeps it; o:2 and m:1
+    in conflict too (several valid orders; several valid sets)."""
+    store_person(database, "lea", Role.LEAD)
+    store_person(database, "max", Role.LEAD)
+    with database.transaction() as session:
+        set_setting(session, "overlap", "2")
+    store_item(database, "o:1", key="DACB", prompt="Rates rise; order the events.")
+    store_item(database, "o:2", key="DACB")
+    store_item(database, "m:1", kind="multi", key="AB", prompt="Which are monetary tools?")
+    judge(
+        database, "ann", "o:1", "ADCB", "wrong-key", corrected_key="ADCB", comment="A comes first"
+    )
+    judge(database, "bo", "o:1", "DACB")
+    judge(database, "ann", "o:2", "DCAB", "ambiguous", alternative_orders=["DCAB"])
+    judge(database, "bo", "o:2", "DACB")
+    judge(database, "ann", "m:1", "AB", "ambiguous", alternative_orders=["ABC"], comment="C too")
+    judge(database, "bo", "m:1", "AB")
+    return database
+
+
+# --- 7. reasons and confirmation: none preselected, and undo ------------------------------
+
+
+async def test_a_rejection_needs_a_reason_the_lead_chose(conflict: Database) -> None:
+    screen = AdjudicationScreen(conflict, "lea")
+    app = ScreenHost(screen)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: len(screen.cases) == 3, "the queue")
+        await pilot.press("x")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReasonModal), "the reasons")
+        assert app.screen.query_one("#reasons", OptionList).highlighted is None
+        assert "The annotators' verdicts point to" in screen_text(app)  # named, not chosen
+        await pilot.press("enter")  # Enter on no reason rejects nothing
+        await pilot.press("tab", *"hmm", "enter")  # nor does Enter in the comment
+        await pilot.pause()
+        assert isinstance(app.screen, ReasonModal)
+        assert "Choose a reason first" in str(
+            app.screen.query_one("#reject-problem", Static).render()
+        )
+        await pilot.press("shift+tab", "down", "enter")  # now the lead chooses one
+        await wait_until(pilot, lambda: not isinstance(app.screen, ReasonModal), "the decision")
+        await wait_until(pilot, lambda: len(screen.cases) == 2, "the queue after it")
+    with conflict.session() as session:
+        [decision] = session.exec(select(Decision)).all()
+    assert (decision.status, decision.reason, decision.comment) == (
+        "rejected",
+        "several-valid-orders",
+        "hmm",
+    )
+
+
+async def test_u_in_f3_undoes_the_last_decision_and_keeps_it_in_the_history(
+    conflict: Database,
+) -> None:
+    screen = AdjudicationScreen(conflict, "lea")
+    app = ScreenHost(screen)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: len(screen.cases) == 3, "the queue")
+        first = screen.current
+        assert first is not None
+        await pilot.press("a")
+        await wait_until(pilot, lambda: len(screen.cases) == 2, "the approval")
+        assert status(conflict, first.item.id) == "approved"
+        await pilot.press("u")
+        await wait_until(pilot, lambda: len(screen.cases) == 3, "the item back in the queue")
+        assert status(conflict, first.item.id) == "conflict"
+        assert any("undid lea's approval" in str(n.message) for n in app._notifications)
+        screen.query_one("#queue", DataTable).move_cursor(
+            row=list(screen.cases).index(first.item.id)
+        )
+        await pilot.pause()
+        assert "(undone)" in str(screen.query_one("#case-history", Static).render())
+    with conflict.session() as session:
+        [decision] = session.exec(select(Decision)).all()
+        assert decision.retracted_at is not None  # kept, marked undone
+    assert [e.action for e in read_audit_of(conflict, first.item.id)] == ["decide", "undo-decision"]
+
+
+def read_audit_of(db: Database, item_id: str) -> list:  # type: ignore[type-arg]
+    with db.session() as session:
+        return [
+            entry
+            for entry in read_audit(session, target=item_id)
+            if entry.action in ("decide", "undo-decision")
+        ]
+
+
+def test_undo_decision_on_the_cli_falls_back_to_the_earlier_decision(conflict: Database) -> None:
+    decide(conflict, "lea", "o:2", "rejected", reason="several-valid-orders")
+    decide(conflict, "lea", "o:2", "approved")
+    assert status(conflict, "o:2") == "approved"
+    result = run(conflict, "undo-decision", "o:2", "--as", "lea")
+    assert result.exit_code == 0, result.output
+    assert "lea's earlier rejected counts again" in result.output
+    assert status(conflict, "o:2") == "rejected"
+    assert run(conflict, "undo-decision", "o:2", "--as", "lea").exit_code == 0
+    assert status(conflict, "o:2") == "conflict"  # back to what its judgments say
+    refused = run(conflict, "undo-decision", "o:2", "--as", "lea")
+    assert refused.exit_code == 1 and "has no decision to undo" in refused.output
+    case = load_case(conflict, "o:2")
+    assert case is not None and case.decisions == [] and len(case.undone_decisions) == 2
+    annotator = run(conflict, "undo-decision", "o:1", "--as", "ann")
+    assert annotator.exit_code == 1 and "only leads can undo decisions" in annotator.output
+
+
+def test_only_the_deciding_lead_undoes_a_decision(conflict: Database) -> None:
+    decide(conflict, "lea", "o:1", "approved")
+    with pytest.raises(AdjudicationError, match="is lea's; only they can undo it"):
+        undo_decision(conflict, "max", "o:1")
+    assert status(conflict, "o:1") == "approved"
+
+
+def test_undoing_a_corrected_key_keeps_the_revision(conflict: Database) -> None:
+    decide(conflict, "lea", "o:1", "approved", key="ADCB")
+    undone = undo_decision(conflict, "lea", "o:1")
+    assert "revision 2 with the corrected key stays and goes back to review" in undone.describe()
+    assert status(conflict, "o:1") == "pending"  # revision 2 has no judgments yet
+
+
+# --- 8. everything needed to decide, without scrolling -------------------------------------
+
+
+async def test_f3_shows_every_judgment_in_full_at_80_by_24(conflict: Database) -> None:
+    screen = AdjudicationScreen(conflict, "lea")
+    app = ScreenHost(screen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: len(screen.cases) == 3, "the queue")
+        for item_id, expected in (
+            ("o:1", ["wrong key", "proposes the key A, D, C, B", "A comes first", "keep"]),
+            ("o:2", ["several valid", "also valid orders: D, C, A, B"]),
+            ("m:1", ["several valid", "also valid answers: ABC", "C too"]),
+        ):
+            screen.query_one("#queue", DataTable).move_cursor(row=list(screen.cases).index(item_id))
+            await pilot.pause()
+            summary = screen.query_one("#judgments", Static)
+            shown = screen_text(app)
+            for fragment in expected:
+                assert fragment in shown, (item_id, fragment)  # on screen, not scrolled away
+            assert summary.region.bottom <= app.size.height - 1
+
+
+def test_conflicts_shows_the_item_text_and_the_judgments(conflict: Database) -> None:
+    result = run(conflict, "conflicts", "--as", "lea")
+    assert result.exit_code == 0, result.output
+    block = result.output.split("o:1  [")[1].split("\n\n")[0]
+    assert "Rates rise; order the events." in block
+    assert "A. The central bank raises interest rates." in block
+    assert "explanation: Inflation comes first" in block
+    assert "key should be A, D, C, B" in block and "“A comes first”" in block
+    assert result.output.rstrip().endswith(
+        "3 conflicts; resolve with `vetbench decide ITEM_ID --status ...`"
+    )
+
+
+# --- 9. figures explained ------------------------------------------------------------------
+
+
+@pytest.fixture
+def one_sided(database: Database) -> Database:
+    """The case from the issue: alice keeps every item; bo drops a few.  Raw agreement is
+    high while kappa and alpha are about zero."""
+    verdicts_of_bo = ["keep"] * 7 + ["flawed", "sensitive"]
+    for number, bo_verdict in enumerate(verdicts_of_bo):
+        item_id = f"o:{number}"
+        store_item(database, item_id, key="DACB")
+        judge(database, "alice", item_id, "DACB")
+        judge(
+            database, "bo", item_id, "DACB", bo_verdict, comment="" if bo_verdict == "keep" else "x"
+        )
+    return database
+
+
+def test_agreement_explains_the_kappa_paradox_with_keep_rates(one_sided: Database) -> None:
+    report = compute_agreement(one_sided, resamples=0)
+    raw = report.figures.keep_drop.percent.value
+    assert raw is not None and raw > 0.7
+    [paradox] = [note for note in report.notes if note.startswith("Raw agreement on keep/drop")]
+    assert "alice kept every item they judged (keep rate 100%)" in paradox
+    assert "kappa paradox" in paradox
+    result = run(one_sided, "agreement", "--bootstrap", "0")
+    assert result.exit_code == 0, result.output
+    assert "What the figures mean" in result.output and "kappa paradox" in result.output
+    assert "keep rate" in result.output
+    rows = {
+        line.split()[0]: line
+        for line in result.output.splitlines()
+        if line.startswith(("alice", "bo "))
+    }
+    assert "100%" in rows["alice"] and "78%" in rows["bo"]
+    assert "9 items compared of 9 judged; 18 judgments by 2 annotators" in result.output
+
+
+def test_one_annotator_says_annotator(database: Database) -> None:
+    store_item(database, "o:1", key="DACB")
+    judge(database, "alice", "o:1", "DACB")
+    result = run(database, "agreement", "--bootstrap", "0")
+    assert "0 items compared of 1 judged; 1 judgment by 1 annotator;" in result.output
+
+
+async def test_f2_explains_the_figures_and_shows_keep_rates(one_sided: Database) -> None:
+    store_person(one_sided, "lea", Role.LEAD)
+    screen = AgreementScreen(one_sided, "lea", resamples=0)
+    app = ScreenHost(screen)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: screen.computations >= 1, "the figures")
+        notes = str(screen.query_one("#agreement-notes", Static).render())
+        assert "kappa paradox" in notes and "keep rate 100%" in notes
+        table = screen.query_one("#annotator-table", DataTable)
+        rows = {str(table.get_row_at(i)[0]): table.get_row_at(i) for i in range(table.row_count)}
+        assert rows["alice"][2] == "100%" and rows["bo"][2] == "78%"
+        assert [str(column.label) for column in table.columns.values()][2] == "keep rate"
+
+
+def test_undone_decisions_leave_agreement_and_the_report(conflict: Database) -> None:
+    decide(conflict, "lea", "o:2", "rejected", reason="several-valid-orders")
+    undo_decision(conflict, "lea", "o:2")
+    report = compute_agreement(conflict, resamples=0)
+    assert all(stats.decision_agreement.value is None for stats in report.per_annotator)
+    from reviewer.report import build_report
+
+    assert (
+        "several valid"
+        not in build_report(conflict, resamples=0).split("Removed")[1].split("\n\n")[0]
+    )
+    with conflict.session() as session:
+        assert len(session.exec(select(Decision).where(col(Decision.item_id) == "o:2")).all()) == 1

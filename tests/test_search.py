@@ -1,0 +1,239 @@
+"""Issue 12, point 12: search with the database's own index (SQLite FTS5 trigrams,
+PostgreSQL pg_trgm), Chinese included, kept current by triggers; `items --search`, the
+app's `/` filter, and the CFLUE exam name (名称) in the header and as a filter."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from helpers import FIXTURES, press, running
+from sqlalchemy import text
+from sqlmodel import select
+from textual.widgets import Input, Select, Static
+
+from db.engine import Database, open_database
+from db.importer import import_files
+from db.items import iter_items
+from db.models import Item
+from db.search import SEARCH_TABLE, search_condition, search_note
+from reviewer.cli import cli
+from reviewer.judging import ItemEdit, edit_item, submit_judgment
+from reviewer.queue import QueueFilter, ReviewQueue
+from reviewer.tui.app import make_app
+from reviewer.tui.screens.jump import FilterScreen
+
+CFLUE_FIXTURE = FIXTURES / "cflue_mcq.json"
+ORDERING_FIXTURE = FIXTURES / "econ_ordering.csv"
+
+
+def run(db: Database, *args: str) -> Result:
+    url = db.engine.url.render_as_string(hide_password=False)
+    result = CliRunner().invoke(cli, ["--db", url, *args])
+    assert "Traceback" not in result.output, result.output
+    return result
+
+
+def found(db: Database, query: str) -> list[str]:
+    with db.session() as session:
+        return sorted(session.exec(select(Item.id).where(search_condition(session, query))))
+
+
+@pytest.fixture
+def fixtures(database: Database) -> Database:
+    report = import_files(database, [CFLUE_FIXTURE, ORDERING_FIXTURE])
+    assert report.ok
+    return database
+
+
+def scan(db: Database, query: str) -> list[str]:
+    """What the search should find, the slow way: every term in the current text."""
+    terms = [term.casefold() for term in query.split()]
+    with db.session() as session:
+        hits = []
+        for item in iter_items(session):
+            body = " ".join(
+                [item.prompt, *item.choices.values(), item.explanation or ""]
+            ).casefold()
+            if all(term in body for term in terms):
+                hits.append(item.id)
+    return sorted(hits)
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["货币政策", "货币", "准备金 放贷", "存款保险", "央", "central bank", "INTEREST", "ra", "zzzz"],
+)
+def test_search_finds_what_a_scan_finds_in_chinese_and_english(
+    fixtures: Database, query: str
+) -> None:
+    assert found(fixtures, query) == scan(fixtures, query)
+    if query != "zzzz":
+        assert found(fixtures, query)
+
+
+def test_search_uses_the_database_index(fixtures: Database) -> None:
+    with fixtures.session() as session:
+        assert search_note(session) is None  # FTS5 trigrams, or pg_trgm's GIN index
+        if fixtures.is_sqlite:
+            plan = session.execute(
+                text(
+                    f"EXPLAIN QUERY PLAN SELECT rowid FROM {SEARCH_TABLE} WHERE {SEARCH_TABLE} MATCH '\"货币政\"'"
+                )
+            ).all()
+            assert any("VIRTUAL TABLE INDEX" in str(row) for row in plan)
+        else:
+            session.execute(text("SET LOCAL enable_seqscan = off"))
+            plan = session.execute(
+                text(f"EXPLAIN SELECT item_id FROM {SEARCH_TABLE} WHERE body ILIKE '%货币政%'")
+            ).all()
+            assert any("ix_item_search_trgm" in str(row) for row in plan)
+
+
+def test_the_index_follows_edits_and_reimports(fixtures: Database, tmp_path: Path) -> None:
+    submit_judgment(
+        fixtures,
+        "ann",
+        "econ_ordering:1",
+        revision_number=1,
+        blind_answer="ABCD",
+        verdict="flawed",
+        comment="x",
+    )
+    edit_item(
+        fixtures,
+        "ann",
+        "econ_ordering:1",
+        ItemEdit(note="reworded", prompt="A 独特的 scenario about tariffs."),
+    )
+    assert found(fixtures, "独特的") == ["econ_ordering:1"]
+    assert found(fixtures, "tariffs") == ["econ_ordering:1"]
+    records = json.loads(CFLUE_FIXTURE.read_text(encoding="utf-8"))
+    records[1]["question"] = "修订后的题目：中国人民银行下调法定存款准备金率会怎样？"
+    changed = tmp_path / "cflue_mcq.json"
+    changed.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
+    assert import_files(fixtures, [changed]).ok
+    assert found(fixtures, "修订后的题目") == ["cflue_mcq:2"]
+    assert "cflue_mcq:2" not in found(fixtures, "通常会导致")  # its old text left the index
+
+
+def test_items_search_and_exam_on_the_command_line(fixtures: Database) -> None:
+    result = run(fixtures, "items", "--search", "货币政策")
+    assert result.exit_code == 0
+    assert sorted(line.split()[0] for line in result.output.splitlines()) == scan(
+        fixtures, "货币政策"
+    )
+    by_exam = run(fixtures, "items", "--exam", "银行从业资格", "--json")
+    ids = [entry["id"] for entry in json.loads(by_exam.output)]
+    with fixtures.session() as session:
+        expected = [
+            item.id for item in iter_items(session) if item.meta.get("名称") == "银行从业资格"
+        ]
+    assert ids == expected and ids
+    both = run(fixtures, "items", "--exam", "银行从业资格", "--search", "货币")
+    assert all(line.split()[0] in expected for line in both.output.splitlines())
+    assert run(fixtures, "items", "--search", "  ").exit_code == 1
+
+
+def test_the_queue_filters_by_text_and_exam(fixtures: Database) -> None:
+    queue = ReviewQueue(fixtures, "alice", QueueFilter(text="货币政策", exams=("银行从业资格",)))
+    served: list[str] = []
+    while (item := queue.next_item()) is not None and item.id not in served:
+        served.append(item.id)  # moving on without judging, until one comes back
+    with fixtures.session() as session:
+        banking = {i.id for i in iter_items(session) if i.meta.get("名称") == "银行从业资格"}
+    assert sorted(served) == sorted(banking & set(scan(fixtures, "货币政策")))
+    assert served
+    assert "exam 银行从业资格; text “货币政策”" in queue.filters.describe()
+
+
+async def test_slash_takes_text_and_exam_and_the_header_names_the_exam(fixtures: Database) -> None:
+    async with running(make_app(fixtures, "alice")) as app:
+        await press(app, "slash")
+        assert isinstance(app.screen, FilterScreen)
+        exams = app.screen.query_one("#filter-exams", Select)
+        offered = [value for _label, value in exams._options if value is not Select.NULL]
+        assert "银行从业资格" in offered and "CFA Level I" in offered
+        exams.value = "银行从业资格"
+        app.screen.query_one("#filter-text", Input).focus()
+        await press(app, *"存款保险", "enter")
+        item = app.review_screen.item
+        assert item is not None and item.id in scan(fixtures, "存款保险")
+        assert item.meta["名称"] == "银行从业资格"
+        heading = str(app.review_screen.query_one("#item-heading", Static).render())
+        assert "银行从业资格" in heading and item.id in heading
+
+
+@pytest.mark.slow
+def test_search_on_the_real_cflue_file(cflue_knowledge: Path, tmp_path: Path) -> None:
+    db = open_database(tmp_path / "real.db")
+    try:
+        assert import_files(db, [cflue_knowledge]).ok
+        rng = random.Random(12)
+        with db.session() as session:
+            items = list(iter_items(session))
+        for item in rng.sample(items, 30):
+            start = rng.randrange(max(1, len(item.prompt) - 4))
+            query = item.prompt[start : start + 4].strip()
+            if len(query) < 2 or any(ch.isspace() for ch in query):
+                continue
+            hits = found(db, query)
+            assert item.id in hits, query
+            assert hits == scan(db, query), query
+    finally:
+        db.dispose()
+
+
+def test_postgres_without_pg_trgm_searches_and_says_so(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if database.is_sqlite:
+        pytest.skip("pg_trgm is PostgreSQL's")
+    import db.search as search
+
+    with database.engine.begin() as connection:
+        connection.execute(text("DROP INDEX IF EXISTS ix_item_search_trgm"))
+        monkeypatch.setattr(search, "TRIGRAM_EXTENSION", "vetbench_no_such_extension")
+        note = search.create_search_index(connection)
+    assert note is not None and "search scans the index table with ILIKE" in note
+    import_files(database, [CFLUE_FIXTURE])
+    with database.session() as session:
+        assert "pg_trgm is not installed" in (search_note(session) or "")
+    assert found(database, "货币政策") == scan(database, "货币政策")
+    result = run(database, "items", "--search", "货币政策")
+    assert "note: pg_trgm is not installed in this database" in result.output
+
+
+def test_an_upgrade_indexes_the_items_already_there(db_path: Path) -> None:
+    from db.engine import make_engine
+    from db.migrate import upgrade_to
+
+    engine = make_engine(db_path)
+    upgrade_to(engine, "0003_identity_audit")
+    choices = json.dumps({"A": "对", "B": "错"})  # stored with escapes, as SQLAlchemy does
+    with engine.begin() as connection:
+        connection.execute(
+            text(
+                "INSERT INTO item (id, kind, source, source_ref, language, status, "
+                "current_revision, meta, created_at) VALUES ('old:1', 'truefalse', 'old', '', "
+                "'zh', 'pending', 1, '{}', '2026-01-01')"
+            )
+        )
+        connection.execute(
+            text(
+                "INSERT INTO item_revision (item_id, number, prompt, choices, key, explanation, "
+                "author, change_note, provenance, created_at) VALUES ('old:1', 1, "
+                "'旧数据库里的题目', :choices, 'A', NULL, 'import', 'import', '{}', '2026-01-01')"
+            ),
+            {"choices": choices},
+        )
+    engine.dispose()
+    upgraded = open_database(db_path)  # the upgrade fills the index from existing items
+    try:
+        assert found(upgraded, "旧数据库") == ["old:1"]
+        assert found(upgraded, "对") == ["old:1"]  # a choice, decoded from its escapes
+    finally:
+        upgraded.dispose()
