@@ -21,10 +21,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from sqlalchemy import text as sa_text
 from sqlmodel import select
 
 from db.audit import read_audit
 from db.engine import Database, open_database
+from db.faults import UnknownSchema
 from db.importer import import_files
 from db.models import Decision, Item, ItemRevision
 from reviewer.adjudication import decide
@@ -664,6 +666,53 @@ def test_another_programs_sqlite_file_is_refused_unchanged(tmp_path: Path) -> No
         assert_one_line_error(run(foreign, *args), "not a vetbench database")
     assert foreign.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["other.db"]
+
+
+FUTURE_REVISION = "0042_from_a_newer_vetbench"
+
+
+def stamp_future_revision(url: str) -> None:
+    database = open_database(url)
+    with database.engine.begin() as connection:
+        connection.execute(
+            sa_text("UPDATE alembic_version SET version_num = :revision"),
+            {"revision": FUTURE_REVISION},
+        )
+    database.dispose()
+
+
+def stamped(url: str) -> list[str]:
+    database = open_database(url, migrate=False)
+    with database.engine.connect() as connection:
+        versions = connection.execute(sa_text("SELECT version_num FROM alembic_version"))
+        found = [str(version) for (version,) in versions]
+    database.dispose()
+    return found
+
+
+def test_a_database_from_a_newer_vetbench_is_one_line_and_left_unchanged(
+    database_url: str,
+) -> None:
+    """A schema revision this code does not know (a newer vetbench, another branch) used to
+    end in Alembic's traceback: now one line naming the revision, and nothing written."""
+    stamp_future_revision(database_url)
+    with pytest.raises(UnknownSchema, match=FUTURE_REVISION):
+        open_database(database_url)
+    for args in (("stats",), ("import", str(ORDERING_CSV)), ("init",)):
+        assert_one_line_error(run(database_url, *args), FUTURE_REVISION, "upgrade vetbench")
+    assert stamped(database_url) == [FUTURE_REVISION]
+
+
+def test_a_read_only_database_from_a_newer_vetbench_says_so_too(
+    tmp_path: Path, mounted_tmpfs: Path
+) -> None:
+    made = tmp_path / "newer.db"
+    stamp_future_revision(str(made))
+    db = mounted_tmpfs / "newer.db"
+    db.write_bytes(made.read_bytes())
+    remount_read_only(mounted_tmpfs)
+    line = assert_one_line_error(run(db, "stats"), FUTURE_REVISION, "upgrade vetbench")
+    assert "needs a schema upgrade" not in line
 
 
 # --- 11. small things -------------------------------------------------------------------------
