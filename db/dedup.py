@@ -61,10 +61,11 @@ COMMON_SHARE = 200
 # Candidate pairs must share this many sketch n-grams: near-duplicates share many,
 # unrelated texts that meet on one n-gram by chance are not worth scoring.
 MIN_SHARED = 2
-# Up to this many characters in all, n-gram frequencies are exact; beyond, texts are
-# sketched a chunk at a time (at most CHUNK_TEXTS texts, about CHUNK_CHARS characters)
+# Up to this many characters in all, n-gram frequencies are exact (every n-gram hashed at
+# once: about 80 bytes a character at the peak, so 2M characters ~ 160 MiB); beyond, texts
+# are sketched a chunk at a time (at most CHUNK_TEXTS texts, about CHUNK_CHARS characters)
 # with frequencies in 2**BUCKET_BITS buckets (64 MiB).
-EXACT_CHARS = 12_000_000
+EXACT_CHARS = 2_000_000
 CHUNK_TEXTS = 5_000
 CHUNK_CHARS = 600_000
 BUCKET_BITS = 24
