@@ -20,7 +20,6 @@ import csv
 import itertools
 import os
 import random
-import resource
 import shutil
 import sqlite3
 import subprocess
@@ -155,7 +154,8 @@ def write_rows(path: Path, rows: int, copies: float = 0.0) -> dict[int, int]:
 
 
 def planted_found(database: Path, source: str, planted: dict[int, int]) -> str:
-    """How many planted copies were flagged, pointing at their original, and what else was."""
+    """How many planted copies were flagged (pointing at their original, or at an earlier
+    copy of it), and how many other items were flagged."""
     connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
     try:
         links = dict(
@@ -165,39 +165,49 @@ def planted_found(database: Path, source: str, planted: dict[int, int]) -> str:
         )
     finally:
         connection.close()
-    expected = {f"{source}:{copy}": f"{source}:{original}" for copy, original in planted.items()}
-    flagged = sum(1 for item_id in expected if item_id in links)
-    right = sum(1 for item_id, original in expected.items() if links.get(item_id) == original)
-    others = len(set(links) - set(expected))
-    share = f" ({flagged / len(expected):.1%})" if expected else ""
+    original_of = {f"{source}:{copy}": f"{source}:{row}" for copy, row in planted.items()}
+    flagged = [item_id for item_id in original_of if item_id in links]
+    right = sum(
+        1
+        for item_id in flagged
+        if original_of.get(links[item_id], links[item_id]) == original_of[item_id]
+    )
+    others = len(set(links) - set(original_of))
+    share = f" ({len(flagged) / len(original_of):.1%})" if original_of else ""
     return (
-        f"planted copies flagged: {flagged:,} of {len(expected):,}{share}, {right:,} pointing at "
-        f"their original; other items flagged: {others:,}"
+        f"planted copies flagged: {len(flagged):,} of {len(original_of):,}{share}, {right:,} "
+        f"pointing at their original or an earlier copy of it; other items flagged: {others:,}"
     )
 
 
 def run_import(database: Path, csv_path: Path, *, piped: bool) -> tuple[float, int, str]:
-    """Wall seconds, peak RSS in bytes of the child, and its output."""
+    """Wall seconds, peak RSS in bytes of this child alone (``wait4``), and its output."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     command = [sys.executable, "-m", "reviewer.cli", "--db", str(database), "import"]
     command += ["-", "--format", "econlogicqa", "--source", "bench"] if piped else [str(csv_path)]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    started = time.perf_counter()
-    if piped:
-        with csv_path.open("rb") as stdin:
-            done = subprocess.run(command, stdin=stdin, capture_output=True, env=env, check=False)
-    else:
-        done = subprocess.run(command, capture_output=True, env=env, check=False)
-    elapsed = time.perf_counter() - started
-    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    if done.returncode != 0:
-        print(done.stdout.decode(), done.stderr.decode(), sep="\n")
-        sys.exit(f"import failed with status {done.returncode}")
-    if peak_kib <= before:
-        print(
-            "note: the peak of this child did not exceed an earlier child's; the figure is a bound"
+    with (
+        csv_path.open("rb") as stdin,
+        tempfile.TemporaryFile() as stdout,
+        tempfile.TemporaryFile() as stderr,
+    ):
+        started = time.perf_counter()
+        child = subprocess.Popen(
+            command,
+            stdin=stdin if piped else subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=stderr,
+            env=env,
         )
-    return elapsed, peak_kib * 1024, done.stdout.decode()
+        _, status, usage = os.wait4(child.pid, 0)
+        elapsed = time.perf_counter() - started
+        child.returncode = os.waitstatus_to_exitcode(status)
+        stdout.seek(0)
+        stderr.seek(0)
+        output, errors = stdout.read().decode(), stderr.read().decode()
+    if child.returncode != 0:
+        print(output, errors, sep="\n")
+        sys.exit(f"import failed with status {child.returncode}")
+    return elapsed, usage.ru_maxrss * 1024, output  # ru_maxrss is in KiB on Linux
 
 
 def main() -> None:

@@ -51,10 +51,13 @@ from db.vocabulary import ItemKind
 DEFAULT_THRESHOLD = 90.0
 NGRAM = 4
 SKETCH_SIZE = 16
-# Within one sketch n-gram's list of texts, each text is paired with this many
-# texts before it.  A big cluster of near-copies still finds a partner (they are
-# all alike), while a common n-gram cannot produce a quadratic number of pairs.
+# Within one sketch n-gram's list of texts, each text is paired with this many texts on
+# either side.  A big cluster of near-copies still finds a partner (they are all alike),
+# while a common n-gram cannot produce a quadratic number of pairs.
 WINDOW = 12
+# A text's signature (the smallest n-gram of its sketch) orders each n-gram's list, so
+# that texts whose sketches begin alike are neighbours; this many bits of it are used.
+SIGNATURE_BITS = 16
 # An n-gram found in more than max(MIN_COMMON, texts // COMMON_SHARE) texts is common.
 MIN_COMMON = 50
 COMMON_SHARE = 200
@@ -833,29 +836,58 @@ def _candidate_blocks(
     texts whose sketches (``entries``, sorted packed ``(n-gram, text)``; consumed) share
     at least ``min_shared`` n-grams.
 
-    Within one n-gram's run of entries (texts in order) each text is paired with up to
-    ``window`` texts before it.  All keys of one pair share its later text, so pairs are
-    counted one block of later texts at a time: memory holds a block's keys (about
-    ``PAIR_KEYS_PER_BLOCK``), not every key at once.
+    Within one n-gram's run of entries each text is paired with up to ``window`` texts on
+    either side: a common n-gram cannot make a quadratic number of pairs.  The run is
+    ordered by each text's *signature*, the smallest n-gram of its sketch, so texts whose
+    sketches begin alike (near-copies, more often than not) sit side by side however far
+    apart they are in the file: in a run of thousands, a copy still meets its original.
+    All keys of one pair share its later text, so pairs are counted one block of later
+    texts at a time: memory holds a block's keys (about ``PAIR_KEYS_PER_BLOCK``), not
+    every key at once.
     """
     if entries is None:
         return
     text_bits = _text_bits(count)
-    text_dtype = np.uint32 if count <= 1 << 32 else np.int64
-    text_of = (entries & np.uint64((1 << text_bits) - 1)).astype(text_dtype)
+    hash_bits = 63 - text_bits
+    gram_bits = 64 - SIGNATURE_BITS - text_bits  # what is kept of an n-gram's hash
+    text_mask = np.uint64((1 << text_bits) - 1)
+    if count > 1 << 32:
+        raise ValueError("more than 2**32 texts")  # text positions are held as uint32
+    text_of = (entries & text_mask).astype(np.uint32)
     grams = np.right_shift(entries, np.uint64(text_bits), out=entries)
-    # How many entries before each one belong to the same n-gram, up to the window: the
-    # texts it is paired with (runs are sorted, so one comparison per distance tells).
-    depth = np.zeros(len(grams), dtype=np.uint8)
+    signature = np.full(count, np.iinfo(np.uint64).max, dtype=np.uint64)
+    np.minimum.at(signature, text_of, grams)
+    signature >>= np.uint64(hash_bits - SIGNATURE_BITS)
+    # Entries again, ordered by n-gram, then signature, then text (rewritten in place, a
+    # slice at a time, so no second copy of them is ever held).
+    for start in range(0, len(grams), 1 << 20):
+        part = slice(start, start + (1 << 20))
+        texts = text_of[part]
+        entries[part] = (
+            ((grams[part] >> np.uint64(hash_bits - gram_bits)) << np.uint64(64 - gram_bits))
+            | (signature[texts] << np.uint64(text_bits))
+            | texts.astype(np.uint64)
+        )
+    del signature, grams, text_of
+    entries.sort()
+    text_of = (entries & text_mask).astype(np.uint32)
+    grams = np.right_shift(entries, np.uint64(64 - gram_bits), out=entries)
+    # How many entries before and after each one belong to the same n-gram, up to the
+    # window (runs are contiguous, so one comparison per distance tells).
+    before = np.zeros(len(grams), dtype=np.uint8)
+    after = np.zeros(len(grams), dtype=np.uint8)
     for distance in range(1, min(window, len(grams) - 1) + 1):
-        depth[distance:] += grams[distance:] == grams[:-distance]
-    del grams, entries
-    # Keys per text, counted a slice at a time (bincount makes 8-byte copies of its input).
+        same = grams[distance:] == grams[:-distance]
+        before[distance:] += same
+        after[:-distance] += same
+    del grams, entries, same
+    # Keys per text (at most; a pair counts where its later text is), a slice at a time:
+    # bincount makes 8-byte copies of its input.
     keys_per_text = np.zeros(count, dtype=np.int64)
     for start in range(0, len(text_of), 1 << 20):
-        stop = start + (1 << 20)
+        part = slice(start, start + (1 << 20))
         keys_per_text += np.bincount(
-            text_of[start:stop], weights=depth[start:stop], minlength=count
+            text_of[part], weights=before[part] + after[part], minlength=count
         ).astype(np.int64)
     keys_per_text = np.cumsum(keys_per_text[first_new:])
     if not len(keys_per_text) or keys_per_text[-1] == 0:
@@ -866,14 +898,17 @@ def _candidate_blocks(
     bounds = np.unique(np.r_[0, cuts, count - first_new]) + first_new
     for low, high in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
         positions = np.flatnonzero((text_of >= low) & (text_of < high))
-        later, deep = text_of[positions].astype(np.int64), depth[positions]
+        later = text_of[positions].astype(np.int64)
         keys: list[np.ndarray] = []
-        for distance in range(1, window + 1):
-            paired = deep >= distance
-            if not paired.any():
-                break
-            earlier = text_of[positions[paired] - distance].astype(np.int64)
-            keys.append(later[paired] * count + earlier)
+        for reach, step in ((before[positions], -1), (after[positions], 1)):
+            for distance in range(1, window + 1):
+                paired = reach >= distance
+                if not paired.any():
+                    break
+                other = text_of[positions[paired] + step * distance].astype(np.int64)
+                this = later[paired]
+                earlier = other < this  # each pair once: where its later text is
+                keys.append(this[earlier] * count + other[earlier])
         if not keys:
             continue
         pair_keys = np.concatenate(keys)
@@ -881,10 +916,8 @@ def _candidate_blocks(
         pair_keys.sort()
         starts, shared_grams = _runs(pair_keys)
         pair_keys = pair_keys[starts[shared_grams >= min_shared]]
-        pairs = np.stack([pair_keys // count, pair_keys % count], axis=1)
-        pairs = pairs[pairs[:, 0] != pairs[:, 1]]  # an n-gram hash twice in one text
-        if len(pairs):
-            yield pairs
+        if len(pair_keys):
+            yield np.stack([pair_keys // count, pair_keys % count], axis=1)
 
 
 def _match_pairs(

@@ -213,9 +213,9 @@ class ImportState:
     """Everything above for one file, closed together."""
 
     def __init__(self, session: Session) -> None:
+        self.stored = StoredTexts(session)  # first: the one that reads the database
         self.seen = SeenIds()
         self.checked = CheckedItems()
-        self.stored = StoredTexts(session)
 
     def __enter__(self) -> ImportState:
         return self
