@@ -111,8 +111,6 @@ class CheckedItems:
         self._revised = array("B")
         self._states = array("B")
         self._stated = TextSpill()  # one JSON array per stated link
-        self.added = 0
-        self.revised = 0
 
     def close(self) -> None:
         for spill in (self.texts, self._ids, self._stated):
@@ -131,10 +129,6 @@ class CheckedItems:
         self._kinds.append(self._kind_names.index(kind))
         self._revised.append(revised)
         self._states.append(stated is not None)
-        if revised:
-            self.revised += 1
-        else:
-            self.added += 1
         if stated is not None:
             self._stated.append(
                 json.dumps([stated.item_id, stated.duplicate_of, stated.similarity, revised, kind])
