@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Iterator, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -192,7 +193,7 @@ def check_duplicates(
     new_texts: list[str] = []
     # The other items' texts go to disk: one edit in a database of a million items
     # reads them once, in order, and holds none of them.
-    with TextSpill() as earlier_ids, TextSpill() as earlier_texts:
+    with closing(TextSpill()) as earlier_ids, closing(TextSpill()) as earlier_texts:
         for batch in stored_texts(session):
             for item_id, text in batch:
                 if item_id in wanted:
@@ -545,7 +546,7 @@ def recompute_flags(
     wanted: dict[tuple[str, int], list[FlagFinding]] = {}
     ids: list[str] = []
     known_kinds = {kind.value for kind in ItemKind}
-    with TextSpill() as texts:
+    with closing(TextSpill()) as texts:
         for item_id, kind, revision, prompt, choices, key, explanation in session.execute(query):
             choices = _text_choices(choices)
             if kind in known_kinds:  # stored by vetbench, so always; a hand-made row is skipped

@@ -25,7 +25,6 @@ import tempfile
 from array import array
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
-from types import TracebackType
 
 import numpy as np
 from sqlmodel import Session
@@ -204,22 +203,14 @@ class StoredTexts:
 
 
 class ImportState:
-    """Everything above for one file, closed together."""
+    """Everything above for one file, closed together (``contextlib.closing``)."""
 
     def __init__(self, session: Session) -> None:
         self.stored = StoredTexts(session)  # first: the one that reads the database
         self.seen = SeenIds()
         self.checked = CheckedItems()
 
-    def __enter__(self) -> ImportState:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def close(self) -> None:
         self.seen.close()
         self.checked.close()
         self.stored.close()

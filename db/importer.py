@@ -37,6 +37,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -443,7 +444,7 @@ def _store(
     )
     # What the import needs again once every record is stored lives on disk (ImportState):
     # memory holds one batch of records, however long the file.
-    with ImportState(session) as state:
+    with closing(ImportState(session)) as state:
         clock = _Clock()
         pending: list[_Pending] = []
         for record in records:

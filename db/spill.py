@@ -4,7 +4,8 @@ A million canonical item texts are a few hundred megabytes as Python strings; ne
 duplicate detection and the importer keep them here instead and hold only their
 offsets (8 bytes a string).  Reading back a range is one read; scattered positions are
 read in runs of neighbours.  The file lives in the temporary folder (``TMPDIR``) and
-is gone when the spill is closed (or the process ends).
+is gone when the spill is closed (or the process ends); ``contextlib.closing`` makes
+one a ``with`` block.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Iterable, Sequence
-from types import TracebackType
 
 import numpy as np
 
@@ -25,7 +25,7 @@ class TextSpill:
     """An append-only list of strings kept in a temporary file (see the module docstring)."""
 
     def __init__(self) -> None:
-        # Closed by close() / the with block, like a file.
+        # Closed by close() (``with contextlib.closing(TextSpill())``), like a file.
         self._file = tempfile.TemporaryFile(prefix="vetbench-spill-")  # noqa: SIM115
         self._ends = np.zeros(1024, dtype=np.int64)  # _ends[i]: where string i ends
         self._count = 0
@@ -33,17 +33,6 @@ class TextSpill:
         self._written = 0  # bytes in the file
         self._pending: list[bytes] = []
         self._pending_bytes = 0
-
-    def __enter__(self) -> TextSpill:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def close(self) -> None:
         self._file.close()

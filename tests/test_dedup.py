@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
@@ -210,7 +211,7 @@ def test_texts_on_disk_give_what_texts_in_memory_give(counting: str) -> None:
     texts = near_copies(random.Random(13), 100)
     expected = find_near_duplicates(texts, threshold=90, first_new=150, normalized=True)
     assert len(expected) > 100
-    with TextSpill() as stored, TextSpill() as new:
+    with closing(TextSpill()) as stored, closing(TextSpill()) as new:
         stored.extend(texts[:150])
         new.extend(texts[150:])
         found = near_duplicates(stored, new, threshold=90)
