@@ -308,7 +308,7 @@ def open_database(
     if migrate:
         from db.migrate import upgrade_to_head
 
-        upgrade_to_head(engine)
+        upgrade_to_head(engine, hide_password(resolved))
     return Database(engine)
 
 
@@ -336,7 +336,7 @@ def _open_sqlite(
     if migrate and not read_only:
         from db.migrate import upgrade_to_head
 
-        upgrade_to_head(engine)
+        upgrade_to_head(engine, shown)
     elif migrate:
         _refuse_outdated_read_only(engine, shown)
     return Database(engine, read_only=read_only, notice=notice)
@@ -388,8 +388,9 @@ def _check_schema(shown: str, tables: set[str], create: bool) -> None:
 
 
 def _refuse_outdated_read_only(engine: Engine, shown: str) -> None:
-    from db.migrate import current_revision, head_revision
+    from db.migrate import current_revision, head_revision, refuse_unknown_revision
 
+    refuse_unknown_revision(engine, shown)
     if current_revision(engine) != head_revision():
         raise DatabaseFault(
             f"{shown} needs a schema upgrade, but it is read-only; "

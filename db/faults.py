@@ -33,6 +33,18 @@ class NotVetbench(DatabaseFault):
         super().__init__(f"{shown} is not a vetbench database ({why}); it was left unchanged")
 
 
+class UnknownSchema(DatabaseFault):
+    """The database's schema revision is not one this vetbench knows: a newer vetbench
+    (or another branch) made or upgraded it.  Nothing was changed."""
+
+    def __init__(self, shown: str, revision: str) -> None:
+        super().__init__(
+            f"{shown} has schema revision {revision}, which this version of vetbench does not "
+            "know: a newer vetbench (or another branch) made or upgraded it; upgrade vetbench "
+            "to open it (the database was left unchanged)"
+        )
+
+
 class DatabaseLocked(DatabaseFault):
     """Another writer held SQLite's write lock for longer than the lock timeout."""
 

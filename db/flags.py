@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Iterator, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -33,12 +34,13 @@ from sqlmodel import Session, col
 
 from db.answers import format_answer
 from db.audit import record_audit
-from db.dedup import ItemText, describe_differences, find_near_duplicates, item_text
+from db.dedup import InMemoryTexts, ItemText, describe_differences, item_text, near_duplicates
 from db.flag_rules import FlagFinding, RevisionText, text_findings
 from db.json_types import JsonObject, JsonValue
 from db.model_answers import model_answers
 from db.models import Item, ItemRevision, StoredFlag, utcnow
 from db.settings import get_setting
+from db.spill import TextSpill
 from db.vocabulary import FlagName, FlagSource, ItemKind
 
 if TYPE_CHECKING:
@@ -154,9 +156,10 @@ def flag_revisions(
     return len(rows)
 
 
-def stored_texts(session: Session) -> tuple[list[str], list[str]]:
+def stored_texts(session: Session, *, batch_size: int = 5000) -> Iterator[list[tuple[str, str]]]:
     """Every item's id and canonical text (``db.dedup.item_text`` of its current revision),
-    in creation order."""
+    in creation order, ``batch_size`` at a time (streamed: a million items never sit in
+    memory at once)."""
     query = (
         select(col(Item.id), col(ItemRevision.prompt), col(ItemRevision.choices))
         .join(
@@ -167,14 +170,13 @@ def stored_texts(session: Session) -> tuple[list[str], list[str]]:
             ),
         )
         .order_by(col(Item.created_at), col(Item.id))
-        .execution_options(yield_per=5000)
+        .execution_options(yield_per=batch_size)
     )
-    ids: list[str] = []
-    texts: list[str] = []
-    for item_id, prompt, choices in session.execute(query):
-        ids.append(item_id)
-        texts.append(item_text(prompt, _text_choices(choices)))
-    return ids, texts
+    for rows in session.execute(query).partitions():
+        yield [
+            (item_id, item_text(prompt, _text_choices(choices)))
+            for item_id, prompt, choices in rows
+        ]
 
 
 def check_duplicates(
@@ -187,28 +189,35 @@ def check_duplicates(
         return 0
     wanted = set(item_ids)
     limit = _threshold(session, threshold)
-    earlier_ids: list[str] = []
-    earlier_texts: list[str] = []
-    new: list[tuple[str, str]] = []
-    for item_id, text in zip(*stored_texts(session), strict=True):
-        if item_id in wanted:
-            new.append((item_id, text))
-        else:
-            earlier_ids.append(item_id)
-            earlier_texts.append(text)
-    ids = earlier_ids + [item_id for item_id, _ in new]
-    matches = find_near_duplicates(
-        earlier_texts + [text for _, text in new],
-        threshold=limit,
-        first_new=len(earlier_ids),
-        normalized=True,
-    )
+    new_ids: list[str] = []
+    new_texts: list[str] = []
+    # The other items' texts go to disk: one edit in a database of a million items
+    # reads them once, in order, and holds none of them.
+    with closing(TextSpill()) as earlier_ids, closing(TextSpill()) as earlier_texts:
+        for batch in stored_texts(session):
+            for item_id, text in batch:
+                if item_id in wanted:
+                    new_ids.append(item_id)
+                    new_texts.append(text)
+                else:
+                    earlier_ids.append(item_id)
+                    earlier_texts.append(text)
+        found = near_duplicates(earlier_texts, InMemoryTexts(new_texts), threshold=limit)
+        matches = found.matches()
+        earlier_of = [match.of for match in matches if match.of < found.first_new]
+        earlier_id = dict(zip(earlier_of, earlier_ids.take(earlier_of), strict=True))
     links = [
-        DuplicateLink(ids[index], ids[match.of], match.similarity)
-        for index, match in sorted(matches.items())
+        DuplicateLink(
+            new_ids[match.index - found.first_new],
+            earlier_id[match.of]
+            if match.of < found.first_new
+            else new_ids[match.of - found.first_new],
+            match.similarity,
+        )
+        for match in matches
     ]
     linked = {link.item_id for link in links}
-    record_duplicates(session, links, unlinked=[i for i, _ in new if i not in linked])
+    record_duplicates(session, links, unlinked=[i for i in new_ids if i not in linked])
     return len(links)
 
 
@@ -536,24 +545,26 @@ def recompute_flags(
     )
     wanted: dict[tuple[str, int], list[FlagFinding]] = {}
     ids: list[str] = []
-    texts: list[str] = []
     known_kinds = {kind.value for kind in ItemKind}
-    for item_id, kind, revision, prompt, choices, key, explanation in session.execute(query):
-        choices = _text_choices(choices)
-        if kind in known_kinds:  # stored by vetbench, so always; a hand-made row is skipped
-            findings = text_findings(RevisionText(kind, prompt, choices, key, explanation))
-            if findings:
-                wanted[(item_id, revision)] = findings
-        ids.append(item_id)
-        texts.append(item_text(prompt, choices))
+    with closing(TextSpill()) as texts:
+        for item_id, kind, revision, prompt, choices, key, explanation in session.execute(query):
+            choices = _text_choices(choices)
+            if kind in known_kinds:  # stored by vetbench, so always; a hand-made row is skipped
+                findings = text_findings(RevisionText(kind, prompt, choices, key, explanation))
+                if findings:
+                    wanted[(item_id, revision)] = findings
+            ids.append(item_id)
+            texts.append(item_text(prompt, choices))
+        # Duplicates: every item against the items created before it.
+        matches = near_duplicates(
+            InMemoryTexts([]), texts, threshold=_threshold(session, threshold)
+        ).matches()
     stored = _stored_by_revision(session, FlagSource.AUTO, names=_TEXT_FLAGS)
     added, removed = _replace_changed(session, wanted, stored, FlagSource.AUTO, names=_TEXT_FLAGS)
-    # Duplicates: every item against the items created before it.  Links an item file
-    # stated are the file's word and stay.
-    matches = find_near_duplicates(texts, threshold=_threshold(session, threshold), normalized=True)
+    # Links an item file stated are the file's word and stay.
     found = {
-        ids[index]: DuplicateLink(ids[index], ids[match.of], match.similarity)
-        for index, match in matches.items()
+        ids[match.index]: DuplicateLink(ids[match.index], ids[match.of], match.similarity)
+        for match in matches
     }
     stored_links = _stored_duplicate_links(session)
     changed = [

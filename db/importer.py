@@ -37,18 +37,20 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import exists, func, insert, select, update
+from sqlalchemy import exists, func, insert, select
+from sqlalchemy import update as update_statement
 from sqlmodel import Session
 
-from db.audit import record_event
-from db.dedup import find_near_duplicates, item_text
+from db.audit import record_audits, record_event
+from db.dedup import item_text, near_duplicates
 from db.engine import Database
-from db.flags import DuplicateLink, record_duplicates, stored_texts
+from db.flags import DuplicateLink, record_duplicates
 from db.formats import (
     AUTO,
     FORMATS,
@@ -60,6 +62,7 @@ from db.formats import (
     open_input,
 )
 from db.formats.base import NativeItem, RevisionRecord
+from db.import_state import CheckedItems, ImportState, SeenIds, StatedLink
 from db.items import NewRevision, store_revisions
 from db.models import Decision, Item, ItemRevision, Judgment, utcnow
 from db.settings import get_setting
@@ -138,6 +141,8 @@ class FileReport:
     rejected: bool = False  # invalid records and no --skip-invalid: nothing stored
     revised: list[str] = field(default_factory=list)  # ids given a new revision of their text
     back_to_review: list[str] = field(default_factory=list)  # revised ids that had been reviewed
+    # ids whose metadata (meta, source_ref, language) changed: applied, no new revision
+    metadata_updated: list[str] = field(default_factory=list)
 
     @property
     def stored(self) -> bool:
@@ -165,6 +170,7 @@ class FileReport:
         self.by_kind = {}
         self.revised = []
         self.back_to_review = []
+        self.metadata_updated = []
 
 
 @dataclass
@@ -203,6 +209,8 @@ class _Existing:
     kind: str
     source: str
     meta: dict[str, Any]
+    source_ref: str
+    language: str
     prompt: str
     choices: dict[str, str]
     key: str
@@ -230,17 +238,14 @@ class _Options:
 
 
 @dataclass
-class _Checked:
-    """The new and revised texts of one file, in order, for near-duplicate detection."""
+class _Pending:
+    """A record read and checked on its own; its id is checked against the file's other
+    records (``SeenIds``) when its batch is stored."""
 
-    ids: list[str] = field(default_factory=list)
-    texts: list[str] = field(default_factory=list)
-    kinds: list[str] = field(default_factory=list)
-    revised: set[str] = field(default_factory=set)
-    added: set[str] = field(default_factory=set)
-    # (item id, stated duplicate or None, similarity, revised?) for JSONL records that state it
-    stated: list[tuple[str, str | None, float | None, bool]] = field(default_factory=list)
-    stated_ids: set[str] = field(default_factory=set)
+    record: ParsedRecord
+    plan: _Planned | None
+    problems: list[Problem]
+    claimed_id: str | None  # the id it uses, unless that id is invalid anyway
 
 
 def source_slug(path: Path) -> str:
@@ -368,13 +373,12 @@ def _revision_problems(revision: RevisionRecord, where: str, *, current: bool) -
     return problems
 
 
-def _check_record(
-    record: ParsedRecord, report: FileReport, first_place_of_id: dict[str, str], options: _Options
-) -> _Planned | None:
-    """The record as a plan to store, or None after reporting its problems."""
+def _check_record(record: ParsedRecord, report: FileReport) -> _Pending:
+    """The record as a plan to store, with its problems (its id is checked in its batch)."""
     problems = list(record.problems)
     draft = record.draft
     plan = None
+    claimed_id = None
     if draft is not None:
         problems += validate_draft(draft)
         item_id = draft.item_id or f"{report.source}:{record.ordinal}"
@@ -382,12 +386,8 @@ def _check_record(
         item_source = (native.source if native else "") or str(report.source)
         if len(item_id) > MAX_ID_LENGTH:
             problems.append(Problem("id", f"is longer than {MAX_ID_LENGTH} characters"))
-        elif item_id in first_place_of_id:
-            problems.append(
-                Problem("id", f"'{item_id}' already used at {first_place_of_id[item_id]}")
-            )
         else:
-            first_place_of_id[item_id] = record.place.source_ref
+            claimed_id = item_id
         problems += length_problems("source", item_source, MAX_SOURCE_CHARS)
         problems += nul_problems("source", item_source)
         if native is not None:
@@ -396,10 +396,24 @@ def _check_record(
                 current = revision.number == native.current_revision
                 problems += _revision_problems(revision, where, current=current)
         plan = _Planned(record, draft, item_id, item_source)
-    if problems or plan is None:
-        _reject(record, report, problems)
-        return None
-    return plan
+    return _Pending(record, plan, problems, claimed_id)
+
+
+def _claim_ids(pending: list[_Pending], seen: SeenIds) -> list[_Planned]:
+    """Check the batch's ids against every id the file used before; returns the plans of
+    the records without problems (the others are rejected in file order by the caller)."""
+    claims = [(entry.claimed_id, entry.record.place.source_ref) for entry in pending]
+    used_before = seen.claim([(item_id, place) for item_id, place in claims if item_id is not None])
+    earlier = iter(used_before)
+    for entry in pending:
+        if entry.claimed_id is None:
+            continue
+        first_place = next(earlier)
+        if first_place is not None:
+            entry.problems.append(
+                Problem("id", f"'{entry.claimed_id}' already used at {first_place}")
+            )
+    return [entry.plan for entry in pending if entry.plan is not None and not entry.problems]
 
 
 def _reject(record: ParsedRecord, report: FileReport, problems: list[Problem]) -> None:
@@ -428,33 +442,32 @@ def _store(
         if duplicate_threshold is not None
         else float(get_setting(session, "duplicate_threshold"))
     )
-    stored_ids, stored_canonical = stored_texts(session)
-    checked = _Checked()
-    clock = _Clock()
-    first_place_of_id: dict[str, str] = {}
-    batch: list[_Planned] = []
-    for record in records:
-        report.records += 1
-        plan = _check_record(record, report, first_place_of_id, options)
-        if plan is not None:
-            batch.append(plan)
-        if len(batch) >= INSERT_BATCH:
-            _store_batch(session, source, batch, report, checked, clock, options)
-            batch = []
-            _tell(
-                options,
-                ImportProgress(source.shown, "reading", source.bytes_read, source.size or 0),
-            )
-    if batch:
-        _store_batch(session, source, batch, report, checked, clock, options)
-    read = source.bytes_read
-    _tell(options, ImportProgress(source.shown, "reading", read, source.size or read))
-    if report.invalid and not options.skip_invalid:
-        raise _Rejected()
-    _tell(options, ImportProgress(source.shown, "checking duplicates", 0, len(checked.ids)))
-    _mark_duplicates(session, stored_ids, stored_canonical, checked, threshold, report)
-    _link_stated_duplicates(session, checked, set(stored_ids), report)
-    if options.refresh_status is not None and checked.revised:
+    # What the import needs again once every record is stored lives on disk (ImportState):
+    # memory holds one batch of records, however long the file.
+    with closing(ImportState(session)) as state:
+        clock = _Clock()
+        pending: list[_Pending] = []
+        for record in records:
+            report.records += 1
+            pending.append(_check_record(record, report))
+            if len(pending) >= INSERT_BATCH:
+                _store_batch(session, source, pending, report, state, clock, options)
+                pending = []
+                _tell(
+                    options,
+                    ImportProgress(source.shown, "reading", source.bytes_read, source.size or 0),
+                )
+        if pending:
+            _store_batch(session, source, pending, report, state, clock, options)
+        read = source.bytes_read
+        _tell(options, ImportProgress(source.shown, "reading", read, source.size or read))
+        if report.invalid and not options.skip_invalid:
+            raise _Rejected()
+        checked = len(state.checked)
+        _tell(options, ImportProgress(source.shown, "checking duplicates", 0, checked))
+        _mark_duplicates(session, state, threshold, report)
+        _link_stated_duplicates(session, state.checked, report)
+    if options.refresh_status is not None and report.revised:
         session.flush()
         for item_id in report.revised:
             options.refresh_status(session, item_id)
@@ -473,11 +486,9 @@ def _store(
             duplicates=report.tally.duplicates,
             revised=report.revised[:100],
             back_to_review=report.back_to_review[:100],
+            metadata_updated=report.metadata_updated[:100],
         )
-    _tell(
-        options,
-        ImportProgress(source.shown, "checking duplicates", len(checked.ids), len(checked.ids)),
-    )
+    _tell(options, ImportProgress(source.shown, "checking duplicates", checked, checked))
 
 
 def _tell(options: _Options, event: ImportProgress) -> None:
@@ -509,6 +520,8 @@ def _load_existing(session: Session, ids: list[str]) -> dict[str, _Existing]:
             _ITEM.c.kind,
             _ITEM.c.source,
             _ITEM.c.meta,
+            _ITEM.c.source_ref,
+            _ITEM.c.language,
             _REVISION.c.prompt,
             _REVISION.c.choices,
             _REVISION.c.key,
@@ -529,6 +542,8 @@ def _load_existing(session: Session, ids: list[str]) -> dict[str, _Existing]:
             row.kind,
             row.source,
             row.meta or {},
+            row.source_ref,
+            row.language,
             row.prompt,
             row.choices or {},
             row.key,
@@ -548,20 +563,47 @@ def _same_text(draft: ItemDraft, existing: _Existing) -> bool:
     )
 
 
+def _metadata_changes(draft: ItemDraft, existing: _Existing) -> dict[str, list[Any]]:
+    """The item's metadata the record changes, as ``{field: [old, new]}``: what describes
+    the item (``meta``, ``source_ref``, ``language``), not what a reviewer judged."""
+    changes: dict[str, list[Any]] = {}
+    for name, old, new in (
+        ("meta", existing.meta, dict(draft.meta)),
+        ("source_ref", existing.source_ref, draft.source_ref),
+        ("language", existing.language, draft.language),
+    ):
+        if old != new:
+            changes[name] = [old, new]
+    return changes
+
+
+@dataclass(frozen=True)
+class _Update:
+    """A stored item a record changes: its text (a new revision), its metadata, or both."""
+
+    plan: _Planned
+    text_changed: bool
+    metadata: dict[str, list[Any]]
+
+
 def _store_batch(
     session: Session,
     source: InputFile,
-    batch: list[_Planned],
+    pending: list[_Pending],
     report: FileReport,
-    checked: _Checked,
+    state: ImportState,
     clock: _Clock,
     options: _Options,
 ) -> None:
-    """Compare a batch of valid records with what is stored, and store them (unless the
-    file is already known to be rejected: then only the checks run)."""
+    """Check a batch of records against the file's other ids and what is stored, and store
+    them (unless the file is already known to be rejected: then only the checks run)."""
+    batch = _claim_ids(pending, state.seen)
+    for entry in pending:
+        if entry.problems:
+            _reject(entry.record, report, entry.problems)
     existing = _load_existing(session, [plan.item_id for plan in batch])
     added: list[_Planned] = []
-    updated: list[tuple[_Planned, bool]] = []  # (record, text changed)
+    updated: list[_Update] = []
     for plan in batch:
         old = existing.get(plan.item_id)
         problem = _conflict(plan, old, options) if old is not None else None
@@ -569,26 +611,28 @@ def _store_batch(
             _reject(plan.record, report, [problem])
         elif old is None:
             added.append(plan)
-        elif not _same_text(plan.draft, old):
-            updated.append((plan, True))
-            if old.reviewed:
-                report.back_to_review.append(plan.item_id)
-            if old.first_file and old.first_file != source.file_name:
-                _note_other_file(report, plan.item_id, old.first_file)
-        elif plan.draft.meta != old.meta:
-            updated.append((plan, False))
         else:
-            report.tally.unchanged += 1
-            report.kind_tally(plan.draft.kind).unchanged += 1
+            text_changed = not _same_text(plan.draft, old)
+            metadata = _metadata_changes(plan.draft, old)
+            if text_changed:
+                if old.reviewed:
+                    report.back_to_review.append(plan.item_id)
+                if old.first_file and old.first_file != source.file_name:
+                    _note_other_file(report, plan.item_id, old.first_file)
+            if text_changed or metadata:
+                updated.append(_Update(plan, text_changed, metadata))
+            else:
+                report.tally.unchanged += 1
+                report.kind_tally(plan.draft.kind).unchanged += 1
     if report.invalid and not options.skip_invalid:
         return  # the file will be rolled back: writing more would be wasted
     _insert_added(session, added, options.actor, report, clock)
     _apply_updates(session, source, updated, options.actor, report)
     for plan in added:
-        _remember(checked, plan, revised=False)
-    for plan, changed in updated:
-        if changed:
-            _remember(checked, plan, revised=True)
+        _remember(state.checked, plan, revised=False)
+    for update in updated:
+        if update.text_changed:
+            _remember(state.checked, update.plan, revised=True)
 
 
 def _conflict(plan: _Planned, old: _Existing, options: _Options) -> Problem | None:
@@ -623,63 +667,64 @@ def _note_other_file(report: FileReport, item_id: str, first_file: str) -> None:
         )
 
 
-def _remember(checked: _Checked, plan: _Planned, *, revised: bool) -> None:
-    checked.ids.append(plan.item_id)
-    checked.texts.append(item_text(plan.draft.prompt, plan.draft.choices))
-    checked.kinds.append(plan.draft.kind)
-    (checked.revised if revised else checked.added).add(plan.item_id)
+def _remember(checked: CheckedItems, plan: _Planned, *, revised: bool) -> None:
     native = plan.record.native
+    stated = None
     if native is not None and native.states_duplicate:
-        checked.stated.append(
-            (plan.item_id, native.suspected_duplicate_of, native.duplicate_similarity, revised)
+        stated = StatedLink(
+            plan.item_id,
+            native.suspected_duplicate_of,
+            native.duplicate_similarity,
+            revised,
+            plan.draft.kind,
         )
-        checked.stated_ids.add(plan.item_id)
+    text = item_text(plan.draft.prompt, plan.draft.choices)
+    checked.append(plan.item_id, text, plan.draft.kind, revised=revised, stated=stated)
+
+
+LINK_BATCH = 2000  # duplicate links stored at once
 
 
 def _mark_duplicates(
-    session: Session,
-    stored_ids: list[str],
-    stored_canonical: list[str],
-    checked: _Checked,
-    threshold: float,
-    report: FileReport,
+    session: Session, state: ImportState, threshold: float, report: FileReport
 ) -> None:
     """Mark new and revised items that are very similar to a stored or earlier item.
 
     A revised item is checked with its new text against every other item, and new
     items are checked against that new text, not the old.  A JSONL record that states
-    its duplicate fields keeps them (``_link_stated_duplicates``).
+    its duplicate fields keeps them (``_link_stated_duplicates``).  Texts are read from
+    disk (``ImportState``) and links stored a batch at a time, so memory stays bounded.
     """
-    if not checked.ids:
+    checked = state.checked
+    if not len(checked):
         return
-    kept = [
-        (item_id, text)
-        for item_id, text in zip(stored_ids, stored_canonical, strict=True)
-        if item_id not in checked.revised
-    ]
-    matches = find_near_duplicates(
-        [text for _, text in kept] + checked.texts,
-        threshold=threshold,
-        first_new=len(kept),
-        normalized=True,
-    )
-    ids = [item_id for item_id, _ in kept] + checked.ids
-    links: list[DuplicateLink] = []
-    unlinked: list[str] = []
-    for position, (item_id, kind) in enumerate(
-        zip(checked.ids, checked.kinds, strict=True), start=len(kept)
-    ):
-        if item_id in checked.stated_ids:
-            continue
-        match = matches.get(position)
-        if match is None:
-            if item_id in checked.revised:  # its old text's link no longer holds
-                unlinked.append(item_id)
-            continue
-        links.append(DuplicateLink(item_id, ids[match.of], match.similarity))
-        report.tally.duplicates += 1
-        report.kind_tally(kind).duplicates += 1
-    record_duplicates(session, links, unlinked=unlinked)
+    stored = state.stored
+    stored.leave_out(report.revised)
+    found = near_duplicates(stored.texts(), checked.texts, threshold=threshold)
+    first_new = found.first_new
+    for start in range(0, len(checked), LINK_BATCH):
+        items = checked.items(start, start + LINK_BATCH)
+        matches = {
+            match.index - first_new: match for match in found.matches(start, start + LINK_BATCH)
+        }
+        of_stored = [match.of for match in matches.values() if match.of < first_new]
+        of_checked = [match.of - first_new for match in matches.values() if match.of >= first_new]
+        id_at = dict(zip(of_stored, stored.ids(of_stored), strict=True))
+        id_at.update(zip([first_new + i for i in of_checked], checked.ids(of_checked), strict=True))
+        links: list[DuplicateLink] = []
+        unlinked: list[str] = []
+        for item in items:
+            if item.states_duplicate:
+                continue
+            match = matches.get(item.position)
+            if match is None:
+                if item.revised:  # its old text's link no longer holds
+                    unlinked.append(item.item_id)
+                continue
+            links.append(DuplicateLink(item.item_id, id_at[match.of], match.similarity))
+            report.tally.duplicates += 1
+            report.kind_tally(item.kind).duplicates += 1
+        record_duplicates(session, links, unlinked=unlinked)
 
 
 class _Clock:
@@ -772,14 +817,20 @@ def _new_revisions(
 def _apply_updates(
     session: Session,
     source: InputFile,
-    updated: list[tuple[_Planned, bool]],
+    updated: list[_Update],
     actor: str,
     report: FileReport,
 ) -> None:
-    """A new revision for each changed text; new meta for each changed meta."""
+    """A new revision for each changed text; the new metadata for each changed metadata.
+
+    Metadata (``meta``, ``source_ref``, ``language``) is not what a reviewer judged, so
+    a change to it alone makes no revision and leaves the item's status as it is, even
+    for a reviewed item; it is listed (``FileReport.metadata_updated``) and audited
+    with its old and new values.
+    """
     if not updated:
         return
-    changed_ids = [plan.item_id for plan, changed in updated if changed]
+    changed_ids = [update.plan.item_id for update in updated if update.text_changed]
     newest: dict[str, int] = {}
     if changed_ids:
         query = (
@@ -791,10 +842,16 @@ def _apply_updates(
     now = utcnow()
     note = f"re-import: {source.file_name}"
     revisions: list[NewRevision] = []
-    for plan, changed in updated:
-        draft = plan.draft
-        values: dict[str, Any] = {"meta": dict(draft.meta)}
-        if changed:
+    revise_events: list[tuple[str, dict[str, Any]]] = []
+    metadata_events: list[tuple[str, dict[str, Any]]] = []
+    for update in updated:
+        plan, draft = update.plan, update.plan.draft
+        values: dict[str, Any] = {
+            "meta": dict(draft.meta),
+            "source_ref": draft.source_ref,
+            "language": draft.language,
+        }
+        if update.text_changed:
             number = newest[plan.item_id] + 1
             revisions.append(
                 NewRevision(
@@ -813,42 +870,59 @@ def _apply_updates(
             )
             values["current_revision"] = number
             report.revised.append(plan.item_id)
-        session.execute(update(_ITEM).where(_ITEM.c.id == plan.item_id).values(**values))
-        if changed:
-            record_event(session, actor, "revise", plan.item_id, note=note)
+            revise_events.append((plan.item_id, {"note": note}))
+        if update.metadata:
+            report.metadata_updated.append(plan.item_id)
+            metadata_events.append((plan.item_id, {"note": note, **update.metadata}))
+        session.execute(update_statement(_ITEM).where(_ITEM.c.id == plan.item_id).values(**values))
         report.tally.updated += 1
         report.kind_tally(draft.kind).updated += 1
+    record_audits(session, actor, "revise", revise_events)
+    record_audits(session, actor, "metadata", metadata_events)
     store_revisions(session, revisions, check_duplicates=False)
 
 
-def _link_stated_duplicates(
-    session: Session, checked: _Checked, stored: set[str], report: FileReport
-) -> None:
+def _link_stated_duplicates(session: Session, checked: CheckedItems, report: FileReport) -> None:
     """JSONL records name their duplicate themselves; link those once every item is stored.
 
     A revised record stating no duplicate clears the link its item had (new items
-    start without one).
+    start without one).  A named item that is not in the database (stored before, or
+    added by this file) is left out with a note.
     """
-    known = stored | checked.added
     dangling: list[str] = []
-    links: list[DuplicateLink] = []
-    unlinked: list[str] = []
-    kinds = dict(zip(checked.ids, checked.kinds, strict=True))
-    for item_id, duplicate_of, similarity, revised in checked.stated:
-        if duplicate_of is None:
-            if revised:
-                unlinked.append(item_id)
-            continue
-        if duplicate_of not in known:
-            dangling.append(f"{item_id} -> {duplicate_of}")
-            continue
-        links.append(DuplicateLink(item_id, duplicate_of, similarity, stated=True))
-        report.tally.duplicates += 1
-        report.kind_tally(kinds[item_id]).duplicates += 1
-    record_duplicates(session, links, unlinked=unlinked)
-    if dangling:
+    dangling_count = 0
+    for stated in checked.stated_links(LINK_BATCH):
+        targets = sorted({link.duplicate_of for link in stated if link.duplicate_of is not None})
+        known = _existing_ids(session, targets)
+        links: list[DuplicateLink] = []
+        unlinked: list[str] = []
+        for link in stated:
+            if link.duplicate_of is None:
+                if link.revised:
+                    unlinked.append(link.item_id)
+                continue
+            if link.duplicate_of not in known:
+                dangling_count += 1
+                if len(dangling) < 5:
+                    dangling.append(f"{link.item_id} -> {link.duplicate_of}")
+                continue
+            links.append(
+                DuplicateLink(link.item_id, link.duplicate_of, link.similarity, stated=True)
+            )
+            report.tally.duplicates += 1
+            report.kind_tally(link.kind).duplicates += 1
+        record_duplicates(session, links, unlinked=unlinked)
+    if dangling_count:
         report.notes.append(
-            f"{report.path}: {len(dangling)} suspected-duplicate links name items that are "
-            f"not in the database and were left out: {', '.join(dangling[:5])}"
-            + (" ..." if len(dangling) > 5 else "")
+            f"{report.path}: {dangling_count} suspected-duplicate links name items that are "
+            f"not in the database and were left out: {', '.join(dangling)}"
+            + (" ..." if dangling_count > len(dangling) else "")
         )
+
+
+def _existing_ids(session: Session, item_ids: list[str]) -> set[str]:
+    found: set[str] = set()
+    for start in range(0, len(item_ids), 500):
+        chunk = item_ids[start : start + 500]
+        found.update(session.execute(select(_ITEM.c.id).where(_ITEM.c.id.in_(chunk))).scalars())
+    return found

@@ -73,11 +73,48 @@ def _quick_current(engine: Engine) -> str | None:
     return rows[0][0] if len(rows) == 1 else None
 
 
-def upgrade_to_head(engine: Engine) -> None:
-    """Create or upgrade the schema; a no-op (one small read) when already current."""
+def stamped_revisions(engine: Engine) -> tuple[str, ...]:
+    """The schema revisions the database is stamped with (none when it has no schema yet)."""
+    from alembic.runtime.migration import MigrationContext
+
+    with engine.connect() as connection:
+        return tuple(MigrationContext.configure(connection).get_current_heads())
+
+
+def refuse_unknown_revision(engine: Engine, shown: str | None = None) -> None:
+    """Raise :class:`db.faults.UnknownSchema` when the database is stamped with a revision
+    these migration scripts do not know (a newer vetbench or another branch made it):
+    Alembic would otherwise fail with a traceback, and no upgrade can help."""
+    from alembic.script import ScriptDirectory
+
+    from db.faults import UnknownSchema
+
+    script = ScriptDirectory.from_config(alembic_config())
+    known = {revision.revision for revision in script.walk_revisions()}
+    for revision in stamped_revisions(engine):
+        if revision not in known:
+            raise UnknownSchema(shown or _shown(engine), revision)
+
+
+def _shown(engine: Engine) -> str:
+    from db.engine import hide_password
+
+    url = engine.url
+    if url.get_backend_name() == "sqlite" and url.database:
+        return url.database
+    return hide_password(url)
+
+
+def upgrade_to_head(engine: Engine, shown: str | None = None) -> None:
+    """Create or upgrade the schema; a no-op (one small read) when already current.
+
+    A database stamped with a revision this version does not know is refused
+    (:class:`db.faults.UnknownSchema`, naming it as ``shown``) and left unchanged.
+    """
     quick = _quick_current(engine)
     if quick is not None and quick == _quick_head():
         return
+    refuse_unknown_revision(engine, shown)
     if current_revision(engine) == head_revision():
         return
     from alembic import command

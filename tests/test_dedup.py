@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
@@ -12,13 +13,18 @@ import pytest
 from rapidfuzz import fuzz, process
 
 from db.dedup import (
+    DuplicateMatch,
+    InMemoryTexts,
     ItemText,
+    WithoutPositions,
     candidate_pairs,
     describe_differences,
     find_near_duplicates,
     item_text,
+    near_duplicates,
     normalize,
 )
+from db.spill import TextSpill
 
 # Pseudo-English: words of letters drawn with English letter frequencies, used with
 # Zipf-like word frequencies, so that, as in real text, a few words are very common.
@@ -184,6 +190,68 @@ def test_candidate_pairs_are_a_small_share_of_all_pairs(counting: str) -> None:
     assert (pairs[:, 0] > pairs[:, 1]).all()
     only_new = candidate_pairs(texts, first_new=1500)
     assert (only_new[:, 0] >= 1500).all()
+
+
+def near_copies(rng: random.Random, originals: int) -> list[str]:
+    """Normalized English texts, each original followed by copies at several distances."""
+    texts: list[str] = []
+    for _ in range(originals):
+        original = english(rng)
+        texts += [original] + [edit(rng, original, edits, "abcdefghij ") for edits in (1, 3, 8)]
+    rng.shuffle(texts)
+    return [normalize(text) for text in texts]
+
+
+def as_tuples(matches: dict[int, DuplicateMatch]) -> dict[int, tuple[int, float]]:
+    return {index: (match.of, match.similarity) for index, match in matches.items()}
+
+
+def test_texts_on_disk_give_what_texts_in_memory_give(counting: str) -> None:
+    """The import reads texts back from spill files; matches are the same as from lists."""
+    texts = near_copies(random.Random(13), 100)
+    expected = find_near_duplicates(texts, threshold=90, first_new=150, normalized=True)
+    assert len(expected) > 100
+    with closing(TextSpill()) as stored, closing(TextSpill()) as new:
+        stored.extend(texts[:150])
+        new.extend(texts[150:])
+        found = near_duplicates(stored, new, threshold=90)
+    assert found.count == len(expected)
+    assert as_tuples({match.index: match for match in found.matches()}) == as_tuples(expected)
+    assert [m.index for m in found.matches(10, 40)] == sorted(i for i in expected if 160 <= i < 190)
+
+
+def test_left_out_texts_are_neither_matched_nor_matched_against() -> None:
+    """What a re-import does with the old text of an item it revises."""
+    rng = random.Random(17)
+    stored = [normalize(english(rng)) for _ in range(5)]
+    new = [stored[1] + "x", stored[2] + "x"]
+    found = near_duplicates(WithoutPositions(InMemoryTexts(stored), [1, 3]), InMemoryTexts(new))
+    [match] = found.matches()
+    assert (match.index, match.of) == (4, 1)  # stored[2] is position 1 once 1 is left out
+    assert WithoutPositions(InMemoryTexts(stored), [1, 3]).source_positions([0, 1, 2]).tolist() == [
+        0,
+        2,
+        4,
+    ]
+
+
+def test_texts_whose_digests_collide_are_compared_as_texts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import db.dedup
+
+    texts = near_copies(random.Random(19), 40) + ["ab", "ab", "ba", "ab"]
+    expected = as_tuples(find_near_duplicates(texts, threshold=90, normalized=True))
+    monkeypatch.setattr(db.dedup, "_digest", lambda text: len(text) % 3)
+    assert as_tuples(find_near_duplicates(texts, threshold=90, normalized=True)) == expected
+    assert expected[len(texts) - 1] == (len(texts) - 4, 100.0)
+
+
+def test_unrelated_texts_in_many_blocks_match_nothing(counting: str) -> None:
+    rng = random.Random(23)
+    texts = [english(rng) for _ in range(400)]
+    assert len(candidate_pairs([normalize(t) for t in texts])) > 0  # pairs to score, no match
+    assert find_near_duplicates(texts, threshold=90) == {}
 
 
 # --- order-free duplicates, explained ---------------------------------------------------------

@@ -21,9 +21,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from sqlalchemy import text as sa_text
 from sqlmodel import select
 
+from db.audit import read_audit
 from db.engine import Database, open_database
+from db.faults import UnknownSchema
 from db.importer import import_files
 from db.models import Decision, Item, ItemRevision
 from reviewer.adjudication import decide
@@ -211,6 +214,72 @@ def test_a_judged_item_is_protected_too_and_the_summary_names_revisions(
     assert summary["back_to_review"] == ["exam:1"]
     text = run(db_path, "import", str(path))
     assert "nothing new" in text.stdout
+
+
+def test_a_metadata_change_of_an_approved_item_is_applied_listed_and_audited(
+    database: Database, tmp_path: Path
+) -> None:
+    """Metadata (the exam name in ``meta``) is not what the lead approved: the change is
+    applied without a new revision and the item stays approved, but it is never silent."""
+    path, records = approved_first_item(database, tmp_path)
+    records[4] = {**records[4], "名称": "证券从业资格"}
+    write_json(path, records)
+
+    report = import_files(database, [path], refresh_status=refresh_item_status).files[0]
+
+    assert report.stored and report.invalid == 0
+    assert report.metadata_updated == ["knowledge:5"]
+    assert (report.revised, report.back_to_review) == ([], [])
+    assert (report.tally.updated, report.tally.unchanged) == (1, 5)
+    with database.session() as session:
+        item = session.get(Item, "knowledge:5")
+        assert item is not None
+        assert (item.status, item.current_revision) == ("approved", 1)
+        assert item.meta == {"名称": "证券从业资格"}
+        [event] = read_audit(session, target="knowledge:5", actions=["metadata"])
+        assert event.changes["meta"] == [{"名称": "银行从业资格"}, {"名称": "证券从业资格"}]
+        [imported] = read_audit(session, target="knowledge.json", actions=["import"])[-1:]
+        assert imported.changes["metadata_updated"] == ["knowledge:5"]
+    again = import_files(database, [path]).files[0]
+    assert (again.metadata_updated, again.tally.unchanged) == ([], 6)
+
+
+def test_the_summary_and_json_list_metadata_changes_of_judged_items(
+    tmp_path: Path, db_path: Path
+) -> None:
+    def line(source_ref: str, meta: dict[str, str]) -> str:
+        record = {"id": "gen:1", "kind": "single", "prompt": "Which tool is monetary policy?",
+                  "choices": {"A": "reserve ratio", "B": "tariffs"}, "key": "A",
+                  "source_ref": source_ref, "meta": meta}  # fmt: skip
+        return json.dumps(record) + "\n"
+
+    path = tmp_path / "gen.jsonl"
+    path.write_text(line("article a01", {"model": "m1"}), encoding="utf-8")
+    assert run(db_path, "import", str(path)).exit_code == 0
+    database = open_database(db_path)
+    submit_judgment(
+        database, "ann", "gen:1", revision_number=None, blind_answer="A", verdict="keep"
+    )
+    database.dispose()
+
+    path.write_text(line("article a02", {"model": "m1"}), encoding="utf-8")
+    summary = run(db_path, "import", str(path))
+    assert summary.exit_code == 0, summary.output
+    assert "metadata updated" in summary.stdout and "gen:1" in summary.stdout
+    path.write_text(line("article a02", {"model": "m2"}), encoding="utf-8")
+    listed = run(db_path, "import", str(path), "--json")
+    assert listed.exit_code == 0, listed.output
+    [file_summary] = json.loads(listed.stdout)
+    assert file_summary["metadata_updated"] == ["gen:1"] and file_summary["revised"] == []
+    database = open_database(db_path)
+    with database.session() as session:
+        item = session.get(Item, "gen:1")
+        assert item is not None and (item.source_ref, item.meta) == ("article a02", {"model": "m2"})
+        assert item.current_revision == 1 and item.status != "pending"
+        changes = [e.changes for e in read_audit(session, target="gen:1", actions=["metadata"])]
+    database.dispose()
+    assert [sorted(set(c) - {"note"}) for c in changes] == [["source_ref"], ["meta"]]
+    assert changes[0]["source_ref"] == ["article a01", "article a02"]
 
 
 def test_a_jsonl_record_never_rewrites_another_sources_item(
@@ -597,6 +666,53 @@ def test_another_programs_sqlite_file_is_refused_unchanged(tmp_path: Path) -> No
         assert_one_line_error(run(foreign, *args), "not a vetbench database")
     assert foreign.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["other.db"]
+
+
+FUTURE_REVISION = "0042_from_a_newer_vetbench"
+
+
+def stamp_future_revision(url: str) -> None:
+    database = open_database(url)
+    with database.engine.begin() as connection:
+        connection.execute(
+            sa_text("UPDATE alembic_version SET version_num = :revision"),
+            {"revision": FUTURE_REVISION},
+        )
+    database.dispose()
+
+
+def stamped(url: str) -> list[str]:
+    database = open_database(url, migrate=False)
+    with database.engine.connect() as connection:
+        versions = connection.execute(sa_text("SELECT version_num FROM alembic_version"))
+        found = [str(version) for (version,) in versions]
+    database.dispose()
+    return found
+
+
+def test_a_database_from_a_newer_vetbench_is_one_line_and_left_unchanged(
+    database_url: str,
+) -> None:
+    """A schema revision this code does not know (a newer vetbench, another branch) used to
+    end in Alembic's traceback: now one line naming the revision, and nothing written."""
+    stamp_future_revision(database_url)
+    with pytest.raises(UnknownSchema, match=FUTURE_REVISION):
+        open_database(database_url)
+    for args in (("stats",), ("import", str(ORDERING_CSV)), ("init",)):
+        assert_one_line_error(run(database_url, *args), FUTURE_REVISION, "upgrade vetbench")
+    assert stamped(database_url) == [FUTURE_REVISION]
+
+
+def test_a_read_only_database_from_a_newer_vetbench_says_so_too(
+    tmp_path: Path, mounted_tmpfs: Path
+) -> None:
+    made = tmp_path / "newer.db"
+    stamp_future_revision(str(made))
+    db = mounted_tmpfs / "newer.db"
+    db.write_bytes(made.read_bytes())
+    remount_read_only(mounted_tmpfs)
+    line = assert_one_line_error(run(db, "stats"), FUTURE_REVISION, "upgrade vetbench")
+    assert "needs a schema upgrade" not in line
 
 
 # --- 11. small things -------------------------------------------------------------------------

@@ -119,6 +119,11 @@ def _echo_file_report(report: FileReport) -> None:
             f"  back to review, their judgments and decisions kept in the history "
             f"({len(report.back_to_review)}): {_id_list(report.back_to_review)}"
         )
+    if report.metadata_updated:
+        click.echo(
+            f"  metadata updated (meta, source_ref, language; no new revision, status kept) "
+            f"({len(report.metadata_updated)}): {_id_list(report.metadata_updated)}"
+        )
 
 
 def _echo_import_summary(report: ImportReport) -> None:
@@ -151,6 +156,7 @@ def _import_json(report: ImportReport) -> list[dict[str, Any]]:
             "error": file.error,
             "problems": file.problems,
             "notes": file.notes,
+            "metadata_updated": file.metadata_updated,
         }
         for file in report.files
     ]
