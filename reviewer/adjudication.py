@@ -30,9 +30,10 @@ from db.items import ItemSnapshot, add_revision, locked_item
 from db.models import Decision, Item, ItemRevision, Judgment, Person, utcnow
 from db.people import PermissionDenied, require_lead
 from db.rows import copied_fields, from_row, row_reader
+from db.settings import get_int_setting
 from db.vocabulary import DecisionReason, ItemKind, ItemStatus, Verdict
 from reviewer.bulk_reads import collector_paused
-from reviewer.item_status import refresh_item_status
+from reviewer.item_status import active_judgments_of, refresh_item_status, status_from_judgments
 from reviewer.judging import JudgmentView
 from reviewer.revisions import RevisionSummary
 
@@ -366,7 +367,10 @@ def approve_agreed(
     """Approve every agreed item with its current key, in one transaction; returns how many.
 
     The set is read inside the write transaction, so an item that stopped being
-    agreed since the lead saw the count is not approved.
+    agreed since the lead saw the count is not approved.  The status column is only a
+    cache: each item's judgments are read again and only items they show agreed are
+    approved (a status set by hand, say with psql, approves nothing; such an item gets
+    its status back from its judgments).
     """
     with db.transaction() as session:
         lead = require_lead(session, lead_name.strip())
@@ -375,11 +379,22 @@ def approve_agreed(
             col(ItemRevision.item_id) == col(Item.id),
             col(ItemRevision.number) == col(Item.current_revision),
         )
-        rows = session.execute(
+        listed = session.execute(
             select(col(Item.id), col(Item.current_revision), col(ItemRevision.key))
             .join(ItemRevision, current)
             .where(*agreed)
         ).all()
+        judgments = active_judgments_of(
+            session, {item_id: revision for item_id, revision, _key in listed}
+        )
+        overlap = get_int_setting(session, "overlap")
+        rows = [
+            (item_id, revision, key)
+            for item_id, revision, key in listed
+            if status_from_judgments(judgments.get(item_id, []), key, overlap) is ItemStatus.AGREED
+        ]
+        for item_id, _revision, _key in set(listed) - set(rows):
+            refresh_item_status(session, item_id, overlap)
         if not rows:
             return 0
         now = utcnow()
@@ -419,10 +434,13 @@ def approve_agreed(
             ],
         )
         # These decisions are now the newest, so the status rule gives approved.
-        session.execute(
-            update(Item).where(*agreed).values(status=ItemStatus.APPROVED.value),
-            execution_options={"synchronize_session": False},
-        )
+        for chunk in _chunks([item_id for item_id, _revision, _key in rows]):
+            session.execute(
+                update(Item)
+                .where(col(Item.id).in_(chunk))
+                .values(status=ItemStatus.APPROVED.value),
+                execution_options={"synchronize_session": False},
+            )
         return len(rows)
 
 

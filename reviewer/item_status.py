@@ -11,6 +11,8 @@ the same transaction as every change that can move it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from sqlmodel import Session, col, select
 
 from db.decisions import latest_decision
@@ -18,7 +20,15 @@ from db.models import Item, ItemRevision, Judgment
 from db.settings import get_int_setting
 from db.vocabulary import ItemStatus, Verdict
 
-__all__ = ["active_judgments", "latest_decision", "refresh_item_status", "status_from_judgments"]
+__all__ = [
+    "active_judgments",
+    "active_judgments_of",
+    "latest_decision",
+    "refresh_item_status",
+    "status_from_judgments",
+]
+
+_CHUNK = 500  # ids per IN list: well under SQLite's and PostgreSQL's parameter limits
 
 
 def active_judgments(session: Session, item_id: str, revision_number: int) -> list[Judgment]:
@@ -27,22 +37,37 @@ def active_judgments(session: Session, item_id: str, revision_number: int) -> li
     Calibration judgments (of a gold item, ``gold_id`` set) are left out: they measure
     the annotator against the known answer and never move the item's status.
     """
-    rows = session.exec(
-        select(Judgment)
-        .where(
-            Judgment.item_id == item_id,
-            Judgment.revision_number == revision_number,
-            col(Judgment.retracted).is_(False),
-            col(Judgment.gold_id).is_(None),
-        )
-        .order_by(col(Judgment.created_at), col(Judgment.id))
-    ).all()
-    latest: dict[int, Judgment] = {}
-    for judgment in rows:
-        latest[judgment.annotator_id] = judgment
+    return active_judgments_of(session, {item_id: revision_number}).get(item_id, [])
+
+
+def active_judgments_of(
+    session: Session, revisions: Mapping[str, int]
+) -> dict[str, list[Judgment]]:
+    """``active_judgments`` for many items at once: item id -> revision number in,
+    item id -> its judgments out (items without any are left out)."""
+    by_item: dict[str, dict[int, Judgment]] = {}
+    ids = list(revisions)
+    for start in range(0, len(ids), _CHUNK):
+        rows = session.exec(
+            select(Judgment)
+            .where(
+                col(Judgment.item_id).in_(ids[start : start + _CHUNK]),
+                col(Judgment.retracted).is_(False),
+                col(Judgment.gold_id).is_(None),
+            )
+            .order_by(col(Judgment.created_at), col(Judgment.id))
+        ).all()
+        for judgment in rows:
+            if judgment.revision_number == revisions[judgment.item_id]:
+                by_item.setdefault(judgment.item_id, {})[judgment.annotator_id] = judgment
     # SQLite hands back naive UTC times while rows added in this session hold aware
     # ones; compare both as naive UTC.
-    return sorted(latest.values(), key=lambda j: (j.created_at.replace(tzinfo=None), j.id or 0))
+    return {
+        item_id: sorted(
+            latest.values(), key=lambda j: (j.created_at.replace(tzinfo=None), j.id or 0)
+        )
+        for item_id, latest in by_item.items()
+    }
 
 
 def status_from_judgments(judgments: list[Judgment], key: str, overlap: int) -> ItemStatus:

@@ -8,6 +8,7 @@ import json
 import pytest
 from click.testing import CliRunner
 from helpers import EXPLANATION, store_item, store_person
+from sqlalchemy import update
 from sqlmodel import col, select
 
 from db.items import get_item, get_revisions
@@ -87,6 +88,28 @@ def test_approve_agreed_in_one_action(team) -> None:  # type: ignore[no-untyped-
     ]
     assert len(events) == 2 and events[0].actor == "lea"
     assert approve_agreed(team, "lea") == 0  # nothing left
+
+
+def test_approve_agreed_reads_the_judgments_not_the_status_column(team) -> None:  # type: ignore[no-untyped-def]
+    """A status set to agreed by hand (psql, a script) approves nothing: the judgments
+    decide, and the item gets its real status back."""
+    judge(team, "ann", "o:1", "DACB")
+    judge(team, "bo", "o:1", "DACB")
+    judge(team, "ann", "o:2", "DACB", "flawed", comment="event C is unclear")
+    judge(team, "bo", "o:2", "DACB")
+    judge(team, "ann", "o:3", "DACB")  # one judgment of two: still in review
+    with team.transaction() as session:
+        session.execute(
+            update(Item).where(col(Item.id).in_(["o:2", "o:3"])).values(status="agreed")
+        )
+    assert approve_agreed(team, "lea") == 1
+    assert [status_of(team, i) for i in ("o:1", "o:2", "o:3")] == [
+        "approved",
+        "conflict",
+        "in_review",
+    ]
+    with team.session() as session:
+        assert [d.item_id for d in session.exec(select(Decision))] == ["o:1"]
 
 
 def test_decide_with_corrected_key_makes_a_new_revision(team) -> None:  # type: ignore[no-untyped-def]
