@@ -5,7 +5,8 @@ refactoring must not rename, drop or reorder a key; a new key is added after the
 existing ones, documented, and recorded here.  Each output is flattened to
 ``path: type`` lines (``run.model: str``, ``accuracy_ci[]: float``; a list contributes
 the lines of all its elements) and compared, in order, with the structure recorded here.
-The runs come through the real CLI, from a real OpenAI-compatible HTTP server on 127.0.0.1.
+The runs come through the real CLI, from a real OpenAI-compatible HTTP server on 127.0.0.1;
+the review outputs from a review built with the real commands on a real SQLite file.
 """
 
 from __future__ import annotations
@@ -349,6 +350,19 @@ GENERATION_SUMMARY = [
     "failures[]: str",
 ]
 
+REJECTS_JSON = [
+    "[].id: str",
+    "[].source: str",
+    "[].article_id: str",
+    "[].sample_index: int",
+    "[].kind: str",
+    "[].model: str",
+    "[].prompt_hash: str",
+    "[].reason: str",
+    "[].raw_response: str",
+    "[].created_at: str",
+]
+
 
 # ------------------------------------------------------------------ the runs
 
@@ -463,3 +477,337 @@ def test_generate_json(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         )
     assert result.exit_code == 1  # the failed request: run the command again to retry it
     assert flattened(as_json(result)) == GENERATION_SUMMARY
+    rejects = as_json(vetbench(str(db_path), "rejects", "--json"))
+    assert flattened(rejects) == REJECTS_JSON
+
+
+# ------------------------------------------------------------------ reviewing
+
+ECON_CSV = ROOT / "fixtures" / "econ_ordering.csv"
+GUIDELINES_MD = ROOT / "fixtures" / "guidelines.md"
+
+
+@pytest.fixture(scope="module")
+def reviewed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A review built with the real commands: the EconLogicQA fixture imported, a lead
+    (lena) and two annotators, guidelines, judgments that agree, disagree and miss the
+    key, an approval, and a gold item judged once.  Returns the database and the
+    ``import``, ``judge`` and ``gold list`` outputs that only these steps print."""
+    url = str(tmp_path_factory.mktemp("reviewed") / "review.db")
+    outputs: dict[str, Any] = {"url": url}
+    outputs["import"] = as_json(vetbench(url, "import", str(ECON_CSV), "--json"))
+    vetbench(url, "users", "add", "lena", "--role", "lead")
+    for annotator in ("ann", "bo"):
+        vetbench(url, "users", "add", annotator)
+    vetbench(url, "guidelines", "set", str(GUIDELINES_MD), "--as", "lena")
+
+    def judge(annotator: str, item: str, answer: str, verdict: str, *extra: str) -> Any:
+        arguments = ("--answer", answer, "--verdict", verdict, "--seconds", "30", *extra)
+        return as_json(vetbench(url, "judge", item, "--as", annotator, *arguments, "--json"))
+
+    outputs["judge"] = judge("ann", "econ_ordering:1", "B,A,D,C", "keep")
+    judge("bo", "econ_ordering:1", "B,A,D,C", "keep")
+    judge("ann", "econ_ordering:2", "C,A,B,D", "keep")
+    judge("bo", "econ_ordering:2", "A,C,B,D", "flawed", "--comment", "two orders work")
+    judge("ann", "econ_ordering:3", "C,D,B,A", "keep")
+    judge("bo", "econ_ordering:3", "C,D,B,A", "ambiguous", "--alt", "D,C,B,A")
+    for annotator in ("ann", "bo"):  # both agree on an answer that is not the key
+        judge(annotator, "econ_ordering:4", "A,B,C,D", "keep")
+    vetbench(url, "decide", "econ_ordering:1", "--status", "approved", "--as", "lena")
+    vetbench(
+        url,
+        "gold",
+        "add",
+        "econ_ordering:5",
+        "--verdict",
+        "keep",
+        "--answer",
+        "C,D,A,B",
+        "--as",
+        "lena",
+    )
+    judge("ann", "econ_ordering:5", "C,D,A,B", "keep")
+    outputs["gold"] = as_json(vetbench(url, "gold", "list", "--json"))
+    return outputs
+
+
+IMPORT_JSON = [
+    "[].path: str",
+    "[].format: str",
+    "[].source: str",
+    "[].stored: bool",
+    "[].records: int",
+    "[].invalid: int",
+    "[].added: int",
+    "[].updated: int",
+    "[].unchanged: int",
+    "[].duplicates: int",
+    "[].revised: []",
+    "[].back_to_review: []",
+    "[].error: null",
+    "[].problems: []",
+    "[].notes: []",
+    "[].metadata_updated: []",
+]
+
+JUDGE_JSON = [
+    "judgment_id: int",
+    "item_id: str",
+    "revision: int",
+    "annotator: str",
+    "verdict: str",
+    "blind_answer: str",
+    "matches_key: bool",
+    "item_status: str",
+]
+
+FLAG_COUNTS = [
+    f"by_flag.{name}: int"
+    for name in (
+        "duplicate",
+        "needs-media",
+        "html",
+        "key-mismatch",
+        "order-leak",
+        "model-disagrees",
+        "second-opinion",
+    )
+]
+
+STATS_JSON = [
+    "items: int",
+    "by_kind.ordering: int",
+    "by_status.approved: int",
+    "by_status.conflict: int",
+    "by_status.pending: int",
+    "by_source.econ_ordering: int",
+    "judgments: int",
+    "retracted_judgments: int",
+    "suspected_duplicates: int",
+    "revisions: int",
+    "decisions: int",
+    "people: int",
+    "people_by_role.annotator: int",
+    "people_by_role.lead: int",
+    *FLAG_COUNTS,
+]
+
+USERS_JSON = ["[].name: str", "[].role: str", "[].created_at: str"]
+
+AUDIT_JSON = [
+    "[].id: int",
+    "[].at: str",
+    "[].person: str",
+    "[].action: str",
+    "[].target: str",
+    # what a judgment records; every action records its own changes
+    "[].changes.judgment_id: int",
+    "[].changes.revision: int",
+    "[].changes.verdict: str",
+    "[].changes.blind_answer: str",
+    "[].changes.guidelines_version: int",
+    "[].os_login: str",
+    "[].host: str",
+    "[].db_role: null",
+]
+
+GUIDELINES_JSON = [
+    "[].version: int",
+    "[].author: str",
+    "[].file: str",
+    "[].sha256: str",
+    "[].characters: int",
+    "[].created_at: str",
+]
+
+GOLD_JSON = [
+    "[].item_id: str",
+    "[].revision: int",
+    "[].current_revision: int",
+    "[].verdict: str",
+    "[].answer: str",
+    "[].note: str",
+    "[].marked_by: str",
+    "[].marked_at: str",
+    "[].removed_at: null",
+    "[].removed_by: null",
+]
+
+CONFLICT_JUDGMENT = [
+    "annotator: str",
+    "revision: int",
+    "blind_answer: str",
+    "verdict: str",
+    "alternative_orders: []",  # the first judgment gives none; a later one does
+    "corrected_key: null",
+    "duplicate_of: null",
+    "comment: str",
+    "seconds: float",
+    "created_at: str",
+    "matches_key: bool",
+]
+
+CONFLICTS_JSON = [
+    "[].id: str",
+    "[].kind: str",
+    "[].source: str",
+    "[].status: str",
+    "[].revision: int",
+    "[].prompt: str",
+    *[f"[].choices.{label}: str" for label in "ABCD"],
+    "[].key: str",
+    "[].explanation: str",
+    "[].disagreements[]: str",
+    *under("[].judgments[].", CONFLICT_JUDGMENT),
+    "[].earlier_judgments: []",
+    "[].earlier_revisions: []",
+    "[].decisions: []",
+    "[].judgments[].alternative_orders[]: str",
+]
+
+
+def figure(path: str, *, interval: bool = False) -> list[str]:
+    """One agreement figure: its value, its bootstrap interval (or null), what it is over."""
+    return [
+        f"{path}.value: float",
+        f"{path}.ci95{'[]: float' if interval else ': null'}",
+        f"{path}.n: int",
+    ]
+
+
+def agreement_figures(*, detailed: bool, lead: bool = True) -> list[str]:
+    """``figures_json``: the whole report's (``detailed``) or one kind's or source's."""
+    lines = [
+        "judgments: int",
+        "items_judged: int",
+        "items_compared: int",
+        "annotators: int",
+        *figure("krippendorff_alpha.verdict", interval=True),
+        *figure("krippendorff_alpha.verdict_keep_drop", interval=True),
+        *figure("krippendorff_alpha.answer.ordering", interval=True),
+        "krippendorff_alpha.answer.ordering.distance: str",
+        *figure("fleiss_kappa.verdict", interval=True),
+        "fleiss_kappa.verdict.raters: int",
+        *figure("fleiss_kappa.verdict_keep_drop", interval=True),
+        "fleiss_kappa.verdict_keep_drop.raters: int",
+        *figure("percent_agreement.verdict"),
+        *figure("percent_agreement.verdict_keep_drop"),
+        *figure("percent_agreement.answer"),
+        *figure("exact_order_agreement"),
+        *figure("mean_kendall_tau"),
+        *figure("kendall_w"),
+    ]
+    if detailed:
+        lines += [
+            *[
+                f"kendall_w.items[].{key}"
+                for key in ("item_id: str", "revision: int", "w: float", "raters: int")
+            ],
+        ]
+    lines += figure("key_agreement")
+    if detailed:
+        lines += [
+            f"key_agreement.items_below_full[].{key}"
+            for key in (
+                "item_id: str",
+                "revision: int",
+                "kind: str",
+                "key: str",
+                "share: float",
+                "judgments: int",
+            )
+        ]
+    if detailed and lead:
+        lines += [
+            f"likely_wrong_keys[].{key}"
+            for key in (
+                "item_id: str",
+                "revision: int",
+                "kind: str",
+                "source: str",
+                "key: str",
+                "agreed_answer: str",
+                "annotators: int",
+                "is_current: bool",
+                "decision: str",
+            )
+        ]
+    else:
+        lines.append("likely_wrong_keys: int")  # a count for those who may not see answers
+    if detailed:
+        for coding in ("verdict", "verdict_keep_drop"):
+            lines += [
+                f"cohen_kappa.{coding}[].annotators[]: str",
+                *figure(f"cohen_kappa.{coding}[]", interval=True),
+            ]
+    return lines
+
+
+def agreement_json(*, lead: bool) -> list[str]:
+    breakdown = agreement_figures(detailed=False)
+    return [
+        *agreement_figures(detailed=True, lead=lead),
+        "per_annotator[].name: str",
+        "per_annotator[].judgments: int",
+        *figure("per_annotator[].verdict_agreement"),
+        *figure("per_annotator[].answer_agreement"),
+        *figure("per_annotator[].key_agreement"),
+        *figure("per_annotator[].decision_agreement"),
+        "per_annotator[].median_seconds: float",
+        "per_annotator[].verdicts.keep: int",
+        *figure("per_annotator[].keep_rate"),
+        "per_annotator[].verdicts.ambiguous: int",  # bo's verdicts come second
+        "per_annotator[].verdicts.flawed: int",
+        *under("by_kind.ordering.", breakdown),
+        *under("by_source.econ_ordering.", breakdown),
+        "bootstrap.resamples: int",
+        "bootstrap.seed: int",
+        "bootstrap.method: str",
+        "filters.kind[]: str",
+        "gold_accuracy[].name: str",
+        "gold_accuracy[].judged: int",
+        *figure("gold_accuracy[].accuracy"),
+        *figure("gold_accuracy[].answer"),
+        *figure("gold_accuracy[].verdict"),
+        "notes: []",
+    ]
+
+
+def test_import_json(reviewed: dict[str, Any]) -> None:
+    assert flattened(reviewed["import"]) == IMPORT_JSON
+
+
+def test_judge_json(reviewed: dict[str, Any]) -> None:
+    assert flattened(reviewed["judge"]) == JUDGE_JSON
+
+
+def test_gold_list_json(reviewed: dict[str, Any]) -> None:
+    assert flattened(reviewed["gold"]) == GOLD_JSON
+
+
+@pytest.mark.parametrize(
+    ("arguments", "structure"),
+    [
+        (("stats",), STATS_JSON),
+        (("users", "list"), USERS_JSON),
+        (("audit", "--item", "econ_ordering:2"), AUDIT_JSON),
+        (("guidelines", "list"), GUIDELINES_JSON),
+        (("conflicts", "--as", "lena"), CONFLICTS_JSON),
+        (("agreement", "--kind", "ordering", "--as", "lena"), agreement_json(lead=True)),
+        (("agreement", "--kind", "ordering", "--as", "ann"), agreement_json(lead=False)),
+    ],
+    ids=[
+        "stats",
+        "users-list",
+        "audit",
+        "guidelines-list",
+        "conflicts",
+        "agreement-lead",
+        "agreement",
+    ],
+)
+def test_review_json(
+    reviewed: dict[str, Any], arguments: tuple[str, ...], structure: list[str]
+) -> None:
+    output = as_json(vetbench(reviewed["url"], *arguments, "--json"))
+    assert flattened(output) == structure
