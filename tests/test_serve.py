@@ -22,9 +22,10 @@ from pathlib import Path
 
 import psutil
 import pytest
-from helpers import store_item, stored_judgments
+from helpers import store_item, store_person, stored_judgments
 
 from db.engine import open_database
+from db.vocabulary import Role
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -139,6 +140,21 @@ def test_serve_refuses_a_database_it_cannot_open(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert result.stderr.startswith("error: cannot connect to postgresql+psycopg://nobody@")
     assert len(result.stderr.splitlines()) == 1
+
+
+def test_serve_refuses_an_unknown_name_before_it_listens(one_item_db: Path) -> None:
+    """`serve --as lenna` on a database that knows lena: one line naming lena, no server."""
+    store_person(open_database(one_item_db), "lena", Role.LEAD)
+    result = subprocess.run(
+        [sys.executable, "-m", "reviewer.cli", "--db", str(one_item_db), "serve", "--as", "lenna"],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert len(result.stderr.splitlines()) == 1 and "lena" in result.stderr
+    assert result.stderr.startswith("error: ")
 
 
 @pytest.mark.slow

@@ -15,7 +15,8 @@ import sys
 
 import click
 
-from reviewer.cli.common import default_user, fail, open_db
+from reviewer.cli.common import open_db
+from reviewer.cli.identity import acting_person
 
 DB_ENV_VAR = "VETBENCH_DB"  # db.engine.DB_ENV_VAR; not imported here to keep --help instant
 
@@ -35,8 +36,8 @@ DB_ENV_VAR = "VETBENCH_DB"  # db.engine.DB_ENV_VAR; not imported here to keep --
     "name",
     default=None,
     metavar="NAME",
-    help="Who judges in this app (default: your login name). New names are registered as "
-    "annotators.",
+    help="Who judges in this app (default: your login name). An unknown name is refused, as "
+    "by `review`: register people with `users add`.",
 )
 @click.option(
     "--public-url",
@@ -56,9 +57,9 @@ def serve(
     from textual_serve.server import Server
 
     db = open_db(ctx)  # a bad --db fails here, once, not in every browser tab
-    who = (name if name is not None else default_user()).strip()
-    if not who:
-        fail("--as needs a name")
+    # The same identity rule as `review`, checked once here: an unknown or mistyped name
+    # is one line now, not an error page in every browser tab.
+    who = acting_person(ctx, name).name
     # The apps get the database through the environment, not their command line,
     # where a PostgreSQL password would show in the process list.
     os.environ[DB_ENV_VAR] = db.url.render_as_string(hide_password=False)
