@@ -282,8 +282,11 @@ class ScreenHost(App[None]):
 
 
 async def wait_until(pilot: Pilot[None], condition: Callable[[], bool], what: str) -> None:
-    """Let the app run until ``condition()`` holds (at most 30 s), else fail naming ``what``."""
-    for _ in range(600):
+    """Let the app run until ``condition()`` holds, else fail naming ``what``.
+
+    The limit (60 s) is a deadline for a stuck app, not a measure of speed: a loaded CI
+    machine can take many seconds to read a queue."""
+    for _ in range(1200):
         if condition():
             return
         await pilot.pause(0.05)

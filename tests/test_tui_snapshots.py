@@ -481,12 +481,21 @@ def conflicts_read(pilot: Pilot[None]) -> bool:
 
 
 def adjudication(*keys: str) -> Callable[[Pilot[None]], Awaitable[None]]:
+    """Wait for the conflict queue, press ``keys``; with keys, wait for the dialog they open.
+
+    A dialog can come a worker and a message later (approve-agreed counts first), so
+    the picture is taken once it is the screen on top, not after a fixed number of
+    frames: on a loaded machine those are not enough."""
+
     async def then(pilot: Pilot[None]) -> None:
         await wait_until(pilot, lambda: conflicts_read(pilot), "the conflict queue")
+        depth = len(pilot.app.screen_stack)
         for key in keys:
             await pilot.press(key)
             await pilot.pause()
         await pilot.app.workers.wait_for_complete()
+        if keys:
+            await wait_until(pilot, lambda: len(pilot.app.screen_stack) > depth, "the dialog")
         await pilot.pause()
 
     return then

@@ -56,6 +56,7 @@ VERDICT_REASON: dict[str, DecisionReason] = {
     Verdict.DUPLICATE: DecisionReason.DUPLICATE,
 }
 PREVIEW_CHARS = 40
+QUEUE_COLUMNS = ("item", "score", "kind", "source", "why")
 NO_ROWS = "__none__"  # the key of the "none" row of an empty table
 QUEUE_PAGE = 500  # conflicts listed at once; the rest follow as these are resolved
 
@@ -303,7 +304,7 @@ class AdjudicationScreen(Screen[None]):
 
     def on_mount(self) -> None:
         apply_size_classes(self)
-        self.query_one("#queue", DataTable).add_columns("item", "score", "kind", "source", "why")
+        self.query_one("#queue", DataTable).add_columns(*QUEUE_COLUMNS)
         self.query_one("#judgments", CaseJudgments).border_title = "Judgments"
         self.load_queue()
 
@@ -482,21 +483,29 @@ class AdjudicationScreen(Screen[None]):
         previous = self.current.item.id if self.current else None
         self.cases = {case.item.id: case for case in message.cases}
         self.scores = message.scores
-        table.clear()
+        rows: list[tuple[str, tuple[Text, ...]]] = []
         if not message.cases:
-            table.add_row(Text("none", style="dim"), "", "", "", key=NO_ROWS)
+            rows.append((NO_ROWS, (Text("none", style="dim"), *[Text()] * 4)))
         for case in message.cases:
             item = case.item
             why = "; ".join(case.disagreements) or "—"
             entry = message.scores.get(item.id)
-            table.add_row(
+            cells = (
                 literal(item.id),
                 Text(f"{entry.score:.1f}" if entry else "—", justify="right"),
                 literal(item.kind.value),
                 literal(item.source),
                 literal(why if len(why) <= PREVIEW_CHARS else why[: PREVIEW_CHARS - 1] + "…"),
-                key=item.id,
             )
+            rows.append((item.id, cells))
+        # Columns sized here, with the rows, rather than by the table when it is next
+        # idle: the queue never shows header-wide columns that jump a moment later.
+        table.clear(columns=True)
+        for index, label in enumerate(QUEUE_COLUMNS):
+            width = max([len(label), *(listed[index].cell_len for _key, listed in rows)])
+            table.add_column(label, width=width)
+        for key, row_cells in rows:
+            table.add_row(*row_cells, key=key)
         shown = (
             f" (the first {len(message.cases):,} listed)"
             if message.conflicts > len(message.cases)
