@@ -16,14 +16,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, insert
+from sqlalchemy import ColumnElement, insert
 from sqlmodel import Session, col, select
 from sqlmodel.sql.expression import Select
 
 from db.audit import record_audit
 from db.flag_rules import RevisionText
 from db.flags import flag_revisions, flagged_condition
-from db.models import Item, ItemRevision, utcnow
+from db.models import Item, ItemRevision, is_current_revision, utcnow
 from db.validation import ItemDraft
 from db.vocabulary import ItemKind, ItemStatus
 
@@ -75,13 +75,7 @@ def snapshot(item: Item, revision: ItemRevision) -> ItemSnapshot:
 
 def _current_join() -> Select[Item, ItemRevision]:
     """Items joined with their current revision."""
-    return select(Item, ItemRevision).join(
-        ItemRevision,
-        and_(
-            col(ItemRevision.item_id) == col(Item.id),
-            col(ItemRevision.number) == col(Item.current_revision),
-        ),
-    )
+    return select(Item, ItemRevision).join(ItemRevision, is_current_revision())
 
 
 def locked_item(session: Session, item_id: str) -> ItemSnapshot | None:

@@ -29,7 +29,7 @@ from sqlalchemy import BindParameter, ColumnElement, Connection, Select, bindpar
 from sqlmodel import Session, col
 
 from db.formats.cflue import EXAM_NAME
-from db.models import Item, ItemRevision
+from db.models import Item, ItemRevision, is_current_revision
 
 __all__ = [
     "EXAM_NAME",
@@ -304,12 +304,9 @@ def _sqlite_matches(terms: list[str]) -> Select[str]:
 
 def _revision_scan(terms: list[str]) -> Select[str]:
     """No index (an old SQLite): every term somewhere in the current revision's text."""
-    from sqlalchemy import String, and_, cast, func, or_
+    from sqlalchemy import String, cast, func, or_
 
-    current = and_(
-        col(ItemRevision.item_id) == col(Item.id),
-        col(ItemRevision.number) == col(Item.current_revision),
-    )
+    current = is_current_revision()
     fields = (
         col(ItemRevision.prompt),
         cast(col(ItemRevision.choices), String),

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Result, and_, insert, update
+from sqlalchemy import ColumnElement, Result, insert, update
 from sqlmodel import Session, SQLModel, col, func, select
 
 from db.answers import AnswerError, format_answer, parse_answer
@@ -27,7 +27,7 @@ from db.audit import record_audit, record_audits
 from db.decisions import in_force, latest_decision
 from db.engine import Database
 from db.items import ItemSnapshot, add_revision, locked_item
-from db.models import Decision, Item, ItemRevision, Judgment, Person, utcnow
+from db.models import Decision, Item, ItemRevision, Judgment, Person, is_current_revision, utcnow
 from db.people import PermissionDenied, require_lead
 from db.rows import copied_fields, from_row, row_reader
 from db.settings import get_int_setting
@@ -375,10 +375,7 @@ def approve_agreed(
     with db.transaction() as session:
         lead = require_lead(session, lead_name.strip())
         agreed = _item_filters(ItemStatus.AGREED, kinds, sources)
-        current = and_(
-            col(ItemRevision.item_id) == col(Item.id),
-            col(ItemRevision.number) == col(Item.current_revision),
-        )
+        current = is_current_revision()
         listed = session.execute(
             select(col(Item.id), col(Item.current_revision), col(ItemRevision.key))
             .join(ItemRevision, current)

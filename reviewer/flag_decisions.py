@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import ColumnElement, and_, insert, select, update
+from sqlalchemy import ColumnElement, insert, select, update
 from sqlmodel import col
 
 from db.audit import record_audits
 from db.engine import Database
 from db.flags import flagged_condition
-from db.models import Decision, Item, ItemRevision, utcnow
+from db.models import Decision, Item, ItemRevision, is_current_revision, utcnow
 from db.people import require_lead
 from db.vocabulary import UNDECIDED_STATUSES, DecisionReason, FlagName, ItemStatus
 from reviewer.adjudication import AdjudicationError, parse_reason
@@ -95,10 +95,7 @@ def decide_flagged(
     with db.transaction() as session:
         lead = require_lead(session, lead_name.strip())
         conditions = _conditions(name, kinds, sources)
-        current = and_(
-            col(ItemRevision.item_id) == col(Item.id),
-            col(ItemRevision.number) == col(Item.current_revision),
-        )
+        current = is_current_revision()
         rows = session.execute(
             select(
                 col(Item.id), col(Item.status), col(Item.current_revision), col(ItemRevision.key)

@@ -43,7 +43,7 @@ from db.flags import ItemFlag, flagged_condition, revision_flags
 from db.gold import serving_gold
 from db.guidelines import current_guidelines_version
 from db.items import ItemSnapshot, get_item
-from db.models import Claim, GoldItem, Item, ItemRevision, Judgment, utcnow
+from db.models import Claim, GoldItem, Item, ItemRevision, Judgment, is_current_revision, utcnow
 from db.people import ensure_person
 from db.retry import retry_transient
 from db.rows import from_row
@@ -234,8 +234,7 @@ class ReviewQueue:
     def _written_by_me(self) -> ColumnElement[bool]:
         """The current revision is this annotator's own edit: they know its key, so not blind."""
         return exists().where(
-            col(ItemRevision.item_id) == col(Item.id),
-            col(ItemRevision.number) == col(Item.current_revision),
+            is_current_revision(),
             col(ItemRevision.author) == self.annotator,
         )
 

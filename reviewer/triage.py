@@ -25,7 +25,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from sqlalchemy import and_, select
+from sqlalchemy import select
 from sqlmodel import Session, col
 
 from db.answers import format_answer
@@ -33,7 +33,7 @@ from db.engine import Database
 from db.flags import ItemFlag, all_current_flags, current_flags
 from db.json_types import JsonObject
 from db.model_answers import ItemAnswers, model_answers
-from db.models import Item, ItemRevision, Judgment, Person
+from db.models import Item, ItemRevision, Judgment, Person, is_current_revision
 from db.vocabulary import (
     UNDECIDED_STATUSES,
     DecisionReason,
@@ -160,13 +160,7 @@ def _items(session: Session, statuses: Sequence[str] | None) -> dict[str, _ItemR
         col(Item.status),
         col(Item.current_revision),
         col(ItemRevision.key),
-    ).join(
-        ItemRevision,
-        and_(
-            col(ItemRevision.item_id) == col(Item.id),
-            col(ItemRevision.number) == col(Item.current_revision),
-        ),
-    )
+    ).join(ItemRevision, is_current_revision())
     if statuses:
         query = query.where(col(Item.status).in_(list(statuses)))
     return {
