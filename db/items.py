@@ -163,6 +163,32 @@ class NewRevision:
     provenance: dict[str, Any]
     created_at: datetime
 
+    @classmethod
+    def of_draft(
+        cls,
+        draft: ItemDraft,
+        *,
+        item_id: str,
+        number: int,
+        author: str,
+        change_note: str,
+        created_at: datetime,
+    ) -> NewRevision:
+        """The draft's text, key and provenance as revision ``number`` of ``item_id``."""
+        return cls(
+            item_id=item_id,
+            number=number,
+            kind=draft.kind,
+            prompt=draft.prompt,
+            choices=dict(draft.choices),
+            key=draft.key,
+            explanation=draft.explanation,
+            author=author,
+            change_note=change_note,
+            provenance=dict(draft.provenance),
+            created_at=created_at,
+        )
+
     @property
     def text(self) -> RevisionText:
         return RevisionText(self.kind, self.prompt, self.choices, self.key, self.explanation)
@@ -228,17 +254,12 @@ def add_item(
     store_revisions(
         session,
         [
-            NewRevision(
+            NewRevision.of_draft(
+                draft,
                 item_id=item_id,
                 number=1,
-                kind=draft.kind,
-                prompt=draft.prompt,
-                choices=dict(draft.choices),
-                key=draft.key,
-                explanation=draft.explanation,
                 author=author,
                 change_note="import" if not draft.provenance.get("model") else "generated",
-                provenance=dict(draft.provenance),
                 created_at=utcnow(),
             )
         ],
