@@ -114,6 +114,24 @@ def get_revisions(session: Session, item_id: str) -> list[ItemRevision]:
     )
 
 
+def item_conditions(
+    *,
+    statuses: Sequence[str] | None = None,
+    kinds: Sequence[str] | None = None,
+    sources: Sequence[str] | None = None,
+) -> list[ColumnElement[bool]]:
+    """Conditions on ``Item`` that keep these statuses, kinds and sources (each one
+    left out or empty: any)."""
+    conditions: list[ColumnElement[bool]] = []
+    if statuses:
+        conditions.append(col(Item.status).in_(list(statuses)))
+    if kinds:
+        conditions.append(col(Item.kind).in_(list(kinds)))
+    if sources:
+        conditions.append(col(Item.source).in_(list(sources)))
+    return conditions
+
+
 def iter_items(
     session: Session,
     *,
@@ -129,13 +147,9 @@ def iter_items(
     revision carries one of these); streamed in batches.
 
     ``where`` adds conditions on ``Item`` (a text search: ``db.search``)."""
-    query = _current_join().where(*where)
-    if statuses:
-        query = query.where(col(Item.status).in_(list(statuses)))
-    if kinds:
-        query = query.where(col(Item.kind).in_(list(kinds)))
-    if sources:
-        query = query.where(col(Item.source).in_(list(sources)))
+    query = _current_join().where(
+        *where, *item_conditions(statuses=statuses, kinds=kinds, sources=sources)
+    )
     if ids is not None:
         query = query.where(col(Item.id).in_(list(ids)))
     if flags:

@@ -26,7 +26,7 @@ from db.answers import AnswerError, format_answer, parse_answer
 from db.audit import record_audit, record_audits
 from db.decisions import in_force, latest_decision
 from db.engine import Database
-from db.items import ItemSnapshot, add_revision, locked_item
+from db.items import ItemSnapshot, add_revision, item_conditions, locked_item
 from db.models import Decision, Item, ItemRevision, Judgment, Person, is_current_revision, utcnow
 from db.people import PermissionDenied, require_lead
 from db.rows import copied_fields, from_row, row_reader
@@ -329,12 +329,7 @@ def undo_decision(db: Database, lead_name: str, item_id: str | None = None) -> D
 def _item_filters(
     status: str, kinds: Sequence[str] | None, sources: Sequence[str] | None
 ) -> list[ColumnElement[bool]]:
-    conditions = [col(Item.status) == status]
-    if kinds:
-        conditions.append(col(Item.kind).in_(list(kinds)))
-    if sources:
-        conditions.append(col(Item.source).in_(list(sources)))
-    return conditions
+    return [col(Item.status) == status, *item_conditions(kinds=kinds, sources=sources)]
 
 
 def count_status(

@@ -42,7 +42,7 @@ from db.engine import Database
 from db.flags import ItemFlag, flagged_condition, revision_flags
 from db.gold import serving_gold
 from db.guidelines import current_guidelines_version
-from db.items import ItemSnapshot, get_item
+from db.items import ItemSnapshot, get_item, item_conditions
 from db.models import Claim, GoldItem, Item, ItemRevision, Judgment, is_current_revision, utcnow
 from db.people import ensure_person
 from db.retry import retry_transient
@@ -111,11 +111,7 @@ class QueueFilter:
 
     def conditions(self, session: Session) -> list[ColumnElement[bool]]:
         """The restrictions as conditions on ``Item`` (statuses apart: the queue walks them)."""
-        conditions: list[ColumnElement[bool]] = []
-        if self.kinds:
-            conditions.append(col(Item.kind).in_(self.kinds))
-        if self.sources:
-            conditions.append(col(Item.source).in_(self.sources))
+        conditions = item_conditions(kinds=self.kinds, sources=self.sources)
         if self.exams:
             conditions.append(exam_condition(session, self.exams))
         if search_terms(self.text):

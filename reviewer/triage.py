@@ -31,6 +31,7 @@ from sqlmodel import Session, col
 from db.answers import format_answer
 from db.engine import Database
 from db.flags import ItemFlag, all_current_flags, current_flags
+from db.items import item_conditions
 from db.json_types import JsonObject
 from db.model_answers import ItemAnswers, model_answers
 from db.models import Item, ItemRevision, Judgment, Person, is_current_revision
@@ -161,8 +162,7 @@ def _items(session: Session, statuses: Sequence[str] | None) -> dict[str, _ItemR
         col(Item.current_revision),
         col(ItemRevision.key),
     ).join(ItemRevision, is_current_revision())
-    if statuses:
-        query = query.where(col(Item.status).in_(list(statuses)))
+    query = query.where(*item_conditions(statuses=statuses))
     return {
         item_id: _ItemRow(ItemKind(kind), status, revision, key)
         for item_id, kind, status, revision, key in session.execute(query)

@@ -13,14 +13,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import func
+from sqlalchemy import ColumnElement, func
 from sqlmodel import Session, col, select
 
 from db.engine import Database
 from db.formats import get_format
 from db.formats.base import RevisionRecord
 from db.formats.jsonl import FullItem
-from db.items import iter_items
+from db.items import item_conditions, iter_items
 from db.models import Item, ItemRevision
 from db.vocabulary import ItemStatus
 from evaluator.exports.atomic_write import WriteError, write_file
@@ -39,26 +39,20 @@ class ExportSummary:
     by_kind: dict[str, int]
 
 
+def _conditions(selection: Selection) -> list[ColumnElement[bool]]:
+    return item_conditions(
+        statuses=selection.statuses, kinds=selection.kinds, sources=selection.sources
+    )
+
+
 def count_by_kind(session: Session, selection: Selection) -> dict[str, int]:
-    query = select(Item.kind, func.count()).group_by(Item.kind)
-    if selection.statuses:
-        query = query.where(col(Item.status).in_(selection.statuses))
-    if selection.kinds:
-        query = query.where(col(Item.kind).in_(selection.kinds))
-    if selection.sources:
-        query = query.where(col(Item.source).in_(selection.sources))
+    query = select(Item.kind, func.count()).group_by(Item.kind).where(*_conditions(selection))
     return {kind: count for kind, count in session.execute(query)}
 
 
 def iter_full_items(session: Session, selection: Selection) -> Iterator[FullItem]:
     """Selected items with every revision, in creation order, loaded in batches."""
-    query = select(Item).order_by(col(Item.created_at), col(Item.id))
-    if selection.statuses:
-        query = query.where(col(Item.status).in_(selection.statuses))
-    if selection.kinds:
-        query = query.where(col(Item.kind).in_(selection.kinds))
-    if selection.sources:
-        query = query.where(col(Item.source).in_(selection.sources))
+    query = select(Item).where(*_conditions(selection)).order_by(col(Item.created_at), col(Item.id))
     batch: list[Item] = []
     for item in session.exec(query.execution_options(yield_per=_BATCH)):
         batch.append(item)
