@@ -22,6 +22,7 @@ from db.formats.base import RevisionRecord
 from db.formats.jsonl import FullItem
 from db.items import item_conditions, iter_items
 from db.models import Item, ItemRevision
+from db.rows import from_row
 from db.vocabulary import ItemStatus
 from evaluator.exports.atomic_write import WriteError, write_file
 from evaluator.exports.selection import ALL_STATUSES, DEFAULT_STATUS, ExportError, Selection
@@ -72,33 +73,12 @@ def _with_revisions(session: Session, items: list[Item]) -> Iterator[FullItem]:
     )
     for row in rows:
         revisions[row.item_id].append(
-            RevisionRecord(
-                number=row.number,
-                prompt=row.prompt,
-                choices=dict(row.choices),
-                key=row.key,
-                explanation=row.explanation,
-                author=row.author,
-                change_note=row.change_note,
-                provenance=dict(row.provenance),
-                created_at=row.created_at,
+            from_row(
+                RevisionRecord, row, choices=dict(row.choices), provenance=dict(row.provenance)
             )
         )
     for item in items:
-        yield FullItem(
-            id=item.id,
-            kind=item.kind,
-            source=item.source,
-            source_ref=item.source_ref,
-            language=item.language,
-            status=item.status,
-            meta=dict(item.meta),
-            current_revision=item.current_revision,
-            suspected_duplicate_of=item.suspected_duplicate_of,
-            duplicate_similarity=item.duplicate_similarity,
-            created_at=item.created_at,
-            revisions=revisions[item.id],
-        )
+        yield from_row(FullItem, item, meta=dict(item.meta), revisions=revisions[item.id])
 
 
 def export_items(
