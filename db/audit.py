@@ -27,6 +27,7 @@ from sqlalchemy import Connection, insert
 from sqlmodel import Session, col, select
 
 from db.models import AuditEvent, utcnow
+from db.rows import from_row
 
 __all__ = [
     "SQLITE_APPEND_ONLY_TRIGGERS",
@@ -164,20 +165,7 @@ def read_audit(
         query = query.limit(limit)
     rows = list(session.exec(query))
     rows.reverse()
-    return [
-        AuditEntry(
-            id=row.id or 0,
-            created_at=row.created_at,
-            actor=row.actor,
-            action=row.action,
-            target=row.target,
-            changes=dict(row.payload),
-            os_login=row.os_login,
-            host=row.host,
-            db_role=row.db_role,
-        )
-        for row in rows
-    ]
+    return [from_row(AuditEntry, row, id=row.id or 0, changes=dict(row.payload)) for row in rows]
 
 
 SQLITE_APPEND_ONLY_TRIGGERS: tuple[str, ...] = tuple(

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import ColumnElement, and_, bindparam, delete, exists, func, insert, select, update
+from sqlalchemy import ColumnElement, bindparam, delete, exists, func, insert, select, update
 from sqlmodel import Session, col
 
 from db.answers import format_answer
@@ -38,7 +38,7 @@ from db.dedup import InMemoryTexts, ItemText, describe_differences, item_text, n
 from db.flag_rules import FlagFinding, RevisionText, text_findings
 from db.json_types import JsonObject, JsonValue
 from db.model_answers import model_answers
-from db.models import Item, ItemRevision, StoredFlag, utcnow
+from db.models import Item, ItemRevision, StoredFlag, is_current_revision, utcnow
 from db.settings import get_setting
 from db.spill import TextSpill
 from db.vocabulary import FlagName, FlagSource, ItemKind
@@ -162,13 +162,7 @@ def stored_texts(session: Session, *, batch_size: int = 5000) -> Iterator[list[t
     memory at once)."""
     query = (
         select(col(Item.id), col(ItemRevision.prompt), col(ItemRevision.choices))
-        .join(
-            ItemRevision,
-            and_(
-                col(ItemRevision.item_id) == col(Item.id),
-                col(ItemRevision.number) == col(Item.current_revision),
-            ),
-        )
+        .join(ItemRevision, is_current_revision())
         .order_by(col(Item.created_at), col(Item.id))
         .execution_options(yield_per=batch_size)
     )
@@ -247,13 +241,7 @@ def _current_texts(session: Session, item_ids: Iterable[str]) -> dict[str, tuple
                 col(ItemRevision.choices),
                 col(ItemRevision.key),
             )
-            .join(
-                ItemRevision,
-                and_(
-                    col(ItemRevision.item_id) == col(Item.id),
-                    col(ItemRevision.number) == col(Item.current_revision),
-                ),
-            )
+            .join(ItemRevision, is_current_revision())
             .where(col(Item.id).in_(chunk))
         )
         for item_id, kind, revision, prompt, choices, key in rows:
@@ -534,13 +522,7 @@ def recompute_flags(
             col(ItemRevision.key),
             col(ItemRevision.explanation),
         )
-        .join(
-            ItemRevision,
-            and_(
-                col(ItemRevision.item_id) == col(Item.id),
-                col(ItemRevision.number) == col(Item.current_revision),
-            ),
-        )
+        .join(ItemRevision, is_current_revision())
         .order_by(col(Item.created_at), col(Item.id))
     )
     wanted: dict[tuple[str, int], list[FlagFinding]] = {}

@@ -778,17 +778,12 @@ def _new_revisions(
     draft = plan.draft
     if native is None:
         return [
-            NewRevision(
+            NewRevision.of_draft(
+                draft,
                 item_id=plan.item_id,
                 number=1,
-                kind=draft.kind,
-                prompt=draft.prompt,
-                choices=dict(draft.choices),
-                key=draft.key,
-                explanation=draft.explanation,
                 author=actor,
                 change_note="import",
-                provenance=dict(draft.provenance),
                 created_at=created_at,
             )
         ]
@@ -854,17 +849,12 @@ def _apply_updates(
         if update.text_changed:
             number = newest[plan.item_id] + 1
             revisions.append(
-                NewRevision(
+                NewRevision.of_draft(
+                    draft,
                     item_id=plan.item_id,
                     number=number,
-                    kind=draft.kind,
-                    prompt=draft.prompt,
-                    choices=dict(draft.choices),
-                    key=draft.key,
-                    explanation=draft.explanation,
                     author=actor,
                     change_note=note,
-                    provenance=dict(draft.provenance),
                     created_at=now,
                 )
             )

@@ -16,14 +16,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, insert
+from sqlalchemy import ColumnElement, insert
 from sqlmodel import Session, col, select
 from sqlmodel.sql.expression import Select
 
 from db.audit import record_audit
 from db.flag_rules import RevisionText
 from db.flags import flag_revisions, flagged_condition
-from db.models import Item, ItemRevision, utcnow
+from db.models import Item, ItemRevision, is_current_revision, utcnow
 from db.validation import ItemDraft
 from db.vocabulary import ItemKind, ItemStatus
 
@@ -75,13 +75,7 @@ def snapshot(item: Item, revision: ItemRevision) -> ItemSnapshot:
 
 def _current_join() -> Select[Item, ItemRevision]:
     """Items joined with their current revision."""
-    return select(Item, ItemRevision).join(
-        ItemRevision,
-        and_(
-            col(ItemRevision.item_id) == col(Item.id),
-            col(ItemRevision.number) == col(Item.current_revision),
-        ),
-    )
+    return select(Item, ItemRevision).join(ItemRevision, is_current_revision())
 
 
 def locked_item(session: Session, item_id: str) -> ItemSnapshot | None:
@@ -120,6 +114,24 @@ def get_revisions(session: Session, item_id: str) -> list[ItemRevision]:
     )
 
 
+def item_conditions(
+    *,
+    statuses: Sequence[str] | None = None,
+    kinds: Sequence[str] | None = None,
+    sources: Sequence[str] | None = None,
+) -> list[ColumnElement[bool]]:
+    """Conditions on ``Item`` that keep these statuses, kinds and sources (each one
+    left out or empty: any)."""
+    conditions: list[ColumnElement[bool]] = []
+    if statuses:
+        conditions.append(col(Item.status).in_(list(statuses)))
+    if kinds:
+        conditions.append(col(Item.kind).in_(list(kinds)))
+    if sources:
+        conditions.append(col(Item.source).in_(list(sources)))
+    return conditions
+
+
 def iter_items(
     session: Session,
     *,
@@ -135,13 +147,9 @@ def iter_items(
     revision carries one of these); streamed in batches.
 
     ``where`` adds conditions on ``Item`` (a text search: ``db.search``)."""
-    query = _current_join().where(*where)
-    if statuses:
-        query = query.where(col(Item.status).in_(list(statuses)))
-    if kinds:
-        query = query.where(col(Item.kind).in_(list(kinds)))
-    if sources:
-        query = query.where(col(Item.source).in_(list(sources)))
+    query = _current_join().where(
+        *where, *item_conditions(statuses=statuses, kinds=kinds, sources=sources)
+    )
     if ids is not None:
         query = query.where(col(Item.id).in_(list(ids)))
     if flags:
@@ -168,6 +176,32 @@ class NewRevision:
     change_note: str
     provenance: dict[str, Any]
     created_at: datetime
+
+    @classmethod
+    def of_draft(
+        cls,
+        draft: ItemDraft,
+        *,
+        item_id: str,
+        number: int,
+        author: str,
+        change_note: str,
+        created_at: datetime,
+    ) -> NewRevision:
+        """The draft's text, key and provenance as revision ``number`` of ``item_id``."""
+        return cls(
+            item_id=item_id,
+            number=number,
+            kind=draft.kind,
+            prompt=draft.prompt,
+            choices=dict(draft.choices),
+            key=draft.key,
+            explanation=draft.explanation,
+            author=author,
+            change_note=change_note,
+            provenance=dict(draft.provenance),
+            created_at=created_at,
+        )
 
     @property
     def text(self) -> RevisionText:
@@ -234,17 +268,12 @@ def add_item(
     store_revisions(
         session,
         [
-            NewRevision(
+            NewRevision.of_draft(
+                draft,
                 item_id=item_id,
                 number=1,
-                kind=draft.kind,
-                prompt=draft.prompt,
-                choices=dict(draft.choices),
-                key=draft.key,
-                explanation=draft.explanation,
                 author=author,
                 change_note="import" if not draft.provenance.get("model") else "generated",
-                provenance=dict(draft.provenance),
                 created_at=utcnow(),
             )
         ],

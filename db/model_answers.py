@@ -13,11 +13,10 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import and_
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col
 
-from db.models import EvalRun, Item, ItemRevision, Prediction
+from db.models import EvalRun, Item, ItemRevision, Prediction, is_current_revision
 from db.vocabulary import ItemKind
 
 __all__ = ["ItemAnswers", "ModelAnswer", "model_answers"]
@@ -71,13 +70,7 @@ def model_answers(session: Session, item_ids: Sequence[str] | None = None) -> li
         )
         .join(EvalRun, col(EvalRun.id) == col(Prediction.run_id))
         .join(Item, col(Item.id) == col(Prediction.item_id))
-        .join(
-            ItemRevision,
-            and_(
-                col(ItemRevision.item_id) == col(Item.id),
-                col(ItemRevision.number) == col(Item.current_revision),
-            ),
-        )
+        .join(ItemRevision, is_current_revision())
         .where(col(Prediction.revision_number) == col(Item.current_revision))
         .where(col(Prediction.failure_kind).is_(None))
     )

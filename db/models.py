@@ -17,9 +17,19 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, DateTime, Dialect, Index, UniqueConstraint, text
+from sqlalchemy import (
+    JSON,
+    Column,
+    ColumnElement,
+    DateTime,
+    Dialect,
+    Index,
+    UniqueConstraint,
+    and_,
+    text,
+)
 from sqlalchemy.types import TypeDecorator
-from sqlmodel import Field, SQLModel
+from sqlmodel import Field, SQLModel, col
 
 from db.vocabulary import (
     DecisionReason,
@@ -137,6 +147,14 @@ class ItemRevision(SQLModel, table=True):
     change_note: str = ""  # why this revision exists: "import", "edit: fixed typo", ...
     provenance: dict[str, Any] = _json(dict)  # file, line, model, prompt hash, raw response
     created_at: datetime = _timestamp()
+
+
+def is_current_revision() -> ColumnElement[bool]:
+    """The condition that pairs an ``Item`` with its current ``ItemRevision`` (a join or a filter)."""
+    return and_(
+        col(ItemRevision.item_id) == col(Item.id),
+        col(ItemRevision.number) == col(Item.current_revision),
+    )
 
 
 class StoredFlag(SQLModel, table=True):

@@ -19,15 +19,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Result, and_, insert, update
+from sqlalchemy import ColumnElement, Result, insert, update
 from sqlmodel import Session, SQLModel, col, func, select
 
 from db.answers import AnswerError, format_answer, parse_answer
 from db.audit import record_audit, record_audits
 from db.decisions import in_force, latest_decision
 from db.engine import Database
-from db.items import ItemSnapshot, add_revision, locked_item
-from db.models import Decision, Item, ItemRevision, Judgment, Person, utcnow
+from db.items import ItemSnapshot, add_revision, item_conditions, locked_item
+from db.models import Decision, Item, ItemRevision, Judgment, Person, is_current_revision, utcnow
 from db.people import PermissionDenied, require_lead
 from db.rows import copied_fields, from_row, row_reader
 from db.settings import get_int_setting
@@ -329,12 +329,7 @@ def undo_decision(db: Database, lead_name: str, item_id: str | None = None) -> D
 def _item_filters(
     status: str, kinds: Sequence[str] | None, sources: Sequence[str] | None
 ) -> list[ColumnElement[bool]]:
-    conditions = [col(Item.status) == status]
-    if kinds:
-        conditions.append(col(Item.kind).in_(list(kinds)))
-    if sources:
-        conditions.append(col(Item.source).in_(list(sources)))
-    return conditions
+    return [col(Item.status) == status, *item_conditions(kinds=kinds, sources=sources)]
 
 
 def count_status(
@@ -375,10 +370,7 @@ def approve_agreed(
     with db.transaction() as session:
         lead = require_lead(session, lead_name.strip())
         agreed = _item_filters(ItemStatus.AGREED, kinds, sources)
-        current = and_(
-            col(ItemRevision.item_id) == col(Item.id),
-            col(ItemRevision.number) == col(Item.current_revision),
-        )
+        current = is_current_revision()
         listed = session.execute(
             select(col(Item.id), col(Item.current_revision), col(ItemRevision.key))
             .join(ItemRevision, current)

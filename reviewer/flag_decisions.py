@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import ColumnElement, and_, insert, select, update
+from sqlalchemy import ColumnElement, insert, select, update
 from sqlmodel import col
 
 from db.audit import record_audits
 from db.engine import Database
 from db.flags import flagged_condition
-from db.models import Decision, Item, ItemRevision, utcnow
+from db.items import item_conditions
+from db.models import Decision, Item, ItemRevision, is_current_revision, utcnow
 from db.people import require_lead
 from db.vocabulary import UNDECIDED_STATUSES, DecisionReason, FlagName, ItemStatus
 from reviewer.adjudication import AdjudicationError, parse_reason
@@ -30,15 +31,12 @@ __all__ = ["count_flagged", "decide_flagged", "flagged_ids"]
 def _conditions(
     flag: FlagName, kinds: Sequence[str] | None, sources: Sequence[str] | None
 ) -> list[ColumnElement[bool]]:
-    conditions: list[ColumnElement[bool]] = [
+    return [
         flagged_condition([flag]),
-        col(Item.status).in_([status.value for status in UNDECIDED_STATUSES]),
+        *item_conditions(
+            statuses=[status.value for status in UNDECIDED_STATUSES], kinds=kinds, sources=sources
+        ),
     ]
-    if kinds:
-        conditions.append(col(Item.kind).in_(list(kinds)))
-    if sources:
-        conditions.append(col(Item.source).in_(list(sources)))
-    return conditions
 
 
 def flagged_ids(
@@ -95,10 +93,7 @@ def decide_flagged(
     with db.transaction() as session:
         lead = require_lead(session, lead_name.strip())
         conditions = _conditions(name, kinds, sources)
-        current = and_(
-            col(ItemRevision.item_id) == col(Item.id),
-            col(ItemRevision.number) == col(Item.current_revision),
-        )
+        current = is_current_revision()
         rows = session.execute(
             select(
                 col(Item.id), col(Item.status), col(Item.current_revision), col(ItemRevision.key)

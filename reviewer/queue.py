@@ -42,8 +42,8 @@ from db.engine import Database
 from db.flags import ItemFlag, flagged_condition, revision_flags
 from db.gold import serving_gold
 from db.guidelines import current_guidelines_version
-from db.items import ItemSnapshot, get_item
-from db.models import Claim, GoldItem, Item, ItemRevision, Judgment, utcnow
+from db.items import ItemSnapshot, get_item, item_conditions
+from db.models import Claim, GoldItem, Item, ItemRevision, Judgment, is_current_revision, utcnow
 from db.people import ensure_person
 from db.retry import retry_transient
 from db.rows import from_row
@@ -111,11 +111,7 @@ class QueueFilter:
 
     def conditions(self, session: Session) -> list[ColumnElement[bool]]:
         """The restrictions as conditions on ``Item`` (statuses apart: the queue walks them)."""
-        conditions: list[ColumnElement[bool]] = []
-        if self.kinds:
-            conditions.append(col(Item.kind).in_(self.kinds))
-        if self.sources:
-            conditions.append(col(Item.source).in_(self.sources))
+        conditions = item_conditions(kinds=self.kinds, sources=self.sources)
         if self.exams:
             conditions.append(exam_condition(session, self.exams))
         if search_terms(self.text):
@@ -234,8 +230,7 @@ class ReviewQueue:
     def _written_by_me(self) -> ColumnElement[bool]:
         """The current revision is this annotator's own edit: they know its key, so not blind."""
         return exists().where(
-            col(ItemRevision.item_id) == col(Item.id),
-            col(ItemRevision.number) == col(Item.current_revision),
+            is_current_revision(),
             col(ItemRevision.author) == self.annotator,
         )
 

@@ -25,15 +25,16 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from sqlalchemy import and_, select
+from sqlalchemy import select
 from sqlmodel import Session, col
 
 from db.answers import format_answer
 from db.engine import Database
 from db.flags import ItemFlag, all_current_flags, current_flags
+from db.items import item_conditions
 from db.json_types import JsonObject
 from db.model_answers import ItemAnswers, model_answers
-from db.models import Item, ItemRevision, Judgment, Person
+from db.models import Item, ItemRevision, Judgment, Person, is_current_revision
 from db.vocabulary import (
     UNDECIDED_STATUSES,
     DecisionReason,
@@ -160,15 +161,8 @@ def _items(session: Session, statuses: Sequence[str] | None) -> dict[str, _ItemR
         col(Item.status),
         col(Item.current_revision),
         col(ItemRevision.key),
-    ).join(
-        ItemRevision,
-        and_(
-            col(ItemRevision.item_id) == col(Item.id),
-            col(ItemRevision.number) == col(Item.current_revision),
-        ),
-    )
-    if statuses:
-        query = query.where(col(Item.status).in_(list(statuses)))
+    ).join(ItemRevision, is_current_revision())
+    query = query.where(*item_conditions(statuses=statuses))
     return {
         item_id: _ItemRow(ItemKind(kind), status, revision, key)
         for item_id, kind, status, revision, key in session.execute(query)

@@ -19,6 +19,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
+from click.testing import CliRunner, Result
 from sqlmodel import col, select
 from textual.app import App
 from textual.pilot import Pilot
@@ -31,6 +32,7 @@ from db.models import Decision, Item, ItemRevision, Judgment, Person, utcnow
 from db.people import ensure_person
 from db.validation import ItemDraft, validate_draft
 from db.vocabulary import Role, Verdict
+from reviewer.cli import cli
 from reviewer.item_status import refresh_item_status
 from reviewer.tui.app import ReviewApp
 from reviewer.tui.screens.review import ReviewScreen
@@ -189,6 +191,21 @@ def store_decision(db: Database, item_id: str, lead: str, status: str, key: str 
 def stored_judgments(db: Database) -> list[Judgment]:
     with db.session() as session:
         return list(session.exec(select(Judgment).order_by(col(Judgment.id))))
+
+
+def item_status(db: Database, item_id: str) -> str:
+    with db.session() as session:
+        item = session.get(Item, item_id)
+        assert item is not None
+        return item.status
+
+
+def run_cli(db: Database, *args: str) -> Result:
+    """``vetbench --db`` this database with ``args``; a traceback fails the test."""
+    url = db.engine.url.render_as_string(hide_password=False)
+    result = CliRunner().invoke(cli, ["--db", url, *args])
+    assert "Traceback" not in result.output, result.output
+    return result
 
 
 # --- a random study (agreement tests) ---------------------------------------------------

@@ -5,33 +5,29 @@ explained in words (the kappa paradox) with each annotator's keep rate."""
 from __future__ import annotations
 
 import pytest
-from click.testing import CliRunner, Result
-from helpers import ScreenHost, screen_text, store_item, store_person, wait_until
+from helpers import (
+    ScreenHost,
+    item_status,
+    run_cli,
+    screen_text,
+    store_item,
+    store_person,
+    wait_until,
+)
 from sqlmodel import col, select
 from textual.widgets import DataTable, OptionList, Static
 
 from db.audit import read_audit
 from db.engine import Database
-from db.models import Decision, Item
+from db.models import Decision
 from db.settings import set_setting
 from db.vocabulary import Role
 from reviewer.adjudication import AdjudicationError, decide, load_case, undo_decision
 from reviewer.agreement import compute_agreement
-from reviewer.cli import cli
 from reviewer.judging import submit_judgment
 from reviewer.tui.screens.adjudication import AdjudicationScreen
 from reviewer.tui.screens.agreement import AgreementScreen
 from reviewer.tui.screens.lead_modals import ReasonModal
-
-
-def url_of(db: Database) -> str:
-    return db.engine.url.render_as_string(hide_password=False)
-
-
-def run(db: Database, *args: str) -> Result:
-    result = CliRunner().invoke(cli, ["--db", url_of(db), *args])
-    assert "Traceback" not in result.output, result.output
-    return result
 
 
 def judge(
@@ -46,13 +42,6 @@ def judge(
         verdict=verdict,
         **extra,  # type: ignore[arg-type]
     )
-
-
-def status(db: Database, item_id: str) -> str:
-    with db.session() as session:
-        item = session.get(Item, item_id)
-        assert item is not None
-        return item.status
 
 
 @pytest.fixture
@@ -119,10 +108,10 @@ async def test_u_in_f3_undoes_the_last_decision_and_keeps_it_in_the_history(
         assert first is not None
         await pilot.press("a")
         await wait_until(pilot, lambda: len(screen.cases) == 2, "the approval")
-        assert status(conflict, first.item.id) == "approved"
+        assert item_status(conflict, first.item.id) == "approved"
         await pilot.press("u")
         await wait_until(pilot, lambda: len(screen.cases) == 3, "the item back in the queue")
-        assert status(conflict, first.item.id) == "conflict"
+        assert item_status(conflict, first.item.id) == "conflict"
         assert any("undid lea's approval" in str(n.message) for n in app._notifications)
         screen.query_one("#queue", DataTable).move_cursor(
             row=list(screen.cases).index(first.item.id)
@@ -147,18 +136,18 @@ def read_audit_of(db: Database, item_id: str) -> list:  # type: ignore[type-arg]
 def test_undo_decision_on_the_cli_falls_back_to_the_earlier_decision(conflict: Database) -> None:
     decide(conflict, "lea", "o:2", "rejected", reason="several-valid-orders")
     decide(conflict, "lea", "o:2", "approved")
-    assert status(conflict, "o:2") == "approved"
-    result = run(conflict, "undo-decision", "o:2", "--as", "lea")
+    assert item_status(conflict, "o:2") == "approved"
+    result = run_cli(conflict, "undo-decision", "o:2", "--as", "lea")
     assert result.exit_code == 0, result.output
     assert "lea's earlier rejected counts again" in result.output
-    assert status(conflict, "o:2") == "rejected"
-    assert run(conflict, "undo-decision", "o:2", "--as", "lea").exit_code == 0
-    assert status(conflict, "o:2") == "conflict"  # back to what its judgments say
-    refused = run(conflict, "undo-decision", "o:2", "--as", "lea")
+    assert item_status(conflict, "o:2") == "rejected"
+    assert run_cli(conflict, "undo-decision", "o:2", "--as", "lea").exit_code == 0
+    assert item_status(conflict, "o:2") == "conflict"  # back to what its judgments say
+    refused = run_cli(conflict, "undo-decision", "o:2", "--as", "lea")
     assert refused.exit_code == 1 and "has no decision to undo" in refused.output
     case = load_case(conflict, "o:2")
     assert case is not None and case.decisions == [] and len(case.undone_decisions) == 2
-    annotator = run(conflict, "undo-decision", "o:1", "--as", "ann")
+    annotator = run_cli(conflict, "undo-decision", "o:1", "--as", "ann")
     assert annotator.exit_code == 1 and "only leads can undo decisions" in annotator.output
 
 
@@ -166,14 +155,14 @@ def test_only_the_deciding_lead_undoes_a_decision(conflict: Database) -> None:
     decide(conflict, "lea", "o:1", "approved")
     with pytest.raises(AdjudicationError, match="is lea's; only they can undo it"):
         undo_decision(conflict, "max", "o:1")
-    assert status(conflict, "o:1") == "approved"
+    assert item_status(conflict, "o:1") == "approved"
 
 
 def test_undoing_a_corrected_key_keeps_the_revision(conflict: Database) -> None:
     decide(conflict, "lea", "o:1", "approved", key="ADCB")
     undone = undo_decision(conflict, "lea", "o:1")
     assert "revision 2 with the corrected key stays and goes back to review" in undone.describe()
-    assert status(conflict, "o:1") == "pending"  # revision 2 has no judgments yet
+    assert item_status(conflict, "o:1") == "pending"  # revision 2 has no judgments yet
 
 
 # --- 8. everything needed to decide, without scrolling -------------------------------------
@@ -199,7 +188,7 @@ async def test_f3_shows_every_judgment_in_full_at_80_by_24(conflict: Database) -
 
 
 def test_conflicts_shows_the_item_text_and_the_judgments(conflict: Database) -> None:
-    result = run(conflict, "conflicts", "--as", "lea")
+    result = run_cli(conflict, "conflicts", "--as", "lea")
     assert result.exit_code == 0, result.output
     block = result.output.split("o:1  [")[1].split("\n\n")[0]
     assert "Rates rise; order the events." in block
@@ -236,7 +225,7 @@ def test_agreement_explains_the_kappa_paradox_with_keep_rates(one_sided: Databas
     [paradox] = [note for note in report.notes if note.startswith("Raw agreement on keep/drop")]
     assert "alice kept every item they judged (keep rate 100%)" in paradox
     assert "kappa paradox" in paradox
-    result = run(one_sided, "agreement", "--bootstrap", "0")
+    result = run_cli(one_sided, "agreement", "--bootstrap", "0")
     assert result.exit_code == 0, result.output
     assert "What the figures mean" in result.output and "kappa paradox" in result.output
     assert "keep rate" in result.output
@@ -252,7 +241,7 @@ def test_agreement_explains_the_kappa_paradox_with_keep_rates(one_sided: Databas
 def test_one_annotator_says_annotator(database: Database) -> None:
     store_item(database, "o:1", key="DACB")
     judge(database, "alice", "o:1", "DACB")
-    result = run(database, "agreement", "--bootstrap", "0")
+    result = run_cli(database, "agreement", "--bootstrap", "0")
     assert "0 items compared of 1 judged; 1 judgment by 1 annotator;" in result.output
 
 

@@ -40,6 +40,21 @@ def vetbench(url: str, *args: str) -> Result:
     return CliRunner().invoke(cli, ["--db", url, *args])
 
 
+def eval_on(url: str, server: FakeOpenAIServer, *args: str) -> Result:
+    """``vetbench eval`` of the fake server's model, its key read from ``FAKE_KEY``."""
+    return vetbench(
+        url,
+        "eval",
+        "--model",
+        "openai:fake-model",
+        "--base-url",
+        server.base_url,
+        "--api-key-env",
+        "FAKE_KEY",
+        *args,
+    )
+
+
 def ok(result: Result) -> Result:
     assert result.exit_code == 0, result.output + result.stderr
     return result
@@ -159,19 +174,7 @@ def test_an_openai_model_runs_against_a_compatible_server(
 
     monkeypatch.setenv("FAKE_KEY", "sk-test")
     with FakeOpenAIServer(default=answer) as server:
-        result = vetbench(
-            url,
-            "eval",
-            "--model",
-            "openai:fake-model",
-            "--base-url",
-            server.base_url,
-            "--api-key-env",
-            "FAKE_KEY",
-            "--shots",
-            "0",
-            "--json",
-        )
+        result = eval_on(url, server, "--shots", "0", "--json")
     figures = json.loads(ok(result).stdout)
     assert figures["run"]["backend"] == "openai" and figures["run"]["model"] == "fake-model"
     assert figures["progress"]["done"] == 8 and figures["unparsed"] == 0
@@ -195,15 +198,9 @@ def test_score_mode_through_an_api_that_returns_prompt_logprobs(
     with FakeOpenAIServer() as server:
         server.logprob = logprob
         server.completion_delay_s = 0.05
-        result = vetbench(
+        result = eval_on(
             url,
-            "eval",
-            "--model",
-            "openai:fake-model",
-            "--base-url",
-            server.base_url,
-            "--api-key-env",
-            "FAKE_KEY",
+            server,
             "--mode",
             "score",
             "--kind",
@@ -230,10 +227,7 @@ def test_score_mode_against_a_server_without_logprobs_fails_with_a_reason(
     monkeypatch.setenv("FAKE_KEY", "sk-test")
     with FakeOpenAIServer() as server:
         server.prompt_logprobs = False
-        result = vetbench(
-            url, "eval", "--model", "openai:fake-model", "--base-url", server.base_url,
-            "--api-key-env", "FAKE_KEY", "--mode", "score", "--kind", "single", "--shots", "0",
-        )  # fmt: skip
+        result = eval_on(url, server, "--mode", "score", "--kind", "single", "--shots", "0")
     assert result.exit_code == 1
     assert "all 2 predictions failed" in result.stdout
     database = open_database(url)

@@ -5,10 +5,11 @@ accuracy and nowhere else."""
 from __future__ import annotations
 
 import pytest
-from click.testing import CliRunner, Result
 from helpers import (
     ScreenHost,
+    item_status,
     press,
+    run_cli,
     running,
     store_item,
     store_person,
@@ -20,23 +21,14 @@ from textual.widgets import DataTable
 from db.audit import read_audit
 from db.engine import Database
 from db.gold import GoldError, add_gold, list_gold
-from db.models import Item
 from db.settings import set_setting
 from db.vocabulary import Role
 from reviewer.adjudication import decide
 from reviewer.agreement import compute_agreement
-from reviewer.cli import cli
 from reviewer.judging import ItemEdit, edit_item, submit_judgment
 from reviewer.queue import ReviewQueue
 from reviewer.tui.app import make_app
 from reviewer.tui.screens.agreement import AgreementScreen
-
-
-def run(db: Database, *args: str) -> Result:
-    url = db.engine.url.render_as_string(hide_password=False)
-    result = CliRunner().invoke(cli, ["--db", url, *args])
-    assert "Traceback" not in result.output, result.output
-    return result
 
 
 def settings(db: Database, **values: int) -> None:
@@ -48,13 +40,6 @@ def settings(db: Database, **values: int) -> None:
 def mark(db: Database, item_id: str, verdict: str, answer: str) -> None:
     with db.transaction() as session:
         add_gold(session, "lea", item_id, verdict=verdict, answer=answer)
-
-
-def status(db: Database, item_id: str) -> str:
-    with db.session() as session:
-        item = session.get(Item, item_id)
-        assert item is not None
-        return item.status
 
 
 @pytest.fixture
@@ -85,19 +70,19 @@ def served_and_judged(db: Database, who: str, count: int) -> list[str]:
 
 
 def test_gold_commands_mark_list_and_remove(project: Database) -> None:
-    added = run(
+    added = run_cli(
         project, "gold", "add", "o:1", "--verdict", "keep", "--answer", "D,A,C,B", "--as", "lea"
     )
     assert (
         added.exit_code == 0
         and "o:1 revision 1 is gold: verdict keep, answer D, A, C, B" in added.output
     )
-    listed = run(project, "gold", "list")
+    listed = run_cli(project, "gold", "list")
     assert [line.split()[0] for line in listed.output.splitlines()] == ["g:1", "g:2", "o:1"]
-    removed = run(project, "gold", "remove", "o:1", "--as", "lea")
+    removed = run_cli(project, "gold", "remove", "o:1", "--as", "lea")
     assert removed.exit_code == 0 and "o:1 is no longer gold" in removed.output
-    assert "o:1" not in run(project, "gold", "list").output
-    assert "removed" in run(project, "gold", "list", "--all").output
+    assert "o:1" not in run_cli(project, "gold", "list").output
+    assert "removed" in run_cli(project, "gold", "list", "--all").output
     with project.session() as session:
         actions = [event.action for event in read_audit(session, target="o:1")]
     assert actions == ["gold-add", "gold-remove"]
@@ -119,7 +104,7 @@ def test_gold_commands_mark_list_and_remove(project: Database) -> None:
     ],
 )
 def test_bad_gold_is_refused(project: Database, arguments: list[str], refusal: str) -> None:
-    result = run(project, "gold", "add", *arguments, "--as", "lea")
+    result = run_cli(project, "gold", "add", *arguments, "--as", "lea")
     assert result.exit_code == 1 and refusal in result.output
     assert len(list_gold_now(project)) == 2
 
@@ -131,10 +116,10 @@ def list_gold_now(db: Database) -> list[str]:
 
 def test_only_leads_mark_gold_and_from_approved_takes_the_approval(project: Database) -> None:
     store_person(project, "alice")
-    refused = run(project, "gold", "add", "o:1", "--from-approved", "--as", "alice")
+    refused = run_cli(project, "gold", "add", "o:1", "--from-approved", "--as", "alice")
     assert refused.exit_code == 1 and "only leads can mark gold items" in refused.output
     decide(project, "lea", "o:1", "approved")
-    assert run(project, "gold", "add", "o:1", "--from-approved", "--as", "lea").exit_code == 0
+    assert run_cli(project, "gold", "add", "o:1", "--from-approved", "--as", "lea").exit_code == 0
     with project.session() as session:
         gold = next(g for g in list_gold(session) if g.item_id == "o:1")
     assert (gold.verdict.value, gold.answer, gold.note) == (
@@ -167,7 +152,7 @@ def test_an_edited_gold_item_is_no_longer_served(project: Database) -> None:
     edit_item(project, "lea", "g:1", ItemEdit(note="typo", prompt="Order these events."))
     served = served_and_judged(project, "carol", 1)
     assert served == ["g:2"]
-    listed = run(project, "gold", "list")
+    listed = run_cli(project, "gold", "list")
     assert "stale: the item is at revision 2, not served" in listed.output
 
 
@@ -185,16 +170,16 @@ def test_gold_judgments_count_in_gold_accuracy_only(project: Database) -> None:
             **corrected,
         )
         assert receipt.gold is not None
-    assert status(project, "g:2") == "pending"  # not moved by calibration judgments
+    assert item_status(project, "g:2") == "pending"  # not moved by calibration judgments
     submit_judgment(project, "ann", "o:1", revision_number=1, blind_answer="DACB", verdict="keep")
     report = compute_agreement(project, resamples=0)
     assert report.figures.judgments == 1  # the gold judgments are not in the figures
     accuracy = {entry.name: entry for entry in report.gold}
     assert accuracy["ann"].both.value == 0.0 and accuracy["bo"].both.value == 1.0
     assert accuracy["ann"].judged == 1
-    output = run(project, "agreement", "--bootstrap", "0").output
+    output = run_cli(project, "agreement", "--bootstrap", "0").output
     assert "Gold items (calibration judgments; not in the figures above)" in output
-    assert run(project, "conflicts", "--as", "lea").output.strip() == "no conflicts"
+    assert run_cli(project, "conflicts", "--as", "lea").output.strip() == "no conflicts"
 
 
 async def test_after_the_verdict_the_annotator_hears_how_they_did(project: Database) -> None:

@@ -22,7 +22,7 @@ import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner, Result
 from conftest import postgres_url
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
 
 from reviewer.cli import cli
 
@@ -81,6 +81,18 @@ class Sandbox:
                 connection.execute(sa.text(statement))
         finally:
             engine.dispose()
+
+    def owner_and_database(self, readme_database: str) -> tuple[str, URL]:
+        """A new login role (the owner to be) and a new database the superuser owns;
+        ``VETBENCH_DB`` points at it as the superuser."""
+        owner, database = self.name("owner"), self.name(readme_database)
+        self.superuser_sql(f'CREATE ROLE "{owner}" LOGIN')
+        self.roles.append(owner)
+        self.superuser_sql(f'CREATE DATABASE "{database}"')
+        self.databases.append(database)
+        url = make_url(self.server_url).set(database=database)
+        self.env["VETBENCH_DB"] = url.render_as_string(hide_password=False)
+        return owner, url
 
     def cleanup(self) -> None:
         for database in self.databases:
@@ -234,13 +246,7 @@ def test_the_printed_setup_script_hands_an_existing_database_to_a_new_owner(
     psql = shutil.which("psql")
     if psql is None:
         pytest.skip("psql is not installed")
-    owner, database = sandbox.name("owner"), sandbox.name("older")
-    sandbox.superuser_sql(f'CREATE ROLE "{owner}" LOGIN')
-    sandbox.roles.append(owner)
-    sandbox.superuser_sql(f'CREATE DATABASE "{database}"')
-    sandbox.databases.append(database)
-    url = make_url(sandbox.server_url).set(database=database)
-    sandbox.env["VETBENCH_DB"] = url.render_as_string(hide_password=False)
+    owner, url = sandbox.owner_and_database("older")
     assert vetbench(sandbox, ["import", str(ITEMS)]).exit_code == 0  # the schema exists
     printed = vetbench(sandbox, ["setup-postgres", "--owner", owner])
     assert printed.exit_code == 0 and printed.output.startswith("-- vetbench team database")
@@ -279,13 +285,7 @@ def test_the_printed_setup_script_hands_an_existing_database_to_a_new_owner(
 
 def test_an_administrator_applies_the_setup_for_an_owner(sandbox: Sandbox) -> None:
     """`--apply` run by a superuser: the migrations run as the owner, who owns everything."""
-    owner, database = sandbox.name("owner"), sandbox.name("fresh")
-    sandbox.superuser_sql(f'CREATE ROLE "{owner}" LOGIN')
-    sandbox.roles.append(owner)
-    sandbox.superuser_sql(f'CREATE DATABASE "{database}"')
-    sandbox.databases.append(database)
-    url = make_url(sandbox.server_url).set(database=database)
-    sandbox.env["VETBENCH_DB"] = url.render_as_string(hide_password=False)
+    owner, _url = sandbox.owner_and_database("fresh")
     for _ in range(2):  # safe to repeat
         applied = vetbench(sandbox, ["setup-postgres", "--owner", owner, "--apply"])
         assert applied.exit_code == 0, applied.output

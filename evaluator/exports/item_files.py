@@ -13,15 +13,16 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import func
+from sqlalchemy import ColumnElement, func
 from sqlmodel import Session, col, select
 
 from db.engine import Database
 from db.formats import get_format
 from db.formats.base import RevisionRecord
 from db.formats.jsonl import FullItem
-from db.items import iter_items
+from db.items import item_conditions, iter_items
 from db.models import Item, ItemRevision
+from db.rows import from_row
 from db.vocabulary import ItemStatus
 from evaluator.exports.atomic_write import WriteError, write_file
 from evaluator.exports.selection import ALL_STATUSES, DEFAULT_STATUS, ExportError, Selection
@@ -39,26 +40,20 @@ class ExportSummary:
     by_kind: dict[str, int]
 
 
+def _conditions(selection: Selection) -> list[ColumnElement[bool]]:
+    return item_conditions(
+        statuses=selection.statuses, kinds=selection.kinds, sources=selection.sources
+    )
+
+
 def count_by_kind(session: Session, selection: Selection) -> dict[str, int]:
-    query = select(Item.kind, func.count()).group_by(Item.kind)
-    if selection.statuses:
-        query = query.where(col(Item.status).in_(selection.statuses))
-    if selection.kinds:
-        query = query.where(col(Item.kind).in_(selection.kinds))
-    if selection.sources:
-        query = query.where(col(Item.source).in_(selection.sources))
+    query = select(Item.kind, func.count()).group_by(Item.kind).where(*_conditions(selection))
     return {kind: count for kind, count in session.execute(query)}
 
 
 def iter_full_items(session: Session, selection: Selection) -> Iterator[FullItem]:
     """Selected items with every revision, in creation order, loaded in batches."""
-    query = select(Item).order_by(col(Item.created_at), col(Item.id))
-    if selection.statuses:
-        query = query.where(col(Item.status).in_(selection.statuses))
-    if selection.kinds:
-        query = query.where(col(Item.kind).in_(selection.kinds))
-    if selection.sources:
-        query = query.where(col(Item.source).in_(selection.sources))
+    query = select(Item).where(*_conditions(selection)).order_by(col(Item.created_at), col(Item.id))
     batch: list[Item] = []
     for item in session.exec(query.execution_options(yield_per=_BATCH)):
         batch.append(item)
@@ -78,33 +73,12 @@ def _with_revisions(session: Session, items: list[Item]) -> Iterator[FullItem]:
     )
     for row in rows:
         revisions[row.item_id].append(
-            RevisionRecord(
-                number=row.number,
-                prompt=row.prompt,
-                choices=dict(row.choices),
-                key=row.key,
-                explanation=row.explanation,
-                author=row.author,
-                change_note=row.change_note,
-                provenance=dict(row.provenance),
-                created_at=row.created_at,
+            from_row(
+                RevisionRecord, row, choices=dict(row.choices), provenance=dict(row.provenance)
             )
         )
     for item in items:
-        yield FullItem(
-            id=item.id,
-            kind=item.kind,
-            source=item.source,
-            source_ref=item.source_ref,
-            language=item.language,
-            status=item.status,
-            meta=dict(item.meta),
-            current_revision=item.current_revision,
-            suspected_duplicate_of=item.suspected_duplicate_of,
-            duplicate_similarity=item.duplicate_similarity,
-            created_at=item.created_at,
-            revisions=revisions[item.id],
-        )
+        yield from_row(FullItem, item, meta=dict(item.meta), revisions=revisions[item.id])
 
 
 def export_items(

@@ -23,6 +23,7 @@ from sqlmodel import col
 
 from db.decisions import in_force
 from db.engine import Database
+from db.items import item_conditions
 from db.models import Decision, Item, ItemRevision, Judgment, Person
 from db.vocabulary import Verdict
 from reviewer.bulk_reads import collector_paused
@@ -223,10 +224,7 @@ def _load(db: Database, kinds: Sequence[str] | None, sources: Sequence[str] | No
         .join(Item, col(Item.id) == col(ItemRevision.item_id))
         .order_by(col(ItemRevision.id))
     )
-    if kinds:
-        unit_query = unit_query.where(col(Item.kind).in_(list(kinds)))
-    if sources:
-        unit_query = unit_query.where(col(Item.source).in_(list(sources)))
+    unit_query = unit_query.where(*item_conditions(kinds=kinds, sources=sources))
     with db.engine.connect() as connection:
         rows = connection.execute(judgment_query).all()
         units = connection.execute(unit_query).all()

@@ -14,6 +14,7 @@ from sqlalchemy import select
 from sqlmodel import col
 
 from db.engine import Database
+from db.items import item_conditions
 from db.json_types import JsonObject
 from db.models import GoldItem, Item, Judgment, Person
 from reviewer.agreement.bootstrap import Figure
@@ -58,10 +59,7 @@ def gold_accuracy(
         .where(col(Judgment.retracted).is_(False))
         .order_by(col(Judgment.created_at), col(Judgment.id))
     )
-    if kinds:
-        query = query.where(col(Item.kind).in_(list(kinds)))
-    if sources:
-        query = query.where(col(Item.source).in_(list(sources)))
+    query = query.where(*item_conditions(kinds=kinds, sources=sources))
     latest: dict[tuple[str, int], tuple[bool, bool]] = {}
     with db.session() as session:
         for name, gold_id, answer, verdict, known_answer, known_verdict in session.execute(query):

@@ -117,7 +117,27 @@ class ChoiceRow(Horizontal):
         self.post_message(self.Picked(self.label))
 
 
-class ItemView(VerticalScroll):
+class ItemTextPanel(VerticalScroll):
+    """A scrolling panel of one item's text, shown as stored (:attr:`raw`) or in its
+    display form; a subclass says how its widgets show the item (``_show_text``)."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.raw = False
+        """Whether item text is shown exactly as stored instead of its display form."""
+        self._item: ItemSnapshot | None = None  # the item shown, None while there is none
+
+    def show_raw(self, raw: bool) -> None:
+        """Show the item's text as stored (``raw``) or in its display form, in place."""
+        self.raw = raw
+        if self._item is not None:
+            self._show_text(self._item)
+
+    def _show_text(self, item: ItemSnapshot) -> None:
+        raise NotImplementedError
+
+
+class ItemView(ItemTextPanel):
     """Scrollable view of one item's text (no key, no explanation).
 
     The rows for up to eight events or choices are built once and reused, so moving
@@ -137,12 +157,6 @@ class ItemView(VerticalScroll):
     """
 
     can_focus = True
-
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.raw = False
-        """Whether item text is shown exactly as stored instead of its display form."""
-        self._item: ItemSnapshot | None = None
 
     def compose(self) -> ComposeResult:
         yield SectionTitle(id="prompt-title")
@@ -169,12 +183,6 @@ class ItemView(VerticalScroll):
             row.mark(None, self._ordering)
         self._show_text(item)
         self.scroll_home(animate=False)
-
-    def show_raw(self, raw: bool) -> None:
-        """Show the item's text as stored (``raw``) or in its display form, in place."""
-        self.raw = raw
-        if self._item is not None:
-            self._show_text(self._item)
 
     def _show_text(self, item: ItemSnapshot) -> None:
         raw = self.raw

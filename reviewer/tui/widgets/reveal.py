@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from db.answers import (
@@ -30,7 +29,7 @@ from db.items import ItemSnapshot
 from db.vocabulary import ItemKind
 from reviewer.queue import OwnJudgment
 from reviewer.tui.literal import line_broken, literal, literal_item
-from reviewer.tui.widgets.item_view import RAW_TITLE
+from reviewer.tui.widgets.item_view import RAW_TITLE, ItemTextPanel
 from reviewer.tui.widgets.titles import PanelTitle, SectionTitle
 
 DIFF_STYLE = "bold reverse red"
@@ -143,7 +142,7 @@ def flags_text(flags: Sequence[ItemFlag]) -> Text:
     return text
 
 
-class RevealPanel(VerticalScroll):
+class RevealPanel(ItemTextPanel):
     """Key, explanation and the comparison; empty until the blind answer is in."""
 
     DEFAULT_CSS = """
@@ -157,12 +156,6 @@ class RevealPanel(VerticalScroll):
         margin-top: 1;
     }
     """
-
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.raw = False
-        """Whether item text is shown exactly as stored instead of its display form."""
-        self._item: ItemSnapshot | None = None  # the item revealed, None once cleared
 
     def compose(self) -> ComposeResult:
         yield PanelTitle("Reveal")
@@ -192,12 +185,6 @@ class RevealPanel(VerticalScroll):
         self._show_flags(flags)
         self._show_text(item)
         self.scroll_home(animate=False)
-
-    def show_raw(self, raw: bool) -> None:
-        """Show the item's text as stored (``raw``) or in its display form, in place."""
-        self.raw = raw
-        if self._item is not None:
-            self._show_text(self._item)
 
     def _show_text(self, item: ItemSnapshot) -> None:
         self.border_title = RAW_TITLE if self.raw else ""
