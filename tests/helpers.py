@@ -350,7 +350,9 @@ def screen_text(app: App[None]) -> str:
     return html.unescape("".join(_SVG_TEXT.findall(svg))).replace("\xa0", " ")
 
 
-# --- files for the import and export tests ----------------------------------------------
+# --- files, templates and records for the import, export and prompt tests -------------
+
+BUILTIN_TEMPLATES = FIXTURES.parent / "evaluator" / "templates"
 
 
 def write_file(folder: Path, name: str, content: str | bytes) -> Path:

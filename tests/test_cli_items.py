@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from helpers import CFLUE_MULTI_RECORD, write_file
+from helpers import CFLUE_MULTI_RECORD, FIXTURES, write_file
 from sqlalchemy import update
 from sqlmodel import col
 
@@ -16,7 +16,6 @@ from db.formats import FORMATS
 from db.models import Item
 from reviewer.cli import cli, item_commands
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 HEADER = "Question,A,B,C,D,Answer\n"
 ROWS = [
     'A port strike starts.,Strike,Delays,Shortages,Prices,"A, B, C, D"\n',

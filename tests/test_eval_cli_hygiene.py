@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
-from eval_helpers import mixed_set
+from click.testing import CliRunner
+from eval_helpers import mixed_set, mixed_set_url, ok, vetbench
 from fake_openai_server import FakeOpenAIServer, server_error
 from test_generation import ARTICLES_CSV, generate, ordering_answer
 from test_generation import KEY_ENV as GENERATION_KEY_ENV
@@ -23,21 +23,9 @@ ESC = "\x1b"
 HOSTILE = f"{ESC}]0;owned{ESC}\\{ESC}[2J{ESC}[31mred"
 
 
-def vetbench(url: str, *args: str) -> Result:
-    return CliRunner().invoke(cli, ["--db", url, *args])
-
-
-def ok(result: Result) -> Result:
-    assert result.exit_code == 0, result.output + result.stderr
-    return result
-
-
 @pytest.fixture
 def url(db_path: Path) -> str:
-    database = open_database(db_path)
-    mixed_set(database)
-    database.dispose()
-    return str(db_path)
+    return mixed_set_url(db_path)
 
 
 def hostile_model(tmp_path: Path, name: str) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import CFLUE_MULTI_RECORD, write_file
+from helpers import CFLUE_MULTI_RECORD, FIXTURES, write_file
 from sqlalchemy import MetaData, select, update
 from sqlmodel import col
 
@@ -20,8 +20,6 @@ from db.importer import import_files
 from db.items import add_revision
 from db.models import Item
 from evaluator.exports.item_files import ExportError, export_items
-
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 ORDERING_CSV = (
     "Question,A,B,C,D,E,Answer,Explanation\n"

@@ -499,16 +499,8 @@ def test_templates_can_be_overridden(
     (folder / "generate_ordering.txt").write_text(
         "HOUSE STYLE for $$5 budgets.\nArticle title: $title\n\n$text\n", encoding="utf-8"
     )
-    result = generate(
-        db_path,
-        server,
-        "--articles",
-        str(ARTICLES_CSV),
-        "--kind",
-        "ordering",
-        "--templates",
-        str(folder),
-    )
+    options = ("--articles", str(ARTICLES_CSV), "--kind", "ordering", "--templates", str(folder))
+    result = generate(db_path, server, *options)
     assert result.exit_code == 0, result.output
     assert all(r.user_text.startswith("HOUSE STYLE for $5") for r in server.chat_requests())
     item = next(iter(stored_items(db_path).values()))
@@ -521,16 +513,7 @@ def test_templates_can_be_overridden(
     assert load_templates(folder).texts == load_templates().texts
 
     (folder / "generate_ordering.txt").write_text("Use $article_text\n", encoding="utf-8")
-    bad = generate(
-        db_path,
-        server,
-        "--articles",
-        str(ARTICLES_CSV),
-        "--kind",
-        "ordering",
-        "--templates",
-        str(folder),
-    )
+    bad = generate(db_path, server, *options)
     assert bad.exit_code == 1
     assert "generate_ordering.txt: unknown placeholder $article_text" in bad.output
 

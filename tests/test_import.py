@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import cflue_record, write_file
+from helpers import FIXTURES, cflue_record, write_file
 from sqlalchemy import MetaData, select, text, update
 from sqlmodel import Session, col
 
@@ -18,7 +18,6 @@ from db.items import ItemSnapshot, get_item, get_revisions, iter_items
 from db.models import AuditEvent, Item
 from reviewer.item_status import refresh_item_status
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 HEADER = "Question,A,B,C,D,Answer,Explanation\n"
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,12 +24,6 @@ from evaluator.backends.openai_backend import OpenAIBackend
 SECRET = "sk-backend-SECRET-1122334455"
 KEY_ENV = "VETBENCH_BACKEND_TEST_KEY"
 ECON_CSV = Path(__file__).resolve().parent.parent / "fixtures" / "econ_ordering.csv"
-
-
-@pytest.fixture
-def server() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer() as running:
-        yield running
 
 
 @pytest.fixture(autouse=True)

@@ -12,14 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
-from eval_helpers import mixed_set, single_zh, store
+from eval_helpers import mixed_set_url, ok, single_zh, store, vetbench
 from sqlmodel import col, select
 
 from db.engine import open_database
 from db.models import EvalRun, Prediction
 from db.vocabulary import ItemStatus
-from reviewer.cli import cli
 
 # What a scripted model writes for each item of the mixed set (keys: cflue:1 B, cflue:2 C,
 # cflue:3 ABD, cflue:4 BC, cflue:5 A, cflue:6 B; econ:1 DACB, econ:2 BADC).
@@ -38,15 +36,6 @@ ECON_OUTPUTS = {
 }
 
 
-def vetbench(url: str, *args: str) -> Result:
-    return CliRunner().invoke(cli, ["--db", url, *args])
-
-
-def ok(result: Result) -> Result:
-    assert result.exit_code == 0, result.output + result.stderr
-    return result
-
-
 def script(tmp_path: Path, name: str, outputs: dict[str, str]) -> str:
     path = tmp_path / f"{name}.json"
     path.write_text(json.dumps(outputs, ensure_ascii=False), encoding="utf-8")
@@ -55,10 +44,7 @@ def script(tmp_path: Path, name: str, outputs: dict[str, str]) -> str:
 
 @pytest.fixture
 def url(db_path: Path) -> str:
-    database = open_database(db_path)
-    mixed_set(database)
-    database.dispose()
-    return str(db_path)
+    return mixed_set_url(db_path)
 
 
 def predictions(url: str, run_id: int) -> dict[str, Prediction]:
