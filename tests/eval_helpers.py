@@ -81,6 +81,19 @@ def store(
     ]
 
 
+MIXED_SET_ANSWERS = {
+    "econ:1": "D, A, C, B",
+    "econ:2": "B, A, D, C",
+    "cflue:1": "B",
+    "cflue:2": "C",
+    "cflue:3": "ABD",
+    "cflue:4": "BC",
+    "cflue:5": "对",
+    "cflue:6": "错",
+}
+"""Right answers to the eight approved items of :func:`mixed_set`, as a model would write them."""
+
+
 def mixed_set(database: Database) -> list[str]:
     """Eight approved items (2 of each kind) and four agreed ones that can serve as shots."""
     approved = store(
