@@ -19,6 +19,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
+from click.testing import CliRunner, Result
 from sqlmodel import col, select
 from textual.app import App
 from textual.pilot import Pilot
@@ -31,6 +32,7 @@ from db.models import Decision, Item, ItemRevision, Judgment, Person, utcnow
 from db.people import ensure_person
 from db.validation import ItemDraft, validate_draft
 from db.vocabulary import Role, Verdict
+from reviewer.cli import cli
 from reviewer.item_status import refresh_item_status
 from reviewer.tui.app import ReviewApp
 from reviewer.tui.screens.review import ReviewScreen
@@ -350,7 +352,7 @@ def screen_text(app: App[None]) -> str:
     return html.unescape("".join(_SVG_TEXT.findall(svg))).replace("\xa0", " ")
 
 
-# --- files, templates and records for the import, export and prompt tests -------------
+# --- the command line, and files and records to import --------------------------------
 
 BUILTIN_TEMPLATES = FIXTURES.parent / "evaluator" / "templates"
 
@@ -388,3 +390,12 @@ CFLUE_MULTI_RECORD: dict[str, Any] = {
     "analysis": "商品市场不是金融市场。",
 }
 """A CFLUE multiple-choice record (key ABD) with an analysis."""
+
+
+def run_cli(db: Database | Path | str, *args: str) -> Result:
+    """``vetbench --db DB ARGS`` in this process (a Database by its full URL, password
+    included); a traceback in the output fails the test."""
+    url = db.engine.url.render_as_string(hide_password=False) if isinstance(db, Database) else db
+    result = CliRunner().invoke(cli, ["--db", str(url), *args])
+    assert "Traceback" not in result.output, result.output
+    return result

@@ -7,8 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
-from helpers import FIXTURES, press, running, store_item, store_person, stored_judgments
+from helpers import FIXTURES, press, run_cli, running, store_item, store_person, stored_judgments
 from textual.widgets import Markdown, Static
 
 from db.audit import read_audit
@@ -16,20 +15,12 @@ from db.engine import Database
 from db.guidelines import GuidelinesError, kind_section, set_guidelines
 from db.people import PermissionDenied
 from db.vocabulary import ItemKind, Role
-from reviewer.cli import cli
 from reviewer.judging import submit_judgment
 from reviewer.tui.app import make_app
 from reviewer.tui.screens.guidelines import GuidelinesScreen
 from reviewer.tui.screens.review import Phase
 
 GUIDELINES = FIXTURES / "guidelines.md"
-
-
-def run(db: Database, *args: str) -> Result:
-    url = db.engine.url.render_as_string(hide_password=False)
-    result = CliRunner().invoke(cli, ["--db", url, *args])
-    assert "Traceback" not in result.output, result.output
-    return result
 
 
 def set_text(db: Database, text: str, lead: str = "lea") -> int:
@@ -46,22 +37,22 @@ def team(database: Database) -> Database:
 
 
 def test_set_show_and_list_keep_every_version(team: Database, tmp_path: Path) -> None:
-    first = run(team, "guidelines", "set", str(GUIDELINES), "--as", "lea")
+    first = run_cli(team, "guidelines", "set", str(GUIDELINES), "--as", "lea")
     assert first.exit_code == 0 and "guidelines version 1 set" in first.output
-    again = run(team, "guidelines", "set", str(GUIDELINES), "--as", "lea")
+    again = run_cli(team, "guidelines", "set", str(GUIDELINES), "--as", "lea")
     assert "is the same as version 1: nothing stored" in again.output
     changed = tmp_path / "v2.md"
     changed.write_text(
         "# Guidelines\n\n## Ordering items\n\nKeep only one order.\n", encoding="utf-8"
     )
-    second = run(team, "guidelines", "set", str(changed), "--as", "lea")
+    second = run_cli(team, "guidelines", "set", str(changed), "--as", "lea")
     assert "guidelines version 2 set" in second.output and "(was version 1)" in second.output
-    shown = run(team, "guidelines", "show")
+    shown = run_cli(team, "guidelines", "show")
     assert shown.output.startswith("# guidelines version 2 (newest)")
     assert "Keep only one order." in shown.output
-    old = run(team, "guidelines", "show", "--version", "1")
+    old = run_cli(team, "guidelines", "show", "--version", "1")
     assert old.output.count("# vetbench review guidelines") == 1
-    listed = run(team, "guidelines", "list")
+    listed = run_cli(team, "guidelines", "list")
     assert [line.split()[1] for line in listed.output.splitlines()] == ["1", "2"]
     with team.session() as session:
         events = read_audit(session, actions=["guidelines"])
@@ -71,22 +62,22 @@ def test_set_show_and_list_keep_every_version(team: Database, tmp_path: Path) ->
 def test_only_leads_set_guidelines_and_bad_files_are_refused(
     team: Database, tmp_path: Path
 ) -> None:
-    refused = run(team, "guidelines", "set", str(GUIDELINES), "--as", "alice")
+    refused = run_cli(team, "guidelines", "set", str(GUIDELINES), "--as", "alice")
     assert refused.exit_code == 1 and "only leads can set the guidelines" in refused.output
     binary = tmp_path / "bad.md"
     binary.write_bytes(b"# ok\n\xff\xfe")
-    assert "not UTF-8 text" in run(team, "guidelines", "set", str(binary), "--as", "lea").output
+    assert "not UTF-8 text" in run_cli(team, "guidelines", "set", str(binary), "--as", "lea").output
     nul = tmp_path / "nul.md"
     nul.write_text("# ok\nline two\x00", encoding="utf-8")
     assert (
         "nul.md, line 2: holds a NUL character"
-        in run(team, "guidelines", "set", str(nul), "--as", "lea").output
+        in run_cli(team, "guidelines", "set", str(nul), "--as", "lea").output
     )
     with pytest.raises(GuidelinesError, match="is empty"), team.transaction() as session:
         set_guidelines(session, "  \n", lead="lea")
     with pytest.raises(PermissionDenied), team.transaction() as session:
         set_guidelines(session, "# x", lead="alice")
-    none = run(team, "guidelines", "show")
+    none = run_cli(team, "guidelines", "show")
     assert none.exit_code == 1 and "there are no guidelines yet" in none.output
 
 

@@ -9,8 +9,7 @@ import random
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
-from helpers import FIXTURES, press, running
+from helpers import FIXTURES, press, run_cli, running
 from sqlalchemy import text
 from sqlmodel import select
 from textual.widgets import Input, Select, Static
@@ -20,7 +19,6 @@ from db.importer import import_files
 from db.items import iter_items
 from db.models import Item
 from db.search import SEARCH_TABLE, search_condition, search_note
-from reviewer.cli import cli
 from reviewer.judging import ItemEdit, edit_item, submit_judgment
 from reviewer.queue import QueueFilter, ReviewQueue
 from reviewer.tui.app import make_app
@@ -28,13 +26,6 @@ from reviewer.tui.screens.jump import FilterScreen
 
 CFLUE_FIXTURE = FIXTURES / "cflue_mcq.json"
 ORDERING_FIXTURE = FIXTURES / "econ_ordering.csv"
-
-
-def run(db: Database, *args: str) -> Result:
-    url = db.engine.url.render_as_string(hide_password=False)
-    result = CliRunner().invoke(cli, ["--db", url, *args])
-    assert "Traceback" not in result.output, result.output
-    return result
 
 
 def found(db: Database, query: str) -> list[str]:
@@ -121,21 +112,21 @@ def test_the_index_follows_edits_and_reimports(fixtures: Database, tmp_path: Pat
 
 
 def test_items_search_and_exam_on_the_command_line(fixtures: Database) -> None:
-    result = run(fixtures, "items", "--search", "货币政策")
+    result = run_cli(fixtures, "items", "--search", "货币政策")
     assert result.exit_code == 0
     assert sorted(line.split()[0] for line in result.output.splitlines()) == scan(
         fixtures, "货币政策"
     )
-    by_exam = run(fixtures, "items", "--exam", "银行从业资格", "--json")
+    by_exam = run_cli(fixtures, "items", "--exam", "银行从业资格", "--json")
     ids = [entry["id"] for entry in json.loads(by_exam.output)]
     with fixtures.session() as session:
         expected = [
             item.id for item in iter_items(session) if item.meta.get("名称") == "银行从业资格"
         ]
     assert ids == expected and ids
-    both = run(fixtures, "items", "--exam", "银行从业资格", "--search", "货币")
+    both = run_cli(fixtures, "items", "--exam", "银行从业资格", "--search", "货币")
     assert all(line.split()[0] in expected for line in both.output.splitlines())
-    assert run(fixtures, "items", "--search", "  ").exit_code == 1
+    assert run_cli(fixtures, "items", "--search", "  ").exit_code == 1
 
 
 def test_the_queue_filters_by_text_and_exam(fixtures: Database) -> None:
@@ -203,7 +194,7 @@ def test_postgres_without_pg_trgm_searches_and_says_so(
     with database.session() as session:
         assert "pg_trgm is not installed" in (search_note(session) or "")
     assert found(database, "货币政策") == scan(database, "货币政策")
-    result = run(database, "items", "--search", "货币政策")
+    result = run_cli(database, "items", "--search", "货币政策")
     assert "note: pg_trgm is not installed in this database" in result.output
 
 
