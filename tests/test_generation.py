@@ -118,17 +118,17 @@ def _api_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(KEY_ENV, SECRET)
 
 
+def model_options(server: FakeOpenAIServer) -> list[str]:
+    """The options that point `vetbench generate` at the fake server's model."""
+    return ["--model", "fake-model", "--base-url", server.base_url, "--api-key-env", KEY_ENV]
+
+
 def generate(db_path: Path, server: FakeOpenAIServer, *args: str) -> Result:
     command = [
         "--db",
         str(db_path),
         "generate",
-        "--model",
-        "fake-model",
-        "--base-url",
-        server.base_url,
-        "--api-key-env",
-        KEY_ENV,
+        *model_options(server),
         "--timeout",
         "2",
         "--max-wait",
@@ -381,12 +381,7 @@ def test_ctrl_c_on_the_command_line_stops_cleanly(server: FakeOpenAIServer, db_p
         str(ARTICLES_CSV),
         "--kind",
         "ordering",
-        "--model",
-        "fake-model",
-        "--base-url",
-        server.base_url,
-        "--api-key-env",
-        KEY_ENV,
+        *model_options(server),
         "--concurrency",
         "1",
     ]
