@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 from eval_helpers import mixed_set, mixed_set_url, ok, vetbench
 from fake_openai_server import FakeOpenAIServer, server_error
-from test_generation import ARTICLES_CSV, generate, model_options, ordering_answer
+from test_generation import ARTICLES_CSV, generate, ordering_answer
 from test_generation import KEY_ENV as GENERATION_KEY_ENV
 
 from db.audit import read_audit
@@ -115,10 +115,11 @@ def test_eval_and_generate_record_the_acting_person(
     ok(vetbench(database_url, "eval", "--model", model, "--shots", "0", "--kind", "single"))
     monkeypatch.setenv(GENERATION_KEY_ENV, "sk-generate")
     with FakeOpenAIServer(default=ordering_answer) as server:
+        generator = server.cli_options("fake-model", GENERATION_KEY_ENV)
         CliRunner().invoke(
             cli,
-            ["--db", database_url, "generate", *model_options(server), "--articles",
-             str(ARTICLES_CSV), "--kind", "ordering", "--max-retries", "0"],
+            ["--db", database_url, "generate", *generator, "--articles", str(ARTICLES_CSV),
+             "--kind", "ordering", "--max-retries", "0"],
         )  # fmt: skip
     database = open_database(database_url)
     with database.session() as session:

@@ -118,17 +118,12 @@ def _api_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(KEY_ENV, SECRET)
 
 
-def model_options(server: FakeOpenAIServer) -> list[str]:
-    """The options that point `vetbench generate` at the fake server's model."""
-    return ["--model", "fake-model", "--base-url", server.base_url, "--api-key-env", KEY_ENV]
-
-
 def generate(db_path: Path, server: FakeOpenAIServer, *args: str) -> Result:
     command = [
         "--db",
         str(db_path),
         "generate",
-        *model_options(server),
+        *server.cli_options("fake-model", KEY_ENV),
         "--timeout",
         "2",
         "--max-wait",
@@ -381,7 +376,7 @@ def test_ctrl_c_on_the_command_line_stops_cleanly(server: FakeOpenAIServer, db_p
         str(ARTICLES_CSV),
         "--kind",
         "ordering",
-        *model_options(server),
+        *server.cli_options("fake-model", KEY_ENV),
         "--concurrency",
         "1",
     ]

@@ -215,8 +215,8 @@ def eval_fixture_items(
 
     db = ["--db", str(db_path)]
     assert runner.invoke(cli, [*db, "import", str(ECON_CSV)]).exit_code == 0
-    model = ["--model", "openai:fake-model", "--base-url", server.base_url]
-    chosen = ["--api-key-env", KEY_ENV, "--status", "all", "--shots", "0", "--json"]
+    model = server.cli_options("openai:fake-model", KEY_ENV)
+    chosen = ["--status", "all", "--shots", "0", "--json"]
     return runner.invoke(cli, [*db, "eval", *model, *chosen, *options])
 
 
