@@ -35,6 +35,11 @@ def status_of(db, item_id: str) -> str:  # type: ignore[no-untyped-def]
         return session.get(Item, item_id).status
 
 
+def team_statuses(db) -> list[str]:  # type: ignore[no-untyped-def]
+    """The statuses of the team's items o:1, o:2 and o:3."""
+    return [status_of(db, item_id) for item_id in ("o:1", "o:2", "o:3")]
+
+
 @pytest.fixture
 def team(database):  # type: ignore[no-untyped-def]
     """Two annotators, a lead, overlap 2, and three ordering items."""
@@ -74,11 +79,7 @@ def test_approve_agreed_in_one_action(team) -> None:  # type: ignore[no-untyped-
     judge(team, "bo", "o:2", "DACB")
     assert count_agreed(team) == 2
     assert approve_agreed(team, "lea") == 2
-    assert [status_of(team, i) for i in ("o:1", "o:2", "o:3")] == [
-        "approved",
-        "conflict",
-        "approved",
-    ]
+    assert team_statuses(team) == ["approved", "conflict", "approved"]
     with team.session() as session:
         decisions = list(session.exec(select(Decision).order_by(col(Decision.item_id))))
         events = list(session.exec(select(AuditEvent).where(AuditEvent.action == "decide")))
@@ -103,11 +104,7 @@ def test_approve_agreed_reads_the_judgments_not_the_status_column(team) -> None:
             update(Item).where(col(Item.id).in_(["o:2", "o:3"])).values(status="agreed")
         )
     assert approve_agreed(team, "lea") == 1
-    assert [status_of(team, i) for i in ("o:1", "o:2", "o:3")] == [
-        "approved",
-        "conflict",
-        "in_review",
-    ]
+    assert team_statuses(team) == ["approved", "conflict", "in_review"]
     with team.session() as session:
         assert [d.item_id for d in session.exec(select(Decision))] == ["o:1"]
 
