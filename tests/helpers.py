@@ -399,3 +399,11 @@ def run_cli(db: Database | Path | str, *args: str) -> Result:
     result = CliRunner().invoke(cli, ["--db", str(url), *args])
     assert "Traceback" not in result.output, result.output
     return result
+
+
+def item_status(db: Database, item_id: str) -> str:
+    """The status column of item ``item_id`` as stored now."""
+    with db.session() as session:
+        item = session.get(Item, item_id)
+        assert item is not None, item_id
+        return item.status

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from helpers import store_item, stored_judgments
+from helpers import item_status, store_item, stored_judgments
 from sqlmodel import col, select
 
 from db.engine import Database
@@ -31,13 +31,6 @@ def judge(db: Database, who: str, item_id: str = "econ:1", **fields: object):
     return submit_judgment(db, who, item_id, **values)  # type: ignore[arg-type]
 
 
-def status_of(db: Database, item_id: str) -> str:
-    with db.session() as session:
-        item = session.get(Item, item_id)
-        assert item is not None
-        return item.status
-
-
 @pytest.fixture
 def item(database: Database) -> str:
     store_item(database, "econ:1", key="DABC")
@@ -61,13 +54,13 @@ def test_keep_is_stored_with_audit_and_status(database: Database, item: str) -> 
     assert "judge" in actions and "register" in actions
 
     judge(database, "bob")
-    assert status_of(database, item) == ItemStatus.AGREED
+    assert item_status(database, item) == ItemStatus.AGREED
 
 
 def test_disagreeing_second_judgment_makes_a_conflict(database: Database, item: str) -> None:
     judge(database, "alice")
     judge(database, "bob", blind_answer="ABCD")
-    assert status_of(database, item) == ItemStatus.CONFLICT
+    assert item_status(database, item) == ItemStatus.CONFLICT
 
 
 @pytest.mark.parametrize(
@@ -197,7 +190,7 @@ def test_undo_walks_back_through_the_annotators_judgments(database: Database) ->
     with pytest.raises(JudgmentRefused, match="nobody has no judgment"):
         retract_last_judgment(database, "nobody")
     assert len(stored_judgments(database)) == 3  # nothing deleted
-    assert status_of(database, "econ:1") == ItemStatus.IN_REVIEW  # bob's judgment remains
+    assert item_status(database, "econ:1") == ItemStatus.IN_REVIEW  # bob's judgment remains
     with database.session() as session:
         assert (
             len(session.exec(select(AuditEvent).where(AuditEvent.action == "retract")).all()) == 2
@@ -332,6 +325,6 @@ def test_overlap_setting_changes_when_an_item_is_agreed(database: Database, item
         set_setting(session, "overlap", "3")
     judge(database, "alice")
     judge(database, "bob")
-    assert status_of(database, item) == ItemStatus.IN_REVIEW
+    assert item_status(database, item) == ItemStatus.IN_REVIEW
     judge(database, "carol")
-    assert status_of(database, item) == ItemStatus.AGREED
+    assert item_status(database, item) == ItemStatus.AGREED
