@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fake_openai_server import FakeOpenAIServer
 
 from db.engine import Database, open_database
 
@@ -91,3 +92,10 @@ def cflue_knowledge() -> Path:
 
 def postgres_url() -> str | None:
     return os.environ.get(PG_URL_ENV) or None
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAIServer]:
+    """A fake OpenAI-compatible server on 127.0.0.1 with no default answer (tests script it)."""
+    with FakeOpenAIServer() as running:
+        yield running

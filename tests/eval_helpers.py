@@ -1,14 +1,18 @@
-"""Items for the evaluator's tests: a small mixed set stored with the one item factory."""
+"""Items for the evaluator's tests: a small mixed set stored with the one item factory, and
+the command line run on a database holding it."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 
+from click.testing import CliRunner, Result
 from helpers import store_draft
 
-from db.engine import Database
+from db.engine import Database, open_database
 from db.validation import ItemDraft
 from db.vocabulary import ItemStatus
+from reviewer.cli import cli
 
 
 def ordering(n: int, key: str = "DACB") -> ItemDraft:
@@ -77,6 +81,19 @@ def store(
     ]
 
 
+MIXED_SET_ANSWERS = {
+    "econ:1": "D, A, C, B",
+    "econ:2": "B, A, D, C",
+    "cflue:1": "B",
+    "cflue:2": "C",
+    "cflue:3": "ABD",
+    "cflue:4": "BC",
+    "cflue:5": "对",
+    "cflue:6": "错",
+}
+"""Right answers to the eight approved items of :func:`mixed_set`, as a model would write them."""
+
+
 def mixed_set(database: Database) -> list[str]:
     """Eight approved items (2 of each kind) and four agreed ones that can serve as shots."""
     approved = store(
@@ -103,3 +120,22 @@ def mixed_set(database: Database) -> list[str]:
         status=ItemStatus.AGREED,
     )
     return approved
+
+
+def mixed_set_url(db_path: Path) -> str:
+    """A database file at ``db_path`` holding :func:`mixed_set`; its URL for ``--db``."""
+    database = open_database(db_path)
+    mixed_set(database)
+    database.dispose()
+    return str(db_path)
+
+
+def vetbench(url: str, *args: str) -> Result:
+    """``vetbench --db URL ARGS`` in this process."""
+    return CliRunner().invoke(cli, ["--db", url, *args])
+
+
+def ok(result: Result) -> Result:
+    """``result``, once it is known to have succeeded (else fail showing its output)."""
+    assert result.exit_code == 0, result.output + result.stderr
+    return result

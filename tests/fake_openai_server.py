@@ -280,6 +280,11 @@ class FakeOpenAIServer:
         port = self._server.server_address[1]
         return f"http://127.0.0.1:{port}/v1"
 
+    def cli_options(self, model: str, api_key_env: str) -> list[str]:
+        """The command-line options that point a vetbench command at ``model`` on this
+        server, its API key read from ``api_key_env``."""
+        return ["--model", model, "--base-url", self.base_url, "--api-key-env", api_key_env]
+
     def completion_requests(self) -> list[RecordedRequest]:
         """Recorded ``/v1/completions`` requests."""
         with self._lock:

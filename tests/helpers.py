@@ -368,3 +368,60 @@ def screen_text(app: App[None]) -> str:
     """Everything rendered on the terminal right now, as plain text (from an SVG screenshot)."""
     svg = app.export_screenshot()
     return html.unescape("".join(_SVG_TEXT.findall(svg))).replace("\xa0", " ")
+
+
+# --- the command line, and files and records to import --------------------------------
+
+BUILTIN_TEMPLATES = FIXTURES.parent / "evaluator" / "templates"
+
+
+def write_file(folder: Path, name: str, content: str | bytes) -> Path:
+    """Write ``folder/name`` exactly as given: bytes raw, text as UTF-8 with its own line ends."""
+    path = folder / name
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8", newline="")
+    return path
+
+
+def cflue_record(**overrides: Any) -> dict[str, Any]:
+    """One CFLUE JSON record, a single-choice question, with ``overrides`` applied."""
+    record: dict[str, Any] = {
+        "名称": "银行从业资格",
+        "task": "单项选择题",
+        "question": "下列属于货币政策工具的是（　）。",
+        "choices": "{'A': '公开市场操作', 'B': '财政补贴', 'C': '税收', 'D': '国债'}",
+        "answer": "A",
+        "analysis": None,
+    }
+    record.update(overrides)
+    return record
+
+
+CFLUE_MULTI_RECORD: dict[str, Any] = {
+    "名称": "证券从业资格",
+    "task": "多项选择题",
+    "question": "我国金融市场体系包括（）。",
+    "choices": "{'A': '货币市场', 'B': '债券市场', 'C': '商品市场', 'D': '金融衍生品市场'}",
+    "answer": "ABD",
+    "analysis": "商品市场不是金融市场。",
+}
+"""A CFLUE multiple-choice record (key ABD) with an analysis."""
+
+
+def run_cli(db: Database | Path | str, *args: str) -> Result:
+    """``vetbench --db DB ARGS`` in this process (a Database by its full URL, password
+    included); a traceback in the output fails the test."""
+    url = db.engine.url.render_as_string(hide_password=False) if isinstance(db, Database) else db
+    result = CliRunner().invoke(cli, ["--db", str(url), *args])
+    assert "Traceback" not in result.output, result.output
+    return result
+
+
+def item_status(db: Database, item_id: str) -> str:
+    """The status column of item ``item_id`` as stored now."""
+    with db.session() as session:
+        item = session.get(Item, item_id)
+        assert item is not None, item_id
+        return item.status

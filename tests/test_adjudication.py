@@ -7,7 +7,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from helpers import EXPLANATION, store_item, store_person
+from helpers import EXPLANATION, item_status, store_item, store_person
 from sqlalchemy import update
 from sqlmodel import col, select
 
@@ -30,9 +30,9 @@ from reviewer.cli import cli
 from reviewer.judging import ItemEdit, edit_item, submit_judgment
 
 
-def status_of(db, item_id: str) -> str:  # type: ignore[no-untyped-def]
-    with db.session() as session:
-        return session.get(Item, item_id).status
+def team_statuses(db) -> list[str]:  # type: ignore[no-untyped-def]
+    """The statuses of the team's items o:1, o:2 and o:3."""
+    return [item_status(db, item_id) for item_id in ("o:1", "o:2", "o:3")]
 
 
 @pytest.fixture
@@ -55,14 +55,14 @@ def judge(db, who: str, item_id: str, answer: str, verdict: str = "keep", **extr
 
 
 def test_status_flow_to_agreed_and_conflict(team) -> None:  # type: ignore[no-untyped-def]
-    assert status_of(team, "o:1") == "pending"
+    assert item_status(team, "o:1") == "pending"
     judge(team, "ann", "o:1", "DACB")
-    assert status_of(team, "o:1") == "in_review"
+    assert item_status(team, "o:1") == "in_review"
     judge(team, "bo", "o:1", "D, A, C, B")
-    assert status_of(team, "o:1") == "agreed"
+    assert item_status(team, "o:1") == "agreed"
     judge(team, "ann", "o:2", "DACB")
     judge(team, "bo", "o:2", "ADCB", "wrong-key", corrected_key="ADCB")
-    assert status_of(team, "o:2") == "conflict"
+    assert item_status(team, "o:2") == "conflict"
     assert count_agreed(team) == 1
 
 
@@ -74,11 +74,7 @@ def test_approve_agreed_in_one_action(team) -> None:  # type: ignore[no-untyped-
     judge(team, "bo", "o:2", "DACB")
     assert count_agreed(team) == 2
     assert approve_agreed(team, "lea") == 2
-    assert [status_of(team, i) for i in ("o:1", "o:2", "o:3")] == [
-        "approved",
-        "conflict",
-        "approved",
-    ]
+    assert team_statuses(team) == ["approved", "conflict", "approved"]
     with team.session() as session:
         decisions = list(session.exec(select(Decision).order_by(col(Decision.item_id))))
         events = list(session.exec(select(AuditEvent).where(AuditEvent.action == "decide")))
@@ -103,11 +99,7 @@ def test_approve_agreed_reads_the_judgments_not_the_status_column(team) -> None:
             update(Item).where(col(Item.id).in_(["o:2", "o:3"])).values(status="agreed")
         )
     assert approve_agreed(team, "lea") == 1
-    assert [status_of(team, i) for i in ("o:1", "o:2", "o:3")] == [
-        "approved",
-        "conflict",
-        "in_review",
-    ]
+    assert team_statuses(team) == ["approved", "conflict", "in_review"]
     with team.session() as session:
         assert [d.item_id for d in session.exec(select(Decision))] == ["o:1"]
 
@@ -118,7 +110,7 @@ def test_decide_with_corrected_key_makes_a_new_revision(team) -> None:  # type: 
     record = decide(team, "lea", "o:2", "approved", key="A, D, C, B", comment="both right")
     assert record.corrected_key and record.revision == 2 and record.final_key == "ADCB"
     assert record.reason == DecisionReason.WRONG_KEY
-    assert status_of(team, "o:2") == "approved"
+    assert item_status(team, "o:2") == "approved"
     with team.session() as session:
         assert get_item(session, "o:2").key == "ADCB"
         revisions = get_revisions(session, "o:2")
@@ -151,7 +143,7 @@ def test_reject_needs_a_reason_and_records_it(team) -> None:  # type: ignore[no-
     with pytest.raises(AdjudicationError, match="key 'ABCE'"):
         decide(team, "lea", "o:1", "approved", key="ABCE")
     record = decide(team, "lea", "o:1", "rejected", reason="several-valid-orders")
-    assert record.reason == "several-valid-orders" and status_of(team, "o:1") == "rejected"
+    assert record.reason == "several-valid-orders" and item_status(team, "o:1") == "rejected"
     with team.session() as session:
         assert session.exec(select(Decision)).one().final_key is None
 
@@ -164,7 +156,7 @@ def test_revising_a_decision_keeps_history(team) -> None:  # type: ignore[no-unt
         ("rejected", "no-clear-order", "lea"),
         ("approved", None, "lea"),
     ]
-    assert status_of(team, "o:1") == "approved"
+    assert item_status(team, "o:1") == "approved"
 
 
 def test_non_leads_are_refused_and_nothing_is_written(team) -> None:  # type: ignore[no-untyped-def]
@@ -176,7 +168,7 @@ def test_non_leads_are_refused_and_nothing_is_written(team) -> None:  # type: ig
         approve_agreed(team, "stranger")
     with team.session() as session:
         assert session.exec(select(Decision)).all() == []
-    assert status_of(team, "o:1") == "agreed"
+    assert item_status(team, "o:1") == "agreed"
 
 
 def test_conflict_queue_shows_every_judgment_side_by_side(team) -> None:  # type: ignore[no-untyped-def]

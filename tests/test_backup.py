@@ -9,22 +9,14 @@ import threading
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
-from helpers import store_item, store_person
+from helpers import run_cli, store_item, store_person
 from sqlmodel import col, select
 
 from db.engine import Database, open_database
 from db.models import Judgment
-from reviewer.cli import cli
 from reviewer.judging import submit_judgment
 
 ITEMS = [f"o:{number}" for number in range(1, 41)]
-
-
-def run(db: Path | str, *args: str) -> Result:
-    result = CliRunner().invoke(cli, ["--db", str(db), *args])
-    assert "Traceback" not in result.output, result.output
-    return result
 
 
 def judgment_rows(db: Database) -> list[tuple[int, str, int, str, str, bool]]:
@@ -72,7 +64,7 @@ def test_a_backup_taken_while_annotators_work_restores_every_judgment(
     backup = tmp_path / "backups" / "copy.db"
     backup.parent.mkdir()
     acknowledged_first = list(acknowledged)
-    result = run(db_path, "backup", str(backup))
+    result = run_cli(db_path, "backup", str(backup))
     bob.join(timeout=120)
     writer_db.dispose()
     assert result.exit_code == 0, result.output
@@ -106,13 +98,13 @@ def test_backup_refuses_to_overwrite_or_copy_onto_itself(
 ) -> None:
     judge(working_db, "alice", "o:1")
     target = tmp_path / "copy.db"
-    assert run(db_path, "backup", str(target)).exit_code == 0
-    again = run(db_path, "backup", str(target))
+    assert run_cli(db_path, "backup", str(target)).exit_code == 0
+    again = run_cli(db_path, "backup", str(target))
     assert again.exit_code == 1 and "exists; use --force" in again.output
-    assert run(db_path, "backup", str(target), "--force").exit_code == 0
-    onto_itself = run(db_path, "backup", str(db_path))
+    assert run_cli(db_path, "backup", str(target), "--force").exit_code == 0
+    onto_itself = run_cli(db_path, "backup", str(db_path))
     assert onto_itself.exit_code == 1 and "is the database itself" in onto_itself.output
-    nowhere = run(db_path, "backup", str(tmp_path / "missing" / "copy.db"))
+    nowhere = run_cli(db_path, "backup", str(tmp_path / "missing" / "copy.db"))
     assert nowhere.exit_code == 1 and "is not a folder" in nowhere.output
     assert not list(tmp_path.glob("*.partial"))
     working_db.dispose()
@@ -121,5 +113,5 @@ def test_backup_refuses_to_overwrite_or_copy_onto_itself(
 def test_backup_points_postgres_users_to_pg_dump(database: Database, database_url: str) -> None:
     if database.is_sqlite:
         pytest.skip("the PostgreSQL refusal")
-    refused = run(database_url, "backup", "copy.db")
+    refused = run_cli(database_url, "backup", "copy.db")
     assert refused.exit_code == 1 and "pg_dump" in refused.output

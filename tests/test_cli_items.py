@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from helpers import CFLUE_MULTI_RECORD, FIXTURES, write_file
 from sqlalchemy import update
 from sqlmodel import col
 
@@ -15,7 +16,6 @@ from db.formats import FORMATS
 from db.models import Item
 from reviewer.cli import cli, item_commands
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 HEADER = "Question,A,B,C,D,Answer\n"
 ROWS = [
     'A port strike starts.,Strike,Delays,Shortages,Prices,"A, B, C, D"\n',
@@ -31,14 +31,7 @@ MCQ = [
         "answer": "A",
         "analysis": None,
     },
-    {
-        "名称": "证券从业资格",
-        "task": "多项选择题",
-        "question": "我国金融市场体系包括（）。",
-        "choices": "{'A': '货币市场', 'B': '债券市场', 'C': '商品市场', 'D': '金融衍生品市场'}",
-        "answer": "ABD",
-        "analysis": "商品市场不是金融市场。",
-    },
+    CFLUE_MULTI_RECORD,
 ]
 
 
@@ -48,23 +41,14 @@ def run(db_path: Path, *args: str) -> Result:
     return result
 
 
-def write(tmp_path: Path, name: str, content: str | bytes) -> Path:
-    path = tmp_path / name
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    else:
-        path.write_text(content, encoding="utf-8", newline="")
-    return path
-
-
 @pytest.fixture
 def econ_csv(tmp_path: Path) -> Path:
-    return write(tmp_path, "econ.csv", HEADER + "".join(ROWS))
+    return write_file(tmp_path, "econ.csv", HEADER + "".join(ROWS))
 
 
 @pytest.fixture
 def mcq_json(tmp_path: Path) -> Path:
-    return write(tmp_path, "exam.json", json.dumps(MCQ, ensure_ascii=False))
+    return write_file(tmp_path, "exam.json", json.dumps(MCQ, ensure_ascii=False))
 
 
 def test_format_choices_match_the_format_registry() -> None:
@@ -95,7 +79,9 @@ def test_import_prints_a_summary_by_kind_and_a_second_run_adds_nothing(
 def test_an_invalid_record_exits_1_naming_file_line_and_field(
     db_path: Path, tmp_path: Path
 ) -> None:
-    bad = write(tmp_path, "bad.csv", HEADER + ROWS[0] + ROWS[1].replace('"A, B, C, D"', '"A, B"'))
+    bad = write_file(
+        tmp_path, "bad.csv", HEADER + ROWS[0] + ROWS[1].replace('"A, B, C, D"', '"A, B"')
+    )
     result = run(db_path, "import", str(bad))
     assert result.exit_code == 1
     assert f"error: {bad}: 1 invalid record; nothing imported from this file" in result.stderr
@@ -105,7 +91,7 @@ def test_an_invalid_record_exits_1_naming_file_line_and_field(
 
 
 def test_skip_invalid_imports_the_rest_and_exits_0(db_path: Path, tmp_path: Path) -> None:
-    bad = write(tmp_path, "bad.csv", HEADER + ROWS[0] + "only,three,cells\n" + ROWS[2])
+    bad = write_file(tmp_path, "bad.csv", HEADER + ROWS[0] + "only,three,cells\n" + ROWS[2])
     result = run(db_path, "import", "--skip-invalid", str(bad))
     assert result.exit_code == 0, result.output
     assert f"{bad}: line 3: has 3 cells; the header has 6" in result.stderr
@@ -115,8 +101,8 @@ def test_skip_invalid_imports_the_rest_and_exits_0(db_path: Path, tmp_path: Path
 
 
 def test_malformed_and_non_utf8_files_get_clear_errors(db_path: Path, tmp_path: Path) -> None:
-    broken = write(tmp_path, "broken.json", '[{"task": "判断题",\n "question": "q",\n')
-    latin1 = write(
+    broken = write_file(tmp_path, "broken.json", '[{"task": "判断题",\n "question": "q",\n')
+    latin1 = write_file(
         tmp_path,
         "latin1.csv",
         (HEADER + ROWS[0]).encode() + 'Caf\xe9,a,b,c,d,"A,B,C,D"\n'.encode("latin-1"),
@@ -137,7 +123,7 @@ def test_a_file_that_does_not_exist_is_refused_by_the_command_line(
 
 
 def test_format_source_and_threshold_options(db_path: Path, tmp_path: Path) -> None:
-    items = write(
+    items = write_file(
         tmp_path, "items.txt", HEADER + "".join(ROWS) + ROWS[0].replace("starts", "begins")
     )
     auto = run(
@@ -314,7 +300,7 @@ def test_items_lists_ids_kinds_statuses_and_previews(
 
 def test_item_previews_are_one_line_and_short(db_path: Path, tmp_path: Path) -> None:
     long_question = "Line one\nline two " + "word " * 40
-    path = write(tmp_path, "long.csv", HEADER + f'"{long_question}",a,b,c,d,"A,B,C,D"\n')
+    path = write_file(tmp_path, "long.csv", HEADER + f'"{long_question}",a,b,c,d,"A,B,C,D"\n')
     run(db_path, "import", str(path))
     [line] = run(db_path, "items").stdout.splitlines()
     assert "Line one line two word" in line and line.endswith("…  [order-leak]")

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
-from eval_helpers import mixed_set
+from click.testing import CliRunner
+from eval_helpers import mixed_set, mixed_set_url, ok, vetbench
 from fake_openai_server import FakeOpenAIServer, server_error
 from test_generation import ARTICLES_CSV, generate, ordering_answer
 from test_generation import KEY_ENV as GENERATION_KEY_ENV
@@ -23,21 +23,9 @@ ESC = "\x1b"
 HOSTILE = f"{ESC}]0;owned{ESC}\\{ESC}[2J{ESC}[31mred"
 
 
-def vetbench(url: str, *args: str) -> Result:
-    return CliRunner().invoke(cli, ["--db", url, *args])
-
-
-def ok(result: Result) -> Result:
-    assert result.exit_code == 0, result.output + result.stderr
-    return result
-
-
 @pytest.fixture
 def url(db_path: Path) -> str:
-    database = open_database(db_path)
-    mixed_set(database)
-    database.dispose()
-    return str(db_path)
+    return mixed_set_url(db_path)
 
 
 def hostile_model(tmp_path: Path, name: str) -> str:
@@ -127,11 +115,11 @@ def test_eval_and_generate_record_the_acting_person(
     ok(vetbench(database_url, "eval", "--model", model, "--shots", "0", "--kind", "single"))
     monkeypatch.setenv(GENERATION_KEY_ENV, "sk-generate")
     with FakeOpenAIServer(default=ordering_answer) as server:
+        generator = server.cli_options("fake-model", GENERATION_KEY_ENV)
         CliRunner().invoke(
             cli,
-            ["--db", database_url, "generate", "--model", "fake-model", "--base-url",
-             server.base_url, "--api-key-env", GENERATION_KEY_ENV, "--articles",
-             str(ARTICLES_CSV), "--kind", "ordering", "--max-retries", "0"],
+            ["--db", database_url, "generate", *generator, "--articles", str(ARTICLES_CSV),
+             "--kind", "ordering", "--max-retries", "0"],
         )  # fmt: skip
     database = open_database(database_url)
     with database.session() as session:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import CFLUE_MULTI_RECORD, FIXTURES, write_file
 from sqlalchemy import MetaData, select, update
 from sqlmodel import col
 
@@ -19,8 +20,6 @@ from db.importer import import_files
 from db.items import add_revision
 from db.models import Item
 from evaluator.exports.item_files import ExportError, export_items
-
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 ORDERING_CSV = (
     "Question,A,B,C,D,E,Answer,Explanation\n"
@@ -37,14 +36,7 @@ CFLUE_RECORDS = [
         "answer": "A",
         "analysis": None,
     },
-    {
-        "名称": "证券从业资格",
-        "task": "多项选择题",
-        "question": "我国金融市场体系包括（）。",
-        "choices": "{'A': '货币市场', 'B': '债券市场', 'C': '商品市场', 'D': '金融衍生品市场'}",
-        "answer": "ABD",
-        "analysis": "商品市场不是金融市场。",
-    },
+    CFLUE_MULTI_RECORD,
     {
         "名称": "反假货币知识",
         "task": "判断题",
@@ -56,10 +48,11 @@ CFLUE_RECORDS = [
 ]
 
 
-def write(tmp_path: Path, name: str, content: str) -> Path:
-    path = tmp_path / name
-    path.write_text(content, encoding="utf-8", newline="")
-    return path
+def import_econ_and_exam(database: Database, tmp_path: Path) -> None:
+    """ORDERING_CSV as econ:1..3 and CFLUE_RECORDS as exam:1..3, each its own import."""
+    import_files(database, [write_file(tmp_path, "econ.csv", ORDERING_CSV)])
+    exam = json.dumps(CFLUE_RECORDS, ensure_ascii=False)
+    import_files(database, [write_file(tmp_path, "exam.json", exam)])
 
 
 def approve_all(database: Database) -> None:
@@ -112,7 +105,7 @@ def table_rows(database: Database, *names: str) -> dict[str, list[tuple[Any, ...
 def test_econlogicqa_export_gives_back_the_imported_records(
     database: Database, tmp_path: Path
 ) -> None:
-    source = write(tmp_path, "econ.csv", ORDERING_CSV)
+    source = write_file(tmp_path, "econ.csv", ORDERING_CSV)
     import_files(database, [source])
     approve_all(database)
     out = tmp_path / "out" / "econ.csv"
@@ -128,7 +121,7 @@ def test_econlogicqa_export_gives_back_the_imported_records(
 def test_cflue_export_gives_back_the_imported_records_exactly(
     database: Database, tmp_path: Path
 ) -> None:
-    source = write(tmp_path, "exam.json", json.dumps(CFLUE_RECORDS, ensure_ascii=False))
+    source = write_file(tmp_path, "exam.json", json.dumps(CFLUE_RECORDS, ensure_ascii=False))
     import_files(database, [source])
     out = tmp_path / "exam-out.json"
     export_items(database, out, format="cflue", status="all")
@@ -136,7 +129,7 @@ def test_cflue_export_gives_back_the_imported_records_exactly(
 
 
 def test_the_current_revision_is_what_gets_exported(database: Database, tmp_path: Path) -> None:
-    import_files(database, [write(tmp_path, "econ.csv", ORDERING_CSV)])
+    import_files(database, [write_file(tmp_path, "econ.csv", ORDERING_CSV)])
     with database.transaction() as session:
         add_revision(session, "econ:3", author="ann", change_note="edit", key="BACD")
     out = tmp_path / "out.csv"
@@ -147,10 +140,7 @@ def test_the_current_revision_is_what_gets_exported(database: Database, tmp_path
 def test_jsonl_export_round_trips_items_and_revisions_into_another_database(
     database: Database, tmp_path: Path
 ) -> None:
-    import_files(database, [write(tmp_path, "econ.csv", ORDERING_CSV)])
-    import_files(
-        database, [write(tmp_path, "exam.json", json.dumps(CFLUE_RECORDS, ensure_ascii=False))]
-    )
+    import_econ_and_exam(database, tmp_path)
     with database.transaction() as session:
         add_revision(
             session, "exam:2", author="ann", change_note="edit: typo", prompt="我国金融市场包括"
@@ -205,10 +195,7 @@ def test_fixtures_round_trip(database: Database, tmp_path: Path, name: str) -> N
 def test_only_approved_items_by_default_and_filters_narrow_the_selection(
     database: Database, tmp_path: Path
 ) -> None:
-    import_files(database, [write(tmp_path, "econ.csv", ORDERING_CSV)])
-    import_files(
-        database, [write(tmp_path, "exam.json", json.dumps(CFLUE_RECORDS, ensure_ascii=False))]
-    )
+    import_econ_and_exam(database, tmp_path)
     with database.transaction() as session:
         session.execute(
             update(Item).where(col(Item.id).in_(["econ:2", "exam:1"])).values(status="approved")
@@ -227,10 +214,7 @@ def test_only_approved_items_by_default_and_filters_narrow_the_selection(
 def test_a_format_that_cannot_hold_the_kinds_is_refused_and_writes_nothing(
     database: Database, tmp_path: Path
 ) -> None:
-    import_files(database, [write(tmp_path, "econ.csv", ORDERING_CSV)])
-    import_files(
-        database, [write(tmp_path, "exam.json", json.dumps(CFLUE_RECORDS, ensure_ascii=False))]
-    )
+    import_econ_and_exam(database, tmp_path)
     out = tmp_path / "out.csv"
     with pytest.raises(ExportError) as raised:
         export_items(database, out, format="econlogicqa", status="all")
@@ -243,7 +227,7 @@ def test_a_format_that_cannot_hold_the_kinds_is_refused_and_writes_nothing(
 
 
 def test_an_empty_selection_is_refused_with_a_hint(database: Database, tmp_path: Path) -> None:
-    import_files(database, [write(tmp_path, "econ.csv", ORDERING_CSV)])
+    import_files(database, [write_file(tmp_path, "econ.csv", ORDERING_CSV)])
     with pytest.raises(ExportError, match=r"no items match status approved \(try --status all\)"):
         export_items(database, tmp_path / "x.csv", format="econlogicqa")
     with pytest.raises(ExportError, match="unknown format"):

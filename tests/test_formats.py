@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import cflue_record, write_file
 
 from db.formats import FormatError, cflue, detect_format, econlogicqa, jsonl, read_records
 from db.formats.base import NativeItem, ParsedRecord, RevisionRecord
@@ -18,15 +19,6 @@ from db.validation import ItemDraft, validate_draft
 
 HEADER = "Question,A,B,C,D,Answer,Explanation\n"
 ROW = '"A firm grows.",Hire,Plan,Fund,Sell,"B, C, A, D",Plan first.\n'
-
-
-def write(tmp_path: Path, name: str, content: str | bytes) -> Path:
-    path = tmp_path / name
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    else:
-        path.write_text(content, encoding="utf-8", newline="")
-    return path
 
 
 def records(path: Path, format_name: str = "auto") -> list[ParsedRecord]:
@@ -71,7 +63,7 @@ def snapshot_of(draft, item_id: str = "x:1") -> ItemSnapshot:  # type: ignore[no
 
 
 def test_csv_row_becomes_an_ordering_draft_with_line_and_provenance(tmp_path: Path) -> None:
-    path = write(tmp_path, "econ.csv", HEADER + ROW)
+    path = write_file(tmp_path, "econ.csv", HEADER + ROW)
     [record] = records(path)
     assert record.place.line == 2 and record.ordinal == 1
     draft = record.draft
@@ -90,7 +82,7 @@ def test_csv_more_event_columns_and_fewer_events_per_row(tmp_path: Path) -> None
         'Six steps.,a,b,c,d,e,f,"F, E, D, C, B, A"\n'
         'Four steps.,a,b,c,d,,,"D, C, B, A"\n'
     )
-    six, four = records(write(tmp_path, "wide.csv", content))
+    six, four = records(write_file(tmp_path, "wide.csv", content))
     assert list(draft_of(six).choices) == list("ABCDEF")
     assert list(draft_of(four).choices) == list("ABCD")
     assert four.place.line == 3 and four.ordinal == 2
@@ -105,7 +97,7 @@ def test_csv_keeps_text_exactly_and_unknown_columns_in_meta(tmp_path: Path) -> N
         + prompt.replace('"', '""')
         + '",first ,second,"B, A",hard\n'
     )
-    [record] = records(write(tmp_path, "exact.csv", content))
+    [record] = records(write_file(tmp_path, "exact.csv", content))
     assert draft_of(record).prompt == prompt
     assert draft_of(record).choices == {"A": "first ", "B": "second"}
     assert draft_of(record).meta == {"extra_columns": {"Difficulty": "hard"}}
@@ -114,18 +106,18 @@ def test_csv_keeps_text_exactly_and_unknown_columns_in_meta(tmp_path: Path) -> N
 
 def test_csv_multiline_record_reports_the_line_it_starts_on(tmp_path: Path) -> None:
     content = HEADER + '"two\nlines",a,b,c,d,"A, B, C, D",x\n' + ROW
-    first, second = records(write(tmp_path, "multi.csv", content))
+    first, second = records(write_file(tmp_path, "multi.csv", content))
     assert (first.place.line, second.place.line) == (2, 4)
     assert (first.ordinal, second.ordinal) == (1, 2)
 
 
 def test_csv_blank_lines_are_skipped(tmp_path: Path) -> None:
-    [record] = records(write(tmp_path, "blank.csv", HEADER + "\n" + ROW + "\n"))
+    [record] = records(write_file(tmp_path, "blank.csv", HEADER + "\n" + ROW + "\n"))
     assert record.place.line == 3 and record.ordinal == 1
 
 
 def test_csv_wrong_cell_count_is_a_record_problem(tmp_path: Path) -> None:
-    bad, good = records(write(tmp_path, "cells.csv", HEADER + "Only,three,cells\n" + ROW))
+    bad, good = records(write_file(tmp_path, "cells.csv", HEADER + "Only,three,cells\n" + ROW))
     assert bad.draft is None and "has 3 cells; the header has 7" in problems_of(bad)[0]
     assert str(bad.place).endswith("cells.csv: line 2")
     assert good.draft is not None
@@ -143,7 +135,7 @@ def test_csv_wrong_cell_count_is_a_record_problem(tmp_path: Path) -> None:
     ],
 )
 def test_csv_file_level_errors_name_file_and_line(tmp_path: Path, content: str, words: str) -> None:
-    path = write(tmp_path, "bad.csv", content)
+    path = write_file(tmp_path, "bad.csv", content)
     with pytest.raises(FormatError) as raised:
         records(path, "econlogicqa")
     assert words in str(raised.value)
@@ -151,7 +143,7 @@ def test_csv_file_level_errors_name_file_and_line(tmp_path: Path, content: str, 
 
 
 def test_csv_unclosed_quote_names_the_line_where_the_record_starts(tmp_path: Path) -> None:
-    path = write(tmp_path, "bad.csv", HEADER + ROW + '"never closed,a,b,c,d,x,y\n' + ROW)
+    path = write_file(tmp_path, "bad.csv", HEADER + ROW + '"never closed,a,b,c,d,x,y\n' + ROW)
     with pytest.raises(FormatError) as raised:
         records(path)
     assert raised.value.line == 3
@@ -159,7 +151,7 @@ def test_csv_unclosed_quote_names_the_line_where_the_record_starts(tmp_path: Pat
 
 def test_csv_bom_and_crlf_are_read_as_plain_utf8(tmp_path: Path) -> None:
     content = (HEADER + ROW).replace("\n", "\r\n").encode("utf-8")
-    [record] = records(write(tmp_path, "excel.csv", b"\xef\xbb\xbf" + content))
+    [record] = records(write_file(tmp_path, "excel.csv", b"\xef\xbb\xbf" + content))
     assert draft_of(record).prompt == "A firm grows."
     assert draft_of(record).explanation == "Plan first."
 
@@ -168,7 +160,7 @@ def test_csv_bytes_that_are_not_utf8_are_a_problem_of_their_field_and_line(
     tmp_path: Path,
 ) -> None:
     content = (HEADER + ROW).encode() + 'Caf\xe9 prices,a,b,c,d,"A, B, C, D",x\n'.encode("latin-1")
-    good, bad = records(write(tmp_path, "latin1.csv", content))
+    good, bad = records(write_file(tmp_path, "latin1.csv", content))
     assert problems_of(good) == []
     assert bad.place.line == 3
     assert problems_of(bad) == ["Question: is not valid UTF-8 text"]
@@ -180,13 +172,13 @@ def test_csv_writer_round_trips_through_the_reader(tmp_path: Path) -> None:
         '"Quote "" and, comma",a,b,c,d,e,"E, D, C, B, A",why,hard\n'
         'Four only,a,b,c,d,,"D, C, B, A",,easy\n'
     )
-    original = records(write(tmp_path, "in.csv", content))
+    original = records(write_file(tmp_path, "in.csv", content))
     for record in original:
         assert validate_draft(draft_of(record)) == []
     out = io.StringIO()
     assert econlogicqa.write([snapshot_of(r.draft) for r in original], out) == 2
     assert out.getvalue().splitlines()[0] == "Question,A,B,C,D,E,Answer,Explanation,Difficulty"
-    again = records(write(tmp_path, "out.csv", out.getvalue()))
+    again = records(write_file(tmp_path, "out.csv", out.getvalue()))
     for before, after in zip(original, again, strict=True):
         assert validate_draft(draft_of(after)) == []
         for name in ("prompt", "choices", "key", "explanation", "meta"):
@@ -205,27 +197,14 @@ def records_from_text(content: str) -> list[ParsedRecord]:
     import tempfile
 
     with tempfile.TemporaryDirectory() as scratch:
-        return records(write(Path(scratch), "t.csv", content))
+        return records(write_file(Path(scratch), "t.csv", content))
 
 
 # --- CFLUE JSON --------------------------------------------------------------------------
 
 
-def cflue_record(**overrides: object) -> dict[str, object]:
-    record: dict[str, object] = {
-        "名称": "银行从业资格",
-        "task": "单项选择题",
-        "question": "下列属于货币政策工具的是（　）。",
-        "choices": "{'A': '公开市场操作', 'B': '财政补贴', 'C': '税收', 'D': '国债'}",
-        "answer": "A",
-        "analysis": None,
-    }
-    record.update(overrides)
-    return record
-
-
 def write_cflue(tmp_path: Path, *items: object, name: str = "exam.json") -> Path:
-    return write(tmp_path, name, json.dumps(list(items), ensure_ascii=False))
+    return write_file(tmp_path, name, json.dumps(list(items), ensure_ascii=False))
 
 
 def test_cflue_tasks_map_to_kinds_and_keep_the_exam_name(tmp_path: Path) -> None:
@@ -315,7 +294,7 @@ def test_cflue_file_level_errors(
     tmp_path: Path, content: str, words: str, line: int | None
 ) -> None:
     with pytest.raises(FormatError) as raised:
-        records(write(tmp_path, "bad.json", content), "cflue")
+        records(write_file(tmp_path, "bad.json", content), "cflue")
     assert words in str(raised.value)
     assert raised.value.line == line
 
@@ -377,7 +356,7 @@ def test_jsonl_writer_and_reader_keep_every_field(tmp_path: Path) -> None:
     out = io.StringIO()
     assert jsonl.write([full_item()], out) == 1
     text = out.getvalue()
-    [record] = records(write(tmp_path, "items.jsonl", text))
+    [record] = records(write_file(tmp_path, "items.jsonl", text))
     assert record.problems == []
     draft, native = draft_of(record), native_of(record)
     assert (draft.item_id, draft.kind, draft.prompt, draft.key) == (
@@ -399,7 +378,7 @@ def test_jsonl_writer_and_reader_keep_every_field(tmp_path: Path) -> None:
 
 def test_jsonl_hand_written_line_needs_only_kind_and_text(tmp_path: Path) -> None:
     line = {"kind": "truefalse", "prompt": "Is it?", "choices": {"A": "对", "B": "错"}, "key": "对"}
-    [record] = records(write(tmp_path, "hand.jsonl", json.dumps(line, ensure_ascii=False)))
+    [record] = records(write_file(tmp_path, "hand.jsonl", json.dumps(line, ensure_ascii=False)))
     assert draft_of(record).item_id is None and native_of(record).states_duplicate is False
     assert problems_of(record) == [] and draft_of(record).key == "A"
     assert native_of(record).status == "pending" and len(native_of(record).revisions) == 1
@@ -439,7 +418,7 @@ def test_jsonl_hand_written_line_needs_only_kind_and_text(tmp_path: Path) -> Non
 )
 def test_jsonl_line_problems(tmp_path: Path, line: str, expected: str) -> None:
     good = '{"kind": "ordering", "prompt": "p", "choices": {"A": "a", "B": "b"}, "key": "AB"}'
-    first, second = records(write(tmp_path, "x.jsonl", good + "\n\n" + line + "\n"))
+    first, second = records(write_file(tmp_path, "x.jsonl", good + "\n\n" + line + "\n"))
     assert problems_of(first) == []
     assert second.place.line == 3 and second.ordinal == 2
     assert any(expected in p for p in problems_of(second)), problems_of(second)
@@ -447,7 +426,7 @@ def test_jsonl_line_problems(tmp_path: Path, line: str, expected: str) -> None:
 
 def test_jsonl_with_no_records_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(FormatError, match="empty"):
-        records(write(tmp_path, "none.jsonl", "\n \n"))
+        records(write_file(tmp_path, "none.jsonl", "\n \n"))
 
 
 # --- detection ------------------------------------------------------------------------------
@@ -468,12 +447,12 @@ def test_jsonl_with_no_records_is_an_error(tmp_path: Path) -> None:
 def test_detect_format_uses_content_then_extension(
     tmp_path: Path, name: str, content: str, expected: str
 ) -> None:
-    assert detect_format(write(tmp_path, name, content)) == expected
+    assert detect_format(write_file(tmp_path, name, content)) == expected
 
 
 def test_detect_format_gives_up_clearly(tmp_path: Path) -> None:
     with pytest.raises(FormatError, match="--format"):
-        detect_format(write(tmp_path, "notes.txt", "hello\n"))
+        detect_format(write_file(tmp_path, "notes.txt", "hello\n"))
     with pytest.raises(FormatError, match="cannot read"):
         detect_format(tmp_path / "missing.csv")
 

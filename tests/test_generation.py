@@ -123,12 +123,7 @@ def generate(db_path: Path, server: FakeOpenAIServer, *args: str) -> Result:
         "--db",
         str(db_path),
         "generate",
-        "--model",
-        "fake-model",
-        "--base-url",
-        server.base_url,
-        "--api-key-env",
-        KEY_ENV,
+        *server.cli_options("fake-model", KEY_ENV),
         "--timeout",
         "2",
         "--max-wait",
@@ -381,12 +376,7 @@ def test_ctrl_c_on_the_command_line_stops_cleanly(server: FakeOpenAIServer, db_p
         str(ARTICLES_CSV),
         "--kind",
         "ordering",
-        "--model",
-        "fake-model",
-        "--base-url",
-        server.base_url,
-        "--api-key-env",
-        KEY_ENV,
+        *server.cli_options("fake-model", KEY_ENV),
         "--concurrency",
         "1",
     ]
@@ -499,16 +489,8 @@ def test_templates_can_be_overridden(
     (folder / "generate_ordering.txt").write_text(
         "HOUSE STYLE for $$5 budgets.\nArticle title: $title\n\n$text\n", encoding="utf-8"
     )
-    result = generate(
-        db_path,
-        server,
-        "--articles",
-        str(ARTICLES_CSV),
-        "--kind",
-        "ordering",
-        "--templates",
-        str(folder),
-    )
+    options = ("--articles", str(ARTICLES_CSV), "--kind", "ordering", "--templates", str(folder))
+    result = generate(db_path, server, *options)
     assert result.exit_code == 0, result.output
     assert all(r.user_text.startswith("HOUSE STYLE for $5") for r in server.chat_requests())
     item = next(iter(stored_items(db_path).values()))
@@ -521,16 +503,7 @@ def test_templates_can_be_overridden(
     assert load_templates(folder).texts == load_templates().texts
 
     (folder / "generate_ordering.txt").write_text("Use $article_text\n", encoding="utf-8")
-    bad = generate(
-        db_path,
-        server,
-        "--articles",
-        str(ARTICLES_CSV),
-        "--kind",
-        "ordering",
-        "--templates",
-        str(folder),
-    )
+    bad = generate(db_path, server, *options)
     assert bad.exit_code == 1
     assert "generate_ordering.txt: unknown placeholder $article_text" in bad.output
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import FIXTURES, cflue_record, write_file
 from sqlalchemy import MetaData, select, text, update
 from sqlmodel import Session, col
 
@@ -17,7 +18,6 @@ from db.items import ItemSnapshot, get_item, get_revisions, iter_items
 from db.models import AuditEvent, Item
 from reviewer.item_status import refresh_item_status
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 HEADER = "Question,A,B,C,D,Answer,Explanation\n"
 
 
@@ -76,30 +76,8 @@ def ordering_row(question: str, key: str = "B, C, A, D", events: str | None = No
     return f'"{question}",{events},"{key}",Because.\n'
 
 
-def write(tmp_path: Path, name: str, content: str | bytes) -> Path:
-    path = tmp_path / name
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    else:
-        path.write_text(content, encoding="utf-8", newline="")
-    return path
-
-
-def cflue(**overrides: Any) -> dict[str, Any]:
-    record: dict[str, Any] = {
-        "名称": "银行从业资格",
-        "task": "单项选择题",
-        "question": "下列属于货币政策工具的是（　）。",
-        "choices": "{'A': '公开市场操作', 'B': '财政补贴', 'C': '税收', 'D': '国债'}",
-        "answer": "A",
-        "analysis": None,
-    }
-    record.update(overrides)
-    return record
-
-
 def write_cflue(tmp_path: Path, records: list[Any], name: str = "exam.json") -> Path:
-    return write(tmp_path, name, json.dumps(records, ensure_ascii=False))
+    return write_file(tmp_path, name, json.dumps(records, ensure_ascii=False))
 
 
 def database_content(database: Database) -> dict[str, list[tuple[Any, ...]]]:
@@ -129,7 +107,7 @@ def distinct_questions(count: int) -> list[str]:
 
 
 def csv_file(tmp_path: Path, rows: list[str], name: str = "econ.csv") -> Path:
-    return write(tmp_path, name, HEADER + "".join(rows))
+    return write_file(tmp_path, name, HEADER + "".join(rows))
 
 
 # --- validation rules: each makes the whole file fail, naming file, place and field --------
@@ -163,30 +141,36 @@ def test_an_invalid_csv_record_rejects_the_file(
 @pytest.mark.parametrize(
     ("record", "field", "words"),
     [
-        (cflue(task="多项选择题", answer="ABF"), "answer", "'F' is not one of the choices"),
-        (cflue(answer="E"), "answer", "'E' is not one of the choices"),
-        (cflue(answer="AC"), "answer", "exactly one letter"),
+        (cflue_record(task="多项选择题", answer="ABF"), "answer", "'F' is not one of the choices"),
+        (cflue_record(answer="E"), "answer", "'E' is not one of the choices"),
+        (cflue_record(answer="AC"), "answer", "exactly one letter"),
         (
-            cflue(task="判断题", choices="{'A': '对', 'B': '错'}", answer="AB"),
+            cflue_record(task="判断题", choices="{'A': '对', 'B': '错'}", answer="AB"),
             "answer",
             "exactly one letter",
         ),
         (
-            cflue(task="判断题", choices="{'A': '对', 'B': '错', 'C': '不确定'}", answer="A"),
+            cflue_record(
+                task="判断题", choices="{'A': '对', 'B': '错', 'C': '不确定'}", answer="A"
+            ),
             "choices",
             "exactly 2 choices",
         ),
-        (cflue(choices="{'A': '只有一个'}"), "choices", "2 to 8 choices"),
-        (cflue(choices="{'B': 'x', 'A': 'y'}", answer="A"), "choices", "labels must be A, B"),
-        (cflue(question=""), "question", "is empty"),
-        (cflue(answer=None), "answer", "is missing"),
-        (cflue(choices="{'A': '', 'B': 'y'}"), "choices['A']", "is empty"),
+        (cflue_record(choices="{'A': '只有一个'}"), "choices", "2 to 8 choices"),
+        (
+            cflue_record(choices="{'B': 'x', 'A': 'y'}", answer="A"),
+            "choices",
+            "labels must be A, B",
+        ),
+        (cflue_record(question=""), "question", "is empty"),
+        (cflue_record(answer=None), "answer", "is missing"),
+        (cflue_record(choices="{'A': '', 'B': 'y'}"), "choices['A']", "is empty"),
     ],
 )
 def test_an_invalid_cflue_record_rejects_the_file(
     database: Database, tmp_path: Path, record: dict[str, Any], field: str, words: str
 ) -> None:
-    path = write_cflue(tmp_path, [cflue(question="第一题"), record])
+    path = write_cflue(tmp_path, [cflue_record(question="第一题"), record])
     report = only(import_files(database, [path]))
     assert report.rejected and report.invalid == 1
     assert any(
@@ -207,7 +191,7 @@ def test_jsonl_problems_name_the_native_fields_and_the_revision(
         ],
     }
     lines = "".join(json.dumps(record) + "\n" for record in (hand_written, revised))
-    report = only(import_files(database, [write(tmp_path, "items.jsonl", lines)]))
+    report = only(import_files(database, [write_file(tmp_path, "items.jsonl", lines)]))
     assert report.rejected
     problems = [p.split(": ", 1)[1] for p in report.problems]
     assert problems == [
@@ -222,7 +206,7 @@ def test_bytes_that_are_not_utf8_reject_the_file_naming_line_and_field(
 ) -> None:
     good = (HEADER + ordering_row("Fine question")).encode()
     bad = ordering_row("Caf\xe9 prices").encode("latin-1")
-    path = write(tmp_path, "latin1.csv", good + bad)
+    path = write_file(tmp_path, "latin1.csv", good + bad)
     report = only(import_files(database, [path]))
     assert report.rejected
     assert report.problems == [f"{path}: line 3: Question: is not valid UTF-8 text"]
@@ -254,7 +238,7 @@ def test_every_problem_is_collected_and_shown_up_to_a_cap(
 def test_unreadable_files_are_reported_not_raised(
     database: Database, tmp_path: Path, name: str, content: str, words: str
 ) -> None:
-    path = write(tmp_path, name, content)
+    path = write_file(tmp_path, name, content)
     report = only(import_files(database, [path]))
     assert report.error is not None and words in report.error and str(path) in report.error
     assert not report.stored
@@ -289,11 +273,11 @@ def test_a_failed_import_leaves_every_table_exactly_as_it_was(
 def test_a_kind_change_found_inside_the_transaction_also_rolls_back(
     database: Database, tmp_path: Path
 ) -> None:
-    path = write_cflue(tmp_path, [cflue(question="一"), cflue(question="二")])
+    path = write_cflue(tmp_path, [cflue_record(question="一"), cflue_record(question="二")])
     import_files(database, [path])
     before = database_content(database)
     changed = write_cflue(
-        tmp_path, [cflue(question="一 (改)"), cflue(question="二", task="多项选择题")]
+        tmp_path, [cflue_record(question="一 (改)"), cflue_record(question="二", task="多项选择题")]
     )
     report = only(import_files(database, [changed]))
     assert report.rejected
@@ -392,7 +376,7 @@ def test_a_changed_record_becomes_a_new_revision(database: Database, tmp_path: P
 def test_text_is_stored_exactly_as_given(database: Database, tmp_path: Path) -> None:
     question = "  Leading spaces,\r\nCRLF, [bold]markup[/bold] and \x1b[31mescapes\x1b[0m  "
     content = HEADER + '"' + question + '", a ,b,c,d ,"D,A,C,B",\n'
-    import_files(database, [write(tmp_path, "exact.csv", content)])
+    import_files(database, [write_file(tmp_path, "exact.csv", content)])
     with database.session() as session:
         item = item_at(session, "exact:1")
     assert item.prompt == question
@@ -529,7 +513,7 @@ def test_jsonl_items_keep_their_ids_status_history_and_duplicate_links(
         {"id": "gen:8", "kind": "single", "prompt": "Where does the bank book the loan?",
          "key": "C", "choices": {"A": "asset", "B": "liability", "C": "equity"}},
     ]  # fmt: skip
-    path = write(tmp_path, "items.jsonl", "\n".join(json.dumps(x) for x in lines) + "\n")
+    path = write_file(tmp_path, "items.jsonl", "\n".join(json.dumps(x) for x in lines) + "\n")
     report = only(import_files(database, [path], source="fallback"))
     assert report.tally.added == 2 and report.tally.duplicates == 1
     with database.session() as session:
@@ -561,11 +545,11 @@ def test_a_revised_jsonl_record_keeps_the_duplicate_link_it_states(
 
     same = "Where does the bank book a loan it made?"
     first = [line("x:1", same), line("x:2", "Something else entirely, about deposits.")]
-    import_files(database, [write(tmp_path, "x.jsonl", "\n".join(first))])
+    import_files(database, [write_file(tmp_path, "x.jsonl", "\n".join(first))])
 
     # x:2 is revised into a copy of x:1 but states that it has no duplicate: kept so.
     stated_none = [first[0], line("x:2", same, suspected_duplicate_of=None)]
-    report = only(import_files(database, [write(tmp_path, "x.jsonl", "\n".join(stated_none))]))
+    report = only(import_files(database, [write_file(tmp_path, "x.jsonl", "\n".join(stated_none))]))
     assert (report.tally.updated, report.tally.duplicates) == (1, 0)
     with database.session() as session:
         assert item_at(session, "x:2").suspected_duplicate_of is None
@@ -575,7 +559,7 @@ def test_a_revised_jsonl_record_keeps_the_duplicate_link_it_states(
         first[0],
         line("x:2", same + " (v3)", suspected_duplicate_of="x:1", duplicate_similarity=97.5),
     ]
-    report = only(import_files(database, [write(tmp_path, "x.jsonl", "\n".join(stated))]))
+    report = only(import_files(database, [write_file(tmp_path, "x.jsonl", "\n".join(stated))]))
     assert (report.tally.updated, report.tally.duplicates) == (1, 1)
     with database.session() as session:
         item = item_at(session, "x:2")
@@ -587,7 +571,7 @@ def test_jsonl_duplicate_links_to_unknown_items_are_left_out_with_a_note(
 ) -> None:
     line = {"id": "x:1", "kind": "single", "prompt": "Q", "choices": {"A": "a", "B": "b"},
             "key": "A", "suspected_duplicate_of": "elsewhere:9", "duplicate_similarity": 95}  # fmt: skip
-    report = only(import_files(database, [write(tmp_path, "x.jsonl", json.dumps(line))]))
+    report = only(import_files(database, [write_file(tmp_path, "x.jsonl", json.dumps(line))]))
     assert report.stored and report.tally.duplicates == 0
     assert any("elsewhere:9" in note for note in report.notes)
 
@@ -601,7 +585,7 @@ def test_ids_repeated_within_a_file_are_invalid(database: Database, tmp_path: Pa
         "key": "A",
     }
     content = json.dumps(line) + "\n" + json.dumps({**line, "prompt": "Other"}) + "\n"
-    report = only(import_files(database, [write(tmp_path, "x.jsonl", content)]))
+    report = only(import_files(database, [write_file(tmp_path, "x.jsonl", content)]))
     assert report.rejected
     assert report.problems == [f"{tmp_path / 'x.jsonl'}: line 2: id: 'x:1' already used at line 1"]
 

@@ -150,12 +150,18 @@ def approved_first_item(database: Database, tmp_path: Path) -> tuple[Path, list[
     return path, records
 
 
+def approved_item_rewritten(database: Database, tmp_path: Path) -> Path:
+    """The file of :func:`approved_first_item` with the approved record 5 given a new
+    question and key."""
+    path, records = approved_first_item(database, tmp_path)
+    records[4] = {**records[4], "question": "改过的题目：下列哪一项是财政政策？", "answer": "B"}
+    return write_json(path, records)
+
+
 def test_a_changed_record_of_an_approved_item_is_refused_without_the_flag(
     database: Database, tmp_path: Path
 ) -> None:
-    path, records = approved_first_item(database, tmp_path)
-    records[4] = {**records[4], "question": "改过的题目：下列哪一项是财政政策？", "answer": "B"}
-    write_json(path, records)
+    path = approved_item_rewritten(database, tmp_path)
 
     report = import_files(database, [path], refresh_status=refresh_item_status).files[0]
 
@@ -169,9 +175,7 @@ def test_a_changed_record_of_an_approved_item_is_refused_without_the_flag(
 def test_revise_reviewed_makes_a_new_revision_that_goes_back_to_review(
     database: Database, tmp_path: Path
 ) -> None:
-    path, records = approved_first_item(database, tmp_path)
-    records[4] = {**records[4], "question": "改过的题目：下列哪一项是财政政策？", "answer": "B"}
-    write_json(path, records)
+    path = approved_item_rewritten(database, tmp_path)
 
     report = import_files(
         database, [path], revise_reviewed=True, refresh_status=refresh_item_status

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,12 +24,6 @@ from evaluator.backends.openai_backend import OpenAIBackend
 SECRET = "sk-backend-SECRET-1122334455"
 KEY_ENV = "VETBENCH_BACKEND_TEST_KEY"
 ECON_CSV = Path(__file__).resolve().parent.parent / "fixtures" / "econ_ordering.csv"
-
-
-@pytest.fixture
-def server() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer() as running:
-        yield running
 
 
 @pytest.fixture(autouse=True)
@@ -221,8 +215,8 @@ def eval_fixture_items(
 
     db = ["--db", str(db_path)]
     assert runner.invoke(cli, [*db, "import", str(ECON_CSV)]).exit_code == 0
-    model = ["--model", "openai:fake-model", "--base-url", server.base_url]
-    chosen = ["--api-key-env", KEY_ENV, "--status", "all", "--shots", "0", "--json"]
+    model = server.cli_options("openai:fake-model", KEY_ENV)
+    chosen = ["--status", "all", "--shots", "0", "--json"]
     return runner.invoke(cli, [*db, "eval", *model, *chosen, *options])
 
 

@@ -5,7 +5,6 @@ fallback, bounded concurrency, cancellation, and that the API key never leaks.""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -37,12 +36,6 @@ SCHEMA = {
         "additionalProperties": False,
     },
 }
-
-
-@pytest.fixture
-def server() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer() as running:
-        yield running
 
 
 @pytest.fixture(autouse=True)

@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from helpers import BUILTIN_TEMPLATES, FIXTURES
 
 from db.items import ItemSnapshot
 from db.vocabulary import ItemKind
@@ -27,9 +28,6 @@ from evaluator.prompts import (
     select_shots,
     stop_sequences,
 )
-
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-BUILTIN_TEMPLATES = Path(__file__).resolve().parent.parent / "evaluator" / "templates"
 
 
 def item(

@@ -12,14 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
-from eval_helpers import mixed_set, single_zh, store
+from click.testing import Result
+from eval_helpers import mixed_set_url, ok, single_zh, store, vetbench
 from sqlmodel import col, select
 
 from db.engine import open_database
 from db.models import EvalRun, Prediction
 from db.vocabulary import ItemStatus
-from reviewer.cli import cli
 
 # What a scripted model writes for each item of the mixed set (keys: cflue:1 B, cflue:2 C,
 # cflue:3 ABD, cflue:4 BC, cflue:5 A, cflue:6 B; econ:1 DACB, econ:2 BADC).
@@ -38,13 +37,10 @@ ECON_OUTPUTS = {
 }
 
 
-def vetbench(url: str, *args: str) -> Result:
-    return CliRunner().invoke(cli, ["--db", url, *args])
-
-
-def ok(result: Result) -> Result:
-    assert result.exit_code == 0, result.output + result.stderr
-    return result
+def eval_figures(url: str, model: str, *args: str) -> tuple[Result, dict[str, Any]]:
+    """``vetbench eval --model MODEL ARGS --json``, which must succeed: its result and figures."""
+    result = ok(vetbench(url, "eval", "--model", model, *args, "--json"))
+    return result, json.loads(result.stdout)
 
 
 def script(tmp_path: Path, name: str, outputs: dict[str, str]) -> str:
@@ -55,10 +51,7 @@ def script(tmp_path: Path, name: str, outputs: dict[str, str]) -> str:
 
 @pytest.fixture
 def url(db_path: Path) -> str:
-    database = open_database(db_path)
-    mixed_set(database)
-    database.dispose()
-    return str(db_path)
+    return mixed_set_url(db_path)
 
 
 def predictions(url: str, run_id: int) -> dict[str, Prediction]:
@@ -125,8 +118,7 @@ def test_cflue_protocol_reports_accuracy_f1_bleu_and_rouge_as_the_official_code(
     url: str, tmp_path: Path
 ) -> None:
     model = script(tmp_path, "expert", CFLUE_OUTPUTS)
-    result = ok(vetbench(url, "eval", "--model", model, "--protocol", "cflue", "--json"))
-    figures = json.loads(result.stdout)
+    _, figures = eval_figures(url, model, "--protocol", "cflue")
     assert figures["run"]["params"]["protocol"] == "cflue"
     assert figures["run"]["shots"] == 0 and figures["progress"]["total"] == 6  # no ordering
     expected = official_figures(CFLUE_OUTPUTS)
@@ -151,9 +143,7 @@ def test_cflue_prompts_are_zero_shot_expert_two_line_answers_in_chinese(
     url: str, tmp_path: Path
 ) -> None:
     model = script(tmp_path, "expert", CFLUE_OUTPUTS)
-    figures = json.loads(
-        ok(vetbench(url, "eval", "--model", model, "--protocol", "cflue", "--json")).stdout
-    )
+    _, figures = eval_figures(url, model, "--protocol", "cflue")
     stored = predictions(url, figures["run_id"])
     single, multi, truefalse = (stored[i].prompt for i in ("cflue:1", "cflue:3", "cflue:5"))
     for prompt in (single, multi, truefalse):
@@ -201,8 +191,7 @@ def test_econlogicqa_makes_a_1_shot_and_a_5_shot_run_in_the_papers_layout(
     url: str, tmp_path: Path
 ) -> None:
     model = script(tmp_path, "orderer", ECON_OUTPUTS)
-    result = ok(vetbench(url, "eval", "--model", model, "--protocol", "econlogicqa", "--json"))
-    figures = json.loads(result.stdout)
+    result, figures = eval_figures(url, model, "--protocol", "econlogicqa")
     assert len(figures["runs"]) == 2
     made = runs(url)
     assert [run.shots for run in made] == [1, 5]
@@ -294,8 +283,9 @@ def test_repeats_draw_other_shots_and_report_mean_and_sd(url: str, tmp_path: Pat
     more_shots(url)
     outputs = {"cflue:1": "B", "cflue:2": "A"}  # right, then wrong: accuracy 0.5 each run
     model = script(tmp_path, "steady", outputs)
-    args = ["--kind", "single", "--shots", "2", "--repeats", "3", "--seed", "7", "--json"]
-    figures = json.loads(ok(vetbench(url, "eval", "--model", model, *args)).stdout)
+    _, figures = eval_figures(
+        url, model, "--kind", "single", "--shots", "2", "--repeats", "3", "--seed", "7"
+    )
     made = runs(url)
     assert figures["runs"] == [run.id for run in made] and len(made) == 3
     assert [run.params["seed"] for run in made] == [7, 8, 9]
@@ -314,8 +304,7 @@ def test_permuted_options_remap_the_key_and_store_answers_in_the_items_labels(
 ) -> None:
     always_a = {item: "答案：A" for item in ("cflue:1", "cflue:2", "cflue:5", "cflue:6")}
     model = script(tmp_path, "first-option", always_a)
-    args = ["--kind", "single", "--shots", "0", "--permute-options", "--json"]
-    figures = json.loads(ok(vetbench(url, "eval", "--model", model, *args)).stdout)
+    _, figures = eval_figures(url, model, "--kind", "single", "--shots", "0", "--permute-options")
     stored = predictions(url, figures["run_id"])
     for item_id, key in (("cflue:1", "B"), ("cflue:2", "C")):
         prediction = stored[item_id]
@@ -335,16 +324,18 @@ def test_permuted_options_remap_the_key_and_store_answers_in_the_items_labels(
 
 def test_true_false_items_are_never_permuted(url: str, tmp_path: Path) -> None:
     model = script(tmp_path, "tf", {"cflue:5": "A", "cflue:6": "A"})
-    args = ["--kind", "truefalse", "--shots", "0", "--permute-options", "--json"]
-    figures = json.loads(ok(vetbench(url, "eval", "--model", model, *args)).stdout)
+    _, figures = eval_figures(
+        url, model, "--kind", "truefalse", "--shots", "0", "--permute-options"
+    )
     for prediction in predictions(url, figures["run_id"]).values():
         assert "option_order" not in prediction.scores
 
 
 def test_shots_can_differ_by_kind_in_one_run(url: str, tmp_path: Path) -> None:
     model = script(tmp_path, "any", {})
-    args = ["--shots", "0", "--shots-for", "ordering=1", "--shots-for", "single=1", "--json"]
-    figures = json.loads(ok(vetbench(url, "eval", "--model", model, *args)).stdout)
+    _, figures = eval_figures(
+        url, model, "--shots", "0", "--shots-for", "ordering=1", "--shots-for", "single=1"
+    )
     params = figures["run"]["params"]
     assert params["shots_by_kind"] == {"multi": 0, "ordering": 1, "single": 1, "truefalse": 0}
     stored = predictions(url, figures["run_id"])

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from eval_helpers import mixed_set, ordering, store
+from helpers import BUILTIN_TEMPLATES, FIXTURES
 from sqlmodel import select
 from tiny_model import tiny_model_dir
 
@@ -29,8 +30,6 @@ from evaluator.runner import (
     pending_item_ids,
 )
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-BUILTIN_TEMPLATES = Path(__file__).resolve().parent.parent / "evaluator" / "templates"
 APPROVED = {"status": ["approved"]}
 
 ANSWERS = {

@@ -4,7 +4,7 @@ log-likelihood scoring against a plain forward pass, and errors."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -175,36 +175,45 @@ def ascii_piece(text: str) -> tuple[int, str]:
     raise AssertionError(f"the tiny model's output has no ASCII piece to stop at: {text!r}")
 
 
+def stopped_early(
+    backend: TransformersBackend,
+    spy_on: Any,
+    request: Callable[[Prompt, str], GenerationRequest],
+) -> tuple[str, str, int, str]:
+    """Generate the tiny model's natural output, pick an ASCII piece of it, then generate again
+    with ``request(prompt, piece)``, which must stop before its 16-token budget.
+
+    Returns the new output, the natural one, and the piece's index and text."""
+    prompt, text = natural_output(backend)
+    index, piece = ascii_piece(text)
+    spy = spy_on(backend)
+    (result,) = backend.generate([request(prompt, piece)])
+    assert spy.calls < 16  # it did not run on to the token budget
+    return result.output, text, index, piece
+
+
 def test_generation_stops_at_a_stop_string_and_cuts_it_off(
     plain: TransformersBackend, spy_on: Any
 ) -> None:
-    prompt, text = natural_output(plain)
-    index, stop = ascii_piece(text)
-    spy = spy_on(plain)
-    (result,) = plain.generate(
-        [GenerationRequest("econ:0", prompt, stop=("never there", stop), max_new_tokens=16)]
-    )
-    assert result.output == text[:index]
-    assert spy.calls < 16  # it did not run on to the token budget
+    def stop_at(prompt: Prompt, piece: str) -> GenerationRequest:
+        return GenerationRequest("econ:0", prompt, stop=("never there", piece), max_new_tokens=16)
+
+    output, text, index, _ = stopped_early(plain, spy_on, stop_at)
+    assert output == text[:index]
 
 
 def test_generation_stops_as_soon_as_the_answer_is_complete(
     plain: TransformersBackend, spy_on: Any
 ) -> None:
-    prompt, text = natural_output(plain)
-    index, piece = ascii_piece(text)
-    spy = spy_on(plain)
-    (result,) = plain.generate(
-        [
-            GenerationRequest(
-                "econ:0", prompt, max_new_tokens=16, complete=lambda so_far: piece in so_far
-            )
-        ]
-    )
-    assert piece in result.output
-    assert text.startswith(result.output)
-    assert len(result.output) < len(text)
-    assert spy.calls < 16
+    def complete_at(prompt: Prompt, piece: str) -> GenerationRequest:
+        return GenerationRequest(
+            "econ:0", prompt, max_new_tokens=16, complete=lambda so_far: piece in so_far
+        )
+
+    output, text, _, piece = stopped_early(plain, spy_on, complete_at)
+    assert piece in output
+    assert text.startswith(output)
+    assert len(output) < len(text)
 
 
 def test_generation_spends_at_most_max_new_tokens(plain: TransformersBackend, spy_on: Any) -> None:

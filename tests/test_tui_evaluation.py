@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from eval_helpers import mixed_set
+from eval_helpers import MIXED_SET_ANSWERS, mixed_set
 from helpers import ScreenHost, wait_until
 from sqlmodel import select
+from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
 
 from db.engine import Database
@@ -22,18 +25,6 @@ from evaluator.backends.scripted import ScriptedBackend
 from evaluator.results import RunOverview
 from evaluator.runner import create_run, execute_run
 from reviewer.tui.screens.evaluation import EvaluationScreen, leaderboard_bars
-
-# Right answers for the eight approved items of eval_helpers.mixed_set.
-KEYS = {
-    "econ:1": "D, A, C, B",
-    "econ:2": "B, A, D, C",
-    "cflue:1": "B",
-    "cflue:2": "C",
-    "cflue:3": "ABD",
-    "cflue:4": "BC",
-    "cflue:5": "对",
-    "cflue:6": "错",
-}
 
 
 def evaluate(database: Database, backend: ScriptedBackend, **filters: Any) -> int:
@@ -46,6 +37,14 @@ def evaluate(database: Database, backend: ScriptedBackend, **filters: Any) -> in
     )
     execute_run(database, run_id, backend)
     return run_id
+
+
+@asynccontextmanager
+async def mounted(screen: EvaluationScreen) -> AsyncIterator[Pilot[None]]:
+    """``screen`` alone in a 140 x 45 app, mounted; the pilot driving it."""
+    async with ScreenHost(screen).run_test(size=(140, 45)) as pilot:
+        await pilot.pause()
+        yield pilot
 
 
 def cells(table: DataTable[Any], key: str) -> list[str]:
@@ -65,10 +64,12 @@ def approved(database: Database) -> list[str]:
 async def test_shows_run_figures_leaderboard_and_suspects(
     database: Database, approved: list[str]
 ) -> None:
-    good = dict(KEYS)
+    good = dict(MIXED_SET_ANSWERS)
     good["cflue:2"] = "答案：A"  # wrong
     good["econ:2"] = "I cannot tell."  # unparsed
-    weak = {item: "答案：A" for item in KEYS}  # everything A: right only where the key is A
+    weak = {
+        item: "答案：A" for item in MIXED_SET_ANSWERS
+    }  # everything A: right only where the key is A
     weak["econ:1"] = "A, B, C, D"
     evaluate(database, ScriptedBackend(good, model="model-good"))
     weak_run = evaluate(database, ScriptedBackend(weak, model="model-weak"))
@@ -115,11 +116,10 @@ async def test_follows_a_run_written_by_someone_else(
     database: Database, approved: list[str]
 ) -> None:
     screen = EvaluationScreen(database, "watcher")
-    async with ScreenHost(screen).run_test(size=(140, 45)) as pilot:
-        await pilot.pause()
+    async with mounted(screen) as pilot:
         assert "No evaluation run yet" in static_text(screen, "#run-title")
         # another process would do exactly this: create a run and write predictions
-        evaluate(database, ScriptedBackend(KEYS, model="elsewhere"), kind=["ordering"])
+        evaluate(database, ScriptedBackend(MIXED_SET_ANSWERS, model="elsewhere"), kind=["ordering"])
         figures = screen.query_one("#figures", DataTable)
         await wait_until(
             pilot,
@@ -135,10 +135,9 @@ async def test_starts_a_run_of_a_scripted_model_through_the_registry(
 ) -> None:
     """The model field takes any spec the registry knows: here a script file."""
     answers = tmp_path / "answers.json"
-    answers.write_text(json.dumps(KEYS, ensure_ascii=False), encoding="utf-8")
+    answers.write_text(json.dumps(MIXED_SET_ANSWERS, ensure_ascii=False), encoding="utf-8")
     screen = EvaluationScreen(database, "ann")
-    async with ScreenHost(screen).run_test(size=(140, 45)) as pilot:
-        await pilot.pause()
+    async with mounted(screen) as pilot:
         screen.query_one("#model-spec").value = f"scripted:{answers}"  # type: ignore[attr-defined]
         await pilot.click("#start")
         predictions = screen.query_one("#predictions", DataTable)
@@ -217,10 +216,9 @@ async def test_stop_halts_a_run_after_the_current_prediction(
             first_stored.set()
             release.wait(timeout=30)
 
-    backend = ScriptedBackend(KEYS, model="slow", before_answer=gate)
+    backend = ScriptedBackend(MIXED_SET_ANSWERS, model="slow", before_answer=gate)
     screen = EvaluationScreen(database, "ann", open_model=lambda _spec: backend)
-    async with ScreenHost(screen).run_test(size=(140, 45)) as pilot:
-        await pilot.pause()
+    async with mounted(screen) as pilot:
         await pilot.press("ctrl+s")
         await wait_until(pilot, first_stored.is_set, "the first prediction")
         await pilot.press("ctrl+x")
@@ -238,8 +236,7 @@ async def test_a_model_that_does_not_load_is_reported(
     database: Database, approved: list[str]
 ) -> None:
     screen = EvaluationScreen(database, "ann")
-    async with ScreenHost(screen).run_test(size=(140, 45)) as pilot:
-        await pilot.pause()
+    async with mounted(screen) as pilot:
         screen.query_one("#model-spec").value = "scripted:/no/such/answers.json"  # type: ignore[attr-defined]
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "Start again")

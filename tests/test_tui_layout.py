@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import settle, store_item, store_judgment, store_person, wait_until
+from helpers import ScreenType, settle, store_item, store_judgment, store_person, wait_until
 from line_checks import line_problems
 from rich.cells import cell_len, chop_cells
 from rich.style import Style
@@ -234,6 +234,19 @@ async def test_real_chinese_text_wraps_cleanly_in_the_revision_diff(real_db: Dat
             await pilot.pause()
 
 
+async def filled_table(
+    pilot: Pilot[None], key: str, screen_type: type[ScreenType], table: str, rows: int
+) -> tuple[ScreenType, DataTable[Any]]:
+    """Press ``key``, which must open a ``screen_type``; wait until its ``table`` holds ``rows``
+    rows, and return both."""
+    await pilot.press(key)
+    screen = pilot.app.screen
+    assert isinstance(screen, screen_type), screen
+    data = screen.query_one(table, DataTable)
+    await wait_until(pilot, lambda: data.row_count == rows, f"{rows} rows in {table}")
+    return screen, data
+
+
 def showing(screen: AdjudicationScreen, item_id: str) -> bool:
     return screen.current is not None and screen.current.item.id == item_id
 
@@ -249,11 +262,7 @@ async def test_real_chinese_text_wraps_cleanly_in_adjudication(real_db: Database
     app = make_app(real_db, "lena")
     async with app.run_test(size=NARROW) as pilot:
         await settle(pilot)
-        await pilot.press("f3")
-        screen = app.screen
-        assert isinstance(screen, AdjudicationScreen)
-        queue = screen.query_one("#queue", DataTable)
-        await wait_until(pilot, lambda: queue.row_count == len(ids), "the conflict queue")
+        screen, queue = await filled_table(pilot, "f3", AdjudicationScreen, "#queue", len(ids))
         for item_id in ids:
             queue.move_cursor(row=queue.get_row_index(item_id))
             shown = functools.partial(showing, screen, item_id)
@@ -286,11 +295,9 @@ async def test_real_chinese_text_wraps_cleanly_in_the_evaluation_predictions(
     app = make_app(real_db, "alice")
     async with app.run_test(size=NARROW) as pilot:
         await settle(pilot)
-        await pilot.press("f4")
-        screen = app.screen
-        assert isinstance(screen, EvaluationScreen)
-        predictions = screen.query_one("#predictions", DataTable)
-        await wait_until(pilot, lambda: predictions.row_count == len(ids), "the predictions")
+        screen, predictions = await filled_table(
+            pilot, "f4", EvaluationScreen, "#predictions", len(ids)
+        )
         for item_id in ids:
             predictions.move_cursor(row=predictions.get_row_index(item_id))
             await pilot.pause()

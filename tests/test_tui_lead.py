@@ -4,10 +4,14 @@ screen shows the figures and recomputes when judgments arrive."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 import pytest
 from helpers import ScreenHost, store_item, store_judgment, store_person, wait_until
 from rich.text import Text
 from sqlmodel import col, select
+from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
 
 from db.engine import Database
@@ -21,6 +25,18 @@ from reviewer.tui.screens.agreement import AgreementScreen, kappa_colour
 from reviewer.tui.screens.lead_modals import ConfirmModal, ReasonModal
 from reviewer.tui.screens.prompt import PromptScreen
 from reviewer.tui.widgets.titles import PanelTitle
+
+
+@asynccontextmanager
+async def adjudicating(
+    db: Database,
+) -> AsyncIterator[tuple[AdjudicationScreen, ScreenHost, Pilot[None]]]:
+    """Lea's adjudication screen alone at 140 x 45, once its three conflicts are listed."""
+    screen = AdjudicationScreen(db, "lea")
+    app = ScreenHost(screen)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_until(pilot, lambda: len(screen.cases) == 3, "the conflict queue")
+        yield screen, app, pilot
 
 
 def judge(
@@ -65,10 +81,7 @@ def decisions(db: Database) -> dict[str, tuple[str, str | None, str | None, int]
 
 
 async def test_a_lead_resolves_every_conflict(review: Database) -> None:
-    screen = AdjudicationScreen(review, "lea")
-    app = ScreenHost(screen)
-    async with app.run_test(size=(140, 45)) as pilot:
-        await wait_until(pilot, lambda: len(screen.cases) == 3, "the conflict queue")
+    async with adjudicating(review) as (screen, app, pilot):
         assert screen.current is not None and screen.current.item.id == "o:1"
         judgments = str(screen.query_one("#judgments", Static).render())
         assert "ann  wrong key  ·  answered A, D, C, B (≠ key)" in judgments
@@ -127,10 +140,7 @@ async def test_a_lead_resolves_every_conflict(review: Database) -> None:
 
 
 async def test_cancelled_dialogs_and_bad_keys_decide_nothing(review: Database) -> None:
-    screen = AdjudicationScreen(review, "lea")
-    app = ScreenHost(screen)
-    async with app.run_test(size=(140, 45)) as pilot:
-        await wait_until(pilot, lambda: len(screen.cases) == 3, "the conflict queue")
+    async with adjudicating(review) as (screen, app, pilot):
         await pilot.press("c")
         await wait_until(pilot, lambda: isinstance(app.screen, PromptScreen), "the key dialog")
         key_input = app.screen.query_one("#prompt-input")

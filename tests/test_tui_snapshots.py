@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from eval_helpers import mixed_set
+from eval_helpers import MIXED_SET_ANSWERS, mixed_set
 from helpers import (
     random_study,
     settle,
@@ -555,18 +555,8 @@ def eval_db(db_path: Path) -> Database:
     db = open_database(db_path)
     store_person(db, "lena", Role.LEAD)
     mixed_set(db)
-    right = {
-        "econ:1": "D, A, C, B",
-        "econ:2": "B, A, D, C",
-        "cflue:1": "B",
-        "cflue:2": "C",
-        "cflue:3": "ABD",
-        "cflue:4": "BC",
-        "cflue:5": "对",
-        "cflue:6": "错",
-    }
-    weak = {**right, "cflue:2": "答案：A", "cflue:4": "B", "econ:2": "A, B, C, D"}
-    weaker = {item: "答案：A" for item in right}
+    weak = {**MIXED_SET_ANSWERS, "cflue:2": "答案：A", "cflue:4": "B", "econ:2": "A, B, C, D"}
+    weaker = {item: "答案：A" for item in MIXED_SET_ANSWERS}
     weaker["econ:1"] = "The order is unclear to me."
     for model, answers in (("qwen2.5-7b-instruct", weak), ("smollm2-135m-instruct", weaker)):
         backend = ScriptedBackend(answers, model=model, latency_s=0.25)
