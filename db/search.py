@@ -30,6 +30,7 @@ from sqlmodel import Session, col
 
 from db.formats.cflue import EXAM_NAME
 from db.models import Item, ItemRevision
+from db.privileges import run_statements
 
 __all__ = [
     "EXAM_NAME",
@@ -171,15 +172,6 @@ def include_in_comparison(name: str | None, type_: str, _parent: object) -> bool
     return not (type_ == "table" and name is not None and is_search_table(name))
 
 
-def _run(connection: Connection, statements: list[str]) -> None:
-    cursor = connection.connection.cursor()
-    try:
-        for statement in statements:
-            cursor.execute(statement)
-    finally:
-        cursor.close()
-
-
 def create_search_index(connection: Connection) -> str | None:
     """Create the index, its triggers, and fill it (a migration calls this); idempotent.
 
@@ -192,15 +184,17 @@ def create_search_index(connection: Connection) -> str | None:
                 f"SQLite {sqlite3.sqlite_version} has no trigram tokenizer (3.34 or newer "
                 "has): search reads every item's text instead of an index"
             )
-        _run(connection, _sqlite_statements())
+        run_statements(connection, _sqlite_statements())
         return None
     if connection.dialect.name != "postgresql":
         return None
     schema = connection.execute(text("SELECT current_schema()")).scalar_one()
-    _run(connection, _postgres_statements(schema))
+    run_statements(connection, _postgres_statements(schema))
     savepoint = connection.begin_nested()
     try:
-        _run(connection, [f"CREATE EXTENSION IF NOT EXISTS {TRIGRAM_EXTENSION}", _TRIGRAM_INDEX])
+        run_statements(
+            connection, [f"CREATE EXTENSION IF NOT EXISTS {TRIGRAM_EXTENSION}", _TRIGRAM_INDEX]
+        )
     except Exception as error:  # no right to create the extension, or it is not installed
         savepoint.rollback()
         return (
@@ -215,9 +209,9 @@ def create_search_index(connection: Connection) -> str | None:
 def drop_search_index(connection: Connection) -> None:
     """Undo :func:`create_search_index` (a migration's downgrade)."""
     if connection.dialect.name == "sqlite":
-        _run(connection, _SQLITE_DROPS)
+        run_statements(connection, _SQLITE_DROPS)
     elif connection.dialect.name == "postgresql":
-        _run(connection, _POSTGRES_DROPS)
+        run_statements(connection, _POSTGRES_DROPS)
 
 
 @dataclass(frozen=True)
