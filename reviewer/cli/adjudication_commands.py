@@ -69,7 +69,13 @@ def _echo_table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]]
 
 
 def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
-    from reviewer.agreement.rows import headline_rows, interval_text, value_text
+    from reviewer.agreement.rows import (
+        group_figures,
+        headline_rows,
+        interval_text,
+        pair_figures,
+        value_text,
+    )
     from reviewer.words import counted
 
     figures = report.figures
@@ -109,12 +115,7 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
             "Cohen's kappa per pair of annotators (items both judged)",
             ("pair", "verdicts", "keep/drop", "n"),
             [
-                (
-                    terminal_text(f"{full.first} / {full.second}"),
-                    _short(full.kappa),
-                    _short(binary.kappa),
-                    f"{full.kappa.n:,}",
-                )
+                (terminal_text(f"{full.first} / {full.second}"), *pair_figures(full, binary))
                 for full, binary in zip(figures.verdict.cohen, figures.keep_drop.cohen, strict=True)
             ],
         )
@@ -182,9 +183,7 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
             [
                 (
                     terminal_text(name),
-                    f"{group.items_compared:,}",
-                    _short(group.verdict.alpha),
-                    _short(group.keep_drop.alpha),
+                    *group_figures(group),
                     ", ".join(
                         f"{kind} {value_text(alpha.alpha)}"
                         for kind, alpha in group.answer_alpha.items()
@@ -221,12 +220,6 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
 
 def _percent(figure: Any) -> str:
     return "—" if figure.value is None else f"{figure.value:.0%}"
-
-
-def _short(figure: Any) -> str:
-    from reviewer.agreement.rows import interval_text, value_text
-
-    return f"{value_text(figure)} {interval_text(figure)}".strip()
 
 
 @click.command("agreement")
