@@ -84,6 +84,13 @@ class TablePrivileges:
 
 _READ_ALL = Policy("members_read", "SELECT", using="true")
 
+
+def _update_own(name: str, person_column: str) -> Policy:
+    """Updates of rows in one's own name only, which stay in one's own name."""
+    own = f"{person_column} = vetbench_session_person_id()"
+    return Policy(name, "UPDATE", using=own, check=own)
+
+
 TABLES: tuple[TablePrivileges, ...] = (
     TablePrivileges("alembic_version"),
     # Anyone may import or generate items and edit them (an edit is a new revision, and
@@ -124,12 +131,7 @@ TABLES: tuple[TablePrivileges, ...] = (
         policies=(
             _READ_ALL,
             Policy("judge_as_self", "INSERT", check="annotator_id = vetbench_session_person_id()"),
-            Policy(
-                "retract_own",
-                "UPDATE",
-                using="annotator_id = vetbench_session_person_id()",
-                check="annotator_id = vetbench_session_person_id()",
-            ),
+            _update_own("retract_own", "annotator_id"),
         ),
     ),
     # Decisions by leads only, each in the deciding lead's own name; a lead may undo
@@ -199,12 +201,7 @@ TABLES: tuple[TablePrivileges, ...] = (
         policies=(
             _READ_ALL,
             Policy("claim_as_self", "INSERT", check="person_id = vetbench_session_person_id()"),
-            Policy(
-                "renew_own_claim",
-                "UPDATE",
-                using="person_id = vetbench_session_person_id()",
-                check="person_id = vetbench_session_person_id()",
-            ),
+            _update_own("renew_own_claim", "person_id"),
             Policy("release_own_claim", "DELETE", using="person_id = vetbench_session_person_id()"),
         ),
     ),

@@ -118,20 +118,20 @@ BEGIN
   ON CONFLICT (item_id) DO UPDATE SET body = EXCLUDED.body;
 END
 $$""",
-        f"""CREATE OR REPLACE FUNCTION vetbench_item_search_revision() RETURNS trigger
+        # One trigger function per table whose rows name an item: revisions, items.
+        *(
+            f"""CREATE OR REPLACE FUNCTION {function}() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER {path} AS $$
 BEGIN
-  PERFORM vetbench_index_item_text(NEW.item_id);
+  PERFORM vetbench_index_item_text(NEW.{item_id_column});
   RETURN NULL;
 END
-$$""",
-        f"""CREATE OR REPLACE FUNCTION vetbench_item_search_item() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER {path} AS $$
-BEGIN
-  PERFORM vetbench_index_item_text(NEW.id);
-  RETURN NULL;
-END
-$$""",
+$$"""
+            for function, item_id_column in (
+                ("vetbench_item_search_revision", "item_id"),
+                ("vetbench_item_search_item", "id"),
+            )
+        ),
         "DROP TRIGGER IF EXISTS item_search_on_revision ON item_revision",
         "CREATE TRIGGER item_search_on_revision AFTER INSERT ON item_revision "
         "FOR EACH ROW EXECUTE FUNCTION vetbench_item_search_revision()",

@@ -32,6 +32,7 @@ from db.items import ItemSnapshot
 from db.validation import ItemDraft, validate_draft
 from db.vocabulary import ItemKind, ItemStatus
 from evaluator.backends.base import Prompt
+from evaluator.json_lines import json_lines
 from evaluator.kinds import kind_spec
 
 __all__ = [
@@ -359,14 +360,11 @@ def load_shot_file(path: Path) -> list[ItemSnapshot]:
         raise ShotFileError(f"{path}: cannot read ({error.strerror})") from None
     shots: list[ItemSnapshot] = []
     problems: list[str] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    for line in json_lines(lines):
+        number, record = line.number, line.value
         where = f"{path}:{number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            problems.append(f"{where}: not valid JSON ({error.msg})")
+        if line.error is not None:
+            problems.append(f"{where}: not valid JSON ({line.error.msg})")
             continue
         if not isinstance(record, dict):
             problems.append(f"{where}: expected a JSON object, got {type(record).__name__}")

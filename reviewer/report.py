@@ -34,6 +34,7 @@ from reviewer.agreement.rows import (
     KIND_ORDER,
     annotator_figures,
     figure_text,
+    group_figures,
     headline_rows,
     interval_text,
     pair_figures,
@@ -388,9 +389,7 @@ def _breakdown(groups: dict[str, AgreementFigures]) -> list[str]:
         [
             [
                 name,
-                f"{group.items_compared:,}",
-                figure_text(group.verdict.alpha),
-                figure_text(group.keep_drop.alpha),
+                *group_figures(group),
                 "; ".join(
                     f"{kind} {figure_text(alpha.alpha)}"
                     for kind, alpha in group.answer_alpha.items()

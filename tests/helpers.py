@@ -193,21 +193,6 @@ def stored_judgments(db: Database) -> list[Judgment]:
         return list(session.exec(select(Judgment).order_by(col(Judgment.id))))
 
 
-def item_status(db: Database, item_id: str) -> str:
-    with db.session() as session:
-        item = session.get(Item, item_id)
-        assert item is not None
-        return item.status
-
-
-def run_cli(db: Database, *args: str) -> Result:
-    """``vetbench --db`` this database with ``args``; a traceback fails the test."""
-    url = db.engine.url.render_as_string(hide_password=False)
-    result = CliRunner().invoke(cli, ["--db", url, *args])
-    assert "Traceback" not in result.output, result.output
-    return result
-
-
 # --- a random study (agreement tests) ---------------------------------------------------
 
 OPTION_COUNTS = {"ordering": 4, "single": 4, "multi": 5, "truefalse": 2}

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Unpack
 
 from db.engine import Database
 from evaluator.backends.base import (
@@ -31,8 +32,8 @@ from evaluator.backends.base import (
     ScoringRequest,
     ScoringResult,
 )
+from evaluator.backends.settings import ClientOptions
 from evaluator.openai_client import (
-    DEFAULT_API_KEY_ENV,
     ChatClient,
     ChatRequest,
     LogprobOutcome,
@@ -70,27 +71,9 @@ class OpenAIBackend:
     supports_scoring = True  # where the server returns prompt log-probabilities (vLLM)
 
     def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        api_key_env: str = DEFAULT_API_KEY_ENV,
-        timeout: float = 60.0,
-        max_retries: int = 5,
-        concurrency: int = 4,
-        database: Database | None = None,
-        backoff_max_s: float = 60.0,
+        self, model: str, *, database: Database | None = None, **options: Unpack[ClientOptions]
     ) -> None:
-        self.client = ChatClient(
-            model,
-            base_url=base_url,
-            api_key_env=api_key_env,
-            timeout=timeout,
-            max_retries=max_retries,
-            concurrency=concurrency,
-            database=database,
-            backoff_max_s=backoff_max_s,
-        )
+        self.client = ChatClient(model, database=database, **options)
         # Never the key: only where the model was reached and how it was asked.
         self.info = BackendInfo(
             backend="openai",
@@ -98,9 +81,9 @@ class OpenAIBackend:
             params={
                 "base_url": self.client.base_url,
                 "temperature": 0.0,
-                "concurrency": concurrency,
-                "timeout_s": timeout,
-                "max_retries": max_retries,
+                "concurrency": self.client.concurrency,
+                "timeout_s": self.client.timeout,
+                "max_retries": self.client.max_retries,
             },
         )
 

@@ -40,6 +40,7 @@ from evaluator.backends.base import (
     ScoringRequest,
     ScoringResult,
 )
+from evaluator.json_lines import json_lines
 from evaluator.stopping import finished_text
 
 __all__ = ["SCRIPTED_BACKEND", "Script", "ScriptedBackend"]
@@ -99,14 +100,11 @@ class Script:
 def _from_lines(path: Path, text: str) -> Script:
     outputs: dict[str, str] = {}
     failures: dict[str, str] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise BackendError(f"{where}: not valid JSON ({error.msg})") from None
+    for line in json_lines(text.splitlines()):
+        where = f"{path}:{line.number}"
+        if line.error is not None:
+            raise BackendError(f"{where}: not valid JSON ({line.error.msg})")
+        record = line.value
         item_id = record.get("item_id") if isinstance(record, dict) else None
         if not isinstance(item_id, str) or not item_id:
             raise BackendError(f"{where}: item_id: must be a non-empty string")

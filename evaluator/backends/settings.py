@@ -31,8 +31,9 @@ DTYPES = ("auto", "float32", "bfloat16")
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 
 
-class ClientOptions(TypedDict):
-    """Keyword arguments of ``ChatClient`` (and ``OpenAIBackend``, which passes them on)."""
+class ClientOptions(TypedDict, total=False):
+    """Keyword arguments of ``ChatClient`` (and ``OpenAIBackend``, which passes them on);
+    those left out take ``ChatClient``'s defaults."""
 
     base_url: str | None
     api_key_env: str

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from db.formats import cflue, read_records
 from db.formats.base import FormatError, csv_reader_limit_for, first_bad_utf8_line, read_text
 from db.validation import ItemDraft, validate_draft
+from evaluator.json_lines import json_lines
 
 ARTICLE_FIELDS = ("title", "text")
 MAX_PROBLEMS_SHOWN = 10
@@ -139,15 +139,14 @@ def _articles_from_jsonl(path: Path, text: str) -> list[Article]:
     articles: list[Article] = []
     problems: list[str] = []
     ordinal = 0
-    for line_number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
+    for line in json_lines(text.splitlines()):
         ordinal += 1
-        place = f"{path}: line {line_number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            problems.append(f"{place}: malformed JSON ({error.msg}, column {error.colno})")
+        place = f"{path}: line {line.number}"
+        record = line.value
+        if line.error is not None:
+            problems.append(
+                f"{place}: malformed JSON ({line.error.msg}, column {line.error.colno})"
+            )
             continue
         if not isinstance(record, dict):
             problems.append(f"{place}: must be a JSON object, got {type(record).__name__}")

@@ -162,21 +162,18 @@ def judgments_fingerprint(db: Database) -> tuple[int, ...]:
     """A cheap summary that changes whenever judgments or decisions are added or retracted
     (undone)."""
     with db.engine.connect() as connection:
-        judgments = connection.execute(
-            select(
-                func.count(),
-                func.coalesce(func.max(col(Judgment.id)), 0),
-                func.count(col(Judgment.retracted_at)),
-            ).select_from(Judgment)
-        ).one()
-        decisions = connection.execute(
-            select(
-                func.count(),
-                func.coalesce(func.max(col(Decision.id)), 0),
-                func.count(col(Decision.retracted_at)),
-            ).select_from(Decision)
-        ).one()
-    return tuple(int(value or 0) for value in (*judgments, *decisions))
+        # Per table: rows, the newest id, and how many were retracted.
+        figures = [
+            connection.execute(
+                select(
+                    func.count(),
+                    func.coalesce(func.max(col(table.id)), 0),
+                    func.count(col(table.retracted_at)),
+                ).select_from(table)
+            ).one()
+            for table in (Judgment, Decision)
+        ]
+    return tuple(int(value or 0) for row in figures for value in row)
 
 
 def _factorize(values: Sequence[str], codes: dict[str, int]) -> IntArray:

@@ -73,6 +73,16 @@ def pair_figures(full: PairKappa, binary: PairKappa) -> list[str]:
     return [figure_text(full.kappa), figure_text(binary.kappa), f"{full.kappa.n:,}"]
 
 
+def group_figures(group: AgreementFigures) -> list[str]:
+    """One group's (a kind's, a source's) leading figures as table cells: items compared,
+    alpha on verdicts, alpha on keep/drop."""
+    return [
+        f"{group.items_compared:,}",
+        figure_text(group.verdict.alpha),
+        figure_text(group.keep_drop.alpha),
+    ]
+
+
 def figure_text(figure: Figure) -> str:
     """``0.812 [0.701, 0.904]``: the value and, when there is one, its interval."""
     return f"{value_text(figure)} {interval_text(figure)}".strip()

@@ -61,8 +61,21 @@ def _echo_rows(rows: Sequence[Sequence[str]], header: Sequence[str]) -> None:
         )
 
 
+def _echo_table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    """A blank line, the table's title, then the table."""
+    click.echo()
+    click.echo(title)
+    _echo_rows(rows, header)
+
+
 def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
-    from reviewer.agreement.rows import headline_rows, interval_text, value_text
+    from reviewer.agreement.rows import (
+        group_figures,
+        headline_rows,
+        interval_text,
+        pair_figures,
+        value_text,
+    )
     from reviewer.words import counted
 
     figures = report.figures
@@ -98,38 +111,18 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
             )
 
     if figures.verdict.cohen:
-        click.echo()
-        click.echo("Cohen's kappa per pair of annotators (items both judged)")
-        pair_rows = [
-            (
-                terminal_text(f"{full.first} / {full.second}"),
-                _short(full.kappa),
-                _short(binary.kappa),
-                f"{full.kappa.n:,}",
-            )
-            for full, binary in zip(figures.verdict.cohen, figures.keep_drop.cohen, strict=True)
-        ]
-        _echo_rows(pair_rows, ("pair", "verdicts", "keep/drop", "n"))
+        _echo_table(
+            "Cohen's kappa per pair of annotators (items both judged)",
+            ("pair", "verdicts", "keep/drop", "n"),
+            [
+                (terminal_text(f"{full.first} / {full.second}"), *pair_figures(full, binary))
+                for full, binary in zip(figures.verdict.cohen, figures.keep_drop.cohen, strict=True)
+            ],
+        )
 
     if report.per_annotator:
-        click.echo()
-        click.echo("Per annotator (agreement = share of pairs with another annotator that agree)")
-        person_rows = [
-            (
-                terminal_text(stats.name),
-                f"{stats.judgments:,}",
-                _percent(stats.keep_rate),
-                value_text(stats.verdict_agreement),
-                value_text(stats.answer_agreement),
-                value_text(stats.key_agreement),
-                value_text(stats.decision_agreement),
-                "—" if stats.median_seconds is None else f"{stats.median_seconds:.0f}",
-                terminal_text(", ".join(f"{name} {n}" for name, n in stats.verdicts.items())),
-            )
-            for stats in report.per_annotator
-        ]
-        _echo_rows(
-            person_rows,
+        _echo_table(
+            "Per annotator (agreement = share of pairs with another annotator that agree)",
             (
                 "annotator",
                 "judged",
@@ -141,45 +134,43 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
                 "median s",
                 "verdicts given",
             ),
+            [
+                (
+                    terminal_text(stats.name),
+                    f"{stats.judgments:,}",
+                    _percent(stats.keep_rate),
+                    value_text(stats.verdict_agreement),
+                    value_text(stats.answer_agreement),
+                    value_text(stats.key_agreement),
+                    value_text(stats.decision_agreement),
+                    "—" if stats.median_seconds is None else f"{stats.median_seconds:.0f}",
+                    terminal_text(", ".join(f"{name} {n}" for name, n in stats.verdicts.items())),
+                )
+                for stats in report.per_annotator
+            ],
         )
 
     if report.gold:
-        click.echo()
-        click.echo("Gold items (calibration judgments; not in the figures above)")
-        gold_rows = [
-            (
-                terminal_text(entry.name),
-                f"{entry.judged:,}",
-                _percent(entry.both),
-                _percent(entry.answer),
-                _percent(entry.verdict),
-            )
-            for entry in report.gold
-        ]
-        _echo_rows(gold_rows, ("annotator", "gold judged", "accuracy", "answer", "verdict"))
+        _echo_table(
+            "Gold items (calibration judgments; not in the figures above)",
+            ("annotator", "gold judged", "accuracy", "answer", "verdict"),
+            [
+                (
+                    terminal_text(entry.name),
+                    f"{entry.judged:,}",
+                    _percent(entry.both),
+                    _percent(entry.answer),
+                    _percent(entry.verdict),
+                )
+                for entry in report.gold
+            ],
+        )
 
     for title, groups in (("By kind", report.by_kind), ("By source", report.by_source)):
         if len(groups) < 2:
             continue
-        click.echo()
-        click.echo(title)
-        group_rows = [
-            (
-                terminal_text(name),
-                f"{group.items_compared:,}",
-                _short(group.verdict.alpha),
-                _short(group.keep_drop.alpha),
-                ", ".join(
-                    f"{kind} {value_text(alpha.alpha)}"
-                    for kind, alpha in group.answer_alpha.items()
-                ),
-                value_text(group.key.overall),
-                str(len(group.key.likely_wrong_keys)),
-            )
-            for name, group in groups.items()
-        ]
-        _echo_rows(
-            group_rows,
+        _echo_table(
+            title,
             (
                 "",
                 "compared",
@@ -189,6 +180,19 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
                 "key",
                 "likely wrong keys",
             ),
+            [
+                (
+                    terminal_text(name),
+                    *group_figures(group),
+                    ", ".join(
+                        f"{kind} {value_text(alpha.alpha)}"
+                        for kind, alpha in group.answer_alpha.items()
+                    ),
+                    value_text(group.key.overall),
+                    str(len(group.key.likely_wrong_keys)),
+                )
+                for name, group in groups.items()
+            ],
         )
 
     from db.answers import format_answer
@@ -216,12 +220,6 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
 
 def _percent(figure: Any) -> str:
     return "—" if figure.value is None else f"{figure.value:.0%}"
-
-
-def _short(figure: Any) -> str:
-    from reviewer.agreement.rows import interval_text, value_text
-
-    return f"{value_text(figure)} {interval_text(figure)}".strip()
 
 
 @click.command("agreement")

@@ -88,6 +88,13 @@ def answer_cell(kind: str, answer: str | None, style: str = "") -> Text:
     return literal(format_answer(kind, answer), style=style)
 
 
+def answered_item_cells(
+    item_id: str, kind: ItemKind, key: str, answer: str | None
+) -> tuple[Text, str, Text, Text]:
+    """The cells every table of answers to items begins with: item, kind, key, answer."""
+    return (literal(item_id), kind.value, answer_cell(kind, key), answer_cell(kind, answer))
+
+
 def mark(view: PredictionView) -> Text:
     if view.failure_kind is FailureKind.INFRASTRUCTURE:
         return Text("failed", style="bold red")
@@ -541,10 +548,7 @@ class EvaluationScreen(PollingScreen[None]):
         table.clear()
         for view in latest:
             table.add_row(
-                literal(view.item_id),
-                view.kind.value,
-                answer_cell(view.kind, view.key),
-                answer_cell(view.kind, view.parsed_answer),
+                *answered_item_cells(view.item_id, view.kind, view.key, view.parsed_answer),
                 mark(view),
                 key=view.item_id,
             )
@@ -589,10 +593,7 @@ class EvaluationScreen(PollingScreen[None]):
         table.clear()
         for suspect in suspects:
             table.add_row(
-                literal(suspect.item_id),
-                suspect.kind.value,
-                answer_cell(suspect.kind, suspect.key),
-                answer_cell(suspect.kind, suspect.answer),
+                *answered_item_cells(suspect.item_id, suspect.kind, suspect.key, suspect.answer),
                 literal(", ".join(suspect.models)),
                 key=suspect.item_id,
             )

@@ -11,30 +11,14 @@ from textual.containers import Horizontal
 from textual.widgets import Button, Input, Select, Static
 
 from db.engine import Database
-from db.items import get_item
 from db.search import MIN_INDEXED_CHARS
 from db.vocabulary import FlagName, ItemStatus
 from reviewer.queue import QueueFilter
 from reviewer.tui.literal import literal
-from reviewer.tui.screens.prompt import PromptScreen, Validator
+from reviewer.tui.screens.prompt import PromptScreen, item_id_validator
 from reviewer.tui.widgets.dialog import Dialog, DialogScreen
 from reviewer.tui.widgets.field_row import FieldRow
 from reviewer.tui.widgets.titles import PanelTitle
-
-
-def item_id_validator(db: Database) -> Validator:
-    """Accepts the id of an item that exists (the dialog stays open, saying why, otherwise)."""
-
-    def validate(text: str) -> str:
-        item_id = text.strip()
-        if not item_id:
-            raise ValueError("type an item id, e.g. econ-test:17")
-        with db.session() as session:
-            if get_item(session, item_id) is None:
-                raise ValueError(f"there is no item '{item_id}'")
-        return item_id
-
-    return validate
 
 
 def jump_screen(db: Database) -> PromptScreen:
@@ -42,7 +26,7 @@ def jump_screen(db: Database) -> PromptScreen:
     return PromptScreen(
         "Jump to item",
         "Type the item id and press Enter (Esc cancels).",
-        item_id_validator(db),
+        item_id_validator(db, "type an item id, e.g. econ-test:17"),
     )
 
 

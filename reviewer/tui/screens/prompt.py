@@ -16,7 +16,8 @@ from textual.binding import Binding
 from textual.widgets import Input, Static
 
 from db.answers import parse_answer
-from db.items import ItemSnapshot
+from db.engine import Database
+from db.items import ItemSnapshot, get_item
 from reviewer.tui.literal import literal
 from reviewer.tui.widgets.dialog import Dialog, DialogScreen
 from reviewer.tui.widgets.titles import PanelTitle
@@ -71,5 +72,21 @@ def answer_validator(item: ItemSnapshot, refusal_of_the_key: str) -> Validator:
         if value == item.key:
             raise ValueError(refusal_of_the_key)
         return value
+
+    return validate
+
+
+def item_id_validator(db: Database, refusal_of_nothing: str) -> Validator:
+    """Accepts the id of an item that exists; nothing typed is refused, saying
+    ``refusal_of_nothing``."""
+
+    def validate(text: str) -> str:
+        item_id = text.strip()
+        if not item_id:
+            raise ValueError(refusal_of_nothing)
+        with db.session() as session:
+            if get_item(session, item_id) is None:
+                raise ValueError(f"there is no item '{item_id}'")
+        return item_id
 
     return validate

@@ -19,10 +19,15 @@ from textual.widgets import Input, Static
 
 from db.answers import format_answer
 from db.engine import Database
-from db.items import ItemSnapshot, get_item
+from db.items import ItemSnapshot
 from db.vocabulary import ItemKind, Verdict
 from reviewer.tui.literal import literal, visible_text
-from reviewer.tui.screens.prompt import PromptScreen, Validator, answer_validator
+from reviewer.tui.screens.prompt import (
+    PromptScreen,
+    Validator,
+    answer_validator,
+    item_id_validator,
+)
 from reviewer.tui.widgets.dialog import Dialog, DialogScreen
 from reviewer.tui.widgets.titles import PanelTitle
 
@@ -126,17 +131,12 @@ def nonempty(what: str) -> Validator:
 
 def duplicate_validator(db: Database, item: ItemSnapshot) -> Validator:
     """Accepts the id of another existing item."""
+    existing_item = item_id_validator(db, "type the id of the other item")
 
     def validate(text: str) -> str:
-        other = text.strip()
-        if not other:
-            raise ValueError("type the id of the other item")
-        if other == item.id:
+        if text.strip() == item.id:
             raise ValueError("an item cannot be a duplicate of itself")
-        with db.session() as session:
-            if get_item(session, other) is None:
-                raise ValueError(f"there is no item '{other}'")
-        return other
+        return existing_item(text)
 
     return validate
 
