@@ -21,11 +21,12 @@ import socket
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from sqlalchemy import Connection, insert
 from sqlmodel import Session, col, select
 
+from db.json_types import JsonObject
 from db.models import AuditEvent, utcnow
 from db.rows import from_row
 
@@ -66,7 +67,19 @@ def origin() -> Origin:
     return Origin(os_login=login[:_FIELD_LIMIT], host=socket.gethostname()[:_FIELD_LIMIT])
 
 
-def _event_values(actor: str, action: str, target: str, changes: dict[str, Any]) -> dict[str, Any]:
+class _EventValues(TypedDict):
+    """The columns of one new ``audit_event`` row (the server fills ``db_role`` on PostgreSQL)."""
+
+    actor: str
+    action: str
+    target: str
+    payload: JsonObject
+    os_login: str
+    host: str
+    created_at: datetime
+
+
+def _event_values(actor: str, action: str, target: str, changes: JsonObject) -> _EventValues:
     where = origin()
     return {
         "actor": actor[:_FIELD_LIMIT],
@@ -100,7 +113,7 @@ def record_audits(
     session: Session,
     actor: str,
     action: str,
-    changes_by_target: Sequence[tuple[str, dict[str, Any]]],
+    changes_by_target: Sequence[tuple[str, JsonObject]],
 ) -> None:
     """Many events of one action in one statement (a lead approving thousands of items)."""
     if changes_by_target:
@@ -122,12 +135,12 @@ class AuditEntry:
     actor: str
     action: str
     target: str
-    changes: dict[str, Any]
+    changes: JsonObject
     os_login: str
     host: str
     db_role: str | None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "id": self.id,
             "at": self.created_at.isoformat(),

@@ -15,7 +15,7 @@ a migration, and ``tests/test_migrations.py`` checks that the two agree.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
     JSON,
@@ -42,6 +42,14 @@ from db.vocabulary import (
     RunStatus,
     Verdict,
 )
+
+if TYPE_CHECKING:
+    from db.json_types import JsonObject
+else:
+    # What pydantic sees of a JSON column: it cannot build a schema for the recursive alias
+    # (it recurses without end), and it never validates a table model; the column's JSON
+    # type does the storing.
+    JsonObject = dict[str, object]
 
 __all__ = [
     "ApiResponse",
@@ -126,7 +134,7 @@ class Item(SQLModel, table=True):
     current_revision: int = 1
     suspected_duplicate_of: str | None = Field(default=None, foreign_key="item.id", index=True)
     duplicate_similarity: float | None = None  # 0-100, rapidfuzz ratio
-    meta: dict[str, Any] = _json(dict)  # format-specific extras, e.g. CFLUE's exam name
+    meta: JsonObject = _json(dict)  # format-specific extras, e.g. CFLUE's exam name
     created_at: datetime = _timestamp()
 
 
@@ -145,7 +153,7 @@ class ItemRevision(SQLModel, table=True):
     explanation: str | None = None
     author: str = Field(default="import", max_length=255)
     change_note: str = ""  # why this revision exists: "import", "edit: fixed typo", ...
-    provenance: dict[str, Any] = _json(dict)  # file, line, model, prompt hash, raw response
+    provenance: JsonObject = _json(dict)  # file, line, model, prompt hash, raw response
     created_at: datetime = _timestamp()
 
 
@@ -172,7 +180,7 @@ class StoredFlag(SQLModel, table=True):
     revision_number: int
     name: str = Field(index=True, max_length=32)  # FlagName
     source: str = Field(default=FlagSource.AUTO, max_length=16)  # FlagSource
-    evidence: dict[str, Any] = _json(dict)  # "summary" for people, and what raised it
+    evidence: JsonObject = _json(dict)  # "summary" for people, and what raised it
     created_at: datetime = _timestamp()
 
 
@@ -303,8 +311,8 @@ class EvalRun(SQLModel, table=True):
     backend: str = Field(max_length=32)  # "transformers", "openai"
     mode: str = Field(default="generate", max_length=16)  # "generate" or "score"
     shots: int = 0
-    params: dict[str, Any] = _json(dict)  # device, dtype, batch size, base URL, template hash
-    filters: dict[str, Any] = _json(dict)  # status, kind, source, limit
+    params: JsonObject = _json(dict)  # device, dtype, batch size, base URL, template hash
+    filters: JsonObject = _json(dict)  # status, kind, source, limit
     item_ids: list[str] = _json(list)  # the frozen evaluated set, in order
     status: str = Field(default=RunStatus.RUNNING, max_length=16)
     host: str = Field(default="", max_length=255)
@@ -328,7 +336,7 @@ class Prediction(SQLModel, table=True):
     raw_output: str = ""
     parsed_answer: str | None = Field(default=None, max_length=32)
     correct: bool | None = None  # None when the prediction failed
-    scores: dict[str, Any] = _json(dict)  # pairwise accuracy, set F1, candidate log-likelihoods
+    scores: JsonObject = _json(dict)  # pairwise accuracy, set F1, candidate log-likelihoods
     latency_s: float = 0.0
     failure_kind: str | None = Field(default=None, max_length=16)  # FailureKind
     error: str | None = None
@@ -359,7 +367,7 @@ class ApiResponse(SQLModel, table=True):
 
     key: str = Field(primary_key=True, max_length=64)
     model: str = Field(max_length=512)
-    response: dict[str, Any] = _json(dict)
+    response: JsonObject = _json(dict)
     created_at: datetime = _timestamp()
 
 
@@ -376,7 +384,7 @@ class AuditEvent(SQLModel, table=True):
     actor: str = Field(index=True, max_length=255)  # the person acting (vetbench's name)
     action: str = Field(index=True, max_length=64)  # "import", "judge", "retract", "decide", ...
     target: str = Field(default="", index=True, max_length=255)  # an item id, a file, "run:3"
-    payload: dict[str, Any] = _json(dict)  # what changed
+    payload: JsonObject = _json(dict)  # what changed
     os_login: str = Field(default="", max_length=255)  # the login that ran the command
     host: str = Field(default="", max_length=255)
     db_role: str | None = Field(default=None, max_length=255)  # PostgreSQL: session_user

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from db.answers import AnswerError, option_count_bounds, parse_answer
+from db.json_types import JsonObject
 from db.models import Item, ItemRevision, Person
 from db.vocabulary import ItemKind
 
@@ -56,8 +57,8 @@ class ItemDraft:
     explanation: str | None = None
     language: str = "en"
     source_ref: str = ""  # "line 18", "record 3"
-    meta: dict[str, Any] = field(default_factory=dict)
-    provenance: dict[str, Any] = field(default_factory=dict)
+    meta: JsonObject = field(default_factory=dict)
+    provenance: JsonObject = field(default_factory=dict)
     item_id: str | None = None  # set by formats that carry their own ids (JSONL)
     # How the record's own format names the validated fields ("key" -> "Answer" in
     # EconLogicQA CSV), so that a problem names the column or field the user wrote.

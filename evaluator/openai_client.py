@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Generator, Iterable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 import openai
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
@@ -135,7 +135,18 @@ NO_PROMPT_LOGPROBS = (
     "the server returned no log-probabilities of the prompt's tokens (vLLM's completions "
     "endpoint does, with echo and logprobs; OpenAI's API does not): evaluate with --mode generate"
 )
-SCORING_PARAMS: dict[str, Any] = {"echo": True, "logprobs": 1, "max_tokens": 1, "temperature": 0}
+
+
+class _ScoringParams(TypedDict):
+    """The fields of a scoring request besides model and prompt."""
+
+    echo: bool
+    logprobs: int
+    max_tokens: int
+    temperature: float
+
+
+SCORING_PARAMS: _ScoringParams = {"echo": True, "logprobs": 1, "max_tokens": 1, "temperature": 0}
 """What a scoring request sends: the prompt echoed with each token's log-probability, and
 one generated token (some servers refuse none); vLLM and lm-eval's local-completions ask so."""
 

@@ -40,6 +40,7 @@ from typing import Any
 
 from sqlmodel import select
 
+from db import json_types
 from db.answers import LETTERS
 from db.audit import record_event
 from db.engine import Database
@@ -77,7 +78,7 @@ from evaluator.prompts import (
     template_language,
 )
 from evaluator.protocols import ProtocolSpec, StopRule, protocol_spec
-from evaluator.results import CandidateRanking, JsonObject, Score
+from evaluator.results import CandidateRanking, JsonObject, JsonValue, Score
 from evaluator.text_metrics import score_explanation
 
 __all__ = [
@@ -268,8 +269,21 @@ def _describe(filters: Mapping[str, Any], protocol: ProtocolSpec) -> str:
     return "; ".join(parts) or "no filter"
 
 
-def _clean_filters(filters: Mapping[str, Any] | None) -> dict[str, Any]:
+def _clean_filters(filters: Mapping[str, Any] | None) -> JsonObject:
     return {name: value for name, value in dict(filters or {}).items() if value}
+
+
+def _column_json(data: JsonObject) -> json_types.JsonObject:
+    """``data`` as a JSON column holds it (and hands it back): sequences become lists."""
+    return {name: _column_value(value) for name, value in data.items()}
+
+
+def _column_value(value: JsonValue) -> json_types.JsonValue:
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, Mapping):
+        return _column_json(dict(value))
+    return [_column_value(element) for element in value]
 
 
 def select_run_items(
@@ -393,8 +407,8 @@ def create_run(
         backend=backend_info.backend,
         mode=mode,
         shots=shots,
-        params=params,
-        filters=filters,
+        params=_column_json(params),
+        filters=_column_json(filters),
         item_ids=[item.id for item in items],
         status=RunStatus.INTERRUPTED,  # nothing evaluated yet; execute_run sets it running
         host=socket.gethostname()[:255],
@@ -532,11 +546,18 @@ def _shot_refs(params: Mapping[str, Any]) -> dict[str, list[_ShotRef]]:
     }
 
 
+def _text_param(params: json_types.JsonObject, name: str) -> str | None:
+    """A text a run recorded in its ``params``; None when it is absent or not text."""
+    value = params.get(name)
+    return value if isinstance(value, str) else None
+
+
 def _recorded_shots(db: Database, run: EvalRun) -> dict[str, list[ItemSnapshot]]:
     params = run.params
     used = _shot_refs(params)
-    if params.get("shot_file"):
-        path = Path(params["shot_file"])
+    shot_file = _text_param(params, "shot_file")
+    if shot_file:
+        path = Path(shot_file)
         if not path.is_file():
             raise RunSetupError(f"run {run.id} used the shot file {path}, which is gone")
         if _shot_file_digest(path) != params.get("shot_file_sha256"):
@@ -559,12 +580,12 @@ def _recorded_shots(db: Database, run: EvalRun) -> dict[str, list[ItemSnapshot]]
 def _plan(db: Database, run: EvalRun) -> _RunPlan:
     assert run.id is not None
     params = run.params
-    templates_dir = params.get("templates_dir")
+    templates_dir = _text_param(params, "templates_dir")
     # Runs from before protocols were recorded are custom runs with vetbench's layout.
-    spec = protocol_spec(params.get("protocol") or EvalProtocol.CUSTOM)
+    spec = protocol_spec(_text_param(params, "protocol") or EvalProtocol.CUSTOM)
     templates = load_templates(
         Path(templates_dir) if templates_dir else None,
-        layout=params.get("layout") or DEFAULT_LAYOUT,
+        layout=_text_param(params, "layout") or DEFAULT_LAYOUT,
     )
     if templates.hash != run.params.get("template_hash"):
         raise RunSetupError(
@@ -572,7 +593,16 @@ def _plan(db: Database, run: EvalRun) -> _RunPlan:
             f"start a new run instead of resuming"
         )
     shots = _recorded_shots(db, run)
-    revisions: dict[str, int] = run.params.get("revisions") or {}
+    recorded_revisions = params.get("revisions")
+    revisions = (
+        {
+            item_id: number
+            for item_id, number in recorded_revisions.items()
+            if isinstance(number, int)
+        }
+        if isinstance(recorded_revisions, dict)
+        else {}
+    )
     pending = pending_item_ids(db, run.id)
     items: dict[str, ItemSnapshot] = {}
     with db.session() as session:
@@ -596,7 +626,12 @@ def _plan(db: Database, run: EvalRun) -> _RunPlan:
         )
         for item_id, item in items.items()
     }
-    extractors = tuple(params.get("extractors") or (LENIENT,))
+    recorded_extractors = params.get("extractors")
+    extractors = (
+        tuple(name for name in recorded_extractors if isinstance(name, str))
+        if isinstance(recorded_extractors, list) and recorded_extractors
+        else (LENIENT,)
+    )
     budget = params.get("max_new_tokens")
     return _RunPlan(
         run.id,
@@ -772,7 +807,7 @@ def _store_prediction(
         row.raw_output = _storable(fields.raw_output)
         row.parsed_answer = fields.parsed_answer
         row.correct = fields.correct
-        row.scores = {} if fields.scores is None else fields.scores.to_json()
+        row.scores = {} if fields.scores is None else _column_json(fields.scores.to_json())
         row.failure_kind = fields.failure_kind
         row.error = None if fields.error is None else _storable(fields.error)
         session.add(row)

@@ -297,7 +297,8 @@ def _session_rate(run: EvalRun, answered: int, last: datetime | None) -> float |
     start = datetime.fromisoformat(started)
     running = run.status == RunStatus.RUNNING and not _is_stale(run)
     end = datetime.now(start.tzinfo) if running else last
-    added = answered - int(run.params.get("session_done_before") or 0)
+    done_before = run.params.get("session_done_before")
+    added = answered - (done_before if isinstance(done_before, int) else 0)
     if end is None or added <= 0:
         return None
     seconds = (end - start).total_seconds()

@@ -27,6 +27,7 @@ from db.formats.base import (
     RecordTooLong,
     read_text,
 )
+from db.json_types import JsonObject
 from db.validation import ItemDraft, Problem, language_of
 from db.vocabulary import ItemKind
 
@@ -108,7 +109,7 @@ def _record(source: InputFile, index: int, raw: object) -> ParsedRecord:
             problems.append(Problem(name, f"must be text, got {type(value).__name__}"))
     if problems or kind is None:
         return ParsedRecord(place, index, problems=problems)
-    meta: dict[str, Any] = {}
+    meta: JsonObject = {}
     if EXAM_NAME in raw:
         meta[EXAM_NAME] = raw[EXAM_NAME]
     draft = ItemDraft(

@@ -21,6 +21,7 @@ from db.formats.base import (
     allow_long_csv_fields,
     read_lines,
 )
+from db.json_types import JsonObject
 from db.validation import ItemDraft, Problem, language_of
 from db.vocabulary import ItemKind
 
@@ -91,7 +92,7 @@ def read(source: InputFile) -> Iterator[ParsedRecord]:
         choices = {label: cells[label] for label in events}
         while choices and not choices[next(reversed(choices))].strip():
             choices.popitem()  # a row with fewer events than the header has columns
-        extra = {name: cells[name] for name in header if name not in known}
+        extra: JsonObject = {name: cells[name] for name in header if name not in known}
         explanation = cells.get(EXPLANATION)
         draft = ItemDraft(
             kind=ItemKind.ORDERING.value,

@@ -21,7 +21,7 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TextIO
+from typing import TextIO
 
 from db.answers import LETTERS
 from db.formats.base import (
@@ -33,6 +33,7 @@ from db.formats.base import (
     RevisionRecord,
     read_lines,
 )
+from db.json_types import JsonObject
 from db.validation import ItemDraft, Problem
 from db.vocabulary import ItemKind, ItemStatus
 
@@ -51,7 +52,7 @@ class FullItem:
     source_ref: str
     language: str
     status: str
-    meta: dict[str, Any]
+    meta: JsonObject
     current_revision: int
     suspected_duplicate_of: str | None
     duplicate_similarity: float | None
@@ -82,7 +83,7 @@ def _parse_time(value: object, name: str, problems: list[Problem]) -> datetime |
     return None
 
 
-def _text(raw: dict[str, Any], name: str, problems: list[Problem], *, default: str = "") -> str:
+def _text(raw: JsonObject, name: str, problems: list[Problem], *, default: str = "") -> str:
     value = raw.get(name, default)
     if value is None:
         value = default
@@ -92,7 +93,7 @@ def _text(raw: dict[str, Any], name: str, problems: list[Problem], *, default: s
     return value
 
 
-def _mapping(raw: dict[str, Any], name: str, problems: list[Problem]) -> dict[str, Any]:
+def _mapping(raw: JsonObject, name: str, problems: list[Problem]) -> JsonObject:
     value = raw.get(name)
     if value is None:
         return {}
@@ -123,7 +124,7 @@ def _revision(raw: object, where: str, problems: list[Problem]) -> RevisionRecor
     record = RevisionRecord(
         number=number if isinstance(number, int) else 1,
         prompt=_text(raw, "prompt", local),
-        choices=dict(choices),
+        choices={label: text for label, text in choices.items() if isinstance(text, str)},
         key=_text(raw, "key", local),
         explanation=explanation if isinstance(explanation, str) else None,
         author=_text(raw, "author", local, default="import"),
@@ -256,11 +257,11 @@ def read(source: InputFile) -> Iterator[ParsedRecord]:
         raise FormatError(source.shown, "the file has no records")
 
 
-def revision_record(revision: RevisionRecord) -> dict[str, Any]:
+def revision_record(revision: RevisionRecord) -> JsonObject:
     return {
         "number": revision.number,
         "prompt": revision.prompt,
-        "choices": revision.choices,
+        "choices": dict(revision.choices),
         "key": revision.key,
         "explanation": revision.explanation,
         "author": revision.author,
@@ -270,7 +271,7 @@ def revision_record(revision: RevisionRecord) -> dict[str, Any]:
     }
 
 
-def item_record(item: FullItem) -> dict[str, Any]:
+def item_record(item: FullItem) -> JsonObject:
     return {
         "id": item.id,
         "kind": item.kind,

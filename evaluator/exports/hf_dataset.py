@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import yaml
 
@@ -29,7 +29,7 @@ DATA_FILE = "data/test.jsonl"
 SPLIT = "test"
 
 # (name, datasets feature spec, what it holds): the schema of every row, in column order.
-COLUMNS: tuple[tuple[str, dict[str, Any], str], ...] = (
+COLUMNS: tuple[tuple[str, dict[str, str], str], ...] = (
     ("id", {"dtype": "string"}, "stable item id, e.g. `econ_ordering:3`"),
     ("kind", {"dtype": "string"}, "`ordering`, `single`, `multi` or `truefalse`"),
     ("source", {"dtype": "string"}, "where the item came from (file stem or generator)"),
@@ -46,7 +46,25 @@ COLUMNS: tuple[tuple[str, dict[str, Any], str], ...] = (
 )
 
 
-def item_row(item: ItemSnapshot) -> dict[str, Any]:
+class ItemRow(TypedDict):
+    """One line of ``data/test.jsonl``: the columns above, in their order."""
+
+    id: str
+    kind: str
+    source: str
+    source_ref: str
+    language: str
+    revision: int
+    question: str
+    labels: list[str]
+    choices: list[str]
+    answer: str
+    answer_text: str
+    explanation: str | None
+    meta: str
+
+
+def item_row(item: ItemSnapshot) -> ItemRow:
     """One item as a dataset row (the schema above)."""
     return {
         "id": item.id,
@@ -102,8 +120,8 @@ def _dataset_card(items: list[ItemSnapshot], selection_text: str) -> str:
     )
 
 
-def _type_name(spec: dict[str, Any]) -> str:
-    return f"list of {spec['sequence']}" if "sequence" in spec else str(spec["dtype"])
+def _type_name(spec: dict[str, str]) -> str:
+    return f"list of {spec['sequence']}" if "sequence" in spec else spec["dtype"]
 
 
 def export_hf(

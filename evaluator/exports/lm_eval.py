@@ -34,15 +34,16 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import yaml
 
 from db.engine import Database
 from db.items import ItemSnapshot, iter_items
 from db.vocabulary import ItemKind
+from evaluator.backends.base import Prompt
 from evaluator.exports.folder import ExportSummary, count_kinds, select_items, write_folder
 from evaluator.exports.selection import ExportError
 from evaluator.kinds import Metric, kind_spec
@@ -119,7 +120,7 @@ class _TaskDumper(yaml.SafeDumper):
 _TaskDumper.add_representer(_FunctionTag, _represent_function)
 
 
-def _dump_yaml(config: dict[str, Any]) -> str:
+def _dump_yaml(config: Mapping[str, object]) -> str:
     return yaml.dump(config, Dumper=_TaskDumper, sort_keys=False, allow_unicode=True, width=100)
 
 
@@ -186,11 +187,11 @@ def _prompts_for(
     seed: int,
     from_shot_file: bool,
     templates: PromptTemplates,
-) -> tuple[dict[str, Any], dict[tuple[str, str], list[str]]]:
+) -> tuple[dict[str, Prompt], dict[tuple[str, str], list[str]]]:
     """The prompt of every item, and the shots used per (kind, language) prefix."""
     evaluated = {item.id for item in items}
     shots_by_prefix: dict[tuple[ItemKind, str], list[ItemSnapshot]] = {}
-    prompts = {}
+    prompts: dict[str, Prompt] = {}
     for item in items:
         group = (item.kind, template_language(item.language))
         if group not in shots_by_prefix:
@@ -209,7 +210,34 @@ def _prompts_for(
     return prompts, used
 
 
-def _document(item: ItemSnapshot, prompt: Any, templates: PromptTemplates) -> dict[str, Any]:
+class _Document(TypedDict):
+    """One line of a generation task's data file, as ``utils.load_docs`` hands it to lm-eval."""
+
+    id: str
+    kind: str
+    source: str
+    language: str
+    revision: int
+    labels: list[str]
+    answer: str
+    answer_text: str
+    prompt: str
+    prefix: str
+    question: str
+    stop: list[str]
+    max_new_tokens: int
+    answer_delimiter: str
+
+
+class _ScoreDocument(_Document):
+    """One line of a score-mode (``multiple_choice``) task's data file: the candidates too."""
+
+    candidates: list[str]
+    choice_texts: list[str]
+    target_index: int
+
+
+def _document(item: ItemSnapshot, prompt: Prompt, templates: PromptTemplates) -> _Document:
     language = template_language(item.language)
     return {
         "id": item.id,
@@ -229,7 +257,7 @@ def _document(item: ItemSnapshot, prompt: Any, templates: PromptTemplates) -> di
     }
 
 
-def _with_candidates(document: dict[str, Any], item: ItemSnapshot) -> dict[str, Any] | None:
+def _with_candidates(document: _Document, item: ItemSnapshot) -> _ScoreDocument | None:
     candidates = kind_spec(item.kind).score_candidates(item.labels)
     if candidates is None:
         return None
@@ -242,7 +270,7 @@ def _with_candidates(document: dict[str, Any], item: ItemSnapshot) -> dict[str, 
     }
 
 
-def _generation_task(name: str, data_file: str, docs: list[dict[str, Any]], kind: str) -> str:
+def _generation_task(name: str, data_file: str, docs: list[_Document], kind: str) -> str:
     stops: list[str] = []
     for doc in docs:
         stops += [stop for stop in doc["stop"] if stop not in stops]
@@ -315,7 +343,7 @@ def _group(name: str, tasks: list[str], metric: str) -> str:
     )
 
 
-def _jsonl(docs: list[dict[str, Any]]) -> str:
+def _jsonl(docs: Sequence[_Document]) -> str:
     return "".join(json.dumps(doc, ensure_ascii=False) + "\n" for doc in docs)
 
 

@@ -29,6 +29,7 @@ from db.answers import LETTERS
 from db.audit import record_event
 from db.engine import Database
 from db.items import add_item
+from db.json_types import JsonObject, JsonValue
 from db.models import GenerationReject, Item, utcnow
 from db.validation import ItemDraft, Problem, language_of, validate_draft
 from db.vocabulary import ItemKind
@@ -43,7 +44,6 @@ from evaluator.generation.templates import (
     GenerationTemplate,
 )
 from evaluator.openai_client import ChatClient, ChatRequest, ChatResponse
-from evaluator.results import JsonObject, JsonValue
 
 DEFAULT_MAX_TOKENS = 1024
 DEFAULT_TEMPERATURE = 0.7

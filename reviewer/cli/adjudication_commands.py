@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,8 +28,11 @@ from reviewer.cli.identity import acting_person, as_option
 
 if TYPE_CHECKING:
     from db.engine import Database
-    from reviewer.adjudication import ConflictCase
+    from db.json_types import JsonObject
+    from reviewer.adjudication import ConflictCase, DecisionRecord
     from reviewer.agreement import AgreementReport
+    from reviewer.judging import JudgmentView
+    from reviewer.revisions import RevisionSummary
 
 DEFAULT_RESAMPLES = 1000  # reviewer.agreement.DEFAULT_RESAMPLES, not imported for --help speed
 DEFAULT_SEED = 20240601  # reviewer.agreement.DEFAULT_SEED
@@ -435,9 +439,21 @@ def approve_agreed_command(
     click.echo(f"approved {approved:,} agreed item(s){changed}")
 
 
-def _case_json(case: ConflictCase) -> dict[str, Any]:
+def _record_json(record: JudgmentView | RevisionSummary | DecisionRecord) -> JsonObject:
+    """A record's fields, times written as ``str()`` writes them, tuples as lists."""
     from dataclasses import asdict
 
+    return {
+        name: str(value)
+        if isinstance(value, datetime)
+        else list(value)
+        if isinstance(value, tuple)
+        else value
+        for name, value in asdict(record).items()
+    }
+
+
+def _case_json(case: ConflictCase) -> JsonObject:
     item = case.item
     return {
         "id": item.id,
@@ -446,14 +462,14 @@ def _case_json(case: ConflictCase) -> dict[str, Any]:
         "status": item.status,
         "revision": item.revision,
         "prompt": item.prompt,
-        "choices": item.choices,
+        "choices": dict(item.choices),
         "key": item.key,
         "explanation": item.explanation,
-        "disagreements": case.disagreements,
-        "judgments": [asdict(judgment) for judgment in case.judgments],
-        "earlier_judgments": [asdict(judgment) for judgment in case.earlier_judgments],
-        "earlier_revisions": [asdict(revision) for revision in case.earlier_revisions],
-        "decisions": [asdict(decision) for decision in case.decisions],
+        "disagreements": list(case.disagreements),
+        "judgments": [_record_json(judgment) for judgment in case.judgments],
+        "earlier_judgments": [_record_json(judgment) for judgment in case.earlier_judgments],
+        "earlier_revisions": [_record_json(revision) for revision in case.earlier_revisions],
+        "decisions": [_record_json(decision) for decision in case.decisions],
     }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -137,7 +138,7 @@ def _parse_since(text: str) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
-def _describe_changes(changes: dict[str, object]) -> str:
+def _describe_changes(changes: Mapping[str, object]) -> str:
     return ", ".join(f"{key}={value}" for key, value in changes.items())
 
 
