@@ -143,14 +143,17 @@ def test_score_mode_sums_the_candidates_prompt_logprobs(server: FakeOpenAIServer
     server.logprob = prefers("CA")
     backend = make_backend(server)
     prompt = Prompt("Put the events in order.\n\n", "Question: q\nAnswer:")
-    (result,) = backend.score([ScoringRequest("x", prompt, (" A, C", " C, A", " B, D"))])
+    candidates = (" A, C", " C, A", " B, D")
+    (result,) = backend.score([ScoringRequest("x", prompt, candidates)])
     assert result.error is None and result.prompt_text == prompt.text
     # " C, A": -0.1 (C) -0.5 (,) -0.1 (A); the others miss one or both letters
     assert result.log_likelihoods == pytest.approx((-6.5, -0.7, -6.5))
-    (sent, *_) = server.completion_requests()
-    body = sent.body or {}
-    assert body["prompt"] == prompt.text + " A, C" and body["echo"] is True
-    assert body["logprobs"] == 1 and body["max_tokens"] == 1 and body["temperature"] == 0
+    # The candidates go out concurrently: one request each, in whatever order they arrive.
+    bodies = [sent.body or {} for sent in server.completion_requests()]
+    assert sorted(body["prompt"] for body in bodies) == sorted(prompt.text + c for c in candidates)
+    for body in bodies:
+        assert body["echo"] is True and body["logprobs"] == 1
+        assert body["max_tokens"] == 1 and body["temperature"] == 0
     backend.close()
 
 
