@@ -270,6 +270,19 @@ def _with_candidates(document: _Document, item: ItemSnapshot) -> _ScoreDocument 
     }
 
 
+def _task_head(name: str, data_file: str, output_type: str) -> dict[str, object]:
+    """The first keys of every task's YAML: its name, documents and output type."""
+    return {
+        "task": name,
+        "custom_dataset": _FunctionTag("utils.load_docs"),
+        "dataset_kwargs": {"data_file": data_file},
+        "test_split": "test",
+        "output_type": output_type,
+        "num_fewshot": 0,
+        "doc_to_text": "prompt",
+    }
+
+
 def _generation_task(name: str, data_file: str, docs: list[_Document], kind: str) -> str:
     stops: list[str] = []
     for doc in docs:
@@ -288,13 +301,7 @@ def _generation_task(name: str, data_file: str, docs: list[_Document], kind: str
     metrics.append({"metric": "unparsed", "aggregation": "mean", "higher_is_better": False})
     return _dump_yaml(
         {
-            "task": name,
-            "custom_dataset": _FunctionTag("utils.load_docs"),
-            "dataset_kwargs": {"data_file": data_file},
-            "test_split": "test",
-            "output_type": "generate_until",
-            "num_fewshot": 0,
-            "doc_to_text": "prompt",
+            **_task_head(name, data_file, "generate_until"),
             "doc_to_target": "answer_text",
             "generation_kwargs": {
                 "until": stops,
@@ -311,13 +318,7 @@ def _generation_task(name: str, data_file: str, docs: list[_Document], kind: str
 def _score_task(name: str, data_file: str) -> str:
     return _dump_yaml(
         {
-            "task": name,
-            "custom_dataset": _FunctionTag("utils.load_docs"),
-            "dataset_kwargs": {"data_file": data_file},
-            "test_split": "test",
-            "output_type": "multiple_choice",
-            "num_fewshot": 0,
-            "doc_to_text": "prompt",
+            **_task_head(name, data_file, "multiple_choice"),
             "doc_to_choice": "choice_texts",
             "doc_to_target": "target_index",
             "target_delimiter": "",
