@@ -15,7 +15,7 @@ canonical forms.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from itertools import combinations
 
 from db.vocabulary import ItemKind
@@ -62,27 +62,45 @@ def _tokens(text: str) -> list[str]:
     return tokens
 
 
+def _distinct_labels(
+    tokens: Iterable[str], labels: Sequence[str], *, noun: str, one_of: str, empty: str
+) -> list[str]:
+    """The tokens in order, each one of ``labels`` and none twice; else an ``AnswerError``
+    naming the ``noun`` (event, choice), the labels allowed (``one_of``), or ``empty``."""
+    found: list[str] = []
+    for token in tokens:
+        if token not in labels:
+            raise AnswerError(f"'{token}' is not one of {one_of}")
+        if token in found:
+            raise AnswerError(f"{noun} {token} appears more than once")
+        found.append(token)
+    if not found:
+        raise AnswerError(empty)
+    return found
+
+
 def parse_order(text: str, labels: Sequence[str]) -> str:
     """Parse an ordering answer such as ``"D, A, C, B"``, ``"DACB"`` or ``"4 1 3 2"``.
 
     Digits count from 1 (``1`` is the first event).  The result must use every
     label exactly once.
     """
-    label_set = set(labels)
-    order: list[str] = []
-    for token in _tokens(text):
-        if token.isdigit():
-            index = int(token) - 1
-            if not 0 <= index < len(labels):
-                raise AnswerError(f"event number {token} is out of range 1-{len(labels)}")
-            token = labels[index]
-        if token not in label_set:
-            raise AnswerError(f"'{token}' is not one of the events {', '.join(labels)}")
-        if token in order:
-            raise AnswerError(f"event {token} appears more than once")
-        order.append(token)
-    if not order:
-        raise AnswerError("the order is empty")
+
+    def event_label(token: str) -> str:
+        if not token.isdigit():
+            return token
+        index = int(token) - 1
+        if not 0 <= index < len(labels):
+            raise AnswerError(f"event number {token} is out of range 1-{len(labels)}")
+        return labels[index]
+
+    order = _distinct_labels(
+        map(event_label, _tokens(text)),
+        labels,
+        noun="event",
+        one_of=f"the events {', '.join(labels)}",
+        empty="the order is empty",
+    )
     missing = [label for label in labels if label not in order]
     if missing:
         raise AnswerError(
@@ -102,15 +120,13 @@ def parse_choice_set(text: str, labels: Sequence[str], *, kind: ItemKind) -> str
         for label, words in TRUEFALSE_WORDS.items():
             if word in words:
                 return label
-    letters: list[str] = []
-    for token in _tokens(text):
-        if token not in labels:
-            raise AnswerError(f"'{token}' is not one of the choices {''.join(labels)}")
-        if token in letters:
-            raise AnswerError(f"choice {token} appears more than once")
-        letters.append(token)
-    if not letters:
-        raise AnswerError("no choice given")
+    letters = _distinct_labels(
+        _tokens(text),
+        labels,
+        noun="choice",
+        one_of=f"the choices {''.join(labels)}",
+        empty="no choice given",
+    )
     if kind in (ItemKind.SINGLE, ItemKind.TRUEFALSE) and len(letters) != 1:
         raise AnswerError(f"a {kind.value} item takes exactly one letter, got {''.join(letters)}")
     return "".join(sorted(letters, key=LETTERS.index))

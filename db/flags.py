@@ -228,19 +228,25 @@ def _threshold(session: Session, threshold: float | None) -> float:
     )
 
 
+def _current_text_columns() -> tuple[Any, ...]:
+    """The columns naming an item and the text of its current revision; queries
+    select them joined on ``is_current_revision()``."""
+    return (
+        col(Item.id),
+        col(Item.kind),
+        col(Item.current_revision),
+        col(ItemRevision.prompt),
+        col(ItemRevision.choices),
+        col(ItemRevision.key),
+    )
+
+
 def _current_texts(session: Session, item_ids: Iterable[str]) -> dict[str, tuple[int, ItemText]]:
     """Each item's current revision number and text, for explaining duplicates."""
     found: dict[str, tuple[int, ItemText]] = {}
     for chunk in _chunks(sorted(set(item_ids))):
         rows = session.execute(
-            select(
-                col(Item.id),
-                col(Item.kind),
-                col(Item.current_revision),
-                col(ItemRevision.prompt),
-                col(ItemRevision.choices),
-                col(ItemRevision.key),
-            )
+            select(*_current_text_columns())
             .join(ItemRevision, is_current_revision())
             .where(col(Item.id).in_(chunk))
         )
@@ -513,15 +519,7 @@ def recompute_flags(
     Flags from ``vetbench check`` are kept.  One audit event records what changed, if
     anything did."""
     query = (
-        select(
-            col(Item.id),
-            col(Item.kind),
-            col(Item.current_revision),
-            col(ItemRevision.prompt),
-            col(ItemRevision.choices),
-            col(ItemRevision.key),
-            col(ItemRevision.explanation),
-        )
+        select(*_current_text_columns(), col(ItemRevision.explanation))
         .join(ItemRevision, is_current_revision())
         .order_by(col(Item.created_at), col(Item.id))
     )

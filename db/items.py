@@ -24,7 +24,7 @@ from db.audit import record_audit
 from db.flag_rules import RevisionText
 from db.flags import flag_revisions, flagged_condition
 from db.models import Item, ItemRevision, is_current_revision, utcnow
-from db.validation import ItemDraft
+from db.validation import ItemDraft, RevisionContent
 from db.vocabulary import ItemKind, ItemStatus
 
 
@@ -162,18 +162,11 @@ def iter_items(
 
 
 @dataclass(frozen=True)
-class NewRevision:
+class NewRevision(RevisionContent):
     """A revision about to be stored (``kind`` is its item's, for the flag rules)."""
 
     item_id: str
-    number: int
     kind: str
-    prompt: str
-    choices: dict[str, str]
-    key: str
-    explanation: str | None
-    author: str
-    change_note: str
     provenance: dict[str, Any]
     created_at: datetime
 

@@ -46,6 +46,22 @@ def language_of(*texts: str) -> str:
     return "zh" if any(_CJK.search(text) for text in texts if text) else "en"
 
 
+@dataclass(frozen=True)
+class RevisionContent:
+    """What every revision of an item holds, stored or not: its number, text and key,
+    and who wrote it and why.  The stored, the imported and the viewed revision add
+    their own fields to it (``db/items.py``, ``db/formats/base.py``,
+    ``reviewer/revisions.py``); the field order is their positional order."""
+
+    number: int
+    prompt: str
+    choices: dict[str, str]
+    key: str
+    explanation: str | None
+    author: str
+    change_note: str
+
+
 @dataclass
 class ItemDraft:
     """One item as read from a file or a model, not yet stored."""

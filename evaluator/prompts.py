@@ -21,14 +21,15 @@ import hashlib
 import json
 import logging
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from string import Template
 
 from db.answers import format_answer
-from db.items import ItemSnapshot
+from db.engine import Database
+from db.items import ItemSnapshot, iter_items
 from db.validation import ItemDraft, validate_draft
 from db.vocabulary import ItemKind, ItemStatus
 from evaluator.backends.base import Prompt
@@ -277,6 +278,43 @@ def build_prompt(
     blocks += [_shot_block(shot, item.language, templates) for shot in shots]
     prefix = "".join(block + BLOCK_SEPARATOR for block in blocks)
     return Prompt(prefix=prefix, question=_question_block(item, templates))
+
+
+def shot_pool(database: Database, shot_file: Path | None) -> tuple[list[ItemSnapshot], bool]:
+    """The items shots are drawn from: the shot file's, else every stored item; and
+    whether they came from a shot file."""
+    if shot_file is not None:
+        return load_shot_file(shot_file), True
+    with database.session() as session:
+        return list(iter_items(session)), False
+
+
+def prefix_shots(
+    items: Sequence[ItemSnapshot],
+    pool: Sequence[ItemSnapshot],
+    shots_for: Mapping[ItemKind, int],
+    *,
+    seed: int,
+    from_shot_file: bool,
+) -> dict[tuple[ItemKind, str], list[ItemSnapshot]]:
+    """The shots of every prompt prefix (a kind and template language), in the order the
+    ``items`` first need them: ``shots_for[kind]`` of them, the first of the kind in a
+    shot file (the user's own, in file order), else drawn by ``select_shots`` from
+    ``pool`` leaving out the evaluated ``items``.  The run and the lm-eval export agree."""
+    evaluated = {item.id for item in items}
+    chosen: dict[tuple[ItemKind, str], list[ItemSnapshot]] = {}
+    for item in items:
+        group = (item.kind, template_language(item.language))
+        if group in chosen:
+            continue
+        k = shots_for[item.kind]
+        if from_shot_file:
+            chosen[group] = [shot for shot in pool if shot.kind is item.kind][:k]
+        else:
+            chosen[group] = select_shots(
+                pool, item.kind, k, seed=seed, exclude_ids=evaluated, language=item.language
+            )
+    return chosen
 
 
 def select_shots(

@@ -72,8 +72,9 @@ from evaluator.prompts import (
     build_prompt,
     load_shot_file,
     load_templates,
+    prefix_shots,
     prompt_hash,
-    select_shots,
+    shot_pool,
     stop_sequences,
     template_language,
 )
@@ -195,31 +196,6 @@ def _shot_file_digest(path: Path) -> str:
 def _group_key(item: ItemSnapshot) -> str:
     """Items share a prompt prefix per kind and template language: ``ordering/en``."""
     return f"{item.kind.value}/{template_language(item.language)}"
-
-
-def _choose_shots(
-    items: Sequence[ItemSnapshot],
-    pool: Sequence[ItemSnapshot],
-    shots_for: Mapping[ItemKind, int],
-    *,
-    seed: int,
-    from_shot_file: bool,
-) -> dict[str, list[ItemSnapshot]]:
-    """The shots of every prefix group, chosen as ``vetbench export --format lm-eval`` does."""
-    evaluated = {item.id for item in items}
-    chosen: dict[str, list[ItemSnapshot]] = {}
-    for item in items:
-        group = _group_key(item)
-        if group in chosen:
-            continue
-        k = shots_for[item.kind]
-        if from_shot_file:  # the user's own shots, in file order
-            chosen[group] = [shot for shot in pool if shot.kind is item.kind][:k]
-        else:
-            chosen[group] = select_shots(
-                pool, item.kind, k, seed=seed, exclude_ids=evaluated, language=item.language
-            )
-    return chosen
 
 
 def _score_candidates(item: ItemSnapshot) -> list[str] | None:
@@ -372,13 +348,14 @@ def create_run(
     shots_for = _shots_for(items, shots, shots_by_kind)
 
     shot_path = Path(shot_file).expanduser().resolve() if shot_file is not None else None
-    if shot_path is not None:
-        pool = load_shot_file(shot_path)
-    else:
-        with db.session() as session:
-            pool = list(iter_items(session))
-    chosen = _choose_shots(items, pool, shots_for, seed=seed, from_shot_file=shot_path is not None)
-    notes = _shot_notes(chosen, shots_for, from_shot_file=shot_path is not None)
+    pool, from_shot_file = shot_pool(db, shot_path)
+    chosen = {
+        f"{kind.value}/{language}": shots  # as _group_key names them
+        for (kind, language), shots in prefix_shots(
+            items, pool, shots_for, seed=seed, from_shot_file=from_shot_file
+        ).items()
+    }
+    notes = _shot_notes(chosen, shots_for, from_shot_file=from_shot_file)
 
     params: JsonObject = {
         **backend_info.params,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from itertools import accumulate
 
-from sqlalchemy import and_, case, func
+from sqlalchemy import ColumnElement, and_, case, func
 from sqlalchemy import select as sa_select
 from sqlmodel import col, select
 from sqlmodel.sql.expression import Select
@@ -117,13 +117,15 @@ def _views_query() -> Select[Prediction, str, str, str]:
     return (
         select(Prediction, Item.kind, Item.source, ItemRevision.key)
         .join(Item, col(Item.id) == col(Prediction.item_id))
-        .join(
-            ItemRevision,
-            and_(
-                col(ItemRevision.item_id) == col(Prediction.item_id),
-                col(ItemRevision.number) == col(Prediction.revision_number),
-            ),
-        )
+        .join(ItemRevision, _predicted_revision())
+    )
+
+
+def _predicted_revision() -> ColumnElement[bool]:
+    """The join condition from a prediction to the revision it answered."""
+    return and_(
+        col(ItemRevision.item_id) == col(Prediction.item_id),
+        col(ItemRevision.number) == col(Prediction.revision_number),
     )
 
 
@@ -187,13 +189,7 @@ def _outcomes(db: Database, run_id: int) -> list[_Outcome]:
                 col(Item.meta),
             )
             .join(Item, col(Item.id) == col(Prediction.item_id))
-            .join(
-                ItemRevision,
-                and_(
-                    col(ItemRevision.item_id) == col(Prediction.item_id),
-                    col(ItemRevision.number) == col(Prediction.revision_number),
-                ),
-            )
+            .join(ItemRevision, _predicted_revision())
             .where(col(Prediction.run_id) == run_id)
             .order_by(col(Prediction.id))
         ).all()

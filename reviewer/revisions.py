@@ -21,24 +21,18 @@ from db.engine import Database
 from db.items import get_revisions
 from db.models import Item, ItemRevision
 from db.rows import from_row
+from db.validation import RevisionContent
 from db.vocabulary import ItemKind
 
 LineTag = Literal["header", "hunk", "context", "removed", "added"]
 
 
 @dataclass(frozen=True)
-class RevisionSummary:
+class RevisionSummary(RevisionContent):
     """One revision of an item, as plain data (the history, the diff and the lead's case).
 
     The field order is the key order of ``earlier_revisions`` in ``conflicts --json``."""
 
-    number: int
-    prompt: str
-    choices: dict[str, str]
-    key: str
-    explanation: str | None
-    author: str
-    change_note: str
     created_at: datetime | None  # None: not stored yet (the edit form's preview of a change)
 
 

@@ -16,18 +16,8 @@ from helpers import BUILTIN_TEMPLATES, FIXTURES
 
 from db.items import ItemSnapshot
 from db.vocabulary import ItemKind
+from evaluator import prompts
 from evaluator.kinds import kind_spec
-from evaluator.prompts import (
-    ShotFileError,
-    TemplateError,
-    answer_text,
-    build_prompt,
-    load_shot_file,
-    load_templates,
-    prompt_hash,
-    select_shots,
-    stop_sequences,
-)
 
 
 def item(
@@ -64,9 +54,9 @@ def item(
 
 
 def test_ordering_prompt_is_econlogicqa_style_with_shots_in_the_prefix() -> None:
-    templates = load_templates()
+    templates = prompts.load_templates()
     shots = [item("s:1", key="BADC"), item("s:2", key="CDAB")]
-    prompt = build_prompt(item("e:1"), shots, templates)
+    prompt = prompts.build_prompt(item("e:1"), shots, templates)
     instructions = templates.instructions("ordering", "en")
     assert prompt.prefix == (
         f"{instructions}\n\n"
@@ -86,26 +76,28 @@ def test_ordering_prompt_is_econlogicqa_style_with_shots_in_the_prefix() -> None
 
 
 def test_the_prefix_is_shared_by_every_item_of_a_kind() -> None:
-    templates = load_templates()
+    templates = prompts.load_templates()
     shots = [item("s:1")]
-    first = build_prompt(item("e:1"), shots, templates)
-    second = build_prompt(item("e:2", choices={label: "x" for label in "ABCDE"}), shots, templates)
+    first = prompts.build_prompt(item("e:1"), shots, templates)
+    second = prompts.build_prompt(
+        item("e:2", choices={label: "x" for label in "ABCDE"}), shots, templates
+    )
     assert first.prefix == second.prefix
     assert first.question != second.question
     assert "E. x" in second.question  # as many events as the item has
 
 
 def test_zero_shots_leaves_only_the_instructions() -> None:
-    templates = load_templates()
-    prompt = build_prompt(item("e:1"), [], templates)
+    templates = prompts.load_templates()
+    prompt = prompts.build_prompt(item("e:1"), [], templates)
     assert prompt.prefix == templates.instructions("ordering", "en") + "\n\n"
 
 
 def test_mcq_prompts_follow_cflue_in_chinese_for_chinese_items() -> None:
-    templates = load_templates()
+    templates = prompts.load_templates()
     single = item("c:1", "single", key="B", language="zh", prompt="我国A股实行（　）。")
     shot = item("c:2", "single", key="C", language="zh", prompt="下列说法正确的是（　）。")
-    prompt = build_prompt(single, [shot], templates)
+    prompt = prompts.build_prompt(single, [shot], templates)
     assert prompt.prefix.startswith(templates.instructions("single", "zh"))
     assert "单项选择题" in prompt.prefix
     assert "题目：下列说法正确的是（　）。\nA. one\nB. two\nC. three\nD. four\n答案：C\n\n" in (
@@ -130,8 +122,8 @@ def test_instructions_match_the_question_type_and_language(
 ) -> None:
     key = "AB" if kind == "multi" else "A"
     choices = {"A": "对", "B": "错"} if kind == "truefalse" else None
-    prompt = build_prompt(
-        item("c:1", kind, key=key, language=language, choices=choices), [], load_templates()
+    prompt = prompts.build_prompt(
+        item("c:1", kind, key=key, language=language, choices=choices), [], prompts.load_templates()
     )
     assert phrase in prompt.prefix
     cue = "答案：" if language == "zh" else "Answer:"
@@ -139,15 +131,15 @@ def test_instructions_match_the_question_type_and_language(
 
 
 def test_answers_are_written_as_the_shots_show_them() -> None:
-    assert answer_text("ordering", "DACB") == "D, A, C, B"
-    assert answer_text("single", "B") == "B"
-    assert answer_text("multi", "ABD") == "ABD"
-    assert answer_text("truefalse", "A") == "A"
+    assert prompts.answer_text("ordering", "DACB") == "D, A, C, B"
+    assert prompts.answer_text("single", "B") == "B"
+    assert prompts.answer_text("multi", "ABD") == "ABD"
+    assert prompts.answer_text("truefalse", "A") == "A"
 
 
 def test_stop_sequences_end_at_a_blank_line_or_a_new_question() -> None:
-    assert stop_sequences("ordering") == ("\n\n", "\nQuestion:")
-    assert stop_sequences("single", load_templates(), "zh") == ("\n\n", "\n题目：")
+    assert prompts.stop_sequences("ordering") == ("\n\n", "\nQuestion:")
+    assert prompts.stop_sequences("single", prompts.load_templates(), "zh") == ("\n\n", "\n题目：")
 
 
 def test_max_new_tokens_leaves_room_for_the_answer_only() -> None:
@@ -158,27 +150,27 @@ def test_max_new_tokens_leaves_room_for_the_answer_only() -> None:
 
 
 def test_prompt_hash_is_the_sha256_of_the_exact_text() -> None:
-    assert prompt_hash("Answer:") == hashlib.sha256(b"Answer:").hexdigest()
-    assert prompt_hash("Answer:") != prompt_hash("Answer: ")
+    assert prompts.prompt_hash("Answer:") == hashlib.sha256(b"Answer:").hexdigest()
+    assert prompts.prompt_hash("Answer:") != prompts.prompt_hash("Answer: ")
 
 
 def test_templates_can_be_overridden_one_file_at_a_time(tmp_path: Path) -> None:
     (tmp_path / "question.en.txt").write_text("Q: $question\n$options\nA:\n", encoding="utf-8")
-    builtin = load_templates()
-    custom = load_templates(tmp_path)
-    prompt = build_prompt(item("e:1"), [item("s:1")], custom)
+    builtin = prompts.load_templates()
+    custom = prompts.load_templates(tmp_path)
+    prompt = prompts.build_prompt(item("e:1"), [item("s:1")], custom)
     assert prompt.question.startswith("Q: Scenario of e:1.\nA. event A")
     assert prompt.question.endswith("\nA:")
     assert "Q: Scenario of s:1." in prompt.prefix and "A: D, A, C, B" in prompt.prefix
     # Untouched files come from the built-in set.
     assert custom.text("option.txt") == builtin.text("option.txt")
     assert custom.hash != builtin.hash
-    assert stop_sequences("ordering", custom) == ("\n\n", "\nQ:")
+    assert prompts.stop_sequences("ordering", custom) == ("\n\n", "\nQ:")
 
 
 def test_a_copy_of_the_builtin_templates_changes_nothing(tmp_path: Path) -> None:
     shutil.copytree(BUILTIN_TEMPLATES, tmp_path / "t")
-    assert load_templates(tmp_path / "t").hash == load_templates().hash
+    assert prompts.load_templates(tmp_path / "t").hash == prompts.load_templates().hash
 
 
 @pytest.mark.parametrize(
@@ -191,14 +183,14 @@ def test_a_copy_of_the_builtin_templates_changes_nothing(tmp_path: Path) -> None
 )
 def test_bad_templates_are_named(tmp_path: Path, name: str, text: str, message: str) -> None:
     (tmp_path / name).write_text(text, encoding="utf-8")
-    with pytest.raises(TemplateError, match=re.escape(message)) as raised:
-        load_templates(tmp_path)
+    with pytest.raises(prompts.TemplateError, match=re.escape(message)) as raised:
+        prompts.load_templates(tmp_path)
     assert str(tmp_path) in str(raised.value)
 
 
 def test_missing_template_folder_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(TemplateError, match="not a folder"):
-        load_templates(tmp_path / "nowhere")
+    with pytest.raises(prompts.TemplateError, match="not a folder"):
+        prompts.load_templates(tmp_path / "nowhere")
 
 
 # ------------------------------------------------------------------- shots
@@ -217,14 +209,17 @@ def pool() -> list[ItemSnapshot]:
 
 def test_shots_are_a_fixed_seeded_draw_from_approved_items_outside_the_set() -> None:
     evaluated = {"a:1", "a:2"}
-    first = select_shots(pool(), "ordering", 5, exclude_ids=evaluated)
-    again = select_shots(list(reversed(pool())), "ordering", 5, exclude_ids=evaluated)
+    first = prompts.select_shots(pool(), "ordering", 5, exclude_ids=evaluated)
+    again = prompts.select_shots(list(reversed(pool())), "ordering", 5, exclude_ids=evaluated)
     assert [s.id for s in first] == [s.id for s in again]  # independent of pool order
     assert len(first) == 5
     assert all(s.status == "approved" and s.id not in evaluated for s in first)
     assert all(s.kind is ItemKind.ORDERING for s in first)
     other_seed = [
-        [s.id for s in select_shots(pool(), "ordering", 5, seed=seed, exclude_ids=evaluated)]
+        [
+            s.id
+            for s in prompts.select_shots(pool(), "ordering", 5, seed=seed, exclude_ids=evaluated)
+        ]
         for seed in range(1, 6)
     ]
     assert any(ids != [s.id for s in first] for ids in other_seed)
@@ -235,7 +230,7 @@ def test_too_few_approved_items_fall_back_to_agreed_ones_and_say_so(
 ) -> None:
     evaluated = {f"a:{n}" for n in range(1, 8)}  # one approved ordering item left
     with caplog.at_level(logging.INFO, logger="evaluator.prompts"):
-        shots = select_shots(pool(), "ordering", 3, exclude_ids=evaluated)
+        shots = prompts.select_shots(pool(), "ordering", 3, exclude_ids=evaluated)
     assert [s.id for s in shots][0] == "a:8"
     assert {s.status for s in shots[1:]} == {"agreed"}
     assert "not approved" in caplog.text
@@ -246,7 +241,7 @@ def test_rejected_items_are_never_shots_and_shortfalls_are_reported(
 ) -> None:
     evaluated = {s.id for s in pool() if s.status in ("approved", "agreed")}
     with caplog.at_level(logging.INFO, logger="evaluator.prompts"):
-        shots = select_shots(pool(), "ordering", 5, exclude_ids=evaluated)
+        shots = prompts.select_shots(pool(), "ordering", 5, exclude_ids=evaluated)
     assert [s.id for s in shots] == ["p:1"]
     assert "only 1 ordering item(s) available" in caplog.text
 
@@ -254,7 +249,7 @@ def test_rejected_items_are_never_shots_and_shortfalls_are_reported(
 def test_near_duplicates_of_evaluated_items_are_never_shots() -> None:
     items = [item("a:1"), item("a:2", duplicate_of="a:1"), item("a:3"), item("a:4")]
     items[0] = replace(items[0], suspected_duplicate_of="a:3")
-    shots = select_shots(items, "ordering", 5, exclude_ids={"a:1"})
+    shots = prompts.select_shots(items, "ordering", 5, exclude_ids={"a:1"})
     assert [s.id for s in shots] == ["a:4"]
 
 
@@ -262,16 +257,16 @@ def test_same_language_shots_come_first() -> None:
     items = [item(f"e:{n}", "single", key="A") for n in range(3)] + [
         item(f"z:{n}", "single", key="A", language="zh") for n in range(3)
     ]
-    shots = select_shots(items, "single", 2, language="zh")
+    shots = prompts.select_shots(items, "single", 2, language="zh")
     assert {s.language for s in shots} == {"zh"}
 
 
 def test_no_shots_asked_for_none_given() -> None:
-    assert select_shots(pool(), "ordering", 0) == []
+    assert prompts.select_shots(pool(), "ordering", 0) == []
 
 
 def test_the_fixture_shot_file_loads() -> None:
-    shots = load_shot_file(FIXTURES / "shots_ordering.jsonl")
+    shots = prompts.load_shot_file(FIXTURES / "shots_ordering.jsonl")
     assert [s.key for s in shots] == ["DACB", "CBDA", "BDAC", "CADB", "ADBC"]
     assert all(s.kind is ItemKind.ORDERING and len(s.choices) == 4 for s in shots)
     assert shots[0].id == "shots_ordering.jsonl:1"
@@ -296,8 +291,8 @@ def test_bad_shot_files_name_the_line_and_field(tmp_path: Path) -> None:
         ),
         encoding="utf-8",
     )
-    with pytest.raises(ShotFileError) as raised:
-        load_shot_file(path)
+    with pytest.raises(prompts.ShotFileError) as raised:
+        prompts.load_shot_file(path)
     message = str(raised.value)
     assert f"{path}:2: not valid JSON" in message
     assert f"{path}:3: key" in message
@@ -306,8 +301,8 @@ def test_bad_shot_files_name_the_line_and_field(tmp_path: Path) -> None:
 
 
 def test_a_missing_shot_file_is_named(tmp_path: Path) -> None:
-    with pytest.raises(ShotFileError, match="no such shot file"):
-        load_shot_file(tmp_path / "none.jsonl")
+    with pytest.raises(prompts.ShotFileError, match="no such shot file"):
+        prompts.load_shot_file(tmp_path / "none.jsonl")
 
 
 # ------------------------------------------------------ answer complete
@@ -341,5 +336,5 @@ def test_a_choice_answer_is_complete_at_the_end_of_its_line(text: str, complete:
 
 def test_items_in_conflict_are_shots_only_when_nothing_else_is_left() -> None:
     candidates = [item("c:1", status="conflict"), item("p:1", status="pending")]
-    assert [s.id for s in select_shots(candidates, "ordering", 1)] == ["p:1"]
-    assert [s.id for s in select_shots(candidates, "ordering", 2)] == ["p:1", "c:1"]
+    assert [s.id for s in prompts.select_shots(candidates, "ordering", 1)] == ["p:1"]
+    assert [s.id for s in prompts.select_shots(candidates, "ordering", 2)] == ["p:1", "c:1"]

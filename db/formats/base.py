@@ -30,7 +30,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
-from db.validation import ItemDraft, Problem
+from db.validation import ItemDraft, Problem, RevisionContent
 
 UTF8_BOM = b"\xef\xbb\xbf"
 UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
@@ -71,17 +71,10 @@ class Place:
         return f"{self.file}: {ref}" if ref else self.file
 
 
-@dataclass
-class RevisionRecord:
+@dataclass(frozen=True)
+class RevisionRecord(RevisionContent):
     """One stored revision as the native format carries it."""
 
-    number: int
-    prompt: str
-    choices: dict[str, str]
-    key: str
-    explanation: str | None
-    author: str
-    change_note: str
     provenance: dict[str, Any]
     created_at: datetime | None
 

@@ -15,7 +15,6 @@ import shutil
 import tempfile
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -23,24 +22,11 @@ from typing import Any
 from db.engine import Database
 from db.items import ItemSnapshot, iter_items
 from db.models import utcnow
-from evaluator.exports.selection import ExportError, Selection
+from evaluator.exports.selection import ExportError, ExportSummary, Selection
 
 MANIFEST_NAME = "vetbench-export.json"
 
 __all__ = ["MANIFEST_NAME", "ExportError", "ExportSummary", "select_items", "write_folder"]
-
-
-@dataclass(frozen=True)
-class ExportSummary:
-    """What an export wrote: the folder, how many items of each kind, and how to use it."""
-
-    path: Path
-    format: str
-    count: int
-    by_kind: dict[str, int]
-    files: list[str] = field(default_factory=list)  # relative to ``path``
-    tasks: list[str] = field(default_factory=list)  # lm-eval task and group names
-    command: str = ""  # how to evaluate or load the export
 
 
 def _names(value: str | Sequence[str] | None) -> tuple[str, ...]:

@@ -10,7 +10,6 @@ file is replaced whole or not at all, a FIFO or device is written directly.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import ColumnElement, func
@@ -25,19 +24,17 @@ from db.models import Item, ItemRevision
 from db.rows import from_row
 from db.vocabulary import ItemStatus
 from evaluator.exports.atomic_write import WriteError, write_file
-from evaluator.exports.selection import ALL_STATUSES, DEFAULT_STATUS, ExportError, Selection
+from evaluator.exports.selection import (
+    ALL_STATUSES,
+    DEFAULT_STATUS,
+    ExportError,
+    ExportSummary,
+    Selection,
+)
 
 __all__ = ["ExportError", "ExportSummary", "Selection", "export_items", "iter_full_items"]
 
 _BATCH = 1000
-
-
-@dataclass(frozen=True)
-class ExportSummary:
-    path: Path
-    format: str
-    count: int
-    by_kind: dict[str, int]
 
 
 def _conditions(selection: Selection) -> list[ColumnElement[bool]]:

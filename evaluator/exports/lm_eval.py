@@ -41,7 +41,7 @@ from typing import TypedDict
 import yaml
 
 from db.engine import Database
-from db.items import ItemSnapshot, iter_items
+from db.items import ItemSnapshot
 from db.vocabulary import ItemKind
 from evaluator.backends.base import Prompt
 from evaluator.exports.folder import ExportSummary, count_kinds, select_items, write_folder
@@ -53,9 +53,9 @@ from evaluator.prompts import (
     PromptTemplates,
     answer_text,
     build_prompt,
-    load_shot_file,
     load_templates,
-    select_shots,
+    prefix_shots,
+    shot_pool,
     stop_sequences,
     template_language,
 )
@@ -172,13 +172,6 @@ def answer_delimiter(templates: PromptTemplates, language: str) -> str:
     return rendered[start + 1 : end] if 0 <= start < end else " "
 
 
-def _shot_pool(database: Database, shot_file: Path | None) -> tuple[list[ItemSnapshot], bool]:
-    if shot_file is not None:
-        return load_shot_file(shot_file), True
-    with database.session() as session:
-        return list(iter_items(session)), False
-
-
 def _prompts_for(
     items: Sequence[ItemSnapshot],
     pool: Sequence[ItemSnapshot],
@@ -189,20 +182,15 @@ def _prompts_for(
     templates: PromptTemplates,
 ) -> tuple[dict[str, Prompt], dict[tuple[str, str], list[str]]]:
     """The prompt of every item, and the shots used per (kind, language) prefix."""
-    evaluated = {item.id for item in items}
-    shots_by_prefix: dict[tuple[ItemKind, str], list[ItemSnapshot]] = {}
-    prompts: dict[str, Prompt] = {}
-    for item in items:
-        group = (item.kind, template_language(item.language))
-        if group not in shots_by_prefix:
-            if from_shot_file:  # the user's own shots, in file order
-                chosen = [shot for shot in pool if shot.kind is item.kind][:shots]
-            else:
-                chosen = select_shots(
-                    pool, item.kind, shots, seed=seed, exclude_ids=evaluated, language=item.language
-                )
-            shots_by_prefix[group] = chosen
-        prompts[item.id] = build_prompt(item, shots_by_prefix[group], templates)
+    shots_by_prefix = prefix_shots(
+        items, pool, dict.fromkeys(ItemKind, shots), seed=seed, from_shot_file=from_shot_file
+    )
+    prompts = {
+        item.id: build_prompt(
+            item, shots_by_prefix[(item.kind, template_language(item.language))], templates
+        )
+        for item in items
+    }
     used = {
         (kind.value, language): [s.id for s in chosen]
         for (kind, language), chosen in shots_by_prefix.items()
@@ -270,6 +258,19 @@ def _with_candidates(document: _Document, item: ItemSnapshot) -> _ScoreDocument 
     }
 
 
+def _task_head(name: str, data_file: str, output_type: str) -> dict[str, object]:
+    """The first keys of every task's YAML: its name, documents and output type."""
+    return {
+        "task": name,
+        "custom_dataset": _FunctionTag("utils.load_docs"),
+        "dataset_kwargs": {"data_file": data_file},
+        "test_split": "test",
+        "output_type": output_type,
+        "num_fewshot": 0,
+        "doc_to_text": "prompt",
+    }
+
+
 def _generation_task(name: str, data_file: str, docs: list[_Document], kind: str) -> str:
     stops: list[str] = []
     for doc in docs:
@@ -288,13 +289,7 @@ def _generation_task(name: str, data_file: str, docs: list[_Document], kind: str
     metrics.append({"metric": "unparsed", "aggregation": "mean", "higher_is_better": False})
     return _dump_yaml(
         {
-            "task": name,
-            "custom_dataset": _FunctionTag("utils.load_docs"),
-            "dataset_kwargs": {"data_file": data_file},
-            "test_split": "test",
-            "output_type": "generate_until",
-            "num_fewshot": 0,
-            "doc_to_text": "prompt",
+            **_task_head(name, data_file, "generate_until"),
             "doc_to_target": "answer_text",
             "generation_kwargs": {
                 "until": stops,
@@ -311,13 +306,7 @@ def _generation_task(name: str, data_file: str, docs: list[_Document], kind: str
 def _score_task(name: str, data_file: str) -> str:
     return _dump_yaml(
         {
-            "task": name,
-            "custom_dataset": _FunctionTag("utils.load_docs"),
-            "dataset_kwargs": {"data_file": data_file},
-            "test_split": "test",
-            "output_type": "multiple_choice",
-            "num_fewshot": 0,
-            "doc_to_text": "prompt",
+            **_task_head(name, data_file, "multiple_choice"),
             "doc_to_choice": "choice_texts",
             "doc_to_target": "target_index",
             "target_delimiter": "",
@@ -371,7 +360,7 @@ def export_lm_eval(
     out_dir = Path(out_dir)
     selection, items = select_items(db, status=status, kind=kind, source=source)
     templates = load_templates(templates_dir)
-    pool, from_shot_file = _shot_pool(db, shot_file)
+    pool, from_shot_file = shot_pool(db, shot_file)
     prompts, shots_used = _prompts_for(
         items, pool, shots=shots, seed=seed, from_shot_file=from_shot_file, templates=templates
     )

@@ -1,8 +1,9 @@
-"""What every export shares before it writes: which items to export, and how it refuses."""
+"""What every export shares: which items to export, how it refuses, and what it wrote."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from db.vocabulary import ALL, ItemStatus
 
@@ -33,3 +34,17 @@ class Selection:
         if self.sources:
             parts.append(f"source {', '.join(self.sources)}")
         return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class ExportSummary:
+    """What an export wrote: the file or folder, how many items of each kind, and (for
+    the folder exports) its files and how to use it."""
+
+    path: Path
+    format: str
+    count: int
+    by_kind: dict[str, int]
+    files: list[str] = field(default_factory=list)  # relative to ``path``
+    tasks: list[str] = field(default_factory=list)  # lm-eval task and group names
+    command: str = ""  # how to evaluate or load the export

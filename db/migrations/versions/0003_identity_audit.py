@@ -35,22 +35,10 @@ _NEW_INDEXES = ("actor", "target", "created_at")
 
 def upgrade() -> None:
     with op.batch_alter_table("audit_event", schema=None) as batch_op:
-        batch_op.add_column(
-            sa.Column(
-                "os_login",
-                AutoString(length=255),
-                nullable=False,
-                server_default="",
+        for name in ("os_login", "host"):
+            batch_op.add_column(
+                sa.Column(name, AutoString(length=255), nullable=False, server_default="")
             )
-        )
-        batch_op.add_column(
-            sa.Column(
-                "host",
-                AutoString(length=255),
-                nullable=False,
-                server_default="",
-            )
-        )
         batch_op.add_column(sa.Column("db_role", AutoString(length=255), nullable=True))
         for column in _NEW_INDEXES:
             batch_op.create_index(f"ix_audit_event_{column}", [column], unique=False)
