@@ -13,14 +13,8 @@ from typing import TYPE_CHECKING
 import click
 
 from db.vocabulary import GenerationKind, values
-from reviewer.cli.common import (
-    TerminalProgressBar,
-    api_client_options,
-    fail,
-    open_db,
-    print_json,
-    terminal_text,
-)
+from reviewer.cli import options
+from reviewer.cli.common import TerminalProgressBar, fail, open_db, print_json, terminal_text
 from reviewer.cli.identity import acting_person
 
 if TYPE_CHECKING:
@@ -75,7 +69,7 @@ def _echo_summary(summary: GenerationSummary, source: str) -> None:
     "--kind", type=click.Choice(values(GenerationKind)), required=True, help="Items to write."
 )
 @click.option("--model", required=True, help="Model name as the server knows it.")
-@api_client_options
+@options.api_client
 @click.option(
     "--n",
     "samples",
@@ -104,13 +98,8 @@ def _echo_summary(summary: GenerationSummary, source: str) -> None:
     show_default=True,
     help="Seed for the option shuffle of rewritten questions.",
 )
-@click.option(
-    "--structured/--no-structured",
-    default=True,
-    show_default=True,
-    help="Ask for JSON-schema output (falls back to text if the server refuses).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@options.structured
+@options.json("Print the summary as JSON.")
 @click.pass_context
 def generate_command(
     ctx: click.Context,
@@ -258,7 +247,7 @@ def generate_command(
 
 @click.command("rejects")
 @click.option("--source", "sources", multiple=True, help="Only these sources (repeatable).")
-@click.option("--json", "as_json", is_flag=True, help="JSON, with the raw responses.")
+@options.json("JSON, with the raw responses.")
 @click.pass_context
 def rejects_command(ctx: click.Context, sources: tuple[str, ...], as_json: bool) -> None:
     """List generated items that failed validation, with the reason each was rejected."""

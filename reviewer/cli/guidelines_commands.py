@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from reviewer.cli import options
 from reviewer.cli.common import fail, open_db, print_json, terminal_block, terminal_text
 from reviewer.cli.identity import acting_person, as_option
 
@@ -83,7 +84,7 @@ def guidelines_show(ctx: click.Context, version: int | None) -> None:
 
 
 @guidelines_group.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+@options.json("Print a JSON list.")
 @click.pass_context
 def guidelines_list(ctx: click.Context, as_json: bool) -> None:
     """Every version of the guidelines, oldest first."""
