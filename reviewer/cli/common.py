@@ -27,23 +27,31 @@ db_option = click.option(
     metavar="PATH|URL",
     help="Database file or SQLAlchemy URL [default: ./vetbench.db; env VETBENCH_DB].",
 )
+
+
+def _timeout_option(flag: str, envvar: str, help_text: str) -> Callable[[Any], Any]:
+    """A time limit in seconds; None when not given, so db.engine's default applies."""
+    return click.option(
+        flag,
+        envvar=envvar,
+        type=click.FloatRange(0, min_open=True),
+        default=None,
+        metavar="SECONDS",
+        help=help_text,
+    )
+
+
 # Defaults repeat db.engine's (10 s, 60 s); not imported here to keep --help instant.
-connect_timeout_option = click.option(
+connect_timeout_option = _timeout_option(
     "--connect-timeout",
-    envvar="VETBENCH_CONNECT_TIMEOUT",
-    type=click.FloatRange(0, min_open=True),
-    default=None,
-    metavar="SECONDS",
-    help="Give up on a database server that does not answer [default: 10; "
+    "VETBENCH_CONNECT_TIMEOUT",
+    "Give up on a database server that does not answer [default: 10; "
     "env VETBENCH_CONNECT_TIMEOUT].",
 )
-lock_timeout_option = click.option(
+lock_timeout_option = _timeout_option(
     "--lock-timeout",
-    envvar="VETBENCH_LOCK_TIMEOUT",
-    type=click.FloatRange(0, min_open=True),
-    default=None,
-    metavar="SECONDS",
-    help="Give up waiting for another SQLite writer [default: 60; env VETBENCH_LOCK_TIMEOUT].",
+    "VETBENCH_LOCK_TIMEOUT",
+    "Give up waiting for another SQLite writer [default: 60; env VETBENCH_LOCK_TIMEOUT].",
 )
 LOCK_WAIT_NOTICE = "waiting for another writer…"
 
