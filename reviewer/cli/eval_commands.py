@@ -247,7 +247,7 @@ def _shots_by_kind(values_given: tuple[str, ...]) -> dict[str, int]:
 )
 @click.option(
     "--shot-file",
-    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    type=options.existing_file,
     help="Take the shots from this JSONL file instead of the database.",
 )
 @click.option(
@@ -277,7 +277,7 @@ def _shots_by_kind(values_given: tuple[str, ...]) -> dict[str, int]:
 @click.option(
     "--templates",
     "templates_dir",
-    type=click.Path(path_type=Path, exists=True, file_okay=False),
+    type=options.existing_folder,
     help="A folder of prompt templates replacing the built-in ones (see evaluator/templates).",
 )
 @click.option(

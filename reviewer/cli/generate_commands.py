@@ -57,12 +57,12 @@ def _echo_summary(summary: GenerationSummary, source: str) -> None:
 @click.command("generate")
 @click.option(
     "--articles",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=options.existing_file,
     help="Articles to write items from: CSV (title,text[,id]) or JSONL.",
 )
 @click.option(
     "--questions",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=options.existing_file,
     help="With --kind mcq: CFLUE JSON questions to reword (options shuffled, key remapped).",
 )
 @click.option(
@@ -85,7 +85,7 @@ def _echo_summary(summary: GenerationSummary, source: str) -> None:
 )
 @click.option(
     "--templates",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    type=options.existing_folder,
     default=None,
     help="Folder whose generate_*.txt files replace the built-in prompt templates.",
 )

@@ -22,7 +22,7 @@ def guidelines_group() -> None:
 
 
 @guidelines_group.command("set")
-@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("path", type=options.existing_file)
 @as_option("The lead setting them.")
 @click.pass_context
 def guidelines_set(ctx: click.Context, path: Path, name: str | None) -> None:

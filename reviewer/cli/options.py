@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -20,6 +21,11 @@ if TYPE_CHECKING:
     from evaluator.backends.settings import ApiSettings
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+existing_file = click.Path(exists=True, dir_okay=False, path_type=Path)
+"""The type of an option or argument naming a file that must exist (given as a Path)."""
+existing_folder = click.Path(exists=True, file_okay=False, path_type=Path)
+"""The type of an option naming a folder that must exist (given as a Path)."""
 
 kind = click.option(
     "--kind",
