@@ -15,15 +15,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from db.vocabulary import DECISION_STATUSES, DecisionReason, FlagName, values
-from reviewer.cli.common import (
-    fail,
-    kind_option,
-    open_db,
-    print_json,
-    source_option,
-    terminal_block,
-    terminal_text,
-)
+from reviewer.cli import options
+from reviewer.cli.common import fail, open_db, print_json, terminal_block, terminal_text
 from reviewer.cli.identity import acting_person, as_option
 
 if TYPE_CHECKING:
@@ -227,10 +220,10 @@ def _percent(figure: Any) -> str:
 
 
 @click.command("agreement")
-@click.option("--json", "as_json", is_flag=True, help="Print every figure as JSON.")
+@options.json("Print every figure as JSON.")
 @as_option("Who is asking: only leads see the likely wrong keys with annotators' answers.")
-@kind_option
-@source_option
+@options.kind
+@options.source
 @bootstrap_option
 @seed_option
 @click.pass_context
@@ -281,8 +274,8 @@ def agreement_command(
     help="Instead of ITEM_ID: every undecided item with this flag (shows the count, asks first).",
 )
 @click.option("--yes", "assume_yes", is_flag=True, help="With --flag: do not ask.")
-@kind_option
-@source_option
+@options.kind
+@options.source
 @click.pass_context
 def decide_command(
     ctx: click.Context,
@@ -405,8 +398,8 @@ def _decide_flagged(
 @click.command("approve-agreed")
 @as_option("The lead approving.")
 @click.option("--yes", "assume_yes", is_flag=True, help="Do not ask for confirmation.")
-@kind_option
-@source_option
+@options.kind
+@options.source
 @click.pass_context
 def approve_agreed_command(
     ctx: click.Context,
@@ -516,11 +509,11 @@ def _echo_case(case: ConflictCase) -> None:
 
 
 @click.command("conflicts")
-@click.option("--json", "as_json", is_flag=True, help="Print the cases as JSON.")
+@options.json("Print the cases as JSON.")
 @as_option("The lead asking (judgments are shown to leads only).")
-@kind_option
-@source_option
-@click.option("--limit", type=click.IntRange(1), metavar="N", help="At most N items.")
+@options.kind
+@options.source
+@options.limit()
 @click.pass_context
 def conflicts_command(
     ctx: click.Context,

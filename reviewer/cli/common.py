@@ -3,21 +3,18 @@ and showing untrusted text safely on a terminal."""
 
 from __future__ import annotations
 
-import functools
 import getpass
 import json
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Generic, NoReturn, Protocol, TypeVar
 
 import click
 
 from db.visible_text import one_line, visible_text
-from db.vocabulary import ItemKind, values
 
 if TYPE_CHECKING:
     from db.engine import Database
-    from evaluator.backends.settings import ApiSettings
 
 State = TypeVar("State")
 
@@ -30,200 +27,33 @@ db_option = click.option(
     metavar="PATH|URL",
     help="Database file or SQLAlchemy URL [default: ./vetbench.db; env VETBENCH_DB].",
 )
+
+
+def _timeout_option(flag: str, envvar: str, help_text: str) -> Callable[[Any], Any]:
+    """A time limit in seconds; None when not given, so db.engine's default applies."""
+    return click.option(
+        flag,
+        envvar=envvar,
+        type=click.FloatRange(0, min_open=True),
+        default=None,
+        metavar="SECONDS",
+        help=help_text,
+    )
+
+
 # Defaults repeat db.engine's (10 s, 60 s); not imported here to keep --help instant.
-connect_timeout_option = click.option(
+connect_timeout_option = _timeout_option(
     "--connect-timeout",
-    envvar="VETBENCH_CONNECT_TIMEOUT",
-    type=click.FloatRange(0, min_open=True),
-    default=None,
-    metavar="SECONDS",
-    help="Give up on a database server that does not answer [default: 10; "
+    "VETBENCH_CONNECT_TIMEOUT",
+    "Give up on a database server that does not answer [default: 10; "
     "env VETBENCH_CONNECT_TIMEOUT].",
 )
-lock_timeout_option = click.option(
+lock_timeout_option = _timeout_option(
     "--lock-timeout",
-    envvar="VETBENCH_LOCK_TIMEOUT",
-    type=click.FloatRange(0, min_open=True),
-    default=None,
-    metavar="SECONDS",
-    help="Give up waiting for another SQLite writer [default: 60; env VETBENCH_LOCK_TIMEOUT].",
+    "VETBENCH_LOCK_TIMEOUT",
+    "Give up waiting for another SQLite writer [default: 60; env VETBENCH_LOCK_TIMEOUT].",
 )
 LOCK_WAIT_NOTICE = "waiting for another writer…"
-
-
-kind_option = click.option(
-    "--kind",
-    "kinds",
-    multiple=True,
-    type=click.Choice(values(ItemKind)),
-    help="Only items of this kind (repeatable).",
-)
-source_option = click.option(
-    "--source",
-    "sources",
-    multiple=True,
-    metavar="NAME",
-    help="Only items from this source (repeatable).",
-)
-
-
-API_FLAGS = ("base_url", "api_key_env", "concurrency", "timeout", "max_retries", "max_wait")
-"""The API flags' parameter names: the fields of evaluator.backends.settings.ApiSettings."""
-
-
-Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
-
-
-def _api_options() -> tuple[Decorator, ...]:
-    # The defaults repeat evaluator.backends.settings.ApiSettings', so --help imports nothing.
-    return (
-        click.option(
-            "--base-url",
-            default=None,
-            metavar="URL",
-            help="OpenAI-compatible server, e.g. http://host:8000/v1 [default: api.openai.com].",
-        ),
-        click.option(
-            "--api-key-env",
-            default="OPENAI_API_KEY",
-            show_default=True,
-            metavar="VAR",
-            help="Environment variable holding the API key (never the key itself).",
-        ),
-        click.option(
-            "--concurrency",
-            type=click.IntRange(1, 64),
-            default=4,
-            show_default=True,
-            help="Requests at once.",
-        ),
-        click.option(
-            "--timeout",
-            type=click.FloatRange(0, min_open=True),
-            default=60.0,
-            show_default=True,
-            help="Seconds to wait for one answer.",
-        ),
-        click.option(
-            "--max-retries",
-            type=click.IntRange(0, 50),
-            default=5,
-            show_default=True,
-            help="Extra attempts after a 429, 5xx, timeout or garbled answer.",
-        ),
-        click.option(
-            "--max-wait",
-            type=click.FloatRange(0),
-            default=60.0,
-            show_default=True,
-            help="Longest wait between attempts, in seconds (caps Retry-After too).",
-        ),
-    )
-
-
-def _with_options(
-    function: Callable[..., Any],
-    options: tuple[Callable[[Callable[..., Any]], Callable[..., Any]], ...],
-) -> Callable[..., Any]:
-    for option in reversed(options):
-        function = option(function)
-    return function
-
-
-def _api_settings(kwargs: dict[str, Any]) -> ApiSettings:
-    """Take the API flags out of a command's keyword arguments, as one value."""
-    from evaluator.backends.settings import ApiSettings
-
-    return ApiSettings(**{name: kwargs.pop(name) for name in API_FLAGS})
-
-
-def api_client_options(function: Callable[..., Any]) -> Callable[..., Any]:
-    """The OpenAI-compatible client's flags, for `generate`.
-
-    The command receives them as one ``api: ApiSettings`` argument
-    (``evaluator.backends.settings``).
-    """
-
-    @functools.wraps(function)
-    def with_api_settings(*args: Any, **kwargs: Any) -> Any:
-        return function(*args, api=_api_settings(kwargs), **kwargs)
-
-    return _with_options(with_api_settings, _api_options())
-
-
-BACKEND_FLAGS = ("batch_size", "device", "dtype", "threads", "no_prefix_cache", "no_chat_template")
-
-
-def backend_options(function: Callable[..., Any]) -> Callable[..., Any]:
-    """Every flag of how a model is run, for `eval` and for the evaluation screen (`review`).
-
-    The command receives them as one ``backend: BackendSettings`` argument
-    (``evaluator.backends.settings``); a bad batch size fails before any model loads.
-    """
-    options: tuple[Decorator, ...] = (
-        click.option(
-            "--batch-size",
-            default="auto",
-            show_default=True,
-            metavar="auto|N",
-            help="Sequences per batch (local models).",
-        ),
-        click.option(
-            "--device",
-            type=click.Choice(("auto", "cpu", "cuda")),
-            default="auto",
-            show_default=True,
-            help="auto: the GPU when there is one, else the CPU.",
-        ),
-        click.option(
-            "--dtype",
-            type=click.Choice(("auto", "float32", "bfloat16")),
-            default="auto",
-            show_default=True,
-            help="auto: bfloat16 on a GPU or on a CPU with bfloat16 matrix units "
-            "(AMX, AVX-512 BF16), else float32 (local models).",
-        ),
-        click.option(
-            "--threads",
-            type=click.IntRange(1),
-            help="CPU threads for local models [default: torch's choice]; on a CPU busy with "
-            "other work, 1 is often fastest.",
-        ),
-        *_api_options(),  # for openai:NAME models
-        click.option(
-            "--no-prefix-cache",
-            is_flag=True,
-            help="Recompute the shared few-shot prefix for every batch (for speed comparisons).",
-        ),
-        click.option(
-            "--no-chat-template",
-            is_flag=True,
-            help="Send the plain prompt even when the model has a chat template.",
-        ),
-    )
-
-    @functools.wraps(function)
-    def with_backend_settings(*args: Any, **kwargs: Any) -> Any:
-        from evaluator.backends.base import BackendError
-        from evaluator.backends.settings import BackendSettings
-
-        api = _api_settings(kwargs)
-        flags = {name: kwargs.pop(name) for name in BACKEND_FLAGS}
-        try:
-            settings = BackendSettings(
-                device=flags["device"],
-                dtype=flags["dtype"],
-                batch_size=flags["batch_size"],
-                prefix_cache=not flags["no_prefix_cache"],
-                chat_template=False if flags["no_chat_template"] else None,
-                threads=flags["threads"],
-                api=api,
-            )
-        except BackendError as error:
-            fail(str(error))
-        return function(*args, backend=settings, **kwargs)
-
-    return _with_options(with_backend_settings, options)
 
 
 def open_db(ctx: click.Context, *, create: bool = False) -> Database:
@@ -305,6 +135,25 @@ _JSON_RAW_CONTROLS = {code: f"\\u{code:04x}" for code in [0x7F, *range(0x80, 0xA
 def print_json(data: Any) -> None:
     text = json.dumps(data, ensure_ascii=False, indent=2, default=str)
     click.echo(text.translate(_JSON_RAW_CONTROLS))
+
+
+class ShownAsJson(Protocol):
+    # Mapping, not db.json_types.JsonObject: evaluator's JSON alias is a wider one.
+    def to_json(self) -> Mapping[str, object]: ...
+
+
+def printed_json_or_empty(rows: Sequence[ShownAsJson], *, as_json: bool, empty: str) -> bool:
+    """With --json print ``rows`` as a JSON list; without, print ``empty`` when there are none.
+
+    True when that is all the command prints; False when the rows still want their table.
+    """
+    if as_json:
+        print_json([row.to_json() for row in rows])
+        return True
+    if not rows:
+        click.echo(empty)
+        return True
+    return False
 
 
 class TerminalProgressBar(Generic[State]):

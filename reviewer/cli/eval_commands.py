@@ -27,12 +27,13 @@ from db.vocabulary import (
     RunStatus,
     values,
 )
+from reviewer.cli import options
 from reviewer.cli.common import (
     TerminalProgressBar,
-    backend_options,
     fail,
     open_db,
     print_json,
+    printed_json_or_empty,
     terminal_block,
     terminal_text,
 )
@@ -246,7 +247,7 @@ def _shots_by_kind(values_given: tuple[str, ...]) -> dict[str, int]:
 )
 @click.option(
     "--shot-file",
-    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    type=options.existing_file,
     help="Take the shots from this JSONL file instead of the database.",
 )
 @click.option(
@@ -276,7 +277,7 @@ def _shots_by_kind(values_given: tuple[str, ...]) -> dict[str, int]:
 @click.option(
     "--templates",
     "templates_dir",
-    type=click.Path(path_type=Path, exists=True, file_okay=False),
+    type=options.existing_folder,
     help="A folder of prompt templates replacing the built-in ones (see evaluator/templates).",
 )
 @click.option(
@@ -303,9 +304,9 @@ def _shots_by_kind(values_given: tuple[str, ...]) -> dict[str, int]:
     help="Show every item's options in a seeded order, the key remapped (per repeat).",
 )
 @click.option("--seed", type=int, default=1234, show_default=True, help="Seed of the shot draw.")
-@backend_options
+@options.backend
 @click.option("--resume", "resume_id", type=int, metavar="RUN_ID", help="Continue a stopped run.")
-@click.option("--json", "as_json", is_flag=True, help="Print the run id and its figures as JSON.")
+@options.json("Print the run id and its figures as JSON.")
 @click.pass_context
 def eval_command(
     ctx: click.Context,
@@ -582,7 +583,7 @@ def _run_item_ids(database: Database, run_id: int) -> list[str]:
 
 
 @click.group("runs", invoke_without_command=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the runs as JSON.")
+@options.json("Print the runs as JSON.")
 @click.pass_context
 def runs_group(ctx: click.Context, as_json: bool) -> None:
     """List evaluation runs (newest first); `runs show` and `runs compare` look closer."""
@@ -591,11 +592,9 @@ def runs_group(ctx: click.Context, as_json: bool) -> None:
     from evaluator.runs import list_runs
 
     runs = list_runs(open_db(ctx))
-    if as_json:
-        print_json([run.to_json() for run in runs])
-        return
-    if not runs:
-        click.echo("no runs yet; start one with `vetbench eval --model demo`")
+    if printed_json_or_empty(
+        runs, as_json=as_json, empty="no runs yet; start one with `vetbench eval --model demo`"
+    ):
         return
     click.echo(f"{'run':>4}  {'status':<11} {'done':>9}  {'accuracy':<24} {'mode':<10} model")
     for run in runs:
@@ -616,7 +615,7 @@ def runs_group(ctx: click.Context, as_json: bool) -> None:
 @click.argument("run_id", type=int)
 @click.option("--item", "item_id", metavar="ID", help="Show one item's prediction in full.")
 @click.option("--prompt", "with_prompt", is_flag=True, help="With --item: the exact prompt too.")
-@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@options.json("Print as JSON.")
 @click.pass_context
 def runs_show(
     ctx: click.Context, run_id: int, item_id: str | None, with_prompt: bool, as_json: bool
@@ -697,7 +696,7 @@ def _print_prediction(view: PredictionView, with_prompt: bool) -> None:
 @runs_group.command("compare")
 @click.argument("run_a", type=int)
 @click.argument("run_b", type=int)
-@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@options.json("Print as JSON.")
 @click.pass_context
 def runs_compare(ctx: click.Context, run_a: int, run_b: int, as_json: bool) -> None:
     """Two runs item by item: both right, both wrong, only one right, different answers."""
@@ -736,18 +735,14 @@ def runs_compare(ctx: click.Context, run_a: int, run_b: int, as_json: bool) -> N
     show_default=True,
     help="How many different models must give the same wrong answer.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@options.json("Print as JSON.")
 @click.pass_context
 def runs_suspects(ctx: click.Context, min_models: int, as_json: bool) -> None:
     """Items every model gets wrong with the same answer: their key may be wrong."""
     from evaluator.runs import suspect_keys
 
     suspects = suspect_keys(open_db(ctx), min_models=min_models)
-    if as_json:
-        print_json([suspect.to_json() for suspect in suspects])
-        return
-    if not suspects:
-        click.echo("no suspect keys")
+    if printed_json_or_empty(suspects, as_json=as_json, empty="no suspect keys"):
         return
     for suspect in suspects:
         click.echo(
@@ -787,7 +782,7 @@ def runs_suspects(ctx: click.Context, min_models: int, as_json: bool) -> None:
     show_default=True,
     help="Aligned text, Markdown, CSV (mean and sd apart) or LaTeX (booktabs).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the tables as JSON (fractions).")
+@options.json("Print the tables as JSON (fractions).")
 @click.pass_context
 def runs_table(
     ctx: click.Context,
@@ -813,11 +808,11 @@ def runs_table(
         models=models,
         run_ids=run_ids,
     )
-    if as_json:
-        print_json([table.to_json() for table in tables])
-        return
-    if not tables:
-        click.echo("no finished runs to tabulate; start one with `vetbench eval --model demo`")
+    if printed_json_or_empty(
+        tables,
+        as_json=as_json,
+        empty="no finished runs to tabulate; start one with `vetbench eval --model demo`",
+    ):
         return
     click.echo(
         "\n\n".join(render_table(table, table_format, clean=terminal_text) for table in tables)

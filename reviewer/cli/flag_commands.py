@@ -19,14 +19,13 @@ from typing import TYPE_CHECKING
 import click
 
 from db.vocabulary import ALL, FLAG_DESCRIPTIONS, UNDECIDED_STATUSES, FlagName, ItemStatus, values
+from reviewer.cli import options
 from reviewer.cli.common import (
     TerminalProgressBar,
-    api_client_options,
     fail,
-    kind_option,
     open_db,
     print_json,
-    source_option,
+    printed_json_or_empty,
     terminal_text,
 )
 from reviewer.cli.identity import acting_person, as_option
@@ -70,7 +69,7 @@ def _echo_entry(rank: int, entry: TriageEntry, lead: str) -> None:
 
 
 @click.command("triage")
-@click.option("--json", "as_json", is_flag=True, help="Print the ranking as JSON.")
+@options.json("Print the ranking as JSON.")
 @click.option(
     "--limit",
     type=click.IntRange(1),
@@ -113,11 +112,11 @@ def triage_command(
         None if ALL in statuses else (statuses or tuple(s.value for s in UNDECIDED_STATUSES))
     )
     entries = rank_items(db, statuses=wanted, limit=None if show_all else limit)
-    if as_json:
-        print_json([entry.to_json() for entry in entries])
-        return
-    if not entries:
-        click.echo("no suspicious items: no flags, no disagreeing models or annotators")
+    if printed_json_or_empty(
+        entries,
+        as_json=as_json,
+        empty="no suspicious items: no flags, no disagreeing models or annotators",
+    ):
         return
     lead = acting_person(ctx, name, register=False).name if name else "LEAD"
     for rank, entry in enumerate(entries, start=1):
@@ -146,7 +145,7 @@ def _check_tally(summary: CheckSummary) -> str:
     metavar="openai:NAME",
     help="The model to ask, served by an OpenAI-compatible API: openai:NAME.",
 )
-@api_client_options
+@options.api_client
 @click.option(
     "--status",
     "statuses",
@@ -154,19 +153,14 @@ def _check_tally(summary: CheckSummary) -> str:
     multiple=True,
     help="Only items with this status (repeatable) [default: those not yet decided].",
 )
-@kind_option
-@source_option
+@options.kind
+@options.source
 @click.option(
     "--item", "item_ids", multiple=True, metavar="ID", help="Only this item (repeatable)."
 )
-@click.option("--limit", type=click.IntRange(1), metavar="N", help="At most N items.")
-@click.option(
-    "--structured/--no-structured",
-    default=True,
-    show_default=True,
-    help="Ask for JSON-schema output (falls back to text if the server refuses).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@options.limit()
+@options.structured
+@options.json("Print the summary as JSON.")
 @as_option("Who asks (recorded with the flags).")
 @click.pass_context
 def check_command(
@@ -269,7 +263,7 @@ def flags_names() -> None:
 
 @flags_group.command("show")
 @click.argument("item_id")
-@click.option("--json", "as_json", is_flag=True, help="Print the flags as JSON.")
+@options.json("Print the flags as JSON.")
 @click.pass_context
 def flags_show(ctx: click.Context, item_id: str, as_json: bool) -> None:
     """ITEM_ID's flags, revision by revision (the current one first)."""
@@ -307,7 +301,7 @@ def flags_show(ctx: click.Context, item_id: str, as_json: bool) -> None:
 @flags_group.command("recompute")
 @as_option("The lead recomputing.")
 @click.option("--no-models", is_flag=True, help="Leave the flags from evaluation runs alone.")
-@click.option("--json", "as_json", is_flag=True, help="Print what changed as JSON.")
+@options.json("Print what changed as JSON.")
 @click.pass_context
 def flags_recompute(ctx: click.Context, name: str | None, no_models: bool, as_json: bool) -> None:
     """Recompute the automatic flags of every item's current revision (and the

@@ -13,14 +13,8 @@ from typing import TYPE_CHECKING
 import click
 
 from db.vocabulary import GenerationKind, values
-from reviewer.cli.common import (
-    TerminalProgressBar,
-    api_client_options,
-    fail,
-    open_db,
-    print_json,
-    terminal_text,
-)
+from reviewer.cli import options
+from reviewer.cli.common import TerminalProgressBar, fail, open_db, print_json, terminal_text
 from reviewer.cli.identity import acting_person
 
 if TYPE_CHECKING:
@@ -63,19 +57,19 @@ def _echo_summary(summary: GenerationSummary, source: str) -> None:
 @click.command("generate")
 @click.option(
     "--articles",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=options.existing_file,
     help="Articles to write items from: CSV (title,text[,id]) or JSONL.",
 )
 @click.option(
     "--questions",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=options.existing_file,
     help="With --kind mcq: CFLUE JSON questions to reword (options shuffled, key remapped).",
 )
 @click.option(
     "--kind", type=click.Choice(values(GenerationKind)), required=True, help="Items to write."
 )
 @click.option("--model", required=True, help="Model name as the server knows it.")
-@api_client_options
+@options.api_client
 @click.option(
     "--n",
     "samples",
@@ -91,7 +85,7 @@ def _echo_summary(summary: GenerationSummary, source: str) -> None:
 )
 @click.option(
     "--templates",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    type=options.existing_folder,
     default=None,
     help="Folder whose generate_*.txt files replace the built-in prompt templates.",
 )
@@ -104,13 +98,8 @@ def _echo_summary(summary: GenerationSummary, source: str) -> None:
     show_default=True,
     help="Seed for the option shuffle of rewritten questions.",
 )
-@click.option(
-    "--structured/--no-structured",
-    default=True,
-    show_default=True,
-    help="Ask for JSON-schema output (falls back to text if the server refuses).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@options.structured
+@options.json("Print the summary as JSON.")
 @click.pass_context
 def generate_command(
     ctx: click.Context,
@@ -258,7 +247,7 @@ def generate_command(
 
 @click.command("rejects")
 @click.option("--source", "sources", multiple=True, help="Only these sources (repeatable).")
-@click.option("--json", "as_json", is_flag=True, help="JSON, with the raw responses.")
+@options.json("JSON, with the raw responses.")
 @click.pass_context
 def rejects_command(ctx: click.Context, sources: tuple[str, ...], as_json: bool) -> None:
     """List generated items that failed validation, with the reason each was rejected."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import click
 
 from db.vocabulary import Verdict, values
+from reviewer.cli import options
 from reviewer.cli.common import fail, open_db, print_json, terminal_text
 from reviewer.cli.identity import acting_person, as_option
 
@@ -90,7 +91,7 @@ def gold_remove(ctx: click.Context, item_id: str, name: str | None) -> None:
 
 @gold_group.command("list")
 @click.option("--all", "include_removed", is_flag=True, help="Removed gold items too.")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+@options.json("Print a JSON list.")
 @click.pass_context
 def gold_list(ctx: click.Context, include_removed: bool, as_json: bool) -> None:
     """The gold items, in the order they were marked."""

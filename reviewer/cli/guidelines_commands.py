@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from reviewer.cli import options
 from reviewer.cli.common import fail, open_db, print_json, terminal_block, terminal_text
 from reviewer.cli.identity import acting_person, as_option
 
@@ -21,7 +22,7 @@ def guidelines_group() -> None:
 
 
 @guidelines_group.command("set")
-@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("path", type=options.existing_file)
 @as_option("The lead setting them.")
 @click.pass_context
 def guidelines_set(ctx: click.Context, path: Path, name: str | None) -> None:
@@ -83,7 +84,7 @@ def guidelines_show(ctx: click.Context, version: int | None) -> None:
 
 
 @guidelines_group.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+@options.json("Print a JSON list.")
 @click.pass_context
 def guidelines_list(ctx: click.Context, as_json: bool) -> None:
     """Every version of the guidelines, oldest first."""

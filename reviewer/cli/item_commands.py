@@ -13,14 +13,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from db.vocabulary import ALL, FlagName, ItemKind, ItemStatus, Role, values
-from reviewer.cli.common import (
-    fail,
-    kind_option,
-    open_db,
-    print_json,
-    source_option,
-    terminal_text,
-)
+from reviewer.cli import options
+from reviewer.cli.common import fail, open_db, print_json, terminal_text
 from reviewer.cli.identity import acting_person
 
 if TYPE_CHECKING:
@@ -219,7 +213,7 @@ def _database_exists(value: str | None) -> bool:
     help="Let changed records revise items that were already judged or decided: each becomes "
     "a new revision that goes back to review (refused without this flag).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print what each file did as JSON.")
+@options.json("Print what each file did as JSON.")
 @click.option(
     "--duplicate-threshold",
     type=click.FloatRange(0, 100),
@@ -317,8 +311,8 @@ def _describe_export(summary: Any, format_name: str, out: Path) -> str:
     show_default=True,
     help="Export items with this status, or all.",
 )
-@kind_option
-@source_option
+@options.kind
+@options.source
 @click.option(
     "--shots",
     type=click.IntRange(0),
@@ -378,7 +372,7 @@ def export_command(
 
 
 @click.command("stats")
-@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+@options.json("Print the figures as JSON.")
 @click.pass_context
 def stats_command(ctx: click.Context, as_json: bool) -> None:
     """Counts of items (by kind, status, source), judgments, duplicates, decisions, people."""
@@ -409,8 +403,8 @@ def _preview(text: str, width: int = PREVIEW_CHARS) -> str:
 @click.option(
     "--status", type=click.Choice(values(ItemStatus)), help="Only items with this status."
 )
-@kind_option
-@source_option
+@options.kind
+@options.source
 @click.option(
     "--search",
     "search",
@@ -428,8 +422,8 @@ def _preview(text: str, width: int = PREVIEW_CHARS) -> str:
     multiple=True,
     help="Only items whose current revision has this flag (repeatable: any of them).",
 )
-@click.option("--limit", type=click.IntRange(1), metavar="N", help="At most N items.")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+@options.limit()
+@options.json("Print a JSON list.")
 @click.pass_context
 def items_command(
     ctx: click.Context,
@@ -549,7 +543,7 @@ def users_add(
 
 
 @users_group.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+@options.json("Print a JSON list.")
 @click.pass_context
 def users_list(ctx: click.Context, as_json: bool) -> None:
     """List registered people with their roles (PostgreSQL: and their group roles)."""

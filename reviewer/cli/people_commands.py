@@ -16,7 +16,8 @@ from pathlib import Path
 import click
 
 from db.vocabulary import Role
-from reviewer.cli.common import fail, open_db, print_json, terminal_text
+from reviewer.cli import options
+from reviewer.cli.common import fail, open_db, print_json, printed_json_or_empty, terminal_text
 from reviewer.cli.identity import acting_person
 
 _RELATIVE_TIME = re.compile(r"^(\d+)\s*([mhdw])$")
@@ -150,8 +151,8 @@ def _describe_changes(changes: Mapping[str, object]) -> str:
 @click.option(
     "--since", metavar="TIME", help="Only events since TIME: 2026-11-30, 2026-11-30T14:00, 2h, 3d."
 )
-@click.option("--limit", type=click.IntRange(1), metavar="N", help="Only the newest N events.")
-@click.option("--json", "as_json", is_flag=True, help="Print the events as JSON.")
+@options.limit("Only the newest N events.")
+@options.json("Print the events as JSON.")
 @click.pass_context
 def audit_command(
     ctx: click.Context,
@@ -170,11 +171,7 @@ def audit_command(
     moment = _parse_since(since) if since else None
     with open_db(ctx).session() as session:
         entries = read_audit(session, target=item_id, person=person, since=moment, limit=limit)
-    if as_json:
-        print_json([entry.to_json() for entry in entries])
-        return
-    if not entries:
-        click.echo("no audit events match")
+    if printed_json_or_empty(entries, as_json=as_json, empty="no audit events match"):
         return
     for entry in entries:
         where = f"{entry.os_login}@{entry.host}" if entry.host else entry.os_login

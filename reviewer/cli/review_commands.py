@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 import click
 
 from db.vocabulary import OPEN_STATUSES, FlagName, ItemKind, QueueOrder, Verdict, values
-from reviewer.cli.common import backend_options, fail, open_db, print_json, terminal_text
+from reviewer.cli import options
+from reviewer.cli.common import fail, open_db, print_json, terminal_text
 from reviewer.cli.identity import acting_person, as_option, new_user_option
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     show_default=True,
     help="suspicious: the items `vetbench triage` ranks highest come first.",
 )
-@backend_options  # how the evaluation screen (F4) opens models, as `vetbench eval` does
+@options.backend  # how the evaluation screen (F4) opens models, as `vetbench eval` does
 @click.pass_context
 def review(
     ctx: click.Context,
@@ -112,7 +113,7 @@ def review(
     default=None,
     help="The revision you judged; refused if the item was edited since (default: current).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the stored judgment as JSON.")
+@options.json("Print the stored judgment as JSON.")
 @click.pass_context
 def judge(
     ctx: click.Context,

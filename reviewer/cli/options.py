@@ -1,0 +1,218 @@
+"""The options several commands share, as decorators: ``@options.kind``,
+``@options.json("Print the runs as JSON.")``, ``@options.backend`` and the rest.
+
+Commands import the module (``from reviewer.cli import options``), not each option.
+Nothing heavy is imported at module level, so ``vetbench --help`` stays instant.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from db.vocabulary import ItemKind, values
+from reviewer.cli.common import fail
+
+if TYPE_CHECKING:
+    from evaluator.backends.settings import ApiSettings
+
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+existing_file = click.Path(exists=True, dir_okay=False, path_type=Path)
+"""The type of an option or argument naming a file that must exist (given as a Path)."""
+existing_folder = click.Path(exists=True, file_okay=False, path_type=Path)
+"""The type of an option naming a folder that must exist (given as a Path)."""
+
+kind = click.option(
+    "--kind",
+    "kinds",
+    multiple=True,
+    type=click.Choice(values(ItemKind)),
+    help="Only items of this kind (repeatable).",
+)
+source = click.option(
+    "--source",
+    "sources",
+    multiple=True,
+    metavar="NAME",
+    help="Only items from this source (repeatable).",
+)
+
+
+def json(help_text: str) -> Decorator:
+    """``--json`` (``as_json``): JSON instead of the table; ``help_text`` says what is printed."""
+    return click.option("--json", "as_json", is_flag=True, help=help_text)
+
+
+def limit(help_text: str = "At most N items.") -> Decorator:
+    """``--limit N``: at most N rows (``limit``; None when not given)."""
+    return click.option("--limit", type=click.IntRange(1), metavar="N", help=help_text)
+
+
+structured = click.option(
+    "--structured/--no-structured",
+    default=True,
+    show_default=True,
+    help="Ask for JSON-schema output (falls back to text if the server refuses).",
+)
+"""For the commands that ask a model to write JSON (`generate`, `check`)."""
+
+
+API_FLAGS = ("base_url", "api_key_env", "concurrency", "timeout", "max_retries", "max_wait")
+"""The API flags' parameter names: the fields of evaluator.backends.settings.ApiSettings."""
+
+
+def _api_options() -> tuple[Decorator, ...]:
+    # The defaults repeat evaluator.backends.settings.ApiSettings', so --help imports nothing.
+    return (
+        click.option(
+            "--base-url",
+            default=None,
+            metavar="URL",
+            help="OpenAI-compatible server, e.g. http://host:8000/v1 [default: api.openai.com].",
+        ),
+        click.option(
+            "--api-key-env",
+            default="OPENAI_API_KEY",
+            show_default=True,
+            metavar="VAR",
+            help="Environment variable holding the API key (never the key itself).",
+        ),
+        click.option(
+            "--concurrency",
+            type=click.IntRange(1, 64),
+            default=4,
+            show_default=True,
+            help="Requests at once.",
+        ),
+        click.option(
+            "--timeout",
+            type=click.FloatRange(0, min_open=True),
+            default=60.0,
+            show_default=True,
+            help="Seconds to wait for one answer.",
+        ),
+        click.option(
+            "--max-retries",
+            type=click.IntRange(0, 50),
+            default=5,
+            show_default=True,
+            help="Extra attempts after a 429, 5xx, timeout or garbled answer.",
+        ),
+        click.option(
+            "--max-wait",
+            type=click.FloatRange(0),
+            default=60.0,
+            show_default=True,
+            help="Longest wait between attempts, in seconds (caps Retry-After too).",
+        ),
+    )
+
+
+def _with_options(
+    function: Callable[..., Any],
+    options: tuple[Decorator, ...],
+) -> Callable[..., Any]:
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def _api_settings(kwargs: dict[str, Any]) -> ApiSettings:
+    """Take the API flags out of a command's keyword arguments, as one value."""
+    from evaluator.backends.settings import ApiSettings
+
+    return ApiSettings(**{name: kwargs.pop(name) for name in API_FLAGS})
+
+
+def api_client(function: Callable[..., Any]) -> Callable[..., Any]:
+    """The OpenAI-compatible client's flags, for `generate` and `check`.
+
+    The command receives them as one ``api: ApiSettings`` argument
+    (``evaluator.backends.settings``).
+    """
+
+    @functools.wraps(function)
+    def with_api_settings(*args: Any, **kwargs: Any) -> Any:
+        return function(*args, api=_api_settings(kwargs), **kwargs)
+
+    return _with_options(with_api_settings, _api_options())
+
+
+BACKEND_FLAGS = ("batch_size", "device", "dtype", "threads", "no_prefix_cache", "no_chat_template")
+
+
+def backend(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Every flag of how a model is run, for `eval` and for the evaluation screen (`review`).
+
+    The command receives them as one ``backend: BackendSettings`` argument
+    (``evaluator.backends.settings``); a bad batch size fails before any model loads.
+    """
+    options: tuple[Decorator, ...] = (
+        click.option(
+            "--batch-size",
+            default="auto",
+            show_default=True,
+            metavar="auto|N",
+            help="Sequences per batch (local models).",
+        ),
+        click.option(
+            "--device",
+            type=click.Choice(("auto", "cpu", "cuda")),
+            default="auto",
+            show_default=True,
+            help="auto: the GPU when there is one, else the CPU.",
+        ),
+        click.option(
+            "--dtype",
+            type=click.Choice(("auto", "float32", "bfloat16")),
+            default="auto",
+            show_default=True,
+            help="auto: bfloat16 on a GPU or on a CPU with bfloat16 matrix units "
+            "(AMX, AVX-512 BF16), else float32 (local models).",
+        ),
+        click.option(
+            "--threads",
+            type=click.IntRange(1),
+            help="CPU threads for local models [default: torch's choice]; on a CPU busy with "
+            "other work, 1 is often fastest.",
+        ),
+        *_api_options(),  # for openai:NAME models
+        click.option(
+            "--no-prefix-cache",
+            is_flag=True,
+            help="Recompute the shared few-shot prefix for every batch (for speed comparisons).",
+        ),
+        click.option(
+            "--no-chat-template",
+            is_flag=True,
+            help="Send the plain prompt even when the model has a chat template.",
+        ),
+    )
+
+    @functools.wraps(function)
+    def with_backend_settings(*args: Any, **kwargs: Any) -> Any:
+        from evaluator.backends.base import BackendError
+        from evaluator.backends.settings import BackendSettings
+
+        api = _api_settings(kwargs)
+        flags = {name: kwargs.pop(name) for name in BACKEND_FLAGS}
+        try:
+            settings = BackendSettings(
+                device=flags["device"],
+                dtype=flags["dtype"],
+                batch_size=flags["batch_size"],
+                prefix_cache=not flags["no_prefix_cache"],
+                chat_template=False if flags["no_chat_template"] else None,
+                threads=flags["threads"],
+                api=api,
+            )
+        except BackendError as error:
+            fail(str(error))
+        return function(*args, backend=settings, **kwargs)
+
+    return _with_options(with_backend_settings, options)
