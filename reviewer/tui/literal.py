@@ -39,6 +39,11 @@ def literal(value: str, style: str = "") -> Text:
     return LineBrokenText(visible_text(value), style=style, end="")
 
 
+def none_row(columns: int) -> list[Text]:
+    """The cells of the one row an empty table shows: "none", dimmed, then blanks."""
+    return [Text("none", style="dim"), *(Text() for _ in range(columns - 1))]
+
+
 def literal_item(value: str, style: str = "", *, raw: bool = False) -> Text:
     """Item or model text as shown: its display form, or exactly as stored when ``raw``."""
     return literal(display_text(value, raw=raw), style)

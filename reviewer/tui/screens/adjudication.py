@@ -33,7 +33,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from db.answers import format_answer
 from db.vocabulary import DecisionReason, ItemStatus, Verdict
-from reviewer.tui.literal import line_broken, literal, literal_item, notify_literally
+from reviewer.tui.literal import line_broken, literal, literal_item, none_row, notify_literally
 from reviewer.tui.responsive import apply_size_classes
 from reviewer.tui.screens.lead_modals import ConfirmModal, ReasonModal, Rejection
 from reviewer.tui.screens.prompt import PromptScreen, answer_validator
@@ -485,7 +485,7 @@ class AdjudicationScreen(Screen[None]):
         self.scores = message.scores
         rows: list[tuple[str, tuple[Text, ...]]] = []
         if not message.cases:
-            rows.append((NO_ROWS, (Text("none", style="dim"), *[Text()] * 4)))
+            rows.append((NO_ROWS, tuple(none_row(len(QUEUE_COLUMNS)))))
         for case in message.cases:
             item = case.item
             why = "; ".join(case.disagreements) or "—"
@@ -572,7 +572,7 @@ class AdjudicationScreen(Screen[None]):
         table = self.query_one("#queue", DataTable)
         table.remove_row(item_id)
         if not self.cases:
-            table.add_row(Text("none", style="dim"), "", "", "", key=NO_ROWS)
+            table.add_row(*none_row(len(table.columns)), key=NO_ROWS)
             self._show_case(None)
             return
         row = min(position, len(self.cases) - 1)

@@ -28,7 +28,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 
 from db.answers import format_answer
-from reviewer.tui.literal import literal
+from reviewer.tui.literal import literal, none_row
 from reviewer.tui.polling import PollingScreen
 from reviewer.tui.responsive import apply_size_classes
 from reviewer.tui.widgets.bars import Bar, BarChart
@@ -299,7 +299,7 @@ class AgreementScreen(PollingScreen[None]):
         table = self.query_one("#annotator-table", DataTable)
         table.clear()
         if not report.per_annotator:
-            table.add_row(Text("none", style="dim"), *[""] * (len(table.columns) - 1))
+            table.add_row(*none_row(len(table.columns)))
         for stats in report.per_annotator:
             judged, *agreement = annotator_figures(stats)
             gold = report.gold_of(stats.name)
@@ -360,7 +360,7 @@ class AgreementScreen(PollingScreen[None]):
         table = self.query_one("#breakdown", DataTable)
         table.clear()
         if not report.by_kind and not report.by_source:
-            table.add_row(Text("none", style="dim"), *[""] * (len(table.columns) - 1))
+            table.add_row(*none_row(len(table.columns)))
         for label, groups in (("kind", report.by_kind), ("source", report.by_source)):
             for name, group in groups.items():
                 answers = ", ".join(
@@ -388,7 +388,7 @@ class AgreementScreen(PollingScreen[None]):
             )
             return
         if not figures.key.likely_wrong_keys:
-            table.add_row(Text("none", style="dim"), *[""] * (len(table.columns) - 1))
+            table.add_row(*none_row(len(table.columns)))
         for entry in figures.key.likely_wrong_keys:
             table.add_row(
                 literal(entry.item_id),
