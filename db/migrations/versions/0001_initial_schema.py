@@ -1,13 +1,6 @@
-"""initial schema
-
-Revision ID: 0001
-Revises:
-Create Date: 2026-11-29 14:04:55.181258
-"""
+"""initial schema"""
 
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
@@ -15,8 +8,6 @@ from sqlmodel.sql.sqltypes import AutoString
 
 revision: str = "0001"
 down_revision: str | None = None
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
