@@ -178,18 +178,17 @@ class NewRevision(RevisionContent):
         change_note: str,
         created_at: datetime,
     ) -> NewRevision:
-        """The draft's text, key and provenance as revision ``number`` of ``item_id``."""
-        return cls(
+        """The draft's text, key and provenance as revision ``number`` of ``item_id`` (its kind,
+        prompt, key and explanation are copied by name)."""
+        return from_row(
+            cls,
+            draft,
             item_id=item_id,
             number=number,
-            kind=draft.kind,
-            prompt=draft.prompt,
             choices=dict(draft.choices),
-            key=draft.key,
-            explanation=draft.explanation,
+            provenance=dict(draft.provenance),
             author=author,
             change_note=change_note,
-            provenance=dict(draft.provenance),
             created_at=created_at,
         )
 
