@@ -24,11 +24,10 @@ Standard library only (plus ``db``), so imports and migrations can run it.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from db.answers import LETTERS, format_answer
-from db.dedup import normalize  # the same idea of "the same text" as near-duplicates
+from db.dedup import ItemText, normalize  # the same idea of "the same text" as near-duplicates
 from db.json_types import JsonObject
 from db.markup import decode_entities, find_markup
 from db.vocabulary import FlagName, ItemKind
@@ -37,13 +36,10 @@ QUOTE_CHARS = 40  # characters of context quoted either side of what raised a fl
 
 
 @dataclass(frozen=True)
-class RevisionText:
-    """What the rules read of one revision."""
+class RevisionText(ItemText):
+    """What the rules read of one revision: the text near-duplicates compare, and the
+    explanation."""
 
-    kind: str
-    prompt: str
-    choices: Mapping[str, str]
-    key: str
     explanation: str | None = None
 
 

@@ -495,12 +495,11 @@ class RecomputeReport:
     by_flag: dict[str, int]  # items whose current revision has each flag, afterwards
 
     def to_json(self) -> JsonObject:
-        by_flag: JsonObject = dict(self.by_flag)
         return {
             "revisions": self.revisions,
             "added": self.added,
             "removed": self.removed,
-            "by_flag": by_flag,
+            "by_flag": {**self.by_flag},
         }
 
 

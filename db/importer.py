@@ -50,6 +50,7 @@ from sqlmodel import Session
 from db.audit import record_audits, record_event
 from db.dedup import item_text, near_duplicates
 from db.engine import Database
+from db.flag_rules import RevisionText
 from db.flags import DuplicateLink, record_duplicates
 from db.formats import (
     AUTO,
@@ -206,15 +207,11 @@ class ImportReport:
 class _Existing:
     """A stored item as a re-import compares it: who it belongs to, its text, whether reviewed."""
 
-    kind: str
     source: str
     meta: dict[str, Any]
     source_ref: str
     language: str
-    prompt: str
-    choices: dict[str, str]
-    key: str
-    explanation: str | None
+    text: RevisionText
     reviewed: bool
     first_file: str | None
 
@@ -539,15 +536,11 @@ def _load_existing(session: Session, ids: list[str]) -> dict[str, _Existing]:
     for row in session.execute(query):
         provenance = row.first_provenance or {}
         found[row.id] = _Existing(
-            row.kind,
             row.source,
             row.meta or {},
             row.source_ref,
             row.language,
-            row.prompt,
-            row.choices or {},
-            row.key,
-            row.explanation,
+            RevisionText(row.kind, row.prompt, row.choices or {}, row.key, row.explanation),
             bool(row.reviewed),
             provenance.get("file") if isinstance(provenance, dict) else None,
         )
@@ -555,11 +548,12 @@ def _load_existing(session: Session, ids: list[str]) -> dict[str, _Existing]:
 
 
 def _same_text(draft: ItemDraft, existing: _Existing) -> bool:
+    stored = existing.text
     return (
-        draft.prompt == existing.prompt
-        and list(draft.choices.items()) == list(existing.choices.items())
-        and draft.key == existing.key
-        and draft.explanation == existing.explanation
+        draft.prompt == stored.prompt
+        and list(draft.choices.items()) == list(stored.choices.items())
+        and draft.key == stored.key
+        and draft.explanation == stored.explanation
     )
 
 
@@ -643,10 +637,10 @@ def _conflict(plan: _Planned, old: _Existing, options: _Options) -> Problem | No
             f"{plan.item_id} is an item of source {old.source}; this record's source is "
             f"{plan.source} (ids never move between sources: give the record its own id)",
         )
-    if old.kind != plan.draft.kind:
+    if old.text.kind != plan.draft.kind:
         return Problem(
             "kind",
-            f"item {plan.item_id} exists as a {old.kind} item; "
+            f"item {plan.item_id} exists as a {old.text.kind} item; "
             f"an import cannot make it {plan.draft.kind}",
         )
     if old.reviewed and not options.revise_reviewed and not _same_text(plan.draft, old):

@@ -24,6 +24,7 @@ from db.audit import record_audit
 from db.flag_rules import RevisionText
 from db.flags import flag_revisions, flagged_condition
 from db.models import Item, ItemRevision, is_current_revision, utcnow
+from db.rows import from_row
 from db.validation import ItemDraft, RevisionContent
 from db.vocabulary import ItemKind, ItemStatus
 
@@ -54,22 +55,18 @@ class ItemSnapshot:
 
 
 def snapshot(item: Item, revision: ItemRevision) -> ItemSnapshot:
-    return ItemSnapshot(
-        id=item.id,
+    """The item's fields copied by name; its text, key and numbers from ``revision``."""
+    return from_row(
+        ItemSnapshot,
+        item,
         kind=ItemKind(item.kind),
-        source=item.source,
-        source_ref=item.source_ref,
-        language=item.language,
-        status=item.status,
+        meta=dict(item.meta),
         revision=revision.number,
+        revision_id=revision.id,
         prompt=revision.prompt,
         choices=dict(revision.choices),
         key=revision.key,
         explanation=revision.explanation,
-        suspected_duplicate_of=item.suspected_duplicate_of,
-        duplicate_similarity=item.duplicate_similarity,
-        meta=dict(item.meta),
-        revision_id=revision.id,
     )
 
 
@@ -181,18 +178,17 @@ class NewRevision(RevisionContent):
         change_note: str,
         created_at: datetime,
     ) -> NewRevision:
-        """The draft's text, key and provenance as revision ``number`` of ``item_id``."""
-        return cls(
+        """The draft's text, key and provenance as revision ``number`` of ``item_id`` (its kind,
+        prompt, key and explanation are copied by name)."""
+        return from_row(
+            cls,
+            draft,
             item_id=item_id,
             number=number,
-            kind=draft.kind,
-            prompt=draft.prompt,
             choices=dict(draft.choices),
-            key=draft.key,
-            explanation=draft.explanation,
+            provenance=dict(draft.provenance),
             author=author,
             change_note=change_note,
-            provenance=dict(draft.provenance),
             created_at=created_at,
         )
 

@@ -322,35 +322,42 @@ $$""",
 LANGUAGE sql STABLE {path} AS $$
   SELECT pg_has_role(session_user, '{LEAD_GROUP}', 'MEMBER') OR vetbench_session_is_admin()
 $$""",
-        f"""CREATE OR REPLACE FUNCTION vetbench_guard_decided_status() RETURNS trigger
-LANGUAGE plpgsql {path} AS $$
-BEGIN
-  IF (TG_OP = 'INSERT' AND NEW.status IN ({_DECIDED})
+        _trigger_function(
+            "vetbench_guard_decided_status",
+            path,
+            f"""  IF (TG_OP = 'INSERT' AND NEW.status IN ({_DECIDED})
       OR TG_OP = 'UPDATE' AND NEW.status IS DISTINCT FROM OLD.status
          AND (NEW.status IN ({_DECIDED}) OR OLD.status IN ({_DECIDED})))
      AND NOT vetbench_session_is_lead() THEN
     RAISE EXCEPTION 'only leads approve or reject: % may not set item % to %',
       session_user, NEW.id, NEW.status USING ERRCODE = 'insufficient_privilege';
   END IF;
-  RETURN NEW;
-END
-$$""",
-        f"""CREATE OR REPLACE FUNCTION vetbench_audit_stamp() RETURNS trigger
-LANGUAGE plpgsql {path} AS $$
-BEGIN
-  NEW.db_role := session_user;
+  RETURN NEW;""",
+        ),
+        _trigger_function(
+            "vetbench_audit_stamp",
+            path,
+            """  NEW.db_role := session_user;
   NEW.created_at := now();
-  RETURN NEW;
-END
-$$""",
-        f"""CREATE OR REPLACE FUNCTION vetbench_refuse_change() RETURNS trigger
+  RETURN NEW;""",
+        ),
+        _trigger_function(
+            "vetbench_refuse_change",
+            path,
+            """  RAISE EXCEPTION 'the audit trail is append-only: % on % refused', TG_OP, TG_TABLE_NAME
+    USING ERRCODE = 'insufficient_privilege';""",
+        ),
+    ]
+
+
+def _trigger_function(name: str, path: str, statements: str) -> str:
+    """A PL/pgSQL trigger function ``name`` that runs ``statements`` under ``path``."""
+    return f"""CREATE OR REPLACE FUNCTION {name}() RETURNS trigger
 LANGUAGE plpgsql {path} AS $$
 BEGIN
-  RAISE EXCEPTION 'the audit trail is append-only: % on % refused', TG_OP, TG_TABLE_NAME
-    USING ERRCODE = 'insufficient_privilege';
+{statements}
 END
-$$""",
-    ]
+$$"""
 
 
 _TRIGGERS: tuple[tuple[str, str, str], ...] = (

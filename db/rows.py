@@ -11,7 +11,7 @@ copied by name and the caller gives only the few that are computed or renamed:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import fields
 from functools import cache
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -27,8 +27,13 @@ def _field_names(cls: type[DataclassInstance]) -> tuple[str, ...]:
     return tuple(field.name for field in fields(cls))
 
 
-def _check_given(cls: type[DataclassInstance], given: Sequence[str]) -> None:
-    unknown = sorted(set(given) - set(_field_names(cls)))
+@cache
+def _field_set(cls: type[DataclassInstance]) -> frozenset[str]:
+    return frozenset(_field_names(cls))
+
+
+def _check_given(cls: type[DataclassInstance], given: Iterable[str]) -> None:
+    unknown = sorted(set(given) - _field_set(cls))
     if unknown:
         raise TypeError(f"{cls.__name__} has no field {', '.join(unknown)}")
 
@@ -43,7 +48,7 @@ def copied_fields(cls: type[DataclassInstance], *computed: str) -> list[str]:
 def from_row(cls: type[Plain], row: object, **given: Any) -> Plain:
     """``cls(...)`` with each field from ``given`` if named there, else from ``row``'s
     attribute of the same name (a missing one raises ``AttributeError``, naming it)."""
-    _check_given(cls, list(given))
+    _check_given(cls, given)
     names = _field_names(cls)
     return cls(**{name: given[name] if name in given else getattr(row, name) for name in names})
 

@@ -3,22 +3,14 @@
 The annotator's queue asks for the first open item of one status after a
 starting id; with this index that is a range scan that stops at the first match
 instead of a sort of every open item.
-
-Revision ID: 0002_review
-Revises: 0001
-Create Date: 2026-11-29 15:00:00
 """
 
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 from alembic import op
 
 revision: str = "0002_review"
 down_revision: str | None = "0001"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:

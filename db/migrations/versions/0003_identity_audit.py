@@ -8,15 +8,9 @@ time.  Triggers refuse UPDATE and DELETE of audit events on both backends.
 On PostgreSQL the group roles ``vetbench_annotator`` and ``vetbench_lead`` are
 created when missing, and every table gets the grants and policies declared in
 ``db.privileges.TABLES``; all of it is idempotent.
-
-Revision ID: 0003_identity_audit
-Revises: 0002_review
-Create Date: 2026-12-01 09:00:00
 """
 
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
@@ -27,8 +21,6 @@ from db.privileges import apply_privileges, remove_privileges
 
 revision: str = "0003_identity_audit"
 down_revision: str | None = "0002_review"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 _NEW_INDEXES = ("actor", "target", "created_at")
 

@@ -10,15 +10,9 @@ stored (``db.flags.recompute_flags``; seconds for tens of thousands of items).
 On PostgreSQL members may read and add flags (imports, edits, generation and
 ``vetbench check`` add them) and leads may remove them (``vetbench flags recompute``
 replaces stale ones); see ``db.privileges.TABLES``.
-
-Revision ID: 0005_item_flags
-Revises: 0003_identity_audit
-Create Date: 2026-12-02 09:00:00
 """
 
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
@@ -29,10 +23,8 @@ from db.flags import recompute_flags
 from db.privileges import apply_privileges
 
 revision: str = "0005_item_flags"
-# The lead re-chains this after 0004_protocols when both are merged.
+# There is no 0004 (it was never merged): the chain is 0003 -> 0005 -> 0006.
 down_revision: str | None = "0003_identity_audit"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:

@@ -11,15 +11,9 @@
   table with a pg_trgm GIN index when the extension can be created.
 
 On PostgreSQL the new tables get their grants and policies (``db.privileges``).
-
-Revision ID: 0006_guidelines_gold_search
-Revises: 0005_item_flags
-Create Date: 2026-11-30 15:30:00
 """
 
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
@@ -30,10 +24,7 @@ from db.privileges import apply_privileges
 from db.search import create_search_index, drop_search_index
 
 revision: str = "0006_guidelines_gold_search"
-# The lead re-chains this after 0004_protocols and 0005_item_flags when they land.
 down_revision: str | None = "0005_item_flags"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 _ACTIVE_GOLD = sa.text("removed_at IS NULL")
 
@@ -94,8 +85,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    bind = op.get_bind()
-    drop_search_index(bind)
+    drop_search_index(op.get_bind())
     with op.batch_alter_table("judgment", schema=None) as batch_op:
         batch_op.drop_constraint("fk_judgment_gold_id_gold_item", type_="foreignkey")
         batch_op.drop_column("gold_id")
