@@ -38,6 +38,7 @@ __all__ = [
     "administrator_statements",
     "apply_privileges",
     "database_account",
+    "drop_policies_using",
     "group_role_statements",
     "privilege_statements",
     "quote_identifier",
@@ -533,6 +534,28 @@ def removal_statements(schema: str, tables: Sequence[str]) -> list[str]:
         f"REVOKE ALL ON ALL SEQUENCES IN SCHEMA {quote_identifier(schema)} FROM {ANNOTATOR_GROUP}"
     )
     return statements
+
+
+def drop_policies_using(connection: Connection, table: str, columns: Sequence[str]) -> None:
+    """Drop the policies of ``table`` that need any of ``columns``, so that a downgrade
+    can drop those columns (PostgreSQL refuses to drop a column a policy uses).
+
+    PostgreSQL only (a no-op elsewhere); the upgrade's :func:`apply_privileges` creates
+    them again.
+    """
+    if connection.dialect.name != "postgresql":
+        return
+    dropped = set(columns)
+    run_statements(
+        connection,
+        [
+            f"DROP POLICY IF EXISTS {policy.name} ON {quote_identifier(table)}"
+            for entry in TABLES
+            if entry.table == table
+            for policy in entry.policies
+            if dropped & set(policy.requires)
+        ],
+    )
 
 
 def _schema_and_tables(connection: Connection) -> tuple[str, list[str]]:

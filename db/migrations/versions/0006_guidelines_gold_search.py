@@ -20,7 +20,7 @@ from alembic import op
 from sqlmodel.sql.sqltypes import AutoString
 
 from db.models import UTCDateTime
-from db.privileges import apply_privileges
+from db.privileges import apply_privileges, drop_policies_using
 from db.search import create_search_index, drop_search_index
 
 revision: str = "0006_guidelines_gold_search"
@@ -85,7 +85,9 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    drop_search_index(op.get_bind())
+    bind = op.get_bind()
+    drop_search_index(bind)
+    drop_policies_using(bind, "decision", ("retracted_at", "retracted_by_id"))
     with op.batch_alter_table("judgment", schema=None) as batch_op:
         batch_op.drop_constraint("fk_judgment_gold_id_gold_item", type_="foreignkey")
         batch_op.drop_column("gold_id")

@@ -1,9 +1,8 @@
-"""What the duplicate-code folds in ``db/`` changed and no other test reaches: the initial
-migration's downgrade (a table of tables now), on SQLite and PostgreSQL."""
+"""Migrations run backwards: the initial migration's downgrade (a table of tables), and
+every downgrade from the head, on SQLite and PostgreSQL (where row-level policies and
+grants must go before the columns they use)."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import sqlalchemy as sa
 from alembic import command
@@ -33,13 +32,16 @@ def test_the_initial_migration_downgrades_to_no_tables_and_up_again(database_url
         engine.dispose()
 
 
-def test_a_sqlite_database_at_the_head_downgrades_to_no_tables(db_path: Path) -> None:
-    # SQLite only: on PostgreSQL 0006's downgrade stops at a column a row-level policy uses.
-    engine = make_engine(db_path)
+def test_a_database_at_the_head_downgrades_to_no_tables_and_up_again(database_url: str) -> None:
+    # On PostgreSQL 0006's downgrade first drops the policy that uses the columns it drops.
+    engine = make_engine(database_url)
     try:
         upgrade_to(engine, "head")
         assert current_revision(engine) == head_revision()
+        created = _tables(engine)
         command.downgrade(alembic_config(engine), "base")
         assert _tables(engine) == set()
+        upgrade_to(engine, "head")
+        assert _tables(engine) == created
     finally:
         engine.dispose()
