@@ -70,14 +70,7 @@ def _echo_entry(rank: int, entry: TriageEntry, lead: str) -> None:
 
 @click.command("triage")
 @options.json("Print the ranking as JSON.")
-@click.option(
-    "--limit",
-    type=click.IntRange(1),
-    default=TRIAGE_DEFAULT_LIMIT,
-    show_default=True,
-    metavar="N",
-    help="The N most suspicious items.",
-)
+@options.limit("The N most suspicious items.", default=TRIAGE_DEFAULT_LIMIT)
 @click.option("--all", "show_all", is_flag=True, help="Every item with a score (no limit).")
 @click.option(
     "--status",

@@ -48,9 +48,16 @@ def json(help_text: str) -> Decorator:
     return click.option("--json", "as_json", is_flag=True, help=help_text)
 
 
-def limit(help_text: str = "At most N items.") -> Decorator:
-    """``--limit N``: at most N rows (``limit``; None when not given)."""
-    return click.option("--limit", type=click.IntRange(1), metavar="N", help=help_text)
+def limit(help_text: str = "At most N items.", *, default: int | None = None) -> Decorator:
+    """``--limit N``: at most N rows (``limit``; ``default``, shown in the help, when not given)."""
+    return click.option(
+        "--limit",
+        type=click.IntRange(1),
+        default=default,
+        show_default=default is not None,
+        metavar="N",
+        help=help_text,
+    )
 
 
 structured = click.option(
