@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +42,31 @@ source = click.option(
     metavar="NAME",
     help="Only items from this source (repeatable).",
 )
+
+
+@dataclass(frozen=True)
+class ItemScope:
+    """``--kind`` and ``--source`` as one value: the kinds and sources asked for (None: all)."""
+
+    kinds: tuple[str, ...] | None
+    sources: tuple[str, ...] | None
+
+    @property
+    def narrowed(self) -> bool:
+        """True when --kind or --source was given."""
+        return self.kinds is not None or self.sources is not None
+
+
+def item_scope(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``--kind`` and ``--source`` (both repeatable), received as one ``scope: ItemScope``."""
+
+    @functools.wraps(function)
+    def with_item_scope(
+        *args: Any, kinds: tuple[str, ...], sources: tuple[str, ...], **kwargs: Any
+    ) -> Any:
+        return function(*args, scope=ItemScope(kinds or None, sources or None), **kwargs)
+
+    return _with_options(with_item_scope, (kind, source))
 
 
 def json(help_text: str) -> Decorator:
