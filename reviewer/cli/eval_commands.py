@@ -250,13 +250,7 @@ def _shots_by_kind(values_given: tuple[str, ...]) -> dict[str, int]:
     type=options.existing_file,
     help="Take the shots from this JSONL file instead of the database.",
 )
-@click.option(
-    "--status",
-    "statuses",
-    type=click.Choice((ALL, *values(ItemStatus))),
-    multiple=True,
-    help="Evaluate items with this status (repeatable) [default: approved].",
-)
+@options.statuses("Evaluate items with this status (repeatable) [default: approved].", or_all=True)
 @click.option(
     "--kind", "kinds", type=click.Choice(values(ItemKind)), multiple=True, help="Only this kind."
 )

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from db.vocabulary import ItemKind, values
+from db.vocabulary import ALL, ItemKind, ItemStatus, values
 from reviewer.cli.common import fail
 
 if TYPE_CHECKING:
@@ -42,6 +42,14 @@ source = click.option(
     metavar="NAME",
     help="Only items from this source (repeatable).",
 )
+
+
+def statuses(help_text: str, *, or_all: bool = False) -> Decorator:
+    """``--status`` (repeatable, ``statuses``): items with these statuses; ``or_all`` adds `all`."""
+    choices = (ALL, *values(ItemStatus)) if or_all else values(ItemStatus)
+    return click.option(
+        "--status", "statuses", type=click.Choice(choices), multiple=True, help=help_text
+    )
 
 
 @dataclass(frozen=True)
