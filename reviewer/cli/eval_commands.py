@@ -62,10 +62,7 @@ def _number(value: float | None, digits: int = 3) -> str:
 
 
 def _interval(interval: tuple[float, float] | None) -> str:
-    if not interval:
-        return ""
-    low, high = interval
-    return f"[{low:.3f}, {high:.3f}]"
+    return f"[{_number(interval[0])}, {_number(interval[1])}]" if interval else ""
 
 
 def _figure_lines(figures: RunFigures) -> list[str]:
