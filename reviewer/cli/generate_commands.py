@@ -19,7 +19,8 @@ from reviewer.cli.identity import acting_person
 
 if TYPE_CHECKING:
     from evaluator.backends.settings import ApiSettings
-    from evaluator.generation.run import GenerationSummary
+    from evaluator.generation.run import GenerationSummary, GenerationTask
+    from evaluator.generation.templates import GenerationMode, GenerationTemplate
 
 EXIT_INTERRUPTED = 130
 
@@ -129,12 +130,10 @@ def generate_command(
     and earlier answers come from the response cache.
     """
     from db.importer import source_slug
-    from evaluator.generation.inputs import InputError, read_articles, read_questions
+    from evaluator.generation.inputs import InputError
     from evaluator.generation.run import (
         GenerationAbortedError,
         GenerationSummary,
-        plan_from_articles,
-        plan_rewrites,
         run_generation,
         split_done,
     )
@@ -165,22 +164,7 @@ def generate_command(
 
     try:
         template = load_generation_template(mode, templates)
-        if questions is not None:
-            tasks = plan_rewrites(
-                read_questions(questions),
-                template=template,
-                source=source,
-                samples=samples,
-                seed=seed,
-            )
-        else:
-            tasks = plan_from_articles(
-                read_articles(input_path),
-                mode=mode,
-                template=template,
-                source=source,
-                samples=samples,
-            )
+        tasks = _plan_tasks(mode, input_path, template, source, samples=samples, seed=seed)
     except (InputError, GenerationTemplateError) as error:
         fail(str(error))
 
@@ -243,6 +227,29 @@ def generate_command(
         sys.exit(EXIT_INTERRUPTED)
     if summary.failed:
         sys.exit(1)
+
+
+def _plan_tasks(
+    mode: GenerationMode,
+    path: Path,
+    template: GenerationTemplate,
+    source: str,
+    *,
+    samples: int,
+    seed: int,
+) -> list[GenerationTask]:
+    """What to ask for: questions to reword (``seed`` shuffles their options), or articles."""
+    from evaluator.generation.inputs import read_articles, read_questions
+    from evaluator.generation.run import plan_from_articles, plan_rewrites
+    from evaluator.generation.templates import GenerationMode
+
+    if mode is GenerationMode.MCQ_REWRITE:
+        return plan_rewrites(
+            read_questions(path), template=template, source=source, samples=samples, seed=seed
+        )
+    return plan_from_articles(
+        read_articles(path), mode=mode, template=template, source=source, samples=samples
+    )
 
 
 @click.command("rejects")
