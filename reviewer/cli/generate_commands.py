@@ -81,13 +81,11 @@ def _echo_summary(summary: GenerationSummary, source: str) -> None:
 )
 @click.option(
     "--source",
-    default=None,
     help="Source name for the items [default: FILE-STEM-KIND]; ids are SOURCE:ARTICLE:N.",
 )
 @click.option(
     "--templates",
     type=options.existing_folder,
-    default=None,
     help="Folder whose generate_*.txt files replace the built-in prompt templates.",
 )
 @click.option("--temperature", type=click.FloatRange(0, 2), default=0.7, show_default=True)
