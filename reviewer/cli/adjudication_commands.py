@@ -574,17 +574,15 @@ def report_command(ctx: click.Context, out: Path | None, bootstrap: BootstrapSet
     click.echo(f"wrote the review report to {terminal_text(str(out))}")
 
 
-def register(cli: click.Group) -> None:
-    """Add this module's commands to the `vetbench` group."""
-    for command in (
-        agreement_command,
-        decide_command,
-        undo_decision_command,
-        approve_agreed_command,
-        conflicts_command,
-        report_command,
-    ):
-        cli.add_command(command)
+COMMANDS: tuple[click.Command, ...] = (
+    agreement_command,
+    decide_command,
+    undo_decision_command,
+    approve_agreed_command,
+    conflicts_command,
+    report_command,
+)
+"""The commands this module adds to the `vetbench` group."""
 
 
 def _require_lead_or_fail(db: Database, lead: str, why: str = "") -> None:

@@ -815,7 +815,5 @@ def runs_table(
     )
 
 
-def register(cli: click.Group) -> None:
-    """Add this module's commands to the `vetbench` group."""
-    cli.add_command(eval_command)
-    cli.add_command(runs_group)
+COMMANDS: tuple[click.Command, ...] = (eval_command, runs_group)
+"""The commands this module adds to the `vetbench` group."""

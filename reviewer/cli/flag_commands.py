@@ -317,7 +317,5 @@ def flags_recompute(ctx: click.Context, name: str | None, no_models: bool, as_js
     )
 
 
-def register(cli: click.Group) -> None:
-    """Add this module's commands to the `vetbench` group."""
-    for command in (triage_command, check_command, flags_group):
-        cli.add_command(command)
+COMMANDS: tuple[click.Command, ...] = (triage_command, check_command, flags_group)
+"""The commands this module adds to the `vetbench` group."""

@@ -297,7 +297,5 @@ def rejects_command(ctx: click.Context, sources: tuple[str, ...], as_json: bool)
     click.echo(f"{len(rows)} rejected generation{'s' if len(rows) != 1 else ''}")
 
 
-def register(cli: click.Group) -> None:
-    """Add this module's commands to the `vetbench` group."""
-    cli.add_command(generate_command)
-    cli.add_command(rejects_command)
+COMMANDS: tuple[click.Command, ...] = (generate_command, rejects_command)
+"""The commands this module adds to the `vetbench` group."""
