@@ -52,6 +52,7 @@ DEFAULT_SHOTS = 5
 LAYOUT_NAMES = ("vetbench", "cflue", "econlogicqa")  # evaluator.prompts.LAYOUTS
 EXTRACTOR_NAMES = ("lenient", "cflue", "econlogicqa")  # evaluator.extractors.EXTRACTORS
 TABLE_FORMATS = ("text", "md", "csv", "latex")  # evaluator.tables.FORMATS
+TABLE_SHAPES = ("econlogicqa", "cflue")  # evaluator.tables.SHAPES
 # The eval flags that evaluator.runner.create_run takes as they are, under the same names.
 RUN_FLAGS = (
     "mode",
@@ -750,7 +751,7 @@ def runs_suspects(ctx: click.Context, min_models: int, as_json: bool) -> None:
 @runs_group.command("table")
 @click.option(
     "--shape",
-    type=click.Choice(("auto", "econlogicqa", "cflue")),
+    type=click.Choice(("auto", *TABLE_SHAPES)),
     default="auto",
     show_default=True,
     help="econlogicqa: accuracy by kind × shots; cflue: accuracy, F1, BLEU and ROUGE of "
