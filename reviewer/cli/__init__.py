@@ -1,7 +1,7 @@
 """The ``vetbench`` command line.
 
-The group lives here; each area registers its commands from its own module so
-that one file does not grow with every feature.  Command modules import only
+The group lives here; each area lists its commands in its own module (``COMMANDS``)
+so that one file does not grow with every feature.  Command modules import only
 click and light helpers at the top: heavy work (torch, transformers, Textual)
 is imported inside the command that needs it, so ``vetbench --help`` is instant.
 """
@@ -96,7 +96,8 @@ def _register_commands() -> None:
         serve_commands,
         flag_commands,
     ):
-        module.register(cli)
+        for command in module.COMMANDS:
+            cli.add_command(command)
 
 
 _register_commands()

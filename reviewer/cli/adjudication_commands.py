@@ -6,8 +6,9 @@ The option choices come from ``db.vocabulary`` (standard library only), so
 
 from __future__ import annotations
 
+import functools
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from db.json_types import JsonObject
     from reviewer.adjudication import ConflictCase, DecisionRecord
     from reviewer.agreement import AgreementReport
+    from reviewer.agreement.bootstrap import BootstrapSettings
     from reviewer.judging import JudgmentView
     from reviewer.revisions import RevisionSummary
 
@@ -48,6 +50,19 @@ seed_option = click.option(
     show_default=True,
     help="Seed of the bootstrap, so intervals are repeatable.",
 )
+
+
+def bootstrap_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``--bootstrap N`` and ``--seed``, received as one ``bootstrap: BootstrapSettings``."""
+
+    @functools.wraps(function)
+    def with_bootstrap(*args: Any, resamples: int, seed: int, **kwargs: Any) -> Any:
+        from reviewer.agreement.bootstrap import BootstrapSettings
+
+        settings = BootstrapSettings(resamples=resamples, seed=seed)
+        return function(*args, bootstrap=settings, **kwargs)
+
+    return bootstrap_option(seed_option(with_bootstrap))
 
 
 def _echo_rows(rows: Sequence[Sequence[str]], header: Sequence[str]) -> None:
@@ -222,19 +237,15 @@ def _percent(figure: Any) -> str:
 @click.command("agreement")
 @options.json("Print every figure as JSON.")
 @as_option("Who is asking: only leads see the likely wrong keys with annotators' answers.")
-@options.kind
-@options.source
-@bootstrap_option
-@seed_option
+@options.item_scope
+@bootstrap_options
 @click.pass_context
 def agreement_command(
     ctx: click.Context,
     as_json: bool,
     name: str | None,
-    kinds: tuple[str, ...],
-    sources: tuple[str, ...],
-    resamples: int,
-    seed: int,
+    scope: options.ItemScope,
+    bootstrap: BootstrapSettings,
 ) -> None:
     """Inter-annotator agreement from the stored judgments, with 95% bootstrap intervals.
 
@@ -249,7 +260,11 @@ def agreement_command(
     db = open_db(ctx)
     lead = acting_person(ctx, name, register=False).is_lead
     report = compute_agreement(
-        db, kinds=kinds or None, sources=sources or None, resamples=resamples, seed=seed
+        db,
+        kinds=scope.kinds,
+        sources=scope.sources,
+        resamples=bootstrap.resamples,
+        seed=bootstrap.seed,
     )
     if as_json:
         print_json(report.to_json(item_answers=lead))
@@ -274,8 +289,7 @@ def agreement_command(
     help="Instead of ITEM_ID: every undecided item with this flag (shows the count, asks first).",
 )
 @click.option("--yes", "assume_yes", is_flag=True, help="With --flag: do not ask.")
-@options.kind
-@options.source
+@options.item_scope
 @click.pass_context
 def decide_command(
     ctx: click.Context,
@@ -287,8 +301,7 @@ def decide_command(
     comment: str,
     flag: str | None,
     assume_yes: bool,
-    kinds: tuple[str, ...],
-    sources: tuple[str, ...],
+    scope: options.ItemScope,
 ) -> None:
     """Approve or reject ITEM_ID (leads only); a later decision revises an earlier one.
 
@@ -302,14 +315,14 @@ def decide_command(
 
     if (item_id is None) == (flag is None):
         fail("give either ITEM_ID or --flag NAME")
-    if flag is None and (kinds or sources or assume_yes):
+    if flag is None and (scope.narrowed or assume_yes):
         fail("--kind, --source and --yes go with --flag")
     db = open_db(ctx)
     lead = acting_person(ctx, name).name
     if flag is not None:
         if key:
             fail("--key corrects one item's key; it cannot go with --flag")
-        _decide_flagged(db, lead, flag, status, reason, comment, kinds, sources, assume_yes)
+        _decide_flagged(db, lead, flag, status, reason, comment, scope, assume_yes)
         return
     assert item_id is not None
     try:
@@ -354,8 +367,7 @@ def _decide_flagged(
     status: str,
     reason: str | None,
     comment: str,
-    kinds: tuple[str, ...],
-    sources: tuple[str, ...],
+    scope: options.ItemScope,
     assume_yes: bool,
 ) -> None:
     """``decide --flag``: count, show, ask, then decide them all in one transaction."""
@@ -365,7 +377,7 @@ def _decide_flagged(
     _require_lead_or_fail(db, lead)
     if status == "rejected" and reason is None:
         fail("rejecting needs --reason")
-    ids = flagged_ids(db, flag, kinds=kinds or None, sources=sources or None)
+    ids = flagged_ids(db, flag, kinds=scope.kinds, sources=scope.sources)
     if not ids:
         click.echo(f"no undecided items have the flag {flag}")
         return
@@ -386,8 +398,8 @@ def _decide_flagged(
             status,
             reason=reason,
             comment=comment,
-            kinds=kinds or None,
-            sources=sources or None,
+            kinds=scope.kinds,
+            sources=scope.sources,
         )
     except AdjudicationError as error:
         fail(str(error))
@@ -398,15 +410,10 @@ def _decide_flagged(
 @click.command("approve-agreed")
 @as_option("The lead approving.")
 @click.option("--yes", "assume_yes", is_flag=True, help="Do not ask for confirmation.")
-@options.kind
-@options.source
+@options.item_scope
 @click.pass_context
 def approve_agreed_command(
-    ctx: click.Context,
-    name: str | None,
-    assume_yes: bool,
-    kinds: tuple[str, ...],
-    sources: tuple[str, ...],
+    ctx: click.Context, name: str | None, assume_yes: bool, scope: options.ItemScope
 ) -> None:
     """Approve every agreed item (all keep, all blind answers equal the key), in one go."""
     from db.people import PermissionDenied
@@ -415,7 +422,7 @@ def approve_agreed_command(
     db = open_db(ctx)
     lead = acting_person(ctx, name).name
     _require_lead_or_fail(db, lead)
-    count = count_agreed(db, kinds=kinds or None, sources=sources or None)
+    count = count_agreed(db, kinds=scope.kinds, sources=scope.sources)
     if count == 0:
         click.echo("no agreed items to approve")
         return
@@ -425,7 +432,7 @@ def approve_agreed_command(
         click.echo("nothing approved")
         return
     try:
-        approved = approve_agreed(db, lead, kinds=kinds or None, sources=sources or None)
+        approved = approve_agreed(db, lead, kinds=scope.kinds, sources=scope.sources)
     except PermissionDenied as error:
         fail(str(error))
     changed = f" ({count - approved:+,} since counted)" if approved != count else ""
@@ -511,17 +518,11 @@ def _echo_case(case: ConflictCase) -> None:
 @click.command("conflicts")
 @options.json("Print the cases as JSON.")
 @as_option("The lead asking (judgments are shown to leads only).")
-@options.kind
-@options.source
+@options.item_scope
 @options.limit()
 @click.pass_context
 def conflicts_command(
-    ctx: click.Context,
-    as_json: bool,
-    name: str | None,
-    kinds: tuple[str, ...],
-    sources: tuple[str, ...],
-    limit: int | None,
+    ctx: click.Context, as_json: bool, name: str | None, scope: options.ItemScope, limit: int | None
 ) -> None:
     """The conflict queue: items whose judgments disagree, each judgment side by side."""
     from reviewer.adjudication import conflict_queue
@@ -529,7 +530,7 @@ def conflicts_command(
     db = open_db(ctx)
     lead = acting_person(ctx, name).name
     _require_lead_or_fail(db, lead, why="the conflict queue shows other annotators' judgments")
-    cases = conflict_queue(db, kinds=kinds or None, sources=sources or None, limit=limit)
+    cases = conflict_queue(db, kinds=scope.kinds, sources=scope.sources, limit=limit)
     if as_json:
         print_json([_case_json(case) for case in cases])
         return
@@ -554,15 +555,15 @@ def conflicts_command(
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write the Markdown to this file (replaced whole or not at all) instead of printing it.",
 )
-@bootstrap_option
-@seed_option
+@bootstrap_options
 @click.pass_context
-def report_command(ctx: click.Context, out: Path | None, resamples: int, seed: int) -> None:
+def report_command(ctx: click.Context, out: Path | None, bootstrap: BootstrapSettings) -> None:
     """A Markdown review report: items by source, removals by reason, final counts, agreement."""
     from evaluator.exports.atomic_write import WriteError, is_stdout, write_file
     from reviewer.report import build_report
 
-    text = terminal_block(build_report(open_db(ctx), resamples=resamples, seed=seed))
+    report = build_report(open_db(ctx), resamples=bootstrap.resamples, seed=bootstrap.seed)
+    text = terminal_block(report)
     if out is None or is_stdout(out):
         click.echo(text, nl=False)
         return
@@ -573,17 +574,15 @@ def report_command(ctx: click.Context, out: Path | None, resamples: int, seed: i
     click.echo(f"wrote the review report to {terminal_text(str(out))}")
 
 
-def register(cli: click.Group) -> None:
-    """Add this module's commands to the `vetbench` group."""
-    for command in (
-        agreement_command,
-        decide_command,
-        undo_decision_command,
-        approve_agreed_command,
-        conflicts_command,
-        report_command,
-    ):
-        cli.add_command(command)
+COMMANDS: tuple[click.Command, ...] = (
+    agreement_command,
+    decide_command,
+    undo_decision_command,
+    approve_agreed_command,
+    conflicts_command,
+    report_command,
+)
+"""The commands this module adds to the `vetbench` group."""
 
 
 def _require_lead_or_fail(db: Database, lead: str, why: str = "") -> None:

@@ -52,6 +52,18 @@ DEFAULT_SHOTS = 5
 LAYOUT_NAMES = ("vetbench", "cflue", "econlogicqa")  # evaluator.prompts.LAYOUTS
 EXTRACTOR_NAMES = ("lenient", "cflue", "econlogicqa")  # evaluator.extractors.EXTRACTORS
 TABLE_FORMATS = ("text", "md", "csv", "latex")  # evaluator.tables.FORMATS
+TABLE_SHAPES = ("econlogicqa", "cflue")  # evaluator.tables.SHAPES
+# The eval flags that evaluator.runner.create_run takes as they are, under the same names.
+RUN_FLAGS = (
+    "mode",
+    "shot_file",
+    "templates_dir",
+    "protocol",
+    "layout",
+    "extractor",
+    "max_new_tokens",
+    "permute_options",
+)
 
 
 # ---------------------------------------------------------------- formatting
@@ -62,10 +74,7 @@ def _number(value: float | None, digits: int = 3) -> str:
 
 
 def _interval(interval: tuple[float, float] | None) -> str:
-    if not interval:
-        return ""
-    low, high = interval
-    return f"[{low:.3f}, {high:.3f}]"
+    return f"[{_number(interval[0])}, {_number(interval[1])}]" if interval else ""
 
 
 def _figure_lines(figures: RunFigures) -> list[str]:
@@ -250,13 +259,7 @@ def _shots_by_kind(values_given: tuple[str, ...]) -> dict[str, int]:
     type=options.existing_file,
     help="Take the shots from this JSONL file instead of the database.",
 )
-@click.option(
-    "--status",
-    "statuses",
-    type=click.Choice((ALL, *values(ItemStatus))),
-    multiple=True,
-    help="Evaluate items with this status (repeatable) [default: approved].",
-)
+@options.statuses("Evaluate items with this status (repeatable) [default: approved].", or_all=True)
 @click.option(
     "--kind", "kinds", type=click.Choice(values(ItemKind)), multiple=True, help="Only this kind."
 )
@@ -387,24 +390,18 @@ def eval_command(
                 fail("this backend cannot score candidate answers; use --mode generate")
             planned = [(k, index) for k in shot_settings for index in range(repeats)]
             series = _new_series() if len(planned) > 1 else None
+            run_flags = {name: ctx.params[name] for name in RUN_FLAGS}
             for shot_count, index in planned:
                 run_id = _create(
                     database,
                     opened,
                     actor=actor,
-                    mode=mode,
                     shots=shot_count,
                     filters=filters,
-                    shot_file=shot_file,
-                    templates_dir=templates_dir,
                     seed=seed + index,
-                    protocol=protocol,
-                    layout=layout,
-                    extractor=extractor,
                     shots_by_kind=by_kind,
-                    max_new_tokens=max_new_tokens,
-                    permute_options=permute_options,
                     repeat=(series, index, repeats) if series else None,
+                    **run_flags,
                 )
                 run_ids.append(run_id)
                 _report_setup(database, run_id, as_json)
@@ -754,7 +751,7 @@ def runs_suspects(ctx: click.Context, min_models: int, as_json: bool) -> None:
 @runs_group.command("table")
 @click.option(
     "--shape",
-    type=click.Choice(("auto", "econlogicqa", "cflue")),
+    type=click.Choice(("auto", *TABLE_SHAPES)),
     default="auto",
     show_default=True,
     help="econlogicqa: accuracy by kind × shots; cflue: accuracy, F1, BLEU and ROUGE of "
@@ -819,7 +816,5 @@ def runs_table(
     )
 
 
-def register(cli: click.Group) -> None:
-    """Add this module's commands to the `vetbench` group."""
-    cli.add_command(eval_command)
-    cli.add_command(runs_group)
+COMMANDS: tuple[click.Command, ...] = (eval_command, runs_group)
+"""The commands this module adds to the `vetbench` group."""

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from db.vocabulary import ALL, FLAG_DESCRIPTIONS, UNDECIDED_STATUSES, FlagName, ItemStatus, values
+from db.vocabulary import ALL, FLAG_DESCRIPTIONS, UNDECIDED_STATUSES, FlagName
 from reviewer.cli import options
 from reviewer.cli.common import (
     TerminalProgressBar,
@@ -70,22 +70,12 @@ def _echo_entry(rank: int, entry: TriageEntry, lead: str) -> None:
 
 @click.command("triage")
 @options.json("Print the ranking as JSON.")
-@click.option(
-    "--limit",
-    type=click.IntRange(1),
-    default=TRIAGE_DEFAULT_LIMIT,
-    show_default=True,
-    metavar="N",
-    help="The N most suspicious items.",
-)
+@options.limit("The N most suspicious items.", default=TRIAGE_DEFAULT_LIMIT)
 @click.option("--all", "show_all", is_flag=True, help="Every item with a score (no limit).")
-@click.option(
-    "--status",
-    "statuses",
-    type=click.Choice((ALL, *values(ItemStatus))),
-    multiple=True,
-    help="Only items with this status (repeatable; `all` for every item) "
+@options.statuses(
+    "Only items with this status (repeatable; `all` for every item) "
     "[default: those not yet decided].",
+    or_all=True,
 )
 @as_option("The lead the printed commands name.")
 @click.pass_context
@@ -146,13 +136,7 @@ def _check_tally(summary: CheckSummary) -> str:
     help="The model to ask, served by an OpenAI-compatible API: openai:NAME.",
 )
 @options.api_client
-@click.option(
-    "--status",
-    "statuses",
-    type=click.Choice(values(ItemStatus)),
-    multiple=True,
-    help="Only items with this status (repeatable) [default: those not yet decided].",
-)
+@options.statuses("Only items with this status (repeatable) [default: those not yet decided].")
 @options.kind
 @options.source
 @click.option(
@@ -333,7 +317,5 @@ def flags_recompute(ctx: click.Context, name: str | None, no_models: bool, as_js
     )
 
 
-def register(cli: click.Group) -> None:
-    """Add this module's commands to the `vetbench` group."""
-    for command in (triage_command, check_command, flags_group):
-        cli.add_command(command)
+COMMANDS: tuple[click.Command, ...] = (triage_command, check_command, flags_group)
+"""The commands this module adds to the `vetbench` group."""

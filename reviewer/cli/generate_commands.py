@@ -19,7 +19,8 @@ from reviewer.cli.identity import acting_person
 
 if TYPE_CHECKING:
     from evaluator.backends.settings import ApiSettings
-    from evaluator.generation.run import GenerationSummary
+    from evaluator.generation.run import GenerationSummary, GenerationTask
+    from evaluator.generation.templates import GenerationMode, GenerationTemplate
 
 EXIT_INTERRUPTED = 130
 
@@ -80,13 +81,11 @@ def _echo_summary(summary: GenerationSummary, source: str) -> None:
 )
 @click.option(
     "--source",
-    default=None,
     help="Source name for the items [default: FILE-STEM-KIND]; ids are SOURCE:ARTICLE:N.",
 )
 @click.option(
     "--templates",
     type=options.existing_folder,
-    default=None,
     help="Folder whose generate_*.txt files replace the built-in prompt templates.",
 )
 @click.option("--temperature", type=click.FloatRange(0, 2), default=0.7, show_default=True)
@@ -129,12 +128,10 @@ def generate_command(
     and earlier answers come from the response cache.
     """
     from db.importer import source_slug
-    from evaluator.generation.inputs import InputError, read_articles, read_questions
+    from evaluator.generation.inputs import InputError
     from evaluator.generation.run import (
         GenerationAbortedError,
         GenerationSummary,
-        plan_from_articles,
-        plan_rewrites,
         run_generation,
         split_done,
     )
@@ -165,22 +162,7 @@ def generate_command(
 
     try:
         template = load_generation_template(mode, templates)
-        if questions is not None:
-            tasks = plan_rewrites(
-                read_questions(questions),
-                template=template,
-                source=source,
-                samples=samples,
-                seed=seed,
-            )
-        else:
-            tasks = plan_from_articles(
-                read_articles(input_path),
-                mode=mode,
-                template=template,
-                source=source,
-                samples=samples,
-            )
+        tasks = _plan_tasks(mode, input_path, template, source, samples=samples, seed=seed)
     except (InputError, GenerationTemplateError) as error:
         fail(str(error))
 
@@ -245,6 +227,29 @@ def generate_command(
         sys.exit(1)
 
 
+def _plan_tasks(
+    mode: GenerationMode,
+    path: Path,
+    template: GenerationTemplate,
+    source: str,
+    *,
+    samples: int,
+    seed: int,
+) -> list[GenerationTask]:
+    """What to ask for: questions to reword (``seed`` shuffles their options), or articles."""
+    from evaluator.generation.inputs import read_articles, read_questions
+    from evaluator.generation.run import plan_from_articles, plan_rewrites
+    from evaluator.generation.templates import GenerationMode
+
+    if mode is GenerationMode.MCQ_REWRITE:
+        return plan_rewrites(
+            read_questions(path), template=template, source=source, samples=samples, seed=seed
+        )
+    return plan_from_articles(
+        read_articles(path), mode=mode, template=template, source=source, samples=samples
+    )
+
+
 @click.command("rejects")
 @click.option("--source", "sources", multiple=True, help="Only these sources (repeatable).")
 @options.json("JSON, with the raw responses.")
@@ -292,7 +297,5 @@ def rejects_command(ctx: click.Context, sources: tuple[str, ...], as_json: bool)
     click.echo(f"{len(rows)} rejected generation{'s' if len(rows) != 1 else ''}")
 
 
-def register(cli: click.Group) -> None:
-    """Add this module's commands to the `vetbench` group."""
-    cli.add_command(generate_command)
-    cli.add_command(rejects_command)
+COMMANDS: tuple[click.Command, ...] = (generate_command, rejects_command)
+"""The commands this module adds to the `vetbench` group."""

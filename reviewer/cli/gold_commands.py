@@ -135,6 +135,5 @@ def gold_list(ctx: click.Context, include_removed: bool, as_json: bool) -> None:
         )
 
 
-def register(cli: click.Group) -> None:
-    """Add this module's commands to the `vetbench` group."""
-    cli.add_command(gold_group)
+COMMANDS: tuple[click.Command, ...] = (gold_group,)
+"""The commands this module adds to the `vetbench` group."""

@@ -118,6 +118,5 @@ def guidelines_list(ctx: click.Context, as_json: bool) -> None:
         )
 
 
-def register(cli: click.Group) -> None:
-    """Add this module's commands to the `vetbench` group."""
-    cli.add_command(guidelines_group)
+COMMANDS: tuple[click.Command, ...] = (guidelines_group,)
+"""The commands this module adds to the `vetbench` group."""

@@ -552,14 +552,12 @@ def users_list(ctx: click.Context, as_json: bool) -> None:
     list_users(ctx, as_json)
 
 
-def register(cli: click.Group) -> None:
-    """Add this module's commands to the `vetbench` group."""
-    for command in (
-        init_command,
-        import_command,
-        export_command,
-        stats_command,
-        items_command,
-        users_group,
-    ):
-        cli.add_command(command)
+COMMANDS: tuple[click.Command, ...] = (
+    init_command,
+    import_command,
+    export_command,
+    stats_command,
+    items_command,
+    users_group,
+)
+"""The commands this module adds to the `vetbench` group."""

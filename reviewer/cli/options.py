@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from db.vocabulary import ItemKind, values
+from db.vocabulary import ALL, ItemKind, ItemStatus, values
 from reviewer.cli.common import fail
 
 if TYPE_CHECKING:
@@ -43,14 +44,54 @@ source = click.option(
 )
 
 
+def statuses(help_text: str, *, or_all: bool = False) -> Decorator:
+    """``--status`` (repeatable, ``statuses``): items with these statuses; ``or_all`` adds `all`."""
+    choices = (ALL, *values(ItemStatus)) if or_all else values(ItemStatus)
+    return click.option(
+        "--status", "statuses", type=click.Choice(choices), multiple=True, help=help_text
+    )
+
+
+@dataclass(frozen=True)
+class ItemScope:
+    """``--kind`` and ``--source`` as one value: the kinds and sources asked for (None: all)."""
+
+    kinds: tuple[str, ...] | None
+    sources: tuple[str, ...] | None
+
+    @property
+    def narrowed(self) -> bool:
+        """True when --kind or --source was given."""
+        return self.kinds is not None or self.sources is not None
+
+
+def item_scope(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``--kind`` and ``--source`` (both repeatable), received as one ``scope: ItemScope``."""
+
+    @functools.wraps(function)
+    def with_item_scope(
+        *args: Any, kinds: tuple[str, ...], sources: tuple[str, ...], **kwargs: Any
+    ) -> Any:
+        return function(*args, scope=ItemScope(kinds or None, sources or None), **kwargs)
+
+    return _with_options(with_item_scope, (kind, source))
+
+
 def json(help_text: str) -> Decorator:
     """``--json`` (``as_json``): JSON instead of the table; ``help_text`` says what is printed."""
     return click.option("--json", "as_json", is_flag=True, help=help_text)
 
 
-def limit(help_text: str = "At most N items.") -> Decorator:
-    """``--limit N``: at most N rows (``limit``; None when not given)."""
-    return click.option("--limit", type=click.IntRange(1), metavar="N", help=help_text)
+def limit(help_text: str = "At most N items.", *, default: int | None = None) -> Decorator:
+    """``--limit N``: at most N rows (``limit``; ``default``, shown in the help, when not given)."""
+    return click.option(
+        "--limit",
+        type=click.IntRange(1),
+        default=default,
+        show_default=default is not None,
+        metavar="N",
+        help=help_text,
+    )
 
 
 structured = click.option(

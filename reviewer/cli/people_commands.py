@@ -241,7 +241,5 @@ def setup_postgres_command(ctx: click.Context, owner: str, apply_now: bool) -> N
         click.echo(line)
 
 
-def register(cli: click.Group) -> None:
-    """Add this module's commands to the `vetbench` group."""
-    for command in (audit_command, backup_command, setup_postgres_command):
-        cli.add_command(command)
+COMMANDS: tuple[click.Command, ...] = (audit_command, backup_command, setup_postgres_command)
+"""The commands this module adds to the `vetbench` group."""

@@ -259,7 +259,5 @@ def config_set(ctx: click.Context, key: str, value: str, name: str | None) -> No
         click.echo(f"item statuses recomputed for k = {change.new}: {changed} changed")
 
 
-def register(cli: click.Group) -> None:
-    """Add this module's commands to the `vetbench` group."""
-    for command in (review, judge, undo, config):
-        cli.add_command(command)
+COMMANDS: tuple[click.Command, ...] = (review, judge, undo, config)
+"""The commands this module adds to the `vetbench` group."""

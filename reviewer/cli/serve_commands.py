@@ -74,6 +74,5 @@ def serve(
     server.serve()
 
 
-def register(cli: click.Group) -> None:
-    """Add this module's commands to the `vetbench` group."""
-    cli.add_command(serve)
+COMMANDS: tuple[click.Command, ...] = (serve,)
+"""The commands this module adds to the `vetbench` group."""

@@ -1,0 +1,75 @@
+"""The shared pieces the CLI's commands are built from: option stacks given as one value,
+names repeated for a fast --help, flags passed through under their own names."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+
+import click
+from click.testing import CliRunner
+
+import reviewer.cli
+from reviewer.cli import cli, eval_commands, options
+
+
+def test_names_repeated_for_help_are_the_evaluators() -> None:
+    from evaluator.extractors import EXTRACTORS
+    from evaluator.prompts import LAYOUTS
+    from evaluator.tables import FORMATS, SHAPES
+
+    assert eval_commands.TABLE_SHAPES == SHAPES
+    assert eval_commands.TABLE_FORMATS == FORMATS
+    assert eval_commands.LAYOUT_NAMES == LAYOUTS
+    assert tuple(EXTRACTORS) == eval_commands.EXTRACTOR_NAMES
+
+
+def test_run_flags_are_eval_options_and_create_run_keywords() -> None:
+    from evaluator.runner import create_run
+
+    keywords = inspect.signature(create_run).parameters
+    options_of_eval = {param.name for param in eval_commands.eval_command.params}
+    for name in eval_commands.RUN_FLAGS:
+        assert name in options_of_eval, name
+        assert keywords[name].kind is inspect.Parameter.KEYWORD_ONLY, name
+
+
+def _scope_command() -> click.Command:
+    @click.command()
+    @options.item_scope
+    def show(scope: options.ItemScope) -> None:
+        click.echo(f"{scope.kinds} {scope.sources} {scope.narrowed}")
+
+    return show
+
+
+def test_item_scope_is_none_for_every_kind_and_source() -> None:
+    result = CliRunner().invoke(_scope_command(), [])
+    assert result.exit_code == 0, result.output
+    assert result.output == "None None False\n"
+
+
+def test_item_scope_keeps_repeated_kinds_and_sources() -> None:
+    result = CliRunner().invoke(
+        _scope_command(), ["--kind", "single", "--kind", "multi", "--source", "a"]
+    )
+    assert result.exit_code == 0, result.output
+    assert result.output == "('single', 'multi') ('a',) True\n"
+
+
+def test_item_scope_refuses_an_unknown_kind() -> None:
+    result = CliRunner().invoke(_scope_command(), ["--kind", "essay"])
+    assert result.exit_code == 2
+    assert "'essay' is not one of" in result.output
+
+
+def test_every_command_module_adds_its_commands_once() -> None:
+    modules = [
+        importlib.import_module(f"reviewer.cli.{info.name}")
+        for info in pkgutil.iter_modules(reviewer.cli.__path__)
+        if info.name.endswith("_commands")
+    ]
+    listed = [command.name for module in modules for command in module.COMMANDS]
+    assert len(listed) == len(set(listed))
+    assert sorted(listed) == sorted(cli.commands)
