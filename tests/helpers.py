@@ -35,6 +35,7 @@ from db.vocabulary import Role, Verdict
 from reviewer.cli import cli
 from reviewer.item_status import refresh_item_status
 from reviewer.tui.app import ReviewApp
+from reviewer.tui.screens.agreement import AgreementScreen
 from reviewer.tui.screens.review import ReviewScreen
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -293,6 +294,24 @@ async def wait_until(pilot: Pilot[None], condition: Callable[[], bool], what: st
             return
         await pilot.pause(0.05)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+@asynccontextmanager
+async def agreement_shown(
+    db: Database,
+    viewer: str,
+    *,
+    resamples: int = 0,
+    size: tuple[int, int] = (120, 40),
+    poll_seconds: float | None = None,
+) -> AsyncIterator[tuple[AgreementScreen, Pilot[None]]]:
+    """F2 as ``viewer`` sees it in a bare app, once its first figures are computed."""
+    screen = AgreementScreen(db, viewer, resamples=resamples)
+    if poll_seconds is not None:
+        screen.POLL_SECONDS = poll_seconds  # type: ignore[misc]
+    async with ScreenHost(screen).run_test(size=size) as pilot:
+        await wait_until(pilot, lambda: screen.computations >= 1, "the first figures")
+        yield screen, pilot
 
 
 REVIEW_GROUPS = {"review", "progress", "default"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from helpers import (
-    ScreenHost,
+    agreement_shown,
     item_status,
     press,
     run_cli,
@@ -14,7 +14,6 @@ from helpers import (
     store_item,
     store_person,
     stored_judgments,
-    wait_until,
 )
 from textual.widgets import DataTable
 
@@ -28,7 +27,6 @@ from reviewer.agreement import compute_agreement
 from reviewer.judging import ItemEdit, edit_item, submit_judgment
 from reviewer.queue import ReviewQueue
 from reviewer.tui.app import make_app
-from reviewer.tui.screens.agreement import AgreementScreen
 
 
 def settings(db: Database, **values: int) -> None:
@@ -203,10 +201,7 @@ async def test_after_the_verdict_the_annotator_hears_how_they_did(project: Datab
 async def test_f2_shows_each_annotators_gold_accuracy(project: Database) -> None:
     submit_judgment(project, "ann", "g:1", revision_number=1, blind_answer="ABCD", verdict="keep")
     submit_judgment(project, "ann", "o:1", revision_number=1, blind_answer="DACB", verdict="keep")
-    screen = AgreementScreen(project, "lea", resamples=0)
-    app = ScreenHost(screen)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: screen.computations >= 1, "the figures")
+    async with agreement_shown(project, "lea") as (screen, _pilot):
         table = screen.query_one("#annotator-table", DataTable)
         row = table.get_row_at(0)
         assert str(row[0]) == "ann" and row[3] == "100% of 1"
