@@ -34,6 +34,7 @@ from db.validation import ItemDraft, validate_draft
 from db.vocabulary import Role, Verdict
 from reviewer.cli import cli
 from reviewer.item_status import refresh_item_status
+from reviewer.judging import ItemEdit, edit_item, submit_judgment
 from reviewer.tui.app import ReviewApp
 from reviewer.tui.screens.agreement import AgreementScreen
 from reviewer.tui.screens.review import ReviewScreen
@@ -187,6 +188,30 @@ def store_decision(db: Database, item_id: str, lead: str, status: str, key: str 
         )
         session.flush()
         refresh_item_status(session, item_id)
+
+
+def judge_flawed_then_edit(
+    db: Database,
+    annotator: str,
+    item_id: str,
+    edit: ItemEdit,
+    *,
+    comment: str,
+    editor: str | None = None,
+) -> None:
+    """Through the product's own path: ``annotator`` judges revision 1 of ``item_id``
+    flawed (blind answer ABCD, saying ``comment``), then ``editor`` (the annotator
+    unless named) stores ``edit`` as revision 2."""
+    submit_judgment(
+        db,
+        annotator,
+        item_id,
+        revision_number=1,
+        blind_answer="ABCD",
+        verdict="flawed",
+        comment=comment,
+    )
+    edit_item(db, editor or annotator, item_id, edit)
 
 
 def stored_judgments(db: Database) -> list[Judgment]:

@@ -8,6 +8,7 @@ import pytest
 from helpers import (
     agreement_shown,
     item_status,
+    judge_flawed_then_edit,
     press,
     run_cli,
     running,
@@ -24,7 +25,7 @@ from db.settings import set_setting
 from db.vocabulary import Role
 from reviewer.adjudication import decide
 from reviewer.agreement import compute_agreement
-from reviewer.judging import ItemEdit, edit_item, submit_judgment
+from reviewer.judging import ItemEdit, submit_judgment
 from reviewer.queue import ReviewQueue
 from reviewer.tui.app import make_app
 
@@ -144,10 +145,8 @@ def test_a_new_annotators_first_items_are_gold(project: Database) -> None:
 
 def test_an_edited_gold_item_is_no_longer_served(project: Database) -> None:
     settings(project, calibration_items=5)
-    submit_judgment(
-        project, "lea", "g:1", revision_number=1, blind_answer="ABCD", verdict="flawed", comment="x"
-    )
-    edit_item(project, "lea", "g:1", ItemEdit(note="typo", prompt="Order these events."))
+    edit = ItemEdit(note="typo", prompt="Order these events.")
+    judge_flawed_then_edit(project, "lea", "g:1", edit, comment="x")
     served = served_and_judged(project, "carol", 1)
     assert served == ["g:2"]
     listed = run_cli(project, "gold", "list")
