@@ -34,7 +34,9 @@ from db.validation import ItemDraft, validate_draft
 from db.vocabulary import Role, Verdict
 from reviewer.cli import cli
 from reviewer.item_status import refresh_item_status
+from reviewer.judging import ItemEdit, edit_item, submit_judgment
 from reviewer.tui.app import ReviewApp
+from reviewer.tui.screens.agreement import AgreementScreen
 from reviewer.tui.screens.review import ReviewScreen
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -188,6 +190,30 @@ def store_decision(db: Database, item_id: str, lead: str, status: str, key: str 
         refresh_item_status(session, item_id)
 
 
+def judge_flawed_then_edit(
+    db: Database,
+    annotator: str,
+    item_id: str,
+    edit: ItemEdit,
+    *,
+    comment: str,
+    editor: str | None = None,
+) -> None:
+    """Through the product's own path: ``annotator`` judges revision 1 of ``item_id``
+    flawed (blind answer ABCD, saying ``comment``), then ``editor`` (the annotator
+    unless named) stores ``edit`` as revision 2."""
+    submit_judgment(
+        db,
+        annotator,
+        item_id,
+        revision_number=1,
+        blind_answer="ABCD",
+        verdict="flawed",
+        comment=comment,
+    )
+    edit_item(db, editor or annotator, item_id, edit)
+
+
 def stored_judgments(db: Database) -> list[Judgment]:
     with db.session() as session:
         return list(session.exec(select(Judgment).order_by(col(Judgment.id))))
@@ -293,6 +319,24 @@ async def wait_until(pilot: Pilot[None], condition: Callable[[], bool], what: st
             return
         await pilot.pause(0.05)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+@asynccontextmanager
+async def agreement_shown(
+    db: Database,
+    viewer: str,
+    *,
+    resamples: int = 0,
+    size: tuple[int, int] = (120, 40),
+    poll_seconds: float | None = None,
+) -> AsyncIterator[tuple[AgreementScreen, Pilot[None]]]:
+    """F2 as ``viewer`` sees it in a bare app, once its first figures are computed."""
+    screen = AgreementScreen(db, viewer, resamples=resamples)
+    if poll_seconds is not None:
+        screen.POLL_SECONDS = poll_seconds  # type: ignore[misc]
+    async with ScreenHost(screen).run_test(size=size) as pilot:
+        await wait_until(pilot, lambda: screen.computations >= 1, "the first figures")
+        yield screen, pilot
 
 
 REVIEW_GROUPS = {"review", "progress", "default"}

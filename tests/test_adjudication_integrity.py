@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from helpers import (
     ScreenHost,
+    agreement_shown,
     item_status,
     run_cli,
     screen_text,
@@ -26,7 +27,6 @@ from reviewer.adjudication import AdjudicationError, decide, load_case, undo_dec
 from reviewer.agreement import compute_agreement
 from reviewer.judging import submit_judgment
 from reviewer.tui.screens.adjudication import AdjudicationScreen
-from reviewer.tui.screens.agreement import AgreementScreen
 from reviewer.tui.screens.lead_modals import ReasonModal
 
 
@@ -247,10 +247,7 @@ def test_one_annotator_says_annotator(database: Database) -> None:
 
 async def test_f2_explains_the_figures_and_shows_keep_rates(one_sided: Database) -> None:
     store_person(one_sided, "lea", Role.LEAD)
-    screen = AgreementScreen(one_sided, "lea", resamples=0)
-    app = ScreenHost(screen)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: screen.computations >= 1, "the figures")
+    async with agreement_shown(one_sided, "lea") as (screen, _pilot):
         notes = str(screen.query_one("#agreement-notes", Static).render())
         assert "kappa paradox" in notes and "keep rate 100%" in notes
         table = screen.query_one("#annotator-table", DataTable)

@@ -23,29 +23,26 @@ def test_order_shapes_parse_to_one_canonical_form(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "message"),
+    ("kind", "text", "message"),
     [
-        ("DACA", "more than once"),
-        ("DAC", "missing B"),
-        ("DACE", "'E' is not one of"),
-        ("5,1,3,2", "out of range"),
-        ("", "empty"),
+        (ItemKind.ORDERING, "DACA", "more than once"),
+        (ItemKind.ORDERING, "DAC", "missing B"),
+        (ItemKind.ORDERING, "DACE", "'E' is not one of"),
+        (ItemKind.ORDERING, "5,1,3,2", "out of range"),
+        (ItemKind.ORDERING, "", "empty"),
+        (ItemKind.SINGLE, "AB", "exactly one"),
+        (ItemKind.MULTI, "AE", "not one of the choices"),
+        (ItemKind.MULTI, "AAB", "more than once"),
     ],
 )
-def test_bad_orders_are_refused_with_a_reason(text: str, message: str) -> None:
+def test_bad_answers_are_refused_with_a_reason(kind: ItemKind, text: str, message: str) -> None:
     with pytest.raises(AnswerError, match=message):
-        parse_answer(ItemKind.ORDERING, text, ABCD)
+        parse_answer(kind, text, ABCD)
 
 
-def test_choice_sets_are_sorted_and_checked() -> None:
+def test_choice_sets_are_sorted() -> None:
     assert parse_answer(ItemKind.MULTI, "D, B, A", ABCD) == "ABD"
     assert parse_answer(ItemKind.SINGLE, "c", ABCD) == "C"
-    with pytest.raises(AnswerError, match="exactly one"):
-        parse_answer(ItemKind.SINGLE, "AB", ABCD)
-    with pytest.raises(AnswerError, match="not one of the choices"):
-        parse_answer(ItemKind.MULTI, "AE", ABCD)
-    with pytest.raises(AnswerError, match="more than once"):
-        parse_answer(ItemKind.MULTI, "AAB", ABCD)
 
 
 def test_truefalse_reads_words() -> None:

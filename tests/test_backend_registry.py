@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 from eval_helpers import mixed_set, ordering, store
+from helpers import write_file
 from sqlmodel import select
 
 from db.engine import Database, open_database
@@ -110,20 +111,29 @@ def test_script_files_json_and_jsonl(tmp_path: Path) -> None:
     assert script.outputs == {"econ:1": "A, B, C, D"} and script.failures == {"econ:2": "timeout"}
 
 
-@pytest.mark.parametrize(
-    ("name", "text", "message"),
-    [
-        ("a.json", "[1, 2]", "a.json: expected a JSON object of item id -> output text"),
-        ("b.json", "{oops", "b.json:1: not valid JSON"),
-        ("c.jsonl", '{"item_id": "x", "output": "A"}\n{"output": "B"}\n', "c.jsonl:2: item_id"),
-        ("d.jsonl", '{"item_id": "x"}\n', "d.jsonl:1: give output"),
-    ],
-)
+# Script files the scripted backend refuses, by what is wrong with them: the file's name,
+# its text, and the message naming the place.
+BAD_SCRIPTS = {
+    "not-an-object": (
+        "a.json",
+        "[1, 2]",
+        "a.json: expected a JSON object of item id -> output text",
+    ),
+    "malformed-json": ("b.json", "{oops", "b.json:1: not valid JSON"),
+    "a-line-without-item-id": (
+        "c.jsonl",
+        '{"item_id": "x", "output": "A"}\n{"output": "B"}\n',
+        "c.jsonl:2: item_id",
+    ),
+    "a-line-without-output": ("d.jsonl", '{"item_id": "x"}\n', "d.jsonl:1: give output"),
+}
+
+
+@pytest.mark.parametrize(("name", "text", "message"), BAD_SCRIPTS.values(), ids=BAD_SCRIPTS.keys())
 def test_bad_script_files_are_named_with_their_place(
     tmp_path: Path, name: str, text: str, message: str
 ) -> None:
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
+    path = write_file(tmp_path, name, text)
     with pytest.raises(BackendError, match=message.replace("(", r"\(")):
         open_backend(f"scripted:{path}")
     with pytest.raises(BackendError, match="missing.json: cannot read the file"):

@@ -24,6 +24,7 @@ import re
 import shutil
 import sqlite3
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -98,6 +99,29 @@ def assert_clean_exit(result: Result) -> None:
     assert "Traceback" not in result.output
 
 
+@dataclass(frozen=True)
+class ImportAttempt:
+    """One file of the sweep imported, with what the database held before."""
+
+    case: dict[str, Any]
+    path: Path
+    result: Result
+    content_before: dict[str, list[tuple[Any, ...]]]
+    ids_before: set[str]
+
+
+def attempt_import(name: str, db: Path, tmp_path: Path, exit_code: int) -> ImportAttempt:
+    """Import the file ``name`` as ``expected.json`` says; the command ends cleanly with
+    ``exit_code``."""
+    case = EXPECTED[name]
+    path = input_file(name, case, tmp_path)
+    content_before, ids_before = database_content(db), item_ids(db)
+    result = run_import(db, path, case["format"])
+    assert_clean_exit(result)
+    assert result.exit_code == exit_code, result.output
+    return ImportAttempt(case, path, result, content_before, ids_before)
+
+
 @pytest.fixture(scope="module")
 def seeded_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A database holding one valid fixture import, made once and copied for each case."""
@@ -137,15 +161,9 @@ def test_expected_json_lists_every_file() -> None:
 def test_bad_file_is_refused_and_changes_nothing(
     name: str, database_copy: Path, tmp_path: Path
 ) -> None:
-    case = EXPECTED[name]
-    path = input_file(name, case, tmp_path)
-    before = database_content(database_copy)
+    attempt = attempt_import(name, database_copy, tmp_path, exit_code=1)
 
-    result = run_import(database_copy, path, case["format"])
-
-    assert_clean_exit(result)
-    assert result.exit_code == 1, result.output
-    output = result.output
+    case, path, output = attempt.case, attempt.path, attempt.result.output
     assert path.name in output
     if case["place"]:
         # The bad place, and no other: good records around it are not blamed.
@@ -157,7 +175,7 @@ def test_bad_file_is_refused_and_changes_nothing(
     assert case["message_contains"] in output, output
     assert "\x1b" not in output and "\x00" not in output  # shown, never sent to the terminal
     checkpoint(database_copy)
-    assert database_content(database_copy) == before
+    assert database_content(database_copy) == attempt.content_before
     assert not (tmp_path / PWNED_MARKER).exists()
     assert not (BAD_DIR / PWNED_MARKER).exists()
 
@@ -213,21 +231,17 @@ def _canonical(record: dict[str, Any]) -> str:
 def test_hostile_but_valid_text_is_stored_exactly(
     name: str, database_copy: Path, tmp_path: Path
 ) -> None:
-    case = EXPECTED[name]
-    path = input_file(name, case, tmp_path)
-    before = item_ids(database_copy)
+    attempt = attempt_import(name, database_copy, tmp_path, exit_code=0)
 
-    result = run_import(database_copy, path, case["format"])
-
-    assert_clean_exit(result)
-    assert result.exit_code == 0, result.output
-    new_ids = item_ids(database_copy) - before
+    new_ids = item_ids(database_copy) - attempt.ids_before
     stored = stored_records(database_copy, new_ids)
     got = sorted(
         _canonical({"prompt": s.prompt, "choices": s.choices, "explanation": s.explanation})
         for s in stored
     )
-    want = sorted(_canonical(record) for record in expected_records(path, case["format"]))
+    want = sorted(
+        _canonical(record) for record in expected_records(attempt.path, attempt.case["format"])
+    )
     assert got == want
 
 

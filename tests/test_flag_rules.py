@@ -5,9 +5,12 @@ look-alikes that must not raise them (以下表述 is not a table, R&D is not an
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from db.flag_rules import (
+    FlagFinding,
     RevisionText,
     html_markup,
     key_mismatch,
@@ -91,21 +94,16 @@ def test_an_image_tag_is_flagged_even_escaped_twice() -> None:
     assert glued is not None and "<img> tag" in glued.summary
 
 
-@pytest.mark.parametrize(
-    "prompt",
-    [
-        "关于证券投资基金业在金融体系中的地位和作用，以下表述错误的是（）。",
-        "以下表示方法正确的是（）。",
-        "某公司2018年度资产负债表中，总资产50亿元，总负债30亿元，所有者权益为（）亿元。",
-        "利润表中，净利润的计算公式是（）。",
-        "实用新型专利申请文件缺少说明书附图的，应当（）。",
-        "Which of the following is a monetary policy tool?",
-        "A table of contents is required in which of the following reports?",
-        "The analyst's figures for revenue growth are most likely to be:",
-    ],
-)
-def test_look_alikes_are_not_references(prompt: str) -> None:
-    assert needs_media(mcq(prompt)) is None
+MEDIA_LOOK_ALIKES = [  # not references to a table or figure
+    "关于证券投资基金业在金融体系中的地位和作用，以下表述错误的是（）。",
+    "以下表示方法正确的是（）。",
+    "某公司2018年度资产负债表中，总资产50亿元，总负债30亿元，所有者权益为（）亿元。",
+    "利润表中，净利润的计算公式是（）。",
+    "实用新型专利申请文件缺少说明书附图的，应当（）。",
+    "Which of the following is a monetary policy tool?",
+    "A table of contents is required in which of the following reports?",
+    "The analyst's figures for revenue growth are most likely to be:",
+]
 
 
 def test_a_table_written_into_the_text_satisfies_a_table_reference() -> None:
@@ -142,16 +140,30 @@ def test_entities_and_tags_are_flagged_with_where_they_are() -> None:
     assert english is not None and "&#39;" in english.summary and "&amp;" in english.summary
 
 
+HTML_LOOK_ALIKES = [  # ampersands and comparisons, not HTML
+    "R&D and AT&T spending rose; which is true?",
+    "If A<B and C>D, then (  ).",
+    "收益率<5%时，应（）。",
+]
+
+LOOK_ALIKES: dict[str, tuple[Callable[[RevisionText], FlagFinding | None], list[str]]] = {
+    "needs-media": (needs_media, MEDIA_LOOK_ALIKES),
+    "html": (html_markup, HTML_LOOK_ALIKES),
+}
+
+
 @pytest.mark.parametrize(
-    "prompt",
+    ("rule", "prompt"),
     [
-        "R&D and AT&T spending rose; which is true?",
-        "If A<B and C>D, then (  ).",
-        "收益率<5%时，应（）。",
+        pytest.param(rule, prompt, id=f"{name}-{prompt}")
+        for name, (rule, prompts) in LOOK_ALIKES.items()
+        for prompt in prompts
     ],
 )
-def test_ampersands_and_comparisons_are_not_html(prompt: str) -> None:
-    assert html_markup(mcq(prompt)) is None
+def test_look_alikes_raise_no_flag(
+    rule: Callable[[RevisionText], FlagFinding | None], prompt: str
+) -> None:
+    assert rule(mcq(prompt)) is None
 
 
 # --- key-mismatch --------------------------------------------------------------------------

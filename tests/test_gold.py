@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import pytest
 from helpers import (
-    ScreenHost,
+    agreement_shown,
     item_status,
+    judge_flawed_then_edit,
     press,
     run_cli,
     running,
     store_item,
     store_person,
     stored_judgments,
-    wait_until,
 )
 from textual.widgets import DataTable
 
@@ -25,10 +25,9 @@ from db.settings import set_setting
 from db.vocabulary import Role
 from reviewer.adjudication import decide
 from reviewer.agreement import compute_agreement
-from reviewer.judging import ItemEdit, edit_item, submit_judgment
+from reviewer.judging import ItemEdit, submit_judgment
 from reviewer.queue import ReviewQueue
 from reviewer.tui.app import make_app
-from reviewer.tui.screens.agreement import AgreementScreen
 
 
 def settings(db: Database, **values: int) -> None:
@@ -146,10 +145,8 @@ def test_a_new_annotators_first_items_are_gold(project: Database) -> None:
 
 def test_an_edited_gold_item_is_no_longer_served(project: Database) -> None:
     settings(project, calibration_items=5)
-    submit_judgment(
-        project, "lea", "g:1", revision_number=1, blind_answer="ABCD", verdict="flawed", comment="x"
-    )
-    edit_item(project, "lea", "g:1", ItemEdit(note="typo", prompt="Order these events."))
+    edit = ItemEdit(note="typo", prompt="Order these events.")
+    judge_flawed_then_edit(project, "lea", "g:1", edit, comment="x")
     served = served_and_judged(project, "carol", 1)
     assert served == ["g:2"]
     listed = run_cli(project, "gold", "list")
@@ -203,10 +200,7 @@ async def test_after_the_verdict_the_annotator_hears_how_they_did(project: Datab
 async def test_f2_shows_each_annotators_gold_accuracy(project: Database) -> None:
     submit_judgment(project, "ann", "g:1", revision_number=1, blind_answer="ABCD", verdict="keep")
     submit_judgment(project, "ann", "o:1", revision_number=1, blind_answer="DACB", verdict="keep")
-    screen = AgreementScreen(project, "lea", resamples=0)
-    app = ScreenHost(screen)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: screen.computations >= 1, "the figures")
+    async with agreement_shown(project, "lea") as (screen, _pilot):
         table = screen.query_one("#annotator-table", DataTable)
         row = table.get_row_at(0)
         assert str(row[0]) == "ann" and row[3] == "100% of 1"

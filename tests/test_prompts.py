@@ -106,26 +106,25 @@ def test_mcq_prompts_follow_cflue_in_chinese_for_chinese_items() -> None:
     assert prompt.question == "题目：我国A股实行（　）。\nA. one\nB. two\nC. three\nD. four\n答案："
 
 
-@pytest.mark.parametrize(
-    ("kind", "language", "phrase"),
-    [
-        ("single", "en", "Exactly one option is correct"),
-        ("multi", "en", "Two or more options are correct"),
-        ("truefalse", "en", "true/false"),
-        ("single", "zh", "单项选择题"),
-        ("multi", "zh", "多项选择题"),
-        ("truefalse", "zh", "判断题"),
-    ],
-)
-def test_instructions_match_the_question_type_and_language(
-    kind: str, language: str, phrase: str
-) -> None:
+# Words the instructions for each kind of question carry, in each language.
+INSTRUCTION_PHRASES = {
+    ("single", "en"): "Exactly one option is correct",
+    ("multi", "en"): "Two or more options are correct",
+    ("truefalse", "en"): "true/false",
+    ("single", "zh"): "单项选择题",
+    ("multi", "zh"): "多项选择题",
+    ("truefalse", "zh"): "判断题",
+}
+
+
+@pytest.mark.parametrize(("kind", "language"), INSTRUCTION_PHRASES)
+def test_instructions_match_the_question_type_and_language(kind: str, language: str) -> None:
     key = "AB" if kind == "multi" else "A"
     choices = {"A": "对", "B": "错"} if kind == "truefalse" else None
     prompt = prompts.build_prompt(
         item("c:1", kind, key=key, language=language, choices=choices), [], prompts.load_templates()
     )
-    assert phrase in prompt.prefix
+    assert INSTRUCTION_PHRASES[kind, language] in prompt.prefix
     cue = "答案：" if language == "zh" else "Answer:"
     assert prompt.question.endswith(cue)
 

@@ -6,7 +6,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from helpers import store_item, store_ordering_items
+from helpers import judge_flawed_then_edit, store_item, store_ordering_items
 from sqlalchemy import text
 from sqlmodel import select
 
@@ -271,16 +271,8 @@ def test_next_item_query_is_an_index_range_scan(database: Database) -> None:
 
 def test_an_editor_is_not_served_their_own_revision(database: Database) -> None:
     store_item(database, "econ:1")
-    submit_judgment(
-        database,
-        "alice",
-        "econ:1",
-        revision_number=1,
-        blind_answer="ABCD",
-        verdict="flawed",
-        comment="the key is wrong",
-    )
-    edit_item(database, "alice", "econ:1", ItemEdit(note="key was wrong", key="ABCD"))
+    edit = ItemEdit(note="key was wrong", key="ABCD")
+    judge_flawed_then_edit(database, "alice", "econ:1", edit, comment="the key is wrong")
     assert ReviewQueue(database, "alice").fetch_next() is None  # alice knows the new key
     item = ReviewQueue(database, "bob").fetch_next()
     assert item is not None and item.revision == 2

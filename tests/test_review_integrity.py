@@ -424,20 +424,17 @@ async def test_chosen_answers_are_highlighted_not_dimmed(database: Database) -> 
 
 
 async def test_empty_tables_say_none(database: Database) -> None:
-    from helpers import ScreenHost, wait_until
+    from helpers import ScreenHost, agreement_shown, wait_until
 
     from reviewer.tui.screens.adjudication import AdjudicationScreen
-    from reviewer.tui.screens.agreement import AgreementScreen
 
     store_person(database, "lea", Role.LEAD)
-    screen = AgreementScreen(database, "lea", resamples=0)
-    host = ScreenHost(screen)
-    async with host.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: screen.computations >= 1, "the figures")
+    async with agreement_shown(database, "lea") as (screen, pilot):
         for table_id in ("#agreement-figures", "#annotator-table", "#breakdown", "#wrong-keys"):
             first = screen.query_one(table_id, DataTable).get_row_at(0)[0]
             assert str(first).startswith("none"), table_id
-        assert "0 items compared" in screen_text(host) and "0 annotators" in screen_text(host)
+        shown = screen_text(pilot.app)
+        assert "0 items compared" in shown and "0 annotators" in shown
     lead_screen = AdjudicationScreen(database, "lea")
     host = ScreenHost(lead_screen)
     async with host.run_test(size=(120, 40)) as pilot:

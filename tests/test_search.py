@@ -9,7 +9,7 @@ import random
 from pathlib import Path
 
 import pytest
-from helpers import FIXTURES, press, run_cli, running
+from helpers import FIXTURES, judge_flawed_then_edit, press, run_cli, running
 from sqlalchemy import text
 from sqlmodel import select
 from textual.widgets import Input, Select, Static
@@ -19,7 +19,7 @@ from db.importer import import_files
 from db.items import iter_items
 from db.models import Item
 from db.search import SEARCH_TABLE, search_condition, search_note
-from reviewer.judging import ItemEdit, edit_item, submit_judgment
+from reviewer.judging import ItemEdit
 from reviewer.queue import QueueFilter, ReviewQueue
 from reviewer.tui.app import make_app
 from reviewer.tui.screens.jump import FilterScreen
@@ -85,21 +85,8 @@ def test_search_uses_the_database_index(fixtures: Database) -> None:
 
 
 def test_the_index_follows_edits_and_reimports(fixtures: Database, tmp_path: Path) -> None:
-    submit_judgment(
-        fixtures,
-        "ann",
-        "econ_ordering:1",
-        revision_number=1,
-        blind_answer="ABCD",
-        verdict="flawed",
-        comment="x",
-    )
-    edit_item(
-        fixtures,
-        "ann",
-        "econ_ordering:1",
-        ItemEdit(note="reworded", prompt="A 独特的 scenario about tariffs."),
-    )
+    edit = ItemEdit(note="reworded", prompt="A 独特的 scenario about tariffs.")
+    judge_flawed_then_edit(fixtures, "ann", "econ_ordering:1", edit, comment="x")
     assert found(fixtures, "独特的") == ["econ_ordering:1"]
     assert found(fixtures, "tariffs") == ["econ_ordering:1"]
     records = json.loads(CFLUE_FIXTURE.read_text(encoding="utf-8"))

@@ -8,7 +8,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import pytest
-from helpers import ScreenHost, store_item, store_judgment, store_person, wait_until
+from helpers import (
+    ScreenHost,
+    agreement_shown,
+    store_item,
+    store_judgment,
+    store_person,
+    wait_until,
+)
 from rich.text import Text
 from sqlmodel import col, select
 from textual.pilot import Pilot
@@ -21,7 +28,7 @@ from db.settings import set_setting
 from db.vocabulary import Role
 from reviewer.judging import submit_judgment
 from reviewer.tui.screens.adjudication import AdjudicationScreen
-from reviewer.tui.screens.agreement import AgreementScreen, kappa_colour
+from reviewer.tui.screens.agreement import kappa_colour
 from reviewer.tui.screens.lead_modals import ConfirmModal, ReasonModal
 from reviewer.tui.screens.prompt import PromptScreen
 from reviewer.tui.widgets.titles import PanelTitle
@@ -177,11 +184,8 @@ async def test_non_leads_are_refused_and_see_no_judgments(review: Database) -> N
 async def test_agreement_screen_shows_figures_and_follows_new_judgments(review: Database) -> None:
     from reviewer.agreement import compute_agreement
 
-    screen = AgreementScreen(review, "lea", resamples=50)
-    screen.POLL_SECONDS = 0.1  # type: ignore[misc]
-    app = ScreenHost(screen)
-    async with app.run_test(size=(140, 45)) as pilot:
-        await wait_until(pilot, lambda: screen.computations >= 1, "the first computation")
+    shown = agreement_shown(review, "lea", resamples=50, size=(140, 45), poll_seconds=0.1)
+    async with shown as (screen, pilot):
         figures = screen.query_one("#agreement-figures", DataTable)
         expected = compute_agreement(review, resamples=50).figures.verdict.alpha
         first_row = figures.get_row_at(0)
@@ -214,10 +218,7 @@ async def test_agreement_screen_shows_figures_and_follows_new_judgments(review: 
 
 
 async def test_annotators_see_figures_but_not_others_answers(review: Database) -> None:
-    screen = AgreementScreen(review, "ann", resamples=0)
-    app = ScreenHost(screen)
-    async with app.run_test(size=(140, 45)) as pilot:
-        await wait_until(pilot, lambda: screen.computations >= 1, "the first computation")
+    async with agreement_shown(review, "ann", size=(140, 45)) as (screen, _pilot):
         assert screen.query_one("#agreement-figures", DataTable).row_count > 0
         wrong_keys = screen.query_one("#wrong-keys", DataTable)
         assert wrong_keys.row_count == 1

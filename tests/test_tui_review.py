@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from helpers import (
     EXPLANATION,
+    judge_flawed_then_edit,
     press,
     running,
     screen_text,
@@ -445,18 +446,10 @@ async def test_command_palette_runs_review_actions(database: Database) -> None:
 
 
 async def test_browse_judged_items_lists_every_revision(one_item: Database) -> None:
-    from reviewer.judging import ItemEdit, edit_item, submit_judgment
+    from reviewer.judging import ItemEdit, submit_judgment
 
-    submit_judgment(
-        one_item,
-        "alice",
-        "econ:1",
-        revision_number=1,
-        blind_answer="ABCD",
-        verdict="flawed",
-        comment="a typo",
-    )
-    edit_item(one_item, "bob", "econ:1", ItemEdit(note="typo", prompt="Order the events (fixed)."))
+    edit = ItemEdit(note="typo", prompt="Order the events (fixed).")
+    judge_flawed_then_edit(one_item, "alice", "econ:1", edit, comment="a typo", editor="bob")
     submit_judgment(
         one_item, "alice", "econ:1", revision_number=2, blind_answer="DABC", verdict="keep"
     )

@@ -325,44 +325,36 @@ def test_review_revealed(snap_compare, review_db: Database, source: str, size: S
     assert snap_compare(app, terminal_size=size, run_before=steps(*keys))
 
 
-@SIZES
-def test_review_hostile_text(snap_compare, review_db: Database, size: Size) -> None:  # type: ignore[no-untyped-def]
-    app = app_for(review_db, source="hostile")
-    assert snap_compare(app, terminal_size=size, run_before=steps("a", "enter"))
+# The review screen and its modals: the source the queue serves, and the keys pressed
+# before the picture is taken.
+SCREENS: dict[str, tuple[str, list[str]]] = {
+    "hostile-text": ("hostile", ["a", "enter"]),
+    "raw-form": ("latex", ["a", "enter", "v"]),
+    "display-form-of-latex": ("latex", ["a", "enter"]),
+    "judged-item": ("judged", ["j", *typed("judged:1"), "enter"]),
+    "nothing-left": ("no-such-source", []),
+    "help": ("en-ordering", ["question_mark"]),
+    "edit": (
+        "zh-ordering",
+        [*blind_keys("zh-ordering"), "enter", "f", "ctrl+e", *typed(" (2019)"), "ctrl+r"],
+    ),
+    "revisions": ("revised", ["a", "enter", "r"]),
+    "jump": ("en-single", ["j", *typed("zh-single:1")]),
+    "filter": ("en-single", ["slash"]),
+    "judged-list": ("en-single", ["l"]),
+}
 
 
 @SIZES
-def test_review_raw_form(snap_compare, review_db: Database, size: Size) -> None:  # type: ignore[no-untyped-def]
-    app = app_for(review_db, source="latex")
-    assert snap_compare(app, terminal_size=size, run_before=steps("a", "enter", "v"))
-
-
-@SIZES
-def test_review_display_form_of_latex(snap_compare, review_db: Database, size: Size) -> None:  # type: ignore[no-untyped-def]
-    app = app_for(review_db, source="latex")
-    assert snap_compare(app, terminal_size=size, run_before=steps("a", "enter"))
-
-
-@SIZES
-def test_review_judged_item(snap_compare, review_db: Database, size: Size) -> None:  # type: ignore[no-untyped-def]
-    app = app_for(review_db, source="judged")
-    keys = ["j", *typed("judged:1"), "enter"]
+@pytest.mark.parametrize(("source", "keys"), SCREENS.values(), ids=SCREENS.keys())
+def test_review_screen(  # type: ignore[no-untyped-def]
+    snap_compare, review_db: Database, source: str, keys: list[str], size: Size
+) -> None:
+    app = app_for(review_db, source=source)
     assert snap_compare(app, terminal_size=size, run_before=steps(*keys))
 
 
-@SIZES
-def test_review_nothing_left(snap_compare, review_db: Database, size: Size) -> None:  # type: ignore[no-untyped-def]
-    app = app_for(review_db, source="no-such-source")
-    assert snap_compare(app, terminal_size=size, run_before=steps())
-
-
 # --- the review screen's modals -----------------------------------------------------------
-
-
-@SIZES
-def test_help(snap_compare, review_db: Database, size: Size) -> None:  # type: ignore[no-untyped-def]
-    app = app_for(review_db, source="en-ordering")
-    assert snap_compare(app, terminal_size=size, run_before=steps("question_mark"))
 
 
 @SIZES
@@ -377,38 +369,6 @@ def test_verdict_prompt(
     app = app_for(review_db, source=source)
     keys = [*blind_keys(source), "enter", verdict]
     assert snap_compare(app, terminal_size=size, run_before=steps(*keys))
-
-
-@SIZES
-def test_edit(snap_compare, review_db: Database, size: Size) -> None:  # type: ignore[no-untyped-def]
-    app = app_for(review_db, source="zh-ordering")
-    keys = [*blind_keys("zh-ordering"), "enter", "f", "ctrl+e", *typed(" (2019)"), "ctrl+r"]
-    assert snap_compare(app, terminal_size=size, run_before=steps(*keys))
-
-
-@SIZES
-def test_revisions(snap_compare, review_db: Database, size: Size) -> None:  # type: ignore[no-untyped-def]
-    app = app_for(review_db, source="revised")
-    keys = ["a", "enter", "r"]
-    assert snap_compare(app, terminal_size=size, run_before=steps(*keys))
-
-
-@SIZES
-def test_jump(snap_compare, review_db: Database, size: Size) -> None:  # type: ignore[no-untyped-def]
-    app = app_for(review_db, source="en-single")
-    assert snap_compare(app, terminal_size=size, run_before=steps("j", *typed("zh-single:1")))
-
-
-@SIZES
-def test_filter(snap_compare, review_db: Database, size: Size) -> None:  # type: ignore[no-untyped-def]
-    app = app_for(review_db, source="en-single")
-    assert snap_compare(app, terminal_size=size, run_before=steps("slash"))
-
-
-@SIZES
-def test_judged_list(snap_compare, review_db: Database, size: Size) -> None:  # type: ignore[no-untyped-def]
-    app = app_for(review_db, source="en-single")
-    assert snap_compare(app, terminal_size=size, run_before=steps("l"))
 
 
 # --- F2: agreement --------------------------------------------------------------------------
