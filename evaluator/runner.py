@@ -80,6 +80,7 @@ from evaluator.prompts import (
 )
 from evaluator.protocols import ProtocolSpec, StopRule, protocol_spec
 from evaluator.results import CandidateRanking, JsonObject, JsonValue, Score
+from evaluator.runs import RunNotFound, load_run
 from evaluator.text_metrics import score_explanation
 
 __all__ = [
@@ -488,11 +489,10 @@ def _shown(item: ItemSnapshot, *, permute: bool, seed: object) -> _Shown:
 
 
 def _load_run(db: Database, run_id: int) -> EvalRun:
-    with db.session() as session:
-        run = session.get(EvalRun, run_id)
-    if run is None:
-        raise RunSetupError(f"there is no run {run_id}")
-    return run
+    try:
+        return load_run(db, run_id)
+    except RunNotFound as error:
+        raise RunSetupError(str(error)) from None
 
 
 def pending_item_ids(db: Database, run_id: int) -> list[str]:
