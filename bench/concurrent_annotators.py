@@ -37,6 +37,13 @@ from db.models import Judgment, Person  # noqa: E402
 from db.settings import set_setting  # noqa: E402
 from db.validation import ItemDraft, validate_draft  # noqa: E402
 
+SUPPLIER_EVENTS = (  # every seeded item's events A to D, in the order of their letters
+    "Buyers look for new suppliers",
+    "The supplier announces the increase",
+    "Input costs rise",
+    "Contracts are renegotiated",
+)
+
 
 @dataclass
 class ConcurrencyResult:
@@ -72,12 +79,7 @@ def seed_items(db_url: str, count: int, overlap: int) -> None:
             draft = ItemDraft(
                 kind="ordering",
                 prompt=f"Scenario {index}: a supplier raises prices; order the events.",
-                choices={
-                    "A": "Buyers look for new suppliers",
-                    "B": "The supplier announces the increase",
-                    "C": "Input costs rise",
-                    "D": "Contracts are renegotiated",
-                },
+                choices=dict(zip("ABCD", SUPPLIER_EVENTS, strict=True)),
                 key="C, B, A, D",
             )
             assert validate_draft(draft) == []
