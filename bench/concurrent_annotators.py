@@ -30,6 +30,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from sqlalchemy import func, select  # noqa: E402
+from sqlmodel import col  # noqa: E402
 
 from db.engine import open_database  # noqa: E402
 from db.items import add_item  # noqa: E402
@@ -162,7 +163,8 @@ def run_annotators(
     result.logged = len(logged)
     db = open_database(db_url)
     with db.session() as session:
-        stored = dict(session.execute(select(Judgment.id, Judgment.item_id)).all())
+        rows = session.execute(select(col(Judgment.id), col(Judgment.item_id))).all()
+        stored: dict[int | None, str] = dict(rows)
         result.stored = session.execute(select(func.count()).select_from(Judgment)).scalar_one()
         annotators = session.execute(select(func.count()).select_from(Person)).scalar_one()
     db.dispose()
