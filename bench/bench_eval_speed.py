@@ -48,6 +48,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -163,35 +164,56 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
-def run_vetbench(
-    db_path: Path,
-    out: Path,
-    batch_size: str,
-    dtype: str,
-    *,
-    model: str = "demo",
-    device: str = "cpu",
-    limit: int | None = None,
-) -> None:
+@dataclass(frozen=True)
+class Worker:
+    """What a child process is told (``--worker ...``): what to read, where to write its
+    figures, and how to run the model."""
+
+    source: Path  # the database (vetbench) or the exported task folder (lm-eval)
+    out: Path
+    batch_size: str
+    model: str
+    device: str
+    dtype: str  # vetbench's --dtype; lm-eval runs float32 on a CPU, bfloat16 on a GPU
+    limit: int | None
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> Worker:
+        source = args.db if args.worker == "vetbench" else args.task
+        return cls(
+            source, args.out, args.batch_size, args.model, args.device, args.dtype, args.limit
+        )
+
+    def write_figures(
+        self, started: float, loaded: float, finished: float, figures: dict[str, Any]
+    ) -> None:
+        """The child's figures, with its loading and evaluation timed apart and its peak memory."""
+        timings = {
+            "load_s": loaded - started,
+            "eval_s": finished - loaded,
+            "peak_rss_mib": peak_rss_mib(),
+        }
+        self.out.write_text(
+            json.dumps({**figures, **timings}, ensure_ascii=False, default=str), encoding="utf-8"
+        )
+
+
+def run_vetbench(worker: Worker) -> None:
     """Child process: vetbench's run loop on the evaluated set, timed apart from loading."""
     from db.engine import open_database
     from evaluator.backends.registry import open_backend
     from evaluator.backends.settings import BackendSettings
     from evaluator.runner import create_run, execute_run
 
-    database = open_database(db_path)
+    database = open_database(worker.source)
     started = time.perf_counter()
-    backend = open_backend(
-        model, BackendSettings(device=device, batch_size=batch_size, dtype=dtype)
+    settings = BackendSettings(
+        device=worker.device, batch_size=worker.batch_size, dtype=worker.dtype
     )
+    backend = open_backend(worker.model, settings)
     loaded = time.perf_counter()
-    run_id = create_run(
-        database,
-        backend.info,
-        mode="generate",
-        shots=SHOTS,
-        filters={"status": ["approved"], "source": list(EVALUATED_SOURCES), "limit": limit},
-    )
+    filters = {"status": ["approved"], "source": list(EVALUATED_SOURCES), "limit": worker.limit}
+    run_id = create_run(database, backend.info, mode="generate", shots=SHOTS, filters=filters)
     status = execute_run(database, run_id, backend)
     finished = time.perf_counter()
     backend.close()
@@ -201,32 +223,15 @@ def run_vetbench(
         run = session.get(EvalRun, run_id)
         assert run is not None
         items = len(run.item_ids)
-    out.write_text(
-        json.dumps(
-            {
-                "run_id": run_id,
-                "status": str(status),
-                "items": items,
-                "load_s": loaded - started,
-                "eval_s": finished - loaded,
-                "peak_rss_mib": peak_rss_mib(),
-                "params": backend.info.params,
-            },
-            default=str,
-        ),
-        encoding="utf-8",
+    worker.write_figures(
+        started,
+        loaded,
+        finished,
+        {"run_id": run_id, "status": str(status), "items": items, "params": backend.info.params},
     )
 
 
-def run_lm_eval(
-    task_dir: Path,
-    out: Path,
-    batch_size: str,
-    *,
-    model_spec: str = "demo",
-    device: str = "cpu",
-    limit: int | None = None,
-) -> None:
+def run_lm_eval(worker: Worker) -> None:
     """Child process: lm-eval's HF backend on the exported task, timed apart from loading
     (float32 on the CPU, bfloat16 on a GPU, as vetbench's auto)."""
     import lm_eval
@@ -235,15 +240,15 @@ def run_lm_eval(
 
     from evaluator.backends.transformers_backend import resolve_model_source
 
-    model_dir = resolve_model_source(model_spec).path
-    dtype = "bfloat16" if device == "cuda" else "float32"
+    model_dir = resolve_model_source(worker.model).path
+    dtype = "bfloat16" if worker.device == "cuda" else "float32"
     started = time.perf_counter()
     model = get_model("hf").create_from_arg_string(
         f"pretrained={model_dir},dtype={dtype}",
-        {"device": device, "batch_size": batch_size},
+        {"device": worker.device, "batch_size": worker.batch_size},
     )
     loaded = time.perf_counter()
-    manager = TaskManager(include_path=str(task_dir), include_defaults=False)
+    manager = TaskManager(include_path=str(worker.source), include_defaults=False)
     results = lm_eval.simple_evaluate(
         model=model,
         tasks=["vetbench"],
@@ -251,7 +256,7 @@ def run_lm_eval(
         apply_chat_template=True,
         log_samples=True,
         bootstrap_iters=0,
-        limit=limit,
+        limit=worker.limit,
     )
     finished = time.perf_counter()
     assert results is not None
@@ -268,23 +273,14 @@ def run_lm_eval(
                     "prompt": sample["arguments"][0][0],
                 }
             )
-    out.write_text(
-        json.dumps(
-            {
-                "items": len(samples),
-                "load_s": loaded - started,
-                "eval_s": finished - loaded,
-                "peak_rss_mib": peak_rss_mib(),
-                "exact_match": {
-                    name: figures.get("exact_match,none")
-                    for name, figures in results["results"].items()
-                },
-                "samples": samples,
-            },
-            ensure_ascii=False,
-            default=str,
-        ),
-        encoding="utf-8",
+    exact_match = {
+        name: figures.get("exact_match,none") for name, figures in results["results"].items()
+    }
+    worker.write_figures(
+        started,
+        loaded,
+        finished,
+        {"items": len(samples), "exact_match": exact_match, "samples": samples},
     )
 
 
@@ -444,26 +440,9 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
-    if args.worker == "vetbench":
-        run_vetbench(
-            args.db,
-            args.out,
-            args.batch_size,
-            args.dtype,
-            model=args.model,
-            device=args.device,
-            limit=args.limit,
-        )
-        return
-    if args.worker == "lm-eval":
-        run_lm_eval(
-            args.task,
-            args.out,
-            args.batch_size,
-            model_spec=args.model,
-            device=args.device,
-            limit=args.limit,
-        )
+    if args.worker is not None:
+        run_worker = run_vetbench if args.worker == "vetbench" else run_lm_eval
+        run_worker(Worker.from_args(args))
         return
     common = ["--model", args.model, "--device", args.device]
     common += ["--limit", str(args.limit)] if args.limit else []

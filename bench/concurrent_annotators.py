@@ -30,12 +30,20 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from sqlalchemy import func, select  # noqa: E402
+from sqlmodel import col  # noqa: E402
 
 from db.engine import open_database  # noqa: E402
 from db.items import add_item  # noqa: E402
 from db.models import Judgment, Person  # noqa: E402
 from db.settings import set_setting  # noqa: E402
 from db.validation import ItemDraft, validate_draft  # noqa: E402
+
+SUPPLIER_EVENTS = (  # every seeded item's events A to D, in the order of their letters
+    "Buyers look for new suppliers",
+    "The supplier announces the increase",
+    "Input costs rise",
+    "Contracts are renegotiated",
+)
 
 
 @dataclass
@@ -72,12 +80,7 @@ def seed_items(db_url: str, count: int, overlap: int) -> None:
             draft = ItemDraft(
                 kind="ordering",
                 prompt=f"Scenario {index}: a supplier raises prices; order the events.",
-                choices={
-                    "A": "Buyers look for new suppliers",
-                    "B": "The supplier announces the increase",
-                    "C": "Input costs rise",
-                    "D": "Contracts are renegotiated",
-                },
+                choices=dict(zip("ABCD", SUPPLIER_EVENTS, strict=True)),
                 key="C, B, A, D",
             )
             assert validate_draft(draft) == []
@@ -160,7 +163,8 @@ def run_annotators(
     result.logged = len(logged)
     db = open_database(db_url)
     with db.session() as session:
-        stored = dict(session.execute(select(Judgment.id, Judgment.item_id)).all())
+        rows = session.execute(select(col(Judgment.id), col(Judgment.item_id))).all()
+        stored: dict[int | None, str] = dict(rows)
         result.stored = session.execute(select(func.count()).select_from(Judgment)).scalar_one()
         annotators = session.execute(select(func.count()).select_from(Person)).scalar_one()
     db.dispose()

@@ -10,9 +10,10 @@ prediction stores in its ``scores`` column.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from datetime import datetime
-from typing import TypeAlias
+from enum import Enum
+from typing import Any, TypeAlias
 
 from db.vocabulary import EvalMode, FailureKind, ItemKind, RunStatus
 from evaluator.text_metrics import BleuStatistics, ExplanationScore
@@ -22,6 +23,7 @@ __all__ = [
     "CandidateRanking",
     "ExtractorFigures",
     "Figures",
+    "FieldsAsJson",
     "Interval",
     "PositionFigures",
     "JsonObject",
@@ -48,13 +50,39 @@ Interval = tuple[float, float]
 """A 95% interval, ``(low, high)``; JSON writes it as a two-element list."""
 
 
-def _time(value: datetime | None) -> str | None:
-    """A timestamp as the ``--json`` printers have always written it (``str(datetime)``)."""
-    return None if value is None else str(value)
+def _json_value(value: object) -> JsonValue:
+    """One field's value as JSON: a result by its own ``to_json()``, any other dataclass by
+    its fields, an enumerated word by its value, a timestamp as ``str(datetime)`` (as the
+    ``--json`` printers have always written it), tuples (intervals too) as lists."""
+    to_json = getattr(value, "to_json", None)
+    if callable(to_json):
+        result: JsonValue = to_json()
+        return result
+    if is_dataclass(value) and not isinstance(value, type):
+        return _fields_json(value)
+    if isinstance(value, Enum):
+        return _json_value(value.value)
+    if isinstance(value, datetime):
+        return str(value)
+    if isinstance(value, Mapping):
+        return {str(name): _json_value(item) for name, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_value(item) for item in value]
+    if value is None or isinstance(value, str | int | float):
+        return value
+    raise TypeError(f"no JSON form for {type(value).__name__}")
 
 
-def _interval(value: Interval | None) -> list[JsonValue] | None:
-    return None if value is None else [value[0], value[1]]
+def _fields_json(result: Any) -> JsonObject:
+    """A frozen result as JSON: every field under its own name, in the order declared."""
+    return {field.name: _json_value(getattr(result, field.name)) for field in fields(result)}
+
+
+class FieldsAsJson:
+    """A result whose JSON is its fields: each under its own name, in the order declared."""
+
+    def to_json(self) -> JsonObject:
+        return _fields_json(self)
 
 
 def _number(value: object) -> float | None:
@@ -71,21 +99,6 @@ class CandidateRanking:
     candidates: int  # how many were ranked
     log_likelihoods: Mapping[str, float]  # the best few, best first
     key_rank: int | None  # 1 for the best; None when the key was not a candidate
-
-
-def _explanation_json(score: ExplanationScore) -> JsonObject:
-    bleu = score.bleu
-    return {
-        "bleu": {
-            "matches": list(bleu.matches),
-            "totals": list(bleu.totals),
-            "hypothesis_length": bleu.hypothesis_length,
-            "reference_length": bleu.reference_length,
-        },
-        "rouge_1": score.rouge_1,
-        "rouge_2": score.rouge_2,
-        "rouge_l": score.rouge_l,
-    }
 
 
 def _integers(value: object) -> tuple[int, ...]:
@@ -148,7 +161,7 @@ class Score:
         if self.extracted is not None:
             data["extracted"] = dict(self.extracted)
         if self.explanation is not None:
-            data["explanation"] = _explanation_json(self.explanation)
+            data["explanation"] = _fields_json(self.explanation)
         if self.key_position is not None:
             data["key_position"] = self.key_position
         if self.option_order is not None:
@@ -216,24 +229,8 @@ class PredictionView:
     created_at: datetime
 
     def to_json(self, *, with_prompt: bool = True) -> JsonObject:
-        data: JsonObject = {
-            "run_id": self.run_id,
-            "item_id": self.item_id,
-            "kind": self.kind.value,
-            "source": self.source,
-            "revision": self.revision,
-            "key": self.key,
-            "parsed_answer": self.parsed_answer,
-            "correct": self.correct,
-            "failure_kind": None if self.failure_kind is None else self.failure_kind.value,
-            "raw_output": self.raw_output,
-            "prompt": self.prompt,
-            "prompt_hash": self.prompt_hash,
-            "scores": {} if self.scores is None else self.scores.to_json(),
-            "latency_s": self.latency_s,
-            "error": self.error,
-            "created_at": _time(self.created_at),
-        }
+        data = _fields_json(self)
+        data["scores"] = {} if self.scores is None else self.scores.to_json()
         if not with_prompt:
             del data["prompt"]
         return data
@@ -243,7 +240,7 @@ class PredictionView:
 
 
 @dataclass(frozen=True)
-class ExtractorFigures:
+class ExtractorFigures(FieldsAsJson):
     """What one extractor recovered from a set of outputs, and how many it read right."""
 
     parsed: int
@@ -251,29 +248,18 @@ class ExtractorFigures:
     correct: int
     accuracy: float | None  # over the predictions it read (parsed or not)
 
-    def to_json(self) -> JsonObject:
-        return {
-            "parsed": self.parsed,
-            "unparsed": self.unparsed,
-            "correct": self.correct,
-            "accuracy": self.accuracy,
-        }
-
 
 @dataclass(frozen=True)
-class PositionFigures:
+class PositionFigures(FieldsAsJson):
     """Accuracy by the label the key was shown under (its first letter for orders)."""
 
     n: int
     correct: int
     accuracy: float | None
 
-    def to_json(self) -> JsonObject:
-        return {"n": self.n, "correct": self.correct, "accuracy": self.accuracy}
-
 
 @dataclass(frozen=True)
-class Figures:
+class Figures(FieldsAsJson):
     """The figures of a set of predictions (see :mod:`evaluator.metrics`).
 
     A figure with nothing to average over is None (no ordering items: no pairwise
@@ -302,52 +288,20 @@ class Figures:
     key_positions: Mapping[str, PositionFigures]  # by the label the key was shown under
     position_bias: float | None  # highest minus lowest accuracy over key positions
 
-    def to_json(self) -> JsonObject:
-        return {
-            "n": self.n,
-            "scored": self.scored,
-            "correct": self.correct,
-            "unparsed": self.unparsed,
-            "infrastructure_failures": self.infrastructure_failures,
-            "accuracy": self.accuracy,
-            "accuracy_ci": _interval(self.accuracy_ci),
-            "unparsed_rate": self.unparsed_rate,
-            "pairwise_accuracy": self.pairwise_accuracy,
-            "weighted_f1": self.weighted_f1,
-            "set_f1": self.set_f1,
-            "chance": self.chance,
-            "explained": self.explained,
-            "bleu_1": self.bleu_1,
-            "bleu_4": self.bleu_4,
-            "rouge_1": self.rouge_1,
-            "rouge_2": self.rouge_2,
-            "rouge_l": self.rouge_l,
-            "extractors": {name: row.to_json() for name, row in self.extractors.items()},
-            "key_positions": {label: row.to_json() for label, row in self.key_positions.items()},
-            "position_bias": self.position_bias,
-        }
-
 
 @dataclass(frozen=True)
 class PredictionSummary(Figures):
     """The figures overall, and the same figures for each kind and each source (sorted)."""
 
     by_kind: Mapping[str, Figures]
-    by_source: Mapping[str, Figures]
-
-    def to_json(self) -> JsonObject:
-        return {
-            **super().to_json(),
-            "by_kind": {name: group.to_json() for name, group in self.by_kind.items()},
-            "by_source": {name: group.to_json() for name, group in self.by_source.items()},
-        }
+    by_source: Mapping[str, Figures]  # JSON: after the overall figures (Figures.to_json)
 
 
 # ------------------------------------------------------------------------ runs
 
 
 @dataclass(frozen=True)
-class RunIdentity:
+class RunIdentity(FieldsAsJson):
     """Which run: its model, how it asks it, and where it stands."""
 
     id: int
@@ -361,17 +315,6 @@ class RunIdentity:
     @property
     def is_running(self) -> bool:
         return self.status is RunStatus.RUNNING and not self.stale
-
-    def _identity_json(self) -> JsonObject:
-        return {
-            "id": self.id,
-            "model": self.model,
-            "backend": self.backend,
-            "mode": self.mode.value,
-            "shots": self.shots,
-            "status": self.status.value,
-            "stale": self.stale,
-        }
 
 
 @dataclass(frozen=True)
@@ -402,21 +345,9 @@ class RunRecord(RunIdentity):
         """One recorded backend setting (``base_url``, ``prefix_cache`` ...), or None."""
         return self.params.get(name)
 
-    def to_json(self) -> JsonObject:
-        return {
-            **self._identity_json(),
-            "host": self.host,
-            "error": self.error,
-            "filters": dict(self.filters),
-            "params": dict(self.params),
-            "total": self.total,
-            "started_at": _time(self.started_at),
-            "finished_at": _time(self.finished_at),
-        }
-
 
 @dataclass(frozen=True)
-class ProgressFigures:
+class ProgressFigures(FieldsAsJson):
     """How far a run is: answered items, the latest session's speed and what is left."""
 
     done: int  # items with an answer (right, wrong or unparsed)
@@ -425,16 +356,6 @@ class ProgressFigures:
     items_per_second: float | None  # over the latest session
     eta_s: float | None  # only while it runs
     elapsed_s: float | None  # from its start to its latest prediction
-
-    def to_json(self) -> JsonObject:
-        return {
-            "done": self.done,
-            "total": self.total,
-            "remaining": self.remaining,
-            "items_per_second": self.items_per_second,
-            "eta_s": self.eta_s,
-            "elapsed_s": self.elapsed_s,
-        }
 
 
 @dataclass(frozen=True)
@@ -473,31 +394,15 @@ class RunOverview(RunIdentity):
     started_at: datetime
     finished_at: datetime | None
 
-    def to_json(self) -> JsonObject:
-        return {
-            **self._identity_json(),
-            "done": self.done,
-            "total": self.total,
-            "infrastructure_failures": self.infrastructure_failures,
-            "correct": self.correct,
-            "accuracy": self.accuracy,
-            "accuracy_ci": _interval(self.accuracy_ci),
-            "started_at": _time(self.started_at),
-            "finished_at": _time(self.finished_at),
-        }
-
 
 @dataclass(frozen=True)
-class AnswerDifference:
+class AnswerDifference(FieldsAsJson):
     """An item two runs answered differently."""
 
     item_id: str
     key: str
     a: str | None
     b: str | None
-
-    def to_json(self) -> JsonObject:
-        return {"item_id": self.item_id, "key": self.key, "a": self.a, "b": self.b}
 
 
 @dataclass(frozen=True)
@@ -546,7 +451,7 @@ class RunComparison:
 
 
 @dataclass(frozen=True)
-class SuspectKey:
+class SuspectKey(FieldsAsJson):
     """An item every model that answered it gets wrong with one and the same answer."""
 
     item_id: str
@@ -555,13 +460,3 @@ class SuspectKey:
     answer: str
     models: tuple[str, ...]
     runs: tuple[int, ...]
-
-    def to_json(self) -> JsonObject:
-        return {
-            "item_id": self.item_id,
-            "kind": self.kind.value,
-            "key": self.key,
-            "answer": self.answer,
-            "models": list(self.models),
-            "runs": list(self.runs),
-        }

@@ -80,6 +80,7 @@ from evaluator.prompts import (
 )
 from evaluator.protocols import ProtocolSpec, StopRule, protocol_spec
 from evaluator.results import CandidateRanking, JsonObject, JsonValue, Score
+from evaluator.runs import RunNotFound, load_run
 from evaluator.text_metrics import score_explanation
 
 __all__ = [
@@ -149,10 +150,24 @@ class RunProgress:
     total: int
     correct: int
     unparsed: int
-    infrastructure_failures: int  # failed this session; retried on resume
-    elapsed_s: float  # this session
-    finished_this_session: int
+    infrastructure_failures: int = 0  # failed this session; retried on resume
+    elapsed_s: float = 0.0  # this session
+    finished_this_session: int = 0
     last: PredictionOutcome | None = None
+
+    def after(self, outcome: PredictionOutcome, elapsed_s: float) -> RunProgress:
+        """These figures once ``outcome`` is stored, ``elapsed_s`` into this session."""
+        if outcome.failure_kind is FailureKind.INFRASTRUCTURE:
+            counted = replace(self, infrastructure_failures=self.infrastructure_failures + 1)
+        else:
+            counted = replace(
+                self,
+                done=self.done + 1,
+                correct=self.correct + int(bool(outcome.correct)),
+                unparsed=self.unparsed + int(outcome.failure_kind is FailureKind.UNPARSED),
+            )
+        finished = self.finished_this_session + 1
+        return replace(counted, elapsed_s=elapsed_s, finished_this_session=finished, last=outcome)
 
     @property
     def accuracy(self) -> float | None:
@@ -488,11 +503,10 @@ def _shown(item: ItemSnapshot, *, permute: bool, seed: object) -> _Shown:
 
 
 def _load_run(db: Database, run_id: int) -> EvalRun:
-    with db.session() as session:
-        run = session.get(EvalRun, run_id)
-    if run is None:
-        raise RunSetupError(f"there is no run {run_id}")
-    return run
+    try:
+        return load_run(db, run_id)
+    except RunNotFound as error:
+        raise RunSetupError(str(error)) from None
 
 
 def pending_item_ids(db: Database, run_id: int) -> list[str]:
@@ -814,8 +828,8 @@ def _set_status(
         session.add(run)
 
 
-def _counts(db: Database, run_id: int) -> tuple[int, int, int]:
-    """(answered, correct, unparsed) over the run's stored predictions."""
+def _progress_so_far(db: Database, run_id: int, total: int) -> RunProgress:
+    """The run's figures over its stored predictions, before this session adds any."""
     with db.session() as session:
         rows = session.exec(
             select(Prediction.correct, Prediction.failure_kind).where(Prediction.run_id == run_id)
@@ -823,7 +837,7 @@ def _counts(db: Database, run_id: int) -> tuple[int, int, int]:
     answered = [row for row in rows if row[1] != FailureKind.INFRASTRUCTURE]
     correct = sum(1 for row in answered if row[0])
     unparsed = sum(1 for row in answered if row[1] == FailureKind.UNPARSED)
-    return len(answered), correct, unparsed
+    return RunProgress(run_id, len(answered), total, correct=correct, unparsed=unparsed)
 
 
 def _check_not_running_elsewhere(run: EvalRun) -> None:
@@ -870,7 +884,7 @@ def execute_run(
         raise RunSetupError(f"the {backend.info.backend} backend cannot score candidates")
     _check_not_running_elsewhere(run)
     plan = _plan(db, run)
-    answered, correct, unparsed = _counts(db, run_id)
+    progress = _progress_so_far(db, run_id, plan.total)
     # Readers measure speed over this session: from its start, counting what it adds.
     _set_status(
         db,
@@ -878,46 +892,28 @@ def execute_run(
         RunStatus.RUNNING,
         pid=os.getpid(),
         session_started_at=utcnow().isoformat(),
-        session_done_before=answered,
+        session_done_before=progress.done,
         session_device=backend.info.params.get("device"),
     )
     started = time.perf_counter()
-    finished_now = failures = 0
     stopped = False
     results = _results(plan, backend)
     try:
         for item_id, prompt_text, latency, fields in results:
             item = plan.items[item_id]
             _store_prediction(db, run_id, item, prompt_text, latency, fields)
-            finished_now += 1
-            if fields.is_infrastructure_failure:
-                failures += 1
-            else:
-                answered += 1
-                correct += int(bool(fields.correct))
-                unparsed += int(fields.failure_kind is FailureKind.UNPARSED)
+            outcome = PredictionOutcome(
+                item_id,
+                item.key,
+                fields.parsed_answer,
+                fields.correct,
+                fields.failure_kind,
+                fields.raw_output,
+                latency,
+            )
+            progress = progress.after(outcome, time.perf_counter() - started)
             if on_progress is not None:
-                on_progress(
-                    RunProgress(
-                        run_id=run_id,
-                        done=answered,
-                        total=plan.total,
-                        correct=correct,
-                        unparsed=unparsed,
-                        infrastructure_failures=failures,
-                        elapsed_s=time.perf_counter() - started,
-                        finished_this_session=finished_now,
-                        last=PredictionOutcome(
-                            item_id,
-                            item.key,
-                            fields.parsed_answer,
-                            fields.correct,
-                            fields.failure_kind,
-                            fields.raw_output,
-                            latency,
-                        ),
-                    )
-                )
+                on_progress(progress)
             if should_stop is not None and should_stop():
                 stopped = True
                 break
@@ -933,7 +929,8 @@ def execute_run(
         _close_quietly(results)
         _set_status(db, run_id, RunStatus.INTERRUPTED, error="stopped")
         return RunStatus.INTERRUPTED
-    if failures and failures == finished_now:
+    failures = progress.infrastructure_failures
+    if failures and failures == progress.finished_this_session:
         _set_status(
             db,
             run_id,

@@ -45,6 +45,7 @@ __all__ = [
     "get_prediction",
     "latest_predictions",
     "list_runs",
+    "load_run",
     "run_figures",
     "run_info",
     "run_outcomes",
@@ -57,7 +58,8 @@ class RunNotFound(LookupError):
     """No run with that id."""
 
 
-def _get_run(db: Database, run_id: int) -> EvalRun:
+def load_run(db: Database, run_id: int) -> EvalRun:
+    """The run's row; :class:`RunNotFound` when there is none."""
     with db.session() as session:
         run = session.get(EvalRun, run_id)
     if run is None:
@@ -238,7 +240,7 @@ def _subject(meta: object) -> str | None:
 
 def run_outcomes(db: Database, run_id: int) -> list[ScoredPrediction]:
     """A run's predictions as the metrics read them (no prompts, no raw outputs)."""
-    _get_run(db, run_id)
+    load_run(db, run_id)
     return [outcome.scored for outcome in _outcomes(db, run_id)]
 
 
@@ -321,7 +323,7 @@ def _progress(run: EvalRun, outcomes: list[_Outcome]) -> ProgressFigures:
 def run_figures(db: Database, run_id: int) -> RunFigures:
     """One run's figures: ``run`` (its record), ``progress``, and the ``summary`` of
     :func:`evaluator.metrics.summarize_predictions` over its stored predictions."""
-    run = _get_run(db, run_id)
+    run = load_run(db, run_id)
     outcomes = _outcomes(db, run_id)
     summary = summarize_predictions([outcome.scored for outcome in outcomes])
     return RunFigures(
@@ -344,7 +346,7 @@ def _accuracy_curve(outcomes: list[_Outcome]) -> tuple[float, ...]:
 
 def latest_predictions(db: Database, run_id: int, n: int = 20) -> list[PredictionView]:
     """The ``n`` most recently stored predictions of a run, newest first."""
-    _get_run(db, run_id)
+    load_run(db, run_id)
     with db.session() as session:
         rows = session.exec(
             _views_query()
@@ -357,14 +359,14 @@ def latest_predictions(db: Database, run_id: int, n: int = 20) -> list[Predictio
 
 def all_predictions(db: Database, run_id: int) -> list[PredictionView]:
     """Every stored prediction of a run, in the order of the run's item set."""
-    run = _get_run(db, run_id)
+    run = load_run(db, run_id)
     position = {item_id: index for index, item_id in enumerate(run.item_ids)}
     return sorted(_predictions(db, run_id), key=lambda v: position.get(v.item_id, len(position)))
 
 
 def get_prediction(db: Database, run_id: int, item_id: str) -> PredictionView | None:
     """One item's prediction in a run, or None when it has none (yet)."""
-    _get_run(db, run_id)
+    load_run(db, run_id)
     with db.session() as session:
         row = session.exec(
             _views_query().where(Prediction.run_id == run_id, Prediction.item_id == item_id)
@@ -379,8 +381,8 @@ def compare_runs(db: Database, run_a: int, run_b: int) -> RunComparison:
     whose parsed answers differ, with both answers; and an exact McNemar test of the
     two accuracies on the shared items.
     """
-    _get_run(db, run_a)
-    _get_run(db, run_b)
+    load_run(db, run_a)
+    load_run(db, run_b)
     first = {o.item_id: o for o in (x.scored for x in _outcomes(db, run_a)) if _answered(o)}
     second = {o.item_id: o for o in (x.scored for x in _outcomes(db, run_b)) if _answered(o)}
     shared = [item_id for item_id in first if item_id in second]

@@ -31,7 +31,7 @@ from statistics import mean, stdev
 from db.engine import Database
 from db.vocabulary import EvalMode, EvalProtocol, ItemKind, RunStatus
 from evaluator.metrics import ScoredPrediction, figures_of, summarize_predictions
-from evaluator.results import Figures, JsonObject, RunRecord
+from evaluator.results import FieldsAsJson, Figures, JsonObject, RunRecord
 
 __all__ = [
     "FORMATS",
@@ -74,7 +74,7 @@ BASELINE_LABEL = "random choice"
 
 
 @dataclass(frozen=True)
-class Spread:
+class Spread(FieldsAsJson):
     """A figure over the runs of a series: mean, sample standard deviation (None for one
     run), and how many runs had it."""
 
@@ -90,9 +90,6 @@ class Spread:
             sd=stdev(present) if len(present) > 1 else None,
             n=len(present),
         )
-
-    def to_json(self) -> JsonObject:
-        return {"mean": self.mean, "sd": self.sd, "n": self.n}
 
 
 def series_spread(figures: Sequence[Figures]) -> dict[str, Spread]:

@@ -224,16 +224,7 @@ def _open_local_model(request: OpenRequest) -> Backend:
     # Progress bars and warnings would write over the CLI's output and the TUI's screen.
     transformers_logging.set_verbosity_error()
     transformers_logging.disable_progress_bar()
-    settings = request.settings
     try:
-        return TransformersBackend(
-            request.spec,
-            device=settings.device,
-            dtype=settings.dtype,
-            batch_size=settings.batch_size,
-            prefix_cache=settings.prefix_cache,
-            chat_template=settings.chat_template,
-            threads=settings.threads,
-        )
+        return TransformersBackend(request.spec, request.settings)
     except ModelNotFoundError as error:
         raise BackendError(str(error)) from None

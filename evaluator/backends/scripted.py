@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from db.answers import format_answer
-from db.formats.base import FormatError, first_bad_utf8_line, read_text
+from db.formats.base import FormatError
 from db.items import ItemSnapshot
 from evaluator.backends.base import (
     BackendError,
@@ -40,7 +40,7 @@ from evaluator.backends.base import (
     ScoringRequest,
     ScoringResult,
 )
-from evaluator.json_lines import json_lines
+from evaluator.json_lines import json_lines, read_input_text
 from evaluator.stopping import finished_text
 
 __all__ = ["SCRIPTED_BACKEND", "Script", "ScriptedBackend"]
@@ -80,12 +80,11 @@ class Script:
     def from_file(cls, path: Path) -> Script:
         """A script file (see the module docstring); errors name the file and line."""
         try:
-            text = read_text(path)
+            text = read_input_text(path)
         except FormatError as error:
-            raise BackendError(str(error)) from None
-        bad_line = first_bad_utf8_line(text)
-        if bad_line is not None:
-            raise BackendError(f"{path}:{bad_line}: not UTF-8 text")
+            # A script names a place FILE:LINE, as its other problems do.
+            message = f"{path}:{error.line}: not UTF-8 text" if error.line else str(error)
+            raise BackendError(message) from None
         if path.suffix.lower() == ".jsonl":
             return _from_lines(path, text)
         try:

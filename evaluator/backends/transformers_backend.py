@@ -32,9 +32,9 @@ import inspect
 import logging
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from evaluator.backends.base import (
     BackendError,
@@ -45,7 +45,7 @@ from evaluator.backends.base import (
     ScoringRequest,
     ScoringResult,
 )
-from evaluator.backends.settings import DEVICES, DTYPES, parse_batch_size
+from evaluator.backends.settings import DEVICES, DTYPES, BackendSettings, parse_batch_size
 from evaluator.stopping import cut_at_stop
 
 log = logging.getLogger(__name__)
@@ -57,6 +57,17 @@ DEFAULT_CPU_BATCH = 8
 MAX_AUTO_BATCH = 256
 CPU_MEMORY_BUDGET = 2 << 30  # bytes of key-value cache one CPU batch may take
 GPU_MEMORY_SHARE = 0.6  # of the free GPU memory, for one batch
+
+
+class LocalOptions(TypedDict, total=False):
+    """The :class:`BackendSettings` a local model reads, as keywords of ``TransformersBackend``."""
+
+    device: str
+    dtype: str
+    batch_size: str | int
+    prefix_cache: bool
+    chat_template: bool | None
+    threads: int | None
 
 
 @dataclass(frozen=True)
@@ -192,29 +203,27 @@ class TransformersBackend:
     def __init__(
         self,
         model: str,
-        *,
-        device: str = "auto",
-        dtype: str = "auto",
-        batch_size: str | int = "auto",
-        prefix_cache: bool = True,
-        chat_template: bool | None = None,
-        threads: int | None = None,
+        settings: BackendSettings | None = None,
+        **options: Unpack[LocalOptions],
     ) -> None:
+        """``settings`` as ``open_backend`` passes them; ``options`` change some of them
+        (or of the defaults): ``TransformersBackend(path, device="cpu", batch_size=4)``."""
         import torch
         import transformers
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        if threads is not None:
-            if threads < 1:
-                raise BackendError(f"threads must be at least 1, not {threads}")
+        settings = replace(settings or BackendSettings(), **options)
+        if settings.threads is not None:
+            if settings.threads < 1:
+                raise BackendError(f"threads must be at least 1, not {settings.threads}")
             # Process-wide: on a CPU shared with other work, fewer threads wait less.
-            torch.set_num_threads(threads)
+            torch.set_num_threads(settings.threads)
 
         started = time.perf_counter()  # load time: conversion (if any) and loading, not imports
         self.source = resolve_model_source(model)
-        self.device, self.dtype = resolve_device(device, dtype)
-        self.batch_size = parse_batch_size(batch_size)
-        self.prefix_cache = prefix_cache
+        self.device, self.dtype = resolve_device(settings.device, settings.dtype)
+        self.batch_size = parse_batch_size(settings.batch_size)
+        self.prefix_cache = settings.prefix_cache
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(self.source.path, local_files_only=True)
             self.model = AutoModelForCausalLM.from_pretrained(
@@ -232,9 +241,9 @@ class TransformersBackend:
         self.model.eval()
         self.load_seconds = time.perf_counter() - started
         has_template = bool(getattr(self.tokenizer, "chat_template", None))
-        if chat_template and not has_template:
+        if settings.chat_template and not has_template:
             raise BackendError(f"{model}: the tokenizer has no chat template")
-        self.chat = has_template if chat_template is None else chat_template
+        self.chat = has_template if settings.chat_template is None else settings.chat_template
         self._eos_ids = self._end_of_sequence_ids()
         self._pad_id = self._padding_id()
         forward_parameters = inspect.signature(self.model.forward).parameters

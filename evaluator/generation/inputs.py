@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from db.formats import cflue, read_records
-from db.formats.base import FormatError, csv_reader_limit_for, first_bad_utf8_line, read_text
+from db.formats.base import FormatError, csv_reader_limit_for
 from db.validation import ItemDraft, validate_draft
-from evaluator.json_lines import json_lines
+from evaluator.json_lines import json_lines, read_input_text
 
 ARTICLE_FIELDS = ("title", "text")
 MAX_PROBLEMS_SHOWN = 10
@@ -64,13 +64,9 @@ def read_articles(path: Path) -> list[Article]:
 
 def _read(path: Path) -> str:
     try:
-        text = read_text(path)
+        return read_input_text(path)
     except FormatError as error:
         raise InputError(str(error)) from None
-    bad_line = first_bad_utf8_line(text)
-    if bad_line is not None:
-        raise InputError(f"{path}: line {bad_line}: not valid UTF-8 text")
-    return text
 
 
 def _article(
