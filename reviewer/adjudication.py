@@ -32,7 +32,7 @@ from db.models import Decision, Item, ItemRevision, Judgment, Person, is_current
 from db.people import PermissionDenied, require_lead
 from db.rows import copied_fields, from_row, row_reader
 from db.settings import get_int_setting
-from db.vocabulary import DecisionReason, ItemKind, ItemStatus, Verdict
+from db.vocabulary import DecisionReason, FlagName, ItemKind, ItemStatus, Verdict
 from reviewer.bulk_reads import collector_paused
 from reviewer.item_status import active_judgments_of, refresh_item_status, status_from_judgments
 from reviewer.judging import JudgmentView
@@ -424,11 +424,26 @@ def store_bulk_decisions(
     *,
     comment: str,
     reason: DecisionReason | None = None,
-    audit_extra: JsonObject | None = None,
+    flag: FlagName | None = None,
 ) -> None:
-    """Write one decision per item with its audit event (``bulk``, plus ``audit_extra``)
-    and set the items' status to ``decided``, in bulk statements: tens of thousands of
-    items are decided in seconds.  The caller read the items inside this transaction."""
+    """Write one decision per item with its audit event (``bulk``; decisions made for a
+    ``flag`` also note their reason and the flag) and set the items' status to
+    ``decided``, in bulk statements: tens of thousands of items are decided in seconds.
+    The caller read the items inside this transaction."""
+
+    def audit_changes(decision: BulkDecision) -> JsonObject:
+        changes: JsonObject = {
+            "status": decided.value,
+            "revision": decision.revision,
+            "final_key": decision.final_key,
+        }
+        if flag is not None:  # the keys in the order the trail has always listed them
+            changes["reason"] = reason.value if reason else None
+        changes |= {"previous_status": decision.previous_status, "bulk": True}
+        if flag is not None:
+            changes["flag"] = flag.value
+        return changes
+
     now = utcnow()
     session.execute(
         insert(Decision),
@@ -450,20 +465,7 @@ def store_bulk_decisions(
         session,
         lead.name,
         "decide",
-        [
-            (
-                decision.item_id,
-                {
-                    "status": decided.value,
-                    "revision": decision.revision,
-                    "final_key": decision.final_key,
-                    "previous_status": decision.previous_status,
-                    "bulk": True,
-                    **(audit_extra or {}),
-                },
-            )
-            for decision in decisions
-        ],
+        [(decision.item_id, audit_changes(decision)) for decision in decisions],
     )
     # These decisions are now the newest, so the status rule gives the decided status.
     for chunk in _chunks([decision.item_id for decision in decisions]):

@@ -119,6 +119,6 @@ def decide_flagged(
             ],
             comment=note,
             reason=why,
-            audit_extra={"reason": why.value if why else None, "flag": name.value},
+            flag=name,
         )
         return [item_id for item_id, *_ in rows]
