@@ -27,11 +27,12 @@ from db.audit import record_audit, record_audits
 from db.decisions import in_force, latest_decision
 from db.engine import Database
 from db.items import ItemSnapshot, add_revision, item_conditions, locked_item
+from db.json_types import JsonObject
 from db.models import Decision, Item, ItemRevision, Judgment, Person, is_current_revision, utcnow
 from db.people import PermissionDenied, require_lead
 from db.rows import copied_fields, from_row, row_reader
 from db.settings import get_int_setting
-from db.vocabulary import DecisionReason, ItemKind, ItemStatus, Verdict
+from db.vocabulary import DecisionReason, FlagName, ItemKind, ItemStatus, Verdict
 from reviewer.bulk_reads import collector_paused
 from reviewer.item_status import active_judgments_of, refresh_item_status, status_from_judgments
 from reviewer.judging import JudgmentView
@@ -39,6 +40,7 @@ from reviewer.revisions import RevisionSummary
 
 __all__ = [
     "AdjudicationError",
+    "BulkDecision",
     "ConflictCase",
     "DecisionRecord",
     "DecisionUndone",
@@ -54,6 +56,7 @@ __all__ = [
     "is_lead",
     "load_case",
     "parse_reason",
+    "store_bulk_decisions",
     "undo_decision",
 ]
 
@@ -389,51 +392,87 @@ def approve_agreed(
             refresh_item_status(session, item_id, overlap)
         if not rows:
             return 0
-        now = utcnow()
-        # Bulk statements: tens of thousands of agreed items approve in seconds.
-        session.execute(
-            insert(Decision),
-            [
-                {
-                    "item_id": item_id,
-                    "lead_id": lead.id,
-                    "status": ItemStatus.APPROVED.value,
-                    "revision_number": revision,
-                    "final_key": key,
-                    "reason": None,
-                    "comment": "approved as agreed",
-                    "created_at": now,
-                }
-                for item_id, revision, key in rows
-            ],
-        )
-        record_audits(
+        store_bulk_decisions(
             session,
-            lead.name,
-            "decide",
+            lead,
+            ItemStatus.APPROVED,
             [
-                (
-                    item_id,
-                    {
-                        "status": ItemStatus.APPROVED.value,
-                        "revision": revision,
-                        "final_key": key,
-                        "previous_status": ItemStatus.AGREED.value,
-                        "bulk": True,
-                    },
-                )
+                BulkDecision(item_id, revision, key, ItemStatus.AGREED.value)
                 for item_id, revision, key in rows
             ],
+            comment="approved as agreed",
         )
-        # These decisions are now the newest, so the status rule gives approved.
-        for chunk in _chunks([item_id for item_id, _revision, _key in rows]):
-            session.execute(
-                update(Item)
-                .where(col(Item.id).in_(chunk))
-                .values(status=ItemStatus.APPROVED.value),
-                execution_options={"synchronize_session": False},
-            )
         return len(rows)
+
+
+@dataclass(frozen=True)
+class BulkDecision:
+    """One item of a bulk decision: the revision decided, its key if approved, and the
+    status it had."""
+
+    item_id: str
+    revision: int
+    final_key: str | None
+    previous_status: str
+
+
+def store_bulk_decisions(
+    session: Session,
+    lead: Person,
+    decided: ItemStatus,
+    decisions: Sequence[BulkDecision],
+    *,
+    comment: str,
+    reason: DecisionReason | None = None,
+    flag: FlagName | None = None,
+) -> None:
+    """Write one decision per item with its audit event (``bulk``; decisions made for a
+    ``flag`` also note their reason and the flag) and set the items' status to
+    ``decided``, in bulk statements: tens of thousands of items are decided in seconds.
+    The caller read the items inside this transaction."""
+
+    def audit_changes(decision: BulkDecision) -> JsonObject:
+        changes: JsonObject = {
+            "status": decided.value,
+            "revision": decision.revision,
+            "final_key": decision.final_key,
+        }
+        if flag is not None:  # the keys in the order the trail has always listed them
+            changes["reason"] = reason.value if reason else None
+        changes |= {"previous_status": decision.previous_status, "bulk": True}
+        if flag is not None:
+            changes["flag"] = flag.value
+        return changes
+
+    now = utcnow()
+    session.execute(
+        insert(Decision),
+        [
+            {
+                "item_id": decision.item_id,
+                "lead_id": lead.id,
+                "status": decided.value,
+                "revision_number": decision.revision,
+                "final_key": decision.final_key,
+                "reason": reason.value if reason else None,
+                "comment": comment,
+                "created_at": now,
+            }
+            for decision in decisions
+        ],
+    )
+    record_audits(
+        session,
+        lead.name,
+        "decide",
+        [(decision.item_id, audit_changes(decision)) for decision in decisions],
+    )
+    # These decisions are now the newest, so the status rule gives the decided status.
+    for chunk in _chunks([decision.item_id for decision in decisions]):
+        session.execute(
+            update(Item).where(col(Item.id).in_(chunk)).values(status=decided.value),
+            execution_options={"synchronize_session": False},
+        )
 
 
 def _chunks(values: Sequence[str]) -> Iterable[list[str]]:

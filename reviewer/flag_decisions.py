@@ -13,17 +13,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import ColumnElement, insert, select, update
+from sqlalchemy import ColumnElement, select
 from sqlmodel import col
 
-from db.audit import record_audits
 from db.engine import Database
 from db.flags import flagged_condition
 from db.items import item_conditions
-from db.models import Decision, Item, ItemRevision, is_current_revision, utcnow
+from db.models import Item, ItemRevision, is_current_revision
 from db.people import require_lead
 from db.vocabulary import UNDECIDED_STATUSES, DecisionReason, FlagName, ItemStatus
-from reviewer.adjudication import AdjudicationError, parse_reason
+from reviewer.adjudication import (
+    AdjudicationError,
+    BulkDecision,
+    parse_reason,
+    store_bulk_decisions,
+)
 
 __all__ = ["count_flagged", "decide_flagged", "flagged_ids"]
 
@@ -104,51 +108,17 @@ def decide_flagged(
         ).all()
         if not rows:
             return []
-        now = utcnow()
         final = decided is ItemStatus.APPROVED
-        session.execute(
-            insert(Decision),
-            [
-                {
-                    "item_id": item_id,
-                    "lead_id": lead.id,
-                    "status": decided.value,
-                    "revision_number": revision,
-                    "final_key": key if final else None,
-                    "reason": why.value if why else None,
-                    "comment": note,
-                    "created_at": now,
-                }
-                for item_id, _status, revision, key in rows
-            ],
-        )
-        record_audits(
+        store_bulk_decisions(
             session,
-            lead.name,
-            "decide",
+            lead,
+            decided,
             [
-                (
-                    item_id,
-                    {
-                        "status": decided.value,
-                        "revision": revision,
-                        "final_key": key if final else None,
-                        "reason": why.value if why else None,
-                        "previous_status": previous,
-                        "bulk": True,
-                        "flag": name.value,
-                    },
-                )
+                BulkDecision(item_id, revision, key if final else None, previous)
                 for item_id, previous, revision, key in rows
             ],
+            comment=note,
+            reason=why,
+            flag=name,
         )
-        # These decisions are now the newest, so the status rule gives the decided status.
-        ids = [item_id for item_id, *_ in rows]
-        for start in range(0, len(ids), 500):
-            session.execute(
-                update(Item)
-                .where(col(Item.id).in_(ids[start : start + 500]))
-                .values(status=decided.value),
-                execution_options={"synchronize_session": False},
-            )
-        return ids
+        return [item_id for item_id, *_ in rows]

@@ -12,11 +12,15 @@ the same transaction as every change that can move it.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
+from sqlalchemy import Select
+from sqlalchemy import select as sa_select
+from sqlalchemy.orm import Mapped
 from sqlmodel import Session, col, select
 
 from db.decisions import latest_decision
-from db.models import Item, ItemRevision, Judgment
+from db.models import Item, ItemRevision, Judgment, Person
 from db.settings import get_int_setting
 from db.vocabulary import ItemStatus, Verdict
 
@@ -24,6 +28,7 @@ __all__ = [
     "active_judgments",
     "active_judgments_of",
     "latest_decision",
+    "named_judgment_rows",
     "refresh_item_status",
     "status_from_judgments",
 ]
@@ -68,6 +73,19 @@ def active_judgments_of(
         )
         for item_id, latest in by_item.items()
     }
+
+
+def named_judgment_rows(*columns: Mapped[Any]) -> Select[Any]:
+    """The annotator's name and ``columns`` of every non-retracted judgment, its item and
+    annotator joined, oldest first: keyed by annotator in this order, the latest wins
+    (as in :func:`active_judgments`).  Callers add their own conditions."""
+    return (
+        sa_select(col(Person.name), *columns)  # sqlalchemy's select: any number of columns
+        .join(Item, col(Item.id) == col(Judgment.item_id))
+        .join(Person, col(Person.id) == col(Judgment.annotator_id))
+        .where(col(Judgment.retracted).is_(False))
+        .order_by(col(Judgment.created_at), col(Judgment.id))
+    )
 
 
 def status_from_judgments(judgments: list[Judgment], key: str, overlap: int) -> ItemStatus:

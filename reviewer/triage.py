@@ -34,7 +34,7 @@ from db.flags import ItemFlag, all_current_flags, current_flags
 from db.items import item_conditions
 from db.json_types import JsonObject
 from db.model_answers import ItemAnswers, model_answers
-from db.models import Item, ItemRevision, Judgment, Person, is_current_revision
+from db.models import Item, ItemRevision, Judgment, is_current_revision
 from db.vocabulary import (
     UNDECIDED_STATUSES,
     DecisionReason,
@@ -44,6 +44,7 @@ from db.vocabulary import (
     ItemStatus,
     Verdict,
 )
+from reviewer.item_status import named_judgment_rows
 
 __all__ = [
     "FLAG_WEIGHTS",
@@ -173,24 +174,16 @@ def _judgments(session: Session) -> dict[str, list[_Judged]]:
     """Each annotator's latest active judgment of each item's current revision
     (the rule of ``reviewer.item_status.active_judgments``), read in one query."""
     rows = session.execute(
-        select(
+        named_judgment_rows(
             col(Judgment.item_id),
             col(Judgment.annotator_id),
-            col(Person.name),
             col(Judgment.blind_answer),
             col(Judgment.verdict),
             col(Judgment.corrected_key),
-        )
-        .join(Item, col(Item.id) == col(Judgment.item_id))
-        .join(Person, col(Person.id) == col(Judgment.annotator_id))
-        .where(
-            col(Judgment.revision_number) == col(Item.current_revision),
-            col(Judgment.retracted).is_(False),
-        )
-        .order_by(col(Judgment.created_at), col(Judgment.id))
+        ).where(col(Judgment.revision_number) == col(Item.current_revision))
     )
     latest: dict[str, dict[int, _Judged]] = defaultdict(dict)
-    for item_id, annotator_id, name, blind, verdict, corrected in rows:
+    for name, item_id, annotator_id, blind, verdict, corrected in rows:
         latest[item_id][annotator_id] = _Judged(name, blind, verdict, corrected)
     return {item_id: list(by_person.values()) for item_id, by_person in latest.items()}
 

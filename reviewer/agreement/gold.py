@@ -10,14 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import select
 from sqlmodel import col
 
 from db.engine import Database
 from db.items import item_conditions
 from db.json_types import JsonObject
-from db.models import GoldItem, Item, Judgment, Person
+from db.models import GoldItem, Judgment
 from reviewer.agreement.bootstrap import Figure
+from reviewer.item_status import named_judgment_rows
 
 
 @dataclass(frozen=True)
@@ -45,8 +45,7 @@ def gold_accuracy(
 ) -> list[GoldAccuracy]:
     """Gold accuracy per annotator with at least one calibration judgment, by name."""
     query = (
-        select(
-            col(Person.name),
+        named_judgment_rows(
             col(Judgment.gold_id),
             col(Judgment.blind_answer),
             col(Judgment.verdict),
@@ -54,12 +53,8 @@ def gold_accuracy(
             col(GoldItem.verdict),
         )
         .join(GoldItem, col(GoldItem.id) == col(Judgment.gold_id))
-        .join(Person, col(Person.id) == col(Judgment.annotator_id))
-        .join(Item, col(Item.id) == col(Judgment.item_id))
-        .where(col(Judgment.retracted).is_(False))
-        .order_by(col(Judgment.created_at), col(Judgment.id))
+        .where(*item_conditions(kinds=kinds, sources=sources))
     )
-    query = query.where(*item_conditions(kinds=kinds, sources=sources))
     latest: dict[tuple[str, int], tuple[bool, bool]] = {}
     with db.session() as session:
         for name, gold_id, answer, verdict, known_answer, known_verdict in session.execute(query):

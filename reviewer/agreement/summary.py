@@ -153,19 +153,15 @@ def _agreement(
             )
         return breakdowns[fingerprint]
 
-    by_kind = {
-        str(kind): breakdown(data.unit_kind == kind)
-        for kind in sorted(set(data.unit_kind.tolist()))
-    }
-    by_source = {
-        str(source): breakdown(data.unit_source == source)
-        for source in sorted(set(data.unit_source.tolist()))
-    }
+    def breakdown_by(labels: np.ndarray) -> dict[str, AgreementFigures]:
+        """The figures for each value of ``labels`` (each unit's kind, or its source)."""
+        return {str(label): breakdown(labels == label) for label in sorted(set(labels.tolist()))}
+
     return AgreementReport(
         figures=overall,
         per_annotator=annotator_stats(data),
-        by_kind=by_kind,
-        by_source=by_source,
+        by_kind=breakdown_by(data.unit_kind),
+        by_source=breakdown_by(data.unit_source),
         settings=settings,
         filters=filters,
     )

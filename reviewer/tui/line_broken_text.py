@@ -172,6 +172,10 @@ class LineBrokenText(Text):
         return lines
 
 
+_TEXT_SETTINGS = ("style", "justify", "overflow", "no_wrap", "end", "tab_size")
+"""What a rich ``Text`` holds besides its characters and spans (what ``Text.copy`` copies)."""
+
+
 def line_broken(text: Text) -> LineBrokenText:
     """``text`` (its characters, spans and settings) as a :class:`LineBrokenText`.
 
@@ -180,14 +184,6 @@ def line_broken(text: Text) -> LineBrokenText:
     """
     if isinstance(text, LineBrokenText):
         return text
-    broken = LineBrokenText(
-        text.plain,
-        style=text.style,
-        justify=text.justify,
-        overflow=text.overflow,
-        no_wrap=text.no_wrap,
-        end=text.end,
-        tab_size=text.tab_size,
-    )
+    broken = LineBrokenText(text.plain, **{name: getattr(text, name) for name in _TEXT_SETTINGS})
     broken.spans = list(text.spans)
     return broken

@@ -27,7 +27,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
@@ -35,6 +34,7 @@ from db.answers import format_answer
 from db.vocabulary import DecisionReason, ItemStatus, Verdict
 from reviewer.tui.literal import line_broken, literal, literal_item, none_row, notify_literally
 from reviewer.tui.responsive import apply_size_classes
+from reviewer.tui.screens.area import AreaScreen
 from reviewer.tui.screens.lead_modals import ConfirmModal, ReasonModal, Rejection
 from reviewer.tui.screens.prompt import PromptScreen, answer_validator
 from reviewer.tui.widgets.footer import KeyFooter
@@ -225,7 +225,7 @@ def suggested_reason(case: ConflictCase) -> DecisionReason | None:
     return verdicts.most_common(1)[0][0] if verdicts else None
 
 
-class AdjudicationScreen(Screen[None]):
+class AdjudicationScreen(AreaScreen):
     """Resolve conflicts into decisions (leads only)."""
 
     CSS_PATH = "lead.tcss"
@@ -276,9 +276,7 @@ class AdjudicationScreen(Screen[None]):
         count: int
 
     def __init__(self, database: Database, person_name: str) -> None:
-        super().__init__()
-        self.database = database
-        self.person_name = person_name
+        super().__init__(database, person_name)
         self.cases: dict[str, ConflictCase] = {}
         """The queue as last read, by item id, in queue order."""
         self.current: ConflictCase | None = None
@@ -465,10 +463,6 @@ class AdjudicationScreen(Screen[None]):
         self.query_one("#case-scroll").border_title = RAW_TITLE if self.raw_text else ""
         if self.current is not None:
             self._show_case(self.current)
-
-    def action_leave(self) -> None:
-        if len(self.app.screen_stack) > 1:
-            self.app.pop_screen()
 
     # ---------------------------------------------------------- messages
 

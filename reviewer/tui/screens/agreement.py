@@ -31,6 +31,7 @@ from db.answers import format_answer
 from reviewer.tui.literal import literal, none_row
 from reviewer.tui.polling import PollingScreen
 from reviewer.tui.responsive import apply_size_classes
+from reviewer.tui.screens.area import AreaScreen
 from reviewer.tui.widgets.bars import Bar, BarChart
 from reviewer.tui.widgets.footer import KeyFooter
 from reviewer.words import counted
@@ -121,7 +122,7 @@ def kappa_matrix(names: list[str], pairs: list[PairKappa]) -> list[list[Text]]:
     return rows
 
 
-class AgreementScreen(PollingScreen[None]):
+class AgreementScreen(AreaScreen, PollingScreen[None]):
     """Inter-annotator agreement, kept current while annotators work."""
 
     CSS_PATH = "lead.tcss"
@@ -150,9 +151,7 @@ class AgreementScreen(PollingScreen[None]):
         resamples: int = DEFAULT_RESAMPLES,
         seed: int = DEFAULT_SEED,
     ) -> None:
-        super().__init__()
-        self.database = database
-        self.person_name = person_name
+        super().__init__(database, person_name)
         self.resamples = resamples
         self.seed = seed
         self.report: AgreementReport | None = None
@@ -229,10 +228,6 @@ class AgreementScreen(PollingScreen[None]):
         self.keep_drop_map = not self.keep_drop_map
         if self.report is not None:
             self._show_heat_map(self.report)
-
-    def action_leave(self) -> None:
-        if len(self.app.screen_stack) > 1:
-            self.app.pop_screen()
 
     # ---------------------------------------------------------- worker
 

@@ -62,6 +62,7 @@ from evaluator.live import (
 from reviewer.tui.literal import line_broken, literal, notify_literally
 from reviewer.tui.polling import PollingScreen
 from reviewer.tui.responsive import apply_size_classes
+from reviewer.tui.screens.area import AreaScreen
 from reviewer.tui.widgets.accuracy_curve import AccuracyCurve
 from reviewer.tui.widgets.bars import Bar, BarChart
 from reviewer.tui.widgets.footer import KeyFooter
@@ -168,7 +169,7 @@ def suspect_text(suspect: SuspectKey) -> Text:
 # -------------------------------------------------------------------- screen
 
 
-class EvaluationScreen(PollingScreen[None]):
+class EvaluationScreen(AreaScreen, PollingScreen[None]):
     """Start evaluation runs and follow every run's accuracy as it is written."""
 
     CSS_PATH = "evaluation.tcss"
@@ -219,9 +220,7 @@ class EvaluationScreen(PollingScreen[None]):
         backend_settings: BackendSettings | None = None,
         open_model: BackendOpener | None = None,
     ) -> None:
-        super().__init__()
-        self.database = database
-        self.person_name = person_name
+        super().__init__(database, person_name)
         self.backend_settings = backend_settings
         """How models are opened (device, threads, API settings ...); None: the defaults."""
         self.open_model: BackendOpener = open_model or self._open_from_registry
@@ -313,10 +312,6 @@ class EvaluationScreen(PollingScreen[None]):
         self.start_polling()
 
     # ---------------------------------------------------------- actions
-
-    def action_leave(self) -> None:
-        if len(self.app.screen_stack) > 1:
-            self.app.pop_screen()
 
     def action_refresh(self) -> None:
         self.wake_poller()
