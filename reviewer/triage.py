@@ -180,7 +180,10 @@ def _judgments(session: Session) -> dict[str, list[_Judged]]:
             col(Judgment.blind_answer),
             col(Judgment.verdict),
             col(Judgment.corrected_key),
-        ).where(col(Judgment.revision_number) == col(Item.current_revision))
+        ).where(
+            col(Judgment.revision_number) == col(Item.current_revision),
+            col(Judgment.gold_id).is_(None),  # calibration measures the annotator, not the item
+        )
     )
     latest: dict[str, dict[int, _Judged]] = defaultdict(dict)
     for name, item_id, annotator_id, blind, verdict, corrected in rows:

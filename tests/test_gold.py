@@ -1,6 +1,6 @@
 """Issue 12, point 11: gold items for calibration — marked by leads, mixed into queues at a
 set rate and for a new annotator's first items, told after the verdict, counted as gold
-accuracy and nowhere else."""
+accuracy and nowhere else (not in agreement, conflicts or triage)."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from reviewer.adjudication import decide
 from reviewer.agreement import compute_agreement
 from reviewer.judging import ItemEdit, submit_judgment
 from reviewer.queue import ReviewQueue
+from reviewer.triage import rank_items
 from reviewer.tui.app import make_app
 
 
@@ -177,6 +178,9 @@ def test_gold_judgments_count_in_gold_accuracy_only(project: Database) -> None:
     output = run_cli(project, "agreement", "--bootstrap", "0").output
     assert "Gold items (calibration judgments; not in the figures above)" in output
     assert run_cli(project, "conflicts", "--as", "lea").output.strip() == "no conflicts"
+    # bo's wrong-key verdict measured bo against the gold answer: no sign about g:2 itself
+    signs = {entry.item_id: {r.sign for r in entry.reasons} for entry in rank_items(project)}
+    assert "annotators" not in signs.get("g:2", set())
 
 
 async def test_after_the_verdict_the_annotator_hears_how_they_did(project: Database) -> None:
