@@ -53,17 +53,6 @@ LAYOUT_NAMES = ("vetbench", "cflue", "econlogicqa")  # evaluator.prompts.LAYOUTS
 EXTRACTOR_NAMES = ("lenient", "cflue", "econlogicqa")  # evaluator.extractors.EXTRACTORS
 TABLE_FORMATS = ("text", "md", "csv", "latex")  # evaluator.tables.FORMATS
 TABLE_SHAPES = ("econlogicqa", "cflue")  # evaluator.tables.SHAPES
-# The eval flags that evaluator.runner.create_run takes as they are, under the same names.
-RUN_FLAGS = (
-    "mode",
-    "shot_file",
-    "templates_dir",
-    "protocol",
-    "layout",
-    "extractor",
-    "max_new_tokens",
-    "permute_options",
-)
 
 
 # ---------------------------------------------------------------- formatting
@@ -390,18 +379,24 @@ def eval_command(
                 fail("this backend cannot score candidate answers; use --mode generate")
             planned = [(k, index) for k in shot_settings for index in range(repeats)]
             series = _new_series() if len(planned) > 1 else None
-            run_flags = {name: ctx.params[name] for name in RUN_FLAGS}
             for shot_count, index in planned:
                 run_id = _create(
                     database,
                     opened,
                     actor=actor,
+                    mode=mode,
                     shots=shot_count,
                     filters=filters,
+                    shot_file=shot_file,
+                    templates_dir=templates_dir,
                     seed=seed + index,
+                    protocol=protocol,
+                    layout=layout,
+                    extractor=extractor,
                     shots_by_kind=by_kind,
+                    max_new_tokens=max_new_tokens,
+                    permute_options=permute_options,
                     repeat=(series, index, repeats) if series else None,
-                    **run_flags,
                 )
                 run_ids.append(run_id)
                 _report_setup(database, run_id, as_json)

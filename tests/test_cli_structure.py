@@ -1,10 +1,9 @@
 """The shared pieces the CLI's commands are built from: option stacks given as one value,
-names repeated for a fast --help, flags passed through under their own names."""
+names repeated for a fast --help, each module's COMMANDS."""
 
 from __future__ import annotations
 
 import importlib
-import inspect
 import pkgutil
 
 import click
@@ -23,16 +22,6 @@ def test_names_repeated_for_help_are_the_evaluators() -> None:
     assert eval_commands.TABLE_FORMATS == FORMATS
     assert eval_commands.LAYOUT_NAMES == LAYOUTS
     assert tuple(EXTRACTORS) == eval_commands.EXTRACTOR_NAMES
-
-
-def test_run_flags_are_eval_options_and_create_run_keywords() -> None:
-    from evaluator.runner import create_run
-
-    keywords = inspect.signature(create_run).parameters
-    options_of_eval = {param.name for param in eval_commands.eval_command.params}
-    for name in eval_commands.RUN_FLAGS:
-        assert name in options_of_eval, name
-        assert keywords[name].kind is inspect.Parameter.KEYWORD_ONLY, name
 
 
 def _scope_command() -> click.Command:
