@@ -1,8 +1,8 @@
 """What a lead's bulk decisions store, field by field.
 
 ``approve_agreed`` and ``decide_flagged`` write their decisions, audit events and
-statuses through ``reviewer.adjudication.store_bulk_decisions``; each must still
-store what each stored before they shared it.
+statuses through ``reviewer.adjudication.store_bulk_decisions``;
+each stores exactly what it stored before they shared it.
 """
 
 from __future__ import annotations
