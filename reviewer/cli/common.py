@@ -178,7 +178,10 @@ class TerminalProgressBar(Generic[State]):
                 length=total,
                 label=label,
                 file=sys.stderr,
-                width=24,
+                # 0: click sizes the bar to what the line leaves of the terminal's width
+                # on every redraw, so the line never wraps (a wrapped line is not redrawn
+                # in place: at 80 columns each update scrolled onto a new line).
+                width=0,
                 show_pos=True,
                 show_eta=show_eta,
                 item_show_func=lambda state: describe(state) if state else None,

@@ -1,0 +1,56 @@
+"""The CLI's progress line, drawn on a real terminal (a pseudo-terminal) 80 columns wide:
+it is redrawn in place, so it must never be wider than the terminal."""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+# What `vetbench eval` shows after the bar, as long as it gets.
+CHILD = """
+from reviewer.cli.common import TerminalProgressBar
+
+bar = TerminalProgressBar(
+    37,
+    "run 1",
+    describe=lambda done: f"acc 0.07 [0.021, 0.234]  unparsed {done}  0.22 it/s",
+    show_eta=True,
+)
+for done in range(1, 38):
+    bar.advance(done)
+bar.close()
+"""
+CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
+@pytest.mark.parametrize("columns", [80, 120])
+def test_the_progress_line_fits_the_terminal(columns: int) -> None:
+    controller, terminal = pty.openpty()
+    environment = {**os.environ, "COLUMNS": str(columns), "PYTHONPATH": str(ROOT)}
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD], stderr=terminal, env=environment, cwd=ROOT
+    )
+    os.close(terminal)
+    output = b""
+    while True:
+        try:
+            chunk = os.read(controller, 4096)
+        except OSError:  # the child closed its end
+            break
+        if not chunk:
+            break
+        output += chunk
+    os.close(controller)
+    assert child.wait(timeout=60) == 0
+    lines = [CONTROL.sub("", line) for line in re.split(r"[\r\n]", output.decode())]
+    drawn = [line for line in lines if line.strip()]
+    assert any("37/37" in line and "unparsed 37  0.22 it/s" in line for line in drawn)
+    assert max(len(line.rstrip()) for line in drawn) <= columns
