@@ -12,12 +12,14 @@ import pytest
 from click.testing import CliRunner, Result
 from eval_helpers import mixed_set
 from fake_openai_server import FakeOpenAIServer, RecordedRequest, Reply, completion
+from helpers import store_item
 from sqlmodel import select
 from tiny_model import tiny_model_dir
 
 from db.engine import open_database
 from db.models import EvalRun, Prediction
 from reviewer.cli import cli
+from reviewer.line_breaking import east_asian_cell_len
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -88,6 +90,22 @@ def test_eval_prints_readable_figures(url: str, tiny: str) -> None:
     assert "run 1: 2 items" in result.stderr
     assert "accuracy" in result.stdout and "pairwise" in result.stdout
     assert "(transformers, generate, 0-shot)  finished  2/2 items" in result.stdout
+
+
+def test_the_figures_by_source_line_up_however_long_or_wide_the_names(url: str, tiny: str) -> None:
+    database = open_database(url)
+    store_item(database, "long:1", source="econ_ordering_5events_extended", status="approved")
+    store_item(database, "wide:1", source="证券专项考试题库", status="approved")
+    database.dispose()
+    result = ok(vetbench(url, "eval", "--model", tiny, "--shots", "0", "--kind", "ordering"))
+    lines = result.stdout.splitlines()
+    rows = [line for line in lines[lines.index("by source:") + 1 :] if line.startswith("  ")]
+    assert [row.split()[0] for row in rows] == [
+        "econ",
+        "econ_ordering_5events_extended",
+        "证券专项考试题库",
+    ]
+    assert len({east_asian_cell_len(row.split("n=")[0]) for row in rows}) == 1
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -109,15 +110,22 @@ def _figure_lines(figures: RunFigures) -> list[str]:
     for title, breakdown in (("by kind", summary.by_kind), ("by source", summary.by_source)):
         if len(breakdown) > 1 or (breakdown is summary.by_kind and breakdown):
             lines.append(f"{title}:")
-            lines += [_breakdown_line(name, group) for name, group in breakdown.items()]
+            lines += _breakdown_lines(breakdown)
     return lines
 
 
-def _breakdown_line(name: str, group: Figures) -> str:
-    return (
-        f"  {terminal_text(name):<18} n={group.scored:<5} acc {_number(group.accuracy)} "
-        f"{_interval(group.accuracy_ci)}  unparsed {_number(group.unparsed_rate)}"
-    )
+def _breakdown_lines(breakdown: Mapping[str, Figures]) -> list[str]:
+    """One line per kind or source, the figures in one column however long the names."""
+    from reviewer.line_breaking import east_asian_cell_len  # cells, for Chinese names too
+
+    shown = {name: terminal_text(name) for name in breakdown}
+    width = max([18, *(east_asian_cell_len(text) + 1 for text in shown.values())])
+    return [
+        f"  {shown[name]}{' ' * (width - east_asian_cell_len(shown[name]))}"
+        f"n={group.scored:<5} acc {_number(group.accuracy)} {_interval(group.accuracy_ci)}  "
+        f"unparsed {_number(group.unparsed_rate)}"
+        for name, group in breakdown.items()
+    ]
 
 
 def _run_header(figures: RunFigures) -> str:
