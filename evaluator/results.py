@@ -229,8 +229,9 @@ class PredictionView:
     created_at: datetime
 
     def to_json(self, *, with_prompt: bool = True) -> JsonObject:
-        data = _fields_json(self)
-        data["scores"] = {} if self.scores is None else self.scores.to_json()
+        data = _fields_json(self)  # scores by their own to_json()
+        if self.scores is None:
+            data["scores"] = {}  # nothing scored: an empty object, as always
         if not with_prompt:
             del data["prompt"]
         return data

@@ -208,9 +208,10 @@ def _shot_file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _group_key(item: ItemSnapshot) -> str:
-    """Items share a prompt prefix per kind and template language: ``ordering/en``."""
-    return f"{item.kind.value}/{template_language(item.language)}"
+def _group_name(kind: ItemKind, language: str) -> str:
+    """Items share a prompt prefix per kind and template language; a run records the
+    prefix's shots under this name: ``ordering/en``."""
+    return f"{kind.value}/{language}"
 
 
 def _score_candidates(item: ItemSnapshot) -> list[str] | None:
@@ -364,12 +365,7 @@ def create_run(
 
     shot_path = Path(shot_file).expanduser().resolve() if shot_file is not None else None
     pool, from_shot_file = shot_pool(db, shot_path)
-    chosen = {
-        f"{kind.value}/{language}": shots  # as _group_key names them
-        for (kind, language), shots in prefix_shots(
-            items, pool, shots_for, seed=seed, from_shot_file=from_shot_file
-        ).items()
-    }
+    chosen = prefix_shots(items, pool, shots_for, seed=seed, from_shot_file=from_shot_file)
     notes = _shot_notes(chosen, shots_for, from_shot_file=from_shot_file)
 
     params: JsonObject = {
@@ -380,7 +376,7 @@ def create_run(
         "shot_file": str(shot_path) if shot_path else None,
         "shot_file_sha256": _shot_file_digest(shot_path) if shot_path else None,
         "shots_used": {
-            group: [{"id": s.id, "revision": s.revision} for s in group_shots]
+            _group_name(*group): [{"id": s.id, "revision": s.revision} for s in group_shots]
             for group, group_shots in chosen.items()
         },
         "shot_notes": notes,
@@ -425,15 +421,16 @@ def create_run(
 
 
 def _shot_notes(
-    chosen: Mapping[str, list[ItemSnapshot]],
+    chosen: Mapping[tuple[ItemKind, str], list[ItemSnapshot]],
     shots_for: Mapping[ItemKind, int],
     *,
     from_shot_file: bool,
 ) -> list[str]:
     """Say where the shots fall short of k approved items from outside the evaluated set."""
     notes = []
-    for group, group_shots in chosen.items():
-        k = shots_for[ItemKind(group.split("/", 1)[0])]
+    for (kind, language), group_shots in chosen.items():
+        group = _group_name(kind, language)
+        k = shots_for[kind]
         if len(group_shots) < k:
             where = "in the shot file" if from_shot_file else "outside the evaluated set"
             notes.append(f"{group}: only {len(group_shots)} of {k} shots available {where}")
@@ -610,7 +607,7 @@ def _plan(db: Database, run: EvalRun) -> _RunPlan:
     prompts = {
         item_id: build_prompt(
             shown[item_id].item,
-            shots.get(_group_key(item), []),
+            shots.get(_group_name(item.kind, template_language(item.language)), []),
             templates,
             language=spec.template_language,
             instructions_kind=spec.instructions_kind.get(item.kind),
