@@ -56,6 +56,7 @@ __all__ = [
     "is_lead",
     "load_case",
     "parse_reason",
+    "rejection_reasons",
     "store_bulk_decisions",
     "undo_decision",
 ]
@@ -132,6 +133,14 @@ def parse_reason(text: str | DecisionReason | None) -> DecisionReason | None:
         raise AdjudicationError(f"'{text}' is not a reason; use one of {known}") from None
 
 
+def rejection_reasons(kind: ItemKind) -> tuple[DecisionReason, ...]:
+    """The reasons an item of ``kind`` may be rejected for: "no clear order" is about the
+    events of an ordering item, as the annotators' ``no-order`` verdict is."""
+    if kind is ItemKind.ORDERING:
+        return tuple(DecisionReason)
+    return tuple(reason for reason in DecisionReason if reason is not DecisionReason.NO_CLEAR_ORDER)
+
+
 def _parse_status(text: str | ItemStatus) -> ItemStatus:
     try:
         status = ItemStatus(text)
@@ -182,6 +191,11 @@ def decide(
         item = locked_item(session, item_id)
         if item is None:
             raise AdjudicationError(f"there is no item '{item_id}'")
+        if why is not None and why not in rejection_reasons(item.kind):
+            raise AdjudicationError(
+                f"item {item_id} is a {item.kind.value} item: the reason {why.value} "
+                "is for ordering items"
+            )
         final_key = item.key if decided is ItemStatus.APPROVED else None
         revision = item.revision
         corrected = False

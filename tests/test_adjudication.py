@@ -15,7 +15,7 @@ from db.items import get_item, get_revisions
 from db.models import AuditEvent, Decision, Item
 from db.people import PermissionDenied
 from db.settings import set_setting
-from db.vocabulary import DecisionReason, Role
+from db.vocabulary import DecisionReason, ItemKind, Role
 from reviewer.adjudication import (
     AdjudicationError,
     approve_agreed,
@@ -24,6 +24,7 @@ from reviewer.adjudication import (
     decide,
     decision_history,
     load_case,
+    rejection_reasons,
 )
 from reviewer.cli import adjudication_commands as commands
 from reviewer.cli import cli
@@ -146,6 +147,17 @@ def test_reject_needs_a_reason_and_records_it(team) -> None:  # type: ignore[no-
     assert record.reason == "several-valid-orders" and item_status(team, "o:1") == "rejected"
     with team.session() as session:
         assert session.exec(select(Decision)).one().final_key is None
+
+
+def test_no_clear_order_is_a_reason_for_ordering_items_only(team) -> None:  # type: ignore[no-untyped-def]
+    store_item(team, "c:1", kind="single", key="B", source="cflue")
+    with pytest.raises(AdjudicationError, match="c:1 is a single item: the reason no-clear-order"):
+        decide(team, "lea", "c:1", "rejected", reason="no-clear-order")
+    assert item_status(team, "c:1") == "pending"  # nothing was decided
+    assert DecisionReason.NO_CLEAR_ORDER not in rejection_reasons(ItemKind.SINGLE)
+    assert rejection_reasons(ItemKind.ORDERING) == tuple(DecisionReason)
+    record = decide(team, "lea", "c:1", "rejected", reason="several-valid-orders")
+    assert record.reason == "several-valid-orders"
 
 
 def test_revising_a_decision_keeps_history(team) -> None:  # type: ignore[no-untyped-def]

@@ -440,7 +440,7 @@ class AdjudicationScreen(AreaScreen):
                 )
 
         self.app.push_screen(
-            ReasonModal(case.item.id, tuple(DecisionReason), suggested_reason(case)), reject_for
+            ReasonModal(case.item.id, case.item.kind, suggested_reason(case)), reject_for
         )
 
     def action_undo_decision(self) -> None:

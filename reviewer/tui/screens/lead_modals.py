@@ -6,7 +6,6 @@ Each answers through ``dismiss``; Escape answers None (or False).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -18,7 +17,8 @@ from textual.containers import Horizontal
 from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from db.vocabulary import DecisionReason
+from db.vocabulary import DecisionReason, ItemKind
+from reviewer.adjudication import rejection_reasons
 from reviewer.tui.literal import literal
 from reviewer.tui.widgets.dialog import Dialog, DialogScreen
 from reviewer.tui.widgets.titles import PanelTitle
@@ -32,6 +32,17 @@ REASON_HELP: dict[DecisionReason, str] = {
     DecisionReason.DUPLICATE: "the same question as another item",
     DecisionReason.OTHER: "another reason (say which in the comment)",
 }
+
+
+# Each reason keeps its number whichever reasons an item's kind offers, so 4 is always flawed.
+_REASON_NUMBER = {reason: number for number, reason in enumerate(DecisionReason, start=1)}
+
+
+def reason_help(reason: DecisionReason, kind: ItemKind) -> str:
+    """What ``reason`` means for an item of ``kind``."""
+    if reason is DecisionReason.SEVERAL_VALID_ORDERS and kind is not ItemKind.ORDERING:
+        return "more than one answer is defensible"
+    return REASON_HELP[reason]
 
 
 @dataclass(frozen=True)
@@ -60,14 +71,12 @@ class ReasonModal(DialogScreen[Rejection | None]):
     ]
 
     def __init__(
-        self,
-        item_id: str,
-        reasons: Sequence[DecisionReason],
-        suggested: DecisionReason | None = None,
+        self, item_id: str, kind: ItemKind, suggested: DecisionReason | None = None
     ) -> None:
         super().__init__()
         self.item_id = item_id
-        self.reasons = list(reasons)
+        self.kind = kind
+        self.reasons = list(rejection_reasons(kind))
         self.suggested = suggested
 
     def compose(self) -> ComposeResult:
@@ -77,13 +86,13 @@ class ReasonModal(DialogScreen[Rejection | None]):
                 *[
                     Option(
                         Text.assemble(
-                            (f"{number} ", "dim"),
+                            (f"{_REASON_NUMBER[reason]} ", "dim"),
                             (reason.value, "bold"),
-                            f"  {REASON_HELP[reason]}",
+                            f"  {reason_help(reason, self.kind)}",
                         ),
                         id=reason,
                     )
-                    for number, reason in enumerate(self.reasons, start=1)
+                    for reason in self.reasons
                 ],
                 id="reasons",
             )
@@ -106,8 +115,11 @@ class ReasonModal(DialogScreen[Rejection | None]):
         options.focus()
 
     def action_highlight(self, index: int) -> None:
+        reason = list(DecisionReason)[index]
+        if reason not in self.reasons:  # no-clear-order, for an item that is not an order
+            return
         options = self.query_one("#reasons", OptionList)
-        options.highlighted = index
+        options.highlighted = self.reasons.index(reason)
         options.focus()
 
     @on(OptionList.OptionSelected, "#reasons")
