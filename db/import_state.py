@@ -170,7 +170,10 @@ class StoredTexts:
         for batch in stored_texts(session):
             self._ids.extend(item_id for item_id, _ in batch)
             self._texts.extend(text for _, text in batch)
-        self._left_out = np.empty(0, dtype=np.int64)
+        # What texts() and ids() read: the spills, or views of them without the left-out
+        # items, made once (ids() is called for every batch of links).
+        self._text_view: TextSource = self._texts
+        self._id_view: TextSource = self._ids
 
     def close(self) -> None:
         self._ids.close()
@@ -190,16 +193,16 @@ class StoredTexts:
             for offset, item_id in enumerate(self._ids.read(start, start + batch))
             if item_id in wanted
         ]
-        self._left_out = np.asarray(positions, dtype=np.int64)
+        self._text_view = WithoutPositions(self._texts, positions)
+        self._id_view = WithoutPositions(self._ids, positions)
 
     def texts(self) -> TextSource:
         """The texts compared with, revised items left out (positions count without them)."""
-        return WithoutPositions(self._texts, self._left_out)
+        return self._text_view
 
     def ids(self, positions: Sequence[int] | np.ndarray) -> list[str]:
         """The ids at positions of :meth:`texts`."""
-        view = WithoutPositions(self._ids, self._left_out)
-        return view.take(positions)
+        return self._id_view.take(positions)
 
 
 class ImportState:
