@@ -355,8 +355,9 @@ class InMemoryTexts:
         return [texts[position] for position in np.asarray(positions, dtype=np.int64).tolist()]
 
 
-class _Joined:
-    """Two sources as one: ``earlier``'s texts, then ``new``'s."""
+class JoinedTexts:
+    """Two sources as one: ``earlier``'s texts, then ``new``'s (how :func:`near_duplicates`
+    numbers positions; the ids of its matches are read through one too)."""
 
     def __init__(self, earlier: TextSource, new: TextSource) -> None:
         self.earlier, self.new = earlier, new
@@ -480,7 +481,7 @@ def near_duplicates(
     needed, so sources on disk (:class:`db.spill.TextSpill`) keep a million texts out of
     memory.
     """
-    texts = _Joined(earlier, new)
+    texts = JoinedTexts(earlier, new)
     result = NearDuplicates(
         len(earlier), np.full(len(new), -1, dtype=np.int64), np.zeros(len(new), dtype=np.float64)
     )
