@@ -355,8 +355,9 @@ class InMemoryTexts:
         return [texts[position] for position in np.asarray(positions, dtype=np.int64).tolist()]
 
 
-class _Joined:
-    """Two sources as one: ``earlier``'s texts, then ``new``'s."""
+class JoinedTexts:
+    """Two sources as one: ``earlier``'s texts, then ``new``'s (how :func:`near_duplicates`
+    numbers positions; the ids of its matches are read through one too)."""
 
     def __init__(self, earlier: TextSource, new: TextSource) -> None:
         self.earlier, self.new = earlier, new
@@ -480,7 +481,7 @@ def near_duplicates(
     needed, so sources on disk (:class:`db.spill.TextSpill`) keep a million texts out of
     memory.
     """
-    texts = _Joined(earlier, new)
+    texts = JoinedTexts(earlier, new)
     result = NearDuplicates(
         len(earlier), np.full(len(new), -1, dtype=np.int64), np.zeros(len(new), dtype=np.float64)
     )
@@ -755,21 +756,39 @@ def _sketch_entries_exact(
     text_of = rows[shared] & text_mask
     if not len(gram_of):
         return None
-    # Each text's sketch: bottom-k by hash among its n-grams that are not common, and
-    # common ones only when it has too few others.  (Ranking purely by rarity would pick,
-    # in a cluster of variants, the n-grams most variants lost, which two given variants
-    # rarely share.)  Packed key: text, then common-or-not, then the n-gram's hash.
     max_frequency = max(MIN_COMMON, count // COMMON_SHARE)
-    common = (row_frequency > max_frequency).astype(np.uint64)
+    common = row_frequency > max_frequency
+    return np.sort(_bottom_k(text_of, gram_of, common, hash_bits, text_bits, sketch_size))
+
+
+def _bottom_k(
+    text_of: np.ndarray,
+    gram_of: np.ndarray,
+    common: np.ndarray,
+    hash_bits: int,
+    text_bits: int,
+    sketch_size: int,
+) -> np.ndarray:
+    """Each text's sketch from its n-grams (``text_of``, ``gram_of`` their top ``hash_bits``
+    of hash, both uint64; ``common``: found in too many texts), as packed ``(n-gram, text)``
+    entries, unsorted.
+
+    A sketch is bottom-k by hash among the text's n-grams that are not common, and common
+    ones only when it has too few others.  (Ranking purely by rarity would pick, in a
+    cluster of variants, the n-grams most variants lost, which two given variants rarely
+    share.)  Packed key: text, then common-or-not, then the n-gram's hash.
+    """
     by_text = np.sort(
-        (text_of << np.uint64(hash_bits + 1)) | (common << np.uint64(hash_bits)) | gram_of
+        (text_of << np.uint64(hash_bits + 1))
+        | (common.astype(np.uint64) << np.uint64(hash_bits))
+        | gram_of
     )
     text_of = by_text >> np.uint64(hash_bits + 1)
     gram_of = by_text & np.uint64((1 << hash_bits) - 1)
     text_starts, text_lengths = _runs(text_of)
     rank = np.arange(len(text_of)) - np.repeat(text_starts, text_lengths)
     keep = rank < sketch_size
-    return np.sort((gram_of[keep] << np.uint64(text_bits)) | text_of[keep])
+    return (gram_of[keep] << np.uint64(text_bits)) | text_of[keep]
 
 
 def _distinct_grams(texts: Sequence[str], ngram: int) -> tuple[np.ndarray, np.ndarray]:
@@ -807,19 +826,14 @@ def _sketch_entries_chunked(
         frequency = buckets[(hashes >> shift).astype(np.intp)]
         shared = frequency >= 2
         hashes, owners, frequency = hashes[shared], owners[shared] + start, frequency[shared]
-        gram_of = hashes >> np.uint64(64 - hash_bits)
-        common = (frequency > max_frequency).astype(np.uint64)
-        by_text = np.sort(
-            (owners.astype(np.uint64) << np.uint64(hash_bits + 1))
-            | (common << np.uint64(hash_bits))
-            | gram_of
+        part = _bottom_k(
+            owners.astype(np.uint64),
+            hashes >> np.uint64(64 - hash_bits),
+            frequency > max_frequency,
+            hash_bits,
+            text_bits,
+            sketch_size,
         )
-        text_of = by_text >> np.uint64(hash_bits + 1)
-        gram_of = by_text & np.uint64((1 << hash_bits) - 1)
-        text_starts, text_lengths = _runs(text_of)
-        rank = np.arange(len(text_of)) - np.repeat(text_starts, text_lengths)
-        keep = rank < sketch_size
-        part = (gram_of[keep] << np.uint64(text_bits)) | text_of[keep]
         entries[filled : filled + len(part)] = part
         filled += len(part)
     if not filled:

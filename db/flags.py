@@ -34,7 +34,14 @@ from sqlmodel import Session, col
 
 from db.answers import format_answer
 from db.audit import record_audit
-from db.dedup import InMemoryTexts, ItemText, describe_differences, item_text, near_duplicates
+from db.dedup import (
+    InMemoryTexts,
+    ItemText,
+    JoinedTexts,
+    describe_differences,
+    item_text,
+    near_duplicates,
+)
 from db.flag_rules import FlagFinding, RevisionText, text_findings
 from db.json_types import JsonObject, JsonValue
 from db.model_answers import model_answers
@@ -198,17 +205,11 @@ def check_duplicates(
                     earlier_texts.append(text)
         found = near_duplicates(earlier_texts, InMemoryTexts(new_texts), threshold=limit)
         matches = found.matches()
-        earlier_of = [match.of for match in matches if match.of < found.first_new]
-        earlier_id = dict(zip(earlier_of, earlier_ids.take(earlier_of), strict=True))
+        all_ids = JoinedTexts(earlier_ids, InMemoryTexts(new_ids))  # numbered as ``found``
+        original_ids = all_ids.take([match.of for match in matches])
     links = [
-        DuplicateLink(
-            new_ids[match.index - found.first_new],
-            earlier_id[match.of]
-            if match.of < found.first_new
-            else new_ids[match.of - found.first_new],
-            match.similarity,
-        )
-        for match in matches
+        DuplicateLink(new_ids[match.index - found.first_new], original_id, match.similarity)
+        for match, original_id in zip(matches, original_ids, strict=True)
     ]
     linked = {link.item_id for link in links}
     record_duplicates(session, links, unlinked=[i for i in new_ids if i not in linked])

@@ -26,7 +26,6 @@ from array import array
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 
-import numpy as np
 from sqlmodel import Session
 
 from db.dedup import TextSource, WithoutPositions
@@ -104,7 +103,7 @@ class CheckedItems:
 
     def __init__(self) -> None:
         self.texts = TextSpill()  # canonical texts (``db.dedup.item_text``)
-        self._ids = TextSpill()
+        self.ids = TextSpill()
         self._kind_names: list[str] = []
         self._kinds = array("B")
         self._revised = array("B")
@@ -112,11 +111,11 @@ class CheckedItems:
         self._stated = TextSpill()  # one JSON array per stated link
 
     def close(self) -> None:
-        for spill in (self.texts, self._ids, self._stated):
+        for spill in (self.texts, self.ids, self._stated):
             spill.close()
 
     def __len__(self) -> int:
-        return len(self._ids)
+        return len(self.ids)
 
     def append(
         self, item_id: str, text: str, kind: str, *, revised: bool, stated: StatedLink | None
@@ -124,7 +123,7 @@ class CheckedItems:
         if kind not in self._kind_names:
             self._kind_names.append(kind)
         self.texts.append(text)
-        self._ids.append(item_id)
+        self.ids.append(item_id)
         self._kinds.append(self._kind_names.index(kind))
         self._revised.append(revised)
         self._states.append(stated is not None)
@@ -135,7 +134,7 @@ class CheckedItems:
 
     def items(self, start: int, stop: int) -> list[CheckedItem]:
         """The checked items at positions ``start`` to ``stop - 1``."""
-        ids = self._ids.read(start, stop)
+        ids = self.ids.read(start, stop)
         return [
             CheckedItem(
                 position,
@@ -146,9 +145,6 @@ class CheckedItems:
             )
             for position, item_id in enumerate(ids, start=start)
         ]
-
-    def ids(self, positions: Sequence[int] | np.ndarray) -> list[str]:
-        return self._ids.take(positions)
 
     def stated_links(self, batch: int) -> Iterator[list[StatedLink]]:
         """The links JSONL records stated, in file order, ``batch`` at a time."""
@@ -170,7 +166,10 @@ class StoredTexts:
         for batch in stored_texts(session):
             self._ids.extend(item_id for item_id, _ in batch)
             self._texts.extend(text for _, text in batch)
-        self._left_out = np.empty(0, dtype=np.int64)
+        # What texts() and ids() read: the spills, or views of them without the left-out
+        # items, made once (ids() is called for every batch of links).
+        self._text_view: TextSource = self._texts
+        self._id_view: TextSource = self._ids
 
     def close(self) -> None:
         self._ids.close()
@@ -190,16 +189,16 @@ class StoredTexts:
             for offset, item_id in enumerate(self._ids.read(start, start + batch))
             if item_id in wanted
         ]
-        self._left_out = np.asarray(positions, dtype=np.int64)
+        self._text_view = WithoutPositions(self._texts, positions)
+        self._id_view = WithoutPositions(self._ids, positions)
 
     def texts(self) -> TextSource:
         """The texts compared with, revised items left out (positions count without them)."""
-        return WithoutPositions(self._texts, self._left_out)
+        return self._text_view
 
-    def ids(self, positions: Sequence[int] | np.ndarray) -> list[str]:
-        """The ids at positions of :meth:`texts`."""
-        view = WithoutPositions(self._ids, self._left_out)
-        return view.take(positions)
+    def ids(self) -> TextSource:
+        """The ids of :meth:`texts`, position by position."""
+        return self._id_view
 
 
 class ImportState:

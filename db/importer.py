@@ -48,7 +48,7 @@ from sqlalchemy import update as update_statement
 from sqlmodel import Session
 
 from db.audit import record_audits, record_event
-from db.dedup import item_text, near_duplicates
+from db.dedup import JoinedTexts, item_text, near_duplicates
 from db.engine import Database
 from db.flag_rules import RevisionText
 from db.flags import DuplicateLink, record_duplicates
@@ -695,16 +695,15 @@ def _mark_duplicates(
     stored = state.stored
     stored.leave_out(report.revised)
     found = near_duplicates(stored.texts(), checked.texts, threshold=threshold)
-    first_new = found.first_new
+    all_ids = JoinedTexts(stored.ids(), checked.ids)  # numbered as ``found``
     for start in range(0, len(checked), LINK_BATCH):
         items = checked.items(start, start + LINK_BATCH)
         matches = {
-            match.index - first_new: match for match in found.matches(start, start + LINK_BATCH)
+            match.index - found.first_new: match
+            for match in found.matches(start, start + LINK_BATCH)
         }
-        of_stored = [match.of for match in matches.values() if match.of < first_new]
-        of_checked = [match.of - first_new for match in matches.values() if match.of >= first_new]
-        id_at = dict(zip(of_stored, stored.ids(of_stored), strict=True))
-        id_at.update(zip([first_new + i for i in of_checked], checked.ids(of_checked), strict=True))
+        original_ids = all_ids.take([match.of for match in matches.values()])
+        original_id = dict(zip(matches, original_ids, strict=True))
         links: list[DuplicateLink] = []
         unlinked: list[str] = []
         for item in items:
@@ -715,7 +714,7 @@ def _mark_duplicates(
                 if item.revised:  # its old text's link no longer holds
                     unlinked.append(item.item_id)
                 continue
-            links.append(DuplicateLink(item.item_id, id_at[match.of], match.similarity))
+            links.append(DuplicateLink(item.item_id, original_id[item.position], match.similarity))
             report.tally.duplicates += 1
             report.kind_tally(item.kind).duplicates += 1
         record_duplicates(session, links, unlinked=unlinked)

@@ -81,10 +81,11 @@ def stamped_revisions(engine: Engine) -> tuple[str, ...]:
         return tuple(MigrationContext.configure(connection).get_current_heads())
 
 
-def refuse_unknown_revision(engine: Engine, shown: str | None = None) -> None:
-    """Raise :class:`db.faults.UnknownSchema` when the database is stamped with a revision
-    these migration scripts do not know (a newer vetbench or another branch made it):
-    Alembic would otherwise fail with a traceback, and no upgrade can help."""
+def refuse_unknown_revision(engine: Engine, shown: str) -> None:
+    """Raise :class:`db.faults.UnknownSchema`, naming the database as ``shown``, when it is
+    stamped with a revision these migration scripts do not know (a newer vetbench or
+    another branch made it): Alembic would otherwise fail with a traceback, and no
+    upgrade can help."""
     from alembic.script import ScriptDirectory
 
     from db.faults import UnknownSchema
@@ -93,19 +94,10 @@ def refuse_unknown_revision(engine: Engine, shown: str | None = None) -> None:
     known = {revision.revision for revision in script.walk_revisions()}
     for revision in stamped_revisions(engine):
         if revision not in known:
-            raise UnknownSchema(shown or _shown(engine), revision)
+            raise UnknownSchema(shown, revision)
 
 
-def _shown(engine: Engine) -> str:
-    from db.engine import hide_password
-
-    url = engine.url
-    if url.get_backend_name() == "sqlite" and url.database:
-        return url.database
-    return hide_password(url)
-
-
-def upgrade_to_head(engine: Engine, shown: str | None = None) -> None:
+def upgrade_to_head(engine: Engine, shown: str) -> None:
     """Create or upgrade the schema; a no-op (one small read) when already current.
 
     A database stamped with a revision this version does not know is refused
@@ -136,8 +128,9 @@ def _main(argv: list[str]) -> None:
         from db.engine import make_engine
 
         with tempfile.TemporaryDirectory() as scratch:
-            engine = make_engine(Path(scratch) / "scratch.db")
-            upgrade_to_head(engine)
+            scratch_file = Path(scratch) / "scratch.db"
+            engine = make_engine(scratch_file)
+            upgrade_to_head(engine, str(scratch_file))
             command.revision(alembic_config(engine), message=argv[2], autogenerate=True)
         return
     sys.exit('usage: python -m db.migrate revision -m "message"')

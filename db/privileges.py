@@ -45,6 +45,7 @@ __all__ = [
     "removal_statements",
     "remove_privileges",
     "run_statements",
+    "trigger_function",
 ]
 
 ANNOTATOR_GROUP = "vetbench_annotator"
@@ -323,7 +324,7 @@ $$""",
 LANGUAGE sql STABLE {path} AS $$
   SELECT pg_has_role(session_user, '{LEAD_GROUP}', 'MEMBER') OR vetbench_session_is_admin()
 $$""",
-        _trigger_function(
+        trigger_function(
             "vetbench_guard_decided_status",
             path,
             f"""  IF (TG_OP = 'INSERT' AND NEW.status IN ({_DECIDED})
@@ -335,14 +336,14 @@ $$""",
   END IF;
   RETURN NEW;""",
         ),
-        _trigger_function(
+        trigger_function(
             "vetbench_audit_stamp",
             path,
             """  NEW.db_role := session_user;
   NEW.created_at := now();
   RETURN NEW;""",
         ),
-        _trigger_function(
+        trigger_function(
             "vetbench_refuse_change",
             path,
             """  RAISE EXCEPTION 'the audit trail is append-only: % on % refused', TG_OP, TG_TABLE_NAME
@@ -351,7 +352,7 @@ $$""",
     ]
 
 
-def _trigger_function(name: str, path: str, statements: str) -> str:
+def trigger_function(name: str, path: str, statements: str) -> str:
     """A PL/pgSQL trigger function ``name`` that runs ``statements`` under ``path``."""
     return f"""CREATE OR REPLACE FUNCTION {name}() RETURNS trigger
 LANGUAGE plpgsql {path} AS $$

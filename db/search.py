@@ -30,7 +30,7 @@ from sqlmodel import Session, col
 
 from db.formats.cflue import EXAM_NAME
 from db.models import Item, ItemRevision, is_current_revision
-from db.privileges import run_statements
+from db.privileges import quote_identifier, run_statements, trigger_function
 
 __all__ = [
     "EXAM_NAME",
@@ -101,7 +101,7 @@ _SQLITE_DROPS = [
 def _postgres_statements(schema: str) -> list[str]:
     # The functions run as their owner (SECURITY DEFINER), so members, who may only
     # read the index, keep it current through their edits; the search_path is pinned.
-    path = f'SET search_path = "{schema.replace(chr(34), chr(34) * 2)}", pg_catalog, pg_temp'
+    path = f"SET search_path = {quote_identifier(schema)}, pg_catalog, pg_temp"
     return [
         f"""CREATE TABLE IF NOT EXISTS {SEARCH_TABLE} (
   item_id VARCHAR(255) PRIMARY KEY REFERENCES item (id) ON DELETE CASCADE,
@@ -120,13 +120,11 @@ END
 $$""",
         # One trigger function per table whose rows name an item: revisions, items.
         *(
-            f"""CREATE OR REPLACE FUNCTION {function}() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER {path} AS $$
-BEGIN
-  PERFORM vetbench_index_item_text(NEW.{item_id_column});
-  RETURN NULL;
-END
-$$"""
+            trigger_function(
+                function,
+                f"SECURITY DEFINER {path}",
+                f"  PERFORM vetbench_index_item_text(NEW.{item_id_column});\n  RETURN NULL;",
+            )
             for function, item_id_column in (
                 ("vetbench_item_search_revision", "item_id"),
                 ("vetbench_item_search_item", "id"),

@@ -16,7 +16,7 @@ from __future__ import annotations
 from sqlalchemy import Connection, Engine, event, text
 from sqlalchemy.exc import DBAPIError
 
-from db.engine import make_engine
+from db.engine import hide_password, make_engine
 from db.privileges import (
     TABLES,
     administrator_statements,
@@ -140,7 +140,7 @@ def apply_setup(url: object, owner: str) -> list[str]:
     if user != owner:
         _as_owner(owner_engine, owner)
     try:
-        upgrade_to_head(owner_engine)
+        upgrade_to_head(owner_engine, hide_password(owner_engine.url))
         with owner_engine.begin() as connection:
             apply_privileges(connection)
     except DBAPIError as error:
