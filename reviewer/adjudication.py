@@ -14,7 +14,7 @@ dataclasses (``ConflictCase``), so the CLI and the TUI never hold ORM rows.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -33,7 +33,7 @@ from db.people import PermissionDenied, require_lead
 from db.rows import copied_fields, from_row, row_reader
 from db.settings import get_int_setting
 from db.vocabulary import DecisionReason, FlagName, ItemKind, ItemStatus, Verdict
-from reviewer.bulk_reads import collector_paused
+from reviewer.bulk_reads import collector_paused, id_chunks
 from reviewer.item_status import active_judgments_of, refresh_item_status, status_from_judgments
 from reviewer.judging import JudgmentView
 from reviewer.revisions import RevisionSummary
@@ -63,7 +63,6 @@ __all__ = [
 
 DECIDABLE = (ItemStatus.APPROVED, ItemStatus.REJECTED)
 KEY_CORRECTION_NOTE = "key corrected by lead"  # starts the change note of such revisions
-_CHUNK = 500  # ids per IN (...) query, well under every database's parameter limit
 
 
 class AdjudicationError(ValueError):
@@ -482,16 +481,11 @@ def store_bulk_decisions(
         [(decision.item_id, audit_changes(decision)) for decision in decisions],
     )
     # These decisions are now the newest, so the status rule gives the decided status.
-    for chunk in _chunks([decision.item_id for decision in decisions]):
+    for chunk in id_chunks([decision.item_id for decision in decisions]):
         session.execute(
             update(Item).where(col(Item.id).in_(chunk)).values(status=decided.value),
             execution_options={"synchronize_session": False},
         )
-
-
-def _chunks(values: Sequence[str]) -> Iterable[list[str]]:
-    for start in range(0, len(values), _CHUNK):
-        yield list(values[start : start + _CHUNK])
 
 
 def _columns(table: type[SQLModel], *names: str) -> list[Any]:
@@ -534,7 +528,7 @@ def _load_cases(session: Session, item_rows: Result[Any]) -> list[ConflictCase]:
     judgments: dict[str, dict[tuple[int, int], JudgmentView]] = {item_id: {} for item_id in ids}
     decisions: dict[str, list[DecisionRecord]] = {item_id: [] for item_id in ids}
     undone: dict[str, list[DecisionRecord]] = {item_id: [] for item_id in ids}
-    for chunk in _chunks(ids):
+    for chunk in id_chunks(ids):
         result = session.execute(
             select(*_REVISION_COLUMNS).where(col(ItemRevision.item_id).in_(chunk))
         )

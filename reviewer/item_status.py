@@ -23,6 +23,7 @@ from db.decisions import latest_decision
 from db.models import Item, ItemRevision, Judgment, Person
 from db.settings import get_int_setting
 from db.vocabulary import ItemStatus, Verdict
+from reviewer.bulk_reads import id_chunks
 
 __all__ = [
     "active_judgments",
@@ -32,8 +33,6 @@ __all__ = [
     "refresh_item_status",
     "status_from_judgments",
 ]
-
-_CHUNK = 500  # ids per IN list: well under SQLite's and PostgreSQL's parameter limits
 
 
 def active_judgments(session: Session, item_id: str, revision_number: int) -> list[Judgment]:
@@ -51,12 +50,11 @@ def active_judgments_of(
     """``active_judgments`` for many items at once: item id -> revision number in,
     item id -> its judgments out (items without any are left out)."""
     by_item: dict[str, dict[int, Judgment]] = {}
-    ids = list(revisions)
-    for start in range(0, len(ids), _CHUNK):
+    for chunk in id_chunks(list(revisions)):
         rows = session.exec(
             select(Judgment)
             .where(
-                col(Judgment.item_id).in_(ids[start : start + _CHUNK]),
+                col(Judgment.item_id).in_(chunk),
                 col(Judgment.retracted).is_(False),
                 col(Judgment.gold_id).is_(None),
             )

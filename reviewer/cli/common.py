@@ -3,7 +3,6 @@ and showing untrusted text safely on a terminal."""
 
 from __future__ import annotations
 
-import getpass
 import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -109,14 +108,6 @@ def terminal_text(value: object, width: int | None = None) -> str:
 def terminal_block(value: str) -> str:
     """Untrusted multi-line text for a terminal: newlines and tabs kept, other controls shown."""
     return visible_text(value)
-
-
-def default_user() -> str:
-    """The operating-system login, used when --as is not given."""
-    try:
-        return getpass.getuser()
-    except Exception:
-        return "annotator"
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
