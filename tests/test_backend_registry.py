@@ -205,7 +205,9 @@ def test_the_cli_refuses_unknown_forms_and_empty_selections(db_path: Path) -> No
     assert run_cli(db_path, "init").exit_code == 0
     unknown = run_cli(db_path, "eval", "--model", "hf:gpt2")
     assert unknown.exit_code == 1 and "no items to evaluate" in unknown.stderr
-    store(open_database(db_path), [("econ:1", ordering(1))])
+    database = open_database(db_path)
+    store(database, [("econ:1", ordering(1))])
+    database.dispose()
     unknown = run_cli(db_path, "eval", "--model", "hf:gpt2")
     assert unknown.exit_code == 1 and "unknown model 'hf:gpt2'" in unknown.stderr
     assert "scripted:FILE" in unknown.stderr
