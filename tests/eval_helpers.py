@@ -1,18 +1,17 @@
 """Items for the evaluator's tests: a small mixed set stored with the one item factory, and
-the command line run on a database holding it."""
+a database file holding it for the command line (run with :func:`helpers.run_cli`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
 
-from click.testing import CliRunner, Result
+from click.testing import Result
 from helpers import store_draft
 
 from db.engine import Database, open_database
 from db.validation import ItemDraft
 from db.vocabulary import ItemStatus
-from reviewer.cli import cli
 
 
 def ordering(n: int, key: str = "DACB") -> ItemDraft:
@@ -122,17 +121,13 @@ def mixed_set(database: Database) -> list[str]:
     return approved
 
 
-def mixed_set_url(db_path: Path) -> str:
-    """A database file at ``db_path`` holding :func:`mixed_set`; its URL for ``--db``."""
-    database = open_database(db_path)
+def mixed_set_url(url: str | Path) -> str:
+    """The database at ``url`` (a file path or a URL) holding :func:`mixed_set`; its URL
+    for ``--db``."""
+    database = open_database(url)
     mixed_set(database)
     database.dispose()
-    return str(db_path)
-
-
-def vetbench(url: str, *args: str) -> Result:
-    """``vetbench --db URL ARGS`` in this process."""
-    return CliRunner().invoke(cli, ["--db", url, *args])
+    return str(url)
 
 
 def ok(result: Result) -> Result:

@@ -7,9 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
-from eval_helpers import mixed_set, ordering, store
-from helpers import write_file
+from eval_helpers import mixed_set, mixed_set_url, ordering, store
+from helpers import run_cli, write_file
 from sqlmodel import select
 
 from db.engine import Database, open_database
@@ -21,7 +20,6 @@ from evaluator.backends.scripted import Script, ScriptedBackend
 from evaluator.backends.settings import ApiSettings, BackendSettings
 from evaluator.runner import create_run, execute_run
 from evaluator.runs import run_figures
-from reviewer.cli import cli
 
 KEY_ENV = "VETBENCH_REGISTRY_TEST_KEY"
 
@@ -177,28 +175,22 @@ def test_score_mode_ranks_the_scripted_answer_first(database: Database) -> None:
     assert stored["cflue:3"].parsed_answer == "ABD" and stored["cflue:3"].correct is True
 
 
-def vetbench(db_path: Path, *args: str) -> Result:
-    return CliRunner().invoke(cli, ["--db", str(db_path), *args])
-
-
 def test_a_scripted_model_through_the_cli_with_resume(db_path: Path, tmp_path: Path) -> None:
-    database = open_database(db_path)
-    mixed_set(database)
-    database.dispose()
+    mixed_set_url(db_path)
     answers = tmp_path / "answers.jsonl"
     answers.write_text(
         '{"item_id": "econ:1", "output": " D, A, C, B"}\n'
         '{"item_id": "cflue:1", "error": "timed out after 60 s"}\n',
         encoding="utf-8",
     )
-    first = vetbench(db_path, "eval", "--model", f"scripted:{answers}", "--shots", "0", "--json")
+    first = run_cli(db_path, "eval", "--model", f"scripted:{answers}", "--shots", "0", "--json")
     assert first.exit_code == 0, first.output + first.stderr
     figures = json.loads(first.stdout)
     assert figures["run"]["backend"] == "scripted" and figures["correct"] == 1
     assert figures["infrastructure_failures"] == 1 and "resume" in figures["run"]["error"]
 
     answers.write_text('{"item_id": "cflue:1", "output": "B"}\n', encoding="utf-8")
-    resumed = vetbench(db_path, "eval", "--resume", str(figures["run_id"]), "--json")
+    resumed = run_cli(db_path, "eval", "--resume", str(figures["run_id"]), "--json")
     assert resumed.exit_code == 0, resumed.output + resumed.stderr
     after = json.loads(resumed.stdout)
     assert after["correct"] == 2 and after["infrastructure_failures"] == 0
@@ -210,13 +202,15 @@ def test_a_scripted_model_through_the_cli_with_resume(db_path: Path, tmp_path: P
 
 
 def test_the_cli_refuses_unknown_forms_and_empty_selections(db_path: Path) -> None:
-    assert vetbench(db_path, "init").exit_code == 0
-    unknown = vetbench(db_path, "eval", "--model", "hf:gpt2")
+    assert run_cli(db_path, "init").exit_code == 0
+    unknown = run_cli(db_path, "eval", "--model", "hf:gpt2")
     assert unknown.exit_code == 1 and "no items to evaluate" in unknown.stderr
-    store(open_database(db_path), [("econ:1", ordering(1))])
-    unknown = vetbench(db_path, "eval", "--model", "hf:gpt2")
+    database = open_database(db_path)
+    store(database, [("econ:1", ordering(1))])
+    database.dispose()
+    unknown = run_cli(db_path, "eval", "--model", "hf:gpt2")
     assert unknown.exit_code == 1 and "unknown model 'hf:gpt2'" in unknown.stderr
     assert "scripted:FILE" in unknown.stderr
     # nothing to evaluate is said before any model is opened (no key, no server needed)
-    api = vetbench(db_path, "eval", "--model", "openai:x", "--mode", "score", "--kind", "multi")
+    api = run_cli(db_path, "eval", "--model", "openai:x", "--mode", "score", "--kind", "multi")
     assert api.exit_code == 1 and "no items to evaluate" in api.stderr

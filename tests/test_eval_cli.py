@@ -9,19 +9,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
-from eval_helpers import mixed_set
+from click.testing import Result
+from eval_helpers import mixed_set_url, ok
 from fake_openai_server import FakeOpenAIServer, RecordedRequest, Reply, completion
-from helpers import store_item
+from helpers import FIXTURES, run_cli, store_item
 from sqlmodel import select
 from tiny_model import tiny_model_dir
 
 from db.engine import open_database
 from db.models import EvalRun, Prediction
-from reviewer.cli import cli
 from reviewer.line_breaking import east_asian_cell_len
-
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 
 @pytest.fixture(scope="module")
@@ -30,36 +27,14 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 @pytest.fixture
-def url(database_url: str) -> Iterator[str]:
+def url(database_url: str) -> str:
     """A database holding the evaluator's mixed set: 8 approved items, 4 agreed ones."""
-    database = open_database(database_url)
-    mixed_set(database)
-    database.dispose()
-    yield database_url
-
-
-def vetbench(url: str, *args: str) -> Result:
-    return CliRunner().invoke(cli, ["--db", url, *args])
+    return mixed_set_url(database_url)
 
 
 def eval_on(url: str, server: FakeOpenAIServer, *args: str) -> Result:
     """``vetbench eval`` of the fake server's model, its key read from ``FAKE_KEY``."""
-    return vetbench(
-        url,
-        "eval",
-        "--model",
-        "openai:fake-model",
-        "--base-url",
-        server.base_url,
-        "--api-key-env",
-        "FAKE_KEY",
-        *args,
-    )
-
-
-def ok(result: Result) -> Result:
-    assert result.exit_code == 0, result.output + result.stderr
-    return result
+    return run_cli(url, "eval", *server.cli_options("openai:fake-model", "FAKE_KEY"), *args)
 
 
 def stored(url: str, run_id: int) -> list[Prediction]:
@@ -72,7 +47,7 @@ def stored(url: str, run_id: int) -> list[Prediction]:
 
 
 def test_eval_prints_the_run_id_and_its_figures_as_json(url: str, tiny: str) -> None:
-    result = ok(vetbench(url, "eval", "--model", tiny, "--shots", "1", "--json"))
+    result = ok(run_cli(url, "eval", "--model", tiny, "--shots", "1", "--json"))
     figures = json.loads(result.stdout)
     run_id = figures["run_id"]
     assert figures["run"]["model"] == tiny and figures["run"]["status"] == "finished"
@@ -86,7 +61,7 @@ def test_eval_prints_the_run_id_and_its_figures_as_json(url: str, tiny: str) -> 
 
 
 def test_eval_prints_readable_figures(url: str, tiny: str) -> None:
-    result = ok(vetbench(url, "eval", "--model", tiny, "--shots", "0", "--kind", "ordering"))
+    result = ok(run_cli(url, "eval", "--model", tiny, "--shots", "0", "--kind", "ordering"))
     assert "run 1: 2 items" in result.stderr
     assert "accuracy" in result.stdout and "pairwise" in result.stdout
     assert "(transformers, generate, 0-shot)  finished  2/2 items" in result.stdout
@@ -97,7 +72,7 @@ def test_the_figures_by_source_line_up_however_long_or_wide_the_names(url: str, 
     store_item(database, "long:1", source="econ_ordering_5events_extended", status="approved")
     store_item(database, "wide:1", source="证券专项考试题库", status="approved")
     database.dispose()
-    result = ok(vetbench(url, "eval", "--model", tiny, "--shots", "0", "--kind", "ordering"))
+    result = ok(run_cli(url, "eval", "--model", tiny, "--shots", "0", "--kind", "ordering"))
     lines = result.stdout.splitlines()
     rows = [line for line in lines[lines.index("by source:") + 1 :] if line.startswith("  ")]
     assert [row.split()[0] for row in rows] == [
@@ -121,12 +96,12 @@ def test_the_figures_by_source_line_up_however_long_or_wide_the_names(url: str, 
 def test_eval_filters_select_the_items(
     url: str, tiny: str, options: tuple[str, ...], count: int
 ) -> None:
-    result = ok(vetbench(url, "eval", "--model", tiny, "--shots", "0", *options, "--json"))
+    result = ok(run_cli(url, "eval", "--model", tiny, "--shots", "0", *options, "--json"))
     assert json.loads(result.stdout)["progress"]["total"] == count
 
 
 def test_score_mode_through_the_cli(url: str, tiny: str) -> None:
-    result = ok(vetbench(url, "eval", "-m", tiny, "--mode", "score", "--kind", "multi", "--json"))
+    result = ok(run_cli(url, "eval", "-m", tiny, "--mode", "score", "--kind", "multi", "--json"))
     figures = json.loads(result.stdout)
     assert figures["run"]["mode"] == "score" and figures["unparsed"] == 0
     for prediction in stored(url, figures["run_id"]):
@@ -134,28 +109,28 @@ def test_score_mode_through_the_cli(url: str, tiny: str) -> None:
 
 
 def test_runs_list_show_and_compare(url: str, tiny: str) -> None:
-    ok(vetbench(url, "eval", "--model", tiny, "--shots", "0"))
-    ok(vetbench(url, "eval", "--model", tiny, "--shots", "1"))
+    ok(run_cli(url, "eval", "--model", tiny, "--shots", "0"))
+    ok(run_cli(url, "eval", "--model", tiny, "--shots", "1"))
 
-    listing = ok(vetbench(url, "runs")).stdout
+    listing = ok(run_cli(url, "runs")).stdout
     assert "   2  finished" in listing and "   1  finished" in listing and tiny in listing
-    assert [run["id"] for run in json.loads(ok(vetbench(url, "runs", "--json")).stdout)] == [2, 1]
+    assert [run["id"] for run in json.loads(ok(run_cli(url, "runs", "--json")).stdout)] == [2, 1]
 
-    shown = ok(vetbench(url, "runs", "show", "1")).stdout
+    shown = ok(run_cli(url, "runs", "show", "1")).stdout
     assert "accuracy" in shown and "econ:1" in shown and "cflue:6" in shown
-    as_json = json.loads(ok(vetbench(url, "runs", "show", "1", "--json")).stdout)
+    as_json = json.loads(ok(run_cli(url, "runs", "show", "1", "--json")).stdout)
     assert len(as_json["predictions"]) == 8 and "prompt" not in as_json["predictions"][0]
 
-    one = ok(vetbench(url, "runs", "show", "2", "--item", "econ:1", "--prompt")).stdout
+    one = ok(run_cli(url, "runs", "show", "2", "--item", "econ:1", "--prompt")).stdout
     assert "key           DACB" in one and "raw output:" in one
     prompt = one.split("prompt:\n", 1)[1]
     assert prompt.startswith("The following questions each describe")
     assert "Question: Scenario 11" in prompt  # the shot
     assert prompt.rstrip().endswith("Answer:")
 
-    compared = ok(vetbench(url, "runs", "compare", "1", "2")).stdout
+    compared = ok(run_cli(url, "runs", "compare", "1", "2")).stdout
     assert "runs 1 (A) and 2 (B): 8 shared items" in compared
-    comparison = json.loads(ok(vetbench(url, "runs", "compare", "1", "2", "--json")).stdout)
+    comparison = json.loads(ok(run_cli(url, "runs", "compare", "1", "2", "--json")).stdout)
     assert sum(comparison["counts"].values()) == 8
 
 
@@ -173,13 +148,13 @@ def test_an_interrupted_run_resumes_from_the_cli(
             yield result
 
     monkeypatch.setattr(TransformersBackend, "generate", ctrl_c_after_three)
-    interrupted = vetbench(url, "eval", "--model", tiny, "--shots", "1")
+    interrupted = run_cli(url, "eval", "--model", tiny, "--shots", "1")
     assert interrupted.exit_code == 130
     assert "vetbench eval --resume 1" in interrupted.stderr
     assert len(stored(url, 1)) == 3
 
     monkeypatch.setattr(TransformersBackend, "generate", real_generate)
-    resumed = json.loads(ok(vetbench(url, "eval", "--resume", "1", "--json")).stdout)
+    resumed = json.loads(ok(run_cli(url, "eval", "--resume", "1", "--json")).stdout)
     assert resumed["run_id"] == 1 and resumed["run"]["status"] == "finished"
     assert resumed["progress"]["done"] == 8 and len(stored(url, 1)) == 8
 
@@ -271,14 +246,14 @@ def test_score_mode_against_a_server_without_logprobs_fails_with_a_reason(
 def test_mistakes_are_explained_without_a_traceback(
     url: str, args: tuple[str, ...], message: str
 ) -> None:
-    result = vetbench(url, *args)
+    result = run_cli(url, *args)
     assert result.exit_code == 1
     assert message in result.stderr
     assert "Traceback" not in result.output + result.stderr
 
 
 def test_no_matching_items_is_explained(url: str, tiny: str) -> None:
-    result = vetbench(url, "eval", "--model", tiny, "--status", "rejected")
+    result = run_cli(url, "eval", "--model", tiny, "--status", "rejected")
     assert result.exit_code == 1 and "no items to evaluate (status rejected)" in result.stderr
 
 
@@ -286,12 +261,12 @@ def test_bad_templates_and_shot_files_are_named(url: str, tiny: str, tmp_path: P
     templates = tmp_path / "templates"
     templates.mkdir()
     (templates / "question.en.txt").write_text("Q: $scenario", encoding="utf-8")
-    result = vetbench(url, "eval", "--model", tiny, "--templates", str(templates))
+    result = run_cli(url, "eval", "--model", tiny, "--templates", str(templates))
     assert result.exit_code == 1 and "question.en.txt: unknown placeholder" in result.stderr
 
     shots = tmp_path / "shots.jsonl"
     shots.write_text('{"kind": "ordering"}\n', encoding="utf-8")
-    result = vetbench(url, "eval", "--model", tiny, "--shot-file", str(shots))
+    result = run_cli(url, "eval", "--model", tiny, "--shot-file", str(shots))
     assert result.exit_code == 1 and f"{shots}:1: choices" in result.stderr
     database = open_database(url)
     with database.session() as session:
@@ -301,7 +276,7 @@ def test_bad_templates_and_shot_files_are_named(url: str, tiny: str, tmp_path: P
 
 def test_a_shot_file_through_the_cli(url: str, tiny: str) -> None:
     result = ok(
-        vetbench(
+        run_cli(
             url,
             "eval",
             "--model",

@@ -8,16 +8,15 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from eval_helpers import mixed_set, mixed_set_url, ok, vetbench
+from eval_helpers import mixed_set, mixed_set_url, ok
 from fake_openai_server import FakeOpenAIServer, server_error
+from helpers import run_cli
 from test_generation import ARTICLES_CSV, generate, ordering_answer
 from test_generation import KEY_ENV as GENERATION_KEY_ENV
 
 from db.audit import read_audit
 from db.engine import open_database
 from db.identity import resolve_identity
-from reviewer.cli import cli
 
 ESC = "\x1b"
 HOSTILE = f"{ESC}]0;owned{ESC}\\{ESC}[2J{ESC}[31mred"
@@ -41,16 +40,16 @@ def hostile_model(tmp_path: Path, name: str) -> str:
 def test_eval_and_runs_show_untrusted_text_with_visible_stand_ins(url: str, tmp_path: Path) -> None:
     first, second = hostile_model(tmp_path, "one"), hostile_model(tmp_path, "two")
     outputs = [
-        vetbench(url, "eval", "--model", first, "--shots", "0", "--kind", "ordering"),
-        vetbench(url, "eval", "--model", first, "--shots", "0", "--kind", "single"),
-        vetbench(url, "eval", "--model", second, "--shots", "0", "--kind", "single"),
-        vetbench(url, "runs"),
-        vetbench(url, "runs", "show", "1"),
-        vetbench(url, "runs", "show", "1", "--item", "econ:1", "--prompt"),
-        vetbench(url, "runs", "compare", "2", "3"),
-        vetbench(url, "runs", "suspects"),
-        vetbench(url, "runs", "table"),
-        vetbench(url, "runs", "table", "--format", "md"),
+        run_cli(url, "eval", "--model", first, "--shots", "0", "--kind", "ordering"),
+        run_cli(url, "eval", "--model", first, "--shots", "0", "--kind", "single"),
+        run_cli(url, "eval", "--model", second, "--shots", "0", "--kind", "single"),
+        run_cli(url, "runs"),
+        run_cli(url, "runs", "show", "1"),
+        run_cli(url, "runs", "show", "1", "--item", "econ:1", "--prompt"),
+        run_cli(url, "runs", "compare", "2", "3"),
+        run_cli(url, "runs", "suspects"),
+        run_cli(url, "runs", "table"),
+        run_cli(url, "runs", "table", "--format", "md"),
     ]
     for result in outputs:
         ok(result)
@@ -80,7 +79,7 @@ def test_generate_shows_untrusted_failures_with_visible_stand_ins(
 
 def test_an_empty_selection_is_said_before_any_model_loads(url: str) -> None:
     # The model does not exist: had it been opened first, that would be the error.
-    result = vetbench(url, "eval", "--model", "./no/such/model", "--status", "rejected")
+    result = run_cli(url, "eval", "--model", "./no/such/model", "--status", "rejected")
     assert result.exit_code == 1
     assert result.stderr.strip() == "error: no items to evaluate (status rejected)"
 
@@ -97,7 +96,7 @@ def test_an_unwritable_model_cache_is_one_line(
     blocked = tmp_path / "not-a-folder"
     blocked.write_text("a file where the cache folder should be", encoding="utf-8")
     monkeypatch.setenv("VETBENCH_CACHE", str(blocked))
-    result = vetbench(url, "eval", "--model", "demo", "--kind", "ordering", "--shots", "0")
+    result = run_cli(url, "eval", "--model", "demo", "--kind", "ordering", "--shots", "0")
     assert result.exit_code == 1
     lines = result.stderr.strip().splitlines()
     assert lines[-1].startswith("error: cannot write the model cache")
@@ -112,14 +111,13 @@ def test_eval_and_generate_record_the_acting_person(
     acting = resolve_identity(database, None, register=False).name
     database.dispose()
     model = hostile_model(tmp_path, "audited")
-    ok(vetbench(database_url, "eval", "--model", model, "--shots", "0", "--kind", "single"))
+    ok(run_cli(database_url, "eval", "--model", model, "--shots", "0", "--kind", "single"))
     monkeypatch.setenv(GENERATION_KEY_ENV, "sk-generate")
     with FakeOpenAIServer(default=ordering_answer) as server:
         generator = server.cli_options("fake-model", GENERATION_KEY_ENV)
-        CliRunner().invoke(
-            cli,
-            ["--db", database_url, "generate", *generator, "--articles", str(ARTICLES_CSV),
-             "--kind", "ordering", "--max-retries", "0"],
+        run_cli(
+            database_url, "generate", *generator, "--articles", str(ARTICLES_CSV),
+            "--kind", "ordering", "--max-retries", "0",
         )  # fmt: skip
     database = open_database(database_url)
     with database.session() as session:

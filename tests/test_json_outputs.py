@@ -17,14 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
-from eval_helpers import mixed_set
+from click.testing import Result
+from eval_helpers import mixed_set_url, ok
 from fake_openai_server import FakeOpenAIServer, RecordedRequest, Reply, completion, server_error
+from helpers import run_cli
 from test_generation import KEY_ENV as GENERATION_KEY_ENV
 from test_generation import generate
-
-from db.engine import open_database
-from reviewer.cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTICLES_CSV = ROOT / "fixtures" / "articles.csv"
@@ -378,9 +376,8 @@ def answer(request: RecordedRequest) -> Reply:
 
 
 def vetbench(url: str, *args: str) -> Result:
-    result = CliRunner().invoke(cli, ["--db", url, *args])
-    assert result.exit_code == 0, result.output + result.stderr
-    return result
+    """``vetbench --db URL ARGS``, which must succeed."""
+    return ok(run_cli(url, *args))
 
 
 def as_json(result: Result) -> Any:
@@ -392,22 +389,14 @@ def two_runs(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[s
     """Run 1 (model-a, no failures) and run 2 (model-b, one infrastructure failure),
     0 shots each, on the mixed set; yields the database and run 1's `eval --json`."""
     monkeypatch.setenv(KEY_ENV, "sk-json-test")
-    database = open_database(db_path)
-    mixed_set(database)
-    database.dispose()
-    url = str(db_path)
+    url = mixed_set_url(db_path)
     with FakeOpenAIServer(default=answer) as server:
         first = None
         for model in ("model-a", "model-b"):
             result = vetbench(
                 url,
                 "eval",
-                "--model",
-                f"openai:{model}",
-                "--base-url",
-                server.base_url,
-                "--api-key-env",
-                KEY_ENV,
+                *server.cli_options(f"openai:{model}", KEY_ENV),
                 "--max-retries",
                 "0",
                 "--shots",

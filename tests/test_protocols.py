@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 from click.testing import Result
-from eval_helpers import mixed_set_url, ok, single_zh, store, vetbench
+from eval_helpers import mixed_set_url, ok, single_zh, store
+from helpers import run_cli
 from sqlmodel import col, select
 
 from db.engine import open_database
@@ -39,7 +40,7 @@ ECON_OUTPUTS = {
 
 def eval_figures(url: str, model: str, *args: str) -> tuple[Result, dict[str, Any]]:
     """``vetbench eval --model MODEL ARGS --json``, which must succeed: its result and figures."""
-    result = ok(vetbench(url, "eval", "--model", model, *args, "--json"))
+    result = ok(run_cli(url, "eval", "--model", model, *args, "--json"))
     return result, json.loads(result.stdout)
 
 
@@ -175,12 +176,12 @@ def test_cflue_generation_has_no_stop_and_a_free_length(url: str) -> None:
 
 def test_cflue_protocol_refuses_what_it_does_not_ask(url: str, tmp_path: Path) -> None:
     model = script(tmp_path, "expert", CFLUE_OUTPUTS)
-    shots = vetbench(url, "eval", "--model", model, "--protocol", "cflue", "--shots", "5")
+    shots = run_cli(url, "eval", "--model", model, "--protocol", "cflue", "--shots", "5")
     assert shots.exit_code == 1 and "fixes its shots (0)" in shots.stderr
-    orders = vetbench(url, "eval", "--model", model, "--protocol", "cflue", "--kind", "ordering")
+    orders = run_cli(url, "eval", "--model", model, "--protocol", "cflue", "--kind", "ordering")
     assert orders.exit_code == 1
     assert "no items to evaluate" in orders.stderr and "cflue protocol asks" in orders.stderr
-    score = vetbench(url, "eval", "--model", model, "--protocol", "cflue", "--mode", "score")
+    score = run_cli(url, "eval", "--model", model, "--protocol", "cflue", "--mode", "score")
     assert score.exit_code == 1 and "--mode score needs --protocol custom" in score.stderr
 
 
@@ -295,7 +296,7 @@ def test_repeats_draw_other_shots_and_report_mean_and_sd(url: str, tmp_path: Pat
     (spread,) = figures["spread"]
     assert spread["shots"] == 2 and spread["runs"] == figures["runs"]
     assert spread["figures"]["accuracy"] == {"mean": 0.5, "sd": 0.0, "n": 3}
-    text = ok(vetbench(url, "eval", "--model", model, "--kind", "single", "--repeats", "2"))
+    text = ok(run_cli(url, "eval", "--model", model, "--kind", "single", "--repeats", "2"))
     assert "mean ± sd over 2 runs (5-shot):" in text.stdout
 
 
@@ -342,7 +343,7 @@ def test_shots_can_differ_by_kind_in_one_run(url: str, tmp_path: Path) -> None:
     assert stored["econ:1"].prompt.count("Question:") == 2
     assert stored["cflue:1"].prompt.count("题目：") == 2
     assert stored["cflue:5"].prompt.count("题目：") == 1
-    bad = vetbench(url, "eval", "--model", model, "--shots-for", "essay=2")
+    bad = run_cli(url, "eval", "--model", model, "--shots-for", "essay=2")
     assert bad.exit_code == 1 and "--shots-for 'essay=2': write KIND=N" in bad.stderr
 
 
@@ -354,14 +355,14 @@ def tabled(url: str, tmp_path: Path) -> str:
     """Two models under CFLUE's protocol and EconLogicQA's."""
     for name, outputs in (("expert", CFLUE_OUTPUTS | ECON_OUTPUTS), ("guesser", {})):
         model = script(tmp_path, name, outputs)
-        ok(vetbench(url, "eval", "--model", model, "--protocol", "cflue"))
-        ok(vetbench(url, "eval", "--model", model, "--protocol", "econlogicqa"))
+        ok(run_cli(url, "eval", "--model", model, "--protocol", "cflue"))
+        ok(run_cli(url, "eval", "--model", model, "--protocol", "econlogicqa"))
     return url
 
 
 def table_json(url: str, *args: str) -> list[dict[str, Any]]:
     result: list[dict[str, Any]] = json.loads(
-        ok(vetbench(url, "runs", "table", *args, "--json")).stdout
+        ok(run_cli(url, "runs", "table", *args, "--json")).stdout
     )
     return result
 
@@ -403,7 +404,7 @@ def test_runs_table_prints_both_shapes_with_an_exact_random_baseline(
     assert cflue_baseline["cells"]["bleu_1"] is None  # no exact baseline for text overlap
     assert cflue["rows"][0]["cells"]["accuracy"]["mean"] == 0.5
 
-    text = ok(vetbench(tabled, "runs", "table")).stdout
+    text = ok(run_cli(tabled, "runs", "table")).stdout
     assert "Accuracy by item kind and shots" in text and "CFLUE protocol" in text
     assert "random choice" in text and "4.17" in text and f"{100 * mcq_chance:.2f}" in text
 
@@ -419,7 +420,7 @@ def test_runs_table_prints_both_shapes_with_an_exact_random_baseline(
 )
 def test_runs_table_formats(tabled: str, table_format: str, marks: list[str]) -> None:
     shown = ok(
-        vetbench(tabled, "runs", "table", "--shape", "cflue", "--format", table_format)
+        run_cli(tabled, "runs", "table", "--shape", "cflue", "--format", table_format)
     ).stdout
     for mark in marks:
         assert mark in shown
@@ -440,7 +441,7 @@ def test_runs_table_breakdowns_by_subject_and_length(tabled: str) -> None:
 
 
 def test_runs_table_with_no_finished_runs(url: str) -> None:
-    assert "no finished runs to tabulate" in ok(vetbench(url, "runs", "table")).stdout
+    assert "no finished runs to tabulate" in ok(run_cli(url, "runs", "table")).stdout
     assert table_json(url) == []
 
 

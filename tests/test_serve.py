@@ -144,7 +144,9 @@ def test_serve_refuses_a_database_it_cannot_open(tmp_path: Path) -> None:
 
 def test_serve_refuses_an_unknown_name_before_it_listens(one_item_db: Path) -> None:
     """`serve --as lenna` on a database that knows lena: one line naming lena, no server."""
-    store_person(open_database(one_item_db), "lena", Role.LEAD)
+    database = open_database(one_item_db)
+    store_person(database, "lena", Role.LEAD)
+    database.dispose()  # the server process opens the file on its own
     result = subprocess.run(
         [sys.executable, "-m", "reviewer.cli", "--db", str(one_item_db), "serve", "--as", "lenna"],
         env={**os.environ, "PYTHONPATH": str(ROOT)},

@@ -10,10 +10,10 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 from helpers import (
     open_screen,
     press,
+    run_cli,
     running,
     screen_text,
     store_item,
@@ -27,7 +27,6 @@ from db.settings import set_setting
 from db.vocabulary import FlagName, QueueOrder, Role
 from evaluator.backends.scripted import Script, ScriptedBackend
 from evaluator.runner import create_run, execute_run
-from reviewer.cli import cli
 from reviewer.judging import submit_judgment
 from reviewer.queue import ReviewQueue
 from reviewer.triage import decide_command, rank_items
@@ -119,25 +118,22 @@ def test_the_runs_model_flag_is_not_counted_twice(suspicious: Database) -> None:
     assert {entry.item_id: entry.score for entry in rank_items(suspicious)} == before
 
 
-def run(database: Database, *args: str) -> Result:
-    url = database.engine.url.render_as_string(hide_password=False)
-    return CliRunner().invoke(cli, ["--db", url, *args])
-
-
 def test_the_triage_command_lists_reasons_and_the_commands_to_act(suspicious: Database) -> None:
-    listed = json.loads(run(suspicious, "triage", "--json").stdout)
+    listed = json.loads(run_cli(suspicious, "triage", "--json").stdout)
     assert [entry["item_id"] for entry in listed] == ["wrong:1", "judged:1", "media:1", "lone:1"]
     assert list(listed[0]) == [
         "item_id", "kind", "status", "revision", "key", "score", "reasons", "suggestion",
     ]  # fmt: skip
     assert listed[0]["suggestion"] == {"status": "approved", "key": "B", "reason": None}
     assert listed[0]["reasons"][0]["sign"] == "models"
-    text = run(suspicious, "triage", "--limit", "2", "--as", "lena").stdout
+    text = run_cli(suspicious, "triage", "--limit", "2", "--as", "lena").stdout
     assert "  1. wrong:1  score 4.00" in text
     assert "→ vetbench decide wrong:1 --status approved --key B --as lena" in text
     assert "media:1" not in text  # beyond the limit
     assert "vetbench review --order suspicious --as lena" in text
-    decided_only = json.loads(run(suspicious, "triage", "--status", "approved", "--json").stdout)
+    decided_only = json.loads(
+        run_cli(suspicious, "triage", "--status", "approved", "--json").stdout
+    )
     assert decided_only == []
 
 

@@ -67,9 +67,8 @@ async def test_shows_run_figures_leaderboard_and_suspects(
     good = dict(MIXED_SET_ANSWERS)
     good["cflue:2"] = "答案：A"  # wrong
     good["econ:2"] = "I cannot tell."  # unparsed
-    weak = {
-        item: "答案：A" for item in MIXED_SET_ANSWERS
-    }  # everything A: right only where the key is A
+    # everything A: right only where the key is A
+    weak = {item: "答案：A" for item in MIXED_SET_ANSWERS}
     weak["econ:1"] = "A, B, C, D"
     evaluate(database, ScriptedBackend(good, model="model-good"))
     weak_run = evaluate(database, ScriptedBackend(weak, model="model-weak"))
