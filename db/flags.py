@@ -34,6 +34,7 @@ from sqlmodel import Session, col
 
 from db.answers import format_answer
 from db.audit import record_audit
+from db.bulk_reads import id_chunks
 from db.dedup import (
     InMemoryTexts,
     ItemText,
@@ -72,7 +73,6 @@ __all__ = [
 
 MIN_AGREEING_MODELS = 2
 """Models that must give one and the same answer other than the key for ``model-disagrees``."""
-_CHUNK = 500  # ids per IN (...) query
 _BATCH = 2000  # rows per INSERT
 
 
@@ -111,11 +111,6 @@ class DuplicateLink:
     of: str
     similarity: float | None
     stated: bool = False  # the item file said so (a vetbench JSONL record)
-
-
-def _chunks(values: Sequence[str]) -> Iterator[list[str]]:
-    for start in range(0, len(values), _CHUNK):
-        yield list(values[start : start + _CHUNK])
 
 
 def _flag_row(
@@ -245,7 +240,7 @@ def _current_text_columns() -> tuple[Any, ...]:
 def _current_texts(session: Session, item_ids: Iterable[str]) -> dict[str, tuple[int, ItemText]]:
     """Each item's current revision number and text, for explaining duplicates."""
     found: dict[str, tuple[int, ItemText]] = {}
-    for chunk in _chunks(sorted(set(item_ids))):
+    for chunk in id_chunks(sorted(set(item_ids))):
         rows = session.execute(
             select(*_current_text_columns())
             .join(ItemRevision, is_current_revision())
@@ -359,7 +354,7 @@ def _delete_flags(
     for item_id, revision in revisions:
         by_item[revision].append(item_id)
     for revision, ids in by_item.items():
-        for chunk in _chunks(ids):
+        for chunk in id_chunks(ids):
             statement = delete(StoredFlag).where(
                 col(StoredFlag.item_id).in_(chunk),
                 col(StoredFlag.revision_number) == revision,
@@ -632,7 +627,7 @@ def revision_flags(session: Session, item_id: str, revision: int) -> list[ItemFl
 def current_flags(session: Session, item_ids: Sequence[str]) -> dict[str, list[ItemFlag]]:
     """The flags of each item's current revision (items without flags are left out)."""
     found: dict[str, list[ItemFlag]] = defaultdict(list)
-    for chunk in _chunks(list(dict.fromkeys(item_ids))):
+    for chunk in id_chunks(list(dict.fromkeys(item_ids))):
         rows = session.execute(
             select(StoredFlag)
             .join(Item, col(Item.id) == col(StoredFlag.item_id))

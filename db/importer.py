@@ -48,6 +48,7 @@ from sqlalchemy import update as update_statement
 from sqlmodel import Session
 
 from db.audit import record_audits, record_event
+from db.bulk_reads import id_chunks
 from db.dedup import JoinedTexts, item_text, near_duplicates
 from db.engine import Database
 from db.flag_rules import RevisionText
@@ -905,7 +906,6 @@ def _link_stated_duplicates(session: Session, checked: CheckedItems, report: Fil
 
 def _existing_ids(session: Session, item_ids: list[str]) -> set[str]:
     found: set[str] = set()
-    for start in range(0, len(item_ids), 500):
-        chunk = item_ids[start : start + 500]
+    for chunk in id_chunks(item_ids):
         found.update(session.execute(select(_ITEM.c.id).where(_ITEM.c.id.in_(chunk))).scalars())
     return found

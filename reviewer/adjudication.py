@@ -24,6 +24,7 @@ from sqlmodel import Session, SQLModel, col, func, select
 
 from db.answers import AnswerError, format_answer, parse_answer
 from db.audit import record_audit, record_audits
+from db.bulk_reads import collector_paused, id_chunks
 from db.decisions import in_force, latest_decision
 from db.engine import Database
 from db.items import ItemSnapshot, add_revision, item_conditions, locked_item
@@ -33,7 +34,6 @@ from db.people import PermissionDenied, require_lead
 from db.rows import copied_fields, from_row, row_reader
 from db.settings import get_int_setting
 from db.vocabulary import DecisionReason, FlagName, ItemKind, ItemStatus, Verdict
-from reviewer.bulk_reads import collector_paused, id_chunks
 from reviewer.item_status import active_judgments_of, refresh_item_status, status_from_judgments
 from reviewer.judging import JudgmentView
 from reviewer.revisions import RevisionSummary

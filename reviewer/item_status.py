@@ -19,11 +19,11 @@ from sqlalchemy import select as sa_select
 from sqlalchemy.orm import Mapped
 from sqlmodel import Session, col, select
 
+from db.bulk_reads import id_chunks
 from db.decisions import latest_decision
 from db.models import Item, ItemRevision, Judgment, Person
 from db.settings import get_int_setting
 from db.vocabulary import ItemStatus, Verdict
-from reviewer.bulk_reads import id_chunks
 
 __all__ = [
     "active_judgments",

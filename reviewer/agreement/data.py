@@ -21,12 +21,12 @@ from numpy.typing import NDArray
 from sqlalchemy import Connection, func, select
 from sqlmodel import col
 
+from db.bulk_reads import collector_paused
 from db.decisions import in_force
 from db.engine import Database
 from db.items import item_conditions
 from db.models import Decision, Item, ItemRevision, Judgment, Person
 from db.vocabulary import Verdict
-from reviewer.bulk_reads import collector_paused
 
 VERDICTS: tuple[str, ...] = tuple(verdict.value for verdict in Verdict)
 KEEP = VERDICTS.index(Verdict.KEEP.value)

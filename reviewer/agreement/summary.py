@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
+from db.bulk_reads import collector_paused
 from db.engine import Database
 from db.json_types import JsonObject, JsonValue
 from reviewer.agreement.annotators import AnnotatorStats, annotator_stats
@@ -32,7 +33,6 @@ from reviewer.agreement.data import JudgmentData, load_judgments
 from reviewer.agreement.gold import GoldAccuracy, gold_accuracy
 from reviewer.agreement.orders import OrderAgreement, order_agreement
 from reviewer.agreement.verdicts import PairKappa, VerdictAgreement, verdict_agreement
-from reviewer.bulk_reads import collector_paused
 
 
 @dataclass(frozen=True)

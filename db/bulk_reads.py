@@ -1,5 +1,6 @@
 """Reading many rows at once: pause the cyclic garbage collector while they are made,
-and ask for many ids a chunk at a time.
+and ask for many ids a chunk at a time (the importer, flags, the review and the lead's
+reads all do).
 
 Hundreds of thousands of row tuples hold no reference cycles, yet their number
 triggers full collections that walk every object of the process (the whole of
