@@ -66,8 +66,9 @@ def get_int_setting(session: Session, name: str) -> int:
     return int(get_setting(session, name))
 
 
-def set_setting(session: Session, name: str, value: str) -> None:
-    """Validate and store a setting (the caller commits)."""
+def _validated(name: str, value: str) -> str:
+    """``value`` as ``name`` stores it (a number without sign or leading zeros), or a
+    :class:`SettingError` that says why it cannot be."""
     spec = SETTINGS.get(name)
     if spec is None:
         raise SettingError(f"unknown setting '{name}' (known: {', '.join(SETTINGS)})")
@@ -81,6 +82,12 @@ def set_setting(session: Session, name: str, value: str) -> None:
         if spec.maximum is not None and number > spec.maximum:
             raise SettingError(f"{name} must be at most {spec.maximum}, got {value}")
         value = str(number)
+    return value
+
+
+def set_setting(session: Session, name: str, value: str) -> None:
+    """Validate and store a setting (the caller commits)."""
+    value = _validated(name, value)
     row = session.get(Setting, name)
     if row is None:
         session.add(Setting(key=name, value=value))
@@ -95,11 +102,19 @@ class SettingChange:
     old: str
     new: str
 
+    @property
+    def changed(self) -> bool:
+        return self.new != self.old
+
 
 def change_setting(session: Session, name: str, value: str, *, actor: str) -> SettingChange:
-    """Validate, store and audit a setting a person changes (the caller commits)."""
+    """Validate, store and audit a setting a person changes (the caller commits).
+
+    Setting the value it already has stores nothing and leaves no audit event: nothing
+    changed.  ``SettingChange.changed`` says which it was."""
     old = get_setting(session, name)
-    set_setting(session, name, value)
-    new = get_setting(session, name)
-    record_audit(session, actor, "config", name, old=old, new=new)
+    new = _validated(name, value)
+    if new != old:
+        set_setting(session, name, new)
+        record_audit(session, actor, "config", name, old=old, new=new)
     return SettingChange(name=name, old=old, new=new)

@@ -16,7 +16,7 @@ from sqlmodel import col, select
 from db.audit import origin, read_audit
 from db.engine import Database, open_database
 from db.identity import IdentityRefused, close_names, resolve_identity
-from db.models import Judgment, Person
+from db.models import Judgment, Person, Setting
 from db.people import add_person
 from db.vocabulary import Role
 from reviewer.cli import cli
@@ -159,6 +159,15 @@ def test_settings_are_for_leads(team: Database, database_url: str) -> None:
         "overlap",
         {"old": "2", "new": "3"},
     )
+
+
+def test_setting_the_value_a_setting_has_writes_nothing(team: Database, database_url: str) -> None:
+    same = run(database_url, "config", "set", "overlap", "02", "--as", "lena")  # 02 is 2
+    assert same.exit_code == 0
+    assert same.output.strip() == "overlap = 2 already; nothing changed"
+    with team.session() as session:
+        assert read_audit(session, actions=["config"]) == []
+        assert session.get(Setting, "overlap") is None  # still the default, not a stored copy
 
 
 def test_close_names_ranks_by_similarity() -> None:

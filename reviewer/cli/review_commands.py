@@ -251,8 +251,11 @@ def config_set(ctx: click.Context, key: str, value: str, name: str | None) -> No
             change = change_setting(session, key, value, actor=who.name)
     except SettingError as error:
         fail(str(error))
+    if not change.changed:
+        click.echo(f"{key} = {change.new} already; nothing changed")
+        return
     click.echo(f"{key} = {change.new} (was {change.old})")
-    if key == "overlap" and change.new != change.old:
+    if key == "overlap":
         from reviewer.queue import refresh_open_statuses
 
         changed = refresh_open_statuses(db)
