@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable, Sequence
 from itertools import combinations
 
+from db.errors import VetbenchError
 from db.vocabulary import ItemKind
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -32,7 +33,7 @@ TRUEFALSE_WORDS = {
 }
 
 
-class AnswerError(ValueError):
+class AnswerError(VetbenchError, ValueError):
     """An answer or key that does not fit the item; the message says why."""
 
 

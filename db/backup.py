@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from db.engine import Database
+from db.errors import VetbenchError
 
 PAGES_PER_STEP = 1024  # ~4 MB per step: writers get the lock between steps
 
 
-class BackupError(RuntimeError):
+class BackupError(VetbenchError, RuntimeError):
     """The backup could not be made or is not sound; the message says why."""
 
 

@@ -7,11 +7,13 @@ of a traceback (never the SQL or its parameters, never a password).
 
 from __future__ import annotations
 
+from db.errors import VetbenchError
+
 LOCK_TIMEOUT_HINT = "--lock-timeout or VETBENCH_LOCK_TIMEOUT"
 CONNECT_TIMEOUT_HINT = "--connect-timeout or VETBENCH_CONNECT_TIMEOUT"
 
 
-class DatabaseFault(RuntimeError):
+class DatabaseFault(VetbenchError, RuntimeError):
     """A fault a person can act on; the message is the one line to show."""
 
 

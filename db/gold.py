@@ -31,6 +31,7 @@ from sqlmodel import Session, col, select
 from db.answers import AnswerError, format_answer, parse_answer
 from db.audit import record_audit
 from db.decisions import latest_decision
+from db.errors import VetbenchError
 from db.items import get_item
 from db.models import GoldItem, Item, Person, utcnow
 from db.people import require_lead
@@ -49,7 +50,7 @@ __all__ = [
 ]
 
 
-class GoldError(ValueError):
+class GoldError(VetbenchError, ValueError):
     """A gold item that cannot be added or removed as asked; the message says why."""
 
 

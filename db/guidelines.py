@@ -21,6 +21,7 @@ from sqlmodel import Session, col, select
 from sqlmodel.sql.expression import Select
 
 from db.audit import record_audit
+from db.errors import VetbenchError
 from db.models import Guidelines, Person
 from db.people import require_lead
 from db.vocabulary import ItemKind
@@ -50,7 +51,7 @@ KIND_HEADING_WORDS: dict[ItemKind, tuple[str, ...]] = {
 """Words that mark a heading as the section for a kind (compared case-insensitively)."""
 
 
-class GuidelinesError(ValueError):
+class GuidelinesError(VetbenchError, ValueError):
     """Guidelines that cannot be stored as given; the message says why."""
 
 

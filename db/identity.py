@@ -25,6 +25,7 @@ from sqlmodel import Session, col, select
 
 from db.audit import origin
 from db.engine import Database
+from db.errors import VetbenchError
 from db.models import Person
 from db.people import ensure_person, find_person
 from db.privileges import ANNOTATOR_GROUP, GROUP_OF_ROLE, LEAD_GROUP, DatabaseAccount
@@ -38,7 +39,7 @@ SUGGESTION_CUTOFF = 60  # rapidfuzz WRatio, 0-100: "lenna" for "lena" scores 89
 KNOWN_NAMES_SHOWN = 8
 
 
-class IdentityRefused(PermissionError):
+class IdentityRefused(VetbenchError, PermissionError):
     """The person cannot act under this name; the one-line message says what to do."""
 
 

@@ -16,6 +16,7 @@ from sqlmodel import Session, col, select
 
 from db.audit import record_audit
 from db.engine import Database
+from db.errors import VetbenchError
 from db.models import Person
 from db.privileges import (
     ANNOTATOR_GROUP,
@@ -31,11 +32,11 @@ from db.vocabulary import Role
 POSTGRES_NAME_LIMIT = 63  # NAMEDATALEN - 1: longer role names are cut short by the server
 
 
-class PermissionDenied(PermissionError):
+class PermissionDenied(VetbenchError, PermissionError):
     """Someone tried an action their role does not allow; the message says which role is needed."""
 
 
-class PersonRefused(ValueError):
+class PersonRefused(VetbenchError, ValueError):
     """A person cannot be added or changed as asked; the message says why."""
 
 

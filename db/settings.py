@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from sqlmodel import Session
 
 from db.audit import record_audit
+from db.errors import VetbenchError
 from db.models import Setting
 
 
@@ -50,7 +51,7 @@ SETTINGS: dict[str, SettingSpec] = {
 }
 
 
-class SettingError(ValueError):
+class SettingError(VetbenchError, ValueError):
     pass
 
 

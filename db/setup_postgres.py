@@ -17,6 +17,7 @@ from sqlalchemy import Connection, Engine, event, text
 from sqlalchemy.exc import DBAPIError
 
 from db.engine import hide_password, make_engine
+from db.errors import VetbenchError
 from db.privileges import (
     TABLES,
     administrator_statements,
@@ -28,7 +29,7 @@ from db.privileges import (
 DEFAULT_SCHEMA = "public"
 
 
-class SetupRefused(RuntimeError):
+class SetupRefused(VetbenchError, RuntimeError):
     """The setup cannot run as asked; the message says what to do instead."""
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from db.answers import AnswerError, option_count_bounds, parse_answer
+from db.errors import VetbenchError
 from db.json_types import JsonObject
 from db.models import Item, ItemRevision, Person
 from db.vocabulary import ItemKind
@@ -92,7 +93,7 @@ class Problem:
         return f"{self.field}: {self.message}" if self.field else self.message
 
 
-class InvalidName(ValueError):
+class InvalidName(VetbenchError, ValueError):
     """A person's name that cannot be stored; the message says why."""
 
 

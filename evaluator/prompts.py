@@ -29,6 +29,7 @@ from string import Template
 
 from db.answers import format_answer
 from db.engine import Database
+from db.errors import VetbenchError
 from db.items import ItemSnapshot, iter_items
 from db.validation import ItemDraft, validate_draft
 from db.vocabulary import ItemKind, ItemStatus
@@ -81,11 +82,11 @@ _SHOT_TIERS: tuple[tuple[str, ...], ...] = (
 )
 
 
-class TemplateError(ValueError):
+class TemplateError(VetbenchError, ValueError):
     """A template file that cannot be used; the message names the file."""
 
 
-class ShotFileError(ValueError):
+class ShotFileError(VetbenchError, ValueError):
     """A shot file that cannot be used; the message names the file, line and field."""
 
 

@@ -44,6 +44,7 @@ from db import json_types
 from db.answers import LETTERS
 from db.audit import record_event
 from db.engine import Database
+from db.errors import VetbenchError
 from db.items import ItemSnapshot, get_item, iter_items
 from db.models import EvalRun, Prediction, utcnow
 from db.vocabulary import EvalMode, EvalProtocol, FailureKind, ItemKind, RunStatus
@@ -103,7 +104,7 @@ MODES = ("generate", "score")
 TOP_CANDIDATES_STORED = 10  # score mode keeps the best candidates' log-likelihoods
 
 
-class RunSetupError(ValueError):
+class RunSetupError(VetbenchError, ValueError):
     """A run that cannot be created or resumed as asked; the message says why."""
 
 

@@ -20,6 +20,7 @@ from sqlmodel import col, select
 from sqlmodel.sql.expression import Select
 
 from db.engine import Database
+from db.errors import VetbenchError
 from db.model_answers import model_answers
 from db.models import EvalRun, Item, ItemRevision, Prediction
 from db.vocabulary import EvalMode, FailureKind, ItemKind, RunStatus
@@ -54,7 +55,7 @@ __all__ = [
 ]
 
 
-class RunNotFound(LookupError):
+class RunNotFound(VetbenchError, LookupError):
     """No run with that id."""
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from db.answers import AnswerError, format_answer, parse_answer
 from db.audit import record_audit
 from db.engine import Database
+from db.errors import VetbenchError
 from db.flag_rules import FlagFinding
 from db.flags import record_flags
 from db.items import ItemSnapshot, iter_items
@@ -116,7 +117,7 @@ _UNIQUE_QUESTION = {
 }
 
 
-class CheckUnreadable(ValueError):
+class CheckUnreadable(VetbenchError, ValueError):
     """The model's answer could not be read; the message says what was missing."""
 
 

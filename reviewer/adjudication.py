@@ -27,6 +27,7 @@ from db.audit import record_audit, record_audits
 from db.bulk_reads import collector_paused, id_chunks
 from db.decisions import in_force, latest_decision
 from db.engine import Database
+from db.errors import VetbenchError
 from db.items import ItemSnapshot, add_revision, item_conditions, locked_item
 from db.json_types import JsonObject
 from db.models import Decision, Item, ItemRevision, Judgment, Person, is_current_revision, utcnow
@@ -65,7 +66,7 @@ DECIDABLE = (ItemStatus.APPROVED, ItemStatus.REJECTED)
 KEY_CORRECTION_NOTE = "key corrected by lead"  # starts the change note of such revisions
 
 
-class AdjudicationError(ValueError):
+class AdjudicationError(VetbenchError, ValueError):
     """A decision that cannot be made as asked; the message says why."""
 
 

@@ -25,6 +25,7 @@ from sqlmodel import Session, col, select
 from db.answers import AnswerError, format_answer, parse_answer
 from db.audit import record_audit
 from db.engine import Database
+from db.errors import VetbenchError
 from db.gold import GoldOutcome, active_gold, gold_outcome
 from db.guidelines import current_guidelines_version
 from db.items import ItemSnapshot, add_revision, locked_item
@@ -37,7 +38,7 @@ from db.vocabulary import ItemKind, Verdict
 from reviewer.item_status import refresh_item_status
 
 
-class JudgmentRefused(ValueError):
+class JudgmentRefused(VetbenchError, ValueError):
     """A judgment, undo or edit that cannot be accepted; the message says why."""
 
 

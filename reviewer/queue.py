@@ -39,6 +39,7 @@ from sqlalchemy import ColumnElement, Select, and_, case, delete, exists, func, 
 from sqlmodel import Session, col
 
 from db.engine import Database
+from db.errors import VetbenchError
 from db.flags import ItemFlag, flagged_condition, revision_flags
 from db.gold import serving_gold
 from db.guidelines import current_guidelines_version
@@ -60,7 +61,7 @@ RANKING_TTL = timedelta(minutes=5)
 _RANKED_CHUNK = 200  # ranked ids looked up per query
 
 
-class QueueError(ValueError):
+class QueueError(VetbenchError, ValueError):
     """A queue request that cannot be served as asked (bad filter, unknown item)."""
 
 

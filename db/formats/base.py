@@ -30,6 +30,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
+from db.errors import VetbenchError
 from db.validation import ItemDraft, Problem, RevisionContent
 
 UTF8_BOM = b"\xef\xbb\xbf"
@@ -107,7 +108,7 @@ class ParsedRecord:
     native: NativeItem | None = None  # JSONL only
 
 
-class FormatError(ValueError):
+class FormatError(VetbenchError, ValueError):
     """The file as a whole cannot be read (malformed, empty, no records); names file and line."""
 
     def __init__(self, file: str, message: str, line: int | None = None) -> None:

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 import ijson
 
 from db.answers import LETTERS
+from db.errors import VetbenchError
 from db.formats.base import (
     UTF8_BOM,
     FormatError,
@@ -49,7 +50,7 @@ FIELD_NAMES = {
 }
 
 
-class ChoicesError(ValueError):
+class ChoicesError(VetbenchError, ValueError):
     """A ``choices`` string that is not a dict literal of strings."""
 
 

@@ -11,10 +11,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from db.errors import VetbenchError
 from evaluator.results import JsonObject
 
 
-class BackendError(RuntimeError):
+class BackendError(VetbenchError, RuntimeError):
     """A model, device or setting that cannot be used; the message says why and what to do."""
 
 

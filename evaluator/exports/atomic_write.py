@@ -26,11 +26,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO, TypeVar
 
+from db.errors import VetbenchError
+
 STDOUT = "-"
 Result = TypeVar("Result")
 
 
-class WriteError(OSError):
+class WriteError(VetbenchError, OSError):
     """A file could not be written; the message names it and says why."""
 
 

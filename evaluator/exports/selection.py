@@ -5,13 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from db.errors import VetbenchError
 from db.vocabulary import ALL, ItemStatus
 
 ALL_STATUSES = ALL
 DEFAULT_STATUS = ItemStatus.APPROVED.value
 
 
-class ExportError(ValueError):
+class ExportError(VetbenchError, ValueError):
     """The selection cannot be exported as asked; the message says why and what to do."""
 
 

@@ -13,6 +13,7 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
+from db.errors import VetbenchError
 from db.formats import cflue, read_records
 from db.formats.base import FormatError, csv_reader_limit_for
 from db.validation import ItemDraft, validate_draft
@@ -22,7 +23,7 @@ ARTICLE_FIELDS = ("title", "text")
 MAX_PROBLEMS_SHOWN = 10
 
 
-class InputError(ValueError):
+class InputError(VetbenchError, ValueError):
     """An input file that cannot be used; the message names the file and the place."""
 
 

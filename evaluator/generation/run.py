@@ -28,6 +28,7 @@ from sqlmodel import col, select
 from db.answers import LETTERS
 from db.audit import record_event
 from db.engine import Database
+from db.errors import VetbenchError
 from db.items import add_item
 from db.json_types import JsonObject, JsonValue
 from db.models import GenerationReject, Item, utcnow
@@ -61,7 +62,7 @@ _KIND_WORDS = {
 }
 
 
-class GenerationAbortedError(RuntimeError):
+class GenerationAbortedError(VetbenchError, RuntimeError):
     """Every further request would fail the same way (bad key, unknown model)."""
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from string import Template
 
 from db.answers import letters_for
+from db.errors import VetbenchError
 from evaluator.results import JsonObject
 
 
@@ -42,7 +43,7 @@ EVENTS_PER_ITEM = 4
 OPTIONS_PER_ITEM = 4
 
 
-class GenerationTemplateError(ValueError):
+class GenerationTemplateError(VetbenchError, ValueError):
     """A template file that cannot be used; the message names the file."""
 
 

@@ -38,10 +38,12 @@ class VetbenchGroup(click.Group):
 
 
 def _expected_fault(error: Exception, ctx: click.Context) -> str | None:
+    """The one line for an expected error: any ``VetbenchError`` as it says itself, or a
+    database fault described; ``None`` for anything else (a bug: it keeps its traceback)."""
+    from db.errors import VetbenchError
     from db.faults import describe_fault
-    from evaluator.demo_model import ModelCacheError
 
-    if isinstance(error, ModelCacheError):
+    if isinstance(error, VetbenchError):
         return str(error)
     return describe_fault(error, database_shown(ctx))
 
@@ -73,6 +75,7 @@ def cli(
 def _register_commands() -> None:
     from reviewer.cli import (
         adjudication_commands,
+        admin_commands,
         eval_commands,
         flag_commands,
         generate_commands,
@@ -82,17 +85,20 @@ def _register_commands() -> None:
         people_commands,
         review_commands,
         serve_commands,
+        settings_commands,
     )
 
     for module in (
         item_commands,
         review_commands,
+        settings_commands,
         guidelines_commands,
         gold_commands,
         adjudication_commands,
         eval_commands,
         generate_commands,
         people_commands,
+        admin_commands,
         serve_commands,
         flag_commands,
     ):

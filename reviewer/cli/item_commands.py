@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from db.vocabulary import ALL, FlagName, ItemKind, ItemStatus, Role, values
+from db.vocabulary import ALL, FlagName, ItemKind, ItemStatus, values
 from reviewer.cli import options
 from reviewer.cli.common import fail, open_db, print_json, terminal_text
 from reviewer.cli.identity import acting_person
@@ -503,61 +503,11 @@ def items_command(
         )
 
 
-@click.group("users")
-def users_group() -> None:
-    """Register people and list them."""
-
-
-@users_group.command("add")
-@click.argument("name")
-@click.option(
-    "--role",
-    type=click.Choice(values(Role)),
-    default=Role.ANNOTATOR.value,
-    show_default=True,
-    help="Their role.",
-)
-@click.option(
-    "--password-stdin",
-    is_flag=True,
-    help="PostgreSQL: read their login's password from the first line of stdin.",
-)
-@click.option(
-    "--no-password",
-    is_flag=True,
-    help="PostgreSQL: a new login without a password (peer or certificate authentication).",
-)
-@click.pass_context
-def users_add(
-    ctx: click.Context, name: str, role: str, password_stdin: bool, no_password: bool
-) -> None:
-    """Register NAME as an annotator or a lead (or change their role).
-
-    On PostgreSQL, run by the owner: also creates NAME's login role, asking for its
-    password (or reading it with --password-stdin; never from an argument), and puts
-    it in the vetbench_annotator or vetbench_lead group.
-    """
-    from reviewer.cli.people_commands import add_user
-
-    add_user(ctx, name, role, password_stdin=password_stdin, no_password=no_password)
-
-
-@users_group.command("list")
-@options.json("Print a JSON list.")
-@click.pass_context
-def users_list(ctx: click.Context, as_json: bool) -> None:
-    """List registered people with their roles (PostgreSQL: and their group roles)."""
-    from reviewer.cli.people_commands import list_users
-
-    list_users(ctx, as_json)
-
-
 COMMANDS: tuple[click.Command, ...] = (
     init_command,
     import_command,
     export_command,
     stats_command,
     items_command,
-    users_group,
 )
 """The commands this module adds to the `vetbench` group."""

@@ -1,4 +1,4 @@
-"""CLI commands for reviewing: the review TUI, judging and undo without a screen, settings.
+"""CLI commands for reviewing: the review TUI, judging and undo without a screen.
 
 ``vetbench judge`` goes through the same service as the TUI
 (``reviewer.judging.submit_judgment``), so the rules and messages are the same.
@@ -196,71 +196,5 @@ def undo(ctx: click.Context, name: str | None) -> None:
         click.echo(terminal_text(receipt.revision_note))
 
 
-@click.group()
-def config() -> None:
-    """Project settings stored in the database (shared by everyone using it)."""
-
-
-@config.command("list")
-@click.pass_context
-def config_list(ctx: click.Context) -> None:
-    """Every setting with its value and what it means."""
-    from db.settings import SETTINGS, get_setting
-
-    db = open_db(ctx)
-    with db.session() as session:
-        for name, spec in SETTINGS.items():
-            value = get_setting(session, name)
-            marker = "" if value != spec.default else " (default)"
-            click.echo(f"{name} = {value}{marker}    # {spec.help}")
-
-
-@config.command("get")
-@click.argument("key")
-@click.pass_context
-def config_get(ctx: click.Context, key: str) -> None:
-    """Print one setting's value."""
-    from db.settings import SettingError, get_setting
-
-    db = open_db(ctx)
-    with db.session() as session:
-        try:
-            click.echo(get_setting(session, key))
-        except SettingError as error:
-            fail(str(error))
-
-
-@config.command("set")
-@click.argument("key")
-@click.argument("value")
-@as_option("The lead changing it.")
-@click.pass_context
-def config_set(ctx: click.Context, key: str, value: str, name: str | None) -> None:
-    """Change a setting (leads only), e.g. `vetbench config set overlap 3`."""
-    from db.settings import SettingError, change_setting
-
-    db = open_db(ctx)
-    who = acting_person(ctx, name)
-    if not who.is_lead:
-        fail(
-            f"only leads change settings; {who.name} is an {who.role} "
-            f"(a lead adds leads: vetbench users add NAME --role lead)"
-        )
-    try:
-        with db.transaction() as session:
-            change = change_setting(session, key, value, actor=who.name)
-    except SettingError as error:
-        fail(str(error))
-    if not change.changed:
-        click.echo(f"{key} = {change.new} already; nothing changed")
-        return
-    click.echo(f"{key} = {change.new} (was {change.old})")
-    if key == "overlap":
-        from reviewer.queue import refresh_open_statuses
-
-        changed = refresh_open_statuses(db)
-        click.echo(f"item statuses recomputed for k = {change.new}: {changed} changed")
-
-
-COMMANDS: tuple[click.Command, ...] = (review, judge, undo, config)
+COMMANDS: tuple[click.Command, ...] = (review, judge, undo)
 """The commands this module adds to the `vetbench` group."""

@@ -1,0 +1,141 @@
+"""CLI commands for the trust in everyone's work: the audit trail, backups and the
+one-time SQL of a team (PostgreSQL) database.
+
+Only click and light helpers are imported at module level (``--help`` stays instant).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import click
+
+from reviewer.cli import options
+from reviewer.cli.common import fail, open_db, printed_json_or_empty
+
+_RELATIVE_TIME = re.compile(r"^(\d+)\s*([mhdw])$")
+_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def _parse_since(text: str) -> datetime:
+    """``2026-11-30``, ``2026-11-30T14:00`` (UTC unless a zone is given), or ``2h``/``3d`` ago."""
+    relative = _RELATIVE_TIME.match(text.strip())
+    if relative:
+        amount, unit = relative.groups()
+        return datetime.now(UTC) - timedelta(**{_UNITS[unit]: int(amount)})
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        fail(
+            f"--since '{text}': give a date (2026-11-30), a time (2026-11-30T14:00) or 30m/2h/3d/1w"
+        )
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def _describe_changes(changes: Mapping[str, object]) -> str:
+    return ", ".join(f"{key}={value}" for key, value in changes.items())
+
+
+@click.command("audit")
+@click.option(
+    "--item", "item_id", metavar="ID", help="Only events about this item (or file, run:N)."
+)
+@click.option("--person", metavar="NAME", help="Only events by this person.")
+@click.option(
+    "--since", metavar="TIME", help="Only events since TIME: 2026-11-30, 2026-11-30T14:00, 2h, 3d."
+)
+@options.limit("Only the newest N events.")
+@options.json("Print the events as JSON.")
+@click.pass_context
+def audit_command(
+    ctx: click.Context,
+    item_id: str | None,
+    person: str | None,
+    since: str | None,
+    limit: int | None,
+    as_json: bool,
+) -> None:
+    """The audit trail: every write, with who, when, the login and host, and what changed.
+
+    Oldest first.  On PostgreSQL the database role and the time are the server's own.
+    """
+    from db.audit import read_audit
+
+    moment = _parse_since(since) if since else None
+    with open_db(ctx).session() as session:
+        entries = read_audit(session, target=item_id, person=person, since=moment, limit=limit)
+    if printed_json_or_empty(entries, as_json=as_json, empty="no audit events match"):
+        return
+    for entry in entries:
+        where = f"{entry.os_login}@{entry.host}" if entry.host else entry.os_login
+        if entry.db_role is not None:
+            where += f", role {entry.db_role}"
+        target = f" {entry.target}" if entry.target else ""
+        click.echo(
+            f"{entry.created_at:%Y-%m-%d %H:%M:%S}Z  {entry.actor}  {entry.action}{target}  "
+            f"[{where}]  {_describe_changes(entry.changes)}".rstrip()
+        )
+
+
+@click.command("backup")
+@click.argument("destination", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--force", is_flag=True, help="Replace DESTINATION if it exists.")
+@click.pass_context
+def backup_command(ctx: click.Context, destination: Path, force: bool) -> None:
+    """Copy the SQLite database to DESTINATION safely, even while others write to it.
+
+    Uses SQLite's online backup, then checks the copy's integrity.  For PostgreSQL
+    use pg_dump (see the README's team section).
+    """
+    from db.backup import BackupError, backup_sqlite
+
+    db = open_db(ctx)
+    try:
+        result = backup_sqlite(db, destination, replace=force)
+    except BackupError as error:
+        fail(str(error))
+    click.echo(
+        f"backed up {result.source} to {result.destination}: {result.pages:,} pages, "
+        f"{result.judgments:,} judgments, integrity ok"
+    )
+
+
+@click.command("setup-postgres")
+@click.option(
+    "--owner", required=True, metavar="ROLE", help="The role that owns the schema and adds people."
+)
+@click.option(
+    "--apply",
+    "apply_now",
+    is_flag=True,
+    help="Run the SQL on --db now (as a superuser or the owner), then create or upgrade the schema.",
+)
+@click.pass_context
+def setup_postgres_command(ctx: click.Context, owner: str, apply_now: bool) -> None:
+    """The SQL a database administrator runs once for a team database.
+
+    It creates the group roles vetbench_annotator and vetbench_lead, lets OWNER add
+    people to them, makes OWNER own the schema, and (for tables that exist) grants
+    each group what it may do, with row-level security.  Printed unless --apply.
+    Every statement can run again safely.
+    """
+    from db.setup_postgres import SetupRefused, apply_setup, setup_script
+
+    if not apply_now:
+        click.echo(setup_script(owner))
+        return
+    from db.engine import resolve_db_url
+
+    try:
+        report = apply_setup(resolve_db_url(ctx.find_root().obj.get("db")), owner)
+    except SetupRefused as error:
+        fail(str(error))
+    for line in report:
+        click.echo(line)
+
+
+COMMANDS: tuple[click.Command, ...] = (audit_command, backup_command, setup_postgres_command)
+"""The commands this module adds to the `vetbench` group."""
