@@ -28,6 +28,16 @@ from db.vocabulary import (
     RunStatus,
     values,
 )
+from evaluator.run_text import (
+    extractor_text,
+    figure_rows,
+    interval,
+    number,
+    position_text,
+    rate,
+    run_how,
+    run_state,
+)
 from reviewer.cli import options
 from reviewer.cli.common import (
     TerminalProgressBar,
@@ -59,49 +69,21 @@ TABLE_SHAPES = ("econlogicqa", "cflue")  # evaluator.tables.SHAPES
 # ---------------------------------------------------------------- formatting
 
 
-def _number(value: float | None, digits: int = 3) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
-
-
-def _interval(interval: tuple[float, float] | None) -> str:
-    return f"[{_number(interval[0])}, {_number(interval[1])}]" if interval else ""
-
-
 def _figure_lines(figures: RunFigures) -> list[str]:
     summary = figures.summary
     lines = [
-        f"accuracy      {_number(summary.accuracy)}  {_interval(summary.accuracy_ci)}"
+        f"accuracy      {number(summary.accuracy)}  {interval(summary.accuracy_ci)}"
         f"  ({summary.correct} of {summary.scored})",
-        f"unparsed      {_number(summary.unparsed_rate)}  ({summary.unparsed})",
+        f"unparsed      {number(summary.unparsed_rate)}  ({summary.unparsed})",
+        *(f"{row.label:<13} {row.text()}" for row in figure_rows(summary)),
     ]
-    for label, value in (
-        ("chance", summary.chance),
-        ("pairwise", summary.pairwise_accuracy),
-        ("weighted F1", summary.weighted_f1),
-        ("set F1", summary.set_f1),
-        ("BLEU-1", summary.bleu_1),
-        ("BLEU-4", summary.bleu_4),
-        ("ROUGE-1", summary.rouge_1),
-        ("ROUGE-2", summary.rouge_2),
-        ("ROUGE-L", summary.rouge_l),
-    ):
-        if value is not None:
-            lines.append(f"{label:<13} {_number(value)}")
     if summary.explained:
         lines.append(f"explained     {summary.explained} answers with an analysis to compare")
     for name, read in summary.extractors.items():
-        lines.append(
-            f"{'extractor':<13} {terminal_text(name):<12} read {read.parsed} of "
-            f"{read.parsed + read.unparsed}, right {read.correct} ({_number(read.accuracy)})"
-        )
-    if summary.key_positions:
-        positions = "  ".join(
-            f"{terminal_text(label)} {_number(row.accuracy)} (n={row.n})"
-            for label, row in summary.key_positions.items()
-        )
-        lines.append(f"by key position {positions}")
-        if summary.position_bias is not None:
-            lines.append(f"position bias {_number(summary.position_bias)} (best − worst)")
+        lines.append(f"{'extractor':<13} {extractor_text(terminal_text(name), read)}")
+    positions = position_text(summary)
+    if positions:
+        lines.append(f"by key position {terminal_text(positions)}")
     if summary.infrastructure_failures:
         lines.append(
             f"failed        {summary.infrastructure_failures} (infrastructure; "
@@ -122,31 +104,25 @@ def _breakdown_lines(breakdown: Mapping[str, Figures]) -> list[str]:
     width = max([18, *(east_asian_cell_len(text) + 1 for text in shown.values())])
     return [
         f"  {shown[name]}{' ' * (width - east_asian_cell_len(shown[name]))}"
-        f"n={group.scored:<5} acc {_number(group.accuracy)} {_interval(group.accuracy_ci)}  "
-        f"unparsed {_number(group.unparsed_rate)}"
+        f"n={group.scored:<5} acc {number(group.accuracy)} {interval(group.accuracy_ci)}  "
+        f"unparsed {number(group.unparsed_rate)}"
         for name, group in breakdown.items()
     ]
 
 
 def _run_header(figures: RunFigures) -> str:
     run, progress = figures.run, figures.progress
-    status = run.status + (" (stale: its process is gone)" if run.stale else "")
-    protocol = run.params.protocol
-    how = f"{run.backend}, {run.mode}, {run.shots}-shot"
-    if protocol is not EvalProtocol.CUSTOM:
-        how += f", {protocol} protocol"
     return (
-        f"run {run.id}  {terminal_text(run.model)}  ({how})"
-        f"  {status}  {progress.done}/{progress.total} items"
+        f"run {run.id}  {terminal_text(run.model)}  ({run_how(run)})"
+        f"  {run_state(run)}  {progress.done}/{progress.total} items"
     )
 
 
 def _speed_line(progress: RunProgress) -> str | None:
-    rate = progress.items_per_second
-    if rate is None:
+    if progress.items_per_second is None:
         return None
     eta = progress.eta_s
-    return f"speed         {rate:.2f} items/s" + (f", about {eta:.0f} s left" if eta else "")
+    return f"speed         {rate(progress)}" + (f", about {eta:.0f} s left" if eta else "")
 
 
 def _print_figures(figures: RunFigures) -> None:
@@ -192,8 +168,8 @@ def _progress_line(progress: RunProgress) -> str:
 
     parts = []
     if progress.done:
-        interval = wilson_interval(progress.correct, progress.done)
-        parts.append(f"acc {progress.accuracy:.2f} {_interval(interval)}")
+        bounds = wilson_interval(progress.correct, progress.done)
+        parts.append(f"acc {progress.accuracy:.2f} {interval(bounds)}")
     if progress.unparsed:
         parts.append(f"unparsed {progress.unparsed}")
     if progress.infrastructure_failures:
@@ -469,7 +445,7 @@ def _print_runs(database: Database, run_ids: tuple[int, ...], as_json: bool) -> 
             click.echo(f"\nmean ± sd over {len(spread.run_ids)} runs ({spread.shots}-shot):")
             for name, value in spread.figures.items():
                 if value.mean is not None:
-                    click.echo(f"  {name} {_number(value.mean)} ± {_number(value.sd)}")
+                    click.echo(f"  {name} {number(value.mean)} ± {number(value.sd)}")
     return any(figures.run.status is RunStatus.FAILED for figures in series.runs)
 
 
@@ -514,7 +490,9 @@ def runs_group(ctx: click.Context, as_json: bool) -> None:
     click.echo(f"{'run':>4}  {'status':<11} {'done':>9}  {'accuracy':<24} {'mode':<10} model")
     for run in runs:
         accuracy = (
-            f"{run.accuracy:.3f} {_interval(run.accuracy_ci)}" if run.accuracy is not None else "—"
+            f"{number(run.accuracy)} {interval(run.accuracy_ci)}"
+            if run.accuracy is not None
+            else "—"
         )
         status = run.status + ("*" if run.stale else "")
         shots = f"{run.mode}/{run.shots}"

@@ -15,7 +15,7 @@ and suspect keys (items every model gets wrong with the same non-key answer).
 Item and model text (ids, model names, answers, raw outputs, prompts, errors) goes
 through the one literal-display helper (``reviewer/tui/literal.py``): never markup,
 control characters shown, never sent.  What is read and how figures are written as
-text lives in ``evaluator/live.py``; models are opened by the evaluator's registry
+text lives in ``evaluator/live.py`` and ``evaluator/run_text.py`` (shared with the CLI); models are opened by the evaluator's registry
 with the settings ``vetbench review`` was given (``--base-url``, ``--threads`` ...).
 """
 
@@ -49,19 +49,10 @@ from textual.worker import get_current_worker
 from db.answers import format_answer
 from db.errors import VetbenchError
 from db.vocabulary import ALL, EvalProtocol, FailureKind, ItemKind, RunStatus, values
+from evaluator import run_text
 from evaluator.backends.settings import DTYPES, BackendSettings
-from evaluator.live import (
-    EvaluationSnapshot,
-    duration,
-    extraction_summary,
-    interval,
-    percent,
-    position_summary,
-    protocol_note,
-    rate,
-    read_snapshot,
-    secondary_figure,
-)
+from evaluator.live import EvaluationSnapshot, read_snapshot
+from evaluator.run_text import interval
 from reviewer.tui.literal import line_broken, literal, notify_literally
 from reviewer.tui.polling import PollingScreen
 from reviewer.tui.responsive import apply_size_classes
@@ -119,7 +110,7 @@ def leaderboard_bars(runs: list[RunOverview]) -> list[Bar]:
         Bar(
             f"#{run.id} {run.model}",
             run.accuracy,
-            f"{percent(run.accuracy):>6} {interval(run.accuracy_ci):<12} n={run.done}",
+            f"{percent(run.accuracy):>6} {interval(run.accuracy_ci, percent=True):<12} n={run.done}",
             run.accuracy_ci,
         )
         for run in ranked
@@ -151,14 +142,10 @@ def prediction_detail(view: PredictionView) -> Text:
 def run_title(figures: RunFigures) -> Text:
     """``Run 3  model  backend, mode, shots  status  note``, with the model's name literal."""
     run = figures.run
-    status = run.status + (" (stale: its process is gone)" if run.stale else "")
     title = Text.assemble((f"Run {run.id}  ", "bold"))
     title.append_text(literal(run.model, style="bold"))
-    title.append(f"  {run.backend}, {run.mode}, {run.shots}-shot  ")
-    note = protocol_note(run)
-    if note:
-        title.append(f"{note}  ")
-    title.append(status, style="italic")
+    title.append(f"  {run_text.run_how(run)}  ")
+    title.append(run_text.run_state(run), style="italic")
     if run.error:
         title.append_text(literal("  " + run.error, style="yellow"))
     return title
@@ -602,10 +589,10 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         bar.update(total=max(progress.total, 1), progress=progress.done)
         lines = [
             f"{progress.done} / {progress.total} items   "
-            f"{rate(progress.items_per_second)}   ETA {duration(progress.eta_s)}   "
+            f"{run_text.rate(progress)}   ETA {run_text.duration(progress.eta_s)}   "
             f"unparsed {percent(summary.unparsed_rate)}",
-            extraction_summary(summary),
-            position_summary(summary),
+            _extraction_summary(summary),
+            _position_summary(summary),
         ]
         # Extractor names and position labels come from the evaluator, not from models.
         speed.update(Text("\n".join(line for line in lines if line)))
@@ -656,7 +643,7 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
                 run.status + (" (stale)" if run.stale else ""),
                 f"{run.done}/{run.total}",
                 percent(run.accuracy),
-                interval(run.accuracy_ci),
+                interval(run.accuracy_ci, percent=True),
                 run.started_at.strftime("%Y-%m-%d %H:%M"),
                 key=str(run.id),
             )
@@ -692,7 +679,7 @@ def accuracy_bar(name: str, figures: Figures) -> Bar:
     return Bar(
         name,
         figures.accuracy,
-        f"{percent(figures.accuracy):>6} {interval(figures.accuracy_ci):<12} n={figures.scored}",
+        f"{percent(figures.accuracy):>6} {interval(figures.accuracy_ci, percent=True):<12} n={figures.scored}",
         figures.accuracy_ci,
     )
 
@@ -702,8 +689,26 @@ def _figure_cells(name: str, figures: Figures) -> tuple[str, ...]:
         name,
         str(figures.scored),
         percent(figures.accuracy),
-        interval(figures.accuracy_ci),
+        interval(figures.accuracy_ci, percent=True),
         percent(figures.unparsed_rate),
         str(figures.infrastructure_failures),
-        secondary_figure(figures),
+        run_text.secondary_text(figures, percent=True),
     )
+
+
+def percent(value: float | None) -> str:
+    return run_text.number(value, percent=True)
+
+
+def _extraction_summary(figures: Figures) -> str:
+    """What each extractor recovered so far: ``extractors: cflue read 18 of 20, right 9 ...``."""
+    parts = [
+        run_text.extractor_text(name, read, percent=True)
+        for name, read in figures.extractors.items()
+    ]
+    return "extractors: " + "; ".join(parts) if parts else ""
+
+
+def _position_summary(figures: Figures) -> str:
+    positions = run_text.position_text(figures, percent=True)
+    return f"by key position: {positions}" if positions else ""
