@@ -49,7 +49,8 @@ from sqlmodel import Session
 
 from db.audit import record_audits, record_event
 from db.bulk_reads import id_chunks
-from db.dedup import JoinedTexts, item_text, near_duplicates
+from db.canonical_text import item_text
+from db.dedup import near_duplicates
 from db.engine import Database
 from db.flag_rules import RevisionText
 from db.flags import DuplicateLink, record_duplicates
@@ -68,6 +69,7 @@ from db.import_state import CheckedItems, ImportState, SeenIds, StatedLink
 from db.items import NewRevision, store_revisions
 from db.models import Decision, Item, ItemRevision, Judgment, utcnow
 from db.settings import get_setting
+from db.text_sources import JoinedTexts
 from db.validation import (
     MAX_ID_CHARS,
     MAX_KEY_CHARS,
@@ -274,7 +276,7 @@ def import_files(
     ``duplicate_threshold`` defaults to the ``duplicate_threshold`` setting.
     ``refresh_status(session, item_id)`` is called for items that got a new revision
     so their status follows the review rules (the CLI passes
-    ``reviewer.item_status.refresh_item_status``); without it their status is kept.
+    ``db.item_status.refresh_item_status``); without it their status is kept.
     """
     if format != AUTO and format not in FORMATS:
         raise ValueError(f"unknown format '{format}' (known: auto, {', '.join(FORMATS)})")
