@@ -13,10 +13,10 @@ from sqlalchemy import MetaData, select, text, update
 from sqlmodel import Session, col
 
 from db.engine import Database
-from db.importer import FileReport, ImportProgress, import_files, source_slug
+from db.import_report import FileReport, ImportProgress
+from db.importer import import_files, source_slug
 from db.items import ItemSnapshot, get_item, get_revisions, iter_items
 from db.models import AuditEvent, Item
-from reviewer.item_status import refresh_item_status
 
 HEADER = "Question,A,B,C,D,Answer,Explanation\n"
 
@@ -361,7 +361,7 @@ def test_a_changed_record_becomes_a_new_revision(database: Database, tmp_path: P
         [ordering_row(questions[0]), ordering_row(questions[1], key="C, B, A, D"),
          ordering_row(questions[2])],
     )  # fmt: skip
-    report = only(import_files(database, [path], actor="carol", refresh_status=refresh_item_status))
+    report = only(import_files(database, [path], actor="carol"))
     assert (report.tally.added, report.tally.updated, report.tally.unchanged) == (0, 1, 2)
     with database.session() as session:
         item = item_at(session, "econ:2")
