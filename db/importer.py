@@ -4,10 +4,10 @@ Each input (a path, or ``-`` for standard input) is opened once and read record 
 record (``db.formats``), so a pipe loses nothing and memory stays bounded however
 long the file is.  In one transaction per file:
 
-1. every record is validated (``db.validation.validate_draft``, ``db.import_checks``)
-   as it is read and stored in batches (items created by ``db.items.store_items``): records whose id is new are added, records whose id exists
-   with different text become a new revision ("updated"), identical ones are left
-   alone ("unchanged");
+1. every record is checked (``db.import_checks``) as it is read and stored in batches
+   (``db.items.store_items``): records whose id is new are added, records whose id
+   exists with different text become a new revision ("updated"), identical ones are
+   left alone ("unchanged");
 2. if any record is invalid and ``skip_invalid`` is off, the transaction is rolled
    back: nothing from the file is stored, and every problem is reported with its
    file, line or record, and field;
