@@ -17,6 +17,7 @@ from sqlmodel import Session, col, select
 from db.audit import record_audit
 from db.engine import Database
 from db.errors import VetbenchError
+from db.json_types import JsonObject
 from db.models import Person
 from db.privileges import (
     ANNOTATOR_GROUP,
@@ -109,6 +110,18 @@ class PersonListing:
     created_at: datetime | None
     database_group: str | None  # PostgreSQL: the group role they are a member of
     can_login: bool | None  # PostgreSQL: whether their role may log in
+
+    def to_json(self, *, server_roles: bool) -> JsonObject:
+        """As ``users list --json`` prints it; ``server_roles`` (PostgreSQL) adds the
+        group role and whether it may log in."""
+        data: JsonObject = {
+            "name": self.name,
+            "role": None if self.role is None else str(self.role),
+            "created_at": None if self.created_at is None else self.created_at.isoformat(),
+        }
+        if server_roles:
+            data |= {"database_group": self.database_group, "can_login": self.can_login}
+        return data
 
 
 def _check_name(name: str, *, postgres: bool) -> str:

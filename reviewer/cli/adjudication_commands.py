@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import textwrap
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,12 +21,9 @@ from reviewer.cli.identity import acting_person, as_option
 
 if TYPE_CHECKING:
     from db.engine import Database
-    from db.json_types import JsonObject
-    from reviewer.adjudication import ConflictCase, DecisionRecord
+    from reviewer.adjudication import ConflictCase
     from reviewer.agreement import AgreementReport
     from reviewer.agreement.bootstrap import BootstrapSettings
-    from reviewer.judging import JudgmentView
-    from reviewer.revisions import RevisionSummary
 
 DEFAULT_RESAMPLES = 1000  # reviewer.agreement.DEFAULT_RESAMPLES, not imported for --help speed
 DEFAULT_SEED = 20240601  # reviewer.agreement.DEFAULT_SEED
@@ -439,40 +435,6 @@ def approve_agreed_command(
     click.echo(f"approved {approved:,} agreed item(s){changed}")
 
 
-def _record_json(record: JudgmentView | RevisionSummary | DecisionRecord) -> JsonObject:
-    """A record's fields, times written as ``str()`` writes them, tuples as lists."""
-    from dataclasses import asdict
-
-    return {
-        name: str(value)
-        if isinstance(value, datetime)
-        else list(value)
-        if isinstance(value, tuple)
-        else value
-        for name, value in asdict(record).items()
-    }
-
-
-def _case_json(case: ConflictCase) -> JsonObject:
-    item = case.item
-    return {
-        "id": item.id,
-        "kind": item.kind.value,
-        "source": item.source,
-        "status": item.status,
-        "revision": item.revision,
-        "prompt": item.prompt,
-        "choices": dict(item.choices),
-        "key": item.key,
-        "explanation": item.explanation,
-        "disagreements": list(case.disagreements),
-        "judgments": [_record_json(judgment) for judgment in case.judgments],
-        "earlier_judgments": [_record_json(judgment) for judgment in case.earlier_judgments],
-        "earlier_revisions": [_record_json(revision) for revision in case.earlier_revisions],
-        "decisions": [_record_json(decision) for decision in case.decisions],
-    }
-
-
 def _echo_item_text(case: ConflictCase) -> None:
     """The item as the annotators read it: prompt, events or choices, explanation."""
     item = case.item
@@ -532,7 +494,7 @@ def conflicts_command(
     _require_lead_or_fail(db, lead, why="the conflict queue shows other annotators' judgments")
     cases = conflict_queue(db, kinds=scope.kinds, sources=scope.sources, limit=limit)
     if as_json:
-        print_json([_case_json(case) for case in cases])
+        print_json([case.to_json() for case in cases])
         return
     if not cases:
         click.echo("no conflicts")

@@ -88,17 +88,7 @@ def list_users(ctx: click.Context, as_json: bool) -> None:
     db = open_db(ctx)
     people = list_people(db)
     if as_json:
-        rows = []
-        for person in people:
-            row: dict[str, object] = {
-                "name": person.name,
-                "role": None if person.role is None else str(person.role),
-                "created_at": None if person.created_at is None else person.created_at.isoformat(),
-            }
-            if not db.is_sqlite:
-                row |= {"database_group": person.database_group, "can_login": person.can_login}
-            rows.append(row)
-        print_json(rows)
+        print_json([person.to_json(server_roles=not db.is_sqlite) for person in people])
         return
     if not people:
         click.echo("no people registered yet: vetbench users add NAME --role annotator|lead")
