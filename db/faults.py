@@ -107,6 +107,15 @@ _POSTGRES_FAULTS = {
 }
 
 
+def expected_error_line(error: BaseException, where: str) -> str | None:
+    """The one line for an expected error: any ``VetbenchError`` as it says itself, or a
+    fault of the database ``where`` described; ``None`` for anything else (a bug: it keeps
+    its traceback).  The command line prints it; the app shows it as a notice."""
+    if isinstance(error, VetbenchError):
+        return str(error)
+    return describe_fault(error, where)
+
+
 def describe_fault(error: BaseException, where: str) -> str | None:
     """One line for an expected fault of the database ``where`` (shown as given), else None."""
     if isinstance(error, DatabaseFault):

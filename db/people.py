@@ -149,11 +149,23 @@ def _encrypted_password(connection: Connection, name: str, password: str) -> str
     return bytes(pgconn.encrypt_password(password.encode(), name.encode())).decode()
 
 
-def _set_login_role(connection: Connection, name: str, role: Role, password: str | None) -> bool:
-    """Create or update the login role ``name`` and its group; True when it was created."""
-    exists = connection.execute(
+def _role_exists(connection: Connection, name: str) -> bool:
+    found = connection.execute(
         text("SELECT 1 FROM pg_roles WHERE rolname = :name"), {"name": name}
     ).first()
+    return found is not None
+
+
+def has_database_role(db: Database, name: str) -> bool:
+    """PostgreSQL: whether a database role ``name`` exists already (``users add`` asks a
+    new login for its password)."""
+    with db.engine.connect() as connection:
+        return _role_exists(connection, name)
+
+
+def _set_login_role(connection: Connection, name: str, role: Role, password: str | None) -> bool:
+    """Create or update the login role ``name`` and its group; True when it was created."""
+    exists = _role_exists(connection, name)
     identifier = quote_identifier(name)
     statements = [] if exists else [f"CREATE ROLE {identifier} LOGIN"]
     if password is not None:

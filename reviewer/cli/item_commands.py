@@ -380,9 +380,9 @@ def stats_command(ctx: click.Context, as_json: bool) -> None:
     with open_db(ctx).session() as session:
         figures = database_stats(session)
     if as_json:
-        print_json(figures)
+        print_json(figures.to_json())
         return
-    for name, value in figures.items():
+    for name, value in figures.to_json().items():
         if isinstance(value, dict):
             listed = (
                 ", ".join(f"{terminal_text(key)} {count}" for key, count in value.items()) or "none"

@@ -44,21 +44,13 @@ def add_user(
     On PostgreSQL, run by the owner: creates the login role (asking for its password)
     and puts it in the vetbench_annotator or vetbench_lead group.
     """
-    from db.people import PersonRefused, add_person
+    from db.people import PersonRefused, add_person, has_database_role
 
     db = open_db(ctx, create=True)
     actor = acting_person(ctx, None, register=False)
     password = None
     if not db.is_sqlite:
-        from sqlalchemy import text
-
-        with db.engine.connect() as connection:
-            new_login = (
-                connection.execute(
-                    text("SELECT 1 FROM pg_roles WHERE rolname = :name"), {"name": name.strip()}
-                ).first()
-                is None
-            )
+        new_login = not has_database_role(db, name.strip())
         password = _read_password(
             name.strip(), from_stdin=password_stdin, none=no_password, new_login=new_login
         )
