@@ -78,10 +78,12 @@ def _echo_table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]]
 
 def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
     from reviewer.agreement.rows import (
+        annotator_cells,
+        detail_text,
         group_figures,
         headline_rows,
-        interval_text,
         pair_figures,
+        percent_text,
         value_text,
     )
     from reviewer.words import counted
@@ -106,8 +108,7 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
     rows = []
     for row in headline_rows(figures):
         figure = row.figure
-        detail = interval_text(figure) if figure.defined else (figure.reason or "")
-        rows.append((row.label, value_text(figure), detail, f"{figure.n:,}", row.note))
+        rows.append((row.label, value_text(figure), detail_text(figure), f"{figure.n:,}", row.note))
     _echo_rows(rows, ("statistic", "value", "95% CI", "n", "note"))
     notes = report.notes
     if notes:
@@ -145,16 +146,14 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
             [
                 (
                     terminal_text(stats.name),
-                    f"{stats.judgments:,}",
-                    _percent(stats.keep_rate),
-                    value_text(stats.verdict_agreement),
-                    value_text(stats.answer_agreement),
-                    value_text(stats.key_agreement),
-                    value_text(stats.decision_agreement),
-                    "—" if stats.median_seconds is None else f"{stats.median_seconds:.0f}",
-                    terminal_text(", ".join(f"{name} {n}" for name, n in stats.verdicts.items())),
+                    cells.judged,
+                    cells.keep_rate,
+                    *cells.agreement,
+                    cells.median_seconds,
+                    terminal_text(cells.verdicts_given),
                 )
                 for stats in report.per_annotator
+                for cells in [annotator_cells(stats)]
             ],
         )
 
@@ -166,9 +165,9 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
                 (
                     terminal_text(entry.name),
                     f"{entry.judged:,}",
-                    _percent(entry.both),
-                    _percent(entry.answer),
-                    _percent(entry.verdict),
+                    percent_text(entry.both),
+                    percent_text(entry.answer),
+                    percent_text(entry.verdict),
                 )
                 for entry in report.gold
             ],
@@ -224,10 +223,6 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
         )
     if len(wrong) > WRONG_KEYS_SHOWN:
         click.echo(f"  … and {len(wrong) - WRONG_KEYS_SHOWN} more (--json lists them all)")
-
-
-def _percent(figure: Any) -> str:
-    return "—" if figure.value is None else f"{figure.value:.0%}"
 
 
 @click.command("agreement")

@@ -331,7 +331,7 @@ def export_command(
     """Export items (by default the approved ones) to a file in one of the import formats,
     or as an lm-eval task or a Hugging Face dataset."""
     from evaluator.exports.atomic_write import is_stdout
-    from evaluator.exports.item_files import ExportError, export_items
+    from evaluator.exports.item_files import export_items
 
     if shots is not None and format_name != "lm-eval":
         fail("--shots applies to --format lm-eval only")
@@ -339,33 +339,28 @@ def export_command(
     if to_stdout and format_name not in FILE_EXPORT_FORMATS:
         fail(f"--out - (standard output) takes a file format; {format_name} writes a folder")
     database = open_db(ctx)
-    try:
-        if format_name == "lm-eval":
-            from evaluator.exports.lm_eval import export_lm_eval
+    if format_name == "lm-eval":
+        from evaluator.exports.lm_eval import export_lm_eval
 
-            if shots is None:  # the task's own default
-                summary: Any = export_lm_eval(
-                    database, out, status=status, kind=kinds, source=sources
-                )
-            else:
-                summary = export_lm_eval(
-                    database, out, status=status, kind=kinds, source=sources, shots=shots
-                )
-        elif format_name == "hf":
-            from evaluator.exports.hf_dataset import export_hf
-
-            summary = export_hf(database, out, status=status, kind=kinds, source=sources)
+        if shots is None:  # the task's own default
+            summary: Any = export_lm_eval(database, out, status=status, kind=kinds, source=sources)
         else:
-            summary = export_items(
-                database,
-                out,
-                format=format_name,
-                status=status,
-                kinds=kinds,
-                sources=sources,
+            summary = export_lm_eval(
+                database, out, status=status, kind=kinds, source=sources, shots=shots
             )
-    except (ExportError, ValueError, OSError) as error:
-        fail(str(error))
+    elif format_name == "hf":
+        from evaluator.exports.hf_dataset import export_hf
+
+        summary = export_hf(database, out, status=status, kind=kinds, source=sources)
+    else:
+        summary = export_items(
+            database,
+            out,
+            format=format_name,
+            status=status,
+            kinds=kinds,
+            sources=sources,
+        )
     # With the items on standard output, the summary goes to stderr.
     click.echo(_describe_export(summary, format_name, out), err=to_stdout)
 
