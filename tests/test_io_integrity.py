@@ -461,10 +461,9 @@ def test_export_to_standard_output(approved_db: Path) -> None:
     assert_one_line_error(folder, "standard output")
 
 
-def test_a_full_disk_keeps_the_old_report(approved_db: Path, mounted_tmpfs: Path) -> None:
-    report = mounted_tmpfs / "report.md"
-    report.write_text("the old report\n")
-    descriptor = os.open(mounted_tmpfs / "filler", os.O_WRONLY | os.O_CREAT)
+def fill_up(mount_point: Path) -> None:
+    """Fill the file system at ``mount_point`` with the file ``filler``."""
+    descriptor = os.open(mount_point / "filler", os.O_WRONLY | os.O_CREAT)
     try:
         while os.write(descriptor, b"x" * 4096):
             pass
@@ -472,6 +471,12 @@ def test_a_full_disk_keeps_the_old_report(approved_db: Path, mounted_tmpfs: Path
         pass  # the disk is full
     finally:
         os.close(descriptor)
+
+
+def test_a_full_disk_keeps_the_old_report(approved_db: Path, mounted_tmpfs: Path) -> None:
+    report = mounted_tmpfs / "report.md"
+    report.write_text("the old report\n")
+    fill_up(mounted_tmpfs)
     result = run(approved_db, "report", "--out", str(report), "--bootstrap", "0")
     assert_one_line_error(result, "No space left")
     assert report.read_text() == "the old report\n"
@@ -487,14 +492,7 @@ def test_a_full_disk_keeps_the_old_export_folder(approved_db: Path, mounted_tmpf
     folder = mounted_tmpfs / "dataset"
     assert run(approved_db, "export", "--format", "hf", "--out", str(folder)).exit_code == 0
     before = folder_files(folder)
-    descriptor = os.open(mounted_tmpfs / "filler", os.O_WRONLY | os.O_CREAT)
-    try:
-        while os.write(descriptor, b"x" * 4096):
-            pass
-    except OSError:
-        pass  # the disk is full
-    finally:
-        os.close(descriptor)
+    fill_up(mounted_tmpfs)
     result = run(approved_db, "export", "--format", "hf", "--out", str(folder))
     assert_one_line_error(result, "No space left", "dataset")
     assert folder_files(folder) == before
