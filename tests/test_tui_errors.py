@@ -9,6 +9,7 @@ import ast
 import sqlite3
 from pathlib import Path
 
+import psycopg.errors
 import pytest
 from helpers import ScreenHost, wait_until
 from sqlalchemy.exc import OperationalError
@@ -102,13 +103,19 @@ def locked_sqlite() -> OperationalError:
     return OperationalError("UPDATE item", {}, sqlite3.OperationalError("database is locked"))
 
 
+def server_restarted() -> OperationalError:
+    shutdown = psycopg.errors.AdminShutdown("terminating connection due to administrator command")
+    return OperationalError("SELECT 1", {}, shutdown)
+
+
 @pytest.mark.parametrize(
     ("failure", "shown"),
     [
         (DatabaseLocked("review.db", 60), "review.db is locked by another writer"),
         (locked_sqlite(), "the database: the database is locked by another writer"),
+        (server_restarted(), "the database: the database server closed the connection"),
     ],
-    ids=["vetbench-error", "database-fault"],
+    ids=["vetbench-error", "database-fault", "server-restart"],
 )
 async def test_an_expected_error_is_a_notice_and_the_screen_goes_on(
     failure: Exception, shown: str
