@@ -10,10 +10,12 @@ Nothing here knows a widget or a terminal; callers make model text safe to show.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
+from db.json_types import JsonValue
 from db.vocabulary import EvalProtocol
-from evaluator.results import ExtractorFigures, Figures, RunProgress, RunRecord
+from evaluator.results import ExtractorFigures, Figures, RunProgress, RunRecord, Score
 
 __all__ = [
     "FigureRow",
@@ -26,6 +28,7 @@ __all__ = [
     "rate",
     "run_how",
     "run_state",
+    "score_items",
     "secondary_text",
 ]
 
@@ -140,3 +143,12 @@ def run_how(run: RunRecord) -> str:
 def run_state(run: RunRecord) -> str:
     """Its status, saying when a run marked running has lost its process."""
     return run.status + (" (stale: its process is gone)" if run.stale else "")
+
+
+def score_items(scores: Score | None) -> tuple[list[str], dict[str, JsonValue]]:
+    """A prediction's stored scores as ``name value`` texts (each value as JSON writes
+    it), and score mode's log-likelihoods by candidate, apart (one line each)."""
+    stored = {} if scores is None else scores.to_json()
+    likelihoods = stored.pop("log_likelihoods", None)
+    items = [f"{name} {json.dumps(value, ensure_ascii=False)}" for name, value in stored.items()]
+    return items, likelihoods if isinstance(likelihoods, dict) else {}

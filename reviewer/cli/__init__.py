@@ -81,6 +81,7 @@ def _register_commands() -> None:
         item_commands,
         people_commands,
         review_commands,
+        runs_commands,
         serve_commands,
         settings_commands,
     )
@@ -93,6 +94,7 @@ def _register_commands() -> None:
         gold_commands,
         adjudication_commands,
         eval_commands,
+        runs_commands,
         generate_commands,
         people_commands,
         admin_commands,
