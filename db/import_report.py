@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from db.formats import ParsedRecord
+from db.json_types import JsonObject
 from db.validation import Problem
 
 PROBLEMS_SHOWN = 50
@@ -92,6 +93,27 @@ class FileReport:
         self.back_to_review = []
         self.metadata_updated = []
 
+    def to_json(self) -> JsonObject:
+        """As ``import --json`` prints each file."""
+        return {
+            "path": self.path,
+            "format": self.format,
+            "source": self.source,
+            "stored": self.stored,
+            "records": self.records,
+            "invalid": self.invalid,
+            "added": self.tally.added,
+            "updated": self.tally.updated,
+            "unchanged": self.tally.unchanged,
+            "duplicates": self.tally.duplicates,
+            "revised": list(self.revised),
+            "back_to_review": list(self.back_to_review),
+            "error": self.error,
+            "problems": list(self.problems),
+            "notes": list(self.notes),
+            "metadata_updated": list(self.metadata_updated),
+        }
+
     def reject(self, record: ParsedRecord, problems: list[Problem]) -> None:
         """The record is invalid: count it, and keep its problems with its place."""
         self.invalid += 1
@@ -133,3 +155,7 @@ class ImportReport:
     def ok(self) -> bool:
         """True when every file was stored (invalid records may have been skipped on request)."""
         return all(report.stored for report in self.files)
+
+    def to_json(self) -> list[JsonObject]:
+        """As ``import --json`` prints it: one object a file."""
+        return [report.to_json() for report in self.files]
