@@ -9,11 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from db.formats import ParsedRecord
-from db.json_types import JsonObject
+from db.json_types import JsonObject, json_value
 from db.validation import Problem
 
 PROBLEMS_SHOWN = 50
 PROBLEMS_KEPT = 1000  # more are counted, not kept: a wholly wrong file stays small in memory
+# The keys of a file's ``import --json`` object, in order (the counts are its tally's).
+_JSON_HEAD = ("path", "format", "source", "stored", "records", "invalid")
+_JSON_COUNTS = ("added", "updated", "unchanged", "duplicates")
+_JSON_TAIL = ("revised", "back_to_review", "error", "problems", "notes", "metadata_updated")
 
 
 @dataclass(frozen=True)
@@ -94,24 +98,11 @@ class FileReport:
         self.metadata_updated = []
 
     def to_json(self) -> JsonObject:
-        """As ``import --json`` prints each file."""
+        """As ``import --json`` prints each file: what it is, its counts, its lists."""
         return {
-            "path": self.path,
-            "format": self.format,
-            "source": self.source,
-            "stored": self.stored,
-            "records": self.records,
-            "invalid": self.invalid,
-            "added": self.tally.added,
-            "updated": self.tally.updated,
-            "unchanged": self.tally.unchanged,
-            "duplicates": self.tally.duplicates,
-            "revised": list(self.revised),
-            "back_to_review": list(self.back_to_review),
-            "error": self.error,
-            "problems": list(self.problems),
-            "notes": list(self.notes),
-            "metadata_updated": list(self.metadata_updated),
+            **{name: json_value(getattr(self, name)) for name in _JSON_HEAD},
+            **{name: json_value(getattr(self.tally, name)) for name in _JSON_COUNTS},
+            **{name: json_value(getattr(self, name)) for name in _JSON_TAIL},
         }
 
     def reject(self, record: ParsedRecord, problems: list[Problem]) -> None:
