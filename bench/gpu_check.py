@@ -361,7 +361,9 @@ def main() -> None:
     )
     parser.add_argument("--limit", type=int, help="Only the first N items (per lm-eval task).")
     parser.add_argument("--cflue-max-new-tokens", type=int, default=1024)
-    parser.add_argument("--timeout", type=int, default=240, help="Per child process, seconds.")
+    parser.add_argument(
+        "--timeout", type=int, help="Per child process, seconds (240 on a GPU, 1800 on a CPU)."
+    )
     parser.add_argument("--work", type=Path, help="Work folder (kept); default: a temporary one.")
     parser.add_argument("--child", choices=("vetbench", "lm-eval"), help=argparse.SUPPRESS)
     parser.add_argument("--db", type=Path, help=argparse.SUPPRESS)
@@ -383,6 +385,8 @@ def main() -> None:
 
     started = time.perf_counter()
     args.device = "cuda" if torch.cuda.is_available() else "cpu"
+    if args.timeout is None:  # a dry run on a shared CPU is slow; it checks the recipe only
+        args.timeout = 240 if args.device == "cuda" else 1800
     if args.device == "cpu" and args.limit is None:
         args.limit = 2
         args.cflue_max_new_tokens = min(args.cflue_max_new_tokens, 16)
