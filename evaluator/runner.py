@@ -69,15 +69,16 @@ from evaluator.prompts import (
     DEFAULT_LAYOUT,
     DEFAULT_SHOT_SEED,
     PromptTemplates,
+    ShotGroup,
     answer_text,
     build_prompt,
     load_shot_file,
     load_templates,
     prefix_shots,
     prompt_hash,
+    recorded_group_shots,
     shot_pool,
     stop_sequences,
-    template_language,
 )
 from evaluator.protocols import ProtocolSpec, StopRule, protocol_spec
 from evaluator.results import CandidateRanking, JsonObject, JsonValue, Score
@@ -207,12 +208,6 @@ class RunSelection:
 
 def _shot_file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _group_name(kind: ItemKind, language: str) -> str:
-    """Items share a prompt prefix per kind and template language; a run records the
-    prefix's shots under this name: ``ordering/en``."""
-    return f"{kind.value}/{language}"
 
 
 def _score_candidates(item: ItemSnapshot) -> list[str] | None:
@@ -377,7 +372,7 @@ def create_run(
         "shot_file": str(shot_path) if shot_path else None,
         "shot_file_sha256": _shot_file_digest(shot_path) if shot_path else None,
         "shots_used": {
-            _group_name(*group): [{"id": s.id, "revision": s.revision} for s in group_shots]
+            group.name: [{"id": s.id, "revision": s.revision} for s in group_shots]
             for group, group_shots in chosen.items()
         },
         "shot_notes": notes,
@@ -422,16 +417,16 @@ def create_run(
 
 
 def _shot_notes(
-    chosen: Mapping[tuple[ItemKind, str], list[ItemSnapshot]],
+    chosen: Mapping[ShotGroup, list[ItemSnapshot]],
     shots_for: Mapping[ItemKind, int],
     *,
     from_shot_file: bool,
 ) -> list[str]:
     """Say where the shots fall short of k approved items from outside the evaluated set."""
     notes = []
-    for (kind, language), group_shots in chosen.items():
-        group = _group_name(kind, language)
-        k = shots_for[kind]
+    for shot_group, group_shots in chosen.items():
+        group = shot_group.name
+        k = shots_for[shot_group.kind]
         if len(group_shots) < k:
             where = "in the shot file" if from_shot_file else "outside the evaluated set"
             notes.append(f"{group}: only {len(group_shots)} of {k} shots available {where}")
@@ -608,7 +603,7 @@ def _plan(db: Database, run: EvalRun) -> _RunPlan:
     prompts = {
         item_id: build_prompt(
             shown[item_id].item,
-            shots.get(_group_name(item.kind, template_language(item.language)), []),
+            recorded_group_shots(shots, item),
             templates,
             language=spec.template_language,
             instructions_kind=spec.instructions_kind.get(item.kind),

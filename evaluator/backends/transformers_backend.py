@@ -14,8 +14,10 @@ Speed comes from three things:
   tokens it would see without reuse.
 - **Short stops.**  Each sequence stops as soon as its answer is complete (the
   request's ``complete`` test), a stop string (a new question, a blank line) or
-  end-of-sequence appears, or its small ``max_new_tokens`` is spent; finished
-  sequences leave the batch at once.
+  end-of-sequence appears, or its ``max_new_tokens`` is spent (then the result says
+  ``truncated``); finished sequences leave the batch at once.  A request without a
+  budget gets the model's own: its generation config's ``max_new_tokens`` (or
+  ``max_length``), never past the end of its context.
 - **Length-sorted batches.**  Items are sorted by length, so little padding is
   wasted.  Padding goes on the left of each item's own tokens, between the shared
   prefix and the question; the attention mask hides it and position ids skip it,
@@ -189,8 +191,10 @@ class _Sequence:
 
     encoded: _Encoded
     request: GenerationRequest
+    budget: int = 1  # new tokens this sequence may write
     tokens: list[int] = field(default_factory=list)
     text: str = ""
+    truncated: bool = False  # ended because the budget ran out
 
 
 class TransformersBackend:
@@ -261,6 +265,8 @@ class TransformersBackend:
                 "prefix_cache": self.prefix_cache,
                 "threads": torch.get_num_threads() if self.device == "cpu" else None,
                 "chat_template": self.chat,
+                "context_length": self.context_length,
+                "own_max_new_tokens": self._own_budget_setting(),
                 "model_path": self.source.path,
                 "model_origin": self.source.origin,
                 "transformers": transformers.__version__,
@@ -281,6 +287,39 @@ class TransformersBackend:
             elif isinstance(value, list | tuple):
                 ids.update(int(v) for v in value)
         return ids
+
+    @property
+    def context_length(self) -> int:
+        """How many tokens the model reads at most (its position limit, else the tokenizer's)."""
+        config = self.model.config.get_text_config()
+        for value in (
+            getattr(config, "max_position_embeddings", None),
+            getattr(self.tokenizer, "model_max_length", None),
+        ):
+            if isinstance(value, int) and 0 < value < 10**8:  # tokenizers say 1e30 for "none"
+                return value
+        return 2048
+
+    def _own_budget_setting(self) -> int | None:
+        """``max_new_tokens`` as the model's generation config sets it, if it does."""
+        config = getattr(self.model, "generation_config", None)
+        value = config.to_diff_dict().get("max_new_tokens") if config is not None else None
+        return value if isinstance(value, int) and value > 0 else None
+
+    def token_budget(self, max_new_tokens: int | None, prompt_tokens: int) -> int:
+        """New tokens one answer may take: ``max_new_tokens``, or (None) the model's own
+        limit, from its generation config; never past the end of its context."""
+        room = max(1, self.context_length - prompt_tokens)
+        if max_new_tokens is not None:
+            return min(max_new_tokens, room)
+        own = self._own_budget_setting()
+        if own is not None:
+            return min(own, room)
+        config = getattr(self.model, "generation_config", None)
+        length = config.to_diff_dict().get("max_length") if config is not None else None
+        if isinstance(length, int) and length > prompt_tokens:
+            return min(length - prompt_tokens, room)
+        return room
 
     def _padding_id(self) -> int:
         for value in (self.tokenizer.pad_token_id, self.tokenizer.eos_token_id):
@@ -434,7 +473,9 @@ class TransformersBackend:
                 pending.append(item)
                 state = states[item.prefix_key]
                 following = order[position + 1] if position + 1 < len(order) else None
-                budget = max(r.max_new_tokens for r in (requests[p.index] for p in pending))
+                budget = max(
+                    self.token_budget(requests[p.index].max_new_tokens, len(p.ids)) for p in pending
+                )
                 limit = self._batch_limit(len(pending[0].ids) + budget)
                 if (
                     len(pending) >= limit
@@ -503,7 +544,14 @@ class TransformersBackend:
         cache = state.copy_for(size) if prefix_length else self._new_cache()
         logits = self._forward(input_ids, attention, positions, cache)
         next_positions = positions[:, -1] + 1
-        active = [_Sequence(item, requests[item.index]) for item in batch]
+        active = [
+            _Sequence(
+                item,
+                requests[item.index],
+                budget=self.token_budget(requests[item.index].max_new_tokens, len(item.ids)),
+            )
+            for item in batch
+        ]
         while active:
             chosen = logits.argmax(dim=-1).tolist()
             keep: list[int] = []
@@ -516,6 +564,7 @@ class TransformersBackend:
                             sequence.encoded.text,
                             sequence.text,
                             time.perf_counter() - started,
+                            truncated=sequence.truncated,
                         ),
                     )
                 else:
@@ -553,7 +602,8 @@ class TransformersBackend:
         complete = sequence.request.complete
         if complete is not None and complete(text):
             return True
-        return len(sequence.tokens) >= sequence.request.max_new_tokens
+        sequence.truncated = len(sequence.tokens) >= sequence.budget
+        return sequence.truncated
 
     # --------------------------------------------------------------- scoring
 

@@ -51,7 +51,12 @@ EXIT_INTERRUPTED = 130
 DEFAULT_SHOTS = 5
 # Repeat the evaluator's names here, so that --help imports nothing heavy.
 LAYOUT_NAMES = ("vetbench", "cflue", "econlogicqa")  # evaluator.prompts.LAYOUTS
-EXTRACTOR_NAMES = ("lenient", "cflue", "econlogicqa")  # evaluator.extractors.EXTRACTORS
+EXTRACTOR_NAMES = (
+    "lenient",
+    "cflue",
+    "econlogicqa",
+    "econlogicqa-start",
+)  # evaluator.extractors.EXTRACTORS
 TABLE_FORMATS = ("text", "md", "csv", "latex")  # evaluator.tables.FORMATS
 TABLE_SHAPES = ("econlogicqa", "cflue")  # evaluator.tables.SHAPES
 
@@ -768,6 +773,14 @@ def runs_suspects(ctx: click.Context, min_models: int, as_json: bool) -> None:
     help="Also accuracy by CFLUE subject (名称) or by item length, per model (repeatable).",
 )
 @click.option(
+    "--length-unit",
+    type=click.Choice(("tokens", "chars")),
+    default="tokens",
+    show_default=True,
+    help="--by length counts tokens of each run's tokenizer (characters for a run "
+    "without a local one), or characters.",
+)
+@click.option(
     "--protocol",
     type=click.Choice(values(EvalProtocol)),
     help="Only runs of this protocol.",
@@ -788,6 +801,7 @@ def runs_table(
     ctx: click.Context,
     shape: str,
     breakdowns: tuple[str, ...],
+    length_unit: str,
     protocol: str | None,
     models: tuple[str, ...],
     run_ids: tuple[int, ...],
@@ -807,6 +821,7 @@ def runs_table(
         protocol=protocol,
         models=models,
         run_ids=run_ids,
+        length_unit=length_unit,
     )
     if printed_json_or_empty(
         tables,
