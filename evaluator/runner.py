@@ -41,7 +41,6 @@ from typing import Any
 from sqlmodel import select
 
 from db import json_types
-from db.answers import LETTERS
 from db.audit import record_event
 from db.engine import Database
 from db.errors import VetbenchError
@@ -458,11 +457,11 @@ class _Shown:
     shuffle: ShuffledOptions | None  # None: shown as stored
 
     def to_item_labels(self, answer: str | None) -> str | None:
-        """An answer read in the shown labels, in the item's own (letters it lacks stay)."""
+        """An answer read in the shown labels, in the item's own and in canonical form
+        (sets in order, every position of an order mapped; letters it lacks stay)."""
         if answer is None or self.shuffle is None:
             return answer
-        original = dict(zip(LETTERS, self.shuffle.source_labels, strict=False))
-        return "".join(original.get(letter, letter) for letter in answer)
+        return self.shuffle.to_source(answer, self.item.kind)
 
     @property
     def option_order(self) -> str | None:
@@ -631,12 +630,18 @@ def _plan(db: Database, run: EvalRun) -> _RunPlan:
     )
 
 
-def _generation_request(plan: _RunPlan, item_id: str) -> GenerationRequest:
-    """How one item is generated: the protocol's stop rule and answer budget."""
-    item = plan.shown[item_id].item
+def _generation_request(
+    plan: _RunPlan, item_id: str, *, with_reference: bool = False
+) -> GenerationRequest:
+    """How one item is generated: the protocol's stop rule and answer budget (and, for
+    the oracle, what a model that knows the key writes)."""
+    shown = plan.shown[item_id]
+    item = shown.item
     spec = kind_spec(item.kind)
     language = plan.protocol.template_language or item.language
-    budget = plan.max_new_tokens or spec.max_new_tokens(len(item.labels))
+    budget = plan.max_new_tokens or (
+        None if plan.protocol.model_length else spec.max_new_tokens(len(item.labels))
+    )
     rule = plan.protocol.stop_rule
     if rule == StopRule.ANSWER:
         stop = stop_sequences(item.kind, plan.templates, language)
@@ -651,14 +656,23 @@ def _generation_request(plan: _RunPlan, item_id: str) -> GenerationRequest:
         stop=stop,
         max_new_tokens=budget,
         complete=complete,
+        reference=plan.protocol.reference_output(
+            item.kind, item.key, _explanation_reference(shown, item.explanation or "")
+        )
+        if with_reference
+        else None,
     )
 
 
-def _generation_requests(plan: _RunPlan) -> list[GenerationRequest]:
-    return [_generation_request(plan, item_id) for item_id in plan.items]
+def _generation_requests(plan: _RunPlan, *, with_reference: bool) -> list[GenerationRequest]:
+    return [
+        _generation_request(plan, item_id, with_reference=with_reference) for item_id in plan.items
+    ]
 
 
-def _scoring_requests(plan: _RunPlan) -> tuple[list[ScoringRequest], dict[str, list[str]]]:
+def _scoring_requests(
+    plan: _RunPlan, *, with_reference: bool
+) -> tuple[list[ScoringRequest], dict[str, list[str]]]:
     from evaluator.exports.lm_eval import answer_delimiter
 
     requests, candidates_of = [], {}
@@ -670,16 +684,9 @@ def _scoring_requests(plan: _RunPlan) -> tuple[list[ScoringRequest], dict[str, l
         delimiter = answer_delimiter(plan.templates, item.language)
         texts = tuple(delimiter + answer_text(item.kind, c) for c in candidates)
         candidates_of[item_id] = candidates
-        requests.append(ScoringRequest(item_id, plan.prompts[item_id], texts))
+        reference = answer_text(item.kind, item.key) if with_reference else None
+        requests.append(ScoringRequest(item_id, plan.prompts[item_id], texts, reference))
     return requests, candidates_of
-
-
-def _canonical(kind: ItemKind, extractor: str, answer: str | None) -> str | None:
-    """The lenient reader's choice sets stay sorted in the item's labels; the other
-    extractors' answers stay as their rule read them (CFLUE's ``BA`` is not ``AB``)."""
-    if answer is None or extractor != LENIENT or kind is ItemKind.ORDERING:
-        return answer
-    return "".join(sorted(answer, key=LETTERS.index))
 
 
 def _explanation_reference(shown: _Shown, explanation: str) -> str:
@@ -696,10 +703,7 @@ def _generated_prediction(
         return PredictionFields.failed(result.error)
     shown = plan.shown[item.id]
     read = read_answers(plan.extractors, item.kind, result.output, shown.item.labels)
-    extracted = {
-        name: _canonical(item.kind, name, shown.to_item_labels(answer))
-        for name, answer in read.items()
-    }
+    extracted = {name: shown.to_item_labels(answer) for name, answer in read.items()}
     parsed = extracted.get(plan.extractors[0])
     explanation = None
     if plan.protocol.scores_explanations and (item.explanation or "").strip():
@@ -711,6 +715,7 @@ def _generated_prediction(
         explanation=explanation,
         key_position=key_position(item.kind, shown.item.key),
         option_order=shown.option_order,
+        truncated=result.truncated,
     )
     return PredictionFields(
         raw_output=result.output,
@@ -733,7 +738,7 @@ def _scored_prediction(
         )
     ranked = sorted(
         (
-            (_canonical(item.kind, LENIENT, shown.to_item_labels(answer)) or answer, ll)
+            (shown.to_item_labels(answer) or answer, ll)
             for answer, ll in zip(candidates, result.log_likelihoods, strict=True)
         ),
         key=lambda p: -p[1],
@@ -944,15 +949,17 @@ def _results(
     """``(item id, exact prompt, latency, prediction fields)`` as the backend finishes items."""
     if not plan.items:
         return
+    # Only the oracle self-test is told the keys (in the labels each item was shown).
+    with_reference = bool(getattr(backend, "wants_reference", False))
     if plan.mode == "score":
-        requests, candidates_of = _scoring_requests(plan)
+        requests, candidates_of = _scoring_requests(plan, with_reference=with_reference)
         for scored in backend.score(requests):
             item = plan.items[scored.item_id]
             shown = plan.shown[scored.item_id]
             fields = _scored_prediction(shown, item, scored, candidates_of[scored.item_id])
             yield scored.item_id, scored.prompt_text, scored.latency_s, fields
         return
-    for generated in backend.generate(_generation_requests(plan)):
+    for generated in backend.generate(_generation_requests(plan, with_reference=with_reference)):
         item = plan.items[generated.item_id]
         fields = _generated_prediction(plan, item, generated)
         yield generated.item_id, generated.prompt_text, generated.latency_s, fields

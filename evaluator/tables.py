@@ -485,6 +485,7 @@ _EMPTY = Figures(
     accuracy_ci=None, unparsed_rate=None, pairwise_accuracy=None, weighted_f1=None,
     set_f1=None, chance=None, explained=0, bleu_1=None, bleu_4=None, rouge_1=None,
     rouge_2=None, rouge_l=None, extractors={}, key_positions={}, position_bias=None,
+    truncated=0,
 )  # fmt: skip
 
 

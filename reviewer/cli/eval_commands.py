@@ -79,6 +79,8 @@ def _figure_lines(figures: RunFigures) -> list[str]:
         f"  ({summary.correct} of {summary.scored})",
         f"unparsed      {_number(summary.unparsed_rate)}  ({summary.unparsed})",
     ]
+    if summary.truncated:
+        lines.append(f"truncated     {summary.truncated} answers cut off by the answer budget")
     for label, value in (
         ("chance", summary.chance),
         ("pairwise", summary.pairwise_accuracy),
