@@ -32,6 +32,7 @@ from evaluator.results import JsonObject
 
 __all__ = [
     "BUILT_IN",
+    "FROM_REPOSITORY",
     "PROMPT_MODULE",
     "CflueWording",
     "WordingError",
@@ -73,6 +74,8 @@ def wording_of(recorded: object) -> str:
     ``built-in`` (runs from before wording was recorded used the built-in one)."""
     if isinstance(recorded, dict) and recorded.get("source") == FROM_REPOSITORY:
         return f"CFLUE repo (sha256 {str(recorded.get('sha256', ''))[:8]})"
+    if isinstance(recorded, dict) and recorded.get("source") == "templates":
+        return f"templates folder {recorded.get('path')}"
     return BUILT_IN
 
 

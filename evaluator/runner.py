@@ -56,6 +56,13 @@ from evaluator.backends.base import (
     ScoringRequest,
     ScoringResult,
 )
+from evaluator.cflue_wording import (
+    BUILT_IN,
+    FROM_REPOSITORY,
+    PROMPT_MODULE,
+    WordingError,
+    read_cflue_wording,
+)
 from evaluator.extractors import LENIENT, answer_extractor, read_answers
 from evaluator.generation.option_shuffle import (
     ShuffledOptions,
@@ -323,6 +330,7 @@ def create_run(
     max_new_tokens: int | None = None,
     permute_options: bool = False,
     repeat: Repeat | None = None,
+    cflue_repo: Path | None = None,
 ) -> int:
     """Freeze the evaluated set and the run's settings; returns the new run's id.
 
@@ -332,6 +340,8 @@ def create_run(
     ``shots_by_kind`` gives some kinds other shots than ``shots``, ``max_new_tokens``
     another answer budget.  ``permute_options`` shows every item's options in a
     seeded order (from ``seed``); ``repeat`` says which run of a series this is.
+    ``cflue_repo`` (CFLUE's protocol) takes the prompt wording from a clone of CFLUE's
+    repository (``evaluator.cflue_wording``); the run records which wording it used.
     """
     if mode not in MODES:
         raise RunSetupError(f"unknown mode '{mode}' (choose {', '.join(MODES)})")
@@ -353,7 +363,16 @@ def create_run(
     except ValueError as error:
         raise RunSetupError(str(error)) from None
     filters = _clean_filters(filters)
+    if cflue_repo is not None and spec.name is not EvalProtocol.CFLUE:
+        raise RunSetupError("--cflue-repo gives CFLUE's wording: it is for --protocol cflue")
     templates = load_templates(templates_dir, layout=layout or spec.layout)
+    wording: JsonObject | None = None
+    if cflue_repo is not None:
+        official = read_cflue_wording(cflue_repo)
+        templates, wording = templates.with_texts(official.instructions), official.to_json()
+    elif spec.name is EvalProtocol.CFLUE:
+        wording = {"source": BUILT_IN} if templates.override_dir is None else None
+        wording = wording or {"source": "templates", "path": str(templates.override_dir)}
     selection = select_run_items(db, filters, protocol=spec.name, mode=mode)
     items, excluded = selection.items, selection.excluded
     shots_for = _shots_for(items, shots, shots_by_kind)
@@ -382,6 +401,8 @@ def create_run(
         "extractors": list(extractors),
         "shots_by_kind": {kind.value: count for kind, count in sorted(shots_for.items())},
         "max_new_tokens": max_new_tokens,
+        "answer_budget": _answer_budget(spec, max_new_tokens),
+        "wording": wording,
         "permute_options": permute_options,
         "repeat": None if repeat is None else repeat.to_json(),
     }
@@ -413,6 +434,13 @@ def create_run(
             protocol=spec.name.value,
         )
     return run.id
+
+
+def _answer_budget(spec: ProtocolSpec, asked: int | None) -> JsonValue:
+    """The answer budget a run works with, as recorded: tokens, or whose limit it is."""
+    if asked is not None or spec.max_new_tokens is not None:
+        return asked or spec.max_new_tokens
+    return "the model's own limit, within its context" if spec.model_length else "the kind's own"
 
 
 def _shot_notes(
@@ -560,6 +588,20 @@ def _recorded_shots(db: Database, run: EvalRun) -> dict[str, list[ItemSnapshot]]
     return recorded
 
 
+def _with_recorded_wording(
+    templates: PromptTemplates, wording: object, run_id: int
+) -> PromptTemplates:
+    """The templates with the CFLUE wording a run read from a repository, read again."""
+    if not isinstance(wording, dict) or wording.get("source") != FROM_REPOSITORY:
+        return templates
+    module = Path(str(wording.get("path")))
+    try:
+        official = read_cflue_wording(module.parents[len(PROMPT_MODULE.parts) - 1])
+    except WordingError as error:
+        raise RunSetupError(f"run {run_id} used CFLUE's wording from {module}: {error}") from None
+    return templates.with_texts(official.instructions)
+
+
 def _plan(db: Database, run: EvalRun) -> _RunPlan:
     assert run.id is not None
     params = run.params
@@ -570,6 +612,7 @@ def _plan(db: Database, run: EvalRun) -> _RunPlan:
         Path(templates_dir) if templates_dir else None,
         layout=_text_param(params, "layout") or DEFAULT_LAYOUT,
     )
+    templates = _with_recorded_wording(templates, params.get("wording"), run.id)
     if templates.hash != run.params.get("template_hash"):
         raise RunSetupError(
             f"the prompt templates changed since run {run.id} was created; "

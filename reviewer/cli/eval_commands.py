@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -296,7 +297,15 @@ def _shots_by_kind(values_given: tuple[str, ...]) -> dict[str, int]:
 @click.option(
     "--max-new-tokens",
     type=click.IntRange(1, 8192),
-    help="Answer budget in tokens [default: the protocol's; a kind's own small budget for custom].",
+    help="Answer budget in tokens [default: the protocol's: cflue the model's own limit within "
+    "its context, econlogicqa 64; a kind's own small budget for custom].",
+)
+@click.option(
+    "--cflue-repo",
+    type=click.Path(path_type=Path),
+    metavar="PATH",
+    help="With --protocol cflue: a clone of CFLUE's repository; its prompt wording is read "
+    "(as data, never run) for prompts byte-identical to the official code's.",
 )
 @click.option(
     "--repeats",
@@ -331,6 +340,7 @@ def eval_command(
     templates_dir: Path | None,
     extractor: str | None,
     max_new_tokens: int | None,
+    cflue_repo: Path | None,
     repeats: int,
     permute_options: bool,
     seed: int,
@@ -345,6 +355,7 @@ def eval_command(
     with `vetbench eval --resume RUN_ID` without recomputing anything.  A protocol
     with several shot settings, and --repeats, make several runs (one model load).
     """
+    from evaluator.cflue_wording import WordingError, read_cflue_wording
     from evaluator.protocols import protocol_spec
     from evaluator.runner import RunSetupError, select_run_items
 
@@ -367,6 +378,10 @@ def eval_command(
         shot_settings = spec.shot_settings or (DEFAULT_SHOTS if shots is None else shots,)
         if mode == EvalMode.SCORE and spec.name is not EvalProtocol.CUSTOM:
             fail(f"the {protocol} protocol generates answers; --mode score needs --protocol custom")
+        if cflue_repo is not None and spec.name is not EvalProtocol.CFLUE:
+            fail("--cflue-repo gives CFLUE's wording: it is for --protocol cflue")
+        if settings.chat_template is None and spec.chat_template is not None:
+            settings = replace(settings, chat_template=spec.chat_template)
         selected = () if ALL in statuses else (statuses or (ItemStatus.APPROVED,))
         filters = {
             "status": list(selected),
@@ -374,9 +389,11 @@ def eval_command(
             "source": list(sources),
             "limit": limit,
         }
-        try:  # before a model loads: an empty selection is said at once
+        try:  # before a model loads: an empty selection or a bad wording file is said at once
             select_run_items(database, filters, protocol=protocol, mode=mode)
-        except RunSetupError as error:
+            if cflue_repo is not None:
+                read_cflue_wording(cflue_repo)
+        except (RunSetupError, WordingError) as error:
             fail(str(error))
     by_kind = _shots_by_kind(shots_for)
     assert model is not None
@@ -410,6 +427,7 @@ def eval_command(
                     extractor=extractor,
                     shots_by_kind=by_kind,
                     max_new_tokens=max_new_tokens,
+                    cflue_repo=cflue_repo,
                     permute_options=permute_options,
                     repeat=(series, index, repeats) if series else None,
                 )
@@ -438,6 +456,7 @@ def _create(
     **settings: object,
 ) -> int:
     """Create one run; a setting that cannot be used ends the command with one line."""
+    from evaluator.cflue_wording import WordingError
     from evaluator.prompts import ShotFileError, TemplateError
     from evaluator.runner import Repeat, RunSetupError, create_run
 
@@ -449,7 +468,7 @@ def _create(
             repeat=None if repeat is None else Repeat(*repeat),
             **settings,  # type: ignore[arg-type]
         )
-    except (RunSetupError, ShotFileError, TemplateError) as error:
+    except (RunSetupError, ShotFileError, TemplateError, WordingError) as error:
         fail(str(error))
 
 
