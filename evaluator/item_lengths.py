@@ -13,12 +13,13 @@ counted by ``evaluator.runs``, tokens here).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
 from db.engine import Database
 from db.items import get_item
+from evaluator.run_params import RunParams
 
 __all__ = ["CHARS", "LENGTH_UNITS", "TOKENS", "run_tokenizer", "token_lengths"]
 
@@ -34,9 +35,9 @@ def _tokenizer(path: str) -> Any:
     return AutoTokenizer.from_pretrained(path, local_files_only=True)
 
 
-def run_tokenizer(params: Mapping[str, Any]) -> Callable[[str], int] | None:
+def run_tokenizer(params: RunParams) -> Callable[[str], int] | None:
     """The token counter of a run's model (from its recorded ``model_path``), or None."""
-    path = params.get("model_path")
+    path = params.backend.get("model_path")
     if not isinstance(path, str) or not path:
         return None
     try:
@@ -47,20 +48,17 @@ def run_tokenizer(params: Mapping[str, Any]) -> Callable[[str], int] | None:
 
 
 def token_lengths(
-    db: Database, params: Mapping[str, Any], item_ids: Sequence[str]
+    db: Database, params: RunParams, item_ids: Sequence[str]
 ) -> dict[str, int] | None:
     """The length in tokens of each item a run evaluated (at the revision it recorded),
     or None when the run's tokenizer cannot be loaded (count characters instead)."""
     count = run_tokenizer(params)
     if count is None:
         return None
-    recorded = params.get("revisions")
-    revisions = recorded if isinstance(recorded, Mapping) else {}
     lengths: dict[str, int] = {}
     with db.session() as session:
         for item_id in item_ids:
-            revision = revisions.get(item_id)
-            item = get_item(session, item_id, revision if isinstance(revision, int) else None)
+            item = get_item(session, item_id, params.revisions.get(item_id))
             if item is not None:
                 lengths[item_id] = count("\n".join([item.prompt, *item.choices.values()]))
     return lengths
