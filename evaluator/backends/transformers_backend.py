@@ -14,10 +14,8 @@ Speed comes from three things:
   tokens it would see without reuse.
 - **Short stops.**  Each sequence stops as soon as its answer is complete (the
   request's ``complete`` test), a stop string (a new question, a blank line) or
-  end-of-sequence appears, or its ``max_new_tokens`` is spent (then the result says
-  ``truncated``); finished sequences leave the batch at once.  A request without a
-  budget gets the model's own: its generation config's ``max_new_tokens`` (or
-  ``max_length``), never past the end of its context.
+  end-of-sequence appears, or its budget is spent (``truncated``; ``token_budget``);
+  finished sequences leave the batch at once.
 - **Length-sorted batches.**  Items are sorted by length, so little padding is
   wasted.  Padding goes on the left of each item's own tokens, between the shared
   prefix and the question; the attention mask hides it and position ids skip it,
@@ -48,6 +46,7 @@ from evaluator.backends.base import (
     ScoringResult,
 )
 from evaluator.backends.settings import DEVICES, DTYPES, BackendSettings, parse_batch_size
+from evaluator.backends.token_budget import context_length, own_max_new_tokens, token_budget
 from evaluator.stopping import cut_at_stop
 
 log = logging.getLogger(__name__)
@@ -266,7 +265,7 @@ class TransformersBackend:
                 "threads": torch.get_num_threads() if self.device == "cpu" else None,
                 "chat_template": self.chat,
                 "context_length": self.context_length,
-                "own_max_new_tokens": self._own_budget_setting(),
+                "own_max_new_tokens": own_max_new_tokens(self.model),
                 "model_path": self.source.path,
                 "model_origin": self.source.origin,
                 "transformers": transformers.__version__,
@@ -290,36 +289,14 @@ class TransformersBackend:
 
     @property
     def context_length(self) -> int:
-        """How many tokens the model reads at most (its position limit, else the tokenizer's)."""
-        config = self.model.config.get_text_config()
-        for value in (
-            getattr(config, "max_position_embeddings", None),
-            getattr(self.tokenizer, "model_max_length", None),
-        ):
-            if isinstance(value, int) and 0 < value < 10**8:  # tokenizers say 1e30 for "none"
-                return value
-        return 2048
-
-    def _own_budget_setting(self) -> int | None:
-        """``max_new_tokens`` as the model's generation config sets it, if it does."""
-        config = getattr(self.model, "generation_config", None)
-        value = config.to_diff_dict().get("max_new_tokens") if config is not None else None
-        return value if isinstance(value, int) and value > 0 else None
+        return context_length(self.model, self.tokenizer)
 
     def token_budget(self, max_new_tokens: int | None, prompt_tokens: int) -> int:
-        """New tokens one answer may take: ``max_new_tokens``, or (None) the model's own
-        limit, from its generation config; never past the end of its context."""
-        room = max(1, self.context_length - prompt_tokens)
-        if max_new_tokens is not None:
-            return min(max_new_tokens, room)
-        own = self._own_budget_setting()
-        if own is not None:
-            return min(own, room)
-        config = getattr(self.model, "generation_config", None)
-        length = config.to_diff_dict().get("max_length") if config is not None else None
-        if isinstance(length, int) and length > prompt_tokens:
-            return min(length - prompt_tokens, room)
-        return room
+        """New tokens one answer may take (``evaluator.backends.token_budget``)."""
+        return token_budget(self.model, self.tokenizer, max_new_tokens, prompt_tokens)
+
+    def _budget(self, item: _Encoded, requests: Sequence[GenerationRequest]) -> int:
+        return self.token_budget(requests[item.index].max_new_tokens, len(item.ids))
 
     def _padding_id(self) -> int:
         for value in (self.tokenizer.pad_token_id, self.tokenizer.eos_token_id):
@@ -473,9 +450,7 @@ class TransformersBackend:
                 pending.append(item)
                 state = states[item.prefix_key]
                 following = order[position + 1] if position + 1 < len(order) else None
-                budget = max(
-                    self.token_budget(requests[p.index].max_new_tokens, len(p.ids)) for p in pending
-                )
+                budget = max(self._budget(p, requests) for p in pending)
                 limit = self._batch_limit(len(pending[0].ids) + budget)
                 if (
                     len(pending) >= limit
@@ -545,12 +520,7 @@ class TransformersBackend:
         logits = self._forward(input_ids, attention, positions, cache)
         next_positions = positions[:, -1] + 1
         active = [
-            _Sequence(
-                item,
-                requests[item.index],
-                budget=self.token_budget(requests[item.index].max_new_tokens, len(item.ids)),
-            )
-            for item in batch
+            _Sequence(item, requests[item.index], self._budget(item, requests)) for item in batch
         ]
         while active:
             chosen = logits.argmax(dim=-1).tolist()

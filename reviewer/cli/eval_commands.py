@@ -51,12 +51,8 @@ EXIT_INTERRUPTED = 130
 DEFAULT_SHOTS = 5  # evaluator.session.DEFAULT_SHOTS
 # Repeat the evaluator's names here, so that --help imports nothing heavy.
 LAYOUT_NAMES = ("vetbench", "cflue", "econlogicqa")  # evaluator.prompts.LAYOUTS
-EXTRACTOR_NAMES = (
-    "lenient",
-    "cflue",
-    "econlogicqa",
-    "econlogicqa-start",
-)  # evaluator.extractors.EXTRACTORS
+# evaluator.extractors.EXTRACTORS
+EXTRACTOR_NAMES = ("lenient", "cflue", "econlogicqa", "econlogicqa-start")
 TABLE_FORMATS = ("text", "md", "csv", "latex")  # evaluator.tables.FORMATS
 TABLE_SHAPES = ("econlogicqa", "cflue")  # evaluator.tables.SHAPES
 
