@@ -9,10 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from db.formats import ParsedRecord
+from db.json_types import JsonObject, json_value
 from db.validation import Problem
 
 PROBLEMS_SHOWN = 50
 PROBLEMS_KEPT = 1000  # more are counted, not kept: a wholly wrong file stays small in memory
+# The keys of a file's ``import --json`` object, in order (the counts are its tally's).
+_JSON_HEAD = ("path", "format", "source", "stored", "records", "invalid")
+_JSON_COUNTS = ("added", "updated", "unchanged", "duplicates")
+_JSON_TAIL = ("revised", "back_to_review", "error", "problems", "notes", "metadata_updated")
 
 
 @dataclass(frozen=True)
@@ -92,6 +97,14 @@ class FileReport:
         self.back_to_review = []
         self.metadata_updated = []
 
+    def to_json(self) -> JsonObject:
+        """As ``import --json`` prints each file: what it is, its counts, its lists."""
+        return {
+            **{name: json_value(getattr(self, name)) for name in _JSON_HEAD},
+            **{name: json_value(getattr(self.tally, name)) for name in _JSON_COUNTS},
+            **{name: json_value(getattr(self, name)) for name in _JSON_TAIL},
+        }
+
     def reject(self, record: ParsedRecord, problems: list[Problem]) -> None:
         """The record is invalid: count it, and keep its problems with its place."""
         self.invalid += 1
@@ -133,3 +146,7 @@ class ImportReport:
     def ok(self) -> bool:
         """True when every file was stored (invalid records may have been skipped on request)."""
         return all(report.stored for report in self.files)
+
+    def to_json(self) -> list[JsonObject]:
+        """As ``import --json`` prints it: one object a file."""
+        return [report.to_json() for report in self.files]

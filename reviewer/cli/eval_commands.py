@@ -48,7 +48,8 @@ EXIT_INTERRUPTED = 130
 DEFAULT_SHOTS = 5  # evaluator.session.DEFAULT_SHOTS
 # Repeat the evaluator's names here, so that --help imports nothing heavy.
 LAYOUT_NAMES = ("vetbench", "cflue", "econlogicqa")  # evaluator.prompts.LAYOUTS
-EXTRACTOR_NAMES = ("lenient", "cflue", "econlogicqa")  # evaluator.extractors.EXTRACTORS
+# evaluator.extractors.EXTRACTORS
+EXTRACTOR_NAMES = ("lenient", "cflue", "econlogicqa", "econlogicqa-start")
 
 
 # ------------------------------------------------------------------- backend
@@ -173,7 +174,15 @@ def _shots_by_kind(values_given: tuple[str, ...]) -> dict[str, int]:
 @click.option(
     "--max-new-tokens",
     type=click.IntRange(1, 8192),
-    help="Answer budget in tokens [default: the protocol's; a kind's own small budget for custom].",
+    help="Answer budget in tokens [default: the protocol's: cflue the model's own limit within "
+    "its context, econlogicqa 64; a kind's own small budget for custom].",
+)
+@click.option(
+    "--cflue-repo",
+    type=click.Path(path_type=Path),
+    metavar="PATH",
+    help="With --protocol cflue: a clone of CFLUE's repository; its prompt wording is read "
+    "(as data, never run) for prompts byte-identical to the official code's.",
 )
 @click.option(
     "--repeats",
@@ -208,6 +217,7 @@ def eval_command(
     templates_dir: Path | None,
     extractor: str | None,
     max_new_tokens: int | None,
+    cflue_repo: Path | None,
     repeats: int,
     permute_options: bool,
     seed: int,
@@ -223,8 +233,9 @@ def eval_command(
     with several shot settings, and --repeats, make several runs (one model load).
     """
     from evaluator.backends.base import BackendError
+    from evaluator.cflue_wording import WordingError
     from evaluator.run_create import RunSetupError
-    from evaluator.session import EvalChoices, check_choices, check_model
+    from evaluator.session import EvalChoices, check_choices, check_model, protocol_settings
 
     database = open_db(ctx)
     if resume_id is None and not model:
@@ -244,6 +255,7 @@ def eval_command(
         templates_dir=templates_dir,
         extractor=extractor,
         max_new_tokens=max_new_tokens,
+        cflue_repo=cflue_repo,
         repeats=repeats,
         permute_options=permute_options,
         seed=seed,
@@ -257,9 +269,10 @@ def eval_command(
             settings = settings.resuming(run.params.backend)
         else:  # before a model loads: bad choices and an empty selection are said at once
             check_choices(database, choices)
+            settings = protocol_settings(choices, settings)
         assert model is not None
         check_model(model, choices.mode)
-    except (RunSetupError, BackendError) as error:
+    except (RunSetupError, BackendError, WordingError) as error:
         fail(str(error))
     opened = _open_backend(database, model, settings)
     try:
@@ -281,6 +294,7 @@ def _evaluate(
 ) -> tuple[int, ...]:
     """Create (or resume) and execute the runs, a progress bar for each; Ctrl-C keeps
     what is finished, and a setting that cannot be used ends the command with one line."""
+    from evaluator.cflue_wording import WordingError
     from evaluator.prompts import ShotFileError, TemplateError
     from evaluator.run_create import RunSetupError
     from evaluator.session import RunFailed, RunUpdate, resume_series, run_series
@@ -322,7 +336,7 @@ def _evaluate(
             err=True,
         )
         sys.exit(EXIT_INTERRUPTED)
-    except (RunSetupError, ShotFileError, TemplateError, RunFailed) as error:
+    except (RunSetupError, ShotFileError, TemplateError, WordingError, RunFailed) as error:
         _close_bars(bars)
         fail(str(error))
     _close_bars(bars)

@@ -42,6 +42,11 @@ def _figure_lines(figures: RunFigures) -> list[str]:
         f"accuracy      {number(summary.accuracy)}  {interval(summary.accuracy_ci)}"
         f"  ({summary.correct} of {summary.scored})",
         f"unparsed      {number(summary.unparsed_rate)}  ({summary.unparsed})",
+        *(
+            [f"truncated     {summary.truncated} answers cut off by the answer budget"]
+            if summary.truncated
+            else []
+        ),
         *(f"{row.label:<13} {row.text()}" for row in figure_rows(summary)),
     ]
     if summary.explained:
@@ -65,8 +70,8 @@ def _figure_lines(figures: RunFigures) -> list[str]:
 
 def _breakdown_lines(breakdown: Mapping[str, Figures]) -> list[str]:
     """One line per kind or source, the figures in one column however long the names."""
+    from db.visible_text import east_asian_cell_len  # cells, for Chinese names too
     from evaluator.run_text import interval, number
-    from reviewer.line_breaking import east_asian_cell_len  # cells, for Chinese names too
 
     shown = {name: terminal_text(name) for name in breakdown}
     width = max([18, *(east_asian_cell_len(text) + 1 for text in shown.values())])
@@ -301,6 +306,14 @@ def runs_suspects(ctx: click.Context, min_models: int, as_json: bool) -> None:
     help="Also accuracy by CFLUE subject (名称) or by item length, per model (repeatable).",
 )
 @click.option(
+    "--length-unit",
+    type=click.Choice(("tokens", "chars")),
+    default="tokens",
+    show_default=True,
+    help="--by length counts tokens of each run's tokenizer (characters for a run "
+    "without a local one), or characters.",
+)
+@click.option(
     "--protocol",
     type=click.Choice(values(EvalProtocol)),
     help="Only runs of this protocol.",
@@ -321,6 +334,7 @@ def runs_table(
     ctx: click.Context,
     shape: str,
     breakdowns: tuple[str, ...],
+    length_unit: str,
     protocol: str | None,
     models: tuple[str, ...],
     run_ids: tuple[int, ...],
@@ -340,6 +354,7 @@ def runs_table(
         protocol=protocol,
         models=models,
         run_ids=run_ids,
+        length_unit=length_unit,
     )
     if printed_json_or_empty(
         tables,
