@@ -119,7 +119,7 @@ def _figure_lines(figures: RunFigures) -> list[str]:
 
 def _breakdown_lines(breakdown: Mapping[str, Figures]) -> list[str]:
     """One line per kind or source, the figures in one column however long the names."""
-    from reviewer.line_breaking import east_asian_cell_len  # cells, for Chinese names too
+    from db.visible_text import east_asian_cell_len  # cells, for Chinese names too
 
     shown = {name: terminal_text(name) for name in breakdown}
     width = max([18, *(east_asian_cell_len(text) + 1 for text in shown.values())])
