@@ -9,15 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from db.formats import ParsedRecord
-from db.json_types import JsonObject, json_value
+from db.json_types import JsonObject
 from db.validation import Problem
 
 PROBLEMS_SHOWN = 50
 PROBLEMS_KEPT = 1000  # more are counted, not kept: a wholly wrong file stays small in memory
-# The keys of a file's ``import --json`` object, in order (the counts are its tally's).
-_JSON_HEAD = ("path", "format", "source", "stored", "records", "invalid")
-_JSON_COUNTS = ("added", "updated", "unchanged", "duplicates")
-_JSON_TAIL = ("revised", "back_to_review", "error", "problems", "notes", "metadata_updated")
 
 
 @dataclass(frozen=True)
@@ -89,6 +85,27 @@ class FileReport:
             lines.append(f"... and {more} more problems in {self.path}")
         return lines
 
+    def to_json(self) -> JsonObject:
+        """As ``import --json`` prints each file."""
+        return {
+            "path": self.path,
+            "format": self.format,
+            "source": self.source,
+            "stored": self.stored,
+            "records": self.records,
+            "invalid": self.invalid,
+            "added": self.tally.added,
+            "updated": self.tally.updated,
+            "unchanged": self.tally.unchanged,
+            "duplicates": self.tally.duplicates,
+            "revised": list(self.revised),
+            "back_to_review": list(self.back_to_review),
+            "error": self.error,
+            "problems": list(self.problems),
+            "notes": list(self.notes),
+            "metadata_updated": list(self.metadata_updated),
+        }
+
     def forget_writes(self) -> None:
         """The transaction was rolled back: nothing was added, updated or revised."""
         self.tally = Tally()
@@ -96,14 +113,6 @@ class FileReport:
         self.revised = []
         self.back_to_review = []
         self.metadata_updated = []
-
-    def to_json(self) -> JsonObject:
-        """As ``import --json`` prints each file: what it is, its counts, its lists."""
-        return {
-            **{name: json_value(getattr(self, name)) for name in _JSON_HEAD},
-            **{name: json_value(getattr(self.tally, name)) for name in _JSON_COUNTS},
-            **{name: json_value(getattr(self, name)) for name in _JSON_TAIL},
-        }
 
     def reject(self, record: ParsedRecord, problems: list[Problem]) -> None:
         """The record is invalid: count it, and keep its problems with its place."""

@@ -20,10 +20,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# The import summary waits for its report type to settle (db/importer.py is being split);
-# each test fails once its exception is no longer needed, so that the exception goes with it.
-JSON_NOT_YET = {"reviewer/cli/item_commands.py"}
-
 
 def sources(*folders: str) -> Iterator[tuple[str, ast.AST]]:
     for folder in folders:
@@ -67,8 +63,7 @@ def test_json_is_made_once_by_each_results_to_json() -> None:
         for path, tree in sources("reviewer/cli", "reviewer/tui")
         if path != "reviewer/cli/common.py" and (lines := hand_made_json(tree))
     }
-    assert set(found) >= JSON_NOT_YET, "drop the exceptions that are no longer needed"
-    assert {path: lines for path, lines in found.items() if path not in JSON_NOT_YET} == {}
+    assert found == {}
 
 
 WRITERS = {
