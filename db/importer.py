@@ -65,6 +65,7 @@ from db.formats import (
 )
 from db.formats.base import NativeItem, RevisionRecord
 from db.import_state import CheckedItems, ImportState, SeenIds, StatedLink
+from db.import_statuses import StatedStatus, restore_stated_statuses
 from db.items import NewRevision, store_revisions
 from db.models import Decision, Item, ItemRevision, Judgment, utcnow
 from db.settings import get_setting
@@ -145,6 +146,8 @@ class FileReport:
     back_to_review: list[str] = field(default_factory=list)  # revised ids that had been reviewed
     # ids whose metadata (meta, source_ref, language) changed: applied, no new revision
     metadata_updated: list[str] = field(default_factory=list)
+    # approved/rejected statuses the file states: decided by a lead only (db.import_statuses)
+    stated_statuses: list[StatedStatus] = field(default_factory=list)
 
     @property
     def stored(self) -> bool:
@@ -173,6 +176,7 @@ class FileReport:
         self.revised = []
         self.back_to_review = []
         self.metadata_updated = []
+        self.stated_statuses = []
 
 
 @dataclass
@@ -465,6 +469,7 @@ def _store(
         _tell(options, ImportProgress(source.shown, "checking duplicates", 0, checked))
         _mark_duplicates(session, state, threshold, report)
         _link_stated_duplicates(session, state.checked, report)
+    _decide_stated_statuses(session, source, options.actor, report)
     if options.refresh_status is not None and report.revised:
         session.flush()
         for item_id in report.revised:
@@ -487,6 +492,17 @@ def _store(
             metadata_updated=report.metadata_updated[:100],
         )
     _tell(options, ImportProgress(source.shown, "checking duplicates", checked, checked))
+
+
+def _decide_stated_statuses(
+    session: Session, source: InputFile, actor: str, report: FileReport
+) -> None:
+    session.flush()
+    _decided, note = restore_stated_statuses(
+        session, actor, report.stated_statuses, source.file_name
+    )
+    if note:
+        report.notes.append(note)
 
 
 def _tell(options: _Options, event: ImportProgress) -> None:
@@ -749,7 +765,7 @@ def _insert_added(
                 "source": plan.source,
                 "source_ref": draft.source_ref,
                 "language": draft.language,
-                "status": native.status if native else ItemStatus.PENDING.value,
+                "status": ItemStatus.PENDING.value,  # a stated one needs a decision
                 "current_revision": native.current_revision if native else 1,
                 "suspected_duplicate_of": None,  # linked once every item is stored
                 "duplicate_similarity": None,
@@ -758,6 +774,9 @@ def _insert_added(
             }
         )
         revisions += _new_revisions(plan, native, actor, created_at)
+        stated = native and StatedStatus.of(plan.item_id, native.status, str(plan.record.place))
+        if stated:
+            report.stated_statuses.append(stated)
         report.tally.added += 1
         report.kind_tally(draft.kind).added += 1
     if item_rows:
