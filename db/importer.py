@@ -620,7 +620,13 @@ def _store_batch(
         problem = _conflict(plan, old, options) if old is not None else None
         if problem is not None:
             _reject(plan.record, report, [problem])
-        elif old is None:
+            continue
+        native = plan.record.native
+        where = f"{source.file_name}: {plan.record.place.source_ref}"
+        stated = native and StatedStatus.of(plan.item_id, native.status, where)
+        if stated:
+            report.stated_statuses.append(stated)
+        if old is None:
             added.append(plan)
         else:
             text_changed = not _same_text(plan.draft, old)
@@ -774,9 +780,6 @@ def _insert_added(
             }
         )
         revisions += _new_revisions(plan, native, actor, created_at)
-        stated = native and StatedStatus.of(plan.item_id, native.status, str(plan.record.place))
-        if stated:
-            report.stated_statuses.append(stated)
         report.tally.added += 1
         report.kind_tally(draft.kind).added += 1
     if item_rows:

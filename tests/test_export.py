@@ -60,7 +60,7 @@ def import_econ_and_exam(database: Database, tmp_path: Path) -> None:
 
 def approve_all(database: Database) -> None:
     with database.session() as session:
-        ids = list(session.exec(select(Item.id)))
+        ids = list(session.execute(select(Item.id)).scalars())
     decide_items(database, ids)
 
 
@@ -166,7 +166,7 @@ def test_jsonl_export_round_trips_items_and_revisions_into_another_database(
         report = import_files(other, [first], actor="lena")
         assert report.tally.added == 6 and report.ok
         with other.session() as session:
-            (decision,) = session.exec(select(Decision)).all()
+            (decision,) = session.execute(select(Decision)).scalars().all()
             (event,) = read_audit(session, actions=["decide"])
         assert (decision.item_id, decision.status) == ("econ:2", "rejected")
         assert decision.comment == "status stated by all.jsonl: line 2"
