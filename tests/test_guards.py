@@ -172,6 +172,41 @@ def test_the_migration_takes_each_runs_starter_from_the_audit_trail() -> None:
         engine.dispose()
 
 
+def _password(team: Team, name: str) -> str | None:
+    return raw(
+        team.owner_url, "SELECT rolpassword FROM pg_authid WHERE rolname = :name", name=name
+    ).scalar_one()
+
+
+@pytestmark_pg
+def test_users_add_keeps_other_roles_and_passwords_unless_told(team: Team) -> None:
+    other = team.roles.name("otherapp")
+    raw(team.owner_url, f"CREATE ROLE \"{other}\" LOGIN PASSWORD 'theirs'")
+    theirs = _password(team, other)
+    refused = run(team.owner_url, "users", "add", other, "--password-stdin", stdin="mine\n")
+    assert refused.exit_code == 1 and "is not a member of a vetbench group" in refused.output
+    assert "--adopt" in refused.output and _password(team, other) == theirs
+    adopted = run(team.owner_url, "users", "add", other, "--adopt")
+    assert adopted.exit_code == 0, adopted.output
+    assert "password changed" not in adopted.output and _password(team, other) == theirs
+    # A vetbench person's password too is kept unless --reset-password.
+    again = run(team.owner_url, "users", "add", other, "--password-stdin", stdin="mine\n")
+    assert again.exit_code == 1 and "--reset-password" in again.output
+    assert _password(team, other) == theirs
+    reset = run(
+        team.owner_url, "users", "add", other, "--reset-password", "--password-stdin",
+        stdin="mine\n",
+    )  # fmt: skip
+    assert reset.exit_code == 0 and "password changed" in reset.output
+    assert _password(team, other) != theirs
+    # A superuser's name: one line, nothing changed.
+    root = team.roles.name("root")
+    raw(team.owner_url, f'CREATE ROLE "{root}" SUPERUSER LOGIN')
+    superuser = run(team.owner_url, "users", "add", root, "--password-stdin", stdin="x\n")
+    assert superuser.exit_code == 1 and "is a superuser" in superuser.output
+    assert _password(team, root) is None
+
+
 # --- SQLite ---------------------------------------------------------------------------------
 
 
