@@ -11,6 +11,9 @@
   not change ``kind`` or ``source`` at all (no UPDATE grant: ``db.privileges``).
 - **Flags** (PostgreSQL): a member's flag row names a known flag and source, a
   revision that exists, and its evidence is a JSON object.
+- **Gold answers** (PostgreSQL): annotators cannot read a gold item's known verdict and
+  answer; ``vetbench_gold_known`` gives them to a lead, or to someone who has judged that
+  gold (the review app shows the outcome after the verdict).
 - **Evaluation runs** (PostgreSQL): each run is stamped with the role that started it
   (``eval_run.db_role``); members change only their own runs and predictions
   (policies in ``db.privileges``).
@@ -147,6 +150,17 @@ END""",
   RETURN NEW;
 END""",
         ),
+        # The known verdict and answer of a gold item, for a lead or for someone who has
+        # judged it (annotators cannot read those columns: db.privileges).
+        f"""CREATE OR REPLACE FUNCTION vetbench_gold_known(gold integer)
+RETURNS TABLE (verdict varchar, answer varchar)
+LANGUAGE plpgsql STABLE SECURITY DEFINER {path} AS $$
+BEGIN
+  RETURN QUERY SELECT g.verdict, g.answer FROM gold_item g
+  WHERE g.id = gold AND (vetbench_session_is_lead() OR EXISTS (SELECT FROM judgment j
+    WHERE j.gold_id = g.id AND j.annotator_id = vetbench_session_person_id()));
+END
+$$""",
         _plpgsql(
             "vetbench_stamp_run",
             path,
@@ -170,11 +184,13 @@ $$"""
 
 
 POSTGRES_GUARD_FUNCTIONS = (
-    "vetbench_guard_item_state",
-    "vetbench_guard_revision",
-    "vetbench_guard_flag",
-    "vetbench_stamp_run",
+    "vetbench_guard_item_state()",
+    "vetbench_guard_revision()",
+    "vetbench_guard_flag()",
+    "vetbench_gold_known(integer)",
+    "vetbench_stamp_run()",
 )
+"""The functions above, with their argument types (for DROP FUNCTION)."""
 
 _STATE_CHECK = (
     "AFTER {event} ON item DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN ({when}) "

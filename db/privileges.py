@@ -169,7 +169,7 @@ TABLES: tuple[TablePrivileges, ...] = (
         ),
     ),
     # Guidelines and gold items: leads write them, in their own name; everyone reads
-    # them (the review app shows the guidelines and mixes gold items into queues).
+    # the guidelines (the review app shows them and mixes gold items into queues).
     TablePrivileges(
         "guidelines",
         leads=("INSERT",),
@@ -183,9 +183,14 @@ TABLES: tuple[TablePrivileges, ...] = (
             ),
         ),
     ),
+    # Annotators see which revisions are gold (the queue serves them), never the known
+    # verdict, answer or note: vetbench_gold_known tells them after they judged one.
     TablePrivileges(
         "gold_item",
-        leads=("INSERT", "UPDATE (removed_at, removed_by_id)"),
+        members=(
+            "SELECT (id, item_id, revision_number, lead_id, created_at, removed_at, removed_by_id)",
+        ),
+        leads=("SELECT", "INSERT", "UPDATE (removed_at, removed_by_id)"),
         policies=(
             _READ_ALL,
             Policy(
@@ -582,10 +587,10 @@ def removal_statements(schema: str, tables: Sequence[str]) -> list[str]:
         statements += [f"DROP POLICY IF EXISTS {p.name} ON {table}" for p in entry.policies]
         if entry.policies:
             statements.append(f"ALTER TABLE {table} DISABLE ROW LEVEL SECURITY")
+    statements += [f"DROP FUNCTION IF EXISTS {name}" for name in POSTGRES_GUARD_FUNCTIONS]
     statements += [
         f"DROP FUNCTION IF EXISTS {name}()"
         for name in (
-            *POSTGRES_GUARD_FUNCTIONS,
             "vetbench_guard_decided_status",
             "vetbench_audit_stamp",
             "vetbench_refuse_change",

@@ -172,6 +172,34 @@ def test_the_migration_takes_each_runs_starter_from_the_audit_trail() -> None:
         engine.dispose()
 
 
+@pytestmark_pg
+def test_annotators_cannot_read_gold_answers_until_they_judged_one(team: Team) -> None:
+    marked = run(team.url(team.lena), "gold", "add", "o:2", "--verdict", "keep", "--answer", "ABCD")
+    assert marked.exit_code == 0, marked.output
+    alice = team.url(team.alice)
+    for column in ("answer", "verdict", "note", "*"):
+        with pytest.raises(sa.exc.ProgrammingError, match="permission denied for table gold_item"):
+            raw(alice, f"SELECT {column} FROM gold_item")
+    gold_id = raw(alice, "SELECT id FROM gold_item WHERE item_id = 'o:2'").scalar_one()
+    known = "SELECT answer FROM vetbench_gold_known(:gold)"
+    assert raw(alice, known, gold=gold_id).all() == []
+    listed = run(alice, "gold", "list")
+    assert (
+        listed.exit_code == 1
+        and "ABCD" not in listed.output
+        and "A, B, C, D" not in (listed.output)
+    )
+    judged = run(alice, "judge", "o:2", "--answer", "ABCD", "--verdict", "keep")
+    assert judged.exit_code == 0, judged.output
+    assert "gold item: your answer ✓ matches, your verdict ✓ matches" in judged.output
+    assert raw(alice, known, gold=gold_id).scalar_one() == "ABCD"
+    assert raw(team.url(team.bob), known, gold=gold_id).all() == []
+    lead_list = run(team.url(team.lena), "gold", "list")
+    assert lead_list.exit_code == 0 and "A, B, C, D" in lead_list.output
+    agreement = run(team.url(team.bob), "agreement")
+    assert agreement.exit_code == 0, agreement.output
+
+
 def _password(team: Team, name: str) -> str | None:
     return raw(
         team.owner_url, "SELECT rolpassword FROM pg_authid WHERE rolname = :name", name=name

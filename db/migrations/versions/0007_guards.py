@@ -10,7 +10,8 @@ flags, evaluation runs by their starter, an audit trail no insert can replace
   are well-formed; ``eval_run.db_role`` (new) is stamped with the role that started the
   run, taken for existing runs from their ``eval-run`` audit event, and only that role
   changes the run and its predictions; an audit event's actor is the role that wrote
-  it (``db.privileges``).
+  it; annotators no longer read gold items' known verdicts and answers
+  (``db.privileges``).
 """
 
 from __future__ import annotations
@@ -74,7 +75,9 @@ def downgrade() -> None:
                 ),
                 *policies,
                 *(f"ALTER TABLE {table} DISABLE ROW LEVEL SECURITY" for table in _RUN_TABLES),
-                *(f"DROP FUNCTION IF EXISTS {name}()" for name in POSTGRES_GUARD_FUNCTIONS),
+                *(f"DROP FUNCTION IF EXISTS {name}" for name in POSTGRES_GUARD_FUNCTIONS),
+                # 0006's grant: members read every column of a gold item.
+                f"GRANT SELECT ON gold_item TO {ANNOTATOR_GROUP}",
                 # 0006's grant: members updated every column of an item.
                 f"GRANT UPDATE ON item TO {ANNOTATOR_GROUP}",
             ],
