@@ -18,6 +18,7 @@ from sqlmodel import Session, col, select
 from db.audit import record_audit
 from db.engine import Database
 from db.errors import VetbenchError
+from db.json_types import JsonObject
 from db.models import Person
 from db.privileges import (
     ANNOTATOR_GROUP,
@@ -111,6 +112,18 @@ class PersonListing:
     database_group: str | None  # PostgreSQL: the group role they are a member of
     can_login: bool | None  # PostgreSQL: whether their role may log in
 
+    def to_json(self, *, server_roles: bool) -> JsonObject:
+        """As ``users list --json`` prints it; ``server_roles`` (PostgreSQL) adds the
+        group role and whether it may log in."""
+        data: JsonObject = {
+            "name": self.name,
+            "role": None if self.role is None else str(self.role),
+            "created_at": None if self.created_at is None else self.created_at.isoformat(),
+        }
+        if server_roles:
+            data |= {"database_group": self.database_group, "can_login": self.can_login}
+        return data
+
 
 def _check_name(name: str, *, postgres: bool) -> str:
     try:
@@ -135,6 +148,13 @@ def _encrypted_password(connection: Connection, name: str, password: str) -> str
     if pgconn is None:
         raise PersonRefused("setting a password needs the psycopg driver (postgresql+psycopg://)")
     return bytes(pgconn.encrypt_password(password.encode(), name.encode())).decode()
+
+
+def has_database_role(db: Database, name: str) -> bool:
+    """PostgreSQL: whether a database role ``name`` exists already (``users add`` asks a
+    new login for its password)."""
+    with db.engine.connect() as connection:
+        return _existing_login(connection, name) is not None
 
 
 def _existing_login(connection: Connection, name: str) -> tuple[bool, bool] | None:

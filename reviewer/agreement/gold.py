@@ -14,11 +14,11 @@ from sqlmodel import col
 
 from db.engine import Database
 from db.identity import database_account
+from db.item_status import named_judgment_rows
 from db.items import item_conditions
 from db.json_types import JsonObject
 from db.models import GoldItem, Judgment
 from reviewer.agreement.bootstrap import Figure
-from reviewer.item_status import named_judgment_rows
 
 
 @dataclass(frozen=True)
