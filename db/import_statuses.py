@@ -29,7 +29,7 @@ from db.bulk_reads import id_chunks
 from db.models import Decision, Item, Person, utcnow
 from db.vocabulary import DECISION_STATUSES, Role
 
-__all__ = ["StatedStatus", "restore_stated_statuses"]
+__all__ = ["StatedStatus", "decide_as", "restore_stated_statuses"]
 
 _DECIDED = {status.value for status in DECISION_STATUSES}
 
@@ -121,3 +121,15 @@ def restore_stated_statuses(
                 execution_options={"synchronize_session": False},
             )
     return len(todo), None
+
+
+def decide_as(session: Session, lead: str, item_ids: Sequence[str], status: str, why: str) -> int:
+    """Decide ``item_ids`` as ``lead`` (registered as a lead when new), audited, each
+    decision's comment naming ``why``; for scripts that need approved items (``bench/``).
+    Returns how many were decided."""
+    from db.people import ensure_person
+
+    ensure_person(session, lead, Role.LEAD)
+    session.flush()
+    entries = [StatedStatus(item_id, status, why) for item_id in item_ids]
+    return restore_stated_statuses(session, lead, entries, why)[0]

@@ -75,12 +75,7 @@ def store_draft(
         add_item(session, item_id, source, draft, author=author)
         if status is not None:
             session.flush()
-            if status in DECISION_STATUSES:
-                add_decision_row(session, item_id, status)
-            item = session.get(Item, item_id)
-            assert item is not None
-            item.status = status
-            session.add(item)
+            _set_status(session, item_id, status)
     return item_id
 
 
@@ -88,11 +83,17 @@ def decide_items(db: Database, item_ids: list[str], status: str = "approved") ->
     """Approve (or reject) items as a lead would: a decision row each, then the status."""
     with db.transaction() as session:
         for item_id in item_ids:
-            add_decision_row(session, item_id, status)
-            item = session.get(Item, item_id)
-            assert item is not None
-            item.status = status
-            session.add(item)
+            _set_status(session, item_id, status)
+
+
+def _set_status(session: Session, item_id: str, status: str) -> None:
+    """Set an item's status; approved or rejected with the decision that makes it so."""
+    if status in DECISION_STATUSES:
+        add_decision_row(session, item_id, status)
+    item = session.get(Item, item_id)
+    assert item is not None
+    item.status = status
+    session.add(item)
 
 
 def add_decision_row(session: Session, item_id: str, status: str, lead: str = "test-lead") -> None:
