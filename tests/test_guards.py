@@ -18,10 +18,12 @@ from db.engine import make_engine, open_database
 from db.items import get_item
 from db.migrate import upgrade_to
 from db.models import EvalRun, Item
+from evaluator.backends.scripted import ScriptedBackend
+from evaluator.runner import RunSetupError, execute_run
 
 RUN_SQL = (
     "INSERT INTO eval_run (model, backend, mode, shots, params, filters, item_ids, status, "
-    "host, started_at, db_role) VALUES ('m', 'openai', 'generate', 0, '{}', '{}', '[]', "
+    "host, started_at, db_role) VALUES ('scripted', 'scripted', 'generate', 0, '{}', '{}', '[]', "
     "'running', 'h', now(), :claimed) RETURNING id"
 )
 PREDICTION_SQL = (
@@ -130,6 +132,13 @@ def test_members_change_only_their_own_runs_and_predictions(team: Team) -> None:
     )
     assert mine.rowcount == 1
     assert raw(team.owner_url, "SELECT db_role FROM eval_run").scalar_one() == team.alice
+    # Resuming her run is refused before any work, in one line.
+    bob_db = open_database(bob)
+    try:
+        with pytest.raises(RunSetupError, match=f"was started by {team.alice}"):
+            execute_run(bob_db, run_id, ScriptedBackend({}))
+    finally:
+        bob_db.dispose()
 
 
 @pytestmark_pg
