@@ -50,6 +50,7 @@ from sqlmodel import Session
 from db.audit import record_audits, record_event
 from db.engine import Database
 from db.errors import VetbenchError
+from db.flags import lock_flags
 from db.formats import (
     AUTO,
     FORMATS,
@@ -191,6 +192,8 @@ def _import_one(
                 sources_seen[report.source] = source.shown
             records = get_format(name).module.read(source)
             with db.transaction() as session:
+                # Before any item is stored: `flags recompute` waits for the whole file.
+                lock_flags(session)
                 _store(session, source, records, report, duplicate_threshold, options)
     except FormatError as error:
         report.error = str(error)
