@@ -15,7 +15,7 @@ import test_io_integrity
 from click.testing import Result
 from helpers import run_cli, store_item, store_person
 from sqlmodel import col, select
-from test_io_integrity import remount_read_only
+from test_io_integrity import fill_up, remount_read_only
 
 from db.engine import Database, open_database
 from db.models import Judgment
@@ -236,17 +236,22 @@ def test_a_read_only_mount_is_one_line(
     working_db.dispose()
 
 
+@pytest.mark.parametrize("free_kib", [0, 60])
 def test_a_full_disk_is_one_line_and_leaves_no_partial_file(
-    working_db: Database, db_path: Path, mounted_tmpfs: Path
+    working_db: Database, db_path: Path, mounted_tmpfs: Path, free_kib: int
 ) -> None:
-    descriptor = os.open(mounted_tmpfs / "filler", os.O_WRONLY | os.O_CREAT)
-    try:
-        while os.write(descriptor, b"x" * 4096):
-            pass
-    except OSError:
-        pass  # the disk is full
-    finally:
-        os.close(descriptor)
+    """With some room left the copy began and SQLite's journal of it stayed behind
+    (``copy.db.partial-journal``)."""
+    for number in range(150):  # a database larger than the tmpfs
+        store_item(working_db, f"long:{number}", prompt=f"{number} " + "x" * 2000)
+    fill_up(mounted_tmpfs)
+    filler = mounted_tmpfs / "filler"
+    os.truncate(filler, filler.stat().st_size - free_kib * 1024)
+    with sqlite3.connect(db_path) as reader:  # the database's size, write-ahead log included
+        pages, page_size = (
+            reader.execute(f"PRAGMA {name}").fetchone()[0] for name in ("page_count", "page_size")
+        )
+    assert pages * page_size > (free_kib + 8) * 1024  # the copy cannot fit
     one_line_refusal(run_cli(db_path, "backup", str(mounted_tmpfs / "copy.db")), "full")
     assert sorted(p.name for p in mounted_tmpfs.iterdir()) == ["filler"]
     working_db.dispose()

@@ -87,6 +87,17 @@ def serving(db_path: Path, *extra: str) -> Iterator[tuple[subprocess.Popen[str],
         server.communicate(timeout=30)
 
 
+def vetbench_once(*args: str) -> subprocess.CompletedProcess[str]:
+    """``vetbench ARGS`` in a process of its own, for commands that must end by themselves."""
+    return subprocess.run(
+        [sys.executable, "-m", "reviewer.cli", *args],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
 @pytest.fixture
 def one_item_db(db_path: Path) -> Path:
     db = open_database(db_path)
@@ -124,20 +135,7 @@ def test_serve_behind_a_proxy_points_the_page_at_the_public_address(one_item_db:
 
 
 def test_serve_refuses_a_database_it_cannot_open(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "reviewer.cli",
-            "--db",
-            "postgresql+psycopg://nobody@127.0.0.1:1/none",
-            "serve",
-        ],
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = vetbench_once("--db", "postgresql+psycopg://nobody@127.0.0.1:1/none", "serve")
     assert result.returncode == 1
     assert result.stderr.startswith("error: cannot connect to postgresql+psycopg://nobody@")
     assert len(result.stderr.splitlines()) == 1
@@ -148,13 +146,7 @@ def test_serve_refuses_an_unknown_name_before_it_listens(one_item_db: Path) -> N
     database = open_database(one_item_db)
     store_person(database, "lena", Role.LEAD)
     database.dispose()  # the server process opens the file on its own
-    result = subprocess.run(
-        [sys.executable, "-m", "reviewer.cli", "--db", str(one_item_db), "serve", "--as", "lenna"],
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = vetbench_once("--db", str(one_item_db), "serve", "--as", "lenna")
     assert result.returncode == 1
     assert len(result.stderr.splitlines()) == 1 and "lena" in result.stderr
     assert result.stderr.startswith("error: ")
@@ -351,22 +343,7 @@ def test_the_fifth_session_is_refused_with_a_message(one_item_db: Path) -> None:
 
 
 def test_serve_refuses_an_origin_that_is_not_an_address(one_item_db: Path) -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "reviewer.cli",
-            "--db",
-            str(one_item_db),
-            "serve",
-            "--allow-origin",
-            "evil",
-        ],
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = vetbench_once("--db", str(one_item_db), "serve", "--allow-origin", "evil")
     assert result.returncode == 1
     assert (
         result.stderr
