@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from db.formats import ParsedRecord
+from db.import_statuses import StatedStatus
+from db.json_types import JsonObject
 from db.validation import Problem
 
 PROBLEMS_SHOWN = 50
@@ -63,6 +65,8 @@ class FileReport:
     back_to_review: list[str] = field(default_factory=list)  # revised ids that had been reviewed
     # ids whose metadata (meta, source_ref, language) changed: applied, no new revision
     metadata_updated: list[str] = field(default_factory=list)
+    # approved/rejected statuses the file states: decided by a lead only (db.import_statuses)
+    stated_statuses: list[StatedStatus] = field(default_factory=list)
 
     @property
     def stored(self) -> bool:
@@ -84,6 +88,27 @@ class FileReport:
             lines.append(f"... and {more} more problems in {self.path}")
         return lines
 
+    def to_json(self) -> JsonObject:
+        """As ``import --json`` prints each file."""
+        return {
+            "path": self.path,
+            "format": self.format,
+            "source": self.source,
+            "stored": self.stored,
+            "records": self.records,
+            "invalid": self.invalid,
+            "added": self.tally.added,
+            "updated": self.tally.updated,
+            "unchanged": self.tally.unchanged,
+            "duplicates": self.tally.duplicates,
+            "revised": list(self.revised),
+            "back_to_review": list(self.back_to_review),
+            "error": self.error,
+            "problems": list(self.problems),
+            "notes": list(self.notes),
+            "metadata_updated": list(self.metadata_updated),
+        }
+
     def forget_writes(self) -> None:
         """The transaction was rolled back: nothing was added, updated or revised."""
         self.tally = Tally()
@@ -91,6 +116,7 @@ class FileReport:
         self.revised = []
         self.back_to_review = []
         self.metadata_updated = []
+        self.stated_statuses = []
 
     def reject(self, record: ParsedRecord, problems: list[Problem]) -> None:
         """The record is invalid: count it, and keep its problems with its place."""
@@ -133,3 +159,7 @@ class ImportReport:
     def ok(self) -> bool:
         """True when every file was stored (invalid records may have been skipped on request)."""
         return all(report.stored for report in self.files)
+
+    def to_json(self) -> list[JsonObject]:
+        """As ``import --json`` prints it: one object a file."""
+        return [report.to_json() for report in self.files]

@@ -8,17 +8,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import FIXTURES, cflue_record, write_file
+from helpers import FIXTURES, cflue_record, run_cli, write_file
 from sqlalchemy import MetaData, select, text, update
 from sqlmodel import Session, col
 
-from db.engine import Database
+from db.engine import Database, open_database
 from db.errors import VetbenchError
 from db.formats import UnknownFormat, get_format
 from db.import_report import FileReport, ImportProgress
 from db.importer import ImportOptionError, import_files, source_slug
 from db.items import ItemSnapshot, add_revision, get_item, get_revisions, iter_items
 from db.models import AuditEvent, Item
+from db.people import ensure_person
+from db.vocabulary import Role
 
 HEADER = "Question,A,B,C,D,Answer,Explanation\n"
 
@@ -556,6 +558,15 @@ def test_jsonl_items_keep_their_ids_status_history_and_duplicate_links(
     path = write_file(tmp_path, "items.jsonl", "\n".join(json.dumps(x) for x in lines) + "\n")
     report = only(import_files(database, [path], source="fallback"))
     assert report.tally.added == 2 and report.tally.duplicates == 1
+    # Only a lead's decision approves: imported by someone else, the item waits for one.
+    assert any("1 record(s) say approved or rejected (first: items.jsonl: line 1)" in note
+               for note in report.notes)  # fmt: skip
+    with database.session() as session:
+        assert item_at(session, "gen:7").status == "pending"
+        ensure_person(session, "lena", Role.LEAD)
+        session.commit()
+    again = only(import_files(database, [path], source="fallback", actor="lena"))
+    assert again.tally.unchanged == 2 and not again.notes
     with database.session() as session:
         item = item_at(session, "gen:7")
         assert (item.status, item.revision, item.key, item.source) == (
@@ -683,3 +694,21 @@ def test_the_real_cflue_file_imports_once(database: Database, cflue_knowledge: P
         first = item_at(session, "knowledge:1")
     assert first.meta == {"名称": "注册会计师"} and first.language == "zh"
     assert first.key == "D" and first.explanation is None
+
+
+def test_the_report_json_is_what_import_json_prints(database: Database, tmp_path: Path) -> None:
+    questions = distinct_questions(3)
+    rows = [ordering_row(q) for q in questions]
+    changed = [ordering_row(questions[0], key="D, C, B, A"), rows[1], "x\n"]
+    twin = open_database(tmp_path / "twin.db")  # the same imports, made through the API
+    try:
+        for db in (database, twin):
+            import_files(db, [csv_file(tmp_path, rows)])
+        path = csv_file(tmp_path, changed)
+        printed = json.loads(
+            run_cli(database, "import", str(path), "--skip-invalid", "--json").stdout
+        )
+        assert printed == import_files(twin, [path], skip_invalid=True).to_json()
+        assert (printed[0]["revised"], printed[0]["invalid"]) == (["econ:1"], 1)
+    finally:
+        twin.dispose()

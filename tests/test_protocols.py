@@ -34,7 +34,7 @@ CFLUE_OUTPUTS = {
 }
 ECON_OUTPUTS = {
     "econ:1": " D, A, C, B\nQuestion: a new question the stop cuts",
-    "econ:2": " The order is B, A, D, C.",  # the strict expression reads nothing here
+    "econ:2": " The order is B, A, D, C.",  # found anywhere; the start-anchored reader: nothing
 }
 
 
@@ -170,7 +170,7 @@ def test_cflue_generation_has_no_stop_and_a_free_length(url: str) -> None:
     execute_run(database, run_id, backend)
     for request in backend.requests_seen.values():
         assert request.stop == () and request.complete is None
-        assert request.max_new_tokens == 512
+        assert request.max_new_tokens is None  # the model's own limit, bounded by its context
     database.dispose()
 
 
@@ -210,12 +210,16 @@ def test_econlogicqa_makes_a_1_shot_and_a_5_shot_run_in_the_papers_layout(
         # the run stops where the model starts a new question
         assert stored["econ:1"].raw_output == " D, A, C, B"
         assert stored["econ:1"].parsed_answer == "DACB"
-        assert stored["econ:2"].parsed_answer is None  # the strict expression decides
-        assert stored["econ:2"].scores["extracted"] == {"econlogicqa": None, "lenient": "BADC"}
+        assert stored["econ:2"].parsed_answer == "BADC"  # the order anywhere decides
+        assert stored["econ:2"].scores["extracted"] == {
+            "econlogicqa": "BADC",
+            "econlogicqa-start": None,
+            "lenient": "BADC",
+        }
 
 
-def test_econlogicqa_extractor() -> None:
-    from evaluator.extractors import extract_econlogicqa_order as read
+def test_econlogicqa_start_extractor() -> None:
+    from evaluator.extractors import extract_econlogicqa_start as read
 
     assert read(" C, A, B, D", "ABCD") == "CABD"
     assert read("CABD", "ABCD") == "CABD"
@@ -389,23 +393,25 @@ def test_runs_table_prints_both_shapes_with_an_exact_random_baseline(
         "ROUGE-2",
         "ROUGE-L",
     ]
-    expert, guesser, baseline = econ["rows"]
+    expert, guesser, baseline, simulated = econ["rows"]
     assert expert["label"].endswith("expert.json") and baseline["baseline"] is True
+    assert simulated["label"] == "random (1,000 simulated guessers)" and simulated["baseline"]
     cells = baseline["cells"]
     assert cells["ordering/1-shot/econlogicqa"]["mean"] == pytest.approx(1 / 24)  # 1/4!
     assert cells["single/0-shot/cflue"]["mean"] == pytest.approx(1 / 4)  # 1/k
     assert cells["multi/0-shot/cflue"]["mean"] == pytest.approx(1 / 15)  # 1/(2^4 - 1)
     assert cells["truefalse/0-shot/cflue"]["mean"] == pytest.approx(1 / 2)
-    assert expert["cells"]["ordering/1-shot/econlogicqa"]["mean"] == 0.5
+    # both orders read: "The order is B, A, D, C." is found anywhere in the output
+    assert expert["cells"]["ordering/1-shot/econlogicqa"]["mean"] == 1.0
     assert guesser["cells"]["ordering/1-shot/econlogicqa"]["mean"] == 0.0
-    *_models, cflue_baseline = cflue["rows"]
+    *_models, cflue_baseline, _simulated = cflue["rows"]
     mcq_chance = (2 / 4 + 2 / 15 + 2 / 2) / 6
     assert cflue_baseline["cells"]["accuracy"]["mean"] == pytest.approx(mcq_chance)
     assert cflue_baseline["cells"]["bleu_1"] is None  # no exact baseline for text overlap
     assert cflue["rows"][0]["cells"]["accuracy"]["mean"] == 0.5
 
     text = ok(run_cli(tabled, "runs", "table")).stdout
-    assert "Accuracy by item kind and shots" in text and "CFLUE protocol" in text
+    assert "Accuracy by item kind and shots (EconLogicQA-style" in text and "CFLUE protocol" in text
     assert "random choice" in text and "4.17" in text and f"{100 * mcq_chance:.2f}" in text
 
 
@@ -522,7 +528,7 @@ def test_custom_runs_keep_vetbench_layout_and_reader() -> None:
 
     custom = protocol_spec("custom")
     assert custom.layout == "vetbench" and custom.extractor == "lenient"
-    assert custom.reported_extractors() == ("lenient", "cflue", "econlogicqa")
+    assert custom.reported_extractors() == ("lenient", "cflue", "econlogicqa", "econlogicqa-start")
 
 
 def test_breakdowns_keep_each_shot_setting_apart(tabled: str) -> None:

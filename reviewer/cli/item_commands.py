@@ -131,30 +131,6 @@ def _echo_import_summary(report: ImportReport) -> None:
     )
 
 
-def _import_json(report: ImportReport) -> list[dict[str, Any]]:
-    return [
-        {
-            "path": file.path,
-            "format": file.format,
-            "source": file.source,
-            "stored": file.stored,
-            "records": file.records,
-            "invalid": file.invalid,
-            "added": file.tally.added,
-            "updated": file.tally.updated,
-            "unchanged": file.tally.unchanged,
-            "duplicates": file.tally.duplicates,
-            "revised": file.revised,
-            "back_to_review": file.back_to_review,
-            "error": file.error,
-            "problems": file.problems,
-            "notes": file.notes,
-            "metadata_updated": file.metadata_updated,
-        }
-        for file in report.files
-    ]
-
-
 @click.command("init")
 @click.pass_context
 def init_command(ctx: click.Context) -> None:
@@ -163,10 +139,19 @@ def init_command(ctx: click.Context) -> None:
     Every other command except import and users add refuses a database that does
     not exist, so a mistyped --db never creates an empty one.
     """
+    from db.guards import restore_sqlite_triggers
+
     root = ctx.find_root()
     existed = _database_exists(root.obj.get("db"))
     database = open_db(ctx, create=True)
     where = terminal_text(database.url_for_people)
+    # A SQLite file's triggers can be dropped by anyone who holds it: put back what is missing.
+    restored: list[str] = []
+    if not database.read_only:
+        with database.engine.begin() as connection:
+            restored = restore_sqlite_triggers(connection)
+    if restored:
+        click.echo(f"{where}: restored missing triggers: {', '.join(restored)}")
     if existed:
         click.echo(f"{where} is a vetbench database; its schema is up to date")
     else:
@@ -266,7 +251,7 @@ def import_command(
     finally:
         bars.close()
     if as_json:
-        print_json(_import_json(report))
+        print_json([file.to_json() for file in report.files])
     else:
         for file_report in report.files:
             _echo_file_report(file_report)
