@@ -88,6 +88,7 @@ class QueueFilter:
                 f"the queue holds only items that still need judgments ({', '.join(sorted(allowed))}); "
                 f"not {', '.join(wrong)}"
             )
+        search_terms(self.text)  # a search the database cannot run is refused here, in words
         unknown = [name for name in self.flags if name not in {f.value for f in FlagName}]
         if unknown:
             raise QueueError(
