@@ -22,7 +22,7 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from sqlalchemy import Connection, insert
@@ -32,7 +32,7 @@ from db.audit import record_audit
 from db.bulk_reads import id_chunks
 from db.decisions import in_force
 from db.errors import VetbenchError
-from db.items import ItemSnapshot, item_conditions, iter_items
+from db.items import ItemSnapshot, item_conditions, iter_items, snapshot
 from db.json_types import JsonObject
 from db.models import (
     Decision,
@@ -44,13 +44,14 @@ from db.models import (
     StoredFlag,
 )
 from db.people import require_lead
-from db.vocabulary import DecisionReason, FlagName, ItemKind, ItemStatus
+from db.vocabulary import DecisionReason, FlagName, ItemStatus
 
 __all__ = [
     "SQLITE_RELEASE_TRIGGERS",
     "ReleaseError",
     "ReleaseInfo",
     "ReleaseMember",
+    "ReleaseRequest",
     "Verification",
     "content_hash",
     "figure_rows",
@@ -61,6 +62,7 @@ __all__ = [
     "protect_releases_on_sqlite",
     "release_items",
     "release_members",
+    "snapshot_hash",
     "store_release",
     "verify_release",
 ]
@@ -269,45 +271,38 @@ def release_items(
         .where(*item_conditions(kinds=kinds, sources=sources))
         .order_by(col(ReleaseItem.item_id))
     )
-    items = []
-    for item, revision, member in session.exec(query):
-        items.append(
-            ItemSnapshot(
-                id=item.id,
-                kind=ItemKind(item.kind),
-                source=item.source,
-                source_ref=item.source_ref,
-                language=member.language,
-                status=member.status,
-                revision=revision.number,
-                prompt=revision.prompt,
-                choices=dict(revision.choices),
-                key=revision.key,
-                explanation=revision.explanation,
-                meta=dict(item.meta),
-                revision_id=revision.id,
-            )
-        )
-    return items
+    return [
+        replace(snapshot(item, revision), language=member.language, status=member.status)
+        for item, revision, member in session.exec(query)
+    ]
+
+
+@dataclass(frozen=True)
+class ReleaseRequest:
+    """A release asked for: its name and note, and the items it freezes (their statuses,
+    kinds and sources; an empty tuple means any)."""
+
+    name: str
+    statuses: tuple[str, ...] = (ItemStatus.APPROVED.value,)
+    kinds: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    note: str = ""
 
 
 def store_release(
-    session: Session,
-    name: str,
-    *,
-    lead: str,
-    statuses: Sequence[str],
-    kinds: Sequence[str] = (),
-    sources: Sequence[str] = (),
-    note: str = "",
-    figures: JsonObject | None = None,
+    session: Session, request: ReleaseRequest, *, lead: str, figures: JsonObject | None = None
 ) -> ReleaseInfo:
-    """Freeze the current revision of every selected item as the release ``name`` and
-    audit it (the caller commits).  Leads only; refuses a name in use and an empty
-    selection.  ``figures`` (the agreement) are stored with the flags and removals
-    counted here, over the same items."""
+    """Freeze the current revision of every item ``request`` selects as a release and audit
+    it (the caller commits).  Leads only; refuses a name in use and an empty selection.
+    ``figures`` (the agreement) are stored with the flags and removals counted here."""
     creator = require_lead(session, lead, to="create releases")
-    name = name.strip()
+    statuses, kinds, sources, note = (
+        request.statuses,
+        request.kinds,
+        request.sources,
+        request.note,
+    )
+    name = request.name.strip()
     if not name or len(name) > 255 or any(not ch.isprintable() for ch in name):
         raise ReleaseError("a release name is printable text on one line, 1-255 characters")
     if session.get(Release, name) is not None:

@@ -10,7 +10,6 @@ a text diff, the key change), and :func:`changelog_markdown` writes it for a cha
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -23,6 +22,7 @@ from db.models import Decision, Item, ItemRevision, Person
 from db.people import require_lead
 from db.releases import (
     ReleaseInfo,
+    ReleaseRequest,
     get_release,
     previous_release,
     release_members,
@@ -41,32 +41,21 @@ __all__ = [
 ]
 
 
-def create_release(
-    db: Database,
-    name: str,
-    *,
-    lead: str,
-    statuses: Sequence[str],
-    kinds: Sequence[str] = (),
-    sources: Sequence[str] = (),
-    note: str = "",
-) -> ReleaseInfo:
-    """Freeze the selected items as release ``name`` (leads only), with the agreement of the
-    judgments on items of its kinds and sources stored beside the flags and removals."""
+def create_release(db: Database, request: ReleaseRequest, *, lead: str) -> ReleaseInfo:
+    """Freeze the items ``request`` selects as a release (leads only), with the agreement of
+    the judgments on items of its kinds and sources stored beside the flags and removals."""
     from reviewer.agreement.summary import compute_agreement, figures_json
 
     with db.session() as session:  # refused before the figures are computed
         require_lead(session, lead, to="create releases")
-    agreement = compute_agreement(db, kinds=list(kinds) or None, sources=list(sources) or None)
+    agreement = compute_agreement(
+        db, kinds=list(request.kinds) or None, sources=list(request.sources) or None
+    )
     with db.transaction() as session:
         return store_release(
             session,
-            name,
+            request,
             lead=lead,
-            statuses=statuses,
-            kinds=kinds,
-            sources=sources,
-            note=note,
             figures={"agreement": figures_json(agreement.figures)},
         )
 

@@ -5,8 +5,10 @@ reasons; nothing can change a release once made."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,9 +21,10 @@ from db.engine import Database
 from db.models import Release, ReleaseItem
 from db.releases import (
     ReleaseError,
-    content_hash,
+    ReleaseRequest,
     item_set_hash,
     release_items,
+    snapshot_hash,
     verify_release,
 )
 from db.vocabulary import Role
@@ -57,33 +60,33 @@ def test_the_hash_is_over_ids_and_content_hashes_in_id_order(released: Database)
         stored = session.get(Release, "v1")
     assert stored is not None and stored.item_count == 8 == len(items)
     assert [item.id for item in items] == sorted(item.id for item in items)
+    # the documented formula: SHA-256 of canonical JSON, written out here
     hashes = [
-        (
+        [
             item.id,
-            content_hash(
-                kind=item.kind,
-                language=item.language,
-                prompt=item.prompt,
-                choices=item.choices,
-                key=item.key,
-                explanation=item.explanation,
+            _sha256(
+                {
+                    "choices": [[label, text] for label, text in item.choices.items()],
+                    "explanation": item.explanation,
+                    "key": item.key,
+                    "kind": item.kind.value,
+                    "language": item.language,
+                    "prompt": item.prompt,
+                }
             ),
-        )
+        ]
         for item in items
     ]
-    assert stored.hash == item_set_hash(reversed(hashes)) == item_set_hash(hashes)
-    # the choices' order is part of what was reviewed
-    one = hashes[0][1]
-    item = items[0]
-    swapped = dict(reversed(list(item.choices.items())))
-    assert one != content_hash(
-        kind=item.kind,
-        language=item.language,
-        prompt=item.prompt,
-        choices=swapped,
-        key=item.key,
-        explanation=item.explanation,
-    )
+    assert [snapshot_hash(item) for item in items] == [digest for _, digest in hashes]
+    assert stored.hash == _sha256(hashes) == item_set_hash(map(tuple, reversed(hashes)))
+    # the order of the choices is part of what was reviewed
+    swapped = dict(reversed(list(items[0].choices.items())))
+    assert snapshot_hash(replace(items[0], choices=swapped)) != hashes[0][1]
+
+
+def _sha256(value: object) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def test_after_an_edit_and_a_rejection_the_release_stays_as_frozen(
@@ -196,7 +199,7 @@ def test_names_are_unique_leads_only_and_audited(released: Database) -> None:
     refused = run_cli(released, "release", "create", "v9", "--as", "alice")
     assert refused.exit_code == 1 and "only leads can create releases" in refused.output
     with pytest.raises(ReleaseError, match="no items to release"):
-        create_release(released, "empty", lead="lena", statuses=["rejected"])
+        create_release(released, ReleaseRequest("empty", statuses=("rejected",)), lead="lena")
     audit = json.loads(ok(run_cli(released, "audit", "--json")).output)
     events = [event for event in audit if event["action"] == "release"]
     assert [(e["target"], e["person"], e["changes"]["items"]) for e in events] == [
@@ -223,7 +226,7 @@ def test_sqlite_triggers_hold_for_raw_sql(tmp_path: Path) -> None:
     database = open_database(tmp_path / "r.db")
     mixed_set(database)
     store_person(database, "lena", Role.LEAD)
-    create_release(database, "v1", lead="lena", statuses=["approved"])
+    create_release(database, ReleaseRequest("v1"), lead="lena")
     database.dispose()
     connection = sqlite3.connect(tmp_path / "r.db")
     with pytest.raises(sqlite3.IntegrityError, match="a release never changes"):

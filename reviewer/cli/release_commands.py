@@ -60,21 +60,20 @@ def release_create(
 ) -> None:
     """Freeze the current revision of every selected item as release NAME (leads only)."""
     from db.people import PermissionDenied
-    from db.releases import ReleaseError
+    from db.releases import ReleaseError, ReleaseRequest
     from reviewer.releases import create_release
 
     db = open_db(ctx)
     who = acting_person(ctx, name)
     try:
-        release = create_release(
-            db,
+        request = ReleaseRequest(
             release_name,
-            lead=who.name,
             statuses=statuses or (ItemStatus.APPROVED.value,),
             kinds=kinds,
             sources=sources,
             note=note,
         )
+        release = create_release(db, request, lead=who.name)
     except (ReleaseError, PermissionDenied) as error:
         fail(str(error))
     if as_json:
