@@ -268,3 +268,36 @@ def test_postgres_roles_annotators_cannot_make_or_change_releases(team: Team) ->
         raw(lena, release_sql, name="r2", hash="0" * 64, person=team.person_id(team.alice))
     verified = run(alice, "release", "verify", "r1")
     assert verified.exit_code == 0 and "matches release r1: 2 items" in verified.output
+
+
+def test_a_release_export_imports_cleanly_elsewhere(released: Database, tmp_path: Path) -> None:
+    from db.engine import open_database
+    from db.items import iter_items
+
+    csv_file, cflue_file = tmp_path / "econ.csv", tmp_path / "cflue.json"
+    for out, format_name, kinds in (
+        (csv_file, "econlogicqa", ["ordering"]),
+        (cflue_file, "cflue", ["single", "multi", "truefalse"]),
+    ):
+        kind_args = [arg for kind in kinds for arg in ("--kind", kind)]
+        ok(
+            run_cli(
+                released,
+                "export",
+                "--format",
+                format_name,
+                "--out",
+                str(out),
+                "--release",
+                "v1",
+                *kind_args,
+            )
+        )
+    ok(run_cli(tmp_path / "elsewhere.db", "import", str(csv_file), str(cflue_file)))
+    other = open_database(tmp_path / "elsewhere.db")
+    with other.session() as session:
+        items = list(iter_items(session))
+    other.dispose()
+    assert len(items) == 8
+    # the stamp names the export, not the item: it is not kept as the item's extras
+    assert all("vetbench" not in json.dumps(item.meta) for item in items)
