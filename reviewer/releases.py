@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from db.answers import format_answer
@@ -21,6 +22,7 @@ from db.json_types import JsonObject, JsonValue
 from db.models import Decision, Item, ItemRevision, Person
 from db.people import require_lead
 from db.releases import (
+    ReleaseError,
     ReleaseInfo,
     ReleaseRequest,
     get_release,
@@ -51,13 +53,18 @@ def create_release(db: Database, request: ReleaseRequest, *, lead: str) -> Relea
     agreement = compute_agreement(
         db, kinds=list(request.kinds) or None, sources=list(request.sources) or None
     )
-    with db.transaction() as session:
-        return store_release(
-            session,
-            request,
-            lead=lead,
-            figures={"agreement": figures_json(agreement.figures)},
-        )
+    try:
+        with db.transaction() as session:
+            return store_release(
+                session,
+                request,
+                lead=lead,
+                figures={"agreement": figures_json(agreement.figures)},
+            )
+    except IntegrityError:  # the same name, made by someone else meanwhile
+        raise ReleaseError(
+            f"a release named '{request.name.strip()}' was made meanwhile; a release never changes"
+        ) from None
 
 
 @dataclass(frozen=True)
