@@ -2,10 +2,10 @@
 
 As in lm-evaluation-harness's filters, "what the model said" and "what answer it
 gave" are kept apart, so a benchmark's own rule stands beside vetbench's and a run
-reports what each recovers.  A run names one extractor that decides its parsed
-answers (and so its accuracy), and may name others that are only reported
-(``params["extractor"]``, ``params["also_extract"]``; every prediction stores what
-each read in ``scores["extracted"]``).
+reports what each recovers.  A run records its extractors in ``params["extractors"]``
+(``RunParams.extractors``): the first decides its parsed answers (and so its
+accuracy), the others are only reported; every prediction stores what each read in
+``scores["extracted"]``.
 
 - ``lenient``: vetbench's reader (``evaluator.extraction``; the kind's own
   ``kind_spec(kind).extract``): many answer shapes, canonical answers.

@@ -9,13 +9,15 @@ prediction stores in its ``scores`` column.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, is_dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, is_dataclass, replace
 from datetime import datetime
 from enum import Enum
-from typing import Any, TypeAlias
+from typing import Any
 
+from db.json_types import JsonObject, JsonValue
 from db.vocabulary import EvalMode, FailureKind, ItemKind, RunStatus
+from evaluator.run_params import RunParams
 from evaluator.text_metrics import BleuStatistics, ExplanationScore
 
 __all__ = [
@@ -26,11 +28,10 @@ __all__ = [
     "FieldsAsJson",
     "Interval",
     "PositionFigures",
-    "JsonObject",
-    "JsonValue",
     "PredictionSummary",
     "PredictionView",
-    "ProgressFigures",
+    "RunProgress",
+    "StoredPrediction",
     "RunComparison",
     "RunIdentity",
     "RunFigures",
@@ -40,11 +41,6 @@ __all__ = [
     "SuspectKey",
 ]
 
-JsonValue: TypeAlias = (
-    str | int | float | bool | None | Sequence["JsonValue"] | Mapping[str, "JsonValue"]
-)
-"""A value ``json.dumps`` writes as it is (lists and tuples as arrays, dicts as objects)."""
-JsonObject = dict[str, JsonValue]
 
 Interval = tuple[float, float]
 """A 95% interval, ``(low, high)``; JSON writes it as a two-element list."""
@@ -208,6 +204,44 @@ class Score:
 
 
 @dataclass(frozen=True)
+class StoredPrediction:
+    """One prediction as the run loop makes it and the ``prediction`` table stores it: what
+    the model wrote, the answer read from it and how it scored.  The loop hands the same
+    value to storage and (as ``RunProgress.last``) to whoever follows the run."""
+
+    item_id: str
+    raw_output: str
+    parsed_answer: str | None
+    correct: bool | None  # None for an infrastructure failure
+    scores: Score | None  # None for an infrastructure failure (stored as {})
+    failure_kind: FailureKind | None
+    error: str | None
+    prompt: str = ""  # the exact prompt text the backend was given
+    latency_s: float = 0.0
+
+    @property
+    def is_infrastructure_failure(self) -> bool:
+        return self.failure_kind is FailureKind.INFRASTRUCTURE
+
+    @classmethod
+    def failed(
+        cls, item_id: str, error: str, *, prompt: str = "", latency_s: float = 0.0
+    ) -> StoredPrediction:
+        """An infrastructure failure (timeout, exhausted retries): retried on resume."""
+        return cls(
+            item_id,
+            "",
+            None,
+            None,
+            None,
+            FailureKind.INFRASTRUCTURE,
+            error[:2000],
+            prompt,
+            latency_s,
+        )
+
+
+@dataclass(frozen=True)
 class PredictionView:
     """One stored prediction with the item's key, as plain data for widgets and the CLI."""
 
@@ -325,38 +359,91 @@ class RunRecord(RunIdentity):
     host: str
     error: str | None
     filters: JsonObject  # status, kind, source, limit: as given when it was created
-    params: JsonObject  # backend settings, seed, template hash, shots used, ... (no revisions)
+    params: RunParams  # backend settings, seed, templates, shots used, protocol ...
     total: int
     started_at: datetime
     finished_at: datetime | None
 
     @property
-    def shot_notes(self) -> list[str]:
+    def shot_notes(self) -> tuple[str, ...]:
         """Where the shots fell short (too few, or not yet approved)."""
-        notes = self.params.get("shot_notes")
-        return [str(note) for note in notes] if isinstance(notes, list) else []
+        return self.params.shot_notes
 
     @property
     def excluded_count(self) -> int:
         """Items left out of score mode (too many candidate answers)."""
-        excluded = self.params.get("excluded")
-        return len(excluded) if isinstance(excluded, dict) else 0
+        return len(self.params.excluded)
 
-    def recorded(self, name: str) -> JsonValue:
-        """One recorded backend setting (``base_url``, ``prefix_cache`` ...), or None."""
-        return self.params.get(name)
+    def to_json(self) -> JsonObject:
+        data = _fields_json(self)
+        # The per-item revision map is for resuming; a count (``total``) is enough to show.
+        data["params"] = self.params.to_json(with_revisions=False)
+        return data
 
 
 @dataclass(frozen=True)
-class ProgressFigures(FieldsAsJson):
-    """How far a run is: answered items, the latest session's speed and what is left."""
+class RunProgress:
+    """How far a run is: the one progress figure, whether the run loop counts it as it
+    stores each prediction (``execute_run``'s ``on_progress``) or it is read back from
+    the database (``run_figures``), so a run looks the same followed from anywhere.
+
+    ``items_per_second`` is over the latest session.  ``elapsed_s``: from the run's
+    start to its latest prediction when read back, into this session when counted by
+    the loop.  ``infrastructure_failures``: every stored one when read back, this
+    session's when counted by the loop (they are retried on resume).
+    """
 
     done: int  # items with an answer (right, wrong or unparsed)
     total: int
-    remaining: int
-    items_per_second: float | None  # over the latest session
-    eta_s: float | None  # only while it runs
-    elapsed_s: float | None  # from its start to its latest prediction
+    items_per_second: float | None = None
+    eta_s: float | None = None  # only while it runs
+    elapsed_s: float | None = None
+    correct: int = 0
+    unparsed: int = 0
+    infrastructure_failures: int = 0
+    finished_this_session: int = 0
+    last: StoredPrediction | None = None  # the prediction stored last (counted by the loop)
+
+    @property
+    def remaining(self) -> int:
+        return self.total - self.done
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.correct / self.done if self.done else None
+
+    def after(self, prediction: StoredPrediction, elapsed_s: float) -> RunProgress:
+        """These figures once ``prediction`` is stored, ``elapsed_s`` into this session."""
+        if prediction.is_infrastructure_failure:
+            counted = replace(self, infrastructure_failures=self.infrastructure_failures + 1)
+        else:
+            counted = replace(
+                self,
+                done=self.done + 1,
+                correct=self.correct + int(bool(prediction.correct)),
+                unparsed=self.unparsed + int(prediction.failure_kind is FailureKind.UNPARSED),
+            )
+        finished = self.finished_this_session + 1
+        rate = finished / elapsed_s if elapsed_s > 0 else None
+        return replace(
+            counted,
+            elapsed_s=elapsed_s,
+            items_per_second=rate,
+            eta_s=counted.remaining / rate if rate else None,
+            finished_this_session=finished,
+            last=prediction,
+        )
+
+    def to_json(self) -> JsonObject:
+        """What ``--json`` shows of a run's progress (the counts are in its figures)."""
+        return {
+            "done": self.done,
+            "total": self.total,
+            "remaining": self.remaining,
+            "items_per_second": self.items_per_second,
+            "eta_s": self.eta_s,
+            "elapsed_s": self.elapsed_s,
+        }
 
 
 @dataclass(frozen=True)
@@ -364,7 +451,7 @@ class RunFigures:
     """One run's figures: its record, its progress, and the metrics of its predictions."""
 
     run: RunRecord
-    progress: ProgressFigures
+    progress: RunProgress
     summary: PredictionSummary
     accuracy_curve: tuple[float, ...] = ()
     """Accuracy over the scored predictions so far, after each one, in the order stored

@@ -29,9 +29,10 @@ from dataclasses import dataclass
 from statistics import mean, stdev
 
 from db.engine import Database
+from db.json_types import JsonObject
 from db.vocabulary import EvalMode, EvalProtocol, ItemKind, RunStatus
 from evaluator.metrics import ScoredPrediction, figures_of, summarize_predictions
-from evaluator.results import FieldsAsJson, Figures, JsonObject, RunRecord
+from evaluator.results import FieldsAsJson, Figures, RunRecord
 
 __all__ = [
     "FORMATS",
@@ -152,21 +153,15 @@ class _Run:
 
     @property
     def protocol(self) -> str:
-        value = self.record.params.get("protocol")
-        return str(value) if value else EvalProtocol.CUSTOM.value
+        return self.record.params.protocol.value
 
     @property
     def series(self) -> str:
-        repeat = self.record.params.get("repeat")
-        if isinstance(repeat, dict) and repeat.get("series"):
-            return str(repeat["series"])
-        return f"run:{self.record.id}"
+        repeat = self.record.params.repeat
+        return repeat.series if repeat is not None and repeat.series else f"run:{self.record.id}"
 
     def shots_for(self, kind: str) -> int:
-        by_kind = self.record.params.get("shots_by_kind")
-        if isinstance(by_kind, dict) and isinstance(by_kind.get(kind), int):
-            return int(by_kind[kind])
-        return self.record.shots
+        return self.record.params.shots_by_kind.get(kind, self.record.shots)
 
 
 def _finished_runs(

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from db.errors import VetbenchError
-from evaluator.results import JsonObject
+from db.json_types import JsonObject
 
 
 class BackendError(VetbenchError, RuntimeError):
