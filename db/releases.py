@@ -52,6 +52,7 @@ __all__ = [
     "ReleaseInfo",
     "ReleaseMember",
     "ReleaseRequest",
+    "backfill_item_sets",
     "Verification",
     "content_hash",
     "figure_rows",
@@ -465,6 +466,67 @@ def verify_release(session: Session, name: str) -> Verification:
         expected_items=release.item_count,
         differences=differences,
     )
+
+
+def backfill_item_sets(connection: Connection) -> int:
+    """Give every run that has none the hash of the items it evaluated (migration 0009):
+    each item at the revision its prediction answered, else the one the run recorded,
+    else its current one.  Returns how many runs got one."""
+    from sqlalchemy import text
+
+    items = {
+        row.id: row
+        for row in connection.execute(text("SELECT id, kind, language, current_revision FROM item"))
+    }
+    runs = connection.execute(
+        text("SELECT id, item_ids, params FROM eval_run WHERE item_set_hash IS NULL")
+    ).all()
+    for run_id, item_ids, params in runs:
+        ids = json.loads(item_ids) if isinstance(item_ids, str) else list(item_ids or [])
+        recorded = (json.loads(params) if isinstance(params, str) else params or {}).get(
+            "revisions"
+        )
+        revisions = {
+            item_id: number
+            for item_id, number in connection.execute(
+                text("SELECT item_id, revision_number FROM prediction WHERE run_id = :run"),
+                {"run": run_id},
+            )
+        }
+        pairs = []
+        for item_id in ids:
+            item = items.get(item_id)
+            if item is None:
+                continue
+            number = revisions.get(item_id) or (recorded or {}).get(item_id)
+            revision = connection.execute(
+                text(
+                    "SELECT prompt, choices, key, explanation FROM item_revision "
+                    "WHERE item_id = :item AND number = :number"
+                ),
+                {"item": item_id, "number": number or item.current_revision},
+            ).first()
+            if revision is None:
+                continue
+            choices = revision.choices
+            pairs.append(
+                (
+                    item_id,
+                    content_hash(
+                        kind=item.kind,
+                        language=item.language,
+                        prompt=revision.prompt,
+                        choices=json.loads(choices) if isinstance(choices, str) else choices,
+                        key=revision.key,
+                        explanation=revision.explanation,
+                    ),
+                )
+            )
+        connection.execute(
+            text("UPDATE eval_run SET item_set_hash = :digest WHERE id = :run"),
+            {"digest": item_set_hash(pairs), "run": run_id},
+        )
+    return len(runs)
 
 
 _FROZEN = "a release never changes"

@@ -17,6 +17,7 @@ from typing import Any
 
 from db.json_types import JsonObject, JsonValue
 from db.vocabulary import EvalMode, FailureKind, ItemKind, RunStatus
+from evaluator.item_sets import ItemSet
 from evaluator.run_params import RunParams
 from evaluator.text_metrics import BleuStatistics, ExplanationScore
 
@@ -363,6 +364,7 @@ class RunRecord(RunIdentity):
     total: int
     started_at: datetime
     finished_at: datetime | None
+    item_set: ItemSet = ItemSet(None)  # the release, or the hash of its ad hoc item set
 
     @property
     def shot_notes(self) -> tuple[str, ...]:
@@ -509,6 +511,14 @@ class RunComparison:
     different_answers: tuple[AnswerDifference, ...]
     agreement: float | None  # share of shared items with the same parsed answer
     mcnemar_p: float | None  # exact McNemar test; None without discordant items
+    item_set_a: ItemSet = ItemSet(None)
+    item_set_b: ItemSet = ItemSet(None)
+    other_revisions: tuple[str, ...] = ()  # shared items each run saw at another revision
+
+    @property
+    def same_item_set(self) -> bool:
+        """Both runs evaluated one recorded item set (never true for an unrecorded one)."""
+        return self.item_set_a.hash is not None and self.item_set_a == self.item_set_b
 
     @property
     def counts(self) -> dict[str, int]:
@@ -535,6 +545,9 @@ class RunComparison:
             "different_answers": [row.to_json() for row in self.different_answers],
             "agreement": self.agreement,
             "mcnemar_p": self.mcnemar_p,
+            "same_item_set": self.same_item_set,
+            "item_sets": {"a": self.item_set_a.to_json(), "b": self.item_set_b.to_json()},
+            "other_revisions": list(self.other_revisions),
         }
 
 

@@ -25,12 +25,13 @@ import csv
 import io
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import mean, stdev
 
 from db.engine import Database
 from db.json_types import JsonObject
 from db.vocabulary import EvalMode, EvalProtocol, ItemKind, RunStatus
+from evaluator.item_sets import ItemSet, group_by_item_set
 from evaluator.metrics import ScoredPrediction, figures_of, summarize_predictions
 from evaluator.results import FieldsAsJson, Figures, RunRecord
 
@@ -132,6 +133,7 @@ class ResultTable:
     row_header: str
     columns: tuple[TableColumn, ...]
     rows: tuple[TableRow, ...]
+    item_set: ItemSet | None = None  # the items every run of the table evaluated
 
     def to_json(self) -> JsonObject:
         return {
@@ -140,6 +142,7 @@ class ResultTable:
             "row_header": self.row_header,
             "columns": [{"key": c.key, "title": c.title} for c in self.columns],
             "rows": [row.to_json(self.columns) for row in self.rows],
+            "item_set": None if self.item_set is None else self.item_set.to_json(),
         }
 
 
@@ -415,8 +418,22 @@ def paper_tables(
     run_ids: Sequence[int] = (),
 ) -> list[ResultTable]:
     """The tables asked for, over the finished runs (of ``protocol``, of ``models``, or
-    the runs ``run_ids``); a shape without runs is left out."""
+    the runs ``run_ids``); a shape without runs is left out.
+
+    Runs on different item sets (releases, ad hoc sets) are never averaged together: each
+    item set gets its own tables, titled with it."""
     runs = _finished_runs(db, protocol=protocol, models=models, run_ids=run_ids)
+    return [
+        replace(table, title=f"{table.title}, on {item_set.label}", item_set=item_set)
+        for item_set, group in group_by_item_set(runs, lambda run: run.record.item_set).items()
+        for table in _tables_of(group, shapes, breakdowns)
+    ]
+
+
+def _tables_of(
+    runs: Sequence[_Run], shapes: Sequence[str], breakdowns: Sequence[str]
+) -> list[ResultTable]:
+    """The tables asked for over ``runs`` (all on one item set)."""
     # Breakdowns of the CFLUE table alone read the CFLUE protocol's runs.
     broken_down = (
         [run for run in runs if run.protocol == EvalProtocol.CFLUE]

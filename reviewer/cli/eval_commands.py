@@ -44,7 +44,14 @@ if TYPE_CHECKING:
     from db.engine import Database
     from evaluator.backends.base import Backend
     from evaluator.backends.settings import BackendSettings
-    from evaluator.results import Figures, PredictionView, RunFigures, RunProgress, RunRecord
+    from evaluator.results import (
+        Figures,
+        PredictionView,
+        RunComparison,
+        RunFigures,
+        RunProgress,
+        RunRecord,
+    )
     from evaluator.session import EvalChoices
 
 EXIT_INTERRUPTED = 130
@@ -261,6 +268,11 @@ def _shots_by_kind(values_given: tuple[str, ...]) -> dict[str, int]:
     "--kind", "kinds", type=click.Choice(values(ItemKind)), multiple=True, help="Only this kind."
 )
 @click.option("--source", "sources", metavar="NAME", multiple=True, help="Only this source.")
+@click.option(
+    "--release",
+    metavar="NAME",
+    help="Evaluate release NAME's items exactly as frozen (edits and decisions since ignored).",
+)
 @click.option("--limit", type=click.IntRange(1), help="At most this many items.")
 @click.option(
     "--mode",
@@ -318,6 +330,7 @@ def eval_command(
     statuses: tuple[str, ...],
     kinds: tuple[str, ...],
     sources: tuple[str, ...],
+    release: str | None,
     limit: int | None,
     mode: str,
     layout: str | None,
@@ -345,6 +358,8 @@ def eval_command(
     database = open_db(ctx)
     if resume_id is None and not model:
         fail("give --model MODEL (or --resume RUN_ID)")
+    if release is not None and statuses:
+        fail("--release evaluates the release's items as frozen; --status does not apply")
     actor = acting_person(ctx, None, register=False).name
     choices = EvalChoices(
         protocol=EvalProtocol(protocol),
@@ -354,6 +369,7 @@ def eval_command(
         statuses=() if ALL in statuses else (statuses or (ItemStatus.APPROVED.value,)),
         kinds=kinds,
         sources=sources,
+        release=release,
         limit=limit,
         mode=EvalMode(mode),
         layout=layout,
@@ -625,6 +641,8 @@ def runs_compare(ctx: click.Context, run_a: int, run_b: int, as_json: bool) -> N
         print_json(comparison.to_json())
         return
     click.echo(f"runs {run_a} (A) and {run_b} (B): {comparison.shared_items} shared items")
+    for line in item_set_warning(comparison):
+        click.echo(line)
     click.echo(f"both right    {len(comparison.both_right)}")
     click.echo(f"both wrong    {len(comparison.both_wrong)}")
     click.echo(f"only A right  {len(comparison.only_a)}")
@@ -640,6 +658,26 @@ def runs_compare(ctx: click.Context, run_a: int, run_b: int, as_json: bool) -> N
                 f"  {terminal_text(row.item_id)}: {terminal_text(row.key)}, "
                 f"{terminal_text(row.a or '—')}, {terminal_text(row.b or '—')}"
             )
+
+
+def item_set_warning(comparison: RunComparison) -> list[str]:
+    """What makes two runs' figures not comparable as they stand: other item sets, other
+    revisions of the shared items (nothing when they evaluated one item set)."""
+    if comparison.same_item_set:
+        return [f"same item set: {terminal_text(comparison.item_set_a.label)}"]
+    lines = [
+        "different item sets: A on "
+        f"{terminal_text(comparison.item_set_a.label)}, B on "
+        f"{terminal_text(comparison.item_set_b.label)}; compared on the "
+        f"{comparison.shared_items} items both answered"
+    ]
+    if comparison.other_revisions:
+        shown = ", ".join(terminal_text(i) for i in comparison.other_revisions[:5])
+        more = ", ..." if len(comparison.other_revisions) > 5 else ""
+        lines.append(
+            f"{len(comparison.other_revisions)} of them at different revisions: {shown}{more}"
+        )
+    return lines
 
 
 @runs_group.command("suspects")

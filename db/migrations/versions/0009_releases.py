@@ -3,7 +3,8 @@
 - ``release``: a named version (hash, note, selection, review figures, who, when);
 - ``release_item``: its items, each frozen at one revision with its content hash;
 - ``eval_run.release_name`` and ``eval_run.item_set_hash``: the release a run evaluated,
-  and the hash of the items it evaluated (``db.releases.item_set_hash``).
+  and the hash of the items it evaluated (``db.releases.item_set_hash``); runs made
+  before get the hash of the revisions their predictions answered.
 
 A release never changes: triggers refuse UPDATE and DELETE on both tables and items
 added after their release (SQLite: ``db.releases.SQLITE_RELEASE_TRIGGERS``;
@@ -18,7 +19,7 @@ from sqlmodel.sql.sqltypes import AutoString
 
 from db.models import UTCDateTime
 from db.privileges import apply_privileges
-from db.releases import protect_releases_on_sqlite
+from db.releases import backfill_item_sets, protect_releases_on_sqlite
 
 revision: str = "0009_releases"
 down_revision: str | None = "0006_guidelines_gold_search"
@@ -55,6 +56,7 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f("ix_eval_run_item_set_hash"), ["item_set_hash"])
         batch_op.create_index(batch_op.f("ix_eval_run_release_name"), ["release_name"])
     bind = op.get_bind()
+    backfill_item_sets(bind)  # runs made before: the items they evaluated, hashed
     protect_releases_on_sqlite(bind)
     apply_privileges(bind)
 
