@@ -520,6 +520,23 @@ class RunComparison:
         """Both runs evaluated one recorded item set (never true for an unrecorded one)."""
         return self.item_set_a.hash is not None and self.item_set_a == self.item_set_b
 
+    def item_set_notes(self) -> list[str]:
+        """What the item sets say about comparing the two runs: the one they share, or how
+        they differ (other item sets, other revisions of shared items)."""
+        if self.same_item_set:
+            return [f"same item set: {self.item_set_a.label}"]
+        notes = [
+            f"different item sets: A on {self.item_set_a.label}, B on "
+            f"{self.item_set_b.label}; compared on the {self.shared_items} items both answered"
+        ]
+        if self.other_revisions:
+            more = ", ..." if len(self.other_revisions) > 5 else ""
+            notes.append(
+                f"{len(self.other_revisions)} of them at different revisions: "
+                f"{', '.join(self.other_revisions[:5])}{more}"
+            )
+        return notes
+
     @property
     def counts(self) -> dict[str, int]:
         return {

@@ -44,14 +44,7 @@ if TYPE_CHECKING:
     from db.engine import Database
     from evaluator.backends.base import Backend
     from evaluator.backends.settings import BackendSettings
-    from evaluator.results import (
-        Figures,
-        PredictionView,
-        RunComparison,
-        RunFigures,
-        RunProgress,
-        RunRecord,
-    )
+    from evaluator.results import Figures, PredictionView, RunFigures, RunProgress, RunRecord
     from evaluator.session import EvalChoices
 
 EXIT_INTERRUPTED = 130
@@ -641,8 +634,8 @@ def runs_compare(ctx: click.Context, run_a: int, run_b: int, as_json: bool) -> N
         print_json(comparison.to_json())
         return
     click.echo(f"runs {run_a} (A) and {run_b} (B): {comparison.shared_items} shared items")
-    for line in item_set_warning(comparison):
-        click.echo(line)
+    for line in comparison.item_set_notes():
+        click.echo(terminal_text(line))
     click.echo(f"both right    {len(comparison.both_right)}")
     click.echo(f"both wrong    {len(comparison.both_wrong)}")
     click.echo(f"only A right  {len(comparison.only_a)}")
@@ -658,26 +651,6 @@ def runs_compare(ctx: click.Context, run_a: int, run_b: int, as_json: bool) -> N
                 f"  {terminal_text(row.item_id)}: {terminal_text(row.key)}, "
                 f"{terminal_text(row.a or '—')}, {terminal_text(row.b or '—')}"
             )
-
-
-def item_set_warning(comparison: RunComparison) -> list[str]:
-    """What makes two runs' figures not comparable as they stand: other item sets, other
-    revisions of the shared items (nothing when they evaluated one item set)."""
-    if comparison.same_item_set:
-        return [f"same item set: {terminal_text(comparison.item_set_a.label)}"]
-    lines = [
-        "different item sets: A on "
-        f"{terminal_text(comparison.item_set_a.label)}, B on "
-        f"{terminal_text(comparison.item_set_b.label)}; compared on the "
-        f"{comparison.shared_items} items both answered"
-    ]
-    if comparison.other_revisions:
-        shown = ", ".join(terminal_text(i) for i in comparison.other_revisions[:5])
-        more = ", ..." if len(comparison.other_revisions) > 5 else ""
-        lines.append(
-            f"{len(comparison.other_revisions)} of them at different revisions: {shown}{more}"
-        )
-    return lines
 
 
 @runs_group.command("suspects")
