@@ -10,12 +10,10 @@ prediction stores in its ``scores`` column.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, is_dataclass, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
-from enum import Enum
-from typing import Any
 
-from db.json_types import JsonObject, JsonValue
+from db.json_types import FieldsAsJson, JsonObject, fields_json
 from db.vocabulary import EvalMode, FailureKind, ItemKind, RunStatus
 from evaluator.item_sets import ItemSet
 from evaluator.run_params import RunParams
@@ -45,41 +43,6 @@ __all__ = [
 
 Interval = tuple[float, float]
 """A 95% interval, ``(low, high)``; JSON writes it as a two-element list."""
-
-
-def _json_value(value: object) -> JsonValue:
-    """One field's value as JSON: a result by its own ``to_json()``, any other dataclass by
-    its fields, an enumerated word by its value, a timestamp as ``str(datetime)`` (as the
-    ``--json`` printers have always written it), tuples (intervals too) as lists."""
-    to_json = getattr(value, "to_json", None)
-    if callable(to_json):
-        result: JsonValue = to_json()
-        return result
-    if is_dataclass(value) and not isinstance(value, type):
-        return _fields_json(value)
-    if isinstance(value, Enum):
-        return _json_value(value.value)
-    if isinstance(value, datetime):
-        return str(value)
-    if isinstance(value, Mapping):
-        return {str(name): _json_value(item) for name, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_value(item) for item in value]
-    if value is None or isinstance(value, str | int | float):
-        return value
-    raise TypeError(f"no JSON form for {type(value).__name__}")
-
-
-def _fields_json(result: Any) -> JsonObject:
-    """A frozen result as JSON: every field under its own name, in the order declared."""
-    return {field.name: _json_value(getattr(result, field.name)) for field in fields(result)}
-
-
-class FieldsAsJson:
-    """A result whose JSON is its fields: each under its own name, in the order declared."""
-
-    def to_json(self) -> JsonObject:
-        return _fields_json(self)
 
 
 def _number(value: object) -> float | None:
@@ -158,7 +121,7 @@ class Score:
         if self.extracted is not None:
             data["extracted"] = dict(self.extracted)
         if self.explanation is not None:
-            data["explanation"] = _fields_json(self.explanation)
+            data["explanation"] = fields_json(self.explanation)
         if self.key_position is not None:
             data["key_position"] = self.key_position
         if self.option_order is not None:
@@ -264,7 +227,7 @@ class PredictionView:
     created_at: datetime
 
     def to_json(self, *, with_prompt: bool = True) -> JsonObject:
-        data = _fields_json(self)  # scores by their own to_json()
+        data: JsonObject = {**fields_json(self)}  # scores by their own to_json()
         if self.scores is None:
             data["scores"] = {}  # nothing scored: an empty object, as always
         if not with_prompt:
@@ -377,7 +340,7 @@ class RunRecord(RunIdentity):
         return len(self.params.excluded)
 
     def to_json(self) -> JsonObject:
-        data = _fields_json(self)
+        data = fields_json(self)
         # The per-item revision map is for resuming; a count (``total``) is enough to show.
         data["params"] = self.params.to_json(with_revisions=False)
         return data

@@ -31,7 +31,6 @@ from db.importer import import_files
 from db.models import Decision, Item, ItemRevision
 from reviewer.adjudication import decide
 from reviewer.cli import cli
-from reviewer.item_status import refresh_item_status
 from reviewer.judging import submit_judgment
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -163,7 +162,7 @@ def test_a_changed_record_of_an_approved_item_is_refused_without_the_flag(
 ) -> None:
     path = approved_item_rewritten(database, tmp_path)
 
-    report = import_files(database, [path], refresh_status=refresh_item_status).files[0]
+    report = import_files(database, [path]).files[0]
 
     assert report.rejected and report.invalid == 1
     assert "record 5" in report.problems[0] and "--revise-reviewed" in report.problems[0]
@@ -177,9 +176,7 @@ def test_revise_reviewed_makes_a_new_revision_that_goes_back_to_review(
 ) -> None:
     path = approved_item_rewritten(database, tmp_path)
 
-    report = import_files(
-        database, [path], revise_reviewed=True, refresh_status=refresh_item_status
-    ).files[0]
+    report = import_files(database, [path], revise_reviewed=True).files[0]
 
     assert report.stored and report.revised == ["knowledge:5"]
     assert report.back_to_review == ["knowledge:5"]
@@ -229,7 +226,7 @@ def test_a_metadata_change_of_an_approved_item_is_applied_listed_and_audited(
     records[4] = {**records[4], "名称": "证券从业资格"}
     write_json(path, records)
 
-    report = import_files(database, [path], refresh_status=refresh_item_status).files[0]
+    report = import_files(database, [path]).files[0]
 
     assert report.stored and report.invalid == 0
     assert report.metadata_updated == ["knowledge:5"]
@@ -314,9 +311,7 @@ def test_another_file_under_the_same_source_revises_nothing_reviewed(
 ) -> None:
     path, _ = approved_first_item(database, tmp_path)
     other = write_json(tmp_path / "OTHER.json", cflue_records(8)[::-1])
-    report = import_files(
-        database, [other], source="knowledge", skip_invalid=True, refresh_status=refresh_item_status
-    ).files[0]
+    report = import_files(database, [other], source="knowledge", skip_invalid=True).files[0]
     assert "knowledge:5" not in report.revised  # approved: refused, listed as a problem
     assert any("knowledge:5 has been reviewed" in problem for problem in report.problems)
     assert report.revised and all(item_id in report.revised for item_id in ("knowledge:1",))
@@ -461,10 +456,9 @@ def test_export_to_standard_output(approved_db: Path) -> None:
     assert_one_line_error(folder, "standard output")
 
 
-def test_a_full_disk_keeps_the_old_report(approved_db: Path, mounted_tmpfs: Path) -> None:
-    report = mounted_tmpfs / "report.md"
-    report.write_text("the old report\n")
-    descriptor = os.open(mounted_tmpfs / "filler", os.O_WRONLY | os.O_CREAT)
+def fill_up(mount_point: Path) -> None:
+    """Fill the file system at ``mount_point`` with the file ``filler``."""
+    descriptor = os.open(mount_point / "filler", os.O_WRONLY | os.O_CREAT)
     try:
         while os.write(descriptor, b"x" * 4096):
             pass
@@ -472,10 +466,46 @@ def test_a_full_disk_keeps_the_old_report(approved_db: Path, mounted_tmpfs: Path
         pass  # the disk is full
     finally:
         os.close(descriptor)
+
+
+def test_a_full_disk_keeps_the_old_report(approved_db: Path, mounted_tmpfs: Path) -> None:
+    report = mounted_tmpfs / "report.md"
+    report.write_text("the old report\n")
+    fill_up(mounted_tmpfs)
     result = run(approved_db, "report", "--out", str(report), "--bootstrap", "0")
     assert_one_line_error(result, "No space left")
     assert report.read_text() == "the old report\n"
     assert sorted(p.name for p in mounted_tmpfs.iterdir()) == ["filler", "report.md"]
+
+
+def folder_files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_a_full_disk_keeps_the_old_export_folder(approved_db: Path, mounted_tmpfs: Path) -> None:
+    """A folder export is written whole or not at all (atomic_write.replace_folder)."""
+    folder = mounted_tmpfs / "dataset"
+    assert run(approved_db, "export", "--format", "hf", "--out", str(folder)).exit_code == 0
+    before = folder_files(folder)
+    fill_up(mounted_tmpfs)
+    result = run(approved_db, "export", "--format", "hf", "--out", str(folder))
+    assert_one_line_error(result, "No space left", "dataset")
+    assert folder_files(folder) == before
+    assert sorted(p.name for p in mounted_tmpfs.iterdir()) == ["dataset", "filler"]
+
+
+def test_a_folder_export_through_a_link_replaces_the_folder_it_names(
+    approved_db: Path, tmp_path: Path
+) -> None:
+    real = tmp_path / "exports" / "task"
+    link = tmp_path / "task-link"
+    link.symlink_to(real, target_is_directory=True)
+    for _ in range(2):  # the second export replaces the first
+        result = run(approved_db, "export", "--format", "lm-eval", "--out", str(link))
+        assert result.exit_code == 0, result.output
+    assert link.is_symlink() and (real / "vetbench-export.json").is_file()
+    assert [p.name for p in real.parent.iterdir()] == ["task"]  # nothing staged or retired
+    assert stat.S_IMODE(real.stat().st_mode) & 0o755 == 0o755
 
 
 # --- 5. what PostgreSQL refuses is refused on both backends -------------------------------
