@@ -120,12 +120,12 @@ class ReleaseDiff:
         }
 
 
-def _decision_sentence(decision: Decision, lead: str) -> str:
+def _decision_sentence(decision: Decision, lead: str, kind: str) -> str:
     verb = "approved" if decision.status == "approved" else "rejected"
     reason = f" ({decision.reason})" if decision.reason else ""
     comment = f": {decision.comment}" if decision.comment else ""
     undone = " (since undone)" if decision.retracted_at is not None else ""
-    key = f", key set to {decision.final_key}" if decision.final_key else ""
+    key = f", key {format_answer(kind, decision.final_key)}" if decision.final_key else ""
     return (
         f"{verb}{reason} by {lead} on {decision.created_at:%Y-%m-%d}, revision "
         f"{decision.revision_number}{key}{comment}{undone}"
@@ -133,7 +133,7 @@ def _decision_sentence(decision: Decision, lead: str) -> str:
 
 
 def _decisions_between(
-    session: Session, item_id: str, start: datetime | None, end: datetime
+    session: Session, item_id: str, kind: str, start: datetime | None, end: datetime
 ) -> list[str]:
     query = (
         select(Decision, Person.name)
@@ -146,7 +146,7 @@ def _decisions_between(
     rows = list(session.exec(query))
     if start is None and rows:  # an item new in the release: the decision that admitted it
         rows = rows[-1:]
-    return [_decision_sentence(decision, lead) for decision, lead in rows]
+    return [_decision_sentence(decision, lead, kind) for decision, lead in rows]
 
 
 def _revisions(session: Session, item_id: str) -> dict[int, ItemRevision]:
@@ -178,7 +178,7 @@ def diff_releases(session: Session, old_name: str, new_name: str) -> ReleaseDiff
             unchanged += 1
             continue
         revisions = _revisions(session, item_id)
-        reasons = _decisions_between(session, item_id, start, end)
+        reasons = _decisions_between(session, item_id, member.kind, start, end)
         if was is None:
             assert now is not None
             item = session.get(Item, item_id)

@@ -127,3 +127,20 @@ def test_the_lm_eval_task_of_a_release_loads_in_lm_eval(
     assert ok(run_cli(two_releases, "release", "verify", "--export", str(out))).exit_code == 0
     verified = run_cli(two_releases, "release", "verify", "v2", "--export", str(out))
     assert verified.exit_code == 1 and "is an export of release v1, not v2" in verified.output
+
+
+def test_the_changelog_sits_under_the_card_headings_code_untouched() -> None:
+    from evaluator.exports.hf_dataset import _demoted
+
+    changelog = (
+        "## v2 (from v1)\n\n```diff\n-# an item text starting with a hash\n# kept\n```\n### Removed"
+    )
+    assert _demoted(changelog).splitlines() == [
+        "### v2 (from v1)",
+        "",
+        "```diff",
+        "-# an item text starting with a hash",
+        "# kept",
+        "```",
+        "#### Removed",
+    ]

@@ -155,8 +155,14 @@ def _release_section(items: list[ItemSnapshot], facts: CardFacts) -> str:
 
 
 def _demoted(markdown: str) -> str:
-    """A changelog's headings one level down, under the card's own."""
-    return "\n".join("#" + line if line.startswith("#") else line for line in markdown.splitlines())
+    """A changelog's headings one level down, under the card's own (not inside code blocks,
+    where a line may start with ``#``)."""
+    lines, in_code = [], False
+    for line in markdown.splitlines():
+        if line.startswith("```"):
+            in_code = not in_code
+        lines.append("#" + line if line.startswith("#") and not in_code else line)
+    return "\n".join(lines)
 
 
 def _bibtex(release: ReleaseInfo) -> str:
