@@ -195,7 +195,11 @@ def _read_again(
         )
         return replace(old, correct=score.correct, scores=score)
     shown = shown_item(item, permute=params.permute_options, seed=params.seed)
-    result = GenerationResult(item.id, prediction.prompt, prediction.raw_output, 0.0)
+    # Whether the budget cut the answer off is the model's doing: kept as stored.
+    truncated = old.scores is not None and old.scores.truncated
+    result = GenerationResult(
+        item.id, prediction.prompt, prediction.raw_output, 0.0, truncated=truncated
+    )
     read = read_output(
         shown, item, result, extractors=params.extractors, protocol=protocol_spec(params.protocol)
     )

@@ -94,7 +94,8 @@ class Score:
     letter was shown under (single-answer, true/false and ordering items), and
     ``option_order`` the original labels in the order they were shown, when options
     were permuted (``CADB``: the first option shown was C).  Answers are always stored
-    in the item's own labels.
+    in the item's own labels.  ``truncated``: the answer budget ran out before the
+    model ended its answer.
     """
 
     correct: bool
@@ -105,6 +106,7 @@ class Score:
     explanation: ExplanationScore | None = None
     key_position: str | None = None
     option_order: str | None = None
+    truncated: bool = False
 
     def to_json(self) -> JsonObject:
         """The stored form: ``correct``, then the figures that apply, then the ranking,
@@ -126,6 +128,8 @@ class Score:
             data["key_position"] = self.key_position
         if self.option_order is not None:
             data["option_order"] = self.option_order
+        if self.truncated:
+            data["truncated"] = True
         return data
 
     @classmethod
@@ -164,6 +168,7 @@ class Score:
             explanation=_explanation_from_json(data.get("explanation")),
             key_position=key_position if isinstance(key_position, str) else None,
             option_order=option_order if isinstance(option_order, str) else None,
+            truncated=data.get("truncated") is True,
         )
 
 
@@ -286,6 +291,7 @@ class Figures(FieldsAsJson):
     extractors: Mapping[str, ExtractorFigures]  # by extractor name; {} when not recorded
     key_positions: Mapping[str, PositionFigures]  # by the label the key was shown under
     position_bias: float | None  # highest minus lowest accuracy over key positions
+    truncated: int  # answers cut off by the answer budget (counted, scored as they stand)
 
 
 @dataclass(frozen=True)

@@ -25,10 +25,17 @@ from db.models import EvalRun
 from db.releases import ReleaseError, get_release, release_items
 from db.vocabulary import EvalMode, EvalProtocol, ItemKind, ItemStatus, RunStatus, values
 from evaluator.backends.base import BackendInfo
+from evaluator.cflue_wording import BUILT_IN, read_cflue_wording
 from evaluator.extractors import answer_extractor
 from evaluator.item_sets import ItemSet, item_set_of
 from evaluator.kinds import kind_spec
-from evaluator.prompts import DEFAULT_SHOT_SEED, load_templates, prefix_shots, shot_pool
+from evaluator.prompts import (
+    DEFAULT_SHOT_SEED,
+    ShotGroup,
+    load_templates,
+    prefix_shots,
+    shot_pool,
+)
 from evaluator.protocols import ProtocolSpec, protocol_spec
 from evaluator.run_params import Repeat, RunParams, ShotRef
 
@@ -36,7 +43,6 @@ __all__ = [
     "RunSelection",
     "RunSetupError",
     "create_run",
-    "group_name",
     "score_candidates",
     "select_run_items",
     "shot_file_digest",
@@ -57,12 +63,6 @@ class RunSelection:
 
 def shot_file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def group_name(kind: ItemKind, language: str) -> str:
-    """Items share a prompt prefix per kind and template language; a run records the
-    prefix's shots under this name: ``ordering/en``."""
-    return f"{kind.value}/{language}"
 
 
 def score_candidates(item: ItemSnapshot) -> list[str] | None:
@@ -196,6 +196,7 @@ def create_run(
     max_new_tokens: int | None = None,
     permute_options: bool = False,
     repeat: Repeat | None = None,
+    cflue_repo: Path | None = None,
 ) -> int:
     """Freeze the evaluated set and the run's settings; returns the new run's id.
 
@@ -205,6 +206,8 @@ def create_run(
     ``shots_by_kind`` gives some kinds other shots than ``shots``, ``max_new_tokens``
     another answer budget.  ``permute_options`` shows every item's options in a
     seeded order (from ``seed``); ``repeat`` says which run of a series this is.
+    ``cflue_repo`` (CFLUE's protocol) takes the prompt wording from a clone of CFLUE's
+    repository (``evaluator.cflue_wording``); the run records which wording it used.
     """
     if mode not in values(EvalMode):
         raise RunSetupError(f"unknown mode '{mode}' (choose {', '.join(values(EvalMode))})")
@@ -226,7 +229,19 @@ def create_run(
     except ValueError as error:
         raise RunSetupError(str(error)) from None
     cleaned = clean_filters(filters)
+    if cflue_repo is not None and spec.name is not EvalProtocol.CFLUE:
+        raise RunSetupError("--cflue-repo gives CFLUE's wording: it is for --protocol cflue")
     templates = load_templates(templates_dir, layout=layout or spec.layout)
+    wording: JsonObject | None = None
+    if cflue_repo is not None:
+        official = read_cflue_wording(cflue_repo)
+        templates, wording = templates.with_texts(official.instructions), official.to_json()
+    elif spec.name is EvalProtocol.CFLUE:
+        wording = (
+            {"source": BUILT_IN}
+            if templates.override_dir is None
+            else {"source": "templates", "path": str(templates.override_dir)}
+        )
     selection = select_run_items(db, cleaned, protocol=spec.name, mode=mode)
     items, excluded = selection.items, selection.excluded
     shots_for = _shots_for(items, shots, shots_by_kind)
@@ -241,7 +256,7 @@ def create_run(
         shot_file=str(shot_path) if shot_path else None,
         shot_file_sha256=shot_file_digest(shot_path) if shot_path else None,
         shots_used={
-            group_name(*group): tuple(ShotRef(s.id, s.revision) for s in group_shots)
+            group.name: tuple(ShotRef(s.id, s.revision) for s in group_shots)
             for group, group_shots in chosen.items()
         },
         shot_notes=tuple(_shot_notes(chosen, shots_for, from_shot_file=from_shot_file)),
@@ -254,6 +269,8 @@ def create_run(
         max_new_tokens=max_new_tokens,
         permute_options=permute_options,
         repeat=repeat,
+        answer_budget=_answer_budget(spec, max_new_tokens),
+        wording=wording,
         backend=dict(backend_info.params),
     )
     item_set = _item_set(db, items, cleaned)
@@ -300,17 +317,24 @@ def _item_set(db: Database, items: Sequence[ItemSnapshot], filters: JsonObject) 
     return item_set_of(items, release=frozen.name, release_hash=frozen.hash)
 
 
+def _answer_budget(spec: ProtocolSpec, asked: int | None) -> JsonValue:
+    """The answer budget a run works with, as recorded: tokens, or whose limit it is."""
+    if asked is not None or spec.max_new_tokens is not None:
+        return asked or spec.max_new_tokens
+    return "the model's own limit, within its context" if spec.model_length else "the kind's own"
+
+
 def _shot_notes(
-    chosen: Mapping[tuple[ItemKind, str], list[ItemSnapshot]],
+    chosen: Mapping[ShotGroup, list[ItemSnapshot]],
     shots_for: Mapping[ItemKind, int],
     *,
     from_shot_file: bool,
 ) -> list[str]:
     """Say where the shots fall short of k approved items from outside the evaluated set."""
     notes = []
-    for (kind, language), group_shots in chosen.items():
-        group = group_name(kind, language)
-        k = shots_for[kind]
+    for shot_group, group_shots in chosen.items():
+        group = shot_group.name
+        k = shots_for[shot_group.kind]
         if len(group_shots) < k:
             where = "in the shot file" if from_shot_file else "outside the evaluated set"
             notes.append(f"{group}: only {len(group_shots)} of {k} shots available {where}")

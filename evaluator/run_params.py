@@ -111,6 +111,12 @@ class RunParams:
     max_new_tokens: int | None = None  # None: the protocol's (or the kind's) budget
     permute_options: bool = False
     repeat: Repeat | None = None
+    answer_budget: JsonValue = None
+    """The budget the run works with, in words or tokens (None: runs from before it was
+    recorded); ``max_new_tokens`` is what was asked."""
+    wording: Mapping[str, JsonValue] | None = None
+    """Where CFLUE's prompt wording came from: ``{"source": "built-in"}``, a templates
+    folder, or ``{"source": "cflue-repo", "path": ..., "sha256": ...}``."""
     backend: Mapping[str, JsonValue] = field(default_factory=dict)
     """The backend's own settings (``BackendInfo.params``), as it recorded them."""
     session: RunSession | None = None
@@ -139,6 +145,11 @@ class RunParams:
             "permute_options": self.permute_options,
             "repeat": None if self.repeat is None else self.repeat.to_json(),
         }
+        # Written only when recorded, so older runs read back key for key.
+        if self.answer_budget is not None:
+            data["answer_budget"] = self.answer_budget
+        if self.wording is not None:
+            data["wording"] = dict(self.wording)
         if not with_revisions:
             del data["revisions"]  # a map per item, for resuming; readers need only a count
         if self.session is not None:
@@ -184,6 +195,8 @@ class RunParams:
             max_new_tokens=budget if isinstance(budget, int) and budget > 0 else None,
             permute_options=data.get("permute_options") is True,
             repeat=Repeat.from_json(data.get("repeat")),
+            answer_budget=data.get("answer_budget"),
+            wording=_dict(data["wording"]) if isinstance(data.get("wording"), dict) else None,
             # Every other key is the backend's (keys this version does not know too).
             backend={k: v for k, v in data.items() if k not in _RUN_KEYS | _SESSION_KEYS},
             session=_session(data),
@@ -212,6 +225,8 @@ _RUN_KEYS = frozenset(
         "max_new_tokens",
         "permute_options",
         "repeat",
+        "answer_budget",
+        "wording",
     )
 )
 

@@ -9,19 +9,25 @@ seeded order with the key remapped (``evaluator.generation.option_shuffle``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sqlmodel import select
 
-from db.answers import LETTERS
 from db.engine import Database
 from db.items import ItemSnapshot, get_item
+from db.json_types import JsonValue
 from db.models import EvalRun, Prediction
 from db.releases import release_items
 from db.vocabulary import EvalMode, FailureKind
 from evaluator.backends.base import GenerationRequest, Prompt, ScoringRequest
-from evaluator.generation.option_shuffle import ShuffledOptions, shuffle_options
+from evaluator.cflue_wording import FROM_REPOSITORY, PROMPT_MODULE, WordingError, read_cflue_wording
+from evaluator.generation.option_shuffle import (
+    ShuffledOptions,
+    remap_letter_references,
+    shuffle_options,
+)
 from evaluator.kinds import kind_spec
 from evaluator.prompts import (
     PromptTemplates,
@@ -29,11 +35,11 @@ from evaluator.prompts import (
     build_prompt,
     load_shot_file,
     load_templates,
+    recorded_group_shots,
     stop_sequences,
-    template_language,
 )
 from evaluator.protocols import ProtocolSpec, StopRule, protocol_spec
-from evaluator.run_create import RunSetupError, group_name, score_candidates, shot_file_digest
+from evaluator.run_create import RunSetupError, score_candidates, shot_file_digest
 from evaluator.run_params import RunParams
 from evaluator.runs import RunNotFound, load_run
 
@@ -57,11 +63,18 @@ class Shown:
     shuffle: ShuffledOptions | None  # None: shown as stored
 
     def to_item_labels(self, answer: str | None) -> str | None:
-        """An answer read in the shown labels, in the item's own (letters it lacks stay)."""
+        """An answer read in the shown labels, in the item's own and in canonical form
+        (sets in order, every position of an order mapped; letters it lacks stay), for
+        every reader and both modes."""
         if answer is None or self.shuffle is None:
             return answer
-        original = dict(zip(LETTERS, self.shuffle.source_labels, strict=False))
-        return "".join(original.get(letter, letter) for letter in answer)
+        return self.shuffle.to_source(answer, self.item.kind)
+
+    def explanation(self, explanation: str) -> str:
+        """The analysis as the shown options would word it: option letters remapped."""
+        if self.shuffle is None:
+            return explanation
+        return remap_letter_references(explanation, self.shuffle.new_label())
 
     @property
     def option_order(self) -> str | None:
@@ -136,6 +149,20 @@ def _recorded_shots(db: Database, run_id: int, params: RunParams) -> dict[str, l
     return recorded
 
 
+def _with_recorded_wording(
+    templates: PromptTemplates, wording: Mapping[str, JsonValue] | None, run_id: int
+) -> PromptTemplates:
+    """The templates with the CFLUE wording a run read from a repository, read again."""
+    if wording is None or wording.get("source") != FROM_REPOSITORY:
+        return templates
+    module = Path(str(wording.get("path")))
+    try:
+        official = read_cflue_wording(module.parents[len(PROMPT_MODULE.parts) - 1])
+    except WordingError as error:
+        raise RunSetupError(f"run {run_id} used CFLUE's wording from {module}: {error}") from None
+    return templates.with_texts(official.instructions)
+
+
 def plan_run(db: Database, run: EvalRun) -> RunPlan:
     """The prompts and settings for ``run``'s pending items, replayed from its params."""
     assert run.id is not None
@@ -144,6 +171,7 @@ def plan_run(db: Database, run: EvalRun) -> RunPlan:
     templates = load_templates(
         Path(params.templates_dir) if params.templates_dir else None, layout=params.layout
     )
+    templates = _with_recorded_wording(templates, params.wording, run.id)
     if templates.hash != params.template_hash:
         raise RunSetupError(
             f"the prompt templates changed since run {run.id} was created; "
@@ -173,7 +201,7 @@ def plan_run(db: Database, run: EvalRun) -> RunPlan:
     prompts = {
         item_id: build_prompt(
             shown[item_id].item,
-            shots.get(group_name(item.kind, template_language(item.language)), []),
+            recorded_group_shots(shots, item),
             templates,
             language=spec.template_language,
             instructions_kind=spec.instructions_kind.get(item.kind),
@@ -194,12 +222,19 @@ def plan_run(db: Database, run: EvalRun) -> RunPlan:
     )
 
 
-def _generation_request(plan: RunPlan, item_id: str) -> GenerationRequest:
-    """How one item is generated: the protocol's stop rule and answer budget."""
-    item = plan.shown[item_id].item
+def _generation_request(
+    plan: RunPlan, item_id: str, *, with_reference: bool = False
+) -> GenerationRequest:
+    """How one item is generated: the protocol's stop rule and answer budget (none of the
+    protocol's own for CFLUE's: the model's limit), and for the oracle self-test what a
+    model that knows the key writes."""
+    shown = plan.shown[item_id]
+    item = shown.item
     spec = kind_spec(item.kind)
     language = plan.protocol.template_language or item.language
-    budget = plan.max_new_tokens or spec.max_new_tokens(len(item.labels))
+    budget = plan.max_new_tokens or (
+        None if plan.protocol.model_length else spec.max_new_tokens(len(item.labels))
+    )
     rule = plan.protocol.stop_rule
     if rule == StopRule.ANSWER:
         stop = stop_sequences(item.kind, plan.templates, language)
@@ -214,14 +249,24 @@ def _generation_request(plan: RunPlan, item_id: str) -> GenerationRequest:
         stop=stop,
         max_new_tokens=budget,
         complete=complete,
+        reference=plan.protocol.reference_output(
+            item.kind, item.key, shown.explanation(item.explanation or "")
+        )
+        if with_reference
+        else None,
     )
 
 
-def generation_requests(plan: RunPlan) -> list[GenerationRequest]:
-    return [_generation_request(plan, item_id) for item_id in plan.items]
+def generation_requests(plan: RunPlan, *, with_reference: bool = False) -> list[GenerationRequest]:
+    """Every pending item's request; ``with_reference`` (the oracle) adds the key's text."""
+    return [
+        _generation_request(plan, item_id, with_reference=with_reference) for item_id in plan.items
+    ]
 
 
-def scoring_requests(plan: RunPlan) -> tuple[list[ScoringRequest], dict[str, list[str]]]:
+def scoring_requests(
+    plan: RunPlan, *, with_reference: bool = False
+) -> tuple[list[ScoringRequest], dict[str, list[str]]]:
     """Score mode's requests, and each item's candidates in the order scored."""
     from evaluator.exports.lm_eval import answer_delimiter
 
@@ -234,5 +279,6 @@ def scoring_requests(plan: RunPlan) -> tuple[list[ScoringRequest], dict[str, lis
         delimiter = answer_delimiter(plan.templates, item.language)
         texts = tuple(delimiter + answer_text(item.kind, c) for c in candidates)
         candidates_of[item_id] = candidates
-        requests.append(ScoringRequest(item_id, plan.prompts[item_id], texts))
+        reference = answer_text(item.kind, item.key) if with_reference else None
+        requests.append(ScoringRequest(item_id, plan.prompts[item_id], texts, reference))
     return requests, candidates_of

@@ -12,12 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from db.answers import LETTERS
 from db.items import ItemSnapshot
-from db.vocabulary import FailureKind, ItemKind
+from db.vocabulary import FailureKind
 from evaluator.backends.base import GenerationResult, ScoringResult
-from evaluator.extractors import LENIENT, read_answers
-from evaluator.generation.option_shuffle import remap_letter_references
+from evaluator.extractors import read_answers
 from evaluator.metrics import key_position, score_answer
 from evaluator.prompts import answer_text
 from evaluator.protocols import ProtocolSpec
@@ -28,21 +26,6 @@ from evaluator.text_metrics import score_explanation
 __all__ = ["TOP_CANDIDATES_STORED", "generated_prediction", "read_output", "scored_prediction"]
 
 TOP_CANDIDATES_STORED = 10  # score mode keeps the best candidates' log-likelihoods
-
-
-def _canonical(kind: ItemKind, extractor: str, answer: str | None) -> str | None:
-    """The lenient reader's choice sets stay sorted in the item's labels; the other
-    extractors' answers stay as their rule read them (CFLUE's ``BA`` is not ``AB``)."""
-    if answer is None or extractor != LENIENT or kind is ItemKind.ORDERING:
-        return answer
-    return "".join(sorted(answer, key=LETTERS.index))
-
-
-def _explanation_reference(shown: Shown, explanation: str) -> str:
-    """The analysis as the shown options would word it: option letters remapped."""
-    if shown.shuffle is None:
-        return explanation
-    return remap_letter_references(explanation, shown.shuffle.new_label())
 
 
 def generated_prediction(
@@ -70,14 +53,11 @@ def read_output(
     decides), mapped back to the item's labels, scored; the explanation too where the
     protocol scores it.  The run loop and ``runs rescore`` read outputs with this."""
     read = read_answers(extractors, item.kind, result.output, shown.item.labels)
-    extracted = {
-        name: _canonical(item.kind, name, shown.to_item_labels(answer))
-        for name, answer in read.items()
-    }
+    extracted = {name: shown.to_item_labels(answer) for name, answer in read.items()}
     parsed = extracted.get(extractors[0])
     explanation = None
     if protocol.scores_explanations and (item.explanation or "").strip():
-        reference = _explanation_reference(shown, item.explanation or "")
+        reference = shown.explanation(item.explanation or "")
         explanation = score_explanation(result.output, reference)
     score = replace(
         score_answer(item.kind, parsed, item.key),
@@ -85,6 +65,7 @@ def read_output(
         explanation=explanation,
         key_position=key_position(item.kind, shown.item.key),
         option_order=shown.option_order,
+        truncated=result.truncated,
     )
     return StoredPrediction(
         item_id=item.id,
@@ -112,7 +93,7 @@ def scored_prediction(
         )
     ranked = sorted(
         (
-            (_canonical(item.kind, LENIENT, shown.to_item_labels(answer)) or answer, ll)
+            (shown.to_item_labels(answer) or answer, ll)
             for answer, ll in zip(candidates, result.log_likelihoods, strict=True)
         ),
         key=lambda p: -p[1],

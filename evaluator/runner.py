@@ -222,14 +222,16 @@ def _results(plan: RunPlan, backend: Backend) -> Iterator[StoredPrediction]:
     """Each item's prediction as the backend finishes it."""
     if not plan.items:
         return
+    # Only the oracle self-test is told the keys (in the labels each item was shown).
+    with_reference = bool(getattr(backend, "wants_reference", False))
     if plan.mode is EvalMode.SCORE:
-        requests, candidates_of = scoring_requests(plan)
+        requests, candidates_of = scoring_requests(plan, with_reference=with_reference)
         for scored in backend.score(requests):
             item = plan.items[scored.item_id]
             shown = plan.shown[scored.item_id]
             yield scored_prediction(shown, item, scored, candidates_of[scored.item_id])
         return
-    for generated in backend.generate(generation_requests(plan)):
+    for generated in backend.generate(generation_requests(plan, with_reference=with_reference)):
         yield generated_prediction(plan, plan.items[generated.item_id], generated)
 
 

@@ -7,7 +7,9 @@ option permutation and seed.  This module
 - plans the runs those choices make (:func:`plan_runs`): one per shot setting of the
   protocol and repeat, each with its seed (``seed``, ``seed + 1`` ...) and, when there
   are several, one series id they share;
-- checks the choices before a model loads (:func:`check_choices`, :func:`check_model`);
+- checks the choices before a model loads (:func:`check_choices`, :func:`check_model`)
+  and sets what the protocol fixes about how the model runs (:func:`protocol_settings`:
+  EconLogicQA's plain completion);
 - creates and executes the runs with one backend (:func:`run_series`, and
   :func:`resume_series` for a stopped run), telling the caller how each run goes
   through one callback (:class:`RunUpdate`);
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from db.engine import Database
@@ -30,6 +32,8 @@ from db.errors import VetbenchError
 from db.json_types import JsonObject
 from db.vocabulary import EvalMode, EvalProtocol, ItemStatus, RunStatus
 from evaluator.backends.base import Backend
+from evaluator.backends.settings import BackendSettings
+from evaluator.cflue_wording import read_cflue_wording
 from evaluator.prompts import DEFAULT_SHOT_SEED
 from evaluator.protocols import protocol_spec
 from evaluator.results import RunFigures, RunProgress
@@ -50,6 +54,7 @@ __all__ = [
     "check_choices",
     "check_model",
     "plan_runs",
+    "protocol_settings",
     "resume_series",
     "run_series",
     "series_figures",
@@ -88,6 +93,7 @@ class EvalChoices:
     repeats: int = 1
     permute_options: bool = False
     seed: int = DEFAULT_SHOT_SEED
+    cflue_repo: Path | None = None  # CFLUE's protocol: its official wording, from a clone
 
     @property
     def filters(self) -> JsonObject:
@@ -153,7 +159,20 @@ def check_choices(db: Database, choices: EvalChoices) -> RunSelection:
     """Refuse choices that cannot make a run, before any model loads: a protocol's fixed
     shots, score mode with a paper's protocol, an empty selection."""
     plan_runs(choices, series="check")
+    if choices.cflue_repo is not None:
+        if choices.protocol is not EvalProtocol.CFLUE:
+            raise RunSetupError("--cflue-repo gives CFLUE's wording: it is for --protocol cflue")
+        read_cflue_wording(choices.cflue_repo)  # a bad file is said before a model loads
     return select_run_items(db, choices.filters, protocol=choices.protocol, mode=choices.mode)
+
+
+def protocol_settings(choices: EvalChoices, settings: BackendSettings) -> BackendSettings:
+    """``settings`` with what the protocol fixes about how the model runs, where the person
+    chose nothing: EconLogicQA's prompts go as plain completion (no chat template)."""
+    wanted = protocol_spec(choices.protocol).chat_template
+    if settings.chat_template is None and wanted is not None:
+        return replace(settings, chat_template=wanted)
+    return settings
 
 
 def check_model(spec: str, mode: EvalMode) -> None:
@@ -236,6 +255,7 @@ def run_series(
             max_new_tokens=choices.max_new_tokens,
             permute_options=choices.permute_options,
             repeat=run.repeat,
+            cflue_repo=choices.cflue_repo,
         )
         run_ids.append(run_id)
         status = _execute(db, backend, run_id, position, len(planned), on_update, should_stop)

@@ -153,17 +153,12 @@ def test_tui_never_imports_the_cli_nor_heavy_libraries_at_module_level() -> None
 
 
 STORAGE = {"db.models", "sqlalchemy", "sqlmodel"}
-# Still queries runs itself while the evaluation core is rebuilt (issue 20); the test
-# fails once it no longer does, so that this exception goes with it.
-STORAGE_NOT_YET = {"reviewer/cli/eval_commands.py"}
 
 
 def test_commands_and_screens_hold_no_orm_rows_and_build_no_queries() -> None:
     """Commands and widgets call domain functions (``db/``, the review domain, the
     evaluator) and get frozen values back: no ORM model, no SQL, even inside a function."""
-    found = offenders(modules("reviewer/cli") + modules("reviewer/tui"), STORAGE)
-    assert set(found) >= STORAGE_NOT_YET, "drop the exceptions that are no longer needed"
-    assert {path: names for path, names in found.items() if path not in STORAGE_NOT_YET} == {}
+    assert offenders(modules("reviewer/cli") + modules("reviewer/tui"), STORAGE) == {}
 
 
 @pytest.mark.parametrize(

@@ -51,7 +51,8 @@ EXIT_INTERRUPTED = 130
 DEFAULT_SHOTS = 5  # evaluator.session.DEFAULT_SHOTS
 # Repeat the evaluator's names here, so that --help imports nothing heavy.
 LAYOUT_NAMES = ("vetbench", "cflue", "econlogicqa")  # evaluator.prompts.LAYOUTS
-EXTRACTOR_NAMES = ("lenient", "cflue", "econlogicqa")  # evaluator.extractors.EXTRACTORS
+# evaluator.extractors.EXTRACTORS
+EXTRACTOR_NAMES = ("lenient", "cflue", "econlogicqa", "econlogicqa-start")
 TABLE_FORMATS = ("text", "md", "csv", "latex")  # evaluator.tables.FORMATS
 TABLE_SHAPES = ("econlogicqa", "cflue")  # evaluator.tables.SHAPES
 
@@ -74,6 +75,8 @@ def _figure_lines(figures: RunFigures) -> list[str]:
         f"  ({summary.correct} of {summary.scored})",
         f"unparsed      {_number(summary.unparsed_rate)}  ({summary.unparsed})",
     ]
+    if summary.truncated:
+        lines.append(f"truncated     {summary.truncated} answers cut off by the answer budget")
     for label, value in (
         ("chance", summary.chance),
         ("pairwise", summary.pairwise_accuracy),
@@ -116,7 +119,7 @@ def _figure_lines(figures: RunFigures) -> list[str]:
 
 def _breakdown_lines(breakdown: Mapping[str, Figures]) -> list[str]:
     """One line per kind or source, the figures in one column however long the names."""
-    from reviewer.line_breaking import east_asian_cell_len  # cells, for Chinese names too
+    from db.visible_text import east_asian_cell_len  # cells, for Chinese names too
 
     shown = {name: terminal_text(name) for name in breakdown}
     width = max([18, *(east_asian_cell_len(text) + 1 for text in shown.values())])
@@ -294,7 +297,15 @@ def _shots_by_kind(values_given: tuple[str, ...]) -> dict[str, int]:
 @click.option(
     "--max-new-tokens",
     type=click.IntRange(1, 8192),
-    help="Answer budget in tokens [default: the protocol's; a kind's own small budget for custom].",
+    help="Answer budget in tokens [default: the protocol's: cflue the model's own limit within "
+    "its context, econlogicqa 64; a kind's own small budget for custom].",
+)
+@click.option(
+    "--cflue-repo",
+    type=click.Path(path_type=Path),
+    metavar="PATH",
+    help="With --protocol cflue: a clone of CFLUE's repository; its prompt wording is read "
+    "(as data, never run) for prompts byte-identical to the official code's.",
 )
 @click.option(
     "--repeats",
@@ -330,6 +341,7 @@ def eval_command(
     templates_dir: Path | None,
     extractor: str | None,
     max_new_tokens: int | None,
+    cflue_repo: Path | None,
     repeats: int,
     permute_options: bool,
     seed: int,
@@ -345,8 +357,9 @@ def eval_command(
     with several shot settings, and --repeats, make several runs (one model load).
     """
     from evaluator.backends.base import BackendError
+    from evaluator.cflue_wording import WordingError
     from evaluator.run_create import RunSetupError
-    from evaluator.session import EvalChoices, check_choices, check_model
+    from evaluator.session import EvalChoices, check_choices, check_model, protocol_settings
 
     database = open_db(ctx)
     if resume_id is None and not model:
@@ -369,6 +382,7 @@ def eval_command(
         templates_dir=templates_dir,
         extractor=extractor,
         max_new_tokens=max_new_tokens,
+        cflue_repo=cflue_repo,
         repeats=repeats,
         permute_options=permute_options,
         seed=seed,
@@ -382,9 +396,10 @@ def eval_command(
             settings = settings.resuming(run.params.backend)
         else:  # before a model loads: bad choices and an empty selection are said at once
             check_choices(database, choices)
+            settings = protocol_settings(choices, settings)
         assert model is not None
         check_model(model, choices.mode)
-    except (RunSetupError, BackendError) as error:
+    except (RunSetupError, BackendError, WordingError) as error:
         fail(str(error))
     opened = _open_backend(database, model, settings)
     try:
@@ -406,6 +421,7 @@ def _evaluate(
 ) -> tuple[int, ...]:
     """Create (or resume) and execute the runs, a progress bar for each; Ctrl-C keeps
     what is finished, and a setting that cannot be used ends the command with one line."""
+    from evaluator.cflue_wording import WordingError
     from evaluator.prompts import ShotFileError, TemplateError
     from evaluator.run_create import RunSetupError
     from evaluator.session import RunFailed, RunUpdate, resume_series, run_series
@@ -447,7 +463,7 @@ def _evaluate(
             err=True,
         )
         sys.exit(EXIT_INTERRUPTED)
-    except (RunSetupError, ShotFileError, TemplateError, RunFailed) as error:
+    except (RunSetupError, ShotFileError, TemplateError, WordingError, RunFailed) as error:
         _close_bars(bars)
         fail(str(error))
     _close_bars(bars)
@@ -694,6 +710,14 @@ def runs_suspects(ctx: click.Context, min_models: int, as_json: bool) -> None:
     help="Also accuracy by CFLUE subject (名称) or by item length, per model (repeatable).",
 )
 @click.option(
+    "--length-unit",
+    type=click.Choice(("tokens", "chars")),
+    default="tokens",
+    show_default=True,
+    help="--by length counts tokens of each run's tokenizer (characters for a run "
+    "without a local one), or characters.",
+)
+@click.option(
     "--protocol",
     type=click.Choice(values(EvalProtocol)),
     help="Only runs of this protocol.",
@@ -714,6 +738,7 @@ def runs_table(
     ctx: click.Context,
     shape: str,
     breakdowns: tuple[str, ...],
+    length_unit: str,
     protocol: str | None,
     models: tuple[str, ...],
     run_ids: tuple[int, ...],
@@ -733,6 +758,7 @@ def runs_table(
         protocol=protocol,
         models=models,
         run_ids=run_ids,
+        length_unit=length_unit,
     )
     if printed_json_or_empty(
         tables,

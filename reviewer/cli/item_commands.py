@@ -131,30 +131,6 @@ def _echo_import_summary(report: ImportReport) -> None:
     )
 
 
-def _import_json(report: ImportReport) -> list[dict[str, Any]]:
-    return [
-        {
-            "path": file.path,
-            "format": file.format,
-            "source": file.source,
-            "stored": file.stored,
-            "records": file.records,
-            "invalid": file.invalid,
-            "added": file.tally.added,
-            "updated": file.tally.updated,
-            "unchanged": file.tally.unchanged,
-            "duplicates": file.tally.duplicates,
-            "revised": file.revised,
-            "back_to_review": file.back_to_review,
-            "error": file.error,
-            "problems": file.problems,
-            "notes": file.notes,
-            "metadata_updated": file.metadata_updated,
-        }
-        for file in report.files
-    ]
-
-
 @click.command("init")
 @click.pass_context
 def init_command(ctx: click.Context) -> None:
@@ -266,7 +242,7 @@ def import_command(
     finally:
         bars.close()
     if as_json:
-        print_json(_import_json(report))
+        print_json([file.to_json() for file in report.files])
     else:
         for file_report in report.files:
             _echo_file_report(file_report)

@@ -381,7 +381,12 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         except ValueError as error:
             notify_literally(self, str(error), severity="error")
             return
-        settings = replace(self.backend_settings or BackendSettings(), dtype=self._value("#dtype"))
+        from evaluator.session import protocol_settings
+
+        settings = protocol_settings(
+            choices,
+            replace(self.backend_settings or BackendSettings(), dtype=self._value("#dtype")),
+        )
         self._set_run_active(True)
         notify_literally(self, f"Loading {spec} ...")
         self.run_evaluation(spec, choices, settings)
