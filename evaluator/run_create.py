@@ -308,13 +308,12 @@ def create_run(
 
 
 def _item_set(db: Database, items: Sequence[ItemSnapshot], filters: JsonObject) -> ItemSet:
-    """What the run evaluates: a whole release (its name), or an ad hoc set (its hash)."""
+    """What the run evaluates: items drawn from a release (its name), or ad hoc (none)."""
     release = filters.get("release")
     if not isinstance(release, str):
-        return item_set_of(items, release=None, release_hash=None)
+        return item_set_of(items, release=None)
     with db.session() as session:
-        frozen = get_release(session, release)
-    return item_set_of(items, release=frozen.name, release_hash=frozen.hash)
+        return item_set_of(items, release=get_release(session, release).name)
 
 
 def _answer_budget(spec: ProtocolSpec, asked: int | None) -> JsonValue:

@@ -88,11 +88,12 @@ def test_eval_on_a_release_asks_the_frozen_revisions(releases: Database, model: 
     today = _run(releases, int(evaluate(releases, model)["run_id"]))  # type: ignore[arg-type]
     assert today.release_name is None
     assert today.item_set_hash == _release_hash(releases, "v2")
-    # a part of a release is an ad hoc set of its own
+    # a part of a release: drawn from it, its own items
     part = _run(
-        releases, int(evaluate(releases, model, "--release", "v1", "--kind", "ordering")["run_id"])
-    )  # type: ignore[arg-type]
-    assert part.release_name is None and part.item_set_hash not in {
+        releases,
+        int(evaluate(releases, model, "--release", "v1", "--kind", "ordering")["run_id"]),  # type: ignore[arg-type]
+    )
+    assert part.release_name == "v1" and part.item_set_hash not in {
         _release_hash(releases, "v1"),
         _release_hash(releases, "v2"),
     }
@@ -108,7 +109,8 @@ def test_runs_on_different_releases_are_never_mixed(releases: Database, model: s
     again_v1 = int(evaluate(releases, model, "--release", "v1")["run_id"])  # type: ignore[arg-type]
 
     compared = ok(run_cli(releases, "runs", "compare", str(on_v1), str(on_v2))).output
-    assert "different item sets: A on release v1" in compared and "B on release v2" in compared
+    assert "different item sets: A on release v1 (items" in compared
+    assert "B on release v2 (items" in compared
     assert "1 of them at different revisions: econ:1" in compared
     as_json = json.loads(
         ok(run_cli(releases, "runs", "compare", str(on_v1), str(on_v2), "--json")).stdout
@@ -116,17 +118,36 @@ def test_runs_on_different_releases_are_never_mixed(releases: Database, model: s
     assert as_json["same_item_set"] is False and as_json["other_revisions"] == ["econ:1"]
     assert as_json["item_sets"]["a"]["release"] == "v1"
     same = ok(run_cli(releases, "runs", "compare", str(on_v1), str(again_v1))).output
-    assert "same item set: release v1" in same and "different item sets" not in same
+    assert "same item set: release v1 (items" in same and "different item sets" not in same
 
     tables = json.loads(ok(run_cli(releases, "runs", "table", "--json")).stdout)
-    by_set = {table["item_set"]["release"]: table for table in tables}
-    assert set(by_set) == {"v1", "v2"}
-    for name, table in by_set.items():
-        assert table["title"].endswith(f"on release {name} ({_release_hash(releases, name)[:12]})")
+    by_release = {table["release"]: table for table in tables}
+    assert set(by_release) == {"v1", "v2"}
+    for name, table in by_release.items():
+        assert table["title"].endswith(f"on release {name}") and table["notes"] == []
         runs = {run for row in table["rows"] for run in row["runs"]}
         assert runs == ({again_v1} if name == "v1" else {on_v2})  # the latest series of v1
     text = ok(run_cli(releases, "runs", "table")).output
     assert "on release v1" in text and "on release v2" in text
+
+
+def test_a_table_says_when_runs_side_by_side_saw_other_items(
+    releases: Database, model: str, tmp_path: Path
+) -> None:
+    first = int(evaluate(releases, model)["run_id"])  # type: ignore[arg-type]
+    decide(releases, "lena", "cflue:4", "rejected", reason="duplicate")
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(KEYS), encoding="utf-8")
+    second = int(evaluate(releases, f"scripted:{other}")["run_id"])  # type: ignore[arg-type]
+    (table,) = json.loads(ok(run_cli(releases, "runs", "table", "--json")).stdout)
+    assert table["release"] is None and table["title"].endswith("on no release")
+    hashes = [_run(releases, run).item_set_hash or "" for run in (first, second)]
+    assert table["notes"] == [
+        "multi, ordering, single, truefalse (custom, generate): not the same items "
+        f"(run {first} on items {hashes[0][:12]}; run {second} on items {hashes[1][:12]})"
+    ]
+    text = ok(run_cli(releases, "runs", "table")).output
+    assert f"note: {table['notes'][0]}" in text
 
 
 def test_rescore_reads_stored_outputs_again_and_writes_nothing(

@@ -766,9 +766,21 @@ def runs_table(
         empty="no finished runs to tabulate; start one with `vetbench eval --model demo`",
     ):
         return
-    click.echo(
-        "\n\n".join(render_table(table, table_format, clean=terminal_text) for table in tables)
-    )
+    # Where runs side by side evaluated other items, the table says so (CSV: on stderr).
+    prefix = {"text": "note: ", "md": "> note: ", "latex": "% note: "}.get(table_format)
+    rendered = []
+    for table in tables:
+        notes = [terminal_text(note) for note in table.notes]
+        if prefix is None:
+            for note in notes:
+                click.echo(f"note: {note}", err=True)
+        rendered.append(
+            "\n".join(
+                [render_table(table, table_format, clean=terminal_text)]
+                + [f"{prefix}{note}" for note in notes if prefix is not None]
+            )
+        )
+    click.echo("\n\n".join(rendered))
 
 
 COMMANDS: tuple[click.Command, ...] = (eval_command, runs_group)
