@@ -36,6 +36,7 @@ __all__ = [
     "EXAM_NAME",
     "MIN_INDEXED_CHARS",
     "SEARCH_TABLE",
+    "SQLITE_TRIGGER_NAMES",
     "create_search_index",
     "drop_search_index",
     "exam_condition",
@@ -90,10 +91,11 @@ JOIN item_revision r ON r.item_id = i.id AND r.number = i.current_revision""",
     ]
 
 
+SQLITE_TRIGGER_NAMES = ("item_search_on_revision", "item_search_on_item", "item_search_on_delete")
+"""The triggers that keep SQLite's index current (``db.guards`` restores missing ones)."""
+
 _SQLITE_DROPS = [
-    "DROP TRIGGER IF EXISTS item_search_on_revision",
-    "DROP TRIGGER IF EXISTS item_search_on_item",
-    "DROP TRIGGER IF EXISTS item_search_on_delete",
+    *(f"DROP TRIGGER IF EXISTS {name}" for name in SQLITE_TRIGGER_NAMES),
     f"DROP TABLE IF EXISTS {SEARCH_TABLE}",
 ]
 

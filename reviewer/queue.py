@@ -247,7 +247,8 @@ class ReviewQueue:
 
     def _is_gold(self) -> ColumnElement[bool]:
         """The item's current revision is a gold item (served only as gold)."""
-        return exists().where(serving_gold())
+        # Selects the id only: annotators may not read every column of gold_item.
+        return select(col(GoldItem.id)).where(serving_gold()).exists()
 
     def _statuses(self) -> list[str]:
         wanted = set(self.filters.statuses) or {s.value for s in OPEN_STATUSES}

@@ -22,7 +22,7 @@ from db.privileges import apply_privileges
 from db.releases import backfill_item_sets, protect_releases_on_sqlite
 
 revision: str = "0009_releases"
-down_revision: str | None = "0006_guidelines_gold_search"
+down_revision: str | None = "0007_guards"
 
 
 def upgrade() -> None:
