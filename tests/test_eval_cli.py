@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 from click.testing import Result
-from eval_helpers import mixed_set_url, ok
+from eval_helpers import mixed_set, ok
 from fake_openai_server import FakeOpenAIServer, RecordedRequest, Reply, completion
 from helpers import FIXTURES, run_cli, store_item
 from sqlmodel import select
 from tiny_model import tiny_model_dir
 
-from db.engine import open_database
+from db.engine import Database, open_database
 from db.models import EvalRun, Prediction
 from reviewer.line_breaking import east_asian_cell_len
 
@@ -27,9 +27,10 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 @pytest.fixture
-def url(database_url: str) -> str:
+def url(database: Database, database_url: str) -> str:
     """A database holding the evaluator's mixed set: 8 approved items, 4 agreed ones."""
-    return mixed_set_url(database_url)
+    mixed_set(database)
+    return database_url
 
 
 def eval_on(url: str, server: FakeOpenAIServer, *args: str) -> Result:
