@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from db.engine import open_database  # noqa: E402
-from db.importer import ImportProgress, import_files  # noqa: E402
+from db.import_report import ImportProgress  # noqa: E402
+from db.importer import import_files  # noqa: E402
 
 CFLUE_KNOWLEDGE = ROOT.parent / "shared" / "data" / "cflue" / "knowledge.json"
 SEED = 20261129

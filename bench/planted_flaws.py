@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from db.answers import LETTERS, format_answer  # noqa: E402
-from db.dedup import item_text  # noqa: E402
+from db.canonical_text import item_text  # noqa: E402
 from db.engine import Database, open_database  # noqa: E402
 from db.flag_rules import RevisionText, text_findings  # noqa: E402
 from db.flags import ItemFlag, current_flags, recompute_flags  # noqa: E402

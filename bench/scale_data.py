@@ -35,7 +35,8 @@ if str(ROOT) not in sys.path:
 from sqlalchemy import insert, select, update  # noqa: E402
 
 from db.engine import Database, open_database  # noqa: E402
-from db.importer import ImportReport, import_files  # noqa: E402
+from db.import_report import ImportReport  # noqa: E402
+from db.importer import import_files  # noqa: E402
 from db.models import Item, ItemRevision, Judgment, Person, utcnow  # noqa: E402
 from db.vocabulary import ItemStatus, Verdict  # noqa: E402
 

@@ -1,15 +1,11 @@
-"""Near-duplicate detection over item texts, for a handful or a million of them.
+"""Near-duplicate detection over item texts, for a handful or a million of them: the
+candidate search.
 
-What is compared is an item's *canonical text* (:func:`item_text`): its prompt, then
-its choice texts sorted, labels dropped, each normalized (:func:`normalize`: width
-forms (NFKC), case, Chinese and English punctuation and spacing do not count).  So a
-copy whose options were shuffled and whose key was remapped (what CFLUE's rewriting
-does), whose events were relabelled, a single-answer item copied as a multi-answer
-one, or a copy in full-width forms or other punctuation compares as equal, and
-:func:`describe_differences` says afterwards what the copy changed.
-
-Two questions that share a long case text but none of their choices (CFLUE asks
-several questions on one case) are not copies of each other, however similar.
+What is compared is an item's *canonical text* (``db.canonical_text.item_text``):
+shuffled, relabelled and re-punctuated copies have the same one, so they match here, and
+``db.differences.describe_differences`` says afterwards what the copy changed.  Two
+questions that share a case text but none of their choices are never a match
+(``db.canonical_text.different_questions``).
 
 Comparing every pair is quadratic, so candidates come from *blocking* first: each
 text is cut into character n-grams (this works for Chinese and English alike) and
@@ -23,7 +19,7 @@ then scored exactly with rapidfuzz's ``fuzz.ratio``.  A handful of new texts
 which is faster than sketching the whole corpus.
 
 Memory stays bounded for a million texts (:func:`near_duplicates`): the texts are
-read by position from a :class:`TextSource`, which for imports is a file on disk
+read by position from a ``db.text_sources.TextSource``, which for imports is a file on disk
 (``db.spill.TextSpill``); what is held per text is a few numbers (length, digest,
 a sketch of 16 packed integers), candidate pairs are made and scored one block of
 texts at a time, and the result is two arrays.  All of this runs in numpy and
@@ -32,21 +28,14 @@ rapidfuzz's C code; Python loops only over texts.
 
 from __future__ import annotations
 
-import re
-import sys
-import unicodedata
-from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Protocol
 
 import numpy as np
 from rapidfuzz import fuzz, process
-from rapidfuzz.distance import Indel, Levenshtein
 
-from db.answers import format_answer
-from db.vocabulary import ItemKind
+from db.canonical_text import different_questions, normalize
+from db.text_sources import InMemoryTexts, JoinedTexts, TextSource
 
 DEFAULT_THRESHOLD = 90.0
 NGRAM = 4
@@ -79,41 +68,6 @@ SCORE_PAIRS = 10_000  # candidate pairs whose texts are read and scored at once
 DIRECT_NEW_TEXTS = 64
 DIRECT_CHUNK = 20_000
 DIRECT_HITS_KEPT = 64
-# Between the parts of a canonical text (prompt, then choices); whitespace, so that a
-# canonical text normalized again loses it rather than gaining a character.
-CHOICE_SEPARATOR = "\x1f"
-# Choices at least this similar are "the same choice" (different_questions).
-SAME_CHOICE = 90.0
-
-# Punctuation that changes what a text says is kept: "5%" is not "5", "1/2" is not "12".
-_KEPT_PUNCTUATION = frozenset("%‰‱#&*@/\\")
-_DECIMAL_POINT = re.compile(r"(?<=\d)\.(?=\d)")  # 1.5 is not 15 (NFKC made "．" a ".")
-_MINUS = re.compile(r"(?<![\w.])[-‐‑‒–—](?=\d)")  # -450 is not 450
-# A question number in front of a prompt is not part of the question.
-_NUMBERING = re.compile(
-    r"^\s*(?:(?:question|q)\s*\d{1,4}\s*[:.)：]"
-    r"|第\s*\d{1,4}\s*题\s*[:：.、]?"
-    r"|[(（]\s*\d{1,3}\s*[)）]"
-    r"|\d{1,3}\s*[、.．)）](?!\d))\s*",
-    re.IGNORECASE,
-)
-# A label written into a choice's own text ("A. ...", "(1) ...", "3、...") is not part of it.
-_LABEL = re.compile(
-    r"^\s*(?:[(（]\s*(?:[A-Ha-h]|\d)\s*[)）]|(?:[A-Ha-h]|\d)\s*[.)．、:：）](?![0-9]))\s*(?=\S)"
-)
-_WHITESPACE = re.compile(r"\s+")
-_TOKEN = re.compile(r"[A-Za-z0-9]+|\s+|.", re.DOTALL)
-
-
-@lru_cache(maxsize=1)
-def _dropped_characters() -> re.Pattern[str]:
-    """Whitespace and every punctuation character (Unicode categories P*) but the kept ones."""
-    dropped = [
-        chr(code)
-        for code in range(min(sys.maxunicode, 0xFFFF) + 1)
-        if unicodedata.category(chr(code)).startswith("P") and chr(code) not in _KEPT_PUNCTUATION
-    ]
-    return re.compile("[\\s" + "".join(re.escape(char) for char in dropped) + "]+")
 
 
 @dataclass(frozen=True)
@@ -123,311 +77,6 @@ class DuplicateMatch:
     index: int
     of: int
     similarity: float
-
-
-@dataclass(frozen=True)
-class ItemText:
-    """The parts of an item that :func:`describe_differences` compares."""
-
-    kind: str
-    prompt: str
-    choices: Mapping[str, str]
-    key: str
-
-
-def normalize(text: str) -> str:
-    """What does not make a question different: width forms (NFKC: full-width ＡＢ１ and
-    half-width AB1 alike), case, spacing, and punctuation, Chinese or English (except
-    what changes the meaning: % / # and the like, a decimal point, a minus sign)."""
-    text = unicodedata.normalize("NFKC", text).casefold()
-    text = _MINUS.sub("\u2212", _DECIMAL_POINT.sub("\u22c5", text))
-    return _dropped_characters().sub("", text)
-
-
-def item_text(prompt: str, choices: Mapping[str, str]) -> str:
-    """The canonical text compared for an item, already normalized and order-free: the
-    prompt without a leading question number, then each choice's text without its label,
-    sorted, so shuffled, relabelled and re-punctuated copies compare as equal."""
-    parts = [_NUMBERING.sub("", prompt, count=1)]
-    parts += [_LABEL.sub("", str(text), count=1) for text in choices.values()]
-    # One normalization for all the parts (NUL survives it): five times fewer calls.
-    normalized_prompt, *texts = normalize("\x00".join(parts)).split("\x00")
-    return CHOICE_SEPARATOR.join([normalized_prompt, *sorted(texts)])
-
-
-def different_questions(first: str, second: str) -> bool:
-    """Two canonical texts (:func:`item_text`) whose choices have nothing in common: two
-    questions on one shared text (CFLUE's case studies ask several), not a copy."""
-    first_choices = first.split(CHOICE_SEPARATOR)[1:]
-    second_choices = second.split(CHOICE_SEPARATOR)[1:]
-    if len(first_choices) < 2 or len(second_choices) < 2:
-        return False
-    scores = process.cdist(first_choices, second_choices, scorer=fuzz.ratio, dtype=np.float32)
-    return bool(scores.max() < SAME_CHOICE)
-
-
-def describe_differences(copy: ItemText, original: ItemText) -> tuple[str, ...]:
-    """What ``copy`` changed against ``original``, in words a reviewer reads.
-
-    E.g. ``("choices reordered", "key remapped (D -> B)")``, ``("punctuation in the
-    question",)``, ``("a single item copied as multi", ...)``; empty for an exact copy.
-    """
-    differences: list[str] = []
-    if copy.kind != original.kind:
-        differences.append(f"a {original.kind} item copied as {copy.kind}")
-    prompt_word = "question" if _is_mcq(copy.kind) else "scenario"
-    differences += _text_differences(copy.prompt, original.prompt, prompt_word)
-    differences += _choice_differences(copy, original)
-    return tuple(differences)
-
-
-def _is_mcq(kind: str) -> bool:
-    return kind in {k.value for k in ItemKind} and ItemKind(kind).is_mcq
-
-
-def _answer(kind: str, key: str) -> str:
-    try:
-        return format_answer(ItemKind(kind), key)
-    except ValueError:
-        return key
-
-
-def _choice_differences(copy: ItemText, original: ItemText) -> list[str]:
-    word = "choices" if _is_mcq(copy.kind) else "events"
-    copy_texts = [normalize(_LABEL.sub("", t, count=1)) for t in copy.choices.values()]
-    original_texts = [normalize(_LABEL.sub("", t, count=1)) for t in original.choices.values()]
-    if Counter(copy_texts) != Counter(original_texts):
-        changed = len(set(copy_texts) ^ set(original_texts))
-        return [f"{word} differ ({changed} not in both)"]
-    if len(set(copy_texts)) < len(copy_texts):  # two choices read the same: labels are ambiguous
-        reordered = copy_texts != original_texts
-        return [f"{word} reordered"] * reordered + [f"two {word} read the same"]
-    copy_by_text = dict(zip(copy_texts, copy.choices, strict=True))
-    original_by_text = dict(zip(original_texts, original.choices, strict=True))
-    differences: list[str] = []
-    label_of = {original_by_text[text]: copy_by_text[text] for text in original_by_text}
-    if any(old != new for old, new in label_of.items()):
-        differences.append(f"{word} reordered")
-    forms: list[str] = []
-    for text, old_label in original_by_text.items():
-        new_text, old_text = copy.choices[copy_by_text[text]], original.choices[old_label]
-        unlabelled = _LABEL.sub("", new_text, count=1), _LABEL.sub("", old_text, count=1)
-        if unlabelled != (new_text, old_text) and "labels" not in forms:
-            forms.append("labels")
-        for form in _form_differences(*unlabelled):
-            if form not in forms:
-                forms.append(form)
-    differences += [
-        f"labels written into the {word}" if form == "labels" else f"{form} in the {word}"
-        for form in forms
-    ]
-    in_copy_labels = [label_of.get(letter, letter) for letter in original.key]
-    if _is_mcq(copy.kind):
-        in_copy_labels.sort()
-    expected = "".join(in_copy_labels)
-    if copy.key == expected:
-        if expected != original.key:
-            differences.append(
-                f"key remapped ({_answer(original.kind, original.key)} -> "
-                f"{_answer(copy.kind, copy.key)})"
-            )
-    else:
-        differences.append(
-            f"a different key: {_answer(copy.kind, copy.key)}, where the other item's key "
-            f"{_answer(original.kind, original.key)} would be {_answer(copy.kind, expected)}"
-        )
-    return differences
-
-
-def _form_differences(copy: str, original: str) -> list[str]:
-    """How two texts differ in form only: width forms, case, spacing, punctuation."""
-    steps = (
-        ("full-width/half-width forms", lambda t: unicodedata.normalize("NFKC", t)),
-        ("letter case", str.casefold),
-        ("spacing", lambda t: _WHITESPACE.sub("", t)),
-        ("punctuation", normalize),
-    )
-    found: list[str] = []
-    a, b = copy, original
-    for name, step in steps:
-        if a == b:
-            break
-        next_a, next_b = step(a), step(b)
-        if Levenshtein.distance(next_a, next_b) < Levenshtein.distance(a, b):
-            found.append(name)
-        a, b = next_a, next_b
-    return found
-
-
-def _text_differences(copy: str, original: str, word: str) -> list[str]:
-    if copy == original:
-        return []
-    found: list[str] = []
-    unnumbered = _NUMBERING.sub("", copy, count=1), _NUMBERING.sub("", original, count=1)
-    if unnumbered != (copy, original):
-        found.append(f"a question number before the {word}")
-        copy, original = unnumbered
-    a, b = normalize(copy), normalize(original)
-    if a == b:  # differences of form only (beside a reworded text they would be noise)
-        return [*found, *(f"{form} in the {word}" for form in _form_differences(copy, original))]
-    if a.endswith(b):
-        return [*found, f"text added before the {word}"]
-    if a.startswith(b):
-        return [*found, f"text added after the {word}"]
-    if b.endswith(a) or b.startswith(a):
-        return [*found, f"part of the {word} left out"]
-    return [*found, f"the {word} reworded: {_changes(original, copy)}"]
-
-
-def _changes(original: str, copy: str, shown: int = 2, width: int = 24) -> str:
-    """The first changes from ``original`` to ``copy``: “sharp” -> “sudden”, …"""
-    # Words for English, characters for Chinese: "sharp" -> "sudden", not "harp" -> "udden".
-    before = _TOKEN.findall(unicodedata.normalize("NFKC", original))
-    after = _TOKEN.findall(unicodedata.normalize("NFKC", copy))
-    spans: list[list[int]] = []  # a deletion next to an insertion is one replacement
-    previous_end: tuple[int, int] | None = None
-    for opcode in Indel.opcodes(before, after):
-        if opcode.tag == "equal":
-            continue
-        i1, i2, j1, j2 = opcode.src_start, opcode.src_end, opcode.dest_start, opcode.dest_end
-        if spans and previous_end == (i1, j1):
-            spans[-1][1], spans[-1][3] = i2, j2
-        else:
-            spans.append([i1, i2, j1, j2])
-        previous_end = (i2, j2)
-    edits = [
-        ("".join(before[i1:i2]).strip(), "".join(after[j1:j2]).strip())
-        for i1, i2, j1, j2 in spans
-        if "".join(before[i1:i2] + after[j1:j2]).strip()
-    ]
-    words = [
-        f"“{old[:width]}” -> “{new[:width]}”"
-        if old and new
-        else f"“{new[:width]}” added"
-        if new
-        else f"“{old[:width]}” left out"
-        for old, new in edits[:shown]
-    ]
-    more = f" and {len(edits) - shown} more changes" if len(edits) > shown else ""
-    return ", ".join(words) + more
-
-
-# --- finding near-duplicates -------------------------------------------------------------------
-
-
-class TextSource(Protocol):
-    """Texts read by position: a list in memory (:class:`InMemoryTexts`) or a
-    :class:`db.spill.TextSpill` on disk, which is what keeps a million texts out of memory."""
-
-    def __len__(self) -> int: ...
-
-    @property
-    def chars(self) -> int:
-        """Characters in all the texts together."""
-        ...
-
-    def read(self, start: int, stop: int) -> list[str]: ...
-
-    def take(self, positions: Sequence[int] | np.ndarray) -> list[str]: ...
-
-
-class InMemoryTexts:
-    """A sequence of texts already in memory, as a :class:`TextSource`."""
-
-    def __init__(self, texts: Sequence[str]) -> None:
-        self._texts = texts
-        self._chars: int | None = None
-
-    def __len__(self) -> int:
-        return len(self._texts)
-
-    @property
-    def chars(self) -> int:
-        if self._chars is None:
-            self._chars = sum(len(text) for text in self._texts)
-        return self._chars
-
-    def read(self, start: int, stop: int) -> list[str]:
-        return list(self._texts[start:stop])
-
-    def take(self, positions: Sequence[int] | np.ndarray) -> list[str]:
-        texts = self._texts
-        return [texts[position] for position in np.asarray(positions, dtype=np.int64).tolist()]
-
-
-class JoinedTexts:
-    """Two sources as one: ``earlier``'s texts, then ``new``'s (how :func:`near_duplicates`
-    numbers positions; the ids of its matches are read through one too)."""
-
-    def __init__(self, earlier: TextSource, new: TextSource) -> None:
-        self.earlier, self.new = earlier, new
-        self.first_new = len(earlier)
-
-    def __len__(self) -> int:
-        return self.first_new + len(self.new)
-
-    @property
-    def chars(self) -> int:
-        return self.earlier.chars + self.new.chars
-
-    def read(self, start: int, stop: int) -> list[str]:
-        split = self.first_new
-        texts = self.earlier.read(start, min(stop, split)) if start < split else []
-        if stop > split:
-            texts += self.new.read(max(start, split) - split, stop - split)
-        return texts
-
-    def take(self, positions: Sequence[int] | np.ndarray) -> list[str]:
-        wanted = np.asarray(positions, dtype=np.int64)
-        in_new = wanted >= self.first_new
-        if not in_new.any():
-            return self.earlier.take(wanted)
-        if in_new.all():
-            return self.new.take(wanted - self.first_new)
-        texts: list[str] = [""] * len(wanted)
-        earlier_at, new_at = np.flatnonzero(~in_new), np.flatnonzero(in_new)
-        for at, text in zip(
-            earlier_at.tolist(), self.earlier.take(wanted[earlier_at]), strict=True
-        ):
-            texts[at] = text
-        new_texts = self.new.take(wanted[new_at] - self.first_new)
-        for at, text in zip(new_at.tolist(), new_texts, strict=True):
-            texts[at] = text
-        return texts
-
-
-class WithoutPositions:
-    """A source with some of its positions left out; the rest count from 0 without them."""
-
-    def __init__(self, source: TextSource, left_out: Sequence[int] | np.ndarray) -> None:
-        self._source = source
-        self._left_out = np.unique(np.asarray(left_out, dtype=np.int64))
-        # For each left-out position, how far the positions after it shift.
-        self._shifted = self._left_out - np.arange(len(self._left_out))
-        self._chars: int | None = None
-
-    def __len__(self) -> int:
-        return len(self._source) - len(self._left_out)
-
-    @property
-    def chars(self) -> int:
-        if self._chars is None:
-            left_out = self._source.take(self._left_out) if len(self._left_out) else []
-            self._chars = self._source.chars - sum(len(text) for text in left_out)
-        return self._chars
-
-    def source_positions(self, positions: Sequence[int] | np.ndarray) -> np.ndarray:
-        """Where these positions are in the whole source."""
-        wanted = np.asarray(positions, dtype=np.int64)
-        return wanted + np.searchsorted(self._shifted, wanted, side="right")
-
-    def read(self, start: int, stop: int) -> list[str]:
-        if not len(self._left_out):
-            return self._source.read(start, stop)
-        return self.take(np.arange(start, min(stop, len(self))))
-
-    def take(self, positions: Sequence[int] | np.ndarray) -> list[str]:
-        return self._source.take(self.source_positions(positions))
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,8 @@ import re
 from dataclasses import dataclass, field
 
 from db.answers import LETTERS, format_answer
-from db.dedup import ItemText, normalize  # the same idea of "the same text" as near-duplicates
+from db.canonical_text import normalize  # "the same text" as near-duplicates see it
+from db.differences import ItemText
 from db.json_types import JsonObject
 from db.markup import decode_entities, find_markup
 from db.vocabulary import FlagName, ItemKind

@@ -35,20 +35,16 @@ from sqlmodel import Session, col
 from db.answers import format_answer
 from db.audit import record_audit
 from db.bulk_reads import id_chunks
-from db.dedup import (
-    InMemoryTexts,
-    ItemText,
-    JoinedTexts,
-    describe_differences,
-    item_text,
-    near_duplicates,
-)
+from db.canonical_text import item_text
+from db.dedup import near_duplicates
+from db.differences import ItemText, describe_differences
 from db.flag_rules import FlagFinding, RevisionText, text_findings
 from db.json_types import JsonObject, JsonValue
 from db.model_answers import model_answers
 from db.models import Item, ItemRevision, StoredFlag, is_current_revision, utcnow
 from db.settings import get_setting
 from db.spill import TextSpill
+from db.text_sources import InMemoryTexts, JoinedTexts
 from db.vocabulary import FlagName, FlagSource, ItemKind
 
 if TYPE_CHECKING:
@@ -159,7 +155,7 @@ def flag_revisions(
 
 
 def stored_texts(session: Session, *, batch_size: int = 5000) -> Iterator[list[tuple[str, str]]]:
-    """Every item's id and canonical text (``db.dedup.item_text`` of its current revision),
+    """Every item's id and canonical text (``db.canonical_text.item_text`` of its current revision),
     in creation order, ``batch_size`` at a time (streamed: a million items never sit in
     memory at once)."""
     query = (

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 
 from sqlmodel import Session
 
-from db.dedup import TextSource, WithoutPositions
 from db.flags import stored_texts
 from db.spill import TextSpill
+from db.text_sources import TextSource, WithoutPositions
 
 _QUERY_IDS = 500  # ids per IN (...) query on the scratch table
 
@@ -102,7 +102,7 @@ class CheckedItems:
     """The new and revised items of one file, in file order (see the module docstring)."""
 
     def __init__(self) -> None:
-        self.texts = TextSpill()  # canonical texts (``db.dedup.item_text``)
+        self.texts = TextSpill()  # canonical texts (``db.canonical_text.item_text``)
         self.ids = TextSpill()
         self._kind_names: list[str] = []
         self._kinds = array("B")

@@ -4,17 +4,17 @@ Each input (a path, or ``-`` for standard input) is opened once and read record 
 record (``db.formats``), so a pipe loses nothing and memory stays bounded however
 long the file is.  In one transaction per file:
 
-1. every record is validated (``db.validation.validate_draft``) as it is read and
-   stored in batches: records whose id is new are added, records whose id exists
-   with different text become a new revision ("updated"), identical ones are left
-   alone ("unchanged");
+1. every record is checked (``db.import_checks``) as it is read and stored in batches
+   (``db.items.store_items``): records whose id is new are added, records whose id
+   exists with different text become a new revision ("updated"), identical ones are
+   left alone ("unchanged");
 2. if any record is invalid and ``skip_invalid`` is off, the transaction is rolled
    back: nothing from the file is stored, and every problem is reported with its
    file, line or record, and field;
 3. every stored revision gets its text flags as it is stored (``db.items.store_revisions``);
    new and revised items very similar to an existing or earlier item are marked as
-   suspected duplicates with a ``duplicate`` flag saying what differs (``db.dedup``,
-   ``db.flags``); an audit event records the import.
+   suspected duplicates with a ``duplicate`` flag saying what differs
+   (``db.import_duplicates``); an audit event records the import.
 
 What an import may change:
 
@@ -23,9 +23,10 @@ What an import may change:
   name);
 - a changed record whose item was already judged or decided is refused unless
   ``revise_reviewed``: then it becomes a new revision that goes back to review
-  (its status recomputed; judgments and decisions stay in the history);
+  (its status recomputed, ``db.item_status``; judgments and decisions stay in the
+  history);
 - every summary lists the ids it revised (``FileReport.revised``) and those that
-  went back to review (``FileReport.back_to_review``).
+  went back to review (``FileReport.back_to_review``) (``db.import_report``).
 
 Ids are ``{source}:{n}``: ``source`` defaults to a slug of the file name and ``n``
 is the record's data-row number (CSV, JSONL) or 1-based index (JSON).  JSONL
@@ -38,21 +39,17 @@ import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import exists, func, insert, select
 from sqlalchemy import update as update_statement
 from sqlmodel import Session
 
 from db.audit import record_audits, record_event
-from db.bulk_reads import id_chunks
-from db.dedup import JoinedTexts, item_text, near_duplicates
 from db.engine import Database
-from db.flag_rules import RevisionText
-from db.flags import DuplicateLink, record_duplicates
+from db.errors import VetbenchError
 from db.formats import (
     AUTO,
     FORMATS,
@@ -63,166 +60,40 @@ from db.formats import (
     get_format,
     open_input,
 )
-from db.formats.base import NativeItem, RevisionRecord
-from db.import_state import CheckedItems, ImportState, SeenIds, StatedLink
-from db.items import NewRevision, store_revisions
-from db.models import Decision, Item, ItemRevision, Judgment, utcnow
-from db.settings import get_setting
-from db.validation import (
-    MAX_ID_CHARS,
-    MAX_KEY_CHARS,
-    MAX_SOURCE_CHARS,
-    InvalidName,
-    ItemDraft,
-    Problem,
-    length_problems,
-    nul_problems,
-    validate_draft,
-    validate_person_name,
+from db.formats.base import NativeItem
+from db.import_checks import (
+    CheckedRecord,
+    PlannedRecord,
+    check_record,
+    claim_ids,
+    conflict,
+    load_stored,
+    metadata_changes,
+    same_text,
 )
+from db.import_duplicates import link_stated_duplicates, mark_duplicates, remember
+from db.import_report import FileReport, ImportProgress, ImportReport
+from db.import_state import ImportState
+from db.item_status import refresh_item_status
+from db.items import NewItem, NewRevision, next_revision_numbers, store_items, store_revisions
+from db.models import Item, utcnow
+from db.settings import get_setting
+from db.validation import MAX_SOURCE_CHARS, length_problems, nul_problems
 from db.vocabulary import ItemStatus
 
-MAX_ID_LENGTH = MAX_ID_CHARS
-PROBLEMS_SHOWN = 50
-PROBLEMS_KEPT = 1000  # more are counted, not kept: a wholly wrong file stays small in memory
 INSERT_BATCH = 2000
 _ITEM = Item.__table__  # type: ignore[attr-defined]
-_REVISION = ItemRevision.__table__  # type: ignore[attr-defined]
 
-ProgressCallback = Callable[["ImportProgress"], None]
-StatusRefresher = Callable[[Session, str], object]
+ProgressCallback = Callable[[ImportProgress], None]
+
+
+class ImportOptionError(VetbenchError, ValueError):
+    """An import asked for with options that cannot work (an unknown format, an empty
+    or overlong ``--source``): nothing is read."""
 
 
 class _Rejected(Exception):
     """Rolls back a file's transaction: it has invalid records and ``skip_invalid`` is off."""
-
-
-@dataclass(frozen=True)
-class ImportProgress:
-    """How far the import of one file has got.
-
-    ``phase`` is ``reading`` (records read, checked and stored; ``done`` and ``total``
-    count bytes, ``total`` is 0 for a pipe), then ``checking duplicates``.
-    """
-
-    path: str
-    phase: str
-    done: int
-    total: int
-
-
-@dataclass
-class Tally:
-    added: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    duplicates: int = 0
-
-    def add(self, other: Tally) -> None:
-        self.added += other.added
-        self.updated += other.updated
-        self.unchanged += other.unchanged
-        self.duplicates += other.duplicates
-
-
-@dataclass
-class FileReport:
-    """What happened to one file."""
-
-    path: str
-    format: str | None = None
-    source: str | None = None
-    records: int = 0
-    invalid: int = 0
-    tally: Tally = field(default_factory=Tally)
-    by_kind: dict[str, Tally] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)  # "file: line 5: key: ..."
-    problem_count: int = 0  # all problems found; ``problems`` keeps the first PROBLEMS_KEPT
-    notes: list[str] = field(default_factory=list)  # hints and things worth knowing
-    error: str | None = None  # the file as a whole could not be read
-    rejected: bool = False  # invalid records and no --skip-invalid: nothing stored
-    revised: list[str] = field(default_factory=list)  # ids given a new revision of their text
-    back_to_review: list[str] = field(default_factory=list)  # revised ids that had been reviewed
-    # ids whose metadata (meta, source_ref, language) changed: applied, no new revision
-    metadata_updated: list[str] = field(default_factory=list)
-
-    @property
-    def stored(self) -> bool:
-        return self.error is None and not self.rejected
-
-    def kind_tally(self, kind: str) -> Tally:
-        return self.by_kind.setdefault(kind, Tally())
-
-    def add_problem(self, line: str) -> None:
-        self.problem_count += 1
-        if len(self.problems) < PROBLEMS_KEPT:
-            self.problems.append(line)
-
-    def problem_lines(self, limit: int = PROBLEMS_SHOWN) -> list[str]:
-        """The problems to show a person: the first ``limit``, then how many more there are."""
-        lines = self.problems[:limit]
-        more = max(self.problem_count, len(self.problems)) - len(lines)
-        if more > 0:
-            lines.append(f"... and {more} more problems in {self.path}")
-        return lines
-
-    def forget_writes(self) -> None:
-        """The transaction was rolled back: nothing was added, updated or revised."""
-        self.tally = Tally()
-        self.by_kind = {}
-        self.revised = []
-        self.back_to_review = []
-        self.metadata_updated = []
-
-
-@dataclass
-class ImportReport:
-    files: list[FileReport] = field(default_factory=list)
-
-    @property
-    def tally(self) -> Tally:
-        total = Tally()
-        for report in self.files:
-            total.add(report.tally)
-        return total
-
-    @property
-    def invalid(self) -> int:
-        return sum(report.invalid for report in self.files)
-
-    @property
-    def by_kind(self) -> dict[str, Tally]:
-        totals: dict[str, Tally] = {}
-        for report in self.files:
-            for kind, tally in report.by_kind.items():
-                totals.setdefault(kind, Tally()).add(tally)
-        return totals
-
-    @property
-    def ok(self) -> bool:
-        """True when every file was stored (invalid records may have been skipped on request)."""
-        return all(report.stored for report in self.files)
-
-
-@dataclass(frozen=True)
-class _Existing:
-    """A stored item as a re-import compares it: who it belongs to, its text, whether reviewed."""
-
-    source: str
-    meta: dict[str, Any]
-    source_ref: str
-    language: str
-    text: RevisionText
-    reviewed: bool
-    first_file: str | None
-
-
-@dataclass
-class _Planned:
-    record: ParsedRecord
-    draft: ItemDraft
-    item_id: str
-    source: str
 
 
 @dataclass(frozen=True)
@@ -231,29 +102,13 @@ class _Options:
     revise_reviewed: bool
     actor: str
     progress: ProgressCallback | None
-    refresh_status: StatusRefresher | None
     explicit_source: str | None
-
-
-@dataclass
-class _Pending:
-    """A record read and checked on its own; its id is checked against the file's other
-    records (``SeenIds``) when its batch is stored."""
-
-    record: ParsedRecord
-    plan: _Planned | None
-    problems: list[Problem]
-    claimed_id: str | None  # the id it uses, unless that id is invalid anyway
 
 
 def source_slug(path: Path) -> str:
     """The default source name: the file name without extension, lower-case, dashes for spaces."""
     slug = re.sub(r"[^\w]+", "-", path.stem.casefold()).strip("-_")
     return slug or "items"
-
-
-def _format_problem(record: ParsedRecord, problem: Problem) -> str:
-    return f"{record.place}: {problem}"
 
 
 def import_files(
@@ -267,30 +122,27 @@ def import_files(
     duplicate_threshold: float | None = None,
     actor: str = "import",
     progress: ProgressCallback | None = None,
-    refresh_status: StatusRefresher | None = None,
 ) -> ImportReport:
     """Import each file (``-``: standard input) in its own transaction; see the module docstring.
 
-    ``duplicate_threshold`` defaults to the ``duplicate_threshold`` setting.
-    ``refresh_status(session, item_id)`` is called for items that got a new revision
-    so their status follows the review rules (the CLI passes
-    ``reviewer.item_status.refresh_item_status``); without it their status is kept.
+    ``duplicate_threshold`` defaults to the ``duplicate_threshold`` setting.  Items
+    that got a new revision have their status recomputed (``db.item_status``): a new
+    text goes back to review.
     """
     if format != AUTO and format not in FORMATS:
-        raise ValueError(f"unknown format '{format}' (known: auto, {', '.join(FORMATS)})")
+        raise ImportOptionError(f"unknown format '{format}' (known: auto, {', '.join(FORMATS)})")
     if source is not None and not source.strip():
-        raise ValueError("--source must not be empty")
+        raise ImportOptionError("--source must not be empty")
     if source is not None:
         problems = length_problems("--source", source.strip(), MAX_SOURCE_CHARS)
         problems += nul_problems("--source", source)
         if problems:
-            raise ValueError(str(problems[0]))
+            raise ImportOptionError(str(problems[0]))
     options = _Options(
         skip_invalid=skip_invalid,
         revise_reviewed=revise_reviewed,
         actor=actor,
         progress=progress,
-        refresh_status=refresh_status,
         explicit_source=source.strip() if source else None,
     )
     report = ImportReport()
@@ -347,86 +199,6 @@ def _import_one(
         report.forget_writes()
 
 
-def _revision_problems(revision: RevisionRecord, where: str, *, current: bool) -> list[Problem]:
-    """What PostgreSQL would refuse in a JSONL record's stored revision (checked on every
-    backend); the current revision's text is checked by ``validate_draft`` already."""
-    prefix = f"{where}." if where else ""
-    problems: list[Problem] = []
-    try:
-        validate_person_name(revision.author)
-    except InvalidName as error:
-        problems.append(Problem(f"{prefix}author", str(error)))
-    fields: list[tuple[str, object]] = [("change_note", revision.change_note)]
-    if not current:
-        problems += length_problems(f"{prefix}key", revision.key, MAX_KEY_CHARS)
-        fields += [
-            ("prompt", revision.prompt),
-            ("choices", revision.choices),
-            ("key", revision.key),
-            ("explanation", revision.explanation),
-            ("provenance", revision.provenance),
-        ]
-    for name, value in fields:
-        problems += nul_problems(prefix + name, value)
-    return problems
-
-
-def _check_record(record: ParsedRecord, report: FileReport) -> _Pending:
-    """The record as a plan to store, with its problems (its id is checked in its batch)."""
-    problems = list(record.problems)
-    draft = record.draft
-    plan = None
-    claimed_id = None
-    if draft is not None:
-        problems += validate_draft(draft)
-        item_id = draft.item_id or f"{report.source}:{record.ordinal}"
-        native = record.native
-        item_source = (native.source if native else "") or str(report.source)
-        if len(item_id) > MAX_ID_LENGTH:
-            problems.append(Problem("id", f"is longer than {MAX_ID_LENGTH} characters"))
-        else:
-            claimed_id = item_id
-        problems += length_problems("source", item_source, MAX_SOURCE_CHARS)
-        problems += nul_problems("source", item_source)
-        if native is not None:
-            for index, revision in enumerate(native.revisions, start=1):
-                where = "" if len(native.revisions) == 1 else f"revisions[{index}]"
-                current = revision.number == native.current_revision
-                problems += _revision_problems(revision, where, current=current)
-        plan = _Planned(record, draft, item_id, item_source)
-    return _Pending(record, plan, problems, claimed_id)
-
-
-def _claim_ids(pending: list[_Pending], seen: SeenIds) -> list[_Planned]:
-    """Check the batch's ids against every id the file used before; returns the plans of
-    the records without problems (the others are rejected in file order by the caller)."""
-    claims = [(entry.claimed_id, entry.record.place.source_ref) for entry in pending]
-    used_before = seen.claim([(item_id, place) for item_id, place in claims if item_id is not None])
-    earlier = iter(used_before)
-    for entry in pending:
-        if entry.claimed_id is None:
-            continue
-        first_place = next(earlier)
-        if first_place is not None:
-            entry.problems.append(
-                Problem("id", f"'{entry.claimed_id}' already used at {first_place}")
-            )
-    return [entry.plan for entry in pending if entry.plan is not None and not entry.problems]
-
-
-def _reject(record: ParsedRecord, report: FileReport, problems: list[Problem]) -> None:
-    report.invalid += 1
-    for problem in problems:
-        report.add_problem(_format_problem(record, problem))
-    if any("not valid UTF-8" in problem.message for problem in problems) and not any(
-        "UTF-8" in note for note in report.notes
-    ):
-        report.notes.append(
-            f"{report.path}: bytes that are not UTF-8 (first on {record.place.source_ref}); "
-            "vetbench reads UTF-8 files only: save the file as UTF-8"
-        )
-
-
 def _store(
     session: Session,
     source: InputFile,
@@ -444,10 +216,10 @@ def _store(
     # memory holds one batch of records, however long the file.
     with closing(ImportState(session)) as state:
         clock = _Clock()
-        pending: list[_Pending] = []
+        pending: list[CheckedRecord] = []
         for record in records:
             report.records += 1
-            pending.append(_check_record(record, report))
+            pending.append(check_record(record, report))
             if len(pending) >= INSERT_BATCH:
                 _store_batch(session, source, pending, report, state, clock, options)
                 pending = []
@@ -463,12 +235,12 @@ def _store(
             raise _Rejected()
         checked = len(state.checked)
         _tell(options, ImportProgress(source.shown, "checking duplicates", 0, checked))
-        _mark_duplicates(session, state, threshold, report)
-        _link_stated_duplicates(session, state.checked, report)
-    if options.refresh_status is not None and report.revised:
+        mark_duplicates(session, state, threshold, report)
+        link_stated_duplicates(session, state.checked, report)
+    if report.revised:
         session.flush()
         for item_id in report.revised:
-            options.refresh_status(session, item_id)
+            refresh_item_status(session, item_id)
     if report.tally.added or report.tally.updated:
         record_event(
             session,
@@ -494,89 +266,11 @@ def _tell(options: _Options, event: ImportProgress) -> None:
         options.progress(event)
 
 
-def _load_existing(session: Session, ids: list[str]) -> dict[str, _Existing]:
-    """The stored items among ``ids``: their text, source, and whether anyone reviewed them."""
-    if not ids:
-        return {}
-    judged = exists().where(
-        (Judgment.__table__.c.item_id == _ITEM.c.id)  # type: ignore[attr-defined]
-        & (Judgment.__table__.c.retracted.is_(False))  # type: ignore[attr-defined]
-    )
-    decided = exists().where(
-        (Decision.__table__.c.item_id == _ITEM.c.id)  # type: ignore[attr-defined]
-        & Decision.__table__.c.retracted_at.is_(None)  # type: ignore[attr-defined]
-    )
-    first_revision = _REVISION.alias("first_revision")
-    first = (
-        select(first_revision.c.provenance)
-        .where((first_revision.c.item_id == _ITEM.c.id) & (first_revision.c.number == 1))
-        .scalar_subquery()
-    )
-    query = (
-        select(
-            _ITEM.c.id,
-            _ITEM.c.kind,
-            _ITEM.c.source,
-            _ITEM.c.meta,
-            _ITEM.c.source_ref,
-            _ITEM.c.language,
-            _REVISION.c.prompt,
-            _REVISION.c.choices,
-            _REVISION.c.key,
-            _REVISION.c.explanation,
-            (judged | decided).label("reviewed"),
-            first.label("first_provenance"),
-        )
-        .join(
-            _REVISION,
-            (_REVISION.c.item_id == _ITEM.c.id) & (_REVISION.c.number == _ITEM.c.current_revision),
-        )
-        .where(_ITEM.c.id.in_(ids))
-    )
-    found: dict[str, _Existing] = {}
-    for row in session.execute(query):
-        provenance = row.first_provenance or {}
-        found[row.id] = _Existing(
-            row.source,
-            row.meta or {},
-            row.source_ref,
-            row.language,
-            RevisionText(row.kind, row.prompt, row.choices or {}, row.key, row.explanation),
-            bool(row.reviewed),
-            provenance.get("file") if isinstance(provenance, dict) else None,
-        )
-    return found
-
-
-def _same_text(draft: ItemDraft, existing: _Existing) -> bool:
-    stored = existing.text
-    return (
-        draft.prompt == stored.prompt
-        and list(draft.choices.items()) == list(stored.choices.items())
-        and draft.key == stored.key
-        and draft.explanation == stored.explanation
-    )
-
-
-def _metadata_changes(draft: ItemDraft, existing: _Existing) -> dict[str, list[Any]]:
-    """The item's metadata the record changes, as ``{field: [old, new]}``: what describes
-    the item (``meta``, ``source_ref``, ``language``), not what a reviewer judged."""
-    changes: dict[str, list[Any]] = {}
-    for name, old, new in (
-        ("meta", existing.meta, dict(draft.meta)),
-        ("source_ref", existing.source_ref, draft.source_ref),
-        ("language", existing.language, draft.language),
-    ):
-        if old != new:
-            changes[name] = [old, new]
-    return changes
-
-
 @dataclass(frozen=True)
 class _Update:
     """A stored item a record changes: its text (a new revision), its metadata, or both."""
 
-    plan: _Planned
+    plan: PlannedRecord
     text_changed: bool
     metadata: dict[str, list[Any]]
 
@@ -584,7 +278,7 @@ class _Update:
 def _store_batch(
     session: Session,
     source: InputFile,
-    pending: list[_Pending],
+    pending: list[CheckedRecord],
     report: FileReport,
     state: ImportState,
     clock: _Clock,
@@ -592,23 +286,27 @@ def _store_batch(
 ) -> None:
     """Check a batch of records against the file's other ids and what is stored, and store
     them (unless the file is already known to be rejected: then only the checks run)."""
-    batch = _claim_ids(pending, state.seen)
+    batch = claim_ids(pending, state.seen)
     for entry in pending:
         if entry.problems:
-            _reject(entry.record, report, entry.problems)
-    existing = _load_existing(session, [plan.item_id for plan in batch])
-    added: list[_Planned] = []
+            report.reject(entry.record, entry.problems)
+    existing = load_stored(session, [plan.item_id for plan in batch])
+    added: list[PlannedRecord] = []
     updated: list[_Update] = []
     for plan in batch:
         old = existing.get(plan.item_id)
-        problem = _conflict(plan, old, options) if old is not None else None
+        problem = (
+            conflict(plan, old, revise_reviewed=options.revise_reviewed)
+            if old is not None
+            else None
+        )
         if problem is not None:
-            _reject(plan.record, report, [problem])
+            report.reject(plan.record, [problem])
         elif old is None:
             added.append(plan)
         else:
-            text_changed = not _same_text(plan.draft, old)
-            metadata = _metadata_changes(plan.draft, old)
+            text_changed = not same_text(plan.draft, old)
+            metadata = metadata_changes(plan.draft, old)
             if text_changed:
                 if old.reviewed:
                     report.back_to_review.append(plan.item_id)
@@ -624,33 +322,10 @@ def _store_batch(
     _insert_added(session, added, options.actor, report, clock)
     _apply_updates(session, source, updated, options.actor, report)
     for plan in added:
-        _remember(state.checked, plan, revised=False)
+        remember(state.checked, plan, revised=False)
     for update in updated:
         if update.text_changed:
-            _remember(state.checked, update.plan, revised=True)
-
-
-def _conflict(plan: _Planned, old: _Existing, options: _Options) -> Problem | None:
-    """Why a record may not change the stored item with its id, if it may not."""
-    if old.source != plan.source:
-        return Problem(
-            "id",
-            f"{plan.item_id} is an item of source {old.source}; this record's source is "
-            f"{plan.source} (ids never move between sources: give the record its own id)",
-        )
-    if old.text.kind != plan.draft.kind:
-        return Problem(
-            "kind",
-            f"item {plan.item_id} exists as a {old.text.kind} item; "
-            f"an import cannot make it {plan.draft.kind}",
-        )
-    if old.reviewed and not options.revise_reviewed and not _same_text(plan.draft, old):
-        return Problem(
-            "",
-            f"item {plan.item_id} has been reviewed and this record changes its text; "
-            "--revise-reviewed makes it a new revision that goes back to review",
-        )
-    return None
+            remember(state.checked, update.plan, revised=True)
 
 
 def _note_other_file(report: FileReport, item_id: str, first_file: str) -> None:
@@ -660,65 +335,6 @@ def _note_other_file(report: FileReport, item_id: str, first_file: str) -> None:
             f"{report.path}: revised items {marker} (e.g. {item_id} from {first_file}); "
             "if these records are unrelated, import them with their own --source"
         )
-
-
-def _remember(checked: CheckedItems, plan: _Planned, *, revised: bool) -> None:
-    native = plan.record.native
-    stated = None
-    if native is not None and native.states_duplicate:
-        stated = StatedLink(
-            plan.item_id,
-            native.suspected_duplicate_of,
-            native.duplicate_similarity,
-            revised,
-            plan.draft.kind,
-        )
-    text = item_text(plan.draft.prompt, plan.draft.choices)
-    checked.append(plan.item_id, text, plan.draft.kind, revised=revised, stated=stated)
-
-
-LINK_BATCH = 2000  # duplicate links stored at once
-
-
-def _mark_duplicates(
-    session: Session, state: ImportState, threshold: float, report: FileReport
-) -> None:
-    """Mark new and revised items that are very similar to a stored or earlier item.
-
-    A revised item is checked with its new text against every other item, and new
-    items are checked against that new text, not the old.  A JSONL record that states
-    its duplicate fields keeps them (``_link_stated_duplicates``).  Texts are read from
-    disk (``ImportState``) and links stored a batch at a time, so memory stays bounded.
-    """
-    checked = state.checked
-    if not len(checked):
-        return
-    stored = state.stored
-    stored.leave_out(report.revised)
-    found = near_duplicates(stored.texts(), checked.texts, threshold=threshold)
-    all_ids = JoinedTexts(stored.ids(), checked.ids)  # numbered as ``found``
-    for start in range(0, len(checked), LINK_BATCH):
-        items = checked.items(start, start + LINK_BATCH)
-        matches = {
-            match.index - found.first_new: match
-            for match in found.matches(start, start + LINK_BATCH)
-        }
-        original_ids = all_ids.take([match.of for match in matches.values()])
-        original_id = dict(zip(matches, original_ids, strict=True))
-        links: list[DuplicateLink] = []
-        unlinked: list[str] = []
-        for item in items:
-            if item.states_duplicate:
-                continue
-            match = matches.get(item.position)
-            if match is None:
-                if item.revised:  # its old text's link no longer holds
-                    unlinked.append(item.item_id)
-                continue
-            links.append(DuplicateLink(item.item_id, original_id[item.position], match.similarity))
-            report.tally.duplicates += 1
-            report.kind_tally(item.kind).duplicates += 1
-        record_duplicates(session, links, unlinked=unlinked)
 
 
 class _Clock:
@@ -735,39 +351,31 @@ class _Clock:
 
 
 def _insert_added(
-    session: Session, added: list[_Planned], actor: str, report: FileReport, clock: _Clock
+    session: Session, added: list[PlannedRecord], actor: str, report: FileReport, clock: _Clock
 ) -> None:
-    item_rows: list[dict[str, Any]] = []
-    revisions: list[NewRevision] = []
+    items: list[NewItem] = []
     for plan in added:
         created_at = clock.next()
         draft, native = plan.draft, plan.record.native
-        item_rows.append(
-            {
-                "id": plan.item_id,
-                "kind": draft.kind,
-                "source": plan.source,
-                "source_ref": draft.source_ref,
-                "language": draft.language,
-                "status": native.status if native else ItemStatus.PENDING.value,
-                "current_revision": native.current_revision if native else 1,
-                "suspected_duplicate_of": None,  # linked once every item is stored
-                "duplicate_similarity": None,
-                "meta": dict(draft.meta),
-                "created_at": (native.created_at if native else None) or created_at,
-            }
+        items.append(
+            NewItem.of_draft(
+                draft,
+                item_id=plan.item_id,
+                source=plan.source,
+                created_at=(native.created_at if native else None) or created_at,
+                revisions=tuple(_new_revisions(plan, native, actor, created_at)),
+                status=native.status if native else ItemStatus.PENDING.value,
+                current_revision=native.current_revision if native else 1,
+            )
         )
-        revisions += _new_revisions(plan, native, actor, created_at)
         report.tally.added += 1
         report.kind_tally(draft.kind).added += 1
-    if item_rows:
-        session.execute(insert(_ITEM), item_rows)
     # Near-duplicates are checked once every record of the file is stored.
-    store_revisions(session, revisions, check_duplicates=False)
+    store_items(session, items, check_duplicates=False)
 
 
 def _new_revisions(
-    plan: _Planned, native: NativeItem | None, actor: str, created_at: datetime
+    plan: PlannedRecord, native: NativeItem | None, actor: str, created_at: datetime
 ) -> list[NewRevision]:
     draft = plan.draft
     if native is None:
@@ -820,14 +428,7 @@ def _apply_updates(
     if not updated:
         return
     changed_ids = [update.plan.item_id for update in updated if update.text_changed]
-    newest: dict[str, int] = {}
-    if changed_ids:
-        query = (
-            select(_REVISION.c.item_id, func.max(_REVISION.c.number))
-            .where(_REVISION.c.item_id.in_(changed_ids))
-            .group_by(_REVISION.c.item_id)
-        )
-        newest.update({item_id: number for item_id, number in session.execute(query)})
+    next_number = next_revision_numbers(session, changed_ids)
     now = utcnow()
     note = f"re-import: {source.file_name}"
     revisions: list[NewRevision] = []
@@ -841,7 +442,7 @@ def _apply_updates(
             "language": draft.language,
         }
         if update.text_changed:
-            number = newest[plan.item_id] + 1
+            number = next_number[plan.item_id]
             revisions.append(
                 NewRevision.of_draft(
                     draft,
@@ -864,48 +465,3 @@ def _apply_updates(
     record_audits(session, actor, "revise", revise_events)
     record_audits(session, actor, "metadata", metadata_events)
     store_revisions(session, revisions, check_duplicates=False)
-
-
-def _link_stated_duplicates(session: Session, checked: CheckedItems, report: FileReport) -> None:
-    """JSONL records name their duplicate themselves; link those once every item is stored.
-
-    A revised record stating no duplicate clears the link its item had (new items
-    start without one).  A named item that is not in the database (stored before, or
-    added by this file) is left out with a note.
-    """
-    dangling: list[str] = []
-    dangling_count = 0
-    for stated in checked.stated_links(LINK_BATCH):
-        targets = sorted({link.duplicate_of for link in stated if link.duplicate_of is not None})
-        known = _existing_ids(session, targets)
-        links: list[DuplicateLink] = []
-        unlinked: list[str] = []
-        for link in stated:
-            if link.duplicate_of is None:
-                if link.revised:
-                    unlinked.append(link.item_id)
-                continue
-            if link.duplicate_of not in known:
-                dangling_count += 1
-                if len(dangling) < 5:
-                    dangling.append(f"{link.item_id} -> {link.duplicate_of}")
-                continue
-            links.append(
-                DuplicateLink(link.item_id, link.duplicate_of, link.similarity, stated=True)
-            )
-            report.tally.duplicates += 1
-            report.kind_tally(link.kind).duplicates += 1
-        record_duplicates(session, links, unlinked=unlinked)
-    if dangling_count:
-        report.notes.append(
-            f"{report.path}: {dangling_count} suspected-duplicate links name items that are "
-            f"not in the database and were left out: {', '.join(dangling)}"
-            + (" ..." if dangling_count > len(dangling) else "")
-        )
-
-
-def _existing_ids(session: Session, item_ids: list[str]) -> set[str]:
-    found: set[str] = set()
-    for chunk in id_chunks(item_ids):
-        found.update(session.execute(select(_ITEM.c.id).where(_ITEM.c.id.in_(chunk))).scalars())
-    return found

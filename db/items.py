@@ -3,30 +3,35 @@
 Widgets, the evaluator and exporters work with :class:`ItemSnapshot` (a frozen
 dataclass), never with ORM rows, so nothing outside ``db/`` depends on a live session.
 
-Every revision is created by :func:`store_revisions` (imports and re-imports in
-bulk, :func:`add_item` for generated items, :func:`add_revision` for edits and
-key corrections), which raises the new revisions' flags in the same transaction
-(``db.flags.flag_revisions``).
+Every item is created by :func:`store_items` (imports in bulk, :func:`add_item` for
+generated items) and every revision by :func:`store_revisions` (through
+:func:`store_items`, re-imports in bulk, :func:`add_revision` for edits and key
+corrections), which raises the new revisions' flags in the same transaction
+(``db.flags.flag_revisions``).  A new revision of a stored item is numbered by
+:func:`next_revision_numbers`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, insert
+from sqlalchemy import ColumnElement, func, insert
 from sqlmodel import Session, col, select
 from sqlmodel.sql.expression import Select
 
 from db.audit import record_audit
+from db.bulk_reads import id_chunks
 from db.flag_rules import RevisionText
 from db.flags import flag_revisions, flagged_condition
 from db.models import Item, ItemRevision, is_current_revision, utcnow
 from db.rows import from_row
 from db.validation import ItemDraft, RevisionContent
 from db.vocabulary import ItemKind, ItemStatus
+
+_ITEM = Item.__table__  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)
@@ -227,6 +232,89 @@ def store_revisions(
     flag_revisions(session, revisions, duplicates=check_duplicates)
 
 
+@dataclass(frozen=True)
+class NewItem:
+    """An item about to be stored, with its revisions (``current_revision`` among them)."""
+
+    id: str
+    kind: str
+    source: str
+    source_ref: str
+    language: str
+    meta: dict[str, Any]
+    created_at: datetime
+    revisions: tuple[NewRevision, ...]
+    status: str = ItemStatus.PENDING.value
+    current_revision: int = 1
+
+    @classmethod
+    def of_draft(
+        cls,
+        draft: ItemDraft,
+        *,
+        item_id: str,
+        source: str,
+        created_at: datetime,
+        revisions: tuple[NewRevision, ...],
+        status: str = ItemStatus.PENDING.value,
+        current_revision: int = 1,
+    ) -> NewItem:
+        """The draft's item as ``item_id`` of ``source`` (its kind, source_ref and language
+        are copied by name)."""
+        return from_row(
+            cls,
+            draft,
+            id=item_id,
+            source=source,
+            meta=dict(draft.meta),
+            created_at=created_at,
+            revisions=revisions,
+            status=status,
+            current_revision=current_revision,
+        )
+
+    def row(self) -> dict[str, Any]:
+        """Its row of the item table (its revisions are rows of their own); no duplicate
+        link yet: the near-duplicate check makes those."""
+        row = {name: getattr(self, name) for name in _ITEM_FIELDS}
+        row["meta"] = dict(self.meta)
+        return {**row, "suspected_duplicate_of": None, "duplicate_similarity": None}
+
+
+_ITEM_FIELDS = tuple(field.name for field in fields(NewItem) if field.name != "revisions")
+
+
+def store_items(
+    session: Session, items: Sequence[NewItem], *, check_duplicates: bool = True
+) -> None:
+    """The one place items are created: insert them, then their revisions
+    (:func:`store_revisions`, which raises their flags) in the same transaction.
+
+    ``check_duplicates=False`` is for callers that store many items and check them for
+    near-duplicates together afterwards (import, generation).
+    """
+    if not items:
+        return
+    # The table, not the ORM class: a bulk insert of plain rows (imports add millions).
+    session.execute(insert(_ITEM), [item.row() for item in items])
+    revisions = [revision for item in items for revision in item.revisions]
+    store_revisions(session, revisions, check_duplicates=check_duplicates)
+
+
+def next_revision_numbers(session: Session, item_ids: Sequence[str]) -> dict[str, int]:
+    """The number the next revision of each stored item takes: its newest revision's + 1
+    (the one place it is computed; items without revisions are left out)."""
+    numbers: dict[str, int] = {}
+    for chunk in id_chunks(list(item_ids)):
+        query = (
+            select(col(ItemRevision.item_id), func.max(col(ItemRevision.number)))
+            .where(col(ItemRevision.item_id).in_(chunk))
+            .group_by(col(ItemRevision.item_id))
+        )
+        numbers.update({item_id: newest + 1 for item_id, newest in session.exec(query)})
+    return numbers
+
+
 def add_item(
     session: Session,
     item_id: str,
@@ -242,33 +330,22 @@ def add_item(
     callers adding many items check them together afterwards
     (``db.flags.check_duplicates``), as generation does.
     """
-    item = Item(
-        id=item_id,
-        kind=draft.kind,
-        source=source,
-        source_ref=draft.source_ref,
-        language=draft.language,
-        status=ItemStatus.PENDING,
-        current_revision=1,
-        meta=dict(draft.meta),
+    now = utcnow()
+    revision = NewRevision.of_draft(
+        draft,
+        item_id=item_id,
+        number=1,
+        author=author,
+        change_note="import" if not draft.provenance.get("model") else "generated",
+        created_at=now,
     )
-    session.add(item)
-    session.flush()
-    store_revisions(
-        session,
-        [
-            NewRevision.of_draft(
-                draft,
-                item_id=item_id,
-                number=1,
-                author=author,
-                change_note="import" if not draft.provenance.get("model") else "generated",
-                created_at=utcnow(),
-            )
-        ],
-        check_duplicates=check_duplicates,
+    item = NewItem.of_draft(
+        draft, item_id=item_id, source=source, created_at=now, revisions=(revision,)
     )
-    return item
+    store_items(session, [item], check_duplicates=check_duplicates)
+    stored = session.get(Item, item_id)
+    assert stored is not None  # inserted just now, in this transaction
+    return stored
 
 
 def add_revision(
@@ -298,10 +375,9 @@ def add_revision(
             ItemRevision.item_id == item_id, ItemRevision.number == item.current_revision
         )
     ).one()
-    newest = max(r.number for r in get_revisions(session, item_id))
     new = NewRevision(
         item_id=item_id,
-        number=newest + 1,
+        number=next_revision_numbers(session, [item_id])[item_id],
         kind=item.kind,
         prompt=current.prompt if prompt is None else prompt,
         choices=dict(current.choices if choices is None else choices),

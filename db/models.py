@@ -216,7 +216,7 @@ class Judgment(SQLModel, table=True):
     retracted_at: datetime | None = _optional_timestamp()
     guidelines_version: int | None = None  # the guidelines in force when it was made
     # Set when the judged revision was a gold item: a calibration judgment, counted in
-    # gold accuracy only, never in agreement or the item's status (reviewer.item_status).
+    # gold accuracy only, never in agreement or the item's status (db.item_status).
     gold_id: int | None = Field(default=None, foreign_key="gold_item.id")
 
 

@@ -28,6 +28,7 @@ from db.bulk_reads import collector_paused, id_chunks
 from db.decisions import in_force, latest_decision
 from db.engine import Database
 from db.errors import VetbenchError
+from db.item_status import active_judgments_of, refresh_item_status, status_from_judgments
 from db.items import ItemSnapshot, add_revision, item_conditions, locked_item
 from db.json_types import JsonObject
 from db.models import Decision, Item, ItemRevision, Judgment, Person, is_current_revision, utcnow
@@ -35,7 +36,6 @@ from db.people import PermissionDenied, require_lead
 from db.rows import copied_fields, from_row, row_reader
 from db.settings import get_int_setting
 from db.vocabulary import DecisionReason, FlagName, ItemKind, ItemStatus, Verdict
-from reviewer.item_status import active_judgments_of, refresh_item_status, status_from_judgments
 from reviewer.judging import JudgmentView
 from reviewer.revisions import RevisionSummary
 

@@ -28,6 +28,7 @@ from db.engine import Database
 from db.errors import VetbenchError
 from db.gold import GoldOutcome, active_gold, gold_outcome
 from db.guidelines import current_guidelines_version
+from db.item_status import refresh_item_status
 from db.items import ItemSnapshot, add_revision, locked_item
 from db.models import Claim, Item, ItemRevision, Judgment, Person, utcnow
 from db.people import ensure_person, find_person
@@ -35,7 +36,6 @@ from db.retry import retry_transient
 from db.rows import from_row
 from db.validation import ItemDraft, validate_draft
 from db.vocabulary import ItemKind, Verdict
-from reviewer.item_status import refresh_item_status
 
 
 class JudgmentRefused(VetbenchError, ValueError):

@@ -3,7 +3,7 @@
 An item needs ``overlap`` (k) active judgments on its current revision.  The
 next item for annotator X is one that is still open (status ``pending`` or
 ``in_review``; the status column is kept in step with the judgments by
-``reviewer.item_status``), whose current revision X has neither judged nor
+``db.item_status``), whose current revision X has neither judged nor
 written (an editor knows the key, so could not answer blind), and that no one
 else has claimed in the last ``CLAIM_TTL``.  Items that already have some
 judgments come first (to finish items), then each annotator walks the items in
@@ -43,6 +43,7 @@ from db.errors import VetbenchError
 from db.flags import ItemFlag, flagged_condition, revision_flags
 from db.gold import serving_gold
 from db.guidelines import current_guidelines_version
+from db.item_status import active_judgments, refresh_item_status
 from db.items import ItemSnapshot, get_item, item_conditions
 from db.models import Claim, GoldItem, Item, ItemRevision, Judgment, is_current_revision, utcnow
 from db.people import ensure_person
@@ -51,7 +52,6 @@ from db.rows import from_row
 from db.search import exam_condition, exam_name, search_condition, search_terms
 from db.settings import get_int_setting
 from db.vocabulary import OPEN_STATUSES, FlagName, ItemStatus, QueueOrder
-from reviewer.item_status import active_judgments, refresh_item_status
 from reviewer.judging import JudgmentView
 
 CLAIM_TTL = timedelta(minutes=10)
@@ -689,23 +689,3 @@ class ReviewQueue:
             items_complete=int(complete),
             items_total=int(total),
         )
-
-
-def refresh_open_statuses(db: Database) -> int:
-    """Recompute the status of every undecided item that has judgments (after k changed).
-
-    Returns how many items changed status.
-    """
-    undecided = (ItemStatus.IN_REVIEW, ItemStatus.AGREED, ItemStatus.CONFLICT)
-    changed = 0
-    with db.transaction() as session:
-        overlap = get_int_setting(session, "overlap")
-        rows = session.execute(
-            select(col(Item.id), col(Item.status)).where(
-                col(Item.status).in_([s.value for s in undecided])
-            )
-        ).all()
-        for item_id, old_status in rows:
-            if refresh_item_status(session, item_id, overlap) != old_status:
-                changed += 1
-    return changed

@@ -31,6 +31,7 @@ from sqlmodel import Session, col
 from db.answers import format_answer
 from db.engine import Database
 from db.flags import ItemFlag, all_current_flags, current_flags
+from db.item_status import named_judgment_rows
 from db.items import item_conditions
 from db.json_types import JsonObject
 from db.model_answers import ItemAnswers, model_answers
@@ -44,7 +45,6 @@ from db.vocabulary import (
     ItemStatus,
     Verdict,
 )
-from reviewer.item_status import named_judgment_rows
 
 __all__ = [
     "FLAG_WEIGHTS",
@@ -172,7 +172,7 @@ def _items(session: Session, statuses: Sequence[str] | None) -> dict[str, _ItemR
 
 def _judgments(session: Session) -> dict[str, list[_Judged]]:
     """Each annotator's latest active judgment of each item's current revision
-    (the rule of ``reviewer.item_status.active_judgments``), read in one query."""
+    (the rule of ``db.item_status.active_judgments``), read in one query."""
     rows = session.execute(
         named_judgment_rows(
             col(Judgment.item_id),

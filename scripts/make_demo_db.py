@@ -54,13 +54,10 @@ def build_demo_database(path: Path) -> str:
     from db.people import ensure_person
     from db.vocabulary import Role
     from reviewer.adjudication import approve_agreed
-    from reviewer.item_status import refresh_item_status
     from reviewer.judging import submit_judgment
 
     db = open_database(path)
-    report = import_files(
-        db, [FIXTURES / name for name in FIXTURE_FILES], refresh_status=refresh_item_status
-    )
+    report = import_files(db, [FIXTURES / name for name in FIXTURE_FILES])
     if not report.ok:
         raise SystemExit("the fixtures did not import cleanly:\n" + str(report))
     with db.transaction() as session:

@@ -27,13 +27,13 @@ from textual.screen import Screen
 from textual.worker import WorkerCancelled, WorkerFailed
 
 from db.engine import Database
+from db.item_status import refresh_item_status
 from db.items import add_item
 from db.models import Decision, Item, ItemRevision, Judgment, Person, utcnow
 from db.people import ensure_person
 from db.validation import ItemDraft, validate_draft
 from db.vocabulary import Role, Verdict
 from reviewer.cli import cli
-from reviewer.item_status import refresh_item_status
 from reviewer.judging import ItemEdit, edit_item, submit_judgment
 from reviewer.tui.app import ReviewApp
 from reviewer.tui.screens.agreement import AgreementScreen

@@ -49,7 +49,6 @@ from reviewer.agreement.coefficients import (
     unit_patterns,
 )
 from reviewer.agreement.orders import pair_tau, rank_matrix
-from reviewer.item_status import refresh_item_status
 from reviewer.judging import submit_judgment
 
 SEEDS = [1, 2, 3]
@@ -540,7 +539,6 @@ def test_fixture_items_judged_by_three_annotators_then_resolved_and_exported(
     report = import_files(
         database,
         [FIXTURES / "econ_ordering.csv", FIXTURES / "cflue_mcq.json"],
-        refresh_status=refresh_item_status,
     )
     assert report.files and all(file.error is None for file in report.files)
     with database.transaction() as session:

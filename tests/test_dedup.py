@@ -12,19 +12,11 @@ import numpy as np
 import pytest
 from rapidfuzz import fuzz, process
 
-from db.dedup import (
-    DuplicateMatch,
-    InMemoryTexts,
-    ItemText,
-    WithoutPositions,
-    candidate_pairs,
-    describe_differences,
-    find_near_duplicates,
-    item_text,
-    near_duplicates,
-    normalize,
-)
+from db.canonical_text import item_text, normalize
+from db.dedup import DuplicateMatch, candidate_pairs, find_near_duplicates, near_duplicates
+from db.differences import ItemText, describe_differences
 from db.spill import TextSpill
+from db.text_sources import InMemoryTexts, WithoutPositions
 
 # Pseudo-English: words of letters drawn with English letter frequencies, used with
 # Zipf-like word frequencies, so that, as in real text, a few words are very common.

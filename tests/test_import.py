@@ -13,10 +13,12 @@ from sqlalchemy import MetaData, select, text, update
 from sqlmodel import Session, col
 
 from db.engine import Database
-from db.importer import FileReport, ImportProgress, import_files, source_slug
-from db.items import ItemSnapshot, get_item, get_revisions, iter_items
+from db.errors import VetbenchError
+from db.formats import UnknownFormat, get_format
+from db.import_report import FileReport, ImportProgress
+from db.importer import ImportOptionError, import_files, source_slug
+from db.items import ItemSnapshot, add_revision, get_item, get_revisions, iter_items
 from db.models import AuditEvent, Item
-from reviewer.item_status import refresh_item_status
 
 HEADER = "Question,A,B,C,D,Answer,Explanation\n"
 
@@ -361,7 +363,7 @@ def test_a_changed_record_becomes_a_new_revision(database: Database, tmp_path: P
         [ordering_row(questions[0]), ordering_row(questions[1], key="C, B, A, D"),
          ordering_row(questions[2])],
     )  # fmt: skip
-    report = only(import_files(database, [path], actor="carol", refresh_status=refresh_item_status))
+    report = only(import_files(database, [path], actor="carol"))
     assert (report.tally.added, report.tally.updated, report.tally.unchanged) == (0, 1, 2)
     with database.session() as session:
         item = item_at(session, "econ:2")
@@ -371,6 +373,44 @@ def test_a_changed_record_becomes_a_new_revision(database: Database, tmp_path: P
         assert (revisions[1].author, revisions[1].change_note) == ("carol", "re-import: econ.csv")
         actions = session.execute(select(col(AuditEvent.action), col(AuditEvent.target))).all()
         assert ("revise", "econ:2") in actions
+
+
+def test_a_reimport_numbers_its_revision_after_the_newest_not_the_current(
+    database: Database, tmp_path: Path
+) -> None:
+    questions = distinct_questions(2)
+    import_files(database, [csv_file(tmp_path, [ordering_row(q) for q in questions])])
+    with database.transaction() as session:
+        add_revision(session, "econ:1", author="dora", change_note="edit", key="CBAD")
+        # Revision 1 current again: the newest revision (2) is not the current one.
+        session.execute(update(Item).where(col(Item.id) == "econ:1").values(current_revision=1))
+    changed = [ordering_row(questions[0], key="D, C, B, A"), ordering_row(questions[1])]
+    report = only(import_files(database, [csv_file(tmp_path, changed)]))
+    assert report.revised == ["econ:1"]
+    with database.session() as session:
+        assert [r.number for r in get_revisions(session, "econ:1")] == [1, 2, 3]
+        assert (item_at(session, "econ:1").revision, item_at(session, "econ:1").key) == (3, "DCBA")
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"format": "xml"}, "unknown format 'xml' (known: auto, econlogicqa, cflue, jsonl)"),
+        ({"source": "  "}, "--source must not be empty"),
+        ({"source": "s" * 300}, "--source: is 300 characters long (limit 255)"),
+    ],
+)
+def test_impossible_options_are_expected_errors_that_read_nothing(
+    database: Database, tmp_path: Path, options: dict[str, Any], message: str
+) -> None:
+    path = csv_file(tmp_path, [ordering_row(q) for q in distinct_questions(2)])
+    before = database_content(database)
+    with pytest.raises(ImportOptionError) as raised:
+        import_files(database, [path], **options)
+    assert isinstance(raised.value, VetbenchError) and str(raised.value).startswith(message)
+    assert database_content(database) == before
+    with pytest.raises(UnknownFormat, match="unknown format 'xml'"):
+        get_format("xml")
 
 
 def test_text_is_stored_exactly_as_given(database: Database, tmp_path: Path) -> None:

@@ -31,7 +31,6 @@ from db.importer import import_files
 from db.models import Decision, Item, ItemRevision
 from reviewer.adjudication import decide
 from reviewer.cli import cli
-from reviewer.item_status import refresh_item_status
 from reviewer.judging import submit_judgment
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -163,7 +162,7 @@ def test_a_changed_record_of_an_approved_item_is_refused_without_the_flag(
 ) -> None:
     path = approved_item_rewritten(database, tmp_path)
 
-    report = import_files(database, [path], refresh_status=refresh_item_status).files[0]
+    report = import_files(database, [path]).files[0]
 
     assert report.rejected and report.invalid == 1
     assert "record 5" in report.problems[0] and "--revise-reviewed" in report.problems[0]
@@ -177,9 +176,7 @@ def test_revise_reviewed_makes_a_new_revision_that_goes_back_to_review(
 ) -> None:
     path = approved_item_rewritten(database, tmp_path)
 
-    report = import_files(
-        database, [path], revise_reviewed=True, refresh_status=refresh_item_status
-    ).files[0]
+    report = import_files(database, [path], revise_reviewed=True).files[0]
 
     assert report.stored and report.revised == ["knowledge:5"]
     assert report.back_to_review == ["knowledge:5"]
@@ -229,7 +226,7 @@ def test_a_metadata_change_of_an_approved_item_is_applied_listed_and_audited(
     records[4] = {**records[4], "名称": "证券从业资格"}
     write_json(path, records)
 
-    report = import_files(database, [path], refresh_status=refresh_item_status).files[0]
+    report = import_files(database, [path]).files[0]
 
     assert report.stored and report.invalid == 0
     assert report.metadata_updated == ["knowledge:5"]
@@ -314,9 +311,7 @@ def test_another_file_under_the_same_source_revises_nothing_reviewed(
 ) -> None:
     path, _ = approved_first_item(database, tmp_path)
     other = write_json(tmp_path / "OTHER.json", cflue_records(8)[::-1])
-    report = import_files(
-        database, [other], source="knowledge", skip_invalid=True, refresh_status=refresh_item_status
-    ).files[0]
+    report = import_files(database, [other], source="knowledge", skip_invalid=True).files[0]
     assert "knowledge:5" not in report.revised  # approved: refused, listed as a problem
     assert any("knowledge:5 has been reviewed" in problem for problem in report.problems)
     assert report.revised and all(item_id in report.revised for item_id in ("knowledge:1",))

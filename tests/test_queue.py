@@ -11,10 +11,11 @@ from sqlalchemy import text
 from sqlmodel import select
 
 from db.engine import Database, open_database
+from db.item_status import refresh_open_statuses
 from db.models import Claim, utcnow
 from db.settings import set_setting
 from reviewer.judging import ItemEdit, edit_item, retract_last_judgment, submit_judgment
-from reviewer.queue import CLAIM_TTL, QueueError, QueueFilter, ReviewQueue, refresh_open_statuses
+from reviewer.queue import CLAIM_TTL, QueueError, QueueFilter, ReviewQueue
 
 
 def keep(db: Database, who: str, item_id: str) -> None:

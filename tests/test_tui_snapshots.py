@@ -32,11 +32,11 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, TabbedContent, TextArea
 
 from db.engine import Database, open_database
+from db.item_status import refresh_item_status
 from db.models import Decision, EvalRun, ItemRevision, Judgment, Prediction
 from db.vocabulary import Role
 from evaluator.backends.scripted import ScriptedBackend
 from evaluator.runner import create_run, execute_run
-from reviewer.item_status import refresh_item_status
 from reviewer.judging import ItemEdit, edit_item, submit_judgment
 from reviewer.tui.app import ReviewApp, make_app
 from reviewer.tui.screens.agreement import AgreementScreen

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from db.errors import VetbenchError
 from db.formats import cflue, econlogicqa, jsonl
 from db.formats.base import (
     SNIFF_BYTES,
@@ -38,6 +39,7 @@ __all__ = [
     "InputFile",
     "ParsedRecord",
     "Place",
+    "UnknownFormat",
     "detect_format",
     "detect_input_format",
     "get_format",
@@ -66,11 +68,15 @@ FORMATS: dict[str, FileFormat] = {
 AUTO = "auto"
 
 
+class UnknownFormat(VetbenchError, ValueError):
+    """A format name that no item file format has."""
+
+
 def get_format(name: str) -> FileFormat:
     try:
         return FORMATS[name]
     except KeyError:
-        raise ValueError(f"unknown format '{name}' (known: {', '.join(FORMATS)})") from None
+        raise UnknownFormat(f"unknown format '{name}' (known: {', '.join(FORMATS)})") from None
 
 
 def _sniff(head: str) -> str | None:

@@ -2,7 +2,7 @@
 
 One query reads every non-retracted judgment (joined with its item and the
 judged revision's key); numpy then keeps each annotator's latest judgment per
-item revision, the rule of :func:`reviewer.item_status.active_judgments`.  The
+item revision, the rule of :func:`db.item_status.active_judgments`.  The
 unit of agreement is an *item revision*: annotators who judged the same text.
 Judgments of earlier revisions stay in the statistics, so items a lead later
 corrected still count towards agreement.  Calibration judgments (of gold items,

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from sqlmodel import col
 
 from db.engine import Database
+from db.item_status import named_judgment_rows
 from db.items import item_conditions
 from db.json_types import JsonObject
 from db.models import GoldItem, Judgment
 from reviewer.agreement.bootstrap import Figure
-from reviewer.item_status import named_judgment_rows
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from reviewer.cli.common import fail, open_db, print_json, terminal_text
 from reviewer.cli.identity import acting_person
 
 if TYPE_CHECKING:
-    from db.importer import FileReport, ImportProgress, ImportReport
+    from db.import_report import FileReport, ImportProgress, ImportReport
 
 IMPORT_FORMATS = ("auto", "econlogicqa", "cflue", "jsonl")
 FILE_EXPORT_FORMATS = ("econlogicqa", "cflue", "jsonl")
@@ -243,7 +243,6 @@ def import_command(
     imported.
     """
     from db.importer import import_files
-    from reviewer.item_status import refresh_item_status
 
     if source is not None and not source.strip():
         fail("--source must not be empty")
@@ -262,7 +261,6 @@ def import_command(
             duplicate_threshold=duplicate_threshold,
             actor=acting_person(ctx, None, register=False).name,
             progress=bars,
-            refresh_status=refresh_item_status,
         )
     except ValueError as error:
         fail(str(error))

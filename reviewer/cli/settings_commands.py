@@ -71,7 +71,7 @@ def config_set(ctx: click.Context, key: str, value: str, name: str | None) -> No
         return
     click.echo(f"{key} = {change.new} (was {change.old})")
     if key == "overlap":
-        from reviewer.queue import refresh_open_statuses
+        from db.item_status import refresh_open_statuses
 
         changed = refresh_open_statuses(db)
         click.echo(f"item statuses recomputed for k = {change.new}: {changed} changed")

@@ -21,6 +21,7 @@ from sqlmodel import Session, col, select
 
 from db.bulk_reads import id_chunks
 from db.decisions import latest_decision
+from db.engine import Database
 from db.models import Item, ItemRevision, Judgment, Person
 from db.settings import get_int_setting
 from db.vocabulary import ItemStatus, Verdict
@@ -31,6 +32,7 @@ __all__ = [
     "latest_decision",
     "named_judgment_rows",
     "refresh_item_status",
+    "refresh_open_statuses",
     "status_from_judgments",
 ]
 
@@ -119,3 +121,23 @@ def refresh_item_status(session: Session, item_id: str, overlap: int | None = No
         item.status = status
         session.add(item)
     return status
+
+
+def refresh_open_statuses(db: Database) -> int:
+    """Recompute the status of every undecided item that has judgments (after k changed).
+
+    Returns how many items changed status.
+    """
+    undecided = (ItemStatus.IN_REVIEW, ItemStatus.AGREED, ItemStatus.CONFLICT)
+    changed = 0
+    with db.transaction() as session:
+        overlap = get_int_setting(session, "overlap")
+        rows = session.execute(
+            select(col(Item.id), col(Item.status)).where(
+                col(Item.status).in_([s.value for s in undecided])
+            )
+        ).all()
+        for item_id, old_status in rows:
+            if refresh_item_status(session, item_id, overlap) != old_status:
+                changed += 1
+    return changed
