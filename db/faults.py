@@ -103,8 +103,20 @@ _SQLITE_FAULTS = (
 _POSTGRES_FAULTS = {
     "53100": "the database server's disk is full: nothing was written; ask its administrator",
     "25006": "the database is read-only (a standby or read-only transaction): nothing was written",
+    "57P01": "the database server closed the connection (it was stopped or restarted); "
+    "try again in a moment",
+    "57P02": "the database server closed the connection after a crash; try again in a moment",
     "57P03": "the database server is starting up or shutting down; try again in a moment",
 }
+
+
+def expected_error_line(error: BaseException, where: str) -> str | None:
+    """The one line for an expected error: any ``VetbenchError`` as it says itself, or a
+    fault of the database ``where`` described; ``None`` for anything else (a bug: it keeps
+    its traceback).  The command line prints it; the app shows it as a notice."""
+    if isinstance(error, VetbenchError):
+        return str(error)
+    return describe_fault(error, where)
 
 
 def describe_fault(error: BaseException, where: str) -> str | None:

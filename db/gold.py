@@ -33,6 +33,7 @@ from db.audit import record_audit
 from db.decisions import latest_decision
 from db.errors import VetbenchError
 from db.items import get_item
+from db.json_types import JsonObject
 from db.models import GoldItem, Item, Person, utcnow
 from db.people import require_lead
 from db.vocabulary import ItemKind, ItemStatus, Verdict
@@ -79,6 +80,21 @@ class GoldView:
     @property
     def answer_text(self) -> str:
         return format_answer(self.kind, self.answer)
+
+    def to_json(self) -> JsonObject:
+        """As ``gold list --json`` prints it."""
+        return {
+            "item_id": self.item_id,
+            "revision": self.revision,
+            "current_revision": self.current_revision,
+            "verdict": self.verdict.value,
+            "answer": self.answer,
+            "note": self.note,
+            "marked_by": self.lead,
+            "marked_at": str(self.created_at),
+            "removed_at": None if self.removed_at is None else str(self.removed_at),
+            "removed_by": self.removed_by,
+        }
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from sqlmodel.sql.expression import Select
 
 from db.audit import record_audit
 from db.errors import VetbenchError
+from db.json_types import JsonObject
 from db.models import Guidelines, Person
 from db.people import require_lead
 from db.vocabulary import ItemKind
@@ -65,6 +66,17 @@ class GuidelinesVersion:
     file_name: str
     author: str
     created_at: datetime
+
+    def to_json(self) -> JsonObject:
+        """As ``guidelines list --json`` prints it (the text by its length)."""
+        return {
+            "version": self.version,
+            "author": self.author,
+            "file": self.file_name,
+            "sha256": self.sha256,
+            "characters": len(self.text),
+            "created_at": str(self.created_at),
+        }
 
 
 @dataclass(frozen=True)

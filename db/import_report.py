@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from db.formats import ParsedRecord
+from db.json_types import JsonObject
 from db.validation import Problem
 
 PROBLEMS_SHOWN = 50
@@ -84,6 +85,27 @@ class FileReport:
             lines.append(f"... and {more} more problems in {self.path}")
         return lines
 
+    def to_json(self) -> JsonObject:
+        """As ``import --json`` prints each file."""
+        return {
+            "path": self.path,
+            "format": self.format,
+            "source": self.source,
+            "stored": self.stored,
+            "records": self.records,
+            "invalid": self.invalid,
+            "added": self.tally.added,
+            "updated": self.tally.updated,
+            "unchanged": self.tally.unchanged,
+            "duplicates": self.tally.duplicates,
+            "revised": list(self.revised),
+            "back_to_review": list(self.back_to_review),
+            "error": self.error,
+            "problems": list(self.problems),
+            "notes": list(self.notes),
+            "metadata_updated": list(self.metadata_updated),
+        }
+
     def forget_writes(self) -> None:
         """The transaction was rolled back: nothing was added, updated or revised."""
         self.tally = Tally()
@@ -133,3 +155,7 @@ class ImportReport:
     def ok(self) -> bool:
         """True when every file was stored (invalid records may have been skipped on request)."""
         return all(report.stored for report in self.files)
+
+    def to_json(self) -> list[JsonObject]:
+        """As ``import --json`` prints it: one object a file."""
+        return [report.to_json() for report in self.files]

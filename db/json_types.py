@@ -1,15 +1,57 @@
-"""The type of JSON values: what the ``--json`` printers write and the JSON columns hold.
+"""JSON values: their type, and typed results turned into them.
 
-A recursive alias, so a type checker refuses a value ``json.dumps`` could not write
-(a datetime, a dataclass) where JSON is built.  Standard library only.
+What the ``--json`` printers write and the JSON columns hold is a :data:`JsonValue`, a
+recursive alias, so a type checker refuses a value ``json.dumps`` could not write (a
+datetime, a dataclass) where JSON is built.  A typed result makes its own JSON with
+``to_json()``; :class:`FieldsAsJson` gives one that is just its fields.  Standard
+library only.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
+from collections.abc import Mapping
+from dataclasses import fields, is_dataclass
+from datetime import datetime
+from enum import Enum
+from typing import Any, TypeAlias
 
 JsonValue: TypeAlias = str | int | float | bool | None | list["JsonValue"] | dict[str, "JsonValue"]
 """A value ``json.dumps`` writes as it is."""
 
 JsonObject: TypeAlias = dict[str, JsonValue]
 """A JSON object: what a ``to_json()`` returns."""
+
+
+def json_value(value: object) -> JsonValue:
+    """One field's value as JSON: a result by its own ``to_json()``, any other dataclass by
+    its fields, an enumerated word by its value, a timestamp as ``str(datetime)`` (as the
+    ``--json`` printers have always written it), tuples (intervals too) as lists."""
+    to_json = getattr(value, "to_json", None)
+    if callable(to_json):
+        result: JsonValue = to_json()
+        return result
+    if is_dataclass(value) and not isinstance(value, type):
+        return fields_json(value)
+    if isinstance(value, Enum):
+        return json_value(value.value)
+    if isinstance(value, datetime):
+        return str(value)
+    if isinstance(value, Mapping):
+        return {str(name): json_value(item) for name, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_value(item) for item in value]
+    if value is None or isinstance(value, str | int | float):
+        return value
+    raise TypeError(f"no JSON form for {type(value).__name__}")
+
+
+def fields_json(result: Any) -> JsonObject:
+    """A frozen result as JSON: every field under its own name, in the order declared."""
+    return {field.name: json_value(getattr(result, field.name)) for field in fields(result)}
+
+
+class FieldsAsJson:
+    """A result whose JSON is its fields: each under its own name, in the order declared."""
+
+    def to_json(self) -> JsonObject:
+        return fields_json(self)

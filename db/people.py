@@ -17,6 +17,7 @@ from sqlmodel import Session, col, select
 from db.audit import record_audit
 from db.engine import Database
 from db.errors import VetbenchError
+from db.json_types import JsonObject
 from db.models import Person
 from db.privileges import (
     ANNOTATOR_GROUP,
@@ -110,6 +111,18 @@ class PersonListing:
     database_group: str | None  # PostgreSQL: the group role they are a member of
     can_login: bool | None  # PostgreSQL: whether their role may log in
 
+    def to_json(self, *, server_roles: bool) -> JsonObject:
+        """As ``users list --json`` prints it; ``server_roles`` (PostgreSQL) adds the
+        group role and whether it may log in."""
+        data: JsonObject = {
+            "name": self.name,
+            "role": None if self.role is None else str(self.role),
+            "created_at": None if self.created_at is None else self.created_at.isoformat(),
+        }
+        if server_roles:
+            data |= {"database_group": self.database_group, "can_login": self.can_login}
+        return data
+
 
 def _check_name(name: str, *, postgres: bool) -> str:
     try:
@@ -136,11 +149,23 @@ def _encrypted_password(connection: Connection, name: str, password: str) -> str
     return bytes(pgconn.encrypt_password(password.encode(), name.encode())).decode()
 
 
-def _set_login_role(connection: Connection, name: str, role: Role, password: str | None) -> bool:
-    """Create or update the login role ``name`` and its group; True when it was created."""
-    exists = connection.execute(
+def _role_exists(connection: Connection, name: str) -> bool:
+    found = connection.execute(
         text("SELECT 1 FROM pg_roles WHERE rolname = :name"), {"name": name}
     ).first()
+    return found is not None
+
+
+def has_database_role(db: Database, name: str) -> bool:
+    """PostgreSQL: whether a database role ``name`` exists already (``users add`` asks a
+    new login for its password)."""
+    with db.engine.connect() as connection:
+        return _role_exists(connection, name)
+
+
+def _set_login_role(connection: Connection, name: str, role: Role, password: str | None) -> bool:
+    """Create or update the login role ``name`` and its group; True when it was created."""
+    exists = _role_exists(connection, name)
     identifier = quote_identifier(name)
     statements = [] if exists else [f"CREATE ROLE {identifier} LOGIN"]
     if password is not None:

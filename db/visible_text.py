@@ -12,10 +12,15 @@ imports it without loading the other.
   and OSC) and the bidirectional overrides and isolates (which reorder what is shown)
   become ``�``, since no pictures exist for them;
 - :func:`visible_text` keeps newlines and tabs (multi-line text);
-  :func:`one_line` shows them too, so a value always stays on its line.
+  :func:`one_line` shows them too, so a value always stays on its line;
+- :func:`east_asian_cell_len` counts the terminal cells text takes (Chinese two a
+  character), for columns that line up; the line breaking of item text and the
+  evaluator's figures both measure with it.
 """
 
 from __future__ import annotations
+
+import unicodedata
 
 KEPT_IN_TEXT = frozenset({"\n", "\t"})
 DEL_PICTURE = "\u2421"  # ␡
@@ -53,3 +58,15 @@ def one_line(value: str, width: int | None = None) -> str:
     if width is not None and len(shown) > width:
         return shown[: max(0, width - 1)] + ELLIPSIS
     return shown
+
+
+def east_asian_cell_len(text: str) -> int:
+    """Terminal cells ``text`` takes: wide and full-width characters two, marks none."""
+    cells = 0
+    for character in text:
+        if unicodedata.combining(character) or unicodedata.category(character) in ("Mn", "Me"):
+            continue
+        if character in "\u200b\u200c\u200d\u2060\ufeff":
+            continue
+        cells += 2 if unicodedata.east_asian_width(character) in ("W", "F") else 1
+    return cells

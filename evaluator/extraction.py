@@ -250,23 +250,37 @@ def _letter_lines(patterns: _Patterns, text: str, count: int) -> list[_Candidate
     return candidates
 
 
-def _extract_order(text: str, labels: Sequence[str]) -> str | None:
+def _order_candidates(text: str, labels: Sequence[str]) -> list[_Candidate]:
     patterns = _patterns("".join(labels))
     count = len(labels)
-    candidates = [
+    return [
         *_marked_runs(patterns, text, min_letters=2),
         *_full_runs(patterns, text, count),
         *_numbered_lists(patterns, text, count),
         *_letter_lines(patterns, text, count),
         *_lower_case_orders(patterns, text, count),
     ]
-    winner = _winner(candidates)
-    if winner is None:
-        return None
-    order = winner.letters
-    if len(order) != count or set(order) != set(labels):
-        return None
-    return order
+
+
+def _is_order(letters: str, labels: Sequence[str]) -> bool:
+    return len(letters) == len(labels) and set(letters) == set(labels)
+
+
+def _extract_order(text: str, labels: Sequence[str]) -> str | None:
+    winner = _winner(_order_candidates(text, labels))
+    return winner.letters if winner is not None and _is_order(winner.letters, labels) else None
+
+
+def _extract_single_order(text: str, labels: Sequence[str]) -> str | None:
+    """The one whole order the text names anywhere, or None when it names none, two
+    different ones, or a run that holds every label but is no order (``A, B, C, D, E``)."""
+    orders: set[str] = set()
+    for candidate in _order_candidates(text, labels):
+        if _is_order(candidate.letters, labels):
+            orders.add(candidate.letters)
+        elif set(labels) <= set(candidate.letters):
+            return None  # every event named, with letters too many or repeated
+    return orders.pop() if len(orders) == 1 else None
 
 
 def _truefalse_label(match: re.Match[str]) -> str | None:
@@ -314,6 +328,13 @@ def extract_order(output: str, labels: Sequence[str]) -> str | None:
     """The order of ``labels`` in ``output`` (``"DACB"``), or None (see the module docstring)."""
     text = _readable(output, labels)
     return None if text is None else _extract_order(text, list(labels))
+
+
+def extract_single_order(output: str, labels: Sequence[str]) -> str | None:
+    """The one order of ``labels`` named anywhere in ``output`` (any shape
+    :func:`extract_order` reads), or None when there is none, or more than one."""
+    text = _readable(output, labels)
+    return None if text is None else _extract_single_order(text, list(labels))
 
 
 def extract_choices(output: str, labels: Sequence[str]) -> str | None:

@@ -2,10 +2,10 @@
 
 As in lm-evaluation-harness's filters, "what the model said" and "what answer it
 gave" are kept apart, so a benchmark's own rule stands beside vetbench's and a run
-reports what each recovers.  A run names one extractor that decides its parsed
-answers (and so its accuracy), and may name others that are only reported
-(``params["extractor"]``, ``params["also_extract"]``; every prediction stores what
-each read in ``scores["extracted"]``).
+reports what each recovers.  A run records its extractors in ``params["extractors"]``
+(``RunParams.extractors``): the first decides its parsed answers (and so its
+accuracy), the others are only reported; every prediction stores what each read in
+``scores["extracted"]``.
 
 - ``lenient``: vetbench's reader (``evaluator.extraction``; the kind's own
   ``kind_spec(kind).extract``): many answer shapes, canonical answers.
@@ -16,12 +16,19 @@ each read in ``scores["extracted"]``).
   else a run of those letters at the very start, else nothing.  The letters are
   kept as written (``BA`` is not ``AB``, a letter the item lacks is a wrong answer),
   as the published figures count them.
-- ``econlogicqa``: a strict regular expression for orders, after the
-  ``Correct Order:`` cue: the item's letters at the start of the output, separated
-  by commas or spaces (an optional repeated ``Correct Order:`` first), and they must
-  be a whole permutation.  The EconLogicQA paper says it extracts answers with a
-  regular expression and scores exact match; its expression is not published, so
-  this is vetbench's reading of that rule.
+- ``econlogicqa``: the one whole order the output names anywhere, in any shape the
+  lenient reader knows (``The correct order is D, A, C, B.``, ``D -> A -> C -> B``, a
+  numbered list, bold, ``D、A、C、B``, ``(D) (A) (C) (B)``); an output naming two
+  different orders, or a run that holds every event's letter but is no order
+  (``A, B, C, D, E`` on a four-event item), is unparsed.  The EconLogicQA paper says
+  it extracts answers with a regular expression and scores exact match; its
+  expression is not published, so this is vetbench's reading of that rule.
+- ``econlogicqa-start``: the stricter reading reported beside it: the item's letters
+  at the very start of the output, separated by commas or spaces (an optional
+  repeated ``Correct Order:`` first), and they must be a whole permutation.
+
+Every reader sees the output with its surrounding whitespace stripped, so a
+trailing line break does not make CFLUE's two-line answer a three-line one.
 """
 
 from __future__ import annotations
@@ -31,23 +38,26 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from db.vocabulary import ItemKind
+from evaluator.extraction import extract_single_order
 from evaluator.kinds import kind_spec
 
 __all__ = [
     "CFLUE",
     "ECONLOGICQA",
+    "ECONLOGICQA_START",
     "EXTRACTORS",
     "LENIENT",
     "AnswerExtractor",
     "answer_extractor",
     "extract_cflue_official",
-    "extract_econlogicqa_order",
+    "extract_econlogicqa_start",
     "read_answers",
 ]
 
 LENIENT = "lenient"
 CFLUE = "cflue"
 ECONLOGICQA = "econlogicqa"
+ECONLOGICQA_START = "econlogicqa-start"
 
 _CFLUE_REMOVED = ("、", ",", "，", " ")
 _CFLUE_MARKED = re.compile(r"答案[是：:]+([A-F]+)")
@@ -71,7 +81,7 @@ def extract_cflue_official(output: str, labels: Sequence[str]) -> str | None:
     return leading.group(0) if leading is not None else None
 
 
-def extract_econlogicqa_order(output: str, labels: Sequence[str]) -> str | None:
+def extract_econlogicqa_start(output: str, labels: Sequence[str]) -> str | None:
     """The order at the start of ``output`` (after ``Correct Order:``), if it is whole."""
     found = _ECONLOGICQA_ORDER.match(output)
     if found is None:
@@ -119,7 +129,13 @@ EXTRACTORS: dict[str, AnswerExtractor] = {
         AnswerExtractor(
             ECONLOGICQA,
             frozenset({ItemKind.ORDERING}),
-            lambda _kind, output, labels: extract_econlogicqa_order(output, labels),
+            lambda _kind, output, labels: extract_single_order(output, labels),
+            "the one whole order named anywhere in the output (two different orders: none)",
+        ),
+        AnswerExtractor(
+            ECONLOGICQA_START,
+            frozenset({ItemKind.ORDERING}),
+            lambda _kind, output, labels: extract_econlogicqa_start(output, labels),
             "a strict regular expression: the whole order right after 'Correct Order:'",
         ),
     )
@@ -137,8 +153,9 @@ def answer_extractor(name: str) -> AnswerExtractor:
 def read_answers(
     names: Sequence[str], kind: ItemKind | str, output: str, labels: Sequence[str]
 ) -> Mapping[str, str | None]:
-    """What each named extractor that applies to ``kind`` reads in ``output``."""
+    """What each named extractor that applies to ``kind`` reads in ``output`` (stripped)."""
     item_kind = ItemKind(kind)
+    output = output.strip()
     read: dict[str, str | None] = {}
     for name in names:
         extractor = answer_extractor(name)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from db.engine import Database
+from db.vocabulary import EvalProtocol
 from evaluator.results import (
     Figures,
     PredictionView,
@@ -170,12 +171,11 @@ def position_summary(figures: Figures) -> str:
 def protocol_note(run: RunRecord) -> str:
     """``cflue protocol, repeat 2/3, options permuted`` (empty for a plain custom run)."""
     parts = []
-    protocol = run.params.get("protocol")
-    if isinstance(protocol, str) and protocol != "custom":
-        parts.append(f"{protocol} protocol")
-    repeat = run.params.get("repeat")
-    if isinstance(repeat, dict) and isinstance(repeat.get("index"), int):
-        parts.append(f"repeat {repeat['index'] + 1}/{repeat.get('of')}")
-    if run.params.get("permute_options"):
+    params = run.params
+    if params.protocol is not EvalProtocol.CUSTOM:
+        parts.append(f"{params.protocol.value} protocol")
+    if params.repeat is not None:
+        parts.append(f"repeat {params.repeat.index + 1}/{params.repeat.count}")
+    if params.permute_options:
         parts.append("options permuted")
     return ", ".join(parts)

@@ -29,6 +29,7 @@ Per set (``summarize_predictions``, a :class:`~evaluator.results.PredictionSumma
 - ``key_positions`` and ``position_bias``: accuracy by the label the key was shown
   under (its first letter for orders; multi-answer items have no one position), and
   the spread between the best and worst position.
+- ``truncated``: answers the answer budget cut off before the model ended them.
 - ``by_kind`` and ``by_source``: the same figures for each kind and each source.
 
 A figure with nothing to average over is ``None`` (no ordering items -> no pairwise
@@ -248,6 +249,7 @@ def _figures(rows: Sequence[ScoredPrediction]) -> Figures:
         position_bias=max(position_accuracies) - min(position_accuracies)
         if len(position_accuracies) > 1
         else None,
+        truncated=sum(1 for row in scored if row.scores is not None and row.scores.truncated),
     )
 
 

@@ -34,9 +34,9 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 
 from db.engine import Database
 from db.errors import VetbenchError
+from db.json_types import JsonObject
 from evaluator.backends.settings import DEFAULT_API_KEY_ENV
 from evaluator.response_cache import ResponseCache, cache_key
-from evaluator.results import JsonObject
 from evaluator.retry_policy import (
     MalformedResponseError,
     is_retryable,

@@ -22,7 +22,7 @@ import json
 import logging
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from string import Template
@@ -43,6 +43,7 @@ __all__ = [
     "LAYOUTS",
     "PromptTemplates",
     "ShotFileError",
+    "ShotGroup",
     "TemplateError",
     "answer_text",
     "build_prompt",
@@ -126,6 +127,13 @@ class PromptTemplates:
         """The words a question starts with (``Question:``), or "" when it starts with its text."""
         first_line = self.texts[f"question.{template_language(language)}.txt"].split("\n", 1)[0]
         return first_line.split("$", 1)[0].strip()
+
+    def with_texts(self, texts: Mapping[str, str]) -> PromptTemplates:
+        """These templates with some files' texts replaced (CFLUE's official wording)."""
+        unknown = sorted(set(texts) - set(self.texts))
+        if unknown:
+            raise TemplateError(f"unknown template file(s) {', '.join(unknown)}")
+        return replace(self, texts={**self.texts, **texts})
 
     def render(self, name: str, **values: str) -> str:
         return Template(self.texts[name]).substitute(values)
@@ -252,8 +260,6 @@ def _shot_block(shot: ItemSnapshot, language: str, templates: PromptTemplates) -
 
 
 def _with_language(item: ItemSnapshot, language: str) -> ItemSnapshot:
-    from dataclasses import replace
-
     return item if item.language == language else replace(item, language=language)
 
 
@@ -281,6 +287,44 @@ def build_prompt(
     return Prompt(prefix=prefix, question=_question_block(item, templates))
 
 
+@dataclass(frozen=True)
+class ShotGroup:
+    """Items that share a prompt prefix: one kind and template language, and for orders
+    one number of events (a 5-event shot before a 4-event question invites a 5-letter
+    answer).  A run records each group's shots under its ``name``: ``ordering/en/4``."""
+
+    kind: ItemKind
+    language: str  # the template language
+    events: int | None = None  # orders only
+
+    @classmethod
+    def of(cls, item: ItemSnapshot) -> ShotGroup:
+        events = len(item.labels) if item.kind is ItemKind.ORDERING else None
+        return cls(item.kind, template_language(item.language), events)
+
+    @property
+    def name(self) -> str:
+        base = f"{self.kind.value}/{self.language}"
+        return base if self.events is None else f"{base}/{self.events}"
+
+    @property
+    def legacy_name(self) -> str:
+        """The name runs recorded before orders were grouped by their number of events."""
+        return f"{self.kind.value}/{self.language}"
+
+
+def recorded_group_shots(
+    recorded: Mapping[str, Sequence[ItemSnapshot]], item: ItemSnapshot
+) -> list[ItemSnapshot]:
+    """The shots a run recorded for ``item``'s prefix (by the group's name, or the name
+    runs used before orders were grouped by size)."""
+    group = ShotGroup.of(item)
+    found = recorded.get(group.name)
+    if found is None:
+        found = recorded.get(group.legacy_name, [])
+    return list(found)
+
+
 def shot_pool(database: Database, shot_file: Path | None) -> tuple[list[ItemSnapshot], bool]:
     """The items shots are drawn from: the shot file's, else every stored item; and
     whether they came from a shot file."""
@@ -297,25 +341,41 @@ def prefix_shots(
     *,
     seed: int,
     from_shot_file: bool,
-) -> dict[tuple[ItemKind, str], list[ItemSnapshot]]:
-    """The shots of every prompt prefix (a kind and template language), in the order the
-    ``items`` first need them: ``shots_for[kind]`` of them, the first of the kind in a
-    shot file (the user's own, in file order), else drawn by ``select_shots`` from
-    ``pool`` leaving out the evaluated ``items``.  The run and the lm-eval export agree."""
+) -> dict[ShotGroup, list[ItemSnapshot]]:
+    """The shots of every prompt prefix (a :class:`ShotGroup`), in the order the ``items``
+    first need them: ``shots_for[kind]`` of them, the first of the kind in a shot file
+    (the user's own, in file order; of the same number of events where it has such
+    orders), else drawn by ``select_shots`` from ``pool`` leaving out the evaluated
+    ``items``.  The run and the lm-eval export agree."""
     evaluated = {item.id for item in items}
-    chosen: dict[tuple[ItemKind, str], list[ItemSnapshot]] = {}
+    chosen: dict[ShotGroup, list[ItemSnapshot]] = {}
     for item in items:
-        group = (item.kind, template_language(item.language))
+        group = ShotGroup.of(item)
         if group in chosen:
             continue
         k = shots_for[item.kind]
         if from_shot_file:
-            chosen[group] = [shot for shot in pool if shot.kind is item.kind][:k]
+            of_kind = [shot for shot in pool if shot.kind is item.kind]
+            chosen[group] = _same_size(of_kind, group.events)[:k]
         else:
             chosen[group] = select_shots(
-                pool, item.kind, k, seed=seed, exclude_ids=evaluated, language=item.language
+                pool,
+                item.kind,
+                k,
+                seed=seed,
+                exclude_ids=evaluated,
+                language=item.language,
+                events=group.events,
             )
     return chosen
+
+
+def _same_size(pool: Sequence[ItemSnapshot], events: int | None) -> list[ItemSnapshot]:
+    """The items of ``pool`` with ``events`` labels, or all of them when none has."""
+    if events is None:
+        return list(pool)
+    same = [item for item in pool if len(item.labels) == events]
+    return same or list(pool)
 
 
 def select_shots(
@@ -326,6 +386,7 @@ def select_shots(
     seed: int = DEFAULT_SHOT_SEED,
     exclude_ids: Iterable[str] = (),
     language: str | None = None,
+    events: int | None = None,
 ) -> list[ItemSnapshot]:
     """``k`` solved items of ``kind`` to show before every evaluated item.
 
@@ -334,7 +395,8 @@ def select_shots(
     are drawn first; if fewer than ``k`` are approved, agreed items and then items still
     in review fill the gap (items in conflict last), and a note says so.  Near-duplicates of excluded items
     are never drawn (their keys would leak the answer).  With ``language``, items in
-    that template language are preferred.
+    that template language are preferred.  With ``events`` (orders), only items with that
+    many events are drawn, as long as the pool holds any.
     """
     kind = ItemKind(kind)
     if k <= 0:
@@ -349,7 +411,7 @@ def select_shots(
         and item.status != ItemStatus.REJECTED
     ]
     leaking = {item.suspected_duplicate_of for item in pool if item.id in excluded}
-    eligible = [item for item in eligible if item.id not in leaking]
+    eligible = _same_size([item for item in eligible if item.id not in leaking], events)
     rng = random.Random(seed)
     chosen: list[ItemSnapshot] = []
     groups: list[list[ItemSnapshot]] = []

@@ -12,15 +12,20 @@ are reported beside it) and whether explanations are scored.
 - ``cflue``: CFLUE's published evaluation (the paper's Knowledge Assessment table):
   multiple-choice items only, zero-shot, asked in Chinese as a financial expert
   who answers in two lines, ``答案：`` then ``解析：`` (true/false items with the
-  single-choice instructions); greedy, the model's own length (up to
-  ``CFLUE_MAX_NEW_TOKENS``), no stop string; CFLUE's own extraction rule decides;
-  accuracy, weighted F1, BLEU-1/4 and ROUGE-1/2/L on the explanations.  The prompt
-  wording is vetbench's, saying what CFLUE's says; a templates folder
-  (``--templates``) can hold any other wording.
-- ``econlogicqa``: the EconLogicQA paper's: ordering items only, 1-shot and
-  5-shot (two runs; the paper reports no 0-shot), its ``Question:`` / ``Choices:`` /
-  ``Correct Order:`` layout, greedy (temperature 0) until the model starts a new
-  question, a regular expression reads the order, exact match.
+  single-choice instructions); greedy, the model's own length (its generation
+  limit, bounded by its context: the official code sets no cap of its own), no
+  stop string; CFLUE's own extraction rule decides; accuracy, weighted F1,
+  BLEU-1/4 and ROUGE-1/2/L on the explanations.  The built-in wording is
+  vetbench's, saying what CFLUE's says; ``--cflue-repo PATH`` reads the official
+  wording from a clone of CFLUE's repository (``evaluator.cflue_wording``), and a
+  templates folder (``--templates``) can hold any other.
+- ``econlogicqa``: EconLogicQA-style: ordering items only, 1-shot and 5-shot (two
+  runs; the paper reports no 0-shot), its ``Question:`` / ``Choices:`` /
+  ``Correct Order:`` layout with no instruction line of vetbench's, plain
+  completion (no chat template unless asked for), greedy (temperature 0) until
+  the model starts a new question; the one order the output names is read, exact
+  match.  The paper's own prompt and regular expression are unpublished, so its
+  tables say "EconLogicQA-style".
 """
 
 from __future__ import annotations
@@ -30,17 +35,16 @@ from dataclasses import dataclass, field
 
 from db.vocabulary import EvalProtocol, ItemKind
 from evaluator.extractors import CFLUE, ECONLOGICQA, EXTRACTORS, LENIENT
-from evaluator.prompts import DEFAULT_LAYOUT
+from evaluator.prompts import DEFAULT_LAYOUT, answer_text
+from evaluator.text_metrics import EXPLANATION_LABEL
 
 __all__ = [
-    "CFLUE_MAX_NEW_TOKENS",
     "ECONLOGICQA_MAX_NEW_TOKENS",
     "ProtocolSpec",
     "StopRule",
     "protocol_spec",
 ]
 
-CFLUE_MAX_NEW_TOKENS = 512  # "the model's own length", bounded so a looping model ends
 ECONLOGICQA_MAX_NEW_TOKENS = 64  # an order and a sentence, unless a new question starts
 
 
@@ -65,12 +69,30 @@ class ProtocolSpec:
     extractor: str
     stop_rule: str
     max_new_tokens: int | None
-    """The answer budget; None: the kind's own small budget (``KindSpec.max_new_tokens``)."""
+    """The answer budget; None: the kind's own small budget (``KindSpec.max_new_tokens``),
+    or the model's own limit with ``model_length``."""
     scores_explanations: bool
+    model_length: bool = False
+    """No budget of the protocol's own: the model's generation limit, bounded by its context."""
+    chat_template: bool | None = None
+    """Whether prompts go in the model's chat template; None: the model's own choice."""
     template_language: str | None = None
     """Ask every item in this template language (CFLUE: ``zh``); None: the item's own."""
     instructions_kind: Mapping[ItemKind, ItemKind] = field(default_factory=dict)
     """Kinds asked with another kind's instructions (CFLUE: true/false as single)."""
+
+    def reference_output(self, kind: ItemKind, key: str, explanation: str | None) -> str:
+        """What a model that knows ``key`` (in the labels it was shown) writes under this
+        protocol: CFLUE's two lines with the analysis, EconLogicQA's ``Correct Order:``
+        line, else the key as a shot writes it.  The oracle self-test answers with it."""
+        written = answer_text(kind, key)
+        if self.name is EvalProtocol.CFLUE:
+            # One line of analysis: CFLUE reads a two-line answer's second line as it.
+            analysis = " ".join((explanation or "").split("\n")).strip()
+            return f"答案：{written}\n{EXPLANATION_LABEL}{analysis}"
+        if self.name is EvalProtocol.ECONLOGICQA:
+            return f"Correct Order: {written}"
+        return written
 
     def reported_extractors(self, chosen: str | None = None) -> tuple[str, ...]:
         """The deciding extractor first, then every other one (reported beside it)."""
@@ -98,8 +120,9 @@ _SPECS: dict[EvalProtocol, ProtocolSpec] = {
             shot_settings=(0,),
             extractor=CFLUE,
             stop_rule=StopRule.NONE,
-            max_new_tokens=CFLUE_MAX_NEW_TOKENS,
+            max_new_tokens=None,
             scores_explanations=True,
+            model_length=True,
             template_language="zh",
             instructions_kind={ItemKind.TRUEFALSE: ItemKind.SINGLE},
         ),
@@ -112,6 +135,7 @@ _SPECS: dict[EvalProtocol, ProtocolSpec] = {
             stop_rule=StopRule.NEW_QUESTION,
             max_new_tokens=ECONLOGICQA_MAX_NEW_TOKENS,
             scores_explanations=False,
+            chat_template=False,  # the paper's models complete plain text
         ),
     )
 }

@@ -15,8 +15,8 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from db.engine import Database
+from db.json_types import JsonObject
 from db.models import ApiResponse
-from evaluator.results import JsonObject
 
 
 def cache_key(

@@ -9,13 +9,13 @@ prediction stores in its ``scores`` column.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, is_dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from datetime import datetime
-from enum import Enum
-from typing import Any, TypeAlias
 
+from db.json_types import FieldsAsJson, JsonObject, fields_json
 from db.vocabulary import EvalMode, FailureKind, ItemKind, RunStatus
+from evaluator.run_params import RunParams
 from evaluator.text_metrics import BleuStatistics, ExplanationScore
 
 __all__ = [
@@ -26,11 +26,10 @@ __all__ = [
     "FieldsAsJson",
     "Interval",
     "PositionFigures",
-    "JsonObject",
-    "JsonValue",
     "PredictionSummary",
     "PredictionView",
-    "ProgressFigures",
+    "RunProgress",
+    "StoredPrediction",
     "RunComparison",
     "RunIdentity",
     "RunFigures",
@@ -40,49 +39,9 @@ __all__ = [
     "SuspectKey",
 ]
 
-JsonValue: TypeAlias = (
-    str | int | float | bool | None | Sequence["JsonValue"] | Mapping[str, "JsonValue"]
-)
-"""A value ``json.dumps`` writes as it is (lists and tuples as arrays, dicts as objects)."""
-JsonObject = dict[str, JsonValue]
 
 Interval = tuple[float, float]
 """A 95% interval, ``(low, high)``; JSON writes it as a two-element list."""
-
-
-def _json_value(value: object) -> JsonValue:
-    """One field's value as JSON: a result by its own ``to_json()``, any other dataclass by
-    its fields, an enumerated word by its value, a timestamp as ``str(datetime)`` (as the
-    ``--json`` printers have always written it), tuples (intervals too) as lists."""
-    to_json = getattr(value, "to_json", None)
-    if callable(to_json):
-        result: JsonValue = to_json()
-        return result
-    if is_dataclass(value) and not isinstance(value, type):
-        return _fields_json(value)
-    if isinstance(value, Enum):
-        return _json_value(value.value)
-    if isinstance(value, datetime):
-        return str(value)
-    if isinstance(value, Mapping):
-        return {str(name): _json_value(item) for name, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_value(item) for item in value]
-    if value is None or isinstance(value, str | int | float):
-        return value
-    raise TypeError(f"no JSON form for {type(value).__name__}")
-
-
-def _fields_json(result: Any) -> JsonObject:
-    """A frozen result as JSON: every field under its own name, in the order declared."""
-    return {field.name: _json_value(getattr(result, field.name)) for field in fields(result)}
-
-
-class FieldsAsJson:
-    """A result whose JSON is its fields: each under its own name, in the order declared."""
-
-    def to_json(self) -> JsonObject:
-        return _fields_json(self)
 
 
 def _number(value: object) -> float | None:
@@ -134,7 +93,8 @@ class Score:
     letter was shown under (single-answer, true/false and ordering items), and
     ``option_order`` the original labels in the order they were shown, when options
     were permuted (``CADB``: the first option shown was C).  Answers are always stored
-    in the item's own labels.
+    in the item's own labels.  ``truncated``: the answer budget ran out before the
+    model ended its answer.
     """
 
     correct: bool
@@ -145,6 +105,7 @@ class Score:
     explanation: ExplanationScore | None = None
     key_position: str | None = None
     option_order: str | None = None
+    truncated: bool = False
 
     def to_json(self) -> JsonObject:
         """The stored form: ``correct``, then the figures that apply, then the ranking,
@@ -161,11 +122,13 @@ class Score:
         if self.extracted is not None:
             data["extracted"] = dict(self.extracted)
         if self.explanation is not None:
-            data["explanation"] = _fields_json(self.explanation)
+            data["explanation"] = fields_json(self.explanation)
         if self.key_position is not None:
             data["key_position"] = self.key_position
         if self.option_order is not None:
             data["option_order"] = self.option_order
+        if self.truncated:
+            data["truncated"] = True
         return data
 
     @classmethod
@@ -204,6 +167,45 @@ class Score:
             explanation=_explanation_from_json(data.get("explanation")),
             key_position=key_position if isinstance(key_position, str) else None,
             option_order=option_order if isinstance(option_order, str) else None,
+            truncated=data.get("truncated") is True,
+        )
+
+
+@dataclass(frozen=True)
+class StoredPrediction:
+    """One prediction as the run loop makes it and the ``prediction`` table stores it: what
+    the model wrote, the answer read from it and how it scored.  The loop hands the same
+    value to storage and (as ``RunProgress.last``) to whoever follows the run."""
+
+    item_id: str
+    raw_output: str
+    parsed_answer: str | None
+    correct: bool | None  # None for an infrastructure failure
+    scores: Score | None  # None for an infrastructure failure (stored as {})
+    failure_kind: FailureKind | None
+    error: str | None
+    prompt: str = ""  # the exact prompt text the backend was given
+    latency_s: float = 0.0
+
+    @property
+    def is_infrastructure_failure(self) -> bool:
+        return self.failure_kind is FailureKind.INFRASTRUCTURE
+
+    @classmethod
+    def failed(
+        cls, item_id: str, error: str, *, prompt: str = "", latency_s: float = 0.0
+    ) -> StoredPrediction:
+        """An infrastructure failure (timeout, exhausted retries): retried on resume."""
+        return cls(
+            item_id,
+            "",
+            None,
+            None,
+            None,
+            FailureKind.INFRASTRUCTURE,
+            error[:2000],
+            prompt,
+            latency_s,
         )
 
 
@@ -229,7 +231,7 @@ class PredictionView:
     created_at: datetime
 
     def to_json(self, *, with_prompt: bool = True) -> JsonObject:
-        data = _fields_json(self)  # scores by their own to_json()
+        data: JsonObject = {**fields_json(self)}  # scores by their own to_json()
         if self.scores is None:
             data["scores"] = {}  # nothing scored: an empty object, as always
         if not with_prompt:
@@ -288,6 +290,7 @@ class Figures(FieldsAsJson):
     extractors: Mapping[str, ExtractorFigures]  # by extractor name; {} when not recorded
     key_positions: Mapping[str, PositionFigures]  # by the label the key was shown under
     position_bias: float | None  # highest minus lowest accuracy over key positions
+    truncated: int  # answers cut off by the answer budget (counted, scored as they stand)
 
 
 @dataclass(frozen=True)
@@ -325,38 +328,91 @@ class RunRecord(RunIdentity):
     host: str
     error: str | None
     filters: JsonObject  # status, kind, source, limit: as given when it was created
-    params: JsonObject  # backend settings, seed, template hash, shots used, ... (no revisions)
+    params: RunParams  # backend settings, seed, templates, shots used, protocol ...
     total: int
     started_at: datetime
     finished_at: datetime | None
 
     @property
-    def shot_notes(self) -> list[str]:
+    def shot_notes(self) -> tuple[str, ...]:
         """Where the shots fell short (too few, or not yet approved)."""
-        notes = self.params.get("shot_notes")
-        return [str(note) for note in notes] if isinstance(notes, list) else []
+        return self.params.shot_notes
 
     @property
     def excluded_count(self) -> int:
         """Items left out of score mode (too many candidate answers)."""
-        excluded = self.params.get("excluded")
-        return len(excluded) if isinstance(excluded, dict) else 0
+        return len(self.params.excluded)
 
-    def recorded(self, name: str) -> JsonValue:
-        """One recorded backend setting (``base_url``, ``prefix_cache`` ...), or None."""
-        return self.params.get(name)
+    def to_json(self) -> JsonObject:
+        data = fields_json(self)
+        # The per-item revision map is for resuming; a count (``total``) is enough to show.
+        data["params"] = self.params.to_json(with_revisions=False)
+        return data
 
 
 @dataclass(frozen=True)
-class ProgressFigures(FieldsAsJson):
-    """How far a run is: answered items, the latest session's speed and what is left."""
+class RunProgress:
+    """How far a run is: the one progress figure, whether the run loop counts it as it
+    stores each prediction (``execute_run``'s ``on_progress``) or it is read back from
+    the database (``run_figures``), so a run looks the same followed from anywhere.
+
+    ``items_per_second`` is over the latest session.  ``elapsed_s``: from the run's
+    start to its latest prediction when read back, into this session when counted by
+    the loop.  ``infrastructure_failures``: every stored one when read back, this
+    session's when counted by the loop (they are retried on resume).
+    """
 
     done: int  # items with an answer (right, wrong or unparsed)
     total: int
-    remaining: int
-    items_per_second: float | None  # over the latest session
-    eta_s: float | None  # only while it runs
-    elapsed_s: float | None  # from its start to its latest prediction
+    items_per_second: float | None = None
+    eta_s: float | None = None  # only while it runs
+    elapsed_s: float | None = None
+    correct: int = 0
+    unparsed: int = 0
+    infrastructure_failures: int = 0
+    finished_this_session: int = 0
+    last: StoredPrediction | None = None  # the prediction stored last (counted by the loop)
+
+    @property
+    def remaining(self) -> int:
+        return self.total - self.done
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.correct / self.done if self.done else None
+
+    def after(self, prediction: StoredPrediction, elapsed_s: float) -> RunProgress:
+        """These figures once ``prediction`` is stored, ``elapsed_s`` into this session."""
+        if prediction.is_infrastructure_failure:
+            counted = replace(self, infrastructure_failures=self.infrastructure_failures + 1)
+        else:
+            counted = replace(
+                self,
+                done=self.done + 1,
+                correct=self.correct + int(bool(prediction.correct)),
+                unparsed=self.unparsed + int(prediction.failure_kind is FailureKind.UNPARSED),
+            )
+        finished = self.finished_this_session + 1
+        rate = finished / elapsed_s if elapsed_s > 0 else None
+        return replace(
+            counted,
+            elapsed_s=elapsed_s,
+            items_per_second=rate,
+            eta_s=counted.remaining / rate if rate else None,
+            finished_this_session=finished,
+            last=prediction,
+        )
+
+    def to_json(self) -> JsonObject:
+        """What ``--json`` shows of a run's progress (the counts are in its figures)."""
+        return {
+            "done": self.done,
+            "total": self.total,
+            "remaining": self.remaining,
+            "items_per_second": self.items_per_second,
+            "eta_s": self.eta_s,
+            "elapsed_s": self.elapsed_s,
+        }
 
 
 @dataclass(frozen=True)
@@ -364,7 +420,7 @@ class RunFigures:
     """One run's figures: its record, its progress, and the metrics of its predictions."""
 
     run: RunRecord
-    progress: ProgressFigures
+    progress: RunProgress
     summary: PredictionSummary
     accuracy_curve: tuple[float, ...] = ()
     """Accuracy over the scored predictions so far, after each one, in the order stored

@@ -9,6 +9,7 @@ Every one returns the typed results of :mod:`evaluator.results`.
 
 from __future__ import annotations
 
+import os
 import socket
 from dataclasses import dataclass
 from datetime import datetime
@@ -27,17 +28,18 @@ from db.vocabulary import EvalMode, FailureKind, ItemKind, RunStatus
 from evaluator.metrics import ScoredPrediction, summarize_predictions, wilson_interval
 from evaluator.results import (
     AnswerDifference,
-    JsonObject,
+    PredictionSummary,
     PredictionView,
-    ProgressFigures,
     RunComparison,
     RunFigures,
     RunIdentity,
     RunOverview,
+    RunProgress,
     RunRecord,
     Score,
     SuspectKey,
 )
+from evaluator.run_params import RunParams
 
 __all__ = [
     "RunNotFound",
@@ -47,6 +49,7 @@ __all__ = [
     "latest_predictions",
     "list_runs",
     "load_run",
+    "process_alive",
     "run_figures",
     "run_info",
     "run_outcomes",
@@ -70,15 +73,12 @@ def load_run(db: Database, run_id: int) -> EvalRun:
 
 def run_info(run: EvalRun) -> RunRecord:
     """A run's own record as plain data."""
-    params: JsonObject = dict(run.params)
-    # The per-item revision map is for resuming; a count is enough to show.
-    params.pop("revisions", None)
     return RunRecord(
         **vars(_identity(run)),
         host=run.host,
         error=run.error,
         filters=dict(run.filters),
-        params=params,
+        params=RunParams.from_json(run.params),
         total=len(run.item_ids),
         started_at=run.started_at,
         finished_at=run.finished_at,
@@ -102,18 +102,19 @@ def _is_stale(run: EvalRun) -> bool:
     """A run marked running whose process on this host is gone (it was killed)."""
     if run.status != RunStatus.RUNNING or run.host != socket.gethostname()[:255]:
         return False
-    pid = run.params.get("pid")
-    if not isinstance(pid, int):
-        return False
-    import os
+    session = RunParams.from_json(run.params).session
+    return session is not None and session.pid is not None and not process_alive(session.pid)
 
+
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs on this host (one we may not signal runs too)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
-        return True
-    except PermissionError:
         return False
-    return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _views_query() -> Select[Prediction, str, str, str]:
@@ -290,34 +291,35 @@ def list_runs(db: Database) -> list[RunOverview]:
 
 def _session_rate(run: EvalRun, answered: int, last: datetime | None) -> float | None:
     """Items per second of the latest session: what it added over the time it has run."""
-    started = run.params.get("session_started_at")
-    if not isinstance(started, str):
+    session = RunParams.from_json(run.params).session
+    if session is None or session.started_at is None:
         return None
-    start = datetime.fromisoformat(started)
+    start = datetime.fromisoformat(session.started_at)
     running = run.status == RunStatus.RUNNING and not _is_stale(run)
     end = datetime.now(start.tzinfo) if running else last
-    done_before = run.params.get("session_done_before")
-    added = answered - (done_before if isinstance(done_before, int) else 0)
+    added = answered - session.done_before
     if end is None or added <= 0:
         return None
     seconds = (end - start).total_seconds()
     return added / seconds if seconds > 0 else None
 
 
-def _progress(run: EvalRun, outcomes: list[_Outcome]) -> ProgressFigures:
+def _progress(run: EvalRun, outcomes: list[_Outcome], summary: PredictionSummary) -> RunProgress:
     answered = [o for o in outcomes if not o.scored.is_infrastructure_failure]
     total = len(run.item_ids)
     last = max((o.created_at for o in outcomes), default=None)
     rate = _session_rate(run, len(answered), last)
     remaining = total - len(answered)
     running = run.status == RunStatus.RUNNING and not _is_stale(run)
-    return ProgressFigures(
+    return RunProgress(
         done=len(answered),
         total=total,
-        remaining=remaining,
         items_per_second=rate,
         eta_s=remaining / rate if running and rate else None,
         elapsed_s=(last - run.started_at).total_seconds() if last else None,
+        correct=summary.correct,
+        unparsed=summary.unparsed,
+        infrastructure_failures=summary.infrastructure_failures,
     )
 
 
@@ -329,7 +331,7 @@ def run_figures(db: Database, run_id: int) -> RunFigures:
     summary = summarize_predictions([outcome.scored for outcome in outcomes])
     return RunFigures(
         run=run_info(run),
-        progress=_progress(run, outcomes),
+        progress=_progress(run, outcomes, summary),
         summary=summary,
         accuracy_curve=_accuracy_curve(outcomes),
     )

@@ -32,9 +32,9 @@ from db.errors import VetbenchError
 from db.flag_rules import FlagFinding
 from db.flags import record_flags
 from db.items import ItemSnapshot, iter_items
+from db.json_types import JsonObject
 from db.vocabulary import FlagName, FlagSource, ItemKind
 from evaluator.openai_client import ChatClient, ChatOutcome, ChatRequest
-from evaluator.results import JsonObject
 
 __all__ = [
     "SCHEMA",

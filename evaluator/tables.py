@@ -6,11 +6,20 @@
 - ``cflue`` shape (the CFLUE paper's Knowledge Assessment table), over runs of the
   ``cflue`` protocol: accuracy, weighted F1, BLEU-1, BLEU-4, ROUGE-1, ROUGE-2, ROUGE-L.
 - breakdowns: accuracy by CFLUE subject (名称) or by the length of the item's
-  question and options (:data:`LENGTH_BUCKETS`), groups as rows and models as columns.
+  question and options (:data:`LENGTH_BUCKETS`), in tokens of each run's tokenizer
+  (``evaluator.item_lengths``; characters for a run without one, or when asked),
+  groups as rows and models as columns.
 
 Every table has a random-choice baseline, exact per item (1/n! for an order of n
 events, 1/k for one of k options, 1/(2^k - 1) for a non-empty set of k options) and
-averaged over the items of the column (or row).
+averaged over the items of the column (or row).  The two paper shapes also have a
+random row like CFLUE's: mean ± sd of accuracy (and weighted F1) over 1,000 seeded
+simulated guessers on the same items (``evaluator.random_baseline``).
+
+The ``econlogicqa`` shape is titled EconLogicQA-style: the paper's prompt and
+answer regex are unpublished, so its figures follow vetbench's reading of them.
+The ``cflue`` shape names each row's prompt wording: the built-in one, or the
+official one read from a CFLUE repository (``--cflue-repo``, with the file's hash).
 
 A cell is the mean over the runs of one *series* (``vetbench eval --repeats N`` or
 one protocol call) with the sample standard deviation when there are several, as
@@ -29,9 +38,13 @@ from dataclasses import dataclass
 from statistics import mean, stdev
 
 from db.engine import Database
+from db.json_types import JsonObject
 from db.vocabulary import EvalMode, EvalProtocol, ItemKind, RunStatus
+from evaluator.cflue_wording import wording_of
+from evaluator.item_lengths import CHARS, TOKENS, token_lengths
 from evaluator.metrics import ScoredPrediction, figures_of, summarize_predictions
-from evaluator.results import FieldsAsJson, Figures, JsonObject, RunRecord
+from evaluator.random_baseline import GUESSERS, simulated_guessers
+from evaluator.results import FieldsAsJson, Figures, RunRecord
 
 __all__ = [
     "FORMATS",
@@ -50,7 +63,8 @@ SHAPES = ("econlogicqa", "cflue")
 BREAKDOWNS = ("subject", "length")
 FORMATS = ("text", "md", "csv", "latex")
 LENGTH_BUCKETS = (0, 50, 100, 200, 400)
-"""Lower edges, in characters of question and options: <50, 50–99, 100–199, 200–399, ≥400."""
+"""Lower edges, in tokens (or characters) of question and options: <50, 50–99, 100–199,
+200–399, ≥400."""
 SPREAD_METRICS = (
     "accuracy",
     "weighted_f1",
@@ -71,6 +85,7 @@ CFLUE_COLUMNS = (
     ("rouge_l", "ROUGE-L"),
 )
 BASELINE_LABEL = "random choice"
+SIMULATED_LABEL = f"random ({GUESSERS:,} simulated guessers)"
 
 
 @dataclass(frozen=True)
@@ -152,21 +167,15 @@ class _Run:
 
     @property
     def protocol(self) -> str:
-        value = self.record.params.get("protocol")
-        return str(value) if value else EvalProtocol.CUSTOM.value
+        return self.record.params.protocol.value
 
     @property
     def series(self) -> str:
-        repeat = self.record.params.get("repeat")
-        if isinstance(repeat, dict) and repeat.get("series"):
-            return str(repeat["series"])
-        return f"run:{self.record.id}"
+        repeat = self.record.params.repeat
+        return repeat.series if repeat is not None and repeat.series else f"run:{self.record.id}"
 
     def shots_for(self, kind: str) -> int:
-        by_kind = self.record.params.get("shots_by_kind")
-        if isinstance(by_kind, dict) and isinstance(by_kind.get(kind), int):
-            return int(by_kind[kind])
-        return self.record.shots
+        return self.record.params.shots_by_kind.get(kind, self.record.shots)
 
 
 def _finished_runs(
@@ -205,6 +214,28 @@ def _cell(entries: Sequence[tuple[_Run, Figures]], metric: str) -> Spread | None
 def _baseline(entries: Iterable[tuple[_Run, Figures]]) -> Spread | None:
     chances = [figures.chance for _, figures in entries if figures.chance is not None]
     return Spread(mean(chances), None, len(chances)) if chances else None
+
+
+def _guessed(
+    entries: Sequence[tuple[_Run, Figures]], kind: str | None = None
+) -> tuple[Spread | None, Spread | None]:
+    """Accuracy and weighted F1 of the simulated guessers on the items of ``entries``
+    (each model's items once, not once per repeat), of ``kind`` when given."""
+    rows: dict[str, ScoredPrediction] = {}
+    for run, _figures in entries:
+        for row in run.outcomes:
+            if kind is None or ItemKind(row.kind).value == kind:
+                rows.setdefault(row.item_id, row)
+    found = simulated_guessers(list(rows.values()))
+    if found is None:
+        return None, None
+    accuracy = Spread(found.accuracy_mean, found.accuracy_sd, found.guessers)
+    f1 = (
+        None
+        if found.weighted_f1_mean is None
+        else Spread(found.weighted_f1_mean, found.weighted_f1_sd, found.guessers)
+    )
+    return accuracy, f1
 
 
 # ---------------------------------------------------------------------- shapes
@@ -250,9 +281,18 @@ def _econlogicqa_table(runs: Sequence[_Run]) -> ResultTable | None:
             baseline=True,
         )
     )
+    rows.append(
+        TableRow(
+            SIMULATED_LABEL,
+            tuple(_guessed(chosen_by_column[column], column[0])[0] for column in column_keys),
+            (),
+            baseline=True,
+        )
+    )
     return ResultTable(
         "econlogicqa",
-        "Accuracy by item kind and shots (EconLogicQA's table)",
+        "Accuracy by item kind and shots (EconLogicQA-style table: the paper's prompt and "
+        "answer regex are unpublished)",
         "model",
         columns,
         tuple(rows),
@@ -274,30 +314,41 @@ def _column_title(column: tuple[str, str, str, int]) -> str:
 
 
 def _cflue_table(runs: Sequence[_Run]) -> ResultTable | None:
+    # A model's runs with another prompt wording are another row: the figures differ.
     by_model: dict[str, list[tuple[_Run, Figures]]] = defaultdict(list)
     for run in runs:
         if run.protocol == EvalProtocol.CFLUE:
-            by_model[run.record.model].append((run, summarize_predictions(run.outcomes)))
+            label = f"{run.record.model} ({wording_of(run.record.params.wording)} wording)"
+            by_model[label].append((run, summarize_predictions(run.outcomes)))
     if not by_model:
         return None
     columns = tuple(TableColumn(key, title) for key, title in CFLUE_COLUMNS)
     rows = []
     chosen: list[tuple[_Run, Figures]] = []
-    for model, entries in by_model.items():
+    for label, entries in by_model.items():
         latest = _latest_series(entries)
         chosen += latest
         rows.append(
             TableRow(
-                model,
+                label,
                 tuple(_cell(latest, key) for key, _title in CFLUE_COLUMNS),
                 tuple(sorted(run.record.id for run, _ in latest)),
             )
         )
-    # Only accuracy has an exact random baseline; F1 and text overlap have none.
+    # Only accuracy has an exact random baseline; the guessers add F1; text overlap has none.
     rows.append(
         TableRow(
             BASELINE_LABEL,
             (_baseline(chosen), *(None for _ in CFLUE_COLUMNS[1:])),
+            (),
+            baseline=True,
+        )
+    )
+    accuracy, f1 = _guessed(chosen)
+    rows.append(
+        TableRow(
+            SIMULATED_LABEL,
+            (accuracy, f1, *(None for _ in CFLUE_COLUMNS[2:])),
             (),
             baseline=True,
         )
@@ -311,17 +362,40 @@ def _cflue_table(runs: Sequence[_Run]) -> ResultTable | None:
     )
 
 
-def length_bucket(characters: int) -> str:
-    """The length bucket of an item's question and options."""
+def length_bucket(length: int, unit: str = CHARS) -> str:
+    """The length bucket of an item's question and options (``unit``: tokens or chars)."""
     edges = LENGTH_BUCKETS
     for low, high in zip(edges, edges[1:], strict=False):
-        if low <= characters < high:
-            return f"{low}–{high - 1} chars"
-    return f"≥{edges[-1]} chars"
+        if low <= length < high:
+            return f"{low}–{high - 1} {unit}"
+    return f"≥{edges[-1]} {unit}"
+
+
+def _length_groups(
+    db: Database, unit: str
+) -> Callable[[_Run], Callable[[ScoredPrediction], str | None]]:
+    """For each run, the length bucket of its items: in tokens of its own tokenizer (if
+    asked and it loads), else in characters."""
+
+    def of_run(run: _Run) -> Callable[[ScoredPrediction], str | None]:
+        tokens = (
+            token_lengths(db, run.record.params, [row.item_id for row in run.outcomes])
+            if unit == TOKENS
+            else None
+        )
+        if tokens is None:
+            return lambda row: length_bucket(row.text_length, CHARS)
+        return lambda row: (
+            length_bucket(tokens[row.item_id], TOKENS) if row.item_id in tokens else None
+        )
+
+    return of_run
 
 
 def _breakdown_table(
-    runs: Sequence[_Run], name: str, group_of: Callable[[ScoredPrediction], str | None]
+    runs: Sequence[_Run],
+    name: str,
+    groups_of: Callable[[_Run], Callable[[ScoredPrediction], str | None]],
 ) -> ResultTable | None:
     """Accuracy per group (rows) for each model and setting (columns): a model's runs of
     one protocol, mode and number of shots make one column (its latest series)."""
@@ -340,6 +414,7 @@ def _breakdown_table(
     for setting, setting_runs in latest.items():
         for run in setting_runs:
             grouped: dict[str, list[ScoredPrediction]] = defaultdict(list)
+            group_of = groups_of(run)
             for row in run.outcomes:
                 group = group_of(row)
                 if group is not None:
@@ -381,8 +456,16 @@ def _breakdown_table(
         )
         for group in order
     )
-    title = "Accuracy by CFLUE subject (名称)" if name == "subject" else "Accuracy by item length"
+    title = (
+        "Accuracy by CFLUE subject (名称)"
+        if name == "subject"
+        else "Accuracy by item length (question and options)"
+    )
     return ResultTable(name, title, "subject" if name == "subject" else "length", columns, rows)
+
+
+def _subject(row: ScoredPrediction) -> str | None:
+    return row.subject
 
 
 def _setting_title(setting: tuple[str, str, str, int]) -> str:
@@ -397,12 +480,14 @@ _EMPTY = Figures(
     accuracy_ci=None, unparsed_rate=None, pairwise_accuracy=None, weighted_f1=None,
     set_f1=None, chance=None, explained=0, bleu_1=None, bleu_4=None, rouge_1=None,
     rouge_2=None, rouge_l=None, extractors={}, key_positions={}, position_bias=None,
+    truncated=0,
 )  # fmt: skip
 
 
-def _group_order(label: str) -> int:
+def _group_order(label: str) -> tuple[str, int]:
+    """Length buckets by unit, then from short to long."""
     digits = "".join(ch for ch in label.split("–")[0] if ch.isdigit())
-    return int(digits or 0) + (1 if label.startswith("≥") else 0)
+    return (label.rsplit(" ", 1)[-1], int(digits or 0) + (1 if label.startswith("≥") else 0))
 
 
 def _chance_of(rows: Sequence[ScoredPrediction]) -> Spread | None:
@@ -418,9 +503,11 @@ def paper_tables(
     protocol: str | None = None,
     models: Sequence[str] = (),
     run_ids: Sequence[int] = (),
+    length_unit: str = TOKENS,
 ) -> list[ResultTable]:
     """The tables asked for, over the finished runs (of ``protocol``, of ``models``, or
-    the runs ``run_ids``); a shape without runs is left out."""
+    the runs ``run_ids``); a shape without runs is left out.  Length breakdowns count
+    ``length_unit`` (tokens of each run's tokenizer, or characters)."""
     runs = _finished_runs(db, protocol=protocol, models=models, run_ids=run_ids)
     # Breakdowns of the CFLUE table alone read the CFLUE protocol's runs.
     broken_down = (
@@ -434,11 +521,9 @@ def paper_tables(
     if "cflue" in shapes:
         tables.append(_cflue_table(runs))
     if "subject" in breakdowns:
-        tables.append(_breakdown_table(broken_down, "subject", lambda row: row.subject))
+        tables.append(_breakdown_table(broken_down, "subject", lambda _run: _subject))
     if "length" in breakdowns:
-        tables.append(
-            _breakdown_table(broken_down, "length", lambda row: length_bucket(row.text_length))
-        )
+        tables.append(_breakdown_table(broken_down, "length", _length_groups(db, length_unit)))
     return [table for table in tables if table is not None]
 
 

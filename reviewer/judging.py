@@ -30,6 +30,7 @@ from db.gold import GoldOutcome, active_gold, gold_outcome
 from db.guidelines import current_guidelines_version
 from db.item_status import refresh_item_status
 from db.items import ItemSnapshot, add_revision, locked_item
+from db.json_types import JsonObject
 from db.models import Claim, Item, ItemRevision, Judgment, Person, utcnow
 from db.people import ensure_person, find_person
 from db.retry import retry_transient
@@ -84,6 +85,19 @@ class JudgmentReceipt:
     guidelines_version: int | None = None
     gold: GoldOutcome | None = None  # a gold item: how the judgment compares
     revision: RevisionReceipt | None = None  # the edit made with a flawed verdict
+
+    def to_json(self) -> JsonObject:
+        """As ``judge --json`` prints it."""
+        return {
+            "judgment_id": self.judgment_id,
+            "item_id": self.item_id,
+            "revision": self.revision_number,
+            "annotator": self.annotator,
+            "verdict": self.verdict.value,
+            "blind_answer": self.blind_answer,
+            "matches_key": self.matches_key,
+            "item_status": self.item_status,
+        }
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,8 @@ from functools import lru_cache
 
 from icu4py.breakers import CharacterBreaker, LineBreaker
 
+from db.visible_text import east_asian_cell_len
+
 CellLength = Callable[[str], int]
 
 # Units a number keeps on its line.  Multi-character ones first, so "美元" wins over "元".
@@ -89,18 +91,6 @@ def _closes(character: str) -> bool:
     return (
         unicodedata.category(character) in ("Pe", "Pf") or character in _CLOSING_OTHER_PUNCTUATION
     )
-
-
-def east_asian_cell_len(text: str) -> int:
-    """Terminal cells ``text`` takes: wide and full-width characters two, marks none."""
-    cells = 0
-    for character in text:
-        if unicodedata.combining(character) or unicodedata.category(character) in ("Mn", "Me"):
-            continue
-        if character in "\u200b\u200c\u200d\u2060\ufeff":
-            continue
-        cells += 2 if unicodedata.east_asian_width(character) in ("W", "F") else 1
-    return cells
 
 
 @lru_cache(maxsize=4096)

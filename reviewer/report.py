@@ -32,11 +32,11 @@ from reviewer.agreement import (
 )
 from reviewer.agreement.rows import (
     KIND_ORDER,
-    annotator_figures,
+    annotator_cells,
+    detail_text,
     figure_text,
     group_figures,
     headline_rows,
-    interval_text,
     pair_figures,
     value_text,
 )
@@ -333,7 +333,7 @@ def _agreement_section(agreement: AgreementReport) -> list[str]:
             [
                 row.label,
                 value_text(row.figure),
-                interval_text(row.figure) if row.figure.defined else row.figure.reason or "",
+                detail_text(row.figure),
                 f"{row.figure.n:,}",
                 row.note,
             ]
@@ -365,7 +365,11 @@ def _agreement_section(agreement: AgreementReport) -> list[str]:
                 "agrees with decision",
                 "median seconds",
             ],
-            [[s.name, *annotator_figures(s)] for s in agreement.per_annotator],
+            [
+                [stats.name, cells.judged, *cells.agreement, cells.median_seconds]
+                for stats in agreement.per_annotator
+                for cells in [annotator_cells(stats)]
+            ],
         )
     if len(agreement.by_kind) > 1:
         lines += ["", "By kind:", ""]

@@ -22,7 +22,7 @@ from tiny_model import tiny_model_dir
 
 from db.engine import Database, open_database
 from db.models import EvalRun, Prediction
-from reviewer.line_breaking import east_asian_cell_len
+from db.visible_text import east_asian_cell_len
 
 
 @pytest.fixture(scope="module")

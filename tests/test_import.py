@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import FIXTURES, cflue_record, write_file
+from helpers import FIXTURES, cflue_record, run_cli, write_file
 from sqlalchemy import MetaData, select, text, update
 from sqlmodel import Session, col
 
-from db.engine import Database
+from db.engine import Database, open_database
 from db.errors import VetbenchError
 from db.formats import UnknownFormat, get_format
 from db.import_report import FileReport, ImportProgress
@@ -683,3 +683,21 @@ def test_the_real_cflue_file_imports_once(database: Database, cflue_knowledge: P
         first = item_at(session, "knowledge:1")
     assert first.meta == {"名称": "注册会计师"} and first.language == "zh"
     assert first.key == "D" and first.explanation is None
+
+
+def test_the_report_json_is_what_import_json_prints(database: Database, tmp_path: Path) -> None:
+    questions = distinct_questions(3)
+    rows = [ordering_row(q) for q in questions]
+    changed = [ordering_row(questions[0], key="D, C, B, A"), rows[1], "x\n"]
+    twin = open_database(tmp_path / "twin.db")  # the same imports, made through the API
+    try:
+        for db in (database, twin):
+            import_files(db, [csv_file(tmp_path, rows)])
+        path = csv_file(tmp_path, changed)
+        printed = json.loads(
+            run_cli(database, "import", str(path), "--skip-invalid", "--json").stdout
+        )
+        assert printed == import_files(twin, [path], skip_invalid=True).to_json()
+        assert (printed[0]["revised"], printed[0]["invalid"]) == (["econ:1"], 1)
+    finally:
+        twin.dispose()

@@ -8,6 +8,7 @@
 | reviewer/ review domain   | reviewer.cli, reviewer.tui, evaluator, Textual, torch, transformers |
 | reviewer/cli/             | Textual, torch, transformers, the evaluator at module level    |
 | reviewer/tui/             | reviewer.cli; torch and transformers at module level           |
+| reviewer/cli/, reviewer/tui/ | the ORM models (db.models), SQLAlchemy, SQLModel: anywhere  |
 
 The review domain is every module under ``reviewer/`` outside ``reviewer/cli`` and
 ``reviewer/tui``.  "At module level" means run on import: anywhere but inside a
@@ -149,6 +150,15 @@ def test_cli_imports_no_textual_torch_transformers_or_evaluator_at_module_level(
 def test_tui_never_imports_the_cli_nor_heavy_libraries_at_module_level() -> None:
     assert offenders(modules("reviewer/tui"), {"reviewer.cli"}) == {}
     assert offenders(modules("reviewer/tui"), HEAVY, module_level_only=True) == {}
+
+
+STORAGE = {"db.models", "sqlalchemy", "sqlmodel"}
+
+
+def test_commands_and_screens_hold_no_orm_rows_and_build_no_queries() -> None:
+    """Commands and widgets call domain functions (``db/``, the review domain, the
+    evaluator) and get frozen values back: no ORM model, no SQL, even inside a function."""
+    assert offenders(modules("reviewer/cli") + modules("reviewer/tui"), STORAGE) == {}
 
 
 @pytest.mark.parametrize(

@@ -456,10 +456,9 @@ def test_export_to_standard_output(approved_db: Path) -> None:
     assert_one_line_error(folder, "standard output")
 
 
-def test_a_full_disk_keeps_the_old_report(approved_db: Path, mounted_tmpfs: Path) -> None:
-    report = mounted_tmpfs / "report.md"
-    report.write_text("the old report\n")
-    descriptor = os.open(mounted_tmpfs / "filler", os.O_WRONLY | os.O_CREAT)
+def fill_up(mount_point: Path) -> None:
+    """Fill the file system at ``mount_point`` with the file ``filler``."""
+    descriptor = os.open(mount_point / "filler", os.O_WRONLY | os.O_CREAT)
     try:
         while os.write(descriptor, b"x" * 4096):
             pass
@@ -467,10 +466,46 @@ def test_a_full_disk_keeps_the_old_report(approved_db: Path, mounted_tmpfs: Path
         pass  # the disk is full
     finally:
         os.close(descriptor)
+
+
+def test_a_full_disk_keeps_the_old_report(approved_db: Path, mounted_tmpfs: Path) -> None:
+    report = mounted_tmpfs / "report.md"
+    report.write_text("the old report\n")
+    fill_up(mounted_tmpfs)
     result = run(approved_db, "report", "--out", str(report), "--bootstrap", "0")
     assert_one_line_error(result, "No space left")
     assert report.read_text() == "the old report\n"
     assert sorted(p.name for p in mounted_tmpfs.iterdir()) == ["filler", "report.md"]
+
+
+def folder_files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_a_full_disk_keeps_the_old_export_folder(approved_db: Path, mounted_tmpfs: Path) -> None:
+    """A folder export is written whole or not at all (atomic_write.replace_folder)."""
+    folder = mounted_tmpfs / "dataset"
+    assert run(approved_db, "export", "--format", "hf", "--out", str(folder)).exit_code == 0
+    before = folder_files(folder)
+    fill_up(mounted_tmpfs)
+    result = run(approved_db, "export", "--format", "hf", "--out", str(folder))
+    assert_one_line_error(result, "No space left", "dataset")
+    assert folder_files(folder) == before
+    assert sorted(p.name for p in mounted_tmpfs.iterdir()) == ["dataset", "filler"]
+
+
+def test_a_folder_export_through_a_link_replaces_the_folder_it_names(
+    approved_db: Path, tmp_path: Path
+) -> None:
+    real = tmp_path / "exports" / "task"
+    link = tmp_path / "task-link"
+    link.symlink_to(real, target_is_directory=True)
+    for _ in range(2):  # the second export replaces the first
+        result = run(approved_db, "export", "--format", "lm-eval", "--out", str(link))
+        assert result.exit_code == 0, result.output
+    assert link.is_symlink() and (real / "vetbench-export.json").is_file()
+    assert [p.name for p in real.parent.iterdir()] == ["task"]  # nothing staged or retired
+    assert stat.S_IMODE(real.stat().st_mode) & 0o755 == 0o755
 
 
 # --- 5. what PostgreSQL refuses is refused on both backends -------------------------------

@@ -34,7 +34,7 @@ CFLUE_OUTPUTS = {
 }
 ECON_OUTPUTS = {
     "econ:1": " D, A, C, B\nQuestion: a new question the stop cuts",
-    "econ:2": " The order is B, A, D, C.",  # the strict expression reads nothing here
+    "econ:2": " The order is B, A, D, C.",  # found anywhere; the start-anchored reader: nothing
 }
 
 
@@ -170,7 +170,7 @@ def test_cflue_generation_has_no_stop_and_a_free_length(url: str) -> None:
     execute_run(database, run_id, backend)
     for request in backend.requests_seen.values():
         assert request.stop == () and request.complete is None
-        assert request.max_new_tokens == 512
+        assert request.max_new_tokens is None  # the model's own limit, bounded by its context
     database.dispose()
 
 
@@ -210,12 +210,16 @@ def test_econlogicqa_makes_a_1_shot_and_a_5_shot_run_in_the_papers_layout(
         # the run stops where the model starts a new question
         assert stored["econ:1"].raw_output == " D, A, C, B"
         assert stored["econ:1"].parsed_answer == "DACB"
-        assert stored["econ:2"].parsed_answer is None  # the strict expression decides
-        assert stored["econ:2"].scores["extracted"] == {"econlogicqa": None, "lenient": "BADC"}
+        assert stored["econ:2"].parsed_answer == "BADC"  # the order anywhere decides
+        assert stored["econ:2"].scores["extracted"] == {
+            "econlogicqa": "BADC",
+            "econlogicqa-start": None,
+            "lenient": "BADC",
+        }
 
 
-def test_econlogicqa_extractor() -> None:
-    from evaluator.extractors import extract_econlogicqa_order as read
+def test_econlogicqa_start_extractor() -> None:
+    from evaluator.extractors import extract_econlogicqa_start as read
 
     assert read(" C, A, B, D", "ABCD") == "CABD"
     assert read("CABD", "ABCD") == "CABD"
@@ -522,7 +526,7 @@ def test_custom_runs_keep_vetbench_layout_and_reader() -> None:
 
     custom = protocol_spec("custom")
     assert custom.layout == "vetbench" and custom.extractor == "lenient"
-    assert custom.reported_extractors() == ("lenient", "cflue", "econlogicqa")
+    assert custom.reported_extractors() == ("lenient", "cflue", "econlogicqa", "econlogicqa-start")
 
 
 def test_breakdowns_keep_each_shot_setting_apart(tabled: str) -> None:

@@ -436,3 +436,35 @@ def test_a_bfloat16_model_generates_and_scores(tiny: Path) -> None:
     request = ScoringRequest("s", Prompt("Question: x\nAnswer:", ""), (" A", " B"))
     (scored,) = backend.score([request])
     assert len(scored.log_likelihoods) == 2 and all(v < 0 for v in scored.log_likelihoods)
+
+
+def test_a_spent_budget_marks_the_answer_truncated(plain: TransformersBackend) -> None:
+    prompt = prompts(1)[0]
+    (cut,) = plain.generate([GenerationRequest("econ:0", prompt, max_new_tokens=2)])
+    assert cut.truncated and cut.error is None
+
+
+def test_an_ended_answer_is_not_truncated(tiny: Path) -> None:
+    backend = TransformersBackend(str(tiny), device="cpu", dtype="float32", prefix_cache=False)
+    prompt, text = natural_output(backend, max_new_tokens=1)
+    backend._eos_ids = {backend.tokenizer(text, add_special_tokens=False)["input_ids"][0]}
+    (result,) = backend.generate([GenerationRequest("econ:0", prompt, max_new_tokens=8)])
+    assert result.output == "" and not result.truncated
+
+
+def test_without_a_budget_the_model_writes_to_its_own_limit_within_its_context(
+    tiny: Path, spy_on: Any
+) -> None:
+    backend = TransformersBackend(str(tiny), device="cpu", dtype="float32", prefix_cache=False)
+    context = backend.context_length
+    assert backend.info.params["context_length"] == context
+    assert backend.token_budget(None, 10) == context - 10  # no limit of its own: the context
+    assert backend.token_budget(5, 10) == 5  # a budget asked for
+    assert backend.token_budget(50, context - 3) == 3  # never past the context
+    backend.model.generation_config.max_new_tokens = 7  # the model's own limit
+    assert backend.token_budget(None, 10) == 7
+    assert backend.token_budget(None, context - 2) == 2
+    spy = spy_on(backend)
+    prompt = prompts(1)[0]
+    (result,) = backend.generate([GenerationRequest("econ:0", prompt, max_new_tokens=None)])
+    assert result.truncated and spy.calls == 7  # one prefill, then one pass per token

@@ -216,7 +216,7 @@ async def test_stop_halts_a_run_after_the_current_prediction(
             release.wait(timeout=30)
 
     backend = ScriptedBackend(MIXED_SET_ANSWERS, model="slow", before_answer=gate)
-    screen = EvaluationScreen(database, "ann", open_model=lambda _spec: backend)
+    screen = EvaluationScreen(database, "ann", open_model=lambda _spec, _settings: backend)
     async with mounted(screen) as pilot:
         await pilot.press("ctrl+s")
         await wait_until(pilot, first_stored.is_set, "the first prediction")

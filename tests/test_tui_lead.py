@@ -11,6 +11,7 @@ import pytest
 from helpers import (
     ScreenHost,
     agreement_shown,
+    run_cli,
     store_item,
     store_judgment,
     store_person,
@@ -215,6 +216,41 @@ async def test_agreement_screen_shows_figures_and_follows_new_judgments(review: 
         )
         assert screen.computations >= 2
         assert screen.query_one("#kappa-map", DataTable).row_count == 3
+
+
+async def test_the_cli_the_report_and_the_screen_show_the_same_annotator_cells(
+    review: Database,
+) -> None:
+    """ARCHITECTURE.md: reviewer/agreement/rows.py makes the cells of every table that
+    lists annotators; each interface only picks the columns it has room for."""
+    import re
+
+    from reviewer.agreement import compute_agreement
+    from reviewer.agreement.rows import annotator_cells
+    from reviewer.report import build_report
+
+    per_annotator = compute_agreement(review, resamples=0).per_annotator
+    expected = {stats.name: annotator_cells(stats) for stats in per_annotator}
+    assert set(expected) == {"ann", "bo"}
+    printed = run_cli(review, "agreement", "--as", "lea", "--bootstrap", "0").output
+    table = printed.split("Per annotator")[1].split("\n\n")[0].splitlines()[2:]
+    markdown = build_report(review, resamples=0).split("Per annotator")[1]
+    async with agreement_shown(review, "lea", size=(140, 45)) as (screen, _pilot):
+        shown = screen.query_one("#annotator-table", DataTable)
+        for name, cells in expected.items():
+            numbers = [cells.judged, *cells.agreement, cells.median_seconds]
+            cli_line = next(line for line in table if line.startswith(name + " "))
+            assert re.split(r"\s{2,}", cli_line) == [
+                name,
+                *numbers[:1],
+                cells.keep_rate,
+                *numbers[1:],
+                cells.verdicts_given,
+            ]
+            assert f"| {' | '.join([name, *numbers])} |" in markdown
+            row = [str(cell) for cell in shown.get_row(name)]
+            assert row[:3] == [name, cells.judged, cells.keep_rate]
+            assert row[4:] == [*numbers[1:], cells.verdicts_given]
 
 
 async def test_annotators_see_figures_but_not_others_answers(review: Database) -> None:

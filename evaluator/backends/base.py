@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from db.errors import VetbenchError
-from evaluator.results import JsonObject
+from db.json_types import JsonObject
 
 
 class BackendError(VetbenchError, RuntimeError):
@@ -37,10 +37,13 @@ class GenerationRequest:
     item_id: str
     prompt: Prompt
     stop: tuple[str, ...] = ()  # stop as soon as one of these appears (a new question)
-    max_new_tokens: int = 32
+    max_new_tokens: int | None = 32  # None: the model's own limit, bounded by its context
     # True once the text generated so far holds a whole answer (a backend that can stop
     # per sequence stops there); None: run to a stop string or max_new_tokens.
     complete: Callable[[str], bool] | None = field(default=None, compare=False)
+    # What a model that knows the key writes, in the shown labels and the protocol's
+    # form; only for a backend that says ``wants_reference`` (the oracle self-test).
+    reference: str | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,7 @@ class GenerationResult:
     output: str  # the generated text, cut at the first stop string
     latency_s: float
     error: str | None = None  # set for infrastructure failures (timeout, retries exhausted)
+    truncated: bool = False  # the token budget ran out before the model ended its answer
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,7 @@ class ScoringRequest:
     item_id: str
     prompt: Prompt
     candidates: tuple[str, ...]
+    reference: str | None = field(default=None, compare=False, repr=False)  # see above
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,8 @@ class BackendInfo:
 class Backend(Protocol):
     info: BackendInfo
     supports_scoring: bool
+    # A backend may also set ``wants_reference = True`` (read with getattr): its requests
+    # then carry the key's answer text (``reference``); only the oracle self-test does.
 
     def generate(self, requests: Sequence[GenerationRequest]) -> Iterator[GenerationResult]:
         """Answer every request; yield each result as soon as it is finished (any order)."""

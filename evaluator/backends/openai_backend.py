@@ -120,6 +120,7 @@ class OpenAIBackend:
                 prompt_text=request.prompt.text,
                 output=finished_text(outcome.response.text, request.stop),
                 latency_s=outcome.latency_s,
+                truncated=outcome.response.finish_reason == "length",
             )
 
     def score(self, requests: Sequence[ScoringRequest]) -> Iterator[ScoringResult]:

@@ -15,6 +15,13 @@ In score mode the scripted output is the candidate the model ranks first
 (log-likelihood 0); every other candidate gets -1, so without a scripted output the
 first candidate wins.
 
+The **oracle** (``--model scripted:oracle``, ``ScriptedBackend(oracle=True)``) needs no
+script: it answers every item with its key, in the labels it was shown and the form
+its protocol asks for (``答案：ABD`` and ``解析：`` with the item's analysis for CFLUE,
+``Correct Order: D, A, C, B`` for EconLogicQA, ``D, A, C, B`` / ``ABD`` otherwise): the
+run hands it that text with each request (``reference``).  Every figure of an oracle
+run must be perfect; anything less is a fault of the evaluation, not of a model.
+
 Script files (UTF-8):
 
 - ``.json``: an object of item id -> output text;
@@ -43,9 +50,10 @@ from evaluator.backends.base import (
 from evaluator.json_lines import json_lines, read_input_text
 from evaluator.stopping import finished_text
 
-__all__ = ["SCRIPTED_BACKEND", "Script", "ScriptedBackend"]
+__all__ = ["ORACLE", "SCRIPTED_BACKEND", "Script", "ScriptedBackend"]
 
 SCRIPTED_BACKEND = "scripted"
+ORACLE = "oracle"  # scripted:oracle
 RUNNER_UP_LOG_LIKELIHOOD = -1.0  # every candidate but the scripted one, in score mode
 
 BeforeAnswer = Callable[[int, str], None]
@@ -135,8 +143,10 @@ class ScriptedBackend:
         before_answer: BeforeAnswer | None = None,
         latency_s: float = 0.0,
         params: Mapping[str, str] | None = None,
+        oracle: bool = False,
     ) -> None:
         self.script = script if isinstance(script, Script) else Script(outputs=dict(script or {}))
+        self.wants_reference = oracle  # the run sends each item's key text
         self.before_answer = before_answer
         self.latency_s = latency_s  # reported for every answer
         self.info = BackendInfo(
@@ -166,7 +176,8 @@ class ScriptedBackend:
             if failure is not None:
                 yield GenerationResult(request.item_id, text, "", self.latency_s, error=failure)
                 continue
-            output = finished_text(self.script.output_for(request.item_id), request.stop)
+            said = self._said(request.item_id, request.reference)
+            output = finished_text(said, request.stop)
             yield GenerationResult(request.item_id, text, output, self.latency_s)
 
     def score(self, requests: Sequence[ScoringRequest]) -> Iterator[ScoringResult]:
@@ -178,12 +189,19 @@ class ScriptedBackend:
             if failure is not None:
                 yield ScoringResult(request.item_id, text, (), self.latency_s, error=failure)
                 continue
-            said = self.script.output_for(request.item_id).strip()
+            said = self._said(request.item_id, request.reference).strip()
             scores = tuple(
                 0.0 if said and candidate.strip() == said else RUNNER_UP_LOG_LIKELIHOOD
                 for candidate in request.candidates
             )
             yield ScoringResult(request.item_id, text, scores, self.latency_s)
+
+    def _said(self, item_id: str, reference: str | None) -> str:
+        if self.wants_reference:
+            if reference is None:
+                raise BackendError(f"the oracle was sent no key text for item {item_id}")
+            return reference
+        return self.script.output_for(item_id)
 
     def close(self) -> None:
         self.closed = True

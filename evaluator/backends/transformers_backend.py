@@ -14,8 +14,8 @@ Speed comes from three things:
   tokens it would see without reuse.
 - **Short stops.**  Each sequence stops as soon as its answer is complete (the
   request's ``complete`` test), a stop string (a new question, a blank line) or
-  end-of-sequence appears, or its small ``max_new_tokens`` is spent; finished
-  sequences leave the batch at once.
+  end-of-sequence appears, or its budget is spent (``truncated``; ``token_budget``);
+  finished sequences leave the batch at once.
 - **Length-sorted batches.**  Items are sorted by length, so little padding is
   wasted.  Padding goes on the left of each item's own tokens, between the shared
   prefix and the question; the attention mask hides it and position ids skip it,
@@ -46,6 +46,7 @@ from evaluator.backends.base import (
     ScoringResult,
 )
 from evaluator.backends.settings import DEVICES, DTYPES, BackendSettings, parse_batch_size
+from evaluator.backends.token_budget import context_length, own_max_new_tokens, token_budget
 from evaluator.stopping import cut_at_stop
 
 log = logging.getLogger(__name__)
@@ -189,8 +190,10 @@ class _Sequence:
 
     encoded: _Encoded
     request: GenerationRequest
+    budget: int = 1  # new tokens this sequence may write
     tokens: list[int] = field(default_factory=list)
     text: str = ""
+    truncated: bool = False  # ended because the budget ran out
 
 
 class TransformersBackend:
@@ -261,6 +264,8 @@ class TransformersBackend:
                 "prefix_cache": self.prefix_cache,
                 "threads": torch.get_num_threads() if self.device == "cpu" else None,
                 "chat_template": self.chat,
+                "context_length": self.context_length,
+                "own_max_new_tokens": own_max_new_tokens(self.model),
                 "model_path": self.source.path,
                 "model_origin": self.source.origin,
                 "transformers": transformers.__version__,
@@ -281,6 +286,17 @@ class TransformersBackend:
             elif isinstance(value, list | tuple):
                 ids.update(int(v) for v in value)
         return ids
+
+    @property
+    def context_length(self) -> int:
+        return context_length(self.model, self.tokenizer)
+
+    def token_budget(self, max_new_tokens: int | None, prompt_tokens: int) -> int:
+        """New tokens one answer may take (``evaluator.backends.token_budget``)."""
+        return token_budget(self.model, self.tokenizer, max_new_tokens, prompt_tokens)
+
+    def _budget(self, item: _Encoded, requests: Sequence[GenerationRequest]) -> int:
+        return self.token_budget(requests[item.index].max_new_tokens, len(item.ids))
 
     def _padding_id(self) -> int:
         for value in (self.tokenizer.pad_token_id, self.tokenizer.eos_token_id):
@@ -434,7 +450,7 @@ class TransformersBackend:
                 pending.append(item)
                 state = states[item.prefix_key]
                 following = order[position + 1] if position + 1 < len(order) else None
-                budget = max(r.max_new_tokens for r in (requests[p.index] for p in pending))
+                budget = max(self._budget(p, requests) for p in pending)
                 limit = self._batch_limit(len(pending[0].ids) + budget)
                 if (
                     len(pending) >= limit
@@ -503,7 +519,9 @@ class TransformersBackend:
         cache = state.copy_for(size) if prefix_length else self._new_cache()
         logits = self._forward(input_ids, attention, positions, cache)
         next_positions = positions[:, -1] + 1
-        active = [_Sequence(item, requests[item.index]) for item in batch]
+        active = [
+            _Sequence(item, requests[item.index], self._budget(item, requests)) for item in batch
+        ]
         while active:
             chosen = logits.argmax(dim=-1).tolist()
             keep: list[int] = []
@@ -516,6 +534,7 @@ class TransformersBackend:
                             sequence.encoded.text,
                             sequence.text,
                             time.perf_counter() - started,
+                            truncated=sequence.truncated,
                         ),
                     )
                 else:
@@ -553,7 +572,8 @@ class TransformersBackend:
         complete = sequence.request.complete
         if complete is not None and complete(text):
             return True
-        return len(sequence.tokens) >= sequence.request.max_new_tokens
+        sequence.truncated = len(sequence.tokens) >= sequence.budget
+        return sequence.truncated
 
     # --------------------------------------------------------------- scoring
 

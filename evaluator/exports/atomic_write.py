@@ -1,4 +1,7 @@
-"""The one way a command writes a file the user named: exports in every format and ``report --out``.
+"""The one way a command writes a file or folder the user named: exports in every format
+and ``report --out``.
+
+Files (:func:`write_file`):
 
 - ``-`` means standard output.
 - A regular file (new or existing) is written to a temporary file beside it and
@@ -12,6 +15,12 @@
   with a regular file would destroy it.
 - A folder is refused.
 
+Folders (:func:`replace_folder`, the lm-eval and Hugging Face exports): the whole
+folder is written beside its destination and renamed into place, so a failure leaves
+the old folder (or nothing) behind, never half a folder.  A symbolic link to a folder
+is followed, as for files.  Whether an existing folder may be replaced at all is the
+caller's rule (``evaluator/exports/folder.py`` replaces only its own exports).
+
 Failures raise :class:`WriteError` with one line naming the path and the reason.
 """
 
@@ -19,10 +28,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TextIO, TypeVar
 
@@ -128,6 +138,59 @@ def _write_replacing(
         temporary.unlink(missing_ok=True)
         raise
     return result
+
+
+def replace_folder(path: str | os.PathLike[str], files: Mapping[str, str]) -> None:
+    """Make ``path`` a folder holding exactly ``files`` (relative path -> UTF-8 text), at once.
+
+    The folder is built beside ``path`` and renamed into place; an existing folder there
+    is swapped out and removed only once the new one is in place (and put back if that
+    rename fails).  Missing parent folders are created.
+    """
+    if is_stdout(path):
+        raise WriteError("a folder cannot be written to standard output")
+    target = Path(os.path.realpath(os.path.expanduser(os.fspath(path))))
+    if target.exists() and not target.is_dir():
+        raise WriteError(f"cannot write {os.fspath(path)}: it exists and is not a folder")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(
+            tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
+        )
+    except OSError as error:
+        raise WriteError(_describe(path, error)) from None
+    try:
+        for relative, text in files.items():
+            file = staging / relative
+            file.parent.mkdir(parents=True, exist_ok=True)
+            with file.open("w", encoding="utf-8", newline="") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+        staging.chmod(_default_mode() | 0o111)  # mkdtemp makes it 0700
+        _swap_in(staging, target)
+    except OSError as error:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise WriteError(_describe(path, error)) from None
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _swap_in(staging: Path, target: Path) -> None:
+    """Rename ``staging`` to ``target``; an existing ``target`` is retired first and removed
+    after, or put back when the second rename fails."""
+    if not target.exists():
+        os.replace(staging, target)
+        return
+    retired = target.with_name(f".{target.name}.old-{os.getpid()}")
+    os.replace(target, retired)
+    try:
+        os.replace(staging, target)
+    except BaseException:
+        os.replace(retired, target)
+        raise
+    shutil.rmtree(retired, ignore_errors=True)
 
 
 def _default_mode() -> int:

@@ -1,18 +1,15 @@
 """What the folder exports (lm-eval task, Hugging Face dataset) share: selecting the items,
 the summary they return, and writing a whole folder at once.
 
-A folder is built next to its destination and renamed into place, so a failed
-export leaves the old folder (or nothing) behind, never half a folder.  An existing
-folder is replaced only when an earlier vetbench export wrote it (it holds
+The folder is written whole or not at all by ``evaluator.exports.atomic_write``
+(:func:`~evaluator.exports.atomic_write.replace_folder`).  An existing folder is
+replaced only when an earlier vetbench export wrote it (it holds
 ``vetbench-export.json``); any other non-empty folder is refused.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from importlib import metadata
@@ -22,6 +19,7 @@ from typing import Any
 from db.engine import Database
 from db.items import ItemSnapshot, iter_items
 from db.models import utcnow
+from evaluator.exports.atomic_write import replace_folder
 from evaluator.exports.selection import ExportError, ExportSummary, Selection
 
 MANIFEST_NAME = "vetbench-export.json"
@@ -97,7 +95,6 @@ def write_folder(
     export there; returns the relative paths written (the manifest included)."""
     out_dir = Path(out_dir).expanduser().resolve()
     _check_destination(out_dir)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
     manifest = {
         "format": export_format,
         "vetbench_version": _vetbench_version(),
@@ -109,21 +106,5 @@ def write_folder(
         **files,
         MANIFEST_NAME: json.dumps(manifest, ensure_ascii=False, indent=2) + "\n",
     }
-    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
-        for relative, text in all_files.items():
-            target = staging / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
-        staging.chmod(0o755)
-        if out_dir.exists():
-            retired = out_dir.with_name(f".{out_dir.name}.old-{os.getpid()}")
-            os.replace(out_dir, retired)
-            os.replace(staging, out_dir)
-            shutil.rmtree(retired, ignore_errors=True)
-        else:
-            os.replace(staging, out_dir)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    replace_folder(out_dir, all_files)
     return sorted(all_files)

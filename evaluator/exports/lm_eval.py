@@ -51,6 +51,7 @@ from evaluator.metrics import score_answer
 from evaluator.prompts import (
     DEFAULT_SHOT_SEED,
     PromptTemplates,
+    ShotGroup,
     answer_text,
     build_prompt,
     load_templates,
@@ -180,21 +181,16 @@ def _prompts_for(
     seed: int,
     from_shot_file: bool,
     templates: PromptTemplates,
-) -> tuple[dict[str, Prompt], dict[tuple[str, str], list[str]]]:
-    """The prompt of every item, and the shots used per (kind, language) prefix."""
+) -> tuple[dict[str, Prompt], dict[str, list[str]]]:
+    """The prompt of every item, and the shots used per prefix (named as a run names it)."""
     shots_by_prefix = prefix_shots(
         items, pool, dict.fromkeys(ItemKind, shots), seed=seed, from_shot_file=from_shot_file
     )
     prompts = {
-        item.id: build_prompt(
-            item, shots_by_prefix[(item.kind, template_language(item.language))], templates
-        )
+        item.id: build_prompt(item, shots_by_prefix[ShotGroup.of(item)], templates)
         for item in items
     }
-    used = {
-        (kind.value, language): [s.id for s in chosen]
-        for (kind, language), chosen in shots_by_prefix.items()
-    }
+    used = {group.name: [s.id for s in chosen] for group, chosen in shots_by_prefix.items()}
     return prompts, used
 
 
@@ -407,7 +403,7 @@ def export_lm_eval(
             "seed": seed,
             "shot_file": str(shot_file) if shot_file else None,
             "template_hash": templates.hash,
-            "shots_used": {f"{k}/{lang}": ids for (k, lang), ids in shots_used.items()},
+            "shots_used": shots_used,
             "left_out_of_score_mode": too_many_candidates,
             "tasks": generation_tasks,
             "score_tasks": score_tasks,

@@ -33,6 +33,16 @@ class ShuffledOptions:
         """Old label -> new label."""
         return {old: LETTERS[index] for index, old in enumerate(self.source_labels)}
 
+    def to_source(self, answer: str, kind: ItemKind | str) -> str:
+        """An answer read in the shown labels, in the item's own and in canonical form:
+        every position of an order mapped, a set of letters mapped and put in order
+        (``ABD`` shown is ``DCA`` mapped, ``ACD`` stored).  Letters the item lacks stay."""
+        original = dict(zip(LETTERS, self.source_labels, strict=False))
+        mapped = [original.get(letter, letter) for letter in answer]
+        if ItemKind(kind) is not ItemKind.ORDERING:
+            mapped.sort(key=lambda letter: (letter not in LETTERS, LETTERS.find(letter), letter))
+        return "".join(mapped)
+
 
 def shuffle_options(
     choices: Mapping[str, str], key: str, kind: ItemKind | str, seed: str

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 
 from db.answers import LETTERS, MAX_CHOICES
-from evaluator.results import JsonObject, JsonValue
+from db.json_types import JsonObject, JsonValue
 
 
 class ResponseParseError(ValueError):

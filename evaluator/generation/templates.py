@@ -19,7 +19,7 @@ from string import Template
 
 from db.answers import letters_for
 from db.errors import VetbenchError
-from evaluator.results import JsonObject
+from db.json_types import JsonObject, JsonValue
 
 
 class GenerationMode(StrEnum):
@@ -106,7 +106,7 @@ def _labelled(count: int, description: str) -> JsonObject:
     return {
         "type": "object",
         "properties": {label: {"type": "string", "description": description} for label in labels},
-        "required": labels,
+        "required": list[JsonValue](labels),
         "additionalProperties": False,
     }
 

@@ -50,21 +50,47 @@ def headline_rows(figures: AgreementFigures) -> list[FigureRow]:
     return rows
 
 
-def annotator_figures(stats: AnnotatorStats) -> list[str]:
-    """One annotator's figures as table cells: judgments, verdicts agree, answers agree,
-    answer = key, agrees with decision, median seconds."""
+@dataclass(frozen=True)
+class AnnotatorCells:
+    """One annotator's figures as table cells; each table lists the ones it has room for."""
+
+    judged: str
+    keep_rate: str
+    agreement: tuple[str, str, str, str]  # verdicts agree, answers agree, answer = key,
+    # agrees with the decision
+    median_seconds: str
+    verdicts_given: str  # "keep 12, flawed 3"
+
+
+def annotator_cells(stats: AnnotatorStats) -> AnnotatorCells:
     agreement = (
         stats.verdict_agreement,
         stats.answer_agreement,
         stats.key_agreement,
         stats.decision_agreement,
     )
-    median = "—" if stats.median_seconds is None else f"{stats.median_seconds:.0f}"
-    return [f"{stats.judgments:,}", *(value_text(figure) for figure in agreement), median]
+    first, second, third, fourth = (value_text(figure) for figure in agreement)
+    return AnnotatorCells(
+        judged=f"{stats.judgments:,}",
+        keep_rate=percent_text(stats.keep_rate),
+        agreement=(first, second, third, fourth),
+        median_seconds="—" if stats.median_seconds is None else f"{stats.median_seconds:.0f}",
+        verdicts_given=", ".join(f"{name} {count}" for name, count in stats.verdicts.items()),
+    )
 
 
 def value_text(figure: Figure, digits: int = 3) -> str:
     return "—" if figure.value is None else f"{figure.value:.{digits}f}"
+
+
+def percent_text(figure: Figure) -> str:
+    """``83%``, or ``—`` for a share that is not defined."""
+    return "—" if figure.value is None else f"{figure.value:.0%}"
+
+
+def detail_text(figure: Figure) -> str:
+    """The cell beside a figure's value: its interval, or why it is not defined."""
+    return interval_text(figure) if figure.defined else figure.reason or ""
 
 
 def pair_figures(full: PairKappa, binary: PairKappa) -> list[str]:

@@ -38,14 +38,11 @@ class VetbenchGroup(click.Group):
 
 
 def _expected_fault(error: Exception, ctx: click.Context) -> str | None:
-    """The one line for an expected error: any ``VetbenchError`` as it says itself, or a
-    database fault described; ``None`` for anything else (a bug: it keeps its traceback)."""
-    from db.errors import VetbenchError
-    from db.faults import describe_fault
+    """The one line for an expected error (``db.faults.expected_error_line``); ``None`` for
+    anything else (a bug: it keeps its traceback)."""
+    from db.faults import expected_error_line
 
-    if isinstance(error, VetbenchError):
-        return str(error)
-    return describe_fault(error, database_shown(ctx))
+    return expected_error_line(error, database_shown(ctx))
 
 
 @click.group(cls=VetbenchGroup, context_settings=CONTEXT_SETTINGS)

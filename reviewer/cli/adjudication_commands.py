@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import textwrap
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,12 +21,9 @@ from reviewer.cli.identity import acting_person, as_option
 
 if TYPE_CHECKING:
     from db.engine import Database
-    from db.json_types import JsonObject
-    from reviewer.adjudication import ConflictCase, DecisionRecord
+    from reviewer.adjudication import ConflictCase
     from reviewer.agreement import AgreementReport
     from reviewer.agreement.bootstrap import BootstrapSettings
-    from reviewer.judging import JudgmentView
-    from reviewer.revisions import RevisionSummary
 
 DEFAULT_RESAMPLES = 1000  # reviewer.agreement.DEFAULT_RESAMPLES, not imported for --help speed
 DEFAULT_SEED = 20240601  # reviewer.agreement.DEFAULT_SEED
@@ -82,10 +78,12 @@ def _echo_table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]]
 
 def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
     from reviewer.agreement.rows import (
+        annotator_cells,
+        detail_text,
         group_figures,
         headline_rows,
-        interval_text,
         pair_figures,
+        percent_text,
         value_text,
     )
     from reviewer.words import counted
@@ -110,8 +108,7 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
     rows = []
     for row in headline_rows(figures):
         figure = row.figure
-        detail = interval_text(figure) if figure.defined else (figure.reason or "")
-        rows.append((row.label, value_text(figure), detail, f"{figure.n:,}", row.note))
+        rows.append((row.label, value_text(figure), detail_text(figure), f"{figure.n:,}", row.note))
     _echo_rows(rows, ("statistic", "value", "95% CI", "n", "note"))
     notes = report.notes
     if notes:
@@ -149,16 +146,14 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
             [
                 (
                     terminal_text(stats.name),
-                    f"{stats.judgments:,}",
-                    _percent(stats.keep_rate),
-                    value_text(stats.verdict_agreement),
-                    value_text(stats.answer_agreement),
-                    value_text(stats.key_agreement),
-                    value_text(stats.decision_agreement),
-                    "—" if stats.median_seconds is None else f"{stats.median_seconds:.0f}",
-                    terminal_text(", ".join(f"{name} {n}" for name, n in stats.verdicts.items())),
+                    cells.judged,
+                    cells.keep_rate,
+                    *cells.agreement,
+                    cells.median_seconds,
+                    terminal_text(cells.verdicts_given),
                 )
                 for stats in report.per_annotator
+                for cells in [annotator_cells(stats)]
             ],
         )
 
@@ -170,9 +165,9 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
                 (
                     terminal_text(entry.name),
                     f"{entry.judged:,}",
-                    _percent(entry.both),
-                    _percent(entry.answer),
-                    _percent(entry.verdict),
+                    percent_text(entry.both),
+                    percent_text(entry.answer),
+                    percent_text(entry.verdict),
                 )
                 for entry in report.gold
             ],
@@ -228,10 +223,6 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
         )
     if len(wrong) > WRONG_KEYS_SHOWN:
         click.echo(f"  … and {len(wrong) - WRONG_KEYS_SHOWN} more (--json lists them all)")
-
-
-def _percent(figure: Any) -> str:
-    return "—" if figure.value is None else f"{figure.value:.0%}"
 
 
 @click.command("agreement")
@@ -439,40 +430,6 @@ def approve_agreed_command(
     click.echo(f"approved {approved:,} agreed item(s){changed}")
 
 
-def _record_json(record: JudgmentView | RevisionSummary | DecisionRecord) -> JsonObject:
-    """A record's fields, times written as ``str()`` writes them, tuples as lists."""
-    from dataclasses import asdict
-
-    return {
-        name: str(value)
-        if isinstance(value, datetime)
-        else list(value)
-        if isinstance(value, tuple)
-        else value
-        for name, value in asdict(record).items()
-    }
-
-
-def _case_json(case: ConflictCase) -> JsonObject:
-    item = case.item
-    return {
-        "id": item.id,
-        "kind": item.kind.value,
-        "source": item.source,
-        "status": item.status,
-        "revision": item.revision,
-        "prompt": item.prompt,
-        "choices": dict(item.choices),
-        "key": item.key,
-        "explanation": item.explanation,
-        "disagreements": list(case.disagreements),
-        "judgments": [_record_json(judgment) for judgment in case.judgments],
-        "earlier_judgments": [_record_json(judgment) for judgment in case.earlier_judgments],
-        "earlier_revisions": [_record_json(revision) for revision in case.earlier_revisions],
-        "decisions": [_record_json(decision) for decision in case.decisions],
-    }
-
-
 def _echo_item_text(case: ConflictCase) -> None:
     """The item as the annotators read it: prompt, events or choices, explanation."""
     item = case.item
@@ -532,7 +489,7 @@ def conflicts_command(
     _require_lead_or_fail(db, lead, why="the conflict queue shows other annotators' judgments")
     cases = conflict_queue(db, kinds=scope.kinds, sources=scope.sources, limit=limit)
     if as_json:
-        print_json([_case_json(case) for case in cases])
+        print_json([case.to_json() for case in cases])
         return
     if not cases:
         click.echo("no conflicts")

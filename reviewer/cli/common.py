@@ -133,8 +133,11 @@ class ShownAsJson(Protocol):
     def to_json(self) -> Mapping[str, object]: ...
 
 
-def printed_json_or_empty(rows: Sequence[ShownAsJson], *, as_json: bool, empty: str) -> bool:
-    """With --json print ``rows`` as a JSON list; without, print ``empty`` when there are none.
+def printed_json_or_empty(
+    rows: Sequence[ShownAsJson], *, as_json: bool, empty: str, err: bool = False
+) -> bool:
+    """With --json print ``rows`` as a JSON list; without, print ``empty`` (on stderr with
+    ``err``) when there are none.
 
     True when that is all the command prints; False when the rows still want their table.
     """
@@ -142,7 +145,7 @@ def printed_json_or_empty(rows: Sequence[ShownAsJson], *, as_json: bool, empty: 
         print_json([row.to_json() for row in rows])
         return True
     if not rows:
-        click.echo(empty)
+        click.echo(empty, err=err)
         return True
     return False
 

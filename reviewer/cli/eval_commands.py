@@ -44,14 +44,15 @@ if TYPE_CHECKING:
     from db.engine import Database
     from evaluator.backends.base import Backend
     from evaluator.backends.settings import BackendSettings
-    from evaluator.results import Figures, PredictionView, ProgressFigures, RunFigures, RunRecord
-    from evaluator.runner import RunProgress
+    from evaluator.results import Figures, PredictionView, RunFigures, RunProgress, RunRecord
+    from evaluator.session import EvalChoices
 
 EXIT_INTERRUPTED = 130
-DEFAULT_SHOTS = 5
+DEFAULT_SHOTS = 5  # evaluator.session.DEFAULT_SHOTS
 # Repeat the evaluator's names here, so that --help imports nothing heavy.
 LAYOUT_NAMES = ("vetbench", "cflue", "econlogicqa")  # evaluator.prompts.LAYOUTS
-EXTRACTOR_NAMES = ("lenient", "cflue", "econlogicqa")  # evaluator.extractors.EXTRACTORS
+# evaluator.extractors.EXTRACTORS
+EXTRACTOR_NAMES = ("lenient", "cflue", "econlogicqa", "econlogicqa-start")
 TABLE_FORMATS = ("text", "md", "csv", "latex")  # evaluator.tables.FORMATS
 TABLE_SHAPES = ("econlogicqa", "cflue")  # evaluator.tables.SHAPES
 
@@ -74,6 +75,8 @@ def _figure_lines(figures: RunFigures) -> list[str]:
         f"  ({summary.correct} of {summary.scored})",
         f"unparsed      {_number(summary.unparsed_rate)}  ({summary.unparsed})",
     ]
+    if summary.truncated:
+        lines.append(f"truncated     {summary.truncated} answers cut off by the answer budget")
     for label, value in (
         ("chance", summary.chance),
         ("pairwise", summary.pairwise_accuracy),
@@ -116,7 +119,7 @@ def _figure_lines(figures: RunFigures) -> list[str]:
 
 def _breakdown_lines(breakdown: Mapping[str, Figures]) -> list[str]:
     """One line per kind or source, the figures in one column however long the names."""
-    from reviewer.line_breaking import east_asian_cell_len  # cells, for Chinese names too
+    from db.visible_text import east_asian_cell_len  # cells, for Chinese names too
 
     shown = {name: terminal_text(name) for name in breakdown}
     width = max([18, *(east_asian_cell_len(text) + 1 for text in shown.values())])
@@ -131,9 +134,9 @@ def _breakdown_lines(breakdown: Mapping[str, Figures]) -> list[str]:
 def _run_header(figures: RunFigures) -> str:
     run, progress = figures.run, figures.progress
     status = run.status + (" (stale: its process is gone)" if run.stale else "")
-    protocol = run.params.get("protocol")
+    protocol = run.params.protocol
     how = f"{run.backend}, {run.mode}, {run.shots}-shot"
-    if protocol and protocol != EvalProtocol.CUSTOM:
+    if protocol is not EvalProtocol.CUSTOM:
         how += f", {protocol} protocol"
     return (
         f"run {run.id}  {terminal_text(run.model)}  ({how})"
@@ -141,7 +144,7 @@ def _run_header(figures: RunFigures) -> str:
     )
 
 
-def _speed_line(progress: ProgressFigures) -> str | None:
+def _speed_line(progress: RunProgress) -> str | None:
     rate = progress.items_per_second
     if rate is None:
         return None
@@ -289,7 +292,15 @@ def _shots_by_kind(values_given: tuple[str, ...]) -> dict[str, int]:
 @click.option(
     "--max-new-tokens",
     type=click.IntRange(1, 8192),
-    help="Answer budget in tokens [default: the protocol's; a kind's own small budget for custom].",
+    help="Answer budget in tokens [default: the protocol's: cflue the model's own limit within "
+    "its context, econlogicqa 64; a kind's own small budget for custom].",
+)
+@click.option(
+    "--cflue-repo",
+    type=click.Path(path_type=Path),
+    metavar="PATH",
+    help="With --protocol cflue: a clone of CFLUE's repository; its prompt wording is read "
+    "(as data, never run) for prompts byte-identical to the official code's.",
 )
 @click.option(
     "--repeats",
@@ -324,6 +335,7 @@ def eval_command(
     templates_dir: Path | None,
     extractor: str | None,
     max_new_tokens: int | None,
+    cflue_repo: Path | None,
     repeats: int,
     permute_options: bool,
     seed: int,
@@ -338,172 +350,143 @@ def eval_command(
     with `vetbench eval --resume RUN_ID` without recomputing anything.  A protocol
     with several shot settings, and --repeats, make several runs (one model load).
     """
-    from evaluator.protocols import protocol_spec
-    from evaluator.runner import RunSetupError, select_run_items
+    from evaluator.backends.base import BackendError
+    from evaluator.cflue_wording import WordingError
+    from evaluator.run_create import RunSetupError
+    from evaluator.session import EvalChoices, check_choices, check_model, protocol_settings
 
     database = open_db(ctx)
     if resume_id is None and not model:
         fail("give --model MODEL (or --resume RUN_ID)")
     actor = acting_person(ctx, None, register=False).name
+    choices = EvalChoices(
+        protocol=EvalProtocol(protocol),
+        shots=shots,
+        shots_by_kind=_shots_by_kind(shots_for),
+        shot_file=shot_file,
+        statuses=() if ALL in statuses else (statuses or (ItemStatus.APPROVED.value,)),
+        kinds=kinds,
+        sources=sources,
+        limit=limit,
+        mode=EvalMode(mode),
+        layout=layout,
+        templates_dir=templates_dir,
+        extractor=extractor,
+        max_new_tokens=max_new_tokens,
+        cflue_repo=cflue_repo,
+        repeats=repeats,
+        permute_options=permute_options,
+        seed=seed,
+    )
     settings = backend
-    spec = protocol_spec(protocol)
-    shot_settings: tuple[int, ...] = ()
-    filters: dict[str, object] = {}
-    if resume_id is not None:
-        run = _run_to_resume(database, resume_id, model)
-        model, mode = _recorded_spec(run), run.mode
-        settings = settings.resuming(run.params)
-    else:
-        if spec.shot_settings is not None and (shots is not None or shots_for):
-            fixed = " and ".join(str(k) for k in spec.shot_settings)
-            fail(f"the {protocol} protocol fixes its shots ({fixed}); leave out --shots")
-        shot_settings = spec.shot_settings or (DEFAULT_SHOTS if shots is None else shots,)
-        if mode == EvalMode.SCORE and spec.name is not EvalProtocol.CUSTOM:
-            fail(f"the {protocol} protocol generates answers; --mode score needs --protocol custom")
-        selected = () if ALL in statuses else (statuses or (ItemStatus.APPROVED,))
-        filters = {
-            "status": list(selected),
-            "kind": list(kinds),
-            "source": list(sources),
-            "limit": limit,
-        }
-        try:  # before a model loads: an empty selection is said at once
-            select_run_items(database, filters, protocol=protocol, mode=mode)
-        except RunSetupError as error:
-            fail(str(error))
-    by_kind = _shots_by_kind(shots_for)
-    assert model is not None
-    _check_form(model, mode)
-    opened = _open_backend(database, model, settings)
-    run_ids: list[int] = []
-    statuses_seen: list[RunStatus] = []
     try:
         if resume_id is not None:
-            run_ids.append(resume_id)
-            _report_setup(database, resume_id, as_json)
-            statuses_seen.append(_execute(database, resume_id, opened))
-        else:
-            if mode == EvalMode.SCORE and not opened.supports_scoring:
-                fail("this backend cannot score candidate answers; use --mode generate")
-            planned = [(k, index) for k in shot_settings for index in range(repeats)]
-            series = _new_series() if len(planned) > 1 else None
-            for shot_count, index in planned:
-                run_id = _create(
-                    database,
-                    opened,
-                    actor=actor,
-                    mode=mode,
-                    shots=shot_count,
-                    filters=filters,
-                    shot_file=shot_file,
-                    templates_dir=templates_dir,
-                    seed=seed + index,
-                    protocol=protocol,
-                    layout=layout,
-                    extractor=extractor,
-                    shots_by_kind=by_kind,
-                    max_new_tokens=max_new_tokens,
-                    permute_options=permute_options,
-                    repeat=(series, index, repeats) if series else None,
-                )
-                run_ids.append(run_id)
-                _report_setup(database, run_id, as_json)
-                statuses_seen.append(_execute(database, run_id, opened))
+            run = _run_to_resume(database, resume_id, model)
+            model = _recorded_spec(run)
+            choices = EvalChoices(mode=run.mode)
+            settings = settings.resuming(run.params.backend)
+        else:  # before a model loads: bad choices and an empty selection are said at once
+            check_choices(database, choices)
+            settings = protocol_settings(choices, settings)
+        assert model is not None
+        check_model(model, choices.mode)
+    except (RunSetupError, BackendError, WordingError) as error:
+        fail(str(error))
+    opened = _open_backend(database, model, settings)
+    try:
+        run_ids = _evaluate(database, opened, choices, actor, resume_id, as_json)
     finally:
         opened.close()
-    _print_runs(database, run_ids, as_json)
-    if RunStatus.FAILED in statuses_seen:
+    failed = _print_runs(database, run_ids, as_json)
+    if failed:
         sys.exit(1)
 
 
-def _new_series() -> str:
-    import uuid
-
-    return uuid.uuid4().hex[:12]
-
-
-def _create(
+def _evaluate(
     database: Database,
     opened: Backend,
-    *,
+    choices: EvalChoices,
     actor: str,
-    repeat: tuple[str, int, int] | None,
-    **settings: object,
-) -> int:
-    """Create one run; a setting that cannot be used ends the command with one line."""
+    resume_id: int | None,
+    quiet: bool,
+) -> tuple[int, ...]:
+    """Create (or resume) and execute the runs, a progress bar for each; Ctrl-C keeps
+    what is finished, and a setting that cannot be used ends the command with one line."""
+    from evaluator.cflue_wording import WordingError
     from evaluator.prompts import ShotFileError, TemplateError
-    from evaluator.runner import Repeat, RunSetupError, create_run
+    from evaluator.run_create import RunSetupError
+    from evaluator.session import RunFailed, RunUpdate, resume_series, run_series
+
+    bars: dict[int, TerminalProgressBar[RunProgress]] = {}
+    current: list[int] = []
+
+    def follow(update: RunUpdate) -> None:
+        if update.starting:
+            for bar in bars.values():
+                bar.close()
+            current[:] = [update.run_id]
+            for note in update.notes:
+                click.echo(f"note: {terminal_text(note)}", err=True)
+            progress = update.progress
+            if not quiet:
+                click.echo(f"run {update.run_id}: {progress.total} items", err=True)
+            bars[update.run_id] = TerminalProgressBar(
+                progress.total,
+                f"run {update.run_id}",
+                describe=_progress_line,
+                done=progress.done,
+                show_eta=True,
+            )
+        else:
+            bars[update.run_id].advance(update.progress)
 
     try:
-        return create_run(
-            database,
-            opened.info,
-            actor=actor,
-            repeat=None if repeat is None else Repeat(*repeat),
-            **settings,  # type: ignore[arg-type]
+        if resume_id is not None:
+            outcome = resume_series(database, opened, resume_id, on_update=follow)
+        else:
+            outcome = run_series(database, opened, choices, actor=actor, on_update=follow)
+    except KeyboardInterrupt:
+        _close_bars(bars)
+        run_id = current[0] if current else resume_id
+        click.echo(
+            f"interrupted: finished predictions are kept; continue with "
+            f"`vetbench eval --resume {run_id}`",
+            err=True,
         )
-    except (RunSetupError, ShotFileError, TemplateError) as error:
+        sys.exit(EXIT_INTERRUPTED)
+    except (RunSetupError, ShotFileError, TemplateError, WordingError, RunFailed) as error:
+        _close_bars(bars)
         fail(str(error))
+    _close_bars(bars)
+    return outcome.run_ids
 
 
-def _print_runs(database: Database, run_ids: list[int], as_json: bool) -> None:
-    """The figures of each run made; with several, their mean ± sd per shot setting."""
-    from evaluator.runs import run_figures
-    from evaluator.tables import series_spread
+def _close_bars(bars: Mapping[int, TerminalProgressBar[RunProgress]]) -> None:
+    for bar in bars.values():
+        bar.close()
 
-    every = [run_figures(database, run_id) for run_id in run_ids]
-    by_shots: dict[int, list[RunFigures]] = {}
-    for figures in every:
-        by_shots.setdefault(figures.run.shots, []).append(figures)
-    spreads = {
-        shots: series_spread([figures.summary for figures in group])
-        for shots, group in by_shots.items()
-    }
+
+def _print_runs(database: Database, run_ids: tuple[int, ...], as_json: bool) -> bool:
+    """The figures of each run made; with several, their mean ± sd per shot setting.
+    True when a run failed."""
+    from evaluator.session import series_figures
+
+    series = series_figures(database, run_ids)
     if as_json:
-        print_json(
-            {
-                "run_id": run_ids[0],
-                **every[0].to_json(),
-                "runs": run_ids,
-                "spread": [
-                    {
-                        "shots": shots,
-                        "runs": [figures.run.id for figures in by_shots[shots]],
-                        "figures": {name: value.to_json() for name, value in spread.items()},
-                    }
-                    for shots, spread in spreads.items()
-                ],
-            }
-        )
-        return
-    for position, figures in enumerate(every):
-        if position:
-            click.echo("")
-        _print_figures(figures)
-    for shots, spread in spreads.items():
-        if len(by_shots[shots]) < 2:
-            continue
-        shown = [
-            f"{name} {_number(value.mean)} ± {_number(value.sd)}"
-            for name, value in spread.items()
-            if value.mean is not None
-        ]
-        click.echo(f"\nmean ± sd over {len(by_shots[shots])} runs ({shots}-shot):")
-        for line in shown:
-            click.echo(f"  {line}")
-
-
-def _check_form(spec: str, mode: str) -> None:
-    """Refuse a spec of no known form, or score mode for models that cannot score, at once."""
-    from evaluator.backends.base import BackendError
-    from evaluator.backends.registry import find_provider
-
-    try:
-        provider = find_provider(spec)
-    except BackendError as error:
-        fail(str(error))
-    if mode == EvalMode.SCORE and provider.cannot_score:
-        fail(f"{provider.cannot_score}; evaluate them with --mode generate")
+        print_json(series.to_json())
+    else:
+        for position, figures in enumerate(series.runs):
+            if position:
+                click.echo("")
+            _print_figures(figures)
+        for spread in series.spreads:
+            if len(spread.run_ids) < 2:
+                continue
+            click.echo(f"\nmean ± sd over {len(spread.run_ids)} runs ({spread.shots}-shot):")
+            for name, value in spread.figures.items():
+                if value.mean is not None:
+                    click.echo(f"  {name} {_number(value.mean)} ± {_number(value.sd)}")
+    return any(figures.run.status is RunStatus.FAILED for figures in series.runs)
 
 
 def _recorded_spec(run: RunRecord) -> str:
@@ -525,58 +508,6 @@ def _run_to_resume(database: Database, run_id: int, model: str | None) -> RunRec
     if run.status is RunStatus.FINISHED and not run.error:
         click.echo(f"run {run_id} is already finished", err=True)
     return run
-
-
-def _report_setup(database: Database, run_id: int, quiet: bool) -> None:
-    from evaluator.runs import run_figures
-
-    run = run_figures(database, run_id).run
-    for note in run.shot_notes:
-        click.echo(f"note: {terminal_text(note)}", err=True)
-    if run.excluded_count:
-        click.echo(
-            f"note: {run.excluded_count} item(s) left out of score mode (too many candidates)",
-            err=True,
-        )
-    if not quiet:
-        click.echo(f"run {run_id}: {run.total} items", err=True)
-
-
-def _execute(database: Database, run_id: int, backend: Backend) -> RunStatus:
-    """Run the pending items with a progress bar; Ctrl-C keeps what is finished."""
-    from evaluator.runner import RunSetupError, execute_run, pending_item_ids
-
-    total = len(_run_item_ids(database, run_id))
-    pending = len(pending_item_ids(database, run_id))
-    bar = TerminalProgressBar(
-        total, f"run {run_id}", describe=_progress_line, done=total - pending, show_eta=True
-    )
-    try:
-        status = execute_run(database, run_id, backend, on_progress=bar.advance)
-    except KeyboardInterrupt:
-        bar.close()
-        click.echo(
-            f"interrupted: finished predictions are kept; continue with "
-            f"`vetbench eval --resume {run_id}`",
-            err=True,
-        )
-        sys.exit(EXIT_INTERRUPTED)
-    except RunSetupError as error:
-        bar.close()
-        fail(str(error))
-    except Exception as error:
-        bar.close()
-        fail(f"run {run_id} failed: {type(error).__name__}: {error}")
-    bar.close()
-    return status
-
-
-def _run_item_ids(database: Database, run_id: int) -> list[str]:
-    from db.models import EvalRun
-
-    with database.session() as session:
-        run = session.get(EvalRun, run_id)
-        return list(run.item_ids) if run is not None else []
 
 
 # ---------------------------------------------------------------------- runs
@@ -768,6 +699,14 @@ def runs_suspects(ctx: click.Context, min_models: int, as_json: bool) -> None:
     help="Also accuracy by CFLUE subject (名称) or by item length, per model (repeatable).",
 )
 @click.option(
+    "--length-unit",
+    type=click.Choice(("tokens", "chars")),
+    default="tokens",
+    show_default=True,
+    help="--by length counts tokens of each run's tokenizer (characters for a run "
+    "without a local one), or characters.",
+)
+@click.option(
     "--protocol",
     type=click.Choice(values(EvalProtocol)),
     help="Only runs of this protocol.",
@@ -788,6 +727,7 @@ def runs_table(
     ctx: click.Context,
     shape: str,
     breakdowns: tuple[str, ...],
+    length_unit: str,
     protocol: str | None,
     models: tuple[str, ...],
     run_ids: tuple[int, ...],
@@ -807,6 +747,7 @@ def runs_table(
         protocol=protocol,
         models=models,
         run_ids=run_ids,
+        length_unit=length_unit,
     )
     if printed_json_or_empty(
         tables,

@@ -251,34 +251,21 @@ def flags_names() -> None:
 @click.pass_context
 def flags_show(ctx: click.Context, item_id: str, as_json: bool) -> None:
     """ITEM_ID's flags, revision by revision (the current one first)."""
-    from db.flags import revision_flags
-    from db.models import Item
+    from db.listings import flag_history
 
     with open_db(ctx).session() as session:
-        item = session.get(Item, item_id)
-        if item is None:
-            fail(f"there is no item '{terminal_text(item_id)}'")
-        by_revision = {
-            number: revision_flags(session, item_id, number)
-            for number in range(item.current_revision, 0, -1)
-        }
-        current = item.current_revision
+        history = flag_history(session, item_id)
+    if history is None:
+        fail(f"there is no item '{terminal_text(item_id)}'")
     if as_json:
-        print_json(
-            {
-                "item_id": item_id,
-                "current_revision": current,
-                "revisions": [
-                    {"revision": number, "flags": [flag.to_json() for flag in flags]}
-                    for number, flags in by_revision.items()
-                ],
-            }
-        )
+        print_json(history.to_json())
         return
-    for number, flags in by_revision.items():
-        label = " (current)" if number == current else ""
-        click.echo(f"revision {number}{label}: {'no flags' if not flags else ''}".rstrip())
-        for flag in flags:
+    for entry in history.revisions:
+        label = " (current)" if entry.revision == history.current_revision else ""
+        click.echo(
+            f"revision {entry.revision}{label}: {'no flags' if not entry.flags else ''}".rstrip()
+        )
+        for flag in entry.flags:
             click.echo(f"  {flag_line(flag)}")
 
 

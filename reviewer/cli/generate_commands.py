@@ -14,7 +14,14 @@ import click
 
 from db.vocabulary import GenerationKind, values
 from reviewer.cli import options
-from reviewer.cli.common import TerminalProgressBar, fail, open_db, print_json, terminal_text
+from reviewer.cli.common import (
+    TerminalProgressBar,
+    fail,
+    open_db,
+    print_json,
+    printed_json_or_empty,
+    terminal_text,
+)
 from reviewer.cli.identity import acting_person
 
 if TYPE_CHECKING:
@@ -256,45 +263,19 @@ def _plan_tasks(
 @click.pass_context
 def rejects_command(ctx: click.Context, sources: tuple[str, ...], as_json: bool) -> None:
     """List generated items that failed validation, with the reason each was rejected."""
-    from sqlmodel import col, select
+    from db.listings import rejected_generations
 
-    from db.models import GenerationReject
-
-    db = open_db(ctx)
-    query = select(GenerationReject).order_by(col(GenerationReject.id))
-    if sources:
-        query = query.where(col(GenerationReject.source).in_(sources))
-    with db.session() as session:
-        rows = list(session.exec(query))
-    if as_json:
-        print_json(
-            [
-                {
-                    "id": f"{row.source}:{row.article_id}:{row.sample_index}",
-                    "source": row.source,
-                    "article_id": row.article_id,
-                    "sample_index": row.sample_index,
-                    "kind": row.kind,
-                    "model": row.model,
-                    "prompt_hash": row.prompt_hash,
-                    "reason": row.reason,
-                    "raw_response": row.raw_response,
-                    "created_at": row.created_at.isoformat(),
-                }
-                for row in rows
-            ]
-        )
+    with open_db(ctx).session() as session:
+        rejects = rejected_generations(session, sources)
+    where = f" for source {terminal_text(', '.join(sources))}" if sources else ""
+    if printed_json_or_empty(rejects, as_json=as_json, empty=f"no rejected generations{where}"):
         return
-    if not rows:
-        where = f" for source {terminal_text(', '.join(sources))}" if sources else ""
-        click.echo(f"no rejected generations{where}")
-        return
-    for row in rows:
+    for reject in rejects:
         click.echo(
-            terminal_text(f"{row.source}:{row.article_id}:{row.sample_index}")
-            + f"  [{terminal_text(row.model)}]  {terminal_text(row.reason)}"
+            terminal_text(reject.id)
+            + f"  [{terminal_text(reject.model)}]  {terminal_text(reject.reason)}"
         )
-    click.echo(f"{len(rows)} rejected generation{'s' if len(rows) != 1 else ''}")
+    click.echo(f"{len(rejects)} rejected generation{'s' if len(rejects) != 1 else ''}")
 
 
 COMMANDS: tuple[click.Command, ...] = (generate_command, rejects_command)

@@ -12,7 +12,7 @@ import click
 
 from db.vocabulary import Verdict, values
 from reviewer.cli import options
-from reviewer.cli.common import fail, open_db, print_json, terminal_text
+from reviewer.cli.common import fail, open_db, printed_json_or_empty, terminal_text
 from reviewer.cli.identity import acting_person, as_option
 
 
@@ -99,27 +99,11 @@ def gold_list(ctx: click.Context, include_removed: bool, as_json: bool) -> None:
 
     with open_db(ctx).session() as session:
         entries = list_gold(session, include_removed=include_removed)
-    if as_json:
-        print_json(
-            [
-                {
-                    "item_id": gold.item_id,
-                    "revision": gold.revision,
-                    "current_revision": gold.current_revision,
-                    "verdict": gold.verdict.value,
-                    "answer": gold.answer,
-                    "note": gold.note,
-                    "marked_by": gold.lead,
-                    "marked_at": str(gold.created_at),
-                    "removed_at": None if gold.removed_at is None else str(gold.removed_at),
-                    "removed_by": gold.removed_by,
-                }
-                for gold in entries
-            ]
-        )
-        return
-    if not entries:
-        click.echo("none: a lead marks gold items with `vetbench gold add ITEM ...`")
+    if printed_json_or_empty(
+        entries,
+        as_json=as_json,
+        empty="none: a lead marks gold items with `vetbench gold add ITEM ...`",
+    ):
         return
     width = max(len(terminal_text(gold.item_id)) for gold in entries)
     for gold in entries:

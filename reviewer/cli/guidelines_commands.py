@@ -12,7 +12,13 @@ from pathlib import Path
 import click
 
 from reviewer.cli import options
-from reviewer.cli.common import fail, open_db, print_json, terminal_block, terminal_text
+from reviewer.cli.common import (
+    fail,
+    open_db,
+    printed_json_or_empty,
+    terminal_block,
+    terminal_text,
+)
 from reviewer.cli.identity import acting_person, as_option
 
 
@@ -92,23 +98,11 @@ def guidelines_list(ctx: click.Context, as_json: bool) -> None:
 
     with open_db(ctx).session() as session:
         versions = guidelines_history(session)
-    if as_json:
-        print_json(
-            [
-                {
-                    "version": entry.version,
-                    "author": entry.author,
-                    "file": entry.file_name,
-                    "sha256": entry.sha256,
-                    "characters": len(entry.text),
-                    "created_at": str(entry.created_at),
-                }
-                for entry in versions
-            ]
-        )
-        return
-    if not versions:
-        click.echo("none: a lead sets them with `vetbench guidelines set FILE.md`")
+    if printed_json_or_empty(
+        versions,
+        as_json=as_json,
+        empty="none: a lead sets them with `vetbench guidelines set FILE.md`",
+    ):
         return
     for entry in versions:
         click.echo(

@@ -14,7 +14,7 @@ import click
 
 from db.vocabulary import ALL, FlagName, ItemKind, ItemStatus, values
 from reviewer.cli import options
-from reviewer.cli.common import fail, open_db, print_json, terminal_text
+from reviewer.cli.common import fail, open_db, print_json, printed_json_or_empty, terminal_text
 from reviewer.cli.identity import acting_person
 
 if TYPE_CHECKING:
@@ -24,7 +24,6 @@ IMPORT_FORMATS = ("auto", "econlogicqa", "cflue", "jsonl")
 FILE_EXPORT_FORMATS = ("econlogicqa", "cflue", "jsonl")
 EXPORT_FORMATS = (*FILE_EXPORT_FORMATS, "lm-eval", "hf")
 PROGRESS_MIN_BYTES = 1 << 20  # smaller files import faster than a bar can be read
-PREVIEW_CHARS = 72
 REVISED_SHOWN = 20
 
 
@@ -130,30 +129,6 @@ def _echo_import_summary(report: ImportReport) -> None:
         f"{tally.updated} updated, {tally.unchanged} unchanged, {report.invalid} invalid, "
         f"{tally.duplicates} suspected duplicates"
     )
-
-
-def _import_json(report: ImportReport) -> list[dict[str, Any]]:
-    return [
-        {
-            "path": file.path,
-            "format": file.format,
-            "source": file.source,
-            "stored": file.stored,
-            "records": file.records,
-            "invalid": file.invalid,
-            "added": file.tally.added,
-            "updated": file.tally.updated,
-            "unchanged": file.tally.unchanged,
-            "duplicates": file.tally.duplicates,
-            "revised": file.revised,
-            "back_to_review": file.back_to_review,
-            "error": file.error,
-            "problems": file.problems,
-            "notes": file.notes,
-            "metadata_updated": file.metadata_updated,
-        }
-        for file in report.files
-    ]
 
 
 @click.command("init")
@@ -267,7 +242,7 @@ def import_command(
     finally:
         bars.close()
     if as_json:
-        print_json(_import_json(report))
+        print_json([file.to_json() for file in report.files])
     else:
         for file_report in report.files:
             _echo_file_report(file_report)
@@ -330,7 +305,7 @@ def export_command(
     """Export items (by default the approved ones) to a file in one of the import formats,
     or as an lm-eval task or a Hugging Face dataset."""
     from evaluator.exports.atomic_write import is_stdout
-    from evaluator.exports.item_files import ExportError, export_items
+    from evaluator.exports.item_files import export_items
 
     if shots is not None and format_name != "lm-eval":
         fail("--shots applies to --format lm-eval only")
@@ -338,33 +313,28 @@ def export_command(
     if to_stdout and format_name not in FILE_EXPORT_FORMATS:
         fail(f"--out - (standard output) takes a file format; {format_name} writes a folder")
     database = open_db(ctx)
-    try:
-        if format_name == "lm-eval":
-            from evaluator.exports.lm_eval import export_lm_eval
+    if format_name == "lm-eval":
+        from evaluator.exports.lm_eval import export_lm_eval
 
-            if shots is None:  # the task's own default
-                summary: Any = export_lm_eval(
-                    database, out, status=status, kind=kinds, source=sources
-                )
-            else:
-                summary = export_lm_eval(
-                    database, out, status=status, kind=kinds, source=sources, shots=shots
-                )
-        elif format_name == "hf":
-            from evaluator.exports.hf_dataset import export_hf
-
-            summary = export_hf(database, out, status=status, kind=kinds, source=sources)
+        if shots is None:  # the task's own default
+            summary: Any = export_lm_eval(database, out, status=status, kind=kinds, source=sources)
         else:
-            summary = export_items(
-                database,
-                out,
-                format=format_name,
-                status=status,
-                kinds=kinds,
-                sources=sources,
+            summary = export_lm_eval(
+                database, out, status=status, kind=kinds, source=sources, shots=shots
             )
-    except (ExportError, ValueError, OSError) as error:
-        fail(str(error))
+    elif format_name == "hf":
+        from evaluator.exports.hf_dataset import export_hf
+
+        summary = export_hf(database, out, status=status, kind=kinds, source=sources)
+    else:
+        summary = export_items(
+            database,
+            out,
+            format=format_name,
+            status=status,
+            kinds=kinds,
+            sources=sources,
+        )
     # With the items on standard output, the summary goes to stderr.
     click.echo(_describe_export(summary, format_name, out), err=to_stdout)
 
@@ -379,9 +349,9 @@ def stats_command(ctx: click.Context, as_json: bool) -> None:
     with open_db(ctx).session() as session:
         figures = database_stats(session)
     if as_json:
-        print_json(figures)
+        print_json(figures.to_json())
         return
-    for name, value in figures.items():
+    for name, value in figures.to_json().items():
         if isinstance(value, dict):
             listed = (
                 ", ".join(f"{terminal_text(key)} {count}" for key, count in value.items()) or "none"
@@ -389,12 +359,6 @@ def stats_command(ctx: click.Context, as_json: bool) -> None:
             click.echo(f"{name.replace('_', ' ')}: {listed}")
         else:
             click.echo(f"{name.replace('_', ' ')}: {value}")
-
-
-def _preview(text: str, width: int = PREVIEW_CHARS) -> str:
-    """The start of ``text`` on one line (JSON keeps it raw; the table shows it with terminal_text)."""
-    line = " ".join(text.split())
-    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 @click.command("items")
@@ -440,64 +404,35 @@ def items_command(
     PostgreSQL pg_trgm): words of three or more characters are found through the
     index, shorter ones by reading the indexed text.
     """
-    from itertools import islice
+    from db.listings import list_items
+    from db.search import search_note
 
-    from db.flags import current_flags
-    from db.items import iter_items
-    from db.search import exam_condition, search_condition, search_note
-
+    if search is not None and not search.split():
+        fail("--search needs some text")
     with open_db(ctx).session() as session:
-        where = []
-        if search is not None:
-            if not search.split():
-                fail("--search needs some text")
-            where.append(search_condition(session, search))
-            note = search_note(session)
-            if note:
-                click.echo(f"note: {note}", err=True)
-        if exams:
-            where.append(exam_condition(session, exams))
-        items = list(
-            islice(
-                iter_items(
-                    session,
-                    statuses=[status] if status else None,
-                    kinds=list(kinds) or None,
-                    sources=list(sources) or None,
-                    where=where,
-                    flags=list(flags) or None,
-                ),
-                limit,
-            )
+        note = search_note(session) if search is not None else None
+        if note:
+            click.echo(f"note: {note}", err=True)
+        listed = list_items(
+            session,
+            statuses=[status] if status else [],
+            kinds=kinds,
+            sources=sources,
+            search=search,
+            exams=exams,
+            flags=flags,
+            limit=limit,
         )
-        flags_of = current_flags(session, [item.id for item in items])
-    if as_json:
-        print_json(
-            [
-                {
-                    "id": item.id,
-                    "kind": item.kind.value,
-                    "status": item.status,
-                    "source": item.source,
-                    "revision": item.revision,
-                    "suspected_duplicate_of": item.suspected_duplicate_of,
-                    "preview": _preview(item.prompt),
-                    "flags": [flag.to_json() for flag in flags_of.get(item.id, [])],
-                }
-                for item in items
-            ]
-        )
+    if printed_json_or_empty(listed, as_json=as_json, empty="no items match", err=True):
         return
-    if not items:
-        click.echo("no items match", err=True)
-        return
-    ids = [terminal_text(item.id) for item in items]
+    ids = [terminal_text(entry.item.id) for entry in listed]
     id_width = max(len(item_id) for item_id in ids)
-    for item_id, item in zip(ids, items, strict=True):
-        names = sorted({flag.name.value for flag in flags_of.get(item.id, [])})
+    for item_id, entry in zip(ids, listed, strict=True):
+        item = entry.item
+        names = sorted({flag.name.value for flag in entry.flags})
         click.echo(
             f"{item_id:<{id_width}}  {item.kind.value:<9}  {item.status:<9}  "
-            f"{terminal_text(_preview(item.prompt))}" + (f"  [{', '.join(names)}]" if names else "")
+            f"{terminal_text(entry.preview)}" + (f"  [{', '.join(names)}]" if names else "")
         )
 
 

@@ -184,7 +184,7 @@ def api_client(function: Callable[..., Any]) -> Callable[..., Any]:
     return _with_options(with_api_settings, _api_options())
 
 
-BACKEND_FLAGS = ("batch_size", "device", "dtype", "threads", "no_prefix_cache", "no_chat_template")
+BACKEND_FLAGS = ("batch_size", "device", "dtype", "threads", "no_prefix_cache", "chat_template")
 
 
 def backend(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -229,9 +229,10 @@ def backend(function: Callable[..., Any]) -> Callable[..., Any]:
             help="Recompute the shared few-shot prefix for every batch (for speed comparisons).",
         ),
         click.option(
-            "--no-chat-template",
-            is_flag=True,
-            help="Send the plain prompt even when the model has a chat template.",
+            "--chat-template/--no-chat-template",
+            default=None,
+            help="Send the prompt in the model's chat template, or plain [default: the "
+            "model's template when it has one; plain completion for --protocol econlogicqa].",
         ),
     )
 
@@ -248,7 +249,7 @@ def backend(function: Callable[..., Any]) -> Callable[..., Any]:
                 dtype=flags["dtype"],
                 batch_size=flags["batch_size"],
                 prefix_cache=not flags["no_prefix_cache"],
-                chat_template=False if flags["no_chat_template"] else None,
+                chat_template=flags["chat_template"],
                 threads=flags["threads"],
                 api=api,
             )

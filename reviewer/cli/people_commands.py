@@ -44,21 +44,13 @@ def add_user(
     On PostgreSQL, run by the owner: creates the login role (asking for its password)
     and puts it in the vetbench_annotator or vetbench_lead group.
     """
-    from db.people import PersonRefused, add_person
+    from db.people import PersonRefused, add_person, has_database_role
 
     db = open_db(ctx, create=True)
     actor = acting_person(ctx, None, register=False)
     password = None
     if not db.is_sqlite:
-        from sqlalchemy import text
-
-        with db.engine.connect() as connection:
-            new_login = (
-                connection.execute(
-                    text("SELECT 1 FROM pg_roles WHERE rolname = :name"), {"name": name.strip()}
-                ).first()
-                is None
-            )
+        new_login = not has_database_role(db, name.strip())
         password = _read_password(
             name.strip(), from_stdin=password_stdin, none=no_password, new_login=new_login
         )
@@ -88,17 +80,7 @@ def list_users(ctx: click.Context, as_json: bool) -> None:
     db = open_db(ctx)
     people = list_people(db)
     if as_json:
-        rows = []
-        for person in people:
-            row: dict[str, object] = {
-                "name": person.name,
-                "role": None if person.role is None else str(person.role),
-                "created_at": None if person.created_at is None else person.created_at.isoformat(),
-            }
-            if not db.is_sqlite:
-                row |= {"database_group": person.database_group, "can_login": person.can_login}
-            rows.append(row)
-        print_json(rows)
+        print_json([person.to_json(server_roles=not db.is_sqlite) for person in people])
         return
     if not people:
         click.echo("no people registered yet: vetbench users add NAME --role annotator|lead")

@@ -60,12 +60,10 @@ def review(
 
     db = open_db(ctx)
     if source is not None:
-        from sqlmodel import select
-
-        from db.models import Item
+        from db.listings import source_names
 
         with db.session() as session:
-            sources = sorted(set(session.exec(select(Item.source).distinct())))
+            sources = source_names(session)
         if source not in sources:
             known = ", ".join(sources) or "none yet (import items first: vetbench import FILE)"
             fail(f"no items come from source '{source}'; sources: {known}")
@@ -152,18 +150,7 @@ def judge(
     except JudgmentRefused as error:
         fail(f"not saved: {error}")
     if as_json:
-        print_json(
-            {
-                "judgment_id": receipt.judgment_id,
-                "item_id": receipt.item_id,
-                "revision": receipt.revision_number,
-                "annotator": receipt.annotator,
-                "verdict": receipt.verdict.value,
-                "blind_answer": receipt.blind_answer,
-                "matches_key": receipt.matches_key,
-                "item_status": receipt.item_status,
-            }
-        )
+        print_json(receipt.to_json())
         return
     agreement = "matches the key" if receipt.matches_key else "differs from the key"
     click.echo(

@@ -5,8 +5,10 @@ reads it again every few seconds.  :class:`PollingScreen` runs that loop in one
 exclusive thread worker, as STYLE.md's worker rules ask: the worker reads, never
 touches a widget, and posts what it read as a message; the screen's handler draws
 it.  ``wake_poller()`` makes the next read happen now (a refresh key, a run that
-just stored a prediction).  When a read fails, the screen says so and polls again
-a little later: the database may come back.  The worker stops with the screen.
+just stored a prediction).  When a read fails with an expected error
+(:mod:`reviewer.tui.expected`), the screen says so and polls again a little later:
+the database may come back; any other failure is a bug and ends the app.  The worker
+stops with the screen.
 
 A subclass implements :meth:`PollingScreen.read_database` and calls
 :meth:`PollingScreen.start_polling` once mounted.
@@ -22,7 +24,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from reviewer.tui.literal import notify_literally
+from reviewer.tui.expected import show_expected_error
 
 ScreenResult = TypeVar("ScreenResult")
 
@@ -73,7 +75,7 @@ class PollingScreen(Screen[ScreenResult]):
     def _poll_failed(self, event: Worker.StateChanged) -> None:
         worker = event.worker
         if worker.group == POLL_GROUP and event.state is WorkerState.ERROR:
-            notify_literally(self, f"{self.POLL_FAILURE}: {worker.error}", severity="error")
+            show_expected_error(self, worker.error, title=self.POLL_FAILURE)
             if self.is_mounted:  # try again a little later: the database may come back
                 self.set_timer(self.POLL_SECONDS * RETRY_AFTER_POLLS, self.start_polling)
 

@@ -32,6 +32,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from db.answers import format_answer
 from db.vocabulary import DecisionReason, ItemStatus, Verdict
+from reviewer.tui.expected import show_expected_error
 from reviewer.tui.literal import line_broken, literal, literal_item, none_row, notify_literally
 from reviewer.tui.responsive import apply_size_classes
 from reviewer.tui.screens.area import AreaScreen
@@ -388,7 +389,7 @@ class AdjudicationScreen(AreaScreen):
     @on(Worker.StateChanged)
     def _worker_failed(self, event: Worker.StateChanged) -> None:
         if event.state is WorkerState.ERROR and event.worker.group in ("queue", "decide"):
-            notify_literally(self, f"The database said no: {event.worker.error}", severity="error")
+            show_expected_error(self, event.worker.error)
 
     # ---------------------------------------------------------- actions
 

@@ -61,11 +61,6 @@ def kappa_colour(value: float | None) -> str:
     return f"#{red:02x}{green:02x}{blue:02x}"
 
 
-def percent_text(figure: Figure) -> str:
-    """``83%`` (``—`` when undefined)."""
-    return "—" if figure.value is None else f"{figure.value:.0%}"
-
-
 class FigureNotes(Static):
     """Sentences under the figures: why one is undefined, or paradoxically low."""
 
@@ -90,11 +85,9 @@ class FigureNotes(Static):
 
 def figure_cells(figure: Figure) -> tuple[str, str]:
     """Value and interval (or the reason it is undefined) as table cells."""
-    from reviewer.agreement.rows import interval_text, value_text
+    from reviewer.agreement.rows import detail_text, value_text
 
-    if not figure.defined:
-        return "—", figure.reason or ""
-    return value_text(figure), interval_text(figure)
+    return value_text(figure), detail_text(figure)
 
 
 def kappa_matrix(names: list[str], pairs: list[PairKappa]) -> list[list[Text]]:
@@ -289,22 +282,23 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
             )
 
     def _show_annotators(self, report: AgreementReport) -> None:
-        from reviewer.agreement.rows import annotator_figures
+        from reviewer.agreement.rows import annotator_cells, percent_text
 
         table = self.query_one("#annotator-table", DataTable)
         table.clear()
         if not report.per_annotator:
             table.add_row(*none_row(len(table.columns)))
         for stats in report.per_annotator:
-            judged, *agreement = annotator_figures(stats)
+            cells = annotator_cells(stats)
             gold = report.gold_of(stats.name)
             table.add_row(
                 literal(stats.name),
-                judged,
-                percent_text(stats.keep_rate),
+                cells.judged,
+                cells.keep_rate,
                 "—" if gold is None else f"{percent_text(gold.both)} of {gold.judged}",
-                *agreement,
-                literal(", ".join(f"{name} {count}" for name, count in stats.verdicts.items())),
+                *cells.agreement,
+                cells.median_seconds,
+                literal(cells.verdicts_given),
                 key=stats.name,
             )
 

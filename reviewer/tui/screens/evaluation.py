@@ -22,7 +22,7 @@ with the settings ``vetbench review`` was given (``--base-url``, ``--threads`` .
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -33,6 +33,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import (
     Button,
+    Checkbox,
     DataTable,
     Header,
     Input,
@@ -46,7 +47,9 @@ from textual.widgets import (
 from textual.worker import get_current_worker
 
 from db.answers import format_answer
-from db.vocabulary import ALL, EvalMode, FailureKind, ItemKind, ItemStatus, RunStatus, values
+from db.errors import VetbenchError
+from db.vocabulary import ALL, EvalProtocol, FailureKind, ItemKind, RunStatus, values
+from evaluator.backends.settings import DTYPES, BackendSettings
 from evaluator.live import (
     EvaluationSnapshot,
     duration,
@@ -70,15 +73,17 @@ from reviewer.tui.widgets.footer import KeyFooter
 if TYPE_CHECKING:
     from db.engine import Database
     from evaluator.backends.base import Backend
-    from evaluator.backends.settings import BackendSettings
     from evaluator.results import Figures, PredictionView, RunFigures, RunOverview, SuspectKey
+    from evaluator.session import EvalChoices, RunUpdate
 
-SHOT_CHOICES = (0, 1, 5)
+SHOT_CHOICES = (0, 1, 2, 3, 5, 10)
+SHOTS_DEFAULT = "default"  # the protocol's own shots (5 for custom), as `vetbench eval`
 LEADERBOARD_BARS = 15
 SUSPECTS_EVERY = 5  # suspect keys are re-read every this many polls (a heavier query)
 
-BackendOpener = Callable[[str], "Backend"]
-"""Opens the backend for a model spec; the screen's default goes through the registry."""
+BackendOpener = Callable[[str, "BackendSettings"], "Backend"]
+"""Opens the backend for a model spec with the settings chosen; the screen's default goes
+through the registry."""
 
 
 # ------------------------------------------------------------------ as text
@@ -202,13 +207,15 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
 
         run_id: int
         model: str
+        position: int = 0  # within the series the choices made
+        runs: int = 1
 
     @dataclass
     class RunEnded(Message):
-        """A run started from this screen ended: finished, interrupted, failed, or never began
-        (``run_id`` None: the model did not load or there was nothing to evaluate)."""
+        """The runs started from this screen ended: finished, interrupted, failed, or never
+        began (no ``run_ids``: the model did not load or there was nothing to evaluate)."""
 
-        run_id: int | None
+        run_ids: tuple[int, ...]
         status: str
         reason: str = ""
 
@@ -241,32 +248,67 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         yield Header()
         with TabbedContent(initial="live-tab"):
             with TabPane("Live run", id="live-tab"), VerticalScroll(id="live-body"):
-                with Horizontal(id="start-form"):
-                    yield Label("Model", classes="field-label")
-                    yield Input(
-                        value="demo",
-                        placeholder="demo, a model folder, openai:NAME or scripted:FILE",
-                        id="model-spec",
-                        compact=True,
-                    )
-                    yield Label("Shots", classes="field-label")
-                    yield Select(
-                        [(str(n), n) for n in SHOT_CHOICES],
-                        value=5,
-                        allow_blank=False,
-                        id="shots",
-                        compact=True,
-                    )
-                    yield Label("Kind", classes="field-label")
-                    yield Select(
-                        [("all kinds", ALL), *[(kind, kind) for kind in values(ItemKind)]],
-                        value=ALL,
-                        allow_blank=False,
-                        id="kind",
-                        compact=True,
-                    )
-                    yield Button("Start", id="start", variant="primary", compact=True)
-                    yield Button("Stop", id="stop", variant="error", disabled=True, compact=True)
+                with Vertical(id="start-form"):
+                    with Horizontal(classes="form-row"):
+                        yield Label("Model", classes="field-label")
+                        yield Input(
+                            value="demo",
+                            placeholder="demo, a model folder, openai:NAME or scripted:FILE",
+                            id="model-spec",
+                            compact=True,
+                        )
+                        yield Label("Protocol", classes="field-label")
+                        yield Select(
+                            [(name, name) for name in values(EvalProtocol)],
+                            value=EvalProtocol.CUSTOM.value,
+                            allow_blank=False,
+                            id="protocol",
+                            compact=True,
+                        )
+                        yield Button("Start", id="start", variant="primary", compact=True)
+                        yield Button(
+                            "Stop", id="stop", variant="error", disabled=True, compact=True
+                        )
+                    with Horizontal(classes="form-row"):
+                        yield Label("Kind", classes="field-label")
+                        yield Select(
+                            [("all kinds", ALL), *[(kind, kind) for kind in values(ItemKind)]],
+                            value=ALL,
+                            allow_blank=False,
+                            id="kind",
+                            compact=True,
+                        )
+                        yield Label("Shots", classes="field-label")
+                        yield Select(
+                            [
+                                (SHOTS_DEFAULT, SHOTS_DEFAULT),
+                                *[(str(n), str(n)) for n in SHOT_CHOICES],
+                            ],
+                            value=SHOTS_DEFAULT,
+                            allow_blank=False,
+                            id="shots",
+                            compact=True,
+                        )
+                        yield Label("Repeats", classes="field-label")
+                        yield Input("1", type="integer", id="repeats", compact=True)
+                        yield Checkbox("Permute options", id="permute", compact=True)
+                    with Horizontal(classes="form-row"):
+                        yield Label("Dtype", classes="field-label")
+                        yield Select(
+                            [(name, name) for name in DTYPES],
+                            value="auto",
+                            allow_blank=False,
+                            id="dtype",
+                            compact=True,
+                        )
+                        yield Label("Max new tokens", classes="field-label")
+                        yield Input(
+                            "",
+                            placeholder="protocol's",
+                            type="integer",
+                            id="max-tokens",
+                            compact=True,
+                        )
                 with Vertical(id="run-panel"):
                     yield Static("No evaluation run yet.", id="run-title")
                     yield ProgressBar(id="progress", show_eta=False)
@@ -334,12 +376,45 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
                 severity="error",
             )
             return
-        shots = self.query_one("#shots", Select).value
-        kind = self.query_one("#kind", Select).value
+        try:
+            choices = self._choices()
+        except ValueError as error:
+            notify_literally(self, str(error), severity="error")
+            return
+        from evaluator.session import protocol_settings
+
+        settings = protocol_settings(
+            choices,
+            replace(self.backend_settings or BackendSettings(), dtype=self._value("#dtype")),
+        )
         self._set_run_active(True)
         notify_literally(self, f"Loading {spec} ...")
-        self.run_evaluation(
-            spec, int(str(shots)), None if kind == ALL or kind is Select.BLANK else str(kind)
+        self.run_evaluation(spec, choices, settings)
+
+    def _value(self, selector: str) -> str:
+        return str(self.query_one(selector, Select).value)
+
+    def _number(self, selector: str, name: str) -> int | None:
+        text = self.query_one(selector, Input).value.strip()
+        if not text:
+            return None
+        try:
+            return int(text)
+        except ValueError:
+            raise ValueError(f"{name}: write a whole number, not '{text}'") from None
+
+    def _choices(self) -> EvalChoices:
+        """The form as the evaluation core's choices (the same as ``vetbench eval``'s flags)."""
+        from evaluator.session import EvalChoices  # with the evaluator: not at app start
+
+        kind, shots = self._value("#kind"), self._value("#shots")
+        return EvalChoices(
+            protocol=EvalProtocol(self._value("#protocol")),
+            shots=None if shots == SHOTS_DEFAULT else int(shots),
+            kinds=() if kind == ALL else (kind,),
+            repeats=self._number("#repeats", "Repeats") or 1,
+            permute_options=self.query_one("#permute", Checkbox).value,
+            max_new_tokens=self._number("#max-tokens", "Max new tokens"),
         )
 
     def action_stop_run(self) -> None:
@@ -385,61 +460,66 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         self._polls += 1
         return self.SnapshotRead(self._read)
 
-    def _open_from_registry(self, spec: str) -> Backend:
-        """The registry's backend for ``spec``, with this screen's settings (worker thread)."""
+    def _open_from_registry(self, spec: str, settings: BackendSettings) -> Backend:
+        """The registry's backend for ``spec``, with these settings (worker thread)."""
         from evaluator.backends.registry import open_backend
 
         def notice(note: str) -> None:
             self.post_message(self.ModelNoticed(note))
 
-        return open_backend(spec, self.backend_settings, database=self.database, notify=notice)
+        return open_backend(spec, settings, database=self.database, notify=notice)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="run")
-    def run_evaluation(self, spec: str, shots: int, kind: str | None) -> None:
-        """Load the model, freeze the approved set, and evaluate it, storing each prediction."""
-        from evaluator.runner import create_run, execute_run
+    def run_evaluation(self, spec: str, choices: EvalChoices, settings: BackendSettings) -> None:
+        """Check the choices, load the model, and run the series the evaluation core plans
+        (one run per shot setting and repeat), storing each prediction."""
+        from evaluator.session import RunFailed, check_choices, check_model, run_series
 
         worker = get_current_worker()
-        run_id: int | None = None
+        run_ids: tuple[int, ...] = ()
         outcome = RunStatus.FAILED.value
         reason = ""
-        try:
-            backend = self.open_model(spec)
-        except Exception as error:
-            self.post_message(self.RunEnded(None, outcome, f"cannot load {spec}: {error}"))
+        try:  # before a model loads: bad choices and an empty selection are said at once
+            check_choices(self.database, choices)
+            check_model(spec, choices.mode)
+            backend = self.open_model(spec, settings)
+        except VetbenchError as error:
+            self.post_message(self.RunEnded((), outcome, str(error)))
             return
+        except Exception as error:
+            self.post_message(self.RunEnded((), outcome, f"cannot load {spec}: {error}"))
+            return
+
+        def follow(update: RunUpdate) -> None:
+            if update.starting:
+                self.post_message(
+                    self.RunStarted(update.run_id, spec, update.position, update.runs)
+                )
+            self.wake_poller()
+
         try:
             if worker.is_cancelled:
                 outcome = "stopped before it began"
                 return
-            try:
-                run_id = create_run(
-                    self.database,
-                    backend.info,
-                    mode=EvalMode.GENERATE,
-                    shots=shots,
-                    filters={"status": [ItemStatus.APPROVED], "kind": [kind] if kind else []},
-                    shot_file=None,
-                    templates_dir=None,
-                    actor=self.person_name,
-                )
-            except ValueError as error:  # RunSetupError, TemplateError: nothing to evaluate, ...
-                reason = str(error)
-                return
-            self.post_message(self.RunStarted(run_id, spec))
-            outcome = execute_run(
+            series = run_series(
                 self.database,
-                run_id,
                 backend,
-                on_progress=lambda _progress: self.wake_poller(),
+                choices,
+                actor=self.person_name,
+                on_update=follow,
                 should_stop=lambda: worker.is_cancelled,
-            ).value
+            )
+            run_ids, outcome = series.run_ids, series.statuses[-1].value
+        except RunFailed as error:
+            run_ids, reason = (error.run_id,), str(error)
+        except VetbenchError as error:  # a setting the core refused, a changed template ...
+            reason = str(error)
         except Exception as error:
             reason = f"{type(error).__name__}: {error}"
             raise
         finally:
             backend.close()
-            self.post_message(self.RunEnded(run_id, outcome, reason))
+            self.post_message(self.RunEnded(run_ids, outcome, reason))
 
     # --------------------------------------------------------- messages
 
@@ -449,13 +529,21 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
     def on_evaluation_screen_run_started(self, message: RunStarted) -> None:
         self.own_run_id = message.run_id
         self.followed_run_id = message.run_id
-        notify_literally(self, f"Run {message.run_id} started: {message.model}")
+        series = f" ({message.position + 1} of {message.runs})" if message.runs > 1 else ""
+        notify_literally(self, f"Run {message.run_id}{series} started: {message.model}")
         self.wake_poller()
 
     def on_evaluation_screen_run_ended(self, message: RunEnded) -> None:
         self.own_run_id = None
         self._set_run_active(False)
-        what = "The run" if message.run_id is None else f"Run {message.run_id}"
+        ids = message.run_ids
+        what = (
+            "The run"
+            if not ids
+            else f"Run {ids[0]}"
+            if len(ids) == 1
+            else f"Runs {ids[0]}–{ids[-1]}"
+        )
         if message.status == RunStatus.FINISHED:
             notify_literally(self, f"{what} finished.")
         else:

@@ -17,13 +17,19 @@ from textual.widgets import Input, Static
 
 from db.answers import parse_answer
 from db.engine import Database
+from db.errors import VetbenchError
 from db.items import ItemSnapshot, get_item
 from reviewer.tui.literal import literal
 from reviewer.tui.widgets.dialog import Dialog, DialogScreen
 from reviewer.tui.widgets.titles import PanelTitle
 
 Validator = Callable[[str], str]
-"""Turns typed text into the stored value, or raises ValueError with the reason."""
+"""Turns typed text into the stored value, or raises a ``VetbenchError`` (``Refused``,
+``AnswerError``) with the reason."""
+
+
+class Refused(VetbenchError):
+    """What was typed cannot be taken; the message says why."""
 
 
 class PromptScreen(DialogScreen[str | None]):
@@ -54,7 +60,7 @@ class PromptScreen(DialogScreen[str | None]):
     def submit(self, event: Input.Submitted) -> None:
         try:
             value = self.validator(event.value)
-        except ValueError as error:
+        except VetbenchError as error:
             self.query_one("#prompt-problem", Static).update(literal(str(error)))
             return
         self.dismiss(value)
@@ -70,7 +76,7 @@ def answer_validator(item: ItemSnapshot, refusal_of_the_key: str) -> Validator:
     def validate(text: str) -> str:
         value = parse_answer(item.kind, text, item.labels)
         if value == item.key:
-            raise ValueError(refusal_of_the_key)
+            raise Refused(refusal_of_the_key)
         return value
 
     return validate
@@ -83,10 +89,10 @@ def item_id_validator(db: Database, refusal_of_nothing: str) -> Validator:
     def validate(text: str) -> str:
         item_id = text.strip()
         if not item_id:
-            raise ValueError(refusal_of_nothing)
+            raise Refused(refusal_of_nothing)
         with db.session() as session:
             if get_item(session, item_id) is None:
-                raise ValueError(f"there is no item '{item_id}'")
+                raise Refused(f"there is no item '{item_id}'")
         return item_id
 
     return validate

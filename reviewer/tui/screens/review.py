@@ -45,6 +45,7 @@ from reviewer.judging import (
     submit_judgment,
 )
 from reviewer.queue import OwnJudgment, QueueError, QueueFilter, ReviewQueue
+from reviewer.tui.expected import show_expected_error
 from reviewer.tui.literal import notify_literally
 from reviewer.tui.messages import (
     ActionRefused,
@@ -325,10 +326,7 @@ class ReviewScreen(Screen[None]):
     def worker_failed(self, event: Worker.StateChanged) -> None:
         if event.state is WorkerState.ERROR:
             self.busy = False
-            error = event.worker.error
-            notify_literally(
-                self, f"{type(error).__name__}: {error}", title="Error", severity="error"
-            )
+            show_expected_error(self, event.worker.error)
 
     # --- results from workers ---------------------------------------------------------
 

@@ -19,11 +19,13 @@ from textual.widgets import Input, Static
 
 from db.answers import format_answer
 from db.engine import Database
+from db.errors import VetbenchError
 from db.items import ItemSnapshot
 from db.vocabulary import ItemKind, Verdict
 from reviewer.tui.literal import literal, visible_text
 from reviewer.tui.screens.prompt import (
     PromptScreen,
+    Refused,
     Validator,
     answer_validator,
     item_id_validator,
@@ -81,7 +83,7 @@ class AlternativesScreen(DialogScreen[list[str] | None]):
         problem = self.query_one("#alternative-problem", Static)
         try:
             alternative = self.validator(event.value)
-        except ValueError as error:  # AnswerError is one
+        except VetbenchError as error:  # AnswerError, Refused
             problem.update(literal(str(error)))
             return
         problem.update("")
@@ -123,7 +125,7 @@ def nonempty(what: str) -> Validator:
 
     def validate(text: str) -> str:
         if not text.strip():
-            raise ValueError(f"say {what} (Esc cancels: nothing is stored)")
+            raise Refused(f"say {what} (Esc cancels: nothing is stored)")
         return text.strip()
 
     return validate
@@ -135,7 +137,7 @@ def duplicate_validator(db: Database, item: ItemSnapshot) -> Validator:
 
     def validate(text: str) -> str:
         if text.strip() == item.id:
-            raise ValueError("an item cannot be a duplicate of itself")
+            raise Refused("an item cannot be a duplicate of itself")
         return existing_item(text)
 
     return validate

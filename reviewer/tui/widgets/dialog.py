@@ -13,7 +13,9 @@ from typing import TypeVar
 from textual import events, on
 from textual.containers import Vertical
 from textual.screen import ModalScreen
+from textual.worker import Worker, WorkerState
 
+from reviewer.tui.expected import show_expected_error
 from reviewer.tui.responsive import apply_size_classes
 
 DialogResult = TypeVar("DialogResult")
@@ -31,6 +33,12 @@ class DialogScreen(ModalScreen[DialogResult]):
     @on(events.Mount)
     def _size_classes_before_layout(self) -> None:
         apply_size_classes(self)
+
+    @on(Worker.StateChanged)
+    def _worker_failed(self, event: Worker.StateChanged) -> None:
+        """A dialog's worker (loading what it shows) failed: an expected error is a notice."""
+        if event.state is WorkerState.ERROR:
+            show_expected_error(self, event.worker.error)
 
 
 class Dialog(Vertical):

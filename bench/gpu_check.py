@@ -1,0 +1,423 @@
+"""The CUDA path measured in one prepared run, on a bare GPU box (``bash bench/gpu_check.sh``).
+
+For each model (by default two SmolLM2-shaped models built here from
+``bench/gpu/*.config.json`` with seeded random weights and the demo model's tokenizer
+from ``.gpu/tokenizer``; a real model folder given with ``--model NAME=DIR`` is used
+as it is), on the fixtures' approved items, 5 shots, in bfloat16 on the GPU:
+
+- **generate**: ``vetbench eval`` against lm-eval's HF backend on the exported task
+  (``vetbench export --format lm-eval``: the same prompts): items/s of each, their
+  ratio, how often the parsed answers agree, and how many prompts are identical;
+- **score**: ``vetbench eval --mode score`` against lm-eval's log-likelihood ranking of
+  the same candidates (the export's ``multiple_choice`` tasks): items/s and agreement
+  of the top-ranked candidate;
+- **cflue**: ``vetbench eval --protocol cflue`` with free-length answers (up to
+  ``--cflue-max-new-tokens``; random weights never stop on their own, so every answer
+  runs to that bound and is counted as truncated where the run records it);
+- the GPU's peak memory in each vetbench process and the batch sizes chosen from free
+  memory.
+
+Random weights make accuracy meaningless, but not the comparison: both tools run the
+same weights on the same prompts with greedy decoding.  The final norm's weight is
+scaled so that the logits are spread and greedy choices are never near-ties (as
+``tests/tiny_model.py`` does), so agreement measures the tools, not rounding.
+
+Every figure goes to the console and to one JSON file (``--out``).  Each tool runs in
+a child process of this script (``--child``), so that model loads, peak memory and
+timings belong to one tool.  Without a GPU (``bench/gpu_dry_run.sh``) the same steps
+run on the CPU in float32 on two items per task: that checks the recipe, not the GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.bench_eval_speed import EVALUATED_SOURCES, SHOTS, build_database  # noqa: E402
+
+CONFIGS = ROOT / "bench" / "gpu"
+TOKENIZER = ROOT / ".gpu" / "tokenizer"
+DEFAULT_MODELS = ("smollm2-135m", "smollm2-360m")
+SEED = 20261201
+LOGIT_SPREAD = 20.0  # final-norm scale: well-separated logits, no near-ties under bfloat16
+
+
+# ------------------------------------------------------------------------ models
+
+
+def build_model(name: str, folder: Path) -> Path:
+    """A model of ``name``'s shape (``bench/gpu/NAME.config.json``) with seeded random
+    weights and the demo model's tokenizer, saved in bfloat16 under ``folder``."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    if not (TOKENIZER / "tokenizer.json").exists():
+        raise SystemExit(f"no tokenizer at {TOKENIZER}: run bash bench/gpu_prepare.sh first")
+    target = folder / name
+    if (target / "config.json").exists():
+        return target
+    config = AutoConfig.from_pretrained(CONFIGS / f"{name}.config.json")
+    torch.manual_seed(SEED)
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
+    with torch.no_grad():
+        model.get_decoder().norm.weight.mul_(LOGIT_SPREAD)
+    model.save_pretrained(target)
+    AutoTokenizer.from_pretrained(TOKENIZER).save_pretrained(target)
+    for extra in ("chat_template.jinja", "generation_config.json"):
+        if (TOKENIZER / extra).exists() and not (target / extra).exists():
+            (target / extra).write_bytes((TOKENIZER / extra).read_bytes())
+    return target
+
+
+# ----------------------------------------------------------------------- children
+
+
+def vetbench_child(db: Path, out: Path, runs: list[list[str]]) -> None:
+    """Child: each ``vetbench eval`` of ``runs`` in this process, through the CLI itself,
+    recording the GPU's peak memory and every batch size the backend chose."""
+    import torch
+
+    from evaluator.backends import transformers_backend
+    from reviewer.cli import cli
+
+    chosen: list[int] = []
+    decide = transformers_backend.TransformersBackend._batch_limit
+
+    def recorded(self: Any, tokens_per_sequence: int) -> int:  # observes, changes nothing
+        size = decide(self, tokens_per_sequence)
+        chosen.append(size)
+        return size
+
+    transformers_backend.TransformersBackend._batch_limit = recorded  # type: ignore[method-assign]
+    figures = []
+    for arguments in runs:
+        chosen.clear()
+        if torch.cuda.is_available():
+            torch.cuda.reset_peak_memory_stats()
+        started = time.perf_counter()
+        cli.main(["--db", str(db), "eval", *arguments], standalone_mode=False)
+        figures.append(
+            {
+                "arguments": arguments,
+                "wall_s": time.perf_counter() - started,
+                "batch_sizes": sorted(set(chosen)),
+                "peak_gpu_mib": torch.cuda.max_memory_allocated() / 2**20
+                if torch.cuda.is_available()
+                else None,
+            }
+        )
+    out.write_text(json.dumps(figures), encoding="utf-8")
+
+
+def lm_eval_child(
+    task_dir: Path, model_dir: Path, device: str, limit: int | None, out: Path
+) -> None:
+    """Child: lm-eval's HF backend on the exported generation tasks, then on the score-mode
+    (``multiple_choice``) tasks, each timed apart from the one model load."""
+    import lm_eval
+    from lm_eval.api.registry import get_model
+    from lm_eval.tasks import TaskManager
+
+    dtype = "bfloat16" if device == "cuda" else "float32"
+    batch = "auto" if device == "cuda" else "8"
+    model = get_model("hf").create_from_arg_string(
+        f"pretrained={model_dir},dtype={dtype}", {"device": device, "batch_size": batch}
+    )
+    manager = TaskManager(include_path=str(task_dir), include_defaults=False)
+    figures: dict[str, Any] = {}
+    for group in ("vetbench", "vetbench_mc"):
+        started = time.perf_counter()
+        results = lm_eval.simple_evaluate(
+            model=model,
+            tasks=[group],
+            task_manager=manager,
+            apply_chat_template=True,
+            log_samples=True,
+            bootstrap_iters=0,
+            limit=limit,
+        )
+        assert results is not None
+        samples = []
+        for task_samples in results["samples"].values():
+            for sample in task_samples:
+                doc = sample["doc"]
+                row = {"id": doc["id"], "kind": doc["kind"], "labels": doc["labels"]}
+                if group == "vetbench":
+                    row |= {"output": sample["resps"][0][0], "prompt": sample["arguments"][0][0]}
+                else:  # the candidate lm-eval ranks first, in vetbench's canonical form
+                    likelihoods = [resp[0][0] for resp in sample["resps"]]
+                    row["answer"] = doc["candidates"][likelihoods.index(max(likelihoods))]
+                samples.append(row)
+        figures[group] = {"eval_s": time.perf_counter() - started, "samples": samples}
+    out.write_text(json.dumps(figures, ensure_ascii=False), encoding="utf-8")
+
+
+def run_child(arguments: list[str], timeout_s: int) -> None:
+    completed = subprocess.run(
+        [sys.executable, __file__, *arguments], timeout=timeout_s, capture_output=True, text=True
+    )
+    if completed.returncode != 0:
+        sys.stderr.write(completed.stdout[-3000:] + completed.stderr[-6000:])
+        raise SystemExit(f"gpu_check: child {arguments[:2]} failed (exit {completed.returncode})")
+
+
+# --------------------------------------------------------------------- the report
+
+
+def vetbench_cli(db: Path, *arguments: str) -> Any:
+    """``vetbench --db DB ARGUMENTS --json`` in a light child (no torch), parsed."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "reviewer.cli", "--db", str(db), *arguments, "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    return json.loads(completed.stdout)
+
+
+def newest_runs(db: Path, count: int) -> list[dict[str, Any]]:
+    """The figures of the ``count`` newest runs, oldest first, predictions and prompts too."""
+    listed = vetbench_cli(db, "runs")[:count]
+    return [vetbench_cli(db, "runs", "show", str(run["id"])) for run in reversed(listed)]
+
+
+def prompt_of(db: Path, run_id: int, item_id: str) -> str:
+    shown = vetbench_cli(db, "runs", "show", str(run_id), "--item", item_id, "--prompt")
+    return str(shown.get("prompt") or "")
+
+
+def agreement(ours: dict[str, str | None], theirs: dict[str, str | None]) -> dict[str, Any]:
+    shared = sorted(set(ours) & set(theirs))
+    same = sum(ours[item] == theirs[item] for item in shared)
+    return {
+        "items": len(shared),
+        "agree": same,
+        "agreement": same / len(shared) if shared else None,
+    }
+
+
+def rate(items: int, seconds: float | None) -> float | None:
+    return items / seconds if seconds else None
+
+
+def measure(model: str, model_dir: Path, work: Path, args: argparse.Namespace) -> dict[str, Any]:
+    db, task = work / "bench.db", work / "task"
+    limit = ["--limit", str(args.limit)] if args.limit else []
+    sources = [option for source in EVALUATED_SOURCES for option in ("--source", source)]
+    common = ["--model", str(model_dir), "--device", args.device, *limit]
+    cflue_tokens = str(args.cflue_max_new_tokens)
+    runs = [
+        [*common, "--shots", str(SHOTS), *sources],
+        [*common, "--shots", str(SHOTS), "--mode", "score", *sources],
+        [*common, "--protocol", "cflue", "--source", "cflue_mcq", "--max-new-tokens", cflue_tokens],
+    ]
+    child_out = work / f"{model}-vetbench.json"
+    run_child(
+        [
+            "--child",
+            "vetbench",
+            "--db",
+            str(db),
+            "--out",
+            str(child_out),
+            "--runs",
+            json.dumps(runs),
+        ],
+        args.timeout,
+    )
+    processes = json.loads(child_out.read_text(encoding="utf-8"))
+    generated, scored, cflue = newest_runs(db, 3)
+
+    harness_out = work / f"{model}-lm-eval.json"
+    harness_args = ["--child", "lm-eval", "--task", str(task), "--model-dir", str(model_dir)]
+    harness_args += ["--device", args.device, "--out", str(harness_out)]
+    harness_args += ["--limit", str(args.limit)] if args.limit else []
+    run_child(harness_args, args.timeout)
+    harness = json.loads(harness_out.read_text(encoding="utf-8"))
+
+    from evaluator.exports.lm_eval import read_answer
+
+    theirs_generated = {
+        s["id"]: read_answer(s["kind"], s["output"], s["labels"])
+        for s in harness["vetbench"]["samples"]
+    }
+    ours_generated = {p["item_id"]: p["parsed_answer"] for p in generated["predictions"]}
+    prompts = {s["id"]: s["prompt"] for s in harness["vetbench"]["samples"]}
+    same_prompt = sum(
+        prompt_of(db, generated["run"]["id"], item) == prompts[item]
+        for item in sorted(set(ours_generated) & set(prompts))
+    )
+    generate = agreement(ours_generated, theirs_generated) | {
+        "identical_prompts": same_prompt,
+        "vetbench_items_per_s": generated["progress"]["items_per_second"],
+        "lm_eval_items_per_s": rate(len(theirs_generated), harness["vetbench"]["eval_s"]),
+        "vetbench_accuracy": generated["accuracy"],
+    }
+    score = agreement(
+        {p["item_id"]: p["parsed_answer"] for p in scored["predictions"]},
+        {s["id"]: s["answer"] for s in harness["vetbench_mc"]["samples"]},
+    ) | {
+        "vetbench_items_per_s": scored["progress"]["items_per_second"],
+        "lm_eval_items_per_s": rate(
+            len(harness["vetbench_mc"]["samples"]), harness["vetbench_mc"]["eval_s"]
+        ),
+    }
+    for figures in (generate, score):
+        ours, other = figures["vetbench_items_per_s"], figures["lm_eval_items_per_s"]
+        figures["speed_ratio"] = ours / other if ours and other else None
+    outputs = [p["raw_output"] or "" for p in cflue["predictions"]]
+    return {
+        "model_dir": str(model_dir),
+        "generate": generate,
+        "score": score,
+        "cflue": {
+            "items": cflue["n"],
+            "items_per_s": cflue["progress"]["items_per_second"],
+            "max_new_tokens": int(cflue_tokens),
+            "truncated": cflue.get("truncated"),
+            "mean_output_chars": sum(map(len, outputs)) / len(outputs) if outputs else None,
+        },
+        "vetbench_processes": processes,
+    }
+
+
+def environment(device: str) -> dict[str, Any]:
+    import torch
+    import transformers
+
+    figures: dict[str, Any] = {
+        "device": device,
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "python": sys.version.split()[0],
+    }
+    if device == "cuda":
+        free, total = torch.cuda.mem_get_info()
+        figures |= {
+            "gpu": torch.cuda.get_device_name(0),
+            "gpu_free_gib": free / 2**30,
+            "gpu_total_gib": total / 2**30,
+            "bf16": torch.cuda.is_bf16_supported(),
+        }
+    return figures
+
+
+def print_report(report: dict[str, Any]) -> None:
+    env = report["environment"]
+    print(
+        f"\n{env.get('gpu', 'CPU (dry run: the recipe, not GPU figures)')} · torch {env['torch']}"
+        f" · transformers {env['transformers']} · {report['seconds']:.0f} s in all"
+    )
+    header = f"{'model':<16} {'mode':<9} {'items':>5} {'vetbench/s':>11} {'lm-eval/s':>10} {'ratio':>6} {'agree':>7}"
+    print(header)
+
+    def number(value: float | None, digits: int = 2) -> str:
+        return "-" if value is None else f"{value:.{digits}f}"
+
+    for model, figures in report["models"].items():
+        for mode in ("generate", "score"):
+            row = figures[mode]
+            agree = "-" if row["agreement"] is None else f"{100 * row['agreement']:.1f}%"
+            print(
+                f"{model:<16} {mode:<9} {row['items']:>5} {number(row['vetbench_items_per_s']):>11} "
+                f"{number(row['lm_eval_items_per_s']):>10} {number(row['speed_ratio']):>6} {agree:>7}"
+            )
+        cflue = figures["cflue"]
+        peaks = [p["peak_gpu_mib"] for p in figures["vetbench_processes"] if p["peak_gpu_mib"]]
+        batches = sorted({b for p in figures["vetbench_processes"] for b in p["batch_sizes"]})
+        print(
+            f"{model:<16} cflue     {cflue['items']:>5} {number(cflue['items_per_s']):>11}"
+            f"   free-length up to {cflue['max_new_tokens']} tokens, truncated {cflue['truncated']}"
+        )
+        print(
+            f"{'':<16} identical prompts {figures['generate']['identical_prompts']} of "
+            f"{figures['generate']['items']}; peak GPU memory "
+            f"{number(max(peaks) if peaks else None, 0)} MiB; batch sizes chosen {batches}"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=Path("gpu_check.json"))
+    parser.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="NAME[=DIR]",
+        help="A model shape from bench/gpu/ (built with random weights) or NAME=DIR, a real "
+        "model folder. Default: smollm2-135m and smollm2-360m.",
+    )
+    parser.add_argument("--limit", type=int, help="Only the first N items (per lm-eval task).")
+    parser.add_argument("--cflue-max-new-tokens", type=int, default=1024)
+    parser.add_argument(
+        "--timeout", type=int, help="Per child process, seconds (240 on a GPU, 1800 on a CPU)."
+    )
+    parser.add_argument("--work", type=Path, help="Work folder (kept); default: a temporary one.")
+    parser.add_argument("--child", choices=("vetbench", "lm-eval"), help=argparse.SUPPRESS)
+    parser.add_argument("--db", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--runs", help=argparse.SUPPRESS)
+    parser.add_argument("--task", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--model-dir", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--device", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
+        os.environ.setdefault(name, "1")
+    if args.child == "vetbench":
+        vetbench_child(args.db, args.out, json.loads(args.runs))
+        return
+    if args.child == "lm-eval":
+        lm_eval_child(args.task, args.model_dir, args.device, args.limit, args.out)
+        return
+
+    import torch
+
+    started = time.perf_counter()
+    args.device = "cuda" if torch.cuda.is_available() else "cpu"
+    if args.timeout is None:  # a dry run on a shared CPU is slow; it checks the recipe only
+        args.timeout = 240 if args.device == "cuda" else 1800
+    if args.device == "cpu" and args.limit is None:
+        args.limit = 2
+        args.cflue_max_new_tokens = min(args.cflue_max_new_tokens, 16)
+        print("gpu_check: no CUDA GPU: a dry run of the recipe on the CPU, 2 items per task")
+    work = args.work or Path(tempfile.mkdtemp(prefix="vetbench-gpu-"))
+    work.mkdir(parents=True, exist_ok=True)
+    db = build_database(work)
+
+    from db.engine import open_database
+    from evaluator.exports.lm_eval import export_lm_eval
+
+    database = open_database(db)
+    export_lm_eval(
+        database, work / "task", status="approved", source=list(EVALUATED_SOURCES), shots=SHOTS
+    )
+    database.dispose()
+
+    report: dict[str, Any] = {"environment": environment(args.device), "models": {}}
+    for spec in args.model or list(DEFAULT_MODELS):
+        name, _, given = spec.partition("=")
+        model_dir = Path(given) if given else build_model(name, work / "models")
+        print(
+            f"=== {name} ({'folder ' + given if given else 'random weights from its config'})",
+            flush=True,
+        )
+        report["models"][name] = measure(name, model_dir, work, args)
+    report["seconds"] = time.perf_counter() - started
+    args.out.write_text(json.dumps(report, indent=1, ensure_ascii=False), encoding="utf-8")
+    print_report(report)
+    print(f"\nfigures: {args.out.resolve()}")
+
+
+if __name__ == "__main__":
+    main()

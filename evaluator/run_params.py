@@ -1,0 +1,259 @@
+"""What a run records about how it evaluates: :class:`RunParams`, the typed ``EvalRun.params``.
+
+A run's ``params`` column holds one JSON object: the backend's own settings (device,
+dtype, base_url ... whatever ``BackendInfo.params`` gave) at the top level, then the
+run's settings (seed, templates, shots, protocol, extractors ...), then what its
+latest execution session recorded (process id, start, device).  Every reader goes
+through :meth:`RunParams.from_json`, which reads every run stored so far: runs from
+before protocols, extractors, budgets, permutation or repeats were recorded read as
+custom runs with vetbench's layout and the lenient reader; :meth:`RunParams.to_json`
+writes the object back key for key (``--json`` shows it as stored).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from db.json_types import JsonObject, JsonValue
+from db.vocabulary import EvalProtocol
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+__all__ = ["Repeat", "RunParams", "RunSession", "ShotRef"]
+
+DEFAULT_LAYOUT = "vetbench"  # evaluator.prompts.DEFAULT_LAYOUT (no import: prompts is heavier)
+DEFAULT_EXTRACTOR = "lenient"  # evaluator.extractors.LENIENT
+DEFAULT_SEED = 1234  # evaluator.prompts.DEFAULT_SHOT_SEED
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """Which of a series of runs this is (``vetbench eval --repeats N``, or a protocol's
+    shot settings): runs of one series share ``series`` and differ in shots or seed."""
+
+    series: str
+    index: int  # 0-based
+    count: int  # repeats per setting
+
+    def to_json(self) -> JsonObject:
+        return {"series": self.series, "index": self.index, "of": self.count}
+
+    @classmethod
+    def from_json(cls, data: JsonValue) -> Repeat | None:
+        if not isinstance(data, dict) or not isinstance(data.get("index"), int):
+            return None
+        count = data.get("of")
+        return cls(str(data.get("series") or ""), _int(data["index"]), _int(count, 1))
+
+
+@dataclass(frozen=True)
+class ShotRef:
+    """One shot a run recorded: the item and the revision its prompt showed."""
+
+    id: str
+    revision: int
+
+    def to_json(self) -> JsonObject:
+        return {"id": self.id, "revision": self.revision}
+
+
+@dataclass(frozen=True)
+class RunSession:
+    """What a run's latest execution session recorded: readers measure speed from it, and
+    a second process refuses to run a run whose process is still alive."""
+
+    pid: int | None
+    started_at: str | None  # ISO timestamp
+    done_before: int  # items the run had answered when this session began
+    device: JsonValue  # the backend's device for this session (None when it has none)
+
+    @classmethod
+    def begin(
+        cls, pid: int, started_at: datetime, done_before: int, device: JsonValue
+    ) -> RunSession:
+        return cls(pid, started_at.isoformat(), done_before, device)
+
+    def to_json(self) -> JsonObject:
+        return {
+            "pid": self.pid,
+            "session_started_at": self.started_at,
+            "session_done_before": self.done_before,
+            "session_device": self.device,
+        }
+
+
+_SESSION_KEYS = frozenset(("pid", "session_started_at", "session_done_before", "session_device"))
+
+
+@dataclass(frozen=True)
+class RunParams:
+    """How a run evaluates, as recorded when it was created (and its latest session)."""
+
+    seed: int = DEFAULT_SEED
+    template_hash: str | None = None
+    templates_dir: str | None = None
+    shot_file: str | None = None
+    shot_file_sha256: str | None = None
+    shots_used: Mapping[str, tuple[ShotRef, ...]] = field(default_factory=dict)
+    """The shots per prompt group (``ordering/en``), in the order the prompt shows them."""
+    shot_notes: tuple[str, ...] = ()
+    """Where the shots fell short (too few, or not yet approved)."""
+    revisions: Mapping[str, int] = field(default_factory=dict)  # item id -> revision evaluated
+    excluded: Mapping[str, str] = field(default_factory=dict)  # item id -> why (score mode)
+    protocol: EvalProtocol = EvalProtocol.CUSTOM
+    layout: str = DEFAULT_LAYOUT
+    extractors: tuple[str, ...] = (DEFAULT_EXTRACTOR,)
+    """The readers of the answers: the first decides, the others are reported."""
+    shots_by_kind: Mapping[str, int] = field(default_factory=dict)
+    max_new_tokens: int | None = None  # None: the protocol's (or the kind's) budget
+    permute_options: bool = False
+    repeat: Repeat | None = None
+    answer_budget: JsonValue = None
+    """The budget the run works with, in words or tokens (None: runs from before it was
+    recorded); ``max_new_tokens`` is what was asked."""
+    wording: Mapping[str, JsonValue] | None = None
+    """Where CFLUE's prompt wording came from: ``{"source": "built-in"}``, a templates
+    folder, or ``{"source": "cflue-repo", "path": ..., "sha256": ...}``."""
+    backend: Mapping[str, JsonValue] = field(default_factory=dict)
+    """The backend's own settings (``BackendInfo.params``), as it recorded them."""
+    session: RunSession | None = None
+
+    def to_json(self, *, with_revisions: bool = True) -> JsonObject:
+        """The stored object: backend settings, the run's settings, then its session."""
+        data: JsonObject = {
+            **self.backend,
+            "seed": self.seed,
+            "template_hash": self.template_hash,
+            "templates_dir": self.templates_dir,
+            "shot_file": self.shot_file,
+            "shot_file_sha256": self.shot_file_sha256,
+            "shots_used": {
+                group: [shot.to_json() for shot in shots]
+                for group, shots in self.shots_used.items()
+            },
+            "shot_notes": list(self.shot_notes),
+            "revisions": dict(self.revisions),
+            "excluded": dict(self.excluded),
+            "protocol": self.protocol.value,
+            "layout": self.layout,
+            "extractors": list(self.extractors),
+            "shots_by_kind": dict(self.shots_by_kind),
+            "max_new_tokens": self.max_new_tokens,
+            "permute_options": self.permute_options,
+            "repeat": None if self.repeat is None else self.repeat.to_json(),
+        }
+        # Written only when recorded, so older runs read back key for key.
+        if self.answer_budget is not None:
+            data["answer_budget"] = self.answer_budget
+        if self.wording is not None:
+            data["wording"] = dict(self.wording)
+        if not with_revisions:
+            del data["revisions"]  # a map per item, for resuming; readers need only a count
+        if self.session is not None:
+            data.update(self.session.to_json())
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, JsonValue]) -> RunParams:
+        """A stored ``params`` object read back; keys an older run lacks take the defaults
+        runs had before they were recorded."""
+        protocol = data.get("protocol")
+        extractors = [name for name in _list(data.get("extractors")) if isinstance(name, str)]
+        budget = data.get("max_new_tokens")
+        return cls(
+            seed=_int(data.get("seed"), DEFAULT_SEED),
+            template_hash=_text(data.get("template_hash")),
+            templates_dir=_text(data.get("templates_dir")),
+            shot_file=_text(data.get("shot_file")),
+            shot_file_sha256=_text(data.get("shot_file_sha256")),
+            shots_used={
+                str(group): tuple(
+                    ShotRef(str(shot.get("id")), _int(shot.get("revision"), 1))
+                    for shot in _list(shots)
+                    if isinstance(shot, dict)
+                )
+                for group, shots in _dict(data.get("shots_used")).items()
+            },
+            shot_notes=tuple(str(note) for note in _list(data.get("shot_notes"))),
+            revisions={
+                str(item_id): number
+                for item_id, number in _dict(data.get("revisions")).items()
+                if isinstance(number, int)
+            },
+            excluded={str(k): str(v) for k, v in _dict(data.get("excluded")).items()},
+            protocol=EvalProtocol(protocol) if protocol in _PROTOCOLS else EvalProtocol.CUSTOM,
+            layout=_text(data.get("layout")) or DEFAULT_LAYOUT,
+            extractors=tuple(extractors) or (DEFAULT_EXTRACTOR,),
+            shots_by_kind={
+                str(kind): count
+                for kind, count in _dict(data.get("shots_by_kind")).items()
+                if isinstance(count, int)
+            },
+            max_new_tokens=budget if isinstance(budget, int) and budget > 0 else None,
+            permute_options=data.get("permute_options") is True,
+            repeat=Repeat.from_json(data.get("repeat")),
+            answer_budget=data.get("answer_budget"),
+            wording=_dict(data["wording"]) if isinstance(data.get("wording"), dict) else None,
+            # Every other key is the backend's (keys this version does not know too).
+            backend={k: v for k, v in data.items() if k not in _RUN_KEYS | _SESSION_KEYS},
+            session=_session(data),
+        )
+
+    def with_session(self, session: RunSession) -> RunParams:
+        return replace(self, session=session)
+
+
+_PROTOCOLS = frozenset(protocol.value for protocol in EvalProtocol)
+_RUN_KEYS = frozenset(
+    (
+        "seed",
+        "template_hash",
+        "templates_dir",
+        "shot_file",
+        "shot_file_sha256",
+        "shots_used",
+        "shot_notes",
+        "revisions",
+        "excluded",
+        "protocol",
+        "layout",
+        "extractors",
+        "shots_by_kind",
+        "max_new_tokens",
+        "permute_options",
+        "repeat",
+        "answer_budget",
+        "wording",
+    )
+)
+
+
+def _session(data: Mapping[str, JsonValue]) -> RunSession | None:
+    if not any(key in data for key in _SESSION_KEYS):
+        return None
+    pid = data.get("pid")
+    return RunSession(
+        pid=pid if isinstance(pid, int) and not isinstance(pid, bool) else None,
+        started_at=_text(data.get("session_started_at")),
+        done_before=_int(data.get("session_done_before"), 0),
+        device=data.get("session_device"),
+    )
+
+
+def _int(value: JsonValue, default: int = 0) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _text(value: JsonValue) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _list(value: JsonValue) -> list[JsonValue]:
+    return value if isinstance(value, list) else []
+
+
+def _dict(value: JsonValue) -> dict[str, JsonValue]:
+    return value if isinstance(value, dict) else {}

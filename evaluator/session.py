@@ -1,0 +1,357 @@
+"""One evaluation core for ``vetbench eval`` and the app's evaluation screen (F4).
+
+An evaluation is asked for as :class:`EvalChoices`: the protocol, shots (per kind
+too), which items, mode, layout, templates, extractor, answer budget, repeats,
+option permutation and seed.  This module
+
+- plans the runs those choices make (:func:`plan_runs`): one per shot setting of the
+  protocol and repeat, each with its seed (``seed``, ``seed + 1`` ...) and, when there
+  are several, one series id they share;
+- checks the choices before a model loads (:func:`check_choices`, :func:`check_model`)
+  and sets what the protocol fixes about how the model runs (:func:`protocol_settings`:
+  EconLogicQA's plain completion);
+- creates and executes the runs with one backend (:func:`run_series`, and
+  :func:`resume_series` for a stopped run), telling the caller how each run goes
+  through one callback (:class:`RunUpdate`);
+- computes a series' figures: each run's, and their mean ± sd per shot setting
+  (:func:`series_figures`).
+
+Both interfaces only turn their input into :class:`EvalChoices` and show what comes
+back, so the same choices make the same stored runs from either.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from db.engine import Database
+from db.errors import VetbenchError
+from db.json_types import JsonObject
+from db.vocabulary import EvalMode, EvalProtocol, ItemStatus, RunStatus
+from evaluator.backends.base import Backend
+from evaluator.backends.settings import BackendSettings
+from evaluator.cflue_wording import read_cflue_wording
+from evaluator.prompts import DEFAULT_SHOT_SEED
+from evaluator.protocols import protocol_spec
+from evaluator.results import RunFigures, RunProgress
+from evaluator.run_create import RunSelection, RunSetupError, create_run, select_run_items
+from evaluator.run_params import Repeat
+from evaluator.runner import execute_run
+from evaluator.runs import run_figures
+from evaluator.tables import Spread, series_spread
+
+__all__ = [
+    "DEFAULT_SHOTS",
+    "EvalChoices",
+    "PlannedRun",
+    "RunFailed",
+    "RunUpdate",
+    "SeriesFigures",
+    "ShotSpread",
+    "check_choices",
+    "check_model",
+    "plan_runs",
+    "protocol_settings",
+    "resume_series",
+    "run_series",
+    "series_figures",
+]
+
+DEFAULT_SHOTS = 5  # the custom protocol's shots when none are asked for
+
+
+class RunFailed(VetbenchError):
+    """A run stopped by an error other than a setup problem; the message names the run."""
+
+    def __init__(self, run_id: int, error: Exception) -> None:
+        super().__init__(f"run {run_id} failed: {type(error).__name__}: {error}")
+        self.run_id = run_id
+
+
+@dataclass(frozen=True)
+class EvalChoices:
+    """Everything a person chooses about an evaluation, besides the model and how it runs
+    (``BackendSettings``): ``vetbench eval``'s options and the evaluation screen's form."""
+
+    protocol: EvalProtocol = EvalProtocol.CUSTOM
+    shots: int | None = None  # None: DEFAULT_SHOTS, or the protocol's own settings
+    shots_by_kind: Mapping[str, int] = field(default_factory=dict)
+    shot_file: Path | None = None
+    statuses: tuple[str, ...] = (ItemStatus.APPROVED.value,)  # (): every status
+    kinds: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    limit: int | None = None
+    mode: EvalMode = EvalMode.GENERATE
+    layout: str | None = None  # None: the protocol's
+    templates_dir: Path | None = None
+    extractor: str | None = None  # None: the protocol's
+    max_new_tokens: int | None = None  # None: the protocol's (or each kind's) budget
+    repeats: int = 1
+    permute_options: bool = False
+    seed: int = DEFAULT_SHOT_SEED
+    cflue_repo: Path | None = None  # CFLUE's protocol: its official wording, from a clone
+
+    @property
+    def filters(self) -> JsonObject:
+        """The item selection as a run records it."""
+        return {
+            "status": list(self.statuses),
+            "kind": list(self.kinds),
+            "source": list(self.sources),
+            "limit": self.limit,
+        }
+
+    def shot_settings(self) -> tuple[int, ...]:
+        """The shot counts to run: the protocol's own, else the one asked for; a protocol
+        that fixes its shots refuses others."""
+        spec = protocol_spec(self.protocol)
+        if spec.shot_settings is not None:
+            if self.shots is not None or self.shots_by_kind:
+                fixed = " and ".join(str(k) for k in spec.shot_settings)
+                raise RunSetupError(
+                    f"the {self.protocol.value} protocol fixes its shots ({fixed}); "
+                    "leave out --shots"
+                )
+            return spec.shot_settings
+        return (DEFAULT_SHOTS if self.shots is None else self.shots,)
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """One run of a series: its shots, the seed of its shot draw (and permutation), and
+    which repeat of the series it is (None for a lone run)."""
+
+    shots: int
+    seed: int
+    repeat: Repeat | None
+
+
+def plan_runs(choices: EvalChoices, *, series: str | None = None) -> tuple[PlannedRun, ...]:
+    """The runs ``choices`` make: each shot setting × each repeat (seed, seed + 1 ...).
+    Several runs share one series id (``series``, else a new one)."""
+    if choices.repeats < 1:
+        raise RunSetupError(f"repeats must be at least 1 ({choices.repeats})")
+    settings = choices.shot_settings()
+    if choices.mode is EvalMode.SCORE and choices.protocol is not EvalProtocol.CUSTOM:
+        raise RunSetupError(
+            f"the {choices.protocol.value} protocol generates answers; "
+            "--mode score needs --protocol custom"
+        )
+    planned = [(k, index) for k in settings for index in range(choices.repeats)]
+    if len(planned) > 1:
+        series = series or uuid.uuid4().hex[:12]
+    return tuple(
+        PlannedRun(
+            shots=shots,
+            seed=choices.seed + index,
+            repeat=Repeat(series, index, choices.repeats) if len(planned) > 1 and series else None,
+        )
+        for shots, index in planned
+    )
+
+
+def check_choices(db: Database, choices: EvalChoices) -> RunSelection:
+    """Refuse choices that cannot make a run, before any model loads: a protocol's fixed
+    shots, score mode with a paper's protocol, an empty selection."""
+    plan_runs(choices, series="check")
+    if choices.cflue_repo is not None:
+        if choices.protocol is not EvalProtocol.CFLUE:
+            raise RunSetupError("--cflue-repo gives CFLUE's wording: it is for --protocol cflue")
+        read_cflue_wording(choices.cflue_repo)  # a bad file is said before a model loads
+    return select_run_items(db, choices.filters, protocol=choices.protocol, mode=choices.mode)
+
+
+def protocol_settings(choices: EvalChoices, settings: BackendSettings) -> BackendSettings:
+    """``settings`` with what the protocol fixes about how the model runs, where the person
+    chose nothing: EconLogicQA's prompts go as plain completion (no chat template)."""
+    wanted = protocol_spec(choices.protocol).chat_template
+    if settings.chat_template is None and wanted is not None:
+        return replace(settings, chat_template=wanted)
+    return settings
+
+
+def check_model(spec: str, mode: EvalMode) -> None:
+    """Refuse a model spec of no known form, or score mode for models that cannot score,
+    before anything loads (a ``BackendError`` or ``RunSetupError`` says why)."""
+    from evaluator.backends.registry import find_provider
+
+    provider = find_provider(spec)
+    if mode is EvalMode.SCORE and provider.cannot_score:
+        raise RunSetupError(f"{provider.cannot_score}; evaluate them with --mode generate")
+
+
+@dataclass(frozen=True)
+class RunUpdate:
+    """How a run of the series goes: sent once when it starts (``progress`` has what was
+    stored before) and after each prediction it stores."""
+
+    run_id: int
+    position: int  # 0-based, within the series
+    runs: int  # how many runs the series has
+    progress: RunProgress
+    notes: tuple[str, ...] = ()  # on the starting update: where its shots fell short ...
+
+    @property
+    def starting(self) -> bool:
+        return self.progress.finished_this_session == 0
+
+
+OnUpdate = Callable[[RunUpdate], None]
+
+
+@dataclass(frozen=True)
+class SeriesOutcome:
+    """The runs a session made or resumed, in order, and how each ended."""
+
+    run_ids: tuple[int, ...]
+    statuses: tuple[RunStatus, ...]
+
+    @property
+    def failed(self) -> bool:
+        return RunStatus.FAILED in self.statuses
+
+    @property
+    def stopped(self) -> bool:
+        return RunStatus.INTERRUPTED in self.statuses
+
+
+def run_series(
+    db: Database,
+    backend: Backend,
+    choices: EvalChoices,
+    *,
+    actor: str,
+    on_update: OnUpdate | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> SeriesOutcome:
+    """Create and execute every run ``choices`` plan, one after the other, with one
+    backend.  A stop (``should_stop``) ends the series after the current prediction;
+    Ctrl-C propagates (the finished predictions are kept)."""
+    planned = plan_runs(choices)
+    if choices.mode is EvalMode.SCORE and not backend.supports_scoring:
+        raise RunSetupError("this backend cannot score candidate answers; use --mode generate")
+    run_ids: list[int] = []
+    statuses: list[RunStatus] = []
+    for position, run in enumerate(planned):
+        run_id = create_run(
+            db,
+            backend.info,
+            actor=actor,
+            mode=choices.mode,
+            shots=run.shots,
+            filters=choices.filters,
+            shot_file=choices.shot_file,
+            templates_dir=choices.templates_dir,
+            seed=run.seed,
+            protocol=choices.protocol,
+            layout=choices.layout,
+            extractor=choices.extractor,
+            shots_by_kind=choices.shots_by_kind,
+            max_new_tokens=choices.max_new_tokens,
+            permute_options=choices.permute_options,
+            repeat=run.repeat,
+            cflue_repo=choices.cflue_repo,
+        )
+        run_ids.append(run_id)
+        status = _execute(db, backend, run_id, position, len(planned), on_update, should_stop)
+        statuses.append(status)
+        if status is RunStatus.INTERRUPTED:
+            break
+    return SeriesOutcome(tuple(run_ids), tuple(statuses))
+
+
+def resume_series(
+    db: Database,
+    backend: Backend,
+    run_id: int,
+    *,
+    on_update: OnUpdate | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> SeriesOutcome:
+    """Continue a stopped run where it stopped."""
+    status = _execute(db, backend, run_id, 0, 1, on_update, should_stop)
+    return SeriesOutcome((run_id,), (status,))
+
+
+def _execute(
+    db: Database,
+    backend: Backend,
+    run_id: int,
+    position: int,
+    runs: int,
+    on_update: OnUpdate | None,
+    should_stop: Callable[[], bool] | None,
+) -> RunStatus:
+    def report(progress: RunProgress) -> None:
+        if on_update is not None:
+            on_update(RunUpdate(run_id, position, runs, progress))
+
+    if on_update is not None:
+        figures = run_figures(db, run_id)
+        notes = list(figures.run.shot_notes)
+        if figures.run.excluded_count:
+            notes.append(
+                f"{figures.run.excluded_count} item(s) left out of score mode (too many candidates)"
+            )
+        on_update(RunUpdate(run_id, position, runs, figures.progress, tuple(notes)))
+    try:
+        return execute_run(db, run_id, backend, on_progress=report, should_stop=should_stop)
+    except RunSetupError:
+        raise
+    except Exception as error:
+        raise RunFailed(run_id, error) from error
+
+
+@dataclass(frozen=True)
+class ShotSpread:
+    """Mean ± sd of the headline figures over the runs of one shot setting."""
+
+    shots: int
+    run_ids: tuple[int, ...]
+    figures: Mapping[str, Spread]
+
+    def to_json(self) -> JsonObject:
+        return {
+            "shots": self.shots,
+            "runs": list(self.run_ids),
+            "figures": {name: value.to_json() for name, value in self.figures.items()},
+        }
+
+
+@dataclass(frozen=True)
+class SeriesFigures:
+    """The figures of the runs a session made: each run's, and their spread per setting."""
+
+    runs: tuple[RunFigures, ...]
+    spreads: tuple[ShotSpread, ...]
+
+    def to_json(self) -> JsonObject:
+        """``vetbench eval --json``: the first run's figures, every run id, the spreads."""
+        return {
+            "run_id": self.runs[0].run.id,
+            **self.runs[0].to_json(),
+            "runs": [figures.run.id for figures in self.runs],
+            "spread": [spread.to_json() for spread in self.spreads],
+        }
+
+
+def series_figures(db: Database, run_ids: tuple[int, ...] | list[int]) -> SeriesFigures:
+    """Each run's figures, and their mean ± sd per shot setting (in the order first run)."""
+    every = tuple(run_figures(db, run_id) for run_id in run_ids)
+    by_shots: dict[int, list[RunFigures]] = {}
+    for figures in every:
+        by_shots.setdefault(figures.run.shots, []).append(figures)
+    return SeriesFigures(
+        every,
+        tuple(
+            ShotSpread(
+                shots,
+                tuple(figures.run.id for figures in group),
+                series_spread([figures.summary for figures in group]),
+            )
+            for shots, group in by_shots.items()
+        ),
+    )

@@ -1,0 +1,201 @@
+"""The one evaluation core: `vetbench eval` and the app's evaluation screen (F4) plan and
+make runs through ``evaluator.session``, so the same choices make the same stored runs."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from eval_helpers import MIXED_SET_ANSWERS, mixed_set, ok
+from helpers import ScreenHost, run_cli, wait_until
+from sqlmodel import col, select
+from textual.widgets import Checkbox, Input, Select
+
+from db.engine import Database
+from db.models import EvalRun, Prediction
+from db.vocabulary import EvalMode, EvalProtocol
+from evaluator.backends.scripted import ScriptedBackend
+from evaluator.run_create import RunSetupError
+from evaluator.run_params import Repeat
+from evaluator.session import (
+    DEFAULT_SHOTS,
+    EvalChoices,
+    PlannedRun,
+    check_choices,
+    plan_runs,
+    run_series,
+    series_figures,
+)
+from reviewer.tui.screens.evaluation import EvaluationScreen
+
+SESSION_KEYS = ("pid", "session_started_at", "session_done_before", "session_device")
+
+
+def test_plans_each_shot_setting_times_each_repeat_with_its_seed() -> None:
+    assert plan_runs(EvalChoices()) == (PlannedRun(DEFAULT_SHOTS, 1234, None),)
+    lone = plan_runs(EvalChoices(shots=0, seed=7, repeats=2), series="s")
+    assert lone == (PlannedRun(0, 7, Repeat("s", 0, 2)), PlannedRun(0, 8, Repeat("s", 1, 2)))
+    paper = plan_runs(EvalChoices(protocol=EvalProtocol.ECONLOGICQA, repeats=2))
+    assert [(run.shots, run.seed) for run in paper] == [(1, 1234), (1, 1235), (5, 1234), (5, 1235)]
+    series = {run.repeat.series for run in paper if run.repeat is not None}
+    assert len(series) == 1 and len(series.pop()) == 12  # one new series id for all four
+
+
+@pytest.mark.parametrize(
+    ("choices", "message"),
+    [
+        (EvalChoices(protocol=EvalProtocol.CFLUE, shots=1), "fixes its shots (0)"),
+        (EvalChoices(protocol=EvalProtocol.ECONLOGICQA, shots_by_kind={"ordering": 0}), "fixes"),
+        (EvalChoices(protocol=EvalProtocol.CFLUE, mode=EvalMode.SCORE), "generates answers"),
+        (EvalChoices(repeats=0), "repeats must be at least 1"),
+    ],
+)
+def test_refuses_choices_that_cannot_make_a_run(choices: EvalChoices, message: str) -> None:
+    with pytest.raises(RunSetupError, match=re.escape(message)):
+        plan_runs(choices)
+
+
+def test_an_empty_selection_is_refused_before_a_model_loads(database: Database) -> None:
+    mixed_set(database)
+    with pytest.raises(RunSetupError, match="no items to evaluate"):
+        check_choices(database, EvalChoices(sources=("nowhere",)))
+    assert len(check_choices(database, EvalChoices(kinds=("single",))).items) == 2
+
+
+def test_runs_a_series_reporting_through_one_callback(database: Database) -> None:
+    mixed_set(database)
+    backend = ScriptedBackend(MIXED_SET_ANSWERS)
+    updates: list[Any] = []
+    outcome = run_series(
+        database,
+        backend,
+        EvalChoices(shots=0, repeats=2),
+        actor="tester",
+        on_update=updates.append,
+    )
+    assert len(outcome.run_ids) == 2 and not outcome.failed
+    starts = [update for update in updates if update.starting]
+    assert [(u.run_id, u.position, u.runs) for u in starts] == [
+        (outcome.run_ids[0], 0, 2),
+        (outcome.run_ids[1], 1, 2),
+    ]
+    assert len(updates) == 2 + 2 * 8  # a start and one update per prediction, per run
+    assert updates[-1].progress.done == 8 and updates[-1].progress.correct == 8
+    figures = series_figures(database, outcome.run_ids)
+    (spread,) = figures.spreads
+    assert spread.shots == 0 and spread.run_ids == outcome.run_ids
+    assert spread.figures["accuracy"].mean == 1.0 and spread.figures["accuracy"].sd == 0.0
+    data = json.loads(json.dumps(figures.to_json()))
+    assert data["run_id"] == outcome.run_ids[0] and data["runs"] == list(outcome.run_ids)
+
+
+def _stored_runs(database: Database, run_ids: list[int]) -> list[dict[str, Any]]:
+    """The stored runs and their predictions, less what differs between any two sessions:
+    ids, times, the process and the series id (a new one per series)."""
+    shown = []
+    with database.session() as session:
+        for run_id in run_ids:
+            run = session.get(EvalRun, run_id)
+            assert run is not None
+            params = {k: v for k, v in run.params.items() if k not in SESSION_KEYS}
+            if params.get("repeat"):
+                params["repeat"] = {**params["repeat"], "series": "—"}
+            predictions = session.exec(
+                select(Prediction).where(Prediction.run_id == run_id).order_by(col(Prediction.id))
+            ).all()
+            shown.append(
+                {
+                    "model": run.model,
+                    "backend": run.backend,
+                    "mode": run.mode,
+                    "shots": run.shots,
+                    "status": run.status,
+                    "error": run.error,
+                    "filters": run.filters,
+                    "item_ids": run.item_ids,
+                    "params": params,
+                    "predictions": sorted(
+                        (p.item_id, p.prompt_hash, p.raw_output, p.parsed_answer, p.correct)
+                        for p in predictions
+                    ),
+                }
+            )
+    return shown
+
+
+async def test_the_app_and_the_cli_make_identical_runs_for_the_same_choices(
+    database: Database, tmp_path: Path
+) -> None:
+    """Protocol, shots, repeats, permutation, dtype and answer budget chosen in F4's form
+    make the runs `vetbench eval` makes with the same flags: the same stored rows."""
+    mixed_set(database)
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps(MIXED_SET_ANSWERS, ensure_ascii=False), encoding="utf-8")
+    spec = f"scripted:{answers}"
+    ok(
+        run_cli(
+            database,
+            "eval",
+            "--model",
+            spec,
+            "--protocol",
+            "custom",
+            "--shots",
+            "1",
+            "--kind",
+            "multi",
+            "--repeats",
+            "2",
+            "--permute-options",
+            "--dtype",
+            "float32",
+            "--max-new-tokens",
+            "24",
+            "--json",
+        )
+    )
+    screen = EvaluationScreen(database, "lead")
+    async with ScreenHost(screen).run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        screen.query_one("#model-spec", Input).value = spec
+        screen.query_one("#protocol", Select).value = "custom"
+        screen.query_one("#kind", Select).value = "multi"
+        screen.query_one("#shots", Select).value = "1"
+        screen.query_one("#dtype", Select).value = "float32"
+        for selector, typed in (("#repeats", "2"), ("#max-tokens", "24")):
+            field = screen.query_one(selector, Input)
+            field.value = ""
+            field.focus()
+            await pilot.press(*typed)
+        screen.query_one("#permute", Checkbox).focus()
+        await pilot.press("space")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "both runs")
+    with database.session() as session:
+        run_ids = [run.id or 0 for run in session.exec(select(EvalRun)).all()]
+    assert len(run_ids) == 4
+    by_cli, by_app = _stored_runs(database, run_ids[:2]), _stored_runs(database, run_ids[2:])
+    assert by_app == by_cli
+    assert by_cli[0]["params"]["permute_options"] is True
+    assert by_cli[0]["params"]["max_new_tokens"] == 24 and by_cli[1]["params"]["seed"] == 1235
+    assert by_cli[0]["status"] == "finished" and len(by_cli[0]["predictions"]) == 2
+
+
+async def test_the_app_refuses_choices_the_core_refuses(database: Database) -> None:
+    mixed_set(database)
+    screen = EvaluationScreen(database, "lead")
+    async with ScreenHost(screen).run_test(size=(120, 35)) as pilot:
+        await pilot.pause()
+        screen.query_one("#model-spec", Input).value = "scripted:/no/such/file.json"
+        screen.query_one("#protocol", Select).value = "cflue"
+        screen.query_one("#shots", Select).value = "1"
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "Start again")
+        messages = [str(n.message) for n in pilot.app._notifications]
+        assert any("the cflue protocol fixes its shots (0)" in m for m in messages), messages
+    with database.session() as session:
+        assert session.exec(select(EvalRun)).all() == []

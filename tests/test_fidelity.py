@@ -1,0 +1,424 @@
+"""Figures that can stand next to the papers': the oracle self-test over every protocol,
+shot count, repeat, permutation, mode and reader; the EconLogicQA reader on the output
+shapes models write; CFLUE's official wording read from a repository (a stand-in file
+of the same shape, written here); the simulated random row; stripped outputs; shots
+with the question's number of events.
+
+Everything runs through the real CLI (``vetbench eval --model scripted:...``) on a
+small real SQLite database."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from eval_helpers import mixed_set_url, ok, ordering, store
+from helpers import run_cli
+from sqlmodel import col, select
+
+from db.engine import open_database
+from db.models import EvalRun, Prediction
+from db.validation import ItemDraft
+from db.vocabulary import ItemStatus
+
+ORACLE = "scripted:oracle"
+
+
+def eval_json(url: str, *args: str) -> dict[str, Any]:
+    result = ok(run_cli(url, "eval", *args, "--json"))
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def runs_of(url: str) -> list[EvalRun]:
+    database = open_database(url)
+    try:
+        with database.session() as session:
+            return list(session.exec(select(EvalRun).order_by(col(EvalRun.id))).all())
+    finally:
+        database.dispose()
+
+
+def stored(url: str, run_id: int) -> dict[str, Prediction]:
+    database = open_database(url)
+    try:
+        with database.session() as session:
+            rows = session.exec(select(Prediction).where(Prediction.run_id == run_id)).all()
+            return {row.item_id: row for row in rows}
+    finally:
+        database.dispose()
+
+
+def run_figures(url: str, run_id: int) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(
+        ok(run_cli(url, "runs", "show", str(run_id), "--json")).stdout
+    )
+    return data
+
+
+@pytest.fixture
+def url(db_path: Path) -> str:
+    """The mixed set (two items of each kind, four agreed shots), plus a five-event order
+    and a five-event shot, so shots of both sizes exist."""
+    mixed_set_url(db_path)
+    database = open_database(db_path)
+    five = ItemDraft(
+        kind="ordering",
+        prompt="Scenario 5: a central bank tightens. Put the events in logical order.",
+        choices={label: f"Event {label}." for label in "ABCDE"},
+        key="EADCB",
+        explanation="Inflation first, then the rate rise.",
+    )
+    store(database, [("econ:5", five)])
+    shot = replace(five, prompt="Scenario 15: a currency falls. Put the events in logical order.")
+    store(database, [("shots:5", shot)], status=ItemStatus.AGREED)
+    database.dispose()
+    return str(db_path)
+
+
+# ------------------------------------------------------------------ the oracle
+
+
+def assert_perfect(figures: dict[str, Any], *, explanations: bool) -> None:
+    assert figures["accuracy"] == 1.0 and figures["unparsed"] == 0, figures
+    for name in ("pairwise_accuracy", "weighted_f1", "set_f1"):
+        assert figures[name] in (None, 1.0), (name, figures[name])
+    for name, read in figures["extractors"].items():
+        assert read["unparsed"] == 0 and read["accuracy"] == 1.0, (name, read)
+    assert figures["position_bias"] in (None, 0.0)
+    if explanations:
+        assert figures["explained"] > 0
+        for name in ("bleu_1", "bleu_4", "rouge_1", "rouge_2", "rouge_l"):
+            assert figures[name] == pytest.approx(1.0), name
+
+
+MATRIX = [
+    pytest.param(["--shots", "0"], id="custom-0-shot"),
+    pytest.param(["--shots", "2", "--shots-for", "single=1"], id="custom-2-shot"),
+    pytest.param(["--shots", "1", "--mode", "score"], id="custom-score"),
+    pytest.param(["--protocol", "cflue"], id="cflue"),
+    pytest.param(["--protocol", "econlogicqa"], id="econlogicqa-1-and-5-shot"),
+    # Another reader deciding, on the kinds it reads (the others' answers it leaves unread).
+    pytest.param(
+        ["--shots", "1", "--extractor", "cflue", *("--kind", "single", "--kind", "multi")],
+        id="decided-by-cflue",
+    ),
+    *(
+        pytest.param(["--shots", "1", "--extractor", name, "--kind", "ordering"], id=name)
+        for name in ("econlogicqa", "econlogicqa-start")
+    ),
+]
+
+
+@pytest.mark.parametrize("permute", [False, True], ids=["as-stored", "permuted"])
+@pytest.mark.parametrize("args", MATRIX)
+def test_the_oracle_scores_100_percent_under_every_setting(
+    url: str, args: list[str], permute: bool
+) -> None:
+    extra = ["--permute-options"] if permute else []
+    eval_json(url, "--model", ORACLE, *args, *extra)
+    made = runs_of(url)
+    assert made
+    for run in made:
+        figures = run_figures(url, run.id or 0)
+        assert_perfect(figures, explanations=args[:2] == ["--protocol", "cflue"])
+        for kind_figures in figures["by_kind"].values():
+            assert_perfect(kind_figures, explanations=False)
+        if permute:
+            orders = {row.scores.get("option_order") for row in stored(url, run.id or 0).values()}
+            assert orders - {None}, "the options were shown permuted"
+
+
+def test_the_oracle_is_perfect_in_every_permuted_repeat_with_no_position_bias(url: str) -> None:
+    data = eval_json(url, "--model", ORACLE, "--permute-options", "--repeats", "3", "--shots", "1")
+    made = runs_of(url)
+    assert len(made) == 3
+    keys_shown = set()
+    for run in made:
+        figures = run_figures(url, run.id or 0)
+        assert_perfect(figures, explanations=False)
+        assert figures["position_bias"] == 0.0
+        keys_shown |= set(figures["key_positions"])
+    assert len(keys_shown) > 1  # keys were shown under several labels
+    (spread,) = data["spread"]
+    assert spread["figures"]["accuracy"] == {"mean": 1.0, "sd": 0.0, "n": 3}
+    assert spread["figures"]["position_bias"]["mean"] == 0.0
+
+
+def test_a_permuted_multi_answer_is_mapped_back_in_order_for_every_reader(url: str) -> None:
+    """The bug of issue 21: ``ABD`` read in the shown labels came back as ``DCA``."""
+    eval_json(url, "--model", ORACLE, "--protocol", "cflue", "--permute-options")
+    (run,) = runs_of(url)
+    multi = stored(url, run.id or 0)["cflue:3"]
+    assert multi.scores["option_order"] != "ABCD"
+    assert multi.parsed_answer == "ABD" and multi.correct
+    assert multi.scores["extracted"] == {"cflue": "ABD", "lenient": "ABD"}
+
+
+def test_the_oracle_answers_in_the_protocols_form(url: str) -> None:
+    eval_json(url, "--model", ORACLE, "--protocol", "cflue")
+    eval_json(url, "--model", ORACLE, "--protocol", "econlogicqa")
+    cflue_run, econ_run, _ = runs_of(url)
+    multi = stored(url, cflue_run.id or 0)["cflue:5"]
+    assert multi.raw_output == "答案：A\n解析：准备金率下调增加可贷资金。"
+    assert stored(url, econ_run.id or 0)["econ:1"].raw_output == "Correct Order: D, A, C, B"
+
+
+# ----------------------------------------------------------- EconLogicQA's reader
+
+SHAPES = {
+    "The correct order is D, A, C, B.": "DACB",
+    "D -> A -> C -> B": "DACB",
+    "1. D\n2. A\n3. C\n4. B": "DACB",
+    "**D, A, C, B**": "DACB",
+    "D、A、C、B": "DACB",
+    "(D) (A) (C) (B)": "DACB",
+    "A, B, C, D, E": None,  # five letters on a four-event item
+    "D, A, C, B. Or perhaps D, A, B, C.": None,  # two different orders
+}
+
+
+def test_the_econlogicqa_reader_reads_the_shapes_models_write(
+    db_path: Path, tmp_path: Path
+) -> None:
+    database = open_database(db_path)
+    ids = [f"shape:{n}" for n in range(1, len(SHAPES) + 1)]
+    store(database, [(item_id, ordering(n, "DACB")) for n, item_id in enumerate(ids, 1)])
+    store(database, [("shots:1", ordering(99, "CBDA"))], status=ItemStatus.AGREED)
+    database.dispose()
+    script = tmp_path / "shapes.json"
+    script.write_text(json.dumps(dict(zip(ids, SHAPES, strict=True))), encoding="utf-8")
+    eval_json(str(db_path), "--model", f"scripted:{script}", "--protocol", "econlogicqa")
+    made = runs_of(str(db_path))
+    assert len(made) == 2  # 1-shot and 5-shot
+    for run in made:
+        predictions = stored(str(db_path), run.id or 0)
+        for item_id, (output, expected) in zip(ids, SHAPES.items(), strict=True):
+            prediction = predictions[item_id]
+            assert prediction.parsed_answer == expected, output
+            extracted = prediction.scores["extracted"]
+            assert extracted["econlogicqa"] == expected
+            assert "econlogicqa-start" in extracted  # the start-anchored reader, beside it
+        start = predictions["shape:1"].scores["extracted"]["econlogicqa-start"]
+        assert start is None  # it reads only an order at the very start
+
+
+def test_econlogicqa_prompts_are_plain_with_no_instruction_line(url: str) -> None:
+    eval_json(url, "--model", ORACLE, "--protocol", "econlogicqa")
+    one_shot = runs_of(url)[0]
+    prompt = stored(url, one_shot.id or 0)["econ:1"].prompt
+    assert prompt.startswith("Question: Scenario 11")  # the shot comes first, nothing before
+    assert one_shot.params["protocol"] == "econlogicqa"
+    tables = json.loads(ok(run_cli(url, "runs", "table", "--json")).stdout)
+    assert "EconLogicQA-style" in tables[0]["title"]
+
+
+# ------------------------------------------------------------------- the shots
+
+
+def test_shots_of_an_order_have_its_number_of_events(url: str) -> None:
+    eval_json(url, "--model", ORACLE, "--shots", "1", "--kind", "ordering")
+    (run,) = runs_of(url)
+    assert run.params["shots_used"]["ordering/en/4"] == [{"id": "shots:1", "revision": 1}]
+    assert run.params["shots_used"]["ordering/en/5"] == [{"id": "shots:5", "revision": 1}]
+    predictions = stored(url, run.id or 0)
+    assert "E. Event E." not in predictions["econ:1"].prompt.split("Scenario 1:")[0]
+    assert "E. Event E." in predictions["econ:5"].prompt.split("Scenario 5:")[0]
+
+
+def test_shots_of_another_size_fill_in_when_the_pool_has_none_of_its_own() -> None:
+    from db.items import ItemSnapshot
+    from db.vocabulary import ItemKind
+    from evaluator.prompts import select_shots
+
+    def snapshot(item_id: str, labels: str) -> ItemSnapshot:
+        return ItemSnapshot(
+            id=item_id, kind=ItemKind.ORDERING, source="s", source_ref="", language="en",
+            status="approved", revision=1, prompt="p", key=labels[::-1], explanation=None,
+            choices={label: label for label in labels},
+        )  # fmt: skip
+
+    pool = [snapshot("four", "ABCD"), snapshot("five", "ABCDE")]
+    assert [s.id for s in select_shots(pool, "ordering", 2, events=4)] == ["four"]
+    assert [s.id for s in select_shots(pool, "ordering", 1, events=6)] == ["five"] or [
+        s.id for s in select_shots(pool, "ordering", 1, events=6)
+    ] == ["four"]
+    assert len(select_shots(pool, "ordering", 2, events=6)) == 2
+
+
+# --------------------------------------------------------------- CFLUE's wording
+
+# A stand-in of CFLUE's utils/format_example.py: the same shape, wording of our own.
+STAND_IN = '''def format_one_example(line):
+    template = """单选说明第一行。
+单选说明第二行：“答案：”，“解析：”。
+
+{question}
+{choices}"""
+
+    example = template.format(
+        question=line["question"],
+        choices='\\n'.join([f'{choice}. {content}' for choice, content in eval(line["choices"]).items()])
+    )
+    return example
+
+
+def format_multi_example(line):
+    template = """多选说明。
+
+{question}
+{choices}"""
+
+    example = template.format(
+        question=line["question"],
+        choices='\\n'.join([f'{choice}. {content}' for choice, content in eval(line["choices"]).items()])
+    )
+    return example
+'''
+
+
+def stand_in_repository(root: Path, text: str = STAND_IN) -> Path:
+    (root / "utils").mkdir(parents=True)
+    (root / "utils" / "format_example.py").write_text(text, encoding="utf-8")
+    return root
+
+
+def test_cflue_wording_is_read_from_the_repository_and_recorded(url: str, tmp_path: Path) -> None:
+    repository = stand_in_repository(tmp_path / "cflue")
+    module = repository / "utils" / "format_example.py"
+    eval_json(url, "--model", ORACLE, "--protocol", "cflue", "--cflue-repo", str(repository))
+    (run,) = runs_of(url)
+    digest = hashlib.sha256(module.read_bytes()).hexdigest()
+    assert run.params["wording"] == {"source": "cflue-repo", "path": str(module), "sha256": digest}
+    predictions = stored(url, run.id or 0)
+    # The prompt CFLUE's code builds: the template with the question and the options.
+    assert predictions["cflue:1"].prompt == (
+        "单选说明第一行。\n单选说明第二行：“答案：”，“解析：”。\n\n"
+        "第1题：我国A股市场目前实行的交易制度是（　）。\nA. T+0\nB. T+1\nC. T+2\nD. T+3"
+    )
+    assert predictions["cflue:3"].prompt.startswith("多选说明。\n\nQuestion 3:")
+    assert predictions["cflue:5"].prompt.startswith("单选说明第一行。")  # true/false as single
+    table = json.loads(ok(run_cli(url, "runs", "table", "--shape", "cflue", "--json")).stdout)
+    labels = [row["label"] for row in table[0]["rows"]]
+    assert f"oracle (CFLUE repo (sha256 {digest[:8]}) wording)" in labels
+
+
+def test_the_built_in_wording_is_named_in_the_table(url: str) -> None:
+    eval_json(url, "--model", ORACLE, "--protocol", "cflue")
+    (run,) = runs_of(url)
+    assert run.params["wording"] == {"source": "built-in"}
+    table = json.loads(ok(run_cli(url, "runs", "table", "--shape", "cflue", "--json")).stdout)
+    assert table[0]["rows"][0]["label"] == "oracle (built-in wording)"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (None, "no such file"),
+        ("def format_one_example(line):\n    return 1\n", ":1: format_one_example assigns no"),
+        (STAND_IN.split("\n\n\ndef format_multi")[0], "no function format_multi_example"),
+        (STAND_IN.replace("\n\n{question}\n{choices}", "\n{question}\n{choices}", 1), ":2: the"),
+        (STAND_IN.replace("{choice}. {content}", "{choice}: {content}", 1), "writes its options"),
+        ("def format_one_example(:\n", ":1: not valid Python"),
+    ],
+)
+def test_a_repository_of_another_shape_is_refused_naming_the_place(
+    url: str, tmp_path: Path, text: str | None, message: str
+) -> None:
+    repository = tmp_path / "cflue"
+    if text is None:
+        repository.mkdir()
+    else:
+        stand_in_repository(repository, text)
+    result = run_cli(
+        url, "eval", "--model", ORACLE, "--protocol", "cflue", "--cflue-repo", str(repository)
+    )
+    assert result.exit_code != 0 and message in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert runs_of(url) == []  # nothing written
+
+
+def test_cflue_repo_is_only_for_the_cflue_protocol(url: str, tmp_path: Path) -> None:
+    repository = stand_in_repository(tmp_path / "cflue")
+    result = run_cli(url, "eval", "--model", ORACLE, "--cflue-repo", str(repository))
+    assert result.exit_code != 0 and "--protocol cflue" in result.stderr
+
+
+def test_a_changed_wording_file_stops_a_resume(url: str, tmp_path: Path) -> None:
+    from evaluator.backends.scripted import ScriptedBackend
+    from evaluator.runner import RunSetupError, create_run, execute_run
+
+    repository = stand_in_repository(tmp_path / "cflue")
+    database = open_database(url)
+    try:
+        backend = ScriptedBackend(oracle=True, model="oracle")
+        run_id = create_run(database, backend.info, protocol="cflue", cflue_repo=repository)
+        module = repository / "utils" / "format_example.py"
+        module.write_text(STAND_IN.replace("多选说明", "另一种说明"), encoding="utf-8")
+        with pytest.raises(RunSetupError, match="changed since run"):
+            execute_run(database, run_id, backend)
+    finally:
+        database.dispose()
+
+
+# ------------------------------------------------------------ the random row
+
+
+def test_the_simulated_guessers_match_scikit_learn_and_the_expectation() -> None:
+    from sklearn.metrics import f1_score
+
+    from db.vocabulary import ItemKind
+    from evaluator.metrics import ScoredPrediction, chance_accuracy
+    from evaluator.random_baseline import _weighted_f1s, simulated_guessers
+
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(7)
+    keys, guesses = rng.integers(0, 6, 40), rng.integers(0, 9, (6, 40))
+    expected = [f1_score(keys, row, average="weighted", zero_division=0) for row in guesses]
+    assert _weighted_f1s(keys, guesses, 9).tolist() == pytest.approx(expected)
+
+    def row(n: int, kind: ItemKind, key: str) -> ScoredPrediction:
+        return ScoredPrediction(f"{kind}:{n}", kind, "s", key, None, False, labels=4)
+
+    rows = [row(n, ItemKind.SINGLE, "B") for n in range(40)]
+    rows += [row(n, ItemKind.MULTI, "ABD") for n in range(10)]
+    rows += [row(n, ItemKind.ORDERING, "DACB") for n in range(10)]
+    found = simulated_guessers(rows)
+    assert found is not None and found.guessers == 1000
+    exact = sum(chance_accuracy(r.kind, r.labels) or 0 for r in rows) / len(rows)
+    assert found.accuracy_mean == pytest.approx(exact, abs=3 * found.accuracy_sd / 1000**0.5)
+    assert 0 < found.accuracy_sd < 0.2 and found.weighted_f1_sd is not None
+    assert simulated_guessers(rows) == found  # seeded: the same every time
+
+
+def test_tables_have_a_simulated_random_row_beside_the_exact_one(url: str) -> None:
+    eval_json(url, "--model", ORACLE, "--protocol", "cflue")
+    (table,) = json.loads(ok(run_cli(url, "runs", "table", "--shape", "cflue", "--json")).stdout)
+    rows = {row["label"]: row for row in table["rows"]}
+    exact = rows["random choice"]["cells"]
+    simulated = rows["random (1,000 simulated guessers)"]["cells"]
+    assert exact["weighted_f1"] is None and exact["accuracy"]["sd"] is None
+    assert simulated["accuracy"]["n"] == 1000 and simulated["accuracy"]["sd"] > 0
+    assert simulated["weighted_f1"]["mean"] > 0 and simulated["weighted_f1"]["sd"] > 0
+    assert abs(simulated["accuracy"]["mean"] - exact["accuracy"]["mean"]) < 0.02
+    text = ok(run_cli(url, "runs", "table", "--shape", "cflue")).stdout
+    assert "random (1,000 simulated guessers)" in text and "±" in text
+
+
+# --------------------------------------------------------------- stripping
+
+
+def test_outputs_are_stripped_before_every_reader() -> None:
+    from evaluator.extractors import read_answers
+
+    # A trailing line break would make the two-line answer three lines for CFLUE's rule.
+    read = read_answers(["cflue", "lenient"], "single", "好的\n答案：B\n", "ABCD")
+    assert read == {"cflue": None, "lenient": "B"}  # two lines: CFLUE reads the first only
+    read = read_answers(["cflue"], "single", "\n答案：C\n解析：……\n\n", "ABCD")
+    assert read == {"cflue": "C"}
+    # Unstripped, three lines: the whole text would be read, and its 答案：A found first.
+    assert read_answers(["cflue"], "single", "B\n解析：答案：A不对\n", "ABCD") == {"cflue": "B"}
