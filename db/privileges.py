@@ -8,7 +8,8 @@ A team database has three kinds of role (``db.vocabulary.Role`` names the people
 - ``vetbench_lead``, a group role that is itself a member of ``vetbench_annotator``, so
   leads can do everything annotators can, and more.
 
-Each table's privileges are declared once, in :data:`TABLES`.  :func:`privilege_statements`
+Each table's privileges are declared once, in :data:`TABLES` (``db/table_privileges.py``).
+:func:`privilege_statements`
 turns them into idempotent SQL (revoke, grant, row-level security policies), which the
 migrations run (``db/migrations/versions/0003_identity_audit.py``) and
 ``vetbench setup-postgres`` prints.  A migration that adds a table adds its entry here
@@ -26,7 +27,16 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, inspect, text
 
 from db.guards import POSTGRES_GUARD_FUNCTIONS, POSTGRES_GUARD_TRIGGERS, postgres_guard_functions
-from db.vocabulary import DECISION_STATUSES, Role
+from db.table_privileges import (
+    ANNOTATOR_GROUP,
+    DECIDED_SQL,
+    GROUP_OF_ROLE,
+    LEAD_GROUP,
+    TABLES,
+    Policy,
+    TablePrivileges,
+)
+from db.vocabulary import Role
 
 __all__ = [
     "ANNOTATOR_GROUP",
@@ -48,236 +58,6 @@ __all__ = [
     "run_statements",
     "trigger_function",
 ]
-
-ANNOTATOR_GROUP = "vetbench_annotator"
-LEAD_GROUP = "vetbench_lead"
-GROUP_OF_ROLE: dict[Role, str] = {Role.ANNOTATOR: ANNOTATOR_GROUP, Role.LEAD: LEAD_GROUP}
-
-_DECIDED = ", ".join(f"'{status.value}'" for status in DECISION_STATUSES)
-
-
-@dataclass(frozen=True)
-class Policy:
-    """One row-level security policy: which rows a command may see (``using``) or write
-    (``check``).  ``to`` is a group role; table owners and superusers bypass policies."""
-
-    name: str
-    command: str  # SELECT, INSERT, UPDATE, DELETE or ALL
-    using: str | None = None
-    check: str | None = None
-    to: str = ANNOTATOR_GROUP
-    # columns a later migration added ("table.column" for another table's; see _applicable)
-    requires: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class TablePrivileges:
-    """What members may do with one table.
-
-    ``members`` are granted to ``vetbench_annotator`` (leads inherit them), ``leads``
-    to ``vetbench_lead`` only.  Entries are GRANT privileges, column lists allowed:
-    ``"UPDATE (status, current_revision)"``.  With ``policies``, row-level security is
-    enabled and only rows a policy admits can be read or written by members.
-    """
-
-    table: str
-    members: tuple[str, ...] = ("SELECT",)
-    leads: tuple[str, ...] = ()
-    policies: tuple[Policy, ...] = ()
-
-
-_READ_ALL = Policy("members_read", "SELECT", using="true")
-
-
-def _update_own(name: str, person_column: str) -> Policy:
-    """Updates of rows in one's own name only, which stay in one's own name."""
-    own = f"{person_column} = vetbench_session_person_id()"
-    return Policy(name, "UPDATE", using=own, check=own)
-
-
-_OWN_RUN = "run_id IN (SELECT id FROM eval_run WHERE db_role = session_user)"
-_RUN_OWNER = ("eval_run.db_role",)
-
-TABLES: tuple[TablePrivileges, ...] = (
-    TablePrivileges("alembic_version"),
-    # Anyone may import or generate items and edit them (an edit is a new revision, and
-    # the importer updates links and extras), never change an item's kind or source;
-    # the status column is a cache every judgment refreshes, but only leads move an
-    # item into or out of approved/rejected (trigger item_decided_status_guard), and
-    # only while a decision says so; revisions are appended in one's own name and
-    # current_revision moves only to the newest (db.guards).
-    TablePrivileges(
-        "item",
-        members=(
-            "SELECT",
-            "INSERT",
-            "UPDATE (status, current_revision, suspected_duplicate_of, duplicate_similarity, "
-            "meta, source_ref, language)",
-        ),
-    ),
-    TablePrivileges("item_revision", members=("SELECT", "INSERT")),
-    # Flags come with every new revision (imports, edits, generation) and from
-    # `vetbench check`, so anyone adds them (well-formed: db.guards); only leads
-    # remove stale ones (`vetbench flags recompute`).  Migration 0005_item_flags.
-    TablePrivileges("item_flag", members=("SELECT", "INSERT"), leads=("DELETE",)),
-    # A person may register only themselves, and as a lead only when their role is one.
-    TablePrivileges(
-        "person",
-        members=("SELECT", "INSERT"),
-        policies=(
-            _READ_ALL,
-            Policy(
-                "register_self",
-                "INSERT",
-                check=f"name = session_user AND (role = '{Role.ANNOTATOR.value}' "
-                "OR vetbench_session_is_lead())",
-            ),
-        ),
-    ),
-    # Judgments only in one's own name; undo (retracted) only of one's own.
-    TablePrivileges(
-        "judgment",
-        members=("SELECT", "INSERT", "UPDATE (retracted, retracted_at)"),
-        policies=(
-            _READ_ALL,
-            Policy("judge_as_self", "INSERT", check="annotator_id = vetbench_session_person_id()"),
-            _update_own("retract_own", "annotator_id"),
-        ),
-    ),
-    # Decisions by leads only, each in the deciding lead's own name; a lead may undo
-    # (retract) only their own decisions.
-    TablePrivileges(
-        "decision",
-        leads=("INSERT", "UPDATE (retracted_at, retracted_by_id)"),
-        policies=(
-            _READ_ALL,
-            Policy(
-                "decide_as_self",
-                "INSERT",
-                check="lead_id = vetbench_session_person_id()",
-                to=LEAD_GROUP,
-            ),
-            Policy(
-                "undo_own_decision",
-                "UPDATE",
-                using="lead_id = vetbench_session_person_id()",
-                check="lead_id = vetbench_session_person_id() "
-                "AND retracted_by_id = vetbench_session_person_id()",
-                to=LEAD_GROUP,
-                requires=("retracted_by_id",),
-            ),
-        ),
-    ),
-    # Guidelines and gold items: leads write them, in their own name; everyone reads
-    # the guidelines (the review app shows them and mixes gold items into queues).
-    TablePrivileges(
-        "guidelines",
-        leads=("INSERT",),
-        policies=(
-            _READ_ALL,
-            Policy(
-                "write_guidelines_as_self",
-                "INSERT",
-                check="author_id = vetbench_session_person_id()",
-                to=LEAD_GROUP,
-            ),
-        ),
-    ),
-    # Annotators see which revisions are gold (the queue serves them), never the known
-    # verdict, answer or note: vetbench_gold_known tells them after they judged one.
-    TablePrivileges(
-        "gold_item",
-        members=(
-            "SELECT (id, item_id, revision_number, lead_id, created_at, removed_at, removed_by_id)",
-        ),
-        leads=("SELECT", "INSERT", "UPDATE (removed_at, removed_by_id)"),
-        policies=(
-            _READ_ALL,
-            Policy(
-                "mark_gold_as_self",
-                "INSERT",
-                check="lead_id = vetbench_session_person_id()",
-                to=LEAD_GROUP,
-            ),
-            Policy(
-                "remove_gold_as_self",
-                "UPDATE",
-                using="true",
-                check="removed_by_id = vetbench_session_person_id()",
-                to=LEAD_GROUP,
-            ),
-        ),
-    ),
-    # Releases: leads make them, in their own name; everyone reads them.  Nobody updates
-    # or deletes one, the owner included (triggers release_frozen, release_item_frozen);
-    # items are added only before their release row (release_item_sealed).
-    TablePrivileges(
-        "release",
-        leads=("INSERT",),
-        policies=(
-            _READ_ALL,
-            Policy(
-                "release_as_self",
-                "INSERT",
-                check="created_by_id = vetbench_session_person_id()",
-                to=LEAD_GROUP,
-            ),
-        ),
-    ),
-    TablePrivileges("release_item", leads=("INSERT",)),
-    # The search index is written by triggers that run as the owner (db.search).
-    TablePrivileges("item_search"),
-    TablePrivileges(
-        "claim",
-        members=("SELECT", "INSERT", "UPDATE (claimed_at)", "DELETE"),
-        policies=(
-            _READ_ALL,
-            Policy("claim_as_self", "INSERT", check="person_id = vetbench_session_person_id()"),
-            _update_own("renew_own_claim", "person_id"),
-            Policy("release_own_claim", "DELETE", using="person_id = vetbench_session_person_id()"),
-        ),
-    ),
-    TablePrivileges("setting", leads=("INSERT", "UPDATE")),
-    # Evaluation: any member starts runs; each run is stamped with the role that
-    # started it (db.guards), and only that role changes it or adds its predictions.
-    TablePrivileges(
-        "eval_run",
-        members=("SELECT", "INSERT", "UPDATE"),
-        policies=(
-            _READ_ALL,
-            Policy("start_runs", "INSERT", check="true"),
-            Policy(
-                "change_own_runs",
-                "UPDATE",
-                using="db_role = session_user",
-                check="db_role = session_user",
-                requires=("db_role",),
-            ),
-        ),
-    ),
-    TablePrivileges(
-        "prediction",
-        members=("SELECT", "INSERT", "UPDATE"),
-        policies=(
-            _READ_ALL,
-            Policy("predict_in_own_runs", "INSERT", check=_OWN_RUN, requires=_RUN_OWNER),
-            Policy(
-                "change_own_predictions",
-                "UPDATE",
-                using=_OWN_RUN,
-                check=_OWN_RUN,
-                requires=_RUN_OWNER,
-            ),
-        ),
-    ),
-    TablePrivileges("api_response", members=("SELECT", "INSERT", "UPDATE")),
-    TablePrivileges("generation_reject", members=("SELECT", "INSERT")),
-    # Append-only: INSERT, never UPDATE or DELETE, for anyone (the owner is stopped by
-    # the audit_event_append_only trigger); the server stamps db_role and created_at.
-    TablePrivileges("audit_event", members=("SELECT", "INSERT")),
-)
-"""Every table's privileges.  A table missing here is unreadable for members
-(``tests/test_privileges.py`` checks that every table has an entry)."""
 
 
 @dataclass(frozen=True)
@@ -386,9 +166,9 @@ $$""",
         trigger_function(
             "vetbench_guard_decided_status",
             path,
-            f"""  IF (TG_OP = 'INSERT' AND NEW.status IN ({_DECIDED})
+            f"""  IF (TG_OP = 'INSERT' AND NEW.status IN ({DECIDED_SQL})
       OR TG_OP = 'UPDATE' AND NEW.status IS DISTINCT FROM OLD.status
-         AND (NEW.status IN ({_DECIDED}) OR OLD.status IN ({_DECIDED})))
+         AND (NEW.status IN ({DECIDED_SQL}) OR OLD.status IN ({DECIDED_SQL})))
      AND NOT vetbench_session_is_lead() THEN
     RAISE EXCEPTION 'only leads approve or reject: % may not set item % to %',
       session_user, NEW.id, NEW.status USING ERRCODE = 'insufficient_privilege';
