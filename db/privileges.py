@@ -29,14 +29,15 @@ from sqlalchemy import Connection, inspect, text
 from db.guards import POSTGRES_GUARD_FUNCTIONS, POSTGRES_GUARD_TRIGGERS, postgres_guard_functions
 from db.table_privileges import (
     ANNOTATOR_GROUP,
-    DECIDED_SQL,
     GROUP_OF_ROLE,
     LEAD_GROUP,
     TABLES,
     Policy,
     TablePrivileges,
 )
-from db.vocabulary import Role
+from db.vocabulary import DECISION_STATUSES, Role
+
+_DECIDED = ", ".join(f"'{status.value}'" for status in DECISION_STATUSES)
 
 __all__ = [
     "ANNOTATOR_GROUP",
@@ -166,9 +167,9 @@ $$""",
         trigger_function(
             "vetbench_guard_decided_status",
             path,
-            f"""  IF (TG_OP = 'INSERT' AND NEW.status IN ({DECIDED_SQL})
+            f"""  IF (TG_OP = 'INSERT' AND NEW.status IN ({_DECIDED})
       OR TG_OP = 'UPDATE' AND NEW.status IS DISTINCT FROM OLD.status
-         AND (NEW.status IN ({DECIDED_SQL}) OR OLD.status IN ({DECIDED_SQL})))
+         AND (NEW.status IN ({_DECIDED}) OR OLD.status IN ({_DECIDED})))
      AND NOT vetbench_session_is_lead() THEN
     RAISE EXCEPTION 'only leads approve or reject: % may not set item % to %',
       session_user, NEW.id, NEW.status USING ERRCODE = 'insufficient_privilege';

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from db.vocabulary import DECISION_STATUSES, Role
+from db.vocabulary import Role
 
 __all__ = [
     "ANNOTATOR_GROUP",
-    "DECIDED_SQL",
     "GROUP_OF_ROLE",
     "LEAD_GROUP",
     "TABLES",
@@ -26,9 +25,6 @@ __all__ = [
 ANNOTATOR_GROUP = "vetbench_annotator"
 LEAD_GROUP = "vetbench_lead"
 GROUP_OF_ROLE: dict[Role, str] = {Role.ANNOTATOR: ANNOTATOR_GROUP, Role.LEAD: LEAD_GROUP}
-
-# The decided statuses as a SQL list: ('approved', 'rejected').
-DECIDED_SQL = ", ".join(f"'{status.value}'" for status in DECISION_STATUSES)
 
 
 @dataclass(frozen=True)
