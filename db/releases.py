@@ -469,7 +469,7 @@ def verify_release(session: Session, name: str) -> Verification:
 
 
 def backfill_item_sets(connection: Connection) -> int:
-    """Give every run that has none the hash of the items it evaluated (migration 0009):
+    """Give every run that has none the hash of the items it evaluated (migration 0008):
     each item at the revision its prediction answered, else the one the run recorded,
     else its current one.  Returns how many runs got one."""
     from sqlalchemy import text

@@ -21,7 +21,7 @@ from db.models import UTCDateTime
 from db.privileges import apply_privileges
 from db.releases import backfill_item_sets, protect_releases_on_sqlite
 
-revision: str = "0009_releases"
+revision: str = "0008_releases"
 down_revision: str | None = "0007_guards"
 
 
