@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from sqlmodel import Session
@@ -18,6 +19,7 @@ class SettingSpec:
     help: str
     minimum: int | None = None  # for integer settings
     maximum: int | None = None
+    pattern: str | None = None  # for text settings: the whole value must match
 
 
 SETTINGS: dict[str, SettingSpec] = {
@@ -41,6 +43,13 @@ SETTINGS: dict[str, SettingSpec] = {
             maximum=50,
         ),
         SettingSpec(
+            "license",
+            "unknown",
+            "the license written into dataset cards of exports (a Hugging Face license "
+            "identifier: cc-by-4.0, mit, other, ...)",
+            pattern=r"[a-z0-9][a-z0-9.+-]{0,63}",
+        ),
+        SettingSpec(
             "calibration_items",
             "0",
             "a new annotator's first N items are gold items, while there are enough",
@@ -55,12 +64,27 @@ class SettingError(VetbenchError, ValueError):
     pass
 
 
-def get_setting(session: Session, name: str) -> str:
+def stored_setting(session: Session, name: str) -> str:
+    """The value stored for ``name`` as it is, even one that is not valid (for showing and
+    replacing it); readers that use a setting call :func:`get_setting`."""
     spec = SETTINGS.get(name)
     if spec is None:
         raise SettingError(f"unknown setting '{name}' (known: {', '.join(SETTINGS)})")
     row = session.get(Setting, name)
     return row.value if row is not None else spec.default
+
+
+def get_setting(session: Session, name: str) -> str:
+    """The value of ``name``, checked as ``config set`` checks it: a value written into the
+    database by other means that is not valid is a :class:`SettingError` naming it."""
+    value = stored_setting(session, name)
+    try:
+        return _validated(name, value)
+    except SettingError as error:
+        raise SettingError(
+            f"the stored setting {name} is not valid ({error}); a lead sets it again with "
+            f"`vetbench config set {name} VALUE`"
+        ) from None
 
 
 def get_int_setting(session: Session, name: str) -> int:
@@ -83,6 +107,11 @@ def _validated(name: str, value: str) -> str:
         if spec.maximum is not None and number > spec.maximum:
             raise SettingError(f"{name} must be at most {spec.maximum}, got {value}")
         value = str(number)
+    if spec.pattern is not None and not re.fullmatch(spec.pattern, value):
+        raise SettingError(
+            f"{name} must be an identifier such as cc-by-4.0 or mit "
+            f"(lower case letters, digits, '.', '+', '-'), got '{value}'"
+        )
     return value
 
 
@@ -113,7 +142,7 @@ def change_setting(session: Session, name: str, value: str, *, actor: str) -> Se
 
     Setting the value it already has stores nothing and leaves no audit event: nothing
     changed.  ``SettingChange.changed`` says which it was."""
-    old = get_setting(session, name)
+    old = stored_setting(session, name)  # a value that is not valid can be replaced
     new = _validated(name, value)
     if new != old:
         set_setting(session, name, new)
