@@ -580,7 +580,8 @@ class ChatClient:
                 if entry.id == self.model:
                     model_id = entry.id
                     root = (entry.model_extra or {}).get("root")
-                    model_root = root if isinstance(root, str) and root != entry.id else None
+                    if isinstance(root, str) and root != entry.id:
+                        model_root = self._redact(root)[:300]
                     break
         except (openai.OpenAIError, ValueError):
             pass  # no model list here (or not one in OpenAI's shape)

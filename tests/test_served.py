@@ -66,21 +66,12 @@ def run_row(url: str, run_id: int) -> EvalRun:
         database.dispose()
 
 
-def run_count(url: str) -> int:
+def count(url: str, table: type[EvalRun] | type[Prediction]) -> int:
+    """Rows of ``table`` stored so far (runs, or predictions of any run)."""
     database = open_database(url)
     try:
         with database.session() as session:
-            return len(session.exec(select(EvalRun)).all())
-    finally:
-        database.dispose()
-
-
-def stored_count(url: str) -> int:
-    """Predictions stored so far, in any run."""
-    database = open_database(url)
-    try:
-        with database.session() as session:
-            return len(session.exec(select(Prediction.id)).all())
+            return len(session.exec(select(table.id)).all())
     finally:
         database.dispose()
 
@@ -115,6 +106,7 @@ def test_served_answers_match_the_local_backend_at_concurrency_1_and_8(
 
     answers = predictions(url, int(str(local["run_id"])))
     assert len(answers) == ITEMS
+    assert len({p.raw_output for p in answers.values()}) > 1  # answers that can differ
     assert_same_answers(answers, predictions(url, int(str(one["run_id"]))))
     assert_same_answers(answers, predictions(other, int(str(eight["run_id"]))))
     # The run records the server it reached and the model id the server reports.
@@ -150,7 +142,7 @@ def test_score_mode_is_refused_in_one_line_before_any_item_is_sent(
     assert "cannot score" in lines[0] and "no log-probabilities of the prompt" in lines[0]
     assert "--mode generate" in lines[0]
     assert len(served.generation_requests()) == before + 1  # the one probe, no item
-    assert run_count(url) == 0
+    assert count(url, EvalRun) == 0
 
 
 def test_the_servers_own_error_text_reaches_the_prediction(
@@ -208,7 +200,7 @@ def test_a_server_killed_mid_run_loses_nothing_on_resume(
     )
     try:
         deadline = time.monotonic() + 300
-        while not stored_count(url):
+        while not count(url, Prediction):
             assert evaluation.poll() is None, evaluation.communicate()
             assert time.monotonic() < deadline, "no prediction stored in time"
             time.sleep(0.02)
