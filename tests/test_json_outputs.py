@@ -530,7 +530,7 @@ def reviewed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         "lena",
     )
     judge("ann", "econ_ordering:5", "C,D,A,B", "keep")
-    outputs["gold"] = as_json(vetbench(url, "gold", "list", "--json"))
+    outputs["gold"] = as_json(vetbench(url, "gold", "list", "--json", "--as", "lena"))
     return outputs
 
 
