@@ -49,7 +49,6 @@ from db.vocabulary import DecisionReason, FlagName, ItemStatus
 __all__ = [
     "SQLITE_RELEASE_TRIGGERS",
     "ReleaseError",
-    "ReleaseDetail",
     "ReleaseInfo",
     "ReleaseMember",
     "ReleaseRequest",
@@ -63,7 +62,6 @@ __all__ = [
     "previous_release",
     "protect_releases_on_sqlite",
     "release_items",
-    "release_detail",
     "release_members",
     "snapshot_hash",
     "store_release",
@@ -228,38 +226,6 @@ def previous_release(session: Session, name: str) -> ReleaseInfo | None:
     names = [release.name for release in releases]
     index = names.index(name)
     return releases[index - 1] if index > 0 else None
-
-
-@dataclass(frozen=True)
-class ReleaseDetail:
-    """A release with its items, as ``release show`` prints it."""
-
-    release: ReleaseInfo
-    members: tuple[ReleaseMember, ...]
-
-    @property
-    def by_kind(self) -> dict[str, int]:
-        return dict(Counter(member.kind for member in self.members))
-
-    @property
-    def by_source(self) -> dict[str, int]:
-        return dict(Counter(member.source for member in self.members))
-
-    def to_json(self) -> JsonObject:
-        return {
-            **self.release.to_json(),
-            "by_kind": dict(self.by_kind),
-            "by_source": dict(self.by_source),
-            "item_ids": [
-                {"id": m.item_id, "revision": m.revision, "content_hash": m.content_hash}
-                for m in self.members
-            ],
-        }
-
-
-def release_detail(session: Session, name: str) -> ReleaseDetail:
-    """Release ``name`` and its items (:class:`ReleaseError` when there is none)."""
-    return ReleaseDetail(get_release(session, name), tuple(release_members(session, name)))
 
 
 def release_members(session: Session, name: str) -> list[ReleaseMember]:
