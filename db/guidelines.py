@@ -22,7 +22,7 @@ from sqlmodel.sql.expression import Select
 
 from db.audit import record_audit
 from db.errors import VetbenchError
-from db.json_types import JsonObject
+from db.json_types import JsonObject, attributes_json
 from db.models import Guidelines, Person
 from db.people import require_lead
 from db.vocabulary import ItemKind
@@ -69,14 +69,12 @@ class GuidelinesVersion:
 
     def to_json(self) -> JsonObject:
         """As ``guidelines list --json`` prints it (the text by its length)."""
-        return {
-            "version": self.version,
-            "author": self.author,
-            "file": self.file_name,
-            "sha256": self.sha256,
-            "characters": len(self.text),
-            "created_at": str(self.created_at),
-        }
+        names = ("version", "author", "file_name", "sha256", "characters", "created_at")
+        return attributes_json(self, *names, renamed={"file_name": "file"})
+
+    @property
+    def characters(self) -> int:
+        return len(self.text)
 
 
 @dataclass(frozen=True)

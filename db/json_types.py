@@ -3,8 +3,8 @@
 What the ``--json`` printers write and the JSON columns hold is a :data:`JsonValue`, a
 recursive alias, so a type checker refuses a value ``json.dumps`` could not write (a
 datetime, a dataclass) where JSON is built.  A typed result makes its own JSON with
-``to_json()``; :class:`FieldsAsJson` gives one that is just its fields.  Standard
-library only.
+``to_json()``; :class:`FieldsAsJson` gives one that is just its fields, and
+:func:`attributes_json` one of the attributes it names.  Standard library only.
 """
 
 from __future__ import annotations
@@ -45,9 +45,18 @@ def json_value(value: object) -> JsonValue:
     raise TypeError(f"no JSON form for {type(value).__name__}")
 
 
+def attributes_json(
+    result: object, *names: str, renamed: Mapping[str, str] | None = None
+) -> JsonObject:
+    """These attributes of ``result`` (fields or properties) as JSON, in the order named,
+    each under its own name or the one ``renamed`` gives it."""
+    keys = renamed or {}
+    return {keys.get(name, name): json_value(getattr(result, name)) for name in names}
+
+
 def fields_json(result: Any) -> JsonObject:
     """A frozen result as JSON: every field under its own name, in the order declared."""
-    return {field.name: json_value(getattr(result, field.name)) for field in fields(result)}
+    return attributes_json(result, *(field.name for field in fields(result)))
 
 
 class FieldsAsJson:
