@@ -150,8 +150,10 @@ def crash_review_app(db_path: Path, *, rounds: int, seed: int = 0, items: int = 
 
 
 def seed_eval_items(db_path: Path, count: int) -> None:
-    from sqlalchemy import update
 
+    from sqlalchemy import select
+
+    from db.import_statuses import decide_as
     from db.models import Item
 
     seed_review_items(db_path, count)
@@ -159,7 +161,8 @@ def seed_eval_items(db_path: Path, count: int) -> None:
 
     db = open_database(db_path)
     with db.transaction() as session:  # the evaluated set is the approved one
-        session.execute(update(Item).values(status="approved"))
+        ids = list(session.execute(select(Item.id)).scalars())
+        decide_as(session, "bench-lead", ids, "approved", "bench: crash safety")
     db.dispose()
 
 

@@ -32,6 +32,7 @@ from db.rows import from_row
 
 __all__ = [
     "SQLITE_APPEND_ONLY_TRIGGERS",
+    "SQLITE_AUDIT_TRIGGERS",
     "AuditEntry",
     "origin",
     "protect_audit_trail_on_sqlite",
@@ -181,14 +182,24 @@ def read_audit(
     return [from_row(AuditEntry, row, id=row.id or 0, changes=dict(row.payload)) for row in rows]
 
 
-SQLITE_APPEND_ONLY_TRIGGERS: tuple[str, ...] = tuple(
-    f"CREATE TRIGGER IF NOT EXISTS audit_event_no_{operation.lower()} "
-    f"BEFORE {operation} ON audit_event BEGIN SELECT RAISE(ABORT, "
-    f"'the audit trail is append-only: {operation} on audit_event refused'); END"
-    for operation in ("UPDATE", "DELETE")
-)
-"""SQLite's guard of the audit trail.  A migration that rebuilds the ``audit_event``
-table (Alembic's batch mode copies it) must create these again afterwards."""
+SQLITE_AUDIT_TRIGGERS: dict[str, str] = {
+    **{
+        f"audit_event_no_{operation.lower()}": f"CREATE TRIGGER IF NOT EXISTS "
+        f"audit_event_no_{operation.lower()} BEFORE {operation} ON audit_event BEGIN SELECT "
+        f"RAISE(ABORT, 'the audit trail is append-only: {operation} on audit_event refused'); END"
+        for operation in ("UPDATE", "DELETE")
+    },
+    # INSERT OR REPLACE deletes the old row without firing the DELETE trigger (SQLite
+    # fires it only with recursive triggers on), so an insert may not reuse an id.
+    "audit_event_no_replace": "CREATE TRIGGER IF NOT EXISTS audit_event_no_replace "
+    "BEFORE INSERT ON audit_event WHEN NEW.id IS NOT NULL AND EXISTS "
+    "(SELECT 1 FROM audit_event WHERE id = NEW.id) BEGIN SELECT RAISE(ABORT, "
+    "'the audit trail is append-only: INSERT OR REPLACE of an existing event refused'); END",
+}
+"""SQLite's guard of the audit trail, by trigger name.  A migration that rebuilds the
+``audit_event`` table (Alembic's batch mode copies it) must create these again afterwards."""
+
+SQLITE_APPEND_ONLY_TRIGGERS: tuple[str, ...] = tuple(SQLITE_AUDIT_TRIGGERS.values())
 
 
 def protect_audit_trail_on_sqlite(connection: Connection) -> None:

@@ -10,7 +10,10 @@ backed up with ``pg_dump`` (see the README).
 from __future__ import annotations
 
 import contextlib
+import os
+import secrets
 import sqlite3
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,42 +38,107 @@ class BackupResult:
 def backup_sqlite(db: Database, destination: Path, *, replace: bool = False) -> BackupResult:
     """Copy ``db`` to ``destination``, check the copy, and return what it holds.
 
-    Refuses a PostgreSQL database, the database itself as destination, and an
-    existing file unless ``replace``.  A copy that fails its check is removed.
+    The destination rules are ``export``'s: a symbolic link is followed (its target is
+    replaced, the link stays), a folder, FIFO, device or socket is refused, never
+    replaced by a file.  Refused too: a PostgreSQL database, any file of the database
+    itself (the database, its ``-wal``, ``-shm`` or ``-journal``), and an existing file
+    unless ``replace``.  The copy is made in a file of its own beside the destination,
+    named so that it cannot be anyone else's, and renamed into place once checked; a
+    failure removes only what this backup made.
     """
     if not db.is_sqlite or not db.url.database:
         raise BackupError(
             "vetbench backup copies SQLite files; back up PostgreSQL with pg_dump "
             "(see the README's team section)"
         )
-    source = Path(db.url.database).resolve()
-    target = destination.expanduser().resolve()
-    if target == source:
-        raise BackupError(f"{destination} is the database itself; choose another file")
-    if target.exists() and not replace:
+    source = Path(os.path.realpath(db.url.database))
+    target = Path(os.path.realpath(destination.expanduser()))
+    try:
+        status = target.stat()
+    except FileNotFoundError:
+        status = None
+    except OSError as error:  # a symbolic link loop, a folder it may not enter
+        raise BackupError(_cannot(destination, error)) from None
+    if target in _database_files(source, Path(db.url.database)) or (
+        status is not None and _same_file(target, source)
+    ):
+        raise BackupError(
+            f"{destination} is a file of the database itself ({source.name}, its -wal, -shm "
+            "or -journal); choose another file"
+        )
+    if status is not None and not stat.S_ISREG(status.st_mode):
+        what = "a folder" if stat.S_ISDIR(status.st_mode) else "not a regular file"
+        raise BackupError(f"{destination} is {what}; a backup is written only to a regular file")
+    if status is not None and not replace:
         raise BackupError(f"{destination} exists; use --force to replace it")
     if not target.parent.is_dir():
         raise BackupError(f"{target.parent} is not a folder")
-    partial = target.with_name(target.name + ".partial")
-    partial.unlink(missing_ok=True)
+    partial = target.with_name(f".{target.name}.{secrets.token_hex(6)}.partial")
     try:
-        with (
-            contextlib.closing(sqlite3.connect(source, timeout=60)) as reader,
-            contextlib.closing(sqlite3.connect(partial)) as copy,
-        ):
-            reader.backup(copy, pages=PAGES_PER_STEP)
-            # A standalone file: no write-ahead log beside it.
-            copy.execute("PRAGMA journal_mode = DELETE")
-            problems = [row[0] for row in copy.execute("PRAGMA integrity_check")]
-            if problems != ["ok"]:
-                raise BackupError(f"the copy failed its integrity check: {'; '.join(problems[:3])}")
-            pages = int(copy.execute("PRAGMA page_count").fetchone()[0])
-            judgments = int(copy.execute("SELECT count(*) FROM judgment").fetchone()[0])
-        partial.replace(target)
-    except sqlite3.Error as error:
-        partial.unlink(missing_ok=True)
-        raise BackupError(f"cannot back up {source} to {destination}: {error}") from None
-    except BackupError:
-        partial.unlink(missing_ok=True)
+        # O_EXCL: a file of this name that is not this backup's is never opened, let
+        # alone removed; the mode is the usual one (the umask applies).
+        os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    except OSError as error:  # a read-only mount, a full disk, no permission
+        raise BackupError(_cannot(destination, error)) from None
+    try:
+        pages, judgments = _copy_and_check(source, partial)
+        if status is not None:
+            os.chmod(partial, stat.S_IMODE(status.st_mode))  # a replaced file keeps its bits
+        os.replace(partial, target)
+    except (sqlite3.Error, OSError) as error:
+        _remove_partial(partial)
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+        raise BackupError(f"cannot back up {source} to {destination}: {reason}") from None
+    except BaseException:
+        _remove_partial(partial)
         raise
     return BackupResult(str(source), str(target), pages, judgments)
+
+
+def _copy_and_check(source: Path, partial: Path) -> tuple[int, int]:
+    """Copy ``source`` into the (empty) file ``partial``; its pages and judgments."""
+    with (
+        contextlib.closing(sqlite3.connect(source, timeout=60)) as reader,
+        contextlib.closing(sqlite3.connect(partial)) as copy,
+    ):
+        reader.backup(copy, pages=PAGES_PER_STEP)
+        # A standalone file: no write-ahead log beside it.
+        copy.execute("PRAGMA journal_mode = DELETE")
+        problems = [row[0] for row in copy.execute("PRAGMA integrity_check")]
+        if problems != ["ok"]:
+            raise BackupError(f"the copy failed its integrity check: {'; '.join(problems[:3])}")
+        pages = int(copy.execute("PRAGMA page_count").fetchone()[0])
+        judgments = int(copy.execute("SELECT count(*) FROM judgment").fetchone()[0])
+    return pages, judgments
+
+
+_SIDE_FILES = ("", "-wal", "-shm", "-journal")  # SQLite's files beside a database
+
+
+def _database_files(*paths: Path) -> set[Path]:
+    """The database's files, named from the path it was opened by and the file it is."""
+    return {path.with_name(path.name + suffix) for path in paths for suffix in _SIDE_FILES} | {
+        Path(os.path.realpath(path.with_name(path.name + suffix)))
+        for path in paths
+        for suffix in _SIDE_FILES
+    }
+
+
+def _same_file(target: Path, source: Path) -> bool:
+    """The destination is the database under another name (a hard link)."""
+    try:
+        return os.path.samefile(target, source)
+    except OSError:
+        return False
+
+
+def _remove_partial(partial: Path) -> None:
+    """Remove the copy this backup made and the journal SQLite may have left beside it;
+    their names are this backup's own (``O_EXCL``), so nothing else is touched."""
+    for path in (partial, *(partial.with_name(partial.name + s) for s in _SIDE_FILES[1:])):
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)
+
+
+def _cannot(destination: Path, error: OSError) -> str:
+    return f"cannot back up to {destination}: {error.strerror or error}"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import TypeVar
 
 IDS_PER_QUERY = 500  # ids per IN (...) list, well under every database's parameter limit
 
@@ -29,7 +30,10 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def id_chunks(ids: Sequence[str]) -> Iterator[list[str]]:
+Id = TypeVar("Id", str, int)
+
+
+def id_chunks(ids: Sequence[Id]) -> Iterator[list[Id]]:
     """``ids`` in lists of at most :data:`IDS_PER_QUERY`, one ``IN (...)`` query each."""
     for start in range(0, len(ids), IDS_PER_QUERY):
         yield list(ids[start : start + IDS_PER_QUERY])

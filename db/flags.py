@@ -22,14 +22,14 @@ and :func:`flagged_condition` for queries that filter items by flag.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import ColumnElement, bindparam, delete, exists, func, insert, select, update
+from sqlalchemy import bindparam, delete, insert, select, text, update
 from sqlmodel import Session, col
 
 from db.answers import format_answer
@@ -39,11 +39,21 @@ from db.canonical_text import item_text
 from db.dedup import near_duplicates
 from db.differences import ItemText, describe_differences
 from db.flag_rules import FlagFinding, RevisionText, text_findings
-from db.json_types import JsonObject, JsonValue
+from db.json_types import JsonObject
 from db.model_answers import model_answers
 from db.models import Item, ItemRevision, StoredFlag, is_current_revision, utcnow
 from db.settings import get_setting
 from db.spill import TextSpill
+from db.stored_flags import (
+    ItemFlag,
+    all_current_flags,
+    current_flags,
+    flag_counts,
+    flag_json,
+    flagged_condition,
+    malformed_flag_ids,
+    revision_flags,
+)
 from db.text_sources import InMemoryTexts, JoinedTexts
 from db.vocabulary import FlagName, FlagSource, ItemKind
 
@@ -53,11 +63,14 @@ if TYPE_CHECKING:
 __all__ = [
     "DuplicateLink",
     "ItemFlag",
+    "all_current_flags",
+    "flag_json",
     "RecomputeReport",
     "check_duplicates",
     "current_flags",
     "flag_counts",
     "flag_revisions",
+    "lock_flags",
     "flagged_condition",
     "record_duplicates",
     "record_flags",
@@ -70,33 +83,6 @@ __all__ = [
 MIN_AGREEING_MODELS = 2
 """Models that must give one and the same answer other than the key for ``model-disagrees``."""
 _BATCH = 2000  # rows per INSERT
-
-
-@dataclass(frozen=True)
-class ItemFlag:
-    """One flag of one item revision, as plain data."""
-
-    item_id: str
-    revision: int
-    name: FlagName
-    source: FlagSource
-    evidence: JsonObject
-    created_at: datetime | None = None
-
-    @property
-    def summary(self) -> str:
-        """The one line a reviewer reads."""
-        return str(self.evidence.get("summary", ""))
-
-    def to_json(self) -> JsonObject:
-        evidence = {key: value for key, value in self.evidence.items() if key != "summary"}
-        return {
-            "name": self.name.value,
-            "source": self.source.value,
-            "revision": self.revision,
-            "summary": self.summary,
-            "evidence": evidence,
-        }
 
 
 @dataclass(frozen=True)
@@ -122,7 +108,23 @@ def _flag_row(
     }
 
 
+_FLAG_LOCK = 0x76657462  # "vetb": the advisory lock every writer of flags takes
+
+
+def lock_flags(session: Session, *, alone: bool = False) -> None:
+    """PostgreSQL: take the flag writers' advisory lock until the transaction ends, shared
+    by writers that add flags (imports, edits, generation, checks), ``alone`` by
+    :func:`recompute_flags`, which would otherwise read an import's items before it
+    commits and its flags after, and remove them as stale.  SQLite serialises writers."""
+    connection = session.connection()
+    if connection.dialect.name == "postgresql":
+        function = "pg_advisory_xact_lock" if alone else "pg_advisory_xact_lock_shared"
+        connection.execute(text(f"SELECT {function}(:key)"), {"key": _FLAG_LOCK})
+
+
 def _insert(session: Session, rows: list[dict[str, Any]]) -> None:
+    if rows:
+        lock_flags(session)
     for start in range(0, len(rows), _BATCH):
         session.execute(insert(StoredFlag), rows[start : start + _BATCH])
 
@@ -280,6 +282,7 @@ def record_duplicates(
     ``duplicate`` flag on its current revision saying what differs.  ``unlinked`` items
     lose the link they had.  With ``replace``, duplicate flags already on those
     revisions are removed first (recomputing)."""
+    lock_flags(session)
     texts = _current_texts(session, [link.item_id for link in links] + [link.of for link in links])
     now = utcnow()
     rows: list[dict[str, Any]] = []
@@ -346,6 +349,7 @@ def _delete_flags(
     source: FlagSource,
 ) -> None:
     """Remove one source's flags (of ``names``, or all) from these revisions."""
+    lock_flags(session)
     by_item: dict[int, list[str]] = defaultdict(list)
     for item_id, revision in revisions:
         by_item[revision].append(item_id)
@@ -507,8 +511,12 @@ def recompute_flags(
 ) -> RecomputeReport:
     """Recompute the automatic flags of every item's current revision (and, with
     ``models``, the model flags); revisions whose flags are unchanged are left alone.
-    Flags from ``vetbench check`` are kept.  One audit event records what changed, if
-    anything did."""
+    Flags from ``vetbench check`` are kept; rows vetbench did not write are removed
+    (``db.stored_flags``).  One audit event records what changed, if anything did."""
+    lock_flags(session, alone=True)
+    malformed = malformed_flag_ids(session)
+    for chunk in id_chunks(malformed):
+        session.execute(delete(StoredFlag).where(col(StoredFlag.id).in_(chunk)))
     query = (
         select(*_current_text_columns(), col(ItemRevision.explanation))
         .join(ItemRevision, is_current_revision())
@@ -532,6 +540,7 @@ def recompute_flags(
         ).matches()
     stored = _stored_by_revision(session, FlagSource.AUTO, names=_TEXT_FLAGS)
     added, removed = _replace_changed(session, wanted, stored, FlagSource.AUTO, names=_TEXT_FLAGS)
+    removed += len(malformed)
     # Links an item file stated are the file's word and stay.
     found = {
         ids[match.index]: DuplicateLink(ids[match.index], ids[match.of], match.similarity)
@@ -562,7 +571,14 @@ def recompute_flags(
     counts = flag_counts(session)
     if added or removed:
         record_audit(
-            session, actor, "flags", "recompute", added=added, removed=removed, by_flag=counts
+            session,
+            actor,
+            "flags",
+            "recompute",
+            added=added,
+            removed=removed,
+            by_flag=counts,
+            **({"malformed_removed": len(malformed)} if malformed else {}),
         )
     return RecomputeReport(len(ids), added, removed, counts)
 
@@ -587,90 +603,3 @@ def _stored_duplicate_links(session: Session) -> dict[str, tuple[str, float | No
             bool(evidence.get("stated", False)),
         )
     return links
-
-
-# --- reading ---------------------------------------------------------------------------------
-
-
-def _flag(row: Any) -> ItemFlag:
-    return ItemFlag(
-        item_id=row.item_id,
-        revision=row.revision_number,
-        name=FlagName(row.name),
-        source=FlagSource(row.source),
-        evidence=dict(row.evidence or {}),
-        created_at=row.created_at,
-    )
-
-
-_ORDER = {name: position for position, name in enumerate(FlagName)}
-
-
-def _sorted(flags: Iterable[ItemFlag]) -> list[ItemFlag]:
-    return sorted(flags, key=lambda flag: (_ORDER[flag.name], flag.source.value, flag.summary))
-
-
-def revision_flags(session: Session, item_id: str, revision: int) -> list[ItemFlag]:
-    """The flags of one revision, in vocabulary order."""
-    rows = session.execute(
-        select(StoredFlag).where(
-            col(StoredFlag.item_id) == item_id, col(StoredFlag.revision_number) == revision
-        )
-    ).scalars()
-    return _sorted(_flag(row) for row in rows)
-
-
-def current_flags(session: Session, item_ids: Sequence[str]) -> dict[str, list[ItemFlag]]:
-    """The flags of each item's current revision (items without flags are left out)."""
-    found: dict[str, list[ItemFlag]] = defaultdict(list)
-    for chunk in id_chunks(list(dict.fromkeys(item_ids))):
-        rows = session.execute(
-            select(StoredFlag)
-            .join(Item, col(Item.id) == col(StoredFlag.item_id))
-            .where(
-                col(StoredFlag.item_id).in_(chunk),
-                col(StoredFlag.revision_number) == col(Item.current_revision),
-            )
-        ).scalars()
-        for row in rows:
-            found[row.item_id].append(_flag(row))
-    return {item_id: _sorted(flags) for item_id, flags in found.items()}
-
-
-def all_current_flags(session: Session) -> dict[str, list[ItemFlag]]:
-    """The flags of every item's current revision (triage reads them all at once)."""
-    rows = session.execute(
-        select(StoredFlag)
-        .join(Item, col(Item.id) == col(StoredFlag.item_id))
-        .where(col(StoredFlag.revision_number) == col(Item.current_revision))
-    ).scalars()
-    found: dict[str, list[ItemFlag]] = defaultdict(list)
-    for row in rows:
-        found[row.item_id].append(_flag(row))
-    return {item_id: _sorted(flags) for item_id, flags in found.items()}
-
-
-def flagged_condition(names: Sequence[str | FlagName]) -> ColumnElement[bool]:
-    """SQL condition on ``item``: its current revision has one of these flags."""
-    return exists().where(
-        col(StoredFlag.item_id) == col(Item.id),
-        col(StoredFlag.revision_number) == col(Item.current_revision),
-        col(StoredFlag.name).in_([str(name) for name in names]),
-    )
-
-
-def flag_counts(session: Session) -> dict[str, int]:
-    """How many items' current revisions carry each flag, in vocabulary order (0 included)."""
-    rows = session.execute(
-        select(col(StoredFlag.name), func.count(func.distinct(col(StoredFlag.item_id))))
-        .join(Item, col(Item.id) == col(StoredFlag.item_id))
-        .where(col(StoredFlag.revision_number) == col(Item.current_revision))
-        .group_by(col(StoredFlag.name))
-    )
-    counted = Counter({str(name): int(count) for name, count in rows})
-    return {name.value: counted.get(name.value, 0) for name in FlagName}
-
-
-def flag_json(flags: Sequence[ItemFlag]) -> list[JsonValue]:
-    """Flags as ``items --json`` and ``triage --json`` print them."""
-    return [flag.to_json() for flag in flags]

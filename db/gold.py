@@ -22,10 +22,11 @@ Removing gold keeps its row (``removed_at``); every change is audited.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, and_
+from sqlalchemy import ColumnElement, and_, text
+from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
 from db.answers import AnswerError, format_answer, parse_answer
@@ -45,6 +46,8 @@ __all__ = [
     "active_gold",
     "add_gold",
     "gold_outcome",
+    "judged_gold_outcome",
+    "served_gold_id",
     "list_gold",
     "remove_gold",
     "serving_gold",
@@ -71,6 +74,12 @@ class GoldView:
     created_at: datetime
     removed_at: datetime | None = None
     removed_by: str | None = None
+    item_status: str | None = None  # the item's status now (``list_gold``)
+
+    @property
+    def rejected(self) -> bool:
+        """The item was rejected: it is no longer served as gold."""
+        return self.item_status == ItemStatus.REJECTED.value
 
     @property
     def stale(self) -> bool:
@@ -136,6 +145,43 @@ def gold_outcome(gold: GoldItem, kind: ItemKind, blind_answer: str, verdict: str
     )
 
 
+def served_gold_id(session: Session, item_id: str, revision: int) -> int | None:
+    """The id of the item's gold row for ``revision`` if it is gold now, read from the
+    columns annotators may read (on PostgreSQL the known verdict and answer are hidden
+    from them: ``db.privileges``)."""
+    return session.exec(
+        select(GoldItem.id).where(
+            col(GoldItem.item_id) == item_id,
+            col(GoldItem.revision_number) == revision,
+            col(GoldItem.removed_at).is_(None),
+        )
+    ).first()
+
+
+def judged_gold_outcome(
+    session: Session, gold_id: int, kind: ItemKind, blind_answer: str, verdict: str
+) -> GoldOutcome:
+    """How a judgment just stored (flushed) compares with gold ``gold_id``.  On PostgreSQL
+    the known verdict and answer come from ``vetbench_gold_known``, which gives them only
+    to someone who has judged that gold (or a lead)."""
+    if session.connection().dialect.name == "postgresql":
+        row = session.execute(
+            text("SELECT verdict, answer FROM vetbench_gold_known(:gold)"), {"gold": gold_id}
+        ).one()
+        known_verdict, known_answer = str(row[0]), str(row[1])
+    else:
+        gold = session.get(GoldItem, gold_id)
+        assert gold is not None
+        known_verdict, known_answer = gold.verdict, gold.answer
+    return GoldOutcome(
+        gold_id=gold_id,
+        known_verdict=Verdict(known_verdict),
+        known_answer=format_answer(kind, known_answer),
+        answer_matches=blind_answer == known_answer,
+        verdict_matches=verdict == known_verdict,
+    )
+
+
 def active_gold(session: Session, item_id: str, revision: int | None = None) -> GoldItem | None:
     """The item's gold row if it is gold now (and, with ``revision``, for that revision)."""
     row = session.exec(
@@ -147,12 +193,15 @@ def active_gold(session: Session, item_id: str, revision: int | None = None) -> 
 
 
 def serving_gold() -> ColumnElement[bool]:
-    """Gold rows that are served now: not removed, and for the item's current revision
-    (a condition on ``Item`` and ``GoldItem`` for joins and EXISTS clauses)."""
+    """Gold rows that are served now: not removed, for the item's current revision, and
+    the item not rejected (a condition on ``Item`` and ``GoldItem`` for joins and EXISTS
+    clauses).  A revised or rejected item stops being served as gold; ``gold list``
+    tells the lead."""
     return and_(
         col(GoldItem.item_id) == col(Item.id),
         col(GoldItem.revision_number) == col(Item.current_revision),
         col(GoldItem.removed_at).is_(None),
+        col(Item.status) != ItemStatus.REJECTED.value,
     )
 
 
@@ -293,10 +342,15 @@ def _view(
     )
 
 
-def list_gold(session: Session, *, include_removed: bool = False) -> list[GoldView]:
-    """Gold items in the order they were marked (removed ones too, when asked)."""
+def list_gold(session: Session, viewer: str, *, include_removed: bool = False) -> list[GoldView]:
+    """Gold items in the order they were marked (removed ones too, when asked), each with
+    its item's status; for leads only: the known answers are what calibration measures
+    annotators against."""
+    require_lead(session, viewer, to="list gold items (their answers are kept from annotators)")
     query = (
-        select(GoldItem, col(Item.kind), col(Item.current_revision), col(Person.name))
+        sa_select(  # sqlalchemy's select: five columns
+            GoldItem, col(Item.kind), col(Item.current_revision), col(Person.name), col(Item.status)
+        )
         .join(Item, col(Item.id) == col(GoldItem.item_id))
         .join(Person, col(Person.id) == col(GoldItem.lead_id))
         .order_by(col(GoldItem.created_at), col(GoldItem.id))
@@ -305,12 +359,15 @@ def list_gold(session: Session, *, include_removed: bool = False) -> list[GoldVi
         query = query.where(col(GoldItem.removed_at).is_(None))
     names = {p.id: p.name for p in session.exec(select(Person))}
     return [
-        _view(
-            row,
-            ItemKind(kind),
-            current,
-            lead,
-            removed_by=names.get(row.removed_by_id) if row.removed_by_id else None,
+        replace(
+            _view(
+                row,
+                ItemKind(kind),
+                current,
+                lead,
+                removed_by=names.get(row.removed_by_id) if row.removed_by_id else None,
+            ),
+            item_status=status,
         )
-        for row, kind, current, lead in session.exec(query)
+        for row, kind, current, lead, status in session.execute(query)
     ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from db.formats import ParsedRecord
+from db.import_statuses import StatedStatus
 from db.json_types import JsonObject, attributes_json, fields_json
 from db.validation import Problem
 
@@ -64,6 +65,8 @@ class FileReport:
     back_to_review: list[str] = field(default_factory=list)  # revised ids that had been reviewed
     # ids whose metadata (meta, source_ref, language) changed: applied, no new revision
     metadata_updated: list[str] = field(default_factory=list)
+    # approved/rejected statuses the file states: decided by a lead only (db.import_statuses)
+    stated_statuses: list[StatedStatus] = field(default_factory=list)
 
     @property
     def stored(self) -> bool:
@@ -101,6 +104,7 @@ class FileReport:
         self.revised = []
         self.back_to_review = []
         self.metadata_updated = []
+        self.stated_statuses = []
 
     def reject(self, record: ParsedRecord, problems: list[Problem]) -> None:
         """The record is invalid: count it, and keep its problems with its place."""

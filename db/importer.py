@@ -50,6 +50,7 @@ from sqlmodel import Session
 from db.audit import record_audits, record_event
 from db.engine import Database
 from db.errors import VetbenchError
+from db.flags import lock_flags
 from db.formats import (
     AUTO,
     FORMATS,
@@ -74,6 +75,7 @@ from db.import_checks import (
 from db.import_duplicates import link_stated_duplicates, mark_duplicates, remember
 from db.import_report import FileReport, ImportProgress, ImportReport
 from db.import_state import ImportState
+from db.import_statuses import StatedStatus, restore_stated_statuses
 from db.item_status import refresh_item_status
 from db.items import NewItem, NewRevision, next_revision_numbers, store_items, store_revisions
 from db.models import Item, utcnow
@@ -190,6 +192,8 @@ def _import_one(
                 sources_seen[report.source] = source.shown
             records = get_format(name).module.read(source)
             with db.transaction() as session:
+                # Before any item is stored: `flags recompute` waits for the whole file.
+                lock_flags(session)
                 _store(session, source, records, report, duplicate_threshold, options)
     except FormatError as error:
         report.error = str(error)
@@ -237,6 +241,7 @@ def _store(
         _tell(options, ImportProgress(source.shown, "checking duplicates", 0, checked))
         mark_duplicates(session, state, threshold, report)
         link_stated_duplicates(session, state.checked, report)
+    _decide_stated_statuses(session, source, options.actor, report)
     if report.revised:
         session.flush()
         for item_id in report.revised:
@@ -275,6 +280,26 @@ class _Update:
     metadata: dict[str, list[Any]]
 
 
+def _note_stated_status(plan: PlannedRecord, source: InputFile, report: FileReport) -> None:
+    """Remember an approved or rejected status the record states (``db.import_statuses``)."""
+    native = plan.record.native
+    where = f"{source.file_name}: {plan.record.place.source_ref}"
+    stated = native and StatedStatus.of(plan.item_id, native.status, where)
+    if stated:
+        report.stated_statuses.append(stated)
+
+
+def _decide_stated_statuses(
+    session: Session, source: InputFile, actor: str, report: FileReport
+) -> None:
+    session.flush()
+    _decided, note = restore_stated_statuses(
+        session, actor, report.stated_statuses, source.file_name
+    )
+    if note:
+        report.notes.append(note)
+
+
 def _store_batch(
     session: Session,
     source: InputFile,
@@ -302,7 +327,9 @@ def _store_batch(
         )
         if problem is not None:
             report.reject(plan.record, [problem])
-        elif old is None:
+            continue
+        _note_stated_status(plan, source, report)
+        if old is None:
             added.append(plan)
         else:
             text_changed = not same_text(plan.draft, old)
@@ -364,7 +391,7 @@ def _insert_added(
                 source=plan.source,
                 created_at=(native.created_at if native else None) or created_at,
                 revisions=tuple(_new_revisions(plan, native, actor, created_at)),
-                status=native.status if native else ItemStatus.PENDING.value,
+                status=ItemStatus.PENDING.value,  # a stated one needs a decision
                 current_revision=native.current_revision if native else 1,
             )
         )

@@ -319,6 +319,9 @@ class EvalRun(SQLModel, table=True):
     error: str | None = None
     started_at: datetime = _timestamp()
     finished_at: datetime | None = _optional_timestamp()
+    # PostgreSQL: the role that started it, stamped by the server; only it changes the run
+    # and its predictions (db.guards, db.privileges).  None on SQLite.
+    db_role: str | None = Field(default=None, max_length=255)
 
 
 class Prediction(SQLModel, table=True):

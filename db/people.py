@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import Connection, text
+from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session, col, select
 
 from db.audit import record_audit
@@ -149,25 +150,58 @@ def _encrypted_password(connection: Connection, name: str, password: str) -> str
     return bytes(pgconn.encrypt_password(password.encode(), name.encode())).decode()
 
 
-def _role_exists(connection: Connection, name: str) -> bool:
-    found = connection.execute(
-        text("SELECT 1 FROM pg_roles WHERE rolname = :name"), {"name": name}
-    ).first()
-    return found is not None
-
-
 def has_database_role(db: Database, name: str) -> bool:
     """PostgreSQL: whether a database role ``name`` exists already (``users add`` asks a
     new login for its password)."""
     with db.engine.connect() as connection:
-        return _role_exists(connection, name)
+        return _existing_login(connection, name) is not None
 
 
-def _set_login_role(connection: Connection, name: str, role: Role, password: str | None) -> bool:
-    """Create or update the login role ``name`` and its group; True when it was created."""
-    exists = _role_exists(connection, name)
+def _existing_login(connection: Connection, name: str) -> tuple[bool, bool] | None:
+    """(is a superuser, is a person of vetbench: a plain member of one of its groups) for
+    the role ``name``, or None when there is no such role."""
+    row = connection.execute(
+        text(
+            "SELECT r.rolsuper, EXISTS (SELECT FROM pg_auth_members m "
+            "JOIN pg_roles g ON g.oid = m.roleid WHERE m.member = r.oid "
+            "AND g.rolname IN (:annotators, :leads) AND NOT m.admin_option) "
+            "FROM pg_roles r WHERE r.rolname = :name"
+        ),
+        {"name": name, "annotators": ANNOTATOR_GROUP, "leads": LEAD_GROUP},
+    ).first()
+    return None if row is None else (bool(row[0]), bool(row[1]))
+
+
+def _set_login_role(
+    connection: Connection,
+    name: str,
+    role: Role,
+    password: str | None,
+    *,
+    adopt: bool,
+    reset_password: bool,
+) -> bool:
+    """Create or update the login role ``name`` and its group; True when it was created.
+
+    An existing role that is not vetbench's (another application's, or a superuser) is
+    refused unless ``adopt``; an existing role's password changes only with
+    ``reset_password``."""
+    existing = _existing_login(connection, name)
+    if existing is not None:
+        superuser, ours = existing
+        if (superuser or not ours) and not adopt:
+            what = "a superuser" if superuser else "not a member of a vetbench group"
+            raise PersonRefused(
+                f"the database role '{name}' exists and is {what}: it may belong to someone "
+                "else; give --adopt to make it a vetbench person (its password is kept)"
+            )
+        if password is not None and not reset_password:
+            raise PersonRefused(
+                f"the database role '{name}' exists: its password is kept unless "
+                "--reset-password is given"
+            )
     identifier = quote_identifier(name)
-    statements = [] if exists else [f"CREATE ROLE {identifier} LOGIN"]
+    statements = [] if existing else [f"CREATE ROLE {identifier} LOGIN"]
     if password is not None:
         hashed = _encrypted_password(connection, name, password).replace("'", "''")
         statements.append(f"ALTER ROLE {identifier} PASSWORD '{hashed}'")
@@ -176,20 +210,33 @@ def _set_login_role(connection: Connection, name: str, role: Role, password: str
         f"GRANT {GROUP_OF_ROLE[role]} TO {identifier}",
         f"REVOKE {other} FROM {identifier}",
     ]
-    run_statements(connection, statements)
-    return not exists
+    try:
+        run_statements(connection, statements)
+    except DBAPIError as error:  # e.g. only a superuser may change a superuser
+        detail = str(getattr(error, "orig", error)).strip().splitlines()[0]
+        raise PersonRefused(f"the database refused to set up the role '{name}': {detail}") from None
+    return existing is None
 
 
 def add_person(
-    db: Database, name: str, role: Role, *, actor: str, password: str | None = None
+    db: Database,
+    name: str,
+    role: Role,
+    *,
+    actor: str,
+    password: str | None = None,
+    adopt: bool = False,
+    reset_password: bool = False,
 ) -> PersonChange:
     """Register ``name`` with ``role``, or change their role (``vetbench users add``).
 
     On PostgreSQL, only an administrator (the owner of the tables, or a superuser)
     may add people: it creates the login role when missing, sets its password when
     one is given (never needed for an existing role), and makes it a member of the
-    group of ``role`` only.  Everything happens in one transaction, with an audit
-    event by ``actor``.
+    group of ``role`` only.  A role that exists and is not vetbench's (another
+    application's, a superuser) is refused unless ``adopt``; an existing role's password
+    is changed only with ``reset_password``.  Everything happens in one transaction, with
+    an audit event by ``actor``.
     """
     postgres = not db.is_sqlite
     name = _check_name(name, postgres=postgres)
@@ -208,7 +255,9 @@ def add_person(
                     f"only the owner of the database's tables adds people; you are logged in "
                     f"as '{account.name}'"
                 )
-            login_created = _set_login_role(connection, name, role, password)
+            login_created = _set_login_role(
+                connection, name, role, password, adopt=adopt, reset_password=reset_password
+            )
         person = find_person(session, name)
         previous = None if person is None else Role(person.role)
         if person is None:

@@ -20,11 +20,12 @@ Identity inside the database is ``session_user``, the role that logged in: unlik
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, inspect, text
 
+from db.guards import POSTGRES_GUARD_FUNCTIONS, POSTGRES_GUARD_TRIGGERS, postgres_guard_functions
 from db.vocabulary import DECISION_STATUSES, Role
 
 __all__ = [
@@ -65,7 +66,8 @@ class Policy:
     using: str | None = None
     check: str | None = None
     to: str = ANNOTATOR_GROUP
-    requires: tuple[str, ...] = ()  # columns a later migration added (see _applicable)
+    # columns a later migration added ("table.column" for another table's; see _applicable)
+    requires: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -93,24 +95,30 @@ def _update_own(name: str, person_column: str) -> Policy:
     return Policy(name, "UPDATE", using=own, check=own)
 
 
+_OWN_RUN = "run_id IN (SELECT id FROM eval_run WHERE db_role = session_user)"
+_RUN_OWNER = ("eval_run.db_role",)
+
 TABLES: tuple[TablePrivileges, ...] = (
     TablePrivileges("alembic_version"),
     # Anyone may import or generate items and edit them (an edit is a new revision, and
-    # the importer updates links and extras); the status column is a cache every
-    # judgment refreshes, but only leads move an item into or out of approved/rejected
-    # (trigger item_decided_status_guard).
+    # the importer updates links and extras), never change an item's kind or source;
+    # the status column is a cache every judgment refreshes, but only leads move an
+    # item into or out of approved/rejected (trigger item_decided_status_guard), and
+    # only while a decision says so; revisions are appended in one's own name and
+    # current_revision moves only to the newest (db.guards).
     TablePrivileges(
         "item",
         members=(
             "SELECT",
             "INSERT",
-            "UPDATE",
+            "UPDATE (status, current_revision, suspected_duplicate_of, duplicate_similarity, "
+            "meta, source_ref, language)",
         ),
     ),
     TablePrivileges("item_revision", members=("SELECT", "INSERT")),
     # Flags come with every new revision (imports, edits, generation) and from
-    # `vetbench check`, so anyone adds them; only leads remove stale ones
-    # (`vetbench flags recompute`).  Migration 0005_item_flags.
+    # `vetbench check`, so anyone adds them (well-formed: db.guards); only leads
+    # remove stale ones (`vetbench flags recompute`).  Migration 0005_item_flags.
     TablePrivileges("item_flag", members=("SELECT", "INSERT"), leads=("DELETE",)),
     # A person may register only themselves, and as a lead only when their role is one.
     TablePrivileges(
@@ -161,7 +169,7 @@ TABLES: tuple[TablePrivileges, ...] = (
         ),
     ),
     # Guidelines and gold items: leads write them, in their own name; everyone reads
-    # them (the review app shows the guidelines and mixes gold items into queues).
+    # the guidelines (the review app shows them and mixes gold items into queues).
     TablePrivileges(
         "guidelines",
         leads=("INSERT",),
@@ -175,9 +183,14 @@ TABLES: tuple[TablePrivileges, ...] = (
             ),
         ),
     ),
+    # Annotators see which revisions are gold (the queue serves them), never the known
+    # verdict, answer or note: vetbench_gold_known tells them after they judged one.
     TablePrivileges(
         "gold_item",
-        leads=("INSERT", "UPDATE (removed_at, removed_by_id)"),
+        members=(
+            "SELECT (id, item_id, revision_number, lead_id, created_at, removed_at, removed_by_id)",
+        ),
+        leads=("SELECT", "INSERT", "UPDATE (removed_at, removed_by_id)"),
         policies=(
             _READ_ALL,
             Policy(
@@ -208,9 +221,38 @@ TABLES: tuple[TablePrivileges, ...] = (
         ),
     ),
     TablePrivileges("setting", leads=("INSERT", "UPDATE")),
-    # Evaluation and generation: any member.
-    TablePrivileges("eval_run", members=("SELECT", "INSERT", "UPDATE")),
-    TablePrivileges("prediction", members=("SELECT", "INSERT", "UPDATE")),
+    # Evaluation: any member starts runs; each run is stamped with the role that
+    # started it (db.guards), and only that role changes it or adds its predictions.
+    TablePrivileges(
+        "eval_run",
+        members=("SELECT", "INSERT", "UPDATE"),
+        policies=(
+            _READ_ALL,
+            Policy("start_runs", "INSERT", check="true"),
+            Policy(
+                "change_own_runs",
+                "UPDATE",
+                using="db_role = session_user",
+                check="db_role = session_user",
+                requires=("db_role",),
+            ),
+        ),
+    ),
+    TablePrivileges(
+        "prediction",
+        members=("SELECT", "INSERT", "UPDATE"),
+        policies=(
+            _READ_ALL,
+            Policy("predict_in_own_runs", "INSERT", check=_OWN_RUN, requires=_RUN_OWNER),
+            Policy(
+                "change_own_predictions",
+                "UPDATE",
+                using=_OWN_RUN,
+                check=_OWN_RUN,
+                requires=_RUN_OWNER,
+            ),
+        ),
+    ),
     TablePrivileges("api_response", members=("SELECT", "INSERT", "UPDATE")),
     TablePrivileges("generation_reject", members=("SELECT", "INSERT")),
     # Append-only: INSERT, never UPDATE or DELETE, for anyone (the owner is stopped by
@@ -339,10 +381,16 @@ $$""",
         trigger_function(
             "vetbench_audit_stamp",
             path,
+            # The actor is the role that logged in; only an administrator, whom the
+            # database does not bind anyway, acts for someone (db.identity).
             """  NEW.db_role := session_user;
   NEW.created_at := now();
+  IF NOT vetbench_session_is_admin() THEN
+    NEW.actor := session_user;
+  END IF;
   RETURN NEW;""",
         ),
+        *postgres_guard_functions(path),
         trigger_function(
             "vetbench_refuse_change",
             path,
@@ -362,30 +410,35 @@ END
 $$"""
 
 
-_TRIGGERS: tuple[tuple[str, str, str], ...] = (
-    # (table, trigger name, definition after "CREATE TRIGGER name")
+_TRIGGERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
+    # (table, trigger name, definition after "CREATE TRIGGER name", columns it needs)
     (
         "item",
         "item_decided_status_guard",
         "BEFORE INSERT OR UPDATE OF status ON item "
         "FOR EACH ROW EXECUTE FUNCTION vetbench_guard_decided_status()",
+        (),
     ),
     (
         "audit_event",
         "audit_event_stamp",
         "BEFORE INSERT ON audit_event FOR EACH ROW EXECUTE FUNCTION vetbench_audit_stamp()",
+        (),
     ),
     (
         "audit_event",
         "audit_event_append_only",
         "BEFORE UPDATE OR DELETE ON audit_event "
         "FOR EACH ROW EXECUTE FUNCTION vetbench_refuse_change()",
+        (),
     ),
     (
         "audit_event",
         "audit_event_no_truncate",
         "BEFORE TRUNCATE ON audit_event FOR EACH STATEMENT EXECUTE FUNCTION vetbench_refuse_change()",
+        (),
     ),
+    *POSTGRES_GUARD_TRIGGERS,
 )
 
 
@@ -395,13 +448,27 @@ def _grant_columns(grant: str) -> set[str]:
     return {column.strip() for column in columns.rstrip(")").split(",") if column.strip()}
 
 
-def _table_statements(entry: TablePrivileges, columns: set[str] | None = None) -> list[str]:
-    """The grants and policies of one table.  With ``columns`` (those the table has now),
+def _has_columns(columns: dict[str, set[str]] | None, table: str, needed: Iterable[str]) -> bool:
+    """Whether ``table`` has every column in ``needed`` ("other.column": another table's);
+    ``columns`` None: every column of the newest schema is there."""
+    if columns is None:
+        return True
+    for name in needed:
+        owner, _, column = name.rpartition(".")
+        if column not in columns.get(owner or table, set()):
+            return False
+    return True
+
+
+def _table_statements(
+    entry: TablePrivileges, columns: dict[str, set[str]] | None = None
+) -> list[str]:
+    """The grants and policies of one table.  With ``columns`` (those each table has now),
     grants and policies on columns a later migration adds are left for that migration:
     an older migration runs with the newest :data:`TABLES`."""
 
-    def applicable(needed: set[str] | tuple[str, ...]) -> bool:
-        return columns is None or set(needed) <= columns
+    def applicable(needed: Iterable[str]) -> bool:
+        return _has_columns(columns, entry.table, needed)
 
     table = quote_identifier(entry.table)
     statements = [f"REVOKE ALL ON {table} FROM PUBLIC, {ANNOTATOR_GROUP}, {LEAD_GROUP}"]
@@ -448,13 +515,13 @@ def privilege_statements(
     )
     for entry in TABLES:
         if entry.table in present:
-            statements += _table_statements(
-                entry, None if columns is None else columns.get(entry.table, set())
-            )
-    for table, name, definition in _TRIGGERS:
-        if table in present:
+            statements += _table_statements(entry, columns)
+    for table, name, definition, needed in _TRIGGERS:
+        if table in present and _has_columns(columns, table, needed):
             statements.append(f"DROP TRIGGER IF EXISTS {name} ON {quote_identifier(table)}")
-            statements.append(f"CREATE TRIGGER {name} {definition}")
+            # Deferred checks (at commit) are constraint triggers.
+            constraint = "CONSTRAINT " if "DEFERRABLE" in definition else ""
+            statements.append(f"CREATE {constraint}TRIGGER {name} {definition}")
     # Serial ids: members draw from the sequences of the tables they insert into.
     statements.append(
         f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {quote_identifier(schema)} "
@@ -509,7 +576,7 @@ def removal_statements(schema: str, tables: Sequence[str]) -> list[str]:
     present = set(tables)
     statements = [
         f"DROP TRIGGER IF EXISTS {name} ON {quote_identifier(table)}"
-        for table, name, _definition in _TRIGGERS
+        for table, name, _definition, _needed in _TRIGGERS
         if table in present
     ]
     for entry in TABLES:
@@ -520,6 +587,7 @@ def removal_statements(schema: str, tables: Sequence[str]) -> list[str]:
         statements += [f"DROP POLICY IF EXISTS {p.name} ON {table}" for p in entry.policies]
         if entry.policies:
             statements.append(f"ALTER TABLE {table} DISABLE ROW LEVEL SECURITY")
+    statements += [f"DROP FUNCTION IF EXISTS {name}" for name in POSTGRES_GUARD_FUNCTIONS]
     statements += [
         f"DROP FUNCTION IF EXISTS {name}()"
         for name in (

@@ -16,11 +16,21 @@ writer has to remember it.
   table is still kept and searched with ``ILIKE``, a scan, and
   :func:`search_note` says so.
 
-A query is split on white space; an item matches when its text holds every term.
+A query is split on white space; an item matches when its text holds every term, in
+any case.  Case is compared as PostgreSQL's ``ILIKE`` compares it: each character
+lowercased on its own (``É`` finds ``é``, ``İ`` finds ``i``, ``ǅ`` finds ``ǆ``).  SQLite's
+own ``lower`` knows only ASCII and the trigram tokenizer folds an older Unicode, so on
+SQLite every term is checked with :func:`fold_case` (a function registered on the
+connection) over the indexed text; the index only narrows the rows to check, using the
+parts of a term its folding agrees with.  A query holds at most :data:`MAX_TERMS`
+terms and no NUL character (:class:`SearchError`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import re
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,18 +38,23 @@ from dataclasses import dataclass
 from sqlalchemy import BindParameter, ColumnElement, Connection, Select, bindparam, select, text
 from sqlmodel import Session, col
 
+from db.errors import VetbenchError
 from db.formats.cflue import EXAM_NAME
 from db.models import Item, ItemRevision, is_current_revision
 from db.privileges import quote_identifier, run_statements, trigger_function
 
 __all__ = [
     "EXAM_NAME",
+    "MAX_TERMS",
     "MIN_INDEXED_CHARS",
     "SEARCH_TABLE",
+    "SQLITE_TRIGGER_NAMES",
+    "SearchError",
     "create_search_index",
     "drop_search_index",
     "exam_condition",
     "exam_name",
+    "fold_case",
     "include_in_comparison",
     "is_search_table",
     "search_condition",
@@ -49,6 +64,8 @@ __all__ = [
 
 SEARCH_TABLE = "item_search"
 MIN_INDEXED_CHARS = 3  # a trigram index finds substrings of at least three characters
+MAX_TERMS = 32  # every term is one more condition: SQLite refuses a deep enough tree of them
+_FOLD_FUNCTION = "vetbench_fold_case"
 _TRIGRAM_SINCE = (3, 34, 0)
 
 # The body of one revision: prompt, every event or choice, explanation.
@@ -90,10 +107,11 @@ JOIN item_revision r ON r.item_id = i.id AND r.number = i.current_revision""",
     ]
 
 
+SQLITE_TRIGGER_NAMES = ("item_search_on_revision", "item_search_on_item", "item_search_on_delete")
+"""The triggers that keep SQLite's index current (``db.guards`` restores missing ones)."""
+
 _SQLITE_DROPS = [
-    "DROP TRIGGER IF EXISTS item_search_on_revision",
-    "DROP TRIGGER IF EXISTS item_search_on_item",
-    "DROP TRIGGER IF EXISTS item_search_on_delete",
+    *(f"DROP TRIGGER IF EXISTS {name}" for name in SQLITE_TRIGGER_NAMES),
     f"DROP TABLE IF EXISTS {SEARCH_TABLE}",
 ]
 
@@ -241,9 +259,76 @@ def search_note(session: Session) -> str | None:
     return None
 
 
+class SearchError(VetbenchError, ValueError):
+    """A search the database cannot run as typed (a NUL character, too many terms)."""
+
+
 def search_terms(query: str) -> list[str]:
-    """The white-space separated terms of a query, each once, in order."""
-    return list(dict.fromkeys(query.split()))
+    """The white-space separated terms of a query, each once, in order; a
+    :class:`SearchError` for a NUL character or more than :data:`MAX_TERMS` terms."""
+    if "\0" in query:
+        raise SearchError("the search holds a NUL character (\\0); remove it and search again")
+    terms = list(dict.fromkeys(query.split()))
+    if len(terms) > MAX_TERMS:
+        raise SearchError(
+            f"a search takes at most {MAX_TERMS} different words; this one has {len(terms):,}"
+        )
+    return terms
+
+
+def fold_case(value: str) -> str:
+    """``value`` with each character lowercased on its own, as PostgreSQL's ``ILIKE`` does.
+
+    ``str.lower`` alone differs in two places: it turns ``İ`` into two characters and a
+    word-final ``Σ`` into ``ς``; a character's own lowercase is ``i`` and ``σ``."""
+    return value.replace("\u0130", "i").replace("\u03a3", "\u03c3").lower()
+
+
+@functools.cache
+def _trigram_unsafe_characters() -> frozenset[str]:
+    """The lowercase characters some other character lowercases to but SQLite's trigram
+    tokenizer does not fold to them (``İ`` is not ``i`` to it, nor are Unicode's newer
+    capitals their small letters): a part of a term holding one cannot narrow the rows.
+    Asked of this SQLite once, in memory (a few milliseconds)."""
+    pairs = [
+        (character, folded)
+        for character in map(chr, range(0x20000))  # every cased letter lies below
+        if not 0xD800 <= ord(character) <= 0xDFFF and (folded := fold_case(character)) != character
+    ]
+    with contextlib.closing(sqlite3.connect(":memory:")) as probe:
+        probe.execute("CREATE VIRTUAL TABLE probe USING fts5(body, tokenize='trigram')")
+        probe.executemany(
+            "INSERT INTO probe (rowid, body) VALUES (?, ?)",
+            [(row, f"a{character}b") for row, (character, _) in enumerate(pairs)],
+        )
+        return frozenset(
+            folded
+            for row, (_, folded) in enumerate(pairs)
+            if not probe.execute(
+                "SELECT 1 FROM probe WHERE probe MATCH ? AND rowid = ?",
+                (_fts_phrase(f"a{folded}b"), row),
+            ).fetchone()
+        )
+
+
+def _index_parts(folded_term: str) -> list[str]:
+    """The parts of a folded term the trigram index can look for: runs of three or more
+    characters it folds as :func:`fold_case` does."""
+    unsafe = _trigram_unsafe_characters()
+    if not unsafe:
+        return [folded_term] if len(folded_term) >= MIN_INDEXED_CHARS else []
+    pattern = "[" + re.escape("".join(sorted(unsafe))) + "]"
+    return [part for part in re.split(pattern, folded_term) if len(part) >= MIN_INDEXED_CHARS]
+
+
+def _register_fold_case(session: Session) -> None:
+    connection = session.connection().connection.driver_connection
+    if isinstance(connection, sqlite3.Connection):
+        connection.create_function(_FOLD_FUNCTION, 1, _fold_sql_value, deterministic=True)
+
+
+def _fold_sql_value(value: str | None) -> str | None:
+    return None if value is None else fold_case(value)
 
 
 def _like_pattern(term: str) -> str:
@@ -262,6 +347,8 @@ def search_condition(session: Session, query: str) -> ColumnElement[bool]:
     if not terms:
         return col(Item.id).is_not(None)
     kind = _index_kind(session.connection()).kind
+    if session.connection().dialect.name == "sqlite":
+        _register_fold_case(session)
     if kind == "fts5":
         return col(Item.id).in_(_sqlite_matches(terms))
     if kind in ("trigram", "table"):
@@ -271,21 +358,24 @@ def search_condition(session: Session, query: str) -> ColumnElement[bool]:
         return col(Item.id).in_(
             select(text("item_id")).select_from(text(SEARCH_TABLE)).where(found)
         )
-    return col(Item.id).in_(_revision_scan(terms))
+    return col(Item.id).in_(
+        _revision_scan(terms, sqlite=session.connection().dialect.name == "sqlite")
+    )
 
 
 def _sqlite_matches(terms: list[str]) -> Select[str]:
-    long_terms = [t for t in terms if len(t) >= MIN_INDEXED_CHARS]
-    short_terms = [t for t in terms if len(t) < MIN_INDEXED_CHARS]
+    """Every term in the folded text; the trigram index narrows the rows first where a
+    term has a part it can look for (else every row's text is read, in the database)."""
+    folded = [fold_case(term) for term in terms]
+    parts = list(dict.fromkeys(part for term in folded for part in _index_parts(term)))
     clauses: list[str] = []
     parameters: list[BindParameter[str]] = []
-    if long_terms:
+    if parts:
         clauses.append(f"{SEARCH_TABLE} MATCH :match")
-        parameters.append(bindparam("match", " AND ".join(_fts_phrase(t) for t in long_terms)))
-    for n, term in enumerate(short_terms):
-        # Shorter than a trigram: look in the index's own text (a scan, in the database).
-        clauses.append(f"instr(lower(body), lower(:short_{n})) > 0")
-        parameters.append(bindparam(f"short_{n}", term))
+        parameters.append(bindparam("match", " AND ".join(_fts_phrase(p) for p in parts)))
+    for n, term in enumerate(folded):
+        clauses.append(f"instr({_FOLD_FUNCTION}(body), :term_{n}) > 0")
+        parameters.append(bindparam(f"term_{n}", term))
     rowids = (
         select(text("rowid"))
         .select_from(text(SEARCH_TABLE))
@@ -294,7 +384,7 @@ def _sqlite_matches(terms: list[str]) -> Select[str]:
     return select(col(ItemRevision.item_id)).where(col(ItemRevision.id).in_(rowids))
 
 
-def _revision_scan(terms: list[str]) -> Select[str]:
+def _revision_scan(terms: list[str], *, sqlite: bool) -> Select[str]:
     """No index (an old SQLite): every term somewhere in the current revision's text."""
     from sqlalchemy import String, cast, func, or_
 
@@ -304,8 +394,9 @@ def _revision_scan(terms: list[str]) -> Select[str]:
         cast(col(ItemRevision.choices), String),
         func.coalesce(col(ItemRevision.explanation), ""),
     )
+    fold = getattr(func, _FOLD_FUNCTION) if sqlite else func.lower
     conditions = [
-        or_(*(func.lower(field).contains(term.lower(), autoescape=True) for field in fields))
+        or_(*(fold(field).contains(fold_case(term), autoescape=True) for field in fields))
         for term in terms
     ]
     return select(col(ItemRevision.item_id)).join(Item, current).where(*conditions)

@@ -55,12 +55,27 @@ class SettingError(VetbenchError, ValueError):
     pass
 
 
-def get_setting(session: Session, name: str) -> str:
+def stored_setting(session: Session, name: str) -> str:
+    """The value stored for ``name`` as it is, even one that is not valid (for showing and
+    replacing it); readers that use a setting call :func:`get_setting`."""
     spec = SETTINGS.get(name)
     if spec is None:
         raise SettingError(f"unknown setting '{name}' (known: {', '.join(SETTINGS)})")
     row = session.get(Setting, name)
     return row.value if row is not None else spec.default
+
+
+def get_setting(session: Session, name: str) -> str:
+    """The value of ``name``, checked as ``config set`` checks it: a value written into the
+    database by other means that is not valid is a :class:`SettingError` naming it."""
+    value = stored_setting(session, name)
+    try:
+        return _validated(name, value)
+    except SettingError as error:
+        raise SettingError(
+            f"the stored setting {name} is not valid ({error}); a lead sets it again with "
+            f"`vetbench config set {name} VALUE`"
+        ) from None
 
 
 def get_int_setting(session: Session, name: str) -> int:
@@ -113,7 +128,7 @@ def change_setting(session: Session, name: str, value: str, *, actor: str) -> Se
 
     Setting the value it already has stores nothing and leaves no audit event: nothing
     changed.  ``SettingChange.changed`` says which it was."""
-    old = get_setting(session, name)
+    old = stored_setting(session, name)  # a value that is not valid can be replaced
     new = _validated(name, value)
     if new != old:
         set_setting(session, name, new)

@@ -31,6 +31,7 @@ __all__ = [
     "RunProgress",
     "StoredPrediction",
     "RunComparison",
+    "RunDetail",
     "RunIdentity",
     "RunFigures",
     "RunOverview",
@@ -429,6 +430,20 @@ class RunFigures:
             "run": self.run.to_json(),
             "progress": self.progress.to_json(),
             **self.summary.to_json(),
+        }
+
+
+@dataclass(frozen=True)
+class RunDetail:
+    """A run's figures and every prediction (``vetbench runs show``; no prompts)."""
+
+    figures: RunFigures
+    predictions: tuple[PredictionView, ...]
+
+    def to_json(self) -> JsonObject:
+        return {
+            **self.figures.to_json(),
+            "predictions": [view.to_json(with_prompt=False) for view in self.predictions],
         }
 
 

@@ -138,6 +138,20 @@ def _progress_so_far(db: Database, run_id: int, total: int) -> RunProgress:
     return RunProgress(len(answered), total, correct=correct, unparsed=unparsed)
 
 
+def _check_started_by_this_role(db: Database, run: EvalRun) -> None:
+    """PostgreSQL: only the role that started a run (or the owner) writes to it
+    (``db.guards``); anyone else is told so before any work is done."""
+    from db.identity import database_account
+
+    account = database_account(db)
+    if account is None or account.is_admin or run.db_role in (None, account.name):
+        return
+    raise RunSetupError(
+        f"run {run.id} was started by {run.db_role}; only they (or the database's owner) "
+        "may resume it: start a run of your own"
+    )
+
+
 def _check_not_running_elsewhere(run: EvalRun) -> None:
     if run.status != RunStatus.RUNNING:
         return
@@ -171,6 +185,7 @@ def execute_run(
     if run.mode == EvalMode.SCORE and not backend.supports_scoring:
         raise RunSetupError(f"the {backend.info.backend} backend cannot score candidates")
     _check_not_running_elsewhere(run)
+    _check_started_by_this_role(db, run)
     plan = plan_run(db, run)
     progress = _progress_so_far(db, run_id, plan.total)
     # Readers measure speed over this session: from its start, counting what it adds.

@@ -26,7 +26,7 @@ from db.answers import AnswerError, format_answer, parse_answer
 from db.audit import record_audit
 from db.engine import Database
 from db.errors import VetbenchError
-from db.gold import GoldOutcome, active_gold, gold_outcome
+from db.gold import GoldOutcome, judged_gold_outcome, served_gold_id
 from db.guidelines import current_guidelines_version
 from db.item_status import refresh_item_status
 from db.items import ItemSnapshot, add_revision, locked_item
@@ -355,7 +355,7 @@ def _store_judgment(
                 f"{person.name} already judged item {item_id} revision {current} "
                 f"(verdict {earlier.verdict}); undo it first to judge again"
             )
-        gold = active_gold(session, item_id, current)
+        gold_id = served_gold_id(session, item_id, current)
         guidelines = current_guidelines_version(session)
         judgment = Judgment(
             item_id=item_id,
@@ -370,7 +370,7 @@ def _store_judgment(
             comment=comment.strip(),
             seconds=round(seconds, 3),
             guidelines_version=guidelines,
-            gold_id=gold.id if gold is not None else None,
+            gold_id=gold_id,
         )
         session.add(judgment)
         session.flush()
@@ -385,7 +385,7 @@ def _store_judgment(
             verdict=verdict.value,
             blind_answer=blind,
             guidelines_version=guidelines,
-            **({"gold_id": gold.id} if gold is not None else {}),
+            **({"gold_id": gold_id} if gold_id is not None else {}),
         )
         status = refresh_item_status(session, item_id)
         revision = None
@@ -405,7 +405,9 @@ def _store_judgment(
             matches_key=blind == item.key,
             item_status=status,
             guidelines_version=guidelines,
-            gold=gold_outcome(gold, item.kind, blind, verdict.value) if gold else None,
+            gold=None
+            if gold_id is None
+            else judged_gold_outcome(session, gold_id, item.kind, blind, verdict.value),
             revision=revision,
         )
 

@@ -88,6 +88,7 @@ class QueueFilter:
                 f"the queue holds only items that still need judgments ({', '.join(sorted(allowed))}); "
                 f"not {', '.join(wrong)}"
             )
+        search_terms(self.text)  # a search the database cannot run is refused here, in words
         unknown = [name for name in self.flags if name not in {f.value for f in FlagName}]
         if unknown:
             raise QueueError(
@@ -247,7 +248,8 @@ class ReviewQueue:
 
     def _is_gold(self) -> ColumnElement[bool]:
         """The item's current revision is a gold item (served only as gold)."""
-        return exists().where(serving_gold())
+        # Selects the id only: annotators may not read every column of gold_item.
+        return select(col(GoldItem.id)).where(serving_gold()).exists()
 
     def _statuses(self) -> list[str]:
         wanted = set(self.filters.statuses) or {s.value for s in OPEN_STATUSES}

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from click.testing import CliRunner, Result
-from sqlmodel import col, select
+from sqlmodel import Session, col, select
 from textual.app import App
 from textual.pilot import Pilot
 from textual.screen import Screen
@@ -32,7 +32,7 @@ from db.items import add_item
 from db.models import Decision, Item, ItemRevision, Judgment, Person, utcnow
 from db.people import ensure_person
 from db.validation import ItemDraft, validate_draft
-from db.vocabulary import Role, Verdict
+from db.vocabulary import DECISION_STATUSES, Role, Verdict
 from reviewer.cli import cli
 from reviewer.judging import ItemEdit, edit_item, submit_judgment
 from reviewer.tui.app import ReviewApp
@@ -66,18 +66,51 @@ def store_draft(
 ) -> str:
     """Validate ``draft`` and store it as item ``item_id`` at revision 1; returns the id.
 
-    ``status`` sets the item's status directly (e.g. ``approved`` items to evaluate)."""
+    ``status`` sets the item's status directly (e.g. ``approved`` items to evaluate);
+    approved and rejected ones with the decision that makes them so (the database
+    refuses a bare one: ``db.guards``)."""
     problems = validate_draft(draft)
     assert problems == [], (item_id, problems)
     with db.transaction() as session:
         add_item(session, item_id, source, draft, author=author)
         if status is not None:
             session.flush()
-            item = session.get(Item, item_id)
-            assert item is not None
-            item.status = status
-            session.add(item)
+            _set_status(session, item_id, status)
     return item_id
+
+
+def decide_items(db: Database, item_ids: list[str], status: str = "approved") -> None:
+    """Approve (or reject) items as a lead would: a decision row each, then the status."""
+    with db.transaction() as session:
+        for item_id in item_ids:
+            _set_status(session, item_id, status)
+
+
+def _set_status(session: Session, item_id: str, status: str) -> None:
+    """Set an item's status; approved or rejected with the decision that makes it so."""
+    if status in DECISION_STATUSES:
+        add_decision_row(session, item_id, status)
+    item = session.get(Item, item_id)
+    assert item is not None
+    item.status = status
+    session.add(item)
+
+
+def add_decision_row(session: Session, item_id: str, status: str, lead: str = "test-lead") -> None:
+    """A decision row by ``lead`` about the item's current revision (the caller sets the
+    status and commits)."""
+    person = ensure_person(session, lead, Role.LEAD)
+    item = session.get(Item, item_id)
+    assert item is not None and person.id is not None
+    session.add(
+        Decision(
+            item_id=item_id,
+            lead_id=person.id,
+            status=status,
+            revision_number=item.current_revision,
+        )
+    )
+    session.flush()
 
 
 def store_item(

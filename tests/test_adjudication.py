@@ -272,6 +272,46 @@ def test_cli_approve_agreed_asks_first(team_file) -> None:  # type: ignore[no-un
     assert "no agreed items" in run(team_file, "approve-agreed", "--as", "lea", "--yes").output
 
 
+def test_approve_agreed_says_fewer_when_another_lead_decided_meanwhile(team_file) -> None:  # type: ignore[no-untyped-def]
+    """The count is shown, then another lead approves the item before the answer: the
+    summary says 1 fewer than counted, never "+1"."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    asking = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "reviewer.cli",
+            "--db",
+            str(team_file),
+            "approve-agreed",
+            "--as",
+            "lea",
+        ],
+        env={**os.environ, "PYTHONPATH": str(root)},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    assert asking.stdin is not None and asking.stdout is not None
+    shown = b""
+    while b"[y/N]" not in shown:
+        byte = asking.stdout.read(1)
+        assert byte, shown
+        shown += byte
+    assert b"Approve 1 agreed item(s) as lea?" in shown
+    meanwhile = run(team_file, "decide", "o:1", "--as", "lea", "--status", "approved")
+    assert meanwhile.exit_code == 0, meanwhile.output
+    rest, _ = asking.communicate(b"y\n", timeout=60)
+    assert asking.returncode == 0, rest
+    assert "approved 0 agreed item(s) (1 fewer than counted" in rest.decode()
+    assert "+1" not in rest.decode()
+
+
 def test_cli_conflicts_for_leads_only(team_file) -> None:  # type: ignore[no-untyped-def]
     refused = run(team_file, "conflicts", "--as", "ann")
     assert refused.exit_code == 1 and "other annotators' judgments" in refused.output

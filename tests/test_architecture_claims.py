@@ -20,10 +20,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# Being rewritten with the evaluation core (issue 20); the test fails once it no longer
-# makes JSON itself, so that this exception goes with it.
-JSON_NOT_YET = {"reviewer/cli/eval_commands.py"}
-
 
 def sources(*folders: str) -> Iterator[tuple[str, ast.AST]]:
     for folder in folders:
@@ -67,8 +63,7 @@ def test_json_is_made_once_by_each_results_to_json() -> None:
         for path, tree in sources("reviewer/cli", "reviewer/tui")
         if path != "reviewer/cli/common.py" and (lines := hand_made_json(tree))
     }
-    assert set(found) >= JSON_NOT_YET, "drop the exceptions that are no longer needed"
-    assert {path: lines for path, lines in found.items() if path not in JSON_NOT_YET} == {}
+    assert found == {}
 
 
 WRITERS = {

@@ -3,20 +3,26 @@ write to it; restoring it gives back every judgment."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
+import stat
 import threading
 from pathlib import Path
 
 import pytest
+import test_io_integrity
+from click.testing import Result
 from helpers import run_cli, store_item, store_person
 from sqlmodel import col, select
+from test_io_integrity import fill_up, remount_read_only
 
 from db.engine import Database, open_database
 from db.models import Judgment
 from reviewer.judging import submit_judgment
 
 ITEMS = [f"o:{number}" for number in range(1, 41)]
+mounted_tmpfs = test_io_integrity.mounted_tmpfs  # a real tmpfs to fill up or make read-only
 
 
 def judgment_rows(db: Database) -> list[tuple[int, str, int, str, str, bool]]:
@@ -103,7 +109,7 @@ def test_backup_refuses_to_overwrite_or_copy_onto_itself(
     assert again.exit_code == 1 and "exists; use --force" in again.output
     assert run_cli(db_path, "backup", str(target), "--force").exit_code == 0
     onto_itself = run_cli(db_path, "backup", str(db_path))
-    assert onto_itself.exit_code == 1 and "is the database itself" in onto_itself.output
+    assert onto_itself.exit_code == 1 and "is a file of the database itself" in onto_itself.output
     nowhere = run_cli(db_path, "backup", str(tmp_path / "missing" / "copy.db"))
     assert nowhere.exit_code == 1 and "is not a folder" in nowhere.output
     assert not list(tmp_path.glob("*.partial"))
@@ -115,3 +121,137 @@ def test_backup_points_postgres_users_to_pg_dump(database: Database, database_ur
         pytest.skip("the PostgreSQL refusal")
     refused = run_cli(database_url, "backup", "copy.db")
     assert refused.exit_code == 1 and "pg_dump" in refused.output
+
+
+# --- the destination rules of `export` (issue 22, point 6) -----------------------------
+
+
+def one_line_refusal(result: Result, *words: str) -> str:
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output and len(result.output.splitlines()) == 1
+    for word in words:
+        assert word in result.output
+    return result.output
+
+
+def test_a_fifo_is_kept_not_replaced_by_a_file(
+    working_db: Database, db_path: Path, tmp_path: Path
+) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for extra in ((), ("--force",)):
+        one_line_refusal(run_cli(db_path, "backup", str(fifo), *extra), "not a regular file")
+        assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    # Behind a symbolic link it is the same FIFO, kept.
+    link = tmp_path / "link"
+    link.symlink_to(fifo)
+    one_line_refusal(run_cli(db_path, "backup", str(link), "--force"), "not a regular file")
+    assert stat.S_ISFIFO(fifo.lstat().st_mode) and link.is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir() if "partial" in p.name) == []
+    working_db.dispose()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a device node needs root")
+def test_a_device_node_is_kept(working_db: Database, db_path: Path, tmp_path: Path) -> None:
+    null = tmp_path / "null"
+    os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # the same device as /dev/null
+    one_line_refusal(run_cli(db_path, "backup", str(null), "--force"), "not a regular file")
+    assert stat.S_ISCHR(null.lstat().st_mode)
+    working_db.dispose()
+
+
+def test_a_symbolic_link_is_followed_and_stays_a_link(
+    working_db: Database, db_path: Path, tmp_path: Path
+) -> None:
+    judge(working_db, "alice", "o:1")
+    kept = tmp_path / "kept.db"
+    kept.write_bytes(b"an older backup")
+    kept.chmod(0o640)
+    link = tmp_path / "latest.db"
+    link.symlink_to(kept)
+    result = run_cli(db_path, "backup", str(link), "--force")
+    assert result.exit_code == 0, result.output
+    assert link.is_symlink() and stat.S_IMODE(kept.stat().st_mode) == 0o640
+    with sqlite3.connect(kept) as connection:
+        assert connection.execute("SELECT count(*) FROM judgment").fetchone() == (1,)
+    working_db.dispose()
+
+
+def test_the_write_ahead_log_of_the_database_is_refused_and_no_row_is_lost(
+    working_db: Database, db_path: Path
+) -> None:
+    """`backup w.db-wal --force` while a writer holds commits not yet in the database file
+    said "integrity ok" and lost the 5 committed judgments."""
+    holder = sqlite3.connect(db_path)  # an open connection keeps the log from being folded in
+    holder.execute("PRAGMA wal_autocheckpoint = 0")
+    committed = [judge(working_db, "alice", item_id) for item_id in ITEMS[:5]]
+    wal = db_path.with_name(db_path.name + "-wal")
+    assert wal.stat().st_size > 0
+    for side in ("-wal", "-shm", "-journal"):
+        refused = run_cli(db_path, "backup", str(db_path) + side, "--force")
+        one_line_refusal(refused, "is a file of the database itself")
+    link = db_path.with_name("points-at-the-log")
+    link.symlink_to(wal)
+    one_line_refusal(run_cli(db_path, "backup", str(link), "--force"), "file of the database")
+    working_db.dispose()
+    holder.close()
+    reopened = open_database(db_path)
+    assert [row[0] for row in judgment_rows(reopened)] == committed
+    reopened.dispose()
+
+
+def test_a_users_partial_file_is_never_touched(
+    working_db: Database, db_path: Path, tmp_path: Path
+) -> None:
+    """`backup mine.db` deleted the user's own `mine.db.partial`."""
+    theirs = tmp_path / "mine.db.partial"
+    theirs.write_text("someone's notes")
+    result = run_cli(db_path, "backup", str(tmp_path / "mine.db"))
+    assert result.exit_code == 0, result.output
+    assert theirs.read_text() == "someone's notes"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(("mine", ".mine"))) == [
+        "mine.db",
+        "mine.db.partial",
+    ]
+    working_db.dispose()
+
+
+def test_a_symbolic_link_loop_is_one_line(
+    working_db: Database, db_path: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    one_line_refusal(run_cli(db_path, "backup", str(tmp_path / "a")), "symbolic links")
+    working_db.dispose()
+
+
+def test_a_read_only_mount_is_one_line(
+    working_db: Database, db_path: Path, mounted_tmpfs: Path
+) -> None:
+    remount_read_only(mounted_tmpfs)
+    one_line_refusal(
+        run_cli(db_path, "backup", str(mounted_tmpfs / "copy.db")), "Read-only file system"
+    )
+    assert list(mounted_tmpfs.iterdir()) == []
+    working_db.dispose()
+
+
+@pytest.mark.parametrize("free_kib", [0, 60])
+def test_a_full_disk_is_one_line_and_leaves_no_partial_file(
+    working_db: Database, db_path: Path, mounted_tmpfs: Path, free_kib: int
+) -> None:
+    """With some room left the copy began and SQLite's journal of it stayed behind
+    (``copy.db.partial-journal``)."""
+    for number in range(150):  # a database larger than the tmpfs
+        store_item(working_db, f"long:{number}", prompt=f"{number} " + "x" * 2000)
+    fill_up(mounted_tmpfs)
+    filler = mounted_tmpfs / "filler"
+    os.truncate(filler, filler.stat().st_size - free_kib * 1024)
+    with sqlite3.connect(db_path) as reader:  # the database's size, write-ahead log included
+        pages, page_size = (
+            reader.execute(f"PRAGMA {name}").fetchone()[0] for name in ("page_count", "page_size")
+        )
+    assert pages * page_size > (free_kib + 8) * 1024  # the copy cannot fit
+    one_line_refusal(run_cli(db_path, "backup", str(mounted_tmpfs / "copy.db")), "full")
+    assert sorted(p.name for p in mounted_tmpfs.iterdir()) == ["filler"]
+    working_db.dispose()

@@ -7,13 +7,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from helpers import CFLUE_MULTI_RECORD, FIXTURES, write_file
-from sqlalchemy import update
-from sqlmodel import col
+from helpers import CFLUE_MULTI_RECORD, FIXTURES, decide_items, write_file
 
 from db.engine import open_database
 from db.formats import FORMATS
-from db.models import Item
 from reviewer.cli import cli, item_commands
 
 HEADER = "Question,A,B,C,D,Answer\n"
@@ -214,8 +211,7 @@ def test_export_writes_each_format_and_refuses_what_it_cannot_hold(
 def test_export_defaults_to_approved_items(db_path: Path, tmp_path: Path, econ_csv: Path) -> None:
     run(db_path, "import", str(econ_csv))
     database = open_database(db_path)
-    with database.transaction() as session:
-        session.execute(update(Item).where(col(Item.id) == "econ:2").values(status="approved"))
+    decide_items(database, ["econ:2"])
     database.dispose()
     out = tmp_path / "approved.jsonl"
     result = run(db_path, "export", "--format", "jsonl", "--out", str(out))

@@ -10,7 +10,7 @@ import click
 from click.testing import CliRunner
 
 import reviewer.cli
-from reviewer.cli import cli, eval_commands, options
+from reviewer.cli import cli, eval_commands, options, runs_commands
 
 
 def test_names_repeated_for_help_are_the_evaluators() -> None:
@@ -18,8 +18,8 @@ def test_names_repeated_for_help_are_the_evaluators() -> None:
     from evaluator.prompts import LAYOUTS
     from evaluator.tables import FORMATS, SHAPES
 
-    assert eval_commands.TABLE_SHAPES == SHAPES
-    assert eval_commands.TABLE_FORMATS == FORMATS
+    assert runs_commands.TABLE_SHAPES == SHAPES
+    assert runs_commands.TABLE_FORMATS == FORMATS
     assert eval_commands.LAYOUT_NAMES == LAYOUTS
     assert tuple(EXTRACTORS) == eval_commands.EXTRACTOR_NAMES
 

@@ -176,7 +176,9 @@ async def test_the_app_and_the_cli_make_identical_runs_for_the_same_choices(
         await pilot.pause()
         await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "both runs")
     with database.session() as session:
-        run_ids = [run.id or 0 for run in session.exec(select(EvalRun)).all()]
+        run_ids = [
+            run.id or 0 for run in session.exec(select(EvalRun).order_by(col(EvalRun.id))).all()
+        ]
     assert len(run_ids) == 4
     by_cli, by_app = _stored_runs(database, run_ids[:2]), _stored_runs(database, run_ids[2:])
     assert by_app == by_cli

@@ -10,15 +10,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import CFLUE_MULTI_RECORD, FIXTURES, write_file
+from helpers import CFLUE_MULTI_RECORD, FIXTURES, decide_items, write_file
 from sqlalchemy import MetaData, select, update
 from sqlmodel import col
 
+from db.audit import read_audit
 from db.engine import Database, open_database
 from db.formats import read_records
 from db.importer import import_files
 from db.items import add_revision
-from db.models import Item
+from db.models import Decision, Item
+from db.people import ensure_person
+from db.vocabulary import Role
 from evaluator.exports.item_files import ExportError, export_items
 
 ORDERING_CSV = (
@@ -56,8 +59,9 @@ def import_econ_and_exam(database: Database, tmp_path: Path) -> None:
 
 
 def approve_all(database: Database) -> None:
-    with database.transaction() as session:
-        session.execute(update(Item).values(status="approved"))
+    with database.session() as session:
+        ids = list(session.execute(select(Item.id)).scalars())
+    decide_items(database, ids)
 
 
 def parsed(path: Path, format_name: str) -> list[tuple[Any, ...]]:
@@ -148,15 +152,29 @@ def test_jsonl_export_round_trips_items_and_revisions_into_another_database(
         session.execute(
             update(Item)
             .where(col(Item.id) == "econ:2")
-            .values(status="rejected", suspected_duplicate_of="econ:1", duplicate_similarity=91.5)
+            .values(suspected_duplicate_of="econ:1", duplicate_similarity=91.5)
         )
+    decide_items(database, ["econ:2"], "rejected")
     first = tmp_path / "all.jsonl"
     assert export_items(database, first, format="jsonl", status="all").count == 6
 
     other = open_database(tmp_path / "other.db")
     try:
-        report = import_files(other, [first])
+        with other.transaction() as session:
+            ensure_person(session, "lena", Role.LEAD)
+        # The rejected status comes back as a decision by the lead who imports it.
+        report = import_files(other, [first], actor="lena")
         assert report.tally.added == 6 and report.ok
+        with other.session() as session:
+            (decision,) = session.execute(select(Decision)).scalars().all()
+            (event,) = read_audit(session, actions=["decide"])
+        assert (decision.item_id, decision.status) == ("econ:2", "rejected")
+        assert decision.comment == "status stated by all.jsonl: line 2"
+        assert (event.actor, event.target, event.changes["stated_by"]) == (
+            "lena",
+            "econ:2",
+            "all.jsonl: line 2",
+        )
         assert table_rows(other, "item", "item_revision") == table_rows(
             database, "item", "item_revision"
         )
@@ -196,10 +214,7 @@ def test_only_approved_items_by_default_and_filters_narrow_the_selection(
     database: Database, tmp_path: Path
 ) -> None:
     import_econ_and_exam(database, tmp_path)
-    with database.transaction() as session:
-        session.execute(
-            update(Item).where(col(Item.id).in_(["econ:2", "exam:1"])).values(status="approved")
-        )
+    decide_items(database, ["econ:2", "exam:1"])
     out = tmp_path / "approved.jsonl"
     summary = export_items(database, out, format="jsonl")
     assert summary.by_kind == {"ordering": 1, "single": 1}

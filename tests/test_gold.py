@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from helpers import (
     agreement_shown,
+    decide_items,
     item_status,
     judge_flawed_then_edit,
     press,
@@ -77,12 +78,12 @@ def test_gold_commands_mark_list_and_remove(project: Database) -> None:
         added.exit_code == 0
         and "o:1 revision 1 is gold: verdict keep, answer D, A, C, B" in added.output
     )
-    listed = run_cli(project, "gold", "list")
+    listed = run_cli(project, "gold", "list", "--as", "lea")
     assert [line.split()[0] for line in listed.output.splitlines()] == ["g:1", "g:2", "o:1"]
     removed = run_cli(project, "gold", "remove", "o:1", "--as", "lea")
     assert removed.exit_code == 0 and "o:1 is no longer gold" in removed.output
-    assert "o:1" not in run_cli(project, "gold", "list").output
-    assert "removed" in run_cli(project, "gold", "list", "--all").output
+    assert "o:1" not in run_cli(project, "gold", "list", "--as", "lea").output
+    assert "removed" in run_cli(project, "gold", "list", "--all", "--as", "lea").output
     with project.session() as session:
         actions = [event.action for event in read_audit(session, target="o:1")]
     assert actions == ["gold-add", "gold-remove"]
@@ -111,7 +112,7 @@ def test_bad_gold_is_refused(project: Database, arguments: list[str], refusal: s
 
 def list_gold_now(db: Database) -> list[str]:
     with db.session() as session:
-        return [gold.item_id for gold in list_gold(session)]
+        return [gold.item_id for gold in list_gold(session, "lea")]
 
 
 def test_only_leads_mark_gold_and_from_approved_takes_the_approval(project: Database) -> None:
@@ -121,7 +122,7 @@ def test_only_leads_mark_gold_and_from_approved_takes_the_approval(project: Data
     decide(project, "lea", "o:1", "approved")
     assert run_cli(project, "gold", "add", "o:1", "--from-approved", "--as", "lea").exit_code == 0
     with project.session() as session:
-        gold = next(g for g in list_gold(session) if g.item_id == "o:1")
+        gold = next(g for g in list_gold(session, "lea") if g.item_id == "o:1")
     assert (gold.verdict.value, gold.answer, gold.note) == (
         "keep",
         "DACB",
@@ -150,8 +151,26 @@ def test_an_edited_gold_item_is_no_longer_served(project: Database) -> None:
     judge_flawed_then_edit(project, "lea", "g:1", edit, comment="x")
     served = served_and_judged(project, "carol", 1)
     assert served == ["g:2"]
-    listed = run_cli(project, "gold", "list")
+    listed = run_cli(project, "gold", "list", "--as", "lea")
     assert "stale: the item is at revision 2, not served" in listed.output
+
+
+def test_a_rejected_gold_item_is_no_longer_served_and_the_lead_is_told(
+    project: Database,
+) -> None:
+    settings(project, calibration_items=5)
+    decide_items(project, ["g:1"], "rejected")
+    assert served_and_judged(project, "carol", 1) == ["g:2"]
+    listed = run_cli(project, "gold", "list", "--as", "lea")
+    assert "g:1" in listed.output and "rejected: not served" in listed.output
+
+
+def test_annotators_are_not_shown_the_gold_answers(project: Database) -> None:
+    store_person(project, "alice", Role.ANNOTATOR)
+    for arguments in ((), ("--json",), ("--all",)):
+        refused = run_cli(project, "gold", "list", *arguments, "--as", "alice")
+        assert refused.exit_code == 1 and "only leads can list gold items" in refused.output
+        assert "A, B, C, D" not in refused.output and "keep" not in refused.output
 
 
 def test_gold_judgments_count_in_gold_accuracy_only(project: Database) -> None:

@@ -17,7 +17,7 @@ from db.people import PermissionDenied
 from db.vocabulary import ItemKind, Role
 from reviewer.judging import submit_judgment
 from reviewer.tui.app import make_app
-from reviewer.tui.screens.guidelines import GuidelinesScreen
+from reviewer.tui.screens.guidelines import PAGE_CHARS, GuidelinesScreen, paginate
 from reviewer.tui.screens.review import Phase
 
 GUIDELINES = FIXTURES / "guidelines.md"
@@ -212,3 +212,53 @@ def test_the_fixture_guidelines_cover_every_kind_and_verdict() -> None:
         "duplicate",
     ):
         assert word in text.casefold(), word
+
+
+def huge_guidelines() -> str:
+    """195,070 characters: the probe's guidelines, which kept the app busy ~50 s after g."""
+    text = GUIDELINES.read_text(encoding="utf-8")
+    return (text * (195_070 // len(text) + 1))[:195_070]
+
+
+def test_long_guidelines_are_cut_into_pages_between_blocks() -> None:
+    text = huge_guidelines()
+    pages = paginate(text)
+    assert "".join(page.text for page in pages) == text  # nothing lost, nothing added
+    assert all(len(page.text) <= PAGE_CHARS for page in pages) and len(pages) > 20
+    # Cuts fall between blocks: every page after the first starts a heading or a block.
+    assert sum(page.text.startswith("## ") for page in pages[1:]) >= len(pages) // 2
+    assert [page.text for page in paginate(GUIDELINES.read_text(encoding="utf-8"))] == [
+        GUIDELINES.read_text(encoding="utf-8")
+    ]  # ordinary guidelines are one page
+    one_line = paginate("x" * (PAGE_CHARS * 2 + 5))
+    assert [len(page.text) for page in one_line] == [PAGE_CHARS, PAGE_CHARS, 5]
+
+
+async def test_huge_guidelines_open_a_page_at_a_time_and_escape_closes(team: Database) -> None:
+    set_text(team, huge_guidelines())
+    submit_judgment(team, "alice", "econ:1", revision_number=1, blind_answer="DABC", verdict="keep")
+    store_item(team, "mcq:1", kind="multi", key="AB")
+    async with running(make_app(team, "alice")) as app:
+        await press(app, "g")
+        await app.workers.wait_for_complete()
+        await press(app)
+        screen = app.screen
+        assert isinstance(screen, GuidelinesScreen)
+        pages = len(screen.pages)
+        assert pages > 20
+        # One page of blocks is built, not the whole text's (about 1,300 blocks).
+        assert len(screen.query_one(Markdown).children) < 120
+        assert screen.section == "Multi-answer items (多项选择题)"
+        intro = str(screen.query_one("#guidelines-intro", Static).render())
+        assert f"Page {screen.page + 1} of {pages}: n next, p previous." in intro
+        opened_at = screen.page
+        await press(app, "n")
+        await app.workers.wait_for_complete()
+        await press(app)
+        assert screen.page == opened_at + 1
+        assert f"Page {opened_at + 2} of {pages}" in str(
+            screen.query_one("#guidelines-intro", Static).render()
+        )
+        await press(app, "p", "p")
+        await press(app, "escape")  # while a page is being drawn
+        assert app.screen is app.review_screen

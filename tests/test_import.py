@@ -19,6 +19,8 @@ from db.import_report import FileReport, ImportProgress
 from db.importer import ImportOptionError, import_files, source_slug
 from db.items import ItemSnapshot, add_revision, get_item, get_revisions, iter_items
 from db.models import AuditEvent, Item
+from db.people import ensure_person
+from db.vocabulary import Role
 
 HEADER = "Question,A,B,C,D,Answer,Explanation\n"
 
@@ -556,6 +558,15 @@ def test_jsonl_items_keep_their_ids_status_history_and_duplicate_links(
     path = write_file(tmp_path, "items.jsonl", "\n".join(json.dumps(x) for x in lines) + "\n")
     report = only(import_files(database, [path], source="fallback"))
     assert report.tally.added == 2 and report.tally.duplicates == 1
+    # Only a lead's decision approves: imported by someone else, the item waits for one.
+    assert any("1 record(s) say approved or rejected (first: items.jsonl: line 1)" in note
+               for note in report.notes)  # fmt: skip
+    with database.session() as session:
+        assert item_at(session, "gen:7").status == "pending"
+        ensure_person(session, "lena", Role.LEAD)
+        session.commit()
+    again = only(import_files(database, [path], source="fallback", actor="lena"))
+    assert again.tally.unchanged == 2 and not again.notes
     with database.session() as session:
         item = item_at(session, "gen:7")
         assert (item.status, item.revision, item.key, item.source) == (

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from helpers import decide_items
 from sqlalchemy import text as sa_text
 from sqlmodel import select
 
@@ -401,11 +402,9 @@ def test_a_jsonl_item_cannot_be_its_own_duplicate(tmp_path: Path, db_path: Path)
 def approved_db(db_path: Path) -> Path:
     assert run(db_path, "import", str(ORDERING_CSV), "--source", "econ").exit_code == 0
     database = open_database(db_path)
-    with database.transaction() as session:
-        session.exec(select(Item)).all()
-        for item in session.exec(select(Item)).all():
-            item.status = "approved"
-            session.add(item)
+    with database.session() as session:
+        ids = list(session.exec(select(Item.id)).all())
+    decide_items(database, ids)
     database.dispose()
     return db_path
 

@@ -97,6 +97,7 @@ def added_figures(extractors: Sequence[str], positions: str) -> list[str]:
         ],
         *([] if positions else ["key_positions: {}"]),
         f"position_bias: {'float' if len(positions) > 1 else 'null'}",
+        "truncated: int",  # added by issue 21
     ]
 
 
@@ -114,7 +115,7 @@ def group(
 
 
 CHOICE_READERS = ("cflue", "lenient")
-ORDER_READERS = ("econlogicqa", "lenient")
+ORDER_READERS = ("econlogicqa", "econlogicqa-start", "lenient")
 KIND_GROUPS = {
     "multi": group(
         pairwise=False, weighted=True, set_f1=True, extractors=CHOICE_READERS, positions=""
@@ -137,7 +138,7 @@ SOURCE_GROUPS = {
         pairwise=True, weighted=False, set_f1=False, extractors=ORDER_READERS, positions="BD"
     ),
 }
-EVERY_READER = ("cflue", "econlogicqa", "lenient")
+EVERY_READER = ("cflue", "econlogicqa", "econlogicqa-start", "lenient")
 
 
 def run_record(*, error: bool) -> list[str]:
@@ -162,7 +163,8 @@ def run_record(*, error: bool) -> list[str]:
         "params.templates_dir: null",
         "params.shot_file: null",
         "params.shot_file_sha256: null",
-        "params.shots_used.ordering/en: []",  # 0 shots: one empty list per prompt group
+        # 0 shots: one empty list per prompt group (orders: per number of events, issue 21)
+        "params.shots_used.ordering/en/4: []",
         "params.shots_used.single/zh: []",
         "params.shots_used.multi/en: []",
         "params.shots_used.truefalse/zh: []",
@@ -179,6 +181,7 @@ def run_record(*, error: bool) -> list[str]:
         "params.max_new_tokens: null",
         "params.permute_options: bool",
         "params.repeat: null",
+        "params.answer_budget: str",  # added by issue 21
         "params.pid: int",
         "params.session_started_at: str",
         "params.session_done_before: int",
@@ -239,6 +242,7 @@ def prediction(*, with_prompt: bool, prefix: str = "") -> list[str]:
         "scores.pairwise: float",
         "scores.extracted.lenient: str",  # added by issue 14
         "scores.extracted.econlogicqa: str",
+        "scores.extracted.econlogicqa-start: str",  # added by issue 21
         "scores.key_position: str",
         "latency_s: float",
         "error: null",

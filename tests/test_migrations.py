@@ -22,7 +22,7 @@ import db.models  # noqa: F401  (registers every table on SQLModel.metadata)
 from db.engine import make_engine, open_database
 from db.importer import import_files
 from db.migrate import alembic_config, current_revision, head_revision, upgrade_to
-from db.search import include_in_comparison
+from db.search import include_in_comparison, is_search_table
 
 
 def all_revisions() -> list[str]:
@@ -92,8 +92,8 @@ def _fill_every_table(engine: sa.Engine) -> dict[str, dict[str, Any]]:
     inserted: dict[str, dict[str, Any]] = {}
     with engine.begin() as connection:
         for table in metadata.sorted_tables:
-            if table.name == "alembic_version":
-                continue
+            if table.name == "alembic_version" or is_search_table(table.name):
+                continue  # the search index is kept by triggers
             values = {}
             for column in table.columns:
                 autoincrement = (

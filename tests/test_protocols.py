@@ -372,23 +372,25 @@ def test_runs_table_prints_both_shapes_with_an_exact_random_baseline(
         "ROUGE-2",
         "ROUGE-L",
     ]
-    expert, guesser, baseline = econ["rows"]
+    expert, guesser, baseline, simulated = econ["rows"]
     assert expert["label"].endswith("expert.json") and baseline["baseline"] is True
+    assert simulated["label"] == "random (1,000 simulated guessers)" and simulated["baseline"]
     cells = baseline["cells"]
     assert cells["ordering/1-shot/econlogicqa"]["mean"] == pytest.approx(1 / 24)  # 1/4!
     assert cells["single/0-shot/cflue"]["mean"] == pytest.approx(1 / 4)  # 1/k
     assert cells["multi/0-shot/cflue"]["mean"] == pytest.approx(1 / 15)  # 1/(2^4 - 1)
     assert cells["truefalse/0-shot/cflue"]["mean"] == pytest.approx(1 / 2)
-    assert expert["cells"]["ordering/1-shot/econlogicqa"]["mean"] == 0.5
+    # both orders read: "The order is B, A, D, C." is found anywhere in the output
+    assert expert["cells"]["ordering/1-shot/econlogicqa"]["mean"] == 1.0
     assert guesser["cells"]["ordering/1-shot/econlogicqa"]["mean"] == 0.0
-    *_models, cflue_baseline = cflue["rows"]
+    *_models, cflue_baseline, _simulated = cflue["rows"]
     mcq_chance = (2 / 4 + 2 / 15 + 2 / 2) / 6
     assert cflue_baseline["cells"]["accuracy"]["mean"] == pytest.approx(mcq_chance)
     assert cflue_baseline["cells"]["bleu_1"] is None  # no exact baseline for text overlap
     assert cflue["rows"][0]["cells"]["accuracy"]["mean"] == 0.5
 
     text = ok(run_cli(tabled, "runs", "table")).stdout
-    assert "Accuracy by item kind and shots" in text and "CFLUE protocol" in text
+    assert "Accuracy by item kind and shots (EconLogicQA-style" in text and "CFLUE protocol" in text
     assert "random choice" in text and "4.17" in text and f"{100 * mcq_chance:.2f}" in text
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -163,6 +164,40 @@ def test_config(items: Path) -> None:
     assert code == 1 and "overlap must be a whole number" in output
     code, output = run(items, "config", "get", "colour")
     assert code == 1 and "unknown setting 'colour'" in output
+
+
+def test_a_setting_written_around_vetbench_is_one_line_naming_it(items: Path) -> None:
+    """A lead's `UPDATE setting SET value='abc'` in the database: `judge` says which setting
+    is wrong in one line (it raised ValueError), `config list` shows it, `config set` mends it."""
+    code, output = run(items, "users", "add", "lena", "--role", "lead")
+    assert code == 0, output
+    with sqlite3.connect(items) as connection:
+        connection.execute("INSERT INTO setting (key, value) VALUES ('overlap', 'abc')")
+    code, output = run(
+        items, "judge", "econ:1", "--as", "alice", "--answer", "DABC", "--verdict", "keep"
+    )
+    assert code == 1 and "Traceback" not in output and len(output.splitlines()) == 1
+    assert (
+        "the stored setting overlap is not valid (overlap must be a whole number, got 'abc')"
+        in output
+    )
+    assert "vetbench config set overlap VALUE" in output
+    code, output = run(items, "config", "get", "overlap")
+    assert code == 1 and "the stored setting overlap is not valid" in output
+    code, output = run(items, "config", "list")
+    assert code == 0 and "overlap = abc (not valid: a lead sets it again)" in output
+    code, output = run(items, "config", "set", "overlap", "2", "--as", "lena")
+    assert code == 0 and "overlap = 2 (was abc)" in output
+    code, output = run(
+        items, "judge", "econ:1", "--as", "alice", "--answer", "DABC", "--verdict", "keep"
+    )
+    assert code == 0, output
+    with sqlite3.connect(items) as connection:
+        connection.execute("UPDATE setting SET value = '500' WHERE key = 'overlap'")
+    code, output = run(
+        items, "judge", "econ:2", "--as", "bob", "--answer", "ABCD", "--verdict", "keep"
+    )
+    assert code == 1 and "overlap must be at most 100, got 500" in output
 
 
 def test_review_app_starts_without_heavy_libraries(items: Path) -> None:

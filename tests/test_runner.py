@@ -21,7 +21,7 @@ from db.models import EvalRun, Prediction
 from db.validation import ItemDraft
 from db.vocabulary import ItemStatus
 from evaluator.backends.scripted import BeforeAnswer, Script, ScriptedBackend
-from evaluator.prompts import build_prompt, load_templates
+from evaluator.prompts import ShotGroup, build_prompt, load_templates
 from evaluator.runner import (
     RunProgress,
     RunSetupError,
@@ -93,7 +93,7 @@ def test_a_run_freezes_the_approved_set_and_its_settings(database: Database) -> 
     assert params["seed"] == 1234 and params["device"] == "none"
     assert params["revisions"] == {item_id: 1 for item_id in approved}
     assert params["shots_used"] == {
-        "ordering/en": [{"id": "shots:1", "revision": 1}],
+        "ordering/en/4": [{"id": "shots:1", "revision": 1}],  # orders: per number of events
         "single/zh": [{"id": "shots:2", "revision": 1}],
         "multi/en": [{"id": "shots:3", "revision": 1}],
         "truefalse/zh": [{"id": "shots:4", "revision": 1}],
@@ -152,7 +152,7 @@ def test_a_prediction_stores_prompt_output_answer_scores_and_latency(
         "correct": True,
         "pairwise": 1.0,
         # what each extractor read (the first decides), and the label the key starts with
-        "extracted": {"lenient": "DACB", "econlogicqa": "DACB"},
+        "extracted": {"lenient": "DACB", "econlogicqa": "DACB", "econlogicqa-start": "DACB"},
         "key_position": "D",
     }
     assert right.latency_s == 0.25 and right.revision_number == 1
@@ -318,7 +318,7 @@ def test_shots_can_come_from_a_shot_file(database: Database, tmp_path: Path) -> 
         database, backend, shots=5, shot_file=shot_file, filters={**APPROVED, "kind": ["ordering"]}
     )
     params = get_run(database, run_id).params
-    assert [s["id"] for s in params["shots_used"]["ordering/en"]] == [
+    assert [s["id"] for s in params["shots_used"]["ordering/en/4"]] == [
         f"shots.jsonl:{n}" for n in range(1, 6)
     ]
     execute_run(database, run_id, backend, should_stop=lambda: True)
@@ -394,7 +394,7 @@ def test_a_run_on_the_tiny_model_stores_the_exact_prompts(
         for item_id, row in stored.items():
             item = get_item(session, item_id)
             assert item is not None
-            group = f"{item.kind.value}/{'zh' if item.language == 'zh' else 'en'}"
+            group = ShotGroup.of(item).name  # type: ignore[arg-type]
             shots = [get_item(session, s["id"]) for s in shots_used[group]]
             assert row.prompt == build_prompt(item, shots, load_templates()).text  # type: ignore[arg-type]
             assert row.failure_kind in (None, "unparsed") and row.latency_s > 0

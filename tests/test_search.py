@@ -9,7 +9,7 @@ import random
 from pathlib import Path
 
 import pytest
-from helpers import FIXTURES, judge_flawed_then_edit, press, run_cli, running
+from helpers import FIXTURES, judge_flawed_then_edit, press, run_cli, running, store_item
 from sqlalchemy import text
 from sqlmodel import select
 from textual.widgets import Input, Select, Static
@@ -18,7 +18,7 @@ from db.engine import Database, open_database
 from db.importer import import_files
 from db.items import iter_items
 from db.models import Item
-from db.search import SEARCH_TABLE, search_condition, search_note
+from db.search import MAX_TERMS, SEARCH_TABLE, SearchError, search_condition, search_note
 from reviewer.judging import ItemEdit
 from reviewer.queue import QueueFilter, ReviewQueue
 from reviewer.tui.app import make_app
@@ -215,3 +215,77 @@ def test_an_upgrade_indexes_the_items_already_there(db_path: Path) -> None:
         assert found(upgraded, "对") == ["old:1"]  # a choice, decoded from its escapes
     finally:
         upgraded.dispose()
+
+
+FOLDING_PROMPTS = {
+    "fold:ete": "ÉTÉ chaud sur les marchés",
+    "fold:dz": "Ǆungla ekonomija",
+    "fold:istanbul": "İSTANBUL bourse",
+    "fold:strasse": "Straße der Banken",
+}
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("ét", ["fold:ete"]),  # two characters: no trigram
+        ("été", ["fold:ete"]),
+        ("ǆ", ["fold:dz"]),
+        ("ǅungla", ["fold:dz"]),  # the titlecase letter finds the capital
+        ("istanbul", ["fold:istanbul"]),  # İ is i lowercased, as PostgreSQL's ILIKE has it
+        ("straße", ["fold:strasse"]),
+        ("strasse", []),  # lowercasing, not case folding: ß is not ss in either database
+    ],
+)
+def test_search_folds_case_as_postgresql_does(
+    database: Database, query: str, expected: list[str]
+) -> None:
+    """SQLite lowercased short terms in ASCII only and its trigram tokenizer does not fold
+    İ: `ét`, `ǆ` and `istanbul` found nothing there while PostgreSQL found them."""
+    for item_id, prompt in FOLDING_PROMPTS.items():
+        store_item(database, item_id, prompt=prompt, explanation=None)
+    assert found(database, query) == expected
+    if "ß" not in query:  # its capital is SS
+        assert found(database, query.upper()) == expected
+
+
+def test_a_search_with_too_many_words_is_one_short_line(fixtures: Database) -> None:
+    """500 two-letter words raised "Expression tree is too large" with 670 KB of parameters."""
+    many = " ".join(f"{a}{b}" for a in "abcdefghijklmnopqrstuvw" for b in "abcdefghijklmnopqrstuvw")
+    result = run_cli(fixtures, "items", "--search", many)
+    assert result.exit_code == 1, result.output
+    assert (
+        result.output
+        == f"error: a search takes at most {MAX_TERMS} different words; this one has 529\n"
+    )
+    words = " ".join(["货币"] * 40 + ["政策"] * 40)  # the same word again is one term
+    assert run_cli(fixtures, "items", "--search", words).exit_code == 0
+    assert found(fixtures, " ".join(many.split()[:MAX_TERMS])) == []
+
+
+def test_a_nul_in_the_search_is_one_line(fixtures: Database) -> None:
+    result = run_cli(fixtures, "items", "--search", "货币\x00政策")
+    assert result.exit_code == 1
+    assert (
+        result.output
+        == "error: the search holds a NUL character (\\0); remove it and search again\n"
+    )
+    with pytest.raises(SearchError, match="NUL character"):
+        QueueFilter(text="a\x00b")
+
+
+async def test_a_nul_in_the_slash_filter_is_a_notice_and_the_dialog_stays(
+    fixtures: Database,
+) -> None:
+    """It showed "OperationalError: unterminated string [SQL: …]"."""
+    async with running(make_app(fixtures, "alice")) as app:
+        before = app.review_screen.item
+        await press(app, "slash")
+        assert isinstance(app.screen, FilterScreen)
+        app.screen.query_one("#filter-text", Input).value = "货币\x00政策"
+        await press(app, "enter")
+        assert isinstance(app.screen, FilterScreen)
+        said = [str(n.message) for n in app._notifications]
+        assert said == ["the search holds a NUL character (\\0); remove it and search again"]
+        await press(app, "escape")
+        assert app.review_screen.item == before

@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -86,6 +87,17 @@ def serving(db_path: Path, *extra: str) -> Iterator[tuple[subprocess.Popen[str],
         server.communicate(timeout=30)
 
 
+def vetbench_once(*args: str) -> subprocess.CompletedProcess[str]:
+    """``vetbench ARGS`` in a process of its own, for commands that must end by themselves."""
+    return subprocess.run(
+        [sys.executable, "-m", "reviewer.cli", *args],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
 @pytest.fixture
 def one_item_db(db_path: Path) -> Path:
     db = open_database(db_path)
@@ -123,20 +135,7 @@ def test_serve_behind_a_proxy_points_the_page_at_the_public_address(one_item_db:
 
 
 def test_serve_refuses_a_database_it_cannot_open(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "reviewer.cli",
-            "--db",
-            "postgresql+psycopg://nobody@127.0.0.1:1/none",
-            "serve",
-        ],
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = vetbench_once("--db", "postgresql+psycopg://nobody@127.0.0.1:1/none", "serve")
     assert result.returncode == 1
     assert result.stderr.startswith("error: cannot connect to postgresql+psycopg://nobody@")
     assert len(result.stderr.splitlines()) == 1
@@ -147,13 +146,7 @@ def test_serve_refuses_an_unknown_name_before_it_listens(one_item_db: Path) -> N
     database = open_database(one_item_db)
     store_person(database, "lena", Role.LEAD)
     database.dispose()  # the server process opens the file on its own
-    result = subprocess.run(
-        [sys.executable, "-m", "reviewer.cli", "--db", str(one_item_db), "serve", "--as", "lenna"],
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = vetbench_once("--db", str(one_item_db), "serve", "--as", "lenna")
     assert result.returncode == 1
     assert len(result.stderr.splitlines()) == 1 and "lena" in result.stderr
     assert result.stderr.startswith("error: ")
@@ -216,3 +209,273 @@ def test_a_browser_answers_an_item_and_the_judgment_is_stored(one_item_db: Path)
     db.dispose()
     assert (judgment.item_id, judgment.blind_answer, judgment.verdict) == ("mcq:1", "A", "keep")
     assert not judgment.retracted
+
+
+# --- who may open a session, and how many (issue 22, point 3) --------------------------
+
+EVIL = "http://evil.example.com"
+
+
+async def _screen_words(websocket, words: str, received: list[bytes]) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + WAIT_S
+    while words not in b"".join(received).decode("utf-8", "replace"):
+        assert time.monotonic() < deadline, f"the app never showed {words!r}"
+        message = await websocket.receive(timeout=WAIT_S)
+        if message.type.name == "BINARY":
+            received.append(message.data)
+
+
+async def _answer_as_alice(port: int, origin: str) -> None:
+    """What the probe did: open the socket with ``origin`` and press a, Enter, k."""
+    import aiohttp
+
+    async with (
+        aiohttp.ClientSession() as session,
+        session.ws_connect(
+            f"ws://127.0.0.1:{port}/ws?width=100&height=30", headers={"Origin": origin}
+        ) as websocket,
+    ):
+        received: list[bytes] = []
+        await _screen_words(websocket, "policy interest rate", received)
+        for key in ("a", "\r"):
+            await websocket.send_json(["stdin", key])
+        await _screen_words(websocket, "Your answer", received)
+        await websocket.send_json(["stdin", "k"])
+        await _screen_words(websocket, "No more items", received)
+
+
+def _refused_status(port: int, origin: str | None) -> tuple[int, str]:
+    """The answer to a WebSocket handshake from ``origin``: (HTTP status, body)."""
+    import asyncio
+
+    import aiohttp
+
+    async def attempt() -> tuple[int, str]:
+        headers = {"Origin": origin} if origin else {}
+        async with aiohttp.ClientSession() as session:
+            try:
+                async with session.ws_connect(
+                    f"ws://127.0.0.1:{port}/ws", headers=headers
+                ) as websocket:
+                    await websocket.send_json(["stdin", "a"])
+                    return 101, ""
+            except aiohttp.WSServerHandshakeError as error:
+                # The same request without the upgrade shows the refusal's text.
+                refused = await session.get(f"http://127.0.0.1:{port}/ws", headers=headers)
+                return error.status, await refused.text()
+
+    return asyncio.run(attempt())
+
+
+def _judgments(db_path: Path) -> list:  # type: ignore[type-arg]
+    db = open_database(db_path)
+    try:
+        return stored_judgments(db)
+    finally:
+        db.dispose()
+
+
+def test_a_websocket_from_another_site_is_refused_and_judges_nothing(one_item_db: Path) -> None:
+    """A raw client sending ``Origin: http://evil.example.com`` stored a judgment as alice."""
+    import asyncio
+
+    with serving(one_item_db, "--allow-origin", "https://review.example.org") as (server, port):
+        for origin in (EVIL, f"http://127.0.0.1:{port + 1}", None):
+            status, body = _refused_status(port, origin)
+            assert status == 403, (origin, status)
+            assert "opens sessions only for pages it serves" in body
+        assert psutil.Process(server.pid).children(recursive=True) == []  # no app started
+        assert _judgments(one_item_db) == []
+        # The proxy's address given with --allow-origin may, and so may the page itself:
+        asyncio.run(_answer_as_alice(port, "https://review.example.org"))
+    [judgment] = _judgments(one_item_db)
+    assert (judgment.blind_answer, judgment.verdict) == ("A", "keep")
+
+
+async def _read_until_closed(websocket) -> None:  # type: ignore[no-untyped-def]
+    async for _message in websocket:
+        pass
+
+
+@pytest.mark.slow  # four review apps start on the machine
+def test_the_fifth_session_is_refused_with_a_message(one_item_db: Path) -> None:
+    import asyncio
+
+    import aiohttp
+
+    async def five_sessions(port: int) -> tuple[int, str, int, str]:
+        origin = {"Origin": f"http://127.0.0.1:{port}"}
+        async with aiohttp.ClientSession() as session:
+            sockets = []
+            readers = []
+            for _ in range(4):
+                websocket = await session.ws_connect(
+                    f"ws://127.0.0.1:{port}/ws?width=80&height=24", headers=origin
+                )
+                await _screen_words(websocket, "policy interest rate", [])
+                sockets.append(websocket)
+                # Read on, as a browser does: reading answers the server's heartbeat.
+                readers.append(asyncio.create_task(_read_until_closed(websocket)))
+            with pytest.raises(aiohttp.WSServerHandshakeError) as fifth:
+                await session.ws_connect(f"ws://127.0.0.1:{port}/ws", headers=origin)
+            said = await session.get(f"http://127.0.0.1:{port}/ws", headers=origin)
+            page = await session.get(f"http://127.0.0.1:{port}/")
+            answer = (fifth.value.status, await said.text(), page.status, await page.text())
+            for websocket in sockets:
+                await websocket.close()
+            await asyncio.gather(*readers)
+            return answer
+
+    with serving(one_item_db) as (_, port):
+        socket_status, socket_text, page_status, page_text = asyncio.run(five_sessions(port))
+        assert socket_status == 503 and page_status == 503
+        message = "already runs 4 review session(s), its limit (--max-sessions 4)"
+        assert message in socket_text and message in page_text
+        # The sessions closed: their slots are free again.
+        deadline = time.monotonic() + WAIT_S
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30)
+                break
+            except urllib.error.HTTPError as still_full:
+                assert still_full.code == 503 and time.monotonic() < deadline
+                time.sleep(0.2)
+
+
+def test_serve_refuses_an_origin_that_is_not_an_address(one_item_db: Path) -> None:
+    result = vetbench_once("--db", str(one_item_db), "serve", "--allow-origin", "evil")
+    assert result.returncode == 1
+    assert (
+        result.stderr
+        == "error: --allow-origin/--public-url: 'evil' is not an http:// or https:// address\n"
+    )
+
+
+EVIL_PAGE = """<!DOCTYPE html><html><body><script>
+window.outcome = "pending";
+window.frames_in = 0;
+const socket = new WebSocket("ws://127.0.0.1:{port}/ws?width=80&height=24");
+socket.binaryType = "arraybuffer";
+socket.onopen = () => {{
+  window.outcome = "open";
+  for (const key of ["a", "\\r", "k"]) socket.send(JSON.stringify(["stdin", key]));
+}};
+socket.onmessage = () => {{ window.frames_in += 1; }};
+socket.onclose = () => {{ if (window.outcome === "pending") window.outcome = "refused"; }};
+</script></body></html>"""
+
+
+@contextlib.contextmanager
+def site_with_a_page(page: list[str]) -> Iterator[int]:
+    """A web server on 127.0.0.1 that answers every request with ``page[0]`` (set it once
+    the port is known); its port."""
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = page[0].encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    site = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=site.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield int(site.server_address[1])
+    finally:
+        site.shutdown()
+        site.server_close()
+
+
+@contextlib.contextmanager
+def chromium(*extra_flags: str) -> Iterator[object]:
+    """Debian's headless Chromium through Playwright (skips when either is missing)."""
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"Chromium not installed at {CHROMIUM} (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=[*CHROMIUM_FLAGS, *extra_flags]
+        )
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def _local_only(page, *origins: str) -> None:  # type: ignore[no-untyped-def]
+    """Abort every request that is not for one of ``origins`` (the web font, say)."""
+    page.route(
+        "**/*",
+        lambda route: (
+            route.continue_()
+            if route.request.url.startswith(tuple(f"{origin}/" for origin in origins))
+            else route.abort()
+        ),
+    )
+
+
+@pytest.mark.slow
+def test_a_page_from_another_site_cannot_open_a_session_in_chromium(one_item_db: Path) -> None:
+    """A page on evil.example.com opens the app's socket and presses a, Enter, k: refused,
+    nothing judged.  The same page from the address given with --allow-origin connects,
+    so it is the server's check that refuses, not the browser."""
+    page_text: list[str] = []
+    with contextlib.ExitStack() as stack:
+        site_port = stack.enter_context(site_with_a_page(page_text))
+        server, port = stack.enter_context(
+            serving(one_item_db, "--allow-origin", f"http://friend.example.com:{site_port}")
+        )
+        page_text.append(EVIL_PAGE.format(port=port))
+        browser = stack.enter_context(
+            chromium(
+                "--host-resolver-rules=MAP evil.example.com 127.0.0.1, "
+                "MAP friend.example.com 127.0.0.1"
+            )
+        )
+        outcomes = {}
+        for site in ("evil", "friend"):
+            origin = f"http://{site}.example.com:{site_port}"
+            page = browser.new_page()  # type: ignore[attr-defined]
+            _local_only(page, origin, f"http://127.0.0.1:{port}")
+            page.goto(f"{origin}/")
+            page.wait_for_function("window.outcome !== 'pending'", timeout=WAIT_S * 1000)
+            outcomes[site] = page.evaluate("window.outcome")
+            if site == "evil":
+                assert psutil.Process(server.pid).children(recursive=True) == []
+                assert _judgments(one_item_db) == []
+            else:
+                page.wait_for_function("window.frames_in > 0", timeout=WAIT_S * 1000)
+            page.close()
+    assert outcomes == {"evil": "refused", "friend": "open"}
+
+
+@pytest.mark.slow
+def test_a_tab_over_the_limit_gets_a_page_that_says_so_in_chromium(one_item_db: Path) -> None:
+    with serving(one_item_db, "--max-sessions", "1") as (_, port), chromium() as browser:
+        address = f"http://127.0.0.1:{port}"
+        first = browser.new_page()  # type: ignore[attr-defined]
+        _local_only(first, address)
+        first.goto(f"{address}/")
+        first.wait_for_selector("body.-first-byte", timeout=WAIT_S * 1000)
+        second = browser.new_page()  # type: ignore[attr-defined]
+        _local_only(second, address)
+        answer = second.goto(f"{address}/")
+        assert answer is not None and answer.status == 503
+        shown = second.inner_text("body")
+        assert "vetbench review: no free session" in shown
+        assert "already runs 1 review session(s), its limit (--max-sessions 1)" in shown
+        assert "Close another tab of the review app, then reload this page." in shown
+        first.close()  # its session ends: the second tab gets the app on reload
+        deadline = time.monotonic() + WAIT_S
+        while (again := second.reload()) is not None and again.status == 503:
+            assert time.monotonic() < deadline, "the session of the closed tab never ended"
+            second.wait_for_timeout(200)
+        second.wait_for_selector("body.-first-byte", timeout=WAIT_S * 1000)

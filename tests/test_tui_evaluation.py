@@ -89,7 +89,7 @@ async def test_shows_run_figures_leaderboard_and_suspects(
         assert row[:5] == ["all", "8", "75.0%", "[40.9, 92.9]", "12.5%"]
         assert cells(figures, "ordering")[:3] == ["ordering", "2", "50.0%"]
         assert "pairwise" in cells(figures, "ordering")[6]
-        assert cells(figures, "multi")[6].startswith("wF1")
+        assert cells(figures, "multi")[6].startswith("weighted F1")
         assert "8 / 8 items" in static_text(screen, "#speed")
 
         predictions = screen.query_one("#predictions", DataTable)
@@ -317,8 +317,10 @@ async def test_shows_the_cflue_protocols_figures_as_they_accrue(
             "the explanation metrics",
         )
         also = cells(figures, "all")[6]
-        assert "wF1" in also and "ROUGE-1/2/L" in also and "chance" in also
+        assert "weighted F1" in also and "ROUGE-1/2/L" in also and "chance" in also
         speed = static_text(screen, "#speed")
         assert "6 / 6 items" in speed
-        assert "extractors: cflue read 2/6, right 1; lenient read 3/6, right 2" in speed
+        assert (
+            "extractors: cflue read 2 of 6, right 1 (16.7%); lenient read 3 of 6, right 2" in speed
+        )
         assert "by key position:" in speed and "bias" in speed

@@ -16,7 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import ScreenType, settle, store_item, store_judgment, store_person, wait_until
+from helpers import (
+    ScreenType,
+    decide_items,
+    settle,
+    store_item,
+    store_judgment,
+    store_person,
+    wait_until,
+)
 from line_checks import line_problems
 from rich.cells import cell_len, chop_cells
 from rich.style import Style
@@ -33,7 +41,7 @@ from db.engine import Database, open_database
 from db.importer import import_files
 from db.items import get_item
 from db.models import Item
-from db.vocabulary import ItemStatus, Role
+from db.vocabulary import Role
 from evaluator.backends.scripted import ScriptedBackend
 from evaluator.runner import create_run, execute_run
 from reviewer.judging import ItemEdit, edit_item, submit_judgment
@@ -281,10 +289,7 @@ async def test_real_chinese_text_wraps_cleanly_in_the_evaluation_predictions(
     real_db: Database,
 ) -> None:
     ids = item_ids(real_db)
-    with real_db.transaction() as session:
-        for item in session.exec(select(Item)):
-            item.status = ItemStatus.APPROVED
-            session.add(item)
+    decide_items(real_db, ids)
     # the model explains itself at length, in Chinese, before its answer
     outputs = {item_id: explanation_of(real_db, item_id) + "\n答案：A" for item_id in ids}
     backend = ScriptedBackend(outputs, model="chatty-model")

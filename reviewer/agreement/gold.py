@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from sqlmodel import col
 
 from db.engine import Database
+from db.identity import database_account
 from db.item_status import named_judgment_rows
 from db.items import item_conditions
 from db.json_types import JsonObject
@@ -43,7 +44,12 @@ class GoldAccuracy:
 def gold_accuracy(
     db: Database, *, kinds: Sequence[str] | None = None, sources: Sequence[str] | None = None
 ) -> list[GoldAccuracy]:
-    """Gold accuracy per annotator with at least one calibration judgment, by name."""
+    """Gold accuracy per annotator with at least one calibration judgment, by name; none
+    for an annotator on PostgreSQL, who may not read the known answers (a judgment that
+    matched would show them)."""
+    account = database_account(db)
+    if account is not None and not account.is_lead:
+        return []
     query = (
         named_judgment_rows(
             col(Judgment.gold_id),

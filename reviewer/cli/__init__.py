@@ -8,6 +8,7 @@ is imported inside the command that needs it, so ``vetbench --help`` is instant.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
@@ -35,6 +36,17 @@ class VetbenchGroup(click.Group):
             if message is None:
                 raise
             fail(message)
+        finally:
+            _note_malformed_flags()
+
+
+def _note_malformed_flags() -> None:
+    """Say once that flag rows vetbench did not write were skipped (``db.stored_flags``),
+    when the command read any flags."""
+    reading = sys.modules.get("db.stored_flags")
+    notice = reading.malformed_notice() if reading is not None else None
+    if notice:
+        click.echo(f"note: {notice}", err=True)
 
 
 def _expected_fault(error: Exception, ctx: click.Context) -> str | None:
@@ -81,6 +93,7 @@ def _register_commands() -> None:
         item_commands,
         people_commands,
         review_commands,
+        runs_commands,
         serve_commands,
         settings_commands,
     )
@@ -93,6 +106,7 @@ def _register_commands() -> None:
         gold_commands,
         adjudication_commands,
         eval_commands,
+        runs_commands,
         generate_commands,
         people_commands,
         admin_commands,

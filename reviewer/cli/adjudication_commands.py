@@ -394,8 +394,19 @@ def _decide_flagged(
         )
     except AdjudicationError as error:
         fail(str(error))
-    changed = f" ({len(decided) - len(ids):+,} since counted)" if len(decided) != len(ids) else ""
-    click.echo(f"{status} {len(decided):,} item(s) with the flag {flag}{changed}")
+    click.echo(
+        f"{status} {len(decided):,} item(s) with the flag {flag}"
+        f"{_since_counted(len(decided), len(ids))}"
+    )
+
+
+def _since_counted(done: int, counted: int) -> str:
+    """How many more or fewer items a bulk decision took than the count shown before it
+    (others decided or judged meanwhile), or nothing when the count held."""
+    if done == counted:
+        return ""
+    more_or_fewer = "more" if done > counted else "fewer"
+    return f" ({abs(done - counted):,} {more_or_fewer} than counted: others worked meanwhile)"
 
 
 @click.command("approve-agreed")
@@ -426,8 +437,7 @@ def approve_agreed_command(
         approved = approve_agreed(db, lead, kinds=scope.kinds, sources=scope.sources)
     except PermissionDenied as error:
         fail(str(error))
-    changed = f" ({count - approved:+,} since counted)" if approved != count else ""
-    click.echo(f"approved {approved:,} agreed item(s){changed}")
+    click.echo(f"approved {approved:,} agreed item(s){_since_counted(approved, count)}")
 
 
 def _echo_item_text(case: ConflictCase) -> None:

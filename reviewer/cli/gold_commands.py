@@ -91,14 +91,18 @@ def gold_remove(ctx: click.Context, item_id: str, name: str | None) -> None:
 
 @gold_group.command("list")
 @click.option("--all", "include_removed", is_flag=True, help="Removed gold items too.")
+@as_option("The lead listing them.")
 @options.json("Print a JSON list.")
 @click.pass_context
-def gold_list(ctx: click.Context, include_removed: bool, as_json: bool) -> None:
-    """The gold items, in the order they were marked."""
+def gold_list(ctx: click.Context, include_removed: bool, name: str | None, as_json: bool) -> None:
+    """The gold items, in the order they were marked (leads only: annotators are not shown
+    the known answers)."""
     from db.gold import list_gold
 
-    with open_db(ctx).session() as session:
-        entries = list_gold(session, include_removed=include_removed)
+    db = open_db(ctx)
+    viewer = acting_person(ctx, name, register=False).name
+    with db.session() as session:
+        entries = list_gold(session, viewer, include_removed=include_removed)
     if printed_json_or_empty(
         entries,
         as_json=as_json,
@@ -112,6 +116,8 @@ def gold_list(ctx: click.Context, include_removed: bool, as_json: bool) -> None:
             state = f"  removed {gold.removed_at:%Y-%m-%d} by {terminal_text(gold.removed_by)}"
         elif gold.stale:
             state = f"  stale: the item is at revision {gold.current_revision}, not served"
+        elif gold.rejected:
+            state = "  rejected: not served (gold remove retires it)"
         click.echo(
             f"{terminal_text(gold.item_id):<{width}}  r{gold.revision}  "
             f"{gold.verdict.value:<10} {gold.answer_text:<12} by {terminal_text(gold.lead)} "

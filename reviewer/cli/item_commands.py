@@ -139,10 +139,19 @@ def init_command(ctx: click.Context) -> None:
     Every other command except import and users add refuses a database that does
     not exist, so a mistyped --db never creates an empty one.
     """
+    from db.guards import restore_sqlite_triggers
+
     root = ctx.find_root()
     existed = _database_exists(root.obj.get("db"))
     database = open_db(ctx, create=True)
     where = terminal_text(database.url_for_people)
+    # A SQLite file's triggers can be dropped by anyone who holds it: put back what is missing.
+    restored: list[str] = []
+    if not database.read_only:
+        with database.engine.begin() as connection:
+            restored = restore_sqlite_triggers(connection)
+    if restored:
+        click.echo(f"{where}: restored missing triggers: {', '.join(restored)}")
     if existed:
         click.echo(f"{where} is a vetbench database; its schema is up to date")
     else:

@@ -37,7 +37,14 @@ def _read_password(name: str, *, from_stdin: bool, none: bool, new_login: bool) 
 
 
 def add_user(
-    ctx: click.Context, name: str, role: str, *, password_stdin: bool, no_password: bool
+    ctx: click.Context,
+    name: str,
+    role: str,
+    *,
+    password_stdin: bool,
+    no_password: bool,
+    adopt: bool = False,
+    reset_password: bool = False,
 ) -> None:
     """``vetbench users add``: register a person, or change their role.
 
@@ -52,12 +59,23 @@ def add_user(
     if not db.is_sqlite:
         new_login = not has_database_role(db, name.strip())
         password = _read_password(
-            name.strip(), from_stdin=password_stdin, none=no_password, new_login=new_login
+            name.strip(),
+            from_stdin=password_stdin,
+            none=no_password,
+            new_login=new_login or reset_password,
         )
     elif password_stdin:
         fail("--password-stdin: SQLite has no logins, so no passwords")
     try:
-        change = add_person(db, name, Role(role), actor=actor.name, password=password)
+        change = add_person(
+            db,
+            name,
+            Role(role),
+            actor=actor.name,
+            password=password,
+            adopt=adopt,
+            reset_password=reset_password,
+        )
     except PersonRefused as error:
         fail(str(error))
     login = ""
@@ -121,17 +139,43 @@ def users_group() -> None:
     is_flag=True,
     help="PostgreSQL: a new login without a password (peer or certificate authentication).",
 )
+@click.option(
+    "--adopt",
+    is_flag=True,
+    help="PostgreSQL: take in an existing role that is not vetbench's (another "
+    "application's, or a superuser); its password is kept.",
+)
+@click.option(
+    "--reset-password",
+    is_flag=True,
+    help="PostgreSQL: change the password of an existing login (never changed otherwise).",
+)
 @click.pass_context
 def users_add(
-    ctx: click.Context, name: str, role: str, password_stdin: bool, no_password: bool
+    ctx: click.Context,
+    name: str,
+    role: str,
+    password_stdin: bool,
+    no_password: bool,
+    adopt: bool,
+    reset_password: bool,
 ) -> None:
     """Register NAME as an annotator or a lead (or change their role).
 
     On PostgreSQL, run by the owner: also creates NAME's login role, asking for its
     password (or reading it with --password-stdin; never from an argument), and puts
-    it in the vetbench_annotator or vetbench_lead group.
+    it in the vetbench_annotator or vetbench_lead group.  An existing role keeps its
+    password unless --reset-password; one that is not vetbench's needs --adopt.
     """
-    add_user(ctx, name, role, password_stdin=password_stdin, no_password=no_password)
+    add_user(
+        ctx,
+        name,
+        role,
+        password_stdin=password_stdin,
+        no_password=no_password,
+        adopt=adopt,
+        reset_password=reset_password,
+    )
 
 
 @users_group.command("list")

@@ -15,7 +15,7 @@ import sys
 
 import click
 
-from reviewer.cli.common import open_db
+from reviewer.cli.common import fail, open_db
 from reviewer.cli.identity import acting_person
 
 DB_ENV_VAR = "VETBENCH_DB"  # db.engine.DB_ENV_VAR; not imported here to keep --help instant
@@ -46,16 +46,44 @@ DB_ENV_VAR = "VETBENCH_DB"  # db.engine.DB_ENV_VAR; not imported here to keep --
     help="The address browsers use when a proxy serves the app, e.g. "
     "https://review.example.org/alice [default: http://HOST:PORT].",
 )
+@click.option(
+    "--allow-origin",
+    "allowed_origins",
+    metavar="URL",
+    multiple=True,
+    help="Also let pages from this address open sessions (repeatable), e.g. the reverse "
+    "proxy's https://review.example.org. Pages from any other site are refused.",
+)
+@click.option(
+    "--max-sessions",
+    type=click.IntRange(1, 1000),
+    default=4,
+    show_default=True,
+    help="Sessions (browser tabs, each its own process) served at once; more are refused.",
+)
 @click.pass_context
 def serve(
-    ctx: click.Context, host: str, port: int, name: str | None, public_url: str | None
+    ctx: click.Context,
+    host: str,
+    port: int,
+    name: str | None,
+    public_url: str | None,
+    allowed_origins: tuple[str, ...],
+    max_sessions: int,
 ) -> None:
     """Serve the review app to a browser (textual-serve); each tab runs its own app.
 
-    Every judgment is stored as in `vetbench review`. Stop the server with Ctrl+C.
+    Every judgment is stored as in `vetbench review`. Only pages this server serves (or
+    --allow-origin names) may open a session, at most --max-sessions at once. Stop the
+    server with Ctrl+C.
     """
-    from textual_serve.server import Server
+    from reviewer.cli.guarded_server import GuardedServer, OriginError, origin_of
 
+    for url in (*allowed_origins, *([public_url] if public_url else [])):
+        try:
+            origin_of(url)
+        except OriginError as error:
+            fail(f"--allow-origin/--public-url: {error}")
     db = open_db(ctx)  # a bad --db fails here, once, not in every browser tab
     # The same identity rule as `review`, checked once here: an unknown or mistyped name
     # is one line now, not an error page in every browser tab.
@@ -64,12 +92,14 @@ def serve(
     # where a PostgreSQL password would show in the process list.
     os.environ[DB_ENV_VAR] = db.url.render_as_string(hide_password=False)
     command = shlex.join([sys.executable, "-m", "reviewer.cli", "review", "--as", who])
-    server = Server(
+    server = GuardedServer(
         command,
         host=host,
         port=port,
         title=f"vetbench review · {who}",
         public_url=public_url.rstrip("/") if public_url else None,
+        allowed_origins=allowed_origins,
+        max_sessions=max_sessions,
     )
     server.serve()
 

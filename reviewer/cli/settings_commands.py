@@ -20,13 +20,17 @@ def config() -> None:
 @click.pass_context
 def config_list(ctx: click.Context) -> None:
     """Every setting with its value and what it means."""
-    from db.settings import SETTINGS, get_setting
+    from db.settings import SETTINGS, SettingError, get_setting, stored_setting
 
     db = open_db(ctx)
     with db.session() as session:
         for name, spec in SETTINGS.items():
-            value = get_setting(session, name)
-            marker = "" if value != spec.default else " (default)"
+            value = stored_setting(session, name)
+            try:
+                get_setting(session, name)
+                marker = "" if value != spec.default else " (default)"
+            except SettingError:
+                marker = " (not valid: a lead sets it again)"
             click.echo(f"{name} = {value}{marker}    # {spec.help}")
 
 

@@ -15,7 +15,7 @@ and suspect keys (items every model gets wrong with the same non-key answer).
 Item and model text (ids, model names, answers, raw outputs, prompts, errors) goes
 through the one literal-display helper (``reviewer/tui/literal.py``): never markup,
 control characters shown, never sent.  What is read and how figures are written as
-text lives in ``evaluator/live.py``; models are opened by the evaluator's registry
+text lives in ``evaluator/live.py`` and ``evaluator/run_text.py`` (shared with the CLI); models are opened by the evaluator's registry
 with the settings ``vetbench review`` was given (``--base-url``, ``--threads`` ...).
 """
 
@@ -46,129 +46,46 @@ from textual.widgets import (
 )
 from textual.worker import get_current_worker
 
-from db.answers import format_answer
 from db.errors import VetbenchError
-from db.vocabulary import ALL, EvalProtocol, FailureKind, ItemKind, RunStatus, values
+from db.vocabulary import ALL, EvalProtocol, ItemKind, RunStatus, values
+from evaluator import run_text
 from evaluator.backends.settings import DTYPES, BackendSettings
-from evaluator.live import (
-    EvaluationSnapshot,
-    duration,
-    extraction_summary,
-    interval,
-    percent,
-    position_summary,
-    protocol_note,
-    rate,
-    read_snapshot,
-    secondary_figure,
-)
+from evaluator.live import EvaluationSnapshot, read_snapshot
+from evaluator.run_text import interval
 from reviewer.tui.literal import line_broken, literal, notify_literally
 from reviewer.tui.polling import PollingScreen
 from reviewer.tui.responsive import apply_size_classes
 from reviewer.tui.screens.area import AreaScreen
+from reviewer.tui.screens.evaluation_text import (
+    accuracy_bar,
+    answered_item_cells,
+    extraction_summary,
+    figure_cells,
+    leaderboard_bars,
+    mark,
+    percent,
+    position_summary,
+    prediction_detail,
+    run_title,
+    suspect_text,
+)
 from reviewer.tui.widgets.accuracy_curve import AccuracyCurve
-from reviewer.tui.widgets.bars import Bar, BarChart
+from reviewer.tui.widgets.bars import BarChart
 from reviewer.tui.widgets.footer import KeyFooter
 
 if TYPE_CHECKING:
     from db.engine import Database
     from evaluator.backends.base import Backend
-    from evaluator.results import Figures, PredictionView, RunFigures, RunOverview, SuspectKey
+    from evaluator.results import PredictionView, RunFigures, RunOverview, SuspectKey
     from evaluator.session import EvalChoices, RunUpdate
 
 SHOT_CHOICES = (0, 1, 2, 3, 5, 10)
 SHOTS_DEFAULT = "default"  # the protocol's own shots (5 for custom), as `vetbench eval`
-LEADERBOARD_BARS = 15
 SUSPECTS_EVERY = 5  # suspect keys are re-read every this many polls (a heavier query)
 
 BackendOpener = Callable[[str, "BackendSettings"], "Backend"]
 """Opens the backend for a model spec with the settings chosen; the screen's default goes
 through the registry."""
-
-
-# ------------------------------------------------------------------ as text
-
-
-def answer_cell(kind: str, answer: str | None, style: str = "") -> Text:
-    """An answer as people read it (``D, A, C, B`` for orders, ``ABD`` for choices), literally."""
-    return literal(format_answer(kind, answer), style=style)
-
-
-def answered_item_cells(
-    item_id: str, kind: ItemKind, key: str, answer: str | None
-) -> tuple[Text, str, Text, Text]:
-    """The cells every table of answers to items begins with: item, kind, key, answer."""
-    return (literal(item_id), kind.value, answer_cell(kind, key), answer_cell(kind, answer))
-
-
-def mark(view: PredictionView) -> Text:
-    if view.failure_kind is FailureKind.INFRASTRUCTURE:
-        return Text("failed", style="bold red")
-    if view.failure_kind is FailureKind.UNPARSED:
-        return Text("unparsed", style="yellow")
-    return Text("right", style="green") if view.correct else Text("wrong", style="red")
-
-
-def leaderboard_bars(runs: list[RunOverview]) -> list[Bar]:
-    """One bar per run with answers (best first): its accuracy, the interval as a whisker."""
-    ranked = sorted(
-        (run for run in runs if run.accuracy is not None),
-        key=lambda run: (-(run.accuracy or 0.0), run.id),
-    )[:LEADERBOARD_BARS]
-    return [
-        Bar(
-            f"#{run.id} {run.model}",
-            run.accuracy,
-            f"{percent(run.accuracy):>6} {interval(run.accuracy_ci):<12} n={run.done}",
-            run.accuracy_ci,
-        )
-        for run in ranked
-    ]
-
-
-def prediction_detail(view: PredictionView) -> Text:
-    """Prompt, raw output, parsed answer and key of one prediction, shown literally."""
-    text = Text()
-    text.append_text(literal(view.item_id, style="bold"))
-    text.append(f"  ({view.kind}, revision {view.revision})\n", style="bold")
-    text.append("key ", style="dim")
-    text.append_text(answer_cell(view.kind, view.key, style="bold"))
-    text.append("   parsed ", style="dim")
-    text.append_text(answer_cell(view.kind, view.parsed_answer, style="bold"))
-    text.append("   ")
-    text.append_text(mark(view))
-    text.append(f"   {view.latency_s:.2f} s\n", style="dim")
-    if view.error:
-        text.append("error: ", style="bold red")
-        text.append_text(literal(view.error + "\n"))
-    text.append("\nraw output\n", style="bold underline")
-    text.append_text(literal((view.raw_output or "(empty)") + "\n"))
-    text.append("\nprompt\n", style="bold underline")
-    text.append_text(literal(view.prompt))
-    return text
-
-
-def run_title(figures: RunFigures) -> Text:
-    """``Run 3  model  backend, mode, shots  status  note``, with the model's name literal."""
-    run = figures.run
-    status = run.status + (" (stale: its process is gone)" if run.stale else "")
-    title = Text.assemble((f"Run {run.id}  ", "bold"))
-    title.append_text(literal(run.model, style="bold"))
-    title.append(f"  {run.backend}, {run.mode}, {run.shots}-shot  ")
-    note = protocol_note(run)
-    if note:
-        title.append(f"{note}  ")
-    title.append(status, style="italic")
-    if run.error:
-        title.append_text(literal("  " + run.error, style="yellow"))
-    return title
-
-
-def suspect_text(suspect: SuspectKey) -> Text:
-    return literal(
-        f"{suspect.item_id}: key {suspect.key}, but {', '.join(suspect.models)} all answered "
-        f"{suspect.answer} (runs {', '.join(map(str, suspect.runs))})."
-    )
 
 
 # -------------------------------------------------------------------- screen
@@ -607,7 +524,7 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         bar.update(total=max(progress.total, 1), progress=progress.done)
         lines = [
             f"{progress.done} / {progress.total} items   "
-            f"{rate(progress.items_per_second)}   ETA {duration(progress.eta_s)}   "
+            f"{run_text.rate(progress)}   ETA {run_text.duration(progress.eta_s)}   "
             f"unparsed {percent(summary.unparsed_rate)}",
             extraction_summary(summary),
             position_summary(summary),
@@ -615,9 +532,9 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         # Extractor names and position labels come from the evaluator, not from models.
         speed.update(Text("\n".join(line for line in lines if line)))
         table.clear()
-        table.add_row(*_figure_cells("all", summary), key=ALL)
+        table.add_row(*figure_cells("all", summary), key=ALL)
         for kind, group in summary.by_kind.items():
-            table.add_row(*_figure_cells(kind, group), key=kind)
+            table.add_row(*figure_cells(kind, group), key=kind)
         self.query_one("#kind-bars", BarChart).show(
             [accuracy_bar("all", summary)]
             + [accuracy_bar(kind, group) for kind, group in summary.by_kind.items()]
@@ -661,7 +578,7 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
                 run.status + (" (stale)" if run.stale else ""),
                 f"{run.done}/{run.total}",
                 percent(run.accuracy),
-                interval(run.accuracy_ci),
+                interval(run.accuracy_ci, percent=True),
                 run.started_at.strftime("%Y-%m-%d %H:%M"),
                 key=str(run.id),
             )
@@ -690,25 +607,3 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         except Exception:  # no valid cursor (empty or just cleared)
             return None
         return None if row_key.value is None else str(row_key.value)
-
-
-def accuracy_bar(name: str, figures: Figures) -> Bar:
-    """A kind's accuracy as a bar, its Wilson interval as the whisker."""
-    return Bar(
-        name,
-        figures.accuracy,
-        f"{percent(figures.accuracy):>6} {interval(figures.accuracy_ci):<12} n={figures.scored}",
-        figures.accuracy_ci,
-    )
-
-
-def _figure_cells(name: str, figures: Figures) -> tuple[str, ...]:
-    return (
-        name,
-        str(figures.scored),
-        percent(figures.accuracy),
-        interval(figures.accuracy_ci),
-        percent(figures.unparsed_rate),
-        str(figures.infrastructure_failures),
-        secondary_figure(figures),
-    )

@@ -6,12 +6,19 @@ followed (``open_links=False``): a click only shows where the link points.
 Without stored guidelines the screen says how a lead sets them and lists the
 verdicts as the app defines them.  A new annotator sees this screen before their
 first item.
+
+Long guidelines are shown page by page (``n``/``p``): Textual builds a widget per
+block, and 200,000 characters at once kept the app busy for most of a minute.  The
+text is split in a worker, between top-level blocks, and each page is rendered by a
+worker of its own, so Esc always closes the screen at once.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -33,6 +40,72 @@ from reviewer.tui.widgets.verdict_bar import VERDICT_KEYS
 WELCOME = (
     "Welcome. Please read the guidelines before your first item; g opens them again at any time. "
 )
+
+
+PAGE_CHARS = 8_000  # about a minute's reading; Textual renders it in well under a second
+
+
+@dataclass(frozen=True)
+class GuidelinesPage:
+    text: str
+    headings: tuple[str, ...]  # its headings' plain text, in order
+
+
+def paginate(text: str, limit: int = PAGE_CHARS) -> list[GuidelinesPage]:
+    """``text`` cut into pages of at most ``limit`` characters, between top-level Markdown
+    blocks (a list, a table or a code block stays whole when it fits in a page), before a
+    heading where the page is half full.  Only a block longer than a page is cut inside,
+    at a line end (or, for one overlong line, anywhere)."""
+    lines = text.splitlines(keepends=True)
+    tokens = MarkdownIt("gfm-like").parse(text)
+    starts = sorted(
+        {0, *(t.map[0] for t in tokens if t.level == 0 and t.map and t.nesting >= 0)} | {len(lines)}
+    )
+    heading_at = {
+        token.map[0]: _plain(tokens[index + 1].children or [])
+        for index, token in enumerate(tokens)
+        if token.type == "heading_open" and token.level == 0 and token.map
+    }
+    if len(text) <= limit:
+        return [GuidelinesPage(text, tuple(heading_at.values()))]
+    pages: list[GuidelinesPage] = []
+    current: list[str] = []
+    headings: list[str] = []
+    size = 0
+
+    def close_page() -> None:
+        nonlocal size
+        if current:
+            pages.append(GuidelinesPage("".join(current), tuple(headings)))
+        current.clear()
+        headings.clear()
+        size = 0
+
+    for start, end in zip(starts, starts[1:], strict=False):
+        block = "".join(lines[start:end])
+        if size + len(block) > limit or (start in heading_at and size >= limit // 2):
+            close_page()
+        if start in heading_at:
+            headings.append(heading_at[start])
+        if len(block) <= limit:
+            current.append(block)
+            size += len(block)
+            continue
+        for line in lines[start:end]:  # a block longer than a page
+            for piece in (line[i : i + limit] for i in range(0, len(line), limit)):
+                if size + len(piece) > limit:
+                    close_page()
+                current.append(piece)
+                size += len(piece)
+    close_page()
+    return pages or [GuidelinesPage(text, ())]
+
+
+def _plain(children: list[Token]) -> str:
+    """A heading's text as the Markdown widget's table of contents gives it."""
+    return "".join(
+        " " if child.type == "softbreak" else child.content for child in children
+    ).strip()
 
 
 def builtin_verdicts() -> str:
@@ -57,11 +130,16 @@ class GuidelinesScreen(DialogScreen[None]):
     }
     """
 
-    BINDINGS = [Binding("escape,q,g", "close", "Close the guidelines")]
+    BINDINGS = [
+        Binding("escape,q,g", "close", "Close the guidelines"),
+        Binding("n", "page(1)", "Next page"),
+        Binding("p", "page(-1)", "Previous page"),
+    ]
 
     @dataclass
     class Loaded(Message):
         guidelines: GuidelinesVersion | None
+        pages: list[GuidelinesPage]
 
     def __init__(self, db: Database, kind: ItemKind | None, *, first: bool = False) -> None:
         super().__init__()
@@ -70,6 +148,10 @@ class GuidelinesScreen(DialogScreen[None]):
         self.first = first
         self.section: str | None = None
         """The heading the screen opened at (None: the top)."""
+        self.guidelines: GuidelinesVersion | None = None
+        self.pages: list[GuidelinesPage] = []
+        self.page = 0
+        """The page shown (from 0)."""
 
     def compose(self) -> ComposeResult:
         with Dialog(classes="wide"):
@@ -84,7 +166,9 @@ class GuidelinesScreen(DialogScreen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False)
     def load(self) -> None:
         with self.db.session() as session:
-            self.post_message(self.Loaded(current_guidelines(session)))
+            found = current_guidelines(session)
+        pages = paginate(visible_text(found.text)) if found is not None else []
+        self.post_message(self.Loaded(found, pages))
 
     async def on_guidelines_screen_loaded(self, message: Loaded) -> None:
         found = message.guidelines
@@ -101,15 +185,47 @@ class GuidelinesScreen(DialogScreen[None]):
             )
             await markdown.update(builtin_verdicts())
             return
+        self.guidelines, self.pages = found, message.pages
         title.update(
             Text(
                 f"Guidelines, version {found.version} (set by {visible_text(found.author)} on "
                 f"{found.created_at:%Y-%m-%d})"
             )
         )
-        await markdown.update(visible_text(found.text))
-        where = self._go_to_kind(markdown)
-        intro.update(Text((WELCOME if self.first else "") + where + " Esc closes."))
+        self._show(self._kind_page(), find_kind=True)
+
+    def _kind_page(self) -> int:
+        """The page that holds the section for the item's kind (0 when none does)."""
+        if self.kind is None:
+            return 0
+        owners = [number for number, page in enumerate(self.pages) for _ in page.headings]
+        headings = [heading for page in self.pages for heading in page.headings]
+        index = kind_section(headings, self.kind)
+        return 0 if index is None else owners[index]
+
+    def _show(self, page: int, *, find_kind: bool = False) -> None:
+        """Render page ``page`` in a worker: the screen keeps answering keys meanwhile."""
+        self.page = page
+        self.run_worker(self._render_page(find_kind), group="guidelines-page", exclusive=True)
+
+    async def _render_page(self, find_kind: bool) -> None:
+        markdown = self.query_one("#guidelines-text", Markdown)
+        await markdown.update(self.pages[self.page].text)
+        self.query_one("#guidelines-scroll", VerticalScroll).scroll_home(animate=False)
+        parts = [self._go_to_kind(markdown)] if find_kind else []
+        if len(self.pages) > 1:
+            parts.append(f"Page {self.page + 1} of {len(self.pages)}: n next, p previous.")
+        intro = " ".join([*parts, "Esc closes."])
+        self.query_one("#guidelines-intro", Static).update(
+            Text((WELCOME if self.first else "") + intro)
+        )
+
+    def action_page(self, step: int) -> None:
+        target = self.page + step
+        if not self.pages or not 0 <= target < len(self.pages):
+            self.app.bell()
+            return
+        self._show(target)
 
     def _go_to_kind(self, markdown: Markdown) -> str:
         """Scroll to the section for the item's kind; say where the screen opened."""

@@ -11,7 +11,7 @@ from textual.containers import Horizontal
 from textual.widgets import Button, Input, Select, Static
 
 from db.engine import Database
-from db.search import MIN_INDEXED_CHARS
+from db.search import MIN_INDEXED_CHARS, SearchError
 from db.vocabulary import FlagName, ItemStatus
 from reviewer.queue import QueueFilter
 from reviewer.tui.literal import literal
@@ -129,7 +129,12 @@ class FilterScreen(DialogScreen[QueueFilter | None]):
         for field in self.choice_fields():
             value = self.query_one(f"#filter-{field.attribute}", Select).value
             changes[field.attribute] = () if value is Select.NULL else (str(value),)
-        self.dismiss(replace(self.current, **changes))  # type: ignore[arg-type]
+        try:
+            chosen = replace(self.current, **changes)  # type: ignore[arg-type]
+        except SearchError as error:
+            self.notify(str(error), title="Cannot search", severity="error")
+            return
+        self.dismiss(chosen)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -1,0 +1,283 @@
+"""Rules the database keeps itself, for every client (vetbench, psql, a script).
+
+- **Statuses come only from decisions** (SQLite and PostgreSQL): an item is approved
+  or rejected only while its newest decision not undone says so, about its current
+  revision (``reviewer.item_status`` computes the same rule).  A bare
+  ``UPDATE item SET status = 'approved'`` is refused, whoever runs it.
+- **Item content** (PostgreSQL): ``current_revision`` names one of the item's
+  revisions and moves only to its newest; revisions are only ever appended, and once
+  an item exists a new revision is written in its author's own name
+  (``session_user``); only leads revise an approved or rejected item.  Members may
+  not change ``kind`` or ``source`` at all (no UPDATE grant: ``db.privileges``).
+- **Flags** (PostgreSQL): a member's flag row names a known flag and source, a
+  revision that exists, and its evidence is a JSON object.
+- **Gold answers** (PostgreSQL): annotators cannot read a gold item's known verdict and
+  answer; ``vetbench_gold_known`` gives them to a lead, or to someone who has judged that
+  gold (the review app shows the outcome after the verdict).
+- **Evaluation runs** (PostgreSQL): each run is stamped with the role that started it
+  (``eval_run.db_role``); members change only their own runs and predictions
+  (policies in ``db.privileges``).
+- **SQLite's triggers** (the audit trail's, the status rule's, the search index's)
+  can be dropped by anyone holding the file; :func:`restore_sqlite_triggers` puts
+  missing ones back (``vetbench doctor``, ``vetbench init``) and names them.
+
+The PostgreSQL functions pin their ``search_path`` (see ``db.privileges``); the owner
+and superusers, whom row-level security does not bind either, pass the item-content
+and flag checks, never the status rule.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Connection, text
+
+from db.vocabulary import DECISION_STATUSES, FlagName, FlagSource
+
+__all__ = [
+    "POSTGRES_GUARD_FUNCTIONS",
+    "POSTGRES_GUARD_TRIGGERS",
+    "SQLITE_STATUS_TRIGGERS",
+    "missing_sqlite_triggers",
+    "postgres_guard_functions",
+    "restore_sqlite_triggers",
+]
+
+_DECIDED = ", ".join(f"'{status.value}'" for status in DECISION_STATUSES)
+_FLAG_NAMES = ", ".join(f"'{name.value}'" for name in FlagName)
+_FLAG_SOURCES = ", ".join(f"'{source.value}'" for source in FlagSource)
+
+# The newest decision not undone, as db.decisions.latest_decision orders them.
+_NEWEST_DECISION = (
+    "SELECT status, revision_number FROM decision WHERE item_id = {item} "
+    "AND retracted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1"
+)
+_STATUS_REFUSAL = "approved and rejected come only from a lead''s decision of the current revision"
+
+SQLITE_STATUS_TRIGGERS: dict[str, str] = {
+    "item_status_from_decision_on_insert": f"""CREATE TRIGGER IF NOT EXISTS
+item_status_from_decision_on_insert BEFORE INSERT ON item WHEN NEW.status IN ({_DECIDED})
+BEGIN SELECT RAISE(ABORT, 'a new item cannot be approved or rejected: {_STATUS_REFUSAL}'); END""",
+    "item_status_from_decision": f"""CREATE TRIGGER IF NOT EXISTS
+item_status_from_decision BEFORE UPDATE OF status ON item
+WHEN NEW.status IN ({_DECIDED}) AND NEW.status IS NOT OLD.status AND NOT EXISTS (
+  SELECT 1 FROM ({_NEWEST_DECISION.format(item="NEW.id")}) AS newest
+  WHERE newest.status = NEW.status AND newest.revision_number = NEW.current_revision)
+BEGIN SELECT RAISE(ABORT, 'refused: item status {_STATUS_REFUSAL}'); END""",
+}
+"""SQLite's status rule: (trigger name, statement) for each trigger."""
+
+
+def postgres_guard_functions(path: str) -> list[str]:
+    """The guard trigger functions (PL/pgSQL), each running under ``path``."""
+    return [
+        _plpgsql(
+            "vetbench_guard_item_state",
+            path,
+            f"""DECLARE
+  current_item item%ROWTYPE;
+  newest integer;
+  decided record;
+BEGIN
+  SELECT * INTO current_item FROM item WHERE id = NEW.id;
+  IF NOT FOUND THEN
+    RETURN NULL;
+  END IF;
+  SELECT max(number) INTO newest FROM item_revision WHERE item_id = current_item.id;
+  IF NOT EXISTS (SELECT FROM item_revision
+                 WHERE item_id = current_item.id AND number = current_item.current_revision) THEN
+    RAISE EXCEPTION 'item % has no revision %: current_revision names one of its revisions',
+      current_item.id, current_item.current_revision USING ERRCODE = 'check_violation';
+  END IF;
+  IF TG_OP = 'UPDATE' AND OLD.current_revision IS DISTINCT FROM NEW.current_revision
+     AND current_item.current_revision <> newest AND NOT vetbench_session_is_admin() THEN
+    RAISE EXCEPTION 'item % moves only to its newest revision (%), not %',
+      current_item.id, newest, current_item.current_revision USING ERRCODE = 'check_violation';
+  END IF;
+  IF current_item.status IN ({_DECIDED}) THEN
+    SELECT status, revision_number INTO decided FROM decision
+    WHERE item_id = current_item.id AND retracted_at IS NULL
+    ORDER BY created_at DESC, id DESC LIMIT 1;
+    IF NOT FOUND OR decided.status <> current_item.status
+       OR decided.revision_number <> current_item.current_revision THEN
+      RAISE EXCEPTION 'item % is % at revision %, but %', current_item.id,
+        current_item.status, current_item.current_revision, '{_STATUS_REFUSAL}'
+        USING ERRCODE = 'check_violation';
+    END IF;
+  END IF;
+  RETURN NULL;
+END""",
+        ),
+        _plpgsql(
+            "vetbench_guard_revision",
+            path,
+            f"""BEGIN
+  IF vetbench_session_is_admin() THEN
+    RETURN NEW;
+  END IF;
+  IF EXISTS (SELECT FROM item_revision WHERE item_id = NEW.item_id AND number >= NEW.number) THEN
+    RAISE EXCEPTION 'revision % of item % is not after its newest: revisions are only added',
+      NEW.number, NEW.item_id USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  -- A revision written before this transaction: the item exists, and its new text is
+  -- the session's own (an import of a new item may bring its history's authors).
+  IF NEW.author IS DISTINCT FROM session_user AND EXISTS (
+      SELECT FROM item_revision WHERE item_id = NEW.item_id AND xmin <> pg_current_xact_id()::xid)
+  THEN
+    RAISE EXCEPTION '% may add revisions of item % only in their own name, not as %',
+      session_user, NEW.item_id, NEW.author USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  IF (SELECT status FROM item WHERE id = NEW.item_id) IN ({_DECIDED})
+     AND NOT vetbench_session_is_lead() THEN
+    RAISE EXCEPTION 'only leads revise an approved or rejected item: % may not revise %',
+      session_user, NEW.item_id USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  RETURN NEW;
+END""",
+        ),
+        _plpgsql(
+            "vetbench_guard_flag",
+            path,
+            f"""BEGIN
+  IF vetbench_session_is_admin() THEN
+    RETURN NEW;
+  END IF;
+  IF NEW.name NOT IN ({_FLAG_NAMES}) OR NEW.source NOT IN ({_FLAG_SOURCES})
+     OR json_typeof(NEW.evidence::json) IS DISTINCT FROM 'object'
+     OR NOT EXISTS (SELECT FROM item_revision
+                    WHERE item_id = NEW.item_id AND number = NEW.revision_number) THEN
+    RAISE EXCEPTION 'flag % (%) of item % revision % is not one vetbench writes',
+      NEW.name, NEW.source, NEW.item_id, NEW.revision_number USING ERRCODE = 'check_violation';
+  END IF;
+  RETURN NEW;
+END""",
+        ),
+        # The known verdict and answer of a gold item, for a lead or for someone who has
+        # judged it (annotators cannot read those columns: db.privileges).
+        f"""CREATE OR REPLACE FUNCTION vetbench_gold_known(gold integer)
+RETURNS TABLE (verdict varchar, answer varchar)
+LANGUAGE plpgsql STABLE SECURITY DEFINER {path} AS $$
+BEGIN
+  RETURN QUERY SELECT g.verdict, g.answer FROM gold_item g
+  WHERE g.id = gold AND (vetbench_session_is_lead() OR EXISTS (SELECT FROM judgment j
+    WHERE j.gold_id = g.id AND j.annotator_id = vetbench_session_person_id()));
+END
+$$""",
+        _plpgsql(
+            "vetbench_stamp_run",
+            path,
+            """BEGIN
+  IF TG_OP = 'INSERT' THEN
+    NEW.db_role := session_user;
+  ELSE
+    NEW.db_role := OLD.db_role;
+  END IF;
+  RETURN NEW;
+END""",
+        ),
+    ]
+
+
+def _plpgsql(name: str, path: str, body: str) -> str:
+    return f"""CREATE OR REPLACE FUNCTION {name}() RETURNS trigger
+LANGUAGE plpgsql {path} AS $$
+{body}
+$$"""
+
+
+POSTGRES_GUARD_FUNCTIONS = (
+    "vetbench_guard_item_state()",
+    "vetbench_guard_revision()",
+    "vetbench_guard_flag()",
+    "vetbench_gold_known(integer)",
+    "vetbench_stamp_run()",
+)
+"""The functions above, with their argument types (for DROP FUNCTION)."""
+
+_STATE_CHECK = (
+    "AFTER {event} ON item DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN ({when}) "
+    "EXECUTE FUNCTION vetbench_guard_item_state()"
+)
+
+POSTGRES_GUARD_TRIGGERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
+    # (table, trigger name, definition after "CREATE [CONSTRAINT] TRIGGER name", columns
+    # it needs).  The item checks wait for the commit: an edit moves the item to its
+    # new revision before storing it, and refreshes the status last.
+    (
+        "item",
+        "item_state_on_insert",
+        _STATE_CHECK.format(
+            event="INSERT", when=f"NEW.status IN ({_DECIDED}) OR NEW.current_revision <> 1"
+        ),
+        (),
+    ),
+    (
+        "item",
+        "item_state_on_update",
+        _STATE_CHECK.format(
+            event="UPDATE OF status, current_revision",
+            when="NEW.current_revision IS DISTINCT FROM OLD.current_revision OR "
+            f"(NEW.status IS DISTINCT FROM OLD.status AND NEW.status IN ({_DECIDED}))",
+        ),
+        (),
+    ),
+    (
+        "item_revision",
+        "item_revision_guard",
+        "BEFORE INSERT ON item_revision FOR EACH ROW EXECUTE FUNCTION vetbench_guard_revision()",
+        (),
+    ),
+    (
+        "item_flag",
+        "item_flag_guard",
+        "BEFORE INSERT ON item_flag FOR EACH ROW EXECUTE FUNCTION vetbench_guard_flag()",
+        (),
+    ),
+    (
+        "eval_run",
+        "eval_run_stamp",
+        "BEFORE INSERT OR UPDATE ON eval_run FOR EACH ROW EXECUTE FUNCTION vetbench_stamp_run()",
+        ("db_role",),
+    ),
+)
+"""The guard triggers; those on ``item`` are constraint triggers (deferred)."""
+
+
+def _sqlite_triggers() -> dict[str, str]:
+    """The audit trail's and the status rule's triggers: name -> its CREATE statement."""
+    from db.audit import SQLITE_AUDIT_TRIGGERS
+
+    return {**SQLITE_AUDIT_TRIGGERS, **SQLITE_STATUS_TRIGGERS}
+
+
+def missing_sqlite_triggers(connection: Connection) -> list[str]:
+    """The names of vetbench's SQLite triggers the file lacks (none on other databases);
+    the search index's count only where the file has the index."""
+    from db.search import SEARCH_TABLE, SQLITE_TRIGGER_NAMES
+
+    if connection.dialect.name != "sqlite":
+        return []
+    present = set(
+        connection.execute(
+            text("SELECT name FROM sqlite_master WHERE type IN ('trigger', 'table')")
+        ).scalars()
+    )
+    expected = list(_sqlite_triggers())
+    if SEARCH_TABLE in present:
+        expected += SQLITE_TRIGGER_NAMES
+    return [name for name in expected if name not in present]
+
+
+def restore_sqlite_triggers(connection: Connection) -> list[str]:
+    """Create the SQLite triggers that are missing; returns their names (empty: none were).
+
+    A missing search trigger means the index may have missed changes: it is rebuilt.
+    """
+    from db.search import SQLITE_TRIGGER_NAMES, create_search_index
+
+    missing = missing_sqlite_triggers(connection)
+    statements = _sqlite_triggers()
+    for name in missing:
+        if name in statements:
+            connection.exec_driver_sql(statements[name])
+    if set(missing) & set(SQLITE_TRIGGER_NAMES):
+        create_search_index(connection)
+    return missing

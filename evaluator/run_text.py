@@ -1,0 +1,154 @@
+"""A run's figures as labelled text: one formatter for the CLI and the app.
+
+``vetbench eval`` and ``vetbench runs show`` print these rows one per line; the
+evaluation screen (F4) puts the same rows in its title, table cells and summary
+lines, so both always show the same figures under the same names (as
+``reviewer/agreement/rows.py`` does for agreement).  The CLI writes fractions
+(``0.750``), the app percentages (``75.0%``): every function takes ``percent``.
+Nothing here knows a widget or a terminal; callers make model text safe to show.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from db.json_types import JsonValue
+from db.vocabulary import EvalProtocol
+from evaluator.results import ExtractorFigures, Figures, RunProgress, RunRecord, Score
+
+__all__ = [
+    "FigureRow",
+    "duration",
+    "extractor_text",
+    "figure_rows",
+    "interval",
+    "number",
+    "position_text",
+    "rate",
+    "run_how",
+    "run_state",
+    "score_items",
+    "secondary_text",
+]
+
+
+def number(value: float | None, *, percent: bool = False) -> str:
+    """A fraction as ``0.750`` (or ``75.0%``); ``—`` for a figure with nothing behind it."""
+    if value is None:
+        return "—"
+    return f"{100 * value:.1f}%" if percent else f"{value:.3f}"
+
+
+def interval(bounds: tuple[float, float] | None, *, percent: bool = False) -> str:
+    """A 95% interval as ``[0.409, 0.929]`` (or ``[40.9, 92.9]``); ``—`` when there is none."""
+    if not bounds:
+        return "—"
+    low, high = bounds
+    if percent:
+        return f"[{100 * low:.1f}, {100 * high:.1f}]"
+    return f"[{low:.3f}, {high:.3f}]"
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+def rate(progress: RunProgress) -> str:
+    """``0.50 items/s`` over the latest session."""
+    speed = progress.items_per_second
+    return "— items/s" if speed is None else f"{speed:.2f} items/s"
+
+
+@dataclass(frozen=True)
+class FigureRow:
+    """One figure beside accuracy (or a family of them, ``BLEU-1/4``): name and fractions."""
+
+    label: str
+    values: tuple[float, ...]
+
+    def text(self, *, percent: bool = False) -> str:
+        return "/".join(number(value, percent=percent) for value in self.values)
+
+
+def figure_rows(figures: Figures) -> list[FigureRow]:
+    """The figures beside accuracy that apply to these predictions, in reading order:
+    pairwise accuracy (orders), weighted and set F1 (multiple choice), the explanation
+    metrics (CFLUE's protocol), and the accuracy of a random choice."""
+    families = (
+        ("pairwise", (figures.pairwise_accuracy,)),
+        ("weighted F1", (figures.weighted_f1,)),
+        ("set F1", (figures.set_f1,)),
+        ("BLEU-1/4", (figures.bleu_1, figures.bleu_4)),
+        ("ROUGE-1/2/L", (figures.rouge_1, figures.rouge_2, figures.rouge_l)),
+        ("chance", (figures.chance,)),
+    )
+    return [
+        FigureRow(label, tuple(value for value in values if value is not None))
+        for label, values in families
+        if all(value is not None for value in values)
+    ]
+
+
+def secondary_text(figures: Figures, *, percent: bool = False) -> str:
+    """:func:`figure_rows` on one line: ``pairwise 75.0%, chance 4.2%``."""
+    rows = figure_rows(figures)
+    return ", ".join(f"{row.label} {row.text(percent=percent)}" for row in rows) or "—"
+
+
+def extractor_text(name: str, read: ExtractorFigures, *, percent: bool = False) -> str:
+    """``cflue read 18 of 20, right 9 (0.450)``: what one extractor recovered."""
+    return (
+        f"{name} read {read.parsed} of {read.parsed + read.unparsed}, "
+        f"right {read.correct} ({number(read.accuracy, percent=percent)})"
+    )
+
+
+def position_text(figures: Figures, *, percent: bool = False) -> str:
+    """Accuracy by the label the key was shown under, and the spread between them
+    (``A 1.000 (n=1)  B 0.000 (n=3)  bias 1.000``); empty without key positions."""
+    if not figures.key_positions:
+        return ""
+    shown = "  ".join(
+        f"{label} {number(row.accuracy, percent=percent)} (n={row.n})"
+        for label, row in figures.key_positions.items()
+    )
+    bias = figures.position_bias
+    return shown + ("" if bias is None else f"  bias {number(bias, percent=percent)}")
+
+
+def run_how(run: RunRecord) -> str:
+    """How a run asks: ``transformers, generate, 5-shot, cflue protocol, repeat 2/3,
+    options permuted`` (the protocol, repeat and permutation only when they apply)."""
+    params = run.params
+    parts = [run.backend, run.mode.value, f"{run.shots}-shot"]
+    if params.protocol is not EvalProtocol.CUSTOM:
+        parts.append(f"{params.protocol.value} protocol")
+    if params.repeat is not None:
+        parts.append(f"repeat {params.repeat.index + 1}/{params.repeat.count}")
+    if params.permute_options:
+        parts.append("options permuted")
+    return ", ".join(parts)
+
+
+def run_state(run: RunRecord) -> str:
+    """Its status, saying when a run marked running has lost its process."""
+    return run.status + (" (stale: its process is gone)" if run.stale else "")
+
+
+def score_items(scores: Score | None) -> tuple[list[str], dict[str, JsonValue]]:
+    """A prediction's stored scores as ``name value`` texts (each value as JSON writes
+    it), and score mode's log-likelihoods by candidate, apart (one line each)."""
+    stored = {} if scores is None else scores.to_json()
+    likelihoods = stored.pop("log_likelihoods", None)
+    items = [f"{name} {json.dumps(value, ensure_ascii=False)}" for name, value in stored.items()]
+    return items, likelihoods if isinstance(likelihoods, dict) else {}

@@ -1,0 +1,118 @@
+"""textual-serve's server with two guards: which pages may open a session, and how many.
+
+A browser sends every WebSocket the ``Origin`` of the page that opens it.  textual-serve
+accepts any, so any web page open in an annotator's browser could drive and read the
+app as them.  This server starts an app only for the origin it serves (``public_url``,
+and on a loopback address the same port under ``localhost``/``127.0.0.1``/``[::1]``)
+and the origins given with ``--allow-origin``; others are refused before any process
+starts.  Every session is a process of its own, so at most ``max_sessions`` run at once;
+another tab gets a page saying so.
+
+Imported only by ``vetbench serve`` (it imports textual-serve and aiohttp).
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+from collections.abc import Iterable
+
+from aiohttp import web
+from textual_serve.server import Server
+from yarl import URL
+
+log = logging.getLogger("textual-serve")
+
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+
+
+class OriginError(ValueError):
+    """An ``--allow-origin`` value that is not an http(s) address."""
+
+
+def origin_of(url: str) -> str:
+    """``scheme://host[:port]`` of an http(s) address, as browsers write an ``Origin``
+    (lowercase, no default port, no path); an :class:`OriginError` for anything else."""
+    parsed = URL(url.strip())
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise OriginError(f"'{url}' is not an http:// or https:// address")
+    return str(parsed.origin()).lower()
+
+
+def served_origins(public_url: str, host: str, port: int, allowed: Iterable[str]) -> frozenset[str]:
+    """The origins whose pages may open a session."""
+    origins = {origin_of(public_url), *(origin_of(url) for url in allowed)}
+    if host in ("127.0.0.1", "localhost", "::1"):
+        origins |= {origin_of(f"http://{name}:{port}") for name in _LOOPBACK_NAMES}
+    return frozenset(origins)
+
+
+def _page(title: str, message: str) -> str:
+    return (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'>"
+        f"<title>{html.escape(title)}</title></head>"
+        "<body style='font-family: sans-serif; margin: 3em'>"
+        f"<h1>{html.escape(title)}</h1><p>{html.escape(message)}</p></body></html>"
+    )
+
+
+class GuardedServer(Server):
+    """A textual-serve server that checks each WebSocket's origin and caps sessions."""
+
+    def __init__(
+        self,
+        command: str,
+        *,
+        host: str,
+        port: int,
+        title: str,
+        public_url: str | None,
+        allowed_origins: Iterable[str] = (),
+        max_sessions: int = 4,
+    ) -> None:
+        super().__init__(command, host=host, port=port, title=title, public_url=public_url)
+        self.origins = served_origins(self.public_url, host, port, allowed_origins)
+        self.max_sessions = max_sessions
+        self.sessions = 0  # one event loop: no lock needed
+
+    def _full_message(self) -> str:
+        return (
+            f"This vetbench server already runs {self.max_sessions} review session(s), its "
+            f"limit (--max-sessions {self.max_sessions}). Close another tab of the review app, "
+            "then reload this page."
+        )
+
+    async def handle_index(self, request: web.Request) -> web.StreamResponse:
+        if self.sessions >= self.max_sessions:
+            return web.Response(
+                status=503,
+                text=_page("vetbench review: no free session", self._full_message()),
+                content_type="text/html",
+            )
+        response: web.StreamResponse = await super().handle_index(request)
+        return response
+
+    # A refusal is a plain HTTP answer, not a WebSocket: hence the wider return type.
+    async def handle_websocket(self, request: web.Request) -> web.StreamResponse:  # type: ignore[override]
+        origin = request.headers.get("Origin", "").strip().lower()
+        if origin not in self.origins:
+            shown = origin or "no Origin header"
+            log.warning(
+                "refused a session for a page from %s: it is not %s (behind a reverse "
+                "proxy, add its address with --allow-origin)",
+                shown,
+                ", ".join(sorted(self.origins)),
+            )
+            return web.Response(
+                status=403,
+                text=f"vetbench serve opens sessions only for pages it serves; refused {shown}\n",
+            )
+        if self.sessions >= self.max_sessions:
+            log.warning("refused a session: %s already run", self.max_sessions)
+            return web.Response(status=503, text=self._full_message() + "\n")
+        self.sessions += 1
+        try:
+            response: web.StreamResponse = await super().handle_websocket(request)
+            return response
+        finally:
+            self.sessions -= 1

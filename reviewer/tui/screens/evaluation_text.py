@@ -1,0 +1,142 @@
+"""The evaluation screen's text: figures, predictions and runs as Rich text, cells and bars.
+
+The figures' wording comes from ``evaluator/run_text.py``, the formatter the CLI
+uses too (percentages here); item and model text goes through the one
+literal-display helper (``reviewer/tui/literal.py``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+
+from db.answers import format_answer
+from db.vocabulary import FailureKind, ItemKind
+from evaluator import run_text
+from evaluator.run_text import interval
+from reviewer.tui.literal import literal
+from reviewer.tui.widgets.bars import Bar
+
+if TYPE_CHECKING:
+    from evaluator.results import Figures, PredictionView, RunFigures, RunOverview, SuspectKey
+
+LEADERBOARD_BARS = 15
+
+
+def answer_cell(kind: str, answer: str | None, style: str = "") -> Text:
+    """An answer as people read it (``D, A, C, B`` for orders, ``ABD`` for choices), literally."""
+    return literal(format_answer(kind, answer), style=style)
+
+
+def answered_item_cells(
+    item_id: str, kind: ItemKind, key: str, answer: str | None
+) -> tuple[Text, str, Text, Text]:
+    """The cells every table of answers to items begins with: item, kind, key, answer."""
+    return (literal(item_id), kind.value, answer_cell(kind, key), answer_cell(kind, answer))
+
+
+def mark(view: PredictionView) -> Text:
+    if view.failure_kind is FailureKind.INFRASTRUCTURE:
+        return Text("failed", style="bold red")
+    if view.failure_kind is FailureKind.UNPARSED:
+        return Text("unparsed", style="yellow")
+    return Text("right", style="green") if view.correct else Text("wrong", style="red")
+
+
+def leaderboard_bars(runs: list[RunOverview]) -> list[Bar]:
+    """One bar per run with answers (best first): its accuracy, the interval as a whisker."""
+    ranked = sorted(
+        (run for run in runs if run.accuracy is not None),
+        key=lambda run: (-(run.accuracy or 0.0), run.id),
+    )[:LEADERBOARD_BARS]
+    return [
+        Bar(
+            f"#{run.id} {run.model}",
+            run.accuracy,
+            f"{percent(run.accuracy):>6} {interval(run.accuracy_ci, percent=True):<12} n={run.done}",
+            run.accuracy_ci,
+        )
+        for run in ranked
+    ]
+
+
+def prediction_detail(view: PredictionView) -> Text:
+    """Prompt, raw output, parsed answer and key of one prediction, shown literally."""
+    text = Text()
+    text.append_text(literal(view.item_id, style="bold"))
+    text.append(f"  ({view.kind}, revision {view.revision})\n", style="bold")
+    text.append("key ", style="dim")
+    text.append_text(answer_cell(view.kind, view.key, style="bold"))
+    text.append("   parsed ", style="dim")
+    text.append_text(answer_cell(view.kind, view.parsed_answer, style="bold"))
+    text.append("   ")
+    text.append_text(mark(view))
+    text.append(f"   {view.latency_s:.2f} s\n", style="dim")
+    if view.error:
+        text.append("error: ", style="bold red")
+        text.append_text(literal(view.error + "\n"))
+    text.append("\nraw output\n", style="bold underline")
+    text.append_text(literal((view.raw_output or "(empty)") + "\n"))
+    text.append("\nprompt\n", style="bold underline")
+    text.append_text(literal(view.prompt))
+    return text
+
+
+def run_title(figures: RunFigures) -> Text:
+    """``Run 3  model  backend, mode, shots  status  note``, with the model's name literal."""
+    run = figures.run
+    title = Text.assemble((f"Run {run.id}  ", "bold"))
+    title.append_text(literal(run.model, style="bold"))
+    title.append(f"  {run_text.run_how(run)}  ")
+    title.append(run_text.run_state(run), style="italic")
+    if run.error:
+        title.append_text(literal("  " + run.error, style="yellow"))
+    return title
+
+
+def suspect_text(suspect: SuspectKey) -> Text:
+    return literal(
+        f"{suspect.item_id}: key {suspect.key}, but {', '.join(suspect.models)} all answered "
+        f"{suspect.answer} (runs {', '.join(map(str, suspect.runs))})."
+    )
+
+
+def accuracy_bar(name: str, figures: Figures) -> Bar:
+    """A kind's accuracy as a bar, its Wilson interval as the whisker."""
+    return Bar(
+        name,
+        figures.accuracy,
+        f"{percent(figures.accuracy):>6} {interval(figures.accuracy_ci, percent=True):<12} n={figures.scored}",
+        figures.accuracy_ci,
+    )
+
+
+def figure_cells(name: str, figures: Figures) -> tuple[str, ...]:
+    return (
+        name,
+        str(figures.scored),
+        percent(figures.accuracy),
+        interval(figures.accuracy_ci, percent=True),
+        percent(figures.unparsed_rate),
+        str(figures.infrastructure_failures),
+        run_text.secondary_text(figures, percent=True),
+    )
+
+
+def percent(value: float | None) -> str:
+    return run_text.number(value, percent=True)
+
+
+def extraction_summary(figures: Figures) -> str:
+    """What each extractor recovered so far: ``extractors: cflue read 18 of 20, right 9 ...``."""
+    parts = [
+        run_text.extractor_text(name, read, percent=True)
+        for name, read in figures.extractors.items()
+    ]
+    return "extractors: " + "; ".join(parts) if parts else ""
+
+
+def position_summary(figures: Figures) -> str:
+    positions = run_text.position_text(figures, percent=True)
+    return f"by key position: {positions}" if positions else ""

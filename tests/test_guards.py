@@ -1,0 +1,299 @@
+# ruff: noqa: F811  (tests take the fixture `team` imported from test_privileges)
+"""The rules the database keeps for every client (db.guards): attacks from issue 22, run
+as real PostgreSQL login roles with raw SQL, and SQLite's triggers with a plain sqlite3
+connection."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from helpers import decide_items, run_cli, store_item
+from sqlmodel import select
+from test_privileges import Team, raw, run, team  # noqa: F401  (team: the fixture)
+
+from db.engine import make_engine, open_database
+from db.items import get_item
+from db.migrate import upgrade_to
+from db.models import EvalRun, Item
+from evaluator.backends.scripted import ScriptedBackend
+from evaluator.runner import RunSetupError, execute_run
+
+RUN_SQL = (
+    "INSERT INTO eval_run (model, backend, mode, shots, params, filters, item_ids, status, "
+    "host, started_at, db_role) VALUES ('scripted', 'scripted', 'generate', 0, '{}', '{}', '[]', "
+    "'running', 'h', now(), :claimed) RETURNING id"
+)
+PREDICTION_SQL = (
+    "INSERT INTO prediction (run_id, item_id, revision_number, prompt_hash, prompt, raw_output, "
+    "scores, latency_s, created_at) VALUES (:run, 'o:1', 1, 'x', '', '', '{}', 0, now())"
+)
+AUDIT_SQL = (
+    "INSERT INTO audit_event (actor, action, target, payload, os_login, host, created_at) "
+    "VALUES ('lena', 'decide', 'o:1', '{}', '', '', '2026-01-01')"
+)
+REVISION_SQL = (
+    "INSERT INTO item_revision (item_id, number, prompt, choices, key, author, change_note, "
+    "provenance, created_at) SELECT item_id, :number, prompt, choices, 'CABD', :author, 'x', "
+    "'{}', now() FROM item_revision WHERE item_id = :item AND number = 1"
+)
+
+
+def _owner_item(team: Team, item_id: str) -> tuple[str, str, str, int, str]:
+    owner = open_database(team.owner_url)
+    try:
+        with owner.session() as session:
+            item = session.get(Item, item_id)
+            snapshot = get_item(session, item_id)
+    finally:
+        owner.dispose()
+    assert item is not None and snapshot is not None
+    return item.kind, item.source, item.status, item.current_revision, snapshot.key
+
+
+pytestmark_pg = pytest.mark.postgres
+
+
+@pytestmark_pg
+def test_an_annotator_cannot_rewrite_an_approved_item_with_raw_sql(team: Team) -> None:
+    assert run(team.url(team.lena), "decide", "o:1", "--status", "approved").exit_code == 0
+    before = _owner_item(team, "o:1")
+    alice = team.url(team.alice)
+    # A new revision in the lead's name, or in her own, of an approved item.
+    for author in (team.lena, team.alice):
+        with pytest.raises(sa.exc.ProgrammingError, match="only|own name"):
+            raw(alice, REVISION_SQL, number=2, author=author, item="o:1")
+    # Kind and source are nobody's to change but the owner's.
+    for change in ("kind = 'truefalse'", "source = 'other'"):
+        with pytest.raises(sa.exc.ProgrammingError, match="permission denied for table item"):
+            raw(alice, f"UPDATE item SET {change} WHERE id = 'o:1'")
+    # A revision that does not exist, on an item nobody decided.
+    with pytest.raises(sa.exc.IntegrityError, match="has no revision 999"):
+        raw(alice, "UPDATE item SET current_revision = 999 WHERE id = 'o:2'")
+    # Someone else's name on a pending item's new revision.
+    with pytest.raises(sa.exc.ProgrammingError, match="only in their own name"):
+        raw(alice, REVISION_SQL, number=2, author=team.lena, item="o:2")
+    # Even the lead cannot move an approved item to a revision nobody decided.
+    lena = sa.create_engine(team.url(team.lena))
+    with (
+        pytest.raises(sa.exc.IntegrityError, match="come only from a lead's decision"),
+        lena.begin() as connection,
+    ):
+        connection.execute(sa.text(REVISION_SQL), {"number": 2, "author": team.lena, "item": "o:1"})
+        connection.execute(sa.text("UPDATE item SET current_revision = 2 WHERE id = 'o:1'"))
+    lena.dispose()
+    assert _owner_item(team, "o:1") == before
+    assert _owner_item(team, "o:2")[3] == 1
+    # In her own name, on a pending item, an annotator's revision is an edit like any other.
+    raw(alice, REVISION_SQL, number=2, author=team.alice, item="o:2")
+    raw(alice, "UPDATE item SET current_revision = 2 WHERE id = 'o:2'")
+    assert _owner_item(team, "o:2")[3:] == (2, "CABD")
+
+
+@pytestmark_pg
+def test_a_lead_cannot_approve_without_a_decision(team: Team) -> None:
+    with pytest.raises(sa.exc.IntegrityError, match="come only from a lead's decision"):
+        raw(team.url(team.lena), "UPDATE item SET status = 'approved' WHERE id = 'o:1'")
+    with pytest.raises(sa.exc.IntegrityError, match="come only from a lead's decision"):
+        raw(team.owner_url, "UPDATE item SET status = 'rejected' WHERE id = 'o:1'")
+    assert _owner_item(team, "o:1")[2] == "pending"
+    decided = run(team.url(team.lena), "decide", "o:1", "--status", "approved")
+    assert decided.exit_code == 0, decided.output
+    assert _owner_item(team, "o:1")[2] == "approved"
+    undone = run(team.url(team.lena), "undo-decision", "o:1")
+    assert undone.exit_code == 0, undone.output
+    assert _owner_item(team, "o:1")[2] == "pending"
+
+
+@pytestmark_pg
+def test_members_change_only_their_own_runs_and_predictions(team: Team) -> None:
+    alice, bob = team.url(team.alice), team.url(team.bob)
+    # She claims to be bob; the server stamps who she is.
+    run_id = raw(alice, RUN_SQL, claimed=team.bob).scalar_one()
+    owner = open_database(team.owner_url)
+    with owner.session() as session:
+        stored = session.get(EvalRun, run_id)
+        assert stored is not None and stored.db_role == team.alice
+    owner.dispose()
+    touched = raw(bob, "UPDATE eval_run SET status = 'failed' WHERE id = :run", run=run_id)
+    assert touched.rowcount == 0
+    with pytest.raises(sa.exc.ProgrammingError, match="row-level security policy"):
+        raw(bob, PREDICTION_SQL, run=run_id)
+    raw(alice, PREDICTION_SQL, run=run_id)
+    assert raw(bob, "UPDATE prediction SET correct = true").rowcount == 0
+    assert raw(alice, "UPDATE prediction SET correct = true").rowcount == 1
+    mine = raw(
+        alice,
+        "UPDATE eval_run SET status = 'done', db_role = :bob WHERE id = :run",
+        bob=team.bob,
+        run=run_id,
+    )
+    assert mine.rowcount == 1
+    assert raw(team.owner_url, "SELECT db_role FROM eval_run").scalar_one() == team.alice
+    # Resuming her run is refused before any work, in one line.
+    bob_db = open_database(bob)
+    try:
+        with pytest.raises(RunSetupError, match=f"was started by {team.alice}"):
+            execute_run(bob_db, run_id, ScriptedBackend({}))
+    finally:
+        bob_db.dispose()
+
+
+@pytestmark_pg
+def test_a_malformed_flag_row_is_refused_for_members(team: Team) -> None:
+    with pytest.raises(sa.exc.IntegrityError, match="not one vetbench writes"):
+        raw(
+            team.url(team.alice),
+            "INSERT INTO item_flag (item_id, revision_number, name, source, evidence, "
+            "created_at) VALUES ('o:1', 1, 'html', 'auto', '[1,2]', now())",
+        )
+
+
+@pytestmark_pg
+def test_the_migration_takes_each_runs_starter_from_the_audit_trail() -> None:
+    from conftest import fresh_postgres_database, postgres_url
+
+    server = postgres_url()
+    if server is None:
+        pytest.skip("no PostgreSQL server (VETBENCH_TEST_PG_URL not set)")
+    for url in fresh_postgres_database(server):
+        engine = make_engine(url)
+        upgrade_to(engine, "0006_guidelines_gold_search")
+        with engine.begin() as connection:
+            run_id = connection.execute(
+                sa.text(RUN_SQL.replace(", db_role", "").replace(", :claimed", ""))
+            ).scalar_one()
+            connection.execute(
+                sa.text(
+                    "INSERT INTO audit_event (actor, action, target, payload, os_login, host, "
+                    "created_at) VALUES ('x', 'eval-run', :target, '{}', '', '', now())"
+                ),
+                {"target": f"run:{run_id}"},
+            )
+            starter = connection.execute(sa.text("SELECT session_user")).scalar_one()
+        upgrade_to(engine, "head")
+        with engine.connect() as connection:
+            assert connection.execute(sa.text("SELECT db_role FROM eval_run")).scalar_one() == (
+                starter
+            )
+        engine.dispose()
+
+
+@pytestmark_pg
+def test_annotators_cannot_read_gold_answers_until_they_judged_one(team: Team) -> None:
+    marked = run(team.url(team.lena), "gold", "add", "o:2", "--verdict", "keep", "--answer", "ABCD")
+    assert marked.exit_code == 0, marked.output
+    alice = team.url(team.alice)
+    for column in ("answer", "verdict", "note", "*"):
+        with pytest.raises(sa.exc.ProgrammingError, match="permission denied for table gold_item"):
+            raw(alice, f"SELECT {column} FROM gold_item")
+    gold_id = raw(alice, "SELECT id FROM gold_item WHERE item_id = 'o:2'").scalar_one()
+    known = "SELECT answer FROM vetbench_gold_known(:gold)"
+    assert raw(alice, known, gold=gold_id).all() == []
+    listed = run(alice, "gold", "list")
+    assert (
+        listed.exit_code == 1
+        and "ABCD" not in listed.output
+        and "A, B, C, D" not in (listed.output)
+    )
+    judged = run(alice, "judge", "o:2", "--answer", "ABCD", "--verdict", "keep")
+    assert judged.exit_code == 0, judged.output
+    assert "gold item: your answer ✓ matches, your verdict ✓ matches" in judged.output
+    assert raw(alice, known, gold=gold_id).scalar_one() == "ABCD"
+    assert raw(team.url(team.bob), known, gold=gold_id).all() == []
+    lead_list = run(team.url(team.lena), "gold", "list")
+    assert lead_list.exit_code == 0 and "A, B, C, D" in lead_list.output
+    agreement = run(team.url(team.bob), "agreement")
+    assert agreement.exit_code == 0, agreement.output
+
+
+def _password(team: Team, name: str) -> str | None:
+    return raw(
+        team.owner_url, "SELECT rolpassword FROM pg_authid WHERE rolname = :name", name=name
+    ).scalar_one()
+
+
+@pytestmark_pg
+def test_users_add_keeps_other_roles_and_passwords_unless_told(team: Team) -> None:
+    other = team.roles.name("otherapp")
+    raw(team.owner_url, f"CREATE ROLE \"{other}\" LOGIN PASSWORD 'theirs'")
+    theirs = _password(team, other)
+    refused = run(team.owner_url, "users", "add", other, "--password-stdin", stdin="mine\n")
+    assert refused.exit_code == 1 and "is not a member of a vetbench group" in refused.output
+    assert "--adopt" in refused.output and _password(team, other) == theirs
+    adopted = run(team.owner_url, "users", "add", other, "--adopt")
+    assert adopted.exit_code == 0, adopted.output
+    assert "password changed" not in adopted.output and _password(team, other) == theirs
+    # A vetbench person's password too is kept unless --reset-password.
+    again = run(team.owner_url, "users", "add", other, "--password-stdin", stdin="mine\n")
+    assert again.exit_code == 1 and "--reset-password" in again.output
+    assert _password(team, other) == theirs
+    reset = run(
+        team.owner_url, "users", "add", other, "--reset-password", "--password-stdin",
+        stdin="mine\n",
+    )  # fmt: skip
+    assert reset.exit_code == 0 and "password changed" in reset.output
+    assert _password(team, other) != theirs
+    # A superuser's name: one line, nothing changed.
+    root = team.roles.name("root")
+    raw(team.owner_url, f'CREATE ROLE "{root}" SUPERUSER LOGIN')
+    superuser = run(team.owner_url, "users", "add", root, "--password-stdin", stdin="x\n")
+    assert superuser.exit_code == 1 and "is a superuser" in superuser.output
+    assert _password(team, root) is None
+
+
+# --- SQLite ---------------------------------------------------------------------------------
+
+
+def test_sqlite_refuses_a_bare_approval_and_takes_a_decided_one(db_path: Path) -> None:
+    database = open_database(db_path)
+    store_item(database, "o:1")
+    database.dispose()
+    connection = sqlite3.connect(db_path)
+    with pytest.raises(sqlite3.DatabaseError, match="come only from a lead's decision"):
+        connection.execute("UPDATE item SET status = 'approved' WHERE id = 'o:1'")
+    connection.close()
+    database = open_database(db_path)
+    decide_items(database, ["o:1"])
+    with database.session() as session:
+        assert session.exec(select(Item.status)).one() == "approved"
+    database.dispose()
+
+
+def test_sqlite_refuses_insert_or_replace_of_an_audit_event(db_path: Path) -> None:
+    database = open_database(db_path)
+    store_item(database, "o:1")
+    database.dispose()
+    connection = sqlite3.connect(db_path)
+    connection.execute(AUDIT_SQL)
+    connection.commit()
+    with pytest.raises(sqlite3.DatabaseError, match="INSERT OR REPLACE"):
+        connection.execute(
+            "INSERT OR REPLACE INTO audit_event (id, actor, action, target, payload, os_login, "
+            "host, created_at) VALUES (1, 'mallory', 'x', 'o:1', '{}', '', '', '2026-01-01')"
+        )
+    assert connection.execute("SELECT actor FROM audit_event").fetchall() == [("lena",)]
+    connection.close()
+
+
+def test_init_restores_dropped_triggers_and_says_so(db_path: Path) -> None:
+    open_database(db_path).dispose()
+    connection = sqlite3.connect(db_path)
+    connection.execute(AUDIT_SQL)
+    connection.execute("DROP TRIGGER audit_event_no_update")
+    connection.execute("DROP TRIGGER item_status_from_decision")
+    connection.commit()
+    connection.close()
+    result = run_cli(db_path, "init")
+    assert result.exit_code == 0, result.output
+    assert "restored missing triggers: audit_event_no_update, item_status_from_decision" in (
+        result.output
+    )
+    again = run_cli(db_path, "init")
+    assert "restored" not in again.output and "up to date" in again.output
+    connection = sqlite3.connect(db_path)
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        connection.execute("UPDATE audit_event SET actor = 'x'")
+    connection.close()
