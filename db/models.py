@@ -71,6 +71,8 @@ __all__ = [
     "Judgment",
     "Person",
     "Prediction",
+    "Release",
+    "ReleaseItem",
     "Role",
     "RunStatus",
     "Setting",
@@ -301,6 +303,39 @@ class Setting(SQLModel, table=True):
     value: str
 
 
+class Release(SQLModel, table=True):
+    """A frozen, named version of the benchmark (``db.releases``): never updated or deleted.
+
+    Its items (``release_item``) are written before it, in the same transaction: once
+    the release row exists, triggers refuse any item added to it, and any UPDATE or
+    DELETE of either table, on both backends."""
+
+    __tablename__ = "release"
+
+    name: str = Field(primary_key=True, max_length=255)
+    hash: str = Field(max_length=64)  # sha256 over the items' ids and content hashes
+    note: str = ""
+    selection: JsonObject = _json(dict)  # status, kinds, sources it was made from
+    item_count: int
+    figures: JsonObject = _json(dict)  # the review figures when it was made
+    created_by_id: int = Field(foreign_key="person.id")
+    created_at: datetime = _timestamp()
+
+
+class ReleaseItem(SQLModel, table=True):
+    """One item of a release: the revision frozen, and the hash of what was reviewed."""
+
+    __tablename__ = "release_item"
+
+    # No foreign key to ``release``: the items come first (see ``Release``).
+    release_name: str = Field(primary_key=True, max_length=255)
+    item_id: str = Field(foreign_key="item.id", primary_key=True, max_length=255)
+    revision_number: int
+    content_hash: str = Field(max_length=64)
+    language: str = Field(max_length=16)  # as it was: a metadata import may change it later
+    status: str = Field(max_length=16)  # ItemStatus when frozen
+
+
 class EvalRun(SQLModel, table=True):
     """One evaluation of one model on a frozen set of items."""
 
@@ -314,6 +349,10 @@ class EvalRun(SQLModel, table=True):
     params: JsonObject = _json(dict)  # device, dtype, batch size, base URL, template hash
     filters: JsonObject = _json(dict)  # status, kind, source, limit
     item_ids: list[str] = _json(list)  # the frozen evaluated set, in order
+    # What the set is: a release's name, and always the hash of the items evaluated
+    # (``db.releases.item_set_hash``), so runs on different sets are never mixed.
+    release_name: str | None = Field(default=None, max_length=255, index=True)
+    item_set_hash: str | None = Field(default=None, max_length=64, index=True)
     status: str = Field(default=RunStatus.RUNNING, max_length=16)
     host: str = Field(default="", max_length=255)
     error: str | None = None

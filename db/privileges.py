@@ -208,6 +208,23 @@ TABLES: tuple[TablePrivileges, ...] = (
             ),
         ),
     ),
+    # Releases: leads make them, in their own name; everyone reads them.  Nobody updates
+    # or deletes one, the owner included (triggers release_frozen, release_item_frozen);
+    # items are added only before their release row (release_item_sealed).
+    TablePrivileges(
+        "release",
+        leads=("INSERT",),
+        policies=(
+            _READ_ALL,
+            Policy(
+                "release_as_self",
+                "INSERT",
+                check="created_by_id = vetbench_session_person_id()",
+                to=LEAD_GROUP,
+            ),
+        ),
+    ),
+    TablePrivileges("release_item", leads=("INSERT",)),
     # The search index is written by triggers that run as the owner (db.search).
     TablePrivileges("item_search"),
     TablePrivileges(
@@ -397,6 +414,38 @@ $$""",
             """  RAISE EXCEPTION 'the audit trail is append-only: % on % refused', TG_OP, TG_TABLE_NAME
     USING ERRCODE = 'insufficient_privilege';""",
         ),
+        *_release_functions(path),
+    ]
+
+
+def _release_functions(path: str) -> list[str]:
+    """The guards of releases (``db.releases``): frozen once made, items only before."""
+    return [
+        trigger_function(
+            "vetbench_release_frozen",
+            path,
+            """  RAISE EXCEPTION 'a release never changes: % on % refused', TG_OP, TG_TABLE_NAME
+    USING ERRCODE = 'insufficient_privilege';""",
+        ),
+        trigger_function(
+            "vetbench_release_item_sealed",
+            path,
+            """  IF EXISTS (SELECT FROM release WHERE name = NEW.release_name) THEN
+    RAISE EXCEPTION 'a release never changes: no item may be added to release %',
+      NEW.release_name USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  RETURN NEW;""",
+        ),
+        trigger_function(
+            "vetbench_release_complete",
+            path,
+            """  IF NEW.item_count <> (SELECT count(*) FROM release_item
+                         WHERE release_name = NEW.name) THEN
+    RAISE EXCEPTION 'release % is stored after all of its items', NEW.name
+      USING ERRCODE = 'integrity_constraint_violation';
+  END IF;
+  RETURN NEW;""",
+        ),
     ]
 
 
@@ -439,6 +488,39 @@ _TRIGGERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
         (),
     ),
     *POSTGRES_GUARD_TRIGGERS,
+    *(
+        (
+            table,
+            f"{table}_frozen",
+            f"BEFORE UPDATE OR DELETE ON {table} "
+            "FOR EACH ROW EXECUTE FUNCTION vetbench_release_frozen()",
+            (),
+        )
+        for table in ("release", "release_item")
+    ),
+    *(
+        (
+            table,
+            f"{table}_no_truncate",
+            f"BEFORE TRUNCATE ON {table} "
+            "FOR EACH STATEMENT EXECUTE FUNCTION vetbench_release_frozen()",
+            (),
+        )
+        for table in ("release", "release_item")
+    ),
+    (
+        "release_item",
+        "release_item_sealed",
+        "BEFORE INSERT ON release_item "
+        "FOR EACH ROW EXECUTE FUNCTION vetbench_release_item_sealed()",
+        (),
+    ),
+    (
+        "release",
+        "release_complete",
+        "BEFORE INSERT ON release FOR EACH ROW EXECUTE FUNCTION vetbench_release_complete()",
+        (),
+    ),
 )
 
 
@@ -594,6 +676,9 @@ def removal_statements(schema: str, tables: Sequence[str]) -> list[str]:
             "vetbench_guard_decided_status",
             "vetbench_audit_stamp",
             "vetbench_refuse_change",
+            "vetbench_release_frozen",
+            "vetbench_release_item_sealed",
+            "vetbench_release_complete",
             "vetbench_session_is_lead",
             "vetbench_session_is_admin",
             "vetbench_session_person_id",

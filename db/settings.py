@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from sqlmodel import Session
@@ -18,6 +19,7 @@ class SettingSpec:
     help: str
     minimum: int | None = None  # for integer settings
     maximum: int | None = None
+    pattern: str | None = None  # for text settings: the whole value must match
 
 
 SETTINGS: dict[str, SettingSpec] = {
@@ -39,6 +41,13 @@ SETTINGS: dict[str, SettingSpec] = {
             "percent of the items served that are gold items, for calibration (0: none)",
             minimum=0,
             maximum=50,
+        ),
+        SettingSpec(
+            "license",
+            "unknown",
+            "the license written into dataset cards of exports (a Hugging Face license "
+            "identifier: cc-by-4.0, mit, other, ...)",
+            pattern=r"[a-z0-9][a-z0-9.+-]{0,63}",
         ),
         SettingSpec(
             "calibration_items",
@@ -98,6 +107,11 @@ def _validated(name: str, value: str) -> str:
         if spec.maximum is not None and number > spec.maximum:
             raise SettingError(f"{name} must be at most {spec.maximum}, got {value}")
         value = str(number)
+    if spec.pattern is not None and not re.fullmatch(spec.pattern, value):
+        raise SettingError(
+            f"{name} must be an identifier such as cc-by-4.0 or mit "
+            f"(lower case letters, digits, '.', '+', '-'), got '{value}'"
+        )
     return value
 
 

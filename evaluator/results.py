@@ -15,6 +15,7 @@ from datetime import datetime
 
 from db.json_types import FieldsAsJson, JsonObject, attributes_json, fields_json
 from db.vocabulary import EvalMode, FailureKind, ItemKind, RunStatus
+from evaluator.item_sets import ItemSet
 from evaluator.run_params import RunParams
 from evaluator.text_metrics import BleuStatistics, ExplanationScore
 
@@ -333,6 +334,7 @@ class RunRecord(RunIdentity):
     total: int
     started_at: datetime
     finished_at: datetime | None
+    item_set: ItemSet = ItemSet(None)  # the release, or the hash of its ad hoc item set
 
     @property
     def shot_notes(self) -> tuple[str, ...]:
@@ -487,6 +489,31 @@ class RunComparison:
     different_answers: tuple[AnswerDifference, ...]
     agreement: float | None  # share of shared items with the same parsed answer
     mcnemar_p: float | None  # exact McNemar test; None without discordant items
+    item_set_a: ItemSet = ItemSet(None)
+    item_set_b: ItemSet = ItemSet(None)
+    other_revisions: tuple[str, ...] = ()  # shared items each run saw at another revision
+
+    @property
+    def same_item_set(self) -> bool:
+        """Both runs evaluated one recorded item set (never true for an unrecorded one)."""
+        return self.item_set_a.hash is not None and self.item_set_a == self.item_set_b
+
+    def item_set_notes(self) -> list[str]:
+        """What the item sets say about comparing the two runs: the one they share, or how
+        they differ (other item sets, other revisions of shared items)."""
+        if self.same_item_set:
+            return [f"same item set: {self.item_set_a.label}"]
+        notes = [
+            f"different item sets: A on {self.item_set_a.label}, B on "
+            f"{self.item_set_b.label}; compared on the {self.shared_items} items both answered"
+        ]
+        if self.other_revisions:
+            more = ", ..." if len(self.other_revisions) > 5 else ""
+            notes.append(
+                f"{len(self.other_revisions)} of them at different revisions: "
+                f"{', '.join(self.other_revisions[:5])}{more}"
+            )
+        return notes
 
     @property
     def counts(self) -> dict[str, int]:
@@ -513,6 +540,9 @@ class RunComparison:
             "different_answers": [row.to_json() for row in self.different_answers],
             "agreement": self.agreement,
             "mcnemar_p": self.mcnemar_p,
+            "same_item_set": self.same_item_set,
+            "item_sets": {"a": self.item_set_a.to_json(), "b": self.item_set_b.to_json()},
+            "other_revisions": list(self.other_revisions),
         }
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import getpass
 import hashlib
 import socket
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,10 +22,12 @@ from db.errors import VetbenchError
 from db.items import ItemSnapshot, iter_items
 from db.json_types import JsonObject, JsonValue
 from db.models import EvalRun
+from db.releases import ReleaseError, get_release, release_items
 from db.vocabulary import EvalMode, EvalProtocol, ItemKind, ItemStatus, RunStatus, values
 from evaluator.backends.base import BackendInfo
 from evaluator.cflue_wording import BUILT_IN, read_cflue_wording
 from evaluator.extractors import answer_extractor
+from evaluator.item_sets import ItemSet, item_set_of
 from evaluator.kinds import kind_spec
 from evaluator.prompts import (
     DEFAULT_SHOT_SEED,
@@ -91,13 +93,23 @@ def _select_items(
     if kinds == []:
         return []
     selected: list[ItemSnapshot] = []
+    release = filters.get("release")
     with db.session() as session:
-        for item in iter_items(
-            session,
-            statuses=_listed(filters, "status") or None,
-            kinds=kinds,
-            sources=_listed(filters, "source") or None,
-        ):
+        if isinstance(release, str):  # exactly as frozen, whatever changed since
+            try:
+                candidates: Iterable[ItemSnapshot] = release_items(
+                    session, release, kinds=kinds or (), sources=_listed(filters, "source")
+                )
+            except ReleaseError as error:
+                raise RunSetupError(str(error)) from None
+        else:
+            candidates = iter_items(
+                session,
+                statuses=_listed(filters, "status") or None,
+                kinds=kinds,
+                sources=_listed(filters, "source") or None,
+            )
+        for item in candidates:
             selected.append(item)
             if isinstance(limit, int) and len(selected) >= limit:
                 break
@@ -110,6 +122,8 @@ def _describe(filters: Mapping[str, JsonValue], protocol: ProtocolSpec) -> str:
         for name in ("status", "kind", "source")
         if (values := _listed(filters, name))
     ]
+    if isinstance(release := filters.get("release"), str):
+        parts.insert(0, f"release {release}")
     if protocol.name is not EvalProtocol.CUSTOM:
         asked = ", ".join(kind.value for kind in ItemKind if kind in protocol.kinds)
         parts.append(f"the {protocol.name.value} protocol asks {asked} items")
@@ -259,6 +273,7 @@ def create_run(
         wording=wording,
         backend=dict(backend_info.params),
     )
+    item_set = _item_set(db, items, cleaned)
     run = EvalRun(
         model=backend_info.model,
         backend=backend_info.backend,
@@ -267,6 +282,8 @@ def create_run(
         params=params.to_json(),
         filters=cleaned,
         item_ids=[item.id for item in items],
+        release_name=item_set.release,
+        item_set_hash=item_set.hash,
         status=RunStatus.INTERRUPTED,  # nothing evaluated yet; execute_run sets it running
         host=socket.gethostname()[:255],
     )
@@ -285,8 +302,18 @@ def create_run(
             shots=shots,
             items=len(items),
             protocol=spec.name.value,
+            **item_set.to_json(),
         )
     return run.id
+
+
+def _item_set(db: Database, items: Sequence[ItemSnapshot], filters: JsonObject) -> ItemSet:
+    """What the run evaluates: items drawn from a release (its name), or ad hoc (none)."""
+    release = filters.get("release")
+    if not isinstance(release, str):
+        return item_set_of(items, release=None)
+    with db.session() as session:
+        return item_set_of(items, release=get_release(session, release).name)
 
 
 def _answer_budget(spec: ProtocolSpec, asked: int | None) -> JsonValue:

@@ -19,6 +19,7 @@ from db.engine import Database
 from db.items import ItemSnapshot, get_item
 from db.json_types import JsonValue
 from db.models import EvalRun, Prediction
+from db.releases import release_items
 from db.vocabulary import EvalMode, FailureKind
 from evaluator.backends.base import GenerationRequest, Prompt, ScoringRequest
 from evaluator.cflue_wording import FROM_REPOSITORY, PROMPT_MODULE, WordingError, read_cflue_wording
@@ -50,6 +51,7 @@ __all__ = [
     "pending_item_ids",
     "plan_run",
     "scoring_requests",
+    "shown_item",
 ]
 
 
@@ -95,7 +97,7 @@ class RunPlan:
     max_new_tokens: int | None
 
 
-def _shown(item: ItemSnapshot, *, permute: bool, seed: int) -> Shown:
+def shown_item(item: ItemSnapshot, *, permute: bool, seed: int) -> Shown:
     """``item`` with its options in a seeded order (key remapped), when asked to permute."""
     if not permute or len(item.choices) < 2:
         return Shown(item, None)
@@ -179,13 +181,21 @@ def plan_run(db: Database, run: EvalRun) -> RunPlan:
     pending = pending_item_ids(db, run.id)
     items: dict[str, ItemSnapshot] = {}
     with db.session() as session:
+        # A release's items as frozen: their revisions, and the language they had then.
+        frozen = (
+            {item.id: item for item in release_items(session, run.release_name)}
+            if run.release_name
+            else {}
+        )
         for item_id in pending:
-            snapshot = get_item(session, item_id, params.revisions.get(item_id))
+            snapshot = frozen.get(item_id) or get_item(
+                session, item_id, params.revisions.get(item_id)
+            )
             if snapshot is None:
                 raise RunSetupError(f"run {run.id}: item {item_id} is missing")
             items[item_id] = snapshot
     shown = {
-        item_id: _shown(item, permute=params.permute_options, seed=params.seed)
+        item_id: shown_item(item, permute=params.permute_options, seed=params.seed)
         for item_id, item in items.items()
     }
     prompts = {

@@ -18,11 +18,12 @@ from evaluator.backends.base import GenerationResult, ScoringResult
 from evaluator.extractors import read_answers
 from evaluator.metrics import key_position, score_answer
 from evaluator.prompts import answer_text
+from evaluator.protocols import ProtocolSpec
 from evaluator.results import CandidateRanking, StoredPrediction
 from evaluator.run_plan import RunPlan, Shown
 from evaluator.text_metrics import score_explanation
 
-__all__ = ["TOP_CANDIDATES_STORED", "generated_prediction", "scored_prediction"]
+__all__ = ["TOP_CANDIDATES_STORED", "generated_prediction", "read_output", "scored_prediction"]
 
 TOP_CANDIDATES_STORED = 10  # score mode keeps the best candidates' log-likelihoods
 
@@ -35,12 +36,27 @@ def generated_prediction(
         return StoredPrediction.failed(
             item.id, result.error, prompt=result.prompt_text, latency_s=result.latency_s
         )
-    shown = plan.shown[item.id]
-    read = read_answers(plan.extractors, item.kind, result.output, shown.item.labels)
+    return read_output(
+        plan.shown[item.id], item, result, extractors=plan.extractors, protocol=plan.protocol
+    )
+
+
+def read_output(
+    shown: Shown,
+    item: ItemSnapshot,
+    result: GenerationResult,
+    *,
+    extractors: Sequence[str],
+    protocol: ProtocolSpec,
+) -> StoredPrediction:
+    """What a run reads from a model's output: the answer by each extractor (the first
+    decides), mapped back to the item's labels, scored; the explanation too where the
+    protocol scores it.  The run loop and ``runs rescore`` read outputs with this."""
+    read = read_answers(extractors, item.kind, result.output, shown.item.labels)
     extracted = {name: shown.to_item_labels(answer) for name, answer in read.items()}
-    parsed = extracted.get(plan.extractors[0])
+    parsed = extracted.get(extractors[0])
     explanation = None
-    if plan.protocol.scores_explanations and (item.explanation or "").strip():
+    if protocol.scores_explanations and (item.explanation or "").strip():
         reference = shown.explanation(item.explanation or "")
         explanation = score_explanation(result.output, reference)
     score = replace(

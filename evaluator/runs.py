@@ -25,6 +25,7 @@ from db.errors import VetbenchError
 from db.model_answers import model_answers
 from db.models import EvalRun, Item, ItemRevision, Prediction
 from db.vocabulary import EvalMode, FailureKind, ItemKind, RunStatus
+from evaluator.item_sets import ItemSet
 from evaluator.metrics import ScoredPrediction, summarize_predictions, wilson_interval
 from evaluator.results import (
     AnswerDifference,
@@ -82,6 +83,7 @@ def run_info(run: EvalRun) -> RunRecord:
         total=len(run.item_ids),
         started_at=run.started_at,
         finished_at=run.finished_at,
+        item_set=ItemSet(run.item_set_hash, run.release_name),
     )
 
 
@@ -384,8 +386,7 @@ def compare_runs(db: Database, run_a: int, run_b: int) -> RunComparison:
     whose parsed answers differ, with both answers; and an exact McNemar test of the
     two accuracies on the shared items.
     """
-    load_run(db, run_a)
-    load_run(db, run_b)
+    first_run, second_run = load_run(db, run_a), load_run(db, run_b)
     first = {o.item_id: o for o in (x.scored for x in _outcomes(db, run_a)) if _answered(o)}
     second = {o.item_id: o for o in (x.scored for x in _outcomes(db, run_b)) if _answered(o)}
     shared = [item_id for item_id in first if item_id in second]
@@ -425,7 +426,24 @@ def compare_runs(db: Database, run_a: int, run_b: int) -> RunComparison:
         different_answers=tuple(different),
         agreement=1 - len(different) / len(shared) if shared else None,
         mcnemar_p=p_value,
+        item_set_a=run_info(first_run).item_set,
+        item_set_b=run_info(second_run).item_set,
+        other_revisions=tuple(_other_revisions(db, run_a, run_b, shared)),
     )
+
+
+def _other_revisions(db: Database, run_a: int, run_b: int, shared: list[str]) -> list[str]:
+    """The shared items the two runs saw at different revisions (edited in between)."""
+    with db.session() as session:
+        rows = session.exec(
+            select(Prediction.run_id, Prediction.item_id, Prediction.revision_number).where(
+                col(Prediction.run_id).in_([run_a, run_b])
+            )
+        ).all()
+    seen: dict[str, set[int]] = {}
+    for _run, item_id, revision in rows:
+        seen.setdefault(item_id, set()).add(revision)
+    return [item_id for item_id in shared if len(seen.get(item_id, ())) > 1]
 
 
 def _answered(outcome: ScoredPrediction) -> bool:

@@ -83,6 +83,7 @@ class EvalChoices:
     statuses: tuple[str, ...] = (ItemStatus.APPROVED.value,)  # (): every status
     kinds: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
+    release: str | None = None  # a release's items as frozen (statuses do not apply)
     limit: int | None = None
     mode: EvalMode = EvalMode.GENERATE
     layout: str | None = None  # None: the protocol's
@@ -98,7 +99,8 @@ class EvalChoices:
     def filters(self) -> JsonObject:
         """The item selection as a run records it."""
         return {
-            "status": list(self.statuses),
+            "release": self.release,
+            "status": [] if self.release else list(self.statuses),
             "kind": list(self.kinds),
             "source": list(self.sources),
             "limit": self.limit,

@@ -34,7 +34,7 @@ import csv
 import io
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import mean, stdev
 
 from db.engine import Database
@@ -42,6 +42,7 @@ from db.json_types import JsonObject
 from db.vocabulary import EvalMode, EvalProtocol, ItemKind, RunStatus
 from evaluator.cflue_wording import wording_of
 from evaluator.item_lengths import CHARS, TOKENS, token_lengths
+from evaluator.item_sets import differing_item_sets, group_by_release
 from evaluator.metrics import ScoredPrediction, figures_of, summarize_predictions
 from evaluator.random_baseline import GUESSERS, simulated_guessers
 from evaluator.results import FieldsAsJson, Figures, RunRecord
@@ -146,6 +147,8 @@ class ResultTable:
     row_header: str
     columns: tuple[TableColumn, ...]
     rows: tuple[TableRow, ...]
+    release: str | None = None  # the release the runs' items came from (None: not one)
+    notes: tuple[str, ...] = ()  # where runs shown side by side evaluated other items
 
     def to_json(self) -> JsonObject:
         return {
@@ -154,6 +157,8 @@ class ResultTable:
             "row_header": self.row_header,
             "columns": [{"key": c.key, "title": c.title} for c in self.columns],
             "rows": [row.to_json(self.columns) for row in self.rows],
+            "release": self.release,
+            "notes": list(self.notes),
         }
 
 
@@ -507,8 +512,44 @@ def paper_tables(
 ) -> list[ResultTable]:
     """The tables asked for, over the finished runs (of ``protocol``, of ``models``, or
     the runs ``run_ids``); a shape without runs is left out.  Length breakdowns count
-    ``length_unit`` (tokens of each run's tokenizer, or characters)."""
+    ``length_unit`` (tokens of each run's tokenizer, or characters).
+
+    Runs on different releases are never in one table: each release gets its own tables
+    (and runs on no release theirs), titled with it; a table whose runs of one setting
+    evaluated different items says so in its ``notes``."""
     runs = _finished_runs(db, protocol=protocol, models=models, run_ids=run_ids)
+    tables = []
+    for release, group in group_by_release(runs, lambda run: run.record.item_set).items():
+        where = f"release {release}" if release is not None else "no release"
+        for table in _tables_of(db, group, shapes, breakdowns, length_unit):
+            shown = {run_id for row in table.rows for run_id in row.runs}
+            notes = differing_item_sets(
+                (run.record.id, _setting(run), run.record.item_set)
+                for run in group
+                if run.record.id in shown
+            )
+            tables.append(
+                replace(
+                    table, title=f"{table.title}, on {where}", release=release, notes=tuple(notes)
+                )
+            )
+    return tables
+
+
+def _setting(run: _Run) -> str:
+    """What a run's figures fill in a table: its protocol, mode and kinds."""
+    kinds = sorted({row.kind.value for row in run.outcomes})
+    return f"{', '.join(kinds)} ({run.protocol}, {run.record.mode.value})"
+
+
+def _tables_of(
+    db: Database,
+    runs: Sequence[_Run],
+    shapes: Sequence[str],
+    breakdowns: Sequence[str],
+    length_unit: str,
+) -> list[ResultTable]:
+    """The tables asked for over ``runs`` (all on one item set)."""
     # Breakdowns of the CFLUE table alone read the CFLUE protocol's runs.
     broken_down = (
         [run for run in runs if run.protocol == EvalProtocol.CFLUE]

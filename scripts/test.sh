@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test command: sets up .venv when needed, checks lint, formatting and types (ruff,
 # mypy: a few seconds), starts a throwaway PostgreSQL server when Debian's postgresql
-# binaries are installed (so the PostgreSQL tests run too), then runs the whole suite.
-# Extra arguments go to pytest.
+# binaries are installed (so the PostgreSQL tests run too), then runs the whole suite on
+# VETBENCH_TEST_WORKERS pytest-xdist processes (default 3: on two cores many tests wait on
+# files, sockets and subprocesses). Extra arguments go to pytest (`-n 0`: one process).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -22,10 +23,10 @@ if [ -z "${VETBENCH_TEST_PG_URL:-}" ] && [ -n "$pg_bin" ] && [ -x "$pg_bin/initd
   [ "$(id -u)" = 0 ] && chown postgres "$pg_dir"
   pg_port=$(python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   run_pg "$pg_bin/initdb -D $pg_dir/data -U vetbench --auth=trust -E UTF8 >/dev/null"
-  run_pg "$pg_bin/pg_ctl -D $pg_dir/data -o '-p $pg_port -k $pg_dir -c listen_addresses=127.0.0.1 -c fsync=off' -l $pg_dir/log -w start >/dev/null"
+  run_pg "$pg_bin/pg_ctl -D $pg_dir/data -o '-p $pg_port -k $pg_dir -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200' -l $pg_dir/log -w start >/dev/null"
   trap 'run_pg "$pg_bin/pg_ctl -D $pg_dir/data -m immediate stop" >/dev/null 2>&1 || true; rm -rf "$pg_dir"' EXIT
   export VETBENCH_TEST_PG_URL="postgresql+psycopg://vetbench@127.0.0.1:$pg_port/postgres"
   echo "PostgreSQL for tests on 127.0.0.1:$pg_port" >&2
 fi
 
-python -m pytest "$@"
+python -m pytest -n "${VETBENCH_TEST_WORKERS:-3}" --dist worksteal "$@"

@@ -1,16 +1,32 @@
-"""Shared fixtures: every test works on its own database in tmp_path."""
+"""Shared fixtures: every test works on its own database in tmp_path.
+
+Migrating a new database takes a tenth of a second on SQLite and a second on
+PostgreSQL, and most tests start from one; so each test process (each pytest-xdist
+worker) migrates one template per backend and copies it.  On SQLite every in-process
+migration of an empty file (``open_database``, ``vetbench init``, ``vetbench import``
+on a new file ...) restores the template's pages instead (SQLite's backup API), and
+the migration that follows finds nothing to do; on PostgreSQL the ``database``
+fixture, and ``fresh_postgres_database(..., migrated=True)``, create the database
+with ``CREATE DATABASE ... TEMPLATE``.  tests/test_migration_templates.py checks that
+a copy holds exactly what a migration makes.
+"""
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
+import sqlite3
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fake_openai_server import FakeOpenAIServer
+from sqlalchemy import Engine
 
-from db.engine import Database, open_database
+import db.migrate
+from db.engine import Database, make_engine, open_database
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -22,10 +38,25 @@ TEST_MODEL_CACHE = ROOT / ".cache" / "vetbench-test"  # gitignored
 @pytest.fixture(autouse=True, scope="session")
 def _shared_model_cache() -> Iterator[None]:
     """Converted models (the demo model's half-minute GGUF conversion) are cached once
-    per checkout, shared by every test and test run, never in the user's own cache."""
+    per checkout, shared by every test and test run, never in the user's own cache.
+
+    Test processes (pytest-xdist workers) convert one at a time: the second waits for
+    the first's copy instead of spending the same half minute of CPU beside it."""
+    import evaluator.demo_model as demo_model
+
     previous = os.environ.get("VETBENCH_CACHE")
     os.environ["VETBENCH_CACHE"] = str(TEST_MODEL_CACHE)
+    convert_gguf = demo_model.convert_gguf
+
+    def one_conversion_at_a_time(gguf_path: Path) -> Path:
+        TEST_MODEL_CACHE.mkdir(parents=True, exist_ok=True)
+        with open(TEST_MODEL_CACHE / ".conversion.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+            return convert_gguf(gguf_path)
+
+    demo_model.convert_gguf = one_conversion_at_a_time
     yield
+    demo_model.convert_gguf = convert_gguf
     if previous is None:
         os.environ.pop("VETBENCH_CACHE", None)
     else:
@@ -49,14 +80,17 @@ def db_path(tmp_path: Path) -> Path:
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def database_url(request: pytest.FixtureRequest, db_path: Path) -> Iterator[str]:
     """A fresh, empty database: a SQLite file, and (when VETBENCH_TEST_PG_URL names a
-    server) a new PostgreSQL database created for this test and dropped after it."""
+    server) a new PostgreSQL database created for this test and dropped after it.
+
+    When the test also uses ``database``, the PostgreSQL database is made migrated (a
+    copy of the session's template), as ``database`` would leave it."""
     if request.param == "sqlite":
         yield str(db_path)
         return
     server_url = postgres_url()
     if server_url is None:
         pytest.skip(f"no PostgreSQL server ({PG_URL_ENV} not set)")
-    yield from fresh_postgres_database(server_url)
+    yield from fresh_postgres_database(server_url, migrated="database" in request.fixturenames)
 
 
 @pytest.fixture
@@ -67,20 +101,115 @@ def database(database_url: str) -> Iterator[Database]:
     db.dispose()
 
 
-def fresh_postgres_database(server_url: str) -> Iterator[str]:
+# --- migrated templates ------------------------------------------------------------------
+
+_real_upgrade_to_head = db.migrate.upgrade_to_head
+_templates: dict[str, str] = {}  # backend -> this process's template (a path, a name)
+
+
+def _worker() -> str:
+    return os.environ.get("PYTEST_XDIST_WORKER", "main")
+
+
+def sqlite_template() -> Path:
+    """This process's migrated SQLite file (made on first use, by a real migration)."""
+    if "sqlite" not in _templates:
+        import tempfile
+
+        folder = Path(tempfile.mkdtemp(prefix=f"vetbench-template-{_worker()}-"))
+        path = folder / "template.db"
+        engine = make_engine(path)
+        _real_upgrade_to_head(engine, str(path))  # the real migration, from an empty file
+        engine.dispose()  # the last connection closing folds the WAL into the file
+        _templates["sqlite"] = str(path)
+    return Path(_templates["sqlite"])
+
+
+def _is_empty_sqlite_file(engine: Engine) -> bool:
+    url = engine.url
+    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+        return False
+    if str(url.database).startswith("file:"):
+        return False  # opened read-only: never written to
+    path = Path(url.database)
+    if not path.exists() or path.stat().st_size == 0:
+        return True
+    # Not through the engine: what a test counts of its statements stays as it was.
+    with sqlite3.connect(path) as connection:
+        tables = connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+    connection.close()
+    return tables == 0
+
+
+def _upgrade_from_template(engine: Engine, shown: str) -> None:
+    """``upgrade_to_head``, restoring the migrated template into an empty SQLite file first."""
+    if _is_empty_sqlite_file(engine):
+        source = sqlite3.connect(sqlite_template())
+        target = engine.raw_connection()
+        try:
+            source.backup(target.driver_connection)  # page for page: exactly the template
+        finally:
+            target.close()
+            source.close()
+    _real_upgrade_to_head(engine, shown)  # a no-op now, unless the file was not empty
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _migrated_templates() -> Iterator[None]:
+    db.migrate.upgrade_to_head = _upgrade_from_template
+    yield
+    db.migrate.upgrade_to_head = _real_upgrade_to_head
+    if "sqlite" in _templates:
+        shutil.rmtree(Path(_templates.pop("sqlite")).parent, ignore_errors=True)
+    if "postgresql" in _templates and (server_url := postgres_url()) is not None:
+        _drop_postgres_database(server_url, _templates.pop("postgresql"))
+
+
+def _admin_sql(server_url: str, *statements: str) -> None:
     from sqlalchemy import create_engine, text
+
+    admin = create_engine(server_url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as connection:
+            for statement in statements:
+                connection.execute(text(statement))
+    finally:
+        admin.dispose()
+
+
+def _drop_postgres_database(server_url: str, name: str) -> None:
+    _admin_sql(server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _postgres_url_of(server_url: str, name: str) -> str:
     from sqlalchemy.engine import make_url
 
+    return make_url(server_url).set(database=name).render_as_string(hide_password=False)
+
+
+def postgres_template(server_url: str) -> str:
+    """The name of this process's migrated PostgreSQL database (made on first use)."""
+    if "postgresql" not in _templates:
+        name = f"vetbench_template_{_worker()}_{uuid.uuid4().hex[:8]}"
+        _admin_sql(server_url, f'CREATE DATABASE "{name}"')
+        engine = make_engine(_postgres_url_of(server_url, name))
+        _real_upgrade_to_head(engine, name)  # the real migration, from an empty database
+        engine.dispose()  # CREATE DATABASE ... TEMPLATE needs it to have no connection
+        _templates["postgresql"] = name
+    return _templates["postgresql"]
+
+
+def fresh_postgres_database(server_url: str, *, migrated: bool = False) -> Iterator[str]:
+    """A new database on the server, dropped afterwards: empty, or (``migrated``) a copy
+    of the migrated template."""
     name = f"vetbench_test_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(server_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    # FILE_COPY: with the test server's fsync=off, a file copy beats WAL-logging every page.
+    source = f'TEMPLATE "{postgres_template(server_url)}"' if migrated else "TEMPLATE template1"
+    _admin_sql(server_url, f'CREATE DATABASE "{name}" {source} STRATEGY FILE_COPY')
     try:
-        yield make_url(server_url).set(database=name).render_as_string(hide_password=False)
+        yield _postgres_url_of(server_url, name)
     finally:
-        with admin.connect() as connection:
-            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+        _drop_postgres_database(server_url, name)
 
 
 @pytest.fixture

@@ -1,5 +1,9 @@
 """`vetbench eval` and `vetbench runs` through the real CLI, on the tiny model and on a
-fake OpenAI-compatible server: JSON and text output, filters, resume, Ctrl-C, errors."""
+fake OpenAI-compatible server: JSON and text output, filters, resume, Ctrl-C, errors.
+
+Where the model is not what a test is about (filters, listings, tables, errors), a
+scripted model answers instead: the same registry, run loop and storage, without
+loading transformers."""
 
 from __future__ import annotations
 
@@ -10,13 +14,13 @@ from typing import Any
 
 import pytest
 from click.testing import Result
-from eval_helpers import mixed_set_url, ok
+from eval_helpers import MIXED_SET_ANSWERS, mixed_set, ok
 from fake_openai_server import FakeOpenAIServer, RecordedRequest, Reply, completion
 from helpers import FIXTURES, run_cli, store_item
 from sqlmodel import select
 from tiny_model import tiny_model_dir
 
-from db.engine import open_database
+from db.engine import Database, open_database
 from db.models import EvalRun, Prediction
 from db.visible_text import east_asian_cell_len
 
@@ -27,9 +31,18 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 @pytest.fixture
-def url(database_url: str) -> str:
+def scripted(tmp_path: Path) -> str:
+    """A scripted model (``scripted:FILE``) that answers the mixed set's items right."""
+    path = tmp_path / "answers.json"
+    path.write_text(json.dumps(MIXED_SET_ANSWERS, ensure_ascii=False), encoding="utf-8")
+    return f"scripted:{path}"
+
+
+@pytest.fixture
+def url(database: Database, database_url: str) -> str:
     """A database holding the evaluator's mixed set: 8 approved items, 4 agreed ones."""
-    return mixed_set_url(database_url)
+    mixed_set(database)
+    return database_url
 
 
 def eval_on(url: str, server: FakeOpenAIServer, *args: str) -> Result:
@@ -60,19 +73,21 @@ def test_eval_prints_the_run_id_and_its_figures_as_json(url: str, tiny: str) -> 
     assert "not-yet-approved" in result.stderr  # the shots came from agreed items
 
 
-def test_eval_prints_readable_figures(url: str, tiny: str) -> None:
-    result = ok(run_cli(url, "eval", "--model", tiny, "--shots", "0", "--kind", "ordering"))
+def test_eval_prints_readable_figures(url: str, scripted: str) -> None:
+    result = ok(run_cli(url, "eval", "--model", scripted, "--shots", "0", "--kind", "ordering"))
     assert "run 1: 2 items" in result.stderr
     assert "accuracy" in result.stdout and "pairwise" in result.stdout
-    assert "(transformers, generate, 0-shot)  finished  2/2 items" in result.stdout
+    assert "(scripted, generate, 0-shot)  finished  2/2 items" in result.stdout
 
 
-def test_the_figures_by_source_line_up_however_long_or_wide_the_names(url: str, tiny: str) -> None:
+def test_the_figures_by_source_line_up_however_long_or_wide_the_names(
+    url: str, scripted: str
+) -> None:
     database = open_database(url)
     store_item(database, "long:1", source="econ_ordering_5events_extended", status="approved")
     store_item(database, "wide:1", source="证券专项考试题库", status="approved")
     database.dispose()
-    result = ok(run_cli(url, "eval", "--model", tiny, "--shots", "0", "--kind", "ordering"))
+    result = ok(run_cli(url, "eval", "--model", scripted, "--shots", "0", "--kind", "ordering"))
     lines = result.stdout.splitlines()
     rows = [line for line in lines[lines.index("by source:") + 1 :] if line.startswith("  ")]
     assert [row.split()[0] for row in rows] == [
@@ -94,9 +109,9 @@ def test_the_figures_by_source_line_up_however_long_or_wide_the_names(url: str, 
     ],
 )
 def test_eval_filters_select_the_items(
-    url: str, tiny: str, options: tuple[str, ...], count: int
+    url: str, scripted: str, options: tuple[str, ...], count: int
 ) -> None:
-    result = ok(run_cli(url, "eval", "--model", tiny, "--shots", "0", *options, "--json"))
+    result = ok(run_cli(url, "eval", "--model", scripted, "--shots", "0", *options, "--json"))
     assert json.loads(result.stdout)["progress"]["total"] == count
 
 
@@ -108,12 +123,13 @@ def test_score_mode_through_the_cli(url: str, tiny: str) -> None:
         assert prediction.scores["candidates"] == 15 and prediction.parsed_answer
 
 
-def test_runs_list_show_and_compare(url: str, tiny: str) -> None:
-    ok(run_cli(url, "eval", "--model", tiny, "--shots", "0"))
-    ok(run_cli(url, "eval", "--model", tiny, "--shots", "1"))
+def test_runs_list_show_and_compare(url: str, scripted: str) -> None:
+    ok(run_cli(url, "eval", "--model", scripted, "--shots", "0"))
+    ok(run_cli(url, "eval", "--model", scripted, "--shots", "1"))
 
     listing = ok(run_cli(url, "runs")).stdout
-    assert "   2  finished" in listing and "   1  finished" in listing and tiny in listing
+    assert "   2  finished" in listing and "   1  finished" in listing
+    assert "answers.json" in listing
     assert [run["id"] for run in json.loads(ok(run_cli(url, "runs", "--json")).stdout)] == [2, 1]
 
     shown = ok(run_cli(url, "runs", "show", "1")).stdout
@@ -135,25 +151,25 @@ def test_runs_list_show_and_compare(url: str, tiny: str) -> None:
 
 
 def test_an_interrupted_run_resumes_from_the_cli(
-    url: str, tiny: str, monkeypatch: pytest.MonkeyPatch
+    url: str, scripted: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evaluator.backends.transformers_backend import TransformersBackend
+    from evaluator.backends.scripted import ScriptedBackend
 
-    real_generate = TransformersBackend.generate
+    real_generate = ScriptedBackend.generate
 
-    def ctrl_c_after_three(self: TransformersBackend, requests: Any) -> Iterator[Any]:
+    def ctrl_c_after_three(self: ScriptedBackend, requests: Any) -> Iterator[Any]:
         for count, result in enumerate(real_generate(self, requests)):
             if count == 3:
                 raise KeyboardInterrupt
             yield result
 
-    monkeypatch.setattr(TransformersBackend, "generate", ctrl_c_after_three)
-    interrupted = run_cli(url, "eval", "--model", tiny, "--shots", "1")
+    monkeypatch.setattr(ScriptedBackend, "generate", ctrl_c_after_three)
+    interrupted = run_cli(url, "eval", "--model", scripted, "--shots", "1")
     assert interrupted.exit_code == 130
     assert "vetbench eval --resume 1" in interrupted.stderr
     assert len(stored(url, 1)) == 3
 
-    monkeypatch.setattr(TransformersBackend, "generate", real_generate)
+    monkeypatch.setattr(ScriptedBackend, "generate", real_generate)
     resumed = json.loads(ok(run_cli(url, "eval", "--resume", "1", "--json")).stdout)
     assert resumed["run_id"] == 1 and resumed["run"]["status"] == "finished"
     assert resumed["progress"]["done"] == 8 and len(stored(url, 1)) == 8
@@ -252,21 +268,21 @@ def test_mistakes_are_explained_without_a_traceback(
     assert "Traceback" not in result.output + result.stderr
 
 
-def test_no_matching_items_is_explained(url: str, tiny: str) -> None:
-    result = run_cli(url, "eval", "--model", tiny, "--status", "rejected")
+def test_no_matching_items_is_explained(url: str, scripted: str) -> None:
+    result = run_cli(url, "eval", "--model", scripted, "--status", "rejected")
     assert result.exit_code == 1 and "no items to evaluate (status rejected)" in result.stderr
 
 
-def test_bad_templates_and_shot_files_are_named(url: str, tiny: str, tmp_path: Path) -> None:
+def test_bad_templates_and_shot_files_are_named(url: str, scripted: str, tmp_path: Path) -> None:
     templates = tmp_path / "templates"
     templates.mkdir()
     (templates / "question.en.txt").write_text("Q: $scenario", encoding="utf-8")
-    result = run_cli(url, "eval", "--model", tiny, "--templates", str(templates))
+    result = run_cli(url, "eval", "--model", scripted, "--templates", str(templates))
     assert result.exit_code == 1 and "question.en.txt: unknown placeholder" in result.stderr
 
     shots = tmp_path / "shots.jsonl"
     shots.write_text('{"kind": "ordering"}\n', encoding="utf-8")
-    result = run_cli(url, "eval", "--model", tiny, "--shot-file", str(shots))
+    result = run_cli(url, "eval", "--model", scripted, "--shot-file", str(shots))
     assert result.exit_code == 1 and f"{shots}:1: choices" in result.stderr
     database = open_database(url)
     with database.session() as session:
@@ -274,13 +290,13 @@ def test_bad_templates_and_shot_files_are_named(url: str, tiny: str, tmp_path: P
     database.dispose()
 
 
-def test_a_shot_file_through_the_cli(url: str, tiny: str) -> None:
+def test_a_shot_file_through_the_cli(url: str, scripted: str) -> None:
     result = ok(
         run_cli(
             url,
             "eval",
             "--model",
-            tiny,
+            scripted,
             "--kind",
             "ordering",
             "--shot-file",

@@ -15,7 +15,7 @@ from test_generation import ARTICLES_CSV, generate, ordering_answer
 from test_generation import KEY_ENV as GENERATION_KEY_ENV
 
 from db.audit import read_audit
-from db.engine import open_database
+from db.engine import Database, open_database
 from db.identity import resolve_identity
 
 ESC = "\x1b"
@@ -104,12 +104,10 @@ def test_an_unwritable_model_cache_is_one_line(
 
 
 def test_eval_and_generate_record_the_acting_person(
-    database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    database: Database, database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    database = open_database(database_url)
     mixed_set(database)
     acting = resolve_identity(database, None, register=False).name
-    database.dispose()
     model = hostile_model(tmp_path, "audited")
     ok(run_cli(database_url, "eval", "--model", model, "--shots", "0", "--kind", "single"))
     monkeypatch.setenv(GENERATION_KEY_ENV, "sk-generate")

@@ -189,6 +189,9 @@ def run_record(*, error: bool) -> list[str]:
         "total: int",
         "started_at: str",
         "finished_at: str",
+        # added by issue 24: the items the run evaluated
+        "item_set.release: null",
+        "item_set.hash: str",
     ]
 
 
@@ -325,6 +328,13 @@ COMPARISON = [
     "different_answers[].b: str",
     "agreement: float",
     "mcnemar_p: float",
+    # added by issue 24: whether the two runs evaluated the same items
+    "same_item_set: bool",
+    "item_sets.a.release: null",
+    "item_sets.a.hash: str",
+    "item_sets.b.release: null",
+    "item_sets.b.hash: str",
+    "other_revisions: []",
 ]
 
 SUSPECTS = [

@@ -63,7 +63,7 @@ def team() -> Iterator[Team]:
     server = postgres_url()
     if server is None:
         pytest.skip("no PostgreSQL server (VETBENCH_TEST_PG_URL not set)")
-    for url in fresh_postgres_database(server):
+    for url in fresh_postgres_database(server, migrated=True):
         names = role_names(url)
         roles = next(names)
         owner = open_database(url)

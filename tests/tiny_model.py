@@ -9,6 +9,9 @@ but seeded, so greedy outputs are repeatable.
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -77,11 +80,42 @@ def build_tiny_model(directory: Path, *, chat: bool = False, seed: int = 0) -> P
 
 
 _BUILT: dict[bool, Path] = {}
+CACHE = Path(__file__).resolve().parent.parent / ".cache" / "vetbench-test"  # gitignored
 
 
-def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory, *, chat: bool = False) -> Path:
-    """The session's tiny model (built on first use, then shared by every test module)."""
+def _build_key(chat: bool) -> str:
+    """What the built model depends on: this builder, its corpus, the library versions."""
+    import tokenizers
+    import torch
+    import transformers
+
+    digest = hashlib.sha256(Path(__file__).read_bytes())
+    for text in _corpus():
+        digest.update(text.encode())
+    for version in (tokenizers.__version__, torch.__version__, transformers.__version__):
+        digest.update(version.encode())
+    digest.update(b"chat" if chat else b"plain")
+    return digest.hexdigest()[:16]
+
+
+def tiny_model_dir(
+    tmp_path_factory: pytest.TempPathFactory | None = None, *, chat: bool = False
+) -> Path:
+    """The tiny model, built once per checkout (``tmp_path_factory`` is not needed).
+
+    Like the converted demo model it is kept in the tests' cache (.cache/vetbench-test),
+    keyed by what it is built from: pytest-xdist workers and later runs share one copy,
+    built by one process while the others wait, in a staging folder renamed when done."""
     if chat not in _BUILT:
         name = "tiny-chat-model" if chat else "tiny-model"
-        _BUILT[chat] = build_tiny_model(tmp_path_factory.mktemp(name), chat=chat)
+        target = CACHE / f"{name}-{_build_key(chat)}"
+        CACHE.mkdir(parents=True, exist_ok=True)
+        with open(CACHE / f".{name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+            if not target.is_dir():
+                staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=CACHE))
+                staging.chmod(0o755)  # mkdtemp makes it private; the cache is a plain folder
+                build_tiny_model(staging, chat=chat)
+                staging.rename(target)
+        _BUILT[chat] = target
     return _BUILT[chat]

@@ -46,6 +46,20 @@ CSV_FIELD_LIMIT = 8 * 1024 * 1024
 MAX_RECORD_BYTES = 64 * 1024 * 1024
 
 
+# A release export (``vetbench export --release``) stamps every record with these
+# fields: the item's id (formats without ids), the release's name and hash.  Readers
+# keep them out of an item's meta; ``vetbench release verify --export`` reads them.
+STAMP_ITEM = "vetbench_item"
+STAMP_RELEASE = "vetbench_release"
+STAMP_RELEASE_HASH = "vetbench_release_hash"
+STAMP_FIELDS = (STAMP_ITEM, STAMP_RELEASE, STAMP_RELEASE_HASH)
+
+
+def stamp_fields(item_id: str, stamp: dict[str, str] | None) -> dict[str, str]:
+    """The stamp of one record of a release export (nothing without a stamp)."""
+    return {STAMP_ITEM: item_id, **stamp} if stamp else {}
+
+
 class RecordTooLong(Exception):
     """More than ``MAX_RECORD_BYTES`` were read without a record ending."""
 

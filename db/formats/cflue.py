@@ -27,6 +27,7 @@ from db.formats.base import (
     Place,
     RecordTooLong,
     read_text,
+    stamp_fields,
 )
 from db.json_types import JsonObject
 from db.validation import ItemDraft, Problem, language_of
@@ -189,8 +190,11 @@ def _read_again(source: InputFile, done: int, error: Exception) -> Iterator[Pars
         yield _record(source, index, raw)
 
 
-def write(items: Iterable[Any], out: TextIO) -> int:
-    """Write MCQ items (``ItemSnapshot``-like) as a CFLUE JSON array; returns the record count."""
+def write(items: Iterable[Any], out: TextIO, *, stamp: dict[str, str] | None = None) -> int:
+    """Write MCQ items (``ItemSnapshot``-like) as a CFLUE JSON array; returns the record count.
+
+    ``stamp`` (a release export's name and hash) adds fields naming the release and
+    each record's item (``db.formats.base.STAMP_FIELDS``; readers ignore them)."""
     records = [
         {
             EXAM_NAME: item.meta.get(EXAM_NAME, ""),
@@ -199,6 +203,7 @@ def write(items: Iterable[Any], out: TextIO) -> int:
             "choices": format_choices(item.choices),
             "answer": item.key,
             "analysis": item.explanation,
+            **stamp_fields(item.id, stamp),
         }
         for item in items
     ]

@@ -14,12 +14,14 @@ from typing import Any, TextIO
 
 from db.answers import LETTERS, format_answer
 from db.formats.base import (
+    STAMP_FIELDS,
     FormatError,
     InputFile,
     ParsedRecord,
     Place,
     allow_long_csv_fields,
     read_lines,
+    stamp_fields,
 )
 from db.json_types import JsonObject
 from db.validation import ItemDraft, Problem, language_of
@@ -60,7 +62,7 @@ def read(source: InputFile) -> Iterator[ParsedRecord]:
     except (csv.Error, StopIteration) as error:
         raise FormatError(shown, f"malformed CSV header: {error}", 1) from None
     events = _check_header(shown, header)
-    known = {QUESTION, ANSWER, EXPLANATION, *events}
+    known = {QUESTION, ANSWER, EXPLANATION, *events, *STAMP_FIELDS}
     # Problems name the CSV's own columns: "Answer", not the validator's "key".
     field_names = {
         "scenario": QUESTION,
@@ -111,8 +113,11 @@ def read(source: InputFile) -> Iterator[ParsedRecord]:
         raise FormatError(shown, "the file has a header but no records")
 
 
-def write(items: Iterable[Any], out: TextIO) -> int:
-    """Write ordering items (``ItemSnapshot``-like) as EconLogicQA CSV; returns the row count."""
+def write(items: Iterable[Any], out: TextIO, *, stamp: dict[str, str] | None = None) -> int:
+    """Write ordering items (``ItemSnapshot``-like) as EconLogicQA CSV; returns the row count.
+
+    ``stamp`` (a release export's name and hash) adds columns naming the release and
+    each row's item (``db.formats.base.STAMP_FIELDS``)."""
     rows = list(items)
     width = max((len(item.choices) for item in rows), default=4)
     events = list(LETTERS[: max(width, 4)])
@@ -126,6 +131,8 @@ def write(items: Iterable[Any], out: TextIO) -> int:
     if with_explanation:
         header.append(EXPLANATION)
     header += extra_names
+    if stamp:
+        header += list(stamp_fields("", stamp))
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(header)
     for item in rows:
@@ -135,5 +142,6 @@ def write(items: Iterable[Any], out: TextIO) -> int:
         if with_explanation:
             row.append(item.explanation or "")
         row += [extra.get(name, "") for name in extra_names]
+        row += list(stamp_fields(item.id, stamp).values())
         writer.writerow(row)
     return len(rows)

@@ -32,6 +32,7 @@ from db.formats.base import (
     Place,
     RevisionRecord,
     read_lines,
+    stamp_fields,
 )
 from db.json_types import JsonObject
 from db.validation import ItemDraft, Problem
@@ -288,11 +289,15 @@ def item_record(item: FullItem) -> JsonObject:
     }
 
 
-def write(items: Iterable[FullItem], out: TextIO) -> int:
-    """Write items with their whole history, one JSON object per line; returns the count."""
+def write(items: Iterable[FullItem], out: TextIO, *, stamp: dict[str, str] | None = None) -> int:
+    """Write items with their whole history, one JSON object per line; returns the count.
+
+    ``stamp`` (a release export's name and hash) adds fields naming the release
+    (``db.formats.base.STAMP_FIELDS``; the reader ignores them)."""
     count = 0
     for item in items:
-        out.write(json.dumps(item_record(item), ensure_ascii=False, separators=(",", ":")))
+        record = {**item_record(item), **stamp_fields(item.id, stamp)}
+        out.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
         out.write("\n")
         count += 1
     return count

@@ -39,11 +39,15 @@ def select_items(
     status: str | None,
     kind: str | Sequence[str] | None,
     source: str | Sequence[str] | None,
+    release: str | None = None,
 ) -> tuple[Selection, list[ItemSnapshot]]:
     """The items to export at their current revision, in creation order; refuses an empty set.
 
     ``kind`` and ``source`` take one name or several; ``status`` None or ``all`` means any.
+    With ``release``, the release's items exactly as frozen (``status`` is not asked).
     """
+    if release is not None:
+        return release_selection(database, release, kinds=_names(kind), sources=_names(source))
     selection = Selection(status=status or "all", kinds=_names(kind), sources=_names(source))
     with database.session() as session:
         items = list(
@@ -59,6 +63,31 @@ def select_items(
             f"no items to export ({selection.describe()}); "
             "`vetbench stats` shows what the database holds"
         )
+    return selection, items
+
+
+def release_selection(
+    database: Database, release: str, *, kinds: Sequence[str], sources: Sequence[str]
+) -> tuple[Selection, list[ItemSnapshot]]:
+    """A release's items as frozen (of ``kinds`` and ``sources``: empty means any), and the
+    selection naming the release; refuses an unknown release and an empty set."""
+    from db.releases import ReleaseError, get_release, release_items
+
+    with database.session() as session:
+        try:
+            info = get_release(session, release)
+        except ReleaseError as error:
+            raise ExportError(str(error)) from None
+        items = release_items(session, release, kinds=kinds, sources=sources)
+    selection = Selection(
+        status="release",
+        kinds=tuple(kinds),
+        sources=tuple(sources),
+        release=info.name,
+        release_hash=info.hash,
+    )
+    if not items:
+        raise ExportError(f"no items to export ({selection.describe()})")
     return selection, items
 
 
@@ -100,6 +129,7 @@ def write_folder(
         "vetbench_version": _vetbench_version(),
         "created_at": utcnow().isoformat(),
         "selection": selection.describe(),
+        **selection.manifest(),
         **(extra_manifest or {}),
     }
     all_files = {

@@ -14,7 +14,9 @@ null) and ``meta`` (the item's format-specific extras as a JSON object in a stri
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
 
@@ -23,6 +25,9 @@ import yaml
 from db.answers import format_answer
 from db.engine import Database
 from db.items import ItemSnapshot
+from db.json_types import JsonObject
+from db.releases import ReleaseInfo, figure_rows, get_release
+from db.settings import get_setting
 from evaluator.exports.folder import ExportSummary, count_kinds, select_items, write_folder
 
 DATA_FILE = "data/test.jsonl"
@@ -83,8 +88,20 @@ def item_row(item: ItemSnapshot) -> ItemRow:
     }
 
 
-def _dataset_card(items: list[ItemSnapshot], selection_text: str) -> str:
-    header = {
+@dataclass(frozen=True)
+class CardFacts:
+    """What a dataset card says beyond the items: the license, and for a release its
+    record (name, hash, figures) and the changelog against the release before it."""
+
+    license: str
+    release: ReleaseInfo | None = None
+    changelog: str | None = None  # Markdown; None: the first release (or not a release)
+
+
+def _card_header(items: list[ItemSnapshot], data_bytes: int, facts: CardFacts) -> JsonObject:
+    header: JsonObject = {
+        "license": facts.license,
+        "pretty_name": f"vetbench {facts.release.name}" if facts.release else "vetbench items",
         "configs": [
             {
                 "config_name": "default",
@@ -93,22 +110,95 @@ def _dataset_card(items: list[ItemSnapshot], selection_text: str) -> str:
         ],
         "dataset_info": {
             "features": [{"name": name, **spec} for name, spec, _ in COLUMNS],
-            "splits": [{"name": SPLIT, "num_examples": len(items)}],
+            "splits": [{"name": SPLIT, "num_bytes": data_bytes, "num_examples": len(items)}],
+            "download_size": data_bytes,
+            "dataset_size": data_bytes,
         },
     }
+    return header
+
+
+def _counts(counts: Mapping[str, object]) -> str:
+    return ", ".join(f"{n} {name}" for name, n in counts.items()) or "none"
+
+
+def _release_section(items: list[ItemSnapshot], facts: CardFacts) -> str:
+    release = facts.release
+    if release is None:
+        return (
+            "Not a release: a lead freezes one with `vetbench release create NAME`, and "
+            "`vetbench export --release NAME` writes it with its hash, review figures and "
+            "changelog.\n\n"
+        )
+    sources = Counter(item.source for item in items)
+    lines = [
+        f"## Release {release.name}\n",
+        f"- hash (SHA-256 over every item's id and content hash): `{release.hash}`",
+        f"- made {release.created_at:%Y-%m-%d %H:%M} UTC by {release.created_by}"
+        + (f": {release.note}" if release.note else ""),
+        f"- items in this export: {len(items)} of the release's {release.item_count} "
+        f"({_counts(count_kinds(items))}); by source: {_counts(dict(sorted(sources.items())))}",
+        "- check it: `vetbench release verify --export PATH`",
+        "",
+        "## Review statistics (when the release was made)\n",
+        "| figure | value |",
+        "|---|---|",
+    ]
+    lines += [f"| {label} | {value} |" for label, value in figure_rows(release.figures)]
+    lines += ["", "## Changelog\n"]
+    if facts.changelog:
+        lines.append(_demoted(facts.changelog))
+    else:
+        lines.append("The first release: no earlier release to compare with.\n")
+    lines += ["", "## Citation\n", "```bibtex", _bibtex(release), "```", ""]
+    return "\n".join(lines) + "\n"
+
+
+def _demoted(markdown: str) -> str:
+    """A changelog's headings one level down, under the card's own (not inside code blocks,
+    where a line may start with ``#``)."""
+    lines, in_code = [], False
+    for line in markdown.splitlines():
+        if line.startswith("```"):
+            in_code = not in_code
+        lines.append("#" + line if line.startswith("#") and not in_code else line)
+    return "\n".join(lines)
+
+
+def _bibtex(release: ReleaseInfo) -> str:
+    key = "".join(ch if ch.isalnum() else "_" for ch in release.name)
+    return (
+        f"@misc{{vetbench_{key},\n"
+        f"  title = {{vetbench benchmark, release {release.name}}},\n"
+        f"  year = {{{release.created_at:%Y}}},\n"
+        f"  note = {{{release.item_count} items; release hash SHA-256 {release.hash}}}\n"
+        "}"
+    )
+
+
+def _dataset_card(
+    items: list[ItemSnapshot], selection_text: str, data_bytes: int, facts: CardFacts
+) -> str:
     kinds = ", ".join(f"{count} {kind}" for kind, count in count_kinds(items).items())
     sources = sorted({item.source for item in items})
     languages = sorted({item.language for item in items})
     rows = "\n".join(f"| `{name}` | {_type_name(spec)} | {text} |" for name, spec, text in COLUMNS)
+    title = (
+        f"# vetbench items, release {facts.release.name}" if facts.release else "# vetbench items"
+    )
     return (
         "---\n"
-        + yaml.safe_dump(header, sort_keys=False, allow_unicode=True)
+        + yaml.safe_dump(
+            _card_header(items, data_bytes, facts), sort_keys=False, allow_unicode=True
+        )
         + "---\n\n"
-        + "# vetbench items\n\n"
+        + f"{title}\n\n"
         + f"{len(items)} items ({kinds}) exported by vetbench; selection: {selection_text}.\n"
-        + f"Sources: {', '.join(sources)}. Languages: {', '.join(languages)}.\n\n"
+        + f"Sources: {', '.join(sources)}. Languages: {', '.join(languages)}. "
+        + f"License: {facts.license}.\n\n"
         + "Ordering items follow EconLogicQA (put the events in logical order); "
         + "multiple-choice items follow CFLUE (single answer, several answers, true/false).\n\n"
+        + _release_section(items, facts)
         + "## Loading\n\n"
         + "```python\nimport datasets\n\n"
         + 'items = datasets.load_dataset("path/to/this/folder", split="test")\n```\n\n'
@@ -131,14 +221,26 @@ def export_hf(
     status: str | None = "approved",
     kind: str | Sequence[str] | None = None,
     source: str | Sequence[str] | None = None,
+    release: str | None = None,
+    changelog: str | None = None,
 ) -> ExportSummary:
-    """Write the selected items (by default the approved ones) as a dataset folder."""
+    """Write the selected items (by default the approved ones; with ``release``, that
+    release's items as frozen) as a dataset folder.  The card's license is the ``license``
+    setting; a release's card adds its hash, review figures, ``changelog`` (Markdown, the
+    caller's: against the release before) and a citation."""
     out_dir = Path(out_dir)
-    selection, items = select_items(db, status=status, kind=kind, source=source)
+    selection, items = select_items(db, status=status, kind=kind, source=source, release=release)
+    with db.session() as session:
+        facts = CardFacts(
+            license=get_setting(session, "license"),
+            release=get_release(session, release) if release is not None else None,
+            changelog=changelog,
+        )
     data = "".join(json.dumps(item_row(item), ensure_ascii=False) + "\n" for item in items)
+    card = _dataset_card(items, selection.describe(), len(data.encode("utf-8")), facts)
     files = write_folder(
         out_dir,
-        {DATA_FILE: data, "README.md": _dataset_card(items, selection.describe())},
+        {DATA_FILE: data, "README.md": card},
         export_format="hf",
         selection=selection,
         extra_manifest={"items": len(items)},

@@ -9,7 +9,9 @@ file is replaced whole or not at all, a FIFO or device is written directly.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from sqlalchemy import ColumnElement, func
@@ -19,11 +21,12 @@ from db.engine import Database
 from db.formats import get_format
 from db.formats.base import RevisionRecord
 from db.formats.jsonl import FullItem
-from db.items import item_conditions, iter_items
+from db.items import ItemSnapshot, item_conditions, iter_items
 from db.models import Item, ItemRevision
 from db.rows import from_row
 from db.vocabulary import ItemStatus
 from evaluator.exports.atomic_write import WriteError, write_file
+from evaluator.exports.folder import release_selection
 from evaluator.exports.selection import (
     ALL_STATUSES,
     DEFAULT_STATUS,
@@ -78,6 +81,38 @@ def _with_revisions(session: Session, items: list[Item]) -> Iterator[FullItem]:
         yield from_row(FullItem, item, meta=dict(item.meta), revisions=revisions[item.id])
 
 
+def _as_frozen(item: FullItem, frozen: ItemSnapshot) -> FullItem:
+    """An item's history up to the revision a release froze, as it stood then."""
+    return replace(
+        item,
+        status=frozen.status,
+        language=frozen.language,
+        current_revision=frozen.revision,
+        revisions=[r for r in item.revisions if r.number <= frozen.revision],
+    )
+
+
+def _release_full_items(session: Session, items: Sequence[ItemSnapshot]) -> Iterator[FullItem]:
+    """A release's items with their history up to the frozen revision, in release order."""
+    for start in range(0, len(items), _BATCH):
+        batch = items[start : start + _BATCH]
+        rows = session.exec(select(Item).where(col(Item.id).in_([item.id for item in batch])))
+        by_id = {full.id: full for full in _with_revisions(session, list(rows))}
+        yield from (_as_frozen(by_id[item.id], item) for item in batch)
+
+
+def _check_kinds(format_name: str, kinds: frozenset[str], by_kind: dict[str, int]) -> None:
+    unfit = {kind: n for kind, n in by_kind.items() if kind not in kinds}
+    if unfit:
+        held = ", ".join(sorted(kinds))
+        listed = ", ".join(f"{n} {kind}" for kind, n in sorted(unfit.items()))
+        also = " also" if len(unfit) < len(by_kind) else ""
+        raise ExportError(
+            f"{format_name} holds {held} items only; the selection{also} has {listed} items. "
+            f"Choose kinds with --kind, or export as jsonl"
+        )
+
+
 def export_items(
     db: Database,
     out: str | Path,
@@ -86,8 +121,10 @@ def export_items(
     status: str = DEFAULT_STATUS,
     kinds: Sequence[str] = (),
     sources: Sequence[str] = (),
+    release: str | None = None,
 ) -> ExportSummary:
-    """Write the selected items to ``out`` (``-``: standard output) in ``format``.
+    """Write the selected items to ``out`` (``-``: standard output) in ``format``; with
+    ``release``, that release's items as frozen, every record stamped with its name and hash.
 
     Raises :class:`ExportError`, before anything is written when the selection is wrong.
     """
@@ -97,36 +134,38 @@ def export_items(
         raise ExportError(str(error)) from None
     if status != ALL_STATUSES and status not in {s.value for s in ItemStatus}:
         raise ExportError(f"unknown status '{status}' (known: all, {', '.join(ItemStatus)})")
-    selection = Selection(status, tuple(kinds), tuple(sources))
+    frozen: list[ItemSnapshot] = []
+    if release is not None:
+        selection, frozen = release_selection(db, release, kinds=kinds, sources=sources)
+    else:
+        selection = Selection(status, tuple(kinds), tuple(sources))
     out_path = Path(out)
     with db.session() as session:
-        by_kind = count_by_kind(session, selection)
+        if release is not None:
+            by_kind = dict(Counter(item.kind.value for item in frozen))
+        else:
+            by_kind = count_by_kind(session, selection)
         if not by_kind:
             hint = " (try --status all)" if status != ALL_STATUSES else ""
             raise ExportError(f"no items match {selection.describe()}{hint}")
-        unfit = {kind: n for kind, n in by_kind.items() if kind not in file_format.kinds}
-        if unfit:
-            held = ", ".join(sorted(file_format.kinds))
-            listed = ", ".join(f"{n} {kind}" for kind, n in sorted(unfit.items()))
-            also = " also" if len(unfit) < len(by_kind) else ""
-            raise ExportError(
-                f"{format} holds {held} items only; the selection{also} has {listed} items. "
-                f"Choose kinds with --kind, or export as jsonl"
-            )
-        items = (
-            iter_full_items(session, selection)
-            if format == "jsonl"
-            else iter_items(
+        _check_kinds(format, file_format.kinds, by_kind)
+        items: Iterable[object]
+        if release is not None:
+            items = _release_full_items(session, frozen) if format == "jsonl" else frozen
+        elif format == "jsonl":
+            items = iter_full_items(session, selection)
+        else:
+            items = iter_items(
                 session,
                 statuses=selection.statuses,
                 kinds=selection.kinds or None,
                 sources=selection.sources or None,
             )
-        )
+        stamp = selection.stamp
         try:
             count = write_file(
                 out_path,
-                lambda handle: file_format.module.write(items, handle),
+                lambda handle: file_format.module.write(items, handle, stamp=stamp),
                 make_folders=True,
             )
         except WriteError as error:

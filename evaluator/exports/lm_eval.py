@@ -344,17 +344,18 @@ def export_lm_eval(
     shot_file: Path | None = None,
     templates_dir: Path | None = None,
     task_name: str = DEFAULT_TASK_NAME,
+    release: str | None = None,
 ) -> ExportSummary:
     """Write the selected items as an lm-eval task folder (see the module docstring).
 
     Shots are drawn as ``vetbench eval`` draws them: a seeded selection of items
     outside the exported set, one selection per kind and language, or the items of
-    ``shot_file``.
+    ``shot_file``.  With ``release``, its items as frozen; the manifest names it.
     """
     if shots < 0:
         raise ExportError(f"shots must be 0 or more, got {shots}")
     out_dir = Path(out_dir)
-    selection, items = select_items(db, status=status, kind=kind, source=source)
+    selection, items = select_items(db, status=status, kind=kind, source=source, release=release)
     templates = load_templates(templates_dir)
     pool, from_shot_file = shot_pool(db, shot_file)
     prompts, shots_used = _prompts_for(

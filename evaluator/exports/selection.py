@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from db.errors import VetbenchError
+from db.formats.base import STAMP_RELEASE, STAMP_RELEASE_HASH
 from db.vocabulary import ALL, ItemStatus
 
 ALL_STATUSES = ALL
@@ -18,18 +19,38 @@ class ExportError(VetbenchError, ValueError):
 
 @dataclass(frozen=True)
 class Selection:
-    """Which items to export: a status (or ``all``), kinds and sources (empty: any)."""
+    """Which items to export: a status (or ``all``), kinds and sources (empty: any); or the
+    items of a release (``release``, its ``release_hash``), as frozen, of those kinds and
+    sources."""
 
     status: str = DEFAULT_STATUS
     kinds: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
+    release: str | None = None
+    release_hash: str | None = None
+
+    @property
+    def stamp(self) -> dict[str, str] | None:
+        """What a release export writes into every record (None: not a release export)."""
+        if self.release is None or self.release_hash is None:
+            return None
+        return {STAMP_RELEASE: self.release, STAMP_RELEASE_HASH: self.release_hash}
+
+    def manifest(self) -> dict[str, str]:
+        """The release's name and hash, for a folder's manifest (empty: not a release)."""
+        if self.release is None or self.release_hash is None:
+            return {}
+        return {"release": self.release, "release_hash": self.release_hash}
 
     @property
     def statuses(self) -> list[str] | None:
         return None if self.status == ALL_STATUSES else [self.status]
 
     def describe(self) -> str:
-        parts = ["any status" if self.status == ALL_STATUSES else f"status {self.status}"]
+        if self.release is not None:
+            parts = [f"release {self.release} ({(self.release_hash or '')[:12]})"]
+        else:
+            parts = ["any status" if self.status == ALL_STATUSES else f"status {self.status}"]
         if self.kinds:
             parts.append(f"kind {', '.join(self.kinds)}")
         if self.sources:

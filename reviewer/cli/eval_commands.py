@@ -146,6 +146,11 @@ def _shots_by_kind(values_given: tuple[str, ...]) -> dict[str, int]:
     "--kind", "kinds", type=click.Choice(values(ItemKind)), multiple=True, help="Only this kind."
 )
 @click.option("--source", "sources", metavar="NAME", multiple=True, help="Only this source.")
+@click.option(
+    "--release",
+    metavar="NAME",
+    help="Evaluate release NAME's items exactly as frozen (edits and decisions since ignored).",
+)
 @click.option("--limit", type=click.IntRange(1), help="At most this many items.")
 @click.option(
     "--mode",
@@ -211,6 +216,7 @@ def eval_command(
     statuses: tuple[str, ...],
     kinds: tuple[str, ...],
     sources: tuple[str, ...],
+    release: str | None,
     limit: int | None,
     mode: str,
     layout: str | None,
@@ -240,6 +246,8 @@ def eval_command(
     database = open_db(ctx)
     if resume_id is None and not model:
         fail("give --model MODEL (or --resume RUN_ID)")
+    if release is not None and statuses:
+        fail("--release evaluates the release's items as frozen; --status does not apply")
     actor = acting_person(ctx, None, register=False).name
     choices = EvalChoices(
         protocol=EvalProtocol(protocol),
@@ -249,6 +257,7 @@ def eval_command(
         statuses=() if ALL in statuses else (statuses or (ItemStatus.APPROVED.value,)),
         kinds=kinds,
         sources=sources,
+        release=release,
         limit=limit,
         mode=EvalMode(mode),
         layout=layout,

@@ -296,6 +296,11 @@ def _describe_export(summary: Any, format_name: str, out: Path) -> str:
 @options.kind
 @options.source
 @click.option(
+    "--release",
+    metavar="NAME",
+    help="Export release NAME's items exactly as frozen, stamped with its name and hash.",
+)
+@click.option(
     "--shots",
     type=click.IntRange(0),
     metavar="N",
@@ -309,15 +314,20 @@ def export_command(
     status: str,
     kinds: tuple[str, ...],
     sources: tuple[str, ...],
+    release: str | None,
     shots: int | None,
 ) -> None:
     """Export items (by default the approved ones) to a file in one of the import formats,
     or as an lm-eval task or a Hugging Face dataset."""
+    from click.core import ParameterSource
+
     from evaluator.exports.atomic_write import is_stdout
     from evaluator.exports.item_files import export_items
 
     if shots is not None and format_name != "lm-eval":
         fail("--shots applies to --format lm-eval only")
+    if release is not None and ctx.get_parameter_source("status") is ParameterSource.COMMANDLINE:
+        fail("--release exports the release's items as frozen; --status does not apply")
     to_stdout = is_stdout(out)
     if to_stdout and format_name not in FILE_EXPORT_FORMATS:
         fail(f"--out - (standard output) takes a file format; {format_name} writes a folder")
@@ -326,15 +336,32 @@ def export_command(
         from evaluator.exports.lm_eval import export_lm_eval
 
         if shots is None:  # the task's own default
-            summary: Any = export_lm_eval(database, out, status=status, kind=kinds, source=sources)
+            summary: Any = export_lm_eval(
+                database, out, status=status, kind=kinds, source=sources, release=release
+            )
         else:
             summary = export_lm_eval(
-                database, out, status=status, kind=kinds, source=sources, shots=shots
+                database,
+                out,
+                status=status,
+                kind=kinds,
+                source=sources,
+                shots=shots,
+                release=release,
             )
     elif format_name == "hf":
         from evaluator.exports.hf_dataset import export_hf
+        from reviewer.releases import changelog_against_previous
 
-        summary = export_hf(database, out, status=status, kind=kinds, source=sources)
+        summary = export_hf(
+            database,
+            out,
+            status=status,
+            kind=kinds,
+            source=sources,
+            release=release,
+            changelog=changelog_against_previous(database, release) if release else None,
+        )
     else:
         summary = export_items(
             database,
@@ -343,6 +370,7 @@ def export_command(
             status=status,
             kinds=kinds,
             sources=sources,
+            release=release,
         )
     # With the items on standard output, the summary goes to stderr.
     click.echo(_describe_export(summary, format_name, out), err=to_stdout)

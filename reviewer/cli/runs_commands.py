@@ -248,6 +248,8 @@ def runs_compare(ctx: click.Context, run_a: int, run_b: int, as_json: bool) -> N
         print_json(comparison.to_json())
         return
     click.echo(f"runs {run_a} (A) and {run_b} (B): {comparison.shared_items} shared items")
+    for line in comparison.item_set_notes():
+        click.echo(terminal_text(line))
     click.echo(f"both right    {len(comparison.both_right)}")
     click.echo(f"both wrong    {len(comparison.both_wrong)}")
     click.echo(f"only A right  {len(comparison.only_a)}")
@@ -362,9 +364,21 @@ def runs_table(
         empty="no finished runs to tabulate; start one with `vetbench eval --model demo`",
     ):
         return
-    click.echo(
-        "\n\n".join(render_table(table, table_format, clean=terminal_text) for table in tables)
-    )
+    # Where runs side by side evaluated other items, the table says so (CSV: on stderr).
+    prefix = {"text": "note: ", "md": "> note: ", "latex": "% note: "}.get(table_format)
+    rendered = []
+    for table in tables:
+        notes = [terminal_text(note) for note in table.notes]
+        if prefix is None:
+            for note in notes:
+                click.echo(f"note: {note}", err=True)
+        rendered.append(
+            "\n".join(
+                [render_table(table, table_format, clean=terminal_text)]
+                + [f"{prefix}{note}" for note in notes if prefix is not None]
+            )
+        )
+    click.echo("\n\n".join(rendered))
 
 
 COMMANDS: tuple[click.Command, ...] = (runs_group,)

@@ -1,0 +1,80 @@
+"""Which items a run evaluated, as one comparable value: the release, or the hash of an ad
+hoc set.
+
+Every run records the hash of the items it evaluated (``db.releases.item_set_hash``: item
+ids and content hashes), and the release's name when it drew them from a release (the
+hash is the release's own when it evaluated all of it).  Tables
+are made per release (:func:`group_by_release`) and say where runs shown side by side
+evaluated different items (:func:`differing_item_sets`); a comparison of two runs says
+whether they share their item set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from db.items import ItemSnapshot
+from db.json_types import JsonObject
+from db.releases import item_set_hash, snapshot_hash
+
+__all__ = ["ItemSet", "differing_item_sets", "group_by_release", "item_set_of"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ItemSet:
+    """A run's item set: its hash (None for runs made before item sets were recorded), and
+    the release its items were drawn from (all of them, or those a protocol or --kind
+    asks)."""
+
+    hash: str | None
+    release: str | None = None
+
+    @property
+    def label(self) -> str:
+        if self.hash is None:
+            return "item set not recorded (a run from before releases)"
+        if self.release is not None:
+            return f"release {self.release} (items {self.hash[:12]})"
+        return f"ad hoc item set {self.hash[:12]}"
+
+    def to_json(self) -> JsonObject:
+        return {"release": self.release, "hash": self.hash}
+
+
+def item_set_of(items: Iterable[ItemSnapshot], *, release: str | None) -> ItemSet:
+    """The item set of ``items``, drawn from ``release`` (None: from the database as it is)."""
+    return ItemSet(item_set_hash((item.id, snapshot_hash(item)) for item in items), release)
+
+
+def group_by_release(
+    entries: Sequence[T], item_set: Callable[[T], ItemSet]
+) -> dict[str | None, list[T]]:
+    """``entries`` by the release their items came from (None: not a release), in the order
+    each first appears."""
+    groups: dict[str | None, list[T]] = {}
+    for entry in entries:
+        groups.setdefault(item_set(entry).release, []).append(entry)
+    return groups
+
+
+def differing_item_sets(runs: Iterable[tuple[int, str, ItemSet]]) -> list[str]:
+    """Sentences naming the runs of one setting (``(run id, setting, item set)``, the
+    setting as a table column reads it) that evaluated different items: shown side by side,
+    their figures are not on the same items."""
+    by_setting: dict[str, dict[str | None, list[int]]] = {}
+    for run_id, setting, item_set in runs:
+        by_setting.setdefault(setting, {}).setdefault(item_set.hash, []).append(run_id)
+    notes = []
+    for setting, by_hash in by_setting.items():
+        if len(by_hash) > 1:
+            parts = "; ".join(
+                f"run{'s' if len(ids) > 1 else ''} {', '.join(map(str, sorted(ids)))} on items "
+                f"{digest[:12] if digest else '(not recorded)'}"
+                for digest, ids in by_hash.items()
+            )
+            notes.append(f"{setting}: not the same items ({parts})")
+    return notes

@@ -1,0 +1,222 @@
+"""CLI commands for releases: ``vetbench release create|list|show|diff|verify``.
+
+A release is a frozen, named, hashed version of the benchmark (``db.releases``):
+``eval --release`` and ``export --release`` use exactly its revisions, whatever was
+edited or decided since.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from db.vocabulary import ItemStatus, values
+from reviewer.cli import options
+from reviewer.cli.common import fail, open_db, print_json, terminal_block, terminal_text
+from reviewer.cli.identity import acting_person, as_option
+
+
+@click.group("release")
+def release_group() -> None:
+    """Releases: frozen, hashed, citable versions of the benchmark."""
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{n} {name}" for name, n in sorted(counts.items())) or "none"
+
+
+def _tally(values_: list[str]) -> dict[str, int]:
+    tally: dict[str, int] = {}
+    for value in values_:
+        tally[value] = tally.get(value, 0) + 1
+    return tally
+
+
+@release_group.command("create")
+@click.argument("release_name", metavar="NAME")
+@click.option("--note", default="", help="What this release is (kept with it).")
+@click.option(
+    "--status",
+    "statuses",
+    type=click.Choice(values(ItemStatus)),
+    multiple=True,
+    help="Items with this status (repeatable) [default: approved].",
+)
+@options.kind
+@options.source
+@as_option("The lead making the release.")
+@options.json("Print the release as JSON.")
+@click.pass_context
+def release_create(
+    ctx: click.Context,
+    release_name: str,
+    note: str,
+    statuses: tuple[str, ...],
+    kinds: tuple[str, ...],
+    sources: tuple[str, ...],
+    name: str | None,
+    as_json: bool,
+) -> None:
+    """Freeze the current revision of every selected item as release NAME (leads only)."""
+    from db.people import PermissionDenied
+    from db.releases import ReleaseError, ReleaseRequest
+    from reviewer.releases import create_release
+
+    db = open_db(ctx)
+    who = acting_person(ctx, name)
+    try:
+        request = ReleaseRequest(
+            release_name,
+            statuses=statuses or (ItemStatus.APPROVED.value,),
+            kinds=kinds,
+            sources=sources,
+            note=note,
+        )
+        release = create_release(db, request, lead=who.name)
+    except (ReleaseError, PermissionDenied) as error:
+        fail(str(error))
+    if as_json:
+        print_json(release.to_json())
+        return
+    click.echo(
+        f"release {terminal_text(release.name)}: {release.item_count} items, hash {release.hash}"
+    )
+
+
+@release_group.command("list")
+@options.json("Print a JSON list.")
+@click.pass_context
+def release_list(ctx: click.Context, as_json: bool) -> None:
+    """Every release, oldest first."""
+    from db.releases import list_releases
+
+    with open_db(ctx).session() as session:
+        releases = list_releases(session)
+    if as_json:
+        print_json([release.to_json() for release in releases])
+        return
+    if not releases:
+        click.echo("none: a lead makes one with `vetbench release create NAME --as LEAD`")
+        return
+    width = max(len(terminal_text(release.name)) for release in releases)
+    for release in releases:
+        click.echo(
+            f"{terminal_text(release.name):<{width}}  {release.hash[:12]}  "
+            f"{release.item_count:>6} items  {release.created_at:%Y-%m-%d %H:%M} "
+            f"by {terminal_text(release.created_by)}"
+            + (f"  {terminal_text(release.note)}" if release.note else "")
+        )
+
+
+@release_group.command("show")
+@click.argument("name")
+@options.json("Print the release, its counts and figures as JSON.")
+@click.pass_context
+def release_show(ctx: click.Context, name: str, as_json: bool) -> None:
+    """A release: its hash, items by kind and source, and the review figures when it was made."""
+    from db.releases import ReleaseError, figure_rows, get_release, release_members
+
+    with open_db(ctx).session() as session:
+        try:
+            release = get_release(session, name)
+        except ReleaseError as error:
+            fail(str(error))
+        members = release_members(session, name)
+    by_kind = _tally([member.kind for member in members])
+    by_source = _tally([member.source for member in members])
+    if as_json:
+        print_json(
+            {
+                **release.to_json(),
+                "by_kind": by_kind,
+                "by_source": by_source,
+                "item_ids": [
+                    {"id": m.item_id, "revision": m.revision, "content_hash": m.content_hash}
+                    for m in members
+                ],
+            }
+        )
+        return
+    click.echo(f"release {terminal_text(release.name)}")
+    click.echo(f"  hash      {release.hash}")
+    click.echo(
+        f"  made      {release.created_at:%Y-%m-%d %H:%M} UTC by {terminal_text(release.created_by)}"
+    )
+    if release.note:
+        click.echo(f"  note      {terminal_text(release.note)}")
+    click.echo(f"  items     {release.item_count}: {_counts(by_kind)}")
+    click.echo(f"  sources   {terminal_text(_counts(by_source))}")
+    for label, value in figure_rows(release.figures):
+        click.echo(f"  {label}: {value}")
+
+
+@release_group.command("diff")
+@click.argument("old")
+@click.argument("new")
+@options.json("Print the differences as JSON.")
+@click.pass_context
+def release_diff(ctx: click.Context, old: str, new: str, as_json: bool) -> None:
+    """Items added, removed and changed from release OLD to NEW, each with why (Markdown)."""
+    from db.releases import ReleaseError
+    from reviewer.releases import changelog_markdown, diff_releases
+
+    with open_db(ctx).session() as session:
+        try:
+            diff = diff_releases(session, old, new)
+        except ReleaseError as error:
+            fail(str(error))
+    if as_json:
+        print_json(diff.to_json())
+    else:
+        click.echo(terminal_block(changelog_markdown(diff)), nl=False)
+
+
+@release_group.command("verify")
+@click.argument("name", required=False)
+@click.option(
+    "--export",
+    "export_path",
+    type=click.Path(exists=True, path_type=Path),
+    help="Check an exported file or folder against the release it names.",
+)
+@options.json("Print what was checked as JSON.")
+@click.pass_context
+def release_verify(
+    ctx: click.Context, name: str | None, export_path: Path | None, as_json: bool
+) -> None:
+    """Recompute release NAME's hash from the database, or check an export (--export; with
+    NAME, the export must be of that release)."""
+    from db.releases import ReleaseError, Verification, verify_release
+    from evaluator.exports.release_check import ExportVerification, verify_export
+
+    if name is None and export_path is None:
+        fail("give a release NAME, or --export PATH (an export names its release)")
+    db = open_db(ctx)
+    result: Verification | ExportVerification
+    try:
+        if export_path is not None:
+            result = verify_export(db, export_path, expected_release=name)
+        else:
+            assert name is not None
+            with db.session() as session:
+                result = verify_release(session, name)
+    except ReleaseError as error:
+        fail(str(error))
+    if as_json:
+        print_json(result.to_json())
+    else:
+        for difference in result.differences:
+            click.echo(terminal_text(difference))
+        subject = f"{export_path} " if export_path is not None else ""
+        verdict = "matches" if result.ok else "does NOT match"
+        click.echo(
+            f"{terminal_text(subject)}{verdict} release {terminal_text(result.name)}: "
+            f"{result.items} items, hash {result.recomputed_hash}"
+        )
+    if not result.ok:
+        ctx.exit(1)
+
+
+COMMANDS: tuple[click.Command, ...] = (release_group,)
+"""The commands this module adds to the `vetbench` group."""

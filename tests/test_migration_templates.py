@@ -1,0 +1,120 @@
+"""The suite's migrated templates (tests/conftest.py) hold exactly what a migration makes:
+a copied SQLite file and a PostgreSQL database created from the template equal, object
+for object and row for row, a database migrated from empty by Alembic itself."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import (
+    _real_upgrade_to_head,
+    _upgrade_from_template,
+    fresh_postgres_database,
+    postgres_template,
+    postgres_url,
+    sqlite_template,
+)
+from sqlalchemy.engine import make_url
+
+import db.migrate
+from db.engine import make_engine, open_database
+
+
+def sqlite_contents(path: Path) -> tuple[list[list[str]], list[tuple[str, object]]]:
+    """Every statement that rebuilds the file (schema and rows), and its settings.
+
+    Statements and each statement's lines are sorted: Alembic's batch migrations rebuild
+    tables from sets of constraints, so two migrations of empty files list a table's
+    foreign keys (the last without a comma) and its indexes in different orders."""
+    with sqlite3.connect(path) as connection:
+        dump = sorted(
+            sorted(line.strip().rstrip(",") for line in statement.split("\n"))
+            for statement in connection.iterdump()
+        )
+        settings = [
+            (pragma, connection.execute(f"PRAGMA {pragma}").fetchone()[0])
+            for pragma in ("journal_mode", "user_version", "application_id", "page_size")
+        ]
+    connection.close()
+    return dump, settings
+
+
+def test_tests_open_new_sqlite_files_through_the_template() -> None:
+    assert db.migrate.upgrade_to_head is _upgrade_from_template
+
+
+def test_a_copied_sqlite_file_equals_a_migrated_one(tmp_path: Path) -> None:
+    migrated = tmp_path / "migrated.db"
+    engine = make_engine(migrated)
+    _real_upgrade_to_head(engine, str(migrated))  # Alembic, from an empty file
+    engine.dispose()
+    copied = tmp_path / "copied.db"
+    open_database(copied).dispose()  # through the template
+    assert sqlite_contents(copied) == sqlite_contents(migrated)
+    assert sqlite_contents(copied) == sqlite_contents(sqlite_template())
+    dump, _settings = sqlite_contents(copied)
+    stamp = f"INSERT INTO \"alembic_version\" VALUES('{db.migrate.head_revision()}');"
+    assert [stamp] in dump
+
+
+def test_a_file_that_is_not_empty_is_migrated_as_before(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    engine = make_engine(path)
+    db.migrate.upgrade_to(engine, "0001")
+    _upgrade_from_template(engine, str(path))
+    engine.dispose()
+    migrated = tmp_path / "migrated.db"
+    engine = make_engine(migrated)
+    _real_upgrade_to_head(engine, str(migrated))
+    engine.dispose()
+    assert sqlite_contents(path)[0] == sqlite_contents(migrated)[0]
+
+
+def pg_dump(url: str) -> str:
+    """The whole database as SQL (objects, privileges, policies, rows), names aside."""
+    pg_dump_bin = shutil.which("pg_dump") or next(
+        iter(sorted(Path("/usr/lib/postgresql").glob("*/bin/pg_dump"))), None
+    )
+    if pg_dump_bin is None:
+        pytest.skip("pg_dump is not installed")
+    parsed = make_url(url)
+    result = subprocess.run(
+        [
+            str(pg_dump_bin),
+            "--host",
+            parsed.host or "127.0.0.1",
+            "--port",
+            str(parsed.port or 5432),
+            "--username",
+            parsed.username or "postgres",
+            "--no-password",
+            str(parsed.database),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    lines = [  # the versions, and a random key fencing the dump's psql commands
+        line
+        for line in result.stdout.splitlines()
+        if not line.startswith(("-- Dumped", "\\restrict", "\\unrestrict"))
+    ]
+    return "\n".join(lines).replace(str(parsed.database), "DATABASE")
+
+
+@pytest.mark.postgres
+def test_a_postgres_database_from_the_template_equals_a_migrated_one() -> None:
+    server = postgres_url()
+    if server is None:
+        pytest.skip("no PostgreSQL server (VETBENCH_TEST_PG_URL not set)")
+    for empty in fresh_postgres_database(server):
+        open_database(empty).dispose()  # Alembic, from an empty database
+        for copied in fresh_postgres_database(server, migrated=True):
+            assert make_url(copied).database != postgres_template(server)
+            migrated_dump = pg_dump(empty)
+            assert "CREATE POLICY" in migrated_dump and "alembic_version" in migrated_dump
+            assert pg_dump(copied) == migrated_dump
