@@ -54,9 +54,10 @@ def attributes_json(
     return {keys.get(name, name): json_value(getattr(result, name)) for name in names}
 
 
-def fields_json(result: Any) -> JsonObject:
-    """A frozen result as JSON: every field under its own name, in the order declared."""
-    return attributes_json(result, *(field.name for field in fields(result)))
+def fields_json(result: Any, *, renamed: Mapping[str, str] | None = None) -> JsonObject:
+    """A frozen result as JSON: every field in the order declared, under its own name or
+    the one ``renamed`` gives it."""
+    return attributes_json(result, *(field.name for field in fields(result)), renamed=renamed)
 
 
 class FieldsAsJson:

@@ -33,7 +33,7 @@ from db.bulk_reads import id_chunks
 from db.decisions import in_force
 from db.errors import VetbenchError
 from db.items import ItemSnapshot, item_conditions, iter_items, snapshot
-from db.json_types import JsonObject
+from db.json_types import JsonObject, attributes_json, fields_json
 from db.models import (
     Decision,
     Item,
@@ -53,6 +53,7 @@ __all__ = [
     "ReleaseMember",
     "ReleaseRequest",
     "backfill_item_sets",
+    "VERIFICATION_KEYS",
     "Verification",
     "content_hash",
     "figure_rows",
@@ -130,16 +131,9 @@ class ReleaseInfo:
     created_at: datetime
 
     def to_json(self) -> JsonObject:
-        return {
-            "name": self.name,
-            "hash": self.hash,
-            "note": self.note,
-            "selection": self.selection,
-            "items": self.item_count,
-            "figures": self.figures,
-            "created_by": self.created_by,
-            "created_at": self.created_at.isoformat(),
-        }
+        # The time in ISO form (json_value's is str()).
+        data = fields_json(self, renamed={"item_count": "items"})
+        return {**data, "created_at": self.created_at.isoformat()}
 
 
 @dataclass(frozen=True)
@@ -409,6 +403,10 @@ def _describe(statuses: Sequence[str], kinds: Sequence[str], sources: Sequence[s
     return ", ".join(parts)
 
 
+VERIFICATION_KEYS: Mapping[str, str] = {"name": "release", "stored_hash": "hash"}
+"""The JSON names of a release check's fields (a folder's check too) that differ."""
+
+
 @dataclass(frozen=True)
 class Verification:
     """What :func:`verify_release` found: the stored and recomputed hashes, and every
@@ -426,15 +424,8 @@ class Verification:
         return not self.differences and self.stored_hash == self.recomputed_hash
 
     def to_json(self) -> JsonObject:
-        return {
-            "release": self.name,
-            "ok": self.ok,
-            "hash": self.stored_hash,
-            "recomputed_hash": self.recomputed_hash,
-            "items": self.items,
-            "expected_items": self.expected_items,
-            "differences": list(self.differences),
-        }
+        names = ("name", "ok", "stored_hash", "recomputed_hash", "items", "expected_items")
+        return attributes_json(self, *names, "differences", renamed=VERIFICATION_KEYS)
 
 
 def verify_release(session: Session, name: str) -> Verification:
