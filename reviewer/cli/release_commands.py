@@ -13,7 +13,14 @@ import click
 
 from db.vocabulary import ItemStatus, values
 from reviewer.cli import options
-from reviewer.cli.common import fail, open_db, print_json, terminal_block, terminal_text
+from reviewer.cli.common import (
+    fail,
+    open_db,
+    print_json,
+    printed_json_or_empty,
+    terminal_block,
+    terminal_text,
+)
 from reviewer.cli.identity import acting_person, as_option
 
 
@@ -93,11 +100,8 @@ def release_list(ctx: click.Context, as_json: bool) -> None:
 
     with open_db(ctx).session() as session:
         releases = list_releases(session)
-    if as_json:
-        print_json([release.to_json() for release in releases])
-        return
-    if not releases:
-        click.echo("none: a lead makes one with `vetbench release create NAME --as LEAD`")
+    none = "none: a lead makes one with `vetbench release create NAME --as LEAD`"
+    if printed_json_or_empty(releases, as_json=as_json, empty=none):
         return
     width = max(len(terminal_text(release.name)) for release in releases)
     for release in releases:
