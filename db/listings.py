@@ -17,7 +17,7 @@ from sqlmodel import Session, col, select
 
 from db.flags import ItemFlag, current_flags, revision_flags
 from db.items import ItemSnapshot, iter_items
-from db.json_types import JsonObject, fields_json
+from db.json_types import JsonObject, attributes_json, fields_json
 from db.models import GenerationReject, Item
 from db.rows import from_row
 from db.search import exam_condition, search_condition
@@ -49,17 +49,8 @@ class ItemListing:
         return preview(self.item.prompt)
 
     def to_json(self) -> JsonObject:
-        item = self.item
-        return {
-            "id": item.id,
-            "kind": item.kind.value,
-            "status": item.status,
-            "source": item.source,
-            "revision": item.revision,
-            "suspected_duplicate_of": item.suspected_duplicate_of,
-            "preview": self.preview,
-            "flags": [flag.to_json() for flag in self.flags],
-        }
+        names = ("id", "kind", "status", "source", "revision", "suspected_duplicate_of")
+        return {**attributes_json(self.item, *names), **attributes_json(self, "preview", "flags")}
 
 
 def list_items(
