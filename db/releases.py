@@ -44,6 +44,7 @@ from db.models import (
     StoredFlag,
 )
 from db.people import require_lead
+from db.rows import from_row
 from db.vocabulary import DecisionReason, FlagName, ItemStatus
 
 __all__ = [
@@ -150,16 +151,9 @@ class ReleaseMember:
 
 
 def _info(release: Release, creator: str) -> ReleaseInfo:
-    return ReleaseInfo(
-        name=release.name,
-        hash=release.hash,
-        note=release.note,
-        selection=dict(release.selection),
-        item_count=release.item_count,
-        figures=dict(release.figures),
-        created_by=creator,
-        created_at=release.created_at,
-    )
+    # Copies of the JSON columns: the value never shares the row's dicts.
+    selection, figures = dict(release.selection), dict(release.figures)
+    return from_row(ReleaseInfo, release, selection=selection, figures=figures, created_by=creator)
 
 
 def _tally(counts: Mapping[str, object]) -> str:
@@ -231,15 +225,7 @@ def release_members(session: Session, name: str) -> list[ReleaseMember]:
         .order_by(col(ReleaseItem.item_id))
     )
     return [
-        ReleaseMember(
-            item_id=member.item_id,
-            kind=kind,
-            source=source,
-            revision=member.revision_number,
-            content_hash=member.content_hash,
-            language=member.language,
-            status=member.status,
-        )
+        from_row(ReleaseMember, member, kind=kind, source=source, revision=member.revision_number)
         for member, kind, source in rows
     ]
 
