@@ -25,6 +25,7 @@ from db.errors import VetbenchError
 from db.json_types import JsonObject, attributes_json
 from db.models import Guidelines, Person
 from db.people import require_lead
+from db.rows import from_row
 from db.vocabulary import ItemKind
 
 __all__ = [
@@ -91,14 +92,7 @@ def _sha256(text: str) -> str:
 
 
 def _view(row: Guidelines, author: str) -> GuidelinesVersion:
-    return GuidelinesVersion(
-        version=row.version,
-        text=row.text,
-        sha256=row.sha256,
-        file_name=row.file_name,
-        author=author,
-        created_at=row.created_at,
-    )
+    return from_row(GuidelinesVersion, row, author=author)
 
 
 def _with_author() -> Select[Guidelines, str]:
