@@ -33,7 +33,7 @@ from db.bulk_reads import id_chunks
 from db.decisions import in_force
 from db.errors import VetbenchError
 from db.items import ItemSnapshot, item_conditions, iter_items, snapshot
-from db.json_types import JsonObject, attributes_json, fields_json
+from db.json_types import JsonObject, JsonValue, attributes_json, fields_json
 from db.models import (
     Decision,
     Item,
@@ -50,6 +50,7 @@ from db.vocabulary import DecisionReason, FlagName, ItemStatus
 __all__ = [
     "SQLITE_RELEASE_TRIGGERS",
     "ReleaseError",
+    "ReleaseContents",
     "ReleaseInfo",
     "ReleaseMember",
     "ReleaseRequest",
@@ -64,6 +65,7 @@ __all__ = [
     "previous_release",
     "protect_releases_on_sqlite",
     "release_items",
+    "release_contents",
     "release_members",
     "snapshot_hash",
     "store_release",
@@ -228,6 +230,39 @@ def release_members(session: Session, name: str) -> list[ReleaseMember]:
         from_row(ReleaseMember, member, kind=kind, source=source, revision=member.revision_number)
         for member, kind, source in rows
     ]
+
+
+@dataclass(frozen=True)
+class ReleaseContents:
+    """A release with its items: what ``release show`` prints."""
+
+    release: ReleaseInfo
+    members: list[ReleaseMember]
+
+    @property
+    def by_kind(self) -> dict[str, int]:
+        return dict(Counter(member.kind for member in self.members))
+
+    @property
+    def by_source(self) -> dict[str, int]:
+        return dict(Counter(member.source for member in self.members))
+
+    def to_json(self) -> JsonObject:
+        """The release, its items by kind and by source, and each item's revision and hash."""
+        names = ("item_id", "revision", "content_hash")
+        ids: list[JsonValue] = [
+            attributes_json(m, *names, renamed={"item_id": "id"}) for m in self.members
+        ]
+        return {
+            **self.release.to_json(),
+            **attributes_json(self, "by_kind", "by_source"),
+            "item_ids": ids,
+        }
+
+
+def release_contents(session: Session, name: str) -> ReleaseContents:
+    """The release called ``name`` and its items (a :class:`ReleaseError` if there is none)."""
+    return ReleaseContents(get_release(session, name), release_members(session, name))
 
 
 def release_items(

@@ -33,13 +33,6 @@ def _counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{n} {name}" for name, n in sorted(counts.items())) or "none"
 
 
-def _tally(values_: list[str]) -> dict[str, int]:
-    tally: dict[str, int] = {}
-    for value in values_:
-        tally[value] = tally.get(value, 0) + 1
-    return tally
-
-
 @release_group.command("create")
 @click.argument("release_name", metavar="NAME")
 @click.option("--note", default="", help="What this release is (kept with it).")
@@ -119,29 +112,17 @@ def release_list(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def release_show(ctx: click.Context, name: str, as_json: bool) -> None:
     """A release: its hash, items by kind and source, and the review figures when it was made."""
-    from db.releases import ReleaseError, figure_rows, get_release, release_members
+    from db.releases import ReleaseError, figure_rows, release_contents
 
     with open_db(ctx).session() as session:
         try:
-            release = get_release(session, name)
+            contents = release_contents(session, name)
         except ReleaseError as error:
             fail(str(error))
-        members = release_members(session, name)
-    by_kind = _tally([member.kind for member in members])
-    by_source = _tally([member.source for member in members])
     if as_json:
-        print_json(
-            {
-                **release.to_json(),
-                "by_kind": by_kind,
-                "by_source": by_source,
-                "item_ids": [
-                    {"id": m.item_id, "revision": m.revision, "content_hash": m.content_hash}
-                    for m in members
-                ],
-            }
-        )
+        print_json(contents.to_json())
         return
+    release = contents.release
     click.echo(f"release {terminal_text(release.name)}")
     click.echo(f"  hash      {release.hash}")
     click.echo(
@@ -149,8 +130,8 @@ def release_show(ctx: click.Context, name: str, as_json: bool) -> None:
     )
     if release.note:
         click.echo(f"  note      {terminal_text(release.note)}")
-    click.echo(f"  items     {release.item_count}: {_counts(by_kind)}")
-    click.echo(f"  sources   {terminal_text(_counts(by_source))}")
+    click.echo(f"  items     {release.item_count}: {_counts(contents.by_kind)}")
+    click.echo(f"  sources   {terminal_text(_counts(contents.by_source))}")
     for label, value in figure_rows(release.figures):
         click.echo(f"  {label}: {value}")
 
