@@ -22,10 +22,22 @@ JsonObject: TypeAlias = dict[str, JsonValue]
 """A JSON object: what a ``to_json()`` returns."""
 
 
+_PLAIN = frozenset((str, int, float, bool))
+_SEQUENCES = frozenset((list, tuple))
+
+
 def json_value(value: object) -> JsonValue:
     """One field's value as JSON: a result by its own ``to_json()``, any other dataclass by
     its fields, an enumerated word by its value, a timestamp as ``str(datetime)`` (as the
     ``--json`` printers have always written it), tuples (intervals too) as lists."""
+    # Built-in types first, by exact type (a str enum or a named tuple is not one): most
+    # values are, and a long listing's rows should not pay for the look-ups below.
+    if value is None or (isinstance(value, str | int | float) and type(value) in _PLAIN):
+        return value
+    if isinstance(value, list | tuple) and type(value) in _SEQUENCES:
+        return [json_value(item) for item in value]
+    if isinstance(value, dict) and type(value) is dict:
+        return {str(name): json_value(item) for name, item in value.items()}
     to_json = getattr(value, "to_json", None)
     if callable(to_json):
         result: JsonValue = to_json()
