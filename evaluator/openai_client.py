@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Generator, Iterable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
-from typing import Any, TypedDict, TypeVar
+from typing import Any, TypeVar
 
 import openai
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
@@ -36,6 +36,14 @@ from db.engine import Database
 from db.errors import VetbenchError
 from db.json_types import JsonObject
 from evaluator.backends.settings import DEFAULT_API_KEY_ENV
+from evaluator.prompt_logprobs import (
+    NO_PROMPT_LOGPROBS,
+    PROBE_CONTEXT_LENGTH,
+    PROBE_TEXT,
+    SCORING_PARAMS,
+    LogprobRequest,
+    continuation_logprob,
+)
 from evaluator.response_cache import ResponseCache, cache_key
 from evaluator.retry_policy import (
     MalformedResponseError,
@@ -115,12 +123,12 @@ class ChatOutcome:
 
 
 @dataclass(frozen=True)
-class LogprobRequest:
-    """The log-probability of ``text[context_length:]`` following ``text[:context_length]``."""
+class ServerFacts:
+    """What an OpenAI-compatible server reports about itself (None: it did not say)."""
 
-    text: str
-    context_length: int  # characters of the context; the continuation is the rest
-    tag: Any = None
+    model_id: str | None  # the model's id in the server's /models list
+    model_root: str | None  # the weights behind that id, where they differ (vLLM's root)
+    version: str | None  # the server software's version (vLLM's /version)
 
 
 @dataclass(frozen=True)
@@ -131,25 +139,6 @@ class LogprobOutcome:
     error: ChatError | None = None
     latency_s: float = 0.0
 
-
-NO_PROMPT_LOGPROBS = (
-    "the server returned no log-probabilities of the prompt's tokens (vLLM's completions "
-    "endpoint does, with echo and logprobs; OpenAI's API does not): evaluate with --mode generate"
-)
-
-
-class _ScoringParams(TypedDict):
-    """The fields of a scoring request besides model and prompt."""
-
-    echo: bool
-    logprobs: int
-    max_tokens: int
-    temperature: float
-
-
-SCORING_PARAMS: _ScoringParams = {"echo": True, "logprobs": 1, "max_tokens": 1, "temperature": 0}
-"""What a scoring request sends: the prompt echoed with each token's log-probability, and
-one generated token (some servers refuse none); vLLM and lm-eval's local-completions ask so."""
 
 Job = TypeVar("Job")
 Result = TypeVar("Result")
@@ -566,6 +555,45 @@ class ChatClient:
                 )
             raise _Failed(failure) from None
 
+    def probe_prompt_logprobs(self) -> str | None:
+        """Ask the server once, past the cache, whether it returns prompt log-probabilities:
+        None when it does, else why not (one line, from the server's answer or failure)."""
+        request = LogprobRequest(PROBE_TEXT, PROBE_CONTEXT_LENGTH)
+        try:
+            record = self._logprobs_with_retries(request, threading.Event())
+            continuation_logprob(record, request)
+        except _Failed as failed:
+            return str(failed.error)
+        except MalformedResponseError as error:
+            return self._redact(str(error))
+        return None
+
+    def server_facts(self) -> ServerFacts:
+        """What the server says about itself, asked without generating anything: this
+        model's entry in ``/models`` (its id; vLLM adds the weights it serves under an
+        alias as ``root``) and the version at ``/version`` (vLLM).  A server that answers
+        neither gives empty facts: nothing here fails a run."""
+        quick = self._openai.with_options(timeout=min(self.timeout, 10.0), max_retries=0)
+        model_id = model_root = version = None
+        try:
+            for entry in quick.models.list():
+                if entry.id == self.model:
+                    model_id = entry.id
+                    root = (entry.model_extra or {}).get("root")
+                    if isinstance(root, str) and root != entry.id:
+                        model_root = self._redact(root)[:300]
+                    break
+        except (openai.OpenAIError, ValueError):
+            pass  # no model list here (or not one in OpenAI's shape)
+        if self.base_url.endswith("/v1"):
+            try:
+                answer = quick.get(self.base_url.removesuffix("/v1") + "/version", cast_to=object)
+                found = answer.get("version") if isinstance(answer, dict) else None
+                version = self._redact(str(found))[:100] if found is not None else None
+            except (openai.OpenAIError, ValueError):
+                pass
+        return ServerFacts(model_id, model_root, version)
+
     def prompt_logprobs_all(
         self, requests: Iterable[LogprobRequest]
     ) -> Generator[LogprobOutcome, None, None]:
@@ -618,50 +646,6 @@ class ChatClient:
         self._openai.close()
 
 
-def continuation_logprob(
-    completion: Mapping[str, Any], request: LogprobRequest
-) -> tuple[float, int]:
-    """The summed log-probability of the continuation's tokens in an echoed completion,
-    and how many tokens that is.
-
-    Tokens are placed by their ``text_offset``: a token counts when it ends after the
-    context (one that straddles the boundary belongs to the continuation, as its
-    probability is conditioned on the context alone) and starts before the end of the
-    echoed text (the one generated token is left out).
-    """
-    choices = completion.get("choices")
-    choice = choices[0] if isinstance(choices, list) and choices else None
-    logprobs = choice.get("logprobs") if isinstance(choice, dict) else None
-    if not isinstance(logprobs, dict):
-        raise MalformedResponseError(NO_PROMPT_LOGPROBS)
-    tokens, values, offsets = (
-        logprobs.get("tokens"),
-        logprobs.get("token_logprobs"),
-        logprobs.get("text_offset"),
-    )
-    if not (
-        isinstance(tokens, list)
-        and isinstance(values, list)
-        and isinstance(offsets, list)
-        and len(tokens) == len(values) == len(offsets)
-    ):
-        raise MalformedResponseError(NO_PROMPT_LOGPROBS)
-    end = len(request.text)
-    total, counted = 0.0, 0
-    for token, value, offset in zip(tokens, values, offsets, strict=True):
-        if not isinstance(offset, int) or not isinstance(token, str):
-            raise MalformedResponseError("the response's token offsets are not numbers")
-        if offset + len(token) <= request.context_length or offset >= end:
-            continue
-        if not isinstance(value, int | float):
-            raise MalformedResponseError(NO_PROMPT_LOGPROBS)
-        total += float(value)
-        counted += 1
-    if counted == 0:
-        raise MalformedResponseError("the response holds no tokens of the answer")
-    return total, counted
-
-
 class _StructuredOutputRejectedError(Exception):
     """The server does not accept ``response_format``; resend as plain text."""
 
@@ -679,13 +663,24 @@ class _Failed(Exception):
 
 
 def _error_message(error: openai.APIStatusError) -> str:
+    """The server's own words: OpenAI's and vLLM's ``{"error": {"message"}}``, FastAPI's
+    ``{"detail"}`` (``transformers serve``: a string, or a list of field errors), or a bare
+    ``{"error": "text"}`` (the openai package hands on the ``error`` value as ``body``)."""
     body = error.body
+    if isinstance(body, str) and body.strip():
+        return body
     if isinstance(body, dict):
         inner = body.get("error", body)
         if isinstance(inner, dict) and isinstance(inner.get("message"), str):
             return inner["message"]
-        if isinstance(body.get("message"), str):
-            return body["message"]
+        for key in ("message", "detail"):
+            if isinstance(body.get(key), str):
+                return str(body[key])
+        detail = body.get("detail")
+        if isinstance(detail, list) and detail:
+            return "; ".join(
+                str(d.get("msg", d)) if isinstance(d, dict) else str(d) for d in detail
+            )
     return error.message
 
 

@@ -235,6 +235,9 @@ class FakeOpenAIServer:
         """The fake model's log-probability of ``token`` after ``text_before``."""
         self.prompt_logprobs = True  # False: answer echo requests with logprobs null
         self.completion_delay_s = 0.0  # answer completions this late (to see concurrency)
+        # What GET /v1/models and GET /version answer (vLLM's shapes); None: 404.
+        self.models: list[dict[str, Any]] | None = None
+        self.version: str | None = None
         self.requests: list[RecordedRequest] = []
         self._queue: list[Reply] = []
         self._routes: list[tuple[str, list[Reply]]] = []
@@ -379,6 +382,14 @@ class FakeOpenAIServer:
 
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
                 return  # keep test output clean
+
+            def do_GET(self) -> None:
+                if self.path == "/v1/models" and server.models is not None:
+                    self._send(Reply(200, {"object": "list", "data": server.models}))
+                elif self.path == "/version" and server.version is not None:
+                    self._send(Reply(200, {"version": server.version}))
+                else:
+                    self._send(Reply(404, {"error": {"message": f"no route {self.path}"}}))
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)

@@ -53,7 +53,10 @@ def test_api_models_take_the_api_settings(monkeypatch: pytest.MonkeyPatch) -> No
         params = backend.info.params
         assert params["base_url"] == "http://127.0.0.1:9/v1"
         assert params["concurrency"] == 3 and params["max_retries"] == 0
-        assert backend.supports_scoring is True  # where the server gives prompt logprobs
+        assert "server_model_id" not in params  # no server answered: nothing recorded
+        # Whether it can score is asked of the server, which is not there.
+        with pytest.raises(BackendError, match="cannot score: cannot reach http://127.0.0.1:9"):
+            _ = backend.supports_scoring
         assert find_provider("openai:some-model").cannot_score is None
     finally:
         backend.close()

@@ -224,26 +224,30 @@ def test_score_mode_through_an_api_that_returns_prompt_logprobs(
         sent = server.completion_requests()
     figures = json.loads(ok(result).stdout)
     assert figures["run"]["mode"] == "score" and figures["accuracy"] == 1.0
-    assert len(sent) == 2 * 15  # every non-empty set of four options, for two items
+    # One probe (does the server return prompt log-probabilities?), then every
+    # non-empty set of four options, for two items.
+    assert len(sent) == 1 + 2 * 15
     assert in_flight > 1
     for prediction in stored(url, figures["run_id"]):
         assert prediction.scores["candidates"] == 15 and prediction.scores["key_rank"] == 1
 
 
-def test_score_mode_against_a_server_without_logprobs_fails_with_a_reason(
+def test_score_mode_against_a_server_without_logprobs_is_refused_before_any_item(
     url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FAKE_KEY", "sk-test")
     with FakeOpenAIServer() as server:
         server.prompt_logprobs = False
         result = eval_on(url, server, "--mode", "score", "--kind", "single", "--shots", "0")
+        sent = server.completion_requests()
     assert result.exit_code == 1
-    assert "all 2 predictions failed" in result.stdout
+    (line,) = result.output.strip().splitlines()
+    assert "cannot score" in line and "no log-probabilities of the prompt" in line
+    assert len(sent) == 1  # the probe; no item was sent
     database = open_database(url)
     with database.session() as session:
-        errors = [p.error or "" for p in session.exec(select(Prediction)).all()]
+        assert session.exec(select(EvalRun)).all() == []
     database.dispose()
-    assert errors and all("no log-probabilities of the prompt" in error for error in errors)
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from sqlmodel import select
 from db.engine import Database, open_database
 from db.models import Prediction
 from db.vocabulary import FailureKind
-from evaluator.backends.base import GenerationRequest, Prompt, ScoringRequest
+from evaluator.backends.base import BackendError, GenerationRequest, Prompt, ScoringRequest
 from evaluator.backends.openai_backend import OpenAIBackend
 
 SECRET = "sk-backend-SECRET-1122334455"
@@ -120,6 +120,61 @@ def test_info_names_the_server_never_the_key(server: FakeOpenAIServer) -> None:
     assert backend.info.params["base_url"] == server.base_url
     assert SECRET not in repr(backend.info) and SECRET not in repr(backend)
     backend.close()
+
+
+def test_info_records_what_the_server_says_it_serves(server: FakeOpenAIServer) -> None:
+    """vLLM lists a model served under an alias with the weights behind it (``root``) and
+    tells its version at /version; both are recorded, and what is not said is left out."""
+    server.models = [
+        {"id": "other", "object": "model", "root": "org/other"},
+        {"id": "fake-model", "object": "model", "root": "org/Real-7B", "owned_by": "vllm"},
+    ]
+    server.version = "0.9.1"
+    params = make_backend(server).info.params
+    assert params["server_model_id"] == "fake-model"
+    assert params["server_model_root"] == "org/Real-7B"
+    assert params["server_version"] == "0.9.1"
+    server.models, server.version = [{"id": "fake-model", "object": "model"}], None
+    params = make_backend(server).info.params
+    assert params["server_model_id"] == "fake-model"
+    assert "server_model_root" not in params and "server_version" not in params
+    assert server.requests == []  # asked with GETs: nothing generated
+
+
+def test_scoring_is_probed_once_and_refused_with_the_servers_reason(
+    server: FakeOpenAIServer,
+) -> None:
+    backend = make_backend(server)
+    assert backend.supports_scoring is True and backend.supports_scoring is True
+    assert len(server.completion_requests()) == 1  # asked once, past any cache
+    server.prompt_logprobs = False
+    refused = make_backend(server)
+    with pytest.raises(BackendError) as caught:
+        _ = refused.supports_scoring
+    message = str(caught.value)
+    assert message.startswith(f"openai:fake-model at {server.base_url} cannot score: ")
+    assert "no log-probabilities of the prompt" in message and "\n" not in message
+
+
+@pytest.mark.parametrize(
+    ("body", "shown"),
+    [
+        ({"detail": "Server is pinned to 'x'; requested 'y'."}, "HTTP 400: Server is pinned"),
+        (
+            {"detail": [{"loc": ["body", "max_tokens"], "msg": "Input should be an integer"}]},
+            "HTTP 400: Input should be an integer",
+        ),
+        ({"error": "the worker died"}, "HTTP 400: the worker died"),
+        ({"error": {"message": "context too long", "type": "x"}}, "HTTP 400: context too long"),
+    ],
+)
+def test_error_bodies_of_every_shape_reach_the_result(
+    server: FakeOpenAIServer, body: dict[str, object], shown: str
+) -> None:
+    """FastAPI's ``detail`` (transformers serve), a bare ``error`` string, OpenAI's shape."""
+    server.default = lambda _r: Reply(400, body)
+    (result,) = make_backend(server).generate([request("x", "q")])
+    assert result.error is not None and result.error.startswith(shown), result.error
 
 
 def prefers(answer: str) -> Callable[[str, str], float]:

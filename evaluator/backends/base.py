@@ -86,7 +86,13 @@ class BackendInfo:
 
 class Backend(Protocol):
     info: BackendInfo
-    supports_scoring: bool
+
+    @property
+    def supports_scoring(self) -> bool:
+        """Whether ``score`` works; an API backend asks its server (and may raise a
+        ``BackendError`` saying why it cannot)."""
+        ...
+
     # A backend may also set ``wants_reference = True`` (read with getattr): its requests
     # then carry the key's answer text (``reference``); only the oracle self-test does.
 

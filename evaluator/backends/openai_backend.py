@@ -14,8 +14,14 @@ echoes the prompt with each token's log-probability (``echo`` with ``logprobs``)
 vLLM does, OpenAI's own API no longer does.  Each candidate is one request
 (``prompt + candidate``, the plain prompt text: this endpoint applies no chat
 template), the candidate's tokens are found by their text offsets, and their
-log-probabilities are summed.  A server that returns none fails those items with
-a message saying so.
+log-probabilities are summed.  Before a score-mode run starts, one cheap request
+asks the server whether it returns them; one that does not (OpenAI's API,
+``transformers serve``) is refused with one line saying so, and no run is made.
+
+On opening, the backend asks the server what it serves (``/models``, and ``/version``
+where there is one, as vLLM has) and records the answers in the run's parameters:
+``server_model_id``, ``server_model_root`` and ``server_version``, each where the
+server says it.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from typing import Unpack
 
 from db.engine import Database
 from evaluator.backends.base import (
+    BackendError,
     BackendInfo,
     GenerationRequest,
     GenerationResult,
@@ -33,12 +40,8 @@ from evaluator.backends.base import (
     ScoringResult,
 )
 from evaluator.backends.settings import ClientOptions
-from evaluator.openai_client import (
-    ChatClient,
-    ChatRequest,
-    LogprobOutcome,
-    LogprobRequest,
-)
+from evaluator.openai_client import ChatClient, ChatRequest, LogprobOutcome
+from evaluator.prompt_logprobs import LogprobRequest
 from evaluator.stopping import finished_text
 
 MAX_SERVER_STOPS = 4  # the most stop strings the OpenAI API accepts; the rest are cut here
@@ -68,13 +71,14 @@ class _Ranking:
 class OpenAIBackend:
     """A model served by an OpenAI-compatible API."""
 
-    supports_scoring = True  # where the server returns prompt log-probabilities (vLLM)
-
     def __init__(
         self, model: str, *, database: Database | None = None, **options: Unpack[ClientOptions]
     ) -> None:
         self.client = ChatClient(model, database=database, **options)
-        # Never the key: only where the model was reached and how it was asked.
+        self._scoring_checked = False
+        facts = self.client.server_facts()
+        # Never the key: only where the model was reached, what the server says it
+        # serves, and how it was asked.
         self.info = BackendInfo(
             backend="openai",
             model=model,
@@ -86,6 +90,27 @@ class OpenAIBackend:
                 "max_retries": self.client.max_retries,
             },
         )
+        for key, value in (
+            ("server_model_id", facts.model_id),
+            ("server_model_root", facts.model_root),
+            ("server_version", facts.version),
+        ):
+            if value is not None:  # only what the server said
+                self.info.params[key] = value
+
+    @property
+    def supports_scoring(self) -> bool:
+        """True once the server has shown, on one cheap request, that it returns prompt
+        log-probabilities; a server that does not is refused here with the reason (a
+        ``BackendError``), before a run is made or any item is sent."""
+        if not self._scoring_checked:
+            reason = self.client.probe_prompt_logprobs()
+            if reason is not None:
+                raise BackendError(
+                    f"openai:{self.client.model} at {self.client.base_url} cannot score: {reason}"
+                )
+            self._scoring_checked = True
+        return True
 
     def __repr__(self) -> str:
         return f"OpenAIBackend({self.client!r})"
