@@ -22,9 +22,10 @@ from sqlmodel.sql.expression import Select
 
 from db.audit import record_audit
 from db.errors import VetbenchError
-from db.json_types import JsonObject
+from db.json_types import JsonObject, attributes_json
 from db.models import Guidelines, Person
 from db.people import require_lead
+from db.rows import from_row
 from db.vocabulary import ItemKind
 
 __all__ = [
@@ -69,14 +70,12 @@ class GuidelinesVersion:
 
     def to_json(self) -> JsonObject:
         """As ``guidelines list --json`` prints it (the text by its length)."""
-        return {
-            "version": self.version,
-            "author": self.author,
-            "file": self.file_name,
-            "sha256": self.sha256,
-            "characters": len(self.text),
-            "created_at": str(self.created_at),
-        }
+        names = ("version", "author", "file_name", "sha256", "characters", "created_at")
+        return attributes_json(self, *names, renamed={"file_name": "file"})
+
+    @property
+    def characters(self) -> int:
+        return len(self.text)
 
 
 @dataclass(frozen=True)
@@ -93,14 +92,7 @@ def _sha256(text: str) -> str:
 
 
 def _view(row: Guidelines, author: str) -> GuidelinesVersion:
-    return GuidelinesVersion(
-        version=row.version,
-        text=row.text,
-        sha256=row.sha256,
-        file_name=row.file_name,
-        author=author,
-        created_at=row.created_at,
-    )
+    return from_row(GuidelinesVersion, row, author=author)
 
 
 def _with_author() -> Select[Guidelines, str]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from db.formats import ParsedRecord
 from db.import_statuses import StatedStatus
-from db.json_types import JsonObject
+from db.json_types import JsonObject, attributes_json, fields_json
 from db.validation import Problem
 
 PROBLEMS_SHOWN = 50
@@ -91,22 +91,10 @@ class FileReport:
     def to_json(self) -> JsonObject:
         """As ``import --json`` prints each file."""
         return {
-            "path": self.path,
-            "format": self.format,
-            "source": self.source,
-            "stored": self.stored,
-            "records": self.records,
-            "invalid": self.invalid,
-            "added": self.tally.added,
-            "updated": self.tally.updated,
-            "unchanged": self.tally.unchanged,
-            "duplicates": self.tally.duplicates,
-            "revised": list(self.revised),
-            "back_to_review": list(self.back_to_review),
-            "error": self.error,
-            "problems": list(self.problems),
-            "notes": list(self.notes),
-            "metadata_updated": list(self.metadata_updated),
+            **attributes_json(self, "path", "format", "source", "stored", "records", "invalid"),
+            **fields_json(self.tally),
+            **attributes_json(self, "revised", "back_to_review", "error", "problems", "notes"),
+            **attributes_json(self, "metadata_updated"),  # a later key, kept last
         }
 
     def forget_writes(self) -> None:

@@ -17,7 +17,7 @@ from sqlmodel import Session, col, select
 
 from db.flags import ItemFlag, current_flags, revision_flags
 from db.items import ItemSnapshot, iter_items
-from db.json_types import JsonObject
+from db.json_types import JsonObject, attributes_json, fields_json
 from db.models import GenerationReject, Item
 from db.rows import from_row
 from db.search import exam_condition, search_condition
@@ -49,17 +49,8 @@ class ItemListing:
         return preview(self.item.prompt)
 
     def to_json(self) -> JsonObject:
-        item = self.item
-        return {
-            "id": item.id,
-            "kind": item.kind.value,
-            "status": item.status,
-            "source": item.source,
-            "revision": item.revision,
-            "suspected_duplicate_of": item.suspected_duplicate_of,
-            "preview": self.preview,
-            "flags": [flag.to_json() for flag in self.flags],
-        }
+        names = ("id", "kind", "status", "source", "revision", "suspected_duplicate_of")
+        return {**attributes_json(self.item, *names), **attributes_json(self, "preview", "flags")}
 
 
 def list_items(
@@ -154,18 +145,8 @@ class RejectedGeneration:
         return f"{self.source}:{self.article_id}:{self.sample_index}"
 
     def to_json(self) -> JsonObject:
-        return {
-            "id": self.id,
-            "source": self.source,
-            "article_id": self.article_id,
-            "sample_index": self.sample_index,
-            "kind": self.kind,
-            "model": self.model,
-            "prompt_hash": self.prompt_hash,
-            "reason": self.reason,
-            "raw_response": self.raw_response,
-            "created_at": self.created_at.isoformat(),
-        }
+        # The id first, then the fields; the time in ISO form (json_value's is str()).
+        return {"id": self.id, **fields_json(self), "created_at": self.created_at.isoformat()}
 
 
 def rejected_generations(session: Session, sources: Sequence[str] = ()) -> list[RejectedGeneration]:

@@ -33,7 +33,7 @@ from db.bulk_reads import id_chunks
 from db.decisions import in_force
 from db.errors import VetbenchError
 from db.items import ItemSnapshot, item_conditions, iter_items, snapshot
-from db.json_types import JsonObject
+from db.json_types import JsonObject, JsonValue, attributes_json, fields_json
 from db.models import (
     Decision,
     Item,
@@ -44,15 +44,18 @@ from db.models import (
     StoredFlag,
 )
 from db.people import require_lead
+from db.rows import from_row
 from db.vocabulary import DecisionReason, FlagName, ItemStatus
 
 __all__ = [
     "SQLITE_RELEASE_TRIGGERS",
     "ReleaseError",
+    "ReleaseContents",
     "ReleaseInfo",
     "ReleaseMember",
     "ReleaseRequest",
     "backfill_item_sets",
+    "VERIFICATION_KEYS",
     "Verification",
     "content_hash",
     "figure_rows",
@@ -62,6 +65,7 @@ __all__ = [
     "previous_release",
     "protect_releases_on_sqlite",
     "release_items",
+    "release_contents",
     "release_members",
     "snapshot_hash",
     "store_release",
@@ -130,16 +134,9 @@ class ReleaseInfo:
     created_at: datetime
 
     def to_json(self) -> JsonObject:
-        return {
-            "name": self.name,
-            "hash": self.hash,
-            "note": self.note,
-            "selection": self.selection,
-            "items": self.item_count,
-            "figures": self.figures,
-            "created_by": self.created_by,
-            "created_at": self.created_at.isoformat(),
-        }
+        # The time in ISO form (json_value's is str()).
+        data = fields_json(self, renamed={"item_count": "items"})
+        return {**data, "created_at": self.created_at.isoformat()}
 
 
 @dataclass(frozen=True)
@@ -156,16 +153,9 @@ class ReleaseMember:
 
 
 def _info(release: Release, creator: str) -> ReleaseInfo:
-    return ReleaseInfo(
-        name=release.name,
-        hash=release.hash,
-        note=release.note,
-        selection=dict(release.selection),
-        item_count=release.item_count,
-        figures=dict(release.figures),
-        created_by=creator,
-        created_at=release.created_at,
-    )
+    # Copies of the JSON columns: the value never shares the row's dicts.
+    selection, figures = dict(release.selection), dict(release.figures)
+    return from_row(ReleaseInfo, release, selection=selection, figures=figures, created_by=creator)
 
 
 def _tally(counts: Mapping[str, object]) -> str:
@@ -237,17 +227,42 @@ def release_members(session: Session, name: str) -> list[ReleaseMember]:
         .order_by(col(ReleaseItem.item_id))
     )
     return [
-        ReleaseMember(
-            item_id=member.item_id,
-            kind=kind,
-            source=source,
-            revision=member.revision_number,
-            content_hash=member.content_hash,
-            language=member.language,
-            status=member.status,
-        )
+        from_row(ReleaseMember, member, kind=kind, source=source, revision=member.revision_number)
         for member, kind, source in rows
     ]
+
+
+@dataclass(frozen=True)
+class ReleaseContents:
+    """A release with its items: what ``release show`` prints."""
+
+    release: ReleaseInfo
+    members: list[ReleaseMember]
+
+    @property
+    def by_kind(self) -> dict[str, int]:
+        return dict(Counter(member.kind for member in self.members))
+
+    @property
+    def by_source(self) -> dict[str, int]:
+        return dict(Counter(member.source for member in self.members))
+
+    def to_json(self) -> JsonObject:
+        """The release, its items by kind and by source, and each item's revision and hash."""
+        names = ("item_id", "revision", "content_hash")
+        ids: list[JsonValue] = [
+            attributes_json(m, *names, renamed={"item_id": "id"}) for m in self.members
+        ]
+        return {
+            **self.release.to_json(),
+            **attributes_json(self, "by_kind", "by_source"),
+            "item_ids": ids,
+        }
+
+
+def release_contents(session: Session, name: str) -> ReleaseContents:
+    """The release called ``name`` and its items (a :class:`ReleaseError` if there is none)."""
+    return ReleaseContents(get_release(session, name), release_members(session, name))
 
 
 def release_items(
@@ -409,6 +424,10 @@ def _describe(statuses: Sequence[str], kinds: Sequence[str], sources: Sequence[s
     return ", ".join(parts)
 
 
+VERIFICATION_KEYS: Mapping[str, str] = {"name": "release", "stored_hash": "hash"}
+"""The JSON names of a release check's fields (a folder's check too) that differ."""
+
+
 @dataclass(frozen=True)
 class Verification:
     """What :func:`verify_release` found: the stored and recomputed hashes, and every
@@ -426,15 +445,8 @@ class Verification:
         return not self.differences and self.stored_hash == self.recomputed_hash
 
     def to_json(self) -> JsonObject:
-        return {
-            "release": self.name,
-            "ok": self.ok,
-            "hash": self.stored_hash,
-            "recomputed_hash": self.recomputed_hash,
-            "items": self.items,
-            "expected_items": self.expected_items,
-            "differences": list(self.differences),
-        }
+        names = ("name", "ok", "stored_hash", "recomputed_hash", "items", "expected_items")
+        return attributes_json(self, *names, "differences", renamed=VERIFICATION_KEYS)
 
 
 def verify_release(session: Session, name: str) -> Verification:

@@ -20,7 +20,7 @@ from sqlmodel import col, select
 from db.engine import Database
 from db.errors import VetbenchError
 from db.items import ItemSnapshot, get_item
-from db.json_types import JsonObject, JsonValue
+from db.json_types import FieldsAsJson, JsonObject, JsonValue
 from db.models import Prediction
 from db.releases import release_items
 from db.vocabulary import EvalMode, FailureKind, RunStatus
@@ -41,7 +41,7 @@ class RescoreError(VetbenchError, ValueError):
 
 
 @dataclass(frozen=True)
-class ItemChange:
+class ItemChange(FieldsAsJson):
     """One prediction whose reading or score changed."""
 
     item_id: str
@@ -50,16 +50,6 @@ class ItemChange:
     old_correct: bool | None
     new_correct: bool | None
     changed: tuple[str, ...]  # what changed: answer, correct, extracted, explanation, ...
-
-    def to_json(self) -> JsonObject:
-        return {
-            "item_id": self.item_id,
-            "old_answer": self.old_answer,
-            "new_answer": self.new_answer,
-            "old_correct": self.old_correct,
-            "new_correct": self.new_correct,
-            "changed": list(self.changed),
-        }
 
 
 @dataclass(frozen=True)

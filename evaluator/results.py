@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from db.json_types import FieldsAsJson, JsonObject, fields_json
+from db.json_types import FieldsAsJson, JsonObject, attributes_json, fields_json
 from db.vocabulary import EvalMode, FailureKind, ItemKind, RunStatus
 from evaluator.item_sets import ItemSet
 from evaluator.run_params import RunParams
@@ -408,14 +408,8 @@ class RunProgress:
 
     def to_json(self) -> JsonObject:
         """What ``--json`` shows of a run's progress (the counts are in its figures)."""
-        return {
-            "done": self.done,
-            "total": self.total,
-            "remaining": self.remaining,
-            "items_per_second": self.items_per_second,
-            "eta_s": self.eta_s,
-            "elapsed_s": self.elapsed_s,
-        }
+        names = ("done", "total", "remaining", "items_per_second", "eta_s", "elapsed_s")
+        return attributes_json(self, *names)
 
 
 @dataclass(frozen=True)

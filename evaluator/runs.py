@@ -24,6 +24,7 @@ from db.engine import Database
 from db.errors import VetbenchError
 from db.model_answers import model_answers
 from db.models import EvalRun, Item, ItemRevision, Prediction
+from db.rows import from_row
 from db.vocabulary import EvalMode, FailureKind, ItemKind, RunStatus
 from evaluator.item_sets import ItemSet
 from evaluator.metrics import ScoredPrediction, summarize_predictions, wilson_interval
@@ -141,23 +142,15 @@ def _failure(value: str | None) -> FailureKind | None:
 
 def _view(row: tuple[Prediction, str, str, str]) -> PredictionView:
     prediction, kind, source, key = row
-    return PredictionView(
-        run_id=prediction.run_id,
-        item_id=prediction.item_id,
+    return from_row(
+        PredictionView,
+        prediction,
         kind=ItemKind(kind),
         source=source,
         revision=prediction.revision_number,
         key=key,
-        parsed_answer=prediction.parsed_answer,
-        correct=prediction.correct,
         failure_kind=_failure(prediction.failure_kind),
-        raw_output=prediction.raw_output,
-        prompt=prediction.prompt,
-        prompt_hash=prediction.prompt_hash,
         scores=Score.from_json(prediction.scores),
-        latency_s=prediction.latency_s,
-        error=prediction.error,
-        created_at=prediction.created_at,
     )
 
 

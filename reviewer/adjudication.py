@@ -30,7 +30,7 @@ from db.engine import Database
 from db.errors import VetbenchError
 from db.item_status import active_judgments_of, refresh_item_status, status_from_judgments
 from db.items import ItemSnapshot, add_revision, item_conditions, locked_item
-from db.json_types import JsonObject, fields_json
+from db.json_types import JsonObject, attributes_json
 from db.models import Decision, Item, ItemRevision, Judgment, Person, is_current_revision, utcnow
 from db.people import PermissionDenied, require_lead
 from db.rows import copied_fields, from_row, row_reader
@@ -102,22 +102,11 @@ class ConflictCase:
 
     def to_json(self) -> JsonObject:
         """As ``conflicts --json`` prints it: the item, then every record by its fields."""
-        item = self.item
+        item_names = ("id", "kind", "source", "status", "revision", "prompt", "choices", "key")
+        names = ("disagreements", "judgments", "earlier_judgments", "earlier_revisions")
         return {
-            "id": item.id,
-            "kind": item.kind.value,
-            "source": item.source,
-            "status": item.status,
-            "revision": item.revision,
-            "prompt": item.prompt,
-            "choices": dict(item.choices),
-            "key": item.key,
-            "explanation": item.explanation,
-            "disagreements": list(self.disagreements),
-            "judgments": [fields_json(judgment) for judgment in self.judgments],
-            "earlier_judgments": [fields_json(judgment) for judgment in self.earlier_judgments],
-            "earlier_revisions": [fields_json(revision) for revision in self.earlier_revisions],
-            "decisions": [fields_json(decision) for decision in self.decisions],
+            **attributes_json(self.item, *item_names, "explanation"),
+            **attributes_json(self, *names, "decisions"),
         }
 
     @property

@@ -30,7 +30,7 @@ from db.gold import GoldOutcome, judged_gold_outcome, served_gold_id
 from db.guidelines import current_guidelines_version
 from db.item_status import refresh_item_status
 from db.items import ItemSnapshot, add_revision, locked_item
-from db.json_types import JsonObject
+from db.json_types import JsonObject, attributes_json
 from db.models import Claim, Item, ItemRevision, Judgment, Person, utcnow
 from db.people import ensure_person, find_person
 from db.retry import retry_transient
@@ -88,16 +88,9 @@ class JudgmentReceipt:
 
     def to_json(self) -> JsonObject:
         """As ``judge --json`` prints it."""
-        return {
-            "judgment_id": self.judgment_id,
-            "item_id": self.item_id,
-            "revision": self.revision_number,
-            "annotator": self.annotator,
-            "verdict": self.verdict.value,
-            "blind_answer": self.blind_answer,
-            "matches_key": self.matches_key,
-            "item_status": self.item_status,
-        }
+        names: tuple[str, ...] = ("judgment_id", "item_id", "revision_number", "annotator")
+        names += ("verdict", "blind_answer", "matches_key", "item_status")
+        return attributes_json(self, *names, renamed={"revision_number": "revision"})
 
 
 @dataclass(frozen=True)

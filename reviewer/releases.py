@@ -18,7 +18,7 @@ from sqlmodel import Session, col, select
 
 from db.answers import format_answer
 from db.engine import Database
-from db.json_types import JsonObject, JsonValue
+from db.json_types import JsonObject, JsonValue, fields_json
 from db.models import Decision, Item, ItemRevision, Person
 from db.people import require_lead
 from db.releases import (
@@ -82,19 +82,10 @@ class Change:
     text_diff: list[str] = field(default_factory=list)  # unified diff lines
 
     def to_json(self) -> JsonObject:
-        return {
-            "item_id": self.item_id,
-            "kind": self.kind,
-            "source": self.source,
-            "change": self.change,
-            "old_revision": self.old_revision,
-            "new_revision": self.new_revision,
-            "reasons": list(self.reasons),
-            "key_change": None
-            if self.key_change is None
-            else {"old": self.key_change[0], "new": self.key_change[1]},
-            "diff": list(self.text_diff),
-        }
+        keys: JsonValue = None
+        if self.key_change is not None:
+            keys = {"old": self.key_change[0], "new": self.key_change[1]}
+        return {**fields_json(self, renamed={"text_diff": "diff"}), "key_change": keys}
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,10 @@ from pathlib import Path
 
 from click.testing import Result
 from helpers import store_draft
+from sqlmodel import col, select
 
 from db.engine import Database, open_database
+from db.models import EvalRun, Prediction
 from db.validation import ItemDraft
 from db.vocabulary import ItemStatus
 
@@ -134,3 +136,24 @@ def ok(result: Result) -> Result:
     """``result``, once it is known to have succeeded (else fail showing its output)."""
     assert result.exit_code == 0, result.output + result.stderr
     return result
+
+
+def stored_runs(url: str) -> list[EvalRun]:
+    """Every run stored at ``url``, oldest first."""
+    database = open_database(url)
+    try:
+        with database.session() as session:
+            return list(session.exec(select(EvalRun).order_by(col(EvalRun.id))).all())
+    finally:
+        database.dispose()
+
+
+def stored_predictions(url: str, run_id: int) -> dict[str, Prediction]:
+    """A run's stored predictions by item id."""
+    database = open_database(url)
+    try:
+        with database.session() as session:
+            rows = session.exec(select(Prediction).where(Prediction.run_id == run_id)).all()
+            return {row.item_id: row for row in rows}
+    finally:
+        database.dispose()

@@ -15,7 +15,7 @@ shared by the CLI, the report and the screen in ``tests/test_tui_lead.py``.)
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,6 +25,16 @@ def sources(*folders: str) -> Iterator[tuple[str, ast.AST]]:
     for folder in folders:
         for path in sorted((ROOT / folder).rglob("*.py")):
             yield str(path.relative_to(ROOT)), ast.parse(path.read_text(encoding="utf-8"))
+
+
+def found_in(
+    check: Callable[[ast.AST], list[str]], *folders: str, but: str
+) -> dict[str, list[str]]:
+    """What ``check`` finds in each module under ``folders``, by path; ``but``: the one
+    module the claim names as the place that may do it."""
+    return {
+        path: lines for path, tree in sources(*folders) if path != but and (lines := check(tree))
+    }
 
 
 def _called_name(call: ast.Call) -> str:
@@ -58,12 +68,8 @@ def hand_made_json(tree: ast.AST) -> list[str]:
 
 
 def test_json_is_made_once_by_each_results_to_json() -> None:
-    found = {
-        path: lines
-        for path, tree in sources("reviewer/cli", "reviewer/tui")
-        if path != "reviewer/cli/common.py" and (lines := hand_made_json(tree))
-    }
-    assert found == {}
+    by_hand = found_in(hand_made_json, "reviewer/cli", "reviewer/tui", but="reviewer/cli/common.py")
+    assert by_hand == {}
 
 
 WRITERS = {
@@ -103,12 +109,10 @@ def file_writes(tree: ast.AST) -> list[str]:
 
 
 def test_every_file_the_user_names_is_written_through_atomic_write() -> None:
-    found = {
-        path: lines
-        for path, tree in sources("reviewer", "evaluator/exports")
-        if path != "evaluator/exports/atomic_write.py" and (lines := file_writes(tree))
-    }
-    assert found == {}
+    writers = found_in(
+        file_writes, "reviewer", "evaluator/exports", but="evaluator/exports/atomic_write.py"
+    )
+    assert writers == {}
 
 
 def test_the_checks_see_what_they_look_for() -> None:

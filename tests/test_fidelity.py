@@ -16,12 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from eval_helpers import mixed_set_url, ok, ordering, store
+from eval_helpers import mixed_set_url, ok, ordering, store, stored_predictions, stored_runs
 from helpers import run_cli
-from sqlmodel import col, select
 
 from db.engine import open_database
-from db.models import EvalRun, Prediction
 from db.validation import ItemDraft
 from db.vocabulary import ItemStatus
 
@@ -32,25 +30,6 @@ def eval_json(url: str, *args: str) -> dict[str, Any]:
     result = ok(run_cli(url, "eval", *args, "--json"))
     data: dict[str, Any] = json.loads(result.stdout)
     return data
-
-
-def runs_of(url: str) -> list[EvalRun]:
-    database = open_database(url)
-    try:
-        with database.session() as session:
-            return list(session.exec(select(EvalRun).order_by(col(EvalRun.id))).all())
-    finally:
-        database.dispose()
-
-
-def stored(url: str, run_id: int) -> dict[str, Prediction]:
-    database = open_database(url)
-    try:
-        with database.session() as session:
-            rows = session.exec(select(Prediction).where(Prediction.run_id == run_id)).all()
-            return {row.item_id: row for row in rows}
-    finally:
-        database.dispose()
 
 
 def run_figures(url: str, run_id: int) -> dict[str, Any]:
@@ -121,7 +100,7 @@ def test_the_oracle_scores_100_percent_under_every_setting(
 ) -> None:
     extra = ["--permute-options"] if permute else []
     eval_json(url, "--model", ORACLE, *args, *extra)
-    made = runs_of(url)
+    made = stored_runs(url)
     assert made
     for run in made:
         figures = run_figures(url, run.id or 0)
@@ -129,13 +108,16 @@ def test_the_oracle_scores_100_percent_under_every_setting(
         for kind_figures in figures["by_kind"].values():
             assert_perfect(kind_figures, explanations=False)
         if permute:
-            orders = {row.scores.get("option_order") for row in stored(url, run.id or 0).values()}
+            orders = {
+                row.scores.get("option_order")
+                for row in stored_predictions(url, run.id or 0).values()
+            }
             assert orders - {None}, "the options were shown permuted"
 
 
 def test_the_oracle_is_perfect_in_every_permuted_repeat_with_no_position_bias(url: str) -> None:
     data = eval_json(url, "--model", ORACLE, "--permute-options", "--repeats", "3", "--shots", "1")
-    made = runs_of(url)
+    made = stored_runs(url)
     assert len(made) == 3
     keys_shown = set()
     for run in made:
@@ -152,8 +134,8 @@ def test_the_oracle_is_perfect_in_every_permuted_repeat_with_no_position_bias(ur
 def test_a_permuted_multi_answer_is_mapped_back_in_order_for_every_reader(url: str) -> None:
     """The bug of issue 21: ``ABD`` read in the shown labels came back as ``DCA``."""
     eval_json(url, "--model", ORACLE, "--protocol", "cflue", "--permute-options")
-    (run,) = runs_of(url)
-    multi = stored(url, run.id or 0)["cflue:3"]
+    (run,) = stored_runs(url)
+    multi = stored_predictions(url, run.id or 0)["cflue:3"]
     assert multi.scores["option_order"] != "ABCD"
     assert multi.parsed_answer == "ABD" and multi.correct
     assert multi.scores["extracted"] == {"cflue": "ABD", "lenient": "ABD"}
@@ -162,10 +144,13 @@ def test_a_permuted_multi_answer_is_mapped_back_in_order_for_every_reader(url: s
 def test_the_oracle_answers_in_the_protocols_form(url: str) -> None:
     eval_json(url, "--model", ORACLE, "--protocol", "cflue")
     eval_json(url, "--model", ORACLE, "--protocol", "econlogicqa")
-    cflue_run, econ_run, _ = runs_of(url)
-    multi = stored(url, cflue_run.id or 0)["cflue:5"]
+    cflue_run, econ_run, _ = stored_runs(url)
+    multi = stored_predictions(url, cflue_run.id or 0)["cflue:5"]
     assert multi.raw_output == "答案：A\n解析：准备金率下调增加可贷资金。"
-    assert stored(url, econ_run.id or 0)["econ:1"].raw_output == "Correct Order: D, A, C, B"
+    assert (
+        stored_predictions(url, econ_run.id or 0)["econ:1"].raw_output
+        == "Correct Order: D, A, C, B"
+    )
 
 
 # ----------------------------------------------------------- EconLogicQA's reader
@@ -193,10 +178,10 @@ def test_the_econlogicqa_reader_reads_the_shapes_models_write(
     script = tmp_path / "shapes.json"
     script.write_text(json.dumps(dict(zip(ids, SHAPES, strict=True))), encoding="utf-8")
     eval_json(str(db_path), "--model", f"scripted:{script}", "--protocol", "econlogicqa")
-    made = runs_of(str(db_path))
+    made = stored_runs(str(db_path))
     assert len(made) == 2  # 1-shot and 5-shot
     for run in made:
-        predictions = stored(str(db_path), run.id or 0)
+        predictions = stored_predictions(str(db_path), run.id or 0)
         for item_id, (output, expected) in zip(ids, SHAPES.items(), strict=True):
             prediction = predictions[item_id]
             assert prediction.parsed_answer == expected, output
@@ -209,8 +194,8 @@ def test_the_econlogicqa_reader_reads_the_shapes_models_write(
 
 def test_econlogicqa_prompts_are_plain_with_no_instruction_line(url: str) -> None:
     eval_json(url, "--model", ORACLE, "--protocol", "econlogicqa")
-    one_shot = runs_of(url)[0]
-    prompt = stored(url, one_shot.id or 0)["econ:1"].prompt
+    one_shot = stored_runs(url)[0]
+    prompt = stored_predictions(url, one_shot.id or 0)["econ:1"].prompt
     assert prompt.startswith("Question: Scenario 11")  # the shot comes first, nothing before
     assert one_shot.params["protocol"] == "econlogicqa"
     tables = json.loads(ok(run_cli(url, "runs", "table", "--json")).stdout)
@@ -222,10 +207,10 @@ def test_econlogicqa_prompts_are_plain_with_no_instruction_line(url: str) -> Non
 
 def test_shots_of_an_order_have_its_number_of_events(url: str) -> None:
     eval_json(url, "--model", ORACLE, "--shots", "1", "--kind", "ordering")
-    (run,) = runs_of(url)
+    (run,) = stored_runs(url)
     assert run.params["shots_used"]["ordering/en/4"] == [{"id": "shots:1", "revision": 1}]
     assert run.params["shots_used"]["ordering/en/5"] == [{"id": "shots:5", "revision": 1}]
-    predictions = stored(url, run.id or 0)
+    predictions = stored_predictions(url, run.id or 0)
     assert "E. Event E." not in predictions["econ:1"].prompt.split("Scenario 1:")[0]
     assert "E. Event E." in predictions["econ:5"].prompt.split("Scenario 5:")[0]
 
@@ -290,10 +275,10 @@ def test_cflue_wording_is_read_from_the_repository_and_recorded(url: str, tmp_pa
     repository = stand_in_repository(tmp_path / "cflue")
     module = repository / "utils" / "format_example.py"
     eval_json(url, "--model", ORACLE, "--protocol", "cflue", "--cflue-repo", str(repository))
-    (run,) = runs_of(url)
+    (run,) = stored_runs(url)
     digest = hashlib.sha256(module.read_bytes()).hexdigest()
     assert run.params["wording"] == {"source": "cflue-repo", "path": str(module), "sha256": digest}
-    predictions = stored(url, run.id or 0)
+    predictions = stored_predictions(url, run.id or 0)
     # The prompt CFLUE's code builds: the template with the question and the options.
     assert predictions["cflue:1"].prompt == (
         "单选说明第一行。\n单选说明第二行：“答案：”，“解析：”。\n\n"
@@ -308,7 +293,7 @@ def test_cflue_wording_is_read_from_the_repository_and_recorded(url: str, tmp_pa
 
 def test_the_built_in_wording_is_named_in_the_table(url: str) -> None:
     eval_json(url, "--model", ORACLE, "--protocol", "cflue")
-    (run,) = runs_of(url)
+    (run,) = stored_runs(url)
     assert run.params["wording"] == {"source": "built-in"}
     table = json.loads(ok(run_cli(url, "runs", "table", "--shape", "cflue", "--json")).stdout)
     assert table[0]["rows"][0]["label"] == "oracle (built-in wording)"
@@ -338,7 +323,7 @@ def test_a_repository_of_another_shape_is_refused_naming_the_place(
     )
     assert result.exit_code != 0 and message in result.stderr, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
-    assert runs_of(url) == []  # nothing written
+    assert stored_runs(url) == []  # nothing written
 
 
 def test_cflue_repo_is_only_for_the_cflue_protocol(url: str, tmp_path: Path) -> None:

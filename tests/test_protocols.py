@@ -13,12 +13,10 @@ from typing import Any
 
 import pytest
 from click.testing import Result
-from eval_helpers import mixed_set_url, ok, single_zh, store
+from eval_helpers import mixed_set_url, ok, single_zh, store, stored_predictions, stored_runs
 from helpers import run_cli
-from sqlmodel import col, select
 
 from db.engine import open_database
-from db.models import EvalRun, Prediction
 from db.vocabulary import ItemStatus
 
 # What a scripted model writes for each item of the mixed set (keys: cflue:1 B, cflue:2 C,
@@ -53,25 +51,6 @@ def script(tmp_path: Path, name: str, outputs: dict[str, str]) -> str:
 @pytest.fixture
 def url(db_path: Path) -> str:
     return mixed_set_url(db_path)
-
-
-def predictions(url: str, run_id: int) -> dict[str, Prediction]:
-    database = open_database(url)
-    try:
-        with database.session() as session:
-            rows = session.exec(select(Prediction).where(Prediction.run_id == run_id)).all()
-            return {row.item_id: row for row in rows}
-    finally:
-        database.dispose()
-
-
-def runs(url: str) -> list[EvalRun]:
-    database = open_database(url)
-    try:
-        with database.session() as session:
-            return list(session.exec(select(EvalRun).order_by(col(EvalRun.id))).all())
-    finally:
-        database.dispose()
 
 
 # ------------------------------------------------------------------------- CFLUE
@@ -135,7 +114,7 @@ def test_cflue_protocol_reports_accuracy_f1_bleu_and_rouge_as_the_official_code(
     }
     assert figures["extractors"]["lenient"]["parsed"] == 6
     assert figures["extractors"]["lenient"]["correct"] == 4
-    stored = predictions(url, figures["run_id"])
+    stored = stored_predictions(url, figures["run_id"])
     assert stored["cflue:6"].parsed_answer is None and stored["cflue:6"].failure_kind == "unparsed"
     assert stored["cflue:6"].scores["extracted"] == {"cflue": None, "lenient": "B"}
 
@@ -145,7 +124,7 @@ def test_cflue_prompts_are_zero_shot_expert_two_line_answers_in_chinese(
 ) -> None:
     model = script(tmp_path, "expert", CFLUE_OUTPUTS)
     _, figures = eval_figures(url, model, "--protocol", "cflue")
-    stored = predictions(url, figures["run_id"])
+    stored = stored_predictions(url, figures["run_id"])
     single, multi, truefalse = (stored[i].prompt for i in ("cflue:1", "cflue:3", "cflue:5"))
     for prompt in (single, multi, truefalse):
         assert prompt.startswith("请以金融行业专家的身份回答下面的题目。")
@@ -194,14 +173,14 @@ def test_econlogicqa_makes_a_1_shot_and_a_5_shot_run_in_the_papers_layout(
     model = script(tmp_path, "orderer", ECON_OUTPUTS)
     result, figures = eval_figures(url, model, "--protocol", "econlogicqa")
     assert len(figures["runs"]) == 2
-    made = runs(url)
+    made = stored_runs(url)
     assert [run.shots for run in made] == [1, 5]
     assert all(run.params["protocol"] == "econlogicqa" for run in made)
     assert made[0].params["repeat"]["series"] == made[1].params["repeat"]["series"]
     assert [spread["shots"] for spread in figures["spread"]] == [1, 5]
     assert "only 1 of 5 shots available" in result.stderr  # one ordering shot exists
     for run in made:
-        stored = predictions(url, run.id or 0)
+        stored = stored_predictions(url, run.id or 0)
         assert set(stored) == {"econ:1", "econ:2"}  # ordering items only
         prompt = stored["econ:1"].prompt
         assert "\nChoices:\nA. " in prompt and prompt.endswith("Correct Order:")
@@ -291,7 +270,7 @@ def test_repeats_draw_other_shots_and_report_mean_and_sd(url: str, tmp_path: Pat
     _, figures = eval_figures(
         url, model, "--kind", "single", "--shots", "2", "--repeats", "3", "--seed", "7"
     )
-    made = runs(url)
+    made = stored_runs(url)
     assert figures["runs"] == [run.id for run in made] and len(made) == 3
     assert [run.params["seed"] for run in made] == [7, 8, 9]
     assert [run.params["repeat"]["index"] for run in made] == [0, 1, 2]
@@ -310,7 +289,7 @@ def test_permuted_options_remap_the_key_and_store_answers_in_the_items_labels(
     always_a = {item: "答案：A" for item in ("cflue:1", "cflue:2", "cflue:5", "cflue:6")}
     model = script(tmp_path, "first-option", always_a)
     _, figures = eval_figures(url, model, "--kind", "single", "--shots", "0", "--permute-options")
-    stored = predictions(url, figures["run_id"])
+    stored = stored_predictions(url, figures["run_id"])
     for item_id, key in (("cflue:1", "B"), ("cflue:2", "C")):
         prediction = stored[item_id]
         order = prediction.scores["option_order"]  # the item's labels in the shown order
@@ -332,7 +311,7 @@ def test_true_false_items_are_never_permuted(url: str, tmp_path: Path) -> None:
     _, figures = eval_figures(
         url, model, "--kind", "truefalse", "--shots", "0", "--permute-options"
     )
-    for prediction in predictions(url, figures["run_id"]).values():
+    for prediction in stored_predictions(url, figures["run_id"]).values():
         assert "option_order" not in prediction.scores
 
 
@@ -343,7 +322,7 @@ def test_shots_can_differ_by_kind_in_one_run(url: str, tmp_path: Path) -> None:
     )
     params = figures["run"]["params"]
     assert params["shots_by_kind"] == {"multi": 0, "ordering": 1, "single": 1, "truefalse": 0}
-    stored = predictions(url, figures["run_id"])
+    stored = stored_predictions(url, figures["run_id"])
     assert stored["econ:1"].prompt.count("Question:") == 2
     assert stored["cflue:1"].prompt.count("题目：") == 2
     assert stored["cflue:5"].prompt.count("题目：") == 1

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from eval_helpers import mixed_set, ok
+from eval_helpers import MIXED_SET_ANSWERS, mixed_set, ok
 from helpers import run_cli, store_person
 
 from db.engine import Database
@@ -19,17 +19,6 @@ from db.releases import backfill_item_sets, get_release
 from db.vocabulary import Role
 from reviewer.adjudication import decide
 from reviewer.judging import ItemEdit, edit_item
-
-KEYS = {
-    "econ:1": "D, A, C, B",
-    "econ:2": "B, A, D, C",
-    "cflue:1": "B",
-    "cflue:2": "C",
-    "cflue:3": "ABD",
-    "cflue:4": "BC",
-    "cflue:5": "A",
-    "cflue:6": "B",
-}
 
 
 @pytest.fixture
@@ -47,9 +36,9 @@ def releases(database: Database) -> Database:
 
 @pytest.fixture
 def model(tmp_path: Path) -> str:
-    """A scripted model that answers every item with its key."""
+    """A scripted model that answers every item right."""
     path = tmp_path / "answers.json"
-    path.write_text(json.dumps(KEYS), encoding="utf-8")
+    path.write_text(json.dumps(MIXED_SET_ANSWERS, ensure_ascii=False), encoding="utf-8")
     return f"scripted:{path}"
 
 
@@ -73,7 +62,7 @@ def _release_hash(database: Database, name: str) -> str:
 def test_eval_on_a_release_asks_the_frozen_revisions(releases: Database, model: str) -> None:
     first = evaluate(releases, model, "--release", "v1")
     run = _run(releases, int(first["run_id"]))  # type: ignore[arg-type]
-    assert sorted(run.item_ids) == sorted(KEYS)  # cflue:2, rejected since, is in v1
+    assert sorted(run.item_ids) == sorted(MIXED_SET_ANSWERS)  # cflue:2, rejected since, is in v1
     assert (run.release_name, run.item_set_hash) == ("v1", _release_hash(releases, "v1"))
     with releases.session() as session:
         econ = session.exec(
@@ -137,7 +126,7 @@ def test_a_table_says_when_runs_side_by_side_saw_other_items(
     first = int(evaluate(releases, model)["run_id"])  # type: ignore[arg-type]
     decide(releases, "lena", "cflue:4", "rejected", reason="duplicate")
     other = tmp_path / "other.json"
-    other.write_text(json.dumps(KEYS), encoding="utf-8")
+    other.write_text(json.dumps(MIXED_SET_ANSWERS, ensure_ascii=False), encoding="utf-8")
     second = int(evaluate(releases, f"scripted:{other}")["run_id"])  # type: ignore[arg-type]
     (table,) = json.loads(ok(run_cli(releases, "runs", "table", "--json")).stdout)
     assert table["release"] is None and table["title"].endswith("on no release")

@@ -27,8 +27,9 @@ from db.formats import detect_format
 from db.formats.base import STAMP_ITEM, STAMP_RELEASE, STAMP_RELEASE_HASH, read_text
 from db.formats.cflue import TASK_KINDS, parse_choices
 from db.formats.econlogicqa import ANSWER, EXPLANATION, QUESTION
-from db.json_types import JsonObject
+from db.json_types import JsonObject, attributes_json
 from db.releases import (
+    VERIFICATION_KEYS,
     ReleaseError,
     ReleaseMember,
     content_hash,
@@ -71,15 +72,8 @@ class ExportVerification:
         return not self.differences
 
     def to_json(self) -> JsonObject:
-        return {
-            "release": self.name,
-            "export": self.path,
-            "ok": self.ok,
-            "hash": self.stored_hash,
-            "recomputed_hash": self.recomputed_hash,
-            "items": self.items,
-            "differences": list(self.differences),
-        }
+        names = ("name", "path", "ok", "stored_hash", "recomputed_hash", "items", "differences")
+        return attributes_json(self, *names, renamed={**VERIFICATION_KEYS, "path": "export"})
 
 
 class _Unreadable(ReleaseError):

@@ -16,7 +16,14 @@ import click
 
 from db.vocabulary import DECISION_STATUSES, DecisionReason, FlagName, values
 from reviewer.cli import options
-from reviewer.cli.common import fail, open_db, print_json, terminal_block, terminal_text
+from reviewer.cli.common import (
+    fail,
+    open_db,
+    print_json,
+    printed_json_or_empty,
+    terminal_block,
+    terminal_text,
+)
 from reviewer.cli.identity import acting_person, as_option
 
 if TYPE_CHECKING:
@@ -498,11 +505,7 @@ def conflicts_command(
     lead = acting_person(ctx, name).name
     _require_lead_or_fail(db, lead, why="the conflict queue shows other annotators' judgments")
     cases = conflict_queue(db, kinds=scope.kinds, sources=scope.sources, limit=limit)
-    if as_json:
-        print_json([case.to_json() for case in cases])
-        return
-    if not cases:
-        click.echo("no conflicts")
+    if printed_json_or_empty(cases, as_json=as_json, empty="no conflicts"):
         return
     from reviewer.words import counted
 

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 State = TypeVar("State")
 
+EXIT_INTERRUPTED = 130  # 128 + SIGINT: what shells report for a command stopped by Ctrl-C
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 db_option = click.option(

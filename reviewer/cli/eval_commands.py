@@ -28,6 +28,7 @@ from db.vocabulary import (
 )
 from reviewer.cli import options
 from reviewer.cli.common import (
+    EXIT_INTERRUPTED,
     TerminalProgressBar,
     fail,
     open_db,
@@ -44,7 +45,6 @@ if TYPE_CHECKING:
     from evaluator.results import RunProgress, RunRecord
     from evaluator.session import EvalChoices
 
-EXIT_INTERRUPTED = 130
 DEFAULT_SHOTS = 5  # evaluator.session.DEFAULT_SHOTS
 # Repeat the evaluator's names here, so that --help imports nothing heavy.
 LAYOUT_NAMES = ("vetbench", "cflue", "econlogicqa")  # evaluator.prompts.LAYOUTS

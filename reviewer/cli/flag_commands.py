@@ -21,6 +21,7 @@ import click
 from db.vocabulary import ALL, FLAG_DESCRIPTIONS, UNDECIDED_STATUSES, FlagName
 from reviewer.cli import options
 from reviewer.cli.common import (
+    EXIT_INTERRUPTED,
     TerminalProgressBar,
     fail,
     open_db,
@@ -35,8 +36,6 @@ if TYPE_CHECKING:
     from evaluator.backends.settings import ApiSettings
     from evaluator.second_opinion import CheckSummary
     from reviewer.triage import TriageEntry
-
-EXIT_INTERRUPTED = 130
 REASONS_SHOWN = 4
 TRIAGE_DEFAULT_LIMIT = 20
 

@@ -15,6 +15,7 @@ import click
 from db.vocabulary import GenerationKind, values
 from reviewer.cli import options
 from reviewer.cli.common import (
+    EXIT_INTERRUPTED,
     TerminalProgressBar,
     fail,
     open_db,
@@ -28,8 +29,6 @@ if TYPE_CHECKING:
     from evaluator.backends.settings import ApiSettings
     from evaluator.generation.run import GenerationSummary, GenerationTask
     from evaluator.generation.templates import GenerationMode, GenerationTemplate
-
-EXIT_INTERRUPTED = 130
 
 
 def _tally_line(summary: GenerationSummary) -> str:

@@ -251,7 +251,7 @@ def import_command(
     finally:
         bars.close()
     if as_json:
-        print_json([file.to_json() for file in report.files])
+        print_json(report.to_json())
     else:
         for file_report in report.files:
             _echo_file_report(file_report)

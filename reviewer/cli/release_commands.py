@@ -13,7 +13,14 @@ import click
 
 from db.vocabulary import ItemStatus, values
 from reviewer.cli import options
-from reviewer.cli.common import fail, open_db, print_json, terminal_block, terminal_text
+from reviewer.cli.common import (
+    fail,
+    open_db,
+    print_json,
+    printed_json_or_empty,
+    terminal_block,
+    terminal_text,
+)
 from reviewer.cli.identity import acting_person, as_option
 
 
@@ -24,13 +31,6 @@ def release_group() -> None:
 
 def _counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{n} {name}" for name, n in sorted(counts.items())) or "none"
-
-
-def _tally(values_: list[str]) -> dict[str, int]:
-    tally: dict[str, int] = {}
-    for value in values_:
-        tally[value] = tally.get(value, 0) + 1
-    return tally
 
 
 @release_group.command("create")
@@ -93,11 +93,8 @@ def release_list(ctx: click.Context, as_json: bool) -> None:
 
     with open_db(ctx).session() as session:
         releases = list_releases(session)
-    if as_json:
-        print_json([release.to_json() for release in releases])
-        return
-    if not releases:
-        click.echo("none: a lead makes one with `vetbench release create NAME --as LEAD`")
+    none = "none: a lead makes one with `vetbench release create NAME --as LEAD`"
+    if printed_json_or_empty(releases, as_json=as_json, empty=none):
         return
     width = max(len(terminal_text(release.name)) for release in releases)
     for release in releases:
@@ -115,29 +112,17 @@ def release_list(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def release_show(ctx: click.Context, name: str, as_json: bool) -> None:
     """A release: its hash, items by kind and source, and the review figures when it was made."""
-    from db.releases import ReleaseError, figure_rows, get_release, release_members
+    from db.releases import ReleaseError, figure_rows, release_contents
 
     with open_db(ctx).session() as session:
         try:
-            release = get_release(session, name)
+            contents = release_contents(session, name)
         except ReleaseError as error:
             fail(str(error))
-        members = release_members(session, name)
-    by_kind = _tally([member.kind for member in members])
-    by_source = _tally([member.source for member in members])
     if as_json:
-        print_json(
-            {
-                **release.to_json(),
-                "by_kind": by_kind,
-                "by_source": by_source,
-                "item_ids": [
-                    {"id": m.item_id, "revision": m.revision, "content_hash": m.content_hash}
-                    for m in members
-                ],
-            }
-        )
+        print_json(contents.to_json())
         return
+    release = contents.release
     click.echo(f"release {terminal_text(release.name)}")
     click.echo(f"  hash      {release.hash}")
     click.echo(
@@ -145,8 +130,8 @@ def release_show(ctx: click.Context, name: str, as_json: bool) -> None:
     )
     if release.note:
         click.echo(f"  note      {terminal_text(release.note)}")
-    click.echo(f"  items     {release.item_count}: {_counts(by_kind)}")
-    click.echo(f"  sources   {terminal_text(_counts(by_source))}")
+    click.echo(f"  items     {release.item_count}: {_counts(contents.by_kind)}")
+    click.echo(f"  sources   {terminal_text(_counts(contents.by_source))}")
     for label, value in figure_rows(release.figures):
         click.echo(f"  {label}: {value}")
 
