@@ -14,6 +14,7 @@ from db.engine import Database
 from db.search import MIN_INDEXED_CHARS, SearchError
 from db.vocabulary import FlagName, ItemStatus
 from reviewer.queue import QueueFilter
+from reviewer.tui.expected import show_expected_error
 from reviewer.tui.literal import literal
 from reviewer.tui.screens.prompt import PromptScreen, item_id_validator
 from reviewer.tui.widgets.dialog import Dialog, DialogScreen
@@ -131,8 +132,8 @@ class FilterScreen(DialogScreen[QueueFilter | None]):
             changes[field.attribute] = () if value is Select.NULL else (str(value),)
         try:
             chosen = replace(self.current, **changes)  # type: ignore[arg-type]
-        except SearchError as error:
-            self.notify(str(error), title="Cannot search", severity="error")
+        except SearchError as error:  # the search text is the user's: shown as typed
+            show_expected_error(self, error, title="Cannot search")
             return
         self.dismiss(chosen)
 
