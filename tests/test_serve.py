@@ -241,7 +241,7 @@ async def _answer_as_alice(port: int, origin: str) -> None:
             await websocket.send_json(["stdin", key])
         await _screen_words(websocket, "Your answer", received)
         await websocket.send_json(["stdin", "k"])
-        await _screen_words(websocket, "No more items", received)
+        await _screen_words(websocket, "saved keep on mcq:1", received)  # the status line
 
 
 def _refused_status(port: int, origin: str | None) -> tuple[int, str]:
@@ -287,7 +287,9 @@ def test_a_websocket_from_another_site_is_refused_and_judges_nothing(one_item_db
         assert psutil.Process(server.pid).children(recursive=True) == []  # no app started
         assert _judgments(one_item_db) == []
         # The proxy's address given with --allow-origin may, and so may the page itself:
-        asyncio.run(_answer_as_alice(port, "https://review.example.org"))
+        asyncio.run(  # a deadline, so that a silent app fails the test instead of hanging it
+            asyncio.wait_for(_answer_as_alice(port, "https://review.example.org"), 3 * WAIT_S)
+        )
     [judgment] = _judgments(one_item_db)
     assert (judgment.blind_answer, judgment.verdict) == ("A", "keep")
 
