@@ -75,7 +75,9 @@ def paragraph_lines(paragraph: str, lines: Iterator[str]) -> list[str]:
     starts: list[int] = []
     position = 0
     while paragraph[position:].strip() or not starts:
-        line = next(lines)
+        line = next(lines, None)
+        if line is None:  # the rest lies below the widget's visible rows (it scrolls there)
+            break
         while position < len(paragraph) and paragraph[position] == " " and line[:1] != " ":
             position += 1
         assert paragraph.startswith(line, position), (paragraph[position:], line)
