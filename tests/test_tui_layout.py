@@ -77,7 +77,8 @@ def paragraph_lines(paragraph: str, lines: Iterator[str]) -> list[str]:
     while paragraph[position:].strip() or not starts:
         line = next(lines, None)
         if line is None:  # the rest lies below the widget's visible rows (it scrolls there)
-            return [paragraph[a:b] for a, b in zip(starts, [*starts[1:], position], strict=True)]
+            ends = [*starts[1:], position] if starts else []
+            return [paragraph[a:b] for a, b in zip(starts, ends, strict=True)]
         while position < len(paragraph) and paragraph[position] == " " and line[:1] != " ":
             position += 1
         assert paragraph.startswith(line, position), (paragraph[position:], line)
