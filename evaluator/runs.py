@@ -284,14 +284,13 @@ def list_runs(db: Database) -> list[RunOverview]:
     return listed
 
 
-def _session_rate(run: EvalRun, answered: int, last: datetime | None) -> float | None:
+def _session_rate(run: RunRecord, answered: int, last: datetime | None) -> float | None:
     """Items per second of the latest session: what it added over the time it has run."""
-    session = RunParams.from_json(run.params).session
+    session = run.params.session
     if session is None or session.started_at is None:
         return None
     start = datetime.fromisoformat(session.started_at)
-    running = run.status == RunStatus.RUNNING and not _is_stale(run)
-    end = datetime.now(start.tzinfo) if running else last
+    end = datetime.now(start.tzinfo) if run.is_running else last
     added = answered - session.done_before
     if end is None or added <= 0:
         return None
@@ -299,18 +298,16 @@ def _session_rate(run: EvalRun, answered: int, last: datetime | None) -> float |
     return added / seconds if seconds > 0 else None
 
 
-def _progress(run: EvalRun, outcomes: list[_Outcome], summary: PredictionSummary) -> RunProgress:
+def _progress(run: RunRecord, outcomes: list[_Outcome], summary: PredictionSummary) -> RunProgress:
     answered = [o for o in outcomes if not o.scored.is_infrastructure_failure]
-    total = len(run.item_ids)
     last = max((o.created_at for o in outcomes), default=None)
     rate = _session_rate(run, len(answered), last)
-    remaining = total - len(answered)
-    running = run.status == RunStatus.RUNNING and not _is_stale(run)
+    remaining = run.total - len(answered)
     return RunProgress(
         done=len(answered),
-        total=total,
+        total=run.total,
         items_per_second=rate,
-        eta_s=remaining / rate if running and rate else None,
+        eta_s=remaining / rate if run.is_running and rate else None,
         elapsed_s=(last - run.started_at).total_seconds() if last else None,
         correct=summary.correct,
         unparsed=summary.unparsed,
@@ -321,11 +318,11 @@ def _progress(run: EvalRun, outcomes: list[_Outcome], summary: PredictionSummary
 def run_figures(db: Database, run_id: int) -> RunFigures:
     """One run's figures: ``run`` (its record), ``progress``, and the ``summary`` of
     :func:`evaluator.metrics.summarize_predictions` over its stored predictions."""
-    run = load_run(db, run_id)
+    run = run_info(load_run(db, run_id))  # params parsed, staleness asked, once
     outcomes = _outcomes(db, run_id)
     summary = summarize_predictions([outcome.scored for outcome in outcomes])
     return RunFigures(
-        run=run_info(run),
+        run=run,
         progress=_progress(run, outcomes, summary),
         summary=summary,
         accuracy_curve=_accuracy_curve(outcomes),
