@@ -388,10 +388,10 @@ def _recorded_spec(run: RunRecord) -> str:
 
 
 def _run_to_resume(database: Database, run_id: int, model: str | None) -> RunRecord:
-    from evaluator.runs import RunNotFound, run_figures
+    from evaluator.runs import RunNotFound, load_run, run_info
 
-    try:
-        run = run_figures(database, run_id).run
+    try:  # the run's record only: its predictions are read when it runs
+        run = run_info(load_run(database, run_id))
     except RunNotFound as error:
         fail(str(error))
     recorded = _recorded_spec(run)
