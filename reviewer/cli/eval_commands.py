@@ -313,8 +313,7 @@ def _evaluate(
 
     def follow(update: RunUpdate) -> None:
         if update.starting:
-            for bar in bars.values():
-                bar.close()
+            _close_bars(bars)
             current[:] = [update.run_id]
             progress = update.progress
             if not quiet:  # with --json the notes are in the JSON (run.params.shot_notes)
