@@ -12,24 +12,23 @@ predictions are compared key by key, and so is each prediction.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from sqlmodel import col, select
 
 from db.engine import Database
 from db.errors import VetbenchError
-from db.items import ItemSnapshot, get_item
+from db.items import ItemSnapshot
 from db.json_types import FieldsAsJson, JsonObject, JsonValue
 from db.models import Prediction
-from db.releases import release_items
 from db.vocabulary import EvalMode, FailureKind, RunStatus
 from evaluator.backends.base import GenerationResult
 from evaluator.metrics import ScoredPrediction, score_answer, summarize_predictions
 from evaluator.protocols import protocol_spec
 from evaluator.results import PredictionSummary, Score
 from evaluator.run_params import RunParams
-from evaluator.run_plan import shown_item
+from evaluator.run_plan import recorded_items, shown_item
 from evaluator.run_predict import read_output
 from evaluator.runs import load_run, run_outcomes
 
@@ -94,22 +93,6 @@ def _flatten(data: JsonValue, prefix: str = "") -> Iterator[tuple[str, JsonValue
         yield prefix.rstrip("."), data
 
 
-def _items_asked(
-    db: Database, release: str | None, revisions: Mapping[str, int]
-) -> dict[tuple[str, int], ItemSnapshot]:
-    """The item revisions the run's predictions answered (a release's as frozen)."""
-    asked: dict[tuple[str, int], ItemSnapshot] = {}
-    with db.session() as session:
-        if release:
-            asked = {(item.id, item.revision): item for item in release_items(session, release)}
-        for item_id, revision in revisions.items():
-            if (item_id, revision) not in asked:
-                item = get_item(session, item_id, revision)
-                if item is not None:
-                    asked[(item_id, revision)] = item
-    return asked
-
-
 def rescore_run(db: Database, run_id: int) -> Rescored:
     """Read every stored output of finished run ``run_id`` again (see the module docstring)."""
     run = load_run(db, run_id)
@@ -123,12 +106,13 @@ def rescore_run(db: Database, run_id: int) -> Rescored:
         stored = session.exec(
             select(Prediction).where(Prediction.run_id == run_id).order_by(col(Prediction.id))
         ).all()
-    asked = _items_asked(db, run.release_name, {p.item_id: p.revision_number for p in stored})
+        revisions = {p.item_id: p.revision_number for p in stored}  # those answered
+        asked = recorded_items(session, run.release_name, revisions)
     outcomes = {outcome.item_id: outcome for outcome in run_outcomes(db, run_id)}
     before, after, changes = [], [], []
     for prediction in stored:
         old = outcomes[prediction.item_id]
-        item = asked[(prediction.item_id, prediction.revision_number)]
+        item = asked[prediction.item_id]
         new = _read_again(prediction, item, old, params, run.mode)
         before.append(old)
         after.append(new)

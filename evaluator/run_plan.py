@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from sqlmodel import select
+from sqlmodel import Session, select
 
 from db.engine import Database
 from db.items import ItemSnapshot, get_item
@@ -50,6 +50,7 @@ __all__ = [
     "load_run_row",
     "pending_item_ids",
     "plan_run",
+    "recorded_items",
     "scoring_requests",
     "shown_item",
 ]
@@ -163,6 +164,21 @@ def _with_recorded_wording(
     return templates.with_texts(official.instructions)
 
 
+def recorded_items(
+    session: Session, release: str | None, revisions: Mapping[str, int | None]
+) -> dict[str, ItemSnapshot]:
+    """The items a run asked, in the order of ``revisions`` (id -> the revision it
+    recorded): a release's as frozen (their revisions, and the language they had then),
+    others at their revision; an item no longer there is left out."""
+    frozen = {item.id: item for item in release_items(session, release)} if release else {}
+    found: dict[str, ItemSnapshot] = {}
+    for item_id, revision in revisions.items():
+        snapshot = frozen.get(item_id) or get_item(session, item_id, revision)
+        if snapshot is not None:
+            found[item_id] = snapshot
+    return found
+
+
 def plan_run(db: Database, run: EvalRun) -> RunPlan:
     """The prompts and settings for ``run``'s pending items, replayed from its params."""
     assert run.id is not None
@@ -179,21 +195,12 @@ def plan_run(db: Database, run: EvalRun) -> RunPlan:
         )
     shots = _recorded_shots(db, run.id, params)
     pending = pending_item_ids(db, run.id)
-    items: dict[str, ItemSnapshot] = {}
     with db.session() as session:
-        # A release's items as frozen: their revisions, and the language they had then.
-        frozen = (
-            {item.id: item for item in release_items(session, run.release_name)}
-            if run.release_name
-            else {}
-        )
-        for item_id in pending:
-            snapshot = frozen.get(item_id) or get_item(
-                session, item_id, params.revisions.get(item_id)
-            )
-            if snapshot is None:
-                raise RunSetupError(f"run {run.id}: item {item_id} is missing")
-            items[item_id] = snapshot
+        wanted = {item_id: params.revisions.get(item_id) for item_id in pending}
+        items = recorded_items(session, run.release_name, wanted)
+    missing = next((item_id for item_id in pending if item_id not in items), None)
+    if missing is not None:
+        raise RunSetupError(f"run {run.id}: item {missing} is missing")
     shown = {
         item_id: shown_item(item, permute=params.permute_options, seed=params.seed)
         for item_id, item in items.items()
