@@ -445,12 +445,13 @@ class TransformersBackend:
         states = self._prefix_states(encoded)
         order = sorted(encoded, key=lambda e: (e.prefix_key, -len(e.ids)))
         pending: list[_Encoded] = []
+        budget = 0  # the largest answer budget in pending, kept as items join it
         with torch.inference_mode():
             for position, item in enumerate(order):
                 pending.append(item)
                 state = states[item.prefix_key]
                 following = order[position + 1] if position + 1 < len(order) else None
-                budget = max(self._budget(p, requests) for p in pending)
+                budget = max(budget, self._budget(item, requests))
                 limit = self._batch_limit(len(pending[0].ids) + budget)
                 if (
                     len(pending) >= limit
@@ -459,7 +460,7 @@ class TransformersBackend:
                 ):
                     self._ensure_prefix(state, pending[0].ids)
                     yield from self._generate_safely(pending, requests, state)
-                    pending = []
+                    pending, budget = [], 0
 
     def _generate_safely(
         self,
