@@ -118,10 +118,13 @@ def load_run_row(db: Database, run_id: int) -> EvalRun:
 
 def pending_item_ids(db: Database, run_id: int) -> list[str]:
     """Items of a run still to evaluate: no prediction yet, or an infrastructure failure."""
-    run = load_run_row(db, run_id)
+    return _pending(db, load_run_row(db, run_id))
+
+
+def _pending(db: Database, run: EvalRun) -> list[str]:
     with db.session() as session:
         rows = session.exec(
-            select(Prediction.item_id, Prediction.failure_kind).where(Prediction.run_id == run_id)
+            select(Prediction.item_id, Prediction.failure_kind).where(Prediction.run_id == run.id)
         ).all()
     answered = {item_id for item_id, failure in rows if failure != FailureKind.INFRASTRUCTURE}
     return [item_id for item_id in run.item_ids if item_id not in answered]
@@ -194,7 +197,7 @@ def plan_run(db: Database, run: EvalRun) -> RunPlan:
             f"start a new run instead of resuming"
         )
     shots = _recorded_shots(db, run.id, params)
-    pending = pending_item_ids(db, run.id)
+    pending = _pending(db, run)  # the row in hand, not read again
     with db.session() as session:
         wanted = {item_id: params.revisions.get(item_id) for item_id in pending}
         items = recorded_items(session, run.release_name, wanted)
