@@ -173,7 +173,7 @@ def _shots_for(
     items: Sequence[ItemSnapshot], shots: int, shots_by_kind: Mapping[str, int] | None
 ) -> dict[ItemKind, int]:
     by_kind = {ItemKind(kind): count for kind, count in (shots_by_kind or {}).items()}
-    if any(count < 0 for count in by_kind.values()) or shots < 0:
+    if any(count < 0 for count in by_kind.values()):  # shots itself: create_run refused
         raise RunSetupError("the number of shots cannot be negative")
     return {item.kind: by_kind.get(item.kind, shots) for item in items}
 
