@@ -13,7 +13,7 @@ writes the object back key for key (``--json`` shows it as stored).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING
 
 from db.json_types import JsonObject, JsonValue
@@ -207,28 +207,9 @@ class RunParams:
 
 
 _PROTOCOLS = frozenset(protocol.value for protocol in EvalProtocol)
-_RUN_KEYS = frozenset(
-    (
-        "seed",
-        "template_hash",
-        "templates_dir",
-        "shot_file",
-        "shot_file_sha256",
-        "shots_used",
-        "shot_notes",
-        "revisions",
-        "excluded",
-        "protocol",
-        "layout",
-        "extractors",
-        "shots_by_kind",
-        "max_new_tokens",
-        "permute_options",
-        "repeat",
-        "answer_budget",
-        "wording",
-    )
-)
+# The run's own keys are its fields' names (``to_json``); the backend's and the session's
+# are written beside them, so they are not among these.
+_RUN_KEYS = frozenset(f.name for f in fields(RunParams)) - {"backend", "session"}
 
 
 def _session(data: Mapping[str, JsonValue]) -> RunSession | None:
