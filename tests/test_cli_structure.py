@@ -24,6 +24,15 @@ def test_names_repeated_for_help_are_the_evaluators() -> None:
     assert tuple(EXTRACTORS) == eval_commands.EXTRACTOR_NAMES
 
 
+def test_eval_defaults_repeated_for_help_are_the_evaluators() -> None:
+    """The same choices make the same runs from `vetbench eval` and the app's form."""
+    from evaluator.prompts import DEFAULT_SHOT_SEED
+    from evaluator.session import DEFAULT_SHOTS, EvalChoices
+
+    assert eval_commands.DEFAULT_SHOTS == DEFAULT_SHOTS
+    assert eval_commands.DEFAULT_SEED == DEFAULT_SHOT_SEED == EvalChoices().seed
+
+
 def _scope_command() -> click.Command:
     @click.command()
     @options.item_scope

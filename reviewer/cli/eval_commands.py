@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from evaluator.session import EvalChoices
 
 DEFAULT_SHOTS = 5  # evaluator.session.DEFAULT_SHOTS
+DEFAULT_SEED = 1234  # evaluator.prompts.DEFAULT_SHOT_SEED, EvalChoices' (the app's) seed
 # Repeat the evaluator's names here, so that --help imports nothing heavy.
 LAYOUT_NAMES = ("vetbench", "cflue", "econlogicqa")  # evaluator.prompts.LAYOUTS
 # evaluator.extractors.EXTRACTORS
@@ -201,7 +202,9 @@ def _shots_by_kind(values_given: tuple[str, ...]) -> dict[str, int]:
     is_flag=True,
     help="Show every item's options in a seeded order, the key remapped (per repeat).",
 )
-@click.option("--seed", type=int, default=1234, show_default=True, help="Seed of the shot draw.")
+@click.option(
+    "--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the shot draw."
+)
 @options.backend
 @click.option("--resume", "resume_id", type=int, metavar="RUN_ID", help="Continue a stopped run.")
 @options.json("Print the run id and its figures as JSON.")
