@@ -1,4 +1,4 @@
-"""CLI commands: ``eval`` (evaluate a model on the approved set) and ``runs`` (list, show, compare).
+"""CLI command: ``eval`` (evaluate a model on the approved set); ``runs`` is in ``runs_commands``.
 
 Models are opened by the evaluator's registry (``evaluator.backends.registry``):
 ``demo`` (the embedded SmolLM2-135M-Instruct), a transformers model directory, a
