@@ -316,10 +316,10 @@ def _evaluate(
             for bar in bars.values():
                 bar.close()
             current[:] = [update.run_id]
+            for note in update.notes:
+                click.echo(f"note: {terminal_text(note)}", err=True)
             progress = update.progress
-            if not quiet:  # with --json the notes are in the JSON (run.params.shot_notes)
-                for note in update.notes:
-                    click.echo(f"note: {terminal_text(note)}", err=True)
+            if not quiet:
                 click.echo(f"run {update.run_id}: {progress.total} items", err=True)
             bars[update.run_id] = TerminalProgressBar(
                 progress.total,
