@@ -113,9 +113,10 @@ def extractor_text(name: str, read: ExtractorFigures, *, percent: bool = False) 
     )
 
 
-def position_text(figures: Figures, *, percent: bool = False) -> str:
-    """Accuracy by the label the key was shown under, and the spread between them
-    (``A 1.000 (n=1)  B 0.000 (n=3)  bias 1.000``); empty without key positions."""
+def position_text(figures: Figures, *, percent: bool = False, with_bias: bool = True) -> str:
+    """Accuracy by the label the key was shown under, and (``with_bias``) the spread
+    between them (``A 1.000 (n=1)  B 0.000 (n=3)  bias 1.000``); empty without key
+    positions."""
     if not figures.key_positions:
         return ""
     shown = "  ".join(
@@ -123,7 +124,9 @@ def position_text(figures: Figures, *, percent: bool = False) -> str:
         for label, row in figures.key_positions.items()
     )
     bias = figures.position_bias
-    return shown + ("" if bias is None else f"  bias {number(bias, percent=percent)}")
+    if not with_bias or bias is None:
+        return shown
+    return f"{shown}  bias {number(bias, percent=percent)}"
 
 
 def run_how(run: RunRecord) -> str:

@@ -43,7 +43,10 @@ def _figure_lines(figures: RunFigures) -> list[str]:
         f"  ({summary.correct} of {summary.scored})",
         f"unparsed      {number(summary.unparsed_rate)}  ({summary.unparsed})",
         *(
-            [f"truncated     {summary.truncated} answers cut off by the answer budget"]
+            [
+                f"truncated     {summary.truncated} "
+                f"answer{'s' if summary.truncated != 1 else ''} cut off by the answer budget"
+            ]
             if summary.truncated
             else []
         ),
@@ -53,9 +56,11 @@ def _figure_lines(figures: RunFigures) -> list[str]:
         lines.append(f"explained     {summary.explained} answers with an analysis to compare")
     for name, read in summary.extractors.items():
         lines.append(f"{'extractor':<13} {extractor_text(terminal_text(name), read)}")
-    positions = position_text(summary)
-    if positions:
+    positions = position_text(summary, with_bias=False)
+    if positions:  # a line of its own for the bias: at 80 columns the two would wrap
         lines.append(f"by key position {terminal_text(positions)}")
+    if summary.position_bias is not None:
+        lines.append(f"position bias {number(summary.position_bias)} (best − worst)")
     if summary.infrastructure_failures:
         lines.append(
             f"failed        {summary.infrastructure_failures} (infrastructure; "
