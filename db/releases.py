@@ -360,7 +360,7 @@ def store_release(
         figures={
             **(figures or {}),
             "flags": _flag_counts(session, items),
-            "removed_by_reason": _removals(session, statuses, kinds, sources),
+            "removed_by_reason": _removals(session, kinds, sources),
         },
         created_by_id=creator.id or 0,
     )
@@ -397,11 +397,9 @@ def _flag_counts(session: Session, items: Sequence[ItemSnapshot]) -> JsonObject:
     return {name.value: counts.get(name.value, 0) for name in FlagName}
 
 
-def _removals(
-    session: Session, statuses: Sequence[str], kinds: Sequence[str], sources: Sequence[str]
-) -> JsonObject:
-    """Rejected items of the release's kinds and sources, by the reason of their decision."""
-    del statuses  # removals are the rejected items, whichever statuses the release takes
+def _removals(session: Session, kinds: Sequence[str], sources: Sequence[str]) -> JsonObject:
+    """Rejected items of the release's kinds and sources, by the reason of their decision
+    (whichever statuses the release takes)."""
     latest: dict[str, str] = {}
     rows = session.execute(
         select(Decision.item_id, Decision.reason)
