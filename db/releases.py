@@ -24,8 +24,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import Connection, insert
+from sqlalchemy import Connection, Row, insert
 from sqlmodel import Session, col, select
 
 from db.audit import record_audit
@@ -478,6 +479,11 @@ def verify_release(session: Session, name: str) -> Verification:
     )
 
 
+def _column_json(value: Any) -> Any:
+    """A JSON column read with plain SQL: text on SQLite, decoded already on PostgreSQL."""
+    return json.loads(value) if isinstance(value, str) else value
+
+
 def backfill_item_sets(connection: Connection) -> int:
     """Give every run that has none the hash of the items it evaluated (migration 0008):
     each item at the revision its prediction answered, else the one the run recorded,
@@ -488,14 +494,36 @@ def backfill_item_sets(connection: Connection) -> int:
         row.id: row
         for row in connection.execute(text("SELECT id, kind, language, current_revision FROM item"))
     }
+    # Runs mostly evaluate the same items: each revision is read and hashed once.
+    digests: dict[tuple[str, int], str | None] = {}
+
+    def revision_hash(item: Row[Any], number: int) -> str | None:
+        if (item.id, number) not in digests:
+            revision = connection.execute(
+                text(
+                    "SELECT prompt, choices, key, explanation FROM item_revision "
+                    "WHERE item_id = :item AND number = :number"
+                ),
+                {"item": item.id, "number": number},
+            ).first()
+            digests[item.id, number] = None
+            if revision is not None:
+                digests[item.id, number] = content_hash(
+                    kind=item.kind,
+                    language=item.language,
+                    prompt=revision.prompt,
+                    choices=_column_json(revision.choices),
+                    key=revision.key,
+                    explanation=revision.explanation,
+                )
+        return digests[item.id, number]
+
     runs = connection.execute(
         text("SELECT id, item_ids, params FROM eval_run WHERE item_set_hash IS NULL")
     ).all()
     for run_id, item_ids, params in runs:
-        ids = json.loads(item_ids) if isinstance(item_ids, str) else list(item_ids or [])
-        recorded = (json.loads(params) if isinstance(params, str) else params or {}).get(
-            "revisions"
-        )
+        ids = list(_column_json(item_ids) or [])
+        recorded = (_column_json(params) or {}).get("revisions")
         revisions = {
             item_id: number
             for item_id, number in connection.execute(
@@ -509,29 +537,9 @@ def backfill_item_sets(connection: Connection) -> int:
             if item is None:
                 continue
             number = revisions.get(item_id) or (recorded or {}).get(item_id)
-            revision = connection.execute(
-                text(
-                    "SELECT prompt, choices, key, explanation FROM item_revision "
-                    "WHERE item_id = :item AND number = :number"
-                ),
-                {"item": item_id, "number": number or item.current_revision},
-            ).first()
-            if revision is None:
-                continue
-            choices = revision.choices
-            pairs.append(
-                (
-                    item_id,
-                    content_hash(
-                        kind=item.kind,
-                        language=item.language,
-                        prompt=revision.prompt,
-                        choices=json.loads(choices) if isinstance(choices, str) else choices,
-                        key=revision.key,
-                        explanation=revision.explanation,
-                    ),
-                )
-            )
+            digest = revision_hash(item, number or item.current_revision)
+            if digest is not None:
+                pairs.append((item_id, digest))
         connection.execute(
             text("UPDATE eval_run SET item_set_hash = :digest WHERE id = :run"),
             {"digest": item_set_hash(pairs), "run": run_id},
