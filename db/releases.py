@@ -70,6 +70,7 @@ __all__ = [
     "release_members",
     "snapshot_hash",
     "store_release",
+    "tally",
     "verify_release",
 ]
 
@@ -159,7 +160,8 @@ def _info(release: Release, creator: str) -> ReleaseInfo:
     return from_row(ReleaseInfo, release, selection=selection, figures=figures, created_by=creator)
 
 
-def _tally(counts: Mapping[str, object]) -> str:
+def tally(counts: Mapping[str, object]) -> str:
+    """Counts as people read them, in the order given: "3 cflue, 2 econlogicqa" ("none")."""
     return ", ".join(f"{n} {name}" for name, n in counts.items()) or "none"
 
 
@@ -180,10 +182,10 @@ def figure_rows(figures: Mapping[str, object]) -> list[tuple[str, str]]:
         ]
     removed = figures.get("removed_by_reason")
     if isinstance(removed, dict):
-        rows.append(("items removed, by reason", _tally(removed)))
+        rows.append(("items removed, by reason", tally(removed)))
     flags = figures.get("flags")
     if isinstance(flags, dict):
-        rows.append(("flags on its items", _tally({k: v for k, v in flags.items() if v})))
+        rows.append(("flags on its items", tally({k: v for k, v in flags.items() if v})))
     return rows
 
 
