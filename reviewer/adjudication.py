@@ -28,7 +28,12 @@ from db.bulk_reads import collector_paused, id_chunks
 from db.decisions import NewDecision, in_force, latest_decision, write_decisions
 from db.engine import Database
 from db.errors import VetbenchError
-from db.item_status import active_judgments_of, refresh_item_status, status_from_judgments
+from db.item_status import (
+    active_judgments_of,
+    refresh_item_status,
+    refresh_item_statuses,
+    status_from_judgments,
+)
 from db.items import ItemSnapshot, add_revision, item_conditions, locked_item
 from db.json_types import JsonObject, attributes_json
 from db.models import Decision, Item, ItemRevision, Judgment, Person, is_current_revision, utcnow
@@ -411,8 +416,8 @@ def approve_agreed(
             for item_id, revision, key in listed
             if status_from_judgments(judgments.get(item_id, []), key, overlap) is ItemStatus.AGREED
         ]
-        for item_id, _revision, _key in set(listed) - set(rows):
-            refresh_item_status(session, item_id, overlap)
+        stale = set(listed) - set(rows)
+        refresh_item_statuses(session, [item_id for item_id, _revision, _key in stale], overlap)
         if not rows:
             return 0
         store_bulk_decisions(
