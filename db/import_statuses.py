@@ -21,12 +21,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import select
 from sqlmodel import Session, col
 
-from db.audit import record_audits
 from db.bulk_reads import id_chunks
-from db.models import Decision, Item, Person, utcnow
+from db.decisions import NewDecision, write_decisions
+from db.models import Item, Person
 from db.vocabulary import DECISION_STATUSES, Role
 
 __all__ = ["StatedStatus", "decide_as", "restore_stated_statuses"]
@@ -79,30 +79,15 @@ def restore_stated_statuses(
     ]
     if not todo:
         return 0, None
-    now = utcnow()
-    session.execute(
-        insert(Decision),
-        [
-            {
-                "item_id": entry.item_id,
-                "lead_id": person.id,
-                "status": entry.status,
-                "revision_number": revisions[entry.item_id][0],
-                "final_key": None,
-                "reason": None,
-                "comment": f"status stated by {entry.place}",
-                "created_at": now,
-            }
-            for entry in todo
-        ],
-    )
-    record_audits(
+    write_decisions(
         session,
-        actor,
-        "decide",
+        person,
         [
-            (
+            NewDecision(
                 entry.item_id,
+                entry.status,
+                revisions[entry.item_id][0],
+                f"status stated by {entry.place}",
                 {
                     "status": entry.status,
                     "revision": revisions[entry.item_id][0],
@@ -113,13 +98,6 @@ def restore_stated_statuses(
             for entry in todo
         ],
     )
-    for status in _DECIDED:
-        ids = [entry.item_id for entry in todo if entry.status == status]
-        for chunk in id_chunks(ids):
-            session.execute(
-                update(Item).where(col(Item.id).in_(chunk)).values(status=status),
-                execution_options={"synchronize_session": False},
-            )
     return len(todo), None
 
 

@@ -76,7 +76,7 @@ from db.import_duplicates import link_stated_duplicates, mark_duplicates, rememb
 from db.import_report import FileReport, ImportProgress, ImportReport
 from db.import_state import ImportState
 from db.import_statuses import StatedStatus, restore_stated_statuses
-from db.item_status import refresh_item_status
+from db.item_status import refresh_item_statuses
 from db.items import NewItem, NewRevision, next_revision_numbers, store_items, store_revisions
 from db.models import Item, utcnow
 from db.settings import get_setting
@@ -244,8 +244,7 @@ def _store(
     _decide_stated_statuses(session, source, options.actor, report)
     if report.revised:
         session.flush()
-        for item_id in report.revised:
-            refresh_item_status(session, item_id)
+        refresh_item_statuses(session, report.revised)
     if report.tally.added or report.tally.updated:
         record_event(
             session,

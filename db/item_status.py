@@ -11,18 +11,18 @@ the same transaction as every change that can move it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Select
+from sqlalchemy import Select, update
 from sqlalchemy import select as sa_select
 from sqlalchemy.orm import Mapped
 from sqlmodel import Session, col, select
 
 from db.bulk_reads import id_chunks
-from db.decisions import latest_decision
+from db.decisions import in_force, latest_decision
 from db.engine import Database
-from db.models import Item, ItemRevision, Judgment, Person
+from db.models import Decision, Item, ItemRevision, Judgment, Person, is_current_revision
 from db.settings import get_int_setting
 from db.vocabulary import ItemStatus, Verdict
 
@@ -32,6 +32,7 @@ __all__ = [
     "latest_decision",
     "named_judgment_rows",
     "refresh_item_status",
+    "refresh_item_statuses",
     "refresh_open_statuses",
     "status_from_judgments",
 ]
@@ -97,30 +98,84 @@ def status_from_judgments(judgments: list[Judgment], key: str, overlap: int) -> 
     return ItemStatus.AGREED if unanimous else ItemStatus.CONFLICT
 
 
+def _derived_status(
+    decided: tuple[str, int] | None,
+    current_revision: int,
+    judgments: list[Judgment],
+    key: str,
+    overlap: int,
+) -> str:
+    """The rule: a decision (its status and revision) holds for the revision it was about;
+    a newer text goes back to review (the decision stays in the history)."""
+    if decided is not None and decided[1] == current_revision:
+        return decided[0]
+    return status_from_judgments(judgments, key, overlap).value
+
+
 def refresh_item_status(session: Session, item_id: str, overlap: int | None = None) -> str:
     """Recompute and store an item's status (the caller commits); returns the new status."""
     item = session.get(Item, item_id)
     if item is None:
         raise KeyError(item_id)
     decision = latest_decision(session, item_id)
-    # A decision holds for the revision it was about; a newer text goes back to review
-    # (the decision stays in the history).
-    if decision is not None and decision.revision_number == item.current_revision:
-        status: str = decision.status
-    else:
-        revision = session.exec(
-            select(ItemRevision).where(
-                ItemRevision.item_id == item_id, ItemRevision.number == item.current_revision
-            )
-        ).one()
-        k = overlap if overlap is not None else get_int_setting(session, "overlap")
-        status = status_from_judgments(
-            active_judgments(session, item_id, item.current_revision), revision.key, k
+    revision = session.exec(
+        select(ItemRevision).where(
+            ItemRevision.item_id == item_id, ItemRevision.number == item.current_revision
         )
+    ).one()
+    k = overlap if overlap is not None else get_int_setting(session, "overlap")
+    status = _derived_status(
+        None if decision is None else (decision.status, decision.revision_number),
+        item.current_revision,
+        active_judgments(session, item_id, item.current_revision),
+        revision.key,
+        k,
+    )
     if item.status != status:
         item.status = status
         session.add(item)
     return status
+
+
+def refresh_item_statuses(
+    session: Session, item_ids: Sequence[str], overlap: int | None = None
+) -> int:
+    """:func:`refresh_item_status` for many items, in a few bulk statements per thousand
+    items (the caller commits and has flushed its changes); returns how many changed."""
+    k = overlap if overlap is not None else get_int_setting(session, "overlap")
+    new_status: dict[str, str] = {}
+    for chunk in id_chunks(list(dict.fromkeys(item_ids))):
+        items = session.execute(
+            select(
+                col(Item.id), col(Item.current_revision), col(Item.status), col(ItemRevision.key)
+            )
+            .join(ItemRevision, is_current_revision())
+            .where(col(Item.id).in_(chunk))
+        ).all()
+        decided: dict[str, tuple[str, int]] = {}
+        for item_id, status, revision in session.execute(  # oldest first: the newest wins
+            select(col(Decision.item_id), col(Decision.status), col(Decision.revision_number))
+            .where(col(Decision.item_id).in_(chunk), in_force())
+            .order_by(col(Decision.created_at), col(Decision.id))
+        ):
+            decided[item_id] = (status, revision)
+        judgments = active_judgments_of(
+            session, {item_id: revision for item_id, revision, _status, _key in items}
+        )
+        for item_id, revision, old, key in items:
+            status = _derived_status(
+                decided.get(item_id), revision, judgments.get(item_id, []), key, k
+            )
+            if status != old:
+                new_status[item_id] = status
+    for status in sorted(set(new_status.values())):
+        ids = [item_id for item_id, new in new_status.items() if new == status]
+        for chunk in id_chunks(ids):
+            session.execute(
+                update(Item).where(col(Item.id).in_(chunk)).values(status=status),
+                execution_options={"synchronize_session": "fetch"},
+            )
+    return len(new_status)
 
 
 def refresh_open_statuses(db: Database) -> int:
@@ -129,15 +184,8 @@ def refresh_open_statuses(db: Database) -> int:
     Returns how many items changed status.
     """
     undecided = (ItemStatus.IN_REVIEW, ItemStatus.AGREED, ItemStatus.CONFLICT)
-    changed = 0
     with db.transaction() as session:
-        overlap = get_int_setting(session, "overlap")
-        rows = session.execute(
-            select(col(Item.id), col(Item.status)).where(
-                col(Item.status).in_([s.value for s in undecided])
-            )
-        ).all()
-        for item_id, old_status in rows:
-            if refresh_item_status(session, item_id, overlap) != old_status:
-                changed += 1
-    return changed
+        ids = session.execute(
+            select(col(Item.id)).where(col(Item.status).in_([s.value for s in undecided]))
+        ).scalars()
+        return refresh_item_statuses(session, list(ids))

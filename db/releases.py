@@ -24,8 +24,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import Connection, insert
+from sqlalchemy import Connection, Row, insert
 from sqlmodel import Session, col, select
 
 from db.audit import record_audit
@@ -69,6 +70,7 @@ __all__ = [
     "release_members",
     "snapshot_hash",
     "store_release",
+    "tally",
     "verify_release",
 ]
 
@@ -158,7 +160,8 @@ def _info(release: Release, creator: str) -> ReleaseInfo:
     return from_row(ReleaseInfo, release, selection=selection, figures=figures, created_by=creator)
 
 
-def _tally(counts: Mapping[str, object]) -> str:
+def tally(counts: Mapping[str, object]) -> str:
+    """Counts as people read them, in the order given: "3 cflue, 2 econlogicqa" ("none")."""
     return ", ".join(f"{n} {name}" for name, n in counts.items()) or "none"
 
 
@@ -179,10 +182,10 @@ def figure_rows(figures: Mapping[str, object]) -> list[tuple[str, str]]:
         ]
     removed = figures.get("removed_by_reason")
     if isinstance(removed, dict):
-        rows.append(("items removed, by reason", _tally(removed)))
+        rows.append(("items removed, by reason", tally(removed)))
     flags = figures.get("flags")
     if isinstance(flags, dict):
-        rows.append(("flags on its items", _tally({k: v for k, v in flags.items() if v})))
+        rows.append(("flags on its items", tally({k: v for k, v in flags.items() if v})))
     return rows
 
 
@@ -360,7 +363,7 @@ def store_release(
         figures={
             **(figures or {}),
             "flags": _flag_counts(session, items),
-            "removed_by_reason": _removals(session, statuses, kinds, sources),
+            "removed_by_reason": _removals(session, kinds, sources),
         },
         created_by_id=creator.id or 0,
     )
@@ -397,11 +400,9 @@ def _flag_counts(session: Session, items: Sequence[ItemSnapshot]) -> JsonObject:
     return {name.value: counts.get(name.value, 0) for name in FlagName}
 
 
-def _removals(
-    session: Session, statuses: Sequence[str], kinds: Sequence[str], sources: Sequence[str]
-) -> JsonObject:
-    """Rejected items of the release's kinds and sources, by the reason of their decision."""
-    del statuses  # removals are the rejected items, whichever statuses the release takes
+def _removals(session: Session, kinds: Sequence[str], sources: Sequence[str]) -> JsonObject:
+    """Rejected items of the release's kinds and sources, by the reason of their decision
+    (whichever statuses the release takes)."""
     latest: dict[str, str] = {}
     rows = session.execute(
         select(Decision.item_id, Decision.reason)
@@ -480,6 +481,11 @@ def verify_release(session: Session, name: str) -> Verification:
     )
 
 
+def _column_json(value: Any) -> Any:
+    """A JSON column read with plain SQL: text on SQLite, decoded already on PostgreSQL."""
+    return json.loads(value) if isinstance(value, str) else value
+
+
 def backfill_item_sets(connection: Connection) -> int:
     """Give every run that has none the hash of the items it evaluated (migration 0008):
     each item at the revision its prediction answered, else the one the run recorded,
@@ -490,14 +496,36 @@ def backfill_item_sets(connection: Connection) -> int:
         row.id: row
         for row in connection.execute(text("SELECT id, kind, language, current_revision FROM item"))
     }
+    # Runs mostly evaluate the same items: each revision is read and hashed once.
+    digests: dict[tuple[str, int], str | None] = {}
+
+    def revision_hash(item: Row[Any], number: int) -> str | None:
+        if (item.id, number) not in digests:
+            revision = connection.execute(
+                text(
+                    "SELECT prompt, choices, key, explanation FROM item_revision "
+                    "WHERE item_id = :item AND number = :number"
+                ),
+                {"item": item.id, "number": number},
+            ).first()
+            digests[item.id, number] = None
+            if revision is not None:
+                digests[item.id, number] = content_hash(
+                    kind=item.kind,
+                    language=item.language,
+                    prompt=revision.prompt,
+                    choices=_column_json(revision.choices),
+                    key=revision.key,
+                    explanation=revision.explanation,
+                )
+        return digests[item.id, number]
+
     runs = connection.execute(
         text("SELECT id, item_ids, params FROM eval_run WHERE item_set_hash IS NULL")
     ).all()
     for run_id, item_ids, params in runs:
-        ids = json.loads(item_ids) if isinstance(item_ids, str) else list(item_ids or [])
-        recorded = (json.loads(params) if isinstance(params, str) else params or {}).get(
-            "revisions"
-        )
+        ids = list(_column_json(item_ids) or [])
+        recorded = (_column_json(params) or {}).get("revisions")
         revisions = {
             item_id: number
             for item_id, number in connection.execute(
@@ -511,29 +539,9 @@ def backfill_item_sets(connection: Connection) -> int:
             if item is None:
                 continue
             number = revisions.get(item_id) or (recorded or {}).get(item_id)
-            revision = connection.execute(
-                text(
-                    "SELECT prompt, choices, key, explanation FROM item_revision "
-                    "WHERE item_id = :item AND number = :number"
-                ),
-                {"item": item_id, "number": number or item.current_revision},
-            ).first()
-            if revision is None:
-                continue
-            choices = revision.choices
-            pairs.append(
-                (
-                    item_id,
-                    content_hash(
-                        kind=item.kind,
-                        language=item.language,
-                        prompt=revision.prompt,
-                        choices=json.loads(choices) if isinstance(choices, str) else choices,
-                        key=revision.key,
-                        explanation=revision.explanation,
-                    ),
-                )
-            )
+            digest = revision_hash(item, number or item.current_revision)
+            if digest is not None:
+                pairs.append((item_id, digest))
         connection.execute(
             text("UPDATE eval_run SET item_set_hash = :digest WHERE id = :run"),
             {"digest": item_set_hash(pairs), "run": run_id},

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, exists, func, select
+from sqlalchemy import ColumnElement, Select, exists, func, select
 from sqlmodel import Session, col
 
 from db.bulk_reads import id_chunks
@@ -137,34 +137,36 @@ def revision_flags(session: Session, item_id: str, revision: int) -> list[ItemFl
     return _sorted(_valid(rows))
 
 
+def _current_rows() -> Select[StoredFlag]:
+    """Stored flags of items' current revisions."""
+    return (
+        select(StoredFlag)
+        .join(Item, col(Item.id) == col(StoredFlag.item_id))
+        .where(col(StoredFlag.revision_number) == col(Item.current_revision))
+    )
+
+
+def _by_item(flags: Iterable[ItemFlag]) -> dict[str, list[ItemFlag]]:
+    found: dict[str, list[ItemFlag]] = defaultdict(list)
+    for flag in flags:
+        found[flag.item_id].append(flag)
+    return {item_id: _sorted(flags) for item_id, flags in found.items()}
+
+
 def current_flags(session: Session, item_ids: Sequence[str]) -> dict[str, list[ItemFlag]]:
     """The flags of each item's current revision (items without flags are left out)."""
-    found: dict[str, list[ItemFlag]] = defaultdict(list)
-    for chunk in id_chunks(list(dict.fromkeys(item_ids))):
-        rows = session.execute(
-            select(StoredFlag)
-            .join(Item, col(Item.id) == col(StoredFlag.item_id))
-            .where(
-                col(StoredFlag.item_id).in_(chunk),
-                col(StoredFlag.revision_number) == col(Item.current_revision),
-            )
-        ).scalars()
-        for flag in _valid(rows):
-            found[flag.item_id].append(flag)
-    return {item_id: _sorted(flags) for item_id, flags in found.items()}
+    return _by_item(
+        flag
+        for chunk in id_chunks(list(dict.fromkeys(item_ids)))
+        for flag in _valid(
+            session.execute(_current_rows().where(col(StoredFlag.item_id).in_(chunk))).scalars()
+        )
+    )
 
 
 def all_current_flags(session: Session) -> dict[str, list[ItemFlag]]:
     """The flags of every item's current revision (triage reads them all at once)."""
-    rows = session.execute(
-        select(StoredFlag)
-        .join(Item, col(Item.id) == col(StoredFlag.item_id))
-        .where(col(StoredFlag.revision_number) == col(Item.current_revision))
-    ).scalars()
-    found: dict[str, list[ItemFlag]] = defaultdict(list)
-    for flag in _valid(rows):
-        found[flag.item_id].append(flag)
-    return {item_id: _sorted(flags) for item_id, flags in found.items()}
+    return _by_item(_valid(session.execute(_current_rows()).scalars()))
 
 
 def flagged_condition(names: Sequence[str | FlagName]) -> ColumnElement[bool]:

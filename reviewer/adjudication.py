@@ -19,16 +19,21 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Result, insert, update
+from sqlalchemy import ColumnElement, Result
 from sqlmodel import Session, SQLModel, col, func, select
 
 from db.answers import AnswerError, format_answer, parse_answer
-from db.audit import record_audit, record_audits
+from db.audit import record_audit
 from db.bulk_reads import collector_paused, id_chunks
-from db.decisions import in_force, latest_decision
+from db.decisions import NewDecision, in_force, latest_decision, write_decisions
 from db.engine import Database
 from db.errors import VetbenchError
-from db.item_status import active_judgments_of, refresh_item_status, status_from_judgments
+from db.item_status import (
+    active_judgments_of,
+    refresh_item_status,
+    refresh_item_statuses,
+    status_from_judgments,
+)
 from db.items import ItemSnapshot, add_revision, item_conditions, locked_item
 from db.json_types import JsonObject, attributes_json
 from db.models import Decision, Item, ItemRevision, Judgment, Person, is_current_revision, utcnow
@@ -411,8 +416,8 @@ def approve_agreed(
             for item_id, revision, key in listed
             if status_from_judgments(judgments.get(item_id, []), key, overlap) is ItemStatus.AGREED
         ]
-        for item_id, _revision, _key in set(listed) - set(rows):
-            refresh_item_status(session, item_id, overlap)
+        stale = set(listed) - set(rows)
+        refresh_item_statuses(session, [item_id for item_id, _revision, _key in stale], overlap)
         if not rows:
             return 0
         store_bulk_decisions(
@@ -449,10 +454,9 @@ def store_bulk_decisions(
     reason: DecisionReason | None = None,
     flag: FlagName | None = None,
 ) -> None:
-    """Write one decision per item with its audit event (``bulk``; decisions made for a
-    ``flag`` also note their reason and the flag) and set the items' status to
-    ``decided``, in bulk statements: tens of thousands of items are decided in seconds.
-    The caller read the items inside this transaction."""
+    """Decide each item ``decided`` through :func:`db.decisions.write_decisions`, its
+    audit event marked ``bulk`` (decisions made for a ``flag`` also note their reason
+    and the flag).  The caller read the items inside this transaction."""
 
     def audit_changes(decision: BulkDecision) -> JsonObject:
         changes: JsonObject = {
@@ -467,35 +471,22 @@ def store_bulk_decisions(
             changes["flag"] = flag.value
         return changes
 
-    now = utcnow()
-    session.execute(
-        insert(Decision),
+    write_decisions(
+        session,
+        lead,
         [
-            {
-                "item_id": decision.item_id,
-                "lead_id": lead.id,
-                "status": decided.value,
-                "revision_number": decision.revision,
-                "final_key": decision.final_key,
-                "reason": reason.value if reason else None,
-                "comment": comment,
-                "created_at": now,
-            }
+            NewDecision(
+                decision.item_id,
+                decided.value,
+                decision.revision,
+                comment,
+                audit_changes(decision),
+                final_key=decision.final_key,
+                reason=reason.value if reason else None,
+            )
             for decision in decisions
         ],
     )
-    record_audits(
-        session,
-        lead.name,
-        "decide",
-        [(decision.item_id, audit_changes(decision)) for decision in decisions],
-    )
-    # These decisions are now the newest, so the status rule gives the decided status.
-    for chunk in id_chunks([decision.item_id for decision in decisions]):
-        session.execute(
-            update(Item).where(col(Item.id).in_(chunk)).values(status=decided.value),
-            execution_options={"synchronize_session": False},
-        )
 
 
 def _columns(table: type[SQLModel], *names: str) -> list[Any]:

@@ -45,6 +45,7 @@ from db.gold import serving_gold
 from db.guidelines import current_guidelines_version
 from db.item_status import active_judgments, refresh_item_status
 from db.items import ItemSnapshot, get_item, item_conditions
+from db.listings import source_names
 from db.models import Claim, GoldItem, Item, ItemRevision, Judgment, is_current_revision, utcnow
 from db.people import ensure_person
 from db.retry import retry_transient
@@ -533,9 +534,7 @@ class ReviewQueue:
     def known_sources(self) -> list[str]:
         """Every source name in the database (for the filter choices)."""
         with self.db.session() as session:
-            return list(
-                session.scalars(select(col(Item.source)).distinct().order_by(col(Item.source)))
-            )
+            return source_names(session)
 
     def known_kinds(self) -> list[str]:
         """The kinds the database holds (the filter offers no others)."""

@@ -13,7 +13,6 @@ a copy holds exactly what a migration makes.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import sqlite3
@@ -24,6 +23,7 @@ from pathlib import Path
 import pytest
 from fake_openai_server import FakeOpenAIServer
 from sqlalchemy import Engine
+from tiny_model import TEST_MODEL_CACHE, cache_lock
 
 import db.migrate
 from db.engine import Database, make_engine, open_database
@@ -32,7 +32,6 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 CFLUE_KNOWLEDGE = ROOT.parent / "shared" / "data" / "cflue" / "knowledge.json"
 PG_URL_ENV = "VETBENCH_TEST_PG_URL"
-TEST_MODEL_CACHE = ROOT / ".cache" / "vetbench-test"  # gitignored
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -49,9 +48,7 @@ def _shared_model_cache() -> Iterator[None]:
     convert_gguf = demo_model.convert_gguf
 
     def one_conversion_at_a_time(gguf_path: Path) -> Path:
-        TEST_MODEL_CACHE.mkdir(parents=True, exist_ok=True)
-        with open(TEST_MODEL_CACHE / ".conversion.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        with cache_lock("conversion"):
             return convert_gguf(gguf_path)
 
     demo_model.convert_gguf = one_conversion_at_a_time

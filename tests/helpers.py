@@ -29,7 +29,7 @@ from textual.worker import WorkerCancelled, WorkerFailed
 from db.engine import Database
 from db.item_status import refresh_item_status
 from db.items import add_item
-from db.models import Decision, Item, ItemRevision, Judgment, Person, utcnow
+from db.models import Decision, Item, ItemRevision, Judgment, utcnow
 from db.people import ensure_person
 from db.validation import ItemDraft, validate_draft
 from db.vocabulary import DECISION_STATUSES, Role, Verdict
@@ -96,7 +96,13 @@ def _set_status(session: Session, item_id: str, status: str) -> None:
     session.add(item)
 
 
-def add_decision_row(session: Session, item_id: str, status: str, lead: str = "test-lead") -> None:
+def add_decision_row(
+    session: Session,
+    item_id: str,
+    status: str,
+    lead: str = "test-lead",
+    final_key: str | None = None,
+) -> None:
     """A decision row by ``lead`` about the item's current revision (the caller sets the
     status and commits)."""
     person = ensure_person(session, lead, Role.LEAD)
@@ -108,6 +114,7 @@ def add_decision_row(session: Session, item_id: str, status: str, lead: str = "t
             lead_id=person.id,
             status=status,
             revision_number=item.current_revision,
+            final_key=final_key,
         )
     )
     session.flush()
@@ -206,20 +213,9 @@ def store_judgment(
 
 
 def store_decision(db: Database, item_id: str, lead: str, status: str, key: str | None) -> None:
+    """A lead's decision about the item's current revision, with the status it makes."""
     with db.transaction() as session:
-        person = session.exec(select(Person).where(Person.name == lead)).first() or ensure_person(
-            session, lead, Role.LEAD
-        )
-        session.add(
-            Decision(
-                item_id=item_id,
-                lead_id=person.id,
-                status=status,
-                revision_number=1,
-                final_key=key,
-            )
-        )
-        session.flush()
+        add_decision_row(session, item_id, status, lead, final_key=key)
         refresh_item_status(session, item_id)
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 import psutil
 import pytest
 from helpers import store_item, store_person, stored_judgments
+from served_model import free_port
 
 from db.engine import open_database
 from db.vocabulary import Role
@@ -41,12 +42,6 @@ CHROMIUM_FLAGS = [
 ]
 PROMPT = "Which institution sets the policy interest rate?"
 WAIT_S = 60.0  # a deadline for waiting, never a measured assertion
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @contextlib.contextmanager

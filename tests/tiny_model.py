@@ -9,9 +9,11 @@ but seeded, so greedy outputs are repeatable.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -80,7 +82,17 @@ def build_tiny_model(directory: Path, *, chat: bool = False, seed: int = 0) -> P
 
 
 _BUILT: dict[bool, Path] = {}
-CACHE = Path(__file__).resolve().parent.parent / ".cache" / "vetbench-test"  # gitignored
+TEST_MODEL_CACHE = Path(__file__).resolve().parent.parent / ".cache" / "vetbench-test"  # gitignored
+
+
+@contextlib.contextmanager
+def cache_lock(name: str) -> Iterator[None]:
+    """Hold the tests' cache lock ``name``: one process (pytest-xdist worker) builds what
+    the cache lacks while the others wait for its copy."""
+    TEST_MODEL_CACHE.mkdir(parents=True, exist_ok=True)
+    with open(TEST_MODEL_CACHE / f".{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        yield
 
 
 def _build_key(chat: bool) -> str:
@@ -108,12 +120,10 @@ def tiny_model_dir(
     built by one process while the others wait, in a staging folder renamed when done."""
     if chat not in _BUILT:
         name = "tiny-chat-model" if chat else "tiny-model"
-        target = CACHE / f"{name}-{_build_key(chat)}"
-        CACHE.mkdir(parents=True, exist_ok=True)
-        with open(CACHE / f".{name}.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        target = TEST_MODEL_CACHE / f"{name}-{_build_key(chat)}"
+        with cache_lock(name):
             if not target.is_dir():
-                staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=CACHE))
+                staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=TEST_MODEL_CACHE))
                 staging.chmod(0o755)  # mkdtemp makes it private; the cache is a plain folder
                 build_tiny_model(staging, chat=chat)
                 staging.rename(target)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
@@ -26,7 +26,7 @@ from db.answers import format_answer
 from db.engine import Database
 from db.items import ItemSnapshot
 from db.json_types import JsonObject
-from db.releases import ReleaseInfo, figure_rows, get_release
+from db.releases import ReleaseInfo, figure_rows, get_release, tally
 from db.settings import get_setting
 from evaluator.exports.folder import ExportSummary, count_kinds, select_items, write_folder
 
@@ -118,10 +118,6 @@ def _card_header(items: list[ItemSnapshot], data_bytes: int, facts: CardFacts) -
     return header
 
 
-def _counts(counts: Mapping[str, object]) -> str:
-    return ", ".join(f"{n} {name}" for name, n in counts.items()) or "none"
-
-
 def _release_section(items: list[ItemSnapshot], facts: CardFacts) -> str:
     release = facts.release
     if release is None:
@@ -137,7 +133,7 @@ def _release_section(items: list[ItemSnapshot], facts: CardFacts) -> str:
         f"- made {release.created_at:%Y-%m-%d %H:%M} UTC by {release.created_by}"
         + (f": {release.note}" if release.note else ""),
         f"- items in this export: {len(items)} of the release's {release.item_count} "
-        f"({_counts(count_kinds(items))}); by source: {_counts(dict(sorted(sources.items())))}",
+        f"({tally(count_kinds(items))}); by source: {tally(dict(sorted(sources.items())))}",
         "- check it: `vetbench release verify --export PATH`",
         "",
         "## Review statistics (when the release was made)\n",

@@ -36,85 +36,6 @@ def _read_password(name: str, *, from_stdin: bool, none: bool, new_login: bool) 
     return str(click.prompt(f"Password for {name}", hide_input=True, confirmation_prompt=True))
 
 
-def add_user(
-    ctx: click.Context,
-    name: str,
-    role: str,
-    *,
-    password_stdin: bool,
-    no_password: bool,
-    adopt: bool = False,
-    reset_password: bool = False,
-) -> None:
-    """``vetbench users add``: register a person, or change their role.
-
-    On PostgreSQL, run by the owner: creates the login role (asking for its password)
-    and puts it in the vetbench_annotator or vetbench_lead group.
-    """
-    from db.people import PersonRefused, add_person, has_database_role
-
-    db = open_db(ctx, create=True)
-    actor = acting_person(ctx, None, register=False)
-    password = None
-    if not db.is_sqlite:
-        new_login = not has_database_role(db, name.strip())
-        password = _read_password(
-            name.strip(),
-            from_stdin=password_stdin,
-            none=no_password,
-            new_login=new_login or reset_password,
-        )
-    elif password_stdin:
-        fail("--password-stdin: SQLite has no logins, so no passwords")
-    try:
-        change = add_person(
-            db,
-            name,
-            Role(role),
-            actor=actor.name,
-            password=password,
-            adopt=adopt,
-            reset_password=reset_password,
-        )
-    except PersonRefused as error:
-        fail(str(error))
-    login = ""
-    if change.login_created:
-        login = ", with a new database login" + (" and password" if change.password_set else "")
-    elif change.password_set:
-        login = "; password changed"
-    if change.previous_role is None:
-        click.echo(f"added {change.name} as {change.role}{login}")
-    elif change.previous_role is change.role:
-        click.echo(f"{change.name} is already registered as {change.role}{login}")
-    else:
-        click.echo(f"{change.name} is now a {change.role} (was {change.previous_role}){login}")
-
-
-def list_users(ctx: click.Context, as_json: bool) -> None:
-    """``vetbench users list``: people, their roles, and on PostgreSQL their group roles."""
-    from db.people import list_people
-
-    db = open_db(ctx)
-    people = list_people(db)
-    if as_json:
-        print_json([person.to_json(server_roles=not db.is_sqlite) for person in people])
-        return
-    if not people:
-        click.echo("no people registered yet: vetbench users add NAME --role annotator|lead")
-        return
-    names = [terminal_text(person.name) for person in people]
-    width = max(len(name) for name in names)
-    for name, person in zip(names, people, strict=True):
-        role = str(person.role) if person.role is not None else "(not registered yet)"
-        line = f"{name:<{width}}  {role}"
-        if not db.is_sqlite:
-            group = person.database_group or "no vetbench group: cannot use the database"
-            login = "" if person.can_login in (None, True) else ", cannot log in"
-            line = f"{line:<{width + 22}}  {group}{login}"
-        click.echo(line.rstrip())
-
-
 @click.group("users")
 def users_group() -> None:
     """Register people and list them."""
@@ -167,15 +88,44 @@ def users_add(
     it in the vetbench_annotator or vetbench_lead group.  An existing role keeps its
     password unless --reset-password; one that is not vetbench's needs --adopt.
     """
-    add_user(
-        ctx,
-        name,
-        role,
-        password_stdin=password_stdin,
-        no_password=no_password,
-        adopt=adopt,
-        reset_password=reset_password,
-    )
+    from db.people import PersonRefused, add_person, has_database_role
+
+    db = open_db(ctx, create=True)
+    actor = acting_person(ctx, None, register=False)
+    password = None
+    if not db.is_sqlite:
+        new_login = not has_database_role(db, name.strip())
+        password = _read_password(
+            name.strip(),
+            from_stdin=password_stdin,
+            none=no_password,
+            new_login=new_login or reset_password,
+        )
+    elif password_stdin:
+        fail("--password-stdin: SQLite has no logins, so no passwords")
+    try:
+        change = add_person(
+            db,
+            name,
+            Role(role),
+            actor=actor.name,
+            password=password,
+            adopt=adopt,
+            reset_password=reset_password,
+        )
+    except PersonRefused as error:
+        fail(str(error))
+    login = ""
+    if change.login_created:
+        login = ", with a new database login" + (" and password" if change.password_set else "")
+    elif change.password_set:
+        login = "; password changed"
+    if change.previous_role is None:
+        click.echo(f"added {change.name} as {change.role}{login}")
+    elif change.previous_role is change.role:
+        click.echo(f"{change.name} is already registered as {change.role}{login}")
+    else:
+        click.echo(f"{change.name} is now a {change.role} (was {change.previous_role}){login}")
 
 
 @users_group.command("list")
@@ -183,7 +133,26 @@ def users_add(
 @click.pass_context
 def users_list(ctx: click.Context, as_json: bool) -> None:
     """List registered people with their roles (PostgreSQL: and their group roles)."""
-    list_users(ctx, as_json)
+    from db.people import list_people
+
+    db = open_db(ctx)
+    people = list_people(db)
+    if as_json:
+        print_json([person.to_json(server_roles=not db.is_sqlite) for person in people])
+        return
+    if not people:
+        click.echo("no people registered yet: vetbench users add NAME --role annotator|lead")
+        return
+    names = [terminal_text(person.name) for person in people]
+    width = max(len(name) for name in names)
+    for name, person in zip(names, people, strict=True):
+        role = str(person.role) if person.role is not None else "(not registered yet)"
+        line = f"{name:<{width}}  {role}"
+        if not db.is_sqlite:
+            group = person.database_group or "no vetbench group: cannot use the database"
+            login = "" if person.can_login in (None, True) else ", cannot log in"
+            line = f"{line:<{width + 22}}  {group}{login}"
+        click.echo(line.rstrip())
 
 
 COMMANDS: tuple[click.Command, ...] = (users_group,)

@@ -30,7 +30,9 @@ def release_group() -> None:
 
 
 def _counts(counts: dict[str, int]) -> str:
-    return ", ".join(f"{n} {name}" for name, n in sorted(counts.items())) or "none"
+    from db.releases import tally
+
+    return tally(dict(sorted(counts.items())))
 
 
 @release_group.command("create")

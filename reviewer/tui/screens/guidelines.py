@@ -148,7 +148,6 @@ class GuidelinesScreen(DialogScreen[None]):
         self.first = first
         self.section: str | None = None
         """The heading the screen opened at (None: the top)."""
-        self.guidelines: GuidelinesVersion | None = None
         self.pages: list[GuidelinesPage] = []
         self.page = 0
         """The page shown (from 0)."""
@@ -185,7 +184,7 @@ class GuidelinesScreen(DialogScreen[None]):
             )
             await markdown.update(builtin_verdicts())
             return
-        self.guidelines, self.pages = found, message.pages
+        self.pages = message.pages
         title.update(
             Text(
                 f"Guidelines, version {found.version} (set by {visible_text(found.author)} on "
