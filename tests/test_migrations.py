@@ -94,6 +94,8 @@ def _fill_every_table(engine: sa.Engine) -> dict[str, dict[str, Any]]:
         for table in metadata.sorted_tables:
             if table.name == "alembic_version" or is_search_table(table.name):
                 continue  # the search index is kept by triggers
+            if table.name in ("release", "release_item"):
+                continue  # sealed by triggers: items first, never one added after (test_releases)
             values = {}
             for column in table.columns:
                 autoincrement = (
