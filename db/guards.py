@@ -68,8 +68,28 @@ BEGIN SELECT RAISE(ABORT, 'refused: item status {_STATUS_REFUSAL}'); END""",
 """SQLite's status rule: (trigger name, statement) for each trigger."""
 
 
-def postgres_guard_functions(path: str) -> list[str]:
-    """The guard trigger functions (PL/pgSQL), each running under ``path``."""
+_KIND_OF_ITEM = """  IF current_item.kind IS DISTINCT FROM (SELECT kind FROM item_revision
+      WHERE item_id = current_item.id AND number = current_item.current_revision) THEN
+    RAISE EXCEPTION 'item % is %, not the kind of its current revision %: an item''s kind '
+      'is its current revision''s', current_item.id, current_item.kind,
+      current_item.current_revision USING ERRCODE = 'check_violation';
+  END IF;
+"""
+_KIND_OF_REVISION = """  IF EXISTS (SELECT FROM item_revision WHERE item_id = NEW.item_id
+             AND (kind = 'ordering') <> (NEW.kind = 'ordering')) THEN
+    RAISE EXCEPTION 'revision % of item % is %: an order never becomes a choice of answers, '
+      'nor the other way round', NEW.number, NEW.item_id, NEW.kind
+      USING ERRCODE = 'check_violation';
+  END IF;
+"""
+
+
+def postgres_guard_functions(path: str, *, revision_kind: bool = True) -> list[str]:
+    """The guard trigger functions (PL/pgSQL), each running under ``path``;
+    ``revision_kind``: the schema has ``item_revision.kind`` (0012 on), so the item's kind
+    must be its current revision's and no revision turns an order into a choice."""
+    kind_of_item = _KIND_OF_ITEM if revision_kind else ""
+    kind_of_revision = _KIND_OF_REVISION if revision_kind else ""
     return [
         _plpgsql(
             "vetbench_guard_item_state",
@@ -89,13 +109,7 @@ BEGIN
     RAISE EXCEPTION 'item % has no revision %: current_revision names one of its revisions',
       current_item.id, current_item.current_revision USING ERRCODE = 'check_violation';
   END IF;
-  IF current_item.kind IS DISTINCT FROM (SELECT kind FROM item_revision
-      WHERE item_id = current_item.id AND number = current_item.current_revision) THEN
-    RAISE EXCEPTION 'item % is %, not the kind of its current revision %: an item''s kind '
-      'is its current revision''s', current_item.id, current_item.kind,
-      current_item.current_revision USING ERRCODE = 'check_violation';
-  END IF;
-  IF TG_OP = 'UPDATE' AND OLD.current_revision IS DISTINCT FROM NEW.current_revision
+{kind_of_item}  IF TG_OP = 'UPDATE' AND OLD.current_revision IS DISTINCT FROM NEW.current_revision
      AND current_item.current_revision <> newest AND NOT vetbench_session_is_admin() THEN
     RAISE EXCEPTION 'item % moves only to its newest revision (%), not %',
       current_item.id, newest, current_item.current_revision USING ERRCODE = 'check_violation';
@@ -121,13 +135,7 @@ END""",
   IF vetbench_session_is_admin() THEN
     RETURN NEW;
   END IF;
-  IF EXISTS (SELECT FROM item_revision WHERE item_id = NEW.item_id
-             AND (kind = 'ordering') <> (NEW.kind = 'ordering')) THEN
-    RAISE EXCEPTION 'revision % of item % is %: an order never becomes a choice of answers, '
-      'nor the other way round', NEW.number, NEW.item_id, NEW.kind
-      USING ERRCODE = 'check_violation';
-  END IF;
-  IF EXISTS (SELECT FROM item_revision WHERE item_id = NEW.item_id AND number >= NEW.number) THEN
+{kind_of_revision}  IF EXISTS (SELECT FROM item_revision WHERE item_id = NEW.item_id AND number >= NEW.number) THEN
     RAISE EXCEPTION 'revision % of item % is not after its newest: revisions are only added',
       NEW.number, NEW.item_id USING ERRCODE = 'insufficient_privilege';
   END IF;

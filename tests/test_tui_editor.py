@@ -20,9 +20,7 @@ from textual.widgets import Input, Select, Static, TextArea
 from db.audit import read_audit
 from db.engine import Database, open_database
 from db.models import Item, ItemRevision
-from db.vocabulary import ItemKind
-from reviewer.judging import ItemEdit, JudgmentRefused, edit_item
-from reviewer.revisions import comment_like_growth, diff_revisions, revision_history
+from reviewer.revisions import comment_like_growth
 from reviewer.tui.app import ReviewApp, make_app
 from reviewer.tui.screens.edit import EditScreen
 from reviewer.tui.screens.edit_confirm import ChangesScreen, CommentInTextScreen
@@ -258,32 +256,6 @@ async def test_an_ordering_item_offers_no_kind(ordering: Database) -> None:
     async with app_at(ordering) as app:
         edit = await flawed(app, "dabc")
         assert not edit.query("#edit-kind")
-
-
-def test_the_kind_changes_only_within_what_the_answer_allows(database: Database) -> None:
-    store_item(database, "mcq:1", kind="multi", key="C")
-    store_item(database, "tf:1", kind="single", key="A", choices={"A": "对", "B": "错"})
-    store_item(database, "econ:1", key="DABC")
-    with pytest.raises(JudgmentRefused, match="exactly one letter, got AC"):
-        edit_item(database, "alice", "mcq:1", ItemEdit(note="n", kind=ItemKind.SINGLE, key="AC"))
-    with pytest.raises(JudgmentRefused, match="A true and B false"):
-        edit_item(database, "alice", "mcq:1", ItemEdit(note="n", kind=ItemKind.TRUEFALSE))
-    with pytest.raises(JudgmentRefused, match="cannot become single: an order is not"):
-        edit_item(database, "alice", "econ:1", ItemEdit(note="n", kind=ItemKind.SINGLE))
-    with pytest.raises(JudgmentRefused, match="a multi item cannot become ordering"):
-        edit_item(database, "alice", "mcq:1", ItemEdit(note="n", kind=ItemKind.ORDERING))
-    edit_item(database, "alice", "mcq:1", ItemEdit(note="one answer", kind=ItemKind.SINGLE))
-    edit_item(database, "alice", "tf:1", ItemEdit(note="a statement", kind=ItemKind.TRUEFALSE))
-    edit_item(
-        database, "alice", "mcq:1", ItemEdit(note="two after all", kind=ItemKind.MULTI, key="BC")
-    )
-    history = revision_history(database, "mcq:1")
-    assert [(r.kind, r.key) for r in history] == [("multi", "C"), ("single", "C"), ("multi", "BC")]
-    assert [r.kind for r in revision_history(database, "tf:1")] == ["single", "truefalse"]
-    texts = [line.text for line in diff_revisions(history[0], history[1])]
-    assert "-kind: multi" in texts and "+kind: single" in texts
-    # Revisions of one kind never show a kind line.
-    assert not any("kind" in line.text for line in diff_revisions(history[0], history[0]))
 
 
 # --- Ctrl+R: the changed lines, at every size --------------------------------------------
