@@ -86,10 +86,9 @@ def _inline_spans(
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             continue
-        if i2 > i1:
-            old_spans.append((i1, i2))
-        if j2 > j1:
-            new_spans.append((j1, j2))
+        # Text only added (or only removed) leaves an empty span on the other side: where.
+        old_spans.append((i1, i2))
+        new_spans.append((j1, j2))
     return tuple(old_spans), tuple(new_spans)
 
 
@@ -161,3 +160,46 @@ def comment_like_growth(old: str, new: str, comment: str) -> str:
     if new.startswith(old):
         return new[len(old) :].strip()
     return ""
+
+
+def compact_diff(lines: list[DiffLine], context: int = 60) -> list[DiffLine]:
+    """``lines`` with long text cut down to what changed, so that the changes fit a small
+    screen: a changed line keeps its sign and label and ``context`` characters around
+    each changed span (the rest is ``…``), an unchanged line its first ``2 * context``."""
+    return [_compact_line(line, context) for line in lines]
+
+
+def _compact_line(line: DiffLine, context: int) -> DiffLine:
+    text = line.text
+    if line.tag == "context":
+        keep = 2 * context
+        return line if len(text) <= keep + 1 else DiffLine("context", text[:keep] + "…")
+    if line.tag not in ("removed", "added") or not line.changes:
+        return line
+    label = len(text) - len(text[1:].lstrip(" ")) if text[1:2] == " " else text.find(": ") + 2
+    windows: list[list[int]] = [[0, max(label, 1)]]  # the sign and the label ("+C: ")
+    for start, end in line.changes:
+        window = [max(start - context, 0), min(end + context, len(text))]
+        if window[0] <= windows[-1][1] + 1:  # touching or overlapping: one window
+            windows[-1][1] = max(windows[-1][1], window[1])
+        else:
+            windows.append(window)
+    pieces: list[str] = []
+    offsets: list[tuple[int, int]] = []  # (where a window starts in text, in the result)
+    length = 0
+    for index, (start, end) in enumerate(windows):
+        if index and start > windows[index - 1][1]:
+            pieces.append("…")
+            length += 1
+        offsets.append((start, length))
+        pieces.append(text[start:end])
+        length += end - start
+    if windows[-1][1] < len(text):
+        pieces.append("…")
+
+    def moved(position: int) -> int:
+        start, at = max((o for o in offsets if o[0] <= position), key=lambda o: o[0])
+        return at + position - start
+
+    spans = tuple((moved(start), moved(start) + end - start) for start, end in line.changes)
+    return DiffLine(line.tag, "".join(pieces), spans)

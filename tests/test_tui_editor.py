@@ -20,7 +20,11 @@ from textual.widgets import Input, Select, Static, TextArea
 from db.audit import read_audit
 from db.engine import Database, open_database
 from db.models import Item, ItemRevision
-from reviewer.revisions import comment_like_growth
+from reviewer.revisions import (
+    DiffLine,
+    comment_like_growth,
+    compact_diff,
+)
 from reviewer.tui.app import ReviewApp, make_app
 from reviewer.tui.screens.edit import EditScreen
 from reviewer.tui.screens.edit_confirm import ChangesScreen, CommentInTextScreen
@@ -277,3 +281,39 @@ async def test_ctrl_r_shows_the_changed_lines_at_every_size(
         assert "+B:Loansgetdearer" in shown.replace(" ", "")
         await press(app, "escape")
         assert app.screen is edit
+
+
+LONG_QUESTION = "北京某货运公司（增值税一般纳税人）2019年11月发生如下业务。" * 8 + QUESTION
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 35)])
+async def test_a_long_question_shows_its_changed_end_at_every_size(
+    db_path: Path, size: tuple[int, int]
+) -> None:
+    db = open_database(db_path)
+    store_item(db, "k:1", kind="single", key="C", choices=4, prompt=LONG_QUESTION)
+    async with app_at(db, size) as app:
+        await flawed(app, "c")
+        await press(app, "tab", "ctrl+end", *"C is 0.404", "ctrl+r")
+        assert isinstance(app.screen, ChangesScreen)
+        shown = screen_text(app).replace(" ", "")
+        assert "万元。Cis0.404" in shown  # the change, on screen without scrolling
+        assert "…" in shown  # the unchanged start of the question is cut
+
+
+def test_compact_diff_keeps_what_changed_and_cuts_the_rest() -> None:
+    old = "  " + "x" * 100 + "END"
+    lines = [
+        DiffLine("context", " " + "c" * 200),
+        DiffLine("removed", "-" + old, ((106, 106),)),
+        DiffLine("added", "+" + old + " new", ((106, 110),)),
+        DiffLine("added", "+B: short", ((3, 8),)),
+    ]
+    context, removed, added, short = compact_diff(lines, context=10)
+    assert context.text == " " + "c" * 19 + "…"
+    assert removed.text == "-  …" + "x" * 7 + "END" and removed.changes == (
+        (len(removed.text),) * 2,
+    )
+    assert added.text == "+  …" + "x" * 7 + "END new"
+    assert [added.text[a:b] for a, b in added.changes] == [" new"]
+    assert short == lines[3]  # short enough: unchanged

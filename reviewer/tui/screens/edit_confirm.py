@@ -1,7 +1,8 @@
 """What the edit form asks before it stores anything: the diff of the new revision, and,
 when a comment seems to have gone into the question or key, whether it belongs there.
 
-The diff has a window of its own, so its changed lines are on screen at every size
+The diff has a window of its own, and long lines are cut down to what changed
+(``reviewer.revisions.compact_diff``), so its changed lines are on screen at every size
 (inside the form, below the fields, it could show only its ``---``/``+++`` lines).
 """
 
@@ -13,7 +14,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Button, Static
 
-from reviewer.revisions import DiffLine
+from reviewer.revisions import DiffLine, compact_diff
 from reviewer.tui.literal import literal
 from reviewer.tui.widgets.dialog import Dialog, DialogScreen
 from reviewer.tui.widgets.diff_view import DiffView
@@ -39,6 +40,11 @@ class ChangesScreen(DialogScreen[bool]):
     BINDINGS = [
         Binding("y", "answer(True)", "Store it", show=False),
         Binding("n,escape,q,ctrl+r", "answer(False)", "Back to the form", show=False),
+        # The buttons hold the focus; these keys scroll a diff longer than the window.
+        Binding("down", "scroll('down')", "Scroll down", show=False),
+        Binding("up", "scroll('up')", "Scroll up", show=False),
+        Binding("pagedown,space", "scroll('page_down')", "Page down", show=False),
+        Binding("pageup", "scroll('page_up')", "Page up", show=False),
     ]
 
     def __init__(
@@ -67,7 +73,8 @@ class ChangesScreen(DialogScreen[bool]):
                     yield Button("Back to the form (Esc)", id="changes-no", variant="primary")
 
     def on_mount(self) -> None:
-        self.query_one("#changes-diff", DiffView).show(self.lines)
+        # Long lines cut down to what changed: the changes fit the screen at any size.
+        self.query_one("#changes-diff", DiffView).show(compact_diff(self.lines))
         self.query_one("#changes-yes" if self.confirm else "#changes-no", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
@@ -76,6 +83,9 @@ class ChangesScreen(DialogScreen[bool]):
 
     def action_answer(self, store: bool) -> None:
         self.dismiss(store and self.confirm)
+
+    def action_scroll(self, how: str) -> None:
+        getattr(self.query_one("#changes-scroll", VerticalScroll), f"scroll_{how}")()
 
 
 class CommentInTextScreen(DialogScreen[str | None]):
