@@ -390,9 +390,9 @@ def submit_judgments(
     Every row goes through the rules of ``submit_judgment`` (the same checks, the
     same judgment, audit event, status and claim), in file order, and every refusal
     is collected with its line and field: then (or when ``problems``, refusals found
-    while reading the file, are given) the transaction is rolled back and
-    :class:`BatchRefused` lists them all.  An item judged twice in one batch is
-    refused at its second line.
+    while reading the file, possibly of the same rows, are given) the transaction is
+    rolled back and :class:`BatchRefused` lists them all.  An item judged twice in one
+    batch is refused at its second line.
     """
 
     def store() -> list[JudgmentReceipt]:
@@ -414,7 +414,8 @@ def submit_judgments(
                 except JudgmentRefused as error:
                     refused.append(BatchProblem(file, line, error.field, str(error)))
             if refused:
-                raise BatchRefused(refused, len(rows) + len({p.line for p in problems}))
+                lines = {line for line, _ in rows} | {problem.line for problem in problems}
+                raise BatchRefused(refused, len(lines))
         return receipts
 
     return retry_transient(store)
