@@ -194,7 +194,7 @@ def test_judge_from_reads_standard_input_by_its_content(team: Database) -> None:
         "matches_key",
         "item_status",
     ]  # fmt: skip: the keys of `judge --json`
-    table = "item_id,answer,verdict\no:2,DABC,keep\n".encode()
+    table = b"item_id,answer,verdict\no:2,DABC,keep\n"
     done = subprocess.run(
         [sys.executable, "-m", "reviewer.cli", "--db", url, "judge", "--from", "-", "--as", "bob"],
         input=table,
