@@ -454,6 +454,42 @@ def _entry(
     )
 
 
+@dataclass(frozen=True)
+class _Signs:
+    """Everything the score reads besides the items, loaded in one session."""
+
+    answers: dict[str, ItemAnswers]
+    judged: dict[str, list[_Judged]]
+    earlier: dict[str, list[_Earlier]]
+    flags: dict[str, list[ItemFlag]]
+    prompts: dict[str, str]
+
+    def entry(self, item_id: str, item: _ItemRow) -> TriageEntry:
+        return _entry(
+            item_id,
+            item,
+            self.answers.get(item_id),
+            self.judged.get(item_id, []),
+            self.flags.get(item_id, []),
+            self.earlier.get(item_id, []),
+            self.prompts,
+        )
+
+
+def _signs(session: Session, item_ids: Sequence[str] | None) -> _Signs:
+    """The signs of ``item_ids`` (None: of every item)."""
+    ids = None if item_ids is None else list(item_ids)
+    answers = model_answers(session) if ids is None else model_answers(session, ids)
+    flags = all_current_flags(session) if ids is None else current_flags(session, ids)
+    return _Signs(
+        {entry.item_id: entry for entry in answers},
+        _judgments(session),
+        _earlier_verdicts(session),
+        dict(flags),
+        _prompts(session, _duplicate_ids(flags)),
+    )
+
+
 def rank_items(
     db: Database,
     *,
@@ -468,25 +504,13 @@ def rank_items(
     """
     with db.session() as session:
         items = _items(session, statuses, filters)
-        answers = {entry.item_id: entry for entry in model_answers(session)}
-        judged = _judgments(session)
-        earlier = _earlier_verdicts(session)
-        flags = all_current_flags(session)
-        prompts = _prompts(session, _duplicate_ids(flags))
+        signs = _signs(session, None)
     entries = []
-    for item_id in set(answers) | set(judged) | set(flags) | set(earlier):
+    for item_id in set(signs.answers) | set(signs.judged) | set(signs.flags) | set(signs.earlier):
         item = items.get(item_id)
         if item is None:
             continue
-        entry = _entry(
-            item_id,
-            item,
-            answers.get(item_id),
-            judged.get(item_id, []),
-            flags.get(item_id, []),
-            earlier.get(item_id, []),
-            prompts,
-        )
+        entry = signs.entry(item_id, item)
         if entry.score > 0:
             entries.append(entry)
     entries.sort(key=lambda entry: (-entry.score, entry.item_id))
@@ -499,23 +523,8 @@ def triage_scores(db: Database, item_ids: Sequence[str]) -> dict[str, TriageEntr
         return {}
     with db.session() as session:
         items = {i: row for i, row in _items(session, None).items() if i in set(item_ids)}
-        answers = {entry.item_id: entry for entry in model_answers(session, list(item_ids))}
-        judged = _judgments(session)
-        earlier = _earlier_verdicts(session)
-        flags = current_flags(session, list(item_ids))
-        prompts = _prompts(session, _duplicate_ids(flags))
-    return {
-        item_id: _entry(
-            item_id,
-            item,
-            answers.get(item_id),
-            judged.get(item_id, []),
-            flags.get(item_id, []),
-            earlier.get(item_id, []),
-            prompts,
-        )
-        for item_id, item in items.items()
-    }
+        signs = _signs(session, item_ids)
+    return {item_id: signs.entry(item_id, item) for item_id, item in items.items()}
 
 
 def decide_command(entry: TriageEntry, lead: str | None = None) -> str | None:

@@ -152,6 +152,18 @@ def test_a_batch_with_bad_rows_names_every_problem_and_changes_nothing(
     assert item_status(team, "o:1") == "pending"
 
 
+def judge_from_stdin(url: str, data: bytes, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """`vetbench judge --from -` in a real process, ``data`` on its standard input (a pipe)."""
+    return subprocess.run(
+        [sys.executable, "-m", "reviewer.cli", "--db", url, "judge", "--from", "-", *args],
+        input=data,
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+        check=False,
+    )
+
+
 def test_judge_from_reads_standard_input_by_its_content(team: Database) -> None:
     url = team.engine.url.render_as_string(hide_password=False)
     lines = [
@@ -159,26 +171,7 @@ def test_judge_from_reads_standard_input_by_its_content(team: Database) -> None:
         {"item_id": "m:1", "answer": "ABD", "verdict": "keep", "seconds": 4},
     ]
     jsonl = "".join(json.dumps(line) + "\n" for line in lines).encode()
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "reviewer.cli",
-            "--db",
-            url,
-            "judge",
-            "--from",
-            "-",
-            "--as",
-            "alice",
-            "--json",
-        ],  # fmt: skip
-        input=jsonl,
-        capture_output=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=120,
-        check=False,
-    )
+    done = judge_from_stdin(url, jsonl, "--as", "alice", "--json")
     assert done.returncode == 0, done.stderr.decode()
     printed = json.loads(done.stdout)
     assert list(printed) == ["file", "stored", "blank", "judgments"]
@@ -195,14 +188,7 @@ def test_judge_from_reads_standard_input_by_its_content(team: Database) -> None:
         "item_status",
     ]  # fmt: skip: the keys of `judge --json`
     table = b"item_id,answer,verdict\no:2,DABC,keep\n"
-    done = subprocess.run(
-        [sys.executable, "-m", "reviewer.cli", "--db", url, "judge", "--from", "-", "--as", "bob"],
-        input=table,
-        capture_output=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=120,
-        check=False,
-    )
+    done = judge_from_stdin(url, table, "--as", "bob")
     assert done.returncode == 0, done.stderr.decode()
     assert "saved 1 judgment(s) by bob from <stdin>" in done.stdout.decode()
 

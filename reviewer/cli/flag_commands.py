@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from db.vocabulary import ALL, FLAG_DESCRIPTIONS, UNDECIDED_STATUSES, FlagName, values
+from db.vocabulary import ALL, FLAG_DESCRIPTIONS, UNDECIDED_STATUSES, FlagName
 from reviewer.cli import options
 from reviewer.cli.common import (
     EXIT_INTERRUPTED,
@@ -87,16 +87,8 @@ def _echo_entry(rank: int, entry: TriageEntry, lead: str | None) -> None:
     metavar="TEXT",
     help="Only items whose current text holds every word of TEXT (as `items --search`).",
 )
-@click.option(
-    "--exam", "exams", multiple=True, metavar="NAME", help="Only CFLUE items of this exam (名称)."
-)
-@click.option(
-    "--flag",
-    "flags",
-    type=click.Choice(values(FlagName)),
-    multiple=True,
-    help="Only items whose current revision has this flag (repeatable: any of them).",
-)
+@options.exams
+@options.flags
 @as_option("Who reads it: a lead gets the decide commands in their name.")
 @click.pass_context
 def triage_command(
