@@ -405,12 +405,7 @@ def _export_judging(
             "--format judging lists the items waiting for --as NAME; --status and --release "
             "do not apply"
         )
-    who = acting_person(ctx, name, register=False)
-    if not who.registered:
-        fail(
-            f"{terminal_text(who.name)} is not a registered person; the sheet lists the items "
-            "waiting for someone: add them with `vetbench users add`, or name them with --as"
-        )
+    who = acting_person(ctx, name)  # whose queue: a known person, as for judging
     database = open_db(ctx)
     items = waiting_items(database, who.name, kinds=kinds, sources=sources)
     if not items:
