@@ -232,6 +232,10 @@ def test_judge_from_and_a_single_judgment_do_not_mix(team: Database, tmp_path: P
     assert "--from reads every judgment from the file; ITEM_ID, --verdict do not apply" in (
         mixed.output
     )
+    stray = run_cli(
+        team, "judge", "o:1", "--answer", "DABC", "--verdict", "keep", "--format", "csv"
+    )
+    assert stray.exit_code == 1 and "--format is the format of a --from file" in stray.output
     missing = run_cli(team, "judge", "o:1", "--as", "alice", "--verdict", "keep")
     assert missing.exit_code == 2 and "Missing option '--answer'" in missing.output
     no_id = run_cli(team, "judge", "--as", "alice")

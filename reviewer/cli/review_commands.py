@@ -151,6 +151,8 @@ def judge(
     if from_file is not None:
         _judge_from(ctx, from_file, file_format, name, new_user, as_json)
         return
+    if ctx.get_parameter_source("file_format") is click.core.ParameterSource.COMMANDLINE:
+        fail("--format is the format of a --from file")
     for param in ctx.command.params:
         if param.name in ("item_id", "answer", "verdict") and ctx.params[param.name] is None:
             raise click.MissingParameter(ctx=ctx, param=param)
