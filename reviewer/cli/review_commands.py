@@ -217,6 +217,8 @@ def _judge_from(
     ]
     if given:
         fail(f"--from reads every judgment from the file; {', '.join(given)} do not apply")
+    if path == "-" and sys.stdin.isatty():
+        fail("standard input is a terminal; pipe the judgments in: … | vetbench judge --from -")
     db = open_db(ctx)
     who = acting_person(ctx, name, new_user=new_user)
     try:
