@@ -86,9 +86,10 @@ _FLAG_REASONS: dict[FlagName, DecisionReason] = {
     FlagName.NEEDS_MEDIA: DecisionReason.FLAWED,
     FlagName.DUPLICATE: DecisionReason.DUPLICATE,
 }
-# The differences (``db.differences``) a copy may show and still ask the same question.
+# The differences (``db.differences``) a copy may show and still ask the same question
+# (a different key on the same text: a copy, and its summary says the keys disagree).
 _FORM_ONLY = re.compile(
-    r"(choices|events) reordered|key remapped|labels written into|"
+    r"(choices|events) reordered|key remapped|a different key|labels written into|"
     r"(full-width/half-width forms|letter case|spacing|punctuation) in the|"
     r"a question number before|two (choices|events) read the same|a \w+ item copied as"
 )

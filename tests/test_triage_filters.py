@@ -34,6 +34,9 @@ RECORDS = [
     {"名称": "证券从业资格", "task": "单项选择题", "answer": "B",
      "question": "某公司2020年净利润为500万元，如下图所示，其净资产收益率为（）。",
      "choices": "{'A': '5%', 'B': '10%', 'C': '15%', 'D': '20%'}"},
+    # the same text with a key that disagrees: a copy (and a key to check)
+    {"名称": "证券从业资格", "task": "多项选择题", "answer": "AB", "question": QUESTION,
+     "choices": CHOICES},
     # the same stem with other options: not certainly a copy
     {"名称": "证券从业资格", "task": "单项选择题", "answer": "A", "question": QUESTION,
      "choices": "{'A': '公开市场操作', 'B': '消费者信用控制', 'C': '窗口指导', 'D': '再贴现'}"},
@@ -42,8 +45,8 @@ RECORDS = [
 
 @pytest.fixture
 def exams(database: Database, tmp_path: Path) -> Database:
-    """exam:1..6 imported from a CFLUE file (flags: needs-media on 1 and 5, duplicates on
-    3, 4 and 6 of exam:2), ordering items o:1 (source other); lena (lead), alice."""
+    """exam:1..7 imported from a CFLUE file (flags: needs-media on 1 and 5, duplicates on
+    3, 4, 6 and 7 of exam:2), ordering items o:1 (source other); lena (lead), alice."""
     path = write_file(tmp_path, "exam.json", json.dumps(RECORDS, ensure_ascii=False))
     assert run_cli(database, "import", str(path)).exit_code == 0
     store_item(database, "o:1", key="DABC", source="other")
@@ -60,16 +63,16 @@ def ranked(database: Database, *args: str) -> list[str]:
 
 def test_filters_narrow_the_ranking(exams: Database) -> None:
     everything = ranked(exams)
-    assert set(everything) == {"exam:1", "exam:3", "exam:4", "exam:5", "exam:6"}
-    assert ranked(exams, "--exam", "证券从业资格") == ["exam:5", "exam:4", "exam:6"]
-    assert ranked(exams, "--kind", "multi") == ["exam:3"]
+    assert set(everything) == {"exam:1", "exam:3", "exam:4", "exam:5", "exam:6", "exam:7"}
+    assert ranked(exams, "--exam", "证券从业资格") == ["exam:5", "exam:4", "exam:6", "exam:7"]
+    assert ranked(exams, "--kind", "multi") == ["exam:3", "exam:6"]
     assert ranked(exams, "--flag", "needs-media") == ["exam:1", "exam:5"]
     assert ranked(exams, "--search", "净利润") == ["exam:5"]
     assert ranked(exams, "--search", "货币政策 不属于") == ["exam:3"]
     assert ranked(exams, "--source", "other") == []
     assert ranked(exams, "--source", "exam", "--flag", "duplicate", "--kind", "single") == [
         "exam:4",
-        "exam:6",
+        "exam:7",
     ]
     text = run_cli(exams, "triage", "--exam", "证券从业资格", "--flag", "html").stdout
     assert text == (
@@ -83,7 +86,11 @@ def test_filters_narrow_the_ranking(exams: Database) -> None:
 
 def test_a_duplicate_suggestion_follows_its_evidence(exams: Database) -> None:
     entries = {entry.item_id: entry for entry in rank_items(exams)}
-    copy, opposite, stem = entries["exam:4"], entries["exam:3"], entries["exam:6"]
+    copy, opposite, stem = entries["exam:4"], entries["exam:3"], entries["exam:7"]
+    keyed = entries["exam:6"]  # the same text, another key: a copy whose key disagrees
+    assert keyed.suggestion is not None and keyed.suggestion.reason is not None
+    assert keyed.suggestion.reason.value == "duplicate" and keyed.compare_with == ()
+    assert "a different key: AB" in keyed.reasons[0].text
     assert copy.suggestion is not None and copy.suggestion.reason is not None
     assert copy.suggestion.reason.value == "duplicate" and copy.compare_with == ()
     assert opposite.suggestion is None and opposite.compare_with == ("exam:2",)
@@ -94,7 +101,7 @@ def test_a_duplicate_suggestion_follows_its_evidence(exams: Database) -> None:
     assert "choices differ" in stem.reasons[0].text
     text = run_cli(exams, "triage", "--as", "lena").stdout
     assert "→ vetbench decide exam:4 --status rejected --reason duplicate --as lena" in text
-    assert "exam:3 --status" not in text and "exam:6 --status" not in text
+    assert "exam:3 --status" not in text and "exam:7 --status" not in text
     assert "→ worth a look beside exam:2; no decision suggested" in text
 
 
