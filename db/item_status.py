@@ -23,6 +23,7 @@ from db.bulk_reads import id_chunks
 from db.decisions import in_force, latest_decision
 from db.engine import Database
 from db.models import Decision, Item, ItemRevision, Judgment, Person, is_current_revision
+from db.qualification import counted_judgments
 from db.settings import get_int_setting
 from db.vocabulary import ItemStatus, Verdict
 
@@ -42,7 +43,8 @@ def active_judgments(session: Session, item_id: str, revision_number: int) -> li
     """Each annotator's latest non-retracted judgment of one revision, oldest first.
 
     Calibration judgments (of a gold item, ``gold_id`` set) are left out: they measure
-    the annotator against the known answer and never move the item's status.
+    the annotator against the known answer and never move the item's status.  So are
+    the judgments of people the qualification gate leaves out (``db.qualification``).
     """
     return active_judgments_of(session, {item_id: revision_number}).get(item_id, [])
 
@@ -53,6 +55,7 @@ def active_judgments_of(
     """``active_judgments`` for many items at once: item id -> revision number in,
     item id -> its judgments out (items without any are left out)."""
     by_item: dict[str, dict[int, Judgment]] = {}
+    counted = counted_judgments(session)
     for chunk in id_chunks(list(revisions)):
         rows = session.exec(
             select(Judgment)
@@ -60,6 +63,7 @@ def active_judgments_of(
                 col(Judgment.item_id).in_(chunk),
                 col(Judgment.retracted).is_(False),
                 col(Judgment.gold_id).is_(None),
+                *counted,
             )
             .order_by(col(Judgment.created_at), col(Judgment.id))
         ).all()
