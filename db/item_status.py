@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Select, update
+from sqlalchemy import ColumnElement, Select, update
 from sqlalchemy import select as sa_select
 from sqlalchemy.orm import Mapped
 from sqlmodel import Session, col, select
@@ -25,7 +25,7 @@ from db.engine import Database
 from db.models import Decision, Item, ItemRevision, Judgment, Person, is_current_revision
 from db.qualification import counted_judgments
 from db.settings import get_int_setting
-from db.vocabulary import ItemStatus, Verdict
+from db.vocabulary import UNDECIDED_STATUSES, ItemStatus, Verdict
 
 __all__ = [
     "active_judgments",
@@ -34,6 +34,7 @@ __all__ = [
     "named_judgment_rows",
     "refresh_item_status",
     "refresh_item_statuses",
+    "refresh_judged_items",
     "refresh_open_statuses",
     "status_from_judgments",
 ]
@@ -180,6 +181,25 @@ def refresh_item_statuses(
                 execution_options={"synchronize_session": "fetch"},
             )
     return len(new_status)
+
+
+def refresh_judged_items(session: Session, person_id: int | None = None) -> int:
+    """Refresh every undecided item with a judgment (``person_id``: a judgment of theirs),
+    pending ones included: whose judgments count may have changed (``db.qualification``).
+    Returns how many changed."""
+    conditions: list[ColumnElement[bool]] = [
+        col(Judgment.gold_id).is_(None),
+        col(Item.status).in_([s.value for s in UNDECIDED_STATUSES]),
+    ]
+    if person_id is not None:
+        conditions.append(col(Judgment.annotator_id) == person_id)
+    ids = session.execute(
+        select(col(Judgment.item_id))
+        .join(Item, col(Item.id) == col(Judgment.item_id))
+        .where(*conditions)
+        .distinct()
+    ).scalars()
+    return refresh_item_statuses(session, list(ids))
 
 
 def refresh_open_statuses(db: Database) -> int:

@@ -38,20 +38,23 @@ from sqlalchemy import select as sa_select
 from sqlmodel import Session, col
 
 from db.audit import record_audit
+from db.engine import Database
 from db.errors import VetbenchError
 from db.json_types import JsonObject
 from db.models import GoldItem, Judgment, Person
-from db.people import find_person, require_lead
+from db.people import PersonListing, find_person, list_people, require_lead
 from db.settings import get_fraction_setting, get_int_setting
 from db.vocabulary import QualificationStatus, Role
 
 __all__ = [
     "Attempt",
     "Gate",
+    "ListedPerson",
     "Qualification",
     "QualificationError",
     "counted_judgments",
     "gate",
+    "list_people_qualified",
     "qualification_of",
     "qualification_states",
     "requalify",
@@ -150,7 +153,8 @@ class Qualification:
             current = self.attempts[-1]
             done = f"attempt {self.attempt}: {current.judged} of {current.size} gold items"
             return f"{self.status.value} ({done}; pass mark {self.pass_mark:g})"
-        return f"{self.status.value} (attempt {tries}; pass mark {self.pass_mark:g})"
+        word = "attempt" if len(self.attempts) == 1 else "attempts"
+        return f"{self.status.value} ({word} {tries}; pass mark {self.pass_mark:g})"
 
     def to_json(self) -> JsonObject:
         return {
@@ -274,6 +278,29 @@ def counted_judgments(session: Session) -> list[ColumnElement[bool]]:
     query is then exactly what it was without the gate."""
     ids = uncounted_annotator_ids(session)
     return [col(Judgment.annotator_id).not_in(sorted(ids))] if ids else []
+
+
+@dataclass(frozen=True)
+class ListedPerson:
+    """A person as ``users list`` shows them: their listing and where they stand with the
+    gate (None: a database member not registered yet)."""
+
+    person: PersonListing
+    qualification: Qualification | None
+
+    def to_json(self, *, server_roles: bool) -> JsonObject:
+        """``users list --json``: the listing's keys, and ``qualification``."""
+        return self.person.to_json(server_roles=server_roles) | {
+            "qualification": None if self.qualification is None else self.qualification.to_json()
+        }
+
+
+def list_people_qualified(db: Database) -> list[ListedPerson]:
+    """Everyone ``db.people.list_people`` lists, with their qualification."""
+    people = list_people(db)
+    with db.session() as session:
+        states = qualification_states(session)
+    return [ListedPerson(person, states.get(person.name)) for person in people]
 
 
 def requalify(session: Session, lead: str, name: str) -> Qualification:
