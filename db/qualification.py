@@ -54,6 +54,7 @@ __all__ = [
     "QualificationError",
     "counted_judgments",
     "gate",
+    "left_out",
     "list_people_qualified",
     "qualification_of",
     "qualification_states",
@@ -270,6 +271,12 @@ def uncounted_annotators(session: Session) -> frozenset[str]:
     return frozenset(
         name for name, state in qualification_states(session).items() if not state.counts
     )
+
+
+def left_out(db: Database) -> list[Qualification]:
+    """The people whose judgments count toward nothing now, by name (for the lead's F2)."""
+    with db.session() as session:
+        return [state for state in qualification_states(session).values() if not state.counts]
 
 
 def counted_judgments(session: Session) -> list[ColumnElement[bool]]:
