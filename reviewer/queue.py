@@ -728,6 +728,8 @@ class ReviewQueue:
                 )
             )
             items_left = session.scalar(left_query) or 0
+            if qualification_of(session, self.annotator).status is QualificationStatus.FAILED:
+                items_left = 0  # the queue serves them nothing (qualification_notice)
             in_scope = self._filter_conditions(session)
             complete_statuses = [s.value for s in ItemStatus if s not in OPEN_STATUSES]
             total, complete = session.execute(
