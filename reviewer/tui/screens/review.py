@@ -36,7 +36,7 @@ from db.answers import AnswerError, parse_answer
 from db.engine import Database
 from db.flags import ItemFlag
 from db.items import ItemSnapshot
-from db.vocabulary import ItemKind, Verdict
+from db.vocabulary import ItemKind, QualificationStatus, Verdict
 from reviewer.judging import (
     ItemEdit,
     JudgmentRefused,
@@ -278,7 +278,13 @@ class ReviewScreen(Screen[None]):
         if receipt.revision is not None:
             note += f" and your edit as revision {receipt.revision.new_revision}"
         if receipt.gold is not None:
-            self.post_message(GoldChecked(receipt.gold))
+            standing = self.queue.qualification()
+            qualification = (
+                ""
+                if standing.status is QualificationStatus.NOT_GATED
+                else f"qualification {standing.describe()}"
+            )
+            self.post_message(GoldChecked(receipt.gold, qualification))
             note += f" · {receipt.gold.describe()}"
         # One message for "saved" and the next item: one screen update, not two.
         self.post_message(self._loaded(self.queue.fetch_next(), note=note))
@@ -413,7 +419,7 @@ class ReviewScreen(Screen[None]):
         outcome = message.outcome
         notify_literally(
             self,
-            outcome.describe(),
+            "\n".join(filter(None, (outcome.describe(), message.qualification))),
             title="Gold item",
             severity="information" if outcome.matches else "warning",
             timeout=8,
