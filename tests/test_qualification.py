@@ -27,6 +27,7 @@ from db.gold import add_gold
 from db.qualification import (
     counted_judgments,
     qualification_of,
+    standing_of,
     uncounted_annotators,
 )
 from db.settings import set_setting
@@ -170,9 +171,8 @@ def test_someone_who_fails_twice_counts_toward_nothing(project: Database) -> Non
     ranked = {entry.item_id: entry for entry in rank_items(project)}
     assert "o:2" not in ranked  # cat's wrong-key is no reason for suspicion
     # The app serves cat nothing and says why.
-    queue = ReviewQueue(project, "cat")
-    assert queue.fetch_next() is None
-    notice = queue.qualification_notice()
+    assert ReviewQueue(project, "cat").fetch_next() is None
+    notice = standing_of(project, "cat").notice("all items")
     assert notice is not None and "did not pass the qualification" in notice
     assert "vetbench users requalify cat" in notice
     # The lead sees who failed.
@@ -235,9 +235,8 @@ def test_a_lead_lets_someone_who_failed_try_again_on_unseen_gold(project: Databa
     # Only one gold item is left that cat has not seen: it is served, then nothing.
     [last] = take_attempt(project, "cat", [True])
     assert last not in seen
-    queue = ReviewQueue(project, "cat")
-    assert queue.fetch_next() is None
-    notice = queue.qualification_notice()
+    assert ReviewQueue(project, "cat").fetch_next() is None
+    notice = standing_of(project, "cat").notice("all items")
     assert notice is not None and "no gold item you have not seen is left" in notice
 
 
@@ -266,7 +265,7 @@ def test_with_the_gate_off_everyone_counts_as_before(project: Database) -> None:
         assert qualification_of(session, "fay").status is QualificationStatus.NOT_GATED
         assert counted_judgments(session) == [] and uncounted_annotators(session) == frozenset()
     assert item_status(project, "o:1") == "agreed"
-    assert ReviewQueue(project, "fay").qualification_notice() is None
+    assert standing_of(project, "fay").notice("all items") is None
     listed = run_cli(project, "users", "list")
     assert "qualification" not in listed.output
 

@@ -36,6 +36,7 @@ from db.answers import AnswerError, parse_answer
 from db.engine import Database
 from db.flags import ItemFlag
 from db.items import ItemSnapshot
+from db.qualification import standing_of
 from db.vocabulary import ItemKind, QualificationStatus, Verdict
 from reviewer.judging import (
     ItemEdit,
@@ -249,7 +250,9 @@ class ReviewScreen(Screen[None]):
                 None,
                 note,
                 database_empty=self.queue.database_is_empty(),
-                qualification=self.queue.qualification_notice(),
+                qualification=standing_of(self.db, self.queue.annotator).notice(
+                    self.queue.filters.describe()
+                ),
             )
         flags = self.queue.flags_of(item)
         own = self.queue.own_judgment(item.id)
@@ -278,7 +281,7 @@ class ReviewScreen(Screen[None]):
         if receipt.revision is not None:
             note += f" and your edit as revision {receipt.revision.new_revision}"
         if receipt.gold is not None:
-            standing = self.queue.qualification()
+            standing = standing_of(self.db, self.queue.annotator)
             qualification = (
                 ""
                 if standing.status is QualificationStatus.NOT_GATED
