@@ -153,11 +153,14 @@ def runs_group(ctx: click.Context, as_json: bool) -> None:
             else "—"
         )
         status = run.status + ("*" if run.stale else "")
-        shots = f"{run.mode}/{run.shots}"
+        got = run.shots_got
+        shots = f"{run.mode}/{got.used_text}"
         click.echo(
             f"{run.id:>4}  {status:<11} {run.done:>4}/{run.total:<4}  {accuracy:<24} "
             f"{shots:<10} {terminal_text(run.model)}"
         )
+        if not got.plain:  # the shots each kind got, where they are not simply N
+            click.echo(f"{'':>6}{got.label()}")
     if any(run.stale for run in runs):
         click.echo("* marked running, but its process is gone: resume it with --resume")
 
