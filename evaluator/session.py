@@ -168,16 +168,19 @@ def plan_runs(choices: EvalChoices, *, series: str | None = None) -> tuple[Plann
     )
 
 
-def check_choices(db: Database, choices: EvalChoices) -> RunSelection:
-    """Refuse choices that cannot make a run, before any model loads: a protocol's fixed
-    shots, score mode with a paper's protocol, an empty selection, fewer shots than asked
-    (unless allowed)."""
+def check_choices(db: Database, choices: EvalChoices, *, model: str | None = None) -> RunSelection:
+    """Refuse choices that cannot make a run, before any model loads, in this order: a
+    protocol's fixed shots, score mode with a paper's protocol, an empty selection, a
+    ``model`` spec of no known form (:func:`check_model`, when given), fewer shots than
+    asked (unless allowed)."""
     planned = plan_runs(choices, series="check")
     if choices.cflue_repo is not None:
         if choices.protocol is not EvalProtocol.CFLUE:
             raise RunSetupError("--cflue-repo gives CFLUE's wording: it is for --protocol cflue")
         read_cflue_wording(choices.cflue_repo)  # a bad file is said before a model loads
     selection = select_run_items(db, choices.filters, protocol=choices.protocol, mode=choices.mode)
+    if model is not None:
+        check_model(model, choices.mode)
     _check_shots(db, choices, planned, selection)
     return selection
 

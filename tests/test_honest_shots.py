@@ -14,12 +14,15 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 from eval_helpers import MIXED_SET_ANSWERS, mixed_set, ok, stored_runs
-from helpers import FIXTURES, run_cli
+from helpers import FIXTURES, ScreenHost, run_cli, wait_until
 from sqlmodel import select
+from textual.widgets import Checkbox, DataTable, Static
 
 from db.engine import Database
-from db.models import AuditEvent
+from db.models import AuditEvent, EvalRun
+from evaluator.backends.scripted import ScriptedBackend
 from evaluator.run_params import RunParams
+from reviewer.tui.screens.evaluation import EvaluationScreen
 
 # Before this work `runs --json` listed these keys per run; they stay exactly these.
 RUNS_JSON_KEYS = [
@@ -198,3 +201,42 @@ def test_a_series_that_would_fall_short_makes_no_run_at_all(url: str, scripted: 
     assert stored_runs(url) == []
     ok(eval_cli(url, scripted, "--protocol", "econlogicqa", "--allow-fewer-shots"))
     assert [run.shots for run in stored_runs(url)] == [1, 5]
+
+
+# --------------------------------------------------------------------- F4
+
+
+async def test_f4_refuses_fewer_shots_unless_allowed_and_labels_the_shots_got(
+    database: Database,
+) -> None:
+    mixed_set(database)
+    backend = ScriptedBackend(MIXED_SET_ANSWERS, model="m")
+    screen = EvaluationScreen(database, "ann", open_model=lambda _spec, _settings: backend)
+    async with ScreenHost(screen).run_test(size=(140, 45)) as pilot:
+        await pilot.pause()
+        await pilot.press("ctrl+s")  # the default: 5 shots, and one per kind exists
+        await wait_until(pilot, lambda: bool(pilot.app._notifications), "a notice")
+        await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "Start again")
+        messages = [str(notice.message) for notice in pilot.app._notifications]
+        assert any(
+            "too few shots: ordering would get 1 of 5 shots" in message
+            and "tick 'Allow fewer shots'" in message
+            and "--allow-fewer-shots" not in message  # the form's words, not the CLI's
+            for message in messages
+        ), messages
+        with database.session() as session:
+            assert session.exec(select(EvalRun)).all() == []
+
+        screen.query_one("#fewer-shots", Checkbox).value = True
+        await pilot.press("ctrl+s")
+        runs = screen.query_one("#runs", DataTable)
+        await wait_until(pilot, lambda: runs.row_count == 1, "the run on the leaderboard")
+        await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "the run's end")
+        await wait_until(
+            pilot,
+            lambda: "(5 asked)" in str(runs.get_row_at(0)[3]),
+            "the leaderboard's shots",
+        )
+        assert str(runs.get_row_at(0)[3]).startswith("ordering 1-shot (5 asked), single 1-shot")
+        title = screen.query_one("#run-title", Static).render()
+        assert "ordering 1-shot (5 asked)" in getattr(title, "plain", str(title))

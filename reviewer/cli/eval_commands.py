@@ -301,11 +301,11 @@ def eval_command(
             model = _recorded_spec(run)
             choices = EvalChoices(mode=run.mode)
             settings = settings.resuming(run.params.backend)
+            check_model(model, choices.mode)
         else:  # before a model loads: bad choices and an empty selection are said at once
-            check_choices(database, choices)
+            assert model is not None
+            check_choices(database, choices, model=model)
             settings = protocol_settings(choices, settings)
-        assert model is not None
-        check_model(model, choices.mode)
     except (RunSetupError, BackendError, WordingError, ShotFileError) as error:
         fail(str(error))
     opened = _open_backend(database, model, settings)

@@ -397,15 +397,14 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         """Check the choices, load the model, and run the series the evaluation core plans
         (one run per shot setting and repeat), storing each prediction."""
         from evaluator.run_create import FewerShotsError
-        from evaluator.session import RunFailed, check_choices, check_model, run_series
+        from evaluator.session import RunFailed, check_choices, run_series
 
         worker = get_current_worker()
         run_ids: tuple[int, ...] = ()
         outcome = RunStatus.FAILED.value
         reason = ""
         try:  # before a model loads: bad choices and an empty selection are said at once
-            check_choices(self.database, choices)
-            check_model(spec, choices.mode)
+            check_choices(self.database, choices, model=spec)
             backend = self.open_model(spec, settings)
         except FewerShotsError as error:  # said with this form's words, not the CLI's
             self.post_message(self.RunEnded((), outcome, f"{error.what}. {FEWER_SHOTS_HINT}"))
