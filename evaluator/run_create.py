@@ -153,18 +153,6 @@ class ShotSource:
         return found
 
 
-def draw_shots(
-    items: Sequence[ItemSnapshot],
-    pool: Sequence[ItemSnapshot],
-    shots_for: Mapping[ItemKind, int],
-    source: ShotSource,
-    *,
-    seed: int,
-) -> dict[ShotGroup, list[ItemSnapshot]]:
-    """The shots of every prompt group of ``items``: as a run records them."""
-    return prefix_shots(items, pool, shots_for, seed=seed, from_shot_file=source.from_file)
-
-
 def shot_shortfalls(
     chosen: Mapping[ShotGroup, Sequence[ItemSnapshot]],
     shots_for: Mapping[ItemKind, int],
@@ -196,7 +184,7 @@ def check_shots(
     shortfalls: dict[str, ShotShortfall] = {}
     for shots, by_kind in settings:
         shots_for = _shots_for(items, shots, by_kind)
-        chosen = draw_shots(items, pool, shots_for, source, seed=seed)
+        chosen = prefix_shots(items, pool, shots_for, seed=seed, from_shot_file=source.from_file)
         for shortfall in shot_shortfalls(chosen, shots_for, source):
             shortfalls.setdefault(shortfall.kind, shortfall)
     if shortfalls:
@@ -395,7 +383,8 @@ def create_run(
 
     source = ShotSource.of(shot_file, shots_from)
     first_file, *more_files = source.shot_files or (None,)
-    chosen = draw_shots(items, source.pool(db), shots_for, source, seed=seed)
+    pool = source.pool(db)
+    chosen = prefix_shots(items, pool, shots_for, seed=seed, from_shot_file=source.from_file)
     params = RunParams(
         seed=seed,
         template_hash=templates.hash,
