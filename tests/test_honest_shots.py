@@ -87,7 +87,8 @@ def test_allow_fewer_shots_runs_and_every_label_says_the_shots_got(url: str) -> 
 
     listing = ok(run_cli(url, "runs")).stdout.splitlines()
     assert "generate/1" in listing[1] and "generate/2" not in listing[1]
-    assert listing[2].strip() == label
+    assert " ".join(line.strip() for line in listing[2:]) == label  # wrapped at 80 columns
+    assert all(len(line) <= 80 and line.startswith(" " * 6) for line in listing[2:])
     shown = ok(run_cli(url, "runs", "show", "1")).stdout
     assert f"(scripted, generate, {label})" in shown
 

@@ -7,6 +7,7 @@ The evaluator is imported inside the commands, so ``vetbench --help`` stays inst
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -160,7 +161,16 @@ def runs_group(ctx: click.Context, as_json: bool) -> None:
             f"{shots:<10} {terminal_text(run.model)}"
         )
         if not got.plain:  # the shots each kind got, where they are not simply N
-            click.echo(f"{'':>6}{got.label()}")
+            indent = " " * 6  # under the status, within 80 columns
+            click.echo(
+                textwrap.fill(
+                    got.label(),
+                    80,
+                    initial_indent=indent,
+                    subsequent_indent=indent,
+                    break_on_hyphens=False,
+                )
+            )
     if any(run.stale for run in runs):
         click.echo("* marked running, but its process is gone: resume it with --resume")
 
