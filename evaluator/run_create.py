@@ -84,14 +84,16 @@ class FewerShotsError(RunSetupError):
     """A run would get fewer shots than asked and fewer were not allowed.  The message
     says how to give shots on the command line; ``shortfalls`` let the app say it its way."""
 
-    def __init__(self, shortfalls: Sequence[ShotShortfall]) -> None:
+    def __init__(self, shortfalls: Sequence[ShotShortfall], *, fixed_shots: bool = False) -> None:
         self.shortfalls = tuple(shortfalls)
         kinds = {shortfall.kind for shortfall in self.shortfalls}
         fewer = " or ".join(f"--shots-for {kind}=0" for kind in sorted(kinds))
+        # A protocol that fixes its shots refuses --shots: no point offering it.
+        ask_fewer = "" if fixed_shots else f", ask for fewer (--shots 0, {fewer})"
         super().__init__(
             f"{self.what}: give shots with --shot-file FILE (fixtures/shots_*.jsonl are examples) "
-            f"or --shots-from SOURCE|STATUS (e.g. --shots-from pending), ask for fewer "
-            f"(--shots 0, {fewer}), or run with fewer with --allow-fewer-shots"
+            f"or --shots-from SOURCE|STATUS (e.g. --shots-from pending){ask_fewer}, "
+            "or run with fewer with --allow-fewer-shots"
         )
 
     @property
@@ -176,10 +178,11 @@ def check_shots(
     source: ShotSource,
     *,
     seed: int = DEFAULT_SHOT_SEED,
+    fixed_shots: bool = False,
 ) -> None:
     """Refuse (``FewerShotsError``) when a run of any of these shot ``settings`` (shots,
     shots by kind) on ``items`` would get fewer shots than it asks for; how many a seeded
-    draw finds does not depend on the seed."""
+    draw finds does not depend on the seed.  ``fixed_shots``: the protocol fixes them."""
     pool = source.pool(db)
     shortfalls: dict[str, ShotShortfall] = {}
     for shots, by_kind in settings:
@@ -188,7 +191,7 @@ def check_shots(
         for shortfall in shot_shortfalls(chosen, shots_for, source):
             shortfalls.setdefault(shortfall.kind, shortfall)
     if shortfalls:
-        raise FewerShotsError(list(shortfalls.values()))
+        raise FewerShotsError(list(shortfalls.values()), fixed_shots=fixed_shots)
 
 
 def shot_file_digest(path: Path) -> str:

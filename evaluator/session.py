@@ -201,6 +201,7 @@ def _check_shots(
         [(shots, dict(by_kind)) for shots, by_kind in sorted(settings)],
         source,
         seed=choices.seed,
+        fixed_shots=protocol_spec(choices.protocol).shot_settings is not None,
     )
 
 

@@ -193,6 +193,7 @@ def test_a_series_that_would_fall_short_makes_no_run_at_all(url: str) -> None:
     shot, so neither is made, not even the 1-shot run that would have its shot."""
     refused = eval_cli(url, "--protocol", "econlogicqa")
     assert refused.exit_code == 1 and "ordering would get 1 of 5 shots" in refused.stderr
+    assert "--shots 0" not in refused.stderr  # the protocol fixes its shots
     assert stored_runs(url) == []
     ok(eval_cli(url, "--protocol", "econlogicqa", "--allow-fewer-shots"))
     assert [run.shots for run in stored_runs(url)] == [1, 5]
