@@ -43,6 +43,7 @@ from db.items import item_conditions
 from db.json_types import JsonObject
 from db.model_answers import ItemAnswers, model_answers
 from db.models import Item, ItemRevision, Judgment, is_current_revision
+from db.qualification import counted_judgments
 from db.vocabulary import (
     UNDECIDED_STATUSES,
     DecisionReason,
@@ -214,6 +215,7 @@ def _earlier_verdicts(session: Session) -> dict[str, list[_Earlier]]:
             col(Judgment.revision_number) < col(Item.current_revision),
             col(Judgment.verdict).in_(list(EARLIER_WEIGHTS)),
             col(Judgment.gold_id).is_(None),
+            *counted_judgments(session),  # the qualification gate's (db.qualification)
         )
     )
     found: dict[str, list[_Earlier]] = defaultdict(list)
@@ -259,6 +261,7 @@ def _judgments(session: Session) -> dict[str, list[_Judged]]:
         ).where(
             col(Judgment.revision_number) == col(Item.current_revision),
             col(Judgment.gold_id).is_(None),  # calibration measures the annotator, not the item
+            *counted_judgments(session),  # the qualification gate's (db.qualification)
         )
     )
     latest: dict[str, dict[int, _Judged]] = defaultdict(dict)

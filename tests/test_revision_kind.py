@@ -44,12 +44,12 @@ def test_the_kind_changes_only_within_what_the_answer_allows(database: Database)
 
 
 def test_a_downgrade_leaves_guards_that_know_no_revision_kind(database_url: str) -> None:
-    """Down to 0008 the guard functions no longer read ``item_revision.kind`` (on
+    """Down to 0011 the guard functions no longer read ``item_revision.kind`` (on
     PostgreSQL; SQLite has no such functions), so revisions are stored as before."""
     engine = make_engine(database_url)
     try:
         upgrade_to(engine, "head")
-        command.downgrade(alembic_config(engine), "0008_releases")
+        command.downgrade(alembic_config(engine), "0011_qualification")
         revision = (
             "INSERT INTO item_revision (item_id, number, prompt, choices, key, author, "
             "change_note, provenance, created_at) VALUES ('o:1', :number, 'p', "

@@ -17,7 +17,7 @@ from sqlmodel.sql.sqltypes import AutoString
 from db.privileges import apply_privileges
 
 revision: str = "0012_revision_kind"
-down_revision: str | None = "0008_releases"
+down_revision: str | None = "0011_qualification"
 
 
 def upgrade() -> None:
