@@ -41,7 +41,14 @@ from typing import TYPE_CHECKING, Any
 
 from sqlmodel import Session
 
-from db.consensus_inputs import ConsensusInputs, InputItem, Rating, consensus_inputs
+from db.consensus_inputs import (
+    ConsensusInputs,
+    InputItem,
+    Rating,
+    consensus_inputs,
+    scoped_item_ids,
+)
+from db.engine import Database
 from db.json_types import FieldsAsJson, JsonObject
 from db.vocabulary import ItemKind
 
@@ -54,6 +61,7 @@ __all__ = [
     "ItemConsensus",
     "RaterReliability",
     "consensus_from_inputs",
+    "consensus_of",
     "estimate_consensus",
 ]
 
@@ -324,3 +332,25 @@ def estimate_consensus(
     and every rater's reliability, from everything stored (``models``: the evaluated
     models' answers count as raters too)."""
     return consensus_from_inputs(consensus_inputs(session, item_ids, models=models), item_ids)
+
+
+def consensus_of(
+    db: Database,
+    *,
+    kinds: Sequence[str] | None = None,
+    sources: Sequence[str] | None = None,
+    models: bool = True,
+) -> Consensus:
+    """:func:`estimate_consensus` in a session of its own, its items narrowed to these
+    kinds and sources (the raters' reliability still rests on every item)."""
+    with db.session() as session:
+        consensus = estimate_consensus(session, models=models)
+        if kinds is None and sources is None:
+            return consensus
+        scope = scoped_item_ids(session, kinds=kinds, sources=sources)
+    return Consensus(
+        items=tuple(item for item in consensus.items if item.item_id in scope),
+        raters=consensus.raters,
+        prior_key_right=consensus.prior_key_right,
+        prior_keep=consensus.prior_keep,
+    )

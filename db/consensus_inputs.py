@@ -20,6 +20,7 @@ from sqlalchemy import text
 from sqlmodel import Session, col
 
 from db.bulk_reads import id_chunks
+from db.items import item_conditions
 from db.model_answers import model_answers
 from db.models import GoldItem, Item, ItemRevision, Judgment, Person, is_current_revision
 from db.vocabulary import ItemKind, Verdict
@@ -31,6 +32,7 @@ __all__ = [
     "Rating",
     "consensus_inputs",
     "counting_judgments",
+    "scoped_item_ids",
 ]
 
 KEEPING_VERDICTS = frozenset({Verdict.KEEP.value, Verdict.WRONG_KEY.value})
@@ -195,3 +197,15 @@ def consensus_inputs(
     items.update(_items_without_ratings(session, missing))
     gold = {item_id: truth for item_id, truth in gold.items() if item_id in items}
     return ConsensusInputs(items, tuple(ratings), gold)
+
+
+def scoped_item_ids(
+    session: Session,
+    *,
+    statuses: Sequence[str] | None = None,
+    kinds: Sequence[str] | None = None,
+    sources: Sequence[str] | None = None,
+) -> set[str]:
+    """The ids of the items with these statuses, kinds and sources (each None: any)."""
+    conditions = item_conditions(statuses=statuses, kinds=kinds, sources=sources)
+    return set(session.execute(sa_select(col(Item.id)).where(*conditions)).scalars())
