@@ -46,7 +46,7 @@ from db.consensus_inputs import (
     InputItem,
     Rating,
     consensus_inputs,
-    scoped_item_ids,
+    scoped_statuses,
 )
 from db.engine import Database
 from db.json_types import FieldsAsJson, JsonObject
@@ -347,7 +347,7 @@ def consensus_of(
         consensus = estimate_consensus(session, models=models)
         if kinds is None and sources is None:
             return consensus
-        scope = scoped_item_ids(session, kinds=kinds, sources=sources)
+        scope = scoped_statuses(session, kinds=kinds, sources=sources)
     return Consensus(
         items=tuple(item for item in consensus.items if item.item_id in scope),
         raters=consensus.raters,

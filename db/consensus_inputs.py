@@ -32,7 +32,7 @@ __all__ = [
     "Rating",
     "consensus_inputs",
     "counting_judgments",
-    "scoped_item_ids",
+    "scoped_statuses",
 ]
 
 KEEPING_VERDICTS = frozenset({Verdict.KEEP.value, Verdict.WRONG_KEY.value})
@@ -199,13 +199,15 @@ def consensus_inputs(
     return ConsensusInputs(items, tuple(ratings), gold)
 
 
-def scoped_item_ids(
+def scoped_statuses(
     session: Session,
     *,
     statuses: Sequence[str] | None = None,
     kinds: Sequence[str] | None = None,
     sources: Sequence[str] | None = None,
-) -> set[str]:
-    """The ids of the items with these statuses, kinds and sources (each None: any)."""
+) -> dict[str, str]:
+    """Item id -> status of the items with these statuses, kinds and sources (each
+    None: any)."""
     conditions = item_conditions(statuses=statuses, kinds=kinds, sources=sources)
-    return set(session.execute(sa_select(col(Item.id)).where(*conditions)).scalars())
+    query = sa_select(col(Item.id), col(Item.status)).where(*conditions)
+    return {item_id: status for item_id, status in session.execute(query)}
