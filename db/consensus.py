@@ -33,6 +33,7 @@ starts without them.
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter, defaultdict
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -212,10 +213,13 @@ def _fit(
         chance = {task: value if only == first else 1 - value for task, value in p.items()}
         return {task: {first: value} for task, value in chance.items()}, 0.5
     data = pd.DataFrame(rows, columns=["task", "worker", "label"])
-    if true_labels:
-        probas = model.fit_predict_proba(data, pd.Series(dict(true_labels)))
-    else:
-        probas = model.fit_predict_proba(data)
+    with warnings.catch_warnings():
+        # crowd-kit 1.4 still passes pandas arguments pandas 3 deprecates: not ours to fix.
+        warnings.filterwarnings("ignore", module="crowdkit")
+        if true_labels:
+            probas = model.fit_predict_proba(data, pd.Series(dict(true_labels)))
+        else:
+            probas = model.fit_predict_proba(data)
     prior = float(model.priors_.get(first, 0.0))
     return _as_dicts(probas), prior
 

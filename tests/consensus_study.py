@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from helpers import random_answer, store_item
 from sqlmodel import col, select
 
 from db.engine import Database
@@ -14,7 +15,6 @@ from db.item_status import refresh_item_statuses
 from db.models import ItemRevision, Judgment, utcnow
 from db.people import ensure_person
 from db.vocabulary import Verdict
-from tests.helpers import random_answer, store_item
 
 DROP_VERDICTS = (Verdict.FLAWED.value, Verdict.SENSITIVE.value, Verdict.DUPLICATE.value)
 
