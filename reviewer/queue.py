@@ -16,6 +16,12 @@ fixed schedule: with 10, every tenth) and serves them first while the annotator
 has judged fewer than ``calibration_items`` items, as long as unjudged gold items
 are left.  The filters apply to them too.
 
+With the qualification gate on (``calibration_pass``, ``db.qualification``), someone
+who has not passed is served only gold items they have never judged (so a second
+attempt gets other gold items), and nothing once they failed or no such gold item is
+left: :meth:`ReviewQueue.qualification_notice` says why, in words.  After a pass, the
+queue is as above.
+
 With ``order=suspicious`` the items triage finds most suspicious
 (``reviewer.triage``) come first, highest score first, then the rest as above;
 the ranking is read once and again every ``RANKING_TTL``.  A filter on flags
@@ -48,11 +54,12 @@ from db.items import ItemSnapshot, get_item, item_conditions
 from db.listings import source_names
 from db.models import Claim, GoldItem, Item, ItemRevision, Judgment, is_current_revision, utcnow
 from db.people import ensure_person
+from db.qualification import Qualification, qualification_of
 from db.retry import retry_transient
 from db.rows import from_row
 from db.search import exam_condition, exam_name, search_condition, search_terms
 from db.settings import get_int_setting
-from db.vocabulary import OPEN_STATUSES, FlagName, ItemStatus, QueueOrder
+from db.vocabulary import OPEN_STATUSES, FlagName, ItemStatus, QualificationStatus, QueueOrder
 from reviewer.judging import JudgmentView
 
 CLAIM_TTL = timedelta(minutes=10)
@@ -391,13 +398,26 @@ class ReviewQueue:
         # The (judged + 1)-th item is gold when it crosses a multiple of 100 / rate.
         return (judged + 1) * rate // 100 > judged * rate // 100
 
-    def _first_gold_item(self, session: Session, exclude: Sequence[str]) -> str | None:
-        """A gold item this annotator has not judged, in their own id order."""
+    def _first_gold_item(
+        self, session: Session, exclude: Sequence[str], *, unseen: bool = False
+    ) -> str | None:
+        """A gold item this annotator has not judged, in their own id order (``unseen``:
+        one they never judged at all, any revision, undone or not: a qualification
+        attempt's answers are only worth something blind)."""
         conditions = [
             not_(self._judged_by_me()),
             not_(self._written_by_me()),
             *self._filter_conditions(session),
         ]
+        if unseen:
+            conditions.append(
+                not_(
+                    exists().where(
+                        col(Judgment.item_id) == col(Item.id),
+                        col(Judgment.annotator_id) == self.person_id,
+                    )
+                )
+            )
         if exclude:
             conditions.append(col(Item.id).not_in(list(exclude)))
         start = self.start_id(session)
@@ -419,6 +439,9 @@ class ReviewQueue:
         with self.db.transaction() as session:
             if release is not None:
                 self._release(session, release)
+            standing = qualification_of(session, self.annotator)
+            if not standing.counts:
+                return self._qualification_item(session, standing, exclude)
             if self._gold_due(session):
                 gold = self._first_gold_item(session, exclude)
                 if gold is not None:
@@ -438,6 +461,42 @@ class ReviewQueue:
                         self._claim(session, item_id)
                         return get_item(session, item_id)
                     passed_over.append(item_id)
+        return None
+
+    def _qualification_item(
+        self, session: Session, standing: Qualification, exclude: Sequence[str]
+    ) -> ItemSnapshot | None:
+        """For someone the gate leaves out: a gold item they never judged while an attempt
+        is under way, else nothing (no judgment of theirs would count)."""
+        if standing.status is not QualificationStatus.IN_PROGRESS:
+            return None
+        gold = self._first_gold_item(session, exclude, unseen=True)
+        if gold is None:
+            return None
+        self._claim(session, gold)
+        return get_item(session, gold)
+
+    def qualification(self) -> Qualification:
+        """Where this annotator stands with the qualification gate."""
+        with self.db.session() as session:
+            return qualification_of(session, self.annotator)
+
+    def qualification_notice(self) -> str | None:
+        """Why the queue serves this annotator nothing, when the gate is the reason (for
+        the app's empty screen); None when it is not."""
+        standing = self.qualification()
+        if standing.status is QualificationStatus.FAILED:
+            return (
+                f"You did not pass the qualification: {standing.describe()}. Your judgments "
+                "do not count, so nothing is served to you. A lead can let you try again "
+                f"on other gold items: vetbench users requalify {self.annotator} --as LEAD."
+            )
+        if standing.status is QualificationStatus.IN_PROGRESS:
+            return (
+                f"Qualification {standing.describe()}: no gold item you have not seen is "
+                f"left ({self.filters.describe()}). Your judgments count once you pass; "
+                "ask a lead to mark more gold items (vetbench gold add)."
+            )
         return None
 
     def fetch_next(self, release: str | None = None) -> ItemSnapshot | None:
