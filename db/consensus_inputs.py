@@ -6,8 +6,8 @@ when it is a gold item, and the models' latest parsed answers to it
 (``db.model_answers``).  Calibration judgments of gold items count: there the truth is
 known, so they measure the annotators best.
 
-Which judgments count is decided in one place, :func:`counting_judgments`: the
-qualification gate leaves out the judgments of annotators who have not passed it.
+Only judgments that count are read: the qualification gate (``db.qualification``)
+leaves out those of annotators who have not passed it, as every decision path does.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from db.bulk_reads import id_chunks
 from db.items import item_conditions
 from db.model_answers import model_answers
 from db.models import GoldItem, Item, ItemRevision, Judgment, Person, is_current_revision
+from db.qualification import counted_judgments
 from db.vocabulary import ItemKind, Verdict
 
 __all__ = [
@@ -31,7 +32,6 @@ __all__ = [
     "InputItem",
     "Rating",
     "consensus_inputs",
-    "counting_judgments",
     "scoped_statuses",
 ]
 
@@ -88,14 +88,6 @@ class ConsensusInputs:
     gold: Mapping[str, GoldTruth]
 
 
-def counting_judgments(session: Session, ratings: Sequence[Rating]) -> list[Rating]:
-    """The persons' ratings that count toward the consensus (models' always count).
-
-    The one place that decides it: annotators who have not passed the qualification
-    gate will be left out here."""
-    return list(ratings)
-
-
 def _judgment_ratings(session: Session) -> tuple[dict[str, InputItem], list[Rating]]:
     """Each person's latest active judgment of each item's current revision."""
     query = (
@@ -114,6 +106,7 @@ def _judgment_ratings(session: Session) -> tuple[dict[str, InputItem], list[Rati
         .where(
             col(Judgment.retracted).is_(False),
             col(Judgment.revision_number) == col(Item.current_revision),
+            *counted_judgments(session),
         )
         .order_by(col(Judgment.created_at), col(Judgment.id))
     )
@@ -178,7 +171,6 @@ def consensus_inputs(
     ``item_ids`` asks for (a rater's reliability rests on all their work); the items
     asked for are there even without any rating, so that they get the prior."""
     items, ratings = _judgment_ratings(session)
-    ratings = counting_judgments(session, ratings)
     if models:
         for answers in model_answers(session):
             items.setdefault(

@@ -29,9 +29,11 @@ from db.audit import read_audit
 from db.consensus import ConsensusOutcome, consensus_of, estimate_consensus
 from db.engine import Database
 from db.gold import add_gold
+from db.settings import set_setting
 from db.vocabulary import Role
 from evaluator.backends.scripted import Script, ScriptedBackend
 from evaluator.runner import create_run, execute_run
+from reviewer.judging import submit_judgment
 
 TEAM = (EXPERT, Annotator("expert2", 0.93), AVERAGE, CARELESS, SPAMMER)
 GOOD = {"expert", "expert2", "average"}
@@ -276,3 +278,41 @@ def test_consensus_of_narrows_items_to_the_scope(database: Database) -> None:
     single = consensus_of(database, kinds=["single"])
     assert {c.kind.value for c in single.items} == {"single"}
     assert len(single.items) == 10 and single.raters == everything.raters
+
+
+def test_judgments_of_people_the_qualification_gate_leaves_out_do_not_count(
+    database: Database,
+) -> None:
+    store_person(database, "lea", Role.LEAD)
+    for number in range(1, 7):
+        store_item(database, f"o:{number}", kind="single", key="A", choices=4)
+        store_item(database, f"g:{number}", kind="single", key="B", choices=4)
+    with database.transaction() as session:
+        for number in range(1, 7):
+            add_gold(session, "lea", f"g:{number}", verdict="keep", answer="B")
+        set_setting(session, "calibration_items", "3")
+        set_setting(session, "calibration_pass", "0.6")
+    for who, gold_answer, answer, golds in (("passer", "B", "A", 3), ("failer", "C", "D", 6)):
+        for number in range(1, golds + 1):
+            submit_judgment(
+                database, who, f"g:{number}", revision_number=1, blind_answer=gold_answer,
+                verdict="keep",
+            )  # fmt: skip
+        for number in range(1, 7):
+            submit_judgment(
+                database, who, f"o:{number}", revision_number=1, blind_answer=answer,
+                verdict="keep",
+            )  # fmt: skip
+    with database.session() as session:
+        gated = estimate_consensus(session)
+    assert [r.name for r in gated.raters] == ["passer"]
+    ordinary = gated.item("o:1")
+    assert ordinary is not None and ordinary.judgments == 1
+    assert ordinary.consensus_answer == "A"
+    with database.transaction() as session:
+        set_setting(session, "calibration_pass", "0")  # the gate off: everyone counts
+    with database.session() as session:
+        open_gate = estimate_consensus(session)
+    assert {r.name for r in open_gate.raters} == {"passer", "failer"}
+    assert open_gate.rater("failer") is not None
+    assert open_gate.item("o:1").judgments == 2  # type: ignore[union-attr]
