@@ -52,12 +52,13 @@ class InputItem:
 
     @property
     def possible_answers(self) -> int:
-        """How many answers there are to choose from: what guessing is up against."""
+        """How many answers there are to choose from: what guessing is up against (at
+        least one, whatever rows not written by vetbench hold)."""
         if self.kind is ItemKind.ORDERING:
             return math.factorial(self.choices)
         if self.kind is ItemKind.MULTI:
-            return 2**self.choices - 1
-        return self.choices
+            return max(1, 2**self.choices - 1)
+        return max(1, self.choices)
 
 
 @dataclass(frozen=True)
