@@ -20,6 +20,8 @@ class SettingSpec:
     minimum: int | None = None  # for integer settings
     maximum: int | None = None
     pattern: str | None = None  # for text settings: the whole value must match
+    choices: tuple[str, ...] = ()  # for settings that name one of a few ways
+    fraction: bool = False  # a probability strictly between 0.5 and 1 (a confidence)
 
 
 SETTINGS: dict[str, SettingSpec] = {
@@ -56,6 +58,27 @@ SETTINGS: dict[str, SettingSpec] = {
             minimum=0,
             maximum=500,
         ),
+        SettingSpec(
+            "routing",
+            "fixed",
+            "fixed: every item gets `overlap` judgments; adaptive: judgments until the "
+            "consensus is confident, up to `max_overlap`",
+            choices=("fixed", "adaptive"),
+        ),
+        SettingSpec(
+            "max_overlap",
+            "3",
+            "adaptive routing: most judgments an item gets before an uncertain one goes to "
+            "the lead",
+            minimum=1,
+            maximum=100,
+        ),
+        SettingSpec(
+            "target_confidence",
+            "0.95",
+            "adaptive routing: the consensus confidence at which an item needs no more judgments",
+            fraction=True,
+        ),
     )
 }
 
@@ -91,6 +114,10 @@ def get_int_setting(session: Session, name: str) -> int:
     return int(get_setting(session, name))
 
 
+def get_float_setting(session: Session, name: str) -> float:
+    return float(get_setting(session, name))
+
+
 def _validated(name: str, value: str) -> str:
     """``value`` as ``name`` stores it (a number without sign or leading zeros), or a
     :class:`SettingError` that says why it cannot be."""
@@ -107,12 +134,27 @@ def _validated(name: str, value: str) -> str:
         if spec.maximum is not None and number > spec.maximum:
             raise SettingError(f"{name} must be at most {spec.maximum}, got {value}")
         value = str(number)
+    if spec.choices and value not in spec.choices:
+        raise SettingError(f"{name} must be one of {', '.join(spec.choices)}, got '{value}'")
+    if spec.fraction:
+        value = _fraction(name, value)
     if spec.pattern is not None and not re.fullmatch(spec.pattern, value):
         raise SettingError(
             f"{name} must be an identifier such as cc-by-4.0 or mit "
             f"(lower case letters, digits, '.', '+', '-'), got '{value}'"
         )
     return value
+
+
+def _fraction(name: str, value: str) -> str:
+    """``value`` as a confidence stores it (``0.95``), refused outside (0.5, 1)."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise SettingError(f"{name} must be a number such as 0.95, got '{value}'") from None
+    if not 0.5 < number < 1:  # NaN fails too
+        raise SettingError(f"{name} must be above 0.5 and below 1, got {value}")
+    return repr(number)
 
 
 def set_setting(session: Session, name: str, value: str) -> None:

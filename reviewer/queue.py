@@ -124,6 +124,28 @@ class QueueFilter:
         return conditions
 
 
+def annotator_queue(
+    db: Database,
+    annotator: str,
+    *,
+    kind: str | None = None,
+    source: str | None = None,
+    status: str | None = None,
+    flag: str | None = None,
+    order: str = QueueOrder.DEFAULT.value,
+    clock: Callable[[], datetime] | None = None,
+) -> ReviewQueue:
+    """The queue the review app and ``vetbench next`` serve from, given their options
+    (``clock``: claims' time, replaced in tests)."""
+    filters = QueueFilter(
+        kinds=(kind,) if kind else (),
+        sources=(source,) if source else (),
+        statuses=(status,) if status else (),
+        flags=(flag,) if flag else (),
+    )
+    return ReviewQueue(db, annotator, filters, clock=clock or utcnow, order=QueueOrder(order))
+
+
 @dataclass(frozen=True)
 class OwnJudgment(JudgmentView):
     """The annotator's own active judgment of an item revision, for browsing: a

@@ -7,7 +7,8 @@ Textual and the service modules are imported inside the commands: ``--help`` sta
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -17,27 +18,57 @@ from reviewer.cli.common import fail, open_db, print_json, terminal_text
 from reviewer.cli.identity import acting_person, as_option, new_user_option
 
 if TYPE_CHECKING:
+    from db.engine import Database
     from evaluator.backends.settings import BackendSettings
+
+
+def queue_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """The queue's options (``--kind --source --status --flag --order``), which
+    ``review`` and ``next`` share: both serve from the same queue."""
+    for option in reversed(
+        (
+            click.option(
+                "--kind", type=click.Choice(values(ItemKind)), help="Only items of this kind."
+            ),
+            click.option("--source", metavar="NAME", help="Only items from this source."),
+            click.option(
+                "--status",
+                type=click.Choice(values(OPEN_STATUSES)),
+                help="Only items with this status (default: both).",
+            ),
+            click.option(
+                "--flag", type=click.Choice(values(FlagName)), help="Only items with this flag."
+            ),
+            click.option(
+                "--order",
+                type=click.Choice(values(QueueOrder)),
+                default=QueueOrder.DEFAULT.value,
+                show_default=True,
+                help="suspicious: the items `vetbench triage` ranks highest come first.",
+            ),
+        )
+    ):
+        function = option(function)
+    return function
+
+
+def require_known_source(db: Database, source: str | None) -> None:
+    """Refuse (one line) a ``--source`` no item comes from."""
+    if source is None:
+        return
+    from db.listings import source_names
+
+    with db.session() as session:
+        sources = source_names(session)
+    if source not in sources:
+        known = ", ".join(sources) or "none yet (import items first: vetbench import FILE)"
+        fail(f"no items come from source '{source}'; sources: {known}")
 
 
 @click.command()
 @as_option()
 @new_user_option
-@click.option("--kind", type=click.Choice(values(ItemKind)), help="Only items of this kind.")
-@click.option("--source", metavar="NAME", help="Only items from this source.")
-@click.option(
-    "--status",
-    type=click.Choice(values(OPEN_STATUSES)),
-    help="Only items with this status (default: both).",
-)
-@click.option("--flag", type=click.Choice(values(FlagName)), help="Only items with this flag.")
-@click.option(
-    "--order",
-    type=click.Choice(values(QueueOrder)),
-    default=QueueOrder.DEFAULT.value,
-    show_default=True,
-    help="suspicious: the items `vetbench triage` ranks highest come first.",
-)
+@queue_options
 @options.backend  # how the evaluation screen (F4) opens models, as `vetbench eval` does
 @click.pass_context
 def review(
@@ -59,14 +90,7 @@ def review(
     from reviewer.tui.app import make_app
 
     db = open_db(ctx)
-    if source is not None:
-        from db.listings import source_names
-
-        with db.session() as session:
-            sources = source_names(session)
-        if source not in sources:
-            known = ", ".join(sources) or "none yet (import items first: vetbench import FILE)"
-            fail(f"no items come from source '{source}'; sources: {known}")
+    require_known_source(db, source)
     who = acting_person(ctx, name, new_user=new_user)
     app = make_app(
         db,
