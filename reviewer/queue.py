@@ -39,89 +39,28 @@ from sqlalchemy import ColumnElement, Select, and_, case, delete, exists, func, 
 from sqlmodel import Session, col
 
 from db.engine import Database
-from db.errors import VetbenchError
-from db.flags import ItemFlag, flagged_condition, revision_flags
+from db.flags import ItemFlag, revision_flags
 from db.gold import serving_gold
 from db.guidelines import current_guidelines_version
 from db.item_status import active_judgments, refresh_item_status
-from db.items import ItemSnapshot, get_item, item_conditions
+from db.items import ItemSnapshot, get_item
 from db.listings import source_names
 from db.models import Claim, GoldItem, Item, ItemRevision, Judgment, is_current_revision, utcnow
 from db.people import ensure_person
 from db.retry import retry_transient
+from db.routing import routing_settings, worth_ranking
 from db.rows import from_row
-from db.search import exam_condition, exam_name, search_condition, search_terms
+from db.search import exam_name
 from db.settings import get_int_setting
-from db.vocabulary import OPEN_STATUSES, FlagName, ItemStatus, QueueOrder
+from db.vocabulary import OPEN_STATUSES, ItemStatus, QueueOrder
 from reviewer.judging import JudgmentView
+from reviewer.queue_filter import QueueError, QueueFilter
 
 CLAIM_TTL = timedelta(minutes=10)
 """How long an item shown to one annotator is kept from the others."""
 RANKING_TTL = timedelta(minutes=5)
 """How long the suspicion ranking of ``order=suspicious`` is used before it is read again."""
 _RANKED_CHUNK = 200  # ranked ids looked up per query
-
-
-class QueueError(VetbenchError, ValueError):
-    """A queue request that cannot be served as asked (bad filter, unknown item)."""
-
-
-@dataclass(frozen=True)
-class QueueFilter:
-    """Optional restrictions on the queue; empty values mean no restriction.
-
-    ``text`` is a search (every white-space separated term must occur in the item's
-    current text, ``db.search``); ``exams`` are CFLUE exam names (名称).
-    """
-
-    kinds: tuple[str, ...] = ()
-    sources: tuple[str, ...] = ()
-    statuses: tuple[str, ...] = ()
-    exams: tuple[str, ...] = ()
-    text: str = ""
-    flags: tuple[str, ...] = ()  # FlagName values: items whose current revision has one
-
-    def __post_init__(self) -> None:
-        allowed = {status.value for status in OPEN_STATUSES}
-        wrong = [status for status in self.statuses if status not in allowed]
-        if wrong:
-            raise QueueError(
-                f"the queue holds only items that still need judgments ({', '.join(sorted(allowed))}); "
-                f"not {', '.join(wrong)}"
-            )
-        search_terms(self.text)  # a search the database cannot run is refused here, in words
-        unknown = [name for name in self.flags if name not in {f.value for f in FlagName}]
-        if unknown:
-            raise QueueError(
-                f"unknown flag {', '.join(unknown)}; flags: {', '.join(f.value for f in FlagName)}"
-            )
-
-    def describe(self) -> str:
-        parts = [
-            f"{name} {', '.join(values)}"
-            for name, values in (
-                ("kind", self.kinds),
-                ("source", self.sources),
-                ("status", self.statuses),
-                ("exam", self.exams),
-                ("flag", self.flags),
-            )
-            if values
-        ]
-        if search_terms(self.text):
-            parts.append(f"text “{' '.join(search_terms(self.text))}”")
-        return "; ".join(parts) or "all items"
-
-    def conditions(self, session: Session) -> list[ColumnElement[bool]]:
-        """The restrictions as conditions on ``Item`` (statuses apart: the queue walks them)."""
-        conditions = item_conditions(kinds=self.kinds, sources=self.sources)
-        if self.exams:
-            conditions.append(exam_condition(session, self.exams))
-        if search_terms(self.text):
-            conditions.append(search_condition(session, self.text))
-        if self.flags:
-            conditions.append(flagged_condition(self.flags))
-        return conditions
 
 
 def annotator_queue(
@@ -304,8 +243,9 @@ class ReviewQueue:
             base.append(not_(self._claimed_by_others(now)))
         if exclude:
             base.append(col(Item.id).not_in(list(exclude)))
-        if self.order is QueueOrder.SUSPICIOUS:
-            found = self._most_suspicious(session, base)
+        ranking = self._ranking_for(session)
+        if ranking:
+            found = self._first_ranked(session, ranking, base)
             if found is not None:
                 return found
         start = self.start_id(session)
@@ -333,11 +273,23 @@ class ReviewQueue:
             self._ranked_at = now
         return self._ranking
 
-    def _most_suspicious(
-        self, session: Session, conditions: list[ColumnElement[bool]]
+    def _ranking_for(self, session: Session) -> list[str]:
+        """The items to offer first, in order: the most suspicious with
+        ``order=suspicious``; under adaptive routing the open items another judgment is
+        worth most for (``db.routing``); else none (the walk in id order)."""
+        if self.order is QueueOrder.SUSPICIOUS:
+            return self.suspicion_ranking()
+        if not routing_settings(session).adaptive:
+            return []
+        open_ids = session.scalars(
+            select(col(Item.id)).where(col(Item.status).in_(self._statuses()))
+        )
+        return worth_ranking(session, list(open_ids))
+
+    def _first_ranked(
+        self, session: Session, ranking: list[str], conditions: list[ColumnElement[bool]]
     ) -> str | None:
-        """The most suspicious item that is open and passes ``conditions``."""
-        ranking = self.suspicion_ranking()
+        """The first item of ``ranking`` that is open and passes ``conditions``."""
         statuses = self._statuses()
         for start in range(0, len(ranking), _RANKED_CHUNK):
             chunk = ranking[start : start + _RANKED_CHUNK]
@@ -361,11 +313,14 @@ class ReviewQueue:
         item = session.get(Item, item_id)
         if item is None:
             return False
-        overlap = get_int_setting(session, "overlap")
+        routing = routing_settings(session)
+        overlap = routing.most_judgments
         judged = len(active_judgments(session, item_id, item.current_revision))
         if judged >= overlap:
-            refresh_item_status(session, item_id, overlap)
+            refresh_item_status(session, item_id)
             return False
+        if routing.adaptive and refresh_item_status(session, item_id) not in self._statuses():
+            return False  # the consensus is sure of it now
         if count_claims:
             claimed = session.scalar(
                 select(func.count())
