@@ -34,7 +34,7 @@ from sqlalchemy import func, select
 from sqlmodel import Session, col
 
 from db.models import Judgment
-from db.settings import get_float_setting, get_int_setting, get_setting
+from db.settings import get_fraction_setting, get_int_setting, get_setting
 from db.vocabulary import ItemKind, ItemStatus
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ def routing_settings(session: Session) -> Routing:
         adaptive=get_setting(session, "routing") == ADAPTIVE,
         overlap=get_int_setting(session, "overlap"),
         max_overlap=get_int_setting(session, "max_overlap"),
-        target_confidence=get_float_setting(session, "target_confidence"),
+        target_confidence=get_fraction_setting(session, "target_confidence"),
     )
 
 
@@ -191,9 +191,9 @@ def _current_fit(session: Session, inputs: ConsensusInputs) -> _Fit:
         _cache.fits[key] = fit
     # Statuses read under the old fit would linger (an item agreed then, uncertain now,
     # would wait for a judgment no one is served): every undecided one is read again.
-    from db.item_status import refresh_undecided_statuses
+    from db.item_status import refresh_judged_items
 
-    refresh_undecided_statuses(session)
+    refresh_judged_items(session)
     return fit
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -21,7 +22,8 @@ class SettingSpec:
     maximum: int | None = None
     pattern: str | None = None  # for text settings: the whole value must match
     choices: tuple[str, ...] = ()  # for settings that name one of a few ways
-    fraction: bool = False  # a probability strictly between 0.5 and 1 (a confidence)
+    fraction: bool = False  # a number from 0 to 1, such as 0.8
+    strictly_between: tuple[float, float] | None = None  # a fraction inside these bounds
 
 
 SETTINGS: dict[str, SettingSpec] = {
@@ -78,6 +80,14 @@ SETTINGS: dict[str, SettingSpec] = {
             "0.95",
             "adaptive routing: the consensus confidence at which an item needs no more judgments",
             fraction=True,
+            strictly_between=(0.5, 1.0),
+        ),
+        SettingSpec(
+            "calibration_pass",
+            "0",
+            "share of the first calibration_items gold items a person must match before "
+            "their judgments count, with a second try on other gold items (0: no gate)",
+            fraction=True,
         ),
     )
 }
@@ -114,7 +124,7 @@ def get_int_setting(session: Session, name: str) -> int:
     return int(get_setting(session, name))
 
 
-def get_float_setting(session: Session, name: str) -> float:
+def get_fraction_setting(session: Session, name: str) -> float:
     return float(get_setting(session, name))
 
 
@@ -137,24 +147,24 @@ def _validated(name: str, value: str) -> str:
     if spec.choices and value not in spec.choices:
         raise SettingError(f"{name} must be one of {', '.join(spec.choices)}, got '{value}'")
     if spec.fraction:
-        value = _fraction(name, value)
+        try:
+            share = float(value)
+        except ValueError:
+            share = math.nan
+        if not 0 <= share <= 1:  # NaN fails too
+            raise SettingError(f"{name} must be a number from 0 to 1 (such as 0.8), got '{value}'")
+        bounds = spec.strictly_between
+        if bounds is not None and not bounds[0] < share < bounds[1]:
+            raise SettingError(
+                f"{name} must be above {bounds[0]:g} and below {bounds[1]:g}, got '{value}'"
+            )
+        value = f"{share:g}"
     if spec.pattern is not None and not re.fullmatch(spec.pattern, value):
         raise SettingError(
             f"{name} must be an identifier such as cc-by-4.0 or mit "
             f"(lower case letters, digits, '.', '+', '-'), got '{value}'"
         )
     return value
-
-
-def _fraction(name: str, value: str) -> str:
-    """``value`` as a confidence stores it (``0.95``), refused outside (0.5, 1)."""
-    try:
-        number = float(value)
-    except ValueError:
-        raise SettingError(f"{name} must be a number such as 0.95, got '{value}'") from None
-    if not 0.5 < number < 1:  # NaN fails too
-        raise SettingError(f"{name} must be above 0.5 and below 1, got {value}")
-    return repr(number)
 
 
 def set_setting(session: Session, name: str, value: str) -> None:

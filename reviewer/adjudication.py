@@ -37,6 +37,7 @@ from db.items import ItemSnapshot, add_revision, item_conditions, locked_item
 from db.json_types import JsonObject, attributes_json
 from db.models import Decision, Item, ItemRevision, Judgment, Person, is_current_revision, utcnow
 from db.people import PermissionDenied, require_lead
+from db.qualification import counted_judgments
 from db.rows import copied_fields, from_row, row_reader
 from db.vocabulary import DecisionReason, FlagName, ItemKind, ItemStatus, Verdict
 from reviewer.judging import JudgmentView
@@ -433,6 +434,7 @@ class BulkDecision:
     revision: int
     final_key: str | None
     previous_status: str
+    figures: JsonObject | None = None  # what the decision rests on (the consensus), audited
 
 
 def store_bulk_decisions(
@@ -458,6 +460,8 @@ def store_bulk_decisions(
         if flag is not None:  # the keys in the order the trail has always listed them
             changes["reason"] = reason.value if reason else None
         changes |= {"previous_status": decision.previous_status, "bulk": True}
+        if decision.figures is not None:
+            changes["consensus"] = decision.figures
         if flag is not None:
             changes["flag"] = flag.value
         return changes
@@ -520,6 +524,7 @@ def _load_cases(session: Session, item_rows: Result[Any]) -> list[ConflictCase]:
     judgments: dict[str, dict[tuple[int, int], JudgmentView]] = {item_id: {} for item_id in ids}
     decisions: dict[str, list[DecisionRecord]] = {item_id: [] for item_id in ids}
     undone: dict[str, list[DecisionRecord]] = {item_id: [] for item_id in ids}
+    counted = counted_judgments(session)  # the qualification gate's (db.qualification)
     for chunk in id_chunks(ids):
         result = session.execute(
             select(*_REVISION_COLUMNS).where(col(ItemRevision.item_id).in_(chunk))
@@ -536,6 +541,7 @@ def _load_cases(session: Session, item_rows: Result[Any]) -> list[ConflictCase]:
                 col(Judgment.item_id).in_(chunk),
                 col(Judgment.retracted).is_(False),
                 col(Judgment.gold_id).is_(None),  # calibration judgments: gold accuracy only
+                *counted,
             )
             .order_by(col(Judgment.created_at), col(Judgment.id))
         )

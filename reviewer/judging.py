@@ -28,11 +28,12 @@ from db.engine import Database
 from db.errors import VetbenchError
 from db.gold import GoldOutcome, judged_gold_outcome, served_gold_id
 from db.guidelines import current_guidelines_version
-from db.item_status import refresh_item_status
+from db.item_status import refresh_item_status, refresh_judged_items
 from db.items import ItemSnapshot, add_revision, locked_item
 from db.json_types import JsonObject, attributes_json
 from db.models import Claim, Item, ItemRevision, Judgment, Person, utcnow
 from db.people import ensure_person, find_person
+from db.qualification import gate
 from db.retry import retry_transient
 from db.rows import from_row
 from db.validation import ItemDraft, validate_draft
@@ -388,6 +389,9 @@ def _store_judgment(
             **({"gold_id": gold_id} if gold_id is not None else {}),
         )
         status = refresh_item_status(session, item_id)
+        if gold_id is not None and gate(session).on:
+            # A calibration answer may qualify them: their other judgments count from now.
+            refresh_judged_items(session, person.id)
         revision = None
         if edit is not None:
             revision = _store_edit(session, person, item, edit)

@@ -16,6 +16,12 @@ fixed schedule: with 10, every tenth) and serves them first while the annotator
 has judged fewer than ``calibration_items`` items, as long as unjudged gold items
 are left.  The filters apply to them too.
 
+With the qualification gate on (``calibration_pass``, ``db.qualification``), someone
+who has not passed is served only gold items they have never judged (so a second
+attempt gets other gold items), and nothing once they failed or no such gold item is
+left: :meth:`ReviewQueue.qualification_notice` says why, in words.  After a pass, the
+queue is as above.
+
 With ``order=suspicious`` the items triage finds most suspicious
 (``reviewer.triage``) come first, highest score first, then the rest as above;
 the ranking is read once and again every ``RANKING_TTL``.  A filter on flags
@@ -32,7 +38,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from sqlalchemy import ColumnElement, Select, and_, case, delete, exists, func, not_, or_, select
@@ -47,14 +52,20 @@ from db.items import ItemSnapshot, get_item
 from db.listings import source_names
 from db.models import Claim, GoldItem, Item, ItemRevision, Judgment, is_current_revision, utcnow
 from db.people import ensure_person
+from db.qualification import Qualification, qualification_of
 from db.retry import retry_transient
 from db.routing import routing_settings, worth_ranking
-from db.rows import from_row
 from db.search import exam_name
 from db.settings import get_int_setting
-from db.vocabulary import OPEN_STATUSES, ItemStatus, QueueOrder
-from reviewer.judging import JudgmentView
+from db.vocabulary import OPEN_STATUSES, ItemStatus, QualificationStatus, QueueOrder
 from reviewer.queue_filter import QueueError, QueueFilter
+from reviewer.queue_values import (
+    GuidelinesNews,
+    OwnJudgment,
+    QueueProgress,
+    SessionHistory,
+    own_judgment_of,
+)
 
 CLAIM_TTL = timedelta(minutes=10)
 """How long an item shown to one annotator is kept from the others."""
@@ -83,71 +94,6 @@ def annotator_queue(
         flags=(flag,) if flag else (),
     )
     return ReviewQueue(db, annotator, filters, clock=clock or utcnow, order=QueueOrder(order))
-
-
-@dataclass(frozen=True)
-class OwnJudgment(JudgmentView):
-    """The annotator's own active judgment of an item revision, for browsing: a
-    judgment as the lead sees it, and which one of which item it is."""
-
-    judgment_id: int
-    item_id: str
-
-
-@dataclass(frozen=True)
-class QueueProgress:
-    """Figures for the progress line (``items_*`` within the queue's filters)."""
-
-    session_done: int
-    session_assigned: int
-    overall_done: int
-    items_left: int  # open items this annotator could still judge
-    median_seconds: float | None
-    items_complete: int = 0  # items with enough judgments (or a decision)
-    items_total: int = 0
-
-
-@dataclass(frozen=True)
-class GuidelinesNews:
-    """``first``: a new annotator, who reads the guidelines before their first item;
-    else the guidelines changed since ``last_seen``, the version of their latest judgment."""
-
-    current: int
-    first: bool
-    last_seen: int | None = None
-
-
-@dataclass
-class SessionHistory:
-    """Items shown in this session, in order, and where the annotator is in that list."""
-
-    item_ids: list[str] = field(default_factory=list)
-    position: int = -1
-    skipped: set[str] = field(default_factory=set)
-
-    @property
-    def current(self) -> str | None:
-        return self.item_ids[self.position] if 0 <= self.position < len(self.item_ids) else None
-
-    def append(self, item_id: str) -> None:
-        # Showing an item again moves it to the end instead of duplicating it.
-        if item_id in self.item_ids:
-            self.item_ids.remove(item_id)
-        self.item_ids.append(item_id)
-        self.position = len(self.item_ids) - 1
-
-
-def _own_judgment(row: Judgment, annotator: str, key: str) -> OwnJudgment:
-    """``row`` (this annotator's judgment of a revision whose key is ``key``) as plain data."""
-    return from_row(
-        OwnJudgment,
-        row,
-        annotator=annotator,
-        revision=row.revision_number,
-        alternative_orders=tuple(row.alternative_orders),
-        matches_key=row.blind_answer == key,
-        judgment_id=row.id,
-    )
 
 
 class ReviewQueue:
@@ -368,13 +314,26 @@ class ReviewQueue:
         # The (judged + 1)-th item is gold when it crosses a multiple of 100 / rate.
         return (judged + 1) * rate // 100 > judged * rate // 100
 
-    def _first_gold_item(self, session: Session, exclude: Sequence[str]) -> str | None:
-        """A gold item this annotator has not judged, in their own id order."""
+    def _first_gold_item(
+        self, session: Session, exclude: Sequence[str], *, unseen: bool = False
+    ) -> str | None:
+        """A gold item this annotator has not judged, in their own id order (``unseen``:
+        one they never judged at all, any revision, undone or not: a qualification
+        attempt's answers are only worth something blind)."""
         conditions = [
             not_(self._judged_by_me()),
             not_(self._written_by_me()),
             *self._filter_conditions(session),
         ]
+        if unseen:
+            conditions.append(
+                not_(
+                    exists().where(
+                        col(Judgment.item_id) == col(Item.id),
+                        col(Judgment.annotator_id) == self.person_id,
+                    )
+                )
+            )
         if exclude:
             conditions.append(col(Item.id).not_in(list(exclude)))
         start = self.start_id(session)
@@ -396,6 +355,9 @@ class ReviewQueue:
         with self.db.transaction() as session:
             if release is not None:
                 self._release(session, release)
+            standing = qualification_of(session, self.annotator)
+            if not standing.counts:
+                return self._qualification_item(session, standing, exclude)
             if self._gold_due(session):
                 gold = self._first_gold_item(session, exclude)
                 if gold is not None:
@@ -415,6 +377,42 @@ class ReviewQueue:
                         self._claim(session, item_id)
                         return get_item(session, item_id)
                     passed_over.append(item_id)
+        return None
+
+    def _qualification_item(
+        self, session: Session, standing: Qualification, exclude: Sequence[str]
+    ) -> ItemSnapshot | None:
+        """For someone the gate leaves out: a gold item they never judged while an attempt
+        is under way, else nothing (no judgment of theirs would count)."""
+        if standing.status is not QualificationStatus.IN_PROGRESS:
+            return None
+        gold = self._first_gold_item(session, exclude, unseen=True)
+        if gold is None:
+            return None
+        self._claim(session, gold)
+        return get_item(session, gold)
+
+    def qualification(self) -> Qualification:
+        """Where this annotator stands with the qualification gate."""
+        with self.db.session() as session:
+            return qualification_of(session, self.annotator)
+
+    def qualification_notice(self) -> str | None:
+        """Why the queue serves this annotator nothing, when the gate is the reason (for
+        the app's empty screen); None when it is not."""
+        standing = self.qualification()
+        if standing.status is QualificationStatus.FAILED:
+            return (
+                f"You did not pass the qualification: {standing.describe()}. Your judgments "
+                "do not count, so nothing is served to you. A lead can let you try again "
+                f"on other gold items: vetbench users requalify {self.annotator} --as LEAD."
+            )
+        if standing.status is QualificationStatus.IN_PROGRESS:
+            return (
+                f"Qualification {standing.describe()}: no gold item you have not seen is "
+                f"left ({self.filters.describe()}). Your judgments count once you pass; "
+                "ask a lead to mark more gold items (vetbench gold add)."
+            )
         return None
 
     def fetch_next(self, release: str | None = None) -> ItemSnapshot | None:
@@ -568,7 +566,7 @@ class ReviewQueue:
             if row is None:
                 return None
             judgment, key = row
-            return _own_judgment(judgment, self.annotator, key)
+            return own_judgment_of(judgment, self.annotator, key)
 
     def judged_items(self, limit: int = 500) -> list[OwnJudgment]:
         """My active judgments, newest first (for browsing what I have done)."""
@@ -578,7 +576,7 @@ class ReviewQueue:
                 .order_by(col(Judgment.created_at).desc(), col(Judgment.id).desc())
                 .limit(limit)
             ).all()
-            return [_own_judgment(judgment, self.annotator, key) for judgment, key in rows]
+            return [own_judgment_of(judgment, self.annotator, key) for judgment, key in rows]
 
     def _own_judgments(self) -> Select[Judgment, str]:
         """This annotator's active judgments, each with the key of the revision it judged."""

@@ -36,6 +36,7 @@ from db.items import item_conditions
 from db.json_types import JsonObject
 from db.model_answers import ItemAnswers, model_answers
 from db.models import Item, ItemRevision, Judgment, is_current_revision
+from db.qualification import counted_judgments
 from db.vocabulary import (
     UNDECIDED_STATUSES,
     DecisionReason,
@@ -183,6 +184,7 @@ def _judgments(session: Session) -> dict[str, list[_Judged]]:
         ).where(
             col(Judgment.revision_number) == col(Item.current_revision),
             col(Judgment.gold_id).is_(None),  # calibration measures the annotator, not the item
+            *counted_judgments(session),  # the qualification gate's (db.qualification)
         )
     )
     latest: dict[str, dict[int, _Judged]] = defaultdict(dict)

@@ -80,6 +80,12 @@ def config_set(ctx: click.Context, key: str, value: str, name: str | None) -> No
         changed = refresh_open_statuses(db)
         setting = f"k = {change.new}" if key == "overlap" else f"{key} {change.new}"
         click.echo(f"item statuses recomputed for {setting}: {changed} changed")
+    if key in ("calibration_items", "calibration_pass"):
+        from db.item_status import refresh_judged_items
+
+        with db.transaction() as session:
+            changed = refresh_judged_items(session)
+        click.echo(f"item statuses recomputed for the qualification gate: {changed} changed")
 
 
 COMMANDS: tuple[click.Command, ...] = (config,)

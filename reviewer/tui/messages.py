@@ -25,6 +25,7 @@ class ItemLoaded(Message):
     own_judgment: OwnJudgment | None = None
     note: str = ""
     database_empty: bool = False  # with no item: nothing was ever imported
+    qualification: str | None = None  # with no item: why the qualification gate serves none
     authored: bool = False  # the annotator wrote the current revision: never shown blind
     flags: tuple[ItemFlag, ...] = ()  # the item revision's flags: shown only after the reveal
 

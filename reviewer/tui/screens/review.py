@@ -244,7 +244,13 @@ class ReviewScreen(Screen[None]):
 
         The item's flags travel with it but stay off the screen until the reveal."""
         if item is None:
-            return ItemLoaded(None, None, note, database_empty=self.queue.database_is_empty())
+            return ItemLoaded(
+                None,
+                None,
+                note,
+                database_empty=self.queue.database_is_empty(),
+                qualification=self.queue.qualification_notice(),
+            )
         flags = self.queue.flags_of(item)
         own = self.queue.own_judgment(item.id)
         if own is None and self.queue.wrote_current_revision(item):
@@ -347,6 +353,15 @@ class ReviewScreen(Screen[None]):
                 "Import some first (EconLogicQA CSV, CFLUE JSON or vetbench JSONL):\n\n"
                 f"    vetbench --db {self.db.url_for_people} import FILE\n\n"
                 "or write some with vetbench generate. Then press n to look again; q quits.",
+            )
+            self.phase = Phase.EMPTY
+        elif message.item is None and message.qualification is not None:
+            self.draft = None
+            heading.update(Text("Qualification", style="bold"))
+            view.show_message(
+                "Nothing counts yet",
+                f"{message.qualification}\n\nPress n to look again, l to browse your "
+                "judgments, q to quit.",
             )
             self.phase = Phase.EMPTY
         elif message.item is None:
