@@ -30,7 +30,6 @@ the queue and the judgments took.
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import random
 import shutil
@@ -39,6 +38,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -53,6 +53,7 @@ from db.consensus import estimate_consensus  # noqa: E402
 from db.engine import Database, open_database  # noqa: E402
 from db.gold import add_gold  # noqa: E402
 from db.importer import import_files  # noqa: E402
+from db.item_status import refresh_judged_items  # noqa: E402
 from db.models import Item as ItemRow  # noqa: E402
 from db.models import Judgment  # noqa: E402
 from db.people import add_person  # noqa: E402
@@ -60,6 +61,7 @@ from db.routing import fits_made, forget_fits  # noqa: E402
 from db.settings import set_setting  # noqa: E402
 from db.vocabulary import ItemKind, Role, Verdict  # noqa: E402
 from reviewer.adjudication import approve_agreed  # noqa: E402
+from reviewer.consensus_decisions import approve_confident  # noqa: E402
 from reviewer.judging import submit_judgment  # noqa: E402
 from reviewer.queue import annotator_queue  # noqa: E402
 
@@ -68,7 +70,7 @@ WRONG_KEY_SHARE = 0.1
 FLAWED_SHARE = 0.05
 CALIBRATION_ITEMS = 4
 GOLD_RATE = 5  # percent: every 20th item after calibration
-CONFIDENCE = 0.95
+CONFIDENCE = 0.95  # approve-agreed --min-confidence
 
 
 @dataclass(frozen=True)
@@ -170,25 +172,32 @@ def build_database(path: Path, bench: Bench, folder: Path) -> None:
 
 
 @dataclass
+class Decisions:
+    """Where the items ended after one decision rule, against the planted truth."""
+
+    approved: int = 0
+    leaks: int = 0  # planted wrong keys approved
+    caught: int = 0  # planted wrong keys not approved
+    flawed_approved: int = 0
+    good_to_lead: int = 0  # untouched items left to the lead (conflicts)
+    undecided: int = 0  # pending or in review
+    right: int = 0  # approved exactly when the item is sound
+    items: int = 0
+    seconds: float = 0.0
+
+
+@dataclass
 class Outcome:
     name: str
     judgments: int = 0
     gold_judgments: int = 0
-    leaks: int = 0
-    flawed_approved: int = 0
-    caught: int = 0
-    good_to_lead: int = 0
-    undecided: int = 0
-    right_decisions: int = 0
-    decided_items: int = 0
+    rules: dict[str, Decisions] = field(default_factory=dict)
     consensus_right: int = 0
     consensus_items: int = 0
     three_right: int = 0
     three_items: int = 0
-    approved: int = 0
     next_seconds: list[float] = field(default_factory=list)
     judge_seconds: list[float] = field(default_factory=list)
-    approve_seconds: float = 0.0
     fits: int = 0
     reliability: dict[str, tuple[float, float, float, int]] = field(default_factory=dict)
     accuracy: dict[str, tuple[int, int]] = field(default_factory=dict)  # right, answered
@@ -199,6 +208,7 @@ def simulate(database: Database, bench: Bench, seed: int, outcome: Outcome) -> N
     queues = {a.name: annotator_queue(database, a.name) for a in ANNOTATORS}
     rng = random.Random(seed)
     answered: Counter[tuple[str, bool]] = Counter()
+    settled = False
     while True:
         served = 0
         for annotator in rng.sample(ANNOTATORS, len(ANNOTATORS)):
@@ -226,42 +236,64 @@ def simulate(database: Database, bench: Bench, seed: int, outcome: Outcome) -> N
                     comment="simulated: the text is flawed" if verdict is Verdict.FLAWED else "",
                 )
                 outcome.judge_seconds.append(time.perf_counter() - started)
-        if not served:
+        if served:
+            settled = False
+        elif settled:
             break
+        else:
+            settle(database)
+            settled = True
     for annotator in ANNOTATORS:
         right = answered[(annotator.name, True)]
         outcome.accuracy[annotator.name] = (right, right + answered[(annotator.name, False)])
 
 
-def approve(database: Database) -> int:
-    """approve-agreed as a lead runs it: with the consensus' confidence where it has one."""
-    if "min_confidence" in inspect.signature(approve_agreed).parameters:
-        return approve_agreed(database, LEAD, min_confidence=CONFIDENCE)  # type: ignore[call-arg]
-    return approve_agreed(database, LEAD)
+def settle(database: Database) -> None:
+    """A consensus fit on every judgment, and every status read again under it: an item
+    the last fit was sure of may be unsure now, and goes back to the queue."""
+    forget_fits()
+    with database.transaction() as session:
+        refresh_judged_items(session)
 
 
-def tally(database: Database, bench: Bench, outcome: Outcome) -> None:
+AGREED_RULE = "approve-agreed"
+CONFIDENT_RULE = f"approve-agreed --min-confidence {CONFIDENCE:g}"
+
+
+def decide(database: Database, rule: str, bench: Bench) -> Decisions:
+    """The lead approves by ``rule``; where every item ends, against the truth."""
+    started = time.perf_counter()
+    if rule == AGREED_RULE:
+        approve_agreed(database, LEAD)
+    else:
+        approve_confident(database, LEAD, CONFIDENCE)
+    decisions = Decisions(seconds=time.perf_counter() - started)
     with database.session() as session:
         statuses = dict(session.exec(select(ItemRow.id, ItemRow.status)).all())
-        judgments = session.exec(select(Judgment).where(col(Judgment.retracted).is_(False))).all()
-        consensus = estimate_consensus(session)
-    counted = Counter(j.item_id for j in judgments if j.gold_id is None)
-    outcome.judgments = sum(counted.values())
-    outcome.gold_judgments = sum(1 for j in judgments if j.gold_id is not None)
     for item_id, status in statuses.items():
         if item_id in bench.gold:
             continue
         wrong = item_id in bench.wrong
         flawed = item_id in bench.flawed
         approved = status == "approved"
-        outcome.approved += approved
-        outcome.leaks += wrong and approved
-        outcome.caught += wrong and not approved
-        outcome.flawed_approved += flawed and approved
-        outcome.good_to_lead += not wrong and not flawed and status == "conflict"
-        outcome.undecided += status in ("pending", "in_review")
-        outcome.decided_items += 1
-        outcome.right_decisions += approved != (wrong or flawed)
+        decisions.approved += approved
+        decisions.leaks += wrong and approved
+        decisions.caught += wrong and not approved
+        decisions.flawed_approved += flawed and approved
+        decisions.good_to_lead += not wrong and not flawed and status == "conflict"
+        decisions.undecided += status in ("pending", "in_review")
+        decisions.items += 1
+        decisions.right += approved != (wrong or flawed)
+    return decisions
+
+
+def tally(database: Database, bench: Bench, outcome: Outcome) -> None:
+    """Judgments used, the consensus against the truth, and each annotator's reliability."""
+    with database.session() as session:
+        judgments = session.exec(select(Judgment).where(col(Judgment.retracted).is_(False))).all()
+        consensus = estimate_consensus(session)
+    outcome.judgments = sum(1 for j in judgments if j.gold_id is None)
+    outcome.gold_judgments = sum(1 for j in judgments if j.gold_id is not None)
     for estimate in consensus.items:
         if estimate.item_id in bench.gold or not estimate.judgments:
             continue
@@ -276,7 +308,7 @@ def tally(database: Database, bench: Bench, outcome: Outcome) -> None:
             outcome.reliability[rater.name] = (rater.reliability, rater.low, rater.high, rater.n)
 
 
-def run(mode: str, base: Path, folder: Path, bench: Bench, seed: int) -> Outcome:
+def run(mode: str, base: Path, folder: Path, bench: Bench, seed: int, target: float) -> Outcome:
     path = folder / f"{mode}.db"
     shutil.copy(base, path)
     database = open_database(path)
@@ -286,19 +318,22 @@ def run(mode: str, base: Path, folder: Path, bench: Bench, seed: int) -> Outcome
         else:
             set_setting(session, "routing", "adaptive")
             set_setting(session, "max_overlap", "3")
-            set_setting(session, "target_confidence", str(CONFIDENCE))
+            set_setting(session, "target_confidence", str(target))
     forget_fits()
     fits_before = fits_made()
-    outcome = Outcome("fixed k=3" if mode == "fixed" else "adaptive")
+    outcome = Outcome("fixed k=3" if mode == "fixed" else f"adaptive {target:g}")
     started = time.perf_counter()
     simulate(database, bench, seed, outcome)
     print(f"  {outcome.name}: simulated in {time.perf_counter() - started:.0f} s", flush=True)
     outcome.fits = fits_made() - fits_before
-    started = time.perf_counter()
-    approve(database)
-    outcome.approve_seconds = time.perf_counter() - started
     tally(database, bench, outcome)
     database.dispose()
+    for number, rule in enumerate((AGREED_RULE, CONFIDENT_RULE)):
+        copy = folder / f"{mode}-{number}.db"
+        shutil.copy(path, copy)
+        decided = open_database(copy)
+        outcome.rules[rule] = decide(decided, rule, bench)
+        decided.dispose()
     return outcome
 
 
@@ -317,30 +352,50 @@ def seconds(values: list[float]) -> str:
 def report(bench: Bench, fixed: Outcome, adaptive: Outcome) -> None:
     planted = len(bench.wrong)
     good = len(bench.items) - len(bench.gold) - planted - len(bench.flawed)
-    rows = [
+    rows: list[tuple[str, Callable[[Outcome], str]]] = [
         ("judgments (items)", lambda o: str(o.judgments)),
         ("judgments (gold, calibration)", lambda o: str(o.gold_judgments)),
-        ("leaks: wrong keys approved", lambda o: str(o.leaks)),
-        ("wrong keys kept from approved", lambda o: share(o.caught, planted)),
-        ("flawed items approved", lambda o: share(o.flawed_approved, len(bench.flawed))),
-        ("good items sent to the lead", lambda o: share(o.good_to_lead, good)),
-        ("items left undecided", lambda o: str(o.undecided)),
-        ("decision accuracy", lambda o: share(o.right_decisions, o.decided_items)),
         ("consensus answer right", lambda o: share(o.consensus_right, o.consensus_items)),
         ("  on items with >= 3 judgments", lambda o: share(o.three_right, o.three_items)),
-        ("approved", lambda o: str(o.approved)),
         ("next ms (median / p95 / max)", lambda o: seconds(o.next_seconds)),
         ("judge ms (median / p95 / max)", lambda o: seconds(o.judge_seconds)),
         ("consensus fits during the run", lambda o: str(o.fits)),
-        ("approve-agreed s", lambda o: f"{o.approve_seconds:.1f}"),
     ]
+    for rule in (AGREED_RULE, CONFIDENT_RULE):
+
+        def on(o: Outcome, figure: Callable[[Decisions], str], rule: str = rule) -> str:
+            return figure(o.rules[rule])
+
+        rows += [
+            (f"after {rule}:", lambda o: ""),
+            ("  approved", lambda o, on=on: on(o, lambda d: str(d.approved))),
+            ("  leaks: wrong keys approved", lambda o, on=on: on(o, lambda d: str(d.leaks))),
+            (
+                "  wrong keys kept from approved",
+                lambda o, on=on: on(o, lambda d: share(d.caught, planted)),
+            ),
+            (
+                "  flawed items approved",
+                lambda o, on=on: on(o, lambda d: share(d.flawed_approved, len(bench.flawed))),
+            ),
+            (
+                "  good items left to the lead",
+                lambda o, on=on: on(o, lambda d: share(d.good_to_lead, good)),
+            ),
+            ("  items left undecided", lambda o, on=on: on(o, lambda d: str(d.undecided))),
+            (
+                "  decision accuracy",
+                lambda o, on=on: on(o, lambda d: share(d.right, d.items)),
+            ),
+            ("  seconds", lambda o, on=on: on(o, lambda d: f"{d.seconds:.1f}")),
+        ]
     print(
         f"\n{len(bench.items)} items: {planted} planted wrong keys, {len(bench.flawed)} "
         f"flawed, {len(bench.gold)} gold"
     )
-    print(f"{'':34} {fixed.name:>22} {adaptive.name:>22}")
+    print(f"{'':42} {fixed.name:>18} {adaptive.name:>18}")
     for label, value in rows:
-        print(f"{label:34} {value(fixed):>22} {value(adaptive):>22}")
+        print(f"{label:42} {value(fixed):>18} {value(adaptive):>18}")
     print("\nannotator     true skill  measured    estimated reliability [95% interval] (n)")
     for annotator in ANNOTATORS:
         right, total = fixed.accuracy[annotator.name]
@@ -359,21 +414,20 @@ def report(bench: Bench, fixed: Outcome, adaptive: Outcome) -> None:
         )
     print("\ndone when:")
     ratio = adaptive.judgments / fixed.judgments if fixed.judgments else 0
-    checks = [
-        (f"adaptive uses {ratio:.0%} of fixed k=3's judgments (<= 50%)", ratio <= 0.5),
-        (
-            f"adaptive leaks {adaptive.leaks} <= fixed's {fixed.leaks}",
-            adaptive.leaks <= fixed.leaks,
-        ),
-    ]
-    for outcome in (fixed, adaptive):
-        caught = outcome.caught / planted if planted else 1.0
-        checks.append(
-            (
-                f"{outcome.name}: {caught:.1%} of wrong keys kept from approved (>= 95%)",
-                caught >= 0.95,
+    checks = [(f"adaptive uses {ratio:.0%} of fixed k=3's judgments (<= 50%)", ratio <= 0.5)]
+    for rule in (AGREED_RULE, CONFIDENT_RULE):
+        mine, theirs = adaptive.rules[rule].leaks, fixed.rules[rule].leaks
+        checks.append((f"{rule}: adaptive leaks {mine} <= fixed's {theirs}", mine <= theirs))
+        for outcome in (fixed, adaptive):
+            caught = outcome.rules[rule].caught / planted if planted else 1.0
+            checks.append(
+                (
+                    f"{rule}, {outcome.name}: {caught:.1%} of wrong keys kept from approved "
+                    "(>= 95%)",
+                    caught >= 0.95,
+                )
             )
-        )
+    for outcome in (fixed, adaptive):
         people = outcome.reliability
         spammer = people.get("spammer", (1.0, 0, 0, 0))[0]
         lowest = all(spammer < value[0] for name, value in people.items() if name != "spammer")
@@ -389,6 +443,9 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=300, help="CFLUE items sampled")
     parser.add_argument("--gold", type=int, default=30, help="untouched items made gold")
     parser.add_argument("--seed", type=int, default=25)
+    parser.add_argument(
+        "--target", type=float, default=0.95, help="adaptive routing's target_confidence"
+    )
     parser.add_argument("--cflue", type=Path, default=CFLUE_KNOWLEDGE)
     parser.add_argument("--keep", type=Path, help="keep the databases here")
     args = parser.parse_args()
@@ -402,8 +459,8 @@ def main() -> None:
         bench = choose_items(cflue, args.items, args.gold, random.Random(args.seed))
         base = folder / "base.db"
         build_database(base, bench, folder)
-        fixed = run("fixed", base, folder, bench, args.seed)
-        adaptive = run("adaptive", base, folder, bench, args.seed)
+        fixed = run("fixed", base, folder, bench, args.seed, args.target)
+        adaptive = run("adaptive", base, folder, bench, args.seed, args.target)
         report(bench, fixed, adaptive)
     finally:
         if not args.keep:

@@ -94,7 +94,6 @@ class _Fit:
     keep_confusion: Mapping[str, tuple[float, float]]  # person -> p(keep | keep), p(keep | drop)
     prior_key_right: float
     prior_keep: float
-    labels: int  # answers the fit's one-coin model spreads an error over, plus one
     default_reliability: float
     default_keep_confusion: tuple[float, float]
     generation: int
@@ -203,11 +202,7 @@ def _fit_of(consensus: Consensus, inputs: ConsensusInputs, judgments: int, gener
     persons = [rater.reliability for rater in consensus.raters if rater.kind == "person"]
     p_keep = {item.item_id: item.p_keep for item in consensus.items}
     counts: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0])
-    alternatives: dict[str, set[str]] = defaultdict(set)
     for rating in inputs.ratings:
-        item = inputs.items.get(rating.item_id)
-        if item is not None and rating.answer != item.key:
-            alternatives[rating.item_id].add(rating.answer)
         keeps = rating.keeps
         if keeps is None or rating.item_id not in p_keep:
             continue
@@ -225,7 +220,6 @@ def _fit_of(consensus: Consensus, inputs: ConsensusInputs, judgments: int, gener
         keep_confusion=confusion,
         prior_key_right=consensus.prior_key_right,
         prior_keep=consensus.prior_keep,
-        labels=1 + max((len(seen) for seen in alternatives.values()), default=1),
         default_reliability=sum(persons) / len(persons) if persons else _DEFAULT_RELIABILITY,
         default_keep_confusion=_confusion(pooled) if counts else _DEFAULT_KEEP_CONFUSION,
         generation=generation,
@@ -238,15 +232,30 @@ def _confusion(tally: Sequence[float]) -> tuple[float, float]:
     return kept_when_kept, kept_when_dropped
 
 
+def _plausible_errors(kind: ItemKind, key: str) -> int:
+    """How many wrong answers a mistaken annotator plausibly gives: the other option of a
+    true/false item, one of three others (the usual four options), an order with one
+    pair of neighbours swapped.  Fewer than every possible answer, on purpose: a mistake
+    that lands on a wrong key is likelier than a uniform spread would say, and an item
+    is closed on one agreeing judgment only when that is safe."""
+    if kind is ItemKind.TRUEFALSE:
+        return 1
+    if kind is ItemKind.ORDERING:
+        return max(1, len(key) - 1)
+    return 3
+
+
 def _answer_posterior(
     fit: _Fit, key: str, kind: ItemKind, answers: Sequence[tuple[tuple[str, str], str]]
 ) -> tuple[float, str]:
     """p(the key is right) and the likeliest answer, from each rater's answer."""
-    del kind  # the one-coin model spreads errors over the fit's labels, whatever the kind
     seen = sorted({answer for _rater, answer in answers if answer != key})
-    wrong_choices = max(fit.labels, len(seen) + 2) - 1
+    wrong_choices = max(_plausible_errors(kind, key), len(seen))
+    chance = 1 / (wrong_choices + 1)
+    # A rater below chance (a spammer) says nothing, rather than the opposite of what
+    # they answer: their answer would otherwise count for the key whenever it differs.
     skills = [
-        (min(max(fit.reliability.get(rater, fit.default_reliability), 1e-6), 1 - 1e-6), answer)
+        (min(max(fit.reliability.get(rater, fit.default_reliability), chance), 1 - 1e-6), answer)
         for rater, answer in answers
     ]
 
