@@ -214,14 +214,24 @@ def _fit_of(consensus: Consensus, inputs: ConsensusInputs, judgments: int, gener
         tally[3] += 1 - weight
     confusion = {name: _confusion(tally) for name, tally in counts.items()}
     pooled = [sum(tally[i] for tally in counts.values()) for i in range(4)]
+    default_confusion = _confusion(pooled) if counts else _DEFAULT_KEEP_CONFUSION
+    prior_keep = consensus.prior_keep
+    verdicts = [r.keeps for r in inputs.ratings if r.keeps is not None]
+    verdicts += [truth.keeps for truth in inputs.gold.values()]
+    if all(verdicts):
+        # No one has dropped an item yet: the fit had nothing to learn keep or drop from
+        # (it says 0.5).  Keeping is then as likely as the rule of succession over every
+        # verdict says, and no rater's keep tells more than anyone's.
+        prior_keep = (len(verdicts) + 1) / (len(verdicts) + 2)
+        confusion, default_confusion = {}, _DEFAULT_KEEP_CONFUSION
     return _Fit(
         judgments=judgments,
         reliability=reliability,
         keep_confusion=confusion,
         prior_key_right=consensus.prior_key_right,
-        prior_keep=consensus.prior_keep,
+        prior_keep=prior_keep,
         default_reliability=sum(persons) / len(persons) if persons else _DEFAULT_RELIABILITY,
-        default_keep_confusion=_confusion(pooled) if counts else _DEFAULT_KEEP_CONFUSION,
+        default_keep_confusion=default_confusion,
         generation=generation,
     )
 
