@@ -9,11 +9,11 @@ notice (their verdict ``flawed``); a few untouched ones become gold items, which
 mixes in as it always does (``calibration_items`` first, then ``gold_rate``).
 
 Annotators (answers drawn per annotator and item, so both runs see the same people give
-the same answers): two experts, two average annotators, a careless one, and a fast
-spammer who answers at random and always keeps.  The others answer blind with their
-skill (the right answer, else another one) and say ``keep`` when their answer is the
-key, ``wrong-key`` with their answer otherwise; on a flawed item they notice the flaw
-with their skill.
+the same answers): two experts, two average annotators, a careless one, and a spammer
+who answers at random and always keeps (``--spammer-pace 2``: twice as fast as the
+others).  The others answer blind with their skill (the right answer, else another one)
+and say ``keep`` when their answer is the key, ``wrong-key`` with their answer
+otherwise; on a flawed item they notice the flaw with their skill.
 
 Each run starts from the same database and drives the real queue in-process, as
 ``vetbench next`` and ``vetbench judge`` do (``reviewer.queue.annotator_queue`` and
@@ -24,7 +24,8 @@ It prints judgments used, leaks (planted wrong keys approved), wrong keys kept f
 truth, each annotator's estimated reliability against their true skill, and the time
 the queue and the judgments took.
 
-    .venv/bin/python bench/annotation_efficiency.py [--items 300] [--seed 25] [--keep DIR]
+    .venv/bin/python bench/annotation_efficiency.py [--items 300] [--target 0.95]
+        [--spammer-pace 1] [--seed 25] [--cflue PATH] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ ANNOTATORS = (
     Annotator("average-1", 0.8),
     Annotator("average-2", 0.75),
     Annotator("careless", 0.55),
-    Annotator("spammer", 0.0, pace=2, spammer=True),
+    Annotator("spammer", 0.0, spammer=True),
 )
 
 
@@ -203,15 +204,21 @@ class Outcome:
     accuracy: dict[str, tuple[int, int]] = field(default_factory=dict)  # right, answered
 
 
-def simulate(database: Database, bench: Bench, seed: int, outcome: Outcome) -> None:
+def simulate(
+    database: Database,
+    bench: Bench,
+    seed: int,
+    outcome: Outcome,
+    annotators: tuple[Annotator, ...] = ANNOTATORS,
+) -> None:
     """Every annotator asks the queue for items, round after round, until none is served."""
-    queues = {a.name: annotator_queue(database, a.name) for a in ANNOTATORS}
+    queues = {a.name: annotator_queue(database, a.name) for a in annotators}
     rng = random.Random(seed)
     answered: Counter[tuple[str, bool]] = Counter()
     settled = False
     while True:
         served = 0
-        for annotator in rng.sample(ANNOTATORS, len(ANNOTATORS)):
+        for annotator in rng.sample(annotators, len(annotators)):
             for _ in range(annotator.pace):
                 queue = queues[annotator.name]
                 started = time.perf_counter()
@@ -243,7 +250,7 @@ def simulate(database: Database, bench: Bench, seed: int, outcome: Outcome) -> N
         else:
             settle(database)
             settled = True
-    for annotator in ANNOTATORS:
+    for annotator in annotators:
         right = answered[(annotator.name, True)]
         outcome.accuracy[annotator.name] = (right, right + answered[(annotator.name, False)])
 
@@ -308,7 +315,15 @@ def tally(database: Database, bench: Bench, outcome: Outcome) -> None:
             outcome.reliability[rater.name] = (rater.reliability, rater.low, rater.high, rater.n)
 
 
-def run(mode: str, base: Path, folder: Path, bench: Bench, seed: int, target: float) -> Outcome:
+def run(
+    mode: str,
+    base: Path,
+    folder: Path,
+    bench: Bench,
+    seed: int,
+    target: float,
+    annotators: tuple[Annotator, ...],
+) -> Outcome:
     path = folder / f"{mode}.db"
     shutil.copy(base, path)
     database = open_database(path)
@@ -323,7 +338,7 @@ def run(mode: str, base: Path, folder: Path, bench: Bench, seed: int, target: fl
     fits_before = fits_made()
     outcome = Outcome("fixed k=3" if mode == "fixed" else f"adaptive {target:g}")
     started = time.perf_counter()
-    simulate(database, bench, seed, outcome)
+    simulate(database, bench, seed, outcome, annotators)
     print(f"  {outcome.name}: simulated in {time.perf_counter() - started:.0f} s", flush=True)
     outcome.fits = fits_made() - fits_before
     tally(database, bench, outcome)
@@ -447,6 +462,9 @@ def main() -> None:
         "--target", type=float, default=0.95, help="adaptive routing's target_confidence"
     )
     parser.add_argument("--cflue", type=Path, default=CFLUE_KNOWLEDGE)
+    parser.add_argument(
+        "--spammer-pace", type=int, default=1, help="items the spammer judges per round (others: 1)"
+    )
     parser.add_argument("--keep", type=Path, help="keep the databases here")
     args = parser.parse_args()
     cflue: Path | None = args.cflue
@@ -459,8 +477,9 @@ def main() -> None:
         bench = choose_items(cflue, args.items, args.gold, random.Random(args.seed))
         base = folder / "base.db"
         build_database(base, bench, folder)
-        fixed = run("fixed", base, folder, bench, args.seed, args.target)
-        adaptive = run("adaptive", base, folder, bench, args.seed, args.target)
+        team = tuple(replace(a, pace=args.spammer_pace) if a.spammer else a for a in ANNOTATORS)
+        fixed = run("fixed", base, folder, bench, args.seed, args.target, team)
+        adaptive = run("adaptive", base, folder, bench, args.seed, args.target, team)
         report(bench, fixed, adaptive)
     finally:
         if not args.keep:

@@ -116,6 +116,7 @@ class ReviewQueue:
         self.clock = clock
         self.order = QueueOrder(order)
         self._ranking: list[str] = []
+        self._worth: list[str] | None = None  # adaptive routing's order, for one request
         self._ranked_at: datetime | None = None
         self.history = SessionHistory()
         self.session_judgments: list[int] = []
@@ -227,10 +228,12 @@ class ReviewQueue:
             return self.suspicion_ranking()
         if not routing_settings(session).adaptive:
             return []
-        open_ids = session.scalars(
-            select(col(Item.id)).where(col(Item.status).in_(self._statuses()))
-        )
-        return worth_ranking(session, list(open_ids))
+        if self._worth is None:  # once per request: the walk may pass over a few items
+            open_ids = session.scalars(
+                select(col(Item.id)).where(col(Item.status).in_(self._statuses()))
+            )
+            self._worth = worth_ranking(session, list(open_ids))
+        return self._worth
 
     def _first_ranked(
         self, session: Session, ranking: list[str], conditions: list[ColumnElement[bool]]
@@ -353,6 +356,7 @@ class ReviewQueue:
         self, exclude: Sequence[str], release: str | None = None
     ) -> ItemSnapshot | None:
         with self.db.transaction() as session:
+            self._worth = None
             if release is not None:
                 self._release(session, release)
             standing = qualification_of(session, self.annotator)
