@@ -17,7 +17,7 @@ import click
 from reviewer.cli import options
 from reviewer.cli.common import open_db, print_json, terminal_block, terminal_text
 from reviewer.cli.identity import acting_person, as_option, new_user_option
-from reviewer.cli.review_commands import queue_options, require_known_source
+from reviewer.cli.review_commands import QueueChoice, queue_options, require_known_source
 
 if TYPE_CHECKING:
     from db.items import ItemSnapshot
@@ -56,15 +56,7 @@ class ServedItem:
 @options.json("Print the item (or null) as JSON.")
 @click.pass_context
 def next_item(
-    ctx: click.Context,
-    name: str | None,
-    new_user: bool,
-    kind: str | None,
-    source: str | None,
-    status: str | None,
-    flag: str | None,
-    order: str,
-    as_json: bool,
+    ctx: click.Context, name: str | None, new_user: bool, queue: QueueChoice, as_json: bool
 ) -> None:
     """Claim and print the item the review app would show you next (blind: no key).
 
@@ -74,12 +66,20 @@ def next_item(
     from reviewer.queue import annotator_queue
 
     db = open_db(ctx)
-    require_known_source(db, source)
+    require_known_source(db, queue.source)
     who = acting_person(ctx, name, new_user=new_user)
-    queue = annotator_queue(
-        db, who.name, kind=kind, source=source, status=status, flag=flag, order=order
+    served_from = annotator_queue(
+        db,
+        who.name,
+        kind=queue.kind,
+        source=queue.source,
+        status=queue.status,
+        flag=queue.flag,
+        order=queue.order,
     )
-    served = ServedItem(queue.annotator, queue.filters.describe(), queue.fetch_next())
+    served = ServedItem(
+        served_from.annotator, served_from.filters.describe(), served_from.fetch_next()
+    )
     if as_json:
         print_json(served.to_json())
         return

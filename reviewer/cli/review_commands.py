@@ -7,7 +7,9 @@ Textual and the service modules are imported inside the commands: ``--help`` sta
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -22,9 +24,34 @@ if TYPE_CHECKING:
     from evaluator.backends.settings import BackendSettings
 
 
+@dataclass(frozen=True)
+class QueueChoice:
+    """The queue's options as one value: which items to serve, in which order."""
+
+    kind: str | None
+    source: str | None
+    status: str | None
+    flag: str | None
+    order: str
+
+
 def queue_options(function: Callable[..., Any]) -> Callable[..., Any]:
     """The queue's options (``--kind --source --status --flag --order``), which
-    ``review`` and ``next`` share: both serve from the same queue."""
+    ``review`` and ``next`` share (both serve from the same queue), received as one
+    ``queue: QueueChoice``."""
+
+    @functools.wraps(function)
+    def with_queue_choice(
+        *args: Any,
+        kind: str | None,
+        source: str | None,
+        status: str | None,
+        flag: str | None,
+        order: str,
+        **kwargs: Any,
+    ) -> Any:
+        return function(*args, queue=QueueChoice(kind, source, status, flag, order), **kwargs)
+
     for option in reversed(
         (
             click.option(
@@ -48,8 +75,8 @@ def queue_options(function: Callable[..., Any]) -> Callable[..., Any]:
             ),
         )
     ):
-        function = option(function)
-    return function
+        with_queue_choice = option(with_queue_choice)
+    return with_queue_choice
 
 
 def require_known_source(db: Database, source: str | None) -> None:
@@ -75,11 +102,7 @@ def review(
     ctx: click.Context,
     name: str | None,
     new_user: bool,
-    kind: str | None,
-    source: str | None,
-    status: str | None,
-    flag: str | None,
-    order: str,
+    queue: QueueChoice,
     backend: BackendSettings,
 ) -> None:
     """Open the review app: answer each item blind, see the key, give a verdict.
@@ -90,18 +113,18 @@ def review(
     from reviewer.tui.app import make_app
 
     db = open_db(ctx)
-    require_known_source(db, source)
+    require_known_source(db, queue.source)
     who = acting_person(ctx, name, new_user=new_user)
     app = make_app(
         db,
         who.name,
-        kind=kind,
-        source=source,
-        status=status,
+        kind=queue.kind,
+        source=queue.source,
+        status=queue.status,
         notice=who.notice,
         backend_settings=backend,
-        flag=flag,
-        order=order,
+        flag=queue.flag,
+        order=queue.order,
     )
     app.run()
 
