@@ -33,7 +33,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sqlalchemy import ColumnElement, and_, func, text
+from sqlalchemy import ColumnElement, and_, exists, func, not_, text
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col
 
@@ -41,7 +41,7 @@ from db.audit import record_audit
 from db.engine import Database
 from db.errors import VetbenchError
 from db.json_types import JsonObject
-from db.models import GoldItem, Judgment, Person
+from db.models import GoldItem, Item, Judgment, Person
 from db.people import PersonListing, find_person, list_people, require_lead
 from db.settings import get_fraction_setting, get_int_setting
 from db.vocabulary import QualificationStatus, Role
@@ -56,9 +56,11 @@ __all__ = [
     "gate",
     "left_out",
     "list_people_qualified",
+    "never_judged_by",
     "qualification_of",
     "qualification_states",
     "requalify",
+    "standing_of",
     "uncounted_annotator_ids",
     "uncounted_annotators",
 ]
@@ -157,6 +159,23 @@ class Qualification:
         word = "attempt" if len(self.attempts) == 1 else "attempts"
         return f"{self.status.value} ({word} {tries}; pass mark {self.pass_mark:g})"
 
+    def notice(self, scope: str) -> str | None:
+        """Why the queue serves this person nothing, when the gate is why (the review
+        app's empty screen; ``scope``: the queue's filters in words); None otherwise."""
+        if self.status is QualificationStatus.FAILED:
+            return (
+                f"You did not pass the qualification: {self.describe()}. Your judgments "
+                "do not count, so nothing is served to you. A lead can let you try again "
+                f"on other gold items: vetbench users requalify {self.name} --as LEAD."
+            )
+        if self.status is QualificationStatus.IN_PROGRESS:
+            return (
+                f"Qualification {self.describe()}: no gold item you have not seen is left "
+                f"({scope}). Your judgments count once you pass; ask a lead to mark more "
+                "gold items (vetbench gold add)."
+            )
+        return None
+
     def to_json(self) -> JsonObject:
         return {
             "status": self.status.value,
@@ -254,6 +273,22 @@ def qualification_of(session: Session, name: str) -> Qualification:
     if person is None:
         raise QualificationError(f"'{name}' is not a registered person")
     return _states(session, [person])[person.name]
+
+
+def standing_of(db: Database, name: str) -> Qualification:
+    """:func:`qualification_of` in a session of its own (for the review app)."""
+    with db.session() as session:
+        return qualification_of(session, name)
+
+
+def never_judged_by(person_id: int) -> ColumnElement[bool]:
+    """Items the person never judged, any revision, undone or not (a condition on ``Item``):
+    a qualification attempt's gold items, whose answers are only worth something blind."""
+    return not_(
+        exists().where(
+            col(Judgment.item_id) == col(Item.id), col(Judgment.annotator_id) == person_id
+        )
+    )
 
 
 def uncounted_annotator_ids(session: Session) -> frozenset[int]:

@@ -14,13 +14,9 @@ Gold items (``db.gold``) are never served as ordinary items: the queue mixes
 them in at the rate ``gold_rate`` (percent of the items an annotator judges, on a
 fixed schedule: with 10, every tenth) and serves them first while the annotator
 has judged fewer than ``calibration_items`` items, as long as unjudged gold items
-are left.  The filters apply to them too.
-
-With the qualification gate on (``calibration_pass``, ``db.qualification``), someone
-who has not passed is served only gold items they have never judged (so a second
-attempt gets other gold items), and nothing once they failed or no such gold item is
-left: :meth:`ReviewQueue.qualification_notice` says why, in words.  After a pass, the
-queue is as above.
+are left.  The filters apply to them too.  Under the qualification gate
+(``db.qualification``) someone who has not passed gets only gold items they never
+judged, and nothing once they failed.
 
 With ``order=suspicious`` the items triage finds most suspicious
 (``reviewer.triage``) come first, highest score first, then the rest as above;
@@ -52,7 +48,7 @@ from db.items import ItemSnapshot, get_item
 from db.listings import source_names
 from db.models import Claim, GoldItem, Item, ItemRevision, Judgment, is_current_revision, utcnow
 from db.people import ensure_person
-from db.qualification import Qualification, qualification_of
+from db.qualification import never_judged_by, qualification_of
 from db.retry import retry_transient
 from db.routing import routing_settings, worth_ranking
 from db.search import exam_name
@@ -129,6 +125,12 @@ class ReviewQueue:
         self._start_id: str | None = None
 
     # --- choosing items -------------------------------------------------------------
+
+    def _mine(self) -> ColumnElement[bool]:
+        """This annotator's active judgments (a condition on ``Judgment``)."""
+        return and_(
+            col(Judgment.annotator_id) == self.person_id, col(Judgment.retracted).is_(False)
+        )
 
     def _judged_by_me(self) -> ColumnElement[bool]:
         return exists().where(
@@ -301,17 +303,7 @@ class ReviewQueue:
         rate = get_int_setting(session, "gold_rate")
         if not calibration and not rate:
             return False
-        judged = (
-            session.scalar(
-                select(func.count())
-                .select_from(Judgment)
-                .where(
-                    col(Judgment.annotator_id) == self.person_id,
-                    col(Judgment.retracted).is_(False),
-                )
-            )
-            or 0
-        )
+        judged = session.scalar(select(func.count()).where(self._mine())) or 0
         if judged < calibration:
             return True
         # The (judged + 1)-th item is gold when it crosses a multiple of 100 / rate.
@@ -320,23 +312,13 @@ class ReviewQueue:
     def _first_gold_item(
         self, session: Session, exclude: Sequence[str], *, unseen: bool = False
     ) -> str | None:
-        """A gold item this annotator has not judged, in their own id order (``unseen``:
-        one they never judged at all, any revision, undone or not: a qualification
-        attempt's answers are only worth something blind)."""
+        """A gold item this annotator has not judged (``unseen``: never), in their id order."""
         conditions = [
             not_(self._judged_by_me()),
             not_(self._written_by_me()),
             *self._filter_conditions(session),
+            *([never_judged_by(self.person_id)] if unseen else []),
         ]
-        if unseen:
-            conditions.append(
-                not_(
-                    exists().where(
-                        col(Judgment.item_id) == col(Item.id),
-                        col(Judgment.annotator_id) == self.person_id,
-                    )
-                )
-            )
         if exclude:
             conditions.append(col(Item.id).not_in(list(exclude)))
         start = self.start_id(session)
@@ -360,13 +342,14 @@ class ReviewQueue:
             if release is not None:
                 self._release(session, release)
             standing = qualification_of(session, self.annotator)
-            if not standing.counts:
-                return self._qualification_item(session, standing, exclude)
-            if self._gold_due(session):
-                gold = self._first_gold_item(session, exclude)
+            trying = standing.status is QualificationStatus.IN_PROGRESS
+            if trying or (standing.counts and self._gold_due(session)):
+                gold = self._first_gold_item(session, exclude, unseen=not standing.counts)
                 if gold is not None:
                     self._claim(session, gold)
                     return get_item(session, gold)
+            if not standing.counts:
+                return None  # the gate: nothing of theirs would count (Qualification.notice)
             # Items others have open come last: with k > 1 they may still need this
             # annotator's judgment (once their open claims are counted in).
             for avoid_claimed in (True, False):
@@ -381,42 +364,6 @@ class ReviewQueue:
                         self._claim(session, item_id)
                         return get_item(session, item_id)
                     passed_over.append(item_id)
-        return None
-
-    def _qualification_item(
-        self, session: Session, standing: Qualification, exclude: Sequence[str]
-    ) -> ItemSnapshot | None:
-        """For someone the gate leaves out: a gold item they never judged while an attempt
-        is under way, else nothing (no judgment of theirs would count)."""
-        if standing.status is not QualificationStatus.IN_PROGRESS:
-            return None
-        gold = self._first_gold_item(session, exclude, unseen=True)
-        if gold is None:
-            return None
-        self._claim(session, gold)
-        return get_item(session, gold)
-
-    def qualification(self) -> Qualification:
-        """Where this annotator stands with the qualification gate."""
-        with self.db.session() as session:
-            return qualification_of(session, self.annotator)
-
-    def qualification_notice(self) -> str | None:
-        """Why the queue serves this annotator nothing, when the gate is the reason (for
-        the app's empty screen); None when it is not."""
-        standing = self.qualification()
-        if standing.status is QualificationStatus.FAILED:
-            return (
-                f"You did not pass the qualification: {standing.describe()}. Your judgments "
-                "do not count, so nothing is served to you. A lead can let you try again "
-                f"on other gold items: vetbench users requalify {self.annotator} --as LEAD."
-            )
-        if standing.status is QualificationStatus.IN_PROGRESS:
-            return (
-                f"Qualification {standing.describe()}: no gold item you have not seen is "
-                f"left ({self.filters.describe()}). Your judgments count once you pass; "
-                "ask a lead to mark more gold items (vetbench gold add)."
-            )
         return None
 
     def fetch_next(self, release: str | None = None) -> ItemSnapshot | None:
@@ -631,10 +578,7 @@ class ReviewQueue:
         import statistics  # only needed here; keeps startup light
 
         with self.db.session() as session:
-            mine = and_(
-                col(Judgment.annotator_id) == self.person_id,
-                col(Judgment.retracted).is_(False),
-            )
+            mine = self._mine()
             seconds = list(session.scalars(select(col(Judgment.seconds)).where(mine)))
             left_query = (
                 select(func.count())
@@ -647,7 +591,8 @@ class ReviewQueue:
                     *self._filter_conditions(session),
                 )
             )
-            items_left = session.scalar(left_query) or 0
+            failed = qualification_of(session, self.annotator).status is QualificationStatus.FAILED
+            items_left = 0 if failed else session.scalar(left_query) or 0  # failed: served nothing
             in_scope = self._filter_conditions(session)
             complete_statuses = [s.value for s in ItemStatus if s not in OPEN_STATUSES]
             total, complete = session.execute(

@@ -10,7 +10,16 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import item_status, run_cli, store_item, store_person
+from helpers import (
+    agreement_shown,
+    item_status,
+    press,
+    run_cli,
+    running,
+    screen_text,
+    store_item,
+    store_person,
+)
 from test_privileges import Team, run, team  # noqa: F401  (team: the fixture)
 
 from db.engine import Database, open_database
@@ -18,6 +27,7 @@ from db.gold import add_gold
 from db.qualification import (
     counted_judgments,
     qualification_of,
+    standing_of,
     uncounted_annotators,
 )
 from db.settings import set_setting
@@ -27,6 +37,7 @@ from reviewer.agreement import compute_agreement
 from reviewer.judging import retract_last_judgment, submit_judgment
 from reviewer.queue import ReviewQueue
 from reviewer.triage import rank_items
+from reviewer.tui.app import make_app
 
 GOLD = [f"g:{number}" for number in range(1, 8)]  # seven gold items, key ABCD, kept
 RIGHT, WRONG = "A,B,C,D", "D,C,B,A"
@@ -160,9 +171,8 @@ def test_someone_who_fails_twice_counts_toward_nothing(project: Database) -> Non
     ranked = {entry.item_id: entry for entry in rank_items(project)}
     assert "o:2" not in ranked  # cat's wrong-key is no reason for suspicion
     # The app serves cat nothing and says why.
-    queue = ReviewQueue(project, "cat")
-    assert queue.fetch_next() is None
-    notice = queue.qualification_notice()
+    assert ReviewQueue(project, "cat").fetch_next() is None
+    notice = standing_of(project, "cat").notice("all items")
     assert notice is not None and "did not pass the qualification" in notice
     assert "vetbench users requalify cat" in notice
     # The lead sees who failed.
@@ -178,6 +188,35 @@ def test_someone_who_fails_twice_counts_toward_nothing(project: Database) -> Non
     assert as_json["dan"]["qualification"]["status"] == "passed"
     assert as_json["lea"]["qualification"]["status"] == "not-gated"
     assert {"name", "role", "created_at"} <= set(as_json["cat"])
+
+
+async def test_the_app_serves_gold_until_a_fail_then_says_why(project: Database) -> None:
+    store_person(project, "cat")
+    take_attempt(project, "cat", [False] * 5)
+    async with running(make_app(project, "cat")) as app:
+        item = app.review_screen.item
+        assert item is not None and item.id in GOLD  # the last answer of attempt 2
+        await press(app, *"dcba", "enter", "k")
+        assert app.review_screen.item is None
+        shown = screen_text(app)
+        said = " ".join(str(notification.message) for notification in app._notifications)
+    assert "qualification failed (attempts 0/3, 0/3; pass mark 0.6)" in said
+    assert "Qualification" in shown and "You did not pass the qualification" in shown
+    assert "vetbench users requalify cat --as LEAD" in shown
+    assert ReviewQueue(project, "cat").progress().items_left == 0  # "0 waiting for you"
+
+
+async def test_f2_names_who_does_not_count_and_why(project: Database) -> None:
+    for who, answers in (("dan", [True] * 3), ("cat", [False] * 6), ("eve", [True])):
+        store_person(project, who)
+        take_attempt(project, who, answers)
+    keep(project, "dan", "o:1")
+    async with agreement_shown(project, "lea") as (screen, _pilot):
+        note = str(screen.query_one("#qualification-note").render())
+    assert note.startswith("Not counted until they pass the qualification: ")
+    assert "cat failed (attempts 0/3, 0/3; pass mark 0.6)" in note
+    assert "eve in-progress (attempt 1: 1 of 3 gold items; pass mark 0.6)" in note
+    assert "dan" not in note
 
 
 def test_a_lead_lets_someone_who_failed_try_again_on_unseen_gold(project: Database) -> None:
@@ -196,9 +235,8 @@ def test_a_lead_lets_someone_who_failed_try_again_on_unseen_gold(project: Databa
     # Only one gold item is left that cat has not seen: it is served, then nothing.
     [last] = take_attempt(project, "cat", [True])
     assert last not in seen
-    queue = ReviewQueue(project, "cat")
-    assert queue.fetch_next() is None
-    notice = queue.qualification_notice()
+    assert ReviewQueue(project, "cat").fetch_next() is None
+    notice = standing_of(project, "cat").notice("all items")
     assert notice is not None and "no gold item you have not seen is left" in notice
 
 
@@ -227,7 +265,7 @@ def test_with_the_gate_off_everyone_counts_as_before(project: Database) -> None:
         assert qualification_of(session, "fay").status is QualificationStatus.NOT_GATED
         assert counted_judgments(session) == [] and uncounted_annotators(session) == frozenset()
     assert item_status(project, "o:1") == "agreed"
-    assert ReviewQueue(project, "fay").qualification_notice() is None
+    assert standing_of(project, "fay").notice("all items") is None
     listed = run_cli(project, "users", "list")
     assert "qualification" not in listed.output
 

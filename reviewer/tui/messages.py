@@ -66,6 +66,7 @@ class GoldChecked(Message):
     """The judgment just saved was of a gold item: how it compares with the gold."""
 
     outcome: GoldOutcome
+    qualification: str = ""  # where the annotator now stands with the gate, when it is on
 
 
 @dataclass

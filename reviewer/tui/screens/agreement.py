@@ -170,6 +170,7 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
                 yield DataTable(id="annotator-table", cursor_type="row", zebra_stripes=True)
                 note = Static("", id="qualification-note")
                 note.display = False  # shown only while the gate leaves someone out
+                note.styles.padding = (0, 1)
                 yield note
                 with Horizontal(id="annotator-charts"):
                     with Vertical(classes="annotator-chart"):
