@@ -35,7 +35,7 @@ from sqlmodel import Session, col
 
 from db.models import Judgment
 from db.settings import get_fraction_setting, get_int_setting, get_setting
-from db.vocabulary import ItemKind, ItemStatus
+from db.vocabulary import FlagName, ItemKind, ItemStatus
 
 if TYPE_CHECKING:
     from db.consensus import Consensus
@@ -128,11 +128,10 @@ class ItemBelief:
         return ItemStatus.IN_REVIEW
 
     @property
-    def worth(self) -> float:
-        """How much one more judgment is worth: the chance that the likelier decision
-        (approve, or the lead) is the wrong one; a model disagreeing with the key adds one."""
+    def uncertainty(self) -> float:
+        """The chance that the likelier decision (approve, or the lead) is the wrong one."""
         p_approve = self.p_key_right * self.p_keep
-        return min(p_approve, 1 - p_approve) + (1.0 if self.flagged else 0.0)
+        return min(p_approve, 1 - p_approve)
 
 
 @dataclass
@@ -347,7 +346,33 @@ def adaptive_statuses(
     }
 
 
+DOUBTING_FLAGS = frozenset(
+    {FlagName.KEY_MISMATCH, FlagName.MODEL_DISAGREES, FlagName.SECOND_OPINION}
+)
+"""Flags that doubt the key or the item: a flagged item is worth a judgment first."""
+
+
 def worth_ranking(session: Session, item_ids: Collection[str]) -> list[str]:
-    """``item_ids`` with the ones another judgment is worth most for first."""
+    """The items of ``item_ids`` that something is known of (ratings, or a flag that
+    doubts the key), the ones another judgment is worth most for first; the others are
+    left to the queue's usual walk."""
+    from db.stored_flags import current_flags
+
     beliefs = item_beliefs(session, item_ids)
-    return sorted(beliefs, key=lambda item_id: (-beliefs[item_id].worth, item_id))
+    flags = current_flags(session, list(item_ids))
+    doubted = {
+        item_id
+        for item_id, found in flags.items()
+        if any(flag.name in DOUBTING_FLAGS for flag in found)
+    }
+
+    def worth(item_id: str) -> float:
+        """How much one more judgment is worth: the uncertainty, and one more when a
+        model or a flag doubts the key."""
+        belief = beliefs.get(item_id)
+        if belief is None:
+            return 1.0  # doubted, and nothing else known
+        return belief.uncertainty + (1.0 if belief.flagged or item_id in doubted else 0.0)
+
+    ranked = set(beliefs) | doubted
+    return sorted(ranked, key=lambda item_id: (-worth(item_id), item_id))
