@@ -573,6 +573,17 @@ class ReviewQueue:
         with self.db.session() as session:
             return session.scalar(select(col(Item.id)).limit(1)) is None
 
+    def waiting_conditions(self, session: Session) -> list[ColumnElement[bool]]:
+        """Conditions on ``Item`` of the open items this annotator could still judge
+        (``progress``'s ``items_left``; ``vetbench export --format judging`` lists them)."""
+        return [
+            or_(*(col(Item.status) == status for status in self._statuses())),
+            not_(self._judged_by_me()),
+            not_(self._written_by_me()),
+            not_(self._is_gold()),
+            *self._filter_conditions(session),
+        ]
+
     def progress(self) -> QueueProgress:
         """Session and overall figures; ``items_left`` counts open items I could still judge."""
         import statistics  # only needed here; keeps startup light
@@ -581,15 +592,7 @@ class ReviewQueue:
             mine = self._mine()
             seconds = list(session.scalars(select(col(Judgment.seconds)).where(mine)))
             left_query = (
-                select(func.count())
-                .select_from(Item)
-                .where(
-                    or_(*(col(Item.status) == status for status in self._statuses())),
-                    not_(self._judged_by_me()),
-                    not_(self._written_by_me()),
-                    not_(self._is_gold()),
-                    *self._filter_conditions(session),
-                )
+                select(func.count()).select_from(Item).where(*self.waiting_conditions(session))
             )
             failed = qualification_of(session, self.annotator).status is QualificationStatus.FAILED
             items_left = 0 if failed else session.scalar(left_query) or 0  # failed: served nothing
