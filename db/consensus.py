@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
+    "DEFAULT_CONFIDENCE",
     "Consensus",
     "ConsensusOutcome",
     "ItemConsensus",
@@ -70,7 +71,10 @@ KEY_LABEL = "KEY"
 KEEP, DROP = "keep", "drop"
 GOLD_RATER = "gold"
 GOLD_WEIGHT = 3  # rows per gold truth: outvotes two dissenting judgments at the start
+BEYOND_CHANCE = 0.2  # below it a rater's answers are guessing (Landis & Koch's "slight")
 INTERVAL = 0.95
+DEFAULT_CONFIDENCE = 0.95
+"""The confidence F3 shows decisions at, and `vetbench consensus` by default."""
 
 
 class ConsensusOutcome(StrEnum):
@@ -130,6 +134,18 @@ class RaterReliability(FieldsAsJson):
     low: float  # 95% interval
     high: float
     n: int  # answers it rests on
+    chance: float = 0.0  # the share guessing would get right on the same items
+    counted: bool = True  # False: no better than guessing, left out of the answer consensus
+
+    @property
+    def note(self) -> str:
+        """What a table says of a rater left out of the answer consensus."""
+        return "" if self.counted else "guessing: not counted"
+
+    @property
+    def beyond_chance(self) -> float:
+        """Reliability corrected for guessing, as kappa is: 0 guessing, 1 always right."""
+        return (self.reliability - self.chance) / (1 - self.chance) if self.chance < 1 else 0.0
 
 
 @dataclass(frozen=True)
@@ -213,13 +229,13 @@ def _fit(
         chance = {task: value if only == first else 1 - value for task, value in p.items()}
         return {task: {first: value} for task, value in chance.items()}, 0.5
     data = pd.DataFrame(rows, columns=["task", "worker", "label"])
-    with warnings.catch_warnings():
-        # crowd-kit 1.4 still passes pandas arguments pandas 3 deprecates: not ours to fix.
-        warnings.filterwarnings("ignore", module="crowdkit")
-        if true_labels:
-            probas = model.fit_predict_proba(data, pd.Series(dict(true_labels)))
-        else:
-            probas = model.fit_predict_proba(data)
+    # crowd-kit 1.4 still passes pandas arguments pandas 3 deprecates: not ours to fix.
+    # Process-wide (catch_warnings is not thread-safe, and the app fits in threads).
+    warnings.filterwarnings("ignore", module="crowdkit")
+    if true_labels:
+        probas = model.fit_predict_proba(data, pd.Series(dict(true_labels)))
+    else:
+        probas = model.fit_predict_proba(data)
     prior = float(model.priors_.get(first, 0.0))
     return _as_dicts(probas), prior
 
@@ -241,22 +257,53 @@ def _jeffreys(successes: float, n: int) -> tuple[float, float]:
 
 
 def _reliabilities(
-    ratings: Sequence[Rating],
+    inputs: ConsensusInputs,
     spaces: Mapping[str, _LabelSpace],
     probas: Mapping[str, Mapping[str, float]],
+    guessers: Collection[str] = (),
 ) -> tuple[RaterReliability, ...]:
     right: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for rating in ratings:
+    guessing: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for rating in inputs.ratings:
         chances = probas.get(rating.item_id, {})
-        right[(rating.rater_kind, rating.rater)].append(
-            chances.get(spaces[rating.item_id].label(rating.answer), 0.0)
-        )
+        rater = (rating.rater_kind, rating.rater)
+        right[rater].append(chances.get(spaces[rating.item_id].label(rating.answer), 0.0))
+        guessing[rater].append(1 / inputs.items[rating.item_id].possible_answers)
     found = []
     for (kind, name), values in right.items():
         successes = sum(values)
         low, high = _jeffreys(successes, len(values))
-        found.append(RaterReliability(name, kind, successes / len(values), low, high, len(values)))
+        chance = sum(guessing[(kind, name)]) / len(values)
+        counted = f"{kind}:{name}" not in guessers
+        found.append(
+            RaterReliability(
+                name, kind, successes / len(values), low, high, len(values), chance, counted
+            )
+        )
     return tuple(sorted(found, key=lambda r: (-r.reliability, r.kind, r.name)))
+
+
+def _answer_consensus(
+    inputs: ConsensusInputs, spaces: Mapping[str, _LabelSpace]
+) -> tuple[dict[str, dict[str, float]], float, tuple[RaterReliability, ...]]:
+    """The answer task: fitted on every rating, then again without the raters who do
+    no better than guessing (the one-coin model would read their answers as evidence
+    against what they said, where they are no evidence at all)."""
+    from crowdkit.aggregation import OneCoinDawidSkene
+
+    gold_rows = [
+        (item_id, GOLD_RATER, spaces[item_id].label(truth.answer))
+        for item_id, truth in inputs.gold.items()
+    ] * GOLD_WEIGHT
+    rows = [(r.item_id, _worker(r), spaces[r.item_id].label(r.answer)) for r in inputs.ratings]
+    probas, prior = _fit(rows + gold_rows, KEY_LABEL, OneCoinDawidSkene(n_iter=100), {})
+    raters = _reliabilities(inputs, spaces, probas)
+    guessers = {f"{r.kind}:{r.name}" for r in raters if r.beyond_chance < BEYOND_CHANCE}
+    if not guessers or len(guessers) == len(raters):
+        return probas, prior, raters
+    kept = [row for row in rows if row[1] not in guessers]
+    probas, prior = _fit(kept + gold_rows, KEY_LABEL, OneCoinDawidSkene(n_iter=100), {})
+    return probas, prior, _reliabilities(inputs, spaces, probas, guessers)
 
 
 def consensus_from_inputs(
@@ -264,25 +311,19 @@ def consensus_from_inputs(
 ) -> Consensus:
     """Fit both models on every rating in ``inputs``; the consensus on ``item_ids``
     (None: every item with a rating or a gold truth)."""
-    from crowdkit.aggregation import DawidSkene, OneCoinDawidSkene
+    from crowdkit.aggregation import DawidSkene
 
     spaces = _label_spaces(inputs)
-    gold_answers = {
-        item_id: spaces[item_id].label(truth.answer) for item_id, truth in inputs.gold.items()
-    }
+    answers, prior_key, raters = _answer_consensus(inputs, spaces)
     gold_keeps = {item_id: KEEP if truth.keeps else DROP for item_id, truth in inputs.gold.items()}
-    answer_rows = [
-        (r.item_id, _worker(r), spaces[r.item_id].label(r.answer)) for r in inputs.ratings
-    ]
     keep_rows = [
         (r.item_id, _worker(r), KEEP if r.keeps else DROP)
         for r in inputs.ratings
         if r.keeps is not None
     ]
-    for _copy in range(GOLD_WEIGHT):
-        answer_rows.extend((item_id, GOLD_RATER, label) for item_id, label in gold_answers.items())
-        keep_rows.extend((item_id, GOLD_RATER, label) for item_id, label in gold_keeps.items())
-    answers, prior_key = _fit(answer_rows, KEY_LABEL, OneCoinDawidSkene(n_iter=100), {})
+    keep_rows += [(item_id, GOLD_RATER, label) for item_id, label in gold_keeps.items()] * (
+        GOLD_WEIGHT
+    )
     keeps, prior_keep = _fit(keep_rows, KEEP, DawidSkene(n_iter=100), gold_keeps)
     judged: Counter[str] = Counter()
     modelled: Counter[str] = Counter()
@@ -323,7 +364,7 @@ def consensus_from_inputs(
         )
     return Consensus(
         items=tuple(items),
-        raters=_reliabilities(inputs.ratings, spaces, answers),
+        raters=raters,
         prior_key_right=prior_key,
         prior_keep=prior_keep,
     )

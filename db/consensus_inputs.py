@@ -12,6 +12,7 @@ leaves out those of annotators who have not passed it, as every decision path do
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -47,6 +48,17 @@ class InputItem:
     kind: ItemKind
     revision: int
     key: str  # canonical
+    choices: int = 4  # how many events or options
+
+    @property
+    def possible_answers(self) -> int:
+        """How many answers there are to choose from: what guessing is up against (at
+        least one, whatever rows not written by vetbench hold)."""
+        if self.kind is ItemKind.ORDERING:
+            return math.factorial(self.choices)
+        if self.kind is ItemKind.MULTI:
+            return max(1, 2**self.choices - 1)
+        return max(1, self.choices)
 
 
 @dataclass(frozen=True)
@@ -88,20 +100,16 @@ class ConsensusInputs:
     gold: Mapping[str, GoldTruth]
 
 
-def _judgment_ratings(session: Session) -> tuple[dict[str, InputItem], list[Rating]]:
-    """Each person's latest active judgment of each item's current revision."""
+def _judgment_ratings(session: Session) -> list[Rating]:
+    """Each person's latest active judgment that counts of each item's current revision."""
     query = (
         sa_select(  # sqlalchemy's select: more columns than sqlmodel's types take
             col(Judgment.item_id),
-            col(Item.kind),
-            col(Item.current_revision),
-            col(ItemRevision.key),
             col(Person.name),
             col(Judgment.blind_answer),
             col(Judgment.verdict),
         )
         .join(Item, col(Item.id) == col(Judgment.item_id))
-        .join(ItemRevision, is_current_revision())
         .join(Person, col(Person.id) == col(Judgment.annotator_id))
         .where(
             col(Judgment.retracted).is_(False),
@@ -110,15 +118,10 @@ def _judgment_ratings(session: Session) -> tuple[dict[str, InputItem], list[Rati
         )
         .order_by(col(Judgment.created_at), col(Judgment.id))
     )
-    known_kinds = {kind.value for kind in ItemKind}
-    items: dict[str, InputItem] = {}
     latest: dict[tuple[str, str], Rating] = {}
-    for item_id, kind, revision, key, name, answer, verdict in session.execute(query):
-        if kind not in known_kinds:  # rows not written by vetbench are skipped
-            continue
-        items[item_id] = InputItem(item_id, ItemKind(kind), revision, key)
+    for item_id, name, answer, verdict in session.execute(query):
         latest[(item_id, name)] = Rating(item_id, name, "person", answer, verdict)
-    return items, list(latest.values())
+    return list(latest.values())
 
 
 def _gold_readable(session: Session) -> bool:
@@ -148,19 +151,25 @@ def _gold_truths(session: Session) -> dict[str, GoldTruth]:
     }
 
 
-def _items_without_ratings(session: Session, item_ids: Collection[str]) -> dict[str, InputItem]:
+def _items(session: Session, item_ids: Collection[str]) -> dict[str, InputItem]:
+    """The current revisions of these items (rows not written by vetbench are skipped)."""
+    known_kinds = {kind.value for kind in ItemKind}
     found: dict[str, InputItem] = {}
     for chunk in id_chunks(sorted(item_ids)):
         rows = session.execute(
             sa_select(
-                col(Item.id), col(Item.kind), col(Item.current_revision), col(ItemRevision.key)
+                col(Item.id),
+                col(Item.kind),
+                col(Item.current_revision),
+                col(ItemRevision.key),
+                col(ItemRevision.choices),
             )
             .join(ItemRevision, is_current_revision())
             .where(col(Item.id).in_(chunk))
         )
-        for item_id, kind, revision, key in rows:
-            if kind in {k.value for k in ItemKind}:
-                found[item_id] = InputItem(item_id, ItemKind(kind), revision, key)
+        for item_id, kind, revision, key, choices in rows:
+            if kind in known_kinds:
+                found[item_id] = InputItem(item_id, ItemKind(kind), revision, key, len(choices))
     return found
 
 
@@ -170,23 +179,18 @@ def consensus_inputs(
     """Everything the consensus model weighs.  Every rating is read, whatever
     ``item_ids`` asks for (a rater's reliability rests on all their work); the items
     asked for are there even without any rating, so that they get the prior."""
-    items, ratings = _judgment_ratings(session)
+    ratings = _judgment_ratings(session)
     if models:
         for answers in model_answers(session):
-            items.setdefault(
-                answers.item_id,
-                InputItem(answers.item_id, answers.kind, answers.revision, answers.key),
-            )
             ratings.extend(
                 Rating(answers.item_id, answer.model, "model", answer.answer, None)
                 for answer in answers.answers
                 if answer.answer is not None
             )
     gold = _gold_truths(session)
-    missing = set(gold) - set(items)
-    if item_ids is not None:
-        missing |= set(item_ids) - set(items)
-    items.update(_items_without_ratings(session, missing))
+    wanted = {rating.item_id for rating in ratings} | set(gold) | set(item_ids or ())
+    items = _items(session, wanted)
+    ratings = [rating for rating in ratings if rating.item_id in items]
     gold = {item_id: truth for item_id, truth in gold.items() if item_id in items}
     return ConsensusInputs(items, tuple(ratings), gold)
 

@@ -133,11 +133,17 @@ def approve_confident(
 
 
 def referred_cases(
-    db: Database, confidence: float, *, exclude: Sequence[str] = (), limit: int = 500
-) -> list[tuple[ConflictCase, ItemConsensus]]:
-    """The undecided items the consensus refers to a lead (a wrong key, or a drop), each
-    as a case for F3 with its consensus; ``exclude``: ids already listed there."""
-    plan = plan_confident(db, confidence)
+    db: Database,
+    consensus: Consensus,
+    confidence: float,
+    *,
+    exclude: Sequence[str] = (),
+    limit: int = 500,
+) -> list[ConflictCase]:
+    """The undecided items ``consensus`` refers to a lead (a wrong key, or a drop), each
+    as a case for F3; ``exclude``: ids already listed there."""
+    with db.session() as session:
+        plan = _plan(session, consensus, confidence, None, None)
     skipped = set(exclude)
     found = []
     for item in plan.referred:
@@ -145,7 +151,7 @@ def referred_cases(
             continue
         case = load_case(db, item.item_id)
         if case is not None:
-            found.append((case, item))
+            found.append(case)
         if len(found) >= limit:
             break
     return found

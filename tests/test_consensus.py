@@ -95,6 +95,10 @@ def test_the_consensus_recovers_planted_truths_and_ranks_the_spammer_lowest(
         assert 0 <= rater.low < rater.reliability < rater.high <= 1
         assert rater.n == sum(name == rater.name for p in items for name in p.judges)
     assert people["spammer"].high < people["careless"].low
+    # The spammer does no better than guessing: their answers are left out of the
+    # answer consensus (as evidence they would count against what they said).
+    assert not people["spammer"].counted and people["spammer"].beyond_chance < 0.2
+    assert all(rater.counted for name, rater in people.items() if name != "spammer")
 
 
 def test_gold_items_fix_the_truth_where_a_lead_knows_it(database: Database) -> None:

@@ -436,8 +436,10 @@ def test_agreement(snap_compare, study_db: Database, tab: str, size: Size) -> No
 
 
 def conflicts_read(pilot: Pilot[None]) -> bool:
+    """The queue is listed and the consensus on its items read (it comes a worker later)."""
     tables = list(pilot.app.screen.query("#queue"))
-    return bool(tables) and tables[0].row_count > 0  # type: ignore[attr-defined]
+    consensus = getattr(pilot.app.screen, "consensus", None)
+    return bool(tables) and tables[0].row_count > 0 and bool(consensus)  # type: ignore[attr-defined]
 
 
 def adjudication(*keys: str) -> Callable[[Pilot[None]], Awaitable[None]]:

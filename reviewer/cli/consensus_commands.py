@@ -8,7 +8,7 @@ import click
 from reviewer.cli import options
 from reviewer.cli.common import open_db, print_json, terminal_text
 
-DEFAULT_CONFIDENCE = 0.95
+DEFAULT_CONFIDENCE = 0.95  # db.consensus.DEFAULT_CONFIDENCE (imported lazily)
 
 confidence_option = click.option(
     "--min-confidence",
@@ -97,10 +97,11 @@ def consensus_command(
                     f"{rater.reliability:.2f}",
                     f"{rater.low:.2f}–{rater.high:.2f}",
                     f"{rater.n:,}",
+                    rater.note,
                 )
                 for rater in consensus.raters
             ],
-            ("rater", "kind", "reliability", "interval", "answers"),
+            ("rater", "kind", "reliability", "interval", "answers", "note"),
         )
 
 
