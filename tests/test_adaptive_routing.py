@@ -9,8 +9,12 @@ the same eight gold items (``calibrated``), so the consensus has their measure."
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
+
 import pytest
 from helpers import item_status, run_cli, store_item, store_person
+from role_helpers import RoleNames, role_names
 
 from db.engine import Database
 from db.gold import add_gold
@@ -26,6 +30,11 @@ from reviewer.queue import ReviewQueue, annotator_queue
 
 KEY = "DABC"  # the key of every ordering item stored here
 OTHER = "ADBC"
+
+
+@pytest.fixture
+def roles(database_url: str) -> Iterator[RoleNames]:
+    yield from role_names(database_url)
 
 
 @pytest.fixture
@@ -184,3 +193,31 @@ def test_never_twice_and_never_ones_own_revision_blind(calibrated: Database) -> 
     assert sorted(drain(annotator_queue(calibrated, "sam"))) == ["b:1", "b:2", "b:3"]
     assert annotator_queue(calibrated, "sam").fetch_next() is None  # never twice
     assert sorted(drain(annotator_queue(calibrated, "carol"))) == ["b:1", "b:2"]  # not b:3
+
+
+def test_annotators_work_under_adaptive_routing_with_their_own_logins(
+    calibrated: Database, database_url: str, roles: RoleNames
+) -> None:
+    """On PostgreSQL as real login roles: an annotator cannot change the routing, and
+    `next` and `judge` under adaptive routing work with what their role may read and
+    write (the consensus without the gold answers, statuses refreshed by the fit)."""
+    store_item(calibrated, "econ:1")
+    lead, annotator = roles.name("lena"), roles.name("ann")
+    assert (
+        run_cli(calibrated, "users", "add", lead, "--role", "lead", "--no-password").exit_code == 0
+    )
+    assert run_cli(calibrated, "users", "add", annotator, "--no-password").exit_code == 0
+    lead_url = roles.url_for(lead) if roles.is_postgres else database_url
+    url = roles.url_for(annotator) if roles.is_postgres else database_url
+    refused = run_cli(url, "config", "set", "routing", "adaptive", "--as", annotator)
+    assert refused.exit_code == 1 and "only leads" in refused.output
+    done = run_cli(lead_url, "config", "set", "routing", "adaptive", "--as", lead)
+    assert done.exit_code == 0, done.output
+    shown = run_cli(url, "next", "--as", annotator, "--json")
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.output)["item"]["item_id"] == "econ:1"
+    judged = run_cli(
+        url, "judge", "econ:1", "--as", annotator, "--answer", KEY, "--verdict", "keep"
+    )
+    assert judged.exit_code == 0, judged.output
+    assert item_status(calibrated, "econ:1") in ("in_review", "agreed")
