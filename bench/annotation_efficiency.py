@@ -56,8 +56,9 @@ from db.gold import add_gold  # noqa: E402
 from db.importer import import_files  # noqa: E402
 from db.item_status import refresh_judged_items  # noqa: E402
 from db.models import Item as ItemRow  # noqa: E402
-from db.models import Judgment  # noqa: E402
+from db.models import Judgment, Person  # noqa: E402
 from db.people import add_person  # noqa: E402
+from db.qualification import qualification_states  # noqa: E402
 from db.routing import fits_made, forget_fits  # noqa: E402
 from db.settings import set_setting  # noqa: E402
 from db.vocabulary import ItemKind, Role, Verdict  # noqa: E402
@@ -69,7 +70,8 @@ from reviewer.queue import annotator_queue  # noqa: E402
 LEAD = "lena"
 WRONG_KEY_SHARE = 0.1
 FLAWED_SHARE = 0.05
-CALIBRATION_ITEMS = 4
+CALIBRATION_ITEMS = 5
+CALIBRATION_PASS = 0.8  # the issue's example pass mark: 4 of 5
 GOLD_RATE = 5  # percent: every 20th item after calibration
 CONFIDENCE = 0.95  # approve-agreed --min-confidence
 
@@ -152,8 +154,9 @@ def answer_of(annotator: Annotator, item: Item, bench: Bench, seed: int) -> tupl
     return answer, Verdict.KEEP if answer == item.key else Verdict.WRONG_KEY
 
 
-def build_database(path: Path, bench: Bench, folder: Path) -> None:
-    """The items imported through the real import path, the people, the gold items."""
+def build_database(path: Path, bench: Bench, folder: Path, calibration_pass: float) -> None:
+    """The items imported through the real import path, the people, the gold items and
+    the qualification gate (both runs start from this database, so both have it)."""
     source = folder / "items.jsonl"
     with source.open("w", encoding="utf-8") as handle:
         for item in bench.items.values():
@@ -169,6 +172,7 @@ def build_database(path: Path, bench: Bench, folder: Path) -> None:
             add_gold(session, LEAD, item_id, verdict="keep", answer=bench.truth[item_id])
         set_setting(session, "calibration_items", str(CALIBRATION_ITEMS))
         set_setting(session, "gold_rate", str(GOLD_RATE))
+        set_setting(session, "calibration_pass", f"{calibration_pass:g}")
     database.dispose()
 
 
@@ -202,6 +206,9 @@ class Outcome:
     fits: int = 0
     reliability: dict[str, tuple[float, float, float, int]] = field(default_factory=dict)
     accuracy: dict[str, tuple[int, int]] = field(default_factory=dict)  # right, answered
+    judged: Counter[str] = field(default_factory=Counter)  # judgments (not gold) per annotator
+    gate: dict[str, str] = field(default_factory=dict)  # annotator -> the gate's word on them
+    left_out: set[str] = field(default_factory=set)  # annotators the gate left out
 
 
 def simulate(
@@ -299,6 +306,12 @@ def tally(database: Database, bench: Bench, outcome: Outcome) -> None:
     with database.session() as session:
         judgments = session.exec(select(Judgment).where(col(Judgment.retracted).is_(False))).all()
         consensus = estimate_consensus(session)
+        names = dict(session.exec(select(Person.id, Person.name)).all())
+        for name, standing in qualification_states(session).items():
+            outcome.gate[name] = standing.describe()
+            if not standing.counts:
+                outcome.left_out.add(name)
+    outcome.judged = Counter(names[j.annotator_id] for j in judgments if j.gold_id is None)
     outcome.judgments = sum(1 for j in judgments if j.gold_id is None)
     outcome.gold_judgments = sum(1 for j in judgments if j.gold_id is not None)
     for estimate in consensus.items:
@@ -417,15 +430,24 @@ def report(bench: Bench, fixed: Outcome, adaptive: Outcome) -> None:
         cells = []
         for outcome in (fixed, adaptive):
             found = outcome.reliability.get(annotator.name)
-            cells.append(
-                "-"
-                if found is None
-                else f"{found[0]:.2f} [{found[1]:.2f}, {found[2]:.2f}] ({found[3]})"
-            )
+            if annotator.name in outcome.left_out:
+                cells.append(f"left out: {outcome.gate[annotator.name]}")
+            else:
+                cells.append(
+                    "-"
+                    if found is None
+                    else f"{found[0]:.2f} [{found[1]:.2f}, {found[2]:.2f}] ({found[3]})"
+                )
         skill = "random" if annotator.spammer else f"{annotator.skill:.2f}"
         print(
             f"{annotator.name:12} {skill:>10} {right / total if total else 0:>9.2f}    "
             f"fixed {cells[0]:26} adaptive {cells[1]}"
+        )
+    print("\njudgments (not gold) per annotator: fixed / adaptive")
+    for annotator in ANNOTATORS:
+        print(
+            f"  {annotator.name:12} {fixed.judged[annotator.name]:>5} / "
+            f"{adaptive.judged[annotator.name]:<5}"
         )
     print("\ndone when:")
     ratio = adaptive.judgments / fixed.judgments if fixed.judgments else 0
@@ -443,6 +465,9 @@ def report(bench: Bench, fixed: Outcome, adaptive: Outcome) -> None:
                 )
             )
     for outcome in (fixed, adaptive):
+        if "spammer" in outcome.left_out:  # the gate found them out: nothing of theirs counts
+            checks.append((f"{outcome.name}: the gate left the spammer out", True))
+            continue
         people = outcome.reliability
         spammer = people.get("spammer", (1.0, 0, 0, 0))[0]
         lowest = all(spammer < value[0] for name, value in people.items() if name != "spammer")
@@ -465,6 +490,12 @@ def main() -> None:
     parser.add_argument(
         "--spammer-pace", type=int, default=1, help="items the spammer judges per round (others: 1)"
     )
+    parser.add_argument(
+        "--calibration-pass",
+        type=float,
+        default=CALIBRATION_PASS,
+        help="the qualification gate's pass mark in both runs (0: no gate)",
+    )
     parser.add_argument("--keep", type=Path, help="keep the databases here")
     args = parser.parse_args()
     cflue: Path | None = args.cflue
@@ -476,7 +507,7 @@ def main() -> None:
     try:
         bench = choose_items(cflue, args.items, args.gold, random.Random(args.seed))
         base = folder / "base.db"
-        build_database(base, bench, folder)
+        build_database(base, bench, folder, args.calibration_pass)
         team = tuple(replace(a, pace=args.spammer_pace) if a.spammer else a for a in ANNOTATORS)
         fixed = run("fixed", base, folder, bench, args.seed, args.target, team)
         adaptive = run("adaptive", base, folder, bench, args.seed, args.target, team)

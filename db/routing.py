@@ -50,6 +50,9 @@ __all__ = [
     "forget_fits",
     "item_beliefs",
     "routing_settings",
+    "WorthOrder",
+    "settles_alone",
+    "worth_order",
     "worth_ranking",
 ]
 
@@ -57,6 +60,7 @@ FIXED, ADAPTIVE = "fixed", "adaptive"
 _REFIT_SHARE = 0.1  # refit once active judgments moved by this share ...
 _REFIT_AT_LEAST = 5  # ... or by this many, whichever is more
 _DEFAULT_RELIABILITY = 0.7  # a rater the fit has not seen, before any fit knows anyone
+_DEFAULT_LOW = 0.5  # ... and the low end of what that could be
 _DEFAULT_KEEP_CONFUSION = (0.9, 0.3)  # p(says keep | keep), p(says keep | drop)
 _SMOOTHING = 1.0  # pseudo-counts of each confusion estimate
 
@@ -91,10 +95,12 @@ class _Fit:
 
     judgments: int  # active judgments when it was fitted
     reliability: Mapping[tuple[str, str], float]  # (rater kind, name) -> answer accuracy
+    low: Mapping[tuple[str, str], float]  # ... the low end of its 95% interval
     keep_confusion: Mapping[str, tuple[float, float]]  # person -> p(keep | keep), p(keep | drop)
     prior_key_right: float
     prior_keep: float
     default_reliability: float
+    default_low: float
     default_keep_confusion: tuple[float, float]
     generation: int
 
@@ -198,7 +204,8 @@ def _current_fit(session: Session, inputs: ConsensusInputs) -> _Fit:
 def _fit_of(consensus: Consensus, inputs: ConsensusInputs, judgments: int, generation: int) -> _Fit:
     """The parameters the routing reuses until the next fit."""
     reliability = {(rater.kind, rater.name): rater.reliability for rater in consensus.raters}
-    persons = [rater.reliability for rater in consensus.raters if rater.kind == "person"]
+    low = {(rater.kind, rater.name): rater.low for rater in consensus.raters}
+    persons = [rater for rater in consensus.raters if rater.kind == "person"]
     p_keep = {item.item_id: item.p_keep for item in consensus.items}
     counts: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0])
     for rating in inputs.ratings:
@@ -226,10 +233,17 @@ def _fit_of(consensus: Consensus, inputs: ConsensusInputs, judgments: int, gener
     return _Fit(
         judgments=judgments,
         reliability=reliability,
+        low=low,
         keep_confusion=confusion,
         prior_key_right=consensus.prior_key_right,
         prior_keep=prior_keep,
-        default_reliability=sum(persons) / len(persons) if persons else _DEFAULT_RELIABILITY,
+        default_reliability=(
+            sum(rater.reliability for rater in persons) / len(persons)
+            if persons
+            else _DEFAULT_RELIABILITY
+        ),
+        # Someone the fit has not seen can close nothing alone (see _answer_posterior).
+        default_low=min((rater.low for rater in persons), default=_DEFAULT_LOW),
         default_keep_confusion=default_confusion,
         generation=generation,
     )
@@ -261,10 +275,14 @@ def _answer_posterior(
     seen = sorted({answer for _rater, answer in answers if answer != key})
     wrong_choices = max(_plausible_errors(kind, key), len(seen))
     chance = 1 / (wrong_choices + 1)
-    # A rater below chance (a spammer) says nothing, rather than the opposite of what
-    # they answer: their answer would otherwise count for the key whenever it differs.
+    # One person's judgment alone rests on the low end of their reliability: a point
+    # estimate from few answers would close items on a single mistaken judgment that
+    # lands on a wrong key.  A rater below chance (a spammer) says nothing, rather than
+    # the opposite of what they answer: their answer would otherwise count for the key
+    # whenever it differs.
+    alone = sum(1 for (rater_kind, _name), _answer in answers if rater_kind == "person") == 1
     skills = [
-        (min(max(fit.reliability.get(rater, fit.default_reliability), chance), 1 - 1e-6), answer)
+        (min(max(_skill(fit, rater, low=alone), chance), 1 - 1e-6), answer)
         for rater, answer in answers
     ]
 
@@ -282,6 +300,13 @@ def _answer_posterior(
     total = sum(weights.values()) + unseen
     best = max(weights, key=lambda answer: (weights[answer], answer == key))
     return (weights[key] / total if total else fit.prior_key_right), best
+
+
+def _skill(fit: _Fit, rater: tuple[str, str], *, low: bool) -> float:
+    """A rater's fitted answer accuracy, or (``low``) the low end of its interval."""
+    if low:
+        return fit.low.get(rater, fit.default_low)
+    return fit.reliability.get(rater, fit.default_reliability)
 
 
 def _keep_posterior(fit: _Fit, verdicts: Sequence[tuple[str, bool]]) -> float:
@@ -356,6 +381,56 @@ def worth_ranking(session: Session, item_ids: Collection[str]) -> list[str]:
     """The items of ``item_ids`` that something is known of (ratings, or a flag that
     doubts the key), the ones another judgment is worth most for first; the others are
     left to the queue's usual walk."""
+    worths = _worths(session, item_ids)
+    return sorted(worths, key=lambda item_id: (-worths[item_id], item_id))
+
+
+@dataclass(frozen=True)
+class WorthOrder:
+    """The order one annotator's queue offers the open items in, under adaptive routing."""
+
+    first: list[str]  # offered before anything else, in this order
+    after_fresh: list[str]  # offered once no fresh (pending) item is left; [] for none
+
+
+def worth_order(
+    session: Session, item_ids: Collection[str], annotator: str, routing: Routing
+) -> WorthOrder:
+    """Judgments routed by reliability.  Someone whose single judgment can settle a fresh
+    item (:func:`settles_alone`) is served the items a model or flag doubts, then fresh
+    items, and the uncertain judged items only when no fresh one is left; everyone else
+    gets the uncertain items first (the second opinions), as :func:`worth_ranking` ranks
+    them.  A weaker judgment spent on a fresh item settles nothing alone; on an
+    uncertain one it is worth most."""
+    worths = _worths(session, item_ids)
+    ranking = sorted(worths, key=lambda item_id: (-worths[item_id], item_id))
+    if not settles_alone(session, annotator, routing):
+        return WorthOrder(ranking, [])
+    return WorthOrder(
+        [item_id for item_id in ranking if worths[item_id] >= _DOUBTED],
+        [item_id for item_id in ranking if worths[item_id] < _DOUBTED],
+    )
+
+
+def settles_alone(session: Session, annotator: str, routing: Routing) -> bool:
+    """Whether one judgment of ``annotator``'s agreeing with the key (and keeping the
+    item) would settle a fresh four-option item at ``target_confidence``, by the fit in
+    force: the low end of their reliability, the learned share of wrong keys.  False
+    before any fit."""
+    with _cache.lock:
+        fit = _cache.fits.get(_database_key(session))
+    if fit is None:
+        return False
+    p_key, _best = _answer_posterior(fit, "A", ItemKind.SINGLE, [(("person", annotator), "A")])
+    p_keep = _keep_posterior(fit, [(annotator, True)])
+    return min(p_key, p_keep) >= routing.target_confidence
+
+
+_DOUBTED = 1.0  # the worth a model or a flag doubting the key adds
+
+
+def _worths(session: Session, item_ids: Collection[str]) -> dict[str, float]:
+    """How much one more judgment is worth, for the items something is known of."""
     from db.stored_flags import current_flags
 
     beliefs = item_beliefs(session, item_ids)
@@ -371,8 +446,7 @@ def worth_ranking(session: Session, item_ids: Collection[str]) -> list[str]:
         model or a flag doubts the key."""
         belief = beliefs.get(item_id)
         if belief is None:
-            return 1.0  # doubted, and nothing else known
-        return belief.uncertainty + (1.0 if belief.flagged or item_id in doubted else 0.0)
+            return _DOUBTED  # doubted, and nothing else known
+        return belief.uncertainty + (_DOUBTED if belief.flagged or item_id in doubted else 0.0)
 
-    ranked = set(beliefs) | doubted
-    return sorted(ranked, key=lambda item_id: (-worth(item_id), item_id))
+    return {item_id: worth(item_id) for item_id in set(beliefs) | doubted}

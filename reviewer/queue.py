@@ -50,7 +50,7 @@ from db.models import Claim, GoldItem, Item, ItemRevision, Judgment, is_current_
 from db.people import ensure_person
 from db.qualification import never_judged_by, qualification_of
 from db.retry import retry_transient
-from db.routing import routing_settings, worth_ranking
+from db.routing import WorthOrder, routing_settings, worth_order
 from db.search import exam_name
 from db.settings import get_int_setting
 from db.vocabulary import OPEN_STATUSES, ItemStatus, QualificationStatus, QueueOrder
@@ -112,7 +112,7 @@ class ReviewQueue:
         self.clock = clock
         self.order = QueueOrder(order)
         self._ranking: list[str] = []
-        self._worth: list[str] | None = None  # adaptive routing's order, for one request
+        self._worth: WorthOrder | None = None  # adaptive routing's order, for one request
         self._ranked_at: datetime | None = None
         self.history = SessionHistory()
         self.session_judgments: list[int] = []
@@ -193,12 +193,27 @@ class ReviewQueue:
         if exclude:
             base.append(col(Item.id).not_in(list(exclude)))
         ranking = self._ranking_for(session)
-        if ranking:
-            found = self._first_ranked(session, ranking, base)
+        if ranking.first:
+            found = self._first_ranked(session, ranking.first, base)
             if found is not None:
                 return found
+        if ranking.after_fresh:  # routed by reliability: fresh items, then the uncertain
+            found = self._walk(session, base, [ItemStatus.PENDING.value])
+            if found is None:
+                found = self._first_ranked(session, ranking.after_fresh, base)
+            if found is not None:
+                return found
+        return self._walk(session, base, self._statuses())
+
+    def _walk(
+        self, session: Session, base: list[ColumnElement[bool]], statuses: list[str]
+    ) -> str | None:
+        """The first item with ``statuses`` (in that order) and ``base``, in id order from
+        this annotator's starting point."""
         start = self.start_id(session)
-        for status in self._statuses():
+        for status in statuses:
+            if status not in self._statuses():
+                continue
             # Walk from this annotator's starting point to the end, then wrap around.
             for window in (col(Item.id) >= start, col(Item.id) < start):
                 query = (
@@ -222,19 +237,21 @@ class ReviewQueue:
             self._ranked_at = now
         return self._ranking
 
-    def _ranking_for(self, session: Session) -> list[str]:
+    def _ranking_for(self, session: Session) -> WorthOrder:
         """The items to offer first, in order: the most suspicious with
         ``order=suspicious``; under adaptive routing the open items another judgment is
-        worth most for (``db.routing``); else none (the walk in id order)."""
+        worth most for, routed by this annotator's reliability (``db.routing``); else
+        none (the walk in id order)."""
         if self.order is QueueOrder.SUSPICIOUS:
-            return self.suspicion_ranking()
-        if not routing_settings(session).adaptive:
-            return []
+            return WorthOrder(self.suspicion_ranking(), [])
+        routing = routing_settings(session)
+        if not routing.adaptive:
+            return WorthOrder([], [])
         if self._worth is None:  # once per request: the walk may pass over a few items
             open_ids = session.scalars(
                 select(col(Item.id)).where(col(Item.status).in_(self._statuses()))
             )
-            self._worth = worth_ranking(session, list(open_ids))
+            self._worth = worth_order(session, list(open_ids), self.annotator, routing)
         return self._worth
 
     def _first_ranked(

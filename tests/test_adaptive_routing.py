@@ -221,3 +221,45 @@ def test_annotators_work_under_adaptive_routing_with_their_own_logins(
     )
     assert judged.exit_code == 0, judged.output
     assert item_status(calibrated, "econ:1") in ("in_review", "agreed")
+
+
+def test_one_judgment_rests_on_the_low_end_of_the_annotators_reliability(
+    calibrated: Database,
+) -> None:
+    """Nina answered two gold items right: her estimate is as high as Alice's, but two
+    answers say little, so her judgment alone settles nothing; Alice's (eight) does."""
+    for number in range(2, 4):
+        submit_judgment(
+            calibrated,
+            "nina",
+            f"gold:{number}",
+            revision_number=None,
+            blind_answer="B",
+            verdict="keep",
+        )
+    store_item(calibrated, "econ:1")
+    store_item(calibrated, "econ:2")
+    adaptive(calibrated)
+    assert judge(calibrated, "nina", "econ:1") == "in_review", beliefs(calibrated, "econ:1")
+    assert judge(calibrated, "alice", "econ:2") == "agreed", beliefs(calibrated, "econ:2")
+    assert judge(calibrated, "alice", "econ:1") == "agreed", beliefs(calibrated, "econ:1")
+
+
+def test_reliable_annotators_get_fresh_items_and_the_others_second_opinions(
+    calibrated: Database,
+) -> None:
+    """Sam's random answer leaves c:2 unsure.  Alice, whose one judgment settles an item,
+    is served the untouched c:1 first; Carol, whom the consensus does not know yet, the
+    second opinion on c:2; once nothing fresh is left, Alice gets the unsure ones too."""
+    store_item(calibrated, "c:1")
+    store_item(calibrated, "c:2")
+    adaptive(calibrated)
+    judge(calibrated, "sam", "c:2")
+    alice = annotator_queue(calibrated, "alice").fetch_next()
+    assert alice is not None and alice.id == "c:1", beliefs(calibrated, "c:1", "c:2")
+    carol = annotator_queue(calibrated, "carol").fetch_next()
+    assert carol is not None and carol.id == "c:2", beliefs(calibrated, "c:1", "c:2")
+    judge(calibrated, "alice", "c:1")
+    queue = annotator_queue(calibrated, "alice")
+    served = queue.fetch_next()  # carol's claim holds c:2, but nothing else is left
+    assert served is not None and served.id == "c:2"
