@@ -391,25 +391,46 @@ class WorthOrder:
 
     first: list[str]  # offered before anything else, in this order
     after_fresh: list[str]  # offered once no fresh (pending) item is left; [] for none
+    fresh: bool = True  # False: fresh items wait for a colleague who settles them alone
 
 
 def worth_order(
-    session: Session, item_ids: Collection[str], annotator: str, routing: Routing
+    session: Session,
+    item_ids: Collection[str],
+    annotator: str,
+    routing: Routing,
+    colleagues: Collection[str] = (),
 ) -> WorthOrder:
     """Judgments routed by reliability.  Someone whose single judgment can settle a fresh
     item (:func:`settles_alone`) is served the items a model or flag doubts, then fresh
-    items, and the uncertain judged items only when no fresh one is left; everyone else
-    gets the uncertain items first (the second opinions), as :func:`worth_ranking` ranks
-    them.  A weaker judgment spent on a fresh item settles nothing alone; on an
-    uncertain one it is worth most."""
+    items, and the uncertain judged items only when no fresh one is left.  Everyone else
+    gets the uncertain items (the second opinions), as :func:`worth_ranking` ranks them,
+    and fresh items only while none of ``colleagues`` (the others at work now) settles
+    them alone: a weaker judgment spent on a fresh item settles nothing and asks for
+    another, where an uncertain item is what it is worth most for."""
     worths = _worths(session, item_ids)
     ranking = sorted(worths, key=lambda item_id: (-worths[item_id], item_id))
     if not settles_alone(session, annotator, routing):
-        return WorthOrder(ranking, [])
+        # Someone the fit has not measured yet still gets fresh items: how else would it.
+        fresh = not _measured(session, annotator) or not any(
+            settles_alone(session, name, routing) for name in colleagues
+        )
+        return WorthOrder(ranking, [], fresh=fresh)
     return WorthOrder(
         [item_id for item_id in ranking if worths[item_id] >= _DOUBTED],
         [item_id for item_id in ranking if worths[item_id] < _DOUBTED],
     )
+
+
+def _fit_in_force(session: Session) -> _Fit | None:
+    with _cache.lock:
+        return _cache.fits.get(_database_key(session))
+
+
+def _measured(session: Session, annotator: str) -> bool:
+    """Whether the fit in force has a reliability for this person."""
+    fit = _fit_in_force(session)
+    return fit is not None and ("person", annotator) in fit.reliability
 
 
 def settles_alone(session: Session, annotator: str, routing: Routing) -> bool:
@@ -417,8 +438,7 @@ def settles_alone(session: Session, annotator: str, routing: Routing) -> bool:
     item) would settle a fresh four-option item at ``target_confidence``, by the fit in
     force: the low end of their reliability, the learned share of wrong keys.  False
     before any fit."""
-    with _cache.lock:
-        fit = _cache.fits.get(_database_key(session))
+    fit = _fit_in_force(session)
     if fit is None:
         return False
     p_key, _best = _answer_posterior(fit, "A", ItemKind.SINGLE, [(("person", annotator), "A")])

@@ -46,7 +46,16 @@ from db.guidelines import current_guidelines_version
 from db.item_status import active_judgments, refresh_item_status
 from db.items import ItemSnapshot, get_item
 from db.listings import source_names
-from db.models import Claim, GoldItem, Item, ItemRevision, Judgment, is_current_revision, utcnow
+from db.models import (
+    Claim,
+    GoldItem,
+    Item,
+    ItemRevision,
+    Judgment,
+    Person,
+    is_current_revision,
+    utcnow,
+)
 from db.people import ensure_person
 from db.qualification import never_judged_by, qualification_of
 from db.retry import retry_transient
@@ -203,7 +212,23 @@ class ReviewQueue:
                 found = self._first_ranked(session, ranking.after_fresh, base)
             if found is not None:
                 return found
+        if not ranking.fresh:  # a colleague at work settles fresh items alone
+            return self._walk(session, base, [ItemStatus.IN_REVIEW.value])
         return self._walk(session, base, self._statuses())
+
+    def _working_now(self, session: Session) -> list[str]:
+        """The others who claimed or judged an item within ``CLAIM_TTL``: at work now."""
+        since = self.clock() - CLAIM_TTL
+        claimed = select(col(Claim.person_id)).where(col(Claim.claimed_at) > since)
+        judged = select(col(Judgment.annotator_id)).where(col(Judgment.created_at) > since)
+        return list(
+            session.scalars(
+                select(col(Person.name)).where(
+                    col(Person.id) != self.person_id,
+                    or_(col(Person.id).in_(claimed), col(Person.id).in_(judged)),
+                )
+            )
+        )
 
     def _walk(
         self, session: Session, base: list[ColumnElement[bool]], statuses: list[str]
@@ -251,7 +276,9 @@ class ReviewQueue:
             open_ids = session.scalars(
                 select(col(Item.id)).where(col(Item.status).in_(self._statuses()))
             )
-            self._worth = worth_order(session, list(open_ids), self.annotator, routing)
+            self._worth = worth_order(
+                session, list(open_ids), self.annotator, routing, self._working_now(session)
+            )
         return self._worth
 
     def _first_ranked(

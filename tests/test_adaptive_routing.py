@@ -263,3 +263,21 @@ def test_reliable_annotators_get_fresh_items_and_the_others_second_opinions(
     queue = annotator_queue(calibrated, "alice")
     served = queue.fetch_next()  # carol's claim holds c:2, but nothing else is left
     assert served is not None and served.id == "c:2"
+
+
+def test_a_weaker_annotator_leaves_fresh_items_to_a_colleague_at_work(
+    calibrated: Database,
+) -> None:
+    """Sam's judgment settles nothing alone, and Alice, who judged minutes ago, settles
+    fresh items alone: Sam is served only second opinions, and none waits yet.  Carol,
+    whom the consensus has not measured, still gets a fresh item; once her judgment
+    leaves it unsure, Sam gets it."""
+    store_item(calibrated, "d:1")
+    store_item(calibrated, "d:2")
+    adaptive(calibrated)
+    assert annotator_queue(calibrated, "sam").fetch_next() is None, beliefs(calibrated, "d:1")
+    carol = annotator_queue(calibrated, "carol").fetch_next()
+    assert carol is not None and carol.id in ("d:1", "d:2")
+    assert judge(calibrated, "carol", carol.id) == "in_review", beliefs(calibrated, carol.id)
+    sam = annotator_queue(calibrated, "sam").fetch_next()
+    assert sam is not None and sam.id == carol.id
