@@ -27,7 +27,7 @@ import math
 import threading
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from sqlalchemy import func, select
@@ -436,14 +436,11 @@ def _measured(session: Session, annotator: str) -> bool:
 def settles_alone(session: Session, annotator: str, routing: Routing) -> bool:
     """Whether one judgment of ``annotator``'s agreeing with the key (and keeping the
     item) would settle a fresh four-option item at ``target_confidence``, by the fit in
-    force and the learned share of wrong keys.  It reads their estimated reliability,
-    not the low end that closing an item alone rests on: someone near the line is then
-    served the fresh items whose judgments measure them better, where the low end would
-    keep them out, and so unmeasured, for good.  False before any fit."""
+    force: the low end of their reliability, the learned share of wrong keys.  False
+    before any fit."""
     fit = _fit_in_force(session)
     if fit is None:
         return False
-    fit = replace(fit, low=fit.reliability, default_low=fit.default_reliability)
     p_key, _best = _answer_posterior(fit, "A", ItemKind.SINGLE, [(("person", annotator), "A")])
     p_keep = _keep_posterior(fit, [(annotator, True)])
     return min(p_key, p_keep) >= routing.target_confidence
