@@ -50,7 +50,7 @@ from db.models import Claim, GoldItem, Item, ItemRevision, Judgment, is_current_
 from db.people import ensure_person
 from db.retry import retry_transient
 from db.rows import from_row
-from db.search import exam_condition, exam_name, search_condition, search_terms
+from db.search import exam_condition, exam_name, parse_search, search_condition, search_terms
 from db.settings import get_int_setting
 from db.vocabulary import OPEN_STATUSES, FlagName, ItemStatus, QueueOrder
 from reviewer.judging import JudgmentView
@@ -70,8 +70,8 @@ class QueueError(VetbenchError, ValueError):
 class QueueFilter:
     """Optional restrictions on the queue; empty values mean no restriction.
 
-    ``text`` is a search (every white-space separated term must occur in the item's
-    current text, ``db.search``); ``exams`` are CFLUE exam names (名称).
+    ``text`` is a search in the syntax of ``db.search_query`` (every term must occur in
+    the item's current question or choices; ``in:``, ``whole:``, ``not:`` refine it); ``exams`` are CFLUE exam names (名称).
     """
 
     kinds: tuple[str, ...] = ()
@@ -109,7 +109,7 @@ class QueueFilter:
             if values
         ]
         if search_terms(self.text):
-            parts.append(f"text “{' '.join(search_terms(self.text))}”")
+            parts.append(f"text “{parse_search(self.text).describe()}”")
         return "; ".join(parts) or "all items"
 
     def conditions(self, session: Session) -> list[ColumnElement[bool]]:

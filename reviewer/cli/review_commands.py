@@ -17,6 +17,7 @@ from reviewer.cli.common import fail, open_db, print_json, terminal_text
 from reviewer.cli.identity import acting_person, as_option, new_user_option
 
 if TYPE_CHECKING:
+    from db.search_query import SearchQuery
     from evaluator.backends.settings import BackendSettings
 
 
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     help="Only items with this status (default: both).",
 )
 @click.option("--flag", type=click.Choice(values(FlagName)), help="Only items with this flag.")
+@options.search
 @click.option(
     "--order",
     type=click.Choice(values(QueueOrder)),
@@ -48,6 +50,7 @@ def review(
     source: str | None,
     status: str | None,
     flag: str | None,
+    search: SearchQuery | None,
     order: str,
     backend: BackendSettings,
 ) -> None:
@@ -78,6 +81,7 @@ def review(
         backend_settings=backend,
         flag=flag,
         order=order,
+        search=search.describe() if search is not None else None,
     )
     app.run()
 

@@ -184,6 +184,7 @@ def make_app(
     backend_settings: BackendSettings | None = None,
     flag: str | None = None,
     order: str = "default",
+    search: str | None = None,
 ) -> ReviewApp:
     """Build the review app on a database (an open one, a path or a URL) for one annotator.
 
@@ -191,7 +192,8 @@ def make_app(
     review`` resolves it, refusing unknown names, and passes its ``notice`` to show).
     ``clock`` (claims) and ``timer`` (seconds spent) can be replaced for repeatable tests.
     ``backend_settings`` are how the evaluation screen opens models (as ``vetbench eval``
-    takes them).  ``flag`` serves only items with that flag; ``order="suspicious"``
+    takes them).  ``flag`` serves only items with that flag, ``search`` only items
+    that match it (``db.search_query``'s syntax); ``order="suspicious"``
     serves the most suspicious items first (``reviewer.triage``).
     """
     db = (
@@ -204,6 +206,7 @@ def make_app(
         sources=(source,) if source else (),
         statuses=(status,) if status else (),
         flags=(flag,) if flag else (),
+        text=search or "",
     )
     queue = (
         ReviewQueue(db, annotator_name, filters, order=QueueOrder(order))
