@@ -8,8 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import run_cli, store_item
+from helpers import press, run_cli, running, store_item
 from sqlmodel import select
+from textual.widgets import Input
 
 from db.engine import Database, open_database
 from db.importer import import_files
@@ -18,6 +19,9 @@ from db.models import Item
 from db.search import SearchError, search_condition
 from db.search_query import SearchTerm, holds_term, parse_search
 from reviewer.queue import QueueFilter
+from reviewer.tui.app import make_app
+from reviewer.tui.screens.jump import FilterScreen
+from reviewer.tui.widgets.progress import ProgressLine
 
 
 def found(db: Database, query: str, **options: object) -> list[str]:
@@ -191,3 +195,26 @@ def test_not_in_on_the_real_cflue_file(cflue_knowledge: Path, tmp_path: Path) ->
         assert narrowed < everything
     finally:
         db.dispose()
+
+
+async def test_the_slash_filter_is_kept_for_the_next_session(taxes: Database) -> None:
+    async with running(make_app(taxes, "alice")) as app:
+        await press(app, "slash")
+        assert isinstance(app.screen, FilterScreen)
+        app.screen.query_one("#filter-text", Input).value = "增值税 not:土地增值税"
+        await press(app, "enter")
+        item = app.review_screen.item
+        assert item is not None and item.id in ("tax:both", "tax:choice")
+    again = make_app(taxes, "alice")
+    assert again.queue.filters.text == "增值税 not:土地增值税"
+    async with running(again) as app:
+        said = [str(n.message) for n in app._notifications]
+        assert any(
+            "your filter from last time is on: text “增值税 not:土地增值税”" in m for m in said
+        )
+        status = str(app.review_screen.query_one(ProgressLine).render())
+        assert "增值税 not:土地增值税" in status
+    other = make_app(taxes, "bob")  # kept per person
+    assert other.queue.filters == QueueFilter()
+    asked = make_app(taxes, "alice", kind="single")  # a filter on the command line wins
+    assert asked.queue.filters == QueueFilter(kinds=("single",))

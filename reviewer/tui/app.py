@@ -68,6 +68,7 @@ class ReviewApp(App[None]):
         timer: ActiveTimer,
         notice: str | None = None,
         backend_settings: BackendSettings | None = None,
+        filter_notice: str | None = None,
     ) -> None:
         super().__init__()
         self.database = db
@@ -76,10 +77,13 @@ class ReviewApp(App[None]):
         self.backend_settings = backend_settings  # how the evaluation screen opens models
         self.collector = IdleCollector()
         self.identity_notice = notice
+        self.filter_notice = filter_notice  # the filter of the last session is on again
 
     def on_mount(self) -> None:
         if self.identity_notice:  # e.g. the first person of a new database was registered
             notify_literally(self, self.identity_notice, title="Who you are", timeout=10)
+        if self.filter_notice:
+            notify_literally(self, self.filter_notice, title="Filter", timeout=10)
         # Not at once: freezing costs a full collection, which would delay the first item.
         self.set_timer(IDLE_GC_START_SECONDS, self.collector.start)
         self.set_interval(IDLE_GC_CHECK_SECONDS, self.collector.tick)
@@ -208,9 +212,18 @@ def make_app(
         flags=(flag,) if flag else (),
         text=search or "",
     )
+    kept: str | None = None
+    if filters == QueueFilter():  # no filter asked for: the one of the last session
+        from reviewer.tui.screens.jump import remembered_filters
+
+        if (remembered := remembered_filters(db, annotator_name)) is not None:
+            filters = remembered
+            kept = f"your filter from last time is on: {remembered.describe()} (/ changes it)"
     queue = (
         ReviewQueue(db, annotator_name, filters, order=QueueOrder(order))
         if clock is None
         else ReviewQueue(db, annotator_name, filters, clock=clock, order=QueueOrder(order))
     )
-    return ReviewApp(db, queue, timer or ActiveTimer(), notice, backend_settings)
+    return ReviewApp(
+        db, queue, timer or ActiveTimer(), notice, backend_settings, filter_notice=kept
+    )

@@ -648,13 +648,23 @@ class ReviewScreen(Screen[None]):
         self.app.push_screen(jump_screen(self.db), jump_to)
 
     def action_filter(self) -> None:
-        from reviewer.tui.screens.jump import FilterChoices, FilterScreen
+        from reviewer.tui.screens.jump import FilterChoices, FilterScreen, remember_filters
 
         def apply(filters: QueueFilter | None) -> None:
-            if filters is not None:
-                self.queue.filters = filters
-                moving_on = self.phase in (Phase.BLIND, Phase.REVEALED)
-                self.request(ReviewQueue.skip if moving_on else ReviewQueue.fetch_next)
+            if filters is None:
+                return
+            self.queue.filters = filters
+            moving_on = self.phase in (Phase.BLIND, Phase.REVEALED)
+            step = ReviewQueue.skip if moving_on else ReviewQueue.fetch_next
+
+            def remember_then_move(queue: ReviewQueue) -> ItemSnapshot | None:
+                # kept for the next session, in the worker: it writes to the database
+                problem = remember_filters(self.db, queue.annotator, filters)
+                if problem:
+                    self.app.call_from_thread(self.notify, problem, severity="warning")
+                return step(queue)
+
+            self.request(remember_then_move)
 
         choices = FilterChoices(
             kinds=self.queue.known_kinds(),
