@@ -115,12 +115,10 @@ class FilterScreen(DialogScreen[QueueFilter | None]):
             yield PanelTitle("Filter and search the queue")
             yield Static(
                 Text(
-                    "Only items that still need your judgment are served. Search finds "
-                    "items whose question or choices hold every word you type; "
-                    "in:explanation (or question, choices, all) looks elsewhere, "
-                    "whole:tax finds whole words, 增值税 not:土地增值税 leaves out the "
-                    "longer term. Kept for your next session. Enter or Ctrl+S applies, "
-                    "Esc cancels."
+                    "Serves items that still need your judgment. Search: words in the "
+                    "question or choices; in:all looks in explanations too, whole:tax "
+                    "finds whole words, 增值税 not:土地增值税 leaves the longer term out. "
+                    "Kept for next time. Enter applies, Esc cancels."
                 ),
                 classes="dialog-help",
             )
