@@ -167,9 +167,10 @@ REVIEW_BINDINGS: list[BindingType] = [
     Binding("enter", "submit_answer", "Submit", key_display="⏎"),
     # Before the other keys: at 80 columns the footer keeps it and drops later ones.
     Binding("space", "scroll_on", "Scroll", key_display="Space"),
-    Binding("pagedown", "scroll_on", "Scroll", show=False),
+    # PgDn/PgUp before a focused panel's own (it would scroll only itself).
+    Binding("pagedown", "scroll_on", "Scroll", show=False, priority=True),
     Binding("shift+space", "scroll_back", "Back a page", show=False),
-    Binding("pageup", "scroll_back", "Back a page", show=False),
+    Binding("pageup", "scroll_back", "Back a page", show=False, priority=True),
     # The verdict bar shows the verdict keys (all seven, on a button each): not the footer.
     *[
         Binding(key, f"verdict('{verdict.value}')", "verdict", group=VERDICT, show=False)

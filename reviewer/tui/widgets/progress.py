@@ -11,6 +11,7 @@ from textual.widgets import Static
 
 from reviewer.queue import QueueFilter, QueueProgress
 from reviewer.tui.literal import literal
+from reviewer.tui.responsive import STACK_BELOW
 from reviewer.words import counted
 
 NO_FILTER = QueueFilter().describe()  # "all items"
@@ -42,17 +43,22 @@ def progress_words(progress: QueueProgress, *, short: bool = False) -> str:
 
 
 def progress_text(
-    annotator: str, progress: QueueProgress | None, filters: str, *, short: bool = False
+    annotator: str,
+    progress: QueueProgress | None,
+    filters: str,
+    *,
+    short: bool = False,
+    no_filter_named: bool = True,
 ) -> Text:
     """``alice · 12 done this session · 28 waiting for you · 340 of 3,864 items ...``;
-    ``short`` names the filter only when there is one."""
+    ``short`` (or not ``no_filter_named``) names the filter only when there is one."""
     text = Text()
     text.append_text(literal(annotator, "bold"))
     if progress is None:
         text.append("  ·  counting…", style="dim")
         return text
     text.append(f" · {progress_words(progress, short=short)}")
-    if short and filters == NO_FILTER:
+    if (short or not no_filter_named) and filters == NO_FILTER:
         return text
     text.append(" · ", style="dim")
     text.append_text(literal(filters if not short else f"filter: {filters}", "dim"))
@@ -60,8 +66,9 @@ def progress_text(
 
 
 class ProgressLine(Static):
-    """Figures refreshed after every item, after the last action's outcome; in the short
-    form when the long one does not fit, on two lines when neither does."""
+    """Figures refreshed after every item, after the last action's outcome: the long
+    form, without "all items" when that does not fit; then, below ``STACK_BELOW``
+    columns, the short form; on two lines when what is left does not fit on one."""
 
     DEFAULT_CSS = """
     ProgressLine {
@@ -94,12 +101,15 @@ class ProgressLine(Static):
 
     def _render_line(self) -> None:
         width = self.content_size.width or 10_000  # not laid out yet: the long form
-        for short in (False, True):
+        forms = [(False, True), (False, False)]
+        if self.app.size.width < STACK_BELOW:  # a wide screen keeps the words, on two lines
+            forms.append((True, False))
+        for short, named in forms:
             line = Text(overflow="fold")
             if self._note:
                 line.append_text(self._note)
                 line.append("   ")
-            line.append_text(progress_text(*self._shown, short=short))
+            line.append_text(progress_text(*self._shown, short=short, no_filter_named=named))
             if line.cell_len <= width:
                 break
         self.update(line)
