@@ -161,6 +161,18 @@ BEGIN
     WHERE j.gold_id = g.id AND j.annotator_id = vetbench_session_person_id()));
 END
 $$""",
+        # Whether each calibration judgment matched its gold, for every member: item
+        # statuses leave out the judgments of people who have not qualified, and any
+        # member's write refreshes them (db.qualification).  The answers stay hidden.
+        f"""CREATE OR REPLACE FUNCTION vetbench_calibration_outcomes()
+RETURNS TABLE (judgment_id integer, annotator_id integer, gold_id integer, matched boolean)
+LANGUAGE plpgsql STABLE SECURITY DEFINER {path} AS $$
+BEGIN
+  RETURN QUERY SELECT j.id, j.annotator_id, j.gold_id,
+    (j.blind_answer = g.answer AND j.verdict = g.verdict)
+  FROM judgment j JOIN gold_item g ON g.id = j.gold_id;
+END
+$$""",
         _plpgsql(
             "vetbench_stamp_run",
             path,
@@ -188,6 +200,7 @@ POSTGRES_GUARD_FUNCTIONS = (
     "vetbench_guard_revision()",
     "vetbench_guard_flag()",
     "vetbench_gold_known(integer)",
+    "vetbench_calibration_outcomes()",
     "vetbench_stamp_run()",
 )
 """The functions above, with their argument types (for DROP FUNCTION)."""

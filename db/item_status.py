@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Select, update
+from sqlalchemy import ColumnElement, Select, update
 from sqlalchemy import select as sa_select
 from sqlalchemy.orm import Mapped
 from sqlmodel import Session, col, select
@@ -23,8 +23,9 @@ from db.bulk_reads import id_chunks
 from db.decisions import in_force, latest_decision
 from db.engine import Database
 from db.models import Decision, Item, ItemRevision, Judgment, Person, is_current_revision
+from db.qualification import counted_judgments
 from db.settings import get_int_setting
-from db.vocabulary import ItemStatus, Verdict
+from db.vocabulary import UNDECIDED_STATUSES, ItemStatus, Verdict
 
 __all__ = [
     "active_judgments",
@@ -33,6 +34,7 @@ __all__ = [
     "named_judgment_rows",
     "refresh_item_status",
     "refresh_item_statuses",
+    "refresh_judged_items",
     "refresh_open_statuses",
     "status_from_judgments",
 ]
@@ -42,7 +44,8 @@ def active_judgments(session: Session, item_id: str, revision_number: int) -> li
     """Each annotator's latest non-retracted judgment of one revision, oldest first.
 
     Calibration judgments (of a gold item, ``gold_id`` set) are left out: they measure
-    the annotator against the known answer and never move the item's status.
+    the annotator against the known answer and never move the item's status.  So are
+    the judgments of people the qualification gate leaves out (``db.qualification``).
     """
     return active_judgments_of(session, {item_id: revision_number}).get(item_id, [])
 
@@ -53,6 +56,7 @@ def active_judgments_of(
     """``active_judgments`` for many items at once: item id -> revision number in,
     item id -> its judgments out (items without any are left out)."""
     by_item: dict[str, dict[int, Judgment]] = {}
+    counted = counted_judgments(session)
     for chunk in id_chunks(list(revisions)):
         rows = session.exec(
             select(Judgment)
@@ -60,6 +64,7 @@ def active_judgments_of(
                 col(Judgment.item_id).in_(chunk),
                 col(Judgment.retracted).is_(False),
                 col(Judgment.gold_id).is_(None),
+                *counted,
             )
             .order_by(col(Judgment.created_at), col(Judgment.id))
         ).all()
@@ -176,6 +181,25 @@ def refresh_item_statuses(
                 execution_options={"synchronize_session": "fetch"},
             )
     return len(new_status)
+
+
+def refresh_judged_items(session: Session, person_id: int | None = None) -> int:
+    """Refresh every undecided item with a judgment (``person_id``: a judgment of theirs),
+    pending ones included: whose judgments count may have changed (``db.qualification``).
+    Returns how many changed."""
+    conditions: list[ColumnElement[bool]] = [
+        col(Judgment.gold_id).is_(None),
+        col(Item.status).in_([s.value for s in UNDECIDED_STATUSES]),
+    ]
+    if person_id is not None:
+        conditions.append(col(Judgment.annotator_id) == person_id)
+    ids = session.execute(
+        select(col(Judgment.item_id))
+        .join(Item, col(Item.id) == col(Judgment.item_id))
+        .where(*conditions)
+        .distinct()
+    ).scalars()
+    return refresh_item_statuses(session, list(ids))
 
 
 def refresh_open_statuses(db: Database) -> int:

@@ -193,6 +193,9 @@ class Person(SQLModel, table=True):
     name: str = Field(unique=True, max_length=255)
     role: str = Field(default=Role.ANNOTATOR, max_length=16)
     created_at: datetime = _timestamp()
+    # The newest judgment id when a lead let this person try the qualification again:
+    # only calibration answers after it count (db.qualification).
+    calibration_reset_after: int | None = None
 
 
 class Judgment(SQLModel, table=True):

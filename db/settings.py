@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -20,6 +21,7 @@ class SettingSpec:
     minimum: int | None = None  # for integer settings
     maximum: int | None = None
     pattern: str | None = None  # for text settings: the whole value must match
+    fraction: bool = False  # a number from 0 to 1, such as 0.8
 
 
 SETTINGS: dict[str, SettingSpec] = {
@@ -56,6 +58,13 @@ SETTINGS: dict[str, SettingSpec] = {
             minimum=0,
             maximum=500,
         ),
+        SettingSpec(
+            "calibration_pass",
+            "0",
+            "share of the first calibration_items gold items a person must match before "
+            "their judgments count, with a second try on other gold items (0: no gate)",
+            fraction=True,
+        ),
     )
 }
 
@@ -91,6 +100,10 @@ def get_int_setting(session: Session, name: str) -> int:
     return int(get_setting(session, name))
 
 
+def get_fraction_setting(session: Session, name: str) -> float:
+    return float(get_setting(session, name))
+
+
 def _validated(name: str, value: str) -> str:
     """``value`` as ``name`` stores it (a number without sign or leading zeros), or a
     :class:`SettingError` that says why it cannot be."""
@@ -107,6 +120,14 @@ def _validated(name: str, value: str) -> str:
         if spec.maximum is not None and number > spec.maximum:
             raise SettingError(f"{name} must be at most {spec.maximum}, got {value}")
         value = str(number)
+    if spec.fraction:
+        try:
+            share = float(value)
+        except ValueError:
+            share = math.nan
+        if not 0 <= share <= 1:  # NaN fails too
+            raise SettingError(f"{name} must be a number from 0 to 1 (such as 0.8), got '{value}'")
+        value = f"{share:g}"
     if spec.pattern is not None and not re.fullmatch(spec.pattern, value):
         raise SettingError(
             f"{name} must be an identifier such as cc-by-4.0 or mit "

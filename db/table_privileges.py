@@ -91,12 +91,22 @@ TABLES: tuple[TablePrivileges, ...] = (
     # `vetbench check`, so anyone adds them (well-formed: db.guards); only leads
     # remove stale ones (`vetbench flags recompute`).  Migration 0005_item_flags.
     TablePrivileges("item_flag", members=("SELECT", "INSERT"), leads=("DELETE",)),
-    # A person may register only themselves, and as a lead only when their role is one.
+    # A person may register only themselves, and as a lead only when their role is one;
+    # leads let someone who failed the qualification try again (db.qualification).
     TablePrivileges(
         "person",
         members=("SELECT", "INSERT"),
+        leads=("UPDATE (calibration_reset_after)",),
         policies=(
             _READ_ALL,
+            Policy(
+                "requalify_as_lead",
+                "UPDATE",
+                using="true",
+                check="true",
+                to=LEAD_GROUP,
+                requires=("calibration_reset_after",),
+            ),
             Policy(
                 "register_self",
                 "INSERT",

@@ -194,3 +194,12 @@ class QueueOrder(StrEnum):
 
     DEFAULT = "default"  # items already judged by others first, then id order
     SUSPICIOUS = "suspicious"  # the highest triage score first (``reviewer.triage``)
+
+
+class QualificationStatus(StrEnum):
+    """Where a person stands with the qualification gate (``db.qualification``)."""
+
+    NOT_GATED = "not-gated"  # the gate is off, or a lead: their judgments count
+    IN_PROGRESS = "in-progress"  # answering gold items; their judgments do not count yet
+    PASSED = "passed"  # their judgments count
+    FAILED = "failed"  # both attempts failed: nothing counts until a lead resets them

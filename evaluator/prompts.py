@@ -48,6 +48,7 @@ __all__ = [
     "answer_text",
     "build_prompt",
     "load_shot_file",
+    "load_shot_files",
     "load_templates",
     "prompt_hash",
     "select_shots",
@@ -344,8 +345,8 @@ def prefix_shots(
 ) -> dict[ShotGroup, list[ItemSnapshot]]:
     """The shots of every prompt prefix (a :class:`ShotGroup`), in the order the ``items``
     first need them: ``shots_for[kind]`` of them, the first of the kind in a shot file
-    (the user's own, in file order; of the same number of events where it has such
-    orders), else drawn by ``select_shots`` from ``pool`` leaving out the evaluated
+    (the user's own, in file order, those in the item's template language first; of the
+    same number of events where it has such orders), else drawn by ``select_shots`` from ``pool`` leaving out the evaluated
     ``items``.  The run and the lm-eval export agree."""
     evaluated = {item.id for item in items}
     chosen: dict[ShotGroup, list[ItemSnapshot]] = {}
@@ -354,8 +355,9 @@ def prefix_shots(
         if group in chosen:
             continue
         k = shots_for[item.kind]
-        if from_shot_file:
+        if from_shot_file:  # the item's template language first, each in file order
             of_kind = [shot for shot in pool if shot.kind is item.kind]
+            of_kind.sort(key=lambda shot: template_language(shot.language) != group.language)
             chosen[group] = _same_size(of_kind, group.events)[:k]
         else:
             chosen[group] = select_shots(
@@ -445,6 +447,19 @@ def select_shots(
             k,
         )
     return chosen
+
+
+def load_shot_files(paths: Sequence[Path]) -> list[ItemSnapshot]:
+    """The shots of several shot files, in the order given; an id in two is refused."""
+    shots: list[ItemSnapshot] = []
+    seen: dict[str, Path] = {}
+    for path in paths:
+        for shot in load_shot_file(path):
+            if shot.id in seen:
+                raise ShotFileError(f"{path}: shot id {shot.id} is also in {seen[shot.id]}")
+            seen[shot.id] = path
+            shots.append(shot)
+    return shots
 
 
 def load_shot_file(path: Path) -> list[ItemSnapshot]:

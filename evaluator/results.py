@@ -16,7 +16,7 @@ from datetime import datetime
 from db.json_types import FieldsAsJson, JsonObject, attributes_json, fields_json
 from db.vocabulary import EvalMode, FailureKind, ItemKind, RunStatus
 from evaluator.item_sets import ItemSet
-from evaluator.run_params import RunParams
+from evaluator.run_params import RunParams, ShotCounts
 from evaluator.text_metrics import BleuStatistics, ExplanationScore
 
 __all__ = [
@@ -461,6 +461,19 @@ class RunOverview(RunIdentity):
     accuracy_ci: Interval | None
     started_at: datetime
     finished_at: datetime | None
+    shot_counts: ShotCounts | None = None  # None: as asked (the run recorded no shots)
+
+    @property
+    def shots_got(self) -> ShotCounts:
+        """The shots its kinds asked for and got (its label: ``ordering 0-shot (5 asked)``)."""
+        return self.shot_counts or ShotCounts(self.shots, ())
+
+    def to_json(self) -> JsonObject:
+        """Its fields as ``runs --json`` has always listed them (the shots got are in
+        ``runs show``'s params)."""
+        data = fields_json(self)
+        del data["shot_counts"]
+        return data
 
 
 @dataclass(frozen=True)

@@ -32,16 +32,21 @@ from evaluator.kinds import kind_spec
 from evaluator.prompts import (
     DEFAULT_SHOT_SEED,
     ShotGroup,
+    load_shot_files,
     load_templates,
     prefix_shots,
     shot_pool,
 )
 from evaluator.protocols import ProtocolSpec, protocol_spec
-from evaluator.run_params import Repeat, RunParams, ShotRef
+from evaluator.run_params import Repeat, RunParams, ShotFileRef, ShotRef
 
 __all__ = [
+    "FewerShotsError",
     "RunSelection",
     "RunSetupError",
+    "ShotShortfall",
+    "ShotSource",
+    "check_shots",
     "create_run",
     "score_candidates",
     "select_run_items",
@@ -59,6 +64,134 @@ class RunSelection:
 
     items: list[ItemSnapshot]
     excluded: dict[str, str]
+
+
+@dataclass(frozen=True)
+class ShotShortfall:
+    """A kind whose prompts would get fewer shots than asked: the fewest any of its
+    prompt groups gets, and where they were looked for."""
+
+    kind: str
+    got: int
+    asked: int
+    where: str
+
+    def text(self) -> str:
+        return f"{self.kind} would get {self.got} of {self.asked} shots {self.where}"
+
+
+class FewerShotsError(RunSetupError):
+    """A run would get fewer shots than asked and fewer were not allowed.  The message
+    says how to give shots on the command line; ``shortfalls`` let the app say it its way."""
+
+    def __init__(self, shortfalls: Sequence[ShotShortfall], *, fixed_shots: bool = False) -> None:
+        self.shortfalls = tuple(shortfalls)
+        kinds = {shortfall.kind for shortfall in self.shortfalls}
+        fewer = " or ".join(f"--shots-for {kind}=0" for kind in sorted(kinds))
+        # A protocol that fixes its shots refuses --shots: no point offering it.
+        ask_fewer = "" if fixed_shots else f", ask for fewer (--shots 0, {fewer})"
+        super().__init__(
+            f"{self.what}: give shots with --shot-file FILE (fixtures/shots_*.jsonl are examples) "
+            f"or --shots-from SOURCE|STATUS (e.g. --shots-from pending){ask_fewer}, "
+            "or run with fewer with --allow-fewer-shots"
+        )
+
+    @property
+    def what(self) -> str:
+        """``too few shots: ordering would get 0 of 5 shots outside the evaluated set``."""
+        return "too few shots: " + "; ".join(s.text() for s in self.shortfalls)
+
+
+@dataclass(frozen=True)
+class ShotSource:
+    """Where a run's shots come from: shot files (one per kind, or one with every kind),
+    the stored items of one source or one status (``--shots-from``), or (neither) every
+    stored item; never the evaluated set."""
+
+    shot_files: tuple[Path, ...] = ()
+    shots_from: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.shot_files and self.shots_from is not None:
+            raise RunSetupError("give --shot-file or --shots-from, not both")
+        if self.shots_from == ItemStatus.REJECTED.value:
+            raise RunSetupError("rejected items never serve as shots: name another status")
+
+    @classmethod
+    def of(cls, shot_file: Path | Sequence[Path] | None, shots_from: str | None) -> ShotSource:
+        files = (
+            () if shot_file is None else (shot_file,) if isinstance(shot_file, Path) else shot_file
+        )
+        return cls(tuple(Path(path).expanduser().resolve() for path in files), shots_from)
+
+    @property
+    def from_file(self) -> bool:
+        return bool(self.shot_files)
+
+    @property
+    def where(self) -> str:
+        if self.shot_files:
+            return "in the shot file" + ("s" if len(self.shot_files) > 1 else "")
+        if self.shots_from is not None:
+            return f"among the {self.shots_from} items outside the evaluated set"
+        return "outside the evaluated set"
+
+    def pool(self, db: Database) -> list[ItemSnapshot]:
+        """The items shots are drawn from; an unknown source or status is refused."""
+        if self.shot_files:
+            return load_shot_files(self.shot_files)
+        name = self.shots_from
+        if name is None:
+            return shot_pool(db, None)[0]
+        with db.session() as session:
+            if name in values(ItemStatus):
+                return list(iter_items(session, statuses=[name]))
+            found = list(iter_items(session, sources=[name]))
+        if not found:
+            statuses = ", ".join(values(ItemStatus))
+            raise RunSetupError(
+                f"--shots-from {name}: no items of that source, and not a status ({statuses})"
+            )
+        return found
+
+
+def shot_shortfalls(
+    chosen: Mapping[ShotGroup, Sequence[ItemSnapshot]],
+    shots_for: Mapping[ItemKind, int],
+    source: ShotSource,
+) -> list[ShotShortfall]:
+    """The kinds whose prompts get fewer shots than asked (each kind once, its fewest)."""
+    fewest: dict[ItemKind, int] = {}
+    for group, group_shots in chosen.items():
+        if len(group_shots) < shots_for[group.kind]:
+            fewest[group.kind] = min(len(group_shots), fewest.get(group.kind, len(group_shots)))
+    return [
+        ShotShortfall(kind.value, got, shots_for[kind], source.where)
+        for kind, got in fewest.items()
+    ]
+
+
+def check_shots(
+    db: Database,
+    items: Sequence[ItemSnapshot],
+    settings: Iterable[tuple[int, Mapping[str, int] | None]],
+    source: ShotSource,
+    *,
+    seed: int = DEFAULT_SHOT_SEED,
+    fixed_shots: bool = False,
+) -> None:
+    """Refuse (``FewerShotsError``) when a run of any of these shot ``settings`` (shots,
+    shots by kind) on ``items`` would get fewer shots than it asks for; how many a seeded
+    draw finds does not depend on the seed.  ``fixed_shots``: the protocol fixes them."""
+    pool = source.pool(db)
+    shortfalls: dict[str, ShotShortfall] = {}
+    for shots, by_kind in settings:
+        shots_for = _shots_for(items, shots, by_kind)
+        chosen = prefix_shots(items, pool, shots_for, seed=seed, from_shot_file=source.from_file)
+        for shortfall in shot_shortfalls(chosen, shots_for, source):
+            shortfalls.setdefault(shortfall.kind, shortfall)
+    if shortfalls:
+        raise FewerShotsError(list(shortfalls.values()), fixed_shots=fixed_shots)
 
 
 def shot_file_digest(path: Path) -> str:
@@ -185,7 +318,7 @@ def create_run(
     mode: str = EvalMode.GENERATE,
     shots: int = 0,
     filters: Mapping[str, object] | None = None,
-    shot_file: Path | None = None,
+    shot_file: Path | Sequence[Path] | None = None,
     templates_dir: Path | None = None,
     seed: int = DEFAULT_SHOT_SEED,
     actor: str | None = None,
@@ -197,6 +330,7 @@ def create_run(
     permute_options: bool = False,
     repeat: Repeat | None = None,
     cflue_repo: Path | None = None,
+    shots_from: str | None = None,
 ) -> int:
     """Freeze the evaluated set and the run's settings; returns the new run's id.
 
@@ -208,6 +342,10 @@ def create_run(
     seeded order (from ``seed``); ``repeat`` says which run of a series this is.
     ``cflue_repo`` (CFLUE's protocol) takes the prompt wording from a clone of CFLUE's
     repository (``evaluator.cflue_wording``); the run records which wording it used.
+    Shots come from ``shot_file`` (one or several), else the items of source or status ``shots_from``,
+    else every stored item (:class:`ShotSource`).  A run that gets fewer shots than
+    asked is made as it is, with notes; ``evaluator.session`` refuses it beforehand
+    unless fewer were allowed.
     """
     if mode not in values(EvalMode):
         raise RunSetupError(f"unknown mode '{mode}' (choose {', '.join(values(EvalMode))})")
@@ -246,20 +384,24 @@ def create_run(
     items, excluded = selection.items, selection.excluded
     shots_for = _shots_for(items, shots, shots_by_kind)
 
-    shot_path = Path(shot_file).expanduser().resolve() if shot_file is not None else None
-    pool, from_shot_file = shot_pool(db, shot_path)
-    chosen = prefix_shots(items, pool, shots_for, seed=seed, from_shot_file=from_shot_file)
+    source = ShotSource.of(shot_file, shots_from)
+    first_file, *more_files = source.shot_files or (None,)
+    pool = source.pool(db)
+    chosen = prefix_shots(items, pool, shots_for, seed=seed, from_shot_file=source.from_file)
     params = RunParams(
         seed=seed,
         template_hash=templates.hash,
         templates_dir=str(templates.override_dir) if templates.override_dir else None,
-        shot_file=str(shot_path) if shot_path else None,
-        shot_file_sha256=shot_file_digest(shot_path) if shot_path else None,
+        shot_file=str(first_file) if first_file else None,
+        shot_file_sha256=shot_file_digest(first_file) if first_file else None,
+        more_shot_files=tuple(
+            ShotFileRef(str(path), shot_file_digest(path)) for path in more_files
+        ),
         shots_used={
             group.name: tuple(ShotRef(s.id, s.revision) for s in group_shots)
             for group, group_shots in chosen.items()
         },
-        shot_notes=tuple(_shot_notes(chosen, shots_for, from_shot_file=from_shot_file)),
+        shot_notes=tuple(_shot_notes(chosen, shots_for, source)),
         revisions={item.id: item.revision for item in items},
         excluded=excluded,
         protocol=spec.name,
@@ -270,6 +412,7 @@ def create_run(
         permute_options=permute_options,
         repeat=repeat,
         answer_budget=_answer_budget(spec, max_new_tokens),
+        shots_from=shots_from,
         wording=wording,
         backend=dict(backend_info.params),
     )
@@ -326,22 +469,22 @@ def _answer_budget(spec: ProtocolSpec, asked: int | None) -> JsonValue:
 def _shot_notes(
     chosen: Mapping[ShotGroup, list[ItemSnapshot]],
     shots_for: Mapping[ItemKind, int],
-    *,
-    from_shot_file: bool,
+    source: ShotSource,
 ) -> list[str]:
-    """Say where the shots fall short of k approved items from outside the evaluated set."""
+    """Say where the shots fall short of k approved items from outside the evaluated set
+    (shots asked from a status are of that status: no note says so)."""
     notes = []
     for shot_group, group_shots in chosen.items():
         group = shot_group.name
         k = shots_for[shot_group.kind]
         if len(group_shots) < k:
-            where = "in the shot file" if from_shot_file else "outside the evaluated set"
-            notes.append(f"{group}: only {len(group_shots)} of {k} shots available {where}")
-        if not from_shot_file:
+            notes.append(f"{group}: only {len(group_shots)} of {k} shots available {source.where}")
+        if not source.from_file and source.shots_from not in values(ItemStatus):
             unapproved = [s.id for s in group_shots if s.status != ItemStatus.APPROVED]
             if unapproved:
+                where = "" if source.shots_from is None else f" of {source.shots_from}"
                 notes.append(
-                    f"{group}: too few approved items outside the evaluated set; "
+                    f"{group}: too few approved items{where} outside the evaluated set; "
                     f"using not-yet-approved {', '.join(unapproved)}"
                 )
     return notes

@@ -17,12 +17,20 @@ from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING
 
 from db.json_types import JsonObject, JsonValue
-from db.vocabulary import EvalProtocol
+from db.vocabulary import EvalProtocol, ItemKind
 
 if TYPE_CHECKING:
     from datetime import datetime
 
-__all__ = ["Repeat", "RunParams", "RunSession", "ShotRef"]
+__all__ = [
+    "KindShots",
+    "Repeat",
+    "RunParams",
+    "RunSession",
+    "ShotCounts",
+    "ShotFileRef",
+    "ShotRef",
+]
 
 DEFAULT_LAYOUT = "vetbench"  # evaluator.prompts.DEFAULT_LAYOUT (no import: prompts is heavier)
 DEFAULT_EXTRACTOR = "lenient"  # evaluator.extractors.LENIENT
@@ -58,6 +66,80 @@ class ShotRef:
 
     def to_json(self) -> JsonObject:
         return {"id": self.id, "revision": self.revision}
+
+
+@dataclass(frozen=True)
+class ShotFileRef:
+    """A shot file a run read, and the SHA-256 of its bytes then."""
+
+    path: str
+    sha256: str
+
+    def to_json(self) -> JsonObject:
+        return {"path": self.path, "sha256": self.sha256}
+
+
+@dataclass(frozen=True)
+class KindShots:
+    """The shots one kind of a run's items asked for and the shots its prompts got."""
+
+    kind: str
+    asked: int
+    used: tuple[int, ...]
+    """The distinct counts its prompt groups got, lowest first (orders of different lengths
+    are groups of their own); () when the run recorded no shots (taken as asked)."""
+
+    @property
+    def short(self) -> bool:
+        return bool(self.used) and self.used[0] < self.asked
+
+    @property
+    def used_text(self) -> str:
+        """``5``, or ``3–5`` when its groups got different counts."""
+        used = self.used or (self.asked,)
+        return str(used[0]) if len(used) == 1 else f"{used[0]}–{used[-1]}"
+
+    def label(self) -> str:
+        """``ordering 5-shot``, ``ordering 0-shot (5 asked)``."""
+        asked = f" ({self.asked} asked)" if self.short else ""
+        return f"{self.kind} {self.used_text}-shot{asked}"
+
+
+@dataclass(frozen=True)
+class ShotCounts:
+    """The shots a run asked for and got, per kind of its items (the kinds in their
+    vocabulary order)."""
+
+    shots: int  # the run's number of shots (``EvalRun.shots``)
+    kinds: tuple[KindShots, ...]
+
+    @property
+    def short(self) -> bool:
+        """Some kind got fewer shots than it asked for."""
+        return any(kind.short for kind in self.kinds)
+
+    @property
+    def plain(self) -> bool:
+        """Every kind asked for the run's shots and got them: ``5-shot`` says it all."""
+        return all(kind.asked == self.shots and not kind.short for kind in self.kinds)
+
+    @property
+    def used_text(self) -> str:
+        """The shots its prompts got: ``5``, ``0``, or ``0–5`` over kinds and groups."""
+        used = sorted({n for kind in self.kinds for n in kind.used or (kind.asked,)})
+        if not used:
+            return str(self.shots)
+        return str(used[0]) if len(used) == 1 else f"{used[0]}–{used[-1]}"
+
+    def label(self) -> str:
+        """``5-shot`` when plain, else each kind: ``ordering 0-shot (5 asked), single 5-shot``."""
+        if self.plain:
+            return f"{self.shots}-shot"
+        return ", ".join(kind.label() for kind in self.kinds)
+
+    def of_kind(self, kind: str) -> KindShots:
+        found = next((entry for entry in self.kinds if entry.kind == kind), None)
+        return found or KindShots(kind, self.shots, ())
 
 
 @dataclass(frozen=True)
@@ -97,6 +179,8 @@ class RunParams:
     templates_dir: str | None = None
     shot_file: str | None = None
     shot_file_sha256: str | None = None
+    more_shot_files: tuple[ShotFileRef, ...] = ()
+    """The shot files after the first (``shot_file``), when a run read several."""
     shots_used: Mapping[str, tuple[ShotRef, ...]] = field(default_factory=dict)
     """The shots per prompt group (``ordering/en``), in the order the prompt shows them."""
     shot_notes: tuple[str, ...] = ()
@@ -114,6 +198,9 @@ class RunParams:
     answer_budget: JsonValue = None
     """The budget the run works with, in words or tokens (None: runs from before it was
     recorded); ``max_new_tokens`` is what was asked."""
+    shots_from: str | None = None
+    """The source or status the shots were drawn from (``--shots-from``; None: every item
+    outside the evaluated set, or the shot file)."""
     wording: Mapping[str, JsonValue] | None = None
     """Where CFLUE's prompt wording came from: ``{"source": "built-in"}``, a templates
     folder, or ``{"source": "cflue-repo", "path": ..., "sha256": ...}``."""
@@ -150,6 +237,10 @@ class RunParams:
             data["answer_budget"] = self.answer_budget
         if self.wording is not None:
             data["wording"] = dict(self.wording)
+        if self.shots_from is not None:
+            data["shots_from"] = self.shots_from
+        if self.more_shot_files:
+            data["more_shot_files"] = [ref.to_json() for ref in self.more_shot_files]
         if not with_revisions:
             del data["revisions"]  # a map per item, for resuming; readers need only a count
         if self.session is not None:
@@ -169,6 +260,11 @@ class RunParams:
             templates_dir=_text(data.get("templates_dir")),
             shot_file=_text(data.get("shot_file")),
             shot_file_sha256=_text(data.get("shot_file_sha256")),
+            more_shot_files=tuple(
+                ShotFileRef(str(ref.get("path")), str(ref.get("sha256")))
+                for ref in _list(data.get("more_shot_files"))
+                if isinstance(ref, dict)
+            ),
             shots_used={
                 str(group): tuple(
                     ShotRef(str(shot.get("id")), _int(shot.get("revision"), 1))
@@ -196,6 +292,7 @@ class RunParams:
             permute_options=data.get("permute_options") is True,
             repeat=Repeat.from_json(data.get("repeat")),
             answer_budget=data.get("answer_budget"),
+            shots_from=_text(data.get("shots_from")),
             wording=_dict(data["wording"]) if isinstance(data.get("wording"), dict) else None,
             # Every other key is the backend's (keys this version does not know too).
             backend={k: v for k, v in data.items() if k not in _RUN_KEYS | _SESSION_KEYS},
@@ -204,6 +301,31 @@ class RunParams:
 
     def with_session(self, session: RunSession) -> RunParams:
         return replace(self, session=session)
+
+    @classmethod
+    def stored_shot_counts(cls, data: Mapping[str, JsonValue], shots: int) -> ShotCounts:
+        """:meth:`shot_counts` of a stored ``params`` object, reading only its shot keys
+        (a run list reads many runs, each with a revision per item)."""
+        keys = ("shots_used", "shots_by_kind")
+        return cls.from_json({key: data[key] for key in keys if key in data}).shot_counts(shots)
+
+    def shot_counts(self, shots: int) -> ShotCounts:
+        """The shots each kind asked for (``shots_by_kind``, else ``shots``) and got (the
+        recorded ``shots_used``, grouped by the kind that starts a group's name)."""
+        used: dict[str, set[int]] = {}
+        for group, refs in self.shots_used.items():
+            used.setdefault(group.split("/", 1)[0], set()).add(len(refs))
+        names = set(used) | set(self.shots_by_kind)
+        order = [kind.value for kind in ItemKind]
+        return ShotCounts(
+            shots,
+            tuple(
+                KindShots(
+                    kind, self.shots_by_kind.get(kind, shots), tuple(sorted(used.get(kind, ())))
+                )
+                for kind in sorted(names, key=lambda k: (_rank(order, k), k))
+            ),
+        )
 
 
 _PROTOCOLS = frozenset(protocol.value for protocol in EvalProtocol)
@@ -222,6 +344,10 @@ def _session(data: Mapping[str, JsonValue]) -> RunSession | None:
         done_before=_int(data.get("session_done_before"), 0),
         device=data.get("session_device"),
     )
+
+
+def _rank(order: list[str], name: str) -> int:
+    return order.index(name) if name in order else len(order)
 
 
 def _int(value: JsonValue, default: int = 0) -> int:

@@ -33,7 +33,7 @@ from evaluator.prompts import (
     PromptTemplates,
     answer_text,
     build_prompt,
-    load_shot_file,
+    load_shot_files,
     load_templates,
     recorded_group_shots,
     stop_sequences,
@@ -133,12 +133,15 @@ def _pending(db: Database, run: EvalRun) -> list[str]:
 def _recorded_shots(db: Database, run_id: int, params: RunParams) -> dict[str, list[ItemSnapshot]]:
     used = params.shots_used
     if params.shot_file:
-        path = Path(params.shot_file)
-        if not path.is_file():
-            raise RunSetupError(f"run {run_id} used the shot file {path}, which is gone")
-        if shot_file_digest(path) != params.shot_file_sha256:
-            raise RunSetupError(f"the shot file {path} changed since run {run_id} was created")
-        by_id = {shot.id: shot for shot in load_shot_file(path)}
+        files = [(params.shot_file, params.shot_file_sha256)]
+        files += [(ref.path, ref.sha256) for ref in params.more_shot_files]
+        for name, digest in files:
+            path = Path(name)
+            if not path.is_file():
+                raise RunSetupError(f"run {run_id} used the shot file {path}, which is gone")
+            if shot_file_digest(path) != digest:
+                raise RunSetupError(f"the shot file {path} changed since run {run_id} was created")
+        by_id = {shot.id: shot for shot in load_shot_files([Path(name) for name, _ in files])}
         return {group: [by_id[shot.id] for shot in shots] for group, shots in used.items()}
     recorded: dict[str, list[ItemSnapshot]] = {}
     with db.session() as session:

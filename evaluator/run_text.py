@@ -30,6 +30,7 @@ __all__ = [
     "run_state",
     "score_items",
     "secondary_text",
+    "shots_label",
 ]
 
 
@@ -129,11 +130,18 @@ def position_text(figures: Figures, *, percent: bool = False, with_bias: bool = 
     return f"{shown}  bias {number(bias, percent=percent)}"
 
 
+def shots_label(run: RunRecord) -> str:
+    """The shots a run's prompts got: ``5-shot`` when every kind got what the run asked
+    for, else each kind's: ``ordering 0-shot (5 asked), single 5-shot``."""
+    return run.params.shot_counts(run.shots).label()
+
+
 def run_how(run: RunRecord) -> str:
     """How a run asks: ``transformers, generate, 5-shot, cflue protocol, repeat 2/3,
-    options permuted`` (the protocol, repeat and permutation only when they apply)."""
+    options permuted`` (the protocol, repeat and permutation only when they apply; the
+    shots as :func:`shots_label` says them)."""
     params = run.params
-    parts = [run.backend, run.mode.value, f"{run.shots}-shot"]
+    parts = [run.backend, run.mode.value, shots_label(run)]
     if params.protocol is not EvalProtocol.CUSTOM:
         parts.append(f"{params.protocol.value} protocol")
     if params.repeat is not None:

@@ -279,6 +279,7 @@ def list_runs(db: Database) -> list[RunOverview]:
                 accuracy_ci=wilson_interval(correct, done) if done else None,
                 started_at=run.started_at,
                 finished_at=run.finished_at,
+                shot_counts=RunParams.stored_shot_counts(run.params, run.shots),
             )
         )
     return listed

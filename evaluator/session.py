@@ -37,7 +37,14 @@ from evaluator.cflue_wording import read_cflue_wording
 from evaluator.prompts import DEFAULT_SHOT_SEED
 from evaluator.protocols import protocol_spec
 from evaluator.results import RunFigures, RunProgress
-from evaluator.run_create import RunSelection, RunSetupError, create_run, select_run_items
+from evaluator.run_create import (
+    RunSelection,
+    RunSetupError,
+    ShotSource,
+    check_shots,
+    create_run,
+    select_run_items,
+)
 from evaluator.run_params import Repeat
 from evaluator.runner import execute_run
 from evaluator.runs import run_figures
@@ -79,7 +86,9 @@ class EvalChoices:
     protocol: EvalProtocol = EvalProtocol.CUSTOM
     shots: int | None = None  # None: DEFAULT_SHOTS, or the protocol's own settings
     shots_by_kind: Mapping[str, int] = field(default_factory=dict)
-    shot_file: Path | None = None
+    shot_files: tuple[Path, ...] = ()  # one per kind, or one with every kind
+    shots_from: str | None = None  # a source or status to draw the shots from
+    allow_fewer_shots: bool = False  # else a run that would get fewer shots is refused
     statuses: tuple[str, ...] = (ItemStatus.APPROVED.value,)  # (): every status
     kinds: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
@@ -105,6 +114,10 @@ class EvalChoices:
             "source": list(self.sources),
             "limit": self.limit,
         }
+
+    @property
+    def shot_source(self) -> ShotSource:
+        return ShotSource.of(self.shot_files, self.shots_from)
 
     def shot_settings(self) -> tuple[int, ...]:
         """The shot counts to run: the protocol's own, else the one asked for; a protocol
@@ -155,15 +168,41 @@ def plan_runs(choices: EvalChoices, *, series: str | None = None) -> tuple[Plann
     )
 
 
-def check_choices(db: Database, choices: EvalChoices) -> RunSelection:
-    """Refuse choices that cannot make a run, before any model loads: a protocol's fixed
-    shots, score mode with a paper's protocol, an empty selection."""
-    plan_runs(choices, series="check")
+def check_choices(db: Database, choices: EvalChoices, *, model: str | None = None) -> RunSelection:
+    """Refuse choices that cannot make a run, before any model loads, in this order: a
+    protocol's fixed shots, score mode with a paper's protocol, an empty selection, a
+    ``model`` spec of no known form (:func:`check_model`, when given), fewer shots than
+    asked (unless allowed)."""
+    planned = plan_runs(choices, series="check")
     if choices.cflue_repo is not None:
         if choices.protocol is not EvalProtocol.CFLUE:
             raise RunSetupError("--cflue-repo gives CFLUE's wording: it is for --protocol cflue")
         read_cflue_wording(choices.cflue_repo)  # a bad file is said before a model loads
-    return select_run_items(db, choices.filters, protocol=choices.protocol, mode=choices.mode)
+    selection = select_run_items(db, choices.filters, protocol=choices.protocol, mode=choices.mode)
+    if model is not None:
+        check_model(model, choices.mode)
+    _check_shots(db, choices, planned, selection)
+    return selection
+
+
+def _check_shots(
+    db: Database, choices: EvalChoices, planned: tuple[PlannedRun, ...], selection: RunSelection
+) -> None:
+    """A ``FewerShotsError`` when a planned run would get fewer shots than it asks for,
+    unless fewer were allowed (a bad shot source is refused either way)."""
+    source = choices.shot_source
+    if choices.allow_fewer_shots:
+        source.pool(db)  # an unknown source, status or shot file is said all the same
+        return
+    settings = {(run.shots, tuple(sorted(choices.shots_by_kind.items()))) for run in planned}
+    check_shots(
+        db,
+        selection.items,
+        [(shots, dict(by_kind)) for shots, by_kind in sorted(settings)],
+        source,
+        seed=choices.seed,
+        fixed_shots=protocol_spec(choices.protocol).shot_settings is not None,
+    )
 
 
 def protocol_settings(choices: EvalChoices, settings: BackendSettings) -> BackendSettings:
@@ -235,6 +274,9 @@ def run_series(
     planned = plan_runs(choices)
     if choices.mode is EvalMode.SCORE and not backend.supports_scoring:
         raise RunSetupError("this backend cannot score candidate answers; use --mode generate")
+    # Before the first run is made: a series whose 5-shot run would fall short makes none.
+    selection = select_run_items(db, choices.filters, protocol=choices.protocol, mode=choices.mode)
+    _check_shots(db, choices, planned, selection)
     run_ids: list[int] = []
     statuses: list[RunStatus] = []
     for position, run in enumerate(planned):
@@ -245,7 +287,8 @@ def run_series(
             mode=choices.mode,
             shots=run.shots,
             filters=choices.filters,
-            shot_file=choices.shot_file,
+            shot_file=choices.shot_files,
+            shots_from=choices.shots_from,
             templates_dir=choices.templates_dir,
             seed=run.seed,
             protocol=choices.protocol,

@@ -1,7 +1,8 @@
 """Tables that sit next to the papers' own: models as rows, figures as mean ± sd over repeats.
 
 - ``econlogicqa`` shape (the EconLogicQA paper's table): one column per item kind
-  and number of shots (``ordering 1-shot``, ``ordering 5-shot`` ...), cells are
+  and number of shots (``ordering 1-shot``, ``ordering 5-shot`` ...; the shots the
+  prompts got: ``ordering 0-shot (5 asked)`` when fewer than asked), cells are
   accuracies.  Runs of another protocol or of score mode get columns of their own.
 - ``cflue`` shape (the CFLUE paper's Knowledge Assessment table), over runs of the
   ``cflue`` protocol: accuracy, weighted F1, BLEU-1, BLEU-4, ROUGE-1, ROUGE-2, ROUGE-L.
@@ -179,8 +180,17 @@ class _Run:
         repeat = self.record.params.repeat
         return repeat.series if repeat is not None and repeat.series else f"run:{self.record.id}"
 
-    def shots_for(self, kind: str) -> int:
-        return self.record.params.shots_by_kind.get(kind, self.record.shots)
+    def shots_for(self, kind: str) -> tuple[int, str]:
+        """The shots ``kind`` asked for, and those it got when fewer (else "")."""
+        got = self.record.params.shot_counts(self.record.shots).of_kind(kind)
+        return got.asked, got.used_text if got.short else ""
+
+    @property
+    def shots_setting(self) -> str:
+        """The run's shots in a breakdown's setting: ``5``, or each kind's when they differ
+        from it (``ordering 0-shot (5 asked), single 5-shot``)."""
+        got = self.record.params.shot_counts(self.record.shots)
+        return str(self.record.shots) if got.plain else got.label()
 
 
 def _finished_runs(
@@ -247,24 +257,23 @@ def _guessed(
 
 
 def _econlogicqa_table(runs: Sequence[_Run]) -> ResultTable | None:
-    Column = tuple[str, str, str, int]  # kind, protocol, mode, shots
-    cells: dict[tuple[str, Column], list[tuple[_Run, Figures]]] = defaultdict(list)
+    cells: dict[tuple[str, _Column], list[tuple[_Run, Figures]]] = defaultdict(list)
     for run in runs:
         summary = summarize_predictions(run.outcomes)
         for kind, figures in summary.by_kind.items():
-            column = (kind, run.protocol, run.record.mode.value, run.shots_for(kind))
+            column = (kind, run.protocol, run.record.mode.value, *run.shots_for(kind))
             cells[(run.record.model, column)].append((run, figures))
     if not cells:
         return None
     kinds = [kind.value for kind in ItemKind]
     column_keys = sorted(
         {column for _model, column in cells},
-        key=lambda c: (kinds.index(c[0]), c[1] != EvalProtocol.CUSTOM, c[1], c[2], c[3]),
+        key=lambda c: (kinds.index(c[0]), c[1] != EvalProtocol.CUSTOM, c[1], c[2], c[3], c[4]),
     )
     columns = tuple(TableColumn(_column_key(c), _column_title(c)) for c in column_keys)
     models = list(dict.fromkeys(model for model, _column in cells))
     rows = []
-    chosen_by_column: dict[Column, list[tuple[_Run, Figures]]] = defaultdict(list)
+    chosen_by_column: dict[_Column, list[tuple[_Run, Figures]]] = defaultdict(list)
     for model in models:
         row_cells: list[Spread | None] = []
         row_runs: set[int] = set()
@@ -304,18 +313,25 @@ def _econlogicqa_table(runs: Sequence[_Run]) -> ResultTable | None:
     )
 
 
-def _column_key(column: tuple[str, str, str, int]) -> str:
-    kind, protocol, mode, shots = column
+_Column = tuple[str, str, str, int, str]
+"""kind, protocol, mode, shots asked, shots got when fewer ("" when all)."""
+
+
+def _column_key(column: _Column) -> str:
+    kind, protocol, mode, shots, got = column
     suffix = "" if protocol == EvalProtocol.CUSTOM else f"/{protocol}"
     suffix += "" if mode == EvalMode.GENERATE else f"/{mode}"
-    return f"{kind}/{shots}-shot{suffix}"
+    shots_text = f"{got}-of-{shots}" if got else str(shots)
+    return f"{kind}/{shots_text}-shot{suffix}"
 
 
-def _column_title(column: tuple[str, str, str, int]) -> str:
-    kind, protocol, mode, shots = column
-    extra = [] if protocol == EvalProtocol.CUSTOM else [protocol]
+def _column_title(column: _Column) -> str:
+    """``ordering 5-shot (econlogicqa)``; ``ordering 0-shot (5 asked)`` for fewer shots."""
+    kind, protocol, mode, shots, got = column
+    extra = [f"{shots} asked"] if got else []
+    extra += [] if protocol == EvalProtocol.CUSTOM else [protocol]
     extra += [] if mode == EvalMode.GENERATE else [mode]
-    return f"{kind} {shots}-shot" + (f" ({', '.join(extra)})" if extra else "")
+    return f"{kind} {got or shots}-shot" + (f" ({', '.join(extra)})" if extra else "")
 
 
 def _cflue_table(runs: Sequence[_Run]) -> ResultTable | None:
@@ -404,15 +420,15 @@ def _breakdown_table(
 ) -> ResultTable | None:
     """Accuracy per group (rows) for each model and setting (columns): a model's runs of
     one protocol, mode and number of shots make one column (its latest series)."""
-    by_setting: dict[tuple[str, str, str, int], list[_Run]] = defaultdict(list)
+    by_setting: dict[tuple[str, str, str, str], list[_Run]] = defaultdict(list)
     for run in runs:
-        setting = (run.record.model, run.protocol, run.record.mode.value, run.record.shots)
+        setting = (run.record.model, run.protocol, run.record.mode.value, run.shots_setting)
         by_setting[setting].append(run)
     latest = {
         setting: [run for run, _ in _latest_series([(run, _EMPTY) for run in setting_runs])]
         for setting, setting_runs in by_setting.items()
     }
-    groups: dict[str, dict[tuple[str, str, str, int], list[Figures]]] = defaultdict(
+    groups: dict[str, dict[tuple[str, str, str, str], list[Figures]]] = defaultdict(
         lambda: defaultdict(list)
     )
     chance: dict[str, list[ScoredPrediction]] = defaultdict(list)
@@ -473,11 +489,12 @@ def _subject(row: ScoredPrediction) -> str | None:
     return row.subject
 
 
-def _setting_title(setting: tuple[str, str, str, int]) -> str:
+def _setting_title(setting: tuple[str, str, str, str]) -> str:
     model, protocol, mode, shots = setting
     extra = [] if protocol == EvalProtocol.CUSTOM else [protocol]
     extra += [] if mode == EvalMode.GENERATE else [mode]
-    return f"{model} ({', '.join([*extra, f'{shots}-shot'])})"
+    shots_text = f"{shots}-shot" if shots.isdigit() else shots
+    return f"{model} ({', '.join([*extra, shots_text])})"
 
 
 _EMPTY = Figures(

@@ -38,6 +38,7 @@ from db.items import ItemSnapshot, add_revision, item_conditions, locked_item
 from db.json_types import JsonObject, attributes_json
 from db.models import Decision, Item, ItemRevision, Judgment, Person, is_current_revision, utcnow
 from db.people import PermissionDenied, require_lead
+from db.qualification import counted_judgments
 from db.rows import copied_fields, from_row, row_reader
 from db.settings import get_int_setting
 from db.vocabulary import DecisionReason, FlagName, ItemKind, ItemStatus, Verdict
@@ -529,6 +530,7 @@ def _load_cases(session: Session, item_rows: Result[Any]) -> list[ConflictCase]:
     judgments: dict[str, dict[tuple[int, int], JudgmentView]] = {item_id: {} for item_id in ids}
     decisions: dict[str, list[DecisionRecord]] = {item_id: [] for item_id in ids}
     undone: dict[str, list[DecisionRecord]] = {item_id: [] for item_id in ids}
+    counted = counted_judgments(session)  # the qualification gate's (db.qualification)
     for chunk in id_chunks(ids):
         result = session.execute(
             select(*_REVISION_COLUMNS).where(col(ItemRevision.item_id).in_(chunk))
@@ -545,6 +547,7 @@ def _load_cases(session: Session, item_rows: Result[Any]) -> list[ConflictCase]:
                 col(Judgment.item_id).in_(chunk),
                 col(Judgment.retracted).is_(False),
                 col(Judgment.gold_id).is_(None),  # calibration judgments: gold accuracy only
+                *counted,
             )
             .order_by(col(Judgment.created_at), col(Judgment.id))
         )

@@ -28,11 +28,12 @@ from db.engine import Database
 from db.errors import VetbenchError
 from db.gold import GoldOutcome, judged_gold_outcome, served_gold_id
 from db.guidelines import current_guidelines_version
-from db.item_status import refresh_item_status
+from db.item_status import refresh_item_status, refresh_judged_items
 from db.items import ItemSnapshot, add_revision, locked_item
 from db.json_types import JsonObject, attributes_json
 from db.models import Claim, Item, ItemRevision, Judgment, Person, utcnow
 from db.people import ensure_person, find_person
+from db.qualification import gate
 from db.retry import retry_transient
 from db.rows import from_row
 from db.validation import ItemDraft, validate_draft
@@ -40,7 +41,63 @@ from db.vocabulary import ItemKind, Verdict
 
 
 class JudgmentRefused(VetbenchError, ValueError):
-    """A judgment, undo or edit that cannot be accepted; the message says why."""
+    """A judgment, undo or edit that cannot be accepted; the message says why.
+
+    ``field`` names what was refused as a batch file names it (``answer``, ``verdict``,
+    ``alt``, ``corrected``, ``duplicate_of``, ``comment``, ``seconds``, ``revision``,
+    ``item_id``; empty when no one field is at fault).
+    """
+
+    def __init__(self, message: str, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
+
+
+@dataclass(frozen=True)
+class JudgmentInput:
+    """One judgment as given, before any check: the arguments of ``submit_judgment``
+    and one row of a batch (``submit_judgments``)."""
+
+    item_id: str
+    blind_answer: str
+    verdict: str | Verdict
+    revision_number: int | None = None  # the revision judged; None: the current one
+    alternative_orders: tuple[str, ...] = ()
+    corrected_key: str | None = None
+    duplicate_of: str | None = None
+    comment: str = ""
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class BatchProblem:
+    """Why one row of a batch was refused: where (file and line), which field, what."""
+
+    file: str
+    line: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}: line {self.line}"
+        return (
+            f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        )
+
+
+class BatchRefused(JudgmentRefused):
+    """A batch with refused rows: nothing of it was stored; ``problems`` lists every one."""
+
+    def __init__(self, problems: Sequence[BatchProblem], rows: int) -> None:
+        self.problems = tuple(sorted(problems, key=lambda p: (p.file, p.line)))
+        lines = {(p.file, p.line) for p in self.problems}
+        files = sorted({p.file for p in self.problems})
+        self.summary = (
+            f"{', '.join(files)}: {len(lines)} of {rows} row{'s' if rows != 1 else ''} "
+            "refused; nothing was stored"
+        )
+        more = f" (and {len(self.problems) - 1} more)" if len(self.problems) > 1 else ""
+        super().__init__(f"{self.summary}; {self.problems[0]}{more}")
 
 
 @dataclass(frozen=True)
@@ -155,14 +212,14 @@ def parse_verdict(text: str | Verdict) -> Verdict:
         return Verdict(text)
     except ValueError:
         known = ", ".join(v.value for v in Verdict)
-        raise JudgmentRefused(f"'{text}' is not a verdict; use one of {known}") from None
+        raise JudgmentRefused(f"'{text}' is not a verdict; use one of {known}", "verdict") from None
 
 
-def _parse(kind: ItemKind, text: str, labels: list[str], what: str) -> str:
+def _parse(kind: ItemKind, text: str, labels: list[str], what: str, field: str) -> str:
     try:
         return parse_answer(kind, text, labels)
     except AnswerError as error:
-        raise JudgmentRefused(f"{what} '{text}': {error}") from None
+        raise JudgmentRefused(f"{what} '{text}': {error}", field) from None
 
 
 def _check_verdict_fields(
@@ -176,13 +233,16 @@ def _check_verdict_fields(
     """Validate the fields that belong to one verdict; returns canonical alternatives and key."""
     answer_word = "order" if kind is ItemKind.ORDERING else "answer"
     if alternative_orders and verdict is not Verdict.AMBIGUOUS:
-        raise JudgmentRefused(f"alternative {answer_word}s go with the verdict ambiguous only")
+        raise JudgmentRefused(
+            f"alternative {answer_word}s go with the verdict ambiguous only", "alt"
+        )
     if corrected_key is not None and verdict is not Verdict.WRONG_KEY:
-        raise JudgmentRefused("a corrected key goes with the verdict wrong-key only")
+        raise JudgmentRefused("a corrected key goes with the verdict wrong-key only", "corrected")
     if verdict is Verdict.NO_ORDER and kind is not ItemKind.ORDERING:
         raise JudgmentRefused(
             "no-order applies to ordering items; for a multiple-choice item use "
-            "ambiguous, wrong-key or flawed"
+            "ambiguous, wrong-key or flawed",
+            "verdict",
         )
 
     alternatives: list[str] = []
@@ -190,14 +250,16 @@ def _check_verdict_fields(
         if not alternative_orders:
             raise JudgmentRefused(
                 f"the verdict ambiguous needs at least one other valid {answer_word} "
-                f"(--alt), different from the key {format_answer(kind, key)}"
+                f"(--alt), different from the key {format_answer(kind, key)}",
+                "alt",
             )
         for text in alternative_orders:
-            alternative = _parse(kind, text, labels, f"alternative {answer_word}")
+            alternative = _parse(kind, text, labels, f"alternative {answer_word}", "alt")
             if alternative == key:
                 raise JudgmentRefused(
                     f"alternative {answer_word} {format_answer(kind, alternative)} is the key "
-                    f"itself; give the other valid {answer_word}s"
+                    f"itself; give the other valid {answer_word}s",
+                    "alt",
                 )
             if alternative not in alternatives:
                 alternatives.append(alternative)
@@ -205,12 +267,15 @@ def _check_verdict_fields(
     canonical_key: str | None = None
     if verdict is Verdict.WRONG_KEY:
         if corrected_key is None or not corrected_key.strip():
-            raise JudgmentRefused("the verdict wrong-key needs the corrected key (--corrected)")
-        canonical_key = _parse(kind, corrected_key, labels, "corrected key")
+            raise JudgmentRefused(
+                "the verdict wrong-key needs the corrected key (--corrected)", "corrected"
+            )
+        canonical_key = _parse(kind, corrected_key, labels, "corrected key", "corrected")
         if canonical_key == key:
             raise JudgmentRefused(
                 f"the corrected key {format_answer(kind, canonical_key)} is the same as the "
-                "current key"
+                "current key",
+                "corrected",
             )
     return alternatives, canonical_key
 
@@ -222,10 +287,13 @@ def _check_details(verdict: Verdict, comment: str, edit: ItemEdit | None) -> Non
     if verdict is Verdict.FLAWED and not comment.strip() and (edit is None or edit.changes_nothing):
         raise JudgmentRefused(
             "the verdict flawed needs an edit of the text or a comment saying what is wrong "
-            "(--comment)"
+            "(--comment)",
+            "comment",
         )
     if verdict is Verdict.SENSITIVE and not comment.strip():
-        raise JudgmentRefused("the verdict sensitive needs a comment saying what is sensitive")
+        raise JudgmentRefused(
+            "the verdict sensitive needs a comment saying what is sensitive", "comment"
+        )
 
 
 def _check_duplicate(
@@ -233,17 +301,19 @@ def _check_duplicate(
 ) -> str | None:
     if verdict is not Verdict.DUPLICATE:
         if duplicate_of is not None:
-            raise JudgmentRefused("duplicate-of goes with the verdict duplicate only")
+            raise JudgmentRefused(
+                "duplicate-of goes with the verdict duplicate only", "duplicate_of"
+            )
         return None
     target = (duplicate_of or "").strip()
     if not target:
         raise JudgmentRefused(
-            "the verdict duplicate needs the id of the other item (--duplicate-of)"
+            "the verdict duplicate needs the id of the other item (--duplicate-of)", "duplicate_of"
         )
     if target == item_id:
-        raise JudgmentRefused(f"item {item_id} cannot be a duplicate of itself")
+        raise JudgmentRefused(f"item {item_id} cannot be a duplicate of itself", "duplicate_of")
     if session.get(Item, target) is None:
-        raise JudgmentRefused(f"duplicate-of: there is no item '{target}'")
+        raise JudgmentRefused(f"duplicate-of: there is no item '{target}'", "duplicate_of")
     return target
 
 
@@ -288,128 +358,181 @@ def submit_judgment(
     the same transaction as a new revision: the judgment stands for the revision
     the annotator saw, the edit goes to the others.
     """
-    verdict = parse_verdict(verdict)
-    if not math.isfinite(seconds) or seconds < 0:
-        raise JudgmentRefused(f"seconds must be a non-negative number, got {seconds}")
-    _check_details(verdict, comment, edit)
+    given = JudgmentInput(
+        item_id,
+        blind_answer,
+        verdict,
+        revision_number,
+        tuple(alternative_orders),
+        corrected_key,
+        duplicate_of,
+        comment,
+        seconds,
+    )
+    checked, edit = _checked_details(given, edit)
+
+    def store() -> JudgmentReceipt:
+        with db.transaction() as session:
+            return _store_judgment(session, annotator_name, given, checked, edit)
+
+    return retry_transient(store)
+
+
+def submit_judgments(
+    db: Database,
+    annotator_name: str,
+    rows: Sequence[tuple[int, JudgmentInput]],
+    *,
+    file: str,
+    problems: Sequence[BatchProblem] = (),
+) -> list[JudgmentReceipt]:
+    """Store a batch of judgments, each by line of ``file``, all or nothing, in one transaction.
+
+    Every row goes through the rules of ``submit_judgment`` (the same checks, the
+    same judgment, audit event, status and claim), in file order, and every refusal
+    is collected with its line and field: then (or when ``problems``, refusals found
+    while reading the file, possibly of the same rows, are given) the transaction is
+    rolled back and :class:`BatchRefused` lists them all.  An item judged twice in one
+    batch is refused at its second line.
+    """
+
+    def store() -> list[JudgmentReceipt]:
+        refused = list(problems)
+        receipts: list[JudgmentReceipt] = []
+        seen: dict[str, int] = {}
+        with db.transaction() as session:
+            for line, given in rows:
+                try:
+                    if given.item_id in seen:
+                        raise JudgmentRefused(
+                            f"{given.item_id} is judged on line {seen[given.item_id]} of this "
+                            "file already",
+                            "item_id",
+                        )
+                    verdict, _ = _checked_details(given, None)
+                    receipts.append(_store_judgment(session, annotator_name, given, verdict, None))
+                    seen[given.item_id] = line
+                except JudgmentRefused as error:
+                    refused.append(BatchProblem(file, line, error.field, str(error)))
+            if refused:
+                lines = {line for line, _ in rows} | {problem.line for problem in problems}
+                raise BatchRefused(refused, len(lines))
+        return receipts
+
+    return retry_transient(store)
+
+
+def _checked_details(
+    given: JudgmentInput, edit: ItemEdit | None
+) -> tuple[Verdict, ItemEdit | None]:
+    """The checks that need no database: the verdict, seconds, details; the edit kept, if any."""
+    verdict = parse_verdict(given.verdict)
+    if not math.isfinite(given.seconds) or given.seconds < 0:
+        raise JudgmentRefused(
+            f"seconds must be a non-negative number, got {given.seconds}", "seconds"
+        )
+    _check_details(verdict, given.comment, edit)
     if edit is not None and edit.changes_nothing:
         edit = None
     if edit is not None and not edit.note.strip():
         raise JudgmentRefused("an edit needs a short note saying what changed and why")
-    return retry_transient(
-        lambda: _store_judgment(
-            db,
-            annotator_name,
-            item_id,
-            revision_number,
-            blind_answer,
-            verdict,
-            alternative_orders,
-            corrected_key,
-            duplicate_of,
-            comment,
-            seconds,
-            edit,
-        )
-    )
+    return verdict, edit
 
 
 def _store_judgment(
-    db: Database,
+    session: Session,
     annotator_name: str,
-    item_id: str,
-    revision_number: int | None,
-    blind_answer: str,
+    given: JudgmentInput,
     verdict: Verdict,
-    alternative_orders: Sequence[str],
-    corrected_key: str | None,
-    duplicate_of: str | None,
-    comment: str,
-    seconds: float,
     edit: ItemEdit | None,
 ) -> JudgmentReceipt:
-    with db.transaction() as session:
-        item = locked_item(session, item_id)
-        if item is None:
-            raise JudgmentRefused(f"there is no item '{item_id}'")
-        current = item.revision
-        if revision_number is not None and revision_number != current:
-            raise JudgmentRefused(
-                f"item {item_id} is now at revision {current}, not revision {revision_number} "
-                "(it was edited); judge the current revision"
-            )
-        assert item.revision_id is not None  # a stored revision has an id
-        blind = _parse(item.kind, blind_answer, item.labels, "blind answer")
-        alternatives, fixed_key = _check_verdict_fields(
-            item.kind, item.labels, item.key, verdict, alternative_orders, corrected_key
+    item_id = given.item_id
+    item = locked_item(session, item_id)
+    if item is None:
+        raise JudgmentRefused(f"there is no item '{item_id}'", "item_id")
+    current = item.revision
+    if given.revision_number is not None and given.revision_number != current:
+        raise JudgmentRefused(
+            f"item {item_id} is now at revision {current}, not revision "
+            f"{given.revision_number} (it was edited); judge the current revision",
+            "revision",
         )
-        duplicate = _check_duplicate(session, item_id, verdict, duplicate_of)
-        try:
-            person = ensure_person(session, annotator_name)
-        except ValueError as error:
-            raise JudgmentRefused(str(error)) from None
-        assert person.id is not None
-        earlier = active_judgment_by(session, item_id, current, person.id)
-        if earlier is not None:
-            raise JudgmentRefused(
-                f"{person.name} already judged item {item_id} revision {current} "
-                f"(verdict {earlier.verdict}); undo it first to judge again"
-            )
-        gold_id = served_gold_id(session, item_id, current)
-        guidelines = current_guidelines_version(session)
-        judgment = Judgment(
-            item_id=item_id,
-            revision_id=item.revision_id,
-            revision_number=current,
-            annotator_id=person.id,
-            blind_answer=blind,
-            verdict=verdict,
-            alternative_orders=alternatives,
-            corrected_key=fixed_key,
-            duplicate_of=duplicate,
-            comment=comment.strip(),
-            seconds=round(seconds, 3),
-            guidelines_version=guidelines,
-            gold_id=gold_id,
+    assert item.revision_id is not None  # a stored revision has an id
+    blind = _parse(item.kind, given.blind_answer, item.labels, "blind answer", "answer")
+    alternatives, fixed_key = _check_verdict_fields(
+        item.kind, item.labels, item.key, verdict, given.alternative_orders, given.corrected_key
+    )
+    duplicate = _check_duplicate(session, item_id, verdict, given.duplicate_of)
+    try:
+        person = ensure_person(session, annotator_name)
+    except ValueError as error:
+        raise JudgmentRefused(str(error)) from None
+    assert person.id is not None
+    earlier = active_judgment_by(session, item_id, current, person.id)
+    if earlier is not None:
+        raise JudgmentRefused(
+            f"{person.name} already judged item {item_id} revision {current} "
+            f"(verdict {earlier.verdict}); undo it first to judge again",
+            "item_id",
         )
-        session.add(judgment)
-        session.flush()
-        assert judgment.id is not None
-        record_audit(
-            session,
-            person.name,
-            "judge",
-            item_id,
-            judgment_id=judgment.id,
-            revision=current,
-            verdict=verdict.value,
-            blind_answer=blind,
-            guidelines_version=guidelines,
-            **({"gold_id": gold_id} if gold_id is not None else {}),
-        )
-        status = refresh_item_status(session, item_id)
-        revision = None
-        if edit is not None:
-            revision = _store_edit(session, person, item, edit)
-            status = revision.item_status
-        session.execute(
-            delete(Claim).where(col(Claim.item_id) == item_id, col(Claim.person_id) == person.id)
-        )
-        return JudgmentReceipt(
-            judgment_id=judgment.id,
-            item_id=item_id,
-            revision_number=current,
-            annotator=person.name,
-            verdict=verdict,
-            blind_answer=blind,
-            matches_key=blind == item.key,
-            item_status=status,
-            guidelines_version=guidelines,
-            gold=None
-            if gold_id is None
-            else judged_gold_outcome(session, gold_id, item.kind, blind, verdict.value),
-            revision=revision,
-        )
+    gold_id = served_gold_id(session, item_id, current)
+    guidelines = current_guidelines_version(session)
+    judgment = Judgment(
+        item_id=item_id,
+        revision_id=item.revision_id,
+        revision_number=current,
+        annotator_id=person.id,
+        blind_answer=blind,
+        verdict=verdict,
+        alternative_orders=alternatives,
+        corrected_key=fixed_key,
+        duplicate_of=duplicate,
+        comment=given.comment.strip(),
+        seconds=round(given.seconds, 3),
+        guidelines_version=guidelines,
+        gold_id=gold_id,
+    )
+    session.add(judgment)
+    session.flush()
+    assert judgment.id is not None
+    record_audit(
+        session,
+        person.name,
+        "judge",
+        item_id,
+        judgment_id=judgment.id,
+        revision=current,
+        verdict=verdict.value,
+        blind_answer=blind,
+        guidelines_version=guidelines,
+        **({"gold_id": gold_id} if gold_id is not None else {}),
+    )
+    status = refresh_item_status(session, item_id)
+    if gold_id is not None and gate(session).on:
+        # A calibration answer may qualify them: their other judgments count from now.
+        refresh_judged_items(session, person.id)
+    revision = None
+    if edit is not None:
+        revision = _store_edit(session, person, item, edit)
+        status = revision.item_status
+    session.execute(
+        delete(Claim).where(col(Claim.item_id) == item_id, col(Claim.person_id) == person.id)
+    )
+    return JudgmentReceipt(
+        judgment_id=judgment.id,
+        item_id=item_id,
+        revision_number=current,
+        annotator=person.name,
+        verdict=verdict,
+        blind_answer=blind,
+        matches_key=blind == item.key,
+        item_status=status,
+        guidelines_version=guidelines,
+        gold=None
+        if gold_id is None
+        else judged_gold_outcome(session, gold_id, item.kind, blind, verdict.value),
+        revision=revision,
+    )
 
 
 def retract_last_judgment(db: Database, annotator_name: str) -> RetractionReceipt:

@@ -14,7 +14,9 @@ Gold items (``db.gold``) are never served as ordinary items: the queue mixes
 them in at the rate ``gold_rate`` (percent of the items an annotator judges, on a
 fixed schedule: with 10, every tenth) and serves them first while the annotator
 has judged fewer than ``calibration_items`` items, as long as unjudged gold items
-are left.  The filters apply to them too.
+are left.  The filters apply to them too.  Under the qualification gate
+(``db.qualification``) someone who has not passed gets only gold items they never
+judged, and nothing once they failed.
 
 With ``order=suspicious`` the items triage finds most suspicious
 (``reviewer.triage``) come first, highest score first, then the rest as above;
@@ -48,11 +50,12 @@ from db.items import ItemSnapshot, get_item, item_conditions
 from db.listings import source_names
 from db.models import Claim, GoldItem, Item, ItemRevision, Judgment, is_current_revision, utcnow
 from db.people import ensure_person
+from db.qualification import never_judged_by, qualification_of
 from db.retry import retry_transient
 from db.rows import from_row
 from db.search import exam_condition, exam_name, parse_search, search_condition, search_terms
 from db.settings import get_int_setting
-from db.vocabulary import OPEN_STATUSES, FlagName, ItemStatus, QueueOrder
+from db.vocabulary import OPEN_STATUSES, FlagName, ItemStatus, QualificationStatus, QueueOrder
 from reviewer.judging import JudgmentView
 
 CLAIM_TTL = timedelta(minutes=10)
@@ -222,6 +225,12 @@ class ReviewQueue:
 
     # --- choosing items -------------------------------------------------------------
 
+    def _mine(self) -> ColumnElement[bool]:
+        """This annotator's active judgments (a condition on ``Judgment``)."""
+        return and_(
+            col(Judgment.annotator_id) == self.person_id, col(Judgment.retracted).is_(False)
+        )
+
     def _judged_by_me(self) -> ColumnElement[bool]:
         return exists().where(
             col(Judgment.item_id) == col(Item.id),
@@ -375,28 +384,21 @@ class ReviewQueue:
         rate = get_int_setting(session, "gold_rate")
         if not calibration and not rate:
             return False
-        judged = (
-            session.scalar(
-                select(func.count())
-                .select_from(Judgment)
-                .where(
-                    col(Judgment.annotator_id) == self.person_id,
-                    col(Judgment.retracted).is_(False),
-                )
-            )
-            or 0
-        )
+        judged = session.scalar(select(func.count()).where(self._mine())) or 0
         if judged < calibration:
             return True
         # The (judged + 1)-th item is gold when it crosses a multiple of 100 / rate.
         return (judged + 1) * rate // 100 > judged * rate // 100
 
-    def _first_gold_item(self, session: Session, exclude: Sequence[str]) -> str | None:
-        """A gold item this annotator has not judged, in their own id order."""
+    def _first_gold_item(
+        self, session: Session, exclude: Sequence[str], *, unseen: bool = False
+    ) -> str | None:
+        """A gold item this annotator has not judged (``unseen``: never), in their id order."""
         conditions = [
             not_(self._judged_by_me()),
             not_(self._written_by_me()),
             *self._filter_conditions(session),
+            *([never_judged_by(self.person_id)] if unseen else []),
         ]
         if exclude:
             conditions.append(col(Item.id).not_in(list(exclude)))
@@ -419,11 +421,15 @@ class ReviewQueue:
         with self.db.transaction() as session:
             if release is not None:
                 self._release(session, release)
-            if self._gold_due(session):
-                gold = self._first_gold_item(session, exclude)
+            standing = qualification_of(session, self.annotator)
+            trying = standing.status is QualificationStatus.IN_PROGRESS
+            if trying or (standing.counts and self._gold_due(session)):
+                gold = self._first_gold_item(session, exclude, unseen=not standing.counts)
                 if gold is not None:
                     self._claim(session, gold)
                     return get_item(session, gold)
+            if not standing.counts:
+                return None  # the gate: nothing of theirs would count (Qualification.notice)
             # Items others have open come last: with k > 1 they may still need this
             # annotator's judgment (once their open claims are counted in).
             for avoid_claimed in (True, False):
@@ -647,28 +653,29 @@ class ReviewQueue:
         with self.db.session() as session:
             return session.scalar(select(col(Item.id)).limit(1)) is None
 
+    def waiting_conditions(self, session: Session) -> list[ColumnElement[bool]]:
+        """Conditions on ``Item`` of the open items this annotator could still judge
+        (``progress``'s ``items_left``; ``vetbench export --format judging`` lists them)."""
+        return [
+            or_(*(col(Item.status) == status for status in self._statuses())),
+            not_(self._judged_by_me()),
+            not_(self._written_by_me()),
+            not_(self._is_gold()),
+            *self._filter_conditions(session),
+        ]
+
     def progress(self) -> QueueProgress:
         """Session and overall figures; ``items_left`` counts open items I could still judge."""
         import statistics  # only needed here; keeps startup light
 
         with self.db.session() as session:
-            mine = and_(
-                col(Judgment.annotator_id) == self.person_id,
-                col(Judgment.retracted).is_(False),
-            )
+            mine = self._mine()
             seconds = list(session.scalars(select(col(Judgment.seconds)).where(mine)))
             left_query = (
-                select(func.count())
-                .select_from(Item)
-                .where(
-                    or_(*(col(Item.status) == status for status in self._statuses())),
-                    not_(self._judged_by_me()),
-                    not_(self._written_by_me()),
-                    not_(self._is_gold()),
-                    *self._filter_conditions(session),
-                )
+                select(func.count()).select_from(Item).where(*self.waiting_conditions(session))
             )
-            items_left = session.scalar(left_query) or 0
+            failed = qualification_of(session, self.annotator).status is QualificationStatus.FAILED
+            items_left = 0 if failed else session.scalar(left_query) or 0  # failed: served nothing
             in_scope = self._filter_conditions(session)
             complete_statuses = [s.value for s in ItemStatus if s not in OPEN_STATUSES]
             total, complete = session.execute(

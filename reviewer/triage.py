@@ -10,19 +10,26 @@ Each undecided item gets a suspicion score, the sum of three kinds of sign:
   active judgments of the current revision): ``ANNOTATOR_WEIGHT`` times the share
   that did not keep it with the key, and ``SAME_ANSWER_WEIGHT`` more when two or more
   gave one and the same other answer blind;
+- annotators' **flawed or sensitive verdicts on an earlier revision**
+  (``EARLIER_WEIGHTS``): an edit since may or may not have mended what they saw;
 - the item's **flags** (``db.flags``), each name counted once, by ``FLAG_WEIGHTS``
   (the ``model-disagrees`` flag computed from runs is the models' sign above, so it
   is not counted twice; the one from ``vetbench check`` counts).
 
 Every sign comes with a reason in words, and a likely decision is suggested (a
 key most signs point to, or a rejection reason), so a lead can act on it with the
-``vetbench decide`` command triage prints.  Review domain: ``db`` only.
+``vetbench decide`` command triage prints.  A suggestion is never more certain than
+its evidence: a near-duplicate is suggested for rejection only when it differs from
+its original in form alone (order, labels, punctuation…); one that asks the opposite
+question or another question on a shared stem is worth a look (``compare_with``), not
+a decision.  Review domain: ``db`` only.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy import select
@@ -36,6 +43,7 @@ from db.items import item_conditions
 from db.json_types import JsonObject
 from db.model_answers import ItemAnswers, model_answers
 from db.models import Item, ItemRevision, Judgment, is_current_revision
+from db.qualification import counted_judgments
 from db.vocabulary import (
     UNDECIDED_STATUSES,
     DecisionReason,
@@ -45,6 +53,7 @@ from db.vocabulary import (
     ItemStatus,
     Verdict,
 )
+from reviewer.queue import QueueFilter
 
 __all__ = [
     "FLAG_WEIGHTS",
@@ -62,6 +71,8 @@ MODEL_WEIGHT = 4.0
 LONE_MODEL_WEIGHT = 0.5  # one model alone answering otherwise: a weak sign
 ANNOTATOR_WEIGHT = 2.0
 SAME_ANSWER_WEIGHT = 1.5
+EARLIER_WEIGHTS: dict[str, float] = {Verdict.SENSITIVE.value: 1.5, Verdict.FLAWED.value: 1.0}
+"""A verdict on an earlier revision, counted once per verdict; the strongest first."""
 FLAG_WEIGHTS: dict[FlagName, float] = {
     FlagName.KEY_MISMATCH: 3.0,
     FlagName.MODEL_DISAGREES: 3.0,  # from `vetbench check` (the runs' own is the models' sign)
@@ -76,6 +87,15 @@ _FLAG_REASONS: dict[FlagName, DecisionReason] = {
     FlagName.NEEDS_MEDIA: DecisionReason.FLAWED,
     FlagName.DUPLICATE: DecisionReason.DUPLICATE,
 }
+# The differences (``db.differences``) a copy may show and still ask the same question
+# (a different key on the same text: a copy, and its summary says the keys disagree).
+_FORM_ONLY = re.compile(
+    r"(choices|events) reordered|key remapped|a different key|labels written into|"
+    r"(full-width/half-width forms|letter case|spacing|punctuation) in the|"
+    r"a question number before|two (choices|events) read the same|a \w+ item copied as"
+)
+# Words that turn a question into its opposite (属于 / 不属于, 正确 / 不正确, "not").
+_NEGATION = re.compile(r"不|非|错误|除外|\bnot\b|n't|\bexcept\b|\bincorrect\b|\bfalse\b", re.I)
 _CONCERN_REASONS: dict[str, DecisionReason] = {
     "several-orders": DecisionReason.SEVERAL_VALID_ORDERS,
     "no-clear-order": DecisionReason.NO_CLEAR_ORDER,
@@ -125,6 +145,7 @@ class TriageEntry:
     reasons: tuple[Reason, ...]
     suggestion: Suggestion | None = None
     flags: tuple[ItemFlag, ...] = field(default=(), repr=False)
+    compare_with: tuple[str, ...] = ()  # related items worth a look beside it (not copies)
 
     def to_json(self) -> JsonObject:
         return {
@@ -155,7 +176,17 @@ class _Judged:
     corrected_key: str | None
 
 
-def _items(session: Session, statuses: Sequence[str] | None) -> dict[str, _ItemRow]:
+@dataclass(frozen=True)
+class _Earlier:
+    annotator: str
+    revision: int
+    verdict: str
+    comment: str
+
+
+def _items(
+    session: Session, statuses: Sequence[str] | None, filters: QueueFilter | None = None
+) -> dict[str, _ItemRow]:
     query = select(
         col(Item.id),
         col(Item.kind),
@@ -164,10 +195,57 @@ def _items(session: Session, statuses: Sequence[str] | None) -> dict[str, _ItemR
         col(ItemRevision.key),
     ).join(ItemRevision, is_current_revision())
     query = query.where(*item_conditions(statuses=statuses))
+    if filters is not None:
+        query = query.where(*filters.conditions(session))
     return {
         item_id: _ItemRow(ItemKind(kind), status, revision, key)
         for item_id, kind, status, revision, key in session.execute(query)
     }
+
+
+def _earlier_verdicts(session: Session) -> dict[str, list[_Earlier]]:
+    """Active flawed and sensitive verdicts on revisions older than the current one."""
+    rows = session.execute(
+        named_judgment_rows(
+            col(Judgment.item_id),
+            col(Judgment.revision_number),
+            col(Judgment.verdict),
+            col(Judgment.comment),
+        ).where(
+            col(Judgment.revision_number) < col(Item.current_revision),
+            col(Judgment.verdict).in_(list(EARLIER_WEIGHTS)),
+            col(Judgment.gold_id).is_(None),
+            *counted_judgments(session),  # the qualification gate's (db.qualification)
+        )
+    )
+    found: dict[str, list[_Earlier]] = defaultdict(list)
+    for name, item_id, revision, verdict, comment in rows:
+        found[item_id].append(_Earlier(name, revision, verdict, comment))
+    return found
+
+
+def _prompts(session: Session, item_ids: Sequence[str]) -> dict[str, str]:
+    """The current question (scenario) of each item, to read near-duplicates against."""
+    found: dict[str, str] = {}
+    ids = sorted(set(item_ids))
+    for start in range(0, len(ids), 500):
+        query = (
+            select(col(Item.id), col(ItemRevision.prompt))
+            .join(ItemRevision, is_current_revision())
+            .where(col(Item.id).in_(ids[start : start + 500]))
+        )
+        found.update({item_id: prompt for item_id, prompt in session.execute(query)})
+    return found
+
+
+def _duplicate_ids(flags: Mapping[str, Sequence[ItemFlag]]) -> list[str]:
+    """Items with a duplicate flag and the items they are said to copy."""
+    ids: list[str] = []
+    for item_id, item_flags in flags.items():
+        for flag in item_flags:
+            if flag.name is FlagName.DUPLICATE:
+                ids += [item_id, str(flag.evidence.get("of", ""))]
+    return ids
 
 
 def _judgments(session: Session) -> dict[str, list[_Judged]]:
@@ -183,6 +261,7 @@ def _judgments(session: Session) -> dict[str, list[_Judged]]:
         ).where(
             col(Judgment.revision_number) == col(Item.current_revision),
             col(Judgment.gold_id).is_(None),  # calibration measures the annotator, not the item
+            *counted_judgments(session),  # the qualification gate's (db.qualification)
         )
     )
     latest: dict[str, dict[int, _Judged]] = defaultdict(dict)
@@ -256,13 +335,60 @@ def _annotator_reasons(item: _ItemRow, judged: list[_Judged]) -> tuple[list[Reas
     return reasons, agreed
 
 
+def _earlier_reasons(earlier: Sequence[_Earlier]) -> tuple[list[Reason], list[DecisionReason]]:
+    if not earlier:
+        return [], []
+    parts = []
+    for judgment in earlier:
+        said = f"{judgment.annotator} verdict {judgment.verdict} on revision {judgment.revision}"
+        comment = " ".join(judgment.comment.split())
+        parts.append(f"{said} (“{comment[:60]}”)" if comment else said)
+    weight = sum(EARLIER_WEIGHTS[verdict] for verdict in {j.verdict for j in earlier})
+    text = f"earlier revisions: {'; '.join(parts)}; was it mended?"
+    rejections = [DecisionReason.SENSITIVE] * any(
+        j.verdict == Verdict.SENSITIVE.value for j in earlier
+    )
+    return [Reason("annotators", weight, text)], rejections
+
+
+def _duplicate_reading(
+    item_id: str, flag: ItemFlag, prompts: Mapping[str, str]
+) -> tuple[str, str | None]:
+    """A duplicate flag's reason text, and the item to compare with when it is not a copy
+    (None: a copy, in form alone, or as the item file states)."""
+    of = str(flag.evidence.get("of", ""))
+    differences = flag.evidence.get("differences")
+    listed = [d for d in differences if isinstance(d, str)] if isinstance(differences, list) else []
+    changed = [d for d in listed if not _FORM_ONLY.match(d)]
+    if flag.evidence.get("stated") or not changed:
+        return f"duplicate: {flag.summary}", None
+    similarity = flag.evidence.get("similarity")
+    similar = f"{similarity:.0f}% similar; " if isinstance(similarity, int | float) else ""
+    words = Counter(w.lower() for w in _NEGATION.findall(prompts.get(item_id, "")))
+    other = Counter(w.lower() for w in _NEGATION.findall(prompts.get(of, "")))
+    if words != other:
+        negations = "/".join(f"“{w}”" for w in sorted(set(words) ^ set(other) or words | other))
+        return (
+            f"duplicate: the opposite question of {of}, not a copy ({similar}{negations} in "
+            "one question only): one may give the other away; worth a look at both",
+            of,
+        )
+    return (
+        f"duplicate: a shared stem with {of}, not certainly a copy ({similar}"
+        f"{'; '.join(changed)}); worth a look at both",
+        of,
+    )
+
+
 def _flag_reasons(
-    flags: Sequence[ItemFlag],
-) -> tuple[list[Reason], list[str], list[DecisionReason]]:
-    """Reasons from flags, the keys they propose, and the rejection reasons they suggest."""
+    item_id: str, flags: Sequence[ItemFlag], prompts: Mapping[str, str]
+) -> tuple[list[Reason], list[str], list[DecisionReason], list[str]]:
+    """Reasons from flags, the keys they propose, the rejection reasons they suggest, and
+    the related items they say are worth comparing."""
     reasons: list[Reason] = []
     keys: list[str] = []
     rejections: list[DecisionReason] = []
+    compare: list[str] = []
     counted: set[FlagName] = set()
     for flag in flags:
         if flag.name is FlagName.MODEL_DISAGREES and flag.source is FlagSource.MODEL:
@@ -277,20 +403,19 @@ def _flag_reasons(
                 for c in concerns
                 if isinstance(c, str) and c in _CONCERN_REASONS
             ]
-        if flag.name in _FLAG_REASONS:
+        source = f" ({flag.source.value})" if flag.source is not FlagSource.AUTO else ""
+        text = f"{flag.name.value}{source}: {flag.summary}"
+        if flag.name is FlagName.DUPLICATE:
+            text, related = _duplicate_reading(item_id, flag, prompts)
+            if related is not None:
+                compare.append(related)
+        if flag.name in _FLAG_REASONS and not (flag.name is FlagName.DUPLICATE and compare):
             rejections.append(_FLAG_REASONS[flag.name])
         if flag.name in counted:
             continue
         counted.add(flag.name)
-        source = f" ({flag.source.value})" if flag.source is not FlagSource.AUTO else ""
-        reasons.append(
-            Reason(
-                flag.name.value,
-                FLAG_WEIGHTS[flag.name],
-                f"{flag.name.value}{source}: {flag.summary}",
-            )
-        )
-    return reasons, keys, rejections
+        reasons.append(Reason(flag.name.value, FLAG_WEIGHTS[flag.name], text))
+    return reasons, keys, rejections, compare
 
 
 def _entry(
@@ -299,11 +424,17 @@ def _entry(
     answers: ItemAnswers | None,
     judged: list[_Judged],
     flags: Sequence[ItemFlag],
+    earlier: Sequence[_Earlier] = (),
+    prompts: Mapping[str, str] | None = None,
 ) -> TriageEntry:
     model_reasons, model_key = _model_reasons(answers)
     annotator_reasons, annotator_key = _annotator_reasons(item, judged)
-    flag_reasons, flag_keys, rejections = _flag_reasons(flags)
-    reasons = sorted(model_reasons + annotator_reasons + flag_reasons, key=lambda r: -r.weight)
+    flag_reasons, flag_keys, rejections, compare = _flag_reasons(item_id, flags, prompts or {})
+    earlier_reasons, earlier_rejections = _earlier_reasons(earlier)
+    rejections += earlier_rejections
+    reasons = sorted(
+        model_reasons + annotator_reasons + earlier_reasons + flag_reasons, key=lambda r: -r.weight
+    )
     score = sum(reason.weight for reason in reasons)
     proposed = Counter(k for k in [model_key, annotator_key, *flag_keys] if k and k != item.key)
     suggestion = None
@@ -323,6 +454,43 @@ def _entry(
         tuple(reasons),
         suggestion,
         tuple(flags),
+        tuple(dict.fromkeys(compare)),
+    )
+
+
+@dataclass(frozen=True)
+class _Signs:
+    """Everything the score reads besides the items, loaded in one session."""
+
+    answers: dict[str, ItemAnswers]
+    judged: dict[str, list[_Judged]]
+    earlier: dict[str, list[_Earlier]]
+    flags: dict[str, list[ItemFlag]]
+    prompts: dict[str, str]
+
+    def entry(self, item_id: str, item: _ItemRow) -> TriageEntry:
+        return _entry(
+            item_id,
+            item,
+            self.answers.get(item_id),
+            self.judged.get(item_id, []),
+            self.flags.get(item_id, []),
+            self.earlier.get(item_id, []),
+            self.prompts,
+        )
+
+
+def _signs(session: Session, item_ids: Sequence[str] | None) -> _Signs:
+    """The signs of ``item_ids`` (None: of every item)."""
+    ids = None if item_ids is None else list(item_ids)
+    answers = model_answers(session) if ids is None else model_answers(session, ids)
+    flags = all_current_flags(session) if ids is None else current_flags(session, ids)
+    return _Signs(
+        {entry.item_id: entry for entry in answers},
+        _judgments(session),
+        _earlier_verdicts(session),
+        dict(flags),
+        _prompts(session, _duplicate_ids(flags)),
     )
 
 
@@ -331,24 +499,22 @@ def rank_items(
     *,
     statuses: Sequence[str] | None = UNDECIDED,
     limit: int | None = None,
+    filters: QueueFilter | None = None,
 ) -> list[TriageEntry]:
     """Items with any sign of trouble, most suspicious first (ties: id order).
 
-    ``statuses`` limits the items (default: those not yet decided; None: all).
+    ``statuses`` limits the items (default: those not yet decided; None: all);
+    ``filters`` narrows them by kind, source, exam, flag or text, as the queue's do.
     """
     with db.session() as session:
-        items = _items(session, statuses)
-        answers = {entry.item_id: entry for entry in model_answers(session)}
-        judged = _judgments(session)
-        flags = all_current_flags(session)
+        items = _items(session, statuses, filters)
+        signs = _signs(session, None)
     entries = []
-    for item_id in set(answers) | set(judged) | set(flags):
+    for item_id in set(signs.answers) | set(signs.judged) | set(signs.flags) | set(signs.earlier):
         item = items.get(item_id)
         if item is None:
             continue
-        entry = _entry(
-            item_id, item, answers.get(item_id), judged.get(item_id, []), flags.get(item_id, [])
-        )
+        entry = signs.entry(item_id, item)
         if entry.score > 0:
             entries.append(entry)
     entries.sort(key=lambda entry: (-entry.score, entry.item_id))
@@ -361,19 +527,13 @@ def triage_scores(db: Database, item_ids: Sequence[str]) -> dict[str, TriageEntr
         return {}
     with db.session() as session:
         items = {i: row for i, row in _items(session, None).items() if i in set(item_ids)}
-        answers = {entry.item_id: entry for entry in model_answers(session, list(item_ids))}
-        judged = _judgments(session)
-        flags = current_flags(session, list(item_ids))
-    return {
-        item_id: _entry(
-            item_id, item, answers.get(item_id), judged.get(item_id, []), flags.get(item_id, [])
-        )
-        for item_id, item in items.items()
-    }
+        signs = _signs(session, item_ids)
+    return {item_id: signs.entry(item_id, item) for item_id, item in items.items()}
 
 
-def decide_command(entry: TriageEntry, lead: str = "LEAD") -> str | None:
-    """The ``vetbench decide`` command of the suggested decision (a shell line), if any."""
+def decide_command(entry: TriageEntry, lead: str | None = None) -> str | None:
+    """The ``vetbench decide`` command of the suggested decision (a shell line), if any;
+    ``--as lead`` when a lead is named (without: for a lead to run as themselves)."""
     import shlex
 
     suggestion = entry.suggestion
@@ -384,4 +544,4 @@ def decide_command(entry: TriageEntry, lead: str = "LEAD") -> str | None:
         parts += ["--key", format_answer(entry.kind, suggestion.key)]
     if suggestion.reason:
         parts += ["--reason", suggestion.reason.value]
-    return shlex.join([*parts, "--as", lead])
+    return shlex.join([*parts, "--as", lead] if lead else parts)

@@ -12,7 +12,11 @@ export VETBENCH_DB=${VETBENCH_DB:-demo.db}
 python scripts/make_demo_db.py "$VETBENCH_DB"
 echo
 echo "== Evaluating the demo model on the approved items (5 shots, greedy) =="
-vetbench eval --model demo --shots 5 "$@"
+# The shots come from the fixtures' shot pools, one file per kind, never from the
+# evaluated items: every kind gets its 5 shots (eval refuses a run that would get fewer).
+vetbench eval --model demo --shots 5 \
+  --shot-file fixtures/shots_ordering.jsonl --shot-file fixtures/shots_single.jsonl \
+  --shot-file fixtures/shots_multi.jsonl --shot-file fixtures/shots_truefalse.jsonl "$@"
 echo
 vetbench runs
 if [ -t 0 ] && [ -t 1 ]; then

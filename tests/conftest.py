@@ -69,6 +69,16 @@ def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.chdir(tmp_path)
 
 
+@pytest.fixture(autouse=True)
+def _notices_outlast_the_test(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Toasts stay until the test ends: tests read what the app said from its
+    notifications, and on a busy machine a pilot's steps can take longer than a toast's
+    few seconds, which made them flaky (the message had already expired)."""
+    from textual.notifications import Notification
+
+    monkeypatch.setattr(Notification, "time_left", property(lambda _self: 3600.0))
+
+
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
     return tmp_path / "test.db"

@@ -313,8 +313,13 @@ def test_approve_agreed_says_fewer_when_another_lead_decided_meanwhile(team_file
 
 
 def test_cli_conflicts_for_leads_only(team_file) -> None:  # type: ignore[no-untyped-def]
-    refused = run(team_file, "conflicts", "--as", "ann")
-    assert refused.exit_code == 1 and "other annotators' judgments" in refused.output
+    # a non-lead reads the count, never the judgments (issue 23: no refusal for reading)
+    counted = run(team_file, "conflicts", "--as", "ann")
+    assert counted.exit_code == 0, counted.output
+    assert "1 conflict (1 ordering); ann is not a lead" in counted.output
+    assert "o:2" not in counted.output and "key should be" not in counted.output
+    refused = run(team_file, "conflicts", "--as", "ann", "--json")
+    assert refused.exit_code == 1 and "every judgment" in refused.output
     listed = run(team_file, "conflicts", "--as", "lea")
     assert (
         listed.exit_code == 0

@@ -116,7 +116,20 @@ def test_eval_filters_select_the_items(
 
 
 def test_score_mode_through_the_cli(url: str, tiny: str) -> None:
-    result = ok(run_cli(url, "eval", "-m", tiny, "--mode", "score", "--kind", "multi", "--json"))
+    result = ok(
+        run_cli(
+            url,
+            "eval",
+            "-m",
+            tiny,
+            "--mode",
+            "score",
+            "--kind",
+            "multi",
+            "--allow-fewer-shots",
+            "--json",
+        )
+    )
     figures = json.loads(result.stdout)
     assert figures["run"]["mode"] == "score" and figures["unparsed"] == 0
     for prediction in stored(url, figures["run_id"]):
@@ -254,8 +267,8 @@ def test_score_mode_against_a_server_without_logprobs_is_refused_before_any_item
     ("args", "message"),
     [
         (("eval",), "give --model MODEL"),
-        (("eval", "--model", "./no/such/model"), "no such model directory"),
-        (("eval", "--model", "openai:x", "--mode", "score"), "no API key"),
+        (("eval", "--model", "./no/such/model", "--shots", "0"), "no such model directory"),
+        (("eval", "--model", "openai:x", "--mode", "score", "--shots", "0"), "no API key"),
         (("eval", "--model", "demo", "--batch-size", "0"), "batch size must be at least 1"),
         (("eval", "--resume", "99"), "there is no run 99"),
         (("runs", "show", "99"), "there is no run 99"),
@@ -281,7 +294,9 @@ def test_bad_templates_and_shot_files_are_named(url: str, scripted: str, tmp_pat
     templates = tmp_path / "templates"
     templates.mkdir()
     (templates / "question.en.txt").write_text("Q: $scenario", encoding="utf-8")
-    result = run_cli(url, "eval", "--model", scripted, "--templates", str(templates))
+    result = run_cli(
+        url, "eval", "--model", scripted, "--shots", "0", "--templates", str(templates)
+    )
     assert result.exit_code == 1 and "question.en.txt: unknown placeholder" in result.stderr
 
     shots = tmp_path / "shots.jsonl"

@@ -595,7 +595,18 @@ STATS_JSON = [
     *FLAG_COUNTS,
 ]
 
-USERS_JSON = ["[].name: str", "[].role: str", "[].created_at: str"]
+USERS_JSON = [
+    "[].name: str",
+    "[].role: str",
+    "[].created_at: str",
+    # issue 25: where each person stands with the qualification gate (off here)
+    "[].qualification.status: str",
+    "[].qualification.attempt: int",
+    "[].qualification.score: null",
+    "[].qualification.gold_judged: int",
+    "[].qualification.pass_mark: float",
+    "[].qualification.attempts: []",
+]
 
 AUDIT_JSON = [
     "[].id: int",

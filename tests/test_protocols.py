@@ -13,7 +13,15 @@ from typing import Any
 
 import pytest
 from click.testing import Result
-from eval_helpers import mixed_set_url, ok, single_zh, store, stored_predictions, stored_runs
+from eval_helpers import (
+    mixed_set_url,
+    ok,
+    ordering,
+    single_zh,
+    store,
+    stored_predictions,
+    stored_runs,
+)
 from helpers import run_cli
 
 from db.engine import open_database
@@ -171,7 +179,7 @@ def test_econlogicqa_makes_a_1_shot_and_a_5_shot_run_in_the_papers_layout(
     url: str, tmp_path: Path
 ) -> None:
     model = script(tmp_path, "orderer", ECON_OUTPUTS)
-    result, figures = eval_figures(url, model, "--protocol", "econlogicqa")
+    result, figures = eval_figures(url, model, "--protocol", "econlogicqa", "--allow-fewer-shots")
     assert len(figures["runs"]) == 2
     made = stored_runs(url)
     assert [run.shots for run in made] == [1, 5]
@@ -335,7 +343,13 @@ def test_shots_can_differ_by_kind_in_one_run(url: str, tmp_path: Path) -> None:
 
 @pytest.fixture
 def tabled(url: str, tmp_path: Path) -> str:
-    """Two models under CFLUE's protocol and EconLogicQA's."""
+    """Two models under CFLUE's protocol and EconLogicQA's (with the five ordering shots
+    its 5-shot run asks for)."""
+    database = open_database(url)
+    more = [(f"shots:o{n}", ordering(20 + n, key)) for n, key in enumerate(("BCDA", "CDAB"))]
+    more += [(f"shots:o{n}", ordering(20 + n, key)) for n, key in [(2, "ADBC"), (3, "BDCA")]]
+    store(database, more, status=ItemStatus.AGREED)
+    database.dispose()
     for name, outputs in (("expert", CFLUE_OUTPUTS | ECON_OUTPUTS), ("guesser", {})):
         model = script(tmp_path, name, outputs)
         ok(run_cli(url, "eval", "--model", model, "--protocol", "cflue"))

@@ -6,7 +6,7 @@ import json
 
 from db.json_types import JsonObject
 from db.vocabulary import EvalProtocol
-from evaluator.run_params import Repeat, RunParams, RunSession, ShotRef
+from evaluator.run_params import KindShots, Repeat, RunParams, RunSession, ShotFileRef, ShotRef
 
 # What a run made before protocols, extractors, budgets, permutation and repeats were
 # recorded stored (a transformers backend's settings first, its session last).
@@ -106,3 +106,43 @@ def test_malformed_values_read_as_absent() -> None:
     assert params.max_new_tokens is None and params.repeat is None
     assert params.revisions == {} and params.shots_by_kind == {}
     assert params.permute_options is False
+
+
+def test_a_shot_source_and_more_shot_files_round_trip_and_older_runs_lack_them() -> None:
+    stored: JsonObject = {
+        **TODAY,
+        "shots_from": "pending",
+        "more_shot_files": [{"path": "/tmp/shots_single.jsonl", "sha256": "1" * 64}],
+    }
+    params = RunParams.from_json(stored)
+    assert params.shots_from == "pending"
+    assert params.more_shot_files == (ShotFileRef("/tmp/shots_single.jsonl", "1" * 64),)
+    written = params.to_json()
+    assert written == stored and list(written)[-4:] == ["pid", *list(TODAY)[-3:]]  # session last
+    older = RunParams.from_json(TODAY)
+    assert older.shots_from is None and older.more_shot_files == ()
+    assert "shots_from" not in older.to_json() and "more_shot_files" not in older.to_json()
+
+
+def test_the_shots_each_kind_got_are_read_from_the_recorded_shots() -> None:
+    # TODAY: single asked 0 and got 0; ordering asked the run's 5 and got 1.
+    counts = RunParams.from_json(TODAY).shot_counts(5)
+    assert counts.kinds == (KindShots("ordering", 5, (1,)), KindShots("single", 0, (0,)))
+    assert counts.short and not counts.plain and counts.used_text == "0–1"
+    assert counts.label() == "ordering 1-shot (5 asked), single 0-shot"
+    # orders of two sizes got different numbers: the label gives the range
+    sizes = RunParams.from_json(
+        {
+            "shots_used": {
+                "ordering/en/4": [{"id": f"s{n}", "revision": 1} for n in range(5)],
+                "ordering/en/5": [{"id": "t", "revision": 1}],
+            }
+        }
+    )
+    assert sizes.shot_counts(5).label() == "ordering 1–5-shot (5 asked)"
+    # every kind got what the run asked for: the plain label
+    full = RunParams.from_json({"shots_used": {"single/zh": [{"id": "a", "revision": 1}]}})
+    assert full.shot_counts(1).plain and full.shot_counts(1).label() == "1-shot"
+    # a run from before shots were recorded reads as asked
+    assert RunParams.from_json({}).shot_counts(5).label() == "5-shot"
+    assert RunParams.stored_shot_counts(TODAY, 5) == counts

@@ -157,7 +157,10 @@ def test_the_command_line_options(taxes: Database) -> None:
     wrong = run_cli(taxes, "items", "--search", "增值税", "--not-in", "发票")
     assert wrong.exit_code == 1 and wrong.output.startswith("error: not:发票 holds none")
     assert len(wrong.output.splitlines()) == 1
-    assert "--not-in" in run_cli(taxes, "review", "--help").output
+    for command in ("review", "triage"):  # every command with --search takes the same
+        assert "--not-in" in run_cli(taxes, command, "--help").output
+    refused = run_cli(taxes, "triage", "--search", "增值税", "--not-in", "发票")
+    assert refused.exit_code == 1 and refused.output.startswith("error: not:发票 holds none")
 
 
 def test_the_queue_takes_the_same_search(taxes: Database) -> None:

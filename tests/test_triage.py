@@ -96,10 +96,8 @@ def test_items_are_ranked_by_the_signs_with_reasons_and_a_likely_decision(
     assert judged.suggestion is not None and judged.suggestion.key == "B"
     assert media.score == pytest.approx(2.0)
     assert media.reasons[0].sign == FlagName.NEEDS_MEDIA.value
-    assert (
-        decide_command(media)
-        == "vetbench decide media:1 --status rejected --reason flawed --as LEAD"
-    )
+    # no lead named: the command a lead runs as themselves, never a literal --as LEAD
+    assert decide_command(media) == "vetbench decide media:1 --status rejected --reason flawed"
     assert lone.score == pytest.approx(0.25) and lone.suggestion is None
     assert decide_command(lone) is None
     assert "clean:1" not in [entry.item_id for entry in entries]

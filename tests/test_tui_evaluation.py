@@ -16,7 +16,7 @@ from eval_helpers import MIXED_SET_ANSWERS, mixed_set
 from helpers import ScreenHost, wait_until
 from sqlmodel import select
 from textual.pilot import Pilot
-from textual.widgets import DataTable, Static
+from textual.widgets import Checkbox, DataTable, Static
 
 from db.engine import Database
 from db.models import EvalRun, Prediction
@@ -45,6 +45,10 @@ async def mounted(screen: EvaluationScreen) -> AsyncIterator[Pilot[None]]:
     async with ScreenHost(screen).run_test(size=(140, 45)) as pilot:
         await pilot.pause()
         yield pilot
+
+
+def allow_fewer_shots(screen: EvaluationScreen) -> None:
+    screen.query_one("#fewer-shots", Checkbox).value = True
 
 
 def cells(table: DataTable[Any], key: str) -> list[str]:
@@ -137,6 +141,7 @@ async def test_starts_a_run_of_a_scripted_model_through_the_registry(
     answers.write_text(json.dumps(MIXED_SET_ANSWERS, ensure_ascii=False), encoding="utf-8")
     screen = EvaluationScreen(database, "ann")
     async with mounted(screen) as pilot:
+        allow_fewer_shots(screen)  # the small set has 1 shot per kind; 5 is the default
         screen.query_one("#model-spec").value = f"scripted:{answers}"  # type: ignore[attr-defined]
         await pilot.click("#start")
         predictions = screen.query_one("#predictions", DataTable)
@@ -218,6 +223,7 @@ async def test_stop_halts_a_run_after_the_current_prediction(
     backend = ScriptedBackend(MIXED_SET_ANSWERS, model="slow", before_answer=gate)
     screen = EvaluationScreen(database, "ann", open_model=lambda _spec, _settings: backend)
     async with mounted(screen) as pilot:
+        allow_fewer_shots(screen)  # the small set has 1 shot per kind; 5 is the default
         await pilot.press("ctrl+s")
         await wait_until(pilot, first_stored.is_set, "the first prediction")
         await pilot.press("ctrl+x")
@@ -236,6 +242,7 @@ async def test_a_model_that_does_not_load_is_reported(
 ) -> None:
     screen = EvaluationScreen(database, "ann")
     async with mounted(screen) as pilot:
+        allow_fewer_shots(screen)  # the small set has 1 shot per kind; 5 is the default
         screen.query_one("#model-spec").value = "scripted:/no/such/answers.json"  # type: ignore[attr-defined]
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "Start again")

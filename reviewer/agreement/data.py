@@ -26,6 +26,7 @@ from db.decisions import in_force
 from db.engine import Database
 from db.items import item_conditions
 from db.models import Decision, Item, ItemRevision, Judgment, Person
+from db.qualification import counted_judgments
 from db.vocabulary import Verdict
 
 VERDICTS: tuple[str, ...] = tuple(verdict.value for verdict in Verdict)
@@ -196,6 +197,8 @@ def load_judgments(
 
 
 def _load(db: Database, kinds: Sequence[str] | None, sources: Sequence[str] | None) -> JudgmentData:
+    with db.session() as session:
+        counted = counted_judgments(session)  # the qualification gate's (db.qualification)
     judgment_query = (
         select(
             col(Judgment.revision_id),
@@ -205,7 +208,7 @@ def _load(db: Database, kinds: Sequence[str] | None, sources: Sequence[str] | No
             col(Judgment.seconds),
         )
         # Calibration judgments (of gold items) count in gold accuracy only.
-        .where(col(Judgment.retracted).is_(False), col(Judgment.gold_id).is_(None))
+        .where(col(Judgment.retracted).is_(False), col(Judgment.gold_id).is_(None), *counted)
         .order_by(col(Judgment.created_at), col(Judgment.id))
     )
     unit_query = (

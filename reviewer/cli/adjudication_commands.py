@@ -498,12 +498,17 @@ def _echo_case(case: ConflictCase) -> None:
 def conflicts_command(
     ctx: click.Context, as_json: bool, name: str | None, scope: options.ItemScope, limit: int | None
 ) -> None:
-    """The conflict queue: items whose judgments disagree, each judgment side by side."""
-    from reviewer.adjudication import conflict_queue
+    """The conflict queue: items whose judgments disagree, each judgment side by side.
+
+    The judgments are shown to leads; anyone else (registered or not) gets the count.
+    """
+    from reviewer.adjudication import conflict_queue, is_lead
 
     db = open_db(ctx)
-    lead = acting_person(ctx, name).name
-    _require_lead_or_fail(db, lead, why="the conflict queue shows other annotators' judgments")
+    reader = acting_person(ctx, name, register=False).name
+    if not is_lead(db, reader):
+        _echo_conflict_count(db, reader, scope, as_json=as_json)
+        return
     cases = conflict_queue(db, kinds=scope.kinds, sources=scope.sources, limit=limit)
     if printed_json_or_empty(cases, as_json=as_json, empty="no conflicts"):
         return
@@ -516,6 +521,27 @@ def conflicts_command(
     click.echo()
     click.echo(
         f"{counted(len(cases), 'conflict')}; resolve with `vetbench decide ITEM_ID --status ...`"
+    )
+
+
+def _echo_conflict_count(
+    db: Database, reader: str, scope: options.ItemScope, *, as_json: bool
+) -> None:
+    """What a non-lead may read of the conflict queue: how many, not whose judgments."""
+    from collections import Counter
+
+    from reviewer.adjudication import conflict_queue
+    from reviewer.words import counted
+
+    why = "the judgments side by side are for leads, so annotators judge blind"
+    if as_json:
+        fail(f"conflicts --json lists every judgment: {why} (--as a lead)")
+    cases = conflict_queue(db, kinds=scope.kinds, sources=scope.sources)
+    kinds = Counter(case.item.kind.value for case in cases)
+    by_kind = f" ({', '.join(f'{n} {kind}' for kind, n in sorted(kinds.items()))})" if kinds else ""
+    click.echo(
+        f"{counted(len(cases), 'conflict')}{by_kind}; {terminal_text(reader)} is not a lead: "
+        f"{why} (a lead sees them with `vetbench conflicts --as` and their name)"
     )
 
 

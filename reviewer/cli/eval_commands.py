@@ -139,8 +139,23 @@ def _shots_by_kind(values_given: tuple[str, ...]) -> dict[str, int]:
 )
 @click.option(
     "--shot-file",
+    "shot_files",
     type=options.existing_file,
-    help="Take the shots from this JSONL file instead of the database.",
+    multiple=True,
+    help="Take the shots from this JSONL file instead of the database (repeatable: "
+    "one file per kind, as fixtures/shots_*.jsonl).",
+)
+@click.option(
+    "--shots-from",
+    metavar="SOURCE|STATUS",
+    help="Draw the shots from the stored items of this source, or with this status "
+    "(e.g. pending), never from the evaluated items [default: any item outside them].",
+)
+@click.option(
+    "--allow-fewer-shots",
+    is_flag=True,
+    help="Run even when a kind would get fewer shots than asked (the run's label says how "
+    "many it got); without it such a run is refused before anything is made.",
 )
 @options.statuses("Evaluate items with this status (repeatable) [default: approved].", or_all=True)
 @click.option(
@@ -215,7 +230,9 @@ def eval_command(
     protocol: str,
     shots: int | None,
     shots_for: tuple[str, ...],
-    shot_file: Path | None,
+    shot_files: tuple[Path, ...],
+    shots_from: str | None,
+    allow_fewer_shots: bool,
     statuses: tuple[str, ...],
     kinds: tuple[str, ...],
     sources: tuple[str, ...],
@@ -243,6 +260,7 @@ def eval_command(
     """
     from evaluator.backends.base import BackendError
     from evaluator.cflue_wording import WordingError
+    from evaluator.prompts import ShotFileError
     from evaluator.run_create import RunSetupError
     from evaluator.session import EvalChoices, check_choices, check_model, protocol_settings
 
@@ -251,12 +269,16 @@ def eval_command(
         fail("give --model MODEL (or --resume RUN_ID)")
     if release is not None and statuses:
         fail("--release evaluates the release's items as frozen; --status does not apply")
+    if shot_files and shots_from is not None:
+        fail("give --shot-file or --shots-from, not both")
     actor = acting_person(ctx, None, register=False).name
     choices = EvalChoices(
         protocol=EvalProtocol(protocol),
         shots=shots,
         shots_by_kind=_shots_by_kind(shots_for),
-        shot_file=shot_file,
+        shot_files=shot_files,
+        shots_from=shots_from,
+        allow_fewer_shots=allow_fewer_shots,
         statuses=() if ALL in statuses else (statuses or (ItemStatus.APPROVED.value,)),
         kinds=kinds,
         sources=sources,
@@ -279,12 +301,12 @@ def eval_command(
             model = _recorded_spec(run)
             choices = EvalChoices(mode=run.mode)
             settings = settings.resuming(run.params.backend)
+            check_model(model, choices.mode)
         else:  # before a model loads: bad choices and an empty selection are said at once
-            check_choices(database, choices)
+            assert model is not None
+            check_choices(database, choices, model=model)
             settings = protocol_settings(choices, settings)
-        assert model is not None
-        check_model(model, choices.mode)
-    except (RunSetupError, BackendError, WordingError) as error:
+    except (RunSetupError, BackendError, WordingError, ShotFileError) as error:
         fail(str(error))
     opened = _open_backend(database, model, settings)
     try:

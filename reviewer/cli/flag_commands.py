@@ -33,6 +33,7 @@ from reviewer.cli.identity import acting_person, as_option
 
 if TYPE_CHECKING:
     from db.flags import ItemFlag
+    from db.search_query import SearchQuery
     from evaluator.backends.settings import ApiSettings
     from evaluator.second_opinion import CheckSummary
     from reviewer.triage import TriageEntry
@@ -49,7 +50,7 @@ def flag_line(flag: ItemFlag, width: int | None = None) -> str:
 # --- triage --------------------------------------------------------------------------------
 
 
-def _echo_entry(rank: int, entry: TriageEntry, lead: str) -> None:
+def _echo_entry(rank: int, entry: TriageEntry, lead: str | None) -> None:
     from db.answers import format_answer
     from reviewer.triage import decide_command
 
@@ -64,7 +65,11 @@ def _echo_entry(rank: int, entry: TriageEntry, lead: str) -> None:
         click.echo(f"       … {len(entry.reasons) - REASONS_SHOWN} more (--json lists them all)")
     command = decide_command(entry, lead)
     if command is not None:
-        click.echo(f"       → {terminal_text(command)}")
+        prefix = "" if lead else "a lead decides: "
+        click.echo(f"       → {prefix}{terminal_text(command)}")
+    elif entry.compare_with:
+        others = ", ".join(terminal_text(item_id) for item_id in entry.compare_with)
+        click.echo(f"       → worth a look beside {others}; no decision suggested")
 
 
 @click.command("triage")
@@ -76,7 +81,12 @@ def _echo_entry(rank: int, entry: TriageEntry, lead: str) -> None:
     "[default: those not yet decided].",
     or_all=True,
 )
-@as_option("The lead the printed commands name.")
+@options.kind
+@options.source
+@options.search
+@options.exams
+@options.flags
+@as_option("Who reads it: a lead gets the decide commands in their name.")
 @click.pass_context
 def triage_command(
     ctx: click.Context,
@@ -84,38 +94,65 @@ def triage_command(
     limit: int,
     show_all: bool,
     statuses: tuple[str, ...],
+    kinds: tuple[str, ...],
+    sources: tuple[str, ...],
+    search: SearchQuery | None,
+    exams: tuple[str, ...],
+    flags: tuple[str, ...],
     name: str | None,
 ) -> None:
     """Rank items by a suspicion score, with the reasons for each.
 
     The score adds up models agreeing with one another against the key (each
-    model's latest run), annotators disagreeing with the key or the verdict keep,
-    and the item's flags.  Each item comes with the `vetbench decide` command of
-    the decision its signs point to; `vetbench review --order suspicious` serves the
-    same items in this order.
+    model's latest run), annotators disagreeing with the key or the verdict keep
+    (and flawed or sensitive verdicts on an earlier revision), and the item's flags.
+    Each item comes with the `vetbench decide` command of the decision its signs
+    point to (a lead runs it); `vetbench review --order suspicious` serves the same
+    items in this order.
     """
+    from reviewer.queue import QueueError, QueueFilter
     from reviewer.triage import rank_items
 
     db = open_db(ctx)
     wanted: tuple[str, ...] | None = (
         None if ALL in statuses else (statuses or tuple(s.value for s in UNDECIDED_STATUSES))
     )
-    entries = rank_items(db, statuses=wanted, limit=None if show_all else limit)
+    try:
+        filters = QueueFilter(
+            kinds=kinds,
+            sources=sources,
+            exams=exams,
+            text=search.describe() if search else "",
+            flags=flags,
+        )
+    except QueueError as error:
+        fail(str(error))
+    entries = rank_items(db, statuses=wanted, limit=None if show_all else limit, filters=filters)
+    narrowed = "" if filters.describe() == "all items" else f" among {filters.describe()}"
     if printed_json_or_empty(
         entries,
         as_json=as_json,
-        empty="no suspicious items: no flags, no disagreeing models or annotators",
+        empty=f"no suspicious items{narrowed}: no flags, no disagreeing models or annotators",
     ):
         return
-    lead = acting_person(ctx, name, register=False).name if name else "LEAD"
+    reader = acting_person(ctx, name, register=False)
+    lead = reader.name if reader.is_lead else None
+    as_lead = f" --as {terminal_text(lead)}" if lead else ""
     for rank, entry in enumerate(entries, start=1):
         _echo_entry(rank, entry, lead)
-    as_lead = f" --as {terminal_text(lead)}" if name else " --as LEAD"
+    click.echo()
+    click.echo(f"{len(entries)} item(s){narrowed}.")
+    if lead is None and any(entry.suggestion for entry in entries):
+        click.echo("Decisions are a lead's: a lead runs the commands above (with --as NAME).")
     click.echo(
-        f"{len(entries)} item(s). Review them in this order: vetbench review --order suspicious"
-        f"{as_lead}  (then F3 for the conflicts); act on one flag at once: "
-        f"vetbench decide --flag NAME --status rejected --reason REASON{as_lead}"
+        f"Review them in this order: vetbench review --order suspicious{as_lead} "
+        "(then F3 for the conflicts)."
     )
+    if lead is not None:
+        click.echo(
+            "Act on one flag at once: vetbench decide --flag NAME --status rejected "
+            f"--reason REASON{as_lead}"
+        )
 
 
 # --- check ---------------------------------------------------------------------------------

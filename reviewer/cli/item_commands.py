@@ -15,7 +15,7 @@ import click
 from db.vocabulary import ALL, FlagName, ItemKind, ItemStatus, values
 from reviewer.cli import options
 from reviewer.cli.common import fail, open_db, print_json, printed_json_or_empty, terminal_text
-from reviewer.cli.identity import acting_person
+from reviewer.cli.identity import acting_person, as_option
 
 if TYPE_CHECKING:
     from db.import_report import FileReport, ImportProgress, ImportReport
@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 
 IMPORT_FORMATS = ("auto", "econlogicqa", "cflue", "jsonl")
 FILE_EXPORT_FORMATS = ("econlogicqa", "cflue", "jsonl")
-EXPORT_FORMATS = (*FILE_EXPORT_FORMATS, "lm-eval", "hf")
+JUDGING = "judging"  # a sheet of the items waiting for a person, for `judge --from`
+EXPORT_FORMATS = (*FILE_EXPORT_FORMATS, JUDGING, "lm-eval", "hf")
 PROGRESS_MIN_BYTES = 1 << 20  # smaller files import faster than a bar can be read
 REVISED_SHOWN = 20
 
@@ -279,6 +280,7 @@ def _describe_export(summary: Any, format_name: str, out: Path) -> str:
     type=click.Choice(EXPORT_FORMATS),
     required=True,
     help="econlogicqa (ordering items), cflue (MCQ items), jsonl (everything, with history), "
+    "judging (a CSV of the items waiting for --as NAME, to fill and load with `judge --from`), "
     "lm-eval (a task folder), hf (a dataset folder).",
 )
 @click.option(
@@ -307,6 +309,7 @@ def _describe_export(summary: Any, format_name: str, out: Path) -> str:
     metavar="N",
     help="Solved examples before each question (lm-eval only) [default: the task's default].",
 )
+@as_option("With --format judging: whose items (those waiting for NAME).")
 @click.pass_context
 def export_command(
     ctx: click.Context,
@@ -317,6 +320,7 @@ def export_command(
     sources: tuple[str, ...],
     release: str | None,
     shots: int | None,
+    name: str | None,
 ) -> None:
     """Export items (by default the approved ones) to a file in one of the import formats,
     or as an lm-eval task or a Hugging Face dataset."""
@@ -330,6 +334,11 @@ def export_command(
     if release is not None and ctx.get_parameter_source("status") is ParameterSource.COMMANDLINE:
         fail("--release exports the release's items as frozen; --status does not apply")
     to_stdout = is_stdout(out)
+    if name is not None and format_name != JUDGING:
+        fail("--as applies to --format judging only")
+    if format_name == JUDGING:
+        _export_judging(ctx, out, name, status, release, kinds, sources)
+        return
     if to_stdout and format_name not in FILE_EXPORT_FORMATS:
         fail(f"--out - (standard output) takes a file format; {format_name} writes a folder")
     database = open_db(ctx)
@@ -375,6 +384,48 @@ def export_command(
         )
     # With the items on standard output, the summary goes to stderr.
     click.echo(_describe_export(summary, format_name, out), err=to_stdout)
+
+
+def _export_judging(
+    ctx: click.Context,
+    out: Path,
+    name: str | None,
+    status: str,
+    release: str | None,
+    kinds: tuple[str, ...],
+    sources: tuple[str, ...],
+) -> None:
+    """``export --format judging``: the items waiting for a person, as a sheet to fill."""
+    from click.core import ParameterSource
+
+    from evaluator.exports.atomic_write import WriteError, is_stdout, write_file
+    from reviewer.judgment_files import waiting_items, write_judging_sheet
+
+    if release is not None or ctx.get_parameter_source("status") is ParameterSource.COMMANDLINE:
+        fail(
+            "--format judging lists the items waiting for --as NAME; --status and --release "
+            "do not apply"
+        )
+    who = acting_person(ctx, name)  # whose queue: a known person, as for judging
+    database = open_db(ctx)
+    items = waiting_items(database, who.name, kinds=kinds, sources=sources)
+    if not items:
+        fail(f"no items are waiting for {terminal_text(who.name)}")
+    try:
+        count = write_file(
+            out,
+            lambda handle: write_judging_sheet(items, handle, annotator=who.name),
+            make_folders=True,
+        )
+    except WriteError as error:
+        fail(str(error))
+    where = "standard output" if is_stdout(out) else terminal_text(str(out))
+    click.echo(
+        f"exported {count} item(s) waiting for {terminal_text(who.name)} to {where} as a judging "
+        f"sheet; fill answer and verdict, then: vetbench judge --from FILE --as "
+        f"{terminal_text(who.name)}",
+        err=is_stdout(out),
+    )
 
 
 @click.command("stats")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from db.vocabulary import ALL, ItemKind, ItemStatus, values
+from db.vocabulary import ALL, FlagName, ItemKind, ItemStatus, values
 from reviewer.cli.common import fail
 
 if TYPE_CHECKING:
@@ -42,6 +42,17 @@ source = click.option(
     multiple=True,
     metavar="NAME",
     help="Only items from this source (repeatable).",
+)
+
+exams = click.option(
+    "--exam", "exams", multiple=True, metavar="NAME", help="Only CFLUE items of this exam (名称)."
+)
+flags = click.option(
+    "--flag",
+    "flags",
+    type=click.Choice(values(FlagName)),
+    multiple=True,
+    help="Only items whose current revision has this flag (repeatable: any of them).",
 )
 
 

@@ -9,10 +9,10 @@ import sys
 
 import click
 
-from db.vocabulary import Role, values
+from db.vocabulary import QualificationStatus, Role, values
 from reviewer.cli import options
 from reviewer.cli.common import fail, open_db, print_json, terminal_text
-from reviewer.cli.identity import acting_person
+from reviewer.cli.identity import acting_person, as_option
 
 
 def _read_password(name: str, *, from_stdin: bool, none: bool, new_login: bool) -> str | None:
@@ -132,27 +132,51 @@ def users_add(
 @options.json("Print a JSON list.")
 @click.pass_context
 def users_list(ctx: click.Context, as_json: bool) -> None:
-    """List registered people with their roles (PostgreSQL: and their group roles)."""
-    from db.people import list_people
+    """List registered people with their roles (PostgreSQL: and their group roles), and
+    where they stand with the qualification gate when it is on."""
+    from db.qualification import list_people_qualified
 
     db = open_db(ctx)
-    people = list_people(db)
+    listed = list_people_qualified(db)
     if as_json:
-        print_json([person.to_json(server_roles=not db.is_sqlite) for person in people])
+        print_json([entry.to_json(server_roles=not db.is_sqlite) for entry in listed])
         return
+    people = [entry.person for entry in listed]
     if not people:
         click.echo("no people registered yet: vetbench users add NAME --role annotator|lead")
         return
     names = [terminal_text(person.name) for person in people]
     width = max(len(name) for name in names)
-    for name, person in zip(names, people, strict=True):
+    for name, entry in zip(names, listed, strict=True):
+        person = entry.person
         role = str(person.role) if person.role is not None else "(not registered yet)"
         line = f"{name:<{width}}  {role}"
         if not db.is_sqlite:
             group = person.database_group or "no vetbench group: cannot use the database"
             login = "" if person.can_login in (None, True) else ", cannot log in"
             line = f"{line:<{width + 22}}  {group}{login}"
+        standing = entry.qualification
+        if standing is not None and standing.status is not QualificationStatus.NOT_GATED:
+            line = f"{line}  · qualification {standing.describe()}"
         click.echo(line.rstrip())
+
+
+@users_group.command("requalify")
+@click.argument("person")
+@as_option("The lead letting them try again.")
+@click.pass_context
+def users_requalify(ctx: click.Context, person: str, name: str | None) -> None:
+    """Let PERSON, who failed the qualification, try again on gold items they have not
+    seen (leads only; audited): their earlier calibration answers no longer count."""
+    from db.qualification import requalify
+
+    db = open_db(ctx)
+    lead = acting_person(ctx, name)
+    with db.transaction() as session:
+        standing = requalify(session, lead.name, person.strip())
+    click.echo(
+        f"{terminal_text(standing.name)} may try the qualification again: {standing.describe()}"
+    )
 
 
 COMMANDS: tuple[click.Command, ...] = (users_group,)

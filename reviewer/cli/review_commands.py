@@ -7,6 +7,7 @@ Textual and the service modules are imported inside the commands: ``--help`` sta
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 import click
@@ -87,13 +88,27 @@ def review(
 
 
 @click.command()
-@click.argument("item_id")
+@click.argument("item_id", required=False)
 @as_option()
 @new_user_option
+@click.option("--answer", help='Your blind answer: "D,A,C,B" for orders, "ABD" for choices.')
+@click.option("--verdict", type=click.Choice(values(Verdict)), help="Your verdict.")
 @click.option(
-    "--answer", required=True, help='Your blind answer: "D,A,C,B" for orders, "ABD" for choices.'
+    "--from",
+    "from_file",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    metavar="FILE|-",
+    help="Judge many items at once from a CSV or JSONL file (- reads standard input): "
+    "every row is checked first, then all are stored or none (see `export --format judging`).",
 )
-@click.option("--verdict", required=True, type=click.Choice(values(Verdict)), help="Your verdict.")
+@click.option(
+    "--format",
+    "file_format",
+    type=click.Choice(("auto", "csv", "jsonl")),
+    default="auto",
+    show_default=True,
+    help="With --from: the file's format; auto goes by the name, then the content.",
+)
 @click.option(
     "--alt",
     "alternatives",
@@ -119,11 +134,13 @@ def review(
 @click.pass_context
 def judge(
     ctx: click.Context,
-    item_id: str,
+    item_id: str | None,
     name: str | None,
     new_user: bool,
-    answer: str,
-    verdict: str,
+    answer: str | None,
+    verdict: str | None,
+    from_file: str | None,
+    file_format: str,
     alternatives: tuple[str, ...],
     corrected: str | None,
     duplicate_of: str | None,
@@ -132,9 +149,18 @@ def judge(
     revision: int | None,
     as_json: bool,
 ) -> None:
-    """Judge ITEM_ID without the app (same rules as the app)."""
+    """Judge ITEM_ID without the app (same rules as the app), or many items --from a file."""
     from reviewer.judging import JudgmentRefused, submit_judgment
 
+    if from_file is not None:
+        _judge_from(ctx, from_file, file_format, name, new_user, as_json)
+        return
+    if ctx.get_parameter_source("file_format") is click.core.ParameterSource.COMMANDLINE:
+        fail("--format is the format of a --from file")
+    for param in ctx.command.params:
+        if param.name in ("item_id", "answer", "verdict") and ctx.params[param.name] is None:
+            raise click.MissingParameter(ctx=ctx, param=param)
+    assert item_id is not None and answer is not None and verdict is not None
     db = open_db(ctx)
     who = acting_person(ctx, name, new_user=new_user)
     try:
@@ -164,6 +190,65 @@ def judge(
     )
     if receipt.gold is not None:
         click.echo(receipt.gold.describe())
+
+
+_SINGLE_ONLY = frozenset(
+    ("item_id", "answer", "verdict", "alternatives", "corrected", "duplicate_of")
+    + ("comment", "seconds", "revision")
+)
+
+
+def _judge_from(
+    ctx: click.Context,
+    path: str,
+    file_format: str,
+    name: str | None,
+    new_user: bool,
+    as_json: bool,
+) -> None:
+    """``judge --from``: every row checked, then all stored or none."""
+    from click.core import ParameterSource
+
+    from db.formats.base import FormatError
+    from reviewer.judging import BatchRefused
+    from reviewer.judgment_files import judge_from_file
+
+    given = [
+        param.opts[-1] if param.opts[0].startswith("--") else param.human_readable_name
+        for param in ctx.command.params
+        if param.name in _SINGLE_ONLY
+        and ctx.get_parameter_source(param.name) is ParameterSource.COMMANDLINE
+    ]
+    if given:
+        fail(f"--from reads every judgment from the file; {', '.join(given)} do not apply")
+    if path == "-" and sys.stdin.isatty():
+        fail("standard input is a terminal; pipe the judgments in: … | vetbench judge --from -")
+    db = open_db(ctx)
+    who = acting_person(ctx, name, new_user=new_user)
+    try:
+        batch = judge_from_file(db, who.name, path, format=file_format)
+    except BatchRefused as error:
+        click.echo(f"error: {terminal_text(error.summary)}", err=True)
+        for problem in error.problems:
+            click.echo(f"  {terminal_text(str(problem))}", err=True)
+        sys.exit(1)
+    except FormatError as error:
+        fail(str(error))
+    if as_json:
+        print_json(batch.to_json())
+        return
+    from collections import Counter
+
+    statuses = Counter(receipt.item_status for receipt in batch.judgments)
+    now = ", ".join(f"{count} {status}" for status, count in sorted(statuses.items()))
+    blank = f"; {batch.blank} row(s) left blank were not judged" if batch.blank else ""
+    click.echo(
+        f"saved {len(batch.judgments)} judgment(s) by {terminal_text(who.name)} from "
+        f"{terminal_text(batch.file)}{blank}; items now: {now}"
+    )
+    for receipt in batch.judgments:
+        if receipt.gold is not None:
+            click.echo(f"{terminal_text(receipt.item_id)}: {receipt.gold.describe()}")
 
 
 @click.command()

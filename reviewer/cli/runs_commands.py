@@ -7,6 +7,7 @@ The evaluator is imported inside the commands, so ``vetbench --help`` stays inst
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -153,11 +154,23 @@ def runs_group(ctx: click.Context, as_json: bool) -> None:
             else "—"
         )
         status = run.status + ("*" if run.stale else "")
-        shots = f"{run.mode}/{run.shots}"
+        got = run.shots_got
+        shots = f"{run.mode}/{got.used_text}"
         click.echo(
             f"{run.id:>4}  {status:<11} {run.done:>4}/{run.total:<4}  {accuracy:<24} "
             f"{shots:<10} {terminal_text(run.model)}"
         )
+        if not got.plain:  # the shots each kind got, where they are not simply N
+            indent = " " * 6  # under the status, within 80 columns
+            click.echo(
+                textwrap.fill(
+                    got.label(),
+                    80,
+                    initial_indent=indent,
+                    subsequent_indent=indent,
+                    break_on_hyphens=False,
+                )
+            )
     if any(run.stale for run in runs):
         click.echo("* marked running, but its process is gone: resume it with --resume")
 

@@ -79,6 +79,12 @@ def config_set(ctx: click.Context, key: str, value: str, name: str | None) -> No
 
         changed = refresh_open_statuses(db)
         click.echo(f"item statuses recomputed for k = {change.new}: {changed} changed")
+    if key in ("calibration_items", "calibration_pass"):
+        from db.item_status import refresh_judged_items
+
+        with db.transaction() as session:
+            changed = refresh_judged_items(session)
+        click.echo(f"item statuses recomputed for the qualification gate: {changed} changed")
 
 
 COMMANDS: tuple[click.Command, ...] = (config,)

@@ -25,6 +25,7 @@ class ItemLoaded(Message):
     own_judgment: OwnJudgment | None = None
     note: str = ""
     database_empty: bool = False  # with no item: nothing was ever imported
+    qualification: str | None = None  # with no item: why the qualification gate serves none
     authored: bool = False  # the annotator wrote the current revision: never shown blind
     flags: tuple[ItemFlag, ...] = ()  # the item revision's flags: shown only after the reveal
 
@@ -65,6 +66,7 @@ class GoldChecked(Message):
     """The judgment just saved was of a gold item: how it compares with the gold."""
 
     outcome: GoldOutcome
+    qualification: str = ""  # where the annotator now stands with the gate, when it is on
 
 
 @dataclass

@@ -14,7 +14,7 @@ from db.models import UTCDateTime
 from db.privileges import apply_privileges
 
 revision: str = "0013_review_filters"
-down_revision: str | None = "0008_releases"
+down_revision: str | None = "0011_qualification"
 
 
 def upgrade() -> None:

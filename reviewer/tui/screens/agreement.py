@@ -28,6 +28,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 
 from db.answers import format_answer
+from db.vocabulary import QualificationStatus
 from reviewer.tui.literal import literal, none_row
 from reviewer.tui.polling import PollingScreen
 from reviewer.tui.responsive import apply_size_classes
@@ -39,6 +40,7 @@ from reviewer.words import counted
 
 if TYPE_CHECKING:
     from db.engine import Database
+    from db.qualification import Qualification
     from reviewer.agreement import AgreementFigures, AgreementReport, Figure
     from reviewer.agreement.verdicts import PairKappa
 
@@ -137,6 +139,7 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
 
         report: AgreementReport
         lead: bool  # whether the person may see item-level answers
+        left_out: tuple[Qualification, ...] = ()  # people the qualification gate leaves out
 
     def __init__(
         self,
@@ -167,6 +170,10 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
                 yield FigureNotes(id="agreement-notes")
             with TabPane("Annotators", id="annotators-tab"), VerticalScroll(id="annotators-body"):
                 yield DataTable(id="annotator-table", cursor_type="row", zebra_stripes=True)
+                note = Static("", id="qualification-note")
+                note.display = False  # shown only while the gate leaves someone out
+                note.styles.padding = (0, 1)
+                yield note
                 with Horizontal(id="annotator-charts"):
                     with Vertical(classes="annotator-chart"):
                         yield Static("Keep rate", classes="chart-title")
@@ -226,6 +233,7 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
 
     def read_database(self) -> AgreementComputed | None:
         """Recompute whenever judgments or decisions change (checked every few seconds)."""
+        from db.qualification import left_out
         from reviewer.adjudication import is_lead
         from reviewer.agreement import compute_agreement
         from reviewer.agreement.data import judgments_fingerprint
@@ -237,7 +245,7 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
         report = compute_agreement(self.database, resamples=self.resamples, seed=self.seed)
         lead = is_lead(self.database, self.person_name)
         self._seen = fingerprint
-        return self.AgreementComputed(report, lead)
+        return self.AgreementComputed(report, lead, tuple(left_out(self.database)))
 
     # ---------------------------------------------------------- display
 
@@ -262,6 +270,7 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
         self._show_figures(figures)
         self.query_one("#agreement-notes", FigureNotes).show(report.notes)
         self._show_annotators(report)
+        self._show_left_out(message.left_out)
         self._show_annotator_charts(report)
         self._show_heat_map(report)
         self._show_breakdowns(report)
@@ -303,6 +312,18 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
                 literal(cells.verdicts_given),
                 key=stats.name,
             )
+
+    def _show_left_out(self, people: tuple[Qualification, ...]) -> None:
+        """Who the qualification gate leaves out of every figure, and why."""
+        note = self.query_one("#qualification-note", Static)
+        note.display = bool(people)
+        text = Text("Not counted until they pass the qualification: ", style="bold")
+        for number, standing in enumerate(people):
+            text.append("; " if number else "")
+            text.append_text(literal(standing.name))
+            style = "red" if standing.status is QualificationStatus.FAILED else ""
+            text.append(f" {standing.describe()}", style=style)
+        note.update(text)
 
     def _show_annotator_charts(self, report: AgreementReport) -> None:
         people = report.per_annotator

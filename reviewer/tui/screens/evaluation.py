@@ -81,6 +81,10 @@ if TYPE_CHECKING:
 
 SHOT_CHOICES = (0, 1, 2, 3, 5, 10)
 SHOTS_DEFAULT = "default"  # the protocol's own shots (5 for custom), as `vetbench eval`
+FEWER_SHOTS_HINT = (
+    "Choose fewer shots, tick 'Allow fewer shots', or give shots with "
+    "`vetbench eval --shot-file FILE` or `--shots-from SOURCE|STATUS`."
+)
 SUSPECTS_EVERY = 5  # suspect keys are re-read every this many polls (a heavier query)
 
 BackendOpener = Callable[[str, "BackendSettings"], "Backend"]
@@ -226,6 +230,7 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
                             id="max-tokens",
                             compact=True,
                         )
+                        yield Checkbox("Allow fewer shots", id="fewer-shots", compact=True)
                 with Vertical(id="run-panel"):
                     yield Static("No evaluation run yet.", id="run-title")
                     yield ProgressBar(id="progress", show_eta=False)
@@ -332,6 +337,7 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
             repeats=self._number("#repeats", "Repeats") or 1,
             permute_options=self.query_one("#permute", Checkbox).value,
             max_new_tokens=self._number("#max-tokens", "Max new tokens"),
+            allow_fewer_shots=self.query_one("#fewer-shots", Checkbox).value,
         )
 
     def action_stop_run(self) -> None:
@@ -390,16 +396,19 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
     def run_evaluation(self, spec: str, choices: EvalChoices, settings: BackendSettings) -> None:
         """Check the choices, load the model, and run the series the evaluation core plans
         (one run per shot setting and repeat), storing each prediction."""
-        from evaluator.session import RunFailed, check_choices, check_model, run_series
+        from evaluator.run_create import FewerShotsError
+        from evaluator.session import RunFailed, check_choices, run_series
 
         worker = get_current_worker()
         run_ids: tuple[int, ...] = ()
         outcome = RunStatus.FAILED.value
         reason = ""
         try:  # before a model loads: bad choices and an empty selection are said at once
-            check_choices(self.database, choices)
-            check_model(spec, choices.mode)
+            check_choices(self.database, choices, model=spec)
             backend = self.open_model(spec, settings)
+        except FewerShotsError as error:  # said with this form's words, not the CLI's
+            self.post_message(self.RunEnded((), outcome, f"{error.what}. {FEWER_SHOTS_HINT}"))
+            return
         except VetbenchError as error:
             self.post_message(self.RunEnded((), outcome, str(error)))
             return
@@ -574,7 +583,7 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
                 str(run.id),
                 literal(run.model),
                 run.mode.value,
-                str(run.shots),
+                str(run.shots) if run.shots_got.plain else run.shots_got.label(),
                 run.status + (" (stale)" if run.stale else ""),
                 f"{run.done}/{run.total}",
                 percent(run.accuracy),

@@ -36,7 +36,8 @@ from db.answers import AnswerError, parse_answer
 from db.engine import Database
 from db.flags import ItemFlag
 from db.items import ItemSnapshot
-from db.vocabulary import ItemKind, Verdict
+from db.qualification import standing_of
+from db.vocabulary import ItemKind, QualificationStatus, Verdict
 from reviewer.judging import (
     ItemEdit,
     JudgmentRefused,
@@ -253,7 +254,15 @@ class ReviewScreen(Screen[None]):
 
         The item's flags travel with it but stay off the screen until the reveal."""
         if item is None:
-            return ItemLoaded(None, None, note, database_empty=self.queue.database_is_empty())
+            return ItemLoaded(
+                None,
+                None,
+                note,
+                database_empty=self.queue.database_is_empty(),
+                qualification=standing_of(self.db, self.queue.annotator).notice(
+                    self.queue.filters.describe()
+                ),
+            )
         flags = self.queue.flags_of(item)
         own = self.queue.own_judgment(item.id)
         if own is None and self.queue.wrote_current_revision(item):
@@ -281,7 +290,13 @@ class ReviewScreen(Screen[None]):
         if receipt.revision is not None:
             note += f" and your edit as revision {receipt.revision.new_revision}"
         if receipt.gold is not None:
-            self.post_message(GoldChecked(receipt.gold))
+            standing = standing_of(self.db, self.queue.annotator)
+            qualification = (
+                ""
+                if standing.status is QualificationStatus.NOT_GATED
+                else f"qualification {standing.describe()}"
+            )
+            self.post_message(GoldChecked(receipt.gold, qualification))
             note += f" · {receipt.gold.describe()}"
         # One message for "saved" and the next item: one screen update, not two.
         self.post_message(self._loaded(self.queue.fetch_next(), note=note))
@@ -358,6 +373,15 @@ class ReviewScreen(Screen[None]):
                 "or write some with vetbench generate. Then press n to look again; q quits.",
             )
             self.phase = Phase.EMPTY
+        elif message.item is None and message.qualification is not None:
+            self.draft = None
+            heading.update(Text("Qualification", style="bold"))
+            view.show_message(
+                "Nothing counts yet",
+                f"{message.qualification}\n\nPress n to look again, l to browse your "
+                "judgments, q to quit.",
+            )
+            self.phase = Phase.EMPTY
         elif message.item is None:
             self.draft = None
             heading.update(Text("Nothing to review", style="bold"))
@@ -407,7 +431,7 @@ class ReviewScreen(Screen[None]):
         outcome = message.outcome
         notify_literally(
             self,
-            outcome.describe(),
+            "\n".join(filter(None, (outcome.describe(), message.qualification))),
             title="Gold item",
             severity="information" if outcome.matches else "warning",
             timeout=8,

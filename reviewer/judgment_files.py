@@ -1,0 +1,347 @@
+"""Judgments in files: a sheet of items to judge offline, and a batch of judgments read back.
+
+``vetbench export --format judging --as NAME`` writes the items waiting for NAME (what
+the review queue would still serve them: ``ReviewQueue.waiting_conditions``) as CSV,
+one row per item: the item's text in the columns ``item_id``, ``revision``, ``kind``,
+``question``, ``A``…``H``; empty columns to fill (:data:`INPUT_COLUMNS`); then ``key``
+and ``explanation``, to read after answering, and ``annotator``.
+
+``vetbench judge --from FILE`` reads such a CSV, or JSON Lines with the same names,
+checks every row the way an import does (every problem named by file, line and field,
+all of them), and stores all of it or nothing through ``reviewer.judging.submit_judgments``
+(the rules, audit events and statuses of single judgments).  A row whose answer,
+verdict and details are all empty was not judged: it is counted and left out.  The
+columns the sheet shows for reading are ignored on the way back; any other column is
+refused, and so is a decision (``status``, ``reason``…): a batch holds judgments only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import json
+import math
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from sqlalchemy import select
+from sqlmodel import col
+
+from db.answers import LETTERS, format_answer
+from db.engine import Database
+from db.formats.base import FormatError, InputFile, allow_long_csv_fields, open_input, read_lines
+from db.items import ItemSnapshot, iter_items
+from db.json_types import JsonObject
+from db.models import Item
+from db.validation import nul_problems
+from reviewer.judging import (
+    BatchProblem,
+    JudgmentInput,
+    JudgmentReceipt,
+    submit_judgments,
+)
+from reviewer.queue import QueueFilter, ReviewQueue
+
+__all__ = [
+    "FILE_FORMATS",
+    "INPUT_COLUMNS",
+    "BatchReceipt",
+    "judge_from_file",
+    "read_judgment_file",
+    "waiting_items",
+    "write_judging_sheet",
+]
+
+FILE_FORMATS = ("auto", "csv", "jsonl")
+INPUT_COLUMNS = ("answer", "verdict", "alt", "corrected", "duplicate_of", "comment", "seconds")
+"""The columns an annotator fills; all empty: the row was not judged."""
+ITEM_COLUMNS = ("item_id", "revision")
+SHOWN_COLUMNS = ("kind", "question", *LETTERS, "key", "explanation")
+"""Written for reading; ignored when the file comes back."""
+ANNOTATOR = "annotator"
+KNOWN_COLUMNS = frozenset((*ITEM_COLUMNS, *INPUT_COLUMNS, *SHOWN_COLUMNS, ANNOTATOR))
+DECISION_COLUMNS = frozenset(("status", "decision", "reason", "final_key", "lead"))
+REQUIRED_COLUMNS = ("item_id", "answer", "verdict")
+ALT_SEPARATOR = "|"
+
+
+@dataclass(frozen=True)
+class JudgmentFile:
+    """A batch file as read: its rows by line, what was wrong with others, rows left blank."""
+
+    file: str
+    rows: tuple[tuple[int, JudgmentInput], ...]
+    problems: tuple[BatchProblem, ...]
+    blank: int
+
+
+@dataclass(frozen=True)
+class BatchReceipt:
+    """What ``judge --from`` stored: every judgment, and the rows left blank."""
+
+    file: str
+    judgments: tuple[JudgmentReceipt, ...]
+    blank: int
+
+    def to_json(self) -> JsonObject:
+        """As ``judge --from --json`` prints it."""
+        return {
+            "file": self.file,
+            "stored": len(self.judgments),
+            "blank": self.blank,
+            "judgments": [receipt.to_json() for receipt in self.judgments],
+        }
+
+
+# --- the sheet -------------------------------------------------------------------------------
+
+
+def waiting_items(
+    db: Database, annotator: str, *, kinds: Sequence[str] = (), sources: Sequence[str] = ()
+) -> list[ItemSnapshot]:
+    """The open items ``annotator`` could still judge (their queue, gold items apart), in
+    import order; ``kinds`` and ``sources`` narrow them."""
+    queue = ReviewQueue(db, annotator, QueueFilter(kinds=tuple(kinds), sources=tuple(sources)))
+    with db.session() as session:
+        # A subquery of its own: the queue's conditions correlate with ``Item`` alone.
+        waiting = select(col(Item.id)).where(*queue.waiting_conditions(session)).correlate(None)
+        return list(iter_items(session, where=[col(Item.id).in_(waiting)]))
+
+
+def write_judging_sheet(items: Iterable[ItemSnapshot], out: TextIO, *, annotator: str) -> int:
+    """Write ``items`` as a judging sheet for ``annotator`` (CSV); returns the row count."""
+    rows = list(items)
+    width = max((len(item.choices) for item in rows), default=4)
+    letters = list(LETTERS[: max(width, 2)])
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(
+        [*ITEM_COLUMNS, "kind", "question", *letters, *INPUT_COLUMNS, "key", "explanation"]
+        + [ANNOTATOR]
+    )
+    blanks = [""] * len(INPUT_COLUMNS)
+    for item in rows:
+        writer.writerow(
+            [item.id, item.revision, item.kind.value, item.prompt]
+            + [item.choices.get(label, "") for label in letters]
+            + blanks
+            + [format_answer(item.kind, item.key), item.explanation or "", annotator]
+        )
+    return len(rows)
+
+
+# --- reading a batch -------------------------------------------------------------------------
+
+
+def _format_of(source: InputFile, asked: str) -> str:
+    if asked != "auto":
+        return asked
+    suffix = Path(source.file_name).suffix.lower()
+    if suffix in (".jsonl", ".ndjson", ".json"):
+        return "jsonl"
+    if suffix == ".csv":
+        return "csv"
+    return "jsonl" if source.head.lstrip().startswith(b"{") else "csv"
+
+
+class _Row:
+    """One record's fields, checked one by one; problems are collected, not raised."""
+
+    def __init__(self, file: str, line: int, fields: dict[str, object]) -> None:
+        self.file, self.line, self.fields = file, line, fields
+        self.problems: list[BatchProblem] = []
+
+    def problem(self, field: str, message: str) -> None:
+        self.problems.append(BatchProblem(self.file, self.line, field, message))
+
+    def text(self, name: str) -> str:
+        value = self.fields.get(name)
+        if value is None:
+            return ""
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            self.problem(name, f"must be text, got {type(value).__name__}")
+            return ""
+        text = str(value)
+        if any("\udc80" <= char <= "\udcff" for char in text):
+            self.problem(name, "is not valid UTF-8 text")
+            return ""
+        for problem in nul_problems(name, text):
+            self.problem(problem.field, problem.message)
+        return text.strip()
+
+    def number(self, name: str, *, whole: bool) -> float | None:
+        value = self.fields.get(name)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return None
+        what = "a whole number" if whole else "a number"
+        number = math.nan
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            with contextlib.suppress(ValueError):
+                number = float(value)
+        if not math.isfinite(number) or (whole and (number != int(number) or number < 1)):
+            self.problem(name, f"must be {what}{' from 1' if whole else ''}, got {value!r}")
+            return None
+        return number
+
+    def alternatives(self) -> tuple[str, ...]:
+        value = self.fields.get("alt")
+        if isinstance(value, list):
+            if not all(isinstance(entry, str) for entry in value):
+                self.problem("alt", "must be a list of orders or answers, as text")
+                return ()
+            parts = [str(entry) for entry in value]
+        else:
+            parts = self.text("alt").split(ALT_SEPARATOR)
+        return tuple(part.strip() for part in parts if part.strip())
+
+    def judgment(self, annotator: str) -> JudgmentInput | None:
+        """The row as a judgment (to check against the database even when some field is
+        wrong, so that every problem is found); None when blank or without an item, answer
+        or verdict."""
+        for name in sorted(set(self.fields) - KNOWN_COLUMNS):
+            if name in DECISION_COLUMNS:
+                self.problem(
+                    name, "a batch holds judgments; decisions are a lead's (vetbench decide)"
+                )
+            else:
+                self.problem(name, f"is not a judgment field ({', '.join(INPUT_COLUMNS)})")
+        item_id = self.text("item_id")
+        given = {name: self.text(name) for name in INPUT_COLUMNS if name not in ("alt", "seconds")}
+        alternatives = self.alternatives()
+        seconds = self.number("seconds", whole=False)
+        revision = self.number("revision", whole=True)
+        owner = self.text(ANNOTATOR)
+        if not any(given.values()) and not alternatives and not self.problems:
+            return None  # not judged
+        if not item_id:
+            self.problem("item_id", "is missing")
+        for name in ("answer", "verdict"):
+            if not given[name]:
+                self.problem(name, "is missing")
+        if owner and owner != annotator:
+            self.problem(
+                ANNOTATOR,
+                f"this row is {owner}'s; a batch is stored in your own name ({annotator}) "
+                f"only: {owner} loads it as themselves",
+            )
+        if not (item_id and given["answer"] and given["verdict"]):
+            return None
+        return JudgmentInput(
+            item_id,
+            given["answer"],
+            given["verdict"],
+            None if revision is None else int(revision),
+            alternatives,
+            given["corrected"] or None,
+            given["duplicate_of"] or None,
+            given["comment"],
+            seconds or 0.0,
+        )
+
+
+def _csv_records(source: InputFile) -> Iterator[tuple[int, dict[str, object]]]:
+    allow_long_csv_fields()
+    reader = csv.reader(read_lines(source), strict=True)
+    try:
+        header = [name.strip() for name in next(reader)]
+    except (csv.Error, StopIteration) as error:
+        raise FormatError(source.shown, f"malformed CSV header: {error}", 1) from None
+    repeated = sorted({name for name in header if header.count(name) > 1})
+    if repeated:
+        raise FormatError(source.shown, f"the header repeats {', '.join(repeated)}", 1)
+    decisions = [name for name in header if name in DECISION_COLUMNS]
+    if decisions:
+        raise FormatError(
+            source.shown,
+            f"column {', '.join(decisions)}: a batch holds judgments; decisions are a lead's "
+            "(vetbench decide)",
+            1,
+        )
+    unknown = [name for name in header if name not in KNOWN_COLUMNS]
+    if unknown:
+        raise FormatError(
+            source.shown,
+            f"unknown column {', '.join(unknown)}; a judging sheet fills "
+            f"{', '.join(INPUT_COLUMNS)}",
+            1,
+        )
+    missing = [name for name in REQUIRED_COLUMNS if name not in header]
+    if missing:
+        raise FormatError(
+            source.shown,
+            f"the header lacks {', '.join(missing)}; a judging sheet has the columns "
+            f"{', '.join(ITEM_COLUMNS + INPUT_COLUMNS)} (vetbench export --format judging "
+            "writes one)",
+            1,
+        )
+    start = reader.line_num + 1
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            raise FormatError(source.shown, f"malformed CSV: {error}", start) from None
+        line, start = start, reader.line_num + 1
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) != len(header):
+            yield line, {"": f"has {len(row)} cells; the header has {len(header)}"}
+            continue
+        yield line, dict(zip(header, row, strict=True))
+
+
+def _jsonl_records(source: InputFile) -> Iterator[tuple[int, dict[str, object]]]:
+    for line, text in enumerate(read_lines(source), start=1):
+        if not text.strip():
+            continue
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError as error:
+            yield line, {"": f"is not JSON: {error.msg} (column {error.colno})"}
+            continue
+        if not isinstance(record, dict):
+            yield line, {"": f"must be a JSON object, got {type(record).__name__}"}
+            continue
+        yield line, record
+
+
+def read_judgment_file(path: str, *, annotator: str, format: str = "auto") -> JudgmentFile:
+    """Read a batch (``-``: standard input) for ``annotator``; raises ``FormatError`` when
+    the file as a whole cannot be read (``format``: auto, csv or jsonl)."""
+    if format not in FILE_FORMATS:
+        raise FormatError(path, f"unknown format '{format}' (known: {', '.join(FILE_FORMATS)})")
+    rows: list[tuple[int, JudgmentInput]] = []
+    problems: list[BatchProblem] = []
+    blank = 0
+    with open_input(path) as source:
+        records = _csv_records if _format_of(source, format) == "csv" else _jsonl_records
+        for line, fields in records(source):
+            if "" in fields:  # the record could not be split into fields
+                problems.append(BatchProblem(source.shown, line, "", str(fields[""])))
+                continue
+            row = _Row(source.shown, line, fields)
+            judgment = row.judgment(annotator)
+            problems += row.problems
+            if judgment is not None:
+                rows.append((line, judgment))
+            elif not row.problems:
+                blank += 1
+        if not rows and not problems:
+            raise FormatError(
+                source.shown,
+                f"no judgments: every one of its {blank} rows leaves answer and verdict empty"
+                if blank
+                else "the file has no rows",
+            )
+        return JudgmentFile(source.shown, tuple(rows), tuple(problems), blank)
+
+
+def judge_from_file(
+    db: Database, annotator: str, path: str, *, format: str = "auto"
+) -> BatchReceipt:
+    """Read a batch and store every judgment in it, or none (``BatchRefused`` lists why)."""
+    batch = read_judgment_file(path, annotator=annotator, format=format)
+    receipts = submit_judgments(db, annotator, batch.rows, file=batch.file, problems=batch.problems)
+    return BatchReceipt(batch.file, tuple(receipts), batch.blank)

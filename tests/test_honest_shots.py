@@ -1,0 +1,238 @@
+"""Honest shots through the real CLI: a run that would get fewer shots than asked is
+refused before anything is made (unless allowed), shots can be drawn from a named source
+or status (never from the evaluated set), and every label (`runs`, `runs show`, `runs
+table`) says the shots the prompts actually got: ``ordering 1-shot (2 asked)``.
+
+The mixed set holds 8 approved items (2 of each kind) and 4 agreed ones (one of each
+kind, source ``shots``): evaluating the approved items leaves exactly one shot per kind."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import Result
+from eval_helpers import MIXED_SET_ANSWERS, mixed_set, ok, stored_runs
+from helpers import FIXTURES, ScreenHost, run_cli, wait_until
+from sqlmodel import select
+from textual.widgets import Checkbox, DataTable, Static
+
+from db.engine import Database
+from db.models import AuditEvent, EvalRun
+from evaluator.backends.scripted import ScriptedBackend
+from evaluator.run_params import RunParams
+from reviewer.tui.screens.evaluation import EvaluationScreen
+
+# Before this work `runs --json` listed these keys per run; they stay exactly these.
+RUNS_JSON_KEYS = [
+    "id",
+    "model",
+    "backend",
+    "mode",
+    "shots",
+    "status",
+    "stale",
+    "done",
+    "total",
+    "infrastructure_failures",
+    "correct",
+    "accuracy",
+    "accuracy_ci",
+    "started_at",
+    "finished_at",
+]
+
+
+ORACLE = "scripted:oracle"  # right on every item: the answers are not the point here
+
+
+@pytest.fixture
+def url(database: Database, database_url: str) -> str:
+    mixed_set(database)
+    return database_url
+
+
+def eval_cli(url: str, *args: str) -> Result:
+    return run_cli(url, "eval", "--model", ORACLE, *args)
+
+
+def audit_events(database: Database) -> int:
+    with database.session() as session:
+        return len(session.exec(select(AuditEvent)).all())
+
+
+def test_a_run_with_fewer_shots_than_asked_is_refused_before_anything_is_made(
+    url: str, database: Database
+) -> None:
+    before = audit_events(database)
+    result = eval_cli(url, "--shots", "2")
+    assert result.exit_code == 1
+    (line,) = result.stderr.strip().splitlines()  # one line
+    assert line.startswith("error: too few shots: ordering would get 1 of 2 shots outside the ")
+    assert "single would get 1 of 2" in line and "truefalse would get 1 of 2" in line
+    for way in ("--shot-file", "--shots-from", "--shots-for ordering=0", "--allow-fewer-shots"):
+        assert way in line
+    assert stored_runs(url) == [] and audit_events(database) == before
+
+
+def test_allow_fewer_shots_runs_and_every_label_says_the_shots_got(url: str) -> None:
+    result = ok(eval_cli(url, "--shots", "2", "--allow-fewer-shots"))
+    label = (
+        "ordering 1-shot (2 asked), single 1-shot (2 asked), multi 1-shot (2 asked), "
+        "truefalse 1-shot (2 asked)"
+    )
+    assert f"(scripted, generate, {label})  finished" in result.stdout
+    assert "only 1 of 2 shots available outside the evaluated set" in result.stderr
+
+    listing = ok(run_cli(url, "runs")).stdout.splitlines()
+    assert "generate/1" in listing[1] and "generate/2" not in listing[1]
+    assert " ".join(line.strip() for line in listing[2:]) == label  # wrapped at 80 columns
+    assert all(len(line) <= 80 and line.startswith(" " * 6) for line in listing[2:])
+    shown = ok(run_cli(url, "runs", "show", "1")).stdout
+    assert f"(scripted, generate, {label})" in shown
+
+    table = ok(run_cli(url, "runs", "table", "--json")).stdout
+    (econ,) = [t for t in json.loads(table) if t["name"] == "econlogicqa"]
+    titles = {column["key"]: column["title"] for column in econ["columns"]}
+    assert titles["ordering/1-of-2-shot"] == "ordering 1-shot (2 asked)"
+    assert "ordering 1-shot (2 asked)" in ok(run_cli(url, "runs", "table")).stdout
+
+    (run,) = json.loads(ok(run_cli(url, "runs", "--json")).stdout)
+    assert list(run) == RUNS_JSON_KEYS and run["shots"] == 2
+
+
+def test_a_run_that_got_its_shots_keeps_its_plain_labels(url: str) -> None:
+    ok(eval_cli(url, "--shots", "1"))
+    listing = ok(run_cli(url, "runs")).stdout.splitlines()
+    assert len(listing) == 2 and "generate/1" in listing[1]
+    assert "(scripted, generate, 1-shot)" in ok(run_cli(url, "runs", "show", "1")).stdout
+    (econ,) = [t for t in json.loads(ok(run_cli(url, "runs", "table", "--json")).stdout)]
+    assert [column["title"] for column in econ["columns"]][0] == "ordering 1-shot"
+
+
+@pytest.mark.parametrize("name", ["agreed", "shots"])
+def test_shots_from_a_status_or_a_source(url: str, name: str) -> None:
+    result = ok(eval_cli(url, "--shots", "1", "--shots-from", name))
+    if name == "agreed":  # asked for: agreed shots need no note
+        assert "note:" not in result.stderr
+    else:  # a source's shots that are not approved yet are said
+        assert "too few approved items of shots outside the evaluated set; using not-yet" in (
+            result.stderr
+        )
+    (run,) = stored_runs(url)
+    params = RunParams.from_json(run.params)
+    assert params.shots_from == name
+    used = [ref.id for refs in params.shots_used.values() for ref in refs]
+    assert sorted(used) == ["shots:1", "shots:2", "shots:3", "shots:4"]
+    assert params.shot_counts(1).plain
+
+
+def test_shots_are_never_drawn_from_the_evaluated_set(url: str) -> None:
+    """Every approved item is evaluated: none is left to serve as a shot."""
+    result = eval_cli(url, "--shots", "1", "--shots-from", "approved")
+    assert result.exit_code == 1
+    assert "ordering would get 0 of 1 shots among the approved items outside the evaluated" in (
+        result.stderr
+    )
+    assert stored_runs(url) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--shots-from", "nowhere"), "--shots-from nowhere: no items of that source"),
+        (("--shots-from", "rejected"), "rejected items never serve as shots"),
+        (
+            ("--shots-from", "agreed", "--shot-file", str(FIXTURES / "shots_ordering.jsonl")),
+            "give --shot-file or --shots-from, not both",
+        ),
+    ],
+)
+def test_a_bad_shot_source_is_refused(url: str, args: tuple[str, ...], message: str) -> None:
+    result = eval_cli(url, "--shots", "1", *args)
+    assert result.exit_code == 1 and message in result.stderr
+    assert stored_runs(url) == []
+
+
+def test_a_shot_file_without_a_kind_is_refused_for_that_kind(url: str) -> None:
+    shots = str(FIXTURES / "shots_ordering.jsonl")
+    refused = eval_cli(url, "--shots", "5", "--shot-file", shots)
+    assert refused.exit_code == 1
+    assert "single would get 0 of 5 shots in the shot file" in refused.stderr
+    assert "ordering would get" not in refused.stderr  # the file has five orders
+    ok(eval_cli(url, "--shots", "5", "--shot-file", shots, "--kind", "ordering"))
+
+
+def test_one_shot_file_per_kind_gives_every_kind_its_shots(url: str) -> None:
+    files = [str(path) for path in sorted(FIXTURES.glob("shots_*.jsonl"))]
+    assert [Path(f).name for f in files] == [
+        "shots_multi.jsonl",
+        "shots_ordering.jsonl",
+        "shots_single.jsonl",
+        "shots_truefalse.jsonl",
+    ]
+    args = [arg for path in files for arg in ("--shot-file", path)]
+    result = ok(eval_cli(url, "--shots", "5", *args))
+    assert "note:" not in result.stderr
+    (run,) = stored_runs(url)
+    params = RunParams.from_json(run.params)
+    assert params.shot_counts(5).plain and params.shot_notes == ()
+    assert [ref.path for ref in params.more_shot_files] == files[1:]
+    # the Chinese items get the Chinese shots of the pool first, the English ones English
+    single = params.shots_used["single/zh"]
+    assert all(ref.id.startswith("single-zh-") for ref in single)
+    multi = params.shots_used["multi/en"]
+    assert all(ref.id.startswith("multi-en-") for ref in multi)
+    # a run resumes from the files as recorded
+    ok(run_cli(url, "eval", "--resume", str(run.id)))
+
+
+def test_a_series_that_would_fall_short_makes_no_run_at_all(url: str) -> None:
+    """EconLogicQA's protocol makes a 1-shot and a 5-shot run: the 5-shot one would get 1
+    shot, so neither is made, not even the 1-shot run that would have its shot."""
+    refused = eval_cli(url, "--protocol", "econlogicqa")
+    assert refused.exit_code == 1 and "ordering would get 1 of 5 shots" in refused.stderr
+    assert "--shots 0" not in refused.stderr  # the protocol fixes its shots
+    assert stored_runs(url) == []
+    ok(eval_cli(url, "--protocol", "econlogicqa", "--allow-fewer-shots"))
+    assert [run.shots for run in stored_runs(url)] == [1, 5]
+
+
+# --------------------------------------------------------------------- F4
+
+
+async def test_f4_refuses_fewer_shots_unless_allowed_and_labels_the_shots_got(
+    database: Database,
+) -> None:
+    mixed_set(database)
+    backend = ScriptedBackend(MIXED_SET_ANSWERS, model="m")
+    screen = EvaluationScreen(database, "ann", open_model=lambda _spec, _settings: backend)
+    async with ScreenHost(screen).run_test(size=(140, 45)) as pilot:
+        await pilot.pause()
+        await pilot.press("ctrl+s")  # the default: 5 shots, and one per kind exists
+        await wait_until(pilot, lambda: bool(pilot.app._notifications), "a notice")
+        await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "Start again")
+        messages = [str(notice.message) for notice in pilot.app._notifications]
+        assert any(
+            "too few shots: ordering would get 1 of 5 shots" in message
+            and "tick 'Allow fewer shots'" in message
+            and "--allow-fewer-shots" not in message  # the form's words, not the CLI's
+            for message in messages
+        ), messages
+        with database.session() as session:
+            assert session.exec(select(EvalRun)).all() == []
+
+        screen.query_one("#fewer-shots", Checkbox).value = True
+        await pilot.press("ctrl+s")
+        runs = screen.query_one("#runs", DataTable)
+        await wait_until(pilot, lambda: runs.row_count == 1, "the run on the leaderboard")
+        await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "the run's end")
+        await wait_until(
+            pilot,
+            lambda: "(5 asked)" in str(runs.get_row_at(0)[3]),
+            "the leaderboard's shots",
+        )
+        assert str(runs.get_row_at(0)[3]).startswith("ordering 1-shot (5 asked), single 1-shot")
+        title = screen.query_one("#run-title", Static).render()
+        assert "ordering 1-shot (5 asked)" in getattr(title, "plain", str(title))

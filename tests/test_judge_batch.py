@@ -1,0 +1,322 @@
+"""Batch judgments: `vetbench export --format judging` writes the items waiting for a person,
+`vetbench judge --from FILE|-` reads them back filled in: every row checked first (file, line,
+field; every problem), then all stored through the single judgment's rules and audit, or
+nothing; on PostgreSQL an annotator's batch writes only their own judgments and decides
+nothing."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from conftest import ROOT, fresh_postgres_database, postgres_url
+from helpers import item_status, run_cli, store_item, store_person, stored_judgments
+from role_helpers import role_names
+
+from db.audit import read_audit
+from db.engine import Database, open_database
+from db.vocabulary import Role
+from reviewer.cli import cli
+from reviewer.judging import ItemEdit, edit_item, submit_judgment
+
+MCQ = {"A": "贷款", "B": "存款", "C": "股票", "D": "债券"}
+
+
+@pytest.fixture
+def team(database: Database) -> Database:
+    """Ordering items o:1, o:2, o:3, multi m:1 (key ABD), true/false t:1; alice, bob, lena
+    (lead); bob has judged o:3 already (o:3 still waits for alice)."""
+    for item_id in ("o:1", "o:2", "o:3"):
+        store_item(database, item_id, key="DABC")
+    store_item(
+        database, "m:1", kind="multi", key="ABD", choices=MCQ, prompt="下列属于金融资产的有（）。"
+    )
+    store_item(database, "t:1", kind="truefalse", key="A", prompt="人民币是我国的法定货币。")
+    for name in ("alice", "bob"):
+        store_person(database, name)
+    store_person(database, "lena", Role.LEAD)
+    submit_judgment(
+        database, "bob", "o:3", revision_number=None, blind_answer="DABC", verdict="keep"
+    )
+    return database
+
+
+def sheet(database: Database, who: str, *extra: str) -> list[dict[str, str]]:
+    result = run_cli(database, "export", "--format", "judging", "--as", who, "--out", "-", *extra)
+    assert result.exit_code == 0, result.output
+    return list(csv.DictReader(io.StringIO(result.stdout)))
+
+
+def write_rows(path: Path, rows: list[dict[str, str]]) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def audit_events(database: Database) -> list[tuple[str, str, str]]:
+    with database.session() as session:
+        return [(e.actor, e.action, e.target) for e in read_audit(session, limit=None)]
+
+
+def test_a_judging_sheet_round_trips_into_judge_from(team: Database, tmp_path: Path) -> None:
+    rows = sheet(team, "alice")
+    assert [row["item_id"] for row in rows] == ["o:1", "o:2", "o:3", "m:1", "t:1"]
+    first = rows[0]
+    assert (
+        first["revision"] == "1" and first["kind"] == "ordering" and first["annotator"] == "alice"
+    )
+    assert first["key"] == "D, A, B, C" and first["answer"] == first["verdict"] == ""
+    assert rows[3]["A"] == "贷款" and rows[3]["key"] == "ABD"
+    # bob already judged o:3: it no longer waits for him
+    assert [row["item_id"] for row in sheet(team, "bob")] == ["o:1", "o:2", "m:1", "t:1"]
+
+    rows[0].update(answer="D, A, B, C", verdict="keep", seconds="12.5")
+    rows[1].update(answer="ABCD", verdict="ambiguous", alt="B,A,D,C | A,B,D,C")
+    rows[2].update(answer="DABC", verdict="keep")  # completes o:3's overlap of 2
+    rows[3].update(answer="AB", verdict="wrong-key", corrected="AB", comment="D 不是金融资产")
+    # t:1 left blank: not judged
+    filled = write_rows(tmp_path / "alice.csv", rows)
+    before = len(audit_events(team))
+    result = run_cli(team, "judge", "--from", str(filled), "--as", "alice")
+    assert result.exit_code == 0, result.output
+    assert "saved 4 judgment(s) by alice" in result.output
+    assert "1 row(s) left blank were not judged" in result.output
+    judged = {(j.item_id, j.verdict, j.seconds) for j in stored_judgments(team)}
+    assert {("o:1", "keep", 12.5), ("m:1", "wrong-key", 0.0)} <= judged
+    [ambiguous] = [j for j in stored_judgments(team) if j.item_id == "o:2"]
+    assert ambiguous.alternative_orders == ["BADC", "ABDC"]
+    assert item_status(team, "o:3") == "agreed" and item_status(team, "t:1") == "pending"
+    # the audit of single judgments: one `judge` event per judgment, in alice's name
+    events = audit_events(team)[before:]
+    assert events == [("alice", "judge", item) for item in ("o:1", "o:2", "o:3", "m:1")]
+    assert [row["item_id"] for row in sheet(team, "alice")] == ["t:1"]
+
+
+def test_same_rules_and_messages_as_a_single_judgment(team: Database, tmp_path: Path) -> None:
+    single = run_cli(
+        team, "judge", "o:1", "--as", "alice", "--answer", "DABC", "--verdict", "flawed"
+    )
+    assert single.exit_code == 1
+    message = "the verdict flawed needs an edit of the text or a comment saying what is wrong"
+    assert message in single.output
+    batch = tmp_path / "one.jsonl"
+    batch.write_text('{"item_id": "o:1", "answer": "DABC", "verdict": "flawed"}\n')
+    result = run_cli(team, "judge", "--from", str(batch), "--as", "alice")
+    assert result.exit_code == 1
+    assert f"{batch}: line 1: comment: {message}" in result.stderr
+
+
+def test_a_batch_with_bad_rows_names_every_problem_and_changes_nothing(
+    team: Database, tmp_path: Path
+) -> None:
+    edit_item(team, "lena", "o:2", ItemEdit(note="clearer", prompt="Order these four events."))
+    rows = sheet(team, "alice")
+    by_id = {row["item_id"]: row for row in rows}
+    by_id["o:1"].update(answer="DABC", verdict="keep")  # valid: stored only if all are
+    by_id["o:2"].update(answer="DABC", verdict="keep", revision="1")  # revised since: now 2
+    by_id["o:3"].update(answer="A,B", verdict="keep")  # not a whole order
+    by_id["m:1"].update(answer="AB", verdict="sensitive", seconds="soon")  # no comment, bad seconds
+    by_id["t:1"].update(answer="对", verdict="keep", annotator="bob")  # someone else's row
+    extra = dict(by_id["o:1"])  # o:1 a second time
+    unknown = {**by_id["o:1"], "item_id": "o:404"}
+    filled = write_rows(tmp_path / "bad.csv", [*rows, extra, unknown])
+    before_audit = audit_events(team)
+    before_judgments = len(stored_judgments(team))
+    result = run_cli(team, "judge", "--from", str(filled), "--as", "alice")
+    assert result.exit_code == 1
+    err = result.stderr
+    assert f"error: {filled}: 6 of 7 rows refused; nothing was stored" in err
+    for expected in (
+        "line 3: revision: item o:2 is now at revision 2, not revision 1",
+        "line 4: answer: blind answer 'A,B'",
+        "line 5: comment: the verdict sensitive needs a comment",
+        "line 5: seconds: must be a number, got 'soon'",
+        "line 6: annotator: this row is bob's",
+        "line 7: item_id: o:1 is judged on line 2 of this file already",
+        "line 8: item_id: there is no item 'o:404'",
+    ):
+        assert f"{filled}: {expected}" in err, expected
+    assert "line 2:" not in err
+    assert len(stored_judgments(team)) == before_judgments
+    assert audit_events(team) == before_audit  # the audit trail too
+    assert item_status(team, "o:1") == "pending"
+
+
+def judge_from_stdin(url: str, data: bytes, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """`vetbench judge --from -` in a real process, ``data`` on its standard input (a pipe)."""
+    return subprocess.run(
+        [sys.executable, "-m", "reviewer.cli", "--db", url, "judge", "--from", "-", *args],
+        input=data,
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+        check=False,
+    )
+
+
+def test_judge_from_reads_standard_input_by_its_content(team: Database) -> None:
+    url = team.engine.url.render_as_string(hide_password=False)
+    lines = [
+        {"item_id": "o:1", "answer": "D,A,B,C", "verdict": "keep"},
+        {"item_id": "m:1", "answer": "ABD", "verdict": "keep", "seconds": 4},
+    ]
+    jsonl = "".join(json.dumps(line) + "\n" for line in lines).encode()
+    done = judge_from_stdin(url, jsonl, "--as", "alice", "--json")
+    assert done.returncode == 0, done.stderr.decode()
+    printed = json.loads(done.stdout)
+    assert list(printed) == ["file", "stored", "blank", "judgments"]
+    assert printed["file"] == "<stdin>" and printed["stored"] == 2
+    assert [j["item_id"] for j in printed["judgments"]] == ["o:1", "m:1"]
+    assert list(printed["judgments"][0]) == [
+        "judgment_id",
+        "item_id",
+        "revision",
+        "annotator",
+        "verdict",
+        "blind_answer",
+        "matches_key",
+        "item_status",
+    ]  # fmt: skip: the keys of `judge --json`
+    table = b"item_id,answer,verdict\no:2,DABC,keep\n"
+    done = judge_from_stdin(url, table, "--as", "bob")
+    assert done.returncode == 0, done.stderr.decode()
+    assert "saved 1 judgment(s) by bob from <stdin>" in done.stdout.decode()
+
+
+def test_a_batch_holds_judgments_only(team: Database, tmp_path: Path) -> None:
+    decided = tmp_path / "decided.csv"
+    decided.write_text("item_id,answer,verdict,status\no:1,DABC,keep,approved\n")
+    result = run_cli(team, "judge", "--from", str(decided), "--as", "lena")
+    assert result.exit_code == 1
+    assert f"{decided}: line 1: column status: a batch holds judgments" in result.output
+    typo = tmp_path / "typo.csv"
+    typo.write_text("item_id,answer,verdcit\no:1,DABC,keep\n")
+    result = run_cli(team, "judge", "--from", str(typo), "--as", "lena")
+    assert result.exit_code == 1 and "unknown column verdcit" in result.output
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text(
+        '{"item_id": "o:1", "answer": "DABC", "verdict": "keep", "reason": "duplicate"}\n'
+        "not json\n"
+        "\n"
+        '["o:2"]\n'
+    )
+    result = run_cli(team, "judge", "--from", str(mixed), "--as", "lena")
+    assert result.exit_code == 1
+    assert (
+        f"{mixed}: line 1: reason: a batch holds judgments; decisions are a lead's" in result.stderr
+    )
+    assert f"{mixed}: line 2: is not JSON" in result.stderr
+    assert f"{mixed}: line 4: must be a JSON object, got list" in result.stderr
+    assert stored_judgments(team) and len(stored_judgments(team)) == 1  # bob's, from the fixture
+    blank = tmp_path / "blank.csv"
+    write_rows(blank, sheet(team, "alice"))
+    result = run_cli(team, "judge", "--from", str(blank), "--as", "alice")
+    assert result.exit_code == 1 and "no judgments: every one of its 5 rows" in result.output
+
+
+def test_judge_from_and_a_single_judgment_do_not_mix(team: Database, tmp_path: Path) -> None:
+    batch = tmp_path / "b.csv"
+    batch.write_text("item_id,answer,verdict\no:1,DABC,keep\n")
+    mixed = run_cli(team, "judge", "o:1", "--from", str(batch), "--verdict", "keep")
+    assert mixed.exit_code == 1
+    assert "--from reads every judgment from the file; ITEM_ID, --verdict do not apply" in (
+        mixed.output
+    )
+    stray = run_cli(
+        team, "judge", "o:1", "--answer", "DABC", "--verdict", "keep", "--format", "csv"
+    )
+    assert stray.exit_code == 1 and "--format is the format of a --from file" in stray.output
+    missing = run_cli(team, "judge", "o:1", "--as", "alice", "--verdict", "keep")
+    assert missing.exit_code == 2 and "Missing option '--answer'" in missing.output
+    no_id = run_cli(team, "judge", "--as", "alice")
+    assert no_id.exit_code == 2 and "Missing argument '[ITEM_ID]'" in no_id.output
+
+
+def test_export_judging_refuses_what_does_not_apply(team: Database) -> None:
+    other = run_cli(team, "export", "--format", "jsonl", "--out", "-", "--as", "alice")
+    assert other.exit_code == 1 and "--as applies to --format judging only" in other.output
+    status = run_cli(team, "export", "--format", "judging", "--as", "alice", "--status", "all",
+                     "--out", "-")  # fmt: skip
+    assert status.exit_code == 1 and "--status and --release do not apply" in status.output
+    only_mcq = sheet(team, "alice", "--kind", "multi")
+    assert [row["item_id"] for row in only_mcq] == ["m:1"]
+
+
+# --- PostgreSQL: real roles ---------------------------------------------------------------
+
+
+def run_as(url: str, *args: str) -> Result:
+    result = CliRunner().invoke(cli, ["--db", url, *args])
+    assert "Traceback" not in result.output, result.output
+    return result
+
+
+@pytest.fixture
+def roles_db() -> Iterator[tuple[str, object]]:
+    server = postgres_url()
+    if server is None:
+        pytest.skip("no PostgreSQL server (VETBENCH_TEST_PG_URL not set)")
+    for url in fresh_postgres_database(server, migrated=True):
+        names = role_names(url)
+        roles = next(names)
+        owner = open_database(url)
+        store_item(owner, "o:1", key="ABCD")
+        store_item(owner, "o:2", key="ABCD")
+        owner.dispose()
+        yield url, roles
+        next(names, None)
+
+
+@pytest.mark.postgres
+def test_an_annotators_batch_writes_only_their_own_judgments(
+    roles_db: tuple[str, object], tmp_path: Path
+) -> None:
+    url, roles = roles_db
+    alice, bob = roles.name("alice"), roles.name("bob")  # type: ignore[attr-defined]
+    for person in (alice, bob):
+        added = run_as(url, "users", "add", person, "--role", "annotator", "--no-password")
+        assert added.exit_code == 0, added.output
+    as_alice = roles.url_for(alice)  # type: ignore[attr-defined]
+    exported = run_as(as_alice, "export", "--format", "judging", "--out", str(tmp_path / "s.csv"))
+    assert exported.exit_code == 0, exported.output
+    rows = list(csv.DictReader((tmp_path / "s.csv").open(encoding="utf-8")))
+    assert {row["annotator"] for row in rows} == {alice}
+    rows[0].update(answer="ABCD", verdict="keep")
+    rows[1].update(answer="ABCD", verdict="keep", annotator=bob)  # bob's row in alice's file
+    filled = write_rows(tmp_path / "filled.csv", rows)
+    refused = run_as(as_alice, "judge", "--from", str(filled))
+    assert refused.exit_code == 1 and f"annotator: this row is {bob}'s" in refused.stderr
+    speaking_for = run_as(as_alice, "judge", "--from", str(filled), "--as", bob)
+    assert speaking_for.exit_code == 1 and f"--as {bob} is refused" in speaking_for.output
+    rows[1]["annotator"] = ""
+    decided = write_rows(tmp_path / "decided.csv", [{**row, "status": "approved"} for row in rows])
+    assert run_as(as_alice, "judge", "--from", str(decided)).exit_code == 1
+    owner = open_database(url)
+    try:
+        assert stored_judgments(owner) == []
+        with owner.session() as session:
+            assert [e.action for e in read_audit(session, limit=None)].count("judge") == 0
+    finally:
+        owner.dispose()
+    stored = run_as(as_alice, "judge", "--from", str(write_rows(tmp_path / "ok.csv", rows)))
+    assert stored.exit_code == 0, stored.output
+    owner = open_database(url)
+    try:
+        judged = stored_judgments(owner)
+        assert len(judged) == 2
+        with owner.session() as session:
+            names = {e.actor for e in read_audit(session, limit=None) if e.action == "judge"}
+        assert names == {alice}
+        assert {item_status(owner, item) for item in ("o:1", "o:2")} <= {"in_review", "agreed"}
+    finally:
+        owner.dispose()
