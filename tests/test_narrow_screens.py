@@ -4,7 +4,7 @@ F3's reasons (every annotator's).  The pictures are in tests/test_tui_snapshots.
 
 from __future__ import annotations
 
-from helpers import REVIEW_GROUPS, settle, store_item, store_judgment, store_person
+from helpers import REVIEW_GROUPS, settle, store_item, store_judgment, store_person, wait_until
 from rich.text import Text
 from textual.widgets import DataTable
 
@@ -85,6 +85,7 @@ async def test_the_status_line_is_whole_at_80_columns(database: Database) -> Non
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         line = app.review_screen.query_one("#review-progress")
+        await wait_until(pilot, lambda: "waiting" in str(line.render()), "the count")
         shown = str(line.render())
         assert "waiting" in shown and "complete" in shown and "…" not in shown
         assert line.size.height == 1
