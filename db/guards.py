@@ -7,8 +7,10 @@
 - **Item content** (PostgreSQL): ``current_revision`` names one of the item's
   revisions and moves only to its newest; revisions are only ever appended, and once
   an item exists a new revision is written in its author's own name
-  (``session_user``); only leads revise an approved or rejected item.  Members may
-  not change ``kind`` or ``source`` at all (no UPDATE grant: ``db.privileges``).
+  (``session_user``); only leads revise an approved or rejected item.  An item's
+  ``kind`` is its current revision's (an edit may make a multi item single, never an
+  order a choice of answers); members may not change ``source`` at all (no UPDATE
+  grant: ``db.privileges``).
 - **Flags** (PostgreSQL): a member's flag row names a known flag and source, a
   revision that exists, and its evidence is a JSON object.
 - **Gold answers** (PostgreSQL): annotators cannot read a gold item's known verdict and
@@ -66,8 +68,28 @@ BEGIN SELECT RAISE(ABORT, 'refused: item status {_STATUS_REFUSAL}'); END""",
 """SQLite's status rule: (trigger name, statement) for each trigger."""
 
 
-def postgres_guard_functions(path: str) -> list[str]:
-    """The guard trigger functions (PL/pgSQL), each running under ``path``."""
+_KIND_OF_ITEM = """  IF current_item.kind IS DISTINCT FROM (SELECT kind FROM item_revision
+      WHERE item_id = current_item.id AND number = current_item.current_revision) THEN
+    RAISE EXCEPTION 'item % is %, not the kind of its current revision %: an item''s kind '
+      'is its current revision''s', current_item.id, current_item.kind,
+      current_item.current_revision USING ERRCODE = 'check_violation';
+  END IF;
+"""
+_KIND_OF_REVISION = """  IF EXISTS (SELECT FROM item_revision WHERE item_id = NEW.item_id
+             AND (kind = 'ordering') <> (NEW.kind = 'ordering')) THEN
+    RAISE EXCEPTION 'revision % of item % is %: an order never becomes a choice of answers, '
+      'nor the other way round', NEW.number, NEW.item_id, NEW.kind
+      USING ERRCODE = 'check_violation';
+  END IF;
+"""
+
+
+def postgres_guard_functions(path: str, *, revision_kind: bool = True) -> list[str]:
+    """The guard trigger functions (PL/pgSQL), each running under ``path``;
+    ``revision_kind``: the schema has ``item_revision.kind`` (0012 on), so the item's kind
+    must be its current revision's and no revision turns an order into a choice."""
+    kind_of_item = _KIND_OF_ITEM if revision_kind else ""
+    kind_of_revision = _KIND_OF_REVISION if revision_kind else ""
     return [
         _plpgsql(
             "vetbench_guard_item_state",
@@ -87,7 +109,7 @@ BEGIN
     RAISE EXCEPTION 'item % has no revision %: current_revision names one of its revisions',
       current_item.id, current_item.current_revision USING ERRCODE = 'check_violation';
   END IF;
-  IF TG_OP = 'UPDATE' AND OLD.current_revision IS DISTINCT FROM NEW.current_revision
+{kind_of_item}  IF TG_OP = 'UPDATE' AND OLD.current_revision IS DISTINCT FROM NEW.current_revision
      AND current_item.current_revision <> newest AND NOT vetbench_session_is_admin() THEN
     RAISE EXCEPTION 'item % moves only to its newest revision (%), not %',
       current_item.id, newest, current_item.current_revision USING ERRCODE = 'check_violation';
@@ -113,7 +135,7 @@ END""",
   IF vetbench_session_is_admin() THEN
     RETURN NEW;
   END IF;
-  IF EXISTS (SELECT FROM item_revision WHERE item_id = NEW.item_id AND number >= NEW.number) THEN
+{kind_of_revision}  IF EXISTS (SELECT FROM item_revision WHERE item_id = NEW.item_id AND number >= NEW.number) THEN
     RAISE EXCEPTION 'revision % of item % is not after its newest: revisions are only added',
       NEW.number, NEW.item_id USING ERRCODE = 'insufficient_privilege';
   END IF;
@@ -226,8 +248,9 @@ POSTGRES_GUARD_TRIGGERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
         "item",
         "item_state_on_update",
         _STATE_CHECK.format(
-            event="UPDATE OF status, current_revision",
+            event="UPDATE OF status, current_revision, kind",
             when="NEW.current_revision IS DISTINCT FROM OLD.current_revision OR "
+            "NEW.kind IS DISTINCT FROM OLD.kind OR "
             f"(NEW.status IS DISTINCT FROM OLD.status AND NEW.status IN ({_DECIDED}))",
         ),
         (),

@@ -64,7 +64,7 @@ def snapshot(item: Item, revision: ItemRevision) -> ItemSnapshot:
     return from_row(
         ItemSnapshot,
         item,
-        kind=ItemKind(item.kind),
+        kind=ItemKind(revision.kind),  # the kind it was written and judged in
         meta=dict(item.meta),
         revision=revision.number,
         revision_id=revision.id,
@@ -165,7 +165,7 @@ def iter_items(
 
 @dataclass(frozen=True)
 class NewRevision(RevisionContent):
-    """A revision about to be stored (``kind`` is its item's, for the flag rules)."""
+    """A revision about to be stored, in the kind its key is written in."""
 
     item_id: str
     kind: str
@@ -205,6 +205,7 @@ class NewRevision(RevisionContent):
         return {
             "item_id": self.item_id,
             "number": self.number,
+            "kind": self.kind,
             "prompt": self.prompt,
             "choices": dict(self.choices),
             "key": self.key,
@@ -361,6 +362,7 @@ def add_revision(
     explanation: str | None = None,
     provenance: dict[str, Any] | None = None,
     keep_explanation: bool = True,
+    kind: ItemKind | None = None,
 ) -> ItemRevision:
     """Make a new revision from the current one with the given fields changed; it becomes current.
 
@@ -379,7 +381,7 @@ def add_revision(
     new = NewRevision(
         item_id=item_id,
         number=next_revision_numbers(session, [item_id])[item_id],
-        kind=item.kind,
+        kind=item.kind if kind is None else kind.value,
         prompt=current.prompt if prompt is None else prompt,
         choices=dict(current.choices if choices is None else choices),
         key=current.key if key is None else key,
@@ -392,6 +394,7 @@ def add_revision(
         created_at=utcnow(),
     )
     item.current_revision = new.number
+    item.kind = new.kind  # the item's kind is its current revision's
     session.add(item)
     session.flush()
     store_revisions(session, [new])
@@ -402,7 +405,7 @@ def add_revision(
     ).one()
     changed = [
         field
-        for field in ("prompt", "choices", "key", "explanation")
+        for field in ("kind", "prompt", "choices", "key", "explanation")
         if getattr(revision, field) != getattr(current, field)
     ]
     record_audit(
@@ -415,5 +418,6 @@ def add_revision(
         note=change_note,
         changed=changed,
         **({"old_key": current.key, "new_key": revision.key} if "key" in changed else {}),
+        **({"old_kind": current.kind, "new_kind": revision.kind} if "kind" in changed else {}),
     )
     return revision

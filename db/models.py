@@ -128,7 +128,7 @@ class Item(SQLModel, table=True):
     __table_args__ = (Index("ix_item_status_id", "status", "id"),)
 
     id: str = Field(primary_key=True, max_length=255)  # stable and readable: "econ-test:17"
-    kind: str = Field(index=True, max_length=16)  # ItemKind
+    kind: str = Field(index=True, max_length=16)  # ItemKind of the current revision
     source: str = Field(index=True, max_length=255)
     source_ref: str = Field(default="", max_length=255)  # where in the source: "line 18"
     language: str = Field(default="en", max_length=16)
@@ -149,6 +149,9 @@ class ItemRevision(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     item_id: str = Field(foreign_key="item.id", index=True)
     number: int  # 1, 2, ... per item
+    # The kind this revision's key is written in and was judged under; the item's
+    # ``kind`` is its current revision's (an edit may turn multi into single).
+    kind: str = Field(max_length=16)  # ItemKind
     prompt: str  # the scenario (ordering) or the question (MCQ)
     choices: dict[str, str] = _json(dict)  # ordered label -> text (events or options)
     key: str = Field(max_length=32)  # canonical answer, see db.answers

@@ -145,7 +145,7 @@ def group_role_statements() -> list[str]:
     return [f"DO $$\nBEGIN\n{creations}\n{membership}\nEND\n$$"]
 
 
-def _function_statements(schema: str) -> list[str]:
+def _function_statements(schema: str, columns: dict[str, set[str]] | None = None) -> list[str]:
     """Helper functions for the policies and triggers.
 
     Each pins its search_path: otherwise a member could shadow ``person`` with a
@@ -188,7 +188,9 @@ $$""",
   END IF;
   RETURN NEW;""",
         ),
-        *postgres_guard_functions(path),
+        *postgres_guard_functions(
+            path, revision_kind=_has_columns(columns, "item_revision", ("kind",))
+        ),
         trigger_function(
             "vetbench_refuse_change",
             path,
@@ -372,7 +374,7 @@ def privilege_statements(
     column in :data:`TABLES`.  Run by the owner of the tables (or a superuser).
     """
     present = set(tables) if tables is not None else {entry.table for entry in TABLES}
-    statements = _function_statements(schema)
+    statements = _function_statements(schema, columns)
     statements.append(
         f"GRANT USAGE ON SCHEMA {quote_identifier(schema)} TO {ANNOTATOR_GROUP}, {LEAD_GROUP}"
     )

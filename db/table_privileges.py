@@ -72,7 +72,8 @@ _RUN_OWNER = ("eval_run.db_role",)
 TABLES: tuple[TablePrivileges, ...] = (
     TablePrivileges("alembic_version"),
     # Anyone may import or generate items and edit them (an edit is a new revision, and
-    # the importer updates links and extras), never change an item's kind or source;
+    # the importer updates links and extras; an edit may change the kind, which follows
+    # the current revision's: db.guards), never change an item's source;
     # the status column is a cache every judgment refreshes, but only leads move an
     # item into or out of approved/rejected (trigger item_decided_status_guard), and
     # only while a decision says so; revisions are appended in one's own name and
@@ -82,8 +83,8 @@ TABLES: tuple[TablePrivileges, ...] = (
         members=(
             "SELECT",
             "INSERT",
-            "UPDATE (status, current_revision, suspected_duplicate_of, duplicate_similarity, "
-            "meta, source_ref, language)",
+            "UPDATE (status, current_revision, kind, suspected_duplicate_of, "
+            "duplicate_similarity, meta, source_ref, language)",
         ),
     ),
     TablePrivileges("item_revision", members=("SELECT", "INSERT")),

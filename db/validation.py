@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from db.answers import AnswerError, option_count_bounds, parse_answer
+from db.answers import TRUEFALSE_WORDS, AnswerError, option_count_bounds, parse_answer
 from db.errors import VetbenchError
 from db.json_types import JsonObject
 from db.models import Item, ItemRevision, Person
@@ -226,3 +226,34 @@ def _draft_problems(draft: ItemDraft) -> list[Problem]:
     ):
         problems += nul_problems(name, value)
     return problems
+
+
+def kind_change_problems(old: ItemKind, new: ItemKind, choices: dict[str, str]) -> list[Problem]:
+    """Why an item of kind ``old`` cannot become ``new`` with these choices (the key and the
+    number of choices are the new kind's to check: ``validate_draft``).
+
+    An order is never a choice of answers, nor the other way round; a true/false item's
+    two choices say true and false (对/错, true/false, ...)."""
+    if old is new:
+        return []
+    if ItemKind.ORDERING in (old, new):
+        article = "an" if old is ItemKind.ORDERING else "a"
+        return [
+            Problem(
+                "kind",
+                f"{article} {old.value} item cannot become {new.value}: an order is not a "
+                "choice of answers (make a new item instead)",
+            )
+        ]
+    if new is ItemKind.TRUEFALSE:
+        said = [text.strip().lower() for text in choices.values()]
+        if len(said) != 2 or any(
+            word not in TRUEFALSE_WORDS[label] for label, word in zip("AB", said, strict=False)
+        ):
+            return [
+                Problem(
+                    "kind",
+                    "a truefalse item's choices are A true and B false (对/错); these are not",
+                )
+            ]
+    return []

@@ -122,7 +122,7 @@ def process_alive(pid: int) -> bool:
 
 def _views_query() -> Select[Prediction, str, str, str]:
     return (
-        select(Prediction, Item.kind, Item.source, ItemRevision.key)
+        select(Prediction, ItemRevision.kind, Item.source, ItemRevision.key)
         .join(Item, col(Item.id) == col(Prediction.item_id))
         .join(ItemRevision, _predicted_revision())
     )
@@ -175,7 +175,7 @@ def _outcomes(db: Database, run_id: int) -> list[_Outcome]:
         rows = session.execute(  # sqlalchemy's select: more columns than sqlmodel's types take
             sa_select(
                 col(Prediction.item_id),
-                col(Item.kind),
+                col(ItemRevision.kind),  # the kind of the revision it answered
                 col(Item.source),
                 col(ItemRevision.key),
                 col(Prediction.parsed_answer),

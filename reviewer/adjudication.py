@@ -443,6 +443,7 @@ class BulkDecision:
     revision: int
     final_key: str | None
     previous_status: str
+    figures: JsonObject | None = None  # what the decision rests on (the consensus), audited
 
 
 def store_bulk_decisions(
@@ -468,6 +469,8 @@ def store_bulk_decisions(
         if flag is not None:  # the keys in the order the trail has always listed them
             changes["reason"] = reason.value if reason else None
         changes |= {"previous_status": decision.previous_status, "bulk": True}
+        if decision.figures is not None:
+            changes["consensus"] = decision.figures
         if flag is not None:
             changes["flag"] = flag.value
         return changes

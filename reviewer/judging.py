@@ -36,7 +36,7 @@ from db.people import ensure_person, find_person
 from db.qualification import gate
 from db.retry import retry_transient
 from db.rows import from_row
-from db.validation import ItemDraft, validate_draft
+from db.validation import ItemDraft, Problem, kind_change_problems, validate_draft
 from db.vocabulary import ItemKind, Verdict
 
 
@@ -189,21 +189,32 @@ class ItemEdit:
     choices: dict[str, str] | None = None
     key: str | None = None
     explanation: str | None = None
+    kind: ItemKind | None = None  # a new kind, within what the answer allows
 
     @property
     def changes_nothing(self) -> bool:
-        return (self.prompt, self.choices, self.key, self.explanation) == (None,) * 4
+        fields = (self.prompt, self.choices, self.key, self.explanation, self.kind)
+        return fields == (None,) * 5
 
     def draft(self, item: ItemSnapshot) -> ItemDraft:
         """``item``'s text with this edit applied, as a draft to validate like an import."""
         return ItemDraft(
-            kind=item.kind.value,
+            kind=(self.kind or item.kind).value,
             prompt=item.prompt if self.prompt is None else self.prompt,
             choices=dict(item.choices if self.choices is None else self.choices),
             key=item.key if self.key is None else self.key,
             explanation=item.explanation if self.explanation is None else self.explanation,
             language=item.language,
         )
+
+    def problems(self, item: ItemSnapshot) -> tuple[ItemDraft, list[Problem]]:
+        """The draft this edit makes of ``item`` (its key in canonical form when valid) and
+        everything wrong with it, checked like an import, the change of kind included."""
+        draft = self.draft(item)
+        problems = validate_draft(draft)
+        if self.kind is not None:
+            problems += kind_change_problems(item.kind, self.kind, draft.choices)
+        return draft, problems
 
 
 def parse_verdict(text: str | Verdict) -> Verdict:
@@ -623,8 +634,7 @@ def _store_edit(
     session: Session, person: Person, item: ItemSnapshot, edit: ItemEdit
 ) -> RevisionReceipt:
     """Validate ``edit`` of ``item`` (locked by the caller) and store it as a new revision."""
-    draft = edit.draft(item)
-    problems = validate_draft(draft)
+    draft, problems = edit.problems(item)
     if problems:
         raise JudgmentRefused(f"item {item.id}: " + "; ".join(str(problem) for problem in problems))
     unchanged = (
@@ -632,6 +642,7 @@ def _store_edit(
         and draft.choices == item.choices
         and draft.key == item.key
         and draft.explanation == item.explanation
+        and draft.kind == item.kind
     )
     if unchanged:
         raise JudgmentRefused(f"item {item.id}: nothing changed, so no new revision was made")
@@ -644,6 +655,7 @@ def _store_edit(
         choices=draft.choices,
         key=draft.key,
         explanation=draft.explanation,
+        kind=ItemKind(draft.kind),
     )
     status = refresh_item_status(session, item.id)
     return RevisionReceipt(

@@ -30,7 +30,6 @@ from db.releases import (
     release_members,
     store_release,
 )
-from db.vocabulary import ItemKind
 from reviewer.revisions import diff_revisions, revision_summary
 
 __all__ = [
@@ -191,16 +190,18 @@ def diff_releases(session: Session, old_name: str, new_name: str) -> ReleaseDiff
             )
             continue
         old_revision, new_revision = revisions[was.revision], revisions[now.revision]
-        kind = ItemKind(member.kind)
         key_change = (
-            (format_answer(kind, old_revision.key), format_answer(kind, new_revision.key))
+            (
+                format_answer(old_revision.kind, old_revision.key),
+                format_answer(new_revision.kind, new_revision.key),
+            )
             if old_revision.key != new_revision.key
             else None
         )
         diff = [
             line.text
             for line in diff_revisions(
-                kind, revision_summary(old_revision), revision_summary(new_revision)
+                revision_summary(old_revision), revision_summary(new_revision)
             )
         ]
         reasons = _edit_sentences(revisions, was.revision, now.revision) + reasons

@@ -35,9 +35,9 @@ AUDIT_SQL = (
     "VALUES ('lena', 'decide', 'o:1', '{}', '', '', '2026-01-01')"
 )
 REVISION_SQL = (
-    "INSERT INTO item_revision (item_id, number, prompt, choices, key, author, change_note, "
-    "provenance, created_at) SELECT item_id, :number, prompt, choices, 'CABD', :author, 'x', "
-    "'{}', now() FROM item_revision WHERE item_id = :item AND number = 1"
+    "INSERT INTO item_revision (item_id, number, kind, prompt, choices, key, author, "
+    "change_note, provenance, created_at) SELECT item_id, :number, kind, prompt, choices, "
+    "'CABD', :author, 'x', '{}', now() FROM item_revision WHERE item_id = :item AND number = 1"
 )
 
 
@@ -65,10 +65,22 @@ def test_an_annotator_cannot_rewrite_an_approved_item_with_raw_sql(team: Team) -
     for author in (team.lena, team.alice):
         with pytest.raises(sa.exc.ProgrammingError, match="only|own name"):
             raw(alice, REVISION_SQL, number=2, author=author, item="o:1")
-    # Kind and source are nobody's to change but the owner's.
-    for change in ("kind = 'truefalse'", "source = 'other'"):
-        with pytest.raises(sa.exc.ProgrammingError, match="permission denied for table item"):
-            raw(alice, f"UPDATE item SET {change} WHERE id = 'o:1'")
+    # The source is nobody's to change but the owner's; the kind is the current revision's.
+    with pytest.raises(sa.exc.ProgrammingError, match="permission denied for table item"):
+        raw(alice, "UPDATE item SET source = 'other' WHERE id = 'o:1'")
+    with pytest.raises(sa.exc.IntegrityError, match="not the kind of its current revision"):
+        raw(alice, "UPDATE item SET kind = 'truefalse' WHERE id = 'o:2'")
+    # An order never becomes a choice of answers, even in a new revision of one's own.
+    with pytest.raises(sa.exc.IntegrityError, match="an order never becomes"):
+        raw(
+            alice,
+            REVISION_SQL.replace(
+                "SELECT item_id, :number, kind", "SELECT item_id, :number, 'single'"
+            ),
+            number=2,
+            author=team.alice,
+            item="o:2",
+        )
     # A revision that does not exist, on an item nobody decided.
     with pytest.raises(sa.exc.IntegrityError, match="has no revision 999"):
         raw(alice, "UPDATE item SET current_revision = 999 WHERE id = 'o:2'")

@@ -245,7 +245,7 @@ def test_an_edit_started_from_an_older_revision_is_refused(database: Database, i
         edit_item(
             database, "bob", item, ItemEdit(note="typo", prompt="Bob's wording."), base_revision=1
         )
-    _kind, history = revision_history(database, item)
+    history = revision_history(database, item)
     assert [(r.number, r.author) for r in history] == [(1, "test"), (2, "alice")]
 
 
@@ -265,7 +265,7 @@ def test_concurrent_edits_of_one_item_each_make_their_own_revision(
     with ThreadPoolExecutor(max_workers=6) as pool:
         numbers = sorted(pool.map(edit, range(6)))
     assert numbers == [2, 3, 4, 5, 6, 7]
-    _kind, history = revision_history(database, item)
+    history = revision_history(database, item)
     assert [r.number for r in history] == [1, 2, 3, 4, 5, 6, 7]
 
 
@@ -297,8 +297,8 @@ def test_edit_can_change_choices_and_explanation(database: Database) -> None:
             explanation="Only D is right.",
         ),
     )
-    kind, history = revision_history(database, "mcq:1")
-    assert kind == "single"
+    history = revision_history(database, "mcq:1")
+    assert [revision.kind for revision in history] == ["single", "single"]
     assert history[-1].choices["D"] == "Never" and history[-1].explanation == "Only D is right."
 
 
@@ -309,8 +309,8 @@ def test_revision_diff_shows_what_changed(database: Database, item: str) -> None
         item,
         ItemEdit(note="cut", prompt="Order the events of a rate cut cycle."),
     )
-    kind, history = revision_history(database, item)
-    lines = diff_revisions(kind, history[0], history[1])
+    history = revision_history(database, item)
+    lines = diff_revisions(history[0], history[1])
     removed = [line for line in lines if line.tag == "removed"]
     added = [line for line in lines if line.tag == "added"]
     assert [line.text for line in removed] == ["-  Order the events of a rate rise cycle."]

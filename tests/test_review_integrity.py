@@ -131,7 +131,7 @@ async def test_undo_and_redo_across_fields_and_removed_events(ordering: Database
         edit = await open_editor(app)
         prompt = edit.query_one("#edit-prompt", TextArea)
         original = prompt.text
-        await press(app, *" again")
+        await press(app, "tab", *" again")  # Tab: from the comment to the scenario
         assert prompt.text == original + " again"
         await press(app, "ctrl+z")
         assert prompt.text == original
@@ -188,7 +188,7 @@ async def test_an_invalid_key_is_refused_never_rewritten(ordering: Database) -> 
 async def test_leaving_with_unsaved_changes_asks_first(ordering: Database) -> None:
     async with running(make_app(ordering, "alice")) as app:
         edit = await open_editor(app)
-        await press(app, *" typo")
+        await press(app, "tab", *" typo")
         await press(app, "escape")
         assert isinstance(app.screen, ConfirmModal)
         await press(app, "n")  # stay: the text is still there
@@ -227,9 +227,9 @@ async def test_flawed_with_only_a_comment_is_recorded(ordering: Database) -> Non
 async def test_flawed_with_an_edit_stores_both_in_one_go(ordering: Database) -> None:
     async with running(make_app(ordering, "alice")) as app:
         edit = await open_editor(app)
-        await press(app, *" Now.")
+        await press(app, "tab", *" Now.")
         edit.query_one("#edit-note", Input).focus()
-        await press(app, *"clearer scenario", "ctrl+s")
+        await press(app, *"clearer scenario", "ctrl+s", "y", "y")
         assert "your edit as revision 2" in screen_text(app)
     [judgment] = stored_judgments(ordering)
     assert (judgment.verdict, judgment.revision_number, judgment.comment) == ("flawed", 1, "")
@@ -285,10 +285,11 @@ async def test_an_editor_is_never_shown_their_own_revision_blind(ordering: Datab
         first = app.review_screen.item
         assert first is not None
         answer = "dabc" if first.id == "econ:1" else "abcd"
-        await press(app, *answer, "enter", "f", *" Now.")
+        await press(app, *answer, "enter", "f", "tab", *" Now.")  # Tab: from the comment
         assert isinstance(app.screen, EditScreen)
         app.screen.query_one("#edit-note", Input).focus()
-        await press(app, *"clearer", "ctrl+s")
+        # Store the diff (y), and keep the words added to the scenario there (y).
+        await press(app, *"clearer", "ctrl+s", "y", "y")
         await press(app, "p")  # back to the item just edited
         screen = app.review_screen
         assert screen.item is not None and screen.item.id == first.id and screen.item.revision == 2

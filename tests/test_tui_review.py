@@ -147,15 +147,18 @@ async def test_flawed_opens_edit_and_saves_a_new_revision(one_item: Database) ->
     async with running(make_app(one_item, "alice")) as app:
         await press(app, "d", "a", "b", "c", "enter", "f")
         assert isinstance(app.screen, EditScreen)
+        assert app.focused is app.screen.query_one("#edit-comment", Input)
+        await press(app, "tab")  # the blind answer was the key: the scenario is next
         assert isinstance(app.focused, TextArea)
         await press(app, *" (revised)")  # the cursor starts at the end of the text
         await press(app, "ctrl+r")  # show changes
         assert "+  Order the events of a rate rise cycle. (revised)" in screen_text(app)
-        await press(app, "ctrl+s")
+        await press(app, "escape", "ctrl+s")
         assert "note: say briefly what you changed and why" in screen_text(app)
         assert stored_judgments(one_item) == []  # nothing until the form is saved
         app.screen.query_one("#edit-note", Input).focus()
-        await press(app, *"fixed text", "ctrl+s")
+        await press(app, *"fixed text", "ctrl+s", "y")  # the diff, stored
+        await press(app, "y")  # words added at the end: kept in the scenario, as meant
         assert not isinstance(app.screen, EditScreen)
         # The editor knows the new key, so the new revision is not served to them.
         assert app.review_screen.phase is Phase.EMPTY
@@ -208,7 +211,7 @@ async def test_edit_adds_and_removes_events_and_the_key_must_follow(one_item: Da
         assert "the order must place all 4 events; missing D" in screen_text(app)
         edit.query_one("#edit-key", Input).value = "C, A, B, D"
         edit.query_one("#edit-note", Input).value = "B was the same as C"
-        await press(app, "ctrl+s")
+        await press(app, "ctrl+s", "y")
         assert not isinstance(app.screen, EditScreen)
     with one_item.session() as session:
         revisions = session.exec(select(ItemRevision).order_by(col(ItemRevision.number))).all()

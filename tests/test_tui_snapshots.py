@@ -340,10 +340,23 @@ SCREENS: dict[str, tuple[str, list[str]]] = {
     "judged-item": ("judged", ["j", *typed("judged:1"), "enter"]),
     "nothing-left": ("no-such-source", []),
     "help": ("en-ordering", ["question_mark"]),
+    # Ctrl+R: the changes in a window of their own (Tab: from the comment to the key, as
+    # the blind answer differed from it, then to the scenario).
     "edit": (
         "zh-ordering",
-        [*blind_keys("zh-ordering"), "enter", "f", "ctrl+e", *typed(" (2019)"), "ctrl+r"],
+        [
+            *blind_keys("zh-ordering"),
+            "enter",
+            "f",
+            "tab",
+            "tab",
+            "ctrl+e",
+            *typed(" (2019)"),
+            "ctrl+r",
+        ],
     ),
+    # The flawed form: the cursor in Comment, every field named in its border.
+    "edit-form": ("zh-single", [*blind_keys("zh-single"), "enter", "f", *typed("B is right")]),
     "revisions": ("revised", ["a", "enter", "r"]),
     "jump": ("en-single", ["j", *typed("zh-single:1")]),
     "filter": ("en-single", ["slash"]),
@@ -442,8 +455,10 @@ def test_agreement(snap_compare, study_db: Database, tab: str, size: Size) -> No
 
 
 def conflicts_read(pilot: Pilot[None]) -> bool:
+    """The queue is listed and the consensus on its items read (it comes a worker later)."""
     tables = list(pilot.app.screen.query("#queue"))
-    return bool(tables) and tables[0].row_count > 0  # type: ignore[attr-defined]
+    consensus = getattr(pilot.app.screen, "consensus", None)
+    return bool(tables) and tables[0].row_count > 0 and bool(consensus)  # type: ignore[attr-defined]
 
 
 def adjudication(*keys: str) -> Callable[[Pilot[None]], Awaitable[None]]:

@@ -217,7 +217,7 @@ def _load(db: Database, kinds: Sequence[str] | None, sources: Sequence[str] | No
             col(ItemRevision.item_id),
             col(ItemRevision.number),
             col(ItemRevision.key),
-            col(Item.kind),
+            col(ItemRevision.kind),  # the kind it was judged in (an edit may change it)
             col(Item.source),
             col(Item.current_revision),
         )

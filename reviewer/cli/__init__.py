@@ -85,6 +85,7 @@ def _register_commands() -> None:
     from reviewer.cli import (
         adjudication_commands,
         admin_commands,
+        consensus_commands,
         eval_commands,
         flag_commands,
         generate_commands,
@@ -107,6 +108,7 @@ def _register_commands() -> None:
         guidelines_commands,
         gold_commands,
         adjudication_commands,
+        consensus_commands,
         release_commands,
         eval_commands,
         runs_commands,

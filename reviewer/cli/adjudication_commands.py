@@ -419,18 +419,39 @@ def _since_counted(done: int, counted: int) -> str:
 @click.command("approve-agreed")
 @as_option("The lead approving.")
 @click.option("--yes", "assume_yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option(
+    "--min-confidence",
+    "confidence",
+    type=click.FloatRange(0.5, 1.0, min_open=True, max_open=True),
+    metavar="P",
+    help="Instead: approve the undecided items the consensus keeps with the key right, "
+    "both at least this likely (e.g. 0.95); wrong keys and drops are left for a lead.",
+)
 @options.item_scope
 @click.pass_context
 def approve_agreed_command(
-    ctx: click.Context, name: str | None, assume_yes: bool, scope: options.ItemScope
+    ctx: click.Context,
+    name: str | None,
+    assume_yes: bool,
+    confidence: float | None,
+    scope: options.ItemScope,
 ) -> None:
-    """Approve every agreed item (all keep, all blind answers equal the key), in one go."""
+    """Approve every agreed item (all keep, all blind answers equal the key), in one go.
+
+    With --min-confidence P, the consensus decides instead (`vetbench consensus`): every
+    undecided item people judged whose p(key right) and p(keep) are both at least P is
+    approved, its audit event keeping those figures.  Items the consensus says have a
+    wrong key or should be dropped are listed for a lead (F3), never decided here.
+    """
     from db.people import PermissionDenied
     from reviewer.adjudication import approve_agreed, count_agreed
 
     db = open_db(ctx)
     lead = acting_person(ctx, name).name
     _require_lead_or_fail(db, lead)
+    if confidence is not None:
+        _approve_confident(db, lead, confidence, scope, assume_yes)
+        return
     count = count_agreed(db, kinds=scope.kinds, sources=scope.sources)
     if count == 0:
         click.echo("no agreed items to approve")
@@ -445,6 +466,47 @@ def approve_agreed_command(
     except PermissionDenied as error:
         fail(str(error))
     click.echo(f"approved {approved:,} agreed item(s){_since_counted(approved, count)}")
+
+
+def _approve_confident(
+    db: Database, lead: str, confidence: float, scope: options.ItemScope, assume_yes: bool
+) -> None:
+    """``approve-agreed --min-confidence``: count, list what goes to a lead, ask, approve."""
+    from db.answers import format_answer
+    from reviewer.consensus_decisions import approve_confident, plan_confident
+
+    plan = plan_confident(db, confidence, kinds=scope.kinds, sources=scope.sources)
+    if plan.referred:
+        click.echo(
+            f"{len(plan.referred):,} item(s) the consensus says have a wrong key or should be "
+            "dropped wait for a lead (F3, or `vetbench decide`):"
+        )
+        for item in plan.referred:
+            suggested = (
+                f", suggested key {format_answer(item.kind, item.suggested_key)}"
+                if item.suggested_key
+                else ""
+            )
+            click.echo(
+                f"  {terminal_text(item.item_id)}: {item.outcome(confidence).value}"
+                f"{suggested} (p(key right) {item.p_key_right:.2f}, p(keep) {item.p_keep:.2f})"
+            )
+    count = len(plan.approvable)
+    waiting = f"; {plan.uncertain:,} uncertain item(s) wait for more judgments"
+    if count == 0:
+        click.echo(f"no items the consensus keeps with the key right at {confidence:g}{waiting}")
+        return
+    click.echo(
+        f"{count:,} item(s) the consensus keeps with the key right at {confidence:g}{waiting}"
+    )
+    if not assume_yes and not click.confirm(f"Approve {count:,} item(s) as {terminal_text(lead)}?"):
+        click.echo("nothing approved")
+        return
+    done = approve_confident(db, lead, confidence, kinds=scope.kinds, sources=scope.sources)
+    click.echo(
+        f"approved {done.approved:,} item(s) by the consensus at {confidence:g}"
+        f"{_since_counted(done.approved, count)}"
+    )
 
 
 def _echo_item_text(case: ConflictCase) -> None:

@@ -14,7 +14,7 @@ from db.models import UTCDateTime
 from db.privileges import apply_privileges
 
 revision: str = "0013_review_filters"
-down_revision: str | None = "0011_qualification"
+down_revision: str | None = "0012_revision_kind"
 
 
 def upgrade() -> None:

@@ -8,6 +8,9 @@ earlier revisions and earlier decisions.  Keys: ``a`` approves, ``c`` approves
 with a corrected key (a new revision), ``x`` rejects with a reason the lead
 chooses (none is preselected), ``u`` undoes the lead's last decision (the row
 stays in the history), ``A`` approves every agreed item after showing how many.
+Under the judgments, the consensus (``db.consensus``) on the item and what it would
+decide; items it says have a wrong key or should be dropped join the queue even when
+their judgments are not in conflict, and ``c`` offers its suggested key.
 
 Reading and writing run in thread workers that post messages; the interface
 never waits on the database.  Only leads can decide: for anyone else the screen
@@ -36,6 +39,7 @@ from reviewer.tui.expected import show_expected_error
 from reviewer.tui.literal import line_broken, literal, literal_item, none_row, notify_literally
 from reviewer.tui.responsive import apply_size_classes
 from reviewer.tui.screens.area import AreaScreen
+from reviewer.tui.screens.consensus_view import DEFAULT_CONFIDENCE, consensus_text, referred_row
 from reviewer.tui.screens.lead_modals import ConfirmModal, ReasonModal, Rejection
 from reviewer.tui.screens.prompt import PromptScreen, answer_validator
 from reviewer.tui.widgets.footer import KeyFooter
@@ -44,6 +48,7 @@ from reviewer.tui.widgets.table_fit import fill_fitted
 from reviewer.words import counted
 
 if TYPE_CHECKING:
+    from db.consensus import ItemConsensus
     from db.engine import Database
     from reviewer.adjudication import ConflictCase, DecisionRecord, DecisionUndone
     from reviewer.triage import TriageEntry
@@ -276,6 +281,14 @@ class AdjudicationScreen(AreaScreen):
     class AgreedApproved(Message):
         count: int
 
+    @dataclass
+    class ConsensusRead(Message):
+        """The consensus on the items, and the cases it refers to the lead that the
+        conflict queue does not list."""
+
+        consensus: dict[str, ItemConsensus]
+        referred: list[ConflictCase]
+
     def __init__(self, database: Database, person_name: str) -> None:
         super().__init__(database, person_name)
         self.cases: dict[str, ConflictCase] = {}
@@ -288,6 +301,12 @@ class AdjudicationScreen(AreaScreen):
         """The listed items' triage scores and reasons."""
         self.raw_text = False
         """Whether item text is shown exactly as stored instead of its display form."""
+        self.consensus: dict[str, ItemConsensus] = {}
+        """The consensus on each item, once read (after the queue)."""
+        self.queue_summary = Text()
+        """The line above the queue, as the queue's read wrote it."""
+        self.queue_rows: list[tuple[str, tuple[Text, ...]]] = []
+        """The queue's rows as shown: item id (or ``NO_ROWS``) and cells."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -369,6 +388,18 @@ class AdjudicationScreen(AreaScreen):
             return
         self.post_message(self.UndoDone(undone))
 
+    @work(thread=True, exclusive=True, exit_on_error=False, group="consensus")
+    def load_consensus(self, listed: list[str]) -> None:
+        from db.consensus import consensus_of
+        from reviewer.consensus_decisions import referred_cases
+
+        worker = get_current_worker()
+        consensus = consensus_of(self.database)
+        referred = referred_cases(self.database, consensus, DEFAULT_CONFIDENCE, exclude=listed)
+        if not worker.is_cancelled:
+            entries = {entry.item_id: entry for entry in consensus.items}
+            self.post_message(self.ConsensusRead(entries, referred))
+
     @work(thread=True, exit_on_error=False, group="decide")
     def count_agreed_items(self) -> None:
         from reviewer.adjudication import count_agreed
@@ -388,7 +419,8 @@ class AdjudicationScreen(AreaScreen):
 
     @on(Worker.StateChanged)
     def _worker_failed(self, event: Worker.StateChanged) -> None:
-        if event.state is WorkerState.ERROR and event.worker.group in ("queue", "decide"):
+        groups = ("queue", "decide", "consensus")
+        if event.state is WorkerState.ERROR and event.worker.group in groups:
             show_expected_error(self, event.worker.error)
 
     # ---------------------------------------------------------- actions
@@ -417,7 +449,7 @@ class AdjudicationScreen(AreaScreen):
             f"The current key is {format_answer(item.kind, item.key)}. Type the right one; "
             "Enter approves with it, Esc cancels.",
             answer_validator(item, "that is the current key; approve with a instead"),
-            format_answer(item.kind, suggested_key(case)),
+            format_answer(item.kind, self._suggested_key(case)),
         )
 
         def approve_with(key: str | None) -> None:
@@ -425,6 +457,13 @@ class AdjudicationScreen(AreaScreen):
                 self.save_decision(item.id, ItemStatus.APPROVED, key=key)
 
         self.app.push_screen(prompt, approve_with)
+
+    def _suggested_key(self, case: ConflictCase) -> str:
+        """The consensus's suggested key, else the annotators' (``suggested_key``)."""
+        entry = self.consensus.get(case.item.id)
+        if entry is not None and entry.suggested_key is not None:
+            return entry.suggested_key
+        return suggested_key(case)
 
     def action_reject(self) -> None:
         case = self._case_to_decide()
@@ -493,19 +532,19 @@ class AdjudicationScreen(AreaScreen):
                 literal(why),
             )
             rows.append((item.id, cells))
-        fill_fitted(table, QUEUE_COLUMNS, rows, wrap=(QUEUE_COLUMNS.index("why"),))
+        self._fill_queue(rows)
         shown = (
             f" (the first {len(message.cases):,} listed)"
             if message.conflicts > len(message.cases)
             else ""
         )
-        summary.update(
-            Text(
-                f"{counted(message.conflicts, 'conflict')} to resolve{shown} · "
-                f"{counted(message.agreed, 'agreed item')} waiting for approval (A) · "
-                "u undoes your last decision"
-            )
+        self.queue_summary = Text(
+            f"{counted(message.conflicts, 'conflict')} to resolve{shown} · "
+            f"{counted(message.agreed, 'agreed item')} waiting for approval (A) · "
+            "u undoes your last decision"
         )
+        summary.update(self.queue_summary)
+        self.load_consensus(list(self.cases))
         if not message.cases:
             self._show_case(None)
             return
@@ -513,6 +552,34 @@ class AdjudicationScreen(AreaScreen):
         row = ids.index(previous) if previous in self.cases else 0
         table.move_cursor(row=row)
         self._show_case(self.cases[ids[row]])
+
+    def _fill_queue(self, rows: list[tuple[str, tuple[Text, ...]]]) -> None:
+        """The queue's rows, kept in ``queue_rows``.  Columns sized here, with the rows,
+        rather than by the table when it is next idle: the queue never shows header-wide
+        columns that jump a moment later."""
+        self.queue_rows = rows
+        table = self.query_one("#queue", DataTable)
+        # "why" wraps in the width the other columns leave (80 columns cut it)
+        fill_fitted(table, QUEUE_COLUMNS, rows, wrap=(QUEUE_COLUMNS.index("why"),))
+
+    def on_adjudication_screen_consensus_read(self, message: ConsensusRead) -> None:
+        self.consensus = message.consensus
+        referred = [case for case in message.referred if case.item.id not in self.cases]
+        if referred:
+            table = self.query_one("#queue", DataTable)
+            cursor = table.cursor_row if self.cases else 0
+            self.cases.update((case.item.id, case) for case in referred)
+            self._fill_queue(
+                [row for row in self.queue_rows if row[0] != NO_ROWS]
+                + [(c.item.id, referred_row(c, message.consensus[c.item.id])) for c in referred]
+            )
+            table.move_cursor(row=cursor)
+            told = Text(f"{counted(len(referred), 'item')} the consensus refers to you · ")
+            self.query_one("#queue-summary", Static).update(told + self.queue_summary)
+        if self.current is None and self.cases:
+            self._show_case(next(iter(self.cases.values())))
+        elif self.current is not None:
+            self._show_case(self.current)
 
     @on(DataTable.RowHighlighted, "#queue")
     def _case_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -530,7 +597,10 @@ class AdjudicationScreen(AreaScreen):
             return
         judgments.display = True
         judgments.border_title = f"Judgments of revision {case.item.revision}"
-        judgments.update(line_broken(judgments_text(case)))
+        shown = judgments_text(case)
+        if case.item.id in self.consensus:
+            shown.append_text(consensus_text(self.consensus[case.item.id]))
+        judgments.update(line_broken(shown))
         self.query_one("#case-text", Static).update(line_broken(case_text(case, raw=self.raw_text)))
         history = history_text(case)
         entry = self.scores.get(case.item.id)

@@ -8,7 +8,8 @@ Computing never runs on the interface thread.
 Tabs: the headline figures with 95% bootstrap intervals, and in words why a
 figure is undefined or paradoxical (high raw agreement with a kappa near zero);
 the annotators (their own figures with their keep rate and gold accuracy, their
-keep rates and median times per item as bars, and a heat map of Cohen's kappa for
+keep rates and median times per item as bars, each annotator's and model's
+reliability by the consensus model (``db.consensus``), and a heat map of Cohen's kappa for
 every pair, all verdicts or keep/drop); breakdowns by kind and by source; likely wrong keys (listed for
 leads only: the list shows what annotators answered, which annotators must not
 see before giving their own answer).
@@ -39,6 +40,7 @@ from reviewer.tui.widgets.table_fit import fill_fitted
 from reviewer.words import counted
 
 if TYPE_CHECKING:
+    from db.consensus import RaterReliability
     from db.engine import Database
     from db.qualification import Qualification
     from reviewer.agreement import AgreementFigures, AgreementReport, Figure
@@ -140,6 +142,7 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
         report: AgreementReport
         lead: bool  # whether the person may see item-level answers
         left_out: tuple[Qualification, ...] = ()  # people the qualification gate leaves out
+        raters: tuple[RaterReliability, ...] = ()  # reliability by the consensus model
 
     def __init__(
         self,
@@ -174,6 +177,11 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
                 note.display = False  # shown only while the gate leaves someone out
                 note.styles.padding = (0, 1)
                 yield note
+                yield Static(
+                    "Reliability by the consensus: expected share of right answers, 95% interval",
+                    id="reliability-title",
+                )
+                yield DataTable(id="reliability-table", cursor_type="row", zebra_stripes=True)
                 with Horizontal(id="annotator-charts"):
                     with Vertical(classes="annotator-chart"):
                         yield Static("Keep rate", classes="chart-title")
@@ -204,6 +212,9 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
             "median s",
             "verdicts given",
         )
+        self.query_one("#reliability-table", DataTable).add_columns(
+            "rater", "kind", "reliability", "95% interval", "answers", "note"
+        )
         self.query_one("#breakdown", DataTable).add_columns(
             "group",
             "compared",
@@ -233,6 +244,7 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
 
     def read_database(self) -> AgreementComputed | None:
         """Recompute whenever judgments or decisions change (checked every few seconds)."""
+        from db.consensus import consensus_of
         from db.qualification import left_out
         from reviewer.adjudication import is_lead
         from reviewer.agreement import compute_agreement
@@ -245,7 +257,8 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
         report = compute_agreement(self.database, resamples=self.resamples, seed=self.seed)
         lead = is_lead(self.database, self.person_name)
         self._seen = fingerprint
-        return self.AgreementComputed(report, lead, tuple(left_out(self.database)))
+        raters = consensus_of(self.database).raters
+        return self.AgreementComputed(report, lead, tuple(left_out(self.database)), raters)
 
     # ---------------------------------------------------------- display
 
@@ -271,6 +284,7 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
         self.query_one("#agreement-notes", FigureNotes).show(report.notes)
         self._show_annotators(report)
         self._show_left_out(message.left_out)
+        self._show_reliability(message.raters)
         self._show_annotator_charts(report)
         self._show_heat_map(report)
         self._show_breakdowns(report)
@@ -324,6 +338,16 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
             style = "red" if standing.status is QualificationStatus.FAILED else ""
             text.append(f" {standing.describe()}", style=style)
         note.update(text)
+
+    def _show_reliability(self, raters: tuple[RaterReliability, ...]) -> None:
+        from reviewer.tui.screens.consensus_view import reliability_cells
+
+        table = self.query_one("#reliability-table", DataTable)
+        table.clear()
+        if not raters:
+            table.add_row(*none_row(len(table.columns)))
+        for rater in raters:
+            table.add_row(*reliability_cells(rater), key=f"{rater.kind}:{rater.name}")
 
     def _show_annotator_charts(self, report: AgreementReport) -> None:
         people = report.per_annotator

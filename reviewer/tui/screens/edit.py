@@ -20,7 +20,17 @@ The form never destroys text:
 - leaving with unsaved changes asks first.
 
 With ``flawed=True`` the form is how a flawed verdict is recorded: it also asks
-for a comment, and saves when there is an edit, a comment, or both.
+for a comment, and saves when there is an edit, a comment, or both.  The cursor
+starts in the comment; the next Tab stop is the field most likely to need the fix
+(the key when the annotator's blind answer differed from it, else the question).
+Every field names itself in its border.
+
+Saving an edit first shows the diff of what will be stored and asks (y saves, n goes
+back); when the question or key grew by what reads like a comment (the comment's
+own text, or text added at the end of the question while the comment is empty), it
+asks once more and offers to move that text into the comment.  The kind of a
+multiple-choice item can be changed (multi to single and back, to or from true/false)
+within what its key and choices allow; an order never becomes a choice of answers.
 """
 
 from __future__ import annotations
@@ -32,7 +42,8 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Button, Input, Label, Static, TextArea
+from textual.widget import Widget
+from textual.widgets import Button, Input, Select, Static, TextArea
 
 from db.answers import (
     LETTERS,
@@ -43,15 +54,13 @@ from db.answers import (
     parse_answer,
 )
 from db.items import ItemSnapshot
-from db.validation import validate_draft
 from db.vocabulary import ItemKind
 from reviewer.judging import ItemEdit
-from reviewer.revisions import RevisionSummary, diff_revisions
+from reviewer.revisions import DiffLine, RevisionSummary, comment_like_growth, diff_revisions
 from reviewer.tui.literal import literal, notify_literally, visible_text
+from reviewer.tui.screens.edit_confirm import ChangesScreen, CommentInTextScreen
 from reviewer.tui.screens.help import HelpRow
 from reviewer.tui.widgets.dialog import Dialog, DialogScreen
-from reviewer.tui.widgets.diff_view import DiffView
-from reviewer.tui.widgets.field_row import FieldRow
 from reviewer.tui.widgets.item_view import item_heading
 from reviewer.tui.widgets.titles import PanelTitle
 
@@ -75,33 +84,47 @@ class FormState:
     explanation: str
     note: str
     comment: str
+    kind: str
 
 
-class ChoiceEditor(FieldRow):
-    """One event or choice in the form: its letter, its text, and the stored text it began as."""
+KIND_NAMES = {
+    ItemKind.SINGLE: "single answer",
+    ItemKind.MULTI: "multiple answers",
+    ItemKind.TRUEFALSE: "true/false",
+}
+
+
+def field_input(value: str, placeholder: str, title: str, **kwargs: object) -> Input:
+    """A one-line field of the form, named in its border."""
+    field = Input(value, placeholder=placeholder, select_on_focus=False, **kwargs)  # type: ignore[arg-type]
+    field.add_class("edit-field")
+    field.border_title = title
+    return field
+
+
+class ChoiceEditor(Input):
+    """One event or choice in the form: its letter (in its border), its text, and the stored
+    text it began as."""
 
     def __init__(self, label: str, stored: str | None, typed: str | None = None) -> None:
-        field = Input(
+        super().__init__(
             visible_text(stored or "") if typed is None else typed,
             placeholder="type the new event or choice",
-            compact=True,
             select_on_focus=False,
-            classes="choice-input",
+            classes="choice-input edit-field",
         )
-        super().__init__(f" {label} ", field)
-        self.input = field
+        self.border_title = label
         self.stored = stored  # None for a row added in this edit
 
     def relabel(self, label: str) -> None:
-        self.caption.update(f" {label} ")
+        self.border_title = label
 
     @property
     def text(self) -> str:
         """What the row holds: the stored text when untouched, else what was typed."""
-        value = self.input.value
-        if self.stored is not None and value == visible_text(self.stored):
+        if self.stored is not None and self.value == visible_text(self.stored):
             return self.stored
-        return value
+        return self.value
 
 
 def preview(item: ItemSnapshot, number: int, edit: ItemEdit) -> RevisionSummary:
@@ -116,6 +139,7 @@ def preview(item: ItemSnapshot, number: int, edit: ItemEdit) -> RevisionSummary:
         author="",
         change_note=edit.note,
         created_at=None,  # not stored yet
+        kind=draft.kind,
     )
 
 
@@ -191,6 +215,27 @@ class EditScreen(DialogScreen[EditOutcome | None]):
     EditScreen #edit-comment-help {
         color: $text-muted;
     }
+    EditScreen .edit-field, EditScreen TextArea, EditScreen #edit-kind {
+        border: round $panel-lighten-2;
+        border-title-color: $text-muted;
+    }
+    EditScreen .edit-field:focus, EditScreen TextArea:focus, EditScreen #edit-kind:focus-within {
+        border: round $accent;
+        border-title-color: $text;
+        border-title-style: bold;
+    }
+    EditScreen #edit-kind > SelectCurrent {
+        border: none;
+    }
+    EditScreen #edit-key-row {
+        height: auto;
+    }
+    EditScreen #edit-key {
+        width: 1fr;
+    }
+    EditScreen #edit-kind {
+        width: 26;
+    }
     """
 
     BINDINGS = [
@@ -218,11 +263,20 @@ class EditScreen(DialogScreen[EditOutcome | None]):
             )
         return rows
 
-    def __init__(self, item: ItemSnapshot, *, flawed: bool = False, comment: str = "") -> None:
+    def __init__(
+        self,
+        item: ItemSnapshot,
+        *,
+        flawed: bool = False,
+        comment: str = "",
+        blind_answer: str | None = None,
+    ) -> None:
         super().__init__()
         self.item = item
         self.flawed = flawed
         self.initial_comment = comment
+        # A blind answer other than the key: the key is the likeliest fix.
+        self.key_first = blind_answer is not None and blind_answer != item.key
         self.history: FormHistory | None = None
         self._restoring = False
         self._problems_shown = False
@@ -239,19 +293,16 @@ class EditScreen(DialogScreen[EditOutcome | None]):
                     "or say what is wrong in the comment, or both. Esc records nothing.",
                     id="edit-comment-help",
                 )
-                yield FieldRow(
-                    "Comment ",
-                    Input(
-                        self.initial_comment,
-                        placeholder="what is wrong, e.g. option B is also correct",
-                        id="edit-comment",
-                        compact=True,
-                        select_on_focus=False,
-                    ),
+                yield field_input(
+                    self.initial_comment,
+                    "what is wrong, e.g. option B is also correct (the lead reads it)",
+                    "Comment",
+                    id="edit-comment",
                 )
-            with VerticalScroll(id="edit-form"):
-                yield Label("Question" if item.kind.is_mcq else "Scenario")
-                yield TextArea(visible_text(item.prompt), id="edit-prompt", classes="edit-long")
+            with VerticalScroll(id="edit-form", can_focus=False):
+                prompt = TextArea(visible_text(item.prompt), id="edit-prompt", classes="edit-long")
+                prompt.border_title = "Question" if item.kind.is_mcq else "Scenario"
+                yield prompt
                 with Vertical(id="edit-choices"):
                     for label, text in item.choices.items():
                         yield ChoiceEditor(label, text)
@@ -262,33 +313,31 @@ class EditScreen(DialogScreen[EditOutcome | None]):
                     "Ctrl+Z undoes, Ctrl+Shift+Z or Ctrl+Y redoes",
                     classes="edit-hint",
                 )
-                yield FieldRow(
-                    "Key ",
-                    Input(
-                        format_answer(item.kind, item.key),
-                        id="edit-key",
-                        compact=True,
-                        select_on_focus=False,
-                    ),
-                )
-                yield Label("Explanation")
-                yield TextArea(
+                with Horizontal(id="edit-key-row"):
+                    yield field_input(
+                        format_answer(item.kind, item.key), "the key", "Key", id="edit-key"
+                    )
+                    if item.kind.is_mcq:
+                        kinds = Select(
+                            [(name, kind.value) for kind, name in KIND_NAMES.items()],
+                            value=item.kind.value,
+                            allow_blank=False,
+                            compact=True,
+                            id="edit-kind",
+                        )
+                        kinds.border_title = "Kind"
+                        yield kinds
+                explanation = TextArea(
                     visible_text(item.explanation or ""),
                     id="edit-explanation",
                     classes="edit-long",
                     placeholder="no explanation",
                 )
-                yield FieldRow(
-                    "Note ",
-                    Input(
-                        "",
-                        placeholder="what you changed and why (needed to save a change)",
-                        id="edit-note",
-                        compact=True,
-                        select_on_focus=False,
-                    ),
+                explanation.border_title = "Explanation"
+                yield explanation
+                yield field_input(
+                    "", "what you changed and why (needed to save a change)", "Note", id="edit-note"
                 )
-                yield DiffView(id="edit-diff")
             yield Static(id="edit-problems", classes="dialog-problem")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Save (Ctrl+S)", id="edit-save", variant="primary", compact=True)
@@ -296,9 +345,25 @@ class EditScreen(DialogScreen[EditOutcome | None]):
                 yield Button("Cancel (Esc)", id="edit-cancel", compact=True)
 
     def on_mount(self) -> None:
-        self.query_one("#edit-diff", DiffView).display = False
         self.history = FormHistory(self._state())
-        self.query_one("#edit-prompt", TextArea).focus()
+        self.query_one(self._first_stops()[0]).focus()
+
+    def _first_stops(self) -> list[str]:
+        """The first Tab stops: the comment (flawed), then the field most likely to need
+        the fix (the key, when the blind answer differed from it; else the question)."""
+        likely = "#edit-key" if self.key_first else "#edit-prompt"
+        return ["#edit-comment", likely] if self.flawed else [likely]
+
+    @property
+    def focus_chain(self) -> list[Widget]:
+        """Tab order: the comment (flawed), then the field most likely to need the fix
+        (the key, when the blind answer differed from it; else the question), then the
+        rest in the order they are shown."""
+        chain = super().focus_chain
+        first = [self.query_one(selector) for selector in self._first_stops()]
+        if not all(widget in chain for widget in first):
+            return chain  # inside a dropdown, say
+        return first + [widget for widget in chain if widget not in first]
 
     # --- the form's state -------------------------------------------------------------
 
@@ -306,17 +371,23 @@ class EditScreen(DialogScreen[EditOutcome | None]):
         widget = self.query(selector).first()
         return widget.text if isinstance(widget, TextArea) else widget.value  # type: ignore[attr-defined]
 
+    def _kind(self) -> ItemKind:
+        """The kind chosen (an ordering item has no choice of kind)."""
+        found = self.query("#edit-kind")
+        return ItemKind(str(found.first(Select).value)) if found else self.item.kind
+
     def _comment(self) -> str:
         return self._value("#edit-comment").strip() if self.flawed else ""
 
     def _state(self) -> FormState:
         return FormState(
             prompt=self._value("#edit-prompt"),
-            rows=tuple((row.stored, row.input.value) for row in self._rows()),
+            rows=tuple((row.stored, row.value) for row in self._rows()),
             key=self._value("#edit-key"),
             explanation=self._value("#edit-explanation"),
             note=self._value("#edit-note"),
             comment=self._value("#edit-comment") if self.flawed else "",
+            kind=self._kind().value,
         )
 
     def _edit(self) -> ItemEdit:
@@ -327,6 +398,7 @@ class EditScreen(DialogScreen[EditOutcome | None]):
         choices = {LETTERS[index]: row.text for index, row in enumerate(self._rows())}
         key = self._value("#edit-key")
         explanation = self._value("#edit-explanation")
+        kind = self._kind()
         return ItemEdit(
             note=self._value("#edit-note").strip(),
             prompt=None if prompt == visible_text(item.prompt) else prompt,
@@ -335,6 +407,7 @@ class EditScreen(DialogScreen[EditOutcome | None]):
             explanation=(
                 None if explanation == visible_text(item.explanation or "") else explanation
             ),
+            kind=None if kind is item.kind else kind,
         )
 
     @property
@@ -345,8 +418,8 @@ class EditScreen(DialogScreen[EditOutcome | None]):
     def _checked(self, edit: ItemEdit) -> tuple[ItemEdit | None, list[str]]:
         """The edit with its key in canonical form (``D,A,C,B`` typed for ``DACB`` is no
         change; None when nothing changed), and what is wrong, validated like an import."""
-        draft = edit.draft(self.item)
-        problems = [str(problem) for problem in validate_draft(draft)]
+        draft, found = edit.problems(self.item)
+        problems = [str(problem) for problem in found]
         if not problems and edit.key is not None:
             edit = replace(edit, key=None if draft.key == self.item.key else draft.key)
         if edit.changes_nothing and not problems:
@@ -363,20 +436,70 @@ class EditScreen(DialogScreen[EditOutcome | None]):
         self.query_one("#edit-problems", Static).update(literal("; ".join(problems)))
 
     def action_save(self) -> None:
+        """Check the form; an edit is shown as the diff it stores and asked about (and
+        asked once more when a comment seems to have gone into the question or key)."""
         edit, problems = self._checked(self._edit())
         if problems:
             self._show_problems(problems)
             return
-        self.dismiss(EditOutcome(edit, self._comment()))
+        if edit is None:  # a comment alone: nothing of the item changes
+            self.dismiss(EditOutcome(None, self._comment()))
+            return
+        lines = self._diff(edit)
+        title = f"Store this as revision {self.item.revision + 1}?"
+
+        def confirmed(save: bool | None) -> None:
+            if save:
+                self._ask_about_comment_text(edit)
+
+        self.app.push_screen(ChangesScreen(title, lines, self._comment(), confirm=True), confirmed)
+
+    def _ask_about_comment_text(self, edit: ItemEdit) -> None:
+        """Saves, unless the question grew by comment-like text: then asks once more.  (A
+        key holding a comment is no key: the form refuses it before it gets here.)"""
+        comment = self._comment()
+        stored = visible_text(self.item.prompt)
+        grown = ""
+        if self.flawed and edit.prompt is not None:
+            grown = comment_like_growth(stored, edit.prompt, comment)
+        if not grown:
+            self.dismiss(EditOutcome(edit, comment))
+            return
+
+        def answered(choice: str | None) -> None:
+            if choice == "keep":
+                self.dismiss(EditOutcome(edit, comment))
+            elif choice == "move":
+                self._move_to_comment(stored, grown)
+
+        noun = "question" if self.item.kind.is_mcq else "scenario"
+        self.app.push_screen(CommentInTextScreen(noun, grown, grown == comment), answered)
+
+    def _move_to_comment(self, stored: str, grown: str) -> None:
+        """Takes ``grown`` out of the question and puts it in the comment."""
+        value = self._value("#edit-prompt")
+        at = value.rfind(grown)
+        rest = value[:at] + value[at + len(grown) :]
+        self._set_text("#edit-prompt", stored if rest.strip() == stored.strip() else rest)
+        comment = self.query_one("#edit-comment", Input)
+        if grown not in comment.value:
+            comment.value = f"{comment.value.rstrip()} {grown}".strip()
+        comment.focus()
+        notify_literally(self, f"moved to the comment: {grown}", timeout=6)
+
+    def _diff(self, edit: ItemEdit) -> list[DiffLine]:
+        old = preview(self.item, self.item.revision, ItemEdit(note=""))
+        return diff_revisions(old, preview(self.item, self.item.revision + 1, edit))
 
     # --- changes: live problems, undo history, cursor at the end ------------------------
 
     @on(Input.Changed)
     @on(TextArea.Changed)
-    def _changed(self, event: Input.Changed | TextArea.Changed) -> None:
+    @on(Select.Changed)
+    def _changed(self, event: Input.Changed | TextArea.Changed | Select.Changed) -> None:
         if self.history is None:
             return
-        widget = event.input if isinstance(event, Input.Changed) else event.text_area
+        widget: Widget = event.text_area if isinstance(event, TextArea.Changed) else event.control
         field = widget.id or ("choice" if isinstance(widget, Input) else None)
         if not self._restoring:
             self.history.record(self._state(), field)
@@ -417,7 +540,7 @@ class EditScreen(DialogScreen[EditOutcome | None]):
             for index, (stored, typed) in enumerate(state.rows):
                 if index < len(rows):
                     rows[index].stored = stored
-                    rows[index].input.value = typed
+                    rows[index].value = typed
                 else:
                     await container.mount(ChoiceEditor(LETTERS[index], stored, typed))
             self._set_text("#edit-prompt", state.prompt)
@@ -426,6 +549,9 @@ class EditScreen(DialogScreen[EditOutcome | None]):
             self._set_text("#edit-note", state.note)
             if self.flawed:
                 self._set_text("#edit-comment", state.comment)
+            kinds = self.query("#edit-kind")
+            if kinds:
+                kinds.first(Select).value = state.kind
         finally:
             # The Changed messages of the restore arrive later; they find the history
             # at this state already and add nothing.
@@ -453,13 +579,13 @@ class EditScreen(DialogScreen[EditOutcome | None]):
             return
         row = ChoiceEditor(LETTERS[len(rows)], None)
         await self.query_one("#edit-choices", Vertical).mount(row)
-        row.input.focus()
+        row.focus()
         if self.history is not None:
             self.history.record(self._state(), None)
 
     async def action_remove_choice(self) -> None:
         rows = self._rows()
-        row = next((r for r in rows if r.input is self.focused), None)
+        row = next((r for r in rows if r is self.focused), None)
         if row is None:
             notify_literally(
                 self, "move to the event or choice to remove first (Tab)", severity="warning"
@@ -489,7 +615,7 @@ class EditScreen(DialogScreen[EditOutcome | None]):
         for index, later in enumerate(rest, start=position):
             later.relabel(LETTERS[index])
         await row.remove()
-        (rest[0] if rest else rows[position - 1]).input.focus()
+        (rest[0] if rest else rows[position - 1]).focus()
         removed = LETTERS[position]
         key = key_without(self.item.kind, key_input.value, removed)
         key_input.value = key
@@ -506,13 +632,9 @@ class EditScreen(DialogScreen[EditOutcome | None]):
     # --- the rest ----------------------------------------------------------------------
 
     def action_toggle_diff(self) -> None:
-        view = self.query_one("#edit-diff", DiffView)
-        view.display = not view.display
-        if view.display:
-            old = preview(self.item, self.item.revision, ItemEdit(note=""))
-            new = preview(self.item, self.item.revision + 1, self._edit())
-            view.show(diff_revisions(self.item.kind.value, old, new))
-            self.query_one("#edit-form", VerticalScroll).scroll_end(animate=False)
+        """The changes so far, in a window of their own (Esc goes back to the form)."""
+        title = f"Changes so far (revision {self.item.revision} to {self.item.revision + 1})"
+        self.app.push_screen(ChangesScreen(title, self._diff(self._edit()), self._comment()))
 
     def action_cancel(self) -> None:
         if not self.changed:

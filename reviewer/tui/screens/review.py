@@ -608,7 +608,9 @@ class ReviewScreen(Screen[None]):
                 return
             self._start_submit(item, {**fields, "comment": outcome.comment, "edit": outcome.edit})
 
-        screen = EditScreen(item, flawed=True, comment=str(fields["comment"]))
+        screen = EditScreen(
+            item, flawed=True, comment=str(fields["comment"]), blind_answer=self.blind_answer
+        )
         self.app.push_screen(screen, done)
 
     def _start_submit(self, item: ItemSnapshot, fields: dict[str, object]) -> None:

@@ -38,14 +38,12 @@ class RevisionsScreen(DialogScreen[None]):
 
     @dataclass
     class Loaded(Message):
-        kind: str
         revisions: list[RevisionSummary]
 
     def __init__(self, db: Database, item_id: str) -> None:
         super().__init__()
         self.db = db
         self.item_id = item_id
-        self.kind = ""
         self.revisions: list[RevisionSummary] = []
 
     def compose(self) -> ComposeResult:
@@ -63,11 +61,10 @@ class RevisionsScreen(DialogScreen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False)
     def load(self) -> None:
-        kind, revisions = revision_history(self.db, self.item_id)
-        self.post_message(self.Loaded(kind, revisions))
+        self.post_message(self.Loaded(revision_history(self.db, self.item_id)))
 
     def on_revisions_screen_loaded(self, message: Loaded) -> None:
-        self.kind, self.revisions = message.kind, message.revisions
+        self.revisions = message.revisions
         options = self.query_one("#revision-list", OptionList)
         options.clear_options()
         options.add_options([Option(revision_label(r)) for r in reversed(self.revisions)])
@@ -82,7 +79,7 @@ class RevisionsScreen(DialogScreen[None]):
         if index <= 0:
             view.update(Text("The first revision: nothing to compare with.", style="dim"))
             return
-        view.show(diff_revisions(self.kind, self.revisions[index - 1], self.revisions[index]))
+        view.show(diff_revisions(self.revisions[index - 1], self.revisions[index]))
 
     def action_close(self) -> None:
         self.dismiss(None)

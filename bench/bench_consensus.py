@@ -1,0 +1,66 @@
+"""Benchmark: the consensus model (`vetbench consensus`) over many judged items.
+
+Builds the same realistic SQLite database as ``bench_agreement.py`` (a mix of kinds,
+annotators of varying skill, 3 per item, wrong keys, flawed items, retracted and
+repeated judgments, edits and decisions), then times importing crowd-kit, reading the
+inputs and fitting both models, and prints what the consensus found.
+
+    .venv/bin/python bench/bench_consensus.py [--items 10000] [--db FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from bench.bench_agreement import build
+from db.engine import open_database
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=10_000)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--db", type=Path, help="reuse or create this SQLite file")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        path = args.db or Path(scratch) / "bench.db"
+        fresh = not path.exists()
+        db = open_database(path, create=True)
+        if fresh:
+            started = time.perf_counter()
+            build(db, args.items, args.seed)
+            print(f"built {args.items:,} items in {time.perf_counter() - started:.1f} s")
+        started = time.perf_counter()
+        import crowdkit.aggregation  # noqa: F401  (what the first fit pays once)
+
+        print(f"crowd-kit imported in {time.perf_counter() - started:.2f} s")
+        from db.consensus import consensus_from_inputs
+        from db.consensus_inputs import consensus_inputs
+
+        with db.session() as session:
+            started = time.perf_counter()
+            inputs = consensus_inputs(session)
+            read = time.perf_counter() - started
+        started = time.perf_counter()
+        consensus = consensus_from_inputs(inputs)
+        fitted = time.perf_counter() - started
+        print(
+            f"{len(inputs.ratings):,} ratings of {len(inputs.items):,} items read in {read:.2f} s, "
+            f"both models fitted in {fitted:.2f} s"
+        )
+        outcomes = Counter(item.outcome(0.95).value for item in consensus.items)
+        print("at confidence 0.95:", ", ".join(f"{k} {v:,}" for k, v in sorted(outcomes.items())))
+        for rater in consensus.raters:
+            print(
+                f"  {rater.name:<8} {rater.kind:<6} {rater.reliability:.3f} "
+                f"[{rater.low:.3f}, {rater.high:.3f}] n={rater.n:,}"
+                f"{'' if rater.counted else '  (guessing: not counted)'}"
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,401 @@
+"""The consensus model: what everything known about an item says of its key and of
+keeping it, and how reliable each annotator and model is.
+
+Two labelling tasks are inferred with crowd-kit (no hand-written EM):
+
+- **The answer.**  Each item's label space is its key plus every other answer given to
+  it (blind answers, models' answers, a gold answer): whole orders for ordering
+  items, option sets for multiple-choice ones.  Labels are named relative to the item
+  (``KEY``, then ``ALT1``, ``ALT2`` … by how often each was given), so the label space
+  stays small and the prior of ``KEY`` is the share of keys that are right.  One-coin
+  Dawid–Skene (``OneCoinDawidSkene``) gives each rater one accuracy, whatever the item:
+  it recovered planted truths best of crowd-kit's models on simulated review data, and
+  it needs no label semantics shared between items.
+- **Keep or drop.**  The verdicts ``keep`` and ``wrong-key`` keep the item (a wrong key
+  is corrected), the others drop it.  Dawid–Skene with a 2×2 confusion matrix per rater
+  (``DawidSkene``): an annotator who keeps everything says nothing about flawed items,
+  which a one-coin model would miss.  Models give no verdicts.
+
+Gold items fix the truth where a lead knows it: the known answer and verdict enter as
+a rater (``gold``) whose rows count three times, so that the initial majority vote
+starts from them and their estimated accuracy converges to one; the keep/drop model
+is also pinned to them with crowd-kit's ``true_labels`` (the one-coin model has no
+such argument).
+
+A rater's reliability is their expected accuracy on the answer task: the mean
+probability, under the fitted model, that their answer is the true one (gold items:
+exactly whether it is), with a 95% Jeffreys interval (Beta(s + ½, n − s + ½)) over
+their ``n`` answers.
+
+pandas, crowd-kit and scipy are imported inside the functions that use them: the CLI
+starts without them.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter, defaultdict
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from sqlmodel import Session
+
+from db.consensus_inputs import (
+    ConsensusInputs,
+    InputItem,
+    Rating,
+    consensus_inputs,
+    scoped_statuses,
+)
+from db.engine import Database
+from db.json_types import FieldsAsJson, JsonObject
+from db.vocabulary import ItemKind
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "DEFAULT_CONFIDENCE",
+    "Consensus",
+    "ConsensusOutcome",
+    "ItemConsensus",
+    "RaterReliability",
+    "consensus_from_inputs",
+    "consensus_of",
+    "estimate_consensus",
+]
+
+KEY_LABEL = "KEY"
+KEEP, DROP = "keep", "drop"
+GOLD_RATER = "gold"
+GOLD_WEIGHT = 3  # rows per gold truth: outvotes two dissenting judgments at the start
+BEYOND_CHANCE = 0.2  # below it a rater's answers are guessing (Landis & Koch's "slight")
+INTERVAL = 0.95
+DEFAULT_CONFIDENCE = 0.95
+"""The confidence F3 shows decisions at, and `vetbench consensus` by default."""
+
+
+class ConsensusOutcome(StrEnum):
+    """What the consensus decides about an item at a given confidence."""
+
+    APPROVE = "approve"  # kept, the key right
+    WRONG_KEY = "wrong-key"  # the key wrong (to the lead with the suggested key)
+    DROP = "drop"  # should not be kept (to the lead)
+    UNCERTAIN = "uncertain"  # not confident either way
+
+
+@dataclass(frozen=True)
+class ItemConsensus(FieldsAsJson):
+    """The consensus on one item's current revision."""
+
+    item_id: str
+    revision: int
+    judgments: int  # the persons' judgments it rests on (models' answers: ``models``)
+    consensus_answer: str  # canonical: the most likely right answer
+    p_key_right: float
+    p_keep: float
+    suggested_key: str | None  # the consensus answer when it is not the key
+    key: str = ""
+    kind: ItemKind = ItemKind.SINGLE
+    models: int = 0  # models' answers it rests on
+    gold: bool = False  # a lead knows the truth: the figures are that truth
+
+    def outcome(self, confidence: float) -> ConsensusOutcome:
+        """What the consensus decides when a decision needs ``confidence`` (e.g. 0.95).
+        A wrong key is told before a drop: the lead sees the suggested key either way."""
+        if self.p_key_right <= 1 - confidence:
+            return ConsensusOutcome.WRONG_KEY
+        if self.p_keep <= 1 - confidence:
+            return ConsensusOutcome.DROP
+        if self.p_key_right >= confidence and self.p_keep >= confidence:
+            return ConsensusOutcome.APPROVE
+        return ConsensusOutcome.UNCERTAIN
+
+    def describe(self, confidence: float) -> str:
+        """``p(key right) 0.98, p(keep) 0.97 from 3 judgments + 2 models: approve``."""
+        rests = f"{self.judgments} judgment{'s' if self.judgments != 1 else ''}"
+        if self.models:
+            rests += f" + {self.models} model{'s' if self.models != 1 else ''}"
+        return (
+            f"p(key right) {self.p_key_right:.2f}, p(keep) {self.p_keep:.2f} from {rests}"
+            f"{' (gold)' if self.gold else ''}: {self.outcome(confidence).value}"
+        )
+
+
+@dataclass(frozen=True)
+class RaterReliability(FieldsAsJson):
+    """How often a rater's answers are right, by the consensus and the gold items."""
+
+    name: str
+    kind: str  # "person" or "model"
+    reliability: float  # expected share of right answers
+    low: float  # 95% interval
+    high: float
+    n: int  # answers it rests on
+    chance: float = 0.0  # the share guessing would get right on the same items
+    counted: bool = True  # False: no better than guessing, left out of the answer consensus
+
+    @property
+    def note(self) -> str:
+        """What a table says of a rater left out of the answer consensus."""
+        return "" if self.counted else "guessing: not counted"
+
+    @property
+    def beyond_chance(self) -> float:
+        """Reliability corrected for guessing, as kappa is: 0 guessing, 1 always right."""
+        return (self.reliability - self.chance) / (1 - self.chance) if self.chance < 1 else 0.0
+
+
+@dataclass(frozen=True)
+class Consensus:
+    """The consensus on items and the reliability of every rater."""
+
+    items: tuple[ItemConsensus, ...]  # by item id
+    raters: tuple[RaterReliability, ...]  # most reliable first
+    prior_key_right: float  # share of keys the model takes to be right before any rating
+    prior_keep: float
+    _by_id: dict[str, ItemConsensus] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_id", {item.item_id: item for item in self.items})
+
+    def item(self, item_id: str) -> ItemConsensus | None:
+        return self._by_id.get(item_id)
+
+    def rater(self, name: str, kind: str = "person") -> RaterReliability | None:
+        return next((r for r in self.raters if r.name == name and r.kind == kind), None)
+
+    def to_json(self) -> JsonObject:
+        """As ``vetbench consensus --json`` prints it."""
+        return {
+            "prior_key_right": self.prior_key_right,
+            "prior_keep": self.prior_keep,
+            "items": [item.to_json() for item in self.items],
+            "raters": [rater.to_json() for rater in self.raters],
+        }
+
+
+def _worker(rating: Rating) -> str:
+    return f"{rating.rater_kind}:{rating.rater}"
+
+
+@dataclass(frozen=True)
+class _LabelSpace:
+    """One item's answers named relative to it: ``KEY``, ``ALT1``, ``ALT2`` …"""
+
+    key: str
+    alternatives: tuple[str, ...]  # most often given first
+
+    def label(self, answer: str) -> str:
+        if answer == self.key:
+            return KEY_LABEL
+        return f"ALT{self.alternatives.index(answer) + 1}"
+
+    def answer(self, label: str) -> str:
+        return self.key if label == KEY_LABEL else self.alternatives[int(label[3:]) - 1]
+
+
+def _label_spaces(inputs: ConsensusInputs) -> dict[str, _LabelSpace]:
+    given: dict[str, Counter[str]] = defaultdict(Counter)
+    for rating in inputs.ratings:
+        given[rating.item_id][rating.answer] += 1
+    for truth in inputs.gold.values():
+        given[truth.item_id][truth.answer] += GOLD_WEIGHT
+    spaces = {}
+    for item_id, item in inputs.items.items():
+        others = sorted(
+            ((count, answer) for answer, count in given[item_id].items() if answer != item.key),
+            key=lambda pair: (-pair[0], pair[1]),
+        )
+        spaces[item_id] = _LabelSpace(item.key, tuple(answer for _count, answer in others))
+    return spaces
+
+
+def _fit(
+    rows: list[tuple[str, str, str]], first: str, model: Any, true_labels: Mapping[str, str]
+) -> tuple[dict[str, dict[str, float]], float]:
+    """Probabilities of each task's labels, and the prior of label ``first``, from
+    crowd-kit's ``model``; with a single label in sight there is nothing to learn, and
+    each task gets the rule of succession over its rows instead."""
+    import pandas as pd
+
+    labels = {label for _task, _worker, label in rows}
+    if len(labels) < 2:
+        counts = Counter(task for task, _worker, _label in rows)
+        only = labels.pop() if labels else None
+        p = {task: (n + 1) / (n + 2) for task, n in counts.items()}
+        chance = {task: value if only == first else 1 - value for task, value in p.items()}
+        return {task: {first: value} for task, value in chance.items()}, 0.5
+    data = pd.DataFrame(rows, columns=["task", "worker", "label"])
+    # crowd-kit 1.4 still passes pandas arguments pandas 3 deprecates: not ours to fix.
+    # Process-wide (catch_warnings is not thread-safe, and the app fits in threads).
+    warnings.filterwarnings("ignore", module="crowdkit")
+    if true_labels:
+        probas = model.fit_predict_proba(data, pd.Series(dict(true_labels)))
+    else:
+        probas = model.fit_predict_proba(data)
+    prior = float(model.priors_.get(first, 0.0))
+    return _as_dicts(probas), prior
+
+
+def _as_dicts(probas: pd.DataFrame) -> dict[str, dict[str, float]]:
+    columns = [str(column) for column in probas.columns]
+    return {
+        str(task): dict(zip(columns, (float(v) for v in values), strict=True))
+        for task, values in zip(probas.index, probas.to_numpy(), strict=True)
+    }
+
+
+def _jeffreys(successes: float, n: int) -> tuple[float, float]:
+    from scipy.stats import beta
+
+    tail = (1 - INTERVAL) / 2
+    a, b = successes + 0.5, n - successes + 0.5
+    return float(beta.ppf(tail, a, b)), float(beta.ppf(1 - tail, a, b))
+
+
+def _reliabilities(
+    inputs: ConsensusInputs,
+    spaces: Mapping[str, _LabelSpace],
+    probas: Mapping[str, Mapping[str, float]],
+    guessers: Collection[str] = (),
+) -> tuple[RaterReliability, ...]:
+    right: dict[tuple[str, str], list[float]] = defaultdict(list)
+    guessing: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for rating in inputs.ratings:
+        chances = probas.get(rating.item_id, {})
+        rater = (rating.rater_kind, rating.rater)
+        right[rater].append(chances.get(spaces[rating.item_id].label(rating.answer), 0.0))
+        guessing[rater].append(1 / inputs.items[rating.item_id].possible_answers)
+    found = []
+    for (kind, name), values in right.items():
+        successes = sum(values)
+        low, high = _jeffreys(successes, len(values))
+        chance = sum(guessing[(kind, name)]) / len(values)
+        counted = f"{kind}:{name}" not in guessers
+        found.append(
+            RaterReliability(
+                name, kind, successes / len(values), low, high, len(values), chance, counted
+            )
+        )
+    return tuple(sorted(found, key=lambda r: (-r.reliability, r.kind, r.name)))
+
+
+def _answer_consensus(
+    inputs: ConsensusInputs, spaces: Mapping[str, _LabelSpace]
+) -> tuple[dict[str, dict[str, float]], float, tuple[RaterReliability, ...]]:
+    """The answer task: fitted on every rating, then again without the raters who do
+    no better than guessing (the one-coin model would read their answers as evidence
+    against what they said, where they are no evidence at all)."""
+    from crowdkit.aggregation import OneCoinDawidSkene
+
+    gold_rows = [
+        (item_id, GOLD_RATER, spaces[item_id].label(truth.answer))
+        for item_id, truth in inputs.gold.items()
+    ] * GOLD_WEIGHT
+    rows = [(r.item_id, _worker(r), spaces[r.item_id].label(r.answer)) for r in inputs.ratings]
+    probas, prior = _fit(rows + gold_rows, KEY_LABEL, OneCoinDawidSkene(n_iter=100), {})
+    raters = _reliabilities(inputs, spaces, probas)
+    guessers = {f"{r.kind}:{r.name}" for r in raters if r.beyond_chance < BEYOND_CHANCE}
+    if not guessers or len(guessers) == len(raters):
+        return probas, prior, raters
+    kept = [row for row in rows if row[1] not in guessers]
+    probas, prior = _fit(kept + gold_rows, KEY_LABEL, OneCoinDawidSkene(n_iter=100), {})
+    return probas, prior, _reliabilities(inputs, spaces, probas, guessers)
+
+
+def consensus_from_inputs(
+    inputs: ConsensusInputs, item_ids: Collection[str] | None = None
+) -> Consensus:
+    """Fit both models on every rating in ``inputs``; the consensus on ``item_ids``
+    (None: every item with a rating or a gold truth)."""
+    from crowdkit.aggregation import DawidSkene
+
+    spaces = _label_spaces(inputs)
+    answers, prior_key, raters = _answer_consensus(inputs, spaces)
+    gold_keeps = {item_id: KEEP if truth.keeps else DROP for item_id, truth in inputs.gold.items()}
+    keep_rows = [
+        (r.item_id, _worker(r), KEEP if r.keeps else DROP)
+        for r in inputs.ratings
+        if r.keeps is not None
+    ]
+    keep_rows += [(item_id, GOLD_RATER, label) for item_id, label in gold_keeps.items()] * (
+        GOLD_WEIGHT
+    )
+    keeps, prior_keep = _fit(keep_rows, KEEP, DawidSkene(n_iter=100), gold_keeps)
+    judged: Counter[str] = Counter()
+    modelled: Counter[str] = Counter()
+    for rating in inputs.ratings:
+        (judged if rating.rater_kind == "person" else modelled)[rating.item_id] += 1
+    wanted = (
+        sorted(set(judged) | set(modelled) | set(inputs.gold))
+        if item_ids is None
+        else sorted(set(item_ids) & set(inputs.items))
+    )
+    items = []
+    for item_id in wanted:
+        item: InputItem = inputs.items[item_id]
+        space = spaces[item_id]
+        chances = answers.get(item_id)
+        if chances is None:
+            best, p_key = KEY_LABEL, prior_key
+        else:
+            best = max(chances, key=lambda label: (chances[label], label == KEY_LABEL))
+            p_key = chances.get(KEY_LABEL, 0.0)
+        keep_chances = keeps.get(item_id)
+        p_keep = prior_keep if keep_chances is None else keep_chances.get(KEEP, 0.0)
+        answer = space.answer(best)
+        items.append(
+            ItemConsensus(
+                item_id=item_id,
+                revision=item.revision,
+                judgments=judged[item_id],
+                consensus_answer=answer,
+                p_key_right=p_key,
+                p_keep=p_keep,
+                suggested_key=None if answer == item.key else answer,
+                key=item.key,
+                kind=item.kind,
+                models=modelled[item_id],
+                gold=item_id in inputs.gold,
+            )
+        )
+    return Consensus(
+        items=tuple(items),
+        raters=raters,
+        prior_key_right=prior_key,
+        prior_keep=prior_keep,
+    )
+
+
+def estimate_consensus(
+    session: Session, item_ids: Collection[str] | None = None, *, models: bool = True
+) -> Consensus:
+    """The consensus on ``item_ids`` (None: every item with a rating or a gold truth)
+    and every rater's reliability, from everything stored (``models``: the evaluated
+    models' answers count as raters too)."""
+    return consensus_from_inputs(consensus_inputs(session, item_ids, models=models), item_ids)
+
+
+def consensus_of(
+    db: Database,
+    *,
+    kinds: Sequence[str] | None = None,
+    sources: Sequence[str] | None = None,
+    models: bool = True,
+) -> Consensus:
+    """:func:`estimate_consensus` in a session of its own, its items narrowed to these
+    kinds and sources (the raters' reliability still rests on every item)."""
+    with db.session() as session:
+        consensus = estimate_consensus(session, models=models)
+        if kinds is None and sources is None:
+            return consensus
+        scope = scoped_statuses(session, kinds=kinds, sources=sources)
+    return Consensus(
+        items=tuple(item for item in consensus.items if item.item_id in scope),
+        raters=consensus.raters,
+        prior_key_right=consensus.prior_key_right,
+        prior_keep=consensus.prior_keep,
+    )

@@ -1,0 +1,109 @@
+"""`vetbench consensus`: what the consensus model (``db.consensus``) says of each item,
+and how reliable each annotator and model is.  Read-only: anyone may ask."""
+
+from __future__ import annotations
+
+import click
+
+from reviewer.cli import options
+from reviewer.cli.common import open_db, print_json, terminal_text
+
+DEFAULT_CONFIDENCE = 0.95  # db.consensus.DEFAULT_CONFIDENCE (imported lazily)
+
+confidence_option = click.option(
+    "--min-confidence",
+    "confidence",
+    type=click.FloatRange(0.5, 1.0, min_open=True, max_open=True),
+    default=DEFAULT_CONFIDENCE,
+    show_default=True,
+    metavar="P",
+    help="The confidence a decision needs: the outcome column says what it would decide.",
+)
+
+
+@click.command("consensus")
+@options.json("Print every item's consensus and every rater's reliability as JSON.")
+@confidence_option
+@click.option(
+    "--models/--no-models",
+    default=True,
+    show_default=True,
+    help="Count the evaluated models' answers as raters.",
+)
+@options.item_scope
+@options.limit("Show at most N items (the raters are always shown).")
+@click.pass_context
+def consensus_command(
+    ctx: click.Context,
+    as_json: bool,
+    confidence: float,
+    models: bool,
+    scope: options.ItemScope,
+    limit: int | None,
+) -> None:
+    """The consensus on each judged item: the most likely answer, p(key right), p(keep)
+    and the judgments it rests on; each annotator's (and model's) reliability with a
+    95% interval.
+
+    Annotators' blind answers and verdicts on each item's current revision, gold items
+    (known truth) and, unless --no-models, the models' answers are weighed by crowd-kit's
+    one-coin Dawid-Skene (answers) and Dawid-Skene (keep or drop).
+    """
+    from db.answers import format_answer
+    from db.consensus import consensus_of
+    from reviewer.cli.adjudication_commands import _echo_rows
+
+    consensus = consensus_of(open_db(ctx), kinds=scope.kinds, sources=scope.sources, models=models)
+    if as_json:
+        print_json(consensus.to_json())
+        return
+    items = consensus.items[:limit] if limit is not None else consensus.items
+    if not consensus.items:
+        click.echo("no judged items yet: the consensus rests on judgments")
+    else:
+        _echo_rows(
+            [
+                (
+                    terminal_text(item.item_id),
+                    format_answer(item.kind, item.key),
+                    format_answer(item.kind, item.consensus_answer),
+                    f"{item.p_key_right:.2f}",
+                    f"{item.p_keep:.2f}",
+                    str(item.judgments) + (f"+{item.models}m" if item.models else ""),
+                    item.outcome(confidence).value + (" (gold)" if item.gold else ""),
+                )
+                for item in items
+            ],
+            ("item", "key", "consensus", "p(key)", "p(keep)", "judged", "outcome"),
+        )
+        if len(items) < len(consensus.items):
+            click.echo(f"… and {len(consensus.items) - len(items):,} more (--json lists them all)")
+        counts: dict[str, int] = {}
+        for item in consensus.items:
+            outcome = item.outcome(confidence).value
+            counts[outcome] = counts.get(outcome, 0) + 1
+        click.echo(
+            f"at confidence {confidence:g}: "
+            + ", ".join(f"{outcome} {count:,}" for outcome, count in sorted(counts.items()))
+        )
+    if consensus.raters:
+        click.echo()
+        click.echo("Reliability (expected share of right answers, 95% interval)")
+        _echo_rows(
+            [
+                (
+                    terminal_text(rater.name),
+                    rater.kind,
+                    f"{rater.reliability:.2f}",
+                    f"{rater.low:.2f}–{rater.high:.2f}",
+                    f"{rater.n:,}",
+                    rater.note,
+                )
+                for rater in consensus.raters
+            ],
+            ("rater", "kind", "reliability", "interval", "answers", "note"),
+        )
+
+
+COMMANDS: tuple[click.Command, ...] = (consensus_command,)
+"""The commands this module adds to the `vetbench` group."""

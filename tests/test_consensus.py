@@ -1,0 +1,322 @@
+"""The consensus model (``db.consensus``) on planted truths, `vetbench consensus`, and
+`approve-agreed --min-confidence`: real SQLite files and a real PostgreSQL server.
+
+The studies are planted (``consensus_study``): items whose right answer and keep/drop
+are known, about 10% of keys planted wrong, annotators of known skill, among them a
+spammer who answers at random and always keeps."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+from consensus_study import (
+    AVERAGE,
+    CARELESS,
+    EXPERT,
+    SPAMMER,
+    Annotator,
+    PlantedItem,
+    judge_items,
+    plant_items,
+)
+from helpers import item_status, run_cli, store_item, store_judgment, store_person
+from role_helpers import RoleNames, role_names
+
+from db.answers import format_answer
+from db.audit import read_audit
+from db.consensus import ConsensusOutcome, consensus_of, estimate_consensus
+from db.engine import Database
+from db.gold import add_gold
+from db.settings import set_setting
+from db.vocabulary import Role
+from evaluator.backends.scripted import Script, ScriptedBackend
+from evaluator.runner import create_run, execute_run
+from reviewer.judging import submit_judgment
+
+TEAM = (EXPERT, Annotator("expert2", 0.93), AVERAGE, CARELESS, SPAMMER)
+GOOD = {"expert", "expert2", "average"}
+UNDECIDED = ["pending", "in_review", "agreed", "conflict"]
+
+
+@pytest.fixture
+def roles(database_url: str) -> Iterator[RoleNames]:
+    yield from role_names(database_url)
+
+
+def planted(database: Database, count: int = 120, seed: int = 7) -> list[PlantedItem]:
+    items = plant_items(database, seed, count)
+    judge_items(database, seed + 1, items, TEAM, per_item=3)
+    return items
+
+
+def test_the_consensus_recovers_planted_truths_and_ranks_the_spammer_lowest(
+    database: Database,
+) -> None:
+    items = planted(database)
+    with database.session() as session:
+        consensus = estimate_consensus(session)
+    by_id = {item.item_id: item for item in items}
+    assert {item.item_id for item in consensus.items} == set(by_id)
+    judged = [c for c in consensus.items if c.judgments >= 3]
+    assert len(judged) == len(items)
+    recovered = [c for c in judged if c.consensus_answer == by_id[c.item_id].truth]
+    assert len(recovered) >= 0.95 * len(judged)
+
+    # Planted wrong keys: none is confidently kept; where two good annotators saw it, the
+    # key is unlikely and the suggestion is the truth.
+    wrong = [p for p in items if not p.key_right]
+    assert len(wrong) >= 8
+    for planted_item in wrong:
+        found = consensus.item(planted_item.item_id)
+        assert found is not None
+        assert found.outcome(0.95) is not ConsensusOutcome.APPROVE
+        if sum(name in GOOD for name in planted_item.judges) >= 2:
+            assert found.p_key_right < 0.5
+            assert found.suggested_key == found.consensus_answer == planted_item.truth
+    right = [c for c in consensus.items if by_id[c.item_id].key_right]
+    assert sum(c.p_key_right for c in right) / len(right) > 0.9
+    assert all(c.suggested_key is None for c in right if c.consensus_answer == c.key)
+
+    # Flawed items are less likely kept than sound ones.
+    flawed = [c.p_keep for c in consensus.items if by_id[c.item_id].flawed]
+    sound = [c.p_keep for c in consensus.items if not by_id[c.item_id].flawed]
+    assert flawed and sum(flawed) / len(flawed) < 0.5 < sum(sound) / len(sound)
+
+    # Reliability: the planted skills in order, the spammer lowest; intervals hold it.
+    people = {r.name: r for r in consensus.raters if r.kind == "person"}
+    assert set(people) == {who.name for who in TEAM}
+    assert min(people.values(), key=lambda r: r.reliability).name == SPAMMER.name
+    assert people["expert"].reliability > people["average"].reliability
+    assert people["average"].reliability > people["careless"].reliability
+    assert people["careless"].reliability > people["spammer"].reliability
+    for rater in people.values():
+        assert 0 <= rater.low < rater.reliability < rater.high <= 1
+        assert rater.n == sum(name == rater.name for p in items for name in p.judges)
+    assert people["spammer"].high < people["careless"].low
+    # The spammer does no better than guessing: their answers are left out of the
+    # answer consensus (as evidence they would count against what they said).
+    assert not people["spammer"].counted and people["spammer"].beyond_chance < 0.2
+    assert all(rater.counted for name, rater in people.items() if name != "spammer")
+
+
+def test_gold_items_fix_the_truth_where_a_lead_knows_it(database: Database) -> None:
+    items = planted(database, count=60, seed=3)
+    store_person(database, "lena", Role.LEAD)
+    # Two careless annotators echo a wrong key; the lead knows the right answer.
+    store_item(database, "gold:1", kind="single", key="A", choices=4)
+    for name in ("careless", "spammer"):
+        store_judgment(database, "gold:1", name, "A")
+    with database.transaction() as session:
+        add_gold(session, "lena", "gold:1", verdict="wrong-key", answer="C")
+    with database.session() as session:
+        consensus = estimate_consensus(session)
+    gold = consensus.item("gold:1")
+    assert gold is not None and gold.gold
+    assert gold.consensus_answer == "C" and gold.suggested_key == "C"
+    assert gold.p_key_right < 0.01 and gold.p_keep > 0.99
+    assert gold.outcome(0.95) is ConsensusOutcome.WRONG_KEY
+    # The gold rater is not a person or a model: it is never listed.
+    assert {r.name for r in consensus.raters} == {who.name for who in TEAM}
+    # Asking for some items gives those only, the raters still from everything.
+    with database.session() as session:
+        some = estimate_consensus(session, [items[0].item_id, "gold:1"])
+    assert [c.item_id for c in some.items] == sorted([items[0].item_id, "gold:1"])
+    assert some.raters == consensus.raters
+
+
+def test_models_answers_count_as_raters_unless_left_out(database: Database) -> None:
+    items = planted(database, count=40, seed=11)
+    truths = {p.item_id: format_answer(p.kind, p.truth) for p in items}
+    backend = ScriptedBackend(Script(truths), model="oracle")
+    run_id = create_run(database, backend.info, filters={"status": UNDECIDED})
+    execute_run(database, run_id, backend)
+    with database.session() as session:
+        with_models = estimate_consensus(session)
+        without = estimate_consensus(session, models=False)
+    oracle = with_models.rater("oracle", "model")
+    assert oracle is not None and oracle.n == len(items)
+    assert oracle.reliability > 0.9
+    assert with_models.raters[0].name in {"oracle", "expert"}
+    assert all(c.models == 1 for c in with_models.items)
+    assert without.rater("oracle", "model") is None
+    assert all(c.models == 0 for c in without.items)
+    by_id = {p.item_id: p for p in items}
+    recovered = sum(c.consensus_answer == by_id[c.item_id].truth for c in with_models.items)
+    assert recovered >= sum(c.consensus_answer == by_id[c.item_id].truth for c in without.items)
+
+
+def test_with_one_label_in_sight_nothing_is_certain(database: Database) -> None:
+    """Everyone agreed with every key: the models cannot learn anything, and an item's
+    figures grow with its judgments by the rule of succession, never to certainty."""
+    store_item(database, "a:1", kind="single", key="B", choices=3)
+    store_item(database, "a:2", kind="single", key="C", choices=3)
+    store_judgment(database, "a:1", "ann", "B")
+    for name in ("ann", "bo", "cy"):
+        store_judgment(database, "a:2", name, "C")
+    with database.session() as session:
+        consensus = estimate_consensus(session, ["a:1", "a:2"])
+        nothing = estimate_consensus(session, [])
+    one, three = consensus.items
+    assert (one.p_key_right, three.p_key_right) == (2 / 3, 4 / 5)
+    assert three.outcome(0.95) is ConsensusOutcome.UNCERTAIN
+    assert nothing.items == ()
+
+
+def test_the_consensus_command_prints_items_and_reliabilities(database: Database) -> None:
+    empty = run_cli(database, "consensus")
+    assert empty.exit_code == 0 and "no judged items yet" in empty.output
+    items = planted(database, count=40, seed=5)
+    result = run_cli(database, "consensus", "--json")
+    assert result.exit_code == 0, result.output
+    shown = json.loads(result.output)
+    assert [entry["item_id"] for entry in shown["items"]] == sorted(p.item_id for p in items)
+    first = shown["items"][0]
+    assert set(first) >= {"consensus_answer", "p_key_right", "p_keep", "judgments"}
+    assert first["judgments"] == 3
+    assert {rater["name"] for rater in shown["raters"]} == {who.name for who in TEAM}
+    assert all(r["low"] <= r["reliability"] <= r["high"] for r in shown["raters"])
+    assert shown["raters"][-1]["name"] == SPAMMER.name
+
+    text = run_cli(database, "consensus", "--kind", "single", "--limit", "3").output
+    lines = text.splitlines()
+    assert lines[0].split() == [
+        "item",
+        "key",
+        "consensus",
+        "p(key)",
+        "p(keep)",
+        "judged",
+        "outcome",
+    ]
+    assert len([line for line in lines if line.startswith("single:")]) == 3
+    assert "… and 17 more" in text and "at confidence 0.95:" in text
+    assert "spammer" in lines[-1]
+
+
+def test_approve_agreed_with_min_confidence_approves_only_confident_keeps(
+    database: Database,
+) -> None:
+    items = planted(database)
+    store_person(database, "lena", Role.LEAD)
+    by_id = {p.item_id: p for p in items}
+    agreed_before = {p.item_id for p in items if item_status(database, p.item_id) == "agreed"}
+    with database.session() as session:
+        before = estimate_consensus(session)
+
+    result = run_cli(
+        database, "approve-agreed", "--as", "lena", "--min-confidence", "0.95", "--yes"
+    )
+    assert result.exit_code == 0, result.output
+    approved = {p.item_id for p in items if item_status(database, p.item_id) == "approved"}
+    expected = {c.item_id for c in before.items if c.outcome(0.95) is ConsensusOutcome.APPROVE}
+    assert approved == expected and approved
+    assert f"approved {len(approved):,} item(s) by the consensus at 0.95" in result.output
+    # Planted wrong keys never reach approved without a lead; the few flawed items that
+    # slip through are what the figures allow.
+    wrong = [p for p in items if not p.key_right]
+    assert sum(p.item_id in approved for p in wrong) <= 0.05 * len(wrong)
+    leaks = sum(by_id[item_id].flawed or not by_id[item_id].key_right for item_id in approved)
+    assert leaks <= 0.05 * len(approved)
+    # Referred items are listed with the suggested key and left undecided.
+    referred = [c for c in before.items if c.outcome(0.95) is ConsensusOutcome.WRONG_KEY]
+    assert referred
+    for item in referred:
+        assert item_status(database, item.item_id) not in ("approved", "rejected")
+        assert item.suggested_key is not None
+        suggested = format_answer(item.kind, item.suggested_key)
+        assert f"{item.item_id}: wrong-key, suggested key {suggested}" in result.output
+    # Each decision's audit event keeps the consensus figures.
+    with database.session() as session:
+        events = [e for e in read_audit(session, actions=["decide"]) if e.target in approved]
+    assert len(events) == len(approved)
+    for event in events:
+        figures = event.changes["consensus"]
+        assert isinstance(figures, dict)
+        assert figures["min_confidence"] == 0.95
+        assert float(str(figures["p_key_right"])) >= 0.95
+        assert float(str(figures["p_keep"])) >= 0.95
+        assert figures["judgments"] == 3 and event.changes["bulk"] is True
+    # Nothing left to approve: the count says so and nothing is written.
+    again = run_cli(database, "approve-agreed", "--as", "lena", "--min-confidence", "0.95", "--yes")
+    assert "no items the consensus keeps with the key right at 0.95" in again.output
+    # Without --min-confidence: today's approve-agreed, agreed items only.
+    plain = run_cli(database, "approve-agreed", "--as", "lena", "--yes")
+    assert plain.exit_code == 0
+    newly = {p.item_id for p in items if item_status(database, p.item_id) == "approved"} - approved
+    assert newly == agreed_before - approved
+
+
+def test_approving_by_the_consensus_asks_first_and_annotators_cannot(
+    database: Database, database_url: str, roles: RoleNames
+) -> None:
+    planted(database, count=40, seed=9)
+    lead, annotator = roles.name("lena"), roles.name("ann")
+    assert run_cli(database, "users", "add", lead, "--role", "lead", "--no-password").exit_code == 0
+    assert run_cli(database, "users", "add", annotator, "--no-password").exit_code == 0
+    asked = run_cli(database, "approve-agreed", "--as", lead, "--min-confidence", "0.9")
+    assert "the consensus keeps with the key right at 0.9" in asked.output
+    assert "Approve" in asked.output and "approved" not in asked.output.split("?")[-1]
+    with database.session() as session:
+        assert read_audit(session, actions=["decide"]) == []
+
+    # An annotator's own login: the command refuses, nothing is written; the consensus
+    # itself is read-only and open to them (on PostgreSQL without the gold answers).
+    url = roles.url_for(annotator) if roles.is_postgres else database_url
+    refused = run_cli(url, "approve-agreed", "--as", annotator, "--min-confidence", "0.9", "--yes")
+    assert refused.exit_code != 0 and "only leads" in refused.output
+    with database.session() as session:
+        assert read_audit(session, actions=["decide"]) == []
+    shown = run_cli(url, "consensus", "--json")
+    assert shown.exit_code == 0, shown.output
+    assert len(json.loads(shown.output)["items"]) == 40
+    lead_url = roles.url_for(lead) if roles.is_postgres else database_url
+    done = run_cli(lead_url, "approve-agreed", "--as", lead, "--min-confidence", "0.9", "--yes")
+    assert done.exit_code == 0 and "by the consensus at 0.9" in done.output
+
+
+def test_consensus_of_narrows_items_to_the_scope(database: Database) -> None:
+    planted(database, count=20, seed=13)
+    everything = consensus_of(database)
+    single = consensus_of(database, kinds=["single"])
+    assert {c.kind.value for c in single.items} == {"single"}
+    assert len(single.items) == 10 and single.raters == everything.raters
+
+
+def test_judgments_of_people_the_qualification_gate_leaves_out_do_not_count(
+    database: Database,
+) -> None:
+    store_person(database, "lea", Role.LEAD)
+    for number in range(1, 7):
+        store_item(database, f"o:{number}", kind="single", key="A", choices=4)
+        store_item(database, f"g:{number}", kind="single", key="B", choices=4)
+    with database.transaction() as session:
+        for number in range(1, 7):
+            add_gold(session, "lea", f"g:{number}", verdict="keep", answer="B")
+        set_setting(session, "calibration_items", "3")
+        set_setting(session, "calibration_pass", "0.6")
+    for who, gold_answer, answer, golds in (("passer", "B", "A", 3), ("failer", "C", "D", 6)):
+        for number in range(1, golds + 1):
+            submit_judgment(
+                database, who, f"g:{number}", revision_number=1, blind_answer=gold_answer,
+                verdict="keep",
+            )  # fmt: skip
+        for number in range(1, 7):
+            submit_judgment(
+                database, who, f"o:{number}", revision_number=1, blind_answer=answer,
+                verdict="keep",
+            )  # fmt: skip
+    with database.session() as session:
+        gated = estimate_consensus(session)
+    assert [r.name for r in gated.raters] == ["passer"]
+    ordinary = gated.item("o:1")
+    assert ordinary is not None and ordinary.judgments == 1
+    assert ordinary.consensus_answer == "A"
+    with database.transaction() as session:
+        set_setting(session, "calibration_pass", "0")  # the gate off: everyone counts
+    with database.session() as session:
+        open_gate = estimate_consensus(session)
+    assert {r.name for r in open_gate.raters} == {"passer", "failer"}
+    assert open_gate.rater("failer") is not None
+    assert open_gate.item("o:1").judgments == 2  # type: ignore[union-attr]

@@ -1,0 +1,68 @@
+"""The consensus in the lead's screens: F3 shows it under each case and lists the items it
+refers to the lead (a wrong key, a drop) even when their judgments are not in conflict,
+offering its suggested key; F2 shows each rater's reliability."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from consensus_study import AVERAGE, CARELESS, EXPERT, SPAMMER, judge_items, plant_items
+from helpers import ScreenHost, agreement_shown, screen_text, store_person, wait_until
+from textual.widgets import DataTable
+
+from db.answers import format_answer
+from db.consensus import ConsensusOutcome, consensus_of
+from db.engine import Database, open_database
+from db.settings import set_setting
+from db.vocabulary import Role
+from reviewer.tui.screens.adjudication import AdjudicationScreen
+from reviewer.tui.screens.prompt import PromptScreen
+
+
+@pytest.fixture
+def study(db_path: Path) -> Database:
+    """60 planted items judged three times each; overlap 4, so none is in conflict yet."""
+    db = open_database(db_path)
+    store_person(db, "lena", Role.LEAD)
+    items = plant_items(db, 1, 60)
+    with db.transaction() as session:
+        set_setting(session, "overlap", "4")
+    judge_items(db, 2, items, (EXPERT, AVERAGE, CARELESS, SPAMMER))
+    return db
+
+
+async def test_f3_lists_the_items_the_consensus_refers_to_the_lead(study: Database) -> None:
+    consensus = consensus_of(study)
+    referred = [c for c in consensus.items if c.outcome(0.95) is ConsensusOutcome.WRONG_KEY]
+    assert referred
+    wrong = referred[0]
+    screen = AdjudicationScreen(study, "lena")
+    app = ScreenHost(screen)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: wrong.item_id in screen.cases, "the referred items")
+        table = screen.query_one("#queue", DataTable)
+        assert table.row_count == len(screen.cases)
+        assert all(case.item.status == "in_review" for case in screen.cases.values())
+        table.move_cursor(row=table.get_row_index(wrong.item_id))
+        await pilot.pause()
+        shown = screen_text(app)
+        suggested = format_answer(wrong.kind, wrong.suggested_key or "")
+        assert str(table.get_row(wrong.item_id)[4]) == "consensus: wrong-key"
+        assert "says the key is wrong: yours to decide" in shown
+        assert "suggested key" in shown  # the key itself may wrap: the prompt holds it
+        await pilot.press("c")
+        await wait_until(pilot, lambda: isinstance(app.screen, PromptScreen), "the key prompt")
+        prompt = app.screen
+        assert isinstance(prompt, PromptScreen) and prompt.initial == suggested
+
+
+async def test_f2_shows_each_raters_reliability(study: Database) -> None:
+    async with agreement_shown(study, "lena") as (screen, _pilot):
+        table = screen.query_one("#reliability-table", DataTable)
+        rows = [[str(cell) for cell in table.get_row_at(n)] for n in range(table.row_count)]
+    assert [row[0] for row in rows][-1] == "spammer"
+    assert {row[0] for row in rows} == {"expert", "average", "careless", "spammer"}
+    spammer = rows[-1]
+    assert spammer[5] == "guessing: not counted"
+    assert float(rows[0][2]) > float(spammer[2])

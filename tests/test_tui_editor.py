@@ -1,0 +1,319 @@
+"""Issue 23, point 1 and the editor's part of point 10: the flawed-text editor puts typing
+where the annotator means it, names every field, shows and confirms what it stores, asks
+again when a comment went into the question, changes an item's kind within what its key
+allows, and shows the changed lines of Ctrl+R at every size.
+
+Pilot tests on real SQLite files (the domain tests on both backends); assertions on what
+the screen shows and the database holds."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+from helpers import press, screen_text, settle, store_item, stored_judgments
+from sqlmodel import col, select
+from textual.widgets import Input, Select, Static, TextArea
+
+from db.audit import read_audit
+from db.engine import Database, open_database
+from db.models import Item, ItemRevision
+from reviewer.revisions import (
+    DiffLine,
+    comment_like_growth,
+    compact_diff,
+)
+from reviewer.tui.app import ReviewApp, make_app
+from reviewer.tui.screens.edit import EditScreen
+from reviewer.tui.screens.edit_confirm import ChangesScreen, CommentInTextScreen
+
+QUESTION = "某公司当月应纳增值税（）万元。"
+COMMENT = "选项C应为0.404 另外本题是单选题"  # the teacher's (the pilot types no full-width comma)
+
+
+@pytest.fixture
+def mcq(db_path: Path) -> Database:
+    """One multi-answer item whose key holds one letter (CFLUE knowledge:2775's case)."""
+    db = open_database(db_path)
+    choices = {"A": "0", "B": "0.4", "C": "0.404", "D": "0.416"}
+    store_item(db, "k:1", kind="multi", key="C", choices=choices, prompt=QUESTION)
+    return db
+
+
+@pytest.fixture
+def ordering(db_path: Path) -> Database:
+    db = open_database(db_path)
+    store_item(db, "econ:1", key="DABC")
+    return db
+
+
+@asynccontextmanager
+async def app_at(db: Database, size: tuple[int, int] = (120, 40)) -> AsyncIterator[ReviewApp]:
+    app = make_app(db, "alice")
+    async with app.run_test(size=size) as pilot:
+        app.pilot = pilot  # type: ignore[attr-defined]
+        await settle(pilot)
+        yield app
+
+
+async def flawed(app: ReviewApp, blind: str) -> EditScreen:
+    await press(app, *blind, "enter", "f")
+    assert isinstance(app.screen, EditScreen)
+    return app.screen
+
+
+def problems(edit: EditScreen) -> str:
+    """What the form says is wrong (the whole line, however little of it fits)."""
+    return str(edit.query_one("#edit-problems", Static).render())
+
+
+def revisions(db: Database) -> list[ItemRevision]:
+    with db.session() as session:
+        return list(session.exec(select(ItemRevision).order_by(col(ItemRevision.number))))
+
+
+# --- where typing lands ---------------------------------------------------------------
+
+
+async def test_typing_after_f_lands_in_the_comment_then_tab_reaches_the_question(
+    mcq: Database,
+) -> None:
+    async with app_at(mcq) as app:
+        edit = await flawed(app, "c")  # the blind answer is the key: the text is the suspect
+        comment = edit.query_one("#edit-comment", Input)
+        await press(app, *"C is right")
+        assert comment.value == "C is right" and app.focused is comment
+        await press(app, "tab")
+        assert app.focused is edit.query_one("#edit-prompt", TextArea)
+        assert edit.query_one("#edit-prompt", TextArea).text == QUESTION  # untouched
+
+
+async def test_a_blind_answer_other_than_the_key_puts_the_key_second(mcq: Database) -> None:
+    async with app_at(mcq) as app:
+        edit = await flawed(app, "b")
+        assert app.focused is edit.query_one("#edit-comment", Input)
+        await press(app, "tab")
+        assert app.focused is edit.query_one("#edit-key", Input)
+        await press(app, "tab")  # then the rest, in the order they are shown
+        assert app.focused is edit.query_one("#edit-prompt", TextArea)
+        await press(app, "shift+tab", "shift+tab")
+        assert app.focused is edit.query_one("#edit-comment", Input)
+
+
+async def test_the_plain_edit_key_starts_in_the_question(mcq: Database) -> None:
+    async with app_at(mcq) as app:
+        store_item(mcq, "k:2", kind="single", key="A")
+        await press(app, "c", "enter", "k", "p", "e")  # e edits an item once judged
+        edit = app.screen
+        assert isinstance(edit, EditScreen) and not edit.query("#edit-comment")
+        assert app.focused is edit.query_one("#edit-prompt", TextArea)
+        await press(app, "tab")
+        assert app.focused is edit.query(Input).filter(".choice-input")[0]
+
+
+async def test_every_field_names_itself_in_its_border(mcq: Database) -> None:
+    async with app_at(mcq) as app:
+        edit = await flawed(app, "c")
+        titles = {
+            widget.id or "choice": str(widget.border_title)
+            for widget in edit.query("Input, TextArea, Select")
+            if widget.id != "edit-kind" or isinstance(widget, Select)
+        }
+        assert titles == {
+            "edit-comment": "Comment",
+            "edit-prompt": "Question",
+            "choice": "D",  # each choice its own letter (the last one read here)
+            "edit-key": "Key",
+            "edit-kind": "Kind",
+            "edit-explanation": "Explanation",
+            "edit-note": "Note",
+        }
+        letters = [str(row.border_title) for row in edit.query(Input).filter(".choice-input")]
+        assert letters == ["A", "B", "C", "D"]
+        shown = screen_text(app)
+        for title in ("─ Comment ─", "─ Question ─", "─ A ─", "─ Key ─", "─ Kind ─"):
+            assert title in shown
+
+
+# --- saving: the diff first, and once more for comment-like text in the question --------
+
+
+async def test_saving_shows_the_diff_and_going_back_stores_nothing(mcq: Database) -> None:
+    async with app_at(mcq) as app:
+        edit = await flawed(app, "c")
+        edit.query(Input).filter(".choice-input")[2].value = "0.404 万元"
+        edit.query_one("#edit-note", Input).value = "unit"
+        await press(app, "ctrl+s")
+        assert isinstance(app.screen, ChangesScreen)
+        shown = screen_text(app)
+        assert "Store this as revision 2?" in shown
+        assert "-C: 0.404" in shown and "+C: 0.404 万元" in shown
+        await press(app, "n")  # back to the form: nothing stored
+        assert app.screen is edit
+        assert stored_judgments(mcq) == [] and len(revisions(mcq)) == 1
+        await press(app, "ctrl+s", "y")  # a fix inside the text is not asked about again
+        assert app.screen is app.review_screen
+    assert [r.choices["C"] for r in revisions(mcq)] == ["0.404", "0.404 万元"]
+
+
+async def test_a_comment_typed_into_the_question_asks_and_can_be_moved(mcq: Database) -> None:
+    async with app_at(mcq) as app:
+        edit = await flawed(app, "c")
+        await press(app, "tab", *COMMENT)  # the teacher's slip: the comment went to the question
+        edit.query_one("#edit-note", Input).value = "see comment"
+        await press(app, "ctrl+s", "y")
+        asked = app.screen
+        assert isinstance(asked, CommentInTextScreen)
+        assert (asked.field, asked.text, asked.is_the_comment) == ("question", COMMENT, False)
+        assert "Store this in the question?" in screen_text(app)
+        await press(app, "n")  # back to the form, nothing stored
+        assert app.screen is edit and len(revisions(mcq)) == 1
+        await press(app, "ctrl+s", "y", "m")  # move it to the comment
+        assert app.screen is edit
+        assert edit.query_one("#edit-prompt", TextArea).text == QUESTION
+        assert edit.query_one("#edit-comment", Input).value == COMMENT
+        await press(app, "ctrl+s")  # only a comment now: recorded without a revision
+        assert app.screen is app.review_screen
+    [judgment] = stored_judgments(mcq)
+    assert (judgment.verdict, judgment.comment) == ("flawed", COMMENT)
+    assert [r.prompt for r in revisions(mcq)] == [QUESTION]
+
+
+async def test_the_comments_own_text_in_the_question_asks_even_with_a_comment(
+    mcq: Database,
+) -> None:
+    async with app_at(mcq) as app:
+        edit = await flawed(app, "c")
+        await press(app, *"C is right", "tab")
+        edit.query_one("#edit-prompt", TextArea).load_text("C is right. " + QUESTION)
+        edit.query_one("#edit-note", Input).value = "x"
+        await press(app, "ctrl+s", "y")
+        assert isinstance(app.screen, CommentInTextScreen)
+        assert "holds the text of your comment" in screen_text(app)
+        await press(app, "y")  # meant: kept in the question
+        assert app.screen is app.review_screen
+    assert [r.prompt for r in revisions(mcq)] == [QUESTION, "C is right. " + QUESTION]
+
+
+def test_comment_like_growth() -> None:
+    assert comment_like_growth(QUESTION, QUESTION + COMMENT, "") == COMMENT
+    assert comment_like_growth(QUESTION, QUESTION + " 另外", "C wrong") == "另外"
+    assert comment_like_growth(QUESTION, "X" + QUESTION, "X") == "X"
+    assert comment_like_growth(QUESTION, QUESTION.replace("公司", "企业"), "") == ""
+    assert comment_like_growth(QUESTION, QUESTION, "") == ""
+
+
+# --- the kind --------------------------------------------------------------------------
+
+
+async def test_changing_the_kind_makes_an_audited_revision(mcq: Database) -> None:
+    async with app_at(mcq) as app:
+        edit = await flawed(app, "c")
+        await press(app, *"numeric: one answer")
+        edit.query_one("#edit-kind", Select).value = "single"
+        edit.query_one("#edit-note", Input).value = "one number is right"
+        await press(app, "ctrl+s")
+        assert "-kind: multi" in screen_text(app) and "+kind: single" in screen_text(app)
+        await press(app, "y")
+        assert app.screen is app.review_screen
+    first, second = revisions(mcq)
+    assert (first.kind, second.kind, second.key, second.prompt) == (
+        "multi",
+        "single",
+        "C",
+        QUESTION,
+    )
+    with mcq.session() as session:
+        item = session.get(Item, "k:1")
+        assert item is not None and item.kind == "single"
+    with mcq.session() as session:
+        [revise] = read_audit(session, target="k:1", actions=["revise"])
+    assert revise.changes["changed"] == ["kind"]
+    assert (revise.changes["old_kind"], revise.changes["new_kind"]) == ("multi", "single")
+    [judgment] = stored_judgments(mcq)
+    assert (judgment.revision_number, judgment.comment) == (1, "numeric: one answer")
+
+
+async def test_an_impossible_kind_is_refused_in_the_form(mcq: Database) -> None:
+    async with app_at(mcq) as app:
+        edit = await flawed(app, "c")
+        kinds = edit.query_one("#edit-kind", Select)
+        key = edit.query_one("#edit-key", Input)
+        edit.query_one("#edit-note", Input).value = "kind"
+        key.value = "BC"
+        kinds.value = "single"
+        await press(app, "ctrl+s")
+        assert app.screen is edit
+        assert "a single item takes exactly one letter, got BC" in problems(edit)
+        key.value = "C"
+        kinds.value = "truefalse"  # four numbers are not 对/错
+        await press(app, "ctrl+s")
+        assert app.screen is edit
+        assert "a true/false item has exactly 2 choices" in problems(edit)
+        assert "A true and B false" in problems(edit)
+    assert len(revisions(mcq)) == 1
+
+
+async def test_an_ordering_item_offers_no_kind(ordering: Database) -> None:
+    async with app_at(ordering) as app:
+        edit = await flawed(app, "dabc")
+        assert not edit.query("#edit-kind")
+
+
+# --- Ctrl+R: the changed lines, at every size --------------------------------------------
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 35)])
+async def test_ctrl_r_shows_the_changed_lines_at_every_size(
+    ordering: Database, size: tuple[int, int]
+) -> None:
+    async with app_at(ordering, size) as app:
+        edit = await flawed(app, "dabc")
+        edit.query(Input).filter(".choice-input")[1].value = "Loans get dearer"
+        await press(app, "tab", *" Now.", "ctrl+r")
+        assert isinstance(app.screen, ChangesScreen)
+        shown = screen_text(app)
+        assert "--- revision 1" in shown
+        assert "+  Order the events of a rate rise cycle. Now." in shown
+        # (the changed characters are marked, so the screenshot splits the line there)
+        assert "+B:Loansgetdearer" in shown.replace(" ", "")
+        await press(app, "escape")
+        assert app.screen is edit
+
+
+LONG_QUESTION = "北京某货运公司（增值税一般纳税人）2019年11月发生如下业务。" * 8 + QUESTION
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 35)])
+async def test_a_long_question_shows_its_changed_end_at_every_size(
+    db_path: Path, size: tuple[int, int]
+) -> None:
+    db = open_database(db_path)
+    store_item(db, "k:1", kind="single", key="C", choices=4, prompt=LONG_QUESTION)
+    async with app_at(db, size) as app:
+        await flawed(app, "c")
+        await press(app, "tab", "ctrl+end", *"C is 0.404", "ctrl+r")
+        assert isinstance(app.screen, ChangesScreen)
+        shown = screen_text(app).replace(" ", "")
+        assert "万元。Cis0.404" in shown  # the change, on screen without scrolling
+        assert "…" in shown  # the unchanged start of the question is cut
+
+
+def test_compact_diff_keeps_what_changed_and_cuts_the_rest() -> None:
+    old = "  " + "x" * 100 + "END"
+    lines = [
+        DiffLine("context", " " + "c" * 200),
+        DiffLine("removed", "-" + old, ((106, 106),)),
+        DiffLine("added", "+" + old + " new", ((106, 110),)),
+        DiffLine("added", "+B: short", ((3, 8),)),
+    ]
+    context, removed, added, short = compact_diff(lines, context=10)
+    assert context.text == " " + "c" * 19 + "…"
+    assert removed.text == "-  …" + "x" * 7 + "END" and removed.changes == (
+        (len(removed.text),) * 2,
+    )
+    assert added.text == "+  …" + "x" * 7 + "END new"
+    assert [added.text[a:b] for a, b in added.changes] == [" new"]
+    assert short == lines[3]  # short enough: unchanged
