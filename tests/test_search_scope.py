@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import press, run_cli, running, store_item
+from helpers import pilot_of, press, run_cli, running, store_item, wait_until
 from sqlmodel import select
 from textual.widgets import Input
 
@@ -215,8 +215,9 @@ async def test_the_slash_filter_is_kept_for_the_next_session(taxes: Database) ->
         assert any(
             "your filter from last time is on: text “增值税 not:土地增值税”" in m for m in said
         )
-        status = str(app.review_screen.query_one(ProgressLine).render())
-        assert "增值税 not:土地增值税" in status
+        line = app.review_screen.query_one(ProgressLine)
+        await wait_until(pilot_of(app), lambda: "增值税" in str(line.render()), "the status line")
+        assert "增值税 not:土地增值税" in str(line.render())
     other = make_app(taxes, "bob")  # kept per person
     assert other.queue.filters == QueueFilter()
     asked = make_app(taxes, "alice", kind="single")  # a filter on the command line wins
