@@ -117,10 +117,11 @@ class Planted:
 # --- the data --------------------------------------------------------------------------------
 
 
-def real_items() -> list[Item]:
-    """The real CFLUE questions and the team's fixture items, as they are."""
+def real_items(cflue: Path | None = CFLUE_KNOWLEDGE) -> list[Item]:
+    """The real CFLUE questions (``cflue``; None: the fixtures only) and the team's
+    fixture items, as they are."""
     items: list[Item] = []
-    records = json.loads(CFLUE_KNOWLEDGE.read_text(encoding="utf-8"))
+    records = [] if cflue is None else json.loads(cflue.read_text(encoding="utf-8"))
     for number, record in enumerate(records, start=1):
         items.append(_cflue_item(f"knowledge:{number}", record, "knowledge"))
     fixture_mcq = json.loads((FIXTURES / "cflue_mcq.json").read_text(encoding="utf-8"))

@@ -3,7 +3,8 @@
 pending -> in_review -> agreed | conflict (once k judgments exist) -> approved | rejected.
 
 ``agreed`` means every verdict is keep and every blind answer equals the key;
-anything else with k judgments is a conflict.  A lead's newest decision (not undone)
+anything else with k judgments is a conflict.  Under ``routing`` ``adaptive`` the
+consensus decides instead, after as few judgments as it needs (``db.routing``).  A lead's newest decision (not undone)
 wins over the judgments of the revision it decided; a later revision (an edit, a
 re-import) goes back to review.  The status column is a cache of this rule, refreshed in
 the same transaction as every change that can move it.
@@ -24,10 +25,10 @@ from db.decisions import in_force, latest_decision
 from db.engine import Database
 from db.models import Decision, Item, ItemRevision, Judgment, Person, is_current_revision
 from db.qualification import counted_judgments
-from db.settings import get_int_setting
 from db.vocabulary import UNDECIDED_STATUSES, ItemStatus, Verdict
 
 __all__ = [
+    "STATUS_SETTINGS",
     "active_judgments",
     "active_judgments_of",
     "latest_decision",
@@ -37,7 +38,11 @@ __all__ = [
     "refresh_judged_items",
     "refresh_open_statuses",
     "status_from_judgments",
+    "statuses_from_judgments",
 ]
+
+STATUS_SETTINGS = frozenset({"overlap", "routing", "max_overlap", "target_confidence"})
+"""The settings an item's status depends on: changing one recomputes open statuses."""
 
 
 def active_judgments(session: Session, item_id: str, revision_number: int) -> list[Judgment]:
@@ -103,18 +108,32 @@ def status_from_judgments(judgments: list[Judgment], key: str, overlap: int) -> 
     return ItemStatus.AGREED if unanimous else ItemStatus.CONFLICT
 
 
+def statuses_from_judgments(
+    session: Session, items: Sequence[tuple[str, int, str]], overlap: int | None = None
+) -> dict[str, ItemStatus]:
+    """The status each item's judgments give it, decisions aside, by the routing in
+    force: ``items`` are (item id, current revision, key); ``overlap`` replaces k."""
+    from db.routing import adaptive_statuses, routing_settings
+
+    routing = routing_settings(session)
+    if routing.adaptive:
+        return adaptive_statuses(session, [item_id for item_id, _revision, _key in items], routing)
+    k = overlap if overlap is not None else routing.overlap
+    judgments = active_judgments_of(session, {item_id: revision for item_id, revision, _ in items})
+    return {
+        item_id: status_from_judgments(judgments.get(item_id, []), key, k)
+        for item_id, _revision, key in items
+    }
+
+
 def _derived_status(
-    decided: tuple[str, int] | None,
-    current_revision: int,
-    judgments: list[Judgment],
-    key: str,
-    overlap: int,
+    decided: tuple[str, int] | None, current_revision: int, judged: ItemStatus
 ) -> str:
     """The rule: a decision (its status and revision) holds for the revision it was about;
     a newer text goes back to review (the decision stays in the history)."""
     if decided is not None and decided[1] == current_revision:
         return decided[0]
-    return status_from_judgments(judgments, key, overlap).value
+    return judged.value
 
 
 def refresh_item_status(session: Session, item_id: str, overlap: int | None = None) -> str:
@@ -128,13 +147,13 @@ def refresh_item_status(session: Session, item_id: str, overlap: int | None = No
             ItemRevision.item_id == item_id, ItemRevision.number == item.current_revision
         )
     ).one()
-    k = overlap if overlap is not None else get_int_setting(session, "overlap")
+    judged = statuses_from_judgments(
+        session, [(item_id, item.current_revision, revision.key)], overlap
+    )[item_id]
     status = _derived_status(
         None if decision is None else (decision.status, decision.revision_number),
         item.current_revision,
-        active_judgments(session, item_id, item.current_revision),
-        revision.key,
-        k,
+        judged,
     )
     if item.status != status:
         item.status = status
@@ -147,7 +166,6 @@ def refresh_item_statuses(
 ) -> int:
     """:func:`refresh_item_status` for many items, in a few bulk statements per thousand
     items (the caller commits and has flushed its changes); returns how many changed."""
-    k = overlap if overlap is not None else get_int_setting(session, "overlap")
     new_status: dict[str, str] = {}
     for chunk in id_chunks(list(dict.fromkeys(item_ids))):
         items = session.execute(
@@ -164,13 +182,13 @@ def refresh_item_statuses(
             .order_by(col(Decision.created_at), col(Decision.id))
         ):
             decided[item_id] = (status, revision)
-        judgments = active_judgments_of(
-            session, {item_id: revision for item_id, revision, _status, _key in items}
+        judged = statuses_from_judgments(
+            session,
+            [(item_id, revision, key) for item_id, revision, _status, key in items],
+            overlap,
         )
-        for item_id, revision, old, key in items:
-            status = _derived_status(
-                decided.get(item_id), revision, judgments.get(item_id, []), key, k
-            )
+        for item_id, revision, old, _key in items:
+            status = _derived_status(decided.get(item_id), revision, judged[item_id])
             if status != old:
                 new_status[item_id] = status
     for status in sorted(set(new_status.values())):

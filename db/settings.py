@@ -21,7 +21,9 @@ class SettingSpec:
     minimum: int | None = None  # for integer settings
     maximum: int | None = None
     pattern: str | None = None  # for text settings: the whole value must match
+    choices: tuple[str, ...] = ()  # for settings that name one of a few ways
     fraction: bool = False  # a number from 0 to 1, such as 0.8
+    strictly_between: tuple[float, float] | None = None  # a fraction inside these bounds
 
 
 SETTINGS: dict[str, SettingSpec] = {
@@ -57,6 +59,28 @@ SETTINGS: dict[str, SettingSpec] = {
             "a new annotator's first N items are gold items, while there are enough",
             minimum=0,
             maximum=500,
+        ),
+        SettingSpec(
+            "routing",
+            "fixed",
+            "fixed: every item gets `overlap` judgments; adaptive: judgments until the "
+            "consensus is confident, up to `max_overlap`",
+            choices=("fixed", "adaptive"),
+        ),
+        SettingSpec(
+            "max_overlap",
+            "3",
+            "adaptive routing: most judgments an item gets before an uncertain one goes to "
+            "the lead",
+            minimum=1,
+            maximum=100,
+        ),
+        SettingSpec(
+            "target_confidence",
+            "0.95",
+            "adaptive routing: the consensus confidence at which an item needs no more judgments",
+            fraction=True,
+            strictly_between=(0.5, 1.0),
         ),
         SettingSpec(
             "calibration_pass",
@@ -120,6 +144,8 @@ def _validated(name: str, value: str) -> str:
         if spec.maximum is not None and number > spec.maximum:
             raise SettingError(f"{name} must be at most {spec.maximum}, got {value}")
         value = str(number)
+    if spec.choices and value not in spec.choices:
+        raise SettingError(f"{name} must be one of {', '.join(spec.choices)}, got '{value}'")
     if spec.fraction:
         try:
             share = float(value)
@@ -127,6 +153,11 @@ def _validated(name: str, value: str) -> str:
             share = math.nan
         if not 0 <= share <= 1:  # NaN fails too
             raise SettingError(f"{name} must be a number from 0 to 1 (such as 0.8), got '{value}'")
+        bounds = spec.strictly_between
+        if bounds is not None and not bounds[0] < share < bounds[1]:
+            raise SettingError(
+                f"{name} must be above {bounds[0]:g} and below {bounds[1]:g}, got '{value}'"
+            )
         value = f"{share:g}"
     if spec.pattern is not None and not re.fullmatch(spec.pattern, value):
         raise SettingError(

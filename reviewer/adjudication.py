@@ -29,10 +29,9 @@ from db.decisions import NewDecision, in_force, latest_decision, write_decisions
 from db.engine import Database
 from db.errors import VetbenchError
 from db.item_status import (
-    active_judgments_of,
     refresh_item_status,
     refresh_item_statuses,
-    status_from_judgments,
+    statuses_from_judgments,
 )
 from db.items import ItemSnapshot, add_revision, item_conditions, locked_item
 from db.json_types import JsonObject, attributes_json
@@ -40,7 +39,6 @@ from db.models import Decision, Item, ItemRevision, Judgment, Person, is_current
 from db.people import PermissionDenied, require_lead
 from db.qualification import counted_judgments
 from db.rows import copied_fields, from_row, row_reader
-from db.settings import get_int_setting
 from db.vocabulary import DecisionReason, FlagName, ItemKind, ItemStatus, Verdict
 from reviewer.judging import JudgmentView
 from reviewer.revisions import RevisionSummary
@@ -408,17 +406,10 @@ def approve_agreed(
             .join(ItemRevision, current)
             .where(*agreed)
         ).all()
-        judgments = active_judgments_of(
-            session, {item_id: revision for item_id, revision, _key in listed}
-        )
-        overlap = get_int_setting(session, "overlap")
-        rows = [
-            (item_id, revision, key)
-            for item_id, revision, key in listed
-            if status_from_judgments(judgments.get(item_id, []), key, overlap) is ItemStatus.AGREED
-        ]
+        judged = statuses_from_judgments(session, [(i, r, k) for i, r, k in listed])
+        rows = [row for row in listed if judged[row[0]] is ItemStatus.AGREED]
         stale = set(listed) - set(rows)
-        refresh_item_statuses(session, [item_id for item_id, _revision, _key in stale], overlap)
+        refresh_item_statuses(session, [item_id for item_id, _revision, _key in stale])
         if not rows:
             return 0
         store_bulk_decisions(

@@ -34,29 +34,34 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from sqlalchemy import ColumnElement, Select, and_, case, delete, exists, func, not_, or_, select
 from sqlmodel import Session, col
 
 from db.engine import Database
-from db.errors import VetbenchError
-from db.flags import ItemFlag, flagged_condition, revision_flags
+from db.flags import ItemFlag, revision_flags
 from db.gold import serving_gold
 from db.guidelines import current_guidelines_version
 from db.item_status import active_judgments, refresh_item_status
-from db.items import ItemSnapshot, get_item, item_conditions
+from db.items import ItemSnapshot, get_item
 from db.listings import source_names
 from db.models import Claim, GoldItem, Item, ItemRevision, Judgment, is_current_revision, utcnow
 from db.people import ensure_person
 from db.qualification import never_judged_by, qualification_of
 from db.retry import retry_transient
-from db.rows import from_row
-from db.search import exam_condition, exam_name, parse_search, search_condition, search_terms
+from db.routing import routing_settings, worth_ranking
+from db.search import exam_name
 from db.settings import get_int_setting
-from db.vocabulary import OPEN_STATUSES, FlagName, ItemStatus, QualificationStatus, QueueOrder
-from reviewer.judging import JudgmentView
+from db.vocabulary import OPEN_STATUSES, ItemStatus, QualificationStatus, QueueOrder
+from reviewer.queue_filter import QueueError, QueueFilter
+from reviewer.queue_values import (
+    GuidelinesNews,
+    OwnJudgment,
+    QueueProgress,
+    SessionHistory,
+    own_judgment_of,
+)
 
 CLAIM_TTL = timedelta(minutes=10)
 """How long an item shown to one annotator is kept from the others."""
@@ -65,131 +70,28 @@ RANKING_TTL = timedelta(minutes=5)
 _RANKED_CHUNK = 200  # ranked ids looked up per query
 
 
-class QueueError(VetbenchError, ValueError):
-    """A queue request that cannot be served as asked (bad filter, unknown item)."""
-
-
-@dataclass(frozen=True)
-class QueueFilter:
-    """Optional restrictions on the queue; empty values mean no restriction.
-
-    ``text`` is a search in the syntax of ``db.search_query`` (every term must occur in
-    the item's current question or choices; ``in:``, ``whole:``, ``not:`` refine it); ``exams`` are CFLUE exam names (名称).
-    """
-
-    kinds: tuple[str, ...] = ()
-    sources: tuple[str, ...] = ()
-    statuses: tuple[str, ...] = ()
-    exams: tuple[str, ...] = ()
-    text: str = ""
-    flags: tuple[str, ...] = ()  # FlagName values: items whose current revision has one
-
-    def __post_init__(self) -> None:
-        allowed = {status.value for status in OPEN_STATUSES}
-        wrong = [status for status in self.statuses if status not in allowed]
-        if wrong:
-            raise QueueError(
-                f"the queue holds only items that still need judgments ({', '.join(sorted(allowed))}); "
-                f"not {', '.join(wrong)}"
-            )
-        search_terms(self.text)  # a search the database cannot run is refused here, in words
-        unknown = [name for name in self.flags if name not in {f.value for f in FlagName}]
-        if unknown:
-            raise QueueError(
-                f"unknown flag {', '.join(unknown)}; flags: {', '.join(f.value for f in FlagName)}"
-            )
-
-    def describe(self) -> str:
-        parts = [
-            f"{name} {', '.join(values)}"
-            for name, values in (
-                ("kind", self.kinds),
-                ("source", self.sources),
-                ("status", self.statuses),
-                ("exam", self.exams),
-                ("flag", self.flags),
-            )
-            if values
-        ]
-        if search_terms(self.text):
-            parts.append(f"text “{parse_search(self.text).describe()}”")
-        return "; ".join(parts) or "all items"
-
-    def conditions(self, session: Session) -> list[ColumnElement[bool]]:
-        """The restrictions as conditions on ``Item`` (statuses apart: the queue walks them)."""
-        conditions = item_conditions(kinds=self.kinds, sources=self.sources)
-        if self.exams:
-            conditions.append(exam_condition(session, self.exams))
-        if search_terms(self.text):
-            conditions.append(search_condition(session, self.text))
-        if self.flags:
-            conditions.append(flagged_condition(self.flags))
-        return conditions
-
-
-@dataclass(frozen=True)
-class OwnJudgment(JudgmentView):
-    """The annotator's own active judgment of an item revision, for browsing: a
-    judgment as the lead sees it, and which one of which item it is."""
-
-    judgment_id: int
-    item_id: str
-
-
-@dataclass(frozen=True)
-class QueueProgress:
-    """Figures for the progress line (``items_*`` within the queue's filters)."""
-
-    session_done: int
-    session_assigned: int
-    overall_done: int
-    items_left: int  # open items this annotator could still judge
-    median_seconds: float | None
-    items_complete: int = 0  # items with enough judgments (or a decision)
-    items_total: int = 0
-
-
-@dataclass(frozen=True)
-class GuidelinesNews:
-    """``first``: a new annotator, who reads the guidelines before their first item;
-    else the guidelines changed since ``last_seen``, the version of their latest judgment."""
-
-    current: int
-    first: bool
-    last_seen: int | None = None
-
-
-@dataclass
-class SessionHistory:
-    """Items shown in this session, in order, and where the annotator is in that list."""
-
-    item_ids: list[str] = field(default_factory=list)
-    position: int = -1
-    skipped: set[str] = field(default_factory=set)
-
-    @property
-    def current(self) -> str | None:
-        return self.item_ids[self.position] if 0 <= self.position < len(self.item_ids) else None
-
-    def append(self, item_id: str) -> None:
-        # Showing an item again moves it to the end instead of duplicating it.
-        if item_id in self.item_ids:
-            self.item_ids.remove(item_id)
-        self.item_ids.append(item_id)
-        self.position = len(self.item_ids) - 1
-
-
-def _own_judgment(row: Judgment, annotator: str, key: str) -> OwnJudgment:
-    """``row`` (this annotator's judgment of a revision whose key is ``key``) as plain data."""
-    return from_row(
-        OwnJudgment,
-        row,
-        annotator=annotator,
-        revision=row.revision_number,
-        alternative_orders=tuple(row.alternative_orders),
-        matches_key=row.blind_answer == key,
-        judgment_id=row.id,
+def annotator_queue(
+    db: Database,
+    annotator: str,
+    *,
+    kind: str | None = None,
+    source: str | None = None,
+    status: str | None = None,
+    flag: str | None = None,
+    order: str = QueueOrder.DEFAULT.value,
+    clock: Callable[[], datetime] | None = None,
+    search: str | None = None,
+) -> ReviewQueue:
+    """The queue the review app and ``vetbench next`` serve from, given their options
+    (``clock``: claims' time, replaced in tests; ``search``: ``db.search_query``'s syntax)."""
+    filters = QueueFilter(
+        kinds=(kind,) if kind else (),
+        sources=(source,) if source else (),
+        statuses=(status,) if status else (),
+        flags=(flag,) if flag else (),
+        text=search or "",
     )
+    return ReviewQueue(db, annotator, filters, clock=clock or utcnow, order=QueueOrder(order))
 
 
 class ReviewQueue:
@@ -212,6 +114,7 @@ class ReviewQueue:
         self.clock = clock
         self.order = QueueOrder(order)
         self._ranking: list[str] = []
+        self._worth: list[str] | None = None  # adaptive routing's order, for one request
         self._ranked_at: datetime | None = None
         self.history = SessionHistory()
         self.session_judgments: list[int] = []
@@ -291,8 +194,9 @@ class ReviewQueue:
             base.append(not_(self._claimed_by_others(now)))
         if exclude:
             base.append(col(Item.id).not_in(list(exclude)))
-        if self.order is QueueOrder.SUSPICIOUS:
-            found = self._most_suspicious(session, base)
+        ranking = self._ranking_for(session)
+        if ranking:
+            found = self._first_ranked(session, ranking, base)
             if found is not None:
                 return found
         start = self.start_id(session)
@@ -320,11 +224,25 @@ class ReviewQueue:
             self._ranked_at = now
         return self._ranking
 
-    def _most_suspicious(
-        self, session: Session, conditions: list[ColumnElement[bool]]
+    def _ranking_for(self, session: Session) -> list[str]:
+        """The items to offer first, in order: the most suspicious with
+        ``order=suspicious``; under adaptive routing the open items another judgment is
+        worth most for (``db.routing``); else none (the walk in id order)."""
+        if self.order is QueueOrder.SUSPICIOUS:
+            return self.suspicion_ranking()
+        if not routing_settings(session).adaptive:
+            return []
+        if self._worth is None:  # once per request: the walk may pass over a few items
+            open_ids = session.scalars(
+                select(col(Item.id)).where(col(Item.status).in_(self._statuses()))
+            )
+            self._worth = worth_ranking(session, list(open_ids))
+        return self._worth
+
+    def _first_ranked(
+        self, session: Session, ranking: list[str], conditions: list[ColumnElement[bool]]
     ) -> str | None:
-        """The most suspicious item that is open and passes ``conditions``."""
-        ranking = self.suspicion_ranking()
+        """The first item of ``ranking`` that is open and passes ``conditions``."""
         statuses = self._statuses()
         for start in range(0, len(ranking), _RANKED_CHUNK):
             chunk = ranking[start : start + _RANKED_CHUNK]
@@ -348,11 +266,14 @@ class ReviewQueue:
         item = session.get(Item, item_id)
         if item is None:
             return False
-        overlap = get_int_setting(session, "overlap")
+        routing = routing_settings(session)
+        overlap = routing.most_judgments
         judged = len(active_judgments(session, item_id, item.current_revision))
         if judged >= overlap:
-            refresh_item_status(session, item_id, overlap)
+            refresh_item_status(session, item_id)
             return False
+        if routing.adaptive and refresh_item_status(session, item_id) not in self._statuses():
+            return False  # the consensus is sure of it now
         if count_claims:
             claimed = session.scalar(
                 select(func.count())
@@ -419,6 +340,7 @@ class ReviewQueue:
         self, exclude: Sequence[str], release: str | None = None
     ) -> ItemSnapshot | None:
         with self.db.transaction() as session:
+            self._worth = None
             if release is not None:
                 self._release(session, release)
             standing = qualification_of(session, self.annotator)
@@ -597,7 +519,7 @@ class ReviewQueue:
             if row is None:
                 return None
             judgment, key = row
-            return _own_judgment(judgment, self.annotator, key)
+            return own_judgment_of(judgment, self.annotator, key)
 
     def judged_items(self, limit: int = 500) -> list[OwnJudgment]:
         """My active judgments, newest first (for browsing what I have done)."""
@@ -607,7 +529,7 @@ class ReviewQueue:
                 .order_by(col(Judgment.created_at).desc(), col(Judgment.id).desc())
                 .limit(limit)
             ).all()
-            return [_own_judgment(judgment, self.annotator, key) for judgment, key in rows]
+            return [own_judgment_of(judgment, self.annotator, key) for judgment, key in rows]
 
     def _own_judgments(self) -> Select[Judgment, str]:
         """This annotator's active judgments, each with the key of the revision it judged."""

@@ -92,6 +92,7 @@ def _register_commands() -> None:
         gold_commands,
         guidelines_commands,
         item_commands,
+        next_commands,
         people_commands,
         release_commands,
         rescore_commands,
@@ -104,6 +105,7 @@ def _register_commands() -> None:
     for module in (
         item_commands,
         review_commands,
+        next_commands,
         settings_commands,
         guidelines_commands,
         gold_commands,

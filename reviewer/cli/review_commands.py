@@ -7,8 +7,11 @@ Textual and the service modules are imported inside the commands: ``--help`` sta
 
 from __future__ import annotations
 
+import functools
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -18,41 +21,92 @@ from reviewer.cli.common import fail, open_db, print_json, terminal_text
 from reviewer.cli.identity import acting_person, as_option, new_user_option
 
 if TYPE_CHECKING:
+    from db.engine import Database
     from db.search_query import SearchQuery
     from evaluator.backends.settings import BackendSettings
+
+
+@dataclass(frozen=True)
+class QueueChoice:
+    """The queue's options as one value: which items to serve, in which order."""
+
+    kind: str | None
+    source: str | None
+    status: str | None
+    flag: str | None
+    order: str
+
+
+def queue_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """The queue's options (``--kind --source --status --flag --order``), which
+    ``review`` and ``next`` share (both serve from the same queue), received as one
+    ``queue: QueueChoice``."""
+
+    @functools.wraps(function)
+    def with_queue_choice(
+        *args: Any,
+        kind: str | None,
+        source: str | None,
+        status: str | None,
+        flag: str | None,
+        order: str,
+        **kwargs: Any,
+    ) -> Any:
+        return function(*args, queue=QueueChoice(kind, source, status, flag, order), **kwargs)
+
+    for option in reversed(
+        (
+            click.option(
+                "--kind", type=click.Choice(values(ItemKind)), help="Only items of this kind."
+            ),
+            click.option("--source", metavar="NAME", help="Only items from this source."),
+            click.option(
+                "--status",
+                type=click.Choice(values(OPEN_STATUSES)),
+                help="Only items with this status (default: both).",
+            ),
+            click.option(
+                "--flag", type=click.Choice(values(FlagName)), help="Only items with this flag."
+            ),
+            click.option(
+                "--order",
+                type=click.Choice(values(QueueOrder)),
+                default=QueueOrder.DEFAULT.value,
+                show_default=True,
+                help="suspicious: the items `vetbench triage` ranks highest come first.",
+            ),
+        )
+    ):
+        with_queue_choice = option(with_queue_choice)
+    return with_queue_choice
+
+
+def require_known_source(db: Database, source: str | None) -> None:
+    """Refuse (one line) a ``--source`` no item comes from."""
+    if source is None:
+        return
+    from db.listings import source_names
+
+    with db.session() as session:
+        sources = source_names(session)
+    if source not in sources:
+        known = ", ".join(sources) or "none yet (import items first: vetbench import FILE)"
+        fail(f"no items come from source '{source}'; sources: {known}")
 
 
 @click.command()
 @as_option()
 @new_user_option
-@click.option("--kind", type=click.Choice(values(ItemKind)), help="Only items of this kind.")
-@click.option("--source", metavar="NAME", help="Only items from this source.")
-@click.option(
-    "--status",
-    type=click.Choice(values(OPEN_STATUSES)),
-    help="Only items with this status (default: both).",
-)
-@click.option("--flag", type=click.Choice(values(FlagName)), help="Only items with this flag.")
+@queue_options
 @options.search
-@click.option(
-    "--order",
-    type=click.Choice(values(QueueOrder)),
-    default=QueueOrder.DEFAULT.value,
-    show_default=True,
-    help="suspicious: the items `vetbench triage` ranks highest come first.",
-)
 @options.backend  # how the evaluation screen (F4) opens models, as `vetbench eval` does
 @click.pass_context
 def review(
     ctx: click.Context,
     name: str | None,
     new_user: bool,
-    kind: str | None,
-    source: str | None,
-    status: str | None,
-    flag: str | None,
+    queue: QueueChoice,
     search: SearchQuery | None,
-    order: str,
     backend: BackendSettings,
 ) -> None:
     """Open the review app: answer each item blind, see the key, give a verdict.
@@ -63,25 +117,18 @@ def review(
     from reviewer.tui.app import make_app
 
     db = open_db(ctx)
-    if source is not None:
-        from db.listings import source_names
-
-        with db.session() as session:
-            sources = source_names(session)
-        if source not in sources:
-            known = ", ".join(sources) or "none yet (import items first: vetbench import FILE)"
-            fail(f"no items come from source '{source}'; sources: {known}")
+    require_known_source(db, queue.source)
     who = acting_person(ctx, name, new_user=new_user)
     app = make_app(
         db,
         who.name,
-        kind=kind,
-        source=source,
-        status=status,
+        kind=queue.kind,
+        source=queue.source,
+        status=queue.status,
         notice=who.notice,
         backend_settings=backend,
-        flag=flag,
-        order=order,
+        flag=queue.flag,
+        order=queue.order,
         search=search.describe() if search is not None else None,
     )
     app.run()

@@ -74,11 +74,12 @@ def config_set(ctx: click.Context, key: str, value: str, name: str | None) -> No
         click.echo(f"{key} = {change.new} already; nothing changed")
         return
     click.echo(f"{key} = {change.new} (was {change.old})")
-    if key == "overlap":
-        from db.item_status import refresh_open_statuses
+    from db.item_status import STATUS_SETTINGS, refresh_open_statuses
 
+    if key in STATUS_SETTINGS:
         changed = refresh_open_statuses(db)
-        click.echo(f"item statuses recomputed for k = {change.new}: {changed} changed")
+        setting = f"k = {change.new}" if key == "overlap" else f"{key} {change.new}"
+        click.echo(f"item statuses recomputed for {setting}: {changed} changed")
     if key in ("calibration_items", "calibration_pass"):
         from db.item_status import refresh_judged_items
 

@@ -19,8 +19,9 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from db.engine import Database, open_database
-from db.vocabulary import QueueOrder, Role
-from reviewer.queue import QueueFilter, ReviewQueue
+from db.vocabulary import Role
+from reviewer.queue import ReviewQueue, annotator_queue
+from reviewer.queue_filter import QueueFilter
 from reviewer.tui.idle_gc import IdleCollector
 from reviewer.tui.literal import notify_literally
 from reviewer.tui.responsive import HEIGHT_CLASSES, WIDTH_CLASSES
@@ -205,25 +206,24 @@ def make_app(
         if isinstance(db_url_or_database, Database)
         else open_database(db_url_or_database)
     )
-    filters = QueueFilter(
-        kinds=(kind,) if kind else (),
-        sources=(source,) if source else (),
-        statuses=(status,) if status else (),
-        flags=(flag,) if flag else (),
-        text=search or "",
+    queue = annotator_queue(
+        db,
+        annotator_name,
+        kind=kind,
+        source=source,
+        status=status,
+        flag=flag,
+        order=order,
+        clock=clock,
+        search=search,
     )
     kept: str | None = None
-    if filters == QueueFilter():  # no filter asked for: the one of the last session
+    if queue.filters == QueueFilter():  # no filter asked for: the one of the last session
         from reviewer.tui.screens.jump import remembered_filters
 
         if (remembered := remembered_filters(db, annotator_name)) is not None:
-            filters = remembered
+            queue.filters = remembered
             kept = f"your filter from last time is on: {remembered.describe()} (/ changes it)"
-    queue = (
-        ReviewQueue(db, annotator_name, filters, order=QueueOrder(order))
-        if clock is None
-        else ReviewQueue(db, annotator_name, filters, clock=clock, order=QueueOrder(order))
-    )
     return ReviewApp(
         db, queue, timer or ActiveTimer(), notice, backend_settings, filter_notice=kept
     )

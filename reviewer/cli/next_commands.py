@@ -1,0 +1,104 @@
+"""``vetbench next``: the item the queue serves a person next, claimed, for scripts.
+
+It builds the queue the review app builds (``reviewer.queue.annotator_queue``, with the
+same options) and asks it once, so a script, another front end or a simulation sees
+exactly what the app would show: the item is claimed for ten minutes as the app claims
+it, and only what an annotator sees before answering is printed (never the key, the
+explanation or the flags: the answer stays blind).  ``vetbench judge`` then judges it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import click
+
+from reviewer.cli import options
+from reviewer.cli.common import open_db, print_json, terminal_block, terminal_text
+from reviewer.cli.identity import acting_person, as_option, new_user_option
+from reviewer.cli.review_commands import QueueChoice, queue_options, require_known_source
+
+if TYPE_CHECKING:
+    from db.items import ItemSnapshot
+    from db.json_types import JsonObject
+
+
+@dataclass(frozen=True)
+class ServedItem:
+    """What ``next`` prints: who asked, within which filters, and the item served to them
+    as the blind phase shows it (``None``: nothing waits for them)."""
+
+    annotator: str
+    filters: str
+    item: ItemSnapshot | None
+
+    def to_json(self) -> JsonObject:
+        item = self.item
+        shown: JsonObject | None = None
+        if item is not None:
+            shown = {
+                "item_id": item.id,
+                "revision": item.revision,
+                "kind": item.kind.value,
+                "source": item.source,
+                "language": item.language,
+                "prompt": item.prompt,
+                "choices": dict(item.choices),
+            }
+        return {"annotator": self.annotator, "filters": self.filters, "item": shown}
+
+
+@click.command("next")
+@as_option()
+@new_user_option
+@queue_options
+@options.json("Print the item (or null) as JSON.")
+@click.pass_context
+def next_item(
+    ctx: click.Context, name: str | None, new_user: bool, queue: QueueChoice, as_json: bool
+) -> None:
+    """Claim and print the item the review app would show you next (blind: no key).
+
+    Judge it with `vetbench judge ITEM_ID --revision N ...`; asking again before judging
+    gives the same item.  Says so when nothing waits for you.
+    """
+    from reviewer.queue import annotator_queue
+
+    db = open_db(ctx)
+    require_known_source(db, queue.source)
+    who = acting_person(ctx, name, new_user=new_user)
+    served_from = annotator_queue(
+        db,
+        who.name,
+        kind=queue.kind,
+        source=queue.source,
+        status=queue.status,
+        flag=queue.flag,
+        order=queue.order,
+    )
+    served = ServedItem(
+        served_from.annotator, served_from.filters.describe(), served_from.fetch_next()
+    )
+    if as_json:
+        print_json(served.to_json())
+        return
+    item = served.item
+    if item is None:
+        click.echo(f"nothing waits for {terminal_text(served.annotator)} ({served.filters})")
+        return
+    click.echo(
+        f"{terminal_text(item.id)}  {item.kind.value}, revision {item.revision}, "
+        f"source {terminal_text(item.source)}"
+    )
+    click.echo(terminal_block(item.prompt))
+    for label, text in item.choices.items():
+        click.echo(f"  {label}. {terminal_text(text)}")
+    click.echo(
+        f"judge it: vetbench judge {terminal_text(item.id)} --revision {item.revision} "
+        '--answer "…" --verdict keep|…'
+    )
+
+
+COMMANDS: tuple[click.Command, ...] = (next_item,)
+"""The commands this module adds to the `vetbench` group."""
