@@ -20,7 +20,7 @@ from db.items import ItemSnapshot, iter_items
 from db.json_types import JsonObject, attributes_json, fields_json
 from db.models import GenerationReject, Item
 from db.rows import from_row
-from db.search import exam_condition, search_condition
+from db.search import SearchQuery, exam_condition, search_condition
 
 PREVIEW_CHARS = 72
 
@@ -59,13 +59,14 @@ def list_items(
     statuses: Sequence[str] = (),
     kinds: Sequence[str] = (),
     sources: Sequence[str] = (),
-    search: str | None = None,
+    search: str | SearchQuery | None = None,
     exams: Sequence[str] = (),
     flags: Sequence[str] = (),
     limit: int | None = None,
 ) -> list[ItemListing]:
     """Items in import order, filtered (each filter left empty: any): ``search`` keeps
-    those whose current text holds every word (``db.search``), ``exams`` CFLUE items of
+    those whose current question and choices hold every word (``db.search``; a
+    :class:`SearchQuery` or its text), ``exams`` CFLUE items of
     these exams, ``flags`` those whose current revision has one of these flags."""
     where = []
     if search is not None:

@@ -300,6 +300,17 @@ class Claim(SQLModel, table=True):
     claimed_at: datetime = _timestamp()
 
 
+class ReviewFilter(SQLModel, table=True):
+    """The filter a person last chose with ``/`` in the review app (``db.review_filters``),
+    restored when they open it again."""
+
+    __tablename__ = "review_filter"
+
+    person_id: int = Field(foreign_key="person.id", primary_key=True)
+    value: dict[str, Any] = _json(dict)
+    updated_at: datetime = _timestamp()
+
+
 class Setting(SQLModel, table=True):
     """Project settings stored in the database, e.g. ``overlap`` (judgments per item)."""
 

@@ -8,6 +8,7 @@ the tables, creates both, and the database enforces the role from then on.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -216,6 +217,17 @@ def _set_login_role(
         detail = str(getattr(error, "orig", error)).strip().splitlines()[0]
         raise PersonRefused(f"the database refused to set up the role '{name}': {detail}") from None
     return existing is None
+
+
+def check_person_names(db: Database, names: Sequence[str]) -> list[str]:
+    """The names as they would be registered, or :class:`PersonRefused` naming the first
+    unusable one (or one given twice): checked before anyone is added, so a list with a
+    bad name adds nobody."""
+    checked = [_check_name(name, postgres=not db.is_sqlite) for name in names]
+    twice = sorted({name for name in checked if checked.count(name) > 1})
+    if twice:
+        raise PersonRefused(f"'{twice[0]}' is named twice")
+    return checked
 
 
 def add_person(

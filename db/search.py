@@ -16,8 +16,10 @@ writer has to remember it.
   table is still kept and searched with ``ILIKE``, a scan, and
   :func:`search_note` says so.
 
-A query is split on white space; an item matches when its text holds every term, in
-any case.  Case is compared as PostgreSQL's ``ILIKE`` compares it: each character
+A query (:mod:`db.search_query`: terms, ``in:`` fields, ``whole:`` terms, ``not:``
+longer terms) matches an item when the fields it asks for hold every term, in any
+case.  The index holds all of an item's text, so it narrows the candidates; the fields
+are then checked in the database, and whole terms and ``not:`` in Python.  Case is compared as PostgreSQL's ``ILIKE`` compares it: each character
 lowercased on its own (``É`` finds ``é``, ``İ`` finds ``i``, ``ǅ`` finds ``ǆ``).  SQLite's
 own ``lower`` knows only ASCII and the trigram tokenizer folds an older Unicode, so on
 SQLite every term is checked with :func:`fold_case` (a function registered on the
@@ -30,18 +32,41 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import re
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import BindParameter, ColumnElement, Connection, Select, bindparam, select, text
+from sqlalchemy import (
+    JSON,
+    BindParameter,
+    ColumnElement,
+    Connection,
+    Select,
+    TextClause,
+    bindparam,
+    cast,
+    func,
+    or_,
+    select,
+    text,
+)
 from sqlmodel import Session, col
 
-from db.errors import VetbenchError
 from db.formats.cflue import EXAM_NAME
 from db.models import Item, ItemRevision, is_current_revision
 from db.privileges import quote_identifier, run_statements, trigger_function
+from db.search_query import (
+    MAX_TERMS,
+    SearchError,
+    SearchField,
+    SearchQuery,
+    fold_case,
+    holds_term,
+    parse_search,
+    search_terms,
+)
 
 __all__ = [
     "EXAM_NAME",
@@ -50,6 +75,7 @@ __all__ = [
     "SEARCH_TABLE",
     "SQLITE_TRIGGER_NAMES",
     "SearchError",
+    "SearchQuery",
     "create_search_index",
     "drop_search_index",
     "exam_condition",
@@ -58,13 +84,13 @@ __all__ = [
     "include_in_comparison",
     "is_search_table",
     "search_condition",
+    "parse_search",
     "search_note",
     "search_terms",
 ]
 
 SEARCH_TABLE = "item_search"
 MIN_INDEXED_CHARS = 3  # a trigram index finds substrings of at least three characters
-MAX_TERMS = 32  # every term is one more condition: SQLite refuses a deep enough tree of them
 _FOLD_FUNCTION = "vetbench_fold_case"
 _TRIGRAM_SINCE = (3, 34, 0)
 
@@ -259,31 +285,6 @@ def search_note(session: Session) -> str | None:
     return None
 
 
-class SearchError(VetbenchError, ValueError):
-    """A search the database cannot run as typed (a NUL character, too many terms)."""
-
-
-def search_terms(query: str) -> list[str]:
-    """The white-space separated terms of a query, each once, in order; a
-    :class:`SearchError` for a NUL character or more than :data:`MAX_TERMS` terms."""
-    if "\0" in query:
-        raise SearchError("the search holds a NUL character (\\0); remove it and search again")
-    terms = list(dict.fromkeys(query.split()))
-    if len(terms) > MAX_TERMS:
-        raise SearchError(
-            f"a search takes at most {MAX_TERMS} different words; this one has {len(terms):,}"
-        )
-    return terms
-
-
-def fold_case(value: str) -> str:
-    """``value`` with each character lowercased on its own, as PostgreSQL's ``ILIKE`` does.
-
-    ``str.lower`` alone differs in two places: it turns ``İ`` into two characters and a
-    word-final ``Σ`` into ``ς``; a character's own lowercase is ``i`` and ``σ``."""
-    return value.replace("\u0130", "i").replace("\u03a3", "\u03c3").lower()
-
-
 @functools.cache
 def _trigram_unsafe_characters() -> frozenset[str]:
     """The lowercase characters some other character lowercases to but SQLite's trigram
@@ -340,66 +341,141 @@ def _fts_phrase(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def search_condition(session: Session, query: str) -> ColumnElement[bool]:
+def search_condition(
+    session: Session,
+    query: str | SearchQuery,
+    *,
+    fields: Sequence[str] = (),
+    whole: bool = False,
+    not_in: Sequence[str] = (),
+) -> ColumnElement[bool]:
     """A condition on ``Item`` that holds for items whose current text has every term of
-    ``query`` (case-insensitive substrings).  An empty query matches everything."""
-    terms = search_terms(query)
-    if not terms:
-        return col(Item.id).is_not(None)
-    kind = _index_kind(session.connection()).kind
-    if session.connection().dialect.name == "sqlite":
-        _register_fold_case(session)
-    if kind == "fts5":
-        return col(Item.id).in_(_sqlite_matches(terms))
-    if kind in ("trigram", "table"):
-        found = text(
-            " AND ".join(f"body ILIKE :term_{n} ESCAPE '\\'" for n in range(len(terms)))
-        ).bindparams(*[bindparam(f"term_{n}", _like_pattern(t)) for n, t in enumerate(terms)])
-        return col(Item.id).in_(
-            select(text("item_id")).select_from(text(SEARCH_TABLE)).where(found)
-        )
-    return col(Item.id).in_(
-        _revision_scan(terms, sqlite=session.connection().dialect.name == "sqlite")
+    ``query`` (:mod:`db.search_query`: case-insensitive substrings of the question and
+    choices unless ``in:``/``fields`` say otherwise; ``whole``: every term a whole word;
+    ``not_in``: longer terms whose occurrences do not count).  A query without terms
+    matches everything.
+
+    The index narrows the revisions to those whose text holds every term somewhere; the
+    database then checks each term in the fields asked for; whole terms and ``not_in``
+    are checked here, in Python (:func:`db.search_query.holds_term`), on what is left."""
+    parsed = (
+        query
+        if isinstance(query, SearchQuery)
+        else parse_search(query, fields=tuple(fields), whole=whole, not_in=tuple(not_in))
     )
+    if not parsed.terms:
+        return col(Item.id).is_not(None)
+    connection = session.connection()
+    sqlite = connection.dialect.name == "sqlite"
+    if sqlite:
+        _register_fold_case(session)
+    folded = [fold_case(term.text) for term in parsed.terms]
+    conditions = [
+        or_(*(_field_holds(name, term, n, sqlite=sqlite) for name in parsed.fields))
+        for n, term in enumerate(folded)
+    ]
+    kind = _index_kind(connection).kind
+    if kind == "fts5" and (parts := _index_parts_of(folded)):
+        conditions.append(col(ItemRevision.id).in_(_fts_rowids(parts)))
+    elif kind in ("trigram", "table"):
+        conditions.append(col(ItemRevision.item_id).in_(_indexed_items(folded)))
+    current = (
+        select(col(ItemRevision.item_id))
+        .join(Item, is_current_revision())
+        .where(*conditions)
+        .correlate(None)
+    )
+    if not parsed.needs_text_check:
+        return col(Item.id).in_(current)
+    return _one_of(session, _checked_items(session, current, parsed))
 
 
-def _sqlite_matches(terms: list[str]) -> Select[str]:
-    """Every term in the folded text; the trigram index narrows the rows first where a
-    term has a part it can look for (else every row's text is read, in the database)."""
-    folded = [fold_case(term) for term in terms]
-    parts = list(dict.fromkeys(part for term in folded for part in _index_parts(term)))
-    clauses: list[str] = []
-    parameters: list[BindParameter[str]] = []
-    if parts:
-        clauses.append(f"{SEARCH_TABLE} MATCH :match")
-        parameters.append(bindparam("match", " AND ".join(_fts_phrase(p) for p in parts)))
-    for n, term in enumerate(folded):
-        clauses.append(f"instr({_FOLD_FUNCTION}(body), :term_{n}) > 0")
-        parameters.append(bindparam(f"term_{n}", term))
-    rowids = (
+def _field_holds(name: SearchField, folded_term: str, n: int, *, sqlite: bool) -> TextClause:
+    """The current revision's field ``name`` holds the term (case folded)."""
+    if sqlite:
+        expression = _SQLITE_FIELDS[name]
+        found = f"instr({_FOLD_FUNCTION}({expression}), :term_{n}) > 0"
+        return text(found).bindparams(bindparam(f"term_{n}", folded_term, unique=True))
+    expression = _POSTGRES_FIELDS[name]
+    found = f"{expression} ILIKE :term_{n} ESCAPE '\\'"
+    return text(found).bindparams(bindparam(f"term_{n}", _like_pattern(folded_term), unique=True))
+
+
+_SQLITE_FIELDS = {
+    SearchField.QUESTION: "item_revision.prompt",
+    SearchField.CHOICES: "(SELECT group_concat(value, ' ') FROM json_each(item_revision.choices))",
+    SearchField.EXPLANATION: "coalesce(item_revision.explanation, '')",
+}
+_POSTGRES_FIELDS = {
+    SearchField.QUESTION: "item_revision.prompt",
+    SearchField.CHOICES: (
+        "(SELECT string_agg(value, ' ') FROM json_each_text(item_revision.choices::json))"
+    ),
+    SearchField.EXPLANATION: "coalesce(item_revision.explanation, '')",
+}
+
+
+def _index_parts_of(folded: list[str]) -> list[str]:
+    return list(dict.fromkeys(part for term in folded for part in _index_parts(term)))
+
+
+def _fts_rowids(parts: list[str]) -> Select[tuple[int]]:
+    """The revisions (rowids) whose indexed text holds every part: the trigram index's answer."""
+    match: BindParameter[str] = bindparam(
+        "match", " AND ".join(_fts_phrase(p) for p in parts), unique=True
+    )
+    return (
         select(text("rowid"))
         .select_from(text(SEARCH_TABLE))
-        .where(text(" AND ".join(clauses)).bindparams(*parameters))
+        .where(text(f"{SEARCH_TABLE} MATCH :match").bindparams(match))
     )
-    return select(col(ItemRevision.item_id)).where(col(ItemRevision.id).in_(rowids))
 
 
-def _revision_scan(terms: list[str], *, sqlite: bool) -> Select[str]:
-    """No index (an old SQLite): every term somewhere in the current revision's text."""
-    from sqlalchemy import String, cast, func, or_
-
-    current = is_current_revision()
-    fields = (
-        col(ItemRevision.prompt),
-        cast(col(ItemRevision.choices), String),
-        func.coalesce(col(ItemRevision.explanation), ""),
+def _indexed_items(folded: list[str]) -> Select[tuple[str]]:
+    """PostgreSQL: the items whose indexed text holds every term (pg_trgm's GIN index)."""
+    found = text(
+        " AND ".join(f"body ILIKE :term_{n} ESCAPE '\\'" for n in range(len(folded)))
+    ).bindparams(
+        *[bindparam(f"term_{n}", _like_pattern(t), unique=True) for n, t in enumerate(folded)]
     )
-    fold = getattr(func, _FOLD_FUNCTION) if sqlite else func.lower
-    conditions = [
-        or_(*(fold(field).contains(fold_case(term), autoescape=True) for field in fields))
-        for term in terms
-    ]
-    return select(col(ItemRevision.item_id)).join(Item, current).where(*conditions)
+    return select(text("item_id")).select_from(text(SEARCH_TABLE)).where(found)
+
+
+def _checked_items(session: Session, current: Select[str], query: SearchQuery) -> list[str]:
+    """The items of ``current`` whose fields hold every term by :func:`holds_term`."""
+    rows = session.execute(
+        select(
+            col(ItemRevision.item_id),
+            col(ItemRevision.prompt),
+            col(ItemRevision.choices),
+            col(ItemRevision.explanation),
+        )
+        .join(Item, is_current_revision())
+        .where(col(ItemRevision.item_id).in_(current))
+    )
+    kept: list[str] = []
+    for item_id, prompt, choices, explanation in rows:
+        texts = {
+            SearchField.QUESTION: [prompt],
+            SearchField.CHOICES: [str(value) for value in (choices or {}).values()],
+            SearchField.EXPLANATION: [explanation or ""],
+        }
+        searched = [value for name in query.fields for value in texts[name]]
+        if all(
+            any(holds_term(value, term, query.not_in) for value in searched) for term in query.terms
+        ):
+            kept.append(item_id)
+    return kept
+
+
+def _one_of(session: Session, item_ids: list[str]) -> ColumnElement[bool]:
+    """``Item.id`` is one of ``item_ids``, passed as one JSON parameter (any number of ids)."""
+    listed: BindParameter[str] = bindparam("item_ids", json.dumps(item_ids), unique=True)
+    if session.connection().dialect.name == "sqlite":
+        rows = func.json_each(listed).table_valued("value")
+    else:
+        rows = func.json_array_elements_text(cast(listed, JSON)).table_valued("value")
+    return col(Item.id).in_(select(rows.c.value))
 
 
 def exam_name(session: Session) -> ColumnElement[str]:

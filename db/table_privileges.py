@@ -220,6 +220,16 @@ TABLES: tuple[TablePrivileges, ...] = (
         ),
     ),
     TablePrivileges("setting", leads=("INSERT", "UPDATE")),
+    # Each person's last review filter (db.review_filters): their own row only.
+    TablePrivileges(
+        "review_filter",
+        members=("SELECT", "INSERT", "UPDATE"),
+        policies=(
+            Policy("read_own_filter", "SELECT", using="person_id = vetbench_session_person_id()"),
+            Policy("save_own_filter", "INSERT", check="person_id = vetbench_session_person_id()"),
+            _update_own("change_own_filter", "person_id"),
+        ),
+    ),
     # Evaluation: any member starts runs; each run is stamped with the role that
     # started it (db.guards), and only that role changes it or adds its predictions.
     TablePrivileges(

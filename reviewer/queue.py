@@ -89,14 +89,16 @@ def annotator_queue(
     flag: str | None = None,
     order: str = QueueOrder.DEFAULT.value,
     clock: Callable[[], datetime] | None = None,
+    search: str | None = None,
 ) -> ReviewQueue:
     """The queue the review app and ``vetbench next`` serve from, given their options
-    (``clock``: claims' time, replaced in tests)."""
+    (``clock``: claims' time, replaced in tests; ``search``: ``db.search_query``'s syntax)."""
     filters = QueueFilter(
         kinds=(kind,) if kind else (),
         sources=(source,) if source else (),
         statuses=(status,) if status else (),
         flags=(flag,) if flag else (),
+        text=search or "",
     )
     return ReviewQueue(db, annotator, filters, clock=clock or utcnow, order=QueueOrder(order))
 

@@ -11,7 +11,7 @@ from sqlmodel import Session
 from db.errors import VetbenchError
 from db.flags import flagged_condition
 from db.items import item_conditions
-from db.search import exam_condition, search_condition, search_terms
+from db.search import exam_condition, parse_search, search_condition, search_terms
 from db.vocabulary import OPEN_STATUSES, FlagName
 
 __all__ = ["QueueError", "QueueFilter"]
@@ -25,8 +25,8 @@ class QueueError(VetbenchError, ValueError):
 class QueueFilter:
     """Optional restrictions on the queue; empty values mean no restriction.
 
-    ``text`` is a search (every white-space separated term must occur in the item's
-    current text, ``db.search``); ``exams`` are CFLUE exam names (名称).
+    ``text`` is a search in the syntax of ``db.search_query`` (every term must occur in
+    the item's current question or choices; ``in:``, ``whole:``, ``not:`` refine it); ``exams`` are CFLUE exam names (名称).
     """
 
     kinds: tuple[str, ...] = ()
@@ -64,7 +64,7 @@ class QueueFilter:
             if values
         ]
         if search_terms(self.text):
-            parts.append(f"text “{' '.join(search_terms(self.text))}”")
+            parts.append(f"text “{parse_search(self.text).describe()}”")
         return "; ".join(parts) or "all items"
 
     def conditions(self, session: Session) -> list[ColumnElement[bool]]:

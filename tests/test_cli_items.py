@@ -315,6 +315,21 @@ def test_users_add_list_and_change_role(db_path: Path) -> None:
     assert run(db_path, "users", "add", " ").exit_code == 1
 
 
+def test_users_add_registers_several_names_or_none(db_path: Path) -> None:
+    added = run(db_path, "users", "add", "ann", "bo", "cy")
+    assert added.stdout.splitlines() == [f"added {n} as annotator" for n in ("ann", "bo", "cy")]
+    refused = run(db_path, "users", "add", "dee", " ", "eve")
+    assert refused.exit_code == 1 and "eve" not in run(db_path, "users", "list").stdout
+    assert "dee" not in run(db_path, "users", "list").stdout  # checked before anyone is added
+    twice = run(db_path, "users", "add", "fay", "fay")
+    assert twice.exit_code == 1 and "'fay' is named twice" in twice.output
+    one_login = run(db_path, "users", "add", "gus", "hal", "--password-stdin")
+    assert one_login.exit_code == 1 and "one login at a time" in one_login.output
+    assert run(db_path, "users", "list").stdout.split() == [
+        w for n in ("ann", "bo", "cy") for w in (n, "annotator")
+    ]
+
+
 def test_users_list_on_an_empty_database_says_how_to_add_people(db_path: Path) -> None:
     assert run(db_path, "init").exit_code == 0
     assert "vetbench users add NAME" in run(db_path, "users", "list").stdout

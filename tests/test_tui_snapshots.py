@@ -262,20 +262,24 @@ def tables_measured(pilot: Pilot[None]) -> bool:
     )
 
 
-async def quiet(pilot: Pilot[None]) -> None:
-    """Cursors that do not blink, no notifications, tables measured: the same picture
-    every time."""
+async def quiet(pilot: Pilot[None], *, toasts: bool = False) -> None:
+    """Cursors that do not blink, no notifications (unless ``toasts``: the picture is of
+    one), tables measured: the same picture every time."""
     for screen in pilot.app.screen_stack:
         for widget in [*screen.query(Input), *screen.query(TextArea)]:
             widget.cursor_blink = False
-    pilot.app.clear_notifications()
+    if not toasts:
+        pilot.app.clear_notifications()
     await pilot.pause()
     await wait_until(pilot, lambda: tables_measured(pilot), "the tables' column widths")
     await pilot.pause()
 
 
-def steps(*keys: str, then: Callable[[Pilot[None]], Awaitable[None]] | None = None) -> RunBefore:
-    """A run_before that presses keys one by one, waiting for the workers after each."""
+def steps(
+    *keys: str, then: Callable[[Pilot[None]], Awaitable[None]] | None = None, toasts: bool = False
+) -> RunBefore:
+    """A run_before that presses keys one by one, waiting for the workers after each;
+    ``toasts`` keeps the notifications ``then`` waits for."""
 
     async def run(pilot: Pilot[None]) -> None:
         await settle(pilot)
@@ -284,8 +288,10 @@ def steps(*keys: str, then: Callable[[Pilot[None]], Awaitable[None]] | None = No
             await settle(pilot)
         await wait_until(pilot, lambda: progress_counted(pilot), "the progress line")
         if then is not None:
+            if toasts:
+                pilot.app.clear_notifications()  # only the ones ``then`` brings
             await then(pilot)
-        await quiet(pilot)
+        await quiet(pilot, toasts=toasts)
 
     return run
 
@@ -568,3 +574,50 @@ def evaluation(tab: str) -> Callable[[Pilot[None]], Awaitable[None]]:
 def test_evaluation(snap_compare, eval_db: Database, tab: str, size: Size) -> None:  # type: ignore[no-untyped-def]
     app = app_for(eval_db, "lena", source="nowhere")
     assert snap_compare(app, terminal_size=size, run_before=steps("f4", then=evaluation(tab)))
+
+
+# --- issue 23: what 80 columns cut ------------------------------------------------------------
+
+
+def test_review_reveal_scrolls_with_space(snap_compare, review_db: Database) -> None:  # type: ignore[no-untyped-def]
+    """Space scrolls the item and the reveal a page on without Tab: the last events, the
+    key in words and the explanation come into view."""
+    app = app_for(review_db, source="zh-ordering")
+    keys = [*blind_keys("zh-ordering"), "enter", "space"]
+    assert snap_compare(app, terminal_size=NARROW, run_before=steps(*keys))
+
+
+def test_adjudication_decision_toast_leaves_the_case_in_view(
+    snap_compare, study_db: Database
+) -> None:  # type: ignore[no-untyped-def]
+    app = app_for(study_db, "lena", source="nowhere")
+
+    async def then(pilot: Pilot[None]) -> None:
+        await case_of("zh-single:1", "a")(pilot)
+        await pilot.app.workers.wait_for_complete()
+        await wait_until(pilot, lambda: bool(pilot.app._notifications), "the toast")
+        await wait_until(pilot, lambda: conflicts_read(pilot), "the conflict queue again")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=NARROW, run_before=steps("f3", then=then, toasts=True))
+
+
+def test_evaluation_run_finished_toast_leaves_the_run_in_view(
+    snap_compare, eval_db: Database
+) -> None:  # type: ignore[no-untyped-def]
+    app = app_for(eval_db, "lena", source="nowhere")
+
+    async def then(pilot: Pilot[None]) -> None:
+        await evaluation("live-tab")(pilot)
+        pilot.app.screen.post_message(EvaluationScreen.RunEnded((2,), "finished"))
+        await wait_until(pilot, lambda: bool(pilot.app._notifications), "the toast")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=NARROW, run_before=steps("f4", then=then, toasts=True))
+
+
+def test_status_line_names_an_active_filter_at_80_columns(
+    snap_compare, review_db: Database
+) -> None:  # type: ignore[no-untyped-def]
+    app = app_for(review_db, source="zh-single", search="增值税 not:土地增值税")
+    assert snap_compare(app, terminal_size=NARROW, run_before=steps("a"))

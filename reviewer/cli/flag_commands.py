@@ -33,6 +33,7 @@ from reviewer.cli.identity import acting_person, as_option
 
 if TYPE_CHECKING:
     from db.flags import ItemFlag
+    from db.search_query import SearchQuery
     from evaluator.backends.settings import ApiSettings
     from evaluator.second_opinion import CheckSummary
     from reviewer.triage import TriageEntry
@@ -82,11 +83,7 @@ def _echo_entry(rank: int, entry: TriageEntry, lead: str | None) -> None:
 )
 @options.kind
 @options.source
-@click.option(
-    "--search",
-    metavar="TEXT",
-    help="Only items whose current text holds every word of TEXT (as `items --search`).",
-)
+@options.search
 @options.exams
 @options.flags
 @as_option("Who reads it: a lead gets the decide commands in their name.")
@@ -99,7 +96,7 @@ def triage_command(
     statuses: tuple[str, ...],
     kinds: tuple[str, ...],
     sources: tuple[str, ...],
-    search: str | None,
+    search: SearchQuery | None,
     exams: tuple[str, ...],
     flags: tuple[str, ...],
     name: str | None,
@@ -116,15 +113,17 @@ def triage_command(
     from reviewer.queue import QueueError, QueueFilter
     from reviewer.triage import rank_items
 
-    if search is not None and not search.split():
-        fail("--search needs some text")
     db = open_db(ctx)
     wanted: tuple[str, ...] | None = (
         None if ALL in statuses else (statuses or tuple(s.value for s in UNDECIDED_STATUSES))
     )
     try:
         filters = QueueFilter(
-            kinds=kinds, sources=sources, exams=exams, text=search or "", flags=flags
+            kinds=kinds,
+            sources=sources,
+            exams=exams,
+            text=search.describe() if search else "",
+            flags=flags,
         )
     except QueueError as error:
         fail(str(error))

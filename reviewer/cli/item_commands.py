@@ -19,6 +19,7 @@ from reviewer.cli.identity import acting_person, as_option
 
 if TYPE_CHECKING:
     from db.import_report import FileReport, ImportProgress, ImportReport
+    from db.search_query import SearchQuery
 
 IMPORT_FORMATS = ("auto", "econlogicqa", "cflue", "jsonl")
 FILE_EXPORT_FORMATS = ("econlogicqa", "cflue", "jsonl")
@@ -455,13 +456,7 @@ def stats_command(ctx: click.Context, as_json: bool) -> None:
 )
 @options.kind
 @options.source
-@click.option(
-    "--search",
-    "search",
-    metavar="TEXT",
-    help="Only items whose current text (question or scenario, choices or events, "
-    "explanation) holds every word of TEXT, in any language.",
-)
+@options.search
 @click.option(
     "--exam", "exams", multiple=True, metavar="NAME", help="Only CFLUE items of this exam (名称)."
 )
@@ -480,7 +475,7 @@ def items_command(
     status: str | None,
     kinds: tuple[str, ...],
     sources: tuple[str, ...],
-    search: str | None,
+    search: SearchQuery | None,
     exams: tuple[str, ...],
     flags: tuple[str, ...],
     limit: int | None,
@@ -490,13 +485,14 @@ def items_command(
 
     --search uses the database's own full-text index (SQLite FTS5 with trigrams,
     PostgreSQL pg_trgm): words of three or more characters are found through the
-    index, shorter ones by reading the indexed text.
+    index, shorter ones by reading the indexed text. It looks in the question and the
+    choices (events) unless --in says otherwise; --whole and --not-in refine it (see
+    the README's Search section).
     """
-    from db.listings import list_items
+    from db.listings import list_items, preview
     from db.search import search_note
+    from reviewer.display_text import display_text
 
-    if search is not None and not search.split():
-        fail("--search needs some text")
     with open_db(ctx).session() as session:
         note = search_note(session) if search is not None else None
         if note:
@@ -520,7 +516,9 @@ def items_command(
         names = sorted({flag.name.value for flag in entry.flags})
         click.echo(
             f"{item_id:<{id_width}}  {item.kind.value:<9}  {item.status:<9}  "
-            f"{terminal_text(entry.preview)}" + (f"  [{', '.join(names)}]" if names else "")
+            # as read (entities decoded, LaTeX as Unicode); --json keeps the stored text
+            f"{terminal_text(preview(display_text(item.prompt)))}"
+            + (f"  [{', '.join(names)}]" if names else "")
         )
 
 

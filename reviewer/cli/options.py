@@ -19,6 +19,7 @@ from db.vocabulary import ALL, FlagName, ItemKind, ItemStatus, values
 from reviewer.cli.common import fail
 
 if TYPE_CHECKING:
+    from db.search_query import SearchQuery
     from evaluator.backends.settings import ApiSettings
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
@@ -86,6 +87,71 @@ def item_scope(function: Callable[..., Any]) -> Callable[..., Any]:
         return function(*args, scope=ItemScope(kinds or None, sources or None), **kwargs)
 
     return _with_options(with_item_scope, (kind, source))
+
+
+def search(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``--search TEXT`` with ``--in``, ``--whole`` and ``--not-in`` (``db.search_query``),
+    received as one ``search: SearchQuery | None``; a search the database cannot run, or
+    a refinement without ``--search``, is one line."""
+    from db.search_query import FIELD_CHOICES
+
+    @functools.wraps(function)
+    def with_search(
+        *args: Any,
+        search: str | None,
+        search_in: tuple[str, ...],
+        whole: bool,
+        not_in: tuple[str, ...],
+        **kwargs: Any,
+    ) -> Any:
+        return function(*args, search=_search_query(search, search_in, whole, not_in), **kwargs)
+
+    return _with_options(
+        with_search,
+        (
+            click.option(
+                "--search",
+                metavar="TEXT",
+                help="Only items whose current question or choices hold every word of TEXT, "
+                "in any language and case (TEXT may hold in:FIELD, whole:WORD, not:LONGER).",
+            ),
+            click.option(
+                "--in",
+                "search_in",
+                multiple=True,
+                type=click.Choice(FIELD_CHOICES),
+                help="Where --search looks (repeatable; default: question and choices).",
+            ),
+            click.option(
+                "--whole",
+                is_flag=True,
+                help="--search finds whole words only: `tax` not in `taxes` (Chinese: see --not-in).",
+            ),
+            click.option(
+                "--not-in",
+                "not_in",
+                multiple=True,
+                metavar="LONGER",
+                help="A --search word inside LONGER does not count (repeatable): "
+                "--search 增值税 --not-in 土地增值税.",
+            ),
+        ),
+    )
+
+
+def _search_query(
+    text: str | None, fields: tuple[str, ...], whole: bool, not_in: tuple[str, ...]
+) -> SearchQuery | None:
+    from db.search_query import parse_search
+
+    if text is None:
+        if fields or whole or not_in:
+            fail("--in, --whole and --not-in refine --search: give --search TEXT too")
+        return None
+    query = parse_search(text, fields=fields, whole=whole, not_in=not_in)
+    if not query.terms:
+        fail("--search needs some text")
+    return query
 
 
 def json(help_text: str) -> Decorator:

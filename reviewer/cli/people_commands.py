@@ -6,6 +6,7 @@ Only click and light helpers are imported at module level (``--help`` stays inst
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
@@ -13,6 +14,9 @@ from db.vocabulary import QualificationStatus, Role, values
 from reviewer.cli import options
 from reviewer.cli.common import fail, open_db, print_json, terminal_text
 from reviewer.cli.identity import acting_person, as_option
+
+if TYPE_CHECKING:
+    from db.engine import Database
 
 
 def _read_password(name: str, *, from_stdin: bool, none: bool, new_login: bool) -> str | None:
@@ -42,7 +46,7 @@ def users_group() -> None:
 
 
 @users_group.command("add")
-@click.argument("name")
+@click.argument("names", metavar="NAME...", nargs=-1, required=True)
 @click.option(
     "--role",
     type=click.Choice(values(Role)),
@@ -74,24 +78,59 @@ def users_group() -> None:
 @click.pass_context
 def users_add(
     ctx: click.Context,
-    name: str,
+    names: tuple[str, ...],
     role: str,
     password_stdin: bool,
     no_password: bool,
     adopt: bool,
     reset_password: bool,
 ) -> None:
-    """Register NAME as an annotator or a lead (or change their role).
+    """Register each NAME as an annotator or a lead (or change their role): `users add
+    ann bo cy` registers three annotators; every name is checked before anyone is added.
 
     On PostgreSQL, run by the owner: also creates NAME's login role, asking for its
     password (or reading it with --password-stdin; never from an argument), and puts
     it in the vetbench_annotator or vetbench_lead group.  An existing role keeps its
     password unless --reset-password; one that is not vetbench's needs --adopt.
     """
-    from db.people import PersonRefused, add_person, has_database_role
+    from db.people import PersonRefused, check_person_names
 
+    per_login = [
+        flag
+        for flag, given in (
+            ("--password-stdin", password_stdin),
+            ("--adopt", adopt),
+            ("--reset-password", reset_password),
+        )
+        if given
+    ]  # options about one particular login, which a list of names cannot share
+    if len(names) > 1 and per_login:
+        fail(f"{per_login[0]} is for one login at a time: name one person")
     db = open_db(ctx, create=True)
     actor = acting_person(ctx, None, register=False)
+    try:
+        checked = check_person_names(db, names)
+    except PersonRefused as error:
+        fail(str(error))
+    for name in checked:
+        _add_one(
+            db, name, Role(role), actor.name, password_stdin, no_password, adopt, reset_password
+        )
+
+
+def _add_one(
+    db: Database,
+    name: str,
+    role: Role,
+    actor: str,
+    password_stdin: bool,
+    no_password: bool,
+    adopt: bool,
+    reset_password: bool,
+) -> None:
+    """Register one checked name and say what changed."""
+    from db.people import PersonRefused, add_person, has_database_role
+
     password = None
     if not db.is_sqlite:
         new_login = not has_database_role(db, name.strip())
@@ -107,8 +146,8 @@ def users_add(
         change = add_person(
             db,
             name,
-            Role(role),
-            actor=actor.name,
+            role,
+            actor=actor,
             password=password,
             adopt=adopt,
             reset_password=reset_password,

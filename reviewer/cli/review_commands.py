@@ -22,6 +22,7 @@ from reviewer.cli.identity import acting_person, as_option, new_user_option
 
 if TYPE_CHECKING:
     from db.engine import Database
+    from db.search_query import SearchQuery
     from evaluator.backends.settings import BackendSettings
 
 
@@ -97,6 +98,7 @@ def require_known_source(db: Database, source: str | None) -> None:
 @as_option()
 @new_user_option
 @queue_options
+@options.search
 @options.backend  # how the evaluation screen (F4) opens models, as `vetbench eval` does
 @click.pass_context
 def review(
@@ -104,6 +106,7 @@ def review(
     name: str | None,
     new_user: bool,
     queue: QueueChoice,
+    search: SearchQuery | None,
     backend: BackendSettings,
 ) -> None:
     """Open the review app: answer each item blind, see the key, give a verdict.
@@ -126,6 +129,7 @@ def review(
         backend_settings=backend,
         flag=queue.flag,
         order=queue.order,
+        search=search.describe() if search is not None else None,
     )
     app.run()
 

@@ -21,6 +21,7 @@ from textual.screen import Screen
 from db.engine import Database, open_database
 from db.vocabulary import Role
 from reviewer.queue import ReviewQueue, annotator_queue
+from reviewer.queue_filter import QueueFilter
 from reviewer.tui.idle_gc import IdleCollector
 from reviewer.tui.literal import notify_literally
 from reviewer.tui.responsive import HEIGHT_CLASSES, WIDTH_CLASSES
@@ -68,6 +69,7 @@ class ReviewApp(App[None]):
         timer: ActiveTimer,
         notice: str | None = None,
         backend_settings: BackendSettings | None = None,
+        filter_notice: str | None = None,
     ) -> None:
         super().__init__()
         self.database = db
@@ -76,10 +78,13 @@ class ReviewApp(App[None]):
         self.backend_settings = backend_settings  # how the evaluation screen opens models
         self.collector = IdleCollector()
         self.identity_notice = notice
+        self.filter_notice = filter_notice  # the filter of the last session is on again
 
     def on_mount(self) -> None:
         if self.identity_notice:  # e.g. the first person of a new database was registered
             notify_literally(self, self.identity_notice, title="Who you are", timeout=10)
+        if self.filter_notice:
+            notify_literally(self, self.filter_notice, title="Filter", timeout=10)
         # Not at once: freezing costs a full collection, which would delay the first item.
         self.set_timer(IDLE_GC_START_SECONDS, self.collector.start)
         self.set_interval(IDLE_GC_CHECK_SECONDS, self.collector.tick)
@@ -184,6 +189,7 @@ def make_app(
     backend_settings: BackendSettings | None = None,
     flag: str | None = None,
     order: str = "default",
+    search: str | None = None,
 ) -> ReviewApp:
     """Build the review app on a database (an open one, a path or a URL) for one annotator.
 
@@ -191,7 +197,8 @@ def make_app(
     review`` resolves it, refusing unknown names, and passes its ``notice`` to show).
     ``clock`` (claims) and ``timer`` (seconds spent) can be replaced for repeatable tests.
     ``backend_settings`` are how the evaluation screen opens models (as ``vetbench eval``
-    takes them).  ``flag`` serves only items with that flag; ``order="suspicious"``
+    takes them).  ``flag`` serves only items with that flag, ``search`` only items
+    that match it (``db.search_query``'s syntax); ``order="suspicious"``
     serves the most suspicious items first (``reviewer.triage``).
     """
     db = (
@@ -208,5 +215,15 @@ def make_app(
         flag=flag,
         order=order,
         clock=clock,
+        search=search,
     )
-    return ReviewApp(db, queue, timer or ActiveTimer(), notice, backend_settings)
+    kept: str | None = None
+    if queue.filters == QueueFilter():  # no filter asked for: the one of the last session
+        from reviewer.tui.screens.jump import remembered_filters
+
+        if (remembered := remembered_filters(db, annotator_name)) is not None:
+            queue.filters = remembered
+            kept = f"your filter from last time is on: {remembered.describe()} (/ changes it)"
+    return ReviewApp(
+        db, queue, timer or ActiveTimer(), notice, backend_settings, filter_notice=kept
+    )

@@ -44,6 +44,7 @@ from reviewer.tui.screens.lead_modals import ConfirmModal, ReasonModal, Rejectio
 from reviewer.tui.screens.prompt import PromptScreen, answer_validator
 from reviewer.tui.widgets.footer import KeyFooter
 from reviewer.tui.widgets.item_view import RAW_TITLE
+from reviewer.tui.widgets.table_fit import fill_fitted
 from reviewer.words import counted
 
 if TYPE_CHECKING:
@@ -61,7 +62,6 @@ VERDICT_REASON: dict[str, DecisionReason] = {
     Verdict.SENSITIVE: DecisionReason.SENSITIVE,
     Verdict.DUPLICATE: DecisionReason.DUPLICATE,
 }
-PREVIEW_CHARS = 40
 QUEUE_COLUMNS = ("item", "score", "kind", "source", "why")
 NO_ROWS = "__none__"  # the key of the "none" row of an empty table
 QUEUE_PAGE = 500  # conflicts listed at once; the rest follow as these are resolved
@@ -522,14 +522,14 @@ class AdjudicationScreen(AreaScreen):
             rows.append((NO_ROWS, tuple(none_row(len(QUEUE_COLUMNS)))))
         for case in message.cases:
             item = case.item
-            why = "; ".join(case.disagreements) or "—"
+            why = "\n".join(case.disagreements) or "—"  # one line per annotator, wrapped
             entry = message.scores.get(item.id)
             cells = (
                 literal(item.id),
                 Text(f"{entry.score:.1f}" if entry else "—", justify="right"),
                 literal(item.kind.value),
                 literal(item.source),
-                literal(why if len(why) <= PREVIEW_CHARS else why[: PREVIEW_CHARS - 1] + "…"),
+                literal(why),
             )
             rows.append((item.id, cells))
         self._fill_queue(rows)
@@ -559,12 +559,8 @@ class AdjudicationScreen(AreaScreen):
         columns that jump a moment later."""
         self.queue_rows = rows
         table = self.query_one("#queue", DataTable)
-        table.clear(columns=True)
-        for index, label in enumerate(QUEUE_COLUMNS):
-            width = max([len(label), *(listed[index].cell_len for _key, listed in rows)])
-            table.add_column(label, width=width)
-        for key, row_cells in rows:
-            table.add_row(*row_cells, key=key)
+        # "why" wraps in the width the other columns leave (80 columns cut it)
+        fill_fitted(table, QUEUE_COLUMNS, rows, wrap=(QUEUE_COLUMNS.index("why"),))
 
     def on_adjudication_screen_consensus_read(self, message: ConsensusRead) -> None:
         self.consensus = message.consensus

@@ -36,6 +36,7 @@ from reviewer.tui.responsive import apply_size_classes
 from reviewer.tui.screens.area import AreaScreen
 from reviewer.tui.widgets.bars import Bar, BarChart
 from reviewer.tui.widgets.footer import KeyFooter
+from reviewer.tui.widgets.table_fit import fill_fitted
 from reviewer.words import counted
 
 if TYPE_CHECKING:
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
 
 DEFAULT_RESAMPLES = 1000  # reviewer.agreement.DEFAULT_RESAMPLES (imported lazily)
 DEFAULT_SEED = 20240601
+FIGURE_COLUMNS = ("statistic", "value", "95% CI", "n", "note")
 
 # Heat map colours: kappa 0 or below is red, 0.4 amber, 0.8 and above green (Landis & Koch's
 # "moderate" and "almost perfect" bands).
@@ -197,9 +199,7 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
 
     def on_mount(self) -> None:
         apply_size_classes(self)
-        self.query_one("#agreement-figures", DataTable).add_columns(
-            "statistic", "value", "95% CI", "n", "note"
-        )
+        self.query_one("#agreement-figures", DataTable).add_columns(*FIGURE_COLUMNS)
         self.query_one("#annotator-table", DataTable).add_columns(
             "annotator",
             "judged",
@@ -294,15 +294,17 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
         from reviewer.agreement.rows import headline_rows
 
         table = self.query_one("#agreement-figures", DataTable)
-        table.clear()
         if not figures.judgments:
+            table.clear()
             table.add_row(Text("none: no judgments yet", style="dim"), "", "", "", "")
             return
+        rows: list[tuple[str | None, tuple[Text | str, ...]]] = []
         for row in headline_rows(figures):
             value, detail = figure_cells(row.figure)
-            table.add_row(
-                literal(row.label), value, literal(detail), f"{row.figure.n:,}", literal(row.note)
-            )
+            cells = (literal(row.label), value, literal(detail), f"{row.figure.n:,}")
+            rows.append((None, (*cells, literal(row.note))))
+        # the note wraps in the width the figures leave (80 columns cut it)
+        fill_fitted(table, FIGURE_COLUMNS, rows, wrap=(0, FIGURE_COLUMNS.index("note")))
 
     def _show_annotators(self, report: AgreementReport) -> None:
         from reviewer.agreement.rows import annotator_cells, percent_text

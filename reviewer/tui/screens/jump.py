@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 
 from rich.text import Text
+from sqlalchemy.exc import SQLAlchemyError
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Button, Input, Select, Static
 
 from db.engine import Database
-from db.search import MIN_INDEXED_CHARS, SearchError
+from db.errors import VetbenchError
+from db.review_filters import SavedFilter, save_filter, saved_filter
+from db.search import SearchError
 from db.vocabulary import FlagName, ItemStatus
 from reviewer.queue import QueueFilter
 from reviewer.tui.expected import show_expected_error
@@ -29,6 +32,33 @@ def jump_screen(db: Database) -> PromptScreen:
         "Type the item id and press Enter (Esc cancels).",
         item_id_validator(db, "type an item id, e.g. econ-test:17"),
     )
+
+
+def remembered_filters(db: Database, person: str) -> QueueFilter | None:
+    """The filter ``person`` last applied with ``/``, or None (none, or one that names
+    a flag or status this version no longer has)."""
+    with db.session() as session:
+        saved = saved_filter(session, person)
+    if saved is None or saved.empty:
+        return None
+    try:
+        return QueueFilter(**asdict(saved))
+    except VetbenchError:
+        return None
+
+
+def remember_filters(db: Database, person: str, filters: QueueFilter) -> str | None:
+    """Keep ``filters`` as ``person``'s filter for their next session; why it could not
+    be kept, or None."""
+    if db.read_only:
+        return "the database is read-only: this filter is not kept for your next session"
+    try:
+        with db.session() as session:
+            save_filter(session, person, SavedFilter(**asdict(filters)))
+            session.commit()
+    except SQLAlchemyError as error:
+        return f"this filter is not kept for your next session ({str(error).splitlines()[0]})"
+    return None
 
 
 @dataclass(frozen=True)
@@ -85,9 +115,10 @@ class FilterScreen(DialogScreen[QueueFilter | None]):
             yield PanelTitle("Filter and search the queue")
             yield Static(
                 Text(
-                    "Only items that still need your judgment are served. Search finds "
-                    "items whose text holds every word you type, in any language. "
-                    "Enter or Ctrl+S applies, Esc cancels."
+                    "Serves items that still need your judgment. Search: words in the "
+                    "question or choices; in:all looks in explanations too, whole:tax "
+                    "finds whole words, 增值税 not:土地增值税 leaves the longer term out. "
+                    "Kept for next time. Enter applies, Esc cancels."
                 ),
                 classes="dialog-help",
             )
@@ -95,8 +126,7 @@ class FilterScreen(DialogScreen[QueueFilter | None]):
                 "Search ",
                 Input(
                     self.current.text,
-                    placeholder=f"words to find (from {MIN_INDEXED_CHARS} characters "
-                    "the index finds them fastest)",
+                    placeholder="words  in:all  whole:WORD  not:LONGER",
                     id="filter-text",
                     select_on_focus=False,
                 ),

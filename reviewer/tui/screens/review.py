@@ -64,7 +64,7 @@ from reviewer.tui.screens.review_keys import ACTION_HELP, REVIEW_BINDINGS, Phase
 from reviewer.tui.timer import ActiveTimer
 from reviewer.tui.widgets.answer_builder import AnswerDraft, AnswerPanel
 from reviewer.tui.widgets.footer import KeyFooter
-from reviewer.tui.widgets.item_view import ChoiceRow, ItemView, item_heading
+from reviewer.tui.widgets.item_view import ChoiceRow, ItemTextPanel, ItemView, item_heading
 from reviewer.tui.widgets.progress import ProgressLine
 from reviewer.tui.widgets.reveal import RevealPanel
 from reviewer.tui.widgets.verdict_bar import VerdictBar
@@ -174,6 +174,15 @@ class ReviewScreen(Screen[None]):
         if action in ("next", "undo", "jump", "filter", "judged"):
             return phase is not Phase.LOADING
         return True  # explain, guidelines
+
+    def action_scroll_on(self, back: bool = False) -> None:
+        """The item and the reveal a page on (or back), each as far as it goes."""
+        for panel in self.query(ItemTextPanel):
+            if panel.display and panel.max_scroll_y:
+                (panel.scroll_page_up if back else panel.scroll_page_down)(animate=False)
+
+    def action_scroll_back(self) -> None:
+        self.action_scroll_on(back=True)
 
     def action_explain(self, key: str) -> None:
         """A key none of whose actions applies now: say why (no key is dead)."""
@@ -674,13 +683,23 @@ class ReviewScreen(Screen[None]):
         self.app.push_screen(jump_screen(self.db), jump_to)
 
     def action_filter(self) -> None:
-        from reviewer.tui.screens.jump import FilterChoices, FilterScreen
+        from reviewer.tui.screens.jump import FilterChoices, FilterScreen, remember_filters
 
         def apply(filters: QueueFilter | None) -> None:
-            if filters is not None:
-                self.queue.filters = filters
-                moving_on = self.phase in (Phase.BLIND, Phase.REVEALED)
-                self.request(ReviewQueue.skip if moving_on else ReviewQueue.fetch_next)
+            if filters is None:
+                return
+            self.queue.filters = filters
+            moving_on = self.phase in (Phase.BLIND, Phase.REVEALED)
+            step = ReviewQueue.skip if moving_on else ReviewQueue.fetch_next
+
+            def remember_then_move(queue: ReviewQueue) -> ItemSnapshot | None:
+                # kept for the next session, in the worker: it writes to the database
+                problem = remember_filters(self.db, queue.annotator, filters)
+                if problem:
+                    self.app.call_from_thread(self.notify, problem, severity="warning")
+                return step(queue)
+
+            self.request(remember_then_move)
 
         choices = FilterChoices(
             kinds=self.queue.known_kinds(),

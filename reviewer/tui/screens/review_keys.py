@@ -105,6 +105,14 @@ ACTION_HELP: list[ActionHelp] = [
         "Raw text",
     ),
     ActionHelp(
+        "Item",
+        "scroll_on",
+        "Space / PgDn",
+        "scroll the item and the reveal a page on (Shift+Space / PgUp: back); no Tab needed",
+        "Scroll down",
+    ),
+    ActionHelp("Item", "scroll_back", "Shift+Space / PgUp", "scroll back a page", "Scroll up"),
+    ActionHelp(
         "Item", "edit", "e", "edit an item you judged (makes a new revision)", "Edit the item"
     ),
     ActionHelp(
@@ -142,7 +150,9 @@ ACTION_HELP: list[ActionHelp] = [
         "Move",
         "filter",
         "/",
-        "serve only items of a kind, source, status or exam, or holding some text",
+        "serve only items of a kind, source, status or exam, or holding some text "
+        "(in the question and choices; in:all or in:explanation looks further, whole:WORD "
+        "finds whole words, not:LONGER leaves a longer term out); kept for your next session",
         "Filter and search",
     ),
     ActionHelp("Move", "judged", "l", "browse the items you have judged", "Your judged items"),
@@ -155,6 +165,12 @@ REVIEW_BINDINGS: list[BindingType] = [
     *[Binding(str(n), f"pick_number({n})", str(n), show=False) for n in range(1, 9)],
     Binding("backspace", "take_back", "Back", key_display="⌫"),
     Binding("enter", "submit_answer", "Submit", key_display="⏎"),
+    # Before the other keys: at 80 columns the footer keeps it and drops later ones.
+    Binding("space", "scroll_on", "Scroll", key_display="Space"),
+    # PgDn/PgUp before a focused panel's own (it would scroll only itself).
+    Binding("pagedown", "scroll_on", "Scroll", show=False, priority=True),
+    Binding("shift+space", "scroll_back", "Back a page", show=False),
+    Binding("pageup", "scroll_back", "Back a page", show=False, priority=True),
     # The verdict bar shows the verdict keys (all seven, on a button each): not the footer.
     *[
         Binding(key, f"verdict('{verdict.value}')", "verdict", group=VERDICT, show=False)

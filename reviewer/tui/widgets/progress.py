@@ -9,45 +9,71 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from reviewer.queue import QueueProgress
+from reviewer.queue import QueueFilter, QueueProgress
 from reviewer.tui.literal import literal
+from reviewer.tui.responsive import STACK_BELOW
 from reviewer.words import counted
 
+NO_FILTER = QueueFilter().describe()  # "all items"
 
-def progress_words(progress: QueueProgress) -> str:
-    """``12 done this session · 28 waiting for you · 340 of 3,864 items have enough judgments``.
+
+def progress_words(progress: QueueProgress, *, short: bool = False) -> str:
+    """``12 done this session · 28 waiting for you · 340 of 3,864 items have enough
+    judgments``; ``short``: ``12 done · 28 waiting · 340/3,864 complete`` (80 columns).
 
     What the annotator acts on comes first: a narrow terminal cuts the line's end."""
-    parts = [
-        f"{progress.session_done:,} done this session",
-        f"{progress.items_left:,} waiting for you",
-        f"{progress.items_complete:,} of {counted(progress.items_total, 'item')} "
-        f"{'has' if progress.items_total == 1 else 'have'} enough judgments",
-    ]
+    parts = (
+        [
+            f"{progress.session_done:,} done",
+            f"{progress.items_left:,} waiting",
+            f"{progress.items_complete:,}/{progress.items_total:,} complete",
+        ]
+        if short
+        else [
+            f"{progress.session_done:,} done this session",
+            f"{progress.items_left:,} waiting for you",
+            f"{progress.items_complete:,} of {counted(progress.items_total, 'item')} "
+            f"{'has' if progress.items_total == 1 else 'have'} enough judgments",
+        ]
+    )
     if progress.median_seconds is not None:
-        parts.append(f"{progress.median_seconds:.0f} s an item")
+        unit = "s/item" if short else "s an item"
+        parts.append(f"{progress.median_seconds:.0f} {unit}")
     return " · ".join(parts)
 
 
-def progress_text(annotator: str, progress: QueueProgress | None, filters: str) -> Text:
-    """``alice · 12 done this session · 28 waiting for you · 340 of 3,864 items ...``."""
+def progress_text(
+    annotator: str,
+    progress: QueueProgress | None,
+    filters: str,
+    *,
+    short: bool = False,
+    no_filter_named: bool = True,
+) -> Text:
+    """``alice · 12 done this session · 28 waiting for you · 340 of 3,864 items ...``;
+    ``short`` (or not ``no_filter_named``) names the filter only when there is one."""
     text = Text()
     text.append_text(literal(annotator, "bold"))
     if progress is None:
         text.append("  ·  counting…", style="dim")
         return text
-    text.append(f" · {progress_words(progress)}")
+    text.append(f" · {progress_words(progress, short=short)}")
+    if (short or not no_filter_named) and filters == NO_FILTER:
+        return text
     text.append(" · ", style="dim")
-    text.append_text(literal(filters, "dim"))
+    text.append_text(literal(filters if not short else f"filter: {filters}", "dim"))
     return text
 
 
 class ProgressLine(Static):
-    """Figures refreshed after every item, after the last action's outcome."""
+    """Figures refreshed after every item, after the last action's outcome: the long
+    form, without "all items" when that does not fit; then, below ``STACK_BELOW``
+    columns, the short form; on two lines when what is left does not fit on one."""
 
     DEFAULT_CSS = """
     ProgressLine {
-        height: 1;
+        height: auto;
+        max-height: 2;
         padding: 0 1;
         background: $panel;
     }
@@ -55,11 +81,11 @@ class ProgressLine(Static):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._figures = Text()
+        self._shown: tuple[str, QueueProgress | None, str] = ("", None, NO_FILTER)
         self._note = Text()
 
     def show(self, annotator: str, progress: QueueProgress | None, filters: str) -> None:
-        self._figures = progress_text(annotator, progress, filters)
+        self._shown = (annotator, progress, filters)
         self._render_line()
 
     def show_note(self, note: str) -> None:
@@ -70,10 +96,20 @@ class ProgressLine(Static):
     def note(self) -> str:
         return self._note.plain
 
+    def on_resize(self) -> None:
+        self._render_line()
+
     def _render_line(self) -> None:
-        line = Text(no_wrap=True, overflow="ellipsis")
-        if self._note:
-            line.append_text(self._note)
-            line.append("   ")
-        line.append_text(self._figures)
+        width = self.content_size.width or 10_000  # not laid out yet: the long form
+        forms = [(False, True), (False, False)]
+        if self.app.size.width < STACK_BELOW:  # a wide screen keeps the words, on two lines
+            forms.append((True, False))
+        for short, named in forms:
+            line = Text(overflow="fold")
+            if self._note:
+                line.append_text(self._note)
+                line.append("   ")
+            line.append_text(progress_text(*self._shown, short=short, no_filter_named=named))
+            if line.cell_len <= width:
+                break
         self.update(line)

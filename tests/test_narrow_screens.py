@@ -1,0 +1,118 @@
+"""Issue 23, point 9: at 80×24 nothing the annotator needs is cut: the status line,
+the reveal (Space / PageDown scroll it without Tab, and `?` says so), F2's notes and
+F3's reasons (every annotator's).  The pictures are in tests/test_tui_snapshots.py."""
+
+from __future__ import annotations
+
+from helpers import REVIEW_GROUPS, settle, store_item, store_judgment, store_person, wait_until
+from rich.text import Text
+from textual.widgets import DataTable
+
+from db.engine import Database
+from db.vocabulary import Role
+from reviewer.queue import QueueProgress
+from reviewer.tui.app import make_app
+from reviewer.tui.screens.help import HelpScreen
+from reviewer.tui.widgets.progress import progress_text
+from reviewer.tui.widgets.reveal import RevealPanel
+
+LONG_EVENTS = {
+    label: f"Event {label}: " + "a long description of what happens next in the economy " * 2
+    for label in "ABCDEF"
+}
+
+
+async def test_space_and_page_down_scroll_the_reveal_without_tab(database: Database) -> None:
+    store_item(database, "long:1", choices=LONG_EVENTS, key="ABCDEF", explanation="why " * 600)
+    app = make_app(database, "alice")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"abcdef", "enter")
+        await settle(pilot)
+        reveal = app.review_screen.query_one(RevealPanel)
+        assert reveal.max_scroll_y > 0 and reveal.scroll_y == 0
+        focused = app.focused
+        await pilot.press("space")
+        await pilot.pause()
+        first = reveal.scroll_y
+        assert first > 0
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert reveal.scroll_y > first
+        assert app.focused is focused  # no Tab, no focus moved
+        await pilot.press("pageup")
+        await pilot.pause()
+        assert reveal.scroll_y < reveal.max_scroll_y or first == reveal.max_scroll_y
+        await pilot.press("shift+space", "shift+space")
+        await pilot.pause()
+        assert reveal.scroll_y == 0
+        assert not [n for n in app._notifications if "not now" in str(n.message)]
+        footer = " ".join(str(key.render()) for key in app.screen.query("FooterKey"))
+        assert "Space" in footer and "Scroll" in footer
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        rows = app.help_rows()
+        assert any("Space / PgDn" in row.keys and "no Tab" in row.description for row in rows)
+        assert any(
+            "not:LONGER" in row.description and "next session" in row.description for row in rows
+        )
+
+
+def test_the_status_line_has_a_short_form_that_fits_80_columns() -> None:
+    progress = QueueProgress(
+        session_done=12,
+        session_assigned=40,
+        overall_done=120,
+        items_left=1_234,
+        median_seconds=38.0,
+        items_complete=2_340,
+        items_total=3_864,
+    )
+    long = progress_text("alice", progress, "all items").plain
+    short = progress_text("alice", progress, "all items", short=True).plain
+    assert "waiting for you" in long and len(long) > 78
+    assert short == "alice · 12 done · 1,234 waiting · 2,340/3,864 complete · 38 s/item"
+    filtered = progress_text("alice", progress, "text “增值税”", short=True).plain
+    assert filtered.endswith("· filter: text “增值税”")
+    assert Text(short).cell_len <= 78  # with a filter it may wrap to a second line
+
+
+async def test_the_status_line_is_whole_at_80_columns(database: Database) -> None:
+    for n in range(12):
+        store_item(database, f"item:{n}")
+    app = make_app(database, "alice")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        line = app.review_screen.query_one("#review-progress")
+        await wait_until(pilot, lambda: "waiting" in str(line.render()), "the count")
+        shown = str(line.render())
+        assert "waiting" in shown and "complete" in shown and "…" not in shown
+        assert line.size.height == 1
+
+
+async def test_f3_lists_every_annotators_reason_at_80_columns(database: Database) -> None:
+    store_person(database, "lena", Role.LEAD)
+    store_item(database, "c:1", kind="single", key="A")
+    store_judgment(database, "c:1", "ann", "B", "wrong-key")
+    store_judgment(database, "c:1", "bo", "C", "ambiguous")
+    app = make_app(database, "lena")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        for _ in range(100):
+            await pilot.pause()
+            tables = list(app.screen.query("#queue"))
+            if (
+                tables
+                and tables[0].row_count
+                and not any(w.is_running for w in app.workers if w.group not in REVIEW_GROUPS)
+            ):
+                break
+        queue = app.screen.query_one("#queue", DataTable)
+        await pilot.pause()
+        why = str(queue.get_row_at(0)[-1])
+        assert "ann:" in why and "bo:" in why
+        widths = sum(column.get_render_width(queue) for column in queue.ordered_columns)
+        assert widths <= queue.size.width
+        assert queue.rows[next(iter(queue.rows))].height >= 2  # wrapped, not cut
