@@ -15,6 +15,10 @@ others).  The others answer blind with their skill (the right answer, else anoth
 and say ``keep`` when their answer is the key, ``wrong-key`` with their answer
 otherwise; on a flawed item they notice the flaw with their skill.
 
+Both runs have the qualification gate on (``--calibration-pass``, default 0.8 of 5
+calibration items; 0 turns it off), as a lead would run either routing: whom it leaves
+out counts for nothing and is served nothing more, in both runs alike.
+
 Each run starts from the same database and drives the real queue in-process, as
 ``vetbench next`` and ``vetbench judge`` do (``reviewer.queue.annotator_queue`` and
 ``reviewer.judging.submit_judgment``), round after round until no one is served
@@ -25,7 +29,7 @@ truth, each annotator's estimated reliability against their true skill, and the 
 the queue and the judgments took.
 
     .venv/bin/python bench/annotation_efficiency.py [--items 300] [--target 0.95]
-        [--spammer-pace 1] [--seed 25] [--cflue PATH] [--keep DIR]
+        [--spammer-pace 1] [--calibration-pass 0.8] [--seed 25] [--cflue PATH] [--keep DIR]
 """
 
 from __future__ import annotations
