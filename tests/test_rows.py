@@ -42,12 +42,17 @@ def test_a_reader_takes_the_columns_of_a_query_by_position(database: Database) -
             select(*(col(getattr(ItemRevision, name)) for name in reversed(TEXT_FIELDS)))
         )
         read = row_reader(
-            RevisionSummary, list(result.keys()), "author", "change_note", "created_at"
+            RevisionSummary, list(result.keys()), "author", "change_note", "created_at", "kind"
         )
-        [summary] = [read(row, author="a", change_note="n", created_at=None) for row in result]
+        [summary] = [
+            read(row, author="a", change_note="n", created_at=None, kind="ordering")
+            for row in result
+        ]
     assert (summary.number, summary.prompt, summary.key) == (1, "Order these.", "DABC")
     assert summary.author == "a"
-    assert copied_fields(RevisionSummary, "author", "change_note", "created_at") == TEXT_FIELDS
+    assert copied_fields(RevisionSummary, "author", "change_note", "created_at", "kind") == (
+        TEXT_FIELDS
+    )
     with pytest.raises(
         ValueError, match="no column id, kind, source, .*, revision_id for ItemSnapshot"
     ):

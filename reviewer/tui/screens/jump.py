@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 
 from rich.text import Text
-from sqlalchemy.exc import SQLAlchemyError
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -13,7 +12,7 @@ from textual.widgets import Button, Input, Select, Static
 
 from db.engine import Database
 from db.errors import VetbenchError
-from db.review_filters import SavedFilter, save_filter, saved_filter
+from db.review_filters import SavedFilter, keep_filter, read_saved_filter
 from db.search import SearchError
 from db.vocabulary import FlagName, ItemStatus
 from reviewer.queue import QueueFilter
@@ -37,8 +36,7 @@ def jump_screen(db: Database) -> PromptScreen:
 def remembered_filters(db: Database, person: str) -> QueueFilter | None:
     """The filter ``person`` last applied with ``/``, or None (none, or one that names
     a flag or status this version no longer has)."""
-    with db.session() as session:
-        saved = saved_filter(session, person)
+    saved = read_saved_filter(db, person)
     if saved is None or saved.empty:
         return None
     try:
@@ -50,15 +48,7 @@ def remembered_filters(db: Database, person: str) -> QueueFilter | None:
 def remember_filters(db: Database, person: str, filters: QueueFilter) -> str | None:
     """Keep ``filters`` as ``person``'s filter for their next session; why it could not
     be kept, or None."""
-    if db.read_only:
-        return "the database is read-only: this filter is not kept for your next session"
-    try:
-        with db.session() as session:
-            save_filter(session, person, SavedFilter(**asdict(filters)))
-            session.commit()
-    except SQLAlchemyError as error:
-        return f"this filter is not kept for your next session ({str(error).splitlines()[0]})"
-    return None
+    return keep_filter(db, person, SavedFilter(**asdict(filters)))
 
 
 @dataclass(frozen=True)
