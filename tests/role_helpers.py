@@ -64,3 +64,29 @@ def role_names(database_url: str) -> Iterator[RoleNames]:
         yield roles
     finally:
         roles.drop()
+
+
+def team_database(*item_ids: str) -> Iterator[tuple[str, RoleNames]]:
+    """For a fixture: a fresh migrated PostgreSQL database holding the ordering items
+    ``item_ids`` (key ABCD), and names for one test's people; the roles and the database
+    are dropped afterwards.  Skips the test where no PostgreSQL server is set."""
+    import pytest
+    from conftest import fresh_postgres_database, postgres_url
+    from helpers import store_item
+
+    from db.engine import open_database
+
+    server = postgres_url()
+    if server is None:
+        pytest.skip("no PostgreSQL server (VETBENCH_TEST_PG_URL not set)")
+    for url in fresh_postgres_database(server, migrated=True):
+        names = role_names(url)
+        roles = next(names)
+        owner = open_database(url)
+        for item_id in item_ids:
+            store_item(owner, item_id, key="ABCD")
+        owner.dispose()
+        try:
+            yield url, roles
+        finally:
+            names.close()  # drops the roles

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from conftest import ROOT, fresh_postgres_database, postgres_url
+from conftest import ROOT
 from helpers import item_status, run_cli, store_item, store_person, stored_judgments
-from role_helpers import role_names
+from role_helpers import RoleNames, team_database
 
 from db.audit import read_audit
 from db.engine import Database, open_database
@@ -262,31 +262,20 @@ def run_as(url: str, *args: str) -> Result:
 
 
 @pytest.fixture
-def roles_db() -> Iterator[tuple[str, object]]:
-    server = postgres_url()
-    if server is None:
-        pytest.skip("no PostgreSQL server (VETBENCH_TEST_PG_URL not set)")
-    for url in fresh_postgres_database(server, migrated=True):
-        names = role_names(url)
-        roles = next(names)
-        owner = open_database(url)
-        store_item(owner, "o:1", key="ABCD")
-        store_item(owner, "o:2", key="ABCD")
-        owner.dispose()
-        yield url, roles
-        next(names, None)
+def roles_db() -> Iterator[tuple[str, RoleNames]]:
+    yield from team_database("o:1", "o:2")
 
 
 @pytest.mark.postgres
 def test_an_annotators_batch_writes_only_their_own_judgments(
-    roles_db: tuple[str, object], tmp_path: Path
+    roles_db: tuple[str, RoleNames], tmp_path: Path
 ) -> None:
     url, roles = roles_db
-    alice, bob = roles.name("alice"), roles.name("bob")  # type: ignore[attr-defined]
+    alice, bob = roles.name("alice"), roles.name("bob")
     for person in (alice, bob):
         added = run_as(url, "users", "add", person, "--role", "annotator", "--no-password")
         assert added.exit_code == 0, added.output
-    as_alice = roles.url_for(alice)  # type: ignore[attr-defined]
+    as_alice = roles.url_for(alice)
     exported = run_as(as_alice, "export", "--format", "judging", "--out", str(tmp_path / "s.csv"))
     assert exported.exit_code == 0, exported.output
     rows = list(csv.DictReader((tmp_path / "s.csv").open(encoding="utf-8")))

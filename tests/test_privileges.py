@@ -13,9 +13,7 @@ from dataclasses import dataclass
 import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner, Result
-from conftest import fresh_postgres_database, postgres_url
-from helpers import store_item
-from role_helpers import RoleNames, role_names
+from role_helpers import RoleNames, team_database
 from sqlmodel import SQLModel, col, select
 
 import db.models  # noqa: F401  (registers every table)
@@ -60,16 +58,7 @@ class Team:
 
 @pytest.fixture
 def team() -> Iterator[Team]:
-    server = postgres_url()
-    if server is None:
-        pytest.skip("no PostgreSQL server (VETBENCH_TEST_PG_URL not set)")
-    for url in fresh_postgres_database(server, migrated=True):
-        names = role_names(url)
-        roles = next(names)
-        owner = open_database(url)
-        store_item(owner, "o:1", key="ABCD")
-        store_item(owner, "o:2", key="ABCD")
-        owner.dispose()
+    for url, roles in team_database("o:1", "o:2"):
         team = Team(url, roles, roles.name("alice"), roles.name("bob"), roles.name("lena"))
         for person, role in (
             (team.alice, "annotator"),
@@ -78,10 +67,7 @@ def team() -> Iterator[Team]:
         ):
             added = run(url, "users", "add", person, "--role", role, "--no-password")
             assert added.exit_code == 0, added.output
-        try:
-            yield team
-        finally:
-            names.close()  # drops the roles
+        yield team
 
 
 def raw(url: str, statement: str, **params: object) -> sa.CursorResult[object]:
