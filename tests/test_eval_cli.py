@@ -327,3 +327,15 @@ def test_a_shot_file_through_the_cli(url: str, scripted: str) -> None:
     (prediction, *_) = stored(url, figures["run_id"])
     assert prediction.prompt.count("Answer:") == 6  # five shots and the question
     assert "not-yet-approved" not in result.stderr
+
+
+def test_eval_json_prints_only_json_its_notes_inside(url: str, scripted: str) -> None:
+    """A program reading ``--json`` gets one JSON document and nothing else, even when the
+    run falls short of shots: the notes are in it (``run.params.shot_notes``)."""
+    result = ok(run_cli(url, "eval", "--model", scripted, "--shots", "5", "--json"))
+    assert result.stderr == ""
+    figures = json.loads(result.stdout)
+    assert figures["run"]["params"]["shot_notes"], "the mixed set leaves too few shots"
+    assert figures["accuracy"] == 1.0
+    shown = ok(run_cli(url, "eval", "--model", scripted, "--shots", "5"))
+    assert "note: " in shown.stderr  # without --json a person reads them

@@ -340,10 +340,10 @@ def _evaluate(
         if update.starting:
             _close_bars(bars)
             current[:] = [update.run_id]
-            for note in update.notes:
-                click.echo(f"note: {terminal_text(note)}", err=True)
             progress = update.progress
-            if not quiet:
+            if not quiet:  # with --json the notes are in the JSON (run.params.shot_notes)
+                for note in update.notes:
+                    click.echo(f"note: {terminal_text(note)}", err=True)
                 click.echo(f"run {update.run_id}: {progress.total} items", err=True)
             bars[update.run_id] = TerminalProgressBar(
                 progress.total,
