@@ -186,7 +186,8 @@ def test_econlogicqa_makes_a_1_shot_and_a_5_shot_run_in_the_papers_layout(
     assert all(run.params["protocol"] == "econlogicqa" for run in made)
     assert made[0].params["repeat"]["series"] == made[1].params["repeat"]["series"]
     assert [spread["shots"] for spread in figures["spread"]] == [1, 5]
-    assert "only 1 of 5 shots available" in result.stderr  # one ordering shot exists
+    notes = made[1].params["shot_notes"]  # --json prints only JSON: the notes are stored
+    assert any("only 1 of 5 shots available" in note for note in notes)  # one shot exists
     for run in made:
         stored = stored_predictions(url, run.id or 0)
         assert set(stored) == {"econ:1", "econ:2"}  # ordering items only
