@@ -434,19 +434,21 @@ def report(bench: Bench, fixed: Outcome, adaptive: Outcome) -> None:
         cells = []
         for outcome in (fixed, adaptive):
             found = outcome.reliability.get(annotator.name)
-            if annotator.name in outcome.left_out:
-                cells.append(f"left out: {outcome.gate[annotator.name]}")
-            else:
-                cells.append(
-                    "-"
-                    if found is None
-                    else f"{found[0]:.2f} [{found[1]:.2f}, {found[2]:.2f}] ({found[3]})"
-                )
+            cells.append(
+                "-"
+                if found is None
+                else f"{found[0]:.2f} [{found[1]:.2f}, {found[2]:.2f}] ({found[3]})"
+                + (" gated out" if annotator.name in outcome.left_out else "")
+            )
         skill = "random" if annotator.spammer else f"{annotator.skill:.2f}"
         print(
             f"{annotator.name:12} {skill:>10} {right / total if total else 0:>9.2f}    "
             f"fixed {cells[0]:26} adaptive {cells[1]}"
         )
+    for outcome in (fixed, adaptive):
+        if outcome.left_out:
+            gated = ", ".join(f"{name} ({outcome.gate[name]})" for name in sorted(outcome.left_out))
+            print(f"{outcome.name}: the gate left out {gated}")
     print("\njudgments (not gold) per annotator: fixed / adaptive")
     for annotator in ANNOTATORS:
         print(
@@ -469,14 +471,22 @@ def report(bench: Bench, fixed: Outcome, adaptive: Outcome) -> None:
                 )
             )
     for outcome in (fixed, adaptive):
-        if "spammer" in outcome.left_out:  # the gate found them out: nothing of theirs counts
-            checks.append((f"{outcome.name}: the gate left the spammer out", True))
-            continue
+        # Everyone is measured, those the gate left out too (against the consensus they
+        # had no part in, and the gold items).
         people = outcome.reliability
         spammer = people.get("spammer", (1.0, 0, 0, 0))[0]
         lowest = all(spammer < value[0] for name, value in people.items() if name != "spammer")
         checks.append(
             (f"{outcome.name}: the spammer's reliability is the lowest ({spammer:.2f})", lowest)
+        )
+    for outcome in (fixed, adaptive):
+        recovered = outcome.three_right / outcome.three_items if outcome.three_items else 1.0
+        checks.append(
+            (
+                f"{outcome.name}: the consensus recovers the truth on {recovered:.1%} of the "
+                "items with >= 3 judgments (>= 95%)",
+                recovered >= 0.95,
+            )
         )
     for text, ok in checks:
         print(f"  [{'x' if ok else ' '}] {text}")

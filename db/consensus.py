@@ -25,7 +25,9 @@ such argument).
 A rater's reliability is their expected accuracy on the answer task: the mean
 probability, under the fitted model, that their answer is the true one (gold items:
 exactly whether it is), with a 95% Jeffreys interval (Beta(s + ½, n − s + ½)) over
-their ``n`` answers.
+their ``n`` answers.  People the qualification gate leaves out are measured the same
+way against the consensus they had no part in (``qualified`` False): a lead sees how
+far off they are, and the gate's verdict is not the only word on them.
 
 pandas, crowd-kit and scipy are imported inside the functions that use them: the CLI
 starts without them.
@@ -135,11 +137,14 @@ class RaterReliability(FieldsAsJson):
     high: float
     n: int  # answers it rests on
     chance: float = 0.0  # the share guessing would get right on the same items
-    counted: bool = True  # False: no better than guessing, left out of the answer consensus
+    counted: bool = True  # False: left out of the answer consensus (guessing, or the gate)
+    qualified: bool = True  # False: the qualification gate leaves their judgments out
 
     @property
     def note(self) -> str:
         """What a table says of a rater left out of the answer consensus."""
+        if not self.qualified:
+            return "not qualified: not counted"
         return "" if self.counted else "guessing: not counted"
 
     @property
@@ -187,6 +192,9 @@ class _LabelSpace:
 
     key: str
     alternatives: tuple[str, ...]  # most often given first
+
+    def holds(self, answer: str) -> bool:
+        return answer == self.key or answer in self.alternatives
 
     def label(self, answer: str) -> str:
         if answer == self.key:
@@ -264,20 +272,34 @@ def _reliabilities(
 ) -> tuple[RaterReliability, ...]:
     right: dict[tuple[str, str], list[float]] = defaultdict(list)
     guessing: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for rating in inputs.ratings:
+    for rating in (*inputs.ratings, *inputs.uncounted):
         chances = probas.get(rating.item_id, {})
         rater = (rating.rater_kind, rating.rater)
-        right[rater].append(chances.get(spaces[rating.item_id].label(rating.answer), 0.0))
+        space = spaces[rating.item_id]
+        # An answer no counted rater gave is outside the label space: the consensus
+        # gives it no chance (only the uncounted can give one).
+        label = space.label(rating.answer) if space.holds(rating.answer) else None
+        right[rater].append(chances.get(label, 0.0) if label is not None else 0.0)
         guessing[rater].append(1 / inputs.items[rating.item_id].possible_answers)
+    unqualified = {rating.rater for rating in inputs.uncounted}
     found = []
     for (kind, name), values in right.items():
         successes = sum(values)
         low, high = _jeffreys(successes, len(values))
         chance = sum(guessing[(kind, name)]) / len(values)
-        counted = f"{kind}:{name}" not in guessers
+        qualified = kind != "person" or name not in unqualified
+        counted = qualified and f"{kind}:{name}" not in guessers
         found.append(
             RaterReliability(
-                name, kind, successes / len(values), low, high, len(values), chance, counted
+                name,
+                kind,
+                successes / len(values),
+                low,
+                high,
+                len(values),
+                chance,
+                counted,
+                qualified,
             )
         )
     return tuple(sorted(found, key=lambda r: (-r.reliability, r.kind, r.name)))
@@ -298,8 +320,9 @@ def _answer_consensus(
     rows = [(r.item_id, _worker(r), spaces[r.item_id].label(r.answer)) for r in inputs.ratings]
     probas, prior = _fit(rows + gold_rows, KEY_LABEL, OneCoinDawidSkene(n_iter=100), {})
     raters = _reliabilities(inputs, spaces, probas)
-    guessers = {f"{r.kind}:{r.name}" for r in raters if r.beyond_chance < BEYOND_CHANCE}
-    if not guessers or len(guessers) == len(raters):
+    weighed = [r for r in raters if r.qualified]
+    guessers = {f"{r.kind}:{r.name}" for r in weighed if r.beyond_chance < BEYOND_CHANCE}
+    if not guessers or len(guessers) == len(weighed):
         return probas, prior, raters
     kept = [row for row in rows if row[1] not in guessers]
     probas, prior = _fit(kept + gold_rows, KEY_LABEL, OneCoinDawidSkene(n_iter=100), {})

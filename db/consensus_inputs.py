@@ -6,8 +6,10 @@ when it is a gold item, and the models' latest parsed answers to it
 (``db.model_answers``).  Calibration judgments of gold items count: there the truth is
 known, so they measure the annotators best.
 
-Only judgments that count are read: the qualification gate (``db.qualification``)
+Only judgments that count are weighed: the qualification gate (``db.qualification``)
 leaves out those of annotators who have not passed it, as every decision path does.
+Theirs are read apart (``ConsensusInputs.uncounted``), so that their reliability can be
+measured against the consensus they had no part in.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from db.bulk_reads import id_chunks
 from db.items import item_conditions
 from db.model_answers import model_answers
 from db.models import GoldItem, Item, ItemRevision, Judgment, Person, is_current_revision
-from db.qualification import counted_judgments
+from db.qualification import uncounted_annotators
 from db.vocabulary import ItemKind, Verdict
 
 __all__ = [
@@ -98,10 +100,12 @@ class ConsensusInputs:
     items: Mapping[str, InputItem]
     ratings: tuple[Rating, ...]
     gold: Mapping[str, GoldTruth]
+    uncounted: tuple[Rating, ...] = ()  # judgments of people the gate leaves out: no weight
 
 
-def _judgment_ratings(session: Session) -> list[Rating]:
-    """Each person's latest active judgment that counts of each item's current revision."""
+def _judgment_ratings(session: Session) -> tuple[list[Rating], list[Rating]]:
+    """Each person's latest active judgment of each item's current revision: those that
+    count, and those of people the qualification gate leaves out."""
     query = (
         sa_select(  # sqlalchemy's select: more columns than sqlmodel's types take
             col(Judgment.item_id),
@@ -114,14 +118,15 @@ def _judgment_ratings(session: Session) -> list[Rating]:
         .where(
             col(Judgment.retracted).is_(False),
             col(Judgment.revision_number) == col(Item.current_revision),
-            *counted_judgments(session),
         )
         .order_by(col(Judgment.created_at), col(Judgment.id))
     )
     latest: dict[tuple[str, str], Rating] = {}
     for item_id, name, answer, verdict in session.execute(query):
         latest[(item_id, name)] = Rating(item_id, name, "person", answer, verdict)
-    return list(latest.values())
+    left_out = uncounted_annotators(session)
+    counted = [rating for rating in latest.values() if rating.rater not in left_out]
+    return counted, [rating for rating in latest.values() if rating.rater in left_out]
 
 
 def _gold_readable(session: Session) -> bool:
@@ -179,7 +184,7 @@ def consensus_inputs(
     """Everything the consensus model weighs.  Every rating is read, whatever
     ``item_ids`` asks for (a rater's reliability rests on all their work); the items
     asked for are there even without any rating, so that they get the prior."""
-    ratings = _judgment_ratings(session)
+    ratings, uncounted = _judgment_ratings(session)
     if models:
         for answers in model_answers(session):
             ratings.extend(
@@ -188,11 +193,13 @@ def consensus_inputs(
                 if answer.answer is not None
             )
     gold = _gold_truths(session)
-    wanted = {rating.item_id for rating in ratings} | set(gold) | set(item_ids or ())
+    wanted = {rating.item_id for rating in [*ratings, *uncounted]} | set(gold)
+    wanted |= set(item_ids or ())
     items = _items(session, wanted)
     ratings = [rating for rating in ratings if rating.item_id in items]
     gold = {item_id: truth for item_id, truth in gold.items() if item_id in items}
-    return ConsensusInputs(items, tuple(ratings), gold)
+    uncounted = [rating for rating in uncounted if rating.item_id in items]
+    return ConsensusInputs(items, tuple(ratings), gold, tuple(uncounted))
 
 
 def scoped_statuses(

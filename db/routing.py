@@ -205,7 +205,8 @@ def _fit_of(consensus: Consensus, inputs: ConsensusInputs, judgments: int, gener
     """The parameters the routing reuses until the next fit."""
     reliability = {(rater.kind, rater.name): rater.reliability for rater in consensus.raters}
     low = {(rater.kind, rater.name): rater.low for rater in consensus.raters}
-    persons = [rater for rater in consensus.raters if rater.kind == "person"]
+    # Defaults for someone not measured yet: from the people whose judgments count.
+    persons = [r for r in consensus.raters if r.kind == "person" and r.qualified]
     p_keep = {item.item_id: item.p_keep for item in consensus.items}
     counts: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0])
     for rating in inputs.ratings:
@@ -322,40 +323,75 @@ def item_beliefs(session: Session, item_ids: Collection[str]) -> dict[str, ItemB
     """The routing's figures for each item's current revision, from its own ratings and
     the cached fit.  When judgments moved enough since, the model is fitted again first
     and every undecided item's status refreshed with it: call it in a write transaction."""
+    return _evidence(session, item_ids).beliefs()
+
+
+@dataclass(frozen=True)
+class _Evidence:
+    """The fit in force and each wanted item's ratings: what a belief is computed from,
+    kept so that a judgment not given yet can be weighed too."""
+
+    fit: _Fit
+    inputs: ConsensusInputs
+    answers: Mapping[str, Sequence[tuple[tuple[str, str], str]]]  # item -> (rater, answer)
+    verdicts: Mapping[str, Sequence[tuple[str, bool]]]  # item -> (person, keeps)
+
+    def beliefs(self) -> dict[str, ItemBelief]:
+        return {
+            item_id: self.belief(item_id, self.answers[item_id], self.verdicts[item_id])
+            for item_id in self.answers
+        }
+
+    def belief(
+        self,
+        item_id: str,
+        answers: Sequence[tuple[tuple[str, str], str]],
+        verdicts: Sequence[tuple[str, bool]],
+    ) -> ItemBelief:
+        item = self.inputs.items[item_id]
+        p_key, best = _answer_posterior(self.fit, item.key, item.kind, answers)
+        return ItemBelief(
+            item_id=item_id,
+            judgments=len(verdicts),
+            p_key_right=p_key,
+            p_keep=_keep_posterior(self.fit, verdicts),
+            consensus_answer=best,
+            key=item.key,
+            flagged=any(rater[0] == "model" and answer != item.key for rater, answer in answers),
+        )
+
+    def judged_by(self, item_id: str) -> set[str]:
+        """The people whose judgments of the item count."""
+        return {name for (kind, name), _answer in self.answers[item_id] if kind == "person"}
+
+    def settled_by(self, item_id: str, annotator: str, routing: Routing) -> bool:
+        """Whether one more judgment by ``annotator`` that agrees with the consensus (its
+        answer, and its likelier verdict) ends the item's need for judgments: it becomes
+        sure enough either way, or has had ``max_overlap`` of them."""
+        now = self.belief(item_id, self.answers[item_id], self.verdicts[item_id])
+        answer = ((("person", annotator), now.consensus_answer),)
+        verdict = ((annotator, now.p_keep >= 0.5),)
+        after = self.belief(
+            item_id, (*self.answers[item_id], *answer), (*self.verdicts[item_id], *verdict)
+        )
+        return after.status(routing) is not ItemStatus.IN_REVIEW
+
+
+def _evidence(session: Session, item_ids: Collection[str]) -> _Evidence:
     from db.consensus_inputs import consensus_inputs
 
     inputs = consensus_inputs(session)
     fit = _current_fit(session, inputs)
-    return _beliefs(fit, inputs, set(item_ids))
-
-
-def _beliefs(fit: _Fit, inputs: ConsensusInputs, wanted: set[str]) -> dict[str, ItemBelief]:
-    answers: dict[str, list[tuple[tuple[str, str], str]]] = defaultdict(list)
-    verdicts: dict[str, list[tuple[str, bool]]] = defaultdict(list)
+    wanted = {item_id for item_id in item_ids if item_id in inputs.items}
+    answers: dict[str, list[tuple[tuple[str, str], str]]] = {item_id: [] for item_id in wanted}
+    verdicts: dict[str, list[tuple[str, bool]]] = {item_id: [] for item_id in wanted}
     for rating in inputs.ratings:
         if rating.item_id not in wanted:
             continue
         answers[rating.item_id].append(((rating.rater_kind, rating.rater), rating.answer))
         if rating.keeps is not None:
             verdicts[rating.item_id].append((rating.rater, rating.keeps))
-    beliefs = {}
-    for item_id in wanted:
-        item = inputs.items.get(item_id)
-        if item is None:
-            continue
-        p_key, best = _answer_posterior(fit, item.key, item.kind, answers[item_id])
-        beliefs[item_id] = ItemBelief(
-            item_id=item_id,
-            judgments=len(verdicts[item_id]),
-            p_key_right=p_key,
-            p_keep=_keep_posterior(fit, verdicts[item_id]),
-            consensus_answer=best,
-            key=item.key,
-            flagged=any(
-                rater[0] == "model" and answer != item.key for rater, answer in answers[item_id]
-            ),
-        )
-    return beliefs
+    return _Evidence(fit, inputs, answers, verdicts)
 
 
 def adaptive_statuses(
@@ -381,7 +417,7 @@ def worth_ranking(session: Session, item_ids: Collection[str]) -> list[str]:
     """The items of ``item_ids`` that something is known of (ratings, or a flag that
     doubts the key), the ones another judgment is worth most for first; the others are
     left to the queue's usual walk."""
-    worths = _worths(session, item_ids)
+    worths = _worths(session, _evidence(session, item_ids), item_ids)
     return sorted(worths, key=lambda item_id: (-worths[item_id], item_id))
 
 
@@ -392,6 +428,7 @@ class WorthOrder:
     first: list[str]  # offered before anything else, in this order
     after_fresh: list[str]  # offered once no fresh (pending) item is left; [] for none
     fresh: bool = True  # False: fresh items wait for a colleague who settles them alone
+    rest: bool = True  # False: nothing beyond ``first`` (the rest wait for a colleague)
 
 
 def worth_order(
@@ -407,19 +444,40 @@ def worth_order(
     gets the uncertain items (the second opinions), as :func:`worth_ranking` ranks them,
     and fresh items only while none of ``colleagues`` (the others at work now) settles
     them alone: a weaker judgment spent on a fresh item settles nothing and asks for
-    another, where an uncertain item is what it is worth most for."""
-    worths = _worths(session, item_ids)
+    another, where an uncertain item is what it is worth most for.  While such a
+    colleague is at work, the weaker judgment goes only where it ends the item's need
+    for judgments (:meth:`_Evidence.settled_by`), or where every more reliable colleague
+    at work has judged already; the rest wait for them, whose one judgment may do what
+    two weaker ones would (``rest`` False)."""
+    evidence = _evidence(session, item_ids)
+    worths = _worths(session, evidence, item_ids)
     ranking = sorted(worths, key=lambda item_id: (-worths[item_id], item_id))
     if not settles_alone(session, annotator, routing):
         # Someone the fit has not measured yet still gets fresh items: how else would it.
-        fresh = not _measured(session, annotator) or not any(
+        if not _measured(session, annotator) or not any(
             settles_alone(session, name, routing) for name in colleagues
-        )
-        return WorthOrder(ranking, [], fresh=fresh)
+        ):
+            return WorthOrder(ranking, [])
+        betters = _more_reliable(evidence.fit, annotator, colleagues)
+        worthwhile = [
+            item_id
+            for item_id in ranking
+            if item_id not in evidence.answers
+            or evidence.settled_by(item_id, annotator, routing)
+            # no more reliable colleague at work is left to judge it: it cannot wait
+            or betters <= evidence.judged_by(item_id)
+        ]
+        return WorthOrder(worthwhile, [], fresh=False, rest=False)
     return WorthOrder(
         [item_id for item_id in ranking if worths[item_id] >= _DOUBTED],
         [item_id for item_id in ranking if worths[item_id] < _DOUBTED],
     )
+
+
+def _more_reliable(fit: _Fit, annotator: str, colleagues: Collection[str]) -> set[str]:
+    """The colleagues the fit finds more reliable than ``annotator``."""
+    mine = _skill(fit, ("person", annotator), low=False)
+    return {name for name in colleagues if _skill(fit, ("person", name), low=False) > mine}
 
 
 def _fit_in_force(session: Session) -> _Fit | None:
@@ -449,11 +507,11 @@ def settles_alone(session: Session, annotator: str, routing: Routing) -> bool:
 _DOUBTED = 1.0  # the worth a model or a flag doubting the key adds
 
 
-def _worths(session: Session, item_ids: Collection[str]) -> dict[str, float]:
+def _worths(session: Session, evidence: _Evidence, item_ids: Collection[str]) -> dict[str, float]:
     """How much one more judgment is worth, for the items something is known of."""
     from db.stored_flags import current_flags
 
-    beliefs = item_beliefs(session, item_ids)
+    beliefs = evidence.beliefs()
     flags = current_flags(session, list(item_ids))
     doubted = {
         item_id

@@ -214,6 +214,8 @@ class ReviewQueue:
                 found = self._first_ranked(session, ranking.after_fresh, base)
             if found is not None:
                 return found
+        if not ranking.rest:  # the rest wait for a colleague whose judgment settles more
+            return None
         if not ranking.fresh:  # a colleague at work settles fresh items alone
             return self._walk(session, base, [ItemStatus.IN_REVIEW.value])
         return self._walk(session, base, self._statuses())

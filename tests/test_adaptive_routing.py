@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import pytest
 from helpers import item_status, run_cli, store_item, store_person
@@ -26,7 +27,7 @@ from evaluator.backends.scripted import Script, ScriptedBackend
 from evaluator.runner import create_run, execute_run
 from reviewer.adjudication import approve_agreed
 from reviewer.judging import ItemEdit, edit_item, submit_judgment
-from reviewer.queue import ReviewQueue, annotator_queue
+from reviewer.queue import CLAIM_TTL, ReviewQueue, annotator_queue
 
 KEY = "DABC"  # the key of every ordering item stored here
 OTHER = "ADBC"
@@ -271,13 +272,34 @@ def test_a_weaker_annotator_leaves_fresh_items_to_a_colleague_at_work(
     """Sam's judgment settles nothing alone, and Alice, who judged minutes ago, settles
     fresh items alone: Sam is served only second opinions, and none waits yet.  Carol,
     whom the consensus has not measured, still gets a fresh item; once her judgment
-    leaves it unsure, Sam gets it."""
+    leaves it unsure, Sam gets it, as his judgment is its last (``max_overlap`` 2)."""
     store_item(calibrated, "d:1")
     store_item(calibrated, "d:2")
-    adaptive(calibrated)
+    adaptive(calibrated, max_overlap=2)
     assert annotator_queue(calibrated, "sam").fetch_next() is None, beliefs(calibrated, "d:1")
     carol = annotator_queue(calibrated, "carol").fetch_next()
     assert carol is not None and carol.id in ("d:1", "d:2")
     assert judge(calibrated, "carol", carol.id) == "in_review", beliefs(calibrated, carol.id)
     sam = annotator_queue(calibrated, "sam").fetch_next()
     assert sam is not None and sam.id == carol.id
+
+
+def test_a_weaker_judgment_goes_only_where_it_ends_the_items_need(calibrated: Database) -> None:
+    """With Alice at work, Sam's judgment goes only to an item it would end: Carol
+    doubts the key, and Sam agreeing with the consensus would still leave the item
+    unsure with a third judgment to come (``max_overlap`` 3), so it waits for Alice,
+    whose one judgment may settle it.  With no one at work who settles items alone, Sam
+    is served as anyone; and once the item has two judgments, Sam's would be its last,
+    and he gets it."""
+    store_item(calibrated, "d:1")
+    adaptive(calibrated)
+    carol = annotator_queue(calibrated, "carol").fetch_next()
+    assert carol is not None and carol.id == "d:1"
+    assert judge(calibrated, "carol", "d:1", OTHER) == "in_review", beliefs(calibrated, "d:1")
+    assert annotator_queue(calibrated, "sam").fetch_next() is None, beliefs(calibrated, "d:1")
+    later = datetime.now(UTC) + CLAIM_TTL * 2  # no one at work then
+    alone = annotator_queue(calibrated, "sam", clock=lambda: later).fetch_next()
+    assert alone is not None and alone.id == "d:1"
+    assert judge(calibrated, "dave", "d:1") == "in_review", beliefs(calibrated, "d:1")
+    last = annotator_queue(calibrated, "sam").fetch_next()
+    assert last is not None and last.id == "d:1"

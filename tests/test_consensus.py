@@ -309,7 +309,14 @@ def test_judgments_of_people_the_qualification_gate_leaves_out_do_not_count(
             )  # fmt: skip
     with database.session() as session:
         gated = estimate_consensus(session)
-    assert [r.name for r in gated.raters] == ["passer"]
+    assert [r.name for r in gated.raters if r.counted] == ["passer"]
+    # The one left out is still measured, against a consensus they had no part in: their
+    # gold answers and their answers to the other items are all wrong by it.
+    failer = gated.rater("failer")
+    assert failer is not None and not failer.qualified and not failer.counted
+    assert (failer.reliability, failer.n) == (0.0, 12)
+    assert failer.note == "not qualified: not counted"
+    assert failer.reliability < gated.rater("passer").reliability  # type: ignore[union-attr]
     ordinary = gated.item("o:1")
     assert ordinary is not None and ordinary.judgments == 1
     assert ordinary.consensus_answer == "A"
@@ -318,5 +325,5 @@ def test_judgments_of_people_the_qualification_gate_leaves_out_do_not_count(
     with database.session() as session:
         open_gate = estimate_consensus(session)
     assert {r.name for r in open_gate.raters} == {"passer", "failer"}
-    assert open_gate.rater("failer") is not None
+    assert all(r.qualified for r in open_gate.raters)
     assert open_gate.item("o:1").judgments == 2  # type: ignore[union-attr]
