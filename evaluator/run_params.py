@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING
 
-from db.json_types import JsonObject, JsonValue
+from db.json_types import FieldsAsJson, JsonObject, JsonValue
 from db.vocabulary import EvalProtocol, ItemKind
 
 if TYPE_CHECKING:
@@ -58,25 +58,19 @@ class Repeat:
 
 
 @dataclass(frozen=True)
-class ShotRef:
+class ShotRef(FieldsAsJson):
     """One shot a run recorded: the item and the revision its prompt showed."""
 
     id: str
     revision: int
 
-    def to_json(self) -> JsonObject:
-        return {"id": self.id, "revision": self.revision}
-
 
 @dataclass(frozen=True)
-class ShotFileRef:
+class ShotFileRef(FieldsAsJson):
     """A shot file a run read, and the SHA-256 of its bytes then."""
 
     path: str
     sha256: str
-
-    def to_json(self) -> JsonObject:
-        return {"path": self.path, "sha256": self.sha256}
 
 
 @dataclass(frozen=True)

@@ -3,11 +3,13 @@ a database file holding it for the command line (run with :func:`helpers.run_cli
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from click.testing import Result
-from helpers import store_draft
+from helpers import run_cli, store_draft
 from sqlmodel import col, select
 
 from db.engine import Database, open_database
@@ -136,6 +138,11 @@ def ok(result: Result) -> Result:
     """``result``, once it is known to have succeeded (else fail showing its output)."""
     assert result.exit_code == 0, result.output + result.stderr
     return result
+
+
+def eval_json(db: Path | str, *args: str) -> Any:
+    """The JSON document ``vetbench eval ARGS --json`` prints, once it has succeeded."""
+    return json.loads(ok(run_cli(db, "eval", *args, "--json")).stdout)
 
 
 def stored_runs(url: str) -> list[EvalRun]:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from eval_helpers import mixed_set, mixed_set_url, ordering, store
+from eval_helpers import eval_json, mixed_set, mixed_set_url, ordering, store
 from helpers import run_cli, write_file
 from sqlmodel import select
 
@@ -186,16 +186,12 @@ def test_a_scripted_model_through_the_cli_with_resume(db_path: Path, tmp_path: P
         '{"item_id": "cflue:1", "error": "timed out after 60 s"}\n',
         encoding="utf-8",
     )
-    first = run_cli(db_path, "eval", "--model", f"scripted:{answers}", "--shots", "0", "--json")
-    assert first.exit_code == 0, first.output + first.stderr
-    figures = json.loads(first.stdout)
+    figures = eval_json(db_path, "--model", f"scripted:{answers}", "--shots", "0")
     assert figures["run"]["backend"] == "scripted" and figures["correct"] == 1
     assert figures["infrastructure_failures"] == 1 and "resume" in figures["run"]["error"]
 
     answers.write_text('{"item_id": "cflue:1", "output": "B"}\n', encoding="utf-8")
-    resumed = run_cli(db_path, "eval", "--resume", str(figures["run_id"]), "--json")
-    assert resumed.exit_code == 0, resumed.output + resumed.stderr
-    after = json.loads(resumed.stdout)
+    after = eval_json(db_path, "--resume", str(figures["run_id"]))
     assert after["correct"] == 2 and after["infrastructure_failures"] == 0
     database = open_database(db_path)
     with database.session() as session:

@@ -8,6 +8,7 @@ import shutil
 import sqlite3
 import stat
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -41,13 +42,14 @@ def judge(db: Database, person: str, item_id: str) -> int:
 
 
 @pytest.fixture
-def working_db(db_path: Path) -> Database:
+def working_db(db_path: Path) -> Iterator[Database]:
     db = open_database(db_path)
     for item_id in ITEMS:
         store_item(db, item_id, key="ABCD")
     for person in ("alice", "bob"):
         store_person(db, person)
-    return db
+    yield db
+    db.dispose()  # every test's connections closed here, passed or failed
 
 
 def test_a_backup_taken_while_annotators_work_restores_every_judgment(
@@ -96,7 +98,6 @@ def test_a_backup_taken_while_annotators_work_restores_every_judgment(
         with pytest.raises(sqlite3.IntegrityError, match="append-only"):
             connection.execute("DELETE FROM audit_event")
     restored.dispose()
-    working_db.dispose()
 
 
 def test_backup_refuses_to_overwrite_or_copy_onto_itself(
@@ -113,7 +114,6 @@ def test_backup_refuses_to_overwrite_or_copy_onto_itself(
     nowhere = run_cli(db_path, "backup", str(tmp_path / "missing" / "copy.db"))
     assert nowhere.exit_code == 1 and "is not a folder" in nowhere.output
     assert not list(tmp_path.glob("*.partial"))
-    working_db.dispose()
 
 
 def test_backup_points_postgres_users_to_pg_dump(database: Database, database_url: str) -> None:
@@ -148,7 +148,6 @@ def test_a_fifo_is_kept_not_replaced_by_a_file(
     one_line_refusal(run_cli(db_path, "backup", str(link), "--force"), "not a regular file")
     assert stat.S_ISFIFO(fifo.lstat().st_mode) and link.is_symlink()
     assert sorted(p.name for p in tmp_path.iterdir() if "partial" in p.name) == []
-    working_db.dispose()
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="making a device node needs root")
@@ -157,7 +156,6 @@ def test_a_device_node_is_kept(working_db: Database, db_path: Path, tmp_path: Pa
     os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # the same device as /dev/null
     one_line_refusal(run_cli(db_path, "backup", str(null), "--force"), "not a regular file")
     assert stat.S_ISCHR(null.lstat().st_mode)
-    working_db.dispose()
 
 
 def test_a_symbolic_link_is_followed_and_stays_a_link(
@@ -174,7 +172,6 @@ def test_a_symbolic_link_is_followed_and_stays_a_link(
     assert link.is_symlink() and stat.S_IMODE(kept.stat().st_mode) == 0o640
     with sqlite3.connect(kept) as connection:
         assert connection.execute("SELECT count(*) FROM judgment").fetchone() == (1,)
-    working_db.dispose()
 
 
 def test_the_write_ahead_log_of_the_database_is_refused_and_no_row_is_lost(
@@ -213,7 +210,6 @@ def test_a_users_partial_file_is_never_touched(
         "mine.db",
         "mine.db.partial",
     ]
-    working_db.dispose()
 
 
 def test_a_symbolic_link_loop_is_one_line(
@@ -222,7 +218,6 @@ def test_a_symbolic_link_loop_is_one_line(
     (tmp_path / "a").symlink_to(tmp_path / "b")
     (tmp_path / "b").symlink_to(tmp_path / "a")
     one_line_refusal(run_cli(db_path, "backup", str(tmp_path / "a")), "symbolic links")
-    working_db.dispose()
 
 
 def test_a_read_only_mount_is_one_line(
@@ -233,7 +228,6 @@ def test_a_read_only_mount_is_one_line(
         run_cli(db_path, "backup", str(mounted_tmpfs / "copy.db")), "Read-only file system"
     )
     assert list(mounted_tmpfs.iterdir()) == []
-    working_db.dispose()
 
 
 @pytest.mark.parametrize("free_kib", [0, 60])
@@ -254,4 +248,3 @@ def test_a_full_disk_is_one_line_and_leaves_no_partial_file(
     assert pages * page_size > (free_kib + 8) * 1024  # the copy cannot fit
     one_line_refusal(run_cli(db_path, "backup", str(mounted_tmpfs / "copy.db")), "full")
     assert sorted(p.name for p in mounted_tmpfs.iterdir()) == ["filler"]
-    working_db.dispose()

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from click.testing import Result
-from eval_helpers import MIXED_SET_ANSWERS, mixed_set, ok
+from eval_helpers import MIXED_SET_ANSWERS, eval_json, mixed_set, ok
 from fake_openai_server import FakeOpenAIServer, RecordedRequest, Reply, completion
 from helpers import FIXTURES, run_cli, store_item
 from sqlmodel import select
@@ -60,8 +60,7 @@ def stored(url: str, run_id: int) -> list[Prediction]:
 
 
 def test_eval_prints_the_run_id_and_its_figures_as_json(url: str, tiny: str) -> None:
-    result = ok(run_cli(url, "eval", "--model", tiny, "--shots", "1", "--json"))
-    figures = json.loads(result.stdout)
+    figures = eval_json(url, "--model", tiny, "--shots", "1")
     run_id = figures["run_id"]
     assert figures["run"]["model"] == tiny and figures["run"]["status"] == "finished"
     assert figures["run"]["mode"] == "generate" and figures["run"]["shots"] == 1
@@ -112,26 +111,14 @@ def test_the_figures_by_source_line_up_however_long_or_wide_the_names(
 def test_eval_filters_select_the_items(
     url: str, scripted: str, options: tuple[str, ...], count: int
 ) -> None:
-    result = ok(run_cli(url, "eval", "--model", scripted, "--shots", "0", *options, "--json"))
-    assert json.loads(result.stdout)["progress"]["total"] == count
+    figures = eval_json(url, "--model", scripted, "--shots", "0", *options)
+    assert figures["progress"]["total"] == count
 
 
 def test_score_mode_through_the_cli(url: str, tiny: str) -> None:
-    result = ok(
-        run_cli(
-            url,
-            "eval",
-            "-m",
-            tiny,
-            "--mode",
-            "score",
-            "--kind",
-            "multi",
-            "--allow-fewer-shots",
-            "--json",
-        )
+    figures = eval_json(
+        url, "-m", tiny, "--mode", "score", "--kind", "multi", "--allow-fewer-shots"
     )
-    figures = json.loads(result.stdout)
     assert figures["run"]["mode"] == "score" and figures["unparsed"] == 0
     for prediction in stored(url, figures["run_id"]):
         assert prediction.scores["candidates"] == 15 and prediction.parsed_answer
@@ -184,7 +171,7 @@ def test_an_interrupted_run_resumes_from_the_cli(
     assert len(stored(url, 1)) == 3
 
     monkeypatch.setattr(ScriptedBackend, "generate", real_generate)
-    resumed = json.loads(ok(run_cli(url, "eval", "--resume", "1", "--json")).stdout)
+    resumed = eval_json(url, "--resume", "1")
     assert resumed["run_id"] == 1 and resumed["run"]["status"] == "finished"
     assert resumed["progress"]["done"] == 8 and len(stored(url, 1)) == 8
 

@@ -57,6 +57,27 @@ class _Exported:
     key: str
     explanation: str | None
 
+    @classmethod
+    def from_row(
+        cls,
+        row: dict[str, Any],
+        prompt: str | None,
+        choices: dict[str, str],
+        explanation: str | None,
+    ) -> _Exported:
+        """An item from a Hugging Face row or an lm-eval doc: both hold its id, revision,
+        kind, language and key under the same names."""
+        return cls(
+            item_id=row["id"],
+            revision=row["revision"],
+            kind=row["kind"],
+            language=row["language"],
+            prompt=prompt,
+            choices=choices,
+            key=row["answer"],
+            explanation=explanation,
+        )
+
 
 @dataclass(frozen=True)
 class ExportVerification:
@@ -101,33 +122,12 @@ def _folder(path: Path) -> tuple[dict[str, str], list[_Exported]]:
     items: list[_Exported] = []
     if manifest.get("format") == "hf":
         for _, row in _json_lines(path / "data" / "test.jsonl"):
-            items.append(
-                _Exported(
-                    item_id=row["id"],
-                    revision=row["revision"],
-                    kind=row["kind"],
-                    language=row["language"],
-                    prompt=row["question"],
-                    choices=dict(zip(row["labels"], row["choices"], strict=True)),
-                    key=row["answer"],
-                    explanation=row["explanation"],
-                )
-            )
+            choices = dict(zip(row["labels"], row["choices"], strict=True))
+            items.append(_Exported.from_row(row, row["question"], choices, row["explanation"]))
     elif manifest.get("format") == "lm-eval":
         for task in manifest.get("tasks", []):
             for _, doc in _json_lines(path / "data" / f"{task}.jsonl"):
-                items.append(
-                    _Exported(
-                        item_id=doc["id"],
-                        revision=doc["revision"],
-                        kind=doc["kind"],
-                        language=doc["language"],
-                        prompt=None,
-                        choices=dict.fromkeys(doc["labels"], ""),
-                        key=doc["answer"],
-                        explanation=None,
-                    )
-                )
+                items.append(_Exported.from_row(doc, None, dict.fromkeys(doc["labels"], ""), None))
     else:
         raise _Unreadable(f"{path}: a folder of format {manifest.get('format')!r} is not known")
     return stamp, items

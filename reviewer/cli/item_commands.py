@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from db.vocabulary import ALL, FlagName, ItemKind, ItemStatus, values
+from db.vocabulary import ALL, ItemKind, ItemStatus, values
 from reviewer.cli import options
 from reviewer.cli.common import fail, open_db, print_json, printed_json_or_empty, terminal_text
 from reviewer.cli.identity import acting_person, as_option
@@ -457,16 +457,8 @@ def stats_command(ctx: click.Context, as_json: bool) -> None:
 @options.kind
 @options.source
 @options.search
-@click.option(
-    "--exam", "exams", multiple=True, metavar="NAME", help="Only CFLUE items of this exam (名称)."
-)
-@click.option(
-    "--flag",
-    "flags",
-    type=click.Choice(values(FlagName)),
-    multiple=True,
-    help="Only items whose current revision has this flag (repeatable: any of them).",
-)
+@options.exams
+@options.flags
 @options.limit()
 @options.json("Print a JSON list.")
 @click.pass_context

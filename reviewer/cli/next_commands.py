@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 import click
 
 from reviewer.cli import options
-from reviewer.cli.common import open_db, print_json, terminal_block, terminal_text
-from reviewer.cli.identity import acting_person, as_option, new_user_option
-from reviewer.cli.review_commands import QueueChoice, queue_options, require_known_source
+from reviewer.cli.common import print_json, terminal_block, terminal_text
+from reviewer.cli.identity import as_option, new_user_option
+from reviewer.cli.review_commands import QueueChoice, open_queue_for, queue_options
 
 if TYPE_CHECKING:
     from db.items import ItemSnapshot
@@ -65,18 +65,8 @@ def next_item(
     """
     from reviewer.queue import annotator_queue
 
-    db = open_db(ctx)
-    require_known_source(db, queue.source)
-    who = acting_person(ctx, name, new_user=new_user)
-    served_from = annotator_queue(
-        db,
-        who.name,
-        kind=queue.kind,
-        source=queue.source,
-        status=queue.status,
-        flag=queue.flag,
-        order=queue.order,
-    )
+    db, who = open_queue_for(ctx, queue, name, new_user=new_user)
+    served_from = annotator_queue(db, who.name, **queue.keywords())
     served = ServedItem(
         served_from.annotator, served_from.filters.describe(), served_from.fetch_next()
     )

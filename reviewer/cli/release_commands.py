@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from db.vocabulary import ItemStatus, values
+from db.vocabulary import ItemStatus
 from reviewer.cli import options
 from reviewer.cli.common import (
     fail,
@@ -38,13 +38,7 @@ def _counts(counts: dict[str, int]) -> str:
 @release_group.command("create")
 @click.argument("release_name", metavar="NAME")
 @click.option("--note", default="", help="What this release is (kept with it).")
-@click.option(
-    "--status",
-    "statuses",
-    type=click.Choice(values(ItemStatus)),
-    multiple=True,
-    help="Items with this status (repeatable) [default: approved].",
-)
+@options.statuses("Items with this status (repeatable) [default: approved].")
 @options.kind
 @options.source
 @as_option("The lead making the release.")

@@ -11,7 +11,7 @@ import functools
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import click
 
@@ -22,6 +22,7 @@ from reviewer.cli.identity import acting_person, as_option, new_user_option
 
 if TYPE_CHECKING:
     from db.engine import Database
+    from db.identity import Identity
     from db.search_query import SearchQuery
     from evaluator.backends.settings import BackendSettings
 
@@ -29,6 +30,23 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class QueueChoice:
     """The queue's options as one value: which items to serve, in which order."""
+
+    kind: str | None
+    source: str | None
+    status: str | None
+    flag: str | None
+    order: str
+
+    def keywords(self) -> QueueKeywords:
+        """The keyword arguments of ``reviewer.queue.annotator_queue`` (and of ``make_app``,
+        which passes them on) that these options set."""
+        return QueueKeywords(
+            kind=self.kind, source=self.source, status=self.status, flag=self.flag, order=self.order
+        )
+
+
+class QueueKeywords(TypedDict):
+    """What :meth:`QueueChoice.keywords` returns, typed for the `**` call."""
 
     kind: str | None
     source: str | None
@@ -81,6 +99,16 @@ def queue_options(function: Callable[..., Any]) -> Callable[..., Any]:
     return with_queue_choice
 
 
+def open_queue_for(
+    ctx: click.Context, queue: QueueChoice, name: str | None, *, new_user: bool
+) -> tuple[Database, Identity]:
+    """The database and the person ``queue`` will serve (``--as``/``--new-user``), after
+    refusing a ``--source`` no item comes from (one line each)."""
+    db = open_db(ctx)
+    require_known_source(db, queue.source)
+    return db, acting_person(ctx, name, new_user=new_user)
+
+
 def require_known_source(db: Database, source: str | None) -> None:
     """Refuse (one line) a ``--source`` no item comes from."""
     if source is None:
@@ -116,20 +144,14 @@ def review(
     """
     from reviewer.tui.app import make_app
 
-    db = open_db(ctx)
-    require_known_source(db, queue.source)
-    who = acting_person(ctx, name, new_user=new_user)
+    db, who = open_queue_for(ctx, queue, name, new_user=new_user)
     app = make_app(
         db,
         who.name,
-        kind=queue.kind,
-        source=queue.source,
-        status=queue.status,
         notice=who.notice,
         backend_settings=backend,
-        flag=queue.flag,
-        order=queue.order,
         search=search.describe() if search is not None else None,
+        **queue.keywords(),
     )
     app.run()
 
