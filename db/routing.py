@@ -203,8 +203,11 @@ def _current_fit(session: Session, inputs: ConsensusInputs) -> _Fit:
 
 def _fit_of(consensus: Consensus, inputs: ConsensusInputs, judgments: int, generation: int) -> _Fit:
     """The parameters the routing reuses until the next fit."""
-    reliability = {(rater.kind, rater.name): rater.reliability for rater in consensus.raters}
-    low = {(rater.kind, rater.name): rater.low for rater in consensus.raters}
+    # People the qualification gate leaves out are measured too (db.consensus), but their
+    # judgments count for nothing: the routing knows only those whose judgments count.
+    counted = [rater for rater in consensus.raters if rater.qualified]
+    reliability = {(rater.kind, rater.name): rater.reliability for rater in counted}
+    low = {(rater.kind, rater.name): rater.low for rater in counted}
     # Defaults for someone not measured yet: from the people whose judgments count.
     persons = [r for r in consensus.raters if r.kind == "person" and r.qualified]
     p_keep = {item.item_id: item.p_keep for item in consensus.items}
@@ -364,17 +367,10 @@ class _Evidence:
         """The people whose judgments of the item count."""
         return {name for (kind, name), _answer in self.answers[item_id] if kind == "person"}
 
-    def settled_by(self, item_id: str, annotator: str, routing: Routing) -> bool:
-        """Whether one more judgment by ``annotator`` that agrees with the consensus (its
-        answer, and its likelier verdict) ends the item's need for judgments: it becomes
-        sure enough either way, or has had ``max_overlap`` of them."""
-        now = self.belief(item_id, self.answers[item_id], self.verdicts[item_id])
-        answer = ((("person", annotator), now.consensus_answer),)
-        verdict = ((annotator, now.p_keep >= 0.5),)
-        after = self.belief(
-            item_id, (*self.answers[item_id], *answer), (*self.verdicts[item_id], *verdict)
-        )
-        return after.status(routing) is not ItemStatus.IN_REVIEW
+    def last_judgment(self, item_id: str, routing: Routing) -> bool:
+        """Whether one more judgment is the last the item gets (``max_overlap``): it
+        ends the item's need for judgments whatever it says."""
+        return len(self.verdicts[item_id]) + 1 >= routing.max_overlap
 
 
 def _evidence(session: Session, item_ids: Collection[str]) -> _Evidence:
@@ -426,9 +422,9 @@ class WorthOrder:
     """The order one annotator's queue offers the open items in, under adaptive routing."""
 
     first: list[str]  # offered before anything else, in this order
-    after_fresh: list[str]  # offered once no fresh (pending) item is left; [] for none
+    after_fresh: list[str]  # offered once no fresh (pending) item is left
     fresh: bool = True  # False: fresh items wait for a colleague who settles them alone
-    rest: bool = True  # False: nothing beyond ``first`` (the rest wait for a colleague)
+    rest: bool = True  # False: nothing but ``first``, fresh items and ``after_fresh``
 
 
 def worth_order(
@@ -444,33 +440,37 @@ def worth_order(
     gets the uncertain items (the second opinions), as :func:`worth_ranking` ranks them,
     and fresh items only while none of ``colleagues`` (the others at work now) settles
     them alone: a weaker judgment spent on a fresh item settles nothing and asks for
-    another, where an uncertain item is what it is worth most for.  While such a
-    colleague is at work, the weaker judgment goes only where it ends the item's need
-    for judgments (:meth:`_Evidence.settled_by`), or where every more reliable colleague
-    at work has judged already; the rest wait for them, whose one judgment may do what
-    two weaker ones would (``rest`` False)."""
+    another, where an uncertain item is what it is worth most for.
+
+    A judged item goes to the most reliable colleague at work who has not judged it
+    yet: anyone else is served it only as its last judgment (``max_overlap``), which
+    ends its need for judgments whatever it says; it waits for them, whose one judgment
+    may do what two weaker ones would.  (Until someone at work settles items alone, those
+    who do not are served as anyone.)"""
     evidence = _evidence(session, item_ids)
     worths = _worths(session, evidence, item_ids)
     ranking = sorted(worths, key=lambda item_id: (-worths[item_id], item_id))
+    betters = _more_reliable(evidence.fit, annotator, colleagues)
+
+    def mine(item_id: str) -> bool:
+        judged = evidence.judged_by(item_id) if item_id in evidence.answers else set()
+        return (
+            not judged
+            or betters <= judged  # no more reliable colleague at work is left to judge it
+            or evidence.last_judgment(item_id, routing)
+        )
+
     if not settles_alone(session, annotator, routing):
         # Someone the fit has not measured yet still gets fresh items: how else would it.
         if not _measured(session, annotator) or not any(
             settles_alone(session, name, routing) for name in colleagues
         ):
             return WorthOrder(ranking, [])
-        betters = _more_reliable(evidence.fit, annotator, colleagues)
-        worthwhile = [
-            item_id
-            for item_id in ranking
-            if item_id not in evidence.answers
-            or evidence.settled_by(item_id, annotator, routing)
-            # no more reliable colleague at work is left to judge it: it cannot wait
-            or betters <= evidence.judged_by(item_id)
-        ]
-        return WorthOrder(worthwhile, [], fresh=False, rest=False)
+        return WorthOrder([i for i in ranking if mine(i)], [], fresh=False, rest=False)
     return WorthOrder(
-        [item_id for item_id in ranking if worths[item_id] >= _DOUBTED],
-        [item_id for item_id in ranking if worths[item_id] < _DOUBTED],
+        [item_id for item_id in ranking if worths[item_id] >= _DOUBTED and mine(item_id)],
+        [item_id for item_id in ranking if worths[item_id] < _DOUBTED and mine(item_id)],
+        rest=False,
     )
 
 

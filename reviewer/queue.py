@@ -208,16 +208,13 @@ class ReviewQueue:
             found = self._first_ranked(session, ranking.first, base)
             if found is not None:
                 return found
-        if ranking.after_fresh:  # routed by reliability: fresh items, then the uncertain
-            found = self._walk(session, base, [ItemStatus.PENDING.value])
-            if found is None:
+        if not ranking.rest:  # routed by reliability: fresh items, then the uncertain
+            found = None
+            if ranking.fresh:
+                found = self._walk(session, base, [ItemStatus.PENDING.value])
+            if found is None and ranking.after_fresh:
                 found = self._first_ranked(session, ranking.after_fresh, base)
-            if found is not None:
-                return found
-        if not ranking.rest:  # the rest wait for a colleague whose judgment settles more
-            return None
-        if not ranking.fresh:  # a colleague at work settles fresh items alone
-            return self._walk(session, base, [ItemStatus.IN_REVIEW.value])
+            return found  # the rest wait for a more reliable colleague
         return self._walk(session, base, self._statuses())
 
     def _working_now(self, session: Session) -> list[str]:

@@ -284,13 +284,14 @@ def test_a_weaker_annotator_leaves_fresh_items_to_a_colleague_at_work(
     assert sam is not None and sam.id == carol.id
 
 
-def test_a_weaker_judgment_goes_only_where_it_ends_the_items_need(calibrated: Database) -> None:
-    """With Alice at work, Sam's judgment goes only to an item it would end: Carol
-    doubts the key, and Sam agreeing with the consensus would still leave the item
-    unsure with a third judgment to come (``max_overlap`` 3), so it waits for Alice,
-    whose one judgment may settle it.  With no one at work who settles items alone, Sam
-    is served as anyone; and once the item has two judgments, Sam's would be its last,
-    and he gets it."""
+def test_a_weaker_judgment_waits_for_a_more_reliable_colleague_unless_it_is_the_last(
+    calibrated: Database,
+) -> None:
+    """With Alice and Bob at work, a judged item waits for them: Carol doubts the key,
+    and Sam, the least reliable, is not served it while it could take two more
+    judgments (``max_overlap`` 3).  With no one at work, Sam is served as anyone; and
+    once the item has two judgments, Sam's would be its last, which ends its need for
+    judgments whatever he says, and he gets it."""
     store_item(calibrated, "d:1")
     adaptive(calibrated)
     carol = annotator_queue(calibrated, "carol").fetch_next()
