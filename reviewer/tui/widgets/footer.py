@@ -37,8 +37,32 @@ class KeyFooter(Footer):
     }
     """
 
+    _shown: tuple[object, ...] | None = None  # what the keys were last composed from
+
+    def _keys_signature(self) -> tuple[object, ...]:
+        """Everything ``Footer.compose`` builds the keys from: the active bindings as
+        shown (binding, key display, enabled, tooltip) and the command palette's."""
+        palette = self.app.COMMAND_PALETTE_BINDING
+        return (
+            self.show_command_palette,
+            self.app.ENABLE_COMMAND_PALETTE,
+            tuple(
+                (key, binding, self.app.get_key_display(binding), enabled, tooltip)
+                for key, (_node, binding, enabled, tooltip) in self.screen.active_bindings.items()
+                if binding.show or key == palette
+            ),
+        )
+
     async def recompose(self) -> None:
+        # The bindings change signal comes at every step of every item, mostly with the
+        # same keys as before: rebuilding them then is a whole new set of widgets and
+        # their styles for nothing (a tenth of the review app's time in its tests).
+        if self.is_attached and self._bindings_ready and self.children:
+            shown = self._keys_signature()
+            if shown == self._shown:
+                return
         await super().recompose()
+        self._shown = self._keys_signature() if self.is_attached and self._bindings_ready else None
         # Textual keeps data-binding watchers in the attribute "__watchers" (set with setattr).
         watchers: dict[str, list[tuple[object, object]]] = getattr(self, "__watchers", {})
         for name, entries in watchers.items():
