@@ -28,7 +28,7 @@ It prints judgments used, leaks (planted wrong keys approved), wrong keys kept f
 truth, each annotator's estimated reliability against their true skill, and the time
 the queue and the judgments took.
 
-    .venv/bin/python bench/annotation_efficiency.py [--items 300] [--target 0.95]
+    .venv/bin/python bench/annotation_efficiency.py [--items 300] [--target 0.99]
         [--spammer-pace 1] [--calibration-pass 0.8] [--seed 25] [--cflue PATH] [--keep DIR]
 """
 
@@ -498,7 +498,7 @@ def main() -> None:
     parser.add_argument("--gold", type=int, default=30, help="untouched items made gold")
     parser.add_argument("--seed", type=int, default=25)
     parser.add_argument(
-        "--target", type=float, default=0.95, help="adaptive routing's target_confidence"
+        "--target", type=float, default=0.99, help="adaptive routing's target_confidence"
     )
     parser.add_argument("--cflue", type=Path, default=CFLUE_KNOWLEDGE)
     parser.add_argument(
