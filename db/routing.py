@@ -425,6 +425,7 @@ class WorthOrder:
     after_fresh: list[str]  # offered once no fresh (pending) item is left
     fresh: bool = True  # False: fresh items wait for a colleague who settles them alone
     rest: bool = True  # False: nothing but ``first``, fresh items and ``after_fresh``
+    held: int = 0  # judged items left for a more reliable colleague at work
 
 
 def worth_order(
@@ -460,17 +461,26 @@ def worth_order(
             or evidence.last_judgment(item_id, routing)
         )
 
+    def held() -> int:
+        return sum(
+            1
+            for item_id in ranking
+            if not mine(item_id) and annotator not in evidence.judged_by(item_id)
+        )
+
     if not settles_alone(session, annotator, routing):
         # Someone the fit has not measured yet still gets fresh items: how else would it.
         if not _measured(session, annotator) or not any(
             settles_alone(session, name, routing) for name in colleagues
         ):
             return WorthOrder(ranking, [])
-        return WorthOrder([i for i in ranking if mine(i)], [], fresh=False, rest=False)
+        mine_first = [item_id for item_id in ranking if mine(item_id)]
+        return WorthOrder(mine_first, [], fresh=False, rest=False, held=held())
     return WorthOrder(
         [item_id for item_id in ranking if worths[item_id] >= _DOUBTED and mine(item_id)],
         [item_id for item_id in ranking if worths[item_id] < _DOUBTED and mine(item_id)],
         rest=False,
+        held=held(),
     )
 
 

@@ -411,6 +411,20 @@ class ReviewQueue:
                     passed_over.append(item_id)
         return None
 
+    @property
+    def held_for_colleagues(self) -> int:
+        """After a request under adaptive routing: the judged items it left for a more
+        reliable colleague at work (``db.routing.worth_order``)."""
+        return self._worth.held if self._worth is not None else 0
+
+    def held_note(self) -> str:
+        """What an empty queue says of the items it left for others ("" for none)."""
+        held = self.held_for_colleagues
+        if not held:
+            return ""
+        items = "1 judged item waits" if held == 1 else f"{held:,} judged items wait"
+        return f"{items} for a more reliable colleague at work, whose one judgment may settle it"
+
     def fetch_next(self, release: str | None = None) -> ItemSnapshot | None:
         """An item from the queue, claimed for this annotator, and added to the history.
 

@@ -297,7 +297,12 @@ def test_a_weaker_judgment_waits_for_a_more_reliable_colleague_unless_it_is_the_
     carol = annotator_queue(calibrated, "carol").fetch_next()
     assert carol is not None and carol.id == "d:1"
     assert judge(calibrated, "carol", "d:1", OTHER) == "in_review", beliefs(calibrated, "d:1")
-    assert annotator_queue(calibrated, "sam").fetch_next() is None, beliefs(calibrated, "d:1")
+    waiting = annotator_queue(calibrated, "sam")
+    assert waiting.fetch_next() is None, beliefs(calibrated, "d:1")
+    assert waiting.held_for_colleagues == 1
+    told = run_cli(calibrated, "next", "--as", "sam")
+    assert told.exit_code == 0, told.output
+    assert "1 judged item waits for a more reliable colleague at work" in told.output
     later = datetime.now(UTC) + CLAIM_TTL * 2  # no one at work then
     alone = annotator_queue(calibrated, "sam", clock=lambda: later).fetch_next()
     assert alone is not None and alone.id == "d:1"

@@ -76,6 +76,8 @@ def next_item(
     item = served.item
     if item is None:
         click.echo(f"nothing waits for {terminal_text(served.annotator)} ({served.filters})")
+        if note := served_from.held_note():
+            click.echo(note)
         return
     click.echo(
         f"{terminal_text(item.id)}  {item.kind.value}, revision {item.revision}, "

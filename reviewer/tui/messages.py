@@ -26,6 +26,7 @@ class ItemLoaded(Message):
     note: str = ""
     database_empty: bool = False  # with no item: nothing was ever imported
     qualification: str | None = None  # with no item: why the qualification gate serves none
+    held: str = ""  # with no item: the items left for a more reliable colleague, if any
     authored: bool = False  # the annotator wrote the current revision: never shown blind
     flags: tuple[ItemFlag, ...] = ()  # the item revision's flags: shown only after the reveal
 

@@ -262,6 +262,7 @@ class ReviewScreen(Screen[None]):
                 qualification=standing_of(self.db, self.queue.annotator).notice(
                     self.queue.filters.describe()
                 ),
+                held=self.queue.held_note(),
             )
         flags = self.queue.flags_of(item)
         own = self.queue.own_judgment(item.id)
@@ -385,11 +386,12 @@ class ReviewScreen(Screen[None]):
         elif message.item is None:
             self.draft = None
             heading.update(Text("Nothing to review", style="bold"))
+            held = f"\n\n{message.held}: press n to look again later." if message.held else ""
             view.show_message(
                 "Nothing left to review",
                 f"No item needs your judgment ({self.queue.filters.describe()}). "
                 "Press / to change the filters, l to browse your judgments, "
-                "n to look again, q to quit.",
+                f"n to look again, q to quit.{held}",
             )
             self.phase = Phase.EMPTY
         else:
