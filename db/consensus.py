@@ -66,6 +66,7 @@ __all__ = [
     "RaterReliability",
     "consensus_from_inputs",
     "consensus_of",
+    "decision_confidence",
     "estimate_consensus",
 ]
 
@@ -400,6 +401,15 @@ def estimate_consensus(
     and every rater's reliability, from everything stored (``models``: the evaluated
     models' answers count as raters too)."""
     return consensus_from_inputs(consensus_inputs(session, item_ids, models=models), item_ids)
+
+
+def decision_confidence(db: Database) -> float:
+    """The confidence the lead's screens show the consensus decisions at: the routing's
+    ``target_confidence`` (default 0.95), the one adaptive routing closes items at."""
+    from db.settings import get_fraction_setting
+
+    with db.session() as session:
+        return get_fraction_setting(session, "target_confidence")
 
 
 def consensus_of(

@@ -66,3 +66,21 @@ async def test_f2_shows_each_raters_reliability(study: Database) -> None:
     spammer = rows[-1]
     assert spammer[5] == "guessing: not counted"
     assert float(rows[0][2]) > float(spammer[2])
+
+
+async def test_f3_decides_at_the_leads_target_confidence(study: Database) -> None:
+    """A lead who asks adaptive routing for 0.6 sees F3 refer what the consensus doubts
+    at 0.6 (more than at the default 0.95), so the screen and the routing agree."""
+    with study.transaction() as session:
+        set_setting(session, "target_confidence", "0.6")
+    consensus = consensus_of(study)
+    doubted = {ConsensusOutcome.WRONG_KEY, ConsensusOutcome.DROP}
+    at_06 = {c.item_id for c in consensus.items if c.outcome(0.6) in doubted}
+    at_095 = {c.item_id for c in consensus.items if c.outcome(0.95) in doubted}
+    assert at_06 > at_095  # the setting changes what is referred: this can fail
+    screen = AdjudicationScreen(study, "lena")
+    app = ScreenHost(screen)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: bool(screen.cases), "the referred items")
+        assert set(screen.cases) == at_06
+        assert screen.consensus_confidence == 0.6

@@ -288,6 +288,7 @@ class AdjudicationScreen(AreaScreen):
 
         consensus: dict[str, ItemConsensus]
         referred: list[ConflictCase]
+        confidence: float  # what the consensus decides at: the lead's target_confidence
 
     def __init__(self, database: Database, person_name: str) -> None:
         super().__init__(database, person_name)
@@ -302,6 +303,7 @@ class AdjudicationScreen(AreaScreen):
         self.raw_text = False
         """Whether item text is shown exactly as stored instead of its display form."""
         self.consensus: dict[str, ItemConsensus] = {}
+        self.consensus_confidence = DEFAULT_CONFIDENCE  # until the consensus is read
         """The consensus on each item, once read (after the queue)."""
         self.queue_summary = Text()
         """The line above the queue, as the queue's read wrote it."""
@@ -390,15 +392,16 @@ class AdjudicationScreen(AreaScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="consensus")
     def load_consensus(self, listed: list[str]) -> None:
-        from db.consensus import consensus_of
+        from db.consensus import consensus_of, decision_confidence
         from reviewer.consensus_decisions import referred_cases
 
         worker = get_current_worker()
         consensus = consensus_of(self.database)
-        referred = referred_cases(self.database, consensus, DEFAULT_CONFIDENCE, exclude=listed)
+        confidence = decision_confidence(self.database)
+        referred = referred_cases(self.database, consensus, confidence, exclude=listed)
         if not worker.is_cancelled:
             entries = {entry.item_id: entry for entry in consensus.items}
-            self.post_message(self.ConsensusRead(entries, referred))
+            self.post_message(self.ConsensusRead(entries, referred, confidence))
 
     @work(thread=True, exit_on_error=False, group="decide")
     def count_agreed_items(self) -> None:
@@ -564,6 +567,7 @@ class AdjudicationScreen(AreaScreen):
 
     def on_adjudication_screen_consensus_read(self, message: ConsensusRead) -> None:
         self.consensus = message.consensus
+        self.consensus_confidence = message.confidence
         referred = [case for case in message.referred if case.item.id not in self.cases]
         if referred:
             table = self.query_one("#queue", DataTable)
@@ -571,7 +575,10 @@ class AdjudicationScreen(AreaScreen):
             self.cases.update((case.item.id, case) for case in referred)
             self._fill_queue(
                 [row for row in self.queue_rows if row[0] != NO_ROWS]
-                + [(c.item.id, referred_row(c, message.consensus[c.item.id])) for c in referred]
+                + [
+                    (c.item.id, referred_row(c, message.consensus[c.item.id], message.confidence))
+                    for c in referred
+                ]
             )
             table.move_cursor(row=cursor)
             told = Text(f"{counted(len(referred), 'item')} the consensus refers to you · ")
@@ -599,7 +606,8 @@ class AdjudicationScreen(AreaScreen):
         judgments.border_title = f"Judgments of revision {case.item.revision}"
         shown = judgments_text(case)
         if case.item.id in self.consensus:
-            shown.append_text(consensus_text(self.consensus[case.item.id]))
+            on_item = self.consensus[case.item.id]
+            shown.append_text(consensus_text(on_item, self.consensus_confidence))
         judgments.update(line_broken(shown))
         self.query_one("#case-text", Static).update(line_broken(case_text(case, raw=self.raw_text)))
         history = history_text(case)
