@@ -145,7 +145,7 @@ class RaterReliability(FieldsAsJson):
     def note(self) -> str:
         """What a table says of a rater left out of the answer consensus."""
         if not self.qualified:
-            return "not qualified: not counted"
+            return "not qualified"
         return "" if self.counted else "guessing: not counted"
 
     @property

@@ -315,7 +315,7 @@ def test_judgments_of_people_the_qualification_gate_leaves_out_do_not_count(
     failer = gated.rater("failer")
     assert failer is not None and not failer.qualified and not failer.counted
     assert (failer.reliability, failer.n) == (0.0, 12)
-    assert failer.note == "not qualified: not counted"
+    assert failer.note == "not qualified"
     assert failer.reliability < gated.rater("passer").reliability  # type: ignore[union-attr]
     ordinary = gated.item("o:1")
     assert ordinary is not None and ordinary.judgments == 1
