@@ -208,8 +208,7 @@ def _fit_of(consensus: Consensus, inputs: ConsensusInputs, judgments: int, gener
     counted = [rater for rater in consensus.raters if rater.qualified]
     reliability = {(rater.kind, rater.name): rater.reliability for rater in counted}
     low = {(rater.kind, rater.name): rater.low for rater in counted}
-    # Defaults for someone not measured yet: from the people whose judgments count.
-    persons = [r for r in consensus.raters if r.kind == "person" and r.qualified]
+    persons = [rater for rater in counted if rater.kind == "person"]
     p_keep = {item.item_id: item.p_keep for item in consensus.items}
     counts: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0])
     for rating in inputs.ratings:
@@ -451,6 +450,9 @@ def worth_order(
     evidence = _evidence(session, item_ids)
     worths = _worths(session, evidence, item_ids)
     ranking = sorted(worths, key=lambda item_id: (-worths[item_id], item_id))
+    # People the qualification gate leaves out are served no items: nothing waits for them.
+    left_out = {rating.rater for rating in evidence.inputs.uncounted}
+    colleagues = [name for name in colleagues if name not in left_out]
     betters = _more_reliable(evidence.fit, annotator, colleagues)
 
     def mine(item_id: str) -> bool:
