@@ -11,13 +11,14 @@ random moments, many times, and check that nothing acknowledged was lost.
   ``vetbench eval --resume`` then finishes the run; the remembered predictions must
   be untouched (same rows, not recomputed) and every item must have one.
 
-    python bench/crash_safety.py --rounds 20 --model DIR
+    python bench/crash_safety.py --rounds 20 [--model DIR | --scripted-seconds 0.1]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import os
 import random
@@ -166,6 +167,17 @@ def seed_eval_items(db_path: Path, count: int) -> None:
     db.dispose()
 
 
+def slow_script(db_path: Path, path: Path, seconds: float) -> str:
+    """The spec of a scripted model whose every answer (``A``) takes ``seconds``: a run
+    that lasts long enough to be killed in the middle, with no model to load (what is
+    tested is the run loop's writes, not a model)."""
+    with sqlite3.connect(db_path) as connection:
+        ids = [row[0] for row in connection.execute("SELECT id FROM item ORDER BY id")]
+    lines = (json.dumps({"item_id": item_id, "output": "A", "seconds": seconds}) for item_id in ids)
+    path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    return f"scripted:{path}"
+
+
 def _predictions(db_path: Path) -> dict[str, tuple[int, str]]:
     with sqlite3.connect(db_path) as connection:
         rows = connection.execute(
@@ -183,10 +195,19 @@ def _count_predictions(db_path: Path) -> int:
 
 
 def crash_evaluation(
-    db_path: Path, model: str, *, rounds: int, seed: int = 0, items: int = 60
+    db_path: Path,
+    model: str | Callable[[Path], str],
+    *,
+    rounds: int,
+    seed: int = 0,
+    items: int = 60,
 ) -> CrashReport:
+    """Kill ``vetbench eval`` on ``model`` (a spec, or a function of the seeded database
+    that makes one, as :func:`slow_script`) ``rounds`` times, then resume it to the end."""
     rng = random.Random(seed)
     seed_eval_items(db_path, items)
+    if callable(model):
+        model = model(db_path)
     report = CrashReport()
     vetbench = [sys.executable, "-m", "reviewer.cli", "--db", str(db_path)]
     eval_args = ["eval", "--model", model, "--shots", "0", "--batch-size", "4", "--device", "cpu"]
@@ -242,10 +263,19 @@ def main() -> None:
     parser.add_argument(
         "--model", help="model for the evaluation crashes (default: demo)", default="demo"
     )
+    parser.add_argument(
+        "--scripted-seconds",
+        type=float,
+        help="evaluate a scripted model whose answers take this long instead of --model",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         review = crash_review_app(Path(scratch) / "review.db", rounds=args.rounds)
-        evaluation = crash_evaluation(Path(scratch) / "eval.db", args.model, rounds=args.rounds)
+        model = args.model
+        if args.scripted_seconds is not None:
+            script = Path(scratch) / "slow.jsonl"
+            model = functools.partial(slow_script, path=script, seconds=args.scripted_seconds)
+        evaluation = crash_evaluation(Path(scratch) / "eval.db", model, rounds=args.rounds)
     for name, report in (("review app", review), ("evaluation", evaluation)):
         print(
             json.dumps(

@@ -4,6 +4,7 @@ forms, settings, errors a person can act on, and scripted runs through the real 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from sqlmodel import select
 from db.engine import Database, open_database
 from db.items import iter_items
 from db.models import EvalRun, Prediction
-from evaluator.backends.base import BackendError
+from evaluator.backends.base import BackendError, GenerationRequest, Prompt
 from evaluator.backends.registry import find_provider, known_forms, open_backend, recorded_spec
 from evaluator.backends.scripted import Script, ScriptedBackend
 from evaluator.backends.settings import ApiSettings, BackendSettings
@@ -112,6 +113,21 @@ def test_script_files_json_and_jsonl(tmp_path: Path) -> None:
     assert script.outputs == {"econ:1": "A, B, C, D"} and script.failures == {"econ:2": "timeout"}
 
 
+def test_a_scripted_answer_can_take_its_time(tmp_path: Path) -> None:
+    """``"seconds"`` makes an answer take that long, as a slow model's would, and the
+    answer reports it as its latency."""
+    lines = write_file(
+        tmp_path, "slow.jsonl", '{"item_id": "econ:1", "output": "A", "seconds": 0.3}\n'
+    )
+    backend = open_backend(f"scripted:{lines}")
+    assert isinstance(backend, ScriptedBackend)
+    request = GenerationRequest("econ:1", Prompt("", "Q"), max_new_tokens=8)
+    started = time.monotonic()
+    (result,) = backend.generate([request])
+    assert time.monotonic() - started >= 0.3
+    assert (result.output, result.latency_s) == ("A", 0.3)
+
+
 # Script files the scripted backend refuses, by what is wrong with them: the file's name,
 # its text, and the message naming the place.
 BAD_SCRIPTS = {
@@ -127,6 +143,11 @@ BAD_SCRIPTS = {
         "c.jsonl:2: item_id",
     ),
     "a-line-without-output": ("d.jsonl", '{"item_id": "x"}\n', "d.jsonl:1: give output"),
+    "negative-seconds": (
+        "e.jsonl",
+        '{"item_id": "x", "output": "A", "seconds": -1}\n',
+        "e.jsonl:1: seconds: must be a number of seconds, 0 or more",
+    ),
 }
 
 

@@ -26,12 +26,15 @@ Script files (UTF-8):
 
 - ``.json``: an object of item id -> output text;
 - ``.jsonl``: one object per line, ``{"item_id": ..., "output": ...}`` or
-  ``{"item_id": ..., "error": ...}`` (an infrastructure failure).
+  ``{"item_id": ..., "error": ...}`` (an infrastructure failure); ``"seconds": S``
+  makes that answer take S seconds, as a slow model's would (to rehearse the live view,
+  a Ctrl-C, or a kill in the middle of a run without loading a model).
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -67,6 +70,7 @@ class Script:
     outputs: Mapping[str, str] = field(default_factory=dict)
     failures: Mapping[str, str] = field(default_factory=dict)  # item id -> error message
     otherwise: str = ""  # the output for items not listed ("" reads as unparsed)
+    seconds: Mapping[str, float] = field(default_factory=dict)  # item id -> time it takes
 
     def output_for(self, item_id: str) -> str:
         return self.outputs.get(item_id, self.otherwise)
@@ -107,6 +111,7 @@ class Script:
 def _from_lines(path: Path, text: str) -> Script:
     outputs: dict[str, str] = {}
     failures: dict[str, str] = {}
+    seconds: dict[str, float] = {}
     for line in json_lines(text.splitlines()):
         where = f"{path}:{line.number}"
         if line.error is not None:
@@ -121,7 +126,12 @@ def _from_lines(path: Path, text: str) -> Script:
             failures[item_id] = record["error"]
         else:
             raise BackendError(f"{where}: give output (the model's text) or error (a failure)")
-    return Script(outputs=outputs, failures=failures)
+        if "seconds" in record:
+            taken = record["seconds"]
+            if isinstance(taken, bool) or not isinstance(taken, int | float) or not taken >= 0:
+                raise BackendError(f"{where}: seconds: must be a number of seconds, 0 or more")
+            seconds[item_id] = float(taken)
+    return Script(outputs=outputs, failures=failures, seconds=seconds)
 
 
 class ScriptedBackend:
@@ -160,41 +170,45 @@ class ScriptedBackend:
     def __repr__(self) -> str:
         return f"ScriptedBackend(model={self.info.model!r})"
 
-    def _answering(self, position: int, item_id: str) -> str | None:
-        """Run the hook; the scripted failure of one answer, if any."""
+    def _answering(self, position: int, item_id: str) -> tuple[str | None, float]:
+        """Run the hook and take the answer's scripted time; the scripted failure of one
+        answer, if any, and the latency to report."""
         if self.before_answer is not None:
             self.before_answer(position, item_id)
-        return self.script.failures.get(item_id)
+        taken = self.script.seconds.get(item_id, 0.0)
+        if taken:
+            time.sleep(taken)
+        return self.script.failures.get(item_id), taken or self.latency_s
 
     def generate(self, requests: Sequence[GenerationRequest]) -> Iterator[GenerationResult]:
         """Each request's scripted output, cut at its first stop string, in request order."""
         self.generate_calls.append([request.item_id for request in requests])
         for position, request in enumerate(requests):
-            failure = self._answering(position, request.item_id)
+            failure, latency = self._answering(position, request.item_id)
             self.requests_seen[request.item_id] = request
             text = request.prompt.text
             if failure is not None:
-                yield GenerationResult(request.item_id, text, "", self.latency_s, error=failure)
+                yield GenerationResult(request.item_id, text, "", latency, error=failure)
                 continue
             said = self._said(request.item_id, request.reference)
             output = finished_text(said, request.stop)
-            yield GenerationResult(request.item_id, text, output, self.latency_s)
+            yield GenerationResult(request.item_id, text, output, latency)
 
     def score(self, requests: Sequence[ScoringRequest]) -> Iterator[ScoringResult]:
         """Log-likelihood 0 for the candidate that is the scripted output, -1 for the rest."""
         self.score_calls.append(list(requests))
         for position, request in enumerate(requests):
-            failure = self._answering(position, request.item_id)
+            failure, latency = self._answering(position, request.item_id)
             text = request.prompt.text
             if failure is not None:
-                yield ScoringResult(request.item_id, text, (), self.latency_s, error=failure)
+                yield ScoringResult(request.item_id, text, (), latency, error=failure)
                 continue
             said = self._said(request.item_id, request.reference).strip()
             scores = tuple(
                 0.0 if said and candidate.strip() == said else RUNNER_UP_LOG_LIKELIHOOD
                 for candidate in request.candidates
             )
-            yield ScoringResult(request.item_id, text, scores, self.latency_s)
+            yield ScoringResult(request.item_id, text, scores, latency)
 
     def _said(self, item_id: str, reference: str | None) -> str:
         if self.wants_reference:
