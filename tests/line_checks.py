@@ -76,11 +76,16 @@ def line_problems(paragraph: str, lines: list[str], width: int) -> list[str]:
         shown = line.rstrip()
         if cell_len(shown) > width:
             problems.append(f"line {number} is {cell_len(shown)} cells wide: {line!r}")
+        ends_opening = number + 1 < len(lines) and shown[-1:] in OPENING
+        next_closing = number + 1 < len(lines) and lines[number + 1].lstrip()[:1] in CLOSING
         # a Latin token wider than the line must be cut somewhere, "." or "(" or not
-        forced = cell_len(_token_around(paragraph, cut + len(line))) > width
+        # (measured only where a punctuation rule asks: most cuts have none around them)
+        forced = (ends_opening or next_closing) and cell_len(
+            _token_around(paragraph, cut + len(line))
+        ) > width
         if number and line.lstrip()[:1] in CLOSING and not starts_forced:
             problems.append(f"line {number} starts with closing punctuation: {line!r}")
-        if number + 1 < len(lines) and shown[-1:] in OPENING and not forced:
+        if ends_opening and not forced:
             problems.append(f"line {number} ends with opening punctuation: {line!r}")
         starts_forced = forced
         if number:
