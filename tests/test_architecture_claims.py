@@ -8,6 +8,8 @@
   interfaces or the exports opens a file for writing, stages a temporary file or
   folder, or renames one into place.
 
+- "No module in ``db/``, ``reviewer/`` or ``evaluator/`` is longer than 700 lines."
+
 (The import rules are checked in ``tests/test_import_hygiene.py``; the agreement rows
 shared by the CLI, the report and the screen in ``tests/test_tui_lead.py``.)
 """
@@ -136,3 +138,16 @@ def test_the_checks_see_what_they_look_for() -> None:
         "text.replace('a', 'b')\n"
     )
     assert [line.split(":")[0] for line in file_writes(written)] == ["1", "2", "4", "6", "7", "8"]
+
+
+MOST_LINES = 700
+
+
+def test_no_module_is_longer_than_700_lines() -> None:
+    longer = {
+        str(path.relative_to(ROOT)): count
+        for folder in ("db", "reviewer", "evaluator")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        if (count := len(path.read_text(encoding="utf-8").splitlines())) > MOST_LINES
+    }
+    assert longer == {}

@@ -46,6 +46,7 @@ from reviewer.judging import (
     submit_judgment,
 )
 from reviewer.queue import OwnJudgment, QueueError, QueueFilter, ReviewQueue
+from reviewer.tui.empty_queue import empty_queue_text
 from reviewer.tui.expected import show_expected_error
 from reviewer.tui.literal import notify_literally
 from reviewer.tui.messages import (
@@ -364,35 +365,11 @@ class ReviewScreen(Screen[None]):
         reveal = self.query_one(RevealPanel)
         reveal.clear()
         heading = self.query_one("#item-heading", Static)
-        if message.item is None and message.database_empty:
+        if message.item is None:
             self.draft = None
-            heading.update(Text("No items yet", style="bold"))
-            view.show_message(
-                "This database has no items yet",
-                "Import some first (EconLogicQA CSV, CFLUE JSON or vetbench JSONL):\n\n"
-                f"    vetbench --db {self.db.url_for_people} import FILE\n\n"
-                "or write some with vetbench generate. Then press n to look again; q quits.",
-            )
-            self.phase = Phase.EMPTY
-        elif message.item is None and message.qualification is not None:
-            self.draft = None
-            heading.update(Text("Qualification", style="bold"))
-            view.show_message(
-                "Nothing counts yet",
-                f"{message.qualification}\n\nPress n to look again, l to browse your "
-                "judgments, q to quit.",
-            )
-            self.phase = Phase.EMPTY
-        elif message.item is None:
-            self.draft = None
-            heading.update(Text("Nothing to review", style="bold"))
-            held = f"\n\n{message.held}: press n to look again later." if message.held else ""
-            view.show_message(
-                "Nothing left to review",
-                f"No item needs your judgment ({self.queue.filters.describe()}). "
-                "Press / to change the filters, l to browse your judgments, "
-                f"n to look again, q to quit.{held}",
-            )
+            empty = empty_queue_text(message, self.db.url_for_people, self.queue.filters.describe())
+            heading.update(Text(empty.heading, style="bold"))
+            view.show_message(empty.title, empty.body)
             self.phase = Phase.EMPTY
         else:
             item = message.item
