@@ -104,6 +104,14 @@ def wrapping_problems(static: Static) -> list[str]:
     return problems
 
 
+def wraps_cleanly(static: Static) -> bool:
+    """Whether ``static`` wraps its text cleanly now (False also while it is laid out)."""
+    try:
+        return wrapping_problems(static) == []
+    except AssertionError:  # a line of the text before: the new one is not rendered yet
+        return False
+
+
 def table_column_problems(static: Static, texts: list[str], indent: int) -> list[str]:
     """The same for a grid whose last column, ``indent`` cells in, holds ``texts`` (one per
     row: the key in words)."""
@@ -311,6 +319,9 @@ async def test_real_chinese_text_wraps_cleanly_in_the_evaluation_predictions(
             await pilot.pause()
             detail = screen.query_one("#prediction-detail", Static)
             assert item_id in str(detail.content)
+            # On a loaded machine the new text can be read before the panel is laid out
+            # for it (its last lines not rendered yet): wait for that, then judge.
+            await wait_until(pilot, functools.partial(wraps_cleanly, detail), item_id)
             assert wrapping_problems(detail) == [], item_id
 
 
