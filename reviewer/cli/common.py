@@ -125,7 +125,11 @@ _JSON_RAW_CONTROLS = {code: f"\\u{code:04x}" for code in [0x7F, *range(0x80, 0xA
 
 
 def print_json(data: Any) -> None:
-    text = json.dumps(data, ensure_ascii=False, indent=2, default=str)
+    """``data`` as JSON on standard output: indented for a person at a terminal, one line
+    when piped or captured, so that a program reading the output (or only its last line,
+    as line-oriented tools do) gets the whole document."""
+    indent = 2 if sys.stdout.isatty() else None
+    text = json.dumps(data, ensure_ascii=False, indent=indent, default=str)
     click.echo(text.translate(_JSON_RAW_CONTROLS))
 
 
