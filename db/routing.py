@@ -455,20 +455,15 @@ def worth_order(
     colleagues = [name for name in colleagues if name not in left_out]
     betters = _more_reliable(evidence.fit, annotator, colleagues)
 
-    def mine(item_id: str) -> bool:
-        judged = evidence.judged_by(item_id) if item_id in evidence.answers else set()
-        return (
-            not judged
-            or betters <= judged  # no more reliable colleague at work is left to judge it
-            or evidence.last_judgment(item_id, routing)
-        )
-
-    def held() -> int:
-        return sum(
-            1
-            for item_id in ranking
-            if not mine(item_id) and annotator not in evidence.judged_by(item_id)
-        )
+    judged = {i: evidence.judged_by(i) if i in evidence.answers else set() for i in ranking}
+    # an item with judgments is theirs only when no more reliable colleague at work is
+    # left to judge it, or when theirs is its last judgment
+    mine = {
+        item_id
+        for item_id, by in judged.items()
+        if not by or betters <= by or evidence.last_judgment(item_id, routing)
+    }
+    held = sum(1 for item_id, by in judged.items() if item_id not in mine and annotator not in by)
 
     if not settles_alone(session, annotator, routing):
         # Someone the fit has not measured yet still gets fresh items: how else would it.
@@ -476,13 +471,13 @@ def worth_order(
             settles_alone(session, name, routing) for name in colleagues
         ):
             return WorthOrder(ranking, [])
-        mine_first = [item_id for item_id in ranking if mine(item_id)]
-        return WorthOrder(mine_first, [], fresh=False, rest=False, held=held())
+        mine_first = [item_id for item_id in ranking if item_id in mine]
+        return WorthOrder(mine_first, [], fresh=False, rest=False, held=held)
     return WorthOrder(
-        [item_id for item_id in ranking if worths[item_id] >= _DOUBTED and mine(item_id)],
-        [item_id for item_id in ranking if worths[item_id] < _DOUBTED and mine(item_id)],
+        [item_id for item_id in ranking if worths[item_id] >= _DOUBTED and item_id in mine],
+        [item_id for item_id in ranking if worths[item_id] < _DOUBTED and item_id in mine],
         rest=False,
-        held=held(),
+        held=held,
     )
 
 
