@@ -57,12 +57,11 @@ class KeyFooter(Footer):
         # The bindings change signal comes at every step of every item, mostly with the
         # same keys as before: rebuilding them then is a whole new set of widgets and
         # their styles for nothing (a tenth of the review app's time in its tests).
-        if self.is_attached and self._bindings_ready and self.children:
-            shown = self._keys_signature()
-            if shown == self._shown:
-                return
+        shown = self._keys_signature() if self.is_attached and self._bindings_ready else None
+        if shown is not None and shown == self._shown and self.children:
+            return
         await super().recompose()
-        self._shown = self._keys_signature() if self.is_attached and self._bindings_ready else None
+        self._shown = shown
         # Textual keeps data-binding watchers in the attribute "__watchers" (set with setattr).
         watchers: dict[str, list[tuple[object, object]]] = getattr(self, "__watchers", {})
         for name, entries in watchers.items():
