@@ -184,6 +184,25 @@ API_FLAGS = ("base_url", "api_key_env", "concurrency", "timeout", "max_retries",
 """The API flags' parameter names: the fields of evaluator.backends.settings.ApiSettings."""
 
 
+_API_LIMITS: tuple[tuple[str, click.ParamType, float, str], ...] = (
+    ("--concurrency", click.IntRange(1, 64), 4, "Requests at once."),
+    ("--timeout", click.FloatRange(0, min_open=True), 60.0, "Seconds to wait for one answer."),
+    (
+        "--max-retries",
+        click.IntRange(0, 50),
+        5,
+        "Extra attempts after a 429, 5xx, timeout or garbled answer.",
+    ),
+    (
+        "--max-wait",
+        click.FloatRange(0),
+        60.0,
+        "Longest wait between attempts, in seconds (caps Retry-After too).",
+    ),
+)
+"""How hard the client tries: flag, type, default and help of each numeric API limit."""
+
+
 def _api_options() -> tuple[Decorator, ...]:
     # The defaults repeat evaluator.backends.settings.ApiSettings', so --help imports nothing.
     return (
@@ -200,33 +219,9 @@ def _api_options() -> tuple[Decorator, ...]:
             metavar="VAR",
             help="Environment variable holding the API key (never the key itself).",
         ),
-        click.option(
-            "--concurrency",
-            type=click.IntRange(1, 64),
-            default=4,
-            show_default=True,
-            help="Requests at once.",
-        ),
-        click.option(
-            "--timeout",
-            type=click.FloatRange(0, min_open=True),
-            default=60.0,
-            show_default=True,
-            help="Seconds to wait for one answer.",
-        ),
-        click.option(
-            "--max-retries",
-            type=click.IntRange(0, 50),
-            default=5,
-            show_default=True,
-            help="Extra attempts after a 429, 5xx, timeout or garbled answer.",
-        ),
-        click.option(
-            "--max-wait",
-            type=click.FloatRange(0),
-            default=60.0,
-            show_default=True,
-            help="Longest wait between attempts, in seconds (caps Retry-After too).",
+        *(
+            click.option(flag, type=kind, default=default, show_default=True, help=text)
+            for flag, kind, default, text in _API_LIMITS
         ),
     )
 
