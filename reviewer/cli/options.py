@@ -256,6 +256,17 @@ def api_client(function: Callable[..., Any]) -> Callable[..., Any]:
     return _with_options(with_api_settings, _api_options())
 
 
+def _auto_choice(flag: str, choices: tuple[str, ...], help_text: str) -> Decorator:
+    """A choice whose default, "auto", lets the backend pick for the machine it runs on."""
+    return click.option(
+        flag,
+        type=click.Choice(("auto", *choices)),
+        default="auto",
+        show_default=True,
+        help=help_text,
+    )
+
+
 BACKEND_FLAGS = ("batch_size", "device", "dtype", "threads", "no_prefix_cache", "chat_template")
 
 
@@ -273,19 +284,11 @@ def backend(function: Callable[..., Any]) -> Callable[..., Any]:
             metavar="auto|N",
             help="Sequences per batch (local models).",
         ),
-        click.option(
-            "--device",
-            type=click.Choice(("auto", "cpu", "cuda")),
-            default="auto",
-            show_default=True,
-            help="auto: the GPU when there is one, else the CPU.",
-        ),
-        click.option(
+        _auto_choice("--device", ("cpu", "cuda"), "auto: the GPU when there is one, else the CPU."),
+        _auto_choice(
             "--dtype",
-            type=click.Choice(("auto", "float32", "bfloat16")),
-            default="auto",
-            show_default=True,
-            help="auto: bfloat16 on a GPU or on a CPU with bfloat16 matrix units "
+            ("float32", "bfloat16"),
+            "auto: bfloat16 on a GPU or on a CPU with bfloat16 matrix units "
             "(AMX, AVX-512 BF16), else float32 (local models).",
         ),
         click.option(
