@@ -455,12 +455,16 @@ def main() -> None:
     from db.engine import open_database
     from evaluator.demo_model import demo_model_dir
     from evaluator.exports.lm_eval import export_lm_eval
+    from evaluator.exports.selection import Selection
 
     if args.model == "demo":
         demo_model_dir()  # convert the demo model once, outside both timings
     database = open_database(db_path)
     summary = export_lm_eval(
-        database, workdir / "task", status="approved", source=list(EVALUATED_SOURCES), shots=SHOTS
+        database,
+        workdir / "task",
+        selection=Selection("approved", sources=EVALUATED_SOURCES),
+        shots=SHOTS,
     )
     database.dispose()
     print(f"exported {summary.count} items {summary.by_kind} to {summary.path}", flush=True)

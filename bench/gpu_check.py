@@ -397,10 +397,14 @@ def main() -> None:
 
     from db.engine import open_database
     from evaluator.exports.lm_eval import export_lm_eval
+    from evaluator.exports.selection import Selection
 
     database = open_database(db)
     export_lm_eval(
-        database, work / "task", status="approved", source=list(EVALUATED_SOURCES), shots=SHOTS
+        database,
+        work / "task",
+        selection=Selection("approved", sources=EVALUATED_SOURCES),
+        shots=SHOTS,
     )
     database.dispose()
 

@@ -45,6 +45,7 @@ def approve_and_export(db_path: Path, out: Path) -> tuple[int, int, float]:
     from db.people import ensure_person
     from db.vocabulary import Role
     from evaluator.exports.item_files import export_items
+    from evaluator.exports.selection import Selection
     from reviewer.adjudication import approve_agreed
 
     db = open_database(db_path)
@@ -52,7 +53,7 @@ def approve_and_export(db_path: Path, out: Path) -> tuple[int, int, float]:
         ensure_person(session, "scale-lead", Role.LEAD)
     approved = approve_agreed(db, "scale-lead")
     started = time.perf_counter()
-    summary = export_items(db, out, format="jsonl", status="approved")
+    summary = export_items(db, out, format="jsonl", selection=Selection("approved"))
     seconds = time.perf_counter() - started
     db.dispose()
     return approved, summary.count, seconds

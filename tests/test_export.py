@@ -22,7 +22,7 @@ from db.items import add_revision
 from db.models import Decision, Item
 from db.people import ensure_person
 from db.vocabulary import Role
-from evaluator.exports.item_files import ExportError, export_items
+from evaluator.exports.item_files import ExportError, Selection, export_items
 
 ORDERING_CSV = (
     "Question,A,B,C,D,E,Answer,Explanation\n"
@@ -128,7 +128,7 @@ def test_cflue_export_gives_back_the_imported_records_exactly(
     source = write_file(tmp_path, "exam.json", json.dumps(CFLUE_RECORDS, ensure_ascii=False))
     import_files(database, [source])
     out = tmp_path / "exam-out.json"
-    export_items(database, out, format="cflue", status="all")
+    export_items(database, out, format="cflue", selection=Selection("all"))
     assert json.loads(out.read_text(encoding="utf-8")) == CFLUE_RECORDS
 
 
@@ -137,7 +137,7 @@ def test_the_current_revision_is_what_gets_exported(database: Database, tmp_path
     with database.transaction() as session:
         add_revision(session, "econ:3", author="ann", change_note="edit", key="BACD")
     out = tmp_path / "out.csv"
-    export_items(database, out, format="econlogicqa", status="all")
+    export_items(database, out, format="econlogicqa", selection=Selection("all"))
     assert [row[3] for row in parsed(out, "econlogicqa")] == ["ABCD", "ABCED", "BACD"]
 
 
@@ -156,7 +156,7 @@ def test_jsonl_export_round_trips_items_and_revisions_into_another_database(
         )
     decide_items(database, ["econ:2"], "rejected")
     first = tmp_path / "all.jsonl"
-    assert export_items(database, first, format="jsonl", status="all").count == 6
+    assert export_items(database, first, format="jsonl", selection=Selection("all")).count == 6
 
     other = open_database(tmp_path / "other.db")
     try:
@@ -179,7 +179,7 @@ def test_jsonl_export_round_trips_items_and_revisions_into_another_database(
             database, "item", "item_revision"
         )
         second = tmp_path / "again.jsonl"
-        export_items(other, second, format="jsonl", status="all")
+        export_items(other, second, format="jsonl", selection=Selection("all"))
         assert second.read_text(encoding="utf-8") == first.read_text(encoding="utf-8")
     finally:
         other.dispose()
@@ -190,7 +190,7 @@ def test_real_cflue_file_round_trips(
 ) -> None:
     import_files(database, [cflue_knowledge])
     out = tmp_path / "knowledge.json"
-    export_items(database, out, format="cflue", status="all")
+    export_items(database, out, format="cflue", selection=Selection("all"))
     original = json.loads(cflue_knowledge.read_text(encoding="utf-8"))
     assert json.loads(out.read_text(encoding="utf-8")) == original
 
@@ -203,7 +203,7 @@ def test_fixtures_round_trip(database: Database, tmp_path: Path, name: str) -> N
     import_files(database, [source])
     format_name = "econlogicqa" if name.endswith(".csv") else "cflue"
     out = tmp_path / name
-    export_items(database, out, format=format_name, status="all")
+    export_items(database, out, format=format_name, selection=Selection("all"))
     assert parsed(out, format_name) == parsed(source, format_name)
 
 
@@ -219,9 +219,13 @@ def test_only_approved_items_by_default_and_filters_narrow_the_selection(
     summary = export_items(database, out, format="jsonl")
     assert summary.by_kind == {"ordering": 1, "single": 1}
     assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == ["econ:2", "exam:1"]
-    only_exam = export_items(database, out, format="jsonl", status="all", sources=["exam"])
+    only_exam = export_items(
+        database, out, format="jsonl", selection=Selection("all", sources=("exam",))
+    )
     assert only_exam.count == 3
-    multi = export_items(database, out, format="cflue", status="all", kinds=["multi"])
+    multi = export_items(
+        database, out, format="cflue", selection=Selection("all", kinds=("multi",))
+    )
     assert [r["task"] for r in json.loads(out.read_text(encoding="utf-8"))] == ["多项选择题"]
     assert multi.count == 1
 
@@ -232,12 +236,12 @@ def test_a_format_that_cannot_hold_the_kinds_is_refused_and_writes_nothing(
     import_econ_and_exam(database, tmp_path)
     out = tmp_path / "out.csv"
     with pytest.raises(ExportError) as raised:
-        export_items(database, out, format="econlogicqa", status="all")
+        export_items(database, out, format="econlogicqa", selection=Selection("all"))
     message = str(raised.value)
     assert "econlogicqa holds ordering items only" in message
     assert "1 multi, 1 single, 1 truefalse" in message and "--kind" in message
     with pytest.raises(ExportError, match="cflue holds multi, single, truefalse items only"):
-        export_items(database, out, format="cflue", status="all")
+        export_items(database, out, format="cflue", selection=Selection("all"))
     assert list(tmp_path.glob("out*")) == [] and list(tmp_path.glob(".out*")) == []
 
 
@@ -246,6 +250,6 @@ def test_an_empty_selection_is_refused_with_a_hint(database: Database, tmp_path:
     with pytest.raises(ExportError, match=r"no items match status approved \(try --status all\)"):
         export_items(database, tmp_path / "x.csv", format="econlogicqa")
     with pytest.raises(ExportError, match="unknown format"):
-        export_items(database, tmp_path / "x.csv", format="xml", status="all")
+        export_items(database, tmp_path / "x.csv", format="xml", selection=Selection("all"))
     with pytest.raises(ExportError, match="unknown status"):
-        export_items(database, tmp_path / "x.csv", format="jsonl", status="done")
+        export_items(database, tmp_path / "x.csv", format="jsonl", selection=Selection("done"))

@@ -12,7 +12,7 @@ from db.engine import Database
 from db.items import iter_items
 from db.vocabulary import ItemStatus
 from evaluator.exports.hf_dataset import export_hf, item_row
-from evaluator.exports.selection import ExportError
+from evaluator.exports.selection import ExportError, Selection
 
 datasets = pytest.importorskip("datasets")
 
@@ -56,15 +56,19 @@ def test_explanations_all_missing_still_load_as_strings(database: Database, tmp_
 
 def test_filters_and_card(database: Database, tmp_path: Path) -> None:
     mixed_set(database)
-    summary = export_hf(database, tmp_path / "only", kind="ordering")
+    summary = export_hf(database, tmp_path / "only", selection=Selection(kinds=("ordering",)))
     assert summary.count == 2 and summary.by_kind == {"ordering": 2}
     card = (tmp_path / "only" / "README.md").read_text(encoding="utf-8")
     assert card.startswith("---\n") and "| `answer` |" in card and "2 items (2 ordering)" in card
-    everything = export_hf(database, tmp_path / "all", status="all")
+    everything = export_hf(database, tmp_path / "all", selection=Selection("all"))
     assert everything.count == 12
-    agreed = export_hf(database, tmp_path / "agreed", status=ItemStatus.AGREED, source="shots")
+    agreed = export_hf(
+        database, tmp_path / "agreed", selection=Selection(ItemStatus.AGREED, sources=("shots",))
+    )
     assert agreed.count == 4
-    several = export_hf(database, tmp_path / "several", status="all", source=["econ", "shots"])
+    several = export_hf(
+        database, tmp_path / "several", selection=Selection("all", sources=("econ", "shots"))
+    )
     assert several.count == 6 and several.by_kind["ordering"] == 3
 
 
@@ -87,7 +91,7 @@ def test_refuses_a_foreign_folder_and_replaces_its_own(database: Database, tmp_p
     out = tmp_path / "hf"
     export_hf(database, out)
     (out / "stale.txt").write_text("old", encoding="utf-8")
-    export_hf(database, out, kind="single")
+    export_hf(database, out, selection=Selection(kinds=("single",)))
     assert not (out / "stale.txt").exists()
     assert load(out).num_rows == 2
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []

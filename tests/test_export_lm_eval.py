@@ -19,7 +19,7 @@ from db.validation import ItemDraft
 from db.vocabulary import ItemStatus
 from evaluator.backends.scripted import ScriptedBackend
 from evaluator.exports.lm_eval import export_lm_eval, read_answer
-from evaluator.exports.selection import ExportError
+from evaluator.exports.selection import ExportError, Selection
 from evaluator.kinds import MAX_SCORE_CANDIDATES, kind_spec
 from evaluator.prompts import build_prompt, load_templates, select_shots, stop_sequences
 from evaluator.runner import create_run, execute_run
@@ -89,13 +89,13 @@ def test_documents_carry_the_prompts_vetbench_eval_sends(
     """The same items, shots and seed through `vetbench eval` (a real run, scripted answers) and
     through the export give the same prompt text for every item."""
     mixed_set(database)
-    kind = "ordering" if shot_file else None
+    kinds = ("ordering",) if shot_file else ()
     backend = ScriptedBackend()
     run_id = create_run(
         database,
         backend.info,
         shots=5,
-        filters={"status": ["approved"], "kind": [kind] if kind else []},
+        filters={"status": ["approved"], "kind": list(kinds)},
         shot_file=shot_file,
     )
     execute_run(database, run_id, backend)
@@ -107,7 +107,7 @@ def test_documents_carry_the_prompts_vetbench_eval_sends(
             for p in session.exec(select(Prediction).where(Prediction.run_id == run_id))
         }
     out = tmp_path / "task"
-    export_lm_eval(database, out, kind=kind, shots=5, shot_file=shot_file)
+    export_lm_eval(database, out, selection=Selection(kinds=kinds), shots=5, shot_file=shot_file)
     manifest = json.loads((out / "vetbench-export.json").read_text(encoding="utf-8"))
     documents = {}
     for task in manifest["tasks"]:
@@ -228,7 +228,9 @@ def test_score_mode_variant_ranks_every_candidate(database: Database, tmp_path: 
 def test_shot_file_and_relocated_folder(database: Database, tmp_path: Path) -> None:
     mixed_set(database)
     out = tmp_path / "task"
-    export_lm_eval(database, out, kind="ordering", shots=3, shot_file=SHOT_FILE)
+    export_lm_eval(
+        database, out, selection=Selection(kinds=("ordering",)), shots=3, shot_file=SHOT_FILE
+    )
     moved = tmp_path / "elsewhere" / "copy"
     shutil.copytree(out, moved)
     shutil.rmtree(out)
@@ -248,5 +250,5 @@ def test_bad_requests_change_nothing(database: Database, tmp_path: Path) -> None
     with pytest.raises(ExportError, match="no items to export"):
         export_lm_eval(database, tmp_path / "task")
     with pytest.raises(ExportError, match="shots"):
-        export_lm_eval(database, tmp_path / "task", status="pending", shots=-1)
+        export_lm_eval(database, tmp_path / "task", selection=Selection("pending"), shots=-1)
     assert not (tmp_path / "task").exists()

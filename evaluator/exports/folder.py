@@ -27,28 +27,14 @@ MANIFEST_NAME = "vetbench-export.json"
 __all__ = ["MANIFEST_NAME", "ExportError", "ExportSummary", "select_items", "write_folder"]
 
 
-def _names(value: str | Sequence[str] | None) -> tuple[str, ...]:
-    if not value:
-        return ()
-    return (value,) if isinstance(value, str) else tuple(value)
-
-
-def select_items(
-    database: Database,
-    *,
-    status: str | None,
-    kind: str | Sequence[str] | None,
-    source: str | Sequence[str] | None,
-    release: str | None = None,
-) -> tuple[Selection, list[ItemSnapshot]]:
-    """The items to export at their current revision, in creation order; refuses an empty set.
-
-    ``kind`` and ``source`` take one name or several; ``status`` None or ``all`` means any.
-    With ``release``, the release's items exactly as frozen (``status`` is not asked).
-    """
-    if release is not None:
-        return release_selection(database, release, kinds=_names(kind), sources=_names(source))
-    selection = Selection(status=status or "all", kinds=_names(kind), sources=_names(source))
+def select_items(database: Database, selection: Selection) -> tuple[Selection, list[ItemSnapshot]]:
+    """The items ``selection`` asks for at their current revision, in creation order, and
+    the selection as resolved; refuses an empty set.  With a release, the release's items
+    exactly as frozen (the status is not asked)."""
+    if selection.release is not None:
+        return release_selection(
+            database, selection.release, kinds=selection.kinds, sources=selection.sources
+        )
     with database.session() as session:
         items = list(
             iter_items(
@@ -118,23 +104,36 @@ def write_folder(
     *,
     export_format: str,
     selection: Selection,
+    items: list[ItemSnapshot],
     extra_manifest: Mapping[str, Any] | None = None,
-) -> list[str]:
-    """Write ``files`` (relative path -> text) as the folder ``out_dir``, replacing an earlier
-    export there; returns the relative paths written (the manifest included)."""
-    out_dir = Path(out_dir).expanduser().resolve()
-    _check_destination(out_dir)
+    tasks: Sequence[str] = (),
+    command: str,
+) -> ExportSummary:
+    """Write ``files`` (relative path -> text), the export of ``items``, as the folder
+    ``out_dir``, replacing an earlier export there; returns its summary, whose files are
+    the relative paths written (the manifest included)."""
+    resolved = Path(out_dir).expanduser().resolve()
+    _check_destination(resolved)
     manifest = {
         "format": export_format,
         "vetbench_version": _vetbench_version(),
         "created_at": utcnow().isoformat(),
         "selection": selection.describe(),
         **selection.manifest(),
+        "items": len(items),
         **(extra_manifest or {}),
     }
     all_files = {
         **files,
         MANIFEST_NAME: json.dumps(manifest, ensure_ascii=False, indent=2) + "\n",
     }
-    replace_folder(out_dir, all_files)
-    return sorted(all_files)
+    replace_folder(resolved, all_files)
+    return ExportSummary(
+        path=out_dir,
+        format=export_format,
+        count=len(items),
+        by_kind=count_kinds(items),
+        files=sorted(all_files),
+        tasks=list(tasks),
+        command=command,
+    )

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
@@ -29,6 +28,7 @@ from db.json_types import JsonObject
 from db.releases import ReleaseInfo, figure_rows, get_release, tally
 from db.settings import get_setting
 from evaluator.exports.folder import ExportSummary, count_kinds, select_items, write_folder
+from evaluator.exports.selection import APPROVED_ITEMS, Selection
 
 DATA_FILE = "data/test.jsonl"
 SPLIT = "test"
@@ -214,18 +214,16 @@ def export_hf(
     db: Database,
     out_dir: Path | str,
     *,
-    status: str | None = "approved",
-    kind: str | Sequence[str] | None = None,
-    source: str | Sequence[str] | None = None,
-    release: str | None = None,
+    selection: Selection = APPROVED_ITEMS,
     changelog: str | None = None,
 ) -> ExportSummary:
-    """Write the selected items (by default the approved ones; with ``release``, that
+    """Write the selected items (by default the approved ones; with a release, that
     release's items as frozen) as a dataset folder.  The card's license is the ``license``
     setting; a release's card adds its hash, review figures, ``changelog`` (Markdown, the
     caller's: against the release before) and a citation."""
     out_dir = Path(out_dir)
-    selection, items = select_items(db, status=status, kind=kind, source=source, release=release)
+    selection, items = select_items(db, selection)
+    release = selection.release
     with db.session() as session:
         facts = CardFacts(
             license=get_setting(session, "license"),
@@ -234,18 +232,11 @@ def export_hf(
         )
     data = "".join(json.dumps(item_row(item), ensure_ascii=False) + "\n" for item in items)
     card = _dataset_card(items, selection.describe(), len(data.encode("utf-8")), facts)
-    files = write_folder(
+    return write_folder(
         out_dir,
         {DATA_FILE: data, "README.md": card},
         export_format="hf",
         selection=selection,
-        extra_manifest={"items": len(items)},
-    )
-    return ExportSummary(
-        path=out_dir,
-        format="hf",
-        count=len(items),
-        by_kind=count_kinds(items),
-        files=files,
+        items=items,
         command=f'datasets.load_dataset("{out_dir}", split="{SPLIT}")',
     )

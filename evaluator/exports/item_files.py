@@ -29,7 +29,7 @@ from evaluator.exports.atomic_write import WriteError, write_file
 from evaluator.exports.folder import release_selection
 from evaluator.exports.selection import (
     ALL_STATUSES,
-    DEFAULT_STATUS,
+    APPROVED_ITEMS,
     ExportError,
     ExportSummary,
     Selection,
@@ -118,13 +118,10 @@ def export_items(
     out: str | Path,
     *,
     format: str,
-    status: str = DEFAULT_STATUS,
-    kinds: Sequence[str] = (),
-    sources: Sequence[str] = (),
-    release: str | None = None,
+    selection: Selection = APPROVED_ITEMS,
 ) -> ExportSummary:
-    """Write the selected items to ``out`` (``-``: standard output) in ``format``; with
-    ``release``, that release's items as frozen, every record stamped with its name and hash.
+    """Write the selected items to ``out`` (``-``: standard output) in ``format``; with a
+    release, that release's items as frozen, every record stamped with its name and hash.
 
     Raises :class:`ExportError`, before anything is written when the selection is wrong.
     """
@@ -132,13 +129,14 @@ def export_items(
         file_format = get_format(format)
     except ValueError as error:
         raise ExportError(str(error)) from None
+    status, release = selection.status, selection.release
     if status != ALL_STATUSES and status not in {s.value for s in ItemStatus}:
         raise ExportError(f"unknown status '{status}' (known: all, {', '.join(ItemStatus)})")
     frozen: list[ItemSnapshot] = []
     if release is not None:
-        selection, frozen = release_selection(db, release, kinds=kinds, sources=sources)
-    else:
-        selection = Selection(status, tuple(kinds), tuple(sources))
+        selection, frozen = release_selection(
+            db, release, kinds=selection.kinds, sources=selection.sources
+        )
     out_path = Path(out)
     with db.session() as session:
         if release is not None:

@@ -44,8 +44,8 @@ from db.engine import Database
 from db.items import ItemSnapshot
 from db.vocabulary import ItemKind
 from evaluator.backends.base import Prompt
-from evaluator.exports.folder import ExportSummary, count_kinds, select_items, write_folder
-from evaluator.exports.selection import ExportError
+from evaluator.exports.folder import ExportSummary, select_items, write_folder
+from evaluator.exports.selection import APPROVED_ITEMS, ExportError, Selection
 from evaluator.kinds import Metric, kind_spec
 from evaluator.metrics import score_answer
 from evaluator.prompts import (
@@ -336,26 +336,23 @@ def export_lm_eval(
     db: Database,
     out_dir: Path | str,
     *,
-    status: str | None = "approved",
-    kind: str | Sequence[str] | None = None,
-    source: str | Sequence[str] | None = None,
+    selection: Selection = APPROVED_ITEMS,
     shots: int = 5,
     seed: int = DEFAULT_SHOT_SEED,
     shot_file: Path | None = None,
     templates_dir: Path | None = None,
     task_name: str = DEFAULT_TASK_NAME,
-    release: str | None = None,
 ) -> ExportSummary:
     """Write the selected items as an lm-eval task folder (see the module docstring).
 
     Shots are drawn as ``vetbench eval`` draws them: a seeded selection of items
     outside the exported set, one selection per kind and language, or the items of
-    ``shot_file``.  With ``release``, its items as frozen; the manifest names it.
+    ``shot_file``.  With a release, its items as frozen; the manifest names it.
     """
     if shots < 0:
         raise ExportError(f"shots must be 0 or more, got {shots}")
     out_dir = Path(out_dir)
-    selection, items = select_items(db, status=status, kind=kind, source=source, release=release)
+    selection, items = select_items(db, selection)
     templates = load_templates(templates_dir)
     pool, from_shot_file = shot_pool(db, shot_file)
     prompts, shots_used = _prompts_for(
@@ -393,13 +390,14 @@ def export_lm_eval(
     if score_tasks:
         files[f"_{task_name}_mc.yaml"] = _group(f"{task_name}_mc", score_tasks, "acc")
 
-    written = write_folder(
+    groups = [task_name] + ([f"{task_name}_mc"] if score_tasks else [])
+    return write_folder(
         out_dir,
         files,
         export_format="lm-eval",
         selection=selection,
+        items=items,
         extra_manifest={
-            "items": len(items),
             "shots": shots,
             "seed": seed,
             "shot_file": str(shot_file) if shot_file else None,
@@ -409,14 +407,6 @@ def export_lm_eval(
             "tasks": generation_tasks,
             "score_tasks": score_tasks,
         },
-    )
-    groups = [task_name] + ([f"{task_name}_mc"] if score_tasks else [])
-    return ExportSummary(
-        path=out_dir,
-        format="lm-eval",
-        count=len(items),
-        by_kind=count_kinds(items),
-        files=written,
         tasks=groups + generation_tasks + score_tasks,
         command=(
             f"lm_eval --model hf --model_args pretrained=MODEL --tasks {task_name} "

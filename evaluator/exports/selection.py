@@ -21,7 +21,7 @@ class ExportError(VetbenchError, ValueError):
 class Selection:
     """Which items to export: a status (or ``all``), kinds and sources (empty: any); or the
     items of a release (``release``, its ``release_hash``), as frozen, of those kinds and
-    sources."""
+    sources.  The caller asks with one (no hash); the export resolves it (the release's hash)."""
 
     status: str = DEFAULT_STATUS
     kinds: tuple[str, ...] = ()
@@ -56,6 +56,10 @@ class Selection:
         if self.sources:
             parts.append(f"source {', '.join(self.sources)}")
         return ", ".join(parts)
+
+
+APPROVED_ITEMS = Selection()
+"""What an export takes when not told: the approved items."""
 
 
 @dataclass(frozen=True)

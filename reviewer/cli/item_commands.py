@@ -328,6 +328,7 @@ def export_command(
 
     from evaluator.exports.atomic_write import is_stdout
     from evaluator.exports.item_files import export_items
+    from evaluator.exports.selection import Selection
 
     if shots is not None and format_name != "lm-eval":
         fail("--shots applies to --format lm-eval only")
@@ -342,23 +343,14 @@ def export_command(
     if to_stdout and format_name not in FILE_EXPORT_FORMATS:
         fail(f"--out - (standard output) takes a file format; {format_name} writes a folder")
     database = open_db(ctx)
+    selection = Selection(status, kinds, sources, release)
     if format_name == "lm-eval":
         from evaluator.exports.lm_eval import export_lm_eval
 
         if shots is None:  # the task's own default
-            summary: Any = export_lm_eval(
-                database, out, status=status, kind=kinds, source=sources, release=release
-            )
+            summary: Any = export_lm_eval(database, out, selection=selection)
         else:
-            summary = export_lm_eval(
-                database,
-                out,
-                status=status,
-                kind=kinds,
-                source=sources,
-                shots=shots,
-                release=release,
-            )
+            summary = export_lm_eval(database, out, selection=selection, shots=shots)
     elif format_name == "hf":
         from evaluator.exports.hf_dataset import export_hf
         from reviewer.releases import changelog_against_previous
@@ -366,22 +358,11 @@ def export_command(
         summary = export_hf(
             database,
             out,
-            status=status,
-            kind=kinds,
-            source=sources,
-            release=release,
+            selection=selection,
             changelog=changelog_against_previous(database, release) if release else None,
         )
     else:
-        summary = export_items(
-            database,
-            out,
-            format=format_name,
-            status=status,
-            kinds=kinds,
-            sources=sources,
-            release=release,
-        )
+        summary = export_items(database, out, format=format_name, selection=selection)
     # With the items on standard output, the summary goes to stderr.
     click.echo(_describe_export(summary, format_name, out), err=to_stdout)
 
