@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import warnings
 from collections import Counter, defaultdict
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -52,6 +52,7 @@ from db.consensus_inputs import (
     scoped_statuses,
 )
 from db.engine import Database
+from db.item_scope import EVERY_ITEM, ItemScope
 from db.json_types import FieldsAsJson, JsonObject
 from db.vocabulary import ItemKind
 
@@ -414,20 +415,19 @@ def decision_confidence(db: Database) -> float:
 
 def consensus_of(
     db: Database,
+    scope: ItemScope = EVERY_ITEM,
     *,
-    kinds: Sequence[str] | None = None,
-    sources: Sequence[str] | None = None,
     models: bool = True,
 ) -> Consensus:
-    """:func:`estimate_consensus` in a session of its own, its items narrowed to these
-    kinds and sources (the raters' reliability still rests on every item)."""
+    """:func:`estimate_consensus` in a session of its own, its items narrowed to ``scope``
+    (the raters' reliability still rests on every item)."""
     with db.session() as session:
         consensus = estimate_consensus(session, models=models)
-        if kinds is None and sources is None:
+        if not scope.narrowed:
             return consensus
-        scope = scoped_statuses(session, kinds=kinds, sources=sources)
+        in_scope = scoped_statuses(session, kinds=scope.kinds, sources=scope.sources)
     return Consensus(
-        items=tuple(item for item in consensus.items if item.item_id in scope),
+        items=tuple(item for item in consensus.items if item.item_id in in_scope),
         raters=consensus.raters,
         prior_key_right=consensus.prior_key_right,
         prior_keep=consensus.prior_keep,

@@ -28,6 +28,7 @@ from db.bulk_reads import collector_paused, id_chunks
 from db.decisions import NewDecision, in_force, latest_decision, write_decisions
 from db.engine import Database
 from db.errors import VetbenchError
+from db.item_scope import EVERY_ITEM, ItemScope
 from db.item_status import (
     refresh_item_status,
     refresh_item_statuses,
@@ -356,38 +357,30 @@ def undo_decision(db: Database, lead_name: str, item_id: str | None = None) -> D
         )
 
 
-def _item_filters(
-    status: str, kinds: Sequence[str] | None, sources: Sequence[str] | None
-) -> list[ColumnElement[bool]]:
-    return [col(Item.status) == status, *item_conditions(kinds=kinds, sources=sources)]
+def _item_filters(status: str, scope: ItemScope) -> list[ColumnElement[bool]]:
+    return [col(Item.status) == status, *item_conditions(kinds=scope.kinds, sources=scope.sources)]
 
 
 def count_status(
     db: Database,
     status: str,
-    *,
-    kinds: Sequence[str] | None = None,
-    sources: Sequence[str] | None = None,
+    scope: ItemScope = EVERY_ITEM,
 ) -> int:
     """How many items have ``status``."""
-    query = select(func.count()).select_from(Item).where(*_item_filters(status, kinds, sources))
+    query = select(func.count()).select_from(Item).where(*_item_filters(status, scope))
     with db.session() as session:
         return int(session.exec(query).one())
 
 
-def count_agreed(
-    db: Database, *, kinds: Sequence[str] | None = None, sources: Sequence[str] | None = None
-) -> int:
+def count_agreed(db: Database, scope: ItemScope = EVERY_ITEM) -> int:
     """How many items are agreed (waiting for a lead's approval)."""
-    return count_status(db, ItemStatus.AGREED, kinds=kinds, sources=sources)
+    return count_status(db, ItemStatus.AGREED, scope)
 
 
 def approve_agreed(
     db: Database,
     lead_name: str,
-    *,
-    kinds: Sequence[str] | None = None,
-    sources: Sequence[str] | None = None,
+    scope: ItemScope = EVERY_ITEM,
 ) -> int:
     """Approve every agreed item with its current key, in one transaction; returns how many.
 
@@ -399,7 +392,7 @@ def approve_agreed(
     """
     with db.transaction() as session:
         lead = require_lead(session, lead_name.strip())
-        agreed = _item_filters(ItemStatus.AGREED, kinds, sources)
+        agreed = _item_filters(ItemStatus.AGREED, scope)
         current = is_current_revision()
         listed = session.execute(
             select(col(Item.id), col(Item.current_revision), col(ItemRevision.key))
@@ -616,15 +609,14 @@ def _load_cases(session: Session, item_rows: Result[Any]) -> list[ConflictCase]:
 
 def conflict_queue(
     db: Database,
+    scope: ItemScope = EVERY_ITEM,
     *,
-    kinds: Sequence[str] | None = None,
-    sources: Sequence[str] | None = None,
     limit: int | None = None,
 ) -> list[ConflictCase]:
     """Items in conflict, oldest first, each with its revisions, judgments and decisions."""
     query = (
         select(*_ITEM_COLUMNS)
-        .where(*_item_filters(ItemStatus.CONFLICT, kinds, sources))
+        .where(*_item_filters(ItemStatus.CONFLICT, scope))
         .order_by(col(Item.created_at), col(Item.id))
     )
     if limit is not None:

@@ -18,6 +18,7 @@ from sqlmodel import Session
 from db.consensus import Consensus, ConsensusOutcome, ItemConsensus, estimate_consensus
 from db.consensus_inputs import scoped_statuses
 from db.engine import Database
+from db.item_scope import EVERY_ITEM, ItemScope
 from db.json_types import JsonObject
 from db.people import require_lead
 from db.vocabulary import UNDECIDED_STATUSES, ItemStatus
@@ -67,11 +68,12 @@ def _plan(
     session: Session,
     consensus: Consensus,
     confidence: float,
-    kinds: Sequence[str] | None,
-    sources: Sequence[str] | None,
+    scope: ItemScope,
 ) -> ConsensusPlan:
     undecided = [status.value for status in UNDECIDED_STATUSES]
-    status_of = scoped_statuses(session, statuses=undecided, kinds=kinds, sources=sources)
+    status_of = scoped_statuses(
+        session, statuses=undecided, kinds=scope.kinds, sources=scope.sources
+    )
     approvable, referred, uncertain = [], [], 0
     for item in consensus.items:
         if item.item_id not in status_of or item.judgments == 0:
@@ -89,29 +91,25 @@ def _plan(
 def plan_confident(
     db: Database,
     confidence: float,
-    *,
-    kinds: Sequence[str] | None = None,
-    sources: Sequence[str] | None = None,
+    scope: ItemScope = EVERY_ITEM,
 ) -> ConsensusPlan:
     """What :func:`approve_confident` would do now (the count shown before asking)."""
     with db.session() as session:
-        return _plan(session, estimate_consensus(session), confidence, kinds, sources)
+        return _plan(session, estimate_consensus(session), confidence, scope)
 
 
 def approve_confident(
     db: Database,
     lead_name: str,
     confidence: float,
-    *,
-    kinds: Sequence[str] | None = None,
-    sources: Sequence[str] | None = None,
+    scope: ItemScope = EVERY_ITEM,
 ) -> ConsensusApproval:
     """Approve, in one transaction, every undecided judged item the consensus keeps
     with its key right at ``confidence``; the consensus is estimated inside the
     transaction, so what others did since the count is weighed too."""
     with db.transaction() as session:
         lead = require_lead(session, lead_name.strip())
-        plan = _plan(session, estimate_consensus(session), confidence, kinds, sources)
+        plan = _plan(session, estimate_consensus(session), confidence, scope)
         if plan.approvable:
             store_bulk_decisions(
                 session,
@@ -143,7 +141,7 @@ def referred_cases(
     """The undecided items ``consensus`` refers to a lead (a wrong key, or a drop), each
     as a case for F3; ``exclude``: ids already listed there."""
     with db.session() as session:
-        plan = _plan(session, consensus, confidence, None, None)
+        plan = _plan(session, consensus, confidence, EVERY_ITEM)
     skipped = set(exclude)
     found = []
     for item in plan.referred:

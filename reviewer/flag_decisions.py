@@ -11,13 +11,12 @@ to reject; a corrected key cannot be given to many items at once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from sqlalchemy import ColumnElement, select
 from sqlmodel import col
 
 from db.engine import Database
 from db.flags import flagged_condition
+from db.item_scope import EVERY_ITEM, ItemScope
 from db.items import item_conditions
 from db.models import Item, ItemRevision, is_current_revision
 from db.people import require_lead
@@ -32,13 +31,13 @@ from reviewer.adjudication import (
 __all__ = ["count_flagged", "decide_flagged", "flagged_ids"]
 
 
-def _conditions(
-    flag: FlagName, kinds: Sequence[str] | None, sources: Sequence[str] | None
-) -> list[ColumnElement[bool]]:
+def _conditions(flag: FlagName, scope: ItemScope) -> list[ColumnElement[bool]]:
     return [
         flagged_condition([flag]),
         *item_conditions(
-            statuses=[status.value for status in UNDECIDED_STATUSES], kinds=kinds, sources=sources
+            statuses=[status.value for status in UNDECIDED_STATUSES],
+            kinds=scope.kinds,
+            sources=scope.sources,
         ),
     ]
 
@@ -46,16 +45,14 @@ def _conditions(
 def flagged_ids(
     db: Database,
     flag: str | FlagName,
-    *,
-    kinds: Sequence[str] | None = None,
-    sources: Sequence[str] | None = None,
+    scope: ItemScope = EVERY_ITEM,
 ) -> list[str]:
     """The undecided items whose current revision carries ``flag``, in id order."""
     with db.session() as session:
         return list(
             session.scalars(
                 select(col(Item.id))
-                .where(*_conditions(FlagName(flag), kinds, sources))
+                .where(*_conditions(FlagName(flag), scope))
                 .order_by(col(Item.id))
             )
         )
@@ -64,12 +61,10 @@ def flagged_ids(
 def count_flagged(
     db: Database,
     flag: str | FlagName,
-    *,
-    kinds: Sequence[str] | None = None,
-    sources: Sequence[str] | None = None,
+    scope: ItemScope = EVERY_ITEM,
 ) -> int:
     """How many undecided items carry ``flag`` (what ``decide --flag`` asks about)."""
-    return len(flagged_ids(db, flag, kinds=kinds, sources=sources))
+    return len(flagged_ids(db, flag, scope))
 
 
 def decide_flagged(
@@ -80,8 +75,7 @@ def decide_flagged(
     *,
     reason: str | DecisionReason | None = None,
     comment: str = "",
-    kinds: Sequence[str] | None = None,
-    sources: Sequence[str] | None = None,
+    scope: ItemScope = EVERY_ITEM,
 ) -> list[str]:
     """Decide every undecided item that carries ``flag``, with each item's current key
     when approving; returns the ids decided."""
@@ -96,7 +90,7 @@ def decide_flagged(
     note = comment.strip() or f"decided for the flag {name.value}"
     with db.transaction() as session:
         lead = require_lead(session, lead_name.strip())
-        conditions = _conditions(name, kinds, sources)
+        conditions = _conditions(name, scope)
         current = is_current_revision()
         rows = session.execute(
             select(

@@ -18,6 +18,7 @@ from sqlmodel import Session, col, select
 
 from db.answers import format_answer
 from db.engine import Database
+from db.item_scope import ItemScope
 from db.json_types import JsonObject, JsonValue, fields_json
 from db.models import Decision, Item, ItemRevision, Person
 from db.people import require_lead
@@ -49,9 +50,7 @@ def create_release(db: Database, request: ReleaseRequest, *, lead: str) -> Relea
 
     with db.session() as session:  # refused before the figures are computed
         require_lead(session, lead, to="create releases")
-    agreement = compute_agreement(
-        db, kinds=list(request.kinds) or None, sources=list(request.sources) or None
-    )
+    agreement = compute_agreement(db, ItemScope.of(request.kinds, request.sources))
     try:
         with db.transaction() as session:
             return store_release(

@@ -11,6 +11,7 @@ from helpers import EXPLANATION, item_status, store_item, store_person
 from sqlalchemy import update
 from sqlmodel import col, select
 
+from db.item_scope import ItemScope
 from db.items import get_item, get_revisions
 from db.models import AuditEvent, Decision, Item
 from db.people import PermissionDenied
@@ -206,7 +207,7 @@ def test_conflict_queue_shows_every_judgment_side_by_side(team) -> None:  # type
     assert by_name["ann"].seconds == 41 and not by_name["ann"].matches_key
     assert by_name["bo"].alternative_orders == ("DCAB",) and by_name["bo"].verdict == "ambiguous"
     assert len(case.disagreements) == 2
-    assert conflict_queue(team, kinds=["single"]) == []
+    assert conflict_queue(team, ItemScope(kinds=("single",))) == []
 
 
 # --- the command line -----------------------------------------------------------------

@@ -34,6 +34,7 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
 from db.importer import import_files
+from db.item_scope import ItemScope
 from db.items import iter_items
 from db.settings import set_setting
 from db.vocabulary import Role, Verdict
@@ -259,7 +260,7 @@ def test_per_annotator_figures(study, report) -> None:  # type: ignore[no-untype
 
 def test_breakdowns_equal_filtered_runs(database, study, report) -> None:  # type: ignore[no-untyped-def]
     for kind, figures in report.by_kind.items():
-        alone = compute_agreement(database, kinds=[kind], resamples=200, seed=5).figures
+        alone = compute_agreement(database, ItemScope(kinds=(kind,)), resamples=200, seed=5).figures
         assert figures.verdict.alpha == alone.verdict.alpha
         assert figures.items_compared == alone.items_compared
         assert figures.key.overall == alone.key.overall
@@ -522,10 +523,10 @@ def test_filters_by_kind_and_source(database) -> None:
     for name in ("a", "b"):
         store_judgment(database, "o:1", name, "ABCD")
         store_judgment(database, "s:1", name, "B", "wrong-key")
-    assert compute_agreement(database, kinds=["single"]).figures.items_judged == 1
-    econ = compute_agreement(database, sources=["econ"])
+    assert compute_agreement(database, ItemScope(kinds=("single",))).figures.items_judged == 1
+    econ = compute_agreement(database, ItemScope(sources=("econ",)))
     assert econ.figures.key.overall.value == 1.0 and set(econ.by_kind) == {"ordering"}
-    assert compute_agreement(database, sources=["nowhere"]).figures.judgments == 0
+    assert compute_agreement(database, ItemScope(sources=("nowhere",))).figures.judgments == 0
 
 
 # --- the fixtures end to end ---------------------------------------------------------------

@@ -29,6 +29,7 @@ from db.audit import read_audit
 from db.consensus import ConsensusOutcome, consensus_of, estimate_consensus
 from db.engine import Database
 from db.gold import add_gold
+from db.item_scope import ItemScope
 from db.settings import set_setting
 from db.vocabulary import Role
 from evaluator.backends.scripted import Script, ScriptedBackend
@@ -279,7 +280,7 @@ def test_approving_by_the_consensus_asks_first_and_annotators_cannot(
 def test_consensus_of_narrows_items_to_the_scope(database: Database) -> None:
     planted(database, count=20, seed=13)
     everything = consensus_of(database)
-    single = consensus_of(database, kinds=["single"])
+    single = consensus_of(database, ItemScope(kinds=("single",)))
     assert {c.kind.value for c in single.items} == {"single"}
     assert len(single.items) == 10 and single.raters == everything.raters
 

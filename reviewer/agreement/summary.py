@@ -7,13 +7,13 @@ per annotator pair, per-annotator figures and the item lists.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
 from db.bulk_reads import collector_paused
 from db.engine import Database
+from db.item_scope import EVERY_ITEM, ItemScope
 from db.json_types import JsonObject, JsonValue
 from reviewer.agreement.annotators import AnnotatorStats, annotator_stats
 from reviewer.agreement.blind_answers import (
@@ -169,13 +169,13 @@ def _agreement(
 
 def compute_agreement(
     db: Database,
+    scope: ItemScope = EVERY_ITEM,
     *,
-    kinds: Sequence[str] | None = None,
-    sources: Sequence[str] | None = None,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> AgreementReport:
-    """Load the active judgments (optionally of some kinds / sources) and compute every figure."""
+    """Load the active judgments (of the items in ``scope``) and compute every figure."""
+    kinds, sources = scope.kinds, scope.sources
     data = load_judgments(db, kinds=kinds, sources=sources)
     filters = {
         name: list(values) for name, values in (("kind", kinds), ("source", sources)) if values

@@ -257,13 +257,7 @@ def agreement_command(
 
     db = open_db(ctx)
     lead = acting_person(ctx, name, register=False).is_lead
-    report = compute_agreement(
-        db,
-        kinds=scope.kinds,
-        sources=scope.sources,
-        resamples=bootstrap.resamples,
-        seed=bootstrap.seed,
-    )
+    report = compute_agreement(db, scope, resamples=bootstrap.resamples, seed=bootstrap.seed)
     if as_json:
         print_json(report.to_json(item_answers=lead))
     else:
@@ -375,7 +369,7 @@ def _decide_flagged(
     _require_lead_or_fail(db, lead)
     if status == "rejected" and reason is None:
         fail("rejecting needs --reason")
-    ids = flagged_ids(db, flag, kinds=scope.kinds, sources=scope.sources)
+    ids = flagged_ids(db, flag, scope)
     if not ids:
         click.echo(f"no undecided items have the flag {flag}")
         return
@@ -396,8 +390,7 @@ def _decide_flagged(
             status,
             reason=reason,
             comment=comment,
-            kinds=scope.kinds,
-            sources=scope.sources,
+            scope=scope,
         )
     except AdjudicationError as error:
         fail(str(error))
@@ -452,7 +445,7 @@ def approve_agreed_command(
     if confidence is not None:
         _approve_confident(db, lead, confidence, scope, assume_yes)
         return
-    count = count_agreed(db, kinds=scope.kinds, sources=scope.sources)
+    count = count_agreed(db, scope)
     if count == 0:
         click.echo("no agreed items to approve")
         return
@@ -462,7 +455,7 @@ def approve_agreed_command(
         click.echo("nothing approved")
         return
     try:
-        approved = approve_agreed(db, lead, kinds=scope.kinds, sources=scope.sources)
+        approved = approve_agreed(db, lead, scope)
     except PermissionDenied as error:
         fail(str(error))
     click.echo(f"approved {approved:,} agreed item(s){_since_counted(approved, count)}")
@@ -475,7 +468,7 @@ def _approve_confident(
     from db.answers import format_answer
     from reviewer.consensus_decisions import approve_confident, plan_confident
 
-    plan = plan_confident(db, confidence, kinds=scope.kinds, sources=scope.sources)
+    plan = plan_confident(db, confidence, scope)
     if plan.referred:
         click.echo(
             f"{len(plan.referred):,} item(s) the consensus says have a wrong key or should be "
@@ -502,7 +495,7 @@ def _approve_confident(
     if not assume_yes and not click.confirm(f"Approve {count:,} item(s) as {terminal_text(lead)}?"):
         click.echo("nothing approved")
         return
-    done = approve_confident(db, lead, confidence, kinds=scope.kinds, sources=scope.sources)
+    done = approve_confident(db, lead, confidence, scope)
     click.echo(
         f"approved {done.approved:,} item(s) by the consensus at {confidence:g}"
         f"{_since_counted(done.approved, count)}"
@@ -571,7 +564,7 @@ def conflicts_command(
     if not is_lead(db, reader):
         _echo_conflict_count(db, reader, scope, as_json=as_json)
         return
-    cases = conflict_queue(db, kinds=scope.kinds, sources=scope.sources, limit=limit)
+    cases = conflict_queue(db, scope, limit=limit)
     if printed_json_or_empty(cases, as_json=as_json, empty="no conflicts"):
         return
     from reviewer.words import counted
@@ -598,7 +591,7 @@ def _echo_conflict_count(
     why = "the judgments side by side are for leads, so annotators judge blind"
     if as_json:
         fail(f"conflicts --json lists every judgment: {why} (--as a lead)")
-    cases = conflict_queue(db, kinds=scope.kinds, sources=scope.sources)
+    cases = conflict_queue(db, scope)
     kinds = Counter(case.item.kind.value for case in cases)
     by_kind = f" ({', '.join(f'{n} {kind}' for kind, n in sorted(kinds.items()))})" if kinds else ""
     click.echo(

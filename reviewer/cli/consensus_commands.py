@@ -53,7 +53,7 @@ def consensus_command(
     from db.consensus import consensus_of
     from reviewer.cli.adjudication_commands import _echo_rows
 
-    consensus = consensus_of(open_db(ctx), kinds=scope.kinds, sources=scope.sources, models=models)
+    consensus = consensus_of(open_db(ctx), scope, models=models)
     if as_json:
         print_json(consensus.to_json())
         return

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from db.item_scope import ItemScope
 from db.vocabulary import ALL, FlagName, ItemKind, ItemStatus, values
 from reviewer.cli.common import fail
 
@@ -64,19 +64,6 @@ def statuses(help_text: str, *, or_all: bool = False) -> Decorator:
     )
 
 
-@dataclass(frozen=True)
-class ItemScope:
-    """``--kind`` and ``--source`` as one value: the kinds and sources asked for (None: all)."""
-
-    kinds: tuple[str, ...] | None
-    sources: tuple[str, ...] | None
-
-    @property
-    def narrowed(self) -> bool:
-        """True when --kind or --source was given."""
-        return self.kinds is not None or self.sources is not None
-
-
 def item_scope(function: Callable[..., Any]) -> Callable[..., Any]:
     """``--kind`` and ``--source`` (both repeatable), received as one ``scope: ItemScope``."""
 
@@ -84,7 +71,7 @@ def item_scope(function: Callable[..., Any]) -> Callable[..., Any]:
     def with_item_scope(
         *args: Any, kinds: tuple[str, ...], sources: tuple[str, ...], **kwargs: Any
     ) -> Any:
-        return function(*args, scope=ItemScope(kinds or None, sources or None), **kwargs)
+        return function(*args, scope=ItemScope.of(kinds, sources), **kwargs)
 
     return _with_options(with_item_scope, (kind, source))
 
