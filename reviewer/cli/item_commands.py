@@ -177,13 +177,11 @@ def _database_exists(value: str | None) -> bool:
     required=True,
     type=click.Path(exists=True, dir_okay=False, allow_dash=True),
 )
-@click.option(
-    "--format",
+@options.format_choice(
     "format_name",
-    type=click.Choice(IMPORT_FORMATS),
+    IMPORT_FORMATS,
+    "File format; auto looks at the content and the file name.",
     default="auto",
-    show_default=True,
-    help="File format; auto looks at the content and the file name.",
 )
 @click.option(
     "--source",
@@ -274,12 +272,10 @@ def _describe_export(summary: Any, format_name: str, out: Path) -> str:
 
 
 @click.command("export")
-@click.option(
-    "--format",
+@options.format_choice(
     "format_name",
-    type=click.Choice(EXPORT_FORMATS),
-    required=True,
-    help="econlogicqa (ordering items), cflue (MCQ items), jsonl (everything, with history), "
+    EXPORT_FORMATS,
+    "econlogicqa (ordering items), cflue (MCQ items), jsonl (everything, with history), "
     "judging (a CSV of the items waiting for --as NAME, to fill and load with `judge --from`), "
     "lm-eval (a task folder), hf (a dataset folder).",
 )

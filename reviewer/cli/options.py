@@ -8,7 +8,7 @@ Nothing heavy is imported at module level, so ``vetbench --help`` stays instant.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -154,6 +154,22 @@ def limit(help_text: str = "At most N items.", *, default: int | None = None) ->
         default=default,
         show_default=default is not None,
         metavar="N",
+        help=help_text,
+    )
+
+
+def format_choice(
+    dest: str, formats: Sequence[str], help_text: str, *, default: str | None = None
+) -> Decorator:
+    """``--format`` (``dest``): one of ``formats``; ``default``, shown in the help, when not
+    given (without one, the option is required)."""
+    return click.option(
+        "--format",
+        dest,
+        type=click.Choice(formats),
+        default=default,
+        required=default is None,
+        show_default=default is not None,
         help=help_text,
     )
 

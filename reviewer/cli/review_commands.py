@@ -170,13 +170,11 @@ def review(
     help="Judge many items at once from a CSV or JSONL file (- reads standard input): "
     "every row is checked first, then all are stored or none (see `export --format judging`).",
 )
-@click.option(
-    "--format",
+@options.format_choice(
     "file_format",
-    type=click.Choice(("auto", "csv", "jsonl")),
+    ("auto", "csv", "jsonl"),
+    "With --from: the file's format; auto goes by the name, then the content.",
     default="auto",
-    show_default=True,
-    help="With --from: the file's format; auto goes by the name, then the content.",
 )
 @click.option(
     "--alt",

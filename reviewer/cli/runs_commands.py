@@ -340,13 +340,11 @@ def runs_suspects(ctx: click.Context, min_models: int, as_json: bool) -> None:
 )
 @click.option("--model", "models", metavar="MODEL", multiple=True, help="Only this model.")
 @click.option("--run", "run_ids", type=int, metavar="RUN_ID", multiple=True, help="Only this run.")
-@click.option(
-    "--format",
+@options.format_choice(
     "table_format",
-    type=click.Choice(TABLE_FORMATS),
+    TABLE_FORMATS,
+    "Aligned text, Markdown, CSV (mean and sd apart) or LaTeX (booktabs).",
     default="text",
-    show_default=True,
-    help="Aligned text, Markdown, CSV (mean and sd apart) or LaTeX (booktabs).",
 )
 @options.json("Print the tables as JSON (fractions).")
 @click.pass_context
