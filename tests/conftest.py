@@ -13,6 +13,7 @@ a copy holds exactly what a migration makes.
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import sqlite3
@@ -32,6 +33,27 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 CFLUE_KNOWLEDGE = ROOT.parent / "shared" / "data" / "cflue" / "knowledge.json"
 PG_URL_ENV = "VETBENCH_TEST_PG_URL"
+
+
+# Each test process computes on one thread: the parallelism is pytest-xdist's processes,
+# and a second thread per process on a two-core machine only makes torch's (OpenMP's)
+# threads spin against each other's.  Set before torch is imported; child processes the
+# tests start inherit it.
+for _threads in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_threads, "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _frozen_start_up_objects() -> Iterator[None]:
+    """The modules imported by collection (torch, transformers, Textual ...) are frozen out
+    of the cyclic collector, as the review app does with its own start-up objects
+    (reviewer/tui/idle_gc.py): every full collection in every test, the app's included,
+    then walks only what the tests made, not the whole of those libraries again."""
+    gc.collect()
+    gc.freeze()
+    yield
+    gc.unfreeze()
 
 
 @pytest.fixture(autouse=True, scope="session")

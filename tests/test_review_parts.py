@@ -81,6 +81,7 @@ def test_idle_collector_collects_in_quiet_moments_and_restores_python_settings()
         IdleCollector,
     )
 
+    gc.unfreeze()  # a process nothing froze before the app (the suite's own freeze is redone below)
     before = gc.get_threshold()
     clock = FakeClock()
     collector = IdleCollector(clock=clock)
@@ -101,4 +102,25 @@ def test_idle_collector_collects_in_quiet_moments_and_restores_python_settings()
         assert collector.collections == 2  # collected anyway, once
     finally:
         collector.stop()
-    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+    try:
+        assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+    finally:
+        gc.freeze()  # tests/conftest.py's freeze of the test process's start-up objects
+
+
+def test_idle_collector_leaves_what_a_host_process_froze_frozen() -> None:
+    """gc.unfreeze() thaws the whole permanent generation: an app started in a process
+    that had frozen objects (a test process, an embedding host) must not thaw them."""
+    import gc
+
+    from reviewer.tui.idle_gc import IdleCollector
+
+    gc.freeze()
+    frozen_by_host = gc.get_freeze_count()
+    before = gc.get_threshold()
+    collector = IdleCollector(clock=FakeClock())
+    collector.start()
+    assert gc.get_threshold()[2] > 10_000
+    collector.stop()
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() >= frozen_by_host > 0

@@ -8,7 +8,9 @@ after start-up (they live as long as the app anyway), keeps the cheap young
 collections automatic, stops automatic full collections, and runs a full one
 when input has been quiet for a moment, which happens all the time: people read
 each item for seconds (and at the latest every 30 s, so memory stays bounded).
-Everything is restored when the app stops.
+Everything is restored when the app stops, except that objects a host process had
+frozen before the app started (with ``gc.freeze()``) stay frozen: Python can only thaw
+the whole permanent generation, and thawing the host's objects would undo its choice.
 """
 
 from __future__ import annotations
@@ -40,9 +42,11 @@ class IdleCollector:
         self._thresholds = gc.get_threshold()
         self.active = False
         self.collections = 0
+        self._host_froze = False
 
     def start(self) -> None:
         """Freeze start-up objects and take over full collections."""
+        self._host_froze = gc.get_freeze_count() > 0
         gc.collect()
         gc.freeze()
         young, middle, _full = self._thresholds
@@ -73,4 +77,5 @@ class IdleCollector:
             return
         self.active = False
         gc.set_threshold(*self._thresholds)
-        gc.unfreeze()
+        if not self._host_froze:
+            gc.unfreeze()
