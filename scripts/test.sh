@@ -3,7 +3,9 @@
 # mypy: a few seconds), starts a throwaway PostgreSQL server when Debian's postgresql
 # binaries are installed (so the PostgreSQL tests run too), then runs the whole suite on
 # VETBENCH_TEST_WORKERS pytest-xdist processes (default 3: on two cores many tests wait on
-# files, sockets and subprocesses). Extra arguments go to pytest (`-n 0`: one process).
+# files, sockets, subprocesses and the app's timers), handed tests in order as they free up
+# (`--dist load`; tests/conftest.py puts the slow ones first). Extra arguments go to pytest
+# (`-n 0`: one process).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -29,4 +31,4 @@ if [ -z "${VETBENCH_TEST_PG_URL:-}" ] && [ -n "$pg_bin" ] && [ -x "$pg_bin/initd
   echo "PostgreSQL for tests on 127.0.0.1:$pg_port" >&2
 fi
 
-python -m pytest -n "${VETBENCH_TEST_WORKERS:-3}" --dist worksteal "$@"
+python -m pytest -n "${VETBENCH_TEST_WORKERS:-3}" --dist load "$@"

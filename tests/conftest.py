@@ -44,6 +44,14 @@ for _threads in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked ``slow`` run first (in their own order, the rest after in theirs):
+    pytest-xdist hands tests out in this order as workers free up, so the long ones are
+    spread over the workers at the start instead of one of them finishing the run alone
+    on a late one while the others wait."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _frozen_start_up_objects() -> Iterator[None]:
     """The modules imported by collection (torch, transformers, Textual ...) are frozen out

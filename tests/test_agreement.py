@@ -532,6 +532,7 @@ def test_filters_by_kind_and_source(database) -> None:
 # --- the fixtures end to end ---------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_fixture_items_judged_by_three_annotators_then_resolved_and_exported(
     database, tmp_path
 ) -> None:  # type: ignore[no-untyped-def]

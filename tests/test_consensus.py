@@ -196,6 +196,7 @@ def test_the_consensus_command_prints_items_and_reliabilities(database: Database
     assert "spammer" in lines[-1]
 
 
+@pytest.mark.slow
 def test_approve_agreed_with_min_confidence_approves_only_confident_keeps(
     database: Database,
 ) -> None:
@@ -249,6 +250,7 @@ def test_approve_agreed_with_min_confidence_approves_only_confident_keeps(
     assert newly == agreed_before - approved
 
 
+@pytest.mark.slow
 def test_approving_by_the_consensus_asks_first_and_annotators_cannot(
     database: Database, database_url: str, roles: RoleNames
 ) -> None:

@@ -32,6 +32,7 @@ def study(db_path: Path) -> Database:
     return db
 
 
+@pytest.mark.slow
 async def test_f3_lists_the_items_the_consensus_refers_to_the_lead(study: Database) -> None:
     consensus = consensus_of(study)
     referred = [c for c in consensus.items if c.outcome(0.95) is ConsensusOutcome.WRONG_KEY]
@@ -68,6 +69,7 @@ async def test_f2_shows_each_raters_reliability(study: Database) -> None:
     assert float(rows[0][2]) > float(spammer[2])
 
 
+@pytest.mark.slow
 async def test_f3_decides_at_the_leads_target_confidence(study: Database) -> None:
     """A lead who asks adaptive routing for 0.6 sees F3 refer what the consensus doubts
     at 0.6 (more than at the default 0.95), so the screen and the routing agree."""

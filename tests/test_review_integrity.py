@@ -236,6 +236,7 @@ async def test_flawed_with_an_edit_stores_both_in_one_go(ordering: Database) -> 
     assert [r.number for r in revisions(ordering)] == [1, 2]
 
 
+@pytest.mark.slow
 async def test_sensitive_asks_what_is_sensitive(ordering: Database) -> None:
     async with running(make_app(ordering, "alice")) as app:
         await press(app, "d", "a", "b", "c", "enter", "x")
@@ -279,6 +280,7 @@ def test_the_cli_needs_the_same_details(database: Database) -> None:
 # --- 5. after an edit -------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_an_editor_is_never_shown_their_own_revision_blind(ordering: Database) -> None:
     store_item(ordering, "econ:2", key="ABCD")
     async with running(make_app(ordering, "alice")) as app:

@@ -376,6 +376,7 @@ def test_score_mode_leaves_out_items_with_too_many_candidates(database: Database
     assert "long:1" in get_run(database, generate_run).item_ids
 
 
+@pytest.mark.slow
 def test_a_run_on_the_tiny_model_stores_the_exact_prompts(
     database: Database, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -90,6 +90,7 @@ def assert_same_answers(local: dict[str, Prediction], served: dict[str, Predicti
         assert prediction.parsed_answer == local[item_id].parsed_answer, item_id
 
 
+@pytest.mark.slow
 def test_served_answers_match_the_local_backend_at_concurrency_1_and_8(
     database_url: str, tmp_path: Path, model_dir: Path, served: ServedModel
 ) -> None:
@@ -117,6 +118,7 @@ def test_served_answers_match_the_local_backend_at_concurrency_1_and_8(
     assert run_row(other, int(str(eight["run_id"]))).params["concurrency"] == 8
 
 
+@pytest.mark.slow
 def test_cflue_protocol_with_long_answers_matches_the_local_backend(
     db_path: Path, model_dir: Path, served: ServedModel
 ) -> None:
@@ -171,6 +173,7 @@ def test_the_servers_own_error_text_reaches_the_prediction(
     assert "HTTP 400" in failed.error and "Server is pinned to" in failed.error
 
 
+@pytest.mark.slow
 def test_a_server_killed_mid_run_loses_nothing_on_resume(
     db_path: Path, served: ServedModel
 ) -> None:

@@ -146,6 +146,7 @@ def test_the_suspicious_order_serves_the_highest_score_first(suspicious: Databas
     assert plain.fetch_next() is not None  # the default order is untouched
 
 
+@pytest.mark.slow
 async def test_a_lead_goes_from_triage_to_decisions_at_the_keyboard(
     suspicious: Database,
 ) -> None:

@@ -12,6 +12,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from helpers import store_ordering_items
 from sqlmodel import select
 
@@ -77,6 +78,7 @@ def test_two_review_sessions_at_once_lose_nothing(db_path: Path) -> None:
     assert statuses == {ItemStatus.AGREED: len(ids)}
 
 
+@pytest.mark.slow
 def test_two_shell_loops_of_vetbench_judge(db_path: Path) -> None:
     db = open_database(db_path)
     ids = store_ordering_items(db, 4)

@@ -44,6 +44,7 @@ from evaluator.generation.templates import (
     GenerationMode,
     GenerationTemplate,
 )
+from evaluator.interrupts import interrupt_after
 from evaluator.openai_client import ChatClient, ChatRequest, ChatResponse
 
 DEFAULT_MAX_TOKENS = 1024
@@ -364,7 +365,8 @@ def run_generation(
                     raise GenerationAbortedError(str(outcome.error))
             else:
                 assert outcome.response is not None
-                _store(db, client, task, outcome.response, actor, temperature, summary)
+                with interrupt_after():  # stored and counted, or neither
+                    _store(db, client, task, outcome.response, actor, temperature, summary)
             _update_counts(summary, client, counters_before)
             if on_progress:
                 on_progress(summary)
@@ -439,8 +441,7 @@ def _store(
                     reason=reason,
                 )
             )
-    # Counted only once committed: an interrupt during the commit must not be reported
-    # as a stored item.
+    # Counted only once committed (the caller holds Ctrl-C until the count is made).
     if draft is not None:
         summary.stored += 1
         summary.stored_ids.append(task.item_id)

@@ -8,9 +8,10 @@ after start-up (they live as long as the app anyway), keeps the cheap young
 collections automatic, stops automatic full collections, and runs a full one
 when input has been quiet for a moment, which happens all the time: people read
 each item for seconds (and at the latest every 30 s, so memory stays bounded).
-Everything is restored when the app stops, except that objects a host process had
-frozen before the app started (with ``gc.freeze()``) stay frozen: Python can only thaw
-the whole permanent generation, and thawing the host's objects would undo its choice.
+The collector's thresholds are restored when the app stops; what was frozen stays
+frozen (it lived as long as the app, and refcounting still frees it): Python can only
+thaw the whole permanent generation, which would also thaw whatever the process that
+runs the app had frozen for itself (a test process, an embedding host).
 """
 
 from __future__ import annotations
@@ -42,11 +43,9 @@ class IdleCollector:
         self._thresholds = gc.get_threshold()
         self.active = False
         self.collections = 0
-        self._host_froze = False
 
     def start(self) -> None:
         """Freeze start-up objects and take over full collections."""
-        self._host_froze = gc.get_freeze_count() > 0
         gc.collect()
         gc.freeze()
         young, middle, _full = self._thresholds
@@ -72,10 +71,8 @@ class IdleCollector:
             self.collections += 1
 
     def stop(self) -> None:
-        """Give collection back to Python as it was."""
+        """Give full collections back to Python (the thresholds as they were)."""
         if not self.active:
             return
         self.active = False
         gc.set_threshold(*self._thresholds)
-        if not self._host_froze:
-            gc.unfreeze()
