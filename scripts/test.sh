@@ -12,6 +12,13 @@ bash scripts/setup.sh
 # shellcheck disable=SC1091
 . .venv/bin/activate
 
+# Bytecode is cached for the test processes (each xdist worker and each `vetbench` child
+# a test starts would otherwise compile vetbench and re-rewrite the tests again: a third
+# of a worker's collection): PYTHONDONTWRITEBYTECODE, set on some machines, is lifted for
+# this command. __pycache__ folders are ignored by git.
+unset PYTHONDONTWRITEBYTECODE
+python -m compileall -q -j 0 db reviewer evaluator tests bench >/dev/null
+
 echo "ruff check, ruff format --check, mypy" >&2
 ruff check --quiet .
 ruff format --check --quiet .
