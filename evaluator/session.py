@@ -362,7 +362,11 @@ class ShotSpread:
         return {
             "shots": self.shots,
             "runs": list(self.run_ids),
-            "figures": {name: value.to_json() for name, value in self.figures.items()},
+            "figures": {
+                key: entry
+                for name, value in self.figures.items()
+                for key, entry in value.named(name).items()
+            },
         }
 
 

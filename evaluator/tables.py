@@ -108,6 +108,13 @@ class Spread(FieldsAsJson):
             n=len(present),
         )
 
+    def named(self, metric: str) -> JsonObject:
+        """``{metric: mean, metric_sd: sd, metric_n: n}``: under the metric's own name
+        stands what it stands for everywhere else, a value of that figure (so a reader
+        that checks every ``accuracy`` in a document, as the oracle self-test does,
+        finds fractions only), with the rest beside it, as ``accuracy_ci`` is."""
+        return {metric: self.mean, f"{metric}_sd": self.sd, f"{metric}_n": self.n}
+
 
 def series_spread(figures: Sequence[Figures]) -> dict[str, Spread]:
     """Mean ± sd of the headline figures over several runs' figures."""

@@ -258,7 +258,7 @@ SPREAD = [
     "spread[].shots: int",
     "spread[].runs[]: int",
     *[
-        f"spread[].figures.{name}.{field}: {kind}"
+        f"spread[].figures.{name}{suffix}: {kind}"
         for name, mean in (
             ("accuracy", "float"),
             ("weighted_f1", "float"),
@@ -269,11 +269,14 @@ SPREAD = [
             ("rouge_l", "null"),
             ("position_bias", "float"),
         )
-        for field, kind in (("mean", mean), ("sd", "null"), ("n", "int"))
+        for suffix, kind in (("", mean), ("_sd", "null"), ("_n", "int"))
     ],
 ]
 # The runs one command made (several with --repeats or a protocol's shot settings), and
-# their figures' mean ± sd per shot setting: added by issue 14.
+# their figures' mean ± sd per shot setting: added by issue 14. Each figure's mean under
+# its own name, its sd and count beside it (`accuracy`, `accuracy_sd`, `accuracy_n`):
+# changed from {mean, sd, n} under the name by issue 20, so that every `accuracy` in the
+# document is a fraction (the oracle self-test reads them all).
 EVAL_JSON = ["run_id: int", *figures(error=False), "runs[]: int", *SPREAD]
 
 PREDICTION_LIST = [
