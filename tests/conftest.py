@@ -7,8 +7,10 @@ migration of an empty file (``open_database``, ``vetbench init``, ``vetbench imp
 on a new file ...) restores the template's pages instead (SQLite's backup API), and
 the migration that follows finds nothing to do; on PostgreSQL the ``database``
 fixture, and ``fresh_postgres_database(..., migrated=True)``, create the database
-with ``CREATE DATABASE ... TEMPLATE``.  tests/test_migration_templates.py checks that
-a copy holds exactly what a migration makes.
+with ``CREATE DATABASE ... TEMPLATE``, and a copy a test changed only the rows of is
+emptied and handed to the next test instead of dropped (tests/postgres_recycling.py).
+tests/test_migration_templates.py checks that a copy, a recycled one too, holds exactly
+what a migration makes.
 """
 
 from __future__ import annotations
@@ -19,8 +21,12 @@ import shutil
 import sqlite3
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import postgres_recycling as recycling
+import psycopg
 import pytest
 from fake_openai_server import FakeOpenAIServer
 from sqlalchemy import Engine
@@ -60,8 +66,9 @@ def _frozen_start_up_objects() -> Iterator[None]:
     then walks only what the tests made, not the whole of those libraries again."""
     gc.collect()
     gc.freeze()
+    # Left frozen at the end: pytest's own clean-up then collects five times over, and
+    # with everything thawed each of those walked all of torch again (3 s per process).
     yield
-    gc.unfreeze()
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -201,6 +208,8 @@ def _migrated_templates() -> Iterator[None]:
     if "sqlite" in _templates:
         shutil.rmtree(Path(_templates.pop("sqlite")).parent, ignore_errors=True)
     if "postgresql" in _templates and (server_url := postgres_url()) is not None:
+        while _recycled:
+            _drop_postgres_database(server_url, _recycled.pop())
         _drop_postgres_database(server_url, _templates.pop("postgresql"))
 
 
@@ -226,6 +235,19 @@ def _postgres_url_of(server_url: str, name: str) -> str:
     return make_url(server_url).set(database=name).render_as_string(hide_password=False)
 
 
+@dataclass(frozen=True)
+class _TemplateState:
+    """What a recycled copy of the template must match (tests/postgres_recycling.py)."""
+
+    catalog: tuple[tuple[str, str], ...]
+    tables: tuple[str, ...]
+    superuser: bool
+
+
+_template_states: dict[str, _TemplateState] = {}  # server URL -> its template's state
+_recycled: list[str] = []  # this process's emptied copies of the template, ready for a test
+
+
 def postgres_template(server_url: str) -> str:
     """The name of this process's migrated PostgreSQL database (made on first use)."""
     if "postgresql" not in _templates:
@@ -234,21 +256,83 @@ def postgres_template(server_url: str) -> str:
         engine = make_engine(_postgres_url_of(server_url, name))
         _real_upgrade_to_head(engine, name)  # the real migration, from an empty database
         engine.dispose()  # CREATE DATABASE ... TEMPLATE needs it to have no connection
+        with _connect(server_url, name) as connection:
+            _template_states[server_url] = _TemplateState(
+                catalog=recycling.catalog_state(connection),
+                tables=recycling.user_tables(connection),
+                superuser=recycling.is_superuser(connection),
+            )
         _templates["postgresql"] = name
     return _templates["postgresql"]
 
 
 def fresh_postgres_database(server_url: str, *, migrated: bool = False) -> Iterator[str]:
-    """A new database on the server, dropped afterwards: empty, or (``migrated``) a copy
-    of the migrated template."""
-    name = f"vetbench_test_{uuid.uuid4().hex[:12]}"
-    # FILE_COPY: with the test server's fsync=off, a file copy beats WAL-logging every page.
-    source = f'TEMPLATE "{postgres_template(server_url)}"' if migrated else "TEMPLATE template1"
-    _admin_sql(server_url, f'CREATE DATABASE "{name}" {source} STRATEGY FILE_COPY')
+    """A database on the server for one test: new and empty, or (``migrated``) a copy of
+    the migrated template, recycled when the test that had it changed only rows
+    (tests/postgres_recycling.py) and dropped otherwise."""
+    if not migrated:
+        name = f"vetbench_test_{uuid.uuid4().hex[:12]}"
+        _admin_sql(server_url, f'CREATE DATABASE "{name}" TEMPLATE template1 STRATEGY FILE_COPY')
+        try:
+            yield _postgres_url_of(server_url, name)
+        finally:
+            _drop_postgres_database(server_url, name)
+        return
+    name = _take_a_copy(server_url)
     try:
         yield _postgres_url_of(server_url, name)
     finally:
+        _recycle_or_drop(server_url, name)
+
+
+def _new_copy(server_url: str) -> str:
+    name = f"vetbench_test_{uuid.uuid4().hex[:12]}"
+    # FILE_COPY: with the test server's fsync=off, a file copy beats WAL-logging every page.
+    template = postgres_template(server_url)
+    _admin_sql(server_url, f'CREATE DATABASE "{name}" TEMPLATE "{template}" STRATEGY FILE_COPY')
+    return name
+
+
+def _take_a_copy(server_url: str) -> str:
+    """A recycled copy that nothing wrote to since it was emptied, else a new one."""
+    while _recycled:
+        name = _recycled.pop()
+        try:
+            with _connect(server_url, name) as connection:
+                state = _template_states[server_url]
+                clean = not recycling.written_tables(connection, state.tables)
+                clean = clean and not recycling.used_sequences(connection)
+        except psycopg.Error:
+            clean = False
+        if clean:
+            return name
         _drop_postgres_database(server_url, name)
+    return _new_copy(server_url)
+
+
+def _recycle_or_drop(server_url: str, name: str) -> None:
+    state = _template_states.get(server_url)
+    recycled = False
+    if state is not None and state.superuser:
+        try:
+            with _connect(server_url, name) as connection:
+                connection.execute("SET lock_timeout = '10s'")
+                recycling.end_other_sessions(connection)
+                if recycling.catalog_state(connection) == state.catalog:
+                    recycling.empty_the_database(connection, state.tables)
+                    recycled = True
+        except psycopg.Error:
+            recycled = False
+    if recycled:
+        _recycled.append(name)
+    else:
+        _drop_postgres_database(server_url, name)
+
+
+def _connect(server_url: str, name: str) -> psycopg.Connection[Any]:
+    return psycopg.connect(
+        **recycling.conninfo(_postgres_url_of(server_url, name)), autocommit=True
+    )
 
 
 @pytest.fixture

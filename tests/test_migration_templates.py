@@ -18,6 +18,8 @@ from conftest import (
     postgres_url,
     sqlite_template,
 )
+from helpers import store_item, store_person
+from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
 import db.migrate
@@ -118,3 +120,63 @@ def test_a_postgres_database_from_the_template_equals_a_migrated_one() -> None:
             migrated_dump = pg_dump(empty)
             assert "CREATE POLICY" in migrated_dump and "alembic_version" in migrated_dump
             assert pg_dump(copied) == migrated_dump
+
+
+def _database_names(server: str) -> set[str]:
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(server)
+    try:
+        with engine.connect() as connection:
+            return set(connection.execute(text("SELECT datname FROM pg_database")).scalars())
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.postgres
+def test_a_copy_a_test_wrote_rows_to_is_recycled_as_new() -> None:
+    server = postgres_url()
+    if server is None:
+        pytest.skip("no PostgreSQL server (VETBENCH_TEST_PG_URL not set)")
+    for empty in fresh_postgres_database(server):
+        open_database(empty).dispose()  # Alembic, from an empty database
+        migrated_dump = pg_dump(empty)
+    for written in fresh_postgres_database(server, migrated=True):
+        database = open_database(written)
+        store_item(database, "econ:1")  # rows, the search index, the audit trail
+        store_person(database, "alice")  # and sequences drawn from
+        database.dispose()
+        left_open = open_database(written)  # a session a test forgot: ended, not waited on
+        with left_open.session() as session:
+            session.execute(text("SELECT 1"))
+    for again in fresh_postgres_database(server, migrated=True):
+        assert make_url(again).database == make_url(written).database
+        assert pg_dump(again) == migrated_dump
+    left_open.dispose()
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize(
+    "change",
+    [
+        "GRANT SELECT ON item TO PUBLIC",
+        "CREATE TABLE scratch (x int)",
+        "ALTER DATABASE {database} SET work_mem = '8MB'",
+        "DROP TRIGGER audit_event_no_truncate ON audit_event",
+        "UPDATE alembic_version SET version_num = '0001'",
+        "COMMENT ON TABLE item IS 'changed'",
+    ],
+)
+def test_a_copy_a_test_changed_more_than_rows_of_is_dropped(change: str) -> None:
+    from sqlalchemy import create_engine
+
+    server = postgres_url()
+    if server is None:
+        pytest.skip("no PostgreSQL server (VETBENCH_TEST_PG_URL not set)")
+    for changed in fresh_postgres_database(server, migrated=True):
+        name = make_url(changed).database
+        engine = create_engine(changed, isolation_level="AUTOCOMMIT")
+        with engine.connect() as connection:
+            connection.execute(text(change.format(database=f'"{name}"')))
+        engine.dispose()
+    assert name not in _database_names(server)
