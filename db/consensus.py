@@ -35,8 +35,9 @@ starts without them.
 
 from __future__ import annotations
 
+import threading
 import warnings
-from collections import Counter, defaultdict
+from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -331,11 +332,42 @@ def _answer_consensus(
     return probas, prior, _reliabilities(inputs, spaces, probas, guessers)
 
 
+_FitKey = tuple[object, ...]
+_FITS_KEPT = 8
+_fits: OrderedDict[_FitKey, Consensus] = OrderedDict()  # the latest fits, newest last
+_fits_lock = threading.Lock()
+
+
 def consensus_from_inputs(
     inputs: ConsensusInputs, item_ids: Collection[str] | None = None
 ) -> Consensus:
     """Fit both models on every rating in ``inputs``; the consensus on ``item_ids``
-    (None: every item with a rating or a gold truth)."""
+    (None: every item with a rating or a gold truth).
+
+    The fit is a function of the inputs alone (EM from a majority vote, no randomness),
+    and takes about a second on a study's worth of ratings: the same inputs asked again
+    (F2 and F3 polling a database nobody wrote to, a plan then its approval) reuse the
+    last fits instead."""
+    key: _FitKey = (
+        tuple(sorted(inputs.items.items())),
+        inputs.ratings,
+        tuple(sorted(inputs.gold.items())),
+        inputs.uncounted,
+        None if item_ids is None else frozenset(item_ids),
+    )
+    with _fits_lock:
+        if key in _fits:
+            _fits.move_to_end(key)
+            return _fits[key]
+    fitted = _fit_consensus(inputs, item_ids)
+    with _fits_lock:
+        _fits[key] = fitted
+        while len(_fits) > _FITS_KEPT:
+            _fits.popitem(last=False)
+    return fitted
+
+
+def _fit_consensus(inputs: ConsensusInputs, item_ids: Collection[str] | None) -> Consensus:
     from crowdkit.aggregation import DawidSkene
 
     spaces = _label_spaces(inputs)

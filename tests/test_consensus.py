@@ -330,3 +330,18 @@ def test_judgments_of_people_the_qualification_gate_leaves_out_do_not_count(
     assert {r.name for r in open_gate.raters} == {"passer", "failer"}
     assert all(r.qualified for r in open_gate.raters)
     assert open_gate.item("o:1").judgments == 2  # type: ignore[union-attr]
+
+
+def test_the_same_ratings_asked_again_reuse_the_fit_and_a_new_one_refits(
+    database: Database,
+) -> None:
+    planted(database, count=20, seed=5)
+    first = consensus_of(database)
+    assert consensus_of(database) is first  # nobody wrote: F3's next poll, an approval
+    store_person(database, "newcomer")
+    item = first.items[0]
+    store_judgment(database, item.item_id, "newcomer", item.key, "keep")
+    again = consensus_of(database)
+    assert again is not first
+    assert any(r.name == "newcomer" for r in again.raters)
+    assert again.item(item.item_id) != first.item(item.item_id)
