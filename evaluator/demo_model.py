@@ -11,13 +11,16 @@ in a second or two.  Nothing here touches the network.
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import functools
 import hashlib
 import importlib.util
 import logging
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 
@@ -152,9 +155,10 @@ def _write_checkpoint(gguf_path: Path, out_dir: Path) -> None:
 
     directory, name = str(gguf_path.parent), gguf_path.name
     tokenizer = AutoTokenizer.from_pretrained(directory, gguf_file=name, local_files_only=True)
-    loaded = AutoModelForCausalLM.from_pretrained(
-        directory, gguf_file=name, dtype=torch.float32, local_files_only=True
-    )
+    with _tensor_name_maps_cached():
+        loaded = AutoModelForCausalLM.from_pretrained(
+            directory, gguf_file=name, dtype=torch.float32, local_files_only=True
+        )
     # A model loaded from GGUF keeps a GGUF quantization config and refuses to save;
     # build the same architecture without it and move the dequantized weights over.
     config = loaded.config
@@ -171,6 +175,22 @@ def _write_checkpoint(gguf_path: Path, out_dir: Path) -> None:
     plain.generation_config = loaded.generation_config
     plain.save_pretrained(out_dir)
     tokenizer.save_pretrained(out_dir)
+
+
+@contextlib.contextmanager
+def _tensor_name_maps_cached() -> Iterator[None]:
+    """transformers (5.x) asks gguf for the same tensor-name table once per submodule of
+    the model (397 times for the demo model), and gguf builds it anew each time: a fifth
+    of the conversion.  The table is a function of its arguments; for the length of the
+    load, each is built once."""
+    import gguf
+
+    built = gguf.get_tensor_name_map
+    gguf.get_tensor_name_map = functools.cache(built)
+    try:
+        yield
+    finally:
+        gguf.get_tensor_name_map = built
 
 
 def _tied_keys(model: object) -> set[str]:
