@@ -88,9 +88,9 @@ def line_problems(paragraph: str, lines: list[str], width: int) -> list[str]:
         if ends_opening and not forced:
             problems.append(f"line {number} ends with opening punctuation: {line!r}")
         starts_forced = forced
-        if number:
+        if number and _glued(paragraph, cut):
             run = _run_around(paragraph, cut)
-            if _glued(paragraph, cut) and cell_len(run) <= width:
+            if cell_len(run) <= width:
                 problems.append(f"cut inside {run!r} between lines {number - 1} and {number}")
         cut += len(line)
     return problems
