@@ -133,9 +133,7 @@ def database_url(request: pytest.FixtureRequest, db_path: Path) -> Iterator[str]
     if request.param == "sqlite":
         yield str(db_path)
         return
-    server_url = postgres_url()
-    if server_url is None:
-        pytest.skip(f"no PostgreSQL server ({PG_URL_ENV} not set)")
+    server_url = postgres_server()
     yield from fresh_postgres_database(server_url, migrated="database" in request.fixturenames)
 
 
@@ -344,6 +342,14 @@ def cflue_knowledge() -> Path:
 
 def postgres_url() -> str | None:
     return os.environ.get(PG_URL_ENV) or None
+
+
+def postgres_server() -> str:
+    """The test PostgreSQL server's URL; skips the test where none is set."""
+    server_url = postgres_url()
+    if server_url is None:
+        pytest.skip(f"no PostgreSQL server ({PG_URL_ENV} not set)")
+    return server_url
 
 
 @pytest.fixture

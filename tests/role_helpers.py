@@ -70,15 +70,12 @@ def team_database(*item_ids: str) -> Iterator[tuple[str, RoleNames]]:
     """For a fixture: a fresh migrated PostgreSQL database holding the ordering items
     ``item_ids`` (key ABCD), and names for one test's people; the roles and the database
     are dropped afterwards.  Skips the test where no PostgreSQL server is set."""
-    import pytest
-    from conftest import fresh_postgres_database, postgres_url
+    from conftest import fresh_postgres_database, postgres_server
     from helpers import store_item
 
     from db.engine import open_database
 
-    server = postgres_url()
-    if server is None:
-        pytest.skip("no PostgreSQL server (VETBENCH_TEST_PG_URL not set)")
+    server = postgres_server()
     for url in fresh_postgres_database(server, migrated=True):
         names = role_names(url)
         roles = next(names)

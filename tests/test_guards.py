@@ -165,11 +165,9 @@ def test_a_malformed_flag_row_is_refused_for_members(team: Team) -> None:
 
 @pytestmark_pg
 def test_the_migration_takes_each_runs_starter_from_the_audit_trail() -> None:
-    from conftest import fresh_postgres_database, postgres_url
+    from conftest import fresh_postgres_database, postgres_server
 
-    server = postgres_url()
-    if server is None:
-        pytest.skip("no PostgreSQL server (VETBENCH_TEST_PG_URL not set)")
+    server = postgres_server()
     for url in fresh_postgres_database(server):
         engine = make_engine(url)
         upgrade_to(engine, "0006_guidelines_gold_search")

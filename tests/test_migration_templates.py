@@ -14,8 +14,8 @@ from conftest import (
     _real_upgrade_to_head,
     _upgrade_from_template,
     fresh_postgres_database,
+    postgres_server,
     postgres_template,
-    postgres_url,
     sqlite_template,
 )
 from helpers import store_item, store_person
@@ -110,9 +110,7 @@ def pg_dump(url: str) -> str:
 
 @pytest.mark.postgres
 def test_a_postgres_database_from_the_template_equals_a_migrated_one() -> None:
-    server = postgres_url()
-    if server is None:
-        pytest.skip("no PostgreSQL server (VETBENCH_TEST_PG_URL not set)")
+    server = postgres_server()
     for empty in fresh_postgres_database(server):
         open_database(empty).dispose()  # Alembic, from an empty database
         for copied in fresh_postgres_database(server, migrated=True):
@@ -135,9 +133,7 @@ def _database_names(server: str) -> set[str]:
 
 @pytest.mark.postgres
 def test_a_copy_a_test_wrote_rows_to_is_recycled_as_new() -> None:
-    server = postgres_url()
-    if server is None:
-        pytest.skip("no PostgreSQL server (VETBENCH_TEST_PG_URL not set)")
+    server = postgres_server()
     for empty in fresh_postgres_database(server):
         open_database(empty).dispose()  # Alembic, from an empty database
         migrated_dump = pg_dump(empty)
@@ -170,9 +166,7 @@ def test_a_copy_a_test_wrote_rows_to_is_recycled_as_new() -> None:
 def test_a_copy_a_test_changed_more_than_rows_of_is_dropped(change: str) -> None:
     from sqlalchemy import create_engine
 
-    server = postgres_url()
-    if server is None:
-        pytest.skip("no PostgreSQL server (VETBENCH_TEST_PG_URL not set)")
+    server = postgres_server()
     for changed in fresh_postgres_database(server, migrated=True):
         name = make_url(changed).database
         engine = create_engine(changed, isolation_level="AUTOCOMMIT")

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner, Result
-from conftest import postgres_url
+from conftest import postgres_server
 from sqlalchemy.engine import URL, make_url
 
 from reviewer.cli import cli
@@ -103,9 +103,7 @@ class Sandbox:
 
 @pytest.fixture
 def sandbox(tmp_path: Path) -> Iterator[Sandbox]:
-    server = postgres_url()
-    if server is None:
-        pytest.skip("no PostgreSQL server (VETBENCH_TEST_PG_URL not set)")
+    server = postgres_server()
     box = Sandbox(server, workdir=tmp_path)
     try:
         yield box
