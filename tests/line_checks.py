@@ -64,18 +64,44 @@ def _token_around(text: str, cut: int) -> str:
     return text[start:end]
 
 
-def line_problems(paragraph: str, lines: list[str], width: int) -> list[str]:
-    """Every objection to ``lines`` as the wrapping of ``paragraph`` at ``width`` cells."""
+class CellWidths:
+    """Widths of a paragraph's stretches in cells, as ``rich.cells.cell_len`` gives them:
+    summed per character where that is what it does (no zero-width joiner or emoji
+    variation selector in the paragraph), from running totals made once."""
+
+    def __init__(self, paragraph: str) -> None:
+        self.paragraph = paragraph
+        self.totals: list[int] | None = None
+        if "\u200d" not in paragraph and "\ufe0f" not in paragraph:
+            totals = [0]
+            for character in paragraph:
+                totals.append(totals[-1] + cell_len(character))
+            self.totals = totals
+
+    def of(self, start: int, end: int) -> int:
+        """The width of ``paragraph[start:end]``."""
+        if self.totals is None:
+            return cell_len(self.paragraph[start:end])
+        return self.totals[end] - self.totals[start]
+
+
+def line_problems(
+    paragraph: str, lines: list[str], width: int, cells: CellWidths | None = None
+) -> list[str]:
+    """Every objection to ``lines`` as the wrapping of ``paragraph`` at ``width`` cells
+    (``cells``: the paragraph's, when it is checked at many widths)."""
     problems: list[str] = []
     if "".join(lines) != paragraph:
         problems.append("the lines do not join back into the paragraph")
         return problems
+    cells = cells or CellWidths(paragraph)
     cut = 0
     starts_forced = False
     for number, line in enumerate(lines):
         shown = line.rstrip()
-        if cell_len(shown) > width:
-            problems.append(f"line {number} is {cell_len(shown)} cells wide: {line!r}")
+        shown_width = cells.of(cut, cut + len(shown))
+        if shown_width > width:
+            problems.append(f"line {number} is {shown_width} cells wide: {line!r}")
         ends_opening = number + 1 < len(lines) and shown[-1:] in OPENING
         next_closing = number + 1 < len(lines) and lines[number + 1].lstrip()[:1] in CLOSING
         # a Latin token wider than the line must be cut somewhere, "." or "(" or not

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from line_checks import line_problems
+from line_checks import CellWidths, line_problems
 from rich._wrap import divide_line
 from rich.cells import cell_len
 from rich.console import Console
@@ -149,8 +149,9 @@ def test_every_real_cflue_text_wraps_cleanly_at_every_width(cflue_knowledge: Pat
     for draft in drafts:
         for field in [draft.prompt, *draft.choices.values(), draft.explanation or ""]:
             for paragraph in display_text(field).split("\n"):
+                cells = CellWidths(paragraph)
                 for width in WIDTHS:
-                    found = line_problems(paragraph, ours(paragraph, width), width)
+                    found = line_problems(paragraph, ours(paragraph, width), width, cells)
                     problems += [f"{draft.source_ref} at {width}: {p}" for p in found]
     assert problems == []
 
@@ -273,3 +274,16 @@ async def test_the_review_app_wraps_a_chinese_item_at_80_by_24(db_path: Path) ->
         assert shown == expected
         assert line_problems(prompt, ours(prompt, width), width) == []
     db.dispose()
+
+
+def test_the_checkers_running_widths_are_rich_cell_lengths() -> None:
+    for paragraph in (
+        "The central bank raises rates.",
+        "收益率为5%，即1.77万元（2019年）",
+        "𠀀𠀀 😀 then ｆｕｌｌ width\tand\x00control",
+        "family 👨\u200d👩\u200d👧 and ❤\ufe0f joined",
+    ):
+        cells = CellWidths(paragraph)
+        for start in range(len(paragraph) + 1):
+            for end in range(start, len(paragraph) + 1):
+                assert cells.of(start, end) == cell_len(paragraph[start:end]), (start, end)
