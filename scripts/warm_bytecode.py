@@ -27,6 +27,11 @@ HEAVY = ("torch", "transformers", "accelerate")  # one process of their own: the
 ALSO = ("transformers:LlamaForCausalLM",)  # the demo model's class, loaded by name at run time
 
 
+def top_module(name: str) -> str:
+    """``transformers`` for ``transformers.utils`` and for ``transformers:AutoModel``."""
+    return name.split(":")[0].split(".")[0]
+
+
 def first_party_modules(packages: tuple[str, ...]) -> list[str]:
     """Every module of ``packages`` but a ``__main__`` (importing one runs it)."""
     found = []
@@ -53,7 +58,7 @@ def imported_libraries(packages: tuple[str, ...]) -> set[str]:
                 elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                     found.add(node.module)
                     found.update(f"{node.module}:{alias.name}" for alias in node.names)
-    return {name for name in found if name.split(".")[0].split(":")[0] not in FIRST_PARTY}
+    return {name for name in found if top_module(name) not in FIRST_PARTY}
 
 
 def warm(names: list[str]) -> None:
@@ -74,7 +79,7 @@ def main(argv: list[str]) -> int:
         return 0
     packages = tuple(argv) or FIRST_PARTY
     libraries = sorted(imported_libraries(packages) | set(ALSO))
-    heavy = [name for name in libraries if name.split(".")[0].split(":")[0] in HEAVY]
+    heavy = [name for name in libraries if top_module(name) in HEAVY]
     rest = [name for name in libraries if name not in heavy]
     rest += first_party_modules(packages)
     environment = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -88,7 +93,10 @@ def main(argv: list[str]) -> int:
         )
         for names in (heavy, rest)
     ]
-    return max(worker.wait() for worker in workers)
+    failed = [code for code in (worker.wait() for worker in workers) if code != 0]
+    if failed:  # a warm-up only: what it did not compile compiles when first imported
+        print(f"warm_bytecode: an import process exited with {failed[0]}", file=sys.stderr)
+    return 0
 
 
 if __name__ == "__main__":
