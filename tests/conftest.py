@@ -254,12 +254,15 @@ def postgres_template(server_url: str) -> str:
         engine = make_engine(_postgres_url_of(server_url, name))
         _real_upgrade_to_head(engine, name)  # the real migration, from an empty database
         engine.dispose()  # CREATE DATABASE ... TEMPLATE needs it to have no connection
-        with _connect(server_url, name) as connection:
-            _template_states[server_url] = _TemplateState(
-                catalog=recycling.catalog_state(connection),
-                tables=recycling.user_tables(connection),
-                superuser=recycling.is_superuser(connection),
-            )
+        try:
+            with _connect(server_url, name) as connection:
+                _template_states[server_url] = _TemplateState(
+                    catalog=recycling.catalog_state(connection),
+                    tables=recycling.user_tables(connection),
+                    superuser=recycling.is_superuser(connection),
+                )
+        except psycopg.Error:
+            pass  # a server whose catalogs differ from those read: every copy is dropped
         _templates["postgresql"] = name
     return _templates["postgresql"]
 
