@@ -20,7 +20,7 @@ import os
 import shutil
 import sqlite3
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -135,6 +135,34 @@ def database_url(request: pytest.FixtureRequest, db_path: Path) -> Iterator[str]
         return
     server_url = postgres_server()
     yield from fresh_postgres_database(server_url, migrated="database" in request.fixturenames)
+
+
+class BuiltDatabases:
+    """SQLite databases many tests start from (a study judged by several annotators ...):
+    each built once per test process by its function, then copied, a file copy, for every
+    test that asks for it."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.built: dict[str, Path] = {}
+
+    def copy(self, db_path: Path, build: Callable[[Database], None]) -> Database:
+        """A database at ``db_path`` holding what ``build`` stores into a new one."""
+        name = f"{build.__module__}.{build.__qualname__}"
+        source = self.built.get(name)
+        if source is None:
+            source = self.folder / f"{name}.db"
+            built = open_database(source)
+            build(built)
+            built.dispose()  # the last connection closing folds the WAL into the file
+            self.built[name] = source
+        shutil.copyfile(source, db_path)
+        return open_database(db_path)
+
+
+@pytest.fixture(scope="session")
+def built_databases(tmp_path_factory: pytest.TempPathFactory) -> BuiltDatabases:
+    return BuiltDatabases(tmp_path_factory.mktemp("built"))
 
 
 @pytest.fixture

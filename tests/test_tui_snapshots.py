@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import BuiltDatabases
 from eval_helpers import MIXED_SET_ANSWERS, mixed_set
 from helpers import (
     random_study,
@@ -199,11 +200,9 @@ def fix_timestamps(db: Database) -> None:
             session.execute(update(table).values(created_at=FIXED_TIME))
 
 
-@pytest.fixture
-def review_db(db_path: Path) -> Database:
+def build_review_db(db: Database) -> None:
     """One item per kind and language, the hostile and LaTeX items, a revised item and
     one alice judged with a comment."""
-    db = open_database(db_path)
     store_person(db, "alice")
     store_person(db, "lena", Role.LEAD)
     store_items(db, list(ITEMS))
@@ -234,7 +233,11 @@ def review_db(db_path: Path) -> Database:
         seconds=42.0,
     )
     fix_timestamps(db)
-    return db
+
+
+@pytest.fixture
+def review_db(db_path: Path, built_databases: BuiltDatabases) -> Database:
+    return built_databases.copy(db_path, build_review_db)
 
 
 def app_for(db: Database, person: str = "alice", **filters: str) -> ReviewApp:
@@ -393,11 +396,9 @@ def test_verdict_prompt(
 # --- F2: agreement --------------------------------------------------------------------------
 
 
-@pytest.fixture
-def study_db(db_path: Path) -> Database:
+def build_study_db(db: Database) -> None:
     """Three annotators' judgments on a random study (some agreed, some in conflict), a
     lead, two Chinese conflicts, a conflict over LaTeX text and a likely wrong key."""
-    db = open_database(db_path)
     store_person(db, "lena", Role.LEAD)
     study = random_study(db, 11, items=24, annotators=("ann", "bo", "cy"))
     with db.transaction() as session:
@@ -425,7 +426,11 @@ def study_db(db_path: Path) -> Database:
     for annotator in ("ann", "bo", "cy"):  # all three agree on another answer than the key
         store_judgment(db, "zh-multi:1", annotator, "ACD", "wrong-key", seconds=48.0)
     fix_timestamps(db)
-    return db
+
+
+@pytest.fixture
+def study_db(db_path: Path, built_databases: BuiltDatabases) -> Database:
+    return built_databases.copy(db_path, build_study_db)
 
 
 def open_tab(
