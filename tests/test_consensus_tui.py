@@ -7,29 +7,32 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import BuiltDatabases
 from consensus_study import AVERAGE, CARELESS, EXPERT, SPAMMER, judge_items, plant_items
 from helpers import ScreenHost, agreement_shown, screen_text, store_person, wait_until
 from textual.widgets import DataTable
 
 from db.answers import format_answer
 from db.consensus import ConsensusOutcome, consensus_of
-from db.engine import Database, open_database
+from db.engine import Database
 from db.settings import set_setting
 from db.vocabulary import Role
 from reviewer.tui.screens.adjudication import AdjudicationScreen
 from reviewer.tui.screens.prompt import PromptScreen
 
 
-@pytest.fixture
-def study(db_path: Path) -> Database:
+def build_study(db: Database) -> None:
     """60 planted items judged three times each; overlap 4, so none is in conflict yet."""
-    db = open_database(db_path)
     store_person(db, "lena", Role.LEAD)
     items = plant_items(db, 1, 60)
     with db.transaction() as session:
         set_setting(session, "overlap", "4")
     judge_items(db, 2, items, (EXPERT, AVERAGE, CARELESS, SPAMMER))
-    return db
+
+
+@pytest.fixture
+def study(db_path: Path, built_databases: BuiltDatabases) -> Database:
+    return built_databases.copy(db_path, build_study)
 
 
 @pytest.mark.slow
