@@ -299,25 +299,19 @@ def fresh_postgres_database(server_url: str, *, migrated: bool = False) -> Itera
     """A database on the server for one test: new and empty, or (``migrated``) a copy of
     the migrated template, recycled when the test that had it changed only rows
     (tests/postgres_recycling.py) and dropped otherwise."""
-    if not migrated:
-        name = f"vetbench_test_{uuid.uuid4().hex[:12]}"
-        _admin_sql(server_url, f'CREATE DATABASE "{name}" TEMPLATE template1 STRATEGY FILE_COPY')
-        try:
-            yield _postgres_url_of(server_url, name)
-        finally:
-            _drop_postgres_database(server_url, name)
-        return
-    name = _take_a_copy(server_url)
+    name = _take_a_copy(server_url) if migrated else _new_database(server_url, "template1")
     try:
         yield _postgres_url_of(server_url, name)
     finally:
-        _recycle_or_drop(server_url, name)
+        if migrated:
+            _recycle_or_drop(server_url, name)
+        else:
+            _drop_postgres_database(server_url, name)
 
 
-def _new_copy(server_url: str) -> str:
+def _new_database(server_url: str, template: str) -> str:
     name = f"vetbench_test_{uuid.uuid4().hex[:12]}"
     # FILE_COPY: with the test server's fsync=off, a file copy beats WAL-logging every page.
-    template = postgres_template(server_url)
     _admin_sql(server_url, f'CREATE DATABASE "{name}" TEMPLATE "{template}" STRATEGY FILE_COPY')
     return name
 
@@ -328,15 +322,13 @@ def _take_a_copy(server_url: str) -> str:
         name = _recycled.pop()
         try:
             with _connect(server_url, name) as connection:
-                state = _template_states[server_url]
-                clean = not recycling.written_tables(connection, state.tables)
-                clean = clean and not recycling.used_sequences(connection)
+                clean = recycling.holds_nothing(connection, _template_states[server_url].tables)
         except psycopg.Error:
             clean = False
         if clean:
             return name
         _drop_postgres_database(server_url, name)
-    return _new_copy(server_url)
+    return _new_database(server_url, postgres_template(server_url))
 
 
 def _recycle_or_drop(server_url: str, name: str) -> None:

@@ -150,6 +150,11 @@ def used_sequences(connection: psycopg.Connection[Any]) -> list[tuple[str, int]]
     return [(str(name), int(start)) for name, start in rows]
 
 
+def holds_nothing(connection: psycopg.Connection[Any], tables: tuple[str, ...]) -> bool:
+    """Whether no row is in ``tables`` and no value was drawn from a sequence."""
+    return not written_tables(connection, tables) and not used_sequences(connection)
+
+
 def is_superuser(connection: psycopg.Connection[Any]) -> bool:
     row = connection.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
     found = row.fetchone()
