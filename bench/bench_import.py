@@ -38,16 +38,18 @@ FILLER_HANZI = "的了在是有和与及或其中对该此等"
 TASKS = ("单项选择题", "多项选择题", "判断题")
 
 
-def _vary(rng: random.Random, text: str, edits: int) -> str:
-    """A copy of ``text`` with a few characters replaced, inserted or deleted."""
+def noisy_copy(rng: random.Random, text: str, edits: int, alphabet: str = FILLER_HANZI) -> str:
+    """A copy of ``text`` with ``edits`` characters replaced, inserted or deleted (the new
+    ones drawn from ``alphabet``); a text under 8 characters is never shortened.
+    tests/test_dedup.py makes its near-duplicates with it too."""
     chars = list(text)
     for _ in range(edits):
         position = rng.randrange(len(chars))
         roll = rng.random()
         if roll < 0.4:
-            chars[position] = rng.choice(FILLER_HANZI)
+            chars[position] = rng.choice(alphabet)
         elif roll < 0.7 or len(chars) < 8:
-            chars.insert(position, rng.choice(FILLER_HANZI))
+            chars.insert(position, rng.choice(alphabet))
         else:
             del chars[position]
     return "".join(chars)
@@ -91,11 +93,11 @@ def make_mcq_records(count: int, rng: random.Random) -> list[dict[str, object]]:
             if copy:
                 # Copies differ a little (near-duplicates) or a lot (new questions).
                 edits = rng.choice((0, 1, 2, 4, 40))
-                record["question"] = _vary(rng, str(original["question"]), edits)
+                record["question"] = noisy_copy(rng, str(original["question"]), edits)
                 if edits == 40:
                     choices = ast.literal_eval(str(original["choices"]))
                     record["choices"] = repr(
-                        {label: _vary(rng, text, 3) for label, text in choices.items()}
+                        {label: noisy_copy(rng, text, 3) for label, text in choices.items()}
                     )
             records.append(record)
         copy += 1

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from rapidfuzz import fuzz, process
 
+from bench.bench_import import noisy_copy
 from db.canonical_text import item_text, normalize
 from db.dedup import DuplicateMatch, candidate_pairs, find_near_duplicates, near_duplicates
 from db.differences import ItemText, describe_differences
@@ -36,20 +37,6 @@ def english(rng: random.Random, words: int = 25) -> str:
 
 def chinese(rng: random.Random, chars: int = 60) -> str:
     return "".join(rng.choice(HANZI) for _ in range(chars))
-
-
-def edit(rng: random.Random, text: str, edits: int, alphabet: str) -> str:
-    chars = list(text)
-    for _ in range(edits):
-        position = rng.randrange(len(chars))
-        operation = rng.random()
-        if operation < 0.4:
-            chars[position] = rng.choice(alphabet)
-        elif operation < 0.7:
-            chars.insert(position, rng.choice(alphabet))
-        elif len(chars) > 10:
-            del chars[position]
-    return "".join(chars)
 
 
 def exhaustive(texts: list[str], threshold: float, first_new: int = 0) -> dict[int, float]:
@@ -110,8 +97,8 @@ def test_texts_before_first_new_are_matched_against_but_never_marked() -> None:
 def test_the_most_similar_earlier_text_wins() -> None:
     rng = random.Random(3)
     base = english(rng, 30)
-    farther = edit(rng, base, 6, "abcdefgh")
-    closer = edit(rng, base, 1, "abcdefgh")
+    farther = noisy_copy(rng, base, 6, "abcdefgh")
+    closer = noisy_copy(rng, base, 1, "abcdefgh")
     later = base + "."
     matches = find_near_duplicates([farther, closer, later], threshold=80)
     assert matches[2].of == 1 or matches[2].similarity == pytest.approx(
@@ -156,7 +143,7 @@ def test_blocking_finds_what_comparing_every_pair_finds(language: str, counting:
         original = make(rng)
         texts.append(original)
         for edits in (1, 3, 6, 12, 25):
-            texts.append(edit(rng, original, edits, alphabet))
+            texts.append(noisy_copy(rng, original, edits, alphabet))
     rng.shuffle(texts)
     threshold = 90.0
     expected = exhaustive(texts, threshold)
@@ -189,7 +176,9 @@ def near_copies(rng: random.Random, originals: int) -> list[str]:
     texts: list[str] = []
     for _ in range(originals):
         original = english(rng)
-        texts += [original] + [edit(rng, original, edits, "abcdefghij ") for edits in (1, 3, 8)]
+        texts += [original] + [
+            noisy_copy(rng, original, edits, "abcdefghij ") for edits in (1, 3, 8)
+        ]
     rng.shuffle(texts)
     return [normalize(text) for text in texts]
 
@@ -359,7 +348,7 @@ def test_a_reworded_copy_says_what_changed() -> None:
 def test_a_few_new_texts_are_scored_against_every_stored_text() -> None:
     rng = random.Random(5)
     stored = [english(rng) for _ in range(300)]
-    near = edit(rng, stored[123], 2, "abcdefgh")
+    near = noisy_copy(rng, stored[123], 2, "abcdefgh")
     matches = find_near_duplicates([*stored, near], threshold=90, first_new=300)
     assert list(matches) == [300] and matches[300].of == 123
     assert matches[300].similarity == pytest.approx(
