@@ -238,23 +238,10 @@ def test_shots_of_another_size_fill_in_when_the_pool_has_none_of_its_own() -> No
 
 # --------------------------------------------------------------- CFLUE's wording
 
-# A stand-in of CFLUE's utils/format_example.py: the same shape, wording of our own.
-STAND_IN = '''def format_one_example(line):
-    template = """单选说明第一行。
-单选说明第二行：“答案：”，“解析：”。
-
-{question}
-{choices}"""
-
-    example = template.format(
-        question=line["question"],
-        choices='\\n'.join([f'{choice}. {content}' for choice, content in eval(line["choices"]).items()])
-    )
-    return example
-
-
-def format_multi_example(line):
-    template = """多选说明。
+# A stand-in of CFLUE's utils/format_example.py: the same shape, wording of our own. Its two
+# functions differ only in their names and instructions.
+_STAND_IN_FUNCTION = '''def NAME(line):
+    template = """INSTRUCTIONS
 
 {question}
 {choices}"""
@@ -265,6 +252,13 @@ def format_multi_example(line):
     )
     return example
 '''
+STAND_IN = "\n\n".join(
+    _STAND_IN_FUNCTION.replace("NAME", name).replace("INSTRUCTIONS", instructions)
+    for name, instructions in (
+        ("format_one_example", "单选说明第一行。\n单选说明第二行：“答案：”，“解析：”。"),
+        ("format_multi_example", "多选说明。"),
+    )
+)
 
 
 def stand_in_repository(root: Path, text: str = STAND_IN) -> Path:
