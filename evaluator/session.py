@@ -244,6 +244,15 @@ OnUpdate = Callable[[RunUpdate], None]
 
 
 @dataclass(frozen=True)
+class SeriesControls:
+    """How a caller follows a series (``on_update``) and stops it (``should_stop``, asked
+    after each prediction); the CLI only follows, the app does both."""
+
+    on_update: OnUpdate | None = None
+    should_stop: Callable[[], bool] | None = None
+
+
+@dataclass(frozen=True)
 class SeriesOutcome:
     """The runs a session made or resumed, in order, and how each ended."""
 
@@ -265,11 +274,10 @@ def run_series(
     choices: EvalChoices,
     *,
     actor: str,
-    on_update: OnUpdate | None = None,
-    should_stop: Callable[[], bool] | None = None,
+    controls: SeriesControls = SeriesControls(),
 ) -> SeriesOutcome:
     """Create and execute every run ``choices`` plan, one after the other, with one
-    backend.  A stop (``should_stop``) ends the series after the current prediction;
+    backend.  A stop (``controls.should_stop``) ends the series after the current prediction;
     Ctrl-C propagates (the finished predictions are kept)."""
     planned = plan_runs(choices)
     if choices.mode is EvalMode.SCORE and not backend.supports_scoring:
@@ -301,7 +309,7 @@ def run_series(
             cflue_repo=choices.cflue_repo,
         )
         run_ids.append(run_id)
-        status = _execute(db, backend, run_id, position, len(planned), on_update, should_stop)
+        status = _execute(db, backend, run_id, position, len(planned), controls)
         statuses.append(status)
         if status is RunStatus.INTERRUPTED:
             break
@@ -313,11 +321,10 @@ def resume_series(
     backend: Backend,
     run_id: int,
     *,
-    on_update: OnUpdate | None = None,
-    should_stop: Callable[[], bool] | None = None,
+    controls: SeriesControls = SeriesControls(),
 ) -> SeriesOutcome:
     """Continue a stopped run where it stopped."""
-    status = _execute(db, backend, run_id, 0, 1, on_update, should_stop)
+    status = _execute(db, backend, run_id, 0, 1, controls)
     return SeriesOutcome((run_id,), (status,))
 
 
@@ -327,9 +334,10 @@ def _execute(
     run_id: int,
     position: int,
     runs: int,
-    on_update: OnUpdate | None,
-    should_stop: Callable[[], bool] | None,
+    controls: SeriesControls,
 ) -> RunStatus:
+    on_update = controls.on_update
+
     def report(progress: RunProgress) -> None:
         if on_update is not None:
             on_update(RunUpdate(run_id, position, runs, progress))
@@ -343,7 +351,9 @@ def _execute(
             )
         on_update(RunUpdate(run_id, position, runs, figures.progress, tuple(notes)))
     try:
-        return execute_run(db, run_id, backend, on_progress=report, should_stop=should_stop)
+        return execute_run(
+            db, run_id, backend, on_progress=report, should_stop=controls.should_stop
+        )
     except RunSetupError:
         raise
     except Exception as error:

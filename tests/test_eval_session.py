@@ -24,6 +24,7 @@ from evaluator.session import (
     DEFAULT_SHOTS,
     EvalChoices,
     PlannedRun,
+    SeriesControls,
     check_choices,
     plan_runs,
     run_series,
@@ -74,7 +75,7 @@ def test_runs_a_series_reporting_through_one_callback(database: Database) -> Non
         backend,
         EvalChoices(shots=0, repeats=2),
         actor="tester",
-        on_update=updates.append,
+        controls=SeriesControls(on_update=updates.append),
     )
     assert len(outcome.run_ids) == 2 and not outcome.failed
     starts = [update for update in updates if update.starting]

@@ -331,7 +331,7 @@ def _evaluate(
     from evaluator.cflue_wording import WordingError
     from evaluator.prompts import ShotFileError, TemplateError
     from evaluator.run_create import RunSetupError
-    from evaluator.session import RunFailed, RunUpdate, resume_series, run_series
+    from evaluator.session import RunFailed, RunUpdate, SeriesControls, resume_series, run_series
 
     bars: dict[int, TerminalProgressBar[RunProgress]] = {}
     current: list[int] = []
@@ -355,11 +355,12 @@ def _evaluate(
         else:
             bars[update.run_id].advance(update.progress)
 
+    controls = SeriesControls(on_update=follow)  # Ctrl-C stops it
     try:
         if resume_id is not None:
-            outcome = resume_series(database, opened, resume_id, on_update=follow)
+            outcome = resume_series(database, opened, resume_id, controls=controls)
         else:
-            outcome = run_series(database, opened, choices, actor=actor, on_update=follow)
+            outcome = run_series(database, opened, choices, actor=actor, controls=controls)
     except KeyboardInterrupt:
         _close_bars(bars)
         run_id = current[0] if current else resume_id

@@ -397,7 +397,7 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         """Check the choices, load the model, and run the series the evaluation core plans
         (one run per shot setting and repeat), storing each prediction."""
         from evaluator.run_create import FewerShotsError
-        from evaluator.session import RunFailed, check_choices, run_series
+        from evaluator.session import RunFailed, SeriesControls, check_choices, run_series
 
         worker = get_current_worker()
         run_ids: tuple[int, ...] = ()
@@ -432,8 +432,7 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
                 backend,
                 choices,
                 actor=self.person_name,
-                on_update=follow,
-                should_stop=lambda: worker.is_cancelled,
+                controls=SeriesControls(on_update=follow, should_stop=lambda: worker.is_cancelled),
             )
             run_ids, outcome = series.run_ids, series.statuses[-1].value
         except RunFailed as error:
