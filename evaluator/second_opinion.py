@@ -31,6 +31,7 @@ from db.engine import Database
 from db.errors import VetbenchError
 from db.flag_rules import FlagFinding
 from db.flags import record_flags
+from db.item_scope import EVERY_ITEM, ItemScope
 from db.items import ItemSnapshot, iter_items
 from db.json_types import JsonObject
 from db.vocabulary import FlagName, FlagSource, ItemKind
@@ -328,8 +329,7 @@ def plan_checks(
     db: Database,
     *,
     statuses: Sequence[str] | None = None,
-    kinds: Sequence[str] | None = None,
-    sources: Sequence[str] | None = None,
+    scope: ItemScope = EVERY_ITEM,
     ids: Sequence[str] | None = None,
     limit: int | None = None,
 ) -> list[ItemSnapshot]:
@@ -339,8 +339,8 @@ def plan_checks(
         for item in iter_items(
             session,
             statuses=statuses or None,
-            kinds=kinds or None,
-            sources=sources or None,
+            kinds=scope.kinds,
+            sources=scope.sources,
             ids=ids or None,
         ):
             items.append(item)

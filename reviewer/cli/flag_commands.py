@@ -33,6 +33,7 @@ from reviewer.cli.identity import acting_person, as_option
 
 if TYPE_CHECKING:
     from db.flags import ItemFlag
+    from db.item_scope import ItemScope
     from db.search_query import SearchQuery
     from evaluator.backends.settings import ApiSettings
     from evaluator.second_opinion import CheckSummary
@@ -173,8 +174,7 @@ def _check_tally(summary: CheckSummary) -> str:
 )
 @options.api_client
 @options.statuses("Only items with this status (repeatable) [default: those not yet decided].")
-@options.kind
-@options.source
+@options.item_scope
 @click.option(
     "--item", "item_ids", multiple=True, metavar="ID", help="Only this item (repeatable)."
 )
@@ -188,8 +188,7 @@ def check_command(
     model: str,
     api: ApiSettings,
     statuses: tuple[str, ...],
-    kinds: tuple[str, ...],
-    sources: tuple[str, ...],
+    scope: ItemScope,
     item_ids: tuple[str, ...],
     limit: int | None,
     structured: bool,
@@ -215,8 +214,7 @@ def check_command(
     items = plan_checks(
         db,
         statuses=statuses or tuple(s.value for s in UNDECIDED_STATUSES),
-        kinds=kinds,
-        sources=sources,
+        scope=scope,
         ids=item_ids,
         limit=limit,
     )
