@@ -127,6 +127,12 @@ def flag_history(session: Session, item_id: str) -> FlagHistory | None:
     return FlagHistory(item_id, item.current_revision, revisions)
 
 
+def generated_item_id(source: str, article_id: str, sample_index: int) -> str:
+    """The id `vetbench generate` gives sample ``sample_index`` of an article or question:
+    the stored item's id, or the rejected one's in `vetbench rejects`."""
+    return f"{source}:{article_id}:{sample_index}"
+
+
 @dataclass(frozen=True)
 class RejectedGeneration:
     """A generated item that failed validation, with the reason and the raw response."""
@@ -143,7 +149,7 @@ class RejectedGeneration:
 
     @property
     def id(self) -> str:
-        return f"{self.source}:{self.article_id}:{self.sample_index}"
+        return generated_item_id(self.source, self.article_id, self.sample_index)
 
     def to_json(self) -> JsonObject:
         # The id first, then the fields; the time in ISO form (json_value's is str()).

@@ -31,6 +31,7 @@ from db.engine import Database
 from db.errors import VetbenchError
 from db.items import add_item
 from db.json_types import JsonObject, JsonValue
+from db.listings import generated_item_id
 from db.models import GenerationReject, Item, utcnow
 from db.validation import ItemDraft, Problem, language_of, validate_draft
 from db.vocabulary import ItemKind
@@ -126,10 +127,6 @@ class GenerationSummary:
 # -- planning ----------------------------------------------------------------------------
 
 
-def _item_id(source: str, article_id: str, sample_index: int) -> str:
-    return f"{source}:{article_id}:{sample_index}"
-
-
 def plan_from_articles(
     articles: Sequence[Article],
     *,
@@ -147,7 +144,7 @@ def plan_from_articles(
         for sample in range(samples):
             tasks.append(
                 GenerationTask(
-                    item_id=_item_id(source, article.id, sample),
+                    item_id=generated_item_id(source, article.id, sample),
                     source=source,
                     article_id=article.id,
                     sample_index=sample,
@@ -173,7 +170,7 @@ def plan_rewrites(
     for question in questions:
         draft = question.draft
         for sample in range(samples):
-            item_id = _item_id(source, question.id, sample)
+            item_id = generated_item_id(source, question.id, sample)
             shuffle_seed = f"{seed}:{item_id}"
             shuffled = shuffle_options(draft.choices, draft.key, draft.kind, shuffle_seed)
             options = "\n".join(f"{label}. {text}" for label, text in shuffled.choices.items())
