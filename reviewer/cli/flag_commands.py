@@ -82,11 +82,7 @@ def _echo_entry(rank: int, entry: TriageEntry, lead: str | None) -> None:
     "[default: those not yet decided].",
     or_all=True,
 )
-@options.kind
-@options.source
-@options.search
-@options.exams
-@options.flags
+@options.item_filters
 @as_option("Who reads it: a lead gets the decide commands in their name.")
 @click.pass_context
 def triage_command(

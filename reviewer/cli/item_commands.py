@@ -431,11 +431,7 @@ def stats_command(ctx: click.Context, as_json: bool) -> None:
 @click.option(
     "--status", type=click.Choice(values(ItemStatus)), help="Only items with this status."
 )
-@options.kind
-@options.source
-@options.search
-@options.exams
-@options.flags
+@options.item_filters
 @options.limit()
 @options.json("Print a JSON list.")
 @click.pass_context

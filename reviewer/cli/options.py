@@ -126,6 +126,12 @@ def search(function: Callable[..., Any]) -> Callable[..., Any]:
     )
 
 
+def item_filters(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``--kind``, ``--source``, ``--search`` (refined as :func:`search` says), ``--exam``
+    and ``--flag``: the items a listing keeps (`items`, `triage`)."""
+    return _with_options(function, (kind, source, search, exams, flags))
+
+
 def _search_query(
     text: str | None, fields: tuple[str, ...], whole: bool, not_in: tuple[str, ...]
 ) -> SearchQuery | None:
