@@ -22,6 +22,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from sqlmodel import col, select
 
@@ -37,7 +38,11 @@ from db.validation import ItemDraft, Problem, language_of, validate_draft
 from db.vocabulary import ItemKind
 from evaluator.generation.duplicates import flag_duplicates
 from evaluator.generation.inputs import Article, SourceQuestion
-from evaluator.generation.option_shuffle import remap_letter_references, shuffle_options
+from evaluator.generation.option_shuffle import (
+    ShuffledOptions,
+    remap_letter_references,
+    shuffle_options,
+)
 from evaluator.generation.parsing import ResponseParseError, parse_generated
 from evaluator.generation.templates import (
     EVENTS_PER_ITEM,
@@ -70,18 +75,46 @@ class GenerationAbortedError(VetbenchError, RuntimeError):
 
 @dataclass(frozen=True)
 class GenerationTask:
-    """One item to generate: its id, the prompt to send, and what is needed to build it."""
+    """One item to generate: sample ``sample_index`` of an article (``ordering``,
+    ``mcq_article``) or of an exam question to rewrite; its id and prompt follow from them."""
 
-    item_id: str
     source: str
-    article_id: str  # the article's id, or the question's record number for rewrites
+    origin: Article | SourceQuestion
     sample_index: int
     mode: GenerationMode
-    prompt: str
     template: GenerationTemplate
-    article: Article | None = None
-    question: SourceQuestion | None = None
-    shuffle_seed: str = ""
+    seed: int = 0  # rewrites: with the item id, seeds the option shuffle
+
+    @property
+    def article_id(self) -> str:
+        """The article's id, or the question's record number for rewrites."""
+        return self.origin.id
+
+    @property
+    def item_id(self) -> str:
+        return generated_item_id(self.source, self.origin.id, self.sample_index)
+
+    @cached_property
+    def shuffled(self) -> ShuffledOptions:
+        """A rewrite's options in the seeded order its prompt shows them and its item keeps."""
+        assert isinstance(self.origin, SourceQuestion)
+        draft = self.origin.draft
+        return shuffle_options(draft.choices, draft.key, draft.kind, f"{self.seed}:{self.item_id}")
+
+    @cached_property
+    def prompt(self) -> str:
+        """What is sent: the template filled with the article, or with the question and
+        its options in their shuffled order."""
+        if isinstance(self.origin, Article):
+            article = self.origin
+            return self.template.render(
+                title=article.title, text=article.text, article_id=article.id
+            )
+        draft = self.origin.draft
+        options = "\n".join(f"{label}. {text}" for label, text in self.shuffled.choices.items())
+        return self.template.render(
+            question=draft.prompt.strip(), options=options, kind=_KIND_WORDS[ItemKind(draft.kind)]
+        )
 
     @property
     def prompt_hash(self) -> str:
@@ -138,23 +171,11 @@ def plan_from_articles(
     """``samples`` tasks per article for ``ordering`` or ``mcq_article``."""
     if mode is GenerationMode.MCQ_REWRITE:
         raise ValueError("rewrites are planned from questions, not articles")
-    tasks = []
-    for article in articles:
-        prompt = template.render(title=article.title, text=article.text, article_id=article.id)
-        for sample in range(samples):
-            tasks.append(
-                GenerationTask(
-                    item_id=generated_item_id(source, article.id, sample),
-                    source=source,
-                    article_id=article.id,
-                    sample_index=sample,
-                    mode=mode,
-                    prompt=prompt,
-                    template=template,
-                    article=article,
-                )
-            )
-    return tasks
+    return [
+        GenerationTask(source, article, sample, mode, template)
+        for article in articles
+        for sample in range(samples)
+    ]
 
 
 def plan_rewrites(
@@ -166,33 +187,11 @@ def plan_rewrites(
     seed: int = 0,
 ) -> list[GenerationTask]:
     """``samples`` rewrites per question, each with its own seeded option shuffle."""
-    tasks = []
-    for question in questions:
-        draft = question.draft
-        for sample in range(samples):
-            item_id = generated_item_id(source, question.id, sample)
-            shuffle_seed = f"{seed}:{item_id}"
-            shuffled = shuffle_options(draft.choices, draft.key, draft.kind, shuffle_seed)
-            options = "\n".join(f"{label}. {text}" for label, text in shuffled.choices.items())
-            prompt = template.render(
-                question=draft.prompt.strip(),
-                options=options,
-                kind=_KIND_WORDS[ItemKind(draft.kind)],
-            )
-            tasks.append(
-                GenerationTask(
-                    item_id=item_id,
-                    source=source,
-                    article_id=question.id,
-                    sample_index=sample,
-                    mode=GenerationMode.MCQ_REWRITE,
-                    prompt=prompt,
-                    template=template,
-                    question=question,
-                    shuffle_seed=shuffle_seed,
-                )
-            )
-    return tasks
+    return [
+        GenerationTask(source, question, sample, GenerationMode.MCQ_REWRITE, template, seed)
+        for question in questions
+        for sample in range(samples)
+    ]
 
 
 def split_done(db: Database, tasks: Sequence[GenerationTask]) -> tuple[list[GenerationTask], int]:
@@ -235,9 +234,9 @@ def build_draft(
         return None, f"response: {error}"
     meta: JsonObject = {}
     if task.mode is GenerationMode.MCQ_REWRITE:
-        assert task.question is not None
-        original = task.question.draft
-        shuffled = shuffle_options(original.choices, original.key, original.kind, task.shuffle_seed)
+        assert isinstance(task.origin, SourceQuestion)
+        original = task.origin.draft
+        shuffled = task.shuffled
         explanation = original.explanation
         if explanation:
             explanation = remap_letter_references(explanation, shuffled.new_label())
@@ -249,7 +248,7 @@ def build_draft(
             explanation=explanation,
             language=language_of(original.prompt),
             source_ref=original.source_ref,
-            meta={**original.meta, "rewritten_from": task.question.place},
+            meta={**original.meta, "rewritten_from": task.origin.place},
         )
         provenance = {
             **provenance,
@@ -258,11 +257,12 @@ def build_draft(
             "options_from": shuffled.source_labels,
         }
     else:
-        assert task.article is not None
+        article = task.origin
+        assert isinstance(article, Article)
         kind = (
             ItemKind.ORDERING if task.mode is GenerationMode.ORDERING else _choice_kind(parsed.key)
         )
-        meta = {"article_id": task.article.id, "article_title": task.article.title}
+        meta = {"article_id": article.id, "article_title": article.title}
         draft = ItemDraft(
             kind=kind.value,
             prompt=parsed.prompt,
@@ -270,7 +270,7 @@ def build_draft(
             key=parsed.key,
             explanation=parsed.explanation,
             language=language_of(parsed.prompt + " ".join(parsed.choices.values())),
-            source_ref=f"article {task.article.id}",
+            source_ref=f"article {article.id}",
             meta=meta,
         )
     problems = _generation_problems(task, draft) + validate_draft(draft)
