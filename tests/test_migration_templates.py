@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
+import postgres_recycling as recycling
 import pytest
 from conftest import (
     _real_upgrade_to_head,
@@ -132,7 +133,12 @@ def _database_names(server: str) -> set[str]:
 
 
 @pytest.mark.postgres
-def test_a_copy_a_test_wrote_rows_to_is_recycled_as_new() -> None:
+@pytest.mark.parametrize("emptied_by", ["DELETE", "TRUNCATE"])
+def test_a_copy_a_test_wrote_rows_to_is_recycled_as_new(
+    emptied_by: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if emptied_by == "TRUNCATE":  # as a table past recycling.TRUNCATE_FROM_BYTES is
+        monkeypatch.setattr(recycling, "TRUNCATE_FROM_BYTES", 0)
     server = postgres_server()
     for empty in fresh_postgres_database(server):
         open_database(empty).dispose()  # Alembic, from an empty database
