@@ -4,8 +4,9 @@
 # installed (so the PostgreSQL tests run too), then runs the whole suite on
 # VETBENCH_TEST_WORKERS pytest-xdist processes (default 3: on two cores many tests wait on
 # files, sockets, subprocesses and the app's timers), handed tests in order as they free up
-# (`--dist load`; tests/conftest.py puts the slow ones first). Extra arguments go to pytest
-# (`-n 0`: one process).
+# (tests/conftest.py puts the slow ones first); `--dist loadgroup` keeps the tests of a
+# module marked `xdist_group` in one process, which then starts its model server or loads
+# its models once. Extra arguments go to pytest (`-n 0`: one process).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -58,4 +59,4 @@ if [ -n "$pg_started" ]; then
 fi
 wait "$collected" || true  # a collection error shows again, in full, below
 
-python -m pytest -n "${VETBENCH_TEST_WORKERS:-3}" --dist load "$@"
+python -m pytest -n "${VETBENCH_TEST_WORKERS:-3}" --dist loadgroup "$@"

@@ -24,6 +24,11 @@ from helpers import run_cli
 from test_generation import KEY_ENV as GENERATION_KEY_ENV
 from test_generation import generate
 
+# One test process runs this module (scripts/test.sh: --dist loadgroup), so that its review,
+# built with the real commands, is built once, not in each process that draws one of its
+# tests.
+pytestmark = pytest.mark.xdist_group(__name__)
+
 ROOT = Path(__file__).resolve().parent.parent
 ARTICLES_CSV = ROOT / "fixtures" / "articles.csv"
 KEY_ENV = "VETBENCH_JSON_TEST_KEY"

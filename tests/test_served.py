@@ -25,6 +25,10 @@ from tiny_model import tiny_model_dir
 from db.engine import open_database
 from db.models import EvalRun, Prediction
 
+# One test process runs this module (scripts/test.sh: --dist loadgroup), so that its server
+# of the tiny model starts once, not in each process that draws one of its tests.
+pytestmark = pytest.mark.xdist_group(__name__)
+
 ITEMS = 8  # the mixed set's approved items: every kind, in English and Chinese
 
 

@@ -18,6 +18,10 @@ from evaluator.backends.settings import parse_batch_size
 from evaluator.backends.transformers_backend import TransformersBackend, resolve_model_source
 from evaluator.prompts import build_prompt, load_templates
 
+# One test process runs this module (scripts/test.sh: --dist loadgroup), so that its three
+# loads of the tiny model happen once, not in each process that draws one of its tests.
+pytestmark = pytest.mark.xdist_group(__name__)
+
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
