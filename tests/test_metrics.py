@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from scipy.stats import norm
 from sklearn.metrics import accuracy_score, f1_score
 from statsmodels.stats.proportion import proportion_confint
 
 from db.vocabulary import FailureKind, ItemKind
 from evaluator.metrics import (
+    CONFIDENCE_LEVEL,
+    NORMAL_QUANTILE_95,
     UNPARSED_LABEL,
     ScoredPrediction,
     score_answer,
@@ -68,10 +72,13 @@ def test_set_f1_agrees_with_sklearn_on_letter_indicators() -> None:
         assert set_f1(predicted, key) == pytest.approx(expected)
 
 
-@pytest.mark.parametrize(("successes", "n"), [(0, 1), (3, 10), (10, 10), (57, 130), (1, 1000)])
-def test_wilson_interval_matches_statsmodels(successes: int, n: int) -> None:
-    low, high = proportion_confint(successes, n, alpha=0.05, method="wilson")
-    assert wilson_interval(successes, n) == pytest.approx((low, high))
+def test_wilson_interval_equals_statsmodels_to_the_last_bit() -> None:
+    assert norm.isf((1 - CONFIDENCE_LEVEL) / 2) == NORMAL_QUANTILE_95
+    for n in range(1, 1501):
+        counts = np.arange(n + 1)
+        lows, highs = proportion_confint(counts, n, alpha=1 - CONFIDENCE_LEVEL, method="wilson")
+        expected = list(zip(lows.tolist(), highs.tolist(), strict=True))
+        assert [wilson_interval(int(count), n) for count in counts] == expected, n
 
 
 def test_wilson_interval_by_hand() -> None:
