@@ -143,9 +143,9 @@ def wilson_interval(successes: int, n: int) -> tuple[float, float]:
     """Wilson score 95% interval for ``successes`` out of ``n`` (``(0, 1)`` when n is 0).
 
     The arithmetic of statsmodels' ``proportion_confint(method="wilson")``, step for
-    step, so the bounds equal its own to the last bit (tests compare every count up to
-    n = 1,500): importing statsmodels (scipy.stats and pandas with it) cost every
-    ``vetbench eval`` 1.5 s before its first progress line, for five lines of formula."""
+    step, so the bounds equal its own to the last bit (tests compare every count of
+    every n up to 400 and of three larger n): importing statsmodels (scipy.stats and
+    pandas with it) cost every ``vetbench eval`` 1.5 s before its first progress line."""
     if n <= 0:
         return (0.0, 1.0)
     if not 0 <= successes <= n:
