@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from helpers import REVIEW_GROUPS, settle, store_item, store_judgment, store_person, wait_until
 from rich.text import Text
+from textual.geometry import Region
 from textual.widgets import DataTable
 
 from db.engine import Database
@@ -13,7 +14,7 @@ from db.vocabulary import Role
 from reviewer.queue import QueueProgress
 from reviewer.tui.app import make_app
 from reviewer.tui.screens.help import HelpScreen
-from reviewer.tui.widgets.progress import progress_text
+from reviewer.tui.widgets.progress import between_parts, progress_text
 from reviewer.tui.widgets.reveal import RevealPanel
 
 LONG_EVENTS = {
@@ -89,6 +90,41 @@ async def test_the_status_line_is_whole_at_80_columns(database: Database) -> Non
         shown = str(line.render())
         assert "waiting" in shown and "complete" in shown and "…" not in shown
         assert line.size.height == 1
+
+    # After a save the note comes first; what does not fit goes on a second line, whole.
+    for n in range(3):
+        store_item(database, f"a-rather-long-source-name:item-{n}", source="long-source-name")
+    app = make_app(database, "alice", source="long-source-name")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        line = app.review_screen.query_one("#review-progress")
+        await pilot.press("a", "b", "c", "d", "enter", "k")
+        await settle(pilot)
+        await wait_until(pilot, lambda: "saved keep" in str(line.render()), "the note")
+        strips = line.render_lines(Region(0, 0, line.size.width, line.size.height))
+        rows = [strip.text.strip() for strip in strips]
+        assert len(rows) == 2 and rows[0].startswith("✓ saved keep on a-rather-long")
+        assert rows[1].startswith(("alice", "1 done", "2 waiting", "0/", "1/", "filter")), rows
+
+
+def test_a_status_line_too_wide_breaks_between_parts_never_inside_one() -> None:
+    note = Text("✓ saved keep on cflue30:25", style="bold green")
+    line = note + Text("   alice · 1 done · 29 waiting · 0/30 complete · 10 s/item")
+    assert line.cell_len > 78
+    broken = between_parts(line, 78)
+    first, second = broken.plain.split("\n")
+    assert first == "✓ saved keep on cflue30:25   alice · 1 done · 29 waiting · 0/30 complete"
+    assert second == "10 s/item"
+    assert broken.spans[0].style == "bold green"  # the note keeps its colour
+    assert (
+        between_parts(line, 30).plain
+        == "✓ saved keep on cflue30:25\nalice · 1 done · 29 waiting · 0/30 complete · 10 s/item"
+    )
+    assert between_parts(line, 200) is line  # it fits: as it was
+    assert (
+        between_parts(Text("a-very-long-word-with-no-gap"), 10).plain
+        == "a-very-long-word-with-no-gap"
+    )
 
 
 async def test_f3_lists_every_annotators_reason_at_80_columns(database: Database) -> None:

@@ -6,6 +6,8 @@ is quieter (and cheaper) than a pop-up for something that happens every item.
 
 from __future__ import annotations
 
+import re
+
 from rich.text import Text
 from textual.widgets import Static
 
@@ -108,8 +110,25 @@ class ProgressLine(Static):
             line = Text(overflow="fold")
             if self._note:
                 line.append_text(self._note)
-                line.append("   ")
+                line.append(NOTE_GAP)
             line.append_text(progress_text(*self._shown, short=short, no_filter_named=named))
             if line.cell_len <= width:
                 break
-        self.update(line)
+        self.update(between_parts(line, width))
+
+
+NOTE_GAP = "   "
+_PART_GAP = re.compile(f" · |{NOTE_GAP}")
+
+
+def between_parts(line: Text, width: int) -> Text:
+    """``line`` on two lines when it is wider than ``width``, broken after the last gap
+    between parts (`` · `` or the gap after the note) that keeps the first line within
+    ``width``: never inside a part, as word wrapping did ("10" above, "s/item" below)."""
+    if line.cell_len <= width:
+        return line
+    gaps = [gap for gap in _PART_GAP.finditer(line.plain) if line[: gap.start()].cell_len <= width]
+    if not gaps:
+        return line
+    gap = gaps[-1]
+    return Text("\n", overflow="fold").join([line[: gap.start()], line[gap.end() :]])
