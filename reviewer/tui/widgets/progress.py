@@ -70,7 +70,8 @@ def progress_text(
 class ProgressLine(Static):
     """Figures refreshed after every item, after the last action's outcome: the long
     form, without "all items" when that does not fit; then, below ``STACK_BELOW``
-    columns, the short form; on two lines when what is left does not fit on one."""
+    columns, the short form; on two lines, broken between parts, when what is left does
+    not fit on one."""
 
     DEFAULT_CSS = """
     ProgressLine {
