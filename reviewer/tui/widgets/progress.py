@@ -17,6 +17,8 @@ from reviewer.tui.responsive import STACK_BELOW
 from reviewer.words import counted
 
 NO_FILTER = QueueFilter().describe()  # "all items"
+NOTE_GAP = "   "  # between the last action's note and the figures
+_PART_GAP = re.compile(f" · |{NOTE_GAP}")  # where a status line too wide may break
 
 
 def progress_words(progress: QueueProgress, *, short: bool = False) -> str:
@@ -116,10 +118,6 @@ class ProgressLine(Static):
             if line.cell_len <= width:
                 break
         self.update(between_parts(line, width))
-
-
-NOTE_GAP = "   "
-_PART_GAP = re.compile(f" · |{NOTE_GAP}")
 
 
 def between_parts(line: Text, width: int) -> Text:
