@@ -15,6 +15,7 @@ what a migration makes.
 
 from __future__ import annotations
 
+import copy
 import gc
 import os
 import shutil
@@ -23,7 +24,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import postgres_recycling as recycling
 import psycopg
@@ -39,6 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 CFLUE_KNOWLEDGE = ROOT.parent / "shared" / "data" / "cflue" / "knowledge.json"
 PG_URL_ENV = "VETBENCH_TEST_PG_URL"
+T = TypeVar("T")
 
 
 # Each test process computes on one thread: the parallelism is pytest-xdist's processes,
@@ -137,32 +139,97 @@ def database_url(request: pytest.FixtureRequest, db_path: Path) -> Iterator[str]
     yield from fresh_postgres_database(server_url, migrated="database" in request.fixturenames)
 
 
+@dataclass(frozen=True)
+class _Built:
+    """A database built once: the SQLite file or the PostgreSQL database holding it, what
+    its builder returned, and (PostgreSQL) the server it is on."""
+
+    where: str
+    value: Any
+    server_url: str | None = None
+
+
 class BuiltDatabases:
-    """SQLite databases many tests start from (a study judged by several annotators ...):
-    each built once per test process by its function, then copied, a file copy, for every
-    test that asks for it."""
+    """Databases many tests start from (a study judged by several annotators ...): each
+    built once per test process and backend by its function (with its arguments), then
+    copied for every test that asks for it: a file copy on SQLite, ``CREATE DATABASE ...
+    TEMPLATE`` on PostgreSQL.  tests/test_built_databases.py checks that a copy holds
+    exactly what building it gives, and that what one test writes into its copy no other
+    copy sees."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self.built: dict[str, Path] = {}
+        self.built: dict[tuple[str, ...], _Built] = {}
 
     def copy(self, db_path: Path, build: Callable[[Database], None]) -> Database:
-        """A database at ``db_path`` holding what ``build`` stores into a new one."""
-        name = f"{build.__module__}.{build.__qualname__}"
-        source = self.built.get(name)
-        if source is None:
-            source = self.folder / f"{name}.db"
-            built = open_database(source)
-            build(built)
-            built.dispose()  # the last connection closing folds the WAL into the file
-            self.built[name] = source
-        shutil.copyfile(source, db_path)
+        """A SQLite database at ``db_path`` holding what ``build`` stores into a new one."""
+        shutil.copyfile(self._built_sqlite(build, ()).where, db_path)
         return open_database(db_path)
+
+    def fill(self, database: Database, build: Callable[..., T], *args: Any) -> T:
+        """Make ``database`` (the ``database`` fixture's, nothing written to it yet) hold
+        what ``build(a new database, *args)`` stores into a new one; returns a copy of
+        what ``build`` returned, for the test to change as it likes."""
+        path_or_name = database.url.database
+        assert path_or_name is not None
+        database.dispose()  # its engine reconnects, to the copy, on its next use
+        if database.is_sqlite:
+            built = self._built_sqlite(build, args)
+            for leftover in ("-wal", "-shm"):  # none after dispose; a stale WAL would replay
+                Path(path_or_name + leftover).unlink(missing_ok=True)
+            shutil.copyfile(built.where, path_or_name)
+        else:
+            built = self._built_postgres(postgres_server(), build, args)
+            _replace_postgres_database(postgres_server(), path_or_name, built.where)
+        value: T = copy.deepcopy(built.value)
+        return value
+
+    def _built_sqlite(self, build: Callable[..., Any], args: tuple[Any, ...]) -> _Built:
+        key = ("sqlite", _name_of(build), repr(args))
+        if key not in self.built:
+            path = self.folder / f"{len(self.built)}-{_name_of(build)}.db"
+            database = open_database(path)
+            try:
+                value = build(database, *args)
+            finally:
+                database.dispose()  # the last connection closing folds the WAL into the file
+            self.built[key] = _Built(str(path), value)
+        return self.built[key]
+
+    def _built_postgres(
+        self, server_url: str, build: Callable[..., Any], args: tuple[Any, ...]
+    ) -> _Built:
+        key = ("postgresql", server_url, _name_of(build), repr(args))
+        if key not in self.built:
+            name = _new_database(server_url, postgres_template(server_url))
+            database = open_database(_postgres_url_of(server_url, name))
+            try:
+                value = build(database, *args)
+            except BaseException:
+                database.dispose()
+                _drop_postgres_database(server_url, name)
+                raise
+            database.dispose()  # CREATE DATABASE ... TEMPLATE needs it to have no connection
+            self.built[key] = _Built(name, value, server_url)
+        return self.built[key]
+
+    def drop_all(self) -> None:
+        """The PostgreSQL databases built (the SQLite files go with their folder)."""
+        for built in self.built.values():
+            if built.server_url is not None:
+                _drop_postgres_database(built.server_url, built.where)
+        self.built.clear()
+
+
+def _name_of(build: Callable[..., Any]) -> str:
+    return f"{build.__module__}.{build.__qualname__}"
 
 
 @pytest.fixture(scope="session")
-def built_databases(tmp_path_factory: pytest.TempPathFactory) -> BuiltDatabases:
-    return BuiltDatabases(tmp_path_factory.mktemp("built"))
+def built_databases(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BuiltDatabases]:
+    built = BuiltDatabases(tmp_path_factory.mktemp("built"))
+    yield built
+    built.drop_all()
 
 
 @pytest.fixture
@@ -348,6 +415,18 @@ def _recycle_or_drop(server_url: str, name: str) -> None:
         _recycled.append(name)
     else:
         _drop_postgres_database(server_url, name)
+
+
+def _replace_postgres_database(server_url: str, name: str, template: str) -> None:
+    """Database ``name`` (no session on it) made a new copy of ``template``; the copy of
+    the migrated one it was goes back to the pool (or is dropped: ``_recycle_or_drop``)."""
+    spare = f"vetbench_test_{uuid.uuid4().hex[:12]}"
+    _admin_sql(
+        server_url,
+        f'ALTER DATABASE "{name}" RENAME TO "{spare}"',
+        f'CREATE DATABASE "{name}" TEMPLATE "{template}" STRATEGY FILE_COPY',
+    )
+    _recycle_or_drop(server_url, spare)
 
 
 def _connect(server_url: str, name: str) -> psycopg.Connection[Any]:
