@@ -18,6 +18,7 @@ from statistics import mean
 import krippendorff
 import numpy as np
 import pytest
+from conftest import BuiltDatabases
 from helpers import (
     FIXTURES,
     StudyItem,
@@ -143,8 +144,11 @@ def within_kind(study: list[StudyItem], kind: str) -> list[StudyItem]:
 
 
 @pytest.fixture(params=SEEDS)
-def study(request: pytest.FixtureRequest, database) -> list[StudyItem]:  # type: ignore[no-untyped-def]
-    return random_study(database, request.param)
+def study(  # type: ignore[no-untyped-def]
+    request: pytest.FixtureRequest, database, built_databases: BuiltDatabases
+) -> list[StudyItem]:
+    """The seed's random study, built once per test process and backend, then copied."""
+    return built_databases.fill(database, random_study, request.param)
 
 
 @pytest.fixture
