@@ -339,6 +339,7 @@ class _TemplateState:
 
 _template_states: dict[str, _TemplateState] = {}  # server URL -> its template's state
 _recycled: list[str] = []  # this process's emptied copies of the template, ready for a test
+_migrated_in_use: set[str] = set()  # copies of the template tests have now
 
 
 def postgres_template(server_url: str) -> str:
@@ -367,10 +368,13 @@ def fresh_postgres_database(server_url: str, *, migrated: bool = False) -> Itera
     the migrated template, recycled when the test that had it changed only rows
     (tests/postgres_recycling.py) and dropped otherwise."""
     name = _take_a_copy(server_url) if migrated else _new_database(server_url, "template1")
+    if migrated:
+        _migrated_in_use.add(name)
     try:
         yield _postgres_url_of(server_url, name)
     finally:
         if migrated:
+            _migrated_in_use.discard(name)
             _recycle_or_drop(server_url, name)
         else:
             _drop_postgres_database(server_url, name)
@@ -418,15 +422,19 @@ def _recycle_or_drop(server_url: str, name: str) -> None:
 
 
 def _replace_postgres_database(server_url: str, name: str, template: str) -> None:
-    """Database ``name`` (no session on it) made a new copy of ``template``; the copy of
-    the migrated one it was goes back to the pool (or is dropped: ``_recycle_or_drop``)."""
+    """Database ``name`` (no session on it) made a new copy of ``template``.  What it was,
+    a copy of the migrated template a test was given and has not written to yet, goes
+    back to the pool (checked for rows again when taken); anything else is dropped."""
     spare = f"vetbench_test_{uuid.uuid4().hex[:12]}"
     _admin_sql(
         server_url,
         f'ALTER DATABASE "{name}" RENAME TO "{spare}"',
         f'CREATE DATABASE "{name}" TEMPLATE "{template}" STRATEGY FILE_COPY',
     )
-    _recycle_or_drop(server_url, spare)
+    if name in _migrated_in_use:
+        _recycled.append(spare)
+    else:
+        _drop_postgres_database(server_url, spare)
 
 
 def _connect(server_url: str, name: str) -> psycopg.Connection[Any]:
