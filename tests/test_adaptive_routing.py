@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
+from conftest import BuiltDatabases
 from helpers import item_status, run_cli, store_item, store_person
 from role_helpers import RoleNames, role_names
 
@@ -39,10 +40,17 @@ def roles(database_url: str) -> Iterator[RoleNames]:
 
 
 @pytest.fixture
-def calibrated(database: Database) -> Database:
+def calibrated(database: Database, built_databases: BuiltDatabases) -> Database:
+    """The calibrated study (``calibrate``), built once per test process and backend and
+    copied; no fit made yet, as on a database it was just stored into."""
+    built_databases.fill(database, calibrate)
+    forget_fits()
+    return database
+
+
+def calibrate(database: Database) -> None:
     """Eight gold items, two with a wrong key; alice and bob answer them right, sam at
     random."""
-    forget_fits()
     store_person(database, "lena", Role.LEAD)
     for name in ("alice", "bob", "carol", "dave", "sam"):
         store_person(database, name)
@@ -62,7 +70,6 @@ def calibrated(database: Database) -> Database:
                 verdict="keep" if answer == "B" else "wrong-key",
                 corrected_key=None if answer == "B" else answer,
             )
-    return database
 
 
 def adaptive(database: Database, *, max_overlap: int = 3, target: str = "0.95") -> None:
