@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import BuiltDatabases
 from helpers import (
     agreement_shown,
     item_status,
@@ -50,7 +51,13 @@ def settings(db: Database, **values: str) -> None:
 
 
 @pytest.fixture
-def project(database: Database) -> Database:
+def project(database: Database, built_databases: BuiltDatabases) -> Database:
+    """``store_project``'s state, built once per test process and backend and copied."""
+    built_databases.fill(database, store_project)
+    return database
+
+
+def store_project(database: Database) -> None:
     """A lead, ordinary items o:1-o:4 (key DACB), seven gold items; gate: 3 gold items per
     attempt, 2 of 3 to pass; overlap 2."""
     store_person(database, "lea", Role.LEAD)
@@ -62,7 +69,6 @@ def project(database: Database) -> Database:
         for item_id in GOLD:
             add_gold(session, "lea", item_id, verdict="keep", answer=RIGHT)
     settings(database, calibration_items="3", calibration_pass="0.6", overlap="2")
-    return database
 
 
 def take_attempt(db: Database, who: str, answers: list[bool]) -> list[str]:
