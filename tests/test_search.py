@@ -9,6 +9,7 @@ import random
 from pathlib import Path
 
 import pytest
+from conftest import BuiltDatabases
 from helpers import FIXTURES, judge_flawed_then_edit, press, run_cli, running, store_item
 from sqlalchemy import text
 from sqlmodel import select
@@ -34,10 +35,15 @@ def found(db: Database, query: str) -> list[str]:
 
 
 @pytest.fixture
-def fixtures(database: Database) -> Database:
+def fixtures(database: Database, built_databases: BuiltDatabases) -> Database:
+    """``import_fixtures``'s state, built once per test process and backend and copied."""
+    built_databases.fill(database, import_fixtures)
+    return database
+
+
+def import_fixtures(database: Database) -> None:
     report = import_files(database, [CFLUE_FIXTURE, ORDERING_FIXTURE])
     assert report.ok
-    return database
 
 
 def scan(
