@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from click.testing import Result
+from conftest import BuiltDatabases
 from eval_helpers import MIXED_SET_ANSWERS, eval_json, mixed_set, ok
 from fake_openai_server import FakeOpenAIServer, RecordedRequest, Reply, completion
 from helpers import FIXTURES, run_cli, store_item
@@ -39,9 +40,10 @@ def scripted(tmp_path: Path) -> str:
 
 
 @pytest.fixture
-def url(database: Database, database_url: str) -> str:
-    """A database holding the evaluator's mixed set: 8 approved items, 4 agreed ones."""
-    mixed_set(database)
+def url(database: Database, database_url: str, built_databases: BuiltDatabases) -> str:
+    """A database holding the evaluator's mixed set: 8 approved items, 4 agreed ones
+    (built once per test process and backend, and copied)."""
+    built_databases.fill(database, mixed_set)
     return database_url
 
 
