@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from conftest import BuiltDatabases
 from eval_helpers import MIXED_SET_ANSWERS, mixed_set, ok
 from helpers import run_cli, store_person
 
@@ -22,7 +23,13 @@ from reviewer.judging import ItemEdit, edit_item
 
 
 @pytest.fixture
-def releases(database: Database) -> Database:
+def releases(database: Database, built_databases: BuiltDatabases) -> Database:
+    """``store_releases``'s state, built once per test process and backend and copied."""
+    built_databases.fill(database, store_releases)
+    return database
+
+
+def store_releases(database: Database) -> None:
     """v1 of the mixed set; an edit of econ:1 and the rejection of cflue:2; v2."""
     mixed_set(database)
     store_person(database, "lena", Role.LEAD)
@@ -31,7 +38,6 @@ def releases(database: Database) -> Database:
     decide(database, "lena", "econ:1", "approved")
     decide(database, "lena", "cflue:2", "rejected", reason="flawed", comment="needs a table")
     ok(run_cli(database, "release", "create", "v2", "--as", "lena"))
-    return database
 
 
 @pytest.fixture
