@@ -10,6 +10,7 @@ import socket
 from pathlib import Path
 
 import pytest
+from conftest import BuiltDatabases
 from eval_helpers import mixed_set, ordering, store
 from helpers import BUILTIN_TEMPLATES, FIXTURES
 from sqlmodel import select
@@ -62,6 +63,13 @@ def raising(error: BaseException, *, before_answer: int) -> BeforeAnswer:
     return hook
 
 
+@pytest.fixture
+def approved(database: Database, built_databases: BuiltDatabases) -> list[str]:
+    """The approved items of ``mixed_set``, stored in ``database`` (built once per test
+    process and backend, and copied)."""
+    return built_databases.fill(database, mixed_set)
+
+
 def new_run(database: Database, backend: ScriptedBackend, **options: object) -> int:
     settings: dict[str, object] = {"shots": 1, "filters": APPROVED, **options}
     return create_run(database, backend.info, **settings)  # type: ignore[arg-type]
@@ -80,8 +88,9 @@ def get_run(database: Database, run_id: int) -> EvalRun:
     return run
 
 
-def test_a_run_freezes_the_approved_set_and_its_settings(database: Database) -> None:
-    approved = mixed_set(database)
+def test_a_run_freezes_the_approved_set_and_its_settings(
+    database: Database, approved: list[str]
+) -> None:
     backend = ScriptedBackend(ANSWERS)
     run_id = new_run(database, backend)
     run = get_run(database, run_id)
@@ -109,8 +118,8 @@ def test_a_run_freezes_the_approved_set_and_its_settings(database: Database) -> 
 
 def test_each_prediction_is_in_the_database_as_soon_as_it_is_finished(
     database: Database,
+    approved: list[str],
 ) -> None:
-    mixed_set(database)
     backend = ScriptedBackend(ANSWERS)
     run_id = new_run(database, backend)
     seen: list[RunProgress] = []
@@ -133,8 +142,8 @@ def test_each_prediction_is_in_the_database_as_soon_as_it_is_finished(
 
 def test_a_prediction_stores_prompt_output_answer_scores_and_latency(
     database: Database,
+    approved: list[str],
 ) -> None:
-    mixed_set(database)
     backend = ScriptedBackend(ANSWERS, latency_s=0.25)
     run_id = new_run(database, backend)
     execute_run(database, run_id, backend)
@@ -172,8 +181,9 @@ def test_a_prediction_stores_prompt_output_answer_scores_and_latency(
     assert backend.requests_seen["cflue:1"].stop == ("\n\n", "\n题目：")
 
 
-def test_a_stopped_run_resumes_without_recomputing_finished_items(database: Database) -> None:
-    approved = mixed_set(database)
+def test_a_stopped_run_resumes_without_recomputing_finished_items(
+    database: Database, approved: list[str]
+) -> None:
     first = ScriptedBackend(ANSWERS)
     run_id = new_run(database, first)
     calls = 0
@@ -203,8 +213,8 @@ def test_a_stopped_run_resumes_without_recomputing_finished_items(database: Data
 
 def test_infrastructure_failures_are_kept_apart_and_retried_on_resume(
     database: Database,
+    approved: list[str],
 ) -> None:
-    mixed_set(database)
     flaky = ScriptedBackend(failing(["cflue:3"]))
     run_id = new_run(database, flaky)
     assert execute_run(database, run_id, flaky) == "finished"
@@ -224,8 +234,9 @@ def test_infrastructure_failures_are_kept_apart_and_retried_on_resume(
     assert get_run(database, run_id).error is None
 
 
-def test_a_run_whose_every_prediction_failed_is_marked_failed(database: Database) -> None:
-    approved = mixed_set(database)
+def test_a_run_whose_every_prediction_failed_is_marked_failed(
+    database: Database, approved: list[str]
+) -> None:
     down = ScriptedBackend(failing(approved))
     run_id = new_run(database, down)
     assert execute_run(database, run_id, down) == "failed"
@@ -234,8 +245,8 @@ def test_a_run_whose_every_prediction_failed_is_marked_failed(database: Database
 
 def test_ctrl_c_marks_the_run_interrupted_and_keeps_finished_predictions(
     database: Database,
+    approved: list[str],
 ) -> None:
-    mixed_set(database)
     backend = ScriptedBackend(ANSWERS, before_answer=raising(KeyboardInterrupt(), before_answer=2))
     run_id = new_run(database, backend)
     with pytest.raises(KeyboardInterrupt):
@@ -246,8 +257,9 @@ def test_ctrl_c_marks_the_run_interrupted_and_keeps_finished_predictions(
     assert len(pending_item_ids(database, run_id)) == 6
 
 
-def test_a_crash_marks_the_run_failed_with_the_reason(database: Database) -> None:
-    mixed_set(database)
+def test_a_crash_marks_the_run_failed_with_the_reason(
+    database: Database, approved: list[str]
+) -> None:
     backend = ScriptedBackend(
         ANSWERS, before_answer=raising(RuntimeError("the accelerator caught fire"), before_answer=1)
     )
@@ -259,15 +271,17 @@ def test_a_crash_marks_the_run_failed_with_the_reason(database: Database) -> Non
     assert len(predictions(database, run_id)) == 1
 
 
-def test_the_backend_must_be_the_one_the_run_was_made_for(database: Database) -> None:
-    mixed_set(database)
+def test_the_backend_must_be_the_one_the_run_was_made_for(
+    database: Database, approved: list[str]
+) -> None:
     run_id = new_run(database, ScriptedBackend(ANSWERS))
     with pytest.raises(RunSetupError, match="evaluates scripted:scripted"):
         execute_run(database, run_id, ScriptedBackend(ANSWERS, model="another"))
 
 
-def test_a_run_still_running_in_another_process_is_not_resumed(database: Database) -> None:
-    mixed_set(database)
+def test_a_run_still_running_in_another_process_is_not_resumed(
+    database: Database, approved: list[str]
+) -> None:
     backend = ScriptedBackend(ANSWERS)
     run_id = new_run(database, backend)
     with database.transaction() as session:
@@ -281,8 +295,7 @@ def test_a_run_still_running_in_another_process_is_not_resumed(database: Databas
         execute_run(database, run_id, backend)
 
 
-def test_no_matching_items_is_an_error(database: Database) -> None:
-    mixed_set(database)
+def test_no_matching_items_is_an_error(database: Database, approved: list[str]) -> None:
     with pytest.raises(RunSetupError, match="no items to evaluate.*kind ordering"):
         new_run(
             database,
@@ -291,14 +304,14 @@ def test_no_matching_items_is_an_error(database: Database) -> None:
         )
 
 
-def test_limit_takes_the_first_items(database: Database) -> None:
-    approved = mixed_set(database)
+def test_limit_takes_the_first_items(database: Database, approved: list[str]) -> None:
     run_id = new_run(database, ScriptedBackend(), filters={**APPROVED, "limit": 3})
     assert get_run(database, run_id).item_ids == approved[:3]
 
 
-def test_changed_templates_stop_a_resume(database: Database, tmp_path: Path) -> None:
-    mixed_set(database)
+def test_changed_templates_stop_a_resume(
+    database: Database, tmp_path: Path, approved: list[str]
+) -> None:
     templates = tmp_path / "templates"
     shutil.copytree(BUILTIN_TEMPLATES, templates)
     backend = ScriptedBackend(ANSWERS)
@@ -309,8 +322,9 @@ def test_changed_templates_stop_a_resume(database: Database, tmp_path: Path) -> 
         execute_run(database, run_id, backend)
 
 
-def test_shots_can_come_from_a_shot_file(database: Database, tmp_path: Path) -> None:
-    mixed_set(database)
+def test_shots_can_come_from_a_shot_file(
+    database: Database, tmp_path: Path, approved: list[str]
+) -> None:
     shot_file = tmp_path / "shots.jsonl"
     shutil.copy(FIXTURES / "shots_ordering.jsonl", shot_file)
     backend = ScriptedBackend(ANSWERS)
@@ -331,8 +345,7 @@ def test_shots_can_come_from_a_shot_file(database: Database, tmp_path: Path) -> 
         execute_run(database, run_id, backend)
 
 
-def test_score_mode_ranks_every_candidate_answer(database: Database) -> None:
-    mixed_set(database)
+def test_score_mode_ranks_every_candidate_answer(database: Database, approved: list[str]) -> None:
     favourites = {
         "econ:1": " D, A, C, B",
         "econ:2": " C, D, B, A",
@@ -360,8 +373,9 @@ def test_score_mode_ranks_every_candidate_answer(database: Database) -> None:
     assert stored["econ:2"].scores["log_likelihoods"]["ABCD"] == -1.0  # every other candidate
 
 
-def test_score_mode_leaves_out_items_with_too_many_candidates(database: Database) -> None:
-    mixed_set(database)
+def test_score_mode_leaves_out_items_with_too_many_candidates(
+    database: Database, approved: list[str]
+) -> None:
     six_events = ItemDraft(
         kind="ordering",
         prompt="A long chain of events. Put them in order.",
@@ -378,11 +392,10 @@ def test_score_mode_leaves_out_items_with_too_many_candidates(database: Database
 
 @pytest.mark.slow
 def test_a_run_on_the_tiny_model_stores_the_exact_prompts(
-    database: Database, tmp_path_factory: pytest.TempPathFactory
+    database: Database, tmp_path_factory: pytest.TempPathFactory, approved: list[str]
 ) -> None:
     from evaluator.backends.transformers_backend import TransformersBackend
 
-    approved = mixed_set(database)
     backend = TransformersBackend(
         str(tiny_model_dir(tmp_path_factory)), device="cpu", dtype="float32"
     )
