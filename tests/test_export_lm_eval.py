@@ -58,6 +58,8 @@ def vetbench_prompts(database: Database, shots: int) -> dict[str, str]:
     return prompts
 
 
+# Both databases' runs in one process: lm_eval's index of its own tasks (~9 s) is built once.
+@pytest.mark.xdist_group("lm_eval_builtin_index")
 @pytest.mark.slow
 def test_task_loader_finds_and_builds_the_tasks(database: Database, tmp_path: Path) -> None:
     approved = mixed_set(database)
