@@ -233,6 +233,15 @@ def built_databases(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BuiltD
 
 
 @pytest.fixture
+def approved(database: Database, built_databases: BuiltDatabases) -> list[str]:
+    """The approved items of the evaluator's mixed set (tests/eval_helpers.py), stored in
+    ``database``: built once per test process and backend, and copied."""
+    from eval_helpers import mixed_set
+
+    return built_databases.fill(database, mixed_set)
+
+
+@pytest.fixture
 def database(database_url: str) -> Iterator[Database]:
     """The migrated database behind ``database_url``, on SQLite and on PostgreSQL."""
     db = open_database(database_url)

@@ -10,8 +10,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from conftest import BuiltDatabases
-from eval_helpers import mixed_set, ordering, store
+from eval_helpers import ordering, store
 from helpers import BUILTIN_TEMPLATES, FIXTURES
 from sqlmodel import select
 from tiny_model import tiny_model_dir
@@ -61,13 +60,6 @@ def raising(error: BaseException, *, before_answer: int) -> BeforeAnswer:
             raise error
 
     return hook
-
-
-@pytest.fixture
-def approved(database: Database, built_databases: BuiltDatabases) -> list[str]:
-    """The approved items of ``mixed_set``, stored in ``database`` (built once per test
-    process and backend, and copied)."""
-    return built_databases.fill(database, mixed_set)
 
 
 def new_run(database: Database, backend: ScriptedBackend, **options: object) -> int:

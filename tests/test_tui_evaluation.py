@@ -11,8 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import pytest
-from eval_helpers import MIXED_SET_ANSWERS, mixed_set
+from eval_helpers import MIXED_SET_ANSWERS
 from helpers import ScreenHost, wait_until
 from sqlmodel import select
 from textual.pilot import Pilot
@@ -58,11 +57,6 @@ def cells(table: DataTable[Any], key: str) -> list[str]:
 def static_text(screen: EvaluationScreen, selector: str) -> str:
     content = screen.query_one(selector, Static).render()
     return content.plain if hasattr(content, "plain") else str(content)
-
-
-@pytest.fixture
-def approved(database: Database) -> list[str]:
-    return mixed_set(database)
 
 
 async def test_shows_run_figures_leaderboard_and_suspects(
