@@ -1,7 +1,8 @@
 """A built database's copy (tests/conftest.py ``BuiltDatabases``) holds exactly what
 building it gives: row for row what a fresh build stores (its times aside, which no two
 builds share), and, times and all, what the built database itself holds (a pg_dump, a
-SQLite dump); and what one test writes into its copy no other copy sees."""
+SQLite dump); what one test writes into its copy no other copy sees; and a PostgreSQL
+copy a test had goes back to the pool emptied, as a new copy of the migrated template."""
 
 from __future__ import annotations
 
@@ -11,8 +12,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 import sqlalchemy as sa
-from conftest import BuiltDatabases, fresh_postgres_database, postgres_server
+from conftest import (
+    BuiltDatabases,
+    _postgres_url_of,
+    fresh_postgres_database,
+    postgres_server,
+    postgres_template,
+)
 from helpers import StudyItem, random_study, store_person
 from test_migration_templates import pg_dump, sqlite_contents
 
@@ -43,8 +51,8 @@ def another_database(like: Database, folder: Path, name: str) -> Iterator[Databa
 
 
 def rows(database: Database) -> dict[str, list[tuple[Any, ...]]]:
-    """Every table's rows, sorted, without the columns holding a time (no two builds share those);
-    and (PostgreSQL) each sequence's last value."""
+    """Every table's rows, sorted, without the columns holding a time (no two builds
+    share those); and (PostgreSQL) each sequence's last value."""
     found: dict[str, list[tuple[Any, ...]]] = {}
     metadata = sa.MetaData()
     metadata.reflect(database.engine)
@@ -90,8 +98,8 @@ def test_a_copy_holds_what_building_it_gives(database: Database, tmp_path: Path)
             expected = random_study(fresh, SEED)
             assert study == expected
             assert rows(database) == rows(fresh)
+        assert len(rows(database)["judgment"]) >= sum(len(item.judgments) for item in study) > 0
         dumped = dump(database, source.where)
-        assert "judgment" in str(dumped)
         assert dumped == dump(database)
 
         # what a test writes into its copy, and does to the study it was given, stays its own
@@ -117,5 +125,24 @@ def test_each_argument_is_its_own_build(database: Database, tmp_path: Path) -> N
             assert {item.item_id.split(":")[1] for item in first} == {str(SEED)}
             assert {item.item_id.split(":")[1] for item in second} == {str(SEED + 1)}
             assert rows(other) != rows(database)
+    finally:
+        built.drop_all()
+
+
+@pytest.mark.postgres
+def test_a_built_copy_a_test_had_goes_back_to_the_pool_as_a_new_copy(tmp_path: Path) -> None:
+    server = postgres_server()
+    built = BuiltDatabases(tmp_path)
+    template_dump = pg_dump(_postgres_url_of(server, postgres_template(server)))
+    try:
+        with contextmanager(fresh_postgres_database)(server, migrated=True) as url:
+            database = open_database(url)
+            built.fill(database, random_study, SEED)
+            store_person(database, "written-by-the-test")
+            database.dispose()
+            assert pg_dump(url) != template_dump
+        with contextmanager(fresh_postgres_database)(server, migrated=True) as again:
+            assert again == url  # the copy the first test had, emptied
+            assert pg_dump(again) == template_dump
     finally:
         built.drop_all()
