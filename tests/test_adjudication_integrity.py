@@ -5,7 +5,6 @@ explained in words (the kappa paradox) with each annotator's keep rate."""
 from __future__ import annotations
 
 import pytest
-from conftest import BuiltDatabases
 from helpers import (
     ScreenHost,
     agreement_shown,
@@ -46,13 +45,7 @@ def judge(
 
 
 @pytest.fixture
-def conflict(database: Database, built_databases: BuiltDatabases) -> Database:
-    """``store_conflict``'s state, built once per test process and backend and copied."""
-    built_databases.fill(database, store_conflict)
-    return database
-
-
-def store_conflict(database: Database) -> None:
+def conflict(database: Database) -> Database:
     """o:1 in conflict: ann proposes another key with a comment, bo keeps it; o:2 and m:1
     in conflict too (several valid orders; several valid sets)."""
     store_person(database, "lea", Role.LEAD)
@@ -70,6 +63,7 @@ def store_conflict(database: Database) -> None:
     judge(database, "bo", "o:2", "DACB")
     judge(database, "ann", "m:1", "AB", "ambiguous", alternative_orders=["ABC"], comment="C too")
     judge(database, "bo", "m:1", "AB")
+    return database
 
 
 # --- 7. reasons and confirmation: none preselected, and undo ------------------------------

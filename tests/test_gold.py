@@ -5,7 +5,6 @@ accuracy and nowhere else (not in agreement, conflicts or triage)."""
 from __future__ import annotations
 
 import pytest
-from conftest import BuiltDatabases
 from helpers import (
     agreement_shown,
     decide_items,
@@ -45,13 +44,7 @@ def mark(db: Database, item_id: str, verdict: str, answer: str) -> None:
 
 
 @pytest.fixture
-def project(database: Database, built_databases: BuiltDatabases) -> Database:
-    """``store_project``'s state, built once per test process and backend and copied."""
-    built_databases.fill(database, store_project)
-    return database
-
-
-def store_project(database: Database) -> None:
+def project(database: Database) -> Database:
     """Four ordinary items o:1-o:4, two gold items g:1 (keep) and g:2 (wrong key), a lead."""
     store_person(database, "lea", Role.LEAD)
     for number in range(1, 5):
@@ -60,6 +53,7 @@ def store_project(database: Database) -> None:
     store_item(database, "g:2", key="ABCD")
     mark(database, "g:1", "keep", "A,B,C,D")
     mark(database, "g:2", "wrong-key", "D,C,B,A")
+    return database
 
 
 def served_and_judged(db: Database, who: str, count: int) -> list[str]:

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
-from conftest import BuiltDatabases
 from eval_helpers import MIXED_SET_ANSWERS, mixed_set, ok, stored_runs
 from helpers import FIXTURES, ScreenHost, run_cli, wait_until
 from sqlmodel import select
@@ -49,9 +48,8 @@ ORACLE = "scripted:oracle"  # right on every item: the answers are not the point
 
 
 @pytest.fixture
-def url(database: Database, database_url: str, built_databases: BuiltDatabases) -> str:
-    """``mixed_set``, built once per test process and backend and copied."""
-    built_databases.fill(database, mixed_set)
+def url(database: Database, database_url: str) -> str:
+    mixed_set(database)
     return database_url
 
 
