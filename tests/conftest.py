@@ -11,6 +11,10 @@ with ``CREATE DATABASE ... TEMPLATE``, and a copy a test changed only the rows o
 emptied and handed to the next test instead of dropped (tests/postgres_recycling.py).
 tests/test_migration_templates.py checks that a copy, a recycled one too, holds exactly
 what a migration makes.
+
+Tests that start from the same rows (a judged study, the evaluator's mixed set ...) take
+them the same way: ``BuiltDatabases`` builds each state once per process and backend,
+and copies it into each test's database (tests/test_built_databases.py checks the copies).
 """
 
 from __future__ import annotations
