@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The test command: sets up .venv when needed, checks lint and formatting (ruff), starts a
-# throwaway PostgreSQL server when Debian's postgresql binaries are installed (so the
-# PostgreSQL tests run too), then runs the whole suite, with mypy beside it, on
+# The test command: sets up .venv when needed, checks lint, formatting and types (ruff,
+# mypy), starts a throwaway PostgreSQL server when Debian's postgresql binaries are
+# installed (so the PostgreSQL tests run too), then runs the whole suite on
 # VETBENCH_TEST_WORKERS pytest-xdist processes (default 3: on two cores many tests wait on
 # files, sockets, subprocesses and the app's timers), handed tests in order as they free up
 # (tests/conftest.py puts the slow ones first); `--dist loadgroup` keeps the tests of a
@@ -19,24 +19,14 @@ bash scripts/setup.sh
 # this command. __pycache__ folders are ignored by git.
 unset PYTHONDONTWRITEBYTECODE
 python -m compileall -q -j 0 db reviewer evaluator tests bench >/dev/null
+# One collection beside the linters (which use one core) writes the bytecode of what the
+# tests import and pytest's rewritten test modules, which every worker would otherwise
+# make for itself at the same moment.
+python -m pytest --collect-only -q -p no:cacheprovider >/dev/null 2>&1 &
+collected=$!
 
-echo "ruff check, ruff format --check" >&2
-ruff check --quiet .
-ruff format --check --quiet .
-
-# What the command starts in the background stops with it, however it ends.
-pg_stop=:
-mypy_pid=
-mypy_out=$(mktemp)
-cleanup() {
-  if [ -n "$mypy_pid" ]; then kill "$mypy_pid" 2>/dev/null || true; fi
-  $pg_stop
-  rm -f "$mypy_out"
-}
-trap cleanup EXIT
-
-# A throwaway server: nothing it holds outlives the run, so it neither syncs to disk nor
-# vacuums behind the tests' backs.
+# A throwaway server, started beside the linters too: nothing it holds outlives the run,
+# so it neither syncs to disk nor vacuums behind the tests' backs.
 pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
 pg_started=
 if [ -z "${VETBENCH_TEST_PG_URL:-}" ] && [ -n "$pg_bin" ] && [ -x "$pg_bin/initdb" ]; then
@@ -45,11 +35,7 @@ if [ -z "${VETBENCH_TEST_PG_URL:-}" ] && [ -n "$pg_bin" ] && [ -x "$pg_bin/initd
   run_pg() { if [ "$(id -u)" = 0 ]; then su postgres -s /bin/sh -c "$*"; else sh -c "$*"; fi; }
   [ "$(id -u)" = 0 ] && chown postgres "$pg_dir"
   pg_port=$(python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  pg_stop_server() {
-    run_pg "$pg_bin/pg_ctl -D $pg_dir/data -m immediate stop" >/dev/null 2>&1 || true
-    rm -rf "$pg_dir"
-  }
-  pg_stop=pg_stop_server
+  trap 'run_pg "$pg_bin/pg_ctl -D $pg_dir/data -m immediate stop" >/dev/null 2>&1 || true; rm -rf "$pg_dir"' EXIT
   (
     run_pg "$pg_bin/initdb -D $pg_dir/data -U vetbench --auth=trust -E UTF8 >/dev/null"
     run_pg "$pg_bin/pg_ctl -D $pg_dir/data -o '-p $pg_port -k $pg_dir -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c synchronous_commit=off -c autovacuum=off -c max_connections=200' -l $pg_dir/log -w start >/dev/null"
@@ -58,12 +44,10 @@ if [ -z "${VETBENCH_TEST_PG_URL:-}" ] && [ -n "$pg_bin" ] && [ -x "$pg_bin/initd
   export VETBENCH_TEST_PG_URL="postgresql+psycopg://vetbench@127.0.0.1:$pg_port/postgres"
 fi
 
-# mypy (half a minute on one core without its cache) runs beside the tests rather than
-# before them: the suite keeps both cores busy anyway, so the types cost the run about
-# half of what waiting for them did. What it finds is printed after pytest's summary and
-# fails the command.
-mypy --no-error-summary >"$mypy_out" 2>&1 &
-mypy_pid=$!
+echo "ruff check, ruff format --check, mypy" >&2
+ruff check --quiet .
+ruff format --check --quiet .
+mypy --no-error-summary
 
 if [ -n "$pg_started" ]; then
   if ! wait "$pg_started"; then
@@ -73,18 +57,6 @@ if [ -n "$pg_started" ]; then
   fi
   echo "PostgreSQL for tests on 127.0.0.1:$pg_port" >&2
 fi
+wait "$collected" || true  # a collection error shows again, in full, below
 
-tests_status=0
-python -m pytest -n "${VETBENCH_TEST_WORKERS:-3}" --dist loadgroup "$@" || tests_status=$?
-
-mypy_status=0
-wait "$mypy_pid" || mypy_status=$?
-mypy_pid=
-if [ "$mypy_status" -ne 0 ]; then
-  echo "mypy found type errors:" >&2
-  cat "$mypy_out" >&2
-fi
-if [ "$tests_status" -ne 0 ]; then
-  exit "$tests_status"
-fi
-exit "$mypy_status"
+python -m pytest -n "${VETBENCH_TEST_WORKERS:-3}" --dist loadgroup "$@"
