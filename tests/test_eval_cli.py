@@ -14,14 +14,13 @@ from typing import Any
 
 import pytest
 from click.testing import Result
-from conftest import BuiltDatabases
-from eval_helpers import MIXED_SET_ANSWERS, eval_json, mixed_set, ok
+from eval_helpers import MIXED_SET_ANSWERS, eval_json, ok
 from fake_openai_server import FakeOpenAIServer, RecordedRequest, Reply, completion
 from helpers import FIXTURES, run_cli, store_item
 from sqlmodel import select
 from tiny_model import tiny_model_dir
 
-from db.engine import Database, open_database
+from db.engine import open_database
 from db.models import EvalRun, Prediction
 from db.visible_text import east_asian_cell_len
 
@@ -40,10 +39,9 @@ def scripted(tmp_path: Path) -> str:
 
 
 @pytest.fixture
-def url(database: Database, database_url: str, built_databases: BuiltDatabases) -> str:
+def url(approved: list[str], database_url: str) -> str:
     """A database holding the evaluator's mixed set: 8 approved items, 4 agreed ones
-    (built once per test process and backend, and copied)."""
-    built_databases.fill(database, mixed_set)
+    (conftest's ``approved``: built once per test process and backend, and copied)."""
     return database_url
 
 
