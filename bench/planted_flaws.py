@@ -38,7 +38,7 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,16 +81,7 @@ class Item:
     source: str
 
     def record(self) -> dict[str, object]:
-        return {
-            "id": self.id,
-            "source": self.source,
-            "kind": self.kind,
-            "language": self.language,
-            "prompt": self.prompt,
-            "choices": self.choices,
-            "key": self.key,
-            "explanation": self.explanation,
-        }
+        return asdict(self)
 
     @property
     def text(self) -> RevisionText:

@@ -202,19 +202,9 @@ class NewRevision(RevisionContent):
         return RevisionText(self.kind, self.prompt, self.choices, self.key, self.explanation)
 
     def row(self) -> dict[str, Any]:
-        return {
-            "item_id": self.item_id,
-            "number": self.number,
-            "kind": self.kind,
-            "prompt": self.prompt,
-            "choices": dict(self.choices),
-            "key": self.key,
-            "explanation": self.explanation,
-            "author": self.author,
-            "change_note": self.change_note,
-            "provenance": dict(self.provenance),
-            "created_at": self.created_at,
-        }
+        """Its row of the item_revision table: every field by name, the mappings copied."""
+        row = {field.name: getattr(self, field.name) for field in fields(self)}
+        return {**row, "choices": dict(self.choices), "provenance": dict(self.provenance)}
 
 
 def store_revisions(
