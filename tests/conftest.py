@@ -352,6 +352,11 @@ class _TemplateState:
 
 _template_states: dict[str, _TemplateState] = {}  # server URL -> its template's state
 _recycled: list[str] = []  # this process's emptied copies of the template, ready for a test
+_RECYCLED_KEPT = 3
+"""Emptied copies a process keeps, the newest: a test gets one and gives one back, but
+a test given a built state (``BuiltDatabases``) gives back two (its copy of the template
+and its copy of the state), so an unbounded pool grew by one a test and its hundred
+databases were dropped one by one at the end of the run, when every worker waits."""
 _migrated_in_use: set[str] = set()  # copies of the template tests have now
 
 
@@ -429,9 +434,16 @@ def _recycle_or_drop(server_url: str, name: str) -> None:
         except psycopg.Error:
             recycled = False
     if recycled:
-        _recycled.append(name)
+        _keep_recycled(server_url, name)
     else:
         _drop_postgres_database(server_url, name)
+
+
+def _keep_recycled(server_url: str, name: str) -> None:
+    """``name`` (holding nothing) into the pool; the oldest beyond ``_RECYCLED_KEPT`` dropped."""
+    _recycled.append(name)
+    while len(_recycled) > _RECYCLED_KEPT:
+        _drop_postgres_database(server_url, _recycled.pop(0))
 
 
 def _replace_postgres_database(server_url: str, name: str, template: str) -> None:
@@ -445,7 +457,7 @@ def _replace_postgres_database(server_url: str, name: str, template: str) -> Non
         f'CREATE DATABASE "{name}" TEMPLATE "{template}" STRATEGY FILE_COPY',
     )
     if name in _migrated_in_use:
-        _recycled.append(spare)
+        _keep_recycled(server_url, spare)
     else:
         _drop_postgres_database(server_url, spare)
 
