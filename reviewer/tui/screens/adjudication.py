@@ -311,6 +311,7 @@ class AdjudicationScreen(AreaScreen):
         """The queue's rows as shown: item id (or ``NO_ROWS``) and cells."""
 
     def compose(self) -> ComposeResult:
+        apply_size_classes(self)
         yield Header()
         yield Static("Reading the conflict queue …", id="queue-summary")
         with Horizontal(id="adjudication-area"):
@@ -323,7 +324,6 @@ class AdjudicationScreen(AreaScreen):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        apply_size_classes(self)
         self.query_one("#queue", DataTable).add_columns(*QUEUE_COLUMNS)
         self.query_one("#judgments", CaseJudgments).border_title = "Judgments"
         self.load_queue()

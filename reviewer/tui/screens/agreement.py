@@ -165,6 +165,7 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
         self._seen: tuple[int, ...] | None = None  # the judgments last computed (worker only)
 
     def compose(self) -> ComposeResult:
+        apply_size_classes(self)
         yield Header()
         yield Static("Computing agreement …", id="agreement-summary")
         with TabbedContent(initial="figures-tab"):
@@ -198,7 +199,6 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        apply_size_classes(self)
         self.query_one("#agreement-figures", DataTable).add_columns(*FIGURE_COLUMNS)
         self.query_one("#annotator-table", DataTable).add_columns(
             "annotator",

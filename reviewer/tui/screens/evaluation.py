@@ -166,6 +166,7 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
     # ----------------------------------------------------------- layout
 
     def compose(self) -> ComposeResult:
+        apply_size_classes(self)
         yield Header()
         with TabbedContent(initial="live-tab"):
             with TabPane("Live run", id="live-tab"), VerticalScroll(id="live-body"):
@@ -260,7 +261,6 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        apply_size_classes(self)
         self.query_one("#figures", DataTable).add_columns(
             "kind", "answered", "accuracy", "95% CI", "unparsed", "failed", "also"
         )

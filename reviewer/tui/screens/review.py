@@ -107,6 +107,7 @@ class ReviewScreen(Screen[None]):
     # --- layout ----------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
+        apply_size_classes(self)
         yield Static(id="item-heading")
         with Horizontal(id="main"):
             yield ItemView(id="item-view")
@@ -118,7 +119,6 @@ class ReviewScreen(Screen[None]):
         yield KeyFooter(compact=True)
 
     def on_mount(self) -> None:
-        apply_size_classes(self)
         self.query_one(ProgressLine).show(self.queue.annotator, None, self.queue.filters.describe())
         self.app.app_suspend_signal.subscribe(self, lambda _app: self.timer.pause())
         self.app.app_resume_signal.subscribe(self, lambda _app: self.timer.resume())

@@ -30,8 +30,8 @@ class DialogScreen(ModalScreen[DialogResult]):
     }
     """
 
-    @on(events.Mount)
-    def _size_classes_before_layout(self) -> None:
+    @on(events.Compose)  # runs before Widget._on_compose (handlers go subclass first)
+    def _size_classes_before_compose(self) -> None:
         apply_size_classes(self)
 
     @on(Worker.StateChanged)
