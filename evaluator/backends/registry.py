@@ -192,7 +192,7 @@ def _open_demo_model(request: OpenRequest) -> Backend:
     except ModelNotFoundError as error:
         raise BackendError(str(error)) from None
     if first_time:
-        request.notify("converting the demo model once (about half a minute; later loads are fast)")
+        request.notify("converting the demo model once (about 15 s; later loads are fast)")
     return _open_local_model(request)
 
 
