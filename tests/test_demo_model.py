@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -151,8 +152,6 @@ def test_a_missing_gguf_file_is_named(tmp_path: Path) -> None:
 def test_conversions_in_two_threads_take_turns_with_gguf_swapped() -> None:
     """The cached readers are swapped into the gguf module for one conversion at a time:
     overlapping swaps would restore each other's, leaving a cached reader installed."""
-    import threading
-
     import gguf
 
     originals = (gguf.GGUFReader, gguf.get_tensor_name_map)
