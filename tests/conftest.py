@@ -77,6 +77,32 @@ def _frozen_start_up_objects() -> Iterator[None]:
     yield
 
 
+class _FullCollections:
+    """Counts the cyclic collector's full (generation 2) collections."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "stop" and info["generation"] == 2:
+            self.count += 1
+
+
+_full_collections = _FullCollections()
+gc.callbacks.append(_full_collections)
+
+
+def pytest_runtest_logfinish() -> None:
+    """Tests import libraries lazily (alembic, crowd-kit, transformers ...) and fill caches:
+    objects that live as long as the process, which every later full collection walked
+    again.  After a test during which Python ran one, and once the test's own objects
+    are garbage, collect and freeze the survivors, as the session start does."""
+    if _full_collections.count:
+        _full_collections.count = 0
+        gc.collect()
+        gc.freeze()
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _shared_model_cache() -> Iterator[None]:
     """Converted models (the demo model's GGUF conversion, 15 s of CPU) are cached once
