@@ -77,32 +77,27 @@ def _frozen_start_up_objects() -> Iterator[None]:
     yield
 
 
-class _FullCollections:
-    """Counts the cyclic collector's full (generation 2) collections."""
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    def __call__(self, phase: str, info: dict[str, int]) -> None:
-        if phase == "stop" and info["generation"] == 2:
-            self.count += 1
+_after_full_collections = False  # set by this process's first full collection, then kept
 
 
-_full_collections = _FullCollections()
-gc.callbacks.append(_full_collections)
+def _note_first_full_collection(phase: str, info: dict[str, int]) -> None:
+    global _after_full_collections
+    if phase == "stop" and info["generation"] == 2:
+        _after_full_collections = True
+
+
+gc.callbacks.append(_note_first_full_collection)
 
 
 def pytest_runtest_logfinish() -> None:
     """Tests import libraries lazily (alembic, crowd-kit, transformers ...) and fill caches:
     objects that live as long as the process, which every later full collection walked
-    again (16-24 s a worker).  From a worker's first full collection on, once each
+    again (16-24 s a worker).  From a process's first full collection on, once each
     test's own objects are garbage, collect and freeze the survivors, as the session
-    start does (10 s a worker).  The collection made here counts too, so after the first
-    one this runs after every test; the xdist controller, which makes few objects,
-    seldom starts (measured: running it after every test from the start, the controller
+    start does (10 s a worker).  The xdist controller, which makes few objects, seldom
+    gets there (measured: doing this after every test from the start, the controller
     included, was no better)."""
-    if _full_collections.count:
-        _full_collections.count = 0
+    if _after_full_collections:
         gc.collect()
         gc.freeze()
 
