@@ -9,6 +9,7 @@
   folder, or renames one into place.
 
 - "No module in ``db/``, ``reviewer/`` or ``evaluator/`` is longer than 700 lines."
+- "Where things are" names every module of the three areas, and no module that is gone.
 
 (The import rules are checked in ``tests/test_import_hygiene.py``; the agreement rows
 shared by the CLI, the report and the screen in ``tests/test_tui_lead.py``.)
@@ -17,6 +18,7 @@ shared by the CLI, the report and the screen in ``tests/test_tui_lead.py``.)
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -151,3 +153,45 @@ def test_no_module_is_longer_than_700_lines() -> None:
         if (count := len(path.read_text(encoding="utf-8").splitlines())) > MOST_LINES
     }
     assert longer == {}
+
+
+# Modules the map describes by what they are rather than by name: packages' own files,
+# the migrations (each one step of the schema), and the review screen's widgets ("one
+# module per region of the review screen").
+UNNAMED_IN_THE_MAP = (
+    "__init__.py",
+    "__main__.py",
+    "db/migrations/versions/",
+    "reviewer/tui/widgets/",
+)
+
+
+def _named_modules(text: str) -> set[str]:
+    """Every ``name.py`` or ``path/name.py`` written in backticks."""
+    return set(re.findall(r"`([\w/.]+\.py)`", text))
+
+
+def test_the_map_names_every_module_and_none_that_is_gone() -> None:
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    modules = [
+        str(path.relative_to(ROOT))
+        for folder in ("db", "reviewer", "evaluator")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+    ]
+    named = _named_modules(text)
+    named_files = {Path(name).name for name in named}
+    unnamed = [
+        module
+        for module in modules
+        if Path(module).name not in named_files
+        and not any(part in module for part in UNNAMED_IN_THE_MAP)
+    ]
+    assert unnamed == []
+    file_names = {path.name for path in ROOT.glob("[!.]*/**/*.py")}
+    gone = [
+        name
+        for name in sorted(named)
+        if not ((ROOT / name).is_file() if "/" in name else name in file_names)
+    ]
+    assert gone == []
+    assert _named_modules("`db/items.py` and `rows.py`, not items.py") == {"db/items.py", "rows.py"}
