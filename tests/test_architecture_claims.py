@@ -9,7 +9,8 @@
   folder, or renames one into place.
 
 - "No module in ``db/``, ``reviewer/`` or ``evaluator/`` is longer than 700 lines."
-- "Where things are" names every module of the three areas, and no module that is gone.
+- "Where things are" names every module of the three areas and every migration, and no
+  module that is gone.
 
 (The import rules are checked in ``tests/test_import_hygiene.py``; the agreement rows
 shared by the CLI, the report and the screen in ``tests/test_tui_lead.py``.)
@@ -194,4 +195,7 @@ def test_the_map_names_every_module_and_none_that_is_gone() -> None:
         if not ((ROOT / name).is_file() if "/" in name else name in file_names)
     ]
     assert gone == []
+    # the migrations by number, each with what it changes
+    steps = {path.name[:4] for path in (ROOT / "db/migrations/versions").glob("[0-9]*.py")}
+    assert sorted(step for step in steps if f"`{step}`" not in text) == []
     assert _named_modules("`db/items.py` and `rows.py`, not items.py") == {"db/items.py", "rows.py"}
