@@ -273,6 +273,18 @@ def test_mistakes_are_explained_without_a_traceback(
     assert "Traceback" not in result.output + result.stderr
 
 
+def test_a_folder_transformers_cannot_read_is_named(url: str, tmp_path: Path) -> None:
+    """A config of an unknown architecture (transformers raises ValueError) is the folder's
+    fault, said in one line, as a missing folder is."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"model_type": "no_such_arch"}', encoding="utf-8")
+    result = run_cli(url, "eval", "--model", str(folder), "--shots", "0")
+    assert result.exit_code == 1
+    assert f"{folder}: cannot load the model" in result.stderr
+    assert "Traceback" not in result.output + result.stderr
+
+
 def test_no_matching_items_is_explained(url: str, scripted: str) -> None:
     result = run_cli(url, "eval", "--model", scripted, "--status", "rejected")
     assert result.exit_code == 1 and "no items to evaluate (status rejected)" in result.stderr

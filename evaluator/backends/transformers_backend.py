@@ -232,8 +232,8 @@ class TransformersBackend:
             self.model = AutoModelForCausalLM.from_pretrained(
                 self.source.path, dtype=self.dtype, local_files_only=True
             )
-        except OSError as error:
-            if self.source.origin == "hub cache":
+        except (OSError, ValueError) as error:  # ValueError: a config or tokenizer it cannot read
+            if isinstance(error, OSError) and self.source.origin == "hub cache":
                 raise BackendError(
                     f"'{model}' is not a local model directory, a .gguf file, or a model in the "
                     f"local Hugging Face cache; vetbench never downloads. Fetch it first, e.g. "
