@@ -149,6 +149,8 @@ def plan_runs(choices: EvalChoices, *, series: str | None = None) -> tuple[Plann
     Several runs share one series id (``series``, else a new one)."""
     if choices.repeats < 1:
         raise RunSetupError(f"repeats must be at least 1 ({choices.repeats})")
+    if choices.max_new_tokens is not None and choices.max_new_tokens < 1:
+        raise RunSetupError(f"max new tokens must be at least 1 ({choices.max_new_tokens})")
     settings = choices.shot_settings()
     if choices.mode is EvalMode.SCORE and choices.protocol is not EvalProtocol.CUSTOM:
         raise RunSetupError(

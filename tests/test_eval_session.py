@@ -52,6 +52,7 @@ def test_plans_each_shot_setting_times_each_repeat_with_its_seed() -> None:
         (EvalChoices(protocol=EvalProtocol.ECONLOGICQA, shots_by_kind={"ordering": 0}), "fixes"),
         (EvalChoices(protocol=EvalProtocol.CFLUE, mode=EvalMode.SCORE), "generates answers"),
         (EvalChoices(repeats=0), "repeats must be at least 1"),
+        (EvalChoices(max_new_tokens=0), "max new tokens must be at least 1"),
     ],
 )
 def test_refuses_choices_that_cannot_make_a_run(choices: EvalChoices, message: str) -> None:

@@ -24,9 +24,6 @@ from reviewer.tui.widgets.dialog import Dialog, DialogScreen
 
 ROOT = Path(__file__).resolve().parent.parent
 BROAD = {"ValueError", "Exception", "BaseException"}
-# Being rewritten with the evaluation core (issue 20); the test fails once it no longer
-# catches broadly, so that this exception goes with it.
-BROAD_NOT_YET = {"reviewer/tui/screens/evaluation.py"}
 
 
 def broad_catches(path: Path) -> list[str]:
@@ -54,8 +51,7 @@ def test_no_screen_catches_value_error_or_exception() -> None:
         for path in sorted((ROOT / "reviewer" / "tui").rglob("*.py"))
         if (catches := broad_catches(path))
     }
-    assert set(found) >= BROAD_NOT_YET, "drop the exceptions that are no longer needed"
-    assert {path: lines for path, lines in found.items() if path not in BROAD_NOT_YET} == {}
+    assert found == {}
 
 
 def test_the_source_check_sees_every_broad_catch(tmp_path: Path) -> None:

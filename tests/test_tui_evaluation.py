@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 from eval_helpers import MIXED_SET_ANSWERS
 from helpers import ScreenHost, wait_until
 from sqlmodel import select
 from textual.pilot import Pilot
-from textual.widgets import Checkbox, DataTable, Static
+from textual.widgets import Checkbox, DataTable, Input, Static
+from textual.worker import WorkerFailed
 
 from db.engine import Database
 from db.models import EvalRun, Prediction
@@ -231,17 +233,79 @@ async def test_stop_halts_a_run_after_the_current_prediction(
     assert stored == 2  # the one in progress when Stop was pressed is kept, nothing after
 
 
+def unreadable_model_folder(folder: Path) -> str:
+    """A model folder whose config names an architecture transformers does not know."""
+    folder.mkdir()
+    (folder / "config.json").write_text('{"model_type": "no_such_arch"}', encoding="utf-8")
+    return str(folder)
+
+
+@pytest.mark.parametrize(
+    ("spec", "said"),
+    [
+        (lambda _tmp: "scripted:/no/such/answers.json", "answers.json: cannot read the file"),
+        (lambda tmp: unreadable_model_folder(tmp / "model"), "model: cannot load the model"),
+    ],
+    ids=["missing-script", "unreadable-folder"],
+)
 async def test_a_model_that_does_not_load_is_reported(
-    database: Database, approved: list[str]
+    database: Database,
+    approved: list[str],
+    tmp_path: Path,
+    spec: Callable[[Path], str],
+    said: str,
 ) -> None:
     screen = EvaluationScreen(database, "ann")
     async with mounted(screen) as pilot:
         allow_fewer_shots(screen)  # the small set has 1 shot per kind; 5 is the default
-        screen.query_one("#model-spec").value = "scripted:/no/such/answers.json"  # type: ignore[attr-defined]
+        screen.query_one("#model-spec", Input).value = spec(tmp_path)
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "Start again")
         messages = [str(n.message) for n in pilot.app._notifications]
-        assert any("answers.json: cannot read the file" in m for m in messages)
+        assert any(said in m for m in messages), messages
+        assert pilot.app.is_running
+    with database.session() as session:
+        assert session.exec(select(EvalRun)).all() == []
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # no SQL involved
+async def test_a_bug_while_a_model_loads_ends_the_app(
+    database: Database, approved: list[str]
+) -> None:
+    """The app's one rule for errors: a bug is not a notice (tests/test_tui_errors.py)."""
+
+    def broken(_spec: str, _settings: object) -> ScriptedBackend:
+        raise ZeroDivisionError("a bug in a backend")
+
+    screen = EvaluationScreen(database, "ann", open_model=broken)
+    with pytest.raises((ZeroDivisionError, WorkerFailed)):
+        async with mounted(screen) as pilot:
+            allow_fewer_shots(screen)
+            await pilot.press("ctrl+s")
+            await pilot.pause(0.5)
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # no SQL involved
+async def test_the_form_takes_whole_numbers_from_one_up(
+    database: Database, approved: list[str]
+) -> None:
+    screen = EvaluationScreen(database, "ann")
+    async with mounted(screen) as pilot:
+        allow_fewer_shots(screen)
+        for selector, typed, said in (
+            ("#repeats", "0", "Repeats: write a whole number from 1 up, not '0'"),
+            ("#max-tokens", "-2", "Max new tokens: write a whole number from 1 up, not '-2'"),
+        ):
+            field = screen.query_one(selector, Input)
+            field.value = ""
+            field.focus()
+            await pilot.press(*typed)
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            messages = [str(n.message) for n in pilot.app._notifications]
+            assert said in messages, messages
+            assert not screen.query_one("#start").disabled
+            field.value = "1"
     with database.session() as session:
         assert session.exec(select(EvalRun)).all() == []
 

@@ -44,7 +44,8 @@ from textual.widgets import (
     TabbedContent,
     TabPane,
 )
-from textual.worker import get_current_worker
+from textual.widgets.data_table import CellDoesNotExist
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from db.errors import VetbenchError
 from db.vocabulary import ALL, EvalProtocol, ItemKind, RunStatus, values
@@ -52,6 +53,7 @@ from evaluator import run_text
 from evaluator.backends.settings import DTYPES, BackendSettings
 from evaluator.live import EvaluationSnapshot, read_snapshot
 from evaluator.run_text import interval
+from reviewer.tui.expected import show_expected_error
 from reviewer.tui.literal import line_broken, literal, notify_literally
 from reviewer.tui.polling import PollingScreen
 from reviewer.tui.responsive import apply_size_classes
@@ -300,7 +302,7 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
             return
         try:
             choices = self._choices()
-        except ValueError as error:
+        except VetbenchError as error:  # a number the form cannot take
             notify_literally(self, str(error), severity="error")
             return
         from evaluator.session import protocol_settings
@@ -317,13 +319,15 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         return str(self.query_one(selector, Select).value)
 
     def _number(self, selector: str, name: str) -> int | None:
+        """The field's whole number from 1 up; None when it is empty."""
+        from evaluator.run_create import RunSetupError
+
         text = self.query_one(selector, Input).value.strip()
         if not text:
             return None
-        try:
-            return int(text)
-        except ValueError:
-            raise ValueError(f"{name}: write a whole number, not '{text}'") from None
+        if not text.isdecimal() or int(text) < 1:  # the field takes signs too
+            raise RunSetupError(f"{name}: write a whole number from 1 up, not '{text}'")
+        return int(text)
 
     def _choices(self) -> EvalChoices:
         """The form as the evaluation core's choices (the same as ``vetbench eval``'s flags)."""
@@ -409,11 +413,8 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         except FewerShotsError as error:  # said with this form's words, not the CLI's
             self.post_message(self.RunEnded((), outcome, f"{error.what}. {FEWER_SHOTS_HINT}"))
             return
-        except VetbenchError as error:
+        except VetbenchError as error:  # a model that cannot load says why (BackendError)
             self.post_message(self.RunEnded((), outcome, str(error)))
-            return
-        except Exception as error:
-            self.post_message(self.RunEnded((), outcome, f"cannot load {spec}: {error}"))
             return
 
         def follow(update: RunUpdate) -> None:
@@ -439,10 +440,7 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
             run_ids, reason = (error.run_id,), str(error)
         except VetbenchError as error:  # a setting the core refused, a changed template ...
             reason = str(error)
-        except Exception as error:
-            reason = f"{type(error).__name__}: {error}"
-            raise
-        finally:
+        finally:  # anything else is a bug: `_run_crashed` ends the app with it
             backend.close()
             self.post_message(self.RunEnded(run_ids, outcome, reason))
 
@@ -457,6 +455,16 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         series = f" ({message.position + 1} of {message.runs})" if message.runs > 1 else ""
         notify_literally(self, f"Run {message.run_id}{series} started: {message.model}")
         self.wake_poller()
+
+    @on(Worker.StateChanged)
+    def _run_crashed(self, event: Worker.StateChanged) -> None:
+        # The run worker says the core's and the backends' errors itself (RunEnded). What
+        # reaches here is a database fault (a notice, and the form is free again) or a
+        # bug, which the app's one rule raises again, ending the app with it.
+        if event.worker.group == "run" and event.state is WorkerState.ERROR:
+            self.own_run_id = None
+            self._set_run_active(False)
+            show_expected_error(self, event.worker.error, title="Evaluation failed")
 
     def on_evaluation_screen_run_ended(self, message: RunEnded) -> None:
         self.own_run_id = None
@@ -612,6 +620,6 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
             return None
         try:
             row_key, _ = table.coordinate_to_cell_key(table.cursor_coordinate)
-        except Exception:  # no valid cursor (empty or just cleared)
+        except CellDoesNotExist:  # no valid cursor (empty or just cleared)
             return None
         return None if row_key.value is None else str(row_key.value)
