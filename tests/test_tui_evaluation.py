@@ -4,6 +4,7 @@ whoever wrote it), starts and stops runs of its own, ranks runs, and lists suspe
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 from eval_helpers import MIXED_SET_ANSWERS
 from helpers import ScreenHost, wait_until
+from sqlalchemy.exc import OperationalError
 from sqlmodel import select
 from textual.pilot import Pilot
 from textual.widgets import Checkbox, DataTable, Input, Static
@@ -283,6 +285,25 @@ async def test_a_bug_while_a_model_loads_ends_the_app(
             allow_fewer_shots(screen)
             await pilot.press("ctrl+s")
             await pilot.pause(0.5)
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # the fault is made up
+async def test_a_database_fault_while_a_run_starts_is_a_notice_and_frees_the_form(
+    database: Database, approved: list[str]
+) -> None:
+    locked = OperationalError("UPDATE item", {}, sqlite3.OperationalError("database is locked"))
+
+    def cannot_write(_spec: str, _settings: object) -> ScriptedBackend:
+        raise locked
+
+    screen = EvaluationScreen(database, "ann", open_model=cannot_write)
+    async with mounted(screen) as pilot:
+        allow_fewer_shots(screen)
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "Start again")
+        messages = [str(n.message) for n in pilot.app._notifications]
+        assert any("locked by another writer" in m for m in messages), messages
+        assert pilot.app.is_running and screen.own_run_id is None
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # no SQL involved
