@@ -68,6 +68,8 @@ __all__ = [
 ]
 
 DEFAULT_SHOTS = 5  # the custom protocol's shots when none are asked for
+MOST_REPEATS = 100  # runs per setting (`vetbench eval --repeats`)
+MOST_NEW_TOKENS = 8192  # an answer budget asked for (`--max-new-tokens`)
 
 
 class RunFailed(VetbenchError):
@@ -147,10 +149,11 @@ class PlannedRun:
 def plan_runs(choices: EvalChoices, *, series: str | None = None) -> tuple[PlannedRun, ...]:
     """The runs ``choices`` make: each shot setting × each repeat (seed, seed + 1 ...).
     Several runs share one series id (``series``, else a new one)."""
-    if choices.repeats < 1:
-        raise RunSetupError(f"repeats must be at least 1 ({choices.repeats})")
-    if choices.max_new_tokens is not None and choices.max_new_tokens < 1:
-        raise RunSetupError(f"max new tokens must be at least 1 ({choices.max_new_tokens})")
+    if not 1 <= choices.repeats <= MOST_REPEATS:
+        raise RunSetupError(f"repeats must be from 1 to {MOST_REPEATS} ({choices.repeats})")
+    tokens = choices.max_new_tokens
+    if tokens is not None and not 1 <= tokens <= MOST_NEW_TOKENS:
+        raise RunSetupError(f"max new tokens must be from 1 to {MOST_NEW_TOKENS} ({tokens})")
     settings = choices.shot_settings()
     if choices.mode is EvalMode.SCORE and choices.protocol is not EvalProtocol.CUSTOM:
         raise RunSetupError(

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 from eval_helpers import MIXED_SET_ANSWERS, mixed_set, ok
 from helpers import ScreenHost, run_cli, wait_until
@@ -22,6 +23,8 @@ from evaluator.run_create import RunSetupError
 from evaluator.run_params import Repeat
 from evaluator.session import (
     DEFAULT_SHOTS,
+    MOST_NEW_TOKENS,
+    MOST_REPEATS,
     EvalChoices,
     PlannedRun,
     SeriesControls,
@@ -30,6 +33,7 @@ from evaluator.session import (
     run_series,
     series_figures,
 )
+from reviewer.cli.eval_commands import eval_command
 from reviewer.tui.screens.evaluation import EvaluationScreen
 
 SESSION_KEYS = ("pid", "session_started_at", "session_done_before", "session_device")
@@ -51,13 +55,27 @@ def test_plans_each_shot_setting_times_each_repeat_with_its_seed() -> None:
         (EvalChoices(protocol=EvalProtocol.CFLUE, shots=1), "fixes its shots (0)"),
         (EvalChoices(protocol=EvalProtocol.ECONLOGICQA, shots_by_kind={"ordering": 0}), "fixes"),
         (EvalChoices(protocol=EvalProtocol.CFLUE, mode=EvalMode.SCORE), "generates answers"),
-        (EvalChoices(repeats=0), "repeats must be at least 1"),
-        (EvalChoices(max_new_tokens=0), "max new tokens must be at least 1"),
+        (EvalChoices(repeats=0), "repeats must be from 1 to 100 (0)"),
+        (EvalChoices(repeats=101), "repeats must be from 1 to 100 (101)"),
+        (EvalChoices(max_new_tokens=0), "max new tokens must be from 1 to 8192 (0)"),
+        (EvalChoices(max_new_tokens=8193), "max new tokens must be from 1 to 8192 (8193)"),
     ],
 )
 def test_refuses_choices_that_cannot_make_a_run(choices: EvalChoices, message: str) -> None:
     with pytest.raises(RunSetupError, match=re.escape(message)):
         plan_runs(choices)
+
+
+def test_the_command_line_takes_the_ranges_the_core_takes() -> None:
+    """`vetbench eval` says its ranges before anything runs (click); F4 has the core's word
+    for them: the same numbers."""
+    ranges = {
+        option.name: (option.type.min, option.type.max)
+        for option in eval_command.params
+        if isinstance(option.type, click.IntRange)
+    }
+    assert ranges["repeats"] == (1, MOST_REPEATS)
+    assert ranges["max_new_tokens"] == (1, MOST_NEW_TOKENS)
 
 
 def test_an_empty_selection_is_refused_before_a_model_loads(database: Database) -> None:

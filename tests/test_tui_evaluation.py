@@ -9,6 +9,7 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -307,25 +308,31 @@ async def test_a_database_fault_while_a_run_starts_is_a_notice_and_frees_the_for
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # no SQL involved
-async def test_the_form_takes_whole_numbers_from_one_up(
+async def test_the_form_takes_whole_numbers_in_the_cores_ranges(
     database: Database, approved: list[str]
 ) -> None:
+    """The form reads whole numbers; the evaluation core says what it takes (the CLI's
+    ranges), and nothing is started for a number out of range."""
     screen = EvaluationScreen(database, "ann")
+    too_long = "9" * 10
     async with mounted(screen) as pilot:
         allow_fewer_shots(screen)
-        for selector, typed, said in (
-            ("#repeats", "0", "Repeats: write a whole number from 1 up, not '0'"),
-            ("#max-tokens", "-2", "Max new tokens: write a whole number from 1 up, not '-2'"),
+
+        def said(line: str) -> bool:
+            return line in [str(n.message) for n in pilot.app._notifications]
+
+        for selector, typed, line in (
+            ("#repeats", "0", "The run failed: repeats must be from 1 to 100 (0)"),
+            ("#max-tokens", "-2", "Max new tokens: write a whole number, not '-2'"),
+            ("#max-tokens", too_long, f"Max new tokens: write a whole number, not '{too_long}'"),
         ):
             field = screen.query_one(selector, Input)
             field.value = ""
             field.focus()
             await pilot.press(*typed)
             await pilot.press("ctrl+s")
-            await pilot.pause()
-            messages = [str(n.message) for n in pilot.app._notifications]
-            assert said in messages, messages
-            assert not screen.query_one("#start").disabled
+            await wait_until(pilot, partial(said, line), line)
+            await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "Start")
             field.value = "1"
     with database.session() as session:
         assert session.exec(select(EvalRun)).all() == []

@@ -319,14 +319,16 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         return str(self.query_one(selector, Select).value)
 
     def _number(self, selector: str, name: str) -> int | None:
-        """The field's whole number from 1 up; None when it is empty."""
+        """The field's whole number (the core checks its range); None when it is empty."""
         from evaluator.run_create import RunSetupError
 
         text = self.query_one(selector, Input).value.strip()
         if not text:
             return None
-        if not text.isdecimal() or int(text) < 1:  # the field takes signs too
-            raise RunSetupError(f"{name}: write a whole number from 1 up, not '{text}'")
+        # The field takes signs too; ten digits are past any range the core takes (and
+        # int() refuses thousands).
+        if not text.isdecimal() or len(text) > 9:
+            raise RunSetupError(f"{name}: write a whole number, not '{text}'")
         return int(text)
 
     def _choices(self) -> EvalChoices:
@@ -334,11 +336,12 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         from evaluator.session import EvalChoices  # with the evaluator: not at app start
 
         kind, shots = self._value("#kind"), self._value("#shots")
+        repeats = self._number("#repeats", "Repeats")
         return EvalChoices(
             protocol=EvalProtocol(self._value("#protocol")),
             shots=None if shots == SHOTS_DEFAULT else int(shots),
             kinds=() if kind == ALL else (kind,),
-            repeats=self._number("#repeats", "Repeats") or 1,
+            repeats=1 if repeats is None else repeats,  # empty: one run
             permute_options=self.query_one("#permute", Checkbox).value,
             max_new_tokens=self._number("#max-tokens", "Max new tokens"),
             allow_fewer_shots=self.query_one("#fewer-shots", Checkbox).value,
