@@ -19,6 +19,7 @@ import importlib.util
 import logging
 import os
 import shutil
+import struct
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -40,6 +41,11 @@ _GGUF_SWAP_LOCK = threading.Lock()
 
 class ModelNotFoundError(VetbenchError, RuntimeError):
     """A model that cannot be found locally; the message says how to get it."""
+
+
+class UnreadableGgufError(VetbenchError, ValueError):
+    """A file that is not a GGUF model transformers can convert (truncated, damaged, or of
+    an architecture it does not know); the message names the file."""
 
 
 class ModelCacheError(VetbenchError, OSError):
@@ -157,11 +163,20 @@ def _write_checkpoint(gguf_path: Path, out_dir: Path) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     directory, name = str(gguf_path.parent), gguf_path.name
-    with _gguf_parsing_cached():
-        tokenizer = AutoTokenizer.from_pretrained(directory, gguf_file=name, local_files_only=True)
-        loaded = AutoModelForCausalLM.from_pretrained(
-            directory, gguf_file=name, dtype=torch.float32, local_files_only=True
-        )
+    try:
+        with _gguf_parsing_cached():
+            tokenizer = AutoTokenizer.from_pretrained(
+                directory, gguf_file=name, local_files_only=True
+            )
+            loaded = AutoModelForCausalLM.from_pretrained(
+                directory, gguf_file=name, dtype=torch.float32, local_files_only=True
+            )
+    # What the GGUF readers raise for a file they cannot read: struct.error for a file cut
+    # short, ValueError for wrong magic bytes, a value type or an architecture they do not know.
+    except (ValueError, struct.error) as error:
+        raise UnreadableGgufError(
+            f"{gguf_path}: not a GGUF model transformers can read ({error})"
+        ) from None
     # A model loaded from GGUF keeps a GGUF quantization config and refuses to save;
     # build the same architecture without it and move the dequantized weights over.
     config = loaded.config
@@ -171,8 +186,8 @@ def _write_checkpoint(gguf_path: Path, out_dir: Path) -> None:
     result = plain.load_state_dict(loaded.state_dict(), strict=False)
     missing = [key for key in result.missing_keys if key not in _tied_keys(plain)]
     if missing or result.unexpected_keys:
-        raise RuntimeError(
-            f"{gguf_path.name}: converted weights do not fit the model "
+        raise UnreadableGgufError(
+            f"{gguf_path}: converted weights do not fit the model "
             f"(missing {missing[:5]}, unexpected {result.unexpected_keys[:5]})"
         )
     plain.generation_config = loaded.generation_config

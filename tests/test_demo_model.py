@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import struct
 import threading
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from db.vocabulary import ItemKind
 from evaluator.demo_model import (
     CONVERSION_MARKER,
     ModelNotFoundError,
+    UnreadableGgufError,
     cache_root,
     convert_gguf,
     converted_dir,
@@ -147,6 +149,43 @@ def test_a_failed_conversion_leaves_nothing_behind(
 def test_a_missing_gguf_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(ModelNotFoundError, match="no such GGUF file"):
         convert_gguf(tmp_path / "nothing.gguf")
+
+
+def _gguf_string(text: str) -> bytes:
+    data = text.encode()
+    return struct.pack("<Q", len(data)) + data
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (b"PK\x03\x04" + bytes(60), "does not start with the GGUF magic bytes"),
+        (b"GGUF" + struct.pack("<I", 3) + bytes(7), "unpack_from requires a buffer"),
+        # a header and one metadata entry of a value type no reader knows
+        (
+            b"GGUF"
+            + struct.pack("<IQQ", 3, 0, 1)
+            + _gguf_string("general.architecture")
+            + struct.pack("<I", 0xFF000008),
+            "value of type",
+        ),
+    ],
+    ids=["not-gguf", "cut-short", "unknown-value-type"],
+)
+def test_a_file_that_is_not_a_readable_gguf_model_is_named(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, content: bytes, said: str
+) -> None:
+    """Said in one line that names the file (``vetbench eval`` prints it, F4 shows it),
+    and nothing is left in the cache."""
+    monkeypatch.setenv("VETBENCH_CACHE", str(tmp_path / "cache"))
+    gguf = tmp_path / "model.gguf"
+    gguf.write_bytes(content)
+    with pytest.raises(UnreadableGgufError) as raised:
+        convert_gguf(gguf)
+    message = str(raised.value)
+    assert message.startswith(f"{gguf}: not a GGUF model transformers can read (")
+    assert said in message and "\n" not in message
+    assert list((tmp_path / "cache" / "models").iterdir()) == []
 
 
 def test_conversions_in_two_threads_take_turns_with_gguf_swapped() -> None:

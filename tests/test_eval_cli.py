@@ -8,7 +8,7 @@ loading transformers."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -273,15 +273,36 @@ def test_mistakes_are_explained_without_a_traceback(
     assert "Traceback" not in result.output + result.stderr
 
 
-def test_a_folder_transformers_cannot_read_is_named(url: str, tmp_path: Path) -> None:
-    """A config of an unknown architecture (transformers raises ValueError) is the folder's
-    fault, said in one line, as a missing folder is."""
+def _unknown_architecture(tmp_path: Path) -> Path:
     folder = tmp_path / "model"
     folder.mkdir()
     (folder / "config.json").write_text('{"model_type": "no_such_arch"}', encoding="utf-8")
-    result = run_cli(url, "eval", "--model", str(folder), "--shots", "0")
+    return folder
+
+
+def _not_gguf(tmp_path: Path) -> Path:
+    gguf = tmp_path / "model.gguf"
+    gguf.write_bytes(b"PK\x03\x04" + bytes(60))
+    return gguf
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (_unknown_architecture, "cannot load the model"),
+        (_not_gguf, "not a GGUF model transformers can read"),
+    ],
+    ids=["unknown-architecture", "not-gguf"],
+)
+def test_a_model_transformers_cannot_read_is_named(
+    url: str, tmp_path: Path, make: Callable[[Path], Path], said: str
+) -> None:
+    """A folder of an unknown architecture, or a .gguf file that is not one: the file's
+    fault, said in one line naming it, as a missing folder is."""
+    model = make(tmp_path)
+    result = run_cli(url, "eval", "--model", str(model), "--shots", "0")
     assert result.exit_code == 1
-    assert f"{folder}: cannot load the model" in result.stderr
+    assert f"{model}: {said}" in result.stderr
     assert "Traceback" not in result.output + result.stderr
 
 
