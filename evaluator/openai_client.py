@@ -228,6 +228,12 @@ class ChatClient:
         )
         # The URL actually used (openai also reads OPENAI_BASE_URL when none is given).
         self.base_url = str(self._openai.base_url).rstrip("/")
+        if self._openai.base_url.scheme not in ("http", "https") or not self._openai.base_url.host:
+            # Else every request fails as a connection error, retried, and the run with it.
+            raise ClientConfigError(
+                f"the base URL '{base_url or self.base_url}' is not an http:// or https:// address "
+                "(e.g. http://127.0.0.1:8000/v1)"
+            )
         self._cache = ResponseCache(database) if database is not None else None
         self._wait = wait_retry_after_or_backoff(initial=backoff_initial_s, maximum=backoff_max_s)
         self._adjustments_lock = threading.Lock()

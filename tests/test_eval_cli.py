@@ -257,6 +257,10 @@ def test_score_mode_against_a_server_without_logprobs_is_refused_before_any_item
         (("eval",), "give --model MODEL"),
         (("eval", "--model", "./no/such/model", "--shots", "0"), "no such model directory"),
         (("eval", "--model", "openai:x", "--mode", "score", "--shots", "0"), "no API key"),
+        (
+            ("eval", "--model", "openai:x", "--base-url", "localhost:8000", "--shots", "0"),
+            "the base URL 'localhost:8000' is not an http:// or https:// address",
+        ),
         (("eval", "--model", "demo", "--batch-size", "0"), "batch size must be at least 1"),
         (("eval", "--resume", "99"), "there is no run 99"),
         (("runs", "show", "99"), "there is no run 99"),

@@ -317,6 +317,14 @@ def test_api_key_configuration_errors_never_echo_a_key(monkeypatch: pytest.Monke
     assert read_api_key("MISSING_KEY_VAR", base_url="http://127.0.0.1:1/v1") == "no-key"
 
 
+@pytest.mark.parametrize("base_url", ["localhost:8000/v1", "ftp://example.org/v1", "http:///v1"])
+def test_a_base_url_that_is_no_http_address_is_refused_before_any_request(base_url: str) -> None:
+    """Else every request fails as a connection error, is retried, and fails the run."""
+    with pytest.raises(ClientConfigError, match="is not an http:// or https:// address"):
+        ChatClient("m", base_url=base_url)
+    assert ChatClient("m", base_url="https://example.org/v1").base_url == "https://example.org/v1"
+
+
 def test_a_model_refusing_max_tokens_gets_max_completion_tokens(
     server: FakeOpenAIServer,
 ) -> None:
