@@ -155,11 +155,19 @@ def _text_problems(name: str, value: object, *, required: bool = True) -> list[P
         return [Problem(name, "is empty")]
     if len(value) > MAX_TEXT_CHARS:
         return [Problem(name, f"is {len(value):,} characters long (limit {MAX_TEXT_CHARS:,})")]
+    if not is_utf8_text(value):
+        return [Problem(name, "is not valid UTF-8 text")]
+    return nul_problems(name, value)
+
+
+def is_utf8_text(value: str) -> bool:
+    """False for text read from bytes that are not UTF-8 (kept as lone surrogates by
+    ``db/formats/base.py``, so that the field and line holding them can be named)."""
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
-        return [Problem(name, "is not valid UTF-8 text")]
-    return nul_problems(name, value)
+        return False
+    return True
 
 
 def validate_draft(draft: ItemDraft) -> list[Problem]:

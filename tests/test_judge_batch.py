@@ -203,6 +203,13 @@ def test_a_batch_holds_judgments_only(team: Database, tmp_path: Path) -> None:
     typo.write_text("item_id,answer,verdcit\no:1,DABC,keep\n")
     result = run_cli(team, "judge", "--from", str(typo), "--as", "lena")
     assert result.exit_code == 1 and "unknown column verdcit" in result.output
+    latin1 = tmp_path / "latin1.csv"  # a header saved in another encoding: said as such
+    latin1.write_bytes(
+        "item_id,answer,verdict,commentaire_été\no:1,DABC,keep,x\n".encode("latin-1")
+    )
+    result = run_cli(team, "judge", "--from", str(latin1), "--as", "lena")
+    assert result.exit_code == 1
+    assert f"{latin1}: line 1: the header is not UTF-8 text" in result.output
     mixed = tmp_path / "mixed.jsonl"
     mixed.write_text(
         '{"item_id": "o:1", "answer": "DABC", "verdict": "keep", "reason": "duplicate"}\n'
