@@ -31,11 +31,18 @@ from sqlmodel import col
 
 from db.answers import LETTERS, format_answer
 from db.engine import Database
-from db.formats.base import FormatError, InputFile, allow_long_csv_fields, open_input, read_lines
+from db.formats.base import (
+    FormatError,
+    InputFile,
+    allow_long_csv_fields,
+    check_header_is_utf8,
+    open_input,
+    read_lines,
+)
 from db.items import ItemSnapshot, iter_items
 from db.json_types import JsonObject
 from db.models import Item
-from db.validation import is_utf8_text, nul_problems
+from db.validation import nul_problems
 from reviewer.judging import (
     BatchProblem,
     JudgmentInput,
@@ -247,8 +254,7 @@ def _csv_records(source: InputFile) -> Iterator[tuple[int, dict[str, object]]]:
         header = [name.strip() for name in next(reader)]
     except (csv.Error, StopIteration) as error:
         raise FormatError(source.shown, f"malformed CSV header: {error}", 1) from None
-    if not all(is_utf8_text(name) for name in header):
-        raise FormatError(source.shown, "the header is not UTF-8 text; save the sheet as UTF-8", 1)
+    check_header_is_utf8(source.shown, header)
     repeated = sorted({name for name in header if header.count(name) > 1})
     if repeated:
         raise FormatError(source.shown, f"the header repeats {', '.join(repeated)}", 1)

@@ -137,6 +137,9 @@ def test_format_source_and_threshold_options(db_path: Path, tmp_path: Path) -> N
     assert out_of_range.exit_code == 2
     blank = run(db_path, "import", str(items), "--source", " ")
     assert blank.exit_code == 1 and "--source must not be empty" in blank.stderr
+    long = run(db_path, "import", str(items), "--source", "s" * 300)  # refused by the importer
+    assert long.exit_code == 1 and "--source: is 300 characters long (limit 255)" in long.stderr
+    assert "Traceback" not in long.output + long.stderr
 
 
 def test_the_real_cflue_file_through_the_command_line(db_path: Path, cflue_knowledge: Path) -> None:

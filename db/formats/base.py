@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
 from db.errors import VetbenchError
-from db.validation import ItemDraft, Problem, RevisionContent
+from db.validation import ItemDraft, Problem, RevisionContent, is_utf8_text
 
 UTF8_BOM = b"\xef\xbb\xbf"
 UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
@@ -304,6 +304,13 @@ def read_text(path: Path) -> str:
     if not data.strip():
         raise FormatError(str(path), "the file is empty")
     return data.decode("utf-8", errors="surrogateescape")
+
+
+def check_header_is_utf8(shown: str, header: list[str]) -> None:
+    """A CSV header saved in another encoding is said as such (line 1), rather than as
+    column names of escaped bytes."""
+    if not all(is_utf8_text(name) for name in header):
+        raise FormatError(shown, "the header is not UTF-8 text; save the file as UTF-8", 1)
 
 
 def allow_long_csv_fields() -> None:

@@ -20,6 +20,7 @@ from db.formats.base import (
     ParsedRecord,
     Place,
     allow_long_csv_fields,
+    check_header_is_utf8,
     read_lines,
     stamp_fields,
 )
@@ -41,6 +42,7 @@ def _event_columns(header: list[str]) -> list[str]:
 
 
 def _check_header(shown: str, header: list[str]) -> list[str]:
+    check_header_is_utf8(shown, header)
     duplicated = sorted({name for name in header if header.count(name) > 1})
     if duplicated:
         raise FormatError(shown, f"the header repeats {', '.join(duplicated)}", 1)

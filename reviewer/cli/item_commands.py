@@ -246,9 +246,7 @@ def import_command(
             actor=acting_person(ctx, None, register=False).name,
             progress=bars,
         )
-    except ValueError as error:
-        fail(str(error))
-    finally:
+    finally:  # a refused option (ImportOptionError) is said by the group, as any VetbenchError
         bars.close()
     if as_json:
         print_json(report.to_json())
