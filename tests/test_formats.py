@@ -132,9 +132,12 @@ def test_csv_wrong_cell_count_is_a_record_problem(tmp_path: Path) -> None:
         ("Question,A,B,C,D\nq,a,b,c,d\n", "header must be"),
         ("Question,A,B,C,D,Answer,A\n", "repeats A"),
         (HEADER + ROW + '"never closed,a,b,c,d,x,y\n', "malformed CSV"),
+        ("Questión,A,B,C,D,Answer\n".encode("latin-1"), "line 1: the header is not UTF-8 text"),
     ],
 )
-def test_csv_file_level_errors_name_file_and_line(tmp_path: Path, content: str, words: str) -> None:
+def test_csv_file_level_errors_name_file_and_line(
+    tmp_path: Path, content: str | bytes, words: str
+) -> None:
     path = write_file(tmp_path, "bad.csv", content)
     with pytest.raises(FormatError) as raised:
         records(path, "econlogicqa")
