@@ -35,7 +35,7 @@ from db.formats.base import (
     FormatError,
     InputFile,
     allow_long_csv_fields,
-    check_header_is_utf8,
+    check_csv_header,
     open_input,
     read_lines,
 )
@@ -254,10 +254,7 @@ def _csv_records(source: InputFile) -> Iterator[tuple[int, dict[str, object]]]:
         header = [name.strip() for name in next(reader)]
     except (csv.Error, StopIteration) as error:
         raise FormatError(source.shown, f"malformed CSV header: {error}", 1) from None
-    check_header_is_utf8(source.shown, header)
-    repeated = sorted({name for name in header if header.count(name) > 1})
-    if repeated:
-        raise FormatError(source.shown, f"the header repeats {', '.join(repeated)}", 1)
+    check_csv_header(source.shown, header)
     decisions = [name for name in header if name in DECISION_COLUMNS]
     if decisions:
         raise FormatError(

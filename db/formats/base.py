@@ -306,11 +306,14 @@ def read_text(path: Path) -> str:
     return data.decode("utf-8", errors="surrogateescape")
 
 
-def check_header_is_utf8(shown: str, header: list[str]) -> None:
-    """A CSV header saved in another encoding is said as such (line 1), rather than as
-    column names of escaped bytes."""
+def check_csv_header(shown: str, header: list[str]) -> None:
+    """What every CSV header must be: UTF-8 text (one saved in another encoding is said as
+    such, not as column names of escaped bytes), and no column named twice."""
     if not all(is_utf8_text(name) for name in header):
         raise FormatError(shown, "the header is not UTF-8 text; save the file as UTF-8", 1)
+    repeated = sorted({name for name in header if header.count(name) > 1})
+    if repeated:
+        raise FormatError(shown, f"the header repeats {', '.join(repeated)}", 1)
 
 
 def allow_long_csv_fields() -> None:

@@ -20,7 +20,7 @@ from db.formats.base import (
     ParsedRecord,
     Place,
     allow_long_csv_fields,
-    check_header_is_utf8,
+    check_csv_header,
     read_lines,
     stamp_fields,
 )
@@ -42,10 +42,7 @@ def _event_columns(header: list[str]) -> list[str]:
 
 
 def _check_header(shown: str, header: list[str]) -> list[str]:
-    check_header_is_utf8(shown, header)
-    duplicated = sorted({name for name in header if header.count(name) > 1})
-    if duplicated:
-        raise FormatError(shown, f"the header repeats {', '.join(duplicated)}", 1)
+    check_csv_header(shown, header)
     events = _event_columns(header)
     missing = [name for name in (QUESTION, ANSWER) if name not in header]
     if missing or len(events) < 2:
