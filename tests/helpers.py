@@ -422,6 +422,12 @@ async def open_screen(app: ReviewApp, key: str, screen_type: type[ScreenType]) -
 _SVG_TEXT = re.compile(r"<text[^>]*>(.*?)</text>", re.DOTALL)
 
 
+def notices(app: App[Any]) -> list[str]:
+    """The messages of the notices the app shows now, oldest first (Textual 8.2.8 keeps
+    them in ``App._notifications``, with no public reader)."""
+    return [str(notice.message) for notice in app._notifications]
+
+
 def screen_text(app: App[None]) -> str:
     """Everything rendered on the terminal right now, as plain text (from an SVG screenshot)."""
     svg = app.export_screenshot()

@@ -9,6 +9,7 @@ from helpers import (
     ScreenHost,
     agreement_shown,
     item_status,
+    notices,
     run_cli,
     screen_text,
     store_item,
@@ -112,7 +113,7 @@ async def test_u_in_f3_undoes_the_last_decision_and_keeps_it_in_the_history(
         await pilot.press("u")
         await wait_until(pilot, lambda: len(screen.cases) == 3, "the item back in the queue")
         assert item_status(conflict, first.item.id) == "conflict"
-        assert any("undid lea's approval" in str(n.message) for n in app._notifications)
+        assert any("undid lea's approval" in notice for notice in notices(app))
         screen.query_one("#queue", DataTable).move_cursor(
             row=list(screen.cases).index(first.item.id)
         )

@@ -11,7 +11,7 @@ from typing import Any
 import click
 import pytest
 from eval_helpers import MIXED_SET_ANSWERS, mixed_set, ok
-from helpers import ScreenHost, run_cli, wait_until
+from helpers import ScreenHost, notices, run_cli, wait_until
 from sqlmodel import col, select
 from textual.widgets import Checkbox, Input, Select
 
@@ -217,7 +217,7 @@ async def test_the_app_refuses_choices_the_core_refuses(database: Database) -> N
         screen.query_one("#shots", Select).value = "1"
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "Start again")
-        messages = [str(n.message) for n in pilot.app._notifications]
+        messages = notices(pilot.app)
         assert any("the cflue protocol fixes its shots (0)" in m for m in messages), messages
     with database.session() as session:
         assert session.exec(select(EvalRun)).all() == []

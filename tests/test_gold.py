@@ -10,6 +10,7 @@ from helpers import (
     decide_items,
     item_status,
     judge_flawed_then_edit,
+    notices,
     press,
     run_cli,
     running,
@@ -209,7 +210,7 @@ async def test_after_the_verdict_the_annotator_hears_how_they_did(project: Datab
         assert item is not None and item.id.startswith("g:")
         assert "gold" not in str(app.screen.query_one("#reveal-panel").render()).casefold()
         await press(app, *item.key.lower(), "enter", "k")
-        said = [str(n.message) for n in app._notifications]
+        said = notices(app)
     expected = (
         "gold item: your answer ✓ matches, your verdict ✓ matches (known: keep, A, B, C, D)"
         if item.id == "g:1"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 from eval_helpers import MIXED_SET_ANSWERS, mixed_set, ok, stored_runs
-from helpers import FIXTURES, ScreenHost, run_cli, wait_until
+from helpers import FIXTURES, ScreenHost, notices, run_cli, wait_until
 from sqlmodel import select
 from textual.widgets import Checkbox, DataTable, Static
 
@@ -213,7 +213,7 @@ async def test_f4_refuses_fewer_shots_unless_allowed_and_labels_the_shots_got(
         await pilot.press("ctrl+s")  # the default: 5 shots, and one per kind exists
         await wait_until(pilot, lambda: bool(pilot.app._notifications), "a notice")
         await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "Start again")
-        messages = [str(notice.message) for notice in pilot.app._notifications]
+        messages = notices(pilot.app)
         assert any(
             "too few shots: ordering would get 1 of 5 shots" in message
             and "tick 'Allow fewer shots'" in message

@@ -14,6 +14,7 @@ from conftest import BuiltDatabases
 from helpers import (
     agreement_shown,
     item_status,
+    notices,
     press,
     run_cli,
     running,
@@ -205,7 +206,7 @@ async def test_the_app_serves_gold_until_a_fail_then_says_why(project: Database)
         await press(app, *"dcba", "enter", "k")
         assert app.review_screen.item is None
         shown = screen_text(app)
-        said = " ".join(str(notification.message) for notification in app._notifications)
+        said = " ".join(notices(app))
     assert "qualification failed (attempts 0/3, 0/3; pass mark 0.6)" in said
     assert "Qualification" in shown and "You did not pass the qualification" in shown
     assert "vetbench users requalify cat --as LEAD" in shown

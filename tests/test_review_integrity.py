@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 from helpers import (
+    notices,
     pilot_of,
     press,
     running,
@@ -38,10 +39,6 @@ from reviewer.tui.widgets.footer import KeyFooter
 from reviewer.tui.widgets.item_view import ChoiceRow
 from reviewer.tui.widgets.progress import ProgressLine
 from reviewer.tui.widgets.titles import PanelTitle
-
-
-def notices(app: ReviewApp) -> list[str]:
-    return [str(notice.message) for notice in app._notifications]
 
 
 def titles(app: ReviewApp) -> list[str]:

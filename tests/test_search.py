@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import BuiltDatabases
-from helpers import FIXTURES, judge_flawed_then_edit, press, run_cli, running, store_item
+from helpers import FIXTURES, judge_flawed_then_edit, notices, press, run_cli, running, store_item
 from sqlalchemy import text
 from sqlmodel import select
 from textual.widgets import Input, Select, Static
@@ -298,7 +298,7 @@ async def test_a_nul_in_the_slash_filter_is_a_notice_and_the_dialog_stays(
         app.screen.query_one("#filter-text", Input).value = "货币\x00政策"
         await press(app, "enter")
         assert isinstance(app.screen, FilterScreen)
-        said = [str(n.message) for n in app._notifications]
+        said = notices(app)
         assert said == ["the search holds a NUL character (\\0); remove it and search again"]
         await press(app, "escape")
         assert app.review_screen.item == before

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import pilot_of, press, run_cli, running, store_item, wait_until
+from helpers import notices, pilot_of, press, run_cli, running, store_item, wait_until
 from sqlmodel import select
 from textual.widgets import Input
 
@@ -211,7 +211,7 @@ async def test_the_slash_filter_is_kept_for_the_next_session(taxes: Database) ->
     again = make_app(taxes, "alice")
     assert again.queue.filters.text == "增值税 not:土地增值税"
     async with running(again) as app:
-        said = [str(n.message) for n in app._notifications]
+        said = notices(app)
         assert any(
             "your filter from last time is on: text “增值税 not:土地增值税”" in m for m in said
         )

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import psycopg.errors
 import pytest
-from helpers import ScreenHost, wait_until
+from helpers import ScreenHost, notices, wait_until
 from sqlalchemy.exc import OperationalError
 from textual import work
 from textual.message import Message
@@ -89,10 +89,6 @@ class FailingPoller(PollingScreen[None]):
             raise failure
         self.reads += 1
         return Read()
-
-
-def notices(app: ScreenHost) -> list[str]:
-    return [str(notice.message) for notice in app._notifications]
 
 
 def locked_sqlite() -> OperationalError:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from eval_helpers import MIXED_SET_ANSWERS
-from helpers import ScreenHost, wait_until
+from helpers import ScreenHost, notices, wait_until
 from sqlalchemy.exc import OperationalError
 from sqlmodel import select
 from textual.pilot import Pilot
@@ -264,7 +264,7 @@ async def test_a_model_that_does_not_load_is_reported(
         screen.query_one("#model-spec", Input).value = spec(tmp_path)
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "Start again")
-        messages = [str(n.message) for n in pilot.app._notifications]
+        messages = notices(pilot.app)
         assert any(said in m for m in messages), messages
         assert pilot.app.is_running
     with database.session() as session:
@@ -302,7 +302,7 @@ async def test_a_database_fault_while_a_run_starts_is_a_notice_and_frees_the_for
         allow_fewer_shots(screen)
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "Start again")
-        messages = [str(n.message) for n in pilot.app._notifications]
+        messages = notices(pilot.app)
         assert any("locked by another writer" in m for m in messages), messages
         assert pilot.app.is_running and screen.own_run_id is None
 
@@ -319,7 +319,7 @@ async def test_the_form_takes_whole_numbers_in_the_cores_ranges(
         allow_fewer_shots(screen)
 
         def said(line: str) -> bool:
-            return line in [str(n.message) for n in pilot.app._notifications]
+            return line in notices(pilot.app)
 
         for selector, typed, line in (
             ("#repeats", "0", "The run failed: repeats must be from 1 to 100 (0)"),

@@ -6,6 +6,7 @@ import pytest
 from helpers import (
     EXPLANATION,
     judge_flawed_then_edit,
+    notices,
     press,
     running,
     screen_text,
@@ -190,8 +191,9 @@ async def test_edit_refuses_a_bad_key_and_can_be_cancelled(one_item: Database) -
     assert stored_judgments(one_item) == []  # cancelling the flawed form records nothing
 
 
-def notices(app: ReviewApp) -> str:
-    return " | ".join(str(notice.message) for notice in app._notifications)
+def all_notices(app: ReviewApp) -> str:
+    """Every notice shown, in one string (a toast says one of several things)."""
+    return " | ".join(notices(app))
 
 
 async def test_edit_adds_and_removes_events_and_the_key_must_follow(one_item: Database) -> None:
@@ -202,7 +204,7 @@ async def test_edit_adds_and_removes_events_and_the_key_must_follow(one_item: Da
         # Remove B: C and D move up to B and C, and the key D, A, B, C follows.
         edit.query(Input).filter(".choice-input")[1].focus()
         await press(app, "ctrl+o")
-        assert "B removed" in notices(app) and "Key now: C, A, B" in notices(app)
+        assert "B removed" in all_notices(app) and "Key now: C, A, B" in all_notices(app)
         assert edit.query_one("#edit-key", Input).value == "C, A, B"
         await press(app, "ctrl+n", *"Wages rise")  # a new fourth event, D
         assert " D " in screen_text(app) and "Wages rise" in screen_text(app)
@@ -234,7 +236,7 @@ async def test_removing_the_keyed_choice_empties_the_key(database: Database) -> 
         edit.query(Input).filter(".choice-input")[1].focus()
         await press(app, "ctrl+o")  # No goes: the key must not silently become Maybe
         assert edit.query_one("#edit-key", Input).value == ""
-        assert "Key now: empty (give the new key)" in notices(app)
+        assert "Key now: empty (give the new key)" in all_notices(app)
         await press(app, "ctrl+s")
         assert app.screen is edit
 
@@ -246,12 +248,12 @@ async def test_edit_keeps_the_number_of_events_within_bounds(database: Database)
         edit = app.screen
         assert isinstance(edit, EditScreen)
         await press(app, "ctrl+n")
-        assert "at most 2 choices" in notices(app)
+        assert "at most 2 choices" in all_notices(app)
         await press(app, "ctrl+o")  # the cursor is in the question, not a choice
-        assert "move to the event or choice to remove first" in notices(app)
+        assert "move to the event or choice to remove first" in all_notices(app)
         edit.query(Input).filter(".choice-input")[0].focus()
         await press(app, "ctrl+o")
-        assert "an item needs at least 2" in notices(app)
+        assert "an item needs at least 2" in all_notices(app)
         assert len(edit.query(Input).filter(".choice-input")) == 2
 
 
@@ -411,8 +413,8 @@ async def test_adjudication_is_for_leads_and_f3_says_so(one_item: Database) -> N
         assert not any(title.startswith("Adjudication") for title in titles)
         await press(app, "f3")
         assert app.screen is app.review_screen  # not opened ...
-        assert "F3 (adjudication) is for leads" in notices(app)  # ... and it says why
-        assert "alice is an annotator" in notices(app)
+        assert "F3 (adjudication) is for leads" in all_notices(app)  # ... and it says why
+        assert "alice is an annotator" in all_notices(app)
 
 
 async def test_leaving_mid_item_frees_it_for_others(one_item: Database) -> None:
