@@ -7,16 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import (
-    FIXTURES,
-    notices,
-    press,
-    run_cli,
-    running,
-    store_item,
-    store_person,
-    stored_judgments,
-)
+from helpers import FIXTURES, press, run_cli, running, store_item, store_person, stored_judgments
 from textual.widgets import Markdown, Static
 
 from db.audit import read_audit
@@ -159,7 +150,7 @@ async def test_a_new_annotator_sees_the_guidelines_first(team: Database) -> None
         await app.workers.wait_for_complete()
         await press(app)
         assert app.screen is app.review_screen
-        said = notices(app)
+        said = [str(n.message) for n in app._notifications]
         assert (
             "The guidelines are at version 2 (your last judgment was under version 1): g shows them."
             in said
@@ -188,7 +179,7 @@ async def test_links_in_the_guidelines_are_never_followed(team: Database) -> Non
                 await block.action_link(href)  # what a click on the link runs
         await press(app)
         assert app.is_running and opened == []
-        said = " ".join(notices(app))
+        said = " ".join(str(n.message) for n in app._notifications)
         assert "are not opened from here; it points to https://example.com/x" in said
 
 
