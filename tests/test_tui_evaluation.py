@@ -322,7 +322,7 @@ async def test_the_form_takes_whole_numbers_in_the_cores_ranges(
             return line in notices(pilot.app)
 
         for selector, typed, line in (
-            ("#repeats", "0", "The run failed: repeats must be from 1 to 100 (0)"),
+            ("#repeats", "0", "repeats must be from 1 to 100 (0)"),
             ("#max-tokens", "-2", "Max new tokens: write a whole number, not '-2'"),
             ("#max-tokens", too_long, f"Max new tokens: write a whole number, not '{too_long}'"),
         ):

@@ -300,13 +300,14 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
                 severity="error",
             )
             return
+        from evaluator.session import plan_runs, protocol_settings
+
         try:
             choices = self._choices()
-        except VetbenchError as error:  # a number the form cannot take
+            plan_runs(choices)  # the core's checks that need no database, said before "Loading"
+        except VetbenchError as error:  # a number the form or the core cannot take
             notify_literally(self, str(error), severity="error")
             return
-        from evaluator.session import protocol_settings
-
         settings = protocol_settings(
             choices,
             replace(self.backend_settings or BackendSettings(), dtype=self._value("#dtype")),
