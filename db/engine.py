@@ -33,13 +33,23 @@ from pathlib import Path
 
 from sqlalchemy import Engine, create_engine, event, inspect
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from sqlmodel import Session
 
-from db.faults import CannotConnect, DatabaseFault, DatabaseLocked, NoDatabase, NotVetbench
+from db.faults import (
+    CannotConnect,
+    DatabaseFault,
+    DatabaseLocked,
+    NoDatabase,
+    NotVetbench,
+    first_line,
+)
 
 DEFAULT_DB_PATH = "vetbench.db"
 DB_ENV_VAR = "VETBENCH_DB"
+# The databases vetbench's schema, migrations and locking are written and tested for.
+SUPPORTED_BACKENDS = ("sqlite", "postgresql")
+URL_EXAMPLE = "postgresql+psycopg://user@host/vetbench"
 CONNECT_TIMEOUT_ENV = "VETBENCH_CONNECT_TIMEOUT"
 LOCK_TIMEOUT_ENV = "VETBENCH_LOCK_TIMEOUT"
 DEFAULT_CONNECT_TIMEOUT_S = 10.0
@@ -105,11 +115,19 @@ def hide_password(value: str | URL | os.PathLike[str]) -> str:
 def resolve_db_url(value: str | os.PathLike[str] | None = None) -> URL:
     """Turn ``--db`` (a path or a URL), else ``$VETBENCH_DB``, else ``./vetbench.db`` into a URL."""
     raw = os.fspath(value) if value is not None else os.environ.get(DB_ENV_VAR) or DEFAULT_DB_PATH
+    if not raw.strip():
+        raise DatabaseFault(f"--db is empty: name a database file or a URL such as {URL_EXAMPLE}")
     if "://" in raw:
         try:
-            return make_url(raw)
+            url = make_url(raw)
         except (ArgumentError, ValueError):
             raise DatabaseFault(f"'{hide_password(raw)}' is not a database URL") from None
+        if url.get_backend_name() not in SUPPORTED_BACKENDS:
+            raise DatabaseFault(
+                f"'{hide_password(url)}': vetbench keeps its data in SQLite (a file) or "
+                f"PostgreSQL ({URL_EXAMPLE}), not in {url.get_backend_name()}"
+            )
+        return url
     return make_url(f"sqlite:///{Path(raw).expanduser().resolve()}")
 
 
@@ -202,14 +220,26 @@ def make_engine(
         if read_only:
             path = Path(resolved.database or "")
             resolved = resolved.set(database=f"file:{path}", query=_read_only_query(path))
-        engine = create_engine(resolved, connect_args=connect_args)
+        engine = _create_engine(resolved, connect_args=connect_args)
         _configure_sqlite(engine, settings, read_only=read_only)
         return engine
     connect_args = {}
     if resolved.get_backend_name() == "postgresql":
         # libpq counts whole seconds, 2 at least; a server that never answers fails then.
         connect_args["connect_timeout"] = max(2, round(settings.connect_timeout_s))
-    return create_engine(resolved, pool_pre_ping=True, connect_args=connect_args)
+    return _create_engine(resolved, pool_pre_ping=True, connect_args=connect_args)
+
+
+def _create_engine(url: URL, **options: object) -> Engine:
+    """``create_engine``, with a driver that is not installed said as such."""
+    try:
+        return create_engine(url, **options)
+    except (NoSuchModuleError, ImportError) as error:
+        driver = url.drivername.partition("+")[2] or url.drivername
+        raise DatabaseFault(
+            f"'{hide_password(url)}': its driver {driver} is not installed here "
+            f"({first_line(error)}); vetbench installs psycopg: {URL_EXAMPLE}"
+        ) from None
 
 
 def _read_only_query(path: Path) -> dict[str, str]:

@@ -689,6 +689,20 @@ def test_a_mistyped_database_is_refused_not_created(
     assert "up to date" in again.stdout
 
 
+def test_a_database_vetbench_cannot_use_is_named_with_what_it_can(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for url in ("mysql://ann:S3cret@db/x", "http://db.example.org/x"):
+        line = assert_one_line_error(run(url, "stats"), "SQLite", "postgresql+psycopg://")
+        assert "S3cret" not in line
+    for url in ("postgresql+pg8000://u@h/x", "postgresql+psycopg2://u@h/x"):
+        driver = url.split("+")[1].split(":")[0]
+        assert_one_line_error(run(url, "init"), f"its driver {driver} is not installed")
+    assert_one_line_error(run("", "init"), "--db is empty")
+    assert list(tmp_path.iterdir()) == []  # nothing was created in the working folder
+
+
 def test_another_programs_sqlite_file_is_refused_unchanged(tmp_path: Path) -> None:
     foreign = tmp_path / "other.db"
     with sqlite3.connect(foreign) as connection:
