@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Iterator
 
 import click
 from click.testing import CliRunner
@@ -71,3 +72,37 @@ def test_every_command_module_adds_its_commands_once() -> None:
     listed = [command.name for module in modules for command in module.COMMANDS]
     assert len(listed) == len(set(listed))
     assert sorted(listed) == sorted(cli.commands)
+
+
+def _commands(
+    command: click.Command, path: str = "vetbench"
+) -> Iterator[tuple[str, click.Command]]:
+    yield path, command
+    if isinstance(command, click.Group):
+        for name, sub in command.commands.items():
+            yield from _commands(sub, f"{path} {name}")
+
+
+def test_every_required_option_is_refused_when_left_out() -> None:
+    """Since click 8.3 an option's explicit default of None is a value, so a required
+    option given one would let None through (as `export` without --format once did)."""
+    required = [
+        (path, option)
+        for path, command in _commands(cli)
+        for option in command.params
+        if isinstance(option, click.Option) and option.required
+    ]
+    assert any(path == "vetbench export" for path, _ in required)
+    for path, option in required:
+        context = click.Context(click.Command(path), info_name=path)
+        try:
+            option.handle_parse_result(context, {}, [])
+        except click.MissingParameter:
+            continue
+        raise AssertionError(f"{path}: {option.opts[0]} left out is not refused")
+
+
+def test_export_without_a_format_asks_for_one() -> None:
+    result = CliRunner().invoke(cli, ["--db", "never-opened.db", "export", "--out", "x.jsonl"])
+    assert result.exit_code == 2
+    assert "Missing option '--format'" in result.output

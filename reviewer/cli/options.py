@@ -169,13 +169,16 @@ def format_choice(
 ) -> Decorator:
     """``--format`` (``dest``): one of ``formats``; ``default``, shown in the help, when not
     given (without one, the option is required)."""
+    if default is None:  # no default at all: since click 8.3 a default of None is a value
+        return click.option(
+            "--format", dest, type=click.Choice(formats), required=True, help=help_text
+        )
     return click.option(
         "--format",
         dest,
         type=click.Choice(formats),
         default=default,
-        required=default is None,
-        show_default=default is not None,
+        show_default=True,
         help=help_text,
     )
 
