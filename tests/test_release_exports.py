@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import warnings
 from pathlib import Path
 
@@ -147,3 +148,18 @@ def test_the_changelog_sits_under_the_card_headings_code_untouched() -> None:
         "```",
         "#### Removed",
     ]
+
+
+def test_the_citation_escapes_what_latex_would_read_as_commands() -> None:
+    from datetime import datetime
+
+    from db.releases import ReleaseInfo
+    from evaluator.exports.hf_dataset import _bibtex
+
+    name = "2026_Q4 50% {draft} & 金融 #2"
+    entry = _bibtex(ReleaseInfo(name, "ab" * 32, "", {}, 8, {}, "lena", datetime(2026, 12, 3)))
+    key = entry.splitlines()[0]
+    assert re.fullmatch(r"@misc\{vetbench_2026_Q4_50___draft_+2,", key)  # plain BibTeX's
+    assert r"release 2026\_Q4 50\% \{draft\} \& 金融 \#2}," in entry
+    body = entry.replace(r"\{", "").replace(r"\}", "")
+    assert body.count("{") == body.count("}")  # the entry's own braces still balance

@@ -162,10 +162,16 @@ def _demoted(markdown: str) -> str:
 
 
 def _bibtex(release: ReleaseInfo) -> str:
-    key = "".join(ch if ch.isalnum() else "_" for ch in release.name)
+    """The entry to cite the release by: a key plain BibTeX accepts (ASCII letters and digits),
+    the name with LaTeX's special characters escaped (``v1_final``, ``50%`` or a brace would
+    otherwise break the document that cites it)."""
+    from pylatexenc.latexencode import unicode_to_latex
+
+    key = "".join(ch if ch.isascii() and ch.isalnum() else "_" for ch in release.name)
+    name = unicode_to_latex(release.name, unknown_char_warning=False)  # CJK kept as written
     return (
         f"@misc{{vetbench_{key},\n"
-        f"  title = {{vetbench benchmark, release {release.name}}},\n"
+        f"  title = {{vetbench benchmark, release {name}}},\n"
         f"  year = {{{release.created_at:%Y}}},\n"
         f"  note = {{{release.item_count} items; release hash SHA-256 {release.hash}}}\n"
         "}"
