@@ -9,8 +9,10 @@ authenticates them (README, "The review app in a browser").
 
 from __future__ import annotations
 
+import errno
 import os
 import shlex
+import socket
 import sys
 
 import click
@@ -91,6 +93,7 @@ def serve(
     # The apps get the database through the environment, not their command line,
     # where a PostgreSQL password would show in the process list.
     os.environ[DB_ENV_VAR] = db.url.render_as_string(hide_password=False)
+    _check_can_listen(host, port)
     command = shlex.join([sys.executable, "-m", "reviewer.cli", "review", "--as", who])
     server = GuardedServer(
         command,
@@ -102,6 +105,22 @@ def serve(
         max_sessions=max_sessions,
     )
     server.serve()
+
+
+def _check_can_listen(host: str, port: int) -> None:
+    """Bind HOST:PORT as the server will (address reuse on, as aiohttp sets it) and let go:
+    a port in use or an address this machine does not have is one line, before the banner,
+    not a traceback after it."""
+    try:
+        addresses = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        for family, kind, protocol, _, address in addresses:
+            with socket.socket(family, kind, protocol) as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                probe.bind(address)
+    except OSError as error:  # gaierror too: a host name that does not resolve
+        why = error.strerror or str(error)
+        hint = "; choose another with --port" if error.errno == errno.EADDRINUSE else ""
+        fail(f"cannot listen on {host}:{port}: {why}{hint}")
 
 
 COMMANDS: tuple[click.Command, ...] = (serve,)
