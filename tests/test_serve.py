@@ -147,6 +147,26 @@ def test_serve_refuses_an_unknown_name_before_it_listens(one_item_db: Path) -> N
     assert result.stderr.startswith("error: ")
 
 
+def test_serve_on_a_port_in_use_or_an_address_not_here_is_one_line(one_item_db: Path) -> None:
+    database = open_database(one_item_db)
+    store_person(database, "lena", Role.LEAD)
+    database.dispose()
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = str(taken.getsockname()[1])
+        busy = vetbench_once("--db", str(one_item_db), "serve", "--as", "lena", "--port", port)
+    assert busy.returncode == 1 and busy.stdout == ""  # nothing said to be served
+    assert busy.stderr == (
+        f"error: cannot listen on 127.0.0.1:{port}: Address already in use; "
+        "choose another with --port\n"
+    )
+    elsewhere = vetbench_once(
+        "--db", str(one_item_db), "serve", "--as", "lena", "--host", "300.1.1.1"
+    )
+    assert elsewhere.returncode == 1
+    assert elsewhere.stderr.startswith("error: cannot listen on 300.1.1.1:8000: ")
+    assert len(elsewhere.stderr.splitlines()) == 1
+
+
 @pytest.mark.slow
 def test_a_browser_answers_an_item_and_the_judgment_is_stored(one_item_db: Path) -> None:
     if not Path(CHROMIUM).exists():
