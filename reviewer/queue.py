@@ -418,12 +418,27 @@ class ReviewQueue:
         return self._worth.held if self._worth is not None else 0
 
     def held_note(self) -> str:
-        """What an empty queue says of the items it left for others ("" for none)."""
-        held = self.held_for_colleagues
-        if not held:
-            return ""
-        items = "1 judged item waits" if held == 1 else f"{held:,} judged items wait"
-        return f"{items} for a more reliable colleague at work, whose one judgment may settle it"
+        """What an empty queue says of the open items it leaves for others ("" for none):
+        those whose current revision this annotator wrote, which they cannot answer blind,
+        and (adaptive routing) those kept for a more reliable colleague at work."""
+        with self.db.session() as session:
+            own_query = select(func.count()).select_from(Item)
+            own = session.scalar(own_query.where(*self._open_conditions(session, mine=True)))
+        notes = []
+        if own:
+            items, it = (
+                ("1 open item is", "it") if own == 1 else (f"{own:,} open items are", "them")
+            )
+            notes.append(
+                f"{items} yours (you imported, generated or edited {it}), which you cannot "
+                f"answer blind: other annotators judge {it} (vetbench users add NAME)"
+            )
+        if held := self.held_for_colleagues:
+            items = "1 judged item waits" if held == 1 else f"{held:,} judged items wait"
+            notes.append(
+                f"{items} for a more reliable colleague at work, whose one judgment may settle it"
+            )
+        return "; ".join(notes)
 
     def fetch_next(self, release: str | None = None) -> ItemSnapshot | None:
         """An item from the queue, claimed for this annotator, and added to the history.
@@ -635,10 +650,15 @@ class ReviewQueue:
     def waiting_conditions(self, session: Session) -> list[ColumnElement[bool]]:
         """Conditions on ``Item`` of the open items this annotator could still judge
         (``progress``'s ``items_left``; ``vetbench export --format judging`` lists them)."""
+        return self._open_conditions(session, mine=False)
+
+    def _open_conditions(self, session: Session, *, mine: bool) -> list[ColumnElement[bool]]:
+        """The open items not judged by me whose current revision I wrote (``mine``) or not."""
+        written = self._written_by_me()
         return [
             or_(*(col(Item.status) == status for status in self._statuses())),
             not_(self._judged_by_me()),
-            not_(self._written_by_me()),
+            written if mine else not_(written),
             not_(self._is_gold()),
             *self._filter_conditions(session),
         ]

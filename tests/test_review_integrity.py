@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 from helpers import (
+    FIXTURES,
     notices,
     pilot_of,
     press,
@@ -320,6 +321,27 @@ def test_undo_on_the_cli_says_the_revision_stays(database: Database) -> None:
     result = CliRunner().invoke(cli, ["--db", url, "undo", "--as", "alice"])
     assert result.exit_code == 0, result.output
     assert "your edit, revision 2, stays (undo never removes a revision)" in result.output
+
+
+def test_an_empty_queue_says_how_many_open_items_are_ones_own(database: Database) -> None:
+    """Whoever imported the items (their login) is never served them blind: alone with a
+    fresh import, they are told why nothing waits, and a colleague is served them."""
+    from db.audit import origin
+
+    importer = origin().os_login
+    store_person(database, importer)
+    store_person(database, "bob")
+    url = database.engine.url.render_as_string(hide_password=False)
+    imported = CliRunner().invoke(cli, ["--db", url, "import", str(FIXTURES / "econ_ordering.csv")])
+    assert imported.exit_code == 0, imported.output
+    told = CliRunner().invoke(cli, ["--db", url, "next", "--as", importer])
+    assert told.exit_code == 0, told.output
+    assert told.output.splitlines()[1] == (
+        "36 open items are yours (you imported, generated or edited them), which you cannot "
+        "answer blind: other annotators judge them (vetbench users add NAME)"
+    )
+    served = CliRunner().invoke(cli, ["--db", url, "next", "--as", "bob"])
+    assert served.exit_code == 0 and served.output.startswith("econ_ordering:"), served.output
 
 
 # --- 6. several valid sets of answers ---------------------------------------------------

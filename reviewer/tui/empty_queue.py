@@ -33,7 +33,7 @@ def empty_queue_text(message: ItemLoaded, database_url: str, filters: str) -> Em
             f"{message.qualification}\n\nPress n to look again, l to browse your judgments, "
             "q to quit.",
         )
-    held = f"\n\n{message.held}: press n to look again later." if message.held else ""
+    held = f"\n\n{message.held}. Press n to look again later." if message.held else ""
     return EmptyQueueText(
         "Nothing to review",
         "Nothing left to review",
