@@ -79,7 +79,11 @@ def test_judged_items_and_ones_own_revisions_are_never_served(database: Database
     other = "econ:2" if first == "econ:1" else "econ:1"
     edit_item(database, "alice", other, ItemEdit(note="clearer", prompt="Order these events."))
     nothing = run_cli(database, "next", "--as", "alice")
-    assert nothing.exit_code == 0 and nothing.output == "nothing waits for alice (all items)\n"
+    assert nothing.exit_code == 0 and nothing.output == (
+        "nothing waits for alice (all items)\n"
+        "1 open item is yours (you imported, generated or edited it), which you cannot answer "
+        "blind: other annotators judge it (vetbench users add NAME)\n"
+    )
     assert next_json(database, "alice") == {
         "annotator": "alice", "filters": "all items", "item": None
     }  # fmt: skip

@@ -324,11 +324,12 @@ def test_undo_on_the_cli_says_the_revision_stays(database: Database) -> None:
 
 
 def test_an_empty_queue_says_how_many_open_items_are_ones_own(database: Database) -> None:
-    """Whoever imported the items (their login) is never served them blind: alone with a
-    fresh import, they are told why nothing waits, and a colleague is served them."""
-    from db.audit import origin
+    """Whoever imported the items (their login, or their role on PostgreSQL) is never served
+    them blind: alone with a fresh import, they are told why nothing waits, and a colleague
+    is served them."""
+    from db.identity import resolve_identity
 
-    importer = origin().os_login
+    importer = resolve_identity(database, None, register=False).name
     store_person(database, importer)
     store_person(database, "bob")
     url = database.engine.url.render_as_string(hide_password=False)
