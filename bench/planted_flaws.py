@@ -325,6 +325,12 @@ def plant(items: list[Item], rng: random.Random, per_kind: int) -> Planted:
         choices = {labels[position]: item.choices[label] for position, label in enumerate(item.key)}
         change(item, "order-leak", FlagName.ORDER_LEAK, choices=choices, key=labels)
 
+    # One option (or event) written again in another's place.
+    for item in take(mcq_zh + english + ordering, max(8, per_kind // 4)):
+        first, *_, last = item.choices
+        choices = {**item.choices, last: item.choices[first]}
+        change(item, "same-choices", FlagName.SAME_CHOICES, choices=choices)
+
     # Wrong keys: only the models can tell.
     for item in take(mcq_zh + tf + english + ordering, per_kind):
         change(

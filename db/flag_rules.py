@@ -17,6 +17,9 @@ are decoded where a rule needs the text a person would read (``db.markup``).
   true/false item, the explanation repeats the statement word for word while the
   key says it is false.
 - ``order-leak``: an ordering item whose key lists the events in their given order.
+- ``same-choices``: two choices (or events) that read the same once width forms, case
+  and spacing are set aside (CFLUE has a single-answer item whose A and C are both
+  Ⅰ、Ⅱ、Ⅲ).
 
 Standard library only (plus ``db``), so imports and migrations can run it.
 """
@@ -24,6 +27,7 @@ Standard library only (plus ``db``), so imports and migrations can run it.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 from db.answers import LETTERS, format_answer
@@ -350,7 +354,58 @@ def order_leak(text: RevisionText) -> FlagFinding | None:
     )
 
 
-TEXT_RULES = (needs_media, html_markup, key_mismatch, order_leak)
+# --- same-choices ------------------------------------------------------------------------
+
+
+def _as_read(choice: str) -> str:
+    """A choice as a reader tells it apart: width forms, case and spacing aside, every other
+    character kept.  ``normalize`` drops punctuation, which near-duplicates may, but here
+    it would make Ⅰ、Ⅱ、Ⅳ read as Ⅲ、Ⅳ; and a label written in is not stripped, since
+    combination choices (A、B and C、B) would then read as one."""
+    return " ".join(unicodedata.normalize("NFKC", choice).casefold().split())
+
+
+def _listed(labels: list[str]) -> str:
+    return labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} and {labels[-1]}"
+
+
+def same_choices(text: RevisionText) -> FlagFinding | None:
+    """Two choices (or events) that read the same: a single-answer item then has two right
+    answers, or the key names one of two equals; an ordering item has orders no one can
+    tell apart."""
+    by_reading: dict[str, list[str]] = {}
+    for label, choice in text.choices.items():
+        if reading := _as_read(str(choice)):
+            by_reading.setdefault(reading, []).append(label)
+    same = [labels for labels in by_reading.values() if len(labels) > 1]
+    if not same:
+        return None
+    ordering = ItemKind(text.kind) is ItemKind.ORDERING
+    groups = [
+        f"{_listed(labels)} (“{_shortened(str(text.choices[labels[0]]))}”)" for labels in same
+    ]
+    consequence = (
+        "no one can tell which of them comes first"
+        if ordering
+        else "an answer naming one is as right as one naming the other"
+    )
+    return FlagFinding(
+        FlagName.SAME_CHOICES,
+        f"{'events' if ordering else 'choices'} {'; '.join(groups)} read the same: {consequence}",
+        {
+            "same": [
+                {"labels": "".join(labels), "text": str(text.choices[labels[0]])} for labels in same
+            ]
+        },
+    )
+
+
+def _shortened(choice: str) -> str:
+    limit = 2 * QUOTE_CHARS
+    return choice if len(choice) <= limit else choice[: limit - 1] + "…"
+
+
+TEXT_RULES = (needs_media, html_markup, key_mismatch, order_leak, same_choices)
 """Every rule run on a new revision's text, in the order their flags are shown."""
 
 

@@ -499,7 +499,13 @@ class RecomputeReport:
         }
 
 
-_TEXT_FLAGS = (FlagName.NEEDS_MEDIA, FlagName.HTML, FlagName.KEY_MISMATCH, FlagName.ORDER_LEAK)
+_TEXT_FLAGS = (
+    FlagName.NEEDS_MEDIA,
+    FlagName.HTML,
+    FlagName.KEY_MISMATCH,
+    FlagName.ORDER_LEAK,
+    FlagName.SAME_CHOICES,
+)
 
 
 def recompute_flags(
@@ -581,6 +587,33 @@ def recompute_flags(
             **({"malformed_removed": len(malformed)} if malformed else {}),
         )
     return RecomputeReport(len(ids), added, removed, counts)
+
+
+def backfill_text_flag(session: Session, name: FlagName, actor: str) -> int:
+    """Raise the text flag ``name`` on every current revision whose text raises it and that
+    lacks it: what a migration bringing in a new rule runs.  Nothing else is recomputed or
+    removed; one audit event says how many were added.  Returns that count."""
+    lock_flags(session, alone=True)
+    flagged = set(_stored_by_revision(session, FlagSource.AUTO, names=[name]))
+    query = select(*_current_text_columns(), col(ItemRevision.explanation)).join(
+        ItemRevision, is_current_revision()
+    )
+    known_kinds = {kind.value for kind in ItemKind}
+    now = utcnow()
+    rows = []
+    for item_id, kind, revision, prompt, choices, key, explanation in session.execute(query):
+        if kind not in known_kinds or (item_id, revision) in flagged:
+            continue  # a hand-made row, or flagged already
+        text = RevisionText(kind, prompt, _text_choices(choices), key, explanation)
+        rows += [
+            _flag_row(item_id, revision, finding, FlagSource.AUTO, now)
+            for finding in text_findings(text)
+            if finding.name is name
+        ]
+    _insert(session, rows)
+    if rows:
+        record_audit(session, actor, "flags", "backfill", flag=name.value, added=len(rows))
+    return len(rows)
 
 
 def _stored_duplicate_links(session: Session) -> dict[str, tuple[str, float | None, bool]]:

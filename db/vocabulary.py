@@ -151,7 +151,7 @@ class FlagName(StrEnum):
     """Why an item revision looks suspicious: the fixed vocabulary of item flags.
 
     A flag is a hint for reviewers with the evidence that raised it, never a verdict.
-    The first five are computed from the text whenever a revision is made
+    The first six are computed from the text whenever a revision is made
     (``db.flags``); the last two come from models (``vetbench flags recompute`` reads
     the evaluation runs, ``vetbench check`` asks a strong model).
     """
@@ -161,6 +161,7 @@ class FlagName(StrEnum):
     HTML = "html"  # HTML markup or entities in the text
     KEY_MISMATCH = "key-mismatch"  # the explanation names another answer than the key
     ORDER_LEAK = "order-leak"  # the events are already listed in key order
+    SAME_CHOICES = "same-choices"  # two choices (or events) read the same
     MODEL_DISAGREES = "model-disagrees"  # models agree on another answer than the key
     SECOND_OPINION = "second-opinion"  # a strong model's concerns (several orders, ...)
 
@@ -175,6 +176,7 @@ FLAG_DESCRIPTIONS: dict[FlagName, str] = {
     FlagName.HTML: "HTML markup or entities in the text",
     FlagName.KEY_MISMATCH: "the explanation names another answer than the key",
     FlagName.ORDER_LEAK: "the events are already listed in key order",
+    FlagName.SAME_CHOICES: "two choices (or events) read the same",
     FlagName.MODEL_DISAGREES: "models agree with one another on another answer than the key",
     FlagName.SECOND_OPINION: "a strong model doubts the item (several orders, missing "
     "material, sensitive)",

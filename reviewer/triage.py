@@ -80,12 +80,14 @@ FLAG_WEIGHTS: dict[FlagName, float] = {
     FlagName.DUPLICATE: 1.5,
     FlagName.SECOND_OPINION: 1.5,
     FlagName.ORDER_LEAK: 1.0,
+    FlagName.SAME_CHOICES: 2.0,  # two right answers, or none: the item needs fixing
     FlagName.HTML: 0.25,  # the text shows decoded; a sign of a careless source, no more
 }
 # What a flag suggests a lead decide, when nothing points at another key.
 _FLAG_REASONS: dict[FlagName, DecisionReason] = {
     FlagName.NEEDS_MEDIA: DecisionReason.FLAWED,
     FlagName.DUPLICATE: DecisionReason.DUPLICATE,
+    FlagName.SAME_CHOICES: DecisionReason.FLAWED,
 }
 # The differences (``db.differences``) a copy may show and still ask the same question
 # (a different key on the same text: a copy, and its summary says the keys disagree).

@@ -16,6 +16,7 @@ from db.flag_rules import (
     key_mismatch,
     needs_media,
     order_leak,
+    same_choices,
     text_findings,
 )
 from db.vocabulary import FlagName
@@ -259,6 +260,37 @@ def test_events_listed_in_key_order_are_flagged_in_english_and_chinese() -> None
     five = dict(EVENTS, E="Home prices fall.")
     assert order_leak(RevisionText("ordering", "Order.", five, "ABCDE")) is not None
     assert order_leak(mcq("下列说法正确的是（）。", key="A")) is None  # not an ordering item
+
+
+# --- same-choices --------------------------------------------------------------------------
+
+
+def test_two_choices_written_alike_are_flagged_with_the_labels_and_the_text() -> None:
+    # CFLUE's real case: a single-answer item whose A and C are both Ⅰ、Ⅱ、Ⅲ.
+    real = mcq("下列说法正确的有（ ）。", key="A", A="Ⅰ、Ⅱ、Ⅲ", B="Ⅲ、Ⅳ", C="Ⅰ、Ⅱ、Ⅲ", D="Ⅰ、Ⅱ")
+    finding = same_choices(real)
+    assert finding is not None and finding.name is FlagName.SAME_CHOICES
+    assert finding.summary.startswith("choices A and C (“Ⅰ、Ⅱ、Ⅲ”) read the same")
+    assert finding.evidence == {"same": [{"labels": "AC", "text": "Ⅰ、Ⅱ、Ⅲ"}]}
+    # width forms, case and spacing make no difference; two pairs are both named
+    alike = mcq("Which?", A="Ｔｈｅ ｂａｎｋ", B="the  bank", C="Rates", D="rates")
+    finding = same_choices(alike)
+    assert finding is not None and finding.evidence["same"] == [
+        {"labels": "AB", "text": "Ｔｈｅ ｂａｎｋ"},
+        {"labels": "CD", "text": "Rates"},
+    ]
+    events = dict(EVENTS, D=EVENTS["A"].upper())
+    finding = same_choices(RevisionText("ordering", "Order.", events, "CABD"))
+    assert finding is not None and finding.summary.startswith("events A and D (")
+    assert "which of them comes first" in finding.summary
+
+
+def test_choices_alike_only_without_punctuation_or_labels_are_not_flagged() -> None:
+    """Ⅰ、Ⅱ、Ⅳ and Ⅲ、Ⅳ read alike once punctuation goes (iiiiv); combination choices
+    A、B and C、B alike once a written-in label goes: neither is the same choice."""
+    assert same_choices(mcq("正确的有（ ）。", A="Ⅰ、Ⅱ、Ⅳ", B="Ⅲ、Ⅳ", C="Ⅱ、Ⅲ", D="Ⅰ")) is None
+    assert same_choices(mcq("正确的有（ ）。", A="A、B", B="C、B", C="A、C", D="B")) is None
+    assert same_choices(mcq("Which?", A="10%", B="10", C="-1", D="1")) is None
 
 
 def test_a_sound_item_raises_nothing() -> None:

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
+from alembic import command
 from click.testing import CliRunner, Result
 from helpers import store_item, store_person
 from sqlalchemy import text
@@ -20,7 +21,7 @@ from sqlmodel import select
 from db.engine import Database, make_engine, open_database
 from db.flags import current_flags, revision_flags
 from db.importer import import_files
-from db.migrate import upgrade_to
+from db.migrate import alembic_config, upgrade_to
 from db.models import AuditEvent, Decision, Item, StoredFlag
 from db.vocabulary import FlagName, Role
 from reviewer.adjudication import decide
@@ -176,6 +177,34 @@ def test_the_migration_backfills_flags_for_items_stored_before_it(
         database.dispose()
 
 
+def test_0014_raises_same_choices_on_items_stored_before_it_and_takes_it_back(
+    db_path: Path,
+) -> None:
+    engine = make_engine(db_path)
+    upgrade_to(engine, "0013_review_filters")
+    engine.dispose()
+    database = open_database(db_path, migrate=False)  # at 0013, as the vetbench of then left it
+    choices = {"A": "Ⅰ、Ⅱ、Ⅲ", "B": "Ⅲ、Ⅳ", "C": "Ⅰ、Ⅱ、Ⅲ", "D": "Ⅰ、Ⅱ"}
+    store_item(database, "cflue:1", kind="single", key="A", choices=choices)
+    store_item(database, "cflue:2", kind="single", key="B", choices={**choices, "C": "Ⅱ、Ⅳ"})
+    with database.transaction() as session:  # that vetbench raised no such flag
+        session.execute(text("DELETE FROM item_flag WHERE name = 'same-choices'"))
+    database.dispose()
+    database = open_database(db_path)  # upgrades to the head: 0014 raises it
+    try:
+        assert flag_names(database, "cflue:1") == ["same-choices"]
+        assert flag_names(database, "cflue:2") == []
+        with database.session() as session:
+            [event] = session.exec(select(AuditEvent).where(AuditEvent.action == "flags")).all()
+        assert (event.actor, event.target) == ("migration", "backfill")
+        assert event.payload == {"flag": "same-choices", "added": 1}
+        command.downgrade(alembic_config(database.engine), "0013_review_filters")
+        with database.session() as session:
+            assert session.exec(select(StoredFlag)).all() == []
+    finally:
+        database.dispose()
+
+
 def test_recompute_brings_flags_up_to_date_and_is_for_leads(db_path: Path, econ: Path) -> None:
     assert run(db_path, "import", str(econ)).exit_code == 0
     assert run(db_path, "users", "add", "lena", "--role", "lead").exit_code == 0
@@ -210,7 +239,7 @@ def test_items_stats_and_flags_show_report_flags(db_path: Path, econ: Path) -> N
     assert list(stats)[-1] == "by_flag"
     assert stats["by_flag"] == {
         "duplicate": 0, "needs-media": 1, "html": 0, "key-mismatch": 1, "order-leak": 2,
-        "model-disagrees": 0, "second-opinion": 0,
+        "same-choices": 0, "model-disagrees": 0, "second-opinion": 0,
     }  # fmt: skip
     shown = run(db_path, "flags", "show", "econ:4").stdout
     assert shown.startswith("revision 1 (current):\n  needs-media: the scenario refers to")
@@ -264,20 +293,27 @@ def test_decide_by_flag_shows_the_count_asks_and_audits_each_decision(
 
 
 @pytest.mark.slow
-def test_every_real_cflue_item_with_an_image_or_a_table_reference_needs_media(
+def test_real_cflue_items_that_need_media_or_repeat_a_choice_are_flagged(
     cflue_knowledge: Path, db_path: Path
 ) -> None:
     """The issue's measurement on the real file: every question with an HTML image tag, or a
     如表/如图/下表/下图 reference ("以下表述", the following statements, is none) whose text
-    holds no table, is flagged needs-media; the flag quotes what it found."""
+    holds no table, is flagged needs-media; the flag quotes what it found.  The one question
+    two of whose choices are written alike is flagged same-choices, and no other (Ⅰ、Ⅱ、Ⅳ
+    and Ⅲ、Ⅳ, alike once punctuation and width forms go, are not)."""
     records = json.loads(cflue_knowledge.read_text(encoding="utf-8"))
     image = re.compile(r"<\s*img|&lt;\s*img|imgsrc", re.IGNORECASE)
     reference = re.compile(r"如表|如图|(?<!以)下表(?!述)|下图")
     expected = set()
+    repeating = set()
     for position, record in enumerate(records, start=1):
-        text = record["question"] + " " + " ".join(ast.literal_eval(record["choices"]).values())
+        choices = list(ast.literal_eval(record["choices"]).values())
+        text = record["question"] + " " + " ".join(choices)
         if image.search(text) or reference.search(text):
             expected.add(f"knowledge:{position}")
+        if len({choice.strip() for choice in choices}) < len(choices):
+            repeating.add(f"knowledge:{position}")
+    assert len(repeating) == 1
     assert len(expected) >= 20  # 14 with an image tag, the rest with a reference
     database = open_database(db_path)
     try:
@@ -291,7 +327,15 @@ def test_every_real_cflue_item_with_an_image_or_a_table_reference_needs_media(
             everywhere = session.exec(
                 select(StoredFlag.item_id).where(StoredFlag.name == "needs-media")
             ).all()
+            same = session.exec(
+                select(StoredFlag.item_id, StoredFlag.evidence).where(
+                    StoredFlag.name == "same-choices"
+                )
+            ).all()
     finally:
         database.dispose()
     assert flagged == expected
     assert len(set(everywhere)) <= len(expected) + 2  # hardly anything else
+    assert [(item_id, evidence["same"]) for item_id, evidence in same] == [
+        (min(repeating), [{"labels": "AC", "text": "Ⅰ、Ⅱ、Ⅲ"}])
+    ]

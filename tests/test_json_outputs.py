@@ -580,6 +580,7 @@ FLAG_COUNTS = [
         "html",
         "key-mismatch",
         "order-leak",
+        "same-choices",
         "model-disagrees",
         "second-opinion",
     )

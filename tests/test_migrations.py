@@ -102,6 +102,7 @@ def _fill_every_table(engine: sa.Engine) -> dict[str, dict[str, Any]]:
                     column.primary_key
                     and isinstance(column.type, sa.Integer)
                     and len(table.primary_key.columns) == 1
+                    and not column.foreign_keys  # review_filter's key is its person's
                 )
                 if not autoincrement:
                     values[column.name] = _sample_value(column, table.name, inserted)
