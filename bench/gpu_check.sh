@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The CUDA path in one prepared command, for a bare GPU box where nothing can be fetched
 # (one H200 lent for about 15 minutes, at most 10 a command): vetbench against lm-eval's
-# HF backend in bfloat16 on two SmolLM2-shaped models built from bench/gpu/*.config.json,
-# generate and score mode, the CFLUE protocol with free-length answers, peak GPU memory
-# and the batch sizes chosen from free memory (see bench/gpu_check.py).  Under 5 minutes.
+# HF backend in bfloat16 on a SmolLM2-shaped model built from bench/gpu/*.config.json
+# (--model smollm2-360m: the larger one; one model per command), generate and score mode,
+# the CFLUE protocol with free-length answers, peak GPU memory and the batch sizes chosen
+# from free memory (see bench/gpu_check.py).  About 5 minutes with the wheels' install.
 #
 # Here, once:  bash bench/gpu_prepare.sh           (.whl/ and .gpu/, both git-ignored)
 # On the box:  bash bench/gpu_check.sh [--model NAME=DIR ...]   (carry .whl and .gpu)

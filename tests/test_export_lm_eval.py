@@ -219,12 +219,19 @@ def test_score_mode_variant_ranks_every_candidate(database: Database, tmp_path: 
     doc = next(d for d in ordering_task.test_docs() if d["id"] == "econ:1")
     choices = ordering_task.doc_to_choice(doc)
     assert len(choices) == 24 <= MAX_SCORE_CANDIDATES
-    assert choices[ordering_task.doc_to_target(doc)] == " D, A, C, B"  # "Answer: D, A, C, B"
+    assert choices[ordering_task.doc_to_target(doc)] == "D, A, C, B"
+    # "Answer: D, A, C, B" as written; in a chat turn the answer opens the assistant's
+    # reply, so lm-eval leaves the delimiter out, as vetbench eval strips it
+    target = ordering_task.doc_to_target(doc)
+    plain = ordering_task.construct_requests(doc, doc["prompt"])
+    assert plain[target].args == (doc["prompt"], " D, A, C, B")
+    chat = ordering_task.construct_requests(doc, doc["prompt"], apply_chat_template=True)
+    assert chat[target].args == (doc["prompt"], "D, A, C, B")
 
     multi_doc = next(d for d in tasks["vetbench_mc_multi"].test_docs() if d["id"] == "cflue:4")
     multi_choices = tasks["vetbench_mc_multi"].doc_to_choice(multi_doc)
     assert len(multi_choices) == 15
-    assert multi_choices[tasks["vetbench_mc_multi"].doc_to_target(multi_doc)] == " BC"
+    assert multi_choices[tasks["vetbench_mc_multi"].doc_to_target(multi_doc)] == "BC"
 
     single = tasks["vetbench_mc_single"]  # Chinese items: "答案：B", no space
     single_doc = next(d for d in single.test_docs() if d["id"] == "cflue:2")
@@ -232,6 +239,86 @@ def test_score_mode_variant_ranks_every_candidate(database: Database, tmp_path: 
     assert single.doc_to_target(single_doc) == 2
     requests = single.construct_requests(single_doc, single.doc_to_text(single_doc))
     assert requests[2].args == (single_doc["prompt"], "C")
+
+
+def test_score_mode_ranks_as_lm_eval_does_through_a_chat_template(
+    database: Database, tmp_path: Path
+) -> None:
+    """A real score-mode run of a model with a chat template, and lm-eval's HF backend on
+    the exported ``multiple_choice`` tasks with ``--apply_chat_template``, give every
+    candidate the same log-likelihood up to one constant per item (lm-eval also scores the
+    newline that ends the template, the same for every candidate), so the same answer."""
+    if database.engine.dialect.name != "sqlite":
+        pytest.skip("the model and lm-eval are under test, not the database")
+    from lm_eval.api.registry import get_model
+    from tiny_model import tiny_model_dir
+
+    from evaluator.backends.transformers_backend import TransformersBackend
+
+    mixed_set(database)
+    model = tiny_model_dir(chat=True)
+    backend = TransformersBackend(str(model), device="cpu", dtype="float32")
+    run_id = create_run(
+        database, backend.info, mode="score", shots=1, filters={"status": ["approved"]}
+    )
+    execute_run(database, run_id, backend)
+    with database.session() as session:
+        predictions = session.exec(select(Prediction).where(Prediction.run_id == run_id)).all()
+        ours = {p.item_id: (p.parsed_answer, p.scores["log_likelihoods"]) for p in predictions}
+        sent = {p.item_id: p.prompt for p in predictions}
+    out = tmp_path / "task"
+    export_lm_eval(database, out, shots=1)
+    harness = get_model("hf").create_from_arg_string(
+        f"pretrained={model},dtype=float32", {"device": "cpu", "batch_size": "1"}
+    )
+    compared = 0
+    for task in load_tasks(out, ["vetbench_mc"])["tasks"].values():
+        for doc in task.test_docs():
+            context = harness.apply_chat_template([{"role": "user", "content": doc["prompt"]}])
+            assert context == sent[doc["id"]], doc["id"]
+            requests = task.construct_requests(doc, context, apply_chat_template=True)
+            theirs = [ll for ll, _greedy in harness.loglikelihood(requests, disable_tqdm=True)]
+            best, likelihoods = ours[doc["id"]]
+            assert doc["candidates"][theirs.index(max(theirs))] == best, doc["id"]
+            offsets = [
+                theirs[doc["candidates"].index(candidate)] - ll
+                for candidate, ll in likelihoods.items()
+            ]
+            assert max(offsets) - min(offsets) < 2e-3, (doc["id"], offsets)
+            compared += 1
+    assert compared == len(ours) == 8
+
+
+def test_a_kind_that_mixes_answer_delimiters_gets_a_score_task_for_each(
+    database: Database, tmp_path: Path
+) -> None:
+    """lm-eval writes one target_delimiter per task: English multi-answer items ("Answer: BC")
+    and a Chinese one ("答案：AB") are split into two tasks named by template language."""
+    mixed_set(database)
+    chinese = ItemDraft(
+        kind="multi",
+        prompt="下列哪些属于货币政策工具？",
+        choices={"A": "存款准备金率", "B": "再贴现率", "C": "个人所得税", "D": "政府采购"},
+        key="AB",
+        language="zh",
+    )
+    store(database, [("cflue:7", chinese)])
+    out = tmp_path / "task"
+    export_lm_eval(database, out, shots=0)
+    manifest = json.loads((out / "vetbench-export.json").read_text(encoding="utf-8"))
+    assert [t for t in manifest["score_tasks"] if "multi" in t] == [
+        "vetbench_mc_multi_en",
+        "vetbench_mc_multi_zh",
+    ]
+    tasks = load_tasks(out, ["vetbench_mc"])["tasks"]
+    for name, item_id, expected in (
+        ("vetbench_mc_multi_en", "cflue:4", " BC"),
+        ("vetbench_mc_multi_zh", "cflue:7", "AB"),
+    ):
+        task = tasks[name]
+        [doc] = [d for d in task.test_docs() if d["id"] == item_id]
+        requests = task.construct_requests(doc, doc["prompt"])
+        assert requests[task.doc_to_target(doc)].args == (doc["prompt"], expected)
 
 
 def test_shot_file_and_relocated_folder(database: Database, tmp_path: Path) -> None:

@@ -20,7 +20,9 @@ What the folder holds:
 - ``_<name>.yaml``: the group ``<name>`` over them (exact match weighted by size);
 - ``<name>_mc_<kind>.yaml`` and the group ``<name>_mc``: score mode, the
   ``multiple_choice`` variant ranking every candidate answer by log-likelihood
-  (``acc``, ``acc_norm``). Candidates are the choice letters for single-answer and
+  (``acc``, ``acc_norm``), one task per answer delimiter (``<name>_mc_<kind>_<language>``
+  where a kind mixes them): the delimiter is the task's ``target_delimiter``, which
+  lm-eval leaves out under ``--apply_chat_template`` as vetbench does. Candidates are the choice letters for single-answer and
   true/false items, every non-empty set of letters for multi-answer items, and every
   order for ordering items; items whose candidates would exceed
   ``evaluator.kinds.MAX_SCORE_CANDIDATES`` are left out of score mode (the manifest names them);
@@ -245,13 +247,36 @@ def _with_candidates(document: _Document, item: ItemSnapshot) -> _ScoreDocument 
     candidates = kind_spec(item.kind).score_candidates(item.labels)
     if candidates is None:
         return None
-    delimiter = document["answer_delimiter"]
     return {
         **document,
         "candidates": candidates,
-        "choice_texts": [delimiter + answer_text(item.kind, c) for c in candidates],
+        # the delimiter is the task's target_delimiter (see _score_tasks)
+        "choice_texts": [answer_text(item.kind, c) for c in candidates],
         "target_index": candidates.index(item.key),
     }
+
+
+def _score_tasks(
+    base_name: str, scored: list[_ScoreDocument]
+) -> list[tuple[str, str, list[_ScoreDocument]]]:
+    """The score-mode tasks of one kind, as (name, answer delimiter, documents): one per
+    delimiter, since lm-eval writes a task's ``target_delimiter`` before every candidate
+    and leaves it out under ``--apply_chat_template``, just as ``vetbench eval`` drops
+    leading whitespace where the answer opens the assistant's turn.  A kind whose items
+    share one delimiter keeps the plain name; otherwise each task is suffixed with its
+    template language (``vetbench_mc_single_en``), which decides the delimiter."""
+    by_delimiter: dict[str, list[_ScoreDocument]] = defaultdict(list)
+    for doc in scored:
+        by_delimiter[doc["answer_delimiter"]].append(doc)
+    if len(by_delimiter) == 1:
+        [(delimiter, docs)] = by_delimiter.items()
+        return [(base_name, delimiter, docs)]
+    return [
+        (f"{base_name}_{template_language(docs[0]['language'])}", delimiter, docs)
+        for delimiter, docs in sorted(
+            by_delimiter.items(), key=lambda entry: template_language(entry[1][0]["language"])
+        )
+    ]
 
 
 def _task_head(name: str, data_file: str, output_type: str) -> dict[str, object]:
@@ -299,13 +324,13 @@ def _generation_task(name: str, data_file: str, docs: list[_Document], kind: str
     )
 
 
-def _score_task(name: str, data_file: str) -> str:
+def _score_task(name: str, data_file: str, delimiter: str) -> str:
     return _dump_yaml(
         {
             **_task_head(name, data_file, "multiple_choice"),
             "doc_to_choice": "choice_texts",
             "doc_to_target": "target_index",
-            "target_delimiter": "",
+            "target_delimiter": delimiter,
             "metric_list": [
                 {"metric": "acc", "aggregation": "mean", "higher_is_better": True},
                 {"metric": "acc_norm", "aggregation": "mean", "higher_is_better": True},
@@ -380,11 +405,12 @@ def export_lm_eval(
                 too_many_candidates.append(item.id)
             else:
                 scored.append(with_candidates)
-        if scored:
-            score_task = f"{task_name}_mc_{kind_name}"
+        for score_task, delimiter, score_docs in _score_tasks(
+            f"{task_name}_mc_{kind_name}", scored
+        ):
             score_file = f"{DATA_DIR}/{score_task}.jsonl"
-            files[score_file] = _jsonl(scored)
-            files[f"{score_task}.yaml"] = _score_task(score_task, score_file)
+            files[score_file] = _jsonl(score_docs)
+            files[f"{score_task}.yaml"] = _score_task(score_task, score_file, delimiter)
             score_tasks.append(score_task)
     files[f"_{task_name}.yaml"] = _group(task_name, generation_tasks, "exact_match")
     if score_tasks:
