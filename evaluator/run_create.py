@@ -69,6 +69,24 @@ class RunSelection:
     # (and as the lm-eval export of the selection does).
     selected_ids: frozenset[str]
 
+    def shots(
+        self,
+        pool: Sequence[ItemSnapshot],
+        shots_for: Mapping[ItemKind, int],
+        *,
+        seed: int,
+        from_shot_file: bool,
+    ) -> dict[ShotGroup, list[ItemSnapshot]]:
+        """Each prompt group's shots for these items, none of them a selected item."""
+        return prefix_shots(
+            self.items,
+            pool,
+            shots_for,
+            seed=seed,
+            from_shot_file=from_shot_file,
+            kept_out=self.selected_ids,
+        )
+
 
 @dataclass(frozen=True)
 class ShotShortfall:
@@ -192,14 +210,7 @@ def check_shots(
     shortfalls: dict[str, ShotShortfall] = {}
     for shots, by_kind in settings:
         shots_for = _shots_for(items, shots, by_kind)
-        chosen = prefix_shots(
-            items,
-            pool,
-            shots_for,
-            seed=seed,
-            from_shot_file=source.from_file,
-            kept_out=selection.selected_ids,
-        )
+        chosen = selection.shots(pool, shots_for, seed=seed, from_shot_file=source.from_file)
         for shortfall in shot_shortfalls(chosen, shots_for, source):
             shortfalls.setdefault(shortfall.kind, shortfall)
     if shortfalls:
@@ -401,14 +412,7 @@ def create_run(
     source = ShotSource.of(shot_file, shots_from)
     first_file, *more_files = source.shot_files or (None,)
     pool = source.pool(db)
-    chosen = prefix_shots(
-        items,
-        pool,
-        shots_for,
-        seed=seed,
-        from_shot_file=source.from_file,
-        kept_out=selection.selected_ids,
-    )
+    chosen = selection.shots(pool, shots_for, seed=seed, from_shot_file=source.from_file)
     params = RunParams(
         seed=seed,
         template_hash=templates.hash,
