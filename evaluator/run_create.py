@@ -69,24 +69,6 @@ class RunSelection:
     # (and as the lm-eval export of the selection does).
     selected_ids: frozenset[str]
 
-    def shots(
-        self,
-        pool: Sequence[ItemSnapshot],
-        shots_for: Mapping[ItemKind, int],
-        *,
-        seed: int,
-        from_shot_file: bool,
-    ) -> dict[ShotGroup, list[ItemSnapshot]]:
-        """Each prompt group's shots for these items, none of them a selected item."""
-        return prefix_shots(
-            self.items,
-            pool,
-            shots_for,
-            seed=seed,
-            from_shot_file=from_shot_file,
-            kept_out=self.selected_ids,
-        )
-
 
 @dataclass(frozen=True)
 class ShotShortfall:
@@ -210,7 +192,14 @@ def check_shots(
     shortfalls: dict[str, ShotShortfall] = {}
     for shots, by_kind in settings:
         shots_for = _shots_for(items, shots, by_kind)
-        chosen = selection.shots(pool, shots_for, seed=seed, from_shot_file=source.from_file)
+        chosen = prefix_shots(
+            items,
+            pool,
+            shots_for,
+            seed=seed,
+            from_shot_file=source.from_file,
+            kept_out=selection.selected_ids,
+        )
         for shortfall in shot_shortfalls(chosen, shots_for, source):
             shortfalls.setdefault(shortfall.kind, shortfall)
     if shortfalls:
@@ -412,7 +401,14 @@ def create_run(
     source = ShotSource.of(shot_file, shots_from)
     first_file, *more_files = source.shot_files or (None,)
     pool = source.pool(db)
-    chosen = selection.shots(pool, shots_for, seed=seed, from_shot_file=source.from_file)
+    chosen = prefix_shots(
+        items,
+        pool,
+        shots_for,
+        seed=seed,
+        from_shot_file=source.from_file,
+        kept_out=selection.selected_ids,
+    )
     params = RunParams(
         seed=seed,
         template_hash=templates.hash,
