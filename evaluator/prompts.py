@@ -342,15 +342,13 @@ def prefix_shots(
     *,
     seed: int,
     from_shot_file: bool,
-    kept_out: Iterable[str] | None = None,
 ) -> dict[ShotGroup, list[ItemSnapshot]]:
     """The shots of every prompt prefix (a :class:`ShotGroup`), in the order the ``items``
     first need them: ``shots_for[kind]`` of them, the first of the kind in a shot file
     (the user's own, in file order, those in the item's template language first; of the
-    same number of events where it has such orders), else drawn by ``select_shots`` from
-    ``pool`` leaving out ``kept_out`` (default: the evaluated ``items``).  The run and
-    the lm-eval export agree."""
-    evaluated = set(kept_out) if kept_out is not None else {item.id for item in items}
+    same number of events where it has such orders), else drawn by ``select_shots`` from ``pool`` leaving out the evaluated
+    ``items``.  The run and the lm-eval export agree."""
+    evaluated = {item.id for item in items}
     chosen: dict[ShotGroup, list[ItemSnapshot]] = {}
     for item in items:
         group = ShotGroup.of(item)

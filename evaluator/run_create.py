@@ -64,10 +64,6 @@ class RunSelection:
 
     items: list[ItemSnapshot]
     excluded: dict[str, str]
-    # Every item the filters select, whatever --limit and score mode leave of them: shots
-    # are drawn from outside it, so a limited run asks its items as the whole run does
-    # (and as the lm-eval export of the selection does).
-    selected_ids: frozenset[str]
 
 
 @dataclass(frozen=True)
@@ -177,7 +173,7 @@ def shot_shortfalls(
 
 def check_shots(
     db: Database,
-    selection: RunSelection,
+    items: Sequence[ItemSnapshot],
     settings: Iterable[tuple[int, Mapping[str, int] | None]],
     source: ShotSource,
     *,
@@ -185,21 +181,13 @@ def check_shots(
     fixed_shots: bool = False,
 ) -> None:
     """Refuse (``FewerShotsError``) when a run of any of these shot ``settings`` (shots,
-    shots by kind) on the ``selection`` would get fewer shots than it asks for; how many a
-    seeded draw finds does not depend on the seed.  ``fixed_shots``: the protocol fixes them."""
+    shots by kind) on ``items`` would get fewer shots than it asks for; how many a seeded
+    draw finds does not depend on the seed.  ``fixed_shots``: the protocol fixes them."""
     pool = source.pool(db)
-    items = selection.items
     shortfalls: dict[str, ShotShortfall] = {}
     for shots, by_kind in settings:
         shots_for = _shots_for(items, shots, by_kind)
-        chosen = prefix_shots(
-            items,
-            pool,
-            shots_for,
-            seed=seed,
-            from_shot_file=source.from_file,
-            kept_out=selection.selected_ids,
-        )
+        chosen = prefix_shots(items, pool, shots_for, seed=seed, from_shot_file=source.from_file)
         for shortfall in shot_shortfalls(chosen, shots_for, source):
             shortfalls.setdefault(shortfall.kind, shortfall)
     if shortfalls:
@@ -232,14 +220,12 @@ def _listed(filters: Mapping[str, JsonValue], name: str) -> list[str]:
 
 def _select_items(
     db: Database, filters: Mapping[str, JsonValue], protocol: ProtocolSpec
-) -> tuple[list[ItemSnapshot], frozenset[str]]:
-    """The items to evaluate (the first ``limit`` of them), and the ids of all selected."""
+) -> list[ItemSnapshot]:
     limit = filters.get("limit")
     kinds = _selected_kinds(filters, protocol)
     if kinds == []:
-        return [], frozenset()
+        return []
     selected: list[ItemSnapshot] = []
-    selected_ids: set[str] = set()
     release = filters.get("release")
     with db.session() as session:
         if isinstance(release, str):  # exactly as frozen, whatever changed since
@@ -257,10 +243,10 @@ def _select_items(
                 sources=_listed(filters, "source") or None,
             )
         for item in candidates:
-            selected_ids.add(item.id)
-            if not isinstance(limit, int) or len(selected) < limit:
-                selected.append(item)
-    return selected, frozenset(selected_ids)
+            selected.append(item)
+            if isinstance(limit, int) and len(selected) >= limit:
+                break
+    return selected
 
 
 def _describe(filters: Mapping[str, JsonValue], protocol: ProtocolSpec) -> str:
@@ -304,7 +290,7 @@ def select_run_items(
     there are none.  Cheap: the CLI asks it before loading a model."""
     spec = protocol_spec(protocol)
     cleaned = clean_filters(filters)
-    items, selected_ids = _select_items(db, cleaned, spec)
+    items = _select_items(db, cleaned, spec)
     excluded: dict[str, str] = {}
     if mode == EvalMode.SCORE:
         for item in items:
@@ -313,7 +299,7 @@ def select_run_items(
         items = [item for item in items if item.id not in excluded]
     if not items:
         raise RunSetupError(f"no items to evaluate ({_describe(cleaned, spec)})")
-    return RunSelection(items, excluded, selected_ids)
+    return RunSelection(items, excluded)
 
 
 def _shots_for(
@@ -401,14 +387,7 @@ def create_run(
     source = ShotSource.of(shot_file, shots_from)
     first_file, *more_files = source.shot_files or (None,)
     pool = source.pool(db)
-    chosen = prefix_shots(
-        items,
-        pool,
-        shots_for,
-        seed=seed,
-        from_shot_file=source.from_file,
-        kept_out=selection.selected_ids,
-    )
+    chosen = prefix_shots(items, pool, shots_for, seed=seed, from_shot_file=source.from_file)
     params = RunParams(
         seed=seed,
         template_hash=templates.hash,

@@ -301,25 +301,6 @@ def test_limit_takes_the_first_items(database: Database, approved: list[str]) ->
     assert get_run(database, run_id).item_ids == approved[:3]
 
 
-def test_a_limited_run_asks_its_items_as_the_whole_run_does(
-    database: Database, approved: list[str]
-) -> None:
-    """--limit evaluates the first items with the prompts the whole selection gets: shots
-    come from outside all of it, never from the approved items the limit leaves out."""
-    backend = ScriptedBackend(ANSWERS)
-    whole = new_run(database, backend, filters=APPROVED)
-    limited = new_run(database, backend, filters={**APPROVED, "limit": 3})
-    for run_id in (whole, limited):
-        execute_run(database, run_id, backend)
-    asked_whole, asked_limited = predictions(database, whole), predictions(database, limited)
-    assert sorted(asked_limited) == sorted(approved[:3])
-    assert {item: asked_limited[item].prompt for item in asked_limited} == {
-        item: asked_whole[item].prompt for item in asked_limited
-    }
-    shots = get_run(database, limited).params["shots_used"]
-    assert not {shot["id"] for group in shots.values() for shot in group} & set(approved)
-
-
 def test_changed_templates_stop_a_resume(
     database: Database, tmp_path: Path, approved: list[str]
 ) -> None:
