@@ -25,7 +25,8 @@ scaled so that the logits are spread and greedy choices are never near-ties (as
 Every figure goes to the console and to one JSON file (``--out``).  Each tool runs in
 a child process of this script (``--child``), so that model loads, peak memory and
 timings belong to one tool.  Without a GPU (``bench/gpu_dry_run.sh``) the same steps
-run on the CPU in float32 on two items per task: that checks the recipe, not the GPU.
+run on the CPU in float32 on two items per task, with the shots of the fixtures' shot
+files (see ``dry_run_shot_file``): that checks the recipe, not the GPU.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ if str(ROOT) not in sys.path:
 from bench.bench_eval_speed import EVALUATED_SOURCES, SHOTS, build_database  # noqa: E402
 
 CONFIGS = ROOT / "bench" / "gpu"
+FIXTURE_SHOT_FILES = sorted((ROOT / "fixtures").glob("shots_*.jsonl"))
 TOKENIZER = ROOT / ".gpu" / "tokenizer"
 # One model per command: on the H200 (2026-12-04) the 135M model took 5 min 55 s with
 # 1,024-token CFLUE answers (133 s of it), so two models outran a 7.5-minute command.
@@ -214,15 +216,28 @@ def rate(items: int, seconds: float | None) -> float | None:
     return items / seconds if seconds else None
 
 
+def dry_run_shot_file(work: Path) -> Path:
+    """The fixtures' shot pools in one file, for a dry run.  It evaluates a few items
+    (``--limit``), and a limited run draws its shots from outside the items it evaluates
+    while the export draws from outside all of them; from one shot file both take the
+    same shots, so prompts and answers can be compared before any GPU time is spent."""
+    texts = [path.read_text(encoding="utf-8") for path in FIXTURE_SHOT_FILES]
+    path = work / "shots.jsonl"
+    path.write_text("".join(t if t.endswith("\n") else t + "\n" for t in texts), encoding="utf-8")
+    return path
+
+
 def measure(model: str, model_dir: Path, work: Path, args: argparse.Namespace) -> dict[str, Any]:
     db, task = work / "bench.db", work / "task"
     limit = ["--limit", str(args.limit)] if args.limit else []
     sources = [option for source in EVALUATED_SOURCES for option in ("--source", source)]
     common = ["--model", str(model_dir), "--device", args.device, *limit]
+    shots = ["--shots", str(SHOTS)]
+    shots += ["--shot-file", str(args.shot_file)] if args.shot_file else []
     cflue_tokens = str(args.cflue_max_new_tokens)
     runs = [
-        [*common, "--shots", str(SHOTS), *sources],
-        [*common, "--shots", str(SHOTS), "--mode", "score", *sources],
+        [*common, *shots, *sources],
+        [*common, *shots, "--mode", "score", *sources],
         [*common, "--protocol", "cflue", "--source", "cflue_mcq", "--max-new-tokens", cflue_tokens],
     ]
     child_out = work / f"{model}-vetbench.json"
@@ -396,6 +411,7 @@ def main() -> None:
     work = args.work or Path(tempfile.mkdtemp(prefix="vetbench-gpu-"))
     work.mkdir(parents=True, exist_ok=True)
     db = build_database(work)
+    args.shot_file = dry_run_shot_file(work) if args.device == "cpu" else None
 
     from db.engine import open_database
     from evaluator.exports.lm_eval import export_lm_eval
@@ -407,6 +423,7 @@ def main() -> None:
         work / "task",
         selection=Selection("approved", sources=EVALUATED_SOURCES),
         shots=SHOTS,
+        shot_file=args.shot_file,
     )
     database.dispose()
 
