@@ -1,9 +1,9 @@
 """The CUDA path measured in one prepared run, on a bare GPU box (``bash bench/gpu_check.sh``).
 
 For each model (by default the SmolLM2-135M-shaped one, ``--model smollm2-360m`` the
-larger; both built here from ``bench/gpu/*.config.json`` with seeded random weights and the demo model's tokenizer
-from ``.gpu/tokenizer``; a real model folder given with ``--model NAME=DIR`` is used
-as it is), on the fixtures' approved items, 5 shots, in bfloat16 on the GPU:
+larger; both built here from ``bench/gpu/*.config.json`` with seeded random weights and
+the demo model's tokenizer from ``.gpu/tokenizer``; a real model folder given with
+``--model NAME=DIR`` is used as it is), on the fixtures' approved items, 5 shots, in bfloat16 on the GPU:
 
 - **generate**: ``vetbench eval`` against lm-eval's HF backend on the exported task
   (``vetbench export --format lm-eval``: the same prompts): items/s of each, their

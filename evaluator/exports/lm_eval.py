@@ -22,10 +22,11 @@ What the folder holds:
   ``multiple_choice`` variant ranking every candidate answer by log-likelihood
   (``acc``, ``acc_norm``), one task per answer delimiter (``<name>_mc_<kind>_<language>``
   where a kind mixes them): the delimiter is the task's ``target_delimiter``, which
-  lm-eval leaves out under ``--apply_chat_template`` as vetbench does. Candidates are the choice letters for single-answer and
-  true/false items, every non-empty set of letters for multi-answer items, and every
-  order for ordering items; items whose candidates would exceed
-  ``evaluator.kinds.MAX_SCORE_CANDIDATES`` are left out of score mode (the manifest names them);
+  lm-eval leaves out under ``--apply_chat_template`` as vetbench does. Candidates are
+  the choice letters for single-answer and true/false items, every non-empty set of
+  letters for multi-answer items, and every order for ordering items; items whose
+  candidates would exceed ``evaluator.kinds.MAX_SCORE_CANDIDATES`` are left out of
+  score mode (the manifest names them);
 - ``data/<task>.jsonl`` and ``utils.py``; ``vetbench-export.json`` (the manifest).
 
 A model with a chat template sees the prompt through it in ``vetbench eval``; pass
