@@ -508,6 +508,25 @@ _TEXT_FLAGS = (
 )
 
 
+_KNOWN_KINDS = frozenset(kind.value for kind in ItemKind)  # a hand-made row may hold another
+
+
+def _every_current_text(session: Session) -> Iterator[tuple[str, int, RevisionText]]:
+    """Every item's current revision as the text rules read it: (item, revision number,
+    text), the oldest item first (the order near-duplicates are found in)."""
+    query = (
+        select(*_current_text_columns(), col(ItemRevision.explanation))
+        .join(ItemRevision, is_current_revision())
+        .order_by(col(Item.created_at), col(Item.id))
+    )
+    for item_id, kind, revision, prompt, choices, key, explanation in session.execute(query):
+        yield (
+            item_id,
+            revision,
+            RevisionText(kind, prompt, _text_choices(choices), key, explanation),
+        )
+
+
 def recompute_flags(
     session: Session,
     actor: str,
@@ -523,23 +542,15 @@ def recompute_flags(
     malformed = malformed_flag_ids(session)
     for chunk in id_chunks(malformed):
         session.execute(delete(StoredFlag).where(col(StoredFlag.id).in_(chunk)))
-    query = (
-        select(*_current_text_columns(), col(ItemRevision.explanation))
-        .join(ItemRevision, is_current_revision())
-        .order_by(col(Item.created_at), col(Item.id))
-    )
     wanted: dict[tuple[str, int], list[FlagFinding]] = {}
     ids: list[str] = []
-    known_kinds = {kind.value for kind in ItemKind}
     with closing(TextSpill()) as texts:
-        for item_id, kind, revision, prompt, choices, key, explanation in session.execute(query):
-            choices = _text_choices(choices)
-            if kind in known_kinds:  # stored by vetbench, so always; a hand-made row is skipped
-                findings = text_findings(RevisionText(kind, prompt, choices, key, explanation))
-                if findings:
-                    wanted[(item_id, revision)] = findings
+        for item_id, revision, revision_text in _every_current_text(session):
+            # stored by vetbench, so always of a known kind; a hand-made row is skipped
+            if revision_text.kind in _KNOWN_KINDS and (findings := text_findings(revision_text)):
+                wanted[(item_id, revision)] = findings
             ids.append(item_id)
-            texts.append(item_text(prompt, choices))
+            texts.append(item_text(revision_text.prompt, revision_text.choices))
         # Duplicates: every item against the items created before it.
         matches = near_duplicates(
             InMemoryTexts([]), texts, threshold=_threshold(session, threshold)
@@ -595,19 +606,14 @@ def backfill_text_flag(session: Session, name: FlagName, actor: str) -> int:
     removed; one audit event says how many were added.  Returns that count."""
     lock_flags(session, alone=True)
     flagged = set(_stored_by_revision(session, FlagSource.AUTO, names=[name]))
-    query = select(*_current_text_columns(), col(ItemRevision.explanation)).join(
-        ItemRevision, is_current_revision()
-    )
-    known_kinds = {kind.value for kind in ItemKind}
     now = utcnow()
     rows = []
-    for item_id, kind, revision, prompt, choices, key, explanation in session.execute(query):
-        if kind not in known_kinds or (item_id, revision) in flagged:
+    for item_id, revision, revision_text in _every_current_text(session):
+        if revision_text.kind not in _KNOWN_KINDS or (item_id, revision) in flagged:
             continue  # a hand-made row, or flagged already
-        text = RevisionText(kind, prompt, _text_choices(choices), key, explanation)
         rows += [
             _flag_row(item_id, revision, finding, FlagSource.AUTO, now)
-            for finding in text_findings(text)
+            for finding in text_findings(revision_text)
             if finding.name is name
         ]
     _insert(session, rows)
