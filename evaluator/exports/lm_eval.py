@@ -272,12 +272,11 @@ def _score_tasks(
     if len(by_delimiter) == 1:
         [(delimiter, docs)] = by_delimiter.items()
         return [(base_name, delimiter, docs)]
-    return [
-        (f"{base_name}_{template_language(docs[0]['language'])}", delimiter, docs)
-        for delimiter, docs in sorted(
-            by_delimiter.items(), key=lambda entry: template_language(entry[1][0]["language"])
-        )
-    ]
+    named = {
+        f"{base_name}_{template_language(docs[0]['language'])}": (delimiter, docs)
+        for delimiter, docs in by_delimiter.items()
+    }
+    return [(name, *named[name]) for name in sorted(named)]
 
 
 def _task_head(name: str, data_file: str, output_type: str) -> dict[str, object]:
