@@ -145,6 +145,7 @@ def resolve_identity(
     *,
     new_user: bool = False,
     register: bool = True,
+    needs_lead: bool = False,
 ) -> Identity:
     """Who is acting on ``db``: the one function every command and the app call.
 
@@ -152,7 +153,10 @@ def resolve_identity(
     ``new_user`` registers an unknown name as an annotator (``--new-user``).  With
     ``register`` False (read-only commands) an unknown login yields an unregistered
     identity instead of a refusal; an unknown name given with ``--as`` is still
-    refused, since it is most likely a typo.  Raises :class:`IdentityRefused`.
+    refused, since it is most likely a typo.  ``needs_lead`` (commands only leads may run)
+    never registers anyone as an annotator: the first person of an empty database is
+    then left unregistered, so the command's lead check refuses with nothing written.
+    Raises :class:`IdentityRefused`.
     """
     where = origin()
     if requested is not None:
@@ -196,7 +200,9 @@ def resolve_identity(
             raise IdentityRefused(
                 _unknown_name_message(session, name, explicit=requested is not None)
             )
-        if not register:
+        # Registering as an annotator someone whose command is then refused (only leads
+        # may run it) would write what no one asked for.
+        if not register or (needs_lead and (own_role or Role.ANNOTATOR) is not Role.LEAD):
             return identity(None, None)
 
     with db.transaction() as session:

@@ -103,6 +103,32 @@ def test_the_first_person_of_an_empty_database_is_registered_with_a_notice(
     assert people(database) == ["alice"]
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("flags", "recompute"),
+        ("config", "set", "overlap", "3"),
+        ("decide", "o:1", "--status", "approved"),
+    ],
+)
+def test_a_command_only_leads_may_run_registers_no_one_when_it_refuses(
+    database: Database, database_url: str, command: tuple[str, ...]
+) -> None:
+    """The first person of an empty database is registered as an annotator on first use;
+    a lead-only command would refuse them right after, so it registers no one: refused,
+    with how to become a lead, and nothing written."""
+    store_item(database, "o:1", key="ABCD")
+    with database.session() as session:
+        before = [event.id for event in read_audit(session)]
+    refused = run(database_url, *command, "--as", "alice")
+    assert refused.exit_code == 1, refused.output
+    assert "alice" in refused.output and "--role lead" in refused.output
+    assert "registered as an annotator" not in refused.output
+    assert people(database) == []
+    with database.session() as session:
+        assert [event.id for event in read_audit(session)] == before
+
+
 def test_on_sqlite_the_person_is_the_login_by_default(db_path: Path) -> None:
     db = open_database(db_path)
     store_item(db, "o:1", key="ABCD")

@@ -310,7 +310,7 @@ def decide_command(
     if flag is None and (scope.narrowed or assume_yes):
         fail("--kind, --source and --yes go with --flag")
     db = open_db(ctx)
-    lead = acting_person(ctx, name).name
+    lead = acting_person(ctx, name, needs_lead=True).name
     if flag is not None:
         if key:
             fail("--key corrects one item's key; it cannot go with --flag")
@@ -344,7 +344,7 @@ def undo_decision_command(ctx: click.Context, item_id: str, name: str | None) ->
     from reviewer.adjudication import AdjudicationError, PermissionDenied, undo_decision
 
     db = open_db(ctx)
-    lead = acting_person(ctx, name).name
+    lead = acting_person(ctx, name, needs_lead=True).name
     try:
         undone = undo_decision(db, lead, item_id)
     except (AdjudicationError, PermissionDenied) as error:
@@ -440,7 +440,7 @@ def approve_agreed_command(
     from reviewer.adjudication import approve_agreed, count_agreed
 
     db = open_db(ctx)
-    lead = acting_person(ctx, name).name
+    lead = acting_person(ctx, name, needs_lead=True).name
     _require_lead_or_fail(db, lead)
     if confidence is not None:
         _approve_confident(db, lead, confidence, scope, assume_yes)

@@ -315,7 +315,7 @@ def flags_recompute(ctx: click.Context, name: str | None, no_models: bool, as_js
     from db.people import PermissionDenied, require_lead
 
     db = open_db(ctx)
-    lead = acting_person(ctx, name).name
+    lead = acting_person(ctx, name, needs_lead=True).name
     with db.transaction() as session:
         try:
             require_lead(session, lead)

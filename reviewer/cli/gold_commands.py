@@ -47,7 +47,7 @@ def gold_add(
     from db.people import PermissionDenied
 
     db = open_db(ctx)
-    who = acting_person(ctx, name)
+    who = acting_person(ctx, name, needs_lead=True)
     try:
         with db.transaction() as session:
             gold = add_gold(
@@ -77,7 +77,7 @@ def gold_remove(ctx: click.Context, item_id: str, name: str | None) -> None:
     from db.people import PermissionDenied
 
     db = open_db(ctx)
-    who = acting_person(ctx, name)
+    who = acting_person(ctx, name, needs_lead=True)
     try:
         with db.transaction() as session:
             gold = remove_gold(session, who.name, item_id)

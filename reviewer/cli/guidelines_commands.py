@@ -47,7 +47,7 @@ def guidelines_set(ctx: click.Context, path: Path, name: str | None) -> None:
     except OSError as error:
         fail(f"{path}: {error.strerror or error}")
     db = open_db(ctx)
-    who = acting_person(ctx, name)
+    who = acting_person(ctx, name, needs_lead=True)
     try:
         with db.transaction() as session:
             result = set_guidelines(session, text, lead=who.name, file_name=path.name)

@@ -38,9 +38,17 @@ new_user_option = click.option(
 
 
 def acting_person(
-    ctx: click.Context, name: str | None, *, new_user: bool = False, register: bool = True
+    ctx: click.Context,
+    name: str | None,
+    *,
+    new_user: bool = False,
+    register: bool = True,
+    needs_lead: bool = False,
 ) -> Identity:
     """The person acting for this command, or a one-line refusal (exit 1).
+
+    ``needs_lead``: a command only leads may run, which registers no one on first use
+    (see ``db.identity.resolve_identity``).
 
     Notices (a registration, a role the database and vetbench disagree on) go to
     stderr, so ``--json`` output stays clean.
@@ -48,7 +56,9 @@ def acting_person(
     from db.identity import IdentityRefused, resolve_identity
 
     try:
-        identity = resolve_identity(open_db(ctx), name, new_user=new_user, register=register)
+        identity = resolve_identity(
+            open_db(ctx), name, new_user=new_user, register=register, needs_lead=needs_lead
+        )
     except IdentityRefused as error:
         fail(str(error))
     if identity.notice:

@@ -210,7 +210,7 @@ def users_requalify(ctx: click.Context, person: str, name: str | None) -> None:
     from db.qualification import requalify
 
     db = open_db(ctx)
-    lead = acting_person(ctx, name)
+    lead = acting_person(ctx, name, needs_lead=True)
     with db.transaction() as session:
         standing = requalify(session, lead.name, person.strip())
     click.echo(

@@ -60,7 +60,7 @@ def release_create(
     from reviewer.releases import create_release
 
     db = open_db(ctx)
-    who = acting_person(ctx, name)
+    who = acting_person(ctx, name, needs_lead=True)
     try:
         request = ReleaseRequest(
             release_name,

@@ -59,10 +59,11 @@ def config_set(ctx: click.Context, key: str, value: str, name: str | None) -> No
     from db.settings import SettingError, change_setting
 
     db = open_db(ctx)
-    who = acting_person(ctx, name)
+    who = acting_person(ctx, name, needs_lead=True)
     if not who.is_lead:
         fail(
-            f"only leads change settings; {who.name} is an {who.role} "
+            f"only leads change settings; {who.name} is "
+            f"{f'an {who.role}' if who.role else 'not registered'} "
             f"(a lead adds leads: vetbench users add NAME --role lead)"
         )
     try:
