@@ -125,22 +125,29 @@ def vetbench_child(db: Path, out: Path, runs: list[list[str]]) -> None:
 
 
 def lm_eval_child(
-    task_dir: Path, model_dir: Path, device: str, limit: int | None, out: Path
+    task_dir: Path,
+    model_dir: Path,
+    device: str,
+    dtype: str,
+    groups: list[str],
+    limit: int | None,
+    out: Path,
 ) -> None:
-    """Child: lm-eval's HF backend on the exported generation tasks, then on the score-mode
-    (``multiple_choice``) tasks, each timed apart from the one model load."""
+    """Child: lm-eval's HF backend on the exported generation tasks and/or the score-mode
+    (``multiple_choice``) tasks (``groups``), each timed apart from the one model load."""
     import lm_eval
     from lm_eval.api.registry import get_model
     from lm_eval.tasks import TaskManager
 
-    dtype = "bfloat16" if device == "cuda" else "float32"
     batch = "auto" if device == "cuda" else "8"
+    # softmax_dtype=float32, as the export's command says: vetbench's log-softmax is float32.
     model = get_model("hf").create_from_arg_string(
-        f"pretrained={model_dir},dtype={dtype}", {"device": device, "batch_size": batch}
+        f"pretrained={model_dir},dtype={dtype},softmax_dtype=float32",
+        {"device": device, "batch_size": batch},
     )
     manager = TaskManager(include_path=str(task_dir), include_defaults=False)
     figures: dict[str, Any] = {}
-    for group in ("vetbench", "vetbench_mc"):
+    for group in groups:
         started = time.perf_counter()
         results = lm_eval.simple_evaluate(
             model=model,
@@ -161,7 +168,9 @@ def lm_eval_child(
                     row |= {"output": sample["resps"][0][0], "prompt": sample["arguments"][0][0]}
                 else:  # the candidate lm-eval ranks first, in vetbench's canonical form
                     likelihoods = [resp[0][0] for resp in sample["resps"]]
-                    row["answer"] = doc["candidates"][likelihoods.index(max(likelihoods))]
+                    ranked = sorted(likelihoods, reverse=True)
+                    row["answer"] = doc["candidates"][likelihoods.index(ranked[0])]
+                    row["margin"] = ranked[0] - ranked[1] if len(ranked) > 1 else None
                 samples.append(row)
         figures[group] = {"eval_s": time.perf_counter() - started, "samples": samples}
     out.write_text(json.dumps(figures, ensure_ascii=False), encoding="utf-8")
@@ -227,20 +236,67 @@ def dry_run_shot_file(work: Path) -> Path:
     return path
 
 
+def score_disagreements(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Score mode, item by item: agreement per kind, and for each item where the two
+    tools rank different candidates first, both margins (best minus second-best
+    log-likelihood), which tell a near-tie that rounding decides from a real difference."""
+    by_id = {s["id"]: s for s in theirs}
+    per_kind: dict[str, list[int]] = {}
+    differ = []
+    for prediction in ours:
+        sample = by_id.get(prediction["item_id"])
+        if sample is None:
+            continue
+        counts = per_kind.setdefault(sample["kind"], [0, 0])
+        counts[1] += 1
+        if prediction["parsed_answer"] == sample["answer"]:
+            counts[0] += 1
+            continue
+        likelihoods = sorted(
+            ((prediction.get("scores") or {}).get("log_likelihoods") or {}).values(), reverse=True
+        )
+        differ.append(
+            {
+                "item": prediction["item_id"],
+                "kind": sample["kind"],
+                "vetbench": prediction["parsed_answer"],
+                "lm_eval": sample["answer"],
+                "vetbench_margin": likelihoods[0] - likelihoods[1]
+                if len(likelihoods) > 1
+                else None,
+                "lm_eval_margin": sample.get("margin"),
+            }
+        )
+    return {
+        "per_kind": {kind: f"{a} of {n}" for kind, (a, n) in sorted(per_kind.items())},
+        "disagreements": differ,
+    }
+
+
 def measure(model: str, model_dir: Path, work: Path, args: argparse.Namespace) -> dict[str, Any]:
     db, task = work / "bench.db", work / "task"
     limit = ["--limit", str(args.limit)] if args.limit else []
     sources = [option for source in EVALUATED_SOURCES for option in ("--source", source)]
-    common = ["--model", str(model_dir), "--device", args.device, *limit]
+    common = ["--model", str(model_dir), "--device", args.device, "--dtype", args.dtype, *limit]
     shots = ["--shots", str(SHOTS)]
     shots += ["--shot-file", str(args.shot_file)] if args.shot_file else []
     cflue_tokens = str(args.cflue_max_new_tokens)
-    runs = [
-        [*common, *shots, *sources],
-        [*common, *shots, "--mode", "score", *sources],
-        [*common, "--protocol", "cflue", "--source", "cflue_mcq", "--max-new-tokens", cflue_tokens],
-    ]
+    planned = {
+        "generate": [*common, *shots, *sources],
+        "score": [*common, *shots, "--mode", "score", *sources],
+        "cflue": [
+            *common,
+            "--protocol",
+            "cflue",
+            "--source",
+            "cflue_mcq",
+            "--max-new-tokens",
+            cflue_tokens,
+        ],
+    }
+    modes = [mode for mode in planned if mode in args.modes]
     child_out = work / f"{model}-vetbench.json"
+    runs = [planned[mode] for mode in modes]
     run_child(
         [
             "--child",
@@ -255,67 +311,84 @@ def measure(model: str, model_dir: Path, work: Path, args: argparse.Namespace) -
         args.timeout,
     )
     processes = json.loads(child_out.read_text(encoding="utf-8"))
-    generated, scored, cflue = newest_runs(db, 3)
+    stored = dict(zip(modes, newest_runs(db, len(modes)), strict=True))
+    figures: dict[str, Any] = {"model_dir": str(model_dir), "vetbench_processes": processes}
 
-    harness_out = work / f"{model}-lm-eval.json"
-    harness_args = ["--child", "lm-eval", "--task", str(task), "--model-dir", str(model_dir)]
-    harness_args += ["--device", args.device, "--out", str(harness_out)]
-    harness_args += ["--limit", str(args.limit)] if args.limit else []
-    run_child(harness_args, args.timeout)
-    harness = json.loads(harness_out.read_text(encoding="utf-8"))
+    groups = [
+        group
+        for mode, group in (("generate", "vetbench"), ("score", "vetbench_mc"))
+        if mode in modes
+    ]
+    harness: dict[str, Any] = {}
+    if groups:
+        harness_out = work / f"{model}-lm-eval.json"
+        harness_args = ["--child", "lm-eval", "--task", str(task), "--model-dir", str(model_dir)]
+        harness_args += ["--device", args.device, "--dtype", args.dtype, "--out", str(harness_out)]
+        harness_args += ["--groups", ",".join(groups)]
+        harness_args += ["--limit", str(args.limit)] if args.limit else []
+        run_child(harness_args, args.timeout)
+        harness = json.loads(harness_out.read_text(encoding="utf-8"))
 
     from evaluator.exports.lm_eval import read_answer
 
-    theirs_generated = {
-        s["id"]: read_answer(s["kind"], s["output"], s["labels"])
-        for s in harness["vetbench"]["samples"]
-    }
-    ours_generated = {p["item_id"]: p["parsed_answer"] for p in generated["predictions"]}
-    prompts = {s["id"]: s["prompt"] for s in harness["vetbench"]["samples"]}
-    same_prompt = sum(
-        prompt_of(db, generated["run"]["id"], item) == prompts[item]
-        for item in sorted(set(ours_generated) & set(prompts))
-    )
-    generate = agreement(ours_generated, theirs_generated) | {
-        "identical_prompts": same_prompt,
-        "vetbench_items_per_s": generated["progress"]["items_per_second"],
-        "lm_eval_items_per_s": rate(len(theirs_generated), harness["vetbench"]["eval_s"]),
-        "vetbench_accuracy": generated["accuracy"],
-    }
-    score = agreement(
-        {p["item_id"]: p["parsed_answer"] for p in scored["predictions"]},
-        {s["id"]: s["answer"] for s in harness["vetbench_mc"]["samples"]},
-    ) | {
-        "vetbench_items_per_s": scored["progress"]["items_per_second"],
-        "lm_eval_items_per_s": rate(
-            len(harness["vetbench_mc"]["samples"]), harness["vetbench_mc"]["eval_s"]
-        ),
-    }
-    for figures in (generate, score):
-        ours, other = figures["vetbench_items_per_s"], figures["lm_eval_items_per_s"]
-        figures["speed_ratio"] = ours / other if ours and other else None
-    outputs = [p["raw_output"] or "" for p in cflue["predictions"]]
-    return {
-        "model_dir": str(model_dir),
-        "generate": generate,
-        "score": score,
-        "cflue": {
+    if "generate" in stored:
+        generated = stored["generate"]
+        theirs_generated = {
+            s["id"]: read_answer(s["kind"], s["output"], s["labels"])
+            for s in harness["vetbench"]["samples"]
+        }
+        ours_generated = {p["item_id"]: p["parsed_answer"] for p in generated["predictions"]}
+        prompts = {s["id"]: s["prompt"] for s in harness["vetbench"]["samples"]}
+        same_prompt = sum(
+            prompt_of(db, generated["run"]["id"], item) == prompts[item]
+            for item in sorted(set(ours_generated) & set(prompts))
+        )
+        figures["generate"] = agreement(ours_generated, theirs_generated) | {
+            "identical_prompts": same_prompt,
+            "vetbench_items_per_s": generated["progress"]["items_per_second"],
+            "lm_eval_items_per_s": rate(len(theirs_generated), harness["vetbench"]["eval_s"]),
+            "vetbench_accuracy": generated["accuracy"],
+        }
+    if "score" in stored:
+        scored, samples = stored["score"], harness["vetbench_mc"]["samples"]
+        figures["score"] = (
+            agreement(
+                {p["item_id"]: p["parsed_answer"] for p in scored["predictions"]},
+                {s["id"]: s["answer"] for s in samples},
+            )
+            | {
+                "vetbench_items_per_s": scored["progress"]["items_per_second"],
+                "lm_eval_items_per_s": rate(len(samples), harness["vetbench_mc"]["eval_s"]),
+            }
+            | score_disagreements(scored["predictions"], samples)
+        )
+    for mode in ("generate", "score"):
+        if mode in figures:
+            ours, other = (
+                figures[mode]["vetbench_items_per_s"],
+                figures[mode]["lm_eval_items_per_s"],
+            )
+            figures[mode]["speed_ratio"] = ours / other if ours and other else None
+    if "cflue" in stored:
+        cflue = stored["cflue"]
+        outputs = [p["raw_output"] or "" for p in cflue["predictions"]]
+        figures["cflue"] = {
             "items": cflue["n"],
             "items_per_s": cflue["progress"]["items_per_second"],
             "max_new_tokens": int(cflue_tokens),
             "truncated": cflue.get("truncated"),
             "mean_output_chars": sum(map(len, outputs)) / len(outputs) if outputs else None,
-        },
-        "vetbench_processes": processes,
-    }
+        }
+    return figures
 
 
-def environment(device: str) -> dict[str, Any]:
+def environment(device: str, dtype: str) -> dict[str, Any]:
     import torch
     import transformers
 
     figures: dict[str, Any] = {
         "device": device,
+        "dtype": dtype,
         "torch": torch.__version__,
         "transformers": transformers.__version__,
         "python": sys.version.split()[0],
@@ -334,8 +407,9 @@ def environment(device: str) -> dict[str, Any]:
 def print_report(report: dict[str, Any]) -> None:
     env = report["environment"]
     print(
-        f"\n{env.get('gpu', 'CPU (dry run: the recipe, not GPU figures)')} · torch {env['torch']}"
-        f" · transformers {env['transformers']} · {report['seconds']:.0f} s in all"
+        f"\n{env.get('gpu', 'CPU (dry run: the recipe, not GPU figures)')} · {env['dtype']}"
+        f" · torch {env['torch']} · transformers {env['transformers']}"
+        f" · {report['seconds']:.0f} s in all"
     )
     header = f"{'model':<16} {'mode':<9} {'items':>5} {'vetbench/s':>11} {'lm-eval/s':>10} {'ratio':>6} {'agree':>7}"
     print(header)
@@ -345,24 +419,41 @@ def print_report(report: dict[str, Any]) -> None:
 
     for model, figures in report["models"].items():
         for mode in ("generate", "score"):
+            if mode not in figures:
+                continue
             row = figures[mode]
             agree = "-" if row["agreement"] is None else f"{100 * row['agreement']:.1f}%"
             print(
                 f"{model:<16} {mode:<9} {row['items']:>5} {number(row['vetbench_items_per_s']):>11} "
                 f"{number(row['lm_eval_items_per_s']):>10} {number(row['speed_ratio']):>6} {agree:>7}"
             )
-        cflue = figures["cflue"]
+        if "cflue" in figures:
+            cflue = figures["cflue"]
+            print(
+                f"{model:<16} cflue     {cflue['items']:>5} {number(cflue['items_per_s']):>11}"
+                f"   free-length up to {cflue['max_new_tokens']} tokens, truncated {cflue['truncated']}"
+            )
         peaks = [p["peak_gpu_mib"] for p in figures["vetbench_processes"] if p["peak_gpu_mib"]]
         batches = sorted({b for p in figures["vetbench_processes"] for b in p["batch_sizes"]})
+        prompts = figures.get("generate", {})
+        if prompts:
+            print(
+                f"{'':<16} identical prompts {prompts['identical_prompts']} of {prompts['items']}"
+            )
         print(
-            f"{model:<16} cflue     {cflue['items']:>5} {number(cflue['items_per_s']):>11}"
-            f"   free-length up to {cflue['max_new_tokens']} tokens, truncated {cflue['truncated']}"
+            f"{'':<16} peak GPU memory {number(max(peaks) if peaks else None, 0)} MiB;"
+            f" batch sizes chosen {batches}"
         )
-        print(
-            f"{'':<16} identical prompts {figures['generate']['identical_prompts']} of "
-            f"{figures['generate']['items']}; peak GPU memory "
-            f"{number(max(peaks) if peaks else None, 0)} MiB; batch sizes chosen {batches}"
-        )
+        if "score" in figures:
+            score = figures["score"]
+            kinds = ", ".join(f"{kind} {agreed}" for kind, agreed in score["per_kind"].items())
+            print(f"{'':<16} score agreement by kind: {kinds}")
+            for row in score["disagreements"]:
+                print(
+                    f"{'':<16}   {row['item']} ({row['kind']}): vetbench {row['vetbench']!r}"
+                    f" by {number(row['vetbench_margin'], 4)}, lm-eval {row['lm_eval']!r}"
+                    f" by {number(row['lm_eval_margin'], 4)}"
+                )
 
 
 def main() -> None:
@@ -379,6 +470,17 @@ def main() -> None:
     parser.add_argument("--limit", type=int, help="Only the first N items (per lm-eval task).")
     parser.add_argument("--cflue-max-new-tokens", type=int, default=256)
     parser.add_argument(
+        "--modes",
+        type=lambda text: text.split(","),
+        default=["generate", "score", "cflue"],
+        help="Comma-separated: generate, score, cflue (default all three).",
+    )
+    parser.add_argument(
+        "--dtype",
+        choices=("bfloat16", "float32"),
+        help="Both tools' precision (default bfloat16 on a GPU, float32 on the CPU).",
+    )
+    parser.add_argument(
         "--timeout", type=int, help="Per child process, seconds (240 on a GPU, 1800 on a CPU)."
     )
     parser.add_argument("--work", type=Path, help="Work folder (kept); default: a temporary one.")
@@ -388,6 +490,7 @@ def main() -> None:
     parser.add_argument("--task", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--model-dir", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--device", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--groups", help=argparse.SUPPRESS)
     args = parser.parse_args()
     for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
         os.environ.setdefault(name, "1")
@@ -395,13 +498,27 @@ def main() -> None:
         vetbench_child(args.db, args.out, json.loads(args.runs))
         return
     if args.child == "lm-eval":
-        lm_eval_child(args.task, args.model_dir, args.device, args.limit, args.out)
+        lm_eval_child(
+            args.task,
+            args.model_dir,
+            args.device,
+            args.dtype,
+            args.groups.split(","),
+            args.limit,
+            args.out,
+        )
         return
 
     import torch
 
     started = time.perf_counter()
     args.device = "cuda" if torch.cuda.is_available() else "cpu"
+    args.dtype = args.dtype or ("bfloat16" if args.device == "cuda" else "float32")
+    unknown = set(args.modes) - {"generate", "score", "cflue"}
+    if unknown:
+        parser.error(
+            f"--modes: unknown {', '.join(sorted(unknown))} (choose generate, score, cflue)"
+        )
     if args.timeout is None:  # a dry run on a shared CPU is slow; it checks the recipe only
         args.timeout = 240 if args.device == "cuda" else 1800
     if args.device == "cpu" and args.limit is None:
@@ -427,7 +544,7 @@ def main() -> None:
     )
     database.dispose()
 
-    report: dict[str, Any] = {"environment": environment(args.device), "models": {}}
+    report: dict[str, Any] = {"environment": environment(args.device, args.dtype), "models": {}}
     for spec in args.model or list(DEFAULT_MODELS):
         name, _, given = spec.partition("=")
         model_dir = Path(given) if given else build_model(name, work / "models")

@@ -1,6 +1,6 @@
 """Export items as an lm-evaluation-harness task folder that scores them the way vetbench does.
 
-``lm_eval --model hf --model_args pretrained=MODEL --tasks vetbench --include_path DIR``
+``lm_eval --model hf --model_args pretrained=MODEL,softmax_dtype=float32 --tasks vetbench --include_path DIR``
 
 Same prompts: each document carries the exact prompt vetbench builds for it
 (``evaluator.prompts.build_prompt``: instructions, the seeded shots, the question),
@@ -30,7 +30,11 @@ What the folder holds:
 - ``data/<task>.jsonl`` and ``utils.py``; ``vetbench-export.json`` (the manifest).
 
 A model with a chat template sees the prompt through it in ``vetbench eval``; pass
-``--apply_chat_template`` to lm_eval for the same text.
+``--apply_chat_template`` to lm_eval for the same text.  ``softmax_dtype=float32``:
+vetbench takes the log-softmax of a half-precision model's logits in float32, and
+lm-eval takes it in the model's dtype unless told otherwise; in bfloat16 its coarser
+log-likelihoods tie between candidates that vetbench tells apart (on an H200, 17 of 51
+items tied, each then ranked by candidate order; in float32 both ranked 51 of 51 alike).
 """
 
 from __future__ import annotations
@@ -435,7 +439,7 @@ def export_lm_eval(
         },
         tasks=groups + generation_tasks + score_tasks,
         command=(
-            f"lm_eval --model hf --model_args pretrained=MODEL --tasks {task_name} "
+            f"lm_eval --model hf --model_args pretrained=MODEL,softmax_dtype=float32 --tasks {task_name} "
             f"--include_path {out_dir} --apply_chat_template  "
             "# as vetbench eval does: leave out --apply_chat_template for a model without one"
         ),
