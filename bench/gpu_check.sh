@@ -8,6 +8,7 @@
 #
 # Here, once:  bash bench/gpu_prepare.sh           (.whl/ and .gpu/, both git-ignored)
 # On the box:  bash bench/gpu_check.sh [--model NAME=DIR ...]   (carry .whl and .gpu)
+#               --modes score --dtype float32: only score mode, both tools in float32
 #
 # The carried wheels are installed with --no-index --no-deps into a scratch folder
 # (VETBENCH_GPU_SITE, default /tmp/vetbench-site) unless this Python already has them.
