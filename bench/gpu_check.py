@@ -201,14 +201,12 @@ def vetbench_cli(db: Path, *arguments: str) -> Any:
 
 
 def newest_runs(db: Path, count: int) -> list[dict[str, Any]]:
-    """The figures of the ``count`` newest runs, oldest first, predictions and prompts too."""
+    """The figures of the ``count`` newest runs, oldest first, every prediction with its
+    exact prompt (one light child a run: on the box each costs about a second)."""
     listed = vetbench_cli(db, "runs")[:count]
-    return [vetbench_cli(db, "runs", "show", str(run["id"])) for run in reversed(listed)]
-
-
-def prompt_of(db: Path, run_id: int, item_id: str) -> str:
-    shown = vetbench_cli(db, "runs", "show", str(run_id), "--item", item_id, "--prompt")
-    return str(shown.get("prompt") or "")
+    return [
+        vetbench_cli(db, "runs", "show", str(run["id"]), "--prompt") for run in reversed(listed)
+    ]
 
 
 def agreement(ours: dict[str, str | None], theirs: dict[str, str | None]) -> dict[str, Any]:
@@ -338,10 +336,10 @@ def measure(model: str, model_dir: Path, work: Path, args: argparse.Namespace) -
             for s in harness["vetbench"]["samples"]
         }
         ours_generated = {p["item_id"]: p["parsed_answer"] for p in generated["predictions"]}
+        ours_prompts = {p["item_id"]: p["prompt"] for p in generated["predictions"]}
         prompts = {s["id"]: s["prompt"] for s in harness["vetbench"]["samples"]}
         same_prompt = sum(
-            prompt_of(db, generated["run"]["id"], item) == prompts[item]
-            for item in sorted(set(ours_generated) & set(prompts))
+            ours_prompts[item] == prompts[item] for item in set(ours_prompts) & set(prompts)
         )
         figures["generate"] = agreement(ours_generated, theirs_generated) | {
             "identical_prompts": same_prompt,

@@ -437,15 +437,19 @@ class RunFigures:
 
 @dataclass(frozen=True)
 class RunDetail:
-    """A run's figures and every prediction (``vetbench runs show``; no prompts)."""
+    """A run's figures and every prediction (``vetbench runs show``; the exact prompts
+    only when asked for, ``--prompt``: they are most of the bytes)."""
 
     figures: RunFigures
     predictions: tuple[PredictionView, ...]
+    with_prompts: bool = False
 
     def to_json(self) -> JsonObject:
         return {
             **self.figures.to_json(),
-            "predictions": [view.to_json(with_prompt=False) for view in self.predictions],
+            "predictions": [
+                view.to_json(with_prompt=self.with_prompts) for view in self.predictions
+            ],
         }
 
 

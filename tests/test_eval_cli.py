@@ -145,6 +145,17 @@ def test_runs_list_show_and_compare(url: str, scripted: str) -> None:
     assert "Question: Scenario 11" in prompt  # the shot
     assert prompt.rstrip().endswith("Answer:")
 
+    # --prompt without --item: every prediction in full, each prompt as --item shows it
+    every = json.loads(ok(run_cli(url, "runs", "show", "2", "--prompt", "--json")).stdout)
+    assert len(every["predictions"]) == 8
+    for prediction in every["predictions"]:
+        alone = ok(
+            run_cli(url, "runs", "show", "2", "--item", prediction["item_id"], "--prompt", "--json")
+        ).stdout
+        assert prediction["prompt"] == json.loads(alone)["prompt"] != ""
+    in_full = ok(run_cli(url, "runs", "show", "2", "--prompt")).stdout
+    assert in_full.count("prompt:\n") == 8 and prompt in in_full
+
     compared = ok(run_cli(url, "runs", "compare", "1", "2")).stdout
     assert "runs 1 (A) and 2 (B): 8 shared items" in compared
     comparison = json.loads(ok(run_cli(url, "runs", "compare", "1", "2", "--json")).stdout)
@@ -264,7 +275,6 @@ def test_score_mode_against_a_server_without_logprobs_is_refused_before_any_item
         (("eval", "--model", "demo", "--batch-size", "0"), "batch size must be at least 1"),
         (("eval", "--resume", "99"), "there is no run 99"),
         (("runs", "show", "99"), "there is no run 99"),
-        (("runs", "show", "1", "--prompt"), "add --item ID"),
         (("runs", "compare", "1", "98"), "there is no run"),
     ],
 )

@@ -178,7 +178,12 @@ def runs_group(ctx: click.Context, as_json: bool) -> None:
 @runs_group.command("show")
 @click.argument("run_id", type=int)
 @click.option("--item", "item_id", metavar="ID", help="Show one item's prediction in full.")
-@click.option("--prompt", "with_prompt", is_flag=True, help="With --item: the exact prompt too.")
+@click.option(
+    "--prompt",
+    "with_prompt",
+    is_flag=True,
+    help="The exact prompts too: every prediction in full, or --item's.",
+)
 @options.json("Print as JSON.")
 @click.pass_context
 def runs_show(
@@ -189,8 +194,6 @@ def runs_show(
     from evaluator.runs import RunNotFound, all_predictions, get_prediction, run_figures
 
     database = open_db(ctx)
-    if with_prompt and item_id is None:
-        fail("--prompt shows one item's prompt: add --item ID")
     try:
         if item_id is not None:
             view = get_prediction(database, run_id, item_id)
@@ -206,9 +209,14 @@ def runs_show(
     except RunNotFound as error:
         fail(str(error))
     if as_json:
-        print_json(RunDetail(figures, tuple(predictions)).to_json())
+        print_json(RunDetail(figures, tuple(predictions), with_prompts=with_prompt).to_json())
         return
     print_figures(figures)
+    if with_prompt:  # every prediction in full, as --item shows one
+        for view in predictions:
+            click.echo("")
+            _print_prediction(view, with_prompt=True)
+        return
     if predictions:
         click.echo("")
         click.echo(f"  {'item':<28} {'kind':<10} {'key':<8} {'answer':<8} {'s':>6}")
