@@ -34,7 +34,8 @@ A model with a chat template sees the prompt through it in ``vetbench eval``; pa
 vetbench takes the log-softmax of a half-precision model's logits in float32, and
 lm-eval takes it in the model's dtype unless told otherwise; in bfloat16 its coarser
 log-likelihoods tie between candidates that vetbench tells apart (on an H200, 17 of 51
-items tied, each then ranked by candidate order; in float32 both ranked 51 of 51 alike).
+items tied, each then ranked by candidate order; with ``softmax_dtype=float32`` both
+ranked 51 of 51 alike, as in float32).
 """
 
 from __future__ import annotations
