@@ -11,13 +11,13 @@ from typing import Any
 import click
 import pytest
 from eval_helpers import MIXED_SET_ANSWERS, mixed_set, ok
-from helpers import ScreenHost, notices, run_cli, wait_until
+from helpers import ScreenHost, notices, run_cli, store_person, wait_until
 from sqlmodel import col, select
 from textual.widgets import Checkbox, Input, Select
 
 from db.engine import Database
 from db.models import EvalRun, Prediction
-from db.vocabulary import EvalMode, EvalProtocol
+from db.vocabulary import EvalMode, EvalProtocol, Role
 from evaluator.backends.scripted import ScriptedBackend
 from evaluator.run_create import RunSetupError
 from evaluator.run_params import Repeat
@@ -33,6 +33,7 @@ from evaluator.session import (
     run_series,
     series_figures,
 )
+from reviewer.adjudication import decide
 from reviewer.cli.eval_commands import eval_command
 from reviewer.tui.screens.evaluation import EvaluationScreen
 
@@ -205,6 +206,55 @@ async def test_the_app_and_the_cli_make_identical_runs_for_the_same_choices(
     assert by_cli[0]["params"]["permute_options"] is True
     assert by_cli[0]["params"]["max_new_tokens"] == 24 and by_cli[1]["params"]["seed"] == 1235
     assert by_cli[0]["status"] == "finished" and len(by_cli[0]["predictions"]) == 2
+
+
+async def test_the_app_and_the_cli_make_identical_score_runs_on_a_release(
+    database: Database, tmp_path: Path
+) -> None:
+    """Score mode and a release's frozen items, chosen in F4's form under Mode and Items,
+    make the run `vetbench eval --mode score --release NAME` makes; a release made while
+    the screen is open is offered after a refresh (ctrl+r)."""
+    mixed_set(database)
+    store_person(database, "lena", Role.LEAD)
+    ok(run_cli(database, "release", "create", "v1", "--as", "lena"))
+    decide(database, "lena", "cflue:2", "rejected", reason="flawed", comment="needs a table")
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps(MIXED_SET_ANSWERS, ensure_ascii=False), encoding="utf-8")
+    spec = f"scripted:{answers}"
+    common = ("--model", spec, "--shots", "0", "--mode", "score", "--release", "v1", "--json")
+    ok(run_cli(database, "eval", *common))
+    screen = EvaluationScreen(database, "lead")
+    async with ScreenHost(screen).run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        items = screen.query_one("#items", Select)
+        # Select has no public list of its options (Textual 8.2.8)
+        assert [value for _label, value in items._options] == ["approved", "release:v1"]
+        ok(run_cli(database, "release", "create", "v2", "--as", "lena"))
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        offered = [(str(label), value) for label, value in items._options]
+        assert offered == [
+            ("approved items", "approved"),
+            ("release v2", "release:v2"),
+            ("release v1", "release:v1"),
+        ]
+        screen.query_one("#model-spec", Input).value = spec
+        screen.query_one("#shots", Select).value = "0"
+        screen.query_one("#mode", Select).value = "score"
+        items.value = "release:v1"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "the run")
+    with database.session() as session:
+        run_ids = [
+            run.id or 0 for run in session.exec(select(EvalRun).order_by(col(EvalRun.id))).all()
+        ]
+    assert len(run_ids) == 2
+    by_cli, by_app = _stored_runs(database, run_ids[:1]), _stored_runs(database, run_ids[1:])
+    assert by_app == by_cli
+    assert by_cli[0]["mode"] == "score" and by_cli[0]["filters"]["release"] == "v1"
+    # v1 froze cflue:2 before its rejection: the release's items, not today's approved ones
+    assert "cflue:2" in by_cli[0]["item_ids"] and by_cli[0]["status"] == "finished"
 
 
 async def test_the_app_refuses_choices_the_core_refuses(database: Database) -> None:

@@ -48,7 +48,7 @@ from textual.widgets.data_table import CellDoesNotExist
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from db.errors import VetbenchError
-from db.vocabulary import ALL, EvalProtocol, ItemKind, RunStatus, values
+from db.vocabulary import ALL, EvalMode, EvalProtocol, ItemKind, RunStatus, values
 from evaluator import run_text
 from evaluator.backends.settings import DTYPES, BackendSettings
 from evaluator.live import EvaluationSnapshot, read_snapshot
@@ -88,6 +88,8 @@ FEWER_SHOTS_HINT = (
     "`vetbench eval --shot-file FILE` or `--shots-from SOURCE|STATUS`."
 )
 SUSPECTS_EVERY = 5  # suspect keys are re-read every this many polls (a heavier query)
+APPROVED_ITEMS = "approved"  # the Items choice that is not a release: today's approved items
+RELEASE_PREFIX = "release:"  # Items values of releases (a release may be called "approved")
 
 BackendOpener = Callable[[str, "BackendSettings"], "Backend"]
 """Opens the backend for a model spec with the settings chosen; the screen's default goes
@@ -234,6 +236,23 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
                             compact=True,
                         )
                         yield Checkbox("Allow fewer shots", id="fewer-shots", compact=True)
+                    with Horizontal(classes="form-row"):
+                        yield Label("Mode", classes="field-label")
+                        yield Select(
+                            [(name, name) for name in values(EvalMode)],
+                            value=EvalMode.GENERATE.value,
+                            allow_blank=False,
+                            id="mode",
+                            compact=True,
+                        )
+                        yield Label("Items", classes="field-label")
+                        yield Select(
+                            [("approved items", APPROVED_ITEMS)],
+                            value=APPROVED_ITEMS,
+                            allow_blank=False,
+                            id="items",
+                            compact=True,
+                        )
                 with Vertical(id="run-panel"):
                     yield Static("No evaluation run yet.", id="run-title")
                     yield ProgressBar(id="progress", show_eta=False)
@@ -275,11 +294,31 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         self.query_one("#suspects", DataTable).add_columns(
             "item", "kind", "key", "models' answer", "models"
         )
+        self.list_releases()
         self.start_polling()
+
+    def list_releases(self) -> None:
+        """Offer each release under Items (newest first), keeping the choice made when
+        its release is still there."""
+        from db.releases import list_releases
+
+        with self.database.session() as session:
+            names = [release.name for release in reversed(list_releases(session))]
+        items = self.query_one("#items", Select)
+        chosen = items.value
+        items.set_options(
+            [
+                ("approved items", APPROVED_ITEMS),
+                *[(f"release {name}", RELEASE_PREFIX + name) for name in names],
+            ]
+        )
+        offered = {APPROVED_ITEMS, *(RELEASE_PREFIX + name for name in names)}
+        items.value = chosen if chosen in offered else APPROVED_ITEMS
 
     # ---------------------------------------------------------- actions
 
     def action_refresh(self) -> None:
+        self.list_releases()
         self.wake_poller()
 
     def action_follow_newest(self) -> None:
@@ -338,8 +377,11 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
 
         kind, shots = self._value("#kind"), self._value("#shots")
         repeats = self._number("#repeats", "Repeats")
+        items = self._value("#items")
         return EvalChoices(
             protocol=EvalProtocol(self._value("#protocol")),
+            mode=EvalMode(self._value("#mode")),
+            release=items.removeprefix(RELEASE_PREFIX) if items != APPROVED_ITEMS else None,
             shots=None if shots == SHOTS_DEFAULT else int(shots),
             kinds=() if kind == ALL else (kind,),
             repeats=1 if repeats is None else repeats,  # empty: one run
