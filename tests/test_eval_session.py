@@ -147,6 +147,25 @@ def _stored_runs(database: Database, run_ids: list[int]) -> list[dict[str, Any]]
     return shown
 
 
+async def _start_and_finish(pilot: Any, screen: EvaluationScreen) -> None:
+    """Start (ctrl+s) and wait until Start can be pressed again: every planned run ended."""
+    await pilot.press("ctrl+s")
+    await pilot.pause()
+    await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "the runs")
+
+
+def _runs_by_cli_and_app(
+    database: Database, *, by_cli: int, by_app: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The stored runs, oldest first: the CLI's (made first), then the app's."""
+    with database.session() as session:
+        run_ids = [
+            run.id or 0 for run in session.exec(select(EvalRun).order_by(col(EvalRun.id))).all()
+        ]
+    assert len(run_ids) == by_cli + by_app
+    return _stored_runs(database, run_ids[:by_cli]), _stored_runs(database, run_ids[by_cli:])
+
+
 async def test_the_app_and_the_cli_make_identical_runs_for_the_same_choices(
     database: Database, tmp_path: Path
 ) -> None:
@@ -193,15 +212,8 @@ async def test_the_app_and_the_cli_make_identical_runs_for_the_same_choices(
             await pilot.press(*typed)
         screen.query_one("#permute", Checkbox).focus()
         await pilot.press("space")
-        await pilot.press("ctrl+s")
-        await pilot.pause()
-        await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "both runs")
-    with database.session() as session:
-        run_ids = [
-            run.id or 0 for run in session.exec(select(EvalRun).order_by(col(EvalRun.id))).all()
-        ]
-    assert len(run_ids) == 4
-    by_cli, by_app = _stored_runs(database, run_ids[:2]), _stored_runs(database, run_ids[2:])
+        await _start_and_finish(pilot, screen)
+    by_cli, by_app = _runs_by_cli_and_app(database, by_cli=2, by_app=2)
     assert by_app == by_cli
     assert by_cli[0]["params"]["permute_options"] is True
     assert by_cli[0]["params"]["max_new_tokens"] == 24 and by_cli[1]["params"]["seed"] == 1235
@@ -242,15 +254,8 @@ async def test_the_app_and_the_cli_make_identical_score_runs_on_a_release(
         screen.query_one("#shots", Select).value = "0"
         screen.query_one("#mode", Select).value = "score"
         items.value = "release:v1"
-        await pilot.press("ctrl+s")
-        await pilot.pause()
-        await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "the run")
-    with database.session() as session:
-        run_ids = [
-            run.id or 0 for run in session.exec(select(EvalRun).order_by(col(EvalRun.id))).all()
-        ]
-    assert len(run_ids) == 2
-    by_cli, by_app = _stored_runs(database, run_ids[:1]), _stored_runs(database, run_ids[1:])
+        await _start_and_finish(pilot, screen)
+    by_cli, by_app = _runs_by_cli_and_app(database, by_cli=1, by_app=1)
     assert by_app == by_cli
     assert by_cli[0]["mode"] == "score" and by_cli[0]["filters"]["release"] == "v1"
     # v1 froze cflue:2 before its rejection: the release's items, not today's approved ones

@@ -92,6 +92,13 @@ APPROVED_ITEMS = "approved"  # the Items choice that is not a release: today's a
 RELEASE_PREFIX = "release:"  # Items values of releases (a release may be called "approved")
 
 BackendOpener = Callable[[str, "BackendSettings"], "Backend"]
+
+
+def drop_down(widget_id: str, options: list[tuple[str, str]], value: str) -> Select[str]:
+    """One of the start form's choices: compact, never blank."""
+    return Select(options, value=value, allow_blank=False, id=widget_id, compact=True)
+
+
 """Opens the backend for a model spec with the settings chosen; the screen's default goes
 through the registry."""
 
@@ -184,12 +191,10 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
                             compact=True,
                         )
                         yield Label("Protocol", classes="field-label")
-                        yield Select(
+                        yield drop_down(
+                            "protocol",
                             [(name, name) for name in values(EvalProtocol)],
-                            value=EvalProtocol.CUSTOM.value,
-                            allow_blank=False,
-                            id="protocol",
-                            compact=True,
+                            EvalProtocol.CUSTOM.value,
                         )
                         yield Button("Start", id="start", variant="primary", compact=True)
                         yield Button(
@@ -197,36 +202,26 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
                         )
                     with Horizontal(classes="form-row"):
                         yield Label("Kind", classes="field-label")
-                        yield Select(
+                        yield drop_down(
+                            "kind",
                             [("all kinds", ALL), *[(kind, kind) for kind in values(ItemKind)]],
-                            value=ALL,
-                            allow_blank=False,
-                            id="kind",
-                            compact=True,
+                            ALL,
                         )
                         yield Label("Shots", classes="field-label")
-                        yield Select(
+                        yield drop_down(
+                            "shots",
                             [
                                 (SHOTS_DEFAULT, SHOTS_DEFAULT),
                                 *[(str(n), str(n)) for n in SHOT_CHOICES],
                             ],
-                            value=SHOTS_DEFAULT,
-                            allow_blank=False,
-                            id="shots",
-                            compact=True,
+                            SHOTS_DEFAULT,
                         )
                         yield Label("Repeats", classes="field-label")
                         yield Input("1", type="integer", id="repeats", compact=True)
                         yield Checkbox("Permute options", id="permute", compact=True)
                     with Horizontal(classes="form-row"):
                         yield Label("Dtype", classes="field-label")
-                        yield Select(
-                            [(name, name) for name in DTYPES],
-                            value="auto",
-                            allow_blank=False,
-                            id="dtype",
-                            compact=True,
-                        )
+                        yield drop_down("dtype", [(name, name) for name in DTYPES], "auto")
                         yield Label("Max new tokens", classes="field-label")
                         yield Input(
                             "",
@@ -238,20 +233,14 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
                         yield Checkbox("Allow fewer shots", id="fewer-shots", compact=True)
                     with Horizontal(classes="form-row"):
                         yield Label("Mode", classes="field-label")
-                        yield Select(
+                        yield drop_down(
+                            "mode",
                             [(name, name) for name in values(EvalMode)],
-                            value=EvalMode.GENERATE.value,
-                            allow_blank=False,
-                            id="mode",
-                            compact=True,
+                            EvalMode.GENERATE.value,
                         )
                         yield Label("Items", classes="field-label")
-                        yield Select(
-                            [("approved items", APPROVED_ITEMS)],
-                            value=APPROVED_ITEMS,
-                            allow_blank=False,
-                            id="items",
-                            compact=True,
+                        yield drop_down(
+                            "items", [("approved items", APPROVED_ITEMS)], APPROVED_ITEMS
                         )
                 with Vertical(id="run-panel"):
                     yield Static("No evaluation run yet.", id="run-title")
