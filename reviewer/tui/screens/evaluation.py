@@ -92,15 +92,13 @@ APPROVED_ITEMS = "approved"  # the Items choice that is not a release: today's a
 RELEASE_PREFIX = "release:"  # Items values of releases (a release may be called "approved")
 
 BackendOpener = Callable[[str, "BackendSettings"], "Backend"]
+"""Opens the backend for a model spec with the settings chosen; the screen's default goes
+through the registry."""
 
 
 def drop_down(widget_id: str, options: list[tuple[str, str]], value: str) -> Select[str]:
     """One of the start form's choices: compact, never blank."""
     return Select(options, value=value, allow_blank=False, id=widget_id, compact=True)
-
-
-"""Opens the backend for a model spec with the settings chosen; the screen's default goes
-through the registry."""
 
 
 # -------------------------------------------------------------------- screen
