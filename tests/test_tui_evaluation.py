@@ -338,6 +338,27 @@ async def test_the_form_takes_whole_numbers_in_the_cores_ranges(
         assert session.exec(select(EvalRun)).all() == []
 
 
+async def test_an_empty_number_field_is_not_marked_invalid(
+    database: Database, approved: list[str]
+) -> None:
+    """Empty Repeats and Max new tokens mean one run and the protocol's budget: once focus
+    leaves them they are not shown as invalid (red), while a letter typed there is."""
+    screen = EvaluationScreen(database, "ann")
+    async with mounted(screen) as pilot:
+        for selector in ("#repeats", "#max-tokens"):
+            field = screen.query_one(selector, Input)
+            field.value = ""
+            field.focus()
+            await pilot.press("tab")
+            await pilot.pause()
+            assert not field.has_class("-invalid"), selector
+        field = screen.query_one("#max-tokens", Input)
+        field.focus()
+        await pilot.press("-", "tab")
+        await pilot.pause()
+        assert field.has_class("-invalid")
+
+
 def overview(run_id: int, model: str, accuracy: float | None, done: int) -> RunOverview:
     interval = None if accuracy is None else (max(accuracy - 0.2, 0.0), min(accuracy + 0.2, 1.0))
     return RunOverview(

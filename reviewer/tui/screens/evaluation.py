@@ -215,7 +215,11 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
                             SHOTS_DEFAULT,
                         )
                         yield Label("Repeats", classes="field-label")
-                        yield Input("1", type="integer", id="repeats", compact=True)
+                        # Empty is valid in both number fields: one run, the protocol's
+                        # budget (else an empty field turns red once focus leaves it).
+                        yield Input(
+                            "1", type="integer", valid_empty=True, id="repeats", compact=True
+                        )
                         yield Checkbox("Permute options", id="permute", compact=True)
                     with Horizontal(classes="form-row"):
                         yield Label("Dtype", classes="field-label")
@@ -225,6 +229,7 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
                             "",
                             placeholder="protocol's",
                             type="integer",
+                            valid_empty=True,
                             id="max-tokens",
                             compact=True,
                         )
