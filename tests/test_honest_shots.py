@@ -215,11 +215,13 @@ async def test_f4_refuses_fewer_shots_unless_allowed_and_labels_the_shots_got(
         await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "Start again")
         messages = notices(pilot.app)
         assert any(
-            "too few shots: ordering would get 1 of 5 shots" in message
+            message.startswith("No run started: too few shots: ordering would get 1 of 5 shots")
             and "tick 'Allow fewer shots'" in message
             and "--allow-fewer-shots" not in message  # the form's words, not the CLI's
             for message in messages
         ), messages
+        # refused before the model: it is not said to be loading
+        assert not any(message.startswith("Loading") for message in messages), messages
         with database.session() as session:
             assert session.exec(select(EvalRun)).all() == []
 
@@ -227,6 +229,7 @@ async def test_f4_refuses_fewer_shots_unless_allowed_and_labels_the_shots_got(
         await pilot.press("ctrl+s")
         runs = screen.query_one("#runs", DataTable)
         await wait_until(pilot, lambda: runs.row_count == 1, "the run on the leaderboard")
+        assert "Loading demo ..." in notices(pilot.app)  # the form's model, opened by the test
         await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "the run's end")
         await wait_until(
             pilot,

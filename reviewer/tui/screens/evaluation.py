@@ -127,7 +127,8 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
 
     @dataclass
     class ModelNoticed(Message):
-        """Opening the model takes long (a first conversion); the person should know."""
+        """What the person should know while a model opens: that it is loading, once the
+        choices passed their checks, and a long first conversion."""
 
         note: str
 
@@ -344,7 +345,6 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
             replace(self.backend_settings or BackendSettings(), dtype=self._value("#dtype")),
         )
         self._set_run_active(True)
-        notify_literally(self, f"Loading {spec} ...")
         self.run_evaluation(spec, choices, settings)
 
     def _value(self, selector: str) -> str:
@@ -447,6 +447,7 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         reason = ""
         try:  # before a model loads: bad choices and an empty selection are said at once
             check_choices(self.database, choices, model=spec)
+            self.post_message(self.ModelNoticed(f"Loading {spec} ..."))
             backend = self.open_model(spec, settings)
         except FewerShotsError as error:  # said with this form's words, not the CLI's
             self.post_message(self.RunEnded((), outcome, f"{error.what}. {FEWER_SHOTS_HINT}"))
@@ -508,23 +509,15 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         self.own_run_id = None
         self._set_run_active(False)
         ids = message.run_ids
-        what = (
-            "The run"
-            if not ids
-            else f"Run {ids[0]}"
-            if len(ids) == 1
-            else f"Runs {ids[0]}–{ids[-1]}"
-        )
-        if message.status == RunStatus.FINISHED:
-            notify_literally(self, f"{what} finished.")
+        if not ids:  # refused, or the model did not load, before any run was made
+            said = f"No run started: {message.reason or message.status}"
         else:
-            detail = f": {message.reason}" if message.reason else "."
-            notify_literally(
-                self,
-                f"{what} {message.status}{detail}",
-                severity="warning",
-                timeout=10,
-            )
+            what = f"Run {ids[0]}" if len(ids) == 1 else f"Runs {ids[0]}–{ids[-1]}"
+            said = f"{what} {message.status}" + (f": {message.reason}" if message.reason else ".")
+        if message.status == RunStatus.FINISHED:
+            notify_literally(self, said)
+        else:
+            notify_literally(self, said, severity="warning", timeout=10)
         self.wake_poller()
 
     def on_evaluation_screen_snapshot_read(self, message: SnapshotRead) -> None:
