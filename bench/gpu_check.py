@@ -22,6 +22,10 @@ same weights on the same prompts with greedy decoding.  The final norm's weight 
 scaled so that the logits are spread and greedy choices are never near-ties (as
 ``tests/tiny_model.py`` does), so agreement measures the tools, not rounding.
 
+``--modes`` runs some of the three (``score``: only score mode) and ``--dtype float32``
+runs both tools in float32; score mode reports agreement by kind and, for each item the
+tools rank differently, both margins (a tie that rounding decides, or a real difference).
+
 Every figure goes to the console and to one JSON file (``--out``).  Each tool runs in
 a child process of this script (``--child``), so that model loads, peak memory and
 timings belong to one tool.  Without a GPU (``bench/gpu_dry_run.sh``) the same steps
