@@ -11,7 +11,7 @@ from typing import Any
 import click
 import pytest
 from eval_helpers import MIXED_SET_ANSWERS, mixed_set, ok
-from helpers import ScreenHost, notices, run_cli, store_person, wait_until
+from helpers import FIXTURES, ScreenHost, notices, run_cli, store_person, wait_until
 from sqlmodel import col, select
 from textual.widgets import Checkbox, Input, Select
 
@@ -169,8 +169,9 @@ def _runs_by_cli_and_app(
 async def test_the_app_and_the_cli_make_identical_runs_for_the_same_choices(
     database: Database, tmp_path: Path
 ) -> None:
-    """Protocol, shots, repeats, permutation, dtype and answer budget chosen in F4's form
-    make the runs `vetbench eval` makes with the same flags: the same stored rows."""
+    """Protocol, shots, repeats, permutation, dtype, answer budget and shot files chosen in
+    F4's form make the runs `vetbench eval` makes with the same flags: the same stored rows
+    (the form's "Shots from" takes a pattern for the files, as a shell would expand it)."""
     mixed_set(database)
     answers = tmp_path / "answers.json"
     answers.write_text(json.dumps(MIXED_SET_ANSWERS, ensure_ascii=False), encoding="utf-8")
@@ -194,6 +195,8 @@ async def test_the_app_and_the_cli_make_identical_runs_for_the_same_choices(
             "float32",
             "--max-new-tokens",
             "24",
+            "--shot-file",
+            str(FIXTURES / "shots_multi.jsonl"),
             "--json",
         )
     )
@@ -205,6 +208,7 @@ async def test_the_app_and_the_cli_make_identical_runs_for_the_same_choices(
         screen.query_one("#kind", Select).value = "multi"
         screen.query_one("#shots", Select).value = "1"
         screen.query_one("#dtype", Select).value = "float32"
+        screen.query_one("#shots-from", Input).value = str(FIXTURES / "shots_mul*.jsonl")
         for selector, typed in (("#repeats", "2"), ("#max-tokens", "24")):
             field = screen.query_one(selector, Input)
             field.value = ""
@@ -216,6 +220,7 @@ async def test_the_app_and_the_cli_make_identical_runs_for_the_same_choices(
     by_cli, by_app = _runs_by_cli_and_app(database, by_cli=2, by_app=2)
     assert by_app == by_cli
     assert by_cli[0]["params"]["permute_options"] is True
+    assert by_cli[0]["params"]["shot_file"] == str(FIXTURES / "shots_multi.jsonl")
     assert by_cli[0]["params"]["max_new_tokens"] == 24 and by_cli[1]["params"]["seed"] == 1235
     assert by_cli[0]["status"] == "finished" and len(by_cli[0]["predictions"]) == 2
 
@@ -274,5 +279,39 @@ async def test_the_app_refuses_choices_the_core_refuses(database: Database) -> N
         await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "Start again")
         messages = notices(pilot.app)
         assert any("the cflue protocol fixes its shots (0)" in m for m in messages), messages
+        screen.query_one("#protocol", Select).value = "custom"
+        screen.query_one("#shots-from", Input).value = "no_such_shots.jsonl"
+        await pilot.press("ctrl+s")
+        said = "Shots from: no file 'no_such_shots.jsonl'"
+        await wait_until(pilot, lambda: any(said in m for m in notices(pilot.app)), said)
+        assert not screen.query_one("#start").disabled  # refused before anything began
     with database.session() as session:
         assert session.exec(select(EvalRun)).all() == []
+
+
+def test_shots_from_takes_shot_files_or_one_source_or_status(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """F4's "Shots from": files (a pattern stands for what it matches), or one word that
+    names no file, a source or status; a file that is not there is refused before a run."""
+    from reviewer.tui.screens.evaluation import shots_from_field
+
+    for name in ("shots_a.jsonl", "shots_b.jsonl", "pending"):
+        (tmp_path / name).write_text("", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert shots_from_field("  ") == ((), None)
+    assert shots_from_field("cflue") == ((), "cflue")
+    assert shots_from_field("shots_*.jsonl") == (
+        (Path("shots_a.jsonl"), Path("shots_b.jsonl")),
+        None,
+    )
+    assert shots_from_field("pending") == ((Path("pending"),), None)  # a file of that name
+    absolute = shots_from_field(f"{tmp_path}/shots_b.jsonl {tmp_path}/shots_a.jsonl")
+    assert absolute == ((tmp_path / "shots_b.jsonl", tmp_path / "shots_a.jsonl"), None)
+    for text, said in (
+        ("nothing_*.jsonl", "no file matches 'nothing_*.jsonl'"),
+        ("missing.jsonl", "no file 'missing.jsonl'"),
+        ("shots_a.jsonl cflue", "no file 'cflue' (give shot files, or one source or status)"),
+    ):
+        with pytest.raises(RunSetupError, match=re.escape(said)):
+            shots_from_field(text)

@@ -21,8 +21,11 @@ with the settings ``vetbench review`` was given (``--base-url``, ``--threads`` .
 
 from __future__ import annotations
 
+import glob
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -84,8 +87,8 @@ if TYPE_CHECKING:
 SHOT_CHOICES = (0, 1, 2, 3, 5, 10)
 SHOTS_DEFAULT = "default"  # the protocol's own shots (5 for custom), as `vetbench eval`
 FEWER_SHOTS_HINT = (
-    "Choose fewer shots, tick 'Allow fewer shots', or give shots with "
-    "`vetbench eval --shot-file FILE` or `--shots-from SOURCE|STATUS`."
+    "Choose fewer shots, tick 'Allow fewer shots', or say where shots come from under "
+    "'Shots from': shot files (such as fixtures/shots_*.jsonl), or a source or status."
 )
 SUSPECTS_EVERY = 5  # suspect keys are re-read every this many polls (a heavier query)
 APPROVED_ITEMS = "approved"  # the Items choice that is not a release: today's approved items
@@ -99,6 +102,44 @@ through the registry."""
 def drop_down(widget_id: str, options: list[tuple[str, str]], value: str) -> Select[str]:
     """One of the start form's choices: compact, never blank."""
     return Select(options, value=value, allow_blank=False, id=widget_id, compact=True)
+
+
+def shots_from_field(text: str) -> tuple[tuple[Path, ...], str | None]:
+    """The form's "Shots from" as ``vetbench eval``'s ``--shot-file`` files or its
+    ``--shots-from`` source or status: shot files, separated by spaces (a pattern such as
+    ``fixtures/shots_*.jsonl`` stands for the files it matches), or one word that names
+    no file, a source or status; empty, neither.  A file that is not there is refused
+    here, as the command line refuses it."""
+    from evaluator.run_create import RunSetupError
+
+    words = text.split()
+    if len(words) == 1 and not _names_a_file(words[0]):
+        return (), words[0]
+    files: list[Path] = []
+    for word in words:
+        if glob.has_magic(word):
+            matched = sorted(glob.glob(os.path.expanduser(word)))
+            if not matched:
+                raise RunSetupError(f"Shots from: no file matches '{word}'")
+            files += [Path(found) for found in matched]
+        elif Path(word).expanduser().is_file():
+            files.append(Path(word).expanduser())
+        else:
+            raise RunSetupError(
+                f"Shots from: no file '{word}' (give shot files, or one source or status)"
+            )
+    return tuple(files), None
+
+
+def _names_a_file(word: str) -> bool:
+    """Whether ``word`` is meant as a file: it is one, or it has a folder, a wildcard or
+    a JSON ending (a source or status has none of these)."""
+    return (
+        Path(word).expanduser().is_file()
+        or glob.has_magic(word)
+        or any(separator in word for separator in "/\\")
+        or word.endswith((".jsonl", ".json"))
+    )
 
 
 # -------------------------------------------------------------------- screen
@@ -246,6 +287,14 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
                         yield drop_down(
                             "items", [("approved items", APPROVED_ITEMS)], APPROVED_ITEMS
                         )
+                    with Horizontal(classes="form-row"):
+                        yield Label("Shots from", classes="field-label")
+                        yield Input(
+                            "",
+                            placeholder="stored items; or shot files, or a source or status",
+                            id="shots-from",
+                            compact=True,
+                        )
                 with Vertical(id="run-panel"):
                     yield Static("No evaluation run yet.", id="run-title")
                     yield ProgressBar(id="progress", show_eta=False)
@@ -370,7 +419,10 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         kind, shots = self._value("#kind"), self._value("#shots")
         repeats = self._number("#repeats", "Repeats")
         items = self._value("#items")
+        shot_files, shots_from = shots_from_field(self.query_one("#shots-from", Input).value)
         return EvalChoices(
+            shot_files=shot_files,
+            shots_from=shots_from,
             protocol=EvalProtocol(self._value("#protocol")),
             mode=EvalMode(self._value("#mode")),
             release=items.removeprefix(RELEASE_PREFIX) if items != APPROVED_ITEMS else None,
