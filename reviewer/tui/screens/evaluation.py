@@ -104,6 +104,22 @@ def drop_down(widget_id: str, options: list[tuple[str, str]], value: str) -> Sel
     return Select(options, value=value, allow_blank=False, id=widget_id, compact=True)
 
 
+def text_field(
+    widget_id: str, value: str = "", placeholder: str = "", *, number: bool = False
+) -> Input:
+    """One of the start form's typed fields, compact; a number field takes whole numbers
+    and may be left empty (the default it names: one run, the protocol's budget), so that
+    an empty one is not shown as invalid once focus leaves it."""
+    return Input(
+        value,
+        placeholder=placeholder,
+        type="integer" if number else "text",
+        valid_empty=number,
+        id=widget_id,
+        compact=True,
+    )
+
+
 def shots_from_field(text: str) -> tuple[tuple[Path, ...], str | None]:
     """The form's "Shots from" as ``vetbench eval``'s ``--shot-file`` files or its
     ``--shots-from`` source or status: shot files, separated by spaces (a pattern such as
@@ -224,11 +240,10 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
                 with Vertical(id="start-form"):
                     with Horizontal(classes="form-row"):
                         yield Label("Model", classes="field-label")
-                        yield Input(
-                            value="demo",
-                            placeholder="demo, a model folder, openai:NAME or scripted:FILE",
-                            id="model-spec",
-                            compact=True,
+                        yield text_field(
+                            "model-spec",
+                            "demo",
+                            "demo, a model folder, openai:NAME or scripted:FILE",
                         )
                         yield Label("Protocol", classes="field-label")
                         yield drop_down(
@@ -257,24 +272,13 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
                             SHOTS_DEFAULT,
                         )
                         yield Label("Repeats", classes="field-label")
-                        # Empty is valid in both number fields: one run, the protocol's
-                        # budget (else an empty field turns red once focus leaves it).
-                        yield Input(
-                            "1", type="integer", valid_empty=True, id="repeats", compact=True
-                        )
+                        yield text_field("repeats", "1", number=True)
                         yield Checkbox("Permute options", id="permute", compact=True)
                     with Horizontal(classes="form-row"):
                         yield Label("Dtype", classes="field-label")
                         yield drop_down("dtype", [(name, name) for name in DTYPES], "auto")
                         yield Label("Max new tokens", classes="field-label")
-                        yield Input(
-                            "",
-                            placeholder="protocol's",
-                            type="integer",
-                            valid_empty=True,
-                            id="max-tokens",
-                            compact=True,
-                        )
+                        yield text_field("max-tokens", "", "protocol's", number=True)
                         yield Checkbox("Allow fewer shots", id="fewer-shots", compact=True)
                     with Horizontal(classes="form-row"):
                         yield Label("Mode", classes="field-label")
@@ -289,11 +293,8 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
                         )
                     with Horizontal(classes="form-row"):
                         yield Label("Shots from", classes="field-label")
-                        yield Input(
-                            "",
-                            placeholder="stored items; or shot files, or a source or status",
-                            id="shots-from",
-                            compact=True,
+                        yield text_field(
+                            "shots-from", "", "stored items; or shot files, or a source or status"
                         )
                 with Vertical(id="run-panel"):
                     yield Static("No evaluation run yet.", id="run-title")
