@@ -294,7 +294,7 @@ def test_shots_from_takes_shot_files_or_one_source_or_status(
 ) -> None:
     """F4's "Shots from": files (a pattern stands for what it matches), or one word that
     names no file, a source or status; a file that is not there is refused before a run."""
-    from reviewer.tui.screens.evaluation import shots_from_field
+    from reviewer.tui.screens.evaluation_form import shots_from_field
 
     for name in ("shots_a.jsonl", "shots_b.jsonl", "pending"):
         (tmp_path / name).write_text("", encoding="utf-8")

@@ -21,11 +21,8 @@ with the settings ``vetbench review`` was given (``--base-url``, ``--threads`` .
 
 from __future__ import annotations
 
-import glob
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -61,6 +58,7 @@ from reviewer.tui.literal import line_broken, literal, notify_literally
 from reviewer.tui.polling import PollingScreen
 from reviewer.tui.responsive import apply_size_classes
 from reviewer.tui.screens.area import AreaScreen
+from reviewer.tui.screens.evaluation_form import drop_down, shots_from_field, text_field
 from reviewer.tui.screens.evaluation_text import (
     accuracy_bar,
     answered_item_cells,
@@ -97,65 +95,6 @@ RELEASE_PREFIX = "release:"  # Items values of releases (a release may be called
 BackendOpener = Callable[[str, "BackendSettings"], "Backend"]
 """Opens the backend for a model spec with the settings chosen; the screen's default goes
 through the registry."""
-
-
-def drop_down(widget_id: str, options: list[tuple[str, str]], value: str) -> Select[str]:
-    """One of the start form's choices: compact, never blank."""
-    return Select(options, value=value, allow_blank=False, id=widget_id, compact=True)
-
-
-def text_field(
-    widget_id: str, value: str = "", placeholder: str = "", *, number: bool = False
-) -> Input:
-    """One of the start form's typed fields, compact; a number field takes whole numbers
-    and may be left empty (the default it names: one run, the protocol's budget), so that
-    an empty one is not shown as invalid once focus leaves it."""
-    return Input(
-        value,
-        placeholder=placeholder,
-        type="integer" if number else "text",
-        valid_empty=number,
-        id=widget_id,
-        compact=True,
-    )
-
-
-def shots_from_field(text: str) -> tuple[tuple[Path, ...], str | None]:
-    """The form's "Shots from" as ``vetbench eval``'s ``--shot-file`` files or its
-    ``--shots-from`` source or status: shot files, separated by spaces (a pattern such as
-    ``fixtures/shots_*.jsonl`` stands for the files it matches), or one word that names
-    no file, a source or status; empty, neither.  A file that is not there is refused
-    here, as the command line refuses it."""
-    from evaluator.run_create import RunSetupError
-
-    words = text.split()
-    if len(words) == 1 and not _names_a_file(words[0]):
-        return (), words[0]
-    files: list[Path] = []
-    for word in words:
-        if glob.has_magic(word):
-            matched = sorted(glob.glob(os.path.expanduser(word)))
-            if not matched:
-                raise RunSetupError(f"Shots from: no file matches '{word}'")
-            files += [Path(found) for found in matched]
-        elif Path(word).expanduser().is_file():
-            files.append(Path(word).expanduser())
-        else:
-            raise RunSetupError(
-                f"Shots from: no file '{word}' (give shot files, or one source or status)"
-            )
-    return tuple(files), None
-
-
-def _names_a_file(word: str) -> bool:
-    """Whether ``word`` is meant as a file: it is one, or it has a folder, a wildcard or
-    a JSON ending (a source or status has none of these)."""
-    return (
-        Path(word).expanduser().is_file()
-        or glob.has_magic(word)
-        or any(separator in word for separator in "/\\")
-        or word.endswith((".jsonl", ".json"))
-    )
 
 
 # -------------------------------------------------------------------- screen
