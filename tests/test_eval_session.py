@@ -13,6 +13,7 @@ import pytest
 from eval_helpers import MIXED_SET_ANSWERS, mixed_set, ok
 from helpers import FIXTURES, ScreenHost, notices, run_cli, store_person, wait_until
 from sqlmodel import col, select
+from textual.pilot import Pilot
 from textual.widgets import Checkbox, Input, Select
 
 from db.engine import Database
@@ -147,7 +148,7 @@ def _stored_runs(database: Database, run_ids: list[int]) -> list[dict[str, Any]]
     return shown
 
 
-async def _start_and_finish(pilot: Any, screen: EvaluationScreen) -> None:
+async def _start_and_finish(pilot: Pilot[None], screen: EvaluationScreen) -> None:
     """Start (ctrl+s) and wait until Start can be pressed again: every planned run ended."""
     await pilot.press("ctrl+s")
     await pilot.pause()
