@@ -511,6 +511,12 @@ _TEXT_FLAGS = (
 _KNOWN_KINDS = frozenset(kind.value for kind in ItemKind)  # a hand-made row may hold another
 
 
+def _stored_text_findings(text: RevisionText) -> list[FlagFinding]:
+    """The text rules' findings on a stored revision; none for a hand-made row of a kind
+    vetbench does not know (vetbench itself stores only known kinds)."""
+    return text_findings(text) if text.kind in _KNOWN_KINDS else []
+
+
 def _every_current_text(session: Session) -> Iterator[tuple[str, int, RevisionText]]:
     """Every item's current revision as the text rules read it: (item, revision number,
     text), the oldest item first (the order near-duplicates are found in)."""
@@ -546,8 +552,7 @@ def recompute_flags(
     ids: list[str] = []
     with closing(TextSpill()) as texts:
         for item_id, revision, revision_text in _every_current_text(session):
-            # stored by vetbench, so always of a known kind; a hand-made row is skipped
-            if revision_text.kind in _KNOWN_KINDS and (findings := text_findings(revision_text)):
+            if findings := _stored_text_findings(revision_text):
                 wanted[(item_id, revision)] = findings
             ids.append(item_id)
             texts.append(item_text(revision_text.prompt, revision_text.choices))
@@ -609,11 +614,11 @@ def backfill_text_flag(session: Session, name: FlagName, actor: str) -> int:
     now = utcnow()
     rows = []
     for item_id, revision, revision_text in _every_current_text(session):
-        if revision_text.kind not in _KNOWN_KINDS or (item_id, revision) in flagged:
-            continue  # a hand-made row, or flagged already
+        if (item_id, revision) in flagged:
+            continue
         rows += [
             _flag_row(item_id, revision, finding, FlagSource.AUTO, now)
-            for finding in text_findings(revision_text)
+            for finding in _stored_text_findings(revision_text)
             if finding.name is name
         ]
     _insert(session, rows)

@@ -61,9 +61,9 @@ def config_set(ctx: click.Context, key: str, value: str, name: str | None) -> No
     db = open_db(ctx)
     who = acting_person(ctx, name, needs_lead=True)
     if not who.is_lead:
+        standing = f"an {who.role}" if who.role else "not registered"
         fail(
-            f"only leads change settings; {who.name} is "
-            f"{f'an {who.role}' if who.role else 'not registered'} "
+            f"only leads change settings; {who.name} is {standing} "
             f"(a lead adds leads: vetbench users add NAME --role lead)"
         )
     try:
