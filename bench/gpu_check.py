@@ -275,112 +275,107 @@ def score_disagreements(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]
     }
 
 
+HARNESS_GROUPS = {"generate": "vetbench", "score": "vetbench_mc"}
+"""The lm-eval task group each compared mode runs (the CFLUE run has no peer)."""
+
+
+def with_speed_ratio(figures: dict[str, Any]) -> dict[str, Any]:
+    ours, other = figures["vetbench_items_per_s"], figures["lm_eval_items_per_s"]
+    return figures | {"speed_ratio": ours / other if ours and other else None}
+
+
+def generate_figures(run: dict[str, Any], harness: dict[str, Any]) -> dict[str, Any]:
+    """Generate mode: how often the parsed answers and the prompts are the same."""
+    from evaluator.exports.lm_eval import read_answer  # lm-eval's output, read as vetbench reads
+
+    samples = harness["samples"]
+    theirs = {s["id"]: read_answer(s["kind"], s["output"], s["labels"]) for s in samples}
+    ours = {p["item_id"]: p["parsed_answer"] for p in run["predictions"]}
+    our_prompts = {p["item_id"]: p["prompt"] for p in run["predictions"]}
+    their_prompts = {s["id"]: s["prompt"] for s in samples}
+    shared = set(our_prompts) & set(their_prompts)
+    return with_speed_ratio(
+        agreement(ours, theirs)
+        | {
+            "identical_prompts": sum(our_prompts[i] == their_prompts[i] for i in shared),
+            "vetbench_items_per_s": run["progress"]["items_per_second"],
+            "lm_eval_items_per_s": rate(len(theirs), harness["eval_s"]),
+            "vetbench_accuracy": run["accuracy"],
+        }
+    )
+
+
+def score_figures(run: dict[str, Any], harness: dict[str, Any]) -> dict[str, Any]:
+    """Score mode: how often the top-ranked candidates are the same, and where not, why."""
+    samples = harness["samples"]
+    return with_speed_ratio(
+        agreement(
+            {p["item_id"]: p["parsed_answer"] for p in run["predictions"]},
+            {s["id"]: s["answer"] for s in samples},
+        )
+        | {
+            "vetbench_items_per_s": run["progress"]["items_per_second"],
+            "lm_eval_items_per_s": rate(len(samples), harness["eval_s"]),
+        }
+        | score_disagreements(run["predictions"], samples)
+    )
+
+
+def cflue_figures(run: dict[str, Any], max_new_tokens: int) -> dict[str, Any]:
+    """The CFLUE protocol's free-length run: speed and how long the answers ran."""
+    outputs = [p["raw_output"] or "" for p in run["predictions"]]
+    return {
+        "items": run["n"],
+        "items_per_s": run["progress"]["items_per_second"],
+        "max_new_tokens": max_new_tokens,
+        "truncated": run.get("truncated"),
+        "mean_output_chars": sum(map(len, outputs)) / len(outputs) if outputs else None,
+    }
+
+
 def measure(model: str, model_dir: Path, work: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """vetbench's runs of the modes asked for (one child), lm-eval's on the same exported
+    tasks (another child), and the figures that compare them."""
     db, task = work / "bench.db", work / "task"
     limit = ["--limit", str(args.limit)] if args.limit else []
     sources = [option for source in EVALUATED_SOURCES for option in ("--source", source)]
     common = ["--model", str(model_dir), "--device", args.device, "--dtype", args.dtype, *limit]
     shots = ["--shots", str(SHOTS)]
     shots += ["--shot-file", str(args.shot_file)] if args.shot_file else []
-    cflue_tokens = str(args.cflue_max_new_tokens)
+    cflue = ["--protocol", "cflue", "--source", "cflue_mcq"]
+    cflue += ["--max-new-tokens", str(args.cflue_max_new_tokens)]
     planned = {
         "generate": [*common, *shots, *sources],
         "score": [*common, *shots, "--mode", "score", *sources],
-        "cflue": [
-            *common,
-            "--protocol",
-            "cflue",
-            "--source",
-            "cflue_mcq",
-            "--max-new-tokens",
-            cflue_tokens,
-        ],
+        "cflue": [*common, *cflue],
     }
     modes = [mode for mode in planned if mode in args.modes]
     child_out = work / f"{model}-vetbench.json"
-    runs = [planned[mode] for mode in modes]
+    runs = json.dumps([planned[mode] for mode in modes])
     run_child(
-        [
-            "--child",
-            "vetbench",
-            "--db",
-            str(db),
-            "--out",
-            str(child_out),
-            "--runs",
-            json.dumps(runs),
-        ],
+        ["--child", "vetbench", "--db", str(db), "--out", str(child_out), "--runs", runs],
         args.timeout,
     )
-    processes = json.loads(child_out.read_text(encoding="utf-8"))
     stored = dict(zip(modes, newest_runs(db, len(modes)), strict=True))
-    figures: dict[str, Any] = {"model_dir": str(model_dir), "vetbench_processes": processes}
+    figures: dict[str, Any] = {
+        "model_dir": str(model_dir),
+        "vetbench_processes": json.loads(child_out.read_text(encoding="utf-8")),
+    }
 
-    groups = [
-        group
-        for mode, group in (("generate", "vetbench"), ("score", "vetbench_mc"))
-        if mode in modes
-    ]
-    harness: dict[str, Any] = {}
+    groups = [HARNESS_GROUPS[mode] for mode in modes if mode in HARNESS_GROUPS]
     if groups:
         harness_out = work / f"{model}-lm-eval.json"
         harness_args = ["--child", "lm-eval", "--task", str(task), "--model-dir", str(model_dir)]
         harness_args += ["--device", args.device, "--dtype", args.dtype, "--out", str(harness_out)]
-        harness_args += ["--groups", ",".join(groups)]
-        harness_args += ["--limit", str(args.limit)] if args.limit else []
+        harness_args += ["--groups", ",".join(groups), *limit]
         run_child(harness_args, args.timeout)
         harness = json.loads(harness_out.read_text(encoding="utf-8"))
-
-    from evaluator.exports.lm_eval import read_answer
-
-    if "generate" in stored:
-        generated = stored["generate"]
-        theirs_generated = {
-            s["id"]: read_answer(s["kind"], s["output"], s["labels"])
-            for s in harness["vetbench"]["samples"]
-        }
-        ours_generated = {p["item_id"]: p["parsed_answer"] for p in generated["predictions"]}
-        ours_prompts = {p["item_id"]: p["prompt"] for p in generated["predictions"]}
-        prompts = {s["id"]: s["prompt"] for s in harness["vetbench"]["samples"]}
-        same_prompt = sum(
-            ours_prompts[item] == prompts[item] for item in set(ours_prompts) & set(prompts)
-        )
-        figures["generate"] = agreement(ours_generated, theirs_generated) | {
-            "identical_prompts": same_prompt,
-            "vetbench_items_per_s": generated["progress"]["items_per_second"],
-            "lm_eval_items_per_s": rate(len(theirs_generated), harness["vetbench"]["eval_s"]),
-            "vetbench_accuracy": generated["accuracy"],
-        }
-    if "score" in stored:
-        scored, samples = stored["score"], harness["vetbench_mc"]["samples"]
-        figures["score"] = (
-            agreement(
-                {p["item_id"]: p["parsed_answer"] for p in scored["predictions"]},
-                {s["id"]: s["answer"] for s in samples},
-            )
-            | {
-                "vetbench_items_per_s": scored["progress"]["items_per_second"],
-                "lm_eval_items_per_s": rate(len(samples), harness["vetbench_mc"]["eval_s"]),
-            }
-            | score_disagreements(scored["predictions"], samples)
-        )
-    for mode in ("generate", "score"):
-        if mode in figures:
-            ours, other = (
-                figures[mode]["vetbench_items_per_s"],
-                figures[mode]["lm_eval_items_per_s"],
-            )
-            figures[mode]["speed_ratio"] = ours / other if ours and other else None
+        if "generate" in stored:
+            figures["generate"] = generate_figures(stored["generate"], harness["vetbench"])
+        if "score" in stored:
+            figures["score"] = score_figures(stored["score"], harness["vetbench_mc"])
     if "cflue" in stored:
-        cflue = stored["cflue"]
-        outputs = [p["raw_output"] or "" for p in cflue["predictions"]]
-        figures["cflue"] = {
-            "items": cflue["n"],
-            "items_per_s": cflue["progress"]["items_per_second"],
-            "max_new_tokens": int(cflue_tokens),
-            "truncated": cflue.get("truncated"),
-            "mean_output_chars": sum(map(len, outputs)) / len(outputs) if outputs else None,
-        }
+        figures["cflue"] = cflue_figures(stored["cflue"], args.cflue_max_new_tokens)
     return figures
 
 
