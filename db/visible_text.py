@@ -4,7 +4,7 @@ An ESC, BEL or OSC sequence sent to a terminal can restyle the screen, retitle t
 window or write to the clipboard, and a newline inside a name can forge a table
 line.  Both interfaces show user and model text through this one mapping: the
 review app (``reviewer.tui.literal``) and the command line
-(``reviewer.cli.common.terminal_text``).  Standard library only, so either side
+(``reviewer.cli.output.terminal_text``).  Standard library only, so either side
 imports it without loading the other.
 
 - C0 controls become the Unicode "control pictures" (ESC -> ``␛``, NUL -> ``␀``);

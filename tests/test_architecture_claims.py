@@ -2,7 +2,7 @@
 
 - "JSON is made at the edge, once": every ``--json`` printer prints a typed result's
   own ``to_json()`` (or a list of them); no command builds a JSON dict by hand or calls
-  ``json.dumps`` itself (``reviewer/cli/common.py:print_json`` is the one that does).
+  ``json.dumps`` itself (``reviewer/cli/output.py:print_json`` is the one that does).
 - "Every command that writes a file the user named writes it through
   ``evaluator/exports/atomic_write.py``": nothing else in the review domain, the
   interfaces or the exports opens a file for writing, stages a temporary file or
@@ -73,7 +73,7 @@ def hand_made_json(tree: ast.AST) -> list[str]:
 
 
 def test_json_is_made_once_by_each_results_to_json() -> None:
-    by_hand = found_in(hand_made_json, "reviewer/cli", "reviewer/tui", but="reviewer/cli/common.py")
+    by_hand = found_in(hand_made_json, "reviewer/cli", "reviewer/tui", but="reviewer/cli/output.py")
     assert by_hand == {}
 
 

@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 # What `vetbench eval` shows after the bar, as long as it gets.
 CHILD = """
-from reviewer.cli.common import TerminalProgressBar
+from reviewer.cli.output import TerminalProgressBar
 
 bar = TerminalProgressBar(
     37,

@@ -14,7 +14,8 @@ from pathlib import Path
 import click
 
 from reviewer.cli import options
-from reviewer.cli.common import fail, open_db, printed_json_or_empty
+from reviewer.cli.common import fail, open_db
+from reviewer.cli.output import printed_json_or_empty
 
 _RELATIVE_TIME = re.compile(r"^(\d+)\s*([mhdw])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}

@@ -6,7 +6,8 @@ from __future__ import annotations
 import click
 
 from reviewer.cli import options
-from reviewer.cli.common import open_db, print_json, terminal_text
+from reviewer.cli.common import open_db
+from reviewer.cli.output import print_json, terminal_text
 
 DEFAULT_CONFIDENCE = 0.95  # db.consensus.DEFAULT_CONFIDENCE (imported lazily)
 

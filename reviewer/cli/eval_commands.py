@@ -27,15 +27,9 @@ from db.vocabulary import (
     values,
 )
 from reviewer.cli import options
-from reviewer.cli.common import (
-    EXIT_INTERRUPTED,
-    TerminalProgressBar,
-    fail,
-    open_db,
-    print_json,
-    terminal_text,
-)
+from reviewer.cli.common import EXIT_INTERRUPTED, fail, open_db
 from reviewer.cli.identity import acting_person
+from reviewer.cli.output import TerminalProgressBar, print_json, terminal_text
 from reviewer.cli.runs_commands import print_figures
 
 if TYPE_CHECKING:

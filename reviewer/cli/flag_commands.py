@@ -20,16 +20,14 @@ import click
 
 from db.vocabulary import ALL, FLAG_DESCRIPTIONS, UNDECIDED_STATUSES, FlagName
 from reviewer.cli import options
-from reviewer.cli.common import (
-    EXIT_INTERRUPTED,
+from reviewer.cli.common import EXIT_INTERRUPTED, fail, open_db
+from reviewer.cli.identity import acting_person, as_option
+from reviewer.cli.output import (
     TerminalProgressBar,
-    fail,
-    open_db,
     print_json,
     printed_json_or_empty,
     terminal_text,
 )
-from reviewer.cli.identity import acting_person, as_option
 
 if TYPE_CHECKING:
     from db.flags import ItemFlag

@@ -14,16 +14,14 @@ import click
 
 from db.vocabulary import GenerationKind, values
 from reviewer.cli import options
-from reviewer.cli.common import (
-    EXIT_INTERRUPTED,
+from reviewer.cli.common import EXIT_INTERRUPTED, fail, open_db
+from reviewer.cli.identity import acting_person
+from reviewer.cli.output import (
     TerminalProgressBar,
-    fail,
-    open_db,
     print_json,
     printed_json_or_empty,
     terminal_text,
 )
-from reviewer.cli.identity import acting_person
 
 if TYPE_CHECKING:
     from evaluator.backends.settings import ApiSettings

@@ -12,14 +12,9 @@ from pathlib import Path
 import click
 
 from reviewer.cli import options
-from reviewer.cli.common import (
-    fail,
-    open_db,
-    printed_json_or_empty,
-    terminal_block,
-    terminal_text,
-)
+from reviewer.cli.common import fail, open_db
 from reviewer.cli.identity import acting_person, as_option
+from reviewer.cli.output import printed_json_or_empty, terminal_block, terminal_text
 
 
 @click.group("guidelines")

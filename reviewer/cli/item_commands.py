@@ -14,8 +14,9 @@ import click
 
 from db.vocabulary import ALL, ItemKind, ItemStatus, values
 from reviewer.cli import options
-from reviewer.cli.common import fail, open_db, print_json, printed_json_or_empty, terminal_text
+from reviewer.cli.common import fail, open_db
 from reviewer.cli.identity import acting_person, as_option
+from reviewer.cli.output import print_json, printed_json_or_empty, terminal_text
 
 if TYPE_CHECKING:
     from db.import_report import FileReport, ImportProgress, ImportReport

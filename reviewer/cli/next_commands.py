@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 import click
 
 from reviewer.cli import options
-from reviewer.cli.common import print_json, terminal_block, terminal_text
 from reviewer.cli.identity import as_option, new_user_option
+from reviewer.cli.output import print_json, terminal_block, terminal_text
 from reviewer.cli.review_commands import QueueChoice, open_queue_for, queue_options
 
 if TYPE_CHECKING:

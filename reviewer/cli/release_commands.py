@@ -13,15 +13,9 @@ import click
 
 from db.vocabulary import ItemStatus
 from reviewer.cli import options
-from reviewer.cli.common import (
-    fail,
-    open_db,
-    print_json,
-    printed_json_or_empty,
-    terminal_block,
-    terminal_text,
-)
+from reviewer.cli.common import fail, open_db
 from reviewer.cli.identity import acting_person, as_option
+from reviewer.cli.output import print_json, printed_json_or_empty, terminal_block, terminal_text
 
 
 @click.group("release")

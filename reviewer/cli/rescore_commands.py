@@ -11,7 +11,8 @@ from __future__ import annotations
 import click
 
 from reviewer.cli import options
-from reviewer.cli.common import fail, open_db, print_json, terminal_text
+from reviewer.cli.common import fail, open_db
+from reviewer.cli.output import print_json, terminal_text
 from reviewer.cli.runs_commands import runs_group
 
 

@@ -17,8 +17,9 @@ import click
 
 from db.vocabulary import OPEN_STATUSES, FlagName, ItemKind, QueueOrder, Verdict, values
 from reviewer.cli import options
-from reviewer.cli.common import fail, open_db, print_json, terminal_text
+from reviewer.cli.common import fail, open_db
 from reviewer.cli.identity import acting_person, as_option, new_user_option
+from reviewer.cli.output import print_json, terminal_text
 
 if TYPE_CHECKING:
     from db.engine import Database

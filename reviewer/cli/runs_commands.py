@@ -15,14 +15,8 @@ import click
 
 from db.vocabulary import EvalProtocol, FailureKind, values
 from reviewer.cli import options
-from reviewer.cli.common import (
-    fail,
-    open_db,
-    print_json,
-    printed_json_or_empty,
-    terminal_block,
-    terminal_text,
-)
+from reviewer.cli.common import fail, open_db
+from reviewer.cli.output import print_json, printed_json_or_empty, terminal_block, terminal_text
 
 if TYPE_CHECKING:
     from evaluator.results import Figures, PredictionView, RunFigures, RunProgress

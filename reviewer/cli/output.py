@@ -1,0 +1,108 @@
+"""What the CLI prints: untrusted text made safe for a terminal, JSON documents, and
+progress bars on stderr."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Generic, Protocol, TypeVar
+
+import click
+
+from db.visible_text import one_line, visible_text
+
+State = TypeVar("State")
+
+
+def terminal_text(value: object, width: int | None = None) -> str:
+    """Any untrusted value (a name, an id, a comment, model output) fit for one line of a terminal.
+
+    Control characters are shown, never sent (ESC -> ``␛``, a newline -> ``␊``), as the
+    review app shows them; with ``width``, longer text is cut and ends in ``…``.
+    """
+    return one_line(str(value), width)
+
+
+def terminal_block(value: str) -> str:
+    """Untrusted multi-line text for a terminal: newlines and tabs kept, other controls shown."""
+    return visible_text(value)
+
+
+# JSON escapes C0 controls itself; these it would write raw (the same JSON value either way).
+_JSON_RAW_CONTROLS = {code: f"\\u{code:04x}" for code in [0x7F, *range(0x80, 0xA0)]}
+
+
+def print_json(data: Any) -> None:
+    """``data`` as JSON on standard output: indented for a person at a terminal, one line
+    when piped or captured, so that a program reading the output (or only its last line,
+    as line-oriented tools do) gets the whole document."""
+    indent = 2 if sys.stdout.isatty() else None
+    text = json.dumps(data, ensure_ascii=False, indent=indent, default=str)
+    click.echo(text.translate(_JSON_RAW_CONTROLS))
+
+
+class ShownAsJson(Protocol):
+    # Mapping, not db.json_types.JsonObject: evaluator's JSON alias is a wider one.
+    def to_json(self) -> Mapping[str, object]: ...
+
+
+def printed_json_or_empty(
+    rows: Sequence[ShownAsJson], *, as_json: bool, empty: str, err: bool = False
+) -> bool:
+    """With --json print ``rows`` as a JSON list; without, print ``empty`` (on stderr with
+    ``err``) when there are none.
+
+    True when that is all the command prints; False when the rows still want their table.
+    """
+    if as_json:
+        print_json([row.to_json() for row in rows])
+        return True
+    if not rows:
+        click.echo(empty, err=err)
+        return True
+    return False
+
+
+class TerminalProgressBar(Generic[State]):
+    """A progress bar on stderr, shown only when a person is watching (a terminal).
+
+    ``describe`` turns the latest state handed to ``advance`` into the text shown
+    after the bar (running accuracy, ok/invalid counts).
+    """
+
+    def __init__(
+        self,
+        total: int,
+        label: str,
+        *,
+        describe: Callable[[State], str],
+        done: int = 0,
+        show_eta: bool = False,
+    ) -> None:
+        self._bar: Any = None
+        if total and sys.stderr.isatty():
+            self._bar = click.progressbar(
+                length=total,
+                label=label,
+                file=sys.stderr,
+                # 0: click sizes the bar to what the line leaves of the terminal's width
+                # on every redraw, so the line never wraps (a wrapped line is not redrawn
+                # in place: at 80 columns each update scrolled onto a new line).
+                width=0,
+                show_pos=True,
+                show_eta=show_eta,
+                item_show_func=lambda state: describe(state) if state else None,
+            )
+            self._bar.__enter__()
+            if done:
+                self._bar.update(done)
+
+    def advance(self, state: State) -> None:
+        if self._bar is not None:
+            self._bar.update(1, state)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+            self._bar = None
