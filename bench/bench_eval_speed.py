@@ -203,6 +203,7 @@ def run_vetbench(worker: Worker) -> None:
     from db.engine import open_database
     from evaluator.backends.registry import open_backend
     from evaluator.backends.settings import BackendSettings
+    from evaluator.item_filter import ItemFilter
     from evaluator.runner import create_run, execute_run
 
     database = open_database(worker.source)
@@ -212,8 +213,12 @@ def run_vetbench(worker: Worker) -> None:
     )
     backend = open_backend(worker.model, settings)
     loaded = time.perf_counter()
-    filters = {"status": ["approved"], "source": list(EVALUATED_SOURCES), "limit": worker.limit}
-    run_id = create_run(database, backend.info, mode="generate", shots=SHOTS, filters=filters)
+    item_filter = ItemFilter(
+        statuses=("approved",), sources=tuple(EVALUATED_SOURCES), limit=worker.limit
+    )
+    run_id = create_run(
+        database, backend.info, mode="generate", shots=SHOTS, item_filter=item_filter
+    )
     status = execute_run(database, run_id, backend)
     finished = time.perf_counter()
     backend.close()

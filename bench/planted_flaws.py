@@ -55,6 +55,7 @@ from db.items import iter_items  # noqa: E402
 from db.vocabulary import FlagName, FlagSource, ItemKind  # noqa: E402
 from evaluator.backends.scripted import Script, ScriptedBackend  # noqa: E402
 from evaluator.generation.option_shuffle import shuffle_options  # noqa: E402
+from evaluator.item_filter import ItemFilter  # noqa: E402
 from evaluator.runner import create_run, execute_run  # noqa: E402
 from reviewer.triage import TriageEntry, rank_items  # noqa: E402
 
@@ -367,7 +368,7 @@ def evaluate(database: Database, planted: Planted, noise: float, rng: random.Ran
             )
     for model, except_for in (("oracle-a", truths), ("oracle-b", truths), ("noisy-c", noisy)):
         backend = ScriptedBackend(Script.answer_keys(snapshots, except_for=except_for), model=model)
-        run_id = create_run(database, backend.info, filters={"status": ["pending"]})
+        run_id = create_run(database, backend.info, item_filter=ItemFilter(statuses=("pending",)))
         execute_run(database, run_id, backend)
 
 

@@ -27,6 +27,7 @@ from db.vocabulary import EvalMode, EvalProtocol, ItemKind, ItemStatus, RunStatu
 from evaluator.backends.base import BackendInfo
 from evaluator.cflue_wording import BUILT_IN, read_cflue_wording
 from evaluator.extractors import answer_extractor
+from evaluator.item_filter import ItemFilter
 from evaluator.item_sets import ItemSet, item_set_of
 from evaluator.kinds import kind_spec
 from evaluator.prompts import (
@@ -204,84 +205,47 @@ def score_candidates(item: ItemSnapshot) -> list[str] | None:
     return kind_spec(item.kind).score_candidates(item.labels)
 
 
-def _selected_kinds(filters: Mapping[str, JsonValue], protocol: ProtocolSpec) -> list[str] | None:
-    """The kinds asked for, within those the protocol asks (None: every kind)."""
-    asked = [str(kind) for kind in _listed(filters, "kind")]
-    if protocol.kinds == frozenset(ItemKind):
-        return asked or None
-    allowed = [kind.value for kind in ItemKind if kind in protocol.kinds]
-    return [kind for kind in asked if kind in allowed] if asked else allowed
-
-
-def _listed(filters: Mapping[str, JsonValue], name: str) -> list[str]:
-    value = filters.get(name)
-    return [str(v) for v in value] if isinstance(value, list) else []
-
-
 def _select_items(
-    db: Database, filters: Mapping[str, JsonValue], protocol: ProtocolSpec
+    db: Database, item_filter: ItemFilter, protocol: ProtocolSpec
 ) -> list[ItemSnapshot]:
-    limit = filters.get("limit")
-    kinds = _selected_kinds(filters, protocol)
-    if kinds == []:
+    kinds = item_filter.kinds_within(protocol.kinds)
+    if kinds == ():
         return []
     selected: list[ItemSnapshot] = []
-    release = filters.get("release")
     with db.session() as session:
-        if isinstance(release, str):  # exactly as frozen, whatever changed since
+        if item_filter.release:  # exactly as frozen, whatever changed since
             try:
                 candidates: Iterable[ItemSnapshot] = release_items(
-                    session, release, kinds=kinds or (), sources=_listed(filters, "source")
+                    session, item_filter.release, kinds=kinds or (), sources=item_filter.sources
                 )
             except ReleaseError as error:
                 raise RunSetupError(str(error)) from None
         else:
             candidates = iter_items(
                 session,
-                statuses=_listed(filters, "status") or None,
-                kinds=kinds,
-                sources=_listed(filters, "source") or None,
+                statuses=list(item_filter.statuses) or None,
+                kinds=list(kinds) if kinds is not None else None,
+                sources=list(item_filter.sources) or None,
             )
         for item in candidates:
             selected.append(item)
-            if isinstance(limit, int) and len(selected) >= limit:
+            if item_filter.limit and len(selected) >= item_filter.limit:
                 break
     return selected
 
 
-def _describe(filters: Mapping[str, JsonValue], protocol: ProtocolSpec) -> str:
-    parts = [
-        f"{name} {', '.join(values)}"
-        for name in ("status", "kind", "source")
-        if (values := _listed(filters, name))
-    ]
-    if isinstance(release := filters.get("release"), str):
-        parts.insert(0, f"release {release}")
-    if protocol.name is not EvalProtocol.CUSTOM:
-        asked = ", ".join(kind.value for kind in ItemKind if kind in protocol.kinds)
-        parts.append(f"the {protocol.name.value} protocol asks {asked} items")
-    return "; ".join(parts) or "no filter"
-
-
-def clean_filters(filters: Mapping[str, object] | None) -> JsonObject:
-    """``status``, ``kind``, ``source`` (lists) and ``limit`` as a run stores them: those
-    given, sequences as lists."""
-    cleaned: JsonObject = {}
-    for name, value in dict(filters or {}).items():
-        if not value:
-            continue
-        if isinstance(value, list | tuple):
-            cleaned[name] = [str(v) for v in value]
-        elif isinstance(value, int) and not isinstance(value, bool):
-            cleaned[name] = value
-        else:
-            cleaned[name] = str(value)
-    return cleaned
+def _describe(item_filter: ItemFilter, protocol: ProtocolSpec) -> str:
+    described = item_filter.describe()
+    if protocol.name is EvalProtocol.CUSTOM:
+        return described
+    asked = ", ".join(kind.value for kind in ItemKind if kind in protocol.kinds)
+    asks = f"the {protocol.name.value} protocol asks {asked} items"
+    return asks if described == "no filter" else f"{described}; {asks}"
 
 
 def select_run_items(
     db: Database,
-    filters: Mapping[str, object] | None,
+    item_filter: ItemFilter,
     *,
     protocol: EvalProtocol | str = EvalProtocol.CUSTOM,
     mode: str = EvalMode.GENERATE,
@@ -289,8 +253,7 @@ def select_run_items(
     """The items a run with these settings would evaluate; a ``RunSetupError`` says why
     there are none.  Cheap: the CLI asks it before loading a model."""
     spec = protocol_spec(protocol)
-    cleaned = clean_filters(filters)
-    items = _select_items(db, cleaned, spec)
+    items = _select_items(db, item_filter, spec)
     excluded: dict[str, str] = {}
     if mode == EvalMode.SCORE:
         for item in items:
@@ -298,7 +261,7 @@ def select_run_items(
                 excluded[item.id] = f"too many candidate answers for score mode ({item.kind.value})"
         items = [item for item in items if item.id not in excluded]
     if not items:
-        raise RunSetupError(f"no items to evaluate ({_describe(cleaned, spec)})")
+        raise RunSetupError(f"no items to evaluate ({_describe(item_filter, spec)})")
     return RunSelection(items, excluded)
 
 
@@ -317,7 +280,7 @@ def create_run(
     *,
     mode: str = EvalMode.GENERATE,
     shots: int = 0,
-    filters: Mapping[str, object] | None = None,
+    item_filter: ItemFilter | None = None,
     shot_file: Path | Sequence[Path] | None = None,
     templates_dir: Path | None = None,
     seed: int = DEFAULT_SHOT_SEED,
@@ -334,7 +297,7 @@ def create_run(
 ) -> int:
     """Freeze the evaluated set and the run's settings; returns the new run's id.
 
-    ``filters``: ``status``, ``kind``, ``source`` (lists of values) and ``limit``.
+    ``item_filter``: which items (default: every stored item, of any status).
     ``protocol`` fixes the kinds asked, the layout, the stop rule and the extractors
     (``evaluator.protocols``); ``layout`` and ``extractor`` replace its choices,
     ``shots_by_kind`` gives some kinds other shots than ``shots``, ``max_new_tokens``
@@ -366,7 +329,7 @@ def create_run(
         answer_extractor(extractors[0])
     except ValueError as error:
         raise RunSetupError(str(error)) from None
-    cleaned = clean_filters(filters)
+    item_filter = item_filter or ItemFilter()
     if cflue_repo is not None and spec.name is not EvalProtocol.CFLUE:
         raise RunSetupError("--cflue-repo gives CFLUE's wording: it is for --protocol cflue")
     templates = load_templates(templates_dir, layout=layout or spec.layout)
@@ -380,8 +343,8 @@ def create_run(
             if templates.override_dir is None
             else {"source": "templates", "path": str(templates.override_dir)}
         )
-    selection = select_run_items(db, cleaned, protocol=spec.name, mode=mode)
-    items, excluded = selection.items, selection.excluded
+    selected = select_run_items(db, item_filter, protocol=spec.name, mode=mode)
+    items, excluded = selected.items, selected.excluded
     shots_for = _shots_for(items, shots, shots_by_kind)
 
     source = ShotSource.of(shot_file, shots_from)
@@ -416,14 +379,14 @@ def create_run(
         wording=wording,
         backend=dict(backend_info.params),
     )
-    item_set = _item_set(db, items, cleaned)
+    item_set = _item_set(db, items, item_filter.release)
     run = EvalRun(
         model=backend_info.model,
         backend=backend_info.backend,
         mode=mode,
         shots=shots,
         params=params.to_json(),
-        filters=cleaned,
+        filters=item_filter.to_json(),
         item_ids=[item.id for item in items],
         release_name=item_set.release,
         item_set_hash=item_set.hash,
@@ -450,10 +413,9 @@ def create_run(
     return run.id
 
 
-def _item_set(db: Database, items: Sequence[ItemSnapshot], filters: JsonObject) -> ItemSet:
+def _item_set(db: Database, items: Sequence[ItemSnapshot], release: str | None) -> ItemSet:
     """What the run evaluates: items drawn from a release (its name), or ad hoc (none)."""
-    release = filters.get("release")
-    if not isinstance(release, str):
+    if not release:
         return item_set_of(items, release=None)
     with db.session() as session:
         return item_set_of(items, release=get_release(session, release).name)

@@ -34,6 +34,7 @@ from db.vocabulary import EvalMode, EvalProtocol, ItemStatus, RunStatus
 from evaluator.backends.base import Backend
 from evaluator.backends.settings import BackendSettings
 from evaluator.cflue_wording import read_cflue_wording
+from evaluator.item_filter import ItemFilter
 from evaluator.prompts import DEFAULT_SHOT_SEED
 from evaluator.protocols import protocol_spec
 from evaluator.results import RunFigures, RunProgress
@@ -107,15 +108,15 @@ class EvalChoices:
     cflue_repo: Path | None = None  # CFLUE's protocol: its official wording, from a clone
 
     @property
-    def filters(self) -> JsonObject:
-        """The item selection as a run records it."""
-        return {
-            "release": self.release,
-            "status": [] if self.release else list(self.statuses),
-            "kind": list(self.kinds),
-            "source": list(self.sources),
-            "limit": self.limit,
-        }
+    def item_filter(self) -> ItemFilter:
+        """The items chosen (a release's are its own, whatever their status now)."""
+        return ItemFilter(
+            statuses=() if self.release else self.statuses,
+            kinds=self.kinds,
+            sources=self.sources,
+            release=self.release,
+            limit=self.limit,
+        )
 
     @property
     def shot_source(self) -> ShotSource:
@@ -183,7 +184,9 @@ def check_choices(db: Database, choices: EvalChoices, *, model: str | None = Non
         if choices.protocol is not EvalProtocol.CFLUE:
             raise RunSetupError("--cflue-repo gives CFLUE's wording: it is for --protocol cflue")
         read_cflue_wording(choices.cflue_repo)  # a bad file is said before a model loads
-    selection = select_run_items(db, choices.filters, protocol=choices.protocol, mode=choices.mode)
+    selection = select_run_items(
+        db, choices.item_filter, protocol=choices.protocol, mode=choices.mode
+    )
     if model is not None:
         check_model(model, choices.mode)
     _check_shots(db, choices, planned, selection)
@@ -288,7 +291,9 @@ def run_series(
     if choices.mode is EvalMode.SCORE and not backend.supports_scoring:
         raise RunSetupError("this backend cannot score candidate answers; use --mode generate")
     # Before the first run is made: a series whose 5-shot run would fall short makes none.
-    selection = select_run_items(db, choices.filters, protocol=choices.protocol, mode=choices.mode)
+    selection = select_run_items(
+        db, choices.item_filter, protocol=choices.protocol, mode=choices.mode
+    )
     _check_shots(db, choices, planned, selection)
     run_ids: list[int] = []
     statuses: list[RunStatus] = []
@@ -299,7 +304,7 @@ def run_series(
             actor=actor,
             mode=choices.mode,
             shots=run.shots,
-            filters=choices.filters,
+            item_filter=choices.item_filter,
             shot_file=choices.shot_files,
             shots_from=choices.shots_from,
             templates_dir=choices.templates_dir,

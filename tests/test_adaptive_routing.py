@@ -25,6 +25,7 @@ from db.routing import forget_fits, item_beliefs
 from db.settings import set_setting
 from db.vocabulary import Role
 from evaluator.backends.scripted import Script, ScriptedBackend
+from evaluator.item_filter import ItemFilter
 from evaluator.runner import create_run, execute_run
 from reviewer.adjudication import approve_agreed
 from reviewer.judging import ItemEdit, edit_item, submit_judgment
@@ -178,7 +179,7 @@ def test_the_queue_serves_the_items_worth_most_first(calibrated: Database) -> No
     adaptive(calibrated, target="0.999")
     judge(calibrated, "sam", "a:2")  # a random answer: the prior
     backend = ScriptedBackend(Script({"a:4": "A, D, B, C"}, otherwise="D, A, B, C"), model="m")
-    run_id = create_run(calibrated, backend.info, filters={"status": ["pending"]})
+    run_id = create_run(calibrated, backend.info, item_filter=ItemFilter(statuses=("pending",)))
     execute_run(calibrated, run_id, backend)  # a:3, a:5: the model agrees; a:4: it does not
     queue = annotator_queue(calibrated, "carol")
     order = []

@@ -19,6 +19,7 @@ from evaluator.backends.base import BackendError, GenerationRequest, Prompt
 from evaluator.backends.registry import find_provider, known_forms, open_backend, recorded_spec
 from evaluator.backends.scripted import Script, ScriptedBackend
 from evaluator.backends.settings import ApiSettings, BackendSettings
+from evaluator.item_filter import ItemFilter
 from evaluator.runner import create_run, execute_run
 from evaluator.runs import run_figures
 
@@ -169,7 +170,9 @@ def test_a_model_that_answers_every_key_but_the_chosen_items(database: Database)
         items = [item for item in iter_items(session) if item.status == "approved"]
     script = Script.answer_keys(items, except_for={"econ:2": "A, B, C, D", "cflue:2": "?"})
     backend = ScriptedBackend(script, model="planted")
-    run_id = create_run(database, backend.info, shots=0, filters={"status": ["approved"]})
+    run_id = create_run(
+        database, backend.info, shots=0, item_filter=ItemFilter(statuses=("approved",))
+    )
     execute_run(database, run_id, backend)
     summary = run_figures(database, run_id).summary
     assert (summary.n, summary.correct, summary.unparsed) == (8, 6, 1)
@@ -187,7 +190,11 @@ def test_score_mode_ranks_the_scripted_answer_first(database: Database) -> None:
     mixed_set(database)
     backend = ScriptedBackend({"econ:1": "D, A, C, B", "cflue:3": "ABD"})
     run_id = create_run(
-        database, backend.info, mode="score", shots=0, filters={"kind": ["ordering", "multi"]}
+        database,
+        backend.info,
+        mode="score",
+        shots=0,
+        item_filter=ItemFilter(kinds=("ordering", "multi")),
     )
     execute_run(database, run_id, backend)
     with database.session() as session:

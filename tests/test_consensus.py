@@ -34,6 +34,7 @@ from db.item_scope import ItemScope
 from db.settings import set_setting
 from db.vocabulary import Role
 from evaluator.backends.scripted import Script, ScriptedBackend
+from evaluator.item_filter import ItemFilter
 from evaluator.runner import create_run, execute_run
 from reviewer.judging import submit_judgment
 
@@ -132,7 +133,7 @@ def test_models_answers_count_as_raters_unless_left_out(database: Database) -> N
     items = planted(database, count=40, seed=11)
     truths = {p.item_id: format_answer(p.kind, p.truth) for p in items}
     backend = ScriptedBackend(Script(truths), model="oracle")
-    run_id = create_run(database, backend.info, filters={"status": UNDECIDED})
+    run_id = create_run(database, backend.info, item_filter=ItemFilter(statuses=tuple(UNDECIDED)))
     execute_run(database, run_id, backend)
     with database.session() as session:
         with_models = estimate_consensus(session)

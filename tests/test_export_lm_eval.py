@@ -21,6 +21,7 @@ from db.vocabulary import ItemStatus
 from evaluator.backends.scripted import ScriptedBackend
 from evaluator.exports.lm_eval import export_lm_eval, read_answer
 from evaluator.exports.selection import ExportError, Selection
+from evaluator.item_filter import ItemFilter
 from evaluator.kinds import MAX_SCORE_CANDIDATES, kind_spec
 from evaluator.prompts import build_prompt, load_templates, select_shots, stop_sequences
 from evaluator.runner import create_run, execute_run
@@ -104,7 +105,7 @@ def test_documents_carry_the_prompts_vetbench_eval_sends(
         database,
         backend.info,
         shots=5,
-        filters={"status": ["approved"], "kind": list(kinds)},
+        item_filter=ItemFilter(statuses=("approved",), kinds=tuple(kinds)),
         shot_file=shot_file,
     )
     execute_run(database, run_id, backend)
@@ -263,7 +264,11 @@ def test_score_mode_ranks_as_lm_eval_does_through_a_chat_template(
     model = tiny_model_dir(chat=True)
     backend = TransformersBackend(str(model), device="cpu", dtype=dtype)
     run_id = create_run(
-        database, backend.info, mode="score", shots=1, filters={"status": ["approved"]}
+        database,
+        backend.info,
+        mode="score",
+        shots=1,
+        item_filter=ItemFilter(statuses=("approved",)),
     )
     execute_run(database, run_id, backend)
     with database.session() as session:

@@ -7,6 +7,7 @@ import hashlib
 import os
 import shutil
 import socket
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from db.models import EvalRun, Prediction
 from db.validation import ItemDraft
 from db.vocabulary import ItemStatus
 from evaluator.backends.scripted import BeforeAnswer, Script, ScriptedBackend
+from evaluator.item_filter import ItemFilter
 from evaluator.prompts import ShotGroup, build_prompt, load_templates
 from evaluator.runner import (
     RunProgress,
@@ -30,7 +32,7 @@ from evaluator.runner import (
     pending_item_ids,
 )
 
-APPROVED = {"status": ["approved"]}
+APPROVED = ItemFilter(statuses=("approved",))
 
 ANSWERS = {
     "econ:1": " D, A, C, B",  # right (key DACB)
@@ -63,7 +65,7 @@ def raising(error: BaseException, *, before_answer: int) -> BeforeAnswer:
 
 
 def new_run(database: Database, backend: ScriptedBackend, **options: object) -> int:
-    settings: dict[str, object] = {"shots": 1, "filters": APPROVED, **options}
+    settings: dict[str, object] = {"shots": 1, "item_filter": APPROVED, **options}
     return create_run(database, backend.info, **settings)  # type: ignore[arg-type]
 
 
@@ -292,12 +294,12 @@ def test_no_matching_items_is_an_error(database: Database, approved: list[str]) 
         new_run(
             database,
             ScriptedBackend(),
-            filters={"status": ["rejected"], "kind": ["ordering"]},
+            item_filter=ItemFilter(statuses=("rejected",), kinds=("ordering",)),
         )
 
 
 def test_limit_takes_the_first_items(database: Database, approved: list[str]) -> None:
-    run_id = new_run(database, ScriptedBackend(), filters={**APPROVED, "limit": 3})
+    run_id = new_run(database, ScriptedBackend(), item_filter=replace(APPROVED, limit=3))
     assert get_run(database, run_id).item_ids == approved[:3]
 
 
@@ -321,7 +323,11 @@ def test_shots_can_come_from_a_shot_file(
     shutil.copy(FIXTURES / "shots_ordering.jsonl", shot_file)
     backend = ScriptedBackend(ANSWERS)
     run_id = new_run(
-        database, backend, shots=5, shot_file=shot_file, filters={**APPROVED, "kind": ["ordering"]}
+        database,
+        backend,
+        shots=5,
+        shot_file=shot_file,
+        item_filter=replace(APPROVED, kinds=("ordering",)),
     )
     params = get_run(database, run_id).params
     assert [s["id"] for s in params["shots_used"]["ordering/en/4"]] == [
@@ -391,7 +397,7 @@ def test_a_run_on_the_tiny_model_stores_the_exact_prompts(
     backend = TransformersBackend(
         str(tiny_model_dir(tmp_path_factory)), device="cpu", dtype="float32"
     )
-    run_id = create_run(database, backend.info, shots=1, filters=APPROVED)
+    run_id = create_run(database, backend.info, shots=1, item_filter=APPROVED)
     assert execute_run(database, run_id, backend) == "finished"
     stored = predictions(database, run_id)
     assert set(stored) == set(approved)

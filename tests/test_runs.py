@@ -10,6 +10,7 @@ from scipy.stats import binomtest
 from db.engine import Database
 from db.vocabulary import ItemKind
 from evaluator.backends.scripted import Script, ScriptedBackend
+from evaluator.item_filter import ItemFilter
 from evaluator.metrics import wilson_interval
 from evaluator.results import RunFigures, SuspectKey
 from evaluator.runner import RunProgress, create_run, execute_run
@@ -23,7 +24,7 @@ from evaluator.runs import (
     suspect_keys,
 )
 
-APPROVED = {"status": ["approved"]}
+APPROVED = ItemFilter(statuses=("approved",))
 ANSWERS = {
     "econ:1": " D, A, C, B",  # right
     "econ:2": " A, B, C, D",  # wrong
@@ -45,7 +46,7 @@ def run(
     """A finished 0-shot run of ``model`` answering ``answers``; ``failing`` items time out."""
     script = Script(answers, failures=dict.fromkeys(failing, "timed out after 60 s"))
     backend = ScriptedBackend(script, model=model)
-    run_id = create_run(database, backend.info, shots=0, filters=APPROVED)
+    run_id = create_run(database, backend.info, shots=0, item_filter=APPROVED)
     execute_run(database, run_id, backend)
     return run_id
 
@@ -174,7 +175,7 @@ def test_one_model_alone_makes_no_suspects(database: Database) -> None:
 def test_progress_while_running_has_a_speed_and_an_eta(database: Database) -> None:
     mixed_set(database)
     backend = ScriptedBackend(ANSWERS)
-    run_id = create_run(database, backend.info, shots=0, filters=APPROVED)
+    run_id = create_run(database, backend.info, shots=0, item_filter=APPROVED)
     seen: list[RunFigures] = []
 
     def look(progress: RunProgress) -> None:

@@ -26,6 +26,7 @@ from db.engine import Database, open_database
 from db.settings import set_setting
 from db.vocabulary import FlagName, QueueOrder, Role
 from evaluator.backends.scripted import Script, ScriptedBackend
+from evaluator.item_filter import ItemFilter
 from evaluator.runner import create_run, execute_run
 from reviewer.judging import submit_judgment
 from reviewer.queue import ReviewQueue
@@ -43,7 +44,7 @@ FUND_CHOICES = {"A": "基金甲", "B": "基金乙", "C": "一样高"}
 def evaluate(database: Database, model: str, outputs: dict[str, str]) -> int:
     """A finished run of a scripted ``model`` over the pending items."""
     backend = ScriptedBackend(Script(outputs), model=model)
-    run_id = create_run(database, backend.info, filters={"status": ["pending"]})
+    run_id = create_run(database, backend.info, item_filter=ItemFilter(statuses=("pending",)))
     execute_run(database, run_id, backend)
     return run_id
 

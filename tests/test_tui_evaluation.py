@@ -26,18 +26,19 @@ from db.engine import Database
 from db.models import EvalRun, Prediction
 from db.vocabulary import EvalMode, RunStatus
 from evaluator.backends.scripted import ScriptedBackend
+from evaluator.item_filter import ItemFilter
 from evaluator.results import RunOverview
 from evaluator.runner import create_run, execute_run
 from reviewer.tui.screens.evaluation import EvaluationScreen, leaderboard_bars
 
 
-def evaluate(database: Database, backend: ScriptedBackend, **filters: Any) -> int:
+def evaluate(database: Database, backend: ScriptedBackend, kinds: tuple[str, ...] = ()) -> int:
     run_id = create_run(
         database,
         backend.info,
         mode="generate",
         shots=1,
-        filters={"status": ["approved"], **filters},
+        item_filter=ItemFilter(statuses=("approved",), kinds=kinds),
     )
     execute_run(database, run_id, backend)
     return run_id
@@ -121,7 +122,9 @@ async def test_follows_a_run_written_by_someone_else(
     async with mounted(screen) as pilot:
         assert "No evaluation run yet" in static_text(screen, "#run-title")
         # another process would do exactly this: create a run and write predictions
-        evaluate(database, ScriptedBackend(MIXED_SET_ANSWERS, model="elsewhere"), kind=["ordering"])
+        evaluate(
+            database, ScriptedBackend(MIXED_SET_ANSWERS, model="elsewhere"), kinds=("ordering",)
+        )
         figures = screen.query_one("#figures", DataTable)
         await wait_until(
             pilot,
@@ -183,7 +186,7 @@ async def test_model_and_item_text_is_shown_literally(database: Database) -> Non
         )
     model = "[blink]m[/blink]\x1b[5m"
     backend = ScriptedBackend({item_id: HOSTILE}, model=model)
-    run_id = create_run(database, backend.info, shots=0, filters={"source": ["evil"]})
+    run_id = create_run(database, backend.info, shots=0, item_filter=ItemFilter(sources=("evil",)))
     execute_run(database, run_id, backend)
     screen = EvaluationScreen(database, "lead")
     async with ScreenHost(screen).run_test(size=(160, 50)) as pilot:
@@ -416,7 +419,9 @@ async def test_shows_the_cflue_protocols_figures_as_they_accrue(
         "cflue:5": "好的\n答案：A",  # CFLUE's rule reads only the first of two lines
     }
     backend = ScriptedBackend(outputs, model="expert")
-    run_id = create_run(database, backend.info, protocol="cflue", filters={"status": ["approved"]})
+    run_id = create_run(
+        database, backend.info, protocol="cflue", item_filter=ItemFilter(statuses=("approved",))
+    )
     screen = EvaluationScreen(database, "lead")
     async with ScreenHost(screen).run_test(size=(160, 45)) as pilot:
         figures = screen.query_one("#figures", DataTable)

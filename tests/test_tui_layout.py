@@ -43,6 +43,7 @@ from db.items import get_item
 from db.models import Item
 from db.vocabulary import Role
 from evaluator.backends.scripted import ScriptedBackend
+from evaluator.item_filter import ItemFilter
 from evaluator.runner import create_run, execute_run
 from reviewer.judging import ItemEdit, edit_item, submit_judgment
 from reviewer.tui.app import make_app
@@ -305,7 +306,11 @@ async def test_real_chinese_text_wraps_cleanly_in_the_evaluation_predictions(
     outputs = {item_id: explanation_of(real_db, item_id) + "\n答案：A" for item_id in ids}
     backend = ScriptedBackend(outputs, model="chatty-model")
     run_id = create_run(
-        real_db, backend.info, mode="generate", shots=0, filters={"status": ["approved"]}
+        real_db,
+        backend.info,
+        mode="generate",
+        shots=0,
+        item_filter=ItemFilter(statuses=("approved",)),
     )
     execute_run(real_db, run_id, backend)
     app = make_app(real_db, "alice")
