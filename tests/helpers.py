@@ -33,6 +33,7 @@ from db.models import Decision, Item, ItemRevision, Judgment, utcnow
 from db.people import ensure_person
 from db.validation import ItemDraft, validate_draft
 from db.vocabulary import DECISION_STATUSES, Role, Verdict
+from evaluator.item_filter import ItemFilter
 from reviewer.cli import cli
 from reviewer.judging import ItemEdit, edit_item, submit_judgment
 from reviewer.tui.app import ReviewApp
@@ -40,6 +41,7 @@ from reviewer.tui.screens.agreement import AgreementScreen
 from reviewer.tui.screens.review import ReviewScreen
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+APPROVED_ITEMS = ItemFilter(statuses=("approved",))  # what `eval` and F4 evaluate by default
 
 # --- items ----------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from eval_helpers import eval_json, mixed_set, mixed_set_url, ordering, store
-from helpers import run_cli, write_file
+from helpers import APPROVED_ITEMS, run_cli, write_file
 from sqlmodel import select
 
 from db.engine import Database, open_database
@@ -170,9 +170,7 @@ def test_a_model_that_answers_every_key_but_the_chosen_items(database: Database)
         items = [item for item in iter_items(session) if item.status == "approved"]
     script = Script.answer_keys(items, except_for={"econ:2": "A, B, C, D", "cflue:2": "?"})
     backend = ScriptedBackend(script, model="planted")
-    run_id = create_run(
-        database, backend.info, shots=0, item_filter=ItemFilter(statuses=("approved",))
-    )
+    run_id = create_run(database, backend.info, shots=0, item_filter=APPROVED_ITEMS)
     execute_run(database, run_id, backend)
     summary = run_figures(database, run_id).summary
     assert (summary.n, summary.correct, summary.unparsed) == (8, 6, 1)

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from eval_helpers import mixed_set, ordering, store
+from helpers import APPROVED_ITEMS
 from sqlmodel import select
 
 from db.engine import Database
@@ -263,13 +264,7 @@ def test_score_mode_ranks_as_lm_eval_does_through_a_chat_template(
     mixed_set(database)
     model = tiny_model_dir(chat=True)
     backend = TransformersBackend(str(model), device="cpu", dtype=dtype)
-    run_id = create_run(
-        database,
-        backend.info,
-        mode="score",
-        shots=1,
-        item_filter=ItemFilter(statuses=("approved",)),
-    )
+    run_id = create_run(database, backend.info, mode="score", shots=1, item_filter=APPROVED_ITEMS)
     execute_run(database, run_id, backend)
     with database.session() as session:
         predictions = session.exec(select(Prediction).where(Prediction.run_id == run_id)).all()

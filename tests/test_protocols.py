@@ -23,11 +23,10 @@ from eval_helpers import (
     stored_predictions,
     stored_runs,
 )
-from helpers import run_cli
+from helpers import APPROVED_ITEMS, run_cli
 
 from db.engine import open_database
 from db.vocabulary import ItemStatus
-from evaluator.item_filter import ItemFilter
 
 # What a scripted model writes for each item of the mixed set (keys: cflue:1 B, cflue:2 C,
 # cflue:3 ABD, cflue:4 BC, cflue:5 A, cflue:6 B; econ:1 DACB, econ:2 BADC).
@@ -155,9 +154,7 @@ def test_cflue_generation_has_no_stop_and_a_free_length(url: str) -> None:
 
     database = open_database(url)
     backend = ScriptedBackend(CFLUE_OUTPUTS)
-    run_id = create_run(
-        database, backend.info, protocol="cflue", item_filter=ItemFilter(statuses=("approved",))
-    )
+    run_id = create_run(database, backend.info, protocol="cflue", item_filter=APPROVED_ITEMS)
     execute_run(database, run_id, backend)
     for request in backend.requests_seen.values():
         assert request.stop == () and request.complete is None

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from eval_helpers import ordering, store
-from helpers import BUILTIN_TEMPLATES, FIXTURES
+from helpers import APPROVED_ITEMS, BUILTIN_TEMPLATES, FIXTURES
 from sqlmodel import select
 from tiny_model import tiny_model_dir
 
@@ -31,8 +31,6 @@ from evaluator.runner import (
     execute_run,
     pending_item_ids,
 )
-
-APPROVED = ItemFilter(statuses=("approved",))
 
 ANSWERS = {
     "econ:1": " D, A, C, B",  # right (key DACB)
@@ -65,7 +63,7 @@ def raising(error: BaseException, *, before_answer: int) -> BeforeAnswer:
 
 
 def new_run(database: Database, backend: ScriptedBackend, **options: object) -> int:
-    settings: dict[str, object] = {"shots": 1, "item_filter": APPROVED, **options}
+    settings: dict[str, object] = {"shots": 1, "item_filter": APPROVED_ITEMS, **options}
     return create_run(database, backend.info, **settings)  # type: ignore[arg-type]
 
 
@@ -299,7 +297,7 @@ def test_no_matching_items_is_an_error(database: Database, approved: list[str]) 
 
 
 def test_limit_takes_the_first_items(database: Database, approved: list[str]) -> None:
-    run_id = new_run(database, ScriptedBackend(), item_filter=replace(APPROVED, limit=3))
+    run_id = new_run(database, ScriptedBackend(), item_filter=replace(APPROVED_ITEMS, limit=3))
     assert get_run(database, run_id).item_ids == approved[:3]
 
 
@@ -327,7 +325,7 @@ def test_shots_can_come_from_a_shot_file(
         backend,
         shots=5,
         shot_file=shot_file,
-        item_filter=replace(APPROVED, kinds=("ordering",)),
+        item_filter=replace(APPROVED_ITEMS, kinds=("ordering",)),
     )
     params = get_run(database, run_id).params
     assert [s["id"] for s in params["shots_used"]["ordering/en/4"]] == [
@@ -397,7 +395,7 @@ def test_a_run_on_the_tiny_model_stores_the_exact_prompts(
     backend = TransformersBackend(
         str(tiny_model_dir(tmp_path_factory)), device="cpu", dtype="float32"
     )
-    run_id = create_run(database, backend.info, shots=1, item_filter=APPROVED)
+    run_id = create_run(database, backend.info, shots=1, item_filter=APPROVED_ITEMS)
     assert execute_run(database, run_id, backend) == "finished"
     stored = predictions(database, run_id)
     assert set(stored) == set(approved)

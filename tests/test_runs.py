@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 from eval_helpers import mixed_set
+from helpers import APPROVED_ITEMS
 from scipy.stats import binomtest
 
 from db.engine import Database
 from db.vocabulary import ItemKind
 from evaluator.backends.scripted import Script, ScriptedBackend
-from evaluator.item_filter import ItemFilter
 from evaluator.metrics import wilson_interval
 from evaluator.results import RunFigures, SuspectKey
 from evaluator.runner import RunProgress, create_run, execute_run
@@ -24,7 +24,6 @@ from evaluator.runs import (
     suspect_keys,
 )
 
-APPROVED = ItemFilter(statuses=("approved",))
 ANSWERS = {
     "econ:1": " D, A, C, B",  # right
     "econ:2": " A, B, C, D",  # wrong
@@ -46,7 +45,7 @@ def run(
     """A finished 0-shot run of ``model`` answering ``answers``; ``failing`` items time out."""
     script = Script(answers, failures=dict.fromkeys(failing, "timed out after 60 s"))
     backend = ScriptedBackend(script, model=model)
-    run_id = create_run(database, backend.info, shots=0, item_filter=APPROVED)
+    run_id = create_run(database, backend.info, shots=0, item_filter=APPROVED_ITEMS)
     execute_run(database, run_id, backend)
     return run_id
 
@@ -175,7 +174,7 @@ def test_one_model_alone_makes_no_suspects(database: Database) -> None:
 def test_progress_while_running_has_a_speed_and_an_eta(database: Database) -> None:
     mixed_set(database)
     backend = ScriptedBackend(ANSWERS)
-    run_id = create_run(database, backend.info, shots=0, item_filter=APPROVED)
+    run_id = create_run(database, backend.info, shots=0, item_filter=APPROVED_ITEMS)
     seen: list[RunFigures] = []
 
     def look(progress: RunProgress) -> None:

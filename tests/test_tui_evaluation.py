@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from eval_helpers import MIXED_SET_ANSWERS
-from helpers import ScreenHost, notices, wait_until
+from helpers import APPROVED_ITEMS, ScreenHost, notices, wait_until
 from sqlalchemy.exc import OperationalError
 from sqlmodel import select
 from textual.pilot import Pilot
@@ -419,9 +419,7 @@ async def test_shows_the_cflue_protocols_figures_as_they_accrue(
         "cflue:5": "好的\n答案：A",  # CFLUE's rule reads only the first of two lines
     }
     backend = ScriptedBackend(outputs, model="expert")
-    run_id = create_run(
-        database, backend.info, protocol="cflue", item_filter=ItemFilter(statuses=("approved",))
-    )
+    run_id = create_run(database, backend.info, protocol="cflue", item_filter=APPROVED_ITEMS)
     screen = EvaluationScreen(database, "lead")
     async with ScreenHost(screen).run_test(size=(160, 45)) as pilot:
         figures = screen.query_one("#figures", DataTable)

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from helpers import (
+    APPROVED_ITEMS,
     ScreenType,
     decide_items,
     settle,
@@ -43,7 +44,6 @@ from db.items import get_item
 from db.models import Item
 from db.vocabulary import Role
 from evaluator.backends.scripted import ScriptedBackend
-from evaluator.item_filter import ItemFilter
 from evaluator.runner import create_run, execute_run
 from reviewer.judging import ItemEdit, edit_item, submit_judgment
 from reviewer.tui.app import make_app
@@ -305,13 +305,7 @@ async def test_real_chinese_text_wraps_cleanly_in_the_evaluation_predictions(
     # the model explains itself at length, in Chinese, before its answer
     outputs = {item_id: explanation_of(real_db, item_id) + "\n答案：A" for item_id in ids}
     backend = ScriptedBackend(outputs, model="chatty-model")
-    run_id = create_run(
-        real_db,
-        backend.info,
-        mode="generate",
-        shots=0,
-        item_filter=ItemFilter(statuses=("approved",)),
-    )
+    run_id = create_run(real_db, backend.info, mode="generate", shots=0, item_filter=APPROVED_ITEMS)
     execute_run(real_db, run_id, backend)
     app = make_app(real_db, "alice")
     async with app.run_test(size=NARROW) as pilot:

@@ -20,6 +20,7 @@ import pytest
 from conftest import BuiltDatabases
 from eval_helpers import MIXED_SET_ANSWERS, mixed_set
 from helpers import (
+    APPROVED_ITEMS,
     random_study,
     settle,
     store_item,
@@ -37,7 +38,6 @@ from db.item_status import refresh_item_status
 from db.models import Decision, EvalRun, ItemRevision, Judgment, Prediction
 from db.vocabulary import Role
 from evaluator.backends.scripted import ScriptedBackend
-from evaluator.item_filter import ItemFilter
 from evaluator.runner import create_run, execute_run
 from reviewer.judging import ItemEdit, edit_item, submit_judgment
 from reviewer.tui.app import ReviewApp, make_app
@@ -547,13 +547,7 @@ def eval_db(db_path: Path) -> Database:
     weaker["econ:1"] = "The order is unclear to me."
     for model, answers in (("qwen2.5-7b-instruct", weak), ("smollm2-135m-instruct", weaker)):
         backend = ScriptedBackend(answers, model=model, latency_s=0.25)
-        run_id = create_run(
-            db,
-            backend.info,
-            mode="generate",
-            shots=1,
-            item_filter=ItemFilter(statuses=("approved",)),
-        )
+        run_id = create_run(db, backend.info, mode="generate", shots=1, item_filter=APPROVED_ITEMS)
         execute_run(db, run_id, backend)
     with db.transaction() as session:
         for run in session.exec(select(EvalRun)).all():
