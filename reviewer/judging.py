@@ -380,6 +380,14 @@ def submit_judgment(
         comment,
         seconds,
     )
+    return store_judgment(db, annotator_name, given, edit=edit)
+
+
+def store_judgment(
+    db: Database, annotator_name: str, given: JudgmentInput, *, edit: ItemEdit | None = None
+) -> JudgmentReceipt:
+    """``submit_judgment`` for a judgment already gathered as a :class:`JudgmentInput`
+    (the review app builds one as the annotator answers, verdict and details)."""
     checked, edit = _checked_details(given, edit)
 
     def store() -> JudgmentReceipt:

@@ -21,6 +21,7 @@ given; Esc stores nothing.  A key that does nothing now says why.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 
 from rich.text import Text
 from textual import events, on, work
@@ -40,10 +41,11 @@ from db.qualification import standing_of
 from db.vocabulary import ItemKind, QualificationStatus, Verdict
 from reviewer.judging import (
     ItemEdit,
+    JudgmentInput,
     JudgmentRefused,
     edit_item,
     retract_last_judgment,
-    submit_judgment,
+    store_judgment,
 )
 from reviewer.queue import OwnJudgment, QueueError, QueueFilter, ReviewQueue
 from reviewer.tui.empty_queue import empty_queue_text
@@ -273,18 +275,12 @@ class ReviewScreen(Screen[None]):
         return ItemLoaded(item, own, note, flags=flags)
 
     @work(thread=True, group="review", exit_on_error=False)
-    def _submit(self, item: ItemSnapshot, fields: dict[str, object]) -> None:
+    def _submit(self, given: JudgmentInput, edit: ItemEdit | None) -> None:
         try:
-            receipt = submit_judgment(
-                self.db,
-                self.queue.annotator,
-                item.id,
-                revision_number=item.revision,
-                **fields,  # type: ignore[arg-type]
-            )
+            receipt = store_judgment(self.db, self.queue.annotator, given, edit=edit)
         except JudgmentRefused as error:
             current = self.queue.current_item()
-            changed = current is None or current.revision != item.revision
+            changed = current is None or current.revision != given.revision_number
             self.post_message(ActionRefused(str(error), reload=changed))
             return
         self.queue.record_submitted(receipt.judgment_id)
@@ -556,27 +552,23 @@ class ReviewScreen(Screen[None]):
             return
         verdict = Verdict(verdict_name)
         comment = self.query_one(VerdictBar).comment
-        fields: dict[str, object] = {
-            "blind_answer": self.blind_answer,
-            "verdict": verdict,
-            "comment": comment,
-        }
+        given = JudgmentInput(item.id, self.blind_answer, verdict, item.revision, comment=comment)
         if verdict is Verdict.FLAWED:
-            self._flawed(item, fields)
+            self._flawed(item, given)
             return
         details = verdict_details(self.db, item, verdict, self.blind_answer, comment)
         if details is None:
-            self._start_submit(item, fields)
+            self._start_submit(given)
             return
-        screen, field_name = details
+        screen, fill = details
 
         def answered(value: object) -> None:
             if value:  # None or empty: cancelled, nothing is stored
-                self._start_submit(item, {**fields, field_name: value})
+                self._start_submit(fill(given, value))
 
         self.app.push_screen(screen, answered)
 
-    def _flawed(self, item: ItemSnapshot, fields: dict[str, object]) -> None:
+    def _flawed(self, item: ItemSnapshot, given: JudgmentInput) -> None:
         """Flawed: the editor opens first; the verdict is stored with the edit or the
         comment it brings back, and nothing at all when it is left with Esc."""
         from reviewer.tui.screens.edit import EditOutcome, EditScreen
@@ -585,19 +577,19 @@ class ReviewScreen(Screen[None]):
             if outcome is None:
                 self.query_one(ProgressLine).show_note("flawed not recorded: nothing was saved")
                 return
-            self._start_submit(item, {**fields, "comment": outcome.comment, "edit": outcome.edit})
+            self._start_submit(replace(given, comment=outcome.comment), outcome.edit)
 
         screen = EditScreen(
-            item, flawed=True, comment=str(fields["comment"]), blind_answer=self.blind_answer
+            item, flawed=True, comment=given.comment, blind_answer=self.blind_answer
         )
         self.app.push_screen(screen, done)
 
-    def _start_submit(self, item: ItemSnapshot, fields: dict[str, object]) -> None:
+    def _start_submit(self, given: JudgmentInput, edit: ItemEdit | None = None) -> None:
         if self.busy:
             self.app.bell()
             return
         self.busy = True
-        self._submit(item, {**fields, "seconds": self.timer.seconds})
+        self._submit(replace(given, seconds=self.timer.seconds), edit)
 
     def action_edit(self) -> None:
         from reviewer.tui.screens.edit import EditOutcome, EditScreen

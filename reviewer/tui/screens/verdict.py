@@ -3,11 +3,13 @@ the id of the item this one duplicates.  Each validates as the annotator types
 Enter, so a refusal never costs them the judgment they were about to give.
 
 :func:`verdict_details` picks the modal for a verdict (None when it needs nothing
-more) and says which judgment field its answer fills.
+more) and how its answer fills the judgment.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from rich.text import Text
@@ -22,6 +24,7 @@ from db.engine import Database
 from db.errors import VetbenchError
 from db.items import ItemSnapshot
 from db.vocabulary import ItemKind, Verdict
+from reviewer.judging import JudgmentInput
 from reviewer.tui.literal import literal, visible_text
 from reviewer.tui.screens.prompt import (
     PromptScreen,
@@ -143,10 +146,14 @@ def duplicate_validator(db: Database, item: ItemSnapshot) -> Validator:
     return validate
 
 
+DetailFiller = Callable[[JudgmentInput, Any], JudgmentInput]
+"""Puts a modal's answer into the judgment, in the field its verdict needs."""
+
+
 def verdict_details(
     db: Database, item: ItemSnapshot, verdict: Verdict, blind_answer: str, comment: str = ""
-) -> tuple[ModalScreen[Any], str] | None:
-    """The modal that asks what ``verdict`` needs, and the judgment field its answer fills.
+) -> tuple[ModalScreen[Any], DetailFiller] | None:
+    """The modal that asks what ``verdict`` needs, and how its answer fills the judgment.
 
     The annotator's own blind answer, when it differs from the key, is offered first:
     it is the likeliest other valid order or corrected key.  Sensitive needs a comment
@@ -158,7 +165,7 @@ def verdict_details(
         noun = "order" if item.kind is ItemKind.ORDERING else "answer"
         refusal = f"that is the key itself; type another defensible {noun}"
         return AlternativesScreen(item, answer_validator(item, refusal), offered), (
-            "alternative_orders"
+            lambda given, orders: replace(given, alternative_orders=tuple(orders))
         )
     if verdict is Verdict.SENSITIVE:
         if comment.strip():
@@ -168,24 +175,20 @@ def verdict_details(
             "Say what makes the item unfit (a lead reads it) and press Enter; Esc cancels "
             "and stores nothing.",
             nonempty("what is sensitive"),
-        ), "comment"
+        ), lambda given, text: replace(given, comment=text)
     if verdict is Verdict.WRONG_KEY:
-        field = "corrected_key"
-        prompt = PromptScreen(
+        return PromptScreen(
             "Wrong key: the corrected key",
             f"The key is {format_answer(item.kind, item.key)}. Type the right one "
             "and press Enter (Esc cancels).",
             answer_validator(item, "that is the key itself; type the corrected key"),
             offered,
-        )
-    elif verdict is Verdict.DUPLICATE:
-        field = "duplicate_of"
-        prompt = PromptScreen(
+        ), lambda given, key: replace(given, corrected_key=key)
+    if verdict is Verdict.DUPLICATE:
+        return PromptScreen(
             "Duplicate: of which item?",
             "Type the id of the item this one duplicates and press Enter (Esc cancels).",
             duplicate_validator(db, item),
             visible_text(item.suspected_duplicate_of or ""),
-        )
-    else:
-        return None
-    return prompt, field
+        ), lambda given, original: replace(given, duplicate_of=original)
+    return None
