@@ -2,7 +2,8 @@
 tables that the evaluator's suspect keys, the ``model-disagrees`` flag and triage share.
 
 Only predictions on an item's current revision count (an edit makes older answers
-moot), failures (timeouts, exhausted retries) do not count, and each model's
+moot), failures (timeouts, exhausted retries) do not count, the oracle's do not (it
+was handed the key: its agreement with the key says nothing), and each model's
 latest run speaks for it.  Living in ``db/``, it lets the review domain weigh the
 models' answers without importing the evaluator.
 """
@@ -13,11 +14,12 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from sqlalchemy import ColumnElement, and_, func
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col
 
 from db.models import EvalRun, Item, ItemRevision, Prediction, is_current_revision
-from db.vocabulary import ItemKind
+from db.vocabulary import ORACLE_SCRIPT, SCRIPTED_BACKEND, ItemKind
 
 __all__ = ["ItemAnswers", "ModelAnswer", "model_answers"]
 
@@ -73,6 +75,7 @@ def model_answers(session: Session, item_ids: Sequence[str] | None = None) -> li
         .join(ItemRevision, is_current_revision())
         .where(col(Prediction.revision_number) == col(Item.current_revision))
         .where(col(Prediction.failure_kind).is_(None))
+        .where(~_oracle_run())
     )
     if item_ids is not None:
         query = query.where(col(Prediction.item_id).in_(list(item_ids)))
@@ -98,3 +101,11 @@ def model_answers(session: Session, item_ids: Sequence[str] | None = None) -> li
         )
         for item_id, answers in sorted(by_item.items())
     ]
+
+
+def _oracle_run() -> ColumnElement[bool]:
+    """Runs of the oracle, which answers with the key it is handed (``scripted:oracle``)."""
+    script = col(EvalRun.params)["script"].as_string()
+    return and_(
+        col(EvalRun.backend) == SCRIPTED_BACKEND, func.coalesce(script, "") == ORACLE_SCRIPT
+    )

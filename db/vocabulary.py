@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from enum import StrEnum
 
 __all__ = [
+    "ORACLE_SCRIPT",
+    "SCRIPTED_BACKEND",
     "ALL",
     "DECISION_STATUSES",
     "FLAG_DESCRIPTIONS",
@@ -39,6 +41,12 @@ __all__ = [
 
 ALL = "all"
 """The word a ``--status`` option takes for "any status"."""
+
+SCRIPTED_BACKEND = "scripted"
+"""The backend of scripted models (``evaluator.backends.scripted``)."""
+ORACLE_SCRIPT = "oracle"
+"""The scripted model handed each item's key (``--model scripted:oracle``), recorded as
+its ``script`` parameter: a check of the evaluation, never evidence about an item."""
 
 
 def values(members: Iterable[StrEnum]) -> tuple[str, ...]:

@@ -31,6 +31,7 @@ from db.consensus import ConsensusOutcome, consensus_of, estimate_consensus
 from db.engine import Database, open_database
 from db.gold import add_gold
 from db.item_scope import ItemScope
+from db.model_answers import model_answers
 from db.settings import set_setting
 from db.vocabulary import Role
 from evaluator.backends.scripted import Script, ScriptedBackend
@@ -148,6 +149,31 @@ def test_models_answers_count_as_raters_unless_left_out(database: Database) -> N
     by_id = {p.item_id: p for p in items}
     recovered = sum(c.consensus_answer == by_id[c.item_id].truth for c in with_models.items)
     assert recovered >= sum(c.consensus_answer == by_id[c.item_id].truth for c in without.items)
+
+
+def test_the_oracle_handed_the_keys_is_no_evidence_about_them(database: Database) -> None:
+    """`--model scripted:oracle` (the evaluation's self-check) answers every item with the
+    key it is handed: counted as a rater, it would back every key, the planted wrong ones
+    too.  Its run stays a run; no consensus, flag or triage reads its answers."""
+    items = planted(database, count=40, seed=11)
+    wrong_keys = [p.item_id for p in items if p.key != p.truth]
+    assert wrong_keys  # the study plants some
+    with database.session() as session:
+        before = estimate_consensus(session)
+    checked = run_cli(
+        database, "eval", "--model", "scripted:oracle", "--shots", "0", "--status", "all"
+    )
+    assert checked.exit_code == 0, checked.output
+    assert "acc 1.000" in checked.output  # the oracle ran, and was right on every key
+    with database.session() as session:
+        after = estimate_consensus(session)
+        assert model_answers(session) == []
+    assert after.rater("oracle", "model") is None
+    assert all(c.models == 0 for c in after.items)
+    assert [(c.item_id, c.p_key_right) for c in after.items] == [
+        (c.item_id, c.p_key_right) for c in before.items
+    ]
+    assert "oracle" not in run_cli(database, "consensus").output
 
 
 def test_with_one_label_in_sight_nothing_is_certain(database: Database) -> None:

@@ -177,7 +177,7 @@ def _open_scripted_model(request: OpenRequest) -> Backend:
     from evaluator.backends.scripted import ORACLE, Script, ScriptedBackend
 
     if request.name == ORACLE:  # a file called "oracle" is ./oracle
-        return ScriptedBackend(model=ORACLE, params={"script": ORACLE}, oracle=True)
+        return ScriptedBackend(model=ORACLE, oracle=True)
     path = Path(request.name).expanduser().resolve()
     # The resolved path is the model's name, so a resume finds the same script anywhere.
     return ScriptedBackend(Script.from_file(path), model=str(path), params={"script": str(path)})

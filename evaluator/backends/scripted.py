@@ -42,6 +42,8 @@ from pathlib import Path
 from db.answers import format_answer
 from db.formats.base import FormatError
 from db.items import ItemSnapshot
+from db.json_types import JsonObject
+from db.vocabulary import ORACLE_SCRIPT, SCRIPTED_BACKEND
 from evaluator.backends.base import (
     BackendError,
     BackendInfo,
@@ -55,8 +57,7 @@ from evaluator.stopping import finished_text
 
 __all__ = ["ORACLE", "SCRIPTED_BACKEND", "Script", "ScriptedBackend"]
 
-SCRIPTED_BACKEND = "scripted"
-ORACLE = "oracle"  # scripted:oracle
+ORACLE = ORACLE_SCRIPT  # scripted:oracle
 RUNNER_UP_LOG_LIKELIHOOD = -1.0  # every candidate but the scripted one, in score mode
 
 BeforeAnswer = Callable[[int, str], None]
@@ -159,9 +160,10 @@ class ScriptedBackend:
         self.wants_reference = oracle  # the run sends each item's key text
         self.before_answer = before_answer
         self.latency_s = latency_s  # reported for every answer
-        self.info = BackendInfo(
-            backend=SCRIPTED_BACKEND, model=model, params={"device": "none", **(params or {})}
-        )
+        recorded: JsonObject = {"device": "none", **(params or {})}
+        if oracle:  # what keeps its answers out of the models' evidence (db.model_answers)
+            recorded["script"] = ORACLE
+        self.info = BackendInfo(backend=SCRIPTED_BACKEND, model=model, params=recorded)
         self.generate_calls: list[list[str]] = []
         self.score_calls: list[list[ScoringRequest]] = []
         self.requests_seen: dict[str, GenerationRequest] = {}
