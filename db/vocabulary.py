@@ -16,12 +16,12 @@ from collections.abc import Iterable
 from enum import StrEnum
 
 __all__ = [
-    "ORACLE_SCRIPT",
-    "SCRIPTED_BACKEND",
     "ALL",
     "DECISION_STATUSES",
     "FLAG_DESCRIPTIONS",
     "OPEN_STATUSES",
+    "ORACLE_SCRIPT",
+    "SCRIPTED_BACKEND",
     "UNDECIDED_STATUSES",
     "DecisionReason",
     "EvalMode",
