@@ -3,9 +3,11 @@ progress, the latest predictions, two runs compared item by item, and suspect ke
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from eval_helpers import mixed_set
-from helpers import APPROVED_ITEMS
+from helpers import APPROVED_ITEMS, run_cli
 from scipy.stats import binomtest
 
 from db.engine import Database
@@ -67,6 +69,23 @@ def test_run_figures_summarize_the_stored_predictions(database: Database) -> Non
     progress = figures.progress
     assert progress.done == 7 and progress.total == 8 and progress.remaining == 1
     assert progress.eta_s is None  # the run is not running
+
+
+def test_runs_show_counts_what_its_json_counts_and_names_the_failures(
+    database: Database,
+) -> None:
+    """A kind's ``n`` is every prediction in the text as in ``--json``; the rates are over
+    those scored, and the failures left out of them are counted on the line."""
+    mixed_set(database)
+    run_id = run(database, ANSWERS, failing=frozenset({"cflue:6"}))
+    by_kind = json.loads(run_cli(database, "runs", "show", str(run_id), "--json").output)
+    truefalse = by_kind["by_kind"]["truefalse"]
+    assert (truefalse["n"], truefalse["scored"]) == (2, 1)
+    text = run_cli(database, "runs", "show", str(run_id)).output
+    line = next(line for line in text.splitlines() if line.strip().startswith("truefalse"))
+    assert "n=2 " in line and line.endswith("failed 1")
+    ordering = next(line for line in text.splitlines() if line.strip().startswith("ordering"))
+    assert "n=2 " in ordering and "failed" not in ordering
 
 
 def test_unknown_runs_are_reported(database: Database) -> None:

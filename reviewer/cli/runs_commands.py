@@ -69,7 +69,9 @@ def _figure_lines(figures: RunFigures) -> list[str]:
 
 
 def _breakdown_lines(breakdown: Mapping[str, Figures]) -> list[str]:
-    """One line per kind or source, the figures in one column however long the names."""
+    """One line per kind or source, the figures in one column however long the names:
+    ``n`` counts every prediction (as ``--json`` does), the rates are over those scored,
+    and infrastructure failures, left out of them, are counted at the end when any."""
     from db.visible_text import east_asian_cell_len  # cells, for Chinese names too
     from evaluator.run_text import interval, number
 
@@ -77,8 +79,9 @@ def _breakdown_lines(breakdown: Mapping[str, Figures]) -> list[str]:
     width = max([18, *(east_asian_cell_len(text) + 1 for text in shown.values())])
     return [
         f"  {shown[name]}{' ' * (width - east_asian_cell_len(shown[name]))}"
-        f"n={group.scored:<5} acc {number(group.accuracy)} {interval(group.accuracy_ci)}  "
+        f"n={group.n:<5} acc {number(group.accuracy)} {interval(group.accuracy_ci)}  "
         f"unparsed {number(group.unparsed_rate)}"
+        + (f"  failed {group.infrastructure_failures}" if group.infrastructure_failures else "")
         for name, group in breakdown.items()
     ]
 
