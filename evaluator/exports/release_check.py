@@ -24,7 +24,14 @@ from typing import Any
 from db.answers import parse_answer
 from db.engine import Database
 from db.formats import detect_format
-from db.formats.base import STAMP_ITEM, STAMP_RELEASE, STAMP_RELEASE_HASH, read_text
+from db.formats.base import (
+    STAMP_ITEM,
+    STAMP_RELEASE,
+    STAMP_RELEASE_HASH,
+    open_input,
+    read_lines,
+    read_text,
+)
 from db.formats.cflue import TASK_KINDS, parse_choices
 from db.formats.econlogicqa import ANSWER, EXPLANATION, QUESTION
 from db.json_types import JsonObject, attributes_json
@@ -101,8 +108,15 @@ class _Unreadable(ReleaseError):
     pass
 
 
+def _lines(path: Path) -> Iterator[str]:
+    """The file's lines as the importer reads them: split at line ends only, never at the
+    U+2028, U+2029 or U+0085 that JSON and CSV writers leave in text."""
+    with open_input(path) as source:
+        yield from read_lines(source)
+
+
 def _json_lines(path: Path) -> Iterator[tuple[int, Any]]:
-    for number, line in enumerate(read_text(path).splitlines(), start=1):
+    for number, line in enumerate(_lines(path), start=1):
         if line.strip():
             try:
                 yield number, json.loads(line)
@@ -178,7 +192,7 @@ def _file(path: Path) -> tuple[dict[str, str], list[_Exported]]:
                 )
             )
     else:
-        rows = csv.DictReader(read_text(path).splitlines(keepends=True))
+        rows = csv.DictReader(_lines(path))
         for line, row in enumerate(rows, start=2):
             stamp_of(f"line {line}", row)
             choices = {name: row[name] for name in row if len(name) == 1 and row[name]}

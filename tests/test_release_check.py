@@ -1,0 +1,68 @@
+"""`vetbench release verify --export` on exports whose text the readers could get wrong:
+line separators inside item text (U+2028, U+2029, U+0085) and an empty explanation,
+which EconLogicQA CSV cannot tell from none."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from eval_helpers import ok
+from helpers import run_cli, store_person, write_file
+
+from db.engine import Database
+from db.importer import import_files
+from db.vocabulary import Role
+from reviewer.adjudication import decide
+
+SEPARATORS = "Which\u2028rate\u2029 is it?\x85 (NEL)"
+
+
+def _release(database: Database, tmp_path: Path, *records: dict[str, Any]) -> None:
+    """Import ``records`` as source ``u`` (JSONL), approve them all and make release v1."""
+    lines = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
+    import_files(database, [write_file(tmp_path, "u.jsonl", lines)])
+    store_person(database, "lena", Role.LEAD)
+    for number in range(1, len(records) + 1):
+        decide(database, "lena", f"u:{number}", "approved")
+    ok(run_cli(database, "release", "create", "v1", "--as", "lena"))
+
+
+def _verify(database: Database, out: Path) -> str:
+    result = run_cli(database, "release", "verify", "--export", str(out))
+    assert result.exit_code == 0, result.output
+    assert "matches release v1" in result.output
+    return result.output
+
+
+@pytest.mark.parametrize(
+    ("format_name", "name"),
+    [("jsonl", "r.jsonl"), ("econlogicqa", "r.csv"), ("hf", "hf"), ("lm-eval", "lm")],
+)
+def test_an_export_with_line_separators_in_its_text_verifies(
+    database: Database, tmp_path: Path, format_name: str, name: str
+) -> None:
+    _release(
+        database,
+        tmp_path,
+        {
+            "kind": "ordering",
+            "prompt": SEPARATORS,
+            "choices": {"A": "x\x85y", "B": "z"},
+            "key": "BA",
+        },
+        {
+            "kind": "single",
+            "prompt": SEPARATORS,
+            "choices": {"A": "a\u2028b", "B": "c"},
+            "key": "A",
+        },
+    )
+    out = tmp_path / name
+    args = ["export", "--format", format_name, "--release", "v1", "--out", str(out)]
+    if format_name == "econlogicqa":
+        args += ["--kind", "ordering"]
+    ok(run_cli(database, *args))
+    _verify(database, out)
