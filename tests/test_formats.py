@@ -387,6 +387,17 @@ def test_jsonl_hand_written_line_needs_only_kind_and_text(tmp_path: Path) -> Non
     assert native_of(record).status == "pending" and len(native_of(record).revisions) == 1
 
 
+def test_jsonl_hand_written_empty_explanation_is_none_a_history_keeps_it(tmp_path: Path) -> None:
+    text = {"kind": "ordering", "prompt": "p", "choices": {"A": "a", "B": "b"}, "key": "AB"}
+    hand = {**text, "explanation": ""}
+    history = {"kind": "ordering", "revisions": [{**text, "number": 1, "explanation": ""}]}
+    content = json.dumps(hand) + "\n" + json.dumps(history) + "\n"
+    written, stored = records(write_file(tmp_path, "x.jsonl", content))
+    assert draft_of(written).explanation is None
+    assert native_of(written).revisions[0].explanation is None
+    assert draft_of(stored).explanation == ""  # a history is kept exactly as stored
+
+
 @pytest.mark.parametrize(
     ("line", "expected"),
     [

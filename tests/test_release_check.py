@@ -14,8 +14,10 @@ from helpers import run_cli, store_person, write_file
 
 from db.engine import Database
 from db.importer import import_files
+from db.releases import release_items
 from db.vocabulary import Role
 from reviewer.adjudication import decide
+from reviewer.judging import ItemEdit, edit_item
 
 SEPARATORS = "Which\u2028rate\u2029 is it?\x85 (NEL)"
 
@@ -30,11 +32,9 @@ def _release(database: Database, tmp_path: Path, *records: dict[str, Any]) -> No
     ok(run_cli(database, "release", "create", "v1", "--as", "lena"))
 
 
-def _verify(database: Database, out: Path) -> str:
+def _verify(database: Database, out: Path, release: str = "v1") -> None:
     result = run_cli(database, "release", "verify", "--export", str(out))
-    assert result.exit_code == 0, result.output
-    assert "matches release v1" in result.output
-    return result.output
+    assert result.exit_code == 0 and f"matches release {release}" in result.output, result.output
 
 
 @pytest.mark.parametrize(
@@ -66,3 +66,34 @@ def test_an_export_with_line_separators_in_its_text_verifies(
         args += ["--kind", "ordering"]
     ok(run_cli(database, *args))
     _verify(database, out)
+
+
+ORDERING = {"kind": "ordering", "prompt": "Order these.", "choices": {"A": "a", "B": "b"}}
+
+
+def test_a_csv_export_verifies_whether_an_explanation_was_empty_or_none(
+    database: Database, tmp_path: Path
+) -> None:
+    """The CSV writes both as an empty cell: one read as an item of a new import states
+    it (none), one of a release made before, with an empty explanation stored, verifies."""
+    _release(
+        database,
+        tmp_path,
+        {**ORDERING, "key": "AB", "explanation": ""},
+        {**ORDERING, "key": "BA", "explanation": "Because."},
+        {**ORDERING, "key": "AB", "explanation": "Cleared below."},
+    )
+    edit_item(database, "lena", "u:3", ItemEdit(note="no explanation", explanation=""))
+    decide(database, "lena", "u:3", "approved")
+    ok(run_cli(database, "release", "create", "v2", "--as", "lena"))
+    with database.session() as session:
+        assert [item.explanation for item in release_items(session, "v2")] == [
+            None,
+            "Because.",
+            "",
+        ]
+    for release in ("v1", "v2"):
+        out = tmp_path / f"{release}.csv"
+        args = ["export", "--format", "econlogicqa", "--release", release, "--out", str(out)]
+        ok(run_cli(database, *args))
+        _verify(database, out, release)

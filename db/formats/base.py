@@ -60,6 +60,12 @@ def stamp_fields(item_id: str, stamp: dict[str, str] | None) -> dict[str, str]:
     return {STAMP_ITEM: item_id, **stamp} if stamp else {}
 
 
+def stated_explanation(text: str | None) -> str | None:
+    """An explanation as a new item stores it: an empty one is none (EconLogicQA CSV cannot
+    tell the two apart, so an item exported there reads back as it was stored)."""
+    return text or None
+
+
 class RecordTooLong(Exception):
     """More than ``MAX_RECORD_BYTES`` were read without a record ending."""
 

@@ -23,6 +23,7 @@ from db.formats.base import (
     check_csv_header,
     read_lines,
     stamp_fields,
+    stated_explanation,
 )
 from db.json_types import JsonObject
 from db.validation import ItemDraft, Problem, language_of
@@ -94,13 +95,12 @@ def read(source: InputFile) -> Iterator[ParsedRecord]:
         while choices and not choices[next(reversed(choices))].strip():
             choices.popitem()  # a row with fewer events than the header has columns
         extra: JsonObject = {name: cells[name] for name in header if name not in known}
-        explanation = cells.get(EXPLANATION)
         draft = ItemDraft(
             kind=ItemKind.ORDERING.value,
             prompt=cells[QUESTION],
             choices=choices,
             key=cells[ANSWER],
-            explanation=explanation if explanation else None,
+            explanation=stated_explanation(cells.get(EXPLANATION)),
             language=language_of(cells[QUESTION], *choices.values()),
             source_ref=place.source_ref,
             meta={EXTRA_COLUMNS_META: extra} if extra else {},

@@ -12,14 +12,16 @@ A line looks like (wrapped here)::
 
 Writing what was read gives back the same lines.  A hand-written line may leave out
 everything but ``kind`` and the text: a missing ``revisions`` list means the
-text fields (``prompt``, ``choices``, ``key``, ``explanation``) sit on the item itself.
+text fields (``prompt``, ``choices``, ``key``, ``explanation``) sit on the item itself;
+there an empty explanation is none, as in EconLogicQA CSV
+(``db.formats.base.stated_explanation``).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TextIO
 
@@ -33,6 +35,7 @@ from db.formats.base import (
     RevisionRecord,
     read_lines,
     stamp_fields,
+    stated_explanation,
 )
 from db.json_types import JsonObject
 from db.validation import ItemDraft, Problem
@@ -182,7 +185,8 @@ def _record(source: InputFile, line: int, ordinal: int, raw: object) -> ParsedRe
     where_of: dict[int, str] = {}  # revision number -> its place in the record
     if raw_revisions is None:  # a hand-written line: the text sits on the item
         single = _revision({**raw, "number": 1}, "", problems)
-        revisions = [single] if single else []
+        if single:  # a new item's text, unlike a history kept as stored
+            revisions = [replace(single, explanation=stated_explanation(single.explanation))]
         where_of[1] = ""
     elif not isinstance(raw_revisions, list) or not raw_revisions:
         problems.append(Problem("revisions", "must be a non-empty list"))
