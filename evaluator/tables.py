@@ -24,15 +24,17 @@ official one read from a CFLUE repository (``--cflue-repo``, with the file's has
 
 A cell is the mean over the runs of one *series* (``vetbench eval --repeats N`` or
 one protocol call) with the sample standard deviation when there are several, as
-CFLUE's ± columns report.  For each model and column the latest series counts.
-Only finished runs are read.  Figures are fractions; :func:`render_table` writes
-them as percentages, as the papers print them.
+CFLUE's ± columns report.  For each model and column the latest series counts; where
+it evaluated other items than an older series of the same cell (a quick ``--limit``
+check after the full run), the table's notes say so and name the older runs, and where
+the models of one column evaluated other items, the notes say that too.  Runs with
+``--permute-options`` fill columns of their own.  Only finished runs are read.
+Figures are fractions; ``evaluator.table_render`` writes them as percentages, as the
+papers print them.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -49,7 +51,6 @@ from evaluator.random_baseline import GUESSERS, simulated_guessers
 from evaluator.results import FieldsAsJson, Figures, RunRecord
 
 __all__ = [
-    "FORMATS",
     "LENGTH_BUCKETS",
     "SHAPES",
     "ResultTable",
@@ -57,13 +58,11 @@ __all__ = [
     "TableColumn",
     "TableRow",
     "paper_tables",
-    "render_table",
     "series_spread",
 ]
 
 SHAPES = ("econlogicqa", "cflue")
 BREAKDOWNS = ("subject", "length")
-FORMATS = ("text", "md", "csv", "latex")
 LENGTH_BUCKETS = (0, 50, 100, 200, 400)
 """Lower edges, in tokens (or characters) of question and options: <50, 50–99, 100–199,
 200–399, ≥400."""
@@ -183,6 +182,10 @@ class _Run:
         return self.record.params.protocol.value
 
     @property
+    def permuted(self) -> bool:
+        return self.record.params.permute_options
+
+    @property
     def series(self) -> str:
         repeat = self.record.params.repeat
         return repeat.series if repeat is not None and repeat.series else f"run:{self.record.id}"
@@ -228,6 +231,41 @@ def _latest_series(entries: Sequence[tuple[_Run, Figures]]) -> list[tuple[_Run, 
     return max(by_series.values(), key=lambda group: max(run.record.id for run, _ in group))
 
 
+def _items(entries: Iterable[tuple[_Run, Figures]], kind: str | None) -> frozenset[str]:
+    """The items ``entries`` evaluated (of ``kind`` when given)."""
+    return frozenset(
+        row.item_id
+        for run, _figures in entries
+        for row in run.outcomes
+        if kind is None or row.kind.value == kind
+    )
+
+
+def _run_ids(entries: Iterable[tuple[_Run, Figures]]) -> str:
+    ids = sorted({run.record.id for run, _figures in entries})
+    return f"run{'s' if len(ids) > 1 else ''} {', '.join(map(str, ids))}"
+
+
+def _replacement_note(
+    where: str, entries: Sequence[tuple[_Run, Figures]], kind: str | None = None
+) -> str | None:
+    """A sentence when the latest series of a cell evaluated other items than an older
+    series of it, which it replaced in the table (None when none did)."""
+    latest = _latest_series(entries)
+    shown = _items(latest, kind)
+    older = [entry for entry in entries if entry not in latest]
+    replaced = [entry for entry in older if _items([entry], kind) != shown]
+    if not replaced:
+        return None
+    counts = sorted({len(_items([entry], kind)) for entry in replaced})
+    newest_replaced = max(run.record.id for run, _figures in replaced)
+    return (
+        f"{where}: shows {_run_ids(latest)} on {len(shown)} items; older "
+        f"{_run_ids(replaced)} evaluated other items ({' or '.join(map(str, counts))}; "
+        f"`runs table --run {newest_replaced}` shows it)"
+    )
+
+
 def _cell(entries: Sequence[tuple[_Run, Figures]], metric: str) -> Spread | None:
     spread = Spread.of(getattr(figures, metric) for _, figures in entries)
     return spread if spread.n else None
@@ -268,18 +306,20 @@ def _econlogicqa_table(runs: Sequence[_Run]) -> ResultTable | None:
     for run in runs:
         summary = summarize_predictions(run.outcomes)
         for kind, figures in summary.by_kind.items():
-            column = (kind, run.protocol, run.record.mode.value, *run.shots_for(kind))
+            asked, got = run.shots_for(kind)
+            column = (kind, run.protocol, run.record.mode.value, asked, got, run.permuted)
             cells[(run.record.model, column)].append((run, figures))
     if not cells:
         return None
     kinds = [kind.value for kind in ItemKind]
     column_keys = sorted(
         {column for _model, column in cells},
-        key=lambda c: (kinds.index(c[0]), c[1] != EvalProtocol.CUSTOM, c[1], c[2], c[3], c[4]),
+        key=lambda c: (kinds.index(c[0]), c[1] != EvalProtocol.CUSTOM, c[1:]),
     )
     columns = tuple(TableColumn(_column_key(c), _column_title(c)) for c in column_keys)
     models = list(dict.fromkeys(model for model, _column in cells))
     rows = []
+    notes: list[str] = []
     chosen_by_column: dict[_Column, list[tuple[_Run, Figures]]] = defaultdict(list)
     for model in models:
         row_cells: list[Spread | None] = []
@@ -289,6 +329,9 @@ def _econlogicqa_table(runs: Sequence[_Run]) -> ResultTable | None:
             if not entries:
                 row_cells.append(None)
                 continue
+            where = f"{model}, {_column_title(column)}"
+            if (note := _replacement_note(where, entries, column[0])) is not None:
+                notes.append(note)
             latest = _latest_series(entries)
             chosen_by_column[column] += latest
             row_runs.update(run.record.id for run, _ in latest)
@@ -310,6 +353,15 @@ def _econlogicqa_table(runs: Sequence[_Run]) -> ResultTable | None:
             baseline=True,
         )
     )
+    for column in column_keys:
+        by_model = {
+            model: _items(latest_entries, column[0])
+            for model in models
+            if (latest_entries := _chosen(cells.get((model, column))))
+        }
+        if len(set(by_model.values())) > 1:
+            counts = ", ".join(f"{model} {len(items)}" for model, items in by_model.items())
+            notes.append(f"{_column_title(column)}: the models evaluated other items ({counts})")
     return ResultTable(
         "econlogicqa",
         "Accuracy by item kind and shots (EconLogicQA-style table: the paper's prompt and "
@@ -317,27 +369,34 @@ def _econlogicqa_table(runs: Sequence[_Run]) -> ResultTable | None:
         "model",
         columns,
         tuple(rows),
+        notes=tuple(notes),
     )
 
 
-_Column = tuple[str, str, str, int, str]
-"""kind, protocol, mode, shots asked, shots got when fewer ("" when all)."""
+def _chosen(entries: Sequence[tuple[_Run, Figures]] | None) -> list[tuple[_Run, Figures]]:
+    return _latest_series(entries) if entries else []
+
+
+_Column = tuple[str, str, str, int, str, bool]
+"""kind, protocol, mode, shots asked, shots got when fewer ("" when all), permuted options."""
 
 
 def _column_key(column: _Column) -> str:
-    kind, protocol, mode, shots, got = column
+    kind, protocol, mode, shots, got, permuted = column
     suffix = "" if protocol == EvalProtocol.CUSTOM else f"/{protocol}"
     suffix += "" if mode == EvalMode.GENERATE else f"/{mode}"
+    suffix += "/permuted" if permuted else ""
     shots_text = f"{got}-of-{shots}" if got else str(shots)
     return f"{kind}/{shots_text}-shot{suffix}"
 
 
 def _column_title(column: _Column) -> str:
     """``ordering 5-shot (econlogicqa)``; ``ordering 0-shot (5 asked)`` for fewer shots."""
-    kind, protocol, mode, shots, got = column
+    kind, protocol, mode, shots, got, permuted = column
     extra = [f"{shots} asked"] if got else []
     extra += [] if protocol == EvalProtocol.CUSTOM else [protocol]
     extra += [] if mode == EvalMode.GENERATE else [mode]
+    extra += ["permuted options"] if permuted else []
     return f"{kind} {got or shots}-shot" + (f" ({', '.join(extra)})" if extra else "")
 
 
@@ -346,14 +405,19 @@ def _cflue_table(runs: Sequence[_Run]) -> ResultTable | None:
     by_model: dict[str, list[tuple[_Run, Figures]]] = defaultdict(list)
     for run in runs:
         if run.protocol == EvalProtocol.CFLUE:
-            label = f"{run.record.model} ({wording_of(run.record.params.wording)} wording)"
+            how = [f"{wording_of(run.record.params.wording)} wording"]
+            how += ["permuted options"] if run.permuted else []
+            label = f"{run.record.model} ({', '.join(how)})"
             by_model[label].append((run, summarize_predictions(run.outcomes)))
     if not by_model:
         return None
     columns = tuple(TableColumn(key, title) for key, title in CFLUE_COLUMNS)
     rows = []
+    notes: list[str] = []
     chosen: list[tuple[_Run, Figures]] = []
     for label, entries in by_model.items():
+        if (note := _replacement_note(label, entries)) is not None:
+            notes.append(note)
         latest = _latest_series(entries)
         chosen += latest
         rows.append(
@@ -387,6 +451,7 @@ def _cflue_table(runs: Sequence[_Run]) -> ResultTable | None:
         "model",
         columns,
         tuple(rows),
+        notes=tuple(notes),
     )
 
 
@@ -427,17 +492,26 @@ def _breakdown_table(
 ) -> ResultTable | None:
     """Accuracy per group (rows) for each model and setting (columns): a model's runs of
     one protocol, mode and number of shots make one column (its latest series)."""
-    by_setting: dict[tuple[str, str, str, str], list[_Run]] = defaultdict(list)
+    by_setting: dict[_Setting, list[_Run]] = defaultdict(list)
     for run in runs:
-        setting = (run.record.model, run.protocol, run.record.mode.value, run.shots_setting)
+        setting = (
+            run.record.model,
+            run.protocol,
+            run.record.mode.value,
+            run.shots_setting,
+            run.permuted,
+        )
         by_setting[setting].append(run)
     latest = {
         setting: [run for run, _ in _latest_series([(run, _EMPTY) for run in setting_runs])]
         for setting, setting_runs in by_setting.items()
     }
-    groups: dict[str, dict[tuple[str, str, str, str], list[Figures]]] = defaultdict(
-        lambda: defaultdict(list)
-    )
+    notes = [
+        note
+        for setting, setting_runs in by_setting.items()
+        if (note := _replacement_note(_setting_title(setting), [(r, _EMPTY) for r in setting_runs]))
+    ]
+    groups: dict[str, dict[_Setting, list[Figures]]] = defaultdict(lambda: defaultdict(list))
     chance: dict[str, list[ScoredPrediction]] = defaultdict(list)
     for setting, setting_runs in latest.items():
         for run in setting_runs:
@@ -460,7 +534,7 @@ def _breakdown_table(
     columns = (
         *(
             TableColumn(
-                "/".join(map(str, setting)),
+                "/".join(setting[:4]) + ("/permuted" if setting[4] else ""),
                 setting[0] if per_model[setting[0]] == 1 else _setting_title(setting),
             )
             for setting in settings
@@ -489,19 +563,26 @@ def _breakdown_table(
         if name == "subject"
         else "Accuracy by item length (question and options)"
     )
-    return ResultTable(name, title, "subject" if name == "subject" else "length", columns, rows)
+    return ResultTable(
+        name, title, "subject" if name == "subject" else "length", columns, rows, notes=tuple(notes)
+    )
 
 
 def _subject(row: ScoredPrediction) -> str | None:
     return row.subject
 
 
-def _setting_title(setting: tuple[str, str, str, str]) -> str:
-    model, protocol, mode, shots = setting
+_Setting = tuple[str, str, str, str, bool]
+"""A breakdown's column: model, protocol, mode, shots, permuted options."""
+
+
+def _setting_title(setting: _Setting) -> str:
+    model, protocol, mode, shots, permuted = setting
     extra = [] if protocol == EvalProtocol.CUSTOM else [protocol]
     extra += [] if mode == EvalMode.GENERATE else [mode]
     shots_text = f"{shots}-shot" if shots.isdigit() else shots
-    return f"{model} ({', '.join([*extra, shots_text])})"
+    extra += [shots_text, *(["permuted options"] if permuted else [])]
+    return f"{model} ({', '.join(extra)})"
 
 
 _EMPTY = Figures(
@@ -554,7 +635,10 @@ def paper_tables(
             )
             tables.append(
                 replace(
-                    table, title=f"{table.title}, on {where}", release=release, notes=tuple(notes)
+                    table,
+                    title=f"{table.title}, on {where}",
+                    release=release,
+                    notes=(*table.notes, *notes),
                 )
             )
     return tables
@@ -590,63 +674,3 @@ def _tables_of(
     if "length" in breakdowns:
         tables.append(_breakdown_table(broken_down, "length", _length_groups(db, length_unit)))
     return [table for table in tables if table is not None]
-
-
-# -------------------------------------------------------------------- as text
-
-
-def _percent(spread: Spread | None, *, with_sd: bool = True) -> str:
-    if spread is None or spread.mean is None:
-        return "—"
-    text = f"{100 * spread.mean:.2f}"
-    if with_sd and spread.sd is not None:
-        text += f"±{100 * spread.sd:.2f}"
-    return text
-
-
-def render_table(
-    table: ResultTable, table_format: str, *, clean: Callable[[str], str] = str
-) -> str:
-    """``table`` as text (aligned columns), Markdown, CSV or LaTeX (booktabs), figures in
-    percent; ``clean`` is applied to every model name, subject and title (untrusted text)."""
-    if table_format not in FORMATS:
-        raise ValueError(f"unknown table format '{table_format}' (choose {', '.join(FORMATS)})")
-    if table_format == "csv":
-        return _csv(table, clean)
-    from tabulate import tabulate
-
-    headers = [clean(table.row_header), *(clean(column.title) for column in table.columns)]
-    body = [[clean(row.label), *(_percent(cell) for cell in row.cells)] for row in table.rows]
-    if table_format == "md":
-        escape = str.maketrans({"|": "\\|"})
-        headers = [header.translate(escape) for header in headers]
-        body = [[cell.translate(escape) for cell in row] for row in body]
-        return f"**{clean(table.title)}** (%)\n\n" + tabulate(
-            body, headers, tablefmt="github", disable_numparse=True
-        )
-    if table_format == "latex":
-        return f"% {clean(table.title)} (figures in %)\n" + tabulate(
-            body, headers, tablefmt="latex_booktabs", disable_numparse=True
-        )
-    return f"{clean(table.title)} (%)\n" + tabulate(
-        body, headers, tablefmt="simple", disable_numparse=True
-    )
-
-
-def _csv(table: ResultTable, clean: Callable[[str], str]) -> str:
-    """One line per row; each figure as its mean and its sd in percent (empty when none)."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    header = [clean(table.row_header)]
-    for column in table.columns:
-        header += [clean(column.title), f"{clean(column.title)} sd"]
-    writer.writerow(header)
-    for row in table.rows:
-        line = [clean(row.label)]
-        for cell in row.cells:
-            line += [
-                "" if cell is None or cell.mean is None else f"{100 * cell.mean:.4f}",
-                "" if cell is None or cell.sd is None else f"{100 * cell.sd:.4f}",
-            ]
-        writer.writerow(line)
-    return out.getvalue().rstrip("\n")

@@ -17,7 +17,8 @@ from reviewer.cli import cli, eval_commands, options, runs_commands
 def test_names_repeated_for_help_are_the_evaluators() -> None:
     from evaluator.extractors import EXTRACTORS
     from evaluator.prompts import LAYOUTS
-    from evaluator.tables import FORMATS, SHAPES
+    from evaluator.table_render import FORMATS
+    from evaluator.tables import SHAPES
 
     assert runs_commands.TABLE_SHAPES == SHAPES
     assert runs_commands.TABLE_FORMATS == FORMATS

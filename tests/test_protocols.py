@@ -442,6 +442,40 @@ def test_runs_table_breakdowns_by_subject_and_length(tabled: str) -> None:
     assert sum(1 for _ in lengths["rows"]) >= 1
 
 
+def test_a_quick_check_after_the_full_run_is_named_not_passed_off_as_it(
+    tabled: str, tmp_path: Path
+) -> None:
+    """The latest series fills a cell; when it evaluated other items than the run it
+    replaced (a `--limit` check), or than the other models of its column, the notes say
+    so.  Permuted options are columns of their own."""
+    expert = script(tmp_path, "expert", CFLUE_OUTPUTS | ECON_OUTPUTS)
+    ok(run_cli(tabled, "eval", "--model", expert, "--protocol", "econlogicqa", "--limit", "1"))
+    guesser = script(tmp_path, "guesser", {})
+    ok(run_cli(tabled, "eval", "--model", guesser, "--shots", "0", "--kind", "single"))
+    ok(
+        run_cli(
+            tabled, "eval", "--model", guesser, "--shots", "0", "--kind", "single", "--limit", "1"
+        )
+    )
+    ok(run_cli(tabled, "eval", "--model", guesser, "--shots", "0", "--permute-options"))
+    (econ,) = [table for table in table_json(tabled) if table["name"] == "econlogicqa"]
+    notes = econ["notes"]
+    replaced = [note for note in notes if "older" in note]
+    assert any(
+        note.startswith(f"{expert.removeprefix('scripted:')}, ordering 1-shot (econlogicqa)")
+        and "on 1 items" in note
+        for note in replaced
+    )
+    assert any("single 0-shot: shows run" in note for note in replaced)
+    assert "ordering 1-shot (econlogicqa): the models evaluated other items" in " ".join(notes)
+    titles = [column["title"] for column in econ["columns"]]
+    assert "single 0-shot (permuted options)" in titles and "single 0-shot" in titles
+    keys = [column["key"] for column in econ["columns"]]
+    assert "single/0-shot/permuted" in keys and "single/0-shot" in keys
+    text = ok(run_cli(tabled, "runs", "table", "--shape", "econlogicqa")).stdout
+    assert "evaluated other items" in text  # the notes are printed with the table
+
+
 def test_runs_table_with_no_finished_runs(url: str) -> None:
     assert "no finished runs to tabulate" in ok(run_cli(url, "runs", "table")).stdout
     assert table_json(url) == []

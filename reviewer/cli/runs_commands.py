@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from evaluator.results import Figures, PredictionView, RunFigures, RunProgress
 
 # Repeat the evaluator's names here, so that --help imports nothing heavy.
-TABLE_FORMATS = ("text", "md", "csv", "latex")  # evaluator.tables.FORMATS
+TABLE_FORMATS = ("text", "md", "csv", "latex")  # evaluator.table_render.FORMATS
 TABLE_SHAPES = ("econlogicqa", "cflue")  # evaluator.tables.SHAPES
 
 
@@ -368,7 +368,8 @@ def runs_table(
 
     Figures are percentages, as the papers print them (--json keeps fractions).
     """
-    from evaluator.tables import SHAPES, paper_tables, render_table
+    from evaluator.table_render import render_table
+    from evaluator.tables import SHAPES, paper_tables
 
     tables = paper_tables(
         open_db(ctx),

@@ -1,0 +1,71 @@
+"""A result table (``evaluator.tables``) as text with aligned columns, Markdown, CSV or
+LaTeX (booktabs): figures in percent, as the papers print them."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable
+
+from evaluator.tables import ResultTable, Spread
+
+__all__ = ["FORMATS", "render_table"]
+
+FORMATS = ("text", "md", "csv", "latex")
+
+
+def _percent(spread: Spread | None, *, with_sd: bool = True) -> str:
+    if spread is None or spread.mean is None:
+        return "—"
+    text = f"{100 * spread.mean:.2f}"
+    if with_sd and spread.sd is not None:
+        text += f"±{100 * spread.sd:.2f}"
+    return text
+
+
+def render_table(
+    table: ResultTable, table_format: str, *, clean: Callable[[str], str] = str
+) -> str:
+    """``table`` as text (aligned columns), Markdown, CSV or LaTeX (booktabs), figures in
+    percent; ``clean`` is applied to every model name, subject and title (untrusted text)."""
+    if table_format not in FORMATS:
+        raise ValueError(f"unknown table format '{table_format}' (choose {', '.join(FORMATS)})")
+    if table_format == "csv":
+        return _csv(table, clean)
+    from tabulate import tabulate
+
+    headers = [clean(table.row_header), *(clean(column.title) for column in table.columns)]
+    body = [[clean(row.label), *(_percent(cell) for cell in row.cells)] for row in table.rows]
+    if table_format == "md":
+        escape = str.maketrans({"|": "\\|"})
+        headers = [header.translate(escape) for header in headers]
+        body = [[cell.translate(escape) for cell in row] for row in body]
+        return f"**{clean(table.title)}** (%)\n\n" + tabulate(
+            body, headers, tablefmt="github", disable_numparse=True
+        )
+    if table_format == "latex":
+        return f"% {clean(table.title)} (figures in %)\n" + tabulate(
+            body, headers, tablefmt="latex_booktabs", disable_numparse=True
+        )
+    return f"{clean(table.title)} (%)\n" + tabulate(
+        body, headers, tablefmt="simple", disable_numparse=True
+    )
+
+
+def _csv(table: ResultTable, clean: Callable[[str], str]) -> str:
+    """One line per row; each figure as its mean and its sd in percent (empty when none)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    header = [clean(table.row_header)]
+    for column in table.columns:
+        header += [clean(column.title), f"{clean(column.title)} sd"]
+    writer.writerow(header)
+    for row in table.rows:
+        line = [clean(row.label)]
+        for cell in row.cells:
+            line += [
+                "" if cell is None or cell.mean is None else f"{100 * cell.mean:.4f}",
+                "" if cell is None or cell.sd is None else f"{100 * cell.sd:.4f}",
+            ]
+        writer.writerow(line)
+    return out.getvalue().rstrip("\n")
