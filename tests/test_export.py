@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import CFLUE_MULTI_RECORD, FIXTURES, decide_items, write_file
+from helpers import CFLUE_MULTI_RECORD, FIXTURES, decide_items, run_cli, write_file
 from sqlalchemy import MetaData, select, update
 from sqlmodel import col
 
@@ -253,3 +253,36 @@ def test_an_empty_selection_is_refused_with_a_hint(database: Database, tmp_path:
         export_items(database, tmp_path / "x.csv", format="xml", selection=Selection("all"))
     with pytest.raises(ExportError, match="unknown status"):
         export_items(database, tmp_path / "x.csv", format="jsonl", selection=Selection("done"))
+
+
+@pytest.mark.parametrize(
+    ("format_name", "kind", "meta", "said"),
+    [
+        ("econlogicqa", "ordering", {"extra_columns": "oops"}, "meta.extra_columns: must be"),
+        ("econlogicqa", "ordering", {"extra_columns": {"E": "ee"}}, "E is a column of"),
+        ("cflue", "single", {"名称": 7}, "meta.名称: must be text, got int"),
+    ],
+)
+def test_a_stored_item_with_meta_the_format_cannot_hold_is_refused_in_one_line(
+    database: Database, tmp_path: Path, format_name: str, kind: str, meta: Any, said: str
+) -> None:
+    """Meta that reached the database another way than an import (which refuses it)."""
+    import_econ_and_exam(database, tmp_path)
+    item_id = "econ:1" if kind == "ordering" else "exam:1"
+    with database.transaction() as session:
+        session.execute(update(Item).where(col(Item.id) == item_id).values(meta=meta))
+    out = tmp_path / "out"
+    result = run_cli(
+        database,
+        "export",
+        "--format",
+        format_name,
+        "--kind",
+        kind,
+        "--status",
+        "all",
+        "--out",
+        str(out),
+    )
+    assert result.exit_code == 1 and f"item {item_id}: " in result.output and said in result.output
+    assert not out.exists()

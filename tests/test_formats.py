@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
 from helpers import cflue_record, write_file
 
 from db.formats import FormatError, cflue, detect_format, econlogicqa, jsonl, read_records
-from db.formats.base import NativeItem, ParsedRecord, RevisionRecord
+from db.formats.base import NativeItem, ParsedRecord, RevisionRecord, UnwritableItem
 from db.formats.cflue import ChoicesError, format_choices, parse_choices
 from db.formats.jsonl import FullItem
 from db.items import ItemSnapshot
@@ -428,6 +429,21 @@ def test_jsonl_hand_written_empty_explanation_is_none_a_history_keeps_it(tmp_pat
             '{"kind": "bogus", "prompt": "p", "choices": {"A": "a", "B": "b"}, "key": "AB"}',
             "kind: 'bogus' is not one of",
         ),
+        (
+            '{"kind": "ordering", "prompt": "p", "choices": {"A": "a", "B": "b"}, "key": "AB", '
+            '"meta": {"extra_columns": "oops"}}',
+            "meta.extra_columns: must be an object of column names and text, got str",
+        ),
+        (
+            '{"kind": "ordering", "prompt": "p", "choices": {"A": "a", "B": "b"}, "key": "AB", '
+            '"meta": {"extra_columns": {"Notes": 5}}}',
+            "meta.extra_columns.Notes: must be text, got int",
+        ),
+        (
+            '{"kind": "single", "prompt": "p", "choices": {"A": "a", "B": "b"}, "key": "A", '
+            '"meta": {"名称": ["exam"]}}',
+            "meta.名称: must be text, got list",
+        ),
     ],
 )
 def test_jsonl_line_problems(tmp_path: Path, line: str, expected: str) -> None:
@@ -436,6 +452,38 @@ def test_jsonl_line_problems(tmp_path: Path, line: str, expected: str) -> None:
     assert problems_of(first) == []
     assert second.place.line == 3 and second.ordinal == 2
     assert any(expected in p for p in problems_of(second)), problems_of(second)
+
+
+def test_jsonl_extra_columns_may_not_be_the_csv_s_own(tmp_path: Path) -> None:
+    """They would write a header the CSV reader refuses (Answer twice) or reads otherwise
+    (E as an event)."""
+    extra = {"Answer": "zz", "E": "ee", "vetbench_release": "v9", "Notes": "kept"}
+    line = {"kind": "ordering", "prompt": "p", "choices": {"A": "a", "B": "b"}, "key": "AB"}
+    content = json.dumps({**line, "meta": {"extra_columns": extra}})
+    [record] = records(write_file(tmp_path, "x.jsonl", content))
+    assert problems_of(record) == [
+        f"meta.extra_columns.{name}: {name} is a column of EconLogicQA CSV itself"
+        for name in ("Answer", "E", "vetbench_release")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("format_name", "meta", "field"),
+    [
+        ("econlogicqa", {"extra_columns": "oops"}, "meta.extra_columns"),
+        ("econlogicqa", {"extra_columns": {"Answer": "zz"}}, "meta.extra_columns.Answer"),
+        ("cflue", {"名称": 3}, "meta.名称"),
+    ],
+)
+def test_a_writer_refuses_meta_it_cannot_write_back_naming_item_and_field(
+    format_name: str, meta: dict[str, object], field: str
+) -> None:
+    kind = "ordering" if format_name == "econlogicqa" else "single"
+    draft = ItemDraft(kind, "p", {"A": "a", "B": "b"}, "A" if kind == "single" else "AB")
+    draft.meta = meta
+    writer = econlogicqa if format_name == "econlogicqa" else cflue
+    with pytest.raises(UnwritableItem, match=f"item x:1: {re.escape(field)}: "):
+        writer.write([snapshot_of(draft)], io.StringIO())
 
 
 def test_jsonl_with_no_records_is_an_error(tmp_path: Path) -> None:

@@ -66,6 +66,17 @@ def stated_explanation(text: str | None) -> str | None:
     return text or None
 
 
+class UnwritableItem(VetbenchError, ValueError):
+    """A stored item a format cannot write (meta another way of storing let in); names the
+    item and the field."""
+
+    def __init__(self, item_id: str, format_name: str, problem: Problem) -> None:
+        super().__init__(
+            f"item {item_id}: meta.{problem.field}: {problem.message}; "
+            f"it cannot be exported as {format_name} (fix the item's meta, or export as jsonl)"
+        )
+
+
 class RecordTooLong(Exception):
     """More than ``MAX_RECORD_BYTES`` were read without a record ending."""
 

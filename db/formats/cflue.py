@@ -26,6 +26,7 @@ from db.formats.base import (
     ParsedRecord,
     Place,
     RecordTooLong,
+    UnwritableItem,
     read_text,
     stamp_fields,
 )
@@ -53,6 +54,15 @@ FIELD_NAMES = {
 
 class ChoicesError(VetbenchError, ValueError):
     """A ``choices`` string that is not a dict literal of strings."""
+
+
+def exam_name_problems(meta: JsonObject) -> list[Problem]:
+    """Why ``meta``'s exam name cannot be written as a ``名称`` this reader takes back: it is
+    text (or null, as a CFLUE file may state it)."""
+    name = meta.get(EXAM_NAME)
+    if name is None or isinstance(name, str):
+        return []
+    return [Problem(EXAM_NAME, f"must be text, got {type(name).__name__}")]
 
 
 def parse_choices(text: str) -> dict[str, str]:
@@ -195,6 +205,11 @@ def write(items: Iterable[Any], out: TextIO, *, stamp: dict[str, str] | None = N
 
     ``stamp`` (a release export's name and hash) adds fields naming the release and
     each record's item (``db.formats.base.STAMP_FIELDS``; readers ignore them)."""
+    rows = list(items)
+    for item in rows:
+        problems = exam_name_problems(item.meta)
+        if problems:
+            raise UnwritableItem(item.id, NAME, problems[0])
     records = [
         {
             EXAM_NAME: item.meta.get(EXAM_NAME, ""),
@@ -205,7 +220,7 @@ def write(items: Iterable[Any], out: TextIO, *, stamp: dict[str, str] | None = N
             "analysis": item.explanation,
             **stamp_fields(item.id, stamp),
         }
-        for item in items
+        for item in rows
     ]
     json.dump(records, out, ensure_ascii=False, indent=1)
     out.write("\n")

@@ -3,7 +3,8 @@
 More event columns (``E``, ``F``, ...) are allowed, and so is an ``Explanation``
 column.  A row may leave trailing event cells empty when it has fewer events than
 the header.  Columns the format does not know are kept in the item's meta and
-written back on export.
+written back on export; meta from elsewhere that would not read back as the same
+columns (``extra_columns_problems``) is refused on import and on export.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from db.formats.base import (
     InputFile,
     ParsedRecord,
     Place,
+    UnwritableItem,
     allow_long_csv_fields,
     check_csv_header,
     read_lines,
@@ -33,6 +35,31 @@ NAME = "econlogicqa"
 KINDS = frozenset({ItemKind.ORDERING})
 QUESTION, ANSWER, EXPLANATION = "Question", "Answer", "Explanation"
 EXTRA_COLUMNS_META = "extra_columns"  # meta key for columns the format does not know
+
+
+def is_own_column(name: str) -> bool:
+    """A column the format reads itself (an event letter included), never an extra one."""
+    own = (QUESTION, ANSWER, EXPLANATION, *STAMP_FIELDS)
+    return name in own or (len(name) == 1 and name in LETTERS)
+
+
+def extra_columns_problems(meta: JsonObject) -> list[Problem]:
+    """Why ``meta``'s extra columns cannot be written as CSV columns that read back as they
+    are (fields under ``meta``): an object of text values, no name one of the format's own."""
+    extra = meta.get(EXTRA_COLUMNS_META, {})
+    if not isinstance(extra, dict):
+        got = type(extra).__name__
+        return [
+            Problem(EXTRA_COLUMNS_META, f"must be an object of column names and text, got {got}")
+        ]
+    problems: list[Problem] = []
+    for name, value in extra.items():
+        where = f"{EXTRA_COLUMNS_META}.{name}"
+        if is_own_column(name):
+            problems.append(Problem(where, f"{name} is a column of EconLogicQA CSV itself"))
+        elif not isinstance(value, str):
+            problems.append(Problem(where, f"must be text, got {type(value).__name__}"))
+    return problems
 
 
 def _event_columns(header: list[str]) -> list[str]:
@@ -118,6 +145,10 @@ def write(items: Iterable[Any], out: TextIO, *, stamp: dict[str, str] | None = N
     ``stamp`` (a release export's name and hash) adds columns naming the release and
     each row's item (``db.formats.base.STAMP_FIELDS``)."""
     rows = list(items)
+    for item in rows:
+        problems = extra_columns_problems(item.meta)
+        if problems:
+            raise UnwritableItem(item.id, NAME, problems[0])
     width = max((len(item.choices) for item in rows), default=4)
     events = list(LETTERS[: max(width, 4)])
     extra_names: list[str] = []

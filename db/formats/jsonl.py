@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from typing import TextIO
 
 from db.answers import LETTERS
+from db.formats import cflue, econlogicqa
 from db.formats.base import (
     FormatError,
     InputFile,
@@ -151,6 +152,12 @@ def _field_names(where: str) -> dict[str, str]:
     return names
 
 
+def _meta_problems(meta: JsonObject) -> list[Problem]:
+    """What the other formats' writers take from meta must be what their readers would
+    give, or an export of the item could not be read back."""
+    return econlogicqa.extra_columns_problems(meta) + cflue.exam_name_problems(meta)
+
+
 def _record(source: InputFile, line: int, ordinal: int, raw: object) -> ParsedRecord:
     place = Place(source.shown, line=line)
     if not isinstance(raw, dict):
@@ -219,6 +226,8 @@ def _record(source: InputFile, line: int, ordinal: int, raw: object) -> ParsedRe
         duplicate_similarity=float(similarity) if similarity is not None else None,
         states_duplicate="suspected_duplicate_of" in raw,
     )
+    meta = _mapping(raw, "meta", problems)
+    problems += [Problem(f"meta.{p.field}", p.message) for p in _meta_problems(meta)]
     draft = ItemDraft(
         kind=kind,
         prompt=current.prompt,
@@ -227,7 +236,7 @@ def _record(source: InputFile, line: int, ordinal: int, raw: object) -> ParsedRe
         explanation=current.explanation,
         language=_text(raw, "language", problems, default="en") or "en",
         source_ref=_text(raw, "source_ref", problems) or place.source_ref,
-        meta=_mapping(raw, "meta", problems),
+        meta=meta,
         provenance=dict(current.provenance)
         or {"file": source.file_name, "line": line, "format": NAME},
         item_id=item_id,
