@@ -44,7 +44,11 @@ def letters_for(count: int) -> list[str]:
     return list(LETTERS[:count])
 
 
-_SEPARATORS = re.compile(r"[\s,，、;；/|>→\-–—.。]+")
+_SEPARATOR_CHARS = r"\s,，、;；/|>→\-–—.。"
+_SEPARATORS = re.compile(f"[{_SEPARATOR_CHARS}]+")
+# A true/false word may also end with a full-width stop or an exclamation mark ("对！",
+# "错．"); only there, so that no other kind reads "!" as a separator.
+_TRUEFALSE_SEPARATORS = re.compile(f"[{_SEPARATOR_CHARS}．!！]+")
 
 
 def _tokens(text: str) -> list[str]:
@@ -60,6 +64,22 @@ def _tokens(text: str) -> list[str]:
             tokens.extend(part.upper())
         else:
             tokens.append(part.upper())
+    return tokens
+
+
+def truefalse_label(word: str) -> str | None:
+    """``A`` or ``B`` when ``word`` says true or false (对, False, 错误 ...), else None."""
+    said = word.strip().lower()
+    return next((label for label, words in TRUEFALSE_WORDS.items() if said in words), None)
+
+
+def _truefalse_tokens(text: str) -> list[str]:
+    """The tokens of a true/false answer, each true/false word read as its letter:
+    ``"错。"`` -> ``['B']``, ``"对/错"`` -> ``['A', 'B']`` (two answers, refused as such)."""
+    tokens: list[str] = []
+    for part in _TRUEFALSE_SEPARATORS.split(text.strip()):
+        label = truefalse_label(part)
+        tokens.extend([label] if label else _tokens(part))
     return tokens
 
 
@@ -114,15 +134,11 @@ def parse_choice_set(text: str, labels: Sequence[str], *, kind: ItemKind) -> str
     """Parse a multiple-choice answer (``"B"``, ``"ABD"``, ``"A, B, D"``) into sorted letters.
 
     Single-answer and true/false items take exactly one letter; true/false also
-    accepts 对/错 and true/false.
+    accepts 对/错 and true/false, a full stop or exclamation mark after them included.
     """
-    if kind is ItemKind.TRUEFALSE:
-        word = text.strip().lower()
-        for label, words in TRUEFALSE_WORDS.items():
-            if word in words:
-                return label
+    tokens = _truefalse_tokens(text) if kind is ItemKind.TRUEFALSE else _tokens(text)
     letters = _distinct_labels(
-        _tokens(text),
+        tokens,
         labels,
         noun="choice",
         one_of=f"the choices {''.join(labels)}",

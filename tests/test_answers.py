@@ -75,3 +75,41 @@ def test_display_and_pairwise_scores() -> None:
 )
 def test_key_without_a_removed_letter(kind: str, typed: str, removed: str, expected: str) -> None:
     assert key_without(ItemKind(kind), typed, removed) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "label"),
+    [
+        ("错。", "B"),
+        ("false.", "B"),
+        ("对！", "A"),
+        ("True!", "A"),
+        ("错误．", "B"),
+        (" no. ", "B"),
+    ],
+)
+def test_truefalse_reads_a_word_followed_by_a_full_stop(text: str, label: str) -> None:
+    assert parse_answer(ItemKind.TRUEFALSE, text, ["A", "B"]) == label
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("对/错", "exactly one letter, got AB"),
+        ("true. false.", "exactly one letter, got AB"),
+        ("对！错！", "exactly one letter, got AB"),
+        ("错。错", "choice B appears more than once"),
+        ("对对", "'对对' is not one of the choices AB"),
+    ],
+)
+def test_truefalse_refuses_two_answers_by_name(text: str, message: str) -> None:
+    with pytest.raises(AnswerError, match=message):
+        parse_answer(ItemKind.TRUEFALSE, text, ["A", "B"])
+
+
+@pytest.mark.parametrize(("kind", "text"), [(ItemKind.SINGLE, "B!"), (ItemKind.SINGLE, "false.")])
+def test_other_kinds_read_no_true_false_words_or_exclamation_marks(
+    kind: ItemKind, text: str
+) -> None:
+    with pytest.raises(AnswerError, match="is not one of the choices"):
+        parse_answer(kind, text, ["A", "B"])
