@@ -27,6 +27,7 @@ from db.validation import (
     InvalidName,
     ItemDraft,
     Problem,
+    identifier_problems,
     length_problems,
     nul_problems,
     validate_draft,
@@ -112,7 +113,7 @@ def check_record(record: ParsedRecord, report: FileReport) -> CheckedRecord:
         else:
             claimed_id = item_id
         problems += length_problems("source", item_source, MAX_SOURCE_CHARS)
-        problems += nul_problems("source", item_source)
+        problems += identifier_problems("source", item_source)
         if native is not None:
             for index, revision in enumerate(native.revisions, start=1):
                 where = "" if len(native.revisions) == 1 else f"revisions[{index}]"

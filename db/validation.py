@@ -13,7 +13,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from db.answers import TRUEFALSE_WORDS, AnswerError, option_count_bounds, parse_answer
+from db.answers import (
+    FALSE_LABEL,
+    TRUE_LABEL,
+    AnswerError,
+    option_count_bounds,
+    parse_answer,
+    truefalse_label,
+)
 from db.errors import VetbenchError
 from db.json_types import JsonObject
 from db.models import Item, ItemRevision, Person
@@ -72,6 +79,8 @@ class ItemDraft:
     choices: dict[str, str]
     key: str
     explanation: str | None = None
+    # An open code stored as given (``en``, ``zh``, ``zh-Hant``, ``fr``): ``zh…`` items are
+    # asked in the Chinese prompt templates, all others in the English ones.
     language: str = "en"
     source_ref: str = ""  # "line 18", "record 3"
     meta: JsonObject = field(default_factory=dict)
@@ -97,6 +106,15 @@ class InvalidName(VetbenchError, ValueError):
     """A person's name that cannot be stored; the message says why."""
 
 
+def _unprintable(text: str) -> str | None:
+    """Why ``text`` cannot name anything, if it cannot: the first character that is not
+    printable text on one line (a control, a line break, a bidirectional override)."""
+    for char in text:
+        if unicodedata.category(char) in _NOT_IN_NAMES or char in _BIDI_CONTROLS:
+            return f"must be printable text on one line; it holds U+{ord(char):04X}"
+    return None
+
+
 def validate_person_name(name: str) -> str:
     """``name`` without surrounding spaces, if it can name a person; else :class:`InvalidName`.
 
@@ -109,11 +127,9 @@ def validate_person_name(name: str) -> str:
         raise InvalidName("a person needs a non-empty name")
     if len(cleaned) > MAX_NAME_CHARS:
         raise InvalidName(f"a name is at most {MAX_NAME_CHARS} characters, got {len(cleaned)}")
-    for char in cleaned:
-        if unicodedata.category(char) in _NOT_IN_NAMES or char in _BIDI_CONTROLS:
-            raise InvalidName(
-                f"a name must be printable text on one line; it holds U+{ord(char):04X}"
-            )
+    reason = _unprintable(cleaned)
+    if reason:
+        raise InvalidName(f"a name {reason}")
     return cleaned
 
 
@@ -144,6 +160,28 @@ def nul_problems(name: str, value: object) -> list[Problem]:
     PostgreSQL cannot store NUL in text or JSON, so it is refused on every backend.
     """
     return [Problem(place, "holds a NUL byte (\\0)") for place in _nul_places(value, name)]
+
+
+def identifier_problems(name: str, value: str | None) -> list[Problem]:
+    """A problem when ``value``, an item's id, source or language, is not printable text
+    on one line without surrounding whitespace (the rule of person names).
+
+    Such values are compared exactly and shown in lists: ``" x1 "`` would be a second
+    item that looks like ``x1``, and a newline or ESC could forge a line.  Refused, never
+    trimmed, so that what is stored is what the file says.
+    """
+    if value is None:
+        return []
+    if "\x00" in value:
+        return nul_problems(name, value)
+    if not value.strip():
+        return [Problem(name, "is empty")]
+    reason = _unprintable(value)
+    if reason:
+        return [Problem(name, reason)]
+    if value != value.strip():
+        return [Problem(name, f"{value!r} has whitespace around it")]
+    return []
 
 
 def _text_problems(name: str, value: object, *, required: bool = True) -> list[Problem]:
@@ -210,6 +248,8 @@ def _draft_problems(draft: ItemDraft) -> list[Problem]:
         )
     for label, text in draft.choices.items():
         problems += _text_problems(f"{noun[:-1]} {label}", text)
+    if kind is ItemKind.TRUEFALSE:
+        problems += _truefalse_choice_problems(draft.choices)
 
     if not isinstance(draft.key, str) or not draft.key.strip():
         problems.append(Problem("key", "is missing"))
@@ -225,10 +265,10 @@ def _draft_problems(draft: ItemDraft) -> list[Problem]:
     problems += length_problems("source_ref", draft.source_ref, MAX_SOURCE_REF_CHARS)
     if draft.item_id is not None:
         problems += length_problems("id", draft.item_id, MAX_ID_CHARS)
+    problems += identifier_problems("language", draft.language)
+    problems += identifier_problems("id", draft.item_id)
     for name, value in (
-        ("language", draft.language),
         ("source_ref", draft.source_ref),
-        ("id", draft.item_id),
         ("meta", draft.meta),
         ("provenance", draft.provenance),
     ):
@@ -236,12 +276,27 @@ def _draft_problems(draft: ItemDraft) -> list[Problem]:
     return problems
 
 
-def kind_change_problems(old: ItemKind, new: ItemKind, choices: dict[str, str]) -> list[Problem]:
-    """Why an item of kind ``old`` cannot become ``new`` with these choices (the key and the
-    number of choices are the new kind's to check: ``validate_draft``).
+def _truefalse_choice_problems(choices: dict[str, str]) -> list[Problem]:
+    """A problem unless the choices say true then false: A 对/true/yes ..., B 错/false/no ...
+    (what a true/false key means, and what the app shows beside it, rest on this)."""
+    said = [truefalse_label(text) if isinstance(text, str) else None for text in choices.values()]
+    if said == [TRUE_LABEL, FALSE_LABEL]:
+        return []
+    return [
+        Problem(
+            "choices",
+            "a truefalse item's choices are A true and B false (对/错, true/false, yes/no); "
+            "these are not",
+        )
+    ]
 
-    An order is never a choice of answers, nor the other way round; a true/false item's
-    two choices say true and false (对/错, true/false, ...)."""
+
+def kind_change_problems(old: ItemKind, new: ItemKind, choices: dict[str, str]) -> list[Problem]:
+    """Why an item of kind ``old`` cannot become ``new``: an order is never a choice of
+    answers, nor the other way round.
+
+    The rest is the new kind's to check, as for any draft (``validate_draft``): the key,
+    the number of choices, and that a true/false item's ``choices`` say true and false."""
     if old is new:
         return []
     if ItemKind.ORDERING in (old, new):
@@ -253,15 +308,4 @@ def kind_change_problems(old: ItemKind, new: ItemKind, choices: dict[str, str]) 
                 "choice of answers (make a new item instead)",
             )
         ]
-    if new is ItemKind.TRUEFALSE:
-        said = [text.strip().lower() for text in choices.values()]
-        if len(said) != 2 or any(
-            word not in TRUEFALSE_WORDS[label] for label, word in zip("AB", said, strict=False)
-        ):
-            return [
-                Problem(
-                    "kind",
-                    "a truefalse item's choices are A true and B false (对/错); these are not",
-                )
-            ]
     return []
