@@ -286,3 +286,45 @@ def test_a_stored_item_with_meta_the_format_cannot_hold_is_refused_in_one_line(
     )
     assert result.exit_code == 1 and f"item {item_id}: " in result.output and said in result.output
     assert not out.exists()
+
+
+def test_an_unchanged_round_trip_is_reported_unchanged(database: Database, tmp_path: Path) -> None:
+    """Nothing is invented on the way: no empty 名称 for a record without one, no empty
+    extra column for an item without it (written beside one with it)."""
+    ordering = {"kind": "ordering", "source": "econ", "choices": {"A": "a", "B": "b"}}
+    lines = [
+        {**ordering, "id": "econ:1", "source_ref": "line 2", "prompt": "One.", "key": "AB"},
+        {
+            **ordering,
+            "id": "econ:2",
+            "source_ref": "line 3",
+            "prompt": "Two.",
+            "key": "BA",
+            "meta": {"extra_columns": {"Notes": "checked"}},
+        },
+    ]
+    records = "".join(json.dumps(line) + "\n" for line in lines)
+    import_files(database, [write_file(tmp_path, "econ.jsonl", records)])
+    unnamed = {key: value for key, value in CFLUE_RECORDS[0].items() if key != "名称"}
+    import_files(
+        database, [write_file(tmp_path, "exam.json", json.dumps([unnamed, CFLUE_MULTI_RECORD]))]
+    )
+    out = tmp_path / "out"
+    for name, format_name, kind in (
+        ("econ.csv", "econlogicqa", "ordering"),
+        ("exam.json", "cflue", None),
+    ):
+        kinds = (kind,) if kind else ("single", "multi")
+        export_items(
+            database, out / name, format=format_name, selection=Selection("all", kinds=kinds)
+        )
+    assert "名称" not in json.loads((out / "exam.json").read_text(encoding="utf-8"))[0]
+    with database.session() as session:
+        before = {entry.id for entry in read_audit(session)}
+    report = import_files(database, [out / "econ.csv", out / "exam.json"])
+    for file_report in report.files:
+        assert file_report.tally.unchanged == 2 and file_report.tally.updated == 0
+        assert file_report.metadata_updated == [] and file_report.revised == []
+    with database.session() as session:
+        new = [entry for entry in read_audit(session) if entry.id not in before]
+    assert [entry.target for entry in new if ":" in entry.target] == []

@@ -212,7 +212,8 @@ def write(items: Iterable[Any], out: TextIO, *, stamp: dict[str, str] | None = N
             raise UnwritableItem(item.id, NAME, problems[0])
     records = [
         {
-            EXAM_NAME: item.meta.get(EXAM_NAME, ""),
+            # An item imported without an exam name gets none: "" would read back as a change.
+            **({EXAM_NAME: item.meta[EXAM_NAME]} if EXAM_NAME in item.meta else {}),
             "task": KIND_TASKS[ItemKind(item.kind)],
             "question": item.prompt,
             "choices": format_choices(item.choices),

@@ -3,8 +3,10 @@
 More event columns (``E``, ``F``, ...) are allowed, and so is an ``Explanation``
 column.  A row may leave trailing event cells empty when it has fewer events than
 the header.  Columns the format does not know are kept in the item's meta and
-written back on export; meta from elsewhere that would not read back as the same
-columns (``extra_columns_problems``) is refused on import and on export.
+written back on export.  An empty cell there, as an empty Explanation, is no value:
+the CSV cannot tell it from a row without the column.  Meta from elsewhere that would
+not read back as the same columns (``extra_columns_problems``) is refused on import
+and on export.
 """
 
 from __future__ import annotations
@@ -121,7 +123,10 @@ def read(source: InputFile) -> Iterator[ParsedRecord]:
         choices = {label: cells[label] for label in events}
         while choices and not choices[next(reversed(choices))].strip():
             choices.popitem()  # a row with fewer events than the header has columns
-        extra: JsonObject = {name: cells[name] for name in header if name not in known}
+        # An empty cell is no value: the writer leaves one for a row without the column.
+        extra: JsonObject = {
+            name: cells[name] for name in header if name not in known and cells[name]
+        }
         draft = ItemDraft(
             kind=ItemKind.ORDERING.value,
             prompt=cells[QUESTION],
