@@ -249,6 +249,9 @@ def test_parse_choices_reads_a_dict_literal_of_strings() -> None:
         ("{'A': 'x', 'A': 'y'}", "twice"),
         ("{**{'A': 'x'}}", "label that is not a quoted string"),
         ("__import__('os').system('touch pwned')", "not a dict literal"),
+        ("{'A': 'it''s', 'B': 'b'}", "choice A is 2 quoted strings side by side ('it' 's')"),
+        ("{'A': 'a', 'B': 'y'\n 'z'}", "choice B is 2 quoted strings side by side"),
+        ("{'A' 'B': 'x'}", "a label is 2 quoted strings side by side"),
     ],
 )
 def test_parse_choices_refuses_anything_but_string_constants(
@@ -263,6 +266,8 @@ def test_parse_choices_refuses_anything_but_string_constants(
 def test_format_choices_round_trips_awkward_text() -> None:
     choices = {"A": 'It\'s "quoted"', "B": "back\\slash\nnewline", "C": "中文"}
     assert parse_choices(format_choices(choices)) == choices
+    one_string_each = "{'A': 'it\\'s', 'B': \"b's\", 'C': '''c'''}"
+    assert parse_choices(one_string_each) == {"A": "it's", "B": "b's", "C": "c"}
 
 
 @pytest.mark.parametrize(
@@ -274,6 +279,10 @@ def test_format_choices_round_trips_awkward_text() -> None:
         (cflue_record(choices="[1, 2]"), "choices: is not a dict literal"),
         (cflue_record(choices=5), "choices: must be a string"),
         (cflue_record(question=3), "question: must be text"),
+        (
+            cflue_record(choices="{'A': 'it''s', 'B': 'y' 'z'}"),
+            "choices: choice A is 2 quoted strings side by side",
+        ),
         ("just a string", "must be a JSON object"),
     ],
 )

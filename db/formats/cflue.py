@@ -3,14 +3,17 @@
 
 ``choices`` is a *string* holding a Python dict literal (``"{'A': '...', 'B': '...'}"``),
 not JSON.  It is parsed as a literal after checking that its syntax tree is a dict
-of string constants; it is never evaluated as code.  The exam name ``名称`` is kept
+of string constants, each written as one quoted string (Python would join ``'it''s'``
+into ``its``); it is never evaluated as code.  The exam name ``名称`` is kept
 in the item's meta so that an export writes it back.
 """
 
 from __future__ import annotations
 
 import ast
+import io
 import json
+import tokenize
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
@@ -65,10 +68,24 @@ def exam_name_problems(meta: JsonObject) -> list[Problem]:
     return [Problem(EXAM_NAME, f"must be text, got {type(name).__name__}")]
 
 
+def _refuse_joined_strings(source: str, node: ast.expr, what: str) -> None:
+    """Refuse quoted strings side by side, which Python joins into one without a word
+    (``'it''s'`` reads as ``its``): a quote left unescaped, most likely."""
+    segment = ast.get_source_segment(source, node) or ""
+    tokens = tokenize.generate_tokens(io.StringIO(f"({segment})").readline)
+    strings = [token.string for token in tokens if token.type == tokenize.STRING]
+    if len(strings) > 1:
+        raise ChoicesError(
+            f"{what} is {len(strings)} quoted strings side by side ({' '.join(strings)}), "
+            "which Python would join; escape the quote inside one string (\\')"
+        )
+
+
 def parse_choices(text: str) -> dict[str, str]:
     """Parse ``"{'A': '...', 'B': '...'}"`` into a dict, refusing anything but string constants."""
+    source = text.strip()
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        tree = ast.parse(source, mode="eval")
     except (SyntaxError, ValueError) as error:
         raise ChoicesError(f"is not a Python dict literal ({error.args[0]})") from None
     node = tree.body
@@ -80,6 +97,8 @@ def parse_choices(text: str) -> dict[str, str]:
             raise ChoicesError("has a label that is not a quoted string")
         if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
             raise ChoicesError(f"choice {key.value} is not a quoted string")
+        for what, part in (("a label", key), (f"choice {key.value}", value)):
+            _refuse_joined_strings(source, part, what)
         if key.value in labels:
             raise ChoicesError(f"names choice {key.value} twice")
         labels.append(key.value)
