@@ -223,8 +223,14 @@ def differing_positions(answer: str, key: str) -> list[int]:
     return [i for i, (a, k) in enumerate(zip(answer, key, strict=False)) if a != k]
 
 
+def is_chinese(language: str) -> bool:
+    """Whether an item's language code is Chinese (``zh``, ``zh-CN``, ``ZH`` ...): the one
+    rule for its prompt templates and its true/false words; any other code is English."""
+    return language.lower().startswith("zh")
+
+
 def truefalse_word(label: str, language: str = "zh") -> str:
     """对/错 (or true/false) for a true/false label."""
-    if language == "zh":
+    if is_chinese(language):
         return "对" if label == TRUE_LABEL else "错"
     return "true" if label == TRUE_LABEL else "false"

@@ -27,7 +27,7 @@ from importlib import resources
 from pathlib import Path
 from string import Template
 
-from db.answers import format_answer
+from db.answers import format_answer, is_chinese
 from db.engine import Database
 from db.errors import VetbenchError
 from db.items import ItemSnapshot, iter_items
@@ -94,7 +94,7 @@ class ShotFileError(VetbenchError, ValueError):
 
 def template_language(language: str) -> str:
     """The template language for an item: ``zh`` for Chinese items, ``en`` for all others."""
-    return "zh" if language.lower().startswith("zh") else "en"
+    return "zh" if is_chinese(language) else "en"
 
 
 def _template_names() -> list[str]:

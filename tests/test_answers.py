@@ -113,3 +113,19 @@ def test_other_kinds_read_no_true_false_words_or_exclamation_marks(
 ) -> None:
     with pytest.raises(AnswerError, match="is not one of the choices"):
         parse_answer(kind, text, ["A", "B"])
+
+
+def test_one_rule_says_which_language_codes_are_chinese() -> None:
+    """An item marked ``ZH`` or ``zh-CN`` gets 对/错 as it gets the Chinese templates."""
+    from db.answers import truefalse_word
+    from evaluator.prompts import template_language
+
+    for code, chinese in (
+        ("zh", True),
+        ("ZH", True),
+        ("zh-CN", True),
+        ("en", False),
+        ("fr", False),
+    ):
+        assert (truefalse_word("A", code) == "对") is chinese
+        assert (template_language(code) == "zh") is chinese
