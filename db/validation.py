@@ -291,7 +291,7 @@ def _truefalse_choice_problems(choices: dict[str, str]) -> list[Problem]:
     ]
 
 
-def kind_change_problems(old: ItemKind, new: ItemKind, choices: dict[str, str]) -> list[Problem]:
+def kind_change_problems(old: ItemKind, new: ItemKind) -> list[Problem]:
     """Why an item of kind ``old`` cannot become ``new``: an order is never a choice of
     answers, nor the other way round.
 

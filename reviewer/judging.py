@@ -213,7 +213,7 @@ class ItemEdit:
         draft = self.draft(item)
         problems = validate_draft(draft)
         if self.kind is not None:
-            problems += kind_change_problems(item.kind, self.kind, draft.choices)
+            problems += kind_change_problems(item.kind, self.kind)
         return draft, problems
 
 
