@@ -14,12 +14,14 @@ typo such as ``lenna`` for ``lena``) is refused, with the closest known names;
 registering is explicit (``vetbench users add``, or ``--new-user``).  The very
 first person of an empty database is registered on first use, with a notice, and
 so is a PostgreSQL role that is a member of a vetbench group: its account is its
-registration.
+registration.  A new name passes the rule of ``users add`` (``db.people``), and a
+command whose own write registers the person (a judgment) registers no one when it
+is refused.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlmodel import Session, col, select
 
@@ -27,7 +29,7 @@ from db.audit import origin
 from db.engine import Database
 from db.errors import VetbenchError
 from db.models import Person
-from db.people import ensure_person, find_person
+from db.people import PersonRefused, check_person_name, ensure_person, find_person
 from db.privileges import ANNOTATOR_GROUP, GROUP_OF_ROLE, LEAD_GROUP, DatabaseAccount
 from db.privileges import database_account as _database_account
 from db.vocabulary import Role
@@ -54,6 +56,8 @@ class Identity:
     db_role: str | None  # PostgreSQL: the role logged in (session_user); SQLite: None
     on_behalf: bool  # the name is not the login's (SQLite --as) nor the role's (PostgreSQL)
     notice: str | None = None  # something the person should read: a registration, a mismatch
+    # Not stored yet: the command's own write registers them (``registers_with_write``).
+    pending: bool = False
 
     @property
     def is_lead(self) -> bool:
@@ -139,6 +143,20 @@ def _role_notice(person: Person, account: DatabaseAccount | None, on_behalf: boo
     )
 
 
+def _registration_notice(name: str, role: Role, *, new_user: bool, own_role: Role | None) -> str:
+    if new_user:
+        return f"registered {name} as a new {role.value}"
+    if own_role is not None:
+        return (
+            f"registered {name} as {role.value}: the database role {name} is a member "
+            f"of {GROUP_OF_ROLE[own_role]}"
+        )
+    return (
+        f"{name} is the first person in this database and is registered as an "
+        f"{role.value}; add the others with `vetbench users add NAME --role annotator|lead`"
+    )
+
+
 def resolve_identity(
     db: Database,
     requested: str | None = None,
@@ -146,6 +164,7 @@ def resolve_identity(
     new_user: bool = False,
     register: bool = True,
     needs_lead: bool = False,
+    registers_with_write: bool = False,
 ) -> Identity:
     """Who is acting on ``db``: the one function every command and the app call.
 
@@ -156,6 +175,11 @@ def resolve_identity(
     refused, since it is most likely a typo.  ``needs_lead`` (commands only leads may run)
     never registers anyone as an annotator: the first person of an empty database is
     then left unregistered, so the command's lead check refuses with nothing written.
+    ``registers_with_write`` (a command whose write calls ``ensure_person`` in its own
+    transaction, as every judgment does): an annotator to be registered is returned
+    ``pending``, with the notice to show once the write is stored, and nothing is written
+    here, so a refused command registers no one.  A name to register must pass the rule
+    of ``users add`` (``db.people.check_person_name``).
     Raises :class:`IdentityRefused`.
     """
     where = origin()
@@ -205,28 +229,22 @@ def resolve_identity(
         if not register or (needs_lead and (own_role or Role.ANNOTATOR) is not Role.LEAD):
             return identity(None, None)
 
+    try:
+        check_person_name(name, postgres=account is not None)
+    except PersonRefused as error:
+        raise IdentityRefused(str(error)) from None
+    role = own_role or Role.ANNOTATOR
+    notice = _registration_notice(name, role, new_user=new_user, own_role=own_role)
+    if registers_with_write and role is Role.ANNOTATOR:  # ensure_person's default role
+        return replace(identity(role, notice), pending=True)
+
     with db.transaction() as session:
         person = find_person(session, name)  # registered by someone else meanwhile
         if person is not None:
             return identity(Role(person.role), None)
-        has_people = _has_people(session)
-        if own_role is None and not new_user and has_people:
+        if own_role is None and not new_user and _has_people(session):
             raise IdentityRefused(
                 _unknown_name_message(session, name, explicit=requested is not None)
-            )
-        role = own_role or Role.ANNOTATOR
-        if new_user:
-            notice = f"registered {name} as a new {role.value}"
-        elif own_role is not None:
-            notice = (
-                f"registered {name} as {role.value}: the database role {name} is a member "
-                f"of {GROUP_OF_ROLE[own_role]}"
-            )
-        else:
-            notice = (
-                f"{name} is the first person in this database and is registered as an "
-                f"{role.value}; add the others with `vetbench users add NAME --role "
-                "annotator|lead`"
             )
         ensure_person(session, name, role)
     return identity(role, notice)

@@ -54,13 +54,12 @@ def ensure_person(
 
     Interfaces decide who may be registered (``db.identity.resolve_identity``);
     this is the one place that writes the row and its audit event, by ``actor``
-    (default: the person registering themselves).
+    (default: the person registering themselves).  A new name must pass the rule of
+    ``users add`` (:func:`check_person_name`), whichever path registers it.
     """
-    name = name.strip()
-    if not name:
-        raise ValueError("a person needs a non-empty name")
-    person = find_person(session, name)
+    person = find_person(session, name.strip())
     if person is None:
+        name = check_person_name(name, postgres=session.get_bind().dialect.name != "sqlite")
         person = Person(name=name, role=role)
         session.add(person)
         session.flush()
@@ -126,7 +125,10 @@ class PersonListing:
         return data
 
 
-def _check_name(name: str, *, postgres: bool) -> str:
+def check_person_name(name: str, *, postgres: bool) -> str:
+    """``name`` as it would be registered, or :class:`PersonRefused` saying why not: printable
+    text on one line (``db.validation.validate_person_name``), and on PostgreSQL a role name
+    the server keeps whole and does not reserve."""
     try:
         name = validate_person_name(name)
     except InvalidName as error:
@@ -219,15 +221,34 @@ def _set_login_role(
     return existing is None
 
 
-def check_person_names(db: Database, names: Sequence[str]) -> list[str]:
+def check_person_names(names: Sequence[str], *, postgres: bool) -> list[str]:
     """The names as they would be registered, or :class:`PersonRefused` naming the first
-    unusable one (or one given twice): checked before anyone is added, so a list with a
-    bad name adds nobody."""
-    checked = [_check_name(name, postgres=not db.is_sqlite) for name in names]
+    unusable one (or one given twice): checked before anyone is added (and before a
+    database is created for them), so a list with a bad name adds nobody."""
+    checked = [check_person_name(name, postgres=postgres) for name in names]
     twice = sorted({name for name in checked if checked.count(name) > 1})
     if twice:
         raise PersonRefused(f"'{twice[0]}' is named twice")
     return checked
+
+
+def _check_role_change(
+    session: Session, name: str, previous: Role | None, role: Role, *, actor: str
+) -> None:
+    """SQLite: once the database has a lead, only a lead (``actor``) adds a lead or changes a
+    role, and the last lead is never demoted.  SQLite has no logins, so this prevents
+    mistakes, not abuse; the very first lead of a new database needs no one."""
+    changed = previous is not None and previous is not role
+    if role is not Role.LEAD and not changed:
+        return  # a new annotator, or nothing changes
+    leads = list(session.exec(select(Person.name).where(col(Person.role) == Role.LEAD)))
+    if leads and actor not in leads:
+        raise PersonRefused(
+            f"once the database has a lead, only a lead adds a lead or changes a role: give "
+            f"--as LEAD ('{actor}' is not a lead)"
+        )
+    if previous is Role.LEAD and changed and leads == [name]:
+        raise PersonRefused(f"{name} is the only lead: add another lead before changing their role")
 
 
 def add_person(
@@ -247,11 +268,12 @@ def add_person(
     one is given (never needed for an existing role), and makes it a member of the
     group of ``role`` only.  A role that exists and is not vetbench's (another
     application's, a superuser) is refused unless ``adopt``; an existing role's password
-    is changed only with ``reset_password``.  Everything happens in one transaction, with
-    an audit event by ``actor``.
+    is changed only with ``reset_password``.  On SQLite, once the database has a lead,
+    adding a lead or changing a role needs ``actor`` to be a lead, and the last lead keeps
+    their role.  Everything happens in one transaction, with an audit event by ``actor``.
     """
     postgres = not db.is_sqlite
-    name = _check_name(name, postgres=postgres)
+    name = check_person_name(name, postgres=postgres)
     if password is not None and not postgres:
         raise PersonRefused("SQLite has no logins, so no passwords: leave the password out")
     if password is not None and not password:
@@ -272,6 +294,8 @@ def add_person(
             )
         person = find_person(session, name)
         previous = None if person is None else Role(person.role)
+        if not postgres:  # PostgreSQL: only the owner gets here (checked above)
+            _check_role_change(session, name, previous, role, actor=actor)
         if person is None:
             ensure_person(session, name, role, actor=actor)
         elif previous is not role:

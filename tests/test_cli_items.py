@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from helpers import CFLUE_MULTI_RECORD, FIXTURES, decide_items, write_file
+from helpers import CFLUE_MULTI_RECORD, FIXTURES, decide_items, store_person, write_file
 
+import db.importer
 from db.engine import open_database
 from db.formats import FORMATS
 from reviewer.cli import cli, item_commands
@@ -84,6 +85,12 @@ def test_an_invalid_record_exits_1_naming_file_line_and_field(
     assert f"error: {bad}: 1 invalid record; nothing imported from this file" in result.stderr
     assert f"{bad}: line 3: Answer: 'A, B': the order must place all 4 events" in result.stderr
     assert result.stdout == ""
+    # The database file this import created would hold nothing: it is removed, and said so.
+    assert not db_path.exists() and f"removed the database {db_path}" in result.stderr
+    assert [p.name for p in db_path.parent.iterdir() if p.name.startswith(db_path.name)] == []
+    assert run(db_path, "init").exit_code == 0  # a database that existed is kept, even empty
+    again = run(db_path, "import", str(bad))
+    assert again.exit_code == 1 and "removed" not in again.stderr
     assert json.loads(run(db_path, "stats", "--json").stdout)["items"] == 0
 
 
@@ -309,13 +316,69 @@ def test_users_add_list_and_change_role(db_path: Path) -> None:
     assert run(db_path, "users", "add", "ann").stdout.strip() == "added ann as annotator"
     assert run(db_path, "users", "add", "lee", "--role", "lead").exit_code == 0
     assert "already registered as annotator" in run(db_path, "users", "add", "ann").stdout
-    changed = run(db_path, "users", "add", "ann", "--role", "lead")
+    changed = run(db_path, "users", "add", "ann", "--role", "lead", "--as", "lee")
     assert changed.stdout.strip() == "ann is now a lead (was annotator)"
     assert run(db_path, "users", "list").stdout.split() == ["ann", "lead", "lee", "lead"]
     people = json.loads(run(db_path, "users", "list", "--json").stdout)
     assert [(p["name"], p["role"]) for p in people] == [("ann", "lead"), ("lee", "lead")]
     assert run(db_path, "users", "add", "bob", "--role", "boss").exit_code == 2
     assert run(db_path, "users", "add", " ").exit_code == 1
+
+
+def test_on_sqlite_only_a_lead_adds_a_lead_or_changes_a_role(db_path: Path) -> None:
+    """SQLite has no logins: `users add` used to let anyone promote themselves or demote the
+    only lead.  Once there is a lead, a lead's --as is needed; the last lead stays one."""
+    assert run(db_path, "users", "add", "lena", "--role", "lead").exit_code == 0  # the first
+    assert run(db_path, "users", "add", "ann").exit_code == 0  # a new annotator: anyone
+    for attempt in (
+        ("ann", "--role", "lead"),
+        ("bo", "--role", "lead"),
+        ("lena", "--role", "annotator"),
+        ("ann", "--role", "lead", "--as", "ann"),
+    ):
+        refused = run(db_path, "users", "add", *attempt)
+        assert refused.exit_code == 1 and "only a lead adds a lead" in refused.stderr, attempt
+    typo = run(db_path, "users", "add", "ann", "--role", "lead", "--as", "lenna")
+    assert typo.exit_code == 1 and "no person called 'lenna'" in typo.stderr
+    alone = run(db_path, "users", "add", "lena", "--role", "annotator", "--as", "lena")
+    assert alone.exit_code == 1 and "lena is the only lead" in alone.stderr
+    assert run(db_path, "users", "list").stdout.split() == ["ann", "annotator", "lena", "lead"]
+    promoted = run(db_path, "users", "add", "ann", "--role", "lead", "--as", "lena")
+    assert promoted.stdout.strip() == "ann is now a lead (was annotator)"
+    demoted = run(db_path, "users", "add", "lena", "--role", "annotator", "--as", "ann")
+    assert demoted.exit_code == 0, demoted.output
+    set_roles = json.loads(run(db_path, "audit", "--json").stdout)
+    assert [(e["person"], e["target"]) for e in set_roles if e["action"] == "set-role"] == [
+        ("lena", "ann"),
+        ("ann", "lena"),
+    ]
+
+
+def test_a_refused_name_creates_no_database(db_path: Path) -> None:
+    refused = run(db_path, "users", "add", "a\tb", "--role", "lead")
+    assert refused.exit_code == 1 and "printable text on one line" in refused.stderr
+    assert not db_path.exists()
+
+
+def test_an_import_keeps_a_database_it_created_that_another_writer_filled(
+    db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file an import created and stored nothing in is removed only when it holds no
+    row: what another writer put there meanwhile is never lost."""
+    real = db.importer.import_files
+
+    def import_while_someone_registers(*args: object, **kwargs: object) -> object:
+        report = real(*args, **kwargs)  # type: ignore[arg-type]
+        meanwhile = open_database(db_path)
+        store_person(meanwhile, "zoe")
+        meanwhile.dispose()
+        return report
+
+    monkeypatch.setattr(db.importer, "import_files", import_while_someone_registers)
+    bad = write_file(tmp_path, "bad.csv", "garbage\n")
+    result = run(db_path, "import", str(bad))
+    assert result.exit_code == 1 and "removed" not in result.stderr
+    assert db_path.exists() and "zoe" in run(db_path, "users", "list").stdout
 
 
 def test_users_add_registers_several_names_or_none(db_path: Path) -> None:

@@ -6,18 +6,22 @@ The PostgreSQL side, with real login roles, is in tests/test_privileges.py.
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 from helpers import store_item, store_person
 from sqlmodel import col, select
 
+import db.identity
 from db.audit import origin, read_audit
 from db.engine import Database, open_database
-from db.identity import IdentityRefused, close_names, resolve_identity
+from db.identity import Identity, IdentityRefused, close_names, resolve_identity
 from db.models import Judgment, Person, Setting
-from db.people import add_person
+from db.people import PersonRefused, add_person, check_person_names, ensure_person
 from db.vocabulary import Role
 from reviewer.cli import cli
 
@@ -101,6 +105,104 @@ def test_the_first_person_of_an_empty_database_is_registered_with_a_notice(
     )
     assert second.exit_code == 1 and "no person called 'bob'" in second.output
     assert people(database) == ["alice"]
+
+
+BAD_NAMES = ["\x1b[2K\rlena", "a\tb", "x" * 300]
+
+
+@pytest.mark.parametrize("bad", BAD_NAMES, ids=["escape", "tab", "300-characters"])
+def test_new_user_names_follow_the_rule_of_users_add(
+    team: Database, database_url: str, bad: str
+) -> None:
+    """`--new-user` used to store any name (ESC wiping the line, a tab, a name the audit
+    cut at 255 characters); now every path that registers applies the rule of `users add`."""
+    with pytest.raises(PersonRefused) as rule:
+        check_person_names([bad], postgres=not team.is_sqlite)
+    refused = run(database_url, *JUDGE, "--as", bad, "--new-user")
+    assert refused.exit_code == 1
+    assert refused.output.strip() == f"error: {rule.value}"
+    assert people(team) == ["alice", "lena"] and judgments(team) == []
+    with (
+        team.transaction() as session,
+        pytest.raises(PersonRefused, match=re.escape(str(rule.value))),
+    ):
+        ensure_person(session, bad)  # the one writer of people refuses it too
+    assert people(team) == ["alice", "lena"]
+
+
+def test_the_first_person_of_an_empty_database_follows_the_name_rule(
+    database: Database, database_url: str
+) -> None:
+    store_item(database, "o:1", key="ABCD")
+    refused = run(database_url, *JUDGE, "--as", "a\tb")
+    assert refused.exit_code == 1 and "printable text on one line" in refused.output
+    assert people(database) == []
+
+
+def register_events(db: Database) -> list[str]:
+    with db.session() as session:
+        return [event.target for event in read_audit(session, actions=["register"])]
+
+
+def test_a_refused_judgment_registers_no_one(
+    team: Database, database_url: str, tmp_path: Path
+) -> None:
+    """`--new-user` registers the person with their judgment, in its transaction: a judgment
+    refused (a bad answer, an unknown item, an unreadable sheet) leaves nobody behind."""
+    before = register_events(team)
+    bad_answer = run(database_url, "judge", "o:1", "--answer", "X", "--verdict", "keep",
+                     "--as", "newbie", "--new-user")  # fmt: skip
+    assert bad_answer.exit_code == 1 and "not saved" in bad_answer.output
+    unknown = run(database_url, "judge", "no:such", "--answer", "ABCD", "--verdict", "keep",
+                  "--as", "newbie", "--new-user")  # fmt: skip
+    assert unknown.exit_code == 1 and "there is no item 'no:such'" in unknown.output
+    sheet = tmp_path / "bad.csv"
+    sheet.write_text("garbage\n")
+    bad_sheet = run(database_url, "judge", "--from", str(sheet), "--as", "fresh", "--new-user")
+    assert bad_sheet.exit_code == 1
+    for result in (bad_answer, unknown, bad_sheet):
+        assert "note:" not in result.output  # no notice of a registration that did not happen
+    assert people(team) == ["alice", "lena"] and judgments(team) == []
+    assert register_events(team) == before
+
+
+def test_a_refused_command_registers_no_first_person(database: Database, database_url: str) -> None:
+    """On a database with items and no people, a command that is refused used to register
+    the login as its first person first; now nothing is written."""
+    store_item(database, "o:1", key="ABCD")
+    commands = [
+        ("undo",),
+        ("export", "--format", "judging", "--out", "-"),
+        ("judge", "no:such", "--answer", "ABCD", "--verdict", "keep"),
+        ("check", "--model", "openai:x", "--item", "no:such"),
+    ]
+    for command in commands:
+        refused = run(database_url, *command)
+        assert refused.exit_code == 1, (command, refused.output)
+        assert "note:" not in refused.output  # no registration notice
+    assert "is not a registered person" in run(database_url, *commands[1]).output
+    assert people(database) == [] and register_events(database) == []
+
+
+def test_names_in_notices_and_receipts_are_shown_not_sent(
+    team: Database, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A name stored before the rule (or written by hand) reaches the terminal as visible
+    stand-ins, in the receipt of `judge` and in a notice alike."""
+    legacy = "\x1b[2K\rmallory"
+    with team.transaction() as session:
+        session.add(Person(name=legacy, role=Role.ANNOTATOR))
+    real = db.identity.resolve_identity
+
+    def with_notice(*args: Any, **kwargs: Any) -> Identity:
+        return replace(real(*args, **kwargs), notice=f"about {legacy}")
+
+    monkeypatch.setattr(db.identity, "resolve_identity", with_notice)
+    result = run(database_url, *JUDGE, "--as", legacy)
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output and "\r" not in result.output
+    assert "saved judgment 1: ␛[2K␍mallory on o:1" in result.output
+    assert "note: about ␛[2K␍mallory" in result.output
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ import click
 
 from reviewer.cli import options
 from reviewer.cli.common import fail, open_db
-from reviewer.cli.output import printed_json_or_empty
+from reviewer.cli.output import printed_json_or_empty, terminal_text
 
 _RELATIVE_TIME = re.compile(r"^(\d+)\s*([mhdw])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -37,7 +37,9 @@ def _parse_since(text: str) -> datetime:
 
 
 def _describe_changes(changes: Mapping[str, object]) -> str:
-    return ", ".join(f"{key}={value}" for key, value in changes.items())
+    return ", ".join(
+        f"{terminal_text(key)}={terminal_text(value)}" for key, value in changes.items()
+    )
 
 
 @click.command("audit")
@@ -70,14 +72,19 @@ def audit_command(
         entries = read_audit(session, target=item_id, person=person, since=moment, limit=limit)
     if printed_json_or_empty(entries, as_json=as_json, empty="no audit events match"):
         return
+    # Every value below came from someone else (a name, an id, a comment): shown, never sent
+    # to the terminal as control characters, so no line can be wiped or forged.
     for entry in entries:
-        where = f"{entry.os_login}@{entry.host}" if entry.host else entry.os_login
+        where = terminal_text(entry.os_login)
+        if entry.host:
+            where += f"@{terminal_text(entry.host)}"
         if entry.db_role is not None:
-            where += f", role {entry.db_role}"
-        target = f" {entry.target}" if entry.target else ""
+            where += f", role {terminal_text(entry.db_role)}"
+        target = f" {terminal_text(entry.target)}" if entry.target else ""
         click.echo(
-            f"{entry.created_at:%Y-%m-%d %H:%M:%S}Z  {entry.actor}  {entry.action}{target}  "
-            f"[{where}]  {_describe_changes(entry.changes)}".rstrip()
+            f"{entry.created_at:%Y-%m-%d %H:%M:%S}Z  {terminal_text(entry.actor)}  "
+            f"{terminal_text(entry.action)}{target}  [{where}]  "
+            f"{_describe_changes(entry.changes)}".rstrip()
         )
 
 
@@ -99,7 +106,8 @@ def backup_command(ctx: click.Context, destination: Path, force: bool) -> None:
     except BackupError as error:
         fail(str(error))
     click.echo(
-        f"backed up {result.source} to {result.destination}: {result.pages:,} pages, "
+        f"backed up {terminal_text(result.source)} to {terminal_text(result.destination)}: "
+        f"{result.pages:,} pages, "
         f"{result.judgments:,} judgments, integrity ok"
     )
 

@@ -204,7 +204,6 @@ def check_command(
     if backend != "openai" or not model_name.strip():
         fail(f"--model {model}: check asks an OpenAI-compatible model; write openai:NAME")
     db = open_db(ctx)
-    actor = acting_person(ctx, name).name
     items = plan_checks(
         db,
         statuses=statuses or tuple(s.value for s in UNDECIDED_STATUSES),
@@ -224,13 +223,18 @@ def check_command(
         client = ChatClient(model_name, database=db, **api.client_options())
     except ClientConfigError as error:
         fail(str(error))
-    bar = TerminalProgressBar(len(items), "checking", describe=_check_tally)
     try:
-        summary = run_checks(
-            db, client, items, actor=actor, structured=structured, on_progress=bar.advance
-        )
+        # Who asks, registered on first use only once the items and the client are known
+        # good: a refused command registers no one.
+        actor = acting_person(ctx, name).name
+        bar = TerminalProgressBar(len(items), "checking", describe=_check_tally)
+        try:
+            summary = run_checks(
+                db, client, items, actor=actor, structured=structured, on_progress=bar.advance
+            )
+        finally:
+            bar.close()
     finally:
-        bar.close()
         client.close()
     if as_json:
         print_json(summary.to_json())

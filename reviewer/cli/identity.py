@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from reviewer.cli.common import fail, open_db
+from reviewer.cli.output import terminal_text
 
 if TYPE_CHECKING:
     from db.identity import Identity
@@ -44,11 +45,14 @@ def acting_person(
     new_user: bool = False,
     register: bool = True,
     needs_lead: bool = False,
+    registers_with_write: bool = False,
 ) -> Identity:
     """The person acting for this command, or a one-line refusal (exit 1).
 
     ``needs_lead``: a command only leads may run, which registers no one on first use
-    (see ``db.identity.resolve_identity``).
+    (see ``db.identity.resolve_identity``).  ``registers_with_write``: the command's own
+    write registers a new person (a judgment), so a refused command registers no one;
+    the command calls :func:`say_held_notice` once its write is stored.
 
     Notices (a registration, a role the database and vetbench disagree on) go to
     stderr, so ``--json`` output stays clean.
@@ -57,10 +61,27 @@ def acting_person(
 
     try:
         identity = resolve_identity(
-            open_db(ctx), name, new_user=new_user, register=register, needs_lead=needs_lead
+            open_db(ctx),
+            name,
+            new_user=new_user,
+            register=register,
+            needs_lead=needs_lead,
+            registers_with_write=registers_with_write,
         )
     except IdentityRefused as error:
         fail(str(error))
-    if identity.notice:
-        click.echo(f"note: {identity.notice}", err=True)
+    if not identity.pending:
+        _say_notice(identity)
     return identity
+
+
+def say_held_notice(identity: Identity) -> None:
+    """The registration notice of a ``registers_with_write`` command, once its write (and
+    with it the registration) is stored."""
+    if identity.pending:
+        _say_notice(identity)
+
+
+def _say_notice(identity: Identity) -> None:
+    if identity.notice:  # it names the person: shown safely
+        click.echo(f"note: {terminal_text(identity.notice)}", err=True)

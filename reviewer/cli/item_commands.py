@@ -19,6 +19,9 @@ from reviewer.cli.identity import acting_person, as_option
 from reviewer.cli.output import print_json, printed_json_or_empty, terminal_text
 
 if TYPE_CHECKING:
+    import sqlite3
+
+    from db.engine import Database
     from db.import_report import FileReport, ImportProgress, ImportReport
     from db.search_query import SearchQuery
 
@@ -171,6 +174,45 @@ def _database_exists(value: str | None) -> bool:
     return Path(url.database).exists()
 
 
+def _remove_unused_database(database: Database) -> None:
+    """Remove the SQLite file this import created and stored nothing in (a bad file must not
+    leave an empty database behind), with its journals; kept if it holds any row, which
+    another writer may have put there meanwhile."""
+    import sqlite3
+    from contextlib import closing
+
+    path = Path(database.url_for_people)
+    database.dispose()
+    with closing(sqlite3.connect(path, isolation_level=None)) as connection:
+        connection.execute("BEGIN IMMEDIATE")  # no writer between the count and the removal
+        if _holds_rows(connection):
+            return
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+    click.echo(
+        f"note: nothing was imported; removed the database {terminal_text(path)} this import "
+        "created",
+        err=True,
+    )
+
+
+def _holds_rows(connection: sqlite3.Connection) -> bool:
+    """Whether any table holds a row, beyond what every new database has: its schema version,
+    SQLite's own tables and the full-text index's internal (shadow) tables."""
+    tables = connection.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'table'"
+    ).fetchall()
+    virtual = [name for name, sql in tables if sql.upper().startswith("CREATE VIRTUAL TABLE")]
+    for name, _sql in tables:
+        internal = name.startswith("sqlite_") or name == "alembic_version"
+        if internal or any(name.startswith(f"{table}_") for table in virtual):
+            continue
+        quoted = name.replace('"', '""')
+        if connection.execute(f'SELECT EXISTS (SELECT 1 FROM "{quoted}")').fetchone()[0]:
+            return True
+    return False
+
+
 @click.command("import")
 @click.argument(
     "paths",
@@ -227,12 +269,14 @@ def import_command(
     database if it does not exist.  Exits with status 1 when something could not be
     imported.
     """
+    from db.errors import VetbenchError
     from db.importer import import_files
 
     if source is not None and not source.strip():
         fail("--source must not be empty")
     if list(paths).count("-") > 1:
         fail("- (standard input) can be read only once")
+    existed = _database_exists(ctx.find_root().obj.get("db"))
     database = open_db(ctx, create=True)
     bars = _ImportProgressBars()
     try:
@@ -247,7 +291,11 @@ def import_command(
             actor=acting_person(ctx, None, register=False).name,
             progress=bars,
         )
-    finally:  # a refused option (ImportOptionError) is said by the group, as any VetbenchError
+    except VetbenchError:  # a refused option (ImportOptionError): the group says it
+        if not existed:
+            _remove_unused_database(database)
+        raise
+    finally:
         bars.close()
     if as_json:
         print_json(report.to_json())
@@ -255,6 +303,8 @@ def import_command(
         for file_report in report.files:
             _echo_file_report(file_report)
         _echo_import_summary(report)
+    if not existed and not any(file.stored for file in report.files):
+        _remove_unused_database(database)
     if not report.ok:
         sys.exit(1)
 
@@ -382,7 +432,13 @@ def _export_judging(
             "--format judging lists the items waiting for --as NAME; --status and --release "
             "do not apply"
         )
-    who = acting_person(ctx, name)  # whose queue: a known person, as for judging
+    # An export writes nothing to the database: it never registers anyone.
+    who = acting_person(ctx, name, register=False)
+    if not who.registered:
+        fail(
+            f"{who.name} is not a registered person, so no items wait for them (register with "
+            f"`vetbench users add {who.name}`, or --new-user on review and judge)"
+        )
     database = open_db(ctx)
     items = waiting_items(database, who.name, kinds=kinds, sources=sources)
     if not items:

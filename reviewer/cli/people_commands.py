@@ -76,6 +76,10 @@ def users_group() -> None:
     is_flag=True,
     help="PostgreSQL: change the password of an existing login (never changed otherwise).",
 )
+@as_option(
+    "The lead adding a lead or changing a role (SQLite, once the database has a lead; on "
+    "PostgreSQL the owner adds people)."
+)
 @click.pass_context
 def users_add(
     ctx: click.Context,
@@ -85,15 +89,20 @@ def users_add(
     no_password: bool,
     adopt: bool,
     reset_password: bool,
+    name: str | None,
 ) -> None:
     """Register each NAME as an annotator or a lead (or change their role): `users add
     ann bo cy` registers three annotators; every name is checked before anyone is added.
+
+    On SQLite, once the database has a lead, adding a lead or changing a role needs
+    --as LEAD, and the last lead keeps their role; the first lead needs no one.
 
     On PostgreSQL, run by the owner: also creates NAME's login role, asking for its
     password (or reading it with --password-stdin; never from an argument), and puts
     it in the vetbench_annotator or vetbench_lead group.  An existing role keeps its
     password unless --reset-password; one that is not vetbench's needs --adopt.
     """
+    from db.engine import resolve_db_url
     from db.people import PersonRefused, check_person_names
 
     per_login = [
@@ -107,15 +116,17 @@ def users_add(
     ]  # options about one particular login, which a list of names cannot share
     if len(names) > 1 and per_login:
         fail(f"{per_login[0]} is for one login at a time: name one person")
-    db = open_db(ctx, create=True)
-    actor = acting_person(ctx, None, register=False)
+    # Checked before the database is opened: a refused name never creates one.
+    postgres = resolve_db_url(ctx.find_root().obj.get("db")).get_backend_name() != "sqlite"
     try:
-        checked = check_person_names(db, names)
+        checked = check_person_names(names, postgres=postgres)
     except PersonRefused as error:
         fail(str(error))
-    for name in checked:
+    db = open_db(ctx, create=True)
+    actor = acting_person(ctx, name, register=False)
+    for person in checked:
         _add_one(
-            db, name, Role(role), actor.name, password_stdin, no_password, adopt, reset_password
+            db, person, Role(role), actor.name, password_stdin, no_password, adopt, reset_password
         )
 
 
@@ -160,12 +171,13 @@ def _add_one(
         login = ", with a new database login" + (" and password" if change.password_set else "")
     elif change.password_set:
         login = "; password changed"
+    shown = terminal_text(change.name)
     if change.previous_role is None:
-        click.echo(f"added {change.name} as {change.role}{login}")
+        click.echo(f"added {shown} as {change.role}{login}")
     elif change.previous_role is change.role:
-        click.echo(f"{change.name} is already registered as {change.role}{login}")
+        click.echo(f"{shown} is already registered as {change.role}{login}")
     else:
-        click.echo(f"{change.name} is now a {change.role} (was {change.previous_role}){login}")
+        click.echo(f"{shown} is now a {change.role} (was {change.previous_role}){login}")
 
 
 @users_group.command("list")

@@ -18,7 +18,7 @@ import click
 from db.vocabulary import OPEN_STATUSES, FlagName, ItemKind, QueueOrder, Verdict, values
 from reviewer.cli import options
 from reviewer.cli.common import fail, open_db
-from reviewer.cli.identity import acting_person, as_option, new_user_option
+from reviewer.cli.identity import acting_person, as_option, new_user_option, say_held_notice
 from reviewer.cli.output import print_json, terminal_text
 
 if TYPE_CHECKING:
@@ -230,7 +230,9 @@ def judge(
             raise click.MissingParameter(ctx=ctx, param=param)
     assert item_id is not None and answer is not None and verdict is not None
     db = open_db(ctx)
-    who = acting_person(ctx, name, new_user=new_user)
+    # A new person is registered with their judgment, in its transaction: a refused one
+    # (an unknown item, a bad answer) registers no one.
+    who = acting_person(ctx, name, new_user=new_user, registers_with_write=True)
     try:
         receipt = submit_judgment(
             db,
@@ -247,13 +249,15 @@ def judge(
         )
     except JudgmentRefused as error:
         fail(f"not saved: {error}")
+    say_held_notice(who)
     if as_json:
         print_json(receipt.to_json())
         return
     agreement = "matches the key" if receipt.matches_key else "differs from the key"
     click.echo(
-        f"saved judgment {receipt.judgment_id}: {receipt.annotator} on {receipt.item_id} "
-        f"revision {receipt.revision_number}, verdict {receipt.verdict.value}; "
+        f"saved judgment {receipt.judgment_id}: {terminal_text(receipt.annotator)} on "
+        f"{terminal_text(receipt.item_id)} revision {receipt.revision_number}, "
+        f"verdict {receipt.verdict.value}; "
         f"blind answer {agreement}; item is now {receipt.item_status}"
     )
     if receipt.gold is not None:
@@ -292,7 +296,7 @@ def _judge_from(
     if path == "-" and sys.stdin.isatty():
         fail("standard input is a terminal; pipe the judgments in: … | vetbench judge --from -")
     db = open_db(ctx)
-    who = acting_person(ctx, name, new_user=new_user)
+    who = acting_person(ctx, name, new_user=new_user, registers_with_write=True)
     try:
         batch = judge_from_file(db, who.name, path, format=file_format)
     except BatchRefused as error:
@@ -302,6 +306,7 @@ def _judge_from(
         sys.exit(1)
     except FormatError as error:
         fail(str(error))
+    say_held_notice(who)
     if as_json:
         print_json(batch.to_json())
         return
@@ -327,14 +332,17 @@ def undo(ctx: click.Context, name: str | None) -> None:
     from reviewer.judging import JudgmentRefused, retract_last_judgment
 
     db = open_db(ctx)
-    who = acting_person(ctx, name)
+    who = acting_person(ctx, name, register=False)  # someone new has nothing to undo
+    if not who.registered:
+        fail(f"{who.name} is not a registered person: there is no judgment of theirs to undo")
     try:
         receipt = retract_last_judgment(db, who.name)
     except JudgmentRefused as error:
         fail(str(error))
     click.echo(
-        f"retracted judgment {receipt.judgment_id} ({receipt.verdict}) on {receipt.item_id} "
-        f"revision {receipt.revision_number}; item is now {receipt.item_status}"
+        f"retracted judgment {receipt.judgment_id} ({receipt.verdict}) on "
+        f"{terminal_text(receipt.item_id)} revision {receipt.revision_number}; "
+        f"item is now {receipt.item_status}"
     )
     if receipt.revision_note:
         click.echo(terminal_text(receipt.revision_note))
