@@ -158,7 +158,8 @@ def test_the_audit_listing_shows_control_characters_never_sends_them(
         record_audit(session, "\x1b[2K\rlena", "judge", "o:1\x07", comment="a\x1b]0;x\x07b")
     listed = run(database_url, "audit").output
     assert not any(char in listed for char in "\x1b\r\x07"), repr(listed)
-    assert "␛[2K␍lena  judge o:1␇  [ro␛[2Kot@ho␍st]  comment=a␛]0;x␇b" in listed
+    assert "␛[2K␍lena  judge o:1␇  [ro␛[2Kot@ho␍st" in listed  # PostgreSQL adds ", role R"
+    assert "]  comment=a␛]0;x␇b" in listed
 
 
 def test_since_must_be_a_time(db_path: Path) -> None:
