@@ -359,7 +359,10 @@ def _econlogicqa_table(runs: Sequence[_Run]) -> ResultTable | None:
             for model in models
             if (latest_entries := _chosen(cells.get((model, column))))
         }
-        if len(set(by_model.values())) > 1:
+        # Runs of one setting are compared whole, by item set (paper_tables); this names
+        # the columns where runs of other settings (a --kind or --limit run) meet.
+        settings = {_setting(run) for run, _figures in chosen_by_column[column]}
+        if len(settings) > 1 and len(set(by_model.values())) > 1:
             counts = ", ".join(f"{model} {len(items)}" for model, items in by_model.items())
             notes.append(f"{_column_title(column)}: the models evaluated other items ({counts})")
     return ResultTable(

@@ -139,9 +139,12 @@ def store_item(
 
     ``choices`` defaults to four rate-rise events for an ordering item, Yes / No /
     Maybe for a choice item and 对 / 错 for a true/false one; a number asks for that
-    many numbered choices (``choice A of econ:1`` ...)."""
-    if isinstance(choices, int):
+    many numbered choices (``choice A of econ:1`` ...), but a true/false item's two
+    are always 对 / 错 (what its kind requires)."""
+    if isinstance(choices, int) and kind != "truefalse":
         choices = {label: f"choice {label} of {item_id}" for label in "ABCDEFGH"[:choices]}
+    elif isinstance(choices, int):
+        choices = TRUEFALSE
     elif choices is None:
         choices = {"ordering": EVENTS, "truefalse": TRUEFALSE}.get(kind, CHOICES)
     draft = ItemDraft(

@@ -447,27 +447,32 @@ def test_a_quick_check_after_the_full_run_is_named_not_passed_off_as_it(
 ) -> None:
     """The latest series fills a cell; when it evaluated other items than the run it
     replaced (a `--limit` check), or than the other models of its column, the notes say
-    so.  Permuted options are columns of their own."""
+    so, once.  Permuted options are columns of their own."""
     expert = script(tmp_path, "expert", CFLUE_OUTPUTS | ECON_OUTPUTS)
-    ok(run_cli(tabled, "eval", "--model", expert, "--protocol", "econlogicqa", "--limit", "1"))
     guesser = script(tmp_path, "guesser", {})
+    ok(run_cli(tabled, "eval", "--model", expert, "--protocol", "econlogicqa", "--limit", "1"))
+    ok(run_cli(tabled, "eval", "--model", expert, "--shots", "0"))
     ok(run_cli(tabled, "eval", "--model", guesser, "--shots", "0", "--kind", "single"))
-    ok(
-        run_cli(
-            tabled, "eval", "--model", guesser, "--shots", "0", "--kind", "single", "--limit", "1"
-        )
-    )
+    quick = ["--shots", "0", "--kind", "single", "--limit", "1"]
+    ok(run_cli(tabled, "eval", "--model", guesser, *quick))
     ok(run_cli(tabled, "eval", "--model", guesser, "--shots", "0", "--permute-options"))
     (econ,) = [table for table in table_json(tabled) if table["name"] == "econlogicqa"]
     notes = econ["notes"]
-    replaced = [note for note in notes if "older" in note]
+    expert_name, guesser_name = expert.removeprefix("scripted:"), guesser.removeprefix("scripted:")
     assert any(
-        note.startswith(f"{expert.removeprefix('scripted:')}, ordering 1-shot (econlogicqa)")
+        note.startswith(f"{expert_name}, ordering 1-shot (econlogicqa): shows run")
         and "on 1 items" in note
-        for note in replaced
+        for note in notes
     )
-    assert any("single 0-shot: shows run" in note for note in replaced)
-    assert "ordering 1-shot (econlogicqa): the models evaluated other items" in " ".join(notes)
+    assert any(note.startswith(f"{guesser_name}, single 0-shot: shows run") for note in notes)
+    # runs of one setting on other items: said once, by their item sets
+    assert sum("ordering (econlogicqa, generate): not the same items" in n for n in notes) == 1
+    assert not any(n.startswith("ordering 1-shot (econlogicqa): the models") for n in notes)
+    # a --kind run beside a whole run: said by the column
+    assert (
+        f"single 0-shot: the models evaluated other items ({expert_name} 2, {guesser_name} 1)"
+        in notes
+    )
     titles = [column["title"] for column in econ["columns"]]
     assert "single 0-shot (permuted options)" in titles and "single 0-shot" in titles
     keys = [column["key"] for column in econ["columns"]]
