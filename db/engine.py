@@ -301,6 +301,42 @@ class Database:
     def dispose(self) -> None:
         self.engine.dispose()
 
+    def remove_if_unused(self) -> bool:
+        """Dispose of the database and remove its SQLite file, with its journals, if no table
+        holds a row beyond what every new database has (its schema version, SQLite's and the
+        full-text index's own tables): what a command that created the file and stored
+        nothing leaves.  Kept (False) when a row is there, which another writer may have put
+        there meanwhile; the check and the removal happen under the write lock."""
+        from contextlib import closing
+
+        if not self.is_sqlite or not self.url.database:
+            return False
+        path = self.url_for_people
+        self.dispose()
+        with closing(sqlite3.connect(path, isolation_level=None)) as connection:
+            connection.execute("BEGIN IMMEDIATE")
+            if _holds_rows(connection):
+                return False
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+        return True
+
+
+def _holds_rows(connection: sqlite3.Connection) -> bool:
+    """Whether a table of a SQLite database holds a row, beyond its schema version, SQLite's
+    own tables and the full-text index's internal (shadow) tables."""
+    tables = connection.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'")
+    found = tables.fetchall()
+    virtual = [name for name, sql in found if sql.upper().startswith("CREATE VIRTUAL TABLE")]
+    for name, _sql in found:
+        internal = name.startswith("sqlite_") or name == "alembic_version"
+        if internal or any(name.startswith(f"{table}_") for table in virtual):
+            continue
+        quoted = name.replace('"', '""')
+        if connection.execute(f'SELECT EXISTS (SELECT 1 FROM "{quoted}")').fetchone()[0]:
+            return True
+    return False
+
 
 def _sqlite_path(database: str) -> str:
     """The file behind a SQLite ``database`` (a plain path, or a ``file:`` URI)."""

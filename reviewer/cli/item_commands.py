@@ -19,8 +19,6 @@ from reviewer.cli.identity import acting_person, as_option
 from reviewer.cli.output import print_json, printed_json_or_empty, terminal_text
 
 if TYPE_CHECKING:
-    import sqlite3
-
     from db.engine import Database
     from db.import_report import FileReport, ImportProgress, ImportReport
     from db.search_query import SearchQuery
@@ -175,42 +173,13 @@ def _database_exists(value: str | None) -> bool:
 
 
 def _remove_unused_database(database: Database) -> None:
-    """Remove the SQLite file this import created and stored nothing in (a bad file must not
-    leave an empty database behind), with its journals; kept if it holds any row, which
-    another writer may have put there meanwhile."""
-    import sqlite3
-    from contextlib import closing
-
-    path = Path(database.url_for_people)
-    database.dispose()
-    with closing(sqlite3.connect(path, isolation_level=None)) as connection:
-        connection.execute("BEGIN IMMEDIATE")  # no writer between the count and the removal
-        if _holds_rows(connection):
-            return
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            Path(f"{path}{suffix}").unlink(missing_ok=True)
-    click.echo(
-        f"note: nothing was imported; removed the database {terminal_text(path)} this import "
-        "created",
-        err=True,
-    )
-
-
-def _holds_rows(connection: sqlite3.Connection) -> bool:
-    """Whether any table holds a row, beyond what every new database has: its schema version,
-    SQLite's own tables and the full-text index's internal (shadow) tables."""
-    tables = connection.execute(
-        "SELECT name, sql FROM sqlite_master WHERE type = 'table'"
-    ).fetchall()
-    virtual = [name for name, sql in tables if sql.upper().startswith("CREATE VIRTUAL TABLE")]
-    for name, _sql in tables:
-        internal = name.startswith("sqlite_") or name == "alembic_version"
-        if internal or any(name.startswith(f"{table}_") for table in virtual):
-            continue
-        quoted = name.replace('"', '""')
-        if connection.execute(f'SELECT EXISTS (SELECT 1 FROM "{quoted}")').fetchone()[0]:
-            return True
-    return False
+    """A bad file must not leave behind the empty database its import created."""
+    if database.remove_if_unused():
+        click.echo(
+            f"note: nothing was imported; removed the database "
+            f"{terminal_text(database.url_for_people)} this import created",
+            err=True,
+        )
 
 
 @click.command("import")
