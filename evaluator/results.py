@@ -504,7 +504,7 @@ class RunComparison:
     only_a: tuple[str, ...]  # right in A only
     only_b: tuple[str, ...]
     different_answers: tuple[AnswerDifference, ...]
-    agreement: float | None  # share of shared items with the same parsed answer
+    agreement: float | None  # share of shared items both answered alike (not both unparsed)
     mcnemar_p: float | None  # exact McNemar test; None without discordant items
     item_set_a: ItemSet = ItemSet(None)
     item_set_b: ItemSet = ItemSet(None)

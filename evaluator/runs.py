@@ -386,6 +386,7 @@ def compare_runs(db: Database, run_a: int, run_b: int) -> RunComparison:
     only_a: list[str] = []
     only_b: list[str] = []
     different = []
+    same = 0  # both gave one answer; two unparsed outputs are not the same answer
     for item_id in shared:
         a, b = first[item_id], second[item_id]
         if a.correct and b.correct:
@@ -398,6 +399,8 @@ def compare_runs(db: Database, run_a: int, run_b: int) -> RunComparison:
             both_wrong.append(item_id)
         if a.parsed_answer != b.parsed_answer:
             different.append(AnswerDifference(item_id, a.key, a.parsed_answer, b.parsed_answer))
+        elif a.parsed_answer is not None:
+            same += 1
     discordant = len(only_a) + len(only_b)
     p_value = None
     if discordant:
@@ -415,7 +418,7 @@ def compare_runs(db: Database, run_a: int, run_b: int) -> RunComparison:
         only_a=tuple(only_a),
         only_b=tuple(only_b),
         different_answers=tuple(different),
-        agreement=1 - len(different) / len(shared) if shared else None,
+        agreement=same / len(shared) if shared else None,
         mcnemar_p=p_value,
         item_set_a=run_info(first_run).item_set,
         item_set_b=run_info(second_run).item_set,
