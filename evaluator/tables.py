@@ -247,11 +247,13 @@ def _run_ids(entries: Iterable[tuple[_Run, Figures]]) -> str:
 
 
 def _replacement_note(
-    where: str, entries: Sequence[tuple[_Run, Figures]], kind: str | None = None
+    where: str,
+    entries: Sequence[tuple[_Run, Figures]],
+    latest: Sequence[tuple[_Run, Figures]],
+    kind: str | None = None,
 ) -> str | None:
-    """A sentence when the latest series of a cell evaluated other items than an older
-    series of it, which it replaced in the table (None when none did)."""
-    latest = _latest_series(entries)
+    """A sentence when ``latest``, the series a cell shows, evaluated other items than an
+    older series of its ``entries``, which it replaced in the table (None when none did)."""
     shown = _items(latest, kind)
     older = [entry for entry in entries if entry not in latest]
     replaced = [entry for entry in older if _items([entry], kind) != shown]
@@ -321,6 +323,7 @@ def _econlogicqa_table(runs: Sequence[_Run]) -> ResultTable | None:
     rows = []
     notes: list[str] = []
     chosen_by_column: dict[_Column, list[tuple[_Run, Figures]]] = defaultdict(list)
+    chosen_by_cell: dict[tuple[str, _Column], list[tuple[_Run, Figures]]] = {}
     for model in models:
         row_cells: list[Spread | None] = []
         row_runs: set[int] = set()
@@ -329,10 +332,11 @@ def _econlogicqa_table(runs: Sequence[_Run]) -> ResultTable | None:
             if not entries:
                 row_cells.append(None)
                 continue
-            where = f"{model}, {_column_title(column)}"
-            if (note := _replacement_note(where, entries, column[0])) is not None:
-                notes.append(note)
             latest = _latest_series(entries)
+            where = f"{model}, {_column_title(column)}"
+            if (note := _replacement_note(where, entries, latest, column[0])) is not None:
+                notes.append(note)
+            chosen_by_cell[(model, column)] = latest
             chosen_by_column[column] += latest
             row_runs.update(run.record.id for run, _ in latest)
             row_cells.append(_cell(latest, "accuracy"))
@@ -355,9 +359,9 @@ def _econlogicqa_table(runs: Sequence[_Run]) -> ResultTable | None:
     )
     for column in column_keys:
         by_model = {
-            model: _items(latest_entries, column[0])
+            model: _items(chosen_by_cell[(model, column)], column[0])
             for model in models
-            if (latest_entries := _chosen(cells.get((model, column))))
+            if (model, column) in chosen_by_cell
         }
         # Runs of one setting are compared whole, by item set (paper_tables); this names
         # the columns where runs of other settings (a --kind or --limit run) meet.
@@ -374,10 +378,6 @@ def _econlogicqa_table(runs: Sequence[_Run]) -> ResultTable | None:
         tuple(rows),
         notes=tuple(notes),
     )
-
-
-def _chosen(entries: Sequence[tuple[_Run, Figures]] | None) -> list[tuple[_Run, Figures]]:
-    return _latest_series(entries) if entries else []
 
 
 _Column = tuple[str, str, str, int, str, bool]
@@ -419,9 +419,9 @@ def _cflue_table(runs: Sequence[_Run]) -> ResultTable | None:
     notes: list[str] = []
     chosen: list[tuple[_Run, Figures]] = []
     for label, entries in by_model.items():
-        if (note := _replacement_note(label, entries)) is not None:
-            notes.append(note)
         latest = _latest_series(entries)
+        if (note := _replacement_note(label, entries, latest)) is not None:
+            notes.append(note)
         chosen += latest
         rows.append(
             TableRow(
@@ -505,15 +505,14 @@ def _breakdown_table(
             run.permuted,
         )
         by_setting[setting].append(run)
-    latest = {
-        setting: [run for run, _ in _latest_series([(run, _EMPTY) for run in setting_runs])]
-        for setting, setting_runs in by_setting.items()
-    }
-    notes = [
-        note
-        for setting, setting_runs in by_setting.items()
-        if (note := _replacement_note(_setting_title(setting), [(r, _EMPTY) for r in setting_runs]))
-    ]
+    latest: dict[_Setting, list[_Run]] = {}
+    notes: list[str] = []
+    for setting, setting_runs in by_setting.items():
+        entries = [(run, _EMPTY) for run in setting_runs]
+        chosen = _latest_series(entries)
+        latest[setting] = [run for run, _ in chosen]
+        if (note := _replacement_note(_setting_title(setting), entries, chosen)) is not None:
+            notes.append(note)
     groups: dict[str, dict[_Setting, list[Figures]]] = defaultdict(lambda: defaultdict(list))
     chance: dict[str, list[ScoredPrediction]] = defaultdict(list)
     for setting, setting_runs in latest.items():
