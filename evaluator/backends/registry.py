@@ -174,10 +174,11 @@ def _open_api_model(request: OpenRequest) -> Backend:
 
 @provider("scripted:FILE", backend="scripted", prefix="scripted:")
 def _open_scripted_model(request: OpenRequest) -> Backend:
-    from evaluator.backends.scripted import ORACLE, Script, ScriptedBackend
+    from db.vocabulary import ORACLE_SCRIPT
+    from evaluator.backends.scripted import Script, ScriptedBackend
 
-    if request.name == ORACLE:  # a file called "oracle" is ./oracle
-        return ScriptedBackend(model=ORACLE, oracle=True)
+    if request.name == ORACLE_SCRIPT:  # a file called "oracle" is ./oracle
+        return ScriptedBackend(model=ORACLE_SCRIPT, oracle=True)
     path = Path(request.name).expanduser().resolve()
     # The resolved path is the model's name, so a resume finds the same script anywhere.
     return ScriptedBackend(Script.from_file(path), model=str(path), params={"script": str(path)})

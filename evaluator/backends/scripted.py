@@ -55,9 +55,8 @@ from evaluator.backends.base import (
 from evaluator.json_lines import json_lines, read_input_text
 from evaluator.stopping import finished_text
 
-__all__ = ["ORACLE", "SCRIPTED_BACKEND", "Script", "ScriptedBackend"]
+__all__ = ["SCRIPTED_BACKEND", "Script", "ScriptedBackend"]
 
-ORACLE = ORACLE_SCRIPT  # scripted:oracle
 RUNNER_UP_LOG_LIKELIHOOD = -1.0  # every candidate but the scripted one, in score mode
 
 BeforeAnswer = Callable[[int, str], None]
@@ -162,7 +161,7 @@ class ScriptedBackend:
         self.latency_s = latency_s  # reported for every answer
         recorded: JsonObject = {"device": "none", **(params or {})}
         if oracle:  # what keeps its answers out of the models' evidence (db.model_answers)
-            recorded["script"] = ORACLE
+            recorded["script"] = ORACLE_SCRIPT
         self.info = BackendInfo(backend=SCRIPTED_BACKEND, model=model, params=recorded)
         self.generate_calls: list[list[str]] = []
         self.score_calls: list[list[ScoringRequest]] = []
