@@ -1,15 +1,13 @@
 #!/usr/bin/env bash
-# The test command: sets up .venv when needed, checks lint and formatting (ruff), starts a
-# throwaway PostgreSQL server when Debian's postgresql binaries are installed (so the
-# PostgreSQL tests run too), then runs the whole suite on VETBENCH_TEST_WORKERS
-# pytest-xdist processes (default 4: on two cores many tests wait on files, sockets,
-# subprocesses and the app's timers; 3 left a fifth of the CPU idle in the last third of
-# the run), handed tests in order as they free up (tests/conftest.py puts the slow ones
-# first); `--dist loadgroup` keeps the tests of a module marked `xdist_group` in one
-# process, which then starts its model server or loads its models once. mypy checks the
-# types beside the tests (it is one process; alone it left a core idle for twenty
-# seconds) and its verdict is part of the exit status. Extra arguments go to pytest
-# (`-n 0`: one process).
+# The test command: sets up .venv when needed, checks lint, formatting and types (ruff,
+# mypy), starts a throwaway PostgreSQL server when Debian's postgresql binaries are
+# installed (so the PostgreSQL tests run too), then runs the whole suite on
+# VETBENCH_TEST_WORKERS pytest-xdist processes (default 4: on two cores many tests wait
+# on files, sockets, subprocesses and the app's timers; 3 left a fifth of the CPU idle in
+# the last third of the run), handed tests in order as they free up (tests/conftest.py
+# puts the slow ones first); `--dist loadgroup` keeps the tests of a module marked
+# `xdist_group` in one process, which then starts its model server or loads its models
+# once. Extra arguments go to pytest (`-n 0`: one process).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -47,12 +45,10 @@ if [ -z "${VETBENCH_TEST_PG_URL:-}" ] && [ -n "$pg_bin" ] && [ -x "$pg_bin/initd
   export VETBENCH_TEST_PG_URL="postgresql+psycopg://vetbench@127.0.0.1:$pg_port/postgres"
 fi
 
-echo "ruff check, ruff format --check" >&2
+echo "ruff check, ruff format --check, mypy" >&2
 ruff check --quiet .
 ruff format --check --quiet .
-mypy_log=$(mktemp)
-mypy --no-error-summary >"$mypy_log" 2>&1 &
-mypy_run=$!
+mypy --no-error-summary
 
 if [ -n "$pg_started" ]; then
   if ! wait "$pg_started"; then
@@ -64,13 +60,4 @@ if [ -n "$pg_started" ]; then
 fi
 wait "$collected" || true  # a collection error shows again, in full, below
 
-tests=0
-python -m pytest -n "${VETBENCH_TEST_WORKERS:-4}" --dist loadgroup "$@" || tests=$?
-types=0
-wait "$mypy_run" || types=$?
-if [ "$types" -ne 0 ]; then
-  echo "mypy found type errors (the tests above ran all the same):" >&2
-  cat "$mypy_log" >&2
-fi
-rm -f "$mypy_log"
-[ "$tests" -eq 0 ] && [ "$types" -eq 0 ]
+python -m pytest -n "${VETBENCH_TEST_WORKERS:-4}" --dist loadgroup "$@"
