@@ -7,7 +7,7 @@ from __future__ import annotations
 from helpers import REVIEW_GROUPS, settle, store_item, store_judgment, store_person, wait_until
 from rich.text import Text
 from textual.geometry import Region
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Static
 
 from db.engine import Database
 from db.vocabulary import Role
@@ -58,6 +58,27 @@ async def test_space_and_page_down_scroll_the_reveal_without_tab(database: Datab
         assert any(
             "not:LONGER" in row.description and "next session" in row.description for row in rows
         )
+
+
+async def test_the_help_shows_every_key_whole_at_80_columns(database: Database) -> None:
+    """A key longer than its column ("Shift+Space / PgUp", "Ctrl+Shift+Z or Ctrl+Y") wraps
+    at its spaces; it was cut to "Shift+Space / P…" at every terminal width."""
+    store_item(database, "item:1")
+    app = make_app(database, "alice")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        table = app.screen.query_one("#help-table", Static)
+        whole = Region(0, 0, table.size.width, table.size.height)  # scrolled or not
+        shown = "\n".join(strip.text for strip in table.render_lines(whole))
+        long_keys = [row.keys for row in app.screen.rows if len(row.keys) > 16]
+    assert "Shift+Space /" in shown and "…" not in shown
+    assert {"Shift+Space / PgUp", "Ctrl+Shift+Z or Ctrl+Y"} <= set(long_keys)
+    words = shown.split()
+    for keys in long_keys:
+        assert all(word in words for word in keys.split()), keys
 
 
 def test_the_status_line_has_a_short_form_that_fits_80_columns() -> None:
