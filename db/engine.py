@@ -382,9 +382,21 @@ def _open_sqlite(
     path: Path, url: URL, migrate: bool, create: bool, settings: ConnectionSettings
 ) -> Database:
     shown = str(path)
+    if not path.is_absolute():
+        # Only a URL keeps a relative path (a plain --db path is made absolute), and
+        # sqlite:///tmp/x.db is one: tmp/x.db here, not /tmp/x.db (that takes four slashes).
+        absolute = f"; sqlite:////{path} would be /{path}" if len(path.parts) > 1 else ""
+        shown = f"{path} (relative to {Path.cwd()}{absolute})"
     if not path.exists():
         if not create:
             raise NoDatabase(shown)
+        if not path.parent.is_dir():
+            if path.parent.exists():
+                raise DatabaseFault(f"{shown}: {path.parent} is a file, not a folder")
+            raise DatabaseFault(
+                f"{shown}: the folder {path.parent} does not exist; vetbench creates the "
+                "database file, not its folder"
+            )
         tables: set[str] = set()
     else:
         if path.is_dir():

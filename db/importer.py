@@ -58,6 +58,7 @@ from db.formats import (
     InputFile,
     ParsedRecord,
     detect_input_format,
+    detected_against_name,
     get_format,
     open_input,
 )
@@ -174,11 +175,13 @@ def _import_one(
     duplicate_threshold: float | None,
     options: _Options,
 ) -> None:
+    against_name = None
     try:
         with open_input(path) as source:
             report.path = source.shown
             name = detect_input_format(source) if format_name == AUTO else format_name
             report.format = name
+            against_name = detected_against_name(source, name) if format_name == AUTO else None
             report.source = options.explicit_source or source_slug(Path(source.file_name))
             if name != "jsonl":
                 # Two files with one source in one run would give the same ids to different items.
@@ -201,6 +204,8 @@ def _import_one(
     except _Rejected:
         report.rejected = True
         report.forget_writes()
+    if against_name is not None and (report.error is not None or report.rejected):
+        report.notes.append(against_name)
 
 
 def _store(

@@ -174,6 +174,8 @@ def test_bad_file_is_refused_and_changes_nothing(
         assert case["field"] in output, output
     assert case["message_contains"] in output, output
     assert "\x1b" not in output and "\x00" not in output  # shown, never sent to the terminal
+    # Bytes that are not UTF-8 are named as such, never echoed as escapes ('\udcb5').
+    assert not re.search(r"\\udc[89a-f][0-9a-f]|[\udc80-\udcff]", output), output
     checkpoint(database_copy)
     assert database_content(database_copy) == attempt.content_before
     assert not (tmp_path / PWNED_MARKER).exists()

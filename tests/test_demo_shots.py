@@ -62,3 +62,41 @@ def test_the_demo_run_is_a_real_five_shot_run(
     listing = ok(run_cli(demo_db, "runs")).stdout.splitlines()
     assert len(listing) == 2 and "generate/5" in listing[1]
     assert "(scripted, generate, 5-shot)" in ok(run_cli(demo_db, "runs", "show", "1")).stdout
+
+
+def paper_section_eval_commands() -> list[tuple[int, list[str]]]:
+    """The `vetbench eval` commands of the README's fenced blocks under "Evaluating as the
+    papers did" (the paper protocols and the oracle self-test) that run the demo model or
+    the oracle, with their README lines (API models need a server, `--resume` a run)."""
+    from test_readme_options import README, usages
+
+    lines = README.read_text(encoding="utf-8").splitlines()
+    start = lines.index("## Evaluating as the papers did")
+    end = next(n for n in range(start + 1, len(lines)) if lines[n].startswith("## "))
+    kept, fenced = [], False
+    for number, line in enumerate(lines):
+        if line.strip().startswith("```"):
+            fenced = not fenced
+        inside = start <= number < end and (fenced or line.strip().startswith("```"))
+        kept.append(line if inside else "")
+    commands = []
+    for usage in usages("\n".join(kept)):
+        words = list(usage.words[2:])
+        model = words[words.index("--model") + 1] if "--model" in words else None
+        if usage.words[:2] == ("vetbench", "eval") and model in ("demo", "scripted:oracle"):
+            commands.append((usage.line, words))
+    return commands
+
+
+def test_the_readme_paper_protocol_commands_run_on_the_demo_database(
+    demo_db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As written (the oracle in place of the demo model): the EconLogicQA lines refused
+    "too few shots" there, since the demo database evaluates every approved order."""
+    commands = paper_section_eval_commands()
+    assert len(commands) >= 5, commands
+    monkeypatch.chdir(ROOT)  # the shot files are named from the repository root
+    for line, arguments in commands:
+        arguments[arguments.index("--model") + 1] = "scripted:oracle"
+        result = run_cli(demo_db, "eval", *arguments)
+        assert result.exit_code == 0, f"README line {line}: {result.output}"

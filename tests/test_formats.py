@@ -130,7 +130,7 @@ def test_csv_wrong_cell_count_is_a_record_problem(tmp_path: Path) -> None:
         ("", "empty"),
         ("   \n\n", "empty"),
         (HEADER, "no records"),
-        ("Question,A,B,C,D\nq,a,b,c,d\n", "header must be"),
+        ("Question,A,B,C,D\nq,a,b,c,d\n", "line 1: no Answer column. The header must be"),
         ("Question,A,B,C,D,Answer,A\n", "repeats A"),
         (HEADER + ROW + '"never closed,a,b,c,d,x,y\n', "malformed CSV"),
         ("Questión,A,B,C,D,Answer\n".encode("latin-1"), "line 1: the header is not UTF-8 text"),

@@ -712,3 +712,30 @@ def test_the_report_json_is_what_import_json_prints(database: Database, tmp_path
         assert (printed[0]["revised"], printed[0]["invalid"]) == (["econ:1"], 1)
     finally:
         twin.dispose()
+
+
+def test_a_file_read_against_its_name_says_how_it_was_read(
+    database: Database, tmp_path: Path
+) -> None:
+    """A CFLUE record without its array, in ``.json``, is read as JSONL (content wins): the
+    refusal says so and what CFLUE JSON needs, instead of leaving "kind: is missing" unexplained."""
+    bare = write_file(tmp_path, "one.json", json.dumps(cflue_record(), ensure_ascii=False))
+    refused = run_cli(database, "import", str(bare))
+    assert refused.exit_code == 1
+    assert "one.json: line 1: kind: is missing" in refused.output
+    assert (
+        "note: " + str(bare) + ": read as vetbench JSONL, as its content says; as CFLUE "
+        "knowledge JSON, as its name says, it would be one JSON array of objects"
+    ) in refused.output
+    assert "--format cflue" in refused.output
+    with database.session() as session:
+        assert list(iter_items(session)) == []
+    # The same record in its array imports, and a file read as its name says gets no note.
+    good = write_file(tmp_path, "two.json", json.dumps([cflue_record()], ensure_ascii=False))
+    stored = run_cli(database, "import", str(good))
+    assert stored.exit_code == 0 and "note:" not in stored.output
+    # Nor does a file whose name names no format, nor one read with --format.
+    named = write_file(tmp_path, "three.txt", json.dumps(cflue_record(), ensure_ascii=False))
+    assert "read as" not in run_cli(database, "import", str(named)).output
+    forced = run_cli(database, "import", str(bare), "--format", "jsonl")
+    assert forced.exit_code == 1 and "read as" not in forced.output

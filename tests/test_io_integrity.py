@@ -689,6 +689,35 @@ def test_a_mistyped_database_is_refused_not_created(
     assert "up to date" in again.stdout
 
 
+def test_a_database_in_a_missing_folder_or_a_relative_url_says_where_it_looked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """sqlite:///tmp/x.db is the relative path tmp/x.db (SQLAlchemy's absolute one takes
+    four slashes): the refusal says where that is; a database whose folder is missing or
+    is a file says which, instead of "cannot open the database file"."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data.csv").write_text("Question,A,B,Answer\n", encoding="utf-8")
+    assert_one_line_error(
+        run("sqlite:///tmp/x.db", "stats"),
+        f"no database at tmp/x.db (relative to {tmp_path}; sqlite:////tmp/x.db would be /tmp/x.db)",
+    )
+    assert "sqlite:////" not in assert_one_line_error(run("sqlite:///x.db", "stats"), "x.db")
+    assert_one_line_error(
+        run("sqlite:///tmp/x.db", "init"),
+        "relative to",
+        "the folder tmp does not exist; vetbench creates the database file, not its folder",
+    )
+    assert_one_line_error(
+        run(tmp_path / "typo" / "new.db", "import", str(ORDERING_CSV)),
+        f"the folder {tmp_path / 'typo'} does not exist",
+    )
+    assert_one_line_error(
+        run(tmp_path / "data.csv" / "new.db", "users", "add", "zoe"),
+        f"{tmp_path / 'data.csv'} is a file, not a folder",
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv"]  # nothing created
+
+
 def test_a_database_vetbench_cannot_use_is_named_with_what_it_can(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -4,16 +4,31 @@ F3's reasons (every annotator's).  The pictures are in tests/test_tui_snapshots.
 
 from __future__ import annotations
 
-from helpers import REVIEW_GROUPS, settle, store_item, store_judgment, store_person, wait_until
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from helpers import (
+    REVIEW_GROUPS,
+    cflue_record,
+    settle,
+    store_item,
+    store_judgment,
+    store_person,
+    wait_until,
+)
 from rich.text import Text
 from textual.geometry import Region
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Static
 
 from db.engine import Database
+from db.importer import import_files
+from db.items import get_item
 from db.vocabulary import Role
 from reviewer.queue import QueueProgress
 from reviewer.tui.app import make_app
 from reviewer.tui.screens.help import HelpScreen
+from reviewer.tui.widgets.item_view import item_heading
 from reviewer.tui.widgets.progress import between_parts, progress_text
 from reviewer.tui.widgets.reveal import RevealPanel
 
@@ -58,6 +73,60 @@ async def test_space_and_page_down_scroll_the_reveal_without_tab(database: Datab
         assert any(
             "not:LONGER" in row.description and "next session" in row.description for row in rows
         )
+
+
+async def test_the_help_shows_every_key_whole_at_80_columns(database: Database) -> None:
+    """A key longer than its column ("Shift+Space / PgUp", "Ctrl+Shift+Z or Ctrl+Y") wraps
+    at its spaces; it was cut to "Shift+Space / P…" at every terminal width."""
+    store_item(database, "item:1")
+    app = make_app(database, "alice")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        table = app.screen.query_one("#help-table", Static)
+        whole = Region(0, 0, table.size.width, table.size.height)  # scrolled or not
+        shown = "\n".join(strip.text for strip in table.render_lines(whole))
+        long_keys = [row.keys for row in app.screen.rows if len(row.keys) > 16]
+    assert "Shift+Space /" in shown and "…" not in shown
+    assert {"Shift+Space / PgUp", "Ctrl+Shift+Z or Ctrl+Y"} <= set(long_keys)
+    words = shown.split()
+    for keys in long_keys:
+        assert all(word in words for word in keys.split()), keys
+
+
+async def test_a_cflue_items_heading_keeps_its_revision_at_80_columns(
+    database: Database, tmp_path: Path
+) -> None:
+    """``knowledge:1 · multiple answers · 证券专项考试 · knowledge (record 1) · revision 1``
+    is wider than 80 columns: it was cut after "(record"; the compact form leaves out the
+    source the id already names, and the wide screen keeps the whole heading."""
+    record = cflue_record(task="多项选择题", answer="AB", **{"名称": "证券专项考试"})
+    path = tmp_path / "knowledge.json"
+    path.write_text(json.dumps([record], ensure_ascii=False), encoding="utf-8")
+    import_files(database, [path])
+    headings = {}
+    for size in ((80, 24), (120, 35)):
+        app = make_app(database, "alice")
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            heading = app.review_screen.query_one("#item-heading", Static)
+            region = Region(0, 0, heading.size.width, 1)
+            headings[size] = heading.render_lines(region)[0].text.strip()
+    assert (
+        headings[(80, 24)]
+        == "knowledge:1 · multiple answers · 证券专项考试 · record 1 · revision 1"
+    )
+    assert headings[(120, 35)] == (
+        "knowledge:1  ·  multiple answers  ·  证券专项考试  ·  knowledge (record 1)  ·  revision 1"
+    )
+    with database.session() as session:
+        item = get_item(session, "knowledge:1")
+    assert item is not None
+    # An id that does not name its source keeps the source in the compact form.
+    other = item_heading(replace(item, id="q-17"), width=40).plain
+    assert other == "q-17 · multiple answers · 证券专项考试 · knowledge (record 1) · revision 1"
 
 
 def test_the_status_line_has_a_short_form_that_fits_80_columns() -> None:

@@ -42,6 +42,8 @@ __all__ = [
     "UnknownFormat",
     "detect_format",
     "detect_input_format",
+    "detected_against_name",
+    "format_of_name",
     "get_format",
     "open_input",
     "read_records",
@@ -55,14 +57,36 @@ class FileFormat:
     kinds: frozenset[ItemKind]
     extensions: tuple[str, ...]
     description: str
+    shape: str  # what a file of the format does ("be one JSON array ..."), for notes
 
 
 FORMATS: dict[str, FileFormat] = {
     f.name: f
     for f in (
-        FileFormat(econlogicqa.NAME, econlogicqa, econlogicqa.KINDS, (".csv",), "EconLogicQA CSV"),
-        FileFormat(cflue.NAME, cflue, cflue.KINDS, (".json",), "CFLUE knowledge JSON"),
-        FileFormat(jsonl.NAME, jsonl, jsonl.KINDS, (".jsonl", ".ndjson"), "vetbench JSONL"),
+        FileFormat(
+            econlogicqa.NAME,
+            econlogicqa,
+            econlogicqa.KINDS,
+            (".csv",),
+            "EconLogicQA CSV",
+            "start with the header line Question,A,B,...,Answer",
+        ),
+        FileFormat(
+            cflue.NAME,
+            cflue,
+            cflue.KINDS,
+            (".json",),
+            "CFLUE knowledge JSON",
+            "be one JSON array of objects, [{...}, {...}]",
+        ),
+        FileFormat(
+            jsonl.NAME,
+            jsonl,
+            jsonl.KINDS,
+            (".jsonl", ".ndjson"),
+            "vetbench JSONL",
+            "hold one JSON object per line",
+        ),
     )
 }
 AUTO = "auto"
@@ -92,15 +116,37 @@ def _sniff(head: str) -> str | None:
     return None
 
 
+def format_of_name(file_name: str) -> str | None:
+    """The format a file's extension names (``.csv``, ``.json``, ``.jsonl``), if any."""
+    suffix = Path(file_name).suffix.lower()
+    for file_format in FORMATS.values():
+        if suffix in file_format.extensions:
+            return file_format.name
+    return None
+
+
+def detected_against_name(source: InputFile, name: str) -> str | None:
+    """A note for an input whose content chose the format ``name`` against what its
+    extension says (a CFLUE object without its array in ``.json`` is read as JSONL), so
+    that a refused file says how it was read and what the other format needs."""
+    by_name = format_of_name(source.file_name)
+    if by_name is None or by_name == name:
+        return None
+    read_as, named = FORMATS[name], FORMATS[by_name]
+    return (
+        f"{source.shown}: read as {read_as.description}, as its content says; as "
+        f"{named.description}, as its name says, it would {named.shape} (--format {named.name})"
+    )
+
+
 def detect_input_format(source: InputFile) -> str:
     """The format of an opened input: content first (it cannot lie), then the extension."""
     sniffed = _sniff(source.head.removeprefix(UTF8_BOM).decode("utf-8", errors="replace"))
     if sniffed is not None:
         return sniffed
-    suffix = Path(source.file_name).suffix.lower()
-    for file_format in FORMATS.values():
-        if suffix in file_format.extensions:
-            return file_format.name
+    by_name = format_of_name(source.file_name)
+    if by_name is not None:
+        return by_name
     known = ", ".join(FORMATS)
     raise FormatError(source.shown, f"cannot tell the file's format; pass --format ({known})")
 

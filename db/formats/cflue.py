@@ -34,7 +34,7 @@ from db.formats.base import (
     stamp_fields,
 )
 from db.json_types import JsonObject
-from db.validation import ItemDraft, Problem, language_of
+from db.validation import ItemDraft, Problem, is_utf8_text, language_of
 from db.vocabulary import ItemKind
 
 NAME = "cflue"
@@ -122,7 +122,11 @@ def _record(source: InputFile, index: int, raw: object) -> ParsedRecord:
     kind = TASK_KINDS.get(task) if isinstance(task, str) else None
     if task is not None and kind is None:
         known = ", ".join(TASK_KINDS)
-        problems.append(Problem("task", f"'{task}' is not one of {known}"))
+        if isinstance(task, str) and not is_utf8_text(task):
+            # A file saved as GBK: say so, not the escaped bytes (the import notes the encoding).
+            problems.append(Problem("task", "is not valid UTF-8 text"))
+        else:
+            problems.append(Problem("task", f"'{task}' is not one of {known}"))
     choices: dict[str, str] = {}
     raw_choices = raw.get("choices")
     if isinstance(raw_choices, dict) and all(isinstance(v, str) for v in raw_choices.values()):

@@ -12,6 +12,7 @@ and on export.
 from __future__ import annotations
 
 import csv
+import difflib
 from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
@@ -71,14 +72,45 @@ def _event_columns(header: list[str]) -> list[str]:
     return present if sorted(present) == expected else []
 
 
+HEADER_FORM = "Question,A,B,Answer, with more event columns C, D, ... and Explanation optional"
+
+
+def _header_problems(header: list[str]) -> list[str]:
+    """What is wrong with a header, each named: a column missing (and a near miss beside
+    it), event columns short or with a gap, or cells not separated by commas."""
+    if len(header) == 1 and (";" in header[0] or "\t" in header[0]):
+        separator = "semicolons" if ";" in header[0] else "tabs"
+        return [f"the columns are separated by {separator}; save the file as comma-separated CSV"]
+    problems = []
+    for name in (QUESTION, ANSWER):
+        if name not in header:
+            lowered = {cell.strip().lower(): cell for cell in header}
+            near = difflib.get_close_matches(name.lower(), list(lowered), n=1, cutoff=0.75)
+            hint = ""
+            if near:
+                hint = f" ({lowered[near[0]]!r} is not it: names are exact, capitals included)"
+            problems.append(f"no {name} column{hint}")
+    letters = [name for name in header if len(name) == 1 and name in LETTERS]
+    if letters and not _event_columns(header):
+        problems.append(
+            f"the event columns must run A, B, C, ... without a gap; got {', '.join(letters)}"
+        )
+    elif len(letters) < 2:
+        problems.append("fewer than two event columns (A and B at least)")
+    return problems
+
+
 def _check_header(shown: str, header: list[str]) -> list[str]:
     check_csv_header(shown, header)
-    events = _event_columns(header)
-    missing = [name for name in (QUESTION, ANSWER) if name not in header]
-    if missing or len(events) < 2:
-        wanted = "Question,A,B,C,D,Answer (more event columns E, F, ... and Explanation optional)"
-        raise FormatError(shown, f"the header must be {wanted}; got {','.join(header)}", 1)
-    return events
+    problems = _header_problems(header)
+    if problems:
+        said = "; ".join(problems)
+        raise FormatError(
+            shown,
+            f"{said}. The header must be {HEADER_FORM}; got {','.join(header)}",
+            1,
+        )
+    return _event_columns(header)
 
 
 def read(source: InputFile) -> Iterator[ParsedRecord]:

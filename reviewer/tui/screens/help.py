@@ -26,7 +26,8 @@ class HelpRow:
 
 def help_table(rows: list[HelpRow]) -> Table:
     table = Table(box=None, show_header=False, padding=(0, 2), expand=True)
-    table.add_column("keys", style="bold cyan", no_wrap=True, width=16)
+    # Keys wrap at their spaces ("Shift+Space /" over "PgUp"), never cut short with "…".
+    table.add_column("keys", style="bold cyan", width=16, overflow="fold")
     table.add_column("what", ratio=1)
     section = None
     for row in rows:

@@ -30,7 +30,7 @@ from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Input, Static
+from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
 from db.answers import AnswerError, parse_answer
@@ -67,7 +67,7 @@ from reviewer.tui.screens.review_keys import ACTION_HELP, REVIEW_BINDINGS, Phase
 from reviewer.tui.timer import ActiveTimer
 from reviewer.tui.widgets.answer_builder import AnswerDraft, AnswerPanel
 from reviewer.tui.widgets.footer import KeyFooter
-from reviewer.tui.widgets.item_view import ChoiceRow, ItemTextPanel, ItemView, item_heading
+from reviewer.tui.widgets.item_view import ChoiceRow, ItemHeading, ItemTextPanel, ItemView
 from reviewer.tui.widgets.progress import ProgressLine
 from reviewer.tui.widgets.reveal import RevealPanel
 from reviewer.tui.widgets.verdict_bar import VerdictBar
@@ -110,7 +110,7 @@ class ReviewScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         apply_size_classes(self)
-        yield Static(id="item-heading")
+        yield ItemHeading(id="item-heading")
         with Horizontal(id="main"):
             yield ItemView(id="item-view")
             with Vertical(id="side"):
@@ -360,16 +360,16 @@ class ReviewScreen(Screen[None]):
         view = self.query_one(ItemView)
         reveal = self.query_one(RevealPanel)
         reveal.clear()
-        heading = self.query_one("#item-heading", Static)
+        heading = self.query_one("#item-heading", ItemHeading)
         if message.item is None:
             self.draft = None
             empty = empty_queue_text(message, self.db.url_for_people, self.queue.filters.describe())
-            heading.update(Text(empty.heading, style="bold"))
+            heading.show(None, Text(empty.heading, style="bold"))
             view.show_message(empty.title, empty.body)
             self.phase = Phase.EMPTY
         else:
             item = message.item
-            heading.update(item_heading(item))
+            heading.show(item)
             view.show_item(item)
             if message.authored:
                 self.draft = None

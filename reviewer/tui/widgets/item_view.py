@@ -37,24 +37,57 @@ KIND_NAMES = {
 }
 
 
-def item_heading(item: ItemSnapshot) -> Text:
+def item_heading(item: ItemSnapshot, width: int | None = None) -> Text:
     """``econ:17 · ordering · econ (line 18) · revision 2``, and a CFLUE item's exam name
     (名称): ``cflue:3 · single answer · 银行从业资格 · cflue (record 3) · revision 1``
-    (ids, names and sources are user data)."""
+    (ids, names and sources are user data).  Wider than ``width``, it takes a compact
+    form: narrower separators, and the source left out where the id already names it
+    (``cflue:3 · single answer · 银行从业资格 · record 3 · revision 1``), so that the
+    revision is not cut off at 80 columns."""
+    full = _heading(item, "  ·  ", with_source=True)
+    if width is None or full.cell_len <= width:
+        return full
+    return _heading(item, " · ", with_source=not item.id.startswith(f"{item.source}:"))
+
+
+def _heading(item: ItemSnapshot, between: str, *, with_source: bool) -> Text:
     heading = Text()
     heading.append_text(literal(item.id, "bold"))
-    heading.append(f"  ·  {KIND_NAMES[item.kind]}  ·  ")
+    heading.append(f"{between}{KIND_NAMES[item.kind]}{between}")
     exam = item.meta.get(EXAM_NAME)
     if isinstance(exam, str) and exam.strip():
         heading.append_text(literal(exam, "bold"))
-        heading.append("  ·  ")
-    heading.append_text(literal(item.source))
-    if item.source_ref:
-        heading.append(" (")
+        heading.append(between)
+    if with_source:
+        heading.append_text(literal(item.source))
+        if item.source_ref:
+            heading.append(" (")
+            heading.append_text(literal(item.source_ref))
+            heading.append(")")
+    elif item.source_ref:
         heading.append_text(literal(item.source_ref))
-        heading.append(")")
-    heading.append(f"  ·  revision {item.revision}")
+    heading.append(f"{between}revision {item.revision}")
     return heading
+
+
+class ItemHeading(Static):
+    """The review screen's heading line: the item's (:func:`item_heading`, in the form
+    its width holds, again on each resize) or a line of its own."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._item: ItemSnapshot | None = None
+
+    def show(self, item: ItemSnapshot | None, text: Text | None = None) -> None:
+        self._item = item
+        if item is None:
+            self.update(text or Text())
+        else:
+            self.update(item_heading(item, self.content_size.width or None))
+
+    def on_resize(self) -> None:
+        if self._item is not None:
+            self.update(item_heading(self._item, self.content_size.width or None))
 
 
 class ChoiceRow(Horizontal):
