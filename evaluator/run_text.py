@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from db.json_types import JsonValue
 from db.vocabulary import EvalProtocol
+from evaluator.protocols import protocol_spec
 from evaluator.results import ExtractorFigures, Figures, RunProgress, RunRecord, Score
 
 __all__ = [
@@ -138,12 +139,14 @@ def shots_label(run: RunRecord) -> str:
 
 def run_how(run: RunRecord) -> str:
     """How a run asks: ``transformers, generate, 5-shot, cflue protocol, repeat 2/3,
-    options permuted`` (the protocol, repeat and permutation only when they apply; the
-    shots as :func:`shots_label` says them)."""
+    options permuted`` (the protocol, a layout or deciding reader not the protocol's own,
+    repeat and permutation only when they apply; the shots as :func:`shots_label` says
+    them)."""
     params = run.params
     parts = [run.backend, run.mode.value, shots_label(run)]
     if params.protocol is not EvalProtocol.CUSTOM:
         parts.append(f"{params.protocol.value} protocol")
+    parts += protocol_spec(params.protocol).departures(params.layout, params.extractors[0])
     if params.repeat is not None:
         parts.append(f"repeat {params.repeat.index + 1}/{params.repeat.count}")
     if params.permute_options:
