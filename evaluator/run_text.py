@@ -22,6 +22,7 @@ __all__ = [
     "FigureRow",
     "duration",
     "extractor_text",
+    "fixed",
     "figure_rows",
     "interval",
     "number",
@@ -35,11 +36,29 @@ __all__ = [
 ]
 
 
+FLOAT_SLACK = 1e-9
+"""A figure this close to 0 or 1 is 0 or 1 (floating-point error of sums and packages)."""
+
+
+def fixed(value: float, decimals: int, *, scale: float = 1.0) -> str:
+    """The fraction ``value`` times ``scale`` with ``decimals`` decimals, never rounded onto
+    a bound it does not reach: 3863 of 3864 (0.99974) is ``0.999``, not a perfect ``1.000``;
+    0.0004 is ``0.001``, not ``0.000``.  Every figure a run or table prints goes through it."""
+    text = f"{scale * value:.{decimals}f}"
+    step = 10.0**-decimals
+    if value < 1 - FLOAT_SLACK and float(text) >= scale:
+        return f"{scale - step:.{decimals}f}"
+    if value > FLOAT_SLACK and float(text) <= 0:
+        return f"{step:.{decimals}f}"
+    return text
+
+
 def number(value: float | None, *, percent: bool = False) -> str:
-    """A fraction as ``0.750`` (or ``75.0%``); ``—`` for a figure with nothing behind it."""
+    """A fraction as ``0.750`` (or ``75.0%``), by :func:`fixed`; ``—`` for a figure with
+    nothing behind it."""
     if value is None:
         return "—"
-    return f"{100 * value:.1f}%" if percent else f"{value:.3f}"
+    return f"{fixed(value, 1, scale=100)}%" if percent else fixed(value, 3)
 
 
 def interval(bounds: tuple[float, float] | None, *, percent: bool = False) -> str:
