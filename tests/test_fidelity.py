@@ -117,6 +117,24 @@ def test_the_oracle_scores_100_percent_under_every_setting(
             assert orders - {None}, "the options were shown permuted"
 
 
+@pytest.mark.parametrize(
+    ("reader", "unread"),
+    [("cflue", "3 ordering item(s)"), ("econlogicqa-start", "2 multi, 2 single, 2 truefalse")],
+)
+def test_a_reader_that_cannot_read_some_kinds_is_refused_before_a_run(
+    url: str, reader: str, unread: str
+) -> None:
+    """Before, ``--extractor cflue`` on a set with orders left every order unread: the oracle
+    scored 49% (each order counted unparsed). Now such a reader is refused before any run
+    is made (or model loaded), with the kinds it reads; narrowed to them, it is perfect."""
+    args = ("--model", ORACLE, "--shots", "0", "--extractor", reader, "--allow-fewer-shots")
+    refused = run_cli(url, "eval", *args, "--kind", "ordering", "--kind", "single")
+    assert refused.exit_code == 1 and f"the {reader} reader reads" in refused.stderr
+    everything = run_cli(url, "eval", *args)
+    assert everything.exit_code == 1 and unread in everything.stderr
+    assert stored_runs(url) == []
+
+
 def test_the_oracle_is_perfect_in_every_permuted_repeat_with_no_position_bias(url: str) -> None:
     data = eval_json(url, "--model", ORACLE, "--permute-options", "--repeats", "3", "--shots", "1")
     made = stored_runs(url)
