@@ -45,7 +45,7 @@ from db.json_types import JsonObject
 from db.vocabulary import EvalMode, EvalProtocol, ItemKind, RunStatus
 from evaluator.cflue_wording import wording_of
 from evaluator.item_lengths import CHARS, TOKENS, token_lengths
-from evaluator.item_sets import differing_item_sets, group_by_release
+from evaluator.item_sets import differing_item_sets, group_by_release, unanswered_items
 from evaluator.metrics import ScoredPrediction, figures_of, summarize_predictions
 from evaluator.protocols import protocol_spec
 from evaluator.random_baseline import GUESSERS, simulated_guessers
@@ -647,11 +647,11 @@ def paper_tables(
         where = f"release {release}" if release is not None else "no release"
         for table in _tables_of(db, group, shapes, breakdowns, length_unit):
             shown = {run_id for row in table.rows for run_id in row.runs}
+            in_table = [run for run in group if run.record.id in shown]
             notes = differing_item_sets(
-                (run.record.id, _setting(run), run.record.item_set)
-                for run in group
-                if run.record.id in shown
+                (run.record.id, _setting(run), run.record.item_set) for run in in_table
             )
+            notes += unanswered_items((run.record.id, run.outcomes) for run in in_table)
             tables.append(
                 replace(
                     table,

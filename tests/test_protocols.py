@@ -615,3 +615,20 @@ def test_a_run_read_or_laid_out_otherwise_is_not_passed_off_as_the_protocols(
     last = max(run.id or 0 for run in stored_runs(tabled))
     shown = ok(run_cli(tabled, "runs", "show", str(last))).stdout
     assert "cflue layout" in shown.splitlines()[0]
+
+
+def test_a_table_says_when_a_runs_figures_leave_out_failed_items(url: str, tmp_path: Path) -> None:
+    """A finished run whose timeouts are left out of its figures (they are retried on
+    resume) filled a paper table's cell with accuracy on fewer items, without a word."""
+    lines = [
+        {"item_id": "econ:1", "error": "timeout"},
+        {"item_id": "econ:2", "output": "B, A, D, C"},
+    ]
+    path = tmp_path / "flaky.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines), encoding="utf-8")
+    ok(run_cli(url, "eval", "--model", f"scripted:{path}", "--shots", "0", "--kind", "ordering"))
+    (table,) = table_json(url, "--shape", "econlogicqa")
+    assert table["rows"][0]["cells"]["ordering/0-shot"]["mean"] == 1.0  # econ:2 alone
+    note = "run 1: figures on 1 of its 2 items; 1 failed (infrastructure) and are left out"
+    assert any(n.startswith(note) for n in table["notes"])
+    assert note in ok(run_cli(url, "runs", "table")).stdout
