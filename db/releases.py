@@ -276,8 +276,11 @@ def release_items(
     sources: Sequence[str] = (),
 ) -> list[ItemSnapshot]:
     """The release's items exactly as frozen (revision, language, status), in id order,
-    whatever was edited or decided since; ``kinds``/``sources`` narrow them."""
+    whatever was edited or decided since; ``kinds`` (the kinds they were frozen in) and
+    ``sources`` narrow them."""
     get_release(session, name)
+    # The kind it was frozen in (its revision's), not the one an edit gave the item since.
+    frozen_kind = [col(ItemRevision.kind).in_(list(kinds))] if kinds else []
     query = (
         select(Item, ItemRevision, ReleaseItem)
         .join(ReleaseItem, col(ReleaseItem.item_id) == col(Item.id))
@@ -287,7 +290,7 @@ def release_items(
             & (col(ItemRevision.number) == col(ReleaseItem.revision_number)),
         )
         .where(col(ReleaseItem.release_name) == name)
-        .where(*item_conditions(kinds=kinds, sources=sources))
+        .where(*item_conditions(sources=sources), *frozen_kind)
         .order_by(col(ReleaseItem.item_id))
     )
     return [

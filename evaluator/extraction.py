@@ -81,15 +81,16 @@ _TRUEFALSE_WORD = (
     r"(?:(?<![A-Za-z])(?P<tf_en>[Tt]rue|TRUE|[Ff]alse|FALSE)(?![A-Za-z])"
     r"|(?P<tf_zh>不正确|不对|错误|正确|对|错)(?![\u4e00-\u9fff]))"
 )
-# After one of these, whatever letters come next are the model's answer.
-_ANSWER_MARKER = (
+# After one of these, whatever letters come next are the model's answer (and an
+# explanation's, which an option shuffle remaps: evaluator.generation.option_shuffle).
+ANSWER_MARKER = (
     r"(?:(?i:final[ \t]+answer|correct[ \t]+(?:answer|option|choice|order|sequence)s?"
     r"|right[ \t]+answer|answers?|the[ \t]+statement|\\boxed\{)"
     r"|正确答案|答案|该说法|说法|应该选|应选|故选|所以选|因此选|选择|答"
     # "本题选C", "所以本题应选C": a choice, but not 选项 (an option) or 不选/可选
     r"|(?<![不未可多单漏])选(?![项题择]))"
 )
-_MARKER_GAP = (
+MARKER_GAP = (
     r"(?:[\s:=#>\-]|(?i:is|are|was|would[ \t]+be|should[ \t]+be|will[ \t]+be|must[ \t]+be"
     r"|probably|likely|option|options|choice|choices|letter|letters|here|as[ \t]+follows)(?![A-Za-z])"
     r"|应该是|应为|应是|为|是|选项|如下)*"
@@ -140,12 +141,12 @@ def _patterns(labels: str) -> _Patterns:
     prefixed_run = rf"{_ITEM_PREFIX}(?P<run>{run})"
     lower_class = "[" + re.escape(labels.lower()) + "]"
     lower_run = rf"(?<![A-Za-z0-9]){lower_class}(?:{_LOWER_SEPARATOR}{lower_class})+(?![A-Za-z0-9])"
-    marker = rf"(?:(?P<marker>{_ANSWER_MARKER})|\A)"
+    marker = rf"(?:(?P<marker>{ANSWER_MARKER})|\A)"
     return _Patterns(
         token=re.compile(core),
         run=re.compile(run),
-        marked_run=re.compile(rf"{marker}{_MARKER_GAP}{prefixed_run}"),
-        marked_truefalse=re.compile(rf"{marker}{_MARKER_GAP}{_TRUEFALSE_WORD}"),
+        marked_run=re.compile(rf"{marker}{MARKER_GAP}{prefixed_run}"),
+        marked_truefalse=re.compile(rf"{marker}{MARKER_GAP}{_TRUEFALSE_WORD}"),
         line_answer=re.compile(
             rf"(?m)^[ \t#>\-•(\[]*(?:(?P<run>{run})|{_TRUEFALSE_WORD})[ \t.。!！)\]]*$"
         ),
@@ -155,7 +156,7 @@ def _patterns(labels: str) -> _Patterns:
             rf"{_LETTER_LINE}{_OPEN}(?P<letter>{core}){_CLOSE}(?:[.):：]|[ \t.。]*$)"
         ),
         lower_run=re.compile(lower_run),
-        marked_lower_run=re.compile(rf"{marker}{_MARKER_GAP}(?P<run>{lower_run})"),
+        marked_lower_run=re.compile(rf"{marker}{MARKER_GAP}(?P<run>{lower_run})"),
     )
 
 

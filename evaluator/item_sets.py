@@ -13,13 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from db.items import ItemSnapshot
 from db.json_types import JsonObject
 from db.releases import item_set_hash, snapshot_hash
 
-__all__ = ["ItemSet", "differing_item_sets", "group_by_release", "item_set_of"]
+if TYPE_CHECKING:  # evaluator.metrics reads evaluator.results, which reads ItemSet here
+    from evaluator.metrics import ScoredPrediction
+
+__all__ = ["ItemSet", "differing_item_sets", "group_by_release", "item_set_of", "unanswered_items"]
 
 T = TypeVar("T")
 
@@ -77,4 +80,20 @@ def differing_item_sets(runs: Iterable[tuple[int, str, ItemSet]]) -> list[str]:
                 for digest, ids in by_hash.items()
             )
             notes.append(f"{setting}: not the same items ({parts})")
+    return notes
+
+
+def unanswered_items(runs: Iterable[tuple[int, Sequence[ScoredPrediction]]]) -> list[str]:
+    """Sentences naming the runs (``(run id, its predictions)``) whose figures leave out
+    items that failed (timeouts ...): shown in a table, their figures are on fewer items
+    than the run asked, and a resume retries them."""
+    notes = []
+    for run_id, predictions in runs:
+        failed = sum(1 for row in predictions if row.is_infrastructure_failure)
+        if failed:
+            notes.append(
+                f"run {run_id}: figures on {len(predictions) - failed} of its "
+                f"{len(predictions)} items; {failed} failed (infrastructure) and are left out "
+                f"(`vetbench eval --resume {run_id}` retries them)"
+            )
     return notes

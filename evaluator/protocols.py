@@ -94,6 +94,15 @@ class ProtocolSpec:
             return f"Correct Order: {written}"
         return written
 
+    def departures(self, layout: str, extractor: str) -> tuple[str, ...]:
+        """How a run asked or read otherwise than this protocol does (``--layout``,
+        ``--extractor``): ``cflue layout``, ``read by econlogicqa-start``; empty when it
+        did not.  Its figures are not the protocol's: every label of the run says so and a
+        paper table gives it a column (or row) of its own."""
+        changed = [] if layout == self.layout else [f"{layout} layout"]
+        changed += [] if extractor == self.extractor else [f"read by {extractor}"]
+        return tuple(changed)
+
     def reported_extractors(self, chosen: str | None = None) -> tuple[str, ...]:
         """The deciding extractor first, then every other one (reported beside it)."""
         first = chosen or self.extractor

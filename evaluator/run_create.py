@@ -12,6 +12,7 @@ from __future__ import annotations
 import getpass
 import hashlib
 import socket
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -249,11 +250,15 @@ def select_run_items(
     *,
     protocol: EvalProtocol | str = EvalProtocol.CUSTOM,
     mode: str = EvalMode.GENERATE,
+    extractor: str | None = None,
 ) -> RunSelection:
     """The items a run with these settings would evaluate; a ``RunSetupError`` says why
-    there are none.  Cheap: the CLI asks it before loading a model."""
+    there are none, or that the deciding reader (``extractor``, None: the protocol's) does
+    not read some of them.  Cheap: the CLI asks it before loading a model."""
     spec = protocol_spec(protocol)
     items = _select_items(db, item_filter, spec)
+    if mode == EvalMode.GENERATE:
+        _check_reader(spec.reported_extractors(extractor)[0], items)
     excluded: dict[str, str] = {}
     if mode == EvalMode.SCORE:
         for item in items:
@@ -263,6 +268,24 @@ def select_run_items(
     if not items:
         raise RunSetupError(f"no items to evaluate ({_describe(item_filter, spec)})")
     return RunSelection(items, excluded)
+
+
+def _check_reader(name: str, items: Sequence[ItemSnapshot]) -> None:
+    """Refuse a deciding reader that does not read some items' kind: their answers would
+    all count as unparsed (an oracle scored 49% with ``--extractor cflue`` on a set with
+    orders)."""
+    try:
+        reader = answer_extractor(name)
+    except ValueError as error:
+        raise RunSetupError(str(error)) from None
+    unread = Counter(item.kind.value for item in items if not reader.applies_to(item.kind))
+    if unread:
+        reads = ", ".join(kind.value for kind in ItemKind if reader.applies_to(kind))
+        counts = ", ".join(f"{count} {kind}" for kind, count in sorted(unread.items()))
+        raise RunSetupError(
+            f"the {name} reader reads {reads} answers, not {counts} item(s): choose the "
+            f"kinds it reads with --kind, or another reader with --extractor"
+        )
 
 
 def _shots_for(
@@ -343,7 +366,9 @@ def create_run(
             if templates.override_dir is None
             else {"source": "templates", "path": str(templates.override_dir)}
         )
-    selected = select_run_items(db, item_filter, protocol=spec.name, mode=mode)
+    selected = select_run_items(
+        db, item_filter, protocol=spec.name, mode=mode, extractor=extractors[0]
+    )
     items, excluded = selected.items, selected.excluded
     shots_for = _shots_for(items, shots, shots_by_kind)
 

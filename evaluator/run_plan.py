@@ -75,7 +75,7 @@ class Shown:
         """The analysis as the shown options would word it: option letters remapped."""
         if self.shuffle is None:
             return explanation
-        return remap_letter_references(explanation, self.shuffle.new_label())
+        return remap_letter_references(explanation, self.shuffle.new_label(), self.item.kind)
 
     @property
     def option_order(self) -> str | None:

@@ -15,12 +15,14 @@ from dataclasses import dataclass
 
 from db.json_types import JsonValue
 from db.vocabulary import EvalProtocol
+from evaluator.protocols import protocol_spec
 from evaluator.results import ExtractorFigures, Figures, RunProgress, RunRecord, Score
 
 __all__ = [
     "FigureRow",
     "duration",
     "extractor_text",
+    "fixed",
     "figure_rows",
     "interval",
     "number",
@@ -34,11 +36,29 @@ __all__ = [
 ]
 
 
+FLOAT_SLACK = 1e-9
+"""A figure this close to 0 or 1 is 0 or 1 (floating-point error of sums and packages)."""
+
+
+def fixed(value: float, decimals: int, *, scale: float = 1.0) -> str:
+    """The fraction ``value`` times ``scale`` with ``decimals`` decimals, never rounded onto
+    a bound it does not reach: 3863 of 3864 (0.99974) is ``0.999``, not a perfect ``1.000``;
+    0.0004 is ``0.001``, not ``0.000``.  Every figure a run or table prints goes through it."""
+    text = f"{scale * value:.{decimals}f}"
+    step = 10.0**-decimals
+    if value < 1 - FLOAT_SLACK and float(text) >= scale:
+        return f"{scale - step:.{decimals}f}"
+    if value > FLOAT_SLACK and float(text) <= 0:
+        return f"{step:.{decimals}f}"
+    return text
+
+
 def number(value: float | None, *, percent: bool = False) -> str:
-    """A fraction as ``0.750`` (or ``75.0%``); ``—`` for a figure with nothing behind it."""
+    """A fraction as ``0.750`` (or ``75.0%``), by :func:`fixed`; ``—`` for a figure with
+    nothing behind it."""
     if value is None:
         return "—"
-    return f"{100 * value:.1f}%" if percent else f"{value:.3f}"
+    return f"{fixed(value, 1, scale=100)}%" if percent else fixed(value, 3)
 
 
 def interval(bounds: tuple[float, float] | None, *, percent: bool = False) -> str:
@@ -138,12 +158,14 @@ def shots_label(run: RunRecord) -> str:
 
 def run_how(run: RunRecord) -> str:
     """How a run asks: ``transformers, generate, 5-shot, cflue protocol, repeat 2/3,
-    options permuted`` (the protocol, repeat and permutation only when they apply; the
-    shots as :func:`shots_label` says them)."""
+    options permuted`` (the protocol, a layout or deciding reader not the protocol's own,
+    repeat and permutation only when they apply; the shots as :func:`shots_label` says
+    them)."""
     params = run.params
     parts = [run.backend, run.mode.value, shots_label(run)]
     if params.protocol is not EvalProtocol.CUSTOM:
         parts.append(f"{params.protocol.value} protocol")
+    parts += protocol_spec(params.protocol).departures(params.layout, params.extractors[0])
     if params.repeat is not None:
         parts.append(f"repeat {params.repeat.index + 1}/{params.repeat.count}")
     if params.permute_options:

@@ -185,7 +185,11 @@ def check_choices(db: Database, choices: EvalChoices, *, model: str | None = Non
             raise RunSetupError("--cflue-repo gives CFLUE's wording: it is for --protocol cflue")
         read_cflue_wording(choices.cflue_repo)  # a bad file is said before a model loads
     selection = select_run_items(
-        db, choices.item_filter, protocol=choices.protocol, mode=choices.mode
+        db,
+        choices.item_filter,
+        protocol=choices.protocol,
+        mode=choices.mode,
+        extractor=choices.extractor,
     )
     if model is not None:
         check_model(model, choices.mode)
@@ -292,7 +296,11 @@ def run_series(
         raise RunSetupError("this backend cannot score candidate answers; use --mode generate")
     # Before the first run is made: a series whose 5-shot run would fall short makes none.
     selection = select_run_items(
-        db, choices.item_filter, protocol=choices.protocol, mode=choices.mode
+        db,
+        choices.item_filter,
+        protocol=choices.protocol,
+        mode=choices.mode,
+        extractor=choices.extractor,
     )
     _check_shots(db, choices, planned, selection)
     run_ids: list[int] = []

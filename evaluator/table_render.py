@@ -7,6 +7,7 @@ import csv
 import io
 from collections.abc import Callable
 
+from evaluator.run_text import fixed
 from evaluator.tables import ResultTable, Spread
 
 __all__ = ["FORMATS", "render_table"]
@@ -17,7 +18,7 @@ FORMATS = ("text", "md", "csv", "latex")
 def _percent(spread: Spread | None, *, with_sd: bool = True) -> str:
     if spread is None or spread.mean is None:
         return "—"
-    text = f"{100 * spread.mean:.2f}"
+    text = fixed(spread.mean, 2, scale=100)
     if with_sd and spread.sd is not None:
         text += f"±{100 * spread.sd:.2f}"
     return text
@@ -64,7 +65,7 @@ def _csv(table: ResultTable, clean: Callable[[str], str]) -> str:
         line = [clean(row.label)]
         for cell in row.cells:
             line += [
-                "" if cell is None or cell.mean is None else f"{100 * cell.mean:.4f}",
+                "" if cell is None or cell.mean is None else fixed(cell.mean, 4, scale=100),
                 "" if cell is None or cell.sd is None else f"{100 * cell.sd:.4f}",
             ]
         writer.writerow(line)

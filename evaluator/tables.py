@@ -45,8 +45,9 @@ from db.json_types import JsonObject
 from db.vocabulary import EvalMode, EvalProtocol, ItemKind, RunStatus
 from evaluator.cflue_wording import wording_of
 from evaluator.item_lengths import CHARS, TOKENS, token_lengths
-from evaluator.item_sets import differing_item_sets, group_by_release
+from evaluator.item_sets import differing_item_sets, group_by_release, unanswered_items
 from evaluator.metrics import ScoredPrediction, figures_of, summarize_predictions
+from evaluator.protocols import protocol_spec
 from evaluator.random_baseline import GUESSERS, simulated_guessers
 from evaluator.results import FieldsAsJson, Figures, RunRecord
 
@@ -186,6 +187,12 @@ class _Run:
         return self.record.params.permute_options
 
     @property
+    def departures(self) -> tuple[str, ...]:
+        """A layout or deciding reader not the protocol's own (``read by lenient``)."""
+        params = self.record.params
+        return protocol_spec(params.protocol).departures(params.layout, params.extractors[0])
+
+    @property
     def series(self) -> str:
         repeat = self.record.params.repeat
         return repeat.series if repeat is not None and repeat.series else f"run:{self.record.id}"
@@ -309,7 +316,9 @@ def _econlogicqa_table(runs: Sequence[_Run]) -> ResultTable | None:
         summary = summarize_predictions(run.outcomes)
         for kind, figures in summary.by_kind.items():
             asked, got = run.shots_for(kind)
-            column = (kind, run.protocol, run.record.mode.value, asked, got, run.permuted)
+            column = (
+                kind, run.protocol, run.record.mode.value, asked, got, run.permuted, run.departures
+            )  # fmt: skip
             cells[(run.record.model, column)].append((run, figures))
     if not cells:
         return None
@@ -380,24 +389,27 @@ def _econlogicqa_table(runs: Sequence[_Run]) -> ResultTable | None:
     )
 
 
-_Column = tuple[str, str, str, int, str, bool]
-"""kind, protocol, mode, shots asked, shots got when fewer ("" when all), permuted options."""
+_Column = tuple[str, str, str, int, str, bool, tuple[str, ...]]
+"""kind, protocol, mode, shots asked, shots got when fewer ("" when all), permuted options,
+and a layout or reader not the protocol's own (``_Run.departures``)."""
 
 
 def _column_key(column: _Column) -> str:
-    kind, protocol, mode, shots, got, permuted = column
+    kind, protocol, mode, shots, got, permuted, departures = column
     suffix = "" if protocol == EvalProtocol.CUSTOM else f"/{protocol}"
     suffix += "" if mode == EvalMode.GENERATE else f"/{mode}"
     suffix += "/permuted" if permuted else ""
+    suffix += "".join(f"/{part.replace(' ', '-')}" for part in departures)
     shots_text = f"{got}-of-{shots}" if got else str(shots)
     return f"{kind}/{shots_text}-shot{suffix}"
 
 
 def _column_title(column: _Column) -> str:
     """``ordering 5-shot (econlogicqa)``; ``ordering 0-shot (5 asked)`` for fewer shots."""
-    kind, protocol, mode, shots, got, permuted = column
+    kind, protocol, mode, shots, got, permuted, departures = column
     extra = [f"{shots} asked"] if got else []
     extra += [] if protocol == EvalProtocol.CUSTOM else [protocol]
+    extra += departures
     extra += [] if mode == EvalMode.GENERATE else [mode]
     extra += ["permuted options"] if permuted else []
     return f"{kind} {got or shots}-shot" + (f" ({', '.join(extra)})" if extra else "")
@@ -408,7 +420,7 @@ def _cflue_table(runs: Sequence[_Run]) -> ResultTable | None:
     by_model: dict[str, list[tuple[_Run, Figures]]] = defaultdict(list)
     for run in runs:
         if run.protocol == EvalProtocol.CFLUE:
-            how = [f"{wording_of(run.record.params.wording)} wording"]
+            how = [f"{wording_of(run.record.params.wording)} wording", *run.departures]
             how += ["permuted options"] if run.permuted else []
             label = f"{run.record.model} ({', '.join(how)})"
             by_model[label].append((run, summarize_predictions(run.outcomes)))
@@ -503,6 +515,7 @@ def _breakdown_table(
             run.record.mode.value,
             run.shots_setting,
             run.permuted,
+            run.departures,
         )
         by_setting[setting].append(run)
     latest: dict[_Setting, list[_Run]] = {}
@@ -536,7 +549,9 @@ def _breakdown_table(
     columns = (
         *(
             TableColumn(
-                "/".join(setting[:4]) + ("/permuted" if setting[4] else ""),
+                "/".join(setting[:4])
+                + ("/permuted" if setting[4] else "")
+                + "".join(f"/{part.replace(' ', '-')}" for part in setting[5]),
                 setting[0] if per_model[setting[0]] == 1 else _setting_title(setting),
             )
             for setting in settings
@@ -574,13 +589,15 @@ def _subject(row: ScoredPrediction) -> str | None:
     return row.subject
 
 
-_Setting = tuple[str, str, str, str, bool]
-"""A breakdown's column: model, protocol, mode, shots, permuted options."""
+_Setting = tuple[str, str, str, str, bool, tuple[str, ...]]
+"""A breakdown's column: model, protocol, mode, shots, permuted options, and a layout or
+reader not the protocol's own."""
 
 
 def _setting_title(setting: _Setting) -> str:
-    model, protocol, mode, shots, permuted = setting
+    model, protocol, mode, shots, permuted, departures = setting
     extra = [] if protocol == EvalProtocol.CUSTOM else [protocol]
+    extra += departures
     extra += [] if mode == EvalMode.GENERATE else [mode]
     shots_text = f"{shots}-shot" if shots.isdigit() else shots
     extra += [shots_text, *(["permuted options"] if permuted else [])]
@@ -630,11 +647,11 @@ def paper_tables(
         where = f"release {release}" if release is not None else "no release"
         for table in _tables_of(db, group, shapes, breakdowns, length_unit):
             shown = {run_id for row in table.rows for run_id in row.runs}
+            in_table = [run for run in group if run.record.id in shown]
             notes = differing_item_sets(
-                (run.record.id, _setting(run), run.record.item_set)
-                for run in group
-                if run.record.id in shown
+                (run.record.id, _setting(run), run.record.item_set) for run in in_table
             )
+            notes += unanswered_items((run.record.id, run.outcomes) for run in in_table)
             tables.append(
                 replace(
                     table,

@@ -117,6 +117,24 @@ def test_the_oracle_scores_100_percent_under_every_setting(
             assert orders - {None}, "the options were shown permuted"
 
 
+@pytest.mark.parametrize(
+    ("reader", "unread"),
+    [("cflue", "3 ordering item(s)"), ("econlogicqa-start", "2 multi, 2 single, 2 truefalse")],
+)
+def test_a_reader_that_cannot_read_some_kinds_is_refused_before_a_run(
+    url: str, reader: str, unread: str
+) -> None:
+    """Before, ``--extractor cflue`` on a set with orders left every order unread: the oracle
+    scored 49% (each order counted unparsed). Now such a reader is refused before any run
+    is made (or model loaded), with the kinds it reads; narrowed to them, it is perfect."""
+    args = ("--model", ORACLE, "--shots", "0", "--extractor", reader, "--allow-fewer-shots")
+    refused = run_cli(url, "eval", *args, "--kind", "ordering", "--kind", "single")
+    assert refused.exit_code == 1 and f"the {reader} reader reads" in refused.stderr
+    everything = run_cli(url, "eval", *args)
+    assert everything.exit_code == 1 and unread in everything.stderr
+    assert stored_runs(url) == []
+
+
 def test_the_oracle_is_perfect_in_every_permuted_repeat_with_no_position_bias(url: str) -> None:
     data = eval_json(url, "--model", ORACLE, "--permute-options", "--repeats", "3", "--shots", "1")
     made = stored_runs(url)
@@ -141,6 +159,48 @@ def test_a_permuted_multi_answer_is_mapped_back_in_order_for_every_reader(url: s
     assert multi.scores["option_order"] != "ABCD"
     assert multi.parsed_answer == "ABD" and multi.correct
     assert multi.scores["extracted"] == {"cflue": "ABD", "lenient": "ABD"}
+
+
+# Analyses that state the answer, as real CFLUE analyses do (故选A, 答案为ACD, 本题选ABDE,
+# （A正确）): under --permute-options the oracle writes them in the shown labels, so
+# the lenient reader, which reads the last answer an output states, reads the key.
+STATED_ANSWERS = [
+    ("single", "B", "市场价格随之波动，故选B。"),
+    ("single", "C", "（C正确）其余各项均不符合规定。因此正确答案是C。"),
+    ("multi", "ACD", "所以，答案为A、C、D。"),
+    ("multi", "ABD", "选项C不属于中介机构，本题选ABD。"),
+]
+
+
+def test_permuted_analyses_state_the_answer_in_the_shown_labels(db_path: Path) -> None:
+    database = open_database(db_path)
+    for n, (kind, key, analysis) in enumerate(STATED_ANSWERS, 1):
+        draft = ItemDraft(
+            kind=kind,
+            prompt=f"第{n}题：下列属于证券中介机构的是（　）。",
+            choices={"A": "证券公司", "B": "会计师事务所", "C": "律师事务所", "D": "居民"},
+            key=key,
+            explanation=analysis,
+            language="zh",
+        )
+        store(database, [(f"stated:{n}", draft)])
+    database.dispose()
+    for seed in ("1", "2", "3"):
+        eval_json(
+            str(db_path),
+            "--model",
+            ORACLE,
+            "--protocol",
+            "cflue",
+            "--permute-options",
+            "--seed",
+            seed,
+        )
+    for run in stored_runs(str(db_path)):
+        figures = run_figures(str(db_path), run.id or 0)
+        assert_perfect(figures, explanations=True)
+        for prediction in stored_predictions(str(db_path), run.id or 0).values():
+            assert prediction.scores["option_order"] not in (None, "ABCD")
 
 
 def test_the_oracle_answers_in_the_protocols_form(url: str) -> None:

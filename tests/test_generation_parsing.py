@@ -133,6 +133,16 @@ def test_explanations_follow_their_options() -> None:
     text = (
         "选项D正确；选项AB错误；C项不对；D选项对。Option B is wrong, and so is (C). A firm B. grew."
     )
-    assert remap_letter_references(text, mapping) == (
+    assert remap_letter_references(text, mapping, ItemKind.MULTI) == (
         "选项B正确；选项AC错误；D项不对；B选项对。Option A is wrong, and so is (D). A firm B. grew."
+    )
+    # An analysis stating its answer states it in the new labels: a set in order.
+    stated = "故选A。答案为A、C。本题选ABD。因此正确答案是B。（A正确）The answer is D."
+    assert remap_letter_references(stated, mapping, ItemKind.MULTI) == (
+        "故选C。答案为C、D。本题选ABC。因此正确答案是A。（C正确）The answer is B."
+    )
+    # An order keeps its sequence, every letter of it mapped.
+    order = "The correct order is D, A, C, B. Correct Order: D -> A -> C -> B."
+    assert remap_letter_references(order, mapping, ItemKind.ORDERING) == (
+        "The correct order is B, C, D, A. Correct Order: B -> C -> D -> A."
     )

@@ -582,3 +582,53 @@ def test_breakdowns_keep_each_shot_setting_apart(tabled: str) -> None:
     assert any(title.endswith("(cflue, 0-shot)") for title in titles)
     for row in lengths["rows"]:  # one run per setting: no spread over settings
         assert all(cell is None or cell["sd"] is None for cell in row["cells"].values())
+
+
+def test_a_run_read_or_laid_out_otherwise_is_not_passed_off_as_the_protocols(
+    tabled: str, tmp_path: Path
+) -> None:
+    """A run on the same items, decided by another reader (``--extractor``) or asked in
+    another layout (``--layout``), is not the protocol's figure: it gets a column (or CFLUE
+    row) of its own, and its label says how it differs.  Before, the latest series filled
+    the protocol's cell with no word of it (EconLogicQA 1-shot 100% became 0%)."""
+    expert = script(tmp_path, "expert", CFLUE_OUTPUTS | ECON_OUTPUTS)
+    start = ["--protocol", "econlogicqa", "--extractor", "econlogicqa-start"]
+    ok(run_cli(tabled, "eval", "--model", expert, *start))
+    ok(run_cli(tabled, "eval", "--model", expert, "--protocol", "cflue", "--extractor", "lenient"))
+    ok(run_cli(tabled, "eval", "--model", expert, "--shots", "0", "--layout", "cflue"))
+    tables = {table["name"]: table for table in table_json(tabled)}
+    econ, cflue = tables["econlogicqa"], tables["cflue"]
+    titles = [column["title"] for column in econ["columns"]]
+    assert "ordering 1-shot (econlogicqa)" in titles
+    assert "ordering 1-shot (econlogicqa, read by econlogicqa-start)" in titles
+    assert "single 0-shot (cflue layout)" in titles
+    expert_row = econ["rows"][0]
+    assert expert_row["label"].endswith("expert.json")
+    # the protocol's reader read both orders; the start-anchored one only the first
+    assert expert_row["cells"]["ordering/1-shot/econlogicqa"]["mean"] == 1.0
+    start_cell = expert_row["cells"]["ordering/1-shot/econlogicqa/read-by-econlogicqa-start"]
+    assert start_cell["mean"] == 0.5
+    labels = [row["label"] for row in cflue["rows"]]
+    assert any(label.endswith("(built-in wording)") for label in labels)
+    assert any(label.endswith("(built-in wording, read by lenient)") for label in labels)
+    # and the run's own label says it
+    last = max(run.id or 0 for run in stored_runs(tabled))
+    shown = ok(run_cli(tabled, "runs", "show", str(last))).stdout
+    assert "cflue layout" in shown.splitlines()[0]
+
+
+def test_a_table_says_when_a_runs_figures_leave_out_failed_items(url: str, tmp_path: Path) -> None:
+    """A finished run whose timeouts are left out of its figures (they are retried on
+    resume) filled a paper table's cell with accuracy on fewer items, without a word."""
+    lines = [
+        {"item_id": "econ:1", "error": "timeout"},
+        {"item_id": "econ:2", "output": "B, A, D, C"},
+    ]
+    path = tmp_path / "flaky.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines), encoding="utf-8")
+    ok(run_cli(url, "eval", "--model", f"scripted:{path}", "--shots", "0", "--kind", "ordering"))
+    (table,) = table_json(url, "--shape", "econlogicqa")
+    assert table["rows"][0]["cells"]["ordering/0-shot"]["mean"] == 1.0  # econ:2 alone
+    note = "run 1: figures on 1 of its 2 items; 1 failed (infrastructure) and are left out"
+    assert any(n.startswith(note) for n in table["notes"])
+    assert note in ok(run_cli(url, "runs", "table")).stdout

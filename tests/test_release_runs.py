@@ -17,7 +17,7 @@ from helpers import run_cli, store_person
 from db.engine import Database
 from db.models import EvalRun, Prediction
 from db.releases import backfill_item_sets, get_release
-from db.vocabulary import Role
+from db.vocabulary import ItemKind, Role
 from reviewer.adjudication import decide
 from reviewer.judging import ItemEdit, edit_item
 
@@ -192,3 +192,21 @@ def test_the_migration_gives_earlier_runs_the_hash_of_what_they_evaluated(
         connection.execute(sa.update(EvalRun).values(item_set_hash=None, release_name=None))
         assert backfill_item_sets(connection) == 2
     assert {run: _run(releases, run).item_set_hash for run in (on_v1, today)} == expected
+
+
+def test_a_release_run_of_one_kind_takes_the_kind_each_item_was_frozen_in(
+    releases: Database, model: str
+) -> None:
+    """An edit after v1 made cflue:1 (single in v1) a multi item: `--release v1 --kind
+    single` still evaluates it, as frozen, and `--kind multi` does not. Before, the kind
+    was the item's current one, so the multi run asked a single-choice revision and the
+    single run missed it."""
+    edit_item(releases, "lena", "cflue:1", ItemEdit(note="two may be right", kind=ItemKind.MULTI))
+    single = evaluate(releases, model, "--release", "v1", "--kind", "single")
+    multi = evaluate(releases, model, "--release", "v1", "--kind", "multi")
+    single_run = _run(releases, int(single["run_id"]))  # type: ignore[arg-type]
+    multi_run = _run(releases, int(multi["run_id"]))  # type: ignore[arg-type]
+    assert sorted(single_run.item_ids) == ["cflue:1", "cflue:2"]
+    assert sorted(multi_run.item_ids) == ["cflue:3", "cflue:4"]
+    assert set(single["by_kind"]) == {"single"}  # type: ignore[arg-type]
+    assert set(multi["by_kind"]) == {"multi"}  # type: ignore[arg-type]

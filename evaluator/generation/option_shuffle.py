@@ -3,7 +3,9 @@
 The shuffle is drawn from a seed string, so the same question, sample and seed
 always get the same order.  True/false items keep A = true, B = false.
 Letters that an explanation uses to point at options (``选项D``, ``option B``,
-``(C)``) are remapped too, so the explanation still matches the new labels.
+``(C)``, ``（A正确）``) or to state the answer (``故选A``, ``答案为A、C``, ``本题选ABDE``: the
+answer markers the extractors read, ``evaluator.extraction.ANSWER_MARKER``) are
+remapped too, so the explanation still matches the new labels.
 """
 
 from __future__ import annotations
@@ -15,11 +17,16 @@ from dataclasses import dataclass
 
 from db.answers import LETTERS
 from db.vocabulary import ItemKind
+from evaluator.extraction import ANSWER_MARKER, MARKER_GAP
 
-# How explanations point at options: 选项D / 选项AB, D项 / D选项, option(s) B, (C).
+# Option letters, alone, run together (AB) or listed (A、C / A, C / D -> A -> C).
+_LETTER_RUN = r"[A-H](?:[ \t]*(?:[、,，/;；>→]|->)?[ \t]*[A-H])*"
+# How explanations point at options (选项D / 选项AB, D项 / D选项, option(s) B, (C) / （C）)
+# and state the answer (故选A, 答案为A、C, 本题选ABDE, "the answer is B").
 _REFERENCE = re.compile(
-    r"(?P<pre>选项|[Oo]ptions?\s+|\()(?P<letters>[A-H]+)(?=[^A-Za-z]|$)"
-    r"|(?P<letters2>(?<![A-Za-z])[A-H]+)(?P<post>项|选项)"
+    rf"(?P<pre>选项|[Oo]ptions?\s+|[(（]|{ANSWER_MARKER}{MARKER_GAP})"
+    rf"(?P<letters>{_LETTER_RUN})(?=[^A-Za-z]|$)"
+    rf"|(?P<letters2>(?<![A-Za-z]){_LETTER_RUN})(?P<post>项|选项)"
 )
 
 
@@ -65,13 +72,22 @@ def shuffle_options(
     return ShuffledOptions(new_choices, "".join(remapped), "".join(order))
 
 
-def remap_letter_references(text: str, mapping: Mapping[str, str]) -> str:
-    """Rewrite option letters in ``text`` (``选项D`` -> ``选项A``) through ``mapping`` (old -> new)."""
+def remap_letter_references(text: str, mapping: Mapping[str, str], kind: ItemKind | str) -> str:
+    """Rewrite option letters in ``text`` (``选项D`` -> ``选项A``, ``故选D`` -> ``故选A``)
+    through ``mapping`` (old -> new).  A set of letters comes back in order (``选项AB``,
+    ``答案为A、C``); an order's letters keep their sequence (``kind`` ordering)."""
+    in_order = ItemKind(kind) is not ItemKind.ORDERING
 
-    def swap(letters: str) -> str:
+    def swap(run: str) -> str:
+        letters = [letter for letter in run if letter in LETTERS]
         if not all(letter in mapping for letter in letters):
-            return letters  # not a reference to these options
-        return "".join(sorted((mapping[letter] for letter in letters), key=LETTERS.index))
+            return run  # not a reference to these options
+        mapped = iter(
+            sorted((mapping[letter] for letter in letters), key=LETTERS.index)
+            if in_order
+            else [mapping[letter] for letter in letters]
+        )
+        return "".join(next(mapped) if char in LETTERS else char for char in run)
 
     def replace(match: re.Match[str]) -> str:
         if match.group("letters") is not None:

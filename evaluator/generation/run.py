@@ -239,7 +239,7 @@ def build_draft(
         shuffled = task.shuffled
         explanation = original.explanation
         if explanation:
-            explanation = remap_letter_references(explanation, shuffled.new_label())
+            explanation = remap_letter_references(explanation, shuffled.new_label(), original.kind)
         draft = ItemDraft(
             kind=original.kind,
             prompt=parsed.prompt,

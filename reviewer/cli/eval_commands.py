@@ -68,12 +68,12 @@ def _open_backend(database: Database, spec: str, settings: BackendSettings) -> B
 
 def _progress_line(progress: RunProgress) -> str:
     from evaluator.metrics import wilson_interval
-    from evaluator.run_text import interval
+    from evaluator.run_text import fixed, interval
 
     parts = []
     if progress.done:
         bounds = wilson_interval(progress.correct, progress.done)
-        parts.append(f"acc {progress.accuracy:.2f} {interval(bounds)}")
+        parts.append(f"acc {fixed(progress.accuracy or 0.0, 2)} {interval(bounds)}")
     if progress.unparsed:
         parts.append(f"unparsed {progress.unparsed}")
     if progress.infrastructure_failures:

@@ -17,8 +17,10 @@ from reviewer.cli.runs_commands import runs_group
 
 
 def _shown(value: object) -> str:
+    from evaluator.run_text import fixed
+
     if isinstance(value, float):
-        return f"{value:.4f}"
+        return fixed(value, 4)
     return "—" if value is None else terminal_text(str(value))
 
 

@@ -261,6 +261,7 @@ def _print_prediction(view: PredictionView, with_prompt: bool) -> None:
 @click.pass_context
 def runs_compare(ctx: click.Context, run_a: int, run_b: int, as_json: bool) -> None:
     """Two runs item by item: both right, both wrong, only one right, different answers."""
+    from evaluator.run_text import number
     from evaluator.runs import RunNotFound, compare_runs
 
     try:
@@ -280,7 +281,7 @@ def runs_compare(ctx: click.Context, run_a: int, run_b: int, as_json: bool) -> N
     if comparison.mcnemar_p is not None:
         click.echo(f"McNemar p     {comparison.mcnemar_p:.4f}")
     if comparison.agreement is not None:
-        click.echo(f"same answer   {comparison.agreement:.3f}")
+        click.echo(f"same answer   {number(comparison.agreement)}")
     if comparison.different_answers:
         click.echo("different answers (item: key, A, B):")
         for row in comparison.different_answers:

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 
 from textual_plotext import PlotextPlot
 
+from evaluator.run_text import number
+
 POINTS_PER_CELL = 2  # braille dots per cell across
 
 
@@ -60,7 +62,7 @@ class AccuracyCurve(PlotextPlot):
         plot.clear_figure()
         count = len(self.curve)
         plot.title(
-            f"Accuracy as the run goes: {100 * self.curve[-1]:.1f}% after {count:,} items"
+            f"Accuracy as the run goes: {number(self.curve[-1], percent=True)} after {count:,} items"
             if count
             else "Accuracy as the run goes: no answers yet"
         )
