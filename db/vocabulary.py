@@ -19,6 +19,7 @@ __all__ = [
     "ALL",
     "DECISION_STATUSES",
     "FLAG_DESCRIPTIONS",
+    "GOLD_ADD_ACTION",
     "OPEN_STATUSES",
     "ORACLE_SCRIPT",
     "SCRIPTED_BACKEND",
@@ -47,6 +48,10 @@ SCRIPTED_BACKEND = "scripted"
 ORACLE_SCRIPT = "oracle"
 """The scripted model handed each item's key (``--model scripted:oracle``), recorded as
 its ``script`` parameter: a check of the evaluation, never evidence about an item."""
+
+GOLD_ADD_ACTION = "gold-add"
+"""The audit action of marking a gold item (``db.gold``): its event holds the known verdict
+and answer, so on PostgreSQL only leads read it (``db.table_privileges``)."""
 
 
 def values(members: Iterable[StrEnum]) -> tuple[str, ...]:

@@ -219,6 +219,31 @@ def test_annotators_cannot_read_gold_answers_until_they_judged_one(team: Team) -
     assert agreement.exit_code == 0, agreement.output
 
 
+@pytestmark_pg
+def test_annotators_do_not_read_gold_answers_in_the_audit_trail(team: Team) -> None:
+    # The gold-add event holds the known verdict and answer: `vetbench audit` showed them
+    # to any annotator, and so did SELECT on audit_event.
+    lena, alice = team.url(team.lena), team.url(team.alice)
+    marked = run(lena, "gold", "add", "o:2", "--verdict", "wrong-key", "--answer", "DCBA")
+    assert marked.exit_code == 0, marked.output
+    judged = run(alice, "judge", "o:1", "--answer", "ABCD", "--verdict", "keep")
+    assert judged.exit_code == 0, judged.output
+
+    trail = run(alice, "audit")
+    assert trail.exit_code == 0, trail.output
+    assert "gold-add" not in trail.output and "DCBA" not in trail.output
+    assert f"{team.alice}  judge o:1" in trail.output  # the rest of the trail, as before
+    hidden = (
+        "SELECT count(*) FROM audit_event WHERE action = 'gold-add' OR payload::text LIKE '%DCBA%'"
+    )
+    assert raw(alice, hidden).scalar_one() == 0
+    assert raw(team.url(team.bob), hidden).scalar_one() == 0
+
+    lead_trail = run(lena, "audit", "--item", "o:2")
+    assert lead_trail.exit_code == 0, lead_trail.output
+    assert "gold-add o:2" in lead_trail.output and "answer=DCBA" in lead_trail.output
+
+
 def _password(team: Team, name: str) -> str | None:
     return raw(
         team.owner_url, "SELECT rolpassword FROM pg_authid WHERE rolname = :name", name=name
