@@ -244,6 +244,61 @@ def test_annotators_do_not_read_gold_answers_in_the_audit_trail(team: Team) -> N
     assert "gold-add o:2" in lead_trail.output and "answer=DCBA" in lead_trail.output
 
 
+GOLD_JUDGMENT_SQL = (
+    "INSERT INTO judgment ({id}item_id, revision_id, revision_number, annotator_id, "
+    "blind_answer, verdict, alternative_orders, comment, seconds, created_at, retracted, "
+    "gold_id) SELECT {value}'o:2', r.id, 1, :annotator, 'DCBA', 'wrong-key', '[]', '', 0, "
+    "'2000-01-01', false, :gold FROM item_revision r WHERE r.item_id = 'o:2' RETURNING id"
+)
+
+
+@pytestmark_pg
+def test_no_gold_answer_is_told_for_a_judgment_a_rollback_takes_back(team: Team) -> None:
+    # An annotator inserted a judgment of a gold item with psql, read the known answer
+    # (or whether theirs matched) and rolled back: no trace, then a "first" answer right.
+    lena, alice = team.url(team.lena), team.url(team.alice)
+    marked = run(lena, "gold", "add", "o:2", "--verdict", "wrong-key", "--answer", "DCBA")
+    assert marked.exit_code == 0, marked.output
+    gold_id = raw(alice, "SELECT id FROM gold_item WHERE item_id = 'o:2'").scalar_one()
+    mine = {"annotator": team.person_id(team.alice), "gold": gold_id}
+    engine = sa.create_engine(alice)
+    try:
+        with engine.connect() as connection, connection.begin() as transaction:
+            judgment = connection.execute(
+                sa.text(GOLD_JUDGMENT_SQL.format(id="", value="")), mine
+            ).scalar_one()
+            told = connection.execute(
+                sa.text("SELECT answer FROM vetbench_gold_known(:gold)"), mine
+            ).all()
+            matched = connection.execute(
+                sa.text(
+                    "SELECT matched FROM vetbench_calibration_outcomes() WHERE judgment_id = :j"
+                ),
+                {"j": judgment},
+            ).all()
+            stamped = connection.execute(
+                sa.text("SELECT extract(year FROM created_at) FROM judgment WHERE id = :j"),
+                {"j": judgment},
+            ).scalar_one()
+            transaction.rollback()
+    finally:
+        engine.dispose()
+    assert told == [] and matched == []
+    assert stamped != 2000  # the server's time, not the one written
+    # Nor does anyone place a judgment before their first answer by choosing its id.
+    with pytest.raises(sa.exc.ProgrammingError, match="judgment ids come from their sequence"):
+        raw(alice, GOLD_JUDGMENT_SQL.format(id="id, ", value="-1, "), **mine)
+
+    judged = run(alice, "judge", "o:2", "--answer", "ABCD", "--verdict", "keep")
+    assert judged.exit_code == 0, judged.output
+    assert "your answer ✗ differs, your verdict ✗ differs (known: wrong-key, D, C, B, A)" in (
+        judged.output
+    )
+    assert raw(alice, "SELECT answer FROM vetbench_gold_known(:gold)", **mine).scalar_one() == (
+        "DCBA"
+    )
+
+
 def _password(team: Team, name: str) -> str | None:
     return raw(
         team.owner_url, "SELECT rolpassword FROM pg_authid WHERE rolname = :name", name=name
