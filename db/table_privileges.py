@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from db.vocabulary import GOLD_ADD_ACTION, Role
+from db.vocabulary import GOLD_ADD_ACTION, LEAD_AUDIT_ACTIONS, Role
 
 __all__ = [
     "ANNOTATOR_GROUP",
@@ -267,7 +267,8 @@ TABLES: tuple[TablePrivileges, ...] = (
     # Append-only: INSERT, never UPDATE or DELETE, for anyone (the owner is stopped by
     # the audit_event_append_only trigger); the server stamps db_role and created_at.
     # Everyone reads the trail except the events that mark gold items, which hold the
-    # known verdict and answer: those are for leads (migration 0015).
+    # known verdict and answer: those are for leads (migration 0015).  An annotator's
+    # event is never a lead's action, such as a decision (migration 0017).
     TablePrivileges(
         "audit_event",
         members=("SELECT", "INSERT"),
@@ -277,7 +278,12 @@ TABLES: tuple[TablePrivileges, ...] = (
                 "SELECT",
                 using=f"action <> '{GOLD_ADD_ACTION}' OR vetbench_session_is_lead()",
             ),
-            Policy("record_events", "INSERT", check="true"),
+            Policy(
+                "record_events",
+                "INSERT",
+                check="vetbench_session_is_lead() OR action NOT IN "
+                f"({', '.join(repr(action) for action in LEAD_AUDIT_ACTIONS)})",
+            ),
         ),
     ),
 )
