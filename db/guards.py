@@ -19,6 +19,8 @@
   stored), never for a judgment a rollback could take back.  A member's judgment gets
   its id from the sequence (the first answer to a gold is the lowest id: no one places
   theirs first) and its time from the server (``vetbench_stamp_judgment``).
+- **Claims** (PostgreSQL): a member's claim is dated by the server when it is made or
+  renewed (``vetbench_stamp_claim``), so it expires as every claim does.
 - **Evaluation runs** (PostgreSQL): each run is stamped with the role that started it
   (``eval_run.db_role``); members change only their own runs and predictions
   (policies in ``db.privileges``).
@@ -240,6 +242,18 @@ END""",
   RETURN NEW;
 END""",
         ),
+        # A claim is made or renewed now: a claim dated in the future never expired, so
+        # its holder was "at work" for good and kept others from the item (reviewer.queue).
+        _plpgsql(
+            "vetbench_stamp_claim",
+            path,
+            """BEGIN
+  IF NOT vetbench_session_is_admin() THEN
+    NEW.claimed_at := now();
+  END IF;
+  RETURN NEW;
+END""",
+        ),
     ]
 
 
@@ -258,6 +272,7 @@ POSTGRES_GUARD_FUNCTIONS = (
     "vetbench_calibration_outcomes()",
     "vetbench_stamp_run()",
     "vetbench_stamp_judgment()",
+    "vetbench_stamp_claim()",
 )
 """The functions above, with their argument types (for DROP FUNCTION)."""
 
@@ -305,6 +320,12 @@ POSTGRES_GUARD_TRIGGERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
         "judgment",
         "judgment_stamp",
         "BEFORE INSERT ON judgment FOR EACH ROW EXECUTE FUNCTION vetbench_stamp_judgment()",
+        (),
+    ),
+    (
+        "claim",
+        "claim_stamp",
+        "BEFORE INSERT OR UPDATE ON claim FOR EACH ROW EXECUTE FUNCTION vetbench_stamp_claim()",
         (),
     ),
     (

@@ -299,6 +299,24 @@ def test_no_gold_answer_is_told_for_a_judgment_a_rollback_takes_back(team: Team)
     )
 
 
+@pytestmark_pg
+def test_a_members_claim_is_dated_by_the_server(team: Team) -> None:
+    # A claim dated 2100 with psql never expired: the item stayed claimed, its holder at work.
+    alice = team.url(team.alice)
+    mine = {"person": team.person_id(team.alice)}
+    raw(
+        alice,
+        "INSERT INTO claim (item_id, person_id, claimed_at) VALUES ('o:1', :person, '2100-01-01')",
+        **mine,
+    )
+    raw(alice, "UPDATE claim SET claimed_at = '2100-01-01' WHERE person_id = :person", **mine)
+    year = (
+        "SELECT extract(year FROM claimed_at), claimed_at <= now() FROM claim WHERE item_id = 'o:1'"
+    )
+    stored_year, not_ahead = raw(alice, year).one()
+    assert stored_year != 2100 and not_ahead
+
+
 def _password(team: Team, name: str) -> str | None:
     return raw(
         team.owner_url, "SELECT rolpassword FROM pg_authid WHERE rolname = :name", name=name
