@@ -19,8 +19,9 @@
   stored), never for a judgment a rollback could take back.  A member's judgment gets
   its id from the sequence (the first answer to a gold is the lowest id: no one places
   theirs first) and its time from the server (``vetbench_stamp_judgment``).
-- **Claims** (PostgreSQL): a member's claim is dated by the server when it is made or
-  renewed (``vetbench_stamp_claim``), so it expires as every claim does.
+- **Claims and decisions** (PostgreSQL): a member's claim is dated by the server when it
+  is made or renewed (``vetbench_stamp_claim``), so it expires as every claim does; a
+  lead's decision too (``vetbench_stamp_decision``), so the newest is the latest made.
 - **Evaluation runs** (PostgreSQL): each run is stamped with the role that started it
   (``eval_run.db_role``); members change only their own runs and predictions
   (policies in ``db.privileges``).
@@ -254,6 +255,18 @@ END""",
   RETURN NEW;
 END""",
         ),
+        # A decision is dated now: the newest one counts (db.decisions), so one dated in
+        # the future outlived every later decision of another lead.
+        _plpgsql(
+            "vetbench_stamp_decision",
+            path,
+            """BEGIN
+  IF NOT vetbench_session_is_admin() THEN
+    NEW.created_at := now();
+  END IF;
+  RETURN NEW;
+END""",
+        ),
     ]
 
 
@@ -273,6 +286,7 @@ POSTGRES_GUARD_FUNCTIONS = (
     "vetbench_stamp_run()",
     "vetbench_stamp_judgment()",
     "vetbench_stamp_claim()",
+    "vetbench_stamp_decision()",
 )
 """The functions above, with their argument types (for DROP FUNCTION)."""
 
@@ -326,6 +340,12 @@ POSTGRES_GUARD_TRIGGERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
         "claim",
         "claim_stamp",
         "BEFORE INSERT OR UPDATE ON claim FOR EACH ROW EXECUTE FUNCTION vetbench_stamp_claim()",
+        (),
+    ),
+    (
+        "decision",
+        "decision_stamp",
+        "BEFORE INSERT ON decision FOR EACH ROW EXECUTE FUNCTION vetbench_stamp_decision()",
         (),
     ),
     (

@@ -317,6 +317,33 @@ def test_a_members_claim_is_dated_by_the_server(team: Team) -> None:
     assert stored_year != 2100 and not_ahead
 
 
+@pytestmark_pg
+def test_a_decision_dated_ahead_does_not_outlive_a_later_one(team: Team) -> None:
+    # The newest decision counts: one a lead dated 2100 with psql beat every later one.
+    other_lead = team.roles.name("lena2")
+    added = run(team.owner_url, "users", "add", other_lead, "--role", "lead", "--no-password")
+    assert added.exit_code == 0, added.output
+    raw(
+        team.url(other_lead),
+        "INSERT INTO decision (item_id, lead_id, status, revision_number, final_key, comment, "
+        "created_at) VALUES ('o:1', :lead, 'approved', 1, 'ABCD', '', '2100-01-01')",
+        lead=team.person_id(other_lead),
+    )
+    later = run(
+        team.url(team.lena),
+        "decide",
+        "o:1",
+        "--status",
+        "rejected",
+        "--reason",
+        "other",
+        "--comment",
+        "the key is disputed",
+    )
+    assert later.exit_code == 0, later.output
+    assert _owner_item(team, "o:1")[2] == "rejected"
+
+
 def _password(team: Team, name: str) -> str | None:
     return raw(
         team.owner_url, "SELECT rolpassword FROM pg_authid WHERE rolname = :name", name=name
