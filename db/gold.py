@@ -37,7 +37,7 @@ from db.items import get_item
 from db.json_types import JsonObject
 from db.models import GoldItem, Item, Person, utcnow
 from db.people import require_lead
-from db.vocabulary import ItemKind, ItemStatus, Verdict
+from db.vocabulary import GOLD_ADD_ACTION, ItemKind, ItemStatus, Verdict
 
 __all__ = [
     "GoldError",
@@ -289,7 +289,7 @@ def add_gold(
     record_audit(
         session,
         person.name,
-        "gold-add",
+        GOLD_ADD_ACTION,
         item_id,
         gold_id=row.id,
         revision=item.revision,

@@ -15,7 +15,13 @@
   revision that exists, and its evidence is a JSON object.
 - **Gold answers** (PostgreSQL): annotators cannot read a gold item's known verdict and
   answer; ``vetbench_gold_known`` gives them to a lead, or to someone who has judged that
-  gold (the review app shows the outcome after the verdict).
+  gold in an earlier transaction (the review app shows the outcome after the verdict is
+  stored), never for a judgment a rollback could take back.  A member's judgment gets
+  its id from the sequence (the first answer to a gold is the lowest id: no one places
+  theirs first) and its time from the server (``vetbench_stamp_judgment``).
+- **Claims and decisions** (PostgreSQL): a member's claim is dated by the server when it
+  is made or renewed (``vetbench_stamp_claim``), so it expires as every claim does; a
+  lead's decision too (``vetbench_stamp_decision``), so the newest is the latest made.
 - **Evaluation runs** (PostgreSQL): each run is stamped with the role that started it
   (``eval_run.db_role``); members change only their own runs and predictions
   (policies in ``db.privileges``).
@@ -52,6 +58,10 @@ _NEWEST_DECISION = (
     "SELECT status, revision_number FROM decision WHERE item_id = {item} "
     "AND retracted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1"
 )
+# A judgment stored by an earlier transaction: a member's judgment is stamped with its
+# transaction's start (vetbench_stamp_judgment), so one of this transaction, which a
+# rollback would leave no trace of, is never taken as judged.
+_COMMITTED_BEFORE = "j.created_at < now()"
 _STATUS_REFUSAL = "approved and rejected come only from a lead''s decision of the current revision"
 
 SQLITE_STATUS_TRIGGERS: dict[str, str] = {
@@ -180,21 +190,47 @@ LANGUAGE plpgsql STABLE SECURITY DEFINER {path} AS $$
 BEGIN
   RETURN QUERY SELECT g.verdict, g.answer FROM gold_item g
   WHERE g.id = gold AND (vetbench_session_is_lead() OR EXISTS (SELECT FROM judgment j
-    WHERE j.gold_id = g.id AND j.annotator_id = vetbench_session_person_id()));
+    WHERE j.gold_id = g.id AND j.annotator_id = vetbench_session_person_id()
+      AND {_COMMITTED_BEFORE}));
 END
 $$""",
         # Whether each calibration judgment matched its gold, for every member: item
         # statuses leave out the judgments of people who have not qualified, and any
-        # member's write refreshes them (db.qualification).  The answers stay hidden.
+        # member's write refreshes them (db.qualification).  The answers stay hidden,
+        # and a member's own judgment of this transaction is not told.
         f"""CREATE OR REPLACE FUNCTION vetbench_calibration_outcomes()
 RETURNS TABLE (judgment_id integer, annotator_id integer, gold_id integer, matched boolean)
 LANGUAGE plpgsql STABLE SECURITY DEFINER {path} AS $$
 BEGIN
   RETURN QUERY SELECT j.id, j.annotator_id, j.gold_id,
     (j.blind_answer = g.answer AND j.verdict = g.verdict)
-  FROM judgment j JOIN gold_item g ON g.id = j.gold_id;
+  FROM judgment j JOIN gold_item g ON g.id = j.gold_id
+  WHERE vetbench_session_is_lead() OR j.annotator_id IS DISTINCT FROM
+    vetbench_session_person_id() OR {_COMMITTED_BEFORE};
 END
 $$""",
+        _plpgsql(
+            "vetbench_stamp_judgment",
+            path,
+            """DECLARE
+  drawn bigint;
+BEGIN
+  IF vetbench_session_is_admin() THEN
+    RETURN NEW;
+  END IF;
+  BEGIN
+    drawn := currval(pg_get_serial_sequence('judgment', 'id'));
+  EXCEPTION WHEN object_not_in_prerequisite_state THEN
+    drawn := NULL;
+  END;
+  IF NEW.id IS DISTINCT FROM drawn THEN
+    RAISE EXCEPTION 'judgment ids come from their sequence: % may not choose id %',
+      session_user, NEW.id USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  NEW.created_at := now();
+  RETURN NEW;
+END""",
+        ),
         _plpgsql(
             "vetbench_stamp_run",
             path,
@@ -203,6 +239,30 @@ $$""",
     NEW.db_role := session_user;
   ELSE
     NEW.db_role := OLD.db_role;
+  END IF;
+  RETURN NEW;
+END""",
+        ),
+        # A claim is made or renewed now: a claim dated in the future never expired, so
+        # its holder was "at work" for good and kept others from the item (reviewer.queue).
+        _plpgsql(
+            "vetbench_stamp_claim",
+            path,
+            """BEGIN
+  IF NOT vetbench_session_is_admin() THEN
+    NEW.claimed_at := now();
+  END IF;
+  RETURN NEW;
+END""",
+        ),
+        # A decision is dated now: the newest one counts (db.decisions), so one dated in
+        # the future outlived every later decision of another lead.
+        _plpgsql(
+            "vetbench_stamp_decision",
+            path,
+            """BEGIN
+  IF NOT vetbench_session_is_admin() THEN
+    NEW.created_at := now();
   END IF;
   RETURN NEW;
 END""",
@@ -224,6 +284,9 @@ POSTGRES_GUARD_FUNCTIONS = (
     "vetbench_gold_known(integer)",
     "vetbench_calibration_outcomes()",
     "vetbench_stamp_run()",
+    "vetbench_stamp_judgment()",
+    "vetbench_stamp_claim()",
+    "vetbench_stamp_decision()",
 )
 """The functions above, with their argument types (for DROP FUNCTION)."""
 
@@ -265,6 +328,24 @@ POSTGRES_GUARD_TRIGGERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
         "item_flag",
         "item_flag_guard",
         "BEFORE INSERT ON item_flag FOR EACH ROW EXECUTE FUNCTION vetbench_guard_flag()",
+        (),
+    ),
+    (
+        "judgment",
+        "judgment_stamp",
+        "BEFORE INSERT ON judgment FOR EACH ROW EXECUTE FUNCTION vetbench_stamp_judgment()",
+        (),
+    ),
+    (
+        "claim",
+        "claim_stamp",
+        "BEFORE INSERT OR UPDATE ON claim FOR EACH ROW EXECUTE FUNCTION vetbench_stamp_claim()",
+        (),
+    ),
+    (
+        "decision",
+        "decision_stamp",
+        "BEFORE INSERT ON decision FOR EACH ROW EXECUTE FUNCTION vetbench_stamp_decision()",
         (),
     ),
     (

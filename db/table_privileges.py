@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from db.vocabulary import Role
+from db.vocabulary import GOLD_ADD_ACTION, LEAD_AUDIT_ACTIONS, Role
 
 __all__ = [
     "ANNOTATOR_GROUP",
@@ -266,7 +266,26 @@ TABLES: tuple[TablePrivileges, ...] = (
     TablePrivileges("generation_reject", members=("SELECT", "INSERT")),
     # Append-only: INSERT, never UPDATE or DELETE, for anyone (the owner is stopped by
     # the audit_event_append_only trigger); the server stamps db_role and created_at.
-    TablePrivileges("audit_event", members=("SELECT", "INSERT")),
+    # Everyone reads the trail except the events that mark gold items, which hold the
+    # known verdict and answer: those are for leads (migration 0015).  An annotator's
+    # event is never a lead's action, such as a decision (migration 0017).
+    TablePrivileges(
+        "audit_event",
+        members=("SELECT", "INSERT"),
+        policies=(
+            Policy(
+                "read_events_but_gold_answers",
+                "SELECT",
+                using=f"action <> '{GOLD_ADD_ACTION}' OR vetbench_session_is_lead()",
+            ),
+            Policy(
+                "record_events",
+                "INSERT",
+                check="vetbench_session_is_lead() OR action NOT IN "
+                f"({', '.join(repr(action) for action in LEAD_AUDIT_ACTIONS)})",
+            ),
+        ),
+    ),
 )
 """Every table's privileges.  A table missing here is unreadable for members
 (``tests/test_privileges.py`` checks that every table has an entry)."""

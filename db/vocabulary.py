@@ -19,6 +19,8 @@ __all__ = [
     "ALL",
     "DECISION_STATUSES",
     "FLAG_DESCRIPTIONS",
+    "GOLD_ADD_ACTION",
+    "LEAD_AUDIT_ACTIONS",
     "OPEN_STATUSES",
     "ORACLE_SCRIPT",
     "SCRIPTED_BACKEND",
@@ -47,6 +49,25 @@ SCRIPTED_BACKEND = "scripted"
 ORACLE_SCRIPT = "oracle"
 """The scripted model handed each item's key (``--model scripted:oracle``), recorded as
 its ``script`` parameter: a check of the evaluation, never evidence about an item."""
+
+GOLD_ADD_ACTION = "gold-add"
+"""The audit action of marking a gold item (``db.gold``): its event holds the known verdict
+and answer, so on PostgreSQL only leads read it (``db.table_privileges``)."""
+LEAD_AUDIT_ACTIONS = (
+    "config",
+    "decide",
+    GOLD_ADD_ACTION,
+    "gold-remove",
+    "guidelines",
+    "login-role",
+    "release",
+    "requalify",
+    "set-role",
+    "undo-decision",
+)
+"""The audit actions of writes only leads (and the owner) make: decisions, settings, gold
+items, guidelines, releases, roles.  On PostgreSQL an annotator cannot record one
+(``db.table_privileges``), so no event of theirs reads as a decision they cannot make."""
 
 
 def values(members: Iterable[StrEnum]) -> tuple[str, ...]:

@@ -3,8 +3,8 @@
 Every function here validates first and then writes everything it changes in
 ONE transaction (judgment, audit event, item status, claim; and the edit that a
 flawed verdict may bring), so a refused or failed call changes nothing and a
-submitted judgment survives a ``kill -9``.  Refusals raise :class:`JudgmentRefused`
-with a message a person can act on.
+submitted judgment survives a ``kill -9``; how a gold judgment compares is read after
+its commit.  Refusals raise :class:`JudgmentRefused` with a message a person can act on.
 
 Verdicts a lead must act on carry their details: ``flawed`` an edit or a comment
 (what is wrong), ``sensitive`` a comment (what is sensitive), ``duplicate`` the id
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from sqlalchemy import delete
@@ -390,11 +390,11 @@ def store_judgment(
     (the review app builds one as the annotator answers, verdict and details)."""
     checked, edit = _checked_details(given, edit)
 
-    def store() -> JudgmentReceipt:
+    def store() -> _Stored:
         with db.transaction() as session:
             return _store_judgment(session, annotator_name, given, checked, edit)
 
-    return retry_transient(store)
+    return _told_gold(db, [retry_transient(store)])[0]
 
 
 def submit_judgments(
@@ -415,9 +415,9 @@ def submit_judgments(
     batch is refused at its second line.
     """
 
-    def store() -> list[JudgmentReceipt]:
+    def store() -> list[_Stored]:
         refused = list(problems)
-        receipts: list[JudgmentReceipt] = []
+        receipts: list[_Stored] = []
         seen: dict[str, int] = {}
         with db.transaction() as session:
             for line, given in rows:
@@ -438,7 +438,35 @@ def submit_judgments(
                 raise BatchRefused(refused, len(lines))
         return receipts
 
-    return retry_transient(store)
+    return _told_gold(db, retry_transient(store))
+
+
+_Stored = tuple["JudgmentReceipt", tuple[int, ItemKind] | None]
+"""A judgment just stored and, if it was gold, its gold id and the item's kind."""
+
+
+def _told_gold(db: Database, stored: Sequence[_Stored]) -> list[JudgmentReceipt]:
+    """The receipts of committed judgments, each gold one with how it compares: the
+    database tells a gold answer only for a judgment no rollback can take back
+    (``db.guards``).  A calibration answer may qualify them: their items are refreshed."""
+    gold = [(receipt, known) for receipt, known in stored if known is not None]
+    if not gold:
+        return [receipt for receipt, _known in stored]
+
+    def tell() -> dict[int, GoldOutcome]:
+        with db.transaction() as session:
+            person = find_person(session, gold[0][0].annotator)
+            if person is not None and person.id is not None and gate(session).on:
+                refresh_judged_items(session, person.id)
+            return {
+                receipt.judgment_id: judged_gold_outcome(
+                    session, gold_id, kind, receipt.blind_answer, receipt.verdict.value
+                )
+                for receipt, (gold_id, kind) in gold
+            }
+
+    told = retry_transient(tell)
+    return [replace(receipt, gold=told.get(receipt.judgment_id)) for receipt, _known in stored]
 
 
 def _checked_details(
@@ -464,7 +492,7 @@ def _store_judgment(
     given: JudgmentInput,
     verdict: Verdict,
     edit: ItemEdit | None,
-) -> JudgmentReceipt:
+) -> _Stored:
     item_id = given.item_id
     item = locked_item(session, item_id)
     if item is None:
@@ -527,9 +555,6 @@ def _store_judgment(
         **({"gold_id": gold_id} if gold_id is not None else {}),
     )
     status = refresh_item_status(session, item_id)
-    if gold_id is not None and gate(session).on:
-        # A calibration answer may qualify them: their other judgments count from now.
-        refresh_judged_items(session, person.id)
     revision = None
     if edit is not None:
         revision = _store_edit(session, person, item, edit)
@@ -537,7 +562,7 @@ def _store_judgment(
     session.execute(
         delete(Claim).where(col(Claim.item_id) == item_id, col(Claim.person_id) == person.id)
     )
-    return JudgmentReceipt(
+    receipt = JudgmentReceipt(
         judgment_id=judgment.id,
         item_id=item_id,
         revision_number=current,
@@ -547,11 +572,9 @@ def _store_judgment(
         matches_key=blind == item.key,
         item_status=status,
         guidelines_version=guidelines,
-        gold=None
-        if gold_id is None
-        else judged_gold_outcome(session, gold_id, item.kind, blind, verdict.value),
         revision=revision,
     )
+    return receipt, None if gold_id is None else (gold_id, item.kind)
 
 
 def retract_last_judgment(db: Database, annotator_name: str) -> RetractionReceipt:

@@ -219,6 +219,131 @@ def test_annotators_cannot_read_gold_answers_until_they_judged_one(team: Team) -
     assert agreement.exit_code == 0, agreement.output
 
 
+@pytestmark_pg
+def test_annotators_do_not_read_gold_answers_in_the_audit_trail(team: Team) -> None:
+    # The gold-add event holds the known verdict and answer: `vetbench audit` showed them
+    # to any annotator, and so did SELECT on audit_event.
+    lena, alice = team.url(team.lena), team.url(team.alice)
+    marked = run(lena, "gold", "add", "o:2", "--verdict", "wrong-key", "--answer", "DCBA")
+    assert marked.exit_code == 0, marked.output
+    judged = run(alice, "judge", "o:1", "--answer", "ABCD", "--verdict", "keep")
+    assert judged.exit_code == 0, judged.output
+
+    trail = run(alice, "audit")
+    assert trail.exit_code == 0, trail.output
+    assert "gold-add" not in trail.output and "DCBA" not in trail.output
+    assert f"{team.alice}  judge o:1" in trail.output  # the rest of the trail, as before
+    hidden = (
+        "SELECT count(*) FROM audit_event WHERE action = 'gold-add' OR payload::text LIKE '%DCBA%'"
+    )
+    assert raw(alice, hidden).scalar_one() == 0
+    assert raw(team.url(team.bob), hidden).scalar_one() == 0
+
+    lead_trail = run(lena, "audit", "--item", "o:2")
+    assert lead_trail.exit_code == 0, lead_trail.output
+    assert "gold-add o:2" in lead_trail.output and "answer=DCBA" in lead_trail.output
+
+
+GOLD_JUDGMENT_SQL = (
+    "INSERT INTO judgment ({id}item_id, revision_id, revision_number, annotator_id, "
+    "blind_answer, verdict, alternative_orders, comment, seconds, created_at, retracted, "
+    "gold_id) SELECT {value}'o:2', r.id, 1, :annotator, 'DCBA', 'wrong-key', '[]', '', 0, "
+    "'2000-01-01', false, :gold FROM item_revision r WHERE r.item_id = 'o:2' RETURNING id"
+)
+
+
+@pytestmark_pg
+def test_no_gold_answer_is_told_for_a_judgment_a_rollback_takes_back(team: Team) -> None:
+    # An annotator inserted a judgment of a gold item with psql, read the known answer
+    # (or whether theirs matched) and rolled back: no trace, then a "first" answer right.
+    lena, alice = team.url(team.lena), team.url(team.alice)
+    marked = run(lena, "gold", "add", "o:2", "--verdict", "wrong-key", "--answer", "DCBA")
+    assert marked.exit_code == 0, marked.output
+    gold_id = raw(alice, "SELECT id FROM gold_item WHERE item_id = 'o:2'").scalar_one()
+    mine = {"annotator": team.person_id(team.alice), "gold": gold_id}
+    engine = sa.create_engine(alice)
+    try:
+        with engine.connect() as connection, connection.begin() as transaction:
+            judgment = connection.execute(
+                sa.text(GOLD_JUDGMENT_SQL.format(id="", value="")), mine
+            ).scalar_one()
+            told = connection.execute(
+                sa.text("SELECT answer FROM vetbench_gold_known(:gold)"), mine
+            ).all()
+            matched = connection.execute(
+                sa.text(
+                    "SELECT matched FROM vetbench_calibration_outcomes() WHERE judgment_id = :j"
+                ),
+                {"j": judgment},
+            ).all()
+            stamped = connection.execute(
+                sa.text("SELECT extract(year FROM created_at) FROM judgment WHERE id = :j"),
+                {"j": judgment},
+            ).scalar_one()
+            transaction.rollback()
+    finally:
+        engine.dispose()
+    assert told == [] and matched == []
+    assert stamped != 2000  # the server's time, not the one written
+    # Nor does anyone place a judgment before their first answer by choosing its id.
+    with pytest.raises(sa.exc.ProgrammingError, match="judgment ids come from their sequence"):
+        raw(alice, GOLD_JUDGMENT_SQL.format(id="id, ", value="-1, "), **mine)
+
+    judged = run(alice, "judge", "o:2", "--answer", "ABCD", "--verdict", "keep")
+    assert judged.exit_code == 0, judged.output
+    assert "your answer ✗ differs, your verdict ✗ differs (known: wrong-key, D, C, B, A)" in (
+        judged.output
+    )
+    assert raw(alice, "SELECT answer FROM vetbench_gold_known(:gold)", **mine).scalar_one() == (
+        "DCBA"
+    )
+
+
+@pytestmark_pg
+def test_a_members_claim_is_dated_by_the_server(team: Team) -> None:
+    # A claim dated 2100 with psql never expired: the item stayed claimed, its holder at work.
+    alice = team.url(team.alice)
+    mine = {"person": team.person_id(team.alice)}
+    raw(
+        alice,
+        "INSERT INTO claim (item_id, person_id, claimed_at) VALUES ('o:1', :person, '2100-01-01')",
+        **mine,
+    )
+    raw(alice, "UPDATE claim SET claimed_at = '2100-01-01' WHERE person_id = :person", **mine)
+    year = (
+        "SELECT extract(year FROM claimed_at), claimed_at <= now() FROM claim WHERE item_id = 'o:1'"
+    )
+    stored_year, not_ahead = raw(alice, year).one()
+    assert stored_year != 2100 and not_ahead
+
+
+@pytestmark_pg
+def test_a_decision_dated_ahead_does_not_outlive_a_later_one(team: Team) -> None:
+    # The newest decision counts: one a lead dated 2100 with psql beat every later one.
+    other_lead = team.roles.name("lena2")
+    added = run(team.owner_url, "users", "add", other_lead, "--role", "lead", "--no-password")
+    assert added.exit_code == 0, added.output
+    raw(
+        team.url(other_lead),
+        "INSERT INTO decision (item_id, lead_id, status, revision_number, final_key, comment, "
+        "created_at) VALUES ('o:1', :lead, 'approved', 1, 'ABCD', '', '2100-01-01')",
+        lead=team.person_id(other_lead),
+    )
+    later = run(
+        team.url(team.lena),
+        "decide",
+        "o:1",
+        "--status",
+        "rejected",
+        "--reason",
+        "other",
+        "--comment",
+        "the key is disputed",
+    )
+    assert later.exit_code == 0, later.output
+    assert _owner_item(team, "o:1")[2] == "rejected"
+
+
 def _password(team: Team, name: str) -> str | None:
     return raw(
         team.owner_url, "SELECT rolpassword FROM pg_authid WHERE rolname = :name", name=name

@@ -22,6 +22,7 @@ from db.engine import open_database
 from db.models import Decision, Judgment, Person
 from db.privileges import ANNOTATOR_GROUP, LEAD_GROUP, TABLES
 from db.search import SEARCH_TABLE
+from db.vocabulary import LEAD_AUDIT_ACTIONS
 from reviewer.cli import cli
 from reviewer.queue import ReviewQueue
 
@@ -180,15 +181,45 @@ def test_nobody_can_change_or_delete_the_audit_trail(team: Team) -> None:
     raw(
         team.url(team.alice),
         "INSERT INTO audit_event (actor, action, target, payload, os_login, host, db_role, "
-        "created_at) VALUES ('lena', 'decide', 'o:1', '{}', 'x', 'y', 'lena', '2001-01-01')",
+        "created_at) VALUES ('lena', 'judge', 'o:1', '{}', 'x', 'y', 'lena', '2001-01-01')",
     )
     owner = open_database(team.owner_url)
     with owner.session() as session:
-        forged = read_audit(session, actions=["decide"])
+        forged = read_audit(session, actions=["judge"])
     owner.dispose()
     # The actor is the role that wrote the row, whatever name it gave.
     assert [(e.actor, e.db_role) for e in forged] == [(team.alice, team.alice)]
     assert forged[0].created_at.year > 2001
+
+
+def test_an_annotator_cannot_record_a_leads_action_in_the_audit_trail(team: Team) -> None:
+    # An annotator's "decide" event (in their own name) read as a decision in `vetbench audit`.
+    lena = team.url(team.lena)
+    for args in (
+        ("config", "set", "overlap", "3"),
+        ("gold", "add", "o:2", "--verdict", "keep", "--answer", "ABCD"),
+        ("gold", "remove", "o:2"),
+        ("decide", "o:1", "--status", "approved"),
+        ("undo-decision", "o:1"),
+    ):
+        done = run(lena, *args)
+        assert done.exit_code == 0, done.output
+    owner = open_database(team.owner_url)
+    with owner.session() as session:
+        recorded = {event.action for event in read_audit(session, person=team.lena)}
+    owner.dispose()
+    # The lead's commands record these very names.
+    assert {"config", "gold-add", "gold-remove", "decide", "undo-decision"} <= recorded
+    assert recorded <= set(LEAD_AUDIT_ACTIONS)
+    event = (
+        "INSERT INTO audit_event (actor, action, target, payload, os_login, host, created_at) "
+        "VALUES ('x', :action, 'o:1', '{\"status\": \"approved\"}', '', '', now())"
+    )
+    for action in LEAD_AUDIT_ACTIONS:
+        with pytest.raises(sa.exc.ProgrammingError, match="row-level security"):
+            raw(team.url(team.alice), event, action=action)
+    raw(team.url(team.alice), event, action="judge")  # the annotator's own kind of event
+    raw(lena, event, action="decide")  # a lead records it (vetbench writes it with the row)
 
 
 def test_an_annotator_works_through_vetbench_within_the_rules(team: Team) -> None:

@@ -13,6 +13,7 @@ import contextlib
 import os
 import shutil
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -165,6 +166,22 @@ def test_serve_on_a_port_in_use_or_an_address_not_here_is_one_line(one_item_db: 
     assert elsewhere.returncode == 1
     assert elsewhere.stderr.startswith("error: cannot listen on 300.1.1.1:8000: ")
     assert len(elsewhere.stderr.splitlines()) == 1
+
+
+def test_a_serve_refused_for_its_port_registers_no_one(tmp_path: Path) -> None:
+    # On an empty database serve registered the first person (and audited it), then
+    # found the port taken.
+    db_path = tmp_path / "empty.db"
+    assert vetbench_once("--db", str(db_path), "init").returncode == 0
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = str(taken.getsockname()[1])
+        busy = vetbench_once("--db", str(db_path), "serve", "--port", port)
+    assert busy.returncode == 1 and "cannot listen on" in busy.stderr, busy.stderr
+    assert "registered" not in busy.stderr
+    with contextlib.closing(sqlite3.connect(db_path)) as connection:
+        people = connection.execute("SELECT count(*) FROM person").fetchone()
+        events = connection.execute("SELECT count(*) FROM audit_event").fetchone()
+    assert people == (0,) and events == (0,)
 
 
 @pytest.mark.slow

@@ -88,12 +88,15 @@ def serve(
             fail(f"--allow-origin/--public-url: {error}")
     db = open_db(ctx)  # a bad --db fails here, once, not in every browser tab
     # The same identity rule as `review`, checked once here: an unknown or mistyped name
-    # is one line now, not an error page in every browser tab.
+    # is one line now, not an error page in every browser tab.  Whoever is registered on
+    # first use (the first person of an empty database) is registered only once the port
+    # is ours: a refused serve registers no one.
+    acting_person(ctx, name, register=False)
+    _check_can_listen(host, port)
     who = acting_person(ctx, name).name
     # The apps get the database through the environment, not their command line,
     # where a PostgreSQL password would show in the process list.
     os.environ[DB_ENV_VAR] = db.url.render_as_string(hide_password=False)
-    _check_can_listen(host, port)
     command = shlex.join([sys.executable, "-m", "reviewer.cli", "review", "--as", who])
     server = GuardedServer(
         command,
