@@ -12,13 +12,15 @@ from dataclasses import dataclass
 
 import pytest
 import sqlalchemy as sa
+from alembic import command
 from click.testing import CliRunner, Result
 from role_helpers import RoleNames, team_database
 from sqlmodel import SQLModel, col, select
 
 import db.models  # noqa: F401  (registers every table)
 from db.audit import read_audit
-from db.engine import open_database
+from db.engine import make_engine, open_database
+from db.migrate import alembic_config, current_revision, head_revision
 from db.models import Decision, Judgment, Person
 from db.privileges import ANNOTATOR_GROUP, LEAD_GROUP, TABLES
 from db.search import SEARCH_TABLE
@@ -220,6 +222,26 @@ def test_an_annotator_cannot_record_a_leads_action_in_the_audit_trail(team: Team
             raw(team.url(team.alice), event, action=action)
     raw(team.url(team.alice), event, action="judge")  # the annotator's own kind of event
     raw(lena, event, action="decide")  # a lead records it (vetbench writes it with the row)
+
+
+def test_a_member_opening_a_schema_to_upgrade_is_told_to_ask_the_owner(team: Team) -> None:
+    # After a vetbench upgrade with a new migration, a member's first command ended in a
+    # traceback ("permission denied for schema public") from the migration it ran.
+    engine = make_engine(team.owner_url)
+    try:
+        command.downgrade(alembic_config(engine), "0014_same_choices_flag")
+        behind = run(team.url(team.alice), "stats")
+        assert behind.exit_code == 1
+        assert behind.output.startswith("error: ") and len(behind.output.splitlines()) == 1
+        assert "schema revision 0014_same_choices_flag" in behind.output
+        assert f"only the schema's owner upgrades it, not {team.alice}" in behind.output
+        assert current_revision(engine) == "0014_same_choices_flag"  # nothing was changed
+        assert run(team.owner_url, "stats").exit_code == 0  # the owner's command upgrades it
+        assert current_revision(engine) == head_revision()
+    finally:
+        engine.dispose()
+    after = run(team.url(team.alice), "stats")
+    assert after.exit_code == 0, after.output
 
 
 def test_an_annotator_works_through_vetbench_within_the_rules(team: Team) -> None:
