@@ -146,6 +146,21 @@ def test_a_judgment_in_another_persons_name_is_refused(team: Team) -> None:
     assert [j.annotator_id for j in stored] == [team.person_id(team.alice)]
 
 
+def test_an_undo_is_never_taken_back(team: Team) -> None:
+    # An annotator set retracted back to false with psql: two active judgments of one
+    # revision in their name, with no audit event.
+    alice = team.url(team.alice)
+    for answer in ("ABCD", "DCBA"):
+        judged = run(alice, "judge", "o:1", "--answer", answer, "--verdict", "keep")
+        assert judged.exit_code == 0, judged.output
+        if answer == "ABCD":
+            assert run(alice, "undo").exit_code == 0
+    with pytest.raises(sa.exc.ProgrammingError, match="row-level security policy"):
+        raw(alice, "UPDATE judgment SET retracted = false, retracted_at = NULL WHERE retracted")
+    active = "SELECT blind_answer FROM judgment WHERE item_id = 'o:1' AND NOT retracted"
+    assert raw(alice, active).scalars().all() == ["DCBA"]
+
+
 def test_as_someone_else_is_refused(team: Team) -> None:
     judge = ("judge", "o:1", "--answer", "ABCD", "--verdict", "keep")
     refused = run(team.url(team.alice), *judge, "--as", team.bob)
