@@ -47,6 +47,19 @@ class UnknownSchema(DatabaseFault):
         )
 
 
+class SchemaBehind(DatabaseFault):
+    """A member's login opened a team database whose schema this vetbench must upgrade
+    first: only the owner changes the schema.  Nothing was changed."""
+
+    def __init__(self, shown: str, role: str, revision: str | None, head: str) -> None:
+        super().__init__(
+            f"{shown} has schema revision {revision or 'none'} and this vetbench needs {head}; "
+            f"only the schema's owner upgrades it, not {role}: ask them to run any vetbench "
+            "command (such as `vetbench stats`) with their login, then try again (nothing "
+            "was changed)"
+        )
+
+
 class DatabaseLocked(DatabaseFault):
     """Another writer held SQLite's write lock for longer than the lock timeout."""
 

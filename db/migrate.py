@@ -107,11 +107,30 @@ def upgrade_to_head(engine: Engine, shown: str) -> None:
     if quick is not None and quick == _quick_head():
         return
     refuse_unknown_revision(engine, shown)
-    if current_revision(engine) == head_revision():
+    current, head = current_revision(engine), head_revision()
+    if current == head:
         return
+    _refuse_member_upgrade(engine, shown, current, head)
     from alembic import command
 
     command.upgrade(alembic_config(engine), "head")
+
+
+def _refuse_member_upgrade(
+    engine: Engine, shown: str, current: str | None, head: str | None
+) -> None:
+    """Raise :class:`db.faults.SchemaBehind` when a member of vetbench's groups (an
+    annotator or lead, not the owner) opens a PostgreSQL database that needs an upgrade:
+    their role may not change the schema, and the migration would fail half-way."""
+    if engine.dialect.name != "postgresql":
+        return
+    from db.faults import SchemaBehind
+    from db.privileges import database_account
+
+    with engine.connect() as connection:
+        account = database_account(connection)
+    if account is not None and account.role is not None and not account.is_admin:
+        raise SchemaBehind(shown, account.name, current, head or "none")
 
 
 def upgrade_to(engine: Engine, revision: str) -> None:

@@ -116,14 +116,20 @@ TABLES: tuple[TablePrivileges, ...] = (
             ),
         ),
     ),
-    # Judgments only in one's own name; undo (retracted) only of one's own.
+    # Judgments only in one's own name; undo (retracted) only of one's own, and an undo
+    # is never taken back (a new judgment is given instead; migration 0020).
     TablePrivileges(
         "judgment",
         members=("SELECT", "INSERT", "UPDATE (retracted, retracted_at)"),
         policies=(
             _READ_ALL,
             Policy("judge_as_self", "INSERT", check="annotator_id = vetbench_session_person_id()"),
-            _update_own("retract_own", "annotator_id"),
+            Policy(
+                "retract_own",
+                "UPDATE",
+                using="annotator_id = vetbench_session_person_id()",
+                check="annotator_id = vetbench_session_person_id() AND retracted",
+            ),
         ),
     ),
     # Decisions by leads only, each in the deciding lead's own name; a lead may undo

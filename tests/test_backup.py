@@ -9,6 +9,7 @@ import sqlite3
 import stat
 import threading
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,8 @@ from helpers import run_cli, store_item, store_person
 from sqlmodel import col, select
 from test_io_integrity import fill_up, remount_read_only
 
-from db.engine import Database, open_database
+from db.engine import Database, make_engine, open_database
+from db.migrate import upgrade_to
 from db.models import Judgment
 from reviewer.judging import submit_judgment
 
@@ -248,3 +250,19 @@ def test_a_full_disk_is_one_line_and_leaves_no_partial_file(
     assert pages * page_size > (free_kib + 8) * 1024  # the copy cannot fit
     one_line_refusal(run_cli(db_path, "backup", str(mounted_tmpfs / "copy.db")), "full")
     assert sorted(p.name for p in mounted_tmpfs.iterdir()) == ["filler"]
+
+
+def test_a_backup_copies_the_schema_as_it_is_and_never_upgrades_it(tmp_path: Path) -> None:
+    # The backup taken before an upgrade is the one to go back to: `vetbench backup`
+    # upgraded the live database first, and the copy held the new schema.
+    source = tmp_path / "old.db"
+    engine = make_engine(f"sqlite:///{source}")
+    upgrade_to(engine, "0013_review_filters")
+    engine.dispose()
+    copy = tmp_path / "copy.db"
+    result = run_cli(source, "backup", str(copy))
+    assert result.exit_code == 0, result.output
+    for path in (source, copy):
+        with closing(sqlite3.connect(path)) as connection:
+            revision = connection.execute("SELECT version_num FROM alembic_version").fetchall()
+        assert revision == [("0013_review_filters",)], path

@@ -12,13 +12,15 @@ from dataclasses import dataclass
 
 import pytest
 import sqlalchemy as sa
+from alembic import command
 from click.testing import CliRunner, Result
 from role_helpers import RoleNames, team_database
 from sqlmodel import SQLModel, col, select
 
 import db.models  # noqa: F401  (registers every table)
 from db.audit import read_audit
-from db.engine import open_database
+from db.engine import make_engine, open_database
+from db.migrate import alembic_config, current_revision, head_revision
 from db.models import Decision, Judgment, Person
 from db.privileges import ANNOTATOR_GROUP, LEAD_GROUP, TABLES
 from db.search import SEARCH_TABLE
@@ -144,6 +146,21 @@ def test_a_judgment_in_another_persons_name_is_refused(team: Team) -> None:
     assert [j.annotator_id for j in stored] == [team.person_id(team.alice)]
 
 
+def test_an_undo_is_never_taken_back(team: Team) -> None:
+    # An annotator set retracted back to false with psql: two active judgments of one
+    # revision in their name, with no audit event.
+    alice = team.url(team.alice)
+    for answer in ("ABCD", "DCBA"):
+        judged = run(alice, "judge", "o:1", "--answer", answer, "--verdict", "keep")
+        assert judged.exit_code == 0, judged.output
+        if answer == "ABCD":
+            assert run(alice, "undo").exit_code == 0
+    with pytest.raises(sa.exc.ProgrammingError, match="row-level security policy"):
+        raw(alice, "UPDATE judgment SET retracted = false, retracted_at = NULL WHERE retracted")
+    active = "SELECT blind_answer FROM judgment WHERE item_id = 'o:1' AND NOT retracted"
+    assert raw(alice, active).scalars().all() == ["DCBA"]
+
+
 def test_as_someone_else_is_refused(team: Team) -> None:
     judge = ("judge", "o:1", "--answer", "ABCD", "--verdict", "keep")
     refused = run(team.url(team.alice), *judge, "--as", team.bob)
@@ -220,6 +237,26 @@ def test_an_annotator_cannot_record_a_leads_action_in_the_audit_trail(team: Team
             raw(team.url(team.alice), event, action=action)
     raw(team.url(team.alice), event, action="judge")  # the annotator's own kind of event
     raw(lena, event, action="decide")  # a lead records it (vetbench writes it with the row)
+
+
+def test_a_member_opening_a_schema_to_upgrade_is_told_to_ask_the_owner(team: Team) -> None:
+    # After a vetbench upgrade with a new migration, a member's first command ended in a
+    # traceback ("permission denied for schema public") from the migration it ran.
+    engine = make_engine(team.owner_url)
+    try:
+        command.downgrade(alembic_config(engine), "0014_same_choices_flag")
+        behind = run(team.url(team.alice), "stats")
+        assert behind.exit_code == 1
+        assert behind.output.startswith("error: ") and len(behind.output.splitlines()) == 1
+        assert "schema revision 0014_same_choices_flag" in behind.output
+        assert f"only the schema's owner upgrades it, not {team.alice}" in behind.output
+        assert current_revision(engine) == "0014_same_choices_flag"  # nothing was changed
+        assert run(team.owner_url, "stats").exit_code == 0  # the owner's command upgrades it
+        assert current_revision(engine) == head_revision()
+    finally:
+        engine.dispose()
+    after = run(team.url(team.alice), "stats")
+    assert after.exit_code == 0, after.output
 
 
 def test_an_annotator_works_through_vetbench_within_the_rules(team: Team) -> None:

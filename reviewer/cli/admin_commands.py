@@ -100,7 +100,9 @@ def backup_command(ctx: click.Context, destination: Path, force: bool) -> None:
     """
     from db.backup import BackupError, backup_sqlite
 
-    db = open_db(ctx)
+    # The database as it is: a backup never upgrades its schema first (the copy taken
+    # before a vetbench upgrade is the one to go back to).
+    db = open_db(ctx, migrate=False)
     try:
         result = backup_sqlite(db, destination, replace=force)
     except BackupError as error:

@@ -53,11 +53,12 @@ lock_timeout_option = _timeout_option(
 LOCK_WAIT_NOTICE = "waiting for another writer…"
 
 
-def open_db(ctx: click.Context, *, create: bool = False) -> Database:
+def open_db(ctx: click.Context, *, create: bool = False, migrate: bool = True) -> Database:
     """Open (upgrading) the database named by --db; one per command invocation.
 
     Only the commands that create a database on purpose (``init``, ``import``,
     ``users add``) pass ``create=True``; every other command refuses a missing one.
+    ``migrate=False`` (``backup``) leaves the schema as it is.
     A database opened read-only says so on stderr.
     """
     from db.engine import ConnectionSettings, open_database
@@ -71,7 +72,9 @@ def open_db(ctx: click.Context, *, create: bool = False) -> Database:
             lock_timeout_s=root.obj.get("lock_timeout"),
             on_lock_wait=_say_waiting,
         )
-        cached = open_database(root.obj.get("db"), create=create, settings=settings)
+        cached = open_database(
+            root.obj.get("db"), create=create, migrate=migrate, settings=settings
+        )
         if cached.notice:
             click.echo(f"note: {terminal_text(cached.notice)}", err=True)
         root.obj["database"] = cached
