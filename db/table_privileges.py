@@ -117,7 +117,7 @@ TABLES: tuple[TablePrivileges, ...] = (
         ),
     ),
     # Judgments only in one's own name; undo (retracted) only of one's own, and an undo
-    # is never taken back (a new judgment is given instead; migration 0020).
+    # is never taken back (a new judgment is given instead; migration 0015).
     TablePrivileges(
         "judgment",
         members=("SELECT", "INSERT", "UPDATE (retracted, retracted_at)"),
@@ -274,7 +274,7 @@ TABLES: tuple[TablePrivileges, ...] = (
     # the audit_event_append_only trigger); the server stamps db_role and created_at.
     # Everyone reads the trail except the events that mark gold items, which hold the
     # known verdict and answer: those are for leads (migration 0015).  An annotator's
-    # event is never a lead's action, such as a decision (migration 0017).
+    # event is never a lead's action, such as a decision (migration 0015).
     TablePrivileges(
         "audit_event",
         members=("SELECT", "INSERT"),
