@@ -176,6 +176,8 @@ def test_a_figure_short_of_perfect_is_never_printed_perfect() -> None:
     """3863 of 3864 right is 0.99974: rounded it read 1.000 (and 100.00 in a paper table),
     the figure an oracle self-test looks for. Figures are rounded toward the inside at the
     bounds; float error in a perfect figure (BLEU's 1.0000000000000004) stays perfect."""
+    from dataclasses import replace
+
     from evaluator.run_text import number
     from evaluator.table_render import render_table
     from evaluator.tables import ResultTable, Spread, TableColumn, TableRow
@@ -192,6 +194,8 @@ def test_a_figure_short_of_perfect_is_never_printed_perfect() -> None:
         (TableColumn("accuracy", "Acc"), TableColumn("bleu_1", "BLEU-1")),
         (TableRow("m", (Spread(0.9999996, None, 1), Spread(1.0000000000000004, None, 1)), (1,)),),
     )
+    spread = replace(table, rows=(TableRow("m", (Spread(0.5, 0.00004, 3), None), (1,)),))
+    assert "50.00±0.01" in render_table(spread, "text")  # runs that differ: not ±0.00
     for table_format in ("text", "md", "latex"):
         shown = render_table(table, table_format)
         assert "99.99" in shown and "100.00" in shown and shown.count("100.00") == 1
