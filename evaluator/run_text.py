@@ -36,8 +36,10 @@ __all__ = [
 ]
 
 
-FLOAT_SLACK = 1e-9
-"""A figure this close to 0 or 1 is 0 or 1 (floating-point error of sums and packages)."""
+FLOAT_SLACK = 1e-6
+"""A figure this close to 0 or 1 is 0 or 1: floating-point error of sums, and the packages'
+own (the ``rouge`` package's F-score of a perfect match is 0.999999995, its 1e-8 in the
+denominator).  A figure short of 1 by less would need over a million items."""
 
 
 def fixed(value: float, decimals: int, *, scale: float = 1.0) -> str:

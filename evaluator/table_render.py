@@ -20,7 +20,7 @@ def _percent(spread: Spread | None, *, with_sd: bool = True) -> str:
         return "—"
     text = fixed(spread.mean, 2, scale=100)
     if with_sd and spread.sd is not None:
-        text += f"±{100 * spread.sd:.2f}"
+        text += f"±{fixed(spread.sd, 2, scale=100)}"
     return text
 
 
@@ -66,7 +66,7 @@ def _csv(table: ResultTable, clean: Callable[[str], str]) -> str:
         for cell in row.cells:
             line += [
                 "" if cell is None or cell.mean is None else fixed(cell.mean, 4, scale=100),
-                "" if cell is None or cell.sd is None else f"{100 * cell.sd:.4f}",
+                "" if cell is None or cell.sd is None else fixed(cell.sd, 4, scale=100),
             ]
         writer.writerow(line)
     return out.getvalue().rstrip("\n")

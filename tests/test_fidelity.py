@@ -16,7 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from eval_helpers import mixed_set_url, ok, ordering, store, stored_predictions, stored_runs
+from eval_helpers import (
+    mixed_set_url,
+    multi_en,
+    ok,
+    ordering,
+    store,
+    stored_predictions,
+    stored_runs,
+)
 from helpers import run_cli
 
 from db.engine import open_database
@@ -489,3 +497,37 @@ def test_item_lengths_count_tokens_of_the_runs_own_tokenizer(
         assert token_lengths(database, RunParams(), ["econ:1"]) is None
     finally:
         database.dispose()
+
+
+def test_a_set_written_out_of_order_stays_wrong_for_cflues_reader_when_permuted(
+    url: str, tmp_path: Path
+) -> None:
+    """CFLUE's rule keeps letters as written: ``答案：DBA`` is wrong for the key ABD. Shown
+    permuted, the same answer (the shown key written backwards) was mapped back and put in
+    order, and scored right: the permuted figure was not CFLUE's rule."""
+    from evaluator.generation.option_shuffle import shuffle_options
+
+    item = multi_en(3, "ABD")
+    shown = shuffle_options(item.choices, item.key, item.kind, seed="7:cflue:3")
+    for permute, written in ((False, item.key), (True, shown.key)):
+        path = tmp_path / f"backwards-{permute}.json"
+        path.write_text(json.dumps({"cflue:3": f"答案：{written[::-1]}"}), encoding="utf-8")
+        extra = ["--permute-options"] if permute else []
+        model = f"scripted:{path}"
+        data = eval_json(
+            url, "--model", model, "--protocol", "cflue", "--kind", "multi", "--seed", "7", *extra
+        )
+        prediction = stored_predictions(url, data["run_id"])["cflue:3"]
+        assert prediction.scores.get("option_order") == (shown.source_labels if permute else None)
+        assert prediction.correct is False, (permute, prediction.parsed_answer)
+        assert prediction.scores["extracted"]["lenient"] == "ABD"  # the lenient reader sorts
+
+
+def test_the_oracles_perfect_explanations_print_perfect(url: str) -> None:
+    """The rouge package scores a perfect match 0.999999995 (its 1e-8 in the F-score):
+    printed, the oracle's figures must still read 1.000, not a rounded-down 0.999."""
+    data = eval_json(url, "--model", ORACLE, "--protocol", "cflue")
+    assert data["rouge_1"] < 1.0  # the package's own figure, kept in the JSON as it gave it
+    shown = ok(run_cli(url, "runs", "show", str(data["run_id"]))).stdout
+    assert "BLEU-1/4      1.000/1.000" in shown
+    assert "ROUGE-1/2/L   1.000/1.000/1.000" in shown

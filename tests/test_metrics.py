@@ -176,13 +176,16 @@ def test_a_figure_short_of_perfect_is_never_printed_perfect() -> None:
     """3863 of 3864 right is 0.99974: rounded it read 1.000 (and 100.00 in a paper table),
     the figure an oracle self-test looks for. Figures are rounded toward the inside at the
     bounds; float error in a perfect figure (BLEU's 1.0000000000000004) stays perfect."""
+    from dataclasses import replace
+
     from evaluator.run_text import number
     from evaluator.table_render import render_table
     from evaluator.tables import ResultTable, Spread, TableColumn, TableRow
 
     assert number(3863 / 3864) == "0.999" and number(3863 / 3864, percent=True) == "99.9%"
     assert number(1 / 3864) == "0.001" and number(0.0004, percent=True) == "0.1%"
-    for perfect in (1.0, 1.0000000000000004, 0.9999999999999996):
+    # float error, and the rouge package's F-score of a perfect match (2 / (2 + 1e-8))
+    for perfect in (1.0, 1.0000000000000004, 0.9999999999999996, 0.9999999950000449):
         assert number(perfect) == "1.000" and number(perfect, percent=True) == "100.0%"
     assert (number(0.0), number(0.5), number(0.12345)) == ("0.000", "0.500", "0.123")
     table = ResultTable(
@@ -190,9 +193,11 @@ def test_a_figure_short_of_perfect_is_never_printed_perfect() -> None:
         "t",
         "model",
         (TableColumn("accuracy", "Acc"), TableColumn("bleu_1", "BLEU-1")),
-        (TableRow("m", (Spread(0.9999996, None, 1), Spread(1.0000000000000004, None, 1)), (1,)),),
+        (TableRow("m", (Spread(0.99999, None, 1), Spread(1.0000000000000004, None, 1)), (1,)),),
     )
+    spread = replace(table, rows=(TableRow("m", (Spread(0.5, 0.00004, 3), None), (1,)),))
+    assert "50.00±0.01" in render_table(spread, "text")  # runs that differ: not ±0.00
     for table_format in ("text", "md", "latex"):
         shown = render_table(table, table_format)
         assert "99.99" in shown and "100.00" in shown and shown.count("100.00") == 1
-    assert render_table(table, "csv").splitlines()[1] == "m,99.9999,,100.0000,"
+    assert render_table(table, "csv").splitlines()[1] == "m,99.9990,,100.0000,"

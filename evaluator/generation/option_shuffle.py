@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from db.answers import LETTERS
@@ -43,12 +43,23 @@ class ShuffledOptions:
     def to_source(self, answer: str, kind: ItemKind | str) -> str:
         """An answer read in the shown labels, in the item's own and in canonical form:
         every position of an order mapped, a set of letters mapped and put in order
-        (``ABD`` shown is ``DCA`` mapped, ``ACD`` stored).  Letters the item lacks stay."""
+        (``ABD`` shown is ``DCA`` mapped, ``ACD`` stored).  Letters the item lacks stay.
+
+        A set written out of order (``BA``: CFLUE's reader keeps letters as written, and
+        the key is in order, so it is wrong) stays out of order: mapped letter by letter,
+        reversed when that happens to put it in order.  Before, ``BA`` shown could come
+        back ``AB``, right under --permute-options where CFLUE's rule scores it wrong."""
         original = dict(zip(LETTERS, self.source_labels, strict=False))
         mapped = [original.get(letter, letter) for letter in answer]
-        if ItemKind(kind) is not ItemKind.ORDERING:
-            mapped.sort(key=lambda letter: (letter not in LETTERS, LETTERS.find(letter), letter))
-        return "".join(mapped)
+        if ItemKind(kind) is ItemKind.ORDERING:
+            return "".join(mapped)
+
+        def in_order(letters: Sequence[str]) -> list[str]:
+            return sorted(letters, key=lambda x: (x not in LETTERS, LETTERS.find(x), x))
+
+        if list(answer) == in_order(answer):
+            return "".join(in_order(mapped))
+        return "".join(mapped if mapped != in_order(mapped) else mapped[::-1])
 
 
 def shuffle_options(
