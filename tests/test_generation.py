@@ -364,7 +364,15 @@ def test_an_interrupted_run_keeps_its_items_and_the_next_one_finishes(
 
 def test_ctrl_c_on_the_command_line_stops_cleanly(server: FakeOpenAIServer, db_path: Path) -> None:
     open_database(db_path).dispose()
-    server.default = lambda request: Reply(**{**ordering_answer(request).__dict__, "delay_s": 0.2})
+
+    def slow_after_four(request: RecordedRequest) -> Reply:
+        # From the fifth request on, each answer takes 2 s: Ctrl-C, sent once four were
+        # seen, reaches the command long before the ten are done, however loaded the
+        # machine (at 0.2 s each, a busy run once finished all ten first).
+        delay = 0.2 if len(server.chat_requests()) <= 4 else 2.0
+        return Reply(**{**ordering_answer(request).__dict__, "delay_s": delay})
+
+    server.default = slow_after_four
     command = [
         sys.executable,
         "-c",
@@ -399,6 +407,7 @@ def test_ctrl_c_on_the_command_line_stops_cleanly(server: FakeOpenAIServer, db_p
     assert 1 <= stored < 10
     assert f"{stored} stored as pending" in stdout
 
+    server.default = ordering_answer
     result = generate(db_path, server, "--articles", str(ARTICLES_CSV), "--kind", "ordering")
     assert result.exit_code == 0, result.output
     assert len(stored_items(db_path)) == 10
