@@ -121,8 +121,10 @@ def _refuse_member_upgrade(
 ) -> None:
     """Raise :class:`db.faults.SchemaBehind` when a member of vetbench's groups (an
     annotator or lead, not the owner) opens a PostgreSQL database that needs an upgrade:
-    their role may not change the schema, and the migration would fail half-way."""
-    if engine.dialect.name != "postgresql":
+    their role may not change the schema, and the migration would fail half-way.  A
+    database with no schema yet has no owner to ask: whoever creates it becomes the owner
+    (the team setup's first command, which the owner's login runs)."""
+    if engine.dialect.name != "postgresql" or current is None:
         return
     from db.faults import SchemaBehind
     from db.privileges import database_account
