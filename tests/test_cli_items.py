@@ -104,6 +104,26 @@ def test_skip_invalid_imports_the_rest_and_exits_0(db_path: Path, tmp_path: Path
     assert ids == ["bad:1", "bad:3"]
 
 
+def test_skip_invalid_with_no_valid_record_imports_nothing_and_exits_1(
+    db_path: Path, tmp_path: Path
+) -> None:
+    """It said "nothing new: all 0 valid records are unchanged", exited 0 and kept the
+    empty database it had created."""
+    bad = write_file(tmp_path, "bad.csv", HEADER + "only,three,cells\n" + 'Drought.,a,b,c,d,"A"\n')
+    good = write_file(tmp_path, "good.csv", HEADER + ROWS[0])
+    result = run(db_path, "import", "--skip-invalid", str(bad))
+    assert result.exit_code == 1, result.output
+    assert "no valid record: nothing imported from this file" in result.stdout
+    assert "all 0 valid records" not in result.stdout
+    assert (
+        f"{bad}: line 2: has 3 cells" in result.stderr and f"{bad}: line 3: Answer" in result.stderr
+    )
+    assert not db_path.exists() and f"removed the database {db_path}" in result.stderr
+    both = run(db_path, "import", "--skip-invalid", str(bad), str(good))
+    assert both.exit_code == 1 and "1 of 2 files imported: 1 added" in both.stdout
+    assert [item["id"] for item in json.loads(run(db_path, "items", "--json").stdout)] == ["good:1"]
+
+
 def test_malformed_and_non_utf8_files_get_clear_errors(db_path: Path, tmp_path: Path) -> None:
     broken = write_file(tmp_path, "broken.json", '[{"task": "判断题",\n "question": "q",\n')
     latin1 = write_file(

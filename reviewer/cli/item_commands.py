@@ -101,6 +101,9 @@ def _echo_file_report(report: FileReport) -> None:
     )
     if report.invalid:
         click.echo(f"  skipped {report.invalid} invalid records (listed above)")
+    if report.none_valid:
+        click.echo("  no valid record: nothing imported from this file")
+        return
     if not tally.added and not tally.updated:
         click.echo(f"  nothing new: all {tally.unchanged} valid records are unchanged")
         return
@@ -127,7 +130,7 @@ def _echo_import_summary(report: ImportReport) -> None:
     if len(report.files) < 2:
         return
     tally = report.tally
-    stored = sum(1 for file in report.files if file.stored)
+    stored = sum(1 for file in report.files if file.stored and not file.none_valid)
     click.echo(
         f"{stored} of {len(report.files)} files imported: {tally.added} added, "
         f"{tally.updated} updated, {tally.unchanged} unchanged, {report.invalid} invalid, "
@@ -235,8 +238,8 @@ def import_command(
     the same file again adds nothing; a changed record becomes a new revision, listed
     in the summary.  A changed record of an item already judged or decided is refused
     unless --revise-reviewed; an id of another source is always refused.  Creates the
-    database if it does not exist.  Exits with status 1 when something could not be
-    imported.
+    database if it does not exist.  Exits with status 1 when a file could not be
+    imported (with --skip-invalid: when none of a file's records was valid).
     """
     from db.errors import VetbenchError
     from db.importer import import_files
@@ -272,7 +275,7 @@ def import_command(
         for file_report in report.files:
             _echo_file_report(file_report)
         _echo_import_summary(report)
-    if not existed and not any(file.stored for file in report.files):
+    if not existed and not any(file.stored and not file.none_valid for file in report.files):
         _remove_unused_database(database)
     if not report.ok:
         sys.exit(1)
