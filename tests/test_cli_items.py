@@ -99,7 +99,7 @@ def test_skip_invalid_imports_the_rest_and_exits_0(db_path: Path, tmp_path: Path
     result = run(db_path, "import", "--skip-invalid", str(bad))
     assert result.exit_code == 0, result.output
     assert f"{bad}: line 3: has 3 cells; the header has 6" in result.stderr
-    assert "skipped 1 invalid records" in result.stdout
+    assert "skipped 1 invalid record (listed above)" in result.stdout
     ids = [item["id"] for item in json.loads(run(db_path, "items", "--json").stdout)]
     assert ids == ["bad:1", "bad:3"]
 
@@ -113,6 +113,9 @@ def test_skip_invalid_with_no_valid_record_imports_nothing_and_exits_1(
     good = write_file(tmp_path, "good.csv", HEADER + ROWS[0])
     result = run(db_path, "import", "--skip-invalid", str(bad))
     assert result.exit_code == 1, result.output
+    assert f"{bad} (econlogicqa, source bad): 2 records\n  skipped 2 invalid records" in (
+        result.stdout
+    )
     assert "no valid record: nothing imported from this file" in result.stdout
     assert "all 0 valid records" not in result.stdout
     assert (
@@ -121,6 +124,7 @@ def test_skip_invalid_with_no_valid_record_imports_nothing_and_exits_1(
     assert not db_path.exists() and f"removed the database {db_path}" in result.stderr
     both = run(db_path, "import", "--skip-invalid", str(bad), str(good))
     assert both.exit_code == 1 and "1 of 2 files imported: 1 added" in both.stdout
+    assert f"{good} (econlogicqa, source good): 1 record\n" in both.stdout
     assert [item["id"] for item in json.loads(run(db_path, "items", "--json").stdout)] == ["good:1"]
 
 

@@ -17,6 +17,7 @@ from reviewer.cli import options
 from reviewer.cli.common import fail, open_db
 from reviewer.cli.identity import acting_person, as_option
 from reviewer.cli.output import print_json, printed_json_or_empty, terminal_text
+from reviewer.words import counted
 
 if TYPE_CHECKING:
     from db.engine import Database
@@ -97,10 +98,11 @@ def _echo_file_report(report: FileReport) -> None:
         return
     tally = report.tally
     click.echo(
-        f"{path} ({report.format}, source {terminal_text(report.source)}): {report.records} records"
+        f"{path} ({report.format}, source {terminal_text(report.source)}): "
+        f"{counted(report.records, 'record')}"
     )
     if report.invalid:
-        click.echo(f"  skipped {report.invalid} invalid records (listed above)")
+        click.echo(f"  skipped {counted(report.invalid, 'invalid record')} (listed above)")
     if report.none_valid:
         click.echo("  no valid record: nothing imported from this file")
         return
