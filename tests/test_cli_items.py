@@ -128,6 +128,25 @@ def test_skip_invalid_with_no_valid_record_imports_nothing_and_exits_1(
     assert [item["id"] for item in json.loads(run(db_path, "items", "--json").stdout)] == ["good:1"]
 
 
+def test_items_with_an_exam_no_item_has_lists_the_exams(db_path: Path) -> None:
+    """`--exam 税务师` on data without that exam said only "no items match", as a typo or
+    a partial name did: the refusal names the exams there are."""
+    assert run(db_path, "import", str(FIXTURES / "cflue_mcq.json")).exit_code == 0
+    result = run(db_path, "items", "--exam", "税务师")
+    assert result.exit_code == 0 and result.stdout == ""
+    assert result.stderr == (
+        "no items match: no item's exam (名称) is 税务师; the exams are "
+        "CFA Level I, 会计从业资格, 保险从业资格, 初级会计职称, 基金从业资格, 期货从业资格, "
+        "证券从业资格, 银行从业资格\n"
+    )
+    # A known exam that matches nothing else says only that.
+    known = run(
+        db_path, "items", "--exam", "基金从业资格", "--kind", "truefalse", "--search", "zzz"
+    )
+    assert known.stderr == "no items match\n"
+    assert run(db_path, "items", "--exam", "基金从业资格").stdout
+
+
 def test_malformed_and_non_utf8_files_get_clear_errors(db_path: Path, tmp_path: Path) -> None:
     broken = write_file(tmp_path, "broken.json", '[{"task": "判断题",\n "question": "q",\n')
     latin1 = write_file(

@@ -484,9 +484,10 @@ def items_command(
     the README's Search section).
     """
     from db.listings import list_items, preview
-    from db.search import search_note
+    from db.search import known_exam_names, search_note
     from reviewer.display_text import display_text
 
+    empty = "no items match"
     with open_db(ctx).session() as session:
         note = search_note(session) if search is not None else None
         if note:
@@ -501,7 +502,11 @@ def items_command(
             flags=flags,
             limit=limit,
         )
-    if printed_json_or_empty(listed, as_json=as_json, empty="no items match", err=True):
+        unknown = [exam for exam in exams if exam not in known_exam_names(session)] if exams else []
+        if not listed and unknown:
+            known = ", ".join(known_exam_names(session)) or "none (no CFLUE item has 名称)"
+            empty += f": no item's exam (名称) is {', '.join(unknown)}; the exams are {known}"
+    if printed_json_or_empty(listed, as_json=as_json, empty=terminal_text(empty), err=True):
         return
     ids = [terminal_text(entry.item.id) for entry in listed]
     id_width = max(len(item_id) for item_id in ids)
