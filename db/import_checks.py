@@ -9,6 +9,7 @@ kind, and (unless ``revise_reviewed``) no new text for an item someone reviewed.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import exists, select
@@ -227,10 +228,18 @@ def conflict(plan: PlannedRecord, old: StoredItem, *, revise_reviewed: bool) -> 
             f"{plan.source} (ids never move between sources: give the record its own id)",
         )
     if old.text.kind != plan.draft.kind:
+        article = "an" if old.text.kind[0] in "aeiou" else "a"
+        elsewhere = ""
+        if old.first_file and old.first_file != Path(plan.record.place.file).name:
+            # bom.csv then bom.json: the same stem gives the same ids.
+            elsewhere = (
+                f" (from {old.first_file}: if this file's records are other items, import "
+                "it with its own --source)"
+            )
         return Problem(
             "kind",
-            f"item {plan.item_id} exists as a {old.text.kind} item; "
-            f"an import cannot make it {plan.draft.kind}",
+            f"item {plan.item_id} exists as {article} {old.text.kind} item; "
+            f"an import cannot make it {plan.draft.kind}{elsewhere}",
         )
     if old.reviewed and not revise_reviewed and not same_text(plan.draft, old):
         return Problem(

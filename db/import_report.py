@@ -72,6 +72,11 @@ class FileReport:
     def stored(self) -> bool:
         return self.error is None and not self.rejected
 
+    @property
+    def none_valid(self) -> bool:
+        """Stored, yet every record was invalid (skipped with --skip-invalid): nothing came in."""
+        return self.stored and self.invalid == self.records
+
     def kind_tally(self, kind: str) -> Tally:
         return self.by_kind.setdefault(kind, Tally())
 
@@ -145,8 +150,9 @@ class ImportReport:
 
     @property
     def ok(self) -> bool:
-        """True when every file was stored (invalid records may have been skipped on request)."""
-        return all(report.stored for report in self.files)
+        """True when every file was stored (invalid records may have been skipped on
+        request, not all of a file's)."""
+        return all(report.stored and not report.none_valid for report in self.files)
 
     def to_json(self) -> list[JsonObject]:
         """As ``import --json`` prints it: one object a file."""

@@ -495,6 +495,13 @@ def exam_name(session: Session) -> ColumnElement[str]:
     return col(Item.meta)[EXAM_NAME].as_string()
 
 
+def known_exam_names(session: Session) -> list[str]:
+    """Every CFLUE exam name (名称) among the items, in order."""
+    exam = exam_name(session)
+    query = select(exam).select_from(Item).where(exam.is_not(None)).distinct().order_by(exam)
+    return [name for name in session.scalars(query) if name]
+
+
 def exam_condition(session: Session, exams: Sequence[str]) -> ColumnElement[bool]:
     """Items whose CFLUE exam name is one of ``exams``."""
     return exam_name(session).in_(list(exams))

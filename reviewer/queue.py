@@ -60,7 +60,7 @@ from db.people import ensure_person
 from db.qualification import never_judged_by, qualification_of
 from db.retry import retry_transient
 from db.routing import WorthOrder, routing_settings, worth_order
-from db.search import exam_name
+from db.search import known_exam_names
 from db.settings import get_int_setting
 from db.vocabulary import OPEN_STATUSES, ItemStatus, QualificationStatus, QueueOrder
 from reviewer.queue_filter import QueueError, QueueFilter
@@ -544,18 +544,7 @@ class ReviewQueue:
     def known_exams(self) -> list[str]:
         """Every CFLUE exam name (名称) among the items, for the filter."""
         with self.db.session() as session:
-            exam = exam_name(session)
-            return [
-                name
-                for name in session.scalars(
-                    select(exam)
-                    .select_from(Item)
-                    .where(exam.is_not(None))
-                    .distinct()
-                    .order_by(exam)
-                )
-                if name
-            ]
+            return known_exam_names(session)
 
     def wrote_current_revision(self, item: ItemSnapshot) -> bool:
         """This annotator wrote the item's current text, so they know its key: the app

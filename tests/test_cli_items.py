@@ -99,9 +99,52 @@ def test_skip_invalid_imports_the_rest_and_exits_0(db_path: Path, tmp_path: Path
     result = run(db_path, "import", "--skip-invalid", str(bad))
     assert result.exit_code == 0, result.output
     assert f"{bad}: line 3: has 3 cells; the header has 6" in result.stderr
-    assert "skipped 1 invalid records" in result.stdout
+    assert "skipped 1 invalid record (listed above)" in result.stdout
     ids = [item["id"] for item in json.loads(run(db_path, "items", "--json").stdout)]
     assert ids == ["bad:1", "bad:3"]
+
+
+def test_skip_invalid_with_no_valid_record_imports_nothing_and_exits_1(
+    db_path: Path, tmp_path: Path
+) -> None:
+    """It said "nothing new: all 0 valid records are unchanged", exited 0 and kept the
+    empty database it had created."""
+    bad = write_file(tmp_path, "bad.csv", HEADER + "only,three,cells\n" + 'Drought.,a,b,c,d,"A"\n')
+    good = write_file(tmp_path, "good.csv", HEADER + ROWS[0])
+    result = run(db_path, "import", "--skip-invalid", str(bad))
+    assert result.exit_code == 1, result.output
+    assert f"{bad} (econlogicqa, source bad): 2 records\n  skipped 2 invalid records" in (
+        result.stdout
+    )
+    assert "no valid record: nothing imported from this file" in result.stdout
+    assert "all 0 valid records" not in result.stdout
+    assert (
+        f"{bad}: line 2: has 3 cells" in result.stderr and f"{bad}: line 3: Answer" in result.stderr
+    )
+    assert not db_path.exists() and f"removed the database {db_path}" in result.stderr
+    both = run(db_path, "import", "--skip-invalid", str(bad), str(good))
+    assert both.exit_code == 1 and "1 of 2 files imported: 1 added" in both.stdout
+    assert f"{good} (econlogicqa, source good): 1 record\n" in both.stdout
+    assert [item["id"] for item in json.loads(run(db_path, "items", "--json").stdout)] == ["good:1"]
+
+
+def test_items_with_an_exam_no_item_has_lists_the_exams(db_path: Path) -> None:
+    """`--exam 税务师` on data without that exam said only "no items match", as a typo or
+    a partial name did: the refusal names the exams there are."""
+    assert run(db_path, "import", str(FIXTURES / "cflue_mcq.json")).exit_code == 0
+    result = run(db_path, "items", "--exam", "税务师")
+    assert result.exit_code == 0 and result.stdout == ""
+    assert result.stderr == (
+        "no items match: no item's exam (名称) is 税务师; the exams are "
+        "CFA Level I, 会计从业资格, 保险从业资格, 初级会计职称, 基金从业资格, 期货从业资格, "
+        "证券从业资格, 银行从业资格\n"
+    )
+    # A known exam that matches nothing else says only that.
+    known = run(
+        db_path, "items", "--exam", "基金从业资格", "--kind", "truefalse", "--search", "zzz"
+    )
+    assert known.stderr == "no items match\n"
+    assert run(db_path, "items", "--exam", "基金从业资格").stdout
 
 
 def test_malformed_and_non_utf8_files_get_clear_errors(db_path: Path, tmp_path: Path) -> None:

@@ -286,7 +286,26 @@ def test_a_kind_change_found_inside_the_transaction_also_rolls_back(
     report = only(import_files(database, [changed]))
     assert report.rejected
     assert any("exists as a single item" in p for p in report.problems)
+    assert not any("(from" in p for p in report.problems)  # the same file: no other file named
     assert database_content(database) == before
+
+
+def test_a_kind_clash_with_another_files_items_names_that_file_and_source(
+    database: Database, tmp_path: Path
+) -> None:
+    """items.csv, then items.json: the same stem gives the same ids, and the refusal said
+    only "exists as a ordering item; an import cannot make it single"."""
+    import_files(database, [write_file(tmp_path, "items.csv", HEADER + ordering_row("An order"))])
+    before = database_content(database)
+    other = write_file(tmp_path, "items.json", json.dumps([cflue_record()], ensure_ascii=False))
+    report = only(import_files(database, [other]))
+    assert report.rejected and report.problems == [
+        f"{other}: record 1: kind: item items:1 exists as an ordering item; an import cannot "
+        "make it single (from items.csv: if this file's records are other items, import it "
+        "with its own --source)"
+    ]
+    assert database_content(database) == before
+    assert only(import_files(database, [other], source="items_mcq")).tally.added == 1
 
 
 # --- skip-invalid -------------------------------------------------------------------------

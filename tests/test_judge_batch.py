@@ -239,6 +239,8 @@ def test_judge_from_and_a_single_judgment_do_not_mix(team: Database, tmp_path: P
     assert "--from reads every judgment from the file; ITEM_ID, --verdict do not apply" in (
         mixed.output
     )
+    one = run_cli(team, "judge", "--from", str(batch), "--answer", "DABC")
+    assert "the file; --answer does not apply" in one.output
     stray = run_cli(
         team, "judge", "o:1", "--answer", "DABC", "--verdict", "keep", "--format", "csv"
     )

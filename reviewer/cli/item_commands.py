@@ -17,6 +17,7 @@ from reviewer.cli import options
 from reviewer.cli.common import fail, open_db
 from reviewer.cli.identity import acting_person, as_option
 from reviewer.cli.output import print_json, printed_json_or_empty, terminal_text
+from reviewer.words import counted
 
 if TYPE_CHECKING:
     from db.engine import Database
@@ -97,10 +98,14 @@ def _echo_file_report(report: FileReport) -> None:
         return
     tally = report.tally
     click.echo(
-        f"{path} ({report.format}, source {terminal_text(report.source)}): {report.records} records"
+        f"{path} ({report.format}, source {terminal_text(report.source)}): "
+        f"{counted(report.records, 'record')}"
     )
     if report.invalid:
-        click.echo(f"  skipped {report.invalid} invalid records (listed above)")
+        click.echo(f"  skipped {counted(report.invalid, 'invalid record')} (listed above)")
+    if report.none_valid:
+        click.echo("  no valid record: nothing imported from this file")
+        return
     if not tally.added and not tally.updated:
         click.echo(f"  nothing new: all {tally.unchanged} valid records are unchanged")
         return
@@ -127,7 +132,7 @@ def _echo_import_summary(report: ImportReport) -> None:
     if len(report.files) < 2:
         return
     tally = report.tally
-    stored = sum(1 for file in report.files if file.stored)
+    stored = sum(1 for file in report.files if file.stored and not file.none_valid)
     click.echo(
         f"{stored} of {len(report.files)} files imported: {tally.added} added, "
         f"{tally.updated} updated, {tally.unchanged} unchanged, {report.invalid} invalid, "
@@ -235,8 +240,8 @@ def import_command(
     the same file again adds nothing; a changed record becomes a new revision, listed
     in the summary.  A changed record of an item already judged or decided is refused
     unless --revise-reviewed; an id of another source is always refused.  Creates the
-    database if it does not exist.  Exits with status 1 when something could not be
-    imported.
+    database if it does not exist.  Exits with status 1 when a file could not be
+    imported (with --skip-invalid: when none of a file's records was valid).
     """
     from db.errors import VetbenchError
     from db.importer import import_files
@@ -272,7 +277,7 @@ def import_command(
         for file_report in report.files:
             _echo_file_report(file_report)
         _echo_import_summary(report)
-    if not existed and not any(file.stored for file in report.files):
+    if not existed and not any(file.stored and not file.none_valid for file in report.files):
         _remove_unused_database(database)
     if not report.ok:
         sys.exit(1)
@@ -479,9 +484,10 @@ def items_command(
     the README's Search section).
     """
     from db.listings import list_items, preview
-    from db.search import search_note
+    from db.search import known_exam_names, search_note
     from reviewer.display_text import display_text
 
+    empty = "no items match"
     with open_db(ctx).session() as session:
         note = search_note(session) if search is not None else None
         if note:
@@ -496,7 +502,11 @@ def items_command(
             flags=flags,
             limit=limit,
         )
-    if printed_json_or_empty(listed, as_json=as_json, empty="no items match", err=True):
+        unknown = [exam for exam in exams if exam not in known_exam_names(session)] if exams else []
+        if not listed and unknown:
+            known = ", ".join(known_exam_names(session)) or "none (no CFLUE item has 名称)"
+            empty += f": no item's exam (名称) is {', '.join(unknown)}; the exams are {known}"
+    if printed_json_or_empty(listed, as_json=as_json, empty=terminal_text(empty), err=True):
         return
     ids = [terminal_text(entry.item.id) for entry in listed]
     id_width = max(len(item_id) for item_id in ids)

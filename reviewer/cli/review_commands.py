@@ -292,7 +292,8 @@ def _judge_from(
         and ctx.get_parameter_source(param.name) is ParameterSource.COMMANDLINE
     ]
     if given:
-        fail(f"--from reads every judgment from the file; {', '.join(given)} do not apply")
+        verb = "does" if len(given) == 1 else "do"
+        fail(f"--from reads every judgment from the file; {', '.join(given)} {verb} not apply")
     if path == "-" and sys.stdin.isatty():
         fail("standard input is a terminal; pipe the judgments in: … | vetbench judge --from -")
     db = open_db(ctx)
