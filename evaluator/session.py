@@ -184,17 +184,22 @@ def check_choices(db: Database, choices: EvalChoices, *, model: str | None = Non
         if choices.protocol is not EvalProtocol.CFLUE:
             raise RunSetupError("--cflue-repo gives CFLUE's wording: it is for --protocol cflue")
         read_cflue_wording(choices.cflue_repo)  # a bad file is said before a model loads
-    selection = select_run_items(
+    selection = _selected_items(db, choices)
+    if model is not None:
+        check_model(model, choices.mode)
+    _check_shots(db, choices, planned, selection)
+    return selection
+
+
+def _selected_items(db: Database, choices: EvalChoices) -> RunSelection:
+    """The items ``choices`` evaluate, refused as :func:`select_run_items` refuses them."""
+    return select_run_items(
         db,
         choices.item_filter,
         protocol=choices.protocol,
         mode=choices.mode,
         extractor=choices.extractor,
     )
-    if model is not None:
-        check_model(model, choices.mode)
-    _check_shots(db, choices, planned, selection)
-    return selection
 
 
 def _check_shots(
@@ -295,13 +300,7 @@ def run_series(
     if choices.mode is EvalMode.SCORE and not backend.supports_scoring:
         raise RunSetupError("this backend cannot score candidate answers; use --mode generate")
     # Before the first run is made: a series whose 5-shot run would fall short makes none.
-    selection = select_run_items(
-        db,
-        choices.item_filter,
-        protocol=choices.protocol,
-        mode=choices.mode,
-        extractor=choices.extractor,
-    )
+    selection = _selected_items(db, choices)
     _check_shots(db, choices, planned, selection)
     run_ids: list[int] = []
     statuses: list[RunStatus] = []
