@@ -32,17 +32,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from db.vocabulary import EvalProtocol, ItemKind
 from evaluator.extractors import CFLUE, ECONLOGICQA, EXTRACTORS, LENIENT
 from evaluator.prompts import DEFAULT_LAYOUT, answer_text
 from evaluator.text_metrics import EXPLANATION_LABEL
 
+if TYPE_CHECKING:
+    from evaluator.run_params import RunParams
+
 __all__ = [
     "ECONLOGICQA_MAX_NEW_TOKENS",
     "ProtocolSpec",
     "StopRule",
     "protocol_spec",
+    "run_departures",
 ]
 
 ECONLOGICQA_MAX_NEW_TOKENS = 64  # an order and a sentence, unless a new question starts
@@ -153,3 +158,9 @@ _SPECS: dict[EvalProtocol, ProtocolSpec] = {
 def protocol_spec(name: EvalProtocol | str) -> ProtocolSpec:
     """The protocol called ``name`` (a ``ValueError`` names an unknown one)."""
     return _SPECS[EvalProtocol(name)]
+
+
+def run_departures(params: RunParams) -> tuple[str, ...]:
+    """How a run with ``params`` asked or read otherwise than its protocol
+    (:meth:`ProtocolSpec.departures`: its layout, its deciding reader)."""
+    return protocol_spec(params.protocol).departures(params.layout, params.extractors[0])

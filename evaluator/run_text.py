@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from db.json_types import JsonValue
 from db.vocabulary import EvalProtocol
-from evaluator.protocols import protocol_spec
+from evaluator.protocols import run_departures
 from evaluator.results import ExtractorFigures, Figures, RunProgress, RunRecord, Score
 
 __all__ = [
@@ -167,7 +167,7 @@ def run_how(run: RunRecord) -> str:
     parts = [run.backend, run.mode.value, shots_label(run)]
     if params.protocol is not EvalProtocol.CUSTOM:
         parts.append(f"{params.protocol.value} protocol")
-    parts += protocol_spec(params.protocol).departures(params.layout, params.extractors[0])
+    parts += run_departures(params)
     if params.repeat is not None:
         parts.append(f"repeat {params.repeat.index + 1}/{params.repeat.count}")
     if params.permute_options:

@@ -47,7 +47,7 @@ from evaluator.cflue_wording import wording_of
 from evaluator.item_lengths import CHARS, TOKENS, token_lengths
 from evaluator.item_sets import differing_item_sets, group_by_release, unanswered_items
 from evaluator.metrics import ScoredPrediction, figures_of, summarize_predictions
-from evaluator.protocols import protocol_spec
+from evaluator.protocols import run_departures
 from evaluator.random_baseline import GUESSERS, simulated_guessers
 from evaluator.results import FieldsAsJson, Figures, RunRecord
 
@@ -189,8 +189,7 @@ class _Run:
     @property
     def departures(self) -> tuple[str, ...]:
         """A layout or deciding reader not the protocol's own (``read by lenient``)."""
-        params = self.record.params
-        return protocol_spec(params.protocol).departures(params.layout, params.extractors[0])
+        return run_departures(self.record.params)
 
     @property
     def series(self) -> str:
@@ -398,10 +397,17 @@ def _column_key(column: _Column) -> str:
     kind, protocol, mode, shots, got, permuted, departures = column
     suffix = "" if protocol == EvalProtocol.CUSTOM else f"/{protocol}"
     suffix += "" if mode == EvalMode.GENERATE else f"/{mode}"
-    suffix += "/permuted" if permuted else ""
-    suffix += "".join(f"/{part.replace(' ', '-')}" for part in departures)
+    suffix += _variant_suffix(permuted, departures)
     shots_text = f"{got}-of-{shots}" if got else str(shots)
     return f"{kind}/{shots_text}-shot{suffix}"
+
+
+def _variant_suffix(permuted: bool, departures: tuple[str, ...]) -> str:
+    """A column key's tail for permuted options and a layout or reader not the protocol's
+    own: ``/permuted/read-by-lenient``."""
+    return ("/permuted" if permuted else "") + "".join(
+        f"/{part.replace(' ', '-')}" for part in departures
+    )
 
 
 def _column_title(column: _Column) -> str:
@@ -549,9 +555,7 @@ def _breakdown_table(
     columns = (
         *(
             TableColumn(
-                "/".join(setting[:4])
-                + ("/permuted" if setting[4] else "")
-                + "".join(f"/{part.replace(' ', '-')}" for part in setting[5]),
+                "/".join(setting[:4]) + _variant_suffix(setting[4], setting[5]),
                 setting[0] if per_model[setting[0]] == 1 else _setting_title(setting),
             )
             for setting in settings
