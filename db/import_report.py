@@ -77,6 +77,11 @@ class FileReport:
         """Stored, yet every record was invalid (skipped with --skip-invalid): nothing came in."""
         return self.stored and self.invalid == self.records
 
+    @property
+    def imported(self) -> bool:
+        """Stored with at least one valid record: the file counts as imported."""
+        return self.stored and not self.none_valid
+
     def kind_tally(self, kind: str) -> Tally:
         return self.by_kind.setdefault(kind, Tally())
 
@@ -152,7 +157,7 @@ class ImportReport:
     def ok(self) -> bool:
         """True when every file was stored (invalid records may have been skipped on
         request, not all of a file's)."""
-        return all(report.stored and not report.none_valid for report in self.files)
+        return all(report.imported for report in self.files)
 
     def to_json(self) -> list[JsonObject]:
         """As ``import --json`` prints it: one object a file."""

@@ -132,7 +132,7 @@ def _echo_import_summary(report: ImportReport) -> None:
     if len(report.files) < 2:
         return
     tally = report.tally
-    stored = sum(1 for file in report.files if file.stored and not file.none_valid)
+    stored = sum(1 for file in report.files if file.imported)
     click.echo(
         f"{stored} of {len(report.files)} files imported: {tally.added} added, "
         f"{tally.updated} updated, {tally.unchanged} unchanged, {report.invalid} invalid, "
@@ -277,7 +277,7 @@ def import_command(
         for file_report in report.files:
             _echo_file_report(file_report)
         _echo_import_summary(report)
-    if not existed and not any(file.stored and not file.none_valid for file in report.files):
+    if not existed and not any(file.imported for file in report.files):
         _remove_unused_database(database)
     if not report.ok:
         sys.exit(1)
@@ -502,10 +502,12 @@ def items_command(
             flags=flags,
             limit=limit,
         )
-        unknown = [exam for exam in exams if exam not in known_exam_names(session)] if exams else []
-        if not listed and unknown:
-            known = ", ".join(known_exam_names(session)) or "none (no CFLUE item has 名称)"
-            empty += f": no item's exam (名称) is {', '.join(unknown)}; the exams are {known}"
+        if exams and not listed:  # the exams there are, read once, when one asked is not
+            known_exams = known_exam_names(session)
+            unknown = [exam for exam in exams if exam not in known_exams]
+            if unknown:
+                known = ", ".join(known_exams) or "none (no CFLUE item has 名称)"
+                empty += f": no item's exam (名称) is {', '.join(unknown)}; the exams are {known}"
     if printed_json_or_empty(listed, as_json=as_json, empty=terminal_text(empty), err=True):
         return
     ids = [terminal_text(entry.item.id) for entry in listed]
