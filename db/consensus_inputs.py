@@ -4,7 +4,8 @@ Everything is about each item's *current* revision: the annotators' latest activ
 judgments of it (their blind answer and verdict), its key, what a lead knows of it
 when it is a gold item, and the models' latest parsed answers to it
 (``db.model_answers``).  Calibration judgments of gold items count: there the truth is
-known, so they measure the annotators best.
+known, so they measure the annotators best (where the gold answers cannot be read, an
+annotator's session on PostgreSQL, neither they nor the truths are weighed).
 
 Only judgments that count are weighed: the qualification gate (``db.qualification``)
 leaves out those of annotators who have not passed it, as every decision path does.
@@ -103,9 +104,10 @@ class ConsensusInputs:
     uncounted: tuple[Rating, ...] = ()  # judgments of people the gate leaves out: no weight
 
 
-def _judgment_ratings(session: Session) -> tuple[list[Rating], list[Rating]]:
+def _judgment_ratings(session: Session, *, calibration: bool) -> tuple[list[Rating], list[Rating]]:
     """Each person's latest active judgment of each item's current revision: those that
-    count, and those of people the qualification gate leaves out."""
+    count, and those of people the qualification gate leaves out.  ``calibration``:
+    with the judgments of gold items too."""
     query = (
         sa_select(  # sqlalchemy's select: more columns than sqlmodel's types take
             col(Judgment.item_id),
@@ -118,6 +120,7 @@ def _judgment_ratings(session: Session) -> tuple[list[Rating], list[Rating]]:
         .where(
             col(Judgment.retracted).is_(False),
             col(Judgment.revision_number) == col(Item.current_revision),
+            *([] if calibration else [col(Judgment.gold_id).is_(None)]),
         )
         .order_by(col(Judgment.created_at), col(Judgment.id))
     )
@@ -131,7 +134,8 @@ def _judgment_ratings(session: Session) -> tuple[list[Rating], list[Rating]]:
 
 def _gold_readable(session: Session) -> bool:
     """Whether this connection may read the gold answers: on PostgreSQL annotators may
-    not (``db.table_privileges``), and the model then runs without the known truths."""
+    not (``db.table_privileges``), and the model then runs without the known truths,
+    and without the calibration judgments, of which they read only their own."""
     if session.connection().dialect.name != "postgresql":
         return True
     query = text("SELECT has_column_privilege('gold_item', 'answer', 'SELECT')")
@@ -140,8 +144,6 @@ def _gold_readable(session: Session) -> bool:
 
 def _gold_truths(session: Session) -> dict[str, GoldTruth]:
     """Gold rows in force for their item's current revision."""
-    if not _gold_readable(session):
-        return {}
     query = (
         sa_select(col(GoldItem.item_id), col(GoldItem.verdict), col(GoldItem.answer))
         .join(Item, col(Item.id) == col(GoldItem.item_id))
@@ -184,7 +186,8 @@ def consensus_inputs(
     """Everything the consensus model weighs.  Every rating is read, whatever
     ``item_ids`` asks for (a rater's reliability rests on all their work); the items
     asked for are there even without any rating, so that they get the prior."""
-    ratings, uncounted = _judgment_ratings(session)
+    gold_readable = _gold_readable(session)
+    ratings, uncounted = _judgment_ratings(session, calibration=gold_readable)
     if models:
         for answers in model_answers(session):
             ratings.extend(
@@ -192,7 +195,7 @@ def consensus_inputs(
                 for answer in answers.answers
                 if answer.answer is not None
             )
-    gold = _gold_truths(session)
+    gold = _gold_truths(session) if gold_readable else {}
     wanted = {rating.item_id for rating in [*ratings, *uncounted]} | set(gold)
     wanted |= set(item_ids or ())
     items = _items(session, wanted)

@@ -24,7 +24,8 @@
   lead's decision too (``vetbench_stamp_decision``), so the newest is the latest made.
 - **Evaluation runs** (PostgreSQL): each run is stamped with the role that started it
   (``eval_run.db_role``); members change only their own runs and predictions
-  (policies in ``db.privileges``).
+  (policies in ``db.privileges``).  A cached API response is stamped likewise
+  (``api_response.db_role``), and each role reads only its own.
 - **SQLite's triggers** (the audit trail's, the status rule's, the search index's)
   can be dropped by anyone holding the file; :func:`restore_sqlite_triggers` puts
   missing ones back (``vetbench doctor``, ``vetbench init``) and names them.
@@ -231,8 +232,9 @@ BEGIN
   RETURN NEW;
 END""",
         ),
+        # A run's or a cached response's role is the one that logged in, for good.
         _plpgsql(
-            "vetbench_stamp_run",
+            "vetbench_stamp_role",
             path,
             """BEGIN
   IF TG_OP = 'INSERT' THEN
@@ -283,7 +285,7 @@ POSTGRES_GUARD_FUNCTIONS = (
     "vetbench_guard_flag()",
     "vetbench_gold_known(integer)",
     "vetbench_calibration_outcomes()",
-    "vetbench_stamp_run()",
+    "vetbench_stamp_role()",
     "vetbench_stamp_judgment()",
     "vetbench_stamp_claim()",
     "vetbench_stamp_decision()",
@@ -351,7 +353,14 @@ POSTGRES_GUARD_TRIGGERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     (
         "eval_run",
         "eval_run_stamp",
-        "BEFORE INSERT OR UPDATE ON eval_run FOR EACH ROW EXECUTE FUNCTION vetbench_stamp_run()",
+        "BEFORE INSERT OR UPDATE ON eval_run FOR EACH ROW EXECUTE FUNCTION vetbench_stamp_role()",
+        ("db_role",),
+    ),
+    (
+        "api_response",
+        "api_response_stamp",
+        "BEFORE INSERT OR UPDATE ON api_response FOR EACH ROW "
+        "EXECUTE FUNCTION vetbench_stamp_role()",
         ("db_role",),
     ),
 )

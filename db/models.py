@@ -420,11 +420,17 @@ class GenerationReject(SQLModel, table=True):
 
 
 class ApiResponse(SQLModel, table=True):
-    """Cache of API responses keyed by a hash of model, base URL, messages and parameters."""
+    """Cache of API responses keyed by a hash of model, base URL, messages and parameters.
+
+    Each role reads only the answers it cached itself (``db_role``: on PostgreSQL the
+    server stamps ``session_user``; on SQLite ``""``, whoever holds the file): a cached
+    answer is taken as the model's, so no one else may plant one (migration 0016).
+    """
 
     __tablename__ = "api_response"
 
     key: str = Field(primary_key=True, max_length=64)
+    db_role: str = Field(default="", primary_key=True, max_length=255)
     model: str = Field(max_length=512)
     response: JsonObject = _json(dict)
     created_at: datetime = _timestamp()

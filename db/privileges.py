@@ -347,11 +347,12 @@ def _table_statements(
         for grant in entry.leads
         if applicable(_grant_columns(grant))
     ]
-    if entry.policies:
+    # Row-level security only with a policy to admit rows: at a revision before the
+    # columns its policies need, the table is as that revision had it.
+    policies = [policy for policy in entry.policies if applicable(policy.requires)]
+    if policies:
         statements.append(f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY")
-    for policy in entry.policies:
-        if not applicable(policy.requires):
-            continue
+    for policy in policies:
         statements.append(f"DROP POLICY IF EXISTS {policy.name} ON {table}")
         clauses = f"FOR {policy.command} TO {policy.to}"
         if policy.using is not None:

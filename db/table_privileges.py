@@ -66,7 +66,13 @@ def _update_own(name: str, person_column: str) -> Policy:
     return Policy(name, "UPDATE", using=own, check=own)
 
 
-_OWN_RUN = "run_id IN (SELECT id FROM eval_run WHERE db_role = session_user)"
+_OWN_OR_LEAD = "{person} = vetbench_session_person_id() OR vetbench_session_is_lead()"
+"""A row of one's own (``person``: the column naming its person), or any row for a lead."""
+
+_OWN_ROLE = "db_role = session_user"
+"""A row the logged-in role wrote (the server stamps ``db_role``: db.guards)."""
+
+_OWN_RUN = f"run_id IN (SELECT id FROM eval_run WHERE {_OWN_ROLE})"
 _RUN_OWNER = ("eval_run.db_role",)
 
 TABLES: tuple[TablePrivileges, ...] = (
@@ -117,12 +123,20 @@ TABLES: tuple[TablePrivileges, ...] = (
         ),
     ),
     # Judgments only in one's own name; undo (retracted) only of one's own, and an undo
-    # is never taken back (a new judgment is given instead; migration 0015).
+    # is never taken back (a new judgment is given instead; migration 0015).  Another
+    # annotator's calibration judgment (of a gold item) is for leads only: its blind
+    # answer beside the public outcome (vetbench_calibration_outcomes) told the known
+    # answer (migration 0016).
     TablePrivileges(
         "judgment",
         members=("SELECT", "INSERT", "UPDATE (retracted, retracted_at)"),
         policies=(
-            _READ_ALL,
+            Policy(
+                "read_judgments_but_others_calibration",
+                "SELECT",
+                using=f"gold_id IS NULL OR {_OWN_OR_LEAD.format(person='annotator_id')}",
+                requires=("gold_id",),
+            ),
             Policy("judge_as_self", "INSERT", check="annotator_id = vetbench_session_person_id()"),
             Policy(
                 "retract_own",
@@ -247,8 +261,8 @@ TABLES: tuple[TablePrivileges, ...] = (
             Policy(
                 "change_own_runs",
                 "UPDATE",
-                using="db_role = session_user",
-                check="db_role = session_user",
+                using=_OWN_ROLE,
+                check=_OWN_ROLE,
                 requires=("db_role",),
             ),
         ),
@@ -268,12 +282,23 @@ TABLES: tuple[TablePrivileges, ...] = (
             ),
         ),
     ),
-    TablePrivileges("api_response", members=("SELECT", "INSERT", "UPDATE")),
+    # The response cache: each role's own (stamped by the server, trigger
+    # api_response_stamp), so no one plants an answer another's evaluation takes as the
+    # model's (migration 0016); vetbench never changes a cached response.
+    TablePrivileges(
+        "api_response",
+        members=("SELECT", "INSERT"),
+        policies=(
+            Policy("read_own_responses", "SELECT", using=_OWN_ROLE, requires=("db_role",)),
+            Policy("cache_own_responses", "INSERT", check=_OWN_ROLE, requires=("db_role",)),
+        ),
+    ),
     TablePrivileges("generation_reject", members=("SELECT", "INSERT")),
     # Append-only: INSERT, never UPDATE or DELETE, for anyone (the owner is stopped by
     # the audit_event_append_only trigger); the server stamps db_role and created_at.
     # Everyone reads the trail except the events that mark gold items, which hold the
-    # known verdict and answer: those are for leads (migration 0015).  An annotator's
+    # known verdict and answer: those are for leads (migration 0015); nor another's
+    # calibration judgment's event, which holds its blind answer (migration 0016).  An annotator's
     # event is never a lead's action, such as a decision (migration 0015).
     TablePrivileges(
         "audit_event",
@@ -282,7 +307,8 @@ TABLES: tuple[TablePrivileges, ...] = (
             Policy(
                 "read_events_but_gold_answers",
                 "SELECT",
-                using=f"action <> '{GOLD_ADD_ACTION}' OR vetbench_session_is_lead()",
+                using=f"(action <> '{GOLD_ADD_ACTION}' AND (payload ->> 'gold_id' IS NULL "
+                "OR db_role = session_user)) OR vetbench_session_is_lead()",
             ),
             Policy(
                 "record_events",

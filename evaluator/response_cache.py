@@ -2,7 +2,9 @@
 
 A request's key is the SHA-256 of its model, base URL, messages and parameters
 (canonical JSON), so any change to what would be sent is a different key.
-Only successful responses are stored.
+Only successful responses are stored.  On PostgreSQL each login role reads only the
+responses it stored (``ApiResponse.db_role``): the owner too, whom row-level security
+does not bind, so the lookup names the role itself.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sqlalchemy import ColumnElement, literal, literal_column
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlmodel import Session, col, select
 
 from db.engine import Database
 from db.json_types import JsonObject
@@ -51,7 +55,7 @@ class ResponseCache:
         """The stored response, or None (also when the database cannot be read: a miss)."""
         try:
             with self.database.session() as session:
-                row = session.get(ApiResponse, key)
+                row = _own_response(session, key)
                 return None if row is None else dict(row.response)
         except SQLAlchemyError:
             return None
@@ -64,10 +68,25 @@ class ResponseCache:
         """
         try:
             with self.database.transaction() as session:
-                if session.get(ApiResponse, key) is None:
+                if _own_response(session, key) is None:
                     session.add(ApiResponse(key=key, model=model, response=dict(response)))
         except IntegrityError:
             return True  # another worker stored the same request first (PostgreSQL race)
         except SQLAlchemyError:
             return False
         return True
+
+
+def _own_role(session: Session) -> ColumnElement[str]:
+    """The ``db_role`` this connection's rows carry: the login role on PostgreSQL (the
+    server stamps it), ``""`` on SQLite."""
+    if session.connection().dialect.name == "postgresql":
+        return literal_column("session_user")
+    return literal("")
+
+
+def _own_response(session: Session, key: str) -> ApiResponse | None:
+    query = select(ApiResponse).where(
+        col(ApiResponse.key) == key, col(ApiResponse.db_role) == _own_role(session)
+    )
+    return session.exec(query).first()

@@ -14,7 +14,7 @@ from helpers import decide_items, run_cli, store_item
 from sqlmodel import select
 from test_privileges import Team, raw, run, team  # noqa: F401  (team: the fixture)
 
-from db.engine import make_engine, open_database
+from db.engine import Database, make_engine, open_database
 from db.items import get_item
 from db.migrate import upgrade_to
 from db.models import EvalRun, Item
@@ -242,6 +242,77 @@ def test_annotators_do_not_read_gold_answers_in_the_audit_trail(team: Team) -> N
     lead_trail = run(lena, "audit", "--item", "o:2")
     assert lead_trail.exit_code == 0, lead_trail.output
     assert "gold-add o:2" in lead_trail.output and "answer=DCBA" in lead_trail.output
+
+
+@pytestmark_pg
+def test_annotators_do_not_read_anothers_calibration_answers(team: Team) -> None:
+    # Bob's blind answer to a gold item, beside whether it matched (which every member
+    # reads: vetbench_calibration_outcomes), told the known answer and verdict to anyone.
+    lena, alice, bob = team.url(team.lena), team.url(team.alice), team.url(team.bob)
+    marked = run(lena, "gold", "add", "o:2", "--verdict", "wrong-key", "--answer", "DCBA")
+    assert marked.exit_code == 0, marked.output
+    calibrated = run(
+        bob, "judge", "o:2", "--answer", "DCBA", "--verdict", "wrong-key", "--corrected", "DCBA"
+    )
+    assert calibrated.exit_code == 0, calibrated.output
+    judged = run(bob, "judge", "o:1", "--answer", "BACD", "--verdict", "flawed", "--comment", "x")
+    assert judged.exit_code == 0, judged.output
+
+    answers = "SELECT item_id, blind_answer, verdict FROM judgment ORDER BY item_id"
+    assert raw(alice, answers).all() == [("o:1", "BACD", "flawed")]  # ordinary: read as before
+    assert raw(bob, answers).all() == [("o:1", "BACD", "flawed"), ("o:2", "DCBA", "wrong-key")]
+    assert len(raw(lena, answers).all()) == 2
+    outcomes = "SELECT matched FROM vetbench_calibration_outcomes()"
+    assert raw(alice, outcomes).scalars().all() == [True]  # the outcome stays public
+    told = "SELECT count(*) FROM audit_event WHERE payload::text LIKE '%DCBA%'"
+    assert raw(alice, told).scalar_one() == 0
+    assert raw(bob, told).scalar_one() == 1  # their own judgment's event
+    trail = run(alice, "audit")
+    assert trail.exit_code == 0, trail.output
+    assert "DCBA" not in trail.output and f"{team.bob}  judge o:1" in trail.output
+
+    # Alice's own calibration judgment is hers to read; her session's consensus weighs
+    # no calibration judgment (it knows no gold truth) and still reads o:1's.
+    mine = run(alice, "judge", "o:2", "--answer", "ABCD", "--verdict", "keep")
+    assert mine.exit_code == 0, mine.output
+    assert raw(alice, answers).all() == [("o:1", "BACD", "flawed"), ("o:2", "ABCD", "keep")]
+    consensus = run(alice, "consensus", "--json")
+    assert consensus.exit_code == 0, consensus.output
+    assert "DCBA" not in consensus.output and "o:1" in consensus.output
+
+
+CACHE_SQL = (
+    "INSERT INTO api_response (key, db_role, model, response, created_at) "
+    "VALUES ('k', :role, 'm', '{\"text\": \"planted\"}', now())"
+)
+
+
+@pytestmark_pg
+def test_a_cached_model_answer_is_read_only_by_the_role_that_cached_it(team: Team) -> None:
+    # Any member could plant or rewrite a cached response, which a later evaluation took
+    # as the model's answer.
+    from evaluator.response_cache import ResponseCache
+
+    def cache(url: str) -> tuple[ResponseCache, Database]:
+        database = open_database(url)
+        return ResponseCache(database), database
+
+    raw(team.url(team.bob), CACHE_SQL, role=team.alice)  # stamped with bob's role instead
+    with pytest.raises(sa.exc.ProgrammingError, match="permission denied for table api_response"):
+        raw(team.url(team.bob), "UPDATE api_response SET response = '{}'")
+    opened = [cache(url) for url in (team.url(team.alice), team.url(team.bob), team.owner_url)]
+    try:
+        (alice, _), (bob, _), (owner, _) = opened
+        assert alice.get("k") is None and owner.get("k") is None
+        assert bob.get("k") == {"text": "planted"}
+        assert alice.put("k", "m", {"text": "the model's"})
+        assert alice.get("k") == {"text": "the model's"}
+        assert bob.get("k") == {"text": "planted"} and owner.get("k") is None
+        roles = "SELECT db_role FROM api_response ORDER BY db_role"
+        assert raw(team.owner_url, roles).scalars().all() == sorted([team.alice, team.bob])
+    finally:
+        for _, database in opened:
+            database.dispose()
 
 
 GOLD_JUDGMENT_SQL = (

@@ -88,6 +88,7 @@ def downgrade() -> None:
     bind = op.get_bind()
     drop_search_index(bind)
     drop_policies_using(bind, "decision", ("retracted_at", "retracted_by_id"))
+    drop_policies_using(bind, "judgment", ("gold_id",))
     with op.batch_alter_table("judgment", schema=None) as batch_op:
         batch_op.drop_constraint("fk_judgment_gold_id_gold_item", type_="foreignkey")
         batch_op.drop_column("gold_id")
