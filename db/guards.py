@@ -11,6 +11,8 @@
   ``kind`` is its current revision's (an edit may make a multi item single, never an
   order a choice of answers); members may not change ``source`` at all (no UPDATE
   grant: ``db.privileges``).
+- **Item metadata** (PostgreSQL): ``meta``, ``source_ref`` and ``language`` change only
+  with a ``metadata`` audit event of the same transaction in the changer's name.
 - **Flags** (PostgreSQL): a member's flag row names a known flag and source, a
   revision that exists, and its evidence is a JSON object.
 - **Gold answers** (PostgreSQL): annotators cannot read a gold item's known verdict and
@@ -39,7 +41,7 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, text
 
-from db.vocabulary import DECISION_STATUSES, FlagName, FlagSource
+from db.vocabulary import DECISION_STATUSES, METADATA_ACTION, FlagName, FlagSource
 
 __all__ = [
     "POSTGRES_GUARD_FUNCTIONS",
@@ -232,6 +234,24 @@ BEGIN
   RETURN NEW;
 END""",
         ),
+        # An item's metadata (meta, source_ref, language: the language picks the
+        # evaluation prompt) changes only with a "metadata" audit event of the same
+        # transaction in the changer's name, as the importer records one: with psql it
+        # changed without a trace.  Checked at commit, whichever was written first.
+        _plpgsql(
+            "vetbench_guard_item_metadata",
+            path,
+            f"""BEGIN
+  IF NOT vetbench_session_is_admin() AND NOT EXISTS (SELECT FROM audit_event
+      WHERE action = '{METADATA_ACTION}' AND target = NEW.id AND db_role = session_user
+        AND created_at = now()) THEN
+    RAISE EXCEPTION 'the metadata of item % (meta, source_ref, language) changes only with '
+      'an audit event "{METADATA_ACTION}" of the same transaction: % changed it unrecorded',
+      NEW.id, session_user USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  RETURN NULL;
+END""",
+        ),
         # A run's or a cached response's role is the one that logged in, for good.
         _plpgsql(
             "vetbench_stamp_role",
@@ -283,6 +303,7 @@ POSTGRES_GUARD_FUNCTIONS = (
     "vetbench_guard_item_state()",
     "vetbench_guard_revision()",
     "vetbench_guard_flag()",
+    "vetbench_guard_item_metadata()",
     "vetbench_gold_known(integer)",
     "vetbench_calibration_outcomes()",
     "vetbench_stamp_role()",
@@ -318,6 +339,16 @@ POSTGRES_GUARD_TRIGGERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
             "NEW.kind IS DISTINCT FROM OLD.kind OR "
             f"(NEW.status IS DISTINCT FROM OLD.status AND NEW.status IN ({_DECIDED}))",
         ),
+        (),
+    ),
+    (
+        "item",
+        "item_metadata_audited",
+        "AFTER UPDATE OF meta, source_ref, language ON item DEFERRABLE INITIALLY DEFERRED "
+        "FOR EACH ROW WHEN (NEW.meta::jsonb IS DISTINCT FROM OLD.meta::jsonb OR "
+        "NEW.source_ref IS DISTINCT FROM OLD.source_ref OR "
+        "NEW.language IS DISTINCT FROM OLD.language) "
+        "EXECUTE FUNCTION vetbench_guard_item_metadata()",
         (),
     ),
     (

@@ -82,7 +82,7 @@ from db.items import NewItem, NewRevision, next_revision_numbers, store_items, s
 from db.models import Item, utcnow
 from db.settings import get_setting
 from db.validation import MAX_SOURCE_CHARS, length_problems, nul_problems
-from db.vocabulary import ItemStatus
+from db.vocabulary import METADATA_ACTION, ItemStatus
 
 INSERT_BATCH = 2000
 _ITEM = Item.__table__  # type: ignore[attr-defined]
@@ -494,5 +494,5 @@ def _apply_updates(
         report.tally.updated += 1
         report.kind_tally(draft.kind).updated += 1
     record_audits(session, actor, "revise", revise_events)
-    record_audits(session, actor, "metadata", metadata_events)
+    record_audits(session, actor, METADATA_ACTION, metadata_events)
     store_revisions(session, revisions, check_duplicates=False)

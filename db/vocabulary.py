@@ -20,6 +20,7 @@ __all__ = [
     "DECISION_STATUSES",
     "FLAG_DESCRIPTIONS",
     "GOLD_ADD_ACTION",
+    "METADATA_ACTION",
     "LEAD_AUDIT_ACTIONS",
     "OPEN_STATUSES",
     "ORACLE_SCRIPT",
@@ -53,6 +54,9 @@ its ``script`` parameter: a check of the evaluation, never evidence about an ite
 GOLD_ADD_ACTION = "gold-add"
 """The audit action of marking a gold item (``db.gold``): its event holds the known verdict
 and answer, so on PostgreSQL only leads read it (``db.table_privileges``)."""
+METADATA_ACTION = "metadata"
+"""The audit action of changing an item's metadata (``db.importer``): on PostgreSQL no
+change of ``meta``, ``source_ref`` or ``language`` commits without one (``db.guards``)."""
 LEAD_AUDIT_ACTIONS = (
     "config",
     "decide",

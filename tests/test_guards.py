@@ -5,6 +5,7 @@ connection."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -279,6 +280,42 @@ def test_annotators_do_not_read_anothers_calibration_answers(team: Team) -> None
     consensus = run(alice, "consensus", "--json")
     assert consensus.exit_code == 0, consensus.output
     assert "DCBA" not in consensus.output and "o:1" in consensus.output
+
+
+METADATA_EVENT_SQL = (
+    "INSERT INTO audit_event (actor, action, target, payload, os_login, host, created_at) "
+    "VALUES ('x', 'metadata', 'o:1', '{}', '', '', now())"
+)
+
+
+@pytestmark_pg
+def test_an_items_metadata_changes_only_with_its_audit_event(team: Team, tmp_path: Path) -> None:
+    # The language picks the evaluation prompt, meta holds CFLUE's exam: with psql a
+    # member changed them without a trace in the audit trail.
+    alice = team.url(team.alice)
+    for change in ("language = 'fr'", "source_ref = 'line 9'", 'meta = \'{"exam": "x"}\''):
+        with pytest.raises(sa.exc.ProgrammingError, match="changes only with an audit event"):
+            raw(alice, f"UPDATE item SET {change} WHERE id = 'o:1'")
+    raw(alice, "UPDATE item SET meta = meta, language = language WHERE id = 'o:1'")  # no change
+    engine = sa.create_engine(alice)
+    try:
+        with engine.begin() as connection:  # recorded, in the same transaction: taken
+            connection.execute(sa.text("UPDATE item SET language = 'fr' WHERE id = 'o:1'"))
+            connection.execute(sa.text(METADATA_EVENT_SQL))
+    finally:
+        engine.dispose()
+    assert raw(alice, "SELECT language FROM item WHERE id = 'o:1'").scalar_one() == "fr"
+
+    # vetbench's own path, a re-import that changes only metadata, records the event.
+    path = tmp_path / "gen.jsonl"
+    for meta in ({"model": "m1"}, {"model": "m2"}):
+        record = {"id": "gen:1", "kind": "single", "prompt": "Which tool is monetary policy?",
+                  "choices": {"A": "reserve ratio", "B": "tariffs"}, "key": "A", "meta": meta}  # fmt: skip
+        path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+        imported = run(alice, "import", str(path))
+        assert imported.exit_code == 0, imported.output
+    trail = run(alice, "audit", "--item", "gen:1")
+    assert "metadata gen:1" in trail.output, trail.output
 
 
 CACHE_SQL = (
