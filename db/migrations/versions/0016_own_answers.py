@@ -1,4 +1,4 @@
-"""own answers: on PostgreSQL a calibration answer and a cached model answer are their author's
+"""own answers: on PostgreSQL a calibration answer and a cached model answer are their author's, and metadata changes are audited
 
 Both were readable, or writable, by every member with psql; the rules are in
 ``db.table_privileges`` and ``db.guards``, and this migration applies them.  Nothing
@@ -16,6 +16,9 @@ changes on SQLite, where anyone holding the file reads and writes all.
   Rows cached before this carry no role (``""``): kept, but no PostgreSQL role reads
   them, as nobody can tell who stored them.  ``vetbench_stamp_run`` becomes
   ``vetbench_stamp_role``, which stamps runs and responses alike.
+- ``item``: its metadata (``meta``, ``source_ref``, ``language``) changes only with a
+  ``metadata`` audit event of the same transaction, as the importer writes one
+  (trigger ``item_metadata_audited``): with psql a member changed it without a trace.
 """
 
 from __future__ import annotations
