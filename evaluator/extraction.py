@@ -45,7 +45,9 @@ What counts
 - Multiple choice: letters are deduplicated and sorted (``答案：DBA`` -> ``"ABD"``).
   Several letters on a single-answer or true/false item are returned as they are,
   so the item is scored **wrong** rather than unparsed. A letter that is not one of
-  the item's choices gives ``None``.
+  the item's choices gives ``None``, and so does a winning span that offers its letters
+  as alternatives (``A or B``, ``A或B``, ``A还是B``): read as the set AB, the hedge
+  scored as a right answer to a multi-answer item whose key is AB.
 - True/false is also read from 对/错, 正确/错误 (不对/不正确 mean false) and
   true/false; ``"A"`` is true and ``"B"`` is false, as in ``db.answers``.
 """
@@ -72,7 +74,7 @@ _CLOSE = r"[)\]}】」》\"'”’]?"
 # Between two letters of one run: punctuation, arrows, dashes, connective words.
 _SEPARATOR = (
     r"(?:(?:[ \t]*(?:[,;、/|&+>»→⟶➔➜⇒\-–—=]|(?:and|then|or|finally|lastly|next|followed[ \t]+by)"
-    r"(?![A-Za-z])|以及|然后|最后|和|及|与|或)[ \t]*)+|[ \t]+|(?<=[)\]】])(?=[(\[【]))"
+    r"(?![A-Za-z])|以及|然后|最后|和|及|与|或者|还是|或)[ \t]*)+|[ \t]+|(?<=[)\]】])(?=[(\[【]))"
 )
 _ITEM_PREFIX = (
     r"(?:(?:[Ee]vent|[Oo]ption|[Cc]hoice|[Ss]tep)[ \t]*|事件|选项|\d+[ \t]*[.)、:][ \t]*)?"
@@ -160,11 +162,16 @@ def _patterns(labels: str) -> _Patterns:
     )
 
 
+# Between two letters, these offer them as alternatives: "A or B" is no choice of both.
+_ALTERNATIVES = re.compile(r"(?<![A-Za-z])(?i:or)(?![A-Za-z])|或|还是")
+
+
 @dataclass(frozen=True)
 class _Candidate:
     end: int  # where the span ends: the last span wins
     letters: str
     marked: bool = False  # after an explicit answer marker: wins over unmarked spans
+    hedged: bool = False  # its letters are offered as alternatives ("A or B")
 
 
 def _winner(candidates: list[_Candidate]) -> _Candidate | None:
@@ -182,12 +189,22 @@ def _letters_of(patterns: _Patterns, run_text: str) -> str:
     return "".join(match.group(0) for match in patterns.token.finditer(run_text))
 
 
+def _run_candidate(
+    patterns: _Patterns, match: re.Match[str], run: str, *, marked: bool = False
+) -> _Candidate:
+    """The span ``match`` ends, its letters read from ``run`` (the span's letter run)."""
+    hedged = _ALTERNATIVES.search(run) is not None
+    return _Candidate(match.end(), _letters_of(patterns, run), marked, hedged)
+
+
 def _marked_runs(patterns: _Patterns, text: str, *, min_letters: int) -> list[_Candidate]:
     candidates = []
     for match in patterns.marked_run.finditer(text):
-        letters = _letters_of(patterns, match.group("run"))
-        if len(letters) >= min_letters:
-            candidates.append(_Candidate(match.end(), letters, match.group("marker") is not None))
+        candidate = _run_candidate(
+            patterns, match, match.group("run"), marked=match.group("marker") is not None
+        )
+        if len(candidate.letters) >= min_letters:
+            candidates.append(candidate)
     return candidates
 
 
@@ -297,21 +314,19 @@ def _extract_choices(text: str, labels: Sequence[str], *, truefalse_words: bool)
     patterns = _patterns("".join(labels))
     candidates = _marked_runs(patterns, text, min_letters=1)
     for match in patterns.correct_run.finditer(text):
-        candidates.append(_Candidate(match.end(), _letters_of(patterns, match.group("run"))))
+        candidates.append(_run_candidate(patterns, match, match.group("run")))
     for match in patterns.line_answer.finditer(text):
         if match.group("run"):
-            letters = _letters_of(patterns, match.group("run"))
-        else:
-            letters = (_truefalse_label(match) or "") if truefalse_words else ""
-        if letters:
-            candidates.append(_Candidate(match.end(), letters))
+            candidates.append(_run_candidate(patterns, match, match.group("run")))
+        elif truefalse_words and (label := _truefalse_label(match)):
+            candidates.append(_Candidate(match.end(), label))
     if truefalse_words:
         for match in patterns.marked_truefalse.finditer(text):
             label = _truefalse_label(match)
             if label:
                 candidates.append(_Candidate(match.end(), label, match.group("marker") is not None))
     winner = _winner(candidates)
-    if winner is None:
+    if winner is None or winner.hedged:
         return None
     chosen = set(winner.letters)
     if not chosen or not chosen <= set(labels):

@@ -164,6 +164,13 @@ SINGLE_NON_ANSWERS: list[str] = [
     "答案：E",  # not one of the four choices
     "answer: c",
     "",
+    # letters offered as alternatives are no answer (they were read as the set AB)
+    "A or B",
+    "The answer is A or B.",
+    "答案：A或B",
+    "答案是A还是B",
+    "答案：A或者B",
+    "B or C, probably B",
 ]
 
 MULTI_SHAPES: list[tuple[str, str]] = [
@@ -177,7 +184,11 @@ MULTI_SHAPES: list[tuple[str, str]] = [
     ("A, C", "AC"),
     ("Option B and option D are correct.", "BD"),
     ("答案是B和D", "BD"),
+    # a hedge after an answer that commits is not the winning span
+    ("Answer: C. Either A or B could be argued.", "C"),
 ]
+
+MULTI_NON_ANSWERS = ["The answer is A or B.", "答案：A或B", "A, B or D"]
 
 
 def test_fifth_choice_is_read_when_the_item_has_it() -> None:
@@ -221,7 +232,8 @@ SHAPES = {
 NON_ANSWERS = {
     ItemKind.ORDERING: ORDERING_NON_ANSWERS,
     ItemKind.SINGLE: SINGLE_NON_ANSWERS,
-    ItemKind.TRUEFALSE: TRUEFALSE_NON_ANSWERS,
+    ItemKind.MULTI: MULTI_NON_ANSWERS,
+    ItemKind.TRUEFALSE: [*TRUEFALSE_NON_ANSWERS, "A or B", "答案：对或错"],
 }
 
 
