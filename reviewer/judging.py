@@ -5,6 +5,9 @@ ONE transaction (judgment, audit event, item status, claim; and the edit that a
 flawed verdict may bring), so a refused or failed call changes nothing and a
 submitted judgment survives a ``kill -9``; how a gold judgment compares is read after
 its commit.  Refusals raise :class:`JudgmentRefused` with a message a person can act on.
+The checks (``reviewer.judgment_checks``) collect every refusal of a judgment, in one
+order: a single judgment is refused with the first, a row of a batch with all of them
+(:class:`BatchRefused`).
 
 Verdicts a lead must act on carry their details: ``flawed`` an edit or a comment
 (what is wrong), ``sensitive`` a comment (what is sensitive), ``duplicate`` the id
@@ -14,7 +17,6 @@ for a gold item, which gold it was measured against (``db.gold``).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -22,10 +24,8 @@ from datetime import datetime
 from sqlalchemy import delete
 from sqlmodel import Session, col, select
 
-from db.answers import AnswerError, format_answer, parse_answer
 from db.audit import record_audit
 from db.engine import Database
-from db.errors import VetbenchError
 from db.gold import GoldOutcome, judged_gold_outcome, served_gold_id
 from db.guidelines import current_guidelines_version
 from db.item_status import refresh_item_status, refresh_judged_items
@@ -36,37 +36,32 @@ from db.people import ensure_person, find_person
 from db.qualification import gate
 from db.retry import retry_transient
 from db.rows import from_row
-from db.validation import ItemDraft, Problem, kind_change_problems, validate_draft
 from db.vocabulary import ItemKind, Verdict
+from reviewer.judgment_checks import (
+    Checked,
+    ItemEdit,
+    JudgmentInput,
+    JudgmentRefused,
+    checked_details,
+    checked_in_database,
+)
 
-
-class JudgmentRefused(VetbenchError, ValueError):
-    """A judgment, undo or edit that cannot be accepted; the message says why.
-
-    ``field`` names what was refused as a batch file names it (``answer``, ``verdict``,
-    ``alt``, ``corrected``, ``duplicate_of``, ``comment``, ``seconds``, ``revision``,
-    ``item_id``; empty when no one field is at fault).
-    """
-
-    def __init__(self, message: str, field: str = "") -> None:
-        super().__init__(message)
-        self.field = field
-
-
-@dataclass(frozen=True)
-class JudgmentInput:
-    """One judgment as given, before any check: the arguments of ``submit_judgment``
-    and one row of a batch (``submit_judgments``)."""
-
-    item_id: str
-    blind_answer: str
-    verdict: str | Verdict
-    revision_number: int | None = None  # the revision judged; None: the current one
-    alternative_orders: tuple[str, ...] = ()
-    corrected_key: str | None = None
-    duplicate_of: str | None = None
-    comment: str = ""
-    seconds: float = 0.0
+__all__ = [
+    "BatchProblem",
+    "BatchRefused",
+    "ItemEdit",
+    "JudgmentInput",
+    "JudgmentReceipt",
+    "JudgmentRefused",
+    "JudgmentView",
+    "RetractionReceipt",
+    "RevisionReceipt",
+    "edit_item",
+    "retract_last_judgment",
+    "store_judgment",
+    "submit_judgment",
+    "submit_judgments",
+]
 
 
 @dataclass(frozen=True)
@@ -180,168 +175,6 @@ class RetractionReceipt:
         return f"{text}; {self.revision_note}" if self.revision_note else text
 
 
-@dataclass(frozen=True)
-class ItemEdit:
-    """What an edit changes and why: a field left None keeps its stored text."""
-
-    note: str
-    prompt: str | None = None
-    choices: dict[str, str] | None = None
-    key: str | None = None
-    explanation: str | None = None
-    kind: ItemKind | None = None  # a new kind, within what the answer allows
-
-    @property
-    def changes_nothing(self) -> bool:
-        fields = (self.prompt, self.choices, self.key, self.explanation, self.kind)
-        return fields == (None,) * 5
-
-    def draft(self, item: ItemSnapshot) -> ItemDraft:
-        """``item``'s text with this edit applied, as a draft to validate like an import."""
-        return ItemDraft(
-            kind=(self.kind or item.kind).value,
-            prompt=item.prompt if self.prompt is None else self.prompt,
-            choices=dict(item.choices if self.choices is None else self.choices),
-            key=item.key if self.key is None else self.key,
-            explanation=item.explanation if self.explanation is None else self.explanation,
-            language=item.language,
-        )
-
-    def problems(self, item: ItemSnapshot) -> tuple[ItemDraft, list[Problem]]:
-        """The draft this edit makes of ``item`` (its key in canonical form when valid) and
-        everything wrong with it, checked like an import, the change of kind included."""
-        draft = self.draft(item)
-        problems = validate_draft(draft)
-        if self.kind is not None:
-            problems += kind_change_problems(item.kind, self.kind)
-        return draft, problems
-
-
-def parse_verdict(text: str | Verdict) -> Verdict:
-    """``"wrong-key"`` -> ``Verdict.WRONG_KEY``; refuses unknown verdicts, naming the known ones."""
-    try:
-        return Verdict(text)
-    except ValueError:
-        known = ", ".join(v.value for v in Verdict)
-        raise JudgmentRefused(f"'{text}' is not a verdict; use one of {known}", "verdict") from None
-
-
-def _parse(kind: ItemKind, text: str, labels: list[str], what: str, field: str) -> str:
-    try:
-        return parse_answer(kind, text, labels)
-    except AnswerError as error:
-        raise JudgmentRefused(f"{what} '{text}': {error}", field) from None
-
-
-def _check_verdict_fields(
-    kind: ItemKind,
-    labels: list[str],
-    key: str,
-    verdict: Verdict,
-    alternative_orders: Sequence[str],
-    corrected_key: str | None,
-) -> tuple[list[str], str | None]:
-    """Validate the fields that belong to one verdict; returns canonical alternatives and key."""
-    answer_word = "order" if kind is ItemKind.ORDERING else "answer"
-    if alternative_orders and verdict is not Verdict.AMBIGUOUS:
-        raise JudgmentRefused(
-            f"alternative {answer_word}s go with the verdict ambiguous only", "alt"
-        )
-    if corrected_key is not None and verdict is not Verdict.WRONG_KEY:
-        raise JudgmentRefused("a corrected key goes with the verdict wrong-key only", "corrected")
-    if verdict is Verdict.NO_ORDER and kind is not ItemKind.ORDERING:
-        raise JudgmentRefused(
-            "no-order applies to ordering items; for a multiple-choice item use "
-            "ambiguous, wrong-key or flawed",
-            "verdict",
-        )
-
-    alternatives: list[str] = []
-    if verdict is Verdict.AMBIGUOUS:
-        if not alternative_orders:
-            raise JudgmentRefused(
-                f"the verdict ambiguous needs at least one other valid {answer_word} "
-                f"(--alt), different from the key {format_answer(kind, key)}",
-                "alt",
-            )
-        for text in alternative_orders:
-            alternative = _parse(kind, text, labels, f"alternative {answer_word}", "alt")
-            if alternative == key:
-                raise JudgmentRefused(
-                    f"alternative {answer_word} {format_answer(kind, alternative)} is the key "
-                    f"itself; give the other valid {answer_word}s",
-                    "alt",
-                )
-            if alternative not in alternatives:
-                alternatives.append(alternative)
-
-    canonical_key: str | None = None
-    if verdict is Verdict.WRONG_KEY:
-        if corrected_key is None or not corrected_key.strip():
-            raise JudgmentRefused(
-                "the verdict wrong-key needs the corrected key (--corrected)", "corrected"
-            )
-        canonical_key = _parse(kind, corrected_key, labels, "corrected key", "corrected")
-        if canonical_key == key:
-            raise JudgmentRefused(
-                f"the corrected key {format_answer(kind, canonical_key)} is the same as the "
-                "current key",
-                "corrected",
-            )
-    return alternatives, canonical_key
-
-
-def _check_details(verdict: Verdict, comment: str, edit: ItemEdit | None) -> None:
-    """The details a lead needs to act on a verdict: refused when missing."""
-    if edit is not None and verdict is not Verdict.FLAWED:
-        raise JudgmentRefused("an edit goes with the verdict flawed only")
-    if verdict is Verdict.FLAWED and not comment.strip() and (edit is None or edit.changes_nothing):
-        raise JudgmentRefused(
-            "the verdict flawed needs an edit of the text or a comment saying what is wrong "
-            "(--comment)",
-            "comment",
-        )
-    if verdict is Verdict.SENSITIVE and not comment.strip():
-        raise JudgmentRefused(
-            "the verdict sensitive needs a comment saying what is sensitive", "comment"
-        )
-
-
-def _check_duplicate(
-    session: Session, item_id: str, verdict: Verdict, duplicate_of: str | None
-) -> str | None:
-    if verdict is not Verdict.DUPLICATE:
-        if duplicate_of is not None:
-            raise JudgmentRefused(
-                "duplicate-of goes with the verdict duplicate only", "duplicate_of"
-            )
-        return None
-    target = (duplicate_of or "").strip()
-    if not target:
-        raise JudgmentRefused(
-            "the verdict duplicate needs the id of the other item (--duplicate-of)", "duplicate_of"
-        )
-    if target == item_id:
-        raise JudgmentRefused(f"item {item_id} cannot be a duplicate of itself", "duplicate_of")
-    if session.get(Item, target) is None:
-        raise JudgmentRefused(f"duplicate-of: there is no item '{target}'", "duplicate_of")
-    return target
-
-
-def active_judgment_by(
-    session: Session, item_id: str, revision_number: int, person_id: int
-) -> Judgment | None:
-    """This person's non-retracted judgment of one item revision, if any."""
-    return session.exec(
-        select(Judgment).where(
-            Judgment.item_id == item_id,
-            Judgment.revision_number == revision_number,
-            Judgment.annotator_id == person_id,
-            col(Judgment.retracted).is_(False),
-        )
-    ).first()
-
-
 def submit_judgment(
     db: Database,
     annotator_name: str,
@@ -388,11 +221,19 @@ def store_judgment(
 ) -> JudgmentReceipt:
     """``submit_judgment`` for a judgment already gathered as a :class:`JudgmentInput`
     (the review app builds one as the annotator answers, verdict and details)."""
-    checked, edit = _checked_details(given, edit)
+    refused: list[JudgmentRefused] = []
+    verdict, edit = checked_details(given, edit, refused)
+    if refused:
+        raise refused[0]
 
     def store() -> _Stored:
+        refused: list[JudgmentRefused] = []
         with db.transaction() as session:
-            return _store_judgment(session, annotator_name, given, checked, edit)
+            checked = checked_in_database(session, annotator_name, given, verdict, refused)
+            if refused:
+                raise refused[0]
+            assert checked is not None and verdict is not None  # else refused
+            return _store_judgment(session, given, verdict, checked, edit)
 
     return _told_gold(db, [retry_transient(store)])[0]
 
@@ -409,33 +250,47 @@ def submit_judgments(
 
     Every row goes through the rules of ``submit_judgment`` (the same checks, the
     same judgment, audit event, status and claim), in file order, and every refusal
-    is collected with its line and field: then (or when ``problems``, refusals found
-    while reading the file, possibly of the same rows, are given) the transaction is
-    rolled back and :class:`BatchRefused` lists them all.  An item judged twice in one
-    batch is refused at its second line.
+    is collected with its line and field, all of a row's, not just the first: then (or
+    when ``problems``, refusals found while reading the file, possibly of the same rows,
+    are given) the transaction is rolled back and :class:`BatchRefused` lists them all.
+    A field that ``problems`` refuses on a line is not refused there again (a row read
+    without its answer or verdict comes with it empty, so that the rest is checked); a
+    row with any problem is not stored.  An item judged twice in one batch is refused
+    at its second line.
     """
+    reported = {(problem.line, problem.field) for problem in problems}
+    reported_lines = {problem.line for problem in problems}
 
     def store() -> list[_Stored]:
-        refused = list(problems)
+        found = list(problems)
         receipts: list[_Stored] = []
-        seen: dict[str, int] = {}
+        first_line: dict[str, int] = {}
         with db.transaction() as session:
             for line, given in rows:
-                try:
-                    if given.item_id in seen:
-                        raise JudgmentRefused(
-                            f"{given.item_id} is judged on line {seen[given.item_id]} of this "
-                            "file already",
+                refused: list[JudgmentRefused] = []
+                again = bool(given.item_id) and first_line.setdefault(given.item_id, line) != line
+                if again:
+                    refused.append(
+                        JudgmentRefused(
+                            f"{given.item_id} is judged on line {first_line[given.item_id]} "
+                            "of this file already",
                             "item_id",
                         )
-                    verdict, _ = _checked_details(given, None)
-                    receipts.append(_store_judgment(session, annotator_name, given, verdict, None))
-                    seen[given.item_id] = line
-                except JudgmentRefused as error:
-                    refused.append(BatchProblem(file, line, error.field, str(error)))
-            if refused:
-                lines = {line for line, _ in rows} | {problem.line for problem in problems}
-                raise BatchRefused(refused, len(lines))
+                    )
+                verdict, _ = checked_details(given, None, refused)
+                checked = checked_in_database(
+                    session, annotator_name, given, verdict, refused, judged_above=again
+                )
+                found += [
+                    BatchProblem(file, line, error.field, str(error))
+                    for error in refused
+                    if (line, error.field) not in reported
+                ]
+                if checked is not None and verdict is not None and line not in reported_lines:
+                    receipts.append(_store_judgment(session, given, verdict, checked, None))
+            if found:
+                lines = {line for line, _ in rows} | reported_lines
+                raise BatchRefused(found, len(lines))
         return receipts
 
     return _told_gold(db, retry_transient(store))
@@ -469,59 +324,18 @@ def _told_gold(db: Database, stored: Sequence[_Stored]) -> list[JudgmentReceipt]
     return [replace(receipt, gold=told.get(receipt.judgment_id)) for receipt, _known in stored]
 
 
-def _checked_details(
-    given: JudgmentInput, edit: ItemEdit | None
-) -> tuple[Verdict, ItemEdit | None]:
-    """The checks that need no database: the verdict, seconds, details; the edit kept, if any."""
-    verdict = parse_verdict(given.verdict)
-    if not math.isfinite(given.seconds) or given.seconds < 0:
-        raise JudgmentRefused(
-            f"seconds must be a non-negative number, got {given.seconds}", "seconds"
-        )
-    _check_details(verdict, given.comment, edit)
-    if edit is not None and edit.changes_nothing:
-        edit = None
-    if edit is not None and not edit.note.strip():
-        raise JudgmentRefused("an edit needs a short note saying what changed and why")
-    return verdict, edit
-
-
 def _store_judgment(
     session: Session,
-    annotator_name: str,
     given: JudgmentInput,
     verdict: Verdict,
+    checked: Checked,
     edit: ItemEdit | None,
 ) -> _Stored:
-    item_id = given.item_id
-    item = locked_item(session, item_id)
-    if item is None:
-        raise JudgmentRefused(f"there is no item '{item_id}'", "item_id")
-    current = item.revision
-    if given.revision_number is not None and given.revision_number != current:
-        raise JudgmentRefused(
-            f"item {item_id} is now at revision {current}, not revision "
-            f"{given.revision_number} (it was edited); judge the current revision",
-            "revision",
-        )
-    assert item.revision_id is not None  # a stored revision has an id
-    blind = _parse(item.kind, given.blind_answer, item.labels, "blind answer", "answer")
-    alternatives, fixed_key = _check_verdict_fields(
-        item.kind, item.labels, item.key, verdict, given.alternative_orders, given.corrected_key
-    )
-    duplicate = _check_duplicate(session, item_id, verdict, given.duplicate_of)
-    try:
-        person = ensure_person(session, annotator_name)
-    except ValueError as error:
-        raise JudgmentRefused(str(error)) from None
-    assert person.id is not None
-    earlier = active_judgment_by(session, item_id, current, person.id)
-    if earlier is not None:
-        raise JudgmentRefused(
-            f"{person.name} already judged item {item_id} revision {current} "
-            f"(verdict {earlier.verdict}); undo it first to judge again",
-            "item_id",
-        )
+    """Store a judgment that passed every check: the judgment, its audit event, the item's
+    new status, the edit made with it, and the annotator's claim released."""
+    item, person, blind = checked.item, checked.person, checked.blind_answer
+    item_id, current = item.id, item.revision
+    assert item.revision_id is not None and person.id is not None  # stored rows have ids
     gold_id = served_gold_id(session, item_id, current)
     guidelines = current_guidelines_version(session)
     judgment = Judgment(
@@ -531,9 +345,9 @@ def _store_judgment(
         annotator_id=person.id,
         blind_answer=blind,
         verdict=verdict,
-        alternative_orders=alternatives,
-        corrected_key=fixed_key,
-        duplicate_of=duplicate,
+        alternative_orders=checked.alternatives,
+        corrected_key=checked.corrected_key,
+        duplicate_of=checked.duplicate_of,
         comment=given.comment.strip(),
         seconds=round(given.seconds, 3),
         guidelines_version=guidelines,

@@ -203,9 +203,9 @@ class _Row:
         return tuple(part.strip() for part in parts if part.strip())
 
     def judgment(self, annotator: str) -> JudgmentInput | None:
-        """The row as a judgment (to check against the database even when some field is
-        wrong, so that every problem is found); None when blank or without an item, answer
-        or verdict."""
+        """The row as a judgment, to check against the database even when some field is
+        wrong or missing (one missing is given empty), so that every problem is found;
+        None when blank."""
         for name in sorted(set(self.fields) - KNOWN_COLUMNS):
             if name in DECISION_COLUMNS:
                 self.problem(
@@ -232,8 +232,6 @@ class _Row:
                 f"this row is {owner}'s; a batch is stored in your own name ({annotator}) "
                 f"only: {owner} loads it as themselves",
             )
-        if not (item_id and given["answer"] and given["verdict"]):
-            return None
         return JudgmentInput(
             item_id,
             given["answer"],

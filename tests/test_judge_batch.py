@@ -152,6 +152,62 @@ def test_a_batch_with_bad_rows_names_every_problem_and_changes_nothing(
     assert item_status(team, "o:1") == "pending"
 
 
+def test_every_problem_of_a_row_is_named_not_just_the_first(team: Database, tmp_path: Path) -> None:
+    rows = sheet(team, "alice")
+    by_id = {row["item_id"]: row for row in rows}
+    by_id["o:1"].update(answer="DABC", verdict="keep")  # valid: stored only if all are
+    by_id["o:2"].update(answer="DABZ", verdict="kepp")  # a bad answer and a bad verdict
+    by_id["o:3"].update(answer="DABZ", verdict="ambiguous", corrected="ABCD", seconds="-2")
+    by_id["m:1"].update(answer="", verdict="sensitive")  # no answer: the verdict still checked
+    by_id["t:1"].update(answer="错", verdict="kepp", annotator="bob")
+    again = {**by_id["o:1"], "answer": "ABCZ", "verdict": "duplicate", "duplicate_of": "o:1"}
+    filled = write_rows(tmp_path / "many.csv", [*rows, again])
+    before_audit = audit_events(team)
+    before_judgments = len(stored_judgments(team))
+    result = run_cli(team, "judge", "--from", str(filled), "--as", "alice")
+    assert result.exit_code == 1
+    problems = [line.strip() for line in result.stderr.splitlines()[1:]]
+    named = [problem.removeprefix(f"{filled}: ") for problem in problems]
+    assert named == [
+        "line 3: verdict: 'kepp' is not a verdict; use one of keep, ambiguous, no-order, "
+        "wrong-key, flawed, sensitive, duplicate",
+        "line 3: answer: blind answer 'DABZ': 'Z' is not one of the events A, B, C, D",
+        "line 4: seconds: seconds must be a non-negative number, got -2.0",
+        "line 4: answer: blind answer 'DABZ': 'Z' is not one of the events A, B, C, D",
+        "line 4: corrected: a corrected key goes with the verdict wrong-key only",
+        "line 4: alt: the verdict ambiguous needs at least one other valid order (--alt), "
+        "different from the key D, A, B, C",
+        "line 5: answer: is missing",
+        "line 5: comment: the verdict sensitive needs a comment saying what is sensitive",
+        "line 6: annotator: this row is bob's; a batch is stored in your own name (alice) "
+        "only: bob loads it as themselves",
+        "line 6: verdict: 'kepp' is not a verdict; use one of keep, ambiguous, no-order, "
+        "wrong-key, flawed, sensitive, duplicate",
+        "line 7: item_id: o:1 is judged on line 2 of this file already",
+        "line 7: answer: blind answer 'ABCZ': 'Z' is not one of the events A, B, C, D",
+        "line 7: duplicate_of: item o:1 cannot be a duplicate of itself",
+    ]
+    assert result.stderr.splitlines()[0] == (
+        f"error: {filled}: 5 of 6 rows refused; nothing was stored"
+    )
+    assert len(stored_judgments(team)) == before_judgments
+    assert audit_events(team) == before_audit
+    assert item_status(team, "o:1") == "pending"
+    # a single judgment is still refused with the first of them
+    single = run_cli(
+        team, "judge", "o:3", "--as", "alice", "--answer", "DABZ", "--verdict", "ambiguous",
+        "--corrected", "ABCD", "--seconds", "-2",
+    )  # fmt: skip
+    assert single.exit_code == 1
+    assert single.output == "error: not saved: seconds must be a non-negative number, got -2.0\n"
+    # an item twice is refused at its second line, even when its first line is refused
+    refused, twice = {**by_id["o:1"], "answer": "DABZ"}, by_id["o:1"]
+    twice_file = write_rows(tmp_path / "twice.csv", [refused, twice])
+    result = run_cli(team, "judge", "--from", str(twice_file), "--as", "alice")
+    assert result.exit_code == 1
+    assert "line 3: item_id: o:1 is judged on line 2 of this file already" in result.stderr
+
+
 def judge_from_stdin(url: str, data: bytes, *args: str) -> subprocess.CompletedProcess[bytes]:
     """`vetbench judge --from -` in a real process, ``data`` on its standard input (a pipe)."""
     return subprocess.run(
