@@ -113,6 +113,7 @@ def test_econlogicqa_export_gives_back_the_imported_records(
     import_files(database, [source])
     approve_all(database)
     out = tmp_path / "out" / "econ.csv"
+    out.parent.mkdir()  # an export makes no folder
     summary = export_items(database, out, format="econlogicqa")
     assert (summary.count, summary.by_kind) == (3, {"ordering": 3})
     assert parsed(out, "econlogicqa") == parsed(source, "econlogicqa")
@@ -310,6 +311,7 @@ def test_an_unchanged_round_trip_is_reported_unchanged(database: Database, tmp_p
         database, [write_file(tmp_path, "exam.json", json.dumps([unnamed, CFLUE_MULTI_RECORD]))]
     )
     out = tmp_path / "out"
+    out.mkdir()
     for name, format_name, kind in (
         ("econ.csv", "econlogicqa", "ordering"),
         ("exam.json", "cflue", None),

@@ -497,6 +497,7 @@ def test_a_folder_export_through_a_link_replaces_the_folder_it_names(
     approved_db: Path, tmp_path: Path
 ) -> None:
     real = tmp_path / "exports" / "task"
+    real.parent.mkdir()  # the folder the export goes in (never made by vetbench)
     link = tmp_path / "task-link"
     link.symlink_to(real, target_is_directory=True)
     for _ in range(2):  # the second export replaces the first
@@ -505,6 +506,41 @@ def test_a_folder_export_through_a_link_replaces_the_folder_it_names(
     assert link.is_symlink() and (real / "vetbench-export.json").is_file()
     assert [p.name for p in real.parent.iterdir()] == ["task"]  # nothing staged or retired
     assert stat.S_IMODE(real.stat().st_mode) & 0o755 == 0o755
+
+
+def test_a_missing_folder_is_refused_by_every_command_that_writes_not_created(
+    approved_db: Path, tmp_path: Path
+) -> None:
+    """A typo in the folder of --out is refused in one line naming that folder, by every
+    export and the report alike, and nothing is made; a folder export makes the folder
+    it names, not the folders above it."""
+    assert run(approved_db, "import", str(FIXTURES / "cflue_mcq.json")).exit_code == 0
+    assert run(approved_db, "users", "add", "ann").exit_code == 0  # items wait for ann
+    (tmp_path / "notes.txt").write_text("not a folder\n")
+    before = sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("test.db"))
+    writes = {
+        "econlogicqa": ("export", "--format", "econlogicqa", "--out"),
+        "jsonl": ("export", "--format", "jsonl", "--status", "all", "--out"),
+        "judging": ("export", "--format", "judging", "--as", "ann", "--out"),
+        "hf": ("export", "--format", "hf", "--out"),
+        "lm-eval": ("export", "--format", "lm-eval", "--out"),
+        "report": ("report", "--bootstrap", "0", "--out"),
+    }
+    for name, command in writes.items():
+        for out, refusal in (
+            (f"exprots/{name}", "the folder exprots does not exist"),
+            (f"exports/{name}/x", f"the folder exports/{name} does not exist"),
+            (f"{tmp_path}/no/such/{name}", f"the folder {tmp_path}/no/such does not exist"),
+            (f"notes.txt/{name}", "notes.txt is not a folder"),
+        ):
+            line = assert_one_line_error(run(approved_db, *command, out))
+            assert line == f"error: cannot write {out}: {refusal}", name
+    after = sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("test.db"))
+    assert after == before  # no folder, no staged file
+    for name in ("hf", "lm-eval"):  # the folder named is made, in a folder that exists
+        made = run(approved_db, *writes[name], name)
+        assert made.exit_code == 0, made.output
+        assert (tmp_path / name / "vetbench-export.json").is_file()
 
 
 # --- 5. what PostgreSQL refuses is refused on both backends -------------------------------

@@ -1,6 +1,9 @@
 """The one way a command writes a file or folder the user named: exports in every format
 and ``report --out``.
 
+Nothing is made that the user did not name: the folder a file or folder goes in must
+exist (:func:`_check_folder`), so a typo in its name is refused, never created.
+
 Files (:func:`write_file`):
 
 - ``-`` means standard output.
@@ -17,9 +20,10 @@ Files (:func:`write_file`):
 
 Folders (:func:`replace_folder`, the lm-eval and Hugging Face exports): the whole
 folder is written beside its destination and renamed into place, so a failure leaves
-the old folder (or nothing) behind, never half a folder.  A symbolic link to a folder
-is followed, as for files.  Whether an existing folder may be replaced at all is the
-caller's rule (``evaluator/exports/folder.py`` replaces only its own exports).
+the old folder (or nothing) behind, never half a folder.  The folder named is made, the
+folders above it are not.  A symbolic link to a folder is followed, as for files.
+Whether an existing folder may be replaced at all is the caller's rule
+(``evaluator/exports/folder.py`` replaces only its own exports).
 
 Failures raise :class:`WriteError` with one line naming the path and the reason.
 """
@@ -54,21 +58,19 @@ def write_file(
     path: str | os.PathLike[str],
     write: Callable[[TextIO], Result],
     *,
-    make_folders: bool = False,
     encoding: str = "utf-8",
 ) -> Result:
     """Call ``write(handle)`` with a text handle for ``path`` and make the result appear at once.
 
-    Returns what ``write`` returns.  ``make_folders`` creates missing parent folders
-    (otherwise a missing folder is an error).  See the module docstring for how each
-    kind of destination is treated.
+    Returns what ``write`` returns.  A missing folder is refused (:func:`_check_folder`).
+    See the module docstring for how each kind of destination is treated.
     """
     if is_stdout(path):
         return _write_stdout(write)
     target = Path(os.path.realpath(os.fspath(path)))  # a symlink's target; the link stays
     try:
         status = target.stat()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # its folder is refused below
         status = None
     except OSError as error:
         raise WriteError(_describe(path, error)) from None
@@ -76,7 +78,9 @@ def write_file(
         raise WriteError(f"cannot write {path}: it is a folder")
     if status is not None and not stat.S_ISREG(status.st_mode):
         return _write_in_place(path, target, write, encoding)
-    return _write_replacing(path, target, status, write, encoding, make_folders)
+    if status is None:
+        _check_folder(path, target)
+    return _write_replacing(path, target, status, write, encoding)
 
 
 def _write_stdout(write: Callable[[TextIO], Result]) -> Result:
@@ -112,11 +116,8 @@ def _write_replacing(
     status: os.stat_result | None,
     write: Callable[[TextIO], Result],
     encoding: str,
-    make_folders: bool,
 ) -> Result:
     try:
-        if make_folders:
-            target.parent.mkdir(parents=True, exist_ok=True)
         descriptor, temporary_name = tempfile.mkstemp(
             prefix=f".{target.name}.", suffix=".partial", dir=target.parent
         )
@@ -145,15 +146,15 @@ def replace_folder(path: str | os.PathLike[str], files: Mapping[str, str]) -> No
 
     The folder is built beside ``path`` and renamed into place; an existing folder there
     is swapped out and removed only once the new one is in place (and put back if that
-    rename fails).  Missing parent folders are created.
+    rename fails).  The folder it goes in must exist (:func:`_check_folder`).
     """
     if is_stdout(path):
         raise WriteError("a folder cannot be written to standard output")
     target = Path(os.path.realpath(os.path.expanduser(os.fspath(path))))
     if target.exists() and not target.is_dir():
         raise WriteError(f"cannot write {os.fspath(path)}: it exists and is not a folder")
+    _check_folder(path, target)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(
             tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
         )
@@ -175,6 +176,28 @@ def replace_folder(path: str | os.PathLike[str], files: Mapping[str, str]) -> No
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def _check_folder(shown: str | os.PathLike[str], target: Path) -> None:
+    """Refuse (:class:`WriteError`) to write ``target`` (``shown`` as the user named it)
+    unless the folder it goes in exists: ``cannot write typo/x.jsonl: the folder typo does
+    not exist``.  The folder is named as typed, or as resolved when a symbolic link leads
+    elsewhere."""
+    folder = target.parent
+    typed = os.path.dirname(os.fspath(shown)) or "."
+    named = typed if os.path.realpath(typed) == str(folder) else str(folder)
+    try:
+        is_folder = stat.S_ISDIR(os.stat(folder).st_mode)
+    except FileNotFoundError:
+        raise WriteError(
+            f"cannot write {os.fspath(shown)}: the folder {named} does not exist"
+        ) from None
+    except NotADirectoryError:  # a file on the way to it
+        is_folder = False
+    except OSError as error:
+        raise WriteError(_describe(shown, error)) from None
+    if not is_folder:
+        raise WriteError(f"cannot write {os.fspath(shown)}: {named} is not a folder")
 
 
 def _swap_in(staging: Path, target: Path) -> None:

@@ -127,7 +127,7 @@ def write_folder(
         **files,
         MANIFEST_NAME: json.dumps(manifest, ensure_ascii=False, indent=2) + "\n",
     }
-    replace_folder(resolved, all_files)
+    replace_folder(out_dir, all_files)  # named as the user named it
     return ExportSummary(
         path=out_dir,
         format=export_format,

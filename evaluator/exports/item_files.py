@@ -164,7 +164,6 @@ def export_items(
             count = write_file(
                 out_path,
                 lambda handle: file_format.module.write(items, handle, stamp=stamp),
-                make_folders=True,
             )
         except WriteError as error:
             raise ExportError(str(error)) from None

@@ -421,7 +421,6 @@ def _export_judging(
         count = write_file(
             out,
             lambda handle: write_judging_sheet(items, handle, annotator=who.name),
-            make_folders=True,
         )
     except WriteError as error:
         fail(str(error))
