@@ -10,14 +10,20 @@ from __future__ import annotations
 
 import contextlib
 import html
+import os
+import pty
 import random
 import re
+import subprocess
+import sys
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, TypeVar
+from select import select as wait_readable
+from typing import IO, Any, TypeVar
 
 from click.testing import CliRunner, Result
 from sqlmodel import Session, col, select
@@ -486,6 +492,55 @@ def run_cli(db: Database | Path | str, *args: str) -> Result:
     result = CliRunner().invoke(cli, ["--db", str(url), *args])
     assert "Traceback" not in result.output, result.output
     return result
+
+
+def run_in_terminal(
+    db: Database | Path | str,
+    *args: str,
+    stdout: IO[Any] | int | None = None,
+    timeout: float = 60,
+) -> tuple[int, str]:
+    """``vetbench --db DB ARGS`` in a process of its own whose standard input, output and
+    error are a real terminal (a pseudo-terminal), or whose output goes to ``stdout`` (a
+    pipe, a file); returns its exit status and what it wrote on the terminal.  For
+    commands that end by themselves: one that waits for keys fails the test at
+    ``timeout``."""
+    url = db.engine.url.render_as_string(hide_password=False) if isinstance(db, Database) else db
+    env = {key: value for key, value in os.environ.items() if key != "TEXTUAL_DRIVER"}
+    main, terminal = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "reviewer.cli", "--db", str(url), *args],
+            stdin=terminal,
+            stdout=terminal if stdout is None else stdout,
+            stderr=terminal,
+            env={**env, "PYTHONPATH": str(FIXTURES.parent), "TERM": "xterm-256color"},
+        )
+    finally:
+        os.close(terminal)
+    shown = bytearray()
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"vetbench {' '.join(args)} did not end: {bytes(shown)!r}")
+            if not wait_readable([main], [], [], left)[0]:
+                continue
+            try:
+                chunk = os.read(main, 4096)
+            except OSError:  # EIO: the process ended, and the terminal with it
+                break
+            if not chunk:
+                break
+            shown += chunk
+        code = process.wait(timeout=max(deadline - time.monotonic(), 1))
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        os.close(main)
+    return code, shown.decode("utf-8", "replace").replace("\r\n", "\n")
 
 
 def item_status(db: Database, item_id: str) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from helpers import store_item, store_person
+from helpers import run_in_terminal, store_item, store_person
 from sqlmodel import col, select
 
 import db.identity
@@ -74,8 +74,8 @@ def test_a_typo_of_a_known_name_is_refused_with_the_closest_names(
 def test_review_refuses_an_unknown_name_before_the_app_starts(
     team: Database, database_url: str
 ) -> None:
-    refused = run(database_url, "review", "--as", "lenna")
-    assert refused.exit_code == 1 and "did you mean lena?" in refused.output
+    code, shown = run_in_terminal(database_url, "review", "--as", "lenna")
+    assert code == 1 and "did you mean lena?" in shown
     assert people(team) == ["alice", "lena"]
 
 

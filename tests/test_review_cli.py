@@ -1,4 +1,5 @@
-"""`vetbench judge`, `undo` and `config`: the same rules as the app, clear refusals, exit 1."""
+"""`vetbench judge`, `undo` and `config`: the same rules as the app, clear refusals, exit 1;
+`vetbench review` starts only in a terminal."""
 
 from __future__ import annotations
 
@@ -10,9 +11,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers import store_item, stored_judgments
+from helpers import run_in_terminal, store_item, stored_judgments
+from sqlmodel import select
 
+from db.audit import read_audit
 from db.engine import Database, open_database
+from db.models import Person
 from db.people import add_person
 from db.vocabulary import Role
 from reviewer.cli import cli
@@ -219,7 +223,45 @@ def test_review_app_starts_without_heavy_libraries(items: Path) -> None:
 
 
 def test_review_refuses_an_unknown_source_and_an_empty_name(items: Path) -> None:
-    code, output = run(items, "review", "--as", "alice", "--source", "nope")
+    code, output = run_in_terminal(items, "review", "--as", "alice", "--source", "nope")
     assert code == 1 and "no items come from source 'nope'; sources: test" in output
-    code, output = run(items, "review", "--as", "  ")
+    code, output = run_in_terminal(items, "review", "--as", "  ")
     assert code == 1 and "--as needs a name" in output
+
+
+NO_TERMINAL = (
+    "error: the review app needs a terminal, and standard output is not one; without one, "
+    "judge an item with `vetbench judge ITEM_ID --answer ... --verdict ...`, or many with "
+    "`vetbench judge --from FILE` (a sheet from `vetbench export --format judging`)\n"
+)
+
+
+def test_review_with_its_output_piped_or_in_a_file_is_refused_and_writes_nothing(
+    items: Path, tmp_path: Path
+) -> None:
+    """`vetbench review --as ann | cat`, or `> out.txt`: one line on the terminal, exit 1,
+    nothing written to the database (a new user is not registered) nor to the output."""
+
+    def people_and_events() -> tuple[list[str], list[tuple[str, str]]]:
+        db = open_database(items)
+        try:
+            with db.session() as session:
+                names = sorted(session.exec(select(Person.name)))
+                events = [(e.actor, e.action) for e in read_audit(session, limit=None)]
+            return names, events
+        finally:
+            db.dispose()
+
+    before = people_and_events()
+    piped = subprocess.PIPE
+    code, shown = run_in_terminal(items, "review", "--as", "cy", "--new-user", stdout=piped)
+    assert (code, shown) == (1, NO_TERMINAL)
+    out = tmp_path / "out.txt"
+    with out.open("wb") as file:
+        code, shown = run_in_terminal(items, "review", "--as", "alice", stdout=file)
+    assert (code, shown) == (1, NO_TERMINAL)
+    assert out.read_bytes() == b""
+    assert people_and_events() == before
+    # without any terminal (a script, a job) each stream that is not one is named
+    code, output = run(items, "review", "--as", "alice")
+    assert code == 1 and "standard input, output and error are not terminals;" in output

@@ -1,8 +1,10 @@
 """Shared pieces of the CLI's commands: the --db and timeout options, opening the
-database, and failing cleanly.  What commands print is in ``reviewer.cli.output``."""
+database, failing cleanly, and refusing to start the app without a terminal.  What
+commands print is in ``reviewer.cli.output``."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -104,3 +106,25 @@ def fail(message: str, code: int = 1) -> NoReturn:
     """
     click.echo(f"error: {terminal_text(message)}", err=True)
     sys.exit(code)
+
+
+def require_terminal(app: str, instead: str) -> None:
+    """Refuse (one line, exit 1) to start the full-screen ``app`` unless standard input,
+    output and error are all a terminal, saying ``instead`` what works without one.
+
+    Textual reads the keys from standard input and draws on standard error; a command
+    whose output goes to a pipe or a file (``vetbench review | cat``, ``> out.txt``) was
+    meant to print, not to take over the screen and wait for keys.  Called before the
+    database is opened, so a refused start registers no one and writes nothing.  An app
+    drawn by another Textual driver (``TEXTUAL_DRIVER``: textual-serve's, in each tab of
+    ``vetbench serve``) talks through pipes by design, and starts.
+    """
+    if os.environ.get("TEXTUAL_DRIVER"):
+        return
+    streams = {"input": sys.stdin, "output": sys.stdout, "error": sys.stderr}
+    missing = [name for name, stream in streams.items() if stream is None or not stream.isatty()]
+    if not missing:
+        return
+    named = " and ".join((", ".join(missing[:-1]), missing[-1])) if len(missing) > 1 else missing[0]
+    verb = "is not one" if len(missing) == 1 else "are not terminals"
+    fail(f"{app} needs a terminal, and standard {named} {verb}; {instead}")

@@ -17,7 +17,7 @@ import click
 
 from db.vocabulary import OPEN_STATUSES, FlagName, ItemKind, QueueOrder, Verdict, values
 from reviewer.cli import options
-from reviewer.cli.common import fail, open_db
+from reviewer.cli.common import fail, open_db, require_terminal
 from reviewer.cli.identity import acting_person, as_option, new_user_option, say_held_notice
 from reviewer.cli.output import print_json, terminal_text
 
@@ -143,6 +143,12 @@ def review(
     Every judgment is stored the moment it is given. Press ? in the app for the keys.
     The model flags (--device ... --no-chat-template) are for the evaluation screen (F4).
     """
+    require_terminal(
+        "the review app",
+        "without one, judge an item with `vetbench judge ITEM_ID --answer ... --verdict ...`, "
+        "or many with `vetbench judge --from FILE` (a sheet from `vetbench export --format "
+        "judging`)",
+    )
     from reviewer.tui.app import make_app
 
     db, who = open_queue_for(ctx, queue, name, new_user=new_user)
