@@ -66,9 +66,6 @@ def _update_own(name: str, person_column: str) -> Policy:
     return Policy(name, "UPDATE", using=own, check=own)
 
 
-_OWN_OR_LEAD = "{person} = vetbench_session_person_id() OR vetbench_session_is_lead()"
-"""A row of one's own (``person``: the column naming its person), or any row for a lead."""
-
 _OWN_ROLE = "db_role = session_user"
 """A row the logged-in role wrote (the server stamps ``db_role``: db.guards)."""
 
@@ -134,7 +131,8 @@ TABLES: tuple[TablePrivileges, ...] = (
             Policy(
                 "read_judgments_but_others_calibration",
                 "SELECT",
-                using=f"gold_id IS NULL OR {_OWN_OR_LEAD.format(person='annotator_id')}",
+                using="gold_id IS NULL OR annotator_id = vetbench_session_person_id() "
+                "OR vetbench_session_is_lead()",
                 requires=("gold_id",),
             ),
             Policy("judge_as_self", "INSERT", check="annotator_id = vetbench_session_person_id()"),
