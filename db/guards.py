@@ -14,7 +14,10 @@
 - **Item metadata** (PostgreSQL): ``meta``, ``source_ref`` and ``language`` change only
   with a ``metadata`` audit event of the same transaction in the changer's name.
 - **Flags** (PostgreSQL): a member's flag row names a known flag and source, a
-  revision that exists, and its evidence is a JSON object.
+  revision that exists, and its evidence is a JSON object; and it comes with what it is
+  about, in the same transaction: a text rule's with a new revision or the item's
+  duplicate link, a second opinion's with its ``flag`` audit event; model flags come
+  only from a lead's ``flags recompute``.
 - **Gold answers** (PostgreSQL): annotators cannot read a gold item's known verdict and
   answer; ``vetbench_gold_known`` gives them to a lead, or to someone who has judged that
   gold in an earlier transaction (the review app shows the outcome after the verdict is
@@ -41,7 +44,13 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, text
 
-from db.vocabulary import DECISION_STATUSES, METADATA_ACTION, FlagName, FlagSource
+from db.vocabulary import (
+    DECISION_STATUSES,
+    FLAG_ACTION,
+    METADATA_ACTION,
+    FlagName,
+    FlagSource,
+)
 
 __all__ = [
     "POSTGRES_GUARD_FUNCTIONS",
@@ -185,6 +194,35 @@ END""",
   RETURN NEW;
 END""",
         ),
+        # Where a member's flag comes from (leads, who recompute every flag, pass): a text
+        # rule's comes with the change it is about, a new revision or the item's duplicate
+        # link, written by the same transaction; a second opinion's with its audit event
+        # "flag"; a model flag only from a lead's recompute.  With psql a member planted
+        # a flag, with made-up evidence, on any item.  Checked at commit.
+        _plpgsql(
+            "vetbench_guard_flag_origin",
+            path,
+            f"""DECLARE
+  this_transaction xid := pg_current_xact_id()::xid;
+BEGIN
+  IF vetbench_session_is_lead() THEN
+    RETURN NULL;
+  END IF;
+  IF NEW.source = '{FlagSource.AUTO.value}' AND (
+       EXISTS (SELECT FROM item_revision WHERE item_id = NEW.item_id
+               AND number = NEW.revision_number AND xmin = this_transaction)
+       OR EXISTS (SELECT FROM item WHERE id = NEW.item_id AND xmin = this_transaction))
+     OR NEW.source = '{FlagSource.CHECK.value}' AND EXISTS (SELECT FROM audit_event
+       WHERE action = '{FLAG_ACTION}' AND target = NEW.item_id AND db_role = session_user
+         AND created_at = now()) THEN
+    RETURN NULL;
+  END IF;
+  RAISE EXCEPTION 'flag % (%) of item % revision %: a member''s flag comes with the change '
+    'it is about (a text rule''s), or with its audit event "{FLAG_ACTION}" (a second '
+    'opinion''s); % added it alone', NEW.name, NEW.source, NEW.item_id, NEW.revision_number,
+    session_user USING ERRCODE = 'insufficient_privilege';
+END""",
+        ),
         # The known verdict and answer of a gold item, for a lead or for someone who has
         # judged it (annotators cannot read those columns: db.privileges).
         f"""CREATE OR REPLACE FUNCTION vetbench_gold_known(gold integer)
@@ -303,6 +341,7 @@ POSTGRES_GUARD_FUNCTIONS = (
     "vetbench_guard_item_state()",
     "vetbench_guard_revision()",
     "vetbench_guard_flag()",
+    "vetbench_guard_flag_origin()",
     "vetbench_guard_item_metadata()",
     "vetbench_gold_known(integer)",
     "vetbench_calibration_outcomes()",
@@ -361,6 +400,13 @@ POSTGRES_GUARD_TRIGGERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
         "item_flag",
         "item_flag_guard",
         "BEFORE INSERT ON item_flag FOR EACH ROW EXECUTE FUNCTION vetbench_guard_flag()",
+        (),
+    ),
+    (
+        "item_flag",
+        "item_flag_origin",
+        "AFTER INSERT ON item_flag DEFERRABLE INITIALLY DEFERRED FOR EACH ROW "
+        "EXECUTE FUNCTION vetbench_guard_flag_origin()",
         (),
     ),
     (

@@ -19,6 +19,7 @@ __all__ = [
     "ALL",
     "DECISION_STATUSES",
     "FLAG_DESCRIPTIONS",
+    "FLAG_ACTION",
     "GOLD_ADD_ACTION",
     "METADATA_ACTION",
     "LEAD_AUDIT_ACTIONS",
@@ -54,6 +55,9 @@ its ``script`` parameter: a check of the evaluation, never evidence about an ite
 GOLD_ADD_ACTION = "gold-add"
 """The audit action of marking a gold item (``db.gold``): its event holds the known verdict
 and answer, so on PostgreSQL only leads read it (``db.table_privileges``)."""
+FLAG_ACTION = "flag"
+"""The audit action of flags from a second opinion (``vetbench check``): on PostgreSQL a
+member's ``check`` flag commits only with one (``db.guards``)."""
 METADATA_ACTION = "metadata"
 """The audit action of changing an item's metadata (``db.importer``): on PostgreSQL no
 change of ``meta``, ``source_ref`` or ``language`` commits without one (``db.guards``)."""

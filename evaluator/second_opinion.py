@@ -34,7 +34,7 @@ from db.flags import record_flags
 from db.item_scope import EVERY_ITEM, ItemScope
 from db.items import ItemSnapshot, iter_items
 from db.json_types import JsonObject
-from db.vocabulary import FlagName, FlagSource, ItemKind
+from db.vocabulary import FLAG_ACTION, FlagName, FlagSource, ItemKind
 from evaluator.openai_client import ChatClient, ChatOutcome, ChatRequest
 
 __all__ = [
@@ -416,7 +416,7 @@ def _store(
             record_audit(
                 session,
                 actor,
-                "flag",
+                FLAG_ACTION,
                 item.id,
                 source=FlagSource.CHECK.value,
                 model=model,

@@ -164,6 +164,59 @@ def test_a_malformed_flag_row_is_refused_for_members(team: Team) -> None:
         )
 
 
+FLAG_SQL = (
+    "INSERT INTO item_flag (item_id, revision_number, name, source, evidence, created_at) "
+    "VALUES ('o:1', 1, :name, :source, '{\"summary\": \"planted\"}', now())"
+)
+FLAG_EVENT_SQL = (
+    "INSERT INTO audit_event (actor, action, target, payload, os_login, host, created_at) "
+    "VALUES ('x', 'flag', 'o:1', '{}', '', '', now())"
+)
+
+
+@pytestmark_pg
+def test_a_members_flag_comes_with_what_it_is_about(team: Team, tmp_path: Path) -> None:
+    # With psql a member planted a well-formed flag with made-up evidence on any item;
+    # the review app and triage showed it as the rules' or a second opinion's finding.
+    alice = team.url(team.alice)
+    for name, source in (
+        ("html", "auto"),
+        ("model-disagrees", "model"),
+        ("second-opinion", "check"),
+    ):
+        with pytest.raises(sa.exc.ProgrammingError, match="added it alone"):
+            raw(alice, FLAG_SQL, name=name, source=source)
+    engine = sa.create_engine(alice)
+    try:
+        with engine.begin() as connection:  # a second opinion's, with its audit event: taken
+            connection.execute(sa.text(FLAG_SQL), {"name": "second-opinion", "source": "check"})
+            connection.execute(sa.text(FLAG_EVENT_SQL))
+    finally:
+        engine.dispose()
+    raw(team.url(team.lena), FLAG_SQL, name="html", source="auto")  # a lead recomputes flags
+    stored = "SELECT name, source FROM item_flag WHERE evidence::text LIKE '%planted%' ORDER BY 1"
+    assert raw(team.owner_url, stored).all() == [("html", "auto"), ("second-opinion", "check")]
+    # vetbench's own paths still flag: an import's new revisions (an edit's in
+    # test_privileges), the near-duplicate link included.
+    path = tmp_path / "flagged.jsonl"
+    prompt = "Which tool of monetary policy sets the share of deposits banks hold?<br>"
+    records = [
+        {
+            "id": f"h:{n}",
+            "kind": "single",
+            "prompt": prompt + "!" * n,
+            "choices": {"A": "reserve ratio", "B": "tariffs"},
+            "key": "A",
+        }  # fmt: skip
+        for n in (1, 2)
+    ]
+    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    imported = run(alice, "import", str(path))
+    assert imported.exit_code == 0, imported.output
+    flags = "SELECT item_id, name FROM item_flag WHERE item_id LIKE 'h:%' ORDER BY 1, 2"
+    assert raw(alice, flags).all() == [("h:1", "html"), ("h:2", "duplicate"), ("h:2", "html")]
+
+
 @pytestmark_pg
 def test_the_migration_takes_each_runs_starter_from_the_audit_trail() -> None:
     from conftest import fresh_postgres_database, postgres_server

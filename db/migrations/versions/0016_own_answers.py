@@ -1,4 +1,4 @@
-"""own answers: on PostgreSQL a calibration answer and a cached model answer are their author's, and metadata changes are audited
+"""own answers: on PostgreSQL a calibration answer and a cached model answer are their author's, and metadata changes and flags are accounted for
 
 Both were readable, or writable, by every member with psql; the rules are in
 ``db.table_privileges`` and ``db.guards``, and this migration applies them.  Nothing
@@ -19,6 +19,10 @@ changes on SQLite, where anyone holding the file reads and writes all.
 - ``item``: its metadata (``meta``, ``source_ref``, ``language``) changes only with a
   ``metadata`` audit event of the same transaction, as the importer writes one
   (trigger ``item_metadata_audited``): with psql a member changed it without a trace.
+- ``item_flag``: a member's flag comes with what it is about, in the same transaction
+  (trigger ``item_flag_origin``): a text rule's with a new revision or the item's
+  duplicate link, a second opinion's with its ``flag`` audit event; model flags only
+  from a lead.  A member planted flags, with made-up evidence, on any item.
 """
 
 from __future__ import annotations
