@@ -218,6 +218,29 @@ def test_a_members_flag_comes_with_what_it_is_about(team: Team, tmp_path: Path) 
 
 
 @pytestmark_pg
+def test_an_annotators_second_opinion_flags_and_caches_within_the_rules(
+    team: Team, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `vetbench check` run by an annotator: its flags commit with their audit event, and
+    # the answers it cached are hers, asked again from the cache by her alone.
+    from fake_openai_server import FakeOpenAIServer, ItemReview, second_opinion
+
+    monkeypatch.setenv("VETBENCH_GUARDS_TEST_KEY", "sk-guards")
+    review = {"o:1": ItemReview(sensitive=True, reasons="It mocks a named group.")}
+    with FakeOpenAIServer(default=second_opinion(review)) as server:
+        options = server.cli_options("openai:reviewer-1", "VETBENCH_GUARDS_TEST_KEY")
+        for person in (team.alice, team.alice, team.bob):
+            checked = run(team.url(person), "check", *options, "--item", "o:1", "--json")
+            assert checked.exit_code == 0, checked.output
+        asked = len(server.chat_requests())
+    assert asked == 2  # alice's second run read her cache; bob's asked the model again
+    flags = "SELECT name, source FROM item_flag WHERE item_id = 'o:1' AND source = 'check'"
+    assert raw(team.owner_url, flags).all() == [("second-opinion", "check")]
+    cached = "SELECT db_role FROM api_response ORDER BY db_role"
+    assert raw(team.owner_url, cached).scalars().all() == sorted([team.alice, team.bob])
+
+
+@pytestmark_pg
 def test_the_migration_takes_each_runs_starter_from_the_audit_trail() -> None:
     from conftest import fresh_postgres_database, postgres_server
 
