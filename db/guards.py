@@ -65,6 +65,16 @@ _DECIDED = ", ".join(f"'{status.value}'" for status in DECISION_STATUSES)
 _FLAG_NAMES = ", ".join(f"'{name.value}'" for name in FlagName)
 _FLAG_SOURCES = ", ".join(f"'{source.value}'" for source in FlagSource)
 
+
+def _audited_here(action: str, target: str) -> str:
+    """A condition: this transaction recorded the audit event ``action`` on ``target`` (a
+    column) in the logged-in role's name (the server stamps both: db.privileges)."""
+    return (
+        f"EXISTS (SELECT FROM audit_event WHERE action = '{action}' AND target = {target} "
+        "AND db_role = session_user AND created_at = now())"
+    )
+
+
 # The newest decision not undone, as db.decisions.latest_decision orders them.
 _NEWEST_DECISION = (
     "SELECT status, revision_number FROM decision WHERE item_id = {item} "
@@ -212,9 +222,8 @@ BEGIN
        EXISTS (SELECT FROM item_revision WHERE item_id = NEW.item_id
                AND number = NEW.revision_number AND xmin = this_transaction)
        OR EXISTS (SELECT FROM item WHERE id = NEW.item_id AND xmin = this_transaction))
-     OR NEW.source = '{FlagSource.CHECK.value}' AND EXISTS (SELECT FROM audit_event
-       WHERE action = '{FLAG_ACTION}' AND target = NEW.item_id AND db_role = session_user
-         AND created_at = now()) THEN
+     OR NEW.source = '{FlagSource.CHECK.value}'
+        AND {_audited_here(FLAG_ACTION, "NEW.item_id")} THEN
     RETURN NULL;
   END IF;
   RAISE EXCEPTION 'flag % (%) of item % revision %: a member''s flag comes with the change '
@@ -280,9 +289,8 @@ END""",
             "vetbench_guard_item_metadata",
             path,
             f"""BEGIN
-  IF NOT vetbench_session_is_admin() AND NOT EXISTS (SELECT FROM audit_event
-      WHERE action = '{METADATA_ACTION}' AND target = NEW.id AND db_role = session_user
-        AND created_at = now()) THEN
+  IF NOT vetbench_session_is_admin()
+     AND NOT {_audited_here(METADATA_ACTION, "NEW.id")} THEN
     RAISE EXCEPTION 'the metadata of item % (meta, source_ref, language) changes only with '
       'an audit event "{METADATA_ACTION}" of the same transaction: % changed it unrecorded',
       NEW.id, session_user USING ERRCODE = 'insufficient_privilege';
