@@ -168,10 +168,21 @@ FLAG_SQL = (
     "INSERT INTO item_flag (item_id, revision_number, name, source, evidence, created_at) "
     "VALUES ('o:1', 1, :name, :source, '{\"summary\": \"planted\"}', now())"
 )
-FLAG_EVENT_SQL = (
+EVENT_SQL = (
     "INSERT INTO audit_event (actor, action, target, payload, os_login, host, created_at) "
-    "VALUES ('x', 'flag', 'o:1', '{}', '', '', now())"
+    "VALUES ('x', '{action}', 'o:1', '{{}}', '', '', now())"
 )
+
+
+def with_its_event(url: str, statement: str, action: str, **params: object) -> None:
+    """``statement`` and an audit event ``action`` on o:1 in one transaction, as ``url``'s role."""
+    engine = sa.create_engine(url)
+    try:
+        with engine.begin() as connection:
+            connection.execute(sa.text(statement), params)
+            connection.execute(sa.text(EVENT_SQL.format(action=action)))
+    finally:
+        engine.dispose()
 
 
 @pytestmark_pg
@@ -186,13 +197,8 @@ def test_a_members_flag_comes_with_what_it_is_about(team: Team, tmp_path: Path) 
     ):
         with pytest.raises(sa.exc.ProgrammingError, match="added it alone"):
             raw(alice, FLAG_SQL, name=name, source=source)
-    engine = sa.create_engine(alice)
-    try:
-        with engine.begin() as connection:  # a second opinion's, with its audit event: taken
-            connection.execute(sa.text(FLAG_SQL), {"name": "second-opinion", "source": "check"})
-            connection.execute(sa.text(FLAG_EVENT_SQL))
-    finally:
-        engine.dispose()
+    # a second opinion's, with its audit event: taken
+    with_its_event(alice, FLAG_SQL, "flag", name="second-opinion", source="check")
     raw(team.url(team.lena), FLAG_SQL, name="html", source="auto")  # a lead recomputes flags
     stored = "SELECT name, source FROM item_flag WHERE evidence::text LIKE '%planted%' ORDER BY 1"
     assert raw(team.owner_url, stored).all() == [("html", "auto"), ("second-opinion", "check")]
@@ -358,12 +364,6 @@ def test_annotators_do_not_read_anothers_calibration_answers(team: Team) -> None
     assert "DCBA" not in consensus.output and "o:1" in consensus.output
 
 
-METADATA_EVENT_SQL = (
-    "INSERT INTO audit_event (actor, action, target, payload, os_login, host, created_at) "
-    "VALUES ('x', 'metadata', 'o:1', '{}', '', '', now())"
-)
-
-
 @pytestmark_pg
 def test_an_items_metadata_changes_only_with_its_audit_event(team: Team, tmp_path: Path) -> None:
     # The language picks the evaluation prompt, meta holds CFLUE's exam: with psql a
@@ -373,13 +373,8 @@ def test_an_items_metadata_changes_only_with_its_audit_event(team: Team, tmp_pat
         with pytest.raises(sa.exc.ProgrammingError, match="changes only with an audit event"):
             raw(alice, f"UPDATE item SET {change} WHERE id = 'o:1'")
     raw(alice, "UPDATE item SET meta = meta, language = language WHERE id = 'o:1'")  # no change
-    engine = sa.create_engine(alice)
-    try:
-        with engine.begin() as connection:  # recorded, in the same transaction: taken
-            connection.execute(sa.text("UPDATE item SET language = 'fr' WHERE id = 'o:1'"))
-            connection.execute(sa.text(METADATA_EVENT_SQL))
-    finally:
-        engine.dispose()
+    # recorded, in the same transaction: taken
+    with_its_event(alice, "UPDATE item SET language = 'fr' WHERE id = 'o:1'", "metadata")
     assert raw(alice, "SELECT language FROM item WHERE id = 'o:1'").scalar_one() == "fr"
 
     # vetbench's own path, a re-import that changes only metadata, records the event.
