@@ -17,6 +17,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from db.destinations import folder_problem
 from db.engine import Database
 from db.errors import VetbenchError
 
@@ -55,7 +56,7 @@ def backup_sqlite(db: Database, destination: Path, *, replace: bool = False) -> 
     target = Path(os.path.realpath(destination.expanduser()))
     try:
         status = target.stat()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # the folder check below says which
         status = None
     except OSError as error:  # a symbolic link loop, a folder it may not enter
         raise BackupError(_cannot(destination, error)) from None
@@ -71,8 +72,9 @@ def backup_sqlite(db: Database, destination: Path, *, replace: bool = False) -> 
         raise BackupError(f"{destination} is {what}; a backup is written only to a regular file")
     if status is not None and not replace:
         raise BackupError(f"{destination} exists; use --force to replace it")
-    if not target.parent.is_dir():
-        raise BackupError(f"{target.parent} is not a folder")
+    problem = folder_problem(destination.expanduser(), target)
+    if problem is not None:
+        raise BackupError(f"cannot back up to {destination}: {problem}")
     partial = target.with_name(f".{target.name}.{secrets.token_hex(6)}.partial")
     try:
         # O_EXCL: a file of this name that is not this backup's is never opened, let

@@ -113,8 +113,19 @@ def test_backup_refuses_to_overwrite_or_copy_onto_itself(
     assert run_cli(db_path, "backup", str(target), "--force").exit_code == 0
     onto_itself = run_cli(db_path, "backup", str(db_path))
     assert onto_itself.exit_code == 1 and "is a file of the database itself" in onto_itself.output
-    nowhere = run_cli(db_path, "backup", str(tmp_path / "missing" / "copy.db"))
-    assert nowhere.exit_code == 1 and "is not a folder" in nowhere.output
+    missing = tmp_path / "missing"
+    nowhere = run_cli(db_path, "backup", str(missing / "copy.db"))
+    assert nowhere.exit_code == 1
+    # the exports' sentence, and the folder is not made
+    assert f"cannot back up to {missing / 'copy.db'}: the folder {missing} does not exist" in (
+        nowhere.output
+    )
+    assert not missing.exists()
+    in_the_way = tmp_path / "notes.txt"
+    in_the_way.write_text("a file, not a folder\n")
+    through_a_file = run_cli(db_path, "backup", str(in_the_way / "copy.db"))
+    assert through_a_file.exit_code == 1
+    assert f"{in_the_way} is not a folder" in through_a_file.output
     assert not list(tmp_path.glob("*.partial"))
 
 

@@ -40,6 +40,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TextIO, TypeVar
 
+from db.destinations import folder_problem
 from db.errors import VetbenchError
 
 STDOUT = "-"
@@ -181,23 +182,10 @@ def replace_folder(path: str | os.PathLike[str], files: Mapping[str, str]) -> No
 def _check_folder(shown: str | os.PathLike[str], target: Path) -> None:
     """Refuse (:class:`WriteError`) to write ``target`` (``shown`` as the user named it)
     unless the folder it goes in exists: ``cannot write typo/x.jsonl: the folder typo does
-    not exist``.  The folder is named as typed, or as resolved when a symbolic link leads
-    elsewhere."""
-    folder = target.parent
-    typed = os.path.dirname(os.fspath(shown)) or "."
-    named = typed if os.path.realpath(typed) == str(folder) else str(folder)
-    try:
-        is_folder = stat.S_ISDIR(os.stat(folder).st_mode)
-    except FileNotFoundError:
-        raise WriteError(
-            f"cannot write {os.fspath(shown)}: the folder {named} does not exist"
-        ) from None
-    except NotADirectoryError:  # a file on the way to it
-        is_folder = False
-    except OSError as error:
-        raise WriteError(_describe(shown, error)) from None
-    if not is_folder:
-        raise WriteError(f"cannot write {os.fspath(shown)}: {named} is not a folder")
+    not exist`` (:func:`db.destinations.folder_problem`)."""
+    problem = folder_problem(shown, target)
+    if problem is not None:
+        raise WriteError(f"cannot write {os.fspath(shown)}: {problem}")
 
 
 def _swap_in(staging: Path, target: Path) -> None:
