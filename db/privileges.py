@@ -335,6 +335,9 @@ def _table_statements(
     def applicable(needed: Iterable[str]) -> bool:
         return _has_columns(columns, entry.table, needed)
 
+    def present(any_of: Iterable[str]) -> bool:
+        return any(_has_columns(columns, entry.table, (column,)) for column in any_of)
+
     table = quote_identifier(entry.table)
     statements = [f"REVOKE ALL ON {table} FROM PUBLIC, {ANNOTATOR_GROUP}, {LEAD_GROUP}"]
     statements += [
@@ -349,7 +352,13 @@ def _table_statements(
     ]
     # Row-level security only with a policy to admit rows: at a revision before the
     # columns its policies need, the table is as that revision had it.
-    policies = [policy for policy in entry.policies if applicable(policy.requires)]
+    obsolete = [policy for policy in entry.policies if policy.unless and present(policy.unless)]
+    policies = [
+        policy
+        for policy in entry.policies
+        if applicable(policy.requires) and policy not in obsolete
+    ]
+    statements += [f"DROP POLICY IF EXISTS {policy.name} ON {table}" for policy in obsolete]
     if policies:
         statements.append(f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY")
     for policy in policies:

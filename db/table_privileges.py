@@ -39,6 +39,9 @@ class Policy:
     to: str = ANNOTATOR_GROUP
     # columns a later migration added ("table.column" for another table's; see _applicable)
     requires: tuple[str, ...] = ()
+    # columns whose coming made this policy obsolete: it stands only at a revision before
+    # them (one a downgrade returns to), and is dropped wherever they are
+    unless: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -135,6 +138,8 @@ TABLES: tuple[TablePrivileges, ...] = (
                 "OR vetbench_session_is_lead()",
                 requires=("gold_id",),
             ),
+            # Before 0006 there was no calibration judgment to hide: every one was read.
+            Policy("members_read", "SELECT", using="true", unless=("gold_id",)),
             Policy("judge_as_self", "INSERT", check="annotator_id = vetbench_session_person_id()"),
             Policy(
                 "retract_own",

@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from alembic import command
 from helpers import decide_items, run_cli, store_item
 from sqlmodel import select
 from test_privileges import Team, raw, run, team  # noqa: F401  (team: the fixture)
 
 from db.engine import Database, make_engine, open_database
 from db.items import get_item
-from db.migrate import upgrade_to
+from db.migrate import alembic_config, upgrade_to
 from db.models import EvalRun, Item
 from evaluator.backends.scripted import ScriptedBackend
 from evaluator.runner import RunSetupError, execute_run
@@ -362,6 +363,30 @@ def test_annotators_do_not_read_anothers_calibration_answers(team: Team) -> None
     consensus = run(alice, "consensus", "--json")
     assert consensus.exit_code == 0, consensus.output
     assert "DCBA" not in consensus.output and "o:1" in consensus.output
+
+
+@pytestmark_pg
+def test_a_database_downgraded_before_calibration_lets_members_read_judgments_again(
+    team: Team,
+) -> None:
+    # Below 0006 there is no gold_id, so the policy that hides calibration answers cannot
+    # stand; the downgrade puts back the one that revision had, or members read nothing.
+    judged = run(team.url(team.bob), "judge", "o:1", "--answer", "BACD", "--verdict", "keep")
+    assert judged.exit_code == 0, judged.output
+    answers = "SELECT blind_answer FROM judgment"
+    policies = "SELECT policyname FROM pg_policies WHERE tablename = 'judgment' AND cmd = 'SELECT'"
+    engine = make_engine(team.owner_url)
+    try:
+        command.downgrade(alembic_config(engine), "0005_item_flags")
+        assert raw(team.owner_url, policies).scalars().all() == ["members_read"]
+        assert raw(team.url(team.alice), answers).scalars().all() == ["BACD"]
+        upgrade_to(engine, "head")
+    finally:
+        engine.dispose()
+    assert raw(team.owner_url, policies).scalars().all() == [
+        "read_judgments_but_others_calibration"
+    ]
+    assert raw(team.url(team.alice), answers).scalars().all() == ["BACD"]
 
 
 @pytestmark_pg

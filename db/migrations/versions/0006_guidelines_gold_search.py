@@ -102,3 +102,5 @@ def downgrade() -> None:
         batch_op.drop_index("ux_gold_item_active")
         batch_op.drop_index(batch_op.f("ix_gold_item_item_id"))
     op.drop_table("gold_item")
+    # The policies of the revision this returns to (members read every judgment again).
+    apply_privileges(bind)
