@@ -23,6 +23,7 @@ import copy
 import gc
 import os
 import shutil
+import signal
 import sqlite3
 import uuid
 from collections.abc import Callable, Iterator
@@ -54,6 +55,13 @@ T = TypeVar("T")
 for _threads in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_threads, "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+# Ctrl+C as a terminal sends it: a shell script that starts the suite in the background
+# (`bash scripts/test.sh > log &`) hands every process SIGINT ignored, which Python then
+# keeps, and the tests of what Ctrl+C does (and the children they interrupt) would see
+# nothing.  Each test process, xdist's workers included, imports this file first.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
