@@ -7,6 +7,9 @@
   ``evaluator/exports/atomic_write.py``": nothing else in the review domain, the
   interfaces or the exports opens a file for writing, stages a temporary file or
   folder, or renames one into place.
+- "The CLI group prints that line": no command catches an expected error only to
+  print it (``except SomeError as error: fail(str(error))``), which would be a second
+  place deciding how one is shown.
 
 - "No module in ``db/``, ``reviewer/`` or ``evaluator/`` is longer than 700 lines."
 - "Where things are" names every module of the three areas and every migration, and no
@@ -120,6 +123,21 @@ def test_every_file_the_user_names_is_written_through_atomic_write() -> None:
     assert writers == {}
 
 
+def reprinted_errors(tree: ast.AST) -> list[str]:
+    """Handlers in ``tree`` that only print the error they caught, as the group would."""
+    return [
+        f"{handler.lineno}: except {ast.unparse(handler.type) if handler.type else ''}"
+        for handler in ast.walk(tree)
+        if isinstance(handler, ast.ExceptHandler)
+        and handler.name is not None
+        and [ast.unparse(statement) for statement in handler.body] == [f"fail(str({handler.name}))"]
+    ]
+
+
+def test_commands_leave_expected_errors_to_the_group() -> None:
+    assert found_in(reprinted_errors, "reviewer/cli", but="") == {}
+
+
 def test_the_checks_see_what_they_look_for() -> None:
     printed = ast.parse(
         "print_json(report.to_json())\n"
@@ -141,6 +159,12 @@ def test_the_checks_see_what_they_look_for() -> None:
         "text.replace('a', 'b')\n"
     )
     assert [line.split(":")[0] for line in file_writes(written)] == ["1", "2", "4", "6", "7", "8"]
+    caught = ast.parse(
+        "try:\n    f()\nexcept GoldError as error:\n    fail(str(error))\n"
+        "try:\n    f()\nexcept GoldError as error:\n    fail(f'{name}: {error}')\n"
+        "try:\n    f()\nexcept OSError as error:\n    cleanup()\n    fail(str(error))\n"
+    )
+    assert [line.split(":")[0] for line in reprinted_errors(caught)] == ["3"]
 
 
 MOST_LINES = 700

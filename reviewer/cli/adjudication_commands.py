@@ -297,7 +297,7 @@ def decide_command(
     --reason flawed`. --kind and --source narrow the set.
     """
     from db.answers import format_answer
-    from reviewer.adjudication import AdjudicationError, PermissionDenied, decide, load_case
+    from reviewer.adjudication import decide, load_case
 
     if (item_id is None) == (flag is None):
         fail("give either ITEM_ID or --flag NAME")
@@ -311,10 +311,7 @@ def decide_command(
         _decide_flagged(db, lead, flag, status, reason, comment, scope, assume_yes)
         return
     assert item_id is not None
-    try:
-        record = decide(db, lead, item_id, status, key=key, reason=reason, comment=comment)
-    except (AdjudicationError, PermissionDenied) as error:
-        fail(str(error))
+    record = decide(db, lead, item_id, status, key=key, reason=reason, comment=comment)
     case = load_case(db, item_id)
     kind = case.item.kind if case else "single"
     detail = f" with key {format_answer(kind, record.final_key)}" if record.final_key else ""
@@ -335,14 +332,11 @@ def decide_command(
 def undo_decision_command(ctx: click.Context, item_id: str, name: str | None) -> None:
     """Undo your decision on ITEM_ID (leads only): the item falls back to the decision
     before it, or to what its judgments say; the undone decision stays in the history."""
-    from reviewer.adjudication import AdjudicationError, PermissionDenied, undo_decision
+    from reviewer.adjudication import undo_decision
 
     db = open_db(ctx)
     lead = acting_person(ctx, name, needs_lead=True).name
-    try:
-        undone = undo_decision(db, lead, item_id)
-    except (AdjudicationError, PermissionDenied) as error:
-        fail(str(error))
+    undone = undo_decision(db, lead, item_id)
     click.echo(terminal_text(undone.describe()))
 
 
@@ -357,7 +351,6 @@ def _decide_flagged(
     assume_yes: bool,
 ) -> None:
     """``decide --flag``: count, show, ask, then decide them all in one transaction."""
-    from reviewer.adjudication import AdjudicationError
     from reviewer.flag_decisions import decide_flagged, flagged_ids
 
     _require_lead_or_fail(db, lead)
@@ -376,18 +369,15 @@ def _decide_flagged(
     ):
         click.echo("nothing decided")
         return
-    try:
-        decided = decide_flagged(
-            db,
-            lead,
-            flag,
-            status,
-            reason=reason,
-            comment=comment,
-            scope=scope,
-        )
-    except AdjudicationError as error:
-        fail(str(error))
+    decided = decide_flagged(
+        db,
+        lead,
+        flag,
+        status,
+        reason=reason,
+        comment=comment,
+        scope=scope,
+    )
     click.echo(
         f"{status} {len(decided):,} item(s) with the flag {flag}"
         f"{_since_counted(len(decided), len(ids))}"
@@ -430,7 +420,6 @@ def approve_agreed_command(
     approved, its audit event keeping those figures.  Items the consensus says have a
     wrong key or should be dropped are listed for a lead (F3), never decided here.
     """
-    from db.people import PermissionDenied
     from reviewer.adjudication import approve_agreed, count_agreed
 
     db = open_db(ctx)
@@ -448,10 +437,7 @@ def approve_agreed_command(
     ):
         click.echo("nothing approved")
         return
-    try:
-        approved = approve_agreed(db, lead, scope)
-    except PermissionDenied as error:
-        fail(str(error))
+    approved = approve_agreed(db, lead, scope)
     click.echo(f"approved {approved:,} agreed item(s){_since_counted(approved, count)}")
 
 
@@ -604,7 +590,7 @@ def _echo_conflict_count(
 @click.pass_context
 def report_command(ctx: click.Context, out: Path | None, bootstrap: BootstrapSettings) -> None:
     """A Markdown review report: items by source, removals by reason, final counts, agreement."""
-    from evaluator.exports.atomic_write import WriteError, is_stdout, write_file
+    from evaluator.exports.atomic_write import is_stdout, write_file
     from reviewer.report import build_report
 
     report = build_report(open_db(ctx), resamples=bootstrap.resamples, seed=bootstrap.seed)
@@ -612,10 +598,7 @@ def report_command(ctx: click.Context, out: Path | None, bootstrap: BootstrapSet
     if out is None or is_stdout(out):
         click.echo(text, nl=False)
         return
-    try:
-        write_file(out, lambda handle: handle.write(text))
-    except WriteError as error:
-        fail(str(error))
+    write_file(out, lambda handle: handle.write(text))
     click.echo(f"wrote the review report to {terminal_text(str(out))}")
 
 

@@ -98,15 +98,12 @@ def backup_command(ctx: click.Context, destination: Path, force: bool) -> None:
     Uses SQLite's online backup, then checks the copy's integrity.  For PostgreSQL
     use pg_dump (see the README's team section).
     """
-    from db.backup import BackupError, backup_sqlite
+    from db.backup import backup_sqlite
 
     # The database as it is: a backup never upgrades its schema first (the copy taken
     # before a vetbench upgrade is the one to go back to).
     db = open_db(ctx, migrate=False)
-    try:
-        result = backup_sqlite(db, destination, replace=force)
-    except BackupError as error:
-        fail(str(error))
+    result = backup_sqlite(db, destination, replace=force)
     click.echo(
         f"backed up {terminal_text(result.source)} to {terminal_text(result.destination)}: "
         f"{result.pages:,} pages, "
@@ -133,17 +130,14 @@ def setup_postgres_command(ctx: click.Context, owner: str, apply_now: bool) -> N
     each group what it may do, with row-level security.  Printed unless --apply.
     Every statement can run again safely.
     """
-    from db.setup_postgres import SetupRefused, apply_setup, setup_script
+    from db.setup_postgres import apply_setup, setup_script
 
     if not apply_now:
         click.echo(setup_script(owner))
         return
     from db.engine import resolve_db_url
 
-    try:
-        report = apply_setup(resolve_db_url(ctx.find_root().obj.get("db")), owner)
-    except SetupRefused as error:
-        fail(str(error))
+    report = apply_setup(resolve_db_url(ctx.find_root().obj.get("db")), owner)
     for line in report:
         click.echo(line)
 

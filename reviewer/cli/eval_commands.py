@@ -52,18 +52,14 @@ EXTRACTOR_NAMES = ("lenient", "cflue", "econlogicqa", "econlogicqa-start")
 
 def _open_backend(database: Database, spec: str, settings: BackendSettings) -> Backend:
     """The backend for SPEC through the evaluator's registry; problems end the command."""
-    from evaluator.backends.base import BackendError
     from evaluator.backends.registry import open_backend
 
-    try:
-        return open_backend(
-            spec,
-            settings,
-            database=database,
-            notify=lambda note: click.echo(terminal_text(note), err=True),
-        )
-    except BackendError as error:
-        fail(str(error))
+    return open_backend(
+        spec,
+        settings,
+        database=database,
+        notify=lambda note: click.echo(terminal_text(note), err=True),
+    )
 
 
 def _progress_line(progress: RunProgress) -> str:
@@ -252,10 +248,6 @@ def eval_command(
     with `vetbench eval --resume RUN_ID` without recomputing anything.  A protocol
     with several shot settings, and --repeats, make several runs (one model load).
     """
-    from evaluator.backends.base import BackendError
-    from evaluator.cflue_wording import WordingError
-    from evaluator.prompts import ShotFileError
-    from evaluator.run_create import RunSetupError
     from evaluator.session import EvalChoices, check_choices, check_model, protocol_settings
 
     database = open_db(ctx)
@@ -289,19 +281,16 @@ def eval_command(
         seed=seed,
     )
     settings = backend
-    try:
-        if resume_id is not None:
-            run = _run_to_resume(database, resume_id, model)
-            model = _recorded_spec(run)
-            choices = EvalChoices(mode=run.mode)
-            settings = settings.resuming(run.params.backend)
-            check_model(model, choices.mode)
-        else:  # before a model loads: bad choices and an empty selection are said at once
-            assert model is not None
-            check_choices(database, choices, model=model)
-            settings = protocol_settings(choices, settings)
-    except (RunSetupError, BackendError, WordingError, ShotFileError) as error:
-        fail(str(error))
+    if resume_id is not None:
+        run = _run_to_resume(database, resume_id, model)
+        model = _recorded_spec(run)
+        choices = EvalChoices(mode=run.mode)
+        settings = settings.resuming(run.params.backend)
+        check_model(model, choices.mode)
+    else:  # before a model loads: bad choices and an empty selection are said at once
+        assert model is not None
+        check_choices(database, choices, model=model)
+        settings = protocol_settings(choices, settings)
     opened = _open_backend(database, model, settings)
     try:
         run_ids = _evaluate(database, opened, choices, actor, resume_id, as_json)
@@ -407,12 +396,10 @@ def _recorded_spec(run: RunRecord) -> str:
 
 
 def _run_to_resume(database: Database, run_id: int, model: str | None) -> RunRecord:
-    from evaluator.runs import RunNotFound, load_run, run_info
+    from evaluator.runs import load_run, run_info
 
-    try:  # the run's record only: its predictions are read when it runs
-        run = run_info(load_run(database, run_id))
-    except RunNotFound as error:
-        fail(str(error))
+    # the run's record only: its predictions are read when it runs
+    run = run_info(load_run(database, run_id))
     recorded = _recorded_spec(run)
     if model and model not in (run.model, recorded):
         fail(f"run {run_id} evaluates {recorded}, not {model}")

@@ -105,23 +105,20 @@ def triage_command(
     point to (a lead runs it); `vetbench review --order suspicious` serves the same
     items in this order.
     """
-    from reviewer.queue import QueueError, QueueFilter
+    from reviewer.queue import QueueFilter
     from reviewer.triage import rank_items
 
     db = open_db(ctx)
     wanted: tuple[str, ...] | None = (
         None if ALL in statuses else (statuses or tuple(s.value for s in UNDECIDED_STATUSES))
     )
-    try:
-        filters = QueueFilter(
-            kinds=kinds,
-            sources=sources,
-            exams=exams,
-            text=search.describe() if search else "",
-            flags=flags,
-        )
-    except QueueError as error:
-        fail(str(error))
+    filters = QueueFilter(
+        kinds=kinds,
+        sources=sources,
+        exams=exams,
+        text=search.describe() if search else "",
+        flags=flags,
+    )
     entries = rank_items(db, statuses=wanted, limit=None if show_all else limit, filters=filters)
     narrowed = "" if filters.describe() == "all items" else f" among {filters.describe()}"
     if printed_json_or_empty(
@@ -197,7 +194,7 @@ def check_command(
     reasons: hints for reviewers, never verdicts. Answers are cached: run the same
     command again after Ctrl-C or failures to continue; nothing is stored twice.
     """
-    from evaluator.openai_client import ChatClient, ClientConfigError
+    from evaluator.openai_client import ChatClient
     from evaluator.second_opinion import plan_checks, run_checks
 
     backend, _, model_name = model.partition(":")
@@ -219,10 +216,7 @@ def check_command(
             )
     if not items:
         fail("no items to check (see --status, --kind, --source)")
-    try:
-        client = ChatClient(model_name, database=db, **api.client_options())
-    except ClientConfigError as error:
-        fail(str(error))
+    client = ChatClient(model_name, database=db, **api.client_options())
     try:
         # Who asks, registered on first use only once the items and the client are known
         # good: a refused command registers no one.

@@ -132,7 +132,6 @@ def generate_command(
     and earlier answers come from the response cache.
     """
     from db.importer import source_slug
-    from evaluator.generation.inputs import InputError
     from evaluator.generation.run import (
         GenerationAbortedError,
         GenerationSummary,
@@ -141,10 +140,9 @@ def generate_command(
     )
     from evaluator.generation.templates import (
         GenerationMode,
-        GenerationTemplateError,
         load_generation_template,
     )
-    from evaluator.openai_client import ChatClient, ClientConfigError
+    from evaluator.openai_client import ChatClient
 
     if (articles is None) == (questions is None):
         fail("give either --articles FILE or --questions FILE")
@@ -164,11 +162,8 @@ def generate_command(
     if not source.strip() or ":" in source:
         fail(f"--source '{source}': must be non-empty and without ':' (ids are SOURCE:ARTICLE:N)")
 
-    try:
-        template = load_generation_template(mode, templates)
-        tasks = _plan_tasks(mode, input_path, template, source, samples=samples, seed=seed)
-    except (InputError, GenerationTemplateError) as error:
-        fail(str(error))
+    template = load_generation_template(mode, templates)
+    tasks = _plan_tasks(mode, input_path, template, source, samples=samples, seed=seed)
 
     db = open_db(ctx)
     actor = acting_person(ctx, None, register=False).name
@@ -183,10 +178,7 @@ def generate_command(
                 "or rejected"
             )
         return
-    try:
-        client = ChatClient(model, database=db, **api.client_options())
-    except ClientConfigError as error:
-        fail(str(error))
+    client = ChatClient(model, database=db, **api.client_options())
 
     bar = TerminalProgressBar(len(todo), "generating", describe=_tally_line)
 

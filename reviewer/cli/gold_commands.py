@@ -12,7 +12,7 @@ import click
 
 from db.vocabulary import Verdict, values
 from reviewer.cli import options
-from reviewer.cli.common import fail, open_db
+from reviewer.cli.common import open_db
 from reviewer.cli.identity import acting_person, as_option
 from reviewer.cli.output import printed_json_or_empty, terminal_text
 
@@ -44,24 +44,20 @@ def gold_add(
     name: str | None,
 ) -> None:
     """Mark ITEM_ID's current revision as gold (leads only)."""
-    from db.gold import GoldError, add_gold
-    from db.people import PermissionDenied
+    from db.gold import add_gold
 
     db = open_db(ctx)
     who = acting_person(ctx, name, needs_lead=True)
-    try:
-        with db.transaction() as session:
-            gold = add_gold(
-                session,
-                who.name,
-                item_id,
-                verdict=verdict,
-                answer=answer,
-                from_approved=from_approved,
-                note=note,
-            )
-    except (GoldError, PermissionDenied) as error:
-        fail(str(error))
+    with db.transaction() as session:
+        gold = add_gold(
+            session,
+            who.name,
+            item_id,
+            verdict=verdict,
+            answer=answer,
+            from_approved=from_approved,
+            note=note,
+        )
     click.echo(
         f"{terminal_text(gold.item_id)} revision {gold.revision} is gold: verdict "
         f"{gold.verdict.value}, answer {gold.answer_text}"
@@ -74,16 +70,12 @@ def gold_add(
 @click.pass_context
 def gold_remove(ctx: click.Context, item_id: str, name: str | None) -> None:
     """Stop serving ITEM_ID as gold (leads only); its record and judgments stay."""
-    from db.gold import GoldError, remove_gold
-    from db.people import PermissionDenied
+    from db.gold import remove_gold
 
     db = open_db(ctx)
     who = acting_person(ctx, name, needs_lead=True)
-    try:
-        with db.transaction() as session:
-            gold = remove_gold(session, who.name, item_id)
-    except (GoldError, PermissionDenied) as error:
-        fail(str(error))
+    with db.transaction() as session:
+        gold = remove_gold(session, who.name, item_id)
     click.echo(
         f"{terminal_text(gold.item_id)} is no longer gold (it was: {gold.verdict.value}, "
         f"{gold.answer_text}); judgments already made of it stay calibration judgments"

@@ -32,8 +32,7 @@ def guidelines_set(ctx: click.Context, path: Path, name: str | None) -> None:
     A file equal to the newest version stores nothing.  Annotators see the new
     version with g in the review app; every judgment records the version in force.
     """
-    from db.guidelines import GuidelinesError, set_guidelines
-    from db.people import PermissionDenied
+    from db.guidelines import set_guidelines
 
     try:
         text = path.read_text(encoding="utf-8")
@@ -43,11 +42,8 @@ def guidelines_set(ctx: click.Context, path: Path, name: str | None) -> None:
         fail(f"{path}: {error.strerror or error}")
     db = open_db(ctx)
     who = acting_person(ctx, name, needs_lead=True)
-    try:
-        with db.transaction() as session:
-            result = set_guidelines(session, text, lead=who.name, file_name=path.name)
-    except (GuidelinesError, PermissionDenied) as error:
-        fail(str(error))
+    with db.transaction() as session:
+        result = set_guidelines(session, text, lead=who.name, file_name=path.name)
     version = result.current.version
     if not result.changed:
         click.echo(f"{terminal_text(path)} is the same as version {version}: nothing stored")

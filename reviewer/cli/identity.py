@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from reviewer.cli.common import fail, open_db
+from reviewer.cli.common import open_db
 from reviewer.cli.output import terminal_text
 
 if TYPE_CHECKING:
@@ -57,19 +57,16 @@ def acting_person(
     Notices (a registration, a role the database and vetbench disagree on) go to
     stderr, so ``--json`` output stays clean.
     """
-    from db.identity import IdentityRefused, resolve_identity
+    from db.identity import resolve_identity
 
-    try:
-        identity = resolve_identity(
-            open_db(ctx),
-            name,
-            new_user=new_user,
-            register=register,
-            needs_lead=needs_lead,
-            registers_with_write=registers_with_write,
-        )
-    except IdentityRefused as error:
-        fail(str(error))
+    identity = resolve_identity(
+        open_db(ctx),
+        name,
+        new_user=new_user,
+        register=register,
+        needs_lead=needs_lead,
+        registers_with_write=registers_with_write,
+    )
     if not identity.pending:
         _say_notice(identity)
     return identity

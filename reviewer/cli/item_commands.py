@@ -398,7 +398,7 @@ def _export_judging(
     """``export --format judging``: the items waiting for a person, as a sheet to fill."""
     from click.core import ParameterSource
 
-    from evaluator.exports.atomic_write import WriteError, is_stdout, write_file
+    from evaluator.exports.atomic_write import is_stdout, write_file
     from reviewer.judgment_files import waiting_items, write_judging_sheet
 
     if release is not None or ctx.get_parameter_source("status") is ParameterSource.COMMANDLINE:
@@ -417,13 +417,10 @@ def _export_judging(
     items = waiting_items(database, who.name, kinds=kinds, sources=sources)
     if not items:
         fail(f"no items are waiting for {terminal_text(who.name)}")
-    try:
-        count = write_file(
-            out,
-            lambda handle: write_judging_sheet(items, handle, annotator=who.name),
-        )
-    except WriteError as error:
-        fail(str(error))
+    count = write_file(
+        out,
+        lambda handle: write_judging_sheet(items, handle, annotator=who.name),
+    )
     where = "standard output" if is_stdout(out) else terminal_text(str(out))
     click.echo(
         f"exported {count} item(s) waiting for {terminal_text(who.name)} to {where} as a judging "

@@ -325,23 +325,19 @@ def backend(function: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(function)
     def with_backend_settings(*args: Any, **kwargs: Any) -> Any:
-        from evaluator.backends.base import BackendError
         from evaluator.backends.settings import BackendSettings
 
         api = _api_settings(kwargs)
         flags = {name: kwargs.pop(name) for name in BACKEND_FLAGS}
-        try:
-            settings = BackendSettings(
-                device=flags["device"],
-                dtype=flags["dtype"],
-                batch_size=flags["batch_size"],
-                prefix_cache=not flags["no_prefix_cache"],
-                chat_template=flags["chat_template"],
-                threads=flags["threads"],
-                api=api,
-            )
-        except BackendError as error:
-            fail(str(error))
+        settings = BackendSettings(
+            device=flags["device"],
+            dtype=flags["dtype"],
+            batch_size=flags["batch_size"],
+            prefix_cache=not flags["no_prefix_cache"],
+            chat_template=flags["chat_template"],
+            threads=flags["threads"],
+            api=api,
+        )
         return function(*args, backend=settings, **kwargs)
 
     return _with_options(with_backend_settings, options)

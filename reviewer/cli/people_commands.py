@@ -103,7 +103,7 @@ def users_add(
     password unless --reset-password; one that is not vetbench's needs --adopt.
     """
     from db.engine import resolve_db_url
-    from db.people import PersonRefused, check_person_names
+    from db.people import check_person_names
 
     per_login = [
         flag
@@ -118,10 +118,7 @@ def users_add(
         fail(f"{per_login[0]} is for one login at a time: name one person")
     # Checked before the database is opened: a refused name never creates one.
     postgres = resolve_db_url(ctx.find_root().obj.get("db")).get_backend_name() != "sqlite"
-    try:
-        checked = check_person_names(names, postgres=postgres)
-    except PersonRefused as error:
-        fail(str(error))
+    checked = check_person_names(names, postgres=postgres)
     db = open_db(ctx, create=True)
     actor = acting_person(ctx, name, register=False)
     for person in checked:
@@ -141,7 +138,7 @@ def _add_one(
     reset_password: bool,
 ) -> None:
     """Register one checked name and say what changed."""
-    from db.people import PersonRefused, add_person, has_database_role
+    from db.people import add_person, has_database_role
 
     password = None
     if not db.is_sqlite:
@@ -154,18 +151,15 @@ def _add_one(
         )
     elif password_stdin:
         fail("--password-stdin: SQLite has no logins, so no passwords")
-    try:
-        change = add_person(
-            db,
-            name,
-            role,
-            actor=actor,
-            password=password,
-            adopt=adopt,
-            reset_password=reset_password,
-        )
-    except PersonRefused as error:
-        fail(str(error))
+    change = add_person(
+        db,
+        name,
+        role,
+        actor=actor,
+        password=password,
+        adopt=adopt,
+        reset_password=reset_password,
+    )
     login = ""
     if change.login_created:
         login = ", with a new database login" + (" and password" if change.password_set else "")

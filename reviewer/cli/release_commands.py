@@ -49,23 +49,19 @@ def release_create(
     as_json: bool,
 ) -> None:
     """Freeze the current revision of every selected item as release NAME (leads only)."""
-    from db.people import PermissionDenied
-    from db.releases import ReleaseError, ReleaseRequest
+    from db.releases import ReleaseRequest
     from reviewer.releases import create_release
 
     db = open_db(ctx)
     who = acting_person(ctx, name, needs_lead=True)
-    try:
-        request = ReleaseRequest(
-            release_name,
-            statuses=statuses or (ItemStatus.APPROVED.value,),
-            kinds=kinds,
-            sources=sources,
-            note=note,
-        )
-        release = create_release(db, request, lead=who.name)
-    except (ReleaseError, PermissionDenied) as error:
-        fail(str(error))
+    request = ReleaseRequest(
+        release_name,
+        statuses=statuses or (ItemStatus.APPROVED.value,),
+        kinds=kinds,
+        sources=sources,
+        note=note,
+    )
+    release = create_release(db, request, lead=who.name)
     if as_json:
         print_json(release.to_json())
         return
@@ -102,13 +98,10 @@ def release_list(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def release_show(ctx: click.Context, name: str, as_json: bool) -> None:
     """A release: its hash, items by kind and source, and the review figures when it was made."""
-    from db.releases import ReleaseError, figure_rows, release_contents
+    from db.releases import figure_rows, release_contents
 
     with open_db(ctx).session() as session:
-        try:
-            contents = release_contents(session, name)
-        except ReleaseError as error:
-            fail(str(error))
+        contents = release_contents(session, name)
     if as_json:
         print_json(contents.to_json())
         return
@@ -133,14 +126,10 @@ def release_show(ctx: click.Context, name: str, as_json: bool) -> None:
 @click.pass_context
 def release_diff(ctx: click.Context, old: str, new: str, as_json: bool) -> None:
     """Items added, removed and changed from release OLD to NEW, each with why (Markdown)."""
-    from db.releases import ReleaseError
     from reviewer.releases import changelog_markdown, diff_releases
 
     with open_db(ctx).session() as session:
-        try:
-            diff = diff_releases(session, old, new)
-        except ReleaseError as error:
-            fail(str(error))
+        diff = diff_releases(session, old, new)
     if as_json:
         print_json(diff.to_json())
     else:
@@ -162,22 +151,19 @@ def release_verify(
 ) -> None:
     """Recompute release NAME's hash from the database, or check an export (--export; with
     NAME, the export must be of that release)."""
-    from db.releases import ReleaseError, Verification, verify_release
+    from db.releases import Verification, verify_release
     from evaluator.exports.release_check import ExportVerification, verify_export
 
     if name is None and export_path is None:
         fail("give a release NAME, or --export PATH (an export names its release)")
     db = open_db(ctx)
     result: Verification | ExportVerification
-    try:
-        if export_path is not None:
-            result = verify_export(db, export_path, expected_release=name)
-        else:
-            assert name is not None
-            with db.session() as session:
-                result = verify_release(session, name)
-    except ReleaseError as error:
-        fail(str(error))
+    if export_path is not None:
+        result = verify_export(db, export_path, expected_release=name)
+    else:
+        assert name is not None
+        with db.session() as session:
+            result = verify_release(session, name)
     if as_json:
         print_json(result.to_json())
     else:

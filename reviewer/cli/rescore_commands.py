@@ -11,7 +11,7 @@ from __future__ import annotations
 import click
 
 from reviewer.cli import options
-from reviewer.cli.common import fail, open_db
+from reviewer.cli.common import open_db
 from reviewer.cli.output import print_json, terminal_text
 from reviewer.cli.runs_commands import runs_group
 
@@ -31,13 +31,9 @@ def _shown(value: object) -> str:
 def runs_rescore(ctx: click.Context, run_id: int, as_json: bool) -> None:
     """Read a finished run's stored outputs again with today's readers and metrics, and
     print what changed (after a reader is fixed).  Never calls the model; writes nothing."""
-    from evaluator.rescore import RescoreError, rescore_run
-    from evaluator.runs import RunNotFound
+    from evaluator.rescore import rescore_run
 
-    try:
-        rescored = rescore_run(open_db(ctx), run_id)
-    except (RescoreError, RunNotFound) as error:
-        fail(str(error))
+    rescored = rescore_run(open_db(ctx), run_id)
     if as_json:
         print_json(rescored.to_json())
         return

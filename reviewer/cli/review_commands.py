@@ -287,7 +287,6 @@ def _judge_from(
     """``judge --from``: every row checked, then all stored or none."""
     from click.core import ParameterSource
 
-    from db.formats.base import FormatError
     from reviewer.judging import BatchRefused
     from reviewer.judgment_files import judge_from_file
 
@@ -311,8 +310,6 @@ def _judge_from(
         for problem in error.problems:
             click.echo(f"  {terminal_text(str(problem))}", err=True)
         sys.exit(1)
-    except FormatError as error:
-        fail(str(error))
     say_held_notice(who)
     if as_json:
         print_json(batch.to_json())
@@ -336,16 +333,13 @@ def _judge_from(
 @click.pass_context
 def undo(ctx: click.Context, name: str | None) -> None:
     """Retract your last judgment; its item returns to the queue (nothing is deleted)."""
-    from reviewer.judging import JudgmentRefused, retract_last_judgment
+    from reviewer.judging import retract_last_judgment
 
     db = open_db(ctx)
     who = acting_person(ctx, name, register=False)  # someone new has nothing to undo
     if not who.registered:
         fail(f"{who.name} is not a registered person: there is no judgment of theirs to undo")
-    try:
-        receipt = retract_last_judgment(db, who.name)
-    except JudgmentRefused as error:
-        fail(str(error))
+    receipt = retract_last_judgment(db, who.name)
     click.echo(
         f"retracted judgment {receipt.judgment_id} ({receipt.verdict}) on "
         f"{terminal_text(receipt.item_id)} revision {receipt.revision_number}; "

@@ -188,23 +188,20 @@ def runs_show(
 ) -> None:
     """A run's figures and its predictions, or one item's prediction (--item)."""
     from evaluator.results import RunDetail
-    from evaluator.runs import RunNotFound, all_predictions, get_prediction, run_figures
+    from evaluator.runs import all_predictions, get_prediction, run_figures
 
     database = open_db(ctx)
-    try:
-        if item_id is not None:
-            view = get_prediction(database, run_id, item_id)
-            if view is None:
-                fail(f"run {run_id} has no prediction for item {item_id}")
-            if as_json:
-                print_json(view.to_json(with_prompt=with_prompt))
-            else:
-                _print_prediction(view, with_prompt)
-            return
-        figures = run_figures(database, run_id)
-        predictions = all_predictions(database, run_id)
-    except RunNotFound as error:
-        fail(str(error))
+    if item_id is not None:
+        view = get_prediction(database, run_id, item_id)
+        if view is None:
+            fail(f"run {run_id} has no prediction for item {item_id}")
+        if as_json:
+            print_json(view.to_json(with_prompt=with_prompt))
+        else:
+            _print_prediction(view, with_prompt)
+        return
+    figures = run_figures(database, run_id)
+    predictions = all_predictions(database, run_id)
     if as_json:
         print_json(RunDetail(figures, tuple(predictions), with_prompts=with_prompt).to_json())
         return
@@ -262,12 +259,9 @@ def _print_prediction(view: PredictionView, with_prompt: bool) -> None:
 def runs_compare(ctx: click.Context, run_a: int, run_b: int, as_json: bool) -> None:
     """Two runs item by item: both right, both wrong, only one right, different answers."""
     from evaluator.run_text import number
-    from evaluator.runs import RunNotFound, compare_runs
+    from evaluator.runs import compare_runs
 
-    try:
-        comparison = compare_runs(open_db(ctx), run_a, run_b)
-    except RunNotFound as error:
-        fail(str(error))
+    comparison = compare_runs(open_db(ctx), run_a, run_b)
     if as_json:
         print_json(comparison.to_json())
         return

@@ -39,14 +39,11 @@ def config_list(ctx: click.Context) -> None:
 @click.pass_context
 def config_get(ctx: click.Context, key: str) -> None:
     """Print one setting's value."""
-    from db.settings import SettingError, get_setting
+    from db.settings import get_setting
 
     db = open_db(ctx)
     with db.session() as session:
-        try:
-            click.echo(get_setting(session, key))
-        except SettingError as error:
-            fail(str(error))
+        click.echo(get_setting(session, key))
 
 
 @config.command("set")
@@ -56,7 +53,7 @@ def config_get(ctx: click.Context, key: str) -> None:
 @click.pass_context
 def config_set(ctx: click.Context, key: str, value: str, name: str | None) -> None:
     """Change a setting (leads only), e.g. `vetbench config set overlap 3`."""
-    from db.settings import SettingError, change_setting
+    from db.settings import change_setting
 
     db = open_db(ctx)
     who = acting_person(ctx, name, needs_lead=True)
@@ -66,11 +63,8 @@ def config_set(ctx: click.Context, key: str, value: str, name: str | None) -> No
             f"only leads change settings; {who.name} is {standing} "
             f"(a lead adds leads: vetbench users add NAME --role lead)"
         )
-    try:
-        with db.transaction() as session:
-            change = change_setting(session, key, value, actor=who.name)
-    except SettingError as error:
-        fail(str(error))
+    with db.transaction() as session:
+        change = change_setting(session, key, value, actor=who.name)
     if not change.changed:
         click.echo(f"{key} = {change.new} already; nothing changed")
         return
