@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Writes scripts/tested-versions.txt: every package a first `scripts/setup.sh` installs
 # (torch and vetbench itself aside), at the version pip resolves today from
-# pyproject.toml. setup.sh installs these pins first without resolving (a fresh
-# resolution of the ~140 packages was a quarter of a first setup), then lets pip check
-# them against pyproject.toml, so a pin that is stale or missing only costs time.
+# pyproject.toml. setup.sh installs these pins first, then lets pip check them against
+# pyproject.toml, so every clone and CI test the versions last tested here (a new
+# release upstream, of ruff, mypy or Rich say, changes nothing until this is run
+# again), and a pin that is stale or missing is repaired, never fatal.
 # Run it after changing the dependencies in pyproject.toml and commit the file.
 set -euo pipefail
 cd "$(dirname "$0")/.."

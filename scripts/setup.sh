@@ -26,9 +26,9 @@ if ! python -c "import torch" >/dev/null 2>&1; then
     python -m pip install -q --no-compile "torch==2.13.0"        # the CPU build
   fi
 fi
-# The tested versions first, without resolving (scripts/lock.sh writes them); then pip
-# checks them against pyproject.toml and adds or replaces whatever a pin got wrong, in
-# seconds where none did. A pin this index lacks costs only the resolution it saved.
+# The tested versions first (scripts/lock.sh writes them); then pip checks them against
+# pyproject.toml and adds or replaces whatever a pin got wrong, in seconds where none
+# did. Where this index lacks a pinned version, pip resolves everything as before.
 python -m pip install -q --no-compile --no-deps -r scripts/tested-versions.txt ||
   echo "some pinned version is not on this index: resolving from pyproject.toml" >&2
 python -m pip install -q --no-compile -e ".[dev]"
