@@ -18,11 +18,11 @@ from enum import StrEnum
 __all__ = [
     "ALL",
     "DECISION_STATUSES",
-    "FLAG_DESCRIPTIONS",
     "FLAG_ACTION",
+    "FLAG_DESCRIPTIONS",
     "GOLD_ADD_ACTION",
-    "METADATA_ACTION",
     "LEAD_AUDIT_ACTIONS",
+    "METADATA_ACTION",
     "OPEN_STATUSES",
     "ORACLE_SCRIPT",
     "SCRIPTED_BACKEND",
