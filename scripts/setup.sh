@@ -20,11 +20,11 @@ python -m pip install -q --upgrade pip
 # --no-compile: compiling every module of every wheel was 60% of a first setup, and
 # vetbench imports a fifth of them; warm_bytecode.py below compiles those, on all cores.
 pip_install() { python -m pip install -q --no-compile "$@"; }
-cuda=
-if ! python -c "import torch" >/dev/null 2>&1 && command -v nvidia-smi >/dev/null 2>&1 &&
-  nvidia-smi >/dev/null 2>&1; then
-  cuda=1
+have_torch=
+python -c "import torch" >/dev/null 2>&1 && have_torch=1
+if [ -z "$have_torch" ] && command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
   pip_install "torch>=2.4,<3"  # a CUDA build on GPU machines, with the CUDA libraries it asks for
+  have_torch=1
 fi
 # The tested versions (scripts/lock.sh writes them), in four pip processes at once and the
 # CPU build of torch beside them: one pip fetches and unpacks one package at a time,
@@ -38,7 +38,7 @@ shards=$(mktemp -d)
 trap 'rm -rf "$shards"' EXIT
 grep -v '^#' scripts/tested-versions.txt | split -n r/4 - "$shards/pins."
 torch_install=
-if [ -z "$cuda" ] && ! python -c "import torch" >/dev/null 2>&1; then
+if [ -z "$have_torch" ]; then
   pip_install --no-deps "torch==2.13.0" & # the CPU build
   torch_install=$!
 fi
