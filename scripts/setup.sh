@@ -36,7 +36,9 @@ fi
 # resolves everything as before.
 shards=$(mktemp -d)
 trap 'rm -rf "$shards"' EXIT
-grep -v '^#' scripts/tested-versions.txt | split -n r/4 - "$shards/pins."
+# awk rather than GNU split's -n r/4, which macOS's split lacks
+awk -v shards="$shards" '!/^#/ && NF { print > (shards "/pins." (n++ % 4)) }' \
+  scripts/tested-versions.txt
 torch_install=
 if [ -z "$have_torch" ]; then
   pip_install --no-deps "torch==2.13.0" & # the CPU build
