@@ -19,10 +19,12 @@ Each undecided item gets a suspicion score, the sum of three kinds of sign:
 Every sign comes with a reason in words, and a likely decision is suggested (a
 key most signs point to, or a rejection reason), so a lead can act on it with the
 ``vetbench decide`` command triage prints.  A suggestion is never more certain than
-its evidence: a near-duplicate is suggested for rejection only when it differs from
-its original in form alone (order, labels, punctuation…); one that asks the opposite
-question or another question on a shared stem is worth a look (``compare_with``), not
-a decision.  Review domain: ``db`` only.
+its evidence: another key only when an annotator who did not keep the key asks for it
+(a blind answer its annotator then kept the key over is a sign, not a proposal); a
+near-duplicate is suggested for rejection only when it differs from its original in
+form alone (order, labels, punctuation…); one that asks the opposite question or
+another question on a shared stem is worth a look (``compare_with``), not a decision.
+Review domain: ``db`` only.
 """
 
 from __future__ import annotations
@@ -304,6 +306,8 @@ def _annotator_reasons(item: _ItemRow, judged: list[_Judged]) -> tuple[list[Reas
             said.append(f"answered {format_answer(item.kind, judgment.blind_answer)} blind")
         if judgment.verdict != Verdict.KEEP:
             said.append(f"verdict {judgment.verdict}")
+        else:  # answered otherwise, then saw the key and kept it
+            said.append("then kept the key")
         if judgment.corrected_key:
             said.append(f"proposes {format_answer(item.kind, judgment.corrected_key)}")
         parts.append(f"{judgment.annotator} {', '.join(said)}")
@@ -322,8 +326,7 @@ def _annotator_reasons(item: _ItemRow, judged: list[_Judged]) -> tuple[list[Reas
     agreed = None
     if proposals:
         answer, count = proposals.most_common(1)[0]
-        if count >= 2:
-            agreed = answer
+        if count >= 2:  # the same other answer, found apart: a sign even if they kept the key
             reasons.append(
                 Reason(
                     "annotators",
@@ -332,7 +335,15 @@ def _annotator_reasons(item: _ItemRow, judged: list[_Judged]) -> tuple[list[Reas
                     f"the key {format_answer(item.kind, item.key)}",
                 )
             )
-        elif len(proposals) == 1 and len(judged) == len(dissent):
+    # A key to suggest needs someone who did not keep the key to ask for it: one who
+    # answered otherwise blind, then saw the key and kept it, said the key is right.
+    asked_for = {j.corrected_key or j.blind_answer for j in dissent if j.verdict != Verdict.KEEP}
+    suggestible = [
+        (answer, count) for answer, count in proposals.most_common() if answer in asked_for
+    ]
+    if suggestible:
+        answer, count = suggestible[0]
+        if count >= 2 or (len(proposals) == 1 and len(judged) == len(dissent)):
             agreed = answer
     return reasons, agreed
 

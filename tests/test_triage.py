@@ -104,6 +104,55 @@ def test_items_are_ranked_by_the_signs_with_reasons_and_a_likely_decision(
     assert "clean:1" not in [entry.item_id for entry in entries]
 
 
+def test_a_blind_answer_its_annotator_then_kept_the_key_over_suggests_no_key(
+    database: Database,
+) -> None:
+    """Answering otherwise blind is a sign; keeping the key after seeing it says the key
+    is right, so triage suggests no other key on such answers alone (it once printed
+    `decide … --key B` for one annotator who answered B, then kept the key A)."""
+    with database.transaction() as session:
+        set_setting(session, "overlap", "4")
+    for item_id in ("kept:1", "kept:2", "contested:1", "tie:1"):
+        store_item(database, item_id, kind="single", prompt=f"{item_id}: 中国的中央银行是（）。",
+                   choices={"A": "中国人民银行", "B": "中国银行", "C": "国家开发银行"}, key="A")  # fmt: skip
+    submit_judgment(database, "bob", "kept:1", revision_number=None, blind_answer="B",
+                    verdict="keep")  # fmt: skip
+    for annotator in ("bob", "carol"):
+        submit_judgment(database, annotator, "kept:2", revision_number=None, blind_answer="B",
+                        verdict="keep")  # fmt: skip
+    submit_judgment(database, "bob", "contested:1", revision_number=None, blind_answer="B",
+                    verdict="keep")  # fmt: skip
+    submit_judgment(database, "carol", "contested:1", revision_number=None, blind_answer="B",
+                    verdict="wrong-key", corrected_key="B")  # fmt: skip
+    for annotator, answer, verdict in [
+        ("bob", "B", "keep"),
+        ("carol", "B", "keep"),
+        ("dave", "C", "wrong-key"),
+        ("erin", "C", "wrong-key"),
+    ]:
+        submit_judgment(database, annotator, "tie:1", revision_number=None, blind_answer=answer,
+                        verdict=verdict, corrected_key=answer if verdict != "keep" else None)  # fmt: skip
+    entries = {entry.item_id: entry for entry in rank_items(database)}
+
+    lone = entries["kept:1"]
+    assert [r.text for r in lone.reasons] == [
+        "1 of 1 annotators disagree: bob answered B blind, then kept the key"
+    ]
+    assert lone.suggestion is None and decide_command(lone) is None
+    # Two found B apart: still the stronger sign, but both kept the key.
+    both = entries["kept:2"]
+    assert [r.text for r in both.reasons][1] == "2 annotators agree on B instead of the key A"
+    assert both.score == pytest.approx(2.0 + 1.5)
+    assert both.suggestion is None
+    # One of them asks for B as the key: that is a key to suggest.
+    contested = entries["contested:1"]
+    assert contested.suggestion is not None and contested.suggestion.key == "B"
+    assert decide_command(contested) == "vetbench decide contested:1 --status approved --key B"
+    # As many kept B as ask for C: C, the key someone asked for.
+    tie = entries["tie:1"]
+    assert tie.suggestion is not None and tie.suggestion.key == "C"
+
+
 def test_the_runs_model_flag_is_not_counted_twice(suspicious: Database) -> None:
     from db.flags import current_flags, refresh_model_flags
 
