@@ -323,15 +323,14 @@ def _annotator_reasons(item: _ItemRow, judged: list[_Judged]) -> tuple[list[Reas
         for j in dissent
         if (j.corrected_key or j.blind_answer) != item.key
     )
-    agreed = None
     if proposals:
-        answer, count = proposals.most_common(1)[0]
-        if count >= 2:  # the same other answer, found apart: a sign even if they kept the key
+        common, times = proposals.most_common(1)[0]
+        if times >= 2:  # the same other answer, found apart: a sign even if they kept the key
             reasons.append(
                 Reason(
                     "annotators",
                     SAME_ANSWER_WEIGHT,
-                    f"{count} annotators agree on {format_answer(item.kind, answer)} instead of "
+                    f"{times} annotators agree on {format_answer(item.kind, common)} instead of "
                     f"the key {format_answer(item.kind, item.key)}",
                 )
             )
@@ -344,8 +343,8 @@ def _annotator_reasons(item: _ItemRow, judged: list[_Judged]) -> tuple[list[Reas
     if suggestible:
         answer, count = suggestible[0]
         if count >= 2 or (len(proposals) == 1 and len(judged) == len(dissent)):
-            agreed = answer
-    return reasons, agreed
+            return reasons, answer
+    return reasons, None
 
 
 def _earlier_reasons(earlier: Sequence[_Earlier]) -> tuple[list[Reason], list[DecisionReason]]:
