@@ -123,18 +123,20 @@ class EvalChoices:
         return ShotSource.of(self.shot_files, self.shots_from)
 
     def shot_settings(self) -> tuple[int, ...]:
-        """The shot counts to run: the protocol's own, else the one asked for; a protocol
-        that fixes its shots refuses others."""
-        spec = protocol_spec(self.protocol)
-        if spec.shot_settings is not None:
-            if self.shots is not None or self.shots_by_kind:
-                fixed = " and ".join(str(k) for k in spec.shot_settings)
-                raise RunSetupError(
-                    f"the {self.protocol.value} protocol fixes its shots ({fixed}); "
-                    "leave out --shots"
-                )
-            return spec.shot_settings
-        return (DEFAULT_SHOTS if self.shots is None else self.shots,)
+        """The shot counts to run: the protocol's own (or the one of them asked for, as
+        EconLogicQA's 5-shot run alone), else the one asked for; a protocol that fixes
+        its shots refuses others."""
+        settings = protocol_spec(self.protocol).shot_settings
+        if settings is None:
+            return (DEFAULT_SHOTS if self.shots is None else self.shots,)
+        if self.shots_by_kind or (self.shots is not None and self.shots not in settings):
+            fixed = " and ".join(str(k) for k in settings)
+            either = ", or one of them" if len(settings) > 1 else ""
+            raise RunSetupError(
+                f"the {self.protocol.value} protocol fixes its shots ({fixed}); "
+                f"leave out --shots{either}"
+            )
+        return settings if self.shots is None else (self.shots,)
 
 
 @dataclass(frozen=True)

@@ -49,12 +49,25 @@ def test_plans_each_shot_setting_times_each_repeat_with_its_seed() -> None:
     assert [(run.shots, run.seed) for run in paper] == [(1, 1234), (1, 1235), (5, 1234), (5, 1235)]
     series = {run.repeat.series for run in paper if run.repeat is not None}
     assert len(series) == 1 and len(series.pop()) == 12  # one new series id for all four
+    # one of the protocol's own settings, asked for: that run alone
+    five = plan_runs(EvalChoices(protocol=EvalProtocol.ECONLOGICQA, shots=5))
+    assert five == (PlannedRun(5, 1234, None),)
+    assert plan_runs(EvalChoices(protocol=EvalProtocol.CFLUE, shots=0)) == (
+        PlannedRun(0, 1234, None),
+    )
 
 
 @pytest.mark.parametrize(
     ("choices", "message"),
     [
-        (EvalChoices(protocol=EvalProtocol.CFLUE, shots=1), "fixes its shots (0)"),
+        (
+            EvalChoices(protocol=EvalProtocol.CFLUE, shots=1),
+            "fixes its shots (0); leave out --shots",
+        ),
+        (
+            EvalChoices(protocol=EvalProtocol.ECONLOGICQA, shots=0),
+            "fixes its shots (1 and 5); leave out --shots, or one of them",
+        ),
         (EvalChoices(protocol=EvalProtocol.ECONLOGICQA, shots_by_kind={"ordering": 0}), "fixes"),
         (EvalChoices(protocol=EvalProtocol.CFLUE, mode=EvalMode.SCORE), "generates answers"),
         (EvalChoices(repeats=0), "repeats must be from 1 to 100 (0)"),

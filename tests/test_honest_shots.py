@@ -197,6 +197,9 @@ def test_a_series_that_would_fall_short_makes_no_run_at_all(url: str) -> None:
     assert stored_runs(url) == []
     ok(eval_cli(url, "--protocol", "econlogicqa", "--allow-fewer-shots"))
     assert [run.shots for run in stored_runs(url)] == [1, 5]
+    # --shots picks one of the protocol's settings: the 5-shot run alone
+    ok(eval_cli(url, "--protocol", "econlogicqa", "--shots", "5", "--allow-fewer-shots"))
+    assert [run.shots for run in stored_runs(url)] == [1, 5, 5]
 
 
 # --------------------------------------------------------------------- F4

@@ -118,7 +118,8 @@ def _shots_by_kind(values_given: tuple[str, ...]) -> dict[str, int]:
     type=click.IntRange(0, 20),
     default=None,
     help=f"Solved examples before each question (0, 1, 5 ...) [default: {DEFAULT_SHOTS}; "
-    "the cflue and econlogicqa protocols fix their own].",
+    "the cflue and econlogicqa protocols fix their own: 0, and 1 and 5, of which --shots "
+    "picks one].",
 )
 @click.option(
     "--shots-for",
