@@ -118,8 +118,7 @@ def _shots_by_kind(values_given: tuple[str, ...]) -> dict[str, int]:
     type=click.IntRange(0, 20),
     default=None,
     help=f"Solved examples before each question (0, 1, 5 ...) [default: {DEFAULT_SHOTS}; "
-    "the cflue and econlogicqa protocols fix their own: 0, and 1 and 5, of which --shots "
-    "picks one].",
+    "the cflue protocol runs 0, econlogicqa 1 and 5: --shots picks one of those].",
 )
 @click.option(
     "--shots-for",
