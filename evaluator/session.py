@@ -131,7 +131,7 @@ class EvalChoices:
             return (DEFAULT_SHOTS if self.shots is None else self.shots,)
         if self.shots_by_kind or (self.shots is not None and self.shots not in settings):
             fixed = " and ".join(str(k) for k in settings)
-            either = ", or one of them" if len(settings) > 1 else ""
+            either = ", or give one of those" if len(settings) > 1 else ""
             raise RunSetupError(
                 f"the {self.protocol.value} protocol fixes its shots ({fixed}); "
                 f"leave out --shots{either}"

@@ -66,7 +66,7 @@ def test_plans_each_shot_setting_times_each_repeat_with_its_seed() -> None:
         ),
         (
             EvalChoices(protocol=EvalProtocol.ECONLOGICQA, shots=0),
-            "fixes its shots (1 and 5); leave out --shots, or one of them",
+            "fixes its shots (1 and 5); leave out --shots, or give one of those",
         ),
         (EvalChoices(protocol=EvalProtocol.ECONLOGICQA, shots_by_kind={"ordering": 0}), "fixes"),
         (EvalChoices(protocol=EvalProtocol.CFLUE, mode=EvalMode.SCORE), "generates answers"),
