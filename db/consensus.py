@@ -29,6 +29,10 @@ their ``n`` answers.  People the qualification gate leaves out are measured the 
 way against the consensus they had no part in (``qualified`` False): a lead sees how
 far off they are, and the gate's verdict is not the only word on them.
 
+An item one person's judgment is all people said of is read apart, on the low end of
+that person's interval (``db.item_posterior``, as routing reads it): the fit alone
+trusts a newcomer's first answer completely.
+
 pandas, crowd-kit and scipy are imported inside the functions that use them: the CLI
 starts without them.
 """
@@ -38,7 +42,7 @@ from __future__ import annotations
 import threading
 import warnings
 from collections import Counter, OrderedDict, defaultdict
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -53,6 +57,13 @@ from db.consensus_inputs import (
     scoped_statuses,
 )
 from db.engine import Database
+from db.item_posterior import (
+    FittedRaters,
+    answer_posterior,
+    fitted_raters,
+    keep_posterior,
+    rests_on_one_person,
+)
 from db.item_scope import EVERY_ITEM, ItemScope
 from db.json_types import FieldsAsJson, JsonObject
 from db.vocabulary import ItemKind
@@ -164,6 +175,7 @@ class Consensus:
     raters: tuple[RaterReliability, ...]  # most reliable first
     prior_key_right: float  # share of keys the model takes to be right before any rating
     prior_keep: float
+    fitted_raters: FittedRaters  # what the fit learned of the raters (db.item_posterior)
     _by_id: dict[str, ItemConsensus] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -224,9 +236,18 @@ def _label_spaces(inputs: ConsensusInputs) -> dict[str, _LabelSpace]:
     return spaces
 
 
+@dataclass(frozen=True)
+class _Fitted:
+    """One labelling task's fit."""
+
+    probas: dict[str, dict[str, float]]  # task -> label -> probability
+    prior: float  # of the label asked for
+    learned: bool  # False: a single label in sight, nothing to learn
+
+
 def _fit(
     rows: list[tuple[str, str, str]], first: str, model: Any, true_labels: Mapping[str, str]
-) -> tuple[dict[str, dict[str, float]], float]:
+) -> _Fitted:
     """Probabilities of each task's labels, and the prior of label ``first``, from
     crowd-kit's ``model``; with a single label in sight there is nothing to learn, and
     each task gets the rule of succession over its rows instead."""
@@ -238,7 +259,7 @@ def _fit(
         only = labels.pop() if labels else None
         p = {task: (n + 1) / (n + 2) for task, n in counts.items()}
         chance = {task: value if only == first else 1 - value for task, value in p.items()}
-        return {task: {first: value} for task, value in chance.items()}, 0.5
+        return _Fitted({task: {first: value} for task, value in chance.items()}, 0.5, False)
     data = pd.DataFrame(rows, columns=["task", "worker", "label"])
     # crowd-kit 1.4 still passes pandas arguments pandas 3 deprecates: not ours to fix.
     # Process-wide (catch_warnings is not thread-safe, and the app fits in threads).
@@ -247,8 +268,7 @@ def _fit(
         probas = model.fit_predict_proba(data, pd.Series(dict(true_labels)))
     else:
         probas = model.fit_predict_proba(data)
-    prior = float(model.priors_.get(first, 0.0))
-    return _as_dicts(probas), prior
+    return _Fitted(_as_dicts(probas), float(model.priors_.get(first, 0.0)), True)
 
 
 def _as_dicts(probas: pd.DataFrame) -> dict[str, dict[str, float]]:
@@ -310,7 +330,7 @@ def _reliabilities(
 
 def _answer_consensus(
     inputs: ConsensusInputs, spaces: Mapping[str, _LabelSpace]
-) -> tuple[dict[str, dict[str, float]], float, tuple[RaterReliability, ...]]:
+) -> tuple[_Fitted, tuple[RaterReliability, ...]]:
     """The answer task: fitted on every rating, then again without the raters who do
     no better than guessing (the one-coin model would read their answers as evidence
     against what they said, where they are no evidence at all)."""
@@ -321,15 +341,15 @@ def _answer_consensus(
         for item_id, truth in inputs.gold.items()
     ] * GOLD_WEIGHT
     rows = [(r.item_id, _worker(r), spaces[r.item_id].label(r.answer)) for r in inputs.ratings]
-    probas, prior = _fit(rows + gold_rows, KEY_LABEL, OneCoinDawidSkene(n_iter=100), {})
-    raters = _reliabilities(inputs, spaces, probas)
+    fitted = _fit(rows + gold_rows, KEY_LABEL, OneCoinDawidSkene(n_iter=100), {})
+    raters = _reliabilities(inputs, spaces, fitted.probas)
     weighed = [r for r in raters if r.qualified]
     guessers = {f"{r.kind}:{r.name}" for r in weighed if r.beyond_chance < BEYOND_CHANCE}
     if not guessers or len(guessers) == len(weighed):
-        return probas, prior, raters
+        return fitted, raters
     kept = [row for row in rows if row[1] not in guessers]
-    probas, prior = _fit(kept + gold_rows, KEY_LABEL, OneCoinDawidSkene(n_iter=100), {})
-    return probas, prior, _reliabilities(inputs, spaces, probas, guessers)
+    fitted = _fit(kept + gold_rows, KEY_LABEL, OneCoinDawidSkene(n_iter=100), {})
+    return fitted, _reliabilities(inputs, spaces, fitted.probas, guessers)
 
 
 _FitKey = tuple[object, ...]
@@ -371,7 +391,7 @@ def _fit_consensus(inputs: ConsensusInputs, item_ids: Collection[str] | None) ->
     from crowdkit.aggregation import DawidSkene
 
     spaces = _label_spaces(inputs)
-    answers, prior_key, raters = _answer_consensus(inputs, spaces)
+    answers, raters = _answer_consensus(inputs, spaces)
     gold_keeps = {item_id: KEEP if truth.keeps else DROP for item_id, truth in inputs.gold.items()}
     keep_rows = [
         (r.item_id, _worker(r), KEEP if r.keeps else DROP)
@@ -381,49 +401,79 @@ def _fit_consensus(inputs: ConsensusInputs, item_ids: Collection[str] | None) ->
     keep_rows += [(item_id, GOLD_RATER, label) for item_id, label in gold_keeps.items()] * (
         GOLD_WEIGHT
     )
-    keeps, prior_keep = _fit(keep_rows, KEEP, DawidSkene(n_iter=100), gold_keeps)
-    judged: Counter[str] = Counter()
-    modelled: Counter[str] = Counter()
+    keeps = _fit(keep_rows, KEEP, DawidSkene(n_iter=100), gold_keeps)
+    rated: dict[str, list[Rating]] = defaultdict(list)
     for rating in inputs.ratings:
-        (judged if rating.rater_kind == "person" else modelled)[rating.item_id] += 1
-    wanted = (
-        sorted(set(judged) | set(modelled) | set(inputs.gold))
-        if item_ids is None
-        else sorted(set(item_ids) & set(inputs.items))
-    )
-    items = []
-    for item_id in wanted:
-        item: InputItem = inputs.items[item_id]
-        space = spaces[item_id]
-        chances = answers.get(item_id)
-        if chances is None:
-            best, p_key = KEY_LABEL, prior_key
-        else:
-            best = max(chances, key=lambda label: (chances[label], label == KEY_LABEL))
-            p_key = chances.get(KEY_LABEL, 0.0)
-        keep_chances = keeps.get(item_id)
-        p_keep = prior_keep if keep_chances is None else keep_chances.get(KEEP, 0.0)
-        answer = space.answer(best)
-        items.append(
-            ItemConsensus(
-                item_id=item_id,
-                revision=item.revision,
-                judgments=judged[item_id],
-                consensus_answer=answer,
-                p_key_right=p_key,
-                p_keep=p_keep,
-                suggested_key=None if answer == item.key else answer,
-                key=item.key,
-                kind=item.kind,
-                models=modelled[item_id],
-                gold=item_id in inputs.gold,
-            )
+        rated[rating.item_id].append(rating)
+    known = sorted(set(rated) | set(inputs.gold))
+    p_keep = {
+        item_id: keeps.probas[item_id].get(KEEP, 0.0) if item_id in keeps.probas else keeps.prior
+        for item_id in known
+    }
+    fitted = fitted_raters(raters, p_keep, answers.prior, keeps.prior, inputs)
+    wanted = known if item_ids is None else sorted(set(item_ids) & set(inputs.items))
+    items = [
+        _item_consensus(
+            inputs.items[item_id],
+            spaces[item_id],
+            rated.get(item_id, []),
+            answers,
+            p_keep.get(item_id, keeps.prior),
+            fitted,
+            gold=item_id in inputs.gold,
+            lone_keep=keeps.learned,
         )
+        for item_id in wanted
+    ]
     return Consensus(
         items=tuple(items),
         raters=raters,
-        prior_key_right=prior_key,
-        prior_keep=prior_keep,
+        prior_key_right=answers.prior,
+        prior_keep=keeps.prior,
+        fitted_raters=fitted,
+    )
+
+
+def _item_consensus(
+    item: InputItem,
+    space: _LabelSpace,
+    ratings: Sequence[Rating],
+    answers: _Fitted,
+    p_keep: float,
+    fitted: FittedRaters,
+    *,
+    gold: bool,
+    lone_keep: bool,
+) -> ItemConsensus:
+    """One item's figures: the fit's, except where one person's judgment is all that
+    people said of it (``db.item_posterior``: the fit trusts a newcomer's lone answer
+    completely), read on the low end of that person's reliability as routing reads it;
+    a task the fit learned nothing in keeps its rule of succession."""
+    chances = answers.probas.get(item.item_id)
+    if chances is None:
+        answer, p_key = item.key, answers.prior
+    else:
+        best = max(chances, key=lambda label: (chances[label], label == KEY_LABEL))
+        answer, p_key = space.answer(best), chances.get(KEY_LABEL, 0.0)
+    given = [((r.rater_kind, r.rater), r.answer) for r in ratings]
+    if not gold and rests_on_one_person(given):
+        if answers.learned:
+            p_key, answer = answer_posterior(fitted, item.key, item.kind, given)
+        if lone_keep:
+            verdicts = [(r.rater, r.keeps) for r in ratings if r.keeps is not None]
+            p_keep = keep_posterior(fitted, verdicts)
+    return ItemConsensus(
+        item_id=item.item_id,
+        revision=item.revision,
+        judgments=sum(1 for r in ratings if r.rater_kind == "person"),
+        consensus_answer=answer,
+        p_key_right=p_key,
+        p_keep=p_keep,
+        suggested_key=None if answer == item.key else answer,
+        key=item.key,
+        kind=item.kind,
+        models=sum(1 for r in ratings if r.rater_kind != "person"),
+        gold=gold,
     )
 
 
@@ -463,4 +513,5 @@ def consensus_of(
         raters=consensus.raters,
         prior_key_right=consensus.prior_key_right,
         prior_keep=consensus.prior_keep,
+        fitted_raters=consensus.fitted_raters,
     )

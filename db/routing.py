@@ -15,30 +15,37 @@ unsure of it:
 The consensus fit (crowd-kit over every rating) takes seconds, too slow to run at each
 judgment, so it is cached per database and fitted again only once the number of active
 judgments has moved by a tenth (at least ``_REFIT_AT_LEAST``).  Between fits an item's
-figures are the fitted model's posterior for that item's own ratings: the raters'
-fitted reliabilities (one coin each for the answer, as ``db.consensus``), a keep/drop
-confusion for each rater read off the fit, and the fitted priors.  No parameter is
-learned here; ``bench/annotation_efficiency.py`` measures what this costs.
+figures are the fitted model's posterior for that item's own ratings
+(``db.item_posterior``): the raters' fitted reliabilities (one coin each for the answer,
+as ``db.consensus``), a keep/drop confusion for each rater read off the fit, and the
+fitted priors.  No parameter is learned here; ``bench/annotation_efficiency.py``
+measures what this costs.
 """
 
 from __future__ import annotations
 
 import math
 import threading
-from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from sqlalchemy import func, select
 from sqlmodel import Session, col
 
+from db.item_posterior import (
+    Answers,
+    FittedRaters,
+    Verdicts,
+    answer_posterior,
+    keep_posterior,
+    rater_skill,
+)
 from db.models import Judgment
 from db.settings import get_fraction_setting, get_int_setting, get_setting
 from db.vocabulary import FlagName, ItemKind, ItemStatus
 
 if TYPE_CHECKING:
-    from db.consensus import Consensus
     from db.consensus_inputs import ConsensusInputs
 
 __all__ = [
@@ -59,10 +66,6 @@ __all__ = [
 FIXED, ADAPTIVE = "fixed", "adaptive"
 _REFIT_SHARE = 0.1  # refit once active judgments moved by this share ...
 _REFIT_AT_LEAST = 5  # ... or by this many, whichever is more
-_DEFAULT_RELIABILITY = 0.7  # a rater the fit has not seen, before any fit knows anyone
-_DEFAULT_LOW = 0.5  # ... and the low end of what that could be
-_DEFAULT_KEEP_CONFUSION = (0.9, 0.3)  # p(says keep | keep), p(says keep | drop)
-_SMOOTHING = 1.0  # pseudo-counts of each confusion estimate
 
 
 @dataclass(frozen=True)
@@ -94,14 +97,7 @@ class _Fit:
     """What the routing keeps of one consensus fit."""
 
     judgments: int  # active judgments when it was fitted
-    reliability: Mapping[tuple[str, str], float]  # (rater kind, name) -> answer accuracy
-    low: Mapping[tuple[str, str], float]  # ... the low end of its 95% interval
-    keep_confusion: Mapping[str, tuple[float, float]]  # person -> p(keep | keep), p(keep | drop)
-    prior_key_right: float
-    prior_keep: float
-    default_reliability: float
-    default_low: float
-    default_keep_confusion: tuple[float, float]
+    raters: FittedRaters
     generation: int
 
 
@@ -190,7 +186,7 @@ def _current_fit(session: Session, inputs: ConsensusInputs) -> _Fit:
     with _cache.lock:
         _cache.generation += 1
         generation = _cache.generation
-    fit = _fit_of(consensus_from_inputs(inputs), inputs, judgments, generation)
+    fit = _Fit(judgments, consensus_from_inputs(inputs).fitted_raters, generation)
     with _cache.lock:
         _cache.fits[key] = fit
     # Statuses read under the old fit would linger (an item agreed then, uncertain now,
@@ -199,126 +195,6 @@ def _current_fit(session: Session, inputs: ConsensusInputs) -> _Fit:
 
     refresh_judged_items(session)
     return fit
-
-
-def _fit_of(consensus: Consensus, inputs: ConsensusInputs, judgments: int, generation: int) -> _Fit:
-    """The parameters the routing reuses until the next fit."""
-    # People the qualification gate leaves out are measured too (db.consensus), but their
-    # judgments count for nothing: the routing knows only those whose judgments count.
-    counted = [rater for rater in consensus.raters if rater.qualified]
-    reliability = {(rater.kind, rater.name): rater.reliability for rater in counted}
-    low = {(rater.kind, rater.name): rater.low for rater in counted}
-    persons = [rater for rater in counted if rater.kind == "person"]
-    p_keep = {item.item_id: item.p_keep for item in consensus.items}
-    counts: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0])
-    for rating in inputs.ratings:
-        keeps = rating.keeps
-        if keeps is None or rating.item_id not in p_keep:
-            continue
-        weight = p_keep[rating.item_id]
-        tally = counts[rating.rater]  # kept when kept, total kept, kept when dropped, total dropped
-        tally[0] += weight * keeps
-        tally[1] += weight
-        tally[2] += (1 - weight) * keeps
-        tally[3] += 1 - weight
-    confusion = {name: _confusion(tally) for name, tally in counts.items()}
-    pooled = [sum(tally[i] for tally in counts.values()) for i in range(4)]
-    default_confusion = _confusion(pooled) if counts else _DEFAULT_KEEP_CONFUSION
-    prior_keep = consensus.prior_keep
-    verdicts = [r.keeps for r in inputs.ratings if r.keeps is not None]
-    verdicts += [truth.keeps for truth in inputs.gold.values()]
-    if all(verdicts):
-        # No one has dropped an item yet: the fit had nothing to learn keep or drop from
-        # (it says 0.5).  Keeping is then as likely as the rule of succession over every
-        # verdict says, and no rater's keep tells more than anyone's.
-        prior_keep = (len(verdicts) + 1) / (len(verdicts) + 2)
-        confusion, default_confusion = {}, _DEFAULT_KEEP_CONFUSION
-    return _Fit(
-        judgments=judgments,
-        reliability=reliability,
-        low=low,
-        keep_confusion=confusion,
-        prior_key_right=consensus.prior_key_right,
-        prior_keep=prior_keep,
-        default_reliability=(
-            sum(rater.reliability for rater in persons) / len(persons)
-            if persons
-            else _DEFAULT_RELIABILITY
-        ),
-        # Someone the fit has not seen can close nothing alone (see _answer_posterior).
-        default_low=min((rater.low for rater in persons), default=_DEFAULT_LOW),
-        default_keep_confusion=default_confusion,
-        generation=generation,
-    )
-
-
-def _confusion(tally: Sequence[float]) -> tuple[float, float]:
-    kept_when_kept = (tally[0] + _SMOOTHING) / (tally[1] + 2 * _SMOOTHING)
-    kept_when_dropped = (tally[2] + _SMOOTHING) / (tally[3] + 2 * _SMOOTHING)
-    return kept_when_kept, kept_when_dropped
-
-
-def _plausible_errors(kind: ItemKind, key: str) -> int:
-    """How many wrong answers a mistaken annotator plausibly gives: the other option of a
-    true/false item, one of three others (the usual four options), an order with one
-    pair of neighbours swapped.  Fewer than every possible answer, on purpose: a mistake
-    that lands on a wrong key is likelier than a uniform spread would say, and an item
-    is closed on one agreeing judgment only when that is safe."""
-    if kind is ItemKind.TRUEFALSE:
-        return 1
-    if kind is ItemKind.ORDERING:
-        return max(1, len(key) - 1)
-    return 3
-
-
-def _answer_posterior(
-    fit: _Fit, key: str, kind: ItemKind, answers: Sequence[tuple[tuple[str, str], str]]
-) -> tuple[float, str]:
-    """p(the key is right) and the likeliest answer, from each rater's answer."""
-    seen = sorted({answer for _rater, answer in answers if answer != key})
-    wrong_choices = max(_plausible_errors(kind, key), len(seen))
-    chance = 1 / (wrong_choices + 1)
-    # One person's judgment alone rests on the low end of their reliability: a point
-    # estimate from few answers would close items on a single mistaken judgment that
-    # lands on a wrong key.  A rater below chance (a spammer) says nothing, rather than
-    # the opposite of what they answer: their answer would otherwise count for the key
-    # whenever it differs.
-    alone = sum(1 for (rater_kind, _name), _answer in answers if rater_kind == "person") == 1
-    skills = [
-        (min(max(_skill(fit, rater, low=alone), chance), 1 - 1e-6), answer)
-        for rater, answer in answers
-    ]
-
-    def likelihood(truth: str | None) -> float:
-        value = 1.0
-        for skill, answer in skills:
-            value *= skill if answer == truth else (1 - skill) / wrong_choices
-        return value
-
-    # The prior of a wrong key is shared by the answers given and one "none of those".
-    share = (1 - fit.prior_key_right) / (len(seen) + 1)
-    weights = {key: fit.prior_key_right * likelihood(key)}
-    weights |= {answer: share * likelihood(answer) for answer in seen}
-    unseen = share * likelihood(None)
-    total = sum(weights.values()) + unseen
-    best = max(weights, key=lambda answer: (weights[answer], answer == key))
-    return (weights[key] / total if total else fit.prior_key_right), best
-
-
-def _skill(fit: _Fit, rater: tuple[str, str], *, low: bool) -> float:
-    """A rater's fitted answer accuracy, or (``low``) the low end of its interval."""
-    if low:
-        return fit.low.get(rater, fit.default_low)
-    return fit.reliability.get(rater, fit.default_reliability)
-
-
-def _keep_posterior(fit: _Fit, verdicts: Sequence[tuple[str, bool]]) -> float:
-    keep, drop = fit.prior_keep, 1 - fit.prior_keep
-    for rater, kept in verdicts:
-        when_kept, when_dropped = fit.keep_confusion.get(rater, fit.default_keep_confusion)
-        keep *= when_kept if kept else 1 - when_kept
-        drop *= when_dropped if kept else 1 - when_dropped
-    return keep / (keep + drop) if keep + drop else fit.prior_keep
 
 
 def item_beliefs(session: Session, item_ids: Collection[str]) -> dict[str, ItemBelief]:
@@ -335,8 +211,8 @@ class _Evidence:
 
     fit: _Fit
     inputs: ConsensusInputs
-    answers: Mapping[str, Sequence[tuple[tuple[str, str], str]]]  # item -> (rater, answer)
-    verdicts: Mapping[str, Sequence[tuple[str, bool]]]  # item -> (person, keeps)
+    answers: Mapping[str, Answers]
+    verdicts: Mapping[str, Verdicts]
 
     def beliefs(self) -> dict[str, ItemBelief]:
         return {
@@ -347,16 +223,16 @@ class _Evidence:
     def belief(
         self,
         item_id: str,
-        answers: Sequence[tuple[tuple[str, str], str]],
-        verdicts: Sequence[tuple[str, bool]],
+        answers: Answers,
+        verdicts: Verdicts,
     ) -> ItemBelief:
         item = self.inputs.items[item_id]
-        p_key, best = _answer_posterior(self.fit, item.key, item.kind, answers)
+        p_key, best = answer_posterior(self.fit.raters, item.key, item.kind, answers)
         return ItemBelief(
             item_id=item_id,
             judgments=len(verdicts),
             p_key_right=p_key,
-            p_keep=_keep_posterior(self.fit, verdicts),
+            p_keep=keep_posterior(self.fit.raters, verdicts),
             consensus_answer=best,
             key=item.key,
             flagged=any(rater[0] == "model" and answer != item.key for rater, answer in answers),
@@ -483,8 +359,10 @@ def worth_order(
 
 def _more_reliable(fit: _Fit, annotator: str, colleagues: Collection[str]) -> set[str]:
     """The colleagues the fit finds more reliable than ``annotator``."""
-    mine = _skill(fit, ("person", annotator), low=False)
-    return {name for name in colleagues if _skill(fit, ("person", name), low=False) > mine}
+    mine = rater_skill(fit.raters, ("person", annotator), low=False)
+    return {
+        name for name in colleagues if rater_skill(fit.raters, ("person", name), low=False) > mine
+    }
 
 
 def _fit_in_force(session: Session) -> _Fit | None:
@@ -495,7 +373,7 @@ def _fit_in_force(session: Session) -> _Fit | None:
 def _measured(session: Session, annotator: str) -> bool:
     """Whether the fit in force has a reliability for this person."""
     fit = _fit_in_force(session)
-    return fit is not None and ("person", annotator) in fit.reliability
+    return fit is not None and ("person", annotator) in fit.raters.reliability
 
 
 def settles_alone(session: Session, annotator: str, routing: Routing) -> bool:
@@ -506,8 +384,10 @@ def settles_alone(session: Session, annotator: str, routing: Routing) -> bool:
     fit = _fit_in_force(session)
     if fit is None:
         return False
-    p_key, _best = _answer_posterior(fit, "A", ItemKind.SINGLE, [(("person", annotator), "A")])
-    p_keep = _keep_posterior(fit, [(annotator, True)])
+    p_key, _best = answer_posterior(
+        fit.raters, "A", ItemKind.SINGLE, [(("person", annotator), "A")]
+    )
+    p_keep = keep_posterior(fit.raters, [(annotator, True)])
     return min(p_key, p_keep) >= routing.target_confidence
 
 

@@ -32,6 +32,7 @@ from db.engine import Database, open_database
 from db.gold import add_gold
 from db.item_scope import ItemScope
 from db.model_answers import model_answers
+from db.routing import item_beliefs
 from db.settings import set_setting
 from db.vocabulary import Role
 from evaluator.backends.scripted import Script, ScriptedBackend
@@ -191,6 +192,41 @@ def test_with_one_label_in_sight_nothing_is_certain(database: Database) -> None:
     assert (one.p_key_right, three.p_key_right) == (2 / 3, 4 / 5)
     assert three.outcome(0.95) is ConsensusOutcome.UNCERTAIN
     assert nothing.items == ()
+
+
+def test_one_newcomers_lone_judgment_is_read_as_routing_reads_it(database: Database) -> None:
+    """A newcomer's first answers agree with the consensus they alone make: the fit gives
+    them a reliability of 1.00 (or 0.00) from one answer, and an item only they judged
+    would be referred with their answer as the suggested key, or approved on their keep.
+    Read on the low end of their interval, as routing reads a lone judgment, the item
+    stays at the share of right keys: uncertain, nobody's answer suggested."""
+    planted(database, count=60, seed=13)
+    store_item(database, "new:1", kind="single", key="A", choices=4)
+    store_item(database, "new:2", kind="single", key="A", choices=4)
+    store_judgment(database, "new:1", "newbie", "B")  # answered B blind, then kept the key
+    store_judgment(database, "new:2", "newbie2", "A")
+    with database.transaction() as session:
+        consensus = estimate_consensus(session)
+        routed = item_beliefs(session, ["new:1", "new:2"])
+    for item_id in ("new:1", "new:2"):
+        item = consensus.item(item_id)
+        assert item is not None and item.judgments == 1
+        assert item.p_key_right == pytest.approx(consensus.prior_key_right)
+        assert (item.p_key_right, item.p_keep) == (
+            routed[item_id].p_key_right,
+            routed[item_id].p_keep,
+        )
+        assert item.suggested_key is None and item.consensus_answer == "A"
+        assert item.outcome(0.95) is ConsensusOutcome.UNCERTAIN
+    # Items several people judged keep the fit's figures, and a well-known annotator's
+    # lone agreeing judgment still counts: their interval's low end is high.
+    expert = consensus.rater("expert")
+    assert expert is not None and expert.low > 0.8
+    store_item(database, "new:3", kind="single", key="C", choices=4)
+    store_judgment(database, "new:3", "expert", "C")
+    with database.session() as session:
+        alone = estimate_consensus(session).item("new:3")
+    assert alone is not None and alone.p_key_right > consensus.prior_key_right
 
 
 def test_the_consensus_command_prints_items_and_reliabilities(database: Database) -> None:
