@@ -11,13 +11,18 @@ inputs and fitting both models, and prints what the consensus found.
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
-from bench.bench_agreement import build
-from db.engine import open_database
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as a script, bench/ itself is first on the path
+    sys.path.insert(0, str(ROOT))
+
+from bench.bench_agreement import build  # noqa: E402
+from db.engine import open_database  # noqa: E402
 
 
 def main() -> None:
