@@ -62,6 +62,7 @@ from db.item_posterior import (
     answer_posterior,
     fitted_raters,
     keep_posterior,
+    lone_judgment_vouches,
     rests_on_one_person,
 )
 from db.item_scope import EVERY_ITEM, ItemScope
@@ -117,6 +118,10 @@ class ItemConsensus(FieldsAsJson):
     kind: ItemKind = ItemKind.SINGLE
     models: int = 0  # models' answers it rests on
     gold: bool = False  # a lead knows the truth: the figures are that truth
+    # False: one person's judgment is all it rests on, and it does not back the key (an
+    # answer other than the key, or someone not known to do better than chance): the
+    # figures are then the share of right keys, which never approves an item alone
+    vouched: bool = True
 
     def outcome(self, confidence: float) -> ConsensusOutcome:
         """What the consensus decides when a decision needs ``confidence`` (e.g. 0.95).
@@ -125,7 +130,7 @@ class ItemConsensus(FieldsAsJson):
             return ConsensusOutcome.WRONG_KEY
         if self.p_keep <= 1 - confidence:
             return ConsensusOutcome.DROP
-        if self.p_key_right >= confidence and self.p_keep >= confidence:
+        if self.vouched and self.p_key_right >= confidence and self.p_keep >= confidence:
             return ConsensusOutcome.APPROVE
         return ConsensusOutcome.UNCERTAIN
 
@@ -134,6 +139,8 @@ class ItemConsensus(FieldsAsJson):
         rests = f"{self.judgments} judgment{'s' if self.judgments != 1 else ''}"
         if self.models:
             rests += f" + {self.models} model{'s' if self.models != 1 else ''}"
+        if not self.vouched:
+            rests += ", not backing the key"
         return (
             f"p(key right) {self.p_key_right:.2f}, p(keep) {self.p_keep:.2f} from {rests}"
             f"{' (gold)' if self.gold else ''}: {self.outcome(confidence).value}"
@@ -456,9 +463,11 @@ def _item_consensus(
         best = max(chances, key=lambda label: (chances[label], label == KEY_LABEL))
         answer, p_key = space.answer(best), chances.get(KEY_LABEL, 0.0)
     given = [((r.rater_kind, r.rater), r.answer) for r in ratings]
+    vouched = True
     if not gold and rests_on_one_person(given):
         if answers.learned:
             p_key, answer = answer_posterior(fitted, item.key, item.kind, given)
+            vouched = lone_judgment_vouches(fitted, item.key, item.kind, given)
         if lone_keep:
             verdicts = [(r.rater, r.keeps) for r in ratings if r.keeps is not None]
             p_keep = keep_posterior(fitted, verdicts)
@@ -474,6 +483,7 @@ def _item_consensus(
         kind=item.kind,
         models=sum(1 for r in ratings if r.rater_kind != "person"),
         gold=gold,
+        vouched=vouched,
     )
 
 

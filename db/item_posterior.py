@@ -15,7 +15,7 @@ posterior is a product over its own ratings.  Two readers need it:
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -32,6 +32,7 @@ __all__ = [
     "answer_posterior",
     "fitted_raters",
     "keep_posterior",
+    "lone_judgment_vouches",
     "rater_skill",
     "rests_on_one_person",
 ]
@@ -137,12 +138,18 @@ def rests_on_one_person(answers: Answers) -> bool:
     return sum(1 for (rater_kind, _name), _answer in answers if rater_kind == "person") == 1
 
 
+def _wrong_choices(kind: ItemKind, key: str, seen: Collection[str]) -> int:
+    """The wrong answers a rater is taken to choose among: the plausible ones, or every
+    other answer given, if more."""
+    return max(_plausible_errors(kind, key), len(seen))
+
+
 def answer_posterior(
     fit: FittedRaters, key: str, kind: ItemKind, answers: Answers
 ) -> tuple[float, str]:
     """p(the key is right) and the likeliest answer, from each rater's answer."""
     seen = sorted({answer for _rater, answer in answers if answer != key})
-    wrong_choices = max(_plausible_errors(kind, key), len(seen))
+    wrong_choices = _wrong_choices(kind, key, seen)
     chance = 1 / (wrong_choices + 1)
     # One person's judgment alone rests on the low end of their reliability: a point
     # estimate from few answers would close items on a single mistaken judgment that
@@ -169,6 +176,23 @@ def answer_posterior(
     total = sum(weights.values()) + unseen
     best = max(weights, key=lambda answer: (weights[answer], answer == key))
     return (weights[key] / total if total else fit.prior_key_right), best
+
+
+def lone_judgment_vouches(fit: FittedRaters, key: str, kind: ItemKind, answers: Answers) -> bool:
+    """Whether the item's people back its key, where one person's judgment is all they
+    said of it: that person answered the key blind and is known to do better than chance
+    (the low end of their interval).  Otherwise the figures are the share of right keys
+    the fit learned, which may itself reach the confidence asked for: an item is never
+    approved on that alone, as an item no one judged never is.  (Items several people
+    judged: True, the fit weighs them.)"""
+    if not rests_on_one_person(answers):
+        return True
+    person, answer = next((rater, said) for rater, said in answers if rater[0] == "person")
+    if answer != key:
+        return False
+    seen = {said for _rater, said in answers if said != key}
+    chance = 1 / (_wrong_choices(kind, key, seen) + 1)
+    return rater_skill(fit, person, low=True) > chance
 
 
 def rater_skill(fit: FittedRaters, rater: tuple[str, str], *, low: bool) -> float:

@@ -39,6 +39,7 @@ from db.item_posterior import (
     Verdicts,
     answer_posterior,
     keep_posterior,
+    lone_judgment_vouches,
     rater_skill,
 )
 from db.models import Judgment
@@ -112,6 +113,7 @@ class ItemBelief:
     consensus_answer: str
     key: str
     flagged: bool = False  # the models answer otherwise than the key
+    vouched: bool = True  # False: a lone judgment that does not back the key (never agreed)
 
     def status(self, routing: Routing) -> ItemStatus:
         """The adaptive rule (see the module's docstring)."""
@@ -121,7 +123,8 @@ class ItemBelief:
         if self.p_key_right <= low or self.p_keep <= low:
             return ItemStatus.CONFLICT
         if (
-            self.p_key_right >= routing.target_confidence
+            self.vouched
+            and self.p_key_right >= routing.target_confidence
             and self.p_keep >= routing.target_confidence
         ):
             return ItemStatus.AGREED
@@ -236,6 +239,7 @@ class _Evidence:
             consensus_answer=best,
             key=item.key,
             flagged=any(rater[0] == "model" and answer != item.key for rater, answer in answers),
+            vouched=lone_judgment_vouches(self.fit.raters, item.key, item.kind, answers),
         )
 
     def judged_by(self, item_id: str) -> set[str]:
@@ -384,11 +388,11 @@ def settles_alone(session: Session, annotator: str, routing: Routing) -> bool:
     fit = _fit_in_force(session)
     if fit is None:
         return False
-    p_key, _best = answer_posterior(
-        fit.raters, "A", ItemKind.SINGLE, [(("person", annotator), "A")]
-    )
+    answers = [(("person", annotator), "A")]
+    p_key, _best = answer_posterior(fit.raters, "A", ItemKind.SINGLE, answers)
     p_keep = keep_posterior(fit.raters, [(annotator, True)])
-    return min(p_key, p_keep) >= routing.target_confidence
+    vouches = lone_judgment_vouches(fit.raters, "A", ItemKind.SINGLE, answers)
+    return vouches and min(p_key, p_keep) >= routing.target_confidence
 
 
 _DOUBTED = 1.0  # the worth a model or a flag doubting the key adds

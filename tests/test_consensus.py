@@ -32,9 +32,9 @@ from db.engine import Database, open_database
 from db.gold import add_gold
 from db.item_scope import ItemScope
 from db.model_answers import model_answers
-from db.routing import item_beliefs
+from db.routing import Routing, item_beliefs, settles_alone
 from db.settings import set_setting
-from db.vocabulary import Role
+from db.vocabulary import ItemStatus, Role
 from evaluator.backends.scripted import Script, ScriptedBackend
 from evaluator.item_filter import ItemFilter
 from evaluator.runner import create_run, execute_run
@@ -205,6 +205,7 @@ def test_one_newcomers_lone_judgment_is_read_as_routing_reads_it(database: Datab
     store_item(database, "new:2", kind="single", key="A", choices=4)
     store_judgment(database, "new:1", "newbie", "B")  # answered B blind, then kept the key
     store_judgment(database, "new:2", "newbie2", "A")
+    low_bar = Routing(adaptive=True, overlap=3, max_overlap=3, target_confidence=0.5)
     with database.transaction() as session:
         consensus = estimate_consensus(session)
         routed = item_beliefs(session, ["new:1", "new:2"])
@@ -218,6 +219,15 @@ def test_one_newcomers_lone_judgment_is_read_as_routing_reads_it(database: Datab
         )
         assert item.suggested_key is None and item.consensus_answer == "A"
         assert item.outcome(0.95) is ConsensusOutcome.UNCERTAIN
+        # The share of right keys alone approves nothing, however low the bar: the one
+        # judgment does not back the key (an answer other than the key, or someone not
+        # yet known to do better than chance), as no judgment would not.
+        assert not item.vouched and not routed[item_id].vouched
+        assert item.outcome(0.5) is ConsensusOutcome.UNCERTAIN
+        assert routed[item_id].status(low_bar) is ItemStatus.IN_REVIEW
+        assert "not backing the key" in item.describe(0.5)
+    with database.session() as session:
+        assert not settles_alone(session, "newbie2", low_bar)
     # Items several people judged keep the fit's figures, and a well-known annotator's
     # lone agreeing judgment still counts: their interval's low end is high.
     expert = consensus.rater("expert")
@@ -227,6 +237,7 @@ def test_one_newcomers_lone_judgment_is_read_as_routing_reads_it(database: Datab
     with database.session() as session:
         alone = estimate_consensus(session).item("new:3")
     assert alone is not None and alone.p_key_right > consensus.prior_key_right
+    assert alone.vouched and alone.outcome(0.5) is ConsensusOutcome.APPROVE
 
 
 def test_the_consensus_command_prints_items_and_reliabilities(database: Database) -> None:

@@ -71,7 +71,9 @@ def consensus_command(
                     f"{item.p_key_right:.2f}",
                     f"{item.p_keep:.2f}",
                     str(item.judgments) + (f"+{item.models}m" if item.models else ""),
-                    item.outcome(confidence).value + (" (gold)" if item.gold else ""),
+                    item.outcome(confidence).value
+                    + (" (gold)" if item.gold else "")
+                    + ("" if item.vouched else " (not backed)"),
                 )
                 for item in items
             ],
