@@ -3,6 +3,7 @@
 # bundled demo model (SmolLM2-135M-Instruct) on its approved items with live accuracy,
 # then open the review app. Extra arguments go to `vetbench eval` (e.g. --limit 10).
 set -euo pipefail
+caller=$PWD
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 # shellcheck disable=SC1091
@@ -19,9 +20,14 @@ vetbench eval --model demo --shots 5 \
   --shot-file fixtures/shots_multi.jsonl --shot-file fixtures/shots_truefalse.jsonl "$@"
 echo
 vetbench runs
+# What to type next in the caller's own shell, where neither .venv nor VETBENCH_DB is set.
+cli=".venv/bin/vetbench --db $VETBENCH_DB"
+[ "$caller" = "$PWD" ] || cli="cd $PWD && $cli"
+echo
+echo "The lead 'lena' sees the agreement (F2) and conflict (F3) screens:"
+echo "  $cli review --as lena"
 if [ -t 0 ] && [ -t 1 ]; then
-  echo
   echo "Opening the review app as '${VETBENCH_USER:-$(id -un)}' (press ? for help, q to quit)."
-  echo "The lead 'lena' sees the agreement (F2) and conflict (F3) screens: vetbench review --as lena"
   exec vetbench review --as "${VETBENCH_USER:-$(id -un)}" --new-user
 fi
+echo "The review app: $cli review --as ${VETBENCH_USER:-$(id -un)} --new-user"
