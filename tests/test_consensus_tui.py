@@ -4,12 +4,20 @@ offering its suggested key; F2 shows each rater's reliability."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from conftest import BuiltDatabases
 from consensus_study import AVERAGE, CARELESS, EXPERT, SPAMMER, judge_items, plant_items
-from helpers import ScreenHost, agreement_shown, screen_text, store_person, wait_until
+from helpers import (
+    ScreenHost,
+    agreement_shown,
+    run_cli,
+    screen_text,
+    store_person,
+    wait_until,
+)
 from textual.widgets import DataTable
 
 from db.answers import format_answer
@@ -70,6 +78,10 @@ async def test_f2_shows_each_raters_reliability(study: Database) -> None:
     spammer = rows[-1]
     assert spammer[5] == "guessing: not counted"
     assert float(rows[0][2]) > float(spammer[2])
+    # ARCHITECTURE.md: `vetbench consensus` lists the same rows (reviewer.agreement.rows).
+    printed = run_cli(study, "consensus").output.split("Reliability")[1].splitlines()[2:]
+    listed = [re.split(r"\s{2,}", line.strip()) for line in printed if line.strip()]
+    assert listed == [[cell for cell in row if cell] for row in rows]
 
 
 @pytest.mark.slow

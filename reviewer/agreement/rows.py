@@ -1,15 +1,20 @@
 """The agreement figures as labelled rows: one list shared by the CLI table, the
-Markdown report and the TUI screen, so the three always show the same things."""
+Markdown report and the TUI screen, so the three always show the same things; and the
+consensus's reliability rows, shared by `vetbench consensus` and F2 likewise."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from db.vocabulary import ItemKind, values
 from reviewer.agreement.annotators import AnnotatorStats
 from reviewer.agreement.bootstrap import Figure
 from reviewer.agreement.summary import AgreementFigures
 from reviewer.agreement.verdicts import PairKappa
+
+if TYPE_CHECKING:
+    from db.consensus import RaterReliability
 
 KIND_ORDER = values(ItemKind)
 
@@ -76,6 +81,23 @@ def annotator_cells(stats: AnnotatorStats) -> AnnotatorCells:
         agreement=(first, second, third, fourth),
         median_seconds="—" if stats.median_seconds is None else f"{stats.median_seconds:.0f}",
         verdicts_given=", ".join(f"{name} {count}" for name, count in stats.verdicts.items()),
+    )
+
+
+RELIABILITY_COLUMNS = ("rater", "kind", "reliability", "interval", "answers", "note")
+
+
+def reliability_cells(rater: RaterReliability) -> tuple[str, str, str, str, str, str]:
+    """One rater's row of the consensus's reliability table (F2's Annotators tab and
+    `vetbench consensus`), under :data:`RELIABILITY_COLUMNS`; the name is the caller's
+    to make safe for its medium."""
+    return (
+        rater.name,
+        rater.kind,
+        f"{rater.reliability:.2f}",
+        f"{rater.low:.2f}–{rater.high:.2f}",
+        f"{rater.n:,}",
+        rater.note,
     )
 
 

@@ -52,6 +52,7 @@ def consensus_command(
     """
     from db.answers import format_answer
     from db.consensus import consensus_of
+    from reviewer.agreement.rows import RELIABILITY_COLUMNS, reliability_cells
     from reviewer.cli.adjudication_commands import _echo_rows
 
     consensus = consensus_of(open_db(ctx), scope, models=models)
@@ -94,17 +95,10 @@ def consensus_command(
         click.echo("Reliability (expected share of right answers, 95% interval)")
         _echo_rows(
             [
-                (
-                    terminal_text(rater.name),
-                    rater.kind,
-                    f"{rater.reliability:.2f}",
-                    f"{rater.low:.2f}–{rater.high:.2f}",
-                    f"{rater.n:,}",
-                    rater.note,
-                )
-                for rater in consensus.raters
+                (terminal_text(name), *figures)
+                for name, *figures in map(reliability_cells, consensus.raters)
             ],
-            ("rater", "kind", "reliability", "interval", "answers", "note"),
+            RELIABILITY_COLUMNS,
         )
 
 

@@ -9,6 +9,7 @@ from rich.text import Text
 from db.answers import format_answer
 from db.consensus import DEFAULT_CONFIDENCE, ConsensusOutcome, ItemConsensus, RaterReliability
 from reviewer.adjudication import ConflictCase
+from reviewer.agreement import rows
 from reviewer.tui.literal import literal
 
 __all__ = ["DEFAULT_CONFIDENCE", "consensus_text", "referred_row", "reliability_cells"]
@@ -48,12 +49,6 @@ def referred_row(
 
 
 def reliability_cells(rater: RaterReliability) -> tuple[Text | str, ...]:
-    """F2's reliability row: rater, kind, reliability, interval, answers, note."""
-    return (
-        literal(rater.name),
-        rater.kind,
-        f"{rater.reliability:.2f}",
-        f"{rater.low:.2f}–{rater.high:.2f}",
-        f"{rater.n:,}",
-        rater.note,
-    )
+    """F2's reliability row (``reviewer.agreement.rows``), the name shown literally."""
+    name, *figures = rows.reliability_cells(rater)
+    return (literal(name), *figures)
