@@ -134,6 +134,18 @@ def item_conditions(
     return conditions
 
 
+def count_items(
+    session: Session,
+    *,
+    statuses: Sequence[str] | None = None,
+    kinds: Sequence[str] | None = None,
+    sources: Sequence[str] | None = None,
+) -> int:
+    """How many items have these statuses, kinds and sources (as :func:`item_conditions`)."""
+    conditions = item_conditions(statuses=statuses, kinds=kinds, sources=sources)
+    return int(session.scalar(select(func.count()).select_from(Item).where(*conditions)) or 0)
+
+
 def iter_items(
     session: Session,
     *,

@@ -20,7 +20,7 @@ from pathlib import Path
 from db.audit import record_event
 from db.engine import Database
 from db.errors import VetbenchError
-from db.items import ItemSnapshot, iter_items
+from db.items import ItemSnapshot, count_items, iter_items
 from db.json_types import JsonObject, JsonValue
 from db.models import EvalRun
 from db.releases import ReleaseError, get_release, release_items
@@ -266,8 +266,26 @@ def select_run_items(
                 excluded[item.id] = f"too many candidate answers for score mode ({item.kind.value})"
         items = [item for item in items if item.id not in excluded]
     if not items:
-        raise RunSetupError(f"no items to evaluate ({_describe(item_filter, spec)})")
+        hint = "" if excluded else _other_statuses_hint(db, item_filter, spec)
+        raise RunSetupError(f"no items to evaluate ({_describe(item_filter, spec)}){hint}")
     return RunSelection(items, excluded)
+
+
+def _other_statuses_hint(db: Database, item_filter: ItemFilter, spec: ProtocolSpec) -> str:
+    """Where the statuses asked for hold nothing but the kinds and sources do (no item
+    approved yet, say): how many there are, and how to evaluate them."""
+    kinds = item_filter.kinds_within(spec.kinds)
+    if item_filter.release or not item_filter.statuses or kinds == ():
+        return ""
+    with db.session() as session:
+        others = count_items(
+            session,
+            kinds=list(kinds) if kinds is not None else None,
+            sources=list(item_filter.sources) or None,
+        )
+    if not others:
+        return ""
+    return f"; {others:,} item(s) have another status: --status all evaluates them all"
 
 
 def _check_reader(name: str, items: Sequence[ItemSnapshot]) -> None:

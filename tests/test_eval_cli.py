@@ -21,6 +21,7 @@ from sqlmodel import select
 from tiny_model import tiny_model_dir
 
 from db.engine import open_database
+from db.items import count_items
 from db.models import EvalRun, Prediction
 from db.visible_text import east_asian_cell_len
 
@@ -323,6 +324,27 @@ def test_a_model_transformers_cannot_read_is_named(
 def test_no_matching_items_is_explained(url: str, scripted: str) -> None:
     result = run_cli(url, "eval", "--model", scripted, "--status", "rejected")
     assert result.exit_code == 1 and "no items to evaluate (status rejected)" in result.stderr
+
+
+def test_an_empty_status_says_how_many_items_another_one_holds(url: str, scripted: str) -> None:
+    """A new project has nothing approved: eval says what it would take to evaluate the
+    items there are, counted within the kinds and sources asked for, and says nothing
+    of other statuses where those hold nothing either."""
+    database = open_database(url)
+    with database.session() as session:
+        orders = count_items(session, kinds=["ordering"])
+    database.dispose()
+    assert orders
+    narrowed = run_cli(
+        url, "eval", "--model", scripted, "--status", "rejected", "--kind", "ordering"
+    )
+    assert narrowed.exit_code == 1
+    assert narrowed.stderr.strip() == (
+        "error: no items to evaluate (status rejected; kind ordering); "
+        f"{orders} item(s) have another status: --status all evaluates them all"
+    )
+    nowhere = run_cli(url, "eval", "--model", scripted, "--status", "rejected", "--source", "none")
+    assert nowhere.stderr.strip() == "error: no items to evaluate (status rejected; source none)"
 
 
 def test_bad_templates_and_shot_files_are_named(url: str, scripted: str, tmp_path: Path) -> None:

@@ -81,7 +81,10 @@ def test_an_empty_selection_is_said_before_any_model_loads(url: str) -> None:
     # The model does not exist: had it been opened first, that would be the error.
     result = run_cli(url, "eval", "--model", "./no/such/model", "--status", "rejected")
     assert result.exit_code == 1
-    assert result.stderr.strip() == "error: no items to evaluate (status rejected)"
+    assert result.stderr.strip() == (
+        "error: no items to evaluate (status rejected); "
+        "12 item(s) have another status: --status all evaluates them all"
+    )
 
 
 def test_an_unwritable_model_cache_is_one_line(
