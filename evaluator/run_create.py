@@ -285,7 +285,7 @@ def _other_statuses_hint(db: Database, item_filter: ItemFilter, spec: ProtocolSp
         )
     if not others:
         return ""
-    return f"; {others:,} item(s) have another status: --status all evaluates them all"
+    return f"; {others:,} item(s) have another status: `vetbench eval --status all` takes them"
 
 
 def _check_reader(name: str, items: Sequence[ItemSnapshot]) -> None:
