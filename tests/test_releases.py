@@ -200,10 +200,14 @@ def test_names_are_unique_leads_only_and_audited(released: Database) -> None:
     assert refused.exit_code == 1 and "only leads can create releases" in refused.output
     with pytest.raises(ReleaseError, match="no items to release"):
         create_release(released, ReleaseRequest("empty", statuses=("rejected",)), lead="lena")
+    decide(released, "lena", "econ:1", "rejected", reason="flawed")  # one order is left
+    one = ok(run_cli(released, "release", "create", "one", "--as", "lena", "--kind", "ordering"))
+    assert "release one: 1 item, hash " in one.output
     audit = json.loads(ok(run_cli(released, "audit", "--json")).output)
     events = [event for event in audit if event["action"] == "release"]
     assert [(e["target"], e["person"], e["changes"]["items"]) for e in events] == [
-        ("v1", "lena", 8)
+        ("v1", "lena", 8),
+        ("one", "lena", 1),
     ]
 
 

@@ -16,6 +16,7 @@ from reviewer.cli import options
 from reviewer.cli.common import fail, open_db
 from reviewer.cli.identity import acting_person, as_option
 from reviewer.cli.output import print_json, printed_json_or_empty, terminal_block, terminal_text
+from reviewer.words import counted
 
 
 @click.group("release")
@@ -66,7 +67,8 @@ def release_create(
         print_json(release.to_json())
         return
     click.echo(
-        f"release {terminal_text(release.name)}: {release.item_count} items, hash {release.hash}"
+        f"release {terminal_text(release.name)}: {counted(release.item_count, 'item')}, "
+        f"hash {release.hash}"
     )
 
 
@@ -173,7 +175,7 @@ def release_verify(
         verdict = "matches" if result.ok else "does NOT match"
         click.echo(
             f"{terminal_text(subject)}{verdict} release {terminal_text(result.name)}: "
-            f"{result.items} items, hash {result.recomputed_hash}"
+            f"{counted(result.items, 'item')}, hash {result.recomputed_hash}"
         )
     if not result.ok:
         ctx.exit(1)
