@@ -32,6 +32,7 @@ from db.releases import (
     store_release,
 )
 from reviewer.revisions import diff_revisions, revision_summary
+from reviewer.words import counted
 
 __all__ = [
     "Change",
@@ -243,8 +244,8 @@ def changelog_markdown(diff: ReleaseDiff) -> str:
     lines = [
         f"## {diff.new.name} (from {diff.old.name})",
         "",
-        f"- release hash `{diff.new.hash}` ({diff.new.item_count} items); "
-        f"{diff.old.name}: `{diff.old.hash}` ({diff.old.item_count} items)",
+        f"- release hash `{diff.new.hash}` ({counted(diff.new.item_count, 'item')}); "
+        f"{diff.old.name}: `{diff.old.hash}` ({counted(diff.old.item_count, 'item')})",
         f"- {len(added)} added, {len(removed)} removed, {len(changed)} changed, "
         f"{diff.unchanged} unchanged",
     ]

@@ -88,7 +88,7 @@ def release_list(ctx: click.Context, as_json: bool) -> None:
     for release in releases:
         click.echo(
             f"{terminal_text(release.name):<{width}}  {release.hash[:12]}  "
-            f"{release.item_count:>6} items  {release.created_at:%Y-%m-%d %H:%M} "
+            f"{counted(release.item_count, 'item'):>12}  {release.created_at:%Y-%m-%d %H:%M} "
             f"by {terminal_text(release.created_by)}"
             + (f"  {terminal_text(release.note)}" if release.note else "")
         )
