@@ -428,7 +428,7 @@ def _fit_consensus(inputs: ConsensusInputs, item_ids: Collection[str] | None) ->
             p_keep.get(item_id, keeps.prior),
             fitted,
             gold=item_id in inputs.gold,
-            lone_keep=keeps.learned,
+            keeps_learned=keeps.learned,
         )
         for item_id in wanted
     ]
@@ -450,7 +450,7 @@ def _item_consensus(
     fitted: FittedRaters,
     *,
     gold: bool,
-    lone_keep: bool,
+    keeps_learned: bool,
 ) -> ItemConsensus:
     """One item's figures: the fit's, except where one person's judgment is all that
     people said of it (``db.item_posterior``: the fit trusts a newcomer's lone answer
@@ -468,7 +468,7 @@ def _item_consensus(
         if answers.learned:
             p_key, answer = answer_posterior(fitted, item.key, item.kind, given)
             vouched = lone_judgment_vouches(fitted, item.key, item.kind, given)
-        if lone_keep:
+        if keeps_learned:
             verdicts = [(r.rater, r.keeps) for r in ratings if r.keeps is not None]
             p_keep = keep_posterior(fitted, verdicts)
     return ItemConsensus(
