@@ -41,7 +41,7 @@ from db.people import PermissionDenied, require_lead
 from db.qualification import counted_judgments
 from db.rows import copied_fields, from_row, row_reader
 from db.vocabulary import DecisionReason, FlagName, ItemKind, ItemStatus, Verdict
-from reviewer.judging import JudgmentView
+from reviewer.judging import JudgmentView, proposed_keys
 from reviewer.revisions import RevisionSummary
 
 __all__ = [
@@ -117,6 +117,15 @@ class ConflictCase:
     @property
     def explanation(self) -> str | None:
         return self.item.explanation
+
+    @property
+    def key_to_offer(self) -> str:
+        """The key offered to a lead who corrects this one: the other key most asked for
+        (``reviewer.judging.proposed_keys``, as triage suggests), else the other answer
+        given most, else the key itself."""
+        proposed = proposed_keys(self.key, self.judgments)
+        asked = [proposal for proposal in proposed if proposal.asked_for]
+        return (asked or proposed)[0].answer if proposed else self.key
 
     @property
     def disagreements(self) -> list[str]:

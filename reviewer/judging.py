@@ -17,9 +17,11 @@ for a gold item, which gold it was measured against (``db.gold``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Protocol
 
 from sqlalchemy import delete
 from sqlmodel import Session, col, select
@@ -54,9 +56,11 @@ __all__ = [
     "JudgmentReceipt",
     "JudgmentRefused",
     "JudgmentView",
+    "ProposedKey",
     "RetractionReceipt",
     "RevisionReceipt",
     "edit_item",
+    "proposed_keys",
     "retract_last_judgment",
     "store_judgment",
     "submit_judgment",
@@ -110,6 +114,38 @@ class JudgmentView:
     seconds: float
     created_at: datetime
     matches_key: bool  # the blind answer equals the judged revision's key
+
+
+class StatedJudgment(Protocol):
+    """What a judgment says of its item's key."""
+
+    @property
+    def blind_answer(self) -> str: ...
+    @property
+    def verdict(self) -> str: ...
+    @property
+    def corrected_key(self) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class ProposedKey:
+    """A key other than the item's that judgments point at."""
+
+    answer: str
+    times: int  # the judgments that point at it
+    asked_for: bool  # one of them did not keep the key: it asks for this one
+
+
+def proposed_keys(key: str, judgments: Iterable[StatedJudgment]) -> list[ProposedKey]:
+    """The keys other than ``key`` the judgments point at (each one's corrected key, else
+    its blind answer), the most often first (ties: in the judgments' order).  Only a
+    judgment that did not keep the key asks for another: an annotator who answered
+    otherwise blind, then saw the key and kept it, said the key is right.  Triage
+    suggests a key by this, and F3 offers one."""
+    stated = [(j.corrected_key or j.blind_answer, j.verdict != Verdict.KEEP) for j in judgments]
+    times = Counter(answer for answer, _asks in stated if answer != key)
+    asked = {answer for answer, asks in stated if asks}
+    return [ProposedKey(answer, n, answer in asked) for answer, n in times.most_common()]
 
 
 @dataclass(frozen=True)

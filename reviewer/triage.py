@@ -55,6 +55,7 @@ from db.vocabulary import (
     ItemStatus,
     Verdict,
 )
+from reviewer.judging import proposed_keys
 from reviewer.queue import QueueFilter
 
 __all__ = [
@@ -318,32 +319,24 @@ def _annotator_reasons(item: _ItemRow, judged: list[_Judged]) -> tuple[list[Reas
             f"{len(dissent)} of {len(judged)} annotators disagree: {'; '.join(parts)}",
         )
     ]
-    proposals = Counter(
-        j.corrected_key or j.blind_answer
-        for j in dissent
-        if (j.corrected_key or j.blind_answer) != item.key
-    )
-    if proposals:
-        common, times = proposals.most_common(1)[0]
-        if times >= 2:  # the same other answer, found apart: a sign even if they kept the key
-            reasons.append(
-                Reason(
-                    "annotators",
-                    SAME_ANSWER_WEIGHT,
-                    f"{times} annotators agree on {format_answer(item.kind, common)} instead of "
-                    f"the key {format_answer(item.kind, item.key)}",
-                )
+    proposals = proposed_keys(item.key, dissent)
+    if proposals and proposals[0].times >= 2:
+        # the same other answer, found apart: a sign even if they kept the key
+        common = proposals[0]
+        reasons.append(
+            Reason(
+                "annotators",
+                SAME_ANSWER_WEIGHT,
+                f"{common.times} annotators agree on {format_answer(item.kind, common.answer)} "
+                f"instead of the key {format_answer(item.kind, item.key)}",
             )
-    # A key to suggest needs someone who did not keep the key to ask for it: one who
-    # answered otherwise blind, then saw the key and kept it, said the key is right.
-    asked_for = {j.corrected_key or j.blind_answer for j in dissent if j.verdict != Verdict.KEEP}
-    suggestible = [
-        (answer, count) for answer, count in proposals.most_common() if answer in asked_for
-    ]
+        )
+    # A key to suggest needs someone who did not keep the key to ask for it.
+    suggestible = [proposal for proposal in proposals if proposal.asked_for]
     if suggestible:
-        answer, count = suggestible[0]
-        if count >= 2 or (len(proposals) == 1 and len(judged) == len(dissent)):
-            return reasons, answer
+        first = suggestible[0]
+        if first.times >= 2 or (len(proposals) == 1 and len(judged) == len(dissent)):
+            return reasons, first.answer
     return reasons, None
 
 

@@ -106,6 +106,22 @@ def test_approve_agreed_reads_the_judgments_not_the_status_column(team) -> None:
         assert [d.item_id for d in session.exec(select(Decision))] == ["o:1"]
 
 
+def test_the_key_offered_for_a_correction_is_one_someone_asked_for(team) -> None:  # type: ignore[no-untyped-def]
+    """F3's `c` offers the other key someone who did not keep the key asked for, as
+    triage suggests one: ann answered ADCB blind, then saw the key and kept it (the key
+    is right, she says); bo answered DCAB and did not keep it.  With no one asking, the
+    answer given most."""
+    judge(team, "ann", "o:2", "ADCB")
+    judge(team, "bo", "o:2", "DCAB", "flawed", comment="B and C could swap")
+    assert load_case(team, "o:2").key_to_offer == "DCAB"
+    judge(team, "ann", "o:3", "ADCB")
+    judge(team, "bo", "o:3", "DACB", "flawed", comment="event C is unclear")
+    assert load_case(team, "o:3").key_to_offer == "ADCB"
+    judge(team, "ann", "o:1", "DACB", "flawed", comment="event C is unclear")
+    judge(team, "bo", "o:1", "DACB", "sensitive", comment="names a real person")
+    assert load_case(team, "o:1").key_to_offer == "DACB"  # nobody answered otherwise
+
+
 def test_decide_with_corrected_key_makes_a_new_revision(team) -> None:  # type: ignore[no-untyped-def]
     judge(team, "ann", "o:2", "ADCB", "wrong-key", corrected_key="ADCB")
     judge(team, "bo", "o:2", "ADCB", "wrong-key", corrected_key="ADCB")

@@ -215,15 +215,6 @@ def triage_text(entry: TriageEntry) -> Text:
     return text
 
 
-def suggested_key(case: ConflictCase) -> str:
-    """The corrected key most annotators proposed, else their most common blind answer."""
-    proposals = Counter(j.corrected_key for j in case.judgments if j.corrected_key)
-    if proposals:
-        return proposals.most_common(1)[0][0]
-    answers = Counter(j.blind_answer for j in case.judgments if not j.matches_key)
-    return answers.most_common(1)[0][0] if answers else case.item.key
-
-
 def suggested_reason(case: ConflictCase) -> DecisionReason | None:
     verdicts = Counter(
         VERDICT_REASON[j.verdict] for j in case.judgments if j.verdict in VERDICT_REASON
@@ -462,11 +453,11 @@ class AdjudicationScreen(AreaScreen):
         self.app.push_screen(prompt, approve_with)
 
     def _suggested_key(self, case: ConflictCase) -> str:
-        """The consensus's suggested key, else the annotators' (``suggested_key``)."""
+        """The consensus's suggested key, else the annotators' (``key_to_offer``)."""
         entry = self.consensus.get(case.item.id)
         if entry is not None and entry.suggested_key is not None:
             return entry.suggested_key
-        return suggested_key(case)
+        return case.key_to_offer
 
     def action_reject(self) -> None:
         case = self._case_to_decide()
