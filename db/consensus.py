@@ -180,7 +180,7 @@ class Consensus:
 
     items: tuple[ItemConsensus, ...]  # by item id
     raters: tuple[RaterReliability, ...]  # most reliable first
-    prior_key_right: float  # share of keys the model takes to be right before any rating
+    prior_key_right: float  # share of right keys before any rating (rule of succession)
     prior_keep: float
     fitted_raters: FittedRaters  # what the fit learned of the raters (db.item_posterior)
     _by_id: dict[str, ItemConsensus] = field(init=False, repr=False, compare=False)
@@ -435,7 +435,7 @@ def _fit_consensus(inputs: ConsensusInputs, item_ids: Collection[str] | None) ->
     return Consensus(
         items=tuple(items),
         raters=raters,
-        prior_key_right=answers.prior,
+        prior_key_right=fitted.prior_key_right,
         prior_keep=keeps.prior,
         fitted_raters=fitted,
     )
@@ -458,7 +458,7 @@ def _item_consensus(
     a task the fit learned nothing in keeps its rule of succession."""
     chances = answers.probas.get(item.item_id)
     if chances is None:
-        answer, p_key = item.key, answers.prior
+        answer, p_key = item.key, fitted.prior_key_right
     else:
         best = max(chances, key=lambda label: (chances[label], label == KEY_LABEL))
         answer, p_key = space.answer(best), chances.get(KEY_LABEL, 0.0)

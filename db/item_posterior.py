@@ -89,6 +89,10 @@ def fitted_raters(
     confusion = {name: _confusion(tally) for name, tally in counts.items()}
     pooled = [sum(tally[i] for tally in counts.values()) for i in range(4)]
     default_confusion = _confusion(pooled) if counts else _DEFAULT_KEEP_CONFUSION
+    # The share of right keys, learned from so many items, is never certain (the rule of
+    # succession): an early fit in which every key held says 1.0, and under it a later
+    # judgment against a key would weigh nothing at all.
+    prior_key_right = (prior_key_right * len(p_keep) + 1) / (len(p_keep) + 2)
     verdicts = [r.keeps for r in inputs.ratings if r.keeps is not None]
     verdicts += [truth.keeps for truth in inputs.gold.values()]
     if all(verdicts):
