@@ -2,8 +2,9 @@
 
 A consensus fit (``db.consensus``) yields, besides each item's figures, what it learned
 of the raters: each one's answer accuracy (one coin, with the low end of its 95%
-interval), each person's keep/drop confusion, and the priors.  From those an item's
-posterior is a product over its own ratings.  Two readers need it:
+interval), each person's keep/drop confusion, and the priors (the share of right keys by
+the rule of succession over the items the fit rests on: never certain).  From those an
+item's posterior is a product over its own ratings.  Two readers need it:
 
 - adaptive routing (``db.routing``), between fits, for every item;
 - the consensus itself, for an item one person's judgment rests on: a rater whose
