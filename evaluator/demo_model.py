@@ -119,8 +119,10 @@ def convert_gguf(gguf_path: Path) -> Path:
     """A transformers checkpoint directory for ``gguf_path``, converting it on first use.
 
     The copy is built in a temporary directory next to its final place and renamed
-    into place when complete, so an interrupted conversion leaves nothing half-written
-    and two processes converting at once both end with one good copy.
+    into place when complete, so an interrupted conversion leaves nothing half-written.
+    One process converts at a time (a lock file in the cache, ``filelock``): another
+    that wants the same model meanwhile (two evaluations started together, the demo
+    and F4) waits for that copy instead of spending the same CPU beside it.
     """
     gguf_path = Path(gguf_path).expanduser().resolve()
     if not gguf_path.is_file():
@@ -128,10 +130,29 @@ def convert_gguf(gguf_path: Path) -> Path:
     target = converted_dir(gguf_path)
     if (target / CONVERSION_MARKER).is_file():
         return target
-    if target.exists():  # left over from a crash before the marker was written
-        shutil.rmtree(target, ignore_errors=True)
+    from filelock import FileLock
+
+    locks = cache_root() / "locks"  # empty files that stay: not beside the models
     try:  # before the conversion (seconds), so an unwritable cache fails at once
         target.parent.mkdir(parents=True, exist_ok=True)
+        locks.mkdir(exist_ok=True)
+        lock = FileLock(locks / f"{target.name}.lock")
+        lock.acquire()
+    except OSError as error:
+        raise _cache_error(target.parent, error) from None
+    try:
+        if (target / CONVERSION_MARKER).is_file():  # converted while we waited
+            return target
+        return _convert_into(gguf_path, target)
+    finally:
+        lock.release()
+
+
+def _convert_into(gguf_path: Path, target: Path) -> Path:
+    """Convert ``gguf_path`` into ``target`` through a staging folder beside it."""
+    if target.exists():  # left over from a crash before the marker was written
+        shutil.rmtree(target, ignore_errors=True)
+    try:
         staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
     except OSError as error:
         raise _cache_error(target.parent, error) from None
@@ -147,7 +168,7 @@ def convert_gguf(gguf_path: Path) -> Path:
         except OSError:
             if not (target / CONVERSION_MARKER).is_file():
                 raise
-            # Another process finished first; its copy is as good as ours.
+            # A vetbench without the lock finished first; its copy is as good as ours.
     except OSError as error:
         if error.errno in _CACHE_WRITE_ERRNOS:
             raise _cache_error(target.parent, error) from None

@@ -36,7 +36,7 @@ import psycopg
 import pytest
 from fake_openai_server import FakeOpenAIServer
 from sqlalchemy import Engine
-from tiny_model import TEST_MODEL_CACHE, cache_lock
+from tiny_model import TEST_MODEL_CACHE
 
 import db.migrate
 from db.engine import Database, make_engine, open_database
@@ -114,24 +114,11 @@ def pytest_runtest_logfinish() -> None:
 def _shared_model_cache() -> Iterator[None]:
     """Converted models (the demo model's GGUF conversion, 15 s of CPU) are cached once
     per checkout, shared by every test and test run, never in the user's own cache.
-
-    Test processes (pytest-xdist workers) convert one at a time: the second waits for
-    the first's copy instead of spending the same half minute of CPU beside it."""
-    import evaluator.demo_model as demo_model
-
+    Test processes (pytest-xdist workers) convert one at a time, as any processes do
+    (``evaluator.demo_model.convert_gguf``): the second waits for the first's copy."""
     previous = os.environ.get("VETBENCH_CACHE")
     os.environ["VETBENCH_CACHE"] = str(TEST_MODEL_CACHE)
-    convert_gguf = demo_model.convert_gguf
-
-    def one_conversion_at_a_time(gguf_path: Path) -> Path:
-        if os.environ.get("VETBENCH_CACHE") != str(TEST_MODEL_CACHE):
-            return convert_gguf(gguf_path)  # a test's own cache: nothing shared to wait for
-        with cache_lock("conversion"):
-            return convert_gguf(gguf_path)
-
-    demo_model.convert_gguf = one_conversion_at_a_time
     yield
-    demo_model.convert_gguf = convert_gguf
     if previous is None:
         os.environ.pop("VETBENCH_CACHE", None)
     else:

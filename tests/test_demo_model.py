@@ -7,6 +7,7 @@ import importlib.util
 import json
 import struct
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -144,6 +145,39 @@ def test_a_failed_conversion_leaves_nothing_behind(
     assert target == converted_dir(gguf)
     assert (target / "config.json").is_file() and (target / CONVERSION_MARKER).is_file()
     assert [path.name for path in models.iterdir()] == [target.name]
+
+
+def test_two_conversions_at_once_make_one_and_both_use_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Two evaluations that start together on a model not converted yet: one converts,
+    the other waits for its copy instead of spending the same CPU (15 s for the demo
+    model) beside it."""
+    monkeypatch.setenv("VETBENCH_CACHE", str(tmp_path / "cache"))
+    gguf = tmp_path / "model.gguf"
+    gguf.write_bytes(b"GGUF" + bytes(100))
+    conversions: list[str] = []
+
+    def slow(_gguf: Path, out_dir: Path) -> None:
+        conversions.append(threading.current_thread().name)
+        time.sleep(0.5)  # long enough for the other to arrive while this one converts
+        (out_dir / "config.json").write_text("{}", encoding="utf-8")
+
+    monkeypatch.setattr(demo_model, "_write_checkpoint", slow)
+    targets: list[Path] = []
+    threads = [
+        threading.Thread(target=lambda: targets.append(convert_gguf(gguf)), name=f"eval-{n}")
+        for n in (1, 2)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert len(conversions) == 1
+    assert targets == [converted_dir(gguf)] * 2
+    assert [path.name for path in (tmp_path / "cache" / "models").iterdir()] == [
+        converted_dir(gguf).name
+    ]
 
 
 def test_a_missing_gguf_file_is_named(tmp_path: Path) -> None:
