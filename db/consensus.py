@@ -63,7 +63,6 @@ from db.item_posterior import (
     fitted_raters,
     keep_posterior,
     lone_judgment_vouches,
-    rests_on_one_person,
 )
 from db.item_scope import EVERY_ITEM, ItemScope
 from db.json_types import FieldsAsJson, JsonObject
@@ -463,8 +462,9 @@ def _item_consensus(
         best = max(chances, key=lambda label: (chances[label], label == KEY_LABEL))
         answer, p_key = space.answer(best), chances.get(KEY_LABEL, 0.0)
     given = [((r.rater_kind, r.rater), r.answer) for r in ratings]
+    judgments = sum(1 for r in ratings if r.rater_kind == "person")
     vouched = True
-    if not gold and rests_on_one_person(given):
+    if not gold and judgments == 1:
         if answers.learned:
             p_key, answer = answer_posterior(fitted, item.key, item.kind, given)
             vouched = lone_judgment_vouches(fitted, item.key, item.kind, given)
@@ -474,14 +474,14 @@ def _item_consensus(
     return ItemConsensus(
         item_id=item.item_id,
         revision=item.revision,
-        judgments=sum(1 for r in ratings if r.rater_kind == "person"),
+        judgments=judgments,
         consensus_answer=answer,
         p_key_right=p_key,
         p_keep=p_keep,
         suggested_key=None if answer == item.key else answer,
         key=item.key,
         kind=item.kind,
-        models=sum(1 for r in ratings if r.rater_kind != "person"),
+        models=len(ratings) - judgments,
         gold=gold,
         vouched=vouched,
     )
