@@ -47,6 +47,7 @@ from db.models import (
 from db.people import require_lead
 from db.rows import from_row
 from db.vocabulary import DecisionReason, FlagName, ItemStatus
+from db.words import counted
 
 __all__ = [
     "SQLITE_RELEASE_TRIGGERS",
@@ -473,7 +474,9 @@ def verify_release(session: Session, name: str) -> Verification:
                 f"recorded {member.content_hash[:12]}"
             )
     if len(members) != release.item_count:
-        differences.append(f"{len(members)} items stored, the release says {release.item_count}")
+        differences.append(
+            f"{counted(len(members), 'item')} stored, the release says {release.item_count}"
+        )
     return Verification(
         name=name,
         stored_hash=release.hash,

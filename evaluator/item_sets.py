@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, TypeVar
 from db.items import ItemSnapshot
 from db.json_types import JsonObject
 from db.releases import item_set_hash, snapshot_hash
+from db.words import counted
 
 if TYPE_CHECKING:  # evaluator.metrics reads evaluator.results, which reads ItemSet here
     from evaluator.metrics import ScoredPrediction
@@ -93,7 +94,7 @@ def unanswered_items(runs: Iterable[tuple[int, Sequence[ScoredPrediction]]]) -> 
         if failed:
             notes.append(
                 f"run {run_id}: figures on {len(predictions) - failed} of its "
-                f"{len(predictions)} items; {failed} failed (infrastructure) and are left out "
+                f"{counted(len(predictions), 'item')}; {failed} failed (infrastructure) and are left out "
                 f"(`vetbench eval --resume {run_id}` retries them)"
             )
     return notes

@@ -15,6 +15,7 @@ from datetime import datetime
 
 from db.json_types import FieldsAsJson, JsonObject, attributes_json, fields_json
 from db.vocabulary import EvalMode, FailureKind, ItemKind, RunStatus
+from db.words import counted
 from evaluator.item_sets import ItemSet
 from evaluator.run_params import RunParams, ShotCounts
 from evaluator.text_metrics import BleuStatistics, ExplanationScore
@@ -522,7 +523,7 @@ class RunComparison:
             return [f"same item set: {self.item_set_a.label}"]
         notes = [
             f"different item sets: A on {self.item_set_a.label}, B on "
-            f"{self.item_set_b.label}; compared on the {self.shared_items} items both answered"
+            f"{self.item_set_b.label}; compared on the {counted(self.shared_items, 'item')} both answered"
         ]
         if self.other_revisions:
             more = ", ..." if len(self.other_revisions) > 5 else ""

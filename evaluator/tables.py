@@ -43,6 +43,7 @@ from statistics import mean, stdev
 from db.engine import Database
 from db.json_types import JsonObject
 from db.vocabulary import EvalMode, EvalProtocol, ItemKind, RunStatus
+from db.words import counted
 from evaluator.cflue_wording import wording_of
 from evaluator.item_lengths import CHARS, TOKENS, token_lengths
 from evaluator.item_sets import differing_item_sets, group_by_release, unanswered_items
@@ -268,7 +269,7 @@ def _replacement_note(
     counts = sorted({len(_items([entry], kind)) for entry in replaced})
     newest_replaced = max(run.record.id for run, _figures in replaced)
     return (
-        f"{where}: shows {_run_ids(latest)} on {len(shown)} items; older "
+        f"{where}: shows {_run_ids(latest)} on {counted(len(shown), 'item')}; older "
         f"{_run_ids(replaced)} evaluated other items ({' or '.join(map(str, counts))}; "
         f"`runs table --run {newest_replaced}` shows it)"
     )

@@ -31,8 +31,8 @@ from db.releases import (
     release_members,
     store_release,
 )
+from db.words import counted
 from reviewer.revisions import diff_revisions, revision_summary
-from reviewer.words import counted
 
 __all__ = [
     "Change",

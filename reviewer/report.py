@@ -22,6 +22,7 @@ from db.decisions import in_force
 from db.engine import Database
 from db.models import Decision, Item, ItemRevision, utcnow
 from db.vocabulary import UNDECIDED_STATUSES, ItemStatus
+from db.words import counted
 from reviewer.adjudication import KEY_CORRECTION_NOTE
 from reviewer.agreement import (
     DEFAULT_RESAMPLES,
@@ -170,11 +171,11 @@ def _summary_sentence(summary: ReviewSummary) -> str:
             for reason, count in summary.removed_by_reason.most_common()
         )
         parts.append(
-            f"Review removed {summary.removed:,} of {summary.items:,} items "
+            f"Review removed {summary.removed:,} of {counted(summary.items, 'item')} "
             f"({_share(summary.removed, summary.items)}): {reasons}."
         )
     else:
-        parts.append(f"Review has removed none of the {summary.items:,} items so far.")
+        parts.append(f"Review has removed none of the {counted(summary.items, 'item')} so far.")
     corrected = sum(summary.keys_corrected_by_kind.values())
     parts.append(
         f"{summary.approved:,} items are approved"

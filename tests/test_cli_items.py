@@ -252,6 +252,12 @@ def test_export_writes_each_format_and_refuses_what_it_cannot_hold(
     assert by_source.exit_code == 0, by_source.output
     assert json.loads(exam.read_text(encoding="utf-8")) == MCQ
 
+    one = run(
+        db_path, "export", "--format", "cflue", "--out", str(tmp_path / "one.json"),
+        "--status", "all", "--kind", "truefalse",
+    )  # fmt: skip
+    assert one.stdout.startswith("exported 1 item (1 truefalse) to "), one.output
+
     everything = tmp_path / "all.jsonl"
     two_sources = run(
         db_path, "export", "--format", "jsonl", "--out", str(everything), "--status", "all",

@@ -79,6 +79,10 @@ def test_eval_prints_readable_figures(url: str, scripted: str) -> None:
     assert "run 1: 2 items" in result.stderr
     assert "accuracy" in result.stdout and "pairwise" in result.stdout
     assert "(scripted, generate, 0-shot)  finished  2/2 items" in result.stdout
+    one = ok(
+        run_cli(url, "eval", "-m", scripted, "--shots", "0", "--kind", "ordering", "--limit", "1")
+    )
+    assert "run 2: 1 item\n" in one.stderr
 
 
 def test_the_figures_by_source_line_up_however_long_or_wide_the_names(

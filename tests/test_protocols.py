@@ -461,7 +461,7 @@ def test_a_quick_check_after_the_full_run_is_named_not_passed_off_as_it(
     expert_name, guesser_name = expert.removeprefix("scripted:"), guesser.removeprefix("scripted:")
     assert any(
         note.startswith(f"{expert_name}, ordering 1-shot (econlogicqa): shows run")
-        and "on 1 items" in note
+        and "on 1 item;" in note
         for note in notes
     )
     assert any(note.startswith(f"{guesser_name}, single 0-shot: shows run") for note in notes)

@@ -27,6 +27,7 @@ from db.items import ItemSnapshot
 from db.json_types import JsonObject
 from db.releases import ReleaseInfo, figure_rows, get_release, tally
 from db.settings import get_setting
+from db.words import counted
 from evaluator.exports.folder import ExportSummary, count_kinds, select_items, write_folder
 from evaluator.exports.selection import APPROVED_ITEMS, Selection
 
@@ -173,7 +174,7 @@ def _bibtex(release: ReleaseInfo) -> str:
         f"@misc{{vetbench_{key},\n"
         f"  title = {{vetbench benchmark, release {name}}},\n"
         f"  year = {{{release.created_at:%Y}}},\n"
-        f"  note = {{{release.item_count} items; release hash SHA-256 {release.hash}}}\n"
+        f"  note = {{{counted(release.item_count, 'item')}; release hash SHA-256 {release.hash}}}\n"
         "}"
     )
 
@@ -195,7 +196,7 @@ def _dataset_card(
         )
         + "---\n\n"
         + f"{title}\n\n"
-        + f"{len(items)} items ({kinds}) exported by vetbench; selection: {selection_text}.\n"
+        + f"{counted(len(items), 'item')} ({kinds}) exported by vetbench; selection: {selection_text}.\n"
         + f"Sources: {', '.join(sources)}. Languages: {', '.join(languages)}. "
         + f"License: {facts.license}.\n\n"
         + "Ordering items follow EconLogicQA (put the events in logical order); "

@@ -78,6 +78,7 @@ def _echo_table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]]
 
 
 def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
+    from db.words import counted
     from reviewer.agreement.rows import (
         annotator_cells,
         detail_text,
@@ -87,7 +88,6 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
         percent_text,
         value_text,
     )
-    from reviewer.words import counted
 
     figures = report.figures
     settings = report.settings
@@ -547,7 +547,7 @@ def conflicts_command(
     cases = conflict_queue(db, scope, limit=limit)
     if printed_json_or_empty(cases, as_json=as_json, empty="no conflicts"):
         return
-    from reviewer.words import counted
+    from db.words import counted
 
     for number, case in enumerate(cases):
         if number:
@@ -565,8 +565,8 @@ def _echo_conflict_count(
     """What a non-lead may read of the conflict queue: how many, not whose judgments."""
     from collections import Counter
 
+    from db.words import counted
     from reviewer.adjudication import conflict_queue
-    from reviewer.words import counted
 
     why = "the judgments side by side are for leads, so annotators judge blind"
     if as_json:

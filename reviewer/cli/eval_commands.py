@@ -26,6 +26,7 @@ from db.vocabulary import (
     RunStatus,
     values,
 )
+from db.words import counted
 from reviewer.cli import options
 from reviewer.cli.common import EXIT_INTERRUPTED, fail, open_db
 from reviewer.cli.identity import acting_person
@@ -327,7 +328,7 @@ def _evaluate(
             if not quiet:  # with --json the notes are in the JSON (run.params.shot_notes)
                 for note in update.notes:
                     click.echo(f"note: {terminal_text(note)}", err=True)
-                click.echo(f"run {update.run_id}: {progress.total} items", err=True)
+                click.echo(f"run {update.run_id}: {counted(progress.total, 'item')}", err=True)
             bars[update.run_id] = TerminalProgressBar(
                 progress.total,
                 f"run {update.run_id}",

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from db.vocabulary import ALL, ItemKind, ItemStatus, values
+from db.words import counted
 from reviewer.cli import options
 from reviewer.cli.common import fail, open_db
 from reviewer.cli.identity import acting_person, as_option
 from reviewer.cli.output import print_json, printed_json_or_empty, terminal_text
-from reviewer.words import counted
 
 if TYPE_CHECKING:
     from db.engine import Database
@@ -287,7 +287,7 @@ def _describe_export(summary: Any, format_name: str, out: Path) -> str:
     count = getattr(summary, "count", None)
     by_kind = getattr(summary, "by_kind", None) or {}
     kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(by_kind.items()))
-    what = f"{count} items" if count is not None else "items"
+    what = counted(count, "item") if count is not None else "items"
     where = "standard output" if str(out) == "-" else terminal_text(str(out))
     message = f"exported {what}{f' ({kinds})' if kinds else ''} to {where} as {format_name}"
     usage = getattr(summary, "command", "")  # the folder exports say how to use them

@@ -12,11 +12,11 @@ from pathlib import Path
 import click
 
 from db.vocabulary import ItemStatus
+from db.words import counted
 from reviewer.cli import options
 from reviewer.cli.common import fail, open_db
 from reviewer.cli.identity import acting_person, as_option
 from reviewer.cli.output import print_json, printed_json_or_empty, terminal_block, terminal_text
-from reviewer.words import counted
 
 
 @click.group("release")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import click
 
+from db.words import counted
 from reviewer.cli import options
 from reviewer.cli.common import open_db
 from reviewer.cli.output import print_json, terminal_text
@@ -39,7 +40,9 @@ def runs_rescore(ctx: click.Context, run_id: int, as_json: bool) -> None:
         return
     changes = rescored.figure_changes
     if not changes and not rescored.items:
-        click.echo(f"run {run_id}: every figure is as stored ({rescored.after.n} predictions)")
+        click.echo(
+            f"run {run_id}: every figure is as stored ({counted(rescored.after.n, 'prediction')})"
+        )
         return
     click.echo(f"run {run_id}: {len(rescored.items)} prediction(s) read differently today")
     for name, old, new in changes:

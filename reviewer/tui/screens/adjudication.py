@@ -35,6 +35,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from db.answers import format_answer
 from db.vocabulary import DecisionReason, ItemStatus, Verdict
+from db.words import counted
 from reviewer.tui.expected import show_expected_error
 from reviewer.tui.literal import line_broken, literal, literal_item, none_row, notify_literally
 from reviewer.tui.responsive import apply_size_classes
@@ -45,7 +46,6 @@ from reviewer.tui.screens.prompt import PromptScreen, answer_validator
 from reviewer.tui.widgets.footer import KeyFooter
 from reviewer.tui.widgets.item_view import RAW_TITLE
 from reviewer.tui.widgets.table_fit import fill_fitted
-from reviewer.words import counted
 
 if TYPE_CHECKING:
     from db.consensus import ItemConsensus

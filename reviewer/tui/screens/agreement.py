@@ -30,6 +30,7 @@ from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 
 from db.answers import format_answer
 from db.vocabulary import QualificationStatus
+from db.words import counted
 from reviewer.tui.literal import literal, none_row
 from reviewer.tui.polling import PollingScreen
 from reviewer.tui.responsive import apply_size_classes
@@ -37,7 +38,6 @@ from reviewer.tui.screens.area import AreaScreen
 from reviewer.tui.widgets.bars import Bar, BarChart
 from reviewer.tui.widgets.footer import KeyFooter
 from reviewer.tui.widgets.table_fit import fill_fitted
-from reviewer.words import counted
 
 if TYPE_CHECKING:
     from db.consensus import RaterReliability

@@ -11,10 +11,10 @@ import re
 from rich.text import Text
 from textual.widgets import Static
 
+from db.words import counted
 from reviewer.queue import QueueFilter, QueueProgress
 from reviewer.tui.literal import literal
 from reviewer.tui.responsive import STACK_BELOW
-from reviewer.words import counted
 
 NO_FILTER = QueueFilter().describe()  # "all items"
 NOTE_GAP = "   "  # between the last action's note and the figures
