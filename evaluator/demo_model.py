@@ -18,15 +18,14 @@ import hashlib
 import importlib.util
 import logging
 import os
-import shutil
 import struct
-import tempfile
 import threading
 from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 
 from db.errors import VetbenchError
+from evaluator.cache_folders import build_once, is_built
 
 log = logging.getLogger(__name__)
 
@@ -112,74 +111,41 @@ def converted_dir(gguf_path: Path) -> Path:
 
 
 def is_converted(gguf_path: Path) -> bool:
-    return (converted_dir(gguf_path) / CONVERSION_MARKER).is_file()
+    return is_built(converted_dir(gguf_path), CONVERSION_MARKER)
 
 
 def convert_gguf(gguf_path: Path) -> Path:
     """A transformers checkpoint directory for ``gguf_path``, converting it on first use.
 
-    The copy is built in a temporary directory next to its final place and renamed
-    into place when complete, so an interrupted conversion leaves nothing half-written.
-    One process converts at a time (a lock file in the cache, ``filelock``): another
-    that wants the same model meanwhile (two evaluations started together, the demo
-    and F4) waits for that copy instead of spending the same CPU beside it.
+    The copy is built once, by one process at a time, and renamed into place when
+    complete (``evaluator.cache_folders``): two evaluations started together, the demo
+    and F4, make one copy, and an interrupted conversion leaves nothing half-written.
     """
     gguf_path = Path(gguf_path).expanduser().resolve()
     if not gguf_path.is_file():
         raise ModelNotFoundError(f"{gguf_path}: no such GGUF file")
     target = converted_dir(gguf_path)
-    if (target / CONVERSION_MARKER).is_file():
+    if is_built(target, CONVERSION_MARKER):
         return target
-    from filelock import FileLock
-
-    locks = cache_root() / "locks"  # empty files that stay: not beside the models
-    try:  # before the conversion (seconds), so an unwritable cache fails at once
-        target.parent.mkdir(parents=True, exist_ok=True)
-        locks.mkdir(exist_ok=True)
-        lock = FileLock(locks / f"{target.name}.lock")
-        lock.acquire()
-    except OSError as error:
-        raise _cache_error(target.parent, error) from None
     try:
-        if (target / CONVERSION_MARKER).is_file():  # converted while we waited
-            return target
-        return _convert_into(gguf_path, target)
-    finally:
-        lock.release()
-
-
-def _convert_into(gguf_path: Path, target: Path) -> Path:
-    """Convert ``gguf_path`` into ``target`` through a staging folder beside it."""
-    if target.exists():  # left over from a crash before the marker was written
-        shutil.rmtree(target, ignore_errors=True)
-    try:
-        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
-    except OSError as error:
-        raise _cache_error(target.parent, error) from None
-    log.info("converting %s to a transformers checkpoint in %s (once)", gguf_path.name, target)
-    try:
-        staging.chmod(0o755)  # mkdtemp makes it private; the cache is an ordinary folder
-        _write_checkpoint(gguf_path, staging)
-        (staging / CONVERSION_MARKER).write_text(
-            f"converted from {gguf_path}\nsize {gguf_path.stat().st_size}\n", encoding="utf-8"
+        return build_once(
+            target,
+            functools.partial(_write_checkpoint, gguf_path),
+            locks=cache_root() / "locks",
+            marker=CONVERSION_MARKER,
+            marker_text=f"converted from {gguf_path}\nsize {gguf_path.stat().st_size}\n",
         )
-        try:
-            staging.rename(target)
-        except OSError:
-            if not (target / CONVERSION_MARKER).is_file():
-                raise
-            # A vetbench without the lock finished first; its copy is as good as ours.
     except OSError as error:
-        if error.errno in _CACHE_WRITE_ERRNOS:
+        # Not a broken model: a cache folder that cannot be made (a file in its place)
+        # or written (no permission, read-only, full).
+        if error.errno in _CACHE_WRITE_ERRNOS or not target.parent.is_dir():
             raise _cache_error(target.parent, error) from None
         raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return target
 
 
 def _write_checkpoint(gguf_path: Path, out_dir: Path) -> None:
     """Dequantize ``gguf_path`` and save it as a plain float32 safetensors checkpoint."""
+    log.info("converting %s to a transformers checkpoint (once)", gguf_path.name)
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 

@@ -9,14 +9,13 @@ but seeded, so greedy outputs are repeatable.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
+import functools
 import hashlib
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from evaluator.cache_folders import build_once
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 EOS = "<|endoftext|>"
@@ -83,16 +82,7 @@ def build_tiny_model(directory: Path, *, chat: bool = False, seed: int = 0) -> P
 
 _BUILT: dict[bool, Path] = {}
 TEST_MODEL_CACHE = Path(__file__).resolve().parent.parent / ".cache" / "vetbench-test"  # gitignored
-
-
-@contextlib.contextmanager
-def cache_lock(name: str) -> Iterator[None]:
-    """Hold the tests' cache lock ``name``: one process (pytest-xdist worker) builds what
-    the cache lacks while the others wait for its copy."""
-    TEST_MODEL_CACHE.mkdir(parents=True, exist_ok=True)
-    with open(TEST_MODEL_CACHE / f".{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        yield
+BUILT_MARKER = "vetbench-tiny-model.txt"
 
 
 def _build_key(chat: bool) -> str:
@@ -116,16 +106,16 @@ def tiny_model_dir(
     """The tiny model, built once per checkout (``tmp_path_factory`` is not needed).
 
     Like the converted demo model it is kept in the tests' cache (.cache/vetbench-test),
-    keyed by what it is built from: pytest-xdist workers and later runs share one copy,
-    built by one process while the others wait, in a staging folder renamed when done."""
+    keyed by what it is built from, and built the same way (``evaluator.cache_folders``):
+    pytest-xdist workers and later runs share one copy, built by one process while the
+    others wait."""
     if chat not in _BUILT:
         name = "tiny-chat-model" if chat else "tiny-model"
-        target = TEST_MODEL_CACHE / f"{name}-{_build_key(chat)}"
-        with cache_lock(name):
-            if not target.is_dir():
-                staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=TEST_MODEL_CACHE))
-                staging.chmod(0o755)  # mkdtemp makes it private; the cache is a plain folder
-                build_tiny_model(staging, chat=chat)
-                staging.rename(target)
-        _BUILT[chat] = target
+        _BUILT[chat] = build_once(
+            TEST_MODEL_CACHE / f"{name}-{_build_key(chat)}",
+            functools.partial(build_tiny_model, chat=chat),
+            locks=TEST_MODEL_CACHE / "locks",
+            marker=BUILT_MARKER,
+            marker_text=f"built by {Path(__file__).name}\n",
+        )
     return _BUILT[chat]
