@@ -121,6 +121,12 @@ def current_guidelines_version(session: Session) -> int | None:
     return session.exec(select(func.max(col(Guidelines.version)))).one()
 
 
+def current_guidelines_author_id(session: Session) -> int | None:
+    """Who set the newest version (None: no guidelines yet)."""
+    newest = select(col(Guidelines.author_id)).order_by(col(Guidelines.version).desc())
+    return session.exec(newest.limit(1)).first()
+
+
 def guidelines_history(session: Session) -> list[GuidelinesVersion]:
     """Every version, oldest first."""
     query = _with_author().order_by(col(Guidelines.version))

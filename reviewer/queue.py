@@ -42,7 +42,7 @@ from sqlmodel import Session, col
 from db.engine import Database
 from db.flags import ItemFlag, revision_flags
 from db.gold import serving_gold
-from db.guidelines import current_guidelines_version
+from db.guidelines import current_guidelines_author_id, current_guidelines_version
 from db.item_status import active_judgments, refresh_item_status
 from db.items import ItemSnapshot, get_item
 from db.listings import source_names
@@ -613,10 +613,11 @@ class ReviewQueue:
     def guidelines_news(self) -> GuidelinesNews | None:
         """What this annotator should hear about the guidelines at the start: a new
         annotator reads them first; others hear of a version newer than the one their
-        latest judgment was made under.  None: nothing to say (or no guidelines)."""
+        latest judgment was made under.  None: nothing to say (no guidelines, or this
+        person set the current version)."""
         with self.db.session() as session:
             current = current_guidelines_version(session)
-            if current is None:
+            if current is None or current_guidelines_author_id(session) == self.person_id:
                 return None
             latest = session.execute(
                 select(col(Judgment.guidelines_version))

@@ -157,6 +157,22 @@ async def test_a_new_annotator_sees_the_guidelines_first(team: Database) -> None
         )
 
 
+async def test_whoever_set_the_guidelines_is_not_asked_to_read_them(team: Database) -> None:
+    """The lead who set the current version opens the app at the item; a version set by
+    another lead since is news to her as to anyone."""
+    store_person(team, "leo", Role.LEAD)
+    set_text(team, GUIDELINES.read_text(encoding="utf-8"))
+    async with running(make_app(team, "lea")) as app:
+        await app.workers.wait_for_complete()
+        await press(app)
+        assert app.screen is app.review_screen and app.review_screen.phase is Phase.BLIND
+    set_text(team, "# version 2", lead="leo")
+    async with running(make_app(team, "lea")) as app:  # never judged: reads them first
+        await app.workers.wait_for_complete()
+        await press(app)
+        assert isinstance(app.screen, GuidelinesScreen) and app.screen.first
+
+
 async def test_links_in_the_guidelines_are_never_followed(team: Database) -> None:
     opened: list[str] = []
     set_text(
