@@ -721,6 +721,9 @@ def test_a_mistyped_database_is_refused_not_created(
     assert not (tmp_path / "not a url").exists()
     created = run(tmp_path / "new.db", "init")
     assert created.exit_code == 0 and "created" in created.stdout
+    new_db = tmp_path / "new.db"  # the next steps, naming the database as it was named
+    assert f"next: vetbench --db {new_db} import FILE (" in created.stdout
+    assert f"then vetbench --db {new_db} review --as NAME" in created.stdout
     again = run(tmp_path / "new.db", "init")
     assert "up to date" in again.stdout
 

@@ -5,6 +5,7 @@ commands print is in ``reviewer.cli.output``."""
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -53,6 +54,22 @@ lock_timeout_option = _timeout_option(
     "Give up waiting for another SQLite writer [default: 60; env VETBENCH_LOCK_TIMEOUT].",
 )
 LOCK_WAIT_NOTICE = "waiting for another writer…"
+
+
+def suggested_command(ctx: click.Context, *words: str) -> str:
+    """A ``vetbench`` command line to tell the user, naming the database as they did: with
+    ``--db`` when they gave it on the command line (a server URL with its password as
+    ``***``), without it when it came from VETBENCH_DB or is the default."""
+    from click.core import ParameterSource
+
+    from db.engine import hide_password
+
+    root = ctx.find_root()
+    given = (root.obj or {}).get("db")
+    prefix = ["vetbench"]
+    if given and root.get_parameter_source("db") is ParameterSource.COMMANDLINE:
+        prefix += ["--db", hide_password(given)]
+    return shlex.join([*prefix, *words])
 
 
 def open_db(ctx: click.Context, *, create: bool = False, migrate: bool = True) -> Database:

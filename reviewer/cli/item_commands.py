@@ -15,7 +15,7 @@ import click
 from db.vocabulary import ALL, ItemKind, ItemStatus, values
 from db.words import counted
 from reviewer.cli import options
-from reviewer.cli.common import fail, open_db
+from reviewer.cli.common import fail, open_db, suggested_command
 from reviewer.cli.identity import acting_person, as_option
 from reviewer.cli.output import print_json, printed_json_or_empty, terminal_text
 
@@ -165,6 +165,11 @@ def init_command(ctx: click.Context) -> None:
         click.echo(f"{where} is a vetbench database; its schema is up to date")
     else:
         click.echo(f"created the vetbench database {where}")
+        importing = terminal_text(suggested_command(ctx, "import", "FILE"))
+        reviewing = terminal_text(suggested_command(ctx, "review", "--as", "NAME"))
+        click.echo(
+            f"next: {importing} (EconLogicQA CSV, CFLUE JSON or vetbench JSONL), then {reviewing}"
+        )
 
 
 def _database_exists(value: str | None) -> bool:
