@@ -464,11 +464,15 @@ def _item_set(db: Database, items: Sequence[ItemSnapshot], release: str | None) 
         return item_set_of(items, release=get_release(session, release).name)
 
 
+MODEL_OWN_LIMIT = "the model's own limit, within its context"
+"""The answer budget recorded where the protocol lets the model write as long as it will."""
+
+
 def _answer_budget(spec: ProtocolSpec, asked: int | None) -> JsonValue:
     """The answer budget a run works with, as recorded: tokens, or whose limit it is."""
     if asked is not None or spec.max_new_tokens is not None:
         return asked or spec.max_new_tokens
-    return "the model's own limit, within its context" if spec.model_length else "the kind's own"
+    return MODEL_OWN_LIMIT if spec.model_length else "the kind's own"
 
 
 def _shot_notes(

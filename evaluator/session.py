@@ -39,6 +39,7 @@ from evaluator.prompts import DEFAULT_SHOT_SEED
 from evaluator.protocols import protocol_spec
 from evaluator.results import RunFigures, RunProgress
 from evaluator.run_create import (
+    MODEL_OWN_LIMIT,
     RunSelection,
     RunSetupError,
     ShotSource,
@@ -261,6 +262,12 @@ class RunUpdate:
 
 OnUpdate = Callable[[RunUpdate], None]
 
+LONG_ANSWERS_NOTE = (
+    "answers may run to the model's own limit, within its context, as CFLUE's code lets "
+    "them: minutes an item on a CPU for a model that does not stop; --max-new-tokens N "
+    "(F4: Max new tokens) caps them"
+)
+
 
 @dataclass(frozen=True)
 class SeriesControls:
@@ -368,6 +375,8 @@ def _execute(
             notes.append(
                 f"{figures.run.excluded_count} item(s) left out of score mode (too many candidates)"
             )
+        if figures.run.params.answer_budget == MODEL_OWN_LIMIT:
+            notes.append(LONG_ANSWERS_NOTE)
         on_update(RunUpdate(run_id, position, runs, figures.progress, tuple(notes)))
     try:
         return execute_run(

@@ -85,6 +85,20 @@ def test_eval_prints_readable_figures(url: str, scripted: str) -> None:
     assert "run 2: 1 item\n" in one.stderr
 
 
+def test_a_run_whose_answers_may_run_to_the_models_limit_says_so_and_how_to_cap_them(
+    url: str, scripted: str
+) -> None:
+    """The cflue protocol lets the model write to its own limit, as CFLUE's code does: a
+    small model that never stops takes minutes an item on a CPU, so the start says so."""
+    uncapped = ok(run_cli(url, "eval", "-m", scripted, "--protocol", "cflue", "--limit", "1"))
+    assert "note: answers may run to the model's own limit" in uncapped.stderr
+    assert "--max-new-tokens N (F4: Max new tokens) caps them" in uncapped.stderr
+    capped = ["--protocol", "cflue", "--limit", "1", "--max-new-tokens", "64"]
+    assert "own limit" not in ok(run_cli(url, "eval", "-m", scripted, *capped)).stderr
+    custom = ok(run_cli(url, "eval", "-m", scripted, "--shots", "0", "--limit", "1")).stderr
+    assert "own limit" not in custom  # the kind's own small budget
+
+
 def test_the_figures_by_source_line_up_however_long_or_wide_the_names(
     url: str, scripted: str
 ) -> None:

@@ -154,6 +154,12 @@ async def test_starts_a_run_of_a_scripted_model_through_the_registry(
             assert run is not None and run.model == str(answers.resolve())
             assert run.backend == "scripted" and run.status == "finished"
             assert run.shots == 5 and run.filters["status"] == ["approved"]
+            notes = run.params["shot_notes"]
+        # the notes `vetbench eval` starts with (here: fewer shots than asked), said here too
+        assert notes and any(
+            str(said.message) == "\n".join([f"Run 1 started: scripted:{answers}", *notes])
+            for said in screen.app._notifications
+        )
         assert cells(screen.query_one("#figures", DataTable), "all")[2] == "100.0%"
         predictions.move_cursor(row=predictions.get_row_index("cflue:1"))
         await pilot.pause()

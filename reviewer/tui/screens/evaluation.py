@@ -136,6 +136,7 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         model: str
         position: int = 0  # within the series the choices made
         runs: int = 1
+        notes: tuple[str, ...] = ()  # what `vetbench eval` prints as notes at the start
 
     @dataclass
     class RunEnded(Message):
@@ -451,7 +452,7 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         def follow(update: RunUpdate) -> None:
             if update.starting:
                 self.post_message(
-                    self.RunStarted(update.run_id, spec, update.position, update.runs)
+                    self.RunStarted(update.run_id, spec, update.position, update.runs, update.notes)
                 )
             self.wake_poller()
 
@@ -484,7 +485,12 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         self.own_run_id = message.run_id
         self.followed_run_id = message.run_id
         series = f" ({message.position + 1} of {message.runs})" if message.runs > 1 else ""
-        notify_literally(self, f"Run {message.run_id}{series} started: {message.model}")
+        notify_literally(
+            self,
+            "\n".join([f"Run {message.run_id}{series} started: {message.model}", *message.notes]),
+            severity="warning" if message.notes else "information",
+            timeout=12 if message.notes else None,
+        )
         self.wake_poller()
 
     @on(Worker.StateChanged)
