@@ -203,41 +203,6 @@ def _ends_with_space(state: FormState, field: str | None) -> bool:
 class EditScreen(DialogScreen[EditOutcome | None]):
     """Edit one item; dismisses with an :class:`EditOutcome`, or None when cancelled."""
 
-    DEFAULT_CSS = """
-    EditScreen Input > .input--placeholder {
-        color: $text-muted;
-        text-style: italic;
-    }
-    EditScreen TextArea > .text-area--placeholder {
-        color: $text-muted;
-        text-style: italic;
-    }
-    EditScreen #edit-comment-help {
-        color: $text-muted;
-    }
-    EditScreen .edit-field, EditScreen TextArea, EditScreen #edit-kind {
-        border: round $panel-lighten-2;
-        border-title-color: $text-muted;
-    }
-    EditScreen .edit-field:focus, EditScreen TextArea:focus, EditScreen #edit-kind:focus-within {
-        border: round $accent;
-        border-title-color: $text;
-        border-title-style: bold;
-    }
-    EditScreen #edit-kind > SelectCurrent {
-        border: none;
-    }
-    EditScreen #edit-key-row {
-        height: auto;
-    }
-    EditScreen #edit-key {
-        width: 1fr;
-    }
-    EditScreen #edit-kind {
-        width: 26;
-    }
-    """
-
     BINDINGS = [
         Binding("ctrl+s", "save", "Save as a new revision (the old one is kept)"),
         Binding("ctrl+r", "toggle_diff", "Show or hide the changes"),

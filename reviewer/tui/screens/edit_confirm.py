@@ -25,18 +25,6 @@ class ChangesScreen(DialogScreen[bool]):
     """The diff of an edit.  With ``confirm`` it asks to store it (y or Enter stores, n or
     Esc goes back to the form); without, it only shows it (Esc, q or Ctrl+R closes)."""
 
-    DEFAULT_CSS = """
-    ChangesScreen #changes-scroll {
-        height: 1fr;
-        border: round $secondary;
-        padding: 0 1;
-    }
-    ChangesScreen #changes-comment {
-        height: auto;
-        margin-top: 1;
-    }
-    """
-
     BINDINGS = [
         Binding("y", "answer(True)", "Store it", show=False),
         Binding("n,escape,q,ctrl+r", "answer(False)", "Back to the form", show=False),

@@ -120,16 +120,6 @@ def builtin_verdicts() -> str:
 class GuidelinesScreen(DialogScreen[None]):
     """Shows the newest guidelines; Esc, q or g closes."""
 
-    DEFAULT_CSS = """
-    GuidelinesScreen #guidelines-intro {
-        color: $text-muted;
-        height: auto;
-    }
-    GuidelinesScreen #guidelines-scroll {
-        height: 1fr;
-    }
-    """
-
     BINDINGS = [
         Binding("escape,q,g", "close", "Close the guidelines"),
         Binding("n", "page(1)", "Next page"),
