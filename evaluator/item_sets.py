@@ -94,7 +94,8 @@ def unanswered_items(runs: Iterable[tuple[int, Sequence[ScoredPrediction]]]) -> 
         if failed:
             notes.append(
                 f"run {run_id}: figures on {len(predictions) - failed} of its "
-                f"{counted(len(predictions), 'item')}; {failed} failed (infrastructure) and are left out "
+                f"{counted(len(predictions), 'item')}; {failed} failed (infrastructure) and "
+                "are left out "
                 f"(`vetbench eval --resume {run_id}` retries them)"
             )
     return notes

@@ -523,7 +523,8 @@ class RunComparison:
             return [f"same item set: {self.item_set_a.label}"]
         notes = [
             f"different item sets: A on {self.item_set_a.label}, B on "
-            f"{self.item_set_b.label}; compared on the {counted(self.shared_items, 'item')} both answered"
+            f"{self.item_set_b.label}; compared on the {counted(self.shared_items, 'item')} "
+            "both answered"
         ]
         if self.other_revisions:
             more = ", ..." if len(self.other_revisions) > 5 else ""

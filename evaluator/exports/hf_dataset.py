@@ -196,7 +196,8 @@ def _dataset_card(
         )
         + "---\n\n"
         + f"{title}\n\n"
-        + f"{counted(len(items), 'item')} ({kinds}) exported by vetbench; selection: {selection_text}.\n"
+        + f"{counted(len(items), 'item')} ({kinds}) exported by vetbench; "
+        + f"selection: {selection_text}.\n"
         + f"Sources: {', '.join(sources)}. Languages: {', '.join(languages)}. "
         + f"License: {facts.license}.\n\n"
         + "Ordering items follow EconLogicQA (put the events in logical order); "
