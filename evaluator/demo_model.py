@@ -125,8 +125,6 @@ def convert_gguf(gguf_path: Path) -> Path:
     if not gguf_path.is_file():
         raise ModelNotFoundError(f"{gguf_path}: no such GGUF file")
     target = converted_dir(gguf_path)
-    if is_built(target, CONVERSION_MARKER):
-        return target
     try:
         return build_once(
             target,
