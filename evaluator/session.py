@@ -263,9 +263,9 @@ class RunUpdate:
 OnUpdate = Callable[[RunUpdate], None]
 
 LONG_ANSWERS_NOTE = (
-    "answers may run to the model's own limit, within its context, as CFLUE's code lets "
-    "them: minutes an item on a CPU for a model that does not stop; --max-new-tokens N "
-    "(F4: Max new tokens) caps them"
+    "answers may run to the model's own limit, as CFLUE's code lets them (a local model: "
+    "up to its context, minutes an item on a CPU for one that does not stop; a server: "
+    "its own default); --max-new-tokens N (F4: Max new tokens) caps them"
 )
 
 
