@@ -52,7 +52,7 @@ from reviewer.tui.screens.adjudication import AdjudicationScreen
 from reviewer.tui.screens.evaluation import EvaluationScreen
 from reviewer.tui.screens.review import ReviewScreen
 from reviewer.tui.screens.revisions import RevisionsScreen
-from reviewer.tui.widgets.accuracy_curve import item_ticks, thinned
+from reviewer.tui.widgets.accuracy_curve import curve_title, item_ticks, thinned
 from reviewer.tui.widgets.bars import Bar, BarStyles, bar_rows, bar_track
 from reviewer.tui.widgets.item_view import ChoiceRow, ItemView
 from reviewer.tui.widgets.reveal import RevealPanel
@@ -472,3 +472,9 @@ def test_a_long_run_is_thinned_for_the_curve_keeping_its_last_point() -> None:
     assert len(xs) <= 101 and xs[0] == 1 and xs[-1] == 1000 and ys[-1] == values[-1]
     assert thinned([0.5, 1.0], 100) == ([1, 2], [0.5, 1.0])
     assert item_ticks(8) == [1, 3, 5, 6, 8] and item_ticks(3) == [1, 2, 3]
+
+
+def test_the_curve_says_its_accuracy_after_how_many_items() -> None:
+    assert curve_title([]) == "Accuracy as the run goes: no answers yet"
+    assert curve_title([1.0]) == "Accuracy as the run goes: 100.0% after 1 item"
+    assert curve_title([0.0, 0.5, 2 / 3]) == "Accuracy as the run goes: 66.7% after 3 items"

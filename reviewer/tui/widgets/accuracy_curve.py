@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from textual_plotext import PlotextPlot
 
+from db.words import counted
 from evaluator.run_text import number
 
 POINTS_PER_CELL = 2  # braille dots per cell across
@@ -32,6 +33,14 @@ def item_ticks(count: int, most: int = 5) -> list[int]:
     if count <= most:
         return list(range(1, count + 1))
     return sorted({int(1.5 + index * (count - 1) / (most - 1)) for index in range(most)})
+
+
+def curve_title(curve: Sequence[float]) -> str:
+    """What the plot says above the curve: the accuracy now, and after how many items."""
+    if not curve:
+        return "Accuracy as the run goes: no answers yet"
+    accuracy = number(curve[-1], percent=True)
+    return f"Accuracy as the run goes: {accuracy} after {counted(len(curve), 'item')}"
 
 
 class AccuracyCurve(PlotextPlot):
@@ -61,11 +70,7 @@ class AccuracyCurve(PlotextPlot):
         plot.clear_data()
         plot.clear_figure()
         count = len(self.curve)
-        plot.title(
-            f"Accuracy as the run goes: {number(self.curve[-1], percent=True)} after {count:,} items"
-            if count
-            else "Accuracy as the run goes: no answers yet"
-        )
+        plot.title(curve_title(self.curve))
         plot.ylim(0, 100)
         plot.yticks([0, 50, 100])
         if count:
