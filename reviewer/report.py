@@ -178,7 +178,7 @@ def _summary_sentence(summary: ReviewSummary) -> str:
         parts.append(f"Review has removed none of the {counted(summary.items, 'item')} so far.")
     corrected = sum(summary.keys_corrected_by_kind.values())
     parts.append(
-        f"{summary.approved:,} items are approved"
+        f"{counted(summary.approved, 'item')} {'is' if summary.approved == 1 else 'are'} approved"
         + (f", {corrected:,} of them with a key corrected by a lead" if corrected else "")
         + "."
     )
@@ -322,9 +322,9 @@ def _agreement_section(agreement: AgreementReport) -> list[str]:
         else "no intervals were computed"
     )
     lines += [
-        f"{figures.judgments:,} judgments by {figures.annotators} annotators on "
-        f"{figures.items_judged:,} item revisions, {figures.items_compared:,} of them judged by "
-        f"two or more annotators; each annotator's latest judgment of a revision counts. "
+        f"{counted(figures.judgments, 'judgment')} by {counted(figures.annotators, 'annotator')} "
+        f"on {counted(figures.items_judged, 'item revision')}, {figures.items_compared:,} of them "
+        "judged by two or more annotators; each annotator's latest judgment of a revision counts. "
         f"Intervals: {intervals}.",
         "",
     ]

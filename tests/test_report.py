@@ -90,6 +90,17 @@ def test_report_on_an_empty_database(database) -> None:  # type: ignore[no-untyp
     assert "No judgments yet." in text and "No item has been approved yet." in text
 
 
+def test_report_on_one_item_says_it_in_the_singular(database) -> None:  # type: ignore[no-untyped-def]
+    store_person(database, "lea", Role.LEAD)
+    store_person(database, "ann")
+    store_item(database, "g:0", key="ABCD")
+    store_judgment(database, "g:0", "ann", "ABCD", "keep")
+    decide(database, "lea", "g:0", "approved")
+    text = build_report(database, resamples=0)
+    assert "Review has removed none of the 1 item so far. 1 item is approved." in text
+    assert "1 judgment by 1 annotator on 1 item revision, 0 of them judged by two" in text
+
+
 def test_report_command_writes_a_file(reviewed, db_path, tmp_path) -> None:  # type: ignore[no-untyped-def]
     if not reviewed.is_sqlite:
         pytest.skip("the command reads the SQLite file")

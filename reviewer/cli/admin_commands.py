@@ -99,6 +99,7 @@ def backup_command(ctx: click.Context, destination: Path, force: bool) -> None:
     use pg_dump (see the README's team section).
     """
     from db.backup import backup_sqlite
+    from db.words import counted
 
     # The database as it is: a backup never upgrades its schema first (the copy taken
     # before a vetbench upgrade is the one to go back to).
@@ -107,7 +108,7 @@ def backup_command(ctx: click.Context, destination: Path, force: bool) -> None:
     click.echo(
         f"backed up {terminal_text(result.source)} to {terminal_text(result.destination)}: "
         f"{result.pages:,} pages, "
-        f"{result.judgments:,} judgments, integrity ok"
+        f"{counted(result.judgments, 'judgment')}, integrity ok"
     )
 
 
