@@ -67,6 +67,7 @@ from db.item_posterior import (
 from db.item_scope import EVERY_ITEM, ItemScope
 from db.json_types import FieldsAsJson, JsonObject
 from db.vocabulary import ItemKind
+from db.words import counted
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -135,9 +136,9 @@ class ItemConsensus(FieldsAsJson):
 
     def describe(self, confidence: float) -> str:
         """``p(key right) 0.98, p(keep) 0.97 from 3 judgments + 2 models: approve``."""
-        rests = f"{self.judgments} judgment{'s' if self.judgments != 1 else ''}"
+        rests = counted(self.judgments, "judgment")
         if self.models:
-            rests += f" + {self.models} model{'s' if self.models != 1 else ''}"
+            rests += f" + {counted(self.models, 'model')}"
         if not self.vouched:
             rests += ", not backing the key"
         return (

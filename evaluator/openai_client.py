@@ -35,6 +35,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 from db.engine import Database
 from db.errors import VetbenchError
 from db.json_types import JsonObject
+from db.words import counted
 from evaluator.backends.settings import DEFAULT_API_KEY_ENV
 from evaluator.prompt_logprobs import (
     NO_PROMPT_LOGPROBS,
@@ -78,8 +79,7 @@ class ChatError:
     fatal: bool = False  # every other request will fail the same way (bad key, unknown model)
 
     def __str__(self) -> str:
-        tries = "attempt" if self.attempts == 1 else "attempts"
-        return f"{self.message} ({self.kind}, {self.attempts} {tries})"
+        return f"{self.message} ({self.kind}, {counted(self.attempts, 'attempt')})"
 
 
 @dataclass(frozen=True)

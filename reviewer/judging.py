@@ -39,6 +39,7 @@ from db.qualification import gate
 from db.retry import retry_transient
 from db.rows import from_row
 from db.vocabulary import ItemKind, Verdict
+from db.words import counted
 from reviewer.judgment_checks import (
     Checked,
     ItemEdit,
@@ -92,7 +93,7 @@ class BatchRefused(JudgmentRefused):
         lines = {(p.file, p.line) for p in self.problems}
         files = sorted({p.file for p in self.problems})
         self.summary = (
-            f"{', '.join(files)}: {len(lines)} of {rows} row{'s' if rows != 1 else ''} "
+            f"{', '.join(files)}: {len(lines)} of {counted(rows, 'row')} "
             "refused; nothing was stored"
         )
         more = f" (and {len(self.problems) - 1} more)" if len(self.problems) > 1 else ""

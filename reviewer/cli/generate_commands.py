@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import click
 
 from db.vocabulary import GenerationKind, values
+from db.words import counted
 from reviewer.cli import options
 from reviewer.cli.common import EXIT_INTERRUPTED, fail, open_db
 from reviewer.cli.identity import acting_person
@@ -264,7 +265,7 @@ def rejects_command(ctx: click.Context, sources: tuple[str, ...], as_json: bool)
             terminal_text(reject.id)
             + f"  [{terminal_text(reject.model)}]  {terminal_text(reject.reason)}"
         )
-    click.echo(f"{len(rejects)} rejected generation{'s' if len(rejects) != 1 else ''}")
+    click.echo(counted(len(rejects), "rejected generation"))
 
 
 COMMANDS: tuple[click.Command, ...] = (generate_command, rejects_command)

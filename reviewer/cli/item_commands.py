@@ -85,8 +85,8 @@ def _echo_file_report(report: FileReport) -> None:
         click.echo(f"error: {terminal_text(report.error)}", err=True)
     elif report.rejected:
         click.echo(
-            f"error: {path}: {report.invalid} invalid record"
-            f"{'s' if report.invalid != 1 else ''}; nothing imported from this file "
+            f"error: {path}: {counted(report.invalid, 'invalid record')}; nothing imported "
+            "from this file "
             "(--skip-invalid imports the valid ones)",
             err=True,
         )

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import click
 
 from db.vocabulary import EvalProtocol, FailureKind, values
+from db.words import counted
 from reviewer.cli import options
 from reviewer.cli.common import fail, open_db
 from reviewer.cli.output import print_json, printed_json_or_empty, terminal_block, terminal_text
@@ -38,10 +39,7 @@ def _figure_lines(figures: RunFigures) -> list[str]:
         f"  ({summary.correct} of {summary.scored})",
         f"unparsed      {number(summary.unparsed_rate)}  ({summary.unparsed})",
         *(
-            [
-                f"truncated     {summary.truncated} "
-                f"answer{'s' if summary.truncated != 1 else ''} cut off by the answer budget"
-            ]
+            [f"truncated     {counted(summary.truncated, 'answer')} cut off by the answer budget"]
             if summary.truncated
             else []
         ),
