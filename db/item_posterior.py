@@ -149,11 +149,16 @@ def _wrong_choices(kind: ItemKind, key: str, seen: Collection[str]) -> int:
     return max(_plausible_errors(kind, key), len(seen))
 
 
+def _other_answers(key: str, answers: Answers) -> list[str]:
+    """The answers given other than the key, each once."""
+    return sorted({answer for _rater, answer in answers if answer != key})
+
+
 def answer_posterior(
     fit: FittedRaters, key: str, kind: ItemKind, answers: Answers
 ) -> tuple[float, str]:
     """p(the key is right) and the likeliest answer, from each rater's answer."""
-    seen = sorted({answer for _rater, answer in answers if answer != key})
+    seen = _other_answers(key, answers)
     wrong_choices = _wrong_choices(kind, key, seen)
     chance = 1 / (wrong_choices + 1)
     # One person's judgment alone rests on the low end of their reliability: a point
@@ -195,8 +200,7 @@ def lone_judgment_vouches(fit: FittedRaters, key: str, kind: ItemKind, answers: 
     person, answer = next((rater, said) for rater, said in answers if rater[0] == "person")
     if answer != key:
         return False
-    seen = {said for _rater, said in answers if said != key}
-    chance = 1 / (_wrong_choices(kind, key, seen) + 1)
+    chance = 1 / (_wrong_choices(kind, key, _other_answers(key, answers)) + 1)
     return rater_skill(fit, person, low=True) > chance
 
 
