@@ -164,15 +164,6 @@ def judgments_text(case: ConflictCase) -> Text:
 class CaseJudgments(Static):
     """The judgments of the highlighted case, wrapped to the pane's width (never cut)."""
 
-    DEFAULT_CSS = """
-    CaseJudgments {
-        height: auto;
-        padding: 0 1;
-        border: round $accent;
-        border-title-color: $accent;
-    }
-    """
-
 
 def history_text(case: ConflictCase) -> Text:
     """Why the item is in conflict, and the decisions it already had (undone ones marked)."""

@@ -70,14 +70,6 @@ def kappa_colour(value: float | None) -> str:
 class FigureNotes(Static):
     """Sentences under the figures: why one is undefined, or paradoxically low."""
 
-    DEFAULT_CSS = """
-    FigureNotes {
-        height: auto;
-        padding: 0 1;
-        color: $warning;
-    }
-    """
-
     def show(self, notes: list[str]) -> None:
         self.display = bool(notes)
         text = Text()
