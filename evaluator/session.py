@@ -37,6 +37,7 @@ from evaluator.cflue_wording import read_cflue_wording
 from evaluator.item_filter import ItemFilter
 from evaluator.prompts import DEFAULT_SHOT_SEED
 from evaluator.protocols import protocol_spec
+from evaluator.result_table import Spread, series_spread
 from evaluator.results import RunFigures, RunProgress
 from evaluator.run_create import (
     MODEL_OWN_LIMIT,
@@ -50,7 +51,6 @@ from evaluator.run_create import (
 from evaluator.run_params import Repeat
 from evaluator.runner import execute_run
 from evaluator.runs import run_figures
-from evaluator.tables import Spread, series_spread
 
 __all__ = [
     "DEFAULT_SHOTS",

@@ -1,4 +1,4 @@
-"""A result table (``evaluator.tables``) as text with aligned columns, Markdown, CSV or
+"""A result table (``evaluator.result_table``) as text with aligned columns, Markdown, CSV or
 LaTeX (booktabs): figures in percent, as the papers print them."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import csv
 import io
 from collections.abc import Callable
 
+from evaluator.result_table import ResultTable, Spread
 from evaluator.run_text import fixed
-from evaluator.tables import ResultTable, Spread
 
 __all__ = ["FORMATS", "render_table"]
 

@@ -17,10 +17,12 @@ from reviewer.cli import cli, eval_commands, options, runs_commands
 def test_names_repeated_for_help_are_the_evaluators() -> None:
     from evaluator.extractors import EXTRACTORS
     from evaluator.prompts import LAYOUTS
+    from evaluator.table_breakdowns import BREAKDOWNS
     from evaluator.table_render import FORMATS
     from evaluator.tables import SHAPES
 
     assert runs_commands.TABLE_SHAPES == SHAPES
+    assert runs_commands.TABLE_BREAKDOWNS == BREAKDOWNS
     assert runs_commands.TABLE_FORMATS == FORMATS
     assert eval_commands.LAYOUT_NAMES == LAYOUTS
     assert tuple(EXTRACTORS) == eval_commands.EXTRACTOR_NAMES

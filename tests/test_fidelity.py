@@ -482,7 +482,7 @@ def test_item_lengths_count_tokens_of_the_runs_own_tokenizer(
 
     from evaluator.item_lengths import token_lengths
     from evaluator.run_params import RunParams
-    from evaluator.tables import length_bucket
+    from evaluator.table_breakdowns import length_bucket
 
     model = tiny_model_dir(tmp_path_factory)
     database = open_database(db_path)

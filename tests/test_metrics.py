@@ -178,9 +178,9 @@ def test_a_figure_short_of_perfect_is_never_printed_perfect() -> None:
     bounds; float error in a perfect figure (BLEU's 1.0000000000000004) stays perfect."""
     from dataclasses import replace
 
+    from evaluator.result_table import ResultTable, Spread, TableColumn, TableRow
     from evaluator.run_text import number
     from evaluator.table_render import render_table
-    from evaluator.tables import ResultTable, Spread, TableColumn, TableRow
 
     assert number(3863 / 3864) == "0.999" and number(3863 / 3864, percent=True) == "99.9%"
     assert number(1 / 3864) == "0.001" and number(0.0004, percent=True) == "0.1%"

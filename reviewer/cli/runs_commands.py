@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 # Repeat the evaluator's names here, so that --help imports nothing heavy.
 TABLE_FORMATS = ("text", "md", "csv", "latex")  # evaluator.table_render.FORMATS
 TABLE_SHAPES = ("econlogicqa", "cflue")  # evaluator.tables.SHAPES
+TABLE_BREAKDOWNS = ("subject", "length")  # evaluator.table_breakdowns.BREAKDOWNS
 
 
 # ---------------------------------------------------------------- formatting
@@ -319,7 +320,7 @@ def runs_suspects(ctx: click.Context, min_models: int, as_json: bool) -> None:
 @click.option(
     "--by",
     "breakdowns",
-    type=click.Choice(("subject", "length")),
+    type=click.Choice(TABLE_BREAKDOWNS),
     multiple=True,
     help="Also accuracy by CFLUE subject (名称) or by item length, per model (repeatable).",
 )

@@ -1,0 +1,141 @@
+"""The finished runs a paper-style table reads, and how a cell picks among them.
+
+A cell is the mean over the runs of one *series* (``vetbench eval --repeats N`` or one
+protocol call); for each model and column the latest series counts, and where it
+evaluated other items than an older series of the same cell (a quick ``--limit`` check
+after the full run), :func:`replacement_note` says so and names the older runs.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from db.engine import Database
+from db.vocabulary import RunStatus
+from db.words import counted
+from evaluator.metrics import ScoredPrediction
+from evaluator.protocols import run_departures
+from evaluator.results import Figures, RunRecord
+
+__all__ = [
+    "TableRun",
+    "evaluated_items",
+    "finished_runs",
+    "latest_series",
+    "replacement_note",
+    "run_ids_text",
+    "variant_suffix",
+]
+
+
+@dataclass(frozen=True)
+class TableRun:
+    record: RunRecord
+    outcomes: list[ScoredPrediction]
+
+    @property
+    def protocol(self) -> str:
+        return self.record.params.protocol.value
+
+    @property
+    def permuted(self) -> bool:
+        return self.record.params.permute_options
+
+    @property
+    def departures(self) -> tuple[str, ...]:
+        """A layout or deciding reader not the protocol's own (``read by lenient``)."""
+        return run_departures(self.record.params)
+
+    @property
+    def series(self) -> str:
+        repeat = self.record.params.repeat
+        return repeat.series if repeat is not None and repeat.series else f"run:{self.record.id}"
+
+    def shots_for(self, kind: str) -> tuple[int, str]:
+        """The shots ``kind`` asked for, and those it got when fewer (else "")."""
+        got = self.record.params.shot_counts(self.record.shots).of_kind(kind)
+        return got.asked, got.used_text if got.short else ""
+
+    @property
+    def shots_setting(self) -> str:
+        """The run's shots in a breakdown's setting: ``5``, or each kind's when they differ
+        from it (``ordering 0-shot (5 asked), single 5-shot``)."""
+        got = self.record.params.shot_counts(self.record.shots)
+        return str(self.record.shots) if got.plain else got.label()
+
+
+def finished_runs(
+    db: Database, *, protocol: str | None, models: Sequence[str], run_ids: Sequence[int]
+) -> list[TableRun]:
+    from evaluator.runs import run_outcomes, run_records
+
+    chosen = []
+    for record in run_records(db):
+        if record.status is not RunStatus.FINISHED:
+            continue
+        if run_ids and record.id not in run_ids:
+            continue
+        if models and record.model not in models:
+            continue
+        run = TableRun(record, [])
+        if protocol is not None and run.protocol != protocol:
+            continue
+        chosen.append(TableRun(record, run_outcomes(db, record.id)))
+    return chosen
+
+
+def latest_series(entries: Sequence[tuple[TableRun, Figures]]) -> list[tuple[TableRun, Figures]]:
+    """The entries of the series whose newest run is newest."""
+    by_series: dict[str, list[tuple[TableRun, Figures]]] = defaultdict(list)
+    for entry in entries:
+        by_series[entry[0].series].append(entry)
+    return max(by_series.values(), key=lambda group: max(run.record.id for run, _ in group))
+
+
+def evaluated_items(
+    entries: Iterable[tuple[TableRun, Figures]], kind: str | None
+) -> frozenset[str]:
+    """The items ``entries`` evaluated (of ``kind`` when given)."""
+    return frozenset(
+        row.item_id
+        for run, _figures in entries
+        for row in run.outcomes
+        if kind is None or row.kind.value == kind
+    )
+
+
+def run_ids_text(entries: Iterable[tuple[TableRun, Figures]]) -> str:
+    ids = sorted({run.record.id for run, _figures in entries})
+    return f"run{'s' if len(ids) > 1 else ''} {', '.join(map(str, ids))}"
+
+
+def replacement_note(
+    where: str,
+    entries: Sequence[tuple[TableRun, Figures]],
+    latest: Sequence[tuple[TableRun, Figures]],
+    kind: str | None = None,
+) -> str | None:
+    """A sentence when ``latest``, the series a cell shows, evaluated other items than an
+    older series of its ``entries``, which it replaced in the table (None when none did)."""
+    shown = evaluated_items(latest, kind)
+    older = [entry for entry in entries if entry not in latest]
+    replaced = [entry for entry in older if evaluated_items([entry], kind) != shown]
+    if not replaced:
+        return None
+    counts = sorted({len(evaluated_items([entry], kind)) for entry in replaced})
+    newest_replaced = max(run.record.id for run, _figures in replaced)
+    return (
+        f"{where}: shows {run_ids_text(latest)} on {counted(len(shown), 'item')}; older "
+        f"{run_ids_text(replaced)} evaluated other items ({' or '.join(map(str, counts))}; "
+        f"`runs table --run {newest_replaced}` shows it)"
+    )
+
+
+def variant_suffix(permuted: bool, departures: tuple[str, ...]) -> str:
+    """A column key's tail for permuted options and a layout or reader not the protocol's
+    own: ``/permuted/read-by-lenient``."""
+    return ("/permuted" if permuted else "") + "".join(
+        f"/{part.replace(' ', '-')}" for part in departures
+    )
