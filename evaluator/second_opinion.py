@@ -35,7 +35,8 @@ from db.item_scope import EVERY_ITEM, ItemScope
 from db.items import ItemSnapshot, iter_items
 from db.json_types import JsonObject
 from db.vocabulary import FLAG_ACTION, FlagName, FlagSource, ItemKind
-from evaluator.openai_client import ChatClient, ChatOutcome, ChatRequest
+from evaluator.chat_calls import ChatOutcome, ChatRequest
+from evaluator.openai_client import ChatClient
 
 __all__ = [
     "SCHEMA",

@@ -22,7 +22,8 @@ from fake_openai_server import (
 )
 
 from db.engine import Database
-from evaluator.openai_client import ChatClient, ChatRequest, ClientConfigError, read_api_key
+from evaluator.chat_calls import ChatRequest
+from evaluator.openai_client import ChatClient, ClientConfigError, read_api_key
 from evaluator.retry_policy import parse_retry_after
 
 SECRET = "sk-test-5ecret-KEY-0123456789"

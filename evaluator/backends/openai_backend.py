@@ -40,7 +40,8 @@ from evaluator.backends.base import (
     ScoringResult,
 )
 from evaluator.backends.settings import ClientOptions
-from evaluator.openai_client import ChatClient, ChatRequest, LogprobOutcome
+from evaluator.chat_calls import ChatRequest, LogprobOutcome
+from evaluator.openai_client import ChatClient
 from evaluator.prompt_logprobs import LogprobRequest
 from evaluator.stopping import finished_text
 

@@ -36,6 +36,7 @@ from db.listings import generated_item_id
 from db.models import GenerationReject, Item, utcnow
 from db.validation import ItemDraft, Problem, language_of, validate_draft
 from db.vocabulary import ItemKind
+from evaluator.chat_calls import ChatRequest, ChatResponse
 from evaluator.generation.duplicates import flag_duplicates
 from evaluator.generation.inputs import Article, SourceQuestion
 from evaluator.generation.option_shuffle import (
@@ -51,7 +52,7 @@ from evaluator.generation.templates import (
     GenerationTemplate,
 )
 from evaluator.interrupts import interrupt_after
-from evaluator.openai_client import ChatClient, ChatRequest, ChatResponse
+from evaluator.openai_client import ChatClient
 
 DEFAULT_MAX_TOKENS = 1024
 DEFAULT_TEMPERATURE = 0.7

@@ -1,0 +1,103 @@
+"""What one call to an OpenAI-compatible server is, and what comes back of it.
+
+``evaluator.openai_client`` takes :class:`ChatRequest` (and score mode's
+``LogprobRequest``) and yields :class:`ChatOutcome` and :class:`LogprobOutcome`: a
+response or a :class:`ChatError`, never an exception, so a batch goes on past one
+failed request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from db.json_types import JsonObject
+from db.words import counted
+from evaluator.prompt_logprobs import LogprobRequest
+
+__all__ = [
+    "ChatCancelledError",
+    "ChatError",
+    "ChatOutcome",
+    "ChatRequest",
+    "ChatResponse",
+    "LogprobOutcome",
+    "ServerFacts",
+]
+
+
+class ChatCancelledError(Exception):
+    """The run was stopped (Ctrl-C) while this request waited to retry."""
+
+
+@dataclass(frozen=True)
+class ChatError:
+    """A request that failed for good. ``message`` never contains the API key."""
+
+    kind: str  # timeout | connection | rate-limit | server | malformed | rejected | cancelled
+    message: str
+    attempts: int
+    status: int | None = None
+    fatal: bool = False  # every other request will fail the same way (bad key, unknown model)
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.kind}, {counted(self.attempts, 'attempt')})"
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One chat completion to make. ``tag`` is the caller's handle, returned with the outcome."""
+
+    messages: tuple[tuple[str, str], ...]  # (role, content) pairs
+    max_tokens: int | None = None
+    temperature: float = 0.0
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+    json_schema: Mapping[str, Any] | None = None  # {"name": ..., "schema": {...}} when wanted
+    tag: Any = None
+
+    @classmethod
+    def user(cls, text: str, **kwargs: Any) -> ChatRequest:
+        """A request with a single user message."""
+        return cls(messages=(("user", text),), **kwargs)
+
+    def message_dicts(self) -> list[dict[str, str]]:
+        return [{"role": role, "content": content} for role, content in self.messages]
+
+
+@dataclass(frozen=True)
+class ChatResponse:
+    text: str
+    finish_reason: str | None
+    structured: bool  # sent with response_format and the server accepted it
+    cached: bool
+    attempts: int  # 0 for a cache hit
+    latency_s: float
+    raw: JsonObject = field(repr=False)  # the completion as the server sent it
+
+
+@dataclass(frozen=True)
+class ChatOutcome:
+    request: ChatRequest
+    response: ChatResponse | None = None
+    error: ChatError | None = None
+    latency_s: float = 0.0  # from the start of the request to its outcome, retries included
+
+
+@dataclass(frozen=True)
+class ServerFacts:
+    """What an OpenAI-compatible server reports about itself (None: it did not say)."""
+
+    model_id: str | None  # the model's id in the server's /models list
+    model_root: str | None  # the weights behind that id, where they differ (vLLM's root)
+    version: str | None  # the server software's version (vLLM's /version)
+
+
+@dataclass(frozen=True)
+class LogprobOutcome:
+    request: LogprobRequest
+    log_likelihood: float | None = None
+    tokens: int = 0  # continuation tokens summed
+    error: ChatError | None = None
+    latency_s: float = 0.0
