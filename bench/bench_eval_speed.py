@@ -243,7 +243,7 @@ def run_lm_eval(worker: Worker) -> None:
     from lm_eval.api.registry import get_model
     from lm_eval.tasks import TaskManager
 
-    from evaluator.backends.transformers_backend import resolve_model_source
+    from evaluator.backends.local_model import resolve_model_source
 
     model_dir = resolve_model_source(worker.model).path
     dtype = "bfloat16" if worker.device == "cuda" else "float32"

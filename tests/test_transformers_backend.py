@@ -14,8 +14,9 @@ from tiny_model import tiny_model_dir
 from db.items import ItemSnapshot
 from db.vocabulary import ItemKind
 from evaluator.backends.base import BackendError, GenerationRequest, Prompt, ScoringRequest
+from evaluator.backends.local_model import resolve_model_source
 from evaluator.backends.settings import parse_batch_size
-from evaluator.backends.transformers_backend import TransformersBackend, resolve_model_source
+from evaluator.backends.transformers_backend import TransformersBackend
 from evaluator.prompts import build_prompt, load_templates
 
 # One test process runs this module (scripts/test.sh: --dist loadgroup), so that its three
@@ -408,7 +409,7 @@ CPUINFO_WITHOUT = "processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512bw\n"
 
 
 def test_bf16_matrix_units_are_read_from_the_cpu_flags() -> None:
-    from evaluator.backends.transformers_backend import cpu_has_bf16_units
+    from evaluator.backends.local_model import cpu_has_bf16_units
 
     assert cpu_has_bf16_units(CPUINFO_WITH_BF16)
     assert cpu_has_bf16_units("flags\t: sse2 amx_bf16\n")
@@ -419,18 +420,18 @@ def test_bf16_matrix_units_are_read_from_the_cpu_flags() -> None:
 def test_auto_dtype_follows_the_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
     import torch
 
-    from evaluator.backends import transformers_backend
+    from evaluator.backends import local_model
 
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
-    monkeypatch.setattr(transformers_backend, "cpu_has_bf16_units", lambda: True)
-    assert transformers_backend.resolve_device("auto") == ("cpu", torch.bfloat16)
-    assert transformers_backend.resolve_device("cpu", "float32") == ("cpu", torch.float32)
-    monkeypatch.setattr(transformers_backend, "cpu_has_bf16_units", lambda: False)
-    assert transformers_backend.resolve_device("cpu") == ("cpu", torch.float32)
-    assert transformers_backend.resolve_device("cpu", "bfloat16") == ("cpu", torch.bfloat16)
+    monkeypatch.setattr(local_model, "cpu_has_bf16_units", lambda: True)
+    assert local_model.resolve_device("auto") == ("cpu", torch.bfloat16)
+    assert local_model.resolve_device("cpu", "float32") == ("cpu", torch.float32)
+    monkeypatch.setattr(local_model, "cpu_has_bf16_units", lambda: False)
+    assert local_model.resolve_device("cpu") == ("cpu", torch.float32)
+    assert local_model.resolve_device("cpu", "bfloat16") == ("cpu", torch.bfloat16)
     with pytest.raises(BackendError, match="unknown dtype"):
-        transformers_backend.resolve_device("cpu", "float8")
+        local_model.resolve_device("cpu", "float8")
 
 
 def test_a_bfloat16_model_generates_and_scores(tiny: Path) -> None:
