@@ -25,13 +25,14 @@ __all__ = [
     "finished_runs",
     "latest_series",
     "replacement_note",
-    "run_ids_text",
     "variant_suffix",
 ]
 
 
 @dataclass(frozen=True)
 class TableRun:
+    """A finished run as a table reads it: its record and its scored predictions."""
+
     record: RunRecord
     outcomes: list[ScoredPrediction]
 
@@ -69,6 +70,8 @@ class TableRun:
 def finished_runs(
     db: Database, *, protocol: str | None, models: Sequence[str], run_ids: Sequence[int]
 ) -> list[TableRun]:
+    """The finished runs with their predictions: of ``run_ids``, ``models`` and ``protocol``
+    where given."""
     from evaluator.runs import run_outcomes, run_records
 
     chosen = []
@@ -106,7 +109,8 @@ def evaluated_items(
     )
 
 
-def run_ids_text(entries: Iterable[tuple[TableRun, Figures]]) -> str:
+def _run_ids_text(entries: Iterable[tuple[TableRun, Figures]]) -> str:
+    """``run 3`` or ``runs 3, 4``."""
     ids = sorted({run.record.id for run, _figures in entries})
     return f"run{'s' if len(ids) > 1 else ''} {', '.join(map(str, ids))}"
 
@@ -127,8 +131,8 @@ def replacement_note(
     counts = sorted({len(evaluated_items([entry], kind)) for entry in replaced})
     newest_replaced = max(run.record.id for run, _figures in replaced)
     return (
-        f"{where}: shows {run_ids_text(latest)} on {counted(len(shown), 'item')}; older "
-        f"{run_ids_text(replaced)} evaluated other items ({' or '.join(map(str, counts))}; "
+        f"{where}: shows {_run_ids_text(latest)} on {counted(len(shown), 'item')}; older "
+        f"{_run_ids_text(replaced)} evaluated other items ({' or '.join(map(str, counts))}; "
         f"`runs table --run {newest_replaced}` shows it)"
     )
 
