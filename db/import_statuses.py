@@ -28,6 +28,7 @@ from db.bulk_reads import id_chunks
 from db.decisions import NewDecision, write_decisions
 from db.models import Item, Person
 from db.vocabulary import DECISION_STATUSES, Role
+from db.words import agreeing, counted
 
 __all__ = ["StatedStatus", "decide_as", "restore_stated_statuses"]
 
@@ -58,7 +59,8 @@ def restore_stated_statuses(
     person = session.execute(select(Person).where(col(Person.name) == actor)).scalar_one_or_none()
     if person is None or person.role != Role.LEAD.value or person.id is None:
         return 0, (
-            f"{file_name}: {len(stated)} record(s) say approved or rejected (first: "
+            f"{file_name}: {counted(len(stated), 'record')} "
+            f"{agreeing(len(stated), 'says', 'say')} approved or rejected (first: "
             f"{stated[0].place}); their items were stored as pending, since only a lead's "
             "decision approves or rejects: a lead importing the file again restores them "
             "as decisions"

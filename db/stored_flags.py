@@ -21,6 +21,7 @@ from db.bulk_reads import id_chunks
 from db.json_types import JsonObject, JsonValue
 from db.models import Item, StoredFlag
 from db.vocabulary import FlagName, FlagSource
+from db.words import counted
 
 __all__ = [
     "ItemFlag",
@@ -109,7 +110,7 @@ def malformed_notice() -> str | None:
         return None
     shown = ", ".join(str(row_id) for row_id in new[:5]) + (" ..." if len(new) > 5 else "")
     return (
-        f"{len(new)} malformed flag row(s) skipped (item_flag id {shown}); "
+        f"{counted(len(new), 'malformed flag row')} skipped (item_flag id {shown}); "
         "a lead's `vetbench flags recompute` removes them"
     )
 

@@ -33,6 +33,7 @@ from db.errors import VetbenchError
 from db.items import ItemSnapshot, iter_items
 from db.validation import ItemDraft, validate_draft
 from db.vocabulary import ItemKind, ItemStatus
+from db.words import agreeing, counted
 from evaluator.backends.base import Prompt
 from evaluator.json_lines import json_lines
 from evaluator.kinds import kind_spec
@@ -133,7 +134,9 @@ class PromptTemplates:
         """These templates with some files' texts replaced (CFLUE's official wording)."""
         unknown = sorted(set(texts) - set(self.texts))
         if unknown:
-            raise TemplateError(f"unknown template file(s) {', '.join(unknown)}")
+            raise TemplateError(
+                f"unknown template {agreeing(len(unknown), 'file', 'files')} {', '.join(unknown)}"
+            )
         return replace(self, texts={**self.texts, **texts})
 
     def render(self, name: str, **values: str) -> str:
@@ -201,7 +204,8 @@ def load_templates(
         )
         if strangers:
             raise TemplateError(
-                f"{override_dir}: unknown template file(s) {', '.join(strangers)}; "
+                f"{override_dir}: unknown template {agreeing(len(strangers), 'file', 'files')} "
+                f"{', '.join(strangers)}; "
                 f"expected names like {', '.join(sorted(known)[:3])}, ..."
             )
     for name in _template_names():
@@ -434,16 +438,15 @@ def select_shots(
     # Logged at info: the run records these as shot notes, which the CLI prints.
     if unapproved:
         log.info(
-            "only %d approved %s item(s) outside the evaluated set; shots %s are not approved",
-            len(chosen) - len(unapproved),
-            kind.value,
+            "only %s outside the evaluated set; shots %s %s not approved",
+            counted(len(chosen) - len(unapproved), f"approved {kind.value} item"),
             ", ".join(unapproved),
+            agreeing(len(unapproved), "is", "are"),
         )
     if len(chosen) < k:
         log.info(
-            "only %d %s item(s) available as shots outside the evaluated set (asked for %d)",
-            len(chosen),
-            kind.value,
+            "only %s available as shots outside the evaluated set (asked for %d)",
+            counted(len(chosen), f"{kind.value} item"),
             k,
         )
     return chosen

@@ -25,6 +25,7 @@ from db.json_types import JsonObject, JsonValue
 from db.models import EvalRun
 from db.releases import ReleaseError, get_release, release_items
 from db.vocabulary import EvalMode, EvalProtocol, ItemKind, ItemStatus, RunStatus, values
+from db.words import agreeing, counted
 from evaluator.backends.base import BackendInfo
 from evaluator.cflue_wording import BUILT_IN, read_cflue_wording
 from evaluator.extractors import answer_extractor
@@ -285,7 +286,10 @@ def _other_statuses_hint(db: Database, item_filter: ItemFilter, spec: ProtocolSp
         )
     if not others:
         return ""
-    return f"; {others:,} item(s) have another status: `vetbench eval --status all` takes them"
+    return (
+        f"; {counted(others, 'item')} {agreeing(others, 'has', 'have')} another status: "
+        f"`vetbench eval --status all` takes {agreeing(others, 'it', 'them')}"
+    )
 
 
 def _check_reader(name: str, items: Sequence[ItemSnapshot]) -> None:
@@ -301,8 +305,8 @@ def _check_reader(name: str, items: Sequence[ItemSnapshot]) -> None:
         reads = ", ".join(kind.value for kind in ItemKind if reader.applies_to(kind))
         counts = ", ".join(f"{count} {kind}" for kind, count in sorted(unread.items()))
         raise RunSetupError(
-            f"the {name} reader reads {reads} answers, not {counts} item(s): choose the "
-            f"kinds it reads with --kind, or another reader with --extractor"
+            f"the {name} reader reads {reads} answers, not those of the items here ({counts}): "
+            "choose the kinds it reads with --kind, or another reader with --extractor"
         )
 
 

@@ -34,6 +34,7 @@ from sqlmodel import select
 from db.engine import Database
 from db.models import EvalRun, Prediction, utcnow
 from db.vocabulary import EvalMode, FailureKind, RunStatus
+from db.words import agreeing, counted
 from evaluator.backends.base import Backend
 from evaluator.prompts import prompt_hash
 from evaluator.results import RunProgress, StoredPrediction
@@ -227,7 +228,10 @@ def execute_run(
         )
         return RunStatus.FAILED
     note = (
-        f"{failures} infrastructure failure(s); resume the run to retry them" if failures else None
+        f"{counted(failures, 'infrastructure failure')}; resume the run to retry "
+        f"{agreeing(failures, 'it', 'them')}"
+        if failures
+        else None
     )
     _set_status(db, run_id, RunStatus.FINISHED, error=note)
     return RunStatus.FINISHED

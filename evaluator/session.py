@@ -31,6 +31,7 @@ from db.engine import Database
 from db.errors import VetbenchError
 from db.json_types import JsonObject
 from db.vocabulary import EvalMode, EvalProtocol, ItemStatus, RunStatus
+from db.words import counted
 from evaluator.backends.base import Backend
 from evaluator.backends.settings import BackendSettings
 from evaluator.cflue_wording import read_cflue_wording
@@ -373,7 +374,8 @@ def _execute(
         notes = list(figures.run.shot_notes)
         if figures.run.excluded_count:
             notes.append(
-                f"{figures.run.excluded_count} item(s) left out of score mode (too many candidates)"
+                f"{counted(figures.run.excluded_count, 'item')} left out of score mode "
+                "(too many candidates)"
             )
         if figures.run.params.answer_budget == MODEL_OWN_LIMIT:
             notes.append(LONG_ANSWERS_NOTE)

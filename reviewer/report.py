@@ -22,7 +22,7 @@ from db.decisions import in_force
 from db.engine import Database
 from db.models import Decision, Item, ItemRevision, utcnow
 from db.vocabulary import UNDECIDED_STATUSES, ItemStatus
-from db.words import counted
+from db.words import agreeing, counted
 from reviewer.adjudication import KEY_CORRECTION_NOTE
 from reviewer.agreement import (
     DEFAULT_RESAMPLES,
@@ -178,7 +178,7 @@ def _summary_sentence(summary: ReviewSummary) -> str:
         parts.append(f"Review has removed none of the {counted(summary.items, 'item')} so far.")
     corrected = sum(summary.keys_corrected_by_kind.values())
     parts.append(
-        f"{counted(summary.approved, 'item')} {'is' if summary.approved == 1 else 'are'} approved"
+        f"{counted(summary.approved, 'item')} {agreeing(summary.approved, 'is', 'are')} approved"
         + (f", {corrected:,} of them with a key corrected by a lead" if corrected else "")
         + "."
     )
@@ -268,7 +268,7 @@ def render_report(summary: ReviewSummary, agreement: AgreementReport, database: 
     if summary.revised_decisions:
         lines += [
             "",
-            f"{summary.revised_decisions:,} item(s) had a decision revised later; "
+            f"{counted(summary.revised_decisions, 'item')} had a decision revised later; "
             "the latest decision counts.",
         ]
 
@@ -416,7 +416,7 @@ def _wrong_keys_section(agreement: AgreementReport) -> list[str]:
         ]
     resolved = sum(1 for entry in wrong if entry.decision)
     lines += [
-        f"{len(wrong):,} item revision(s) where every annotator gave the same blind answer and it "
+        f"{counted(len(wrong), 'item revision')} where every annotator gave the same blind answer and it "
         f"is not the key; {resolved:,} of them have a lead's decision.",
         "",
     ]

@@ -279,13 +279,12 @@ def test_cli_decide_and_refusal(team_file) -> None:  # type: ignore[no-untyped-d
 def test_cli_approve_agreed_asks_first(team_file) -> None:  # type: ignore[no-untyped-def]
     declined = run(team_file, "approve-agreed", "--as", "lea", input="n\n")
     assert (
-        "Approve 1 agreed item(s) as lea?" in declined.output
-        and "nothing approved" in declined.output
+        "Approve 1 agreed item as lea?" in declined.output and "nothing approved" in declined.output
     )
     refused = run(team_file, "approve-agreed", "--as", "bo", "--yes")
     assert refused.exit_code == 1 and "only leads" in refused.output
     done = run(team_file, "approve-agreed", "--as", "lea", "--yes")
-    assert done.exit_code == 0 and "approved 1 agreed item(s)" in done.output
+    assert done.exit_code == 0 and "approved 1 agreed item" in done.output
     assert "no agreed items" in run(team_file, "approve-agreed", "--as", "lea", "--yes").output
 
 
@@ -320,12 +319,12 @@ def test_approve_agreed_says_fewer_when_another_lead_decided_meanwhile(team_file
         byte = asking.stdout.read(1)
         assert byte, shown
         shown += byte
-    assert b"Approve 1 agreed item(s) as lea?" in shown
+    assert b"Approve 1 agreed item as lea?" in shown
     meanwhile = run(team_file, "decide", "o:1", "--as", "lea", "--status", "approved")
     assert meanwhile.exit_code == 0, meanwhile.output
     rest, _ = asking.communicate(b"y\n", timeout=60)
     assert asking.returncode == 0, rest
-    assert "approved 0 agreed item(s) (1 fewer than counted" in rest.decode()
+    assert "approved 0 agreed items (1 fewer than counted" in rest.decode()
     assert "+1" not in rest.decode()
 
 

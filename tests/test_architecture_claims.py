@@ -15,6 +15,8 @@
   (in ``widgets/``) keeps its own ``DEFAULT_CSS``": no class in ``screens/`` (a screen,
   or a widget only its screen uses) carries ``DEFAULT_CSS``.
 - "No module in ``db/``, ``reviewer/`` or ``evaluator/`` is longer than 700 lines."
+- "No text writes ``item(s)``": no string in the three areas but a docstring has a word
+  with ``(s)`` after it; counts go through ``db/words.py``.
 - "Where things are" names every module of the three areas and every migration, and no
   module that is gone.
 
@@ -175,6 +177,14 @@ def test_the_checks_see_what_they_look_for() -> None:
         "class D(textual.screen.ModalScreen[bool]):\n    DEFAULT_CSS = ''\n"
     )
     assert classes_with_default_css(styled) == ["1: A", "3: B", "7: D"]
+    hedged = ast.parse(
+        '"""Each character(s) of a docstring."""\n'
+        "note = f'{n} item(s) left'\n"
+        "label = 'Skip (s)'\n"
+        "log.info('only %d row(s)', n)\n"
+        "error = 'an http(s) address'\n"
+    )
+    assert [line.split(":")[0] for line in hedged_plurals(hedged)] == ["2", "4"]
 
 
 def classes_with_default_css(tree: ast.AST) -> list[str]:
@@ -194,6 +204,33 @@ def classes_with_default_css(tree: ast.AST) -> list[str]:
 
 def test_screens_take_their_styles_from_tcss_files() -> None:
     assert found_in(classes_with_default_css, "reviewer/tui/screens", but="") == {}
+
+
+_HEDGED_PLURAL = re.compile(r"(?<![a-z])(?!http\()[a-z]+\(s\)")  # item(s), not http(s)
+
+
+def hedged_plurals(tree: ast.AST) -> list[str]:
+    """The strings in ``tree``, docstrings aside, that hedge a plural: ``item(s)``."""
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        f"{node.lineno}: {node.value[:50]}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+        and _HEDGED_PLURAL.search(node.value)
+    ]
+
+
+def test_counts_are_said_in_words_not_hedged() -> None:
+    assert found_in(hedged_plurals, "db", "reviewer", "evaluator", but="") == {}
 
 
 MOST_LINES = 700

@@ -83,7 +83,7 @@ def test_an_empty_selection_is_said_before_any_model_loads(url: str) -> None:
     assert result.exit_code == 1
     assert result.stderr.strip() == (
         "error: no items to evaluate (status rejected); "
-        "12 item(s) have another status: `vetbench eval --status all` takes them"
+        "12 items have another status: `vetbench eval --status all` takes them"
     )
 
 

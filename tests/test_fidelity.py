@@ -127,7 +127,7 @@ def test_the_oracle_scores_100_percent_under_every_setting(
 
 @pytest.mark.parametrize(
     ("reader", "unread"),
-    [("cflue", "3 ordering item(s)"), ("econlogicqa-start", "2 multi, 2 single, 2 truefalse")],
+    [("cflue", "(3 ordering)"), ("econlogicqa-start", "(2 multi, 2 single, 2 truefalse)")],
 )
 def test_a_reader_that_cannot_read_some_kinds_is_refused_before_a_run(
     url: str, reader: str, unread: str

@@ -56,7 +56,7 @@ def test_a_malformed_flag_row_is_skipped_reported_and_repaired(database: Databas
     ):
         result = run_cli(database, *command)
         assert result.exit_code == 0, (command, result.output)
-        assert "3 malformed flag row(s) skipped" in result.stderr, command
+        assert "3 malformed flag rows skipped" in result.stderr, command
         assert result.stderr.count("malformed") == 1
     repaired = run_cli(database, "flags", "recompute", "--as", "lena")
     assert repaired.exit_code == 0, repaired.output

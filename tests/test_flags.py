@@ -256,7 +256,7 @@ def test_decide_by_flag_shows_the_count_asks_and_audits_each_decision(
     args = ("decide", "--flag", "order-leak", "--status", "rejected", "--reason", "flawed")
     declined = run(db_path, *args, "--as", "lena", input="n\n")
     assert declined.exit_code == 0
-    assert "2 undecided item(s) have the flag order-leak: econ:2, econ:4" in declined.output
+    assert "2 undecided items have the flag order-leak: econ:2, econ:4" in declined.output
     assert "Mark all 2 rejected (flawed) as lena?" in declined.output
     assert "nothing decided" in declined.output
     database = open_database(db_path)
@@ -265,7 +265,7 @@ def test_decide_by_flag_shows_the_count_asks_and_audits_each_decision(
     database.dispose()
     accepted = run(db_path, *args, "--as", "lena", input="y\n")
     assert (
-        accepted.exit_code == 0 and "rejected 2 item(s) with the flag order-leak" in accepted.output
+        accepted.exit_code == 0 and "rejected 2 items with the flag order-leak" in accepted.output
     )
     database = open_database(db_path)
     with database.session() as session:

@@ -578,7 +578,7 @@ def test_jsonl_items_keep_their_ids_status_history_and_duplicate_links(
     report = only(import_files(database, [path], source="fallback"))
     assert report.tally.added == 2 and report.tally.duplicates == 1
     # Only a lead's decision approves: imported by someone else, the item waits for one.
-    assert any("1 record(s) say approved or rejected (first: items.jsonl: line 1)" in note
+    assert any("1 record says approved or rejected (first: items.jsonl: line 1)" in note
                for note in report.notes)  # fmt: skip
     with database.session() as session:
         assert item_at(session, "gen:7").status == "pending"

@@ -89,8 +89,8 @@ def test_a_judging_sheet_round_trips_into_judge_from(team: Database, tmp_path: P
     before = len(audit_events(team))
     result = run_cli(team, "judge", "--from", str(filled), "--as", "alice")
     assert result.exit_code == 0, result.output
-    assert "saved 4 judgment(s) by alice" in result.output
-    assert "1 row(s) left blank were not judged" in result.output
+    assert "saved 4 judgments by alice" in result.output
+    assert "1 row left blank was not judged" in result.output
     judged = {(j.item_id, j.verdict, j.seconds) for j in stored_judgments(team)}
     assert {("o:1", "keep", 12.5), ("m:1", "wrong-key", 0.0)} <= judged
     [ambiguous] = [j for j in stored_judgments(team) if j.item_id == "o:2"]
@@ -246,7 +246,7 @@ def test_judge_from_reads_standard_input_by_its_content(team: Database) -> None:
     table = b"item_id,answer,verdict\no:2,DABC,keep\n"
     done = judge_from_stdin(url, table, "--as", "bob")
     assert done.returncode == 0, done.stderr.decode()
-    assert "saved 1 judgment(s) by bob from <stdin>" in done.stdout.decode()
+    assert "saved 1 judgment by bob from <stdin>" in done.stdout.decode()
 
 
 def test_a_batch_holds_judgments_only(team: Database, tmp_path: Path) -> None:

@@ -383,7 +383,7 @@ def test_members_add_flags_with_their_revisions_and_only_leads_remove_them(team:
         *("decide", "--flag", "needs-media", "--status", "rejected", "--reason", "flawed", "--yes"),
     )
     assert decided.exit_code == 0, decided.output
-    assert "rejected 1 item(s) with the flag needs-media" in decided.output
+    assert "rejected 1 item with the flag needs-media" in decided.output
     annotator = run(
         team.url(team.alice),
         *("decide", "--flag", "order-leak", "--status", "rejected", "--reason", "flawed", "--yes"),

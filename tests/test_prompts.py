@@ -242,7 +242,7 @@ def test_rejected_items_are_never_shots_and_shortfalls_are_reported(
     with caplog.at_level(logging.INFO, logger="evaluator.prompts"):
         shots = prompts.select_shots(pool(), "ordering", 5, exclude_ids=evaluated)
     assert [s.id for s in shots] == ["p:1"]
-    assert "only 1 ordering item(s) available" in caplog.text
+    assert "only 1 ordering item available" in caplog.text
 
 
 def test_near_duplicates_of_evaluated_items_are_never_shots() -> None:

@@ -167,7 +167,7 @@ def test_rescore_reads_stored_outputs_again_and_writes_nothing(
     with releases.session() as session:
         before = [tuple(row) for row in session.execute(sa.select(Prediction.__table__))]
     text = ok(run_cli(releases, "runs", "rescore", str(run_id))).output
-    assert "1 prediction(s) read differently today" in text
+    assert "1 prediction read differently today" in text
     assert "econ:2: — -> BADC (answer, correct, failure, scores)" in text
     assert "accuracy" in text and "0.8571 -> 1.0000" in text
     as_json = json.loads(ok(run_cli(releases, "runs", "rescore", str(run_id), "--json")).stdout)

@@ -81,7 +81,7 @@ def test_report_text(reviewed) -> None:  # type: ignore[no-untyped-def]
     expected_alpha = value_text(agreement.verdict.alpha)
     assert f"| Krippendorff's alpha, verdicts | {expected_alpha} |" in text
     assert "| g:2 | 1 (revised since) | ordering | A, B, C, D | D, C, B, A | 2 | approved |" in text
-    assert "1 item(s) had a decision revised later" in text
+    assert "1 item had a decision revised later" in text
 
 
 def test_report_on_an_empty_database(database) -> None:  # type: ignore[no-untyped-def]

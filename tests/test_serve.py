@@ -363,7 +363,7 @@ def test_the_fifth_session_is_refused_with_a_message(one_item_db: Path) -> None:
     with serving(one_item_db) as (_, port):
         socket_status, socket_text, page_status, page_text = asyncio.run(five_sessions(port))
         assert socket_status == 503 and page_status == 503
-        message = "already runs 4 review session(s), its limit (--max-sessions 4)"
+        message = "already runs 4 review sessions, its limit (--max-sessions 4)"
         assert message in socket_text and message in page_text
         # The sessions closed: their slots are free again.
         deadline = time.monotonic() + WAIT_S
@@ -505,7 +505,7 @@ def test_a_tab_over_the_limit_gets_a_page_that_says_so_in_chromium(one_item_db: 
         assert answer is not None and answer.status == 503
         shown = second.inner_text("body")
         assert "vetbench review: no free session" in shown
-        assert "already runs 1 review session(s), its limit (--max-sessions 1)" in shown
+        assert "already runs 1 review session, its limit (--max-sessions 1)" in shown
         assert "Close another tab of the review app, then reload this page." in shown
         first.close()  # its session ends: the second tab gets the app on reload
         deadline = time.monotonic() + WAIT_S

@@ -47,6 +47,7 @@ from db.releases import (
     release_members,
 )
 from db.vocabulary import ItemKind
+from db.words import agreeing, counted
 from evaluator.exports.folder import MANIFEST_NAME
 
 __all__ = ["ExportVerification", "verify_export"]
@@ -276,8 +277,8 @@ def verify_export(
     if missing:
         shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
         differences.append(
-            f"{len(missing)} item(s) of the release's {', '.join(sorted(kinds))} items "
-            f"from {', '.join(sorted(sources))} are missing: {shown}"
+            f"{counted(len(missing), 'item')} of the release's {', '.join(sorted(kinds))} items "
+            f"from {', '.join(sorted(sources))} {agreeing(len(missing), 'is', 'are')} missing: {shown}"
         )
     return ExportVerification(
         name=name,

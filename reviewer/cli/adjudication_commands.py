@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from db.vocabulary import DECISION_STATUSES, DecisionReason, FlagName, values
+from db.words import agreeing, counted
 from reviewer.cli import options
 from reviewer.cli.common import fail, open_db
 from reviewer.cli.identity import acting_person, as_option
@@ -78,7 +79,6 @@ def _echo_table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]]
 
 
 def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
-    from db.words import counted
     from reviewer.agreement.rows import (
         annotator_cells,
         detail_text,
@@ -208,7 +208,7 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
     wrong = figures.key.likely_wrong_keys
     click.echo()
     click.echo(
-        f"Likely wrong keys: {len(wrong)} item revision(s) where every annotator gave the same "
+        f"Likely wrong keys: {counted(len(wrong), 'item revision')} where every annotator gave the same "
         "blind answer and it is not the key"
     )
     if not item_answers:
@@ -318,7 +318,7 @@ def decide_command(
     corrected = f" (new revision {record.revision})" if record.corrected_key else ""
     why = f", reason {record.reason}" if record.reason else ""
     revised = (
-        f"; revises {len(case.decisions) - 1} earlier decision(s)"
+        f"; revises {counted(len(case.decisions) - 1, 'earlier decision')}"
         if case and len(case.decisions) > 1
         else ""
     )
@@ -362,7 +362,10 @@ def _decide_flagged(
         return
     shown = ", ".join(terminal_text(item_id) for item_id in ids[:10])
     more = f" … and {len(ids) - 10} more" if len(ids) > 10 else ""
-    click.echo(f"{len(ids):,} undecided item(s) have the flag {flag}: {shown}{more}")
+    click.echo(
+        f"{counted(len(ids), 'undecided item')} {agreeing(len(ids), 'has', 'have')} the flag "
+        f"{flag}: {shown}{more}"
+    )
     why = f" ({reason})" if reason else ""
     if not assume_yes and not click.confirm(
         f"Mark all {len(ids):,} {status}{why} as {terminal_text(lead)}?"
@@ -379,18 +382,18 @@ def _decide_flagged(
         scope=scope,
     )
     click.echo(
-        f"{status} {len(decided):,} item(s) with the flag {flag}"
+        f"{status} {counted(len(decided), 'item')} with the flag {flag}"
         f"{_since_counted(len(decided), len(ids))}"
     )
 
 
-def _since_counted(done: int, counted: int) -> str:
-    """How many more or fewer items a bulk decision took than the count shown before it
+def _since_counted(done: int, shown: int) -> str:
+    """How many more or fewer items a bulk decision took than the count ``shown`` before it
     (others decided or judged meanwhile), or nothing when the count held."""
-    if done == counted:
+    if done == shown:
         return ""
-    more_or_fewer = "more" if done > counted else "fewer"
-    return f" ({abs(done - counted):,} {more_or_fewer} than counted: others worked meanwhile)"
+    more_or_fewer = "more" if done > shown else "fewer"
+    return f" ({abs(done - shown):,} {more_or_fewer} than counted: others worked meanwhile)"
 
 
 @click.command("approve-agreed")
@@ -433,12 +436,12 @@ def approve_agreed_command(
         click.echo("no agreed items to approve")
         return
     if not assume_yes and not click.confirm(
-        f"Approve {count:,} agreed item(s) as {terminal_text(lead)}?"
+        f"Approve {counted(count, 'agreed item')} as {terminal_text(lead)}?"
     ):
         click.echo("nothing approved")
         return
     approved = approve_agreed(db, lead, scope)
-    click.echo(f"approved {approved:,} agreed item(s){_since_counted(approved, count)}")
+    click.echo(f"approved {counted(approved, 'agreed item')}{_since_counted(approved, count)}")
 
 
 def _approve_confident(
@@ -451,8 +454,9 @@ def _approve_confident(
     plan = plan_confident(db, confidence, scope)
     if plan.referred:
         click.echo(
-            f"{len(plan.referred):,} item(s) the consensus says have a wrong key or should be "
-            "dropped wait for a lead (F3, or `vetbench decide`):"
+            f"{counted(len(plan.referred), 'item')} the consensus says "
+            f"{agreeing(len(plan.referred), 'has', 'have')} a wrong key or should be dropped "
+            f"{agreeing(len(plan.referred), 'waits', 'wait')} for a lead (F3, or `vetbench decide`):"
         )
         for item in plan.referred:
             suggested = (
@@ -465,19 +469,24 @@ def _approve_confident(
                 f"{suggested} (p(key right) {item.p_key_right:.2f}, p(keep) {item.p_keep:.2f})"
             )
     count = len(plan.approvable)
-    waiting = f"; {plan.uncertain:,} uncertain item(s) wait for more judgments"
+    waiting = (
+        f"; {counted(plan.uncertain, 'uncertain item')} "
+        f"{agreeing(plan.uncertain, 'waits', 'wait')} for more judgments"
+    )
     if count == 0:
         click.echo(f"no items the consensus keeps with the key right at {confidence:g}{waiting}")
         return
     click.echo(
-        f"{count:,} item(s) the consensus keeps with the key right at {confidence:g}{waiting}"
+        f"{counted(count, 'item')} the consensus keeps with the key right at {confidence:g}{waiting}"
     )
-    if not assume_yes and not click.confirm(f"Approve {count:,} item(s) as {terminal_text(lead)}?"):
+    if not assume_yes and not click.confirm(
+        f"Approve {counted(count, 'item')} as {terminal_text(lead)}?"
+    ):
         click.echo("nothing approved")
         return
     done = approve_confident(db, lead, confidence, scope)
     click.echo(
-        f"approved {done.approved:,} item(s) by the consensus at {confidence:g}"
+        f"approved {counted(done.approved, 'item')} by the consensus at {confidence:g}"
         f"{_since_counted(done.approved, count)}"
     )
 
@@ -547,8 +556,6 @@ def conflicts_command(
     cases = conflict_queue(db, scope, limit=limit)
     if printed_json_or_empty(cases, as_json=as_json, empty="no conflicts"):
         return
-    from db.words import counted
-
     for number, case in enumerate(cases):
         if number:
             click.echo()
@@ -565,7 +572,6 @@ def _echo_conflict_count(
     """What a non-lead may read of the conflict queue: how many, not whose judgments."""
     from collections import Counter
 
-    from db.words import counted
     from reviewer.adjudication import conflict_queue
 
     why = "the judgments side by side are for leads, so annotators judge blind"

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import click
 
 from db.vocabulary import ALL, FLAG_DESCRIPTIONS, UNDECIDED_STATUSES, FlagName
+from db.words import counted
 from reviewer.cli import options
 from reviewer.cli.common import EXIT_INTERRUPTED, fail, open_db
 from reviewer.cli.identity import acting_person, as_option
@@ -133,7 +134,7 @@ def triage_command(
     for rank, entry in enumerate(entries, start=1):
         _echo_entry(rank, entry, lead)
     click.echo()
-    click.echo(f"{len(entries)} item(s){narrowed}.")
+    click.echo(f"{counted(len(entries), 'item')}{narrowed}.")
     if lead is None and any(entry.suggestion for entry in entries):
         click.echo("Decisions are a lead's: a lead runs the commands above (with --as NAME).")
     click.echo(
@@ -247,7 +248,9 @@ def _echo_check(summary: CheckSummary) -> None:
         f"{summary.failed} failed"
     )
     flags = ", ".join(f"{name} {count}" for name, count in sorted(summary.new_flags.items()))
-    click.echo(f"  {summary.flagged_items} item(s) got new flags{': ' + flags if flags else ''}")
+    click.echo(
+        f"  {counted(summary.flagged_items, 'item')} got new flags{': ' + flags if flags else ''}"
+    )
     for failure in summary.failures:
         click.echo(f"  {terminal_text(failure)}", err=True)
     if summary.failed or summary.interrupted:
@@ -322,7 +325,7 @@ def flags_recompute(ctx: click.Context, name: str | None, no_models: bool, as_js
         print_json(report.to_json())
         return
     click.echo(
-        f"{report.revisions} current revisions: {report.added} flag(s) added, "
+        f"{counted(report.revisions, 'current revision')}: {counted(report.added, 'flag')} added, "
         f"{report.removed} removed"
     )
     click.echo(

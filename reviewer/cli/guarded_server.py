@@ -21,6 +21,8 @@ from aiohttp import web
 from textual_serve.server import Server
 from yarl import URL
 
+from db.words import counted
+
 log = logging.getLogger("textual-serve")
 
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
@@ -77,7 +79,7 @@ class GuardedServer(Server):
 
     def _full_message(self) -> str:
         return (
-            f"This vetbench server already runs {self.max_sessions} review session(s), its "
+            f"This vetbench server already runs {counted(self.max_sessions, 'review session')}, its "
             f"limit (--max-sessions {self.max_sessions}). Close another tab of the review app, "
             "then reload this page."
         )

@@ -44,7 +44,7 @@ def runs_rescore(ctx: click.Context, run_id: int, as_json: bool) -> None:
             f"run {run_id}: every figure is as stored ({counted(rescored.after.n, 'prediction')})"
         )
         return
-    click.echo(f"run {run_id}: {len(rescored.items)} prediction(s) read differently today")
+    click.echo(f"run {run_id}: {counted(len(rescored.items), 'prediction')} read differently today")
     for name, old, new in changes:
         click.echo(f"  {terminal_text(name):<32} {_shown(old)} -> {_shown(new)}")
     for item in rescored.items:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 import click
 
 from db.vocabulary import OPEN_STATUSES, FlagName, ItemKind, QueueOrder, Verdict, values
+from db.words import agreeing, counted
 from reviewer.cli import options
 from reviewer.cli.common import fail, open_db, require_terminal
 from reviewer.cli.identity import acting_person, as_option, new_user_option, say_held_notice
@@ -297,8 +298,10 @@ def _judge_from(
         and ctx.get_parameter_source(param.name) is ParameterSource.COMMANDLINE
     ]
     if given:
-        verb = "does" if len(given) == 1 else "do"
-        fail(f"--from reads every judgment from the file; {', '.join(given)} {verb} not apply")
+        fail(
+            f"--from reads every judgment from the file; {', '.join(given)} "
+            f"{agreeing(len(given), 'does', 'do')} not apply"
+        )
     if path == "-" and sys.stdin.isatty():
         fail("standard input is a terminal; pipe the judgments in: … | vetbench judge --from -")
     db = open_db(ctx)
@@ -318,9 +321,13 @@ def _judge_from(
 
     statuses = Counter(receipt.item_status for receipt in batch.judgments)
     now = ", ".join(f"{count} {status}" for status, count in sorted(statuses.items()))
-    blank = f"; {batch.blank} row(s) left blank were not judged" if batch.blank else ""
+    blank = (
+        f"; {counted(batch.blank, 'row')} left blank {agreeing(batch.blank, 'was', 'were')} not judged"
+        if batch.blank
+        else ""
+    )
     click.echo(
-        f"saved {len(batch.judgments)} judgment(s) by {terminal_text(who.name)} from "
+        f"saved {counted(len(batch.judgments), 'judgment')} by {terminal_text(who.name)} from "
         f"{terminal_text(batch.file)}{blank}; items now: {now}"
     )
     for receipt in batch.judgments:

@@ -11,7 +11,7 @@ import re
 from rich.text import Text
 from textual.widgets import Static
 
-from db.words import counted
+from db.words import agreeing, counted
 from reviewer.queue import QueueFilter, QueueProgress
 from reviewer.tui.literal import literal
 from reviewer.tui.responsive import STACK_BELOW
@@ -37,7 +37,7 @@ def progress_words(progress: QueueProgress, *, short: bool = False) -> str:
             f"{progress.session_done:,} done this session",
             f"{progress.items_left:,} waiting for you",
             f"{progress.items_complete:,} of {counted(progress.items_total, 'item')} "
-            f"{'has' if progress.items_total == 1 else 'have'} enough judgments",
+            f"{agreeing(progress.items_total, 'has', 'have')} enough judgments",
         ]
     )
     if progress.median_seconds is not None:
