@@ -416,8 +416,9 @@ def _wrong_keys_section(agreement: AgreementReport) -> list[str]:
         ]
     resolved = sum(1 for entry in wrong if entry.decision)
     lines += [
-        f"{counted(len(wrong), 'item revision')} where every annotator gave the same blind answer and it "
-        f"is not the key; {resolved:,} of them have a lead's decision.",
+        f"{counted(len(wrong), 'item revision')} where every annotator gave the same blind "
+        f"answer and it is not the key; {resolved:,} of them "
+        f"{agreeing(resolved, 'has', 'have')} a lead's decision.",
         "",
     ]
     lines += _table(

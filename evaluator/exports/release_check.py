@@ -278,7 +278,8 @@ def verify_export(
         shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
         differences.append(
             f"{counted(len(missing), 'item')} of the release's {', '.join(sorted(kinds))} items "
-            f"from {', '.join(sorted(sources))} {agreeing(len(missing), 'is', 'are')} missing: {shown}"
+            f"from {', '.join(sorted(sources))} {agreeing(len(missing), 'is', 'are')} missing: "
+            f"{shown}"
         )
     return ExportVerification(
         name=name,

@@ -208,8 +208,8 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
     wrong = figures.key.likely_wrong_keys
     click.echo()
     click.echo(
-        f"Likely wrong keys: {counted(len(wrong), 'item revision')} where every annotator gave the same "
-        "blind answer and it is not the key"
+        f"Likely wrong keys: {counted(len(wrong), 'item revision')} where every annotator "
+        "gave the same blind answer and it is not the key"
     )
     if not item_answers:
         click.echo("  (the list shows annotators' answers, so only leads see it: --as LEAD)")
@@ -456,7 +456,8 @@ def _approve_confident(
         click.echo(
             f"{counted(len(plan.referred), 'item')} the consensus says "
             f"{agreeing(len(plan.referred), 'has', 'have')} a wrong key or should be dropped "
-            f"{agreeing(len(plan.referred), 'waits', 'wait')} for a lead (F3, or `vetbench decide`):"
+            f"{agreeing(len(plan.referred), 'waits', 'wait')} for a lead "
+            "(F3, or `vetbench decide`):"
         )
         for item in plan.referred:
             suggested = (
@@ -477,7 +478,8 @@ def _approve_confident(
         click.echo(f"no items the consensus keeps with the key right at {confidence:g}{waiting}")
         return
     click.echo(
-        f"{counted(count, 'item')} the consensus keeps with the key right at {confidence:g}{waiting}"
+        f"{counted(count, 'item')} the consensus keeps with the key right at "
+        f"{confidence:g}{waiting}"
     )
     if not assume_yes and not click.confirm(
         f"Approve {counted(count, 'item')} as {terminal_text(lead)}?"

@@ -79,7 +79,8 @@ class GuardedServer(Server):
 
     def _full_message(self) -> str:
         return (
-            f"This vetbench server already runs {counted(self.max_sessions, 'review session')}, its "
+            "This vetbench server already runs "
+            f"{counted(self.max_sessions, 'review session')}, its "
             f"limit (--max-sessions {self.max_sessions}). Close another tab of the review app, "
             "then reload this page."
         )

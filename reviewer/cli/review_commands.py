@@ -322,7 +322,8 @@ def _judge_from(
     statuses = Counter(receipt.item_status for receipt in batch.judgments)
     now = ", ".join(f"{count} {status}" for status, count in sorted(statuses.items()))
     blank = (
-        f"; {counted(batch.blank, 'row')} left blank {agreeing(batch.blank, 'was', 'were')} not judged"
+        f"; {counted(batch.blank, 'row')} left blank "
+        f"{agreeing(batch.blank, 'was', 'were')} not judged"
         if batch.blank
         else ""
     )
