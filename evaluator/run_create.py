@@ -80,7 +80,7 @@ class ShotShortfall:
     where: str
 
     def text(self) -> str:
-        return f"{self.kind} would get {self.got} of {self.asked} shots {self.where}"
+        return f"{self.kind} would get {self.got} of {counted(self.asked, 'shot')} {self.where}"
 
 
 class FewerShotsError(RunSetupError):
@@ -491,7 +491,9 @@ def _shot_notes(
         group = shot_group.name
         k = shots_for[shot_group.kind]
         if len(group_shots) < k:
-            notes.append(f"{group}: only {len(group_shots)} of {k} shots available {source.where}")
+            notes.append(
+                f"{group}: only {len(group_shots)} of {counted(k, 'shot')} available {source.where}"
+            )
         if not source.from_file and source.shots_from not in values(ItemStatus):
             unapproved = [s.id for s in group_shots if s.status != ItemStatus.APPROVED]
             if unapproved:

@@ -224,7 +224,10 @@ def execute_run(
             db,
             run_id,
             RunStatus.FAILED,
-            error=f"all {failures} predictions failed; resume the run to retry them",
+            error=(
+                f"{'the one prediction' if failures == 1 else f'all {failures:,} predictions'} "
+                f"failed; resume the run to retry {agreeing(failures, 'it', 'them')}"
+            ),
         )
         return RunStatus.FAILED
     note = (

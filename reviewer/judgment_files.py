@@ -334,7 +334,13 @@ def read_judgment_file(path: str, *, annotator: str, format: str = "auto") -> Ju
         if not rows and not problems:
             raise FormatError(
                 source.shown,
-                f"no judgments: every one of its {blank} rows leaves answer and verdict empty"
+                "no judgments: "
+                + (
+                    "its one row leaves"
+                    if blank == 1
+                    else f"every one of its {blank:,} rows leaves"
+                )
+                + " answer and verdict empty"
                 if blank
                 else "the file has no rows",
             )

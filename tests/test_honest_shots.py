@@ -132,7 +132,7 @@ def test_shots_are_never_drawn_from_the_evaluated_set(url: str) -> None:
     """Every approved item is evaluated: none is left to serve as a shot."""
     result = eval_cli(url, "--shots", "1", "--shots-from", "approved")
     assert result.exit_code == 1
-    assert "ordering would get 0 of 1 shots among the approved items outside the evaluated" in (
+    assert "ordering would get 0 of 1 shot among the approved items outside the evaluated" in (
         result.stderr
     )
     assert stored_runs(url) == []

@@ -285,6 +285,9 @@ def test_a_batch_holds_judgments_only(team: Database, tmp_path: Path) -> None:
     write_rows(blank, sheet(team, "alice"))
     result = run_cli(team, "judge", "--from", str(blank), "--as", "alice")
     assert result.exit_code == 1 and "no judgments: every one of its 5 rows" in result.output
+    write_rows(blank, sheet(team, "alice")[:1])
+    result = run_cli(team, "judge", "--from", str(blank), "--as", "alice")
+    assert result.exit_code == 1 and "no judgments: its one row leaves answer" in result.output
 
 
 def test_judge_from_and_a_single_judgment_do_not_mix(team: Database, tmp_path: Path) -> None:

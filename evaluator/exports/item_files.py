@@ -108,7 +108,7 @@ def _check_kinds(format_name: str, kinds: frozenset[str], by_kind: dict[str, int
         listed = ", ".join(f"{n} {kind}" for kind, n in sorted(unfit.items()))
         also = " also" if len(unfit) < len(by_kind) else ""
         raise ExportError(
-            f"{format_name} holds {held} items only; the selection{also} has {listed} items. "
+            f"{format_name} holds {held} items only; the selection{also} has others ({listed}). "
             f"Choose kinds with --kind, or export as jsonl"
         )
 

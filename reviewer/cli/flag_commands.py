@@ -243,7 +243,8 @@ def check_command(
 
 def _echo_check(summary: CheckSummary) -> None:
     click.echo(
-        f"{terminal_text(summary.model)}: {summary.answered} of {summary.planned} items answered "
+        f"{terminal_text(summary.model)}: {summary.answered:,} of "
+        f"{counted(summary.planned, 'item')} answered "
         f"({summary.cached} from the cache), {summary.unreadable} unreadable, "
         f"{summary.failed} failed"
     )

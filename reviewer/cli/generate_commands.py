@@ -44,9 +44,14 @@ def _echo_summary(summary: GenerationSummary, source: str) -> None:
         f"{summary.stored} stored as pending, {summary.rejected} invalid, "
         f"{summary.failed} failed"
     )
-    click.echo(f"  {summary.retried} retried requests, {summary.cached} answers from the cache")
+    click.echo(
+        f"  {counted(summary.retried, 'retried request')}, "
+        f"{counted(summary.cached, 'answer')} from the cache"
+    )
     if summary.duplicates:
-        click.echo(f"  {summary.duplicates} suspected near-duplicates flagged for review")
+        click.echo(
+            f"  {counted(summary.duplicates, 'suspected near-duplicate')} flagged for review"
+        )
     if summary.reject_reasons:
         reasons = ", ".join(
             f"{terminal_text(name)} {count}" for name, count in summary.reject_reasons.most_common()
@@ -175,7 +180,9 @@ def generate_command(
             print_json(summary.to_json(source=source, model=model))
         else:
             click.echo(
-                f"source {terminal_text(source)}: all {len(tasks)} items are already stored "
+                f"source {terminal_text(source)}: "
+                f"{'the one item is' if len(tasks) == 1 else f'all {len(tasks):,} items are'} "
+                "already stored "
                 "or rejected"
             )
         return

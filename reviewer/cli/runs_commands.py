@@ -47,7 +47,9 @@ def _figure_lines(figures: RunFigures) -> list[str]:
         *(f"{row.label:<13} {row.text()}" for row in figure_rows(summary)),
     ]
     if summary.explained:
-        lines.append(f"explained     {summary.explained} answers with an analysis to compare")
+        lines.append(
+            f"explained     {counted(summary.explained, 'answer')} with an analysis to compare"
+        )
     for name, read in summary.extractors.items():
         lines.append(f"{'extractor':<13} {extractor_text(terminal_text(name), read)}")
     positions = position_text(summary, with_bias=False)
@@ -91,7 +93,7 @@ def _run_header(figures: RunFigures) -> str:
     run, progress = figures.run, figures.progress
     return (
         f"run {run.id}  {terminal_text(run.model)}  ({run_how(run)})"
-        f"  {run_state(run)}  {progress.done}/{progress.total} items"
+        f"  {run_state(run)}  {progress.done}/{counted(progress.total, 'item')}"
     )
 
 

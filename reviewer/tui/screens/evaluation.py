@@ -49,6 +49,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from db.errors import VetbenchError
 from db.vocabulary import ALL, EvalMode, EvalProtocol, ItemKind, RunStatus, values
+from db.words import counted
 from evaluator import run_text
 from evaluator.backends.settings import DTYPES, BackendSettings
 from evaluator.live import EvaluationSnapshot, read_snapshot
@@ -568,7 +569,7 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         title.update(run_title(figures))
         bar.update(total=max(progress.total, 1), progress=progress.done)
         lines = [
-            f"{progress.done} / {progress.total} items   "
+            f"{progress.done:,} / {counted(progress.total, 'item')}   "
             f"{run_text.rate(progress)}   ETA {run_text.duration(progress.eta_s)}   "
             f"unparsed {percent(summary.unparsed_rate)}",
             extraction_summary(summary),
