@@ -26,6 +26,7 @@ import logging
 import os
 import socket
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -196,10 +197,13 @@ def execute_run(
     _set_status(db, run_id, RunStatus.RUNNING, session_began=began)
     started = time.perf_counter()
     stopped = False
+    failure_reasons: Counter[str] = Counter()  # this session's infrastructure failures
     results = _results(plan, backend)
     try:
         for prediction in results:
             _store_prediction(db, run_id, plan.items[prediction.item_id].revision, prediction)
+            if prediction.is_infrastructure_failure:
+                failure_reasons[prediction.error or "no reason given"] += 1
             progress = progress.after(prediction, time.perf_counter() - started)
             if on_progress is not None:
                 on_progress(progress)
@@ -219,25 +223,32 @@ def execute_run(
         _set_status(db, run_id, RunStatus.INTERRUPTED, error="stopped")
         return RunStatus.INTERRUPTED
     failures = progress.infrastructure_failures
-    if failures and failures == progress.finished_this_session:
-        _set_status(
-            db,
-            run_id,
-            RunStatus.FAILED,
-            error=(
-                f"{'the one prediction' if failures == 1 else f'all {failures:,} predictions'} "
-                f"failed; resume the run to retry {agreeing(failures, 'it', 'them')}"
-            ),
-        )
-        return RunStatus.FAILED
-    note = (
-        f"{counted(failures, 'infrastructure failure')}; resume the run to retry "
-        f"{agreeing(failures, 'it', 'them')}"
-        if failures
-        else None
+    if not failures:
+        _set_status(db, run_id, RunStatus.FINISHED)
+        return RunStatus.FINISHED
+    every_one = failures == progress.finished_this_session  # nothing was answered
+    status = RunStatus.FAILED if every_one else RunStatus.FINISHED
+    what = (
+        ("the one prediction" if failures == 1 else f"all {failures:,} predictions") + " failed"
+        if every_one
+        else counted(failures, "infrastructure failure")
     )
-    _set_status(db, run_id, RunStatus.FINISHED, error=note)
-    return RunStatus.FINISHED
+    _set_status(db, run_id, status, error=_failures_note(what, failures, failure_reasons))
+    return status
+
+
+def _failures_note(what: str, failures: int, reasons: Counter[str]) -> str:
+    """``all 8 predictions failed: cannot reach http://... (connection, 3 attempts); resume
+    the run to retry them``: the reason most of this session's failures gave, and how
+    many gave another, so nobody has to dig through the predictions to learn why."""
+    reason = ""
+    if reasons:
+        most, count = reasons.most_common(1)[0]
+        others = sum(reasons.values()) - count
+        reason = f": {most}" + (
+            f" ({counted(others, 'other failure')} gave another)" if others else ""
+        )
+    return f"{what}{reason}; resume the run to retry {agreeing(failures, 'it', 'them')}"
 
 
 def _results(plan: RunPlan, backend: Backend) -> Iterator[StoredPrediction]:

@@ -214,7 +214,7 @@ def test_infrastructure_failures_are_kept_apart_and_retried_on_resume(
     assert failed.failure_kind == "infrastructure" and failed.correct is None
     assert failed.error == "timed out after 60 s" and failed.parsed_answer is None
     run = get_run(database, run_id)
-    assert run.error == "1 infrastructure failure; resume the run to retry it"
+    assert run.error == f"1 infrastructure failure: {TIMEOUT}; resume the run to retry it"
     assert pending_item_ids(database, run_id) == ["cflue:3"]
 
     healthy = ScriptedBackend(ANSWERS)
@@ -232,7 +232,27 @@ def test_a_run_whose_every_prediction_failed_is_marked_failed(
     down = ScriptedBackend(failing(approved))
     run_id = new_run(database, down)
     assert execute_run(database, run_id, down) == "failed"
-    assert "all 8 predictions failed" in (get_run(database, run_id).error or "")
+    assert get_run(database, run_id).error == (
+        f"all 8 predictions failed: {TIMEOUT}; resume the run to retry them"
+    )
+
+
+def test_the_run_says_why_its_predictions_failed_most_often(
+    database: Database, approved: list[str]
+) -> None:
+    """The reason most failures gave, and how many gave another: nobody has to read the
+    predictions one by one to learn that the server was down."""
+    refused = "cannot reach http://127.0.0.1:9/v1 (connection, 3 attempts)"
+    script = Script(
+        ANSWERS, failures={**dict.fromkeys(approved[:5], refused), approved[5]: TIMEOUT}
+    )
+    flaky = ScriptedBackend(script)
+    run_id = new_run(database, flaky)
+    assert execute_run(database, run_id, flaky) == "finished"
+    assert get_run(database, run_id).error == (
+        f"6 infrastructure failures: {refused} (1 other failure gave another); "
+        "resume the run to retry them"
+    )
 
 
 def test_ctrl_c_marks_the_run_interrupted_and_keeps_finished_predictions(
