@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["agreeing", "counted"]
+__all__ = ["agreeing", "all_of", "counted"]
 
 
 def counted(n: int, singular: str, plural: str | None = None) -> str:
@@ -10,6 +10,12 @@ def counted(n: int, singular: str, plural: str | None = None) -> str:
     return f"{n:,} {singular if n == 1 else (plural or singular + 's')}"
 
 
+def all_of(n: int, singular: str, plural: str | None = None) -> str:
+    """Every one of a count: ``the one item``, ``all 8 items``."""
+    return f"the one {singular}" if n == 1 else f"all {counted(n, singular, plural)}"
+
+
 def agreeing(n: int, singular: str, plural: str) -> str:
-    """The verb that agrees with a count: ``agreeing(1, "has", "have")`` is ``has``."""
+    """The word that agrees with a count: a verb (``agreeing(1, "has", "have")`` is
+    ``has``) or one that stands for what was counted (``it`` or ``them``)."""
     return singular if n == 1 else plural

@@ -35,7 +35,7 @@ from sqlmodel import select
 from db.engine import Database
 from db.models import EvalRun, Prediction, utcnow
 from db.vocabulary import EvalMode, FailureKind, RunStatus
-from db.words import agreeing, counted
+from db.words import agreeing, all_of, counted
 from evaluator.backends.base import Backend
 from evaluator.prompts import prompt_hash
 from evaluator.results import RunProgress, StoredPrediction
@@ -229,7 +229,7 @@ def execute_run(
     every_one = failures == progress.finished_this_session  # nothing was answered
     status = RunStatus.FAILED if every_one else RunStatus.FINISHED
     what = (
-        ("the one prediction" if failures == 1 else f"all {failures:,} predictions") + " failed"
+        f"{all_of(failures, 'prediction')} failed"
         if every_one
         else counted(failures, "infrastructure failure")
     )

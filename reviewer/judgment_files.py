@@ -332,19 +332,17 @@ def read_judgment_file(path: str, *, annotator: str, format: str = "auto") -> Ju
             elif not row.problems:
                 blank += 1
         if not rows and not problems:
-            raise FormatError(
-                source.shown,
-                "no judgments: "
-                + (
-                    "its one row leaves"
-                    if blank == 1
-                    else f"every one of its {blank:,} rows leaves"
-                )
-                + " answer and verdict empty"
-                if blank
-                else "the file has no rows",
-            )
+            raise FormatError(source.shown, _no_judgments(blank))
         return JudgmentFile(source.shown, tuple(rows), tuple(problems), blank)
+
+
+def _no_judgments(blank: int) -> str:
+    """Why a judging file without problems gave no judgment: it has no rows, or every
+    row leaves answer and verdict blank."""
+    if not blank:
+        return "the file has no rows"
+    rows = "its one row leaves" if blank == 1 else f"every one of its {blank:,} rows leaves"
+    return f"no judgments: {rows} answer and verdict empty"
 
 
 def judge_from_file(

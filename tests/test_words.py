@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from db.words import agreeing, counted
+from db.words import agreeing, all_of, counted
 
 
 @pytest.mark.parametrize(
@@ -25,3 +25,9 @@ def test_an_irregular_plural_is_given() -> None:
 @pytest.mark.parametrize(("n", "expected"), [(0, "have"), (1, "has"), (2, "have")])
 def test_the_word_after_a_count_agrees_with_it(n: int, expected: str) -> None:
     assert agreeing(n, "has", "have") == expected
+
+
+def test_every_one_of_a_count_is_said_as_one_or_all() -> None:
+    assert all_of(1, "prediction") == "the one prediction"
+    assert all_of(8, "prediction") == "all 8 predictions"
+    assert all_of(1_200, "match", "matches") == "all 1,200 matches"

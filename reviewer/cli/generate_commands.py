@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import click
 
 from db.vocabulary import GenerationKind, values
-from db.words import counted
+from db.words import agreeing, all_of, counted
 from reviewer.cli import options
 from reviewer.cli.common import EXIT_INTERRUPTED, fail, open_db
 from reviewer.cli.identity import acting_person
@@ -180,10 +180,8 @@ def generate_command(
             print_json(summary.to_json(source=source, model=model))
         else:
             click.echo(
-                f"source {terminal_text(source)}: "
-                f"{'the one item is' if len(tasks) == 1 else f'all {len(tasks):,} items are'} "
-                "already stored "
-                "or rejected"
+                f"source {terminal_text(source)}: {all_of(len(tasks), 'item')} "
+                f"{agreeing(len(tasks), 'is', 'are')} already stored or rejected"
             )
         return
     client = ChatClient(model, database=db, **api.client_options())
