@@ -428,9 +428,8 @@ def _export_judging(
     )
     where = "standard output" if is_stdout(out) else terminal_text(str(out))
     click.echo(
-        f"exported {counted(count, 'item')} waiting for {terminal_text(who.name)} to {where} as a "
-        "judging "
-        f"sheet; fill answer and verdict, then: vetbench judge --from FILE --as "
+        f"exported {counted(count, 'item')} waiting for {terminal_text(who.name)} to {where} "
+        "as a judging sheet; fill answer and verdict, then: vetbench judge --from FILE --as "
         f"{terminal_text(who.name)}",
         err=is_stdout(out),
     )
