@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-__all__ = ["agreeing", "all_of", "counted"]
+from collections.abc import Sequence
+
+__all__ = ["agreeing", "all_of", "counted", "named"]
 
 
 def counted(n: int, singular: str, plural: str | None = None) -> str:
@@ -13,6 +15,12 @@ def counted(n: int, singular: str, plural: str | None = None) -> str:
 def all_of(n: int, singular: str, plural: str | None = None) -> str:
     """Every one of a count: ``the one item``, ``all 8 items``."""
     return f"the one {singular}" if n == 1 else f"all {counted(n, singular, plural)}"
+
+
+def named(singular: str, names: Sequence[object], plural: str | None = None) -> str:
+    """The word that agrees with how many are named, then them: ``run 3``, ``runs 3, 4``."""
+    word = singular if len(names) == 1 else (plural or singular + "s")
+    return f"{word} {', '.join(map(str, names))}"
 
 
 def agreeing(n: int, singular: str, plural: str) -> str:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, TypeVar
 from db.items import ItemSnapshot
 from db.json_types import JsonObject
 from db.releases import item_set_hash, snapshot_hash
-from db.words import counted
+from db.words import counted, named
 
 if TYPE_CHECKING:  # evaluator.metrics reads evaluator.results, which reads ItemSet here
     from evaluator.metrics import ScoredPrediction
@@ -76,7 +76,7 @@ def differing_item_sets(runs: Iterable[tuple[int, str, ItemSet]]) -> list[str]:
     for setting, by_hash in by_setting.items():
         if len(by_hash) > 1:
             parts = "; ".join(
-                f"run{'s' if len(ids) > 1 else ''} {', '.join(map(str, sorted(ids)))} on items "
+                f"{named('run', sorted(ids))} on items "
                 f"{digest[:12] if digest else '(not recorded)'}"
                 for digest, ids in by_hash.items()
             )

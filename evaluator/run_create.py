@@ -134,7 +134,7 @@ class ShotSource:
     @property
     def where(self) -> str:
         if self.shot_files:
-            return "in the shot file" + ("s" if len(self.shot_files) > 1 else "")
+            return f"in the shot {agreeing(len(self.shot_files), 'file', 'files')}"
         if self.shots_from is not None:
             return f"among the {self.shots_from} items outside the evaluated set"
         return "outside the evaluated set"

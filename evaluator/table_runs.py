@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from db.engine import Database
 from db.vocabulary import RunStatus
-from db.words import counted
+from db.words import counted, named
 from evaluator.metrics import ScoredPrediction
 from evaluator.protocols import run_departures
 from evaluator.results import Figures, RunRecord
@@ -111,8 +111,7 @@ def evaluated_items(
 
 def _run_ids_text(entries: Iterable[tuple[TableRun, Figures]]) -> str:
     """``run 3`` or ``runs 3, 4``."""
-    ids = sorted({run.record.id for run, _figures in entries})
-    return f"run{'s' if len(ids) > 1 else ''} {', '.join(map(str, ids))}"
+    return named("run", sorted({run.record.id for run, _figures in entries}))
 
 
 def replacement_note(

@@ -204,7 +204,7 @@ def test_the_real_cflue_file_through_the_command_line(db_path: Path, cflue_knowl
     ):
         assert any(line.split()[:2] == [kind, added] for line in lines), first.stdout
     second = run(db_path, "import", str(cflue_knowledge))
-    assert "nothing new: all 3864 valid records are unchanged" in second.stdout
+    assert "nothing new: all 3,864 valid records are unchanged" in second.stdout
     stats = json.loads(run(db_path, "stats", "--json").stdout)
     assert stats["items"] == 3864
     assert stats["by_kind"] == {"multi": 1171, "single": 2345, "truefalse": 348}

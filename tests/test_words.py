@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from db.words import agreeing, all_of, counted
+from db.words import agreeing, all_of, counted, named
 
 
 @pytest.mark.parametrize(
@@ -31,3 +31,9 @@ def test_every_one_of_a_count_is_said_as_one_or_all() -> None:
     assert all_of(1, "prediction") == "the one prediction"
     assert all_of(8, "prediction") == "all 8 predictions"
     assert all_of(1_200, "match", "matches") == "all 1,200 matches"
+
+
+def test_names_follow_the_word_that_agrees_with_how_many_there_are() -> None:
+    assert named("run", [3]) == "run 3"
+    assert named("run", [3, 4]) == "runs 3, 4"
+    assert named("match", ["a", "b"], "matches") == "matches a, b"

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from db.vocabulary import ALL, ItemKind, ItemStatus, values
-from db.words import counted
+from db.words import agreeing, all_of, counted
 from reviewer.cli import options
 from reviewer.cli.common import fail, open_db, suggested_command
 from reviewer.cli.identity import acting_person, as_option
@@ -107,7 +107,10 @@ def _echo_file_report(report: FileReport) -> None:
         click.echo("  no valid record: nothing imported from this file")
         return
     if not tally.added and not tally.updated:
-        click.echo(f"  nothing new: all {tally.unchanged} valid records are unchanged")
+        click.echo(
+            f"  nothing new: {all_of(tally.unchanged, 'valid record')} "
+            f"{agreeing(tally.unchanged, 'is', 'are')} unchanged"
+        )
         return
     click.echo(f"  {'kind':<10} {'added':>8} {'updated':>8} {'unchanged':>10} {'duplicates':>11}")
     for kind in values(ItemKind):
@@ -136,7 +139,7 @@ def _echo_import_summary(report: ImportReport) -> None:
     click.echo(
         f"{stored} of {len(report.files)} files imported: {tally.added} added, "
         f"{tally.updated} updated, {tally.unchanged} unchanged, {report.invalid} invalid, "
-        f"{tally.duplicates} suspected duplicates"
+        f"{counted(tally.duplicates, 'suspected duplicate')}"
     )
 
 

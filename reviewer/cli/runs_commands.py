@@ -266,7 +266,9 @@ def runs_compare(ctx: click.Context, run_a: int, run_b: int, as_json: bool) -> N
     if as_json:
         print_json(comparison.to_json())
         return
-    click.echo(f"runs {run_a} (A) and {run_b} (B): {comparison.shared_items} shared items")
+    click.echo(
+        f"runs {run_a} (A) and {run_b} (B): {counted(comparison.shared_items, 'shared item')}"
+    )
     for line in comparison.item_set_notes():
         click.echo(terminal_text(line))
     click.echo(f"both right    {len(comparison.both_right)}")
