@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from db.json_types import FieldsAsJson, JsonObject, attributes_json, fields_json
-from db.vocabulary import EvalMode, FailureKind, ItemKind, RunStatus
+from db.vocabulary import EvalMode, EvalProtocol, FailureKind, ItemKind, RunStatus
 from db.words import counted
 from evaluator.item_sets import ItemSet
 from evaluator.run_params import RunParams, ShotCounts
@@ -467,6 +467,15 @@ class RunOverview(RunIdentity):
     started_at: datetime
     finished_at: datetime | None
     shot_counts: ShotCounts | None = None  # None: as asked (the run recorded no shots)
+    protocol: EvalProtocol = EvalProtocol.CUSTOM
+
+    @property
+    def model_label(self) -> str:
+        """The model, and the protocol when it is a paper's: ``demo (econlogicqa)``, so
+        that two runs of one model asked in other ways do not look alike in a list."""
+        if self.protocol is EvalProtocol.CUSTOM:
+            return self.model
+        return f"{self.model} ({self.protocol.value})"
 
     @property
     def shots_got(self) -> ShotCounts:
@@ -474,10 +483,10 @@ class RunOverview(RunIdentity):
         return self.shot_counts or ShotCounts(self.shots, ())
 
     def to_json(self) -> JsonObject:
-        """Its fields as ``runs --json`` has always listed them (the shots got are in
-        ``runs show``'s params)."""
+        """Its fields as ``runs --json`` has always listed them (the shots got and the
+        protocol are in ``runs show``'s params)."""
         data = fields_json(self)
-        del data["shot_counts"]
+        del data["shot_counts"], data["protocol"]
         return data
 
 

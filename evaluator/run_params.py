@@ -303,6 +303,11 @@ class RunParams:
         keys = ("shots_used", "shots_by_kind")
         return cls.from_json({key: data[key] for key in keys if key in data}).shot_counts(shots)
 
+    @classmethod
+    def stored_protocol(cls, data: Mapping[str, JsonValue]) -> EvalProtocol:
+        """The protocol of a stored ``params`` object, reading only that key."""
+        return cls.from_json({"protocol": data["protocol"]} if "protocol" in data else {}).protocol
+
     def shot_counts(self, shots: int) -> ShotCounts:
         """The shots each kind asked for (``shots_by_kind``, else ``shots``) and got (the
         recorded ``shots_used``, grouped by the kind that starts a group's name)."""

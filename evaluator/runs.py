@@ -280,6 +280,7 @@ def list_runs(db: Database) -> list[RunOverview]:
                 started_at=run.started_at,
                 finished_at=run.finished_at,
                 shot_counts=RunParams.stored_shot_counts(run.params, run.shots),
+                protocol=RunParams.stored_protocol(run.params),
             )
         )
     return listed

@@ -205,6 +205,18 @@ def test_econlogicqa_makes_a_1_shot_and_a_5_shot_run_in_the_papers_layout(
             "econlogicqa-start": None,
             "lenient": "BADC",
         }
+    # the run list tells them from a custom run of the same model and shots
+    custom = ok(run_cli(url, "eval", "--model", model, "--shots", "1", "--allow-fewer-shots"))
+    assert custom.exit_code == 0
+    listing = ok(run_cli(url, "runs")).stdout.splitlines()
+    rows = [line for line in listing[1:] if line.split()[0].isdigit()]  # not shot notes
+    name = made[0].model
+    assert rows[0].endswith(f"generate/1 {name}")  # newest first: the custom run
+    assert [row.endswith(f" {name} (econlogicqa)") for row in rows] == [
+        False,
+        True,
+        True,
+    ]
 
 
 def test_econlogicqa_start_extractor() -> None:

@@ -8,6 +8,7 @@ import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -24,7 +25,7 @@ from textual.worker import WorkerFailed
 
 from db.engine import Database
 from db.models import EvalRun, Prediction
-from db.vocabulary import EvalMode, RunStatus
+from db.vocabulary import EvalMode, EvalProtocol, RunStatus
 from evaluator.backends.scripted import ScriptedBackend
 from evaluator.item_filter import ItemFilter
 from evaluator.results import RunOverview
@@ -397,6 +398,8 @@ def test_leaderboard_bars_rank_runs_best_first() -> None:
     assert [bar.interval for bar in bars] == [(0.8, 1.0), (0.3, 0.7)]
     assert "100.0%" in bars[0].figure and "n=10" in bars[0].figure
     assert leaderboard_bars([runs[2]]) == []
+    econ = replace(overview(4, "a", 0.25, 8), protocol=EvalProtocol.ECONLOGICQA)
+    assert [bar.label for bar in leaderboard_bars([econ])] == ["#4 a (econlogicqa)"]
 
 
 async def test_opens_from_the_review_app_and_goes_back(

@@ -156,7 +156,7 @@ def runs_group(ctx: click.Context, as_json: bool) -> None:
         shots = f"{run.mode}/{got.used_text}"
         click.echo(
             f"{run.id:>4}  {status:<11} {run.done:>4}/{run.total:<4}  {accuracy:<24} "
-            f"{shots:<10} {terminal_text(run.model)}"
+            f"{shots:<10} {terminal_text(run.model_label)}"
         )
         if not got.plain:  # the shots each kind got, where they are not simply N
             indent = " " * 6  # under the status, within 80 columns

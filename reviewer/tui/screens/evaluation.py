@@ -618,7 +618,7 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         for run in ranked:
             table.add_row(
                 str(run.id),
-                literal(run.model),
+                literal(run.model_label),
                 run.mode.value,
                 str(run.shots) if run.shots_got.plain else run.shots_got.label(),
                 run.status + (" (stale)" if run.stale else ""),

@@ -52,7 +52,7 @@ def leaderboard_bars(runs: list[RunOverview]) -> list[Bar]:
     )[:LEADERBOARD_BARS]
     return [
         Bar(
-            f"#{run.id} {run.model}",
+            f"#{run.id} {run.model_label}",
             run.accuracy,
             f"{percent(run.accuracy):>6} {interval(run.accuracy_ci, percent=True):<12} n={run.done}",
             run.accuracy_ci,
