@@ -18,6 +18,7 @@ __all__ = ["build_once", "is_built"]
 
 
 def is_built(target: Path, marker: str) -> bool:
+    """Whether ``target`` holds a complete copy: its marker is written last."""
     return (target / marker).is_file()
 
 
