@@ -14,7 +14,10 @@ from helpers import (
     store_item,
     stored_judgments,
 )
+from rich.color import Color
 from sqlmodel import col, select
+from textual.content import Content
+from textual.style import Style
 from textual.widgets import Input, Static, TextArea
 
 from db.engine import Database
@@ -28,7 +31,7 @@ from reviewer.tui.screens.lead_modals import ConfirmModal
 from reviewer.tui.screens.prompt import PromptScreen
 from reviewer.tui.screens.review import Phase
 from reviewer.tui.screens.verdict import AlternativesScreen
-from reviewer.tui.widgets.item_view import ItemView
+from reviewer.tui.widgets.item_view import ChoiceRow, ItemView
 
 MARKUP_PROMPT = (
     "Order [bold]these[/] [link=https://example.com]events[/link] [@click=app.quit]now[/] "
@@ -337,6 +340,51 @@ async def test_multi_and_truefalse_choices(database: Database) -> None:
         await press(app, "k")
     answers = {j.item_id: j.blind_answer for j in stored_judgments(database)}
     assert answers == {"mcq:1": "AC", "tf:1": "B"}
+
+
+def choice_marks(app: ReviewApp) -> dict[str, tuple[str, str, bool]]:
+    """Each shown choice's mark beside its letter (``"✓"``, ``"✗"`` or ``""``), the
+    mark's colour (``""`` for the text's own) and whether the row is highlighted as part
+    of the answer."""
+    marks = {}
+    for row in app.review_screen.query(ChoiceRow):
+        if row.display:
+            cell = row.query_one(".choice-letter", Static).render()
+            assert isinstance(cell, Content)
+            start = len(f" {row.label} ")
+            styles = [span.style for span in cell.spans if span.start >= start]
+            marks[row.label] = (cell.plain[start:], _colour(styles), row.has_class("-chosen"))
+    return marks
+
+
+def _colour(styles: list[Style | str]) -> str:
+    """The standard colour's name (the app's theme renders ``green`` as ``color(2)``)."""
+    colour = styles[0].rich_style.color if styles and isinstance(styles[0], Style) else None
+    if colour is None:
+        return ""
+    return {Color.parse(name).number: name for name in ("green", "red")}[colour.number]
+
+
+async def test_after_the_reveal_the_marks_say_what_the_key_says(database: Database) -> None:
+    store_item(database, "mcq:1", kind="multi", key="AC")
+    async with running(make_app(database, "alice")) as app:
+        await press(app, "a", "b")
+        assert choice_marks(app) == {
+            "A": ("✓", "", True),
+            "B": ("✓", "", True),
+            "C": ("", "", False),
+        }
+        await press(app, "enter")
+        revealed = {
+            "A": ("✓", "green", True),
+            "B": ("✗", "red", True),  # chosen, not in the key: no tick
+            "C": ("✓", "green", False),  # in the key, not chosen
+        }
+        assert choice_marks(app) == revealed
+        await press(app, "k")
+        await press(app, "j", *"mcq:1", "enter")  # the judged item, browsed: the same marks
+        assert app.review_screen.phase is Phase.JUDGED
+        assert choice_marks(app) == revealed
 
 
 async def test_skip_previous_next_and_jump(database: Database) -> None:

@@ -377,9 +377,9 @@ class ReviewScreen(Screen[None]):
                 self.phase = Phase.AUTHORED
             elif message.own_judgment is not None:
                 self.draft = None
-                reveal.reveal(
-                    item, message.own_judgment.blind_answer, message.own_judgment, self.flags
-                )
+                answer = message.own_judgment.blind_answer
+                reveal.reveal(item, answer, message.own_judgment, self.flags)
+                view.mark_against_key(answer, item.key)
                 self.phase = Phase.JUDGED
             else:
                 self.draft = AnswerDraft(item.kind, item.labels)
@@ -525,7 +525,7 @@ class ReviewScreen(Screen[None]):
         except AnswerError as error:
             notify_literally(self, str(error), severity="warning")
             return
-        self._show_draft()
+        self.query_one(ItemView).mark_against_key(self.blind_answer, self.item.key)
         self.query_one(RevealPanel).reveal(self.item, self.blind_answer, flags=self.flags)
         self.phase = Phase.REVEALED
 

@@ -29,6 +29,13 @@ from reviewer.tui.widgets.titles import SectionTitle
 RAW_TITLE = "stored text (raw) · v shows it as read"
 """The border title of a panel while it shows item text as stored."""
 
+CHOSEN_MARK = Text("✓", style="bold")
+"""Beside a choice in the blind answer."""
+IN_KEY_MARK = Text("✓", style="bold green")
+"""After the reveal, beside each choice in the key."""
+NOT_IN_KEY_MARK = Text("✗", style="bold red")
+"""After the reveal, beside each chosen choice that is not in the key."""
+
 KIND_NAMES = {
     ItemKind.ORDERING: "ordering",
     ItemKind.SINGLE: "single answer",
@@ -90,6 +97,12 @@ class ItemHeading(Static):
             self.update(item_heading(self._item, self.content_size.width or None))
 
 
+def _letter(label: str) -> Text:
+    """A choice's letter in its reversed box (`` A ``); the box's style is a span, not the
+    text's own, so that what is appended beside it keeps its own style."""
+    return Text().append(f" {label} ", style="bold reverse")
+
+
 class ChoiceRow(Horizontal):
     """One event or choice: its letter, then its text with a hanging indent; a click picks it."""
 
@@ -125,21 +138,22 @@ class ChoiceRow(Horizontal):
     def __init__(self, label: str, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.label = label
-        self._shown: str | None = None  # what the letter cell adds: a place or a tick
+        self._shown: tuple[str, str] | None = None  # the letter cell's addition, and style
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(f" {self.label} ", style="bold reverse"), classes="choice-letter")
+        yield Static(_letter(self.label), classes="choice-letter")
         yield Static(classes="choice-text")
 
-    def mark(self, place: int | None, ordering: bool) -> None:
-        """The letter cell: plain, or with the place in the order (``D 1``) or a tick."""
-        shown = None if place is None else (str(place) if ordering else "✓")
-        if shown == self._shown:
+    def mark(self, shown: Text | None) -> None:
+        """The letter cell: plain, or followed by ``shown`` (a place in the order, a mark)."""
+        # Text's == compares the characters only, not the style: a ✓ turning green counts.
+        seen = None if shown is None else (shown.plain, str(shown.style))
+        if seen == self._shown:
             return
-        self._shown = shown
-        letter = Text(f" {self.label} ", style="bold reverse")
+        self._shown = seen
+        letter = _letter(self.label)
         if shown is not None:
-            letter.append(shown, style="bold")
+            letter.append_text(shown)  # beside the letter, not in its reversed box
         self.query_one(".choice-letter", Static).update(letter)
 
     def show(self, text: Text) -> None:
@@ -213,7 +227,7 @@ class ItemView(ItemTextPanel):
         for row in self.query(ChoiceRow):
             row.display = row.label in item.choices
             row.set_class(False, "-chosen")
-            row.mark(None, self._ordering)
+            row.mark(None)
         self._show_text(item)
         self.scroll_home(animate=False)
 
@@ -247,4 +261,23 @@ class ItemView(ItemTextPanel):
             chosen = row.label in letters
             if row.has_class("-chosen") != chosen:
                 row.set_class(chosen, "-chosen")
-            row.mark(letters.index(row.label) + 1 if chosen else None, self._ordering)
+            if not chosen:
+                row.mark(None)
+            elif self._ordering:
+                row.mark(Text(str(letters.index(row.label) + 1), style="bold"))
+            else:
+                row.mark(CHOSEN_MARK)
+
+    def mark_against_key(self, answer: str, key: str) -> None:
+        """After the reveal: the answer's rows stay highlighted, and for choices the marks
+        now say what the key says: ✓ on every choice in the key, ✗ on each chosen one
+        that is not (the blind phase's tick on a wrong choice read as right).  An order
+        keeps its places; the reveal panel compares them with the key."""
+        self.mark_chosen(list(answer))
+        if self._ordering:
+            return
+        for row in self.query(ChoiceRow):
+            if row.label in key:
+                row.mark(IN_KEY_MARK)
+            elif row.label in answer:
+                row.mark(NOT_IN_KEY_MARK)
