@@ -468,6 +468,7 @@ class RunOverview(RunIdentity):
     finished_at: datetime | None
     shot_counts: ShotCounts | None = None  # None: as asked (the run recorded no shots)
     protocol: EvalProtocol = EvalProtocol.CUSTOM
+    error: str | None = None  # the run's note: why it failed or stopped
 
     @property
     def model_label(self) -> str:
@@ -484,9 +485,9 @@ class RunOverview(RunIdentity):
 
     def to_json(self) -> JsonObject:
         """Its fields as ``runs --json`` has always listed them (the shots got and the
-        protocol are in ``runs show``'s params)."""
+        protocol are in ``runs show``'s params, the note in its ``error``)."""
         data = fields_json(self)
-        del data["shot_counts"], data["protocol"]
+        del data["shot_counts"], data["protocol"], data["error"]
         return data
 
 

@@ -281,6 +281,7 @@ def list_runs(db: Database) -> list[RunOverview]:
                 finished_at=run.finished_at,
                 shot_counts=RunParams.stored_shot_counts(run.params, run.shots),
                 protocol=RunParams.stored_protocol(run.params),
+                error=run.error,
             )
         )
     return listed

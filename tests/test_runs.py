@@ -130,6 +130,24 @@ def test_the_run_list_shows_progress_and_accuracy_newest_first(database: Databas
     assert listed[1].accuracy == pytest.approx(4 / 8)
 
 
+def test_the_run_list_says_why_a_run_failed(database: Database) -> None:
+    """The run's note stands under it in the list, as in `runs show` and F4; a finished
+    run without one gets no line; ``--json`` keeps its keys."""
+    mixed_set(database)
+    finished = run(database, ANSWERS)
+    failed = run(database, ANSWERS, failing=frozenset(ANSWERS))
+    _header, failed_row, *under, finished_row = run_cli(database, "runs").output.splitlines()
+    assert failed_row.split()[:2] == [str(failed), "failed"]
+    assert finished_row.split()[:2] == [str(finished), "finished"]  # and nothing under it
+    assert " ".join(line.strip() for line in under) == (
+        "note: all 8 predictions failed: timed out after 60 s; resume the run to retry them"
+    )
+    assert all(line.startswith(" " * 6) and len(line) <= 80 for line in under)
+    listed = json.loads(run_cli(database, "runs", "--json").output)
+    assert [sorted(entry) for entry in listed] == [sorted(listed[1])] * 2
+    assert "error" not in listed[0]
+
+
 def test_two_runs_compared_item_by_item(database: Database) -> None:
     mixed_set(database)
     a = run(database, ANSWERS)

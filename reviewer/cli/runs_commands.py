@@ -159,18 +159,19 @@ def runs_group(ctx: click.Context, as_json: bool) -> None:
             f"{shots:<10} {terminal_text(run.model_label)}"
         )
         if not got.plain:  # the shots each kind got, where they are not simply N
-            indent = " " * 6  # under the status, within 80 columns
-            click.echo(
-                textwrap.fill(
-                    got.label(),
-                    80,
-                    initial_indent=indent,
-                    subsequent_indent=indent,
-                    break_on_hyphens=False,
-                )
-            )
+            click.echo(_under_the_run(got.label()))
+        if run.error:  # why it failed or stopped, as `runs show` says it
+            click.echo(_under_the_run(f"note: {terminal_text(run.error)}"))
     if any(run.stale for run in runs):
         click.echo("* marked running, but its process is gone: resume it with --resume")
+
+
+def _under_the_run(text: str) -> str:
+    """A line about the run above it in the list: under its status, within 80 columns."""
+    indent = " " * 6
+    return textwrap.fill(
+        text, 80, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False
+    )
 
 
 @runs_group.command("show")
