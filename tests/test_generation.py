@@ -521,6 +521,11 @@ def test_templates_can_be_overridden(
     ("name", "content", "expected"),
     [
         ("a.csv", "id,title\n1,x\n", "a.csv: line 1: the header needs columns title, text"),
+        (
+            "items.csv",
+            'Question,A,B,Answer\nq,a,b,"A, B"\n',
+            "missing title, text; these are EconLogicQA items, which `vetbench import` reads",
+        ),
         ("b.csv", "title,text\nok,fine\nempty,\n", "b.csv: line 3: text: is empty"),
         ("c.jsonl", '{"title": "t", "text": "x"}\n{oops\n', "c.jsonl: line 2: malformed JSON"),
         ("d.jsonl", '{"title": "t"}\n', "d.jsonl: line 1: text: is missing"),

@@ -733,6 +733,30 @@ def test_the_report_json_is_what_import_json_prints(database: Database, tmp_path
         twin.dispose()
 
 
+@pytest.mark.parametrize("name", ["articles.csv", "articles.jsonl"])
+def test_articles_given_to_import_are_named_and_change_nothing(
+    database: Database, name: str
+) -> None:
+    """The fixtures' articles sit beside their items: import says what they are and what
+    reads them, instead of listing every item field each article lacks."""
+    refused = run_cli(database, "import", str(FIXTURES / name))
+    assert refused.exit_code == 1
+    assert f"{name}: line 1: these are articles (title, text), not items: " in refused.output
+    assert "`vetbench generate --kind ordering --articles FILE`" in refused.output
+    assert "is missing" not in refused.output
+    with database.session() as session:
+        assert list(iter_items(session)) == []
+    assert run_cli(database, "audit", "--json").output.strip() == "[]"
+
+
+def test_an_item_with_a_title_and_a_text_is_still_an_item(
+    database: Database, tmp_path: Path
+) -> None:
+    record = {"kind": "single", "prompt": "Which?", "choices": {"A": "x", "B": "y"}, "key": "A"}
+    path = write_file(tmp_path, "titled.jsonl", json.dumps({**record, "title": "t", "text": "u"}))
+    assert only(import_files(database, [path])).tally.added == 1
+
+
 def test_a_file_read_against_its_name_says_how_it_was_read(
     database: Database, tmp_path: Path
 ) -> None:

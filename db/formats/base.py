@@ -23,7 +23,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -53,6 +53,23 @@ STAMP_ITEM = "vetbench_item"
 STAMP_RELEASE = "vetbench_release"
 STAMP_RELEASE_HASH = "vetbench_release_hash"
 STAMP_FIELDS = (STAMP_ITEM, STAMP_RELEASE, STAMP_RELEASE_HASH)
+
+
+# Articles (``vetbench generate --articles``) are not items, yet sit beside them in
+# fixtures/ and in users' folders: import names the mix-up instead of listing every
+# item field an article lacks.
+ARTICLE_FIELDS = ("title", "text")
+ARTICLES_NOT_ITEMS = (
+    "these are articles (title, text), not items: `vetbench generate --kind ordering "
+    "--articles FILE` (or --kind mcq) writes items from them"
+)
+
+
+def is_article(fields: Collection[str], *item_fields: str) -> bool:
+    """Whether a header or a record with ``fields`` is an article's: a title and a text,
+    and none of ``item_fields`` (those an item of the format always has)."""
+    names = {name.strip().lower() for name in fields}
+    return set(ARTICLE_FIELDS) <= names and not names & {name.lower() for name in item_fields}
 
 
 def stamp_fields(item_id: str, stamp: dict[str, str] | None) -> dict[str, str]:

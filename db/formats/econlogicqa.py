@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 from db.answers import LETTERS, format_answer
 from db.formats.base import (
+    ARTICLES_NOT_ITEMS,
     STAMP_FIELDS,
     FormatError,
     InputFile,
@@ -26,6 +27,7 @@ from db.formats.base import (
     UnwritableItem,
     allow_long_csv_fields,
     check_csv_header,
+    is_article,
     read_lines,
     stamp_fields,
     stated_explanation,
@@ -78,6 +80,8 @@ HEADER_FORM = "Question,A,B,Answer, with more event columns C, D, ... and Explan
 def _header_problems(header: list[str]) -> list[str]:
     """What is wrong with a header, each named: a column missing (and a near miss beside
     it), event columns short or with a gap, or cells not separated by commas."""
+    if is_article(header, QUESTION):
+        return [ARTICLES_NOT_ITEMS]
     if len(header) == 1 and (";" in header[0] or "\t" in header[0]):
         separator = "semicolons" if ";" in header[0] else "tabs"
         return [f"the columns are separated by {separator}; save the file as comma-separated CSV"]

@@ -28,12 +28,14 @@ from typing import TextIO
 from db.answers import LETTERS
 from db.formats import cflue, econlogicqa
 from db.formats.base import (
+    ARTICLES_NOT_ITEMS,
     FormatError,
     InputFile,
     NativeItem,
     ParsedRecord,
     Place,
     RevisionRecord,
+    is_article,
     read_lines,
     stamp_fields,
     stated_explanation,
@@ -266,6 +268,8 @@ def read(source: InputFile) -> Iterator[ParsedRecord]:
             problem = Problem("", "malformed JSON: nested too deeply")
             yield ParsedRecord(place, ordinal, problems=[problem])
             continue
+        if ordinal == 1 and isinstance(raw, dict) and is_article(raw, "prompt", "revisions"):
+            raise FormatError(source.shown, ARTICLES_NOT_ITEMS, line_number)
         yield _record(source, line_number, ordinal, raw)
     if ordinal == 0:
         raise FormatError(source.shown, "the file has no records")

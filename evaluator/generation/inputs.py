@@ -14,12 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from db.errors import VetbenchError
-from db.formats import cflue, read_records
-from db.formats.base import FormatError, csv_reader_limit_for
+from db.formats import cflue, econlogicqa, read_records
+from db.formats.base import ARTICLE_FIELDS, FormatError, csv_reader_limit_for
 from db.validation import ItemDraft, validate_draft
 from evaluator.json_lines import json_lines, read_input_text
 
-ARTICLE_FIELDS = ("title", "text")
 MAX_PROBLEMS_SHOWN = 10
 
 
@@ -111,9 +110,11 @@ def _articles_from_csv(path: Path, text: str) -> list[Article]:
         raise InputError(f"{path}: line 1: malformed CSV ({error})") from None
     missing = [name for name in ARTICLE_FIELDS if name not in header]
     if missing:
+        items = {econlogicqa.QUESTION.lower(), econlogicqa.ANSWER.lower()} <= set(header)
         raise InputError(
             f"{path}: line 1: the header needs columns {', '.join(ARTICLE_FIELDS)} "
             f"(and optionally id); missing {', '.join(missing)}"
+            + ("; these are EconLogicQA items, which `vetbench import` reads" if items else "")
         )
     reader.fieldnames = header
     articles: list[Article] = []
