@@ -3,9 +3,10 @@
 Everything here is user data and goes through :func:`reviewer.tui.literal.literal`.
 Item text is shown in its display form (entities decoded, LaTeX as Unicode), or as
 stored while :attr:`ItemView.raw` is set (the review screen's ``v``).  The view
-scrolls for long texts; each choice is its own row so a click picks it.  It never
-shows the key, the explanation, anyone's judgment or the item's flags (a suspected
-duplicate included): they come with the reveal.
+scrolls for long texts; each choice is its own row so a click picks it.  Before the
+reveal it never shows the key, the explanation, anyone's judgment or the item's flags (a
+suspected duplicate included): they come with the reveal, which also marks here which
+choices are in the key (:meth:`ItemView.mark_against_key`).
 """
 
 from __future__ import annotations
@@ -185,7 +186,8 @@ class ItemTextPanel(VerticalScroll):
 
 
 class ItemView(ItemTextPanel):
-    """Scrollable view of one item's text (no key, no explanation).
+    """Scrollable view of one item's text (no explanation; the key only as marks on the
+    choices, once revealed).
 
     The rows for up to eight events or choices are built once and reused, so moving
     to the next item only updates text (no mounting, which would restyle the screen).
