@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Iterator
+from pathlib import Path
 
 import click
 from click.testing import CliRunner
@@ -95,7 +96,7 @@ def test_every_required_option_is_refused_when_left_out() -> None:
         for option in command.params
         if isinstance(option, click.Option) and option.required
     ]
-    assert any(path == "vetbench export" for path, _ in required)
+    assert any(path == "vetbench generate" for path, _ in required)
     for path, option in required:
         context = click.Context(click.Command(path), info_name=path)
         try:
@@ -105,7 +106,13 @@ def test_every_required_option_is_refused_when_left_out() -> None:
         raise AssertionError(f"{path}: {option.opts[0]} left out is not refused")
 
 
-def test_export_without_a_format_asks_for_one() -> None:
-    result = CliRunner().invoke(cli, ["--db", "never-opened.db", "export", "--out", "x.jsonl"])
-    assert result.exit_code == 2
-    assert "Missing option '--format'" in result.output
+def test_export_without_a_format_asks_for_one_where_the_extension_leaves_a_choice(
+    tmp_path: Path,
+) -> None:
+    never = tmp_path / "never-opened.db"
+    result = CliRunner().invoke(cli, ["--db", str(never), "export", "--out", "x.csv"])
+    assert result.exit_code == 1
+    assert "which format? x.csv could be econlogicqa or judging: say it with --format" in (
+        result.output
+    )
+    assert not never.exists() and not Path("x.csv").exists()

@@ -246,6 +246,36 @@ def test_a_format_that_cannot_hold_the_kinds_is_refused_and_writes_nothing(
     assert list(tmp_path.glob("out*")) == [] and list(tmp_path.glob(".out*")) == []
 
 
+def test_the_destination_may_be_named_alone_and_its_extension_names_the_format(
+    database: Database, tmp_path: Path
+) -> None:
+    """`vetbench export approved.jsonl`, as import takes FILE: .jsonl is jsonl and .json
+    cflue; where the extension leaves a choice the command asks and writes nothing."""
+    import_econ_and_exam(database, tmp_path)
+    jsonl = run_cli(database, "export", str(tmp_path / "all.jsonl"), "--status", "all")
+    assert jsonl.exit_code == 0, jsonl.output
+    assert jsonl.output.rstrip().endswith("all.jsonl as jsonl")
+    assert len((tmp_path / "all.jsonl").read_text(encoding="utf-8").splitlines()) == 6
+    mcq = tmp_path / "mcq.json"
+    cflue = run_cli(database, "export", str(mcq), "--status", "all", "--kind", "single")
+    assert cflue.exit_code == 0 and cflue.output.rstrip().endswith("mcq.json as cflue")
+    assert [r.draft and r.draft.kind for r in read_records(mcq)] == ["single"]
+
+    asked = {
+        "x.csv": "x.csv could be econlogicqa or judging: say it with --format",
+        "folder": "folder could be econlogicqa, cflue, jsonl, judging, lm-eval or hf: say",
+        "-": "standard output could be econlogicqa, cflue, jsonl or judging: say it",
+    }
+    for name, said in asked.items():
+        refused = run_cli(database, "export", name if name == "-" else str(tmp_path / name))
+        assert refused.exit_code == 1 and said in refused.output, refused.output
+    both = run_cli(database, "export", str(tmp_path / "a.jsonl"), "--out", "b.jsonl")
+    assert "two destinations" in both.output and both.exit_code == 1
+    assert "no destination" in run_cli(database, "export", "--format", "jsonl").output
+    assert not (tmp_path / "x.csv").exists() and not (tmp_path / "folder").exists()
+    assert not (tmp_path / "a.jsonl").exists() and not Path("b.jsonl").exists()
+
+
 def test_an_empty_selection_is_refused_with_a_hint(database: Database, tmp_path: Path) -> None:
     import_files(database, [write_file(tmp_path, "econ.csv", ORDERING_CSV)])
     with pytest.raises(ExportError, match=r"no items match status approved \(try --status all\)"):

@@ -303,18 +303,25 @@ def _describe_export(summary: Any, format_name: str, out: Path) -> str:
 
 
 @click.command("export")
+@click.argument(
+    "out_argument",
+    metavar="[OUT]",
+    required=False,
+    type=click.Path(path_type=Path, allow_dash=True),
+)
 @options.format_choice(
     "format_name",
     EXPORT_FORMATS,
     "econlogicqa (ordering items), cflue (MCQ items), jsonl (everything, with history), "
     "judging (a CSV of the items waiting for --as NAME, to fill and load with `judge --from`), "
-    "lm-eval (a task folder), hf (a dataset folder).",
+    "lm-eval (a task folder), hf (a dataset folder) [default: jsonl for OUT.jsonl, cflue for "
+    "OUT.json].",
+    required=False,
 )
 @click.option(
     "--out",
     type=click.Path(path_type=Path, allow_dash=True),
-    required=True,
-    help="File to write, - for standard output (a folder for lm-eval and hf).",
+    help="File to write, - for standard output (a folder for lm-eval and hf); or give it as OUT.",
 )
 @click.option(
     "--status",
@@ -340,8 +347,9 @@ def _describe_export(summary: Any, format_name: str, out: Path) -> str:
 @click.pass_context
 def export_command(
     ctx: click.Context,
-    format_name: str,
-    out: Path,
+    out_argument: Path | None,
+    format_name: str | None,
+    out: Path | None,
     status: str,
     kinds: tuple[str, ...],
     sources: tuple[str, ...],
@@ -350,13 +358,19 @@ def export_command(
     name: str | None,
 ) -> None:
     """Export items (by default the approved ones) to a file in one of the import formats,
-    or as an lm-eval task or a Hugging Face dataset."""
+    or as an lm-eval task or a Hugging Face dataset: `vetbench export approved.jsonl`."""
     from click.core import ParameterSource
 
     from evaluator.exports.atomic_write import is_stdout
     from evaluator.exports.item_files import export_items
     from evaluator.exports.selection import Selection
 
+    if out is not None and out_argument is not None:
+        fail(f"two destinations, {out_argument} and --out {out}: give one")
+    out = out or out_argument
+    if out is None:
+        fail("no destination: `vetbench export OUT` (or --out OUT; - for standard output)")
+    format_name = format_name or _format_of_destination(out)
     if shots is not None and format_name != "lm-eval":
         fail("--shots applies to --format lm-eval only")
     if release is not None and ctx.get_parameter_source("status") is ParameterSource.COMMANDLINE:
@@ -392,6 +406,26 @@ def export_command(
         summary = export_items(database, out, format=format_name, selection=selection)
     # With the items on standard output, the summary goes to stderr.
     click.echo(_describe_export(summary, format_name, out), err=to_stdout)
+
+
+def _format_of_destination(out: Path) -> str:
+    """--format where OUT's extension leaves one choice: ``.jsonl`` is jsonl, ``.json``
+    cflue.  A ``.csv`` is an EconLogicQA file or a judging sheet, and anything else a
+    folder or standard output, so those must say."""
+    from db.formats import econlogicqa, format_of_name
+    from evaluator.exports.atomic_write import is_stdout
+
+    named = format_of_name(out.name)
+    if named is not None and named != econlogicqa.NAME:
+        return named
+    could_be: tuple[str, ...] = EXPORT_FORMATS
+    where = str(out)
+    if is_stdout(out):
+        where, could_be = "standard output", (*FILE_EXPORT_FORMATS, JUDGING)
+    elif named == econlogicqa.NAME:
+        could_be = (econlogicqa.NAME, JUDGING)
+    choices = f"{', '.join(could_be[:-1])} or {could_be[-1]}"
+    fail(f"which format? {where} could be {choices}: say it with --format")
 
 
 def _export_judging(

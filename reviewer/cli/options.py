@@ -165,13 +165,19 @@ def limit(help_text: str = "At most N items.", *, default: int | None = None) ->
 
 
 def format_choice(
-    dest: str, formats: Sequence[str], help_text: str, *, default: str | None = None
+    dest: str,
+    formats: Sequence[str],
+    help_text: str,
+    *,
+    default: str | None = None,
+    required: bool = True,
 ) -> Decorator:
     """``--format`` (``dest``): one of ``formats``; ``default``, shown in the help, when not
-    given (without one, the option is required)."""
+    given (without one, the option is required, or None when not ``required``: the command
+    works it out)."""
     if default is None:  # no default at all: since click 8.3 a default of None is a value
         return click.option(
-            "--format", dest, type=click.Choice(formats), required=True, help=help_text
+            "--format", dest, type=click.Choice(formats), required=required, help=help_text
         )
     return click.option(
         "--format",
