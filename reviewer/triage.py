@@ -24,6 +24,10 @@ its evidence: another key only when an annotator who did not keep the key asks f
 near-duplicate is suggested for rejection only when it differs from its original in
 form alone (order, labels, punctuation…); one that asks the opposite question or
 another question on a shared stem is worth a look (``compare_with``), not a decision.
+
+Whose judgments say what is a lead's to read, as in the conflict queue: for anyone
+else (``for_lead=False``) the annotators' signs weigh the same but say only how many
+disagree, and suggest no key, so that an annotator who asks keeps judging blind.
 Review domain: ``db`` only.
 """
 
@@ -55,6 +59,7 @@ from db.vocabulary import (
     ItemStatus,
     Verdict,
 )
+from db.words import counted
 from reviewer.judging import proposed_keys
 from reviewer.queue import QueueFilter
 
@@ -294,12 +299,28 @@ def _model_reasons(answers: ItemAnswers | None) -> tuple[list[Reason], str | Non
     return [Reason("models", LONE_MODEL_WEIGHT / answered, text)], None
 
 
-def _annotator_reasons(item: _ItemRow, judged: list[_Judged]) -> tuple[list[Reason], str | None]:
+FOR_LEADS = "who and how: for leads"
+"""Said in place of the annotators' judgments to anyone but a lead."""
+
+
+def _annotator_reasons(
+    item: _ItemRow, judged: list[_Judged], *, for_lead: bool
+) -> tuple[list[Reason], str | None]:
     if not judged:
         return [], None
     dissent = [j for j in judged if j.verdict != Verdict.KEEP or j.blind_answer != item.key]
     if not dissent:
         return [], None
+    weight = ANNOTATOR_WEIGHT * len(dissent) / len(judged)
+    proposals = proposed_keys(item.key, dissent)
+    same = proposals[0].times if proposals and proposals[0].times >= 2 else 0
+    if not for_lead:
+        disagree = f"{len(dissent)} of {len(judged)} annotators disagree"
+        reasons = [Reason("annotators", weight, f"{disagree} ({FOR_LEADS})")]
+        if same:
+            agree = f"{same} annotators agree on one answer other than the key"
+            reasons.append(Reason("annotators", SAME_ANSWER_WEIGHT, agree))
+        return reasons, None
     parts = []
     for judgment in dissent:
         said = []
@@ -315,19 +336,16 @@ def _annotator_reasons(item: _ItemRow, judged: list[_Judged]) -> tuple[list[Reas
     reasons = [
         Reason(
             "annotators",
-            ANNOTATOR_WEIGHT * len(dissent) / len(judged),
+            weight,
             f"{len(dissent)} of {len(judged)} annotators disagree: {'; '.join(parts)}",
         )
     ]
-    proposals = proposed_keys(item.key, dissent)
-    if proposals and proposals[0].times >= 2:
-        # the same other answer, found apart: a sign even if they kept the key
-        common = proposals[0]
+    if same:  # the same other answer, found apart: a sign even if they kept the key
         reasons.append(
             Reason(
                 "annotators",
                 SAME_ANSWER_WEIGHT,
-                f"{common.times} annotators agree on {format_answer(item.kind, common.answer)} "
+                f"{same} annotators agree on {format_answer(item.kind, proposals[0].answer)} "
                 f"instead of the key {format_answer(item.kind, item.key)}",
             )
         )
@@ -340,7 +358,9 @@ def _annotator_reasons(item: _ItemRow, judged: list[_Judged]) -> tuple[list[Reas
     return reasons, None
 
 
-def _earlier_reasons(earlier: Sequence[_Earlier]) -> tuple[list[Reason], list[DecisionReason]]:
+def _earlier_reasons(
+    earlier: Sequence[_Earlier], *, for_lead: bool
+) -> tuple[list[Reason], list[DecisionReason]]:
     if not earlier:
         return [], []
     parts = []
@@ -349,6 +369,9 @@ def _earlier_reasons(earlier: Sequence[_Earlier]) -> tuple[list[Reason], list[De
         comment = " ".join(judgment.comment.split())
         parts.append(f"{said} (“{comment[:60]}”)" if comment else said)
     weight = sum(EARLIER_WEIGHTS[verdict] for verdict in {j.verdict for j in earlier})
+    if not for_lead:  # which verdict, even, is a judgment's: no rejection to suggest
+        said = f"{counted(len(earlier), 'flawed or sensitive verdict')} ({FOR_LEADS})"
+        return [Reason("annotators", weight, f"earlier revisions: {said}; was it mended?")], []
     text = f"earlier revisions: {'; '.join(parts)}; was it mended?"
     rejections = [DecisionReason.SENSITIVE] * any(
         j.verdict == Verdict.SENSITIVE.value for j in earlier
@@ -431,11 +454,13 @@ def _entry(
     flags: Sequence[ItemFlag],
     earlier: Sequence[_Earlier] = (),
     prompts: Mapping[str, str] | None = None,
+    *,
+    for_lead: bool = True,
 ) -> TriageEntry:
     model_reasons, model_key = _model_reasons(answers)
-    annotator_reasons, annotator_key = _annotator_reasons(item, judged)
+    annotator_reasons, annotator_key = _annotator_reasons(item, judged, for_lead=for_lead)
     flag_reasons, flag_keys, rejections, compare = _flag_reasons(item_id, flags, prompts or {})
-    earlier_reasons, earlier_rejections = _earlier_reasons(earlier)
+    earlier_reasons, earlier_rejections = _earlier_reasons(earlier, for_lead=for_lead)
     rejections += earlier_rejections
     reasons = sorted(
         model_reasons + annotator_reasons + earlier_reasons + flag_reasons, key=lambda r: -r.weight
@@ -473,7 +498,7 @@ class _Signs:
     flags: dict[str, list[ItemFlag]]
     prompts: dict[str, str]
 
-    def entry(self, item_id: str, item: _ItemRow) -> TriageEntry:
+    def entry(self, item_id: str, item: _ItemRow, *, for_lead: bool = True) -> TriageEntry:
         return _entry(
             item_id,
             item,
@@ -482,6 +507,7 @@ class _Signs:
             self.flags.get(item_id, []),
             self.earlier.get(item_id, []),
             self.prompts,
+            for_lead=for_lead,
         )
 
 
@@ -505,11 +531,13 @@ def rank_items(
     statuses: Sequence[str] | None = UNDECIDED,
     limit: int | None = None,
     filters: QueueFilter | None = None,
+    for_lead: bool = True,
 ) -> list[TriageEntry]:
     """Items with any sign of trouble, most suspicious first (ties: id order).
 
     ``statuses`` limits the items (default: those not yet decided; None: all);
-    ``filters`` narrows them by kind, source, exam, flag or text, as the queue's do.
+    ``filters`` narrows them by kind, source, exam, flag or text, as the queue's do;
+    without ``for_lead`` the annotators' signs are counts only (the order is the same).
     """
     with db.session() as session:
         items = _items(session, statuses, filters)
@@ -519,7 +547,7 @@ def rank_items(
         item = items.get(item_id)
         if item is None:
             continue
-        entry = signs.entry(item_id, item)
+        entry = signs.entry(item_id, item, for_lead=for_lead)
         if entry.score > 0:
             entries.append(entry)
     entries.sort(key=lambda entry: (-entry.score, entry.item_id))

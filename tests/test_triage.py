@@ -185,6 +185,36 @@ def test_the_triage_command_lists_reasons_and_the_commands_to_act(suspicious: Da
     assert decided_only == []
 
 
+def test_whose_judgments_say_what_is_for_leads_as_in_the_conflict_queue(
+    suspicious: Database,
+) -> None:
+    """An annotator who asks keeps judging blind: the same items, order and scores, but the
+    annotators' signs say only how many, and no key they proposed is suggested."""
+    store_person(suspicious, "dan")
+    for who in ((), ("--as", "dan")):  # the unregistered login, and an annotator
+        blind = json.loads(run_cli(suspicious, "triage", "--json", *who).stdout)
+        lead = json.loads(run_cli(suspicious, "triage", "--json", "--as", "lena").stdout)
+        assert [(e["item_id"], e["score"]) for e in blind] == [
+            (e["item_id"], e["score"]) for e in lead
+        ]
+        judged = {e["item_id"]: e for e in blind}["judged:1"]
+        assert [reason["text"] for reason in judged["reasons"]] == [
+            "2 of 2 annotators disagree (who and how: for leads)",
+            "2 annotators agree on one answer other than the key",
+        ]
+        assert judged["suggestion"] is None
+        said = run_cli(suspicious, "triage", *who).stdout
+        assert "bob" not in said and "carol" not in said and "proposes" not in said
+        assert "Who judged what is for leads (--as NAME)" in said
+        # the models' answers and the flags are anyone's to read (`runs suspects`, `flags`)
+        assert "2 of 2 models answer B, not the key A" in said
+    shown = {e["item_id"]: e for e in lead}["judged:1"]
+    assert shown["reasons"][0]["text"].startswith("2 of 2 annotators disagree: bob answered B")
+    assert shown["suggestion"] == {"status": "approved", "key": "B", "reason": None}
+    as_lead = run_cli(suspicious, "triage", "--as", "lena").stdout
+    assert "Who judged what" not in as_lead
+
+
 def test_the_suspicious_order_serves_the_highest_score_first(suspicious: Database) -> None:
     queue = ReviewQueue(suspicious, "lena", order=QueueOrder.SUSPICIOUS)
     served = []

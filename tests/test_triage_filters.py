@@ -149,6 +149,12 @@ def test_earlier_revisions_flawed_and_sensitive_verdicts_count(database: Databas
     # the edit may have mended it: a look, no rejection for it
     suggested = flawed.suggestion.reason if flawed.suggestion else None
     assert suggested is None or suggested.value != "flawed"
+    # to anyone but a lead, how many: not whose, which verdict or what comment
+    blind = {entry.item_id: entry for entry in rank_items(database, for_lead=False)}["s:1"]
+    assert [r.text for r in blind.reasons if r.sign == "annotators"] == [
+        "earlier revisions: 1 flawed or sensitive verdict (who and how: for leads); was it mended?"
+    ]
+    assert blind.score == sensitive.score and blind.suggestion is None
 
 
 def test_the_real_cflue_opposite_pair_is_not_called_a_copy(

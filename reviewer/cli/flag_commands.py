@@ -104,7 +104,8 @@ def triage_command(
     (and flawed or sensitive verdicts on an earlier revision), and the item's flags.
     Each item comes with the `vetbench decide` command of the decision its signs
     point to (a lead runs it); `vetbench review --order suspicious` serves the same
-    items in this order.
+    items in this order.  Whose judgments say what is shown to leads (--as); anyone
+    else reads how many annotators disagree, so that annotators judge blind.
     """
     from reviewer.queue import QueueFilter
     from reviewer.triage import rank_items
@@ -120,7 +121,15 @@ def triage_command(
         text=search.describe() if search else "",
         flags=flags,
     )
-    entries = rank_items(db, statuses=wanted, limit=None if show_all else limit, filters=filters)
+    reader = acting_person(ctx, name, register=False)
+    lead = reader.name if reader.is_lead else None
+    entries = rank_items(
+        db,
+        statuses=wanted,
+        limit=None if show_all else limit,
+        filters=filters,
+        for_lead=lead is not None,
+    )
     narrowed = "" if filters.describe() == "all items" else f" among {filters.describe()}"
     if printed_json_or_empty(
         entries,
@@ -128,8 +137,6 @@ def triage_command(
         empty=f"no suspicious items{narrowed}: no flags, no disagreeing models or annotators",
     ):
         return
-    reader = acting_person(ctx, name, register=False)
-    lead = reader.name if reader.is_lead else None
     as_lead = f" --as {terminal_text(lead)}" if lead else ""
     for rank, entry in enumerate(entries, start=1):
         _echo_entry(rank, entry, lead)
@@ -137,6 +144,11 @@ def triage_command(
     click.echo(f"{counted(len(entries), 'item')}{narrowed}.")
     if lead is None and any(entry.suggestion for entry in entries):
         click.echo("Decisions are a lead's: a lead runs the commands above (with --as NAME).")
+    if lead is None and any(r.sign == "annotators" for e in entries for r in e.reasons):
+        click.echo(
+            "Who judged what is for leads (--as NAME), so that annotators judge blind; "
+            "here, only how many."
+        )
     click.echo(
         f"Review them in this order: vetbench review --order suspicious{as_lead} "
         "(then F3 for the conflicts)."
