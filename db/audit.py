@@ -19,7 +19,7 @@ import getpass
 import os
 import socket
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, TypedDict
 
@@ -29,6 +29,7 @@ from sqlmodel import Session, col, select
 from db.json_types import JsonObject
 from db.models import AuditEvent, utcnow
 from db.rows import from_row
+from db.vocabulary import JUDGE_ACTION
 
 __all__ = [
     "SQLITE_APPEND_ONLY_TRIGGERS",
@@ -127,6 +128,10 @@ def record_audits(
         )
 
 
+JUDGMENT_CONTENT = ("verdict", "blind_answer")
+"""What a judgment's audit event says of the judgment itself."""
+
+
 @dataclass(frozen=True)
 class AuditEntry:
     """One audit event, as plain data."""
@@ -140,6 +145,21 @@ class AuditEntry:
     os_login: str
     host: str
     db_role: str | None
+
+    def as_read_by(self, reader: str, *, lead: bool) -> AuditEntry:
+        """The event as ``reader`` may read it: whole for a lead and for its own actor;
+        for anyone else a judgment's event without its verdict and blind answer, since who
+        answered what is for leads, as in the conflict queue, so that annotators judge
+        blind (``is_withheld`` then says so)."""
+        if lead or self.actor == reader or self.action != JUDGE_ACTION:
+            return self
+        kept = {key: value for key, value in self.changes.items() if key not in JUDGMENT_CONTENT}
+        return replace(self, changes=kept)
+
+    @property
+    def is_withheld(self) -> bool:
+        """A judgment's event read without its verdict and blind answer (:meth:`as_read_by`)."""
+        return self.action == JUDGE_ACTION and not set(JUDGMENT_CONTENT) & set(self.changes)
 
     def to_json(self) -> JsonObject:
         return {

@@ -21,6 +21,7 @@ __all__ = [
     "FLAG_ACTION",
     "FLAG_DESCRIPTIONS",
     "GOLD_ADD_ACTION",
+    "JUDGE_ACTION",
     "LEAD_AUDIT_ACTIONS",
     "METADATA_ACTION",
     "OPEN_STATUSES",
@@ -52,6 +53,9 @@ ORACLE_SCRIPT = "oracle"
 """The scripted model handed each item's key (``--model scripted:oracle``), recorded as
 its ``script`` parameter: a check of the evaluation, never evidence about an item."""
 
+JUDGE_ACTION = "judge"
+"""The audit action of a judgment (``reviewer.judging``): its event holds the verdict and
+the blind answer, which only leads and the judgment's author read (``db.audit``)."""
 GOLD_ADD_ACTION = "gold-add"
 """The audit action of marking a gold item (``db.gold``): its event holds the known verdict
 and answer, so on PostgreSQL only leads read it (``db.table_privileges``)."""

@@ -38,7 +38,7 @@ from db.people import ensure_person, find_person
 from db.qualification import gate
 from db.retry import retry_transient
 from db.rows import from_row
-from db.vocabulary import ItemKind, Verdict
+from db.vocabulary import JUDGE_ACTION, ItemKind, Verdict
 from db.words import counted
 from reviewer.judgment_checks import (
     Checked,
@@ -396,7 +396,7 @@ def _store_judgment(
     record_audit(
         session,
         person.name,
-        "judge",
+        JUDGE_ACTION,
         item_id,
         judgment_id=judgment.id,
         revision=current,

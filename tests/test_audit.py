@@ -120,9 +120,11 @@ def test_every_write_appears_in_the_audit(
     assert json.loads(run(url, "audit", "--since", "1h", "--json").output) == listed
     tomorrow = (datetime.now(UTC) + timedelta(days=1)).date().isoformat()
     assert json.loads(run(url, "audit", "--since", tomorrow, "--json").output) == []
-    text = run(url, "audit", "--item", item).output.splitlines()
+    *text, withheld = run(url, "audit", "--item", item).output.splitlines()
     assert len(text) == 5 and f"{lena}  decide econ_ordering:1" in text[-1]
     assert "status=rejected" in text[-1] and f"[{login}@{origin().host}" in text[-1]
+    # read by no lead (the login, or the server's superuser): alice's answers withheld
+    assert withheld.startswith("Others' verdicts and blind answers are for leads")
     newest = json.loads(run(url, "audit", "--limit", "2", "--json").output)
     assert [event["id"] for event in newest] == [event["id"] for event in listed[-2:]]
 
@@ -146,6 +148,36 @@ def test_bulk_approval_audits_every_item(database: Database, database_url: str) 
         ("lena", "o:2", True),
     ]
     assert {e.os_login for e in decided} == {origin().os_login}
+
+
+def test_anothers_verdict_and_blind_answer_are_for_leads(
+    database: Database, database_url: str
+) -> None:
+    """As in the conflict queue: an annotator who reads the trail keeps judging blind; they
+    read their own judgments whole, and a lead reads everyone's."""
+    store_person(database, "lena", Role.LEAD)
+    for name in ("alice", "bob"):
+        store_person(database, name)
+    store_item(database, "o:1", key="ABCD")
+    for name, answer in (("alice", "DCBA"), ("bob", "BADC")):
+        judged = run(database_url, "judge", "o:1", "--as", name, "--answer", answer,
+                     "--verdict", "wrong-key", "--corrected", answer)  # fmt: skip
+        assert judged.exit_code == 0, judged.output
+
+    def answers(reader: str) -> dict[str, dict[str, object]]:
+        listed = json.loads(run(database_url, "audit", "--as", reader, "--json").output)
+        return {event["person"]: event["changes"] for event in listed if event["action"] == "judge"}
+
+    as_alice, as_lena = answers("alice"), answers("lena")
+    assert as_alice["alice"]["blind_answer"] == "DCBA"  # her own
+    assert "blind_answer" not in as_alice["bob"] and "verdict" not in as_alice["bob"]
+    assert as_alice["bob"]["revision"] == 1  # that bob judged it, and when, stays public
+    assert as_lena["bob"]["blind_answer"] == "BADC" and as_lena["bob"]["verdict"] == "wrong-key"
+    text = run(database_url, "audit", "--as", "alice").output
+    assert "BADC" not in text and "bob  judge o:1" in text
+    assert "(verdict and answer: for leads)" in text and "blind_answer=DCBA" in text
+    assert text.endswith("so that annotators judge blind.\n")
+    assert "for leads" not in run(database_url, "audit", "--as", "lena").output
 
 
 def test_the_audit_listing_shows_control_characters_never_sends_them(

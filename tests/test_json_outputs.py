@@ -813,7 +813,8 @@ def test_gold_list_json(reviewed: dict[str, Any]) -> None:
     [
         (("stats",), STATS_JSON),
         (("users", "list"), USERS_JSON),
-        (("audit", "--item", "econ_ordering:2"), AUDIT_JSON),
+        (("audit", "--item", "econ_ordering:2", "--as", "lena"), AUDIT_JSON),
+        (("audit", "--item", "econ_ordering:2"), [*AUDIT_JSON[:7], *AUDIT_JSON[9:]]),
         (("guidelines", "list"), GUIDELINES_JSON),
         (("conflicts", "--as", "lena"), CONFLICTS_JSON),
         (("agreement", "--kind", "ordering", "--as", "lena"), agreement_json(lead=True)),
@@ -823,6 +824,7 @@ def test_gold_list_json(reviewed: dict[str, Any]) -> None:
         "stats",
         "users-list",
         "audit",
+        "audit-withheld",  # another's verdict and blind answer: for leads
         "guidelines-list",
         "conflicts",
         "agreement-lead",

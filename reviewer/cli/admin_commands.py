@@ -15,6 +15,7 @@ import click
 
 from reviewer.cli import options
 from reviewer.cli.common import fail, open_db
+from reviewer.cli.identity import acting_person, as_option
 from reviewer.cli.output import printed_json_or_empty, terminal_text
 
 _RELATIVE_TIME = re.compile(r"^(\d+)\s*([mhdw])$")
@@ -52,6 +53,7 @@ def _describe_changes(changes: Mapping[str, object]) -> str:
 )
 @options.limit("Only the newest N events.")
 @options.json("Print the events as JSON.")
+@as_option("Who reads it: a lead reads every judgment's verdict and blind answer.")
 @click.pass_context
 def audit_command(
     ctx: click.Context,
@@ -60,16 +62,25 @@ def audit_command(
     since: str | None,
     limit: int | None,
     as_json: bool,
+    name: str | None,
 ) -> None:
     """The audit trail: every write, with who, when, the login and host, and what changed.
 
     Oldest first.  On PostgreSQL the database role and the time are the server's own.
+    Another's verdict and blind answer are shown to leads only, as in the conflict queue,
+    so that annotators judge blind.
     """
     from db.audit import read_audit
 
     moment = _parse_since(since) if since else None
+    reader = acting_person(ctx, name, register=False)
     with open_db(ctx).session() as session:
-        entries = read_audit(session, target=item_id, person=person, since=moment, limit=limit)
+        entries = [
+            entry.as_read_by(reader.name, lead=reader.is_lead)
+            for entry in read_audit(
+                session, target=item_id, person=person, since=moment, limit=limit
+            )
+        ]
     if printed_json_or_empty(entries, as_json=as_json, empty="no audit events match"):
         return
     # Every value below came from someone else (a name, an id, a comment): shown, never sent
@@ -81,10 +92,16 @@ def audit_command(
         if entry.db_role is not None:
             where += f", role {terminal_text(entry.db_role)}"
         target = f" {terminal_text(entry.target)}" if entry.target else ""
+        withheld = " (verdict and answer: for leads)" if entry.is_withheld else ""
         click.echo(
             f"{entry.created_at:%Y-%m-%d %H:%M:%S}Z  {terminal_text(entry.actor)}  "
             f"{terminal_text(entry.action)}{target}  [{where}]  "
-            f"{_describe_changes(entry.changes)}".rstrip()
+            f"{_describe_changes(entry.changes)}{withheld}".rstrip()
+        )
+    if any(entry.is_withheld for entry in entries):
+        click.echo(
+            "Others' verdicts and blind answers are for leads (--as NAME), so that "
+            "annotators judge blind."
         )
 
 
