@@ -9,7 +9,9 @@ server also stamps the database role (``session_user``) and the time, so neither
 can be claimed by the client.
 
 Nothing updates or deletes an event: triggers refuse it on SQLite and PostgreSQL,
-and on PostgreSQL no role is granted UPDATE or DELETE (``db.privileges``).
+and on PostgreSQL no role is granted UPDATE or DELETE (``db.privileges``).  A reader
+who is not a lead reads another's judgment event without its verdict and blind answer
+(:meth:`AuditEntry.as_read_by`), so that annotators judge blind.
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ __all__ = [
 ]
 
 _FIELD_LIMIT = 255  # the width of the actor, target, login and host columns
+JUDGMENT_CONTENT = ("verdict", "blind_answer")
+"""What a judgment's event says of the judgment itself: a lead's and its author's to read."""
 
 
 @dataclass(frozen=True)
@@ -126,10 +130,6 @@ def record_audits(
                 for target, changes in changes_by_target
             ],
         )
-
-
-JUDGMENT_CONTENT = ("verdict", "blind_answer")
-"""What a judgment's audit event says of the judgment itself."""
 
 
 @dataclass(frozen=True)
