@@ -284,7 +284,7 @@ def test_score_mode_against_a_server_without_logprobs_is_refused_before_any_item
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("eval",), "give --model MODEL"),
+        (("eval",), "give --model MODEL (or --resume RUN_ID): `--model demo` is the bundled"),
         (("eval", "--model", "./no/such/model", "--shots", "0"), "no such model directory"),
         (("eval", "--model", "openai:x", "--mode", "score", "--shots", "0"), "no API key"),
         (

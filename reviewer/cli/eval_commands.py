@@ -253,7 +253,10 @@ def eval_command(
 
     database = open_db(ctx)
     if resume_id is None and not model:
-        fail("give --model MODEL (or --resume RUN_ID)")
+        fail(
+            "give --model MODEL (or --resume RUN_ID): `--model demo` is the bundled demo "
+            "model; a model folder, a .gguf file and openai:NAME are the others (--help)"
+        )
     if release is not None and statuses:
         fail("--release evaluates the release's items as frozen; --status does not apply")
     if shot_files and shots_from is not None:
