@@ -47,7 +47,7 @@ __all__ = [
 
 _FIELD_LIMIT = 255  # the width of the actor, target, login and host columns
 JUDGMENT_CONTENT = ("verdict", "blind_answer")
-"""What a judgment's event says of the judgment itself: a lead's and its author's to read."""
+"""What a judgment's event says of the judgment itself: shown to leads and its author."""
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,8 @@ its ``script`` parameter: a check of the evaluation, never evidence about an ite
 
 JUDGE_ACTION = "judge"
 """The audit action of a judgment (``reviewer.judging``): its event holds the verdict and
-the blind answer, which only leads and the judgment's author read (``db.audit``)."""
+the blind answer, which the audit trail shows leads and the judgment's author only
+(``db.audit``; on PostgreSQL raw SQL still reads them, as it reads the judgments)."""
 GOLD_ADD_ACTION = "gold-add"
 """The audit action of marking a gold item (``db.gold``): its event holds the known verdict
 and answer, so on PostgreSQL only leads read it (``db.table_privileges``)."""
