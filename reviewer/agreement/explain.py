@@ -46,9 +46,9 @@ def _one_sided(people: Sequence[AnnotatorStats]) -> list[str]:
     return lines
 
 
-def _paradox(
-    coding: str, agreement: VerdictAgreement, people: Sequence[AnnotatorStats]
-) -> str | None:
+def _below_raw(agreement: VerdictAgreement) -> str | None:
+    """``0.78 but alpha is -0.07 and Fleiss' kappa is -0.08`` where raw agreement is high
+    and a chance-corrected coefficient far below it; else None."""
     raw = agreement.percent.value
     if raw is None or raw < PARADOX_RAW_AGREEMENT:
         return None
@@ -60,6 +60,20 @@ def _paradox(
     if not low:
         return None
     shown = " and ".join(f"{name} is {value:+.2f}" for name, value in low)
+    return f"{raw:.2f} but {shown}"
+
+
+def _paradox(
+    codings: Sequence[tuple[str, VerdictAgreement]], people: Sequence[AnnotatorStats]
+) -> str | None:
+    """One note for every coding the paradox shows in: the reason is the same."""
+    gaps = [(coding, gap) for coding, agreement in codings if (gap := _below_raw(agreement))]
+    if not gaps:
+        return None
+    (coding, gap), *more = gaps
+    said = f"Raw agreement on {coding} is {gap}" + "".join(
+        f"; on {other} it is {its_gap}" for other, its_gap in more
+    )
     reasons = _one_sided(people)
     why = (
         "; ".join(reasons)
@@ -67,7 +81,7 @@ def _paradox(
         else "one verdict dominates the judgments, so chance alone would agree almost as often"
     )
     return (
-        f"Raw agreement on {coding} is {raw:.2f} but {shown}: {why}. Chance-corrected "
+        f"{said}: {why}. Chance-corrected "
         "coefficients give no credit for agreeing on a verdict someone gives to nearly "
         "everything (the kappa paradox): read them with the raw agreement and each "
         "annotator's keep rate."
@@ -82,11 +96,10 @@ def _undefined(label: str, figure: Figure) -> str | None:
 
 def figure_notes(figures: AgreementFigures, people: Sequence[AnnotatorStats]) -> list[str]:
     """Sentences explaining the headline figures that are undefined or paradoxical."""
-    notes: list[str] = []
-    for coding, agreement in (("verdicts", figures.verdict), ("keep/drop", figures.keep_drop)):
-        paradox = _paradox(coding, agreement, people)
-        if paradox:
-            notes.append(paradox)
+    codings = (("verdicts", figures.verdict), ("keep/drop", figures.keep_drop))
+    paradox = _paradox(codings, people)
+    notes: list[str] = [paradox] if paradox else []
+    for coding, agreement in codings:
         for label, figure in (
             (f"Krippendorff's alpha on {coding}", agreement.alpha),
             (f"Fleiss' kappa on {coding}", agreement.fleiss),
