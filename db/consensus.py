@@ -194,12 +194,14 @@ class Consensus:
     def rater(self, name: str, kind: str = "person") -> RaterReliability | None:
         return next((r for r in self.raters if r.name == name and r.kind == kind), None)
 
-    def to_json(self) -> JsonObject:
-        """As ``vetbench consensus --json`` prints it."""
+    def to_json(self, *, item_answers: bool = True) -> JsonObject:
+        """As ``vetbench consensus --json`` prints it.  Without ``item_answers`` the items
+        become their count, as the agreement's likely wrong keys do: each item's consensus
+        shows what its annotators answered, which annotators must not see before their own."""
         return {
             "prior_key_right": self.prior_key_right,
             "prior_keep": self.prior_keep,
-            "items": [item.to_json() for item in self.items],
+            "items": [item.to_json() for item in self.items] if item_answers else len(self.items),
             "raters": [rater.to_json() for rater in self.raters],
         }
 

@@ -192,8 +192,10 @@ def _summary_sentence(summary: ReviewSummary) -> str:
     return " ".join(parts)
 
 
-def render_report(summary: ReviewSummary, agreement: AgreementReport, database: str) -> str:
-    """The report as Markdown."""
+def render_report(
+    summary: ReviewSummary, agreement: AgreementReport, database: str, *, item_answers: bool = True
+) -> str:
+    """The report as Markdown (``item_answers``: for a lead, with the likely wrong keys)."""
     kinds = _kinds_present(summary)
     lines = [
         "# Review report",
@@ -305,7 +307,7 @@ def render_report(summary: ReviewSummary, agreement: AgreementReport, database: 
         lines.append("No item has been approved yet.")
 
     lines += ["", *_agreement_section(agreement)]
-    lines += ["", *_wrong_keys_section(agreement)]
+    lines += ["", *_wrong_keys_section(agreement, item_answers=item_answers)]
     return "\n".join(lines) + "\n"
 
 
@@ -406,7 +408,9 @@ def _breakdown(groups: dict[str, AgreementFigures]) -> list[str]:
     )
 
 
-def _wrong_keys_section(agreement: AgreementReport) -> list[str]:
+def _wrong_keys_section(agreement: AgreementReport, *, item_answers: bool) -> list[str]:
+    """The likely wrong keys; without ``item_answers`` (a reader who is not a lead) their
+    count, as in the agreement: the list shows what the annotators answered."""
     wrong = agreement.figures.key.likely_wrong_keys
     lines = ["## Likely wrong keys", ""]
     if not wrong:
@@ -421,6 +425,12 @@ def _wrong_keys_section(agreement: AgreementReport) -> list[str]:
         f"{agreeing(resolved, 'has', 'have')} a lead's decision.",
         "",
     ]
+    if not item_answers:
+        return [
+            *lines,
+            "The list shows what the annotators answered, so it is for leads "
+            "(`vetbench report --as` a lead): annotators judge blind.",
+        ]
     lines += _table(
         ["item", "revision", "kind", "key", "annotators' answer", "annotators", "decision"],
         [
@@ -445,9 +455,14 @@ def _wrong_keys_section(agreement: AgreementReport) -> list[str]:
 
 
 def build_report(
-    db: Database, *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+    db: Database,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    item_answers: bool = True,
 ) -> str:
-    """The Markdown review report for the whole database."""
+    """The Markdown review report for the whole database (``item_answers``: for a lead,
+    with the list of likely wrong keys; for anyone else, their count)."""
     agreement = compute_agreement(db, resamples=resamples, seed=seed)
     database = db.url.render_as_string(hide_password=True)
-    return render_report(review_summary(db), agreement, database)
+    return render_report(review_summary(db), agreement, database, item_answers=item_answers)

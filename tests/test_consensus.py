@@ -244,7 +244,8 @@ def test_the_consensus_command_prints_items_and_reliabilities(database: Database
     empty = run_cli(database, "consensus")
     assert empty.exit_code == 0 and "no judged items yet" in empty.output
     items = planted(database, count=40, seed=5)
-    result = run_cli(database, "consensus", "--json")
+    store_person(database, "lena", Role.LEAD)
+    result = run_cli(database, "consensus", "--json", "--as", "lena")
     assert result.exit_code == 0, result.output
     shown = json.loads(result.output)
     assert [entry["item_id"] for entry in shown["items"]] == sorted(p.item_id for p in items)
@@ -255,7 +256,7 @@ def test_the_consensus_command_prints_items_and_reliabilities(database: Database
     assert all(r["low"] <= r["reliability"] <= r["high"] for r in shown["raters"])
     assert shown["raters"][-1]["name"] == SPAMMER.name
 
-    text = run_cli(database, "consensus", "--kind", "single", "--limit", "3").output
+    text = run_cli(database, "consensus", "--kind", "single", "--limit", "3", "--as", "lena").output
     lines = text.splitlines()
     assert lines[0].split() == [
         "item",
@@ -269,6 +270,16 @@ def test_the_consensus_command_prints_items_and_reliabilities(database: Database
     assert len([line for line in lines if line.startswith("single:")]) == 3
     assert "… and 17 more" in text and "at confidence 0.95:" in text
     assert "spammer" in lines[-1]
+
+    # Anyone else: how many, the outcomes and the raters, not each item's consensus (it
+    # shows what the annotators answered), as with the agreement's likely wrong keys.
+    for who in ((), ("--as", TEAM[0].name)):
+        counted = json.loads(run_cli(database, "consensus", "--json", *who).output)
+        assert counted["items"] == 40 and counted["raters"] == shown["raters"]
+        blind = run_cli(database, "consensus", "--kind", "single", *who).output
+        assert blind.startswith("20 judged items: each one's consensus shows what its")
+        assert "single:" not in blind and "at confidence 0.95:" in blind
+        assert "spammer" in blind.splitlines()[-1]
 
 
 @pytest.mark.slow
@@ -341,15 +352,16 @@ def test_approving_by_the_consensus_asks_first_and_annotators_cannot(
         assert read_audit(session, actions=["decide"]) == []
 
     # An annotator's own login: the command refuses, nothing is written; the consensus
-    # itself is read-only and open to them (on PostgreSQL without the gold answers).
+    # itself is read-only and open to them as counts (each item's is a lead's: it shows
+    # what the annotators answered), on PostgreSQL without the gold answers.
     url = roles.url_for(annotator) if roles.is_postgres else database_url
     refused = run_cli(url, "approve-agreed", "--as", annotator, "--min-confidence", "0.9", "--yes")
     assert refused.exit_code != 0 and "only leads" in refused.output
     with database.session() as session:
         assert read_audit(session, actions=["decide"]) == []
-    shown = run_cli(url, "consensus", "--json")
+    shown = run_cli(url, "consensus", "--json", "--as", annotator)
     assert shown.exit_code == 0, shown.output
-    assert len(json.loads(shown.output)["items"]) == 40
+    assert json.loads(shown.output)["items"] == 40
     lead_url = roles.url_for(lead) if roles.is_postgres else database_url
     done = run_cli(lead_url, "approve-agreed", "--as", lead, "--min-confidence", "0.9", "--yes")
     assert done.exit_code == 0 and "by the consensus at 0.9" in done.output

@@ -356,13 +356,16 @@ def test_annotators_do_not_read_anothers_calibration_answers(team: Team) -> None
     assert "DCBA" not in trail.output and f"{team.bob}  judge o:1" in trail.output
 
     # Alice's own calibration judgment is hers to read; her session's consensus weighs
-    # no calibration judgment (it knows no gold truth) and still reads o:1's.
+    # no calibration judgment (it knows no gold truth) and still reads o:1's: one item,
+    # counted (each item's consensus is a lead's to read), and bob among its raters.
     mine = run(alice, "judge", "o:2", "--answer", "ABCD", "--verdict", "keep")
     assert mine.exit_code == 0, mine.output
     assert raw(alice, answers).all() == [("o:1", "BACD", "flawed"), ("o:2", "ABCD", "keep")]
     consensus = run(alice, "consensus", "--json")
     assert consensus.exit_code == 0, consensus.output
-    assert "DCBA" not in consensus.output and "o:1" in consensus.output
+    weighed = json.loads(consensus.output)
+    assert "DCBA" not in consensus.output and weighed["items"] == 1
+    assert [rater["name"] for rater in weighed["raters"]] == [team.bob]
 
 
 @pytestmark_pg

@@ -118,3 +118,22 @@ def test_report_command_writes_a_file(reviewed, db_path, tmp_path) -> None:  # t
     reopened = open_database(db_path)
     assert "Review removed 3 of 6" in build_report(reopened, resamples=0)
     reopened.dispose()
+
+
+def test_the_likely_wrong_keys_are_listed_for_leads_only(reviewed, db_path) -> None:  # type: ignore[no-untyped-def]
+    """As in the agreement (F2, `agreement --json`): the list shows what the annotators
+    answered, which annotators must not see before their own answer."""
+    if not reviewed.is_sqlite:
+        pytest.skip("the command reads the SQLite file")
+    row = "| g:2 | 1 (revised since) | ordering | A, B, C, D | D, C, B, A | 2 | approved |"
+    for who in ((), ("--as", "ann")):  # the login, and an annotator
+        result = CliRunner().invoke(cli, ["--db", str(db_path), "report", "--bootstrap", "0", *who])
+        assert result.exit_code == 0, result.output
+        section = result.output.split("## Likely wrong keys")[1]
+        assert "1 item revision where every annotator gave the same blind answer" in section
+        assert "it is for leads (`vetbench report --as` a lead)" in section
+        assert "D, C, B, A" not in section
+    lead = CliRunner().invoke(
+        cli, ["--db", str(db_path), "report", "--bootstrap", "0", "--as", "lea"]
+    )
+    assert row in lead.output and "is for leads" not in lead.output

@@ -595,13 +595,19 @@ def _echo_conflict_count(
     help="Write the Markdown to this file (replaced whole or not at all) instead of printing it.",
 )
 @bootstrap_options
+@as_option("Who reads it: the likely wrong keys are listed for leads, counted for others.")
 @click.pass_context
-def report_command(ctx: click.Context, out: Path | None, bootstrap: BootstrapSettings) -> None:
+def report_command(
+    ctx: click.Context, out: Path | None, bootstrap: BootstrapSettings, name: str | None
+) -> None:
     """A Markdown review report: items by source, removals by reason, final counts, agreement."""
     from evaluator.exports.atomic_write import is_stdout, write_file
     from reviewer.report import build_report
 
-    report = build_report(open_db(ctx), resamples=bootstrap.resamples, seed=bootstrap.seed)
+    lead = acting_person(ctx, name, register=False).is_lead
+    report = build_report(
+        open_db(ctx), resamples=bootstrap.resamples, seed=bootstrap.seed, item_answers=lead
+    )
     text = terminal_block(report)
     if out is None or is_stdout(out):
         click.echo(text, nl=False)

@@ -1,12 +1,18 @@
 """`vetbench consensus`: what the consensus model (``db.consensus``) says of each item,
-and how reliable each annotator and model is.  Read-only: anyone may ask."""
+and how reliable each annotator and model is.  Read-only: anyone may ask; each item's
+consensus is a lead's to read (it shows what the annotators answered), anyone else
+reads the outcomes' counts and the raters."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import click
 
+from db.words import counted
 from reviewer.cli import options
 from reviewer.cli.common import open_db
+from reviewer.cli.identity import acting_person, as_option
 from reviewer.cli.output import print_json, terminal_text
 
 DEFAULT_CONFIDENCE = 0.95  # db.consensus.DEFAULT_CONFIDENCE (imported lazily)
@@ -33,6 +39,7 @@ confidence_option = click.option(
 )
 @options.item_scope
 @options.limit("Show at most N items (the raters are always shown).")
+@as_option("Who reads it: each item's consensus is shown to leads.")
 @click.pass_context
 def consensus_command(
     ctx: click.Context,
@@ -41,6 +48,7 @@ def consensus_command(
     models: bool,
     scope: options.ItemScope,
     limit: int | None,
+    name: str | None,
 ) -> None:
     """The consensus on each judged item: the most likely answer, p(key right), p(keep)
     and the judgments it rests on; each annotator's (and model's) reliability with a
@@ -48,20 +56,28 @@ def consensus_command(
 
     Annotators' blind answers and verdicts on each item's current revision, gold items
     (known truth) and, unless --no-models, the models' answers are weighed by crowd-kit's
-    one-coin Dawid-Skene (answers) and Dawid-Skene (keep or drop).
+    one-coin Dawid-Skene (answers) and Dawid-Skene (keep or drop).  Each item's row shows
+    what its annotators answered: leads (--as) read them, anyone else the counts.
     """
     from db.answers import format_answer
     from db.consensus import consensus_of
     from reviewer.agreement.rows import RELIABILITY_COLUMNS, reliability_cells
     from reviewer.cli.adjudication_commands import _echo_rows
 
+    lead = acting_person(ctx, name, register=False).is_lead
     consensus = consensus_of(open_db(ctx), scope, models=models)
     if as_json:
-        print_json(consensus.to_json())
+        print_json(consensus.to_json(item_answers=lead))
         return
     items = consensus.items[:limit] if limit is not None else consensus.items
     if not consensus.items:
         click.echo("no judged items yet: the consensus rests on judgments")
+    elif not lead:
+        click.echo(
+            f"{counted(len(consensus.items), 'judged item')}: each one's consensus shows what "
+            "its annotators answered, which is for leads (--as NAME), so that annotators "
+            "judge blind"
+        )
     else:
         _echo_rows(
             [
@@ -82,10 +98,8 @@ def consensus_command(
         )
         if len(items) < len(consensus.items):
             click.echo(f"… and {len(consensus.items) - len(items):,} more (--json lists them all)")
-        counts: dict[str, int] = {}
-        for item in consensus.items:
-            outcome = item.outcome(confidence).value
-            counts[outcome] = counts.get(outcome, 0) + 1
+    if consensus.items:
+        counts = Counter(item.outcome(confidence).value for item in consensus.items)
         click.echo(
             f"at confidence {confidence:g}: "
             + ", ".join(f"{outcome} {count:,}" for outcome, count in sorted(counts.items()))
