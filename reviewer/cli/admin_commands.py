@@ -15,7 +15,7 @@ import click
 
 from reviewer.cli import options
 from reviewer.cli.common import fail, open_db
-from reviewer.cli.identity import acting_person, as_option
+from reviewer.cli.identity import FOR_LEADS, acting_person, as_option
 from reviewer.cli.output import printed_json_or_empty, terminal_text
 
 _RELATIVE_TIME = re.compile(r"^(\d+)\s*([mhdw])$")
@@ -99,10 +99,7 @@ def audit_command(
             f"{_describe_changes(entry.changes)}{withheld}".rstrip()
         )
     if any(entry.is_withheld for entry in entries):
-        click.echo(
-            "Others' verdicts and blind answers are for leads (--as NAME), so that "
-            "annotators judge blind."
-        )
+        click.echo(f"Others' verdicts and blind answers are {FOR_LEADS}.")
 
 
 @click.command("backup")

@@ -12,7 +12,7 @@ import click
 from db.words import counted
 from reviewer.cli import options
 from reviewer.cli.common import open_db
-from reviewer.cli.identity import acting_person, as_option
+from reviewer.cli.identity import FOR_LEADS, acting_person, as_option
 from reviewer.cli.output import print_json, terminal_text
 
 DEFAULT_CONFIDENCE = 0.95  # db.consensus.DEFAULT_CONFIDENCE (imported lazily)
@@ -75,8 +75,7 @@ def consensus_command(
     elif not lead:
         click.echo(
             f"{counted(len(consensus.items), 'judged item')}: each one's consensus shows what "
-            "its annotators answered, which is for leads (--as NAME), so that annotators "
-            "judge blind"
+            f"its annotators answered, which is {FOR_LEADS}"
         )
     else:
         _echo_rows(

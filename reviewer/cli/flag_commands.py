@@ -22,7 +22,7 @@ from db.vocabulary import ALL, FLAG_DESCRIPTIONS, UNDECIDED_STATUSES, FlagName
 from db.words import counted
 from reviewer.cli import options
 from reviewer.cli.common import EXIT_INTERRUPTED, fail, open_db
-from reviewer.cli.identity import acting_person, as_option
+from reviewer.cli.identity import FOR_LEADS, acting_person, as_option
 from reviewer.cli.output import (
     TerminalProgressBar,
     print_json,
@@ -145,10 +145,7 @@ def triage_command(
     if lead is None and any(entry.suggestion for entry in entries):
         click.echo("Decisions are a lead's: a lead runs the commands above (with --as NAME).")
     if lead is None and any(r.sign == "annotators" for e in entries for r in e.reasons):
-        click.echo(
-            "Who judged what is for leads (--as NAME), so that annotators judge blind; "
-            "here, only how many."
-        )
+        click.echo(f"Who judged what is {FOR_LEADS}; here, only how many.")
     click.echo(
         f"Review them in this order: vetbench review --order suspicious{as_lead} "
         "(then F3 for the conflicts)."

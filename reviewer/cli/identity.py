@@ -19,6 +19,11 @@ if TYPE_CHECKING:
     from db.identity import Identity
 
 
+FOR_LEADS = "for leads (--as NAME), so that annotators judge blind"
+"""Why a command gives anyone but a lead counts where a lead reads who answered what
+(``triage``, ``consensus``, ``audit``; ``conflicts`` says it in its own words)."""
+
+
 def as_option(help_text: str = "Who you are.") -> Callable[[Any], Any]:
     """``--as NAME``: on SQLite the default is your login; on PostgreSQL your database role."""
     return click.option(
