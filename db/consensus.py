@@ -65,6 +65,7 @@ from db.item_posterior import (
     lone_judgment_vouches,
 )
 from db.item_scope import EVERY_ITEM, ItemScope
+from db.items import id_order
 from db.json_types import FieldsAsJson, JsonObject
 from db.vocabulary import ItemKind
 from db.words import counted
@@ -178,7 +179,7 @@ class RaterReliability(FieldsAsJson):
 class Consensus:
     """The consensus on items and the reliability of every rater."""
 
-    items: tuple[ItemConsensus, ...]  # by item id
+    items: tuple[ItemConsensus, ...]  # by item id, src:2 before src:10 (db.items.id_order)
     raters: tuple[RaterReliability, ...]  # most reliable first
     prior_key_right: float  # share of right keys before any rating (rule of succession)
     prior_keep: float
@@ -420,7 +421,7 @@ def _fit_consensus(inputs: ConsensusInputs, item_ids: Collection[str] | None) ->
         for item_id in known
     }
     fitted = fitted_raters(raters, p_keep, answers.prior, keeps.prior, inputs)
-    wanted = known if item_ids is None else sorted(set(item_ids) & set(inputs.items))
+    wanted = sorted(known if item_ids is None else set(item_ids) & set(inputs.items), key=id_order)
     items = [
         _item_consensus(
             inputs.items[item_id],

@@ -13,6 +13,7 @@ corrections), which raises the new revisions' flags in the same transaction
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
@@ -32,6 +33,16 @@ from db.validation import ItemDraft, RevisionContent
 from db.vocabulary import ItemKind, ItemStatus
 
 _ITEM = Item.__table__  # type: ignore[attr-defined]
+_DIGITS = re.compile(r"(\d+)")
+
+
+def id_order(item_id: str) -> tuple[tuple[str | int, ...], str]:
+    """Sort key that lists item ids as people number them: ``src:2`` before ``src:10``.
+
+    Item ids end in numbers (``SOURCE:N``, ``SOURCE:ARTICLE:N``), which text order
+    scrambles.  The id itself breaks ties such as ``src:01`` and ``src:1``."""
+    parts = _DIGITS.split(item_id)  # text at even places, digits at odd ones
+    return tuple(int(part) if i % 2 else part for i, part in enumerate(parts)), item_id
 
 
 @dataclass(frozen=True)

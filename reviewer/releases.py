@@ -19,6 +19,7 @@ from sqlmodel import Session, col, select
 from db.answers import format_answer
 from db.engine import Database
 from db.item_scope import ItemScope
+from db.items import id_order
 from db.json_types import JsonObject, JsonValue, fields_json
 from db.models import Decision, Item, ItemRevision, Person
 from db.people import require_lead
@@ -160,7 +161,7 @@ def diff_releases(session: Session, old_name: str, new_name: str) -> ReleaseDiff
     changes: list[Change] = []
     unchanged = 0
     start, end = min(old.created_at, new.created_at), max(old.created_at, new.created_at)
-    for item_id in sorted(before.keys() | after.keys()):
+    for item_id in sorted(before.keys() | after.keys(), key=id_order):
         was, now = before.get(item_id), after.get(item_id)
         member = now or was
         assert member is not None

@@ -31,6 +31,7 @@ from db.consensus import ConsensusOutcome, consensus_of, estimate_consensus
 from db.engine import Database, open_database
 from db.gold import add_gold
 from db.item_scope import ItemScope
+from db.items import id_order
 from db.model_answers import model_answers
 from db.routing import Routing, item_beliefs, settles_alone
 from db.settings import set_setting
@@ -192,6 +193,19 @@ def test_with_one_label_in_sight_nothing_is_certain(database: Database) -> None:
     assert (one.p_key_right, three.p_key_right) == (2 / 3, 4 / 5)
     assert three.outcome(0.95) is ConsensusOutcome.UNCERTAIN
     assert nothing.items == ()
+
+
+def test_items_are_listed_as_people_number_them(database: Database) -> None:
+    """``a:2`` comes before ``a:10``: text order would put ``a:10`` between ``a:1`` and
+    ``a:2``, and a lead reading the list beside ``vetbench items`` would hunt for it."""
+    for item_id in ("a:10", "a:2", "a:1", "b:1"):
+        store_item(database, item_id, kind="single", key="B", choices=3)
+        store_judgment(database, item_id, "ann", "B")
+    with database.session() as session:
+        listed = [item.item_id for item in estimate_consensus(session).items]
+        some = [item.item_id for item in estimate_consensus(session, ["a:10", "a:2"]).items]
+    assert listed == ["a:1", "a:2", "a:10", "b:1"] and some == ["a:2", "a:10"]
+    assert sorted(["x:01", "x:1", "x:1a", "x"], key=id_order) == ["x", "x:01", "x:1", "x:1a"]
 
 
 def test_one_newcomers_lone_judgment_is_read_as_routing_reads_it(database: Database) -> None:
