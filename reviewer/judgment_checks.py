@@ -150,8 +150,10 @@ def _check_verdict_fields(
         if not alternative_orders:
             refused.append(
                 JudgmentRefused(
-                    f"the verdict ambiguous needs at least one other valid {answer_word} "
-                    f"(--alt), different from the key {format_answer(kind, key)}",
+                    # Not the key itself: `vetbench next` and `judge` keep it from whoever
+                    # has not answered yet, and a refused judgment stores no answer.
+                    f"the verdict ambiguous needs at least one valid {answer_word} besides "
+                    "the key (--alt)",
                     "alt",
                 )
             )
@@ -316,10 +318,15 @@ def checked_in_database(
     if item is None:
         refused.append(JudgmentRefused(f"there is no item '{item_id}'", "item_id"))
     elif given.revision_number is not None and given.revision_number != item.revision:
+        why = (
+            "it was edited"
+            if given.revision_number < item.revision
+            else f"it has no revision {given.revision_number}"
+        )
         refused.append(
             JudgmentRefused(
                 f"item {item_id} is now at revision {item.revision}, not revision "
-                f"{given.revision_number} (it was edited); judge the current revision",
+                f"{given.revision_number} ({why}); judge the current revision",
                 "revision",
             )
         )

@@ -175,8 +175,7 @@ def test_every_problem_of_a_row_is_named_not_just_the_first(team: Database, tmp_
         "line 4: seconds: seconds must be a non-negative number, got -2.0",
         "line 4: answer: blind answer 'DABZ': 'Z' is not one of the events A, B, C, D",
         "line 4: corrected: a corrected key goes with the verdict wrong-key only",
-        "line 4: alt: the verdict ambiguous needs at least one other valid order (--alt), "
-        "different from the key D, A, B, C",
+        "line 4: alt: the verdict ambiguous needs at least one valid order besides the key (--alt)",
         "line 5: answer: is missing",
         "line 5: comment: the verdict sensitive needs a comment saying what is sensitive",
         "line 6: annotator: this row is bob's; a batch is stored in your own name (alice) "

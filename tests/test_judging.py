@@ -96,7 +96,7 @@ def test_mcq_answers_follow_the_item_kind(database: Database) -> None:
 
 
 def test_ambiguous_needs_other_valid_orders(database: Database, item: str) -> None:
-    with pytest.raises(JudgmentRefused, match="at least one other valid order"):
+    with pytest.raises(JudgmentRefused, match="at least one valid order besides the key"):
         judge(database, "alice", verdict="ambiguous")
     with pytest.raises(JudgmentRefused, match="is the key itself"):
         judge(database, "alice", verdict="ambiguous", alternative_orders=["D,A,B,C"])

@@ -113,7 +113,7 @@ def test_judge_stores_and_reports(items: Path) -> None:
     [
         (["--answer", "DAC", "--verdict", "keep"], "must place all 4 events; missing B"),
         (["--answer", "DAXB", "--verdict", "keep"], "'X' is not one of the events A, B, C, D"),
-        (["--answer", "DACB", "--verdict", "ambiguous"], "needs at least one other valid order"),
+        (["--answer", "DACB", "--verdict", "ambiguous"], "needs at least one valid order besides"),
         (["--answer", "DACB", "--verdict", "wrong-key"], "needs the corrected key"),
         (
             ["--answer", "DACB", "--verdict", "duplicate", "--duplicate-of", "econ:9"],
@@ -121,7 +121,7 @@ def test_judge_stores_and_reports(items: Path) -> None:
         ),
         (
             ["--answer", "DACB", "--verdict", "keep", "--revision", "2"],
-            "now at revision 1, not revision 2",
+            "now at revision 1, not revision 2 (it has no revision 2)",
         ),
     ],
 )
@@ -129,6 +129,8 @@ def test_judge_refuses_clearly(items: Path, args: list[str], message: str) -> No
     code, output = run(items, "judge", "econ:1", "--as", "alice", *args)
     assert code == 1
     assert message in output and "Traceback" not in output
+    # The refusal stores no blind answer, so it must not tell the key (D, A, B, C).
+    assert "D, A, B, C" not in output and "DABC" not in output
     assert judgments(items) == []
 
 
