@@ -5,7 +5,9 @@ PostgreSQL server."""
 from __future__ import annotations
 
 import json
+import shlex
 
+from click.testing import CliRunner
 from helpers import EXPLANATION, run_cli, store_item, store_ordering_items, store_person
 from sqlmodel import select
 
@@ -13,6 +15,7 @@ from db.engine import Database
 from db.models import Claim, Person
 from db.settings import set_setting
 from db.vocabulary import Role
+from reviewer.cli import cli
 from reviewer.judging import ItemEdit, edit_item, submit_judgment
 from reviewer.queue import annotator_queue
 
@@ -59,11 +62,20 @@ def test_next_never_shows_the_key_and_says_how_to_judge(database: Database) -> N
     result = run_cli(database, "next", "--as", "alice")
     assert result.exit_code == 0, result.output
     assert result.output.startswith("econ:1  ordering, revision 1, source test")
-    assert (
-        "  A. " in result.output and "judge it: vetbench judge econ:1 --revision 1" in result.output
-    )
+    assert "  A. " in result.output
     assert "DABC" not in result.output and "D, A, B, C" not in result.output
     assert EXPLANATION not in result.output
+    # The line to copy names the database and the person as `next` was given them: pasted
+    # with an answer and a verdict, it judges the item as alice in this database.
+    line = result.output.splitlines()[-1]
+    assert line.startswith("judge it: vetbench --db ") and line.endswith(
+        ' judge econ:1 --revision 1 --as alice --answer "…" --verdict keep|…'
+    )
+    pasted = shlex.split(line.removeprefix("judge it: ").replace('"…"', "DABC"))
+    assert pasted[0] == "vetbench" and pasted[-1] == "keep|…"
+    judged = CliRunner().invoke(cli, [*pasted[1:-1], "keep"])
+    assert judged.exit_code == 0, judged.output
+    assert "saved judgment 1: alice on econ:1 revision 1" in judged.output
 
 
 def test_judged_items_and_ones_own_revisions_are_never_served(database: Database) -> None:

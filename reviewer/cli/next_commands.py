@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 from reviewer.cli import options
+from reviewer.cli.common import suggested_command
 from reviewer.cli.identity import as_option, new_user_option
 from reviewer.cli.output import print_json, terminal_block, terminal_text
 from reviewer.cli.review_commands import QueueChoice, open_queue_for, queue_options
@@ -86,10 +87,10 @@ def next_item(
     click.echo(terminal_block(item.prompt))
     for label, text in item.choices.items():
         click.echo(f"  {label}. {terminal_text(text)}")
-    click.echo(
-        f"judge it: vetbench judge {terminal_text(item.id)} --revision {item.revision} "
-        '--answer "…" --verdict keep|…'
-    )
+    # The line is copied and pasted: it names the database and the person as they were named.
+    acting = ("--as", served.annotator) if name is not None else ()
+    judge = suggested_command(ctx, "judge", item.id, "--revision", str(item.revision), *acting)
+    click.echo(f'judge it: {terminal_text(judge)} --answer "…" --verdict keep|…')
 
 
 COMMANDS: tuple[click.Command, ...] = (next_item,)
