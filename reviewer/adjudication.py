@@ -286,7 +286,8 @@ class DecisionUndone:
         if self.now_in_force is not None:
             text += f"; {self.now_in_force.lead}'s earlier {self.now_in_force.status} counts again"
         text += f"; the item is {self.item_status} (the undone decision stays in its history)"
-        if undone.corrected_key and self.current_revision == undone.revision:
+        still_decided = self.item_status in (ItemStatus.APPROVED, ItemStatus.REJECTED)
+        if undone.corrected_key and self.current_revision == undone.revision and not still_decided:
             text += (
                 f"; revision {undone.revision} with the corrected key stays and goes back to review"
             )

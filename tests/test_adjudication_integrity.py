@@ -165,6 +165,14 @@ def test_undoing_a_corrected_key_keeps_the_revision(conflict: Database) -> None:
     assert "revision 2 with the corrected key stays and goes back to review" in undone.describe()
     assert item_status(conflict, "o:1") == "pending"  # revision 2 has no judgments yet
 
+    # Decided twice with the corrected key: undoing the second leaves the first in force,
+    # so revision 2 stays approved and the undo does not say it goes back to review.
+    decide(conflict, "lea", "o:1", "approved", key="ADCB")
+    decide(conflict, "lea", "o:1", "approved", key="ADCB")
+    again = undo_decision(conflict, "lea", "o:1").describe()
+    assert "lea's earlier approved counts again; the item is approved" in again
+    assert "back to review" not in again and item_status(conflict, "o:1") == "approved"
+
 
 # --- 8. everything needed to decide, without scrolling -------------------------------------
 
