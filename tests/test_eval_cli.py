@@ -361,8 +361,17 @@ def test_an_empty_status_says_how_many_items_another_one_holds(url: str, scripte
         "error: no items to evaluate (status rejected; kind ordering); "
         f"{orders} items have another status: `vetbench eval --status all` takes them"
     )
-    nowhere = run_cli(url, "eval", "--model", scripted, "--status", "rejected", "--source", "none")
-    assert nowhere.stderr.strip() == "error: no items to evaluate (status rejected; source none)"
+    nowhere = run_cli(
+        url, "eval", "--model", scripted, "--status", "rejected", "--kind", "truefalse",
+        "--source", "econ",
+    )  # fmt: skip
+    assert nowhere.stderr.strip() == (
+        "error: no items to evaluate (status rejected; kind truefalse; source econ)"
+    )
+    misspelt = run_cli(url, "eval", "--model", scripted, "--source", "none")
+    assert misspelt.stderr.strip() == (
+        "error: no items come from source 'none'; sources: cflue, econ, shots"
+    )
 
 
 def test_bad_templates_and_shot_files_are_named(url: str, scripted: str, tmp_path: Path) -> None:

@@ -72,13 +72,26 @@ def suggested_command(ctx: click.Context, *words: str) -> str:
     return shlex.join([*prefix, *words])
 
 
+_FILTER_SOURCES = "vetbench.filter_sources"
+
+
+def remember_filter_sources(ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
+    """Callback of every ``--source`` that narrows items (``options.source``, the queue's):
+    :func:`open_db` refuses the names no item comes from once the database is open, so a
+    misspelt source is an error, not an empty list."""
+    given = () if value is None else (value,) if isinstance(value, str) else tuple(value)
+    ctx.meta[_FILTER_SOURCES] = given
+    return value
+
+
 def open_db(ctx: click.Context, *, create: bool = False, migrate: bool = True) -> Database:
     """Open (upgrading) the database named by --db; one per command invocation.
 
     Only the commands that create a database on purpose (``init``, ``import``,
     ``users add``) pass ``create=True``; every other command refuses a missing one.
     ``migrate=False`` (``backup``) leaves the schema as it is.
-    A database opened read-only says so on stderr.
+    A database opened read-only says so on stderr.  A ``--source`` filter that names no
+    source of the database's items is refused (one line, with the sources there are).
     """
     from db.engine import ConnectionSettings, open_database
 
@@ -98,7 +111,23 @@ def open_db(ctx: click.Context, *, create: bool = False, migrate: bool = True) -
             click.echo(f"note: {terminal_text(cached.notice)}", err=True)
         root.obj["database"] = cached
         root.call_on_close(cached.dispose)
+        _require_known_sources(cached, ctx.meta.get(_FILTER_SOURCES, ()))
     return cached
+
+
+def _require_known_sources(db: Database, sources: tuple[str, ...]) -> None:
+    if not sources:
+        return
+    from db.listings import source_names
+
+    with db.session() as session:
+        known = source_names(session)
+    unknown = [source for source in sources if source not in known]
+    if unknown:
+        names = ", ".join(f"'{terminal_text(source)}'" for source in unknown)
+        there = ", ".join(terminal_text(source) for source in known)
+        there = there or "none yet (import items first: vetbench import FILE)"
+        fail(f"no items come from source {names}; sources: {there}")
 
 
 def _say_waiting() -> None:

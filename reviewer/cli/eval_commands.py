@@ -152,7 +152,7 @@ def _shots_by_kind(values_given: tuple[str, ...]) -> dict[str, int]:
 @click.option(
     "--kind", "kinds", type=click.Choice(values(ItemKind)), multiple=True, help="Only this kind."
 )
-@click.option("--source", "sources", metavar="NAME", multiple=True, help="Only this source.")
+@options.source
 @click.option(
     "--release",
     metavar="NAME",

@@ -16,7 +16,7 @@ import click
 
 from db.item_scope import ItemScope
 from db.vocabulary import ALL, FlagName, ItemKind, ItemStatus, values
-from reviewer.cli.common import fail
+from reviewer.cli.common import fail, remember_filter_sources
 
 if TYPE_CHECKING:
     from db.search_query import SearchQuery
@@ -41,6 +41,7 @@ source = click.option(
     "sources",
     multiple=True,
     metavar="NAME",
+    callback=remember_filter_sources,
     help="Only items from this source (repeatable).",
 )
 

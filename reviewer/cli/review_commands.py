@@ -18,7 +18,7 @@ import click
 from db.vocabulary import OPEN_STATUSES, FlagName, ItemKind, QueueOrder, Verdict, values
 from db.words import agreeing, counted
 from reviewer.cli import options
-from reviewer.cli.common import fail, open_db, require_terminal
+from reviewer.cli.common import fail, open_db, remember_filter_sources, require_terminal
 from reviewer.cli.identity import acting_person, as_option, new_user_option, say_held_notice
 from reviewer.cli.output import print_json, terminal_text
 
@@ -79,7 +79,12 @@ def queue_options(function: Callable[..., Any]) -> Callable[..., Any]:
             click.option(
                 "--kind", type=click.Choice(values(ItemKind)), help="Only items of this kind."
             ),
-            click.option("--source", metavar="NAME", help="Only items from this source."),
+            click.option(
+                "--source",
+                metavar="NAME",
+                callback=remember_filter_sources,
+                help="Only items from this source.",
+            ),
             click.option(
                 "--status",
                 type=click.Choice(values(OPEN_STATUSES)),
@@ -104,24 +109,9 @@ def queue_options(function: Callable[..., Any]) -> Callable[..., Any]:
 def open_queue_for(
     ctx: click.Context, queue: QueueChoice, name: str | None, *, new_user: bool
 ) -> tuple[Database, Identity]:
-    """The database and the person ``queue`` will serve (``--as``/``--new-user``), after
-    refusing a ``--source`` no item comes from (one line each)."""
-    db = open_db(ctx)
-    require_known_source(db, queue.source)
-    return db, acting_person(ctx, name, new_user=new_user)
-
-
-def require_known_source(db: Database, source: str | None) -> None:
-    """Refuse (one line) a ``--source`` no item comes from."""
-    if source is None:
-        return
-    from db.listings import source_names
-
-    with db.session() as session:
-        sources = source_names(session)
-    if source not in sources:
-        known = ", ".join(sources) or "none yet (import items first: vetbench import FILE)"
-        fail(f"no items come from source '{source}'; sources: {known}")
+    """The database (refusing a ``--source`` no item comes from) and the person ``queue``
+    will serve (``--as``/``--new-user``)."""
+    return open_db(ctx), acting_person(ctx, name, new_user=new_user)
 
 
 @click.command()
