@@ -21,6 +21,9 @@ What an import may change:
 - an id names one item of one source: a record whose id exists under another
   source is refused (a JSONL record's ``source``, else ``--source``, else the file
   name);
+- a record whose text has little in common with its stored item's (another question
+  under the same id: ``db.import_checks.UNRELATED_BELOW``) is refused unless
+  ``replace_unrelated``;
 - a changed record whose item was already judged or decided is refused unless
   ``revise_reviewed``: then it becomes a new revision that goes back to review
   (its status recomputed, ``db.item_status``; judgments and decisions stay in the
@@ -103,6 +106,7 @@ class _Rejected(Exception):
 class _Options:
     skip_invalid: bool
     revise_reviewed: bool
+    replace_unrelated: bool
     actor: str
     progress: ProgressCallback | None
     explicit_source: str | None
@@ -122,6 +126,7 @@ def import_files(
     source: str | None = None,
     skip_invalid: bool = False,
     revise_reviewed: bool = False,
+    replace_unrelated: bool = False,
     duplicate_threshold: float | None = None,
     actor: str = "import",
     progress: ProgressCallback | None = None,
@@ -144,6 +149,7 @@ def import_files(
     options = _Options(
         skip_invalid=skip_invalid,
         revise_reviewed=revise_reviewed,
+        replace_unrelated=replace_unrelated,
         actor=actor,
         progress=progress,
         explicit_source=source.strip() if source else None,
@@ -325,7 +331,12 @@ def _store_batch(
     for plan in batch:
         old = existing.get(plan.item_id)
         problem = (
-            conflict(plan, old, revise_reviewed=options.revise_reviewed)
+            conflict(
+                plan,
+                old,
+                revise_reviewed=options.revise_reviewed,
+                replace_unrelated=options.replace_unrelated,
+            )
             if old is not None
             else None
         )
@@ -488,7 +499,8 @@ def _apply_updates(
             report.revised.append(plan.item_id)
             revise_events.append((plan.item_id, {"note": note}))
         if update.metadata:
-            report.metadata_updated.append(plan.item_id)
+            if not update.text_changed:  # a revision's metadata comes with it
+                report.metadata_updated.append(plan.item_id)
             metadata_events.append((plan.item_id, {"note": note, **update.metadata}))
         session.execute(update_statement(_ITEM).where(_ITEM.c.id == plan.item_id).values(**values))
         report.tally.updated += 1

@@ -511,20 +511,62 @@ def test_a_revised_text_is_checked_for_duplicates_again(database: Database, tmp_
     rows = [ordering_row(q) for q in questions]
     import_files(database, [csv_file(tmp_path, rows)])
 
-    rows[2] = rows[0]  # econ:3 now says exactly what econ:1 says
-    report = only(import_files(database, [csv_file(tmp_path, rows)]))
+    # econ:3 now says exactly what econ:1 says: another question, so replace_unrelated
+    rows[2] = rows[0]
+    report = only(import_files(database, [csv_file(tmp_path, rows)], replace_unrelated=True))
     assert (report.tally.updated, report.tally.duplicates) == (1, 1)
     with database.session() as session:
         assert item_at(session, "econ:3").suspected_duplicate_of == "econ:1"
         assert item_at(session, "econ:3").revision == 2
         assert item_at(session, "econ:1").suspected_duplicate_of is None
 
-    rows[2] = ordering_row(questions[2] + " Revised again.")
-    report = only(import_files(database, [csv_file(tmp_path, rows)]))
+    rows[2] = ordering_row(questions[2] + " Revised again.")  # its own question again
+    report = only(import_files(database, [csv_file(tmp_path, rows)], replace_unrelated=True))
     assert (report.tally.updated, report.tally.duplicates) == (1, 0)
     with database.session() as session:
         item = item_at(session, "econ:3")
         assert (item.suspected_duplicate_of, item.duplicate_similarity) == (None, None)
+
+
+def test_another_question_under_a_stored_id_is_refused_not_made_a_revision(
+    database: Database, tmp_path: Path
+) -> None:
+    """Two batches in files of the same name give their records the same ids: the second
+    would silently replace the first's questions.  A record that shares little with its
+    stored item is refused (the file imports nothing), a corrected one is a revision, and
+    --replace-unrelated lets the replacement through when it is meant."""
+    first, second = distinct_questions(2), [f"{sentence(2000 + i)} Rank them." for i in range(2)]
+    import_files(database, [csv_file(tmp_path, [ordering_row(q) for q in first])])
+    before = database_content(database)
+    batch = tmp_path / "batch2"
+    batch.mkdir()
+    other = csv_file(batch, [ordering_row(q) for q in second])
+    result = run_cli(database, "import", str(other))
+    assert result.exit_code == 1
+    assert f"{other}: line 2: prompt: item econ:1 holds another question (" in result.output
+    assert "import another batch with its own --source, or pass --replace-unrelated" in (
+        result.output
+    )
+    assert database_content(database) == before
+
+    # A corrected record (a word changed, the events kept) is still a revision.
+    events = ",".join(sentence(3000 + i, 5) for i in range(4))
+    rows = [ordering_row(first[0], events=events), ordering_row(first[1])]
+    import_files(database, [csv_file(tmp_path, rows)], replace_unrelated=True)
+    rows[0] = ordering_row(first[0].replace("Order", "Arrange"), events=events)
+    corrected = only(import_files(database, [csv_file(tmp_path, rows)]))
+    assert (corrected.rejected, corrected.revised, corrected.metadata_updated) == (
+        False,
+        ["econ:1"],
+        [],
+    )
+
+    replaced = run_cli(database, "import", "--replace-unrelated", "--json", str(other))
+    assert replaced.exit_code == 0, replaced.output
+    [summary] = json.loads(replaced.output)
+    assert summary["revised"] == ["econ:1", "econ:2"] and summary["metadata_updated"] == []
+    with database.session() as session:
+        assert item_at(session, "econ:2").prompt == second[1]
 
 
 def test_the_duplicate_threshold_comes_from_the_argument_or_the_setting(

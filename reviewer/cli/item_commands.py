@@ -222,6 +222,13 @@ def _remove_unused_database(database: Database) -> None:
     help="Let changed records revise items that were already judged or decided: each becomes "
     "a new revision that goes back to review (refused without this flag).",
 )
+@click.option(
+    "--replace-unrelated",
+    is_flag=True,
+    help="Let a record whose text has little in common with its stored item's (another "
+    "question under the same id) become a new revision of it (refused without this flag: "
+    "usually another batch in a file of the same name, which wants its own --source).",
+)
 @options.json("Print what each file did as JSON.")
 @click.option(
     "--duplicate-threshold",
@@ -238,6 +245,7 @@ def import_command(
     source: str | None,
     skip_invalid: bool,
     revise_reviewed: bool,
+    replace_unrelated: bool,
     as_json: bool,
     duplicate_threshold: float | None,
 ) -> None:
@@ -246,8 +254,10 @@ def import_command(
     Every record is checked; a file with an invalid record imports nothing (unless
     --skip-invalid) and every problem is listed with its line or record.  Importing
     the same file again adds nothing; a changed record becomes a new revision, listed
-    in the summary.  A changed record of an item already judged or decided is refused
-    unless --revise-reviewed; an id of another source is always refused.  Creates the
+    in the summary; a record that holds another question than its stored item is
+    refused unless --replace-unrelated.  A changed record of an item already judged or
+    decided is refused unless --revise-reviewed; an id of another source is always
+    refused.  Creates the
     database if it does not exist.  Exits with status 1 when a file could not be
     imported (with --skip-invalid: when none of a file's records was valid).
     """
@@ -269,6 +279,7 @@ def import_command(
             source=source,
             skip_invalid=skip_invalid,
             revise_reviewed=revise_reviewed,
+            replace_unrelated=replace_unrelated,
             duplicate_threshold=duplicate_threshold,
             actor=acting_person(ctx, None, register=False).name,
             progress=bars,
