@@ -67,6 +67,9 @@ class FileReport:
     metadata_updated: list[str] = field(default_factory=list)
     # approved/rejected statuses the file states: decided by a lead only (db.import_statuses)
     stated_statuses: list[StatedStatus] = field(default_factory=list)
+    # the sources the valid records were stored under: ``source`` for every format but
+    # JSONL, whose records may name their own (an export of several sources)
+    record_sources: set[str] = field(default_factory=set)
 
     @property
     def stored(self) -> bool:
@@ -115,6 +118,7 @@ class FileReport:
         self.back_to_review = []
         self.metadata_updated = []
         self.stated_statuses = []
+        self.record_sources = set()
 
     def reject(self, record: ParsedRecord, problems: list[Problem]) -> None:
         """The record is invalid: count it, and keep its problems with its place."""

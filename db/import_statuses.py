@@ -12,12 +12,16 @@ end of the file's transaction:
   for a lead (importing the same file again as a lead restores them: the items are
   unchanged, so only their statuses are decided).
 
+Items that already have the stated status are left alone and not counted; the notes say
+what was decided, or left, so an import that adds no item still says what it did.
+
 Other statuses (pending, in review, agreed, conflict) are a cache of the judgments,
 which an item file does not carry: a new item starts pending.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -56,15 +60,6 @@ def restore_stated_statuses(
     that have the status already (decided before) are left alone."""
     if not stated:
         return 0, None
-    person = session.execute(select(Person).where(col(Person.name) == actor)).scalar_one_or_none()
-    if person is None or person.role != Role.LEAD.value or person.id is None:
-        return 0, (
-            f"{file_name}: {counted(len(stated), 'record')} "
-            f"{agreeing(len(stated), 'says', 'say')} approved or rejected (first: "
-            f"{stated[0].place}); their items were stored as pending, since only a lead's "
-            "decision approves or rejects: a lead importing the file again restores them "
-            "as decisions"
-        )
     wanted = {entry.item_id: entry for entry in stated}
     revisions: dict[str, tuple[int, str]] = {}
     for chunk in id_chunks(list(wanted)):
@@ -81,6 +76,14 @@ def restore_stated_statuses(
     ]
     if not todo:
         return 0, None
+    person = session.execute(select(Person).where(col(Person.name) == actor)).scalar_one_or_none()
+    if person is None or person.role != Role.LEAD.value or person.id is None:
+        return 0, (
+            f"{file_name}: {counted(len(todo), 'record')} {agreeing(len(todo), 'states', 'state')} "
+            f"a decision {agreeing(len(todo), 'its item lacks', 'their items lack')} "
+            f"({_tallied(todo)}; first: {todo[0].place}); only a lead's decision approves or "
+            "rejects: a lead importing the file again (--as LEAD) decides them"
+        )
     write_decisions(
         session,
         person,
@@ -100,7 +103,16 @@ def restore_stated_statuses(
             for entry in todo
         ],
     )
-    return len(todo), None
+    return len(todo), (
+        f"{file_name}: decided {counted(len(todo), 'item')} as the file states "
+        f"({_tallied(todo)}), in {actor}'s name; each decision's comment names its line"
+    )
+
+
+def _tallied(entries: Sequence[StatedStatus]) -> str:
+    """``approved 36, rejected 1``."""
+    counts = Counter(entry.status for entry in entries)
+    return ", ".join(f"{status} {count}" for status, count in sorted(counts.items()))
 
 
 def decide_as(session: Session, lead: str, item_ids: Sequence[str], status: str, why: str) -> int:

@@ -344,6 +344,7 @@ def _store_batch(
             report.reject(plan.record, [problem])
             continue
         _note_stated_status(plan, source, report)
+        report.record_sources.add(plan.source)
         if old is None:
             added.append(plan)
         else:

@@ -186,6 +186,45 @@ def test_jsonl_export_round_trips_items_and_revisions_into_another_database(
         other.dispose()
 
 
+def test_reimporting_an_export_says_what_it_decided_or_left_for_a_lead(
+    database: Database, tmp_path: Path
+) -> None:
+    """The CLI round trip a lead follows: an annotator's import leaves the stated statuses
+    for a lead and says so; the lead imports again with --as and is told what was
+    decided; importing into the database it came from says nothing of statuses, since
+    every item has its stated one already."""
+    import_econ_and_exam(database, tmp_path)
+    decide_items(database, ["econ:2"], "rejected")
+    decide_items(database, ["exam:1", "exam:2"], "approved")
+    exported = tmp_path / "all.jsonl"
+    assert run_cli(database, "export", "--status", "all", str(exported)).exit_code == 0
+
+    other = tmp_path / "other.db"
+    first = run_cli(str(other), "import", str(exported), "--as", "alice")
+    assert first.exit_code == 0, first.output
+    assert f"{exported} (jsonl, sources econ, exam): 6 records" in first.stdout
+    assert first.stderr == (
+        "note: all.jsonl: 3 records state a decision their items lack (approved 2, rejected 1; "
+        "first: all.jsonl: line 2); only a lead's decision approves or rejects: a lead "
+        "importing the file again (--as LEAD) decides them\n"
+    )
+    assert run_cli(str(other), "users", "add", "lena", "--role", "lead").exit_code == 0
+    again = run_cli(str(other), "import", str(exported), "--as", "lena")
+    assert "nothing new: all 6 valid records are unchanged" in again.stdout
+    assert again.stderr == (
+        "note: all.jsonl: decided 3 items as the file states (approved 2, rejected 1), in "
+        "lena's name; each decision's comment names its line\n"
+    )
+    statuses = json.loads(run_cli(str(other), "items", "--json").output)
+    assert {item["id"]: item["status"] for item in statuses if item["status"] != "pending"} == {
+        "econ:2": "rejected",
+        "exam:1": "approved",
+        "exam:2": "approved",
+    }
+    assert run_cli(str(other), "import", str(exported), "--as", "lena").stderr == ""
+    assert run_cli(database, "import", str(exported)).stderr == ""
+
+
 def test_real_cflue_file_round_trips(
     database: Database, tmp_path: Path, cflue_knowledge: Path
 ) -> None:

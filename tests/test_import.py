@@ -620,14 +620,17 @@ def test_jsonl_items_keep_their_ids_status_history_and_duplicate_links(
     report = only(import_files(database, [path], source="fallback"))
     assert report.tally.added == 2 and report.tally.duplicates == 1
     # Only a lead's decision approves: imported by someone else, the item waits for one.
-    assert any("1 record says approved or rejected (first: items.jsonl: line 1)" in note
-               for note in report.notes)  # fmt: skip
+    assert any("1 record states a decision its item lacks (approved 1; first: items.jsonl: "
+               "line 1)" in note for note in report.notes)  # fmt: skip
     with database.session() as session:
         assert item_at(session, "gen:7").status == "pending"
         ensure_person(session, "lena", Role.LEAD)
         session.commit()
     again = only(import_files(database, [path], source="fallback", actor="lena"))
-    assert again.tally.unchanged == 2 and not again.notes
+    assert again.tally.unchanged == 2 and again.notes == [
+        "items.jsonl: decided 1 item as the file states (approved 1), in lena's name; each "
+        "decision's comment names its line"
+    ]
     with database.session() as session:
         item = item_at(session, "gen:7")
         assert (item.status, item.revision, item.key, item.source) == (

@@ -97,9 +97,10 @@ def _echo_file_report(report: FileReport) -> None:
     if not report.stored:
         return
     tally = report.tally
+    sources = sorted(report.record_sources) or [report.source or ""]
     click.echo(
-        f"{path} ({report.format}, source {terminal_text(report.source)}): "
-        f"{counted(report.records, 'record')}"
+        f"{path} ({report.format}, {'source' if len(sources) == 1 else 'sources'} "
+        f"{terminal_text(', '.join(sources))}): {counted(report.records, 'record')}"
     )
     if report.invalid:
         click.echo(f"  skipped {counted(report.invalid, 'invalid record')} (listed above)")
@@ -229,6 +230,10 @@ def _remove_unused_database(database: Database) -> None:
     "question under the same id) become a new revision of it (refused without this flag: "
     "usually another batch in a file of the same name, which wants its own --source).",
 )
+@as_option(
+    "Who imports (named in the audit trail; a lead's import decides the approved and "
+    "rejected statuses a JSONL export states)."
+)
 @options.json("Print what each file did as JSON.")
 @click.option(
     "--duplicate-threshold",
@@ -246,6 +251,7 @@ def import_command(
     skip_invalid: bool,
     revise_reviewed: bool,
     replace_unrelated: bool,
+    name: str | None,
     as_json: bool,
     duplicate_threshold: float | None,
 ) -> None:
@@ -281,7 +287,7 @@ def import_command(
             revise_reviewed=revise_reviewed,
             replace_unrelated=replace_unrelated,
             duplicate_threshold=duplicate_threshold,
-            actor=acting_person(ctx, None, register=False).name,
+            actor=acting_person(ctx, name, register=False).name,
             progress=bars,
         )
     except VetbenchError:  # a refused option (ImportOptionError): the group says it
