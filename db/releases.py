@@ -166,28 +166,52 @@ def tally(counts: Mapping[str, object]) -> str:
     return ", ".join(f"{n} {name}" for name, n in counts.items()) or "none"
 
 
-def figure_rows(figures: Mapping[str, object]) -> list[tuple[str, str]]:
-    """A release's stored review figures as (label, value) rows for people: agreement,
-    removals by reason, flags raised on its items."""
+def figure_rows(release: ReleaseInfo) -> list[tuple[str, str]]:
+    """A release's stored review figures as (label, value) rows for people: what review
+    they describe (every judged item of the release's kinds and sources, whatever its
+    status, not only the released ones), its agreement and removals by reason, then the
+    flags raised on the released items themselves."""
+    figures = release.figures
     rows: list[tuple[str, str]] = []
     agreement = figures.get("agreement")
     if isinstance(agreement, dict):
+        judged = (
+            f"{counted(_count(agreement, 'judgments'), 'judgment')} of "
+            f"{counted(_count(agreement, 'items_judged'), 'item')} by "
+            f"{counted(_count(agreement, 'annotators'), 'annotator')}"
+        )
+        rows.append(("review behind it", f"{_review_scope(release.selection)}: {judged}"))
         alpha = agreement.get("krippendorff_alpha")
         verdict = alpha.get("verdict") if isinstance(alpha, dict) else None
         value = verdict.get("value") if isinstance(verdict, dict) else None
         shown = f"{value:.3f}" if isinstance(value, int | float) else "undefined"
         rows.append(("Krippendorff's alpha, verdicts", shown))
-        rows += [
-            (name.replace("_", " "), str(agreement.get(name, 0)))
-            for name in ("judgments", "items_judged", "annotators")
-        ]
     removed = figures.get("removed_by_reason")
     if isinstance(removed, dict):
-        rows.append(("items removed, by reason", tally(removed)))
+        rows.append(("items the review rejected, by reason", tally(removed)))
     flags = figures.get("flags")
     if isinstance(flags, dict):
-        rows.append(("flags on its items", tally({k: v for k, v in flags.items() if v})))
+        rows.append(("flags on the released items", tally({k: v for k, v in flags.items() if v})))
     return rows
+
+
+def _count(figures: Mapping[str, object], name: str) -> int:
+    value = figures.get(name, 0)
+    return value if isinstance(value, int) else 0
+
+
+def _review_scope(selection: Mapping[str, object]) -> str:
+    """``ordering items from econ, whatever their status``: the items a release's review
+    figures were computed over (its kinds and sources; its statuses do not narrow them)."""
+    kinds, sources = selection.get("kind"), selection.get("source")
+    what = (
+        f"{' and '.join(map(str, kinds))} items"
+        if isinstance(kinds, list) and kinds
+        else "items of every kind"
+    )
+    if isinstance(sources, list) and sources:
+        what += f" from {', '.join(map(str, sources))}"
+    return f"{what}, whatever their status"
 
 
 def list_releases(session: Session) -> list[ReleaseInfo]:

@@ -92,7 +92,7 @@ def test_the_next_release_card_carries_its_changelog(
     assert "### v2 (from v1)" in card
     assert "0 added, 1 removed, 1 changed, 6 unchanged" in card
     assert "rejected (flawed)" in card and "needs a table" in card and "clearer scenario" in card
-    assert "| items removed, by reason | 1 flawed |" in card
+    assert "| items the review rejected, by reason | 1 flawed |" in card
     manifest = json.loads((out / "vetbench-export.json").read_text(encoding="utf-8"))
     assert manifest["release"] == "v2"
 

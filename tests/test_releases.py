@@ -219,7 +219,15 @@ def test_list_and_show(released: Database) -> None:
     assert shown["by_source"] == {"cflue": 6, "econ": 2}
     assert set(shown["figures"]) == {"agreement", "flags", "removed_by_reason"}
     text = ok(run_cli(released, "release", "show", "v1")).output
-    assert shown["hash"] in text and "Krippendorff" in text
+    assert shown["hash"] in text and "Krippendorff's alpha, verdicts: " in text
+    # The review figures say what they count: the whole review of the release's kinds and
+    # sources, not its items alone.
+    agreement = shown["figures"]["agreement"]
+    assert (
+        "  review behind it: items of every kind, whatever their status: "
+        f"{agreement['judgments']} judgments of {agreement['items_judged']} items by "
+        f"{agreement['annotators']} annotators\n"
+    ) in text
     unknown = run_cli(released, "release", "show", "v7")
     assert unknown.exit_code == 1 and "no release named 'v7' (releases: v1)" in unknown.output
 

@@ -141,7 +141,7 @@ def _release_section(items: list[ItemSnapshot], facts: CardFacts) -> str:
         "| figure | value |",
         "|---|---|",
     ]
-    lines += [f"| {label} | {value} |" for label, value in figure_rows(release.figures)]
+    lines += [f"| {label} | {value} |" for label, value in figure_rows(release)]
     lines += ["", "## Changelog\n"]
     if facts.changelog:
         lines.append(_demoted(facts.changelog))

@@ -117,7 +117,7 @@ def release_show(ctx: click.Context, name: str, as_json: bool) -> None:
         click.echo(f"  note      {terminal_text(release.note)}")
     click.echo(f"  items     {release.item_count}: {_counts(contents.by_kind)}")
     click.echo(f"  sources   {terminal_text(_counts(contents.by_source))}")
-    for label, value in figure_rows(release.figures):
+    for label, value in figure_rows(release):
         click.echo(f"  {label}: {value}")
 
 
