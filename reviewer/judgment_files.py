@@ -226,6 +226,9 @@ class _Row:
         for name in ("answer", "verdict"):
             if not given[name]:
                 self.problem(name, "is missing")
+        if revision is None and not any(p.field == "revision" for p in self.problems):
+            # A batch is made from text read earlier: the revision says which text that was.
+            self.problem("revision", "is missing (the revision of the text you judged)")
         if owner and owner != annotator:
             self.problem(
                 ANNOTATOR,

@@ -222,8 +222,8 @@ def judge_from_stdin(url: str, data: bytes, *args: str) -> subprocess.CompletedP
 def test_judge_from_reads_standard_input_by_its_content(team: Database) -> None:
     url = team.engine.url.render_as_string(hide_password=False)
     lines = [
-        {"item_id": "o:1", "answer": "D,A,B,C", "verdict": "keep"},
-        {"item_id": "m:1", "answer": "ABD", "verdict": "keep", "seconds": 4},
+        {"item_id": "o:1", "revision": 1, "answer": "D,A,B,C", "verdict": "keep"},
+        {"item_id": "m:1", "revision": "1", "answer": "ABD", "verdict": "keep", "seconds": 4},
     ]
     jsonl = "".join(json.dumps(line) + "\n" for line in lines).encode()
     done = judge_from_stdin(url, jsonl, "--as", "alice", "--json")
@@ -242,7 +242,12 @@ def test_judge_from_reads_standard_input_by_its_content(team: Database) -> None:
         "matches_key",
         "item_status",
     ]  # fmt: skip: the keys of `judge --json`
-    table = b"item_id,answer,verdict\no:2,DABC,keep\n"
+    # The revision says which text was judged: a batch is made from text read earlier.
+    unrevised = judge_from_stdin(url, b"item_id,answer,verdict\no:2,DABC,keep\n", "--as", "bob")
+    assert unrevised.returncode == 1 and unrevised.stderr.decode().endswith(
+        "<stdin>: line 2: revision: is missing (the revision of the text you judged)\n"
+    )
+    table = b"item_id,revision,answer,verdict\no:2,1,DABC,keep\n"
     done = judge_from_stdin(url, table, "--as", "bob")
     assert done.returncode == 0, done.stderr.decode()
     assert "saved 1 judgment by bob from <stdin>" in done.stdout.decode()
