@@ -200,3 +200,20 @@ def change_setting(session: Session, name: str, value: str, *, actor: str) -> Se
         set_setting(session, name, new)
         record_audit(session, actor, "config", name, old=old, new=new)
     return SettingChange(name=name, old=old, new=new)
+
+
+# The settings each routing reads (db.routing): the others wait until routing changes.
+_ROUTING_READS = {"fixed": ("overlap",), "adaptive": ("max_overlap", "target_confidence")}
+
+
+def idle_under_routing(session: Session, name: str) -> str | None:
+    """A note when ``name`` is read by the routing that is not in force (``max_overlap``
+    while routing is fixed): the change is kept, and takes effect when routing changes."""
+    routing = get_setting(session, "routing")
+    for other, names in _ROUTING_READS.items():
+        if name in names and other != routing:
+            return (
+                f"{name} is read by {other} routing; routing is {routing}, so it takes "
+                f"effect after `vetbench config set routing {other}`"
+            )
+    return None

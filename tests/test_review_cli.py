@@ -166,6 +166,28 @@ def test_config(items: Path) -> None:
     assert code == 0 and "overlap = 3 (was 2)" in output and "1 changed" in output
     code, output = run(items, "config", "list")
     assert "overlap = 3" in output and "duplicate_threshold = 90 (default)" in output
+    code, output = run(items, "config", "list", "--json")
+    listed = {entry["name"]: entry for entry in json.loads(output)}
+    assert listed["overlap"] == {
+        "name": "overlap",
+        "value": "3",
+        "default": "2",
+        "valid": True,
+        "help": "independent judgments each item needs (k)",
+    }
+    # A setting the routing in force does not read is kept, with a note saying when it counts.
+    code, output = run(items, "config", "set", "max_overlap", "4", "--as", "lena")
+    assert code == 0 and output.splitlines()[:2] == [
+        "max_overlap = 4 (was 3)",
+        "note: max_overlap is read by adaptive routing; routing is fixed, so it takes effect "
+        "after `vetbench config set routing adaptive`",
+    ]
+    code, output = run(items, "config", "set", "routing", "adaptive", "--as", "lena")
+    code, output = run(items, "config", "set", "overlap", "2", "--as", "lena")
+    assert code == 0 and "note: overlap is read by fixed routing; routing is adaptive" in output
+    code, output = run(items, "config", "set", "target_confidence", "0.9", "--as", "lena")
+    assert code == 0 and "note:" not in output
+    code, output = run(items, "config", "set", "overlap", "3", "--as", "lena")
     code, output = run(items, "config", "set", "overlap", "zero", "--as", "lena")
     assert code == 1 and "overlap must be a whole number" in output
     code, output = run(items, "config", "get", "colour")
@@ -192,6 +214,10 @@ def test_a_setting_written_around_vetbench_is_one_line_naming_it(items: Path) ->
     assert code == 1 and "the stored setting overlap is not valid" in output
     code, output = run(items, "config", "list")
     assert code == 0 and "overlap = abc (not valid: a lead sets it again)" in output
+    code, output = run(items, "config", "list", "--json")
+    assert {"name": "overlap", "value": "abc", "valid": False}.items() <= json.loads(output)[
+        0
+    ].items()
     code, output = run(items, "config", "set", "overlap", "2", "--as", "lena")
     assert code == 0 and "overlap = 2 (was abc)" in output
     code, output = run(

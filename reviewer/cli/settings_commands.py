@@ -5,10 +5,17 @@ The settings module is imported inside the commands: ``--help`` stays instant.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
+from reviewer.cli import options
 from reviewer.cli.common import fail, open_db
 from reviewer.cli.identity import acting_person, as_option
+from reviewer.cli.output import print_json
+
+if TYPE_CHECKING:
+    from db.json_types import JsonObject
 
 
 @click.group()
@@ -17,21 +24,38 @@ def config() -> None:
 
 
 @config.command("list")
+@options.json("Print each setting as an object: name, value, default, valid, help.")
 @click.pass_context
-def config_list(ctx: click.Context) -> None:
+def config_list(ctx: click.Context, as_json: bool) -> None:
     """Every setting with its value and what it means."""
     from db.settings import SETTINGS, SettingError, get_setting, stored_setting
 
     db = open_db(ctx)
+    listed: list[JsonObject] = []
     with db.session() as session:
         for name, spec in SETTINGS.items():
             value = stored_setting(session, name)
             try:
                 get_setting(session, name)
-                marker = "" if value != spec.default else " (default)"
+                valid = True
             except SettingError:
-                marker = " (not valid: a lead sets it again)"
-            click.echo(f"{name} = {value}{marker}    # {spec.help}")
+                valid = False
+            entry: JsonObject = {
+                "name": name,
+                "value": value,
+                "default": spec.default,
+                "valid": valid,
+                "help": spec.help,
+            }
+            listed.append(entry)
+    if as_json:
+        print_json(listed)
+        return
+    for entry in listed:
+        marker = "" if entry["value"] != entry["default"] else " (default)"
+        if not entry["valid"]:
+            marker = " (not valid: a lead sets it again)"
+        click.echo(f"{entry['name']} = {entry['value']}{marker}    # {entry['help']}")
 
 
 @config.command("get")
@@ -53,7 +77,7 @@ def config_get(ctx: click.Context, key: str) -> None:
 @click.pass_context
 def config_set(ctx: click.Context, key: str, value: str, name: str | None) -> None:
     """Change a setting (leads only), e.g. `vetbench config set overlap 3`."""
-    from db.settings import change_setting
+    from db.settings import change_setting, idle_under_routing
 
     db = open_db(ctx)
     who = acting_person(ctx, name, needs_lead=True)
@@ -69,6 +93,9 @@ def config_set(ctx: click.Context, key: str, value: str, name: str | None) -> No
         click.echo(f"{key} = {change.new} already; nothing changed")
         return
     click.echo(f"{key} = {change.new} (was {change.old})")
+    with db.session() as session:
+        if idle := idle_under_routing(session, key):
+            click.echo(f"note: {idle}")
     from db.item_status import STATUS_SETTINGS, refresh_open_statuses
 
     if key in STATUS_SETTINGS:
