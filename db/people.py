@@ -60,11 +60,25 @@ def ensure_person(
     person = find_person(session, name.strip())
     if person is None:
         name = check_person_name(name, postgres=session.get_bind().dialect.name != "sqlite")
+        refuse_case_variant(session, name)
         person = Person(name=name, role=role)
         session.add(person)
         session.flush()
         record_audit(session, actor or name, "register", name, role=str(role))
     return person
+
+
+def refuse_case_variant(session: Session, name: str) -> None:
+    """:class:`PersonRefused` when someone else is registered under ``name`` in other case:
+    Alice beside alice would split one person's judgments (and a lead's authority) in
+    two, and every ``--as alice`` would then have to guess which is meant."""
+    folded = name.casefold()
+    for existing in session.exec(select(Person.name)):
+        if existing != name and existing.casefold() == folded:
+            raise PersonRefused(
+                f"'{name}' differs only in case from '{existing}', who is registered: give "
+                f"their name as it is ({existing}), or another name"
+            )
 
 
 def require_lead(session: Session, name: str, *, to: str = "decide") -> Person:

@@ -130,6 +130,21 @@ def test_new_user_names_follow_the_rule_of_users_add(
     assert people(team) == ["alice", "lena"]
 
 
+def test_a_name_differing_only_in_case_from_a_registered_one_is_refused(
+    team: Database, database_url: str
+) -> None:
+    """Alice beside alice would be two people to vetbench and one to everyone else."""
+    expected = (
+        "error: 'Alice' differs only in case from 'alice', who is registered: give their "
+        "name as it is (alice), or another name"
+    )
+    added = run(database_url, "users", "add", "Alice", "--as", "lena")
+    assert (added.exit_code, added.output.strip()) == (1, expected)
+    judged = run(database_url, *JUDGE, "--as", "Alice", "--new-user")
+    assert (judged.exit_code, judged.output.strip()) == (1, f"error: not saved: {expected[7:]}")
+    assert people(team) == ["alice", "lena"] and judgments(team) == []
+
+
 def test_the_first_person_of_an_empty_database_follows_the_name_rule(
     database: Database, database_url: str
 ) -> None:

@@ -103,7 +103,7 @@ def users_add(
     password unless --reset-password; one that is not vetbench's needs --adopt.
     """
     from db.engine import resolve_db_url
-    from db.people import check_person_names
+    from db.people import check_person_names, refuse_case_variant
 
     per_login = [
         flag
@@ -121,6 +121,9 @@ def users_add(
     checked = check_person_names(names, postgres=postgres)
     db = open_db(ctx, create=True)
     actor = acting_person(ctx, name, register=False)
+    with db.session() as session:  # before any login's password is asked for
+        for person in checked:
+            refuse_case_variant(session, person)
     for person in checked:
         _add_one(
             db, person, Role(role), actor.name, password_stdin, no_password, adopt, reset_password
