@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -223,6 +226,31 @@ def test_reimporting_an_export_says_what_it_decided_or_left_for_a_lead(
     }
     assert run_cli(str(other), "import", str(exported), "--as", "lena").stderr == ""
     assert run_cli(database, "import", str(exported)).stderr == ""
+
+
+def test_a_reader_that_goes_away_stops_the_export_quietly(
+    database: Database, tmp_path: Path
+) -> None:
+    """`vetbench export - | head`: the reader asked for no more, so no error is printed (as
+    click does for every other command: exit 1, nothing on stderr), and no file is made."""
+    import_econ_and_exam(database, tmp_path)
+    url = database.engine.url.render_as_string(hide_password=False)
+    command = [sys.executable, "-m", "reviewer.cli", "--db", url, "export", "-", "--status"]
+    before = sorted(tmp_path.iterdir())
+    reader, writer = os.pipe()
+    os.close(reader)  # gone before the first byte
+    try:
+        done = subprocess.run(
+            [*command, "all", "--format", "jsonl"],
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(writer)
+    assert (done.returncode, done.stderr.decode()) == (1, "")
+    assert sorted(tmp_path.iterdir()) == before
 
 
 def test_real_cflue_file_round_trips(

@@ -89,10 +89,12 @@ def _write_stdout(write: Callable[[TextIO], Result]) -> Result:
         result = write(sys.stdout)
         sys.stdout.flush()
     except BrokenPipeError:
-        # The reader went away (`| head`): stop quietly, as command-line tools do.
+        # The reader went away (`| head`): it asked for no more, so stop quietly, as
+        # command-line tools do and as click does for every other command (exit 1, no
+        # message); what is left to flush goes nowhere instead of failing again at exit.
         with contextlib.suppress(OSError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        raise WriteError("standard output was closed before everything was written") from None
+        raise
     except OSError as error:
         raise WriteError(_describe("standard output", error)) from None
     return result
