@@ -281,6 +281,13 @@ def test_cli_approve_agreed_asks_first(team_file) -> None:  # type: ignore[no-un
     assert (
         "Approve 1 agreed item as lea?" in declined.output and "nothing approved" in declined.output
     )
+    # A script whose standard input ends unanswered is told about --yes; nothing is done.
+    unanswered = run(team_file, "approve-agreed", "--as", "lea", input="")
+    assert unanswered.exit_code == 1 and unanswered.stderr == (
+        "\nerror: no answer on standard input, so nothing was done: pass --yes to go ahead "
+        "unasked\n"
+    )
+    assert unanswered.stdout == "Approve 1 agreed item as lea? [y/N]: "
     refused = run(team_file, "approve-agreed", "--as", "bo", "--yes")
     assert refused.exit_code == 1 and "only leads" in refused.output
     done = run(team_file, "approve-agreed", "--as", "lea", "--yes")

@@ -17,7 +17,7 @@ import click
 from db.vocabulary import DECISION_STATUSES, DecisionReason, FlagName, values
 from db.words import agreeing, counted
 from reviewer.cli import options
-from reviewer.cli.common import fail, open_db
+from reviewer.cli.common import confirmed, fail, open_db
 from reviewer.cli.identity import acting_person, as_option
 from reviewer.cli.output import print_json, printed_json_or_empty, terminal_block, terminal_text
 
@@ -367,7 +367,7 @@ def _decide_flagged(
         f"{flag}: {shown}{more}"
     )
     why = f" ({reason})" if reason else ""
-    if not assume_yes and not click.confirm(
+    if not assume_yes and not confirmed(
         f"Mark all {len(ids):,} {status}{why} as {terminal_text(lead)}?"
     ):
         click.echo("nothing decided")
@@ -435,7 +435,7 @@ def approve_agreed_command(
     if count == 0:
         click.echo("no agreed items to approve")
         return
-    if not assume_yes and not click.confirm(
+    if not assume_yes and not confirmed(
         f"Approve {counted(count, 'agreed item')} as {terminal_text(lead)}?"
     ):
         click.echo("nothing approved")
@@ -481,7 +481,7 @@ def _approve_confident(
         f"{counted(count, 'item')} the consensus keeps with the key right at "
         f"{confidence:g}{waiting}"
     )
-    if not assume_yes and not click.confirm(
+    if not assume_yes and not confirmed(
         f"Approve {counted(count, 'item')} as {terminal_text(lead)}?"
     ):
         click.echo("nothing approved")

@@ -56,6 +56,18 @@ lock_timeout_option = _timeout_option(
 LOCK_WAIT_NOTICE = "waiting for another writer…"
 
 
+def confirmed(question: str) -> bool:
+    """``click.confirm``; standard input that ends unanswered (a script, ``< /dev/null``) is
+    one line that names ``--yes``, instead of click's bare "Aborted!"."""
+    try:
+        return click.confirm(question)
+    except click.Abort:
+        if sys.stdin is not None and sys.stdin.isatty():
+            raise  # Ctrl-C or Ctrl-D at the prompt: the person stopped it
+        click.echo(err=True)
+        fail("no answer on standard input, so nothing was done: pass --yes to go ahead unasked")
+
+
 def suggested_command(ctx: click.Context, *words: str) -> str:
     """A ``vetbench`` command line to tell the user, naming the database as they did: with
     ``--db`` when they gave it on the command line (a server URL with its password as
