@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import csv
 import difflib
-from collections.abc import Iterable, Iterator
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, TextIO
 
 from db.answers import LETTERS, format_answer
@@ -159,6 +160,12 @@ def read(source: InputFile) -> Iterator[ParsedRecord]:
         choices = {label: cells[label] for label in events}
         while choices and not choices[next(reversed(choices))].strip():
             choices.popitem()  # a row with fewer events than the header has columns
+        if emptied := _emptied_yet_named(events, choices, cells[ANSWER]):
+            message = "is empty, yet the Answer names it: fill the event in, or leave it out of the Answer"
+            yield ParsedRecord(
+                place, ordinal, problems=[Problem(label, message) for label in emptied]
+            )
+            continue
         # An empty cell is no value: the writer leaves one for a row without the column.
         extra: JsonObject = {
             name: cells[name] for name in header if name not in known and cells[name]
@@ -178,6 +185,17 @@ def read(source: InputFile) -> Iterator[ParsedRecord]:
         yield ParsedRecord(place, ordinal, draft=draft)
     if ordinal == 0:
         raise FormatError(shown, "the file has a header but no records")
+
+
+def _emptied_yet_named(events: Sequence[str], kept: Mapping[str, str], key: str) -> list[str]:
+    """The event columns left empty on a row (dropped as its fewer events) that its
+    Answer names all the same: the empty cell, not the Answer, is what to point at."""
+    compact = key.strip().upper()
+    if compact.isascii() and compact.isalpha():  # "DABC"
+        named = set(compact)
+    else:  # "D, A, B, C", "D > A > B > C"
+        named = {token for token in re.split(r"[^A-Z]+", compact) if len(token) == 1}
+    return [label for label in events if label not in kept and label in named]
 
 
 def write(items: Iterable[Any], out: TextIO, *, stamp: dict[str, str] | None = None) -> int:
