@@ -218,13 +218,18 @@ def validate_draft(draft: ItemDraft) -> list[Problem]:
     return [Problem(names.get(p.field, p.field), p.message) for p in _draft_problems(draft)]
 
 
+def kind_problem(kind: str) -> Problem | None:
+    """Why ``kind`` is not an item kind, if it is not one."""
+    if kind in {k.value for k in ItemKind}:
+        return None
+    return Problem("kind", f"'{kind}' is not one of {', '.join(k.value for k in ItemKind)}")
+
+
 def _draft_problems(draft: ItemDraft) -> list[Problem]:
     problems: list[Problem] = []
-    try:
-        kind = ItemKind(draft.kind)
-    except ValueError:
-        kinds = ", ".join(k.value for k in ItemKind)
-        return [Problem("kind", f"'{draft.kind}' is not one of {kinds}")]
+    if unknown := kind_problem(draft.kind):
+        return [unknown]
+    kind = ItemKind(draft.kind)
 
     prompt_name = "question" if kind.is_mcq else "scenario"
     problems += _text_problems(prompt_name, draft.prompt)

@@ -463,6 +463,18 @@ def test_jsonl_line_problems(tmp_path: Path, line: str, expected: str) -> None:
     assert any(expected in p for p in problems_of(second)), problems_of(second)
 
 
+def test_jsonl_a_line_written_with_other_formats_names_says_every_problem(tmp_path: Path) -> None:
+    """CFLUE's question and answer, and a kind vetbench does not have: each is said once,
+    the missing fields with the name this line used instead."""
+    line = '{"kind": "sorting", "question": "Order.", "choices": {"A": "a"}, "answer": "A"}'
+    (record,) = records(write_file(tmp_path, "x.jsonl", line + "\n"))
+    assert problems_of(record) == [
+        "kind: 'sorting' is not one of ordering, single, multi, truefalse",
+        "prompt: is missing (this record has 'question': vetbench JSONL calls it prompt)",
+        "key: is missing (this record has 'answer': vetbench JSONL calls it key)",
+    ]
+
+
 def test_jsonl_extra_columns_may_not_be_the_csv_s_own(tmp_path: Path) -> None:
     """They would write a header the CSV reader refuses (Answer twice) or reads otherwise
     (E as an event)."""

@@ -41,7 +41,7 @@ from db.formats.base import (
     stated_explanation,
 )
 from db.json_types import JsonObject
-from db.validation import ItemDraft, Problem
+from db.validation import ItemDraft, Problem, kind_problem
 from db.vocabulary import ItemKind, ItemStatus
 
 NAME = "jsonl"
@@ -110,6 +110,13 @@ def _mapping(raw: JsonObject, name: str, problems: list[Problem]) -> JsonObject:
     return value
 
 
+# What other item files call a field (CFLUE's question and answer, EconLogicQA's Answer).
+_OTHER_NAMES = {
+    "prompt": ("question", "Question", "scenario", "stem"),
+    "key": ("answer", "Answer", "label"),
+}
+
+
 def _revision(raw: object, where: str, problems: list[Problem]) -> RevisionRecord | None:
     if not isinstance(raw, dict):
         problems.append(Problem(where, "must be an object"))
@@ -127,7 +134,9 @@ def _revision(raw: object, where: str, problems: list[Problem]) -> RevisionRecor
         local.append(Problem("explanation", "must be text or null"))
     for name in ("prompt", "key"):
         if raw.get(name) is None:
-            local.append(Problem(name, "is missing"))
+            alias = next((other for other in _OTHER_NAMES[name] if other in raw), None)
+            said = f" (this record has '{alias}': vetbench JSONL calls it {name})" if alias else ""
+            local.append(Problem(name, f"is missing{said}"))
     record = RevisionRecord(
         number=number if isinstance(number, int) else 1,
         prompt=_text(raw, "prompt", local),
@@ -169,6 +178,8 @@ def _record(source: InputFile, line: int, ordinal: int, raw: object) -> ParsedRe
     kind = _text(raw, "kind", problems)
     if not kind:
         problems.append(Problem("kind", "is missing"))
+    elif unknown := kind_problem(kind):  # said here, so a record missing other fields says it
+        problems.append(unknown)
     item_id = raw.get("id")
     if item_id is not None and (not isinstance(item_id, str) or not item_id.strip()):
         problems.append(Problem("id", "must be non-empty text"))
