@@ -28,6 +28,7 @@ from pathlib import Path
 from string import Template
 
 from db.answers import format_answer, is_chinese
+from db.canonical_text import item_text
 from db.engine import Database
 from db.errors import VetbenchError
 from db.items import ItemSnapshot, iter_items
@@ -48,6 +49,7 @@ __all__ = [
     "TemplateError",
     "answer_text",
     "build_prompt",
+    "evaluated_shots",
     "load_shot_file",
     "load_shot_files",
     "load_templates",
@@ -351,8 +353,12 @@ def prefix_shots(
     first need them: ``shots_for[kind]`` of them, the first of the kind in a shot file
     (the user's own, in file order, those in the item's template language first; of the
     same number of events where it has such orders), else drawn by ``select_shots`` from ``pool`` leaving out the evaluated
-    ``items``.  The run and the lm-eval export agree."""
+    ``items``.  Neither way shows an evaluated item as a shot (:func:`evaluated_shots`).
+    The run and the lm-eval export agree."""
     evaluated = {item.id for item in items}
+    if from_shot_file:
+        shown = {shot.id for shot in evaluated_shots(items, pool)}
+        pool = [shot for shot in pool if shot.id not in shown]
     chosen: dict[ShotGroup, list[ItemSnapshot]] = {}
     for item in items:
         group = ShotGroup.of(item)
@@ -374,6 +380,20 @@ def prefix_shots(
                 events=group.events,
             )
     return chosen
+
+
+def evaluated_shots(
+    items: Sequence[ItemSnapshot], pool: Sequence[ItemSnapshot]
+) -> list[ItemSnapshot]:
+    """The shots of a shot file's ``pool`` that are evaluated ``items``: the same id, or the
+    same question and choices as near-duplicate detection compares them
+    (``db.canonical_text.item_text``).  Shown as a shot, one would give its own answer away
+    (a pool imported as items too, then approved, is the usual way)."""
+    ids = {item.id for item in items}
+    texts = {item_text(item.prompt, item.choices) for item in items}
+    return [
+        shot for shot in pool if shot.id in ids or item_text(shot.prompt, shot.choices) in texts
+    ]
 
 
 def _same_size(pool: Sequence[ItemSnapshot], events: int | None) -> list[ItemSnapshot]:

@@ -25,7 +25,7 @@ from db.json_types import JsonObject, JsonValue
 from db.models import EvalRun
 from db.releases import ReleaseError, get_release, release_items
 from db.vocabulary import EvalMode, EvalProtocol, ItemKind, ItemStatus, RunStatus, values
-from db.words import agreeing, counted
+from db.words import agreeing, counted, few_of
 from evaluator.backends.base import BackendInfo
 from evaluator.cflue_wording import BUILT_IN, read_cflue_wording
 from evaluator.extractors import answer_extractor
@@ -35,6 +35,7 @@ from evaluator.kinds import kind_spec
 from evaluator.prompts import (
     DEFAULT_SHOT_SEED,
     ShotGroup,
+    evaluated_shots,
     load_shot_files,
     load_templates,
     prefix_shots,
@@ -162,16 +163,22 @@ def shot_shortfalls(
     chosen: Mapping[ShotGroup, Sequence[ItemSnapshot]],
     shots_for: Mapping[ItemKind, int],
     source: ShotSource,
+    left_out: Sequence[ItemSnapshot] = (),
 ) -> list[ShotShortfall]:
-    """The kinds whose prompts get fewer shots than asked (each kind once, its fewest)."""
+    """The kinds whose prompts get fewer shots than asked (each kind once, its fewest);
+    ``left_out``: the shots of a shot file left out as evaluated items, said with their kind."""
     fewest: dict[ItemKind, int] = {}
     for group, group_shots in chosen.items():
         if len(group_shots) < shots_for[group.kind]:
             fewest[group.kind] = min(len(group_shots), fewest.get(group.kind, len(group_shots)))
-    return [
-        ShotShortfall(kind.value, got, shots_for[kind], source.where)
-        for kind, got in fewest.items()
-    ]
+    shortfalls = []
+    for kind, got in fewest.items():
+        evaluated = sum(shot.kind is kind for shot in left_out)
+        where = source.where + (
+            f" (leaving out {counted(evaluated, 'evaluated item')})" if evaluated else ""
+        )
+        shortfalls.append(ShotShortfall(kind.value, got, shots_for[kind], where))
+    return shortfalls
 
 
 def check_shots(
@@ -187,11 +194,12 @@ def check_shots(
     shots by kind) on ``items`` would get fewer shots than it asks for; how many a seeded
     draw finds does not depend on the seed.  ``fixed_shots``: the protocol fixes them."""
     pool = source.pool(db)
+    left_out = evaluated_shots(items, pool) if source.from_file else []
     shortfalls: dict[str, ShotShortfall] = {}
     for shots, by_kind in settings:
         shots_for = _shots_for(items, shots, by_kind)
         chosen = prefix_shots(items, pool, shots_for, seed=seed, from_shot_file=source.from_file)
-        for shortfall in shot_shortfalls(chosen, shots_for, source):
+        for shortfall in shot_shortfalls(chosen, shots_for, source, left_out):
             shortfalls.setdefault(shortfall.kind, shortfall)
     if shortfalls:
         raise FewerShotsError(list(shortfalls.values()), fixed_shots=fixed_shots)
@@ -411,7 +419,7 @@ def create_run(
             group.name: tuple(ShotRef(s.id, s.revision) for s in group_shots)
             for group, group_shots in chosen.items()
         },
-        shot_notes=tuple(_shot_notes(chosen, shots_for, source)),
+        shot_notes=tuple(_shot_notes(chosen, shots_for, source, items, pool)),
         revisions={item.id: item.revision for item in items},
         excluded=excluded,
         protocol=spec.name,
@@ -483,10 +491,20 @@ def _shot_notes(
     chosen: Mapping[ShotGroup, list[ItemSnapshot]],
     shots_for: Mapping[ItemKind, int],
     source: ShotSource,
+    items: Sequence[ItemSnapshot],
+    pool: Sequence[ItemSnapshot],
 ) -> list[str]:
-    """Say where the shots fall short of k approved items from outside the evaluated set
-    (shots asked from a status are of that status: no note says so)."""
+    """Say which shots of a shot file were left out as evaluated items, and where the shots
+    fall short of k approved items from outside the evaluated set (shots asked from a status
+    are of that status: no note says so)."""
     notes = []
+    left_out = evaluated_shots(items, pool) if source.from_file else []
+    if left_out:
+        notes.append(
+            f"{counted(len(left_out), 'shot')} {source.where} left out: "
+            f"{agreeing(len(left_out), 'it is an evaluated item', 'they are evaluated items')} "
+            f"({few_of([shot.id for shot in left_out])})"
+        )
     for shot_group, group_shots in chosen.items():
         group = shot_group.name
         k = shots_for[shot_group.kind]
