@@ -153,6 +153,7 @@ class ChatClient:
         self.timeout = timeout
         self.max_retries = max_retries
         self.concurrency = concurrency
+        self.max_wait = backoff_max_s
         self.counters = counters or CallCounters()
         self._key = read_api_key(api_key_env, base_url=base_url)
         self._openai = openai.OpenAI(

@@ -293,8 +293,14 @@ class RunParams:
             session=_session(data),
         )
 
-    def with_session(self, session: RunSession) -> RunParams:
-        return replace(self, session=session)
+    def with_session(
+        self, session: RunSession, backend: Mapping[str, JsonValue] | None = None
+    ) -> RunParams:
+        """These params with the latest session's record; ``backend``: the backend settings
+        that session ran with where they replace the stored ones (a resumed run's API
+        settings given again), so the stored params say what the run last used."""
+        merged = self.backend if backend is None else {**self.backend, **backend}
+        return replace(self, session=session, backend=merged)
 
     @classmethod
     def stored_shot_counts(cls, data: Mapping[str, JsonValue], shots: int) -> ShotCounts:

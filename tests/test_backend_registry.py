@@ -88,6 +88,27 @@ def test_a_resumed_run_keeps_its_recorded_choices() -> None:
     assert given.resuming({"chat_template": True}) == given
 
 
+def test_a_resumed_run_keeps_its_recorded_api_settings_unless_given_again() -> None:
+    recorded = {
+        "base_url": "http://host/v1",
+        "api_key_env": "SERVER_KEY",
+        "concurrency": 16,
+        "timeout_s": 7,
+        "max_retries": 1,
+        "max_wait_s": 0.5,
+    }
+    resumed = BackendSettings().resuming(recorded).api
+    assert resumed == ApiSettings("http://host/v1", "SERVER_KEY", 16, 7.0, 1, 0.5)
+    # given again (even at its default), or set to another value: the given one wins
+    given = BackendSettings(api=ApiSettings(concurrency=4, timeout=2.0))
+    again = given.resuming(recorded, given={"concurrency"}).api
+    assert (again.concurrency, again.timeout, again.api_key_env) == (4, 2.0, "SERVER_KEY")
+    # a run from before the key variable and the wait were recorded, or a value of
+    # another type: the defaults
+    older = BackendSettings().resuming({"concurrency": True, "timeout_s": "7", "max_retries": 2})
+    assert older.api == ApiSettings(max_retries=2)
+
+
 def test_recorded_runs_name_their_spec_again() -> None:
     assert recorded_spec("openai", "gpt-4o-mini") == "openai:gpt-4o-mini"
     assert recorded_spec("scripted", "/data/answers.json") == "scripted:/data/answers.json"

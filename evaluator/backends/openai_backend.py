@@ -78,17 +78,20 @@ class OpenAIBackend:
         self.client = ChatClient(model, database=database, **options)
         self._scoring_checked = False
         facts = self.client.server_facts()
-        # Never the key: only where the model was reached, what the server says it
-        # serves, and how it was asked.
+        # Never the key: only where the model was reached (and the variable holding the
+        # key), what the server says it serves, and how it was asked; a resumed run reads
+        # them back (settings.RECORDED_API_PARAMS).
         self.info = BackendInfo(
             backend="openai",
             model=model,
             params={
                 "base_url": self.client.base_url,
+                "api_key_env": self.client.api_key_env,
                 "temperature": 0.0,
                 "concurrency": self.client.concurrency,
                 "timeout_s": self.client.timeout,
                 "max_retries": self.client.max_retries,
+                "max_wait_s": self.client.max_wait,
             },
         )
         for key, value in (

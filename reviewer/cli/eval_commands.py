@@ -28,7 +28,7 @@ from db.vocabulary import (
 )
 from db.words import counted
 from reviewer.cli import options
-from reviewer.cli.common import EXIT_INTERRUPTED, fail, open_db
+from reviewer.cli.common import EXIT_INTERRUPTED, fail, given_options, open_db
 from reviewer.cli.identity import acting_person
 from reviewer.cli.output import TerminalProgressBar, print_json, terminal_text
 from reviewer.cli.runs_commands import print_figures
@@ -289,7 +289,9 @@ def eval_command(
         run = _run_to_resume(database, resume_id, model)
         model = _recorded_spec(run)
         choices = EvalChoices(mode=run.mode)
-        settings = settings.resuming(run.params.backend)
+        settings = settings.resuming(
+            run.params.backend, given=given_options(ctx, options.API_FLAGS)
+        )
         check_model(model, choices.mode)
     else:  # before a model loads: bad choices and an empty selection are said at once
         assert model is not None
