@@ -26,7 +26,7 @@ from db.vocabulary import (
     RunStatus,
     values,
 )
-from db.words import counted
+from db.words import agreeing, counted
 from reviewer.cli import options
 from reviewer.cli.common import EXIT_INTERRUPTED, fail, given_options, open_db
 from reviewer.cli.identity import acting_person
@@ -251,6 +251,8 @@ def eval_command(
     """
     from evaluator.session import EvalChoices, check_choices, check_model, protocol_settings
 
+    if resume_id is not None:
+        _refuse_plan_options(ctx)
     database = open_db(ctx)
     if resume_id is None and not model:
         fail(
@@ -305,6 +307,26 @@ def eval_command(
     failed = _print_runs(database, run_ids, as_json)
     if failed:
         sys.exit(1)
+
+
+# What a run was planned with: a resumed run keeps it all (how the model runs, and --model
+# naming the run's own, may be given again).
+_PLAN_OPTIONS = frozenset(
+    ("protocol", "shots", "shots_for", "shot_files", "shots_from", "allow_fewer_shots")
+    + ("statuses", "kinds", "sources", "release", "limit", "mode", "layout", "templates_dir")
+    + ("extractor", "max_new_tokens", "cflue_repo", "repeats", "permute_options", "seed")
+)
+
+
+def _refuse_plan_options(ctx: click.Context) -> None:
+    """Refuse, in one line, what --resume cannot change: a run resumes as it was planned."""
+    given = list(given_options(ctx, _PLAN_OPTIONS).values())
+    if given:
+        fail(
+            f"--resume continues a run exactly as it was planned; {', '.join(given)} "
+            f"{agreeing(len(given), 'does', 'do')} not apply (start a new run to change "
+            f"{agreeing(len(given), 'it', 'them')})"
+        )
 
 
 def _evaluate(
