@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 from eval_helpers import eval_json, mixed_set, mixed_set_url, ordering, store
+from fake_openai_server import FakeOpenAIServer
 from helpers import APPROVED_ITEMS, run_cli, write_file
+from served_model import free_port
 from sqlmodel import select
 
 from db.engine import Database, open_database
@@ -44,24 +46,37 @@ def test_an_unknown_form_fails_with_the_known_ones(spec: str) -> None:
     assert "openai:NAME" in message and "scripted:FILE" in message and "demo" in message
 
 
-def test_api_models_take_the_api_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_api_models_take_the_api_settings(
+    monkeypatch: pytest.MonkeyPatch, server: FakeOpenAIServer
+) -> None:
     monkeypatch.setenv(KEY_ENV, "sk-registry-test")
-    api = ApiSettings(
-        base_url="http://127.0.0.1:9/v1", api_key_env=KEY_ENV, concurrency=3, max_retries=0
-    )
+    api = ApiSettings(base_url=server.base_url, api_key_env=KEY_ENV, concurrency=3, max_retries=0)
     backend = open_backend("openai:some-model", BackendSettings(api=api))
     try:
         assert backend.info.backend == "openai" and backend.info.model == "some-model"
         params = backend.info.params
-        assert params["base_url"] == "http://127.0.0.1:9/v1"
+        assert params["base_url"] == server.base_url
         assert params["concurrency"] == 3 and params["max_retries"] == 0
-        assert "server_model_id" not in params  # no server answered: nothing recorded
-        # Whether it can score is asked of the server, which is not there.
-        with pytest.raises(BackendError, match="cannot score: cannot reach http://127.0.0.1:9"):
+        assert "server_model_id" not in params  # no model list served: nothing recorded
+        # Whether it can score is asked of the server, which gives no log-probabilities.
+        server.prompt_logprobs = False
+        with pytest.raises(BackendError, match="cannot score"):
             _ = backend.supports_scoring
         assert find_provider("openai:some-model").cannot_score is None
     finally:
         backend.close()
+
+
+def test_a_server_that_cannot_be_reached_is_said_when_the_backend_opens(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Before, it opened, and the run retried every item for 22 s and failed."""
+    monkeypatch.setenv(KEY_ENV, "sk-registry-test")
+    url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+    api = ApiSettings(base_url=url, api_key_env=KEY_ENV)
+    with pytest.raises(BackendError) as caught:
+        open_backend("openai:some-model", BackendSettings(api=api))
+    assert str(caught.value).startswith(f"cannot reach the server at {url} (Connection refused)")
 
 
 def test_an_api_model_without_its_key_is_explained(monkeypatch: pytest.MonkeyPatch) -> None:
