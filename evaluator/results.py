@@ -342,11 +342,6 @@ class RunRecord(RunIdentity):
         """Where the shots fell short (too few, or not yet approved)."""
         return self.params.shot_notes
 
-    @property
-    def excluded_count(self) -> int:
-        """Items left out of score mode (too many candidate answers)."""
-        return len(self.params.excluded)
-
     def to_json(self) -> JsonObject:
         data = fields_json(self)
         # The per-item revision map is for resuming; a count (``total``) is enough to show.

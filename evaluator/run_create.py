@@ -17,6 +17,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from sqlmodel import Session
+
 from db.audit import record_event
 from db.engine import Database
 from db.errors import VetbenchError
@@ -64,7 +66,8 @@ class RunSetupError(VetbenchError, ValueError):
 
 @dataclass(frozen=True)
 class RunSelection:
-    """The items a run would evaluate, and those left out of score mode (id -> why)."""
+    """The items a run would evaluate, and those chosen but left out (id -> why): of a kind
+    the protocol does not ask, or with too many candidates for score mode."""
 
     items: list[ItemSnapshot]
     excluded: dict[str, str]
@@ -217,31 +220,43 @@ def score_candidates(item: ItemSnapshot) -> list[str] | None:
 
 def _select_items(
     db: Database, item_filter: ItemFilter, protocol: ProtocolSpec
-) -> list[ItemSnapshot]:
+) -> tuple[list[ItemSnapshot], dict[str, str]]:
+    """The items chosen that the protocol asks (up to the limit), and those of the kinds it
+    does not ask (id -> why: :meth:`ProtocolSpec.leaves_out`), which the run records."""
     kinds = item_filter.kinds_within(protocol.kinds)
-    if kinds == ():
-        return []
+    chosen_kinds = item_filter.kinds or values(ItemKind)
+    other_kinds = [kind for kind in chosen_kinds if protocol.leaves_out(ItemKind(kind))]
     selected: list[ItemSnapshot] = []
+    left_out: dict[str, str] = {}
     with db.session() as session:
-        if item_filter.release:  # exactly as frozen, whatever changed since
-            try:
-                candidates: Iterable[ItemSnapshot] = release_items(
-                    session, item_filter.release, kinds=kinds or (), sources=item_filter.sources
-                )
-            except ReleaseError as error:
-                raise RunSetupError(str(error)) from None
-        else:
-            candidates = iter_items(
-                session,
-                statuses=list(item_filter.statuses) or None,
-                kinds=list(kinds) if kinds is not None else None,
-                sources=list(item_filter.sources) or None,
+        if kinds != ():
+            for item in _candidates(session, item_filter, kinds):
+                selected.append(item)
+                if item_filter.limit and len(selected) >= item_filter.limit:
+                    break
+        if other_kinds:
+            for item in _candidates(session, item_filter, tuple(other_kinds)):
+                left_out[item.id] = protocol.leaves_out(item.kind) or ""
+    return selected, left_out
+
+
+def _candidates(
+    session: Session, item_filter: ItemFilter, kinds: tuple[str, ...] | None
+) -> Iterable[ItemSnapshot]:
+    """The items of ``kinds`` (None: every kind) ``item_filter`` chooses, without its limit."""
+    if item_filter.release:  # exactly as frozen, whatever changed since
+        try:
+            return release_items(
+                session, item_filter.release, kinds=kinds or (), sources=item_filter.sources
             )
-        for item in candidates:
-            selected.append(item)
-            if item_filter.limit and len(selected) >= item_filter.limit:
-                break
-    return selected
+        except ReleaseError as error:
+            raise RunSetupError(str(error)) from None
+    return iter_items(
+        session,
+        statuses=list(item_filter.statuses) or None,
+        kinds=list(kinds) if kinds is not None else None,
+        sources=list(item_filter.sources) or None,
+    )
 
 
 def _describe(item_filter: ItemFilter, protocol: ProtocolSpec) -> str:
@@ -265,7 +280,7 @@ def select_run_items(
     there are none, or that the deciding reader (``extractor``, None: the protocol's) does
     not read some of them.  Cheap: the CLI asks it before loading a model."""
     spec = protocol_spec(protocol)
-    items = _select_items(db, item_filter, spec)
+    items, not_asked = _select_items(db, item_filter, spec)
     if mode == EvalMode.GENERATE:
         _check_reader(spec.reported_extractors(extractor)[0], items)
     excluded: dict[str, str] = {}
@@ -277,7 +292,7 @@ def select_run_items(
     if not items:
         hint = "" if excluded else _other_statuses_hint(db, item_filter, spec)
         raise RunSetupError(f"no items to evaluate ({_describe(item_filter, spec)}){hint}")
-    return RunSelection(items, excluded)
+    return RunSelection(items, {**excluded, **not_asked})
 
 
 def _other_statuses_hint(db: Database, item_filter: ItemFilter, spec: ProtocolSpec) -> str:
