@@ -371,6 +371,9 @@ def _execute(
     if on_update is not None:
         figures = run_figures(db, run_id)
         notes = [*figures.run.shot_notes, *figures.run.params.excluded_notes()]
+        backend_notes = getattr(backend, "notes_for", None)  # a script without some answers
+        if backend_notes is not None:
+            notes += backend_notes(list(figures.run.params.revisions))
         if figures.run.params.answer_budget == MODEL_OWN_LIMIT:
             notes.append(LONG_ANSWERS_NOTE)
         on_update(RunUpdate(run_id, position, runs, figures.progress, tuple(notes)))

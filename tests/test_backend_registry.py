@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from eval_helpers import eval_json, mixed_set, mixed_set_url, ordering, store
+from eval_helpers import MIXED_SET_ANSWERS, eval_json, mixed_set, mixed_set_url, ordering, store
 from fake_openai_server import FakeOpenAIServer
 from helpers import APPROVED_ITEMS, run_cli, write_file
 from served_model import free_port
@@ -260,6 +260,37 @@ def test_a_scripted_model_through_the_cli_with_resume(db_path: Path, tmp_path: P
         (run,) = session.exec(select(EvalRun)).all()
         assert run.model == str(answers.resolve()) and run.params["script"] == run.model
     database.dispose()
+
+
+def test_a_script_that_misses_evaluated_items_or_answers_others_says_so(
+    db_path: Path, tmp_path: Path
+) -> None:
+    """Before, the items without an answer silently read as unparsed and `bogus:9` was
+    ignored without a word."""
+    mixed_set_url(db_path)
+    answers = write_file(tmp_path, "answers.json", '{"econ:1": " D, A, C, B", "bogus:9": "A"}')
+    result = run_cli(db_path, "eval", "--model", f"scripted:{answers}", "--shots", "0")
+    assert result.exit_code == 0, result.output
+    assert (
+        "note: the script has no answer for 7 of the 8 items evaluated "
+        "(cflue:1, cflue:2, cflue:3 and 4 more): they read as unparsed"
+    ) in result.stderr
+    assert "note: the script answers 1 item not evaluated here: bogus:9" in result.stderr
+    # a script that covers the run says nothing; nor does the oracle
+    covered = write_file(tmp_path, "covered.json", json.dumps(MIXED_SET_ANSWERS))
+    quiet = run_cli(db_path, "eval", "--model", f"scripted:{covered}", "--shots", "0")
+    assert "script" not in quiet.stderr
+    assert ScriptedBackend(model="oracle", oracle=True).notes_for(["econ:1"]) == ()
+
+
+def test_scripted_without_a_file_says_what_to_give(db_path: Path) -> None:
+    mixed_set_url(db_path)
+    result = run_cli(db_path, "eval", "--model", "scripted:", "--shots", "0")
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        "error: give a script file after scripted: (scripted:ANSWERS.json or .jsonl), "
+        "or scripted:oracle for the self-test"
+    )
 
 
 def test_the_cli_refuses_unknown_forms_and_empty_selections(db_path: Path) -> None:
