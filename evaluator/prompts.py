@@ -31,6 +31,7 @@ from db.answers import format_answer, is_chinese
 from db.canonical_text import item_text
 from db.engine import Database
 from db.errors import VetbenchError
+from db.formats.base import ARTICLES_NOT_ITEMS, is_article
 from db.items import ItemSnapshot, iter_items
 from db.validation import ItemDraft, validate_draft
 from db.vocabulary import ItemKind, ItemStatus
@@ -92,7 +93,19 @@ class TemplateError(VetbenchError, ValueError):
 
 
 class ShotFileError(VetbenchError, ValueError):
-    """A shot file that cannot be used; the message names the file, line and field."""
+    """A shot file that cannot be used; the message names the file, line and field.
+
+    With several ``problems`` (records that are not solved items) the message is one line,
+    their count and the first, as the app shows it; the command line prints ``heading``
+    and the problems one a line."""
+
+    def __init__(self, message: str, problems: Sequence[str] = ()) -> None:
+        self.heading = message
+        self.problems = tuple(problems)
+        if self.problems:
+            more = f" (and {len(self.problems) - 1:,} more)" if len(self.problems) > 1 else ""
+            message = f"{message}: {self.problems[0]}{more}"
+        super().__init__(message)
 
 
 def template_language(language: str) -> str:
@@ -508,6 +521,8 @@ def load_shot_file(path: Path) -> list[ItemSnapshot]:
         if not isinstance(record, dict):
             problems.append(f"{where}: expected a JSON object, got {type(record).__name__}")
             continue
+        if not shots and not problems and is_article(record, "prompt", "choices", "key"):
+            raise ShotFileError(f"{where}: {ARTICLES_NOT_ITEMS}")  # as `vetbench import` says
         choices = record.get("choices")
         if not isinstance(choices, dict):
             problems.append(f"{where}: choices: must be an object of label -> text")
@@ -540,7 +555,9 @@ def load_shot_file(path: Path) -> list[ItemSnapshot]:
             )
         )
     if problems:
-        raise ShotFileError("\n".join(problems))
+        raise ShotFileError(
+            f"{path}: {counted(len(problems), 'problem')} in the shot file", problems
+        )
     if not shots:
         raise ShotFileError(f"{path}: holds no shots")
     return shots

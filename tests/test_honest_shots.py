@@ -190,6 +190,32 @@ def test_one_shot_file_per_kind_gives_every_kind_its_shots(url: str) -> None:
     ok(run_cli(url, "eval", "--resume", str(run.id)))
 
 
+def test_articles_given_as_a_shot_file_are_said_to_be_articles(url: str) -> None:
+    """Before: ten `choices` errors joined by ␊ on one line; `vetbench import` knew better."""
+    result = eval_cli(url, "--shots", "1", "--shot-file", str(FIXTURES / "articles.jsonl"))
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines() == [
+        f"error: {FIXTURES / 'articles.jsonl'}:1: these are articles (title, text), not items: "
+        "`vetbench generate --kind ordering --articles FILE` (or --kind mcq) writes items from them"
+    ]
+    assert stored_runs(url) == []
+
+
+def test_a_shot_files_problems_are_listed_one_a_line(url: str, tmp_path: Path) -> None:
+    path = tmp_path / "shots.jsonl"
+    path.write_text("[1]\n" + '{"kind": "single"}\n' * 12, encoding="utf-8")
+    result = eval_cli(url, "--shots", "1", "--shot-file", str(path))
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert lines[0] == f"error: {path}: 13 problems in the shot file:"
+    assert lines[1] == f"  {path}:1: expected a JSON object, got list"
+    assert lines[2:11] == [
+        f"  {path}:{n}: choices: must be an object of label -> text" for n in range(2, 11)
+    ]
+    assert lines[11:] == ["  and 3 more"]
+    assert "␊" not in result.stderr and stored_runs(url) == []
+
+
 def _fixture_shot(file: str, line: int) -> ItemDraft:
     """Line ``line`` (1-based) of a fixture shot file as an item draft."""
     record = json.loads((FIXTURES / file).read_text(encoding="utf-8").splitlines()[line - 1])

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from db.engine import Database
     from evaluator.backends.base import Backend
     from evaluator.backends.settings import BackendSettings
+    from evaluator.prompts import ShotFileError
     from evaluator.results import RunProgress, RunRecord
     from evaluator.session import EvalChoices
 
@@ -249,6 +250,7 @@ def eval_command(
     with `vetbench eval --resume RUN_ID` without recomputing anything.  A protocol
     with several shot settings, and --repeats, make several runs (one model load).
     """
+    from evaluator.prompts import ShotFileError
     from evaluator.session import EvalChoices, check_choices, check_model, protocol_settings
 
     if resume_id is not None:
@@ -297,7 +299,10 @@ def eval_command(
         check_model(model, choices.mode)
     else:  # before a model loads: bad choices and an empty selection are said at once
         assert model is not None
-        check_choices(database, choices, model=model)
+        try:
+            check_choices(database, choices, model=model)
+        except ShotFileError as error:
+            _fail_shot_file(error)
         settings = protocol_settings(choices, settings)
     opened = _open_backend(database, model, settings)
     try:
@@ -381,11 +386,31 @@ def _evaluate(
             err=True,
         )
         sys.exit(EXIT_INTERRUPTED)
-    except (RunSetupError, ShotFileError, TemplateError, WordingError, RunFailed) as error:
+    except ShotFileError as error:
+        _close_bars(bars)
+        _fail_shot_file(error)
+    except (RunSetupError, TemplateError, WordingError, RunFailed) as error:
         _close_bars(bars)
         fail(str(error))
     _close_bars(bars)
     return outcome.run_ids
+
+
+SHOT_FILE_PROBLEMS_SHOWN = 10
+
+
+def _fail_shot_file(error: ShotFileError) -> NoReturn:
+    """A shot file's problems one a line (the first ten, then how many more); one line
+    when it has one problem."""
+    if not error.problems:
+        fail(str(error))
+    click.echo(f"error: {terminal_text(error.heading)}:", err=True)
+    for problem in error.problems[:SHOT_FILE_PROBLEMS_SHOWN]:
+        click.echo(f"  {terminal_text(problem)}", err=True)
+    more = len(error.problems) - SHOT_FILE_PROBLEMS_SHOWN
+    if more > 0:
+        click.echo(f"  and {more:,} more", err=True)
+    sys.exit(1)
 
 
 def _close_bars(bars: Mapping[int, TerminalProgressBar[RunProgress]]) -> None:
