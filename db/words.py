@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["agreeing", "all_of", "counted", "named"]
+__all__ = ["agreeing", "all_of", "counted", "few_of", "named"]
 
 
 def counted(n: int, singular: str, plural: str | None = None) -> str:
@@ -21,6 +21,13 @@ def named(singular: str, names: Sequence[object], plural: str | None = None) -> 
     """The word that agrees with how many are named, then them: ``run 3``, ``runs 3, 4``."""
     word = singular if len(names) == 1 else (plural or singular + "s")
     return f"{word} {', '.join(map(str, names))}"
+
+
+def few_of(names: Sequence[object], shown: int = 3) -> str:
+    """A few of many names, then how many more: ``a:1, a:2, a:3 and 4 more``."""
+    listed = ", ".join(map(str, names[:shown]))
+    more = len(names) - shown
+    return f"{listed} and {more:,} more" if more > 0 else listed
 
 
 def agreeing(n: int, singular: str, plural: str) -> str:

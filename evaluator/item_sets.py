@@ -45,6 +45,11 @@ class ItemSet:
             return f"release {self.release} (items {self.hash[:12]})"
         return f"ad hoc item set {self.hash[:12]}"
 
+    @property
+    def drawn_from(self) -> str:
+        """``from release v1``, or ``ad hoc`` (the items as they were)."""
+        return f"from release {self.release}" if self.release is not None else "ad hoc"
+
     def to_json(self) -> JsonObject:
         return {"release": self.release, "hash": self.hash}
 

@@ -62,6 +62,7 @@ from evaluator.retry_policy import (
 
 # Sent when no key is set and a --base-url is given: local servers (vLLM, llama.cpp) ignore it.
 LOCAL_SERVER_PLACEHOLDER_KEY = "no-key"
+_ERRNO = re.compile(r"^\[Errno -?\d+\]\s*")  # "[Errno 111] Connection refused"
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 _REDACTED = "[redacted]"
 # HTTP statuses after which every further request would fail the same way.
@@ -153,6 +154,7 @@ class ChatClient:
         self.timeout = timeout
         self.max_retries = max_retries
         self.concurrency = concurrency
+        self.max_wait = backoff_max_s
         self.counters = counters or CallCounters()
         self._key = read_api_key(api_key_env, base_url=base_url)
         self._openai = openai.OpenAI(
@@ -510,7 +512,9 @@ class ChatClient:
         """What the server says about itself, asked without generating anything: this
         model's entry in ``/models`` (its id; vLLM adds the weights it serves under an
         alias as ``root``) and the version at ``/version`` (vLLM).  A server that answers
-        neither gives empty facts: nothing here fails a run."""
+        neither gives empty facts; one that cannot be reached at all (the connection refused,
+        the host unknown) raises :class:`ClientConfigError`: a run would only retry every
+        item for nothing.  A slow answer is not that (the run's retries may get through)."""
         quick = self._openai.with_options(timeout=min(self.timeout, 10.0), max_retries=0)
         model_id = model_root = version = None
         try:
@@ -521,6 +525,15 @@ class ChatClient:
                     if isinstance(root, str) and root != entry.id:
                         model_root = self._redact(root)[:300]
                     break
+        except openai.APITimeoutError:
+            pass
+        except openai.APIConnectionError as error:
+            reason = _ERRNO.sub("", str(error.__cause__ or error)).strip() or "no connection"
+            raise ClientConfigError(
+                f"cannot reach the server at {self.base_url} ({reason}): check that it is "
+                "running and that --base-url names its host, port and path (e.g. "
+                "http://127.0.0.1:8000/v1)"
+            ) from None
         except (openai.OpenAIError, ValueError):
             pass  # no model list here (or not one in OpenAI's shape)
         if self.base_url.endswith("/v1"):

@@ -28,8 +28,10 @@ from pathlib import Path
 from string import Template
 
 from db.answers import format_answer, is_chinese
+from db.canonical_text import item_text
 from db.engine import Database
 from db.errors import VetbenchError
+from db.formats.base import ARTICLES_NOT_ITEMS, is_article
 from db.items import ItemSnapshot, iter_items
 from db.validation import ItemDraft, validate_draft
 from db.vocabulary import ItemKind, ItemStatus
@@ -48,6 +50,7 @@ __all__ = [
     "TemplateError",
     "answer_text",
     "build_prompt",
+    "evaluated_shots",
     "load_shot_file",
     "load_shot_files",
     "load_templates",
@@ -90,7 +93,19 @@ class TemplateError(VetbenchError, ValueError):
 
 
 class ShotFileError(VetbenchError, ValueError):
-    """A shot file that cannot be used; the message names the file, line and field."""
+    """A shot file that cannot be used; the message names the file, line and field.
+
+    With several ``problems`` (records that are not solved items) the message is one line,
+    their count and the first, as the app shows it; the command line prints ``heading``
+    and the problems one a line."""
+
+    def __init__(self, message: str, problems: Sequence[str] = ()) -> None:
+        self.heading = message
+        self.problems = tuple(problems)
+        if self.problems:
+            more = f" (and {len(self.problems) - 1:,} more)" if len(self.problems) > 1 else ""
+            message = f"{message}: {self.problems[0]}{more}"
+        super().__init__(message)
 
 
 def template_language(language: str) -> str:
@@ -351,8 +366,12 @@ def prefix_shots(
     first need them: ``shots_for[kind]`` of them, the first of the kind in a shot file
     (the user's own, in file order, those in the item's template language first; of the
     same number of events where it has such orders), else drawn by ``select_shots`` from ``pool`` leaving out the evaluated
-    ``items``.  The run and the lm-eval export agree."""
+    ``items``.  Neither way shows an evaluated item as a shot (:func:`evaluated_shots`).
+    The run and the lm-eval export agree."""
     evaluated = {item.id for item in items}
+    if from_shot_file:
+        shown = {shot.id for shot in evaluated_shots(items, pool)}
+        pool = [shot for shot in pool if shot.id not in shown]
     chosen: dict[ShotGroup, list[ItemSnapshot]] = {}
     for item in items:
         group = ShotGroup.of(item)
@@ -374,6 +393,20 @@ def prefix_shots(
                 events=group.events,
             )
     return chosen
+
+
+def evaluated_shots(
+    items: Sequence[ItemSnapshot], pool: Sequence[ItemSnapshot]
+) -> list[ItemSnapshot]:
+    """The shots of a shot file's ``pool`` that are evaluated ``items``: the same id, or the
+    same question and choices as near-duplicate detection compares them
+    (``db.canonical_text.item_text``).  Shown as a shot, one would give its own answer away
+    (a pool imported as items too, then approved, is the usual way)."""
+    ids = {item.id for item in items}
+    texts = {item_text(item.prompt, item.choices) for item in items}
+    return [
+        shot for shot in pool if shot.id in ids or item_text(shot.prompt, shot.choices) in texts
+    ]
 
 
 def _same_size(pool: Sequence[ItemSnapshot], events: int | None) -> list[ItemSnapshot]:
@@ -488,6 +521,8 @@ def load_shot_file(path: Path) -> list[ItemSnapshot]:
         if not isinstance(record, dict):
             problems.append(f"{where}: expected a JSON object, got {type(record).__name__}")
             continue
+        if not shots and not problems and is_article(record, "prompt", "choices", "key"):
+            raise ShotFileError(f"{where}: {ARTICLES_NOT_ITEMS}")  # as `vetbench import` says
         choices = record.get("choices")
         if not isinstance(choices, dict):
             problems.append(f"{where}: choices: must be an object of label -> text")
@@ -520,7 +555,9 @@ def load_shot_file(path: Path) -> list[ItemSnapshot]:
             )
         )
     if problems:
-        raise ShotFileError("\n".join(problems))
+        raise ShotFileError(
+            f"{path}: {counted(len(problems), 'problem')} in the shot file", problems
+        )
     if not shots:
         raise ShotFileError(f"{path}: holds no shots")
     return shots

@@ -67,7 +67,8 @@ class ProtocolSpec:
 
     name: EvalProtocol
     kinds: frozenset[ItemKind]
-    """The kinds it asks; other selected items are left out (and the run says so)."""
+    """The kinds it asks; other selected items are left out (and the run says so:
+    :meth:`leaves_out`)."""
     layout: str
     shot_settings: tuple[int, ...] | None
     """One run per setting; None: the shots asked for on the command line."""
@@ -108,11 +109,24 @@ class ProtocolSpec:
         changed += [] if extractor == self.extractor else [f"read by {extractor}"]
         return tuple(changed)
 
+    def leaves_out(self, kind: ItemKind) -> str | None:
+        """Why this protocol leaves items of ``kind`` out, as a run records it (``the cflue
+        protocol reads multiple-choice items only (ordering)``); None when it asks them."""
+        if kind in self.kinds:
+            return None
+        if self.kinds == _MULTIPLE_CHOICE:
+            asked = "multiple-choice"
+        else:
+            asked = ", ".join(k.value for k in ItemKind if k in self.kinds)
+        return f"the {self.name.value} protocol reads {asked} items only ({kind.value})"
+
     def reported_extractors(self, chosen: str | None = None) -> tuple[str, ...]:
         """The deciding extractor first, then every other one (reported beside it)."""
         first = chosen or self.extractor
         return (first, *[name for name in EXTRACTORS if name != first])
 
+
+_MULTIPLE_CHOICE = frozenset({ItemKind.SINGLE, ItemKind.MULTI, ItemKind.TRUEFALSE})
 
 _SPECS: dict[EvalProtocol, ProtocolSpec] = {
     spec.name: spec
@@ -129,7 +143,7 @@ _SPECS: dict[EvalProtocol, ProtocolSpec] = {
         ),
         ProtocolSpec(
             name=EvalProtocol.CFLUE,
-            kinds=frozenset({ItemKind.SINGLE, ItemKind.MULTI, ItemKind.TRUEFALSE}),
+            kinds=_MULTIPLE_CHOICE,
             layout="cflue",
             shot_settings=(0,),
             extractor=CFLUE,

@@ -342,11 +342,6 @@ class RunRecord(RunIdentity):
         """Where the shots fell short (too few, or not yet approved)."""
         return self.params.shot_notes
 
-    @property
-    def excluded_count(self) -> int:
-        """Items left out of score mode (too many candidate answers)."""
-        return len(self.params.excluded)
-
     def to_json(self) -> JsonObject:
         data = fields_json(self)
         # The per-item revision map is for resuming; a count (``total``) is enough to show.
@@ -523,14 +518,18 @@ class RunComparison:
 
     @property
     def same_item_set(self) -> bool:
-        """Both runs evaluated one recorded item set (never true for an unrecorded one)."""
-        return self.item_set_a.hash is not None and self.item_set_a == self.item_set_b
+        """Both runs evaluated one recorded item set, the same items at the same revisions,
+        whether drawn from a release or not (never true for an unrecorded one)."""
+        return self.item_set_a.hash is not None and self.item_set_a.hash == self.item_set_b.hash
 
     def item_set_notes(self) -> list[str]:
         """What the item sets say about comparing the two runs: the one they share, or how
         they differ (other item sets, other revisions of shared items)."""
-        if self.same_item_set:
-            return [f"same item set: {self.item_set_a.label}"]
+        a, b = self.item_set_a, self.item_set_b
+        if self.same_item_set and a.release == b.release:
+            return [f"same item set: {a.label}"]
+        if self.same_item_set:  # one drew them from a release, the other as they were
+            return [f"same item set ({(a.hash or '')[:12]}): A {a.drawn_from}, B {b.drawn_from}"]
         notes = [
             f"different item sets: A on {self.item_set_a.label}, B on "
             f"{self.item_set_b.label}; compared on the {counted(self.shared_items, 'item')} "

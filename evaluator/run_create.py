@@ -17,6 +17,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from sqlmodel import Session
+
 from db.audit import record_event
 from db.engine import Database
 from db.errors import VetbenchError
@@ -25,7 +27,7 @@ from db.json_types import JsonObject, JsonValue
 from db.models import EvalRun
 from db.releases import ReleaseError, get_release, release_items
 from db.vocabulary import EvalMode, EvalProtocol, ItemKind, ItemStatus, RunStatus, values
-from db.words import agreeing, counted
+from db.words import agreeing, counted, few_of
 from evaluator.backends.base import BackendInfo
 from evaluator.cflue_wording import BUILT_IN, read_cflue_wording
 from evaluator.extractors import answer_extractor
@@ -35,6 +37,7 @@ from evaluator.kinds import kind_spec
 from evaluator.prompts import (
     DEFAULT_SHOT_SEED,
     ShotGroup,
+    evaluated_shots,
     load_shot_files,
     load_templates,
     prefix_shots,
@@ -63,7 +66,8 @@ class RunSetupError(VetbenchError, ValueError):
 
 @dataclass(frozen=True)
 class RunSelection:
-    """The items a run would evaluate, and those left out of score mode (id -> why)."""
+    """The items a run would evaluate, and those chosen but left out (id -> why): of a kind
+    the protocol does not ask, or with too many candidates for score mode."""
 
     items: list[ItemSnapshot]
     excluded: dict[str, str]
@@ -162,16 +166,22 @@ def shot_shortfalls(
     chosen: Mapping[ShotGroup, Sequence[ItemSnapshot]],
     shots_for: Mapping[ItemKind, int],
     source: ShotSource,
+    left_out: Sequence[ItemSnapshot] = (),
 ) -> list[ShotShortfall]:
-    """The kinds whose prompts get fewer shots than asked (each kind once, its fewest)."""
+    """The kinds whose prompts get fewer shots than asked (each kind once, its fewest);
+    ``left_out``: the shots of a shot file left out as evaluated items, said with their kind."""
     fewest: dict[ItemKind, int] = {}
     for group, group_shots in chosen.items():
         if len(group_shots) < shots_for[group.kind]:
             fewest[group.kind] = min(len(group_shots), fewest.get(group.kind, len(group_shots)))
-    return [
-        ShotShortfall(kind.value, got, shots_for[kind], source.where)
-        for kind, got in fewest.items()
-    ]
+    shortfalls = []
+    for kind, got in fewest.items():
+        evaluated = sum(shot.kind is kind for shot in left_out)
+        where = source.where + (
+            f" (leaving out {counted(evaluated, 'evaluated item')})" if evaluated else ""
+        )
+        shortfalls.append(ShotShortfall(kind.value, got, shots_for[kind], where))
+    return shortfalls
 
 
 def check_shots(
@@ -187,11 +197,12 @@ def check_shots(
     shots by kind) on ``items`` would get fewer shots than it asks for; how many a seeded
     draw finds does not depend on the seed.  ``fixed_shots``: the protocol fixes them."""
     pool = source.pool(db)
+    left_out = evaluated_shots(items, pool) if source.from_file else []
     shortfalls: dict[str, ShotShortfall] = {}
     for shots, by_kind in settings:
         shots_for = _shots_for(items, shots, by_kind)
         chosen = prefix_shots(items, pool, shots_for, seed=seed, from_shot_file=source.from_file)
-        for shortfall in shot_shortfalls(chosen, shots_for, source):
+        for shortfall in shot_shortfalls(chosen, shots_for, source, left_out):
             shortfalls.setdefault(shortfall.kind, shortfall)
     if shortfalls:
         raise FewerShotsError(list(shortfalls.values()), fixed_shots=fixed_shots)
@@ -209,31 +220,43 @@ def score_candidates(item: ItemSnapshot) -> list[str] | None:
 
 def _select_items(
     db: Database, item_filter: ItemFilter, protocol: ProtocolSpec
-) -> list[ItemSnapshot]:
+) -> tuple[list[ItemSnapshot], dict[str, str]]:
+    """The items chosen that the protocol asks (up to the limit), and those of the kinds it
+    does not ask (id -> why: :meth:`ProtocolSpec.leaves_out`), which the run records."""
     kinds = item_filter.kinds_within(protocol.kinds)
-    if kinds == ():
-        return []
+    chosen_kinds = item_filter.kinds or values(ItemKind)
+    other_kinds = [kind for kind in chosen_kinds if protocol.leaves_out(ItemKind(kind))]
     selected: list[ItemSnapshot] = []
+    left_out: dict[str, str] = {}
     with db.session() as session:
-        if item_filter.release:  # exactly as frozen, whatever changed since
-            try:
-                candidates: Iterable[ItemSnapshot] = release_items(
-                    session, item_filter.release, kinds=kinds or (), sources=item_filter.sources
-                )
-            except ReleaseError as error:
-                raise RunSetupError(str(error)) from None
-        else:
-            candidates = iter_items(
-                session,
-                statuses=list(item_filter.statuses) or None,
-                kinds=list(kinds) if kinds is not None else None,
-                sources=list(item_filter.sources) or None,
+        if kinds != ():
+            for item in _candidates(session, item_filter, kinds):
+                selected.append(item)
+                if item_filter.limit and len(selected) >= item_filter.limit:
+                    break
+        if other_kinds:
+            for item in _candidates(session, item_filter, tuple(other_kinds)):
+                left_out[item.id] = protocol.leaves_out(item.kind) or ""
+    return selected, left_out
+
+
+def _candidates(
+    session: Session, item_filter: ItemFilter, kinds: tuple[str, ...] | None
+) -> Iterable[ItemSnapshot]:
+    """The items of ``kinds`` (None: every kind) ``item_filter`` chooses, without its limit."""
+    if item_filter.release:  # exactly as frozen, whatever changed since
+        try:
+            return release_items(
+                session, item_filter.release, kinds=kinds or (), sources=item_filter.sources
             )
-        for item in candidates:
-            selected.append(item)
-            if item_filter.limit and len(selected) >= item_filter.limit:
-                break
-    return selected
+        except ReleaseError as error:
+            raise RunSetupError(str(error)) from None
+    return iter_items(
+        session,
+        statuses=list(item_filter.statuses) or None,
+        kinds=list(kinds) if kinds is not None else None,
+        sources=list(item_filter.sources) or None,
+    )
 
 
 def _describe(item_filter: ItemFilter, protocol: ProtocolSpec) -> str:
@@ -257,7 +280,7 @@ def select_run_items(
     there are none, or that the deciding reader (``extractor``, None: the protocol's) does
     not read some of them.  Cheap: the CLI asks it before loading a model."""
     spec = protocol_spec(protocol)
-    items = _select_items(db, item_filter, spec)
+    items, not_asked = _select_items(db, item_filter, spec)
     if mode == EvalMode.GENERATE:
         _check_reader(spec.reported_extractors(extractor)[0], items)
     excluded: dict[str, str] = {}
@@ -269,7 +292,7 @@ def select_run_items(
     if not items:
         hint = "" if excluded else _other_statuses_hint(db, item_filter, spec)
         raise RunSetupError(f"no items to evaluate ({_describe(item_filter, spec)}){hint}")
-    return RunSelection(items, excluded)
+    return RunSelection(items, {**excluded, **not_asked})
 
 
 def _other_statuses_hint(db: Database, item_filter: ItemFilter, spec: ProtocolSpec) -> str:
@@ -411,7 +434,7 @@ def create_run(
             group.name: tuple(ShotRef(s.id, s.revision) for s in group_shots)
             for group, group_shots in chosen.items()
         },
-        shot_notes=tuple(_shot_notes(chosen, shots_for, source)),
+        shot_notes=tuple(_shot_notes(chosen, shots_for, source, items, pool)),
         revisions={item.id: item.revision for item in items},
         excluded=excluded,
         protocol=spec.name,
@@ -483,10 +506,20 @@ def _shot_notes(
     chosen: Mapping[ShotGroup, list[ItemSnapshot]],
     shots_for: Mapping[ItemKind, int],
     source: ShotSource,
+    items: Sequence[ItemSnapshot],
+    pool: Sequence[ItemSnapshot],
 ) -> list[str]:
-    """Say where the shots fall short of k approved items from outside the evaluated set
-    (shots asked from a status are of that status: no note says so)."""
+    """Say which shots of a shot file were left out as evaluated items, and where the shots
+    fall short of k approved items from outside the evaluated set (shots asked from a status
+    are of that status: no note says so)."""
     notes = []
+    left_out = evaluated_shots(items, pool) if source.from_file else []
+    if left_out:
+        notes.append(
+            f"{counted(len(left_out), 'shot')} {source.where} left out: "
+            f"{agreeing(len(left_out), 'it is an evaluated item', 'they are evaluated items')} "
+            f"({few_of([shot.id for shot in left_out])})"
+        )
     for shot_group, group_shots in chosen.items():
         group = shot_group.name
         k = shots_for[shot_group.kind]

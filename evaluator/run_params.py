@@ -12,12 +12,14 @@ writes the object back key for key (``--json`` shows it as stored).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING
 
 from db.json_types import FieldsAsJson, JsonObject, JsonValue
 from db.vocabulary import EvalProtocol, ItemKind
+from db.words import counted
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -180,7 +182,9 @@ class RunParams:
     shot_notes: tuple[str, ...] = ()
     """Where the shots fell short (too few, or not yet approved)."""
     revisions: Mapping[str, int] = field(default_factory=dict)  # item id -> revision evaluated
-    excluded: Mapping[str, str] = field(default_factory=dict)  # item id -> why (score mode)
+    excluded: Mapping[str, str] = field(default_factory=dict)
+    """Items chosen but left out, id -> why: a kind the protocol does not ask, too many
+    candidates for score mode (``ProtocolSpec.leaves_out``, ``run_create``)."""
     protocol: EvalProtocol = EvalProtocol.CUSTOM
     layout: str = DEFAULT_LAYOUT
     extractors: tuple[str, ...] = (DEFAULT_EXTRACTOR,)
@@ -293,8 +297,28 @@ class RunParams:
             session=_session(data),
         )
 
-    def with_session(self, session: RunSession) -> RunParams:
-        return replace(self, session=session)
+    def excluded_notes(self) -> tuple[str, ...]:
+        """The items left out, counted per reason: ``11 ordering items left out: the cflue
+        protocol reads multiple-choice items only`` (a reason ending in its kind, as
+        ``(ordering)``, names the kind in the count)."""
+        counts = Counter(self.excluded.values())
+        notes = []
+        for reason, count in counts.items():
+            what, kind = reason, ""
+            head, _, tail = reason.rpartition(" (")
+            if head and tail.endswith(")") and tail[:-1] in _KINDS:
+                what, kind = head, tail[:-1] + " "
+            notes.append(f"{counted(count, kind + 'item')} left out: {what}")
+        return tuple(notes)
+
+    def with_session(
+        self, session: RunSession, backend: Mapping[str, JsonValue] | None = None
+    ) -> RunParams:
+        """These params with the latest session's record; ``backend``: the backend settings
+        that session ran with where they replace the stored ones (a resumed run's API
+        settings given again), so the stored params say what the run last used."""
+        merged = self.backend if backend is None else {**self.backend, **backend}
+        return replace(self, session=session, backend=merged)
 
     @classmethod
     def stored_shot_counts(cls, data: Mapping[str, JsonValue], shots: int) -> ShotCounts:
@@ -328,6 +352,7 @@ class RunParams:
 
 
 _PROTOCOLS = frozenset(protocol.value for protocol in EvalProtocol)
+_KINDS = frozenset(kind.value for kind in ItemKind)
 # The run's own keys are its fields' names (``to_json``); the backend's and the session's
 # are written beside them, so they are not among these.
 _RUN_KEYS = frozenset(f.name for f in fields(RunParams)) - {"backend", "session"}

@@ -27,16 +27,18 @@ import os
 import socket
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from sqlmodel import select
 
 from db.engine import Database
+from db.json_types import JsonValue
 from db.models import EvalRun, Prediction, utcnow
 from db.vocabulary import EvalMode, FailureKind, RunStatus
 from db.words import agreeing, all_of, counted
 from evaluator.backends.base import Backend
+from evaluator.backends.settings import RECORDED_API_PARAMS
 from evaluator.prompts import prompt_hash
 from evaluator.results import RunProgress, StoredPrediction
 from evaluator.run_create import RunSelection, RunSetupError, create_run, select_run_items
@@ -112,6 +114,7 @@ def _set_status(
     *,
     error: str | None = None,
     session_began: RunSession | None = None,
+    backend_settings: Mapping[str, JsonValue] | None = None,
 ) -> None:
     with db.transaction() as session:
         run = session.get(EvalRun, run_id)
@@ -119,7 +122,8 @@ def _set_status(
         run.status = status
         run.error = error
         if session_began is not None:  # a new dict, so the JSON column is saved
-            run.params = RunParams.from_json(run.params).with_session(session_began).to_json()
+            params = RunParams.from_json(run.params)
+            run.params = params.with_session(session_began, backend_settings).to_json()
         if status is RunStatus.RUNNING:
             run.finished_at = None
             run.host = socket.gethostname()[:255]
@@ -194,7 +198,14 @@ def execute_run(
     began = RunSession.begin(
         os.getpid(), utcnow(), progress.done, backend.info.params.get("device")
     )
-    _set_status(db, run_id, RunStatus.RUNNING, session_began=began)
+    # The API settings this session uses (a resume may have been given others) replace
+    # the recorded ones, so the run's params say what it last ran with.
+    api_params = {
+        key: backend.info.params[key]
+        for key in RECORDED_API_PARAMS.values()
+        if key in backend.info.params
+    }
+    _set_status(db, run_id, RunStatus.RUNNING, session_began=began, backend_settings=api_params)
     started = time.perf_counter()
     stopped = False
     failure_reasons: Counter[str] = Counter()  # this session's infrastructure failures

@@ -26,6 +26,7 @@ from db.model_answers import model_answers
 from db.models import EvalRun, Item, ItemRevision, Prediction
 from db.rows import from_row
 from db.vocabulary import EvalMode, FailureKind, ItemKind, RunStatus
+from db.words import counted
 from evaluator.item_sets import ItemSet
 from evaluator.metrics import ScoredPrediction, summarize_predictions, wilson_interval
 from evaluator.results import (
@@ -44,6 +45,7 @@ from evaluator.results import (
 from evaluator.run_params import RunParams
 
 __all__ = [
+    "NoSharedItems",
     "RunNotFound",
     "all_predictions",
     "compare_runs",
@@ -58,6 +60,10 @@ __all__ = [
     "run_records",
     "suspect_keys",
 ]
+
+
+class NoSharedItems(VetbenchError, ValueError):
+    """Two runs compared that answered no item in common."""
 
 
 class RunNotFound(VetbenchError, LookupError):
@@ -383,6 +389,11 @@ def compare_runs(db: Database, run_a: int, run_b: int) -> RunComparison:
     first = {o.item_id: o for o in (x.scored for x in _outcomes(db, run_a)) if _answered(o)}
     second = {o.item_id: o for o in (x.scored for x in _outcomes(db, run_b)) if _answered(o)}
     shared = [item_id for item_id in first if item_id in second]
+    if not shared:  # a table of zeros would read as a comparison
+        raise NoSharedItems(
+            f"runs {run_a} and {run_b} share no answered items: nothing to compare "
+            f"(A answered {counted(len(first), 'item')}, B {counted(len(second), 'item')})"
+        )
     both_right: list[str] = []
     both_wrong: list[str] = []
     only_a: list[str] = []

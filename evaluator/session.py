@@ -31,7 +31,6 @@ from db.engine import Database
 from db.errors import VetbenchError
 from db.json_types import JsonObject
 from db.vocabulary import EvalMode, EvalProtocol, ItemStatus, RunStatus
-from db.words import counted
 from evaluator.backends.base import Backend
 from evaluator.backends.settings import BackendSettings
 from evaluator.cflue_wording import read_cflue_wording
@@ -371,12 +370,10 @@ def _execute(
 
     if on_update is not None:
         figures = run_figures(db, run_id)
-        notes = list(figures.run.shot_notes)
-        if figures.run.excluded_count:
-            notes.append(
-                f"{counted(figures.run.excluded_count, 'item')} left out of score mode "
-                "(too many candidates)"
-            )
+        notes = [*figures.run.shot_notes, *figures.run.params.excluded_notes()]
+        backend_notes = getattr(backend, "notes_for", None)  # a script without some answers
+        if backend_notes is not None:
+            notes += backend_notes(list(figures.run.params.revisions))
         if figures.run.params.answer_budget == MODEL_OWN_LIMIT:
             notes.append(LONG_ANSWERS_NOTE)
         on_update(RunUpdate(run_id, position, runs, figures.progress, tuple(notes)))

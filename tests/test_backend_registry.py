@@ -8,8 +8,10 @@ import time
 from pathlib import Path
 
 import pytest
-from eval_helpers import eval_json, mixed_set, mixed_set_url, ordering, store
+from eval_helpers import MIXED_SET_ANSWERS, eval_json, mixed_set, mixed_set_url, ordering, store
+from fake_openai_server import FakeOpenAIServer
 from helpers import APPROVED_ITEMS, run_cli, write_file
+from served_model import free_port
 from sqlmodel import select
 
 from db.engine import Database, open_database
@@ -44,24 +46,37 @@ def test_an_unknown_form_fails_with_the_known_ones(spec: str) -> None:
     assert "openai:NAME" in message and "scripted:FILE" in message and "demo" in message
 
 
-def test_api_models_take_the_api_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_api_models_take_the_api_settings(
+    monkeypatch: pytest.MonkeyPatch, server: FakeOpenAIServer
+) -> None:
     monkeypatch.setenv(KEY_ENV, "sk-registry-test")
-    api = ApiSettings(
-        base_url="http://127.0.0.1:9/v1", api_key_env=KEY_ENV, concurrency=3, max_retries=0
-    )
+    api = ApiSettings(base_url=server.base_url, api_key_env=KEY_ENV, concurrency=3, max_retries=0)
     backend = open_backend("openai:some-model", BackendSettings(api=api))
     try:
         assert backend.info.backend == "openai" and backend.info.model == "some-model"
         params = backend.info.params
-        assert params["base_url"] == "http://127.0.0.1:9/v1"
+        assert params["base_url"] == server.base_url
         assert params["concurrency"] == 3 and params["max_retries"] == 0
-        assert "server_model_id" not in params  # no server answered: nothing recorded
-        # Whether it can score is asked of the server, which is not there.
-        with pytest.raises(BackendError, match="cannot score: cannot reach http://127.0.0.1:9"):
+        assert "server_model_id" not in params  # no model list served: nothing recorded
+        # Whether it can score is asked of the server, which gives no log-probabilities.
+        server.prompt_logprobs = False
+        with pytest.raises(BackendError, match="cannot score"):
             _ = backend.supports_scoring
         assert find_provider("openai:some-model").cannot_score is None
     finally:
         backend.close()
+
+
+def test_a_server_that_cannot_be_reached_is_said_when_the_backend_opens(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Before, it opened, and the run retried every item for 22 s and failed."""
+    monkeypatch.setenv(KEY_ENV, "sk-registry-test")
+    url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+    api = ApiSettings(base_url=url, api_key_env=KEY_ENV)
+    with pytest.raises(BackendError) as caught:
+        open_backend("openai:some-model", BackendSettings(api=api))
+    assert str(caught.value).startswith(f"cannot reach the server at {url} (Connection refused)")
 
 
 def test_an_api_model_without_its_key_is_explained(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -86,6 +101,27 @@ def test_a_resumed_run_keeps_its_recorded_choices() -> None:
     explicit = BackendSettings(api=ApiSettings(base_url="http://mine/v1"))
     assert explicit.resuming({"base_url": "http://host/v1"}).api.base_url == "http://mine/v1"
     assert given.resuming({"chat_template": True}) == given
+
+
+def test_a_resumed_run_keeps_its_recorded_api_settings_unless_given_again() -> None:
+    recorded = {
+        "base_url": "http://host/v1",
+        "api_key_env": "SERVER_KEY",
+        "concurrency": 16,
+        "timeout_s": 7,
+        "max_retries": 1,
+        "max_wait_s": 0.5,
+    }
+    resumed = BackendSettings().resuming(recorded).api
+    assert resumed == ApiSettings("http://host/v1", "SERVER_KEY", 16, 7.0, 1, 0.5)
+    # given again (even at its default), or set to another value: the given one wins
+    given = BackendSettings(api=ApiSettings(concurrency=4, timeout=2.0))
+    again = given.resuming(recorded, given={"concurrency"}).api
+    assert (again.concurrency, again.timeout, again.api_key_env) == (4, 2.0, "SERVER_KEY")
+    # a run from before the key variable and the wait were recorded, or a value of
+    # another type: the defaults
+    older = BackendSettings().resuming({"concurrency": True, "timeout_s": "7", "max_retries": 2})
+    assert older.api == ApiSettings(max_retries=2)
 
 
 def test_recorded_runs_name_their_spec_again() -> None:
@@ -224,6 +260,37 @@ def test_a_scripted_model_through_the_cli_with_resume(db_path: Path, tmp_path: P
         (run,) = session.exec(select(EvalRun)).all()
         assert run.model == str(answers.resolve()) and run.params["script"] == run.model
     database.dispose()
+
+
+def test_a_script_that_misses_evaluated_items_or_answers_others_says_so(
+    db_path: Path, tmp_path: Path
+) -> None:
+    """Before, the items without an answer silently read as unparsed and `bogus:9` was
+    ignored without a word."""
+    mixed_set_url(db_path)
+    answers = write_file(tmp_path, "answers.json", '{"econ:1": " D, A, C, B", "bogus:9": "A"}')
+    result = run_cli(db_path, "eval", "--model", f"scripted:{answers}", "--shots", "0")
+    assert result.exit_code == 0, result.output
+    assert (
+        "note: the script has no answer for 7 of the 8 items evaluated "
+        "(cflue:1, cflue:2, cflue:3 and 4 more): they read as unparsed"
+    ) in result.stderr
+    assert "note: the script answers 1 item not evaluated here: bogus:9" in result.stderr
+    # a script that covers the run says nothing; nor does the oracle
+    covered = write_file(tmp_path, "covered.json", json.dumps(MIXED_SET_ANSWERS))
+    quiet = run_cli(db_path, "eval", "--model", f"scripted:{covered}", "--shots", "0")
+    assert "script" not in quiet.stderr
+    assert ScriptedBackend(model="oracle", oracle=True).notes_for(["econ:1"]) == ()
+
+
+def test_scripted_without_a_file_says_what_to_give(db_path: Path) -> None:
+    mixed_set_url(db_path)
+    result = run_cli(db_path, "eval", "--model", "scripted:", "--shots", "0")
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        "error: give a script file after scripted: (scripted:ANSWERS.json or .jsonl), "
+        "or scripted:oracle for the self-test"
+    )
 
 
 def test_the_cli_refuses_unknown_forms_and_empty_selections(db_path: Path) -> None:

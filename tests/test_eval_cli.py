@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 from click.testing import Result
-from eval_helpers import MIXED_SET_ANSWERS, eval_json, ok
+from eval_helpers import MIXED_SET_ANSWERS, eval_json, ok, stored_runs
 from fake_openai_server import FakeOpenAIServer, RecordedRequest, Reply, completion
 from helpers import FIXTURES, run_cli, store_item
+from served_model import free_port
 from sqlmodel import select
 from tiny_model import tiny_model_dir
 
@@ -204,6 +205,38 @@ def test_an_interrupted_run_resumes_from_the_cli(
     resumed = eval_json(url, "--resume", "1")
     assert resumed["run_id"] == 1 and resumed["run"]["status"] == "finished"
     assert resumed["progress"]["done"] == 8 and len(stored(url, 1)) == 8
+
+
+def test_a_resume_refuses_what_would_change_the_runs_plan(url: str, scripted: str) -> None:
+    """`eval --resume 1 --shots 3 --kind ordering` exited 0, ignoring both: a run resumes
+    as it was planned.  How the model runs may be given again."""
+    ok(run_cli(url, "eval", "--model", scripted, "--shots", "1", "--limit", "2"))
+    before = stored(url, 1)
+    planned = ["--shots", "3", "--kind", "ordering", "--status", "all", "--shots-for", "single=0"]
+    refused = run_cli(url, "eval", "--resume", "1", *planned, "--seed", "9")
+    assert refused.exit_code == 1
+    assert refused.stderr.strip().splitlines() == [
+        "error: --resume continues a run exactly as it was planned; --shots, --shots-for, "
+        "--status, --kind, --seed do not apply (start a new run to change them)"
+    ]
+    one = run_cli(url, "eval", "--resume", "1", "--protocol", "cflue")
+    assert one.exit_code == 1 and "--protocol does not apply (start a new run to change it)" in (
+        one.stderr
+    )
+    assert stored(url, 1) == before and len(stored_runs(url)) == 1
+    ok(run_cli(url, "eval", "--resume", "1", "--model", scripted, "--threads", "1", "--json"))
+
+
+def test_an_unreachable_server_ends_eval_in_one_line_and_makes_no_run(url: str) -> None:
+    """Before, the run was made and failed after ~22 s of retries on every item."""
+    base_url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+    args = ["--model", "openai:fake", "--base-url", base_url, "--shots", "0", "--limit", "3"]
+    result = run_cli(url, "eval", *args)
+    assert result.exit_code == 1
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"error: cannot reach the server at {base_url} (Connection refused)")
+    assert "--base-url" in line
+    assert stored_runs(url) == []
 
 
 def test_an_openai_model_runs_against_a_compatible_server(

@@ -9,17 +9,19 @@ kind, source ``shots``): evaluating the approved items leaves exactly one shot p
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from click.testing import Result
-from eval_helpers import MIXED_SET_ANSWERS, mixed_set, ok, stored_runs
+from eval_helpers import MIXED_SET_ANSWERS, mixed_set, ok, store, stored_runs
 from helpers import FIXTURES, ScreenHost, notices, run_cli, wait_until
 from sqlmodel import select
 from textual.widgets import Checkbox, DataTable, Static
 
 from db.engine import Database
 from db.models import AuditEvent, EvalRun
+from db.validation import ItemDraft
 from evaluator.backends.scripted import ScriptedBackend
 from evaluator.run_params import RunParams
 from reviewer.tui.screens.evaluation import EvaluationScreen
@@ -186,6 +188,95 @@ def test_one_shot_file_per_kind_gives_every_kind_its_shots(url: str) -> None:
     assert all(ref.id.startswith("multi-en-") for ref in multi)
     # a run resumes from the files as recorded
     ok(run_cli(url, "eval", "--resume", str(run.id)))
+
+
+def test_articles_given_as_a_shot_file_are_said_to_be_articles(url: str) -> None:
+    """Before: ten `choices` errors joined by ␊ on one line; `vetbench import` knew better."""
+    result = eval_cli(url, "--shots", "1", "--shot-file", str(FIXTURES / "articles.jsonl"))
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines() == [
+        f"error: {FIXTURES / 'articles.jsonl'}:1: these are articles (title, text), not items: "
+        "`vetbench generate --kind ordering --articles FILE` (or --kind mcq) writes items from them"
+    ]
+    assert stored_runs(url) == []
+
+
+def test_a_shot_files_problems_are_listed_one_a_line(url: str, tmp_path: Path) -> None:
+    path = tmp_path / "shots.jsonl"
+    path.write_text("[1]\n" + '{"kind": "single"}\n' * 12, encoding="utf-8")
+    result = eval_cli(url, "--shots", "1", "--shot-file", str(path))
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert lines[0] == f"error: {path}: 13 problems in the shot file:"
+    assert lines[1] == f"  {path}:1: expected a JSON object, got list"
+    assert lines[2:11] == [
+        f"  {path}:{n}: choices: must be an object of label -> text" for n in range(2, 11)
+    ]
+    assert lines[11:] == ["  and 3 more"]
+    assert "␊" not in result.stderr and stored_runs(url) == []
+
+
+def _fixture_shot(file: str, line: int) -> ItemDraft:
+    """Line ``line`` (1-based) of a fixture shot file as an item draft."""
+    record = json.loads((FIXTURES / file).read_text(encoding="utf-8").splitlines()[line - 1])
+    return ItemDraft(
+        kind=record["kind"],
+        prompt=record["prompt"],
+        choices=record["choices"],
+        key=record["key"],
+        explanation=record.get("explanation"),
+        language=record.get("language", "en"),
+    )
+
+
+def test_a_shot_file_shot_with_an_evaluated_items_id_is_left_out(
+    database: Database, database_url: str
+) -> None:
+    """The pool imported as items too: its first line, approved, is evaluated; it is not
+    its own shot (it was shot 1 of its own prompt, with its answer)."""
+    store(database, [("multi-zh-1", _fixture_shot("shots_multi.jsonl", 1))])
+    shots = str(FIXTURES / "shots_multi.jsonl")
+    result = ok(eval_cli(database_url, "--shots", "4", "--shot-file", shots))
+    assert "note: 1 shot in the shot file left out: it is an evaluated item (multi-zh-1)" in (
+        result.stderr
+    )
+    (run,) = stored_runs(database_url)
+    params = RunParams.from_json(run.params)
+    assert [ref.id for ref in params.shots_used["multi/zh"]] == [
+        "multi-zh-2",
+        "multi-zh-3",
+        "multi-zh-4",
+        "multi-zh-5",
+    ]
+    assert params.shot_counts(4).plain
+    prompt = ok(run_cli(database_url, "runs", "show", "1", "--item", "multi-zh-1", "--prompt"))
+    assert prompt.stdout.count("下列属于货币市场工具的有") == 1  # the question, once
+
+
+def test_a_shot_file_shot_with_an_evaluated_items_text_is_left_out_before_shots_are_counted(
+    database: Database, database_url: str
+) -> None:
+    """Another id, the same question and events (in other punctuation and case): still the
+    evaluated item.  Four of the file's five orders are left, and 5 asked is refused."""
+    copy = _fixture_shot("shots_ordering.jsonl", 1)
+    copy = replace(copy, prompt=copy.prompt.upper().replace(".", " !"))
+    store(database, [("mine:1", copy)])
+    shots = str(FIXTURES / "shots_ordering.jsonl")
+    refused = eval_cli(database_url, "--shots", "5", "--shot-file", shots)
+    assert refused.exit_code == 1
+    assert "ordering would get 4 of 5 shots in the shot file (leaving out 1 evaluated item)" in (
+        refused.stderr
+    )
+    assert stored_runs(database_url) == []
+
+    result = ok(eval_cli(database_url, "--shots", "5", "--shot-file", shots, "--allow-fewer-shots"))
+    assert "1 shot in the shot file left out: it is an evaluated item (shots_ordering.jsonl:1)" in (
+        result.stderr
+    )
+    (run,) = stored_runs(database_url)
+    used = [ref.id for refs in RunParams.from_json(run.params).shots_used.values() for ref in refs]
+    assert used == [f"shots_ordering.jsonl:{n}" for n in (2, 3, 4, 5)]
+    ok(eval_cli(database_url, "--shots", "4", "--shot-file", shots))  # 4 are there
 
 
 def test_a_series_that_would_fall_short_makes_no_run_at_all(url: str) -> None:

@@ -159,10 +159,12 @@ def run_record(*, error: bool) -> list[str]:
         f"error: {'str' if error else 'null'}",
         "filters.status[]: str",
         "params.base_url: str",
+        "params.api_key_env: str",  # added: the key's variable (never the key), for --resume
         "params.temperature: float",
         "params.concurrency: int",
         "params.timeout_s: float",
         "params.max_retries: int",
+        "params.max_wait_s: float",  # added: for --resume
         "params.seed: int",
         "params.template_hash: str",
         "params.templates_dir: null",

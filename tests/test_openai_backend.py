@@ -333,6 +333,63 @@ def test_vetbench_eval_records_transport_failures_and_resume_retries_them(
     database.dispose()
 
 
+def test_a_resumed_run_asks_with_the_api_settings_it_was_started_with(
+    server: FakeOpenAIServer, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Resuming read $OPENAI_API_KEY and the default limits: a keyed server said 401.
+    The run records the key's variable (never the key) and the client's limits, and a
+    resume uses them unless given again; the stored params say what it last used."""
+    from reviewer.cli import cli
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with ECON_CSV.open(encoding="utf-8", newline="") as handle:
+        broken = [row["Question"] for row in csv.DictReader(handle)][1]
+
+    def keyed(recorded: RecordedRequest) -> Reply:
+        if recorded.headers.get("authorization") != f"Bearer {SECRET}":
+            return Reply(401, {"error": {"message": "invalid API key"}})
+        if broken in recorded.user_text:
+            return Reply(500, {"error": {"message": "upstream down"}}, {"Retry-After": "0"})
+        return completion("D, A, C, B")
+
+    server.default = keyed
+    limits = ["--concurrency", "2", "--timeout", "7", "--max-retries", "1", "--max-wait", "0.5"]
+    first = json.loads(
+        eval_fixture_items(CliRunner(), db_path, server, "--limit", "3", *limits).stdout
+    )
+    assert first["infrastructure_failures"] == 1
+    recorded = {"api_key_env": KEY_ENV, "concurrency": 2, "timeout_s": 7.0, "max_retries": 1}
+    assert recorded.items() <= first["run"]["params"].items()
+    assert first["run"]["params"]["max_wait_s"] == 0.5
+
+    broken = "no such question"  # the server is back
+    asked = len(server.requests)
+    resumed = CliRunner().invoke(
+        cli,
+        [
+            "--db",
+            str(db_path),
+            "eval",
+            "--resume",
+            str(first["run_id"]),
+            "--max-retries",
+            "0",
+            "--json",
+        ],
+    )
+    assert resumed.exit_code == 0, resumed.output
+    figures = json.loads(resumed.stdout)
+    assert figures["infrastructure_failures"] == 0
+    assert all(
+        request.headers.get("authorization") == f"Bearer {SECRET}"
+        for request in server.requests[asked:]
+    )
+    params = figures["run"]["params"]
+    assert {**recorded, "max_retries": 0}.items() <= params.items()  # given again: 0
+    assert params["max_wait_s"] == 0.5
+    assert SECRET.encode() not in db_path.read_bytes()
+
+
 def test_vetbench_eval_takes_the_clients_timeout_retries_and_concurrency(
     server: FakeOpenAIServer, db_path: Path
 ) -> None:

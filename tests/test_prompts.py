@@ -292,11 +292,12 @@ def test_bad_shot_files_name_the_line_and_field(tmp_path: Path) -> None:
     )
     with pytest.raises(prompts.ShotFileError) as raised:
         prompts.load_shot_file(path)
-    message = str(raised.value)
-    assert f"{path}:2: not valid JSON" in message
-    assert f"{path}:3: key" in message
-    assert f"{path}:4: choices" in message
-    assert f"{path}:1" not in message
+    problems = raised.value.problems
+    assert [problem.split(": ")[0] for problem in problems] == [f"{path}:{n}" for n in (2, 3, 4)]
+    assert problems[0].startswith(f"{path}:2: not valid JSON")
+    assert problems[1].startswith(f"{path}:3: key") and problems[2].startswith(f"{path}:4: choices")
+    # one line (the app shows it as a notice): the count and the first
+    assert str(raised.value) == f"{path}: 3 problems in the shot file: {problems[0]} (and 2 more)"
 
 
 def test_a_missing_shot_file_is_named(tmp_path: Path) -> None:

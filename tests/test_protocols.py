@@ -173,6 +173,42 @@ def test_cflue_protocol_refuses_what_it_does_not_ask(url: str, tmp_path: Path) -
     assert score.exit_code == 1 and "--mode score needs --protocol custom" in score.stderr
 
 
+def test_a_protocol_says_which_chosen_items_it_leaves_out_and_the_run_records_them(
+    url: str,
+) -> None:
+    """`--protocol cflue` on a set with approved orders printed `run 1: 6 items` and
+    recorded nothing left out."""
+    cflue = ok(run_cli(url, "eval", "--model", "scripted:oracle", "--protocol", "cflue"))
+    assert (
+        "note: 2 ordering items left out: the cflue protocol reads multiple-choice items only"
+        in (cflue.stderr)
+    )
+    assert "run 1: 6 items" in cflue.stderr
+    econ = ok(
+        run_cli(
+            url, "eval", "--model", "scripted:oracle", "--protocol", "econlogicqa", "--shots", "1"
+        )
+    )
+    for kind in ("single", "multi", "truefalse"):
+        assert (
+            f"note: 2 {kind} items left out: the econlogicqa protocol reads ordering items only"
+            in (econ.stderr)
+        )
+    first, second = stored_runs(url)
+    assert first.params["excluded"] == {
+        "econ:1": "the cflue protocol reads multiple-choice items only (ordering)",
+        "econ:2": "the cflue protocol reads multiple-choice items only (ordering)",
+    }
+    assert sorted(second.params["excluded"]) == [f"cflue:{n}" for n in range(1, 7)]
+    # kinds chosen that it asks: nothing left out, nothing said
+    chosen = ok(
+        run_cli(
+            url, "eval", "--model", "scripted:oracle", "--protocol", "cflue", "--kind", "single"
+        )
+    )
+    assert "left out" not in chosen.stderr and stored_runs(url)[-1].params["excluded"] == {}
+
+
 # ------------------------------------------------------------------ EconLogicQA
 
 

@@ -126,6 +126,35 @@ def test_runs_on_different_releases_are_never_mixed(releases: Database, model: s
     assert "on release v1" in text and "on release v2" in text
 
 
+def test_runs_on_the_same_items_drawn_otherwise_are_compared_as_one_item_set(
+    releases: Database, model: str
+) -> None:
+    """Today's approved items are v2's exactly: an ad hoc run and a run on v2 evaluated the
+    same items.  Before, `runs compare` said they were different item sets (same hash)."""
+    ad_hoc = int(evaluate(releases, model)["run_id"])  # type: ignore[arg-type]
+    on_v2 = int(evaluate(releases, model, "--release", "v2")["run_id"])  # type: ignore[arg-type]
+    compared = ok(run_cli(releases, "runs", "compare", str(ad_hoc), str(on_v2))).output
+    digest = _release_hash(releases, "v2")[:12]
+    assert f"same item set ({digest}): A ad hoc, B from release v2" in compared
+    assert "different item sets" not in compared
+    as_json = json.loads(
+        ok(run_cli(releases, "runs", "compare", str(ad_hoc), str(on_v2), "--json")).stdout
+    )
+    assert as_json["same_item_set"] is True
+
+
+def test_runs_that_share_no_items_are_not_compared(releases: Database, model: str) -> None:
+    """Before: a table of zeros, exit 0."""
+    orders = int(evaluate(releases, model, "--kind", "ordering")["run_id"])  # type: ignore[arg-type]
+    singles = int(evaluate(releases, model, "--kind", "single")["run_id"])  # type: ignore[arg-type]
+    refused = run_cli(releases, "runs", "compare", str(orders), str(singles))
+    assert refused.exit_code == 1
+    assert refused.output.strip().splitlines() == [
+        f"error: runs {orders} and {singles} share no answered items: nothing to compare "
+        "(A answered 2 items, B 1 item)"
+    ]
+
+
 def test_a_table_says_when_runs_side_by_side_saw_other_items(
     releases: Database, model: str, tmp_path: Path
 ) -> None:

@@ -95,6 +95,8 @@ class Backend(Protocol):
 
     # A backend may also set ``wants_reference = True`` (read with getattr): its requests
     # then carry the key's answer text (``reference``); only the oracle self-test does.
+    # And it may have ``notes_for(item_ids) -> tuple[str, ...]`` (read with getattr): what
+    # to tell before a run of those items starts (a script without answers for some).
 
     def generate(self, requests: Sequence[GenerationRequest]) -> Iterator[GenerationResult]:
         """Answer every request; yield each result as soon as it is finished (any order)."""

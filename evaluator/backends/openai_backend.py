@@ -41,7 +41,7 @@ from evaluator.backends.base import (
 )
 from evaluator.backends.settings import ClientOptions
 from evaluator.chat_calls import ChatRequest, LogprobOutcome
-from evaluator.openai_client import ChatClient
+from evaluator.openai_client import ChatClient, ClientConfigError
 from evaluator.prompt_logprobs import LogprobRequest
 from evaluator.stopping import finished_text
 
@@ -77,18 +77,25 @@ class OpenAIBackend:
     ) -> None:
         self.client = ChatClient(model, database=database, **options)
         self._scoring_checked = False
-        facts = self.client.server_facts()
-        # Never the key: only where the model was reached, what the server says it
-        # serves, and how it was asked.
+        try:
+            facts = self.client.server_facts()
+        except ClientConfigError:
+            self.client.close()
+            raise
+        # Never the key: only where the model was reached (and the variable holding the
+        # key), what the server says it serves, and how it was asked; a resumed run reads
+        # them back (settings.RECORDED_API_PARAMS).
         self.info = BackendInfo(
             backend="openai",
             model=model,
             params={
                 "base_url": self.client.base_url,
+                "api_key_env": self.client.api_key_env,
                 "temperature": 0.0,
                 "concurrency": self.client.concurrency,
                 "timeout_s": self.client.timeout,
                 "max_retries": self.client.max_retries,
+                "max_wait_s": self.client.max_wait,
             },
         )
         for key, value in (

@@ -179,6 +179,11 @@ def _open_scripted_model(request: OpenRequest) -> Backend:
 
     if request.name == ORACLE_SCRIPT:  # a file called "oracle" is ./oracle
         return ScriptedBackend(model=ORACLE_SCRIPT, oracle=True)
+    if not request.name.strip():  # else the current folder, "cannot read: Is a directory"
+        raise BackendError(
+            f"give a script file after scripted: (scripted:ANSWERS.json or .jsonl), "
+            f"or scripted:{ORACLE_SCRIPT} for the self-test"
+        )
     path = Path(request.name).expanduser().resolve()
     # The resolved path is the model's name, so a resume finds the same script anywhere.
     return ScriptedBackend(Script.from_file(path), model=str(path), params={"script": str(path)})

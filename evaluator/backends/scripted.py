@@ -35,15 +35,16 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from db.answers import format_answer
 from db.formats.base import FormatError
-from db.items import ItemSnapshot
+from db.items import ItemSnapshot, id_order
 from db.json_types import JsonObject
 from db.vocabulary import ORACLE_SCRIPT, SCRIPTED_BACKEND
+from db.words import agreeing, counted, few_of
 from evaluator.backends.base import (
     BackendError,
     BackendInfo,
@@ -170,6 +171,29 @@ class ScriptedBackend:
 
     def __repr__(self) -> str:
         return f"ScriptedBackend(model={self.info.model!r})"
+
+    def notes_for(self, item_ids: Collection[str]) -> tuple[str, ...]:
+        """What to say before a run of ``item_ids``: the items the script has no answer
+        for (they read as unparsed) and the ids it answers that are not among them (a
+        misspelt id, or another set's script).  Nothing for the oracle."""
+        if self.wants_reference:
+            return ()
+        scripted = set(self.script.outputs) | set(self.script.failures)
+        missing = sorted((i for i in item_ids if i not in scripted), key=id_order)
+        unused = sorted(scripted.difference(item_ids), key=id_order)
+        notes = []
+        if missing:
+            notes.append(
+                f"the script has no answer for {len(missing):,} of the "
+                f"{counted(len(item_ids), 'item')} evaluated ({few_of(missing)}): "
+                f"{agreeing(len(missing), 'it reads', 'they read')} as unparsed"
+            )
+        if unused:
+            notes.append(
+                f"the script answers {counted(len(unused), 'item')} not evaluated here: "
+                f"{few_of(unused)}"
+            )
+        return tuple(notes)
 
     def _answering(self, position: int, item_id: str) -> tuple[str | None, float]:
         """Run the hook and take the answer's scripted time; the scripted failure of one

@@ -10,7 +10,7 @@ values without loading a model library.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TypedDict
 
@@ -19,6 +19,7 @@ from evaluator.backends.base import BackendError
 __all__ = [
     "DEVICES",
     "DTYPES",
+    "RECORDED_API_PARAMS",
     "ApiSettings",
     "BackendSettings",
     "ClientOptions",
@@ -65,6 +66,29 @@ class ApiSettings:
         )
 
 
+RECORDED_API_PARAMS: Mapping[str, str] = {
+    "base_url": "base_url",
+    "api_key_env": "api_key_env",  # the variable's name, never the key
+    "concurrency": "concurrency",
+    "timeout": "timeout_s",
+    "max_retries": "max_retries",
+    "max_wait": "max_wait_s",
+}
+"""Each :class:`ApiSettings` field and the key a run's params record it under (the
+OpenAI-compatible backend writes them; a resumed run reads them back)."""
+
+
+def _recorded_api_value(name: str, value: object) -> object | None:
+    """A recorded API setting of the type its field takes, else None (not recorded)."""
+    if name in ("base_url", "api_key_env"):
+        return value if isinstance(value, str) and value else None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if name in ("concurrency", "max_retries"):
+        return value if isinstance(value, int) else None
+    return float(value)
+
+
 def parse_batch_size(value: str | int) -> int | None:
     """``auto`` -> None (chosen per batch), else a positive integer."""
     if isinstance(value, int):
@@ -104,22 +128,30 @@ class BackendSettings:
         if self.dtype not in DTYPES:
             raise BackendError(f"unknown dtype '{self.dtype}' (choose {', '.join(DTYPES)})")
 
-    def resuming(self, recorded: Mapping[str, object]) -> BackendSettings:
+    def resuming(
+        self, recorded: Mapping[str, object], *, given: Collection[str] = ()
+    ) -> BackendSettings:
         """These settings for resuming a run whose backend recorded ``recorded`` (its params):
-        the recorded server and precision when none is given, and choices the run turned
-        off stay off."""
-        api = self.api
+        the recorded precision and API settings (server, key variable, concurrency, timeout,
+        retries, wait) where none is given, and choices the run turned off stay off.
+        ``given``: the :class:`ApiSettings` fields given again (on the command line), which
+        win even at their defaults; a field set to another value than its default wins too."""
         recorded_dtype = recorded.get("dtype")
         dtype = (
             str(recorded_dtype)
             if self.dtype == "auto" and recorded_dtype in DTYPES[1:]
             else self.dtype
         )
-        if api.base_url is None and isinstance(recorded.get("base_url"), str):
-            api = replace(api, base_url=str(recorded["base_url"]))
+        defaults = ApiSettings()
+        kept = {}
+        for name, key in RECORDED_API_PARAMS.items():
+            value = _recorded_api_value(name, recorded.get(key))
+            chosen = name in given or getattr(self.api, name) != getattr(defaults, name)
+            if value is not None and not chosen:
+                kept[name] = value
         return replace(
             self,
-            api=api,
+            api=replace(self.api, **kept),  # type: ignore[arg-type]
             dtype=dtype,
             prefix_cache=self.prefix_cache and recorded.get("prefix_cache") is not False,
             chat_template=False if recorded.get("chat_template") is False else self.chat_template,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import shlex
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
@@ -82,6 +82,26 @@ def suggested_command(ctx: click.Context, *words: str) -> str:
     if given and root.get_parameter_source("db") is ParameterSource.COMMANDLINE:
         prefix += ["--db", hide_password(given)]
     return shlex.join([*prefix, *words])
+
+
+def given_options(ctx: click.Context, names: Collection[str]) -> dict[str, str]:
+    """The parameters among ``names`` that the command line gave (defaults and environment
+    variables do not count), in the command's order, each as it is written: ``--shots``,
+    or an argument's name (``ITEM_ID``)."""
+    from click.core import ParameterSource
+
+    return {
+        str(param.name): _written(param)
+        for param in ctx.command.params
+        if param.name in names
+        and ctx.get_parameter_source(param.name) is ParameterSource.COMMANDLINE
+    }
+
+
+def _written(param: click.Parameter) -> str:
+    if not isinstance(param, click.Option):
+        return param.human_readable_name
+    return next((opt for opt in param.opts if opt.startswith("--")), param.opts[0])
 
 
 _FILTER_SOURCES = "vetbench.filter_sources"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -26,9 +26,9 @@ from db.vocabulary import (
     RunStatus,
     values,
 )
-from db.words import counted
+from db.words import agreeing, counted
 from reviewer.cli import options
-from reviewer.cli.common import EXIT_INTERRUPTED, fail, open_db
+from reviewer.cli.common import EXIT_INTERRUPTED, fail, given_options, open_db
 from reviewer.cli.identity import acting_person
 from reviewer.cli.output import TerminalProgressBar, print_json, terminal_text
 from reviewer.cli.runs_commands import print_figures
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from db.engine import Database
     from evaluator.backends.base import Backend
     from evaluator.backends.settings import BackendSettings
+    from evaluator.prompts import ShotFileError
     from evaluator.results import RunProgress, RunRecord
     from evaluator.session import EvalChoices
 
@@ -249,8 +250,11 @@ def eval_command(
     with `vetbench eval --resume RUN_ID` without recomputing anything.  A protocol
     with several shot settings, and --repeats, make several runs (one model load).
     """
+    from evaluator.prompts import ShotFileError
     from evaluator.session import EvalChoices, check_choices, check_model, protocol_settings
 
+    if resume_id is not None:
+        _refuse_plan_options(ctx)
     database = open_db(ctx)
     if resume_id is None and not model:
         fail(
@@ -289,11 +293,16 @@ def eval_command(
         run = _run_to_resume(database, resume_id, model)
         model = _recorded_spec(run)
         choices = EvalChoices(mode=run.mode)
-        settings = settings.resuming(run.params.backend)
+        settings = settings.resuming(
+            run.params.backend, given=given_options(ctx, options.API_FLAGS)
+        )
         check_model(model, choices.mode)
     else:  # before a model loads: bad choices and an empty selection are said at once
         assert model is not None
-        check_choices(database, choices, model=model)
+        try:
+            check_choices(database, choices, model=model)
+        except ShotFileError as error:
+            _fail_shot_file(error)
         settings = protocol_settings(choices, settings)
     opened = _open_backend(database, model, settings)
     try:
@@ -303,6 +312,26 @@ def eval_command(
     failed = _print_runs(database, run_ids, as_json)
     if failed:
         sys.exit(1)
+
+
+# What a run was planned with: a resumed run keeps it all (how the model runs, and --model
+# naming the run's own, may be given again).
+_PLAN_OPTIONS = frozenset(
+    ("protocol", "shots", "shots_for", "shot_files", "shots_from", "allow_fewer_shots")
+    + ("statuses", "kinds", "sources", "release", "limit", "mode", "layout", "templates_dir")
+    + ("extractor", "max_new_tokens", "cflue_repo", "repeats", "permute_options", "seed")
+)
+
+
+def _refuse_plan_options(ctx: click.Context) -> None:
+    """Refuse, in one line, what --resume cannot change: a run resumes as it was planned."""
+    given = list(given_options(ctx, _PLAN_OPTIONS).values())
+    if given:
+        fail(
+            f"--resume continues a run exactly as it was planned; {', '.join(given)} "
+            f"{agreeing(len(given), 'does', 'do')} not apply (start a new run to change "
+            f"{agreeing(len(given), 'it', 'them')})"
+        )
 
 
 def _evaluate(
@@ -357,11 +386,31 @@ def _evaluate(
             err=True,
         )
         sys.exit(EXIT_INTERRUPTED)
-    except (RunSetupError, ShotFileError, TemplateError, WordingError, RunFailed) as error:
+    except ShotFileError as error:
+        _close_bars(bars)
+        _fail_shot_file(error)
+    except (RunSetupError, TemplateError, WordingError, RunFailed) as error:
         _close_bars(bars)
         fail(str(error))
     _close_bars(bars)
     return outcome.run_ids
+
+
+SHOT_FILE_PROBLEMS_SHOWN = 10
+
+
+def _fail_shot_file(error: ShotFileError) -> NoReturn:
+    """A shot file's problems one a line (the first ten, then how many more); one line
+    when it has one problem."""
+    if not error.problems:
+        fail(str(error))
+    click.echo(f"error: {terminal_text(error.heading)}:", err=True)
+    for problem in error.problems[:SHOT_FILE_PROBLEMS_SHOWN]:
+        click.echo(f"  {terminal_text(problem)}", err=True)
+    more = len(error.problems) - SHOT_FILE_PROBLEMS_SHOWN
+    if more > 0:
+        click.echo(f"  and {more:,} more", err=True)
+    sys.exit(1)
 
 
 def _close_bars(bars: Mapping[int, TerminalProgressBar[RunProgress]]) -> None:

@@ -18,7 +18,13 @@ import click
 from db.vocabulary import OPEN_STATUSES, FlagName, ItemKind, QueueOrder, Verdict, values
 from db.words import agreeing, counted
 from reviewer.cli import options
-from reviewer.cli.common import fail, open_db, remember_filter_sources, require_terminal
+from reviewer.cli.common import (
+    fail,
+    given_options,
+    open_db,
+    remember_filter_sources,
+    require_terminal,
+)
 from reviewer.cli.identity import acting_person, as_option, new_user_option, say_held_notice
 from reviewer.cli.output import print_json, terminal_text
 
@@ -276,17 +282,10 @@ def _judge_from(
     as_json: bool,
 ) -> None:
     """``judge --from``: every row checked, then all stored or none."""
-    from click.core import ParameterSource
-
     from reviewer.judging import BatchRefused
     from reviewer.judgment_files import judge_from_file
 
-    given = [
-        param.opts[-1] if param.opts[0].startswith("--") else param.human_readable_name
-        for param in ctx.command.params
-        if param.name in _SINGLE_ONLY
-        and ctx.get_parameter_source(param.name) is ParameterSource.COMMANDLINE
-    ]
+    given = list(given_options(ctx, _SINGLE_ONLY).values())
     if given:
         fail(
             f"--from reads every judgment from the file; {', '.join(given)} "
