@@ -10,6 +10,7 @@ from sqlmodel import Session
 
 from db.audit import record_audit
 from db.errors import VetbenchError
+from db.json_types import JsonObject, fields_json
 from db.models import Setting
 
 
@@ -118,6 +119,34 @@ def get_setting(session: Session, name: str) -> str:
             f"the stored setting {name} is not valid ({error}); a lead sets it again with "
             f"`vetbench config set {name} VALUE`"
         ) from None
+
+
+@dataclass(frozen=True)
+class SettingListing:
+    """One line of ``vetbench config list``: a setting's stored value and what it means."""
+
+    name: str
+    value: str
+    default: str
+    valid: bool  # False: written around vetbench; a lead sets it again
+    help: str
+
+    def to_json(self) -> JsonObject:
+        return fields_json(self)
+
+
+def list_settings(session: Session) -> list[SettingListing]:
+    """Every setting, in the order of :data:`SETTINGS`, as stored (invalid ones said so)."""
+    listed = []
+    for name, spec in SETTINGS.items():
+        value = stored_setting(session, name)
+        try:
+            _validated(name, value)
+            valid = True
+        except SettingError:
+            valid = False
+        listed.append(SettingListing(name, value, spec.default, valid, spec.help))
+    return listed
 
 
 def get_int_setting(session: Session, name: str) -> int:

@@ -5,17 +5,12 @@ The settings module is imported inside the commands: ``--help`` stays instant.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import click
 
 from reviewer.cli import options
 from reviewer.cli.common import fail, open_db
 from reviewer.cli.identity import acting_person, as_option
 from reviewer.cli.output import print_json
-
-if TYPE_CHECKING:
-    from db.json_types import JsonObject
 
 
 @click.group()
@@ -28,34 +23,18 @@ def config() -> None:
 @click.pass_context
 def config_list(ctx: click.Context, as_json: bool) -> None:
     """Every setting with its value and what it means."""
-    from db.settings import SETTINGS, SettingError, get_setting, stored_setting
+    from db.settings import list_settings
 
-    db = open_db(ctx)
-    listed: list[JsonObject] = []
-    with db.session() as session:
-        for name, spec in SETTINGS.items():
-            value = stored_setting(session, name)
-            try:
-                get_setting(session, name)
-                valid = True
-            except SettingError:
-                valid = False
-            entry: JsonObject = {
-                "name": name,
-                "value": value,
-                "default": spec.default,
-                "valid": valid,
-                "help": spec.help,
-            }
-            listed.append(entry)
+    with open_db(ctx).session() as session:
+        listed = list_settings(session)
     if as_json:
-        print_json(listed)
+        print_json([setting.to_json() for setting in listed])
         return
-    for entry in listed:
-        marker = "" if entry["value"] != entry["default"] else " (default)"
-        if not entry["valid"]:
+    for setting in listed:
+        marker = "" if setting.value != setting.default else " (default)"
+        if not setting.valid:
             marker = " (not valid: a lead sets it again)"
-        click.echo(f"{entry['name']} = {entry['value']}{marker}    # {entry['help']}")
+        click.echo(f"{setting.name} = {setting.value}{marker}    # {setting.help}")
 
 
 @config.command("get")
