@@ -133,8 +133,18 @@ def guidelines_history(session: Session) -> list[GuidelinesVersion]:
     return [_view(*row) for row in session.exec(query)]
 
 
+# Item and table files: given to `guidelines set` by mistake, they would become the text
+# every annotator reads (with g) and every judgment records as the version in force.
+_DATA_SUFFIXES = (".csv", ".tsv", ".json", ".jsonl", ".xlsx", ".db")
+
+
 def _check_text(text: str, file_name: str) -> str:
     where = file_name or "the guidelines"
+    if file_name.lower().endswith(_DATA_SUFFIXES):
+        raise GuidelinesError(
+            f"{file_name} is a data file, not guidelines: give a Markdown or text file "
+            "(FILE.md, FILE.txt); items come in with `vetbench import`"
+        )
     if "\x00" in text:
         line = text[: text.index("\x00")].count("\n") + 1
         raise GuidelinesError(f"{where}, line {line}: holds a NUL character; is it a text file?")

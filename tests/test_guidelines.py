@@ -73,12 +73,19 @@ def test_only_leads_set_guidelines_and_bad_files_are_refused(
         "nul.md, line 2: holds a NUL character"
         in run_cli(team, "guidelines", "set", str(nul), "--as", "lea").output
     )
+    # An item file given by mistake would become what every annotator reads and every
+    # judgment records as the version in force.
+    items = run_cli(team, "guidelines", "set", str(FIXTURES / "econ_ordering.csv"), "--as", "lea")
+    assert items.exit_code == 1 and items.output == (
+        "error: econ_ordering.csv is a data file, not guidelines: give a Markdown or text file "
+        "(FILE.md, FILE.txt); items come in with `vetbench import`\n"
+    )
     with pytest.raises(GuidelinesError, match="is empty"), team.transaction() as session:
         set_guidelines(session, "  \n", lead="lea")
     with pytest.raises(PermissionDenied), team.transaction() as session:
         set_guidelines(session, "# x", lead="alice")
     none = run_cli(team, "guidelines", "show")
-    assert none.exit_code == 1 and "there are no guidelines yet" in none.output
+    assert none.exit_code == 1 and "there are no guidelines yet" in none.output  # none stored
 
 
 def test_every_judgment_records_the_guidelines_version(team: Database) -> None:
