@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import os
+import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -100,6 +101,18 @@ def test_a_judging_sheet_round_trips_into_judge_from(team: Database, tmp_path: P
     events = audit_events(team)[before:]
     assert events == [("alice", "judge", item) for item in ("o:1", "o:2", "o:3", "m:1")]
     assert [row["item_id"] for row in sheet(team, "alice")] == ["t:1"]
+
+
+def test_the_export_says_the_command_that_loads_its_sheet(team: Database, tmp_path: Path) -> None:
+    path = tmp_path / "alice.csv"
+    written = run_cli(team, "export", "--format", "judging", "--as", "alice", "--out", str(path))
+    url = team.engine.url.render_as_string(hide_password=True)
+    assert written.output.endswith(
+        f"fill answer and verdict, then: vetbench --db {shlex.quote(url)} judge --from "
+        f"{shlex.quote(str(path))} --as alice\n"
+    )
+    piped = run_cli(team, "export", "--format", "judging", "--as", "alice", "--out", "-")
+    assert piped.stderr.endswith(" judge --from FILE --as alice\n")
 
 
 def test_same_rules_and_messages_as_a_single_judgment(team: Database, tmp_path: Path) -> None:

@@ -481,10 +481,11 @@ def _export_judging(
         lambda handle: write_judging_sheet(items, handle, annotator=who.name),
     )
     where = "standard output" if is_stdout(out) else terminal_text(str(out))
+    sheet = "FILE" if is_stdout(out) else str(out)
+    load = suggested_command(ctx, "judge", "--from", sheet, "--as", who.name)
     click.echo(
         f"exported {counted(count, 'item')} waiting for {terminal_text(who.name)} to {where} "
-        "as a judging sheet; fill answer and verdict, then: vetbench judge --from FILE --as "
-        f"{terminal_text(who.name)}",
+        f"as a judging sheet; fill answer and verdict, then: {terminal_text(load)}",
         err=is_stdout(out),
     )
 
