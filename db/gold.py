@@ -232,8 +232,9 @@ def add_gold(
 ) -> GoldView:
     """Mark ``item_id``'s current revision as gold (leads only), with an audit event.
 
-    Either ``verdict`` and ``answer`` are given, or ``from_approved`` takes them from
-    the item's approval of this revision (keep, the approved key).  The caller commits.
+    Either ``verdict`` and ``answer`` are given (the verdict keep alone: its answer can
+    only be the key), or ``from_approved`` takes them from the item's approval of this
+    revision (keep, the approved key).  The caller commits.
     """
     person = require_lead(session, lead, to="mark gold items")
     item = get_item(session, item_id)
@@ -255,8 +256,13 @@ def add_gold(
         known_verdict, known_answer = Verdict.KEEP, decision.final_key or item.key
         note = note or f"from the approval of revision {item.revision}"
     else:
+        if verdict == Verdict.KEEP and answer is None:
+            answer = item.key  # kept as it is: the key is the right answer (_check_known)
         if verdict is None or answer is None:
-            raise GoldError("a gold item needs --verdict and --answer (or --from-approved)")
+            raise GoldError(
+                "a gold item needs --verdict and --answer (--verdict keep alone: the key), "
+                "or --from-approved"
+            )
         try:
             known_verdict = Verdict(verdict)
         except ValueError:

@@ -98,7 +98,8 @@ def test_gold_commands_mark_list_and_remove(project: Database) -> None:
             "has its key as the answer (D, A, C, B)",
         ),
         (["o:1", "--verdict", "wrong-key", "--answer", "D,A,C,B"], "differs from the key"),
-        (["o:1", "--verdict", "keep"], "needs --verdict and --answer (or --from-approved)"),
+        (["o:1", "--verdict", "flawed"], "needs --verdict and --answer (--verdict keep alone"),
+        (["o:1", "--answer", "D,A,C,B"], "needs --verdict and --answer"),
         (["o:1", "--from-approved"], "is not approved"),
         (["g:1", "--verdict", "keep", "--answer", "A,B,C,D"], "is gold already"),
         (["nope", "--verdict", "keep", "--answer", "A"], "there is no item 'nope'"),
@@ -109,6 +110,15 @@ def test_bad_gold_is_refused(project: Database, arguments: list[str], refusal: s
     result = run_cli(project, "gold", "add", *arguments, "--as", "lea")
     assert result.exit_code == 1 and refusal in result.output
     assert len(list_gold_now(project)) == 2
+
+
+def test_a_gold_item_kept_as_it_is_needs_no_answer(project: Database) -> None:
+    """With the verdict keep the right answer can only be the key: it is taken."""
+    done = run_cli(project, "gold", "add", "o:1", "--verdict", "keep", "--as", "lea")
+    assert done.exit_code == 0 and "o:1 revision 1 is gold: verdict keep, answer D, A, C, B" in (
+        done.output
+    )
+    assert len(list_gold_now(project)) == 3
 
 
 def list_gold_now(db: Database) -> list[str]:

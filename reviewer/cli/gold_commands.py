@@ -25,7 +25,11 @@ def gold_group() -> None:
 @gold_group.command("add")
 @click.argument("item_id")
 @click.option("--verdict", type=click.Choice(values(Verdict)), help="The known verdict.")
-@click.option("--answer", metavar="ANSWER", help='The right blind answer: "D,A,C,B" or "ABD".')
+@click.option(
+    "--answer",
+    metavar="ANSWER",
+    help='The right blind answer: "D,A,C,B" or "ABD" [default with --verdict keep: the key].',
+)
 @click.option(
     "--from-approved",
     is_flag=True,
