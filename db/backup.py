@@ -110,7 +110,10 @@ def _copy_and_check(source: Path, partial: Path) -> tuple[int, int]:
         if problems != ["ok"]:
             raise BackupError(f"the copy failed its integrity check: {'; '.join(problems[:3])}")
         pages = int(copy.execute("PRAGMA page_count").fetchone()[0])
-        judgments = int(copy.execute("SELECT count(*) FROM judgment").fetchone()[0])
+        # Counted as `vetbench stats` counts them: the judgments in force, not the retracted.
+        judgments = int(
+            copy.execute("SELECT count(*) FROM judgment WHERE NOT retracted").fetchone()[0]
+        )
     return pages, judgments
 
 

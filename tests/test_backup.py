@@ -102,6 +102,19 @@ def test_a_backup_taken_while_annotators_work_restores_every_judgment(
     restored.dispose()
 
 
+def test_the_backup_counts_judgments_as_stats_does(
+    working_db: Database, db_path: Path, tmp_path: Path
+) -> None:
+    """A retracted judgment is not one in force: `stats` and the backup say the same."""
+    judge(working_db, "alice", "o:1")
+    judge(working_db, "bob", "o:1")
+    assert run_cli(db_path, "undo", "--as", "bob").exit_code == 0
+    stats = run_cli(db_path, "stats").output
+    assert "judgments: 1\n" in stats and "retracted judgments: 1\n" in stats
+    result = run_cli(db_path, "backup", str(tmp_path / "copy.db"))
+    assert result.exit_code == 0 and ", 1 judgment, integrity ok" in result.output
+
+
 def test_backup_refuses_to_overwrite_or_copy_onto_itself(
     working_db: Database, db_path: Path, tmp_path: Path
 ) -> None:
