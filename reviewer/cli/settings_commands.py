@@ -10,7 +10,7 @@ import click
 from reviewer.cli import options
 from reviewer.cli.common import fail, open_db
 from reviewer.cli.identity import acting_person, as_option
-from reviewer.cli.output import print_json
+from reviewer.cli.output import printed_json_or_empty
 
 
 @click.group()
@@ -27,8 +27,7 @@ def config_list(ctx: click.Context, as_json: bool) -> None:
 
     with open_db(ctx).session() as session:
         listed = list_settings(session)
-    if as_json:
-        print_json([setting.to_json() for setting in listed])
+    if printed_json_or_empty(listed, as_json=as_json, empty="no settings"):
         return
     for setting in listed:
         marker = "" if setting.value != setting.default else " (default)"
