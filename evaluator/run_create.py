@@ -425,6 +425,7 @@ def create_run(
         seed=seed,
         template_hash=templates.hash,
         templates_dir=str(templates.override_dir) if templates.override_dir else None,
+        templates_read=templates.read_from_folder,
         shot_file=str(first_file) if first_file else None,
         shot_file_sha256=shot_file_digest(first_file) if first_file else None,
         more_shot_files=tuple(

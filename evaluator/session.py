@@ -30,12 +30,12 @@ from pathlib import Path
 from db.engine import Database
 from db.errors import VetbenchError
 from db.json_types import JsonObject
-from db.vocabulary import EvalMode, EvalProtocol, ItemStatus, RunStatus
+from db.vocabulary import EvalMode, EvalProtocol, ItemKind, ItemStatus, RunStatus, values
 from evaluator.backends.base import Backend
 from evaluator.backends.settings import BackendSettings
 from evaluator.cflue_wording import read_cflue_wording
 from evaluator.item_filter import ItemFilter
-from evaluator.prompts import DEFAULT_SHOT_SEED
+from evaluator.prompts import DEFAULT_SHOT_SEED, load_templates, template_files
 from evaluator.protocols import protocol_spec
 from evaluator.result_table import Spread, series_spread
 from evaluator.results import RunFigures, RunProgress
@@ -48,7 +48,7 @@ from evaluator.run_create import (
     create_run,
     select_run_items,
 )
-from evaluator.run_params import Repeat
+from evaluator.run_params import Repeat, RunParams
 from evaluator.runner import execute_run
 from evaluator.runs import run_figures
 
@@ -67,6 +67,7 @@ __all__ = [
     "resume_series",
     "run_series",
     "series_figures",
+    "templates_note",
 ]
 
 DEFAULT_SHOTS = 5  # the custom protocol's shots when none are asked for
@@ -179,10 +180,14 @@ def plan_runs(choices: EvalChoices, *, series: str | None = None) -> tuple[Plann
 
 def check_choices(db: Database, choices: EvalChoices, *, model: str | None = None) -> RunSelection:
     """Refuse choices that cannot make a run, before any model loads, in this order: a
-    protocol's fixed shots, score mode with a paper's protocol, an empty selection, a
-    ``model`` spec of no known form (:func:`check_model`, when given), fewer shots than
-    asked (unless allowed)."""
+    protocol's fixed shots, score mode with a paper's protocol, a templates folder that
+    cannot be used, CFLUE's wording, an empty selection, a ``model`` spec of no known
+    form (:func:`check_model`, when given), fewer shots than asked (unless allowed)."""
     planned = plan_runs(choices, series="check")
+    if choices.templates_dir is not None:  # a bad folder is said before a model loads
+        load_templates(
+            choices.templates_dir, layout=choices.layout or protocol_spec(choices.protocol).layout
+        )
     if choices.cflue_repo is not None:
         if choices.protocol is not EvalProtocol.CFLUE:
             raise RunSetupError("--cflue-repo gives CFLUE's wording: it is for --protocol cflue")
@@ -267,6 +272,35 @@ LONG_ANSWERS_NOTE = (
     "up to its context, minutes an item on a CPU for one that does not stop; a server: "
     "its own default); --max-new-tokens N (F4: Max new tokens) caps them"
 )
+
+
+def templates_note(params: RunParams) -> str | None:
+    """The prompt groups (``ordering/en``) for which a run's templates folder holds no
+    file: they are asked in the built-in wording.  None without a folder (or for runs
+    from before the files read were recorded)."""
+    read = set(params.templates_read)
+    if params.templates_dir is None or not read:
+        return None
+    spec = protocol_spec(params.protocol)
+    plain: list[str] = []
+    for name, shots in params.shots_used.items():
+        kind, language = name.split("/")[:2]
+        if kind not in values(ItemKind):
+            continue
+        files = template_files(
+            kind,
+            spec.template_language or language,
+            with_shots=bool(shots),
+            instructions_kind=spec.instructions_kind.get(ItemKind(kind)),
+        )
+        if not read & set(files) and f"{kind}/{language}" not in plain:
+            plain.append(f"{kind}/{language}")
+    if not plain:
+        return None
+    return (
+        f"the templates folder {params.templates_dir} holds no template for the "
+        f"{' and '.join(plain)} items: they are asked in the built-in wording"
+    )
 
 
 @dataclass(frozen=True)
@@ -374,6 +408,9 @@ def _execute(
         backend_notes = getattr(backend, "notes_for", None)  # a script without some answers
         if backend_notes is not None:
             notes += backend_notes(list(figures.run.params.revisions))
+        note = templates_note(figures.run.params)
+        if note:
+            notes.append(note)
         if figures.run.params.answer_budget == MODEL_OWN_LIMIT:
             notes.append(LONG_ANSWERS_NOTE)
         on_update(RunUpdate(run_id, position, runs, figures.progress, tuple(notes)))

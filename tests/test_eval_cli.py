@@ -426,6 +426,41 @@ def test_bad_templates_and_shot_files_are_named(url: str, scripted: str, tmp_pat
     database.dispose()
 
 
+def test_a_templates_folder_without_templates_is_refused(
+    url: str, scripted: str, tmp_path: Path
+) -> None:
+    """A run with it would record the folder, its prompts all in the built-in wording."""
+    folder = tmp_path / "templates"
+    folder.mkdir()
+    (folder / "single.j2").write_text("{{ question }}", encoding="utf-8")
+    result = run_cli(url, "eval", "--model", scripted, "--templates", str(folder))
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"error: {folder}: no prompt template in this folder;")
+    assert "question.LANG.txt" in result.stderr and len(result.stderr.splitlines()) == 1
+    assert stored_runs(url) == []
+
+
+def test_a_templates_folder_for_some_kinds_names_the_others(
+    url: str, scripted: str, tmp_path: Path
+) -> None:
+    folder = tmp_path / "templates"
+    folder.mkdir()
+    (folder / "instructions.ordering.en.txt").write_text("Order them.", encoding="utf-8")
+    (folder / "shot.zh.txt").write_text("$question_block $answer", encoding="utf-8")
+    args = ("--model", scripted, "--shots", "0", "--templates", str(folder))
+    result = ok(run_cli(url, "eval", *args))
+    # 0 shots: shot.zh.txt is used by no prompt; the ordering items get their instructions
+    assert (
+        f"note: the templates folder {folder} holds no template for the single/zh and "
+        "multi/en and truefalse/zh items: they are asked in the built-in wording"
+    ) in result.stderr
+    params = eval_json(url, *args)["run"]["params"]
+    assert params["templates_dir"] == str(folder)
+    assert params["templates_read"] == ["instructions.ordering.en.txt", "shot.zh.txt"]
+    every = ok(run_cli(url, "eval", *args[:3], "1", *args[4:], "--kind", "single"))
+    assert "holds no template" not in every.stderr  # with a shot, single/zh reads shot.zh.txt
+
+
 def test_a_shot_file_through_the_cli(url: str, scripted: str) -> None:
     result = ok(
         run_cli(
