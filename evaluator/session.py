@@ -131,12 +131,18 @@ class EvalChoices:
         settings = protocol_spec(self.protocol).shot_settings
         if settings is None:
             return (DEFAULT_SHOTS if self.shots is None else self.shots,)
-        if self.shots_by_kind or (self.shots is not None and self.shots not in settings):
+        other_shots = self.shots is not None and self.shots not in settings
+        if self.shots_by_kind or other_shots:
             fixed = " and ".join(str(k) for k in settings)
-            either = ", or give one of those" if len(settings) > 1 else ""
+            given = [  # name the options given, not one that was not
+                name
+                for name, wrong in (("--shots", other_shots), ("--shots-for", self.shots_by_kind))
+                if wrong
+            ]
+            either = ", or give one of those" if other_shots and len(settings) > 1 else ""
             raise RunSetupError(
                 f"the {self.protocol.value} protocol fixes its shots ({fixed}); "
-                f"leave out --shots{either}"
+                f"leave out {' and '.join(given)}{either}"
             )
         return settings if self.shots is None else (self.shots,)
 

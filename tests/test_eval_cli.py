@@ -461,6 +461,28 @@ def test_a_templates_folder_for_some_kinds_names_the_others(
     assert "holds no template" not in every.stderr  # with a shot, single/zh reads shot.zh.txt
 
 
+def test_a_kind_given_twice_by_shots_for_is_refused(url: str, scripted: str) -> None:
+    args = ("--shots-for", "single=0", "--shots-for", "single=3")
+    result = run_cli(url, "eval", "--model", scripted, *args)
+    assert result.exit_code == 1 and result.stderr == (
+        "error: --shots-for gives single twice (single=0, single=3): give each kind once\n"
+    )
+    assert stored_runs(url) == []
+
+
+def test_shots_for_a_kind_not_evaluated_is_said(url: str, scripted: str) -> None:
+    args = ("--model", scripted, "--shots", "0", "--shots-for", "ordering=2", "--kind", "single")
+    result = ok(run_cli(url, "eval", *args))
+    assert "note: --shots-for ordering=2 is not used: no ordering item is evaluated" in (
+        result.stderr
+    )
+    params = eval_json(url, *args)["run"]["params"]
+    assert params["shots_by_kind"] == {"single": 0}
+    assert params["shot_notes"] == [
+        "--shots-for ordering=2 is not used: no ordering item is evaluated"
+    ]
+
+
 def test_a_shot_file_through_the_cli(url: str, scripted: str) -> None:
     result = ok(
         run_cli(

@@ -95,6 +95,11 @@ def _shots_by_kind(values_given: tuple[str, ...]) -> dict[str, int]:
                 f"--shots-for '{given}': write KIND=N with KIND one of "
                 f"{', '.join(values(ItemKind))} and N a number of shots"
             )
+        if kind in by_kind:  # the last would win unseen
+            fail(
+                f"--shots-for gives {kind} twice ({kind}={by_kind[kind]}, {given.strip()}): "
+                "give each kind once"
+            )
         by_kind[kind] = int(count)
     return by_kind
 
