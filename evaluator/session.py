@@ -31,6 +31,7 @@ from db.engine import Database
 from db.errors import VetbenchError
 from db.json_types import JsonObject
 from db.vocabulary import EvalMode, EvalProtocol, ItemKind, ItemStatus, RunStatus, values
+from db.words import agreeing, named
 from evaluator.backends.base import Backend
 from evaluator.backends.settings import BackendSettings
 from evaluator.cflue_wording import read_cflue_wording
@@ -50,7 +51,7 @@ from evaluator.run_create import (
 )
 from evaluator.run_params import Repeat, RunParams
 from evaluator.runner import execute_run
-from evaluator.runs import run_figures
+from evaluator.runs import run_figures, run_records
 
 __all__ = [
     "DEFAULT_SHOTS",
@@ -67,6 +68,7 @@ __all__ = [
     "resume_series",
     "run_series",
     "series_figures",
+    "series_gap_note",
     "templates_note",
 ]
 
@@ -270,6 +272,11 @@ class RunUpdate:
     def starting(self) -> bool:
         return self.progress.finished_this_session == 0
 
+    @property
+    def never_started(self) -> int:
+        """The runs of the series planned after this one: none is made if it stops here."""
+        return self.runs - self.position - 1
+
 
 OnUpdate = Callable[[RunUpdate], None]
 
@@ -389,9 +396,37 @@ def resume_series(
     *,
     controls: SeriesControls = SeriesControls(),
 ) -> SeriesOutcome:
-    """Continue a stopped run where it stopped."""
-    status = _execute(db, backend, run_id, 0, 1, controls)
+    """Continue a stopped run where it stopped (that run only: a note says which repeats
+    of its series were never started)."""
+    note = series_gap_note(db, run_id)
+    status = _execute(db, backend, run_id, 0, 1, controls, () if note is None else (note,))
     return SeriesOutcome((run_id,), (status,))
+
+
+def series_gap_note(db: Database, run_id: int) -> str | None:
+    """Which repeats of run ``run_id``'s series (of its shot setting) were never made, as
+    after Ctrl-C during ``--repeats``; None when every one was."""
+    records = run_records(db)
+    this = next((record for record in records if record.id == run_id), None)
+    repeat = this.params.repeat if this is not None else None
+    if this is None or repeat is None or not repeat.series:
+        return None
+    made = {
+        record.params.repeat.index
+        for record in records
+        if record.params.repeat is not None
+        and record.params.repeat.series == repeat.series
+        and record.shots == this.shots
+    }
+    missing = [index + 1 for index in range(repeat.count) if index not in made]
+    if not missing:
+        return None
+    return (
+        f"run {run_id} is repeat {repeat.index + 1} of {repeat.count} ({this.shots}-shot); "
+        f"{named('repeat', missing)} of its series {agreeing(len(missing), 'was', 'were')} "
+        f"never started: --resume finishes run {run_id} only, and the series' figures "
+        f"count {len(made)} of {repeat.count} runs (run the evaluation again for a full series)"
+    )
 
 
 def _execute(
@@ -401,6 +436,7 @@ def _execute(
     position: int,
     runs: int,
     controls: SeriesControls,
+    more_notes: tuple[str, ...] = (),
 ) -> RunStatus:
     on_update = controls.on_update
 
@@ -410,7 +446,7 @@ def _execute(
 
     if on_update is not None:
         figures = run_figures(db, run_id)
-        notes = [*figures.run.shot_notes, *figures.run.params.excluded_notes()]
+        notes = [*more_notes, *figures.run.shot_notes, *figures.run.params.excluded_notes()]
         backend_notes = getattr(backend, "notes_for", None)  # a script without some answers
         if backend_notes is not None:
             notes += backend_notes(list(figures.run.params.revisions))

@@ -207,6 +207,44 @@ def test_an_interrupted_run_resumes_from_the_cli(
     assert resumed["progress"]["done"] == 8 and len(stored(url, 1)) == 8
 
 
+def test_repeats_never_started_after_ctrl_c_are_said(
+    url: str, scripted: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C in repeat 2 of 3: --resume finishes run 2, and nobody makes repeat 3; the
+    interrupt, the resume and the table say so (before, nothing did)."""
+    from evaluator.backends.scripted import ScriptedBackend
+
+    real_generate = ScriptedBackend.generate
+    answered: list[int] = []
+
+    def ctrl_c_in_the_second_run(self: ScriptedBackend, requests: Any) -> Iterator[Any]:
+        for result in real_generate(self, requests):
+            if len(answered) == 3:  # run 1's two items, then one of run 2's
+                raise KeyboardInterrupt
+            answered.append(1)
+            yield result
+
+    monkeypatch.setattr(ScriptedBackend, "generate", ctrl_c_in_the_second_run)
+    args = ("--model", scripted, "--shots", "0", "--kind", "ordering", "--repeats", "3")
+    interrupted = run_cli(url, "eval", *args)
+    assert interrupted.exit_code == 130 and len(stored_runs(url)) == 2
+    assert interrupted.stderr.splitlines()[-1] == (
+        "interrupted: finished predictions are kept; continue with `vetbench eval --resume 2`; "
+        "1 more planned run of this series was never started (--resume finishes run 2 only: "
+        "run the evaluation again for a full series)"
+    )
+
+    monkeypatch.setattr(ScriptedBackend, "generate", real_generate)
+    resumed = ok(run_cli(url, "eval", "--resume", "2"))
+    assert (
+        "note: run 2 is repeat 2 of 3 (0-shot); repeat 3 of its series was never started: "
+        "--resume finishes run 2 only, and the series' figures count 2 of 3 runs"
+    ) in resumed.stderr
+    assert len(stored_runs(url)) == 2
+    table = ok(run_cli(url, "runs", "table")).stdout
+    assert "mean over 2 of 3 planned runs (runs 1, 2)" in table
+
+
 def test_a_resume_refuses_what_would_change_the_runs_plan(url: str, scripted: str) -> None:
     """`eval --resume 1 --shots 3 --kind ordering` exited 0, ignoring both: a run resumes
     as it was planned.  How the model runs may be given again."""

@@ -355,12 +355,12 @@ def _evaluate(
     from evaluator.session import RunFailed, RunUpdate, SeriesControls, resume_series, run_series
 
     bars: dict[int, TerminalProgressBar[RunProgress]] = {}
-    current: list[int] = []
+    current: list[RunUpdate] = []
 
     def follow(update: RunUpdate) -> None:
         if update.starting:
             _close_bars(bars)
-            current[:] = [update.run_id]
+            current[:] = [update]
             progress = update.progress
             if not quiet:  # with --json the notes are in the JSON (run.params.shot_notes)
                 for note in update.notes:
@@ -384,10 +384,18 @@ def _evaluate(
             outcome = run_series(database, opened, choices, actor=actor, controls=controls)
     except KeyboardInterrupt:
         _close_bars(bars)
-        run_id = current[0] if current else resume_id
+        run_id = current[0].run_id if current else resume_id
+        never = current[0].never_started if current else 0
+        unmade = (  # --resume finishes the one run: say what it will not make
+            f"; {counted(never, 'more planned run')} of this series "
+            f"{agreeing(never, 'was', 'were')} never started (--resume finishes run {run_id} "
+            "only: run the evaluation again for a full series)"
+            if never
+            else ""
+        )
         click.echo(
             f"interrupted: finished predictions are kept; continue with "
-            f"`vetbench eval --resume {run_id}`",
+            f"`vetbench eval --resume {run_id}`{unmade}",
             err=True,
         )
         sys.exit(EXIT_INTERRUPTED)
