@@ -57,6 +57,7 @@ __all__ = [
     "prompt_hash",
     "select_shots",
     "stop_sequences",
+    "template_files",
     "template_language",
 ]
 
@@ -122,6 +123,13 @@ def _template_names() -> list[str]:
     return names
 
 
+TEMPLATE_FILE_NAMES = (
+    "option.txt, question.LANG.txt, shot.LANG.txt or instructions.KIND.LANG.txt "
+    "(LANG en or zh, KIND ordering, single, multi or truefalse)"
+)
+"""The files a templates folder may hold, in words (evaluator/templates/README.txt)."""
+
+
 def _role(name: str) -> str:
     return name.split(".", 1)[0]
 
@@ -133,6 +141,8 @@ class PromptTemplates:
     texts: dict[str, str]
     override_dir: Path | None = None
     layout: str = DEFAULT_LAYOUT
+    read_from_folder: tuple[str, ...] = ()
+    """The files of ``override_dir`` in use (the others are the built-in ones)."""
 
     def text(self, name: str) -> str:
         return self.texts[name]
@@ -152,7 +162,8 @@ class PromptTemplates:
             raise TemplateError(
                 f"unknown template {agreeing(len(unknown), 'file', 'files')} {', '.join(unknown)}"
             )
-        return replace(self, texts={**self.texts, **texts})
+        kept = tuple(name for name in self.read_from_folder if name not in texts)
+        return replace(self, texts={**self.texts, **texts}, read_from_folder=kept)
 
     def render(self, name: str, **values: str) -> str:
         return Template(self.texts[name]).substitute(values)
@@ -170,6 +181,24 @@ class PromptTemplates:
         if cue:
             stops.append("\n" + cue)
         return tuple(stops)
+
+
+def template_files(
+    kind: ItemKind | str,
+    language: str,
+    *,
+    with_shots: bool,
+    instructions_kind: ItemKind | str | None = None,
+) -> tuple[str, ...]:
+    """The template files a prompt of ``kind`` in ``language`` is written with (as
+    :func:`build_prompt` writes it): instructions, question, option and, with shots, shot."""
+    lang = template_language(language)
+    names = [
+        kind_spec(instructions_kind or kind).instructions_template(lang),
+        f"question.{lang}.txt",
+        kind_spec(kind).option_template,
+    ]
+    return tuple(names + ([f"shot.{lang}.txt"] if with_shots else []))
 
 
 def _read_template(path: Path, name: str) -> str:
@@ -205,6 +234,7 @@ def load_templates(
     builtin = resources.files("evaluator").joinpath("templates")
     layout_files = builtin if layout == DEFAULT_LAYOUT else builtin.joinpath(layout)
     texts: dict[str, str] = {}
+    read: list[str] = []
     if override_dir is not None:
         override_dir = Path(override_dir).expanduser().resolve()
         if not override_dir.is_dir():
@@ -227,13 +257,21 @@ def load_templates(
         override = override_dir / name if override_dir is not None else None
         if override is not None and override.exists():
             texts[name] = _read_template(override, name)
+            read.append(name)
             continue
         shipped = layout_files.joinpath(name)
         if not shipped.is_file():
             shipped = builtin.joinpath(name)
         with resources.as_file(shipped) as path:
             texts[name] = _read_template(Path(path), name)
-    return PromptTemplates(texts=texts, override_dir=override_dir, layout=layout)
+    if override_dir is not None and not read:  # else a run would look customised
+        raise TemplateError(
+            f"{override_dir}: no prompt template in this folder; --templates reads "
+            f"{TEMPLATE_FILE_NAMES}"
+        )
+    return PromptTemplates(
+        texts=texts, override_dir=override_dir, layout=layout, read_from_folder=tuple(read)
+    )
 
 
 def answer_text(kind: ItemKind | str, answer: str) -> str:

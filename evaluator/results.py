@@ -15,7 +15,7 @@ from datetime import datetime
 
 from db.json_types import FieldsAsJson, JsonObject, attributes_json, fields_json
 from db.vocabulary import EvalMode, EvalProtocol, FailureKind, ItemKind, RunStatus
-from db.words import counted
+from db.words import agreeing, counted
 from evaluator.item_sets import ItemSet
 from evaluator.run_params import RunParams, ShotCounts
 from evaluator.text_metrics import BleuStatistics, ExplanationScore
@@ -584,3 +584,21 @@ class SuspectKey(FieldsAsJson):
     answer: str
     models: tuple[str, ...]
     runs: tuple[int, ...]
+    other_models: int = 0
+    """How many other evaluated models did not answer it (never asked, or it failed)."""
+
+    def to_json(self) -> JsonObject:
+        data = fields_json(self)
+        del data["other_models"]  # the pinned shape: the models that answered
+        return data
+
+    @property
+    def agreement(self) -> str:
+        """Who answered it, and how: ``both models that answered it (fake, fake2) answer
+        B; 4 other models did not answer it``."""
+        n = len(self.models)
+        who = "the one model" if n == 1 else "both models" if n == 2 else f"all {n} models"
+        line = f"{who} that answered it ({', '.join(self.models)}) {agreeing(n, 'answers', 'answer')} {self.answer}"
+        if self.other_models:
+            line += f"; {counted(self.other_models, 'other model')} did not answer it"
+        return line

@@ -425,6 +425,7 @@ def create_run(
         seed=seed,
         template_hash=templates.hash,
         templates_dir=str(templates.override_dir) if templates.override_dir else None,
+        templates_read=templates.read_from_folder,
         shot_file=str(first_file) if first_file else None,
         shot_file_sha256=shot_file_digest(first_file) if first_file else None,
         more_shot_files=tuple(
@@ -434,7 +435,10 @@ def create_run(
             group.name: tuple(ShotRef(s.id, s.revision) for s in group_shots)
             for group, group_shots in chosen.items()
         },
-        shot_notes=tuple(_shot_notes(chosen, shots_for, source, items, pool)),
+        shot_notes=(
+            *_unused_shots_for(shots_for, shots_by_kind),
+            *_shot_notes(chosen, shots_for, source, items, pool),
+        ),
         revisions={item.id: item.revision for item in items},
         excluded=excluded,
         protocol=spec.name,
@@ -500,6 +504,17 @@ def _answer_budget(spec: ProtocolSpec, asked: int | None) -> JsonValue:
     if asked is not None or spec.max_new_tokens is not None:
         return asked or spec.max_new_tokens
     return MODEL_OWN_LIMIT if spec.model_length else "the kind's own"
+
+
+def _unused_shots_for(
+    shots_for: Mapping[ItemKind, int], shots_by_kind: Mapping[str, int] | None
+) -> list[str]:
+    """Say which ``--shots-for`` were given for a kind no evaluated item has."""
+    return [
+        f"--shots-for {kind}={count} is not used: no {kind} item is evaluated"
+        for kind, count in (shots_by_kind or {}).items()
+        if ItemKind(kind) not in shots_for
+    ]
 
 
 def _shot_notes(

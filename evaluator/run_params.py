@@ -173,6 +173,8 @@ class RunParams:
     seed: int = DEFAULT_SEED
     template_hash: str | None = None
     templates_dir: str | None = None
+    templates_read: tuple[str, ...] = ()
+    """The files of ``templates_dir`` in use (the others were the built-in ones)."""
     shot_file: str | None = None
     shot_file_sha256: str | None = None
     more_shot_files: tuple[ShotFileRef, ...] = ()
@@ -237,6 +239,8 @@ class RunParams:
             data["wording"] = dict(self.wording)
         if self.shots_from is not None:
             data["shots_from"] = self.shots_from
+        if self.templates_read:
+            data["templates_read"] = list(self.templates_read)
         if self.more_shot_files:
             data["more_shot_files"] = [ref.to_json() for ref in self.more_shot_files]
         if not with_revisions:
@@ -256,6 +260,7 @@ class RunParams:
             seed=_int(data.get("seed"), DEFAULT_SEED),
             template_hash=_text(data.get("template_hash")),
             templates_dir=_text(data.get("templates_dir")),
+            templates_read=tuple(str(name) for name in _list(data.get("templates_read"))),
             shot_file=_text(data.get("shot_file")),
             shot_file_sha256=_text(data.get("shot_file_sha256")),
             more_shot_files=tuple(

@@ -22,6 +22,7 @@ from sqlmodel.sql.expression import Select
 
 from db.engine import Database
 from db.errors import VetbenchError
+from db.items import id_order
 from db.model_answers import model_answers
 from db.models import EvalRun, Item, ItemRevision, Prediction
 from db.rows import from_row
@@ -466,6 +467,7 @@ def suspect_keys(db: Database, *, min_models: int = 2) -> list[SuspectKey]:
     """
     with db.session() as session:
         items = model_answers(session)
+    every_model = {answer.model for item in items for answer in item.answers}
     suspects = []
     for item in items:
         if len(item.answers) < min_models:
@@ -484,6 +486,7 @@ def suspect_keys(db: Database, *, min_models: int = 2) -> list[SuspectKey]:
                 answer=answer,
                 models=tuple(sorted(a.model for a in item.answers)),
                 runs=tuple(sorted(a.run_id for a in item.answers)),
+                other_models=len(every_model) - len(item.answers),
             )
         )
-    return suspects
+    return sorted(suspects, key=lambda suspect: id_order(suspect.item_id))

@@ -30,12 +30,13 @@ from pathlib import Path
 from db.engine import Database
 from db.errors import VetbenchError
 from db.json_types import JsonObject
-from db.vocabulary import EvalMode, EvalProtocol, ItemStatus, RunStatus
+from db.vocabulary import EvalMode, EvalProtocol, ItemKind, ItemStatus, RunStatus, values
+from db.words import agreeing, named
 from evaluator.backends.base import Backend
 from evaluator.backends.settings import BackendSettings
 from evaluator.cflue_wording import read_cflue_wording
 from evaluator.item_filter import ItemFilter
-from evaluator.prompts import DEFAULT_SHOT_SEED
+from evaluator.prompts import DEFAULT_SHOT_SEED, load_templates, template_files
 from evaluator.protocols import protocol_spec
 from evaluator.result_table import Spread, series_spread
 from evaluator.results import RunFigures, RunProgress
@@ -48,9 +49,9 @@ from evaluator.run_create import (
     create_run,
     select_run_items,
 )
-from evaluator.run_params import Repeat
+from evaluator.run_params import Repeat, RunParams
 from evaluator.runner import execute_run
-from evaluator.runs import run_figures
+from evaluator.runs import run_figures, run_records
 
 __all__ = [
     "DEFAULT_SHOTS",
@@ -67,6 +68,8 @@ __all__ = [
     "resume_series",
     "run_series",
     "series_figures",
+    "series_gap_note",
+    "templates_note",
 ]
 
 DEFAULT_SHOTS = 5  # the custom protocol's shots when none are asked for
@@ -130,12 +133,18 @@ class EvalChoices:
         settings = protocol_spec(self.protocol).shot_settings
         if settings is None:
             return (DEFAULT_SHOTS if self.shots is None else self.shots,)
-        if self.shots_by_kind or (self.shots is not None and self.shots not in settings):
+        other_shots = self.shots is not None and self.shots not in settings
+        if self.shots_by_kind or other_shots:
             fixed = " and ".join(str(k) for k in settings)
-            either = ", or give one of those" if len(settings) > 1 else ""
+            given = [  # name the options given, not one that was not
+                name
+                for name, wrong in (("--shots", other_shots), ("--shots-for", self.shots_by_kind))
+                if wrong
+            ]
+            either = ", or give one of those" if other_shots and len(settings) > 1 else ""
             raise RunSetupError(
                 f"the {self.protocol.value} protocol fixes its shots ({fixed}); "
-                f"leave out --shots{either}"
+                f"leave out {' and '.join(given)}{either}"
             )
         return settings if self.shots is None else (self.shots,)
 
@@ -179,10 +188,14 @@ def plan_runs(choices: EvalChoices, *, series: str | None = None) -> tuple[Plann
 
 def check_choices(db: Database, choices: EvalChoices, *, model: str | None = None) -> RunSelection:
     """Refuse choices that cannot make a run, before any model loads, in this order: a
-    protocol's fixed shots, score mode with a paper's protocol, an empty selection, a
-    ``model`` spec of no known form (:func:`check_model`, when given), fewer shots than
-    asked (unless allowed)."""
+    protocol's fixed shots, score mode with a paper's protocol, a templates folder that
+    cannot be used, CFLUE's wording, an empty selection, a ``model`` spec of no known
+    form (:func:`check_model`, when given), fewer shots than asked (unless allowed)."""
     planned = plan_runs(choices, series="check")
+    if choices.templates_dir is not None:  # a bad folder is said before a model loads
+        load_templates(
+            choices.templates_dir, layout=choices.layout or protocol_spec(choices.protocol).layout
+        )
     if choices.cflue_repo is not None:
         if choices.protocol is not EvalProtocol.CFLUE:
             raise RunSetupError("--cflue-repo gives CFLUE's wording: it is for --protocol cflue")
@@ -259,6 +272,11 @@ class RunUpdate:
     def starting(self) -> bool:
         return self.progress.finished_this_session == 0
 
+    @property
+    def never_started(self) -> int:
+        """The runs of the series planned after this one: none is made if it stops here."""
+        return self.runs - self.position - 1
+
 
 OnUpdate = Callable[[RunUpdate], None]
 
@@ -267,6 +285,35 @@ LONG_ANSWERS_NOTE = (
     "up to its context, minutes an item on a CPU for one that does not stop; a server: "
     "its own default); --max-new-tokens N (F4: Max new tokens) caps them"
 )
+
+
+def templates_note(params: RunParams) -> str | None:
+    """The prompt groups (``ordering/en``) for which a run's templates folder holds no
+    file: they are asked in the built-in wording.  None without a folder (or for runs
+    from before the files read were recorded)."""
+    read = set(params.templates_read)
+    if params.templates_dir is None or not read:
+        return None
+    spec = protocol_spec(params.protocol)
+    plain: list[str] = []
+    for name, shots in params.shots_used.items():
+        kind, language = name.split("/")[:2]
+        if kind not in values(ItemKind):
+            continue
+        files = template_files(
+            kind,
+            spec.template_language or language,
+            with_shots=bool(shots),
+            instructions_kind=spec.instructions_kind.get(ItemKind(kind)),
+        )
+        if not read & set(files) and f"{kind}/{language}" not in plain:
+            plain.append(f"{kind}/{language}")
+    if not plain:
+        return None
+    return (
+        f"the templates folder {params.templates_dir} holds no template for the "
+        f"{' and '.join(plain)} items: they are asked in the built-in wording"
+    )
 
 
 @dataclass(frozen=True)
@@ -349,9 +396,37 @@ def resume_series(
     *,
     controls: SeriesControls = SeriesControls(),
 ) -> SeriesOutcome:
-    """Continue a stopped run where it stopped."""
-    status = _execute(db, backend, run_id, 0, 1, controls)
+    """Continue a stopped run where it stopped (that run only: a note says which repeats
+    of its series were never started)."""
+    note = series_gap_note(db, run_id)
+    status = _execute(db, backend, run_id, 0, 1, controls, () if note is None else (note,))
     return SeriesOutcome((run_id,), (status,))
+
+
+def series_gap_note(db: Database, run_id: int) -> str | None:
+    """Which repeats of run ``run_id``'s series (of its shot setting) were never made, as
+    after Ctrl-C during ``--repeats``; None when every one was."""
+    records = run_records(db)
+    this = next((record for record in records if record.id == run_id), None)
+    repeat = this.params.repeat if this is not None else None
+    if this is None or repeat is None or not repeat.series:
+        return None
+    made = {
+        record.params.repeat.index
+        for record in records
+        if record.params.repeat is not None
+        and record.params.repeat.series == repeat.series
+        and record.shots == this.shots
+    }
+    missing = [index + 1 for index in range(repeat.count) if index not in made]
+    if not missing:
+        return None
+    return (
+        f"run {run_id} is repeat {repeat.index + 1} of {repeat.count} ({this.shots}-shot); "
+        f"{named('repeat', missing)} of its series {agreeing(len(missing), 'was', 'were')} "
+        f"never started: --resume finishes run {run_id} only, and the series' figures "
+        f"count {len(made)} of {repeat.count} runs (run the evaluation again for a full series)"
+    )
 
 
 def _execute(
@@ -361,6 +436,7 @@ def _execute(
     position: int,
     runs: int,
     controls: SeriesControls,
+    more_notes: tuple[str, ...] = (),
 ) -> RunStatus:
     on_update = controls.on_update
 
@@ -370,10 +446,13 @@ def _execute(
 
     if on_update is not None:
         figures = run_figures(db, run_id)
-        notes = [*figures.run.shot_notes, *figures.run.params.excluded_notes()]
+        notes = [*more_notes, *figures.run.shot_notes, *figures.run.params.excluded_notes()]
         backend_notes = getattr(backend, "notes_for", None)  # a script without some answers
         if backend_notes is not None:
             notes += backend_notes(list(figures.run.params.revisions))
+        note = templates_note(figures.run.params)
+        if note:
+            notes.append(note)
         if figures.run.params.answer_budget == MODEL_OWN_LIMIT:
             notes.append(LONG_ANSWERS_NOTE)
         on_update(RunUpdate(run_id, position, runs, figures.progress, tuple(notes)))

@@ -3,7 +3,8 @@
 A cell is the mean over the runs of one *series* (``vetbench eval --repeats N`` or one
 protocol call); for each model and column the latest series counts, and where it
 evaluated other items than an older series of the same cell (a quick ``--limit`` check
-after the full run), :func:`replacement_note` says so and names the older runs.
+after the full run), :func:`replacement_note` says so and names the older runs; where
+it has fewer finished runs than it planned, :func:`incomplete_series_note` says so.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ __all__ = [
     "TableRun",
     "evaluated_items",
     "finished_runs",
+    "incomplete_series_note",
     "latest_series",
     "replacement_note",
     "variant_suffix",
@@ -133,6 +135,18 @@ def replacement_note(
         f"{where}: shows {_run_ids_text(latest)} on {counted(len(shown), 'item')}; older "
         f"{_run_ids_text(replaced)} evaluated other items ({' or '.join(map(str, counts))}; "
         f"`runs table --run {newest_replaced}` shows it)"
+    )
+
+
+def incomplete_series_note(where: str, latest: Sequence[tuple[TableRun, Figures]]) -> str | None:
+    """A sentence when the series a cell shows has fewer finished runs than it planned
+    (``--repeats 3`` stopped by Ctrl-C: a repeat interrupted, or never started)."""
+    repeat = latest[0][0].record.params.repeat if latest else None
+    if repeat is None or len(latest) >= repeat.count:
+        return None
+    return (
+        f"{where}: mean over {len(latest)} of {repeat.count} planned runs "
+        f"({_run_ids_text(latest)}); the series' other repeats were stopped or never started"
     )
 
 

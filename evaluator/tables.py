@@ -52,6 +52,7 @@ from evaluator.table_runs import (
     TableRun,
     evaluated_items,
     finished_runs,
+    incomplete_series_note,
     latest_series,
     replacement_note,
     variant_suffix,
@@ -142,6 +143,8 @@ def _econlogicqa_table(runs: Sequence[TableRun]) -> ResultTable | None:
             where = f"{model}, {_column_title(column)}"
             if (note := replacement_note(where, entries, latest, column[0])) is not None:
                 notes.append(note)
+            if (note := incomplete_series_note(where, latest)) is not None:
+                notes.append(note)
             chosen_by_cell[(model, column)] = latest
             chosen_by_column[column] += latest
             row_runs.update(run.record.id for run, _ in latest)
@@ -229,6 +232,8 @@ def _cflue_table(runs: Sequence[TableRun]) -> ResultTable | None:
     for label, entries in by_model.items():
         latest = latest_series(entries)
         if (note := replacement_note(label, entries, latest)) is not None:
+            notes.append(note)
+        if (note := incomplete_series_note(label, latest)) is not None:
             notes.append(note)
         chosen += latest
         rows.append(

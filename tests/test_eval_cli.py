@@ -207,6 +207,44 @@ def test_an_interrupted_run_resumes_from_the_cli(
     assert resumed["progress"]["done"] == 8 and len(stored(url, 1)) == 8
 
 
+def test_repeats_never_started_after_ctrl_c_are_said(
+    url: str, scripted: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C in repeat 2 of 3: --resume finishes run 2, and nobody makes repeat 3; the
+    interrupt, the resume and the table say so (before, nothing did)."""
+    from evaluator.backends.scripted import ScriptedBackend
+
+    real_generate = ScriptedBackend.generate
+    answered: list[int] = []
+
+    def ctrl_c_in_the_second_run(self: ScriptedBackend, requests: Any) -> Iterator[Any]:
+        for result in real_generate(self, requests):
+            if len(answered) == 3:  # run 1's two items, then one of run 2's
+                raise KeyboardInterrupt
+            answered.append(1)
+            yield result
+
+    monkeypatch.setattr(ScriptedBackend, "generate", ctrl_c_in_the_second_run)
+    args = ("--model", scripted, "--shots", "0", "--kind", "ordering", "--repeats", "3")
+    interrupted = run_cli(url, "eval", *args)
+    assert interrupted.exit_code == 130 and len(stored_runs(url)) == 2
+    assert interrupted.stderr.splitlines()[-1] == (
+        "interrupted: finished predictions are kept; continue with `vetbench eval --resume 2`; "
+        "1 more planned run of this series was never started (--resume finishes run 2 only: "
+        "run the evaluation again for a full series)"
+    )
+
+    monkeypatch.setattr(ScriptedBackend, "generate", real_generate)
+    resumed = ok(run_cli(url, "eval", "--resume", "2"))
+    assert (
+        "note: run 2 is repeat 2 of 3 (0-shot); repeat 3 of its series was never started: "
+        "--resume finishes run 2 only, and the series' figures count 2 of 3 runs"
+    ) in resumed.stderr
+    assert len(stored_runs(url)) == 2
+    table = ok(run_cli(url, "runs", "table")).stdout
+    assert "mean over 2 of 3 planned runs (runs 1, 2)" in table
+
+
 def test_a_resume_refuses_what_would_change_the_runs_plan(url: str, scripted: str) -> None:
     """`eval --resume 1 --shots 3 --kind ordering` exited 0, ignoring both: a run resumes
     as it was planned.  How the model runs may be given again."""
@@ -424,6 +462,63 @@ def test_bad_templates_and_shot_files_are_named(url: str, scripted: str, tmp_pat
     with database.session() as session:
         assert session.exec(select(EvalRun)).all() == []  # nothing half-made
     database.dispose()
+
+
+def test_a_templates_folder_without_templates_is_refused(
+    url: str, scripted: str, tmp_path: Path
+) -> None:
+    """A run with it would record the folder, its prompts all in the built-in wording."""
+    folder = tmp_path / "templates"
+    folder.mkdir()
+    (folder / "single.j2").write_text("{{ question }}", encoding="utf-8")
+    result = run_cli(url, "eval", "--model", scripted, "--templates", str(folder))
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"error: {folder}: no prompt template in this folder;")
+    assert "question.LANG.txt" in result.stderr and len(result.stderr.splitlines()) == 1
+    assert stored_runs(url) == []
+
+
+def test_a_templates_folder_for_some_kinds_names_the_others(
+    url: str, scripted: str, tmp_path: Path
+) -> None:
+    folder = tmp_path / "templates"
+    folder.mkdir()
+    (folder / "instructions.ordering.en.txt").write_text("Order them.", encoding="utf-8")
+    (folder / "shot.zh.txt").write_text("$question_block $answer", encoding="utf-8")
+    args = ("--model", scripted, "--shots", "0", "--templates", str(folder))
+    result = ok(run_cli(url, "eval", *args))
+    # 0 shots: shot.zh.txt is used by no prompt; the ordering items get their instructions
+    assert (
+        f"note: the templates folder {folder} holds no template for the single/zh and "
+        "multi/en and truefalse/zh items: they are asked in the built-in wording"
+    ) in result.stderr
+    params = eval_json(url, *args)["run"]["params"]
+    assert params["templates_dir"] == str(folder)
+    assert params["templates_read"] == ["instructions.ordering.en.txt", "shot.zh.txt"]
+    every = ok(run_cli(url, "eval", *args[:3], "1", *args[4:], "--kind", "single"))
+    assert "holds no template" not in every.stderr  # with a shot, single/zh reads shot.zh.txt
+
+
+def test_a_kind_given_twice_by_shots_for_is_refused(url: str, scripted: str) -> None:
+    args = ("--shots-for", "single=0", "--shots-for", "single=3")
+    result = run_cli(url, "eval", "--model", scripted, *args)
+    assert result.exit_code == 1 and result.stderr == (
+        "error: --shots-for gives single twice (single=0, single=3): give each kind once\n"
+    )
+    assert stored_runs(url) == []
+
+
+def test_shots_for_a_kind_not_evaluated_is_said(url: str, scripted: str) -> None:
+    args = ("--model", scripted, "--shots", "0", "--shots-for", "ordering=2", "--kind", "single")
+    result = ok(run_cli(url, "eval", *args))
+    assert "note: --shots-for ordering=2 is not used: no ordering item is evaluated" in (
+        result.stderr
+    )
+    params = eval_json(url, *args)["run"]["params"]
+    assert params["shots_by_kind"] == {"single": 0}
+    assert params["shot_notes"] == [
+        "--shots-for ordering=2 is not used: no ordering item is evaluated"
+    ]
 
 
 def test_a_shot_file_through_the_cli(url: str, scripted: str) -> None:

@@ -60,7 +60,8 @@ def test_eval_and_runs_show_untrusted_text_with_visible_stand_ins(url: str, tmp_
     raw = one.split("raw output:\n", 1)[1]
     assert raw.startswith("D, A, C, B ␛]0;owned␛\\␛[2J␛[31mred\nline two")  # lines kept
     suspects = outputs[7].stdout
-    assert "cflue:1: key B, every model answers C" in suspects and "␛[31m" in suspects
+    assert "cflue:1: key B, both models that answered it (" in suspects
+    assert ") answer C\n" in suspects and "␛[31m" in suspects
 
 
 def test_generate_shows_untrusted_failures_with_visible_stand_ins(

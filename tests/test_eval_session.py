@@ -68,7 +68,18 @@ def test_plans_each_shot_setting_times_each_repeat_with_its_seed() -> None:
             EvalChoices(protocol=EvalProtocol.ECONLOGICQA, shots=0),
             "fixes its shots (1 and 5); leave out --shots, or give one of those",
         ),
-        (EvalChoices(protocol=EvalProtocol.ECONLOGICQA, shots_by_kind={"ordering": 0}), "fixes"),
+        (
+            EvalChoices(protocol=EvalProtocol.ECONLOGICQA, shots_by_kind={"ordering": 0}),
+            "fixes its shots (1 and 5); leave out --shots-for",  # the option given, alone
+        ),
+        (
+            EvalChoices(protocol=EvalProtocol.CFLUE, shots_by_kind={"single": 2}),
+            "the cflue protocol fixes its shots (0); leave out --shots-for",
+        ),
+        (
+            EvalChoices(protocol=EvalProtocol.ECONLOGICQA, shots=3, shots_by_kind={"ordering": 0}),
+            "(1 and 5); leave out --shots and --shots-for, or give one of those",
+        ),
         (EvalChoices(protocol=EvalProtocol.CFLUE, mode=EvalMode.SCORE), "generates answers"),
         (EvalChoices(repeats=0), "repeats must be from 1 to 100 (0)"),
         (EvalChoices(repeats=101), "repeats must be from 1 to 100 (101)"),
@@ -77,8 +88,10 @@ def test_plans_each_shot_setting_times_each_repeat_with_its_seed() -> None:
     ],
 )
 def test_refuses_choices_that_cannot_make_a_run(choices: EvalChoices, message: str) -> None:
-    with pytest.raises(RunSetupError, match=re.escape(message)):
+    with pytest.raises(RunSetupError, match=re.escape(message)) as raised:
         plan_runs(choices)
+    if choices.shots is None:  # an option not given is never the one to leave out
+        assert "--shots," not in str(raised.value) and not str(raised.value).endswith("--shots")
 
 
 def test_the_command_line_takes_the_ranges_the_core_takes() -> None:

@@ -41,7 +41,7 @@ from evaluator.generation.inputs import read_articles
 from evaluator.generation.run import plan_from_articles, run_generation, split_done
 from evaluator.generation.templates import GenerationMode, load_generation_template
 from evaluator.openai_client import ChatClient
-from evaluator.prompts import load_templates
+from evaluator.prompts import TemplateError, load_templates
 from reviewer.cli import cli
 from reviewer.queue import ReviewQueue
 
@@ -508,7 +508,11 @@ def test_templates_can_be_overridden(
         provenance = get_revisions(session, item.id)[0].provenance
     db.dispose()
     assert provenance["template"] == str(folder / "generate_ordering.txt")
-    # One folder can hold both kinds of template: `vetbench eval` ignores these files.
+    # One folder can hold both kinds of template: `vetbench eval` ignores these files
+    # (and refuses a folder holding none of its own).
+    with pytest.raises(TemplateError, match="no prompt template in this folder"):
+        load_templates(folder)
+    (folder / "option.txt").write_text(load_templates().text("option.txt"), encoding="utf-8")
     assert load_templates(folder).texts == load_templates().texts
 
     (folder / "generate_ordering.txt").write_text("Use $article_text\n", encoding="utf-8")

@@ -187,6 +187,28 @@ def test_bad_templates_are_named(tmp_path: Path, name: str, text: str, message: 
     assert str(tmp_path) in str(raised.value)
 
 
+@pytest.mark.parametrize("held", [(), ("single.j2",), ("generate_question.txt",)])
+def test_a_folder_without_templates_is_refused(tmp_path: Path, held: tuple[str, ...]) -> None:
+    """Not one template in it: the run would record a folder and use the built-in wording."""
+    for name in held:
+        (tmp_path / name).write_text("x", encoding="utf-8")
+    with pytest.raises(prompts.TemplateError) as raised:
+        prompts.load_templates(tmp_path)
+    message = str(raised.value)
+    assert message.startswith(f"{tmp_path}: no prompt template in this folder")
+    assert "question.LANG.txt" in message and "instructions.KIND.LANG.txt" in message
+
+
+def test_templates_say_which_files_came_from_the_folder(tmp_path: Path) -> None:
+    (tmp_path / "question.en.txt").write_text("Q: $question\n$options\nA:", encoding="utf-8")
+    (tmp_path / "instructions.single.zh.txt").write_text("选一个。", encoding="utf-8")
+    custom = prompts.load_templates(tmp_path)
+    assert custom.read_from_folder == ("question.en.txt", "instructions.single.zh.txt")
+    official = custom.with_texts({"instructions.single.zh.txt": "官方"})
+    assert official.read_from_folder == ("question.en.txt",)  # replaced: no longer in use
+    assert prompts.load_templates().read_from_folder == ()
+
+
 def test_missing_template_folder_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(prompts.TemplateError, match="not a folder"):
         prompts.load_templates(tmp_path / "nowhere")

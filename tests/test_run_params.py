@@ -49,6 +49,7 @@ TODAY: JsonObject = {
     "max_new_tokens": 256,
     "permute_options": True,
     "repeat": {"series": "a1b2c3d4e5f6", "index": 1, "of": 3},
+    "templates_read": ["question.zh.txt"],  # written when a folder gave some templates
     "pid": 99,
     "session_started_at": "2026-12-01T09:00:00+00:00",
     "session_done_before": 4,

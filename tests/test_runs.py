@@ -7,7 +7,7 @@ import json
 
 import pytest
 from eval_helpers import mixed_set
-from helpers import APPROVED_ITEMS, run_cli
+from helpers import APPROVED_ITEMS, run_cli, store_item
 from scipy.stats import binomtest
 
 from db.engine import Database
@@ -195,6 +195,30 @@ def test_suspect_keys_are_items_every_model_gets_wrong_the_same_way(
     # One model that answers right clears the item.
     run(database, {**ANSWERS, "cflue:6": "B"}, model="model-c")
     assert [row.item_id for row in suspect_keys(database)] == ["cflue:3"]
+
+
+def test_suspects_say_how_many_models_answered_them_in_id_order(database: Database) -> None:
+    """Two of three models answered the items: "every model" would overstate it; ids go
+    as people number them (test:9 before test:37)."""
+    for item_id in ("test:37", "test:9", "test:1"):
+        store_item(database, item_id, key="DABC", status="approved")
+    wrong = {"test:9": " A, B, C, D", "test:37": " A, B, C, D", "test:1": " D, A, B, C"}
+    run(database, wrong, model="model-a")
+    run(database, wrong, model="model-b")
+    run(database, wrong, model="model-c", failing=frozenset({"test:9", "test:37"}))
+    suspects = suspect_keys(database)
+    assert [row.item_id for row in suspects] == ["test:9", "test:37"]
+    assert suspects[0].other_models == 1 and suspects[0].models == ("model-a", "model-b")
+    assert suspects[0].agreement == (
+        "both models that answered it (model-a, model-b) answer ABCD; "
+        "1 other model did not answer it"
+    )
+    assert "other_models" not in suspects[0].to_json()  # the JSON's keys stay as they were
+    run(database, wrong, model="model-d")
+    assert suspect_keys(database)[0].agreement == (
+        "all 3 models that answered it (model-a, model-b, model-d) answer ABCD; "
+        "1 other model did not answer it"
+    )
 
 
 def test_one_model_alone_makes_no_suspects(database: Database) -> None:

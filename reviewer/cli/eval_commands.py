@@ -95,6 +95,11 @@ def _shots_by_kind(values_given: tuple[str, ...]) -> dict[str, int]:
                 f"--shots-for '{given}': write KIND=N with KIND one of "
                 f"{', '.join(values(ItemKind))} and N a number of shots"
             )
+        if kind in by_kind:  # the last would win unseen
+            fail(
+                f"--shots-for gives {kind} twice ({kind}={by_kind[kind]}, {given.strip()}): "
+                "give each kind once"
+            )
         by_kind[kind] = int(count)
     return by_kind
 
@@ -350,12 +355,12 @@ def _evaluate(
     from evaluator.session import RunFailed, RunUpdate, SeriesControls, resume_series, run_series
 
     bars: dict[int, TerminalProgressBar[RunProgress]] = {}
-    current: list[int] = []
+    current: list[RunUpdate] = []
 
     def follow(update: RunUpdate) -> None:
         if update.starting:
             _close_bars(bars)
-            current[:] = [update.run_id]
+            current[:] = [update]
             progress = update.progress
             if not quiet:  # with --json the notes are in the JSON (run.params.shot_notes)
                 for note in update.notes:
@@ -379,10 +384,18 @@ def _evaluate(
             outcome = run_series(database, opened, choices, actor=actor, controls=controls)
     except KeyboardInterrupt:
         _close_bars(bars)
-        run_id = current[0] if current else resume_id
+        run_id = current[0].run_id if current else resume_id
+        never = current[0].never_started if current else 0
+        unmade = (  # --resume finishes the one run: say what it will not make
+            f"; {counted(never, 'more planned run')} of this series "
+            f"{agreeing(never, 'was', 'were')} never started (--resume finishes run {run_id} "
+            "only: run the evaluation again for a full series)"
+            if never
+            else ""
+        )
         click.echo(
             f"interrupted: finished predictions are kept; continue with "
-            f"`vetbench eval --resume {run_id}`",
+            f"`vetbench eval --resume {run_id}`{unmade}",
             err=True,
         )
         sys.exit(EXIT_INTERRUPTED)

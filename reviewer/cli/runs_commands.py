@@ -307,10 +307,7 @@ def runs_suspects(ctx: click.Context, min_models: int, as_json: bool) -> None:
     if printed_json_or_empty(suspects, as_json=as_json, empty="no suspect keys"):
         return
     for suspect in suspects:
-        click.echo(
-            f"{terminal_text(suspect.item_id)}: key {terminal_text(suspect.key)}, every model "
-            f"answers {terminal_text(suspect.answer)} ({terminal_text(', '.join(suspect.models))})"
-        )
+        click.echo(terminal_text(f"{suspect.item_id}: key {suspect.key}, {suspect.agreement}"))
 
 
 @runs_group.command("table")

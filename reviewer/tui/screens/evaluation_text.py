@@ -97,8 +97,8 @@ def run_title(figures: RunFigures) -> Text:
 
 def suspect_text(suspect: SuspectKey) -> Text:
     return literal(
-        f"{suspect.item_id}: key {suspect.key}, but {', '.join(suspect.models)} all answered "
-        f"{suspect.answer} (runs {', '.join(map(str, suspect.runs))})."
+        f"{suspect.item_id}: key {suspect.key}, but {suspect.agreement} "
+        f"(runs {', '.join(map(str, suspect.runs))})."
     )
 
 
