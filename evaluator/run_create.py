@@ -82,31 +82,50 @@ class ShotShortfall:
     got: int
     asked: int
     where: str
+    group: str = ""  # the kind's prompts that fall short, when not all do: "5-event orders"
 
     def text(self) -> str:
-        return f"{self.kind} would get {self.got} of {counted(self.asked, 'shot')} {self.where}"
+        which = f" for its {self.group}" if self.group else ""
+        return (
+            f"{self.kind} would get {self.got} of {counted(self.asked, 'shot')}{which} {self.where}"
+        )
 
 
 class FewerShotsError(RunSetupError):
     """A run would get fewer shots than asked and fewer were not allowed.  The message
     says how to give shots on the command line; ``shortfalls`` let the app say it its way."""
 
-    def __init__(self, shortfalls: Sequence[ShotShortfall], *, fixed_shots: bool = False) -> None:
+    def __init__(
+        self,
+        shortfalls: Sequence[ShotShortfall],
+        *,
+        fixed_shots: bool = False,
+        source: ShotSource | None = None,
+    ) -> None:
         self.shortfalls = tuple(shortfalls)
         kinds = {shortfall.kind for shortfall in self.shortfalls}
         fewer = " or ".join(f"--shots-for {kind}=0" for kind in sorted(kinds))
         # A protocol that fixes its shots refuses --shots: no point offering it.
         ask_fewer = "" if fixed_shots else f", ask for fewer (--shots 0, {fewer})"
         super().__init__(
-            f"{self.what}: give shots with --shot-file FILE (fixtures/shots_*.jsonl are examples) "
-            f"or --shots-from SOURCE|STATUS (e.g. --shots-from pending){ask_fewer}, "
-            "or run with fewer with --allow-fewer-shots"
+            f"{self.what}: {_more_shots(source)}{ask_fewer}, or run with fewer with "
+            "--allow-fewer-shots"
         )
 
     @property
     def what(self) -> str:
         """``too few shots: ordering would get 0 of 5 shots outside the evaluated set``."""
         return "too few shots: " + "; ".join(s.text() for s in self.shortfalls)
+
+
+def _more_shots(source: ShotSource | None) -> str:
+    """Where else shots could come from than where they were looked for."""
+    example = "--shot-file FILE (fixtures/shots_*.jsonl are examples)"
+    if source is not None and source.shot_files:
+        return "add shots to the shot file, or draw them with --shots-from SOURCE|STATUS instead"
+    if source is not None and source.shots_from is not None:
+        return f"give shots with {example} or --shots-from another source or status"
+    return f"give shots with {example} or --shots-from SOURCE|STATUS (e.g. --shots-from pending)"
 
 
 @dataclass(frozen=True)
@@ -170,18 +189,33 @@ def shot_shortfalls(
 ) -> list[ShotShortfall]:
     """The kinds whose prompts get fewer shots than asked (each kind once, its fewest);
     ``left_out``: the shots of a shot file left out as evaluated items, said with their kind."""
-    fewest: dict[ItemKind, int] = {}
-    for group, group_shots in chosen.items():
+    short: dict[ItemKind, list[ShotGroup]] = {}  # each kind's groups with too few, fewest first
+    for group, group_shots in sorted(chosen.items(), key=lambda entry: len(entry[1])):
         if len(group_shots) < shots_for[group.kind]:
-            fewest[group.kind] = min(len(group_shots), fewest.get(group.kind, len(group_shots)))
+            short.setdefault(group.kind, []).append(group)
     shortfalls = []
-    for kind, got in fewest.items():
+    for kind, groups in short.items():
         evaluated = sum(shot.kind is kind for shot in left_out)
         where = source.where + (
             f" (leaving out {counted(evaluated, 'evaluated item')})" if evaluated else ""
         )
-        shortfalls.append(ShotShortfall(kind.value, got, shots_for[kind], where))
+        got = len(chosen[groups[0]])
+        shortfalls.append(
+            ShotShortfall(kind.value, got, shots_for[kind], where, _short_orders(chosen, groups))
+        )
     return shortfalls
+
+
+def _short_orders(
+    chosen: Mapping[ShotGroup, Sequence[ItemSnapshot]], short: Sequence[ShotGroup]
+) -> str:
+    """``5-event orders`` when only the orders of some sizes fall short (a shot must have the
+    question's number of events), else nothing: the whole kind does."""
+    sizes = sorted({group.events for group in short if group.events is not None})
+    all_sizes = {g.events for g in chosen if g.kind is ItemKind.ORDERING and g.events is not None}
+    if not sizes or set(sizes) == all_sizes:
+        return ""
+    return f"{' and '.join(map(str, sizes))}-event orders"
 
 
 def check_shots(
@@ -205,7 +239,7 @@ def check_shots(
         for shortfall in shot_shortfalls(chosen, shots_for, source, left_out):
             shortfalls.setdefault(shortfall.kind, shortfall)
     if shortfalls:
-        raise FewerShotsError(list(shortfalls.values()), fixed_shots=fixed_shots)
+        raise FewerShotsError(list(shortfalls.values()), fixed_shots=fixed_shots, source=source)
 
 
 def shot_file_digest(path: Path) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
-from eval_helpers import MIXED_SET_ANSWERS, mixed_set, ok, store, stored_runs
+from eval_helpers import MIXED_SET_ANSWERS, mixed_set, ok, ordering, store, stored_runs
 from helpers import FIXTURES, ScreenHost, notices, run_cli, wait_until
 from sqlmodel import select
 from textual.widgets import Checkbox, DataTable, Static
@@ -76,6 +76,35 @@ def test_a_run_with_fewer_shots_than_asked_is_refused_before_anything_is_made(
     for way in ("--shot-file", "--shots-from", "--shots-for ordering=0", "--allow-fewer-shots"):
         assert way in line
     assert stored_runs(url) == [] and audit_events(database) == before
+
+
+def test_a_shortfall_of_one_order_size_names_it_and_suggests_only_what_was_not_tried(
+    url: str, database: Database
+) -> None:
+    """A 5-event order needs 5-event shots: with three agreed 4-event orders and one
+    5-event one to draw from, the 5-event orders fall short, not the kind, and
+    `--shots-from agreed` is not suggested again."""
+    five = ItemDraft(
+        kind="ordering",
+        prompt="A startup grows. Put the five events in logical order.",
+        choices={label: f"Step {label} of the startup." for label in "ABCDE"},
+        key="ABCDE",
+    )
+    store(database, [("econ5:1", five)])
+    store(database, [("shots5:1", replace(five, prompt="A shop grows in five steps."))],
+          status="agreed")  # fmt: skip
+    for n in (21, 22):
+        store(database, [(f"shots:{n}", ordering(n, "ABCD"))], status="agreed")
+    result = eval_cli(url, "--kind", "ordering", "--shots", "2", "--shots-from", "agreed")
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        "error: too few shots: ordering would get 1 of 2 shots for its 5-event orders among "
+        "the agreed items outside the evaluated set: give shots with --shot-file FILE "
+        "(fixtures/shots_*.jsonl are examples) or --shots-from another source or status, ask "
+        "for fewer (--shots 0, --shots-for ordering=0), or run with fewer with "
+        "--allow-fewer-shots"
+    )
+    assert stored_runs(url) == []
 
 
 def test_allow_fewer_shots_runs_and_every_label_says_the_shots_got(url: str) -> None:
