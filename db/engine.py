@@ -17,7 +17,9 @@ writers queue instead of failing with "database is locked" when a read lock woul
 have to be upgraded; a writer that waits more than a second says so through
 ``ConnectionSettings.on_lock_wait`` and gives up after ``lock_timeout_s`` with
 :class:`~db.faults.DatabaseLocked`.  PostgreSQL connections give up after
-``connect_timeout_s`` when the server does not answer.
+``connect_timeout_s`` when the server does not answer, and a statement that waits
+``lock_timeout_s`` for a lock another session holds fails (``lock_timeout``), said in
+one line (``db.faults``).
 """
 
 from __future__ import annotations
@@ -227,6 +229,11 @@ def make_engine(
     if resolved.get_backend_name() == "postgresql":
         # libpq counts whole seconds, 2 at least; a server that never answers fails then.
         connect_args["connect_timeout"] = max(2, round(settings.connect_timeout_s))
+        # A lock another session holds (any member may take one on a table they write,
+        # and keep it) ends the wait as SQLite's does, instead of hanging for good.
+        given = resolved.query.get("options", "")  # the URL's own server options stay
+        lock = f"-c lock_timeout={_milliseconds(settings.lock_timeout_s)}"
+        connect_args["options"] = f"{given} {lock}".strip() if isinstance(given, str) else lock
     return _create_engine(resolved, pool_pre_ping=True, connect_args=connect_args)
 
 

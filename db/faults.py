@@ -120,6 +120,9 @@ _POSTGRES_FAULTS = {
     "try again in a moment",
     "57P02": "the database server closed the connection after a crash; try again in a moment",
     "57P03": "the database server is starting up or shutting down; try again in a moment",
+    "55P03": "another session held a lock this command needs for longer than --lock-timeout "
+    "(VETBENCH_LOCK_TIMEOUT); nothing was written: try again, or ask the administrator who "
+    "holds it (pg_locks, pg_stat_activity)",
 }
 
 

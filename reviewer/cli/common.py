@@ -51,7 +51,8 @@ connect_timeout_option = _timeout_option(
 lock_timeout_option = _timeout_option(
     "--lock-timeout",
     "VETBENCH_LOCK_TIMEOUT",
-    "Give up waiting for another SQLite writer [default: 60; env VETBENCH_LOCK_TIMEOUT].",
+    "Give up waiting for another SQLite writer, or a PostgreSQL lock [default: 60; env "
+    "VETBENCH_LOCK_TIMEOUT].",
 )
 LOCK_WAIT_NOTICE = "waiting for another writer…"
 
