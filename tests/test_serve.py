@@ -14,6 +14,7 @@ import os
 import shutil
 import socket
 import sqlite3
+import stat
 import subprocess
 import sys
 import time
@@ -383,6 +384,77 @@ def test_serve_refuses_an_origin_that_is_not_an_address(one_item_db: Path) -> No
         result.stderr
         == "error: --allow-origin/--public-url: 'evil' is not an http:// or https:// address\n"
     )
+
+
+def _answer_over_the_socket(path: Path, origin: str) -> None:
+    """_answer_as_alice, through the Unix socket a proxy would connect to."""
+    import asyncio
+
+    import aiohttp
+
+    async def answer() -> None:
+        connector = aiohttp.UnixConnector(path=str(path))
+        async with (
+            aiohttp.ClientSession(connector=connector) as session,
+            session.ws_connect(
+                "ws://review.test/ws?width=100&height=30", headers={"Origin": origin}
+            ) as websocket,
+        ):
+            received: list[bytes] = []
+            await _screen_words(websocket, "policy interest rate", received)
+            for key in ("a", "\r"):
+                await websocket.send_json(["stdin", key])
+            await _screen_words(websocket, "Your answer", received)
+            await websocket.send_json(["stdin", "k"])
+            await _screen_words(websocket, "saved keep on mcq:1", received)
+
+    asyncio.run(asyncio.wait_for(answer(), 3 * WAIT_S))
+
+
+def test_serve_on_a_unix_socket_only_its_owner_and_group_may_open(
+    one_item_db: Path, tmp_path: Path
+) -> None:
+    """Any user of the machine reaches a 127.0.0.1 port and may send any Origin; a Unix
+    socket is a file with permissions: 0660 from its first moment, and nothing listens
+    on a port.  The proxy's public address is the one origin that opens a session."""
+    path = tmp_path / "alice.sock"
+    path.touch()  # something that is not a socket is never replaced
+    args = ("--db", str(one_item_db), "serve", "--as", "alice", "--socket", str(path))
+    taken = vetbench_once(*args, "--public-url", "https://review.test/alice")
+    assert taken.returncode == 1 and "exists and is not a socket" in taken.stderr
+    path.unlink()
+    for extra, refusal in (
+        ((), "--socket needs --public-url"),
+        (("--port", "8001", "--public-url", "https://x.test"), "leave out --port"),
+    ):
+        refused = vetbench_once(*args, *extra)
+        assert refused.returncode == 1 and refusal in refused.stderr
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "reviewer.cli", *args, "--public-url", "https://review.test"]
+    server = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + WAIT_S
+        while not path.exists():
+            assert server.poll() is None and time.monotonic() < deadline, "no socket"
+            time.sleep(0.1)
+        assert stat.S_IMODE(path.stat().st_mode) == 0o660
+        assert not [
+            connection
+            for connection in psutil.Process(server.pid).net_connections(kind="inet")
+            if connection.status == psutil.CONN_LISTEN
+        ]
+        again = vetbench_once(*args, "--public-url", "https://review.test")
+        assert again.returncode == 1 and "another server is listening there" in again.stderr
+        _answer_over_the_socket(path, "https://review.test")
+        assert [(j.item_id, j.verdict) for j in _judgments(one_item_db)] == [("mcq:1", "keep")]
+    finally:
+        for child in psutil.Process(server.pid).children(recursive=True):
+            with contextlib.suppress(psutil.NoSuchProcess):
+                child.terminate()
+        server.terminate()
+        server.communicate(timeout=30)
+    assert not path.exists()  # a stopped server takes its socket away
 
 
 EVIL_PAGE = """<!DOCTYPE html><html><body><script>

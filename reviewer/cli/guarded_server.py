@@ -8,13 +8,23 @@ and the origins given with ``--allow-origin``; others are refused before any pro
 starts.  Every session is a process of its own, so at most ``max_sessions`` run at once;
 another tab gets a page saying so.
 
+The ``Origin`` check stops other web pages, not other programs: anyone with a shell on
+the machine can connect to a 127.0.0.1 port and send any ``Origin``.  Given a bound
+``unix_socket``, the server listens there instead, a file only its owner and their group
+may open (mode 0660), and the reverse proxy connects to that.
+
 Imported only by ``vetbench serve`` (it imports textual-serve and aiohttp).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import html
 import logging
+import os
+import signal
+import socket
 from collections.abc import Iterable
 
 from aiohttp import web
@@ -71,11 +81,40 @@ class GuardedServer(Server):
         public_url: str | None,
         allowed_origins: Iterable[str] = (),
         max_sessions: int = 4,
+        unix_socket: socket.socket | None = None,
     ) -> None:
         super().__init__(command, host=host, port=port, title=title, public_url=public_url)
-        self.origins = served_origins(self.public_url, host, port, allowed_origins)
+        # On a socket, the page's origin is the proxy's public address alone.
+        self.origins = served_origins(
+            self.public_url, "" if unix_socket else host, port, allowed_origins
+        )
         self.max_sessions = max_sessions
         self.sessions = 0  # one event loop: no lock needed
+        self.unix_socket = unix_socket  # bound by serve_commands.bind_unix_socket
+
+    def serve(self, debug: bool = False) -> None:
+        """textual-serve's ``serve``, on the bound Unix socket when there is one."""
+        if self.unix_socket is None:
+            super().serve(debug)
+            return
+        self.debug = debug
+        self.initialize_logging()
+        loop = asyncio.new_event_loop()
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(signal.SIGINT, self.request_exit)
+            loop.add_signal_handler(signal.SIGTERM, self.request_exit)
+        path = self.unix_socket.getsockname()
+        try:
+            web.run_app(
+                self._make_app(),
+                sock=self.unix_socket,
+                handle_signals=False,
+                loop=loop,
+                print=lambda *args: None,
+            )
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
 
     def _full_message(self) -> str:
         return (

@@ -13,7 +13,9 @@ import errno
 import os
 import shlex
 import socket
+import stat
 import sys
+from pathlib import Path
 
 import click
 
@@ -57,6 +59,15 @@ DB_ENV_VAR = "VETBENCH_DB"  # db.engine.DB_ENV_VAR; not imported here to keep --
     "proxy's https://review.example.org. Pages from any other site are refused.",
 )
 @click.option(
+    "--socket",
+    "socket_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="PATH",
+    help="Listen on this Unix socket instead of a port: only you and your group (mode 0660) "
+    "may connect, where any user of this machine reaches a 127.0.0.1 port. The proxy "
+    "connects to it (nginx: proxy_pass http://unix:PATH:/); needs --public-url.",
+)
+@click.option(
     "--max-sessions",
     type=click.IntRange(1, 1000),
     default=4,
@@ -71,6 +82,7 @@ def serve(
     name: str | None,
     public_url: str | None,
     allowed_origins: tuple[str, ...],
+    socket_path: Path | None,
     max_sessions: int,
 ) -> None:
     """Serve the review app to a browser (textual-serve); each tab runs its own app.
@@ -86,13 +98,24 @@ def serve(
             origin_of(url)
         except OriginError as error:
             fail(f"--allow-origin/--public-url: {error}")
+    if socket_path is not None:
+        given = [f"--{option}" for option in ("host", "port") if _given(ctx, option)]
+        if given:
+            fail(f"--socket listens on a file, not an address: leave out {' and '.join(given)}")
+        if public_url is None:
+            fail(
+                "--socket needs --public-url: the address browsers use through the proxy, "
+                "e.g. https://review.example.org/alice"
+            )
     db = open_db(ctx)  # a bad --db fails here, once, not in every browser tab
     # The same identity rule as `review`, checked once here: an unknown or mistyped name
     # is one line now, not an error page in every browser tab.  Whoever is registered on
     # first use (the first person of an empty database) is registered only once the port
     # is ours: a refused serve registers no one.
     acting_person(ctx, name, register=False)
-    _check_can_listen(host, port)
+    unix_socket = None if socket_path is None else bind_unix_socket(socket_path)
+    if unix_socket is None:
+        _check_can_listen(host, port)
     who = acting_person(ctx, name).name
     # The apps get the database through the environment, not their command line,
     # where a PostgreSQL password would show in the process list.
@@ -106,8 +129,39 @@ def serve(
         public_url=public_url.rstrip("/") if public_url else None,
         allowed_origins=allowed_origins,
         max_sessions=max_sessions,
+        unix_socket=unix_socket,
     )
     server.serve()
+
+
+def _given(ctx: click.Context, option: str) -> bool:
+    return ctx.get_parameter_source(option) is click.core.ParameterSource.COMMANDLINE
+
+
+def bind_unix_socket(path: Path) -> socket.socket:
+    """A Unix socket bound at ``path``, mode 0660 from its first moment (the owner and
+    their group may connect), or one line: the path in use by a running server, or taken
+    by something that is not a socket.  A socket a stopped server left behind is replaced."""
+    if path.exists() or path.is_symlink():
+        if not stat.S_ISSOCK(path.lstat().st_mode):
+            fail(f"cannot listen on {path}: it exists and is not a socket; choose another path")
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            try:
+                probe.connect(str(path))
+            except OSError:  # nobody answers: left behind by a server that stopped
+                path.unlink()
+            else:
+                fail(f"cannot listen on {path}: another server is listening there")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    previous = os.umask(0o117)  # rw for the owner and group, nothing for others
+    try:
+        listener.bind(str(path))
+    except OSError as error:
+        listener.close()
+        fail(f"cannot listen on {path}: {error.strerror or error}")
+    finally:
+        os.umask(previous)
+    return listener
 
 
 def _check_can_listen(host: str, port: int) -> None:
