@@ -2,9 +2,10 @@
 
 textual-serve runs a small web server; every browser tab that opens the page gets
 its own ``vetbench review`` process, whose screen and keys travel over a
-websocket.  The server listens on 127.0.0.1 unless told otherwise: it has no
-login of its own, so people elsewhere reach it through a reverse proxy that
-authenticates them (README, "The review app in a browser").
+websocket.  The server listens on 127.0.0.1 unless told otherwise, or on a Unix
+socket only its owner and group may open (``--socket``: any user of the machine
+reaches a 127.0.0.1 port): it has no login of its own, so people elsewhere reach it
+through a reverse proxy that authenticates them (README, "The review app in a browser").
 """
 
 from __future__ import annotations
