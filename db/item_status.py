@@ -35,6 +35,7 @@ __all__ = [
     "named_judgment_rows",
     "refresh_item_status",
     "refresh_item_statuses",
+    "recompute_undecided_statuses",
     "refresh_judged_items",
     "refresh_open_statuses",
     "status_from_judgments",
@@ -218,6 +219,19 @@ def refresh_judged_items(session: Session, person_id: int | None = None) -> int:
         .distinct()
     ).scalars()
     return refresh_item_statuses(session, list(ids))
+
+
+def recompute_undecided_statuses(db: Database) -> int:
+    """Recompute the status of every item no decision holds (pending ones included) from
+    its judgments; returns how many changed.  On PostgreSQL a member may write an
+    undecided item's status with raw SQL (each member's session stores the statuses its
+    judgments change), and a forged one holds until the item is judged again:
+    ``vetbench init`` puts them all back."""
+    with db.transaction() as session:
+        ids = session.execute(
+            select(col(Item.id)).where(col(Item.status).in_([s.value for s in UNDECIDED_STATUSES]))
+        ).scalars()
+        return refresh_item_statuses(session, list(ids))
 
 
 def refresh_open_statuses(db: Database) -> int:

@@ -149,8 +149,10 @@ def _echo_import_summary(report: ImportReport) -> None:
 def init_command(ctx: click.Context) -> None:
     """Create the database (or bring an existing one's schema up to date).
 
-    Every other command except import and users add refuses a database that does
-    not exist, so a mistyped --db never creates an empty one.
+    On an existing database it also puts back what was changed around vetbench: SQLite
+    triggers someone dropped, and undecided item statuses that do not follow from the
+    judgments.  Every other command except import and users add refuses a database that
+    does not exist, so a mistyped --db never creates an empty one.
     """
     from db.guards import restore_sqlite_triggers
 
@@ -165,6 +167,16 @@ def init_command(ctx: click.Context) -> None:
             restored = restore_sqlite_triggers(connection)
     if restored:
         click.echo(f"{where}: restored missing triggers: {', '.join(restored)}")
+    if existed and not database.read_only:
+        from db.item_status import recompute_undecided_statuses
+
+        # A status written around vetbench (raw SQL on PostgreSQL) holds until the item is
+        # judged again; what its judgments say is put back.
+        if mended := recompute_undecided_statuses(database):
+            click.echo(
+                f"{where}: {counted(mended, 'item status', 'item statuses')} did not follow "
+                "from the judgments and were recomputed"
+            )
     if existed:
         click.echo(f"{where} is a vetbench database; its schema is up to date")
     else:
