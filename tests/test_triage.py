@@ -205,7 +205,9 @@ def test_whose_judgments_say_what_is_for_leads_as_in_the_conflict_queue(
         assert judged["suggestion"] is None
         said = run_cli(suspicious, "triage", *who).stdout
         assert "bob" not in said and "carol" not in said and "proposes" not in said
-        assert "Who judged what is for leads (--as NAME)" in said
+        assert (
+            "Who judged what is for leads (--as a lead's name on SQLite; a lead's own login" in said
+        )
         # the models' answers and the flags are anyone's to read (`runs suspects`, `flags`)
         assert "2 of 2 models answer B, not the key A" in said
     shown = {e["item_id"]: e for e in lead}["judged:1"]

@@ -18,7 +18,7 @@ from db.vocabulary import DECISION_STATUSES, DecisionReason, FlagName, values
 from db.words import agreeing, counted
 from reviewer.cli import options
 from reviewer.cli.common import confirmed, fail, open_db
-from reviewer.cli.identity import acting_person, as_option
+from reviewer.cli.identity import AS_A_LEAD, acting_person, as_option
 from reviewer.cli.output import print_json, printed_json_or_empty, terminal_block, terminal_text
 
 if TYPE_CHECKING:
@@ -578,13 +578,13 @@ def _echo_conflict_count(
 
     why = "the judgments side by side are for leads, so annotators judge blind"
     if as_json:
-        fail(f"conflicts --json lists every judgment: {why} (--as a lead)")
+        fail(f"conflicts --json lists every judgment: {why} ({AS_A_LEAD})")
     cases = conflict_queue(db, scope)
     kinds = Counter(case.item.kind.value for case in cases)
     by_kind = f" ({', '.join(f'{n} {kind}' for kind, n in sorted(kinds.items()))})" if kinds else ""
     click.echo(
         f"{counted(len(cases), 'conflict')}{by_kind}; {terminal_text(reader)} is not a lead: "
-        f"{why} (a lead sees them with `vetbench conflicts --as` and their name)"
+        f"{why} ({AS_A_LEAD})"
     )
 
 

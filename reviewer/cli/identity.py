@@ -19,7 +19,9 @@ if TYPE_CHECKING:
     from db.identity import Identity
 
 
-FOR_LEADS = "for leads (--as NAME), so that annotators judge blind"
+# How to read as a lead where the database tells who is acting (PostgreSQL: the login).
+AS_A_LEAD = "--as a lead's name on SQLite; a lead's own login on PostgreSQL"
+FOR_LEADS = f"for leads ({AS_A_LEAD}), so that annotators judge blind"
 """Why a command gives anyone but a lead counts where a lead reads who answered what
 (``triage``, ``consensus``, ``audit``; ``conflicts`` says it in its own words)."""
 
