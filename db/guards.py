@@ -21,7 +21,9 @@
 - **Gold answers** (PostgreSQL): annotators cannot read a gold item's known verdict and
   answer; ``vetbench_gold_known`` gives them to a lead, or to someone who has judged that
   gold in an earlier transaction (the review app shows the outcome after the verdict is
-  stored), never for a judgment a rollback could take back.  A member's judgment gets
+  stored), never for a judgment a rollback could take back; and a member's judgment that
+  names a gold item names the one of the item and revision it judges (one of another
+  item named every gold, and was told every known answer).  A member's judgment gets
   its id from the sequence (the first answer to a gold is the lowest id: no one places
   theirs first) and its time from the server (``vetbench_stamp_judgment``).
 - **Claims and decisions** (PostgreSQL): a member's claim is dated by the server when it
@@ -264,9 +266,22 @@ $$""",
             path,
             """DECLARE
   drawn bigint;
+  gold record;
 BEGIN
   IF vetbench_session_is_admin() THEN
     RETURN NEW;
+  END IF;
+  -- A calibration judgment names the gold of the very revision it judges: one of another
+  -- item naming each gold item made vetbench_gold_known tell every known answer.
+  IF NEW.gold_id IS NOT NULL THEN
+    SELECT item_id, revision_number INTO gold FROM gold_item WHERE id = NEW.gold_id;
+    IF gold.item_id IS DISTINCT FROM NEW.item_id
+       OR gold.revision_number IS DISTINCT FROM NEW.revision_number THEN
+      RAISE EXCEPTION 'a judgment of item % revision % names gold item % of item % revision %: '
+        'a calibration judgment names the gold of the revision it judges', NEW.item_id,
+        NEW.revision_number, NEW.gold_id, gold.item_id, gold.revision_number
+        USING ERRCODE = 'insufficient_privilege';
+    END IF;
   END IF;
   BEGIN
     drawn := currval(pg_get_serial_sequence('judgment', 'id'));
