@@ -24,8 +24,15 @@
   stored), never for a judgment a rollback could take back; and a member's judgment that
   names a gold item names the one of the item and revision it judges (one of another
   item named every gold, and was told every known answer).  A member's judgment gets
-  its id from the sequence (the first answer to a gold is the lowest id: no one places
-  theirs first) and its time from the server (``vetbench_stamp_judgment``).
+  its time from the server (``vetbench_stamp_judgment``).
+- **Ids** (PostgreSQL): a row a member inserts into a table with a serial ``id``
+  (:data:`SERIAL_ID_TABLES`) takes the id this very insert drew from the sequence
+  (``vetbench_serial_id``): an audit event with an id ahead of the sequence made every
+  later write fail on a duplicate key (and the append-only trail kept it), and a
+  judgment with a chosen id placed it before the first answers to a gold item (the
+  first answer is the lowest id).  A trigger rather than column grants that leave out
+  ``id``: one function for every table, which a migration adding a column need not
+  touch, and a refusal that says why.
 - **Claims and decisions** (PostgreSQL): a member's claim is dated by the server when it
   is made or renewed (``vetbench_stamp_claim``), so it expires as every claim does; a
   lead's decision too (``vetbench_stamp_decision``), so the newest is the latest made.
@@ -57,6 +64,7 @@ from db.vocabulary import (
 __all__ = [
     "POSTGRES_GUARD_FUNCTIONS",
     "POSTGRES_GUARD_TRIGGERS",
+    "SERIAL_ID_TABLES",
     "SQLITE_STATUS_TRIGGERS",
     "missing_sqlite_triggers",
     "postgres_guard_functions",
@@ -265,7 +273,6 @@ $$""",
             "vetbench_stamp_judgment",
             path,
             """DECLARE
-  drawn bigint;
   gold record;
 BEGIN
   IF vetbench_session_is_admin() THEN
@@ -283,16 +290,33 @@ BEGIN
         USING ERRCODE = 'insufficient_privilege';
     END IF;
   END IF;
+  NEW.created_at := now();
+  RETURN NEW;
+END""",
+        ),
+        # A member's row takes its id from its table's sequence, drawn by this very
+        # insert (the column's default): an audit event inserted with an id ahead of the
+        # sequence made every later insert fail on a duplicate key, and the append-only
+        # trail kept it there; a judgment with a chosen id came before the first answers.
+        _plpgsql(
+            "vetbench_serial_id",
+            path,
+            """DECLARE
+  drawn bigint;
+BEGIN
+  IF vetbench_session_is_admin() THEN
+    RETURN NEW;
+  END IF;
   BEGIN
-    drawn := currval(pg_get_serial_sequence('judgment', 'id'));
+    drawn := currval(pg_get_serial_sequence(
+      quote_ident(TG_TABLE_SCHEMA) || '.' || quote_ident(TG_TABLE_NAME), 'id'));
   EXCEPTION WHEN object_not_in_prerequisite_state THEN
     drawn := NULL;
   END;
   IF NEW.id IS DISTINCT FROM drawn THEN
-    RAISE EXCEPTION 'judgment ids come from their sequence: % may not choose id %',
-      session_user, NEW.id USING ERRCODE = 'insufficient_privilege';
+    RAISE EXCEPTION '% ids come from their sequence: % may not choose id %',
+      TG_TABLE_NAME, session_user, NEW.id USING ERRCODE = 'insufficient_privilege';
   END IF;
-  NEW.created_at := now();
   RETURN NEW;
 END""",
         ),
@@ -370,10 +394,26 @@ POSTGRES_GUARD_FUNCTIONS = (
     "vetbench_calibration_outcomes()",
     "vetbench_stamp_role()",
     "vetbench_stamp_judgment()",
+    "vetbench_serial_id()",
     "vetbench_stamp_claim()",
     "vetbench_stamp_decision()",
 )
 """The functions above, with their argument types (for DROP FUNCTION)."""
+
+SERIAL_ID_TABLES = (
+    "audit_event",
+    "decision",
+    "eval_run",
+    "generation_reject",
+    "gold_item",
+    "item_flag",
+    "item_revision",
+    "judgment",
+    "person",
+    "prediction",
+)
+"""The tables with a serial ``id`` that members (leads among them) insert into: ids only
+from the sequence (``vetbench_serial_id``)."""
 
 _STATE_CHECK = (
     "AFTER {event} ON item DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN ({when}) "
@@ -449,6 +489,15 @@ POSTGRES_GUARD_TRIGGERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
         "decision_stamp",
         "BEFORE INSERT ON decision FOR EACH ROW EXECUTE FUNCTION vetbench_stamp_decision()",
         (),
+    ),
+    *(
+        (
+            table,
+            f"{table}_serial_id",
+            f"BEFORE INSERT ON {table} FOR EACH ROW EXECUTE FUNCTION vetbench_serial_id()",
+            (),
+        )
+        for table in SERIAL_ID_TABLES
     ),
     (
         "eval_run",

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from test_guards import EVENT_SQL, REVISION_SQL, RUN_SQL
 from test_privileges import JUDGMENT_SQL, Team, raw, run, team  # noqa: F401  (team: the fixture)
 
 pytestmark = pytest.mark.postgres
@@ -46,3 +47,60 @@ def test_a_judgment_names_only_the_gold_of_its_own_item(team: Team) -> None:
     assert judged.exit_code == 0, judged.output
     assert "your answer ✗ differs" in judged.output
     assert raw(alice, KNOWN_SQL).all() == [("o:2", "DCBA")]
+
+
+ID_INSERTS = {
+    "audit_event": EVENT_SQL.format(action="judge")
+    .replace("(actor,", "(id, actor,")
+    .replace("VALUES (", "VALUES (:id, "),
+    "item_flag": "INSERT INTO item_flag (id, item_id, revision_number, name, source, evidence, "
+    "created_at) VALUES (:id, 'o:1', 1, 'html', 'auto', '{}', now())",
+    "item_revision": REVISION_SQL.replace("(item_id,", "(id, item_id,").replace(
+        "SELECT item_id,", "SELECT :id, item_id,"
+    ),
+    "generation_reject": "INSERT INTO generation_reject (id, source, article_id, sample_index, "
+    "kind, model, prompt_hash, raw_response, reason, created_at) "
+    "VALUES (:id, 's', 'a', 0, 'single', 'm', 'h', '', 'r', now())",
+    "eval_run": RUN_SQL.replace("(model,", "(id, model,").replace("VALUES (", "VALUES (:id, "),
+    "prediction": "INSERT INTO prediction (id, run_id, item_id, revision_number, prompt_hash, "
+    "prompt, raw_output, scores, latency_s, created_at) VALUES (:id, :run, 'o:1', 1, 'x', '', "
+    "'', '{}', 0, now())",
+}
+
+
+def test_ids_come_only_from_their_sequences(team: Team) -> None:
+    # An audit event inserted with an id ahead of the sequence made every later vetbench
+    # write fail on a duplicate key, and the append-only trail kept it there.
+    alice = team.url(team.alice)
+    run_id = raw(alice, RUN_SQL, claimed="").scalar_one()
+    for table, statement in ID_INSERTS.items():
+        ahead = raw(alice, f"SELECT last_value + 5 FROM {table}_id_seq").scalar_one()
+        with pytest.raises(
+            sa.exc.ProgrammingError, match=f"{table} ids come from their sequence: .* id {ahead}"
+        ):
+            raw(alice, statement, id=ahead, run=run_id, number=2, item="o:1", author=team.alice,
+                claimed="")  # fmt: skip
+    lena = team.url(team.lena)
+    with pytest.raises(sa.exc.ProgrammingError, match="decision ids come from their sequence"):
+        raw(
+            lena,
+            "INSERT INTO decision (id, item_id, lead_id, status, revision_number, final_key, "
+            "comment, created_at) VALUES (99, 'o:1', :lead, 'approved', 1, 'ABCD', '', now())",
+            lead=team.person_id(team.lena),
+        )
+    # A person registering themselves takes an id from the sequence too.
+    carol = team.roles.name("carol")
+    raw(team.owner_url, f'CREATE ROLE "{carol}" LOGIN IN ROLE vetbench_annotator')
+    with pytest.raises(sa.exc.ProgrammingError, match="person ids come from their sequence"):
+        raw(
+            team.url(carol),
+            "INSERT INTO person (id, name, role, created_at) VALUES (99, :name, 'annotator', now())",
+            name=carol,
+        )
+    # vetbench's own writes, bulk ones included, still get their ids.
+    imported = run(alice, "import", str(FIXTURES / "econ_ordering.csv"))
+    assert imported.exit_code == 0, imported.output
+    judged = run(team.url(carol), "judge", "o:1", "--answer", "ABCD", "--verdict", "keep")
+    assert judged.exit_code == 0, judged.output
+    recomputed = run(lena, "flags", "recompute")
+    assert recomputed.exit_code == 0, recomputed.output

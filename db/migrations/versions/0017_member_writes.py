@@ -6,6 +6,13 @@ Nothing changes on SQLite, where anyone holding the file reads and writes all.
 - ``judgment``: a calibration judgment names the gold item of the item and revision it
   judges (``vetbench_stamp_judgment``).  A judgment of any item naming each gold item
   made ``vetbench_gold_known`` tell every known answer to any member.
+- every table with a serial ``id`` that members insert into (``db.guards.SERIAL_ID_TABLES``:
+  ``audit_event``, ``item_revision``, ``item_flag``, ``eval_run``, ``prediction``,
+  ``generation_reject``, ``person``, and the leads' ``decision`` and ``gold_item``): a
+  member's row takes the id its insert drew from the sequence (``vetbench_serial_id``,
+  which also takes over ``judgment``'s check from ``vetbench_stamp_judgment``).  An
+  audit event inserted with ids ahead of the sequence made every later write fail on a
+  duplicate key, and the append-only trail kept it there.
 """
 
 from __future__ import annotations
