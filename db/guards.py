@@ -5,7 +5,8 @@
   revision (``reviewer.item_status`` computes the same rule).  A bare
   ``UPDATE item SET status = 'approved'`` is refused, whoever runs it.
 - **Item content** (PostgreSQL): ``current_revision`` names one of the item's
-  revisions and moves only to its newest; revisions are only ever appended, and once
+  revisions, a new item's too (checked at commit: an import writes the item, then its
+  revisions), and moves only to its newest; revisions are only ever appended, and once
   an item exists a new revision is written in its author's own name
   (``session_user``); only leads revise an approved or rejected item.  An item's
   ``kind`` is its current revision's (an edit may make a multi item single, never an
@@ -416,20 +417,20 @@ SERIAL_ID_TABLES = (
 from the sequence (``vetbench_serial_id``)."""
 
 _STATE_CHECK = (
-    "AFTER {event} ON item DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN ({when}) "
+    "AFTER {event} ON item DEFERRABLE INITIALLY DEFERRED FOR EACH ROW {when}"
     "EXECUTE FUNCTION vetbench_guard_item_state()"
 )
 
 POSTGRES_GUARD_TRIGGERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     # (table, trigger name, definition after "CREATE [CONSTRAINT] TRIGGER name", columns
     # it needs).  The item checks wait for the commit: an edit moves the item to its
-    # new revision before storing it, and refreshes the status last.
+    # new revision before storing it, and refreshes the status last; an import writes
+    # a new item before its revisions.  Every new item is checked: one with
+    # current_revision 1 and no revision at all once passed.
     (
         "item",
         "item_state_on_insert",
-        _STATE_CHECK.format(
-            event="INSERT", when=f"NEW.status IN ({_DECIDED}) OR NEW.current_revision <> 1"
-        ),
+        _STATE_CHECK.format(event="INSERT", when=""),
         (),
     ),
     (
@@ -437,9 +438,9 @@ POSTGRES_GUARD_TRIGGERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
         "item_state_on_update",
         _STATE_CHECK.format(
             event="UPDATE OF status, current_revision, kind",
-            when="NEW.current_revision IS DISTINCT FROM OLD.current_revision OR "
+            when="WHEN (NEW.current_revision IS DISTINCT FROM OLD.current_revision OR "
             "NEW.kind IS DISTINCT FROM OLD.kind OR "
-            f"(NEW.status IS DISTINCT FROM OLD.status AND NEW.status IN ({_DECIDED}))",
+            f"(NEW.status IS DISTINCT FROM OLD.status AND NEW.status IN ({_DECIDED}))) ",
         ),
         (),
     ),

@@ -104,3 +104,30 @@ def test_ids_come_only_from_their_sequences(team: Team) -> None:
     assert judged.exit_code == 0, judged.output
     recomputed = run(lena, "flags", "recompute")
     assert recomputed.exit_code == 0, recomputed.output
+
+
+ITEM_SQL = (
+    "INSERT INTO item (id, kind, source, source_ref, language, status, current_revision, "
+    "meta, created_at) VALUES ('bare:1', 'ordering', 'psql', '', 'en', 'pending', 1, '{}', now())"
+)
+
+
+def test_an_item_is_stored_only_with_its_revision(team: Team) -> None:
+    # An item with current_revision 1 and no revision at all committed: the app and the
+    # exports then found no text for it.
+    alice = team.url(team.alice)
+    with pytest.raises(sa.exc.IntegrityError, match="item bare:1 has no revision 1"):
+        raw(alice, ITEM_SQL)
+    # With its revision, in the same transaction (as the importer writes them): stored.
+    in_one_transaction(
+        alice,
+        ITEM_SQL,
+        REVISION_SQL.replace("WHERE item_id = :item", "WHERE item_id = 'o:1'").replace(
+            "SELECT item_id,", "SELECT 'bare:1',"
+        ),
+        number=1,
+        author=team.alice,
+    )
+    assert raw(alice, "SELECT count(*) FROM item_revision WHERE item_id = 'bare:1'").scalar() == 1
+    imported = run(alice, "import", str(FIXTURES / "econ_ordering.csv"))
+    assert imported.exit_code == 0, imported.output

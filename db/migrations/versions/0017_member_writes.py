@@ -13,6 +13,10 @@ Nothing changes on SQLite, where anyone holding the file reads and writes all.
   which also takes over ``judgment``'s check from ``vetbench_stamp_judgment``).  An
   audit event inserted with ids ahead of the sequence made every later write fail on a
   duplicate key, and the append-only trail kept it there.
+- ``item``: every new item is checked at commit (trigger ``item_state_on_insert``), not
+  only one inserted approved or at a revision after 1: an item with
+  ``current_revision`` 1 and no revision at all was stored.  The importer writes an item
+  and its revisions in one transaction; items already stored are not checked again.
 """
 
 from __future__ import annotations
