@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from db.vocabulary import GOLD_ADD_ACTION, LEAD_AUDIT_ACTIONS, Role
+from db.vocabulary import GOLD_ADD_ACTION, LEAD_AUDIT_ACTIONS, REGISTER_ACTION, Role
 
 __all__ = [
     "ANNOTATOR_GROUP",
@@ -302,7 +302,8 @@ TABLES: tuple[TablePrivileges, ...] = (
     # Everyone reads the trail except the events that mark gold items, which hold the
     # known verdict and answer: those are for leads (migration 0015); nor another's
     # calibration judgment's event, which holds its blind answer (migration 0016).  An annotator's
-    # event is never a lead's action, such as a decision (migration 0015).
+    # event is never a lead's action, such as a decision (migration 0015) or a flags
+    # recompute, and registers no one but themselves, as an annotator (migration 0017).
     TablePrivileges(
         "audit_event",
         members=("SELECT", "INSERT"),
@@ -317,7 +318,9 @@ TABLES: tuple[TablePrivileges, ...] = (
                 "record_events",
                 "INSERT",
                 check="vetbench_session_is_lead() OR action NOT IN "
-                f"({', '.join(repr(action) for action in LEAD_AUDIT_ACTIONS)})",
+                f"({', '.join(repr(action) for action in LEAD_AUDIT_ACTIONS)}) "
+                f"AND (action <> '{REGISTER_ACTION}' OR target = session_user "
+                f"AND payload ->> 'role' = '{Role.ANNOTATOR.value}')",
             ),
         ),
     ),

@@ -131,3 +131,34 @@ def test_an_item_is_stored_only_with_its_revision(team: Team) -> None:
     assert raw(alice, "SELECT count(*) FROM item_revision WHERE item_id = 'bare:1'").scalar() == 1
     imported = run(alice, "import", str(FIXTURES / "econ_ordering.csv"))
     assert imported.exit_code == 0, imported.output
+
+
+def test_an_annotator_cannot_forge_a_leads_or_anothers_audit_event(team: Team) -> None:
+    # "flags" read as a lead's `flags recompute`; a "register" event as a lead's making.
+    alice = team.url(team.alice)
+    event = (
+        "INSERT INTO audit_event (actor, action, target, payload, os_login, host, created_at) "
+        "VALUES ('x', :action, :target, CAST(:payload AS json), '', '', now())"
+    )
+    for action, target, payload in (
+        ("flags", "recompute", "{}"),
+        ("register", team.alice, '{"role": "lead"}'),
+        ("register", "mallory", '{"role": "annotator"}'),
+        ("register", team.alice, "{}"),
+    ):
+        with pytest.raises(sa.exc.ProgrammingError, match="row-level security"):
+            raw(alice, event, action=action, target=target, payload=payload)
+    raw(alice, event, action="register", target=team.alice, payload='{"role": "annotator"}')
+    # vetbench's own: a lead's recompute, and a new role registering itself.
+    recomputed = run(team.url(team.lena), "flags", "recompute")
+    assert recomputed.exit_code == 0, recomputed.output
+    carol = team.roles.name("carol")
+    raw(team.owner_url, f'CREATE ROLE "{carol}" LOGIN IN ROLE vetbench_annotator')
+    joined = run(
+        team.url(carol), "judge", "o:1", "--answer", "ABCD", "--verdict", "keep", "--new-user"
+    )
+    assert joined.exit_code == 0, joined.output
+    registered = (
+        "SELECT payload ->> 'role' FROM audit_event WHERE action = 'register' AND target = :c"
+    )
+    assert raw(team.owner_url, registered, c=carol).scalars().all() == ["annotator"]

@@ -17,6 +17,11 @@ Nothing changes on SQLite, where anyone holding the file reads and writes all.
   only one inserted approved or at a revision after 1: an item with
   ``current_revision`` 1 and no revision at all was stored.  The importer writes an item
   and its revisions in one transaction; items already stored are not checked again.
+- ``audit_event``: ``flags`` (``flags recompute``) joins the actions only leads record
+  (``db.vocabulary.LEAD_AUDIT_ACTIONS``), and a member who is not a lead records a
+  ``register`` event only of themselves as an annotator (policy ``record_events``), as
+  ``--new-user`` and a first write register them.  Forged, they read as a lead's recompute
+  and as someone made a lead.
 """
 
 from __future__ import annotations
