@@ -123,7 +123,8 @@ TABLES: tuple[TablePrivileges, ...] = (
         ),
     ),
     # Judgments only in one's own name; undo (retracted) only of one's own, and an undo
-    # is never taken back (a new judgment is given instead; migration 0015).  Another
+    # is never taken back (a new judgment is given instead; migration 0015); it is
+    # dated by the server and comes with its audit event (db.guards, migration 0017).  Another
     # annotator's calibration judgment (of a gold item) is for leads only: its blind
     # answer beside the public outcome (vetbench_calibration_outcomes) told the known
     # answer (migration 0016).
@@ -150,7 +151,8 @@ TABLES: tuple[TablePrivileges, ...] = (
         ),
     ),
     # Decisions by leads only, each in the deciding lead's own name; a lead may undo
-    # (retract) only their own decisions.
+    # (retract) only their own decisions, once, dated by the server, with the audit
+    # event, and the item's status following (db.guards, migration 0017).
     TablePrivileges(
         "decision",
         leads=("INSERT", "UPDATE (retracted_at, retracted_by_id)"),

@@ -24,6 +24,8 @@ __all__ = [
     "JUDGE_ACTION",
     "LEAD_AUDIT_ACTIONS",
     "REGISTER_ACTION",
+    "RETRACT_ACTION",
+    "UNDO_DECISION_ACTION",
     "METADATA_ACTION",
     "OPEN_STATUSES",
     "ORACLE_SCRIPT",
@@ -67,6 +69,12 @@ member's ``check`` flag commits only with one (``db.guards``)."""
 METADATA_ACTION = "metadata"
 """The audit action of changing an item's metadata (``db.importer``): on PostgreSQL no
 change of ``meta``, ``source_ref`` or ``language`` commits without one (``db.guards``)."""
+RETRACT_ACTION = "retract"
+"""The audit action of undoing one's judgment (``vetbench undo``): on PostgreSQL a member's
+judgment is undone only with one of the same transaction naming it (``db.guards``)."""
+UNDO_DECISION_ACTION = "undo-decision"
+"""The audit action of undoing a decision (``vetbench undo-decision``): on PostgreSQL a
+lead's decision is undone only with one of the same transaction naming it (``db.guards``)."""
 REGISTER_ACTION = "register"
 """The audit action of registering a person (``db.people.ensure_person``): on PostgreSQL a
 member who is not a lead records one only of themselves as an annotator, as
@@ -82,7 +90,7 @@ LEAD_AUDIT_ACTIONS = (
     "release",
     "requalify",
     "set-role",
-    "undo-decision",
+    UNDO_DECISION_ACTION,
 )
 """The audit actions of writes only leads (and the owner) make: decisions, settings, gold
 items, guidelines, releases, roles, recomputed flags (``flags recompute``; a migration's

@@ -162,3 +162,97 @@ def test_an_annotator_cannot_forge_a_leads_or_anothers_audit_event(team: Team) -
         "SELECT payload ->> 'role' FROM audit_event WHERE action = 'register' AND target = :c"
     )
     assert raw(team.owner_url, registered, c=carol).scalars().all() == ["annotator"]
+
+
+RETRACT_EVENT = (
+    "INSERT INTO audit_event (actor, action, target, payload, os_login, host, created_at) "
+    "VALUES ('x', 'retract', 'o:1', CAST(:payload AS json), '', '', now())"
+)
+
+
+def test_a_judgment_is_retracted_only_by_undo_once_and_dated_by_the_server(team: Team) -> None:
+    # With psql an annotator retracted a judgment unrecorded and dated it 1999, inserted
+    # judgments already retracted or with negative time spent.
+    alice = team.url(team.alice)
+    mine = {"annotator": team.person_id(team.alice)}
+    for statement in (
+        JUDGMENT_SQL.replace(", false)", ", true)"),
+        JUDGMENT_SQL.replace("'', 0, now()", "'', -5, now()"),
+    ):
+        with pytest.raises(sa.exc.ProgrammingError, match="seconds >= 0, not retracted"):
+            raw(alice, statement, **mine)
+    judged = run(alice, "judge", "o:1", "--answer", "ABCD", "--verdict", "keep")
+    assert judged.exit_code == 0, judged.output
+    judgment = raw(alice, "SELECT max(id) FROM judgment").scalar_one()
+    retract = "UPDATE judgment SET retracted = true, retracted_at = '1999-01-01' WHERE id = :j"
+    with pytest.raises(sa.exc.ProgrammingError, match='with its audit event "retract"'):
+        raw(alice, retract, j=judgment)
+    in_one_transaction(
+        alice, retract, RETRACT_EVENT, j=judgment, payload=f'{{"judgment_id": {judgment}}}'
+    )
+    dated = "SELECT retracted, extract(year FROM retracted_at) FROM judgment WHERE id = :j"
+    assert raw(alice, dated, j=judgment).one() != (True, 1999)
+    assert raw(alice, dated, j=judgment).one()[0] is True
+    for change in ("retracted = false, retracted_at = NULL", "retracted_at = '1999-01-01'"):
+        with pytest.raises(sa.exc.ProgrammingError, match="an undo is never taken back"):
+            in_one_transaction(
+                alice,
+                f"UPDATE judgment SET {change} WHERE id = :j",
+                RETRACT_EVENT,
+                j=judgment,
+                payload=f'{{"judgment_id": {judgment}}}',
+            )
+    # vetbench's own undo.
+    again = run(alice, "judge", "o:1", "--answer", "ABCD", "--verdict", "keep")
+    assert again.exit_code == 0, again.output
+    undone = run(alice, "undo")
+    assert undone.exit_code == 0, undone.output
+    assert raw(alice, "SELECT count(*) FROM judgment WHERE retracted").scalar_one() == 2
+
+
+UNDO_DECISION_EVENT = (
+    "INSERT INTO audit_event (actor, action, target, payload, os_login, host, created_at) "
+    "VALUES ('x', 'undo-decision', 'o:1', CAST(:payload AS json), '', '', now())"
+)
+
+
+def test_a_decision_is_undone_only_once_dated_by_the_server_and_the_item_follows(
+    team: Team,
+) -> None:
+    # With psql a lead undid a decision, dated any day, and left the item approved with
+    # no decision in force; then took the undo back.
+    lena = team.url(team.lena)
+    decided = run(lena, "decide", "o:1", "--status", "approved")
+    assert decided.exit_code == 0, decided.output
+    decision = raw(lena, "SELECT max(id) FROM decision").scalar_one()
+    mine = {
+        "d": decision,
+        "lead": team.person_id(team.lena),
+        "payload": f'{{"decision_id": {decision}}}',
+    }
+    undo = "UPDATE decision SET retracted_at = '1999-01-01', retracted_by_id = :lead WHERE id = :d"
+    with pytest.raises(sa.exc.ProgrammingError, match='with its audit event "undo-decision"'):
+        raw(lena, undo, **mine)
+    with pytest.raises(sa.exc.IntegrityError, match="item o:1 is approved at revision 1, but"):
+        in_one_transaction(lena, undo, UNDO_DECISION_EVENT, **mine)
+    status = "SELECT status FROM item WHERE id = 'o:1'"
+    assert raw(lena, status).scalar_one() == "approved"
+    # vetbench's own undo, then the undo is never taken back nor re-dated.
+    undone = run(lena, "undo-decision", "o:1")
+    assert undone.exit_code == 0, undone.output
+    assert raw(lena, status).scalar_one() != "approved"
+    dated = "SELECT extract(year FROM retracted_at) FROM decision WHERE id = :d"
+    assert raw(lena, dated, **mine).scalar_one() != 1999
+    for change in ("retracted_at = NULL", "retracted_at = '1999-01-01'"):
+        with pytest.raises(sa.exc.ProgrammingError, match="a decision's undo is never taken back"):
+            in_one_transaction(
+                lena,
+                f"UPDATE decision SET {change}, retracted_by_id = :lead WHERE id = :d",
+                UNDO_DECISION_EVENT,
+                **mine,
+            )
+    again = run(
+        lena, "decide", "o:1", "--status", "rejected", "--reason", "other", "--comment", "x"
+    )
+    assert again.exit_code == 0, again.output
+    assert raw(lena, status).scalar_one() == "rejected"

@@ -22,6 +22,14 @@ Nothing changes on SQLite, where anyone holding the file reads and writes all.
   ``register`` event only of themselves as an annotator (policy ``record_events``), as
   ``--new-user`` and a first write register them.  Forged, they read as a lead's recompute
   and as someone made a lead.
+- ``judgment``: a member's new judgment is not undone and took ``seconds >= 0``; an undo
+  (``retracted``) is one way, dated by the server, and commits only with its ``retract``
+  audit event naming the judgment (triggers ``judgment_undo``, ``judgment_undo_audited``).
+  With psql a member undid a judgment unrecorded and dated it 1999.
+- ``decision``: likewise a lead's undo (``retracted_at``), with its ``undo-decision``
+  event (``decision_undo``); and a decision made or undone checks its item's status at
+  commit (``decision_change``): an undo by hand left the item approved with no
+  decision in force.
 """
 
 from __future__ import annotations
