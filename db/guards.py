@@ -5,7 +5,8 @@
   revision (``reviewer.item_status`` computes the same rule).  A bare
   ``UPDATE item SET status = 'approved'`` is refused, whoever runs it.
 - **Item content** (PostgreSQL): ``current_revision`` names one of the item's
-  revisions and moves only to its newest; revisions are only ever appended, and once
+  revisions, a new item's too (checked at commit: an import writes the item, then its
+  revisions), and moves only to its newest; revisions are only ever appended, and once
   an item exists a new revision is written in its author's own name
   (``session_user``); only leads revise an approved or rejected item.  An item's
   ``kind`` is its current revision's (an edit may make a multi item single, never an
@@ -21,12 +22,29 @@
 - **Gold answers** (PostgreSQL): annotators cannot read a gold item's known verdict and
   answer; ``vetbench_gold_known`` gives them to a lead, or to someone who has judged that
   gold in an earlier transaction (the review app shows the outcome after the verdict is
-  stored), never for a judgment a rollback could take back.  A member's judgment gets
-  its id from the sequence (the first answer to a gold is the lowest id: no one places
-  theirs first) and its time from the server (``vetbench_stamp_judgment``).
+  stored), never for a judgment a rollback could take back; and a member's judgment that
+  names a gold item names the one of the item and revision it judges (one of another
+  item named every gold, and was told every known answer).  A member's judgment gets
+  its time from the server (``vetbench_stamp_judgment``).
+- **Ids** (PostgreSQL): a row a member inserts into a table with a serial ``id``
+  (:data:`SERIAL_ID_TABLES`) takes the id this very insert drew from the sequence
+  (``vetbench_serial_id``): an audit event with an id ahead of the sequence made every
+  later write fail on a duplicate key (and the append-only trail kept it), and a
+  judgment with a chosen id placed it before the first answers to a gold item (the
+  first answer is the lowest id).  A trigger rather than column grants that leave out
+  ``id``: one function for every table, which a migration adding a column need not
+  touch, and a refusal that says why.
 - **Claims and decisions** (PostgreSQL): a member's claim is dated by the server when it
   is made or renewed (``vetbench_stamp_claim``), so it expires as every claim does; a
   lead's decision too (``vetbench_stamp_decision``), so the newest is the latest made.
+- **Undo** (PostgreSQL): a member's new judgment is not undone and took ``seconds >= 0``;
+  undoing a judgment or a decision is one way (never taken back, never dated again),
+  dated by the server, and comes with its audit event naming the row (``retract``,
+  ``undo-decision``) in the same transaction (``vetbench_guard_judgment_undo``,
+  ``vetbench_guard_decision_undo``; the events checked at commit).  A decision made or
+  undone checks its item's status at commit, as an item update does
+  (``vetbench_guard_decision_change``): an undo by hand left the item approved with no
+  decision in force.
 - **Evaluation runs** (PostgreSQL): each run is stamped with the role that started it
   (``eval_run.db_role``); members change only their own runs and predictions
   (policies in ``db.privileges``).  A cached API response is stamped likewise
@@ -48,6 +66,8 @@ from db.vocabulary import (
     DECISION_STATUSES,
     FLAG_ACTION,
     METADATA_ACTION,
+    RETRACT_ACTION,
+    UNDO_DECISION_ACTION,
     FlagName,
     FlagSource,
 )
@@ -55,6 +75,7 @@ from db.vocabulary import (
 __all__ = [
     "POSTGRES_GUARD_FUNCTIONS",
     "POSTGRES_GUARD_TRIGGERS",
+    "SERIAL_ID_TABLES",
     "SQLITE_STATUS_TRIGGERS",
     "missing_sqlite_triggers",
     "postgres_guard_functions",
@@ -66,12 +87,14 @@ _FLAG_NAMES = ", ".join(f"'{name.value}'" for name in FlagName)
 _FLAG_SOURCES = ", ".join(f"'{source.value}'" for source in FlagSource)
 
 
-def _audited_here(action: str, target: str) -> str:
+def _audited_here(action: str, target: str, row_key: str | None = None) -> str:
     """A condition: this transaction recorded the audit event ``action`` on ``target`` (a
-    column) in the logged-in role's name (the server stamps both: db.privileges)."""
+    column) in the logged-in role's name (the server stamps both: db.privileges); with
+    ``row_key``, an event whose payload names the row (``NEW.id``) under that key."""
+    about_row = f" AND payload ->> '{row_key}' = NEW.id::text" if row_key else ""
     return (
         f"EXISTS (SELECT FROM audit_event WHERE action = '{action}' AND target = {target} "
-        "AND db_role = session_user AND created_at = now())"
+        f"AND db_role = session_user AND created_at = now(){about_row})"
     )
 
 
@@ -100,6 +123,21 @@ BEGIN SELECT RAISE(ABORT, 'refused: item status {_STATUS_REFUSAL}'); END""",
 """SQLite's status rule: (trigger name, statement) for each trigger."""
 
 
+# The status rule, for the item in ``current_item`` (its row) with ``decided`` a record:
+# approved or rejected only while its newest decision not undone says so, about its
+# current revision.
+_STATUS_HOLDS = f"""  IF current_item.status IN ({_DECIDED}) THEN
+    SELECT status, revision_number INTO decided FROM decision
+    WHERE item_id = current_item.id AND retracted_at IS NULL
+    ORDER BY created_at DESC, id DESC LIMIT 1;
+    IF NOT FOUND OR decided.status <> current_item.status
+       OR decided.revision_number <> current_item.current_revision THEN
+      RAISE EXCEPTION 'item % is % at revision %, but %', current_item.id,
+        current_item.status, current_item.current_revision, '{_STATUS_REFUSAL}'
+        USING ERRCODE = 'check_violation';
+    END IF;
+  END IF;
+"""
 _KIND_OF_ITEM = """  IF current_item.kind IS DISTINCT FROM (SELECT kind FROM item_revision
       WHERE item_id = current_item.id AND number = current_item.current_revision) THEN
     RAISE EXCEPTION 'item % is %, not the kind of its current revision %: an item''s kind '
@@ -146,18 +184,7 @@ BEGIN
     RAISE EXCEPTION 'item % moves only to its newest revision (%), not %',
       current_item.id, newest, current_item.current_revision USING ERRCODE = 'check_violation';
   END IF;
-  IF current_item.status IN ({_DECIDED}) THEN
-    SELECT status, revision_number INTO decided FROM decision
-    WHERE item_id = current_item.id AND retracted_at IS NULL
-    ORDER BY created_at DESC, id DESC LIMIT 1;
-    IF NOT FOUND OR decided.status <> current_item.status
-       OR decided.revision_number <> current_item.current_revision THEN
-      RAISE EXCEPTION 'item % is % at revision %, but %', current_item.id,
-        current_item.status, current_item.current_revision, '{_STATUS_REFUSAL}'
-        USING ERRCODE = 'check_violation';
-    END IF;
-  END IF;
-  RETURN NULL;
+{_STATUS_HOLDS}  RETURN NULL;
 END""",
         ),
         _plpgsql(
@@ -263,21 +290,143 @@ $$""",
             "vetbench_stamp_judgment",
             path,
             """DECLARE
+  gold record;
+BEGIN
+  IF vetbench_session_is_admin() THEN
+    RETURN NEW;
+  END IF;
+  -- A calibration judgment names the gold of the very revision it judges: one of another
+  -- item naming each gold item made vetbench_gold_known tell every known answer.
+  IF NEW.gold_id IS NOT NULL THEN
+    SELECT item_id, revision_number INTO gold FROM gold_item WHERE id = NEW.gold_id;
+    IF gold.item_id IS DISTINCT FROM NEW.item_id
+       OR gold.revision_number IS DISTINCT FROM NEW.revision_number THEN
+      RAISE EXCEPTION 'a judgment of item % revision % names gold item % of item % revision %: '
+        'a calibration judgment names the gold of the revision it judges', NEW.item_id,
+        NEW.revision_number, NEW.gold_id, gold.item_id, gold.revision_number
+        USING ERRCODE = 'insufficient_privilege';
+    END IF;
+  END IF;
+  -- A new judgment is in force and took no negative time: an undo is vetbench_undo's.
+  IF NEW.retracted IS DISTINCT FROM false OR NEW.retracted_at IS NOT NULL
+     OR NOT (NEW.seconds >= 0 AND NEW.seconds < 'Infinity') THEN
+    RAISE EXCEPTION 'a new judgment comes with seconds >= 0, not retracted: % inserted one '
+      'retracted %, with % seconds', session_user, NEW.retracted, NEW.seconds
+      USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  NEW.created_at := now();
+  RETURN NEW;
+END""",
+        ),
+        # An undo (a judgment's, a decision's) is one way, dated by the server, and comes
+        # with its audit event (checked at commit): with psql a member undid a judgment
+        # unrecorded and dated it 1999, a lead undid a decision and took the undo back.
+        _plpgsql(
+            "vetbench_guard_judgment_undo",
+            path,
+            """BEGIN
+  IF vetbench_session_is_admin() THEN
+    RETURN NEW;
+  END IF;
+  IF OLD.retracted THEN
+    IF NEW.retracted IS DISTINCT FROM OLD.retracted
+       OR NEW.retracted_at IS DISTINCT FROM OLD.retracted_at THEN
+      RAISE EXCEPTION 'judgment % was undone at %: an undo is never taken back nor dated '
+        'again', OLD.id, OLD.retracted_at USING ERRCODE = 'insufficient_privilege';
+    END IF;
+  ELSIF NEW.retracted THEN
+    NEW.retracted_at := now();
+  ELSIF NEW.retracted_at IS DISTINCT FROM OLD.retracted_at THEN
+    RAISE EXCEPTION 'judgment %: retracted_at is set by its undo only', OLD.id
+      USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  RETURN NEW;
+END""",
+        ),
+        _plpgsql(
+            "vetbench_guard_judgment_undo_audited",
+            path,
+            f"""BEGIN
+  IF NOT vetbench_session_is_admin()
+     AND NOT {_audited_here(RETRACT_ACTION, "NEW.item_id", "judgment_id")} THEN
+    RAISE EXCEPTION 'judgment % of item % is undone only with its audit event "{RETRACT_ACTION}" '
+      'of the same transaction: % undid it unrecorded', NEW.id, NEW.item_id, session_user
+      USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  RETURN NULL;
+END""",
+        ),
+        _plpgsql(
+            "vetbench_guard_decision_undo",
+            path,
+            """BEGIN
+  IF vetbench_session_is_admin() THEN
+    RETURN NEW;
+  END IF;
+  IF OLD.retracted_at IS NOT NULL THEN
+    IF NEW.retracted_at IS DISTINCT FROM OLD.retracted_at
+       OR NEW.retracted_by_id IS DISTINCT FROM OLD.retracted_by_id THEN
+      RAISE EXCEPTION 'decision % of item % was undone at %: a decision''s undo is never '
+        'taken back nor dated again', OLD.id, OLD.item_id, OLD.retracted_at
+        USING ERRCODE = 'insufficient_privilege';
+    END IF;
+  ELSIF NEW.retracted_at IS NOT NULL THEN
+    NEW.retracted_at := now();
+  ELSIF NEW.retracted_by_id IS DISTINCT FROM OLD.retracted_by_id THEN
+    RAISE EXCEPTION 'decision %: retracted_by_id is set by its undo only', OLD.id
+      USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  RETURN NEW;
+END""",
+        ),
+        # A decision made or undone: its item's status still follows the decisions at
+        # commit (the status rule ran on item updates only, so an undo by hand left the
+        # item approved with no decision in force); a member's undo has its audit event.
+        _plpgsql(
+            "vetbench_guard_decision_change",
+            path,
+            f"""DECLARE
+  current_item item%ROWTYPE;
+  decided record;
+BEGIN
+  IF TG_OP = 'UPDATE' AND NEW.retracted_at IS NOT DISTINCT FROM OLD.retracted_at THEN
+    RETURN NULL;
+  END IF;
+  IF TG_OP = 'UPDATE' AND OLD.retracted_at IS NULL AND NEW.retracted_at IS NOT NULL
+     AND NOT vetbench_session_is_admin()
+     AND NOT {_audited_here(UNDO_DECISION_ACTION, "NEW.item_id", "decision_id")} THEN
+    RAISE EXCEPTION 'decision % of item % is undone only with its audit event '
+      '"{UNDO_DECISION_ACTION}" of the same transaction: % undid it unrecorded', NEW.id,
+      NEW.item_id, session_user USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  SELECT * INTO current_item FROM item WHERE id = NEW.item_id;
+  IF NOT FOUND THEN
+    RETURN NULL;
+  END IF;
+{_STATUS_HOLDS}  RETURN NULL;
+END""",
+        ),
+        # A member's row takes the id its insert drew from the sequence (the module's
+        # docstring says why: an audit event's id ahead of it made later inserts fail).
+        _plpgsql(
+            "vetbench_serial_id",
+            path,
+            """DECLARE
   drawn bigint;
 BEGIN
   IF vetbench_session_is_admin() THEN
     RETURN NEW;
   END IF;
   BEGIN
-    drawn := currval(pg_get_serial_sequence('judgment', 'id'));
+    drawn := currval(pg_get_serial_sequence(
+      quote_ident(TG_TABLE_SCHEMA) || '.' || quote_ident(TG_TABLE_NAME), 'id'));
   EXCEPTION WHEN object_not_in_prerequisite_state THEN
     drawn := NULL;
   END;
   IF NEW.id IS DISTINCT FROM drawn THEN
-    RAISE EXCEPTION 'judgment ids come from their sequence: % may not choose id %',
-      session_user, NEW.id USING ERRCODE = 'insufficient_privilege';
+    RAISE EXCEPTION '% ids come from their sequence: % may not choose id %',
+      TG_TABLE_NAME, session_user, NEW.id USING ERRCODE = 'insufficient_privilege';
   END IF;
-  NEW.created_at := now();
   RETURN NEW;
 END""",
         ),
@@ -355,26 +504,38 @@ POSTGRES_GUARD_FUNCTIONS = (
     "vetbench_calibration_outcomes()",
     "vetbench_stamp_role()",
     "vetbench_stamp_judgment()",
+    "vetbench_serial_id()",
+    "vetbench_guard_judgment_undo()",
+    "vetbench_guard_judgment_undo_audited()",
+    "vetbench_guard_decision_undo()",
+    "vetbench_guard_decision_change()",
     "vetbench_stamp_claim()",
     "vetbench_stamp_decision()",
 )
 """The functions above, with their argument types (for DROP FUNCTION)."""
 
+SERIAL_ID_TABLES = (
+    *("audit_event", "decision", "eval_run", "generation_reject", "gold_item"),
+    *("item_flag", "item_revision", "judgment", "person", "prediction"),
+)
+"""The tables with a serial ``id`` that members (leads among them) insert into: ids only
+from the sequence (``vetbench_serial_id``)."""
+
 _STATE_CHECK = (
-    "AFTER {event} ON item DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN ({when}) "
+    "AFTER {event} ON item DEFERRABLE INITIALLY DEFERRED FOR EACH ROW {when}"
     "EXECUTE FUNCTION vetbench_guard_item_state()"
 )
 
 POSTGRES_GUARD_TRIGGERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     # (table, trigger name, definition after "CREATE [CONSTRAINT] TRIGGER name", columns
     # it needs).  The item checks wait for the commit: an edit moves the item to its
-    # new revision before storing it, and refreshes the status last.
+    # new revision before storing it, and refreshes the status last; an import writes
+    # a new item before its revisions.  Every new item is checked: one with
+    # current_revision 1 and no revision at all once passed.
     (
         "item",
         "item_state_on_insert",
-        _STATE_CHECK.format(
-            event="INSERT", when=f"NEW.status IN ({_DECIDED}) OR NEW.current_revision <> 1"
-        ),
+        _STATE_CHECK.format(event="INSERT", when=""),
         (),
     ),
     (
@@ -382,9 +543,9 @@ POSTGRES_GUARD_TRIGGERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
         "item_state_on_update",
         _STATE_CHECK.format(
             event="UPDATE OF status, current_revision, kind",
-            when="NEW.current_revision IS DISTINCT FROM OLD.current_revision OR "
+            when="WHEN (NEW.current_revision IS DISTINCT FROM OLD.current_revision OR "
             "NEW.kind IS DISTINCT FROM OLD.kind OR "
-            f"(NEW.status IS DISTINCT FROM OLD.status AND NEW.status IN ({_DECIDED}))",
+            f"(NEW.status IS DISTINCT FROM OLD.status AND NEW.status IN ({_DECIDED}))) ",
         ),
         (),
     ),
@@ -434,6 +595,43 @@ POSTGRES_GUARD_TRIGGERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
         "decision_stamp",
         "BEFORE INSERT ON decision FOR EACH ROW EXECUTE FUNCTION vetbench_stamp_decision()",
         (),
+    ),
+    (
+        "judgment",
+        "judgment_undo",
+        "BEFORE UPDATE ON judgment FOR EACH ROW EXECUTE FUNCTION vetbench_guard_judgment_undo()",
+        (),
+    ),
+    (
+        "judgment",
+        "judgment_undo_audited",
+        "AFTER UPDATE OF retracted ON judgment DEFERRABLE INITIALLY DEFERRED FOR EACH ROW "
+        "WHEN (NEW.retracted AND NOT OLD.retracted) "
+        "EXECUTE FUNCTION vetbench_guard_judgment_undo_audited()",
+        (),
+    ),
+    (
+        "decision",
+        "decision_undo",
+        "BEFORE UPDATE ON decision FOR EACH ROW EXECUTE FUNCTION vetbench_guard_decision_undo()",
+        ("retracted_at", "retracted_by_id"),
+    ),
+    (
+        # No column list: a downgrade before 0006 drops retracted_at.
+        "decision",
+        "decision_change",
+        "AFTER INSERT OR UPDATE ON decision DEFERRABLE INITIALLY DEFERRED "
+        "FOR EACH ROW EXECUTE FUNCTION vetbench_guard_decision_change()",
+        ("retracted_at", "retracted_by_id"),
+    ),
+    *(
+        (
+            table,
+            f"{table}_serial_id",
+            f"BEFORE INSERT ON {table} FOR EACH ROW EXECUTE FUNCTION vetbench_serial_id()",
+            (),
+        )
+        for table in SERIAL_ID_TABLES
     ),
     (
         "eval_run",

@@ -30,7 +30,7 @@ from db.privileges import (
     run_statements,
 )
 from db.validation import InvalidName, validate_person_name
-from db.vocabulary import Role
+from db.vocabulary import REGISTER_ACTION, Role
 
 POSTGRES_NAME_LIMIT = 63  # NAMEDATALEN - 1: longer role names are cut short by the server
 
@@ -64,7 +64,7 @@ def ensure_person(
         person = Person(name=name, role=role)
         session.add(person)
         session.flush()
-        record_audit(session, actor or name, "register", name, role=str(role))
+        record_audit(session, actor or name, REGISTER_ACTION, name, role=str(role))
     return person
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from db.vocabulary import GOLD_ADD_ACTION, LEAD_AUDIT_ACTIONS, Role
+from db.vocabulary import GOLD_ADD_ACTION, LEAD_AUDIT_ACTIONS, REGISTER_ACTION, Role
 
 __all__ = [
     "ANNOTATOR_GROUP",
@@ -123,7 +123,8 @@ TABLES: tuple[TablePrivileges, ...] = (
         ),
     ),
     # Judgments only in one's own name; undo (retracted) only of one's own, and an undo
-    # is never taken back (a new judgment is given instead; migration 0015).  Another
+    # is never taken back (a new judgment is given instead; migration 0015); it is
+    # dated by the server and comes with its audit event (db.guards, migration 0017).  Another
     # annotator's calibration judgment (of a gold item) is for leads only: its blind
     # answer beside the public outcome (vetbench_calibration_outcomes) told the known
     # answer (migration 0016).
@@ -150,7 +151,8 @@ TABLES: tuple[TablePrivileges, ...] = (
         ),
     ),
     # Decisions by leads only, each in the deciding lead's own name; a lead may undo
-    # (retract) only their own decisions.
+    # (retract) only their own decisions, once, dated by the server, with the audit
+    # event, and the item's status following (db.guards, migration 0017).
     TablePrivileges(
         "decision",
         leads=("INSERT", "UPDATE (retracted_at, retracted_by_id)"),
@@ -302,7 +304,8 @@ TABLES: tuple[TablePrivileges, ...] = (
     # Everyone reads the trail except the events that mark gold items, which hold the
     # known verdict and answer: those are for leads (migration 0015); nor another's
     # calibration judgment's event, which holds its blind answer (migration 0016).  An annotator's
-    # event is never a lead's action, such as a decision (migration 0015).
+    # event is never a lead's action, such as a decision (migration 0015) or a flags
+    # recompute, and registers no one but themselves, as an annotator (migration 0017).
     TablePrivileges(
         "audit_event",
         members=("SELECT", "INSERT"),
@@ -317,7 +320,9 @@ TABLES: tuple[TablePrivileges, ...] = (
                 "record_events",
                 "INSERT",
                 check="vetbench_session_is_lead() OR action NOT IN "
-                f"({', '.join(repr(action) for action in LEAD_AUDIT_ACTIONS)})",
+                f"({', '.join(repr(action) for action in LEAD_AUDIT_ACTIONS)}) "
+                f"AND (action <> '{REGISTER_ACTION}' OR target = session_user "
+                f"AND payload ->> 'role' = '{Role.ANNOTATOR.value}')",
             ),
         ),
     ),

@@ -23,6 +23,9 @@ __all__ = [
     "GOLD_ADD_ACTION",
     "JUDGE_ACTION",
     "LEAD_AUDIT_ACTIONS",
+    "REGISTER_ACTION",
+    "RETRACT_ACTION",
+    "UNDO_DECISION_ACTION",
     "METADATA_ACTION",
     "OPEN_STATUSES",
     "ORACLE_SCRIPT",
@@ -66,9 +69,20 @@ member's ``check`` flag commits only with one (``db.guards``)."""
 METADATA_ACTION = "metadata"
 """The audit action of changing an item's metadata (``db.importer``): on PostgreSQL no
 change of ``meta``, ``source_ref`` or ``language`` commits without one (``db.guards``)."""
+RETRACT_ACTION = "retract"
+"""The audit action of undoing one's judgment (``vetbench undo``): on PostgreSQL a member's
+judgment is undone only with one of the same transaction naming it (``db.guards``)."""
+UNDO_DECISION_ACTION = "undo-decision"
+"""The audit action of undoing a decision (``vetbench undo-decision``): on PostgreSQL a
+lead's decision is undone only with one of the same transaction naming it (``db.guards``)."""
+REGISTER_ACTION = "register"
+"""The audit action of registering a person (``db.people.ensure_person``): on PostgreSQL a
+member who is not a lead records one only of themselves as an annotator, as
+``--new-user`` and a first write register them (``db.table_privileges``)."""
 LEAD_AUDIT_ACTIONS = (
     "config",
     "decide",
+    "flags",
     GOLD_ADD_ACTION,
     "gold-remove",
     "guidelines",
@@ -76,10 +90,11 @@ LEAD_AUDIT_ACTIONS = (
     "release",
     "requalify",
     "set-role",
-    "undo-decision",
+    UNDO_DECISION_ACTION,
 )
 """The audit actions of writes only leads (and the owner) make: decisions, settings, gold
-items, guidelines, releases, roles.  On PostgreSQL an annotator cannot record one
+items, guidelines, releases, roles, recomputed flags (``flags recompute``; a migration's
+backfill runs as the owner).  On PostgreSQL an annotator cannot record one
 (``db.table_privileges``), so no event of theirs reads as a decision they cannot make."""
 
 

@@ -40,7 +40,14 @@ from db.models import Decision, Item, ItemRevision, Judgment, Person, is_current
 from db.people import PermissionDenied, require_lead
 from db.qualification import counted_judgments
 from db.rows import copied_fields, from_row, row_reader
-from db.vocabulary import DecisionReason, FlagName, ItemKind, ItemStatus, Verdict
+from db.vocabulary import (
+    UNDO_DECISION_ACTION,
+    DecisionReason,
+    FlagName,
+    ItemKind,
+    ItemStatus,
+    Verdict,
+)
 from reviewer.judging import JudgmentView, proposed_keys
 from reviewer.revisions import RevisionSummary
 
@@ -337,7 +344,7 @@ def undo_decision(db: Database, lead_name: str, item_id: str | None = None) -> D
         record_audit(
             session,
             lead.name,
-            "undo-decision",
+            UNDO_DECISION_ACTION,
             item_id,
             decision_id=decision.id,
             status=decision.status,

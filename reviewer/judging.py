@@ -38,7 +38,7 @@ from db.people import ensure_person, find_person
 from db.qualification import gate
 from db.retry import retry_transient
 from db.rows import from_row
-from db.vocabulary import JUDGE_ACTION, ItemKind, Verdict
+from db.vocabulary import JUDGE_ACTION, RETRACT_ACTION, ItemKind, Verdict
 from db.words import counted
 from reviewer.judgment_checks import (
     Checked,
@@ -452,7 +452,7 @@ def retract_last_judgment(db: Database, annotator_name: str) -> RetractionReceip
         record_audit(
             session,
             person.name,
-            "retract",
+            RETRACT_ACTION,
             judgment.item_id,
             judgment_id=judgment.id,
             revision=judgment.revision_number,
