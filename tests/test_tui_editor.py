@@ -28,6 +28,7 @@ from reviewer.revisions import (
 from reviewer.tui.app import ReviewApp, make_app
 from reviewer.tui.screens.edit import EditScreen
 from reviewer.tui.screens.edit_confirm import ChangesScreen, CommentInTextScreen
+from reviewer.tui.screens.lead_modals import ConfirmModal
 
 QUESTION = "某公司当月应纳增值税（）万元。"
 COMMENT = "选项C应为0.404 另外本题是单选题"  # the teacher's (the pilot types no full-width comma)
@@ -135,6 +136,36 @@ async def test_every_field_names_itself_in_its_border(mcq: Database) -> None:
         shown = screen_text(app)
         for title in ("─ Comment ─", "─ Question ─", "─ A ─", "─ Key ─", "─ Kind ─"):
             assert title in shown
+
+
+# --- quitting: asked first, as Esc asks ------------------------------------------------
+
+
+async def test_quitting_the_editor_with_unsaved_changes_asks_first(mcq: Database) -> None:
+    async with app_at(mcq) as app:
+        edit = await flawed(app, "b")  # the key is the second stop
+        await press(app, "tab", *", D", "ctrl+q")
+        assert isinstance(app.screen, ConfirmModal)  # what Esc asks, for quitting
+        assert app.screen.question == (
+            "Your changes are not saved: the flawed verdict is not recorded. Quit and lose them?"
+        )
+        await press(app, "escape")  # no: back in the form, the typing kept
+        assert app.screen is edit and edit.query_one("#edit-key", Input).value == "C, D"
+        await press(app, "ctrl+q")
+        await app.pilot.press("y")  # type: ignore[attr-defined]
+        await app.pilot.pause()  # type: ignore[attr-defined]
+        assert not app.is_running
+    assert stored_judgments(mcq) == [] and len(revisions(mcq)) == 1
+
+
+async def test_quitting_an_untouched_editor_asks_nothing(mcq: Database) -> None:
+    async with app_at(mcq) as app:
+        store_item(mcq, "k:2", kind="single", key="A")
+        await press(app, "c", "enter", "k", "p", "e")  # the plain editor: nothing typed
+        assert isinstance(app.screen, EditScreen)
+        await app.pilot.press("ctrl+q")  # type: ignore[attr-defined]
+        await app.pilot.pause()  # type: ignore[attr-defined]
+        assert not app.is_running
 
 
 # --- saving: the diff first, and once more for comment-like text in the question --------

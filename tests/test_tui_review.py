@@ -7,6 +7,7 @@ from helpers import (
     EXPLANATION,
     judge_flawed_then_edit,
     notices,
+    pilot_of,
     press,
     running,
     screen_text,
@@ -192,6 +193,33 @@ async def test_edit_refuses_a_bad_key_and_can_be_cancelled(one_item: Database) -
     with one_item.session() as session:
         assert len(session.exec(select(ItemRevision)).all()) == 1
     assert stored_judgments(one_item) == []  # cancelling the flawed form records nothing
+
+
+async def test_quitting_asks_first_while_a_typed_comment_is_unsaved(one_item: Database) -> None:
+    async with running(make_app(one_item, "alice")) as app:
+        await press(app, "d", "a", "b", "c", "enter", "c", *"abc", "escape", "q")
+        assert isinstance(app.screen, ConfirmModal)
+        assert "Your comment is not saved (it is stored with a verdict). Quit and lose it?" in (
+            screen_text(app)
+        )
+        await press(app, "n")  # stays, the comment kept
+        assert app.is_running and app.screen is app.review_screen
+        assert app.review_screen.query_one("#comment", Input).value == "abc"
+        await press(app, "c", "ctrl+q")  # Ctrl+Q asks too, even from inside the comment
+        assert isinstance(app.screen, ConfirmModal)
+        await pilot_of(app).press("y")
+        await pilot_of(app).pause()
+        assert not app.is_running
+    assert stored_judgments(one_item) == []
+
+
+@pytest.mark.parametrize("key", ["q", "ctrl+q"])
+async def test_quitting_with_nothing_unsaved_asks_nothing(one_item: Database, key: str) -> None:
+    async with running(make_app(one_item, "alice")) as app:
+        await press(app, "d", "a", "b", "c", "enter")  # revealed, no comment typed
+        await pilot_of(app).press(key)
+        await pilot_of(app).pause()
+        assert not app.is_running
 
 
 def all_notices(app: ReviewApp) -> str:

@@ -17,7 +17,7 @@ The form never destroys text:
 - a key that is not valid is never rewritten: removing an event waits until the key
   is valid, and saving says what is wrong with it;
 - the problems shown go away as soon as they are fixed;
-- leaving with unsaved changes asks first.
+- leaving with unsaved changes asks first, and so does quitting the app.
 
 With ``flawed=True`` the form is how a flawed verdict is recorded: it also asks
 for a comment, and saves when there is an edit, a comment, or both.  The cursor
@@ -611,10 +611,17 @@ class EditScreen(DialogScreen[EditOutcome | None]):
             if discard:
                 self.dismiss(None)
 
+        self.app.push_screen(ConfirmModal(self._lose_question("Leave")), answered)
+
+    def quit_question(self) -> str | None:
+        """Quitting asks what Esc asks, while anything typed is unsaved."""
+        return self._lose_question("Quit") if self.changed else None
+
+    def _lose_question(self, leave: str) -> str:
         what = "Your changes are not saved" + (
             ": the flawed verdict is not recorded" if self.flawed else ""
         )
-        self.app.push_screen(ConfirmModal(f"{what}. Leave and lose them?"), answered)
+        return f"{what}. {leave} and lose them?"
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

@@ -532,6 +532,12 @@ class ReviewScreen(Screen[None]):
     def action_comment(self) -> None:
         self.query_one("#comment", Input).focus()
 
+    def quit_question(self) -> str | None:
+        """A typed comment is stored only with a verdict: quitting asks first."""
+        if self.phase is Phase.REVEALED and self.query_one(VerdictBar).comment.strip():
+            return "Your comment is not saved (it is stored with a verdict). Quit and lose it?"
+        return None
+
     def action_leave_comment(self) -> None:
         self.query_one(ItemView).focus()
 
