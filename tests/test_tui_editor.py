@@ -314,6 +314,20 @@ async def test_ctrl_r_shows_the_changed_lines_at_every_size(
         assert app.screen is edit
 
 
+async def test_ctrl_r_shows_a_typed_key_as_saving_would(ordering: Database) -> None:
+    async with app_at(ordering) as app:
+        edit = await flawed(app, "abcd")  # not the key: the key is the second stop
+        await press(app, "tab", *["backspace"] * 10, *"a, c, d, b", "ctrl+r")
+        assert "+key: A, C, D, B" in screen_text(app)  # canonical, as Ctrl+S's diff shows it
+        await press(app, "escape", *["backspace"] * 10, *"b, a", "ctrl+r")
+        assert "+key: b, a" in screen_text(app)  # not a key yet: shown as typed
+        await press(app, "escape", *["backspace"] * 4, *"A, C, D, B", "tab")
+        edit.query_one("#edit-note", Input).value = "the key was wrong"
+        await press(app, "ctrl+s")
+        assert isinstance(app.screen, ChangesScreen)
+        assert "+key: A, C, D, B" in screen_text(app)
+
+
 LONG_QUESTION = "北京某货运公司（增值税一般纳税人）2019年11月发生如下业务。" * 8 + QUESTION
 
 

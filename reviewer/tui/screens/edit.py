@@ -128,8 +128,10 @@ class ChoiceEditor(Input):
 
 
 def preview(item: ItemSnapshot, number: int, edit: ItemEdit) -> RevisionSummary:
-    """The revision ``edit`` would make of ``item``, numbered ``number``, for the diff."""
-    draft = edit.draft(item)
+    """The revision ``edit`` would make of ``item``, numbered ``number``, for the diff: its
+    key in the canonical form saving stores (``b, a`` typed is ``BA``) once it is valid,
+    so Ctrl+R's changes so far and Ctrl+S's diff show it alike."""
+    draft, _problems = edit.problems(item)
     return RevisionSummary(
         number=number,
         prompt=draft.prompt,
