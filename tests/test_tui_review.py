@@ -195,6 +195,17 @@ async def test_edit_refuses_a_bad_key_and_can_be_cancelled(one_item: Database) -
     assert stored_judgments(one_item) == []  # cancelling the flawed form records nothing
 
 
+async def test_c_again_adds_to_the_comment(one_item: Database) -> None:
+    async with running(make_app(one_item, "alice")) as app:
+        await press(app, "d", "a", "b", "c", "enter", "c", *"first words", "escape")
+        await press(app, "c")  # back in: the cursor at the end, nothing selected
+        comment = app.review_screen.query_one("#comment", Input)
+        assert comment.selection.is_empty and comment.cursor_position == len("first words")
+        await press(app, *" more", "enter", "k")
+    [judgment] = stored_judgments(one_item)
+    assert judgment.comment == "first words more"
+
+
 async def test_quitting_asks_first_while_a_typed_comment_is_unsaved(one_item: Database) -> None:
     async with running(make_app(one_item, "alice")) as app:
         await press(app, "d", "a", "b", "c", "enter", "c", *"abc", "escape", "q")

@@ -530,7 +530,7 @@ class ReviewScreen(Screen[None]):
         self.phase = Phase.REVEALED
 
     def action_comment(self) -> None:
-        self.query_one("#comment", Input).focus()
+        self.query_one(VerdictBar).edit_comment()
 
     def quit_question(self) -> str | None:
         """A typed comment is stored only with a verdict: quitting asks first."""
