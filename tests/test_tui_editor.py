@@ -138,6 +138,26 @@ async def test_every_field_names_itself_in_its_border(mcq: Database) -> None:
             assert title in shown
 
 
+async def test_a_save_refused_for_its_note_alone_moves_to_the_note(ordering: Database) -> None:
+    async with app_at(ordering, (80, 24)) as app:
+        edit = await flawed(app, "abcd")  # the key is the second stop
+        await press(app, "tab", *["backspace"] * 10, *"A, C, D, B", "ctrl+s")
+        assert "note: say briefly what you changed and why" in problems(edit)
+        note = edit.query_one("#edit-note", Input)
+        assert app.focused is note and "─ Note ─" in screen_text(app)  # scrolled into view
+        await press(app, *"the key was wrong", "ctrl+s", "y")
+    assert revisions(ordering)[-1].key == "ACDB"
+    assert revisions(ordering)[-1].change_note == "the key was wrong"
+
+
+async def test_a_save_refused_for_the_key_stays_in_the_key(ordering: Database) -> None:
+    async with app_at(ordering) as app:
+        edit = await flawed(app, "abcd")
+        await press(app, "tab", *["backspace"] * 10, *"A, X", "ctrl+s")
+        assert "note:" in problems(edit) and "'X'" in problems(edit)
+        assert app.focused is edit.query_one("#edit-key", Input)  # the key is to fix first
+
+
 # --- quitting: asked first, as Esc asks ------------------------------------------------
 
 

@@ -87,6 +87,8 @@ class FormState:
     kind: str
 
 
+NOTE_NEEDED = "note: say briefly what you changed and why"
+
 KIND_NAMES = {
     ItemKind.SINGLE: "single answer",
     ItemKind.MULTI: "multiple answers",
@@ -395,7 +397,7 @@ class EditScreen(DialogScreen[EditOutcome | None]):
             needed = "fix the text or write a comment" if self.flawed else "nothing changed yet"
             return None, [f"{needed} (Esc cancels)"]
         if not edit.note:
-            problems.append("note: say briefly what you changed and why")
+            problems.append(NOTE_NEEDED)
         return edit, problems
 
     def _show_problems(self, problems: list[str]) -> None:
@@ -408,6 +410,11 @@ class EditScreen(DialogScreen[EditOutcome | None]):
         edit, problems = self._checked(self._edit())
         if problems:
             self._show_problems(problems)
+            if problems == [NOTE_NEEDED]:
+                # All else is ready: the next words typed are the note (it may be off-screen).
+                note = self.query_one("#edit-note", Input)
+                note.focus()
+                note.scroll_visible(animate=False)
             return
         if edit is None:  # a comment alone: nothing of the item changes
             self.dismiss(EditOutcome(None, self._comment()))
