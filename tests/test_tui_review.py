@@ -20,6 +20,7 @@ from sqlmodel import col, select
 from textual.content import Content
 from textual.style import Style
 from textual.widgets import Input, Static, TextArea
+from textual.widgets._footer import FooterKey
 
 from db.engine import Database
 from db.models import Claim, ItemRevision
@@ -204,6 +205,25 @@ async def test_c_again_adds_to_the_comment(one_item: Database) -> None:
         await press(app, *" more", "enter", "k")
     [judgment] = stored_judgments(one_item)
     assert judgment.comment == "first words more"
+
+
+def footer_keys(app: ReviewApp) -> list[str]:
+    return [key.key for key in app.review_screen.query(FooterKey) if key.display]
+
+
+async def test_the_footer_shows_only_keys_that_work_while_typing_a_comment(
+    one_item: Database,
+) -> None:
+    async with running(make_app(one_item, "alice")) as app:
+        await press(app, "d", "a", "b", "c", "enter")
+        assert {"c", "slash", "q"} <= set(footer_keys(app)) and "escape" not in footer_keys(app)
+        await press(app, "c")
+        assert footer_keys(app) == ["escape", "ctrl+p"]  # / and q type into the comment
+        await press(app, *"a/q")
+        assert app.review_screen.query_one("#comment", Input).value == "a/q"
+        assert app.screen is app.review_screen  # / opened no filter
+        await press(app, "escape")
+        assert "slash" in footer_keys(app) and "escape" not in footer_keys(app)
 
 
 async def test_quitting_asks_first_while_a_typed_comment_is_unsaved(one_item: Database) -> None:

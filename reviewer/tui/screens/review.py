@@ -162,8 +162,10 @@ class ReviewScreen(Screen[None]):
             if phase is not Phase.REVEALED or item is None:
                 return False
             return parameters[0] != Verdict.NO_ORDER or item.kind is ItemKind.ORDERING
-        if action in ("comment", "leave_comment"):
+        if action == "comment":
             return phase is Phase.REVEALED
+        if action == "leave_comment":  # Esc, in the footer while typing a comment
+            return phase is Phase.REVEALED and self.focused is self.query_one("#comment")
         if action == "edit":
             return phase in (Phase.JUDGED, Phase.AUTHORED)
         if action == "revisions":
