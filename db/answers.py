@@ -168,10 +168,13 @@ def option_count_bounds(kind: ItemKind | str) -> tuple[int, int]:
 
 
 def format_answer(kind: ItemKind | str, answer: str | None) -> str:
-    """Display form: ``"D, A, C, B"`` for orders, ``"ABD"`` for choice sets, ``"—"`` for none."""
+    """Display form: ``"D, A, C, B"`` for orders, ``"ABD"`` for choice sets, ``"—"`` for none.
+
+    Text that is not letters alone (a key still being typed, ``"b, a"``) is shown as it
+    is: spreading it letter by letter would garble it (``"b, ,,  , a"``)."""
     if not answer:
         return "—"
-    if ItemKind(kind) is ItemKind.ORDERING:
+    if ItemKind(kind) is ItemKind.ORDERING and answer.isalpha():
         return ", ".join(answer)
     return answer
 

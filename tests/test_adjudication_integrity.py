@@ -79,7 +79,10 @@ async def test_a_rejection_needs_a_reason_the_lead_chose(conflict: Database) -> 
         await wait_until(pilot, lambda: isinstance(app.screen, ReasonModal), "the reasons")
         assert app.screen.query_one("#reasons", OptionList).highlighted is None
         assert "The annotators' verdicts point to" in screen_text(app)  # named, not chosen
-        await pilot.press("enter")  # Enter on no reason rejects nothing
+        await pilot.press("enter")  # Enter on no reason rejects nothing, and says what to do
+        await pilot.pause()
+        problem = app.screen.query_one("#reject-problem", Static)
+        assert "Choose a reason first: ↑↓ then Enter, or its number" in str(problem.render())
         await pilot.press("tab", *"hmm", "enter")  # nor does Enter in the comment
         await pilot.pause()
         assert isinstance(app.screen, ReasonModal)

@@ -54,6 +54,7 @@ def test_truefalse_reads_words() -> None:
 def test_display_and_pairwise_scores() -> None:
     assert format_answer(ItemKind.ORDERING, "DACB") == "D, A, C, B"
     assert format_answer(ItemKind.MULTI, "ABD") == "ABD"
+    assert format_answer(ItemKind.ORDERING, "b, a") == "b, a"  # typed, not yet a key: as is
     assert pairwise_accuracy("DACB", "DACB") == 1.0
     assert pairwise_accuracy("BCAD", "DACB") == 0.0
     assert pairwise_accuracy("ADCB", "DACB") == pytest.approx(5 / 6)

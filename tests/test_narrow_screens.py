@@ -28,6 +28,7 @@ from db.vocabulary import Role
 from reviewer.queue import QueueProgress
 from reviewer.tui.app import make_app
 from reviewer.tui.screens.help import HelpScreen
+from reviewer.tui.screens.jump import FilterScreen
 from reviewer.tui.widgets.item_view import item_heading
 from reviewer.tui.widgets.progress import between_parts, progress_text
 from reviewer.tui.widgets.reveal import RevealPanel
@@ -221,3 +222,27 @@ async def test_f3_lists_every_annotators_reason_at_80_columns(database: Database
         widths = sum(column.get_render_width(queue) for column in queue.ordered_columns)
         assert widths <= queue.size.width
         assert queue.rows[next(iter(queue.rows))].height >= 2  # wrapped, not cut
+
+
+async def test_every_filter_field_and_apply_are_on_screen_at_both_sizes(
+    database: Database, tmp_path: Path
+) -> None:
+    """At 80×24 the filter showed Search, Kind and Source only: Exam, Flag and Apply were
+    below the screen, and Tab moved the focus there unseen."""
+    record = cflue_record(task="多项选择题", answer="AB", **{"名称": "证券专项考试"})
+    path = tmp_path / "knowledge.json"
+    path.write_text(json.dumps([record], ensure_ascii=False), encoding="utf-8")
+    import_files(database, [path])
+    for size in ((80, 24), (120, 35)):
+        app = make_app(database, "alice")
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            await pilot.press("slash")
+            await settle(pilot)
+            dialog = app.screen
+            assert isinstance(dialog, FilterScreen)
+            screen = Region(0, 0, *size)
+            wanted = [f"#filter-{name}" for name in ("text", "kinds", "sources", "statuses")]
+            wanted += ["#filter-exams", "#filter-flags", "#filter-apply"]
+            for selector in wanted:
+                assert screen.contains_region(dialog.query_one(selector).region), (size, selector)

@@ -72,6 +72,26 @@ def test_choice_drafts() -> None:
     assert not AnswerDraft(ItemKind.MULTI, ["A", "B"]).is_complete
 
 
+def test_backspace_takes_back_the_last_key_pressed_whatever_it_did() -> None:
+    multi = AnswerDraft(ItemKind.MULTI, list("ABCD"))
+    for label in "bcdaa".upper():  # the last A un-chooses A
+        multi.press(label)
+    assert multi.answer == "BCD"
+    assert multi.back() and multi.answer == "ABCD"  # A chosen again, D kept
+    assert multi.back() and multi.answer == "BCD"  # then the A pressed before it
+    single = AnswerDraft(ItemKind.SINGLE, list("ABC"))
+    single.press("A")
+    single.press("C")
+    assert single.back() and single.answer == "A"  # the earlier choice returns
+    assert single.back() and not single.is_complete
+    assert not single.back()  # nothing left to take back
+    order = AnswerDraft(ItemKind.ORDERING, list("ABC"))
+    order.press("B")
+    order.press("A")
+    order.complete_last()  # Enter's step is taken back too
+    assert order.answer == "BAC" and order.back() and order.letters == ["B", "A"]
+
+
 def test_idle_collector_collects_in_quiet_moments_and_restores_python_settings() -> None:
     import gc
 

@@ -28,6 +28,7 @@ from reviewer.revisions import (
 from reviewer.tui.app import ReviewApp, make_app
 from reviewer.tui.screens.edit import EditScreen
 from reviewer.tui.screens.edit_confirm import ChangesScreen, CommentInTextScreen
+from reviewer.tui.screens.lead_modals import ConfirmModal
 
 QUESTION = "某公司当月应纳增值税（）万元。"
 COMMENT = "选项C应为0.404 另外本题是单选题"  # the teacher's (the pilot types no full-width comma)
@@ -135,6 +136,56 @@ async def test_every_field_names_itself_in_its_border(mcq: Database) -> None:
         shown = screen_text(app)
         for title in ("─ Comment ─", "─ Question ─", "─ A ─", "─ Key ─", "─ Kind ─"):
             assert title in shown
+
+
+async def test_a_save_refused_for_its_note_alone_moves_to_the_note(ordering: Database) -> None:
+    async with app_at(ordering, (80, 24)) as app:
+        edit = await flawed(app, "abcd")  # the key is the second stop
+        await press(app, "tab", *["backspace"] * 10, *"A, C, D, B", "ctrl+s")
+        assert "note: say briefly what you changed and why" in problems(edit)
+        note = edit.query_one("#edit-note", Input)
+        assert app.focused is note and "─ Note ─" in screen_text(app)  # scrolled into view
+        await press(app, *"the key was wrong", "ctrl+s", "y")
+    assert revisions(ordering)[-1].key == "ACDB"
+    assert revisions(ordering)[-1].change_note == "the key was wrong"
+
+
+async def test_a_save_refused_for_the_key_stays_in_the_key(ordering: Database) -> None:
+    async with app_at(ordering) as app:
+        edit = await flawed(app, "abcd")
+        await press(app, "tab", *["backspace"] * 10, *"A, X", "ctrl+s")
+        assert "note:" in problems(edit) and "'X'" in problems(edit)
+        assert app.focused is edit.query_one("#edit-key", Input)  # the key is to fix first
+
+
+# --- quitting: asked first, as Esc asks ------------------------------------------------
+
+
+async def test_quitting_the_editor_with_unsaved_changes_asks_first(mcq: Database) -> None:
+    async with app_at(mcq) as app:
+        edit = await flawed(app, "b")  # the key is the second stop
+        await press(app, "tab", *", D", "ctrl+q")
+        assert isinstance(app.screen, ConfirmModal)  # what Esc asks, for quitting
+        assert app.screen.question == (
+            "Your changes are not saved: the flawed verdict is not recorded. Quit and lose them?"
+        )
+        await press(app, "escape")  # no: back in the form, the typing kept
+        assert app.screen is edit and edit.query_one("#edit-key", Input).value == "C, D"
+        await press(app, "ctrl+q")
+        await app.pilot.press("y")  # type: ignore[attr-defined]
+        await app.pilot.pause()  # type: ignore[attr-defined]
+        assert not app.is_running
+    assert stored_judgments(mcq) == [] and len(revisions(mcq)) == 1
+
+
+async def test_quitting_an_untouched_editor_asks_nothing(mcq: Database) -> None:
+    async with app_at(mcq) as app:
+        store_item(mcq, "k:2", kind="single", key="A")
+        await press(app, "c", "enter", "k", "p", "e")  # the plain editor: nothing typed
+        assert isinstance(app.screen, EditScreen)
+        await app.pilot.press("ctrl+q")  # type: ignore[attr-defined]
+        await app.pilot.pause()  # type: ignore[attr-defined]
+        assert not app.is_running
 
 
 # --- saving: the diff first, and once more for comment-like text in the question --------
@@ -281,6 +332,20 @@ async def test_ctrl_r_shows_the_changed_lines_at_every_size(
         assert "+B:Loansgetdearer" in shown.replace(" ", "")
         await press(app, "escape")
         assert app.screen is edit
+
+
+async def test_ctrl_r_shows_a_typed_key_as_saving_would(ordering: Database) -> None:
+    async with app_at(ordering) as app:
+        edit = await flawed(app, "abcd")  # not the key: the key is the second stop
+        await press(app, "tab", *["backspace"] * 10, *"a, c, d, b", "ctrl+r")
+        assert "+key: A, C, D, B" in screen_text(app)  # canonical, as Ctrl+S's diff shows it
+        await press(app, "escape", *["backspace"] * 10, *"b, a", "ctrl+r")
+        assert "+key: b, a" in screen_text(app)  # not a key yet: shown as typed
+        await press(app, "escape", *["backspace"] * 4, *"A, C, D, B", "tab")
+        edit.query_one("#edit-note", Input).value = "the key was wrong"
+        await press(app, "ctrl+s")
+        assert isinstance(app.screen, ChangesScreen)
+        assert "+key: A, C, D, B" in screen_text(app)
 
 
 LONG_QUESTION = "北京某货运公司（增值税一般纳税人）2019年11月发生如下业务。" * 8 + QUESTION

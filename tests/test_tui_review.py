@@ -7,6 +7,7 @@ from helpers import (
     EXPLANATION,
     judge_flawed_then_edit,
     notices,
+    pilot_of,
     press,
     running,
     screen_text,
@@ -19,6 +20,7 @@ from sqlmodel import col, select
 from textual.content import Content
 from textual.style import Style
 from textual.widgets import Input, Static, TextArea
+from textual.widgets._footer import FooterKey
 
 from db.engine import Database
 from db.models import Claim, ItemRevision
@@ -192,6 +194,63 @@ async def test_edit_refuses_a_bad_key_and_can_be_cancelled(one_item: Database) -
     with one_item.session() as session:
         assert len(session.exec(select(ItemRevision)).all()) == 1
     assert stored_judgments(one_item) == []  # cancelling the flawed form records nothing
+
+
+async def test_c_again_adds_to_the_comment(one_item: Database) -> None:
+    async with running(make_app(one_item, "alice")) as app:
+        await press(app, "d", "a", "b", "c", "enter", "c", *"first words", "escape")
+        await press(app, "c")  # back in: the cursor at the end, nothing selected
+        comment = app.review_screen.query_one("#comment", Input)
+        assert comment.selection.is_empty and comment.cursor_position == len("first words")
+        await press(app, *" more", "enter", "k")
+    [judgment] = stored_judgments(one_item)
+    assert judgment.comment == "first words more"
+
+
+def footer_keys(app: ReviewApp) -> list[str]:
+    return [key.key for key in app.review_screen.query(FooterKey) if key.display]
+
+
+async def test_the_footer_shows_only_keys_that_work_while_typing_a_comment(
+    one_item: Database,
+) -> None:
+    async with running(make_app(one_item, "alice")) as app:
+        await press(app, "d", "a", "b", "c", "enter")
+        assert {"c", "slash", "q"} <= set(footer_keys(app)) and "escape" not in footer_keys(app)
+        await press(app, "c")
+        assert footer_keys(app) == ["escape", "ctrl+p"]  # / and q type into the comment
+        await press(app, *"a/q")
+        assert app.review_screen.query_one("#comment", Input).value == "a/q"
+        assert app.screen is app.review_screen  # / opened no filter
+        await press(app, "escape")
+        assert "slash" in footer_keys(app) and "escape" not in footer_keys(app)
+
+
+async def test_quitting_asks_first_while_a_typed_comment_is_unsaved(one_item: Database) -> None:
+    async with running(make_app(one_item, "alice")) as app:
+        await press(app, "d", "a", "b", "c", "enter", "c", *"abc", "escape", "q")
+        assert isinstance(app.screen, ConfirmModal)
+        assert "Your comment is not saved (it is stored with a verdict). Quit and lose it?" in (
+            screen_text(app)
+        )
+        await press(app, "n")  # stays, the comment kept
+        assert app.is_running and app.screen is app.review_screen
+        assert app.review_screen.query_one("#comment", Input).value == "abc"
+        await press(app, "c", "ctrl+q")  # Ctrl+Q asks too, even from inside the comment
+        assert isinstance(app.screen, ConfirmModal)
+        await pilot_of(app).press("y")
+        await pilot_of(app).pause()
+        assert not app.is_running
+    assert stored_judgments(one_item) == []
+
+
+@pytest.mark.parametrize("key", ["q", "ctrl+q"])
+async def test_quitting_with_nothing_unsaved_asks_nothing(one_item: Database, key: str) -> None:
+    async with running(make_app(one_item, "alice")) as app:
+        await press(app, "d", "a", "b", "c", "enter")  # revealed, no comment typed
+        await pilot_of(app).press(key)
+        await pilot_of(app).pause()
+        assert not app.is_running
 
 
 def all_notices(app: ReviewApp) -> str:

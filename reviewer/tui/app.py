@@ -11,7 +11,7 @@ import importlib
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from textual import events
 from textual.app import App, SystemCommand
@@ -41,6 +41,14 @@ HELP_INTRO = (
     "apply; the footer shows the ones that apply now, and Ctrl+P searches all actions. "
     "The mouse works too: click an event or a choice, and the buttons. Esc closes this help."
 )
+
+
+@runtime_checkable
+class HoldsUnsavedWork(Protocol):
+    """A screen that may hold typed work that is not saved yet (an edit, a comment)."""
+
+    def quit_question(self) -> str | None:
+        """What to ask before quitting loses that work; None when nothing is unsaved."""
 
 
 class ReviewApp(App[None]):
@@ -79,6 +87,7 @@ class ReviewApp(App[None]):
         self.collector = IdleCollector()
         self.identity_notice = notice
         self.filter_notice = filter_notice  # the filter of the last session is on again
+        self._asking_to_quit = False
 
     def on_mount(self) -> None:
         if self.identity_notice:  # e.g. the first person of a new database was registered
@@ -97,6 +106,32 @@ class ReviewApp(App[None]):
             self.collector.touch()
         await super().on_event(event)
 
+    async def action_quit(self) -> None:
+        """Quit (q, Ctrl+Q, the palette's Quit); while an edit or a typed comment is not
+        saved, ask first, the topmost screen's question, as Esc does in the editor."""
+        if self._asking_to_quit:
+            return  # the question is open: it answers
+        question = next(
+            (
+                asked
+                for screen in reversed(self.screen_stack)
+                if isinstance(screen, HoldsUnsavedWork) and (asked := screen.quit_question())
+            ),
+            None,
+        )
+        if question is None:
+            self.exit()
+            return
+        from reviewer.tui.screens.lead_modals import ConfirmModal
+
+        def answered(lose: bool | None) -> None:
+            self._asking_to_quit = False
+            if lose:
+                self.exit()
+
+        self._asking_to_quit = True
+        self.push_screen(ConfirmModal(question), answered)
+
     def get_default_screen(self) -> Screen[Any]:
         return ReviewScreen(self.database, self.queue, self.timer)
 
@@ -112,7 +147,12 @@ class ReviewApp(App[None]):
         rows += [
             HelpRow("App", "?", "this help"),
             HelpRow("App", "Ctrl+P", "command palette: search every action"),
-            HelpRow("App", "q", "quit (everything you judged is already saved)"),
+            HelpRow(
+                "App",
+                "q",
+                "quit (everything you judged is already saved; an unsaved edit or "
+                "comment is asked about first)",
+            ),
         ]
         rows += [
             HelpRow("Other screens", key, f"{title} screen{' (leads only)' if lead_only else ''}")

@@ -17,7 +17,7 @@ The form never destroys text:
 - a key that is not valid is never rewritten: removing an event waits until the key
   is valid, and saving says what is wrong with it;
 - the problems shown go away as soon as they are fixed;
-- leaving with unsaved changes asks first.
+- leaving with unsaved changes asks first, and so does quitting the app.
 
 With ``flawed=True`` the form is how a flawed verdict is recorded: it also asks
 for a comment, and saves when there is an edit, a comment, or both.  The cursor
@@ -87,6 +87,8 @@ class FormState:
     kind: str
 
 
+NOTE_NEEDED = "note: say briefly what you changed and why"
+
 KIND_NAMES = {
     ItemKind.SINGLE: "single answer",
     ItemKind.MULTI: "multiple answers",
@@ -128,8 +130,10 @@ class ChoiceEditor(Input):
 
 
 def preview(item: ItemSnapshot, number: int, edit: ItemEdit) -> RevisionSummary:
-    """The revision ``edit`` would make of ``item``, numbered ``number``, for the diff."""
-    draft = edit.draft(item)
+    """The revision ``edit`` would make of ``item``, numbered ``number``, for the diff: its
+    key in the canonical form saving stores (``b, a`` typed is ``BA``) once it is valid,
+    so Ctrl+R's changes so far and Ctrl+S's diff show it alike."""
+    draft, _problems = edit.problems(item)
     return RevisionSummary(
         number=number,
         prompt=draft.prompt,
@@ -393,7 +397,7 @@ class EditScreen(DialogScreen[EditOutcome | None]):
             needed = "fix the text or write a comment" if self.flawed else "nothing changed yet"
             return None, [f"{needed} (Esc cancels)"]
         if not edit.note:
-            problems.append("note: say briefly what you changed and why")
+            problems.append(NOTE_NEEDED)
         return edit, problems
 
     def _show_problems(self, problems: list[str]) -> None:
@@ -406,6 +410,11 @@ class EditScreen(DialogScreen[EditOutcome | None]):
         edit, problems = self._checked(self._edit())
         if problems:
             self._show_problems(problems)
+            if problems == [NOTE_NEEDED]:
+                # All else is ready: the next words typed are the note (it may be off-screen).
+                note = self.query_one("#edit-note", Input)
+                note.focus()
+                note.scroll_visible(animate=False)
             return
         if edit is None:  # a comment alone: nothing of the item changes
             self.dismiss(EditOutcome(None, self._comment()))
@@ -611,10 +620,17 @@ class EditScreen(DialogScreen[EditOutcome | None]):
             if discard:
                 self.dismiss(None)
 
+        self.app.push_screen(ConfirmModal(self._lose_question("Leave")), answered)
+
+    def quit_question(self) -> str | None:
+        """Quitting asks what Esc asks, while anything typed is unsaved."""
+        return self._lose_question("Quit") if self.changed else None
+
+    def _lose_question(self, leave: str) -> str:
         what = "Your changes are not saved" + (
             ": the flawed verdict is not recorded" if self.flawed else ""
         )
-        self.app.push_screen(ConfirmModal(f"{what}. Leave and lose them?"), answered)
+        return f"{what}. {leave} and lose them?"
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

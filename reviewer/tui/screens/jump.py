@@ -119,6 +119,7 @@ class FilterScreen(DialogScreen[QueueFilter | None]):
                     placeholder="words  in:all  whole:WORD  not:LONGER",
                     id="filter-text",
                     select_on_focus=False,
+                    compact=True,  # one line a field: all six and the buttons fit at 80x24
                 ),
             )
             for field in self.choice_fields():
@@ -132,6 +133,7 @@ class FilterScreen(DialogScreen[QueueFilter | None]):
                         if chosen[:1] and chosen[0] in field.options
                         else Select.NULL,
                         id=f"filter-{field.attribute}",
+                        compact=True,
                     ),
                 )
             with Horizontal(classes="dialog-buttons"):

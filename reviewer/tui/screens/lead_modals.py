@@ -14,6 +14,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
+from textual.message import Message
 from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -34,10 +35,6 @@ REASON_HELP: dict[DecisionReason, str] = {
 }
 
 
-# Each reason keeps its number whichever reasons an item's kind offers, so 4 is always flawed.
-_REASON_NUMBER = {reason: number for number, reason in enumerate(DecisionReason, start=1)}
-
-
 def reason_help(reason: DecisionReason, kind: ItemKind) -> str:
     """What ``reason`` means for an item of ``kind``."""
     if reason is DecisionReason.SEVERAL_VALID_ORDERS and kind is not ItemKind.ORDERING:
@@ -53,13 +50,28 @@ class Rejection:
     comment: str
 
 
+class ReasonList(OptionList):
+    """The reasons to choose from; Enter with none highlighted asks for one (OptionList
+    does nothing then)."""
+
+    class NoneChosen(Message):
+        """Enter was pressed before any reason was highlighted."""
+
+    def action_select(self) -> None:
+        if self.highlighted is None:
+            self.post_message(self.NoneChosen())
+            return
+        super().action_select()
+
+
 class ReasonModal(DialogScreen[Rejection | None]):
     """Pick why an item is rejected (and add an optional comment).
 
-    No reason is preselected: the lead moves to one (arrows, or its number) and
-    chooses it with Enter or a click; the reason the annotators' verdicts point to
-    is named, not chosen for them.  Enter in the comment rejects only once a reason
-    is highlighted."""
+    Only the reasons the item's kind allows are listed (``rejection_reasons``),
+    numbered 1, 2, 3 ... without gaps.  No reason is preselected: the lead moves to
+    one (arrows, or its number) and chooses it with Enter or a click; the reason the
+    annotators' verdicts point to is named, with its number, not chosen for them.
+    Enter before a reason is highlighted says how to choose one."""
 
     CSS_PATH = "lead.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -82,24 +94,24 @@ class ReasonModal(DialogScreen[Rejection | None]):
     def compose(self) -> ComposeResult:
         with Dialog():
             yield PanelTitle(literal(f"Reject {self.item_id} because …"))
-            yield OptionList(
+            yield ReasonList(
                 *[
                     Option(
                         Text.assemble(
-                            (f"{_REASON_NUMBER[reason]} ", "dim"),
+                            (f"{number} ", "dim"),
                             (reason.value, "bold"),
                             f"  {reason_help(reason, self.kind)}",
                         ),
                         id=reason,
                     )
-                    for reason in self.reasons
+                    for number, reason in enumerate(self.reasons, start=1)
                 ],
                 id="reasons",
             )
             yield Input(placeholder="comment (optional)", id="reject-comment")
             pointed = (
-                f"The annotators' verdicts point to {self.suggested.value}. "
-                if self.suggested is not None
+                f"The annotators' verdicts point to {self._numbered(self.suggested)}. "
+                if self.suggested in self.reasons
                 else ""
             )
             yield Static(
@@ -114,13 +126,30 @@ class ReasonModal(DialogScreen[Rejection | None]):
         options.highlighted = None  # the lead chooses; nothing is chosen for them
         options.focus()
 
+    def _numbered(self, reason: DecisionReason) -> str:
+        return f"{reason.value} ({self.reasons.index(reason) + 1})"
+
     def action_highlight(self, index: int) -> None:
-        reason = list(DecisionReason)[index]
-        if reason not in self.reasons:  # no-clear-order, for an item that is not an order
+        if index >= len(self.reasons):  # a number past the last reason of this kind
             return
         options = self.query_one("#reasons", OptionList)
-        options.highlighted = self.reasons.index(reason)
+        options.highlighted = index
         options.focus()
+
+    @on(ReasonList.NoneChosen)
+    def _none_chosen(self) -> None:
+        self._ask_for_reason("")
+
+    def _ask_for_reason(self, way_back: str) -> None:
+        """Enter before a reason is chosen: say how to choose one (and the suggested one)."""
+        suggested = (
+            f"; the verdicts point to {self._numbered(self.suggested)}"
+            if self.suggested in self.reasons
+            else ""
+        )
+        self.query_one("#reject-problem", Static).update(
+            f"Choose a reason first: ↑↓ then Enter, or its number{suggested}.{way_back}"
+        )
 
     @on(OptionList.OptionSelected, "#reasons")
     def _reason_chosen(self, event: OptionList.OptionSelected) -> None:
@@ -131,9 +160,7 @@ class ReasonModal(DialogScreen[Rejection | None]):
     def _comment_entered(self) -> None:
         options = self.query_one("#reasons", OptionList)
         if options.highlighted is None:
-            self.query_one("#reject-problem", Static).update(
-                "Choose a reason first (Shift+Tab goes back to the list)."
-            )
+            self._ask_for_reason(" Shift+Tab goes back to the list.")
             return
         self.dismiss(
             Rejection(self.reasons[options.highlighted], self.query_one(Input).value.strip())

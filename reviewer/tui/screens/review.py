@@ -162,8 +162,10 @@ class ReviewScreen(Screen[None]):
             if phase is not Phase.REVEALED or item is None:
                 return False
             return parameters[0] != Verdict.NO_ORDER or item.kind is ItemKind.ORDERING
-        if action in ("comment", "leave_comment"):
+        if action == "comment":
             return phase is Phase.REVEALED
+        if action == "leave_comment":  # Esc, in the footer while typing a comment
+            return phase is Phase.REVEALED and self.focused is self.query_one("#comment")
         if action == "edit":
             return phase in (Phase.JUDGED, Phase.AUTHORED)
         if action == "revisions":
@@ -530,7 +532,13 @@ class ReviewScreen(Screen[None]):
         self.phase = Phase.REVEALED
 
     def action_comment(self) -> None:
-        self.query_one("#comment", Input).focus()
+        self.query_one(VerdictBar).edit_comment()
+
+    def quit_question(self) -> str | None:
+        """A typed comment is stored only with a verdict: quitting asks first."""
+        if self.phase is Phase.REVEALED and self.query_one(VerdictBar).comment.strip():
+            return "Your comment is not saved (it is stored with a verdict). Quit and lose it?"
+        return None
 
     def action_leave_comment(self) -> None:
         self.query_one(ItemView).focus()

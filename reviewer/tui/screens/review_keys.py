@@ -178,7 +178,7 @@ REVIEW_BINDINGS: list[BindingType] = [
     ],
     Binding("v", "toggle_raw", "Raw text"),
     Binding("c", "comment", "Comment"),
-    Binding("escape", "leave_comment", "Keys", show=False),
+    Binding("escape", "leave_comment", "Back to the keys"),  # shown while typing a comment
     Binding("e", "edit", "Edit"),
     Binding("r", "revisions", "Revisions"),
     Binding("g", "guidelines", "Guidelines", show=False),

@@ -24,12 +24,15 @@ class AnswerDraft:
 
     Ordering: each press appends an event (pressing a placed one does nothing).
     Single and true/false: a press replaces the choice.  Multi: a press toggles.
+    Backspace takes back the last step, whatever it was: a multi answer's un-chosen
+    letter comes back, a single answer's earlier choice returns.
     """
 
     def __init__(self, kind: ItemKind, labels: list[str]) -> None:
         self.kind = kind
         self.labels = list(labels)
         self.letters: list[str] = []
+        self._before: list[list[str]] = []  # the letters before each step, for back()
 
     def press(self, label: str) -> bool:
         """Apply one letter; returns False when it changed nothing (unknown or already placed)."""
@@ -38,15 +41,18 @@ class AnswerDraft:
         if self.kind is ItemKind.ORDERING:
             if label in self.letters:
                 return False
-            self.letters.append(label)
+            letters = [*self.letters, label]
         elif self.kind is ItemKind.MULTI:
-            if label in self.letters:
-                self.letters.remove(label)
-            else:
-                self.letters.append(label)
+            chosen = label in self.letters
+            letters = [c for c in self.letters if c != label] if chosen else [*self.letters, label]
         else:
-            self.letters = [label]
+            letters = [label]
+        self._step(letters)
         return True
+
+    def _step(self, letters: list[str]) -> None:
+        self._before.append(self.letters)
+        self.letters = letters
 
     def press_number(self, number: int) -> bool:
         """Digits count events or choices from 1."""
@@ -54,15 +60,15 @@ class AnswerDraft:
 
     def back(self) -> bool:
         """Take back the last step; False when there was nothing to take back."""
-        if not self.letters:
+        if not self._before:
             return False
-        self.letters.pop()
+        self.letters = self._before.pop()
         return True
 
     def complete_last(self) -> None:
         """With one event left, Enter places it: the order is then fully determined."""
         if self.kind is ItemKind.ORDERING and len(self.letters) == len(self.labels) - 1:
-            self.letters += [label for label in self.labels if label not in self.letters]
+            self._step(self.letters + [label for label in self.labels if label not in self.letters])
 
     @property
     def is_complete(self) -> bool:

@@ -1,4 +1,5 @@
-"""The key footer: the keys that apply now, always with ``? Help`` and ``q Quit``.
+"""The key footer: the keys that apply now, always with ``? Help`` and ``q Quit`` (but
+never a key that the focused field types: it is no key while typing).
 
 Textual 8.2.8's ``Footer`` lets keys run off the right edge on a narrow terminal
 (at 80 columns the review screen lost ``? Help`` and ``q Quit``, and the last key
@@ -20,6 +21,8 @@ removed keys after each rebuild.  Every vetbench screen uses it instead of ``Foo
 from __future__ import annotations
 
 from textual import events
+from textual.app import ComposeResult
+from textual.keys import REPLACED_KEYS, key_to_character
 from textual.widget import Widget
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey, FooterLabel, KeyGroup  # no public module (8.2.8)
@@ -52,6 +55,15 @@ class KeyFooter(Footer):
                 if binding.show or key == palette
             ),
         )
+
+    def compose(self) -> ComposeResult:
+        # Keys a focused field types are no keys now.  Textual drops most of them itself,
+        # but not those whose names it shortens (``slash`` for /): ``/ Filter`` showed
+        # while typing a comment, and / typed into it.
+        focused = self.screen.focused
+        for widget in super().compose():
+            if not (isinstance(widget, FooterKey) and focused and types(focused, widget.key)):
+                yield widget
 
     async def recompose(self) -> None:
         # The bindings change signal comes at every step of every item, mostly with the
@@ -123,3 +135,9 @@ class KeyFooter(Footer):
     @staticmethod
     def _pinned(unit: list[Widget]) -> bool:
         return any(isinstance(widget, FooterKey) and widget.key in PINNED_KEYS for widget in unit)
+
+
+def types(widget: Widget, key: str) -> bool:
+    """Whether ``widget`` (a text field) takes ``key`` as a character it types."""
+    # key_to_character knows "solidus", not "slash" (Textual 8.2.8).
+    return widget.check_consume_key(key, key_to_character(REPLACED_KEYS.get(key, key)))

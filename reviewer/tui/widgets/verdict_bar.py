@@ -95,10 +95,12 @@ class VerdictBar(Vertical):
                 )
         with Horizontal(id="comment-row"):
             yield Label("c Comment ")
+            # Coming back to the comment adds to it: nothing selected for the next key to replace.
             yield Input(
                 placeholder="optional; Enter or Esc returns to the keys",
                 id="comment",
                 compact=True,
+                select_on_focus=False,
             )
 
     def on_resize(self, _event: events.Resize) -> None:
@@ -136,6 +138,12 @@ class VerdictBar(Vertical):
     @property
     def comment(self) -> str:
         return self.query_one("#comment", Input).value
+
+    def edit_comment(self) -> None:
+        """Into the comment, the cursor at its end."""
+        comment = self.query_one("#comment", Input)
+        comment.focus()
+        comment.cursor_position = len(comment.value)
 
     def clear_comment(self) -> None:
         self.query_one("#comment", Input).value = ""
