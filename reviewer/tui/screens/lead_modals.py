@@ -35,6 +35,12 @@ REASON_HELP: dict[DecisionReason, str] = {
 }
 
 
+# Each reason keeps its number whichever reasons an item's kind offers, so 4 is always
+# flawed: a lead's fingers learn one number per reason (a multiple-choice item, which has
+# no no-clear-order, skips 2).
+_REASON_NUMBER = {reason: number for number, reason in enumerate(DecisionReason, start=1)}
+
+
 def reason_help(reason: DecisionReason, kind: ItemKind) -> str:
     """What ``reason`` means for an item of ``kind``."""
     if reason is DecisionReason.SEVERAL_VALID_ORDERS and kind is not ItemKind.ORDERING:
@@ -67,8 +73,8 @@ class ReasonList(OptionList):
 class ReasonModal(DialogScreen[Rejection | None]):
     """Pick why an item is rejected (and add an optional comment).
 
-    Only the reasons the item's kind allows are listed (``rejection_reasons``),
-    numbered 1, 2, 3 ... without gaps.  No reason is preselected: the lead moves to
+    Only the reasons the item's kind allows are listed (``rejection_reasons``), each
+    with its own number (``_REASON_NUMBER``).  No reason is preselected: the lead moves to
     one (arrows, or its number) and chooses it with Enter or a click; the reason the
     annotators' verdicts point to is named, with its number, not chosen for them.
     Enter before a reason is highlighted says how to choose one."""
@@ -98,13 +104,13 @@ class ReasonModal(DialogScreen[Rejection | None]):
                 *[
                     Option(
                         Text.assemble(
-                            (f"{number} ", "dim"),
+                            (f"{_REASON_NUMBER[reason]} ", "dim"),
                             (reason.value, "bold"),
                             f"  {reason_help(reason, self.kind)}",
                         ),
                         id=reason,
                     )
-                    for number, reason in enumerate(self.reasons, start=1)
+                    for reason in self.reasons
                 ],
                 id="reasons",
             )
@@ -127,13 +133,14 @@ class ReasonModal(DialogScreen[Rejection | None]):
         options.focus()
 
     def _numbered(self, reason: DecisionReason) -> str:
-        return f"{reason.value} ({self.reasons.index(reason) + 1})"
+        return f"{reason.value} ({_REASON_NUMBER[reason]})"
 
     def action_highlight(self, index: int) -> None:
-        if index >= len(self.reasons):  # a number past the last reason of this kind
+        reason = list(DecisionReason)[index]
+        if reason not in self.reasons:  # no-clear-order, for an item that is not an order
             return
         options = self.query_one("#reasons", OptionList)
-        options.highlighted = index
+        options.highlighted = self.reasons.index(reason)
         options.focus()
 
     @on(ReasonList.NoneChosen)
