@@ -580,9 +580,11 @@ def _shot_notes(
             unapproved = [s.id for s in group_shots if s.status != ItemStatus.APPROVED]
             if unapproved:
                 where = "" if source.shots_from is None else f" of {source.shots_from}"
+                # A few named (params.shots_used lists them all): a note is read, and in F4
+                # a long one covered the results.
                 notes.append(
                     f"{group}: too few approved items{where} outside the evaluated set; "
-                    f"using not-yet-approved {', '.join(unapproved)}"
+                    f"using not-yet-approved {few_of(unapproved)}"
                 )
     return notes
 

@@ -9,6 +9,7 @@ kind, source ``shots``): evaluating the approved items leaves exactly one shot p
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -105,6 +106,21 @@ def test_a_shortfall_of_one_order_size_names_it_and_suggests_only_what_was_not_t
         "--allow-fewer-shots"
     )
     assert stored_runs(url) == []
+
+
+def test_a_long_list_of_unapproved_shots_is_named_in_part(url: str, database: Database) -> None:
+    """Five not-yet-approved orders as shots: the note names three and counts the rest
+    (the run's shots_used lists them all); in F4 the whole list covered the results."""
+    for n in (31, 32, 33, 34):
+        store(database, [(f"shots:{n}", ordering(n, "ABCD"))], status="agreed")
+    ok(eval_cli(url, "--kind", "ordering", "--shots", "5"))
+    [run] = stored_runs(url)
+    [note] = [n for n in RunParams.from_json(run.params).shot_notes if "not-yet-approved" in n]
+    assert re.fullmatch(
+        r"ordering/en/4: too few approved items outside the evaluated set; using "
+        r"not-yet-approved shots:\d+, shots:\d+, shots:\d+ and 2 more",
+        note,
+    ), note
 
 
 def test_allow_fewer_shots_runs_and_every_label_says_the_shots_got(url: str) -> None:
