@@ -25,7 +25,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from helpers import store_item, store_person, stored_judgments
+from helpers import run_cli, store_item, store_person, stored_judgments
 from served_model import free_port
 
 from db.engine import open_database
@@ -419,16 +419,18 @@ def test_serve_on_a_unix_socket_only_its_owner_and_group_may_open(
     on a port.  The proxy's public address is the one origin that opens a session."""
     path = tmp_path / "alice.sock"
     path.touch()  # something that is not a socket is never replaced
-    args = ("--db", str(one_item_db), "serve", "--as", "alice", "--socket", str(path))
-    taken = vetbench_once(*args, "--public-url", "https://review.test/alice")
-    assert taken.returncode == 1 and "exists and is not a socket" in taken.stderr
+    serve = ("serve", "--as", "alice", "--socket", str(path))
+    # Refused before anything listens: in this process (a served app needs its own).
+    taken = run_cli(one_item_db, *serve, "--public-url", "https://review.test/alice")
+    assert taken.exit_code == 1 and "exists and is not a socket" in taken.stderr
     path.unlink()
     for extra, refusal in (
         ((), "--socket needs --public-url"),
         (("--port", "8001", "--public-url", "https://x.test"), "leave out --port"),
     ):
-        refused = vetbench_once(*args, *extra)
-        assert refused.returncode == 1 and refusal in refused.stderr
+        refused = run_cli(one_item_db, *serve, *extra)
+        assert refused.exit_code == 1 and refusal in refused.stderr
+    args = ("--db", str(one_item_db), *serve)
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     command = [sys.executable, "-m", "reviewer.cli", *args, "--public-url", "https://review.test"]
@@ -444,8 +446,8 @@ def test_serve_on_a_unix_socket_only_its_owner_and_group_may_open(
             for connection in psutil.Process(server.pid).net_connections(kind="inet")
             if connection.status == psutil.CONN_LISTEN
         ]
-        again = vetbench_once(*args, "--public-url", "https://review.test")
-        assert again.returncode == 1 and "another server is listening there" in again.stderr
+        again = run_cli(one_item_db, *serve, "--public-url", "https://review.test")
+        assert again.exit_code == 1 and "another server is listening there" in again.stderr
         _answer_over_the_socket(path, "https://review.test")
         assert [(j.item_id, j.verdict) for j in _judgments(one_item_db)] == [("mcq:1", "keep")]
     finally:
