@@ -268,13 +268,18 @@ async def _answer_as_alice(port: int, origin: str) -> None:
             f"ws://127.0.0.1:{port}/ws?width=100&height=30", headers={"Origin": origin}
         ) as websocket,
     ):
-        received: list[bytes] = []
-        await _screen_words(websocket, "policy interest rate", received)
-        for key in ("a", "\r"):
-            await websocket.send_json(["stdin", key])
-        await _screen_words(websocket, "Your answer", received)
-        await websocket.send_json(["stdin", "k"])
-        await _screen_words(websocket, "saved keep on mcq:1", received)  # the status line
+        await _answer_a_and_keep(websocket)
+
+
+async def _answer_a_and_keep(websocket) -> None:  # type: ignore[no-untyped-def]
+    """In the app behind ``websocket``: answer A blind, read the reveal, keep."""
+    received: list[bytes] = []
+    await _screen_words(websocket, "policy interest rate", received)
+    for key in ("a", "\r"):
+        await websocket.send_json(["stdin", key])
+    await _screen_words(websocket, "Your answer", received)
+    await websocket.send_json(["stdin", "k"])
+    await _screen_words(websocket, "saved keep on mcq:1", received)  # the status line
 
 
 def _refused_status(port: int, origin: str | None) -> tuple[int, str]:
@@ -400,13 +405,7 @@ def _answer_over_the_socket(path: Path, origin: str) -> None:
                 "ws://review.test/ws?width=100&height=30", headers={"Origin": origin}
             ) as websocket,
         ):
-            received: list[bytes] = []
-            await _screen_words(websocket, "policy interest rate", received)
-            for key in ("a", "\r"):
-                await websocket.send_json(["stdin", key])
-            await _screen_words(websocket, "Your answer", received)
-            await websocket.send_json(["stdin", "k"])
-            await _screen_words(websocket, "saved keep on mcq:1", received)
+            await _answer_a_and_keep(websocket)
 
     asyncio.run(asyncio.wait_for(answer(), 3 * WAIT_S))
 
