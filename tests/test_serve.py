@@ -77,11 +77,16 @@ def serving(db_path: Path, *extra: str) -> Iterator[tuple[subprocess.Popen[str],
             time.sleep(0.1)
         yield server, port
     finally:
-        for child in psutil.Process(server.pid).children(recursive=True):
-            with contextlib.suppress(psutil.NoSuchProcess):
-                child.terminate()
-        server.terminate()
-        server.communicate(timeout=30)
+        _stop(server)
+
+
+def _stop(server: subprocess.Popen[str] | subprocess.Popen[bytes]) -> None:
+    """Stop a ``vetbench serve`` process and the app sessions it started."""
+    for child in psutil.Process(server.pid).children(recursive=True):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            child.terminate()
+    server.terminate()
+    server.communicate(timeout=30)
 
 
 def vetbench_once(*args: str) -> subprocess.CompletedProcess[str]:
@@ -450,11 +455,7 @@ def test_serve_on_a_unix_socket_only_its_owner_and_group_may_open(
         _answer_over_the_socket(path, "https://review.test")
         assert [(j.item_id, j.verdict) for j in _judgments(one_item_db)] == [("mcq:1", "keep")]
     finally:
-        for child in psutil.Process(server.pid).children(recursive=True):
-            with contextlib.suppress(psutil.NoSuchProcess):
-                child.terminate()
-        server.terminate()
-        server.communicate(timeout=30)
+        _stop(server)
     assert not path.exists()  # a stopped server takes its socket away
 
 
