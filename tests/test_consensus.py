@@ -31,7 +31,7 @@ from db.consensus import ConsensusOutcome, consensus_of, estimate_consensus
 from db.engine import Database, open_database
 from db.gold import add_gold
 from db.item_scope import ItemScope
-from db.items import id_order
+from db.items import add_revision, id_order
 from db.model_answers import model_answers
 from db.routing import Routing, item_beliefs, settles_alone
 from db.settings import set_setting
@@ -256,7 +256,13 @@ def test_one_newcomers_lone_judgment_is_read_as_routing_reads_it(database: Datab
 
 def test_the_consensus_command_prints_items_and_reliabilities(database: Database) -> None:
     empty = run_cli(database, "consensus")
-    assert empty.exit_code == 0 and "no judged items yet" in empty.output
+    assert empty.exit_code == 0 and "no item is judged at its current revision yet" in empty.output
+    store_item(database, "edited:1")
+    store_judgment(database, "edited:1", "ann", "DABC")
+    with database.transaction() as session:  # judged at revision 1, then edited
+        add_revision(session, "edited:1", author="lena", change_note="typo", prompt="Reworded.")
+    earlier = run_cli(database, "consensus")  # the judgment was of another text
+    assert "no item is judged at its current revision yet" in earlier.output
     items = planted(database, count=40, seed=5)
     store_person(database, "lena", Role.LEAD)
     result = run_cli(database, "consensus", "--json", "--as", "lena")

@@ -71,7 +71,11 @@ def consensus_command(
         return
     items = consensus.items[:limit] if limit is not None else consensus.items
     if not consensus.items:
-        click.echo("no judged items yet: the consensus rests on judgments")
+        # Judgments of an earlier revision do not count: they judged another text.
+        click.echo(
+            "no item is judged at its current revision yet: the consensus rests on the "
+            "judgments of each item's current text"
+        )
     elif not lead:
         click.echo(
             f"{counted(len(consensus.items), 'judged item')}: each one's consensus shows what "
