@@ -396,6 +396,16 @@ def test_serve_refuses_an_origin_that_is_not_an_address(one_item_db: Path) -> No
     )
 
 
+def _answers(path: Path) -> bool:
+    """Whether a server accepts connections on the Unix socket ``path``."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            probe.connect(str(path))
+        except OSError:
+            return False
+    return True
+
+
 def _answer_over_the_socket(path: Path, origin: str) -> None:
     """_answer_as_alice, through the Unix socket a proxy would connect to."""
     import asyncio
@@ -441,7 +451,7 @@ def test_serve_on_a_unix_socket_only_its_owner_and_group_may_open(
     server = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + WAIT_S
-        while not path.exists():
+        while not _answers(path):
             assert server.poll() is None and time.monotonic() < deadline, "no socket"
             time.sleep(0.1)
         assert stat.S_IMODE(path.stat().st_mode) == 0o660
@@ -450,8 +460,9 @@ def test_serve_on_a_unix_socket_only_its_owner_and_group_may_open(
             for connection in psutil.Process(server.pid).net_connections(kind="inet")
             if connection.status == psutil.CONN_LISTEN
         ]
-        again = run_cli(one_item_db, *serve, "--public-url", "https://review.test")
-        assert again.exit_code == 1 and "another server is listening there" in again.stderr
+        # In a process of its own, with a deadline: were it to serve, it would never end.
+        again = vetbench_once(*args, "--public-url", "https://review.test")
+        assert again.returncode == 1 and "another server is listening there" in again.stderr
         _answer_over_the_socket(path, "https://review.test")
         assert [(j.item_id, j.verdict) for j in _judgments(one_item_db)] == [("mcq:1", "keep")]
     finally:

@@ -157,6 +157,9 @@ def bind_unix_socket(path: Path) -> socket.socket:
     previous = os.umask(0o117)  # rw for the owner and group, nothing for others
     try:
         listener.bind(str(path))
+        # Listening from the moment the file exists: another serve probing it meanwhile
+        # must find a server, not a socket it would take for one left behind.
+        listener.listen(128)
     except OSError as error:
         listener.close()
         fail(f"cannot listen on {path}: {error.strerror or error}")
