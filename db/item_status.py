@@ -12,7 +12,7 @@ the same transaction as every change that can move it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import ColumnElement, Select, update
@@ -227,11 +227,7 @@ def recompute_undecided_statuses(db: Database) -> int:
     undecided item's status with raw SQL (each member's session stores the statuses its
     judgments change), and a forged one holds until the item is judged again:
     ``vetbench init`` puts them all back."""
-    with db.transaction() as session:
-        ids = session.execute(
-            select(col(Item.id)).where(col(Item.status).in_([s.value for s in UNDECIDED_STATUSES]))
-        ).scalars()
-        return refresh_item_statuses(session, list(ids))
+    return _refresh_items_with_status(db, UNDECIDED_STATUSES)
 
 
 def refresh_open_statuses(db: Database) -> int:
@@ -239,9 +235,15 @@ def refresh_open_statuses(db: Database) -> int:
 
     Returns how many items changed status.
     """
-    undecided = (ItemStatus.IN_REVIEW, ItemStatus.AGREED, ItemStatus.CONFLICT)
+    return _refresh_items_with_status(
+        db, (ItemStatus.IN_REVIEW, ItemStatus.AGREED, ItemStatus.CONFLICT)
+    )
+
+
+def _refresh_items_with_status(db: Database, statuses: Iterable[ItemStatus]) -> int:
+    """Recompute, in one transaction, the status of every item now in one of ``statuses``."""
     with db.transaction() as session:
         ids = session.execute(
-            select(col(Item.id)).where(col(Item.status).in_([s.value for s in undecided]))
+            select(col(Item.id)).where(col(Item.status).in_([s.value for s in statuses]))
         ).scalars()
         return refresh_item_statuses(session, list(ids))

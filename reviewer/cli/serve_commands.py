@@ -20,7 +20,7 @@ from pathlib import Path
 
 import click
 
-from reviewer.cli.common import fail, open_db
+from reviewer.cli.common import fail, given_options, open_db
 from reviewer.cli.identity import acting_person
 
 DB_ENV_VAR = "VETBENCH_DB"  # db.engine.DB_ENV_VAR; not imported here to keep --help instant
@@ -100,7 +100,7 @@ def serve(
         except OriginError as error:
             fail(f"--allow-origin/--public-url: {error}")
     if socket_path is not None:
-        given = [f"--{option}" for option in ("host", "port") if _given(ctx, option)]
+        given = list(given_options(ctx, ("host", "port")).values())
         if given:
             fail(f"--socket listens on a file, not an address: leave out {' and '.join(given)}")
         if public_url is None:
@@ -133,10 +133,6 @@ def serve(
         unix_socket=unix_socket,
     )
     server.serve()
-
-
-def _given(ctx: click.Context, option: str) -> bool:
-    return ctx.get_parameter_source(option) is click.core.ParameterSource.COMMANDLINE
 
 
 def bind_unix_socket(path: Path) -> socket.socket:
