@@ -98,6 +98,16 @@ class DecisionRecord:
 
 
 @dataclass(frozen=True)
+class DecisionMade:
+    """What :func:`decide` did: the decision in force on the item now, and whether this
+    call stored it (False: the same lead's same decision was in force already, so a
+    repeated command, a script run twice, writes nothing and revises nothing)."""
+
+    record: DecisionRecord
+    stored: bool = True
+
+
+@dataclass(frozen=True)
 class ConflictCase:
     """Everything a lead needs to resolve one item."""
 
@@ -201,13 +211,15 @@ def decide(
     key: str | None = None,
     reason: str | DecisionReason | None = None,
     comment: str = "",
-) -> DecisionRecord:
+) -> DecisionMade:
     """Record a lead's decision on an item, in one transaction.
 
     Approving with a ``key`` different from the current one first stores a new
     revision with that key (validated like any key); the decision is about that
     revision.  Rejecting needs a ``reason``.  Deciding an item that already has
-    a decision revises it: the earlier decisions stay as history.
+    a decision revises it: the earlier decisions stay as history.  The decision in
+    force, by the same lead, on the same revision, with the same status, key and
+    reason (and no other comment) is not stored again.
     """
     decided = _parse_status(status)
     why = parse_reason(reason)
@@ -248,6 +260,17 @@ def decide(
                 final_key, corrected = new_key, True
                 why = why or DecisionReason.WRONG_KEY
         assert lead.id is not None
+        in_force_now = latest_decision(session, item_id)
+        if (
+            in_force_now is not None
+            and in_force_now.lead_id == lead.id
+            and (in_force_now.status, in_force_now.revision_number) == (decided.value, revision)
+            and in_force_now.final_key == final_key
+            # left out, the reason and comment are those in force (a wrong-key approval's too)
+            and why in (None, in_force_now.reason)
+            and comment.strip() in ("", in_force_now.comment)
+        ):
+            return DecisionMade(_decision_record(in_force_now, lead.name), stored=False)
         decision = Decision(
             item_id=item_id,
             lead_id=lead.id,
@@ -273,7 +296,7 @@ def decide(
             corrected_key=corrected,
         )
         refresh_item_status(session, item_id)
-        return _decision_record(decision, lead.name, corrected)
+        return DecisionMade(_decision_record(decision, lead.name, corrected))
 
 
 @dataclass(frozen=True)

@@ -125,7 +125,7 @@ def test_the_key_offered_for_a_correction_is_one_someone_asked_for(team) -> None
 def test_decide_with_corrected_key_makes_a_new_revision(team) -> None:  # type: ignore[no-untyped-def]
     judge(team, "ann", "o:2", "ADCB", "wrong-key", corrected_key="ADCB")
     judge(team, "bo", "o:2", "ADCB", "wrong-key", corrected_key="ADCB")
-    record = decide(team, "lea", "o:2", "approved", key="A, D, C, B", comment="both right")
+    record = decide(team, "lea", "o:2", "approved", key="A, D, C, B", comment="both right").record
     assert record.corrected_key and record.revision == 2 and record.final_key == "ADCB"
     assert record.reason == DecisionReason.WRONG_KEY
     assert item_status(team, "o:2") == "approved"
@@ -143,7 +143,7 @@ def test_decide_with_corrected_key_makes_a_new_revision(team) -> None:  # type: 
 
 
 def test_same_key_makes_no_revision(team) -> None:  # type: ignore[no-untyped-def]
-    record = decide(team, "lea", "o:1", "approved", key="D A C B")
+    record = decide(team, "lea", "o:1", "approved", key="D A C B").record
     assert not record.corrected_key and record.revision == 1
 
 
@@ -160,7 +160,7 @@ def test_reject_needs_a_reason_and_records_it(team) -> None:  # type: ignore[no-
         decide(team, "lea", "o:404", "approved")
     with pytest.raises(AdjudicationError, match="key 'ABCE'"):
         decide(team, "lea", "o:1", "approved", key="ABCE")
-    record = decide(team, "lea", "o:1", "rejected", reason="several-valid-orders")
+    record = decide(team, "lea", "o:1", "rejected", reason="several-valid-orders").record
     assert record.reason == "several-valid-orders" and item_status(team, "o:1") == "rejected"
     with team.session() as session:
         assert session.exec(select(Decision)).one().final_key is None
@@ -173,7 +173,7 @@ def test_no_clear_order_is_a_reason_for_ordering_items_only(team) -> None:  # ty
     assert item_status(team, "c:1") == "pending"  # nothing was decided
     assert DecisionReason.NO_CLEAR_ORDER not in rejection_reasons(ItemKind.SINGLE)
     assert rejection_reasons(ItemKind.ORDERING) == tuple(DecisionReason)
-    record = decide(team, "lea", "c:1", "rejected", reason="several-valid-orders")
+    record = decide(team, "lea", "c:1", "rejected", reason="several-valid-orders").record
     assert record.reason == "several-valid-orders"
 
 
@@ -186,6 +186,25 @@ def test_revising_a_decision_keeps_history(team) -> None:  # type: ignore[no-unt
         ("approved", None, "lea"),
     ]
     assert item_status(team, "o:1") == "approved"
+
+
+def test_the_decision_in_force_repeated_is_not_stored_again(team) -> None:  # type: ignore[no-untyped-def]
+    first = decide(team, "lea", "o:1", "rejected", reason="flawed", comment="a typo in B")
+    assert first.stored
+    with team.session() as session:
+        events = len(session.exec(select(AuditEvent)).all())
+    for comment in ("", "a typo in B"):  # left out, or the same: the same decision
+        repeated = decide(team, "lea", "o:1", "rejected", reason="flawed", comment=comment)
+        assert not repeated.stored and repeated.record == first.record
+    with team.session() as session:
+        assert len(session.exec(select(Decision)).all()) == 1
+        assert len(session.exec(select(AuditEvent)).all()) == events
+    # Anything new is a new decision: another comment, another reason, another lead's
+    assert decide(team, "lea", "o:1", "rejected", reason="flawed", comment="and in C").stored
+    assert decide(team, "lea", "o:1", "rejected", reason="sensitive").stored
+    store_person(team, "max", Role.LEAD)
+    assert decide(team, "max", "o:1", "rejected", reason="sensitive").stored
+    assert len(decision_history(team, "o:1")) == 4
 
 
 def test_non_leads_are_refused_and_nothing_is_written(team) -> None:  # type: ignore[no-untyped-def]
@@ -270,6 +289,12 @@ def test_cli_decide_and_refusal(team_file) -> None:  # type: ignore[no-untyped-d
     )
     assert done.exit_code == 0, done.output
     assert "approved with key A, D, C, B (new revision 2)" in done.output
+    # The same command again (a script run twice) stores nothing: no second decision
+    repeated = run(
+        team_file, "decide", "o:2", "--as", "lea", "--status", "approved", "--key", "A, D, C, B"
+    )
+    assert repeated.exit_code == 0, repeated.output
+    assert repeated.output == "o:2: already approved by lea at revision 2; nothing stored\n"
     again = run(
         team_file, "decide", "o:2", "--as", "lea", "--status", "rejected", "--reason", "flawed"
     )

@@ -171,7 +171,7 @@ def test_undoing_a_corrected_key_keeps_the_revision(conflict: Database) -> None:
     # Decided twice with the corrected key: undoing the second leaves the first in force,
     # so revision 2 stays approved and the undo does not say it goes back to review.
     decide(conflict, "lea", "o:1", "approved", key="ADCB")
-    decide(conflict, "lea", "o:1", "approved", key="ADCB")
+    decide(conflict, "lea", "o:1", "approved", key="ADCB", comment="checked again")
     again = undo_decision(conflict, "lea", "o:1").describe()
     assert "lea's earlier approved counts again; the item is approved" in again
     assert "back to review" not in again and item_status(conflict, "o:1") == "approved"

@@ -311,7 +311,14 @@ def decide_command(
         _decide_flagged(db, lead, flag, status, reason, comment, scope, assume_yes)
         return
     assert item_id is not None
-    record = decide(db, lead, item_id, status, key=key, reason=reason, comment=comment)
+    made = decide(db, lead, item_id, status, key=key, reason=reason, comment=comment)
+    record = made.record
+    if not made.stored:
+        click.echo(
+            f"{terminal_text(item_id)}: already {record.status} by {terminal_text(record.lead)} "
+            f"at revision {record.revision}; nothing stored"
+        )
+        return
     case = load_case(db, item_id)
     kind = case.item.kind if case else "single"
     detail = f" with key {format_answer(kind, record.final_key)}" if record.final_key else ""

@@ -243,6 +243,7 @@ class AdjudicationScreen(AreaScreen):
     @dataclass
     class DecisionSaved(Message):
         record: DecisionRecord
+        stored: bool = True  # False: the same decision was in force already
 
     @dataclass
     class DecisionRefused(Message):
@@ -347,7 +348,7 @@ class AdjudicationScreen(AreaScreen):
         from reviewer.adjudication import AdjudicationError, PermissionDenied, decide
 
         try:
-            record = decide(
+            made = decide(
                 self.database,
                 self.person_name,
                 item_id,
@@ -359,7 +360,7 @@ class AdjudicationScreen(AreaScreen):
         except (AdjudicationError, PermissionDenied) as error:
             self.post_message(self.DecisionRefused(item_id, str(error)))
             return
-        self.post_message(self.DecisionSaved(record))
+        self.post_message(self.DecisionSaved(made.record, stored=made.stored))
 
     @work(thread=True, exit_on_error=False, group="decide")
     def undo_last_decision(self) -> None:
@@ -602,7 +603,10 @@ class AdjudicationScreen(AreaScreen):
         record = message.record
         detail = f" with key {record.final_key}" if record.corrected_key else ""
         why = f" ({record.reason})" if record.reason and record.status == "rejected" else ""
-        notify_literally(self, f"{record.item_id} {record.status}{detail}{why} · u undoes it")
+        if message.stored:
+            notify_literally(self, f"{record.item_id} {record.status}{detail}{why} · u undoes it")
+        else:
+            notify_literally(self, f"{record.item_id} was {record.status} already; nothing stored")
         self._drop_case(record.item_id)
         self.load_queue()  # in the background: other leads may have decided meanwhile
 
