@@ -93,7 +93,7 @@ def _run_header(figures: RunFigures) -> str:
     run, progress = figures.run, figures.progress
     return (
         f"run {run.id}  {terminal_text(run.model)}  ({run_how(run)})"
-        f"  {run_state(run)}  {progress.done}/{counted(progress.total, 'item')}"
+        f"  {run_state(run)}  {progress.done:,}/{counted(progress.total, 'item')}"
     )
 
 
@@ -144,7 +144,11 @@ def runs_group(ctx: click.Context, as_json: bool) -> None:
         runs, as_json=as_json, empty="no runs yet; start one with `vetbench eval --model demo`"
     ):
         return
-    click.echo(f"{'run':>4}  {'status':<11} {'done':>9}  {'accuracy':<24} {'mode':<10} model")
+    # The headings say what a cell holds: the interval, and the mode with its shots.
+    click.echo(
+        f"{'run':>4}  {'status':<11} {'done':>9}  {'accuracy [95% CI]':<24} "
+        f"{'mode/shots':<10} model"
+    )
     for run in runs:
         accuracy = (
             f"{number(run.accuracy)} {interval(run.accuracy_ci)}"
