@@ -11,7 +11,8 @@ are decoded where a rule needs the text a person would read (``db.markup``).
   that the text does not hold, or holds an image tag (the image is elsewhere).  A
   table written into the text itself (rows with ``|`` or tabs) satisfies a table
   reference.  "以下表述" (the following statements) is not a table.
-- ``html``: entities or tags in any field (the review app shows the decoded text).
+- ``html``: entities, tags or stylesheet text (Word's ``@font-face{…}``) in any field
+  (the review app shows the decoded text).
 - ``key-mismatch``: the explanation's conclusion names another answer than the key
   (故选B / 答案为B / "the answer is B" / "the correct order is D, A, C, B"), or, on a
   true/false item, the explanation repeats the statement word for word while the
@@ -175,28 +176,34 @@ def needs_media(text: RevisionText) -> FlagFinding | None:
 
 
 def html_markup(text: RevisionText) -> FlagFinding | None:
-    """Entities or tags anywhere in the text."""
+    """Entities, tags or stylesheet text anywhere in the text."""
     found: list[JsonObject] = []
     fields = [("question" if ItemKind(text.kind).is_mcq else "scenario", text.prompt)]
     fields += [(f"choice {label}", choice) for label, choice in text.choices.items()]
     fields.append(("explanation", text.explanation or ""))
     for where, value in fields:
-        if "&" not in value and "<" not in value:
+        if not any(sign in value for sign in "&<{@") and "mso-" not in value:
             continue
         markup = find_markup(value)
         if markup:
-            found.append(
-                {
-                    "field": where,
-                    "entities": list(markup.entities),
-                    "tags": [f"<{element}>" for element in markup.elements],
-                }
-            )
+            part: JsonObject = {
+                "field": where,
+                "entities": list(markup.entities),
+                "tags": [f"<{element}>" for element in markup.elements],
+            }
+            if markup.stylesheet:  # a key of its own only where there is one
+                part["stylesheet"] = list(markup.stylesheet)
+            found.append(part)
     if not found:
         return None
     shown = [
         *(entity for part in found for entity in part["entities"]),  # type: ignore[union-attr]
         *(tag for part in found for tag in part["tags"]),  # type: ignore[union-attr]
+        *(
+            f"stylesheet text ({', '.join(part['stylesheet'][:3])})"  # type: ignore[index,arg-type]
+            for part in found
+            if "stylesheet" in part
+        ),
     ]
     distinct = list(dict.fromkeys(str(item) for item in shown))
     places = ", ".join(dict.fromkeys(str(part["field"]) for part in found))

@@ -12,6 +12,11 @@ entity rule here.
 - Tags: an opening or closing tag of a known HTML element, also when the scrape
   glued the attribute to the name (``<imgsrc="...">``), in the decoded text.
   ``a<b`` or ``x < 3 > 2`` are not tags.
+- Stylesheets: the text of a ``<style>`` element left behind when its tags were
+  stripped, as Word's pasted HTML leaves it (``@font-face{font-family:"宋体";}``,
+  ``p.MsoNormal{mso-style-name:正文;…}``): an at-rule, a Word ``mso-`` property, or
+  a rule whose first declaration, of a known style property, ends in ``;``.  LaTeX's ``\frac{a}{b}``
+  or ``\text{x}`` is not one.
 
 Standard library only.
 """
@@ -45,6 +50,20 @@ TAG = re.compile(
 )
 """An HTML tag (opening, closing or empty) of a known element, in decoded text."""
 
+_STYLE_PROPERTIES = (
+    r"mso-[a-z-]+|font(?:-[a-z]+)?|margin(?:-[a-z]+)?|padding(?:-[a-z]+)?|color|text-[a-z]+|"
+    r"line-height|border(?:-[a-z]+)?|background(?:-[a-z]+)?|vertical-align|letter-spacing|page"
+)
+STYLESHEET = re.compile(
+    r"(?P<at_rule>@(?:font-face|page|list|media|import|charset))\b"
+    r"|(?<![\\\w-])(?P<word_property>mso-[a-z-]+)\s*:"
+    # a rule, its first declaration ending in ';' ("{font: 12, color: red}" is a dict),
+    # looked at but not taken: the declaration's own Word property is found too
+    r"|(?<![\\\w])(?P<selector>[A-Za-z.#][\w.#-]*)\s*"
+    rf"(?=\{{\s*(?:{_STYLE_PROPERTIES})\s*:[^{{}};]{{0,200}};)"
+)
+"""A piece of stylesheet text: an at-rule, a Word property, or a rule's selector."""
+
 IMAGE_ELEMENTS = frozenset({"img", "image", "svg", "video", "audio", "iframe", "embed", "object"})
 """Elements that stand for media the text itself does not hold."""
 
@@ -55,9 +74,10 @@ class Markup:
 
     entities: tuple[str, ...]  # distinct, in order of first appearance: "&amp;", "&nbsp;"
     elements: tuple[str, ...]  # distinct, lower-case: "img", "br"
+    stylesheet: tuple[str, ...] = ()  # distinct: "@font-face", "p.MsoNormal", "mso-style-name"
 
     def __bool__(self) -> bool:
-        return bool(self.entities or self.elements)
+        return bool(self.entities or self.elements or self.stylesheet)
 
     @property
     def media_elements(self) -> tuple[str, ...]:
@@ -89,8 +109,8 @@ def _decode_entity(match: re.Match[str]) -> str:
 
 
 def find_markup(text: str) -> Markup:
-    """The entities ``text`` holds (those that decode to something) and the tags it holds
-    once decoded."""
+    """The entities ``text`` holds (those that decode to something), and the tags and
+    stylesheet text it holds once decoded."""
     entities: dict[str, None] = {}
     decoded = text
     for _ in range(MAX_ENTITY_ROUNDS):  # "&amp;nbsp;" holds &amp; and, once decoded, &nbsp;
@@ -103,4 +123,8 @@ def find_markup(text: str) -> Markup:
     if "<" in decoded:
         for match in TAG.finditer(decoded):
             elements[match["element"].lower()] = None
-    return Markup(tuple(entities), tuple(elements))
+    stylesheet: dict[str, None] = {}
+    if "{" in decoded or "@" in decoded or "mso-" in decoded:
+        for match in STYLESHEET.finditer(decoded):
+            stylesheet[match["at_rule"] or match["word_property"] or match["selector"]] = None
+    return Markup(tuple(entities), tuple(elements), tuple(stylesheet))

@@ -141,10 +141,34 @@ def test_entities_and_tags_are_flagged_with_where_they_are() -> None:
     assert english is not None and "&#39;" in english.summary and "&amp;" in english.summary
 
 
-HTML_LOOK_ALIKES = [  # ampersands and comparisons, not HTML
+def test_stylesheet_text_pasted_from_word_is_flagged() -> None:
+    """CFLUE's item 1561: an explanation ending in the <style> text of Word's HTML."""
+    explanation = (
+        '每日计提的管理费用=50000×0.73%÷365=1万元。\r\n@font-face{\r\nfont-family:"宋体";\r\n}'
+        '\r\n\r\np.MsoNormal{\r\nmso-style-name:正文;\r\nmso-style-parent:"";\r\nmargin:0pt;}'
+    )
+    finding = html_markup(mcq("基金每日计提的管理费用为（）。", explanation=explanation))
+    assert finding is not None and finding.name is FlagName.HTML
+    assert finding.summary == (
+        "HTML in the explanation: stylesheet text (@font-face, p.MsoNormal, mso-style-name)"
+    )
+    (part,) = finding.evidence["fields"]  # type: ignore[misc]
+    assert part == {  # a stylesheet key only where there is one
+        "field": "explanation",
+        "entities": [],
+        "tags": [],
+        "stylesheet": ["@font-face", "p.MsoNormal", "mso-style-name", "mso-style-parent"],
+    }
+    plain = html_markup(mcq("总额&amp;nbsp;1000元"))
+    assert plain is not None and "stylesheet" not in plain.evidence["fields"][0]  # type: ignore[index,operator]
+
+
+HTML_LOOK_ALIKES = [  # ampersands, comparisons, braces and at signs, not HTML
     "R&D and AT&T spending rose; which is true?",
     "If A<B and C>D, then (  ).",
     "收益率<5%时，应（）。",
+    r"年金现值 $PV = \frac{PMT}{r}\left[1-\frac{1}{(1+r)^{n}}\right]$，其中 \text{r: 利率}",
+    "Write to ir@bank.com: the set {font: 12, color: red} is a dict, not a style.",
 ]
 
 LOOK_ALIKES: dict[str, tuple[Callable[[RevisionText], FlagFinding | None], list[str]]] = {
