@@ -540,7 +540,22 @@ async def test_other_areas_open_from_the_review_app(one_item: Database) -> None:
         assert app.may_open("adjudication")
         await press(app, "f2")
         assert type(app.screen).__name__ == "AgreementScreen"
-        await press(app, "escape")
+        # ? lists the keys of the screen on top, not the review screen's
+        for area_key, title, own_key in (
+            ("", "Agreement", "Recompute"),
+            ("f3", "Adjudication", "Approve all agreed"),
+        ):
+            if area_key:
+                await press(app, area_key)
+            await press(app, "question_mark")
+            assert isinstance(app.screen, HelpScreen) and app.screen.title_text == f"{title} — keys"
+            shown = {(row.section, row.description) for row in app.screen.rows}
+            assert (title, own_key) in shown and (title, "Back") in shown
+            assert not any(section in ("Blind answer", "Verdict") for section, _ in shown)
+            assert ("App", "this help") in shown
+            await press(app, "escape")
+            assert type(app.screen).__name__ == f"{title}Screen"
+            await press(app, "escape")
         assert app.screen is app.review_screen
 
 

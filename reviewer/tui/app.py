@@ -25,6 +25,7 @@ from reviewer.queue_filter import QueueFilter
 from reviewer.tui.idle_gc import IdleCollector
 from reviewer.tui.literal import notify_literally
 from reviewer.tui.responsive import HEIGHT_CLASSES, WIDTH_CLASSES
+from reviewer.tui.screens.area import AreaScreen
 from reviewer.tui.screens.help import HelpRow, HelpScreen
 from reviewer.tui.screens.review import ReviewScreen
 from reviewer.tui.timer import ActiveTimer
@@ -40,6 +41,11 @@ HELP_INTRO = (
     "Every judgment is saved the moment you give it. Keys below work wherever they "
     "apply; the footer shows the ones that apply now, and Ctrl+P searches all actions. "
     "The mouse works too: click an event or a choice, and the buttons. Esc closes this help."
+)
+
+AREA_HELP_INTRO = (
+    "The keys of the {title} screen; the footer shows the ones that apply now, and Ctrl+P "
+    "searches all actions. Esc closes this help; Esc again goes back to the screen below."
 )
 
 
@@ -143,7 +149,9 @@ class ReviewApp(App[None]):
         raise LookupError("the review screen is not on the stack")
 
     def help_rows(self) -> list[HelpRow]:
-        rows = self.review_screen.help_rows()
+        """The keys of the screen on top (an area's, or the review screen's), then the app's."""
+        top = self.screen
+        rows = top.help_rows() if isinstance(top, AreaScreen) else self.review_screen.help_rows()
         rows += [
             HelpRow("App", "?", "this help"),
             HelpRow("App", "Ctrl+P", "command palette: search every action"),
@@ -161,12 +169,18 @@ class ReviewApp(App[None]):
         return rows
 
     def action_help(self) -> None:
-        if not isinstance(self.screen, HelpScreen):
+        top = self.screen
+        if isinstance(top, HelpScreen):
+            return
+        if isinstance(top, AreaScreen):
+            intro = AREA_HELP_INTRO.format(title=top.TITLE)
+            self.push_screen(HelpScreen(self.help_rows(), intro, f"{top.TITLE} — keys"))
+        else:
             self.push_screen(HelpScreen(self.help_rows(), HELP_INTRO))
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        yield SystemCommand("Help", "Show every key of the review screen", self.action_help)
+        yield SystemCommand("Help", "Show every key of this screen", self.action_help)
         if isinstance(screen, ReviewScreen):
             for title, help_text, callback in screen.palette_commands():
                 yield SystemCommand(title, help_text, callback)

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 
 from textual.screen import Screen
 
+from reviewer.tui.screens.help import HelpRow
+
 if TYPE_CHECKING:
     from db.engine import Database
 
@@ -24,6 +26,15 @@ class AreaScreen(Screen[None]):
         super().__init__()
         self.database = database
         self.person_name = person_name
+
+    def help_rows(self) -> list[HelpRow]:
+        """The screen's own keys for ``?``, as its footer names them, hidden ones too."""
+        section = self.TITLE or type(self).__name__
+        return [
+            HelpRow(section, self.app.get_key_display(active.binding), active.binding.description)
+            for active in self.active_bindings.values()
+            if active.node is self and active.binding.description
+        ]
 
     def action_leave(self) -> None:
         # Never pop the last screen: the app would have nothing to show.

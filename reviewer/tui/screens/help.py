@@ -47,14 +47,17 @@ class HelpScreen(DialogScreen[None]):
         Binding("escape,q,question_mark", "close", "Close help"),
     ]
 
-    def __init__(self, rows: list[HelpRow], intro: str) -> None:
+    def __init__(
+        self, rows: list[HelpRow], intro: str, title: str = "vetbench review — keys"
+    ) -> None:
         super().__init__()
         self.rows = rows
         self.intro = intro
+        self.title_text = title
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body"):
-            yield PanelTitle("vetbench review — keys")
+            yield PanelTitle(self.title_text)
             yield Static(Text(self.intro), id="help-intro")
             yield Static(help_table(self.rows), id="help-table")
 
