@@ -13,19 +13,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import ColumnElement, insert, update
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col, func, select
 
 from db.audit import record_audits
 from db.bulk_reads import id_chunks
 from db.json_types import JsonObject
 from db.models import Decision, Item, Person, utcnow
 
-__all__ = ["NewDecision", "in_force", "latest_decision", "write_decisions"]
+__all__ = ["NewDecision", "in_force", "latest_decision", "newest_decision_id", "write_decisions"]
 
 
 def in_force() -> ColumnElement[bool]:
     """Decisions not undone."""
     return col(Decision.retracted_at).is_(None)
+
+
+def newest_decision_id(session: Session) -> int:
+    """The id of the newest decision stored, undone or not (0: none yet): every decision
+    written after this read has a larger one."""
+    return session.exec(select(func.max(col(Decision.id)))).one() or 0
 
 
 def latest_decision(session: Session, item_id: str) -> Decision | None:

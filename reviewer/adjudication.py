@@ -324,9 +324,13 @@ class DecisionUndone:
         return text
 
 
-def undo_decision(db: Database, lead_name: str, item_id: str | None = None) -> DecisionUndone:
+def undo_decision(
+    db: Database, lead_name: str, item_id: str | None = None, *, made_after: int | None = None
+) -> DecisionUndone:
     """Retract ``lead_name``'s decision in force on ``item_id`` (None: their newest
-    decision in force on any item), in one transaction with an audit event.
+    decision in force on any item, of those with an id above ``made_after`` when given:
+    F3 undoes only what was decided since it opened), in one transaction with an audit
+    event.
 
     Only the lead who decided may undo it; another lead decides again instead.
     Nothing is deleted: the row keeps its content with ``retracted_at`` set.
@@ -335,11 +339,19 @@ def undo_decision(db: Database, lead_name: str, item_id: str | None = None) -> D
         lead = require_lead(session, lead_name.strip(), to="undo decisions")
         assert lead.id is not None
         if item_id is None:
-            decision = session.exec(
+            newest = (
                 select(Decision)
                 .where(col(Decision.lead_id) == lead.id, in_force())
                 .order_by(col(Decision.created_at).desc(), col(Decision.id).desc())
-            ).first()
+            )
+            if made_after is not None:
+                newest = newest.where(col(Decision.id) > made_after)
+            decision = session.exec(newest).first()
+            if decision is None and made_after is not None:
+                raise AdjudicationError(
+                    f"{lead.name} has made no decision here to undo; an earlier one is undone "
+                    "with `vetbench undo-decision ITEM_ID`"
+                )
             if decision is None:
                 raise AdjudicationError(f"{lead.name} has no decision to undo")
             item_id = decision.item_id

@@ -104,17 +104,21 @@ async def test_a_rejection_needs_a_reason_the_lead_chose(conflict: Database) -> 
 async def test_u_in_f3_undoes_the_last_decision_and_keeps_it_in_the_history(
     conflict: Database,
 ) -> None:
+    decide(conflict, "lea", "m:1", "approved")  # in an earlier session: u leaves it be
     screen = AdjudicationScreen(conflict, "lea")
     app = ScreenHost(screen)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: len(screen.cases) == 3, "the queue")
+        await wait_until(pilot, lambda: len(screen.cases) == 2, "the queue")
         first = screen.current
         assert first is not None
+        await pilot.press("u")
+        made_here = "lea has made no decision here to undo"
+        await wait_until(pilot, lambda: any(made_here in n for n in notices(app)), "the refusal")
         await pilot.press("a")
-        await wait_until(pilot, lambda: len(screen.cases) == 2, "the approval")
+        await wait_until(pilot, lambda: len(screen.cases) == 1, "the approval")
         assert item_status(conflict, first.item.id) == "approved"
         await pilot.press("u")
-        await wait_until(pilot, lambda: len(screen.cases) == 3, "the item back in the queue")
+        await wait_until(pilot, lambda: len(screen.cases) == 2, "the item back in the queue")
         assert item_status(conflict, first.item.id) == "conflict"
         assert any("undid lea's approval" in notice for notice in notices(app))
         screen.query_one("#queue", DataTable).move_cursor(
@@ -122,8 +126,12 @@ async def test_u_in_f3_undoes_the_last_decision_and_keeps_it_in_the_history(
         )
         await pilot.pause()
         assert "(undone)" in str(screen.query_one("#case-history", Static).render())
+        app.clear_notifications()
+        await pilot.press("u")  # nothing more was decided here
+        await wait_until(pilot, lambda: any(made_here in n for n in notices(app)), "the refusal")
+    assert item_status(conflict, "m:1") == "approved"
     with conflict.session() as session:
-        [decision] = session.exec(select(Decision)).all()
+        decision = session.exec(select(Decision).where(Decision.item_id == first.item.id)).one()
         assert decision.retracted_at is not None  # kept, marked undone
     assert [e.action for e in read_audit_of(conflict, first.item.id)] == ["decide", "undo-decision"]
 

@@ -239,6 +239,7 @@ class AdjudicationScreen(AreaScreen):
         agreed: int
         refusal: str = ""
         scores: dict[str, TriageEntry] = field(default_factory=dict)  # reviewer.triage
+        newest_decision: int = 0  # db.decisions.newest_decision_id when it was read
 
     @dataclass
     class DecisionSaved(Message):
@@ -284,6 +285,9 @@ class AdjudicationScreen(AreaScreen):
         self.scores: dict[str, TriageEntry] = {}
         """The listed items' triage scores and reasons."""
         self.raw_text = False
+        self.decisions_before: int | None = None
+        """The newest decision's id when the queue was first read: ``u`` undoes only the
+        lead's decisions after it, those made here, never one from an earlier session."""
         """Whether item text is shown exactly as stored instead of its display form."""
         self.consensus: dict[str, ItemConsensus] = {}
         self.consensus_confidence = DEFAULT_CONFIDENCE  # until the consensus is read
@@ -315,6 +319,7 @@ class AdjudicationScreen(AreaScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="queue")
     def load_queue(self) -> None:
+        from db.decisions import newest_decision_id
         from db.people import PermissionDenied, require_lead
         from reviewer.adjudication import conflict_queue, count_agreed, count_status
 
@@ -325,6 +330,7 @@ class AdjudicationScreen(AreaScreen):
             except PermissionDenied as error:
                 self.post_message(self.QueueLoaded(None, 0, 0, str(error)))
                 return
+            newest_decision = newest_decision_id(session)
         from reviewer.triage import triage_scores
 
         cases = conflict_queue(self.database, limit=QUEUE_PAGE)
@@ -334,7 +340,11 @@ class AdjudicationScreen(AreaScreen):
         # The most suspicious conflicts first (triage's score), then the oldest.
         cases.sort(key=lambda case: -scores[case.item.id].score if case.item.id in scores else 0)
         if not worker.is_cancelled:  # a newer read was asked for meanwhile
-            self.post_message(self.QueueLoaded(cases, conflicts, agreed, scores=scores))
+            self.post_message(
+                self.QueueLoaded(
+                    cases, conflicts, agreed, scores=scores, newest_decision=newest_decision
+                )
+            )
 
     @work(thread=True, exit_on_error=False, group="decide")
     def save_decision(
@@ -367,7 +377,9 @@ class AdjudicationScreen(AreaScreen):
         from reviewer.adjudication import AdjudicationError, PermissionDenied, undo_decision
 
         try:
-            undone = undo_decision(self.database, self.person_name)
+            undone = undo_decision(
+                self.database, self.person_name, made_after=self.decisions_before
+            )
         except (AdjudicationError, PermissionDenied) as error:
             self.post_message(self.DecisionRefused("undo", str(error)))
             return
@@ -473,6 +485,8 @@ class AdjudicationScreen(AreaScreen):
         if self.refusal is not None:
             notify_literally(self, self.refusal, severity="error")
             return
+        if self.decisions_before is None:  # the queue is still being read
+            return
         self.undo_last_decision()
 
     def action_approve_agreed(self) -> None:
@@ -500,6 +514,8 @@ class AdjudicationScreen(AreaScreen):
             summary.update(literal(f"{message.refusal}. This screen is for leads.", "bold red"))
             return
         self.refusal = None
+        if self.decisions_before is None:
+            self.decisions_before = message.newest_decision
         previous = self.current.item.id if self.current else None
         self.cases = {case.item.id: case for case in message.cases}
         self.scores = message.scores
