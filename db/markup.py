@@ -15,8 +15,8 @@ entity rule here.
 - Stylesheets: the text of a ``<style>`` element left behind when its tags were
   stripped, as Word's pasted HTML leaves it (``@font-face{font-family:"宋体";}``,
   ``p.MsoNormal{mso-style-name:正文;…}``): an at-rule, a Word ``mso-`` property, or
-  a rule whose first declaration, of a known style property, ends in ``;``.  LaTeX's ``\frac{a}{b}``
-  or ``\text{x}`` is not one.
+  a rule whose first declaration, of a known style property, ends in ``;``.
+  LaTeX's ``\frac{a}{b}`` or ``\text{x}`` is not one.
 
 Standard library only.
 """

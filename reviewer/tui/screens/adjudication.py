@@ -285,10 +285,10 @@ class AdjudicationScreen(AreaScreen):
         self.scores: dict[str, TriageEntry] = {}
         """The listed items' triage scores and reasons."""
         self.raw_text = False
+        """Whether item text is shown exactly as stored instead of its display form."""
         self.decisions_before: int | None = None
         """The newest decision's id when the queue was first read: ``u`` undoes only the
         lead's decisions after it, those made here, never one from an earlier session."""
-        """Whether item text is shown exactly as stored instead of its display form."""
         self.consensus: dict[str, ItemConsensus] = {}
         self.consensus_confidence = DEFAULT_CONFIDENCE  # until the consensus is read
         """The consensus on each item, once read (after the queue)."""
