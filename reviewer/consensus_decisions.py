@@ -22,7 +22,8 @@ from db.item_scope import EVERY_ITEM, ItemScope
 from db.json_types import JsonObject
 from db.people import require_lead
 from db.vocabulary import UNDECIDED_STATUSES, ItemStatus
-from reviewer.adjudication import BulkDecision, ConflictCase, load_case, store_bulk_decisions
+from reviewer.adjudication import BulkDecision, store_bulk_decisions
+from reviewer.conflict_cases import ConflictCase, load_case
 
 __all__ = [
     "ConsensusApproval",

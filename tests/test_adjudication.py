@@ -17,18 +17,10 @@ from db.models import AuditEvent, Decision, Item
 from db.people import PermissionDenied
 from db.settings import set_setting
 from db.vocabulary import DecisionReason, ItemKind, Role
-from reviewer.adjudication import (
-    AdjudicationError,
-    approve_agreed,
-    conflict_queue,
-    count_agreed,
-    decide,
-    decision_history,
-    load_case,
-    rejection_reasons,
-)
+from reviewer.adjudication import AdjudicationError, approve_agreed, decide, rejection_reasons
 from reviewer.cli import adjudication_commands as commands
 from reviewer.cli import cli
+from reviewer.conflict_cases import conflict_queue, count_agreed, decision_history, load_case
 from reviewer.judging import ItemEdit, edit_item, submit_judgment
 
 

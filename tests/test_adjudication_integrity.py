@@ -24,8 +24,9 @@ from db.engine import Database
 from db.models import Decision
 from db.settings import set_setting
 from db.vocabulary import Role
-from reviewer.adjudication import AdjudicationError, decide, load_case, undo_decision
+from reviewer.adjudication import AdjudicationError, decide, undo_decision
 from reviewer.agreement import compute_agreement
+from reviewer.conflict_cases import load_case
 from reviewer.judging import submit_judgment
 from reviewer.tui.screens.adjudication import AdjudicationScreen
 from reviewer.tui.screens.lead_modals import ReasonModal

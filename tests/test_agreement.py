@@ -40,7 +40,7 @@ from db.items import iter_items
 from db.settings import set_setting
 from db.vocabulary import Role, Verdict
 from evaluator.exports.item_files import export_items
-from reviewer.adjudication import approve_agreed, conflict_queue, decide
+from reviewer.adjudication import approve_agreed, decide
 from reviewer.agreement import BootstrapSettings, compute_agreement, load_judgments
 from reviewer.agreement.bootstrap import resample_weights
 from reviewer.agreement.coefficients import (
@@ -51,6 +51,7 @@ from reviewer.agreement.coefficients import (
     unit_patterns,
 )
 from reviewer.agreement.orders import pair_tau, rank_matrix
+from reviewer.conflict_cases import conflict_queue
 from reviewer.judging import submit_judgment
 
 SEEDS = [1, 2, 3]

@@ -34,8 +34,9 @@ from db.qualification import (
 )
 from db.settings import set_setting
 from db.vocabulary import QualificationStatus, Role
-from reviewer.adjudication import approve_agreed, conflict_queue
+from reviewer.adjudication import approve_agreed
 from reviewer.agreement import compute_agreement
+from reviewer.conflict_cases import conflict_queue
 from reviewer.judging import retract_last_judgment, submit_judgment
 from reviewer.queue import ReviewQueue
 from reviewer.triage import rank_items

@@ -23,9 +23,9 @@ from reviewer.cli.output import print_json, printed_json_or_empty, terminal_bloc
 
 if TYPE_CHECKING:
     from db.engine import Database
-    from reviewer.adjudication import ConflictCase
     from reviewer.agreement import AgreementReport
     from reviewer.agreement.bootstrap import BootstrapSettings
+    from reviewer.conflict_cases import ConflictCase
 
 DEFAULT_RESAMPLES = 1000  # reviewer.agreement.DEFAULT_RESAMPLES, not imported for --help speed
 DEFAULT_SEED = 20240601  # reviewer.agreement.DEFAULT_SEED
@@ -297,7 +297,8 @@ def decide_command(
     --reason flawed`. --kind and --source narrow the set.
     """
     from db.answers import format_answer
-    from reviewer.adjudication import decide, load_case
+    from reviewer.adjudication import decide
+    from reviewer.conflict_cases import load_case
 
     if (item_id is None) == (flag is None):
         fail("give either ITEM_ID or --flag NAME")
@@ -430,7 +431,8 @@ def approve_agreed_command(
     approved, its audit event keeping those figures.  Items the consensus says have a
     wrong key or should be dropped are listed for a lead (F3), never decided here.
     """
-    from reviewer.adjudication import approve_agreed, count_agreed
+    from reviewer.adjudication import approve_agreed
+    from reviewer.conflict_cases import count_agreed
 
     db = open_db(ctx)
     lead = acting_person(ctx, name, needs_lead=True).name
@@ -555,7 +557,7 @@ def conflicts_command(
 
     The judgments are shown to leads; anyone else (registered or not) gets the count.
     """
-    from reviewer.adjudication import conflict_queue, is_lead
+    from reviewer.conflict_cases import conflict_queue, is_lead
 
     db = open_db(ctx)
     reader = acting_person(ctx, name, register=False).name
@@ -581,7 +583,7 @@ def _echo_conflict_count(
     """What a non-lead may read of the conflict queue: how many, not whose judgments."""
     from collections import Counter
 
-    from reviewer.adjudication import conflict_queue
+    from reviewer.conflict_cases import conflict_queue
 
     why = "the judgments side by side are for leads, so annotators judge blind"
     if as_json:

@@ -50,7 +50,8 @@ from reviewer.tui.widgets.table_fit import fill_fitted
 if TYPE_CHECKING:
     from db.consensus import ItemConsensus
     from db.engine import Database
-    from reviewer.adjudication import ConflictCase, DecisionRecord, DecisionUndone
+    from reviewer.adjudication import DecisionUndone
+    from reviewer.conflict_cases import ConflictCase, DecisionRecord
     from reviewer.triage import TriageEntry
 
 # The rejection reason a verdict points to: named in the reason dialog, never preselected.
@@ -321,7 +322,7 @@ class AdjudicationScreen(AreaScreen):
     def load_queue(self) -> None:
         from db.decisions import newest_decision_id
         from db.people import PermissionDenied, require_lead
-        from reviewer.adjudication import conflict_queue, count_agreed, count_status
+        from reviewer.conflict_cases import conflict_queue, count_agreed, count_status
 
         worker = get_current_worker()
         with self.database.session() as session:
@@ -400,7 +401,7 @@ class AdjudicationScreen(AreaScreen):
 
     @work(thread=True, exit_on_error=False, group="decide")
     def count_agreed_items(self) -> None:
-        from reviewer.adjudication import count_agreed
+        from reviewer.conflict_cases import count_agreed
 
         self.post_message(self.AgreedCounted(count_agreed(self.database)))
 

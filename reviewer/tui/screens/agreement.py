@@ -238,9 +238,9 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
         """Recompute whenever judgments or decisions change (checked every few seconds)."""
         from db.consensus import consensus_of
         from db.qualification import left_out
-        from reviewer.adjudication import is_lead
         from reviewer.agreement import compute_agreement
         from reviewer.agreement.data import judgments_fingerprint
+        from reviewer.conflict_cases import is_lead
 
         fingerprint = judgments_fingerprint(self.database)
         if fingerprint == self._seen and not self._force.is_set():

@@ -8,8 +8,8 @@ from rich.text import Text
 
 from db.answers import format_answer
 from db.consensus import DEFAULT_CONFIDENCE, ConsensusOutcome, ItemConsensus, RaterReliability
-from reviewer.adjudication import ConflictCase
 from reviewer.agreement import rows
+from reviewer.conflict_cases import ConflictCase
 from reviewer.tui.literal import literal
 
 __all__ = ["DEFAULT_CONFIDENCE", "consensus_text", "referred_row", "reliability_cells"]
