@@ -548,7 +548,7 @@ async def test_other_areas_open_from_the_review_app(one_item: Database) -> None:
             if area_key:
                 await press(app, area_key)
             await press(app, "question_mark")
-            assert isinstance(app.screen, HelpScreen) and app.screen.title_text == f"{title} — keys"
+            assert isinstance(app.screen, HelpScreen) and app.screen.page.title == f"{title} — keys"
             shown = {(row.section, row.description) for row in app.screen.rows}
             assert (title, own_key) in shown and (title, "Back") in shown
             assert not any(section in ("Blind answer", "Verdict") for section, _ in shown)

@@ -26,7 +26,7 @@ from reviewer.tui.idle_gc import IdleCollector
 from reviewer.tui.literal import notify_literally
 from reviewer.tui.responsive import HEIGHT_CLASSES, WIDTH_CLASSES
 from reviewer.tui.screens.area import AreaScreen
-from reviewer.tui.screens.help import HelpRow, HelpScreen
+from reviewer.tui.screens.help import HelpPage, HelpRow, HelpScreen
 from reviewer.tui.screens.review import ReviewScreen
 from reviewer.tui.timer import ActiveTimer
 
@@ -174,9 +174,10 @@ class ReviewApp(App[None]):
             return
         if isinstance(top, AreaScreen):
             intro = AREA_HELP_INTRO.format(title=top.TITLE)
-            self.push_screen(HelpScreen(self.help_rows(), intro, f"{top.TITLE} — keys"))
+            page = HelpPage(f"{top.TITLE} — keys", intro, self.help_rows())
         else:
-            self.push_screen(HelpScreen(self.help_rows(), HELP_INTRO))
+            page = HelpPage("vetbench review — keys", HELP_INTRO, self.help_rows())
+        self.push_screen(HelpScreen(page))
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

@@ -40,6 +40,15 @@ def help_table(rows: list[HelpRow]) -> Table:
     return table
 
 
+@dataclass(frozen=True)
+class HelpPage:
+    """What ``?`` shows for one screen: a title, a paragraph, and its keys."""
+
+    title: str
+    intro: str
+    rows: list[HelpRow]
+
+
 class HelpScreen(DialogScreen[None]):
     """Lists the keys; any of Esc, q or ? closes it."""
 
@@ -47,19 +56,19 @@ class HelpScreen(DialogScreen[None]):
         Binding("escape,q,question_mark", "close", "Close help"),
     ]
 
-    def __init__(
-        self, rows: list[HelpRow], intro: str, title: str = "vetbench review — keys"
-    ) -> None:
+    def __init__(self, page: HelpPage) -> None:
         super().__init__()
-        self.rows = rows
-        self.intro = intro
-        self.title_text = title
+        self.page = page
+
+    @property
+    def rows(self) -> list[HelpRow]:
+        return self.page.rows
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body"):
-            yield PanelTitle(self.title_text)
-            yield Static(Text(self.intro), id="help-intro")
-            yield Static(help_table(self.rows), id="help-table")
+            yield PanelTitle(self.page.title)
+            yield Static(Text(self.page.intro), id="help-intro")
+            yield Static(help_table(self.page.rows), id="help-table")
 
     def action_close(self) -> None:
         self.dismiss(None)
