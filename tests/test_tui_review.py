@@ -551,6 +551,8 @@ async def test_other_areas_open_from_the_review_app(one_item: Database) -> None:
             assert isinstance(app.screen, HelpScreen) and app.screen.page.title == f"{title} — keys"
             shown = {(row.section, row.description) for row in app.screen.rows}
             assert (title, own_key) in shown and (title, "Back") in shown
+            assert ("Esc", "Back") in {(row.keys, row.description) for row in app.screen.rows}
+            assert not {"Focus Next", "Copy selected text"} & {text for _, text in shown}
             assert not any(section in ("Blind answer", "Verdict") for section, _ in shown)
             assert ("App", "this help") in shown
             await press(app, "escape")

@@ -7,9 +7,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from textual.binding import Binding
 from textual.screen import Screen
 
-from reviewer.tui.screens.help import HelpRow
+from reviewer.tui.screens.help import HelpRow, key_label
+
+# Every Textual screen has these (Tab, Shift+Tab, Ctrl+C): not the screen's own keys.
+_TEXTUAL_SCREEN_ACTIONS = frozenset(
+    binding.action for binding in Screen.BINDINGS if isinstance(binding, Binding)
+)
 
 if TYPE_CHECKING:
     from db.engine import Database
@@ -28,12 +34,14 @@ class AreaScreen(Screen[None]):
         self.person_name = person_name
 
     def help_rows(self) -> list[HelpRow]:
-        """The screen's own keys for ``?``, as its footer names them, hidden ones too."""
+        """The screen's own keys for ``?`` (hidden ones too; not Textual's Tab and copy)."""
         section = self.TITLE or type(self).__name__
         return [
-            HelpRow(section, self.app.get_key_display(active.binding), active.binding.description)
+            HelpRow(section, key_label(active.binding), active.binding.description)
             for active in self.active_bindings.values()
-            if active.node is self and active.binding.description
+            if active.node is self
+            and active.binding.description
+            and active.binding.action not in _TEXTUAL_SCREEN_ACTIONS
         ]
 
     def action_leave(self) -> None:

@@ -24,6 +24,20 @@ class HelpRow:
     description: str
 
 
+_KEY_NAMES = {"ctrl": "Ctrl", "shift": "Shift", "alt": "Alt", "escape": "Esc", "enter": "Enter"}
+_KEY_NAMES |= {"space": "Space", "tab": "Tab", "question_mark": "?", "backspace": "Backspace"}
+
+
+def key_label(binding: Binding) -> str:
+    """A binding's key as the help writes keys: ``Ctrl+S``, ``Esc``, ``F2``, ``A``."""
+    if binding.key_display:
+        return binding.key_display
+    parts = binding.key.split("+")
+    return "+".join(
+        _KEY_NAMES.get(part, part.upper() if part[:1] == "f" else part) for part in parts
+    )
+
+
 def help_table(rows: list[HelpRow]) -> Table:
     table = Table(box=None, show_header=False, padding=(0, 2), expand=True)
     # Keys wrap at their spaces ("Shift+Space /" over "PgUp"), never cut short with "…".
