@@ -579,8 +579,7 @@ class ReviewQueue:
             row = session.execute(query).first()
             if row is None:
                 return None
-            judgment, key = row
-            return own_judgment_of(judgment, self.annotator, key)
+            return own_judgment_of(*row, annotator=self.annotator)
 
     def judged_items(self, limit: int = 500) -> list[OwnJudgment]:
         """My active judgments, newest first (for browsing what I have done)."""
@@ -590,13 +589,15 @@ class ReviewQueue:
                 .order_by(col(Judgment.created_at).desc(), col(Judgment.id).desc())
                 .limit(limit)
             ).all()
-            return [own_judgment_of(judgment, self.annotator, key) for judgment, key in rows]
+            return [own_judgment_of(*row, annotator=self.annotator) for row in rows]
 
-    def _own_judgments(self) -> Select[Judgment, str]:
-        """This annotator's active judgments, each with the key of the revision it judged."""
+    def _own_judgments(self) -> Select[Judgment, str, str]:
+        """This annotator's active judgments, each with the key of the revision it judged
+        and the item's kind."""
         return (
-            select(Judgment, col(ItemRevision.key))
+            select(Judgment, col(ItemRevision.key), col(Item.kind))
             .join(ItemRevision, col(ItemRevision.id) == col(Judgment.revision_id))
+            .join(Item, col(Item.id) == col(Judgment.item_id))
             .where(
                 col(Judgment.annotator_id) == self.person_id,
                 col(Judgment.retracted).is_(False),

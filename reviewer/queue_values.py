@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from db.models import Judgment
 from db.rows import from_row
+from db.vocabulary import ItemKind
 from reviewer.judging import JudgmentView
 
 __all__ = ["GuidelinesNews", "OwnJudgment", "QueueProgress", "SessionHistory", "own_judgment_of"]
@@ -19,6 +20,7 @@ class OwnJudgment(JudgmentView):
 
     judgment_id: int
     item_id: str
+    kind: ItemKind  # the item's, so its answers show as the rest of the app shows them
 
 
 @dataclass(frozen=True)
@@ -64,12 +66,14 @@ class SessionHistory:
         self.position = len(self.item_ids) - 1
 
 
-def own_judgment_of(row: Judgment, annotator: str, key: str) -> OwnJudgment:
-    """``row`` (this annotator's judgment of a revision whose key is ``key``) as plain data."""
+def own_judgment_of(row: Judgment, key: str, kind: str, *, annotator: str) -> OwnJudgment:
+    """``row`` (this annotator's judgment of a revision whose key is ``key``, of an item
+    of ``kind``) as plain data."""
     return from_row(
         OwnJudgment,
         row,
         annotator=annotator,
+        kind=ItemKind(kind),
         revision=row.revision_number,
         alternative_orders=tuple(row.alternative_orders),
         matches_key=row.blind_answer == key,

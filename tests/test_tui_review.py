@@ -586,6 +586,7 @@ async def test_browse_judged_items_lists_every_revision(one_item: Database) -> N
         await press(app, "l")
         text = screen_text(app)
         assert text.count("econ:1") >= 2 and "flawed" in text and "keep" in text
+        assert "D, A, B, C" in text and "DABC" not in text  # an order, as the app writes one
         await press(app, "enter")  # the newest judgment opens, in browse mode
         assert app.review_screen.phase is Phase.JUDGED
         assert "Your verdict: keep" in screen_text(app)

@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 
+from db.answers import format_answer
 from reviewer.queue import OwnJudgment, ReviewQueue
 from reviewer.tui.literal import literal
 from reviewer.tui.widgets.dialog import Dialog, DialogScreen
@@ -52,7 +53,7 @@ class JudgedScreen(DialogScreen[str | None]):
                 literal(judgment.item_id),
                 str(judgment.revision),
                 literal(judgment.verdict),
-                literal(judgment.blind_answer),
+                literal(format_answer(judgment.kind, judgment.blind_answer)),
                 f"{judgment.seconds:.0f}",
                 judgment.created_at.strftime("%Y-%m-%d %H:%M"),
                 literal(judgment.comment[:40]),
