@@ -24,8 +24,9 @@
   gold in an earlier transaction (the review app shows the outcome after the verdict is
   stored), never for a judgment a rollback could take back; and a member's judgment that
   names a gold item names the one of the item and revision it judges (one of another
-  item named every gold, and was told every known answer).  A member's judgment gets
-  its time from the server (``vetbench_stamp_judgment``).
+  item named every gold, and was told every known answer), and its ``revision_id`` is the
+  revision it names by number (agreement reads the one, the status rule the other).  A
+  member's judgment gets its time from the server (``vetbench_stamp_judgment``).
 - **Ids** (PostgreSQL): a row a member inserts into a table with a serial ``id``
   (:data:`SERIAL_ID_TABLES`) takes the id this very insert drew from the sequence
   (``vetbench_serial_id``): an audit event with an id ahead of the sequence made every
@@ -306,6 +307,12 @@ BEGIN
         NEW.revision_number, NEW.gold_id, gold.item_id, gold.revision_number
         USING ERRCODE = 'insufficient_privilege';
     END IF;
+  END IF;
+  -- revision_id is the revision it names by number (agreement reads the one, statuses both)
+  IF NOT EXISTS (SELECT FROM item_revision WHERE id = NEW.revision_id
+                 AND item_id = NEW.item_id AND number = NEW.revision_number) THEN
+    RAISE EXCEPTION 'a judgment of item % revision % names revision id %, which is not it',
+      NEW.item_id, NEW.revision_number, NEW.revision_id USING ERRCODE = 'check_violation';
   END IF;
   -- A new judgment is in force and took no negative time: an undo is vetbench_undo's.
   IF NEW.retracted IS DISTINCT FROM false OR NEW.retracted_at IS NOT NULL

@@ -49,6 +49,21 @@ def test_a_judgment_names_only_the_gold_of_its_own_item(team: Team) -> None:
     assert raw(alice, KNOWN_SQL).all() == [("o:2", "DCBA")]
 
 
+def test_a_judgment_names_the_revision_it_judges(team: Team) -> None:
+    # o:1's judgment naming o:2's revision counted for o:1's status and in o:2's agreement.
+    alice = team.url(team.alice)
+    other = JUDGMENT_SQL.replace("WHERE item_id = 'o:1'", "WHERE item_id = 'o:2'")
+    annotator = team.person_id(team.alice)
+    refused = "a judgment of item o:1 revision [12] names revision id .*, which is not it"
+    with pytest.raises(sa.exc.IntegrityError, match=refused):
+        raw(alice, other, annotator=annotator)
+    with pytest.raises(sa.exc.IntegrityError, match=refused):  # nor another number of it
+        raw(alice, JUDGMENT_SQL.replace("'o:1'), 1,", "'o:1'), 2,"), annotator=annotator)
+    assert raw(alice, "SELECT count(*) FROM judgment").scalar_one() == 0
+    raw(alice, JUDGMENT_SQL, annotator=annotator)  # its own revision: stored
+    assert raw(alice, "SELECT count(*) FROM judgment").scalar_one() == 1
+
+
 ID_INSERTS = {
     "audit_event": EVENT_SQL.format(action="judge")
     .replace("(actor,", "(id, actor,")
