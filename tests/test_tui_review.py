@@ -561,6 +561,20 @@ async def test_other_areas_open_from_the_review_app(one_item: Database) -> None:
         assert app.screen is app.review_screen
 
 
+def test_keys_in_the_help_are_written_as_the_review_help_writes_them() -> None:
+    from textual.binding import Binding
+
+    from reviewer.tui.screens.help import key_label
+
+    written = {key: key_label(Binding(key, "act", "what")) for key in BOUND_KEYS}
+    assert written == dict(zip(BOUND_KEYS, WRITTEN_KEYS, strict=True))
+    assert key_label(Binding("question_mark", "help", "Help", key_display="?")) == "?"
+
+
+BOUND_KEYS = ("ctrl+s", "escape", "f4", "f", "A", "shift+tab", "question_mark", "enter")
+WRITTEN_KEYS = ("Ctrl+S", "Esc", "F4", "f", "A", "Shift+Tab", "?", "Enter")
+
+
 async def test_command_palette_runs_review_actions(database: Database) -> None:
     for index in range(3):
         store_item(database, f"econ:{index}")

@@ -24,18 +24,21 @@ class HelpRow:
     description: str
 
 
-_KEY_NAMES = {"ctrl": "Ctrl", "shift": "Shift", "alt": "Alt", "escape": "Esc", "enter": "Enter"}
-_KEY_NAMES |= {"space": "Space", "tab": "Tab", "question_mark": "?", "backspace": "Backspace"}
+_KEY_NAMES = {
+    **{"ctrl": "Ctrl", "shift": "Shift", "alt": "Alt", "escape": "Esc", "enter": "Enter"},
+    **{"space": "Space", "tab": "Tab", "question_mark": "?", "backspace": "Backspace"},
+}
 
 
 def key_label(binding: Binding) -> str:
     """A binding's key as the help writes keys: ``Ctrl+S``, ``Esc``, ``F2``, ``A``."""
     if binding.key_display:
         return binding.key_display
-    parts = binding.key.split("+")
-    return "+".join(
-        _KEY_NAMES.get(part, part.upper() if part[:1] == "f" else part) for part in parts
-    )
+    *modifiers, key = binding.key.split("+")
+    # F2, and Ctrl+S as keys are written; a letter alone stays as bound ("a"; "A" is Shift+A)
+    if key[1:].isdigit() or (modifiers and len(key) == 1):
+        key = key.upper()
+    return "+".join(_KEY_NAMES.get(part, part) for part in (*modifiers, key))
 
 
 def help_table(rows: list[HelpRow]) -> Table:
