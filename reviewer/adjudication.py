@@ -2,10 +2,11 @@
 
 Every decision is a new ``Decision`` row (the newest one not undone counts; older
 ones are history), written with an audit event and the refreshed item status in ONE
-transaction.  Undo (:func:`undo_decision`) retracts a lead's own decision: the row
-stays with ``retracted_at`` set, and the item's status falls back to the decision
-before it, or to what its judgments say.  Approving with a corrected key first makes a new revision with
-that key.  Only leads decide: anyone else gets ``PermissionDenied`` with a
+transaction; the same decision given again by the same lead is not written twice.
+Undo (:func:`undo_decision`) retracts a lead's own decision: the row stays with
+``retracted_at`` set, and the item's status falls back to the decision before it, or
+to what its judgments say.  Approving with a corrected key first makes a new revision
+with that key.  Only leads decide: anyone else gets ``PermissionDenied`` with a
 message saying so, and nothing is written.
 
 What leads read (the conflict queue, each item's case, the decision records) is in
@@ -57,6 +58,7 @@ __all__ = [
     "store_bulk_decisions",
     "undo_decision",
 ]
+
 DECIDABLE = (ItemStatus.APPROVED, ItemStatus.REJECTED)
 KEY_CORRECTION_NOTE = "key corrected by lead"  # starts the change note of such revisions
 
