@@ -142,7 +142,7 @@ def test_entities_and_tags_are_flagged_with_where_they_are() -> None:
 
 
 def test_stylesheet_text_pasted_from_word_is_flagged() -> None:
-    """CFLUE's item 1561: an explanation ending in the <style> text of Word's HTML."""
+    """CFLUE's knowledge:1562 (its record 1562): an explanation ending in the <style> text of Word's HTML."""
     explanation = (
         '每日计提的管理费用=50000×0.73%÷365=1万元。\r\n@font-face{\r\nfont-family:"宋体";\r\n}'
         '\r\n\r\np.MsoNormal{\r\nmso-style-name:正文;\r\nmso-style-parent:"";\r\nmargin:0pt;}'
