@@ -207,6 +207,16 @@ def test_a_protocol_says_which_chosen_items_it_leaves_out_and_the_run_records_th
         )
     )
     assert "left out" not in chosen.stderr and stored_runs(url)[-1].params["excluded"] == {}
+    # A limited run records what it passed over on the way to its items, not every item
+    # of another kind in the database (the items come in the order they were stored).
+    limited = [
+        ok(run_cli(url, "eval", "--model", "scripted:oracle", "--limit", "1", *protocol))
+        for protocol in (("--protocol", "econlogicqa", "--shots", "1"), ("--protocol", "cflue"))
+    ]
+    first_order, first_choice = (run.params["excluded"] for run in stored_runs(url)[-2:])
+    assert "left out" not in limited[0].stderr and first_order == {}  # six, before
+    assert "note: 2 ordering items left out" in limited[1].stderr
+    assert sorted(first_choice) == ["econ:1", "econ:2"]
 
 
 # ------------------------------------------------------------------ EconLogicQA
