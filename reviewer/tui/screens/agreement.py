@@ -70,15 +70,33 @@ def kappa_colour(value: float | None) -> str:
 class FigureNotes(Static):
     """Sentences under the figures: why one is undefined, or paradoxically low."""
 
-    def show(self, notes: list[str]) -> None:
+    def show(self, notes: list[str], *, numbered: bool = False) -> None:
+        """One note a line, each after a bullet, or after its number as a table's cells
+        refer to it (``(1)``)."""
         self.display = bool(notes)
         text = Text()
         for index, note in enumerate(notes):
             if index:
                 text.append("\n")
-            text.append("• ")
+            text.append(f"({index + 1}) " if numbered else "• ")
             text.append_text(literal(note))
         self.update(text)
+
+
+def footnoted(figure: Figure, reasons: list[str], *, interval: bool = True) -> str:
+    """A figure's cell where a table has no room for sentences: its value (and interval),
+    or ``— (2)`` when it is undefined, ``reasons[1]`` saying why (each reason listed once,
+    under the table).  A reason in the cell made its column as wide as the sentence and
+    pushed the columns after it off the screen, even at 150 columns."""
+    from reviewer.agreement.rows import figure_text, value_text
+
+    if figure.defined:
+        return figure_text(figure) if interval else value_text(figure)
+    if not figure.reason:
+        return "—"
+    if figure.reason not in reasons:
+        reasons.append(figure.reason)
+    return f"— ({reasons.index(figure.reason) + 1})"
 
 
 def figure_cells(figure: Figure) -> tuple[str, str]:
@@ -186,6 +204,7 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
                 yield DataTable(id="kappa-map", cursor_type="cell", show_cursor=False)
             with TabPane("By kind and source", id="breakdown-tab"):
                 yield DataTable(id="breakdown", cursor_type="row", zebra_stripes=True)
+                yield FigureNotes(id="breakdown-notes")
             with TabPane("Likely wrong keys", id="wrong-keys-tab"):
                 yield DataTable(id="wrong-keys", cursor_type="row", zebra_stripes=True)
         yield KeyFooter()
@@ -389,21 +408,26 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
         table.clear()
         if not report.by_kind and not report.by_source:
             table.add_row(*none_row(len(table.columns)))
+        reasons: list[str] = []
         for label, groups in (("kind", report.by_kind), ("source", report.by_source)):
             for name, group in groups.items():
+                # in reading order, so that the notes' numbers run down the page
+                verdicts = footnoted(group.verdict.alpha, reasons)
+                keep_drop = footnoted(group.keep_drop.alpha, reasons)
                 answers = ", ".join(
-                    f"{kind} {value_text(alpha.alpha)}"
+                    f"{kind} {footnoted(alpha.alpha, reasons, interval=False)}"
                     for kind, alpha in group.answer_alpha.items()
                 )
                 table.add_row(
                     literal(f"{label}: {name}"),
                     f"{group.items_compared:,}",
-                    literal(" ".join(figure_cells(group.verdict.alpha))),
-                    literal(" ".join(figure_cells(group.keep_drop.alpha))),
+                    literal(verdicts),
+                    literal(keep_drop),
                     literal(answers),
                     value_text(group.key.overall),
                     str(len(group.key.likely_wrong_keys)),
                 )
+        self.query_one("#breakdown-notes", FigureNotes).show(reasons, numbered=True)
 
     def _show_wrong_keys(self, figures: AgreementFigures, lead: bool) -> None:
         table = self.query_one("#wrong-keys", DataTable)
