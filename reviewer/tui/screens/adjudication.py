@@ -544,7 +544,7 @@ class AdjudicationScreen(AreaScreen):
         self.queue_summary = Text(
             f"{counted(message.conflicts, 'conflict')} to resolve{shown} · "
             f"{counted(message.agreed, 'agreed item')} waiting for approval (A) · "
-            "u undoes your last decision"
+            "u undoes your last decision here"
         )
         summary.update(self.queue_summary)
         self.load_consensus(list(self.cases))
