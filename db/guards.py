@@ -63,15 +63,16 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, text
 
-from db.vocabulary import (
-    DECISION_STATUSES,
-    FLAG_ACTION,
-    METADATA_ACTION,
-    RETRACT_ACTION,
-    UNDO_DECISION_ACTION,
-    FlagName,
-    FlagSource,
+from db.guard_sql import (
+    DECIDED,
+    NEWEST_DECISION,
+    STATUS_HOLDS,
+    STATUS_REFUSAL,
+    audited_here,
+    plpgsql_trigger,
 )
+from db.review_guards import review_guard_functions
+from db.vocabulary import FLAG_ACTION, METADATA_ACTION, FlagName, FlagSource
 
 __all__ = [
     "POSTGRES_GUARD_FUNCTIONS",
@@ -83,62 +84,23 @@ __all__ = [
     "restore_sqlite_triggers",
 ]
 
-_DECIDED = ", ".join(f"'{status.value}'" for status in DECISION_STATUSES)
 _FLAG_NAMES = ", ".join(f"'{name.value}'" for name in FlagName)
 _FLAG_SOURCES = ", ".join(f"'{source.value}'" for source in FlagSource)
 
-
-def _audited_here(action: str, target: str, row_key: str | None = None) -> str:
-    """A condition: this transaction recorded the audit event ``action`` on ``target`` (a
-    column) in the logged-in role's name (the server stamps both: db.privileges); with
-    ``row_key``, an event whose payload names the row (``NEW.id``) under that key."""
-    about_row = f" AND payload ->> '{row_key}' = NEW.id::text" if row_key else ""
-    return (
-        f"EXISTS (SELECT FROM audit_event WHERE action = '{action}' AND target = {target} "
-        f"AND db_role = session_user AND created_at = now(){about_row})"
-    )
-
-
-# The newest decision not undone, as db.decisions.latest_decision orders them.
-_NEWEST_DECISION = (
-    "SELECT status, revision_number FROM decision WHERE item_id = {item} "
-    "AND retracted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1"
-)
-# A judgment stored by an earlier transaction: a member's judgment is stamped with its
-# transaction's start (vetbench_stamp_judgment), so one of this transaction, which a
-# rollback would leave no trace of, is never taken as judged.
-_COMMITTED_BEFORE = "j.created_at < now()"
-_STATUS_REFUSAL = "approved and rejected come only from a lead''s decision of the current revision"
-
 SQLITE_STATUS_TRIGGERS: dict[str, str] = {
     "item_status_from_decision_on_insert": f"""CREATE TRIGGER IF NOT EXISTS
-item_status_from_decision_on_insert BEFORE INSERT ON item WHEN NEW.status IN ({_DECIDED})
-BEGIN SELECT RAISE(ABORT, 'a new item cannot be approved or rejected: {_STATUS_REFUSAL}'); END""",
+item_status_from_decision_on_insert BEFORE INSERT ON item WHEN NEW.status IN ({DECIDED})
+BEGIN SELECT RAISE(ABORT, 'a new item cannot be approved or rejected: {STATUS_REFUSAL}'); END""",
     "item_status_from_decision": f"""CREATE TRIGGER IF NOT EXISTS
 item_status_from_decision BEFORE UPDATE OF status ON item
-WHEN NEW.status IN ({_DECIDED}) AND NEW.status IS NOT OLD.status AND NOT EXISTS (
-  SELECT 1 FROM ({_NEWEST_DECISION.format(item="NEW.id")}) AS newest
+WHEN NEW.status IN ({DECIDED}) AND NEW.status IS NOT OLD.status AND NOT EXISTS (
+  SELECT 1 FROM ({NEWEST_DECISION.format(item="NEW.id")}) AS newest
   WHERE newest.status = NEW.status AND newest.revision_number = NEW.current_revision)
-BEGIN SELECT RAISE(ABORT, 'refused: item status {_STATUS_REFUSAL}'); END""",
+BEGIN SELECT RAISE(ABORT, 'refused: item status {STATUS_REFUSAL}'); END""",
 }
 """SQLite's status rule: (trigger name, statement) for each trigger."""
 
 
-# The status rule, for the item in ``current_item`` (its row) with ``decided`` a record:
-# approved or rejected only while its newest decision not undone says so, about its
-# current revision.
-_STATUS_HOLDS = f"""  IF current_item.status IN ({_DECIDED}) THEN
-    SELECT status, revision_number INTO decided FROM decision
-    WHERE item_id = current_item.id AND retracted_at IS NULL
-    ORDER BY created_at DESC, id DESC LIMIT 1;
-    IF NOT FOUND OR decided.status <> current_item.status
-       OR decided.revision_number <> current_item.current_revision THEN
-      RAISE EXCEPTION 'item % is % at revision %, but %', current_item.id,
-        current_item.status, current_item.current_revision, '{_STATUS_REFUSAL}'
-        USING ERRCODE = 'check_violation';
-    END IF;
-  END IF;
-"""
 _KIND_OF_ITEM = """  IF current_item.kind IS DISTINCT FROM (SELECT kind FROM item_revision
       WHERE item_id = current_item.id AND number = current_item.current_revision) THEN
     RAISE EXCEPTION 'item % is %, not the kind of its current revision %: an item''s kind '
@@ -162,7 +124,7 @@ def postgres_guard_functions(path: str, *, revision_kind: bool = True) -> list[s
     kind_of_item = _KIND_OF_ITEM if revision_kind else ""
     kind_of_revision = _KIND_OF_REVISION if revision_kind else ""
     return [
-        _plpgsql(
+        plpgsql_trigger(
             "vetbench_guard_item_state",
             path,
             f"""DECLARE
@@ -185,10 +147,10 @@ BEGIN
     RAISE EXCEPTION 'item % moves only to its newest revision (%), not %',
       current_item.id, newest, current_item.current_revision USING ERRCODE = 'check_violation';
   END IF;
-{_STATUS_HOLDS}  RETURN NULL;
+{STATUS_HOLDS}  RETURN NULL;
 END""",
         ),
-        _plpgsql(
+        plpgsql_trigger(
             "vetbench_guard_revision",
             path,
             f"""BEGIN
@@ -207,7 +169,7 @@ END""",
     RAISE EXCEPTION '% may add revisions of item % only in their own name, not as %',
       session_user, NEW.item_id, NEW.author USING ERRCODE = 'insufficient_privilege';
   END IF;
-  IF (SELECT status FROM item WHERE id = NEW.item_id) IN ({_DECIDED})
+  IF (SELECT status FROM item WHERE id = NEW.item_id) IN ({DECIDED})
      AND NOT vetbench_session_is_lead() THEN
     RAISE EXCEPTION 'only leads revise an approved or rejected item: % may not revise %',
       session_user, NEW.item_id USING ERRCODE = 'insufficient_privilege';
@@ -215,7 +177,7 @@ END""",
   RETURN NEW;
 END""",
         ),
-        _plpgsql(
+        plpgsql_trigger(
             "vetbench_guard_flag",
             path,
             f"""BEGIN
@@ -237,7 +199,7 @@ END""",
         # link, written by the same transaction; a second opinion's with its audit event
         # "flag"; a model flag only from a lead's recompute.  With psql a member planted
         # a flag, with made-up evidence, on any item.  Checked at commit.
-        _plpgsql(
+        plpgsql_trigger(
             "vetbench_guard_flag_origin",
             path,
             f"""DECLARE
@@ -251,7 +213,7 @@ BEGIN
                AND number = NEW.revision_number AND xmin = this_transaction)
        OR EXISTS (SELECT FROM item WHERE id = NEW.item_id AND xmin = this_transaction))
      OR NEW.source = '{FlagSource.CHECK.value}'
-        AND {_audited_here(FLAG_ACTION, "NEW.item_id")} THEN
+        AND {audited_here(FLAG_ACTION, "NEW.item_id")} THEN
     RETURN NULL;
   END IF;
   RAISE EXCEPTION 'flag % (%) of item % revision %: a member''s flag comes with the change '
@@ -260,162 +222,9 @@ BEGIN
     session_user USING ERRCODE = 'insufficient_privilege';
 END""",
         ),
-        # The known verdict and answer of a gold item, for a lead or for someone who has
-        # judged it (annotators cannot read those columns: db.privileges).
-        f"""CREATE OR REPLACE FUNCTION vetbench_gold_known(gold integer)
-RETURNS TABLE (verdict varchar, answer varchar)
-LANGUAGE plpgsql STABLE SECURITY DEFINER {path} AS $$
-BEGIN
-  RETURN QUERY SELECT g.verdict, g.answer FROM gold_item g
-  WHERE g.id = gold AND (vetbench_session_is_lead() OR EXISTS (SELECT FROM judgment j
-    WHERE j.gold_id = g.id AND j.annotator_id = vetbench_session_person_id()
-      AND {_COMMITTED_BEFORE}));
-END
-$$""",
-        # Whether each calibration judgment matched its gold, for every member: item
-        # statuses leave out the judgments of people who have not qualified, and any
-        # member's write refreshes them (db.qualification).  The answers stay hidden,
-        # and a member's own judgment of this transaction is not told.
-        f"""CREATE OR REPLACE FUNCTION vetbench_calibration_outcomes()
-RETURNS TABLE (judgment_id integer, annotator_id integer, gold_id integer, matched boolean)
-LANGUAGE plpgsql STABLE SECURITY DEFINER {path} AS $$
-BEGIN
-  RETURN QUERY SELECT j.id, j.annotator_id, j.gold_id,
-    (j.blind_answer = g.answer AND j.verdict = g.verdict)
-  FROM judgment j JOIN gold_item g ON g.id = j.gold_id
-  WHERE vetbench_session_is_lead() OR j.annotator_id IS DISTINCT FROM
-    vetbench_session_person_id() OR {_COMMITTED_BEFORE};
-END
-$$""",
-        _plpgsql(
-            "vetbench_stamp_judgment",
-            path,
-            """DECLARE
-  gold record;
-BEGIN
-  IF vetbench_session_is_admin() THEN
-    RETURN NEW;
-  END IF;
-  -- A calibration judgment names the gold of the very revision it judges: one of another
-  -- item naming each gold item made vetbench_gold_known tell every known answer.
-  IF NEW.gold_id IS NOT NULL THEN
-    SELECT item_id, revision_number INTO gold FROM gold_item WHERE id = NEW.gold_id;
-    IF gold.item_id IS DISTINCT FROM NEW.item_id
-       OR gold.revision_number IS DISTINCT FROM NEW.revision_number THEN
-      RAISE EXCEPTION 'a judgment of item % revision % names gold item % of item % revision %: '
-        'a calibration judgment names the gold of the revision it judges', NEW.item_id,
-        NEW.revision_number, NEW.gold_id, gold.item_id, gold.revision_number
-        USING ERRCODE = 'insufficient_privilege';
-    END IF;
-  END IF;
-  -- revision_id is the revision it names by number (agreement reads the one, statuses both)
-  IF NOT EXISTS (SELECT FROM item_revision WHERE id = NEW.revision_id
-                 AND item_id = NEW.item_id AND number = NEW.revision_number) THEN
-    RAISE EXCEPTION 'a judgment of item % revision % names revision id %, which is not it',
-      NEW.item_id, NEW.revision_number, NEW.revision_id USING ERRCODE = 'check_violation';
-  END IF;
-  -- A new judgment is in force and took no negative time: an undo is vetbench_undo's.
-  IF NEW.retracted IS DISTINCT FROM false OR NEW.retracted_at IS NOT NULL
-     OR NOT (NEW.seconds >= 0 AND NEW.seconds < 'Infinity') THEN
-    RAISE EXCEPTION 'a new judgment comes with seconds >= 0, not retracted: % inserted one '
-      'retracted %, with % seconds', session_user, NEW.retracted, NEW.seconds
-      USING ERRCODE = 'insufficient_privilege';
-  END IF;
-  NEW.created_at := now();
-  RETURN NEW;
-END""",
-        ),
-        # An undo (a judgment's, a decision's) is one way, dated by the server, and comes
-        # with its audit event (checked at commit): with psql a member undid a judgment
-        # unrecorded and dated it 1999, a lead undid a decision and took the undo back.
-        _plpgsql(
-            "vetbench_guard_judgment_undo",
-            path,
-            """BEGIN
-  IF vetbench_session_is_admin() THEN
-    RETURN NEW;
-  END IF;
-  IF OLD.retracted THEN
-    IF NEW.retracted IS DISTINCT FROM OLD.retracted
-       OR NEW.retracted_at IS DISTINCT FROM OLD.retracted_at THEN
-      RAISE EXCEPTION 'judgment % was undone at %: an undo is never taken back nor dated '
-        'again', OLD.id, OLD.retracted_at USING ERRCODE = 'insufficient_privilege';
-    END IF;
-  ELSIF NEW.retracted THEN
-    NEW.retracted_at := now();
-  ELSIF NEW.retracted_at IS DISTINCT FROM OLD.retracted_at THEN
-    RAISE EXCEPTION 'judgment %: retracted_at is set by its undo only', OLD.id
-      USING ERRCODE = 'insufficient_privilege';
-  END IF;
-  RETURN NEW;
-END""",
-        ),
-        _plpgsql(
-            "vetbench_guard_judgment_undo_audited",
-            path,
-            f"""BEGIN
-  IF NOT vetbench_session_is_admin()
-     AND NOT {_audited_here(RETRACT_ACTION, "NEW.item_id", "judgment_id")} THEN
-    RAISE EXCEPTION 'judgment % of item % is undone only with its audit event "{RETRACT_ACTION}" '
-      'of the same transaction: % undid it unrecorded', NEW.id, NEW.item_id, session_user
-      USING ERRCODE = 'insufficient_privilege';
-  END IF;
-  RETURN NULL;
-END""",
-        ),
-        _plpgsql(
-            "vetbench_guard_decision_undo",
-            path,
-            """BEGIN
-  IF vetbench_session_is_admin() THEN
-    RETURN NEW;
-  END IF;
-  IF OLD.retracted_at IS NOT NULL THEN
-    IF NEW.retracted_at IS DISTINCT FROM OLD.retracted_at
-       OR NEW.retracted_by_id IS DISTINCT FROM OLD.retracted_by_id THEN
-      RAISE EXCEPTION 'decision % of item % was undone at %: a decision''s undo is never '
-        'taken back nor dated again', OLD.id, OLD.item_id, OLD.retracted_at
-        USING ERRCODE = 'insufficient_privilege';
-    END IF;
-  ELSIF NEW.retracted_at IS NOT NULL THEN
-    NEW.retracted_at := now();
-  ELSIF NEW.retracted_by_id IS DISTINCT FROM OLD.retracted_by_id THEN
-    RAISE EXCEPTION 'decision %: retracted_by_id is set by its undo only', OLD.id
-      USING ERRCODE = 'insufficient_privilege';
-  END IF;
-  RETURN NEW;
-END""",
-        ),
-        # A decision made or undone: its item's status still follows the decisions at
-        # commit (the status rule ran on item updates only, so an undo by hand left the
-        # item approved with no decision in force); a member's undo has its audit event.
-        _plpgsql(
-            "vetbench_guard_decision_change",
-            path,
-            f"""DECLARE
-  current_item item%ROWTYPE;
-  decided record;
-BEGIN
-  IF TG_OP = 'UPDATE' AND NEW.retracted_at IS NOT DISTINCT FROM OLD.retracted_at THEN
-    RETURN NULL;
-  END IF;
-  IF TG_OP = 'UPDATE' AND OLD.retracted_at IS NULL AND NEW.retracted_at IS NOT NULL
-     AND NOT vetbench_session_is_admin()
-     AND NOT {_audited_here(UNDO_DECISION_ACTION, "NEW.item_id", "decision_id")} THEN
-    RAISE EXCEPTION 'decision % of item % is undone only with its audit event '
-      '"{UNDO_DECISION_ACTION}" of the same transaction: % undid it unrecorded', NEW.id,
-      NEW.item_id, session_user USING ERRCODE = 'insufficient_privilege';
-  END IF;
-  SELECT * INTO current_item FROM item WHERE id = NEW.item_id;
-  IF NOT FOUND THEN
-    RETURN NULL;
-  END IF;
-{_STATUS_HOLDS}  RETURN NULL;
-END""",
-        ),
         # A member's row takes the id its insert drew from the sequence (the module's
         # docstring says why: an audit event's id ahead of it made later inserts fail).
-        _plpgsql(
+        plpgsql_trigger(
             "vetbench_serial_id",
             path,
             """DECLARE
@@ -441,12 +250,12 @@ END""",
         # evaluation prompt) changes only with a "metadata" audit event of the same
         # transaction in the changer's name, as the importer records one: with psql it
         # changed without a trace.  Checked at commit, whichever was written first.
-        _plpgsql(
+        plpgsql_trigger(
             "vetbench_guard_item_metadata",
             path,
             f"""BEGIN
   IF NOT vetbench_session_is_admin()
-     AND NOT {_audited_here(METADATA_ACTION, "NEW.id")} THEN
+     AND NOT {audited_here(METADATA_ACTION, "NEW.id")} THEN
     RAISE EXCEPTION 'the metadata of item % (meta, source_ref, language) changes only with '
       'an audit event "{METADATA_ACTION}" of the same transaction: % changed it unrecorded',
       NEW.id, session_user USING ERRCODE = 'insufficient_privilege';
@@ -455,7 +264,7 @@ END""",
 END""",
         ),
         # A run's or a cached response's role is the one that logged in, for good.
-        _plpgsql(
+        plpgsql_trigger(
             "vetbench_stamp_role",
             path,
             """BEGIN
@@ -467,38 +276,8 @@ END""",
   RETURN NEW;
 END""",
         ),
-        # A claim is made or renewed now: a claim dated in the future never expired, so
-        # its holder was "at work" for good and kept others from the item (reviewer.queue).
-        _plpgsql(
-            "vetbench_stamp_claim",
-            path,
-            """BEGIN
-  IF NOT vetbench_session_is_admin() THEN
-    NEW.claimed_at := now();
-  END IF;
-  RETURN NEW;
-END""",
-        ),
-        # A decision is dated now: the newest one counts (db.decisions), so one dated in
-        # the future outlived every later decision of another lead.
-        _plpgsql(
-            "vetbench_stamp_decision",
-            path,
-            """BEGIN
-  IF NOT vetbench_session_is_admin() THEN
-    NEW.created_at := now();
-  END IF;
-  RETURN NEW;
-END""",
-        ),
+        *review_guard_functions(path),
     ]
-
-
-def _plpgsql(name: str, path: str, body: str) -> str:
-    return f"""CREATE OR REPLACE FUNCTION {name}() RETURNS trigger
-LANGUAGE plpgsql {path} AS $$
-{body}
-$$"""
 
 
 POSTGRES_GUARD_FUNCTIONS = (
@@ -552,7 +331,7 @@ POSTGRES_GUARD_TRIGGERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
             event="UPDATE OF status, current_revision, kind",
             when="WHEN (NEW.current_revision IS DISTINCT FROM OLD.current_revision OR "
             "NEW.kind IS DISTINCT FROM OLD.kind OR "
-            f"(NEW.status IS DISTINCT FROM OLD.status AND NEW.status IN ({_DECIDED}))) ",
+            f"(NEW.status IS DISTINCT FROM OLD.status AND NEW.status IN ({DECIDED}))) ",
         ),
         (),
     ),

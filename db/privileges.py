@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, inspect, text
 
+from db.guard_sql import plpgsql_trigger
 from db.guards import POSTGRES_GUARD_FUNCTIONS, POSTGRES_GUARD_TRIGGERS, postgres_guard_functions
 from db.table_privileges import (
     ANNOTATOR_GROUP,
@@ -234,12 +235,7 @@ def _release_functions(path: str) -> list[str]:
 
 def trigger_function(name: str, path: str, statements: str) -> str:
     """A PL/pgSQL trigger function ``name`` that runs ``statements`` under ``path``."""
-    return f"""CREATE OR REPLACE FUNCTION {name}() RETURNS trigger
-LANGUAGE plpgsql {path} AS $$
-BEGIN
-{statements}
-END
-$$"""
+    return plpgsql_trigger(name, path, f"BEGIN\n{statements}\nEND")
 
 
 _TRIGGERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (

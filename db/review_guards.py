@@ -1,0 +1,192 @@
+"""The PostgreSQL guards of review's own rows: judgments, decisions, claims and gold
+answers (what ``db.guards``'s overview calls gold answers, claims and decisions, and
+undo).  ``db.guards.postgres_guard_functions`` puts them with the item guards."""
+
+from __future__ import annotations
+
+from db.guard_sql import COMMITTED_BEFORE, STATUS_HOLDS, audited_here, plpgsql_trigger
+from db.vocabulary import RETRACT_ACTION, UNDO_DECISION_ACTION
+
+
+def review_guard_functions(path: str) -> list[str]:
+    """The functions that guard judgments, decisions, claims and gold answers, each
+    running under ``path``."""
+    return [
+        # The known verdict and answer of a gold item, for a lead or for someone who has
+        # judged it (annotators cannot read those columns: db.privileges).
+        f"""CREATE OR REPLACE FUNCTION vetbench_gold_known(gold integer)
+RETURNS TABLE (verdict varchar, answer varchar)
+LANGUAGE plpgsql STABLE SECURITY DEFINER {path} AS $$
+BEGIN
+  RETURN QUERY SELECT g.verdict, g.answer FROM gold_item g
+  WHERE g.id = gold AND (vetbench_session_is_lead() OR EXISTS (SELECT FROM judgment j
+    WHERE j.gold_id = g.id AND j.annotator_id = vetbench_session_person_id()
+      AND {COMMITTED_BEFORE}));
+END
+$$""",
+        # Whether each calibration judgment matched its gold, for every member: item
+        # statuses leave out the judgments of people who have not qualified, and any
+        # member's write refreshes them (db.qualification).  The answers stay hidden,
+        # and a member's own judgment of this transaction is not told.
+        f"""CREATE OR REPLACE FUNCTION vetbench_calibration_outcomes()
+RETURNS TABLE (judgment_id integer, annotator_id integer, gold_id integer, matched boolean)
+LANGUAGE plpgsql STABLE SECURITY DEFINER {path} AS $$
+BEGIN
+  RETURN QUERY SELECT j.id, j.annotator_id, j.gold_id,
+    (j.blind_answer = g.answer AND j.verdict = g.verdict)
+  FROM judgment j JOIN gold_item g ON g.id = j.gold_id
+  WHERE vetbench_session_is_lead() OR j.annotator_id IS DISTINCT FROM
+    vetbench_session_person_id() OR {COMMITTED_BEFORE};
+END
+$$""",
+        plpgsql_trigger(
+            "vetbench_stamp_judgment",
+            path,
+            """DECLARE
+  gold record;
+BEGIN
+  IF vetbench_session_is_admin() THEN
+    RETURN NEW;
+  END IF;
+  -- A calibration judgment names the gold of the very revision it judges: one of another
+  -- item naming each gold item made vetbench_gold_known tell every known answer.
+  IF NEW.gold_id IS NOT NULL THEN
+    SELECT item_id, revision_number INTO gold FROM gold_item WHERE id = NEW.gold_id;
+    IF gold.item_id IS DISTINCT FROM NEW.item_id
+       OR gold.revision_number IS DISTINCT FROM NEW.revision_number THEN
+      RAISE EXCEPTION 'a judgment of item % revision % names gold item % of item % revision %: '
+        'a calibration judgment names the gold of the revision it judges', NEW.item_id,
+        NEW.revision_number, NEW.gold_id, gold.item_id, gold.revision_number
+        USING ERRCODE = 'insufficient_privilege';
+    END IF;
+  END IF;
+  -- revision_id is the revision it names by number (agreement reads the one, statuses both)
+  IF NOT EXISTS (SELECT FROM item_revision WHERE id = NEW.revision_id
+                 AND item_id = NEW.item_id AND number = NEW.revision_number) THEN
+    RAISE EXCEPTION 'a judgment of item % revision % names revision id %, which is not it',
+      NEW.item_id, NEW.revision_number, NEW.revision_id USING ERRCODE = 'check_violation';
+  END IF;
+  -- A new judgment is in force and took no negative time: an undo is vetbench_undo's.
+  IF NEW.retracted IS DISTINCT FROM false OR NEW.retracted_at IS NOT NULL
+     OR NOT (NEW.seconds >= 0 AND NEW.seconds < 'Infinity') THEN
+    RAISE EXCEPTION 'a new judgment comes with seconds >= 0, not retracted: % inserted one '
+      'retracted %, with % seconds', session_user, NEW.retracted, NEW.seconds
+      USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  NEW.created_at := now();
+  RETURN NEW;
+END""",
+        ),
+        # An undo (a judgment's, a decision's) is one way, dated by the server, and comes
+        # with its audit event (checked at commit): with psql a member undid a judgment
+        # unrecorded and dated it 1999, a lead undid a decision and took the undo back.
+        plpgsql_trigger(
+            "vetbench_guard_judgment_undo",
+            path,
+            """BEGIN
+  IF vetbench_session_is_admin() THEN
+    RETURN NEW;
+  END IF;
+  IF OLD.retracted THEN
+    IF NEW.retracted IS DISTINCT FROM OLD.retracted
+       OR NEW.retracted_at IS DISTINCT FROM OLD.retracted_at THEN
+      RAISE EXCEPTION 'judgment % was undone at %: an undo is never taken back nor dated '
+        'again', OLD.id, OLD.retracted_at USING ERRCODE = 'insufficient_privilege';
+    END IF;
+  ELSIF NEW.retracted THEN
+    NEW.retracted_at := now();
+  ELSIF NEW.retracted_at IS DISTINCT FROM OLD.retracted_at THEN
+    RAISE EXCEPTION 'judgment %: retracted_at is set by its undo only', OLD.id
+      USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  RETURN NEW;
+END""",
+        ),
+        plpgsql_trigger(
+            "vetbench_guard_judgment_undo_audited",
+            path,
+            f"""BEGIN
+  IF NOT vetbench_session_is_admin()
+     AND NOT {audited_here(RETRACT_ACTION, "NEW.item_id", "judgment_id")} THEN
+    RAISE EXCEPTION 'judgment % of item % is undone only with its audit event "{RETRACT_ACTION}" '
+      'of the same transaction: % undid it unrecorded', NEW.id, NEW.item_id, session_user
+      USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  RETURN NULL;
+END""",
+        ),
+        plpgsql_trigger(
+            "vetbench_guard_decision_undo",
+            path,
+            """BEGIN
+  IF vetbench_session_is_admin() THEN
+    RETURN NEW;
+  END IF;
+  IF OLD.retracted_at IS NOT NULL THEN
+    IF NEW.retracted_at IS DISTINCT FROM OLD.retracted_at
+       OR NEW.retracted_by_id IS DISTINCT FROM OLD.retracted_by_id THEN
+      RAISE EXCEPTION 'decision % of item % was undone at %: a decision''s undo is never '
+        'taken back nor dated again', OLD.id, OLD.item_id, OLD.retracted_at
+        USING ERRCODE = 'insufficient_privilege';
+    END IF;
+  ELSIF NEW.retracted_at IS NOT NULL THEN
+    NEW.retracted_at := now();
+  ELSIF NEW.retracted_by_id IS DISTINCT FROM OLD.retracted_by_id THEN
+    RAISE EXCEPTION 'decision %: retracted_by_id is set by its undo only', OLD.id
+      USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  RETURN NEW;
+END""",
+        ),
+        # A decision made or undone: its item's status still follows the decisions at
+        # commit (the status rule ran on item updates only, so an undo by hand left the
+        # item approved with no decision in force); a member's undo has its audit event.
+        plpgsql_trigger(
+            "vetbench_guard_decision_change",
+            path,
+            f"""DECLARE
+  current_item item%ROWTYPE;
+  decided record;
+BEGIN
+  IF TG_OP = 'UPDATE' AND NEW.retracted_at IS NOT DISTINCT FROM OLD.retracted_at THEN
+    RETURN NULL;
+  END IF;
+  IF TG_OP = 'UPDATE' AND OLD.retracted_at IS NULL AND NEW.retracted_at IS NOT NULL
+     AND NOT vetbench_session_is_admin()
+     AND NOT {audited_here(UNDO_DECISION_ACTION, "NEW.item_id", "decision_id")} THEN
+    RAISE EXCEPTION 'decision % of item % is undone only with its audit event '
+      '"{UNDO_DECISION_ACTION}" of the same transaction: % undid it unrecorded', NEW.id,
+      NEW.item_id, session_user USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  SELECT * INTO current_item FROM item WHERE id = NEW.item_id;
+  IF NOT FOUND THEN
+    RETURN NULL;
+  END IF;
+{STATUS_HOLDS}  RETURN NULL;
+END""",
+        ),
+        # A claim is made or renewed now: a claim dated in the future never expired, so
+        # its holder was "at work" for good and kept others from the item (reviewer.queue).
+        plpgsql_trigger(
+            "vetbench_stamp_claim",
+            path,
+            """BEGIN
+  IF NOT vetbench_session_is_admin() THEN
+    NEW.claimed_at := now();
+  END IF;
+  RETURN NEW;
+END""",
+        ),
+        # A decision is dated now: the newest one counts (db.decisions), so one dated in
+        # the future outlived every later decision of another lead.
+        plpgsql_trigger(
+            "vetbench_stamp_decision",
+            path,
+            """BEGIN
+  IF NOT vetbench_session_is_admin() THEN
+    NEW.created_at := now();
+  END IF;
+  RETURN NEW;
+END""",
+        ),
+    ]
