@@ -11,7 +11,9 @@
   (``session_user``); only leads revise an approved or rejected item.  An item's
   ``kind`` is its current revision's (an edit may make a multi item single, never an
   order a choice of answers); members may not change ``source`` at all (no UPDATE
-  grant: ``db.privileges``).
+  grant: ``db.privileges``).  Every revision is in the audit trail: a stored item's new
+  revision commits only with a ``revise`` event naming the item, a new item's with an
+  ``import`` or ``generate`` event, of the same transaction in the writer's name.
 - **Item metadata** (PostgreSQL): ``meta``, ``source_ref`` and ``language`` change only
   with a ``metadata`` audit event of the same transaction in the changer's name.
 - **Flags** (PostgreSQL): a member's flag row names a known flag and source, a
@@ -72,7 +74,15 @@ from db.guard_sql import (
     plpgsql_trigger,
 )
 from db.review_guards import review_guard_functions
-from db.vocabulary import FLAG_ACTION, METADATA_ACTION, FlagName, FlagSource
+from db.vocabulary import (
+    FLAG_ACTION,
+    GENERATE_ACTION,
+    IMPORT_ACTION,
+    METADATA_ACTION,
+    REVISE_ACTION,
+    FlagName,
+    FlagSource,
+)
 
 __all__ = [
     "POSTGRES_GUARD_FUNCTIONS",
@@ -175,6 +185,37 @@ END""",
       session_user, NEW.item_id USING ERRCODE = 'insufficient_privilege';
   END IF;
   RETURN NEW;
+END""",
+        ),
+        # A revision is in the audit trail: a stored item's new revision comes with its
+        # "revise" event naming the item (as an edit, a key correction and a re-import
+        # record it), a new item's with the event of its import or generation, of the
+        # same transaction in the writer's name.  With psql a member rewrote an item
+        # that `vetbench audit` then showed unchanged.  Checked at commit: an edit
+        # records its event after the revision, the importer before it.
+        plpgsql_trigger(
+            "vetbench_guard_revision_audited",
+            path,
+            f"""BEGIN
+  IF vetbench_session_is_admin() THEN
+    RETURN NULL;
+  END IF;
+  IF EXISTS (SELECT FROM item_revision WHERE item_id = NEW.item_id
+             AND xmin <> pg_current_xact_id()::xid) THEN
+    IF {audited_here(REVISE_ACTION, "NEW.item_id")} THEN
+      RETURN NULL;
+    END IF;
+    RAISE EXCEPTION 'revision % of item % comes with its audit event "{REVISE_ACTION}" of the '
+      'same transaction: % added it unrecorded', NEW.number, NEW.item_id, session_user
+      USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  IF EXISTS (SELECT FROM audit_event WHERE action IN ('{IMPORT_ACTION}', '{GENERATE_ACTION}')
+             AND db_role = session_user AND created_at = now()) THEN
+    RETURN NULL;
+  END IF;
+  RAISE EXCEPTION 'new item % comes with the audit event of its import or generation '
+    '("{IMPORT_ACTION}", "{GENERATE_ACTION}") of the same transaction: % added it unrecorded',
+    NEW.item_id, session_user USING ERRCODE = 'insufficient_privilege';
 END""",
         ),
         plpgsql_trigger(
@@ -283,6 +324,7 @@ END""",
 POSTGRES_GUARD_FUNCTIONS = (
     "vetbench_guard_item_state()",
     "vetbench_guard_revision()",
+    "vetbench_guard_revision_audited()",
     "vetbench_guard_flag()",
     "vetbench_guard_flag_origin()",
     "vetbench_guard_item_metadata()",
@@ -349,6 +391,13 @@ POSTGRES_GUARD_TRIGGERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
         "item_revision",
         "item_revision_guard",
         "BEFORE INSERT ON item_revision FOR EACH ROW EXECUTE FUNCTION vetbench_guard_revision()",
+        (),
+    ),
+    (
+        "item_revision",
+        "item_revision_audited",
+        "AFTER INSERT ON item_revision DEFERRABLE INITIALLY DEFERRED FOR EACH ROW "
+        "EXECUTE FUNCTION vetbench_guard_revision_audited()",
         (),
     ),
     (

@@ -85,7 +85,7 @@ from db.items import NewItem, NewRevision, next_revision_numbers, store_items, s
 from db.models import Item, utcnow
 from db.settings import get_setting
 from db.validation import MAX_SOURCE_CHARS, length_problems, nul_problems
-from db.vocabulary import METADATA_ACTION, ItemStatus
+from db.vocabulary import IMPORT_ACTION, METADATA_ACTION, REVISE_ACTION, ItemStatus
 
 INSERT_BATCH = 2000
 _ITEM = Item.__table__  # type: ignore[attr-defined]
@@ -260,7 +260,7 @@ def _store(
         record_event(
             session,
             options.actor,
-            "import",
+            IMPORT_ACTION,
             source.file_name,
             format=report.format,
             source=report.source,
@@ -506,6 +506,6 @@ def _apply_updates(
         session.execute(update_statement(_ITEM).where(_ITEM.c.id == plan.item_id).values(**values))
         report.tally.updated += 1
         report.kind_tally(draft.kind).updated += 1
-    record_audits(session, actor, "revise", revise_events)
+    record_audits(session, actor, REVISE_ACTION, revise_events)
     record_audits(session, actor, METADATA_ACTION, metadata_events)
     store_revisions(session, revisions, check_duplicates=False)

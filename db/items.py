@@ -30,7 +30,7 @@ from db.flags import flag_revisions, flagged_condition
 from db.models import Item, ItemRevision, is_current_revision, utcnow
 from db.rows import from_row
 from db.validation import ItemDraft, RevisionContent
-from db.vocabulary import ItemKind, ItemStatus
+from db.vocabulary import REVISE_ACTION, ItemKind, ItemStatus
 
 _ITEM = Item.__table__  # type: ignore[attr-defined]
 _DIGITS = re.compile(r"(\d+)")
@@ -424,7 +424,7 @@ def add_revision(
     record_audit(
         session,
         author,
-        "revise",
+        REVISE_ACTION,
         item_id,
         revision=revision.number,
         previous_revision=current.number,

@@ -20,7 +20,9 @@ __all__ = [
     "DECISION_STATUSES",
     "FLAG_ACTION",
     "FLAG_DESCRIPTIONS",
+    "GENERATE_ACTION",
     "GOLD_ADD_ACTION",
+    "IMPORT_ACTION",
     "JUDGE_ACTION",
     "LEAD_AUDIT_ACTIONS",
     "METADATA_ACTION",
@@ -28,6 +30,7 @@ __all__ = [
     "ORACLE_SCRIPT",
     "REGISTER_ACTION",
     "RETRACT_ACTION",
+    "REVISE_ACTION",
     "SCRIPTED_BACKEND",
     "UNDECIDED_STATUSES",
     "UNDO_DECISION_ACTION",
@@ -75,6 +78,17 @@ judgment is undone only with one of the same transaction naming it (``db.guards`
 UNDO_DECISION_ACTION = "undo-decision"
 """The audit action of undoing a decision (``vetbench undo-decision``): on PostgreSQL a
 lead's decision is undone only with one of the same transaction naming it (``db.guards``)."""
+REVISE_ACTION = "revise"
+"""The audit action of a new revision of a stored item (an edit, a key correction, a
+re-import that changes its text: ``db.items``, ``db.importer``): on PostgreSQL a member's
+revision of a stored item commits only with one of the same transaction naming the item
+(``db.guards``)."""
+IMPORT_ACTION = "import"
+"""The audit action of importing a file (``db.importer``), naming the file; with
+:data:`GENERATE_ACTION` (``vetbench generate``, naming the item) the event a new item's
+revisions come with on PostgreSQL (``db.guards``)."""
+GENERATE_ACTION = "generate"
+"""The audit action of storing a generated item (``evaluator.generation``)."""
 REGISTER_ACTION = "register"
 """The audit action of registering a person (``db.people.ensure_person``): on PostgreSQL a
 member who is not a lead records one only of themselves as an annotator, as

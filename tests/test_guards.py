@@ -97,12 +97,20 @@ def test_an_annotator_cannot_rewrite_an_approved_item_with_raw_sql(team: Team) -
     ):
         connection.execute(sa.text(REVISION_SQL), {"number": 2, "author": team.lena, "item": "o:1"})
         connection.execute(sa.text("UPDATE item SET current_revision = 2 WHERE id = 'o:1'"))
+        connection.execute(sa.text(EVENT_SQL.format(action="revise")))  # recorded, yet refused
     lena.dispose()
     assert _owner_item(team, "o:1") == before
     assert _owner_item(team, "o:2")[3] == 1
-    # In her own name, on a pending item, an annotator's revision is an edit like any other.
-    raw(alice, REVISION_SQL, number=2, author=team.alice, item="o:2")
-    raw(alice, "UPDATE item SET current_revision = 2 WHERE id = 'o:2'")
+    # In her own name, on a pending item, with its audit event, an annotator's revision is
+    # an edit like any other (tests/test_member_writes.py: without the event, refused).
+    revised = sa.create_engine(alice)
+    with revised.begin() as connection:
+        connection.execute(
+            sa.text(REVISION_SQL), {"number": 2, "author": team.alice, "item": "o:2"}
+        )
+        connection.execute(sa.text("UPDATE item SET current_revision = 2 WHERE id = 'o:2'"))
+        connection.execute(sa.text(EVENT_SQL.format(action="revise").replace("'o:1'", "'o:2'")))
+    revised.dispose()
     assert _owner_item(team, "o:2")[3:] == (2, "CABD")
 
 

@@ -11,6 +11,9 @@ import sqlalchemy as sa
 from test_guards import EVENT_SQL, REVISION_SQL, RUN_SQL
 from test_privileges import JUDGMENT_SQL, Team, raw, run, team  # noqa: F401  (team: the fixture)
 
+from db.engine import open_database
+from reviewer.judging import ItemEdit, edit_item
+
 pytestmark = pytest.mark.postgres
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -125,6 +128,9 @@ ITEM_SQL = (
     "INSERT INTO item (id, kind, source, source_ref, language, status, current_revision, "
     "meta, created_at) VALUES ('bare:1', 'ordering', 'psql', '', 'en', 'pending', 1, '{}', now())"
 )
+NEW_ITEM_REVISION_SQL = REVISION_SQL.replace(
+    "WHERE item_id = :item", "WHERE item_id = 'o:1'"
+).replace("SELECT item_id,", "SELECT 'bare:1',")
 
 
 def test_an_item_is_stored_only_with_its_revision(team: Team) -> None:
@@ -133,19 +139,62 @@ def test_an_item_is_stored_only_with_its_revision(team: Team) -> None:
     alice = team.url(team.alice)
     with pytest.raises(sa.exc.IntegrityError, match="item bare:1 has no revision 1"):
         raw(alice, ITEM_SQL)
-    # With its revision, in the same transaction (as the importer writes them): stored.
+    # With its revision and the audit event of its import, in the same transaction (as the
+    # importer writes them): stored.
     in_one_transaction(
         alice,
         ITEM_SQL,
-        REVISION_SQL.replace("WHERE item_id = :item", "WHERE item_id = 'o:1'").replace(
-            "SELECT item_id,", "SELECT 'bare:1',"
-        ),
+        NEW_ITEM_REVISION_SQL,
+        EVENT_SQL.format(action="import"),
         number=1,
         author=team.alice,
     )
     assert raw(alice, "SELECT count(*) FROM item_revision WHERE item_id = 'bare:1'").scalar() == 1
     imported = run(alice, "import", str(FIXTURES / "econ_ordering.csv"))
     assert imported.exit_code == 0, imported.output
+
+
+def test_every_revision_a_member_writes_is_in_the_audit_trail(team: Team) -> None:
+    # With psql an annotator rewrote a pending item (a new revision, the item moved to it)
+    # and `vetbench audit --item` showed no change.
+    alice = team.url(team.alice)
+    revision = (REVISION_SQL, "UPDATE item SET current_revision = 2 WHERE id = :item")
+    unrecorded = 'revision 2 of item o:2 comes with its audit event "revise"'
+    with pytest.raises(sa.exc.ProgrammingError, match=unrecorded):
+        in_one_transaction(alice, *revision, number=2, author=team.alice, item="o:2")
+    with pytest.raises(sa.exc.ProgrammingError, match=unrecorded):  # an event of another item
+        in_one_transaction(
+            alice,
+            *revision,
+            EVENT_SQL.format(action="revise"),
+            number=2,
+            author=team.alice,
+            item="o:2",
+        )
+    # A new item: its revisions come with the event of its import or generation.
+    with pytest.raises(sa.exc.ProgrammingError, match="new item bare:1 comes with the audit event"):
+        in_one_transaction(alice, ITEM_SQL, NEW_ITEM_REVISION_SQL, number=1, author=team.alice)
+    assert raw(alice, "SELECT max(number) FROM item_revision WHERE item_id = 'o:2'").scalar() == 1
+    # With its own event: stored, and the trail shows it.
+    revise_o2 = EVENT_SQL.format(action="revise").replace("'o:1'", "'o:2'")
+    in_one_transaction(alice, *revision, revise_o2, number=2, author=team.alice, item="o:2")
+    trail = run(team.url(team.lena), "audit", "--item", "o:2")
+    assert trail.exit_code == 0 and "revise" in trail.output, trail.output
+    # vetbench's own revisions record their events: an edit, then a lead's key correction.
+    member = open_database(alice)
+    try:
+        edit_item(
+            member,
+            team.alice,
+            "o:2",
+            ItemEdit("clearer explanation", explanation="Rates rise first."),
+        )
+    finally:
+        member.dispose()
+    corrected = run(team.url(team.lena), "decide", "o:2", "--status", "approved", "--key", "ABCD")
+    assert corrected.exit_code == 0, corrected.output
+    revisions = raw(team.owner_url, "SELECT max(number) FROM item_revision WHERE item_id = 'o:2'")
+    assert revisions.scalar() == 4
 
 
 def test_an_annotator_cannot_forge_a_leads_or_anothers_audit_event(team: Team) -> None:

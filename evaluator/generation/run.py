@@ -35,7 +35,7 @@ from db.json_types import JsonObject, JsonValue
 from db.listings import generated_item_id
 from db.models import GenerationReject, Item, utcnow
 from db.validation import ItemDraft, Problem, language_of, validate_draft
-from db.vocabulary import ItemKind
+from db.vocabulary import GENERATE_ACTION, ItemKind
 from evaluator.chat_calls import ChatRequest, ChatResponse
 from evaluator.generation.duplicates import flag_duplicates
 from evaluator.generation.inputs import Article, SourceQuestion
@@ -423,7 +423,12 @@ def _store(
                 check_duplicates=False,
             )
             record_event(
-                session, actor, "generate", task.item_id, model=client.model, source=task.source
+                session,
+                actor,
+                GENERATE_ACTION,
+                task.item_id,
+                model=client.model,
+                source=task.source,
             )
         else:
             assert reason is not None
