@@ -1,6 +1,6 @@
 """The PostgreSQL guards of review's own rows: judgments, decisions, claims and gold
-answers (what ``db.guards``'s overview calls gold answers, claims and decisions, and
-undo).  ``db.guards.postgres_guard_functions`` puts them with the item guards."""
+answers.  ``db.guards``'s docstring says what every guard keeps and why;
+``db.guards.postgres_guard_functions`` puts these with the item guards."""
 
 from __future__ import annotations
 
