@@ -32,12 +32,13 @@ from reviewer.agreement import (
     compute_agreement,
 )
 from reviewer.agreement.rows import (
+    BREAKDOWN_COLUMNS,
     KIND_ORDER,
     annotator_cells,
+    breakdown_cells,
     detail_text,
-    figure_text,
-    group_figures,
     headline_rows,
+    numbered_notes,
     pair_figures,
     value_text,
 )
@@ -384,28 +385,15 @@ def _agreement_section(agreement: AgreementReport) -> list[str]:
 
 
 def _breakdown(groups: dict[str, AgreementFigures]) -> list[str]:
-    return _table(
-        [
-            "",
-            "items compared",
-            "alpha (verdicts)",
-            "alpha (keep/drop)",
-            "alpha (answers)",
-            "answer = key",
-        ],
-        [
-            [
-                name,
-                *group_figures(group),
-                "; ".join(
-                    f"{kind} {figure_text(alpha.alpha)}"
-                    for kind, alpha in group.answer_alpha.items()
-                ),
-                value_text(group.key.overall),
-            ]
-            for name, group in groups.items()
-        ],
-    )
+    """The table of one breakdown (by kind, by source), then the reasons its undefined
+    figures refer to."""
+    reasons: list[str] = []
+    rows = [
+        [name, *breakdown_cells(group, reasons, answer_intervals=True)]
+        for name, group in groups.items()
+    ]
+    notes = [f"- {_cell(note)}" for note in numbered_notes(reasons)]
+    return _table(["", *BREAKDOWN_COLUMNS], rows) + (["", *notes] if notes else [])
 
 
 def _wrong_keys_section(agreement: AgreementReport, *, item_answers: bool) -> list[str]:

@@ -23,6 +23,7 @@ from helpers import (
     FIXTURES,
     StudyItem,
     random_study,
+    run_cli,
     store_decision,
     store_item,
     store_judgment,
@@ -472,6 +473,37 @@ def test_one_category_only_is_undefined_with_a_reason(database) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # scikit-learn warns that kappa is undefined
         assert math.isnan(cohen_kappa_score(["keep"] * 4, ["keep"] * 4))
+
+
+def test_an_undefined_breakdown_figure_refers_to_its_reason_listed_once_under_the_table(
+    database,
+) -> None:  # type: ignore[no-untyped-def]
+    """The breakdown by kind and by source, as the CLI, the report and F2 show it
+    (reviewer/agreement/rows.py): a reason in the cell made its column as wide as the
+    sentence, and F2's columns after it ran off the screen even at 150 columns."""
+    from reviewer.agreement.rows import breakdown_cells, footnoted, numbered_notes
+    from reviewer.report import build_report
+
+    kept = [("A", "keep"), ("A", "keep")]
+    store_unanimous(database, {f"s:{n}": ("single", "A", kept) for n in range(3)})
+    orders = [("ABCD", "keep"), ("ABCD", "flawed")]
+    store_unanimous(database, {f"o:{n}": ("ordering", "ABCD", orders) for n in range(3)})
+    report = compute_agreement(database, resamples=0)
+    assert list(report.by_kind) == ["ordering", "single"]  # as the tables list them
+    reasons: list[str] = []
+    ordering = breakdown_cells(report.by_kind["ordering"], reasons)
+    assert ordering[1] == "-0.667" and ordering[3] == "ordering — (1)"  # everyone: ABCD
+    single = breakdown_cells(report.by_kind["single"], reasons)
+    assert single[1:4] == ["— (2)", "— (3)", "single — (4)"]  # numbered in reading order
+    assert len(reasons) == 4 and all("same" in reason for reason in reasons)
+    # a reason met again keeps its number
+    assert footnoted(report.by_kind["single"].verdict.alpha, reasons) == "— (2)"
+    printed = run_cli(database, "agreement", "--bootstrap", "0").output
+    by_kind = printed.split("By kind")[1].split("By source")[0]
+    assert "ordering — (1)" in by_kind and "single — (4)" in by_kind
+    for note in numbered_notes(reasons):
+        assert f"  {note}" in by_kind
+        assert f"- {note}" in build_report(database, resamples=0)
 
 
 def test_nobody_agrees(database) -> None:

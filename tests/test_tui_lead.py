@@ -218,26 +218,6 @@ async def test_agreement_screen_shows_figures_and_follows_new_judgments(review: 
         assert screen.query_one("#kappa-map", DataTable).row_count == 3
 
 
-def test_an_undefined_breakdown_figure_refers_to_its_reason_listed_once_under_the_table() -> None:
-    """F2's "By kind and source": a reason in the cell made its column as wide as the
-    sentence, and the columns after it ran off the screen even at 150 columns."""
-    from reviewer.agreement.bootstrap import Figure
-    from reviewer.tui.screens.agreement import footnoted
-
-    one_verdict = Figure.undefined("every compared judgment has the same verdict (keep)")
-    one_answer = Figure.undefined("every compared judgment has the same answer (BADCE)")
-    reasons: list[str] = []
-    cells = [
-        footnoted(Figure(-0.061, 25, (-0.142, -0.01)), reasons),
-        footnoted(one_verdict, reasons),
-        footnoted(Figure(0.874, 25, (0.8, 0.9)), reasons, interval=False),
-        footnoted(one_answer, reasons, interval=False),
-        footnoted(one_verdict, reasons),
-    ]
-    assert cells == ["-0.061 [-0.142, -0.010]", "— (1)", "0.874", "— (2)", "— (1)"]
-    assert reasons == [one_verdict.reason, one_answer.reason]
-
-
 async def test_the_cli_the_report_and_the_screen_show_the_same_annotator_cells(
     review: Database,
 ) -> None:

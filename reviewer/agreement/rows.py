@@ -121,14 +121,59 @@ def pair_figures(full: PairKappa, binary: PairKappa) -> list[str]:
     return [figure_text(full.kappa), figure_text(binary.kappa), f"{full.kappa.n:,}"]
 
 
-def group_figures(group: AgreementFigures) -> list[str]:
-    """One group's (a kind's, a source's) leading figures as table cells: items compared,
-    alpha on verdicts, alpha on keep/drop."""
+BREAKDOWN_COLUMNS = (
+    "compared",
+    "alpha verdicts",
+    "alpha keep/drop",
+    "alpha answers",
+    "answer = key",
+    "likely wrong keys",
+)
+"""The columns of :func:`breakdown_cells`, after the group's name."""
+
+
+def breakdown_cells(
+    group: AgreementFigures, reasons: list[str], *, answer_intervals: bool = False
+) -> list[str]:
+    """One group's (a kind's, a source's) row of the breakdown, under
+    :data:`BREAKDOWN_COLUMNS`: items compared, alpha on verdicts and on keep/drop, each
+    kind's alpha on answers (with its interval where ``answer_intervals``), blind answers
+    equal to the key, likely wrong keys.  A figure that is not defined reads ``— (1)``,
+    its reason appended to ``reasons`` for the table's notes (:func:`footnoted`)."""
+    # in reading order, so that the notes' numbers run down the table
+    verdicts = footnoted(group.verdict.alpha, reasons)
+    keep_drop = footnoted(group.keep_drop.alpha, reasons)
+    answers = [
+        f"{kind} {footnoted(alpha.alpha, reasons, interval=answer_intervals)}"
+        for kind, alpha in group.answer_alpha.items()
+    ]
     return [
         f"{group.items_compared:,}",
-        figure_text(group.verdict.alpha),
-        figure_text(group.keep_drop.alpha),
+        verdicts,
+        keep_drop,
+        ", ".join(answers),
+        value_text(group.key.overall),
+        str(len(group.key.likely_wrong_keys)),
     ]
+
+
+def footnoted(figure: Figure, reasons: list[str], *, interval: bool = True) -> str:
+    """A figure's cell where a table has no room for sentences: its value (and interval),
+    or ``— (2)`` when it is undefined, ``reasons[1]`` saying why (each reason listed once,
+    under the table).  A reason in the cell made its column as wide as the sentence and
+    pushed the columns after it off the screen, even at 150 columns."""
+    if figure.defined:
+        return figure_text(figure) if interval else value_text(figure)
+    if not figure.reason:
+        return "—"
+    if figure.reason not in reasons:
+        reasons.append(figure.reason)
+    return f"— ({reasons.index(figure.reason) + 1})"
+
+
+def numbered_notes(reasons: list[str]) -> list[str]:
+    """The notes under a table whose cells say ``— (1)``: ``(1) why``, one a line."""
+    return [f"({number}) {reason}" for number, reason in enumerate(reasons, start=1)]
 
 
 def figure_text(figure: Figure) -> str:

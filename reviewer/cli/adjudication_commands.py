@@ -80,10 +80,12 @@ def _echo_table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]]
 
 def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
     from reviewer.agreement.rows import (
+        BREAKDOWN_COLUMNS,
         annotator_cells,
+        breakdown_cells,
         detail_text,
-        group_figures,
         headline_rows,
+        numbered_notes,
         pair_figures,
         percent_text,
         value_text,
@@ -177,31 +179,14 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
     for title, groups in (("By kind", report.by_kind), ("By source", report.by_source)):
         if len(groups) < 2:
             continue
-        _echo_table(
-            title,
-            (
-                "",
-                "compared",
-                "alpha verdicts",
-                "alpha keep/drop",
-                "alpha answers",
-                "key",
-                "likely wrong keys",
-            ),
-            [
-                (
-                    terminal_text(name),
-                    *group_figures(group),
-                    ", ".join(
-                        f"{kind} {value_text(alpha.alpha)}"
-                        for kind, alpha in group.answer_alpha.items()
-                    ),
-                    value_text(group.key.overall),
-                    str(len(group.key.likely_wrong_keys)),
-                )
-                for name, group in groups.items()
-            ],
-        )
+        reasons: list[str] = []  # what the cells' "— (1)" refer to, under the table
+        group_rows = [
+            (terminal_text(name), *breakdown_cells(group, reasons))
+            for name, group in groups.items()
+        ]
+        _echo_table(title, ("", *BREAKDOWN_COLUMNS), group_rows)
+        for note in numbered_notes(reasons):
+            click.echo(f"  {note}")
 
     from db.answers import format_answer
 

@@ -83,22 +83,6 @@ class FigureNotes(Static):
         self.update(text)
 
 
-def footnoted(figure: Figure, reasons: list[str], *, interval: bool = True) -> str:
-    """A figure's cell where a table has no room for sentences: its value (and interval),
-    or ``— (2)`` when it is undefined, ``reasons[1]`` saying why (each reason listed once,
-    under the table).  A reason in the cell made its column as wide as the sentence and
-    pushed the columns after it off the screen, even at 150 columns."""
-    from reviewer.agreement.rows import figure_text, value_text
-
-    if figure.defined:
-        return figure_text(figure) if interval else value_text(figure)
-    if not figure.reason:
-        return "—"
-    if figure.reason not in reasons:
-        reasons.append(figure.reason)
-    return f"— ({reasons.index(figure.reason) + 1})"
-
-
 def figure_cells(figure: Figure) -> tuple[str, str]:
     """Value and interval (or the reason it is undefined) as table cells."""
     from reviewer.agreement.rows import detail_text, value_text
@@ -210,6 +194,8 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
         yield KeyFooter()
 
     def on_mount(self) -> None:
+        from reviewer.agreement.rows import BREAKDOWN_COLUMNS
+
         self.query_one("#agreement-figures", DataTable).add_columns(*FIGURE_COLUMNS)
         self.query_one("#annotator-table", DataTable).add_columns(
             "annotator",
@@ -226,15 +212,7 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
         self.query_one("#reliability-table", DataTable).add_columns(
             "rater", "kind", "reliability", "95% interval", "answers", "note"
         )
-        self.query_one("#breakdown", DataTable).add_columns(
-            "group",
-            "compared",
-            "alpha verdicts",
-            "alpha keep/drop",
-            "alpha answers",
-            "answer = key",
-            "likely wrong keys",
-        )
+        self.query_one("#breakdown", DataTable).add_columns("group", *BREAKDOWN_COLUMNS)
         self.query_one("#wrong-keys", DataTable).add_columns(
             "item", "revision", "kind", "key", "annotators' answer", "annotators", "decision"
         )
@@ -402,31 +380,17 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
             table.add_row(literal(name, "bold"), *cells, key=f"row:{name}")
 
     def _show_breakdowns(self, report: AgreementReport) -> None:
-        from reviewer.agreement.rows import value_text
+        from reviewer.agreement.rows import breakdown_cells
 
         table = self.query_one("#breakdown", DataTable)
         table.clear()
         if not report.by_kind and not report.by_source:
             table.add_row(*none_row(len(table.columns)))
-        reasons: list[str] = []
+        reasons: list[str] = []  # what the cells' "— (1)" refer to, under the table
         for label, groups in (("kind", report.by_kind), ("source", report.by_source)):
             for name, group in groups.items():
-                # in reading order, so that the notes' numbers run down the page
-                verdicts = footnoted(group.verdict.alpha, reasons)
-                keep_drop = footnoted(group.keep_drop.alpha, reasons)
-                answers = ", ".join(
-                    f"{kind} {footnoted(alpha.alpha, reasons, interval=False)}"
-                    for kind, alpha in group.answer_alpha.items()
-                )
-                table.add_row(
-                    literal(f"{label}: {name}"),
-                    f"{group.items_compared:,}",
-                    literal(verdicts),
-                    literal(keep_drop),
-                    literal(answers),
-                    value_text(group.key.overall),
-                    str(len(group.key.likely_wrong_keys)),
-                )
+                cells = breakdown_cells(group, reasons)
+                table.add_row(literal(f"{label}: {name}"), *(literal(cell) for cell in cells))
         self.query_one("#breakdown-notes", FigureNotes).show(reasons, numbered=True)
 
     def _show_wrong_keys(self, figures: AgreementFigures, lead: bool) -> None:
