@@ -70,15 +70,15 @@ def kappa_colour(value: float | None) -> str:
 class FigureNotes(Static):
     """Sentences under the figures: why one is undefined, or paradoxically low."""
 
-    def show(self, notes: list[str], *, numbered: bool = False) -> None:
-        """One note a line, each after a bullet, or after its number as a table's cells
-        refer to it (``(1)``)."""
+    def show(self, notes: list[str], *, bullet: str = "• ") -> None:
+        """One note a line, each after ``bullet`` (none for notes that bring their own
+        number, as a table's cells refer to them)."""
         self.display = bool(notes)
         text = Text()
         for index, note in enumerate(notes):
             if index:
                 text.append("\n")
-            text.append(f"({index + 1}) " if numbered else "• ")
+            text.append(bullet)
             text.append_text(literal(note))
         self.update(text)
 
@@ -380,7 +380,7 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
             table.add_row(literal(name, "bold"), *cells, key=f"row:{name}")
 
     def _show_breakdowns(self, report: AgreementReport) -> None:
-        from reviewer.agreement.rows import breakdown_cells
+        from reviewer.agreement.rows import breakdown_cells, numbered_notes
 
         table = self.query_one("#breakdown", DataTable)
         table.clear()
@@ -391,7 +391,7 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
             for name, group in groups.items():
                 cells = breakdown_cells(group, reasons)
                 table.add_row(literal(f"{label}: {name}"), *(literal(cell) for cell in cells))
-        self.query_one("#breakdown-notes", FigureNotes).show(reasons, numbered=True)
+        self.query_one("#breakdown-notes", FigureNotes).show(numbered_notes(reasons), bullet="")
 
     def _show_wrong_keys(self, figures: AgreementFigures, lead: bool) -> None:
         table = self.query_one("#wrong-keys", DataTable)
