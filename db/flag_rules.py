@@ -182,8 +182,6 @@ def html_markup(text: RevisionText) -> FlagFinding | None:
     fields += [(f"choice {label}", choice) for label, choice in text.choices.items()]
     fields.append(("explanation", text.explanation or ""))
     for where, value in fields:
-        if not any(sign in value for sign in "&<{@") and "mso-" not in value:
-            continue
         markup = find_markup(value)
         if markup:
             part: JsonObject = {

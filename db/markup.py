@@ -64,6 +64,9 @@ STYLESHEET = re.compile(
 )
 """A piece of stylesheet text: an at-rule, a Word property, or a rule's selector."""
 
+_MAY_HOLD_MARKUP = re.compile(r"[&<{@]|mso-")
+"""What every entity, tag and piece of stylesheet text holds at least one of."""
+
 IMAGE_ELEMENTS = frozenset({"img", "image", "svg", "video", "audio", "iframe", "embed", "object"})
 """Elements that stand for media the text itself does not hold."""
 
@@ -111,6 +114,8 @@ def _decode_entity(match: re.Match[str]) -> str:
 def find_markup(text: str) -> Markup:
     """The entities ``text`` holds (those that decode to something), and the tags and
     stylesheet text it holds once decoded."""
+    if not _MAY_HOLD_MARKUP.search(text):  # most text: answered without decoding
+        return Markup((), ())
     entities: dict[str, None] = {}
     decoded = text
     for _ in range(MAX_ENTITY_ROUNDS):  # "&amp;nbsp;" holds &amp; and, once decoded, &nbsp;

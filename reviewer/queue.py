@@ -592,12 +592,11 @@ class ReviewQueue:
             return [own_judgment_of(*row, annotator=self.annotator) for row in rows]
 
     def _own_judgments(self) -> Select[Judgment, str, str]:
-        """This annotator's active judgments, each with the key of the revision it judged
-        and the item's kind."""
+        """This annotator's active judgments, each with the key and the kind of the
+        revision it judged (the kind its answer is written in)."""
         return (
-            select(Judgment, col(ItemRevision.key), col(Item.kind))
+            select(Judgment, col(ItemRevision.key), col(ItemRevision.kind))
             .join(ItemRevision, col(ItemRevision.id) == col(Judgment.revision_id))
-            .join(Item, col(Item.id) == col(Judgment.item_id))
             .where(
                 col(Judgment.annotator_id) == self.person_id,
                 col(Judgment.retracted).is_(False),

@@ -20,7 +20,7 @@ class OwnJudgment(JudgmentView):
 
     judgment_id: int
     item_id: str
-    kind: ItemKind  # the item's, so its answers show as the rest of the app shows them
+    kind: ItemKind  # the judged revision's, so its answer shows as the rest of the app shows it
 
 
 @dataclass(frozen=True)
@@ -67,8 +67,8 @@ class SessionHistory:
 
 
 def own_judgment_of(row: Judgment, key: str, kind: str, *, annotator: str) -> OwnJudgment:
-    """``row`` (this annotator's judgment of a revision whose key is ``key``, of an item
-    of ``kind``) as plain data."""
+    """``row`` (this annotator's judgment of a revision whose key is ``key`` and whose kind
+    is ``kind``) as plain data."""
     return from_row(
         OwnJudgment,
         row,
