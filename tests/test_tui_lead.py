@@ -11,6 +11,7 @@ import pytest
 from helpers import (
     ScreenHost,
     agreement_shown,
+    notices,
     run_cli,
     store_item,
     store_judgment,
@@ -103,6 +104,8 @@ async def test_a_lead_resolves_every_conflict(review: Database) -> None:
         await pilot.press("enter")
         await wait_until(pilot, lambda: "o:1" in decisions(review), "the o:1 decision")
         await wait_until(pilot, lambda: len(screen.cases) == 2, "the queue after o:1")
+        # the key as every other place writes an order (it said "with key ADCB")
+        assert "o:1 approved with key A, D, C, B · u undoes it" in notices(app)
 
         # o:2: reject; the lead chooses the reason (none is preselected); add a comment.
         assert screen.current is not None and screen.current.item.id == "o:2"

@@ -618,7 +618,11 @@ class AdjudicationScreen(AreaScreen):
 
     def on_adjudication_screen_decision_saved(self, message: DecisionSaved) -> None:
         record = message.record
-        detail = f" with key {record.final_key}" if record.corrected_key else ""
+        detail = ""
+        if record.corrected_key and record.final_key:
+            case = self.cases.get(record.item_id)  # gone only if a reload dropped it meanwhile
+            key = format_answer(case.item.kind, record.final_key) if case else record.final_key
+            detail = f" with key {key}"
         why = f" ({record.reason})" if record.reason and record.status == "rejected" else ""
         if message.stored:
             notify_literally(self, f"{record.item_id} {record.status}{detail}{why} · u undoes it")
