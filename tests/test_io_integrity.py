@@ -543,6 +543,38 @@ def test_a_missing_folder_is_refused_by_every_command_that_writes_not_created(
         assert (tmp_path / name / "vetbench-export.json").is_file()
 
 
+def test_no_export_or_report_replaces_a_database(approved_db: Path, tmp_path: Path) -> None:
+    """--out naming the database being read (or its -wal, or any other SQLite database)
+    is refused in one line by every file export and the report, and the database is
+    left as it was; backup refuses it too, in its own words."""
+    assert run(approved_db, "import", str(FIXTURES / "cflue_mcq.json")).exit_code == 0
+    assert run(approved_db, "users", "add", "ann").exit_code == 0  # items wait for ann
+    other = tmp_path / "other.db"
+    sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.close()
+    with sqlite3.connect(approved_db) as connection:  # in WAL mode, as vetbench opens it
+        assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    wal = approved_db.with_name(approved_db.name + "-wal")
+    wal.write_bytes(b"")  # as an open database has it
+    before = {path: path.read_bytes() for path in (approved_db, other)}
+    writes = {
+        "econlogicqa": ("export", "--format", "econlogicqa", "--out"),
+        "jsonl": ("export", "--format", "jsonl", "--status", "all", "--out"),
+        "judging": ("export", "--format", "judging", "--as", "ann", "--out"),
+        "report": ("report", "--bootstrap", "0", "--out"),
+    }
+    for name, command in writes.items():
+        for out, refusal in (
+            (approved_db, "it is a SQLite database"),
+            (wal, f"it is a file of the SQLite database {approved_db.name}"),
+            (other, "it is a SQLite database"),
+        ):
+            line = assert_one_line_error(run(approved_db, *command, str(out)))
+            assert line == f"error: cannot write {out}: {refusal}; choose another file", name
+    assert {path: path.read_bytes() for path in (approved_db, other)} == before
+    assert run(approved_db, "stats").exit_code == 0
+    assert_one_line_error(run(approved_db, "backup", str(approved_db), "--force"), "itself")
+
+
 # --- 5. what PostgreSQL refuses is refused on both backends -------------------------------
 
 

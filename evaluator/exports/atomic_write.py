@@ -7,6 +7,9 @@ exist (:func:`_check_folder`), so a typo in its name is refused, never created.
 Files (:func:`write_file`):
 
 - ``-`` means standard output.
+- A SQLite database, or one of its ``-wal``, ``-shm`` or ``-journal`` files, is
+  refused (:func:`db.destinations.database_problem`): an export or report never
+  replaces one, least of all the database it reads.
 - A regular file (new or existing) is written to a temporary file beside it and
   renamed into place once complete, so a failure (a full disk, an interrupt)
   leaves the old file untouched, never half a file.  An existing file keeps its
@@ -40,7 +43,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TextIO, TypeVar
 
-from db.destinations import folder_problem
+from db.destinations import database_problem, folder_problem
 from db.errors import VetbenchError
 
 STDOUT = "-"
@@ -79,6 +82,8 @@ def write_file(
         raise WriteError(f"cannot write {path}: it is a folder")
     if status is not None and not stat.S_ISREG(status.st_mode):
         return _write_in_place(path, target, write, encoding)
+    if (problem := database_problem(target)) is not None:  # a -wal file may come and go
+        raise WriteError(f"cannot write {os.fspath(path)}: {problem}; choose another file")
     if status is None:
         _check_folder(path, target)
     return _write_replacing(path, target, status, write, encoding)
