@@ -25,7 +25,7 @@ one protocol call) with the sample standard deviation when there are several, as
 CFLUE's ± columns report (``evaluator.result_table``).  For each model and column the
 latest series counts; where it evaluated other items than an older series of the same
 cell, the table's notes say so (``evaluator.table_runs``), and where the models of one
-column evaluated other items, the notes say that too.  Runs with
+column (of the CFLUE table: its rows) evaluated other items, the notes say that too.  Runs with
 ``--permute-options`` fill columns of their own.  Only finished runs are read.
 Figures are fractions; ``evaluator.table_render`` writes them as percentages, as the
 papers print them.
@@ -34,7 +34,7 @@ papers print them.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from statistics import mean
 
@@ -167,17 +167,13 @@ def _econlogicqa_table(runs: Sequence[TableRun]) -> ResultTable | None:
         )
     )
     for column in column_keys:
-        by_model = {
-            model: evaluated_items(chosen_by_cell[(model, column)], column[0])
+        side_by_side = {
+            model: chosen_by_cell[(model, column)]
             for model in models
             if (model, column) in chosen_by_cell
         }
-        # Runs of one setting are compared whole, by item set (paper_tables); this names
-        # the columns where runs of other settings (a --kind or --limit run) meet.
-        settings = {_setting(run) for run, _figures in chosen_by_column[column]}
-        if len(settings) > 1 and len(set(by_model.values())) > 1:
-            counts = ", ".join(f"{model} {len(items)}" for model, items in by_model.items())
-            notes.append(f"{_column_title(column)}: the models evaluated other items ({counts})")
+        note = _other_items_note(_column_title(column), side_by_side, column[0])
+        notes += [note] if note else []
     return ResultTable(
         "econlogicqa",
         "Accuracy by item kind and shots (EconLogicQA-style table: the paper's prompt and "
@@ -192,6 +188,24 @@ def _econlogicqa_table(runs: Sequence[TableRun]) -> ResultTable | None:
 _Column = tuple[str, str, str, int, str, bool, tuple[str, ...]]
 """kind, protocol, mode, shots asked, shots got when fewer ("" when all), permuted options,
 and a layout or reader not the protocol's own (``TableRun.departures``)."""
+
+
+def _other_items_note(
+    where: str,
+    side_by_side: Mapping[str, Sequence[tuple[TableRun, Figures]]],
+    kind: str | None = None,
+) -> str | None:
+    """``where: the models evaluated other items (a 5, b 19)`` when the rows shown side by
+    side in ``where`` (a column, or the whole CFLUE table) evaluated other items (of
+    ``kind`` when given).  Runs of one setting are compared whole, by item set
+    (:func:`paper_tables`); this names where runs of other settings (a ``--kind`` or
+    ``--limit`` run) meet."""
+    settings = {_setting(run) for chosen in side_by_side.values() for run, _figures in chosen}
+    items = {row: evaluated_items(chosen, kind) for row, chosen in side_by_side.items()}
+    if len(settings) < 2 or len(set(items.values())) < 2:
+        return None
+    counts = ", ".join(f"{row} {len(evaluated)}" for row, evaluated in items.items())
+    return f"{where}: the models evaluated other items ({counts})"
 
 
 def _column_key(column: _Column) -> str:
@@ -229,6 +243,7 @@ def _cflue_table(runs: Sequence[TableRun]) -> ResultTable | None:
     rows = []
     notes: list[str] = []
     chosen: list[tuple[TableRun, Figures]] = []
+    chosen_by_row: dict[str, list[tuple[TableRun, Figures]]] = {}
     for label, entries in by_model.items():
         latest = latest_series(entries)
         if (note := replacement_note(label, entries, latest)) is not None:
@@ -236,6 +251,7 @@ def _cflue_table(runs: Sequence[TableRun]) -> ResultTable | None:
         if (note := incomplete_series_note(label, latest)) is not None:
             notes.append(note)
         chosen += latest
+        chosen_by_row[label] = latest
         rows.append(
             TableRow(
                 label,
@@ -252,6 +268,8 @@ def _cflue_table(runs: Sequence[TableRun]) -> ResultTable | None:
             baseline=True,
         )
     )
+    if (note := _other_items_note("every column", chosen_by_row)) is not None:
+        notes.append(note)
     accuracy, f1 = _guessed(chosen)
     rows.append(
         TableRow(

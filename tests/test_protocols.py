@@ -539,6 +539,23 @@ def test_a_quick_check_after_the_full_run_is_named_not_passed_off_as_it(
     assert "evaluated other items" in text  # the notes are printed with the table
 
 
+def test_a_cflue_table_of_runs_on_other_items_says_so(tabled: str, tmp_path: Path) -> None:
+    """The CFLUE table's rows are whole runs: a `--limit` run beside a whole one is named,
+    with the items each row evaluated, in the notes and under the printed table."""
+    expert = script(tmp_path, "expert", CFLUE_OUTPUTS)
+    guesser = script(tmp_path, "guesser", {})
+    ok(run_cli(tabled, "eval", "--model", expert, "--protocol", "cflue"))
+    ok(run_cli(tabled, "eval", "--model", guesser, "--protocol", "cflue", "--limit", "1"))
+    (cflue,) = [table for table in table_json(tabled) if table["name"] == "cflue"]
+    expert_name, guesser_name = expert.removeprefix("scripted:"), guesser.removeprefix("scripted:")
+    assert (
+        f"every column: the models evaluated other items ({expert_name} (built-in wording) "
+        f"{len(CFLUE_OUTPUTS)}, {guesser_name} (built-in wording) 1)"
+    ) in cflue["notes"]
+    text = ok(run_cli(tabled, "runs", "table", "--shape", "cflue")).stdout
+    assert "every column: the models evaluated other items" in text
+
+
 def test_runs_table_with_no_finished_runs(url: str) -> None:
     assert "no finished runs to tabulate" in ok(run_cli(url, "runs", "table")).stdout
     assert table_json(url) == []
