@@ -11,6 +11,7 @@ from eval_helpers import mixed_set, ordering, store
 from db.engine import Database
 from db.items import iter_items
 from db.vocabulary import ItemStatus
+from evaluator.exports.folder import MANIFEST_NAME
 from evaluator.exports.hf_dataset import export_hf, item_row
 from evaluator.exports.selection import ExportError, Selection
 
@@ -90,7 +91,11 @@ def test_refuses_a_foreign_folder_and_replaces_its_own(database: Database, tmp_p
 
     out = tmp_path / "hf"
     export_hf(database, out)
+    # a file the earlier export wrote (its manifest lists it) and the next one does not
     (out / "stale.txt").write_text("old", encoding="utf-8")
+    manifest = json.loads((out / MANIFEST_NAME).read_text(encoding="utf-8"))
+    manifest["files"].append("stale.txt")
+    (out / MANIFEST_NAME).write_text(json.dumps(manifest), encoding="utf-8")
     export_hf(database, out, selection=Selection(kinds=("single",)))
     assert not (out / "stale.txt").exists()
     assert load(out).num_rows == 2

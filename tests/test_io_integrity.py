@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import sqlite3
 import stat
@@ -541,6 +542,34 @@ def test_a_missing_folder_is_refused_by_every_command_that_writes_not_created(
         made = run(approved_db, *writes[name], name)
         assert made.exit_code == 0, made.output
         assert (tmp_path / name / "vetbench-export.json").is_file()
+
+
+def test_a_folder_export_never_deletes_files_added_to_an_earlier_one(
+    approved_db: Path, tmp_path: Path
+) -> None:
+    """A folder export replaces an earlier export whole, but files added to it since
+    (notes, results) are named and the folder is left as it is; moved away, the export
+    replaces the folder."""
+    for name in ("hf", "lm-eval"):
+        out = tmp_path / name
+        assert run(approved_db, "export", "--format", name, "--out", str(out)).exit_code == 0
+        (out / "notes.txt").write_text("mine\n")
+        (out / "mine").mkdir()
+        (out / "mine" / "results.json").write_text("{}\n")
+        before = sorted(path.relative_to(out).as_posix() for path in out.rglob("*"))
+        line = assert_one_line_error(
+            run(approved_db, "export", "--format", name, "--out", str(out))
+        )
+        assert line == (
+            f"error: {out}: holds files the earlier export did not write "
+            "(mine/results.json, notes.txt); replacing the export would delete them: "
+            "move them, or choose another folder"
+        ), name
+        assert sorted(path.relative_to(out).as_posix() for path in out.rglob("*")) == before
+        (out / "notes.txt").unlink()
+        shutil.rmtree(out / "mine")
+        again = run(approved_db, "export", "--format", name, "--out", str(out))
+        assert again.exit_code == 0, again.output
 
 
 def test_no_export_or_report_replaces_a_database(approved_db: Path, tmp_path: Path) -> None:

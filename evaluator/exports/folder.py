@@ -4,7 +4,9 @@ the summary they return, and writing a whole folder at once.
 The folder is written whole or not at all by ``evaluator.exports.atomic_write``
 (:func:`~evaluator.exports.atomic_write.replace_folder`).  An existing folder is
 replaced only when an earlier vetbench export wrote it (it holds
-``vetbench-export.json``); any other non-empty folder is refused.
+``vetbench-export.json``) and holds nothing else: the manifest lists the files the
+export wrote, and a file someone added since (notes, results) is named and the folder
+left as it is, never deleted with the rest.  Any other non-empty folder is refused.
 """
 
 from __future__ import annotations
@@ -91,11 +93,39 @@ def _vetbench_version() -> str:
 def _check_destination(out_dir: Path) -> None:
     if out_dir.exists() and not out_dir.is_dir():
         raise ExportError(f"{out_dir}: exists and is not a folder")
-    if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / MANIFEST_NAME).is_file():
+    if not out_dir.is_dir() or not any(out_dir.iterdir()):
+        return
+    manifest = out_dir / MANIFEST_NAME
+    if not manifest.is_file():
         raise ExportError(
             f"{out_dir}: folder is not empty and was not written by vetbench export; "
             "choose a new or empty folder"
         )
+    added = _files_added_since(out_dir, manifest)
+    if added:
+        shown = ", ".join(added[:5]) + (f" and {len(added) - 5} more" if len(added) > 5 else "")
+        raise ExportError(
+            f"{out_dir}: holds files the earlier export did not write ({shown}); "
+            "replacing the export would delete them: move them, or choose another folder"
+        )
+
+
+def _files_added_since(out_dir: Path, manifest: Path) -> list[str]:
+    """The files under ``out_dir`` that the export whose ``manifest`` it holds did not
+    write (relative paths, sorted); none for a manifest from before exports listed their
+    files, which is replaced as it always was."""
+    try:
+        written = json.loads(manifest.read_text(encoding="utf-8")).get("files")
+    except (OSError, ValueError, AttributeError):
+        written = None
+    if not isinstance(written, list):
+        return []
+    found = (
+        path.relative_to(out_dir).as_posix()
+        for path in out_dir.rglob("*")
+        if not path.is_dir() or path.is_symlink()
+    )
+    return sorted(set(found) - {MANIFEST_NAME, *map(str, written)})
 
 
 def write_folder(
@@ -122,6 +152,7 @@ def write_folder(
         **selection.manifest(),
         "items": len(items),
         **(extra_manifest or {}),
+        "files": sorted(files),  # what a later export may replace (the manifest aside)
     }
     all_files = {
         **files,
