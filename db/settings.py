@@ -12,6 +12,7 @@ from db.audit import record_audit
 from db.errors import VetbenchError
 from db.json_types import JsonObject, fields_json
 from db.models import Setting
+from db.visible_text import one_line
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,7 @@ class SettingSpec:
     minimum: int | None = None  # for integer settings
     maximum: int | None = None
     pattern: str | None = None  # for text settings: the whole value must match
+    max_length: int | None = None  # for text settings
     choices: tuple[str, ...] = ()  # for settings that name one of a few ways
     fraction: bool = False  # a number from 0 to 1, such as 0.8
     strictly_between: tuple[float, float] | None = None  # a fraction inside these bounds
@@ -52,7 +54,8 @@ SETTINGS: dict[str, SettingSpec] = {
             "unknown",
             "the license written into dataset cards of exports (a Hugging Face license "
             "identifier: cc-by-4.0, mit, other, ...)",
-            pattern=r"[a-z0-9][a-z0-9.+-]{0,63}",
+            pattern=r"[a-z0-9][a-z0-9.+-]*",
+            max_length=64,
         ),
         SettingSpec(
             "calibration_items",
@@ -167,33 +170,44 @@ def _validated(name: str, value: str) -> str:
         try:
             number = int(value)
         except ValueError:
-            raise SettingError(f"{name} must be a whole number, got '{value}'") from None
+            raise SettingError(f"{name} must be a whole number, got {_quoted(value)}") from None
         if number < spec.minimum:
             raise SettingError(f"{name} must be at least {spec.minimum}, got {number}")
         if spec.maximum is not None and number > spec.maximum:
-            raise SettingError(f"{name} must be at most {spec.maximum}, got {value}")
+            raise SettingError(f"{name} must be at most {spec.maximum}, got {one_line(value, 40)}")
         value = str(number)
     if spec.choices and value not in spec.choices:
-        raise SettingError(f"{name} must be one of {', '.join(spec.choices)}, got '{value}'")
+        raise SettingError(f"{name} must be one of {', '.join(spec.choices)}, got {_quoted(value)}")
     if spec.fraction:
         try:
             share = float(value)
         except ValueError:
             share = math.nan
         if not 0 <= share <= 1:  # NaN fails too
-            raise SettingError(f"{name} must be a number from 0 to 1 (such as 0.8), got '{value}'")
+            raise SettingError(
+                f"{name} must be a number from 0 to 1 (such as 0.8), got {_quoted(value)}"
+            )
         bounds = spec.strictly_between
         if bounds is not None and not bounds[0] < share < bounds[1]:
             raise SettingError(
-                f"{name} must be above {bounds[0]:g} and below {bounds[1]:g}, got '{value}'"
+                f"{name} must be above {bounds[0]:g} and below {bounds[1]:g}, got {_quoted(value)}"
             )
         value = f"{share:g}"
+    if spec.max_length is not None and len(value) > spec.max_length:
+        raise SettingError(
+            f"{name} is {len(value):,} characters long (limit {spec.max_length}): {_quoted(value)}"
+        )
     if spec.pattern is not None and not re.fullmatch(spec.pattern, value):
         raise SettingError(
             f"{name} must be an identifier such as cc-by-4.0 or mit "
-            f"(lower case letters, digits, '.', '+', '-'), got '{value}'"
+            f"(lower case letters, digits, '.', '+', '-'), got {_quoted(value)}"
         )
     return value
+
+
+def _quoted(value: str) -> str:
+    """A refused value as the error quotes it: on one line, cut at 40 characters."""
+    return f"'{one_line(value, 40)}'"
 
 
 def set_setting(session: Session, name: str, value: str) -> None:

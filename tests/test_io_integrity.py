@@ -898,3 +898,18 @@ def test_an_absurd_overlap_is_refused(db_path: Path) -> None:
     assert run(db_path, "users", "add", "lena", "--role", "lead").exit_code == 0
     result = run(db_path, "config", "set", "overlap", "99999999999999999999999", "--as", "lena")
     assert_one_line_error(result, "at most 100")
+
+
+def test_a_refused_setting_is_quoted_short_and_on_one_line(db_path: Path) -> None:
+    """A long license names its real limit; a refused value is quoted on one line and
+    cut, never echoed whole (a pasted file of 100,000 characters was)."""
+    assert run(db_path, "users", "add", "lena", "--role", "lead").exit_code == 0
+    line = assert_one_line_error(
+        run(db_path, "config", "set", "license", "a" * 100_000, "--as", "lena")
+    )
+    assert line == f"error: license is 100,000 characters long (limit 64): '{'a' * 39}…'"
+    assert run(db_path, "config", "set", "license", "a" * 64, "--as", "lena").exit_code == 0
+    line = assert_one_line_error(
+        run(db_path, "config", "set", "overlap", "2\n" * 50, "--as", "lena")
+    )
+    assert line == f"error: overlap must be a whole number, got '{'2␊' * 19}2…'"
