@@ -146,6 +146,23 @@ def test_csv_file_level_errors_name_file_and_line(
     assert str(path) in str(raised.value)
 
 
+def test_a_header_of_thousands_of_columns_is_said_in_a_line_not_echoed_whole(
+    tmp_path: Path,
+) -> None:
+    """A header the importer refuses is quoted cut, and its repeated names are a few and
+    a count: a 20,000-column header was echoed whole (and checked in quadratic time)."""
+    columns = [f"C{n}" for n in range(20_000)]
+    path = write_file(tmp_path, "wide.csv", ",".join(["Question", *columns, "Answer"]) + "\n")
+    with pytest.raises(FormatError) as raised:
+        records(path, "econlogicqa")
+    message = str(raised.value)
+    assert "got Question,C0,C1," in message and message.endswith("…") and len(message) < 500
+    repeated = write_file(tmp_path, "twice.csv", ",".join(["Question", *columns, *columns]))
+    with pytest.raises(FormatError) as raised:
+        records(repeated, "econlogicqa")
+    assert str(raised.value).endswith("the header repeats C0, C1, C10, C100, C1000 and 19,995 more")
+
+
 def test_csv_unclosed_quote_names_the_line_where_the_record_starts(tmp_path: Path) -> None:
     path = write_file(tmp_path, "bad.csv", HEADER + ROW + '"never closed,a,b,c,d,x,y\n' + ROW)
     with pytest.raises(FormatError) as raised:

@@ -23,6 +23,7 @@ import os
 import re
 import stat
 import sys
+from collections import Counter
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from typing import Any, BinaryIO, TextIO
 
 from db.errors import VetbenchError
 from db.validation import ItemDraft, Problem, RevisionContent, is_utf8_text
+from db.words import few_of
 
 UTF8_BOM = b"\xef\xbb\xbf"
 UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
@@ -345,9 +347,9 @@ def check_csv_header(shown: str, header: list[str]) -> None:
     such, not as column names of escaped bytes), and no column named twice."""
     if not all(is_utf8_text(name) for name in header):
         raise FormatError(shown, "the header is not UTF-8 text; save the file as UTF-8", 1)
-    repeated = sorted({name for name in header if header.count(name) > 1})
+    repeated = sorted(name for name, count in Counter(header).items() if count > 1)
     if repeated:
-        raise FormatError(shown, f"the header repeats {', '.join(repeated)}", 1)
+        raise FormatError(shown, f"the header repeats {few_of(repeated, 5)}", 1)
 
 
 def allow_long_csv_fields() -> None:

@@ -35,6 +35,7 @@ from db.formats.base import (
 )
 from db.json_types import JsonObject
 from db.validation import ItemDraft, Problem, language_of
+from db.visible_text import one_line
 from db.vocabulary import ItemKind
 
 NAME = "econlogicqa"
@@ -112,7 +113,7 @@ def _check_header(shown: str, header: list[str]) -> list[str]:
         said = "; ".join(problems)
         raise FormatError(
             shown,
-            f"{said}. The header must be {HEADER_FORM}; got {','.join(header)}",
+            f"{said}. The header must be {HEADER_FORM}; got {one_line(','.join(header), 120)}",
             1,
         )
     return _event_columns(header)
