@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass
@@ -65,7 +66,7 @@ from db.formats import (
     get_format,
     open_input,
 )
-from db.formats.base import NativeItem
+from db.formats.base import STDIN, NativeItem
 from db.import_checks import (
     CheckedRecord,
     PlannedRecord,
@@ -84,7 +85,7 @@ from db.item_status import refresh_item_statuses
 from db.items import NewItem, NewRevision, next_revision_numbers, store_items, store_revisions
 from db.models import Item, utcnow
 from db.settings import get_setting
-from db.validation import MAX_SOURCE_CHARS, length_problems, nul_problems
+from db.validation import MAX_SOURCE_CHARS, identifier_problems, length_problems
 from db.vocabulary import IMPORT_ACTION, METADATA_ACTION, REVISE_ACTION, ItemStatus
 
 INSERT_BATCH = 2000
@@ -143,9 +144,14 @@ def import_files(
         raise ImportOptionError("--source must not be empty")
     if source is not None:
         problems = length_problems("--source", source.strip(), MAX_SOURCE_CHARS)
-        problems += nul_problems("--source", source)
+        # said once, of the option, rather than of every record it would be stamped on
+        problems += identifier_problems("--source", source.strip())
         if problems:
             raise ImportOptionError(str(problems[0]))
+    named = Counter(os.path.realpath(path) for path in paths if os.fspath(path) != STDIN)
+    twice = [path for path in paths if named[os.path.realpath(path)] > 1]
+    if twice:  # its second reading would clash with the first's ids, after the first
+        raise ImportOptionError(f"{os.fspath(twice[0])} is named twice: each file is imported once")
     options = _Options(
         skip_invalid=skip_invalid,
         revise_reviewed=revise_reviewed,

@@ -419,6 +419,7 @@ def test_a_reimport_numbers_its_revision_after_the_newest_not_the_current(
         ({"format": "xml"}, "unknown format 'xml' (known: auto, econlogicqa, cflue, jsonl)"),
         ({"source": "  "}, "--source must not be empty"),
         ({"source": "s" * 300}, "--source: is 300 characters long (limit 255)"),
+        ({"source": "a\nb"}, "--source: must be printable text on one line; it holds U+000A"),
     ],
 )
 def test_impossible_options_are_expected_errors_that_read_nothing(
@@ -432,6 +433,18 @@ def test_impossible_options_are_expected_errors_that_read_nothing(
     assert database_content(database) == before
     with pytest.raises(UnknownFormat, match="unknown format 'xml'"):
         get_format("xml")
+
+
+def test_a_file_named_twice_is_refused_before_anything_is_read(
+    database: Database, tmp_path: Path
+) -> None:
+    path = csv_file(tmp_path, [ordering_row(q) for q in distinct_questions(2)])
+    before = database_content(database)
+    with pytest.raises(
+        ImportOptionError, match=f"^{path} is named twice: each file is imported once$"
+    ):
+        import_files(database, [path, tmp_path / "." / path.name])
+    assert database_content(database) == before
 
 
 def test_text_is_stored_exactly_as_given(database: Database, tmp_path: Path) -> None:
