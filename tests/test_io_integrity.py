@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -771,9 +772,14 @@ def test_a_database_vetbench_cannot_use_is_named_with_what_it_can(
     assert list(tmp_path.iterdir()) == []  # nothing was created in the working folder
 
 
-def test_another_programs_sqlite_file_is_refused_unchanged(tmp_path: Path) -> None:
+@pytest.mark.parametrize("journal_mode", ["delete", "wal"])
+def test_another_programs_sqlite_file_is_refused_unchanged(
+    tmp_path: Path, journal_mode: str
+) -> None:
+    """Nothing left beside it either (in WAL mode, a read-only look makes -wal and -shm)."""
     foreign = tmp_path / "other.db"
-    with sqlite3.connect(foreign) as connection:
+    with closing(sqlite3.connect(foreign)) as connection, connection:
+        connection.execute(f"PRAGMA journal_mode = {journal_mode}")
         connection.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
         connection.execute("INSERT INTO notes (body) VALUES ('keep me')")
     before = foreign.read_bytes()
