@@ -428,7 +428,37 @@ def _open_sqlite(
 
 
 def _sqlite_tables(path: Path) -> set[str]:
-    """The tables of the SQLite file at ``path``, read without changing a byte of it."""
+    """The tables of the SQLite file at ``path``, read without changing a byte of it and
+    without leaving a file beside it that was not there (:func:`_leave_no_journal`)."""
+    journals = [path.with_name(path.name + suffix) for suffix in ("-wal", "-shm")]
+    found = [journal.exists() for journal in journals]
+    try:
+        return _read_sqlite_tables(path)
+    finally:
+        _leave_no_journal(path, journals, found)
+
+
+def _leave_no_journal(path: Path, journals: list[Path], found: list[bool]) -> None:
+    """A read-only connection to a database in WAL mode makes its ``-wal`` and ``-shm``
+    files and, being read-only, never removes them: only a read-write connection, the last
+    to close, does.  So when the look made them, one read-write connection that writes
+    nothing is opened and closed at once; its WAL is empty, so the database's bytes stay as
+    they were, and while anyone else has the database open the files are theirs and stay."""
+    from urllib.parse import quote
+
+    if any(found) or not any(journal.exists() for journal in journals):
+        return
+    try:
+        connection = sqlite3.connect(f"file:{quote(str(path))}?mode=rw", uri=True)
+        try:
+            connection.execute("PRAGMA schema_version").fetchone()  # it reads; close tidies
+        finally:
+            connection.close()
+    except sqlite3.Error:  # a file it may not write: the files stay, as SQLite leaves them
+        pass
+
+
+def _read_sqlite_tables(path: Path) -> set[str]:
     from urllib.parse import quote
 
     try:

@@ -39,6 +39,7 @@ from db.validation import (
     validate_draft,
     validate_person_name,
 )
+from db.vocabulary import ItemKind
 
 MAX_ID_LENGTH = MAX_ID_CHARS
 # A re-imported record less alike than this (rapidfuzz ratio of the canonical texts,
@@ -267,17 +268,51 @@ def conflict(
             f"an import cannot make it {plan.draft.kind}{elsewhere}",
         )
     if not replace_unrelated and (alike := _unrelated(plan.draft, old)) is not None:
+        prompt = _prompt_field(ItemKind(plan.draft.kind))
         return Problem(
-            "prompt",
+            plan.draft.field_names.get(prompt, prompt),
             f"item {plan.item_id} holds another question ({alike:.0f}% alike: stored "
             f"“{preview(old.text.prompt, 32)}”, this record “{preview(plan.draft.prompt, 32)}”); "
             "a re-import revises items, it does not replace them: import another batch with "
             "its own --source, or pass --replace-unrelated to make it a new revision anyway",
         )
-    if old.reviewed and not revise_reviewed and not same_text(plan.draft, old):
+    if old.reviewed and not revise_reviewed and (changed := changed_fields(plan.draft, old)):
         return Problem(
-            "",
+            ", ".join(changed),
             f"item {plan.item_id} has been reviewed and this record changes its text; "
             "--revise-reviewed makes it a new revision that goes back to review",
         )
     return None
+
+
+def changed_fields(draft: ItemDraft, existing: StoredItem) -> list[str]:
+    """The fields of the text the record changes (its question or scenario, each choice or
+    event, its key, its explanation), named as its file names them (``draft.field_names``:
+    ``Question``, ``column B``, ``Answer`` in CSV; ``choices['B']``, ``analysis`` in CFLUE).
+    None when the record holds the stored text (:func:`same_text`)."""
+    stored = existing.text
+    kind = ItemKind(draft.kind)
+    one, every = ("event", "events") if kind is ItemKind.ORDERING else ("choice", "choices")
+    changed = [_prompt_field(kind)] if draft.prompt != stored.prompt else []
+    if list(draft.choices) != list(stored.choices):  # labels added or taken away
+        changed.append(every)
+    else:
+        changed += [
+            f"{one} {label}"
+            for label, text in draft.choices.items()
+            if text != stored.choices[label]
+        ]
+    changed += [
+        name
+        for name, new, old in (
+            ("key", draft.key, stored.key),
+            ("explanation", draft.explanation, stored.explanation),
+        )
+        if new != old
+    ]
+    return [draft.field_names.get(name, name) for name in changed]
+
+
+def _prompt_field(kind: ItemKind) -> str:
+    """The validator's name for an item's prompt (:func:`db.validation.validate_draft`)."""
+    return "question" if kind.is_mcq else "scenario"

@@ -17,7 +17,7 @@ from sqlmodel import col
 from db.engine import Database
 from db.flags import flagged_condition
 from db.item_scope import EVERY_ITEM, ItemScope
-from db.items import item_conditions
+from db.items import id_order, item_conditions
 from db.models import Item, ItemRevision, is_current_revision
 from db.people import require_lead
 from db.vocabulary import UNDECIDED_STATUSES, DecisionReason, FlagName, ItemStatus
@@ -47,15 +47,11 @@ def flagged_ids(
     flag: str | FlagName,
     scope: ItemScope = EVERY_ITEM,
 ) -> list[str]:
-    """The undecided items whose current revision carries ``flag``, in id order."""
+    """The undecided items whose current revision carries ``flag``, as people number them
+    (``src:9`` before ``src:37``: :func:`db.items.id_order`)."""
     with db.session() as session:
-        return list(
-            session.scalars(
-                select(col(Item.id))
-                .where(*_conditions(FlagName(flag), scope))
-                .order_by(col(Item.id))
-            )
-        )
+        ids = session.scalars(select(col(Item.id)).where(*_conditions(FlagName(flag), scope)))
+        return sorted(ids, key=id_order)
 
 
 def count_flagged(

@@ -142,6 +142,24 @@ def test_backup_refuses_to_overwrite_or_copy_onto_itself(
     assert not list(tmp_path.glob("*.partial"))
 
 
+def test_a_refused_backup_leaves_the_folder_as_it_found_it(tmp_path: Path) -> None:
+    """No -wal or -shm left beside the database either: the look at its tables, read-only,
+    makes them in WAL mode, and a refused backup opens nothing else that would remove them."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    db_path = folder / "vetbench.db"
+    db = open_database(db_path)
+    store_item(db, "o:1", key="ABCD")
+    db.dispose()
+    (folder / "taken.db").write_bytes(b"")
+    before = sorted(path.name for path in folder.iterdir())
+    assert before == ["taken.db", "vetbench.db"]
+    for destination in (folder / "missing" / "b.db", folder / "taken.db", db_path):
+        refused = run_cli(db_path, "backup", str(destination))
+        assert refused.exit_code == 1
+        assert sorted(path.name for path in folder.iterdir()) == before, refused.output
+
+
 def test_backup_points_postgres_users_to_pg_dump(database: Database, database_url: str) -> None:
     if database.is_sqlite:
         pytest.skip("the PostgreSQL refusal")

@@ -292,6 +292,26 @@ def test_decide_by_flag_shows_the_count_asks_and_audits_each_decision(
     assert no_reason.exit_code == 1 and "--reason" in no_reason.output
 
 
+def test_decide_by_flag_lists_the_ids_as_people_number_them(db_path: Path, tmp_path: Path) -> None:
+    """econ:2 before econ:10, as every other list of ids (db.items.id_order), not text order."""
+    sound, leaking = ROWS[0], ROWS[1]
+    rows = [
+        (leaking if number in (2, 10) else sound)
+        .replace("Order the events", f"Case {number}")
+        .replace("Put the events in order", f"Case {number}")
+        for number in range(1, 11)
+    ]
+    econ = tmp_path / "econ.csv"
+    econ.write_text(HEADER + "".join(rows), encoding="utf-8")
+    assert run(db_path, "import", str(econ)).exit_code == 0
+    assert run(db_path, "users", "add", "lena", "--role", "lead").exit_code == 0
+    asked = run(
+        db_path, "decide", "--flag", "order-leak", "--status", "rejected", "--reason", "flawed",
+        "--as", "lena", input="n\n",
+    )  # fmt: skip
+    assert "2 undecided items have the flag order-leak: econ:2, econ:10\n" in asked.output
+
+
 @pytest.mark.slow
 def test_real_cflue_items_that_need_media_or_repeat_a_choice_are_flagged(
     cflue_knowledge: Path, db_path: Path

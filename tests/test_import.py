@@ -556,7 +556,7 @@ def test_another_question_under_a_stored_id_is_refused_not_made_a_revision(
     other = csv_file(batch, [ordering_row(q) for q in second])
     result = run_cli(database, "import", str(other))
     assert result.exit_code == 1
-    assert f"{other}: line 2: prompt: item econ:1 holds another question (" in result.output
+    assert f"{other}: line 2: Question: item econ:1 holds another question (" in result.output
     assert "import another batch with its own --source, or pass --replace-unrelated" in (
         result.output
     )

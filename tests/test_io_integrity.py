@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -209,7 +210,8 @@ def test_a_judged_item_is_protected_too_and_the_summary_names_revisions(
     write_json(path, records)
 
     refused = run(db_path, "import", str(path))
-    assert refused.exit_code == 1 and "exam:1 has been reviewed" in refused.stderr
+    assert refused.exit_code == 1
+    assert "record 1: question: item exam:1 has been reviewed" in refused.stderr
     revised = run(db_path, "import", str(path), "--revise-reviewed", "--json")
     assert revised.exit_code == 0, revised.output
     [summary] = json.loads(revised.stdout)
@@ -217,6 +219,32 @@ def test_a_judged_item_is_protected_too_and_the_summary_names_revisions(
     assert summary["back_to_review"] == ["exam:1"]
     text = run(db_path, "import", str(path))
     assert "nothing new" in text.stdout
+
+
+def test_a_refused_change_of_a_reviewed_item_names_the_fields_it_changes(
+    tmp_path: Path, db_path: Path
+) -> None:
+    """As every other problem does, and as the file names them: a CSV's columns."""
+    path = tmp_path / "econ_ordering.csv"
+    path.write_bytes(ORDERING_CSV.read_bytes())
+    assert run(db_path, "import", str(path)).exit_code == 0
+    assert run(db_path, "users", "add", "lena", "--role", "lead").exit_code == 0
+    approve = ("--status", "approved", "--as", "lena")
+    assert run(db_path, "decide", "econ_ordering:1", *approve).exit_code == 0
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[1] = lines[1].replace("Wholesale arabica prices jump", "Arabica prices jump")
+    lines[1] = lines[1].replace('"B, A, D, C"', '"B, A, C, D"')
+    path.write_text("".join(lines), encoding="utf-8")
+
+    refused = run(db_path, "import", str(path), "--json")
+
+    assert refused.exit_code == 1
+    [report] = json.loads(refused.stdout)
+    assert report["problems"] == [
+        f"{path}: line 2: column B, Answer: item econ_ordering:1 has been reviewed and this "
+        "record changes its text; --revise-reviewed makes it a new revision that goes back "
+        "to review"
+    ]
 
 
 def test_a_metadata_change_of_an_approved_item_is_applied_listed_and_audited(
@@ -832,9 +860,14 @@ def test_a_database_vetbench_cannot_use_is_named_with_what_it_can(
     assert list(tmp_path.iterdir()) == []  # nothing was created in the working folder
 
 
-def test_another_programs_sqlite_file_is_refused_unchanged(tmp_path: Path) -> None:
+@pytest.mark.parametrize("journal_mode", ["delete", "wal"])
+def test_another_programs_sqlite_file_is_refused_unchanged(
+    tmp_path: Path, journal_mode: str
+) -> None:
+    """Nothing left beside it either (in WAL mode, a read-only look makes -wal and -shm)."""
     foreign = tmp_path / "other.db"
-    with sqlite3.connect(foreign) as connection:
+    with closing(sqlite3.connect(foreign)) as connection, connection:
+        connection.execute(f"PRAGMA journal_mode = {journal_mode}")
         connection.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
         connection.execute("INSERT INTO notes (body) VALUES ('keep me')")
     before = foreign.read_bytes()
