@@ -15,7 +15,7 @@ from helpers import cflue_record, store_item, stored_judgments, write_file
 
 from db.engine import Database
 from db.import_report import FileReport
-from db.importer import import_files
+from db.importer import ImportOptionError, import_files
 from db.items import iter_items
 from reviewer.judging import submit_judgment
 
@@ -102,10 +102,10 @@ def test_a_source_named_with_control_characters_is_refused_in_csv(
     database: Database, tmp_path: Path
 ) -> None:
     path = write_file(tmp_path, "orders.csv", 'Question,A,B,Answer\n"Q",x,y,"B, A"\n')
-    report = imported(database, path, source="my\x1b]0;title\x07source")
-    assert report.problems == [
-        f"{path}: line 2: source: must be printable text on one line; it holds U+001B"
-    ]
+    with pytest.raises(ImportOptionError) as refused:  # said of the option, before reading
+        imported(database, path, source="my\x1b]0;title\x07source")
+    assert str(refused.value) == "--source: must be printable text on one line; it holds U+001B"
+    assert stored(database) == {}
     report = imported(database, write_file(tmp_path, "银行 考试.csv", path.read_text()))
     assert not report.rejected
     assert stored(database) == {"银行-考试:1": ("银行-考试", "en")}
