@@ -33,7 +33,6 @@ Script files (UTF-8):
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -42,6 +41,7 @@ from pathlib import Path
 from db.answers import format_answer
 from db.formats.base import FormatError
 from db.items import ItemSnapshot, id_order
+from db.json_input import JsonInputError, json_lines, loads
 from db.json_types import JsonObject
 from db.vocabulary import ORACLE_SCRIPT, SCRIPTED_BACKEND
 from db.words import agreeing, counted, few_of
@@ -53,7 +53,7 @@ from evaluator.backends.base import (
     ScoringRequest,
     ScoringResult,
 )
-from evaluator.json_lines import json_lines, read_input_text
+from evaluator.json_lines import read_input_text
 from evaluator.stopping import finished_text
 
 __all__ = ["SCRIPTED_BACKEND", "Script", "ScriptedBackend"]
@@ -101,9 +101,10 @@ class Script:
         if path.suffix.lower() == ".jsonl":
             return _from_lines(path, text)
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise BackendError(f"{path}:{error.lineno}: not valid JSON ({error.msg})") from None
+            data = loads(text)
+        except JsonInputError as error:
+            where = f"{path}:{error.lineno}" if error.lineno is not None else str(path)
+            raise BackendError(f"{where}: not valid JSON ({error.msg})") from None
         if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
             raise BackendError(f"{path}: expected a JSON object of item id -> output text")
         return cls(outputs={str(item_id): output for item_id, output in data.items()})
