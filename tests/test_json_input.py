@@ -234,3 +234,26 @@ def test_a_scripted_answers_object_naming_an_item_twice_is_refused(
     result = run_cli(url, "eval", "--model", f"scripted:{path}", "--kind", "single", "--shots", "0")
     refused(result, f'{path}:1: not valid JSON (key "cflue:1" is given twice in one object)')
     assert stored_runs(url) == []
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        (
+            ['{"item_id": "cflue:1", "output": "B", "seconds": 1e308}'],
+            ":1: seconds: must be a number of seconds, 0 or more and at most 86,400 (a day)",
+        ),
+        (
+            ['{"item_id": "cflue:1", "output": "B"}', '{"item_id": "cflue:1", "output": "C"}'],
+            ":2: item_id: cflue:1 is scripted on line 1 too; give each item one line",
+        ),
+    ],
+    ids=["seconds-past-a-clock", "an-item-scripted-twice"],
+)
+def test_a_scripted_answers_file_is_checked_whole_before_any_run(
+    url: str, tmp_path: Path, lines: list[str], message: str
+) -> None:
+    path = write_file(tmp_path, "answers.jsonl", "".join(line + "\n" for line in lines))
+    result = run_cli(url, "eval", "--model", f"scripted:{path}", "--kind", "single", "--shots", "0")
+    refused(result, f"{path}{message}")
+    assert stored_runs(url) == []

@@ -26,9 +26,10 @@ Script files (UTF-8):
 
 - ``.json``: an object of item id -> output text;
 - ``.jsonl``: one object per line, ``{"item_id": ..., "output": ...}`` or
-  ``{"item_id": ..., "error": ...}`` (an infrastructure failure); ``"seconds": S``
-  makes that answer take S seconds, as a slow model's would (to rehearse the live view,
-  a Ctrl-C, or a kill in the middle of a run without loading a model).
+  ``{"item_id": ..., "error": ...}`` (an infrastructure failure), one line per item;
+  ``"seconds": S`` (0 to 86,400: a day) makes that answer take S seconds, as a slow
+  model's would (to rehearse the live view, a Ctrl-C, or a kill in the middle of a run
+  without loading a model).
 """
 
 from __future__ import annotations
@@ -57,6 +58,10 @@ from evaluator.json_lines import read_input_text
 from evaluator.stopping import finished_text
 
 __all__ = ["SCRIPTED_BACKEND", "Script", "ScriptedBackend"]
+
+# The longest one scripted answer may take: enough to rehearse any wait, and short of
+# what a clock cannot add (``"seconds": 1e308``).
+MAX_SCRIPTED_SECONDS = 86_400
 
 RUNNER_UP_LOG_LIKELIHOOD = -1.0  # every candidate but the scripted one, in score mode
 
@@ -114,6 +119,7 @@ def _from_lines(path: Path, text: str) -> Script:
     outputs: dict[str, str] = {}
     failures: dict[str, str] = {}
     seconds: dict[str, float] = {}
+    line_of: dict[str, int] = {}  # item id -> the line that scripts it
     for line in json_lines(text.splitlines()):
         where = f"{path}:{line.number}"
         if line.error is not None:
@@ -122,6 +128,12 @@ def _from_lines(path: Path, text: str) -> Script:
         item_id = record.get("item_id") if isinstance(record, dict) else None
         if not isinstance(item_id, str) or not item_id:
             raise BackendError(f"{where}: item_id: must be a non-empty string")
+        if item_id in line_of:
+            raise BackendError(
+                f"{where}: item_id: {item_id} is scripted on line {line_of[item_id]} too; "
+                "give each item one line"
+            )
+        line_of[item_id] = line.number
         if isinstance(record.get("output"), str):
             outputs[item_id] = record["output"]
         elif isinstance(record.get("error"), str):
@@ -130,8 +142,15 @@ def _from_lines(path: Path, text: str) -> Script:
             raise BackendError(f"{where}: give output (the model's text) or error (a failure)")
         if "seconds" in record:
             taken = record["seconds"]
-            if isinstance(taken, bool) or not isinstance(taken, int | float) or not taken >= 0:
-                raise BackendError(f"{where}: seconds: must be a number of seconds, 0 or more")
+            if (
+                isinstance(taken, bool)
+                or not isinstance(taken, int | float)
+                or not 0 <= taken <= MAX_SCRIPTED_SECONDS
+            ):
+                raise BackendError(
+                    f"{where}: seconds: must be a number of seconds, 0 or more and at most "
+                    f"{MAX_SCRIPTED_SECONDS:,} (a day)"
+                )
             seconds[item_id] = float(taken)
     return Script(outputs=outputs, failures=failures, seconds=seconds)
 
