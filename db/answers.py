@@ -131,7 +131,9 @@ def parse_order(text: str, labels: Sequence[str]) -> str:
 
 
 def parse_choice_set(text: str, labels: Sequence[str], *, kind: ItemKind) -> str:
-    """Parse a multiple-choice answer (``"B"``, ``"ABD"``, ``"A, B, D"``) into sorted letters.
+    """Parse a multiple-choice answer (``"B"``, ``"ABD"``, ``"A, B, D"``) into its labels in
+    the order of ``labels`` (sorted letters: labels that are not, ``1``, ``2``, are the
+    validator's to refuse, and must not stop it first).
 
     Single-answer and true/false items take exactly one letter; true/false also
     accepts 对/错 and true/false, a full stop or exclamation mark after them included.
@@ -146,7 +148,7 @@ def parse_choice_set(text: str, labels: Sequence[str], *, kind: ItemKind) -> str
     )
     if kind in (ItemKind.SINGLE, ItemKind.TRUEFALSE) and len(letters) != 1:
         raise AnswerError(f"a {kind.value} item takes exactly one letter, got {''.join(letters)}")
-    return "".join(sorted(letters, key=LETTERS.index))
+    return "".join(sorted(letters, key=list(labels).index))  # in the choices' order
 
 
 def parse_answer(kind: ItemKind | str, text: str, labels: Sequence[str]) -> str:

@@ -33,11 +33,11 @@ from db.engine import Database
 from db.errors import VetbenchError
 from db.formats.base import ARTICLES_NOT_ITEMS, is_article
 from db.items import ItemSnapshot, iter_items
+from db.json_input import json_lines
 from db.validation import ItemDraft, validate_draft
 from db.vocabulary import ItemKind, ItemStatus
 from db.words import agreeing, counted
 from evaluator.backends.base import Prompt
-from evaluator.json_lines import json_lines
 from evaluator.kinds import kind_spec
 
 __all__ = [

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import json
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from typing import TextIO
 from sqlalchemy import select
 from sqlmodel import col
 
+from db import json_input
 from db.answers import LETTERS, format_answer
 from db.engine import Database
 from db.formats.base import (
@@ -303,9 +303,9 @@ def _jsonl_records(source: InputFile) -> Iterator[tuple[int, dict[str, object]]]
         if not text.strip():
             continue
         try:
-            record = json.loads(text)
-        except json.JSONDecodeError as error:
-            yield line, {"": f"is not JSON: {error.msg} (column {error.colno})"}
+            record = json_input.loads(text)
+        except json_input.JsonInputError as error:
+            yield line, {"": f"is not JSON: {error.described}"}
             continue
         if not isinstance(record, dict):
             yield line, {"": f"must be a JSON object, got {type(record).__name__}"}

@@ -9,6 +9,7 @@ from db.answers import (
     key_without,
     pairwise_accuracy,
     parse_answer,
+    parse_choice_set,
 )
 from db.vocabulary import ItemKind
 
@@ -43,6 +44,11 @@ def test_bad_answers_are_refused_with_a_reason(kind: ItemKind, text: str, messag
 def test_choice_sets_are_sorted() -> None:
     assert parse_answer(ItemKind.MULTI, "D, B, A", ABCD) == "ABD"
     assert parse_answer(ItemKind.SINGLE, "c", ABCD) == "C"
+
+
+def test_a_choice_set_keeps_the_order_of_labels_that_are_not_letters() -> None:
+    assert parse_choice_set("2, 1", ["1", "2", "3"], kind=ItemKind.MULTI) == "12"
+    assert parse_choice_set("D, A", list("ABCD"), kind=ItemKind.MULTI) == "AD"
 
 
 def test_truefalse_reads_words() -> None:

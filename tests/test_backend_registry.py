@@ -185,6 +185,16 @@ BAD_SCRIPTS = {
         '{"item_id": "x", "output": "A", "seconds": -1}\n',
         "e.jsonl:1: seconds: must be a number of seconds, 0 or more",
     ),
+    "seconds-past-a-clock": (
+        "f.jsonl",
+        '{"item_id": "x", "output": "A", "seconds": 1e308}\n',
+        "f.jsonl:1: seconds: must be a number of seconds, 0 or more and at most 86,400",
+    ),
+    "an-item-scripted-twice": (
+        "g.jsonl",
+        '{"item_id": "x", "output": "A"}\n\n{"item_id": "x", "error": "timeout"}\n',
+        "g.jsonl:3: item_id: x is scripted on line 1 too; give each item one line",
+    ),
 }
 
 

@@ -166,6 +166,11 @@ def test_an_invalid_csv_record_rejects_the_file(
             "choices",
             "labels must be A, B",
         ),
+        (
+            cflue_record(choices="{'1': 'x', '2': 'y'}", answer="1"),
+            "choices",
+            "labels must be A, B in order, got 1, 2",
+        ),
         (cflue_record(question=""), "question", "is empty"),
         (cflue_record(answer=None), "answer", "is missing"),
         (cflue_record(choices="{'A': '', 'B': 'y'}"), "choices['A']", "is empty"),
@@ -203,6 +208,26 @@ def test_jsonl_problems_name_the_native_fields_and_the_revision(
         "line 1: choices.B: is empty",
         "line 2: revisions[2].key: 'C': 'C' is not one of the choices AB",
     ]
+
+
+def test_choice_labels_that_are_not_letters_are_named_whatever_the_key_says(
+    database: Database, tmp_path: Path
+) -> None:
+    lines = "".join(
+        json.dumps(
+            {"kind": "single", "prompt": f"Q{key}", "choices": {"1": "x", "2": "y"}, "key": key}
+        )
+        + "\n"
+        for key in ("1", "A")
+    )
+    path = write_file(tmp_path, "c3.jsonl", lines)
+    result = run_cli(database, "import", str(path))
+    assert result.exit_code == 1
+    for line in (1, 2):
+        assert f"{path}: line {line}: choices: labels must be A, B in order, got 1, 2" in (
+            result.stderr
+        )
+    assert "'1'" not in result.stderr  # the key is not what is wrong
 
 
 def test_bytes_that_are_not_utf8_reject_the_file_naming_line_and_field(

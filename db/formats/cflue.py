@@ -15,11 +15,13 @@ import io
 import json
 import tokenize
 from collections.abc import Iterable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
 import ijson
 
+from db import json_input
 from db.answers import LETTERS
 from db.errors import VetbenchError
 from db.formats.base import (
@@ -33,6 +35,7 @@ from db.formats.base import (
     read_text,
     stamp_fields,
 )
+from db.json_input import repeated_key
 from db.json_types import JsonObject
 from db.validation import ItemDraft, Problem, is_utf8_text, language_of
 from db.vocabulary import ItemKind
@@ -180,10 +183,17 @@ def read(source: InputFile) -> Iterator[ParsedRecord]:
     if first != b"[":
         raise FormatError(source.shown, "malformed JSON: expected a JSON array of objects")
     index = 0
+    repeats: list[_NotingRepeats] = []
+    objects = partial(_NotingRepeats, repeats)
     try:
-        for raw in ijson.items(source.binary, "item", use_float=True):
+        for raw in ijson.items(source.binary, "item", use_float=True, map_type=objects):
             index += 1
             source.record_ended()
+            key = _repeated_key(raw) if repeats else None
+            if key is not None:  # the whole file is refused, as for malformed JSON
+                error = ValueError(repeated_key(key))
+                yield from _read_again(source, index - 1, error, f"in record {index}")
+                return
             yield _record(source, index, raw)
     except RecordTooLong:
         raise source.too_long(f"record {index + 1}") from None
@@ -194,24 +204,53 @@ def read(source: InputFile) -> Iterator[ParsedRecord]:
         raise FormatError(source.shown, "the JSON array has no records")
 
 
-def _read_again(source: InputFile, done: int, error: Exception) -> Iterator[ParsedRecord]:
-    """After a parse error: read a regular file whole to place the error, or give up."""
+class _NotingRepeats(dict[str, Any]):
+    """An object the streaming parser builds, noting a key it is given twice (``ijson``
+    keeps the last value without a word) in itself and in ``repeats``, shared by all, so
+    that records are searched only once one has a repeat (the parser may build records
+    ahead of the one read)."""
+
+    def __init__(self, repeats: list[_NotingRepeats]) -> None:
+        super().__init__()
+        self.repeats = repeats
+        self.repeated: str | None = None
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if key in self and self.repeated is None:
+            self.repeated = key
+            self.repeats.append(self)
+        super().__setitem__(key, value)
+
+
+def _repeated_key(value: object) -> str | None:
+    """The first key given twice in an object inside ``value``, if any."""
+    if isinstance(value, _NotingRepeats) and value.repeated is not None:
+        return value.repeated
+    inside = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    for part in inside:
+        key = _repeated_key(part)
+        if key is not None:
+            return key
+    return None
+
+
+def _read_again(
+    source: InputFile, done: int, error: Exception, where: str | None = None
+) -> Iterator[ParsedRecord]:
+    """After a parse error (``where``: in which record, when known): read a regular file
+    whole to place the error, or give up."""
     path = Path(source.shown)
     if source.size is None or source.size > REREAD_LIMIT_BYTES or not path.is_file():
-        where = f"after record {done}" if done else "before the first record"
+        where = where or (f"after record {done}" if done else "before the first record")
         reason = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise FormatError(source.shown, f"malformed JSON {where}: {reason}") from None
     text = read_text(path)
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as decode_error:
+        data = json_input.loads(text)
+    except json_input.JsonInputError as decode_error:
         raise FormatError(
-            source.shown,
-            f"malformed JSON: {decode_error.msg} (column {decode_error.colno})",
-            decode_error.lineno,
+            source.shown, f"malformed JSON: {decode_error.described}", decode_error.lineno
         ) from None
-    except RecursionError:
-        raise FormatError(source.shown, "malformed JSON: nested too deeply") from None
     if not isinstance(data, list):
         raise FormatError(
             source.shown, f"expected a JSON array of objects, got {type(data).__name__}"

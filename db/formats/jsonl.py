@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TextIO
 
+from db import json_input
 from db.answers import LETTERS
 from db.formats import cflue, econlogicqa
 from db.formats.base import (
@@ -270,13 +271,9 @@ def read(source: InputFile) -> Iterator[ParsedRecord]:
         ordinal += 1
         place = Place(source.shown, line=line_number)
         try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as error:
-            problem = Problem("", f"malformed JSON: {error.msg} (column {error.colno})")
-            yield ParsedRecord(place, ordinal, problems=[problem])
-            continue
-        except RecursionError:
-            problem = Problem("", "malformed JSON: nested too deeply")
+            raw = json_input.loads(line)
+        except json_input.JsonInputError as error:
+            problem = Problem("", f"malformed JSON: {error.described}")
             yield ParsedRecord(place, ordinal, problems=[problem])
             continue
         if ordinal == 1 and isinstance(raw, dict) and is_article(raw, "prompt", "revisions"):

@@ -26,14 +26,14 @@ Script files (UTF-8):
 
 - ``.json``: an object of item id -> output text;
 - ``.jsonl``: one object per line, ``{"item_id": ..., "output": ...}`` or
-  ``{"item_id": ..., "error": ...}`` (an infrastructure failure); ``"seconds": S``
-  makes that answer take S seconds, as a slow model's would (to rehearse the live view,
-  a Ctrl-C, or a kill in the middle of a run without loading a model).
+  ``{"item_id": ..., "error": ...}`` (an infrastructure failure), one line per item;
+  ``"seconds": S`` (0 to 86,400: a day) makes that answer take S seconds, as a slow
+  model's would (to rehearse the live view, a Ctrl-C, or a kill in the middle of a run
+  without loading a model).
 """
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -42,6 +42,7 @@ from pathlib import Path
 from db.answers import format_answer
 from db.formats.base import FormatError
 from db.items import ItemSnapshot, id_order
+from db.json_input import JsonInputError, json_lines, loads
 from db.json_types import JsonObject
 from db.vocabulary import ORACLE_SCRIPT, SCRIPTED_BACKEND
 from db.words import agreeing, counted, few_of
@@ -53,10 +54,14 @@ from evaluator.backends.base import (
     ScoringRequest,
     ScoringResult,
 )
-from evaluator.json_lines import json_lines, read_input_text
+from evaluator.json_lines import read_input_text
 from evaluator.stopping import finished_text
 
 __all__ = ["SCRIPTED_BACKEND", "Script", "ScriptedBackend"]
+
+# The longest one scripted answer may take: enough to rehearse any wait, and short of
+# what a clock cannot add (``"seconds": 1e308``).
+MAX_SCRIPTED_SECONDS = 86_400
 
 RUNNER_UP_LOG_LIKELIHOOD = -1.0  # every candidate but the scripted one, in score mode
 
@@ -101,9 +106,10 @@ class Script:
         if path.suffix.lower() == ".jsonl":
             return _from_lines(path, text)
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise BackendError(f"{path}:{error.lineno}: not valid JSON ({error.msg})") from None
+            data = loads(text)
+        except JsonInputError as error:
+            where = f"{path}:{error.lineno}" if error.lineno is not None else str(path)
+            raise BackendError(f"{where}: not valid JSON ({error.msg})") from None
         if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
             raise BackendError(f"{path}: expected a JSON object of item id -> output text")
         return cls(outputs={str(item_id): output for item_id, output in data.items()})
@@ -113,6 +119,7 @@ def _from_lines(path: Path, text: str) -> Script:
     outputs: dict[str, str] = {}
     failures: dict[str, str] = {}
     seconds: dict[str, float] = {}
+    line_of: dict[str, int] = {}  # item id -> the line that scripts it
     for line in json_lines(text.splitlines()):
         where = f"{path}:{line.number}"
         if line.error is not None:
@@ -121,6 +128,12 @@ def _from_lines(path: Path, text: str) -> Script:
         item_id = record.get("item_id") if isinstance(record, dict) else None
         if not isinstance(item_id, str) or not item_id:
             raise BackendError(f"{where}: item_id: must be a non-empty string")
+        if item_id in line_of:
+            raise BackendError(
+                f"{where}: item_id: {item_id} is scripted on line {line_of[item_id]} too; "
+                "give each item one line"
+            )
+        line_of[item_id] = line.number
         if isinstance(record.get("output"), str):
             outputs[item_id] = record["output"]
         elif isinstance(record.get("error"), str):
@@ -129,8 +142,15 @@ def _from_lines(path: Path, text: str) -> Script:
             raise BackendError(f"{where}: give output (the model's text) or error (a failure)")
         if "seconds" in record:
             taken = record["seconds"]
-            if isinstance(taken, bool) or not isinstance(taken, int | float) or not taken >= 0:
-                raise BackendError(f"{where}: seconds: must be a number of seconds, 0 or more")
+            if (
+                isinstance(taken, bool)
+                or not isinstance(taken, int | float)
+                or not 0 <= taken <= MAX_SCRIPTED_SECONDS
+            ):
+                raise BackendError(
+                    f"{where}: seconds: must be a number of seconds, 0 or more and at most "
+                    f"{MAX_SCRIPTED_SECONDS:,} (a day)"
+                )
             seconds[item_id] = float(taken)
     return Script(outputs=outputs, failures=failures, seconds=seconds)
 

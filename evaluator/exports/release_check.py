@@ -16,7 +16,6 @@ empty explanation and none alike, as an empty cell: such a cell matches either.
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +34,7 @@ from db.formats.base import (
 )
 from db.formats.cflue import TASK_KINDS, parse_choices
 from db.formats.econlogicqa import ANSWER, EXPLANATION, QUESTION
+from db.json_input import JsonInputError, loads
 from db.json_types import JsonObject, attributes_json
 from db.releases import (
     VERIFICATION_KEYS,
@@ -128,16 +128,25 @@ def _json_lines(path: Path) -> Iterator[tuple[int, Any]]:
     for number, line in enumerate(_lines(path), start=1):
         if line.strip():
             try:
-                yield number, json.loads(line)
-            except json.JSONDecodeError as error:
+                yield number, loads(line)
+            except JsonInputError as error:
                 raise _Unreadable(f"{path}: line {number}: not JSON ({error.msg})") from None
+
+
+def _whole_json(path: Path) -> Any:
+    """A file that is one JSON value (a manifest, a CFLUE array)."""
+    try:
+        return loads(read_text(path))
+    except JsonInputError as error:
+        where = f"{path}: line {error.lineno}" if error.lineno is not None else str(path)
+        raise _Unreadable(f"{where}: not JSON ({error.msg})") from None
 
 
 def _folder(path: Path) -> tuple[dict[str, str], list[_Exported]]:
     manifest_path = path / MANIFEST_NAME
     if not manifest_path.is_file():
         raise _Unreadable(f"{path}: no {MANIFEST_NAME}; not a folder vetbench exported")
-    manifest = json.loads(read_text(manifest_path))
+    manifest = _whole_json(manifest_path)
     stamp = {
         STAMP_RELEASE: str(manifest.get("release") or ""),
         STAMP_RELEASE_HASH: str(manifest.get("release_hash") or ""),
@@ -186,7 +195,7 @@ def _file(path: Path) -> tuple[dict[str, str], list[_Exported]]:
                 )
             )
     elif format_name == "cflue":
-        for index, record in enumerate(json.loads(read_text(path)), start=1):
+        for index, record in enumerate(_whole_json(path), start=1):
             stamp_of(f"record {index}", record)
             items.append(
                 _Exported(

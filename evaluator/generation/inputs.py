@@ -16,8 +16,9 @@ from pathlib import Path
 from db.errors import VetbenchError
 from db.formats import cflue, econlogicqa, read_records
 from db.formats.base import ARTICLE_FIELDS, FormatError, csv_reader_limit_for
+from db.json_input import json_lines
 from db.validation import ItemDraft, validate_draft
-from evaluator.json_lines import json_lines, read_input_text
+from evaluator.json_lines import read_input_text
 
 MAX_PROBLEMS_SHOWN = 10
 
@@ -142,9 +143,9 @@ def _articles_from_jsonl(path: Path, text: str) -> list[Article]:
         place = f"{path}: line {line.number}"
         record = line.value
         if line.error is not None:
-            problems.append(
-                f"{place}: malformed JSON ({line.error.msg}, column {line.error.colno})"
-            )
+            error = line.error
+            column = f", column {error.colno}" if error.colno is not None else ""
+            problems.append(f"{place}: malformed JSON ({error.msg}{column})")
             continue
         if not isinstance(record, dict):
             problems.append(f"{place}: must be a JSON object, got {type(record).__name__}")
