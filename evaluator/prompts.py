@@ -31,13 +31,15 @@ from db.answers import format_answer, is_chinese
 from db.canonical_text import item_text
 from db.engine import Database
 from db.errors import VetbenchError
-from db.formats.base import ARTICLES_NOT_ITEMS, is_article
+from db.formats.base import ARTICLES_NOT_ITEMS, FormatError, is_article
+from db.formats.jsonl import field_names as jsonl_field_names
 from db.items import ItemSnapshot, iter_items
 from db.json_input import json_lines
-from db.validation import ItemDraft, validate_draft
+from db.validation import ItemDraft, Problem, validate_draft
 from db.vocabulary import ItemKind, ItemStatus
 from db.words import agreeing, counted
 from evaluator.backends.base import Prompt
+from evaluator.json_lines import read_input_text
 from evaluator.kinds import kind_spec
 
 __all__ = [
@@ -526,12 +528,15 @@ def select_shots(
 def load_shot_files(paths: Sequence[Path]) -> list[ItemSnapshot]:
     """The shots of several shot files, in the order given; an id in two is refused."""
     shots: list[ItemSnapshot] = []
-    seen: dict[str, Path] = {}
+    seen: dict[str, ItemSnapshot] = {}
     for path in paths:
         for shot in load_shot_file(path):
-            if shot.id in seen:
-                raise ShotFileError(f"{path}: shot id {shot.id} is also in {seen[shot.id]}")
-            seen[shot.id] = path
+            if (other := seen.get(shot.id)) is not None:
+                raise ShotFileError(
+                    f"{path} ({shot.source_ref}): shot id {shot.id} is also in "
+                    f"{other.source} ({other.source_ref})"
+                )
+            seen[shot.id] = shot
             shots.append(shot)
     return shots
 
@@ -540,16 +545,16 @@ def load_shot_file(path: Path) -> list[ItemSnapshot]:
     """Solved items from a JSONL file (``kind``, ``prompt``, ``choices``, ``key``,
     ``explanation``; optional ``language`` and ``id``), validated like any import."""
     path = Path(path)
+    if not path.exists():
+        raise ShotFileError(f"{path}: no such shot file")
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise ShotFileError(f"{path}: no such shot file") from None
-    except UnicodeDecodeError as error:
-        raise ShotFileError(f"{path}: not UTF-8 text ({error.reason})") from None
-    except OSError as error:
-        raise ShotFileError(f"{path}: cannot read ({error.strerror})") from None
+        lines = read_input_text(path).splitlines()
+    except FormatError as error:  # unreadable, empty, or not UTF-8 (from its first line)
+        where = f"{path}:{error.line}" if error.line is not None else str(path)
+        raise ShotFileError(f"{where}: {error.reason}") from None
     shots: list[ItemSnapshot] = []
     problems: list[str] = []
+    lines_of: dict[str, int] = {}  # each shot id's line
     for line in json_lines(lines):
         number, record = line.number, line.value
         where = f"{path}:{number}"
@@ -572,14 +577,19 @@ def load_shot_file(path: Path) -> list[ItemSnapshot]:
             key=str(record.get("key", "")),
             explanation=record.get("explanation"),
             language=str(record.get("language") or "en"),
+            field_names=jsonl_field_names(),  # named as the file names them: prompt, not question
         )
         found = validate_draft(draft)
+        shot_id = str(record.get("id") or f"{path.name}:{number}")
+        if shot_id in lines_of:
+            found.append(Problem("id", f"{shot_id} is also on line {lines_of[shot_id]}"))
+        lines_of.setdefault(shot_id, number)
         if found:
             problems += [f"{where}: {problem}" for problem in found]
             continue
         shots.append(
             ItemSnapshot(
-                id=str(record.get("id") or f"{path.name}:{number}"),
+                id=shot_id,
                 kind=ItemKind(draft.kind),
                 source=path.name,
                 source_ref=f"line {number}",

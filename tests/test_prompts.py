@@ -322,6 +322,38 @@ def test_bad_shot_files_name_the_line_and_field(tmp_path: Path) -> None:
     assert str(raised.value) == f"{path}: 3 problems in the shot file: {problems[0]} (and 2 more)"
 
 
+def test_shot_file_problems_name_the_files_own_fields_and_lines(tmp_path: Path) -> None:
+    """A shot file is JSONL: its problems say prompt (not question), an id given twice
+    names both lines, one in two files both places, and bytes that are not UTF-8 their line."""
+    shot = {
+        "kind": "single",
+        "id": "s1",
+        "prompt": "q",
+        "choices": {"A": "a", "B": "b"},
+        "key": "A",
+    }
+    first = tmp_path / "first.jsonl"
+    lines = [{**shot, "id": "s0", "prompt": ""}, shot, {**shot, "prompt": "q2"}]
+    first.write_text("\n".join(map(json.dumps, lines)) + "\n", encoding="utf-8")
+    with pytest.raises(prompts.ShotFileError) as raised:
+        prompts.load_shot_file(first)
+    assert list(raised.value.problems) == [
+        f"{first}:1: prompt: is empty",
+        f"{first}:3: id: s1 is also on line 2",
+    ]
+    first.write_text(json.dumps(shot) + "\n", encoding="utf-8")
+    second = tmp_path / "second.jsonl"
+    second.write_text("\n" + json.dumps({**shot, "prompt": "q3"}) + "\n", encoding="utf-8")
+    with pytest.raises(prompts.ShotFileError) as raised:
+        prompts.load_shot_files([first, second])
+    assert str(raised.value) == f"{second} (line 2): shot id s1 is also in first.jsonl (line 1)"
+    latin1 = tmp_path / "latin1.jsonl"
+    café = json.dumps({**shot, "id": "s2", "prompt": "café"}, ensure_ascii=False)
+    latin1.write_bytes(f"{json.dumps(shot)}\n{café}\n".encode("latin-1"))
+    with pytest.raises(prompts.ShotFileError, match=f"^{latin1}:2: not valid UTF-8 text$"):
+        prompts.load_shot_file(latin1)
+
+
 def test_a_missing_shot_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(prompts.ShotFileError, match="no such shot file"):
         prompts.load_shot_file(tmp_path / "none.jsonl")

@@ -153,8 +153,9 @@ def _revision(raw: object, where: str, problems: list[Problem]) -> RevisionRecor
     return record if len(problems) == before else None
 
 
-def _field_names(where: str) -> dict[str, str]:
-    """The validator's field names as this format spells them, under revision ``where``."""
+def field_names(where: str = "") -> dict[str, str]:
+    """The validator's field names as this format spells them, under revision ``where``
+    (shot files, which are JSONL items too, spell them so)."""
     prefix = f"{where}." if where else ""
     names = {name: prefix + name for name in ("key", "explanation", "choices")}
     names |= {"scenario": prefix + "prompt", "question": prefix + "prompt"}
@@ -254,7 +255,7 @@ def _record(source: InputFile, line: int, ordinal: int, raw: object) -> ParsedRe
         provenance=dict(current.provenance)
         or {"file": source.file_name, "line": line, "format": NAME},
         item_id=item_id,
-        field_names=_field_names(where_of.get(current.number, "")),
+        field_names=field_names(where_of.get(current.number, "")),
     )
     if problems:
         return ParsedRecord(place, ordinal, problems=problems)
