@@ -32,6 +32,7 @@ from db.canonical_text import item_text
 from db.engine import Database
 from db.errors import VetbenchError
 from db.formats.base import ARTICLES_NOT_ITEMS, FormatError, is_article
+from db.formats.jsonl import HAND_WRITTEN_FIELDS, unknown_field_problems
 from db.formats.jsonl import field_names as jsonl_field_names
 from db.items import ItemSnapshot, iter_items
 from db.json_input import json_lines
@@ -579,7 +580,7 @@ def load_shot_file(path: Path) -> list[ItemSnapshot]:
             language=str(record.get("language") or "en"),
             field_names=jsonl_field_names(),  # named as the file names them: prompt, not question
         )
-        found = validate_draft(draft)
+        found = unknown_field_problems(record, HAND_WRITTEN_FIELDS) + validate_draft(draft)
         shot_id = str(record.get("id") or f"{path.name}:{number}")
         if shot_id in lines_of:
             found.append(Problem("id", f"{shot_id} is also on line {lines_of[shot_id]}"))

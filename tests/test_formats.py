@@ -415,8 +415,8 @@ def test_jsonl_hand_written_line_needs_only_kind_and_text(tmp_path: Path) -> Non
 
 
 def test_jsonl_hand_written_empty_explanation_is_none_a_history_keeps_it(tmp_path: Path) -> None:
-    text = {"kind": "ordering", "prompt": "p", "choices": {"A": "a", "B": "b"}, "key": "AB"}
-    hand = {**text, "explanation": ""}
+    text = {"prompt": "p", "choices": {"A": "a", "B": "b"}, "key": "AB"}
+    hand = {"kind": "ordering", **text, "explanation": ""}
     history = {"kind": "ordering", "revisions": [{**text, "number": 1, "explanation": ""}]}
     content = json.dumps(hand) + "\n" + json.dumps(history) + "\n"
     written, stored = records(write_file(tmp_path, "x.jsonl", content))

@@ -835,8 +835,15 @@ def test_articles_given_to_import_are_named_and_change_nothing(
 def test_an_item_with_a_title_and_a_text_is_still_an_item(
     database: Database, tmp_path: Path
 ) -> None:
+    """Read as an item, not refused as articles: its problems are the two fields vetbench
+    JSONL lacks (whose text would be lost), and in meta they are kept."""
     record = {"kind": "single", "prompt": "Which?", "choices": {"A": "x", "B": "y"}, "key": "A"}
     path = write_file(tmp_path, "titled.jsonl", json.dumps({**record, "title": "t", "text": "u"}))
+    assert [p.split(": ", 2)[2] for p in only(import_files(database, [path])).problems] == [
+        "title: is not a field of vetbench JSONL",
+        "text: is not a field of vetbench JSONL",
+    ]
+    path.write_text(json.dumps({**record, "meta": {"title": "t", "text": "u"}}), encoding="utf-8")
     assert only(import_files(database, [path])).tally.added == 1
 
 

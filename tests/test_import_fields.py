@@ -24,8 +24,10 @@ CHOICES = {"A": "The central bank", "B": "The finance ministry"}
 
 
 def jsonl(tmp_path: Path, *records: dict[str, Any], name: str = "items.jsonl") -> Path:
-    lines = "".join(
-        json.dumps({"choices": CHOICES, **r}, ensure_ascii=False) + "\n" for r in records
+    lines = "".join(  # a hand-written line's choices; an exported one has them per revision
+        json.dumps({**({} if "revisions" in r else {"choices": CHOICES}), **r}, ensure_ascii=False)
+        + "\n"
+        for r in records
     )
     return write_file(tmp_path, name, lines)
 

@@ -19,6 +19,7 @@ there an empty explanation is none, as in EconLogicQA CSV
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -30,6 +31,7 @@ from db.answers import LETTERS
 from db.formats import cflue, econlogicqa
 from db.formats.base import (
     ARTICLES_NOT_ITEMS,
+    STAMP_FIELDS,
     FormatError,
     InputFile,
     NativeItem,
@@ -118,12 +120,49 @@ _OTHER_NAMES = {
 }
 
 
+# The fields a line may hold: an item as `export` writes it (its text in ``revisions``), or
+# a hand-written one with its text on the item; a release export's stamps besides.
+REVISION_FIELDS = frozenset(
+    {"number", "prompt", "choices", "key", "explanation", "author", "change_note"}
+    | {"provenance", "created_at"}
+)
+ITEM_FIELDS = frozenset(
+    {"id", "kind", "source", "source_ref", "language", "status", "meta", "current_revision"}
+    | {"suspected_duplicate_of", "duplicate_similarity", "created_at", "revisions"}
+    | set(STAMP_FIELDS)
+)
+HAND_WRITTEN_FIELDS = (ITEM_FIELDS - {"revisions", "current_revision"}) | (
+    REVISION_FIELDS - {"number"}
+)
+
+
+def unknown_field_problems(raw: JsonObject, known: Iterable[str]) -> list[Problem]:
+    """A problem for each field of ``raw`` not among ``known``: its text would be dropped
+    without a word (``explanaton`` lost the explanation), so it is named, with the field
+    it is likely a misspelling of.  Other formats' names for a missing field (question,
+    answer) are said by that field's own problem."""
+    known = set(known)
+    said_elsewhere = {
+        alias for name, aliases in _OTHER_NAMES.items() if name not in raw for alias in aliases
+    }
+    problems = []
+    for name in raw:
+        if name in known or name in said_elsewhere:
+            continue
+        near = difflib.get_close_matches(str(name), sorted(known), n=1, cutoff=0.75)
+        hint = f"; did you mean {near[0]}?" if near else ""
+        problems.append(Problem(str(name), f"is not a field of vetbench JSONL{hint}"))
+    return problems
+
+
 def _revision(raw: object, where: str, problems: list[Problem]) -> RevisionRecord | None:
     if not isinstance(raw, dict):
         problems.append(Problem(where, "must be an object"))
         return None
     before = len(problems)
     local: list[Problem] = []
+    if where:  # a revision of an exported item; a hand-written line is checked whole
+        local += unknown_field_problems(raw, REVISION_FIELDS)
     number = raw.get("number", 1)
     if not isinstance(number, int) or isinstance(number, bool) or number < 1:
         local.append(Problem("number", f"must be a whole number from 1, got {number!r}"))
@@ -176,7 +215,9 @@ def _record(source: InputFile, line: int, ordinal: int, raw: object) -> ParsedRe
     if not isinstance(raw, dict):
         problem = Problem("", f"must be a JSON object, got {type(raw).__name__}")
         return ParsedRecord(place, ordinal, problems=[problem])
-    problems: list[Problem] = []
+    problems: list[Problem] = unknown_field_problems(
+        raw, ITEM_FIELDS if "revisions" in raw else HAND_WRITTEN_FIELDS
+    )
     kind = _text(raw, "kind", problems)
     if not kind:
         problems.append(Problem("kind", "is missing"))
