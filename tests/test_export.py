@@ -359,6 +359,7 @@ def test_an_empty_selection_is_refused_with_a_hint(database: Database, tmp_path:
         ("econlogicqa", "ordering", {"extra_columns": "oops"}, "meta.extra_columns: must be"),
         ("econlogicqa", "ordering", {"extra_columns": {"E": "ee"}}, "E is a column of"),
         ("cflue", "single", {"名称": 7}, "meta.名称: must be text, got int"),
+        ("cflue", "single", {"extra_fields": {"answer": "B"}}, "answer is a field of CFLUE"),
     ],
 )
 def test_a_stored_item_with_meta_the_format_cannot_hold_is_refused_in_one_line(

@@ -334,12 +334,18 @@ def test_cflue_writer_round_trips_records_exactly(tmp_path: Path) -> None:
         cflue_record(analysis="因为……"),
         cflue_record(task="多项选择题", answer="ABD", **{"名称": "证券从业资格"}),
         cflue_record(task="判断题", choices="{'A': '对', 'B': '错'}", answer="A"),
+        # fields CFLUE JSON does not know are kept in meta and written back, never dropped
+        cflue_record(**{"year": 2020, "source_page": "p. 12", "tags": ["a", "b"]}),
     ]
     parsed = records(write_cflue(tmp_path, *originals))
     for record in parsed:
         assert validate_draft(draft_of(record)) == []
+    assert draft_of(parsed[3]).meta == {
+        "名称": originals[3]["名称"],
+        "extra_fields": {"year": 2020, "source_page": "p. 12", "tags": ["a", "b"]},
+    }
     out = io.StringIO()
-    assert cflue.write([snapshot_of(r.draft) for r in parsed], out) == 3
+    assert cflue.write([snapshot_of(r.draft) for r in parsed], out) == 4
     assert json.loads(out.getvalue()) == originals
 
 

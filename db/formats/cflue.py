@@ -5,7 +5,9 @@
 not JSON.  It is parsed as a literal after checking that its syntax tree is a dict
 of string constants, each written as one quoted string (Python would join ``'it''s'``
 into ``its``); it is never evaluated as code.  The exam name ``名称`` is kept
-in the item's meta so that an export writes it back.
+in the item's meta so that an export writes it back, and so is any field the format does
+not know (under ``meta["extra_fields"]``), as EconLogicQA CSV keeps its extra columns:
+nothing in a record is dropped.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from db import json_input
 from db.answers import LETTERS
 from db.errors import VetbenchError
 from db.formats.base import (
+    STAMP_FIELDS,
     UTF8_BOM,
     FormatError,
     InputFile,
@@ -50,12 +53,28 @@ TASK_KINDS = {
 }
 KIND_TASKS = {kind: task for task, kind in TASK_KINDS.items()}
 REQUIRED_FIELDS = ("task", "question", "choices", "answer")
+OWN_FIELDS = frozenset({EXAM_NAME, *REQUIRED_FIELDS, "analysis", *STAMP_FIELDS})
+EXTRA_FIELDS_META = "extra_fields"  # meta key for the fields the format does not know
 # Problems name CFLUE's own fields: "answer", not the validator's "key".
 FIELD_NAMES = {
     "key": "answer",
     "explanation": "analysis",
     **{f"choice {label}": f"choices['{label}']" for label in LETTERS},
 }
+
+
+def extra_fields_problems(meta: JsonObject) -> list[Problem]:
+    """Why ``meta``'s extra fields cannot be written as fields of a record that read back as
+    they are: an object, no name one of the format's own."""
+    extra = meta.get(EXTRA_FIELDS_META, {})
+    if not isinstance(extra, dict):
+        got = type(extra).__name__
+        return [Problem(EXTRA_FIELDS_META, f"must be an object of field names, got {got}")]
+    return [
+        Problem(f"{EXTRA_FIELDS_META}.{name}", f"{name} is a field of CFLUE JSON itself")
+        for name in extra
+        if name in OWN_FIELDS
+    ]
 
 
 class ChoicesError(VetbenchError, ValueError):
@@ -150,6 +169,9 @@ def _record(source: InputFile, index: int, raw: object) -> ParsedRecord:
     meta: JsonObject = {}
     if EXAM_NAME in raw:
         meta[EXAM_NAME] = raw[EXAM_NAME]
+    extra = {name: value for name, value in raw.items() if name not in OWN_FIELDS}
+    if extra:
+        meta[EXTRA_FIELDS_META] = extra
     draft = ItemDraft(
         kind=kind.value,
         prompt=raw["question"],
@@ -269,7 +291,7 @@ def write(items: Iterable[Any], out: TextIO, *, stamp: dict[str, str] | None = N
     each record's item (``db.formats.base.STAMP_FIELDS``; readers ignore them)."""
     rows = list(items)
     for item in rows:
-        problems = exam_name_problems(item.meta)
+        problems = exam_name_problems(item.meta) + extra_fields_problems(item.meta)
         if problems:
             raise UnwritableItem(item.id, NAME, problems[0])
     records = [
@@ -281,6 +303,7 @@ def write(items: Iterable[Any], out: TextIO, *, stamp: dict[str, str] | None = N
             "choices": format_choices(item.choices),
             "answer": item.key,
             "analysis": item.explanation,
+            **item.meta.get(EXTRA_FIELDS_META, {}),
             **stamp_fields(item.id, stamp),
         }
         for item in rows

@@ -207,7 +207,11 @@ def field_names(where: str = "") -> dict[str, str]:
 def _meta_problems(meta: JsonObject) -> list[Problem]:
     """What the other formats' writers take from meta must be what their readers would
     give, or an export of the item could not be read back."""
-    return econlogicqa.extra_columns_problems(meta) + cflue.exam_name_problems(meta)
+    return (
+        econlogicqa.extra_columns_problems(meta)
+        + cflue.exam_name_problems(meta)
+        + cflue.extra_fields_problems(meta)
+    )
 
 
 def _record(source: InputFile, line: int, ordinal: int, raw: object) -> ParsedRecord:
