@@ -494,6 +494,21 @@ def run_cli(db: Database | Path | str, *args: str) -> Result:
     return result
 
 
+def run_process(
+    *args: str, stdin: bytes | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[bytes]:
+    """``vetbench ARGS`` in a process of its own, ``stdin`` on its standard input (a pipe),
+    this checkout first on the path; its output as bytes."""
+    return subprocess.run(
+        [sys.executable, "-m", "reviewer.cli", *args],
+        input=stdin,
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": str(FIXTURES.parent)},
+        timeout=timeout,
+        check=False,
+    )
+
+
 def run_in_terminal(
     db: Database | Path | str,
     *args: str,

@@ -15,7 +15,6 @@ import socket
 import sqlite3
 import stat
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from contextlib import closing
@@ -23,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from helpers import decide_items
+from helpers import decide_items, run_process
 from sqlalchemy import text as sa_text
 from sqlmodel import select
 
@@ -46,21 +45,6 @@ OSC52 = "\x1b]52;c;cHduZWQ=\x07"  # "write 'pwned' to the clipboard"
 
 def run(db: Path | str, *args: str, input: str | None = None) -> Result:
     return CliRunner().invoke(cli, ["--db", str(db), *args], input=input)
-
-
-def vetbench(
-    *args: str, stdin: bytes | None = None, timeout: float = 60
-) -> subprocess.CompletedProcess[bytes]:
-    """The real command in a subprocess, with this worktree first on the path."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [sys.executable, "-m", "reviewer.cli", *args],
-        input=stdin,
-        capture_output=True,
-        env=env,
-        timeout=timeout,
-        check=False,
-    )
 
 
 def assert_one_line_error(result: Result | subprocess.CompletedProcess[bytes], *words: str) -> str:
@@ -358,7 +342,7 @@ def test_piped_standard_input_loses_no_record(tmp_path: Path) -> None:
     db = tmp_path / "piped.db"
     text = jsonl_lines(40).encode()
     for name in ("-", "/dev/stdin"):
-        result = vetbench("--db", str(db), "import", name, "--json", stdin=text)
+        result = run_process("--db", str(db), "import", name, "--json", stdin=text)
         assert result.returncode == 0, result.stderr.decode()
         [summary] = json.loads(result.stdout)
         assert summary["records"] == 40
@@ -384,7 +368,7 @@ def test_a_fifo_is_read_once_with_auto_format(tmp_path: Path, db_path: Path) -> 
 
     writer = threading.Thread(target=feed)
     writer.start()
-    result = vetbench("--db", str(db_path), "import", str(fifo), "--source", "econ", timeout=60)
+    result = run_process("--db", str(db_path), "import", str(fifo), "--source", "econ", timeout=60)
     writer.join(timeout=10)
     assert result.returncode == 0, result.stderr.decode()
     rows = content.decode("utf-8-sig").count("\n") - 1
@@ -395,7 +379,7 @@ def test_a_fifo_is_read_once_with_auto_format(tmp_path: Path, db_path: Path) -> 
 def test_a_symlink_to_a_device_is_refused_at_once(tmp_path: Path, db_path: Path) -> None:
     link = tmp_path / "items.csv"
     link.symlink_to("/dev/zero")
-    result = vetbench("--db", str(db_path), "import", str(link), timeout=20)
+    result = run_process("--db", str(db_path), "import", str(link), timeout=20)
     assert_one_line_error(result, "is a device")
 
 
@@ -716,7 +700,7 @@ def test_conflicts_and_listings_show_escapes_never_send_them(db_path: Path, tmp_
 
 def test_a_url_password_is_never_printed(db_path: Path) -> None:
     url = "postgresql+psycopg://alice:S3cret@127.0.0.1:1/x"
-    result = vetbench("--db", url, "stats", timeout=60)
+    result = run_process("--db", url, "stats", timeout=60)
     line = assert_one_line_error(result, "alice:***@127.0.0.1:1")
     assert "S3cret" not in result.stderr.decode() + result.stdout.decode()
     assert "cannot connect" in line
@@ -729,7 +713,7 @@ def test_a_server_that_never_answers_times_out_with_one_line() -> None:
     port = listener.getsockname()[1]
     try:
         url = f"postgresql+psycopg://alice:S3cret@127.0.0.1:{port}/x"
-        result = vetbench("--db", url, "--connect-timeout", "2", "stats", timeout=60)
+        result = run_process("--db", url, "--connect-timeout", "2", "stats", timeout=60)
     finally:
         listener.close()
     line = assert_one_line_error(result, "no answer within 2 s", f"127.0.0.1:{port}")
@@ -743,7 +727,7 @@ def test_a_writer_waits_visibly_then_gives_up(approved_db: Path) -> None:
     holder = sqlite3.connect(approved_db, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     try:
-        result = vetbench(
+        result = run_process(
             "--db", str(approved_db), "--lock-timeout", "2", "users", "add", "zoe", timeout=60
         )
     finally:

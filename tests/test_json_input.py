@@ -7,16 +7,12 @@ line and what is wrong, with no traceback; nothing is stored."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from click.testing import Result
-from conftest import ROOT
 from eval_helpers import stored_runs
-from helpers import run_cli, store_item, store_person, stored_judgments, write_file
+from helpers import run_cli, run_process, store_item, store_person, stored_judgments, write_file
 
 from db.engine import Database
 from db.items import count_items
@@ -64,17 +60,11 @@ def refused(result: Result, *lines: str) -> str:
     return result.stderr
 
 
-def piped(url: str, data: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """``vetbench ARGS`` in a real process, ``data`` on its standard input (a pipe)."""
-    return subprocess.run(
-        [sys.executable, "-m", "reviewer.cli", "--db", url, *args],
-        input=data,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=120,
-        check=False,
-    )
+def piped(url: str, data: str, *args: str) -> tuple[int, str]:
+    """``vetbench ARGS`` in a real process, ``data`` on its standard input (a pipe): its
+    exit status and standard error."""
+    done = run_process("--db", url, *args, stdin=data.encode(), timeout=120)
+    return done.returncode, done.stderr.decode()
 
 
 def stored_items(database: Database) -> int:
@@ -146,9 +136,9 @@ def test_the_repeated_keys_of_the_probe_are_refused_not_resolved(
 def test_a_piped_cflue_array_names_the_record_with_a_repeated_key(database: Database) -> None:
     second = with_extra(cflue("二"), '"answer": "B"')
     text = f"[{json.dumps(cflue('一'))}, {second}]"
-    done = piped(url_of(database), text, "import", "--format", "cflue", "-")
-    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
-    assert '<stdin>: malformed JSON in record 2: key "answer" is given twice' in done.stderr
+    status, said = piped(url_of(database), text, "import", "--format", "cflue", "-")
+    assert status == 1 and "Traceback" not in said, said
+    assert '<stdin>: malformed JSON in record 2: key "answer" is given twice' in said
     assert stored_items(database) == 0
 
 
@@ -180,8 +170,8 @@ def test_a_verdict_given_twice_is_refused_from_a_file_or_a_pipe(
     path = write_file(tmp_path, "sheet.jsonl", line)
     said = 'line 1: is not JSON: key "verdict" is given twice in one object (column 1)'
     refused(run_cli(team, "judge", "--from", str(path), "--as", "alice"), f"{path}: {said}")
-    done = piped(url_of(team), line, "judge", "--from", "-", "--as", "alice")
-    assert done.returncode == 1 and f"<stdin>: {said}" in done.stderr, done.stderr
+    status, stderr = piped(url_of(team), line, "judge", "--from", "-", "--as", "alice")
+    assert status == 1 and f"<stdin>: {said}" in stderr, stderr
     assert stored_judgments(team) == []
 
 

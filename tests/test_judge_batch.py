@@ -9,17 +9,14 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import shlex
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from conftest import ROOT
-from helpers import item_status, run_cli, store_item, store_person, stored_judgments
+from helpers import item_status, run_cli, run_process, store_item, store_person, stored_judgments
 from role_helpers import RoleNames, team_database
 
 from db.audit import read_audit
@@ -222,14 +219,7 @@ def test_every_problem_of_a_row_is_named_not_just_the_first(team: Database, tmp_
 
 def judge_from_stdin(url: str, data: bytes, *args: str) -> subprocess.CompletedProcess[bytes]:
     """`vetbench judge --from -` in a real process, ``data`` on its standard input (a pipe)."""
-    return subprocess.run(
-        [sys.executable, "-m", "reviewer.cli", "--db", url, "judge", "--from", "-", *args],
-        input=data,
-        capture_output=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=120,
-        check=False,
-    )
+    return run_process("--db", url, "judge", "--from", "-", *args, stdin=data, timeout=120)
 
 
 def test_judge_from_reads_standard_input_by_its_content(team: Database) -> None:
