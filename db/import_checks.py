@@ -208,13 +208,9 @@ def load_stored(session: Session, ids: list[str]) -> dict[str, StoredItem]:
 
 
 def same_text(draft: ItemDraft, existing: StoredItem) -> bool:
-    stored = existing.text
-    return (
-        draft.prompt == stored.prompt
-        and list(draft.choices.items()) == list(stored.choices.items())
-        and draft.key == stored.key
-        and draft.explanation == stored.explanation
-    )
+    """The record holds the stored text: its question, choices (in order), key and
+    explanation (:func:`changed_fields` names what differs)."""
+    return not changed_fields(draft, existing)
 
 
 def _unrelated(draft: ItemDraft, existing: StoredItem) -> float | None:
@@ -289,7 +285,7 @@ def changed_fields(draft: ItemDraft, existing: StoredItem) -> list[str]:
     """The fields of the text the record changes (its question or scenario, each choice or
     event, its key, its explanation), named as its file names them (``draft.field_names``:
     ``Question``, ``column B``, ``Answer`` in CSV; ``choices['B']``, ``analysis`` in CFLUE).
-    None when the record holds the stored text (:func:`same_text`)."""
+    Empty when the record holds the stored text (:func:`same_text`)."""
     stored = existing.text
     kind = ItemKind(draft.kind)
     one, every = ("event", "events") if kind is ItemKind.ORDERING else ("choice", "choices")
