@@ -4,8 +4,9 @@
 Besides malformed text it refuses what Python's ``json`` lets through without a word: a
 key given twice in one object (the last would win, the first be lost), ``NaN``,
 ``Infinity`` and ``-Infinity`` (and numbers too large for a float, which read as
-infinity), none of which is JSON, and a whole number longer than Python converts
-(4,300 digits).  Each refusal is a :class:`JsonInputError` with the line and column it
+infinity), none of which is JSON, a whole number longer than Python converts (4,300
+digits), and a ``\\uD800``-``\\uDFFF`` escape that is not half of a pair (no character at
+all).  Each refusal is a :class:`JsonInputError` with the line and column it
 was found at, as a malformed text's is; each reader says it with its file and line.
 """
 
@@ -98,13 +99,47 @@ _DECODER = json.JSONDecoder(**_HOOKS)
 def loads(text: str) -> Any:
     """``text`` as JSON; a :class:`JsonInputError` when it is not JSON vetbench takes."""
     try:
-        return _DECODER.decode(text)
+        value = _DECODER.decode(text)
     except json.JSONDecodeError as error:
         raise JsonInputError(error.msg, error.lineno, error.colno) from None
     except RecursionError:
         raise JsonInputError("nested too deeply") from None
     except _Refused as refused:
         raise _located(text, refused) from None
+    if "\\u" in text and (lone := _lone_surrogate_escape(text)) is not None:
+        escape, position = lone
+        where = json.JSONDecodeError("", text, position)
+        raise JsonInputError(
+            f"\\u{escape} is half of a surrogate pair, not a character", where.lineno, where.colno
+        )
+    return value
+
+
+# Every escape of a JSON text already decoded (so each backslash starts one): a ``\\uXXXX``
+# with its four digits, or a one-character escape.
+_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)")
+
+
+def _lone_surrogate_escape(text: str) -> tuple[str, int] | None:
+    """The first ``\\uD800``-``\\uDFFF`` escape of ``text`` that is not one half of a pair
+    (a high one right before a low one), and where it is.  Python decodes such a string
+    to a lone surrogate, which is no character: stored, it was said as "not valid UTF-8
+    text", sending the user to re-save a file that is UTF-8 already."""
+    pending: tuple[str, int, int] | None = None  # a high surrogate escape: digits, start, end
+    for match in _ESCAPE.finditer(text):
+        digits = match.group(1)
+        code = int(digits, 16) if digits else None
+        is_low = code is not None and 0xDC00 <= code <= 0xDFFF
+        if pending is not None:
+            if is_low and match.start() == pending[2]:
+                pending = None
+                continue
+            return pending[0], pending[1]
+        if code is not None and 0xD800 <= code <= 0xDBFF:
+            pending = (digits, match.start(), match.end())
+        elif is_low:
+            return digits, match.start()
+    return None if pending is None else (pending[0], pending[1])
 
 
 def _located(text: str, refused: _Refused) -> JsonInputError:

@@ -90,6 +90,26 @@ def test_the_decoder_says_the_line_and_column_of_what_it_refuses() -> None:
     }
 
 
+def test_a_lone_surrogate_escape_is_said_as_such_not_as_bytes_to_re_save(
+    database: Database, tmp_path: Path
+) -> None:
+    """``\\ud800`` alone is no character; a pair, or an escaped backslash before a u, is
+    text.  A pure-ASCII file holding one is not told to be saved as UTF-8."""
+    for text, column in (('"lone \\ud800 x"', 7), ('"low \\ude00"', 6), ('"hi \\ud83d\\n"', 5)):
+        with pytest.raises(JsonInputError) as caught:
+            loads(text)
+        assert caught.value.colno == column and "half of a surrogate pair" in caught.value.msg
+    assert loads('["\\ud83d\\ude00", "\\\\ud800", "\\u00e9"]') == ["\U0001f600", "\\ud800", "é"]
+    line = json.dumps({**item("lone"), "prompt": "a \ud800 b"})  # json.dumps escapes it
+    path = write_file(tmp_path, "lone.jsonl", line + "\n")
+    said = refused(
+        run_cli(database, "import", str(path)),
+        f"{path}: line 1: malformed JSON: \\ud800 is half of a surrogate pair, not a character",
+    )
+    assert "UTF-8" not in said
+    assert stored_items(database) == 0
+
+
 # --- item files -----------------------------------------------------------------------------
 
 
