@@ -66,7 +66,7 @@ from db.item_posterior import (
 )
 from db.item_scope import EVERY_ITEM, ItemScope
 from db.items import id_order
-from db.json_types import FieldsAsJson, JsonObject
+from db.json_types import FieldsAsJson, JsonObject, JsonValue
 from db.vocabulary import ItemKind
 from db.words import counted
 
@@ -195,14 +195,29 @@ class Consensus:
     def rater(self, name: str, kind: str = "person") -> RaterReliability | None:
         return next((r for r in self.raters if r.name == name and r.kind == kind), None)
 
-    def to_json(self, *, item_answers: bool = True) -> JsonObject:
-        """As ``vetbench consensus --json`` prints it.  Without ``item_answers`` the items
-        become their count, as the agreement's likely wrong keys do: each item's consensus
-        shows what its annotators answered, which annotators must not see before their own."""
+    def outcome_counts(self, confidence: float) -> dict[str, int]:
+        """How many items each outcome takes at ``confidence``, by outcome name."""
+        counts = Counter(item.outcome(confidence).value for item in self.items)
+        return dict(sorted(counts.items()))
+
+    def to_json(self, *, confidence: float, item_answers: bool = True) -> JsonObject:
+        """As ``vetbench consensus --json`` prints it, with each item's outcome at
+        ``confidence`` and their counts, as the text shows them.  Without ``item_answers``
+        the items become their count, as the agreement's likely wrong keys do: each item's
+        consensus shows what its annotators answered, which annotators must not see
+        before their own."""
+        items: JsonValue = (
+            [{**item.to_json(), "outcome": item.outcome(confidence).value} for item in self.items]
+            if item_answers
+            else len(self.items)
+        )
+        outcomes: JsonObject = {**self.outcome_counts(confidence)}
         return {
             "prior_key_right": self.prior_key_right,
             "prior_keep": self.prior_keep,
-            "items": [item.to_json() for item in self.items] if item_answers else len(self.items),
+            "confidence": confidence,
+            "outcomes": outcomes,
+            "items": items,
             "raters": [rater.to_json() for rater in self.raters],
         }
 

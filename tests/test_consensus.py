@@ -289,6 +289,15 @@ def test_the_consensus_command_prints_items_and_reliabilities(database: Database
     ]
     assert len([line for line in lines if line.startswith("single:")]) == 3
     assert "… and 17 more" in text and "at confidence 0.95:" in text
+    # the JSON holds what the text shows: each item's outcome and their counts
+    said = text.split("at confidence 0.95: ")[1].splitlines()[0]
+    counts = {outcome: int(n) for outcome, n in (part.split() for part in said.split(", "))}
+    singles = json.loads(
+        run_cli(database, "consensus", "--kind", "single", "--json", "--as", "lena").output
+    )
+    assert singles["confidence"] == 0.95 and singles["outcomes"] == counts
+    in_json = [entry["outcome"] for entry in singles["items"]]
+    assert [line.split()[-1] for line in lines if line.startswith("single:")] == in_json[:3]
     assert "spammer" in lines[-1]
 
     # Anyone else: how many, the outcomes and the raters, not each item's consensus (it

@@ -5,8 +5,6 @@ reads the outcomes' counts and the raters."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 import click
 
 from db.words import counted
@@ -67,7 +65,7 @@ def consensus_command(
     lead = acting_person(ctx, name, register=False).is_lead
     consensus = consensus_of(open_db(ctx), scope, models=models)
     if as_json:
-        print_json(consensus.to_json(item_answers=lead))
+        print_json(consensus.to_json(confidence=confidence, item_answers=lead))
         return
     items = consensus.items[:limit] if limit is not None else consensus.items
     if not consensus.items:
@@ -102,10 +100,10 @@ def consensus_command(
         if len(items) < len(consensus.items):
             click.echo(f"… and {len(consensus.items) - len(items):,} more (--json lists them all)")
     if consensus.items:
-        counts = Counter(item.outcome(confidence).value for item in consensus.items)
+        counts = consensus.outcome_counts(confidence)
         click.echo(
             f"at confidence {confidence:g}: "
-            + ", ".join(f"{outcome} {count:,}" for outcome, count in sorted(counts.items()))
+            + ", ".join(f"{outcome} {count:,}" for outcome, count in counts.items())
         )
     if consensus.raters:
         click.echo()
