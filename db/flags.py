@@ -176,9 +176,12 @@ def stored_texts(session: Session, *, batch_size: int = 5000) -> Iterator[list[t
 def check_duplicates(
     session: Session, item_ids: Collection[str], *, threshold: float | None = None
 ) -> int:
-    """Check the current text of ``item_ids`` against every other item (and against each
-    other, in creation order); link and flag those that nearly repeat one.  Returns how
-    many were flagged.  Items checked that repeat nothing lose a link they had."""
+    """Check the current text of ``item_ids`` against the items created before them (and
+    against each other, in creation order), as :func:`recompute_flags` checks every item:
+    of two near-copies the later is the copy, whichever was edited.  Link and flag those
+    that nearly repeat one; items checked that repeat nothing lose a link they had.
+    Returns how many were flagged.  (A copy of an edited item keeps its flag as it was,
+    as a recompute leaves it while the two stay alike: the flag is its revision's.)"""
     if not item_ids:
         return 0
     wanted = set(item_ids)
@@ -193,9 +196,11 @@ def check_duplicates(
                 if item_id in wanted:
                     new_ids.append(item_id)
                     new_texts.append(text)
-                else:
+                elif len(new_ids) < len(wanted):  # created before one of them
                     earlier_ids.append(item_id)
                     earlier_texts.append(text)
+            if len(new_ids) == len(wanted):
+                break  # the rest came later: an original is never its later copy's copy
         found = near_duplicates(earlier_texts, InMemoryTexts(new_texts), threshold=limit)
         matches = found.matches()
         all_ids = JoinedTexts(earlier_ids, InMemoryTexts(new_ids))  # numbered as ``found``

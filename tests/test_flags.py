@@ -19,7 +19,7 @@ from sqlalchemy import text
 from sqlmodel import select
 
 from db.engine import Database, make_engine, open_database
-from db.flags import current_flags, revision_flags
+from db.flags import current_flags, recompute_flags, revision_flags
 from db.importer import import_files
 from db.migrate import alembic_config, upgrade_to
 from db.models import AuditEvent, Decision, Item, StoredFlag
@@ -130,6 +130,31 @@ def test_an_edit_that_makes_a_copy_is_flagged_at_once_with_what_differs(
         "copies bank:1 (100% similar): spacing in the question; choices reordered; "
         "key remapped (A -> C)"
     )
+
+
+def test_an_edit_of_the_original_flags_what_recompute_flags(database: Database) -> None:
+    """Of two near-copies the later is the copy, whichever is edited: a key corrected on
+    the original does not flag the original as a copy of its own copy (it did, and a
+    recompute then took the flag back), and a recompute finds nothing to change."""
+    choices = {"A": "Open market operations", "B": "Income tax", "C": "Tariffs"}
+    store_item(database, "bank:1", kind="single", prompt="Which is a monetary policy tool?",
+               choices=choices, key="A")  # fmt: skip
+    store_item(database, "bank:2", kind="single", prompt="Which is a monetary policy tool ?",
+               choices=choices, key="A")  # fmt: skip
+    store_person(database, "lena", Role.LEAD)
+    with database.transaction() as session:
+        recompute_flags(session, "lena")
+    assert (flag_names(database, "bank:1"), flag_names(database, "bank:2")) == ([], ["duplicate"])
+    decide(database, "lena", "bank:1", "approved", key="B", reason="wrong-key")
+    assert flag_names(database, "bank:1") == []
+    with database.transaction() as session:
+        report = recompute_flags(session, "lena")
+    assert (report.added, report.removed) == (0, 0)
+    # the copy edited: it is checked against the original, and says what differs now
+    edit_item(database, "lena", "bank:2", ItemEdit("key", key="C"))
+    with database.session() as session:
+        [flag] = current_flags(session, ["bank:2"])["bank:2"]
+    assert flag.evidence["of"] == "bank:1" and "a different key" in flag.summary
 
 
 def test_the_migration_backfills_flags_for_items_stored_before_it(

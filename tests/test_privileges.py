@@ -359,9 +359,9 @@ def test_members_add_flags_with_their_revisions_and_only_leads_remove_them(team:
 
     alice = open_database(team.url(team.alice))
     try:  # an edit by an annotator stores the new revision's flags under her role
-        edit_item(alice, team.alice, "o:1", ItemEdit("events reordered", key="BACD"))
+        edit_item(alice, team.alice, "o:2", ItemEdit("events reordered", key="BACD"))
         edit_item(
-            alice, team.alice, "o:2", ItemEdit("prompt", prompt="See the table below. Order.")
+            alice, team.alice, "o:1", ItemEdit("prompt", prompt="See the table below. Order.")
         )
     finally:
         alice.dispose()
@@ -369,10 +369,10 @@ def test_members_add_flags_with_their_revisions_and_only_leads_remove_them(team:
     with owner.session() as session:
         flags = current_flags(session, ["o:1", "o:2"])
     owner.dispose()
-    assert [f.name.value for f in flags["o:2"]] == ["needs-media", "order-leak"]
-    # o:1's new key no longer lists the events in order, but it now repeats o:2's text
-    [duplicate] = flags["o:1"]
-    assert duplicate.name.value == "duplicate" and duplicate.evidence["of"] == "o:2"
+    assert [f.name.value for f in flags["o:1"]] == ["needs-media", "order-leak"]
+    # o:2's new key no longer lists the events in order, and it repeats o:1, made before it
+    [duplicate] = flags["o:2"]
+    assert duplicate.name.value == "duplicate" and duplicate.evidence["of"] == "o:1"
     assert "a different key" in duplicate.summary
     with pytest.raises(sa.exc.ProgrammingError, match="permission denied for table item_flag"):
         raw(team.url(team.alice), "DELETE FROM item_flag")
