@@ -49,12 +49,15 @@ MAX_RECORD_BYTES = 64 * 1024 * 1024
 
 
 # A release export (``vetbench export --release``) stamps every record with these
-# fields: the item's id (formats without ids), the release's name and hash.  Readers
+# fields: the item's id (formats without ids), the release's name and hash, and the
+# part of the release selected (compact JSON, ``{"kinds": [...], "sources": [...]}``,
+# an empty list: every one; exports made before it was recorded lack it).  Readers
 # keep them out of an item's meta; ``vetbench release verify --export`` reads them.
 STAMP_ITEM = "vetbench_item"
 STAMP_RELEASE = "vetbench_release"
 STAMP_RELEASE_HASH = "vetbench_release_hash"
-STAMP_FIELDS = (STAMP_ITEM, STAMP_RELEASE, STAMP_RELEASE_HASH)
+STAMP_SELECTION = "vetbench_selection"
+STAMP_FIELDS = (STAMP_ITEM, STAMP_RELEASE, STAMP_RELEASE_HASH, STAMP_SELECTION)
 
 
 # Articles (``vetbench generate --articles``) are not items, yet sit beside them in

@@ -16,18 +16,22 @@ empty explanation and none alike, as an empty cell: such a cell matches either.
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from db.answers import parse_answer
 from db.engine import Database
+from db.errors import VetbenchError
 from db.formats import detect_format
 from db.formats.base import (
     STAMP_ITEM,
     STAMP_RELEASE,
     STAMP_RELEASE_HASH,
+    STAMP_SELECTION,
+    FormatError,
     open_input,
     read_lines,
     read_text,
@@ -52,11 +56,14 @@ from evaluator.exports.folder import MANIFEST_NAME
 
 __all__ = ["ExportVerification", "verify_export"]
 
+_T = TypeVar("_T")
+
 
 @dataclass(frozen=True)
 class _Exported:
-    """One item as an export holds it."""
+    """One item as an export holds it, and where (``line 3``, ``data/test.jsonl: line 3``)."""
 
+    where: str
     item_id: str
     revision: int | None
     kind: str
@@ -76,6 +83,7 @@ class _Exported:
     @classmethod
     def from_row(
         cls,
+        where: str,
         row: dict[str, Any],
         prompt: str | None,
         choices: dict[str, str],
@@ -84,6 +92,7 @@ class _Exported:
         """An item from a Hugging Face row or an lm-eval doc: both hold its id, revision,
         kind, language and key under the same names."""
         return cls(
+            where=where,
             item_id=row["id"],
             revision=row["revision"],
             kind=row["kind"],
@@ -96,6 +105,19 @@ class _Exported:
 
 
 @dataclass(frozen=True)
+class _Claim:
+    """What an export says it holds: a release (name, hash), the part of it selected
+    (``None``: not recorded, an export made before vetbench recorded it; empty: every
+    kind or source), and, for a folder, how many items its manifest counts."""
+
+    release: str
+    release_hash: str
+    kinds: tuple[str, ...] | None = None
+    sources: tuple[str, ...] | None = None
+    items: int | None = None
+
+
+@dataclass(frozen=True)
 class ExportVerification:
     name: str
     path: str
@@ -103,14 +125,66 @@ class ExportVerification:
     recomputed_hash: str
     items: int
     differences: list[str]
+    release_items: int = 0
+    # the part of the release the export holds ("the ordering items"); None: all of it
+    part: str | None = None
+    # the part's hash, computed from the release: the recomputed hash when it matches
+    expected_hash: str = ""
+    # whether the export records the part selected (exports before it did not)
+    selection_recorded: bool = True
 
     @property
     def ok(self) -> bool:
         return not self.differences
 
+    @property
+    def subset(self) -> bool:
+        return self.part is not None
+
     def to_json(self) -> JsonObject:
-        names = ("name", "path", "ok", "stored_hash", "recomputed_hash", "items", "differences")
+        names = (
+            "name",
+            "path",
+            "ok",
+            "stored_hash",
+            "recomputed_hash",
+            "items",
+            "differences",
+            "subset",
+            "part",
+            "release_items",
+            "expected_hash",
+            "selection_recorded",
+        )
         return attributes_json(self, *names, renamed={**VERIFICATION_KEYS, "path": "export"})
+
+    def verdict(self) -> str:
+        """The last line ``release verify --export`` prints (after the path)."""
+        if not self.ok:
+            return (
+                f"does NOT match release {self.name}: {counted(self.items, 'item')}, "
+                f"hash {self.recomputed_hash}"
+            )
+        if self.part is None:
+            return (
+                f"matches release {self.name}: {counted(self.items, 'item')}, "
+                f"hash {self.recomputed_hash}"
+            )
+        return (
+            f"matches {self.part} of release {self.name}: {self.items} of its "
+            f"{counted(self.release_items, 'item')}, hash {self.recomputed_hash} "
+            f"(the release's is {self.stored_hash[:12]})"
+        )
+
+    def notes(self) -> list[str]:
+        """What the verdict rests on, when it is not plain."""
+        if self.ok and self.subset and not self.selection_recorded:
+            return [
+                "note: the export does not record which kinds and sources were selected "
+                "(it was made before vetbench recorded them): the kinds and sources it "
+                "holds are taken as its selection"
+            ]
+        return []
 
 
 class _Unreadable(ReleaseError):
@@ -142,112 +216,194 @@ def _whole_json(path: Path) -> Any:
         raise _Unreadable(f"{where}: not JSON ({error.msg})") from None
 
 
-def _folder(path: Path) -> tuple[dict[str, str], list[_Exported]]:
+def _read(where: str, build: Callable[[], _T]) -> _T:
+    """``build()``, the reading of one record at ``where`` (``file: line 3``); a record
+    vetbench did not write (a field missing, or of the wrong type) is refused in words."""
+    try:
+        return build()
+    except KeyError as error:
+        field = error.args[0] if error.args else "?"
+        raise _Unreadable(f"{where}: has no {field} field; not a record vetbench wrote") from None
+    except StopIteration:
+        raise _Unreadable(
+            f"{where}: its current_revision is none of its revisions; not a record vetbench wrote"
+        ) from None
+    except VetbenchError as error:
+        raise _Unreadable(f"{where}: {error}; not a record vetbench wrote") from None
+    except (TypeError, ValueError, AttributeError):
+        raise _Unreadable(
+            f"{where}: a field is missing or holds a value of the wrong type; "
+            "not a record vetbench wrote"
+        ) from None
+
+
+def _names(value: object, where: str) -> tuple[str, ...] | None:
+    """A recorded list of kinds or sources (None: not recorded)."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
+        raise _Unreadable(f"{where}: the selection recorded is not a list of names")
+    return tuple(value)
+
+
+def _folder(path: Path) -> tuple[_Claim, list[_Exported]]:
     manifest_path = path / MANIFEST_NAME
     if not manifest_path.is_file():
         raise _Unreadable(f"{path}: no {MANIFEST_NAME}; not a folder vetbench exported")
     manifest = _whole_json(manifest_path)
-    stamp = {
-        STAMP_RELEASE: str(manifest.get("release") or ""),
-        STAMP_RELEASE_HASH: str(manifest.get("release_hash") or ""),
-    }
+    if not isinstance(manifest, dict):
+        raise _Unreadable(f"{manifest_path}: not a JSON object; not a manifest vetbench wrote")
+    count = manifest.get("items")
+    claim = _Claim(
+        release=str(manifest.get("release") or ""),
+        release_hash=str(manifest.get("release_hash") or ""),
+        kinds=_names(manifest.get("kinds"), f"{manifest_path}: kinds"),
+        sources=_names(manifest.get("sources"), f"{manifest_path}: sources"),
+        items=count if isinstance(count, int) else None,
+    )
     items: list[_Exported] = []
     if manifest.get("format") == "hf":
-        for _, row in _json_lines(path / "data" / "test.jsonl"):
-            choices = dict(zip(row["labels"], row["choices"], strict=True))
-            items.append(_Exported.from_row(row, row["question"], choices, row["explanation"]))
+        for number, row in _json_lines(path / HF_DATA):
+            where = f"{HF_DATA}: line {number}"
+            items.append(_read(f"{path}: {where}", partial(_hf_row, where, row)))
     elif manifest.get("format") == "lm-eval":
         for task in manifest.get("tasks", []):
-            for _, doc in _json_lines(path / "data" / f"{task}.jsonl"):
-                items.append(_Exported.from_row(doc, None, dict.fromkeys(doc["labels"], ""), None))
+            data = f"data/{task}.jsonl"
+            for number, doc in _json_lines(path / data):
+                where = f"{data}: line {number}"
+                items.append(_read(f"{path}: {where}", partial(_lm_eval_doc, where, doc)))
     else:
         raise _Unreadable(f"{path}: a folder of format {manifest.get('format')!r} is not known")
-    return stamp, items
+    return claim, items
 
 
-def _file(path: Path) -> tuple[dict[str, str], list[_Exported]]:
-    """The stamp and items of an item file (the stamp of its first record; each record's
+def _hf_row(where: str, row: dict[str, Any]) -> _Exported:
+    choices = dict(zip(row["labels"], row["choices"], strict=True))
+    return _Exported.from_row(where, row, row["question"], choices, row["explanation"])
+
+
+def _lm_eval_doc(where: str, doc: dict[str, Any]) -> _Exported:
+    return _Exported.from_row(where, doc, None, dict.fromkeys(doc["labels"], ""), None)
+
+
+def _jsonl_record(where: str, record: dict[str, Any]) -> _Exported:
+    current = next(r for r in record["revisions"] if r["number"] == record["current_revision"])
+    return _Exported(
+        where,
+        record["id"],
+        current["number"],
+        record["kind"],
+        record["language"],
+        current["prompt"],
+        dict(current["choices"]),
+        current["key"],
+        current["explanation"],
+    )
+
+
+def _cflue_record(where: str, record: dict[str, Any]) -> _Exported:
+    return _Exported(
+        where,
+        str(record.get(STAMP_ITEM) or ""),
+        None,
+        TASK_KINDS[record["task"]].value,
+        None,
+        record["question"],
+        parse_choices(record["choices"]),
+        record["answer"],
+        record.get("analysis"),
+    )
+
+
+def _csv_row(where: str, row: dict[str, Any]) -> _Exported:
+    choices = {name: row[name] for name in row if len(name) == 1 and row[name]}
+    return _Exported(
+        where,
+        str(row.get(STAMP_ITEM) or ""),
+        None,
+        ItemKind.ORDERING.value,
+        None,
+        row[QUESTION],
+        choices,
+        parse_answer(ItemKind.ORDERING, row[ANSWER], list(choices)),
+        row.get(EXPLANATION) or None,
+        empty_cell=not row.get(EXPLANATION),
+    )
+
+
+HF_DATA = "data/test.jsonl"
+_STAMPED = (STAMP_RELEASE, STAMP_RELEASE_HASH, STAMP_SELECTION)
+
+
+def _file(path: Path) -> tuple[_Claim, list[_Exported]]:
+    """The claim and items of an item file (the stamp of its first record; each record's
     own stamp must agree)."""
     format_name = detect_format(path)
     stamps: list[tuple[str, dict[str, str]]] = []
     items: list[_Exported] = []
-
-    def stamp_of(where: str, record: dict[str, Any]) -> None:
-        fields = (STAMP_RELEASE, STAMP_RELEASE_HASH)
-        stamps.append((where, {name: str(record.get(name) or "") for name in fields}))
-
+    records: Iterator[tuple[str, Any]]
+    build: Callable[[str, Any], _Exported]
     if format_name == "jsonl":
-        for number, record in _json_lines(path):
-            stamp_of(f"line {number}", record)
-            current = next(
-                r for r in record["revisions"] if r["number"] == record["current_revision"]
-            )
-            items.append(
-                _Exported(
-                    record["id"],
-                    current["number"],
-                    record["kind"],
-                    record["language"],
-                    current["prompt"],
-                    dict(current["choices"]),
-                    current["key"],
-                    current["explanation"],
-                )
-            )
+        records = ((f"line {number}", record) for number, record in _json_lines(path))
+        build = _jsonl_record
     elif format_name == "cflue":
-        for index, record in enumerate(_whole_json(path), start=1):
-            stamp_of(f"record {index}", record)
-            items.append(
-                _Exported(
-                    str(record.get(STAMP_ITEM) or ""),
-                    None,
-                    TASK_KINDS[record["task"]].value,
-                    None,
-                    record["question"],
-                    parse_choices(record["choices"]),
-                    record["answer"],
-                    record.get("analysis"),
-                )
-            )
+        whole = _whole_json(path)
+        if not isinstance(whole, list):
+            raise _Unreadable(f"{path}: not a JSON array of records; not a file vetbench wrote")
+        records = ((f"record {index}", record) for index, record in enumerate(whole, start=1))
+        build = _cflue_record
     else:
         rows = csv.DictReader(_lines(path))
-        for line, row in enumerate(rows, start=2):
-            stamp_of(f"line {line}", row)
-            choices = {name: row[name] for name in row if len(name) == 1 and row[name]}
-            items.append(
-                _Exported(
-                    str(row.get(STAMP_ITEM) or ""),
-                    None,
-                    ItemKind.ORDERING.value,
-                    None,
-                    row[QUESTION],
-                    choices,
-                    parse_answer(ItemKind.ORDERING, row[ANSWER], list(choices)),
-                    row.get(EXPLANATION) or None,
-                    empty_cell=not row.get(EXPLANATION),
-                )
-            )
+        records = ((f"line {line}", row) for line, row in enumerate(rows, start=2))
+        build = _csv_row
+    for where, record in records:
+        place = f"{path}: {where}"
+        if not isinstance(record, dict):
+            raise _Unreadable(f"{place}: not a JSON object; not a record vetbench wrote")
+        stamps.append((where, {name: str(record.get(name) or "") for name in _STAMPED}))
+        items.append(_read(place, partial(build, where, record)))
     if not stamps:
         raise _Unreadable(f"{path}: holds no items")
     first = stamps[0][1]
     for where, stamp in stamps:
         if stamp != first:
-            raise _Unreadable(f"{path}: {where} names another release than the first record")
-    return first, items
+            raise _Unreadable(
+                f"{path}: {where} names another release or selection than the first record"
+            )
+    kinds = sources = None
+    if first[STAMP_SELECTION]:
+        where = f"{path}: line 1 or record 1: {STAMP_SELECTION}"
+        try:
+            chosen = loads(first[STAMP_SELECTION])
+        except JsonInputError:
+            raise _Unreadable(f"{where}: not JSON") from None
+        if not isinstance(chosen, dict):
+            raise _Unreadable(f"{where}: not a JSON object")
+        kinds = _names(chosen.get("kinds"), where) or ()
+        sources = _names(chosen.get("sources"), where) or ()
+    claim = _Claim(first[STAMP_RELEASE], first[STAMP_RELEASE_HASH], kinds, sources)
+    return claim, items
+
+
+def _part(kinds: tuple[str, ...], sources: tuple[str, ...]) -> str:
+    """``the ordering items``, ``the items from econ``, ``the single, multi items from a, b``."""
+    text = f"the {', '.join(kinds)} items" if kinds else "the items"
+    return f"{text} from {', '.join(sources)}" if sources else text
 
 
 def verify_export(
     db: Database, path: Path, *, expected_release: str | None = None
 ) -> ExportVerification:
     """Check the export at ``path`` against the release it names (and ``expected_release``,
-    when given).  A :class:`~db.releases.ReleaseError` when it names none or cannot be read."""
+    when given), and against the part of it the export says it holds: the kinds and
+    sources selected (recorded in new exports; in older ones, those the export holds) and
+    a folder's item count.  A :class:`~db.releases.ReleaseError` when it names none or
+    cannot be read."""
     try:
-        stamp, exported = _folder(path) if path.is_dir() else _file(path)
-    except (KeyError, TypeError, ValueError, StopIteration) as error:
-        if isinstance(error, ReleaseError):
-            raise
-        raise _Unreadable(f"{path}: not an export vetbench wrote ({error!r})") from None
-    name = stamp[STAMP_RELEASE]
+        claim, exported = _folder(path) if path.is_dir() else _file(path)
+    except FormatError as error:
+        raise _Unreadable(f"{error}; not an export vetbench wrote") from None
+    name = claim.release
     if not name:
         raise ReleaseError(f"{path}: names no release; export with `--release NAME`")
     if expected_release is not None and expected_release != name:
@@ -257,46 +413,81 @@ def verify_export(
         members = {member.item_id: member for member in release_members(session, name)}
         keys = {item.id: item.key for item in release_items(session, name)}
     differences: list[str] = []
-    if stamp[STAMP_RELEASE_HASH] != release.hash:
+    if claim.release_hash != release.hash:
         differences.append(
-            f"the export names hash {stamp[STAMP_RELEASE_HASH][:12]}, "
-            f"the release's is {release.hash[:12]}"
+            f"the export names hash {claim.release_hash[:12]}, the release's is {release.hash[:12]}"
         )
-    hashes: list[tuple[str, str]] = []
-    seen: set[str] = set()
+    first: dict[str, _Exported] = {}
+    hashes: dict[str, str] = {}
     for item in exported:
-        if item.item_id in seen:
-            continue  # lm-eval repeats items in its score-mode tasks' files, not here
-        seen.add(item.item_id)
+        label = item.item_id or "(no id)"
+        earlier = first.get(item.item_id)
+        if earlier is not None:
+            differences.append(
+                f"{path}: {item.where}: {label}: appears again (first at {earlier.where}); "
+                "an export holds each item once"
+            )
+        else:
+            first[item.item_id] = item
         member = members.get(item.item_id)
         if member is None:
-            differences.append(f"{item.item_id or '(no id)'}: not in release {name}")
+            differences.append(f"{path}: {item.where}: {label}: not in release {name}")
             continue
         problem = _compare(item, member, keys[item.item_id])
         if problem:
-            differences.append(f"{item.item_id}: {problem}")
-        hashes.append((item.item_id, member.content_hash if not problem else "differs"))
-    kinds = {item.kind for item in exported}
-    sources = {members[i].source for i in seen if i in members}
-    missing = [
-        m.item_id
+            differences.append(f"{path}: {item.where}: {label}: {problem}")
+        if problem or hashes.get(item.item_id, member.content_hash) != member.content_hash:
+            hashes[item.item_id] = "differs"
+        else:
+            hashes[item.item_id] = member.content_hash
+    held = [members[i] for i in first if i in members]
+    recorded = claim.kinds is not None and claim.sources is not None
+    if recorded:
+        kinds, sources = claim.kinds or (), claim.sources or ()
+    else:  # an export from before the selection was recorded: what it holds
+        kinds = tuple(sorted({m.kind for m in held}))
+        sources = tuple(sorted({m.source for m in held}))
+    expected = [
+        m
         for m in members.values()
-        if m.item_id not in seen and m.kind in kinds and m.source in sources
+        if (not kinds or m.kind in kinds) and (not sources or m.source in sources)
     ]
+    for item_id, item in first.items():
+        member = members.get(item_id)
+        if recorded and member is not None and member not in expected:
+            differences.append(
+                f"{path}: {item.where}: {item_id}: a {member.kind} item from {member.source}, "
+                f"outside what the export says it holds ({_part(kinds, sources)})"
+            )
+    # the part named by what narrows it: all the release's kinds (or sources) go unsaid
+    if {m.kind for m in members.values()} <= set(kinds):
+        kinds = ()
+    if {m.source for m in members.values()} <= set(sources):
+        sources = ()
+    part = _part(kinds, sources) if len(expected) < len(members) else None
+    missing = [m.item_id for m in expected if m.item_id not in first]
     if missing:
         shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
+        of = f"{len(missing)} of {part}" if part else counted(len(missing), "item")
         differences.append(
-            f"{counted(len(missing), 'item')} of the release's {', '.join(sorted(kinds))} items "
-            f"from {', '.join(sorted(sources))} {agreeing(len(missing), 'is', 'are')} missing: "
-            f"{shown}"
+            f"{of} of release {name} {agreeing(len(missing), 'is', 'are')} missing: {shown}"
+        )
+    if claim.items is not None and claim.items != len(first):
+        differences.append(
+            f"{path / MANIFEST_NAME}: says the export holds {counted(claim.items, 'item')}, "
+            f"its data holds {len(first)}"
         )
     return ExportVerification(
         name=name,
         path=str(path),
         stored_hash=release.hash,
-        recomputed_hash=item_set_hash(hashes),
-        items=len(seen),
+        recomputed_hash=item_set_hash(hashes.items()),
+        items=len(first),
         differences=differences,
+        release_items=len(members),
+        part=part,
+        expected_hash=item_set_hash((m.item_id, m.content_hash) for m in expected),
+        selection_recorded=recorded,
     )
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from db.errors import VetbenchError
-from db.formats.base import STAMP_RELEASE, STAMP_RELEASE_HASH
+from db.formats.base import STAMP_RELEASE, STAMP_RELEASE_HASH, STAMP_SELECTION
 from db.vocabulary import ALL, ItemStatus
 
 ALL_STATUSES = ALL
@@ -34,13 +35,23 @@ class Selection:
         """What a release export writes into every record (None: not a release export)."""
         if self.release is None or self.release_hash is None:
             return None
-        return {STAMP_RELEASE: self.release, STAMP_RELEASE_HASH: self.release_hash}
+        chosen = json.dumps(self.chosen(), ensure_ascii=False, separators=(",", ":"))
+        return {
+            STAMP_RELEASE: self.release,
+            STAMP_RELEASE_HASH: self.release_hash,
+            STAMP_SELECTION: chosen,
+        }
 
-    def manifest(self) -> dict[str, str]:
-        """The release's name and hash, for a folder's manifest (empty: not a release)."""
+    def chosen(self) -> dict[str, list[str]]:
+        """The kinds and sources selected (an empty list: every one)."""
+        return {"kinds": list(self.kinds), "sources": list(self.sources)}
+
+    def manifest(self) -> dict[str, object]:
+        """The release's name and hash and the part of it selected, for a folder's manifest
+        (empty: not a release)."""
         if self.release is None or self.release_hash is None:
             return {}
-        return {"release": self.release, "release_hash": self.release_hash}
+        return {"release": self.release, "release_hash": self.release_hash, **self.chosen()}
 
     @property
     def statuses(self) -> list[str] | None:

@@ -171,12 +171,16 @@ def release_verify(
     else:
         for difference in result.differences:
             click.echo(terminal_text(difference))
-        subject = f"{export_path} " if export_path is not None else ""
-        verdict = "matches" if result.ok else "does NOT match"
-        click.echo(
-            f"{terminal_text(subject)}{verdict} release {terminal_text(result.name)}: "
-            f"{counted(result.items, 'item')}, hash {result.recomputed_hash}"
-        )
+        if isinstance(result, ExportVerification):
+            for note in result.notes():
+                click.echo(terminal_text(note))
+            click.echo(terminal_text(f"{export_path} {result.verdict()}"))
+        else:
+            verdict = "matches" if result.ok else "does NOT match"
+            click.echo(
+                f"{verdict} release {terminal_text(result.name)}: "
+                f"{counted(result.items, 'item')}, hash {result.recomputed_hash}"
+            )
     if not result.ok:
         ctx.exit(1)
 
