@@ -308,9 +308,11 @@ def add_gold(
 def remove_gold(session: Session, lead: str, item_id: str) -> GoldView:
     """Stop serving ``item_id`` as gold (leads only); the row stays, marked removed."""
     person = require_lead(session, lead, to="remove gold items")
-    row = active_gold(session, item_id)
     item = session.get(Item, item_id)
-    if row is None or item is None:
+    if item is None:
+        raise GoldError(f"there is no item '{item_id}'")
+    row = active_gold(session, item_id)
+    if row is None:
         raise GoldError(f"item {item_id} is not a gold item")
     assert person.id is not None
     row.removed_at = utcnow()

@@ -29,7 +29,7 @@ from db.privileges import (
     quote_identifier,
     run_statements,
 )
-from db.validation import InvalidName, validate_person_name
+from db.validation import InvalidName, how_names_differ, same_name_key, validate_person_name
 from db.vocabulary import REGISTER_ACTION, Role
 
 POSTGRES_NAME_LIMIT = 63  # NAMEDATALEN - 1: longer role names are cut short by the server
@@ -60,7 +60,7 @@ def ensure_person(
     person = find_person(session, name.strip())
     if person is None:
         name = check_person_name(name, postgres=session.get_bind().dialect.name != "sqlite")
-        refuse_case_variant(session, name)
+        refuse_same_person(session, name)
         person = Person(name=name, role=role)
         session.add(person)
         session.flush()
@@ -68,16 +68,19 @@ def ensure_person(
     return person
 
 
-def refuse_case_variant(session: Session, name: str) -> None:
-    """:class:`PersonRefused` when someone else is registered under ``name`` in other case:
-    Alice beside alice would split one person's judgments (and a lead's authority) in
-    two, and every ``--as alice`` would then have to guess which is meant."""
-    folded = name.casefold()
+def refuse_same_person(session: Session, name: str) -> None:
+    """:class:`PersonRefused` when someone else is registered under a name that reads as
+    ``name``: in other case, with invisible characters (a zero-width joiner) or in another
+    compatibility form (full-width letters) (``db.validation.same_name_key``).  Alice beside
+    alice would split one person's judgments (and a lead's authority) in two, make an item
+    "agreed" by one human, and every ``--as alice`` would then have to guess which is meant."""
+    key = same_name_key(name)
     for existing in session.exec(select(Person.name)):
-        if existing != name and existing.casefold() == folded:
+        if existing != name and same_name_key(existing) == key:
             raise PersonRefused(
-                f"'{name}' differs only in case from '{existing}', who is registered: give "
-                f"their name as it is ({existing}), or another name"
+                f"'{name}' differs only in {how_names_differ(name, existing)} from "
+                f"'{existing}', who is registered: give their name as it is ({existing}), "
+                "or another name"
             )
 
 
@@ -243,6 +246,14 @@ def check_person_names(names: Sequence[str], *, postgres: bool) -> list[str]:
     twice = sorted({name for name in checked if checked.count(name) > 1})
     if twice:
         raise PersonRefused(f"'{twice[0]}' is named twice")
+    first_named: dict[str, str] = {}
+    for name in checked:
+        other = first_named.setdefault(same_name_key(name), name)
+        if other != name:
+            raise PersonRefused(
+                f"'{other}' and '{name}' differ only in {how_names_differ(other, name)}: "
+                "name each person once"
+            )
     return checked
 
 

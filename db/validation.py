@@ -12,6 +12,7 @@ import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
+from unicodedata import normalize
 
 from db.answers import (
     FALSE_LABEL,
@@ -46,6 +47,25 @@ MAX_NAME_CHARS = _column_length(Person, "name")
 # paragraph separators, lone surrogates, and the bidirectional overrides that reorder text.
 _NOT_IN_NAMES = frozenset({"Cc", "Cs", "Zl", "Zp"})
 _BIDI_CONTROLS = frozenset(chr(c) for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)])
+# Invisible format characters (category Cf: U+200B ZERO WIDTH SPACE, U+2060 WORD JOINER,
+# U+FEFF, U+00AD SOFT HYPHEN, ...) would make a name print exactly like another; only the
+# zero-width non-joiner and joiner, which Persian and Indic names need between letters, pass.
+JOINERS = frozenset({"\u200c", "\u200d"})
+# What two names are compared without (``same_name_key``): every format character (names
+# stored before they were refused too), the combining grapheme joiner, variation selectors
+# and the Hangul fillers, all of them invisible.
+_IGNORED_IN_COMPARISON = frozenset(
+    chr(c)
+    for c in [
+        0x034F,
+        0x115F,
+        0x1160,
+        0x3164,
+        0xFFA0,
+        *range(0xFE00, 0xFE10),
+        *range(0xE0100, 0xE01F0),
+    ]  # fmt: skip
+)
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
@@ -106,21 +126,87 @@ class InvalidName(VetbenchError, ValueError):
     """A person's name that cannot be stored; the message says why."""
 
 
+def _described(char: str) -> str:
+    """``U+200B (ZERO WIDTH SPACE)``."""
+    return f"U+{ord(char):04X} ({unicodedata.name(char, 'a format character')})"
+
+
 def _unprintable(text: str) -> str | None:
     """Why ``text`` cannot name anything, if it cannot: the first character that is not
-    printable text on one line (a control, a line break, a bidirectional override)."""
+    printable text on one line (a control, a line break, a bidirectional override, an
+    invisible format character), or a joiner at either end, where it joins nothing."""
     for char in text:
-        if unicodedata.category(char) in _NOT_IN_NAMES or char in _BIDI_CONTROLS:
+        category = unicodedata.category(char)
+        if category in _NOT_IN_NAMES or char in _BIDI_CONTROLS:
             return f"must be printable text on one line; it holds U+{ord(char):04X}"
+        if category == "Cf" and char not in JOINERS:
+            return (
+                f"must be printable text on one line; it holds {_described(char)}, "
+                "which is invisible"
+            )
+    for end in {text[:1], text[-1:]} & JOINERS:
+        return f"must not begin or end with {_described(end)}, which is invisible there"
     return None
+
+
+def _without_invisible(text: str) -> str:
+    return "".join(
+        char
+        for char in text
+        if char not in _IGNORED_IN_COMPARISON and unicodedata.category(char) != "Cf"
+    )
+
+
+def _single_spaced(text: str) -> str:
+    return " ".join(text.split())
+
+
+# The ways two names can differ and still name one person, in the order they are undone.
+_SAME_NAME_STEPS = (
+    ("invisible characters", _without_invisible),
+    ("compatibility form (full-width or styled letters)", lambda text: normalize("NFKC", text)),
+    ("case", str.casefold),
+    ("spacing", _single_spaced),
+)
+
+
+def _undone(name: str, skip: str) -> str:
+    for what, step in _SAME_NAME_STEPS:
+        if what != skip:
+            name = step(name)
+    return name
+
+
+def same_name_key(name: str) -> str:
+    """What ``name`` is compared with other names as: without invisible characters, in
+    NFKC, case-folded, single-spaced.  Two names with the same key are one person to
+    anyone reading them (``alice``, ``Alice``, alice with a zero-width joiner inside,
+    full-width ``ａｌｉｃｅ``)."""
+    return normalize("NFKC", _undone(name, "").casefold())  # NFKC_Casefold, near enough
+
+
+def how_names_differ(name: str, other: str) -> str:
+    """In what two names with the same :func:`same_name_key` differ, in words: ``case``,
+    ``invisible characters (U+200D) and case``."""
+    ways = [what for what, _step in _SAME_NAME_STEPS if _undone(name, what) != _undone(other, what)]
+    if "invisible characters" in ways:
+        hidden = sorted({char for char in name + other if _without_invisible(char) == ""})
+        codes = ", ".join(f"U+{ord(char):04X}" for char in hidden)
+        ways[ways.index("invisible characters")] = f"invisible characters ({codes})"
+    if not ways:
+        return "case, width or invisible characters"
+    return " and ".join([", ".join(ways[:-1]), ways[-1]] if len(ways) > 1 else ways)
 
 
 def validate_person_name(name: str) -> str:
     """``name`` without surrounding spaces, if it can name a person; else :class:`InvalidName`.
 
     A name is printable text on one line (no newline, ESC or other control character,
-    no bidirectional override), not empty, at most ``MAX_NAME_CHARS`` characters: it
-    is shown in tables and logs, where anything else could forge a line.
+    no bidirectional override, no invisible format character but the joiners ZWNJ and
+    ZWJ between letters), not empty, at most ``MAX_NAME_CHARS`` characters: it is shown
+    in tables and logs, where anything else could forge a line or a second name that
+    prints like the first.  Whether it reads as a registered name is
+    ``db.people.refuse_same_person``'s to say (``same_name_key``).
     """
     cleaned = name.strip()
     if not cleaned:

@@ -240,7 +240,10 @@ def test_recompute_brings_flags_up_to_date_and_is_for_leads(db_path: Path, econ:
                                evidence={"summary": "stale"}))  # fmt: skip
     database.dispose()
     refused = run(db_path, "flags", "recompute", "--as", "alice")
-    assert refused.exit_code == 1 and "only leads" in refused.output
+    assert (refused.exit_code, refused.output.strip()) == (
+        1,
+        "error: only leads can recompute flags; 'alice' is an annotator",
+    )  # it named deciding, which recomputing is not
     result = run(db_path, "flags", "recompute", "--as", "lena", "--json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)

@@ -112,6 +112,19 @@ def test_bad_gold_is_refused(project: Database, arguments: list[str], refusal: s
     assert len(list_gold_now(project)) == 2
 
 
+@pytest.mark.parametrize(
+    "item_id, refusal",
+    [("o:99", "there is no item 'o:99'"), ("o:1", "item o:1 is not a gold item")],
+)
+def test_gold_remove_says_whether_the_item_exists(
+    project: Database, item_id: str, refusal: str
+) -> None:
+    """An unknown item was said to be "not a gold item", as if it existed."""
+    removed = run_cli(project, "gold", "remove", item_id, "--as", "lea")
+    assert (removed.exit_code, removed.output.strip()) == (1, f"error: {refusal}")
+    assert len(list_gold_now(project)) == 2
+
+
 def test_a_gold_item_kept_as_it_is_needs_no_answer(project: Database) -> None:
     """With the verdict keep the right answer can only be the key: it is taken."""
     done = run_cli(project, "gold", "add", "o:1", "--verdict", "keep", "--as", "lea")

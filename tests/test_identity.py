@@ -145,6 +145,117 @@ def test_a_name_differing_only_in_case_from_a_registered_one_is_refused(
     assert people(team) == ["alice", "lena"] and judgments(team) == []
 
 
+INVISIBLE = {
+    "\u200b": "ZERO WIDTH SPACE",
+    "\u2060": "WORD JOINER",
+    "\ufeff": "ZERO WIDTH NO-BREAK SPACE",
+    "\u00ad": "SOFT HYPHEN",
+    "\u200e": "LEFT-TO-RIGHT MARK",
+}
+
+
+@pytest.mark.parametrize("char", INVISIBLE, ids=[f"U+{ord(c):04X}" for c in INVISIBLE])
+def test_a_name_with_an_invisible_format_character_is_refused(
+    team: Database, database_url: str, char: str
+) -> None:
+    """`ali\u200bce` printed exactly like alice: two people to vetbench, one to the eye,
+    so that one human's two judgments made an item "agreed"."""
+    expected = (
+        f"error: a name must be printable text on one line; it holds U+{ord(char):04X} "
+        f"({INVISIBLE[char]}), which is invisible"
+    )
+    for args in (("users", "add", "--as", "lena", "--", f"bo{char}b"),
+                 (*JUDGE, "--as", f"bo{char}b", "--new-user")):  # fmt: skip
+        refused = run(database_url, *args)
+        assert (refused.exit_code, refused.output.strip()) == (1, expected)
+    assert people(team) == ["alice", "lena"] and judgments(team) == []
+
+
+# Persian and Indic names need the zero-width non-joiner and joiner between letters.
+JOINED_NAMES = [
+    "\u0645\u0647\u0631\u200c\u0622\u0641\u0631\u06cc\u0646",
+    "\u0915\u094d\u200d\u0937",
+]
+
+
+@pytest.mark.parametrize("name", JOINED_NAMES, ids=["persian-zwnj", "devanagari-zwj"])
+def test_names_keep_the_joiners_persian_and_indic_names_need(
+    team: Database, database_url: str, name: str
+) -> None:
+    added = run(database_url, "users", "add", name, "--as", "lena")
+    assert added.exit_code == 0, added.output
+    assert run(database_url, *JUDGE, "--as", name).exit_code == 0
+    # The same letters without the joiner look all but the same: the same person.
+    unjoined = name.replace("\u200c", "").replace("\u200d", "")
+    refused = run(database_url, "users", "add", unjoined, "--as", "lena")
+    code = "U+200C" if "\u200c" in name else "U+200D"
+    assert (refused.exit_code, refused.output.strip()) == (
+        1,
+        f"error: '{unjoined}' differs only in invisible characters ({code}) from '{name}', "
+        f"who is registered: give their name as it is ({name}), or another name",
+    )
+    assert people(team) == sorted(["alice", "lena", name])
+
+
+@pytest.mark.parametrize(
+    "lookalike, how",
+    [
+        ("ali\u200dce", "invisible characters (U+200D)"),
+        ("ali\u200cce", "invisible characters (U+200C)"),
+        ("\uff41lice", "compatibility form (full-width or styled letters)"),
+        ("\uff21lice", "compatibility form (full-width or styled letters) and case"),
+        ("A\u200dlice", "invisible characters (U+200D) and case"),
+    ],
+)
+def test_a_name_that_looks_like_a_registered_one_is_refused(
+    team: Database, database_url: str, lookalike: str, how: str
+) -> None:
+    expected = (
+        f"'{lookalike}' differs only in {how} from 'alice', who is registered: give their "
+        "name as it is (alice), or another name"
+    )
+    added = run(database_url, "users", "add", lookalike, "--as", "lena")
+    assert (added.exit_code, added.output.strip()) == (1, f"error: {expected}")
+    judged = run(database_url, *JUDGE, "--as", lookalike, "--new-user")
+    assert (judged.exit_code, judged.output.strip()) == (1, f"error: not saved: {expected}")
+    assert people(team) == ["alice", "lena"] and judgments(team) == []
+
+
+def test_a_joiner_at_either_end_of_a_name_is_refused(team: Database, database_url: str) -> None:
+    """Between letters a joiner shapes them; at an end it only hides a second name."""
+    for name in ("bob\u200d", "\u200cbob"):
+        refused = run(database_url, "users", "add", name, "--as", "lena")
+        code, what = ("U+200D", "ZERO WIDTH JOINER") if "\u200d" in name else (
+            "U+200C", "ZERO WIDTH NON-JOINER")  # fmt: skip
+        assert (refused.exit_code, refused.output.strip()) == (
+            1,
+            f"error: a name must not begin or end with {code} ({what}), which is invisible there",
+        )
+    assert people(team) == ["alice", "lena"]
+
+
+def test_one_list_naming_one_person_twice_adds_nobody(team: Database, database_url: str) -> None:
+    refused = run(database_url, "users", "add", "bob", "Bo\u200db", "--as", "lena")
+    assert (refused.exit_code, refused.output.strip()) == (
+        1,
+        "error: 'bob' and 'Bo\u200db' differ only in invisible characters (U+200D) and case: "
+        "name each person once",
+    )
+    assert people(team) == ["alice", "lena"]
+
+
+def test_a_name_stored_before_the_rule_keeps_working(team: Database, database_url: str) -> None:
+    """A name with a zero-width space registered before it was refused still acts, and is
+    the person every look-alike is compared with."""
+    with team.transaction() as session:  # as it was stored then: the rule refuses it now
+        session.add(Person(name="bo\u200bb", role=Role.ANNOTATOR))
+    assert run(database_url, *JUDGE, "--as", "bo\u200bb").exit_code == 0
+    refused = run(database_url, "users", "add", "bob", "--as", "lena")
+    assert refused.exit_code == 1
+    assert "'bob' differs only in invisible characters (U+200B) from 'bo\u200bb'" in refused.output
+    assert people(team) == ["alice", "bo\u200bb", "lena"] and len(judgments(team)) == 1
+
+
 def test_the_first_person_of_an_empty_database_follows_the_name_rule(
     database: Database, database_url: str
 ) -> None:

@@ -51,6 +51,16 @@ def stored(database: Database) -> dict[str, tuple[str, str]]:
         ({"id": "a\nb"}, "id: must be printable text on one line; it holds U+000A"),
         ({"id": "x\x1b[31m"}, "id: must be printable text on one line; it holds U+001B"),
         ({"id": "\u202ex1"}, "id: must be printable text on one line; it holds U+202E"),
+        (
+            {"id": "x\u200b1"},
+            "id: must be printable text on one line; it holds U+200B (ZERO WIDTH SPACE), "
+            "which is invisible",
+        ),
+        (
+            {"source": "econ\u200d"},
+            "source: must not begin or end with U+200D (ZERO WIDTH JOINER), which is invisible "
+            "there",
+        ),
         ({"source": "econ "}, "source: 'econ ' has whitespace around it"),
         ({"source": "\u3000econ"}, "source: '\\u3000econ' has whitespace around it"),
         ({"source": "ec\x07on"}, "source: must be printable text on one line; it holds U+0007"),

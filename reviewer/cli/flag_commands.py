@@ -321,15 +321,12 @@ def flags_recompute(ctx: click.Context, name: str | None, no_models: bool, as_js
     after the rules changed. Flags from `vetbench check` are kept.
     """
     from db.flags import recompute_flags
-    from db.people import PermissionDenied, require_lead
+    from db.people import require_lead
 
     db = open_db(ctx)
     lead = acting_person(ctx, name, needs_lead=True).name
     with db.transaction() as session:
-        try:
-            require_lead(session, lead)
-        except PermissionDenied as error:
-            fail(f"{error} (recomputing removes stale flags)")
+        require_lead(session, lead, to="recompute flags")
         report = recompute_flags(session, lead, models=not no_models)
     if as_json:
         print_json(report.to_json())

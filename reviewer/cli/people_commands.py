@@ -103,7 +103,7 @@ def users_add(
     password unless --reset-password; one that is not vetbench's needs --adopt.
     """
     from db.engine import resolve_db_url
-    from db.people import check_person_names, refuse_case_variant
+    from db.people import check_person_names, refuse_same_person
 
     per_login = [
         flag
@@ -123,7 +123,7 @@ def users_add(
     actor = acting_person(ctx, name, register=False)
     with db.session() as session:  # before any login's password is asked for
         for person in checked:
-            refuse_case_variant(session, person)
+            refuse_same_person(session, person)
     for person in checked:
         _add_one(
             db, person, Role(role), actor.name, password_stdin, no_password, adopt, reset_password
