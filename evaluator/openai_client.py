@@ -24,6 +24,7 @@ import os
 import re
 import threading
 import time
+import warnings
 from collections.abc import Callable, Generator, Iterable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import replace
@@ -67,6 +68,16 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 _REDACTED = "[redacted]"
 # HTTP statuses after which every further request would fail the same way.
 _FATAL_STATUS = frozenset({401, 403, 404})
+
+
+def _as_sent(response: openai.BaseModel) -> dict[str, Any]:
+    """The response as the server sent it, as JSON.  A field of another shape than the
+    SDK's model (``text_offset: 5``) is kept as sent, for the readers to refuse in one
+    line; pydantic would also warn of each one, hundreds of lines of library source on
+    the terminal before that line."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return response.model_dump(mode="json", exclude_unset=True)
 
 
 class ClientConfigError(VetbenchError, ValueError):
@@ -364,7 +375,7 @@ class ChatClient:
         """Check the completion's shape and turn it into a ``ChatResponse`` (redacted)."""
         if not isinstance(completion, openai.BaseModel):
             raise MalformedResponseError("the response is not a JSON chat completion")
-        raw = completion.model_dump(mode="json", exclude_unset=True)
+        raw = _as_sent(completion)
         choices = raw.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise MalformedResponseError("the response has no choices")
@@ -480,7 +491,7 @@ class ChatClient:
                 raise MalformedResponseError(f"the response body is not JSON: {error}") from None
             if not isinstance(completion, openai.BaseModel):
                 raise MalformedResponseError("the response is not a JSON completion")
-            raw = completion.model_dump(mode="json", exclude_unset=True)
+            raw = _as_sent(completion)
             return dict(json.loads(self._redact(json.dumps(raw, ensure_ascii=False))))
 
         try:

@@ -8,6 +8,7 @@ do not).  :func:`continuation_logprob` sums those of the tokens after the contex
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict
@@ -86,6 +87,11 @@ def continuation_logprob(
             continue
         if not isinstance(value, int | float):
             raise MalformedResponseError(NO_PROMPT_LOGPROBS)
+        if not math.isfinite(value):  # scored, a NaN made every candidate tie, and wrong
+            raise MalformedResponseError(
+                f"the response's log-probabilities are not numbers ({value}); "
+                "the candidates cannot be ranked"
+            )
         total += float(value)
         counted += 1
     if counted == 0:

@@ -223,6 +223,26 @@ def test_score_mode_without_prompt_logprobs_says_so(server: FakeOpenAIServer) ->
     backend.close()
 
 
+def test_score_mode_refuses_log_probabilities_that_are_not_numbers(
+    server: FakeOpenAIServer, recwarn: pytest.WarningsRecorder
+) -> None:
+    """A NaN ranked nothing (every candidate tied, and the item was scored wrong); a
+    logprobs object of another shape is one error, without pydantic's warnings."""
+    server.logprob = lambda _before, _token: float("nan")
+    backend = make_backend(server)
+    (result,) = backend.score([ScoringRequest("x", Prompt("", "Answer:"), (" A", " B"))])
+    assert result.log_likelihoods == () and result.error is not None
+    assert "log-probabilities are not numbers (nan)" in result.error
+    logprobs = {"tokens": "oops", "text_offset": 5, "token_logprobs": {"a": 1}}
+    choice = {"index": 0, "text": "x", "logprobs": logprobs, "finish_reason": "length"}
+    body = {"id": "c", "object": "text_completion", "created": 1, "model": "m", "choices": [choice]}
+    server.echo_completion = lambda _request: Reply(200, body)  # type: ignore[method-assign]
+    (result,) = backend.score([ScoringRequest("y", Prompt("", "Another:"), (" A", " B"))])
+    assert result.error is not None and "no log-probabilities of the prompt" in result.error
+    assert [str(w.message) for w in recwarn if "Pydantic" in str(w.message)] == []
+    backend.close()
+
+
 def test_score_requests_run_concurrently(server: FakeOpenAIServer) -> None:
     server.completion_delay_s = 0.2
     backend = make_backend(server, concurrency=4, timeout=5)
