@@ -9,6 +9,7 @@ log-likelihoods.  Each result is one :class:`~evaluator.results.StoredPrediction
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -87,6 +88,9 @@ def scored_prediction(
     failure = result.error
     if failure is None and len(result.log_likelihoods) != len(candidates):
         failure = f"backend returned {len(result.log_likelihoods)} scores for {len(candidates)} candidates"
+    if failure is None and not all(map(math.isfinite, result.log_likelihoods)):
+        # any backend: a NaN (a half-precision overflow, a server's) ranks nothing
+        failure = "backend returned scores that are not numbers (NaN or infinite)"
     if failure is not None:
         return StoredPrediction.failed(
             item.id, failure, prompt=result.prompt_text, latency_s=result.latency_s

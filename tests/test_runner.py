@@ -4,6 +4,7 @@ resume without recomputation, infrastructure failures retried, Ctrl-C, score mod
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import shutil
 import socket
@@ -20,7 +21,7 @@ from db.engine import Database
 from db.items import get_item
 from db.models import EvalRun, Prediction
 from db.validation import ItemDraft
-from db.vocabulary import ItemStatus
+from db.vocabulary import ItemKind, ItemStatus
 from evaluator.backends.scripted import BeforeAnswer, Script, ScriptedBackend
 from evaluator.item_filter import ItemFilter
 from evaluator.prompts import ShotGroup, build_prompt, load_templates
@@ -428,3 +429,25 @@ def test_a_run_on_the_tiny_model_stores_the_exact_prompts(
             shots = [get_item(session, s["id"]) for s in shots_used[group]]
             assert row.prompt == build_prompt(item, shots, load_templates()).text  # type: ignore[arg-type]
             assert row.failure_kind in (None, "unparsed") and row.latency_s > 0
+
+
+def test_a_score_that_is_not_a_number_fails_the_prediction_for_any_backend() -> None:
+    """A NaN log-likelihood (a half-precision overflow, a server's) ranks nothing: the item
+    is a failed call, retried by --resume, never a wrong answer in the figures."""
+    from db.items import ItemSnapshot
+    from evaluator.backends.base import ScoringResult
+    from evaluator.run_plan import Shown
+    from evaluator.run_predict import scored_prediction
+
+    item = ItemSnapshot(
+        id="s:1", kind=ItemKind.SINGLE, source="s", source_ref="", language="en",
+        status="approved", revision=1, prompt="Which?", choices={"A": "a", "B": "b"}, key="A",
+        explanation=None,
+    )  # fmt: skip
+    for scores in ((math.nan, -1.0), (-math.inf, -1.0)):
+        result = ScoringResult("s:1", "Which?\nAnswer:", scores, latency_s=0.1)
+        prediction = scored_prediction(Shown(item, None), item, result, ("A", "B"))
+        assert prediction.is_infrastructure_failure and prediction.correct is None
+        assert prediction.error == "backend returned scores that are not numbers (NaN or infinite)"
+    fine = ScoringResult("s:1", "Which?\nAnswer:", (-0.5, -1.0), latency_s=0.1)
+    assert scored_prediction(Shown(item, None), item, fine, ("A", "B")).correct is True
