@@ -70,6 +70,13 @@ _REDACTED = "[redacted]"
 _FATAL_STATUS = frozenset({401, 403, 404})
 
 
+def _longest_answer(max_tokens: int) -> int:
+    """The most characters an answer of ``max_tokens`` tokens can sensibly hold: 64 a token
+    (tokens run a few characters; a long run of spaces or digits may be one), 16,384 at
+    the least."""
+    return max(64 * max_tokens, 16_384)
+
+
 def _as_sent(response: openai.BaseModel) -> dict[str, Any]:
     """The response as the server sent it, as JSON.  A field of another shape than the
     SDK's model (``text_offset: 5``) is kept as sent, for the readers to refuse in one
@@ -354,7 +361,9 @@ class ChatClient:
                 )
             except json.JSONDecodeError as error:
                 raise MalformedResponseError(f"the response body is not JSON: {error}") from None
-            return self._read_completion(completion, structured, attempts, started)
+            return self._read_completion(
+                completion, structured, attempts, started, max_tokens=request.max_tokens
+            )
 
         try:
             return retrying(attempt)
@@ -370,9 +379,17 @@ class ChatClient:
             raise _Failed(self._describe_failure(error, attempts)) from None
 
     def _read_completion(
-        self, completion: Any, structured: bool, attempts: int, started: float
+        self,
+        completion: Any,
+        structured: bool,
+        attempts: int,
+        started: float,
+        *,
+        max_tokens: int | None = None,
     ) -> ChatResponse:
-        """Check the completion's shape and turn it into a ``ChatResponse`` (redacted)."""
+        """Check the completion's shape and turn it into a ``ChatResponse`` (redacted).
+        An answer far longer than ``max_tokens`` tokens could be is refused: the server
+        ignored the limit, and the text would be stored twice, megabytes an item."""
         if not isinstance(completion, openai.BaseModel):
             raise MalformedResponseError("the response is not a JSON chat completion")
         raw = _as_sent(completion)
@@ -385,6 +402,11 @@ class ChatClient:
         content = message.get("content")
         if content is not None and not isinstance(content, str):
             raise MalformedResponseError("the response's message content is not text")
+        if content and max_tokens is not None and len(content) > _longest_answer(max_tokens):
+            raise MalformedResponseError(
+                f"the answer is {len(content):,} characters long, more than {max_tokens:,} "
+                "tokens can hold: the server did not keep to the token limit asked"
+            )
         return ChatResponse(
             text=self._redact(content or ""),
             finish_reason=choices[0].get("finish_reason"),

@@ -243,6 +243,21 @@ def test_score_mode_refuses_log_probabilities_that_are_not_numbers(
     backend.close()
 
 
+def test_an_answer_far_longer_than_the_token_limit_is_a_failed_call(
+    server: FakeOpenAIServer,
+) -> None:
+    """A server that ignores max_tokens and sends megabytes: a failed call (retried by
+    --resume), nothing of it stored or cached; an answer within the limit is read."""
+    server.script(completion("D" * 1_000_000), completion(" D, A, C, B"))
+    backend = make_backend(server, max_retries=0)
+    (result,) = backend.generate([request("x", "q", max_new_tokens=24)])
+    assert result.output == "" and result.error is not None
+    assert "1,000,000 characters long, more than 24 tokens can hold" in result.error
+    (result,) = backend.generate([request("y", "another q", max_new_tokens=24)])
+    assert result.error is None and result.output == " D, A, C, B"
+    backend.close()
+
+
 def test_score_requests_run_concurrently(server: FakeOpenAIServer) -> None:
     server.completion_delay_s = 0.2
     backend = make_backend(server, concurrency=4, timeout=5)
