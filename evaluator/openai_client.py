@@ -46,6 +46,7 @@ from evaluator.chat_calls import (
     LogprobOutcome,
     ServerFacts,
 )
+from evaluator.http_deadline import deadline_http_client
 from evaluator.prompt_logprobs import (
     NO_PROMPT_LOGPROBS,
     PROBE_CONTEXT_LENGTH,
@@ -175,8 +176,13 @@ class ChatClient:
         self.max_wait = backoff_max_s
         self.counters = counters or CallCounters()
         self._key = read_api_key(api_key_env, base_url=base_url)
+        # Each answer whole within ``timeout``, not each read of it (evaluator.http_deadline).
         self._openai = openai.OpenAI(
-            base_url=base_url, api_key=self._key, timeout=timeout, max_retries=0
+            base_url=base_url,
+            api_key=self._key,
+            timeout=timeout,
+            max_retries=0,
+            http_client=deadline_http_client(timeout),
         )
         # The URL actually used (openai also reads OPENAI_BASE_URL when none is given).
         self.base_url = str(self._openai.base_url).rstrip("/")

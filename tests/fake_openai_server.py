@@ -57,6 +57,7 @@ class Reply:
     body: dict[str, Any] | str | bytes = ""
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0  # answer this late (the server waits; tests never sleep)
+    drip_s: float = 0.0  # send the body a byte at a time, this long apart
 
 
 @dataclass(frozen=True)
@@ -438,7 +439,13 @@ class FakeOpenAIServer:
                         self.send_header(name, value)
                     self.send_header("Content-Length", str(len(payload)))
                     self.end_headers()
-                    self.wfile.write(payload)
+                    if not reply.drip_s:
+                        self.wfile.write(payload)
+                    for index in range(len(payload) if reply.drip_s else 0):
+                        self.wfile.write(payload[index : index + 1])
+                        self.wfile.flush()
+                        if server._stopping.wait(reply.drip_s):
+                            return
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout); nothing to answer
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import csv
 import json
+import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -255,6 +257,19 @@ def test_an_answer_far_longer_than_the_token_limit_is_a_failed_call(
     assert "1,000,000 characters long, more than 24 tokens can hold" in result.error
     (result,) = backend.generate([request("y", "another q", max_new_tokens=24)])
     assert result.error is None and result.output == " D, A, C, B"
+    backend.close()
+
+
+def test_an_answer_sent_a_byte_at_a_time_times_out_whole(server: FakeOpenAIServer) -> None:
+    """--timeout bounds the whole answer, not each read of it: a server dripping its body
+    a byte every 50 ms (each read in time) held a run for minutes."""
+    slow = completion(" D, A, C, B")
+    server.script(replace(slow, drip_s=0.05))
+    backend = make_backend(server, timeout=0.5, max_retries=0)
+    started = time.monotonic()
+    (result,) = backend.generate([request("x", "q")])
+    assert result.error is not None and "no answer within 0.5 s" in result.error
+    assert time.monotonic() - started < 5
     backend.close()
 
 

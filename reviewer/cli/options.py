@@ -205,7 +205,12 @@ API_FLAGS = ("base_url", "api_key_env", "concurrency", "timeout", "max_retries",
 
 _API_LIMITS: tuple[tuple[str, click.ParamType, float, str], ...] = (
     ("--concurrency", click.IntRange(1, 64), 4, "Requests at once."),
-    ("--timeout", click.FloatRange(0, min_open=True), 60.0, "Seconds to wait for one answer."),
+    (
+        "--timeout",
+        click.FloatRange(0, min_open=True),
+        60.0,
+        "Seconds to wait for one whole answer.",
+    ),
     (
         "--max-retries",
         click.IntRange(0, 50),
