@@ -12,7 +12,6 @@ import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
-from unicodedata import normalize
 
 from db.answers import (
     FALSE_LABEL,
@@ -164,7 +163,10 @@ def _single_spaced(text: str) -> str:
 # The ways two names can differ and still name one person, in the order they are undone.
 _SAME_NAME_STEPS = (
     ("invisible characters", _without_invisible),
-    ("compatibility form (full-width or styled letters)", lambda text: normalize("NFKC", text)),
+    (
+        "compatibility form (full-width or styled letters)",
+        lambda text: unicodedata.normalize("NFKC", text),
+    ),
     ("case", str.casefold),
     ("spacing", _single_spaced),
 )
@@ -182,7 +184,7 @@ def same_name_key(name: str) -> str:
     NFKC, case-folded, single-spaced.  Two names with the same key are one person to
     anyone reading them (``alice``, ``Alice``, alice with a zero-width joiner inside,
     full-width ``ａｌｉｃｅ``)."""
-    return normalize("NFKC", _undone(name, "").casefold())  # NFKC_Casefold, near enough
+    return unicodedata.normalize("NFKC", _undone(name, "").casefold())  # NFKC_Casefold, near enough
 
 
 def how_names_differ(name: str, other: str) -> str:
