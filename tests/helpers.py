@@ -460,6 +460,16 @@ def write_file(folder: Path, name: str, content: str | bytes) -> Path:
     return path
 
 
+def write_folder(parent: Path, name: str, files: dict[str, str]) -> Path:
+    """A new folder ``parent/name`` holding ``files`` (file name: text), as a command is
+    given one: a templates folder for ``--templates``, a model folder for ``--model``."""
+    folder = parent / name
+    folder.mkdir()
+    for file_name, content in files.items():
+        write_file(folder, file_name, content)
+    return folder
+
+
 def cflue_record(**overrides: Any) -> dict[str, Any]:
     """One CFLUE JSON record, a single-choice question, with ``overrides`` applied."""
     record: dict[str, Any] = {

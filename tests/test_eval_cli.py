@@ -16,7 +16,7 @@ import pytest
 from click.testing import Result
 from eval_helpers import MIXED_SET_ANSWERS, eval_json, ok, stored_runs
 from fake_openai_server import FakeOpenAIServer, RecordedRequest, Reply, completion
-from helpers import FIXTURES, run_cli, store_item
+from helpers import FIXTURES, run_cli, store_item, write_folder
 from served_model import free_port
 from sqlmodel import select
 from tiny_model import tiny_model_dir
@@ -378,10 +378,7 @@ def test_mistakes_are_explained_without_a_traceback(
 
 
 def _unknown_architecture(tmp_path: Path) -> Path:
-    folder = tmp_path / "model"
-    folder.mkdir()
-    (folder / "config.json").write_text('{"model_type": "no_such_arch"}', encoding="utf-8")
-    return folder
+    return write_folder(tmp_path, "model", {"config.json": '{"model_type": "no_such_arch"}'})
 
 
 def _not_gguf(tmp_path: Path) -> Path:
@@ -446,9 +443,7 @@ def test_an_empty_status_says_how_many_items_another_one_holds(url: str, scripte
 
 
 def test_bad_templates_and_shot_files_are_named(url: str, scripted: str, tmp_path: Path) -> None:
-    templates = tmp_path / "templates"
-    templates.mkdir()
-    (templates / "question.en.txt").write_text("Q: $scenario", encoding="utf-8")
+    templates = write_folder(tmp_path, "templates", {"question.en.txt": "Q: $scenario"})
     result = run_cli(
         url, "eval", "--model", scripted, "--shots", "0", "--templates", str(templates)
     )
@@ -468,9 +463,7 @@ def test_a_templates_folder_without_templates_is_refused(
     url: str, scripted: str, tmp_path: Path
 ) -> None:
     """A run with it would record the folder, its prompts all in the built-in wording."""
-    folder = tmp_path / "templates"
-    folder.mkdir()
-    (folder / "single.j2").write_text("{{ question }}", encoding="utf-8")
+    folder = write_folder(tmp_path, "templates", {"single.j2": "{{ question }}"})
     result = run_cli(url, "eval", "--model", scripted, "--templates", str(folder))
     assert result.exit_code == 1
     assert result.stderr.startswith(f"error: {folder}: no prompt template in this folder;")
@@ -481,10 +474,11 @@ def test_a_templates_folder_without_templates_is_refused(
 def test_a_templates_folder_for_some_kinds_names_the_others(
     url: str, scripted: str, tmp_path: Path
 ) -> None:
-    folder = tmp_path / "templates"
-    folder.mkdir()
-    (folder / "instructions.ordering.en.txt").write_text("Order them.", encoding="utf-8")
-    (folder / "shot.zh.txt").write_text("$question_block $answer", encoding="utf-8")
+    templates = {
+        "instructions.ordering.en.txt": "Order them.",
+        "shot.zh.txt": "$question_block $answer",
+    }
+    folder = write_folder(tmp_path, "templates", templates)
     args = ("--model", scripted, "--shots", "0", "--templates", str(folder))
     result = ok(run_cli(url, "eval", *args))
     # 0 shots: shot.zh.txt is used by no prompt; the ordering items get their instructions

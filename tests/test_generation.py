@@ -31,6 +31,7 @@ from fake_openai_server import (
     response_format_rejected,
     server_error,
 )
+from helpers import write_folder
 from sqlmodel import select
 
 from db.engine import open_database
@@ -493,11 +494,8 @@ def test_five_events_are_rejected(server: FakeOpenAIServer, db_path: Path) -> No
 def test_templates_can_be_overridden(
     server: FakeOpenAIServer, db_path: Path, tmp_path: Path
 ) -> None:
-    folder = tmp_path / "templates"
-    folder.mkdir()
-    (folder / "generate_ordering.txt").write_text(
-        "HOUSE STYLE for $$5 budgets.\nArticle title: $title\n\n$text\n", encoding="utf-8"
-    )
+    house_style = "HOUSE STYLE for $$5 budgets.\nArticle title: $title\n\n$text\n"
+    folder = write_folder(tmp_path, "templates", {"generate_ordering.txt": house_style})
     options = ("--articles", str(ARTICLES_CSV), "--kind", "ordering", "--templates", str(folder))
     result = generate(db_path, server, *options)
     assert result.exit_code == 0, result.output
