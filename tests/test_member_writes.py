@@ -34,6 +34,17 @@ def in_one_transaction(url: str, *statements: str, **params: object) -> None:
         engine.dispose()
 
 
+def assert_undo_is_final(
+    url: str, update: str, changes: tuple[str, ...], event: str, refusal: str, **params: object
+) -> None:
+    """``update`` with each of ``changes`` as its ``{change}``, written as psql would, in
+    one transaction with its audit ``event``, is refused with ``refusal``: an undo is
+    never taken back nor re-dated, even with the event the guard asks of an undo."""
+    for change in changes:
+        with pytest.raises(sa.exc.ProgrammingError, match=refusal):
+            in_one_transaction(url, update.format(change=change), event, **params)
+
+
 def test_a_judgment_names_only_the_gold_of_its_own_item(team: Team) -> None:
     # A judgment of o:1 naming o:2's gold, then vetbench_gold_known told o:2's answer.
     marked = run(
@@ -257,15 +268,15 @@ def test_a_judgment_is_retracted_only_by_undo_once_and_dated_by_the_server(team:
     dated = "SELECT retracted, extract(year FROM retracted_at) FROM judgment WHERE id = :j"
     assert raw(alice, dated, j=judgment).one() != (True, 1999)
     assert raw(alice, dated, j=judgment).one()[0] is True
-    for change in ("retracted = false, retracted_at = NULL", "retracted_at = '1999-01-01'"):
-        with pytest.raises(sa.exc.ProgrammingError, match="an undo is never taken back"):
-            in_one_transaction(
-                alice,
-                f"UPDATE judgment SET {change} WHERE id = :j",
-                RETRACT_EVENT,
-                j=judgment,
-                payload=f'{{"judgment_id": {judgment}}}',
-            )
+    assert_undo_is_final(
+        alice,
+        "UPDATE judgment SET {change} WHERE id = :j",
+        ("retracted = false, retracted_at = NULL", "retracted_at = '1999-01-01'"),
+        RETRACT_EVENT,
+        "an undo is never taken back",
+        j=judgment,
+        payload=f'{{"judgment_id": {judgment}}}',
+    )
     # vetbench's own undo.
     again = run(alice, "judge", "o:1", "--answer", "ABCD", "--verdict", "keep")
     assert again.exit_code == 0, again.output
@@ -307,14 +318,14 @@ def test_a_decision_is_undone_only_once_dated_by_the_server_and_the_item_follows
     assert raw(lena, status).scalar_one() != "approved"
     dated = "SELECT extract(year FROM retracted_at) FROM decision WHERE id = :d"
     assert raw(lena, dated, **mine).scalar_one() != 1999
-    for change in ("retracted_at = NULL", "retracted_at = '1999-01-01'"):
-        with pytest.raises(sa.exc.ProgrammingError, match="a decision's undo is never taken back"):
-            in_one_transaction(
-                lena,
-                f"UPDATE decision SET {change}, retracted_by_id = :lead WHERE id = :d",
-                UNDO_DECISION_EVENT,
-                **mine,
-            )
+    assert_undo_is_final(
+        lena,
+        "UPDATE decision SET {change}, retracted_by_id = :lead WHERE id = :d",
+        ("retracted_at = NULL", "retracted_at = '1999-01-01'"),
+        UNDO_DECISION_EVENT,
+        "a decision's undo is never taken back",
+        **mine,
+    )
     again = run(
         lena, "decide", "o:1", "--status", "rejected", "--reason", "other", "--comment", "x"
     )
