@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import run_cli, store_item, store_person, write_file
+from helpers import cflue_record, run_cli, store_item, store_person, write_file
 
 from db.engine import Database
 from db.vocabulary import Role
@@ -19,27 +19,25 @@ from reviewer.triage import rank_items
 
 CHOICES = "{'A': '公开市场操作', 'B': '消费者信用控制', 'C': '窗口指导', 'D': '道义劝告'}"
 QUESTION = "根据中国人民银行的规定，下列各项中，属于一般性货币政策工具的是（）。"
+SECURITIES = {"名称": "证券从业资格"}  # the other exam; cflue_record's is 银行从业资格
 RECORDS = [
-    {"名称": "银行从业资格", "task": "单项选择题", "answer": "A",
-     "question": "两只基金在两种状态下的预期收益率如下表所示，期望收益率较高的是（）。",
-     "choices": "{'A': '基金甲', 'B': '基金乙', 'C': '一样高', 'D': '无法判断'}"},
-    {"名称": "银行从业资格", "task": "单项选择题", "answer": "A", "question": QUESTION,
-     "choices": CHOICES},
+    cflue_record(question="两只基金在两种状态下的预期收益率如下表所示，期望收益率较高的是（）。",
+                 choices="{'A': '基金甲', 'B': '基金乙', 'C': '一样高', 'D': '无法判断'}"),
+    cflue_record(question=QUESTION, choices=CHOICES),
     # the opposite question over the same options (属于 / 不属于): not a copy
-    {"名称": "银行从业资格", "task": "多项选择题", "answer": "BCD", "choices": CHOICES,
-     "question": QUESTION.replace("属于", "不属于").replace("的是", "的有")},
+    cflue_record(task="多项选择题", answer="BCD", choices=CHOICES,
+                 question=QUESTION.replace("属于", "不属于").replace("的是", "的有")),
     # a copy: options shuffled, key remapped
-    {"名称": "证券从业资格", "task": "单项选择题", "answer": "C", "question": QUESTION,
-     "choices": "{'A': '窗口指导', 'B': '道义劝告', 'C': '公开市场操作', 'D': '消费者信用控制'}"},
-    {"名称": "证券从业资格", "task": "单项选择题", "answer": "B",
-     "question": "某公司2020年净利润为500万元，如下图所示，其净资产收益率为（）。",
-     "choices": "{'A': '5%', 'B': '10%', 'C': '15%', 'D': '20%'}"},
+    cflue_record(**SECURITIES, answer="C", question=QUESTION,
+                 choices="{'A': '窗口指导', 'B': '道义劝告', 'C': '公开市场操作', 'D': '消费者信用控制'}"),
+    cflue_record(**SECURITIES,
+                 question="某公司2020年净利润为500万元，如下图所示，其净资产收益率为（）。",
+                 choices="{'A': '5%', 'B': '10%', 'C': '15%', 'D': '20%'}", answer="B"),
     # the same text with a key that disagrees: a copy (and a key to check)
-    {"名称": "证券从业资格", "task": "多项选择题", "answer": "AB", "question": QUESTION,
-     "choices": CHOICES},
+    cflue_record(**SECURITIES, task="多项选择题", answer="AB", question=QUESTION, choices=CHOICES),
     # the same stem with other options: not certainly a copy
-    {"名称": "证券从业资格", "task": "单项选择题", "answer": "A", "question": QUESTION,
-     "choices": "{'A': '公开市场操作', 'B': '消费者信用控制', 'C': '窗口指导', 'D': '再贴现'}"},
+    cflue_record(**SECURITIES, question=QUESTION,
+                 choices="{'A': '公开市场操作', 'B': '消费者信用控制', 'C': '窗口指导', 'D': '再贴现'}"),
 ]  # fmt: skip
 
 
