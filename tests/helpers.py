@@ -470,6 +470,13 @@ def write_folder(parent: Path, name: str, files: dict[str, str]) -> Path:
     return folder
 
 
+def jsonl_record(**overrides: Any) -> dict[str, Any]:
+    """One record of vetbench's own JSONL format (what ``import`` reads and what a shot
+    file holds), a two-choice single question keyed A, with ``overrides`` applied."""
+    choices = {"A": "a", "B": "b"}
+    return {"kind": "single", "prompt": "Q", "choices": choices, "key": "A", **overrides}
+
+
 def cflue_record(**overrides: Any) -> dict[str, Any]:
     """One CFLUE JSON record, a single-choice question, with ``overrides`` applied."""
     record: dict[str, Any] = {

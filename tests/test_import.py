@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import FIXTURES, cflue_record, run_cli, write_file
+from helpers import FIXTURES, cflue_record, jsonl_record, run_cli, write_file
 from sqlalchemy import MetaData, select, text, update
 from sqlmodel import Session, col
 
@@ -722,21 +722,14 @@ def test_a_revised_jsonl_record_keeps_the_duplicate_link_it_states(
 def test_jsonl_duplicate_links_to_unknown_items_are_left_out_with_a_note(
     database: Database, tmp_path: Path
 ) -> None:
-    line = {"id": "x:1", "kind": "single", "prompt": "Q", "choices": {"A": "a", "B": "b"},
-            "key": "A", "suspected_duplicate_of": "elsewhere:9", "duplicate_similarity": 95}  # fmt: skip
+    line = jsonl_record(id="x:1", suspected_duplicate_of="elsewhere:9", duplicate_similarity=95)
     report = only(import_files(database, [write_file(tmp_path, "x.jsonl", json.dumps(line))]))
     assert report.stored and report.tally.duplicates == 0
     assert any("elsewhere:9" in note for note in report.notes)
 
 
 def test_ids_repeated_within_a_file_are_invalid(database: Database, tmp_path: Path) -> None:
-    line = {
-        "id": "x:1",
-        "kind": "single",
-        "prompt": "Q",
-        "choices": {"A": "a", "B": "b"},
-        "key": "A",
-    }
+    line = jsonl_record(id="x:1")
     content = json.dumps(line) + "\n" + json.dumps({**line, "prompt": "Other"}) + "\n"
     report = only(import_files(database, [write_file(tmp_path, "x.jsonl", content)]))
     assert report.rejected

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from helpers import BUILTIN_TEMPLATES, FIXTURES
+from helpers import BUILTIN_TEMPLATES, FIXTURES, jsonl_record
 
 from db.items import ItemSnapshot
 from db.vocabulary import ItemKind
@@ -325,13 +325,7 @@ def test_bad_shot_files_name_the_line_and_field(tmp_path: Path) -> None:
 def test_shot_file_problems_name_the_files_own_fields_and_lines(tmp_path: Path) -> None:
     """A shot file is JSONL: its problems say prompt (not question), an id given twice
     names both lines, one in two files both places, and bytes that are not UTF-8 their line."""
-    shot = {
-        "kind": "single",
-        "id": "s1",
-        "prompt": "q",
-        "choices": {"A": "a", "B": "b"},
-        "key": "A",
-    }
+    shot = jsonl_record(id="s1")
     first = tmp_path / "first.jsonl"
     lines = [{**shot, "id": "s0", "prompt": ""}, shot, {**shot, "prompt": "q2"}]
     first.write_text("\n".join(map(json.dumps, lines)) + "\n", encoding="utf-8")
