@@ -8,7 +8,7 @@ import os
 import shlex
 import sys
 from collections.abc import Callable, Collection
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, Concatenate, NoReturn, ParamSpec, TypeVar
 
 import click
 
@@ -16,6 +16,9 @@ from reviewer.cli.output import terminal_text
 
 if TYPE_CHECKING:
     from db.engine import Database
+
+Args = ParamSpec("Args")
+Read = TypeVar("Read")
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT: what shells report for a command stopped by Ctrl-C
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -146,6 +149,19 @@ def open_db(ctx: click.Context, *, create: bool = False, migrate: bool = True) -
         root.call_on_close(cached.dispose)
         _require_known_sources(cached, ctx.meta.get(_FILTER_SOURCES, ()))
     return cached
+
+
+def read_db(
+    ctx: click.Context,
+    query: Callable[Concatenate[Any, Args], Read],  # Any: commands import no sqlmodel
+    *args: Args.args,
+    **kwargs: Args.kwargs,
+) -> Read:
+    """``query(session, *args, **kwargs)`` in a session of its own on the database --db
+    names (:func:`open_db`): the one read of a command that lists or shows something,
+    done and closed before the command prints."""
+    with open_db(ctx).session() as session:
+        return query(session, *args, **kwargs)
 
 
 def _require_known_sources(db: Database, sources: tuple[str, ...]) -> None:

@@ -21,7 +21,7 @@ import click
 from db.vocabulary import ALL, FLAG_DESCRIPTIONS, UNDECIDED_STATUSES, FlagName
 from db.words import counted
 from reviewer.cli import options
-from reviewer.cli.common import EXIT_INTERRUPTED, fail, open_db
+from reviewer.cli.common import EXIT_INTERRUPTED, fail, open_db, read_db
 from reviewer.cli.identity import FOR_LEADS, acting_person, as_option
 from reviewer.cli.output import (
     TerminalProgressBar,
@@ -292,8 +292,7 @@ def flags_show(ctx: click.Context, item_id: str, as_json: bool) -> None:
     """ITEM_ID's flags, revision by revision (the current one first)."""
     from db.listings import flag_history
 
-    with open_db(ctx).session() as session:
-        history = flag_history(session, item_id)
+    history = read_db(ctx, flag_history, item_id)
     if history is None:
         fail(f"there is no item '{terminal_text(item_id)}'")
     if as_json:

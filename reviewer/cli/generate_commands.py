@@ -15,7 +15,7 @@ import click
 from db.vocabulary import GenerationKind, values
 from db.words import agreeing, all_of, counted
 from reviewer.cli import options
-from reviewer.cli.common import EXIT_INTERRUPTED, fail, open_db
+from reviewer.cli.common import EXIT_INTERRUPTED, fail, open_db, read_db
 from reviewer.cli.identity import acting_person
 from reviewer.cli.output import (
     TerminalProgressBar,
@@ -260,8 +260,7 @@ def rejects_command(ctx: click.Context, sources: tuple[str, ...], as_json: bool)
     """List generated items that failed validation, with the reason each was rejected."""
     from db.listings import rejected_generations
 
-    with open_db(ctx).session() as session:
-        rejects = rejected_generations(session, sources)
+    rejects = read_db(ctx, rejected_generations, sources)
     where = f" for source {terminal_text(', '.join(sources))}" if sources else ""
     if printed_json_or_empty(rejects, as_json=as_json, empty=f"no rejected generations{where}"):
         return

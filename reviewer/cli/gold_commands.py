@@ -12,7 +12,7 @@ import click
 
 from db.vocabulary import Verdict, values
 from reviewer.cli import options
-from reviewer.cli.common import open_db
+from reviewer.cli.common import open_db, read_db
 from reviewer.cli.identity import acting_person, as_option
 from reviewer.cli.output import printed_json_or_empty, terminal_text
 
@@ -96,10 +96,8 @@ def gold_list(ctx: click.Context, include_removed: bool, name: str | None, as_js
     the known answers)."""
     from db.gold import list_gold
 
-    db = open_db(ctx)
     viewer = acting_person(ctx, name, register=False).name
-    with db.session() as session:
-        entries = list_gold(session, viewer, include_removed=include_removed)
+    entries = read_db(ctx, list_gold, viewer, include_removed=include_removed)
     if printed_json_or_empty(
         entries,
         as_json=as_json,

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from reviewer.cli import options
-from reviewer.cli.common import fail, open_db
+from reviewer.cli.common import fail, open_db, read_db
 from reviewer.cli.identity import acting_person, as_option
 from reviewer.cli.output import printed_json_or_empty, terminal_block, terminal_text
 
@@ -87,8 +87,7 @@ def guidelines_list(ctx: click.Context, as_json: bool) -> None:
     """Every version of the guidelines, oldest first."""
     from db.guidelines import guidelines_history
 
-    with open_db(ctx).session() as session:
-        versions = guidelines_history(session)
+    versions = read_db(ctx, guidelines_history)
     if printed_json_or_empty(
         versions,
         as_json=as_json,

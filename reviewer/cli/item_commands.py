@@ -15,7 +15,7 @@ import click
 from db.vocabulary import ALL, ItemKind, ItemStatus, values
 from db.words import agreeing, all_of, counted
 from reviewer.cli import options
-from reviewer.cli.common import fail, open_db, suggested_command
+from reviewer.cli.common import fail, open_db, read_db, suggested_command
 from reviewer.cli.identity import acting_person, as_option
 from reviewer.cli.output import print_json, printed_json_or_empty, terminal_text
 
@@ -509,8 +509,7 @@ def stats_command(ctx: click.Context, as_json: bool) -> None:
     """Counts of items (by kind, status, source), judgments, duplicates, decisions, people."""
     from db.stats import database_stats
 
-    with open_db(ctx).session() as session:
-        figures = database_stats(session)
+    figures = read_db(ctx, database_stats)
     if as_json:
         print_json(figures.to_json())
         return

@@ -14,7 +14,7 @@ import click
 from db.vocabulary import ItemStatus
 from db.words import counted
 from reviewer.cli import options
-from reviewer.cli.common import fail, open_db
+from reviewer.cli.common import fail, open_db, read_db
 from reviewer.cli.identity import acting_person, as_option
 from reviewer.cli.output import print_json, printed_json_or_empty, terminal_block, terminal_text
 
@@ -79,8 +79,7 @@ def release_list(ctx: click.Context, as_json: bool) -> None:
     """Every release, oldest first."""
     from db.releases import list_releases
 
-    with open_db(ctx).session() as session:
-        releases = list_releases(session)
+    releases = read_db(ctx, list_releases)
     none = "none: a lead makes one with `vetbench release create NAME --as LEAD`"
     if printed_json_or_empty(releases, as_json=as_json, empty=none):
         return
@@ -102,8 +101,7 @@ def release_show(ctx: click.Context, name: str, as_json: bool) -> None:
     """A release: its hash, items by kind and source, and the review figures when it was made."""
     from db.releases import figure_rows, release_contents
 
-    with open_db(ctx).session() as session:
-        contents = release_contents(session, name)
+    contents = read_db(ctx, release_contents, name)
     if as_json:
         print_json(contents.to_json())
         return
@@ -130,8 +128,7 @@ def release_diff(ctx: click.Context, old: str, new: str, as_json: bool) -> None:
     """Items added, removed and changed from release OLD to NEW, each with why (Markdown)."""
     from reviewer.releases import changelog_markdown, diff_releases
 
-    with open_db(ctx).session() as session:
-        diff = diff_releases(session, old, new)
+    diff = read_db(ctx, diff_releases, old, new)
     if as_json:
         print_json(diff.to_json())
     else:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import click
 
 from reviewer.cli import options
-from reviewer.cli.common import fail, open_db
+from reviewer.cli.common import fail, open_db, read_db
 from reviewer.cli.identity import acting_person, as_option
 from reviewer.cli.output import printed_json_or_empty
 
@@ -25,8 +25,7 @@ def config_list(ctx: click.Context, as_json: bool) -> None:
     """Every setting with its value and what it means."""
     from db.settings import list_settings
 
-    with open_db(ctx).session() as session:
-        listed = list_settings(session)
+    listed = read_db(ctx, list_settings)
     if printed_json_or_empty(listed, as_json=as_json, empty="no settings"):
         return
     for setting in listed:
@@ -43,9 +42,7 @@ def config_get(ctx: click.Context, key: str) -> None:
     """Print one setting's value."""
     from db.settings import get_setting
 
-    db = open_db(ctx)
-    with db.session() as session:
-        click.echo(get_setting(session, key))
+    click.echo(read_db(ctx, get_setting, key))
 
 
 @config.command("set")
