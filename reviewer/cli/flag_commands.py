@@ -33,7 +33,6 @@ from reviewer.cli.output import (
 if TYPE_CHECKING:
     from db.flags import ItemFlag
     from db.item_scope import ItemScope
-    from db.search_query import SearchQuery
     from evaluator.backends.settings import ApiSettings
     from evaluator.second_opinion import CheckSummary
     from reviewer.triage import TriageEntry
@@ -90,11 +89,7 @@ def triage_command(
     limit: int,
     show_all: bool,
     statuses: tuple[str, ...],
-    kinds: tuple[str, ...],
-    sources: tuple[str, ...],
-    search: SearchQuery | None,
-    exams: tuple[str, ...],
-    flags: tuple[str, ...],
+    filters: options.ItemFilters,
     name: str | None,
 ) -> None:
     """Rank items by a suspicion score, with the reasons for each.
@@ -114,12 +109,13 @@ def triage_command(
     wanted: tuple[str, ...] | None = (
         None if ALL in statuses else (statuses or tuple(s.value for s in UNDECIDED_STATUSES))
     )
-    filters = QueueFilter(
-        kinds=kinds,
-        sources=sources,
-        exams=exams,
+    search = filters["search"]
+    queue_filter = QueueFilter(
+        kinds=filters["kinds"],
+        sources=filters["sources"],
+        exams=filters["exams"],
         text=search.describe() if search else "",
-        flags=flags,
+        flags=filters["flags"],
     )
     reader = acting_person(ctx, name, register=False)
     lead = reader.name if reader.is_lead else None
@@ -127,10 +123,11 @@ def triage_command(
         db,
         statuses=wanted,
         limit=None if show_all else limit,
-        filters=filters,
+        filters=queue_filter,
         for_lead=lead is not None,
     )
-    narrowed = "" if filters.describe() == "all items" else f" among {filters.describe()}"
+    described = queue_filter.describe()
+    narrowed = "" if described == "all items" else f" among {described}"
     if printed_json_or_empty(
         entries,
         as_json=as_json,

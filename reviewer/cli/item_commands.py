@@ -22,7 +22,6 @@ from reviewer.cli.output import print_json, printed_json_or_empty, terminal_text
 if TYPE_CHECKING:
     from db.engine import Database
     from db.import_report import FileReport, ImportProgress, ImportReport
-    from db.search_query import SearchQuery
 
 IMPORT_FORMATS = ("auto", "econlogicqa", "cflue", "jsonl")
 FILE_EXPORT_FORMATS = ("econlogicqa", "cflue", "jsonl")
@@ -534,11 +533,7 @@ def stats_command(ctx: click.Context, as_json: bool) -> None:
 def items_command(
     ctx: click.Context,
     status: str | None,
-    kinds: tuple[str, ...],
-    sources: tuple[str, ...],
-    search: SearchQuery | None,
-    exams: tuple[str, ...],
-    flags: tuple[str, ...],
+    filters: options.ItemFilters,
     limit: int | None,
     as_json: bool,
 ) -> None:
@@ -556,22 +551,18 @@ def items_command(
 
     empty = "no items match"
     with open_db(ctx).session() as session:
-        note = search_note(session) if search is not None else None
+        note = search_note(session) if filters["search"] is not None else None
         if note:
             click.echo(f"note: {note}", err=True)
         listed = list_items(
             session,
             statuses=[status] if status else [],
-            kinds=kinds,
-            sources=sources,
-            search=search,
-            exams=exams,
-            flags=flags,
             limit=limit,
+            **filters,
         )
-        if exams and not listed:  # the exams there are, read once, when one asked is not
+        if filters["exams"] and not listed:  # the exams there are, read once, when one asked is not
             known_exams = known_exam_names(session)
-            unknown = [exam for exam in exams if exam not in known_exams]
+            unknown = [exam for exam in filters["exams"] if exam not in known_exams]
             if unknown:
                 known = ", ".join(known_exams) or "none (no CFLUE item has 名称)"
                 empty += f": no item's exam (名称) is {', '.join(unknown)}; the exams are {known}"

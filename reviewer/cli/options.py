@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import click
 
@@ -127,10 +127,36 @@ def search(function: Callable[..., Any]) -> Callable[..., Any]:
     )
 
 
+class ItemFilters(TypedDict):
+    """The items a listing keeps, as :func:`item_filters` hands them on: named as
+    ``db.listings.list_items`` takes them (``**filters``); each left empty keeps every item."""
+
+    kinds: tuple[str, ...]
+    sources: tuple[str, ...]
+    search: SearchQuery | None
+    exams: tuple[str, ...]
+    flags: tuple[str, ...]
+
+
 def item_filters(function: Callable[..., Any]) -> Callable[..., Any]:
     """``--kind``, ``--source``, ``--search`` (refined as :func:`search` says), ``--exam``
-    and ``--flag``: the items a listing keeps (`items`, `triage`)."""
-    return _with_options(function, (kind, source, search, exams, flags))
+    and ``--flag``: the items a listing keeps (`items`, `triage`), received as one
+    ``filters: ItemFilters``."""
+
+    @functools.wraps(function)
+    def with_item_filters(
+        *args: Any,
+        kinds: tuple[str, ...],
+        sources: tuple[str, ...],
+        search: SearchQuery | None,
+        exams: tuple[str, ...],
+        flags: tuple[str, ...],
+        **kwargs: Any,
+    ) -> Any:
+        filters = ItemFilters(kinds=kinds, sources=sources, search=search, exams=exams, flags=flags)
+        return function(*args, filters=filters, **kwargs)
+
+    return _with_options(with_item_filters, (kind, source, search, exams, flags))
 
 
 def _search_query(
