@@ -46,6 +46,7 @@ from db.models import (
 )
 from db.people import require_lead
 from db.rows import from_row
+from db.validation import how_names_differ, same_name_key
 from db.vocabulary import DecisionReason, FlagName, ItemStatus
 from db.words import counted
 
@@ -354,6 +355,7 @@ def store_release(
         raise ReleaseError("a release name is printable text on one line, 1-255 characters")
     if session.get(Release, name) is not None:
         raise ReleaseError(f"a release named '{name}' exists already; a release never changes")
+    _refuse_look_alike(session, name)
     items = list(iter_items(session, statuses=statuses, kinds=kinds, sources=sources))
     if not items:
         raise ReleaseError(
@@ -410,6 +412,19 @@ def store_release(
         note=note,
     )
     return _info(release, creator.name)
+
+
+def _refuse_look_alike(session: Session, name: str) -> None:
+    """A name that reads as an existing release's (``V1`` beside ``v1``, full-width ``ｖ1``)
+    is refused: a paper citing either would name both (``db.validation.same_name_key``)."""
+    key = same_name_key(name)
+    for existing in session.exec(select(Release.name)):
+        if same_name_key(existing) == key:
+            raise ReleaseError(
+                f"'{name}' differs only in {how_names_differ(name, existing)} from release "
+                f"'{existing}', which exists already: a citation of one would read as the "
+                "other; choose another name"
+            )
 
 
 def _flag_counts(session: Session, items: Sequence[ItemSnapshot]) -> JsonObject:

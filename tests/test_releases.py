@@ -200,6 +200,9 @@ def test_a_release_never_changes(released: Database) -> None:
 def test_names_are_unique_leads_only_and_audited(released: Database) -> None:
     again = run_cli(released, "release", "create", "v1", "--as", "lena")
     assert again.exit_code == 1 and "exists already" in again.output
+    for look_alike in ("V1", "\uff56\uff11"):  # other case, full-width: cited, they read as v1
+        alike = run_cli(released, "release", "create", look_alike, "--as", "lena")
+        assert alike.exit_code == 1 and "from release 'v1', which exists already" in alike.output
     refused = run_cli(released, "release", "create", "v9", "--as", "alice")
     assert refused.exit_code == 1 and "only leads can create releases" in refused.output
     with pytest.raises(ReleaseError, match="no items to release"):
