@@ -19,13 +19,19 @@ try:  # the HTTP library the openai SDK is built on: httpx2 from openai 3, httpx
 except ImportError:  # pragma: no cover - an older openai
     import httpx  # type: ignore[no-redef]
 
-__all__ = ["DeadlineTransport", "deadline_http_client"]
+__all__ = ["DeadlineTransport", "deadline_http_client", "never_connected"]
 
 
 def deadline_http_client(seconds: float) -> openai.DefaultHttpxClient:
     """The openai SDK's own HTTP client, each answer read whole within ``seconds`` (httpx's
     limits: 100 connections, and ``--concurrency`` is at most 64)."""
     return openai.DefaultHttpxClient(transport=DeadlineTransport(httpx.HTTPTransport(), seconds))
+
+
+def never_connected(cause: BaseException | None) -> bool:
+    """Whether the HTTP error behind an ``openai.APIConnectionError`` is one of making the
+    connection (refused, no such host), not one of a connection that broke mid-answer."""
+    return cause is None or isinstance(cause, httpx.ConnectError)
 
 
 class DeadlineTransport(httpx.BaseTransport):

@@ -46,7 +46,7 @@ from evaluator.chat_calls import (
     LogprobOutcome,
     ServerFacts,
 )
-from evaluator.http_deadline import deadline_http_client
+from evaluator.http_deadline import deadline_http_client, never_connected
 from evaluator.prompt_logprobs import (
     NO_PROMPT_LOGPROBS,
     PROBE_CONTEXT_LENGTH,
@@ -426,8 +426,12 @@ class ChatClient:
     def _describe_failure(self, error: Exception, attempts: int) -> ChatError:
         if isinstance(error, openai.APITimeoutError):
             kind, message, status = "timeout", f"no answer within {self.timeout:g} s", None
-        elif isinstance(error, openai.APIConnectionError):
+        elif isinstance(error, openai.APIConnectionError) and never_connected(error.__cause__):
             kind, message, status = "connection", f"cannot reach {self.base_url}", None
+        elif isinstance(error, openai.APIConnectionError):  # it answered, then broke off
+            reason = _ERRNO.sub("", str(error.__cause__)).strip() or type(error.__cause__).__name__
+            message = f"the connection to {self.base_url} broke off mid-answer ({reason})"
+            kind, status = "connection", None
         elif isinstance(error, MalformedResponseError):
             kind, message, status = "malformed", str(error), None
         elif isinstance(error, openai.APIStatusError):

@@ -58,6 +58,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0  # answer this late (the server waits; tests never sleep)
     drip_s: float = 0.0  # send the body a byte at a time, this long apart
+    cut_at: int | None = None  # send this many bytes of the body, then close the connection
 
 
 @dataclass(frozen=True)
@@ -439,6 +440,10 @@ class FakeOpenAIServer:
                         self.send_header(name, value)
                     self.send_header("Content-Length", str(len(payload)))
                     self.end_headers()
+                    if reply.cut_at is not None:
+                        self.wfile.write(payload[: reply.cut_at])
+                        self.close_connection = True
+                        return
                     if not reply.drip_s:
                         self.wfile.write(payload)
                     for index in range(len(payload) if reply.drip_s else 0):

@@ -273,6 +273,20 @@ def test_an_answer_sent_a_byte_at_a_time_times_out_whole(server: FakeOpenAIServe
     backend.close()
 
 
+def test_a_connection_that_breaks_mid_answer_is_not_called_unreachable(
+    server: FakeOpenAIServer,
+) -> None:
+    """A server that answered in part and closed the connection was reported as one the
+    client "cannot reach", which sends people to check a server that is up."""
+    server.script(replace(completion(" D, A, C, B"), cut_at=20))
+    backend = make_backend(server, max_retries=0)
+    (result,) = backend.generate([request("x", "q")])
+    assert result.error is not None
+    assert result.error.startswith(f"the connection to {server.base_url} broke off mid-answer (")
+    assert "cannot reach" not in result.error
+    backend.close()
+
+
 def test_score_requests_run_concurrently(server: FakeOpenAIServer) -> None:
     server.completion_delay_s = 0.2
     backend = make_backend(server, concurrency=4, timeout=5)
