@@ -31,14 +31,17 @@ from textual.widgets import DataTable, Input, OptionList, Select, Static, Tabbed
 
 from db.engine import Database, open_database
 from db.models import Person
+from db.releases import ReleaseRequest
 from db.settings import set_setting
 from db.vocabulary import Role
 from reviewer.judging import ItemEdit, edit_item, submit_judgment
+from reviewer.releases import create_release
 from reviewer.tui.app import make_app
 from reviewer.tui.literal import visible_text
 from reviewer.tui.screens.adjudication import AdjudicationScreen
 from reviewer.tui.screens.agreement import AgreementScreen
 from reviewer.tui.screens.edit import EditScreen
+from reviewer.tui.screens.evaluation import EvaluationScreen
 from reviewer.tui.screens.help import HelpScreen
 from reviewer.tui.screens.judged import JudgedScreen
 from reviewer.tui.screens.jump import FilterScreen
@@ -232,6 +235,30 @@ async def test_judged_list_jump_help_and_filter_show_hostile_text_literally(
         assert [str(prompt) for prompt in shown_sources] == ["any source", visible_text(SOURCE)]
         assert all(isinstance(prompt, Text) for prompt in shown_sources)  # never markup
         assert_literal(app, visible_text(SOURCE))
+
+
+async def test_evaluation_screen_lists_hostile_release_names_literally(
+    hostile_db: Database,
+) -> None:
+    """A release named with markup (``[/]`` closing nothing) ended the app with a
+    MarkupError when F4's Items list was opened."""
+    statuses = ("pending", "in_review", "conflict", "agreed")
+    for name in ("bad [/] close", "[bold]v1[/] [@click=app.quit]q[/]"):
+        create_release(hostile_db, ReleaseRequest(name, statuses=statuses), lead=LEAD)
+    async with running(make_app(hostile_db, LEAD)) as app:
+        screen = await open_screen(app, "f4", EvaluationScreen)
+        items = screen.query_one("#items", Select)
+        items.focus()
+        await press(app, "enter")
+        listed = items.query_one(OptionList)
+        assert listed.has_focus  # the list is open, drawn
+        prompts = [listed.get_option_at_index(i).prompt for i in range(listed.option_count)]
+        assert [str(prompt) for prompt in prompts[1:]] == [
+            "release [bold]v1[/] [@click=app.quit]q[/]",
+            "release bad [/] close",
+        ]
+        assert all(isinstance(prompt, Text) for prompt in prompts[1:])
+        assert_literal(app, "release bad [/] close")
 
 
 async def test_agreement_screen_shows_hostile_names_sources_and_ids_literally(

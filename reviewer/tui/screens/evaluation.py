@@ -293,7 +293,8 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         items.set_options(
             [
                 ("approved items", APPROVED_ITEMS),
-                *[(f"release {name}", RELEASE_PREFIX + name) for name in names],
+                # a release's name is user text: shown as typed, never read as markup
+                *[(literal(f"release {name}"), RELEASE_PREFIX + name) for name in names],
             ]
         )
         offered = {APPROVED_ITEMS, *(RELEASE_PREFIX + name for name in names)}
