@@ -39,7 +39,8 @@ ENTITY = re.compile(
 _ELEMENTS = (
     "img|image|br|hr|p|div|span|table|thead|tbody|tr|td|th|sub|sup|b|i|u|em|strong|font|"
     "a|ul|ol|li|pre|code|h[1-6]|center|small|big|strike|s|svg|math|input|iframe|video|audio|"
-    "source|embed|object"
+    "source|embed|object|script|noscript|style|link|meta|base|form|button|textarea|select|"
+    "option|label|blockquote|caption|tfoot|colgroup|col|dl|dt|dd|html|head|body|title|frame"
 )
 TAG = re.compile(
     rf"</?\s*(?P<element>{_ELEMENTS})"

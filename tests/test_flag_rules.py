@@ -141,6 +141,22 @@ def test_entities_and_tags_are_flagged_with_where_they_are() -> None:
     assert english is not None and "&#39;" in english.summary and "&amp;" in english.summary
 
 
+def test_script_style_and_form_tags_are_flagged_as_html() -> None:
+    """A generated or scraped item holding <script> or <style> was not flagged: only the
+    tags of rich text (<b>, <img> ...) were known."""
+    finding = html_markup(
+        mcq(
+            "哪项正确？<script>alert(1)</script><noscript>x</noscript>",
+            explanation='<style type="text/css">见上</style><button onclick="f()">ok</button>',
+        )
+    )
+    assert finding is not None and finding.name is FlagName.HTML
+    fields = {part["field"]: part for part in finding.evidence["fields"]}  # type: ignore[union-attr]
+    assert fields["question"]["tags"] == ["<script>", "<noscript>"]  # type: ignore[index]
+    assert fields["explanation"]["tags"] == ["<style>", "<button>"]  # type: ignore[index]
+    assert html_markup(mcq("若 a<b 且 c>d，则（）。")) is None  # comparisons stay text
+
+
 def test_stylesheet_text_pasted_from_word_is_flagged() -> None:
     """CFLUE's knowledge:1562 (its record 1562): an explanation ending in the <style> text of Word's HTML."""
     explanation = (
