@@ -128,6 +128,9 @@ async def test_a_lead_resolves_every_conflict(review: Database) -> None:
         )
         await pilot.press("y")
         await wait_until(pilot, lambda: len(decisions(review)) == 5, "the approved agreed items")
+        await pilot.press("A")  # none is left: said so, nothing asked
+        await wait_until(pilot, lambda: "No agreed items to approve." in notices(app), "a notice")
+        assert app.screen is screen
 
     assert decisions(review) == {
         "o:1": ("approved", "ADCB", "wrong-key", 2),
