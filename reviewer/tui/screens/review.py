@@ -63,7 +63,13 @@ from reviewer.tui.messages import (
 )
 from reviewer.tui.responsive import apply_size_classes
 from reviewer.tui.screens.help import HelpRow
-from reviewer.tui.screens.review_keys import ACTION_HELP, REVIEW_BINDINGS, Phase, why_not
+from reviewer.tui.screens.review_keys import (
+    ACTION_HELP,
+    REVIEW_BINDINGS,
+    Phase,
+    action_applies,
+    why_not,
+)
 from reviewer.tui.timer import ActiveTimer
 from reviewer.tui.widgets.answer_builder import AnswerDraft, AnswerPanel
 from reviewer.tui.widgets.footer import KeyFooter
@@ -148,37 +154,9 @@ class ReviewScreen(Screen[None]):
     # --- which keys apply --------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        phase = self.phase
-        item = self.item
-        if action in ("pick", "pick_number"):
-            if phase is not Phase.BLIND or item is None:
-                return False
-            if action == "pick":
-                return str(parameters[0]) in item.choices
-            return int(str(parameters[0])) <= len(item.choices)
-        if action in ("take_back", "submit_answer"):
-            return phase is Phase.BLIND
-        if action == "verdict":
-            if phase is not Phase.REVEALED or item is None:
-                return False
-            return parameters[0] != Verdict.NO_ORDER or item.kind is ItemKind.ORDERING
-        if action == "comment":
-            return phase is Phase.REVEALED
-        if action == "leave_comment":  # Esc, in the footer while typing a comment
-            return phase is Phase.REVEALED and self.focused is self.query_one("#comment")
-        if action == "edit":
-            return phase in (Phase.JUDGED, Phase.AUTHORED)
-        if action == "revisions":
-            return phase in (Phase.REVEALED, Phase.JUDGED, Phase.AUTHORED)
-        if action == "toggle_raw":
-            return phase in (Phase.BLIND, Phase.REVEALED, Phase.JUDGED, Phase.AUTHORED)
-        if action == "skip":
-            return phase in (Phase.BLIND, Phase.REVEALED)
-        if action == "previous":
-            return phase is not Phase.LOADING and self.queue.history.position > 0
-        if action in ("next", "undo", "jump", "filter", "judged"):
-            return phase is not Phase.LOADING
-        return True  # explain, guidelines
+        typing = action == "leave_comment" and self.focused is self.query_one("#comment")
+        position = self.queue.history.position
+        return action_applies(action, parameters, self.phase, self.item, position, typing)
 
     def action_scroll_on(self, back: bool = False) -> None:
         """The item and the reveal a page on (or back), each as far as it goes."""

@@ -2,8 +2,8 @@
 
 The footer (bindings), the help screen and the command palette all read from
 here, so the three views of the keys cannot drift apart.  Letters a-h mean
-"pick" before the blind answer and verdicts after it; ``ReviewScreen.check_action``
-decides which applies.
+"pick" before the blind answer and verdicts after it; :func:`action_applies` (the
+screen's ``check_action``) decides which applies.
 
 No key is dead: every key of the screen has a last binding, ``explain``, that runs
 when none of the others applies now and says why in one line (:func:`why_not`).
@@ -209,6 +209,48 @@ def _letters(item: ItemSnapshot) -> str:
     labels = item.labels
     noun = "events" if item.kind is ItemKind.ORDERING else "choices"
     return f"this item has {noun} {labels[0]}–{labels[-1]} (or 1–{len(labels)})"
+
+
+def action_applies(
+    action: str,
+    parameters: tuple[object, ...],
+    phase: Phase,
+    item: ItemSnapshot | None,
+    history_position: int,
+    typing_comment: bool,
+) -> bool:
+    """Whether the review screen's ``action`` applies now: in ``phase``, on ``item``, at
+    ``history_position`` in the session's items, the cursor in the comment or not.  A
+    key none of whose actions applies runs ``explain`` (:func:`why_not`)."""
+    if action in ("pick", "pick_number"):
+        if phase is not Phase.BLIND or item is None:
+            return False
+        if action == "pick":
+            return str(parameters[0]) in item.choices
+        return int(str(parameters[0])) <= len(item.choices)
+    if action in ("take_back", "submit_answer"):
+        return phase is Phase.BLIND
+    if action == "verdict":
+        if phase is not Phase.REVEALED or item is None:
+            return False
+        return parameters[0] != Verdict.NO_ORDER or item.kind is ItemKind.ORDERING
+    if action == "comment":
+        return phase is Phase.REVEALED
+    if action == "leave_comment":  # Esc, in the footer while typing a comment
+        return phase is Phase.REVEALED and typing_comment
+    if action == "edit":
+        return phase in (Phase.JUDGED, Phase.AUTHORED)
+    if action == "revisions":
+        return phase in (Phase.REVEALED, Phase.JUDGED, Phase.AUTHORED)
+    if action == "toggle_raw":
+        return phase in (Phase.BLIND, Phase.REVEALED, Phase.JUDGED, Phase.AUTHORED)
+    if action == "skip":
+        return phase in (Phase.BLIND, Phase.REVEALED)
+    if action == "previous":
+        return phase is not Phase.LOADING and history_position > 0
+    if action in ("next", "undo", "jump", "filter", "judged"):
+        return phase is not Phase.LOADING
+    return True  # explain, guidelines
 
 
 def why_not(
