@@ -34,6 +34,7 @@ from reviewer.tui.screens.prompt import PromptScreen
 from reviewer.tui.screens.review import Phase
 from reviewer.tui.screens.verdict import AlternativesScreen
 from reviewer.tui.widgets.item_view import ChoiceRow, ItemView
+from reviewer.tui.widgets.titles import PanelTitle
 
 MARKUP_PROMPT = (
     "Order [bold]these[/] [link=https://example.com]events[/link] [@click=app.quit]now[/] "
@@ -230,8 +231,9 @@ async def test_quitting_asks_first_while_a_typed_comment_is_unsaved(one_item: Da
     async with running(make_app(one_item, "alice")) as app:
         await press(app, "d", "a", "b", "c", "enter", "c", *"abc", "escape", "q")
         assert isinstance(app.screen, ConfirmModal)
-        assert "Your comment is not saved (it is stored with a verdict). Quit and lose it?" in (
-            screen_text(app)
+        assert question_asked(app).startswith(
+            "You saw the key of econ:1 and gave no verdict. Its blind answer and your "
+            "comment are kept only until you quit"
         )
         await press(app, "n")  # stays, the comment kept
         assert app.is_running and app.screen is app.review_screen
@@ -247,10 +249,48 @@ async def test_quitting_asks_first_while_a_typed_comment_is_unsaved(one_item: Da
 @pytest.mark.parametrize("key", ["q", "ctrl+q"])
 async def test_quitting_with_nothing_unsaved_asks_nothing(one_item: Database, key: str) -> None:
     async with running(make_app(one_item, "alice")) as app:
-        await press(app, "d", "a", "b", "c", "enter")  # revealed, no comment typed
+        await press(app, "d", "a", "b")  # a blind answer begun: its key is not shown
         await pilot_of(app).press(key)
         await pilot_of(app).pause()
         assert not app.is_running
+
+
+async def test_an_item_left_after_its_key_was_shown_comes_back_revealed(
+    one_item: Database,
+) -> None:
+    """Leaving the reveal before a verdict (n, s, p ...) dropped the blind answer and the
+    comment, and the item came back blind to someone who had seen its key: a second
+    "blind" answer, equal to the key, was then stored as the blind one."""
+    store_item(one_item, "econ:2", key="ABCD")
+    async with running(make_app(one_item, "alice")) as app:
+        screen = app.review_screen
+        assert screen.item is not None
+        first = screen.item.id
+        await press(app, "a", "b", "c", "d", "enter", "c", *"unsure", "escape", "s")
+        assert screen.item.id != first and screen.phase is Phase.BLIND
+        await press(app, "p")  # back: revealed, the blind answer and the comment as left
+        assert screen.item.id == first and screen.phase is Phase.REVEALED
+        assert "Your order A, B, C, D" in " ".join(screen_text(app).split())
+        assert screen.query_one("#comment", Input).value == "unsure"
+        await press(app, "n", "q")  # quitting while it waits asks, naming it
+        assert question_asked(app).startswith(f"You saw the key of {first} and gave no verdict.")
+        await press(app, "n")  # stay
+        await press(app, "s")  # the other one skipped: the first comes round again, revealed
+        assert screen.item.id == first and screen.phase is Phase.REVEALED
+        await press(app, "k")
+    [judgment] = stored_judgments(one_item)
+    assert (judgment.item_id, judgment.blind_answer, judgment.verdict, judgment.comment) == (
+        first,
+        "ABCD",
+        "keep",
+        "unsure",
+    )
+
+
+def question_asked(app: ReviewApp) -> str:
+    """The question of the confirmation on screen, on one line."""
+    assert isinstance(app.screen, ConfirmModal), app.screen
+    return " ".join(str(app.screen.query_one(PanelTitle).render()).split())
 
 
 def all_notices(app: ReviewApp) -> str:

@@ -158,8 +158,8 @@ class ReviewApp(App[None]):
             HelpRow(
                 "App",
                 "q",
-                "quit (everything you judged is already saved; an unsaved edit or "
-                "comment is asked about first)",
+                "quit (everything you judged is already saved; an unsaved edit, and an "
+                "item whose key you saw with no verdict yet, are asked about first)",
             ),
         ]
         rows += [

@@ -26,9 +26,10 @@ class ActiveTimer:
         self._elapsed = 0.0
         self._last: float | None = None
 
-    def start(self) -> None:
-        """Begin timing a newly displayed item."""
-        self._elapsed = 0.0
+    def start(self, elapsed: float = 0.0) -> None:
+        """Begin timing a newly displayed item (``elapsed``: seconds it had before, when an
+        item left with its key shown comes back)."""
+        self._elapsed = elapsed
         self._last = self.clock()
 
     def touch(self) -> None:

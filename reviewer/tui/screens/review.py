@@ -70,6 +70,7 @@ from reviewer.tui.screens.review_keys import (
     action_applies,
     why_not,
 )
+from reviewer.tui.screens.review_reveals import KeptReveal, unjudged_reveals_question
 from reviewer.tui.timer import ActiveTimer
 from reviewer.tui.widgets.answer_builder import AnswerDraft, AnswerPanel
 from reviewer.tui.widgets.footer import KeyFooter
@@ -108,6 +109,8 @@ class ReviewScreen(Screen[None]):
         self.own: OwnJudgment | None = None
         self.draft: AnswerDraft | None = None
         self.blind_answer: str = ""
+        self.kept_reveals: dict[tuple[str, int], KeptReveal] = {}
+        """Items (id, revision) left with the key shown and no verdict, this session."""
         self.busy = False
         self._progress_timer: Timer | None = None
         self._welcome_due = False  # a new annotator: the guidelines open with the first item
@@ -215,6 +218,10 @@ class ReviewScreen(Screen[None]):
         if self.busy:
             self.app.bell()
             return
+        if self.item is not None and self.phase is Phase.REVEALED:
+            comment = self.query_one(VerdictBar).comment
+            kept = KeptReveal(self.blind_answer, comment, self.timer.seconds)
+            self.kept_reveals[self.item.id, self.item.revision] = kept
         self.busy = True
         self._load(operation, note)
 
@@ -362,12 +369,17 @@ class ReviewScreen(Screen[None]):
                 view.mark_against_key(answer, item.key)
                 self.phase = Phase.JUDGED
             else:
-                self.draft = AnswerDraft(item.kind, item.labels)
-                self.query_one(AnswerPanel).show(self.draft)
+                kept = self.kept_reveals.pop((item.id, item.revision), None)
                 self.query_one(VerdictBar).allow_no_order(item.kind is ItemKind.ORDERING)
-                self.query_one(VerdictBar).clear_comment()
-                self.phase = Phase.BLIND
-                self.timer.start()
+                self.query_one(VerdictBar).set_comment(kept.comment if kept else "")
+                self.timer.start(kept.seconds if kept else 0.0)
+                if kept is None:
+                    self.draft = AnswerDraft(item.kind, item.labels)
+                    self.query_one(AnswerPanel).show(self.draft)
+                    self.phase = Phase.BLIND
+                else:  # its key was shown: never blind again
+                    self.draft = None
+                    self._reveal(item, kept.blind_answer)
             if previous is None or _key_shape(previous) != _key_shape(item):
                 self.refresh_bindings()  # the letter keys that apply depend on the item
         view.focus()
@@ -505,18 +517,26 @@ class ReviewScreen(Screen[None]):
         except AnswerError as error:
             notify_literally(self, str(error), severity="warning")
             return
-        self.query_one(ItemView).mark_against_key(self.blind_answer, self.item.key)
-        self.query_one(RevealPanel).reveal(self.item, self.blind_answer, flags=self.flags)
+        self._reveal(self.item, self.blind_answer)
+
+    def _reveal(self, item: ItemSnapshot, blind_answer: str) -> None:
+        self.blind_answer = blind_answer
+        self.query_one(ItemView).mark_against_key(blind_answer, item.key)
+        self.query_one(RevealPanel).reveal(item, blind_answer, flags=self.flags)
         self.phase = Phase.REVEALED
 
     def action_comment(self) -> None:
         self.query_one(VerdictBar).edit_comment()
 
     def quit_question(self) -> str | None:
-        """A typed comment is stored only with a verdict: quitting asks first."""
-        if self.phase is Phase.REVEALED and self.query_one(VerdictBar).comment.strip():
-            return "Your comment is not saved (it is stored with a verdict). Quit and lose it?"
-        return None
+        """An item whose key was shown, with no verdict yet, is kept only for the session
+        (its blind answer, its typed comment): quitting asks first."""
+        unjudged = [item_id for item_id, _revision in self.kept_reveals]
+        comment = ""
+        if self.item is not None and self.phase is Phase.REVEALED:
+            unjudged.insert(0, self.item.id)
+            comment = self.query_one(VerdictBar).comment
+        return unjudged_reveals_question(unjudged, comment)
 
     def action_leave_comment(self) -> None:
         self.query_one(ItemView).focus()

@@ -145,5 +145,6 @@ class VerdictBar(Vertical):
         comment.focus()
         comment.cursor_position = len(comment.value)
 
-    def clear_comment(self) -> None:
-        self.query_one("#comment", Input).value = ""
+    def set_comment(self, text: str = "") -> None:
+        """The comment box holds ``text`` (empty: a new item)."""
+        self.query_one("#comment", Input).value = text
