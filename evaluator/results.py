@@ -22,6 +22,7 @@ from evaluator.text_metrics import BleuStatistics, ExplanationScore
 
 __all__ = [
     "AnswerDifference",
+    "ChangedItem",
     "CandidateRanking",
     "ExtractorFigures",
     "Figures",
@@ -488,7 +489,8 @@ class RunOverview(RunIdentity):
 
 @dataclass(frozen=True)
 class AnswerDifference(FieldsAsJson):
-    """An item two runs answered differently."""
+    """An item two runs answered differently; ``key`` is both runs' (a paired item's key
+    never differs: one that does is a :class:`ChangedItem`)."""
 
     item_id: str
     key: str
@@ -497,8 +499,42 @@ class AnswerDifference(FieldsAsJson):
 
 
 @dataclass(frozen=True)
+class ChangedItem(FieldsAsJson):
+    """A shared item the two runs evaluated at revisions whose key or text differ: not the
+    same question, so it stays out of the paired figures and is shown with each run's own."""
+
+    item_id: str
+    changed: tuple[str, ...]  # what differs: "kind", "question", "options", "key"
+    revision_a: int
+    key_a: str
+    a: str | None  # A's parsed answer
+    correct_a: bool | None
+    revision_b: int
+    key_b: str
+    b: str | None
+    correct_b: bool | None
+
+    def line(self) -> str:
+        """``cflue:2 (key): A at revision 1, key A, answered A (right); B at ...``."""
+
+        def side(name: str, revision: int, key: str, answer: str | None, right: object) -> str:
+            verdict = "right" if right else "wrong"
+            return f"{name} at revision {revision}, key {key}, answered {answer or '—'} ({verdict})"
+
+        return (
+            f"{self.item_id} ({', '.join(self.changed)}): "
+            f"{side('A', self.revision_a, self.key_a, self.a, self.correct_a)}; "
+            f"{side('B', self.revision_b, self.key_b, self.b, self.correct_b)}"
+        )
+
+
+@dataclass(frozen=True)
 class RunComparison:
-    """Two runs item by item, over the items both answered (item ids in run A's order)."""
+    """Two runs item by item, over the items both answered (item ids in run A's order).
+
+    The paired figures (the four outcome lists, different answers, agreement, McNemar) read
+    the shared items both runs asked as the same question; ``changed_items``, evaluated at
+    revisions whose key or text differ, are left out of them and listed apart."""
 
     run_a: int
     run_b: int
@@ -515,6 +551,12 @@ class RunComparison:
     item_set_a: ItemSet = ItemSet(None)
     item_set_b: ItemSet = ItemSet(None)
     other_revisions: tuple[str, ...] = ()  # shared items each run saw at another revision
+    changed_items: tuple[ChangedItem, ...] = ()  # of those, the ones not the same question
+
+    @property
+    def paired_items(self) -> int:
+        """The shared items compared as the same question (the paired figures' count)."""
+        return self.shared_items - len(self.changed_items)
 
     @property
     def same_item_set(self) -> bool:
@@ -530,16 +572,22 @@ class RunComparison:
             return [f"same item set: {a.label}"]
         if self.same_item_set:  # one drew them from a release, the other as they were
             return [f"same item set ({(a.hash or '')[:12]}): A {a.drawn_from}, B {b.drawn_from}"]
+        same_question = " as the same question" if self.changed_items else ""
         notes = [
             f"different item sets: A on {self.item_set_a.label}, B on "
-            f"{self.item_set_b.label}; compared on the {counted(self.shared_items, 'item')} "
-            "both answered"
+            f"{self.item_set_b.label}; compared on the {counted(self.paired_items, 'item')} "
+            f"both answered{same_question}"
         ]
         if self.other_revisions:
             more = ", ..." if len(self.other_revisions) > 5 else ""
+            left_out = (
+                f" ({len(self.changed_items)} with another key or text, left out: listed below)"
+                if self.changed_items
+                else ""
+            )
             notes.append(
                 f"{len(self.other_revisions)} of them at different revisions: "
-                f"{', '.join(self.other_revisions[:5])}{more}"
+                f"{', '.join(self.other_revisions[:5])}{more}{left_out}"
             )
         return notes
 
@@ -571,6 +619,8 @@ class RunComparison:
             "same_item_set": self.same_item_set,
             "item_sets": {"a": self.item_set_a.to_json(), "b": self.item_set_b.to_json()},
             "other_revisions": list(self.other_revisions),
+            "paired_items": self.paired_items,
+            "changed_items": [row.to_json() for row in self.changed_items],
         }
 
 

@@ -32,6 +32,7 @@ from evaluator.item_sets import ItemSet
 from evaluator.metrics import ScoredPrediction, summarize_predictions, wilson_interval
 from evaluator.results import (
     AnswerDifference,
+    ChangedItem,
     PredictionSummary,
     PredictionView,
     RunComparison,
@@ -380,11 +381,13 @@ def get_prediction(db: Database, run_id: int, item_id: str) -> PredictionView | 
 
 
 def compare_runs(db: Database, run_a: int, run_b: int) -> RunComparison:
-    """Two runs item by item, over the items both answered.
+    """Two runs item by item, over the items both answered as the same question.
 
     Which items both got right, both got wrong, or only one got right; the items
     whose parsed answers differ, with both answers; and an exact McNemar test of the
-    two accuracies on the shared items.
+    two accuracies.  A paired comparison pairs one question: a shared item the runs
+    evaluated at revisions whose key or text differ is left out of all of these and
+    listed in ``changed_items`` with each run's revision, key and answer.
     """
     first_run, second_run = load_run(db, run_a), load_run(db, run_b)
     first = {o.item_id: o for o in (x.scored for x in _outcomes(db, run_a)) if _answered(o)}
@@ -395,14 +398,20 @@ def compare_runs(db: Database, run_a: int, run_b: int) -> RunComparison:
             f"runs {run_a} and {run_b} share no answered items: nothing to compare "
             f"(A answered {counted(len(first), 'item')}, B {counted(len(second), 'item')})"
         )
+    revisions = _shared_revisions(db, run_a, run_b, shared)
+    changes = _changes(db, revisions)
     both_right: list[str] = []
     both_wrong: list[str] = []
     only_a: list[str] = []
     only_b: list[str] = []
     different = []
+    changed = []
     same = 0  # both gave one answer; two unparsed outputs are not the same answer
     for item_id in shared:
         a, b = first[item_id], second[item_id]
+        if item_id in changes:
+            changed.append(_changed_item(a, b, changes[item_id], revisions[item_id]))
+            continue
         if a.correct and b.correct:
             both_right.append(item_id)
         elif a.correct:
@@ -415,6 +424,7 @@ def compare_runs(db: Database, run_a: int, run_b: int) -> RunComparison:
             different.append(AnswerDifference(item_id, a.key, a.parsed_answer, b.parsed_answer))
         elif a.parsed_answer is not None:
             same += 1
+    paired = len(shared) - len(changed)
     discordant = len(only_a) + len(only_b)
     p_value = None
     if discordant:
@@ -432,26 +442,78 @@ def compare_runs(db: Database, run_a: int, run_b: int) -> RunComparison:
         only_a=tuple(only_a),
         only_b=tuple(only_b),
         different_answers=tuple(different),
-        agreement=same / len(shared) if shared else None,
+        agreement=same / paired if paired else None,
         mcnemar_p=p_value,
         item_set_a=run_info(first_run).item_set,
         item_set_b=run_info(second_run).item_set,
-        other_revisions=tuple(_other_revisions(db, run_a, run_b, shared)),
+        other_revisions=tuple(item_id for item_id in shared if item_id in revisions),
+        changed_items=tuple(changed),
     )
 
 
-def _other_revisions(db: Database, run_a: int, run_b: int, shared: list[str]) -> list[str]:
-    """The shared items the two runs saw at different revisions (edited in between)."""
+def _changed_item(
+    a: ScoredPrediction, b: ScoredPrediction, changed: tuple[str, ...], revisions: tuple[int, int]
+) -> ChangedItem:
+    """A shared item asked as another question in B, with each run's own key and answer."""
+    return ChangedItem(
+        item_id=a.item_id,
+        changed=changed,
+        revision_a=revisions[0],
+        key_a=a.key,
+        a=a.parsed_answer,
+        correct_a=a.correct,
+        revision_b=revisions[1],
+        key_b=b.key,
+        b=b.parsed_answer,
+        correct_b=b.correct,
+    )
+
+
+def _shared_revisions(
+    db: Database, run_a: int, run_b: int, shared: list[str]
+) -> dict[str, tuple[int, int]]:
+    """The shared items the two runs saw at different revisions (edited in between): A's
+    revision and B's."""
     with db.session() as session:
         rows = session.exec(
             select(Prediction.run_id, Prediction.item_id, Prediction.revision_number).where(
                 col(Prediction.run_id).in_([run_a, run_b])
             )
         ).all()
-    seen: dict[str, set[int]] = {}
-    for _run, item_id, revision in rows:
-        seen.setdefault(item_id, set()).add(revision)
-    return [item_id for item_id in shared if len(seen.get(item_id, ())) > 1]
+    seen: dict[tuple[int, str], int] = {(run, item_id): number for run, item_id, number in rows}
+    pairs = {item_id: (seen[(run_a, item_id)], seen[(run_b, item_id)]) for item_id in shared}
+    return {item_id: pair for item_id, pair in pairs.items() if pair[0] != pair[1]}
+
+
+def _changes(db: Database, revisions: dict[str, tuple[int, int]]) -> dict[str, tuple[str, ...]]:
+    """What differs between the two revisions of each item that has any (kind, question,
+    options, key); an edit of the explanation or the metadata alone asks the same question,
+    so such an item stays paired (and is absent here)."""
+    if not revisions:
+        return {}
+    wanted = {(item_id, number) for item_id, pair in revisions.items() for number in pair}
+    with db.session() as session:
+        rows = session.exec(
+            select(ItemRevision).where(
+                col(ItemRevision.item_id).in_(sorted(revisions)),
+                col(ItemRevision.number).in_(sorted({number for _, number in wanted})),
+            )
+        ).all()
+    text = {
+        (row.item_id, row.number): (row.kind, row.prompt, dict(row.choices), row.key)
+        for row in rows
+    }
+    changes = {}
+    for item_id, (rev_a, rev_b) in revisions.items():
+        a, b = text[(item_id, rev_a)], text[(item_id, rev_b)]
+        differs = tuple(name for name, x, y in zip(_PARTS, a, b, strict=True) if x != y)
+        if differs:
+            changes[item_id] = differs
+    return changes
+
+
+_PARTS = ("kind", "question", "options", "key")
+"""What of a revision makes the question: its kind, prompt, choices and key."""
 
 
 def _answered(outcome: ScoredPrediction) -> bool:

@@ -345,6 +345,8 @@ COMPARISON = [
     "item_sets.b.release: null",
     "item_sets.b.hash: str",
     "other_revisions: []",
+    "paired_items: int",
+    "changed_items: []",
 ]
 
 SUSPECTS = [

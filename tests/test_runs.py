@@ -7,11 +7,11 @@ import json
 
 import pytest
 from eval_helpers import mixed_set
-from helpers import APPROVED_ITEMS, run_cli, store_item
+from helpers import APPROVED_ITEMS, run_cli, store_item, store_person
 from scipy.stats import binomtest
 
 from db.engine import Database
-from db.vocabulary import ItemKind
+from db.vocabulary import ItemKind, Role
 from evaluator.backends.scripted import Script, ScriptedBackend
 from evaluator.metrics import wilson_interval
 from evaluator.results import RunFigures, SuspectKey
@@ -25,6 +25,8 @@ from evaluator.runs import (
     run_figures,
     suspect_keys,
 )
+from reviewer.adjudication import decide
+from reviewer.judging import ItemEdit, edit_item
 
 ANSWERS = {
     "econ:1": " D, A, C, B",  # right
@@ -172,6 +174,54 @@ def test_two_runs_compared_item_by_item(database: Database) -> None:
     # econ:1, cflue:4 and cflue:5 alike; cflue:2 unparsed in both is no shared answer
     assert comparison.agreement == pytest.approx(3 / 8)
     assert comparison.mcnemar_p == pytest.approx(binomtest(1, 4, 0.5).pvalue)
+
+
+def test_an_item_asked_with_another_key_is_left_out_of_the_paired_comparison(
+    database: Database,
+) -> None:
+    """Run B evaluated cflue:1 after its key was changed (B to A): not the same question
+    as A's, so it is neither "both right" nor in agreement or McNemar, and it is listed
+    with each run's revision and key; cflue:5, whose explanation alone was edited, still
+    asks the same question and stays paired."""
+    mixed_set(database)
+    store_person(database, "lena", Role.LEAD)
+    a = run(database, ANSWERS)
+    decide(database, "lena", "cflue:1", "approved", key="A", reason="wrong-key")
+    edit_item(database, "lena", "cflue:5", ItemEdit(note="clearer", explanation="Because."))
+    decide(database, "lena", "cflue:5", "approved")
+    b = run(database, {**ANSWERS, "cflue:1": "A"}, model="other")
+
+    comparison = compare_runs(database, a, b)
+    assert sorted(comparison.both_right) == ["cflue:4", "cflue:5", "econ:1"]
+    assert comparison.only_a == comparison.only_b == ()
+    assert comparison.different_answers == ()
+    assert comparison.agreement == pytest.approx(6 / 7)  # cflue:2 unparsed in both
+    assert comparison.mcnemar_p is None
+    assert comparison.shared_items == 8 and comparison.paired_items == 7
+    assert comparison.other_revisions == ("cflue:1", "cflue:5")
+
+    text = run_cli(database, "runs", "compare", str(a), str(b)).output
+    assert "both right    3" in text and "compared on the 7 items both answered" in text
+    assert (
+        "  cflue:1 (key): A at revision 1, key B, answered B (right); "
+        "B at revision 2, key A, answered A (right)"
+    ) in text
+    as_json = json.loads(run_cli(database, "runs", "compare", str(a), str(b), "--json").output)
+    assert as_json["counts"]["both_right"] == 3 and as_json["paired_items"] == 7
+    assert as_json["changed_items"] == [
+        {
+            "item_id": "cflue:1",
+            "changed": ["key"],
+            "revision_a": 1,
+            "key_a": "B",
+            "a": "B",
+            "correct_a": True,
+            "revision_b": 2,
+            "key_b": "A",
+            "b": "A",
+            "correct_b": True,
+        }
+    ]
 
 
 def test_suspect_keys_are_items_every_model_gets_wrong_the_same_way(

@@ -291,6 +291,13 @@ def runs_compare(ctx: click.Context, run_a: int, run_b: int, as_json: bool) -> N
                 f"  {terminal_text(row.item_id)}: {terminal_text(row.key)}, "
                 f"{terminal_text(row.a or '—')}, {terminal_text(row.b or '—')}"
             )
+    if comparison.changed_items:
+        click.echo(
+            f"left out of the figures above: {counted(len(comparison.changed_items), 'item')} "
+            "whose key or text differs between the revisions the runs evaluated:"
+        )
+        for changed in comparison.changed_items:
+            click.echo(f"  {terminal_text(changed.line())}")
 
 
 @runs_group.command("suspects")
