@@ -168,9 +168,16 @@ def summarize_explanations(scores: Sequence[ExplanationScore]) -> ExplanationSum
     count = len(scores)
     return ExplanationSummary(
         count=count,
-        bleu_1=float(corpus.precisions[0]) / 100,
-        bleu_4=float(corpus.score) / 100,
-        rouge_1=sum(score.rouge_1 for score in scores) / count,
-        rouge_2=sum(score.rouge_2 for score in scores) / count,
-        rouge_l=sum(score.rouge_l for score in scores) / count,
+        bleu_1=_fraction(float(corpus.precisions[0]) / 100),
+        bleu_4=_fraction(float(corpus.score) / 100),
+        rouge_1=_fraction(sum(score.rouge_1 for score in scores) / count),
+        rouge_2=_fraction(sum(score.rouge_2 for score in scores) / count),
+        rouge_l=_fraction(sum(score.rouge_l for score in scores) / count),
     )
+
+
+def _fraction(value: float) -> float:
+    """``value`` kept within [0, 1]: a perfect corpus BLEU is ``exp(mean(log 100))``,
+    100.00000000000004, and a percentage over 100 would be a fraction over 1 (ROUGE means
+    cannot leave it, yet pass through here so that no figure does)."""
+    return min(max(value, 0.0), 1.0)

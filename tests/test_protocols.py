@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import Result
 from eval_helpers import (
+    mixed_set,
     mixed_set_url,
     ok,
     ordering,
@@ -25,7 +27,7 @@ from eval_helpers import (
 )
 from helpers import APPROVED_ITEMS, run_cli
 
-from db.engine import open_database
+from db.engine import Database, open_database
 from db.vocabulary import ItemStatus
 
 # What a scripted model writes for each item of the mixed set (keys: cflue:1 B, cflue:2 C,
@@ -45,7 +47,7 @@ ECON_OUTPUTS = {
 }
 
 
-def eval_figures(url: str, model: str, *args: str) -> tuple[Result, dict[str, Any]]:
+def eval_figures(url: str | Database, model: str, *args: str) -> tuple[Result, dict[str, Any]]:
     """``vetbench eval --model MODEL ARGS --json``, which must succeed: its result and figures."""
     result = ok(run_cli(url, "eval", "--model", model, *args, "--json"))
     return result, json.loads(result.stdout)
@@ -707,3 +709,33 @@ def test_a_table_says_when_a_runs_figures_leave_out_failed_items(url: str, tmp_p
     note = "run 1: figures on 1 of its 2 items; 1 failed (infrastructure) and are left out"
     assert any(n.startswith(note) for n in table["notes"])
     assert note in ok(run_cli(url, "runs", "table")).stdout
+
+
+def test_explanation_figures_of_the_oracle_are_fractions_no_greater_than_one(
+    database: Database,
+) -> None:
+    """Every explanation matches its analysis word for word: BLEU-4 is 1, not sacrebleu's
+    100.00000000000004 / 100 (a fraction over 1), and no BLEU or ROUGE figure, of the run,
+    of a kind or of a source, leaves [0, 1]."""
+    mixed_set(database)
+    _, figures = eval_figures(database, "scripted:oracle", "--protocol", "cflue")
+    assert figures["explained"] == 4
+    found = dict(text_figures(figures))
+    assert found["bleu_4"] == 1.0 and found["bleu_1"] == 1.0
+    assert found["rouge_l"] == pytest.approx(1.0, abs=1e-7)  # the package's 1e-8: its own
+    for path, value in text_figures(figures):
+        assert 0.0 <= value <= 1.0, (path, value)
+
+
+def text_figures(value: Any, path: str = "") -> Iterator[tuple[str, float]]:
+    """Every BLEU and ROUGE figure in ``value`` (a run's ``--json``), by its path."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            name = f"{path}.{key}" if path else str(key)
+            if key.startswith(("bleu_", "rouge_")) and isinstance(item, float):
+                yield name, item
+            else:
+                yield from text_figures(item, name)
+    elif isinstance(value, list):
+        for item in value:
+            yield from text_figures(item, path)
