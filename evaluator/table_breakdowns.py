@@ -72,7 +72,7 @@ def breakdown_table(
     by_setting: dict[_Setting, list[TableRun]] = defaultdict(list)
     for run in runs:
         setting = (
-            run.record.model,
+            run.model,
             run.protocol,
             run.record.mode.value,
             run.shots_setting,

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from urllib.parse import urlsplit
 
 from db.engine import Database
 from db.vocabulary import RunStatus
@@ -37,6 +38,14 @@ class TableRun:
 
     record: RunRecord
     outcomes: list[ScoredPrediction]
+    server: str | None = None
+    """Where it was served, set only where runs of its model name were served by several
+    (``127.0.0.1:8001``): one name on two servers may be two models (:func:`server_labels`)."""
+
+    @property
+    def model(self) -> str:
+        """The model as a row or column names it: ``m1``, or ``m1 @ 127.0.0.1:8001``."""
+        return self.record.model if self.server is None else f"{self.record.model} @ {self.server}"
 
     @property
     def protocol(self) -> str:
@@ -88,7 +97,50 @@ def finished_runs(
         if protocol is not None and run.protocol != protocol:
             continue
         chosen.append(TableRun(record, run_outcomes(db, record.id)))
-    return chosen
+    return server_labels(chosen)
+
+
+def _server(record: RunRecord) -> tuple[str, str | None]:
+    """Where a run's model was served: the API's base URL (the backend's name for a local
+    model), and the model root the server said it serves, where it said one."""
+    backend = record.params.backend
+    url, root = backend.get("base_url"), backend.get("server_model_root")
+    return (
+        url if isinstance(url, str) else record.backend,
+        root if isinstance(root, str) else None,
+    )
+
+
+def server_labels(runs: Sequence[TableRun]) -> list[TableRun]:
+    """``runs``, each named by its server where runs of its model name were served by
+    several (other base URLs, or other recorded model roots): by host and port where those
+    tell the servers apart, else by the whole address, and by the model root where roots
+    differ.  A name served by one server keeps its plain label."""
+    by_name: dict[str, set[tuple[str, str | None]]] = defaultdict(set)
+    for run in runs:
+        by_name[run.record.model].add(_server(run.record))
+    labelled = []
+    for run in runs:
+        seen = by_name[run.record.model]
+        urls = {url for url, _root in seen}
+        roots_differ = len({root for _url, root in seen if root is not None}) > 1
+        if len(urls) < 2 and not roots_differ:
+            labelled.append(run)
+            continue
+        url, root = _server(run.record)
+        parts = []
+        if len(urls) > 1:
+            hosts = {_host(where) for where in urls}
+            parts.append(_host(url) if len(hosts) == len(urls) else url.split("://", 1)[-1])
+        if roots_differ:
+            parts.append(f"root {root or 'not recorded'}")
+        labelled.append(replace(run, server=", ".join(parts)))
+    return labelled
+
+
+def _host(url: str) -> str:
+    """``127.0.0.1:8001`` of ``http://127.0.0.1:8001/v1`` (a backend's name stays as it is)."""
+    return urlsplit(url).netloc or url
 
 
 def latest_series(entries: Sequence[tuple[TableRun, Figures]]) -> list[tuple[TableRun, Figures]]:

@@ -26,7 +26,8 @@ CFLUE's ± columns report (``evaluator.result_table``).  For each model and colu
 latest series counts; where it evaluated other items than an older series of the same
 cell, the table's notes say so (``evaluator.table_runs``), and where the models of one
 column (of the CFLUE table: its rows) evaluated other items, the notes say that too.  Runs with
-``--permute-options`` fill columns of their own.  Only finished runs are read.
+``--permute-options`` fill columns of their own.  A model name served by several servers
+is a model per server (``TableRun.model``: ``m1 @ 127.0.0.1:8001``).  Only finished runs are read.
 Figures are fractions; ``evaluator.table_render`` writes them as percentages, as the
 papers print them.
 """
@@ -117,7 +118,7 @@ def _econlogicqa_table(runs: Sequence[TableRun]) -> ResultTable | None:
             column = (
                 kind, run.protocol, run.record.mode.value, asked, got, run.permuted, run.departures
             )  # fmt: skip
-            cells[(run.record.model, column)].append((run, figures))
+            cells[(run.model, column)].append((run, figures))
     if not cells:
         return None
     kinds = [kind.value for kind in ItemKind]
@@ -235,7 +236,7 @@ def _cflue_table(runs: Sequence[TableRun]) -> ResultTable | None:
         if run.protocol == EvalProtocol.CFLUE:
             how = [f"{wording_of(run.record.params.wording)} wording", *run.departures]
             how += ["permuted options"] if run.permuted else []
-            label = f"{run.record.model} ({', '.join(how)})"
+            label = f"{run.model} ({', '.join(how)})"
             by_model[label].append((run, summarize_predictions(run.outcomes)))
     if not by_model:
         return None

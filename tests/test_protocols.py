@@ -420,7 +420,7 @@ def tabled(url: str, tmp_path: Path) -> str:
     return url
 
 
-def table_json(url: str, *args: str) -> list[dict[str, Any]]:
+def table_json(url: str | Database, *args: str) -> list[dict[str, Any]]:
     result: list[dict[str, Any]] = json.loads(
         ok(run_cli(url, "runs", "table", *args, "--json")).stdout
     )
@@ -739,3 +739,52 @@ def text_figures(value: Any, path: str = "") -> Iterator[tuple[str, float]]:
     elif isinstance(value, list):
         for item in value:
             yield from text_figures(item, path)
+
+
+def test_one_model_name_on_other_servers_is_other_rows(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three ``openai:m1`` runs against three servers are three rows named by host and
+    port, not one row holding the latest; ``m2`` twice at one address that served another
+    model root the second time is two rows named by root; a model served once (the oracle)
+    keeps its plain label."""
+    from fake_openai_server import FakeOpenAIServer, completion
+
+    monkeypatch.setenv("VETBENCH_TABLE_TEST_KEY", "sk-table-test")
+    mixed_set(database)
+
+    def cflue_run(server: FakeOpenAIServer, model: str) -> None:
+        options = server.cli_options(f"openai:{model}", "VETBENCH_TABLE_TEST_KEY")
+        ok(run_cli(database, "eval", *options, "--protocol", "cflue", "--max-retries", "0"))
+
+    def roots(root: str) -> list[dict[str, Any]]:
+        return [{"id": name, "object": "model", "root": root} for name in ("m1", "m2")]
+
+    servers = [FakeOpenAIServer(default=lambda _r: completion("答案：B")) for _ in range(3)]
+    for server in servers:
+        server.__enter__()
+    try:
+        hosts = [server.base_url.split("//")[1].removesuffix("/v1") for server in servers]
+        for server in servers:
+            cflue_run(server, "m1")
+        servers[0].models = roots("org/A")
+        cflue_run(servers[0], "m2")
+        servers[0].models = roots("org/B")
+        cflue_run(servers[0], "m2")
+    finally:
+        for server in servers:
+            server.__exit__(None, None, None)
+    ok(run_cli(database, "eval", "--model", "scripted:oracle", "--protocol", "cflue"))
+
+    (cflue,) = table_json(database, "--shape", "cflue")
+    labels = [row["label"] for row in cflue["rows"] if not row["baseline"]]
+    assert labels == [
+        *(f"m1 @ {host} (built-in wording)" for host in hosts),
+        "m2 @ root org/A (built-in wording)",
+        "m2 @ root org/B (built-in wording)",
+        "oracle (built-in wording)",
+    ]
+    shown = [run for row in cflue["rows"][:6] for run in row["runs"]]
+    assert len(shown) == len(set(shown)) == 6  # each row its own run
+    (econ,) = table_json(database, "--shape", "econlogicqa")
+    assert [row["label"] for row in econ["rows"][:3]] == [f"m1 @ {host}" for host in hosts]
