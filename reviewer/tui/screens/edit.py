@@ -208,7 +208,7 @@ class EditScreen(DialogScreen[EditOutcome | None]):
     """Edit one item; dismisses with an :class:`EditOutcome`, or None when cancelled."""
 
     BINDINGS = [
-        Binding("ctrl+s", "save", "Save as a new revision (the old one is kept)"),
+        Binding("ctrl+s", "save", "Save as a new revision: shows what is stored, asks first"),
         Binding("ctrl+r", "toggle_diff", "Show or hide the changes"),
         Binding("ctrl+n", "add_choice", "Add an event or choice"),
         Binding("ctrl+o", "remove_choice", "Remove the event or choice being edited"),

@@ -150,7 +150,7 @@ ACTION_HELP: list[ActionHelp] = [
         "Move",
         "filter",
         "/",
-        "serve only items of a kind, source, status or exam, or holding some text "
+        "serve only items of a kind, source, status, flag or exam, or holding some text "
         "(in the question and choices; in:all or in:explanation looks further, whole:WORD "
         "finds whole words, not:LONGER leaves a longer term out); kept for your next session",
         "Filter and search",
