@@ -1,7 +1,7 @@
 """One specification per item kind: everything the evaluator does differently by kind.
 
-An lm-evaluation-harness task keeps its prompt, stop rule, answer extraction and
-metrics together in one YAML file; here each of the four item kinds keeps them
+An lm-evaluation-harness task keeps its prompt, answer extraction and metrics
+together in one YAML file; here each of the four item kinds keeps them
 together in one :class:`KindSpec`.  Prompts, the run loop, metrics and the
 lm-eval export read the spec (``kind_spec(item.kind)``) instead of branching on
 the kind, so a new kind, or a kind that changes, is one entry below.
@@ -10,8 +10,6 @@ A spec holds:
 
 - its **prompt parts**: the instructions template (``instructions.<kind>.<lang>.txt``),
   the template each choice is written with, and the token budget of one answer;
-- its **stop rule**: when generated text already holds a whole answer
-  (``evaluator.stopping``);
 - its **extraction**: the function that reads the canonical answer out of a
   model's output (``evaluator.extraction``);
 - its **scoring**: the metrics that apply (exact match always; pairwise accuracy
@@ -29,12 +27,6 @@ from math import factorial
 
 from db.vocabulary import ItemKind
 from evaluator.extraction import extract_choices, extract_order, extract_truefalse
-from evaluator.stopping import (
-    CompletionTest,
-    Extractor,
-    answer_line_ended,
-    whole_answer_read,
-)
 
 __all__ = [
     "MAX_SCORE_CANDIDATES",
@@ -46,6 +38,9 @@ __all__ = [
 MAX_SCORE_CANDIDATES = 120  # every order of 5 events; 6 events would be 720 forward passes
 ANSWER_LEAD_IN_TOKENS = 12  # room for "The correct order is" before the letters
 OPTION_TEMPLATE = "option.txt"
+
+Extractor = Callable[[str, Sequence[str]], "str | None"]
+"""Reads the canonical answer out of an output for an item's labels (None: unparsed)."""
 
 
 class Metric(StrEnum):
@@ -80,8 +75,6 @@ class KindSpec:
     kind: ItemKind
     extract: Extractor
     """The canonical answer in a model's output for the item's labels, or None (unparsed)."""
-    completion: Callable[[Extractor, Sequence[str]], CompletionTest]
-    """The stop rule: builds ``complete(text_so_far)`` from the extraction and the labels."""
     metrics: tuple[Metric, ...]
     """The figures that apply to this kind, in the order outputs list them."""
     tokens_per_label: int
@@ -101,10 +94,6 @@ class KindSpec:
         """A generous budget for one answer: the letters and a short lead-in, not an essay."""
         return self.tokens_per_label * label_count + ANSWER_LEAD_IN_TOKENS
 
-    def answer_is_complete(self, labels: Sequence[str]) -> CompletionTest:
-        """The test ``complete(text_so_far)`` for one item's answers."""
-        return self.completion(self.extract, tuple(labels))
-
     def score_candidates(self, labels: Sequence[str]) -> list[str] | None:
         """Every answer score mode ranks (canonical), or None when there are too many."""
         if self.candidate_count(len(labels)) > MAX_SCORE_CANDIDATES:
@@ -123,12 +112,10 @@ def _choice_kind(
     candidates: Callable[[Sequence[str]], list[str]] = _letters,
     candidate_count: Callable[[int], int] = int,
 ) -> KindSpec:
-    """A multiple-choice kind: one letter per choice, whole at the end of its line,
-    measured by exact match and CFLUE's weighted F1 (and ``also``)."""
+    """A multiple-choice kind: one letter per choice, measured by exact match and CFLUE's weighted F1 (and ``also``)."""
     return KindSpec(
         kind=kind,
         extract=extract,
-        completion=answer_line_ended,
         metrics=(Metric.EXACT_MATCH, Metric.WEIGHTED_F1, *also),
         tokens_per_label=1,
         candidates=candidates,
@@ -142,7 +129,6 @@ _SPECS: dict[ItemKind, KindSpec] = {
         KindSpec(
             kind=ItemKind.ORDERING,
             extract=extract_order,
-            completion=whole_answer_read,
             metrics=(Metric.EXACT_MATCH, Metric.PAIRWISE_ACCURACY),
             tokens_per_label=3,
             candidates=_orders,

@@ -7,7 +7,7 @@ model may write and where it stops, which extractor decides the answer (others
 are reported beside it) and whether explanations are scored.
 
 - ``custom``: vetbench's own prompts, with the shots asked for (per kind, if
-  wanted), generation stopping as soon as an answer is whole, and vetbench's
+  wanted), generation stopping at a blank line or a new question, and vetbench's
   lenient extractor deciding.
 - ``cflue``: CFLUE's published evaluation (the paper's Knowledge Assessment table):
   multiple-choice items only, zero-shot, asked in Chinese as a financial expert
@@ -56,7 +56,7 @@ ECONLOGICQA_MAX_NEW_TOKENS = 64  # an order and a sentence, unless a new questio
 class StopRule:
     """Where generation ends (besides end-of-sequence and the token budget)."""
 
-    ANSWER = "answer"  # a blank line, a new question, or as soon as the answer is whole
+    ANSWER = "answer"  # a blank line or a new question (never at a whole answer: stopping.py)
     NEW_QUESTION = "new-question"  # only when the model starts a new question
     NONE = "none"  # the model's own length
 

@@ -238,9 +238,10 @@ def plan_run(db: Database, run: EvalRun) -> RunPlan:
 def _generation_request(
     plan: RunPlan, item_id: str, *, with_reference: bool = False
 ) -> GenerationRequest:
-    """How one item is generated: the protocol's stop rule and answer budget (none of the
-    protocol's own for CFLUE's: the model's limit), and for the oracle self-test what a
-    model that knows the key writes."""
+    """How one item is generated: the protocol's stop strings and answer budget (none of
+    the protocol's own for CFLUE's: the model's limit), and for the oracle self-test what
+    a model that knows the key writes.  Nothing else ends it: a backend that stopped once
+    the text read as an answer would read what a served model's later text overrules."""
     shown = plan.shown[item_id]
     item = shown.item
     spec = kind_spec(item.kind)
@@ -251,17 +252,14 @@ def _generation_request(
     rule = plan.protocol.stop_rule
     if rule == StopRule.ANSWER:
         stop = stop_sequences(item.kind, plan.templates, language)
-        complete = spec.answer_is_complete(item.labels)
     else:
         cue = plan.templates.new_question_cue(language)
         stop = ("\n" + cue,) if rule == StopRule.NEW_QUESTION and cue else ()
-        complete = None
     return GenerationRequest(
         item_id=item_id,
         prompt=plan.prompts[item_id],
         stop=stop,
         max_new_tokens=budget,
-        complete=complete,
         reference=plan.protocol.reference_output(
             item.kind, item.key, shown.explanation(item.explanation or "")
         )

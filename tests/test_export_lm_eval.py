@@ -22,8 +22,9 @@ from db.vocabulary import ItemStatus
 from evaluator.backends.scripted import ScriptedBackend
 from evaluator.exports.lm_eval import export_lm_eval, read_answer
 from evaluator.exports.selection import ExportError, Selection
+from evaluator.extractors import LENIENT, read_answers
 from evaluator.item_filter import ItemFilter
-from evaluator.kinds import MAX_SCORE_CANDIDATES, kind_spec
+from evaluator.kinds import MAX_SCORE_CANDIDATES
 from evaluator.prompts import build_prompt, load_templates, select_shots, stop_sequences
 from evaluator.runner import create_run, execute_run
 
@@ -154,7 +155,7 @@ def test_generation_settings_and_scoring_match_vetbench(database: Database, tmp_
     ] == pytest.approx(5 / 6)
     assert ordering_task.process_results(doc, ["A company grows."])["unparsed"] == 1.0
     babble = ordering_task.process_results(doc, [" D, A, C, B, A, C, D, E, F, G"])
-    assert babble["exact_match"] == 1.0  # read where vetbench eval would have stopped
+    assert babble["unparsed"] == 1.0  # read whole, as vetbench eval reads it: no order
 
     multi = tasks["vetbench_multi"]
     multi_doc = next(d for d in multi.test_docs() if d["id"] == "cflue:3")  # key ABD
@@ -171,26 +172,22 @@ def test_generation_settings_and_scoring_match_vetbench(database: Database, tmp_
 @pytest.mark.parametrize(
     ("kind", "output", "labels", "expected"),
     [
-        # vetbench stops at the first whole order; lm-eval generates on to its budget
-        ("ordering", " A, B, C, D, A, C, D, E, F", "ABCD", "ABCD"),
+        # read whole, as vetbench eval reads it: no early stop at a first whole answer
+        ("ordering", "Not A, B, C, D. The correct order is D, A, C, B.", "ABCD", "DACB"),
         ("ordering", " D, A, C, B", "ABCD", "DACB"),
         ("ordering", "The order is D, A, C", "ABCD", None),
-        # a choice line is whole once the line ends ("B" alone could still become "BD")
-        ("multi", "BD\nA is also", "ABCD", "BD"),
-        ("single", "B", "ABCD", "B"),
-        ("truefalse", "错\n对", "AB", "B"),
+        ("multi", "A\nB\n答案：BD", "ABCD", "BD"),
+        ("single", "C is tempting.\nBut the answer is B.", "ABCD", "B"),
+        ("truefalse", "错\n对", "AB", "A"),
     ],
 )
-def test_read_answer_stops_where_vetbench_stops(
+def test_read_answer_reads_the_whole_output_as_vetbench_does(
     kind: str, output: str, labels: str, expected: str | None
 ) -> None:
     assert read_answer(kind, output, labels) == expected
-    # the prefix read is exactly where the run loop's completion test first holds
-    spec = kind_spec(kind)
-    complete = spec.answer_is_complete(labels)
-    ends = [end for end in range(1, len(output) + 1) if complete(output[:end])]
-    if ends:
-        assert read_answer(kind, output, labels) == spec.extract(output[: ends[0]], labels)
+    assert (
+        read_answer(kind, output, labels) == read_answers((LENIENT,), kind, output, labels)[LENIENT]
+    )
 
 
 def test_score_mode_variant_ranks_every_candidate(database: Database, tmp_path: Path) -> None:

@@ -64,14 +64,6 @@ def test_extraction_is_the_kinds_own_step(
     assert kind_spec(kind).extract(output, labels) == answer
 
 
-def test_stop_rules_differ_by_kind() -> None:
-    order_done = kind_spec("ordering").answer_is_complete("ABCD")
-    assert order_done("D, A, C, B") and not order_done("D, A, C")
-    choice_done = kind_spec("multi").answer_is_complete("ABCD")
-    assert not choice_done("B")  # it could still grow into "BD"
-    assert choice_done("BD\n")
-
-
 def test_the_instructions_and_option_templates_exist() -> None:
     texts = load_templates().texts
     for kind in ItemKind:

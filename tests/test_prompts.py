@@ -356,32 +356,6 @@ def test_a_missing_shot_file_is_named(tmp_path: Path) -> None:
 # ------------------------------------------------------ answer complete
 
 
-@pytest.mark.parametrize(
-    ("text", "complete"),
-    [
-        (" D", False),
-        (" D, A, C", False),
-        (" D, A, C, B", True),
-        (" DACB", True),
-        (" The correct order is D, A, C", False),
-        (" The correct order is D, A, C, B", True),
-        (" D, A, D, B", False),
-    ],
-)
-def test_an_ordering_answer_is_complete_once_every_event_is_placed(
-    text: str, complete: bool
-) -> None:
-    assert kind_spec("ordering").answer_is_complete("ABCD")(text) is complete
-
-
-@pytest.mark.parametrize(
-    ("text", "complete"),
-    [(" B", False), (" B\n", True), ("\n", False), (" AB", False), (" AB\n", True)],
-)
-def test_a_choice_answer_is_complete_at_the_end_of_its_line(text: str, complete: bool) -> None:
-    assert kind_spec("multi").answer_is_complete("ABCD")(text) is complete
-
-
 def test_items_in_conflict_are_shots_only_when_nothing_else_is_left() -> None:
     candidates = [item("c:1", status="conflict"), item("p:1", status="pending")]
     assert [s.id for s in prompts.select_shots(candidates, "ordering", 1)] == ["p:1"]

@@ -207,20 +207,6 @@ def test_generation_stops_at_a_stop_string_and_cuts_it_off(
     assert output == text[:index]
 
 
-def test_generation_stops_as_soon_as_the_answer_is_complete(
-    plain: TransformersBackend, spy_on: Any
-) -> None:
-    def complete_at(prompt: Prompt, piece: str) -> GenerationRequest:
-        return GenerationRequest(
-            "econ:0", prompt, max_new_tokens=16, complete=lambda so_far: piece in so_far
-        )
-
-    output, text, _, piece = stopped_early(plain, spy_on, complete_at)
-    assert piece in output
-    assert text.startswith(output)
-    assert len(output) < len(text)
-
-
 def test_generation_spends_at_most_max_new_tokens(plain: TransformersBackend, spy_on: Any) -> None:
     spy = spy_on(plain)
     prompt = prompts(1)[0]

@@ -7,7 +7,7 @@ nothing about the database, extraction or metrics.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -37,10 +37,9 @@ class GenerationRequest:
     item_id: str
     prompt: Prompt
     stop: tuple[str, ...] = ()  # stop as soon as one of these appears (a new question)
-    max_new_tokens: int | None = 32  # None: the model's own limit, bounded by its context
-    # True once the text generated so far holds a whole answer (a backend that can stop
-    # per sequence stops there); None: run to a stop string or max_new_tokens.
-    complete: Callable[[str], bool] | None = field(default=None, compare=False)
+    # None: the model's own limit, bounded by its context.  Nothing else ends an answer
+    # early (evaluator.stopping says why), so every backend reads the same text.
+    max_new_tokens: int | None = 32
     # What a model that knows the key writes, in the shown labels and the protocol's
     # form; only for a backend that says ``wants_reference`` (the oracle self-test).
     reference: str | None = field(default=None, compare=False, repr=False)

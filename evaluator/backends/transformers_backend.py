@@ -11,10 +11,11 @@ Speed comes from three things:
   batch only runs its items' own questions.  Prompts are tokenized whole and the
   reused part is the longest common *token* prefix, so the model sees exactly the
   tokens it would see without reuse.
-- **Short stops.**  Each sequence stops as soon as its answer is complete (the
-  request's ``complete`` test), a stop string (a new question, a blank line) or
-  end-of-sequence appears, or its budget is spent (``truncated``; ``token_budget``);
-  finished sequences leave the batch at once.
+- **Finished sequences leave the batch.**  Each sequence stops where a served
+  model's would: at a stop string (a new question, a blank line), end-of-sequence,
+  or when its budget is spent (``truncated``; ``token_budget``), never because the
+  text so far already reads as an answer (``evaluator.stopping``); it leaves the
+  batch at once.
 - **Length-sorted batches.**  Items are sorted by length, so little padding is
   wasted.  Padding goes on the left of each item's own tokens, between the shared
   prefix and the question; the attention mask hides it and position ids skip it,
@@ -479,9 +480,6 @@ class TransformersBackend:
             sequence.text = cut
             return True
         sequence.text = text
-        complete = sequence.request.complete
-        if complete is not None and complete(text):
-            return True
         sequence.truncated = len(sequence.tokens) >= sequence.budget
         return sequence.truncated
 

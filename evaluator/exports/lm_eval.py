@@ -6,8 +6,8 @@ Same prompts: each document carries the exact prompt vetbench builds for it
 (``evaluator.prompts.build_prompt``: instructions, the seeded shots, the question),
 and the tasks take it as is (``num_fewshot: 0``; the shots are already inside).
 Same decoding: ``generate_until`` with greedy decoding, the same stop sequences and
-answer budget; where vetbench stops a sequence early because it already holds a
-whole answer, the answer is read from that same prefix (``read_answer``).  Same
+answer budget (one per task: the largest of its items'), and like vetbench it reads
+the whole text up to a stop string (``read_answer``).  Same
 extraction and metrics: the folder's ``utils.py`` imports vetbench's
 ``evaluator.extraction`` (through ``read_answer``) and ``evaluator.metrics`` from the
 installed vetbench, so both tools read answers with one piece of code.
@@ -136,18 +136,12 @@ def _dump_yaml(config: Mapping[str, object]) -> str:
 def read_answer(kind: ItemKind | str, output: str, labels: Sequence[str]) -> str | None:
     """The answer vetbench reads from ``output``, generated until a stop string.
 
-    ``vetbench eval`` stops a sequence as soon as it holds a whole answer
-    (``evaluator.stopping``); lm-eval generates on to a stop string or its token budget.
-    Under greedy decoding the text up to vetbench's stopping point is the same in both,
-    so the answer is read from the shortest prefix that already holds a whole answer
-    (or from all of the text when none does).
+    Both tools generate on to a stop string or the token budget and read all of it
+    (``evaluator.stopping``: no early stop, as a later span may win).  A task's budget
+    is the largest of its items', so an item with a smaller one may run on further
+    under lm-eval than under ``vetbench eval``.
     """
-    spec = kind_spec(kind)
-    complete = spec.answer_is_complete(labels)
-    for end in range(1, len(output) + 1):
-        if complete(output[:end]):
-            return spec.extract(output[:end], labels)
-    return spec.extract(output, labels)
+    return kind_spec(kind).extract(output, labels)
 
 
 def score_document(
