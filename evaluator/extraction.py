@@ -41,13 +41,19 @@ What counts
 -----------
 - Ordering: only a true permutation of the item's letters. A repeated, missing or
   unknown letter in the winning span gives ``None``, never a guess; so does a hedge
-  that names two whole orders (``D, A, C, B or D, A, B, C``).
+  that names two whole orders (``D, A, C, B or D, A, B, C``), and any output naming two
+  different whole orders with no answer marker before the winning one (``D, B, C, A,
+  but maybe D, B, A, C``; ``D, A, C, B. Alternatively, D, A, B, C.``; an order followed
+  by the events restated ``A. … B. … C. … D. …``).  After markers the last marked order
+  wins, read as a correction (``Answer: A, B, C, D. Wait, the correct order is D, A, C,
+  B.`` reads DACB).
 - Multiple choice: letters are deduplicated and sorted (``答案：DBA`` -> ``"ABD"``).
   Several letters on a single-answer or true/false item are returned as they are,
   so the item is scored **wrong** rather than unparsed. A letter that is not one of
   the item's choices gives ``None``, and so does a winning span that offers its letters
-  as alternatives (``A or B``, ``A或B``, ``A还是B``): read as the set AB, the hedge
-  scored as a right answer to a multi-answer item whose key is AB.
+  as alternatives (``A or B``, ``A/B``, ``A或B``, ``A还是B``), on every choice kind:
+  read as the set AB, the hedge scored as a right answer to a multi-answer item whose
+  key is AB.
 - True/false is also read from 对/错, 正确/错误 (不对/不正确 mean false) and
   true/false; ``"A"`` is true and ``"B"`` is false, as in ``db.answers``.
 """
@@ -162,8 +168,8 @@ def _patterns(labels: str) -> _Patterns:
     )
 
 
-# Between two letters, these offer them as alternatives: "A or B" is no choice of both.
-_ALTERNATIVES = re.compile(r"(?<![A-Za-z])(?i:or)(?![A-Za-z])|或|还是")
+# Between two letters, these offer them as alternatives: "A or B", "A/B" is no choice of both.
+_ALTERNATIVES = re.compile(r"(?<![A-Za-z])(?i:or)(?![A-Za-z])|或|还是|/")
 
 
 @dataclass(frozen=True)
@@ -285,8 +291,20 @@ def _is_order(letters: str, labels: Sequence[str]) -> bool:
 
 
 def _extract_order(text: str, labels: Sequence[str]) -> str | None:
-    winner = _winner(_order_candidates(text, labels))
-    return winner.letters if winner is not None and _is_order(winner.letters, labels) else None
+    """The winning span's order; None when it is no order, or when no marker chose among
+    two different whole orders (``D, A, C, B. Alternatively, D, A, B, C.``): a hedge,
+    which read as its last order would score two guesses as one answer."""
+    candidates = _order_candidates(text, labels)
+    winner = _winner(candidates)
+    if winner is None or not _is_order(winner.letters, labels):
+        return None
+    if not winner.marked:
+        orders = {
+            candidate.letters for candidate in candidates if _is_order(candidate.letters, labels)
+        }
+        if len(orders) > 1:
+            return None
+    return winner.letters
 
 
 def _extract_single_order(text: str, labels: Sequence[str]) -> str | None:

@@ -99,6 +99,11 @@ ORDERING_NON_ANSWERS: list[str] = [
     "The answer is D, A, C, B or D, A, B, C.",
     "It could be D, A, C, B or A, D, C, B.",
     "答案：D、A、C、B或D、A、B、C",
+    # two different whole orders and no marker choosing one: a hedge, however worded
+    "D, B, C, A, but maybe D, B, A, C",
+    "D, A, C, B. Alternatively, D, A, B, C.",
+    "Either D, A, C, B, or maybe D, A, B, C",
+    "Listed as A, B, C, D the events are out of order: D, A, C, B",
     # lower-case letters count only as a whole order with explicit separators
     "answer: d a c b",
     "a, b, c",
@@ -113,10 +118,12 @@ def test_ordering_with_five_events() -> None:
     assert extract_answer("ordering", "The events go D, A, C, B here.", FIVE) is None
 
 
-def test_ordering_restated_question_after_answer_wins_last() -> None:
-    # documented rule: the last answer-like span wins, even a restated list of events
+def test_an_order_then_its_events_restated_is_two_orders_and_unparsed() -> None:
+    # two different whole orders, no marker choosing one (it read ABCD, the restated list)
     output = "D, A, C, B\nA. first event\nB. second\nC. third\nD. fourth"
-    assert extract_answer("ordering", output, FOUR) == "ABCD"
+    assert extract_answer("ordering", output, FOUR) is None
+    # a marker chooses: the marked order wins over the restated list
+    assert extract_answer("ordering", "Answer: " + output, FOUR) == "DACB"
 
 
 SINGLE_SHAPES: list[tuple[str, str]] = [
@@ -171,6 +178,8 @@ SINGLE_NON_ANSWERS: list[str] = [
     "答案是A还是B",
     "答案：A或者B",
     "B or C, probably B",
+    "A/B",
+    "答案：A/B",
 ]
 
 MULTI_SHAPES: list[tuple[str, str]] = [
@@ -188,7 +197,7 @@ MULTI_SHAPES: list[tuple[str, str]] = [
     ("Answer: C. Either A or B could be argued.", "C"),
 ]
 
-MULTI_NON_ANSWERS = ["The answer is A or B.", "答案：A或B", "A, B or D"]
+MULTI_NON_ANSWERS = ["The answer is A or B.", "答案：A或B", "A, B or D", "A/B", "Answer: A/B/D"]
 
 
 def test_fifth_choice_is_read_when_the_item_has_it() -> None:
