@@ -61,10 +61,10 @@ from evaluator.retry_policy import (
     is_retryable,
     wait_retry_after_or_backoff,
 )
+from evaluator.server_facts import ServerUnreachableError, connection_reason, read_server_facts
 
 # Sent when no key is set and a --base-url is given: local servers (vLLM, llama.cpp) ignore it.
 LOCAL_SERVER_PLACEHOLDER_KEY = "no-key"
-_ERRNO = re.compile(r"^\[Errno -?\d+\]\s*")  # "[Errno 111] Connection refused"
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 _REDACTED = "[redacted]"
 # HTTP statuses after which every further request would fail the same way.
@@ -429,7 +429,7 @@ class ChatClient:
         elif isinstance(error, openai.APIConnectionError) and never_connected(error.__cause__):
             kind, message, status = "connection", f"cannot reach {self.base_url}", None
         elif isinstance(error, openai.APIConnectionError):  # it answered, then broke off
-            reason = _ERRNO.sub("", str(error.__cause__)).strip() or type(error.__cause__).__name__
+            reason = connection_reason(error.__cause__) or type(error.__cause__).__name__
             message = f"the connection to {self.base_url} broke off mid-answer ({reason})"
             kind, status = "connection", None
         elif isinstance(error, MalformedResponseError):
@@ -552,41 +552,18 @@ class ChatClient:
         return None
 
     def server_facts(self) -> ServerFacts:
-        """What the server says about itself, asked without generating anything: this
-        model's entry in ``/models`` (its id; vLLM adds the weights it serves under an
-        alias as ``root``) and the version at ``/version`` (vLLM).  A server that answers
-        neither gives empty facts; one that cannot be reached at all (the connection refused,
-        the host unknown) raises :class:`ClientConfigError`: a run would only retry every
-        item for nothing.  A slow answer is not that (the run's retries may get through)."""
-        quick = self._openai.with_options(timeout=min(self.timeout, 10.0), max_retries=0)
-        model_id = model_root = version = None
+        """What the server says about itself (:func:`evaluator.server_facts.read_server_facts`);
+        one that cannot be reached raises :class:`ClientConfigError`."""
         try:
-            for entry in quick.models.list():
-                if entry.id == self.model:
-                    model_id = entry.id
-                    root = (entry.model_extra or {}).get("root")
-                    if isinstance(root, str) and root != entry.id:
-                        model_root = self._redact(root)[:300]
-                    break
-        except openai.APITimeoutError:
-            pass
-        except openai.APIConnectionError as error:
-            reason = _ERRNO.sub("", str(error.__cause__ or error)).strip() or "no connection"
-            raise ClientConfigError(
-                f"cannot reach the server at {self.base_url} ({reason}): check that it is "
-                "running and that --base-url names its host, port and path (e.g. "
-                "http://127.0.0.1:8000/v1)"
-            ) from None
-        except (openai.OpenAIError, ValueError):
-            pass  # no model list here (or not one in OpenAI's shape)
-        if self.base_url.endswith("/v1"):
-            try:
-                answer = quick.get(self.base_url.removesuffix("/v1") + "/version", cast_to=object)
-                found = answer.get("version") if isinstance(answer, dict) else None
-                version = self._redact(str(found))[:100] if found is not None else None
-            except (openai.OpenAIError, ValueError):
-                pass
-        return ServerFacts(model_id, model_root, version)
+            return read_server_facts(
+                self._openai,
+                model=self.model,
+                base_url=self.base_url,
+                timeout=self.timeout,
+                redact=self._redact,
+            )
+        except ServerUnreachableError as error:
+            raise ClientConfigError(str(error)) from None
 
     def prompt_logprobs_all(
         self, requests: Iterable[LogprobRequest]
