@@ -56,6 +56,9 @@ class ChatRequest:
     seed: int | None = None
     json_schema: Mapping[str, Any] | None = None  # {"name": ..., "schema": {...}} when wanted
     tag: Any = None
+    # Never sent: which draw a sampled request is (the item it writes).  Asked again with
+    # the same draw it is the same request by design, so a cached answer serves it.
+    draw: str | None = None
 
     @classmethod
     def user(cls, text: str, **kwargs: Any) -> ChatRequest:
@@ -92,6 +95,16 @@ class ServerFacts:
     model_id: str | None  # the model's id in the server's /models list
     model_root: str | None  # the weights behind that id, where they differ (vLLM's root)
     version: str | None  # the server software's version (vLLM's /version)
+    listed: bool = True  # False: the model list did not come in time (what it serves unknown)
+
+    def identity(self) -> dict[str, str] | None:
+        """What tells these weights and this server from others served under the same
+        model name: the root and version, where said (empty when the server says
+        neither); None when it is unknown (the model list did not come)."""
+        if not self.listed:
+            return None
+        said = {"model_root": self.model_root, "version": self.version}
+        return {name: value for name, value in said.items() if value is not None}
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,8 @@ and adds what a long batch job needs:
 - retries with capped, jittered exponential backoff that honour ``Retry-After``
   on 429 and 5xx and retry timeouts and dropped connections (``retry_policy``);
 - bounded concurrency (a thread pool), results yielded as soon as each finishes;
-- a response cache in the database (``response_cache``), so a re-run pays for nothing twice;
+- a response cache in the database (``response_cache``), so a re-run pays for nothing twice,
+  keyed by what the server says it serves, asked once before the first lookup;
 - counters (ok, invalid, retried, failed, cached) for progress bars;
 - structured output (a JSON schema) when asked, falling back to plain text for the
   rest of the run when the server rejects ``response_format``;
@@ -55,7 +56,7 @@ from evaluator.prompt_logprobs import (
     LogprobRequest,
     continuation_logprob,
 )
-from evaluator.response_cache import ResponseCache, cache_key
+from evaluator.response_cache import ResponseCache, cache_key, reproducible
 from evaluator.retry_policy import (
     MalformedResponseError,
     is_retryable,
@@ -159,6 +160,7 @@ class ChatClient:
         backoff_initial_s: float = 1.0,
         backoff_max_s: float = 60.0,
         counters: CallCounters | None = None,
+        use_cache: bool = True,
     ) -> None:
         if not model.strip():
             raise ClientConfigError("the model name is empty")
@@ -192,7 +194,10 @@ class ChatClient:
                 f"the base URL '{base_url or self.base_url}' is not an http:// or https:// address "
                 "(e.g. http://127.0.0.1:8000/v1)"
             )
-        self._cache = ResponseCache(database) if database is not None else None
+        # use_cache False (--no-cache): every request asked, nothing read or stored.
+        self._cache = ResponseCache(database) if database is not None and use_cache else None
+        self._facts: ServerFacts | None = None  # asked once (server_facts)
+        self._facts_lock = threading.Lock()
         self._wait = wait_retry_after_or_backoff(initial=backoff_initial_s, maximum=backoff_max_s)
         self._adjustments_lock = threading.Lock()
         self._structured_supported: bool | None = None  # None until a server answers
@@ -258,24 +263,42 @@ class ChatClient:
         if structured:
             with self._adjustments_lock:
                 self._structured_supported = True
-        if self._cache is not None:
-            key = self._cache_keys(request, structured)[0]  # as finally sent
-            self._cache.put(key, self.model, self._cache_record(response))
+        keys = self._cache_keys(request, structured)
+        if self._cache is not None and keys:
+            self._cache.put(keys[0], self.model, self._cache_record(response))  # as finally sent
         self.counters.add("ok")
         return ChatOutcome(request, response=response)
 
     def _cache_keys(self, request: ChatRequest, structured: bool) -> list[str]:
-        """Keys to look up: the structured request's first (when wanted), then the plain one."""
+        """Keys to look up: the structured request's first (when wanted), then the plain one.
+        None when the answer is not cached: no cache, a sampled request without a seed
+        (``response_cache.reproducible``), or a server whose model list did not come."""
+        server = self._server_identity()
+        draw = {"draw": request.draw} if request.draw is not None else {}
+        if server is None or not reproducible({**self._params(request, False), **draw}):
+            return []
         variants = [True, False] if structured else [False]
         return [
             cache_key(
                 model=self.model,
                 base_url=self.base_url,
                 messages=request.message_dicts(),
-                params=self._params(request, with_schema),
+                params={**self._params(request, with_schema), **draw},
+                server=server,
             )
             for with_schema in variants
         ]
+
+    def _server_identity(self) -> dict[str, str] | None:
+        """What the server says it serves, as cache keys take it; None without a cache, or
+        when it is unknown (a server not reached now is asked by the requests, which
+        fail as they would have)."""
+        if self._cache is None:
+            return None
+        try:
+            return self.server_facts().identity()
+        except ClientConfigError:
+            return None
 
     def _cached(self, request: ChatRequest, keys: list[str]) -> ChatOutcome | None:
         if self._cache is None:
@@ -473,13 +496,16 @@ class ChatClient:
         with ``echo`` and ``logprobs`` (answered from the cache when it can be)."""
         started = time.perf_counter()
         stop_event = stop_event or threading.Event()
+        server = self._server_identity()
         key = cache_key(
             model=self.model,
             base_url=self.base_url,
             messages=[{"role": "prompt", "content": request.text}],
             params={"endpoint": "completions", **SCORING_PARAMS},
+            server=server,
         )
-        record = self._cache.get(key) if self._cache is not None else None
+        cache = self._cache if server is not None else None
+        record = cache.get(key) if cache is not None else None
         if record is not None:
             self.counters.add("ok")
             self.counters.add("cached")
@@ -495,8 +521,8 @@ class ChatClient:
                     request, error=failed.error, latency_s=time.perf_counter() - started
                 )
             self.counters.add("ok")
-            if self._cache is not None:
-                self._cache.put(key, self.model, record)
+            if cache is not None:
+                cache.put(key, self.model, record)
         latency = time.perf_counter() - started
         try:
             total, tokens = continuation_logprob(record, request)
@@ -552,18 +578,22 @@ class ChatClient:
         return None
 
     def server_facts(self) -> ServerFacts:
-        """What the server says about itself (:func:`evaluator.server_facts.read_server_facts`);
-        one that cannot be reached raises :class:`ClientConfigError`."""
-        try:
-            return read_server_facts(
-                self._openai,
-                model=self.model,
-                base_url=self.base_url,
-                timeout=self.timeout,
-                redact=self._redact,
-            )
-        except ServerUnreachableError as error:
-            raise ClientConfigError(str(error)) from None
+        """What the server says about itself (:func:`evaluator.server_facts.read_server_facts`),
+        asked once: a run's record and its cache keys name the same weights.  One that
+        cannot be reached raises :class:`ClientConfigError` (and is asked again next time)."""
+        with self._facts_lock:
+            if self._facts is None:
+                try:
+                    self._facts = read_server_facts(
+                        self._openai,
+                        model=self.model,
+                        base_url=self.base_url,
+                        timeout=self.timeout,
+                        redact=self._redact,
+                    )
+                except ServerUnreachableError as error:
+                    raise ClientConfigError(str(error)) from None
+            return self._facts
 
     def prompt_logprobs_all(
         self, requests: Iterable[LogprobRequest]

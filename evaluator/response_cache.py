@@ -1,10 +1,14 @@
 """The API response cache: one ``ApiResponse`` row per distinct request, so re-runs are free.
 
-A request's key is the SHA-256 of its model, base URL, messages and parameters
-(canonical JSON), so any change to what would be sent is a different key.
-Only successful responses are stored.  On PostgreSQL each login role reads only the
-responses it stored (``ApiResponse.db_role``): the owner too, whom row-level security
-does not bind, so the lookup names the role itself.
+A request's key is the SHA-256 of its model, base URL, messages and parameters, and of
+what the server says it serves under that model name (the weights, ``root``, and the
+server's version, where it says them: ``ServerFacts.identity``), as canonical JSON: any
+change to what would be sent, or other weights behind the same name, is a different key.
+A server that says neither gets the key it had before servers were asked, so answers
+cached then are still found.  Only successful responses are stored, and only of requests
+whose answer is the same each time (:func:`reproducible`).  On PostgreSQL each login
+role reads only the responses it stored (``ApiResponse.db_role``): the owner too, whom
+row-level security does not bind, so the lookup names the role itself.
 """
 
 from __future__ import annotations
@@ -29,20 +33,31 @@ def cache_key(
     base_url: str,
     messages: Sequence[Mapping[str, str]],
     params: Mapping[str, Any],
+    server: Mapping[str, str] | None = None,
 ) -> str:
-    """A stable hash of everything that determines an API response."""
-    canonical = json.dumps(
-        {
-            "model": model,
-            "base_url": base_url.rstrip("/"),
-            "messages": [dict(message) for message in messages],
-            "params": dict(params),
-        },
-        sort_keys=True,
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
+    """A stable hash of everything that determines an API response; ``server`` (what it
+    says it serves) counts only when it says something, so keys without it stay valid."""
+    request: dict[str, Any] = {
+        "model": model,
+        "base_url": base_url.rstrip("/"),
+        "messages": [dict(message) for message in messages],
+        "params": dict(params),
+    }
+    if server:
+        request["server"] = dict(server)
+    canonical = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def reproducible(params: Mapping[str, Any]) -> bool:
+    """Whether asking again is the same request: greedy (temperature 0), or sampled with a
+    seed or a named ``draw`` (``ChatRequest.draw``: the item it writes).  A sampled request
+    with neither is a fresh draw each time, so a stored answer would make repeats and
+    re-runs copies of one draw: it is never cached.  A temperature not sent is the
+    server's default, 1 for OpenAI's API."""
+    if params.get("temperature", 1.0) == 0:
+        return True
+    return params.get("seed") is not None or params.get("draw") is not None
 
 
 class ResponseCache:

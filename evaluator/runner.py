@@ -38,7 +38,7 @@ from db.models import EvalRun, Prediction, utcnow
 from db.vocabulary import EvalMode, FailureKind, RunStatus
 from db.words import agreeing, all_of, counted
 from evaluator.backends.base import Backend
-from evaluator.backends.settings import RECORDED_API_PARAMS
+from evaluator.backends.settings import RECORDED_API_PARAMS, RESPONSE_CACHE_PARAM
 from evaluator.prompts import prompt_hash
 from evaluator.results import RunProgress, StoredPrediction
 from evaluator.run_create import RunSelection, RunSetupError, create_run, select_run_items
@@ -202,7 +202,7 @@ def execute_run(
     # the recorded ones, so the run's params say what it last ran with.
     api_params = {
         key: backend.info.params[key]
-        for key in RECORDED_API_PARAMS.values()
+        for key in (*RECORDED_API_PARAMS.values(), RESPONSE_CACHE_PARAM)
         if key in backend.info.params
     }
     _set_status(db, run_id, RunStatus.RUNNING, session_began=began, backend_settings=api_params)

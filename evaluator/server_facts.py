@@ -1,6 +1,9 @@
 """What an OpenAI-compatible server says about itself, asked without generating anything.
 
-A run records these facts in its parameters, so that it says which weights answered.
+A run records these facts in its parameters, so that it says which weights answered, and
+the response cache keys each request by them (``response_cache``), so that other weights
+served under the same name (vLLM or SGLang restarted with another checkpoint) are never
+answered with these weights' answers.
 """
 
 from __future__ import annotations
@@ -36,11 +39,13 @@ def read_server_facts(
 ) -> ServerFacts:
     """This model's entry in ``/models`` (its id; vLLM adds the weights it serves under an
     alias as ``root``) and the version at ``/version`` (vLLM).  A server that answers
-    neither gives empty facts; one that cannot be reached at all (the connection refused,
-    the host unknown) raises :class:`ServerUnreachableError`: a run would only retry every item for nothing.  A slow
+    neither gives empty facts, and one whose list does not come in time facts marked not
+    ``listed`` (what it serves is unknown); one that cannot be reached at all (the
+    connection refused, the host unknown) raises :class:`ServerUnreachableError`: a run would only retry every item for nothing.  A slow
     answer is not that (the run's retries may get through)."""
     quick = client.with_options(timeout=min(timeout, QUICK_TIMEOUT_S), max_retries=0)
     model_id = model_root = version = None
+    listed = True
     try:
         for entry in quick.models.list():
             if entry.id == model:
@@ -50,7 +55,7 @@ def read_server_facts(
                     model_root = redact(root)[:300]
                 break
     except openai.APITimeoutError:
-        pass
+        listed = False
     except openai.APIConnectionError as error:
         reason = connection_reason(error.__cause__ or error) or "no connection"
         raise ServerUnreachableError(
@@ -67,4 +72,4 @@ def read_server_facts(
             version = redact(str(found))[:100] if found is not None else None
         except (openai.OpenAIError, ValueError):
             pass
-    return ServerFacts(model_id, model_root, version)
+    return ServerFacts(model_id, model_root, version, listed=listed)

@@ -39,7 +39,7 @@ from evaluator.backends.base import (
     ScoringRequest,
     ScoringResult,
 )
-from evaluator.backends.settings import ClientOptions
+from evaluator.backends.settings import RESPONSE_CACHE_PARAM, ClientOptions
 from evaluator.chat_calls import ChatRequest, LogprobOutcome
 from evaluator.openai_client import ChatClient, ClientConfigError
 from evaluator.prompt_logprobs import LogprobRequest
@@ -98,6 +98,8 @@ class OpenAIBackend:
                 "max_wait_s": self.client.max_wait,
             },
         )
+        if options.get("use_cache") is False:
+            self.info.params[RESPONSE_CACHE_PARAM] = False  # its resumes keep to it
         for key, value in (
             ("server_model_id", facts.model_id),
             ("server_model_root", facts.model_root),

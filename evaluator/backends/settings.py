@@ -20,6 +20,7 @@ __all__ = [
     "DEVICES",
     "DTYPES",
     "RECORDED_API_PARAMS",
+    "RESPONSE_CACHE_PARAM",
     "ApiSettings",
     "BackendSettings",
     "ClientOptions",
@@ -42,6 +43,7 @@ class ClientOptions(TypedDict, total=False):
     timeout: float
     max_retries: int
     backoff_max_s: float
+    use_cache: bool
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,7 @@ class ApiSettings:
     timeout: float = 60.0  # seconds to wait for one answer
     max_retries: int = 5
     max_wait: float = 60.0  # longest wait between attempts (caps Retry-After too)
+    no_cache: bool = False  # ask the server for every answer; read and store no cached one
 
     def client_options(self) -> ClientOptions:
         return ClientOptions(
@@ -63,6 +66,7 @@ class ApiSettings:
             timeout=self.timeout,
             max_retries=self.max_retries,
             backoff_max_s=self.max_wait,
+            use_cache=not self.no_cache,
         )
 
 
@@ -76,6 +80,10 @@ RECORDED_API_PARAMS: Mapping[str, str] = {
 }
 """Each :class:`ApiSettings` field and the key a run's params record it under (the
 OpenAI-compatible backend writes them; a resumed run reads them back)."""
+
+RESPONSE_CACHE_PARAM = "response_cache"
+"""Recorded False in a run's params when it ran with ``--no-cache``: its resumes do too,
+so the answers it has not got yet never come from an older cached answer."""
 
 
 def _recorded_api_value(name: str, value: object) -> object | None:
@@ -133,7 +141,8 @@ class BackendSettings:
     ) -> BackendSettings:
         """These settings for resuming a run whose backend recorded ``recorded`` (its params):
         the recorded precision and API settings (server, key variable, concurrency, timeout,
-        retries, wait) where none is given, and choices the run turned off stay off.
+        retries, wait) where none is given, and choices the run turned off (the prefix cache,
+        the chat template, the response cache) stay off.
         ``given``: the :class:`ApiSettings` fields given again (on the command line), which
         win even at their defaults; a field set to another value than its default wins too."""
         recorded_dtype = recorded.get("dtype")
@@ -149,6 +158,8 @@ class BackendSettings:
             chosen = name in given or getattr(self.api, name) != getattr(defaults, name)
             if value is not None and not chosen:
                 kept[name] = value
+        if recorded.get(RESPONSE_CACHE_PARAM) is False:
+            kept["no_cache"] = True
         return replace(
             self,
             api=replace(self.api, **kept),  # type: ignore[arg-type]

@@ -349,6 +349,7 @@ def run_generation(
                 seed=task.sample_index if vary_samples else None,
                 json_schema=SCHEMAS[task.mode] if structured else None,
                 tag=task,
+                draw=task.item_id,  # asked again for this item: its answer, if one came
             )
 
     outcomes = client.complete_all(requests())

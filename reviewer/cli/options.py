@@ -225,7 +225,9 @@ structured = click.option(
 """For the commands that ask a model to write JSON (`generate`, `check`)."""
 
 
-API_FLAGS = ("base_url", "api_key_env", "concurrency", "timeout", "max_retries", "max_wait")
+API_FLAGS = ("base_url", "api_key_env", "concurrency", "timeout", "max_retries", "max_wait") + (
+    "no_cache",
+)
 """The API flags' parameter names: the fields of evaluator.backends.settings.ApiSettings."""
 
 
@@ -272,6 +274,12 @@ def _api_options() -> tuple[Decorator, ...]:
         *(
             click.option(flag, type=kind, default=default, show_default=True, help=text)
             for flag, kind, default, text in _API_LIMITS
+        ),
+        click.option(
+            "--no-cache",
+            is_flag=True,
+            help="Ask the server for every answer: none is taken from the response cache, "
+            "and none is stored there (it keeps what it held).",
         ),
     )
 
