@@ -60,6 +60,17 @@ def reproducible(params: Mapping[str, Any]) -> bool:
     return params.get("seed") is not None or params.get("draw") is not None
 
 
+def cache_note(cached: int, answers: int) -> str | None:
+    """What a run says when answers came from the cache (nothing when none did): they are
+    earlier answers, and a server that changed without saying so would not be seen."""
+    if not cached:
+        return None
+    return (
+        f"{cached:,} of {answers:,} answers from the response cache (asked before with the "
+        "same requests); --no-cache asks the server again"
+    )
+
+
 class ResponseCache:
     """Reads and writes cached responses; safe to use from several threads at once."""
 

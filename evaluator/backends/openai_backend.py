@@ -125,6 +125,12 @@ class OpenAIBackend:
     def __repr__(self) -> str:
         return f"OpenAIBackend({self.client!r})"
 
+    def answer_counts(self) -> tuple[int, int]:
+        """Answers so far and how many of them came from the response cache, so that a
+        run can say how many of its answers were not asked of the server."""
+        counts = self.client.counters.snapshot()
+        return counts["ok"], counts["cached"]
+
     def generate(self, requests: Sequence[GenerationRequest]) -> Iterator[GenerationResult]:
         """Answer every request; yield each result as soon as it is finished (any order)."""
         chat_requests = (

@@ -11,7 +11,7 @@ The commands print the evaluator's typed results; ``--json`` writes their ``to_j
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -310,11 +310,12 @@ def eval_command(
             _fail_shot_file(error)
         settings = protocol_settings(choices, settings)
     opened = _open_backend(database, model, settings)
+    cache_use = _CacheUse(opened)
     try:
-        run_ids = _evaluate(database, opened, choices, actor, resume_id, as_json)
+        run_ids = _evaluate(database, opened, choices, actor, resume_id, as_json, cache_use)
     finally:
         opened.close()
-    failed = _print_runs(database, run_ids, as_json)
+    failed = _print_runs(database, run_ids, as_json, cache_use.notes())
     if failed:
         sys.exit(1)
 
@@ -339,6 +340,36 @@ def _refuse_plan_options(ctx: click.Context) -> None:
         )
 
 
+class _CacheUse:
+    """How many of each run's answers came from the response cache (API models count
+    them: ``answer_counts``), so that the figures say when they are earlier answers."""
+
+    def __init__(self, backend: Backend) -> None:
+        self._counts: Callable[[], tuple[int, int]] | None = getattr(backend, "answer_counts", None)
+        self._starts: list[tuple[int, tuple[int, int]]] = []  # (run id, counts then)
+
+    def starting(self, run_id: int) -> None:
+        if self._counts is not None:
+            self._starts.append((run_id, self._counts()))
+
+    def notes(self) -> dict[int, str]:
+        """Each run's note (``12 of 37 answers from the response cache ...``) where any
+        answer came from the cache."""
+        from evaluator.response_cache import cache_note
+
+        if self._counts is None:
+            return {}
+        ends = [counts for _run, counts in self._starts[1:]] + [self._counts()]
+        notes = {}
+        for (run_id, (answers, cached)), (answers_end, cached_end) in zip(
+            self._starts, ends, strict=True
+        ):
+            note = cache_note(cached_end - cached, answers_end - answers)
+            if note:
+                notes[run_id] = note
+        return notes
+
+
 def _evaluate(
     database: Database,
     opened: Backend,
@@ -346,6 +377,7 @@ def _evaluate(
     actor: str,
     resume_id: int | None,
     quiet: bool,
+    cache_use: _CacheUse,
 ) -> tuple[int, ...]:
     """Create (or resume) and execute the runs, a progress bar for each; Ctrl-C keeps
     what is finished, and a setting that cannot be used ends the command with one line."""
@@ -360,6 +392,7 @@ def _evaluate(
     def follow(update: RunUpdate) -> None:
         if update.starting:
             _close_bars(bars)
+            cache_use.starting(update.run_id)
             current[:] = [update]
             progress = update.progress
             if not quiet:  # with --json the notes are in the JSON (run.params.shot_notes)
@@ -431,9 +464,11 @@ def _close_bars(bars: Mapping[int, TerminalProgressBar[RunProgress]]) -> None:
         bar.close()
 
 
-def _print_runs(database: Database, run_ids: tuple[int, ...], as_json: bool) -> bool:
-    """The figures of each run made; with several, their mean ± sd per shot setting.
-    True when a run failed."""
+def _print_runs(
+    database: Database, run_ids: tuple[int, ...], as_json: bool, cache_notes: Mapping[int, str]
+) -> bool:
+    """The figures of each run made (and how many of its answers came from the response
+    cache); with several, their mean ± sd per shot setting.  True when a run failed."""
     from evaluator.run_text import number
     from evaluator.session import series_figures
 
@@ -445,6 +480,8 @@ def _print_runs(database: Database, run_ids: tuple[int, ...], as_json: bool) -> 
             if position:
                 click.echo("")
             print_figures(figures)
+            if figures.run.id in cache_notes:
+                click.echo(f"cache         {cache_notes[figures.run.id]}")
         for spread in series.spreads:
             if len(spread.run_ids) < 2:
                 continue
