@@ -5,8 +5,9 @@ stop strings and token budget.  Requests run ``concurrency`` at a time and each
 result is yielded as soon as it is finished.  Transport failures (timeouts,
 exhausted retries, garbled answers) come back as results with ``error`` set: the
 run loop records them as infrastructure failures, not wrong answers, and tries
-them again on resume.  Answers are cached in the database when one is given, so
-a repeated run costs nothing.
+them again on resume.  Answers are cached in the database when one is given, keyed
+by what the server says it serves too (``evaluator.response_cache``), so a repeated run
+against the same weights costs nothing; ``use_cache=False`` (``--no-cache``) asks anew.
 
 Score mode needs the log-probability of each candidate answer after the prompt.
 Chat completions cannot give that; the completions endpoint can, where the server
