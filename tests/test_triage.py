@@ -178,6 +178,9 @@ def test_the_triage_command_lists_reasons_and_the_commands_to_act(suspicious: Da
     assert "  1. wrong:1  score 4.00" in text
     assert "→ vetbench decide wrong:1 --status approved --key B --as lena" in text
     assert "media:1" not in text  # beyond the limit
+    assert "the 2 most suspicious items; --all lists every item with a score." in text
+    whole = run_cli(suspicious, "triage", "--all").stdout
+    assert "\n4 items.\n" in whole and "--all lists" not in whole
     assert "vetbench review --order suspicious --as lena" in text
     decided_only = json.loads(
         run_cli(suspicious, "triage", "--status", "approved", "--json").stdout

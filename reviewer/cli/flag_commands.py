@@ -138,7 +138,11 @@ def triage_command(
     for rank, entry in enumerate(entries, start=1):
         _echo_entry(rank, entry, lead)
     click.echo()
-    click.echo(f"{counted(len(entries), 'item')}{narrowed}.")
+    if not show_all and len(entries) == limit:  # there may be more: say these are the top
+        top = counted(limit, "most suspicious item")
+        click.echo(f"the {top}{narrowed}; --all lists every item with a score.")
+    else:
+        click.echo(f"{counted(len(entries), 'item')}{narrowed}.")
     if lead is None and any(entry.suggestion for entry in entries):
         click.echo("Decisions are a lead's: a lead runs the commands above (with --as NAME).")
     if lead is None and any(r.sign == "annotators" for e in entries for r in e.reasons):
