@@ -142,10 +142,13 @@ async def test_undo_and_redo_across_fields_and_removed_events(ordering: Database
         await press(app, "ctrl+o")
         assert len(edit.query(Input).filter(".choice-input")) == 3
         assert edit.query_one("#edit-key", Input).value == "C, A, B"
+        assert any("Key now: C, A, B" in notice for notice in notices(app))
         await press(app, "ctrl+z")
         restored = edit.query(Input).filter(".choice-input")
         assert [row.value for row in restored][1] == second and len(restored) == 4
         assert edit.query_one("#edit-key", Input).value == "D, A, B, C"
+        # The removal's notice described the form before the undo: it goes with it.
+        assert notices(app) == ["undo done; key now: D, A, B, C"]
         await press(app, "ctrl+shift+z")  # redo, as Ctrl+Y
         assert len(edit.query(Input).filter(".choice-input")) == 3
 

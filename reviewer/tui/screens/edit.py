@@ -493,15 +493,18 @@ class EditScreen(DialogScreen[EditOutcome | None]):
             self.history.break_step()
 
     def action_undo(self) -> None:
-        self._restore(self.history.undo() if self.history else None, "nothing to undo")
+        self._restore(self.history.undo() if self.history else None, "undo")
 
     def action_redo(self) -> None:
-        self._restore(self.history.redo() if self.history else None, "nothing to redo")
+        self._restore(self.history.redo() if self.history else None, "redo")
 
-    def _restore(self, state: FormState | None, otherwise: str) -> None:
+    def _restore(self, state: FormState | None, step: str) -> None:
         if state is None:
-            notify_literally(self, otherwise, severity="warning", timeout=3)
+            notify_literally(self, f"nothing to {step}", severity="warning", timeout=3)
             return
+        # The notices on screen described the form before this step ("Key now: A").
+        self.app.clear_notifications()
+        notify_literally(self, f"{step} done; key now: {state.key or 'empty'}", timeout=3)
         self.run_worker(self._apply_state(state), exclusive=True, group="form-history")
 
     async def _apply_state(self, state: FormState) -> None:
