@@ -30,7 +30,7 @@ from reviewer.tui.app import make_app
 from reviewer.tui.screens.help import HelpScreen
 from reviewer.tui.screens.jump import FilterScreen
 from reviewer.tui.widgets.item_view import item_heading
-from reviewer.tui.widgets.progress import between_parts, progress_text
+from reviewer.tui.widgets.progress import ProgressLine, between_parts, progress_text
 from reviewer.tui.widgets.reveal import RevealPanel
 
 LONG_EVENTS = {
@@ -175,6 +175,25 @@ async def test_the_status_line_is_whole_at_80_columns(database: Database) -> Non
         rows = [strip.text.strip() for strip in strips]
         assert len(rows) == 2 and rows[0].startswith("✓ saved keep on a-rather-long")
         assert rows[1].startswith(("alice", "1 done", "2 waiting", "0/", "1/", "filter")), rows
+
+
+async def test_a_note_too_long_for_two_lines_gives_way_to_the_figures(database: Database) -> None:
+    """A long note (a saved revision's) pushed the filter in force off the status line."""
+    store_item(database, "item:0", source="long-source-name")
+    app = make_app(database, "alice", source="long-source-name")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        line = app.review_screen.query_one("#review-progress", ProgressLine)
+        await wait_until(pilot, lambda: "waiting" in str(line.render()), "the count")
+        line.show_note(
+            "✓ saved revision 2 of h:weird key/../x; it goes to the other annotators "
+            "(you know its key) and to nobody else before them"
+        )
+        await settle(pilot)
+        strips = line.render_lines(Region(0, 0, line.size.width, line.size.height))
+        rows = [strip.text.strip() for strip in strips]
+        assert len(rows) == 2 and rows[0].startswith("✓ saved revision 2") and rows[0][-1] == "…"
+        assert rows[1].startswith("alice · ") and rows[1].endswith("long-source-name"), rows
 
 
 def test_a_status_line_too_wide_breaks_between_parts_never_inside_one() -> None:

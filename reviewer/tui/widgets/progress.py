@@ -110,14 +110,23 @@ class ProgressLine(Static):
         if self.app.size.width < STACK_BELOW:  # a wide screen keeps the words, on two lines
             forms.append((True, False))
         for short, named in forms:
+            figures = progress_text(*self._shown, short=short, no_filter_named=named)
             line = Text(overflow="fold")
             if self._note:
                 line.append_text(self._note)
                 line.append(NOTE_GAP)
-            line.append_text(progress_text(*self._shown, short=short, no_filter_named=named))
+            line.append_text(figures)
             if line.cell_len <= width:
                 break
-        self.update(between_parts(line, width))
+        shown = between_parts(line, width)
+        if self._note and any(part.cell_len > width for part in shown.split("\n")):
+            # Two lines cannot hold both: the note gives way, cut to one line, so that
+            # the figures and the filter in force still show whole on the second.
+            note = self._note.copy()
+            # one cell short: Textual wraps a line that fills the width at its last space
+            note.truncate(width - 1, overflow="ellipsis")
+            shown = Text("\n", overflow="fold").join([note, figures])
+        self.update(shown)
 
 
 def between_parts(line: Text, width: int) -> Text:
