@@ -112,7 +112,8 @@ def _choice_kind(
     candidates: Callable[[Sequence[str]], list[str]] = _letters,
     candidate_count: Callable[[int], int] = int,
 ) -> KindSpec:
-    """A multiple-choice kind: one letter per choice, measured by exact match and CFLUE's weighted F1 (and ``also``)."""
+    """A multiple-choice kind: one letter per choice, measured by exact match and CFLUE's
+    weighted F1 (and ``also``)."""
     return KindSpec(
         kind=kind,
         extract=extract,

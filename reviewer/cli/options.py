@@ -225,7 +225,13 @@ structured = click.option(
 """For the commands that ask a model to write JSON (`generate`, `check`)."""
 
 
-API_FLAGS = ("base_url", "api_key_env", "concurrency", "timeout", "max_retries", "max_wait") + (
+API_FLAGS = (
+    "base_url",
+    "api_key_env",
+    "concurrency",
+    "timeout",
+    "max_retries",
+    "max_wait",
     "no_cache",
 )
 """The API flags' parameter names: the fields of evaluator.backends.settings.ApiSettings."""
