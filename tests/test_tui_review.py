@@ -287,6 +287,24 @@ async def test_an_item_left_after_its_key_was_shown_comes_back_revealed(
     )
 
 
+async def test_undo_from_a_revealed_item_keeps_it_revealed(one_item: Database) -> None:
+    """``u`` on an item whose key is shown brings the undone judgment's item instead:
+    the revealed one comes back revealed afterwards, as after n, p or s."""
+    store_item(one_item, "econ:2", key="ABCD")
+    async with running(make_app(one_item, "alice")) as app:
+        screen = app.review_screen
+        assert screen.item is not None
+        first = screen.item.id
+        await press(app, "a", "b", "c", "d", "enter", "k")  # the first judged
+        assert screen.item.id != first
+        second = screen.item.id
+        await press(app, "d", "c", "b", "a", "enter", "u")  # the second revealed, then undo
+        assert screen.item.id == first and screen.phase is Phase.BLIND
+        await press(app, "a", "b", "c", "d", "enter", "k")  # judged again: the second comes
+        assert screen.item.id == second and screen.phase is Phase.REVEALED
+        assert "Your order D, C, B, A" in " ".join(screen_text(app).split())
+
+
 def question_asked(app: ReviewApp) -> str:
     """The question of the confirmation on screen, on one line."""
     assert isinstance(app.screen, ConfirmModal), app.screen

@@ -218,12 +218,16 @@ class ReviewScreen(Screen[None]):
         if self.busy:
             self.app.bell()
             return
+        self._keep_reveal()
+        self.busy = True
+        self._load(operation, note)
+
+    def _keep_reveal(self) -> None:
+        """Leaving an item whose key is shown, before a verdict: it comes back revealed."""
         if self.item is not None and self.phase is Phase.REVEALED:
             comment = self.query_one(VerdictBar).comment
             kept = KeptReveal(self.blind_answer, comment, self.timer.seconds)
             self.kept_reveals[self.item.id, self.item.revision] = kept
-        self.busy = True
-        self._load(operation, note)
 
     @work(thread=True, group="review", exit_on_error=False)
     def _load(self, operation: Callable[[ReviewQueue], ItemSnapshot | None], note: str) -> None:
@@ -647,6 +651,7 @@ class ReviewScreen(Screen[None]):
         if self.busy:
             self.app.bell()
             return
+        self._keep_reveal()  # the undone judgment's item comes instead
         self.busy = True
         self._undo()
 
