@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import ColumnElement, literal, literal_column
@@ -69,6 +69,40 @@ def cache_note(cached: int, answers: int) -> str | None:
         f"{cached:,} of {answers:,} answers from the response cache (asked before with the "
         "same requests); --no-cache asks the server again"
     )
+
+
+class CacheUse:
+    """How many of each run's answers came from the response cache, for :func:`cache_note`:
+    the counts of the backend's client (API models have them: ``answer_counts``, answers
+    and cached answers so far) when each run starts, and at the end."""
+
+    def __init__(self, counts: Callable[[], tuple[int, int]] | None) -> None:
+        self._counts = counts
+        self._starts: list[tuple[int, tuple[int, int]]] = []  # (run id, counts then)
+
+    @classmethod
+    def of(cls, backend: object) -> CacheUse:
+        """For ``backend``'s runs (a backend without a response cache counts nothing)."""
+        return cls(getattr(backend, "answer_counts", None))
+
+    def starting(self, run_id: int) -> None:
+        if self._counts is not None:
+            self._starts.append((run_id, self._counts()))
+
+    def notes(self) -> dict[int, str]:
+        """Each run's note (``12 of 37 answers from the response cache ...``) where any
+        answer came from the cache."""
+        if self._counts is None:
+            return {}
+        ends = [counts for _run, counts in self._starts[1:]] + [self._counts()]
+        notes = {}
+        for (run_id, (answers, cached)), (answers_end, cached_end) in zip(
+            self._starts, ends, strict=True
+        ):
+            note = cache_note(cached_end - cached, answers_end - answers)
+            if note:
+                notes[run_id] = note
+        return notes
 
 
 class ResponseCache:

@@ -39,10 +39,11 @@ def read_server_facts(
 ) -> ServerFacts:
     """This model's entry in ``/models`` (its id; vLLM adds the weights it serves under an
     alias as ``root``) and the version at ``/version`` (vLLM).  A server that answers
-    neither gives empty facts, and one whose list does not come in time facts marked not
-    ``listed`` (what it serves is unknown); one that cannot be reached at all (the
-    connection refused, the host unknown) raises :class:`ServerUnreachableError`: a run would only retry every item for nothing.  A slow
-    answer is not that (the run's retries may get through)."""
+    neither gives empty facts, and one whose list does not come in time gives facts
+    marked not ``listed`` (what it serves is unknown); one that cannot be reached at all
+    (the connection refused, the host unknown) raises :class:`ServerUnreachableError`: a
+    run would only retry every item for nothing.  A slow answer is not that (the run's
+    retries may get through)."""
     quick = client.with_options(timeout=min(timeout, QUICK_TIMEOUT_S), max_retries=0)
     model_id = model_root = version = None
     listed = True

@@ -11,7 +11,7 @@ The commands print the evaluator's typed results; ``--json`` writes their ``to_j
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from evaluator.backends.base import Backend
     from evaluator.backends.settings import BackendSettings
     from evaluator.prompts import ShotFileError
+    from evaluator.response_cache import CacheUse
     from evaluator.results import RunProgress, RunRecord
     from evaluator.session import EvalChoices
 
@@ -310,7 +311,9 @@ def eval_command(
             _fail_shot_file(error)
         settings = protocol_settings(choices, settings)
     opened = _open_backend(database, model, settings)
-    cache_use = _CacheUse(opened)
+    from evaluator.response_cache import CacheUse
+
+    cache_use = CacheUse.of(opened)
     try:
         run_ids = _evaluate(database, opened, choices, actor, resume_id, as_json, cache_use)
     finally:
@@ -340,36 +343,6 @@ def _refuse_plan_options(ctx: click.Context) -> None:
         )
 
 
-class _CacheUse:
-    """How many of each run's answers came from the response cache (API models count
-    them: ``answer_counts``), so that the figures say when they are earlier answers."""
-
-    def __init__(self, backend: Backend) -> None:
-        self._counts: Callable[[], tuple[int, int]] | None = getattr(backend, "answer_counts", None)
-        self._starts: list[tuple[int, tuple[int, int]]] = []  # (run id, counts then)
-
-    def starting(self, run_id: int) -> None:
-        if self._counts is not None:
-            self._starts.append((run_id, self._counts()))
-
-    def notes(self) -> dict[int, str]:
-        """Each run's note (``12 of 37 answers from the response cache ...``) where any
-        answer came from the cache."""
-        from evaluator.response_cache import cache_note
-
-        if self._counts is None:
-            return {}
-        ends = [counts for _run, counts in self._starts[1:]] + [self._counts()]
-        notes = {}
-        for (run_id, (answers, cached)), (answers_end, cached_end) in zip(
-            self._starts, ends, strict=True
-        ):
-            note = cache_note(cached_end - cached, answers_end - answers)
-            if note:
-                notes[run_id] = note
-        return notes
-
-
 def _evaluate(
     database: Database,
     opened: Backend,
@@ -377,7 +350,7 @@ def _evaluate(
     actor: str,
     resume_id: int | None,
     quiet: bool,
-    cache_use: _CacheUse,
+    cache_use: CacheUse,
 ) -> tuple[int, ...]:
     """Create (or resume) and execute the runs, a progress bar for each; Ctrl-C keeps
     what is finished, and a setting that cannot be used ends the command with one line."""
