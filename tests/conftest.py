@@ -34,9 +34,9 @@ from typing import Any, TypeVar
 import postgres_recycling as recycling
 import psycopg
 import pytest
+import textual_speed
 from fake_openai_server import FakeOpenAIServer
 from sqlalchemy import Engine
-from textual import _wait as textual_wait
 from tiny_model import TEST_MODEL_CACHE
 
 import db.migrate
@@ -65,20 +65,8 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-# Textual's pilot waits for the app to go idle twice after every key it presses and once
-# in every pause: it sleeps in slices of 1/50 s until one slice in which the process used
-# under a twentieth of the slice's time in CPU (textual._wait, read at each call).  So each
-# key slept at least 40 ms however little the app had to do: half the wall time of a
-# review-app test.  Slices of 5 ms keep the same test (under a twentieth of the slice) and
-# took the review tests from 76 s to 55 s on one process, the whole suite 9 min 17 s to
-# 8 min 17 s (2026-12-06).  Slices of 1 ms were slower: the event loop's own work in a
-# slice then passes the threshold, and each wait runs on to its one-second limit.
-_IDLE_SLICE_S = 0.005
-assert hasattr(textual_wait, "SLEEP_GRANULARITY") and hasattr(textual_wait, "SLEEP_IDLE"), (
-    "textual._wait changed: see _IDLE_SLICE_S in tests/conftest.py"
-)
-textual_wait.SLEEP_GRANULARITY = _IDLE_SLICE_S
-textual_wait.SLEEP_IDLE = _IDLE_SLICE_S / 20
+# Textual's idle waits in 5 ms slices and its CSS parsed once a process (why: there).
+textual_speed.apply()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
