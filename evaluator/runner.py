@@ -53,6 +53,7 @@ from evaluator.run_plan import (
 )
 from evaluator.run_predict import generated_prediction, scored_prediction
 from evaluator.runs import process_alive
+from evaluator.served_weights import check_served_weights
 
 __all__ = [
     "Repeat",
@@ -188,6 +189,8 @@ def execute_run(
             f"run {run_id} evaluates {run.backend}:{run.model}, "
             f"not {backend.info.backend}:{backend.info.model}"
         )
+    # A resume talks to the weights the run started with, where the server says them.
+    check_served_weights(run_id, RunParams.from_json(run.params).backend, backend.info)
     if run.mode == EvalMode.SCORE and not backend.supports_scoring:
         raise RunSetupError(f"the {backend.info.backend} backend cannot score candidates")
     _check_not_running_elsewhere(run)

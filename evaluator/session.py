@@ -50,8 +50,10 @@ from evaluator.run_create import (
     select_run_items,
 )
 from evaluator.run_params import Repeat, RunParams
+from evaluator.run_plan import load_run_row
 from evaluator.runner import execute_run
 from evaluator.runs import run_figures, run_records
+from evaluator.served_weights import check_served_weights
 
 __all__ = [
     "DEFAULT_SHOTS",
@@ -397,9 +399,13 @@ def resume_series(
     controls: SeriesControls = SeriesControls(),
 ) -> SeriesOutcome:
     """Continue a stopped run where it stopped (that run only: a note says which repeats
-    of its series were never started)."""
-    note = series_gap_note(db, run_id)
-    status = _execute(db, backend, run_id, 0, 1, controls, () if note is None else (note,))
+    of its series were never started).  A server that now says it serves other weights
+    than when the run started is refused (``served_weights``); a note says what of that
+    could not be checked."""
+    recorded = RunParams.from_json(load_run_row(db, run_id).params).backend
+    unchecked = check_served_weights(run_id, recorded, backend.info)
+    notes = tuple(note for note in (series_gap_note(db, run_id), unchecked) if note)
+    status = _execute(db, backend, run_id, 0, 1, controls, notes)
     return SeriesOutcome((run_id,), (status,))
 
 

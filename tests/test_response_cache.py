@@ -247,3 +247,96 @@ def test_the_client_asks_the_server_what_it_serves_once_for_its_keys(
     serve(server, "weights-B", "B")
     assert ask() == "BBB"
     assert len(server.chat_requests()) == 6
+
+
+def interrupted_run(url: str, server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Run 1, stopped by Ctrl-C after two answers (from whatever the server serves now);
+    how many requests the server got."""
+    from evaluator.backends.openai_backend import OpenAIBackend
+
+    real, generate = interrupted_after(2)
+    monkeypatch.setattr(OpenAIBackend, "generate", generate)
+    assert evaluate(url, server, "--concurrency", "1").exit_code == 130
+    monkeypatch.setattr(OpenAIBackend, "generate", real)
+    assert len(outputs(url, 1)) == 2
+    return len(server.chat_requests())
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ("weights", "weights: weights-A then, weights-B now"),
+        ("version", "server version: 0.9.1 then, 0.10.0 now"),
+    ],
+)
+def test_a_resume_against_other_weights_is_refused_naming_both(
+    url: str, server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch, change: str, said: str
+) -> None:
+    """The server was restarted with other weights (or another version) under the same
+    name and URL: resuming would finish the run with another model's answers, so it is
+    refused in one line that names what the run recorded and what the server says now,
+    before any item is asked; the run stays as it was."""
+    serve(server, "weights-A", "A")
+    server.version = "0.9.1"
+    asked = interrupted_run(url, server, monkeypatch)
+    if change == "weights":
+        serve(server, "weights-B", "B")
+    else:
+        server.version = "0.10.0"
+    refused = run_cli(url, "eval", "--resume", "1")
+    assert refused.exit_code == 1
+    line = refused.stderr.strip()
+    assert "\n" not in line and "run 1 cannot resume" in line and said in line
+    assert "start a new run (vetbench eval --model openai:m1)" in line
+    assert len(server.chat_requests()) == asked and len(outputs(url, 1)) == 2
+    assert stored_runs(url)[0].status == "interrupted"
+    # The weights it started with again: it resumes, with nothing to note.
+    serve(server, "weights-A", "A")
+    server.version = "0.9.1"
+    resumed = ok(run_cli(url, "eval", "--resume", "1"))
+    assert "finished  8/8 items" in resumed.stdout and "not checked" not in resumed.stderr
+    assert set(outputs(url, 1)) == {"A"}
+
+
+@pytest.mark.parametrize("said_first", [False, True])
+def test_a_resume_where_one_side_says_nothing_goes_on_and_says_so(
+    url: str, server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch, said_first: bool
+) -> None:
+    """A run recorded without the weights (started before servers were asked, or against
+    one that did not say) resumes against a server that says them, and a run that recorded
+    them resumes against a server that no longer says: nothing to compare, so it goes on,
+    and a note says what was not checked."""
+    if said_first:
+        serve(server, "weights-A", "A")
+    else:
+        server.models = [{"id": "m1", "object": "model"}]  # no root: names only
+        server.default = lambda _request: completion("A")
+    interrupted_run(url, server, monkeypatch)
+    if said_first:
+        server.models = None  # no model list now (404)
+    else:
+        serve(server, "weights-B", "A")
+    resumed = ok(run_cli(url, "eval", "--resume", "1"))
+    assert "finished  8/8 items" in resumed.stdout
+    note = (
+        "run 1 recorded weights weights-A, the server says none now"
+        if said_first
+        else "the server says weights weights-B, run 1 recorded none"
+    )
+    assert (
+        f"note: {note}: that the server serves the weights run 1 started with is not checked"
+        in resumed.stderr
+    )
+
+
+def test_a_resume_where_neither_side_names_the_weights_says_so(
+    url: str, server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OpenAI's own API lists names only, and has no /version: nothing to compare."""
+    server.models = [{"id": "m1", "object": "model"}]
+    server.default = lambda _request: completion("A")
+    interrupted_run(url, server, monkeypatch)
+    resumed = ok(run_cli(url, "eval", "--resume", "1"))
+    assert (
+        "note: neither run 1's record nor the server says which weights it serves"
+    ) in resumed.stderr
