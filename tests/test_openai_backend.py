@@ -329,6 +329,25 @@ def test_answers_are_cut_as_every_backend_cuts_them(
     backend.close()
 
 
+@pytest.mark.parametrize(
+    ("answer", "finish_reason", "output"),
+    [
+        # `transformers serve` decodes a budget-cut answer whole: 龘's first bytes give U+FFFD
+        ("答\ufffd案：\ufffd", "length", "答\ufffd案："),
+        ("答\ufffd案：龘", "length", "答\ufffd案：龘"),
+        ("答案：\ufffd", "stop", "答案：\ufffd"),  # the model ended there: its own text
+    ],
+)
+def test_a_character_the_budget_cut_off_is_dropped_as_the_local_backend_drops_it(
+    server: FakeOpenAIServer, answer: str, finish_reason: str, output: str
+) -> None:
+    server.default = lambda _r: completion(answer, finish_reason=finish_reason)
+    backend = make_backend(server)
+    (result,) = backend.generate([request("x", "q", stop=("\n\n",))])
+    assert result.output == output and result.truncated == (finish_reason == "length")
+    backend.close()
+
+
 def eval_fixture_items(
     runner: CliRunner, db_path: Path, server: FakeOpenAIServer, *options: str
 ) -> Result:

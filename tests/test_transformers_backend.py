@@ -460,3 +460,37 @@ def test_without_a_budget_the_model_writes_to_its_own_limit_within_its_context(
     prompt = prompts(1)[0]
     (result,) = backend.generate([GenerationRequest("econ:0", prompt, max_new_tokens=None)])
     assert result.truncated and spy.calls == 7  # one prefill, then one pass per token
+
+
+def written_until_the_budget(backend: TransformersBackend, tokens: list[int]) -> str:
+    """What the backend keeps of ``tokens`` written one by one with a budget of exactly
+    that many (so the budget, not a stop or end-of-sequence, ends the answer)."""
+    from evaluator.backends.transformers_backend import _Encoded, _Sequence
+
+    request = GenerationRequest("zh:1", Prompt("", "题目："), stop=("\n\n",))
+    sequence = _Sequence(_Encoded(0, "", [], ""), request, budget=len(tokens))
+    finished = [backend._advance(sequence, token) for token in tokens]
+    assert finished == [False] * (len(tokens) - 1) + [True] and sequence.truncated
+    return sequence.text
+
+
+def test_a_budget_that_ends_inside_a_chinese_character_keeps_no_replacement_character(
+    plain: TransformersBackend,
+) -> None:
+    """Byte-level tokens carry a Chinese character's three bytes apart: a budget spent
+    after one or two of them decoded to U+FFFD, stored as the answer's last character.
+    The unfinished character is dropped; a U+FFFD the model wrote before it stays, and
+    so do the finished characters of the token that began the unfinished one."""
+    tokenizer = plain.tokenizer
+    ids = tokenizer("答\ufffd案：龘", add_special_tokens=False)["input_ids"]
+    assert tokenizer.decode(ids) == "答\ufffd案：龘"
+    cuts = {tokenizer.decode(ids[:n]) for n in (len(ids) - 2, len(ids) - 1)}
+    assert cuts == {"答\ufffd案：\ufffd"}  # 龘 cut after one byte and after two
+    for n in (len(ids) - 2, len(ids) - 1):
+        assert written_until_the_budget(plain, ids[:n]) == "答\ufffd案："
+    assert written_until_the_budget(plain, ids) == "答\ufffd案：龘"  # whole: as it was
+    # A token holding 选 and the first byte of 择: 选 stays (a streaming decoder's
+    # whole-token hold-back would drop it too).
+    (spanning,) = [i for i in range(len(tokenizer)) if tokenizer.decode([i]) == "选\ufffd"]
+    answer = tokenizer("答案", add_special_tokens=False)["input_ids"] + [spanning]
+    assert written_until_the_budget(plain, answer) == "答案选"

@@ -44,7 +44,7 @@ from evaluator.backends.settings import RESPONSE_CACHE_PARAM, ClientOptions
 from evaluator.chat_calls import ChatRequest, LogprobOutcome
 from evaluator.openai_client import ChatClient, ClientConfigError
 from evaluator.prompt_logprobs import LogprobRequest
-from evaluator.stopping import finished_text
+from evaluator.stopping import finished_text, without_unfinished_character
 
 MAX_SERVER_STOPS = 4  # the most stop strings the OpenAI API accepts; the rest are cut here
 
@@ -156,13 +156,19 @@ class OpenAIBackend:
                 )
                 continue
             # The server applies only the first few stops; the rest (and any it ignored)
-            # are applied here, the same way every backend does.
+            # are applied here, the same way every backend does.  A server that decodes
+            # a budget-cut answer whole (`transformers serve`) ends a character cut off
+            # in U+FFFD: dropped, as the local backend drops it.
+            truncated = outcome.response.finish_reason == "length"
+            text = outcome.response.text
             yield GenerationResult(
                 item_id=request.item_id,
                 prompt_text=request.prompt.text,
-                output=finished_text(outcome.response.text, request.stop),
+                output=finished_text(
+                    without_unfinished_character(text) if truncated else text, request.stop
+                ),
                 latency_s=outcome.latency_s,
-                truncated=outcome.response.finish_reason == "length",
+                truncated=truncated,
             )
 
     def score(self, requests: Sequence[ScoringRequest]) -> Iterator[ScoringResult]:

@@ -47,7 +47,7 @@ from evaluator.backends.base import (
 from evaluator.backends.local_model import resolve_device, resolve_model_source
 from evaluator.backends.settings import BackendSettings, parse_batch_size
 from evaluator.backends.token_budget import context_length, own_max_new_tokens, token_budget
-from evaluator.stopping import cut_at_stop
+from evaluator.stopping import cut_at_stop, without_unfinished_character
 
 log = logging.getLogger(__name__)
 
@@ -481,8 +481,9 @@ class TransformersBackend:
         if cut is not None:
             sequence.text = cut
             return True
-        sequence.text = text
         sequence.truncated = len(sequence.tokens) >= sequence.budget
+        # Cut by the budget inside a character: not the U+FFFD its first bytes decode to.
+        sequence.text = without_unfinished_character(text) if sequence.truncated else text
         return sequence.truncated
 
     # --------------------------------------------------------------- scoring
