@@ -573,10 +573,14 @@ class RunComparison:
         if self.same_item_set:  # one drew them from a release, the other as they were
             return [f"same item set ({(a.hash or '')[:12]}): A {a.drawn_from}, B {b.drawn_from}"]
         same_question = " as the same question" if self.changed_items else ""
+        compared = (
+            f"compared on the {counted(self.paired_items, 'item')} both answered{same_question}"
+            if self.paired_items
+            else "no item both answered was asked as the same question"
+        )
         notes = [
             f"different item sets: A on {self.item_set_a.label}, B on "
-            f"{self.item_set_b.label}; compared on the {counted(self.paired_items, 'item')} "
-            f"both answered{same_question}"
+            f"{self.item_set_b.label}; {compared}"
         ]
         if self.other_revisions:
             more = ", ..." if len(self.other_revisions) > 5 else ""
@@ -590,6 +594,18 @@ class RunComparison:
                 f"{', '.join(self.other_revisions[:5])}{more}{left_out}"
             )
         return notes
+
+    def nothing_paired(self) -> str | None:
+        """Why there are no paired figures, when every shared item was evaluated at
+        revisions whose key or text differ (a table of zeros would read as a comparison);
+        None when some item pairs."""
+        if self.paired_items:
+            return None
+        return (
+            "nothing to pair: no item was evaluated at the same revision, or at revisions "
+            f"with the same key and text, in both runs (the {counted(self.shared_items, 'shared item')} "
+            f"{agreeing(self.shared_items, 'is', 'are')} listed below with each run's own)"
+        )
 
     @property
     def counts(self) -> dict[str, int]:

@@ -224,6 +224,50 @@ def test_an_item_asked_with_another_key_is_left_out_of_the_paired_comparison(
     ]
 
 
+def test_runs_whose_every_shared_item_changed_say_there_is_nothing_to_pair(
+    database: Database,
+) -> None:
+    """Both runs answered cflue:1 and cflue:6 only, and both keys changed between them:
+    no item is the same question in both, so the text says there is nothing to pair
+    instead of rows of zeros, and still lists the two items; the JSON keeps its shape:
+    no pairs, zero counts, no agreement and no McNemar test."""
+    mixed_set(database)
+    store_person(database, "lena", Role.LEAD)
+    others = frozenset(ANSWERS) - {"cflue:1", "cflue:6"}
+    a = run(database, ANSWERS, failing=others)
+    decide(database, "lena", "cflue:1", "approved", key="A", reason="wrong-key")
+    decide(database, "lena", "cflue:6", "approved", key="A", reason="wrong-key")
+    b = run(database, {**ANSWERS, "cflue:1": "A"}, model="other", failing=others)
+
+    text = run_cli(database, "runs", "compare", str(a), str(b)).output
+    lines = text.splitlines()
+    assert lines[0] == f"runs {a} (A) and {b} (B): 2 shared items"
+    assert "no item both answered was asked as the same question" in lines[1]
+    assert "compared on the 0 items" not in text
+    assert (
+        "nothing to pair: no item was evaluated at the same revision, or at revisions with "
+        "the same key and text, in both runs (the 2 shared items are listed below with each "
+        "run's own)"
+    ) in lines
+    assert not any(line.startswith(("both right", "only A right", "same answer")) for line in lines)
+    assert (
+        "not compared: 2 items whose key or text differs between the revisions the runs evaluated:"
+    ) in lines
+    assert (
+        "  cflue:1 (key): A at revision 1, key B, answered B (right); "
+        "B at revision 2, key A, answered A (right)"
+    ) in lines
+    assert any(line.startswith("  cflue:6 (key): ") for line in lines)
+
+    as_json = json.loads(run_cli(database, "runs", "compare", str(a), str(b), "--json").output)
+    assert as_json["shared_items"] == 2 and as_json["paired_items"] == 0
+    assert as_json["counts"] == {"both_right": 0, "both_wrong": 0, "only_a": 0, "only_b": 0}
+    assert as_json["agreement"] is None and as_json["mcnemar_p"] is None
+    assert [row["item_id"] for row in as_json["changed_items"]] == ["cflue:1", "cflue:6"]
+    earlier = json.loads(run_cli(database, "runs", "compare", str(a), str(a), "--json").output)
+    assert sorted(as_json) == sorted(earlier)  # the keys every comparison has
+
+
 def test_suspect_keys_are_items_every_model_gets_wrong_the_same_way(
     database: Database,
 ) -> None:

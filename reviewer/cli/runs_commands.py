@@ -276,10 +276,14 @@ def runs_compare(ctx: click.Context, run_a: int, run_b: int, as_json: bool) -> N
     )
     for line in comparison.item_set_notes():
         click.echo(terminal_text(line))
-    click.echo(f"both right    {len(comparison.both_right)}")
-    click.echo(f"both wrong    {len(comparison.both_wrong)}")
-    click.echo(f"only A right  {len(comparison.only_a)}")
-    click.echo(f"only B right  {len(comparison.only_b)}")
+    nothing_paired = comparison.nothing_paired()
+    if nothing_paired is not None:  # no rows of zeros: they would read as a comparison
+        click.echo(terminal_text(nothing_paired))
+    else:
+        click.echo(f"both right    {len(comparison.both_right)}")
+        click.echo(f"both wrong    {len(comparison.both_wrong)}")
+        click.echo(f"only A right  {len(comparison.only_a)}")
+        click.echo(f"only B right  {len(comparison.only_b)}")
     if comparison.mcnemar_p is not None:
         click.echo(f"McNemar p     {comparison.mcnemar_p:.4f}")
     if comparison.agreement is not None:
@@ -292,8 +296,9 @@ def runs_compare(ctx: click.Context, run_a: int, run_b: int, as_json: bool) -> N
                 f"{terminal_text(row.a or '—')}, {terminal_text(row.b or '—')}"
             )
     if comparison.changed_items:
+        where = "not compared" if nothing_paired else "left out of the figures above"
         click.echo(
-            f"left out of the figures above: {counted(len(comparison.changed_items), 'item')} "
+            f"{where}: {counted(len(comparison.changed_items), 'item')} "
             "whose key or text differs between the revisions the runs evaluated:"
         )
         for changed in comparison.changed_items:
