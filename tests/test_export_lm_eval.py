@@ -26,6 +26,7 @@ from evaluator.extractors import LENIENT, read_answers
 from evaluator.item_filter import ItemFilter
 from evaluator.kinds import MAX_SCORE_CANDIDATES
 from evaluator.prompts import build_prompt, load_templates, select_shots, stop_sequences
+from evaluator.run_plan import generation_requests, plan_run
 from evaluator.runner import create_run, execute_run
 
 lm_eval_tasks = pytest.importorskip("lm_eval.tasks")
@@ -330,6 +331,63 @@ def test_a_kind_that_mixes_answer_delimiters_gets_a_score_task_for_each(
         [doc] = [d for d in task.test_docs() if d["id"] == item_id]
         requests = task.construct_requests(doc, doc["prompt"])
         assert requests[task.doc_to_target(doc)].args == (doc["prompt"], expected)
+
+
+@pytest.mark.xdist_group("lm_eval_builtin_index")
+def test_each_item_keeps_the_budget_and_stops_vetbench_eval_gives_it(
+    database: Database, tmp_path: Path
+) -> None:
+    """A multi-answer item with six options gets a larger answer budget from `vetbench eval`
+    than one with four, and a Chinese one stops at its own new-question cue: lm-eval gives
+    a task's items one budget and one list of stops, so the kind is split into a task for
+    each (the four-option items no longer get the six-option budget, nor English items
+    the Chinese stop), and the group `vetbench_multi` still covers the kind."""
+    mixed_set(database)
+    six = ItemDraft(
+        kind="multi",
+        prompt="Question 8: which of these are financial assets?",
+        choices={label: f"Holding {label}" for label in "ABCDEF"},
+        key="ACE",
+    )
+    chinese = ItemDraft(
+        kind="multi",
+        prompt="下列哪些属于货币政策工具？",
+        choices={"A": "存款准备金率", "B": "再贴现率", "C": "个人所得税", "D": "政府采购"},
+        key="AB",
+        language="zh",
+    )
+    store(database, [("cflue:7", chinese), ("cflue:8", six)])
+    backend = ScriptedBackend()
+    run_id = create_run(database, backend.info, shots=0, item_filter=APPROVED_ITEMS)
+    with database.session() as session:
+        run = session.get(EvalRun, run_id)
+        assert run is not None
+        requests = {r.item_id: r for r in generation_requests(plan_run(database, run))}
+    out = tmp_path / "task"
+    export_lm_eval(database, out, shots=0)
+    manifest = json.loads((out / "vetbench-export.json").read_text(encoding="utf-8"))
+    assert [t for t in manifest["tasks"] if "multi" in t] == [
+        "vetbench_multi_en_4_options",
+        "vetbench_multi_en_6_options",
+        "vetbench_multi_zh_4_options",
+    ]
+    assert "vetbench_ordering" in manifest["tasks"]  # one budget and language: as it was
+
+    loaded = load_tasks(out, ["vetbench"])["tasks"]
+    seen = set()
+    for name in manifest["tasks"]:
+        task = loaded[name]
+        kwargs = task.config.generation_kwargs
+        for doc in task.test_docs():
+            request = requests[doc["id"]]
+            assert kwargs["max_gen_toks"] == request.max_new_tokens == doc["max_new_tokens"]
+            assert kwargs["until"] == list(request.stop)
+            seen.add(doc["id"])
+    assert seen == set(requests) and len(seen) == 10
+    budgets = {requests[i].max_new_tokens for i in ("cflue:3", "cflue:8")}
+    assert len(budgets) == 2  # the case this is about: one kind, two budgets
+    group = load_tasks(out, ["vetbench_multi"])["tasks"]
+    assert sorted(group) == [t for t in manifest["tasks"] if "multi" in t]
 
 
 def test_shot_file_and_relocated_folder(database: Database, tmp_path: Path) -> None:

@@ -6,8 +6,10 @@ Same prompts: each document carries the exact prompt vetbench builds for it
 (``evaluator.prompts.build_prompt``: instructions, the seeded shots, the question),
 and the tasks take it as is (``num_fewshot: 0``; the shots are already inside).
 Same decoding: ``generate_until`` with greedy decoding, the same stop sequences and
-answer budget (one per task: the largest of its items'), and like vetbench it reads
-the whole text up to a stop string (``read_answer``).  Same
+answer budget as each item gets from ``vetbench eval`` (a task has one of each, so a kind
+whose items differ in them, with more options or in another language, gets a task for
+each), and like vetbench it reads the whole text up to a stop string
+(``read_answer``).  Same
 extraction and metrics: the folder's ``utils.py`` imports vetbench's
 ``evaluator.extraction`` (through ``read_answer``) and ``evaluator.metrics`` from the
 installed vetbench, so both tools read answers with one piece of code.
@@ -16,8 +18,12 @@ What the folder holds:
 
 - ``<name>_<kind>.yaml``: one generation task per item kind present, with
   ``exact_match``, ``unparsed`` and ``pairwise_accuracy`` (ordering),
-  ``weighted_f1`` (multiple choice, CFLUE's) and ``set_f1`` (multi-answer);
-- ``_<name>.yaml``: the group ``<name>`` over them (exact match weighted by size);
+  ``weighted_f1`` (multiple choice, CFLUE's) and ``set_f1`` (multi-answer); where the
+  kind's items differ in answer budget (their option count) or stop sequences (their
+  language), one task per budget and stops instead (``<name>_<kind>_5_options``,
+  ``<name>_<kind>_zh``), and ``_<name>_<kind>.yaml``, the group ``<name>_<kind>`` over
+  them (the per-item means weighted by size; CFLUE's weighted F1, not a mean, per task);
+- ``_<name>.yaml``: the group ``<name>`` over the kinds (exact match weighted by size);
 - ``<name>_mc_<kind>.yaml`` and the group ``<name>_mc``: score mode, the
   ``multiple_choice`` variant ranking every candidate answer by log-likelihood
   (``acc``, ``acc_norm``), one task per answer delimiter (``<name>_mc_<kind>_<language>``
@@ -137,9 +143,8 @@ def read_answer(kind: ItemKind | str, output: str, labels: Sequence[str]) -> str
     """The answer vetbench reads from ``output``, generated until a stop string.
 
     Both tools generate on to a stop string or the token budget and read all of it
-    (``evaluator.stopping``: no early stop, as a later span may win).  A task's budget
-    is the largest of its items', so an item with a smaller one may run on further
-    under lm-eval than under ``vetbench eval``.
+    (``evaluator.stopping``: no early stop, as a later span may win), each item with the
+    budget and stops ``vetbench eval`` gives it (its task's: see :func:`_generation_tasks`).
     """
     return kind_spec(kind).extract(output, labels)
 
@@ -291,10 +296,35 @@ def _task_head(name: str, data_file: str, output_type: str) -> dict[str, object]
     }
 
 
-def _generation_task(name: str, data_file: str, docs: list[_Document], kind: str) -> str:
-    stops: list[str] = []
+def _generation_tasks(base_name: str, docs: list[_Document]) -> list[tuple[str, list[_Document]]]:
+    """The generation tasks of one kind, as (name, documents): one per answer budget and
+    stop sequences, since lm-eval gives a task's items one ``max_gen_toks`` and one
+    ``until``, and ``vetbench eval`` gives each item its own (the budget grows with the
+    option count, the stops come with the language's template).  A kind whose items share
+    them keeps the plain name; otherwise each task is suffixed with what tells it apart:
+    the template language (``vetbench_multi_zh``), the option count
+    (``vetbench_multi_5_options``)."""
+    by_settings: dict[tuple[int, tuple[str, ...]], list[_Document]] = defaultdict(list)
     for doc in docs:
-        stops += [stop for stop in doc["stop"] if stop not in stops]
+        by_settings[doc["max_new_tokens"], tuple(doc["stop"])].append(doc)
+    if len(by_settings) == 1:
+        return [(base_name, docs)]
+    stops_differ = len({stops for _, stops in by_settings}) > 1
+    budgets_differ = len({budget for budget, _ in by_settings}) > 1
+    named: dict[str, list[_Document]] = {}
+    for group in by_settings.values():
+        first = group[0]
+        language = f"_{template_language(first['language'])}" if stops_differ else ""
+        options = f"_{len(first['labels'])}_options" if budgets_differ else ""
+        named[f"{base_name}{language}{options}"] = group
+    assert len(named) == len(by_settings)  # the language decides the stops, the count the budget
+    return sorted(named.items())
+
+
+def _generation_task(name: str, data_file: str, docs: list[_Document], kind: str) -> str:
+    """A ``generate_until`` task over documents that share one budget and one set of
+    stops (:func:`_generation_tasks`)."""
+    ((budget, stops),) = {(doc["max_new_tokens"], tuple(doc["stop"])) for doc in docs}
     metrics = [
         {
             "metric": metric.value,
@@ -312,9 +342,9 @@ def _generation_task(name: str, data_file: str, docs: list[_Document], kind: str
             **_task_head(name, data_file, "generate_until"),
             "doc_to_target": "answer_text",
             "generation_kwargs": {
-                "until": stops,
+                "until": list(stops),
                 "do_sample": False,
-                "max_gen_toks": max(doc["max_new_tokens"] for doc in docs),
+                "max_gen_toks": budget,
             },
             "process_results": _FunctionTag("utils.process_results"),
             "metric_list": metrics,
@@ -339,17 +369,32 @@ def _score_task(name: str, data_file: str, delimiter: str) -> str:
     )
 
 
-def _group(name: str, tasks: list[str], metric: str) -> str:
+def _group(name: str, tasks: list[str], *metrics: str) -> str:
     return _dump_yaml(
         {
             "group": name,
             "task": tasks,
             "aggregate_metric_list": [
                 {"metric": metric, "aggregation": "mean", "weight_by_size": True}
+                for metric in metrics
             ],
             "metadata": {"version": 1.0},
         }
     )
+
+
+def _mean_metrics(kind: str) -> list[str]:
+    """The kind's figures that are means over its items, so a group of its tasks can
+    weigh them by size into the kind's (not CFLUE's weighted F1, computed over all pairs)."""
+    return [
+        Metric.EXACT_MATCH.value,
+        *(
+            m.value
+            for m in kind_spec(kind).metrics
+            if m not in (Metric.EXACT_MATCH, Metric.WEIGHTED_F1)
+        ),
+        "unparsed",
+    ]
 
 
 def _jsonl(docs: Sequence[_Document]) -> str:
@@ -388,14 +433,22 @@ def export_lm_eval(
         by_kind[item.kind.value].append(item)
     files: dict[str, str] = {"utils.py": UTILS_PY}
     generation_tasks, score_tasks, too_many_candidates = [], [], []
+    kinds, kind_groups = [], []  # what the group covers: each kind's task, or its group
     for kind_name in sorted(by_kind):
         kind_items = by_kind[kind_name]
         docs = [_document(item, prompts[item.id], templates) for item in kind_items]
-        task = f"{task_name}_{kind_name}"
-        data_file = f"{DATA_DIR}/{task}.jsonl"
-        files[data_file] = _jsonl(docs)
-        files[f"{task}.yaml"] = _generation_task(task, data_file, docs, kind_name)
-        generation_tasks.append(task)
+        kind_task = f"{task_name}_{kind_name}"
+        tasks = _generation_tasks(kind_task, docs)
+        for task, task_docs in tasks:
+            data_file = f"{DATA_DIR}/{task}.jsonl"
+            files[data_file] = _jsonl(task_docs)
+            files[f"{task}.yaml"] = _generation_task(task, data_file, task_docs, kind_name)
+            generation_tasks.append(task)
+        if len(tasks) > 1:  # one name for the kind still: its group
+            names = [task for task, _ in tasks]
+            files[f"_{kind_task}.yaml"] = _group(kind_task, names, *_mean_metrics(kind_name))
+            kind_groups.append(kind_task)
+        kinds.append(kind_task)
 
         scored = []
         for doc, item in zip(docs, kind_items, strict=True):
@@ -411,11 +464,11 @@ def export_lm_eval(
             files[score_file] = _jsonl(score_docs)
             files[f"{score_task}.yaml"] = _score_task(score_task, score_file, delimiter)
             score_tasks.append(score_task)
-    files[f"_{task_name}.yaml"] = _group(task_name, generation_tasks, "exact_match")
+    files[f"_{task_name}.yaml"] = _group(task_name, kinds, "exact_match")
     if score_tasks:
         files[f"_{task_name}_mc.yaml"] = _group(f"{task_name}_mc", score_tasks, "acc")
 
-    groups = [task_name] + ([f"{task_name}_mc"] if score_tasks else [])
+    groups = [task_name] + ([f"{task_name}_mc"] if score_tasks else []) + kind_groups
     return write_folder(
         out_dir,
         files,
