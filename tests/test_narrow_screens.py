@@ -170,7 +170,12 @@ async def test_the_status_line_is_whole_at_80_columns(database: Database) -> Non
         line = app.review_screen.query_one("#review-progress")
         await pilot.press("a", "b", "c", "d", "enter", "k")
         await settle(pilot)
-        await wait_until(pilot, lambda: "saved keep" in str(line.render()), "the note")
+        # The new text is laid out on the next refresh: its height is read once it is.
+        await wait_until(
+            pilot,
+            lambda: "saved keep" in str(line.render()) and line.size.height > 1,
+            "the note laid out",
+        )
         strips = line.render_lines(Region(0, 0, line.size.width, line.size.height))
         rows = [strip.text.strip() for strip in strips]
         assert len(rows) == 2 and rows[0].startswith("✓ saved keep on a-rather-long")
