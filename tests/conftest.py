@@ -65,7 +65,7 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-# Textual's idle waits in 5 ms slices and its CSS parsed once a process (why: there).
+# Textual's CSS parsed once a process, not once an app (why: there).
 textual_speed.apply()
 
 

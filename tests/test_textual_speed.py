@@ -1,4 +1,4 @@
-"""The test processes' settings of Textual (tests/textual_speed.py) are in force and change
+"""The test processes' setting of Textual (tests/textual_speed.py) is in force and changes
 no result: the CSS rules every app reads from the process's one cache are the rules
 Textual's own parse makes of the same text, and a stylesheet under other variables gets
 rules of its own."""
@@ -6,10 +6,9 @@ rules of its own."""
 from __future__ import annotations
 
 from helpers import running
-from textual import _wait as textual_wait
 from textual.css.model import RuleSet
 from textual.css.stylesheet import Stylesheet
-from textual_speed import IDLE_SLICE_S, parse_rules_per_app
+from textual_speed import parse_rules_per_app
 
 from db.engine import Database
 from reviewer.tui.app import make_app
@@ -19,11 +18,6 @@ def described(rule: RuleSet) -> tuple[object, ...]:
     """What a parsed rule says (its ``css`` property fails on some of Textual's own rules,
     and a layout compares by identity, so by its repr)."""
     return (rule.selectors, repr(rule.styles.get_rules()), rule.is_default_rules, rule.tie_breaker)
-
-
-def test_idle_waits_use_the_short_slice() -> None:
-    assert textual_wait.SLEEP_GRANULARITY == IDLE_SLICE_S
-    assert textual_wait.SLEEP_IDLE == IDLE_SLICE_S / 20
 
 
 async def test_two_apps_share_the_rules_textual_itself_parses(database: Database) -> None:

@@ -1,32 +1,30 @@
-"""Two settings of Textual (8.2.8) for the test processes, which start the review app
-hundreds of times each; ``tests/conftest.py`` applies them with :func:`apply` before any
-test runs, and ``tests/test_textual_speed.py`` checks that they change no result.
+"""One setting of Textual (8.2.8) for the test processes, which start the review app
+hundreds of times each; ``tests/conftest.py`` applies it with :func:`apply` before any
+test runs, and ``tests/test_textual_speed.py`` checks that it changes no result.
 
-- **Idle waits in 5 ms slices.**  Textual's pilot waits for the app to go idle twice
-  after every key it presses and once in every pause: it sleeps in slices of 1/50 s until
-  one slice in which the process used under a twentieth of the slice in CPU
-  (``textual._wait``, whose constants are read at each call).  So each key slept at least
-  40 ms however little the app had to do: half the wall time of a review-app test.
-  Slices of 5 ms keep the same test (under a twentieth of the slice) and took the review
-  tests from 76 s to 55 s on one process, the whole suite 9 min 17 s to 8 min 17 s
-  (2026-12-06).  Slices of 1 ms were slower: the event loop's own work in a slice then
-  passes the threshold, and each wait runs on to its one-second limit.
-- **CSS parsed once a process.**  Each app has a stylesheet of its own that parses every
-  widget's ``DEFAULT_CSS`` and the app's CSS again, with a cache that lives as long as the
-  app: a fifth of the CPU of starting the review app.  The parsed rules of one text, at
-  one place, under the same variables are the same for every app, so one cache for the
-  process serves them all (Textual reads the rules it parsed and never changes them).
+**CSS parsed once a process.**  Each app has a stylesheet of its own that parses every
+widget's ``DEFAULT_CSS`` and the app's CSS again, with a cache that lives as long as the
+app: a fifth of the CPU of starting the review app.  The parsed rules of one text, at one
+place, under the same variables are the same for every app, so one cache for the process
+serves them all (Textual reads the rules it parsed and never changes them).
+
+**Idle waits left as Textual has them.**  The pilot waits for the app to go idle twice
+after every key: it sleeps in slices of 1/50 s until one slice in which the process used
+under a twentieth of it in CPU (``textual._wait``), so each key sleeps 40 ms at least,
+half the wall time of a review-app test.  Slices of 5 ms took the whole suite from 9 min
+17 s to 8 min 17 s (2026-12-06), but a slice shorter than the screen's update period
+(1/60 s) can end before a pending layout or notice is made, and tests that read the
+screen right after a wait then failed now and then (three of them in two runs of the
+app's tests on a busy machine).  A sure wait needs to know the app's own pending work,
+which Textual's pilot does not say; until it does, the slices stay 1/50 s.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from textual import _wait as textual_wait
 from textual.css.model import RuleSet
 from textual.css.stylesheet import Stylesheet
-
-IDLE_SLICE_S = 0.005
 
 _parse_rules_per_app = Stylesheet._parse_rules
 _rules_parsed: dict[tuple[Any, ...], list[RuleSet]] = {}
@@ -61,15 +59,10 @@ def _parse_rules_once(
 
 
 def apply() -> None:
-    """Set both; refuse loudly where this version of Textual no longer has what they set."""
-    assert hasattr(textual_wait, "SLEEP_GRANULARITY") and hasattr(textual_wait, "SLEEP_IDLE"), (
-        "textual._wait changed: see tests/textual_speed.py"
-    )
+    """Share the parse; refuse loudly where this version of Textual no longer has it."""
     assert hasattr(Stylesheet, "_parse_rules") and hasattr(Stylesheet(), "_variables"), (
         "textual.css.stylesheet changed: see tests/textual_speed.py"
     )
-    textual_wait.SLEEP_GRANULARITY = IDLE_SLICE_S
-    textual_wait.SLEEP_IDLE = IDLE_SLICE_S / 20
     Stylesheet._parse_rules = _parse_rules_once  # type: ignore[method-assign]
 
 
