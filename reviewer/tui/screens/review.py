@@ -70,6 +70,7 @@ from reviewer.tui.screens.review_keys import (
     action_applies,
     why_not,
 )
+from reviewer.tui.screens.review_loading import item_loaded
 from reviewer.tui.screens.review_reveals import KeptReveal, unjudged_reveals_question
 from reviewer.tui.timer import ActiveTimer
 from reviewer.tui.widgets.answer_builder import AnswerDraft, AnswerPanel
@@ -239,31 +240,7 @@ class ReviewScreen(Screen[None]):
         if item is None and operation is ReviewQueue.previous_item:
             self.post_message(HistoryEnded())
             return
-        self.post_message(self._loaded(item, note=note))
-
-    def _loaded(self, item: ItemSnapshot | None, note: str = "") -> ItemLoaded:
-        """The message for a loaded item, with the annotator's own judgment of it (run in
-        a worker: it asks the database).  An item whose current revision they wrote is
-        never shown blind: it comes with their judgment of the revision they saw.
-
-        The item's flags travel with it but stay off the screen until the reveal."""
-        if item is None:
-            return ItemLoaded(
-                None,
-                None,
-                note,
-                database_empty=self.queue.database_is_empty(),
-                qualification=standing_of(self.db, self.queue.annotator).notice(
-                    self.queue.filters.describe()
-                ),
-                held=self.queue.held_note(),
-            )
-        flags = self.queue.flags_of(item)
-        own = self.queue.own_judgment(item.id)
-        if own is None and self.queue.wrote_current_revision(item):
-            own = self.queue.own_judgment(item.id, any_revision=True)
-            return ItemLoaded(item, own, note, authored=True, flags=flags)
-        return ItemLoaded(item, own, note, flags=flags)
+        self.post_message(item_loaded(self.db, self.queue, item, note))
 
     @work(thread=True, group="review", exit_on_error=False)
     def _submit(self, given: JudgmentInput, edit: ItemEdit | None) -> None:
@@ -288,7 +265,7 @@ class ReviewScreen(Screen[None]):
             self.post_message(GoldChecked(receipt.gold, qualification))
             note += f" · {receipt.gold.describe()}"
         # One message for "saved" and the next item: one screen update, not two.
-        self.post_message(self._loaded(self.queue.fetch_next(), note=note))
+        self.post_message(item_loaded(self.db, self.queue, self.queue.fetch_next(), note))
 
     @work(thread=True, group="review", exit_on_error=False)
     def _undo(self) -> None:
@@ -299,7 +276,7 @@ class ReviewScreen(Screen[None]):
             return
         self.queue.record_retracted(receipt.judgment_id)
         self.post_message(JudgmentRetracted(receipt))
-        self.post_message(self._loaded(self.queue.open_item(receipt.item_id)))
+        self.post_message(item_loaded(self.db, self.queue, self.queue.open_item(receipt.item_id)))
 
     @work(thread=True, group="review", exit_on_error=False)
     def _edit(self, item: ItemSnapshot, edit: ItemEdit) -> None:
@@ -312,7 +289,7 @@ class ReviewScreen(Screen[None]):
             self.post_message(ActionRefused(f"edit not saved: {error}"))
         else:
             self.post_message(RevisionSaved(receipt))
-        self.post_message(self._loaded(self.queue.fetch_next()))
+        self.post_message(item_loaded(self.db, self.queue, self.queue.fetch_next()))
 
     @work(thread=True, group="guidelines", exit_on_error=False)
     def check_guidelines(self) -> None:
