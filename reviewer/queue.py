@@ -36,7 +36,7 @@ import hashlib
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
-from sqlalchemy import ColumnElement, Select, and_, case, delete, exists, func, not_, or_, select
+from sqlalchemy import ColumnElement, and_, case, delete, exists, func, not_, or_, select
 from sqlmodel import Session, col
 
 from db.engine import Database
@@ -63,14 +63,9 @@ from db.routing import WorthOrder, routing_settings, worth_order
 from db.search import known_exam_names
 from db.settings import get_int_setting
 from db.vocabulary import OPEN_STATUSES, ItemStatus, QualificationStatus, QueueOrder
+from reviewer.own_judgments import judged_items, own_judgment
 from reviewer.queue_filter import QueueError, QueueFilter
-from reviewer.queue_values import (
-    GuidelinesNews,
-    OwnJudgment,
-    QueueProgress,
-    SessionHistory,
-    own_judgment_of,
-)
+from reviewer.queue_values import GuidelinesNews, OwnJudgment, QueueProgress, SessionHistory
 
 CLAIM_TTL = timedelta(minutes=10)
 """How long an item shown to one annotator is kept from the others."""
@@ -566,42 +561,19 @@ class ReviewQueue:
         """My active judgment of the item's current revision (or of ``revision_number``;
         with ``any_revision``, my newest active judgment of any of its revisions)."""
         with self.db.session() as session:
-            query = self._own_judgments().where(col(Judgment.item_id) == item_id)
-            if any_revision:
-                query = query.order_by(col(Judgment.revision_number).desc())
-            else:
-                if revision_number is None:
-                    item = session.get(Item, item_id)
-                    if item is None:
-                        return None
-                    revision_number = item.current_revision
-                query = query.where(col(Judgment.revision_number) == revision_number)
-            row = session.execute(query).first()
-            if row is None:
-                return None
-            return own_judgment_of(*row, annotator=self.annotator)
+            return own_judgment(
+                session,
+                self.person_id,
+                self.annotator,
+                item_id,
+                revision_number,
+                any_revision=any_revision,
+            )
 
     def judged_items(self, limit: int = 500) -> list[OwnJudgment]:
         """My active judgments, newest first (for browsing what I have done)."""
         with self.db.session() as session:
-            rows = session.execute(
-                self._own_judgments()
-                .order_by(col(Judgment.created_at).desc(), col(Judgment.id).desc())
-                .limit(limit)
-            ).all()
-            return [own_judgment_of(*row, annotator=self.annotator) for row in rows]
-
-    def _own_judgments(self) -> Select[Judgment, str, str]:
-        """This annotator's active judgments, each with the key and the kind of the
-        revision it judged (the kind its answer is written in)."""
-        return (
-            select(Judgment, col(ItemRevision.key), col(ItemRevision.kind))
-            .join(ItemRevision, col(ItemRevision.id) == col(Judgment.revision_id))
-            .where(
-                col(Judgment.annotator_id) == self.person_id,
-                col(Judgment.retracted).is_(False),
-            )
-        )
+            return judged_items(session, self.person_id, self.annotator, limit)
 
     def record_submitted(self, judgment_id: int) -> None:
         self.session_judgments.append(judgment_id)
