@@ -1,6 +1,6 @@
-"""The SQLModel tables: items and their revisions, item flags, people, judgments, decisions,
-guidelines, gold items, evaluation runs, predictions, generation rejects, settings and the
-audit log.
+"""The SQLModel tables: items and their revisions, item flags, people, judgments, the keys
+people saw before judging, decisions, guidelines, gold items, evaluation runs,
+predictions, generation rejects, settings and the audit log.
 
 Nothing is ever deleted: an edit adds an ``ItemRevision``, undo retracts a
 ``Judgment`` or a ``Decision``, a changed mind is a newer ``Decision``, a new text
@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
     JSON,
+    CheckConstraint,
     Column,
     ColumnElement,
     DateTime,
@@ -69,6 +70,7 @@ __all__ = [
     "ItemRevision",
     "ItemStatus",
     "Judgment",
+    "KeyReveal",
     "Person",
     "Prediction",
     "Release",
@@ -298,6 +300,22 @@ class Claim(SQLModel, table=True):
     item_id: str = Field(foreign_key="item.id", primary_key=True)
     person_id: int = Field(foreign_key="person.id", primary_key=True)
     claimed_at: datetime = _timestamp()
+
+
+class KeyReveal(SQLModel, table=True):
+    """A person saw the key of an item revision before judging it (``db.reveals``): the
+    blind answer they gave first, and the seconds it took, stored when the key was shown.
+    The first reveal of a revision is the one kept; nobody updates or deletes one."""
+
+    __tablename__ = "key_reveal"
+    __table_args__ = (CheckConstraint("seconds >= 0", name="ck_key_reveal_seconds"),)
+
+    person_id: int = Field(foreign_key="person.id", primary_key=True)
+    item_id: str = Field(foreign_key="item.id", primary_key=True)
+    revision_number: int = Field(primary_key=True)
+    blind_answer: str = Field(max_length=32)  # canonical, as a judgment stores it
+    seconds: float = 0.0  # time spent on the item until the key was shown
+    revealed_at: datetime = _timestamp()
 
 
 class ReviewFilter(SQLModel, table=True):

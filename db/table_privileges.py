@@ -244,6 +244,19 @@ TABLES: tuple[TablePrivileges, ...] = (
             Policy("release_own_claim", "DELETE", using="person_id = vetbench_session_person_id()"),
         ),
     ),
+    # The keys each person saw before judging (db.reveals): their own rows only, read and
+    # added; nobody changes or removes one, its owner included, so the blind answer given
+    # before the key stays the one a later judgment stores (migration 0020).
+    TablePrivileges(
+        "key_reveal",
+        members=("SELECT", "INSERT"),
+        policies=(
+            Policy("read_own_reveals", "SELECT", using="person_id = vetbench_session_person_id()"),
+            Policy(
+                "record_own_reveals", "INSERT", check="person_id = vetbench_session_person_id()"
+            ),
+        ),
+    ),
     TablePrivileges("setting", leads=("INSERT", "UPDATE")),
     # Each person's last review filter (db.review_filters): their own row only.
     TablePrivileges(

@@ -30,6 +30,7 @@ __all__ = [
     "ORACLE_SCRIPT",
     "REGISTER_ACTION",
     "RETRACT_ACTION",
+    "REVEAL_ACTION",
     "REVISE_ACTION",
     "SCRIPTED_BACKEND",
     "UNDECIDED_STATUSES",
@@ -75,6 +76,9 @@ change of ``meta``, ``source_ref`` or ``language`` commits without one (``db.gua
 RETRACT_ACTION = "retract"
 """The audit action of undoing one's judgment (``vetbench undo``): on PostgreSQL a member's
 judgment is undone only with one of the same transaction naming it (``db.guards``)."""
+REVEAL_ACTION = "reveal"
+"""The audit action of seeing an item revision's key before judging it (``db.reveals``): it
+names the revision, never the blind answer, which the person's own ``key_reveal`` row holds."""
 UNDO_DECISION_ACTION = "undo-decision"
 """The audit action of undoing a decision (``vetbench undo-decision``): on PostgreSQL a
 lead's decision is undone only with one of the same transaction naming it (``db.guards``)."""

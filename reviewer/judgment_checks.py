@@ -1,7 +1,8 @@
 """What a judgment is given, and every check of it before it is stored: the verdict and
 the fields and details it needs, the seconds, an edit's text, and against the database
-the item, its revision, the answer, the duplicated item and an earlier judgment of the
-same revision.
+the item, its revision, the answer, the duplicated item, an earlier judgment of the
+same revision, and the blind answer stored when the person saw the revision's key
+(``db.reveals``): a judgment keeps that one, never an answer given after the key.
 
 The checks collect every refusal (:class:`JudgmentRefused`, with the field it is
 about) in one order, instead of stopping at the first: ``reviewer.judging`` refuses a
@@ -21,6 +22,7 @@ from db.errors import VetbenchError
 from db.items import ItemSnapshot, locked_item
 from db.models import Item, Judgment, Person
 from db.people import ensure_person, find_person
+from db.reveals import reveal_of
 from db.validation import ItemDraft, Problem, kind_change_problems, validate_draft
 from db.vocabulary import ItemKind, Verdict
 
@@ -363,6 +365,19 @@ def checked_in_database(
                     f"{person.name} already judged item {item_id} revision {item.revision} "
                     f"(verdict {earlier.verdict}); undo it first to judge again",
                     "item_id",
+                )
+            )
+    if item is not None and person is not None and blind is not None:
+        assert person.id is not None
+        seen = reveal_of(session, person.id, item_id, item.revision)
+        if seen is not None and seen.blind_answer != blind:
+            stored = format_answer(item.kind, seen.blind_answer)
+            refused.append(
+                JudgmentRefused(
+                    f"{person.name} saw the key of item {item_id} revision {item.revision} "
+                    f"after answering {stored} blind (in the review app); an answer given "
+                    f"after the key is not blind, so a judgment of it keeps {stored}",
+                    "answer",
                 )
             )
     if refused or item is None or person is None or blind is None:

@@ -8,7 +8,8 @@ written (an editor knows the key, so could not answer blind), and that no one
 else has claimed in the last ``CLAIM_TTL``.  Items that already have some
 judgments come first (to finish items), then each annotator walks the items in
 id order from their own starting point, so people working at the same time
-start in different places.
+start in different places.  An item whose key X saw without judging it yet
+(``db.reveals``) comes before all these, revealed: what was begun is finished first.
 
 Gold items (``db.gold``) are never served as ordinary items: the queue mixes
 them in at the rate ``gold_rate`` (percent of the items an annotator judges, on a
@@ -59,6 +60,7 @@ from db.models import (
 from db.people import ensure_person
 from db.qualification import never_judged_by, qualification_of
 from db.retry import retry_transient
+from db.reveals import StoredReveal, first_revealed_item, reveal_of
 from db.routing import WorthOrder, routing_settings, worth_order
 from db.search import known_exam_names
 from db.settings import get_int_setting
@@ -374,6 +376,20 @@ class ReviewQueue:
                 return found
         return None
 
+    def _first_revealed(self, session: Session, exclude: Sequence[str]) -> str | None:
+        """An open item whose key I saw and that I have not judged (``db.reveals``): it
+        comes first, revealed, so what was begun is finished (gold items come as gold)."""
+        conditions = [
+            col(Item.status).in_(self._statuses()),
+            not_(self._judged_by_me()),
+            not_(self._is_gold()),
+            *self._filter_conditions(session),
+        ]
+        if exclude:
+            conditions.append(col(Item.id).not_in(list(exclude)))
+        found = first_revealed_item(session, self.person_id, conditions)
+        return found if found is not None and self._needs_more(session, found) else None
+
     def _fetch_new_once(
         self, exclude: Sequence[str], release: str | None = None
     ) -> ItemSnapshot | None:
@@ -382,6 +398,10 @@ class ReviewQueue:
             if release is not None:
                 self._release(session, release)
             standing = qualification_of(session, self.annotator)
+            revealed = self._first_revealed(session, exclude) if standing.counts else None
+            if revealed is not None:
+                self._claim(session, revealed)
+                return get_item(session, revealed)
             trying = standing.status is QualificationStatus.IN_PROGRESS
             if trying or (standing.counts and self._gold_due(session)):
                 gold = self._first_gold_item(session, exclude, unseen=not standing.counts)
@@ -574,6 +594,12 @@ class ReviewQueue:
         """My active judgments, newest first (for browsing what I have done)."""
         with self.db.session() as session:
             return judged_items(session, self.person_id, self.annotator, limit)
+
+    def revealed_key(self, item: ItemSnapshot) -> StoredReveal | None:
+        """The key of ``item`` at the revision shown that I saw before judging it: it is
+        shown to me revealed, with the blind answer I gave then (``db.reveals``)."""
+        with self.db.session() as session:
+            return reveal_of(session, self.person_id, item.id, item.revision)
 
     def record_submitted(self, judgment_id: int) -> None:
         self.session_judgments.append(judgment_id)

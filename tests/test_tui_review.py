@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import sqlalchemy as sa
 from helpers import (
     EXPLANATION,
     judge_flawed_then_edit,
@@ -16,15 +17,17 @@ from helpers import (
     stored_judgments,
 )
 from rich.color import Color
+from sqlalchemy import text
 from sqlmodel import col, select
 from textual.content import Content
 from textual.style import Style
 from textual.widgets import Input, Static, TextArea
 from textual.widgets._footer import FooterKey
 
-from db.engine import Database
+from db.engine import ConnectionSettings, Database, open_database
 from db.models import Claim, ItemRevision
 from db.people import ensure_person
+from db.reveals import stored_reveal
 from db.vocabulary import Role
 from reviewer.tui.app import ReviewApp, make_app
 from reviewer.tui.screens.edit import EditScreen
@@ -231,9 +234,11 @@ async def test_quitting_asks_first_while_a_typed_comment_is_unsaved(one_item: Da
     async with running(make_app(one_item, "alice")) as app:
         await press(app, "d", "a", "b", "c", "enter", "c", *"abc", "escape", "q")
         assert isinstance(app.screen, ConfirmModal)
-        assert question_asked(app).startswith(
-            "You saw the key of econ:1 and gave no verdict. Its blind answer and your "
-            "comment are kept only until you quit"
+        assert question_asked(app) == (
+            "You saw the key of econ:1 and gave no verdict. Its blind answer is stored in the "
+            "database: it comes back to you revealed, with that answer, until you give one, "
+            "in the app's next session too. Quitting loses your comment: a comment is stored "
+            "only with its verdict. Quit anyway?"
         )
         await press(app, "n")  # stays, the comment kept
         assert app.is_running and app.screen is app.review_screen
@@ -287,9 +292,75 @@ async def test_an_item_left_after_its_key_was_shown_comes_back_revealed(
     )
 
 
+async def test_an_item_whose_key_was_shown_comes_back_revealed_after_quitting(
+    one_item: Database,
+) -> None:
+    """Kept in memory only, a revealed item left without a verdict came back blind in the
+    next session to someone who had seen its key, and their second "blind" answer (the
+    key, D, A, B, C) was stored as the blind one.  The blind answer is stored as the key
+    is shown; the next session brings the item back revealed with it, first."""
+    for item_id in ("econ:2", "econ:3"):
+        store_item(one_item, item_id, key="ABCD")
+    async with running(make_app(one_item, "alice")) as app:
+        screen = app.review_screen
+        assert screen.item is not None
+        first = screen.item.id
+        await press(app, "a", "b", "c", "d", "enter")
+        # Stored at the reveal, not at quitting: a kill from here on loses nothing.
+        with one_item.session() as session:
+            seen = stored_reveal(session, "alice", first, 1)
+        assert seen is not None and seen.blind_answer == "ABCD"
+        await press(app, "n", "q")
+        assert "Its blind answer is stored in the database" in question_asked(app)
+        await pilot_of(app).press("y")
+    async with running(make_app(one_item, "alice")) as app:
+        screen = app.review_screen
+        assert screen.item is not None and screen.item.id == first  # it comes first
+        assert screen.phase is Phase.REVEALED
+        assert "Your order A, B, C, D" in " ".join(screen_text(app).split())
+        await press(app, "o")
+    [judgment] = stored_judgments(one_item)
+    assert (judgment.item_id, judgment.blind_answer, judgment.verdict) == (
+        first,
+        "ABCD",
+        "no-order",
+    )
+    assert judgment.seconds >= seen.seconds
+
+
+async def test_the_key_is_not_shown_when_the_blind_answer_cannot_be_stored(
+    one_item: Database,
+) -> None:
+    """The reveal is recorded before the key is drawn: while another writer holds the
+    lock the record needs, the key stays hidden and the notice says why; Enter again,
+    once the lock is gone, shows it."""
+    url = one_item.engine.url.render_as_string(hide_password=False)
+    impatient = open_database(url, settings=ConnectionSettings(lock_timeout_s=0.5))
+    holder = sa.create_engine(url)
+    try:
+        async with running(make_app(impatient, "alice")) as app:
+            with holder.connect() as connection:
+                if holder.dialect.name == "sqlite":
+                    connection.exec_driver_sql("BEGIN IMMEDIATE")
+                else:
+                    connection.execute(text("LOCK TABLE key_reveal IN ACCESS EXCLUSIVE MODE"))
+                await press(app, "a", "b", "c", "d", "enter")
+                assert app.review_screen.phase is Phase.BLIND
+                assert "lock" in all_notices(app)  # SQLite: "is locked", PostgreSQL: "held a lock"
+                assert "Inflation comes first" not in screen_text(app)
+                connection.rollback()
+            await press(app, "enter")
+            assert app.review_screen.phase is Phase.REVEALED
+            assert "Inflation comes first" in screen_text(app)
+    finally:
+        holder.dispose()
+        impatient.dispose()
+
+
 async def test_undo_from_a_revealed_item_keeps_it_revealed(one_item: Database) -> None:
-    """``u`` on an item whose key is shown brings the undone judgment's item instead:
-    the revealed one comes back revealed afterwards, as after n, p or s."""
+    """``u`` on an item whose key is shown brings the undone judgment's item instead,
+    revealed (its key was seen): the revealed one comes back revealed afterwards, as after
+    n, p or s."""
     store_item(one_item, "econ:2", key="ABCD")
     async with running(make_app(one_item, "alice")) as app:
         screen = app.review_screen
@@ -299,8 +370,8 @@ async def test_undo_from_a_revealed_item_keeps_it_revealed(one_item: Database) -
         assert screen.item.id != first
         second = screen.item.id
         await press(app, "d", "c", "b", "a", "enter", "u")  # the second revealed, then undo
-        assert screen.item.id == first and screen.phase is Phase.BLIND
-        await press(app, "a", "b", "c", "d", "enter", "k")  # judged again: the second comes
+        assert screen.item.id == first and screen.phase is Phase.REVEALED
+        await press(app, "o")  # judged again: the second comes
         assert screen.item.id == second and screen.phase is Phase.REVEALED
         assert "Your order D, C, B, A" in " ".join(screen_text(app).split())
 
@@ -382,11 +453,18 @@ async def test_undo_retracts_and_shows_the_item_again(one_item: Database) -> Non
         await press(app, "a", "b", "c", "d", "enter", "k")
         assert app.review_screen.phase is Phase.EMPTY
         await press(app, "u")
-        assert app.review_screen.phase is Phase.BLIND
+        # Its key was seen: back revealed with the blind answer given before it (it came
+        # back blind, and the "blind" answer then given was the key, D, A, B, C).
+        assert app.review_screen.phase is Phase.REVEALED
         assert app.review_screen.item is not None and app.review_screen.item.id == "econ:1"
-        await press(app, "d", "a", "b", "c", "enter", "k")
+        text = " ".join(screen_text(app).split())
+        assert "Your order A, B, C, D" in text and "give your verdict again" in text
+        await press(app, "o")
     rows = stored_judgments(one_item)
-    assert [(j.blind_answer, j.retracted) for j in rows] == [("ABCD", True), ("DABC", False)]
+    assert [(j.blind_answer, j.verdict, j.retracted) for j in rows] == [
+        ("ABCD", "keep", True),
+        ("ABCD", "no-order", False),
+    ]
 
 
 async def test_markup_and_escapes_are_shown_literally(database: Database) -> None:

@@ -13,6 +13,7 @@ from textual.message import Message
 from db.flags import ItemFlag
 from db.gold import GoldOutcome
 from db.items import ItemSnapshot
+from db.reveals import StoredReveal
 from reviewer.judging import RetractionReceipt, RevisionReceipt
 from reviewer.queue import GuidelinesNews, OwnJudgment, QueueProgress
 
@@ -29,6 +30,7 @@ class ItemLoaded(Message):
     held: str = ""  # with no item: the items left for a more reliable colleague, if any
     authored: bool = False  # the annotator wrote the current revision: never shown blind
     flags: tuple[ItemFlag, ...] = ()  # the item revision's flags: shown only after the reveal
+    revealed: StoredReveal | None = None  # its key, seen before a verdict: shown revealed
 
 
 @dataclass
@@ -41,6 +43,7 @@ class JudgmentRetracted(Message):
     """Undo retracted the annotator's last judgment."""
 
     receipt: RetractionReceipt
+    revealed: bool = False  # its item comes back revealed: its key was seen (db.reveals)
 
 
 @dataclass

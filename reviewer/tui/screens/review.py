@@ -11,8 +11,10 @@ Phases:
 
 Database work runs in thread workers that post messages (``reviewer.tui.messages``);
 the handlers here update the widgets.  While a request is in flight further
-requests are ignored, so a double key press never submits twice.  Nothing is
-stored until the annotator completes an action: a verdict whose details are
+requests are ignored, so a double key press never submits twice.  One write runs on
+the screen's own thread: the blind answer, stored as Enter shows the key (``db.reveals``),
+so the key is never on screen unrecorded and a key typed next acts on the reveal.
+Nothing is stored until the annotator completes an action: a verdict whose details are
 asked for (other valid answers, a corrected key, the copied item, what is
 sensitive, the edit or comment of a flawed item) is stored only once they are
 given; Esc stores nothing.  A key that does nothing now says why.
@@ -38,6 +40,7 @@ from db.engine import Database
 from db.flags import ItemFlag
 from db.items import ItemSnapshot
 from db.qualification import standing_of
+from db.reveals import store_reveal
 from db.vocabulary import ItemKind, QualificationStatus, Verdict
 from reviewer.judging import (
     ItemEdit,
@@ -71,7 +74,11 @@ from reviewer.tui.screens.review_keys import (
     why_not,
 )
 from reviewer.tui.screens.review_loading import item_loaded
-from reviewer.tui.screens.review_reveals import KeptReveal, unjudged_reveals_question
+from reviewer.tui.screens.review_reveals import (
+    KeptReveal,
+    SessionReveals,
+    unjudged_reveals_question,
+)
 from reviewer.tui.timer import ActiveTimer
 from reviewer.tui.widgets.answer_builder import AnswerDraft, AnswerPanel
 from reviewer.tui.widgets.footer import KeyFooter
@@ -110,8 +117,8 @@ class ReviewScreen(Screen[None]):
         self.own: OwnJudgment | None = None
         self.draft: AnswerDraft | None = None
         self.blind_answer: str = ""
-        self.kept_reveals: dict[tuple[str, int], KeptReveal] = {}
-        """Items (id, revision) left with the key shown and no verdict, this session."""
+        self.reveals = SessionReveals()
+        """Items left with the key shown and no verdict, this session."""
         self.busy = False
         self._progress_timer: Timer | None = None
         self._welcome_due = False  # a new annotator: the guidelines open with the first item
@@ -227,8 +234,9 @@ class ReviewScreen(Screen[None]):
         """Leaving an item whose key is shown, before a verdict: it comes back revealed."""
         if self.item is not None and self.phase is Phase.REVEALED:
             comment = self.query_one(VerdictBar).comment
-            kept = KeptReveal(self.blind_answer, comment, self.timer.seconds)
-            self.kept_reveals[self.item.id, self.item.revision] = kept
+            self.reveals.leave(
+                self.item, KeptReveal(self.blind_answer, comment, self.timer.seconds)
+            )
 
     @work(thread=True, group="review", exit_on_error=False)
     def _load(self, operation: Callable[[ReviewQueue], ItemSnapshot | None], note: str) -> None:
@@ -275,8 +283,9 @@ class ReviewScreen(Screen[None]):
             self.post_message(ActionRefused(str(error)))
             return
         self.queue.record_retracted(receipt.judgment_id)
-        self.post_message(JudgmentRetracted(receipt))
-        self.post_message(item_loaded(self.db, self.queue, self.queue.open_item(receipt.item_id)))
+        loaded = item_loaded(self.db, self.queue, self.queue.open_item(receipt.item_id))
+        self.post_message(JudgmentRetracted(receipt, revealed=loaded.revealed is not None))
+        self.post_message(loaded)
 
     @work(thread=True, group="review", exit_on_error=False)
     def _edit(self, item: ItemSnapshot, edit: ItemEdit) -> None:
@@ -350,7 +359,7 @@ class ReviewScreen(Screen[None]):
                 view.mark_against_key(answer, item.key)
                 self.phase = Phase.JUDGED
             else:
-                kept = self.kept_reveals.pop((item.id, item.revision), None)
+                kept = self.reveals.resume(item, message.revealed)
                 self.query_one(VerdictBar).allow_no_order(item.kind is ItemKind.ORDERING)
                 self.query_one(VerdictBar).set_comment(kept.comment if kept else "")
                 self.timer.start(kept.seconds if kept else 0.0)
@@ -358,7 +367,7 @@ class ReviewScreen(Screen[None]):
                     self.draft = AnswerDraft(item.kind, item.labels)
                     self.query_one(AnswerPanel).show(self.draft)
                     self.phase = Phase.BLIND
-                else:  # its key was shown: never blind again
+                else:  # its key was shown (and stored): never blind again
                     self.draft = None
                     self._reveal(item, kept.blind_answer)
             if previous is None or _key_shape(previous) != _key_shape(item):
@@ -409,7 +418,8 @@ class ReviewScreen(Screen[None]):
             self.query_one(ProgressLine).show_note(f"↶ {receipt.describe()}")
             notify_literally(self, receipt.describe(), title="Undone", timeout=10)
         else:
-            self.query_one(ProgressLine).show_note(f"↶ {receipt.describe()}: answer it again")
+            again = "give your verdict again" if message.revealed else "answer it again"
+            self.query_one(ProgressLine).show_note(f"↶ {receipt.describe()}: {again}")
 
     def on_revision_saved(self, message: RevisionSaved) -> None:
         receipt = message.receipt
@@ -498,7 +508,17 @@ class ReviewScreen(Screen[None]):
         except AnswerError as error:
             notify_literally(self, str(error), severity="warning")
             return
-        self._reveal(self.item, self.blind_answer)
+        # Showing the key is the annotator's own act (Enter) and ends their blindness: the
+        # answer is stored now, before the key is drawn, so no crash after it is lost.  On
+        # this thread: a key typed right after Enter (k, c) lands on the reveal.
+        try:
+            seen = store_reveal(
+                self.db, self.queue.annotator, self.item, self.blind_answer, self.timer.seconds
+            )
+        except Exception as error:  # the app's rule: an expected one is a notice (expected.py)
+            show_expected_error(self, error, title="Key not shown")
+            return
+        self._reveal(self.item, seen.blind_answer)
 
     def _reveal(self, item: ItemSnapshot, blind_answer: str) -> None:
         self.blind_answer = blind_answer
@@ -510,14 +530,12 @@ class ReviewScreen(Screen[None]):
         self.query_one(VerdictBar).edit_comment()
 
     def quit_question(self) -> str | None:
-        """An item whose key was shown, with no verdict yet, is kept only for the session
-        (its blind answer, its typed comment): quitting asks first."""
-        unjudged = [item_id for item_id, _revision in self.kept_reveals]
-        comment = ""
+        """Items whose key was shown, with no verdict yet: quitting names them and says
+        what is kept (their blind answers, stored) and what is lost (typed comments)."""
+        waiting = self.reveals.waiting()
         if self.item is not None and self.phase is Phase.REVEALED:
-            unjudged.insert(0, self.item.id)
-            comment = self.query_one(VerdictBar).comment
-        return unjudged_reveals_question(unjudged, comment)
+            waiting.insert(0, (self.item.id, self.query_one(VerdictBar).comment))
+        return unjudged_reveals_question(waiting)
 
     def action_leave_comment(self) -> None:
         self.query_one(ItemView).focus()

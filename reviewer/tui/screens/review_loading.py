@@ -1,6 +1,6 @@
 """What the review screen is given with each item, read in its worker: the item with the
-annotator's own judgment of it and its flags, or, with no item, why the queue serves
-none (``reviewer.tui.messages.ItemLoaded``)."""
+annotator's own judgment of it, its flags and the key of it they saw before a verdict,
+or, with no item, why the queue serves none (``reviewer.tui.messages.ItemLoaded``)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,9 @@ def item_loaded(
     worker: it asks the database).  An item whose current revision they wrote is never
     shown blind: it comes with their judgment of the revision they saw.
 
-    The item's flags travel with it but stay off the screen until the reveal."""
+    The item's flags travel with it but stay off the screen until the reveal.  An item
+    whose key they saw and have not judged since comes with that reveal (``db.reveals``):
+    it is shown revealed, never blind again."""
     if item is None:
         return ItemLoaded(
             None,
@@ -35,4 +37,5 @@ def item_loaded(
     if own is None and queue.wrote_current_revision(item):
         own = queue.own_judgment(item.id, any_revision=True)
         return ItemLoaded(item, own, note, authored=True, flags=flags)
-    return ItemLoaded(item, own, note, flags=flags)
+    revealed = queue.revealed_key(item) if own is None else None
+    return ItemLoaded(item, own, note, flags=flags, revealed=revealed)

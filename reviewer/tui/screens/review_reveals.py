@@ -1,11 +1,14 @@
-"""Items left with their key shown and no verdict: kept for the session, never blind again.
+"""Items whose key was shown and that have no verdict yet: never blind again.
 
-A blind answer is given before the key is seen.  Moving on from the reveal (next,
-previous, skip, jump, a filter, the judged list) before giving a verdict dropped the
-blind answer and the typed comment, and the item came back blind to someone who had
-seen its key.  It now comes back revealed, with both and the seconds spent on it, for
-the rest of the session.  They live in memory only (a judgment is stored with its
-verdict), so quitting while any is waiting asks first.
+A blind answer is given before the key is seen.  The review screen shows the key only
+once the blind answer is stored with the seconds spent (``db.reveals``), and until a
+verdict the item comes back revealed with that answer: after ``n``, ``s``, ``p``, ``j``,
+a filter or the judged list, and in any later session.  What the database does not hold
+before the verdict is the comment typed after the reveal (a comment is stored with its
+verdict) and the seconds spent since: :class:`SessionReveals` keeps both for the
+session, so an item left comes back as it was left.  Quitting while any such item
+waits names them, says that their blind answers are stored, and which typed comments
+quitting loses.
 """
 
 from __future__ import annotations
@@ -13,9 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from db.items import ItemSnapshot
+from db.reveals import StoredReveal
 from db.words import counted
 
-__all__ = ["KeptReveal", "unjudged_reveals_question"]
+__all__ = ["KeptReveal", "SessionReveals", "unjudged_reveals_question"]
 
 NAMED = 3
 """Items named in the question; the rest are counted."""
@@ -23,29 +28,63 @@ NAMED = 3
 
 @dataclass(frozen=True)
 class KeptReveal:
-    """What an item left with its key shown brings back when it is shown again."""
+    """What an item whose key was shown brings back when it is shown again."""
 
     blind_answer: str
     comment: str
     seconds: float
 
 
-def unjudged_reveals_question(item_ids: Sequence[str], comment: str) -> str | None:
-    """What to ask before quitting while ``item_ids`` (the one on screen first) were
-    revealed and have no verdict, ``comment`` typed on the one on screen; None when
-    none is waiting."""
-    if not item_ids:
+class SessionReveals:
+    """The items of this session left with their key shown and no verdict, each by
+    (id, revision) with the comment typed and the seconds spent on it."""
+
+    def __init__(self) -> None:
+        self._left: dict[tuple[str, int], KeptReveal] = {}
+
+    def leave(self, item: ItemSnapshot, kept: KeptReveal) -> None:
+        self._left[item.id, item.revision] = kept
+
+    def resume(self, item: ItemSnapshot, stored: StoredReveal | None) -> KeptReveal | None:
+        """How ``item`` comes back, its key seen (``stored``) or not: as it was left in
+        this session, else as stored (the stored blind answer either way); None: blind."""
+        left = self._left.pop((item.id, item.revision), None)
+        if stored is None:
+            return left
+        if left is None:
+            return KeptReveal(stored.blind_answer, "", stored.seconds)
+        return KeptReveal(stored.blind_answer, left.comment, left.seconds)
+
+    def waiting(self) -> list[tuple[str, str]]:
+        """(item id, comment typed) of each item left, in the order they were left."""
+        return [(item_id, kept.comment) for (item_id, _revision), kept in self._left.items()]
+
+
+def unjudged_reveals_question(waiting: Sequence[tuple[str, str]]) -> str | None:
+    """What to ask before quitting while the items in ``waiting`` (id and comment typed,
+    the one on screen first) were revealed and have no verdict; None when none waits."""
+    if not waiting:
         return None
+    ids = [item_id for item_id, _comment in waiting]
+    one = len(ids) == 1
+    question = f"You saw the key of {_named(ids)} and gave no verdict. " + (
+        "Its blind answer is stored in the database: it comes back to you revealed, with "
+        "that answer, until you give one, in the app's next session too."
+        if one
+        else "Their blind answers are stored in the database: they come back to you "
+        "revealed, with those answers, until you give verdicts, in the app's next "
+        "session too."
+    )
+    commented = [item_id for item_id, comment in waiting if comment.strip()]
+    if commented:
+        whose = "your comment" if one else f"your comment on {_named(commented)}"
+        question += f" Quitting loses {whose}: a comment is stored only with its verdict."
+    return question + " Quit anyway?"
+
+
+def _named(item_ids: Sequence[str]) -> str:
+    """``a, b, c and 2 more items``."""
     named = ", ".join(item_ids[:NAMED])
     if len(item_ids) > NAMED:
         named += f" and {counted(len(item_ids) - NAMED, 'more item')}"
-    one = len(item_ids) == 1
-    kept = "Its blind answer" if one else "Their blind answers"
-    if comment.strip():
-        kept += " and your comment"
-    verb = "is" if kept == "Its blind answer" else "are"
-    return (
-        f"You saw the key of {named} and gave no verdict. {kept} {verb} kept only until you "
-        f"quit; after that {'it' if one else 'they'} would be shown to you blind again. "
-        "Quit anyway?"
-    )
+    return named

@@ -1,0 +1,157 @@
+"""The key a person saw before judging (db.reveals): stored when the key is shown, served
+first and revealed in any later session, and the blind answer every judgment path
+stores; on PostgreSQL each member's own, which nobody changes.  (The review app's side:
+tests/test_tui_review.py.)"""
+
+# ruff: noqa: F811  (tests take the fixture `team` imported from test_privileges)
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from helpers import run_cli, store_item, store_person, stored_judgments
+from test_privileges import Team, raw, team  # noqa: F401  (team: the fixture)
+
+from db.audit import read_audit
+from db.engine import Database, open_database
+from db.items import ItemSnapshot, get_item
+from db.reveals import StoredReveal, store_reveal, stored_reveal
+from db.vocabulary import REVEAL_ACTION
+from reviewer.judging import ItemEdit, edit_item, retract_last_judgment, submit_judgment
+from reviewer.queue import ReviewQueue
+
+
+@pytest.fixture
+def three(database: Database) -> Database:
+    """Ordering items o:1, o:2, o:3 (key DABC); alice and bob."""
+    for item_id in ("o:1", "o:2", "o:3"):
+        store_item(database, item_id, key="DABC")
+    for name in ("alice", "bob"):
+        store_person(database, name)
+    return database
+
+
+def item(db: Database, item_id: str) -> ItemSnapshot:
+    with db.session() as session:
+        found = get_item(session, item_id)
+    assert found is not None
+    return found
+
+
+def item_of(served: ItemSnapshot | None) -> str:
+    assert served is not None
+    return served.id
+
+
+def reveal(db: Database, who: str, item_id: str, answer: str = "ABCD") -> StoredReveal:
+    return store_reveal(db, who, item(db, item_id), answer, 7.5)
+
+
+def test_the_first_reveal_of_a_revision_is_the_one_kept(three: Database) -> None:
+    first = reveal(three, "alice", "o:1", "a, b, c, d")
+    assert (first.blind_answer, first.seconds) == ("ABCD", 7.5)  # canonical, as a judgment
+    assert reveal(three, "alice", "o:1", "DABC") == first  # a second one changes nothing
+    with three.session() as session:
+        assert stored_reveal(session, "alice", "o:1", 1) == first
+        assert stored_reveal(session, "bob", "o:1", 1) is None  # another person's own
+        events = read_audit(session, actions=[REVEAL_ACTION])
+    # One event per reveal, naming the revision, never the answer (every member reads it).
+    assert [(e.actor, e.target, e.changes) for e in events] == [("alice", "o:1", {"revision": 1})]
+
+
+def test_a_revealed_item_comes_first_in_a_later_queue_until_it_is_judged(
+    three: Database,
+) -> None:
+    walk = ReviewQueue(three, "alice")
+    last = [item_of(walk.skip()) for _ in range(3)][-1]  # the one a queue serves last
+    reveal(three, "alice", last)
+    queue = ReviewQueue(three, "alice")  # a later session
+    served = queue.fetch_next()
+    assert served is not None and served.id == last
+    assert queue.revealed_key(served) == reveal(three, "alice", last)
+    assert ReviewQueue(three, "bob").fetch_next() is not None  # bob's queue: as before
+    submit_judgment(
+        three, "alice", last, revision_number=1, blind_answer="ABCD", verdict="no-order"
+    )
+    again = ReviewQueue(three, "alice").fetch_next()
+    assert again is not None and again.id != last  # judged: its reveal no longer counts
+    retract_last_judgment(three, "alice")  # undone: the key was seen all the same
+    back = ReviewQueue(three, "alice").fetch_next()
+    assert back is not None and back.id == last
+
+
+def test_a_new_revision_is_a_new_question(three: Database) -> None:
+    reveal(three, "alice", "o:1")
+    edit_item(three, "bob", "o:1", ItemEdit(key="ABCD", note="the key was wrong"))
+    queue = ReviewQueue(three, "alice")
+    revised = item(three, "o:1")
+    assert revised.revision == 2 and queue.revealed_key(revised) is None
+    # Its revision 2 is judged blind, with any answer.
+    receipt = submit_judgment(
+        three, "alice", "o:1", revision_number=2, blind_answer="DCBA", verdict="keep"
+    )
+    assert receipt.blind_answer == "DCBA"
+
+
+def test_judge_keeps_the_blind_answer_given_before_the_key(three: Database, tmp_path: Path) -> None:
+    reveal(three, "alice", "o:1")  # alice answered A, B, C, D, then saw the key D, A, B, C
+    refused = run_cli(
+        three, "judge", "o:1", "--as", "alice", "--answer", "DABC", "--verdict", "keep"
+    )
+    assert refused.exit_code == 1
+    assert (
+        "alice saw the key of item o:1 revision 1 after answering A, B, C, D blind (in the "
+        "review app); an answer given after the key is not blind, so a judgment of it "
+        "keeps A, B, C, D"
+    ) in " ".join(refused.output.split())
+    batch = tmp_path / "alice.jsonl"
+    rows = [{"item_id": "o:1", "answer": "DABC", "verdict": "keep"}]
+    batch.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    from_file = run_cli(three, "judge", "--from", str(batch), "--as", "alice")
+    assert from_file.exit_code == 1
+    assert "line 1: answer: alice saw the key of item o:1" in " ".join(from_file.output.split())
+    assert stored_judgments(three) == []
+    # bob saw no key: his answer is his own
+    kept = run_cli(three, "judge", "o:1", "--as", "bob", "--answer", "DABC", "--verdict", "keep")
+    assert kept.exit_code == 0, kept.output
+    saved = run_cli(three, "judge", "o:1", "--as", "alice", "--answer", "ABCD", "--verdict", "keep")
+    assert saved.exit_code == 0, saved.output
+    assert [(j.blind_answer, j.verdict) for j in stored_judgments(three)] == [
+        ("DABC", "keep"),
+        ("ABCD", "keep"),
+    ]
+
+
+REVEAL_SQL = (
+    "INSERT INTO key_reveal (person_id, item_id, revision_number, blind_answer, seconds, "
+    "revealed_at) VALUES (:person, 'o:1', 1, :answer, 0, now())"
+)
+
+
+@pytest.mark.postgres
+def test_a_member_reads_and_writes_only_their_own_reveals(team: Team) -> None:
+    alice, bob = team.url(team.alice), team.url(team.bob)
+    alice_id, bob_id = team.person_id(team.alice), team.person_id(team.bob)
+    # vetbench's own path, as alice's login
+    as_alice = open_database(alice)
+    try:
+        kept = reveal(as_alice, team.alice, "o:1")
+    finally:
+        as_alice.dispose()
+    # Planted in bob's name, bob's next judgment would store it as his blind answer.
+    with pytest.raises(sa.exc.ProgrammingError, match="row-level security"):
+        raw(alice, REVEAL_SQL, person=bob_id, answer="DABC")
+    for change in (
+        "UPDATE key_reveal SET blind_answer = 'DABC'",  # her own answer, after the key
+        "DELETE FROM key_reveal",  # to answer "blind" again
+    ):
+        with pytest.raises(sa.exc.ProgrammingError, match="permission denied"):
+            raw(alice, change)
+    raw(bob, REVEAL_SQL, person=bob_id, answer="BCDA")
+    # Each reads only their own: nobody reads another's answer before its verdict.
+    mine = "SELECT person_id, blind_answer FROM key_reveal ORDER BY person_id"
+    assert raw(alice, mine).all() == [(alice_id, kept.blind_answer)]
+    assert raw(bob, mine).all() == [(bob_id, "BCDA")]
+    assert raw(team.owner_url, mine).all() == [(alice_id, "ABCD"), (bob_id, "BCDA")]
