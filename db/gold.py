@@ -232,6 +232,11 @@ def add_gold(
 ) -> GoldView:
     """Mark ``item_id``'s current revision as gold (leads only), with an audit event.
 
+    Any item but a rejected one may be gold: a rejected item is never served as gold
+    (``serving_gold``), so marking one is refused.  An item still under review may be
+    (a gold item's own judgments are calibration judgments, never counted in its status),
+    and so may an approved one.
+
     Either ``verdict`` and ``answer`` are given (the verdict keep alone: its answer can
     only be the key), or ``from_approved`` takes them from the item's approval of this
     revision (keep, the approved key).  The caller commits.
@@ -240,6 +245,12 @@ def add_gold(
     item = get_item(session, item_id)
     if item is None:
         raise GoldError(f"there is no item '{item_id}'")
+    if item.status == ItemStatus.REJECTED.value:
+        raise GoldError(
+            f"item {item_id} is rejected (a lead's decision on revision {item.revision}): a "
+            "rejected item is never served as gold; mark another item, or decide this one "
+            "again first"
+        )
     if from_approved:
         if verdict is not None or answer is not None:
             raise GoldError("--from-approved takes the verdict and answer from the approval")

@@ -256,3 +256,22 @@ async def test_f2_shows_each_annotators_gold_accuracy(project: Database) -> None
 def test_gold_add_refuses_a_second_active_gold(project: Database) -> None:
     with pytest.raises(GoldError, match="is gold already"), project.transaction() as session:
         add_gold(session, "lea", "g:1", verdict="keep", answer="ABCD")
+
+
+def test_a_rejected_item_is_refused_as_gold_and_undecided_or_approved_ones_are_not(
+    project: Database,
+) -> None:
+    decide_items(project, ["o:1"], "rejected")
+    decide_items(project, ["o:2"], "approved")
+    refused = run_cli(project, "gold", "add", "o:1", "--verdict", "keep", "--as", "lea")
+    assert refused.exit_code == 1
+    assert refused.output.strip().splitlines() == [
+        "error: item o:1 is rejected (a lead's decision on revision 1): a rejected item is "
+        "never served as gold; mark another item, or decide this one again first"
+    ]
+    assert list_gold_now(project) == ["g:1", "g:2"]
+    decide_items(project, ["o:4"], "conflict")
+    for item_id in ("o:2", "o:3", "o:4"):  # approved, pending, in conflict
+        added = run_cli(project, "gold", "add", item_id, "--verdict", "keep", "--as", "lea")
+        assert added.exit_code == 0, added.output
+    assert list_gold_now(project) == ["g:1", "g:2", "o:2", "o:3", "o:4"]
