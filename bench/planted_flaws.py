@@ -47,8 +47,9 @@ sys.path.insert(0, str(ROOT))
 from db.answers import LETTERS, format_answer  # noqa: E402
 from db.canonical_text import item_text  # noqa: E402
 from db.engine import Database, open_database  # noqa: E402
+from db.flag_recompute import recompute_flags  # noqa: E402
 from db.flag_rules import RevisionText, text_findings  # noqa: E402
-from db.flags import ItemFlag, current_flags, recompute_flags  # noqa: E402
+from db.flags import ItemFlag, current_flags  # noqa: E402
 from db.formats.cflue import TASK_KINDS, parse_choices  # noqa: E402
 from db.importer import import_files  # noqa: E402
 from db.items import iter_items  # noqa: E402

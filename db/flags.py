@@ -12,8 +12,10 @@ The vocabulary is ``db.vocabulary.FlagName``; the text rules are ``db.flag_rules
 - :func:`refresh_model_flags` turns evaluation runs into ``model-disagrees`` flags
   (source ``model``): at least two models agree on one answer other than the key.
 - :func:`record_flags` stores flags from elsewhere (``vetbench check``: source ``check``).
-- :func:`recompute_flags` brings every current revision's automatic and model flags
-  up to date (after the rules changed; the migration that added flags runs it).
+- ``db.flag_recompute.recompute_flags`` brings every current revision's automatic and
+  model flags up to date (after the rules changed; the migration that added flags runs
+  it); ``db.copy_flags`` writes a copy's ``duplicate`` flag again when its original is
+  revised.
 
 Flags are hints with evidence, never verdicts: nothing here changes an item's
 status.  Reading: :func:`current_flags`, :func:`revision_flags`, :func:`flag_counts`
@@ -33,12 +35,11 @@ from sqlalchemy import bindparam, delete, insert, select, text, update
 from sqlmodel import Session, col
 
 from db.answers import format_answer
-from db.audit import record_audit
 from db.bulk_reads import id_chunks
 from db.canonical_text import item_text
 from db.dedup import near_duplicates
 from db.differences import ItemText, describe_differences
-from db.flag_rules import FlagFinding, RevisionText, text_findings
+from db.flag_rules import FlagFinding, text_findings
 from db.json_types import JsonObject
 from db.model_answers import model_answers
 from db.models import Item, ItemRevision, StoredFlag, is_current_revision, utcnow
@@ -51,7 +52,6 @@ from db.stored_flags import (
     flag_counts,
     flag_json,
     flagged_condition,
-    malformed_flag_ids,
     revision_flags,
 )
 from db.text_sources import InMemoryTexts, JoinedTexts
@@ -65,16 +65,24 @@ __all__ = [
     "ItemFlag",
     "all_current_flags",
     "flag_json",
-    "RecomputeReport",
     "check_duplicates",
     "current_flags",
+    "current_text_columns",
+    "current_texts",
+    "delete_flags",
+    "duplicate_finding",
+    "duplicate_threshold",
+    "flag_row",
+    "insert_flags",
+    "replace_changed",
+    "stored_by_revision",
+    "text_choices",
     "flag_counts",
     "flag_revisions",
     "lock_flags",
     "flagged_condition",
     "record_duplicates",
     "record_flags",
-    "recompute_flags",
     "refresh_model_flags",
     "revision_flags",
     "stored_texts",
@@ -93,9 +101,12 @@ class DuplicateLink:
     of: str
     similarity: float | None
     stated: bool = False  # the item file said so (a vetbench JSONL record)
+    # ``of`` was edited since and its new text no longer nearly repeats the item's
+    # (``similarity``: the two now; ``db.copy_flags``): the item copied an earlier text
+    apart: bool = False
 
 
-def _flag_row(
+def flag_row(
     item_id: str, revision: int, finding: FlagFinding, source: FlagSource, now: datetime
 ) -> dict[str, Any]:
     return {
@@ -114,7 +125,7 @@ _FLAG_LOCK = 0x76657462  # "vetb": the advisory lock every writer of flags takes
 def lock_flags(session: Session, *, alone: bool = False) -> None:
     """PostgreSQL: take the flag writers' advisory lock until the transaction ends, shared
     by writers that add flags (imports, edits, generation, checks), ``alone`` by
-    :func:`recompute_flags`, which would otherwise read an import's items before it
+    ``db.flag_recompute.recompute_flags``, which would otherwise read an import's items before it
     commits and its flags after, and remove them as stale.  SQLite serialises writers."""
     connection = session.connection()
     if connection.dialect.name == "postgresql":
@@ -122,7 +133,7 @@ def lock_flags(session: Session, *, alone: bool = False) -> None:
         connection.execute(text(f"SELECT {function}(:key)"), {"key": _FLAG_LOCK})
 
 
-def _insert(session: Session, rows: list[dict[str, Any]]) -> None:
+def insert_flags(session: Session, rows: list[dict[str, Any]]) -> None:
     if rows:
         lock_flags(session)
     for start in range(0, len(rows), _BATCH):
@@ -144,11 +155,11 @@ def flag_revisions(
     """
     now = utcnow()
     rows = [
-        _flag_row(revision.item_id, revision.number, finding, FlagSource.AUTO, now)
+        flag_row(revision.item_id, revision.number, finding, FlagSource.AUTO, now)
         for revision in revisions
         for finding in text_findings(revision.text)
     ]
-    _insert(session, rows)
+    insert_flags(session, rows)
     if duplicates:
         session.flush()
         current = [revision.item_id for revision in revisions]
@@ -168,8 +179,7 @@ def stored_texts(session: Session, *, batch_size: int = 5000) -> Iterator[list[t
     )
     for rows in session.execute(query).partitions():
         yield [
-            (item_id, item_text(prompt, _text_choices(choices)))
-            for item_id, prompt, choices in rows
+            (item_id, item_text(prompt, text_choices(choices))) for item_id, prompt, choices in rows
         ]
 
 
@@ -177,15 +187,15 @@ def check_duplicates(
     session: Session, item_ids: Collection[str], *, threshold: float | None = None
 ) -> int:
     """Check the current text of ``item_ids`` against the items created before them (and
-    against each other, in creation order), as :func:`recompute_flags` checks every item:
+    against each other, in creation order), as ``recompute_flags`` checks every item:
     of two near-copies the later is the copy, whichever was edited.  Link and flag those
     that nearly repeat one; items checked that repeat nothing lose a link they had.
-    Returns how many were flagged.  (A copy of an edited item keeps its flag as it was,
-    as a recompute leaves it while the two stay alike: the flag is its revision's.)"""
+    Returns how many were flagged.  (The copies of an edited item are compared with its
+    new text apart: ``db.copy_flags``.)"""
     if not item_ids:
         return 0
     wanted = set(item_ids)
-    limit = _threshold(session, threshold)
+    limit = duplicate_threshold(session, threshold)
     new_ids: list[str] = []
     new_texts: list[str] = []
     # The other items' texts go to disk: one edit in a database of a million items
@@ -214,20 +224,20 @@ def check_duplicates(
     return len(links)
 
 
-def _text_choices(choices: object) -> dict[str, str]:
+def text_choices(choices: object) -> dict[str, str]:
     """A revision's choices as label -> text (as stored: a JSON object of strings)."""
     if not isinstance(choices, dict):
         return {}
     return {str(label): str(text) for label, text in choices.items()}
 
 
-def _threshold(session: Session, threshold: float | None) -> float:
+def duplicate_threshold(session: Session, threshold: float | None) -> float:
     return float(
         threshold if threshold is not None else get_setting(session, "duplicate_threshold")
     )
 
 
-def _current_text_columns() -> tuple[Any, ...]:
+def current_text_columns() -> tuple[Any, ...]:
     """The columns naming an item and the text of its current revision; queries
     select them joined on ``is_current_revision()``."""
     return (
@@ -240,24 +250,33 @@ def _current_text_columns() -> tuple[Any, ...]:
     )
 
 
-def _current_texts(session: Session, item_ids: Iterable[str]) -> dict[str, tuple[int, ItemText]]:
+def current_texts(session: Session, item_ids: Iterable[str]) -> dict[str, tuple[int, ItemText]]:
     """Each item's current revision number and text, for explaining duplicates."""
     found: dict[str, tuple[int, ItemText]] = {}
     for chunk in id_chunks(sorted(set(item_ids))):
         rows = session.execute(
-            select(*_current_text_columns())
+            select(*current_text_columns())
             .join(ItemRevision, is_current_revision())
             .where(col(Item.id).in_(chunk))
         )
         for item_id, kind, revision, prompt, choices, key in rows:
-            found[item_id] = (revision, ItemText(kind, prompt, _text_choices(choices), key))
+            found[item_id] = (revision, ItemText(kind, prompt, text_choices(choices), key))
     return found
 
 
 def duplicate_finding(
-    link: DuplicateLink, copy: ItemText, original: ItemText | None
+    link: DuplicateLink, copy: ItemText, original: ItemText | None, of_revision: int = 0
 ) -> FlagFinding:
-    """The ``duplicate`` flag of ``link``: which item, how similar, what differs."""
+    """The ``duplicate`` flag of ``link``: which item, how similar, what differs (from
+    ``of``'s text now, at revision ``of_revision``)."""
+    if link.apart:
+        return FlagFinding(
+            FlagName.DUPLICATE,
+            f"copied an earlier text of {link.of}, which was edited (revision {of_revision}) "
+            f"and no longer nearly repeats it ({link.similarity or 0:.0f}% similar); a lead's "
+            "`vetbench flags recompute` takes this flag back",
+            {"of": link.of, "similarity": link.similarity, "differences": [], "apart": True},
+        )
     differences = describe_differences(copy, original) if original is not None else ()
     similar = (
         f"{link.similarity:.0f}% similar" if link.similarity is not None else "similarity not given"
@@ -288,7 +307,7 @@ def record_duplicates(
     lose the link they had.  With ``replace``, duplicate flags already on those
     revisions are removed first (recomputing)."""
     lock_flags(session)
-    texts = _current_texts(session, [link.item_id for link in links] + [link.of for link in links])
+    texts = current_texts(session, [link.item_id for link in links] + [link.of for link in links])
     now = utcnow()
     rows: list[dict[str, Any]] = []
     link_rows: list[dict[str, Any]] = []
@@ -296,23 +315,23 @@ def record_duplicates(
         if link.item_id not in texts:
             continue
         revision, copy = texts[link.item_id]
-        original = texts.get(link.of)
-        finding = duplicate_finding(link, copy, original[1] if original else None)
-        rows.append(_flag_row(link.item_id, revision, finding, FlagSource.AUTO, now))
+        of_revision, original = texts.get(link.of, (0, None))
+        finding = duplicate_finding(link, copy, original, of_revision)
+        rows.append(flag_row(link.item_id, revision, finding, FlagSource.AUTO, now))
         link_rows.append({"b_id": link.item_id, "b_of": link.of, "b_similarity": link.similarity})
     link_rows += [{"b_id": item_id, "b_of": None, "b_similarity": None} for item_id in unlinked]
     if replace:
-        _delete_flags(
+        delete_flags(
             session,
             [(row["item_id"], row["revision_number"]) for row in rows]
             + [
                 (item_id, revision)
-                for item_id, (revision, _) in _current_texts(session, unlinked).items()
+                for item_id, (revision, _) in current_texts(session, unlinked).items()
             ],
             names=[FlagName.DUPLICATE],
             source=FlagSource.AUTO,
         )
-    _insert(session, rows)
+    insert_flags(session, rows)
     statement = (
         update(Item)
         .where(col(Item.id) == bindparam("b_id"))
@@ -342,11 +361,11 @@ def record_flags(
     }
     new = [finding for finding in findings if (finding.name, finding.summary) not in have]
     now = utcnow()
-    _insert(session, [_flag_row(item_id, revision, finding, source, now) for finding in new])
+    insert_flags(session, [flag_row(item_id, revision, finding, source, now) for finding in new])
     return new
 
 
-def _delete_flags(
+def delete_flags(
     session: Session,
     revisions: Sequence[tuple[str, int]],
     *,
@@ -424,12 +443,12 @@ def refresh_model_flags(session: Session) -> tuple[int, int]:
     """Bring the ``model-disagrees`` flags of source ``model`` in line with the evaluation
     runs; returns (added, removed)."""
     wanted = _model_findings(session)
-    stored = _stored_by_revision(session, FlagSource.MODEL)
+    stored = stored_by_revision(session, FlagSource.MODEL)
     by_revision = {key: [finding] for key, finding in wanted.items()}
-    return _replace_changed(session, by_revision, stored, FlagSource.MODEL)
+    return replace_changed(session, by_revision, stored, FlagSource.MODEL)
 
 
-def _stored_by_revision(
+def stored_by_revision(
     session: Session, source: FlagSource, *, names: Sequence[FlagName] | None = None
 ) -> dict[tuple[str, int], list[tuple[str, str]]]:
     """Stored flags of one source on current revisions: (name, summary) per revision."""
@@ -454,7 +473,7 @@ def _stored_by_revision(
     return stored
 
 
-def _replace_changed(
+def replace_changed(
     session: Session,
     wanted: dict[tuple[str, int], list[FlagFinding]],
     stored: dict[tuple[str, int], list[tuple[str, str]]],
@@ -472,183 +491,12 @@ def _replace_changed(
     removed = sum(len(stored.get(key, [])) for key in changed)
     stale = [key for key in changed if stored.get(key)]
     if stale:
-        _delete_flags(session, stale, names=names, source=source)
+        delete_flags(session, stale, names=names, source=source)
     now = utcnow()
     rows = [
-        _flag_row(item_id, revision, finding, source, now)
+        flag_row(item_id, revision, finding, source, now)
         for item_id, revision in changed
         for finding in wanted.get((item_id, revision), [])
     ]
-    _insert(session, rows)
+    insert_flags(session, rows)
     return len(rows), removed
-
-
-# --- recomputing -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RecomputeReport:
-    """What :func:`recompute_flags` changed: flags added and removed, by flag name."""
-
-    revisions: int  # current revisions looked at
-    added: int
-    removed: int
-    by_flag: dict[str, int]  # items whose current revision has each flag, afterwards
-
-    def to_json(self) -> JsonObject:
-        return {
-            "revisions": self.revisions,
-            "added": self.added,
-            "removed": self.removed,
-            "by_flag": {**self.by_flag},
-        }
-
-
-_TEXT_FLAGS = (
-    FlagName.NEEDS_MEDIA,
-    FlagName.HTML,
-    FlagName.KEY_MISMATCH,
-    FlagName.ORDER_LEAK,
-    FlagName.SAME_CHOICES,
-)
-
-
-_KNOWN_KINDS = frozenset(kind.value for kind in ItemKind)  # a hand-made row may hold another
-
-
-def _stored_text_findings(text: RevisionText) -> list[FlagFinding]:
-    """The text rules' findings on a stored revision; none for a hand-made row of a kind
-    vetbench does not know (vetbench itself stores only known kinds)."""
-    return text_findings(text) if text.kind in _KNOWN_KINDS else []
-
-
-def _every_current_text(session: Session) -> Iterator[tuple[str, int, RevisionText]]:
-    """Every item's current revision as the text rules read it: (item, revision number,
-    text), the oldest item first (the order near-duplicates are found in)."""
-    query = (
-        select(*_current_text_columns(), col(ItemRevision.explanation))
-        .join(ItemRevision, is_current_revision())
-        .order_by(col(Item.created_at), col(Item.id))
-    )
-    for item_id, kind, revision, prompt, choices, key, explanation in session.execute(query):
-        yield (
-            item_id,
-            revision,
-            RevisionText(kind, prompt, _text_choices(choices), key, explanation),
-        )
-
-
-def recompute_flags(
-    session: Session,
-    actor: str,
-    *,
-    threshold: float | None = None,
-    models: bool = True,
-) -> RecomputeReport:
-    """Recompute the automatic flags of every item's current revision (and, with
-    ``models``, the model flags); revisions whose flags are unchanged are left alone.
-    Flags from ``vetbench check`` are kept; rows vetbench did not write are removed
-    (``db.stored_flags``).  One audit event records what changed, if anything did."""
-    lock_flags(session, alone=True)
-    malformed = malformed_flag_ids(session)
-    for chunk in id_chunks(malformed):
-        session.execute(delete(StoredFlag).where(col(StoredFlag.id).in_(chunk)))
-    wanted: dict[tuple[str, int], list[FlagFinding]] = {}
-    ids: list[str] = []
-    with closing(TextSpill()) as texts:
-        for item_id, revision, revision_text in _every_current_text(session):
-            if findings := _stored_text_findings(revision_text):
-                wanted[(item_id, revision)] = findings
-            ids.append(item_id)
-            texts.append(item_text(revision_text.prompt, revision_text.choices))
-        # Duplicates: every item against the items created before it.
-        matches = near_duplicates(
-            InMemoryTexts([]), texts, threshold=_threshold(session, threshold)
-        ).matches()
-    stored = _stored_by_revision(session, FlagSource.AUTO, names=_TEXT_FLAGS)
-    added, removed = _replace_changed(session, wanted, stored, FlagSource.AUTO, names=_TEXT_FLAGS)
-    removed += len(malformed)
-    # Links an item file stated are the file's word and stay.
-    found = {
-        ids[match.index]: DuplicateLink(ids[match.index], ids[match.of], match.similarity)
-        for match in matches
-    }
-    stored_links = _stored_duplicate_links(session)
-    changed = [
-        link
-        for item_id, link in found.items()
-        if item_id not in stored_links
-        or (
-            not stored_links[item_id][2] and stored_links[item_id][:2] != (link.of, link.similarity)
-        )
-    ]
-    stale = [
-        item_id
-        for item_id, (_of, _similarity, stated) in stored_links.items()
-        if not stated and item_id not in found
-    ]
-    if changed or stale:
-        removed += sum(1 for link in changed if link.item_id in stored_links) + len(stale)
-        record_duplicates(session, changed, unlinked=stale, replace=True)
-        added += len(changed)
-    if models:
-        model_added, model_removed = refresh_model_flags(session)
-        added, removed = added + model_added, removed + model_removed
-    session.flush()
-    counts = flag_counts(session)
-    if added or removed:
-        record_audit(
-            session,
-            actor,
-            "flags",
-            "recompute",
-            added=added,
-            removed=removed,
-            by_flag=counts,
-            **({"malformed_removed": len(malformed)} if malformed else {}),
-        )
-    return RecomputeReport(len(ids), added, removed, counts)
-
-
-def backfill_text_flag(session: Session, name: FlagName, actor: str) -> int:
-    """Raise the text flag ``name`` on every current revision whose text raises it and that
-    lacks it: what a migration bringing in a new rule runs.  Nothing else is recomputed or
-    removed; one audit event says how many were added.  Returns that count."""
-    lock_flags(session, alone=True)
-    flagged = set(_stored_by_revision(session, FlagSource.AUTO, names=[name]))
-    now = utcnow()
-    rows = []
-    for item_id, revision, revision_text in _every_current_text(session):
-        if (item_id, revision) in flagged:
-            continue
-        rows += [
-            _flag_row(item_id, revision, finding, FlagSource.AUTO, now)
-            for finding in _stored_text_findings(revision_text)
-            if finding.name is name
-        ]
-    _insert(session, rows)
-    if rows:
-        record_audit(session, actor, "flags", "backfill", flag=name.value, added=len(rows))
-    return len(rows)
-
-
-def _stored_duplicate_links(session: Session) -> dict[str, tuple[str, float | None, bool]]:
-    """Current revisions' stored duplicate flags: item -> (of, similarity, stated)."""
-    query = (
-        select(col(StoredFlag.item_id), col(StoredFlag.evidence))
-        .join(Item, col(Item.id) == col(StoredFlag.item_id))
-        .where(
-            col(StoredFlag.revision_number) == col(Item.current_revision),
-            col(StoredFlag.name) == FlagName.DUPLICATE.value,
-        )
-    )
-    links: dict[str, tuple[str, float | None, bool]] = {}
-    for item_id, evidence in session.execute(query):
-        evidence = evidence or {}
-        similarity = evidence.get("similarity")
-        links[item_id] = (
-            str(evidence.get("of", "")),
-            float(similarity) if isinstance(similarity, int | float) else None,
-            bool(evidence.get("stated", False)),
-        )
-    return links

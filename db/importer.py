@@ -14,7 +14,8 @@ long the file is.  In one transaction per file:
 3. every stored revision gets its text flags as it is stored (``db.items.store_revisions``);
    new and revised items very similar to an existing or earlier item are marked as
    suspected duplicates with a ``duplicate`` flag saying what differs
-   (``db.import_duplicates``); an audit event records the import.
+   (``db.import_duplicates``), and the copies of revised items say what differs from
+   their new texts (``db.copy_flags``); an audit event records the import.
 
 What an import may change:
 
@@ -52,6 +53,7 @@ from sqlalchemy import update as update_statement
 from sqlmodel import Session
 
 from db.audit import record_audits, record_event
+from db.copy_flags import refresh_copies
 from db.engine import Database
 from db.errors import VetbenchError
 from db.flags import lock_flags
@@ -258,6 +260,7 @@ def _store(
         _tell(options, ImportProgress(source.shown, "checking duplicates", 0, checked))
         mark_duplicates(session, state, threshold, report)
         link_stated_duplicates(session, state.checked, report)
+        refresh_copies(session, report.revised, threshold=threshold)
     _decide_stated_statuses(session, source, options.actor, report)
     if report.revised:
         session.flush()

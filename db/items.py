@@ -25,6 +25,7 @@ from sqlmodel.sql.expression import Select
 
 from db.audit import record_audit
 from db.bulk_reads import id_chunks
+from db.copy_flags import refresh_copies
 from db.flag_rules import RevisionText
 from db.flags import flag_revisions, flagged_condition
 from db.models import Item, ItemRevision, is_current_revision, utcnow
@@ -238,12 +239,15 @@ def store_revisions(
 
     The items must exist (flushed) already; setting ``current_revision`` is the
     caller's.  ``check_duplicates=False`` is for callers that store many items and
-    check them for near-duplicates together afterwards (import, generation).
+    check them for near-duplicates together afterwards (import, generation), and write
+    the flags of the copies of revised items again (``db.copy_flags.refresh_copies``).
     """
     if not revisions:
         return
     session.execute(insert(ItemRevision), [revision.row() for revision in revisions])
     flag_revisions(session, revisions, duplicates=check_duplicates)
+    if check_duplicates:  # the copies of these items now describe their new texts
+        refresh_copies(session, [revision.item_id for revision in revisions])
 
 
 @dataclass(frozen=True)

@@ -95,7 +95,21 @@ def _flag(row: StoredFlag) -> ItemFlag | None:
 
 
 def _valid(rows: Iterable[StoredFlag]) -> Iterator[ItemFlag]:
+    """The rows vetbench wrote, as flags; of a revision's ``duplicate`` flags only the
+    newest: an edit of the copy's original adds one beside the old (``db.copy_flags``)."""
+    rows = list(rows)
+    newest: dict[tuple[str, int], int] = {}
     for row in rows:
+        if row.name == FlagName.DUPLICATE.value and row.id is not None:
+            key = (row.item_id, row.revision_number)
+            newest[key] = max(newest.get(key, row.id), row.id)
+    for row in rows:
+        if (
+            row.name == FlagName.DUPLICATE.value
+            and row.id is not None
+            and newest[(row.item_id, row.revision_number)] != row.id
+        ):
+            continue
         flag = _flag(row)
         if flag is not None:
             yield flag

@@ -13,13 +13,8 @@ from helpers import run_cli, store_item, write_file
 from sqlmodel import select
 
 from db.engine import Database, open_database
-from db.flags import (
-    RecomputeReport,
-    all_current_flags,
-    current_flags,
-    recompute_flags,
-    revision_flags,
-)
+from db.flag_recompute import RecomputeReport, recompute_flags
+from db.flags import all_current_flags, current_flags, revision_flags
 from db.importer import ImportProgress, import_files
 from db.models import StoredFlag
 from db.people import ensure_person

@@ -19,7 +19,8 @@ from sqlalchemy import text
 from sqlmodel import select
 
 from db.engine import Database, make_engine, open_database
-from db.flags import current_flags, recompute_flags, revision_flags
+from db.flag_recompute import recompute_flags
+from db.flags import current_flags, revision_flags
 from db.importer import import_files
 from db.migrate import alembic_config, upgrade_to
 from db.models import AuditEvent, Decision, Item, StoredFlag
@@ -387,3 +388,61 @@ def test_real_cflue_items_that_need_media_or_repeat_a_choice_are_flagged(
     assert [(item_id, evidence["same"]) for item_id, evidence in same] == [
         (min(repeating), [{"labels": "AC", "text": "Ⅰ、Ⅱ、Ⅲ"}])
     ]
+
+
+def test_an_edit_of_the_original_brings_its_copys_flag_up_to_date(database: Database) -> None:
+    """A copy's flag says what it changed against its original as the original reads now:
+    an edit of the original (by anyone) writes the copy's flag again, and a recompute then
+    finds nothing to change; an original edited into another question leaves the copy a
+    flag saying so, which a recompute takes back."""
+    choices = {"A": "Open market operations", "B": "Income tax", "C": "Tariffs"}
+    store_item(database, "bank:1", kind="single", prompt="Which is a monetary policy tool?",
+               choices=choices, key="A")  # fmt: skip
+    store_item(database, "bank:2", kind="single", prompt="Which is a monetary policy tool ?",
+               choices=choices, key="A")  # fmt: skip
+    store_person(database, "alice")
+    store_person(database, "lena", Role.LEAD)
+    with database.transaction() as session:
+        recompute_flags(session, "lena")
+
+    def copy_flag() -> str:
+        with database.session() as session:
+            [flag] = current_flags(session, ["bank:2"])["bank:2"]
+        assert flag.name is FlagName.DUPLICATE and flag.evidence["of"] == "bank:1"
+        return flag.summary
+
+    assert copy_flag() == "copies bank:1 (100% similar): spacing in the question"
+    edit_item(
+        database,
+        "alice",
+        "bank:1",
+        ItemEdit("reordered", choices={"A": "Tariffs", "B": "Income tax", "C": "Open market operations"}, key="C"),
+    )  # fmt: skip
+    assert copy_flag() == (
+        "copies bank:1 (100% similar): spacing in the question; choices reordered; "
+        "key remapped (C -> A)"
+    )
+    with database.transaction() as session:
+        report = recompute_flags(session, "lena")
+    assert (report.added, report.removed) == (0, 0)
+    assert copy_flag() == (
+        "copies bank:1 (100% similar): spacing in the question; choices reordered; "
+        "key remapped (C -> A)"
+    )
+    edit_item(
+        database,
+        "alice",
+        "bank:1",
+        ItemEdit("another question", prompt="Who sets the policy rate in the euro area?",
+                 choices={"A": "The ECB", "B": "The IMF", "C": "The Treasury"}, key="A"),
+    )  # fmt: skip
+    assert copy_flag().startswith(
+        "copied an earlier text of bank:1, which was edited (revision 3) and no longer nearly "
+        "repeats it ("
+    )
+    with database.transaction() as session:
+        recompute_flags(session, "lena")
+    assert flag_names(database, "bank:2") == []
+    with database.session() as session:
+        item = session.get(Item, "bank:2")
+        assert item is not None and item.suspected_duplicate_of is None

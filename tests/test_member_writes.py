@@ -4,6 +4,7 @@ as real PostgreSQL login roles with raw SQL; and vetbench's own paths, which sti
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -331,3 +332,21 @@ def test_a_decision_is_undone_only_once_dated_by_the_server_and_the_item_follows
     )
     assert again.exit_code == 0, again.output
     assert raw(lena, status).scalar_one() == "rejected"
+
+
+def test_an_annotators_edit_of_an_original_brings_its_copys_flag_up_to_date(team: Team) -> None:
+    # o:2 repeats o:1.  An annotator's edit of o:1 writes o:2's duplicate flag again (she
+    # may add flags, not remove them: the newest is the revision's word); it stayed the
+    # one the copy had before, describing o:1's old text.
+    recomputed = run(team.url(team.lena), "flags", "recompute")
+    assert recomputed.exit_code == 0, recomputed.output
+    member = open_database(team.url(team.alice))
+    try:
+        edit_item(member, team.alice, "o:1", ItemEdit("key fixed", key="BACD"))
+    finally:
+        member.dispose()
+    shown = run(team.url(team.alice), "flags", "show", "o:2", "--json")
+    assert shown.exit_code == 0, shown.output
+    flags = json.loads(shown.output)["revisions"][0]["flags"]
+    assert [flag["name"] for flag in flags] == ["duplicate", "order-leak"], flags
+    assert flags[0]["evidence"]["of"] == "o:1" and "a different key" in flags[0]["summary"]

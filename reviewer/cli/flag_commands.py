@@ -320,7 +320,7 @@ def flags_recompute(ctx: click.Context, name: str | None, no_models: bool, as_js
     Flags are raised when a revision is made; run this after new evaluation runs, or
     after the rules changed. Flags from `vetbench check` are kept.
     """
-    from db.flags import recompute_flags
+    from db.flag_recompute import recompute_flags
     from db.people import require_lead
 
     db = open_db(ctx)

@@ -5,7 +5,7 @@ duplicate, needs-media, html, key-mismatch, order-leak, model-disagrees,
 second-opinion), where each came from (``auto``, ``model``, ``check``) and its
 evidence.  Existing items get theirs at once: the automatic flags of every current
 revision, the duplicate links explained, and the model flags from the runs already
-stored (``db.flags.recompute_flags``; seconds for tens of thousands of items).
+stored (``db.flag_recompute.recompute_flags``; seconds for tens of thousands of items).
 
 On PostgreSQL members may read and add flags (imports, edits, generation and
 ``vetbench check`` add them) and leads may remove them (``vetbench flags recompute``
@@ -19,7 +19,7 @@ from alembic import op
 from sqlmodel import Session
 from sqlmodel.sql.sqltypes import AutoString
 
-from db.flags import recompute_flags
+from db.flag_recompute import recompute_flags
 from db.privileges import apply_privileges
 
 revision: str = "0005_item_flags"

@@ -3,7 +3,7 @@
 A new text rule (``db.flag_rules.same_choices``) flags a revision two of whose choices
 or events read the same.  Revisions made from now on get it when they are made; this
 migration raises it on every current revision already stored whose text calls for it
-(``db.flags.backfill_text_flag``: nothing else is recomputed or removed; one audit event
+(``db.flag_recompute.backfill_text_flag``: nothing else is recomputed or removed; one audit event
 by ``migration`` counts what was added).  No table changes.
 """
 
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 from sqlmodel import Session
 
-from db.flags import backfill_text_flag
+from db.flag_recompute import backfill_text_flag
 from db.vocabulary import FlagName
 
 revision: str = "0014_same_choices_flag"
