@@ -351,6 +351,11 @@ def test_items_lists_ids_kinds_statuses_and_previews(
     assert len(json.loads(run(db_path, "items", "--source", "econ", "--json").stdout)) == 3
     empty = run(db_path, "items", "--status", "approved")
     assert empty.exit_code == 0 and "no items match" in empty.stderr
+    # `all`, as every command's --status takes it; several statuses, any of them
+    every = run(db_path, "items", "--status", "all").stdout
+    assert every == run(db_path, "items").stdout and len(every.splitlines()) == 5
+    either = run(db_path, "items", "--status", "approved", "--status", "pending").stdout
+    assert either == every
 
 
 def test_item_previews_are_one_line_and_short(db_path: Path, tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from eval_helpers import mixed_set, ok
-from helpers import run_cli, store_person
+from helpers import run_cli, store_item, store_person
 from test_privileges import Team, raw, run, team  # noqa: F401  (team is a fixture)
 
 from db.engine import Database
@@ -216,6 +216,21 @@ def test_names_are_unique_leads_only_and_audited(released: Database) -> None:
         ("v1", "lena", 8),
         ("one", "lena", 1),
     ]
+
+
+def test_a_release_of_every_status_is_asked_with_status_all(released: Database) -> None:
+    """``--status all``, as ``items``, ``export``, ``eval`` and ``triage`` take it."""
+    store_item(released, "extra:1")  # pending
+    made = json.loads(
+        ok(
+            run_cli(
+                released, "release", "create", "all", "--status", "all", "--as", "lena", "--json"
+            )
+        ).output  # fmt: skip
+    )
+    every = json.loads(ok(run_cli(released, "items", "--json")).output)
+    assert len({item["status"] for item in every}) > 1 and "extra:1" in str(every)
+    assert made["items"] == len(every) > 8 and made["selection"]["status"] == []
 
 
 def test_list_and_show(released: Database) -> None:

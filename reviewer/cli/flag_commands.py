@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from db.vocabulary import ALL, FLAG_DESCRIPTIONS, UNDECIDED_STATUSES, FlagName
+from db.vocabulary import ALL, FLAG_DESCRIPTIONS, UNDECIDED_STATUSES, FlagName, values
 from db.words import counted
 from reviewer.cli import options
 from reviewer.cli.common import EXIT_INTERRUPTED, fail, open_db, read_db
@@ -175,7 +175,10 @@ def _check_tally(summary: CheckSummary) -> str:
     help="The model to ask, served by an OpenAI-compatible API: openai:NAME.",
 )
 @options.api_client
-@options.statuses("Only items with this status (repeatable) [default: those not yet decided].")
+@options.statuses(
+    "Only items with this status (repeatable; `all` for every item) "
+    "[default: those not yet decided]."
+)
 @options.item_scope
 @click.option(
     "--item", "item_ids", multiple=True, metavar="ID", help="Only this item (repeatable)."
@@ -214,7 +217,7 @@ def check_command(
     db = open_db(ctx)
     items = plan_checks(
         db,
-        statuses=statuses or tuple(s.value for s in UNDECIDED_STATUSES),
+        statuses=options.chosen_statuses(statuses, values(UNDECIDED_STATUSES)),
         scope=scope,
         ids=item_ids,
         limit=limit,

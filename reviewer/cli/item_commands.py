@@ -523,16 +523,14 @@ def stats_command(ctx: click.Context, as_json: bool) -> None:
 
 
 @click.command("items")
-@click.option(
-    "--status", type=click.Choice(values(ItemStatus)), help="Only items with this status."
-)
+@options.statuses("Only items with this status (repeatable; `all` for every item, the default).")
 @options.item_filters
 @options.limit()
 @options.json("Print a JSON list.")
 @click.pass_context
 def items_command(
     ctx: click.Context,
-    status: str | None,
+    statuses: tuple[str, ...],
     filters: options.ItemFilters,
     limit: int | None,
     as_json: bool,
@@ -556,7 +554,7 @@ def items_command(
             click.echo(f"note: {note}", err=True)
         listed = list_items(
             session,
-            statuses=[status] if status else [],
+            statuses=list(options.chosen_statuses(statuses, ())),
             limit=limit,
             **filters,
         )

@@ -57,12 +57,21 @@ flags = click.option(
 )
 
 
-def statuses(help_text: str, *, or_all: bool = False) -> Decorator:
-    """``--status`` (repeatable, ``statuses``): items with these statuses; ``or_all`` adds `all`."""
+def statuses(help_text: str, *, or_all: bool = True) -> Decorator:
+    """``--status`` (repeatable, ``statuses``): items with these statuses, or `all` (every
+    command that takes ``--status`` takes `all` for any status: ``chosen_statuses``)."""
     choices = (ALL, *values(ItemStatus)) if or_all else values(ItemStatus)
     return click.option(
         "--status", "statuses", type=click.Choice(choices), multiple=True, help=help_text
     )
+
+
+def chosen_statuses(statuses: Sequence[str], default: Sequence[str]) -> tuple[str, ...]:
+    """What ``--status`` asked for: ``default`` when not given, ``()`` (any status) for
+    `all`, else the statuses given."""
+    if ALL in statuses:
+        return ()
+    return tuple(statuses or default)
 
 
 def item_scope(function: Callable[..., Any]) -> Callable[..., Any]:

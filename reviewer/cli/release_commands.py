@@ -33,7 +33,7 @@ def _counts(counts: dict[str, int]) -> str:
 @release_group.command("create")
 @click.argument("release_name", metavar="NAME")
 @click.option("--note", default="", help="What this release is (kept with it).")
-@options.statuses("Items with this status (repeatable) [default: approved].")
+@options.statuses("Items with this status (repeatable; `all` for every item) [default: approved].")
 @options.kind
 @options.source
 @as_option("The lead making the release.")
@@ -57,7 +57,7 @@ def release_create(
     who = acting_person(ctx, name, needs_lead=True)
     request = ReleaseRequest(
         release_name,
-        statuses=statuses or (ItemStatus.APPROVED.value,),
+        statuses=options.chosen_statuses(statuses, (ItemStatus.APPROVED.value,)),
         kinds=kinds,
         sources=sources,
         note=note,
