@@ -47,7 +47,7 @@ from db.models import (
 from db.people import require_lead
 from db.rows import from_row
 from db.validation import how_names_differ, same_name_key
-from db.vocabulary import DecisionReason, FlagName, ItemStatus
+from db.vocabulary import DecisionReason, FlagName, ItemStatus, reason_word
 from db.words import counted
 
 __all__ = [
@@ -189,7 +189,11 @@ def figure_rows(release: ReleaseInfo) -> list[tuple[str, str]]:
         rows.append(("Krippendorff's alpha, verdicts", shown))
     removed = figures.get("removed_by_reason")
     if isinstance(removed, dict):
-        rows.append(("items the review rejected, by reason", tally(removed)))
+        # Stored by the reasons' stored names; shown by their names for the kinds counted.
+        selected = release.selection.get("kind")
+        kinds = [str(kind) for kind in selected] if isinstance(selected, list) else []
+        shown_removed = {reason_word(reason, kinds): n for reason, n in removed.items()}
+        rows.append(("items the review rejected, by reason", tally(shown_removed)))
     flags = figures.get("flags")
     if isinstance(flags, dict):
         rows.append(("flags on the released items", tally({k: v for k, v in flags.items() if v})))

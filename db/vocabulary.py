@@ -186,6 +186,22 @@ class DecisionReason(StrEnum):
     OTHER = "other"
 
 
+def reason_word(reason: str, kinds: str | Iterable[str]) -> str:
+    """The name a decision reason is shown by for items of ``kinds`` (one kind, or every
+    kind the figure counts; none: any kind): the stored name, except ``several-valid-orders``, which on items
+    that are not ordering items means more than one answer: ``several-valid-answers``
+    (``several-valid-orders/answers`` for both at once).  The stored name never changes."""
+    if reason != DecisionReason.SEVERAL_VALID_ORDERS.value:
+        return reason
+    ordering = ItemKind.ORDERING.value
+    present = {kinds} if isinstance(kinds, str) else set(kinds)
+    if present == {ordering}:
+        return reason
+    if ordering in present or not present:  # none given: any kind
+        return "several-valid-orders/answers"
+    return "several-valid-answers"
+
+
 class RunStatus(StrEnum):
     RUNNING = "running"
     FINISHED = "finished"

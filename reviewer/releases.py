@@ -32,6 +32,7 @@ from db.releases import (
     release_members,
     store_release,
 )
+from db.vocabulary import reason_word
 from db.words import counted
 from reviewer.revisions import diff_revisions, revision_summary
 
@@ -113,7 +114,7 @@ class ReleaseDiff:
 
 def _decision_sentence(decision: Decision, lead: str, kind: str) -> str:
     verb = "approved" if decision.status == "approved" else "rejected"
-    reason = f" ({decision.reason})" if decision.reason else ""
+    reason = f" ({reason_word(decision.reason, kind)})" if decision.reason else ""
     comment = f": {decision.comment}" if decision.comment else ""
     undone = " (since undone)" if decision.retracted_at is not None else ""
     key = f", key {format_answer(kind, decision.final_key)}" if decision.final_key else ""

@@ -21,7 +21,7 @@ from db.answers import format_answer
 from db.decisions import in_force
 from db.engine import Database
 from db.models import Decision, Item, ItemRevision, utcnow
-from db.vocabulary import UNDECIDED_STATUSES, ItemStatus
+from db.vocabulary import UNDECIDED_STATUSES, ItemStatus, reason_word
 from db.words import agreeing, counted
 from reviewer.adjudication import KEY_CORRECTION_NOTE
 from reviewer.agreement import (
@@ -46,6 +46,7 @@ from reviewer.agreement.rows import (
 WRONG_KEYS_LISTED = 50
 REASON_WORDS = {
     "several-valid-orders": "more than one valid order",
+    "several-valid-answers": "more than one valid answer",
     "no-clear-order": "no clear order",
     "wrong-key": "wrong key",
     "flawed": "flawed text",
@@ -129,7 +130,8 @@ def review_summary(db: Database) -> ReviewSummary:
             decisions_per_item[item_id] += 1
     for status, reason, kind, source, corrected in latest.values():
         if status == ItemStatus.REJECTED:
-            summary.removed_by_reason[reason or "other"] += 1
+            # by the reason's name for the item's kind (db.vocabulary.reason_word)
+            summary.removed_by_reason[reason_word(reason or "other", kind)] += 1
         elif status == ItemStatus.APPROVED:
             summary.approved_by_kind[kind] += 1
             summary.approved_by_source[source] += 1

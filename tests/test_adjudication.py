@@ -7,7 +7,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from helpers import EXPLANATION, item_status, store_item, store_person
+from helpers import EXPLANATION, item_status, run_cli, store_item, store_person
 from sqlalchemy import update
 from sqlmodel import col, select
 
@@ -167,6 +167,12 @@ def test_no_clear_order_is_a_reason_for_ordering_items_only(team) -> None:  # ty
     assert rejection_reasons(ItemKind.ORDERING) == tuple(DecisionReason)
     record = decide(team, "lea", "c:1", "rejected", reason="several-valid-orders").record
     assert record.reason == "several-valid-orders"
+    # stored by that name, shown by what it means for a multiple-choice item
+    store_item(team, "c:2", kind="multi", key="AB", source="cflue")
+    said = run_cli(team, "decide", "c:2", "--status", "rejected", "--as", "lea",
+                   "--reason", "several-valid-orders")  # fmt: skip
+    assert said.exit_code == 0 and said.output == "c:2: rejected, reason several-valid-answers\n"
+    assert decision_history(team, "c:2")[0].reason == "several-valid-orders"
 
 
 def test_revising_a_decision_keeps_history(team) -> None:  # type: ignore[no-untyped-def]

@@ -62,6 +62,11 @@ def test_summary_counts(reviewed) -> None:  # type: ignore[no-untyped-def]
     assert summary.generated_by_source == {"gen": 3}
     assert dict(summary.by_source["cflue"]) == {"single": 1, "multi": 1, "truefalse": 1}
     assert summary.removed_by_reason == {"several-valid-orders": 1, "flawed": 1, "sensitive": 1}
+    # a multiple-choice item's "several-valid-orders" is counted and named as what it is
+    decide(reviewed, "lea", "c:2", "rejected", reason="several-valid-orders")
+    again = review_summary(reviewed).removed_by_reason
+    assert again["several-valid-orders"] == 1 and again["several-valid-answers"] == 1
+    assert "| more than one valid answer | 1 |" in build_report(reviewed, resamples=0)
     assert summary.approved_by_kind == {"ordering": 2}
     assert summary.keys_corrected_by_kind == {"ordering": 1}
     assert summary.revised_decisions == 1

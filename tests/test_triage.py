@@ -274,7 +274,7 @@ async def test_a_lead_goes_from_triage_to_decisions_at_the_keyboard(
         assert "flawed" in screen_text(app) or "wrong-key" in screen_text(app)
         # a single-answer item: no "no clear order", and each reason keeps its number
         assert "no-clear-order" not in screen_text(app)
-        assert "1 several-valid-orders  more than one answer is defensible" in screen_text(app)
+        assert "1 several-valid-answers  more than one answer is defensible" in screen_text(app)
         assert "4 flawed" in screen_text(app)
         await pilot.press("4", "tab", *"needs the table", "enter")  # 4: flawed
         await wait_until(pilot, lambda: "media:1" not in adjudication.cases, "the decision")

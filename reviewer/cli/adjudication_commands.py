@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from db.vocabulary import DECISION_STATUSES, DecisionReason, FlagName, values
+from db.vocabulary import DECISION_STATUSES, DecisionReason, FlagName, reason_word, values
 from db.words import agreeing, counted
 from reviewer.cli import options
 from reviewer.cli.common import confirmed, fail, open_db
@@ -309,7 +309,7 @@ def decide_command(
     kind = case.item.kind if case else "single"
     detail = f" with key {format_answer(kind, record.final_key)}" if record.final_key else ""
     corrected = f" (new revision {record.revision})" if record.corrected_key else ""
-    why = f", reason {record.reason}" if record.reason else ""
+    why = f", reason {reason_word(record.reason, kind)}" if record.reason else ""
     revised = (
         f"; revises {counted(len(case.decisions) - 1, 'earlier decision')}"
         if case and len(case.decisions) > 1

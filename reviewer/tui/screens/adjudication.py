@@ -34,7 +34,7 @@ from textual.widgets import DataTable, Header, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from db.answers import format_answer
-from db.vocabulary import DecisionReason, ItemStatus, Verdict
+from db.vocabulary import DecisionReason, ItemStatus, Verdict, reason_word
 from db.words import counted
 from reviewer.tui.expected import show_expected_error
 from reviewer.tui.literal import line_broken, literal, literal_item, none_row, notify_literally
@@ -189,7 +189,7 @@ def history_text(case: ConflictCase) -> Text:
             literal(decision.status, "dim strike" if id(decision) in undone else "bold")
         )
         if decision.reason:
-            text.append_text(literal(f" ({decision.reason})"))
+            text.append_text(literal(f" ({reason_word(decision.reason, case.item.kind)})"))
         if decision.comment:
             text.append_text(literal(f" “{decision.comment}”"))
         if id(decision) in undone:
@@ -619,11 +619,13 @@ class AdjudicationScreen(AreaScreen):
     def on_adjudication_screen_decision_saved(self, message: DecisionSaved) -> None:
         record = message.record
         detail = ""
+        case = self.cases.get(record.item_id)  # gone only if a reload dropped it meanwhile
         if record.corrected_key and record.final_key:
-            case = self.cases.get(record.item_id)  # gone only if a reload dropped it meanwhile
             key = format_answer(case.item.kind, record.final_key) if case else record.final_key
             detail = f" with key {key}"
-        why = f" ({record.reason})" if record.reason and record.status == "rejected" else ""
+        why = ""
+        if record.reason and record.status == "rejected":
+            why = f" ({reason_word(record.reason, case.item.kind if case else ())})"
         if message.stored:
             notify_literally(self, f"{record.item_id} {record.status}{detail}{why} · u undoes it")
         else:

@@ -18,7 +18,7 @@ from textual.message import Message
 from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from db.vocabulary import DecisionReason, ItemKind
+from db.vocabulary import DecisionReason, ItemKind, reason_word
 from reviewer.adjudication import rejection_reasons
 from reviewer.tui.literal import literal
 from reviewer.tui.widgets.dialog import Dialog, DialogScreen
@@ -105,7 +105,7 @@ class ReasonModal(DialogScreen[Rejection | None]):
                     Option(
                         Text.assemble(
                             (f"{_REASON_NUMBER[reason]} ", "dim"),
-                            (reason.value, "bold"),
+                            (reason_word(reason.value, self.kind.value), "bold"),
                             f"  {reason_help(reason, self.kind)}",
                         ),
                         id=reason,
@@ -133,7 +133,7 @@ class ReasonModal(DialogScreen[Rejection | None]):
         options.focus()
 
     def _numbered(self, reason: DecisionReason) -> str:
-        return f"{reason.value} ({_REASON_NUMBER[reason]})"
+        return f"{reason_word(reason.value, self.kind.value)} ({_REASON_NUMBER[reason]})"
 
     def action_highlight(self, index: int) -> None:
         reason = list(DecisionReason)[index]
