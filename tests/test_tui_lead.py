@@ -272,3 +272,20 @@ def test_heat_map_colours_run_from_red_to_green() -> None:
     assert kappa_colour(0.4) == "#e6a23c"
     assert kappa_colour(0.8) == kappa_colour(1.0) == "#2e9e4f"
     assert kappa_colour(None) == "#555555"
+
+
+async def test_an_undo_puts_the_cursor_back_on_the_item_undone(review: Database) -> None:
+    async with adjudicating(review) as (screen, app, pilot):
+        table = screen.query_one("#queue", DataTable)
+        await pilot.press("down")  # o:2, the second row
+        assert screen.current is not None and screen.current.item.id == "o:2"
+        await pilot.press("x")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReasonModal), "the reason dialog")
+        await pilot.press("1", "enter")
+        await wait_until(pilot, lambda: len(screen.cases) == 2, "the queue after o:2")
+        assert screen.current is not None and screen.current.item.id != "o:2"
+        await pilot.press("u")
+        await wait_until(pilot, lambda: len(screen.cases) == 3, "o:2 back in the queue")
+        await pilot.pause()
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        assert key == "o:2" and screen.current is not None and screen.current.item.id == "o:2"

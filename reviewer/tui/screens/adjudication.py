@@ -7,7 +7,7 @@ duplicate-of, comment, time spent), then its current text, key and explanation,
 earlier revisions and earlier decisions.  Keys: ``a`` approves, ``c`` approves
 with a corrected key (a new revision), ``x`` rejects with a reason the lead
 chooses (none is preselected), ``u`` undoes the lead's last decision (the row
-stays in the history), ``A`` approves every agreed item after showing how many.
+stays in the history) and puts the cursor back on its item, ``A`` approves every agreed item after showing how many.
 Under the judgments, the consensus (``db.consensus``) on the item and what it would
 decide; items it says have a wrong key or should be dropped join the queue even when
 their judgments are not in conflict, and ``c`` offers its suggested key.
@@ -297,6 +297,9 @@ class AdjudicationScreen(AreaScreen):
         """The line above the queue, as the queue's read wrote it."""
         self.queue_rows: list[tuple[str, tuple[Text, ...]]] = []
         """The queue's rows as shown: item id (or ``NO_ROWS``) and cells."""
+        self.follow: str | None = None
+        """The item the cursor goes to when the queue is next read (the one just undone),
+        rather than the highlighted one."""
 
     def compose(self) -> ComposeResult:
         apply_size_classes(self)
@@ -518,6 +521,8 @@ class AdjudicationScreen(AreaScreen):
         if self.decisions_before is None:
             self.decisions_before = message.newest_decision
         previous = self.current.item.id if self.current else None
+        if self.follow is not None:  # the item an undo put back: the lead looks at it again
+            previous, self.follow = self.follow, None
         self.cases = {case.item.id: case for case in message.cases}
         self.scores = message.scores
         rows: list[tuple[str, tuple[Text, ...]]] = []
@@ -635,6 +640,7 @@ class AdjudicationScreen(AreaScreen):
 
     def on_adjudication_screen_undo_done(self, message: UndoDone) -> None:
         notify_literally(self, message.undone.describe(), title="Undone", timeout=10)
+        self.follow = message.undone.undone.item_id
         self.load_queue()
 
     def _drop_case(self, item_id: str) -> None:
