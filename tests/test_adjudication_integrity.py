@@ -277,7 +277,7 @@ async def test_f2_explains_the_figures_and_shows_keep_rates(one_sided: Database)
         table = screen.query_one("#annotator-table", DataTable)
         rows = {str(table.get_row_at(i)[0]): table.get_row_at(i) for i in range(table.row_count)}
         assert rows["alice"][2] == "100%" and rows["bo"][2] == "78%"
-        assert [str(column.label) for column in table.columns.values()][2] == "keep rate"
+        assert [str(column.label) for column in table.columns.values()][2] == "keep\nrate"
 
 
 def test_undone_decisions_leave_agreement_and_the_report(conflict: Database) -> None:

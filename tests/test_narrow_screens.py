@@ -270,3 +270,28 @@ async def test_every_filter_field_and_apply_are_on_screen_at_both_sizes(
             wanted += ["#filter-exams", "#filter-flags", "#filter-apply"]
             for selector in wanted:
                 assert screen.contains_region(dialog.query_one(selector).region), (size, selector)
+
+
+async def test_f2s_annotators_table_fits_80_columns(database: Database) -> None:
+    """It ran 192 cells wide and scrolled sideways.  At 80 columns the columns the charts
+    under it show too (judged, keep rate, median time) give way, the headings take two
+    lines and the verdicts given wrap; at 120 every column is there."""
+    from helpers import agreement_shown
+    from textual.widgets import TabbedContent
+
+    store_person(database, "lena", Role.LEAD)
+    verdicts = ("keep", "ambiguous", "wrong-key", "flawed", "no-order", "keep", "duplicate")
+    for number, verdict in enumerate(verdicts):
+        store_item(database, f"o:{number}", key="DABC")
+        store_judgment(database, f"o:{number}", "annotator-with-a-long-name", "DABC", verdict)
+        store_judgment(database, f"o:{number}", "bo", "DABC")
+    for size, columns in (((80, 24), 7), ((120, 35), 10)):
+        async with agreement_shown(database, "lena", size=size) as (screen, pilot):
+            screen.query_one(TabbedContent).active = "annotators-tab"
+            await settle(pilot)
+            await pilot.pause()
+            table = screen.query_one("#annotator-table", DataTable)
+            assert table.size.width > 0 and table.virtual_size.width <= table.size.width, size
+            assert len(table.columns) == columns
+            row = [str(cell) for cell in table.get_row("annotator-with-a-long-name")]
+            assert "duplicate 1" in row[-1] and table.rows[next(iter(table.rows))].height > 1

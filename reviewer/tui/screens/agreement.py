@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -37,7 +38,7 @@ from reviewer.tui.responsive import apply_size_classes
 from reviewer.tui.screens.area import AreaScreen
 from reviewer.tui.widgets.bars import Bar, BarChart
 from reviewer.tui.widgets.footer import KeyFooter
-from reviewer.tui.widgets.table_fit import fill_fitted
+from reviewer.tui.widgets.table_fit import fill_fitted, fits
 
 if TYPE_CHECKING:
     from db.consensus import RaterReliability
@@ -49,6 +50,25 @@ if TYPE_CHECKING:
 DEFAULT_RESAMPLES = 1000  # reviewer.agreement.DEFAULT_RESAMPLES (imported lazily)
 DEFAULT_SEED = 20240601
 FIGURE_COLUMNS = ("statistic", "value", "95% CI", "n", "note")
+ANNOTATOR_COLUMNS = (
+    "annotator",
+    "judged",
+    "keep\nrate",
+    "gold\naccuracy",
+    "verdicts\nagree",
+    "answers\nagree",
+    "answer\n= key",
+    "agrees with\ndecision",
+    "median\ns",
+    "verdicts\ngiven",
+)
+"""The Annotators table's columns, in two-line headings."""
+CHARTED_COLUMNS = tuple(
+    ANNOTATOR_COLUMNS.index(label) for label in ("judged", "keep\nrate", "median\ns")
+)
+"""Columns the charts under the table show too (keep rate "78% of 49", median time), left
+out of the table where it has no room for them (80 columns)."""
+_ANNOTATOR_WRAP = (0, len(ANNOTATOR_COLUMNS) - 1)  # the names and the verdicts given wrap
 
 # Heat map colours: kappa 0 or below is red, 0.4 amber, 0.8 and above green (Landis & Koch's
 # "moderate" and "almost perfect" bands).
@@ -155,6 +175,8 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
         """Whether the heat map shows kappa on keep/drop instead of all verdicts."""
         self.computations = 0
         """How many times the figures were computed (tests wait on it)."""
+        self.annotator_rows: list[tuple[str | None, tuple[Text | str, ...]]] = []
+        """The Annotators table's rows with every column, fitted to its width when shown."""
         self._force = threading.Event()
         self._seen: tuple[int, ...] | None = None  # the judgments last computed (worker only)
 
@@ -197,18 +219,9 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
         from reviewer.agreement.rows import BREAKDOWN_COLUMNS
 
         self.query_one("#agreement-figures", DataTable).add_columns(*FIGURE_COLUMNS)
-        self.query_one("#annotator-table", DataTable).add_columns(
-            "annotator",
-            "judged",
-            "keep rate",
-            "gold accuracy",
-            "verdicts agree",
-            "answers agree",
-            "answer = key",
-            "agrees with decision",
-            "median s",
-            "verdicts given",
-        )
+        annotators = self.query_one("#annotator-table", DataTable)
+        annotators.header_height = 2
+        annotators.add_columns(*ANNOTATOR_COLUMNS)
         self.query_one("#reliability-table", DataTable).add_columns(
             "rater", "kind", "reliability", "95% interval", "answers", "note"
         )
@@ -250,6 +263,17 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
         return self.AgreementComputed(report, lead, tuple(left_out(self.database)), raters)
 
     # ---------------------------------------------------------- display
+
+    @on(TabbedContent.TabActivated)
+    def _tab_shown(self, event: TabbedContent.TabActivated) -> None:
+        """A table filled while its tab was hidden was fitted to the screen's width, not its
+        own: fitted again once it shows."""
+        if event.pane.id == "annotators-tab" and self.annotator_rows:
+            self.call_after_refresh(self._fit_annotators)
+
+    def on_resize(self) -> None:
+        if self.annotator_rows:
+            self.call_after_refresh(self._fit_annotators)
 
     def on_agreement_screen_agreement_computed(self, message: AgreementComputed) -> None:
         report = message.report
@@ -298,14 +322,13 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
     def _show_annotators(self, report: AgreementReport) -> None:
         from reviewer.agreement.rows import annotator_cells, percent_text
 
-        table = self.query_one("#annotator-table", DataTable)
-        table.clear()
+        rows: list[tuple[str | None, tuple[Text | str, ...]]] = []
         if not report.per_annotator:
-            table.add_row(*none_row(len(table.columns)))
+            rows.append((None, tuple(none_row(len(ANNOTATOR_COLUMNS)))))
         for stats in report.per_annotator:
             cells = annotator_cells(stats)
             gold = report.gold_of(stats.name)
-            table.add_row(
+            row: tuple[Text | str, ...] = (
                 literal(stats.name),
                 cells.judged,
                 cells.keep_rate,
@@ -313,8 +336,22 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
                 *cells.agreement,
                 cells.median_seconds,
                 literal(cells.verdicts_given),
-                key=stats.name,
             )
+            rows.append((stats.name, row))
+        self.annotator_rows = rows
+        self._fit_annotators()
+
+    def _fit_annotators(self) -> None:
+        """The Annotators table at the width it has: every column where they fit, else
+        without those the charts under it show too; names and verdicts wrap."""
+        table = self.query_one("#annotator-table", DataTable)
+        labels: tuple[str, ...] = ANNOTATOR_COLUMNS
+        rows = self.annotator_rows
+        if not fits(table, labels, rows, wrap=_ANNOTATOR_WRAP):
+            kept = [i for i in range(len(labels)) if i not in CHARTED_COLUMNS]
+            labels = tuple(labels[i] for i in kept)
+            rows = [(key, tuple(cells[i] for i in kept)) for key, cells in rows]
+        fill_fitted(table, labels, rows, wrap=(0, len(labels) - 1))
 
     def _show_left_out(self, people: tuple[Qualification, ...]) -> None:
         """Who the qualification gate leaves out of every figure, and why."""
