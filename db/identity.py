@@ -165,6 +165,7 @@ def resolve_identity(
     register: bool = True,
     needs_lead: bool = False,
     registers_with_write: bool = False,
+    check_only: bool = False,
 ) -> Identity:
     """Who is acting on ``db``: the one function every command and the app call.
 
@@ -179,7 +180,10 @@ def resolve_identity(
     transaction, as every judgment does): an annotator to be registered is returned
     ``pending``, with the notice to show once the write is stored, and nothing is written
     here, so a refused command registers no one.  A name to register must pass the rule
-    of ``users add`` (``db.people.check_person_name``).
+    of ``users add`` (``db.people.check_person_name``).  ``check_only``: everything a
+    registration is checked for, nothing written: a person to be registered, of any role,
+    is returned ``pending`` (``vetbench serve`` asks before it takes its socket, and
+    registers once it holds it).
     Raises :class:`IdentityRefused`.
     """
     where = origin()
@@ -235,8 +239,8 @@ def resolve_identity(
         raise IdentityRefused(str(error)) from None
     role = own_role or Role.ANNOTATOR
     notice = _registration_notice(name, role, new_user=new_user, own_role=own_role)
-    if registers_with_write and role is Role.ANNOTATOR:  # ensure_person's default role
-        return replace(identity(role, notice), pending=True)
+    if check_only or (registers_with_write and role is Role.ANNOTATOR):  # ensure_person's
+        return replace(identity(role, notice), pending=True)  # default role
 
     with db.transaction() as session:
         person = find_person(session, name)  # registered by someone else meanwhile

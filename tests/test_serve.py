@@ -190,6 +190,24 @@ def test_a_serve_refused_for_its_port_registers_no_one(tmp_path: Path) -> None:
     assert people == (0,) and events == (0,)
 
 
+def test_a_first_use_name_the_registration_refuses_is_refused_before_the_socket_listens(
+    tmp_path: Path,
+) -> None:
+    # On an empty database serve bound and listened on its socket, then found the name it
+    # would register refused: the socket had accepted connections, and stayed behind.
+    db_path, path = tmp_path / "empty.db", tmp_path / "s.sock"
+    assert vetbench_once("--db", str(db_path), "init").returncode == 0
+    refused = vetbench_once(
+        *("--db", str(db_path), "serve", "--as", "bad\x01name", "--socket", str(path)),
+        *("--public-url", "https://review.test"),
+    )
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert refused.stderr == "error: a name must be printable text on one line; it holds U+0001\n"
+    assert not path.exists() and not path.is_symlink()
+    with contextlib.closing(sqlite3.connect(db_path)) as connection:
+        assert connection.execute("SELECT count(*) FROM person").fetchone() == (0,)
+
+
 @pytest.mark.slow
 def test_a_browser_answers_an_item_and_the_judgment_is_stored(one_item_db: Path) -> None:
     if not Path(CHROMIUM).exists():

@@ -53,13 +53,15 @@ def acting_person(
     register: bool = True,
     needs_lead: bool = False,
     registers_with_write: bool = False,
+    check_only: bool = False,
 ) -> Identity:
     """The person acting for this command, or a one-line refusal (exit 1).
 
     ``needs_lead``: a command only leads may run, which registers no one on first use
     (see ``db.identity.resolve_identity``).  ``registers_with_write``: the command's own
     write registers a new person (a judgment), so a refused command registers no one;
-    the command calls :func:`say_held_notice` once its write is stored.
+    the command calls :func:`say_held_notice` once its write is stored.  ``check_only``:
+    every refusal a registration could meet, nothing written (``vetbench serve``).
 
     Notices (a registration, a role the database and vetbench disagree on) go to
     stderr, so ``--json`` output stays clean.
@@ -73,6 +75,7 @@ def acting_person(
         register=register,
         needs_lead=needs_lead,
         registers_with_write=registers_with_write,
+        check_only=check_only,
     )
     if not identity.pending:
         _say_notice(identity)

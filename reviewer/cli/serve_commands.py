@@ -111,13 +111,20 @@ def serve(
     db = open_db(ctx)  # a bad --db fails here, once, not in every browser tab
     # The same identity rule as `review`, checked once here: an unknown or mistyped name
     # is one line now, not an error page in every browser tab.  Whoever is registered on
-    # first use (the first person of an empty database) is registered only once the port
-    # is ours: a refused serve registers no one.
-    acting_person(ctx, name, register=False)
+    # first use (the first person of an empty database) is checked now, before anything
+    # listens (a name the registration would refuse left a socket that had listened), and
+    # registered only once the port or socket is ours: a refused serve registers no one.
+    acting_person(ctx, name, check_only=True)
     unix_socket = None if socket_path is None else bind_unix_socket(socket_path)
     if unix_socket is None:
         _check_can_listen(host, port)
-    who = acting_person(ctx, name).name
+    try:
+        who = acting_person(ctx, name).name
+    except BaseException:  # the registration failed: nothing is served, no socket stays
+        if unix_socket is not None and socket_path is not None:
+            unix_socket.close()
+            socket_path.unlink(missing_ok=True)
+        raise
     # The apps get the database through the environment, not their command line,
     # where a PostgreSQL password would show in the process list.
     os.environ[DB_ENV_VAR] = db.url.render_as_string(hide_password=False)
