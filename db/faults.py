@@ -7,6 +7,8 @@ of a traceback (never the SQL or its parameters, never a password).
 
 from __future__ import annotations
 
+from sqlalchemy.exc import DBAPIError
+
 from db.errors import VetbenchError
 
 LOCK_TIMEOUT_HINT = "--lock-timeout or VETBENCH_LOCK_TIMEOUT"
@@ -124,6 +126,13 @@ _POSTGRES_FAULTS = {
     "(VETBENCH_LOCK_TIMEOUT); nothing was written: try again, or ask the administrator who "
     "holds it (pg_locks, pg_stat_activity)",
 }
+
+
+MAYBE_EXPECTED = (VetbenchError, DBAPIError)
+"""What a caller may catch around a database call to hand to :func:`expected_error_line`
+(the app: around a call a screen makes on its own thread, not in a worker): every
+expected error is one of these, and a database error this module does not describe is
+raised again."""
 
 
 def expected_error_line(error: BaseException, where: str) -> str | None:

@@ -16,12 +16,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from db.engine import Database
-from db.faults import expected_error_line
+from db.faults import MAYBE_EXPECTED, expected_error_line
 from reviewer.tui.literal import notify_literally
 
 if TYPE_CHECKING:
     from textual.app import App
     from textual.widget import Widget
+
+__all__ = ["MAYBE_EXPECTED", "show_expected_error"]
 
 
 def show_expected_error(

@@ -52,7 +52,7 @@ from reviewer.judging import (
 )
 from reviewer.queue import OwnJudgment, QueueError, QueueFilter, ReviewQueue
 from reviewer.tui.empty_queue import empty_queue_text
-from reviewer.tui.expected import show_expected_error
+from reviewer.tui.expected import MAYBE_EXPECTED, show_expected_error
 from reviewer.tui.literal import notify_literally
 from reviewer.tui.messages import (
     ActionRefused,
@@ -515,7 +515,7 @@ class ReviewScreen(Screen[None]):
             seen = store_reveal(
                 self.db, self.queue.annotator, self.item, self.blind_answer, self.timer.seconds
             )
-        except Exception as error:  # the app's rule: an expected one is a notice (expected.py)
+        except MAYBE_EXPECTED as error:  # the app's rule: an expected one is a notice
             show_expected_error(self, error, title="Key not shown")
             return
         self._reveal(self.item, seen.blind_answer)
