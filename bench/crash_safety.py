@@ -95,12 +95,16 @@ async def _judge_forever(db_path: str, name: str, log_path: str) -> None:
                 await pilot.pause()
                 if screen.phase is Phase.EMPTY:
                     return
-                if screen.phase is not Phase.BLIND or screen.item is None:
+                if screen.phase not in (Phase.BLIND, Phase.REVEALED) or screen.item is None:
                     continue
                 done = len(screen.queue.session_judgments)
-                for letter in screen.item.key[:-1]:
-                    await pilot.press(letter.lower())
-                await pilot.press("enter", "k")
+                # Revealed: an earlier child saw its key and was killed before its verdict;
+                # the item comes back revealed with that child's blind answer, to judge.
+                if screen.phase is Phase.BLIND:
+                    for letter in screen.item.key[:-1]:
+                        await pilot.press(letter.lower())
+                    await pilot.press("enter")
+                await pilot.press("k")
                 while len(screen.queue.session_judgments) == done:
                     await pilot.pause()
                 log.write(f"{screen.queue.session_judgments[-1]}\n")
