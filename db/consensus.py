@@ -62,7 +62,7 @@ from db.item_posterior import (
     answer_posterior,
     fitted_raters,
     keep_posterior,
-    lone_judgment_vouches,
+    people_vouch,
 )
 from db.item_scope import EVERY_ITEM, ItemScope
 from db.items import id_order
@@ -119,9 +119,9 @@ class ItemConsensus(FieldsAsJson):
     kind: ItemKind = ItemKind.SINGLE
     models: int = 0  # models' answers it rests on
     gold: bool = False  # a lead knows the truth: the figures are that truth
-    # False: one person's judgment is all it rests on, and it does not back the key (an
-    # answer other than the key, or someone not known to do better than chance): the
-    # figures are then the share of right keys, which never approves an item alone
+    # False: the people do not back the key (db.item_posterior.people_vouch): one person's
+    # judgment is all it rests on and it does not (an answer other than the key, or
+    # someone not known to do better than chance), or several are split over it
     vouched: bool = True
 
     def outcome(self, confidence: float) -> ConsensusOutcome:
@@ -135,13 +135,25 @@ class ItemConsensus(FieldsAsJson):
             return ConsensusOutcome.APPROVE
         return ConsensusOutcome.UNCERTAIN
 
+    def held_back(self, confidence: float) -> str | None:
+        """Why the people leave the item to the lead where the figures alone would not:
+        a lone judgment that does not back the key, or several people split over it
+        where the figures alone would approve it (None otherwise)."""
+        if self.vouched:
+            return None
+        if self.judgments == 1:
+            return "not backing the key"
+        if min(self.p_key_right, self.p_keep) >= confidence:
+            return "split over the key"
+        return None
+
     def describe(self, confidence: float) -> str:
         """``p(key right) 0.98, p(keep) 0.97 from 3 judgments + 2 models: approve``."""
         rests = counted(self.judgments, "judgment")
         if self.models:
             rests += f" + {counted(self.models, 'model')}"
-        if not self.vouched:
-            rests += ", not backing the key"
+        if held_back := self.held_back(confidence):
+            rests += f", {held_back}"
         return (
             f"p(key right) {self.p_key_right:.2f}, p(keep) {self.p_keep:.2f} from {rests}"
             f"{' (gold)' if self.gold else ''}: {self.outcome(confidence).value}"
@@ -482,11 +494,12 @@ def _item_consensus(
         answer, p_key = space.answer(best), chances.get(KEY_LABEL, 0.0)
     given = [((r.rater_kind, r.rater), r.answer) for r in ratings]
     judgments = sum(1 for r in ratings if r.rater_kind == "person")
-    vouched = True
+    # Several people: approved only where most of them answered the key (people_vouch).
+    vouched = gold or judgments < 2 or people_vouch(fitted, item.key, item.kind, given)
     if not gold and judgments == 1:
         if answers.learned:
             p_key, answer = answer_posterior(fitted, item.key, item.kind, given)
-            vouched = lone_judgment_vouches(fitted, item.key, item.kind, given)
+            vouched = people_vouch(fitted, item.key, item.kind, given)
         if keeps_learned:
             verdicts = [(r.rater, r.keeps) for r in ratings if r.keeps is not None]
             p_keep = keep_posterior(fitted, verdicts)

@@ -39,7 +39,7 @@ from db.item_posterior import (
     Verdicts,
     answer_posterior,
     keep_posterior,
-    lone_judgment_vouches,
+    people_vouch,
     rater_skill,
 )
 from db.models import Judgment
@@ -113,7 +113,7 @@ class ItemBelief:
     consensus_answer: str
     key: str
     flagged: bool = False  # the models answer otherwise than the key
-    vouched: bool = True  # False: a lone judgment that does not back the key (never agreed)
+    vouched: bool = True  # False: its people do not back the key (never agreed; people_vouch)
 
     def status(self, routing: Routing) -> ItemStatus:
         """The adaptive rule (see the module's docstring)."""
@@ -239,7 +239,7 @@ class _Evidence:
             consensus_answer=best,
             key=item.key,
             flagged=any(rater[0] == "model" and answer != item.key for rater, answer in answers),
-            vouched=lone_judgment_vouches(self.fit.raters, item.key, item.kind, answers),
+            vouched=people_vouch(self.fit.raters, item.key, item.kind, answers),
         )
 
     def judged_by(self, item_id: str) -> set[str]:
@@ -391,7 +391,7 @@ def settles_alone(session: Session, annotator: str, routing: Routing) -> bool:
     answers = [(("person", annotator), "A")]
     p_key, _best = answer_posterior(fit.raters, "A", ItemKind.SINGLE, answers)
     p_keep = keep_posterior(fit.raters, [(annotator, True)])
-    vouches = lone_judgment_vouches(fit.raters, "A", ItemKind.SINGLE, answers)
+    vouches = people_vouch(fit.raters, "A", ItemKind.SINGLE, answers)
     return vouches and min(p_key, p_keep) >= routing.target_confidence
 
 

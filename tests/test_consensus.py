@@ -8,10 +8,12 @@ spammer who answers at random and always keeps."""
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 from consensus_study import (
     AVERAGE,
     CARELESS,
@@ -364,6 +366,39 @@ def test_approve_agreed_with_min_confidence_approves_only_confident_keeps(
     assert plain.exit_code == 0
     newly = {p.item_id for p in items if item_status(database, p.item_id) == "approved"} - approved
     assert newly == agreed_before - approved
+
+
+DEMO_WRONG_KEYS = ("cflue_mcq:19", "cflue_mcq:22", "econ_ordering:27")
+"""The demo database's items that fixtures/README.md documents as wrong keys and that one
+simulated annotator caught while the other kept."""
+
+
+def test_a_split_over_a_key_is_never_approved_by_the_consensus(tmp_path: Path) -> None:
+    """On the demo database, one annotator's answer against the key and another's keep
+    approved the fixtures' documented wrong keys at 0.95 (p(key right) 1.00, from the two
+    annotators' reliabilities on other items)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        from make_demo_db import build_demo_database
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    path = tmp_path / "demo.db"
+    build_demo_database(path)
+    database = open_database(str(path))
+    with database.session() as session:
+        consensus = estimate_consensus(session)
+    by_id = {item.item_id: item for item in consensus.items}
+    for item_id in DEMO_WRONG_KEYS:
+        split = by_id[item_id]
+        assert split.judgments == 2 and not split.vouched, split
+        assert split.outcome(0.95) is ConsensusOutcome.UNCERTAIN
+    result = run_cli(
+        database, "approve-agreed", "--as", "lena", "--min-confidence", "0.95", "--yes"
+    )
+    assert result.exit_code == 0, result.output
+    assert [item_status(database, item_id) for item_id in DEMO_WRONG_KEYS] == ["conflict"] * 3
+    # The demo's lead approved the agreed items; the splits wait for a third annotator.
+    assert "no items the consensus keeps with the key right at 0.95" in result.output
 
 
 @pytest.mark.slow

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from db.consensus import RaterReliability
 from db.consensus_inputs import ConsensusInputs, InputItem, Rating
-from db.item_posterior import answer_posterior, fitted_raters, lone_judgment_vouches
+from db.item_posterior import answer_posterior, fitted_raters, people_vouch
 from db.vocabulary import ItemKind
 
 EXPERTS = (
@@ -36,15 +36,19 @@ def test_the_share_of_right_keys_is_never_certain() -> None:
     assert p_key < 0.05 and best == "B"
 
 
-def test_a_lone_judgment_vouches_only_for_a_key_it_answered_from_someone_known() -> None:
+def test_a_people_vouch_only_for_a_key_it_answered_from_someone_known() -> None:
     inputs = _fit_in_which_every_key_held(40)
     fit = fitted_raters(EXPERTS, dict.fromkeys(inputs.items, 1.0), 0.9, 0.97, inputs)
-    assert lone_judgment_vouches(fit, "A", ItemKind.SINGLE, [(("person", "ann"), "A")])
-    assert not lone_judgment_vouches(fit, "A", ItemKind.SINGLE, [(("person", "ann"), "B")])
+    assert people_vouch(fit, "A", ItemKind.SINGLE, [(("person", "ann"), "A")])
+    assert not people_vouch(fit, "A", ItemKind.SINGLE, [(("person", "ann"), "B")])
     # one answer: the low end of the interval (0.15) is below chance (1 in 4)
-    assert not lone_judgment_vouches(fit, "A", ItemKind.SINGLE, [(("person", "newbie"), "A")])
+    assert not people_vouch(fit, "A", ItemKind.SINGLE, [(("person", "newbie"), "A")])
     # a true/false item's chance is one in two: 0.90 is above it
-    assert lone_judgment_vouches(fit, "A", ItemKind.TRUEFALSE, [(("person", "ann"), "A")])
-    # several people: the fit weighs them, whatever each said
+    assert people_vouch(fit, "A", ItemKind.TRUEFALSE, [(("person", "ann"), "A")])
+    # several people: most of them must have answered the key, whoever they are
     two = [(("person", "newbie"), "B"), (("person", "ann"), "A")]
-    assert lone_judgment_vouches(fit, "A", ItemKind.SINGLE, two)
+    assert not people_vouch(fit, "A", ItemKind.SINGLE, two)
+    three = [*two, (("person", "bo"), "A")]
+    assert people_vouch(fit, "A", ItemKind.SINGLE, three)
+    assert not people_vouch(fit, "B", ItemKind.SINGLE, three)
+    assert people_vouch(fit, "A", ItemKind.SINGLE, [(("model", "m1"), "B")])  # the fit weighs

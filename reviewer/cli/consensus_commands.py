@@ -91,7 +91,7 @@ def consensus_command(
                     str(item.judgments) + (f"+{item.models}m" if item.models else ""),
                     item.outcome(confidence).value
                     + (" (gold)" if item.gold else "")
-                    + ("" if item.vouched else " (not backed)"),
+                    + ("" if item.held_back(confidence) is None else " (not backed)"),
                 )
                 for item in items
             ],
