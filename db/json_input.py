@@ -210,7 +210,9 @@ def json_lines(lines: Iterable[str]) -> Iterator[JsonLine]:
         if not line.strip():
             continue
         try:
-            parsed = loads(line)
+            # Without its line break: an error at the end of the line is then told at its
+            # column, not at "column 1" of the next line.
+            parsed = loads(line.rstrip("\r\n"))
         except JsonInputError as error:
             yield JsonLine(number, None, error)
         else:

@@ -434,7 +434,11 @@ def test_jsonl_hand_written_empty_explanation_is_none_a_history_keeps_it(tmp_pat
 @pytest.mark.parametrize(
     ("line", "expected"),
     [
-        ('{"kind": "ordering", "prompt": "p"', "malformed JSON"),
+        # told at the end of its own line (before: "column 1", of the next one)
+        (
+            '{"kind": "ordering", "prompt": "p"',
+            "malformed JSON: Expecting ',' delimiter (column 35)",
+        ),
         ("[1, 2]", "must be a JSON object"),
         ('{"prompt": "p", "choices": {"A": "a", "B": "b"}, "key": "AB"}', "kind: is missing"),
         (

@@ -311,17 +311,15 @@ def read(source: InputFile) -> Iterator[ParsedRecord]:
     """Yield one record per non-blank line as it is read; a line that is not JSON is that
     record's problem."""
     ordinal = 0
-    for line_number, line in enumerate(read_lines(source), start=1):
-        if not line.strip():
-            continue
+    for parsed in json_input.json_lines(read_lines(source)):
         ordinal += 1
+        line_number = parsed.number
         place = Place(source.shown, line=line_number)
-        try:
-            raw = json_input.loads(line)
-        except json_input.JsonInputError as error:
-            problem = Problem("", f"malformed JSON: {error.described}")
+        if parsed.error is not None:
+            problem = Problem("", f"malformed JSON: {parsed.error.described}")
             yield ParsedRecord(place, ordinal, problems=[problem])
             continue
+        raw = parsed.value
         if ordinal == 1 and isinstance(raw, dict) and is_article(raw, "prompt", "revisions"):
             raise FormatError(source.shown, ARTICLES_NOT_ITEMS, line_number)
         yield _record(source, line_number, ordinal, raw)
