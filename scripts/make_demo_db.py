@@ -19,6 +19,7 @@ The rest stays pending for you to review.
 
 from __future__ import annotations
 
+import argparse
 import random
 import sys
 from pathlib import Path
@@ -98,9 +99,13 @@ def build_demo_database(path: Path) -> str:
 
 
 def main() -> None:
-    if len(sys.argv) != 2:
-        raise SystemExit("usage: python scripts/make_demo_db.py DB_PATH")
-    path = Path(sys.argv[1])
+    # argparse: `--help` is a question, not the name of a database to build.
+    parser = argparse.ArgumentParser(
+        prog="python scripts/make_demo_db.py",
+        description="Build the demo database from fixtures/ (kept when it already exists).",
+    )
+    parser.add_argument("db_path", metavar="DB_PATH", type=Path, help="the SQLite file to build")
+    path: Path = parser.parse_args().db_path
     if path.exists():
         print(f"using the existing demo database {path} (delete it to start over)")
         return

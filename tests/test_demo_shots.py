@@ -1,11 +1,13 @@
 """The demo's evaluation is a real 5-shot run: the `vetbench eval` command of
 ``scripts/demo.sh``, run as written on the demo database (``scripts/make_demo_db.py``)
 with the oracle self-test in place of the demo model, gives every kind its 5 shots from
-the fixtures' shot pools: no "only N of 5" note, no not-yet-approved shots, plain labels."""
+the fixtures' shot pools: no "only N of 5" note, no not-yet-approved shots, plain labels.
+The demo builder also answers ``--help`` as a question."""
 
 from __future__ import annotations
 
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -100,3 +102,14 @@ def test_the_readme_paper_protocol_commands_run_on_the_demo_database(
         arguments[arguments.index("--model") + 1] = "scripted:oracle"
         result = run_cli(demo_db, "eval", *arguments)
         assert result.exit_code == 0, f"README line {line}: {result.output}"
+
+
+@pytest.mark.parametrize("asked", ["--help", "-h"])
+def test_asking_the_demo_builder_for_help_builds_nothing(tmp_path: Path, asked: str) -> None:
+    """``--help`` was taken for the name of the database to build (a file ``--help``)."""
+    script = ROOT / "scripts" / "make_demo_db.py"
+    done = subprocess.run(
+        [sys.executable, str(script), asked], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.returncode == 0 and "DB_PATH" in done.stdout, done.stderr
+    assert list(tmp_path.iterdir()) == []
