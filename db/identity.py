@@ -32,6 +32,7 @@ from db.models import Person
 from db.people import PersonRefused, check_person_name, ensure_person, find_person
 from db.privileges import ANNOTATOR_GROUP, GROUP_OF_ROLE, LEAD_GROUP, DatabaseAccount
 from db.privileges import database_account as _database_account
+from db.validation import same_name_key
 from db.vocabulary import Role
 
 __all__ = ["Identity", "IdentityRefused", "close_names", "database_account", "resolve_identity"]
@@ -102,6 +103,10 @@ def _unknown_name_message(session: Session, name: str, *, explicit: bool) -> str
         )
         hint = f"known people: {shown}"
     who = f"no person called '{name}'" if explicit else f"your login '{name}' is not a person"
+    # A name that reads as a registered one cannot be registered beside it: no such advice.
+    alike = [known_name for known_name in known if same_name_key(known_name) == same_name_key(name)]
+    if alike:
+        return f"{who} in this database; names are exact: did you mean {alike[0]}?"
     return (
         f"{who} in this database; {hint} "
         f"(register with `vetbench users add {name} --role annotator|lead`, or --new-user "

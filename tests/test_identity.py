@@ -66,6 +66,10 @@ def test_a_typo_of_a_known_name_is_refused_with_the_closest_names(
     assert "\n" not in message  # one line
     ghost = run(database_url, *JUDGE, "--as", "ghost")
     assert ghost.exit_code == 1 and "known people: alice, lena" in ghost.output
+    # A name that reads as a registered one: no advice to register it (that is refused).
+    alike = run(database_url, *JUDGE, "--as", "Lena")
+    assert alike.exit_code == 1 and "names are exact: did you mean lena?" in alike.output
+    assert "users add" not in alike.output
     # Nothing was written: no new person, no judgment.
     assert people(team) == ["alice", "lena"]
     assert judgments(team) == []
