@@ -301,20 +301,23 @@ def test_score_mode_ranks_as_lm_eval_does_through_a_chat_template(
     assert compared == len(ours) == 8
 
 
+CHINESE_MULTI = ItemDraft(
+    kind="multi",
+    prompt="下列哪些属于货币政策工具？",
+    choices={"A": "存款准备金率", "B": "再贴现率", "C": "个人所得税", "D": "政府采购"},
+    key="AB",
+    language="zh",
+)
+"""A Chinese multi-answer item: its own answer delimiter, stops and template language."""
+
+
 def test_a_kind_that_mixes_answer_delimiters_gets_a_score_task_for_each(
     database: Database, tmp_path: Path
 ) -> None:
     """lm-eval writes one target_delimiter per task: English multi-answer items ("Answer: BC")
     and a Chinese one ("答案：AB") are split into two tasks named by template language."""
     mixed_set(database)
-    chinese = ItemDraft(
-        kind="multi",
-        prompt="下列哪些属于货币政策工具？",
-        choices={"A": "存款准备金率", "B": "再贴现率", "C": "个人所得税", "D": "政府采购"},
-        key="AB",
-        language="zh",
-    )
-    store(database, [("cflue:7", chinese)])
+    store(database, [("cflue:7", CHINESE_MULTI)])
     out = tmp_path / "task"
     export_lm_eval(database, out, shots=0)
     manifest = json.loads((out / "vetbench-export.json").read_text(encoding="utf-8"))
@@ -349,14 +352,7 @@ def test_each_item_keeps_the_budget_and_stops_vetbench_eval_gives_it(
         choices={label: f"Holding {label}" for label in "ABCDEF"},
         key="ACE",
     )
-    chinese = ItemDraft(
-        kind="multi",
-        prompt="下列哪些属于货币政策工具？",
-        choices={"A": "存款准备金率", "B": "再贴现率", "C": "个人所得税", "D": "政府采购"},
-        key="AB",
-        language="zh",
-    )
-    store(database, [("cflue:7", chinese), ("cflue:8", six)])
+    store(database, [("cflue:7", CHINESE_MULTI), ("cflue:8", six)])
     backend = ScriptedBackend()
     run_id = create_run(database, backend.info, shots=0, item_filter=APPROVED_ITEMS)
     with database.session() as session:
