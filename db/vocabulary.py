@@ -44,10 +44,13 @@ __all__ = [
     "GenerationKind",
     "ItemKind",
     "ItemStatus",
+    "REASON_ALIASES",
+    "REASON_ALIASES_TEXT",
     "QueueOrder",
     "Role",
     "RunStatus",
     "Verdict",
+    "reason_named",
     "values",
 ]
 
@@ -184,6 +187,33 @@ class DecisionReason(StrEnum):
     SENSITIVE = "sensitive"
     DUPLICATE = "duplicate"
     OTHER = "other"
+
+
+REASON_ALIASES: dict[str, DecisionReason] = {
+    Verdict.NO_ORDER.value: DecisionReason.NO_CLEAR_ORDER,
+    Verdict.AMBIGUOUS.value: DecisionReason.SEVERAL_VALID_ORDERS,
+    "several-valid-answers": DecisionReason.SEVERAL_VALID_ORDERS,
+}
+"""Other words a decision reason is given by: the annotators' verdicts ``no-order`` and
+``ambiguous``, and ``several-valid-answers``, the name multiple-choice items show
+:data:`DecisionReason.SEVERAL_VALID_ORDERS` by (:func:`reason_word`).  The other verdicts
+(``wrong-key``, ``flawed``, ``sensitive``, ``duplicate``) are reasons by the same name.
+Only the reason's own name is stored."""
+
+REASON_ALIASES_TEXT = "; ".join(
+    f"{' or '.join(alias for alias, named in REASON_ALIASES.items() if named is reason)} "
+    f"for {reason.value}"
+    for reason in DecisionReason
+    if reason in REASON_ALIASES.values()
+)
+"""The aliases in words, for help and errors: ``no-order for no-clear-order; ...``."""
+
+
+def reason_named(text: str) -> DecisionReason:
+    """The decision reason ``text`` names: its stored name or one of :data:`REASON_ALIASES`
+    (``"no-order"`` -> ``DecisionReason.NO_CLEAR_ORDER``); ValueError for any other word."""
+    alias = REASON_ALIASES.get(text)
+    return alias if alias is not None else DecisionReason(text)
 
 
 def reason_word(reason: str, kinds: str | Iterable[str]) -> str:

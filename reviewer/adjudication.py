@@ -37,11 +37,13 @@ from db.models import Decision, Item, ItemRevision, Person, is_current_revision,
 from db.people import PermissionDenied, require_lead
 from db.rows import from_row
 from db.vocabulary import (
+    REASON_ALIASES_TEXT,
     UNDO_DECISION_ACTION,
     DecisionReason,
     FlagName,
     ItemKind,
     ItemStatus,
+    reason_named,
 )
 from reviewer.conflict_cases import DecisionRecord, status_conditions
 
@@ -78,14 +80,20 @@ class DecisionMade:
 
 
 def parse_reason(text: str | DecisionReason | None) -> DecisionReason | None:
-    """``"wrong-key"`` -> ``DecisionReason.WRONG_KEY``; refuses unknown reasons, naming the known."""
+    """``"wrong-key"`` -> ``DecisionReason.WRONG_KEY``, and the verdict words too
+    (``"no-order"`` -> ``DecisionReason.NO_CLEAR_ORDER``: ``db.vocabulary.REASON_ALIASES``);
+    refuses unknown reasons, naming the known."""
     if text is None or text == "":
         return None
+    if isinstance(text, DecisionReason):
+        return text
     try:
-        return DecisionReason(text)
+        return reason_named(text)
     except ValueError:
         known = ", ".join(reason.value for reason in DecisionReason)
-        raise AdjudicationError(f"'{text}' is not a reason; use one of {known}") from None
+        raise AdjudicationError(
+            f"'{text}' is not a reason; use one of {known} (or {REASON_ALIASES_TEXT})"
+        ) from None
 
 
 def rejection_reasons(kind: ItemKind) -> tuple[DecisionReason, ...]:

@@ -175,6 +175,34 @@ def test_no_clear_order_is_a_reason_for_ordering_items_only(team) -> None:  # ty
     assert decision_history(team, "c:2")[0].reason == "several-valid-orders"
 
 
+def test_the_verdict_words_name_the_reasons_they_mean(team) -> None:  # type: ignore[no-untyped-def]
+    """`--reason` takes the annotators' verdicts no-order and ambiguous, and the shown name
+    several-valid-answers, for the reasons they mean; the stored name is the reason's own."""
+    store_item(team, "c:1", kind="multi", key="AB", source="cflue")
+    for item_id, word, stored, shown in (
+        ("o:1", "no-order", "no-clear-order", "no-clear-order"),
+        ("o:2", "ambiguous", "several-valid-orders", "several-valid-orders"),
+        ("c:1", "several-valid-answers", "several-valid-orders", "several-valid-answers"),
+    ):
+        said = run_cli(team, "decide", item_id, "--status", "rejected", "--as", "lea",
+                       "--reason", word)  # fmt: skip
+        assert said.exit_code == 0, said.output
+        assert said.output == f"{item_id}: rejected, reason {shown}\n"
+        assert decision_history(team, item_id)[0].reason == stored
+    record = decide(team, "lea", "o:3", "rejected", reason="no-order").record  # the service too
+    assert record.reason == "no-clear-order"
+    refused = run_cli(team, "decide", "o:3", "--status", "rejected", "--as", "lea",
+                      "--reason", "no-ordr")  # fmt: skip
+    assert refused.exit_code == 2
+    assert (
+        "(or ambiguous or several-valid-answers for several-valid-orders; no-order for "
+        "no-clear-order)" in " ".join(refused.output.split())
+    )
+    assert "no-order for no-clear-order" in " ".join(
+        run_cli(team, "decide", "--help").output.split()
+    )
+
+
 def test_revising_a_decision_keeps_history(team) -> None:  # type: ignore[no-untyped-def]
     decide(team, "lea", "o:1", "rejected", reason="no-clear-order")
     decide(team, "lea", "o:1", "approved", comment="on second thought")

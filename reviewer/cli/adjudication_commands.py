@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from db.vocabulary import DECISION_STATUSES, DecisionReason, FlagName, reason_word, values
+from db.vocabulary import DECISION_STATUSES, FlagName, reason_word, values
 from db.words import agreeing, counted
 from reviewer.cli import options
 from reviewer.cli.common import confirmed, fail, open_db
@@ -250,9 +250,7 @@ def agreement_command(
     "--status", type=click.Choice(values(DECISION_STATUSES)), required=True, help="The decision."
 )
 @click.option("--key", metavar="ANSWER", help='Approve with this corrected key, e.g. "D, A, C, B".')
-@click.option(
-    "--reason", type=click.Choice(values(DecisionReason)), help="Why (required to reject)."
-)
+@options.reason("Why (required to reject).")
 @click.option("--comment", default="", help="A note kept with the decision.")
 @click.option(
     "--flag",

@@ -15,7 +15,16 @@ from typing import TYPE_CHECKING, Any, TypedDict
 import click
 
 from db.item_scope import ItemScope
-from db.vocabulary import ALL, FlagName, ItemKind, ItemStatus, values
+from db.vocabulary import (
+    ALL,
+    REASON_ALIASES,
+    REASON_ALIASES_TEXT,
+    DecisionReason,
+    FlagName,
+    ItemKind,
+    ItemStatus,
+    values,
+)
 from reviewer.cli.common import fail, remember_filter_sources
 
 if TYPE_CHECKING:
@@ -55,6 +64,33 @@ flags = click.option(
     multiple=True,
     help="Only items whose current revision has this flag (repeatable: any of them).",
 )
+
+
+class ReasonChoice(click.Choice[str]):
+    """A decision reason by its stored name, or by a word that names it
+    (``db.vocabulary.REASON_ALIASES``: the verdicts ``no-order`` and ``ambiguous``, and
+    ``several-valid-answers``), converted to the stored name; an unknown word's error
+    lists the aliases too."""
+
+    def __init__(self) -> None:
+        super().__init__(values(DecisionReason))
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        alias = REASON_ALIASES.get(value) if isinstance(value, str) else None
+        if alias is not None:
+            return alias.value
+        return super().convert(value, param, ctx)
+
+    def get_invalid_choice_message(self, value: Any, ctx: click.Context | None) -> str:
+        message = super().get_invalid_choice_message(value, ctx).rstrip(".")
+        return f"{message} (or {REASON_ALIASES_TEXT})."
+
+
+def reason(help_text: str) -> Decorator:
+    """``--reason``: a decision reason, by its stored name or an alias (``ReasonChoice``)."""
+    return click.option(
+        "--reason", type=ReasonChoice(), help=f"{help_text} Also {REASON_ALIASES_TEXT}."
+    )
 
 
 def statuses(help_text: str, *, or_all: bool = True) -> Decorator:
