@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from db.json_types import JsonObject
+from db.json_types import JsonObject, JsonValue
 from db.vocabulary import ItemKind
 
-__all__ = ["ItemFilter"]
+__all__ = ["ItemFilter", "filter_differences"]
 
 
 @dataclass(frozen=True)
@@ -56,3 +56,39 @@ class ItemFilter:
         """The lists given, under the names a run stores them by."""
         named = (("status", self.statuses), ("kind", self.kinds), ("source", self.sources))
         return [(name, chosen) for name, chosen in named if chosen]
+
+
+_ANY = {"status": "any status", "kind": "any kind", "source": "any source"}
+
+
+def filter_differences(a: JsonObject, b: JsonObject) -> tuple[str, ...]:
+    """How two runs' stored filters (:meth:`ItemFilter.to_json`) chose differently:
+    ``B limited to 5 items``, ``A kind ordering, B any kind``; empty when they chose alike.
+    The release is left out: an item set's label names it."""
+    notes = []
+    limits = a.get("limit"), b.get("limit")
+    if limits[0] != limits[1]:
+        notes.append(_limits(*limits))
+    for name, any_value in _ANY.items():
+        chosen_a, chosen_b = _chosen(a.get(name)), _chosen(b.get(name))
+        if set(chosen_a) != set(chosen_b):
+            notes.append(
+                f"A {_list(name, chosen_a) or any_value}, B {_list(name, chosen_b) or any_value}"
+            )
+    return tuple(notes)
+
+
+def _limits(a: JsonValue, b: JsonValue) -> str:
+    if a is None:
+        return f"B limited to {b} items, A not limited"
+    if b is None:
+        return f"A limited to {a} items, B not limited"
+    return f"A limited to {a} items, B to {b}"
+
+
+def _chosen(stored: JsonValue) -> tuple[str, ...]:
+    return tuple(str(value) for value in stored) if isinstance(stored, list) else ()
+
+
+def _list(name: str, chosen: tuple[str, ...]) -> str:
+    return f"{name} {', '.join(chosen)}" if chosen else ""

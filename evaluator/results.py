@@ -552,6 +552,9 @@ class RunComparison:
     item_set_b: ItemSet = ItemSet(None)
     other_revisions: tuple[str, ...] = ()  # shared items each run saw at another revision
     changed_items: tuple[ChangedItem, ...] = ()  # of those, the ones not the same question
+    filter_differences: tuple[
+        str, ...
+    ] = ()  # how the runs' filters chose (``B limited to 5 items``)
 
     @property
     def paired_items(self) -> int:
@@ -578,9 +581,10 @@ class RunComparison:
             if self.paired_items
             else "no item both answered was asked as the same question"
         )
+        chosen = "".join(f"; {difference}" for difference in self.filter_differences)
         notes = [
             f"different item sets: A on {self.item_set_a.label}, B on "
-            f"{self.item_set_b.label}; {compared}"
+            f"{self.item_set_b.label}{chosen}; {compared}"
         ]
         if self.other_revisions:
             more = ", ..." if len(self.other_revisions) > 5 else ""

@@ -28,6 +28,7 @@ from db.models import EvalRun, Item, ItemRevision, Prediction
 from db.rows import from_row
 from db.vocabulary import EvalMode, FailureKind, ItemKind, RunStatus
 from db.words import counted
+from evaluator.item_filter import filter_differences
 from evaluator.item_sets import ItemSet
 from evaluator.metrics import ScoredPrediction, summarize_predictions, wilson_interval
 from evaluator.results import (
@@ -446,6 +447,7 @@ def compare_runs(db: Database, run_a: int, run_b: int) -> RunComparison:
         mcnemar_p=p_value,
         item_set_a=run_info(first_run).item_set,
         item_set_b=run_info(second_run).item_set,
+        filter_differences=filter_differences(first_run.filters, second_run.filters),
         other_revisions=tuple(item_id for item_id in shared if item_id in revisions),
         changed_items=tuple(changed),
     )

@@ -18,6 +18,7 @@ from db.engine import Database
 from db.models import EvalRun, Prediction
 from db.releases import backfill_item_sets, get_release
 from db.vocabulary import ItemKind, Role
+from evaluator.item_filter import filter_differences
 from reviewer.adjudication import decide
 from reviewer.judging import ItemEdit, edit_item
 
@@ -141,6 +142,44 @@ def test_runs_on_the_same_items_drawn_otherwise_are_compared_as_one_item_set(
         ok(run_cli(releases, "runs", "compare", str(ad_hoc), str(on_v2), "--json")).stdout
     )
     assert as_json["same_item_set"] is True
+
+
+def test_a_comparison_says_how_the_runs_filters_chose_their_items(
+    releases: Database, model: str
+) -> None:
+    """Both on release v1, but one cut by --limit or --kind: the item-set note says which
+    (before, it named two hashes of "release v1" and nothing else)."""
+    whole = int(evaluate(releases, model, "--release", "v1")["run_id"])  # type: ignore[arg-type]
+    limited = int(evaluate(releases, model, "--release", "v1", "--limit", "2")["run_id"])  # type: ignore[arg-type]
+    ordering = int(evaluate(releases, model, "--release", "v1", "--kind", "ordering")["run_id"])  # type: ignore[arg-type]
+    assert _run(releases, limited).item_ids == ["cflue:1", "cflue:2"]  # the first 2 by id
+
+    compared = ok(run_cli(releases, "runs", "compare", str(whole), str(limited))).output
+    note = compared.splitlines()[1]
+    assert note.startswith("different item sets: A on release v1 (items ")
+    assert note.endswith(
+        "; B limited to 2 items, A not limited; compared on the 2 items both answered"
+    )
+    reversed_note = ok(run_cli(releases, "runs", "compare", str(limited), str(whole))).output
+    assert "; A limited to 2 items, B not limited;" in reversed_note
+    kinds = ok(run_cli(releases, "runs", "compare", str(whole), str(ordering))).output
+    assert "; A any kind, B kind ordering; compared on the 2 items" in kinds
+    as_json = json.loads(
+        ok(run_cli(releases, "runs", "compare", str(whole), str(limited), "--json")).stdout
+    )  # the JSON is as it was: the runs' filters are in `runs show --json`
+    assert "filter_differences" not in as_json and as_json["same_item_set"] is False
+    assert "the first N chosen, by item id as text" in " ".join(
+        ok(run_cli(releases, "eval", "--help")).output.split()
+    )
+
+
+def test_filter_differences_name_each_filter_that_differs() -> None:
+    assert filter_differences({"release": "v1"}, {"release": "v1"}) == ()
+    assert filter_differences({"limit": 5}, {"limit": 20}) == ("A limited to 5 items, B to 20",)
+    assert filter_differences(
+        {"source": ["econ"], "status": ["approved"]}, {"source": ["cflue", "econ"]}
+    ) == ("A status approved, B any status", "A source econ, B source cflue, econ")
+    assert filter_differences({"kind": ["single", "multi"]}, {"kind": ["multi", "single"]}) == ()
 
 
 def test_runs_that_share_no_items_are_not_compared(releases: Database, model: str) -> None:

@@ -165,7 +165,12 @@ def _shots_by_kind(values_given: tuple[str, ...]) -> dict[str, int]:
     metavar="NAME",
     help="Evaluate release NAME's items exactly as frozen (edits and decisions since ignored).",
 )
-@click.option("--limit", type=click.IntRange(1), help="At most this many items.")
+@click.option(
+    "--limit",
+    type=click.IntRange(1),
+    help="At most this many items: the first N chosen, by item id as text (x:10 before "
+    "x:2) with --release, else in the order they were stored.",
+)
 @click.option(
     "--mode",
     type=click.Choice(values(EvalMode)),
