@@ -210,6 +210,35 @@ def test_jsonl_problems_name_the_native_fields_and_the_revision(
     ]
 
 
+def test_a_jsonl_record_says_every_problem_at_once(database: Database, tmp_path: Path) -> None:
+    """A misspelt field, a bad status and a key that is no choice: all three at once, as
+    `judge --from` lists a line's every problem (before, only the misspelt field, and the
+    key only after it was fixed).  A record without a kind or its text says only that."""
+    records = [
+        jsonl_record(key="C", explanaton="because", status="weird", author=5),
+        {"id": "z:1", "kind": "single", "revisions": [
+            {"number": 1, "prompt": "q", "choices": {"A": "x", "B": "y"}, "key": "C", "autor": "x"},
+        ]},
+        jsonl_record(kind="essay", key="C"),
+        jsonl_record(prompt=None, key="C", explanaton="b"),
+    ]  # fmt: skip
+    lines = "".join(json.dumps(record) + "\n" for record in records)
+    report = only(import_files(database, [write_file(tmp_path, "items.jsonl", lines)]))
+    assert report.rejected and report.tally.added == 0
+    assert [p.split(": ", 1)[1] for p in report.problems] == [
+        "line 1: explanaton: is not a field of vetbench JSONL; did you mean explanation?",
+        "line 1: status: 'weird' is not one of pending, in_review, conflict, agreed, approved, "
+        "rejected",
+        "line 1: author: must be text, got int",
+        "line 1: key: 'C': 'C' is not one of the choices AB",
+        "line 2: revisions[1].autor: is not a field of vetbench JSONL; did you mean author?",
+        "line 2: revisions[1].key: 'C': 'C' is not one of the choices AB",
+        "line 3: kind: 'essay' is not one of ordering, single, multi, truefalse",
+        "line 4: explanaton: is not a field of vetbench JSONL; did you mean explanation?",
+        "line 4: prompt: is missing",
+    ]
+
+
 def test_choice_labels_that_are_not_letters_are_named_whatever_the_key_says(
     database: Database, tmp_path: Path
 ) -> None:

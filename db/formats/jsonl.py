@@ -159,7 +159,6 @@ def _revision(raw: object, where: str, problems: list[Problem]) -> RevisionRecor
     if not isinstance(raw, dict):
         problems.append(Problem(where, "must be an object"))
         return None
-    before = len(problems)
     local: list[Problem] = []
     if where:  # a revision of an exported item; a hand-written line is checked whole
         local += unknown_field_problems(raw, REVISION_FIELDS)
@@ -189,7 +188,13 @@ def _revision(raw: object, where: str, problems: list[Problem]) -> RevisionRecor
         created_at=_parse_time(raw.get("created_at"), "created_at", local),
     )
     problems += [Problem(f"{where}.{p.field}" if where else p.field, p.message) for p in local]
-    return record if len(problems) == before else None
+    # Its text read whole (a misspelt field or a bad author aside), it still makes a draft,
+    # so the record's other problems (a key that is no choice) are said with these at once.
+    return None if any(p.field in _TEXT_FIELDS for p in local) else record
+
+
+# A revision's fields without which it makes no draft to check.
+_TEXT_FIELDS = frozenset({"number", "prompt", "key", "choices"})
 
 
 def field_names(where: str = "") -> dict[str, str]:
@@ -272,7 +277,7 @@ def _record(source: InputFile, line: int, ordinal: int, raw: object) -> ParsedRe
         problems.append(
             Problem("current_revision", f"{current_number!r} is not one of the revisions")
         )
-    if problems or current is None:
+    if current is None or not kind or kind_problem(kind):  # nothing more can be checked
         return ParsedRecord(place, ordinal, problems=problems)
 
     native = NativeItem(
@@ -302,9 +307,9 @@ def _record(source: InputFile, line: int, ordinal: int, raw: object) -> ParsedRe
         item_id=item_id,
         field_names=field_names(where_of.get(current.number, "")),
     )
-    if problems:
-        return ParsedRecord(place, ordinal, problems=problems)
-    return ParsedRecord(place, ordinal, draft=draft, native=native)
+    # With problems it is never stored, but its draft is checked all the same
+    # (``db.import_checks.check_record``): the record's every problem is said at once.
+    return ParsedRecord(place, ordinal, draft=draft, native=native, problems=problems)
 
 
 def read(source: InputFile) -> Iterator[ParsedRecord]:
