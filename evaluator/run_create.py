@@ -118,9 +118,22 @@ class FewerShotsError(RunSetupError):
         return "too few shots: " + "; ".join(s.text() for s in self.shortfalls)
 
 
+SHOT_EXAMPLES = Path(__file__).resolve().parent.parent / "fixtures"
+"""The repository's example shot files (``shots_*.jsonl``): at hand in a checkout and an
+editable install (``pip install -e .``), not shipped in a wheel (not package data)."""
+
+
+def _shot_file_hint() -> str:
+    """``--shot-file FILE``, with the example files' real path where they are at hand
+    (never a relative ``fixtures/``, which a user's own folder lacks)."""
+    if any(SHOT_EXAMPLES.glob("shots_*.jsonl")):
+        return f"--shot-file FILE ({SHOT_EXAMPLES / 'shots_*.jsonl'} are examples)"
+    return "--shot-file FILE (a JSONL item file: one item a line)"
+
+
 def _more_shots(source: ShotSource | None) -> str:
     """Where else shots could come from than where they were looked for."""
-    example = "--shot-file FILE (fixtures/shots_*.jsonl are examples)"
+    example = _shot_file_hint()
     if source is not None and source.shot_files:
         return "add shots to the shot file, or draw them with --shots-from SOURCE|STATUS instead"
     if source is not None and source.shots_from is not None:

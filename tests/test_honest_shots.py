@@ -23,6 +23,7 @@ from textual.widgets import Checkbox, DataTable, Static
 from db.engine import Database
 from db.models import AuditEvent, EvalRun
 from db.validation import ItemDraft
+from evaluator import run_create
 from evaluator.backends.scripted import ScriptedBackend
 from evaluator.run_params import RunParams
 from reviewer.tui.screens.evaluation import EvaluationScreen
@@ -101,11 +102,30 @@ def test_a_shortfall_of_one_order_size_names_it_and_suggests_only_what_was_not_t
     assert result.stderr.strip() == (
         "error: too few shots: ordering would get 1 of 2 shots for its 5-event orders among "
         "the agreed items outside the evaluated set: give shots with --shot-file FILE "
-        "(fixtures/shots_*.jsonl are examples) or --shots-from another source or status, ask "
+        f"({FIXTURES / 'shots_*.jsonl'} are examples) or --shots-from another source or status, ask "
         "for fewer (--shots 0, --shots-for ordering=0), or run with fewer with "
         "--allow-fewer-shots"
     )
     assert stored_runs(url) == []
+
+
+def test_the_shot_file_hint_works_outside_the_repository(
+    url: str, database: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run from a user's own folder, the hint names the example shot files by their real
+    path (a relative fixtures/ is not there), and installed without them, none; it names
+    --shots 0 and --allow-fewer-shots either way."""
+    monkeypatch.chdir(tmp_path)
+    said = eval_cli(url, "--kind", "ordering", "--shots", "2")
+    assert said.exit_code == 1
+    assert f"--shot-file FILE ({FIXTURES.resolve() / 'shots_*.jsonl'} are examples)" in said.stderr
+    monkeypatch.setattr(run_create, "SHOT_EXAMPLES", tmp_path / "fixtures")  # a wheel install
+    said = eval_cli(url, "--kind", "ordering", "--shots", "2")
+    assert said.exit_code == 1 and "fixtures" not in said.stderr
+    assert "give shots with --shot-file FILE (a JSONL item file: one item a line) or " in (
+        said.stderr
+    )
+    assert "--shots 0" in said.stderr and "--allow-fewer-shots" in said.stderr
 
 
 def test_a_long_list_of_unapproved_shots_is_named_in_part(url: str, database: Database) -> None:

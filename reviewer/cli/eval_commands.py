@@ -141,7 +141,7 @@ def _shots_by_kind(values_given: tuple[str, ...]) -> dict[str, int]:
     type=options.existing_file,
     multiple=True,
     help="Take the shots from this JSONL file instead of the database (repeatable: "
-    "one file per kind, as fixtures/shots_*.jsonl).",
+    "one file per kind, as the repository's fixtures/shots_*.jsonl).",
 )
 @click.option(
     "--shots-from",
