@@ -10,7 +10,16 @@ from pathlib import Path
 
 import pytest
 from conftest import BuiltDatabases
-from helpers import FIXTURES, judge_flawed_then_edit, notices, press, run_cli, running, store_item
+from helpers import (
+    FIXTURES,
+    judge_flawed_then_edit,
+    notices,
+    pilot_of,
+    press,
+    run_cli,
+    running,
+    store_item,
+)
 from sqlalchemy import text
 from sqlmodel import select
 from textual.widgets import Input, Select, Static
@@ -139,6 +148,33 @@ def test_the_queue_filters_by_text_and_exam(fixtures: Database) -> None:
     assert sorted(served) == sorted(banking & set(scan(fixtures, "货币政策")))
     assert served
     assert "exam 银行从业资格; text “货币政策”" in queue.filters.describe()
+
+
+async def test_the_filter_says_which_key_applies_and_an_open_list_is_framed(
+    fixtures: Database,
+) -> None:
+    """It said "Enter applies", but Enter on a list (re)opens it; only Ctrl+S applied
+    there.  And the open list had no frame: its options lay over the fields below and
+    read as their values ("Source  any kind", "Status  multi")."""
+    from helpers import wait_until
+    from textual.widgets._select import SelectOverlay
+
+    async with running(make_app(fixtures, "alice")) as app:
+        await press(app, "slash")
+        assert isinstance(app.screen, FilterScreen)
+        hint = str(app.screen.query_one(".dialog-help", Static).render())
+        assert "Enter applies" not in hint
+        assert "Ctrl+S applies" in hint and "in a list Enter opens" in hint
+        await press(app, "tab", "enter")
+        kinds = app.screen.query_one("#filter-kinds", Select)
+        await wait_until(pilot_of(app), lambda: kinds.expanded, "the kind list to open")
+        overlay = kinds.query_one(SelectOverlay)
+        assert all(edge[0] for edge in overlay.styles.border), overlay.styles.border
+        await press(app, "down", "enter")
+        assert not kinds.expanded and kinds.value is not Select.NULL
+        await press(app, "ctrl+s")  # what applies here, as the hint says
+        assert not isinstance(app.screen, FilterScreen)
+        assert app.queue.filters.kinds == (kinds.value,)
 
 
 async def test_slash_takes_text_and_exam_and_the_header_names_the_exam(fixtures: Database) -> None:

@@ -74,8 +74,16 @@ class ChoiceField:
 
 
 class FilterScreen(DialogScreen[QueueFilter | None]):
-    """Search text and one kind, source, status, exam and flag (or any); Ctrl+S or Enter
-    applies, Esc cancels."""
+    """Search text and one kind, source, status, exam and flag (or any); Ctrl+S applies
+    (Enter too, in the search field), Esc cancels.  Enter on a list opens it, as
+    everywhere in Textual; the open list has a frame of its own, so that its options do
+    not read as the values of the fields it lies over ("Source  any kind")."""
+
+    DEFAULT_CSS = """
+    FilterScreen Select > SelectOverlay.-textual-compact {
+        border: tall $accent !important;
+    }
+    """
 
     BINDINGS = [
         Binding("ctrl+s", "apply", "Apply filters"),
@@ -108,7 +116,8 @@ class FilterScreen(DialogScreen[QueueFilter | None]):
                     "Serves items that still need your judgment. Search: words in the "
                     "question or choices; in:all looks in explanations too, whole:tax "
                     "finds whole words, 增值税 not:土地增值税 leaves the longer term out. "
-                    "Kept for next time. Enter applies, Esc cancels."
+                    "Kept for next time. Ctrl+S applies (Enter too, in the search field); "
+                    "in a list Enter opens and picks. Esc cancels."
                 ),
                 classes="dialog-help",
             )
