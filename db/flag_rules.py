@@ -37,6 +37,7 @@ from db.differences import ItemText
 from db.json_types import JsonObject
 from db.markup import decode_entities, find_markup
 from db.vocabulary import FlagName, ItemKind
+from db.words import agreeing, counted, few_of
 
 QUOTE_CHARS = 40  # characters of context quoted either side of what raised a flag
 
@@ -134,6 +135,19 @@ def _is_table(word: str) -> bool:
     return "表" in word or word.lower().startswith(("table", "exhibit"))
 
 
+def _more_references(rest: list[JsonObject]) -> str:
+    """What the summary's first reference leaves out, said: `` (and 2 more <img> tags)``,
+    `` (and 2 more references to media: <img> tag, “图2”)``; empty when nothing is."""
+    if not rest:
+        return ""
+    found = list(dict.fromkeys(str(reference["found"]) for reference in rest))
+    if len(found) == 1 and found[0].endswith(" tag"):
+        return f" (and {counted(len(rest), 'more ' + found[0])})"
+    what = f"{agreeing(len(rest), 'reference', 'references')} to media"
+    quoted = [name if name.endswith(" tag") else f"“{name}”" for name in found]
+    return f" (and {len(rest)} more {what}: {few_of(quoted)})"
+
+
 def needs_media(text: RevisionText) -> FlagFinding | None:
     """The question or a choice refers to media it does not hold."""
     references: list[JsonObject] = []
@@ -159,7 +173,7 @@ def needs_media(text: RevisionText) -> FlagFinding | None:
     if not references:
         return None
     first = references[0]
-    more = f" (and {len(references) - 1} more)" if len(references) > 1 else ""
+    more = _more_references(references[1:])
     if first["quote"]:
         summary = (
             f"the {first['field']} refers to “{first['found']}”, which the text does not "

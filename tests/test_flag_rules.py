@@ -95,6 +95,22 @@ def test_an_image_tag_is_flagged_even_escaped_twice() -> None:
     assert glued is not None and "<img> tag" in glued.summary
 
 
+def test_the_references_a_summary_leaves_out_are_said_what() -> None:
+    """It ended "(and 2 more)" without saying 2 more what."""
+    images = mcq("<img src=a.png>则（）。", A="<img src=b.png>", B="<img src=c.png>", C="丙")
+    assert images is not None
+    finding = needs_media(images)
+    assert finding is not None and finding.summary == (
+        "the question holds an <img> tag: the image is not in the text (and 2 more <img> tags)"
+    )
+    one = needs_media(mcq("<img src=a.png>则（）。", A="<img src=b.png>", B="乙"))
+    assert one is not None and one.summary.endswith("(and 1 more <img> tag)")
+    mixed = needs_media(mcq("<img src=a.png>则（）。", A="见图2", B="<img src=c.png>"))
+    assert mixed is not None and mixed.summary.endswith(
+        "(and 2 more references to media: “见图”, <img> tag)"
+    ), mixed.summary
+
+
 MEDIA_LOOK_ALIKES = [  # not references to a table or figure
     "关于证券投资基金业在金融体系中的地位和作用，以下表述错误的是（）。",
     "以下表示方法正确的是（）。",

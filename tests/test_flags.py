@@ -446,3 +446,31 @@ def test_an_edit_of_the_original_brings_its_copys_flag_up_to_date(database: Data
     with database.session() as session:
         item = session.get(Item, "bank:2")
         assert item is not None and item.suspected_duplicate_of is None
+
+
+def test_recompute_rewrites_a_needs_media_flag_in_the_old_words(database: Database) -> None:
+    """A flag stored with "(and 2 more)" gets the words that say what, from `flags
+    recompute` (the summary is stored text)."""
+    store_item(database, "cflue:1", kind="single", prompt="<img src=a.png>则（）。",
+               choices={"A": "<img src=b.png>", "B": "<img src=c.png>", "C": "丙"}, key="A")  # fmt: skip
+    store_person(database, "lena", Role.LEAD)
+    new_words = (
+        "the question holds an <img> tag: the image is not in the text (and 2 more <img> tags)"
+    )
+    with database.transaction() as session:
+        recompute_flags(session, "lena")
+        [flag] = session.exec(
+            select(StoredFlag).where(
+                StoredFlag.item_id == "cflue:1", StoredFlag.name == "needs-media"
+            )
+        ).all()
+        assert flag.evidence["summary"] == new_words
+        old_words = new_words.replace(" <img> tags)", ")")
+        flag.evidence = {**flag.evidence, "summary": old_words}
+        session.add(flag)
+    with database.transaction() as session:
+        report = recompute_flags(session, "lena")
+    assert report.removed and report.added == report.removed  # the revision's flags, again
+    with database.session() as session:
+        shown = current_flags(session, ["cflue:1"])["cflue:1"]
+    assert [f.summary for f in shown if f.name is FlagName.NEEDS_MEDIA] == [new_words]
