@@ -21,7 +21,7 @@ from helpers import (
 from rich.text import Text
 from sqlmodel import col, select
 from textual.pilot import Pilot
-from textual.widgets import DataTable, Static
+from textual.widgets import Button, DataTable, Static
 
 from db.engine import Database
 from db.items import get_item
@@ -126,6 +126,8 @@ async def test_a_lead_resolves_every_conflict(review: Database) -> None:
         assert "Approve all 2 agreed items as lea?" in str(
             app.screen.query_one(PanelTitle).render()
         )
+        labels = [str(button.label) for button in app.screen.query(Button)]
+        assert labels == ["Yes (y)", "No (n, Esc)"]  # the keys that answer it
         await pilot.press("y")
         await wait_until(pilot, lambda: len(decisions(review)) == 5, "the approved agreed items")
         await pilot.press("A")  # none is left: said so, nothing asked

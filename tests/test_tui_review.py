@@ -21,7 +21,7 @@ from sqlalchemy import text
 from sqlmodel import col, select
 from textual.content import Content
 from textual.style import Style
-from textual.widgets import Input, Static, TextArea
+from textual.widgets import Button, Input, Static, TextArea
 from textual.widgets._footer import FooterKey
 
 from db.engine import ConnectionSettings, Database, open_database
@@ -234,6 +234,9 @@ async def test_quitting_asks_first_while_a_typed_comment_is_unsaved(one_item: Da
     async with running(make_app(one_item, "alice")) as app:
         await press(app, "d", "a", "b", "c", "enter", "c", *"abc", "escape", "q")
         assert isinstance(app.screen, ConfirmModal)
+        # y and n answer it, and its buttons say so (they read only "Yes" and "No")
+        buttons = [str(button.label) for button in app.screen.query(Button)]
+        assert buttons == ["Yes (y)", "No (n, Esc)"]
         assert question_asked(app) == (
             "You saw the key of econ:1 and gave no verdict. Its blind answer is stored in the "
             "database: it comes back to you revealed, with that answer, until you give one, "
@@ -625,6 +628,7 @@ async def test_help_screen_and_command_palette_list_the_actions(one_item: Databa
         said = " ".join(f"{row.keys} {row.description}" for row in app.screen.rows)
         for phrase in ("take back the last step", "defensible", "retract your last", "Ctrl+P"):
             assert phrase in said
+        assert said.count("Shift+Space / PgUp") == 1  # it was in Space's line and its own
         edit_keys = {row.keys for row in app.screen.rows if row.section.startswith("Edit form")}
         assert edit_keys == {
             "Ctrl+S",

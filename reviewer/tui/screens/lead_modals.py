@@ -178,7 +178,9 @@ class ReasonModal(DialogScreen[Rejection | None]):
 
 
 class ConfirmModal(DialogScreen[bool]):
-    """A yes/no question; y or Enter on Yes confirms, n or Escape declines."""
+    """A yes/no question; y or Enter on Yes confirms, n or Escape declines.  Every one
+    (quit, leave the editor, approve) says so on its buttons, "Yes (y)", "No (n, Esc)", as
+    the editor's "Store it (y, Enter)" does."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "Yes"),
@@ -193,8 +195,8 @@ class ConfirmModal(DialogScreen[bool]):
         with Dialog():
             yield PanelTitle(literal(self.question))
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Yes", id="yes", variant="primary")
-                yield Button("No", id="no")
+                yield Button("Yes (y)", id="yes", variant="primary")
+                yield Button("No (n, Esc)", id="no")
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()

@@ -108,7 +108,7 @@ ACTION_HELP: list[ActionHelp] = [
         "Item",
         "scroll_on",
         "Space / PgDn",
-        "scroll the item and the reveal a page on (Shift+Space / PgUp: back); no Tab needed",
+        "scroll the item and the reveal a page on; no Tab needed",
         "Scroll down",
     ),
     ActionHelp("Item", "scroll_back", "Shift+Space / PgUp", "scroll back a page", "Scroll up"),
