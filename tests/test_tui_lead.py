@@ -291,3 +291,35 @@ async def test_an_undo_puts_the_cursor_back_on_the_item_undone(review: Database)
         await pilot.pause()
         key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
         assert key == "o:2" and screen.current is not None and screen.current.item.id == "o:2"
+
+
+async def test_a_median_time_of_some_judgments_says_of_how_many(database: Database) -> None:
+    """carol's median read 20 s though seven of her eight judgments had no time (0 s:
+    sheet rows without seconds, `judge` without --seconds), which the median leaves out:
+    every place it shows (F2's table and chart, `agreement`, the report) now says so."""
+    from reviewer.report import build_report
+    from reviewer.tui.widgets.bars import BarChart
+
+    store_person(database, "lena", Role.LEAD)
+    for number in range(8):
+        store_item(database, f"o:{number}", key="DABC")
+        store_judgment(database, f"o:{number}", "carol", "DABC", seconds=0 if number else 20)
+        store_judgment(database, f"o:{number}", "bo", "DABC", seconds=12)
+    store_item(database, "o:8", key="DABC")
+    store_judgment(database, "o:8", "ann", "DABC", seconds=0)
+    shown = {"carol": "20 (1 of 8 timed)", "bo": "12", "ann": "— (0 of 1 timed)"}
+    printed = run_cli(database, "agreement", "--as", "lena", "--bootstrap", "0").output
+    report = build_report(database, resamples=0)
+    async with agreement_shown(database, "lena", size=(140, 45)) as (screen, _pilot):
+        table = screen.query_one("#annotator-table", DataTable)
+        bars = {
+            bar.label: bar.figure.strip()
+            for bar in screen.query_one("#seconds-bars", BarChart).bars
+        }
+        assert bars == {"carol": "20 s (1 of 8 timed)", "bo": "12 s", "ann": "— (0 of 1 timed)"}
+        for name, median in shown.items():
+            assert str(table.get_row(name)[8]) == median
+            assert any(
+                line.startswith(name) and f"  {median}  " in line for line in printed.splitlines()
+            )
+            assert f"| {median} |" in report

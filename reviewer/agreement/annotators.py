@@ -25,6 +25,7 @@ class AnnotatorStats:
     median_seconds: float | None  # over judgments with a recorded time
     verdicts: dict[str, int]
     keep_rate: Figure = Figure(value=None, n=0)  # share of own judgments with the verdict keep
+    timed: int = 0  # judgments with a recorded time: the ones the median is of
 
 
 def _shares(hits: NDArray[np.number], totals: NDArray[np.number], reason: str) -> list[Figure]:
@@ -97,6 +98,7 @@ def annotator_stats(data: JudgmentData) -> list[AnnotatorStats]:
                 keep_rate=Figure.of(
                     float(verdict_table[index, KEEP] / judgments[index]), int(judgments[index])
                 ),
+                timed=int(timed.size),
             )
         )
     return sorted(results, key=lambda stats: stats.name)

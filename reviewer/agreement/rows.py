@@ -63,7 +63,7 @@ class AnnotatorCells:
     keep_rate: str
     agreement: tuple[str, str, str, str]  # verdicts agree, answers agree, answer = key,
     # agrees with the decision
-    median_seconds: str
+    median_seconds: str  # "20", or "20 (1 of 8 timed)" when some judgments have no time
     verdicts_given: str  # "keep 12, flawed 3"
 
 
@@ -79,9 +79,20 @@ def annotator_cells(stats: AnnotatorStats) -> AnnotatorCells:
         judged=f"{stats.judgments:,}",
         keep_rate=percent_text(stats.keep_rate),
         agreement=(first, second, third, fourth),
-        median_seconds="—" if stats.median_seconds is None else f"{stats.median_seconds:.0f}",
+        median_seconds=median_seconds_text(stats),
         verdicts_given=", ".join(f"{name} {count}" for name, count in stats.verdicts.items()),
     )
+
+
+def median_seconds_text(stats: AnnotatorStats, number: str = "{:.0f}") -> str:
+    """The median time of the judgments with a recorded time (written by ``number``):
+    ``20``, or ``20 (1 of 8 timed)`` when some have none (0 s: a sheet row without
+    ``seconds``, a `judge` without ``--seconds``), which the median leaves out; ``— (0 of
+    8 timed)``."""
+    median = "—" if stats.median_seconds is None else number.format(stats.median_seconds)
+    if stats.timed >= stats.judgments:
+        return median
+    return f"{median} ({stats.timed:,} of {stats.judgments:,} timed)"
 
 
 RELIABILITY_COLUMNS = ("rater", "kind", "reliability", "interval", "answers", "note")

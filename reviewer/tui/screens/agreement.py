@@ -389,12 +389,14 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
                 for stats in people
             ]
         )
+        from reviewer.agreement.rows import median_seconds_text
+
         self.query_one("#seconds-bars", BarChart).show(
             [
                 Bar(
                     stats.name,
                     stats.median_seconds,
-                    "—" if stats.median_seconds is None else f"{stats.median_seconds:>4.0f} s",
+                    median_seconds_text(stats, "{:>4.0f} s"),
                 )
                 for stats in people
             ]
