@@ -8,6 +8,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from helpers import (
     REVIEW_GROUPS,
     cflue_record,
@@ -295,3 +296,35 @@ async def test_f2s_annotators_table_fits_80_columns(database: Database) -> None:
             assert len(table.columns) == columns
             row = [str(cell) for cell in table.get_row("annotator-with-a-long-name")]
             assert "duplicate 1" in row[-1] and table.rows[next(iter(table.rows))].height > 1
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 35)])
+async def test_the_first_use_notice_leaves_the_verdict_keys_in_sight(
+    database: Database, size: tuple[int, int]
+) -> None:
+    """The "Who you are" notice (the first person of a database, registered on first use)
+    was a toast that lay over the m, w, x and d verdict keys for 10 s.  It shows in the status line,
+    above the figures, in the layout: the verdict bar stays whole, at 80x24 and 120x35,
+    until the first verdict's outcome takes its place."""
+    from reviewer.tui.widgets.verdict_bar import VerdictBar
+
+    store_item(database, "o:1")
+    said = (
+        "zhang is the first person in this database and is registered as an annotator; add "
+        "the others with `vetbench users add NAME --role annotator|lead`"
+    )
+    app = make_app(database, "zhang", notice=said)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        line = app.review_screen.query_one(ProgressLine)
+        await wait_until(pilot, lambda: line.notice == f"Who you are: {said}", "the notice")
+        assert not [n for n in app._notifications if "zhang" in str(n.message)]
+        await pilot.press(*"dabc", "enter")
+        bar = app.review_screen.query_one(VerdictBar)
+        await wait_until(pilot, lambda: bar.display and bar.region.height > 0, "the verdicts")
+        await settle(pilot)
+        assert Region(0, 0, *size).contains_region(bar.region), size
+        assert not bar.region.overlaps(line.region), size
+        assert "Who you are: zhang" in str(line.render()), size
+        await pilot.press("k")
+        await wait_until(pilot, lambda: not line.notice, "the outcome in its place")

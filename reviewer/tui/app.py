@@ -96,8 +96,6 @@ class ReviewApp(App[None]):
         self._asking_to_quit = False
 
     def on_mount(self) -> None:
-        if self.identity_notice:  # e.g. the first person of a new database was registered
-            notify_literally(self, self.identity_notice, title="Who you are", timeout=10)
         if self.filter_notice:
             notify_literally(self, self.filter_notice, title="Filter", timeout=10)
         # Not at once: freezing costs a full collection, which would delay the first item.
@@ -139,7 +137,9 @@ class ReviewApp(App[None]):
         self.push_screen(ConfirmModal(question), answered)
 
     def get_default_screen(self) -> Screen[Any]:
-        return ReviewScreen(self.database, self.queue, self.timer)
+        # Who you are (e.g. the first person of a new database was registered): in the
+        # review screen's status line; a toast lay over the verdict keys for 10 s.
+        return ReviewScreen(self.database, self.queue, self.timer, self.identity_notice)
 
     @property
     def review_screen(self) -> ReviewScreen:

@@ -71,6 +71,7 @@ from reviewer.tui.screens.review_keys import (
     REVIEW_BINDINGS,
     Phase,
     action_applies,
+    key_shape,
     why_not,
 )
 from reviewer.tui.screens.review_loading import item_loaded
@@ -93,11 +94,6 @@ CLAIM_REFRESH_SECONDS = 120.0
 PROGRESS_DELAY_SECONDS = 0.3
 
 
-def _key_shape(item: ItemSnapshot) -> tuple[bool, int]:
-    """What decides which keys apply: ordering or not (no-order), and how many letters."""
-    return item.kind is ItemKind.ORDERING, len(item.choices)
-
-
 class ReviewScreen(Screen[None]):
     """Judge items one after another."""
 
@@ -106,8 +102,11 @@ class ReviewScreen(Screen[None]):
     phase: reactive[Phase] = reactive(Phase.LOADING, bindings=True)
     """Where the annotator is in the flow for the current item."""
 
-    def __init__(self, db: Database, queue: ReviewQueue, timer: ActiveTimer) -> None:
+    def __init__(
+        self, db: Database, queue: ReviewQueue, timer: ActiveTimer, notice: str | None = None
+    ) -> None:
         super().__init__()
+        self.notice = notice  # who you are, on first use: in the status line (no toast)
         self.db = db
         self.queue = queue
         self.timer = timer
@@ -139,6 +138,8 @@ class ReviewScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one(ProgressLine).show(self.queue.annotator, None, self.queue.filters.describe())
+        if self.notice:
+            self.query_one(ProgressLine).show_notice("Who you are", self.notice)
         self.app.app_suspend_signal.subscribe(self, lambda _app: self.timer.pause())
         self.app.app_resume_signal.subscribe(self, lambda _app: self.timer.resume())
         self.set_interval(CLAIM_REFRESH_SECONDS, self.refresh_claim)
@@ -370,7 +371,7 @@ class ReviewScreen(Screen[None]):
                 else:  # its key was shown (and stored): never blind again
                     self.draft = None
                     self._reveal(item, kept.blind_answer)
-            if previous is None or _key_shape(previous) != _key_shape(item):
+            if previous is None or key_shape(previous) != key_shape(item):
                 self.refresh_bindings()  # the letter keys that apply depend on the item
         view.focus()
         if message.note:

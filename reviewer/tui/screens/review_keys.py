@@ -205,6 +205,11 @@ REVIEW_BINDINGS += [Binding(key, f"explain('{key}')", show=False) for key in EXP
 _VERDICT_OF_KEY = {key: verdict for verdict, (key, _label) in VERDICT_KEYS.items()}
 
 
+def key_shape(item: ItemSnapshot) -> tuple[bool, int]:
+    """What decides which keys apply: ordering or not (no-order), and how many letters."""
+    return item.kind is ItemKind.ORDERING, len(item.choices)
+
+
 def _letters(item: ItemSnapshot) -> str:
     labels = item.labels
     noun = "events" if item.kind is ItemKind.ORDERING else "choices"

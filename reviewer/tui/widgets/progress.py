@@ -17,6 +17,7 @@ from reviewer.tui.literal import literal
 from reviewer.tui.responsive import STACK_BELOW
 
 NO_FILTER = QueueFilter().describe()  # "all items"
+NOTICE_SECONDS = 10.0  # how long a notice stays over the figures (as the toast did)
 NOTE_GAP = "   "  # between the last action's note and the figures
 _PART_GAP = re.compile(f" · |{NOTE_GAP}")  # where a status line too wide may break
 
@@ -82,19 +83,45 @@ class ProgressLine(Static):
         padding: 0 1;
         background: $panel;
     }
+
+    ProgressLine.-notice {
+        max-height: 8;
+    }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._shown: tuple[str, QueueProgress | None, str] = ("", None, NO_FILTER)
         self._note = Text()
+        self._notice = Text()
 
     def show(self, annotator: str, progress: QueueProgress | None, filters: str) -> None:
         self._shown = (annotator, progress, filters)
         self._render_line()
 
+    def show_notice(self, title: str, notice: str, seconds: float = NOTICE_SECONDS) -> None:
+        """A notice over the figures, in the layout (a toast lay over the verdict keys),
+        for ``seconds`` or until the first action's outcome takes its place: who you
+        are, on first use."""
+        self._notice = literal(f"{title}: ", "bold yellow")
+        self._notice.append_text(literal(notice))
+        self.add_class("-notice")
+        self._render_line()
+        self.set_timer(seconds, self._clear_notice)
+
+    def _clear_notice(self) -> None:
+        if self._notice:
+            self._notice = Text()
+            self.remove_class("-notice")
+            self._render_line()
+
+    @property
+    def notice(self) -> str:
+        return self._notice.plain
+
     def show_note(self, note: str) -> None:
         self._note = literal(note, "bold green" if note.startswith("✓") else "bold yellow")
+        self._clear_notice()
         self._render_line()
 
     @property
@@ -126,6 +153,8 @@ class ProgressLine(Static):
             # one cell short: Textual wraps a line that fills the width at its last space
             note.truncate(width - 1, overflow="ellipsis")
             shown = Text("\n", overflow="fold").join([note, figures])
+        if self._notice:  # wrapped by words, above the line it leaves whole
+            shown = Text("\n").join([self._notice, shown])
         self.update(shown)
 
 
