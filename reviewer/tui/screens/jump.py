@@ -79,12 +79,6 @@ class FilterScreen(DialogScreen[QueueFilter | None]):
     everywhere in Textual; the open list has a frame of its own, so that its options do
     not read as the values of the fields it lies over ("Source  any kind")."""
 
-    DEFAULT_CSS = """
-    FilterScreen Select > SelectOverlay.-textual-compact {
-        border: tall $accent !important;
-    }
-    """
-
     BINDINGS = [
         Binding("ctrl+s", "apply", "Apply filters"),
         Binding("escape", "cancel", "Cancel"),
