@@ -22,6 +22,7 @@ is refused.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TypedDict
 
 from sqlmodel import Session, col, select
 
@@ -35,7 +36,14 @@ from db.privileges import database_account as _database_account
 from db.validation import same_name_key
 from db.vocabulary import Role
 
-__all__ = ["Identity", "IdentityRefused", "close_names", "database_account", "resolve_identity"]
+__all__ = [
+    "Identity",
+    "IdentityOptions",
+    "IdentityRefused",
+    "close_names",
+    "database_account",
+    "resolve_identity",
+]
 
 SUGGESTIONS = 3
 SUGGESTION_CUTOFF = 60  # rapidfuzz WRatio, 0-100: "lenna" for "lena" scores 89
@@ -160,6 +168,17 @@ def _registration_notice(name: str, role: Role, *, new_user: bool, own_role: Rol
         f"{name} is the first person in this database and is registered as an "
         f"{role.value}; add the others with `vetbench users add NAME --role annotator|lead`"
     )
+
+
+class IdentityOptions(TypedDict, total=False):
+    """How :func:`resolve_identity` treats a name it does not know (each explained there),
+    as the commands pass them on (``reviewer.cli.identity.acting_person``)."""
+
+    new_user: bool
+    register: bool
+    needs_lead: bool
+    registers_with_write: bool
+    check_only: bool
 
 
 def resolve_identity(

@@ -8,7 +8,7 @@ it cannot.  Only click is imported here at module level, so ``--help`` stays ins
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import click
 
@@ -16,7 +16,7 @@ from reviewer.cli.common import open_db
 from reviewer.cli.output import terminal_text
 
 if TYPE_CHECKING:
-    from db.identity import Identity
+    from db.identity import Identity, IdentityOptions
 
 
 # How to read as a lead where the database tells who is acting (PostgreSQL: the login).
@@ -46,16 +46,10 @@ new_user_option = click.option(
 
 
 def acting_person(
-    ctx: click.Context,
-    name: str | None,
-    *,
-    new_user: bool = False,
-    register: bool = True,
-    needs_lead: bool = False,
-    registers_with_write: bool = False,
-    check_only: bool = False,
+    ctx: click.Context, name: str | None, **options: Unpack[IdentityOptions]
 ) -> Identity:
-    """The person acting for this command, or a one-line refusal (exit 1).
+    """The person acting for this command, or a one-line refusal (exit 1); ``options`` go
+    to ``db.identity.resolve_identity``.
 
     ``needs_lead``: a command only leads may run, which registers no one on first use
     (see ``db.identity.resolve_identity``).  ``registers_with_write``: the command's own
@@ -68,15 +62,7 @@ def acting_person(
     """
     from db.identity import resolve_identity
 
-    identity = resolve_identity(
-        open_db(ctx),
-        name,
-        new_user=new_user,
-        register=register,
-        needs_lead=needs_lead,
-        registers_with_write=registers_with_write,
-        check_only=check_only,
-    )
+    identity = resolve_identity(open_db(ctx), name, **options)
     if not identity.pending:
         _say_notice(identity)
     return identity
