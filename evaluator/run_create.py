@@ -123,11 +123,19 @@ SHOT_EXAMPLES = Path(__file__).resolve().parent.parent / "fixtures"
 editable install (``pip install -e .``), not shipped in a wheel (not package data)."""
 
 
-def _shot_file_hint() -> str:
-    """``--shot-file FILE``, with the example files' real path where they are at hand
-    (never a relative ``fixtures/``, which a user's own folder lacks)."""
+def shot_examples() -> str | None:
+    """The example shot files as a pattern with their real path (never a relative
+    ``fixtures/``, which a user's own folder lacks); None where they are not at hand."""
     if any(SHOT_EXAMPLES.glob("shots_*.jsonl")):
-        return f"--shot-file FILE ({SHOT_EXAMPLES / 'shots_*.jsonl'} are examples)"
+        return str(SHOT_EXAMPLES / "shots_*.jsonl")
+    return None
+
+
+def _shot_file_hint() -> str:
+    """``--shot-file FILE``, with the example files where they are at hand."""
+    examples = shot_examples()
+    if examples is not None:
+        return f"--shot-file FILE ({examples} are examples)"
     return "--shot-file FILE (a JSONL item file: one item a line)"
 
 

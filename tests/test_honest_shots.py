@@ -377,6 +377,8 @@ async def test_f4_refuses_fewer_shots_unless_allowed_and_labels_the_shots_got(
             message.startswith("No run started: too few shots: ordering would get 1 of 5 shots")
             and "tick 'Allow fewer shots'" in message
             and "--allow-fewer-shots" not in message  # the form's words, not the CLI's
+            # the example files by their real path, not a fixtures/ the user's folder lacks
+            and f"(such as {FIXTURES.resolve() / 'shots_*.jsonl'})" in message
             for message in messages
         ), messages
         # refused before the model: it is not said to be loading

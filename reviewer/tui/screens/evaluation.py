@@ -85,13 +85,23 @@ if TYPE_CHECKING:
 
 SHOT_CHOICES = (0, 1, 2, 3, 5, 10)
 SHOTS_DEFAULT = "default"  # the protocol's own shots (5 for custom), as `vetbench eval`
-FEWER_SHOTS_HINT = (
-    "Choose fewer shots, tick 'Allow fewer shots', or say where shots come from under "
-    "'Shots from': shot files (such as fixtures/shots_*.jsonl), or a source or status."
-)
 SUSPECTS_EVERY = 5  # suspect keys are re-read every this many polls (a heavier query)
 APPROVED_ITEMS = "approved"  # the Items choice that is not a release: today's approved items
 RELEASE_PREFIX = "release:"  # Items values of releases (a release may be called "approved")
+
+
+def fewer_shots_hint() -> str:
+    """What to do about too few shots, in the form's words; the example shot files by
+    their real path where they are at hand, as ``vetbench eval`` says them."""
+    from evaluator.run_create import shot_examples  # with the evaluator: not at app start
+
+    examples = shot_examples()
+    files = f"such as {examples}" if examples else "JSONL item files, one item a line"
+    return (
+        "Choose fewer shots, tick 'Allow fewer shots', or say where shots come from under "
+        f"'Shots from': shot files ({files}), or a source or status."
+    )
+
 
 BackendOpener = Callable[[str, "BackendSettings"], "Backend"]
 """Opens the backend for a model spec with the settings chosen; the screen's default goes
@@ -445,7 +455,7 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
             self.post_message(self.ModelNoticed(f"Loading {spec} ..."))
             backend = self.open_model(spec, settings)
         except FewerShotsError as error:  # said with this form's words, not the CLI's
-            self.post_message(self.RunEnded((), outcome, f"{error.what}. {FEWER_SHOTS_HINT}"))
+            self.post_message(self.RunEnded((), outcome, f"{error.what}. {fewer_shots_hint()}"))
             return
         except VetbenchError as error:  # a model that cannot load says why (BackendError)
             self.post_message(self.RunEnded((), outcome, str(error)))
