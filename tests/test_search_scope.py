@@ -211,11 +211,12 @@ async def test_the_slash_filter_is_kept_for_the_next_session(taxes: Database) ->
     again = make_app(taxes, "alice")
     assert again.queue.filters.text == "增值税 not:土地增值税"
     async with running(again) as app:
-        said = notices(app)
-        assert any(
-            "your filter from last time is on: text “增值税 not:土地增值税”" in m for m in said
-        )
         line = app.review_screen.query_one(ProgressLine)
+        # said in the status line, not in a toast over the verdict keys
+        assert "Filter: your filter from last time is on: text “增值税 not:土地增值税”" in (
+            line.notice
+        )
+        assert not any("filter from last time" in m for m in notices(app))
         await wait_until(pilot_of(app), lambda: "增值税" in str(line.render()), "the status line")
         assert "增值税 not:土地增值税" in str(line.render())
     other = make_app(taxes, "bob")  # kept per person

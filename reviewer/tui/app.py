@@ -96,8 +96,6 @@ class ReviewApp(App[None]):
         self._asking_to_quit = False
 
     def on_mount(self) -> None:
-        if self.filter_notice:
-            notify_literally(self, self.filter_notice, title="Filter", timeout=10)
         # Not at once: freezing costs a full collection, which would delay the first item.
         self.set_timer(IDLE_GC_START_SECONDS, self.collector.start)
         self.set_interval(IDLE_GC_CHECK_SECONDS, self.collector.tick)
@@ -137,9 +135,16 @@ class ReviewApp(App[None]):
         self.push_screen(ConfirmModal(question), answered)
 
     def get_default_screen(self) -> Screen[Any]:
-        # Who you are (e.g. the first person of a new database was registered): in the
-        # review screen's status line; a toast lay over the verdict keys for 10 s.
-        return ReviewScreen(self.database, self.queue, self.timer, self.identity_notice)
+        # Who you are (e.g. the first person of a new database was registered) and the
+        # filter kept from last time: in the review screen's status line; a toast lay
+        # over the verdict keys for 10 s.
+        notices = (("Who you are", self.identity_notice), ("Filter", self.filter_notice))
+        return ReviewScreen(
+            self.database,
+            self.queue,
+            self.timer,
+            tuple((title, text) for title, text in notices if text),
+        )
 
     @property
     def review_screen(self) -> ReviewScreen:

@@ -103,10 +103,14 @@ class ReviewScreen(Screen[None]):
     """Where the annotator is in the flow for the current item."""
 
     def __init__(
-        self, db: Database, queue: ReviewQueue, timer: ActiveTimer, notice: str | None = None
+        self,
+        db: Database,
+        queue: ReviewQueue,
+        timer: ActiveTimer,
+        notices: tuple[tuple[str, str], ...] = (),
     ) -> None:
         super().__init__()
-        self.notice = notice  # who you are, on first use: in the status line (no toast)
+        self.notices = notices  # (title, text) at the start: in the status line (no toast)
         self.db = db
         self.queue = queue
         self.timer = timer
@@ -138,8 +142,8 @@ class ReviewScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one(ProgressLine).show(self.queue.annotator, None, self.queue.filters.describe())
-        if self.notice:
-            self.query_one(ProgressLine).show_notice("Who you are", self.notice)
+        for title, text in self.notices:
+            self.query_one(ProgressLine).show_notice(title, text)
         self.app.app_suspend_signal.subscribe(self, lambda _app: self.timer.pause())
         self.app.app_resume_signal.subscribe(self, lambda _app: self.timer.resume())
         self.set_interval(CLAIM_REFRESH_SECONDS, self.refresh_claim)

@@ -102,8 +102,11 @@ class ProgressLine(Static):
     def show_notice(self, title: str, notice: str, seconds: float = NOTICE_SECONDS) -> None:
         """A notice over the figures, in the layout (a toast lay over the verdict keys),
         for ``seconds`` or until the first action's outcome takes its place: who you
-        are, on first use."""
-        self._notice = literal(f"{title}: ", "bold yellow")
+        are, on first use, and the filter kept from last time.  A second notice goes on
+        a line below the first."""
+        if self._notice:
+            self._notice.append("\n")
+        self._notice.append_text(literal(f"{title}: ", "bold yellow"))
         self._notice.append_text(literal(notice))
         self.add_class("-notice")
         self._render_line()
