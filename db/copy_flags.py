@@ -16,7 +16,7 @@ is its word (``db.stored_flags``), and a recompute keeps that one alone.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from rapidfuzz import fuzz
 from sqlalchemy import select
@@ -79,7 +79,7 @@ def refresh_copies(
             else:
                 links.append(_pair_link(item_id, of, texts[item_id][1], texts[of][1], limit))
         summaries = {item_id: summary for item_id, (_, summary) in flags.items() if summary}
-        changed = reworded_links(session, links, summaries)
+        changed = _reworded(links, summaries, texts)
         record_duplicates(session, changed)
         written += len(changed)
     return written
@@ -134,11 +134,22 @@ def reworded_links(
         texts = current_texts(
             session, [link.item_id for link in chunk] + [link.of for link in chunk]
         )
-        for link in chunk:
-            if link.item_id not in texts or link.of not in texts:
-                continue
-            of_revision, original = texts[link.of]
-            finding = duplicate_finding(link, texts[link.item_id][1], original, of_revision)
-            if finding.summary != summaries.get(link.item_id):
-                reworded.append(link)
+        reworded += _reworded(chunk, summaries, texts)
+    return reworded
+
+
+def _reworded(
+    links: Sequence[DuplicateLink],
+    summaries: dict[str, str],
+    texts: Mapping[str, tuple[int, ItemText]],
+) -> list[DuplicateLink]:
+    """:func:`reworded_links` on texts already read (item -> current revision, text)."""
+    reworded = []
+    for link in links:
+        if link.item_id not in texts or link.of not in texts:
+            continue
+        of_revision, original = texts[link.of]
+        finding = duplicate_finding(link, texts[link.item_id][1], original, of_revision)
+        if finding.summary != summaries.get(link.item_id):
+            reworded.append(link)
     return reworded
