@@ -17,12 +17,12 @@ import click
 from db.item_scope import ItemScope
 from db.vocabulary import (
     ALL,
-    REASON_ALIASES,
     REASON_ALIASES_TEXT,
     DecisionReason,
     FlagName,
     ItemKind,
     ItemStatus,
+    reason_named,
     values,
 )
 from reviewer.cli.common import fail, remember_filter_sources
@@ -76,10 +76,10 @@ class ReasonChoice(click.Choice[str]):
         super().__init__(values(DecisionReason))
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        alias = REASON_ALIASES.get(value) if isinstance(value, str) else None
-        if alias is not None:
-            return alias.value
-        return super().convert(value, param, ctx)
+        try:
+            return reason_named(value).value
+        except ValueError:  # neither a reason nor an alias: click's own error, aliases added
+            return super().convert(value, param, ctx)
 
     def get_invalid_choice_message(self, value: Any, ctx: click.Context | None) -> str:
         message = super().get_invalid_choice_message(value, ctx).rstrip(".")
