@@ -29,6 +29,12 @@
   item named every gold, and was told every known answer), and its ``revision_id`` is the
   revision it names by number (agreement reads the one, the status rule the other).  A
   member's judgment gets its time from the server (``vetbench_stamp_judgment``).
+- **Judgments** (PostgreSQL): a member's judgment holds a verdict of the vocabulary, a
+  blind answer in canonical form for the judged revision's kind and choices
+  (``db.answers``) and a list of other orders; it is the person's only judgment in force
+  of that revision (re-judging is an undo, then a judgment); and it commits only with
+  its ``judge`` audit event naming it, of the same transaction
+  (``vetbench_guard_judgment``, ``vetbench_guard_judgment_audited``).
 - **Ids** (PostgreSQL): a row a member inserts into a table with a serial ``id``
   (:data:`SERIAL_ID_TABLES`) takes the id this very insert drew from the sequence
   (``vetbench_serial_id``): an audit event with an id ahead of the sequence made every
@@ -317,7 +323,7 @@ END""",
   RETURN NEW;
 END""",
         ),
-        *review_guard_functions(path),
+        *review_guard_functions(path, revision_kind=revision_kind),
     ]
 
 
@@ -332,6 +338,8 @@ POSTGRES_GUARD_FUNCTIONS = (
     "vetbench_calibration_outcomes()",
     "vetbench_stamp_role()",
     "vetbench_stamp_judgment()",
+    "vetbench_guard_judgment()",
+    "vetbench_guard_judgment_audited()",
     "vetbench_serial_id()",
     "vetbench_guard_judgment_undo()",
     "vetbench_guard_judgment_undo_audited()",
@@ -417,6 +425,20 @@ POSTGRES_GUARD_TRIGGERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
         "judgment",
         "judgment_stamp",
         "BEFORE INSERT ON judgment FOR EACH ROW EXECUTE FUNCTION vetbench_stamp_judgment()",
+        (),
+    ),
+    (
+        # After judgment_stamp (triggers of one event run in name order).
+        "judgment",
+        "judgment_values",
+        "BEFORE INSERT ON judgment FOR EACH ROW EXECUTE FUNCTION vetbench_guard_judgment()",
+        (),
+    ),
+    (
+        "judgment",
+        "judgment_audited",
+        "AFTER INSERT ON judgment DEFERRABLE INITIALLY DEFERRED FOR EACH ROW "
+        "EXECUTE FUNCTION vetbench_guard_judgment_audited()",
         (),
     ),
     (

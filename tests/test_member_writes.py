@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from test_guards import EVENT_SQL, REVISION_SQL, RUN_SQL
-from test_privileges import JUDGMENT_SQL, Team, raw, run, team  # noqa: F401  (team: the fixture)
+from test_privileges import JUDGE_EVENT_SQL, JUDGMENT_SQL, Team, raw, run, team  # noqa: F401  (team: the fixture)
 
 from db.engine import open_database
 from reviewer.judging import ItemEdit, edit_item
@@ -75,7 +75,8 @@ def test_a_judgment_names_the_revision_it_judges(team: Team) -> None:
     with pytest.raises(sa.exc.IntegrityError, match=refused):  # nor another number of it
         raw(alice, JUDGMENT_SQL.replace("'o:1'), 1,", "'o:1'), 2,"), annotator=annotator)
     assert raw(alice, "SELECT count(*) FROM judgment").scalar_one() == 0
-    raw(alice, JUDGMENT_SQL, annotator=annotator)  # its own revision: stored
+    # its own revision, with its audit event: stored
+    in_one_transaction(alice, JUDGMENT_SQL, JUDGE_EVENT_SQL, annotator=annotator, item="o:1")
     assert raw(alice, "SELECT count(*) FROM judgment").scalar_one() == 1
 
 

@@ -1,0 +1,89 @@
+# ruff: noqa: F811  (tests take the fixture `team` imported from test_privileges)
+"""Writes an adversarial probe made with psql as an annotator or a lead around vetbench's
+rules (db.guards, db.review_guards, db.privileges, migration 0021), run as real
+PostgreSQL login roles with raw SQL; and vetbench's own paths, which still work."""
+
+from __future__ import annotations
+
+import pytest
+import sqlalchemy as sa
+from helpers import store_item
+from test_member_writes import in_one_transaction
+from test_privileges import JUDGE_EVENT_SQL, Team, raw, run, team  # noqa: F401  (team: the fixture)
+
+from db.engine import open_database
+
+pytestmark = pytest.mark.postgres
+
+PROBE_JUDGMENT_SQL = (
+    "INSERT INTO judgment (annotator_id, item_id, revision_number, revision_id, blind_answer, "
+    "verdict, alternative_orders, comment, seconds, retracted) SELECT :annotator, item_id, 1, id, "
+    ":answer, :verdict, CAST(:others AS json), '', 1, false FROM item_revision "
+    "WHERE item_id = :item"
+)
+
+
+def judge_raw(url: str, annotator: int, item: str, answer: str, *, event: bool = True) -> None:
+    """A well-formed judgment (verdict keep) written as psql would, with its ``judge``
+    event in the same transaction unless ``event`` is False."""
+    statements = (PROBE_JUDGMENT_SQL, JUDGE_EVENT_SQL) if event else (PROBE_JUDGMENT_SQL,)
+    in_one_transaction(
+        url, *statements, annotator=annotator, item=item, answer=answer, verdict="keep", others="[]"
+    )
+
+
+def test_a_members_judgment_holds_vetbench_values_comes_audited_and_once(team: Team) -> None:
+    # The probe: a judgment with no audit event, a made-up verdict and answer, stored;
+    # and several judgments in force of one revision by one annotator.
+    owner = open_database(team.owner_url)
+    try:
+        store_item(owner, "m:1", kind="multi", key="AC", choices=4)
+        store_item(owner, "t:1", kind="truefalse", key="A")
+    finally:
+        owner.dispose()
+    alice = team.url(team.alice)
+    mine = {"annotator": team.person_id(team.alice), "item": "o:1", "others": "[]"}
+    probe = {**mine, "answer": "not-an-answer", "verdict": "bogusverdict", "others": '{"x": 1}'}
+    with pytest.raises(sa.exc.IntegrityError, match="has verdict bogusverdict"):
+        raw(alice, PROBE_JUDGMENT_SQL, **probe)
+    with pytest.raises(sa.exc.IntegrityError, match="other orders a list"):
+        raw(alice, PROBE_JUDGMENT_SQL, **{**probe, "verdict": "keep"})
+    not_answers = {
+        "o:1": ("not-an-answer", "", "ABC", "ABCDE", "AABC", "abcd", "ABCE"),
+        "m:1": ("CA", "AA", "AE", "", "ABCDE"),
+        "t:1": ("AB", "C", ""),
+    }
+    for item, answers in not_answers.items():
+        for answer in answers:
+            with pytest.raises(sa.exc.IntegrityError, match="which is not an answer to it"):
+                raw(alice, PROBE_JUDGMENT_SQL, **{**mine, "item": item, "answer": answer,
+                                                  "verdict": "keep"})  # fmt: skip
+    assert raw(alice, "SELECT count(*) FROM judgment").scalar_one() == 0
+    # Well-formed but unrecorded; or with the event of another item: refused at commit.
+    unrecorded = 'judgment .* of item o:1 is stored only with its audit event "judge"'
+    with pytest.raises(sa.exc.ProgrammingError, match=unrecorded):
+        judge_raw(alice, mine["annotator"], "o:1", "DCBA", event=False)
+    with pytest.raises(sa.exc.ProgrammingError, match=unrecorded):
+        in_one_transaction(
+            alice,
+            PROBE_JUDGMENT_SQL,
+            JUDGE_EVENT_SQL.replace(":item", "'o:2'"),
+            **mine,
+            answer="DCBA",
+            verdict="keep",
+        )
+    # With its event: stored, each canonical form of its kind; once per revision.
+    for item, answer in (("o:1", "DCBA"), ("m:1", "AC"), ("t:1", "B")):
+        judge_raw(alice, mine["annotator"], item, answer)
+    with pytest.raises(sa.exc.ProgrammingError, match="already judged item m:1 revision 1"):
+        judge_raw(alice, mine["annotator"], "m:1", "B")
+    assert raw(alice, "SELECT count(*) FROM judgment").scalar_one() == 3
+    # vetbench's own judgments and re-judging (an undo, then a judgment) still work.
+    bob = team.url(team.bob)
+    judged = run(bob, "judge", "o:1", "--answer", "A, B, C, D", "--verdict", "keep")
+    assert judged.exit_code == 0, judged.output
+    assert run(bob, "undo").exit_code == 0
+    again = run(bob, "judge", "o:1", "--answer", "DCBA", "--verdict", "keep")
+    assert again.exit_code == 0, again.output
+    active = "SELECT count(*) FROM judgment WHERE annotator_id = :b AND NOT retracted"
+    assert raw(bob, active, b=team.person_id(team.bob)).scalar_one() == 1
