@@ -6,14 +6,17 @@
   ``UPDATE item SET status = 'approved'`` is refused, whoever runs it.
 - **Item content** (PostgreSQL): ``current_revision`` names one of the item's
   revisions, a new item's too (checked at commit: an import writes the item, then its
-  revisions), and moves only to its newest; revisions are only ever appended, and once
-  an item exists a new revision is written in its author's own name
-  (``session_user``); only leads revise an approved or rejected item.  An item's
+  revisions), and moves only to its newest; revisions are only ever appended, in their
+  writer's own name (``session_user``; a new item's may carry a name that is no
+  person's and no login's, such as a generating model's); only leads revise an
+  approved or rejected item.  An item's
   ``kind`` is its current revision's (an edit may make a multi item single, never an
   order a choice of answers); members may not change ``source`` at all (no UPDATE
   grant: ``db.privileges``).  Every revision is in the audit trail: a stored item's new
   revision commits only with a ``revise`` event naming the item, a new item's with an
-  ``import`` or ``generate`` event, of the same transaction in the writer's name.
+  ``import`` or ``generate`` event naming the item or its source (an import's event
+  names the file's source and, in ``sources``, those its records name), of the same
+  transaction in the writer's name.
 - **Item metadata** (PostgreSQL): ``meta``, ``source_ref`` and ``language`` change only
   with a ``metadata`` audit event of the same transaction in the changer's name.
 - **Flags** (PostgreSQL): a member's flag row names a known flag and source, a
@@ -177,10 +180,15 @@ END""",
     RAISE EXCEPTION 'revision % of item % is not after its newest: revisions are only added',
       NEW.number, NEW.item_id USING ERRCODE = 'insufficient_privilege';
   END IF;
-  -- A revision written before this transaction: the item exists, and its new text is
-  -- the session's own (an import of a new item may bring its history's authors).
-  IF NEW.author IS DISTINCT FROM session_user AND EXISTS (
+  -- A revision is the session's own: of a stored item (one with a revision written
+  -- before this transaction) always; a new item's may bring another author only where
+  -- that name is no one's here, no person and no login (a generating model's, an
+  -- imported history's from elsewhere).  With psql an annotator planted a new item as a
+  -- lead's, whom the queue then never served it.
+  IF NEW.author IS DISTINCT FROM session_user AND (EXISTS (
       SELECT FROM item_revision WHERE item_id = NEW.item_id AND xmin <> pg_current_xact_id()::xid)
+    OR EXISTS (SELECT FROM person WHERE name = NEW.author)
+    OR EXISTS (SELECT FROM pg_roles WHERE rolname = NEW.author))
   THEN
     RAISE EXCEPTION '% may add revisions of item % only in their own name, not as %',
       session_user, NEW.item_id, NEW.author USING ERRCODE = 'insufficient_privilege';
@@ -202,7 +210,9 @@ END""",
         plpgsql_trigger(
             "vetbench_guard_revision_audited",
             path,
-            f"""BEGIN
+            f"""DECLARE
+  item_source varchar;
+BEGIN
   IF vetbench_session_is_admin() THEN
     RETURN NULL;
   END IF;
@@ -215,13 +225,20 @@ END""",
       'same transaction: % added it unrecorded', NEW.number, NEW.item_id, session_user
       USING ERRCODE = 'insufficient_privilege';
   END IF;
+  -- The event names the item (a generation's) or its source (an import's, one event for
+  -- a whole file: its source, or the sources its records name): an event about another
+  -- file let a new item of any source pass.
+  SELECT source INTO item_source FROM item WHERE id = NEW.item_id;
   IF EXISTS (SELECT FROM audit_event WHERE action IN ('{IMPORT_ACTION}', '{GENERATE_ACTION}')
-             AND db_role = session_user AND created_at = now()) THEN
+             AND db_role = session_user AND created_at = now()
+             AND (target = NEW.item_id OR payload ->> 'source' = item_source
+                  OR (payload::jsonb -> 'sources') ? item_source)) THEN
     RETURN NULL;
   END IF;
   RAISE EXCEPTION 'new item % comes with the audit event of its import or generation '
-    '("{IMPORT_ACTION}", "{GENERATE_ACTION}") of the same transaction: % added it unrecorded',
-    NEW.item_id, session_user USING ERRCODE = 'insufficient_privilege';
+    '("{IMPORT_ACTION}", "{GENERATE_ACTION}") of the same transaction, naming it or its source '
+    '%: % added it unrecorded', NEW.item_id, item_source, session_user
+    USING ERRCODE = 'insufficient_privilege';
 END""",
         ),
         plpgsql_trigger(

@@ -141,6 +141,11 @@ ITEM_SQL = (
     "INSERT INTO item (id, kind, source, source_ref, language, status, current_revision, "
     "meta, created_at) VALUES ('bare:1', 'ordering', 'psql', '', 'en', 'pending', 1, '{}', now())"
 )
+IMPORT_EVENT_SQL = (
+    "INSERT INTO audit_event (actor, action, target, payload, os_login, host, created_at) "
+    "VALUES ('x', 'import', 'psql.csv', CAST(:payload AS json), '', '', now())"
+)
+"""An import's event, of a file whose records' source ``:payload`` names (``{"source": ..}``)."""
 NEW_ITEM_REVISION_SQL = REVISION_SQL.replace(
     "WHERE item_id = :item", "WHERE item_id = 'o:1'"
 ).replace("SELECT item_id,", "SELECT 'bare:1',")
@@ -158,9 +163,10 @@ def test_an_item_is_stored_only_with_its_revision(team: Team) -> None:
         alice,
         ITEM_SQL,
         NEW_ITEM_REVISION_SQL,
-        EVENT_SQL.format(action="import"),
+        IMPORT_EVENT_SQL,
         number=1,
         author=team.alice,
+        payload='{"source": "psql"}',
     )
     assert raw(alice, "SELECT count(*) FROM item_revision WHERE item_id = 'bare:1'").scalar() == 1
     imported = run(alice, "import", str(FIXTURES / "econ_ordering.csv"))

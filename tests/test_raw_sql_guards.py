@@ -5,15 +5,19 @@ PostgreSQL login roles with raw SQL; and vetbench's own paths, which still work.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import sqlalchemy as sa
 from helpers import store_item
-from test_member_writes import in_one_transaction
+from test_guards import EVENT_SQL
+from test_member_writes import IMPORT_EVENT_SQL, ITEM_SQL, NEW_ITEM_REVISION_SQL, in_one_transaction
 from test_privileges import JUDGE_EVENT_SQL, Team, raw, run, team  # noqa: F401  (team: the fixture)
 
 from db.engine import open_database
 
 pytestmark = pytest.mark.postgres
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 PROBE_JUDGMENT_SQL = (
     "INSERT INTO judgment (annotator_id, item_id, revision_number, revision_id, blind_answer, "
@@ -87,3 +91,67 @@ def test_a_members_judgment_holds_vetbench_values_comes_audited_and_once(team: T
     assert again.exit_code == 0, again.output
     active = "SELECT count(*) FROM judgment WHERE annotator_id = :b AND NOT retracted"
     assert raw(bob, active, b=team.person_id(team.bob)).scalar_one() == 1
+
+
+def test_a_new_item_is_written_in_its_writers_name_with_an_event_naming_it(
+    team: Team, tmp_path: Path
+) -> None:
+    # The probe: an "import" event about any file, then an item and its first revision
+    # as the lead's, committed; the queue never served the lead "her" item.
+    alice = team.url(team.alice)
+    new_item = (ITEM_SQL, NEW_ITEM_REVISION_SQL)
+    as_lena = {"number": 1, "author": team.lena, "payload": '{"source": "psql"}'}
+    with pytest.raises(
+        sa.exc.ProgrammingError, match=f"only in their own name, not as {team.lena}"
+    ):
+        in_one_transaction(alice, IMPORT_EVENT_SQL, *new_item, **as_lena)
+    # Nor as a login that is no person yet, nor anyone's with a lead's own "import".
+    carol = team.roles.name("carol")
+    raw(team.owner_url, f'CREATE ROLE "{carol}" LOGIN IN ROLE vetbench_annotator')
+    with pytest.raises(sa.exc.ProgrammingError, match=f"not as {carol}"):
+        in_one_transaction(alice, IMPORT_EVENT_SQL, *new_item, **{**as_lena, "author": carol})
+    with pytest.raises(sa.exc.ProgrammingError, match=f"not as {team.alice}"):
+        in_one_transaction(
+            team.url(team.lena), IMPORT_EVENT_SQL, *new_item, **{**as_lena, "author": team.alice}
+        )
+    # Her own, with an event that names another source (or nothing): refused at commit.
+    as_alice = {**as_lena, "author": team.alice}
+    unnamed = "new item bare:1 comes with the audit event .* naming it or its source psql"
+    for payload in ("{}", '{"source": "elsewhere"}', '{"source": "x", "sources": ["y"]}'):
+        with pytest.raises(sa.exc.ProgrammingError, match=unnamed):
+            in_one_transaction(
+                alice, IMPORT_EVENT_SQL, *new_item, **{**as_alice, "payload": payload}
+            )
+    assert raw(alice, "SELECT count(*) FROM item WHERE id = 'bare:1'").scalar_one() == 0
+    # Naming its source, or among the sources of a file's records: stored.
+    in_one_transaction(alice, IMPORT_EVENT_SQL, *new_item, **as_alice)
+    second = [statement.replace("bare:1", "bare:2") for statement in new_item]
+    in_one_transaction(
+        alice,
+        IMPORT_EVENT_SQL,
+        *second,
+        **{**as_alice, "payload": '{"source": "x", "sources": ["psql"]}'},
+    )
+    # A generated item is its model's, which is no one here, with the event naming it.
+    generated = [statement.replace("bare:1", "bare:3") for statement in new_item]
+    generate_event = EVENT_SQL.format(action="generate").replace("'o:1'", "'bare:3'")
+    in_one_transaction(alice, *generated, generate_event, **{**as_alice, "author": "gpt-test"})
+    authors = "SELECT item_id, author FROM item_revision WHERE item_id LIKE 'bare:%' ORDER BY 1"
+    assert raw(alice, authors).all() == [
+        ("bare:1", team.alice),
+        ("bare:2", team.alice),
+        ("bare:3", "gpt-test"),
+    ]
+    # vetbench's own imports: a CSV, and JSONL whose records name their own source.
+    imported = run(alice, "import", str(FIXTURES / "econ_ordering.csv"))
+    assert imported.exit_code == 0, imported.output
+    exported = run(
+        alice, "export", "--status", "all", "--source", "psql", str(tmp_path / "all.jsonl")
+    )
+    assert exported.exit_code == 0, exported.output
+    renamed = (tmp_path / "all.jsonl").read_text(encoding="utf-8").replace('"bare:', '"copy:')
+    renamed = renamed.replace('"source":"psql"', '"source":"copied"')
+    (tmp_path / "copies.jsonl").write_text(renamed, encoding="utf-8")
+    copied = run(alice, "import", str(tmp_path / "copies.jsonl"))
+    assert copied.exit_code == 0, copied.output
+    assert raw(alice, "SELECT count(*) FROM item WHERE source = 'copied'").scalar_one() == 3
