@@ -18,7 +18,10 @@
   names the file's source and, in ``sources``, those its records name), of the same
   transaction in the writer's name.
 - **Item metadata** (PostgreSQL): ``meta``, ``source_ref`` and ``language`` change only
-  with a ``metadata`` audit event of the same transaction in the changer's name.
+  with a ``metadata`` audit event of the same transaction in the changer's name; the
+  duplicate link (``suspected_duplicate_of``, ``duplicate_similarity``) only with the
+  event of what moved it: a ``revise`` of the item or its original, its ``import`` or
+  ``generate`` (naming it or its source), a lead's ``flags`` recompute.
 - **Flags** (PostgreSQL): a member's flag row names a known flag and source, a
   revision that exists, and its evidence is a JSON object; and it comes with what it is
   about, in the same transaction: a text rule's with a new revision or the item's
@@ -103,6 +106,7 @@ __all__ = [
     "restore_sqlite_triggers",
 ]
 
+_RECOMPUTE_ACTION = "flags"  # `flags recompute`'s event, a lead's (LEAD_AUDIT_ACTIONS)
 _FLAG_NAMES = ", ".join(f"'{name.value}'" for name in FlagName)
 _FLAG_SOURCES = ", ".join(f"'{source.value}'" for source in FlagSource)
 
@@ -118,6 +122,12 @@ WHEN NEW.status IN ({DECIDED}) AND NEW.status IS NOT OLD.status AND NOT EXISTS (
 BEGIN SELECT RAISE(ABORT, 'refused: item status {STATUS_REFUSAL}'); END""",
 }
 """SQLite's status rule: (trigger name, statement) for each trigger."""
+
+
+def _names_source(source: str) -> str:
+    """A condition on an audit event: it names ``source`` (a column or variable) as its
+    ``source``, or among its ``sources`` (an import of records naming their own)."""
+    return f"(payload ->> 'source' = {source} OR (payload::jsonb -> 'sources') ? {source})"
 
 
 _KIND_OF_ITEM = """  IF current_item.kind IS DISTINCT FROM (SELECT kind FROM item_revision
@@ -231,8 +241,7 @@ BEGIN
   SELECT source INTO item_source FROM item WHERE id = NEW.item_id;
   IF EXISTS (SELECT FROM audit_event WHERE action IN ('{IMPORT_ACTION}', '{GENERATE_ACTION}')
              AND db_role = session_user AND created_at = now()
-             AND (target = NEW.item_id OR payload ->> 'source' = item_source
-                  OR (payload::jsonb -> 'sources') ? item_source)) THEN
+             AND (target = NEW.item_id OR {_names_source("item_source")})) THEN
     RETURN NULL;
   END IF;
   RAISE EXCEPTION 'new item % comes with the audit event of its import or generation '
@@ -327,6 +336,31 @@ END""",
   RETURN NULL;
 END""",
         ),
+        # An item's duplicate link (which item it nearly repeats, how closely: the review
+        # app and triage show it, few-shot examples leave its original out) changes only
+        # with the event of what moved it, of the same transaction in the changer's name:
+        # a revision of the item or of its original ("revise"), its import or generation
+        # (naming it or its source), a lead's "flags" recompute.  With psql an annotator
+        # cleared every link, approved items' included.  Checked at commit.
+        plpgsql_trigger(
+            "vetbench_guard_duplicate_link",
+            path,
+            f"""BEGIN
+  IF vetbench_session_is_admin() OR EXISTS (SELECT FROM audit_event
+      WHERE db_role = session_user AND created_at = now() AND (
+        action IN ('{REVISE_ACTION}', '{IMPORT_ACTION}', '{GENERATE_ACTION}')
+          AND target IN (NEW.id, OLD.suspected_duplicate_of, NEW.suspected_duplicate_of)
+        OR action IN ('{IMPORT_ACTION}', '{GENERATE_ACTION}') AND {_names_source("NEW.source")}
+        OR action = '{_RECOMPUTE_ACTION}')) THEN
+    RETURN NULL;
+  END IF;
+  RAISE EXCEPTION 'the duplicate link of item % (suspected_duplicate_of, duplicate_similarity) '
+    'changes only with the audit event of what moved it, of the same transaction: a revision '
+    'of it or of its original ("{REVISE_ACTION}"), its import or generation ("{IMPORT_ACTION}", '
+    '"{GENERATE_ACTION}"), a lead''s recompute ("{_RECOMPUTE_ACTION}"); % changed it unrecorded',
+    NEW.id, session_user USING ERRCODE = 'insufficient_privilege';
+END""",
+        ),
         # A run's or a cached response's role is the one that logged in, for good.
         plpgsql_trigger(
             "vetbench_stamp_role",
@@ -351,6 +385,7 @@ POSTGRES_GUARD_FUNCTIONS = (
     "vetbench_guard_flag()",
     "vetbench_guard_flag_origin()",
     "vetbench_guard_item_metadata()",
+    "vetbench_guard_duplicate_link()",
     "vetbench_gold_known(integer)",
     "vetbench_calibration_outcomes()",
     "vetbench_stamp_role()",
@@ -410,6 +445,16 @@ POSTGRES_GUARD_TRIGGERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
         "NEW.source_ref IS DISTINCT FROM OLD.source_ref OR "
         "NEW.language IS DISTINCT FROM OLD.language) "
         "EXECUTE FUNCTION vetbench_guard_item_metadata()",
+        (),
+    ),
+    (
+        "item",
+        "item_duplicate_link_audited",
+        "AFTER UPDATE OF suspected_duplicate_of, duplicate_similarity ON item "
+        "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN "
+        "(NEW.suspected_duplicate_of IS DISTINCT FROM OLD.suspected_duplicate_of OR "
+        "NEW.duplicate_similarity IS DISTINCT FROM OLD.duplicate_similarity) "
+        "EXECUTE FUNCTION vetbench_guard_duplicate_link()",
         (),
     ),
     (

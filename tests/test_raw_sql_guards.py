@@ -5,16 +5,20 @@ PostgreSQL login roles with raw SQL; and vetbench's own paths, which still work.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from fake_openai_server import FakeOpenAIServer, RecordedRequest, Reply
 from helpers import store_item
+from test_generation import ARTICLES_CSV, KEY_ENV, SECRET, ordering_answer
 from test_guards import EVENT_SQL
 from test_member_writes import IMPORT_EVENT_SQL, ITEM_SQL, NEW_ITEM_REVISION_SQL, in_one_transaction
 from test_privileges import JUDGE_EVENT_SQL, Team, raw, run, team  # noqa: F401  (team: the fixture)
 
 from db.engine import open_database
+from reviewer.judging import ItemEdit, edit_item
 
 pytestmark = pytest.mark.postgres
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -155,3 +159,74 @@ def test_a_new_item_is_written_in_its_writers_name_with_an_event_naming_it(
     copied = run(alice, "import", str(tmp_path / "copies.jsonl"))
     assert copied.exit_code == 0, copied.output
     assert raw(alice, "SELECT count(*) FROM item WHERE source = 'copied'").scalar_one() == 3
+
+
+OTHER_EVENTS = {
+    "A": "A drought ruins the wheat harvest.",
+    "B": "Bread prices climb in the shops.",
+    "C": "The government cuts import duties on grain.",
+    "D": "Bakeries switch to imported flour.",
+}
+UNLINK_SQL = (
+    "UPDATE item SET suspected_duplicate_of = NULL, duplicate_similarity = NULL "
+    "WHERE suspected_duplicate_of IS NOT NULL"
+)
+
+
+def test_an_items_duplicate_link_changes_only_with_the_event_that_moved_it(team: Team) -> None:
+    # The probe: an annotator cleared every duplicate link, approved items' included.
+    lena, alice = team.url(team.lena), team.url(team.alice)
+    recomputed = run(lena, "flags", "recompute")  # o:2 repeats o:1: linked
+    assert recomputed.exit_code == 0, recomputed.output
+    approved = run(lena, "decide", "o:2", "--status", "approved")
+    assert approved.exit_code == 0, approved.output
+    link = "SELECT suspected_duplicate_of FROM item WHERE id = 'o:2'"
+    assert raw(alice, link).scalar_one() == "o:1"
+    unrecorded = "the duplicate link of item o:2 .* changes only with the audit event"
+    with pytest.raises(sa.exc.ProgrammingError, match=unrecorded):
+        raw(alice, UNLINK_SQL)
+    # Nor with an event of another kind naming it, or one about another item.
+    for action, target in (("flag", "o:2"), ("revise", "o:3"), ("import", "o:3")):
+        event = EVENT_SQL.format(action=action).replace("'o:1'", f"'{target}'")
+        with pytest.raises(sa.exc.ProgrammingError, match=unrecorded):
+            in_one_transaction(alice, UNLINK_SQL, event)
+    # A lead's raw change too, unless it comes with a recompute's event.
+    with pytest.raises(sa.exc.ProgrammingError, match=unrecorded):
+        raw(lena, "UPDATE item SET duplicate_similarity = 0.5 WHERE id = 'o:2'")
+    assert raw(alice, link).scalar_one() == "o:1"
+    similarity = "SELECT duplicate_similarity FROM item WHERE id = 'o:2'"
+    before = raw(alice, similarity).one()
+    # vetbench's own: an edit of the original rewrites the copy's link (its similarity).
+    member = open_database(alice)
+    try:
+        edit_item(member, team.alice, "o:1", ItemEdit("other events", choices=OTHER_EVENTS))
+    finally:
+        member.dispose()
+    # Kept, with the similarity of the texts as they are now (apart).
+    assert raw(alice, similarity).one() < before
+
+
+def one_article(request: RecordedRequest) -> Reply:
+    """The same item, whichever article was asked about: every one after the first repeats it."""
+    told = {"role": "user", "content": "Article title: Harbor Roasters"}
+    return ordering_answer(replace(request, body={**(request.body or {}), "messages": [told]}))
+
+
+def test_a_members_generation_links_its_near_copies_with_an_event(
+    team: Team, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Generated items that repeat each other are linked once the run ends, in a
+    # transaction of its own: it records a "generate" event naming their source.
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    alice = team.url(team.alice)
+    with FakeOpenAIServer(default=one_article) as server:
+        options = server.cli_options("fake-model", KEY_ENV)
+        generated = run(
+            alice, "generate", *options, "--max-wait", "0.01", "--kind", "ordering",
+            "--articles", str(ARTICLES_CSV),
+        )  # fmt: skip
+    assert generated.exit_code == 0, generated.output
+    linked = "SELECT count(*) FROM item WHERE suspected_duplicate_of IS NOT NULL"
+    assert raw(alice, linked).scalar_one() > 0
+    events = "SELECT payload ->> 'sources' FROM audit_event WHERE target = 'duplicates'"
+    assert raw(alice, events).scalars().all() == ['["articles-ordering"]']
