@@ -393,12 +393,47 @@ def privilege_statements(
             # Deferred checks (at commit) are constraint triggers.
             constraint = "CONSTRAINT " if "DEFERRABLE" in definition else ""
             statements.append(f"CREATE {constraint}TRIGGER {name} {definition}")
+    statements += _execute_statements(schema)
     # Serial ids: members draw from the sequences of the tables they insert into.
     statements.append(
         f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {quote_identifier(schema)} "
         f"TO {ANNOTATOR_GROUP}"
     )
     return statements
+
+
+MEMBER_FUNCTIONS = (
+    "vetbench_session_person_id()",
+    "vetbench_session_is_admin()",
+    "vetbench_session_is_lead()",
+    "vetbench_gold_known(integer)",
+    "vetbench_calibration_outcomes()",
+)
+"""The functions members call themselves, or through their policies and guards; the
+others (trigger functions, the search index's) run only as triggers fire them, or
+inside a function that runs as its owner."""
+
+
+def _execute_statements(schema: str) -> list[str]:
+    """Every vetbench function runs only for those granted it: PostgreSQL lets every
+    login run a new function, and with psql a role outside vetbench read who passed which
+    gold item (``vetbench_calibration_outcomes``, which runs as its owner)."""
+    return [
+        f"""DO $$
+DECLARE
+  function_name text;
+BEGIN
+  FOR function_name IN
+    SELECT p.oid::regprocedure::text FROM pg_proc p
+    JOIN pg_namespace n ON n.oid = p.pronamespace
+    WHERE n.nspname = {_quote_literal(schema)} AND p.proname LIKE 'vetbench\_%'
+  LOOP
+    EXECUTE format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', function_name);
+  END LOOP;
+END
+$$""",
+        f"GRANT EXECUTE ON FUNCTION {', '.join(MEMBER_FUNCTIONS)} TO {ANNOTATOR_GROUP}",
+    ]
 
 
 def administrator_statements(owner: str, schema: str) -> list[str]:

@@ -230,3 +230,36 @@ def test_a_members_generation_links_its_near_copies_with_an_event(
     assert raw(alice, linked).scalar_one() > 0
     events = "SELECT payload ->> 'sources' FROM audit_event WHERE target = 'duplicates'"
     assert raw(alice, events).scalars().all() == ['["articles-ordering"]']
+
+
+def test_vetbench_functions_run_only_for_its_members(team: Team) -> None:
+    # The probe: a login outside vetbench read who passed which gold item through a
+    # function that runs as its owner, and could index any item's text.
+    marked = run(team.url(team.lena), "gold", "add", "o:2", "--verdict", "keep", "--answer", "ABCD")
+    assert marked.exit_code == 0, marked.output
+    judged = run(team.url(team.alice), "judge", "o:2", "--answer", "ABCD", "--verdict", "keep")
+    assert judged.exit_code == 0, judged.output
+    outsider = team.roles.name("outsider")
+    raw(team.owner_url, f'CREATE ROLE "{outsider}" LOGIN')
+    calls = {
+        "vetbench_calibration_outcomes": "SELECT * FROM vetbench_calibration_outcomes()",
+        "vetbench_gold_known": "SELECT * FROM vetbench_gold_known(1)",
+        "vetbench_index_item_text": "SELECT vetbench_index_item_text('o:1')",
+        "vetbench_session_person_id": "SELECT vetbench_session_person_id()",
+    }
+    for function, call in calls.items():
+        with pytest.raises(
+            sa.exc.ProgrammingError, match=f"permission denied for function {function}"
+        ):
+            raw(team.url(outsider), call)
+    # Members run those they need; the index only through the triggers of their writes.
+    outcomes = "SELECT count(*) FROM vetbench_calibration_outcomes()"
+    assert raw(team.url(team.bob), outcomes).scalar_one() == 1
+    with pytest.raises(sa.exc.ProgrammingError, match="permission denied for function"):
+        raw(team.url(team.bob), calls["vetbench_index_item_text"])
+    # Nothing runs for everyone: every vetbench function has an explicit grant list.
+    public = (
+        "SELECT p.proname FROM pg_proc p WHERE p.proname LIKE 'vetbench\\_%' "
+        "AND has_function_privilege('public', p.oid, 'EXECUTE')"
+    )
+    assert raw(team.owner_url, public).scalars().all() == []
