@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, inspect, text
 
-from db.guard_sql import plpgsql_trigger
+from db.guard_sql import audited_here, plpgsql_trigger
 from db.guards import POSTGRES_GUARD_FUNCTIONS, POSTGRES_GUARD_TRIGGERS, postgres_guard_functions
 from db.table_privileges import (
     ANNOTATOR_GROUP,
@@ -36,7 +36,7 @@ from db.table_privileges import (
     Policy,
     TablePrivileges,
 )
-from db.vocabulary import DECISION_STATUSES, Role
+from db.vocabulary import DECISION_STATUSES, RELEASE_ACTION, Role
 
 _DECIDED = ", ".join(f"'{status.value}'" for status in DECISION_STATUSES)
 
@@ -220,6 +220,23 @@ def _release_functions(path: str) -> list[str]:
   END IF;
   RETURN NEW;""",
         ),
+        # A release's items come with the release, from the transaction that makes it
+        # (with its audit event, for a member): with psql a lead wrote items of a release
+        # that did not exist, unrecorded, and the name was then taken for good.  Checked at
+        # commit; it binds the owner too, as the release's other guards do.
+        trigger_function(
+            "vetbench_release_item_with_release",
+            path,
+            f"""  IF NOT EXISTS (SELECT FROM release WHERE name = NEW.release_name
+                 AND xmin = pg_current_xact_id()::xid)
+     OR NOT vetbench_session_is_admin()
+        AND NOT {audited_here(RELEASE_ACTION, "NEW.release_name")} THEN
+    RAISE EXCEPTION 'item % of release % is stored only by the transaction that makes the '
+      'release, with its audit event "{RELEASE_ACTION}": % wrote it alone', NEW.item_id,
+      NEW.release_name, session_user USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  RETURN NULL;""",
+        ),
         trigger_function(
             "vetbench_release_complete",
             path,
@@ -292,6 +309,13 @@ _TRIGGERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
         "release_item_sealed",
         "BEFORE INSERT ON release_item "
         "FOR EACH ROW EXECUTE FUNCTION vetbench_release_item_sealed()",
+        (),
+    ),
+    (
+        "release_item",
+        "release_item_with_release",
+        "AFTER INSERT ON release_item DEFERRABLE INITIALLY DEFERRED "
+        "FOR EACH ROW EXECUTE FUNCTION vetbench_release_item_with_release()",
         (),
     ),
     (
@@ -502,6 +526,7 @@ def removal_statements(schema: str, tables: Sequence[str]) -> list[str]:
             "vetbench_refuse_change",
             "vetbench_release_frozen",
             "vetbench_release_item_sealed",
+            "vetbench_release_item_with_release",
             "vetbench_release_complete",
             "vetbench_session_is_lead",
             "vetbench_session_is_admin",

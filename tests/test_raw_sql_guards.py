@@ -17,10 +17,11 @@ from test_guards import EVENT_SQL
 from test_member_writes import IMPORT_EVENT_SQL, ITEM_SQL, NEW_ITEM_REVISION_SQL, in_one_transaction
 from test_privileges import JUDGE_EVENT_SQL, Team, raw, run, team  # noqa: F401  (team: the fixture)
 
-from db.engine import open_database
+from db.engine import make_engine, open_database
+from db.migrate import upgrade_to
 from reviewer.judging import ItemEdit, edit_item
 
-pytestmark = pytest.mark.postgres
+pytestmark = pytest.mark.postgres  # (the upgrade test runs on SQLite as well)
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 PROBE_JUDGMENT_SQL = (
@@ -263,3 +264,69 @@ def test_vetbench_functions_run_only_for_its_members(team: Team) -> None:
         "AND has_function_privilege('public', p.oid, 'EXECUTE')"
     )
     assert raw(team.owner_url, public).scalars().all() == []
+
+
+PLANTED_ITEM_SQL = (
+    "INSERT INTO release_item (release_name, item_id, revision_number, content_hash, language, "
+    "status) VALUES ('v2', 'o:1', 1, 'deadbeef', 'en', 'approved')"
+)
+
+
+def test_a_releases_items_come_only_with_the_release(team: Team) -> None:
+    # The probe: a lead planted items of a release not made yet, unrecorded; then
+    # `release create v2` said "a release named 'v2' was made meanwhile", for good.
+    lena = team.url(team.lena)
+    alone = "item o:1 of release v2 is stored only by the transaction that makes the release"
+    with pytest.raises(sa.exc.ProgrammingError, match=alone):
+        raw(lena, PLANTED_ITEM_SQL)
+    # Nor with a release row of its own but no audit event, nor with the event of another.
+    release_sql = (
+        "INSERT INTO release (name, hash, note, selection, item_count, figures, created_by_id, "
+        "created_at) VALUES ('v2', :hash, '', '{}', 1, '{}', :person, now())"
+    )
+    event = EVENT_SQL.format(action="release")
+    for statements in ((PLANTED_ITEM_SQL, release_sql), (PLANTED_ITEM_SQL, release_sql, event)):
+        with pytest.raises(sa.exc.ProgrammingError, match=alone):
+            in_one_transaction(lena, *statements, hash="0" * 64, person=team.person_id(team.lena))
+    made = run(lena, "release", "create", "v2", "--status", "pending")
+    assert made.exit_code == 0, made.output
+    verified = run(lena, "release", "verify", "v2")
+    assert verified.exit_code == 0 and "matches release v2: 2 items" in verified.output
+
+
+OLD_ITEM_SQL = (
+    "INSERT INTO item (id, kind, source, source_ref, language, status, current_revision, meta, "
+    "created_at) VALUES ('o:1', 'ordering', 's', '', 'en', 'pending', 1, '{}', CURRENT_TIMESTAMP)",
+    "INSERT INTO item_revision (item_id, number, kind, prompt, choices, key, author, "
+    "change_note, provenance, created_at) VALUES ('o:1', 1, 'ordering', 'Order them.', "
+    "'{\"A\": \"a\", \"B\": \"b\"}', 'AB', 'x', 'import', '{}', CURRENT_TIMESTAMP)",
+)
+
+
+def test_the_upgrade_removes_release_items_no_release_holds(database_url: str) -> None:
+    # Planted before the guard: a name taken by items of no release is free again.
+    engine = make_engine(database_url)
+    try:
+        upgrade_to(engine, "0020_key_reveals")
+        with engine.begin() as connection:
+            if engine.dialect.name == "postgresql":  # as a database of 0020 was
+                connection.execute(
+                    sa.text("DROP TRIGGER release_item_with_release ON release_item")
+                )
+            for statement in (*OLD_ITEM_SQL, PLANTED_ITEM_SQL):
+                connection.execute(sa.text(statement))
+        upgrade_to(engine, "head")
+        with engine.connect() as connection:
+            left = connection.execute(sa.text("SELECT count(*) FROM release_item")).scalar_one()
+        assert left == 0
+        # The trigger that refuses deletes is back.
+        triggers = (
+            "SELECT name FROM sqlite_master WHERE type = 'trigger'"
+            if engine.dialect.name == "sqlite"
+            else "SELECT tgname FROM pg_trigger WHERE tgrelid = 'release_item'::regclass"
+        )
+        with engine.connect() as connection:
+            names = set(connection.execute(sa.text(triggers)).scalars())
+        assert {"release_item_no_delete", "release_item_frozen"} & names
+    finally:
+        engine.dispose()
