@@ -160,6 +160,15 @@ def test_a_new_item_is_written_in_its_writers_name_with_an_event_naming_it(
     copied = run(alice, "import", str(tmp_path / "copies.jsonl"))
     assert copied.exit_code == 0, copied.output
     assert raw(alice, "SELECT count(*) FROM item WHERE source = 'copied'").scalar_one() == 3
+    # A history naming a lead as an author is hers to vouch for, not an annotator's.
+    forged = renamed.replace('"copy:', '"forged:').replace(
+        f'"author":"{team.alice}"', f'"author":"{team.lena}"'
+    )
+    (tmp_path / "forged.jsonl").write_text(forged, encoding="utf-8")
+    refused = run(alice, "import", str(tmp_path / "forged.jsonl"))
+    assert refused.exit_code == 1
+    assert f"of item forged:1 only in their own name, not as {team.lena}" in refused.output
+    assert raw(alice, "SELECT count(*) FROM item WHERE id LIKE 'forged:%'").scalar_one() == 0
 
 
 OTHER_EVENTS = {
@@ -311,7 +320,7 @@ def test_the_upgrade_removes_release_items_no_release_holds(database_url: str) -
         with engine.begin() as connection:
             if engine.dialect.name == "postgresql":  # as a database of 0020 was
                 connection.execute(
-                    sa.text("DROP TRIGGER release_item_with_release ON release_item")
+                    sa.text("DROP TRIGGER IF EXISTS release_item_with_release ON release_item")
                 )
             for statement in (*OLD_ITEM_SQL, PLANTED_ITEM_SQL):
                 connection.execute(sa.text(statement))
