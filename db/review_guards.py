@@ -17,6 +17,24 @@ _VERDICTS = ", ".join(f"'{verdict.value}'" for verdict in Verdict)
 _ONE_LETTER = f"'{ItemKind.SINGLE.value}', '{ItemKind.TRUEFALSE.value}'"
 
 
+def _audited_judgment(name: str, path: str, action: str, done: str, did: str) -> str:
+    """The check, at commit, that a member's judgment ``done`` (stored, undone) comes with
+    its audit event ``action`` naming it, of the same transaction."""
+    return plpgsql_trigger(
+        name,
+        path,
+        f"""BEGIN
+  IF NOT vetbench_session_is_admin()
+     AND NOT {audited_here(action, "NEW.item_id", "judgment_id")} THEN
+    RAISE EXCEPTION 'judgment % of item % is {done} only with its audit event "{action}" '
+      'of the same transaction: % {did} unrecorded', NEW.id, NEW.item_id, session_user
+      USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  RETURN NULL;
+END""",
+    )
+
+
 def review_guard_functions(path: str, *, revision_kind: bool = True) -> list[str]:
     """The functions that guard judgments, decisions, claims and gold answers, each
     running under ``path``; ``revision_kind``: the schema has ``item_revision.kind``
@@ -150,18 +168,8 @@ END""",
         ),
         # A member's judgment comes with its audit event "judge" naming it, as an undo with
         # its "retract": with psql an annotator judged with no trace in the trail.
-        plpgsql_trigger(
-            "vetbench_guard_judgment_audited",
-            path,
-            f"""BEGIN
-  IF NOT vetbench_session_is_admin()
-     AND NOT {audited_here(JUDGE_ACTION, "NEW.item_id", "judgment_id")} THEN
-    RAISE EXCEPTION 'judgment % of item % is stored only with its audit event "{JUDGE_ACTION}" '
-      'of the same transaction: % judged unrecorded', NEW.id, NEW.item_id, session_user
-      USING ERRCODE = 'insufficient_privilege';
-  END IF;
-  RETURN NULL;
-END""",
+        _audited_judgment(
+            "vetbench_guard_judgment_audited", path, JUDGE_ACTION, "stored", "judged"
         ),
         # An undo (a judgment's, a decision's) is one way, dated by the server, and comes
         # with its audit event (checked at commit): with psql a member undid a judgment
@@ -188,18 +196,8 @@ END""",
   RETURN NEW;
 END""",
         ),
-        plpgsql_trigger(
-            "vetbench_guard_judgment_undo_audited",
-            path,
-            f"""BEGIN
-  IF NOT vetbench_session_is_admin()
-     AND NOT {audited_here(RETRACT_ACTION, "NEW.item_id", "judgment_id")} THEN
-    RAISE EXCEPTION 'judgment % of item % is undone only with its audit event "{RETRACT_ACTION}" '
-      'of the same transaction: % undid it unrecorded', NEW.id, NEW.item_id, session_user
-      USING ERRCODE = 'insufficient_privilege';
-  END IF;
-  RETURN NULL;
-END""",
+        _audited_judgment(
+            "vetbench_guard_judgment_undo_audited", path, RETRACT_ACTION, "undone", "undid it"
         ),
         plpgsql_trigger(
             "vetbench_guard_decision_undo",
