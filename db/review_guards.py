@@ -155,8 +155,9 @@ BEGIN
       NEW.revision_number, NEW.blind_answer, judged_kind, array_to_string(labels, '')
       USING ERRCODE = 'check_violation';
   END IF;
-  -- One in force per person and revision, also when two sessions judge at once.
-  PERFORM pg_advisory_xact_lock(NEW.annotator_id, hashtext(NEW.item_id));
+  -- One in force per person and revision, also when two of their sessions judge at once:
+  -- one lock per person (a batch of thousands takes it once, not a lock table's worth).
+  PERFORM pg_advisory_xact_lock(hashtext('vetbench_judgment'), NEW.annotator_id);
   IF EXISTS (SELECT FROM judgment WHERE annotator_id = NEW.annotator_id
              AND item_id = NEW.item_id AND revision_number = NEW.revision_number
              AND NOT retracted) THEN

@@ -5,6 +5,7 @@ PostgreSQL login roles with raw SQL; and vetbench's own paths, which still work.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -339,3 +340,35 @@ def test_the_upgrade_removes_release_items_no_release_holds(database_url: str) -
         assert {"release_item_no_delete", "release_item_frozen"} & names
     finally:
         engine.dispose()
+
+
+def test_two_sessions_judging_one_revision_at_once_store_one_judgment(team: Team) -> None:
+    # Each session's check read before the other committed: both judgments were stored.
+    alice = team.url(team.alice)
+    mine = {"annotator": team.person_id(team.alice), "item": "o:1", "others": "[]"}
+    values = {**mine, "answer": "DCBA", "verdict": "keep"}
+    first, second = sa.create_engine(alice), sa.create_engine(alice)
+    refused: list[BaseException] = []
+
+    def judge_second() -> None:
+        try:
+            with second.begin() as connection:
+                connection.execute(sa.text(PROBE_JUDGMENT_SQL), values)
+                connection.execute(sa.text(JUDGE_EVENT_SQL), values)
+        except sa.exc.ProgrammingError as error:
+            refused.append(error)
+
+    try:
+        with first.begin() as connection:
+            connection.execute(sa.text(PROBE_JUDGMENT_SQL), values)
+            connection.execute(sa.text(JUDGE_EVENT_SQL), values)
+            other = threading.Thread(target=judge_second)
+            other.start()
+            other.join(timeout=1)
+            assert other.is_alive()  # waiting for this transaction to end
+        other.join(timeout=30)
+    finally:
+        first.dispose()
+        second.dispose()
+    assert len(refused) == 1 and "already judged item o:1 revision 1" in str(refused[0])
+    assert raw(alice, "SELECT count(*) FROM judgment").scalar_one() == 1
