@@ -102,9 +102,8 @@ def test_judge_keeps_the_blind_answer_given_before_the_key(three: Database, tmp_
     )
     assert refused.exit_code == 1
     assert (
-        "alice saw the key of item o:1 revision 1 after answering A, B, C, D blind (in the "
-        "review app); an answer given after the key is not blind, so a judgment of it "
-        "keeps A, B, C, D"
+        "alice saw the key of item o:1 revision 1 after answering A, B, C, D blind; an "
+        "answer given after the key is not blind, so a judgment of it keeps A, B, C, D"
     ) in " ".join(refused.output.split())
     batch = tmp_path / "alice.jsonl"
     rows = [{"item_id": "o:1", "answer": "DABC", "verdict": "keep"}]
