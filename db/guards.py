@@ -29,6 +29,10 @@
   item named every gold, and was told every known answer), and its ``revision_id`` is the
   revision it names by number (agreement reads the one, the status rule the other).  A
   member's judgment gets its time from the server (``vetbench_stamp_judgment``).
+- **Blind answers** (PostgreSQL): a member's judgment of a revision whose key they saw
+  (their ``key_reveal`` row, ``db.reveals``) gives the blind answer stored with it
+  (``vetbench_guard_judgment_blind``): an answer given after the key is never stored
+  as blind, by psql either.
 - **Ids** (PostgreSQL): a row a member inserts into a table with a serial ``id``
   (:data:`SERIAL_ID_TABLES`) takes the id this very insert drew from the sequence
   (``vetbench_serial_id``): an audit event with an id ahead of the sequence made every
@@ -332,6 +336,7 @@ POSTGRES_GUARD_FUNCTIONS = (
     "vetbench_calibration_outcomes()",
     "vetbench_stamp_role()",
     "vetbench_stamp_judgment()",
+    "vetbench_guard_judgment_blind()",
     "vetbench_serial_id()",
     "vetbench_guard_judgment_undo()",
     "vetbench_guard_judgment_undo_audited()",
@@ -417,6 +422,12 @@ POSTGRES_GUARD_TRIGGERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
         "judgment",
         "judgment_stamp",
         "BEFORE INSERT ON judgment FOR EACH ROW EXECUTE FUNCTION vetbench_stamp_judgment()",
+        (),
+    ),
+    (
+        "judgment",
+        "judgment_blind_answer",
+        "BEFORE INSERT ON judgment FOR EACH ROW EXECUTE FUNCTION vetbench_guard_judgment_blind()",
         (),
     ),
     (
