@@ -341,7 +341,8 @@ def _describe_export(summary: Any, format_name: str, out: Path) -> str:
     "format_name",
     EXPORT_FORMATS,
     "econlogicqa (ordering items), cflue (MCQ items), jsonl (everything, with history), "
-    "judging (a CSV of the items waiting for --as NAME, to fill and load with `judge --from`), "
+    "judging (a CSV of the items waiting for --as NAME, to fill and load with `judge --from`: "
+    "no key shown until your blind answer is loaded, then the next sheet shows it), "
     "lm-eval (a task folder), hf (a dataset folder) [default: jsonl for OUT.jsonl, cflue for "
     "OUT.json].",
     required=False,
@@ -386,7 +387,17 @@ def export_command(
     name: str | None,
 ) -> None:
     """Export items (by default the approved ones) to a file in one of the import formats,
-    or as an lm-eval task or a Hugging Face dataset: `vetbench export approved.jsonl`."""
+    or as an lm-eval task or a Hugging Face dataset: `vetbench export approved.jsonl`.
+
+    \b
+    A judging sheet keeps answers blind, in two passes:
+    1. items whose key you have not seen come with the key and explanation
+       columns empty: fill `answer` (your blind answer), load the sheet with
+       `vetbench judge --from SHEET`: it stores your blind answers;
+    2. export again: those items now show their key, explanation and your
+       stored answer (which stays as it is); fill `verdict` (and what it
+       needs) and load it again.
+    A row with answer and verdict is a judgment in either pass."""
     from click.core import ParameterSource
 
     from evaluator.exports.atomic_write import is_stdout
@@ -494,9 +505,22 @@ def _export_judging(
     where = "standard output" if is_stdout(out) else terminal_text(str(out))
     sheet = "FILE" if is_stdout(out) else str(out)
     load = suggested_command(ctx, "judge", "--from", sheet, "--as", who.name)
+    revealed = sum(1 for row in items if row.seen is not None)
+    blind = count - revealed
+    parts = []
+    if blind:
+        parts.append(
+            f"{counted(blind, 'item')} without {agreeing(blind, 'its', 'their')} key: fill "
+            "answer blind (the next sheet shows the key)"
+        )
+    if revealed:
+        parts.append(
+            f"{counted(revealed, 'item')} with {agreeing(revealed, 'its', 'their')} key and "
+            "your blind answer: fill verdict"
+        )
     click.echo(
         f"exported {counted(count, 'item')} waiting for {terminal_text(who.name)} to {where} "
-        f"as a judging sheet; fill answer and verdict, then: {terminal_text(load)}",
+        f"as a judging sheet; {'; '.join(parts)}; then: {terminal_text(load)}",
         err=is_stdout(out),
     )
 
