@@ -31,6 +31,7 @@ from sqlmodel import Session, col, select
 
 from db.audit import record_audit
 from db.bulk_reads import id_chunks
+from db.bytewise import bytewise
 from db.decisions import in_force
 from db.errors import VetbenchError
 from db.items import ItemSnapshot, item_conditions, iter_items, snapshot
@@ -257,7 +258,7 @@ def release_members(session: Session, name: str) -> list[ReleaseMember]:
         select(ReleaseItem, Item.kind, Item.source)
         .join(Item, col(Item.id) == col(ReleaseItem.item_id))
         .where(col(ReleaseItem.release_name) == name)
-        .order_by(col(ReleaseItem.item_id))
+        .order_by(bytewise(col(ReleaseItem.item_id)))
     )
     return [
         from_row(ReleaseMember, member, kind=kind, source=source, revision=member.revision_number)
@@ -321,7 +322,7 @@ def release_items(
         )
         .where(col(ReleaseItem.release_name) == name)
         .where(*item_conditions(sources=sources), *frozen_kind)
-        .order_by(col(ReleaseItem.item_id))
+        .order_by(bytewise(col(ReleaseItem.item_id)))
     )
     return [
         replace(snapshot(item, revision), language=member.language, status=member.status)
