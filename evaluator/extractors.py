@@ -15,7 +15,11 @@ accuracy), the others are only reported; every prediction stores what each read 
   letters A–F after the first ``答案`` followed by ``是``/``：``/``:`` are the answer,
   else a run of those letters at the very start, else nothing.  The letters are
   kept as written (``BA`` is not ``AB``, a letter the item lacks is a wrong answer),
-  as the published figures count them.
+  as the published figures count them.  Its letters end at F (CFLUE's items have at
+  most five options), so it reads no item with a seventh or eighth option (G, H):
+  such an item gets no answer of this reader, and a run this reader decides (the
+  ``cflue`` protocol's, or ``--extractor cflue``) leaves it out and says so
+  (:meth:`AnswerExtractor.leaves_out`), rather than score a right G as unparsed.
 - ``econlogicqa``: the one whole order the output names anywhere, in any shape the
   lenient reader knows (``The correct order is D, A, C, B.``, ``D -> A -> C -> B``, a
   numbered list, bold, ``D、A、C、B``, ``(D) (A) (C) (B)``); an output naming two
@@ -60,8 +64,9 @@ ECONLOGICQA = "econlogicqa"
 ECONLOGICQA_START = "econlogicqa-start"
 
 _CFLUE_REMOVED = ("、", ",", "，", " ")
-_CFLUE_MARKED = re.compile(r"答案[是：:]+([A-F]+)")
-_CFLUE_LEADING = re.compile(r"[A-F]+")
+_CFLUE_LETTERS = "ABCDEF"  # the letter class of CFLUE's regular expressions
+_CFLUE_MARKED = re.compile(rf"答案[是：:]+([{_CFLUE_LETTERS}]+)")
+_CFLUE_LEADING = re.compile(rf"[{_CFLUE_LETTERS}]+")
 _ECONLOGICQA_ORDER = re.compile(
     r"\s*(?:(?i:correct[ \t]+order)[ \t]*[:：]\s*)?"
     r"(?P<order>[A-Ha-h](?:[ \t]*[,，]?[ \t]*[A-Ha-h])*)(?![A-Za-z])"
@@ -106,9 +111,26 @@ class AnswerExtractor:
     kinds: frozenset[ItemKind]
     read: Callable[[ItemKind, str, Sequence[str]], str | None]
     description: str
+    letters: str | None = None
+    """The only option letters it knows (CFLUE's code: A–F); None: any item's."""
 
     def applies_to(self, kind: ItemKind | str) -> bool:
         return ItemKind(kind) in self.kinds
+
+    def reads(self, kind: ItemKind | str, labels: Sequence[str]) -> bool:
+        """Whether it reads answers to an item of ``kind`` with these option ``labels``."""
+        return self.applies_to(kind) and self.leaves_out(kind, labels) is None
+
+    def leaves_out(self, kind: ItemKind | str, labels: Sequence[str]) -> str | None:
+        """Why a run this reader decides leaves out an item of ``kind`` with ``labels``
+        (``the cflue reader reads options A–F only (multi)``): it has an option beyond the
+        letters it knows.  None when it has none."""
+        if self.letters is None or set(labels) <= set(self.letters):
+            return None
+        return (
+            f"the {self.name} reader reads options {self.letters[0]}–{self.letters[-1]} "
+            f"only ({ItemKind(kind).value})"
+        )
 
 
 EXTRACTORS: dict[str, AnswerExtractor] = {
@@ -125,6 +147,7 @@ EXTRACTORS: dict[str, AnswerExtractor] = {
             frozenset({ItemKind.SINGLE, ItemKind.MULTI, ItemKind.TRUEFALSE}),
             lambda _kind, output, labels: extract_cflue_official(output, labels),
             "CFLUE's published rule: 答案：X on the first of two lines, else leading letters",
+            letters=_CFLUE_LETTERS,
         ),
         AnswerExtractor(
             ECONLOGICQA,
@@ -153,12 +176,13 @@ def answer_extractor(name: str) -> AnswerExtractor:
 def read_answers(
     names: Sequence[str], kind: ItemKind | str, output: str, labels: Sequence[str]
 ) -> Mapping[str, str | None]:
-    """What each named extractor that applies to ``kind`` reads in ``output`` (stripped)."""
+    """What each named extractor that reads items of ``kind`` with these ``labels``
+    (:meth:`AnswerExtractor.reads`) finds in ``output`` (stripped)."""
     item_kind = ItemKind(kind)
     output = output.strip()
     read: dict[str, str | None] = {}
     for name in names:
         extractor = answer_extractor(name)
-        if extractor.applies_to(item_kind):
+        if extractor.reads(item_kind, labels):
             read[name] = extractor.read(item_kind, output, labels)
     return read

@@ -10,7 +10,8 @@ are reported beside it) and whether explanations are scored.
   wanted), generation stopping at a blank line or a new question, and vetbench's
   lenient extractor deciding.
 - ``cflue``: CFLUE's published evaluation (the paper's Knowledge Assessment table):
-  multiple-choice items only, zero-shot, asked in Chinese as a financial expert
+  multiple-choice items only (none with an option past F: CFLUE's reader knows
+  A–F only, ``AnswerExtractor.leaves_out``), zero-shot, asked in Chinese as a financial expert
   who answers in two lines, ``答案：`` then ``解析：`` (true/false items with the
   single-choice instructions); greedy, the model's own length (its generation
   limit, bounded by its context: the official code sets no cap of its own), no

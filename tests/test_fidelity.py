@@ -49,12 +49,51 @@ def run_figures(url: str, run_id: int) -> dict[str, Any]:
     return data
 
 
+# Items with as many options as vetbench accepts (8): CFLUE's reader knows A–F only.
+WIDE_ITEMS = [
+    (
+        "wide:7",
+        ItemDraft(
+            kind="single",
+            prompt="第7题：七个选项中正确的是（　）。",
+            choices={label: f"选项{label}" for label in "ABCDEFG"},
+            key="G",
+            explanation="只有G符合规定，故选G。",
+            language="zh",
+        ),
+    ),
+    (
+        "wide:8",
+        ItemDraft(
+            kind="multi",
+            prompt="第8题：八个选项中正确的有（　）。",
+            choices={label: f"选项{label}" for label in "ABCDEFGH"},
+            key="BDFH",
+            explanation="B、D、F、H符合规定。",
+            language="zh",
+        ),
+    ),
+    (
+        "wide:order",
+        ItemDraft(
+            kind="ordering",
+            prompt="Scenario 8: a bank run unfolds. Put the events in logical order.",
+            choices={label: f"Event {label}." for label in "ABCDEFGH"},
+            key="HGFEDCBA",
+            explanation="Each event follows the next one listed.",
+        ),
+    ),
+]
+
+
 @pytest.fixture
 def url(db_path: Path) -> str:
     """The mixed set (two items of each kind, four agreed shots), plus a five-event order
-    and a five-event shot, so shots of both sizes exist."""
+    and a five-event shot, so shots of both sizes exist, and items with seven and eight
+    options (:data:`WIDE_ITEMS`)."""
     mixed_set_url(db_path)
     database = open_database(db_path)
+    store(database, WIDE_ITEMS)
     five = ItemDraft(
         kind="ordering",
         prompt="Scenario 5: a central bank tightens. Put the events in logical order.",
@@ -125,9 +164,59 @@ def test_the_oracle_scores_100_percent_under_every_setting(
             assert orders - {None}, "the options were shown permuted"
 
 
+CFLUE_LETTERS_ONLY = "the cflue reader reads options A–F only"
+
+
+@pytest.mark.parametrize(
+    ("args", "left_out"),
+    [
+        (["--protocol", "cflue"], {"wide:7": "single", "wide:8": "multi"}),
+        (["--shots", "0", "--extractor", "cflue", "--kind", "multi"], {"wide:8": "multi"}),
+        (["--shots", "0"], {}),
+        (["--protocol", "econlogicqa"], {}),
+    ],
+    ids=["cflue-protocol", "decided-by-cflue", "custom", "econlogicqa"],
+)
+def test_items_with_options_past_f_are_left_out_where_cflues_reader_decides(
+    url: str, args: list[str], left_out: dict[str, str]
+) -> None:
+    """Before, CFLUE's letters A–F read the oracle's ``答案：G`` as nothing and ``答案：BDFH``
+    as BDF: 0.000 on such items. CFLUE's data has at most five options, so its rule stays
+    as published: where it decides, such items are left out, recorded with the reason and
+    said in a note; elsewhere they are asked, and it reports no answer of theirs."""
+    result = ok(run_cli(url, "eval", "--model", ORACLE, *args, "--allow-fewer-shots"))
+    for run in stored_runs(url):
+        assert {
+            item_id: reason
+            for item_id, reason in run.params["excluded"].items()
+            if CFLUE_LETTERS_ONLY in reason
+        } == {item_id: f"{CFLUE_LETTERS_ONLY} ({kind})" for item_id, kind in left_out.items()}
+        predictions = stored_predictions(url, run.id or 0)
+        asked = {item_id for item_id, _ in WIDE_ITEMS} & set(predictions)
+        assert not asked & set(left_out)
+        for item_id in asked:
+            assert predictions[item_id].correct, item_id
+            assert "cflue" not in predictions[item_id].scores["extracted"]
+    for kind in set(left_out.values()):
+        assert f"note: 1 {kind} item left out: {CFLUE_LETTERS_ONLY}" in result.stderr
+
+
+def test_cflues_reader_keeps_its_letters_a_to_f() -> None:
+    from evaluator.extractors import extract_cflue_official, read_answers
+
+    # Byte-faithful on every item CFLUE's code can read: E and F on a four-option item
+    # are letters it reads (a wrong answer), G is not.
+    assert extract_cflue_official("答案：F", "ABCD") == "F"
+    assert extract_cflue_official("答案：G", "ABCD") is None
+    assert read_answers(["cflue", "lenient"], "multi", "答案：BDFH", "ABCDEFGH") == {
+        "lenient": "BDFH"
+    }
+    assert read_answers(["cflue"], "single", "答案：F", "ABCDEF") == {"cflue": "F"}
+
+
 @pytest.mark.parametrize(
     ("reader", "unread"),
-    [("cflue", "(3 ordering)"), ("econlogicqa-start", "(2 multi, 2 single, 2 truefalse)")],
+    [("cflue", "(4 ordering)"), ("econlogicqa-start", "(3 multi, 3 single, 2 truefalse)")],
 )
 def test_a_reader_that_cannot_read_some_kinds_is_refused_before_a_run(
     url: str, reader: str, unread: str
