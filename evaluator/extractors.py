@@ -31,8 +31,12 @@ accuracy), the others are only reported; every prediction stores what each read 
   at the very start of the output, separated by commas or spaces (an optional
   repeated ``Correct Order:`` first), and they must be a whole permutation.
 
-Every reader sees the output with its surrounding whitespace stripped, so a
-trailing line break does not make CFLUE's two-line answer a three-line one.
+The ``lenient`` and EconLogicQA readers see the output with its surrounding
+whitespace stripped.  The ``cflue`` reader sees it as written, as CFLUE's code sees
+the model's response: it counts the lines of the unstripped text
+(``len(model_response.split('\n')) == 2``) and strips only the text it then reads, so
+``答案：B\n解析：……\n`` (a trailing line break) is three lines and read whole, and
+``\n答案：B`` is two lines whose first is empty: unparsed.
 """
 
 from __future__ import annotations
@@ -74,7 +78,8 @@ _ECONLOGICQA_ORDER = re.compile(
 
 
 def extract_cflue_official(output: str, labels: Sequence[str]) -> str | None:
-    """The answer as CFLUE's evaluation code reads it (see the module docstring), or None."""
+    """The answer as CFLUE's evaluation code reads it from ``output`` as the model wrote it
+    (unstripped: see the module docstring), or None."""
     lines = output.split("\n")
     text = (lines[0] if len(lines) == 2 else output).strip()
     for character in _CFLUE_REMOVED:
@@ -113,6 +118,8 @@ class AnswerExtractor:
     description: str
     letters: str | None = None
     """The only option letters it knows (CFLUE's code: A–F); None: any item's."""
+    as_written: bool = False
+    """It reads the output unstripped (CFLUE's code counts the lines of the raw text)."""
 
     def applies_to(self, kind: ItemKind | str) -> bool:
         return ItemKind(kind) in self.kinds
@@ -148,6 +155,7 @@ EXTRACTORS: dict[str, AnswerExtractor] = {
             lambda _kind, output, labels: extract_cflue_official(output, labels),
             "CFLUE's published rule: 答案：X on the first of two lines, else leading letters",
             letters=_CFLUE_LETTERS,
+            as_written=True,
         ),
         AnswerExtractor(
             ECONLOGICQA,
@@ -177,12 +185,13 @@ def read_answers(
     names: Sequence[str], kind: ItemKind | str, output: str, labels: Sequence[str]
 ) -> Mapping[str, str | None]:
     """What each named extractor that reads items of ``kind`` with these ``labels``
-    (:meth:`AnswerExtractor.reads`) finds in ``output`` (stripped)."""
+    (:meth:`AnswerExtractor.reads`) finds in ``output``: stripped, unless it reads the
+    output as written (``cflue``)."""
     item_kind = ItemKind(kind)
-    output = output.strip()
     read: dict[str, str | None] = {}
     for name in names:
         extractor = answer_extractor(name)
         if extractor.reads(item_kind, labels):
-            read[name] = extractor.read(item_kind, output, labels)
+            text = output if extractor.as_written else output.strip()
+            read[name] = extractor.read(item_kind, text, labels)
     return read

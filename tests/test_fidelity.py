@@ -1,7 +1,7 @@
 """Figures that can stand next to the papers': the oracle self-test over every protocol,
 shot count, repeat, permutation, mode and reader; the EconLogicQA reader on the output
 shapes models write; CFLUE's official wording read from a repository (a stand-in file
-of the same shape, written here); the simulated random row; stripped outputs; shots
+of the same shape, written here); the simulated random row; what each reader sees of an output (CFLUE's: as written); shots
 with the question's number of events.
 
 Everything runs through the real CLI (``vetbench eval --model scripted:...``) on a
@@ -549,16 +549,35 @@ def test_tables_have_a_simulated_random_row_beside_the_exact_one(url: str) -> No
 # --------------------------------------------------------------- stripping
 
 
-def test_outputs_are_stripped_before_every_reader() -> None:
+@pytest.mark.parametrize(
+    ("output", "official"),
+    [
+        # CFLUE's code counts the lines of the response as written: a trailing line break
+        # makes three lines, read whole. Stripped first, these read A, nothing and B.
+        ("A项错误\n答案：B\n", "B"),
+        ("解析：选A\n答案：B\n", "B"),
+        ("\n答案：B", None),  # two lines, the first empty: CFLUE's "X"
+        ("好的\n答案：B\n", "B"),
+        ("B\n解析：答案：A不对\n", "A"),  # three lines: its first 答案 wins
+        ("\n答案：C\n解析：……\n\n", "C"),
+        ("答案：C\n解析：……", "C"),  # two lines: the first is read
+        ("好的\n答案：C", None),
+    ],
+)
+def test_cflues_reader_counts_the_lines_of_the_output_as_written(
+    output: str, official: str | None
+) -> None:
     from evaluator.extractors import read_answers
 
-    # A trailing line break would make the two-line answer three lines for CFLUE's rule.
-    read = read_answers(["cflue", "lenient"], "single", "好的\n答案：B\n", "ABCD")
-    assert read == {"cflue": None, "lenient": "B"}  # two lines: CFLUE reads the first only
-    read = read_answers(["cflue"], "single", "\n答案：C\n解析：……\n\n", "ABCD")
-    assert read == {"cflue": "C"}
-    # Unstripped, three lines: the whole text would be read, and its 答案：A found first.
-    assert read_answers(["cflue"], "single", "B\n解析：答案：A不对\n", "ABCD") == {"cflue": "B"}
+    assert read_answers(["cflue"], "single", output, "ABCD") == {"cflue": official}
+
+
+def test_the_other_readers_read_the_output_stripped() -> None:
+    from evaluator.extractors import read_answers
+
+    assert read_answers(["lenient"], "single", "\n\n答案：B\n", "ABCD") == {"lenient": "B"}
+    read = read_answers(["econlogicqa-start", "econlogicqa"], "ordering", "\n D, A, C, B\n", "ABCD")
+    assert read == {"econlogicqa-start": "DACB", "econlogicqa": "DACB"}
 
 
 # ------------------------------------------------------------- lengths in tokens
