@@ -29,7 +29,8 @@ accuracy), the others are only reported; every prediction stores what each read 
   expression is not published, so this is vetbench's reading of that rule.
 - ``econlogicqa-start``: the stricter reading reported beside it: the item's letters
   at the very start of the output, separated by commas or spaces (an optional
-  repeated ``Correct Order:`` first), and they must be a whole permutation.
+  repeated ``Correct Order:`` first), and they must be a whole permutation: a further
+  letter, any capital (``D, A, C, B, E`` or ``..., B, I`` on four events), refuses it.
 
 The ``lenient`` and EconLogicQA readers see the output with its surrounding
 whitespace stripped.  The ``cflue`` reader sees it as written, as CFLUE's code sees
@@ -71,9 +72,13 @@ _CFLUE_REMOVED = ("、", ",", "，", " ")
 _CFLUE_LETTERS = "ABCDEF"  # the letter class of CFLUE's regular expressions
 _CFLUE_MARKED = re.compile(rf"答案[是：:]+([{_CFLUE_LETTERS}]+)")
 _CFLUE_LEADING = re.compile(rf"[{_CFLUE_LETTERS}]+")
+# Any capital letter counts, so a letter no item has (``D, A, C, B, I``) is refused as
+# ``..., B, E`` is on a four-event item; lower-case ones only as far as h: past it a word
+# ("DACB because") ends the order, before it the answer is refused as prose.
+_ECONLOGICQA_LETTER = "[A-Za-h]"
 _ECONLOGICQA_ORDER = re.compile(
     r"\s*(?:(?i:correct[ \t]+order)[ \t]*[:：]\s*)?"
-    r"(?P<order>[A-Ha-h](?:[ \t]*[,，]?[ \t]*[A-Ha-h])*)(?![A-Za-z])"
+    rf"(?P<order>{_ECONLOGICQA_LETTER}(?:[ \t]*[,，]?[ \t]*{_ECONLOGICQA_LETTER})*)(?![A-Za-z])"
 )
 
 
@@ -96,7 +101,7 @@ def extract_econlogicqa_start(output: str, labels: Sequence[str]) -> str | None:
     found = _ECONLOGICQA_ORDER.match(output)
     if found is None:
         return None
-    order = re.sub(r"[^A-Ha-h]", "", found.group("order"))
+    order = re.sub(r"[^A-Za-z]", "", found.group("order"))
     if order != order.upper():  # lower-case letters are prose here ("a firm"), not events
         return None
     if len(order) != len(labels) or set(order) != set(labels):
