@@ -361,6 +361,40 @@ def test_econlogicqa_prompts_are_plain_with_no_instruction_line(url: str) -> Non
     assert "EconLogicQA-style" in tables[0]["title"]
 
 
+def test_chinese_orders_under_econlogicqa_are_recorded_as_a_departure(db_path: Path) -> None:
+    """EconLogicQA's layout is English: a Chinese order is asked in vetbench's Chinese
+    layout, with English shots. Before, the run and its table said nothing of it, and its
+    figures filled the protocol's own cells."""
+    database = open_database(db_path)
+    chinese = replace(
+        ordering(2, "BADC"),
+        prompt="情境2：央行加息。请将下列事件按逻辑顺序排列。",
+        choices={
+            "A": "企业投资减少",
+            "B": "央行上调利率",
+            "C": "经济增速放缓",
+            "D": "贷款成本上升",
+        },
+        language="zh",
+    )
+    store(database, [("econ:1", ordering(1)), ("econ:zh", chinese)])
+    store(database, [("shots:1", ordering(99, "CBDA"))], status=ItemStatus.AGREED)
+    database.dispose()
+    url = str(db_path)
+    eval_json(url, "--model", ORACLE, "--protocol", "econlogicqa")
+    eval_json(url, "--model", ORACLE, "--protocol", "econlogicqa", "--limit", "1")  # econ:1
+    one_shot, _, english, _ = stored_runs(url)
+    prompt = stored_predictions(url, one_shot.id or 0)["econ:zh"].prompt
+    assert prompt.startswith("以下每道题") and "Scenario 99" in prompt  # vetbench's, English shot
+    shown = ok(run_cli(url, "runs", "show", str(one_shot.id))).stdout.splitlines()[0]
+    assert "econlogicqa protocol, zh items in vetbench layout" in shown
+    assert "vetbench layout" not in ok(run_cli(url, "runs", "show", str(english.id))).stdout
+    (table,) = json.loads(ok(run_cli(url, "runs", "table", "--json")).stdout)
+    titles = [column["title"] for column in table["columns"]]
+    assert "ordering 1-shot (econlogicqa, zh items in vetbench layout)" in titles
+    assert "ordering 1-shot (econlogicqa)" in titles  # the English-only run, apart
+
+
 # ------------------------------------------------------------------- the shots
 
 
