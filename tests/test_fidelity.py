@@ -49,40 +49,24 @@ def run_figures(url: str, run_id: int) -> dict[str, Any]:
     return data
 
 
+def wide(kind: str, labels: str, key: str, prompt: str, language: str) -> ItemDraft:
+    """An item with ``labels`` as its options (their texts named after them)."""
+    option = "选项{}" if language == "zh" else "Event {}."
+    return ItemDraft(
+        kind=kind,
+        prompt=prompt,
+        choices={label: option.format(label) for label in labels},
+        key=key,
+        explanation=f"{key}: as the question has it.",
+        language=language,
+    )
+
+
 # Items with as many options as vetbench accepts (8): CFLUE's reader knows A–F only.
 WIDE_ITEMS = [
-    (
-        "wide:7",
-        ItemDraft(
-            kind="single",
-            prompt="第7题：七个选项中正确的是（　）。",
-            choices={label: f"选项{label}" for label in "ABCDEFG"},
-            key="G",
-            explanation="只有G符合规定，故选G。",
-            language="zh",
-        ),
-    ),
-    (
-        "wide:8",
-        ItemDraft(
-            kind="multi",
-            prompt="第8题：八个选项中正确的有（　）。",
-            choices={label: f"选项{label}" for label in "ABCDEFGH"},
-            key="BDFH",
-            explanation="B、D、F、H符合规定。",
-            language="zh",
-        ),
-    ),
-    (
-        "wide:order",
-        ItemDraft(
-            kind="ordering",
-            prompt="Scenario 8: a bank run unfolds. Put the events in logical order.",
-            choices={label: f"Event {label}." for label in "ABCDEFGH"},
-            key="HGFEDCBA",
-            explanation="Each event follows the next one listed.",
-        ),
-    ),
+    ("wide:7", wide("single", "ABCDEFG", "G", "第7题：七个选项中正确的是（　）。", "zh")),
+    ("wide:8", wide("multi", "ABCDEFGH", "BDFH", "第8题：八个选项中正确的有（　）。", "zh")),
+    ("wide:order", wide("ordering", "ABCDEFGH", "HGFEDCBA", "Scenario 8: a bank run.", "en")),
 ]
 
 
