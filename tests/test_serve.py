@@ -47,9 +47,12 @@ WAIT_S = 60.0  # a deadline for waiting, never a measured assertion
 
 
 @contextlib.contextmanager
-def serving(db_path: Path, *extra: str) -> Iterator[tuple[subprocess.Popen[str], int]]:
-    """``vetbench --db DB serve --as alice --port P`` running until the block ends."""
-    port = free_port()
+def serving(
+    db_path: Path, *extra: str, port: int | None = None
+) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    """``vetbench --db DB serve --as alice --port P`` running until the block ends (P a
+    free port unless given)."""
+    port = port or free_port()
     command = [
         sys.executable,
         "-m",
@@ -172,6 +175,68 @@ def test_serve_on_a_port_in_use_or_an_address_not_here_is_one_line(one_item_db: 
     assert elsewhere.returncode == 1
     assert elsewhere.stderr.startswith("error: cannot listen on 300.1.1.1:8000: ")
     assert len(elsewhere.stderr.splitlines()) == 1
+
+
+def test_an_address_other_machines_reach_is_refused_without_allow_remote(
+    one_item_db: Path,
+) -> None:
+    """`serve --host 0.0.0.0` served with no warning: anyone on the network reviewed as
+    alice, and the printed http://0.0.0.0:PORT opened in no browser."""
+    port = str(free_port())
+    serve = ("--db", str(one_item_db), "serve", "--as", "alice", "--port", port)
+    for host in ("0.0.0.0", "::", "192.0.2.7"):
+        refused = vetbench_once(*serve, "--host", host)
+        assert refused.returncode == 1 and refused.stdout == "", refused.stderr
+        assert refused.stderr.startswith(f"error: --host {host} lets other machines reach")
+        assert "--allow-remote" in refused.stderr and "reverse proxy" in refused.stderr
+        assert len(refused.stderr.splitlines()) == 1
+    # Meant, but on every address: which one browsers open must be said.
+    nowhere = vetbench_once(*serve, "--host", "0.0.0.0", "--allow-remote")
+    assert nowhere.returncode == 1 and nowhere.stdout == ""
+    assert nowhere.stderr.startswith(
+        f"error: --host 0.0.0.0 listens on every address of this machine, and a browser "
+        f"cannot open http://0.0.0.0:{port}: add --public-url"
+    )
+    assert len(nowhere.stderr.splitlines()) == 1
+    assert _judgments(one_item_db) == []
+
+
+def test_allow_remote_warns_what_it_exposes_and_prints_a_url_that_works(
+    one_item_db: Path,
+) -> None:
+    port = free_port()
+    public = f"http://localhost:{port}"
+    remote = ("--host", "0.0.0.0", "--allow-remote", "--public-url", public)
+    with serving(one_item_db, *remote, port=port) as (server, _):
+        assert server.stdout is not None
+        shown = _banner(server)
+        assert "WARNING: serving on 0.0.0.0:" in shown
+        assert "Anyone who can reach this port reviews as alice" in shown
+        assert f"on {public} " in shown
+        page = urllib.request.urlopen(f"{public}/", timeout=30).read().decode()
+        assert f"ws://localhost:{port}/ws" in page
+        listening = {
+            connection.laddr.ip
+            for connection in psutil.Process(server.pid).net_connections(kind="inet")
+            if connection.status == psutil.CONN_LISTEN
+        }
+        assert "0.0.0.0" in listening
+    # Loopback needs no flag and says nothing of the kind.
+    with serving(one_item_db, "--host", "localhost") as (server, port):
+        assert "WARNING" not in _banner(server)
+        page = urllib.request.urlopen(f"http://localhost:{port}/", timeout=30).read().decode()
+        assert f"ws://localhost:{port}/ws" in page
+
+
+def _banner(server: subprocess.Popen[str]) -> str:
+    """What a running ``serve`` printed up to "Press Ctrl+C", its lines joined (the
+    banner wraps at the terminal's width)."""
+    assert server.stdout is not None
+    said: list[str] = []
+    while not said or "Ctrl+C" not in said[-1]:
+        said.append(server.stdout.readline())
+        assert said[-1], "".join(said)  # the server ended before its banner was out
+    return " ".join("".join(said).split())
 
 
 def test_a_serve_refused_for_its_port_registers_no_one(tmp_path: Path) -> None:
