@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import socket
 import sqlite3
@@ -30,6 +31,7 @@ from served_model import free_port
 
 from db.engine import open_database
 from db.vocabulary import Role
+from reviewer.cli.guarded_server import MAX_HEIGHT, MAX_WIDTH
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -368,6 +370,79 @@ async def _answer_a_and_keep(websocket) -> None:  # type: ignore[no-untyped-def]
     await _screen_words(websocket, "Your answer", received)
     await websocket.send_json(["stdin", "k"])
     await _screen_words(websocket, "saved keep on mcq:1", received)  # the status line
+
+
+def _session_sizes(server: subprocess.Popen[str]) -> set[tuple[str | None, str | None]]:
+    """The terminal sizes (COLUMNS, ROWS) the server's app processes were started with."""
+    return {
+        (environment.get("COLUMNS"), environment.get("ROWS"))
+        for child in psutil.Process(server.pid).children(recursive=True)
+        for environment in [child.environ()]
+    }
+
+
+def _rows_painted(frames: list[bytes]) -> set[int]:
+    """The screen rows the app moved its cursor to (``ESC [ row ; column H``)."""
+    return {int(row) for row in re.findall(rb"\x1b\[(\d+);\d+H", b"".join(frames))}
+
+
+def test_a_client_asking_a_huge_terminal_gets_the_largest_one(one_item_db: Path) -> None:
+    """`/ws?width=5000&height=5000` started the app 5000 x 5000, and it grew to ~390 MB."""
+    import asyncio
+
+    import aiohttp
+
+    async def huge_session(port: int) -> None:
+        async with (
+            aiohttp.ClientSession() as session,
+            session.ws_connect(
+                f"ws://127.0.0.1:{port}/ws?width=5000&height=5000",
+                headers={"Origin": f"http://127.0.0.1:{port}"},
+            ) as websocket,
+        ):
+            received: list[bytes] = []
+            await _screen_words(websocket, "policy interest rate", received)
+            assert _session_sizes(server) == {(str(MAX_WIDTH), str(MAX_HEIGHT))}
+            assert max(_rows_painted(received)) == MAX_HEIGHT
+
+    with serving(one_item_db) as (server, port):
+        asyncio.run(huge_session(port))
+
+
+def test_a_resize_to_a_huge_terminal_gets_the_largest_one(one_item_db: Path) -> None:
+    """The `resize` message was not capped either; one that is not a size is dropped."""
+    import asyncio
+
+    import aiohttp
+
+    async def resized_session(port: int) -> set[int]:
+        async with (
+            aiohttp.ClientSession() as session,
+            session.ws_connect(
+                f"ws://127.0.0.1:{port}/ws?width=100&height=30",
+                headers={"Origin": f"http://127.0.0.1:{port}"},
+            ) as websocket,
+        ):
+            received: list[bytes] = []
+            await _screen_words(websocket, "policy interest rate", received)
+            assert max(_rows_painted(received)) == 30
+            await websocket.send_json(["resize", {"width": "wide", "height": 40}])
+            await websocket.send_json(["resize", {"width": 5000, "height": 5000}])
+            repainted: list[bytes] = []
+            deadline = time.monotonic() + WAIT_S
+            while time.monotonic() < deadline:  # until the app has been quiet a while
+                try:
+                    message = await websocket.receive(timeout=2)
+                except TimeoutError:
+                    if repainted:
+                        break
+                    continue
+                if message.type.name == "BINARY":
+                    repainted.append(message.data)
+            return _rows_painted(repainted)
+
+    with serving(one_item_db) as (_, port):
+        assert max(asyncio.run(resized_session(port))) == MAX_HEIGHT
 
 
 def _refused_status(port: int, origin: str | None) -> tuple[int, str]:
