@@ -27,6 +27,7 @@ import os
 import signal
 import socket
 from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass
 from typing import cast
 
 from aiohttp import WSMessage, WSMsgType, web
@@ -77,6 +78,18 @@ def clamped_size(width: object, height: object) -> tuple[int, int] | None:
     return max(1, min(asked[0], MAX_WIDTH)), max(1, min(asked[1], MAX_HEIGHT))
 
 
+@dataclass(frozen=True)
+class _Resize:
+    """A ``resize`` message already read, as textual-serve reads a message."""
+
+    width: int
+    height: int
+    type: WSMsgType = WSMsgType.TEXT
+
+    def json(self) -> list[object]:
+        return ["resize", {"width": self.width, "height": self.height}]
+
+
 class _ClampedResizes:
     """A session's WebSocket as textual-serve reads it, its ``resize`` messages clamped
     to the largest terminal (and one that is not a size dropped)."""
@@ -84,20 +97,21 @@ class _ClampedResizes:
     def __init__(self, websocket: web.WebSocketResponse) -> None:
         self.websocket = websocket
 
-    async def __aiter__(self) -> AsyncIterator[WSMessage]:
+    async def __aiter__(self) -> AsyncIterator[WSMessage | _Resize]:
         async for message in self.websocket:
             if message.type is WSMsgType.TEXT:
                 with contextlib.suppress(ValueError):
                     envelope = json.loads(message.data)
                     if isinstance(envelope, list) and envelope[:1] == ["resize"]:
                         asked = envelope[1] if len(envelope) > 1 else None
-                        if not isinstance(asked, dict):
-                            continue
-                        size = clamped_size(asked.get("width"), asked.get("height"))
-                        if size is None:
-                            continue
-                        data = json.dumps(["resize", {"width": size[0], "height": size[1]}])
-                        message = WSMessage(message.type, data, message.extra)
+                        size = (
+                            clamped_size(asked.get("width"), asked.get("height"))
+                            if isinstance(asked, dict)
+                            else None
+                        )
+                        if size is not None:
+                            yield _Resize(*size)
+                        continue  # a resize that is not a size never reaches the app
             yield message
 
 
