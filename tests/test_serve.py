@@ -21,8 +21,9 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -386,20 +387,28 @@ def _rows_painted(frames: list[bytes]) -> set[int]:
     return {int(row) for row in re.findall(rb"\x1b\[(\d+);\d+H", b"".join(frames))}
 
 
+@contextlib.asynccontextmanager
+async def _session(port: int, *, width: int, height: int) -> AsyncIterator[Any]:
+    """A session opened by a page this server serves, asking a ``width`` x ``height``
+    terminal; its WebSocket."""
+    import aiohttp
+
+    async with (
+        aiohttp.ClientSession() as session,
+        session.ws_connect(
+            f"ws://127.0.0.1:{port}/ws?width={width}&height={height}",
+            headers={"Origin": f"http://127.0.0.1:{port}"},
+        ) as websocket,
+    ):
+        yield websocket
+
+
 def test_a_client_asking_a_huge_terminal_gets_the_largest_one(one_item_db: Path) -> None:
     """`/ws?width=5000&height=5000` started the app 5000 x 5000, and it grew to ~390 MB."""
     import asyncio
 
-    import aiohttp
-
     async def huge_session(port: int) -> None:
-        async with (
-            aiohttp.ClientSession() as session,
-            session.ws_connect(
-                f"ws://127.0.0.1:{port}/ws?width=5000&height=5000",
-                headers={"Origin": f"http://127.0.0.1:{port}"},
-            ) as websocket,
-        ):
+        async with _session(port, width=5000, height=5000) as websocket:
             received: list[bytes] = []
             await _screen_words(websocket, "policy interest rate", received)
             assert _session_sizes(server) == {(str(MAX_WIDTH), str(MAX_HEIGHT))}
@@ -413,16 +422,8 @@ def test_a_resize_to_a_huge_terminal_gets_the_largest_one(one_item_db: Path) -> 
     """The `resize` message was not capped either; one that is not a size is dropped."""
     import asyncio
 
-    import aiohttp
-
     async def resized_session(port: int) -> set[int]:
-        async with (
-            aiohttp.ClientSession() as session,
-            session.ws_connect(
-                f"ws://127.0.0.1:{port}/ws?width=100&height=30",
-                headers={"Origin": f"http://127.0.0.1:{port}"},
-            ) as websocket,
-        ):
+        async with _session(port, width=100, height=30) as websocket:
             received: list[bytes] = []
             await _screen_words(websocket, "policy interest rate", received)
             assert max(_rows_painted(received)) == 30
