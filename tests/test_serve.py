@@ -427,6 +427,12 @@ def test_a_resize_to_a_huge_terminal_gets_the_largest_one(one_item_db: Path) -> 
             received: list[bytes] = []
             await _screen_words(websocket, "policy interest rate", received)
             assert max(_rows_painted(received)) == 30
+            # A page pings its session: the answer comes back through the same socket.
+            await websocket.send_json(["ping", "1700000000000"])
+            while (message := await websocket.receive(timeout=WAIT_S)).type.name == "BINARY":
+                pass  # the screen, still drawing
+            assert message.type.name == "TEXT", message  # not closed: the session lives on
+            assert message.json() == ["pong", "1700000000000"]
             await websocket.send_json(["resize", {"width": "wide", "height": 40}])
             await websocket.send_json(["resize", {"width": 5000, "height": 5000}])
             repainted: list[bytes] = []

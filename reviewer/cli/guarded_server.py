@@ -28,7 +28,7 @@ import signal
 import socket
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 from aiohttp import WSMessage, WSMsgType, web
 from textual_serve.app_service import AppService
@@ -96,6 +96,10 @@ class _ClampedResizes:
 
     def __init__(self, websocket: web.WebSocketResponse) -> None:
         self.websocket = websocket
+
+    def __getattr__(self, name: str) -> Any:
+        """The WebSocket's own: textual-serve answers a ping with ``send_json``."""
+        return getattr(self.websocket, name)
 
     async def __aiter__(self) -> AsyncIterator[WSMessage | _Resize]:
         async for message in self.websocket:
