@@ -62,9 +62,9 @@
   (``eval_run.db_role``); members change only their own runs and predictions
   (policies in ``db.privileges``).  A cached API response is stamped likewise
   (``api_response.db_role``), and each role reads only its own.
-- **SQLite's triggers** (the audit trail's, the status rule's, the search index's)
-  can be dropped by anyone holding the file; :func:`restore_sqlite_triggers` puts
-  missing ones back (``vetbench doctor``, ``vetbench init``) and names them.
+- **SQLite's triggers** (the audit trail's, the status rule's, the releases', the search
+  index's) can be dropped by anyone holding the file; :func:`restore_sqlite_triggers`
+  puts missing ones back (``vetbench init``) and names them.
 
 The PostgreSQL functions pin their ``search_path`` (see ``db.privileges``); the owner
 and superusers, whom row-level security does not bind either, pass the item-content
@@ -545,10 +545,12 @@ POSTGRES_GUARD_TRIGGERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
 
 
 def _sqlite_triggers() -> dict[str, str]:
-    """The audit trail's and the status rule's triggers: name -> its CREATE statement."""
+    """The audit trail's, the status rule's and the releases' triggers: name -> its CREATE
+    statement."""
     from db.audit import SQLITE_AUDIT_TRIGGERS
+    from db.releases import SQLITE_RELEASE_TRIGGERS
 
-    return {**SQLITE_AUDIT_TRIGGERS, **SQLITE_STATUS_TRIGGERS}
+    return {**SQLITE_AUDIT_TRIGGERS, **SQLITE_STATUS_TRIGGERS, **SQLITE_RELEASE_TRIGGERS}
 
 
 def missing_sqlite_triggers(connection: Connection) -> list[str]:

@@ -600,28 +600,29 @@ def backfill_item_sets(connection: Connection) -> int:
 
 
 _FROZEN = "a release never changes"
-SQLITE_RELEASE_TRIGGERS: tuple[str, ...] = (
-    *(
-        f"CREATE TRIGGER IF NOT EXISTS {table}_no_{operation.lower()} "
-        f"BEFORE {operation} ON {table} BEGIN SELECT RAISE(ABORT, "
-        f"'{_FROZEN}: {operation} on {table} refused'); END"
+SQLITE_RELEASE_TRIGGERS: dict[str, str] = {
+    **{
+        f"{table}_no_{operation.lower()}": f"CREATE TRIGGER IF NOT EXISTS "
+        f"{table}_no_{operation.lower()} BEFORE {operation} ON {table} BEGIN SELECT "
+        f"RAISE(ABORT, '{_FROZEN}: {operation} on {table} refused'); END"
         for table in ("release", "release_item")
         for operation in ("UPDATE", "DELETE")
-    ),
-    "CREATE TRIGGER IF NOT EXISTS release_item_sealed BEFORE INSERT ON release_item "
-    "WHEN EXISTS (SELECT 1 FROM release WHERE name = NEW.release_name) "
+    },
+    "release_item_sealed": "CREATE TRIGGER IF NOT EXISTS release_item_sealed BEFORE INSERT "
+    "ON release_item WHEN EXISTS (SELECT 1 FROM release WHERE name = NEW.release_name) "
     f"BEGIN SELECT RAISE(ABORT, '{_FROZEN}: no item may be added to a made release'); END",
-    "CREATE TRIGGER IF NOT EXISTS release_complete BEFORE INSERT ON release "
-    "WHEN NEW.item_count != (SELECT count(*) FROM release_item "
+    "release_complete": "CREATE TRIGGER IF NOT EXISTS release_complete BEFORE INSERT ON "
+    "release WHEN NEW.item_count != (SELECT count(*) FROM release_item "
     "WHERE release_name = NEW.name) "
     "BEGIN SELECT RAISE(ABORT, 'a release is stored after all of its items'); END",
-)
-"""SQLite's guard of releases (PostgreSQL's are in ``db.privileges``).  A migration that
-rebuilds ``release`` or ``release_item`` in batch mode must create these again."""
+}
+"""SQLite's guard of releases (PostgreSQL's are in ``db.privileges``): trigger name ->
+its CREATE statement.  A migration that rebuilds ``release`` or ``release_item`` in batch
+mode must create these again; ``vetbench init`` puts back any that were dropped."""
 
 
 def protect_releases_on_sqlite(connection: Connection) -> None:
     """Create :data:`SQLITE_RELEASE_TRIGGERS` (a no-op on other databases)."""
     if connection.dialect.name == "sqlite":
-        for statement in SQLITE_RELEASE_TRIGGERS:
+        for statement in SQLITE_RELEASE_TRIGGERS.values():
             connection.exec_driver_sql(statement)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from db.vocabulary import ALL, ItemKind, ItemStatus, values
-from db.words import agreeing, all_of, counted
+from db.words import agreeing, all_of, counted, few_of
 from reviewer.cli import options
 from reviewer.cli.common import fail, open_db, read_db, suggested_command
 from reviewer.cli.identity import acting_person, as_option
@@ -177,6 +177,7 @@ def init_command(ctx: click.Context) -> None:
                 "from the judgments and were recomputed"
             )
     if existed:
+        _report_undecided_decisions(database, where)
         click.echo(f"{where} is a vetbench database; its schema is up to date")
     else:
         click.echo(f"created the vetbench database {where}")
@@ -184,6 +185,22 @@ def init_command(ctx: click.Context) -> None:
         reviewing = terminal_text(suggested_command(ctx, "review", "--as", "NAME"))
         click.echo(
             f"next: {importing} (EconLogicQA CSV, CFLUE JSON or vetbench JSONL), then {reviewing}"
+        )
+
+
+def _report_undecided_decisions(database: Database, where: str) -> None:
+    """Name the items approved or rejected with no decision in force (written while the
+    status rule was taken away): no one decided them, so nothing here can put them right;
+    a lead decides each again."""
+    from db.decisions import decided_without_decision
+
+    with database.session() as session:
+        forged = decided_without_decision(session)
+    if forged:
+        click.echo(
+            f"{where}: {counted(len(forged), 'item')} approved or rejected with no decision "
+            f"in force: {terminal_text(few_of(forged, 10))}; a lead decides "
+            f"{agreeing(len(forged), 'it', 'each')} again (vetbench decide ITEM_ID --status ...)"
         )
 
 
