@@ -328,3 +328,39 @@ async def test_the_first_use_notice_leaves_the_verdict_keys_in_sight(
         assert "Who you are: zhang" in str(line.render()), size
         await pilot.press("k")
         await wait_until(pilot, lambda: not line.notice, "the outcome in its place")
+
+
+async def test_every_compact_list_is_framed_when_open(database: Database) -> None:
+    """F4's start form and the editor's kind had compact lists without a frame when open
+    (only the filter's was framed): their options lay over the fields below and read as
+    their values."""
+    from textual.widgets import Select
+    from textual.widgets._select import SelectOverlay
+
+    from reviewer.tui.screens.edit import EditScreen
+    from reviewer.tui.screens.evaluation import EvaluationScreen
+
+    store_item(database, "mcq:1", kind="multi", key="AB")
+
+    async def opened(select: Select[str]) -> SelectOverlay:
+        select.focus()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: select.expanded, f"{select.id}'s list to open")
+        await pilot.pause()
+        return select.query_one(SelectOverlay)
+
+    app = make_app(database, "alice")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("f4")
+        await wait_until(pilot, lambda: isinstance(app.screen, EvaluationScreen), "F4")
+        for select_id in ("#protocol", "#kind"):
+            overlay = await opened(app.screen.query_one(select_id, Select))
+            assert all(edge[0] for edge in overlay.styles.border), (select_id, overlay.styles)
+            await pilot.press("escape")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is app.review_screen, "the review screen")
+        await pilot.press("a", "enter", "f")
+        await wait_until(pilot, lambda: isinstance(app.screen, EditScreen), "the editor")
+        overlay = await opened(app.screen.query_one("#edit-kind", Select))
+        assert all(edge[0] for edge in overlay.styles.border), overlay.styles.border
