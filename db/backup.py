@@ -45,7 +45,8 @@ def backup_sqlite(db: Database, destination: Path, *, replace: bool = False) -> 
     itself (the database, its ``-wal``, ``-shm`` or ``-journal``), and an existing file
     unless ``replace``.  The copy is made in a file of its own beside the destination,
     named so that it cannot be anyone else's, and renamed into place once checked; a
-    failure removes only what this backup made.
+    failure removes only what this backup made.  The copy is never more readable than
+    the database (its permission bits are a subset of the database's), from its first byte.
     """
     if not db.is_sqlite or not db.url.database:
         raise BackupError(
@@ -75,17 +76,30 @@ def backup_sqlite(db: Database, destination: Path, *, replace: bool = False) -> 
     problem = folder_problem(destination.expanduser(), target)
     if problem is not None:
         raise BackupError(f"cannot back up to {destination}: {problem}")
+    try:
+        # The copy holds what the database holds: it is never more readable than the
+        # database, from its first byte (a 0600 database gives a 0600 copy).
+        source_bits = stat.S_IMODE(source.stat().st_mode) & 0o777
+    except OSError as error:
+        raise BackupError(f"cannot back up {source}: {error.strerror or error}") from None
     partial = target.with_name(f".{target.name}.{secrets.token_hex(6)}.partial")
     try:
         # O_EXCL: a file of this name that is not this backup's is never opened, let
-        # alone removed; the mode is the usual one (the umask applies).
-        os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        # alone removed.  It is made with the database's bits (the umask may take more),
+        # plus the owner's read and write, which SQLite needs to fill it.
+        handle = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, source_bits | 0o600)
+        try:
+            made_bits = stat.S_IMODE(os.fstat(handle).st_mode)
+        finally:
+            os.close(handle)
     except OSError as error:  # a read-only mount, a full disk, no permission
         raise BackupError(_cannot(destination, error)) from None
+    # A replaced file keeps its bits, a new one the umask's; either less any bit the
+    # database does not have.
+    final_bits = (stat.S_IMODE(status.st_mode) if status is not None else made_bits) & source_bits
     try:
         pages, judgments = _copy_and_check(source, partial)
-        if status is not None:
-            os.chmod(partial, stat.S_IMODE(status.st_mode))  # a replaced file keeps its bits
+        os.chmod(partial, final_bits)
         os.replace(partial, target)
     except (sqlite3.Error, OSError) as error:
         _remove_partial(partial)

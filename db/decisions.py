@@ -19,8 +19,16 @@ from db.audit import record_audits
 from db.bulk_reads import id_chunks
 from db.json_types import JsonObject
 from db.models import Decision, Item, Person, utcnow
+from db.vocabulary import DECISION_STATUSES
 
-__all__ = ["NewDecision", "in_force", "latest_decision", "newest_decision_id", "write_decisions"]
+__all__ = [
+    "NewDecision",
+    "decided_without_decision",
+    "in_force",
+    "latest_decision",
+    "newest_decision_id",
+    "write_decisions",
+]
 
 
 def in_force() -> ColumnElement[bool]:
@@ -41,6 +49,33 @@ def latest_decision(session: Session, item_id: str) -> Decision | None:
         .where(col(Decision.item_id) == item_id, in_force())
         .order_by(col(Decision.created_at).desc(), col(Decision.id).desc())
     ).first()
+
+
+def decided_without_decision(session: Session) -> list[str]:
+    """The ids of items approved or rejected that no decision in force holds: the newest
+    decision not undone is missing, says another status, or is about another revision.
+
+    The status rule (triggers on SQLite, ``db.guards`` on PostgreSQL) refuses such a
+    status; one is there only if the rule was taken away (a dropped SQLite trigger, a
+    superuser's ``ALTER TABLE ... DISABLE TRIGGER``) while it was written."""
+    decided = [status.value for status in DECISION_STATUSES]
+    items = session.execute(
+        select(col(Item.id), col(Item.status), col(Item.current_revision))
+        .where(col(Item.status).in_(decided))
+        .order_by(col(Item.id))
+    ).all()
+    newest: dict[str, tuple[str, int]] = {}
+    rows = session.execute(
+        select(col(Decision.item_id), col(Decision.status), col(Decision.revision_number))
+        .join(Item, col(Item.id) == col(Decision.item_id))
+        .where(in_force(), col(Item.status).in_(decided))
+        .order_by(col(Decision.created_at).desc(), col(Decision.id).desc())
+    )
+    for item_id, status, revision in rows:
+        newest.setdefault(item_id, (status, revision))
+    return [
+        item_id for item_id, status, revision in items if newest.get(item_id) != (status, revision)
+    ]
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,12 @@
   ``import`` or ``generate`` event naming the item or its source (an import's event
   names the file's source and, in ``sources``, those its records name), of the same
   transaction in the writer's name.
+- **Judged statuses** (PostgreSQL): a member may store an undecided status (their
+  session refreshes the statuses their judgments move), but an item in review, agreed or
+  in conflict has a judgment of its current revision (``vetbench_guard_item_judged``):
+  a member's raw SQL cannot take items nobody judged out of the queue.  Which of those
+  statuses the judgments give is Python's rule (the consensus is a fitted model), so a
+  forged one among judged items is put back by ``vetbench init``.
 - **Item metadata** (PostgreSQL): ``meta``, ``source_ref`` and ``language`` change only
   with a ``metadata`` audit event of the same transaction in the changer's name; the
   duplicate link (``suspected_duplicate_of``, ``duplicate_similarity``) only with the
@@ -41,6 +47,10 @@
   of that revision (re-judging is an undo, then a judgment); and it commits only with
   its ``judge`` audit event naming it, of the same transaction
   (``vetbench_guard_judgment``, ``vetbench_guard_judgment_audited``).
+- **Blind answers** (PostgreSQL): a member's judgment of a revision whose key they saw
+  (their ``key_reveal`` row, ``db.reveals``) gives the blind answer stored with it
+  (``vetbench_guard_judgment_blind``): an answer given after the key is never stored
+  as blind, by psql either.
 - **Ids** (PostgreSQL): a row a member inserts into a table with a serial ``id``
   (:data:`SERIAL_ID_TABLES`) takes the id this very insert drew from the sequence
   (``vetbench_serial_id``): an audit event with an id ahead of the sequence made every
@@ -64,9 +74,9 @@
   (``eval_run.db_role``); members change only their own runs and predictions
   (policies in ``db.privileges``).  A cached API response is stamped likewise
   (``api_response.db_role``), and each role reads only its own.
-- **SQLite's triggers** (the audit trail's, the status rule's, the search index's)
-  can be dropped by anyone holding the file; :func:`restore_sqlite_triggers` puts
-  missing ones back (``vetbench doctor``, ``vetbench init``) and names them.
+- **SQLite's triggers** (the audit trail's, the status rule's, the releases', the search
+  index's) can be dropped by anyone holding the file; :func:`restore_sqlite_triggers`
+  puts missing ones back (``vetbench init``) and names them.
 
 The PostgreSQL functions pin their ``search_path`` (see ``db.privileges``); the owner
 and superusers, whom row-level security does not bind either, pass the item-content
@@ -92,8 +102,10 @@ from db.vocabulary import (
     IMPORT_ACTION,
     METADATA_ACTION,
     REVISE_ACTION,
+    UNDECIDED_STATUSES,
     FlagName,
     FlagSource,
+    ItemStatus,
 )
 
 __all__ = [
@@ -107,6 +119,10 @@ __all__ = [
 ]
 
 _RECOMPUTE_ACTION = "flags"  # `flags recompute`'s event, a lead's (LEAD_AUDIT_ACTIONS)
+_JUDGED = ", ".join(
+    f"'{status.value}'" for status in UNDECIDED_STATUSES if status is not ItemStatus.PENDING
+)
+"""The statuses judgments give an item, SQL's way."""
 _FLAG_NAMES = ", ".join(f"'{name.value}'" for name in FlagName)
 _FLAG_SOURCES = ", ".join(f"'{source.value}'" for source in FlagSource)
 
@@ -361,6 +377,32 @@ END""",
     NEW.id, session_user USING ERRCODE = 'insufficient_privilege';
 END""",
         ),
+        # An item judged (in review, agreed, conflict) has a judgment of its current
+        # revision: every status rule (fixed overlap or the consensus, whatever the
+        # qualification gate counts) leaves one nobody judged pending.  With psql a member
+        # marked every pending item agreed, and the queue served nothing.  Which status
+        # judgments give is the rule's in db.item_status, not SQL's (the consensus fit is
+        # Python's): a forged one among judged items is put back by `vetbench init`.
+        plpgsql_trigger(
+            "vetbench_guard_item_judged",
+            path,
+            f"""DECLARE
+  current_item item%ROWTYPE;
+BEGIN
+  IF vetbench_session_is_admin() THEN
+    RETURN NULL;
+  END IF;
+  SELECT * INTO current_item FROM item WHERE id = NEW.id;
+  IF FOUND AND current_item.status IN ({_JUDGED}) AND NOT EXISTS (SELECT FROM judgment
+      WHERE item_id = current_item.id AND revision_number = current_item.current_revision
+        AND NOT retracted) THEN
+    RAISE EXCEPTION 'item % is % at revision %, which has no judgment: an item nobody has '
+      'judged is pending (its status follows its judgments)', current_item.id,
+      current_item.status, current_item.current_revision USING ERRCODE = 'check_violation';
+  END IF;
+  RETURN NULL;
+END""",
+        ),
         # A run's or a cached response's role is the one that logged in, for good.
         plpgsql_trigger(
             "vetbench_stamp_role",
@@ -386,12 +428,14 @@ POSTGRES_GUARD_FUNCTIONS = (
     "vetbench_guard_flag_origin()",
     "vetbench_guard_item_metadata()",
     "vetbench_guard_duplicate_link()",
+    "vetbench_guard_item_judged()",
     "vetbench_gold_known(integer)",
     "vetbench_calibration_outcomes()",
     "vetbench_stamp_role()",
     "vetbench_stamp_judgment()",
     "vetbench_guard_judgment()",
     "vetbench_guard_judgment_audited()",
+    "vetbench_guard_judgment_blind()",
     "vetbench_serial_id()",
     "vetbench_guard_judgment_undo()",
     "vetbench_guard_judgment_undo_audited()",
@@ -458,6 +502,15 @@ POSTGRES_GUARD_TRIGGERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
         (),
     ),
     (
+        # Deferred: an edit moves the item to its new revision before its status follows.
+        "item",
+        "item_status_judged",
+        "AFTER INSERT OR UPDATE OF status, current_revision ON item DEFERRABLE INITIALLY "
+        f"DEFERRED FOR EACH ROW WHEN (NEW.status IN ({_JUDGED})) "
+        "EXECUTE FUNCTION vetbench_guard_item_judged()",
+        (),
+    ),
+    (
         "item_revision",
         "item_revision_guard",
         "BEFORE INSERT ON item_revision FOR EACH ROW EXECUTE FUNCTION vetbench_guard_revision()",
@@ -501,6 +554,12 @@ POSTGRES_GUARD_TRIGGERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
         "judgment_audited",
         "AFTER INSERT ON judgment DEFERRABLE INITIALLY DEFERRED FOR EACH ROW "
         "EXECUTE FUNCTION vetbench_guard_judgment_audited()",
+        (),
+    ),
+    (
+        "judgment",
+        "judgment_blind_answer",
+        "BEFORE INSERT ON judgment FOR EACH ROW EXECUTE FUNCTION vetbench_guard_judgment_blind()",
         (),
     ),
     (
@@ -570,10 +629,12 @@ POSTGRES_GUARD_TRIGGERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
 
 
 def _sqlite_triggers() -> dict[str, str]:
-    """The audit trail's and the status rule's triggers: name -> its CREATE statement."""
+    """The audit trail's, the status rule's and the releases' triggers: name -> its CREATE
+    statement."""
     from db.audit import SQLITE_AUDIT_TRIGGERS
+    from db.releases import SQLITE_RELEASE_TRIGGERS
 
-    return {**SQLITE_AUDIT_TRIGGERS, **SQLITE_STATUS_TRIGGERS}
+    return {**SQLITE_AUDIT_TRIGGERS, **SQLITE_STATUS_TRIGGERS, **SQLITE_RELEASE_TRIGGERS}
 
 
 def missing_sqlite_triggers(connection: Connection) -> list[str]:

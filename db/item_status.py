@@ -225,8 +225,9 @@ def recompute_undecided_statuses(db: Database) -> int:
     """Recompute the status of every item no decision holds (pending ones included) from
     its judgments; returns how many changed.  On PostgreSQL a member may write an
     undecided item's status with raw SQL (each member's session stores the statuses its
-    judgments change), and a forged one holds until the item is judged again:
-    ``vetbench init`` puts them all back."""
+    judgments change; only an item nobody judged is kept pending, ``db.guards``), and a
+    forged one holds until the item is judged again: ``vetbench init`` puts them all
+    back."""
     return _refresh_items_with_status(db, UNDECIDED_STATUSES)
 
 

@@ -25,6 +25,7 @@ from sqlmodel.sql.expression import Select
 
 from db.audit import record_audit
 from db.bulk_reads import id_chunks
+from db.bytewise import bytewise
 from db.copy_flags import refresh_copies
 from db.flag_rules import RevisionText
 from db.flags import flag_revisions, flagged_condition
@@ -180,7 +181,7 @@ def iter_items(
         query = query.where(col(Item.id).in_(list(ids)))
     if flags:
         query = query.where(flagged_condition(flags))
-    query = query.order_by(col(Item.created_at), col(Item.id)).execution_options(
+    query = query.order_by(col(Item.created_at), bytewise(col(Item.id))).execution_options(
         yield_per=batch_size
     )
     for item, revision in session.exec(query):

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, inspect, text
+from sqlalchemy.exc import DBAPIError
 
 from db.guard_sql import audited_here, plpgsql_trigger
 from db.guards import POSTGRES_GUARD_FUNCTIONS, POSTGRES_GUARD_TRIGGERS, postgres_guard_functions
@@ -460,12 +461,16 @@ $$""",
     ]
 
 
-def administrator_statements(owner: str, schema: str) -> list[str]:
+def administrator_statements(
+    owner: str, schema: str, *, createrole_check: str = "", give_createrole: bool = True
+) -> list[str]:
     """What only a superuser (or the groups' creator) can do once for ``owner``.
 
-    The owner gets CREATEROLE and the right to add people to both groups (``users add``),
-    and owns the schema, where nobody else may create objects.  Each step is skipped
-    when already done, so the script can run again.
+    The owner gets CREATEROLE (unless not ``give_createrole``: a superuser then creates
+    people's roles) and the right to add people to both groups (``users add``), and owns
+    the schema, where nobody else may create objects.  ``createrole_check`` (PL/pgSQL,
+    from ``db.setup_postgres``) runs first, once the owner is known to exist.  Each step
+    is skipped when already done, so the script can run again.
     """
     owner_literal = _quote_literal(owner)
     owner_ident = quote_identifier(owner)
@@ -476,18 +481,23 @@ def administrator_statements(owner: str, schema: str) -> list[str]:
   END IF;"""
         for group in (ANNOTATOR_GROUP, LEAD_GROUP)
     )
+    give = (
+        f"""  IF NOT (SELECT rolcreaterole OR rolsuper FROM pg_roles WHERE rolname = {owner_literal}) THEN
+    ALTER ROLE {owner_ident} CREATEROLE;
+  END IF;
+"""
+        if give_createrole
+        else ""
+    )
     return [
         *group_role_statements(),
         f"""DO $$
 BEGIN
   IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = {owner_literal}) THEN
-    RAISE EXCEPTION 'there is no role %: create it first (createuser --createrole --pwprompt %)',
+    RAISE EXCEPTION 'there is no role %: create it first (createuser --pwprompt %)',
       {owner_literal}, {owner_literal};
   END IF;
-  IF NOT (SELECT rolcreaterole OR rolsuper FROM pg_roles WHERE rolname = {owner_literal}) THEN
-    ALTER ROLE {owner_ident} CREATEROLE;
-  END IF;
-{grants}
+{createrole_check}{give}{grants}
   IF NOT pg_has_role({owner_literal},
       (SELECT nspowner FROM pg_namespace WHERE nspname = {schema_literal}), 'MEMBER') THEN
     ALTER SCHEMA {quote_identifier(schema)} OWNER TO {owner_ident};
@@ -597,11 +607,16 @@ def run_statements(connection: Connection, statements: Sequence[str]) -> None:
     """Run SQL statements as written, in the connection's transaction.
 
     Through the driver's own cursor with no parameters, so the ``%`` of PL/pgSQL's
-    ``RAISE`` is not taken for a placeholder.
+    ``RAISE`` is not taken for a placeholder.  The driver's errors are raised as
+    SQLAlchemy's :class:`DBAPIError`, as a statement run through SQLAlchemy would be.
     """
+    driver_error = connection.dialect.loaded_dbapi.Error
     cursor = connection.connection.cursor()
     try:
         for statement in statements:
-            cursor.execute(statement)
+            try:
+                cursor.execute(statement)
+            except driver_error as error:
+                raise DBAPIError.instance(statement, None, error, driver_error) from None
     finally:
         cursor.close()

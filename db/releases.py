@@ -31,6 +31,7 @@ from sqlmodel import Session, col, select
 
 from db.audit import record_audit
 from db.bulk_reads import id_chunks
+from db.bytewise import bytewise
 from db.decisions import in_force
 from db.errors import VetbenchError
 from db.items import ItemSnapshot, item_conditions, iter_items, snapshot
@@ -257,7 +258,7 @@ def release_members(session: Session, name: str) -> list[ReleaseMember]:
         select(ReleaseItem, Item.kind, Item.source)
         .join(Item, col(Item.id) == col(ReleaseItem.item_id))
         .where(col(ReleaseItem.release_name) == name)
-        .order_by(col(ReleaseItem.item_id))
+        .order_by(bytewise(col(ReleaseItem.item_id)))
     )
     return [
         from_row(ReleaseMember, member, kind=kind, source=source, revision=member.revision_number)
@@ -321,7 +322,7 @@ def release_items(
         )
         .where(col(ReleaseItem.release_name) == name)
         .where(*item_conditions(sources=sources), *frozen_kind)
-        .order_by(col(ReleaseItem.item_id))
+        .order_by(bytewise(col(ReleaseItem.item_id)))
     )
     return [
         replace(snapshot(item, revision), language=member.language, status=member.status)
@@ -599,28 +600,29 @@ def backfill_item_sets(connection: Connection) -> int:
 
 
 _FROZEN = "a release never changes"
-SQLITE_RELEASE_TRIGGERS: tuple[str, ...] = (
-    *(
-        f"CREATE TRIGGER IF NOT EXISTS {table}_no_{operation.lower()} "
-        f"BEFORE {operation} ON {table} BEGIN SELECT RAISE(ABORT, "
-        f"'{_FROZEN}: {operation} on {table} refused'); END"
+SQLITE_RELEASE_TRIGGERS: dict[str, str] = {
+    **{
+        f"{table}_no_{operation.lower()}": f"CREATE TRIGGER IF NOT EXISTS "
+        f"{table}_no_{operation.lower()} BEFORE {operation} ON {table} BEGIN SELECT "
+        f"RAISE(ABORT, '{_FROZEN}: {operation} on {table} refused'); END"
         for table in ("release", "release_item")
         for operation in ("UPDATE", "DELETE")
-    ),
-    "CREATE TRIGGER IF NOT EXISTS release_item_sealed BEFORE INSERT ON release_item "
-    "WHEN EXISTS (SELECT 1 FROM release WHERE name = NEW.release_name) "
+    },
+    "release_item_sealed": "CREATE TRIGGER IF NOT EXISTS release_item_sealed BEFORE INSERT "
+    "ON release_item WHEN EXISTS (SELECT 1 FROM release WHERE name = NEW.release_name) "
     f"BEGIN SELECT RAISE(ABORT, '{_FROZEN}: no item may be added to a made release'); END",
-    "CREATE TRIGGER IF NOT EXISTS release_complete BEFORE INSERT ON release "
-    "WHEN NEW.item_count != (SELECT count(*) FROM release_item "
+    "release_complete": "CREATE TRIGGER IF NOT EXISTS release_complete BEFORE INSERT ON "
+    "release WHEN NEW.item_count != (SELECT count(*) FROM release_item "
     "WHERE release_name = NEW.name) "
     "BEGIN SELECT RAISE(ABORT, 'a release is stored after all of its items'); END",
-)
-"""SQLite's guard of releases (PostgreSQL's are in ``db.privileges``).  A migration that
-rebuilds ``release`` or ``release_item`` in batch mode must create these again."""
+}
+"""SQLite's guard of releases (PostgreSQL's are in ``db.privileges``): trigger name ->
+its CREATE statement.  A migration that rebuilds ``release`` or ``release_item`` in batch
+mode must create these again; ``vetbench init`` puts back any that were dropped."""
 
 
 def protect_releases_on_sqlite(connection: Connection) -> None:
     """Create :data:`SQLITE_RELEASE_TRIGGERS` (a no-op on other databases)."""
     if connection.dialect.name == "sqlite":
-        for statement in SQLITE_RELEASE_TRIGGERS:
+        for statement in SQLITE_RELEASE_TRIGGERS.values():
             connection.exec_driver_sql(statement)

@@ -11,7 +11,10 @@ that revision, the item comes back to them revealed with that answer, in this se
 any later one (``reviewer.queue`` serves it first), and every judgment of the revision
 stores that answer as the blind one: the review app gives it, and
 ``reviewer.judgment_checks`` refuses any other (``vetbench judge``, ``judge --from``).
-An undone judgment leaves the row in force: the key was seen all the same.  A new
+A judging sheet works the same way offline: ``vetbench export --format judging`` shows
+no key of a revision until ``judge --from`` stored the person's blind answer to it
+(:func:`add_reveal`, in the batch's transaction); the next sheet shows the key beside
+that answer.  An undone judgment leaves the row in force: the key was seen all the same.  A new
 revision (an edit) is a new question, as it is for judgments and the queue: the row is
 of the revision whose key was shown.
 
@@ -45,12 +48,20 @@ from db.answers import parse_answer
 from db.audit import record_audit
 from db.engine import Database
 from db.items import ItemSnapshot
-from db.models import Item, KeyReveal
+from db.models import Item, KeyReveal, Person
 from db.people import PersonRefused, find_person
 from db.retry import retry_transient
 from db.vocabulary import REVEAL_ACTION
 
-__all__ = ["StoredReveal", "first_revealed_item", "reveal_of", "stored_reveal", "store_reveal"]
+__all__ = [
+    "StoredReveal",
+    "add_reveal",
+    "first_revealed_item",
+    "reveal_of",
+    "reveals_by",
+    "store_reveal",
+    "stored_reveal",
+]
 
 
 @dataclass(frozen=True)
@@ -82,7 +93,6 @@ def store_reveal(
     ``db.people.PersonRefused`` for an unknown person, and the database's error when it
     cannot store the record: the key is then not to be shown."""
     answer = parse_answer(item.kind, blind_answer, item.labels)
-    seconds = round(max(seconds, 0.0), 3)
 
     def write() -> StoredReveal:
         with db.transaction() as session:
@@ -92,17 +102,7 @@ def store_reveal(
             kept = session.get(KeyReveal, (found.id, item.id, item.revision))
             if kept is not None:
                 return _stored(kept)
-            row = KeyReveal(
-                person_id=found.id,
-                item_id=item.id,
-                revision_number=item.revision,
-                blind_answer=answer,
-                seconds=seconds,
-            )
-            session.add(row)
-            record_audit(session, found.name, REVEAL_ACTION, item.id, revision=item.revision)
-            session.flush()
-            return _stored(row)
+            return add_reveal(session, found, item, answer, seconds)
 
     try:
         return retry_transient(write)
@@ -113,6 +113,38 @@ def store_reveal(
         if kept is None:
             raise
         return kept
+
+
+def add_reveal(
+    session: Session, person: Person, item: ItemSnapshot, answer: str, seconds: float
+) -> StoredReveal:
+    """Store, in the caller's transaction, that ``person`` answered ``answer`` (canonical)
+    blind in ``seconds`` before the key of ``item`` at its revision was shown, with its
+    ``reveal`` audit event; the caller found no earlier record of that revision.  A judging
+    sheet's blind answers are stored so (``reviewer.judging.submit_judgments``), as the
+    review app's are by :func:`store_reveal`."""
+    assert person.id is not None  # a stored person
+    row = KeyReveal(
+        person_id=person.id,
+        item_id=item.id,
+        revision_number=item.revision,
+        blind_answer=answer,
+        seconds=round(max(seconds, 0.0), 3),
+    )
+    session.add(row)
+    record_audit(session, person.name, REVEAL_ACTION, item.id, revision=item.revision)
+    session.flush()
+    return _stored(row)
+
+
+def reveals_by(session: Session, person: str) -> dict[tuple[str, int], StoredReveal]:
+    """Every key ``person`` saw before judging, by item and revision (none for someone
+    unregistered); on PostgreSQL a member reads only their own."""
+    found = find_person(session, person)
+    if found is None or found.id is None:
+        return {}
+    rows = session.scalars(select(KeyReveal).where(col(KeyReveal.person_id) == found.id))
+    return {(row.item_id, row.revision_number): _stored(row) for row in rows}
 
 
 def reveal_of(session: Session, person_id: int, item_id: str, revision: int) -> StoredReveal | None:

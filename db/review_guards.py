@@ -167,6 +167,32 @@ BEGIN
   RETURN NEW;
 END""",
         ),
+        # A member's judgment keeps the blind answer they gave before seeing the key of
+        # that revision (their key_reveal row, db.reveals): with psql an annotator stored
+        # an answer given after the key as blind.  Run as the member, who reads their own
+        # reveals only, and inserts judgments only in their own name (db.table_privileges).
+        # Before migration 0020 there is no key_reveal: nothing to keep.
+        plpgsql_trigger(
+            "vetbench_guard_judgment_blind",
+            path,
+            """DECLARE
+  seen varchar;
+BEGIN
+  IF vetbench_session_is_admin() OR to_regclass('key_reveal') IS NULL THEN
+    RETURN NEW;
+  END IF;
+  SELECT blind_answer INTO seen FROM key_reveal WHERE person_id = NEW.annotator_id
+    AND item_id = NEW.item_id AND revision_number = NEW.revision_number;
+  IF FOUND AND seen IS DISTINCT FROM NEW.blind_answer THEN
+    RAISE EXCEPTION 'a judgment of item % revision % gives the blind answer %, but its '
+      'annotator saw the key after answering % blind: a judgment keeps the answer given '
+      'before the key (key_reveal); % may not store another', NEW.item_id,
+      NEW.revision_number, NEW.blind_answer, seen, session_user
+      USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  RETURN NEW;
+END""",
+        ),
         # A member's judgment comes with its audit event "judge" naming it, as an undo with
         # its "retract": with psql an annotator judged with no trace in the trail.
         _audited_judgment(

@@ -13,6 +13,8 @@ upgrades the schema as the owner, so that the owner owns every table.
 
 from __future__ import annotations
 
+import enum
+
 from sqlalchemy import Connection, Engine, event, text
 from sqlalchemy.exc import DBAPIError
 
@@ -27,10 +29,90 @@ from db.privileges import (
 )
 
 DEFAULT_SCHEMA = "public"
+# PostgreSQL 16 keeps a CREATEROLE role from granting roles it does not administer.
+SAFE_CREATEROLE_VERSION = 160000  # server_version_num
 
 
 class SetupRefused(VetbenchError, RuntimeError):
     """The setup cannot run as asked; the message says what to do instead."""
+
+
+class OwnerCreateRole(enum.Enum):
+    """Whether the owner gets CREATEROLE, which ``users add`` needs to create people's roles.
+
+    Up to PostgreSQL 15 a CREATEROLE role can grant itself any role but a superuser,
+    ``pg_execute_server_program`` included, and then run programs on the database server
+    as its operating-system user (``COPY ... FROM PROGRAM``): a superuser in effect.
+    """
+
+    GIVE = "give"  # on PostgreSQL 16 and later; refused before
+    GIVE_DESPITE_RISK = "give despite risk"  # --accept-createrole-risk
+    WITHHOLD = "withhold"  # --no-createrole: a superuser creates people's roles
+
+
+def createrole_risk(version: str, owner: str) -> str:
+    """Why CREATEROLE makes ``owner`` a superuser in effect on PostgreSQL ``version``
+    (15 or older), and what to do instead."""
+    return (
+        f"PostgreSQL {version} lets a role with CREATEROLE grant itself any role but a "
+        "superuser, pg_execute_server_program included, and so run programs on the database "
+        f"server as its operating-system user (COPY ... FROM PROGRAM): with CREATEROLE, "
+        f"{owner} would be a superuser in effect (PostgreSQL 16 closed this). Leave {owner} "
+        f"without CREATEROLE (a superuser: ALTER ROLE {owner} NOCREATEROLE, if it has it) and have a "
+        f"superuser run setup-postgres --owner {owner} --no-createrole and add people (vetbench "
+        "users add, with a superuser's --db); or, knowing this, add --accept-createrole-risk"
+    )
+
+
+def withheld_but_held(owner: str) -> str:
+    """``--no-createrole`` for an owner that has CREATEROLE."""
+    return (
+        f"{owner} has CREATEROLE, which --no-createrole means it not to have: a superuser "
+        f"removes it first (ALTER ROLE {owner} NOCREATEROLE)"
+    )
+
+
+def createrole_refusal(
+    version_num: int, owner: str, choice: OwnerCreateRole, *, has_createrole: bool, superuser: bool
+) -> str | None:
+    """Why the setup refuses to run for ``owner`` on a server of ``version_num``
+    (``server_version_num``, e.g. 150004), or None: it may run."""
+    if superuser:
+        return None  # a superuser already has all CREATEROLE could give
+    if choice is OwnerCreateRole.WITHHOLD:
+        return withheld_but_held(owner) if has_createrole else None
+    if choice is OwnerCreateRole.GIVE and version_num < SAFE_CREATEROLE_VERSION:
+        return createrole_risk(str(version_num // 10000), owner)
+    return None
+
+
+def _createrole_check(owner: str, choice: OwnerCreateRole) -> str:
+    """:func:`createrole_refusal` in PL/pgSQL, for the printed script: the server it will
+    run on is known only then."""
+    owner_literal = _literal(owner)
+    role = f"(SELECT {{}} FROM pg_roles WHERE rolname = {owner_literal})"
+    if choice is OwnerCreateRole.WITHHOLD:
+        condition = role.format("rolcreaterole AND NOT rolsuper")
+        message = _literal(withheld_but_held(owner).replace("%", "%%"))
+        return f"  IF {condition} THEN\n    RAISE EXCEPTION {message};\n  END IF;\n"
+    if choice is OwnerCreateRole.GIVE:
+        condition = (
+            f"current_setting('server_version_num')::int < {SAFE_CREATEROLE_VERSION} "
+            f"AND NOT {role.format('rolsuper')}"
+        )
+        message = _literal(createrole_risk("\0", owner).replace("%", "%%").replace("\0", "%"))
+        major = "current_setting('server_version_num')::int / 10000"
+        return f"  IF {condition} THEN\n    RAISE EXCEPTION {message}, {major};\n  END IF;\n"
+    return ""
+
+
+def _administrator_statements(owner: str, schema: str, choice: OwnerCreateRole) -> list[str]:
+    return administrator_statements(
+        owner,
+        schema,
+        createrole_check=_createrole_check(owner, choice),
+        give_createrole=choice is not OwnerCreateRole.WITHHOLD,
+    )
 
 
 def ownership_statements(owner: str, schema: str) -> list[str]:
@@ -61,13 +143,23 @@ $$"""
     ]
 
 
-def setup_script(owner: str, schema: str = DEFAULT_SCHEMA) -> str:
+def setup_script(
+    owner: str, schema: str = DEFAULT_SCHEMA, choice: OwnerCreateRole = OwnerCreateRole.GIVE
+) -> str:
     """The whole setup as a ``psql`` script (part 2 runs only where the schema exists)."""
-    part1 = administrator_statements(owner, schema)
+    part1 = _administrator_statements(owner, schema, choice)
     part2 = ownership_statements(owner, schema) + privilege_statements(schema)
+    createrole = {
+        OwnerCreateRole.GIVE: f"-- {owner} gets CREATEROLE to add people; refused on "
+        "PostgreSQL 15 and older, where it makes the owner a superuser in effect.",
+        OwnerCreateRole.GIVE_DESPITE_RISK: f"-- {owner} gets CREATEROLE to add people: on "
+        "PostgreSQL 15 and older that makes it a superuser in effect (accepted).",
+        OwnerCreateRole.WITHHOLD: f"-- {owner} gets no CREATEROLE: a superuser adds people.",
+    }[choice]
     lines = [
         "-- vetbench team database: run once as a superuser, e.g. psql -d DBNAME -f THIS_FILE",
-        f"-- The owner role {owner} must exist: createuser --createrole --pwprompt {owner}",
+        f"-- The owner role {owner} must exist: createuser --pwprompt {owner}",
+        createrole,
         "\\set ON_ERROR_STOP on",
         "BEGIN;",
         "",
@@ -109,9 +201,13 @@ def _schema(connection: Connection) -> tuple[str, bool, str]:
     return schema, bool(exists), user
 
 
-def apply_setup(url: object, owner: str) -> list[str]:
+def apply_setup(
+    url: object, owner: str, choice: OwnerCreateRole = OwnerCreateRole.GIVE
+) -> list[str]:
     """Run part 1 (and part 2's hand-over) on the database at ``url``, then bring the schema
-    up to date as ``owner``; returns what was done, one line each."""
+    up to date as ``owner``; returns what was done, one line each.  Refused, with nothing
+    changed, where ``choice`` would make the owner a superuser in effect unasked
+    (:func:`createrole_refusal`)."""
     from db.migrate import upgrade_to_head
     from db.privileges import apply_privileges
 
@@ -125,10 +221,32 @@ def apply_setup(url: object, owner: str) -> list[str]:
     try:
         with engine.begin() as connection:
             schema, schema_exists, user = _schema(connection)
-            run_statements(connection, administrator_statements(owner, schema))
-            report.append(
-                f"group roles ready; {owner} owns schema {schema} and may add people to them"
+            version_num, exists, has_createrole, superuser = _owner_on_server(connection, owner)
+            refusal = createrole_refusal(
+                version_num, owner, choice, has_createrole=has_createrole, superuser=superuser
             )
+            if refusal is not None and exists:  # a missing owner: part 1 says so
+                raise SetupRefused(refusal)
+            run_statements(connection, _administrator_statements(owner, schema, choice))
+            if choice is OwnerCreateRole.WITHHOLD:
+                report.append(
+                    f"group roles ready; {owner} owns schema {schema}, without CREATEROLE: "
+                    "a superuser adds people"
+                )
+            else:
+                report.append(
+                    f"group roles ready; {owner} owns schema {schema} and may add people to them"
+                )
+            if (
+                not superuser
+                and version_num < SAFE_CREATEROLE_VERSION
+                and (choice is OwnerCreateRole.GIVE_DESPITE_RISK)
+            ):
+                report.append(
+                    f"warning: on PostgreSQL {version_num // 10000}, {owner}'s CREATEROLE makes "
+                    "it a superuser in effect (it can grant itself pg_execute_server_program); "
+                    "accepted with --accept-createrole-risk"
+                )
             if schema_exists and user != owner:
                 run_statements(connection, ownership_statements(owner, schema))
                 report.append(f"{owner} now owns every vetbench table and function")
@@ -148,11 +266,22 @@ def apply_setup(url: object, owner: str) -> list[str]:
         raise SetupRefused(_explain(error, owner)) from None
     finally:
         owner_engine.dispose()
+    adder = "a superuser" if choice is OwnerCreateRole.WITHHOLD else owner
     report.append(
-        f"schema up to date, grants and row-level security applied; next, as {owner}: "
+        f"schema up to date, grants and row-level security applied; next, as {adder}: "
         "vetbench users add NAME --role annotator|lead"
     )
     return report
+
+
+def _owner_on_server(connection: Connection, owner: str) -> tuple[int, bool, bool, bool]:
+    """(``server_version_num``, the owner exists, has CREATEROLE, is a superuser)."""
+    version_num = int(connection.execute(text("SHOW server_version_num")).scalar_one())
+    row = connection.execute(
+        text("SELECT rolcreaterole, rolsuper FROM pg_roles WHERE rolname = :owner"),
+        {"owner": owner},
+    ).first()
+    return version_num, row is not None, bool(row and row[0]), bool(row and row[1])
 
 
 def _explain(error: DBAPIError, owner: str) -> str:
@@ -163,4 +292,11 @@ def _explain(error: DBAPIError, owner: str) -> str:
     )
 
 
-__all__ = ["SetupRefused", "apply_setup", "ownership_statements", "setup_script"]
+__all__ = [
+    "OwnerCreateRole",
+    "SetupRefused",
+    "apply_setup",
+    "createrole_refusal",
+    "ownership_statements",
+    "setup_script",
+]

@@ -129,7 +129,7 @@ TABLES: tuple[TablePrivileges, ...] = (
     # annotator's calibration judgment (of a gold item) is for leads only: its blind
     # answer beside the public outcome (vetbench_calibration_outcomes) told the known
     # answer (migration 0016).  A judgment holds vetbench's values, one in force per
-    # person and revision, with its "judge" event (db.review_guards, migration 0021).
+    # person and revision, with its "judge" event (db.review_guards, migration 0023).
     TablePrivileges(
         "judgment",
         members=("SELECT", "INSERT", "UPDATE (retracted, retracted_at)"),
@@ -220,7 +220,7 @@ TABLES: tuple[TablePrivileges, ...] = (
     # Releases: leads make them, in their own name; everyone reads them.  Nobody updates
     # or deletes one, the owner included (triggers release_frozen, release_item_frozen);
     # items are added only before their release row (release_item_sealed), by the
-    # transaction that writes it (release_item_with_release, migration 0021).
+    # transaction that writes it (release_item_with_release, migration 0023).
     TablePrivileges(
         "release",
         leads=("INSERT",),

@@ -32,7 +32,9 @@ Letters inside a run may be separated by spaces, commas (also ``，、;``), arro
 (``->``, ``→``, ``>``, ``=>``), dashes, slashes or "and"/"then"/"和"; a sentence end
 (``.``) or a line break ends a run, and so does an opening bracket after a
 letter that is not bracketed itself (``C (A、B项均错误)`` is the answer C and a remark
-about A and B; ``(D) (A) (C) (B)`` stays one run).  Only capital letters count,
+about A and B; ``(D) (A) (C) (B)`` stays one run).  After an answer marker, letters
+past the run's last comma that are followed by ``选项``/``项``/"option(s)" name options
+in a remark and end it (``应为AC，B选项不选`` is AC, ``故选D，ABC选项……`` is D).  Only capital letters count,
 except in an ordering item's whole order with explicit separators.  A capital "A"
 followed by an ordinary lower-case word ("A company ...") is the English article,
 not a choice, unless that word is a connective such as "and", "is" or "then".
@@ -195,20 +197,28 @@ def _letters_of(patterns: _Patterns, run_text: str) -> str:
     return "".join(match.group(0) for match in patterns.token.finditer(run_text))
 
 
-def _run_candidate(
-    patterns: _Patterns, match: re.Match[str], run: str, *, marked: bool = False
-) -> _Candidate:
-    """The span ``match`` ends, its letters read from ``run`` (the span's letter run)."""
+def _run_candidate(patterns: _Patterns, end: int, run: str, *, marked: bool = False) -> _Candidate:
+    """The span that ends at ``end``, its letters read from ``run`` (the span's letter run)."""
     hedged = _ALTERNATIVES.search(run) is not None
-    return _Candidate(match.end(), _letters_of(patterns, run), marked, hedged)
+    return _Candidate(end, _letters_of(patterns, run), marked, hedged)
+
+
+# Letters after a run's last clause break that are followed by 选项/项/option(s) name
+# options in a remark, not choices: "应为AC，B选项不选" is AC, "故选D，ABC选项……" is D.
+_NAMED_AS_OPTIONS = re.compile(r"[ \t]*(?:选项|项|(?i:options?)(?![A-Za-z]))")
+_CLAUSE_BREAK = re.compile(r"[,;]")  # normalised: also ， and ；
 
 
 def _marked_runs(patterns: _Patterns, text: str, *, min_letters: int) -> list[_Candidate]:
     candidates = []
     for match in patterns.marked_run.finditer(text):
-        candidate = _run_candidate(
-            patterns, match, match.group("run"), marked=match.group("marker") is not None
-        )
+        run, end = match.group("run"), match.end()
+        if _NAMED_AS_OPTIONS.match(text, end):
+            breaks = list(_CLAUSE_BREAK.finditer(run))
+            if breaks:
+                run = run[: breaks[-1].start()]
+                end = match.start("run") + len(run)
+        candidate = _run_candidate(patterns, end, run, marked=match.group("marker") is not None)
         if len(candidate.letters) >= min_letters:
             candidates.append(candidate)
     return candidates
@@ -332,10 +342,10 @@ def _extract_choices(text: str, labels: Sequence[str], *, truefalse_words: bool)
     patterns = _patterns("".join(labels))
     candidates = _marked_runs(patterns, text, min_letters=1)
     for match in patterns.correct_run.finditer(text):
-        candidates.append(_run_candidate(patterns, match, match.group("run")))
+        candidates.append(_run_candidate(patterns, match.end(), match.group("run")))
     for match in patterns.line_answer.finditer(text):
         if match.group("run"):
-            candidates.append(_run_candidate(patterns, match, match.group("run")))
+            candidates.append(_run_candidate(patterns, match.end(), match.group("run")))
         elif truefalse_words and (label := _truefalse_label(match)):
             candidates.append(_Candidate(match.end(), label))
     if truefalse_words:

@@ -10,7 +10,8 @@ are reported beside it) and whether explanations are scored.
   wanted), generation stopping at a blank line or a new question, and vetbench's
   lenient extractor deciding.
 - ``cflue``: CFLUE's published evaluation (the paper's Knowledge Assessment table):
-  multiple-choice items only, zero-shot, asked in Chinese as a financial expert
+  multiple-choice items only (none with an option past F: CFLUE's reader knows
+  A–F only, ``AnswerExtractor.leaves_out``), zero-shot, asked in Chinese as a financial expert
   who answers in two lines, ``答案：`` then ``解析：`` (true/false items with the
   single-choice instructions); greedy, the model's own length (its generation
   limit, bounded by its context: the official code sets no cap of its own), no
@@ -25,12 +26,14 @@ are reported beside it) and whether explanations are scored.
   completion (no chat template unless asked for), greedy (temperature 0) until
   the model starts a new question; the one order the output names is read, exact
   match.  The paper's own prompt and regular expression are unpublished, so its
-  tables say "EconLogicQA-style".
+  tables say "EconLogicQA-style".  Its layout is English: a Chinese order is asked in
+  vetbench's Chinese layout (with the shots there are), and the run records that as a
+  departure (``zh items in vetbench layout``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -86,6 +89,9 @@ class ProtocolSpec:
     """Ask every item in this template language (CFLUE: ``zh``); None: the item's own."""
     instructions_kind: Mapping[ItemKind, ItemKind] = field(default_factory=dict)
     """Kinds asked with another kind's instructions (CFLUE: true/false as single)."""
+    languages: frozenset[str] | None = None
+    """The template languages its layout is written in (EconLogicQA: English); items in
+    another are asked in vetbench's layout for theirs, a departure. None: any."""
 
     def reference_output(self, kind: ItemKind, key: str, explanation: str | None) -> str:
         """What a model that knows ``key`` (in the labels it was shown) writes under this
@@ -100,12 +106,18 @@ class ProtocolSpec:
             return f"Correct Order: {written}"
         return written
 
-    def departures(self, layout: str, extractor: str) -> tuple[str, ...]:
+    def departures(
+        self, layout: str, extractor: str, languages: Iterable[str] = ()
+    ) -> tuple[str, ...]:
         """How a run asked or read otherwise than this protocol does (``--layout``,
-        ``--extractor``): ``cflue layout``, ``read by econlogicqa-start``; empty when it
-        did not.  Its figures are not the protocol's: every label of the run says so and a
-        paper table gives it a column (or row) of its own."""
+        ``--extractor``, items in ``languages`` its layout is not written in): ``cflue
+        layout``, ``read by econlogicqa-start``, ``zh items in vetbench layout``; empty
+        when it did not.  Its figures are not the protocol's: every label of the run says
+        so and a paper table gives it a column (or row) of its own."""
         changed = [] if layout == self.layout else [f"{layout} layout"]
+        if layout == self.layout and self.languages is not None:
+            others = sorted(set(languages) - self.languages)
+            changed += [f"{language} items in vetbench layout" for language in others]
         changed += [] if extractor == self.extractor else [f"read by {extractor}"]
         return tuple(changed)
 
@@ -164,6 +176,7 @@ _SPECS: dict[EvalProtocol, ProtocolSpec] = {
             max_new_tokens=ECONLOGICQA_MAX_NEW_TOKENS,
             scores_explanations=False,
             chat_template=False,  # the paper's models complete plain text
+            languages=frozenset({"en"}),
         ),
     )
 }
@@ -176,5 +189,7 @@ def protocol_spec(name: EvalProtocol | str) -> ProtocolSpec:
 
 def run_departures(params: RunParams) -> tuple[str, ...]:
     """How a run with ``params`` asked or read otherwise than its protocol
-    (:meth:`ProtocolSpec.departures`: its layout, its deciding reader)."""
-    return protocol_spec(params.protocol).departures(params.layout, params.extractors[0])
+    (:meth:`ProtocolSpec.departures`: its layout, its languages, its deciding reader)."""
+    return protocol_spec(params.protocol).departures(
+        params.layout, params.extractors[0], params.template_languages
+    )

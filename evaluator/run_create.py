@@ -67,7 +67,8 @@ class RunSetupError(VetbenchError, ValueError):
 @dataclass(frozen=True)
 class RunSelection:
     """The items a run would evaluate, and those chosen but left out (id -> why): of a kind
-    the protocol does not ask, or with too many candidates for score mode."""
+    the protocol does not ask, with options the deciding reader does not know, or with too
+    many candidates for score mode."""
 
     items: list[ItemSnapshot]
     excluded: dict[str, str]
@@ -341,16 +342,25 @@ def select_run_items(
     not read some of them.  Cheap: the CLI asks it before loading a model."""
     spec = protocol_spec(protocol)
     items, not_asked = _select_items(db, item_filter, spec)
-    if mode == EvalMode.GENERATE:
-        _check_reader(spec.reported_extractors(extractor)[0], items)
     excluded: dict[str, str] = {}
+    if mode == EvalMode.GENERATE:
+        deciding = spec.reported_extractors(extractor)[0]
+        _check_reader(deciding, items)
+        for item in items:  # options its letters lack: CFLUE's reader knows A–F only
+            reason = answer_extractor(deciding).leaves_out(item.kind, item.labels)
+            if reason is not None:
+                excluded[item.id] = reason
     if mode == EvalMode.SCORE:
         for item in items:
             if score_candidates(item) is None:
                 excluded[item.id] = f"too many candidate answers for score mode ({item.kind.value})"
-        items = [item for item in items if item.id not in excluded]
+    items = [item for item in items if item.id not in excluded]
     if not items:
-        hint = "" if excluded else _other_statuses_hint(db, item_filter, spec)
+        hint = (
+            f": {'; '.join(RunParams(excluded=excluded).excluded_notes())}"
+            if excluded
+            else _other_statuses_hint(db, item_filter, spec)
+        )
         raise RunSetupError(f"no items to evaluate ({_describe(item_filter, spec)}){hint}")
     return RunSelection(items, {**excluded, **not_asked})
 

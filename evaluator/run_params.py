@@ -337,6 +337,12 @@ class RunParams:
         """The protocol of a stored ``params`` object, reading only that key."""
         return cls.from_json({"protocol": data["protocol"]} if "protocol" in data else {}).protocol
 
+    @property
+    def template_languages(self) -> frozenset[str]:
+        """The template languages its prompts were written in: those of its prompt groups
+        (``ordering/zh/4``: zh), every one of which ``shots_used`` names."""
+        return frozenset(group.split("/")[1] for group in self.shots_used if "/" in group)
+
     def shot_counts(self, shots: int) -> ShotCounts:
         """The shots each kind asked for (``shots_by_kind``, else ``shots``) and got (the
         recorded ``shots_used``, grouped by the kind that starts a group's name)."""

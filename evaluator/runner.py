@@ -53,7 +53,7 @@ from evaluator.run_plan import (
 )
 from evaluator.run_predict import generated_prediction, scored_prediction
 from evaluator.runs import process_alive
-from evaluator.served_weights import check_served_weights
+from evaluator.served_weights import check_served_weights, facts_to_record
 
 __all__ = [
     "Repeat",
@@ -190,7 +190,8 @@ def execute_run(
             f"not {backend.info.backend}:{backend.info.model}"
         )
     # A resume talks to the weights the run started with, where the server says them.
-    check_served_weights(run_id, RunParams.from_json(run.params).backend, backend.info)
+    recorded = RunParams.from_json(run.params).backend
+    check_served_weights(run_id, recorded, backend.info)
     if run.mode == EvalMode.SCORE and not backend.supports_scoring:
         raise RunSetupError(f"the {backend.info.backend} backend cannot score candidates")
     _check_not_running_elsewhere(run)
@@ -202,12 +203,13 @@ def execute_run(
         os.getpid(), utcnow(), progress.done, backend.info.params.get("device")
     )
     # The API settings this session uses (a resume may have been given others) replace
-    # the recorded ones, so the run's params say what it last ran with.
+    # the recorded ones, so the run's params say what it last ran with; what the server
+    # says it serves is added where the run recorded none, so the next resume is checked.
     api_params = {
         key: backend.info.params[key]
         for key in (*RECORDED_API_PARAMS.values(), RESPONSE_CACHE_PARAM)
         if key in backend.info.params
-    }
+    } | facts_to_record(recorded, backend.info)
     _set_status(db, run_id, RunStatus.RUNNING, session_began=began, backend_settings=api_params)
     started = time.perf_counter()
     stopped = False

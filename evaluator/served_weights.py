@@ -6,7 +6,10 @@ its ``/version``).  A resume opens the backend again, and the server says it aga
 both the record and the server say a fact and they differ, the resume is refused (its
 answers would come from other weights than the run's first ones, one run mixing two
 models); where either says nothing (a run from before servers were asked, a server that
-does not say), the resume goes on, and a note says what could not be checked.
+does not say), the resume goes on, and a note says what could not be checked.  A fact
+the server says and the run never recorded is recorded by the resume that meets it
+(:func:`facts_to_record`), so the next resume is checked against it; the answers the run
+holds from before are not known to come from those weights, and the note says so.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from db.json_types import JsonValue
 from evaluator.backends.base import BackendInfo
 from evaluator.run_create import RunSetupError
 
-__all__ = ["SERVED_FACTS", "check_served_weights"]
+__all__ = ["SERVED_FACTS", "check_served_weights", "facts_to_record"]
 
 SERVED_FACTS: Mapping[str, str] = {
     "server_model_root": "weights",
@@ -55,13 +58,38 @@ def check_served_weights(
             f"models' answers: start a new run (vetbench eval --model openai:{current.model})"
         )
     if unchecked:
-        return (
+        note = (
             f"{'; '.join(unchecked)}: that the server serves the weights run {run_id} "
             "started with is not checked"
         )
+        recording = facts_to_record(recorded, current)
+        if recording:
+            names = " and ".join(SERVED_FACTS[key] for key in recording)
+            note += (
+                f"; run {run_id} now records the {names} the server says, and a later "
+                f"resume is checked against them (its answers from before this resume "
+                "are not known to come from them)"
+            )
+        return note
     if not any(key in recorded for key in SERVED_FACTS):
         return (
             f"neither run {run_id}'s record nor the server says which weights it serves: "
             f"that the server serves the weights run {run_id} started with is not checked"
         )
     return None
+
+
+def facts_to_record(
+    recorded: Mapping[str, JsonValue], current: BackendInfo
+) -> dict[str, JsonValue]:
+    """The served facts the server says now and the run's record (``recorded``) lacks:
+    the session that meets them records them, so that from then on a resume is checked
+    (a run started before servers were asked, or against one that did not say, is
+    otherwise never checked at all).  A fact the record has is never replaced here."""
+    if current.backend != "openai":
+        return {}
+    return {
+        key: current.params[key]
+        for key in SERVED_FACTS
+        if recorded.get(key) is None and current.params.get(key) is not None
+    }

@@ -37,6 +37,7 @@ from db.models import Claim, Item, ItemRevision, Judgment, Person, utcnow
 from db.people import ensure_person, find_person
 from db.qualification import gate
 from db.retry import retry_transient
+from db.reveals import StoredReveal, add_reveal
 from db.rows import from_row
 from db.vocabulary import JUDGE_ACTION, RETRACT_ACTION, ItemKind, Verdict
 from db.words import counted
@@ -45,6 +46,7 @@ from reviewer.judgment_checks import (
     ItemEdit,
     JudgmentInput,
     JudgmentRefused,
+    check_seconds,
     checked_details,
     checked_in_database,
 )
@@ -52,6 +54,7 @@ from reviewer.judgment_checks import (
 __all__ = [
     "BatchProblem",
     "BatchRefused",
+    "BatchStored",
     "ItemEdit",
     "JudgmentInput",
     "JudgmentReceipt",
@@ -275,6 +278,15 @@ def store_judgment(
     return _told_gold(db, [retry_transient(store)])[0]
 
 
+@dataclass(frozen=True)
+class BatchStored:
+    """What a batch stored: its judgments, and the blind answers given without a verdict."""
+
+    judgments: list[JudgmentReceipt]
+    answered: tuple[StoredReveal, ...] = ()  # new blind answers: their keys may be shown now
+    repeated: int = 0  # blind answers stored before, given again: they wait for a verdict
+
+
 def submit_judgments(
     db: Database,
     annotator_name: str,
@@ -282,7 +294,8 @@ def submit_judgments(
     *,
     file: str,
     problems: Sequence[BatchProblem] = (),
-) -> list[JudgmentReceipt]:
+    blind_lines: frozenset[int] = frozenset(),
+) -> BatchStored:
     """Store a batch of judgments, each by line of ``file``, all or nothing, in one transaction.
 
     Every row goes through the rules of ``submit_judgment`` (the same checks, the
@@ -294,13 +307,20 @@ def submit_judgments(
     without its answer or verdict comes with it empty, so that the rest is checked); a
     row with any problem is not stored.  An item judged twice in one batch is refused
     at its second line.
+
+    The rows on ``blind_lines`` give a blind answer and no verdict (a judging sheet's
+    first pass): each is checked as a judgment's answer is and stored as the key the
+    person is now allowed to see (``db.reveals``), unless the same answer is stored
+    already; a different one is refused, as for a judgment.
     """
     reported = {(problem.line, problem.field) for problem in problems}
     reported_lines = {problem.line for problem in problems}
 
-    def store() -> list[_Stored]:
+    def store() -> tuple[list[_Stored], list[StoredReveal], int]:
         found = list(problems)
         receipts: list[_Stored] = []
+        answered: list[StoredReveal] = []
+        repeated = 0
         first_line: dict[str, int] = {}
         with db.transaction() as session:
             for line, given in rows:
@@ -314,7 +334,11 @@ def submit_judgments(
                             "item_id",
                         )
                     )
-                verdict, _ = checked_details(given, None, refused)
+                verdict: Verdict | None = None
+                if line in blind_lines:
+                    check_seconds(given.seconds, refused)
+                else:
+                    verdict, _ = checked_details(given, None, refused)
                 checked = checked_in_database(
                     session, annotator_name, given, verdict, refused, judged_above=again
                 )
@@ -323,14 +347,23 @@ def submit_judgments(
                     for error in refused
                     if (line, error.field) not in reported
                 ]
-                if checked is not None and verdict is not None and line not in reported_lines:
+                if checked is None or line in reported_lines:
+                    continue
+                if line not in blind_lines:
+                    assert verdict is not None  # else refused
                     receipts.append(_store_judgment(session, given, verdict, checked, None))
+                elif checked.seen is None:
+                    person, item, blind = checked.person, checked.item, checked.blind_answer
+                    answered.append(add_reveal(session, person, item, blind, given.seconds))
+                else:
+                    repeated += 1
             if found:
                 lines = {line for line, _ in rows} | reported_lines
                 raise BatchRefused(found, len(lines))
-        return receipts
+        return receipts, answered, repeated
 
-    return _told_gold(db, retry_transient(store))
+    stored, answered, repeated = retry_transient(store)
+    return BatchStored(_told_gold(db, stored), tuple(answered), repeated)
 
 
 _Stored = tuple["JudgmentReceipt", tuple[int, ItemKind] | None]

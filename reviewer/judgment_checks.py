@@ -22,7 +22,7 @@ from db.errors import VetbenchError
 from db.items import ItemSnapshot, locked_item
 from db.models import Item, Judgment, Person
 from db.people import ensure_person, find_person
-from db.reveals import reveal_of
+from db.reveals import StoredReveal, reveal_of
 from db.validation import ItemDraft, Problem, kind_change_problems, validate_draft
 from db.vocabulary import ItemKind, Verdict
 
@@ -258,6 +258,14 @@ def active_judgment_by(
     ).first()
 
 
+def check_seconds(seconds: float, refused: list[JudgmentRefused]) -> None:
+    """The time spent, a judgment's or a blind answer's: refused unless a number from 0."""
+    if not math.isfinite(seconds) or seconds < 0:
+        refused.append(
+            JudgmentRefused(f"seconds must be a non-negative number, got {seconds}", "seconds")
+        )
+
+
 def checked_details(
     given: JudgmentInput, edit: ItemEdit | None, refused: list[JudgmentRefused]
 ) -> tuple[Verdict | None, ItemEdit | None]:
@@ -268,12 +276,7 @@ def checked_details(
         verdict = parse_verdict(given.verdict)
     except JudgmentRefused as error:
         refused.append(error)
-    if not math.isfinite(given.seconds) or given.seconds < 0:
-        refused.append(
-            JudgmentRefused(
-                f"seconds must be a non-negative number, got {given.seconds}", "seconds"
-            )
-        )
+    check_seconds(given.seconds, refused)
     if verdict is not None:
         _check_details(verdict, given.comment, edit, refused)
     if edit is not None and edit.changes_nothing:
@@ -293,6 +296,7 @@ class Checked:
     alternatives: list[str]
     corrected_key: str | None
     duplicate_of: str | None
+    seen: StoredReveal | None = None  # the key of the revision the person saw, if any
 
 
 def checked_in_database(
@@ -367,6 +371,7 @@ def checked_in_database(
                     "item_id",
                 )
             )
+    seen: StoredReveal | None = None
     if item is not None and person is not None and blind is not None:
         assert person.id is not None
         seen = reveal_of(session, person.id, item_id, item.revision)
@@ -375,11 +380,11 @@ def checked_in_database(
             refused.append(
                 JudgmentRefused(
                     f"{person.name} saw the key of item {item_id} revision {item.revision} "
-                    f"after answering {stored} blind (in the review app); an answer given "
-                    f"after the key is not blind, so a judgment of it keeps {stored}",
+                    f"after answering {stored} blind; an answer given after the key is not "
+                    f"blind, so a judgment of it keeps {stored}",
                     "answer",
                 )
             )
     if refused or item is None or person is None or blind is None:
         return None
-    return Checked(item, person, blind, alternatives, fixed_key, duplicate)
+    return Checked(item, person, blind, alternatives, fixed_key, duplicate, seen)

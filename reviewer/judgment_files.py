@@ -3,16 +3,29 @@
 ``vetbench export --format judging --as NAME`` writes the items waiting for NAME (what
 the review queue would still serve them: ``ReviewQueue.waiting_conditions``) as CSV,
 one row per item: the item's text in the columns ``item_id``, ``revision``, ``kind``,
-``question``, ``A``…``H``; empty columns to fill (:data:`INPUT_COLUMNS`); then ``key``
-and ``explanation``, to read after answering, and ``annotator``.
+``question``, ``A``…``H``; the columns to fill (:data:`INPUT_COLUMNS`); then ``key``
+and ``explanation``, and ``annotator``.  Answers stay blind, as in the review app
+(``db.reveals``), in two passes:
+
+1. an item whose key NAME has not seen is written with ``key`` and ``explanation``
+   empty and nothing filled in: NAME answers it blind;
+2. ``judge --from`` stores each row that gives an answer and no verdict as NAME's blind
+   answer, the key NAME may now see; the next sheet writes those items with their key,
+   explanation and the stored answer in ``answer`` (changing it is refused), for NAME to
+   give the verdict.
+
+The header is the same in both passes and as before the two passes, so every sheet
+reads back alike.  A row with answer and verdict is a judgment, in either pass (as
+``vetbench judge ITEM --answer --verdict`` is).
 
 ``vetbench judge --from FILE`` reads such a CSV, or JSON Lines with the same names,
 checks every row the way an import does (every problem named by file, line and field,
 all of them), and stores all of it or nothing through ``reviewer.judging.submit_judgments``
-(the rules, audit events and statuses of single judgments).  A row whose answer,
-verdict and details are all empty was not judged: it is counted and left out.  The
-columns the sheet shows for reading are ignored on the way back; any other column is
-refused, and so is a decision (``status``, ``reason``…): a batch holds judgments only.
+(the rules, audit events and statuses of single judgments, and the ``reveal`` events of
+blind answers).  A row whose answer, verdict and details are all empty was not judged:
+it is counted and left out.  The columns the sheet shows for reading are ignored on the
+way back; any other column is refused, and so is a decision (``status``, ``reason``…): a
+batch holds judgments and blind answers only.
 """
 
 from __future__ import annotations
@@ -42,9 +55,11 @@ from db.formats.base import (
 from db.items import ItemSnapshot, iter_items
 from db.json_types import JsonObject
 from db.models import Item
+from db.reveals import StoredReveal, reveals_by
 from db.validation import nul_problems
 from reviewer.judging import (
     BatchProblem,
+    BatchStored,
     JudgmentInput,
     JudgmentReceipt,
     submit_judgments,
@@ -55,6 +70,7 @@ __all__ = [
     "FILE_FORMATS",
     "INPUT_COLUMNS",
     "BatchReceipt",
+    "SheetRow",
     "judge_from_file",
     "read_judgment_file",
     "waiting_items",
@@ -66,7 +82,10 @@ INPUT_COLUMNS = ("answer", "verdict", "alt", "corrected", "duplicate_of", "comme
 """The columns an annotator fills; all empty: the row was not judged."""
 ITEM_COLUMNS = ("item_id", "revision")
 SHOWN_COLUMNS = ("kind", "question", *LETTERS, "key", "explanation")
-"""Written for reading; ignored when the file comes back."""
+"""Written for reading (the key and explanation once the answer is blind no more); ignored
+when the file comes back."""
+DETAIL_COLUMNS = ("alt", "corrected", "duplicate_of", "comment")
+"""What goes with a verdict only: a row without a verdict leaves them empty."""
 ANNOTATOR = "annotator"
 KNOWN_COLUMNS = frozenset((*ITEM_COLUMNS, *INPUT_COLUMNS, *SHOWN_COLUMNS, ANNOTATOR))
 DECISION_COLUMNS = frozenset(("status", "decision", "reason", "final_key", "lead"))
@@ -76,21 +95,26 @@ ALT_SEPARATOR = "|"
 
 @dataclass(frozen=True)
 class JudgmentFile:
-    """A batch file as read: its rows by line, what was wrong with others, rows left blank."""
+    """A batch file as read: its rows by line, what was wrong with others, rows left blank,
+    and the lines of rows that give a blind answer without a verdict."""
 
     file: str
     rows: tuple[tuple[int, JudgmentInput], ...]
     problems: tuple[BatchProblem, ...]
     blank: int
+    blind_lines: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
 class BatchReceipt:
-    """What ``judge --from`` stored: every judgment, and the rows left blank."""
+    """What ``judge --from`` stored: every judgment, the rows left blank, the blind answers
+    stored without a verdict, and those given again as stored before."""
 
     file: str
     judgments: tuple[JudgmentReceipt, ...]
     blank: int
+    answered: tuple[StoredReveal, ...] = ()
+    repeated: int = 0
 
     def to_json(self) -> JsonObject:
         """As ``judge --from --json`` prints it."""
@@ -105,35 +129,59 @@ class BatchReceipt:
 # --- the sheet -------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class SheetRow:
+    """An item on a judging sheet, with the blind answer its reader gave to this revision
+    before (then the key is theirs to see), if any."""
+
+    item: ItemSnapshot
+    seen: StoredReveal | None = None
+
+
 def waiting_items(
     db: Database, annotator: str, *, kinds: Sequence[str] = (), sources: Sequence[str] = ()
-) -> list[ItemSnapshot]:
+) -> list[SheetRow]:
     """The open items ``annotator`` could still judge (their queue, gold items apart), in
-    import order; ``kinds`` and ``sources`` narrow them."""
+    import order, each with the blind answer they gave to it; ``kinds`` and ``sources``
+    narrow them."""
     queue = ReviewQueue(db, annotator, QueueFilter(kinds=tuple(kinds), sources=tuple(sources)))
     with db.session() as session:
         # A subquery of its own: the queue's conditions correlate with ``Item`` alone.
         waiting = select(col(Item.id)).where(*queue.waiting_conditions(session)).correlate(None)
-        return list(iter_items(session, where=[col(Item.id).in_(waiting)]))
+        seen = reveals_by(session, annotator)
+        return [
+            SheetRow(item, seen.get((item.id, item.revision)))
+            for item in iter_items(session, where=[col(Item.id).in_(waiting)])
+        ]
 
 
-def write_judging_sheet(items: Iterable[ItemSnapshot], out: TextIO, *, annotator: str) -> int:
-    """Write ``items`` as a judging sheet for ``annotator`` (CSV); returns the row count."""
-    rows = list(items)
-    width = max((len(item.choices) for item in rows), default=4)
+def write_judging_sheet(rows: Iterable[SheetRow], out: TextIO, *, annotator: str) -> int:
+    """Write ``rows`` as a judging sheet for ``annotator`` (CSV); returns the row count.
+
+    An item whose key the annotator has not seen shows no key nor explanation; one they
+    answered blind shows both, with that answer and its seconds filled in."""
+    rows = list(rows)
+    width = max((len(row.item.choices) for row in rows), default=4)
     letters = list(LETTERS[: max(width, 2)])
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(
         [*ITEM_COLUMNS, "kind", "question", *letters, *INPUT_COLUMNS, "key", "explanation"]
         + [ANNOTATOR]
     )
-    blanks = [""] * len(INPUT_COLUMNS)
-    for item in rows:
+    for row in rows:
+        item, seen = row.item, row.seen
+        filled = dict.fromkeys(INPUT_COLUMNS, "")
+        shown = ["", ""]  # the key and explanation, not before the blind answer
+        if seen is not None:
+            filled.update(answer=format_answer(item.kind, seen.blind_answer))
+            filled.update(seconds=f"{seen.seconds:g}")
+            shown = [format_answer(item.kind, item.key), item.explanation or ""]
         writer.writerow(
             [item.id, item.revision, item.kind.value, item.prompt]
             + [item.choices.get(label, "") for label in letters]
-            + blanks
-            + [format_answer(item.kind, item.key), item.explanation or "", annotator]
+            + list(filled.values())
+            + shown
+            + [annotator]
         )
     return len(rows)
 
@@ -158,6 +206,7 @@ class _Row:
     def __init__(self, file: str, line: int, fields: dict[str, object]) -> None:
         self.file, self.line, self.fields = file, line, fields
         self.problems: list[BatchProblem] = []
+        self.blind_only = False  # an answer without a verdict: a blind answer to store
 
     def problem(self, field: str, message: str) -> None:
         self.problems.append(BatchProblem(self.file, self.line, field, message))
@@ -223,9 +272,12 @@ class _Row:
             return None  # not judged
         if not item_id:
             self.problem("item_id", "is missing")
-        for name in ("answer", "verdict"):
-            if not given[name]:
-                self.problem(name, "is missing")
+        details = alternatives or any(given[name] for name in DETAIL_COLUMNS if name != "alt")
+        self.blind_only = bool(given["answer"]) and not given["verdict"] and not details
+        if not given["answer"]:
+            self.problem("answer", "is missing")
+        if not given["verdict"] and not self.blind_only:
+            self.problem("verdict", "is missing")
         if revision is None and not any(p.field == "revision" for p in self.problems):
             # A batch is made from text read earlier: the revision says which text that was.
             self.problem("revision", "is missing (the revision of the text you judged)")
@@ -321,6 +373,7 @@ def read_judgment_file(path: str, *, annotator: str, format: str = "auto") -> Ju
     rows: list[tuple[int, JudgmentInput]] = []
     problems: list[BatchProblem] = []
     blank = 0
+    blind_lines: set[int] = set()
     with open_input(path) as source:
         records = _csv_records if _format_of(source, format) == "csv" else _jsonl_records
         for line, fields in records(source):
@@ -332,11 +385,15 @@ def read_judgment_file(path: str, *, annotator: str, format: str = "auto") -> Ju
             problems += row.problems
             if judgment is not None:
                 rows.append((line, judgment))
+                if row.blind_only:
+                    blind_lines.add(line)
             elif not row.problems:
                 blank += 1
         if not rows and not problems:
             raise FormatError(source.shown, _no_judgments(blank))
-        return JudgmentFile(source.shown, tuple(rows), tuple(problems), blank)
+        return JudgmentFile(
+            source.shown, tuple(rows), tuple(problems), blank, frozenset(blind_lines)
+        )
 
 
 def _no_judgments(blank: int) -> str:
@@ -351,7 +408,17 @@ def _no_judgments(blank: int) -> str:
 def judge_from_file(
     db: Database, annotator: str, path: str, *, format: str = "auto"
 ) -> BatchReceipt:
-    """Read a batch and store every judgment in it, or none (``BatchRefused`` lists why)."""
+    """Read a batch and store every judgment and blind answer in it, or none
+    (``BatchRefused`` lists why)."""
     batch = read_judgment_file(path, annotator=annotator, format=format)
-    receipts = submit_judgments(db, annotator, batch.rows, file=batch.file, problems=batch.problems)
-    return BatchReceipt(batch.file, tuple(receipts), batch.blank)
+    stored: BatchStored = submit_judgments(
+        db,
+        annotator,
+        batch.rows,
+        file=batch.file,
+        problems=batch.problems,
+        blind_lines=batch.blind_lines,
+    )
+    return BatchReceipt(
+        batch.file, tuple(stored.judgments), batch.blank, stored.answered, stored.repeated
+    )

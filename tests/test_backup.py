@@ -19,6 +19,7 @@ from helpers import run_cli, store_item, store_person
 from sqlmodel import col, select
 from test_io_integrity import fill_up, remount_read_only
 
+from db import backup as backup_module
 from db.engine import Database, make_engine, open_database
 from db.migrate import upgrade_to
 from db.models import Judgment
@@ -113,6 +114,52 @@ def test_the_backup_counts_judgments_as_stats_does(
     assert "judgments: 1\n" in stats and "retracted judgments: 1\n" in stats
     result = run_cli(db_path, "backup", str(tmp_path / "copy.db"))
     assert result.exit_code == 0 and ", 1 judgment, integrity ok" in result.output
+
+
+def test_a_private_database_gives_a_private_copy_from_its_first_byte(
+    working_db: Database, db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`chmod 600 s.db; backup b1.db` gave a 0644 copy (and a 0644 partial file while it
+    was written), and `--force` over a 0644 file kept 0644: anyone could read it."""
+    judge(working_db, "alice", "o:1")
+    db_path.chmod(0o600)
+    modes_while_written: list[int] = []
+    real_copy = backup_module._copy_and_check
+
+    def watched_copy(source: Path, partial: Path) -> tuple[int, int]:
+        modes_while_written.append(stat.S_IMODE(partial.stat().st_mode))
+        return real_copy(source, partial)
+
+    monkeypatch.setattr(backup_module, "_copy_and_check", watched_copy)
+    old_umask = os.umask(0o022)  # the usual umask: it alone left the copy world-readable
+    try:
+        fresh = tmp_path / "b1.db"
+        assert run_cli(db_path, "backup", str(fresh)).exit_code == 0
+        replaced = tmp_path / "b2.db"
+        replaced.write_bytes(b"an older backup")
+        replaced.chmod(0o644)
+        assert run_cli(db_path, "backup", str(replaced), "--force").exit_code == 0
+        # A group-readable database: the group keeps reading its copies, others do not.
+        db_path.chmod(0o640)
+        shared = tmp_path / "b3.db"
+        assert run_cli(db_path, "backup", str(shared)).exit_code == 0
+        # A read-only database is still copied (its owner writes the copy, then it is
+        # made read-only like the database).
+        db_path.chmod(0o400)
+        read_only = tmp_path / "b4.db"
+        assert run_cli(db_path, "backup", str(read_only)).exit_code == 0
+    finally:
+        os.umask(old_umask)
+        db_path.chmod(0o644)
+    assert modes_while_written == [0o600, 0o600, 0o640, 0o600]
+    assert [stat.S_IMODE(path.stat().st_mode) for path in (fresh, replaced, shared)] == [
+        0o600,
+        0o600,
+        0o640,
+    ]
+    assert stat.S_IMODE(read_only.stat().st_mode) == 0o400
+    with closing(sqlite3.connect(read_only)) as connection:
+        assert connection.execute("SELECT count(*) FROM judgment").fetchone() == (1,)
 
 
 def test_backup_refuses_to_overwrite_or_copy_onto_itself(

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -311,6 +314,19 @@ CHINESE_MULTI = ItemDraft(
 """A Chinese multi-answer item: its own answer delimiter, stops and template language."""
 
 
+def multi_in_three_tasks(database: Database) -> None:
+    """The mixed set, a Chinese multi-answer item and a six-option one: the multi-answer
+    kind's items then have two budgets and two languages (three tasks)."""
+    mixed_set(database)
+    six = ItemDraft(
+        kind="multi",
+        prompt="Question 8: which of these are financial assets?",
+        choices={label: f"Holding {label}" for label in "ABCDEF"},
+        key="ACE",
+    )
+    store(database, [("cflue:7", CHINESE_MULTI), ("cflue:8", six)])
+
+
 def test_a_kind_that_mixes_answer_delimiters_gets_a_score_task_for_each(
     database: Database, tmp_path: Path
 ) -> None:
@@ -345,14 +361,7 @@ def test_each_item_keeps_the_budget_and_stops_vetbench_eval_gives_it(
     a task's items one budget and one list of stops, so the kind is split into a task for
     each (the four-option items no longer get the six-option budget, nor English items
     the Chinese stop), and the group `vetbench_multi` still covers the kind."""
-    mixed_set(database)
-    six = ItemDraft(
-        kind="multi",
-        prompt="Question 8: which of these are financial assets?",
-        choices={label: f"Holding {label}" for label in "ABCDEF"},
-        key="ACE",
-    )
-    store(database, [("cflue:7", CHINESE_MULTI), ("cflue:8", six)])
+    multi_in_three_tasks(database)
     backend = ScriptedBackend()
     run_id = create_run(database, backend.info, shots=0, item_filter=APPROVED_ITEMS)
     with database.session() as session:
@@ -413,3 +422,124 @@ def test_bad_requests_change_nothing(database: Database, tmp_path: Path) -> None
     with pytest.raises(ExportError, match="shots"):
         export_lm_eval(database, tmp_path / "task", selection=Selection("pending"), shots=-1)
     assert not (tmp_path / "task").exists()
+
+
+def run_python(script: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python SCRIPT ARGS`` in a process of its own, this checkout importable (as an
+    installed vetbench is where lm_eval runs)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, str(script), *args]
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+
+
+# What a model answers each multi-answer item (by id): across the kind's three tasks the
+# classes' supports and predictions pool, so the kind's weighted F1 (1/3) is not the mean
+# of its tasks' (0.5, 0, 1 over 2, 1 and 1 items: 0.5 weighted by size).
+MULTI_ANSWERS = {"cflue:3": "ABD", "cflue:4": "AB", "cflue:7": "答案：AB", "cflue:8": "ABD"}
+
+
+@pytest.mark.slow
+def test_a_split_kind_s_weighted_f1_is_vetbench_s_over_all_its_items(
+    database: Database, tmp_path: Path
+) -> None:
+    """lm-eval itself runs the export (its evaluator, a model answering as scripted): each
+    task's weighted_f1 is vetbench's over that task's items, the kind's group reports none
+    (lm-eval's groups average their tasks' figures, and CFLUE's F1 is no average), the
+    manifest says so, and the utils.py reader gives, from lm-eval's logged samples, the
+    weighted F1 a `vetbench eval` run with the same answers reports for the kind."""
+    from lm_eval import simple_evaluate
+    from lm_eval.api.model import LM
+    from lm_eval.loggers import EvaluationTracker
+
+    from evaluator.backends.scripted import Script
+    from evaluator.exports.lm_eval import weighted_f1_by_kind
+    from evaluator.metrics import weighted_f1
+    from evaluator.runs import run_figures
+
+    multi_in_three_tasks(database)
+    out = tmp_path / "task"
+    export_lm_eval(database, out, selection=Selection(kinds=("multi",)), shots=0)
+    manifest = json.loads((out / "vetbench-export.json").read_text(encoding="utf-8"))
+    docs = {
+        doc["prompt"]: doc
+        for task in manifest["tasks"]
+        for doc in map(json.loads, (out / "data" / f"{task}.jsonl").read_text().splitlines())
+    }
+
+    class Answering(LM):  # type: ignore[misc]
+        def generate_until(self, requests: list[Any]) -> list[str]:
+            return [MULTI_ANSWERS[docs[request.args[0]]["id"]] for request in requests]
+
+        def loglikelihood(self, requests: list[Any]) -> list[Any]:
+            raise NotImplementedError
+
+        def loglikelihood_rolling(self, requests: list[Any]) -> list[Any]:
+            raise NotImplementedError
+
+    tasks = lm_eval_tasks.TaskManager(include_path=str(out), include_defaults=False)
+    tracker = EvaluationTracker(output_path=str(tmp_path / "lm_eval_out"))
+    evaluated = simple_evaluate(
+        model=Answering(),
+        tasks=["vetbench_multi"],
+        task_manager=tasks,
+        bootstrap_iters=0,
+        evaluation_tracker=tracker,
+    )
+    assert evaluated is not None
+    results, samples = evaluated["results"], evaluated["samples"]
+    assert (
+        sorted(samples)
+        == manifest["tasks"]
+        == [
+            "vetbench_multi_en_4_options",
+            "vetbench_multi_en_6_options",
+            "vetbench_multi_zh_4_options",
+        ]
+    )
+    for task, logged in samples.items():
+        keys = [sample["doc"]["answer"] for sample in logged]
+        read = [read_answer("multi", MULTI_ANSWERS[s["doc"]["id"]], "ABCD") for s in logged]
+        assert results[task]["weighted_f1,none"] == pytest.approx(weighted_f1(keys, read))
+    group = results["vetbench_multi"]
+    assert not any(name.startswith("weighted_f1") for name in group)
+    assert group["exact_match,none"] == pytest.approx(2 / 4)  # cflue:3 and cflue:7 right
+    note = manifest["group_figures"]["vetbench_multi"]
+    assert "no weighted_f1" in note and "python utils.py SAMPLES.jsonl" in note
+
+    # The same answers through `vetbench eval`: its weighted F1 of the kind is the reader's.
+    backend = ScriptedBackend(Script(MULTI_ANSWERS))
+    run_id = create_run(
+        database, backend.info, shots=0, item_filter=ItemFilter(("approved",), ("multi",))
+    )
+    execute_run(database, run_id, backend)
+    vetbench = run_figures(database, run_id).summary.by_kind["multi"].weighted_f1
+    [kind] = weighted_f1_by_kind(sample for logged in samples.values() for sample in logged)
+    assert (kind.kind, kind.items) == ("multi", 4)
+    assert kind.weighted_f1 == pytest.approx(vetbench) == pytest.approx(1 / 3)
+    weighted_mean = (
+        sum(results[task]["weighted_f1,none"] * len(logged) for task, logged in samples.items()) / 4
+    )
+    assert weighted_mean == pytest.approx(0.5)  # what a size-weighted group figure would say
+
+    # As lm_eval --log_samples --output_path writes them, read by the folder's utils.py.
+    tracker.save_results_aggregated(results=evaluated, samples=samples)
+    for task in evaluated["configs"]:
+        tracker.save_results_samples(task_name=task, samples=samples[task])
+    files = sorted(str(path) for path in (tmp_path / "lm_eval_out").rglob("samples_*.jsonl"))
+    assert len(files) == 3
+    printed = run_python(out / "utils.py", *files)
+    assert printed.returncode == 0, printed.stderr
+    assert printed.stdout == "multi: weighted F1 0.3333 over 4 items\n"
+    twice = run_python(out / "utils.py", *files, files[0])
+    assert twice.returncode == 1 and "is in the samples twice" in twice.stderr
+
+
+def test_the_samples_reader_names_the_file_and_line_it_cannot_read(tmp_path: Path) -> None:
+    from evaluator.exports.lm_eval import read_samples, weighted_f1_by_kind
+
+    path = tmp_path / "samples_vetbench_multi_2026.jsonl"
+    path.write_text('{"doc": {"id": "a", "kind": "multi"}, "weighted_f1": ["A", "A"]}\n[1]\n')
+    with pytest.raises(ExportError, match=r"samples_vetbench_multi_2026.jsonl, line 2: not an"):
+        read_samples([path])
+    with pytest.raises(ExportError, match=r"not a sample of a vetbench task: weighted_f1 \['A'\]"):
+        weighted_f1_by_kind([{"doc": {"id": "a", "kind": "multi"}, "weighted_f1": ["A"]}])

@@ -195,6 +195,14 @@ MULTI_SHAPES: list[tuple[str, str]] = [
     ("答案是B和D", "BD"),
     # a hedge after an answer that commits is not the winning span
     ("Answer: C. Either A or B could be argued.", "C"),
+    # letters past a comma named as options are a remark on them, not chosen (read ABC,
+    # ABCD, ABCD, ABC before); letters written as the answer's options still count
+    ("答案：AC\n解析：本题的正确答案应为AC，B选项不选，D也不选。", "AC"),
+    ("答案：D\n解析：……故选D，ABC选项根据题意，无法判断得出。", "D"),
+    ("答案：AC，B、D选项错误", "AC"),
+    ("Answer: AC, B option is wrong", "AC"),
+    ("答案：A、B项", "AB"),
+    ("答案：BD项", "BD"),
 ]
 
 MULTI_NON_ANSWERS = ["The answer is A or B.", "答案：A或B", "A, B or D", "A/B", "Answer: A/B/D"]

@@ -1,7 +1,7 @@
 """Figures that can stand next to the papers': the oracle self-test over every protocol,
 shot count, repeat, permutation, mode and reader; the EconLogicQA reader on the output
 shapes models write; CFLUE's official wording read from a repository (a stand-in file
-of the same shape, written here); the simulated random row; stripped outputs; shots
+of the same shape, written here); the simulated random row; what each reader sees of an output (CFLUE's: as written); shots
 with the question's number of events.
 
 Everything runs through the real CLI (``vetbench eval --model scripted:...``) on a
@@ -49,12 +49,35 @@ def run_figures(url: str, run_id: int) -> dict[str, Any]:
     return data
 
 
+def wide(kind: str, labels: str, key: str, prompt: str, language: str) -> ItemDraft:
+    """An item with ``labels`` as its options (their texts named after them)."""
+    option = "选项{}" if language == "zh" else "Event {}."
+    return ItemDraft(
+        kind=kind,
+        prompt=prompt,
+        choices={label: option.format(label) for label in labels},
+        key=key,
+        explanation=f"{key}: as the question has it.",
+        language=language,
+    )
+
+
+# Items with as many options as vetbench accepts (8): CFLUE's reader knows A–F only.
+WIDE_ITEMS = [
+    ("wide:7", wide("single", "ABCDEFG", "G", "第7题：七个选项中正确的是（　）。", "zh")),
+    ("wide:8", wide("multi", "ABCDEFGH", "BDFH", "第8题：八个选项中正确的有（　）。", "zh")),
+    ("wide:order", wide("ordering", "ABCDEFGH", "HGFEDCBA", "Scenario 8: a bank run.", "en")),
+]
+
+
 @pytest.fixture
 def url(db_path: Path) -> str:
     """The mixed set (two items of each kind, four agreed shots), plus a five-event order
-    and a five-event shot, so shots of both sizes exist."""
+    and a five-event shot, so shots of both sizes exist, and items with seven and eight
+    options (:data:`WIDE_ITEMS`)."""
     mixed_set_url(db_path)
     database = open_database(db_path)
+    store(database, WIDE_ITEMS)
     five = ItemDraft(
         kind="ordering",
         prompt="Scenario 5: a central bank tightens. Put the events in logical order.",
@@ -125,9 +148,59 @@ def test_the_oracle_scores_100_percent_under_every_setting(
             assert orders - {None}, "the options were shown permuted"
 
 
+CFLUE_LETTERS_ONLY = "the cflue reader reads options A–F only"
+
+
+@pytest.mark.parametrize(
+    ("args", "left_out"),
+    [
+        (["--protocol", "cflue"], {"wide:7": "single", "wide:8": "multi"}),
+        (["--shots", "0", "--extractor", "cflue", "--kind", "multi"], {"wide:8": "multi"}),
+        (["--shots", "0"], {}),
+        (["--protocol", "econlogicqa"], {}),
+    ],
+    ids=["cflue-protocol", "decided-by-cflue", "custom", "econlogicqa"],
+)
+def test_items_with_options_past_f_are_left_out_where_cflues_reader_decides(
+    url: str, args: list[str], left_out: dict[str, str]
+) -> None:
+    """Before, CFLUE's letters A–F read the oracle's ``答案：G`` as nothing and ``答案：BDFH``
+    as BDF: 0.000 on such items. CFLUE's data has at most five options, so its rule stays
+    as published: where it decides, such items are left out, recorded with the reason and
+    said in a note; elsewhere they are asked, and it reports no answer of theirs."""
+    result = ok(run_cli(url, "eval", "--model", ORACLE, *args, "--allow-fewer-shots"))
+    for run in stored_runs(url):
+        assert {
+            item_id: reason
+            for item_id, reason in run.params["excluded"].items()
+            if CFLUE_LETTERS_ONLY in reason
+        } == {item_id: f"{CFLUE_LETTERS_ONLY} ({kind})" for item_id, kind in left_out.items()}
+        predictions = stored_predictions(url, run.id or 0)
+        asked = {item_id for item_id, _ in WIDE_ITEMS} & set(predictions)
+        assert not asked & set(left_out)
+        for item_id in asked:
+            assert predictions[item_id].correct, item_id
+            assert "cflue" not in predictions[item_id].scores["extracted"]
+    for kind in set(left_out.values()):
+        assert f"note: 1 {kind} item left out: {CFLUE_LETTERS_ONLY}" in result.stderr
+
+
+def test_cflues_reader_keeps_its_letters_a_to_f() -> None:
+    from evaluator.extractors import extract_cflue_official, read_answers
+
+    # Byte-faithful on every item CFLUE's code can read: E and F on a four-option item
+    # are letters it reads (a wrong answer), G is not.
+    assert extract_cflue_official("答案：F", "ABCD") == "F"
+    assert extract_cflue_official("答案：G", "ABCD") is None
+    assert read_answers(["cflue", "lenient"], "multi", "答案：BDFH", "ABCDEFGH") == {
+        "lenient": "BDFH"
+    }
+    assert read_answers(["cflue"], "single", "答案：F", "ABCDEF") == {"cflue": "F"}
+
+
 @pytest.mark.parametrize(
     ("reader", "unread"),
-    [("cflue", "(3 ordering)"), ("econlogicqa-start", "(2 multi, 2 single, 2 truefalse)")],
+    [("cflue", "(4 ordering)"), ("econlogicqa-start", "(3 multi, 3 single, 2 truefalse)")],
 )
 def test_a_reader_that_cannot_read_some_kinds_is_refused_before_a_run(
     url: str, reader: str, unread: str
@@ -270,6 +343,40 @@ def test_econlogicqa_prompts_are_plain_with_no_instruction_line(url: str) -> Non
     assert one_shot.params["protocol"] == "econlogicqa"
     tables = json.loads(ok(run_cli(url, "runs", "table", "--json")).stdout)
     assert "EconLogicQA-style" in tables[0]["title"]
+
+
+def test_chinese_orders_under_econlogicqa_are_recorded_as_a_departure(db_path: Path) -> None:
+    """EconLogicQA's layout is English: a Chinese order is asked in vetbench's Chinese
+    layout, with English shots. Before, the run and its table said nothing of it, and its
+    figures filled the protocol's own cells."""
+    database = open_database(db_path)
+    chinese = replace(
+        ordering(2, "BADC"),
+        prompt="情境2：央行加息。请将下列事件按逻辑顺序排列。",
+        choices={
+            "A": "企业投资减少",
+            "B": "央行上调利率",
+            "C": "经济增速放缓",
+            "D": "贷款成本上升",
+        },
+        language="zh",
+    )
+    store(database, [("econ:1", ordering(1)), ("econ:zh", chinese)])
+    store(database, [("shots:1", ordering(99, "CBDA"))], status=ItemStatus.AGREED)
+    database.dispose()
+    url = str(db_path)
+    eval_json(url, "--model", ORACLE, "--protocol", "econlogicqa")
+    eval_json(url, "--model", ORACLE, "--protocol", "econlogicqa", "--limit", "1")  # econ:1
+    one_shot, _, english, _ = stored_runs(url)
+    prompt = stored_predictions(url, one_shot.id or 0)["econ:zh"].prompt
+    assert prompt.startswith("以下每道题") and "Scenario 99" in prompt  # vetbench's, English shot
+    shown = ok(run_cli(url, "runs", "show", str(one_shot.id))).stdout.splitlines()[0]
+    assert "econlogicqa protocol, zh items in vetbench layout" in shown
+    assert "vetbench layout" not in ok(run_cli(url, "runs", "show", str(english.id))).stdout
+    (table,) = json.loads(ok(run_cli(url, "runs", "table", "--json")).stdout)
+    titles = [column["title"] for column in table["columns"]]
+    assert "ordering 1-shot (econlogicqa, zh items in vetbench layout)" in titles
+    assert "ordering 1-shot (econlogicqa)" in titles  # the English-only run, apart
 
 
 # ------------------------------------------------------------------- the shots
@@ -460,16 +567,35 @@ def test_tables_have_a_simulated_random_row_beside_the_exact_one(url: str) -> No
 # --------------------------------------------------------------- stripping
 
 
-def test_outputs_are_stripped_before_every_reader() -> None:
+@pytest.mark.parametrize(
+    ("output", "official"),
+    [
+        # CFLUE's code counts the lines of the response as written: a trailing line break
+        # makes three lines, read whole. Stripped first, these read A, nothing and B.
+        ("A项错误\n答案：B\n", "B"),
+        ("解析：选A\n答案：B\n", "B"),
+        ("\n答案：B", None),  # two lines, the first empty: CFLUE's "X"
+        ("好的\n答案：B\n", "B"),
+        ("B\n解析：答案：A不对\n", "A"),  # three lines: its first 答案 wins
+        ("\n答案：C\n解析：……\n\n", "C"),
+        ("答案：C\n解析：……", "C"),  # two lines: the first is read
+        ("好的\n答案：C", None),
+    ],
+)
+def test_cflues_reader_counts_the_lines_of_the_output_as_written(
+    output: str, official: str | None
+) -> None:
     from evaluator.extractors import read_answers
 
-    # A trailing line break would make the two-line answer three lines for CFLUE's rule.
-    read = read_answers(["cflue", "lenient"], "single", "好的\n答案：B\n", "ABCD")
-    assert read == {"cflue": None, "lenient": "B"}  # two lines: CFLUE reads the first only
-    read = read_answers(["cflue"], "single", "\n答案：C\n解析：……\n\n", "ABCD")
-    assert read == {"cflue": "C"}
-    # Unstripped, three lines: the whole text would be read, and its 答案：A found first.
-    assert read_answers(["cflue"], "single", "B\n解析：答案：A不对\n", "ABCD") == {"cflue": "B"}
+    assert read_answers(["cflue"], "single", output, "ABCD") == {"cflue": official}
+
+
+def test_the_other_readers_read_the_output_stripped() -> None:
+    from evaluator.extractors import read_answers
+
+    assert read_answers(["lenient"], "single", "\n\n答案：B\n", "ABCD") == {"lenient": "B"}
+    read = read_answers(["econlogicqa-start", "econlogicqa"], "ordering", "\n D, A, C, B\n", "ABCD")
+    assert read == {"econlogicqa-start": "DACB", "econlogicqa": "DACB"}
 
 
 # ------------------------------------------------------------- lengths in tokens

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from alembic import command
-from helpers import decide_items, run_cli, store_item
+from helpers import decide_items, run_cli, store_item, store_person
 from sqlmodel import select
 from test_privileges import Team, raw, run, team  # noqa: F401  (team: the fixture)
 
@@ -20,6 +20,8 @@ from db.engine import Database, make_engine, open_database
 from db.items import get_item
 from db.migrate import alembic_config, upgrade_to
 from db.models import EvalRun, Item
+from db.releases import SQLITE_RELEASE_TRIGGERS
+from db.vocabulary import Role
 from evaluator.backends.scripted import ScriptedBackend
 from evaluator.runner import RunSetupError, execute_run
 
@@ -647,3 +649,61 @@ def test_init_restores_dropped_triggers_and_says_so(db_path: Path) -> None:
     with pytest.raises(sqlite3.DatabaseError, match="append-only"):
         connection.execute("UPDATE audit_event SET actor = 'x'")
     connection.close()
+
+
+def test_init_restores_the_release_triggers_and_names_items_no_decision_holds(
+    db_path: Path,
+) -> None:
+    """With the release and status triggers dropped by sqlite3 (a backup restored by
+    `cp`), a release could be emptied and an item approved with no decision, silently:
+    `init` put back only the audit and status triggers and said nothing of the item."""
+    database = open_database(db_path)
+    for item_id in ("o:1", "o:2", "o:3", "o:4"):
+        store_item(database, item_id)
+    decide_items(database, ["o:1", "o:2"])
+    store_person(database, "lena", Role.LEAD)
+    database.dispose()
+    assert run_cli(db_path, "release", "create", "v1", "--as", "lena").exit_code == 0
+    release_triggers = sorted(SQLITE_RELEASE_TRIGGERS)
+    assert release_triggers == [
+        "release_complete",
+        "release_item_no_delete",
+        "release_item_no_update",
+        "release_item_sealed",
+        "release_no_delete",
+        "release_no_update",
+    ]
+    connection = sqlite3.connect(db_path)
+    for name in (*release_triggers, "item_status_from_decision"):
+        connection.execute(f"DROP TRIGGER {name}")
+    # What the dropped triggers let through: a bare approval and a rejection of an item
+    # approved by decision, neither with a decision that holds.
+    connection.execute("UPDATE item SET status = 'approved' WHERE id = 'o:3'")
+    connection.execute("UPDATE item SET status = 'rejected' WHERE id = 'o:2'")
+    connection.commit()
+    connection.close()
+    result = run_cli(db_path, "init")
+    assert result.exit_code == 0, result.output
+    restored = result.output.split("restored missing triggers: ")[1].split("\n")[0]
+    assert sorted(restored.split(", ")) == sorted((*release_triggers, "item_status_from_decision"))
+    assert (
+        "2 items approved or rejected with no decision in force: o:2, o:3; a lead decides "
+        "each again (vetbench decide ITEM_ID --status ...)"
+    ) in result.output
+    assert "up to date" in result.output
+    # The release is frozen again.
+    connection = sqlite3.connect(db_path)
+    with pytest.raises(sqlite3.DatabaseError, match="a release never changes"):
+        connection.execute("DELETE FROM release_item")
+    with pytest.raises(sqlite3.DatabaseError, match="a release never changes"):
+        connection.execute("UPDATE release SET note = 'rewritten'")
+    connection.close()
+    # Decided again by a lead, the items are held by a decision: nothing more to say.
+    for item_id, status in (("o:2", "rejected"), ("o:3", "approved")):
+        decided = run_cli(
+            db_path, "decide", item_id, "--status", status, "--as", "lena",
+            *(("--reason", "flawed") if status == "rejected" else ()),
+        )  # fmt: skip
+        assert decided.exit_code == 0, decided.output
+    again = run_cli(db_path, "init")
+    assert "restored" not in again.output and "no decision" not in again.output

@@ -21,6 +21,7 @@ from role_helpers import RoleNames, team_database
 
 from db.audit import read_audit
 from db.engine import Database, open_database
+from db.reveals import reveals_by
 from db.vocabulary import Role
 from reviewer.cli import cli
 from reviewer.judging import ItemEdit, edit_item, submit_judgment
@@ -73,8 +74,9 @@ def test_a_judging_sheet_round_trips_into_judge_from(team: Database, tmp_path: P
     assert (
         first["revision"] == "1" and first["kind"] == "ordering" and first["annotator"] == "alice"
     )
-    assert first["key"] == "D, A, B, C" and first["answer"] == first["verdict"] == ""
-    assert rows[3]["A"] == "贷款" and rows[3]["key"] == "ABD"
+    # Nobody answered blind yet: no key, no explanation (the second pass shows them).
+    assert first["key"] == first["explanation"] == first["answer"] == first["verdict"] == ""
+    assert rows[3]["A"] == "贷款" and rows[3]["key"] == ""
     # bob already judged o:3: it no longer waits for him
     assert [row["item_id"] for row in sheet(team, "bob")] == ["o:1", "o:2", "m:1", "t:1"]
 
@@ -100,13 +102,142 @@ def test_a_judging_sheet_round_trips_into_judge_from(team: Database, tmp_path: P
     assert [row["item_id"] for row in sheet(team, "alice")] == ["t:1"]
 
 
+def reveals(database: Database, who: str) -> dict[tuple[str, int], tuple[str, float]]:
+    with database.session() as session:
+        return {key: (r.blind_answer, r.seconds) for key, r in reveals_by(session, who).items()}
+
+
+def test_a_sheet_shows_a_key_only_after_its_blind_answer_is_stored(
+    team: Database, tmp_path: Path
+) -> None:
+    rows = sheet(team, "alice")
+    assert {row["key"] for row in rows} == {row["explanation"] for row in rows} == {""}
+    by_id = {row["item_id"]: row for row in rows}
+    by_id["o:1"].update(answer="A, B, C, D", seconds="30")  # blind answers only
+    by_id["m:1"].update(answer="AB")
+    by_id["t:1"].update(answer="A", verdict="keep")  # judged without the key: as today
+    first = write_rows(tmp_path / "first.csv", rows)
+    before = len(audit_events(team))
+    loaded = run_cli(team, "judge", "--from", str(first), "--as", "alice")
+    assert loaded.exit_code == 0, loaded.output
+    url = shlex.quote(team.engine.url.render_as_string(hide_password=True))
+    assert loaded.output == (
+        f"saved 1 judgment by alice from {first}; 2 rows left blank were not judged; items "
+        "now: 1 in_review\n"
+        f"stored 2 blind answers by alice from {first}; to see the keys and give your "
+        f"verdicts, export the sheet again: vetbench --db {url} export --format judging --as "
+        f"alice --out {shlex.quote(str(first))}\n"
+    )
+    assert reveals(team, "alice") == {("o:1", 1): ("ABCD", 30.0), ("m:1", 1): ("AB", 0.0)}
+    assert [(j.item_id, j.blind_answer) for j in stored_judgments(team)] == [
+        ("o:3", "DABC"),  # bob's, from the fixture
+        ("t:1", "A"),
+    ]
+    assert audit_events(team)[before:] == [
+        ("alice", "reveal", "o:1"),
+        ("alice", "reveal", "m:1"),
+        ("alice", "judge", "t:1"),
+    ]
+    # The second pass: the key, the explanation and the stored answer of what she answered.
+    exported = run_cli(team, "export", "--format", "judging", "--as", "alice", "--out", "-")
+    assert exported.stderr.startswith(
+        "exported 4 items waiting for alice to standard output as a judging sheet; 2 items "
+        "without their key: fill answer blind (the next sheet shows the key); 2 items with "
+        "their key and your blind answer: fill verdict; then: "
+    )
+    second = {row["item_id"]: row for row in sheet(team, "alice")}
+    assert list(second) == ["o:1", "o:2", "o:3", "m:1"]
+    shown = ("answer", "seconds", "key", "explanation", "verdict")
+    because = "Inflation comes first; the bank reacts; borrowing costs follow."  # store_item's
+    assert [second["o:1"][name] for name in shown] == [
+        "A, B, C, D",
+        "30",
+        "D, A, B, C",
+        because,
+        "",
+    ]
+    assert [second["m:1"][name] for name in shown] == ["AB", "0", "ABD", because, ""]
+    assert [second["o:2"][name] for name in shown] == ["", "", "", "", ""]  # still blind
+    # Loaded again unchanged: nothing new.
+    again = write_rows(tmp_path / "again.csv", list(second.values()))
+    unchanged = run_cli(team, "judge", "--from", str(again), "--as", "alice")
+    assert unchanged.exit_code == 0, unchanged.output
+    assert unchanged.output.startswith(
+        "2 rows give the blind answer stored before and no verdict; 2 rows left blank were "
+        "not judged; to see the keys"
+    )
+    # The stored answer stays: another one, now that the key is shown, is refused.
+    second["o:1"].update(answer="D, A, B, C", verdict="keep")
+    second["m:1"].update(verdict="wrong-key", corrected="AB")
+    second["o:2"].update(answer="BADC")  # a new blind answer in the same file
+    changed = write_rows(tmp_path / "changed.csv", list(second.values()))
+    before = len(audit_events(team))
+    refused = run_cli(team, "judge", "--from", str(changed), "--as", "alice")
+    assert refused.exit_code == 1
+    assert refused.stderr == (
+        f"error: {changed}: 1 of 3 rows refused; nothing was stored\n"
+        f"  {changed}: line 2: answer: alice saw the key of item o:1 revision 1 after "
+        "answering A, B, C, D blind; an answer given after the key is not blind, so a "
+        "judgment of it keeps A, B, C, D\n"
+    )
+    assert len(audit_events(team)) == before and ("o:2", 1) not in reveals(team, "alice")
+    assert len(stored_judgments(team)) == 2
+    second["o:1"]["answer"] = "A, B, C, D"
+    judged = run_cli(
+        team, "judge", "--from", str(write_rows(changed, list(second.values()))), "--as", "alice"
+    )
+    assert judged.exit_code == 0, judged.output
+    assert "saved 2 judgments by alice" in judged.output
+    assert "stored 1 blind answer by alice" in judged.output
+    mine = {j.item_id: (j.blind_answer, j.verdict) for j in stored_judgments(team)[2:]}
+    assert mine == {"o:1": ("ABCD", "keep"), "m:1": ("AB", "wrong-key")}
+    assert ("o:2", 1) in reveals(team, "alice")
+    assert [row["item_id"] for row in sheet(team, "alice")] == ["o:2", "o:3"]
+
+
+def test_a_row_without_verdict_gives_the_answer_alone(team: Database, tmp_path: Path) -> None:
+    rows = sheet(team, "alice")
+    by_id = {row["item_id"]: row for row in rows}
+    by_id["o:1"].update(answer="DABC")  # a blind answer: valid, stored only if all are
+    by_id["o:2"].update(answer="DABC", comment="odd wording")  # a comment goes with a verdict
+    by_id["o:3"].update(answer="DABZ")  # not an order
+    by_id["m:1"].update(answer="AB", seconds="-1")
+    by_id["t:1"].update(answer="A", annotator="bob")
+    bad = write_rows(tmp_path / "bad.csv", rows)
+    before = audit_events(team)
+    result = run_cli(team, "judge", "--from", str(bad), "--as", "alice")
+    assert result.exit_code == 1
+    problems = [line.strip().removeprefix(f"{bad}: ") for line in result.stderr.splitlines()]
+    assert problems == [
+        f"error: {bad}: 4 of 5 rows refused; nothing was stored",
+        "line 3: verdict: is missing",
+        "line 4: answer: blind answer 'DABZ': 'Z' is not one of the events A, B, C, D",
+        "line 5: seconds: seconds must be a non-negative number, got -1.0",
+        "line 6: annotator: this row is bob's; a batch is stored in your own name (alice) "
+        "only: bob loads it as themselves",
+    ]
+    assert audit_events(team) == before and reveals(team, "alice") == {}
+    # bob judged o:3 already: his answer to it is given with its verdict
+    by_id["o:3"].update(answer="DABC")
+    result = run_cli(team, "judge", "--from", str(write_rows(bad, [by_id["o:3"]])), "--as", "bob")
+    assert result.exit_code == 1
+    assert "line 2: item_id: bob already judged item o:3 revision 1" in result.stderr
+    # --json keeps its keys: the blind answers are told in words only
+    done = run_cli(
+        team, "judge", "--from", str(write_rows(bad, [by_id["o:1"]])), "--as", "alice", "--json"
+    )
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout) == {"file": str(bad), "stored": 0, "blank": 0, "judgments": []}
+    assert reveals(team, "alice") == {("o:1", 1): ("DABC", 0.0)}
+
+
 def test_the_export_says_the_command_that_loads_its_sheet(team: Database, tmp_path: Path) -> None:
     path = tmp_path / "alice.csv"
     written = run_cli(team, "export", "--format", "judging", "--as", "alice", "--out", str(path))
     url = team.engine.url.render_as_string(hide_password=True)
     assert written.output.endswith(
-        f"fill answer and verdict, then: vetbench --db {shlex.quote(url)} judge --from "
-        f"{shlex.quote(str(path))} --as alice\n"
+        "5 items without their key: fill answer blind (the next sheet shows the key); then: "
+        f"vetbench --db {shlex.quote(url)} judge --from {shlex.quote(str(path))} --as alice\n"
     )
     piped = run_cli(team, "export", "--format", "judging", "--as", "alice", "--out", "-")
     assert piped.stderr.endswith(" judge --from FILE --as alice\n")

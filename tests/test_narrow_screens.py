@@ -12,6 +12,8 @@ import pytest
 from helpers import (
     REVIEW_GROUPS,
     cflue_record,
+    notices,
+    screen_text,
     settle,
     store_item,
     store_judgment,
@@ -325,6 +327,132 @@ async def test_the_first_use_notice_leaves_the_verdict_keys_in_sight(
         await settle(pilot)
         assert Region(0, 0, *size).contains_region(bar.region), size
         assert not bar.region.overlaps(line.region), size
-        assert "Who you are: zhang" in str(line.render()), size
+        # at 80x24 it gives way to the key (the next test); at 120x35 there is room
+        assert ("Who you are: zhang" in str(line.render())) is (size == (120, 35)), size
         await pilot.press("k")
         await wait_until(pilot, lambda: not line.notice, "the outcome in its place")
+
+
+FIRST_USE = (
+    "zhang is the first person in this database and is registered as an annotator; add "
+    "the others with `vetbench users add NAME --role annotator|lead`"
+)
+
+
+async def test_at_80x24_the_notice_gives_way_to_the_events_and_the_key(
+    database: Database,
+) -> None:
+    """At 80x24 the three lines of the first-use notice were, once the key showed, the
+    rows of the item's events: none was in sight for up to 10 s.  The notice shows while
+    the item is blind, gives way while the key is shown, and shows again, for the time it
+    had left, with the next blind item."""
+    store_item(database, "o:1")
+    store_item(database, "o:2")
+    app = make_app(database, "zhang", notice=FIRST_USE)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        line = app.review_screen.query_one(ProgressLine)
+        await wait_until(pilot, lambda: "Who you are" in str(line.render()), "the notice")
+        first = app.review_screen.item.id if app.review_screen.item else None
+        await pilot.press(*"dabc", "enter")
+        reveal = app.review_screen.query_one(RevealPanel)
+        await wait_until(pilot, lambda: reveal.display, "the key")
+        await settle(pilot)
+        shown = screen_text(app)
+        assert "The central bank raises interest rates." in shown  # the first event
+        assert "Mortgage costs rise for new buyers." in shown
+        assert "Key         D, A, B, C" in shown
+        assert "Who you are" not in shown and line.notice  # held, not ended
+        await pilot.press("s")  # skipped: the next item, blind, and the notice again
+        await wait_until(pilot, lambda: "Who you are" in str(line.render()), "the notice back")
+        await settle(pilot)
+        assert app.review_screen.item is not None and app.review_screen.item.id != first
+
+
+async def test_the_notice_counts_its_time_only_in_sight(database: Database) -> None:
+    """A new annotator's guidelines open over the first item: the notice's 10 s ran out
+    behind them, so "Who you are" was gone by the time they were closed."""
+    store_item(database, "o:1")
+    app = make_app(database, "zhang")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        line = app.review_screen.query_one(ProgressLine)
+        line.show_notice("Soon gone", "for 2 s in sight", seconds=2.0)
+        await pilot.press("g")
+        await wait_until(pilot, lambda: app.screen is not app.review_screen, "the guidelines")
+        assert "Soon gone" not in str(line.render())
+        await pilot.pause(3.0)
+        assert "Soon gone" in line.notice  # its time stood still behind the guidelines
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: "Soon gone" in str(line.render()), "the notice in sight")
+        await wait_until(pilot, lambda: not line.notice, "its time up, in sight")
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 35)])
+async def test_a_key_that_does_nothing_says_so_above_the_status_line(
+    database: Database, size: tuple[int, int]
+) -> None:
+    """The "Nothing done" notice was a toast that lay over the verdict keys for 4 s: it is said
+    above the status line, in the layout, with the same words; the next one replaces it,
+    and a verdict's outcome (or the next phase) takes its place."""
+    from reviewer.tui.widgets.verdict_bar import VerdictBar
+
+    store_item(database, "o:1")
+    store_item(database, "o:2")
+    app = make_app(database, "alice")
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        line = app.review_screen.query_one(ProgressLine)
+        await pilot.press("d", "d")
+        said = "Nothing done: D is already in your order; Backspace takes back the last step"
+        await wait_until(pilot, lambda: said in str(line.render()), "the warning")
+        await pilot.press(*"abc", "enter")
+        bar = app.review_screen.query_one(VerdictBar)
+        await wait_until(pilot, lambda: bar.display, "the verdicts")
+        assert not line.warning  # it was about the blind answer
+        await pilot.press("e")
+        await settle(pilot)
+        assert line.warning.startswith("Nothing done: e edits an item after your verdict")
+        assert line.warning in str(line.render())
+        assert Region(0, 0, *size).contains_region(bar.region), size
+        assert not bar.region.overlaps(line.region), size
+        assert notices(app) == []  # no toast
+        await pilot.press("k")
+        await wait_until(pilot, lambda: line.note.startswith("✓ saved keep"), "the outcome")
+        assert not line.warning
+
+
+async def test_every_compact_list_is_framed_when_open(database: Database) -> None:
+    """F4's start form and the editor's kind had compact lists without a frame when open
+    (only the filter's was framed): their options lay over the fields below and read as
+    their values."""
+    from textual.widgets import Select
+    from textual.widgets._select import SelectOverlay
+
+    from reviewer.tui.screens.edit import EditScreen
+    from reviewer.tui.screens.evaluation import EvaluationScreen
+
+    store_item(database, "mcq:1", kind="multi", key="AB")
+
+    async def opened(select: Select[str]) -> SelectOverlay:
+        select.focus()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: select.expanded, f"{select.id}'s list to open")
+        await pilot.pause()
+        return select.query_one(SelectOverlay)
+
+    app = make_app(database, "alice")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("f4")
+        await wait_until(pilot, lambda: isinstance(app.screen, EvaluationScreen), "F4")
+        for select_id in ("#protocol", "#kind"):
+            overlay = await opened(app.screen.query_one(select_id, Select))
+            assert all(edge[0] for edge in overlay.styles.border), (select_id, overlay.styles)
+            await pilot.press("escape")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is app.review_screen, "the review screen")
+        await pilot.press("a", "enter", "f")
+        await wait_until(pilot, lambda: isinstance(app.screen, EditScreen), "the editor")
+        overlay = await opened(app.screen.query_one("#edit-kind", Select))
+        assert all(edge[0] for edge in overlay.styles.border), overlay.styles.border

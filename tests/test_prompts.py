@@ -109,7 +109,7 @@ def test_mcq_prompts_follow_cflue_in_chinese_for_chinese_items() -> None:
 # Words the instructions for each kind of question carry, in each language.
 INSTRUCTION_PHRASES = {
     ("single", "en"): "Exactly one option is correct",
-    ("multi", "en"): "Two or more options are correct",
+    ("multi", "en"): "One or more options are correct",
     ("truefalse", "en"): "true/false",
     ("single", "zh"): "单项选择题",
     ("multi", "zh"): "多项选择题",
@@ -127,6 +127,18 @@ def test_instructions_match_the_question_type_and_language(kind: str, language: 
     assert INSTRUCTION_PHRASES[kind, language] in prompt.prefix
     cue = "答案：" if language == "zh" else "Answer:"
     assert prompt.question.endswith(cue)
+
+
+def test_multi_answer_instructions_allow_a_single_correct_option() -> None:
+    """They said "Two or more options are correct" (有两个或两个以上选项正确), but a multi-answer
+    key may be one letter (118 of CFLUE's 1,171 multi-answer items): as CFLUE's own wording
+    (可能存在多个正确的答案), they now claim no more than one correct option."""
+    templates = prompts.load_templates()
+    assert "One or more options are correct." in templates.instructions("multi", "en")
+    assert "有一个或多个选项正确" in templates.instructions("multi", "zh")
+    for language in ("en", "zh"):
+        text = templates.instructions("multi", language)
+        assert "Two or more" not in text and "两个或两个以上" not in text
 
 
 def test_answers_are_written_as_the_shots_show_them() -> None:

@@ -279,6 +279,12 @@ def test_econlogicqa_start_extractor() -> None:
     assert read("The answer is C, A, B, D", "ABCD") is None
     assert read(" c, a, b, d", "ABCD") is None
     assert read(" E, A, D, C, B", "ABCDE") == "EADCB"
+    # A further letter refuses the order, whichever it is (I past H was left unread: DACB).
+    assert read("Correct Order: D, A, C, B, E", "ABCD") is None
+    assert read("Correct Order: D, A, C, B, I", "ABCD") is None
+    assert read("D A C B Z", "ABCD") is None
+    assert read("DACB because D starts it", "ABCD") == "DACB"
+    assert read("D, A, C, B, H, G, F, E", "ABCDEFGH") == "DACBHGFE"
 
 
 # ------------------------------------------------------- the official CFLUE rule

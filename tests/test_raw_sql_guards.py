@@ -1,6 +1,6 @@
 # ruff: noqa: F811  (tests take the fixture `team` imported from test_privileges)
 """Writes an adversarial probe made with psql as an annotator or a lead around vetbench's
-rules (db.guards, db.review_guards, db.privileges, migration 0021), run as real
+rules (db.guards, db.review_guards, db.privileges, migration 0023), run as real
 PostgreSQL login roles with raw SQL; and vetbench's own paths, which still work."""
 
 from __future__ import annotations
@@ -317,9 +317,9 @@ def test_the_upgrade_removes_release_items_no_release_holds(database_url: str) -
     # Planted before the guard: a name taken by items of no release is free again.
     engine = make_engine(database_url)
     try:
-        upgrade_to(engine, "0020_key_reveals")
+        upgrade_to(engine, "0022_status_judged")
         with engine.begin() as connection:
-            if engine.dialect.name == "postgresql":  # as a database of 0020 was
+            if engine.dialect.name == "postgresql":  # as a database of 0022 was
                 connection.execute(
                     sa.text("DROP TRIGGER IF EXISTS release_item_with_release ON release_item")
                 )

@@ -327,6 +327,53 @@ def test_a_resume_where_one_side_says_nothing_goes_on_and_says_so(
         f"note: {note}: that the server serves the weights run 1 started with is not checked"
         in resumed.stderr
     )
+    # What the server said is recorded where the run had nothing; a record is never replaced.
+    params = stored_runs(url)[0].params
+    assert params["server_model_root"] == ("weights-A" if said_first else "weights-B")
+
+
+def test_the_first_resume_records_the_weights_a_run_lacked_and_the_next_is_checked(
+    url: str, server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run started against a server that did not say its weights or version resumes
+    against one that says both: nothing to compare yet, so it goes on, and records them,
+    saying so and that its earlier answers are not known to come from them.  The next
+    resume is then checked: other weights are refused, the same ones finish the run."""
+    from evaluator.backends.openai_backend import OpenAIBackend
+
+    server.models = [{"id": "m1", "object": "model"}]  # names only, and no /version
+    server.default = lambda _request: completion("A")
+    interrupted_run(url, server, monkeypatch)
+    assert "server_model_root" not in stored_runs(url)[0].params
+    serve(server, "weights-B", "A")
+    server.version = "0.10.0"
+    real, generate = interrupted_after(2)
+    monkeypatch.setattr(OpenAIBackend, "generate", generate)
+    first = run_cli(url, "eval", "--resume", "1")
+    assert first.exit_code == 130
+    assert (
+        "note: the server says weights weights-B, run 1 recorded none; the server says "
+        "server version 0.10.0, run 1 recorded none: that the server serves the weights run 1 "
+        "started with is not checked; run 1 now records the weights and server version the "
+        "server says, and a later resume is checked against them (its answers from before "
+        "this resume are not known to come from them)"
+    ) in " ".join(first.stderr.split())
+    params = stored_runs(url)[0].params
+    assert (params["server_model_root"], params["server_version"]) == ("weights-B", "0.10.0")
+    monkeypatch.setattr(OpenAIBackend, "generate", real)
+
+    asked = len(server.chat_requests())
+    serve(server, "weights-C", "C")
+    refused = run_cli(url, "eval", "--resume", "1")
+    assert refused.exit_code == 1
+    assert "run 1 cannot resume" in refused.stderr
+    assert "weights: weights-B then, weights-C now" in refused.stderr
+    assert len(server.chat_requests()) == asked
+
+    serve(server, "weights-B", "A")
+    resumed = ok(run_cli(url, "eval", "--resume", "1"))
+    assert "finished  8/8 items" in resumed.stdout and "not checked" not in resumed.stderr
+    assert set(outputs(url, 1)) == {"A"}
 
 
 def test_a_resume_where_neither_side_names_the_weights_says_so(

@@ -6,13 +6,16 @@ tests/test_tui_review.py.)"""
 # ruff: noqa: F811  (tests take the fixture `team` imported from test_privileges)
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 from helpers import run_cli, store_item, store_person, stored_judgments
-from test_privileges import Team, raw, team  # noqa: F401  (team: the fixture)
+from test_member_writes import in_one_transaction
+from test_privileges import JUDGE_EVENT_SQL, Team, raw, team  # noqa: F401  (team: the fixture)
 
 from db.audit import read_audit
 from db.engine import Database, open_database
@@ -102,9 +105,8 @@ def test_judge_keeps_the_blind_answer_given_before_the_key(three: Database, tmp_
     )
     assert refused.exit_code == 1
     assert (
-        "alice saw the key of item o:1 revision 1 after answering A, B, C, D blind (in the "
-        "review app); an answer given after the key is not blind, so a judgment of it "
-        "keeps A, B, C, D"
+        "alice saw the key of item o:1 revision 1 after answering A, B, C, D blind; an "
+        "answer given after the key is not blind, so a judgment of it keeps A, B, C, D"
     ) in " ".join(refused.output.split())
     batch = tmp_path / "alice.jsonl"
     rows = [{"item_id": "o:1", "answer": "DABC", "verdict": "keep"}]
@@ -155,3 +157,65 @@ def test_a_member_reads_and_writes_only_their_own_reveals(team: Team) -> None:
     assert raw(alice, mine).all() == [(alice_id, kept.blind_answer)]
     assert raw(bob, mine).all() == [(bob_id, "BCDA")]
     assert raw(team.owner_url, mine).all() == [(alice_id, "ABCD"), (bob_id, "BCDA")]
+
+
+def judgment_sql(answer: str) -> str:
+    """A judgment of o:1 revision 1 by ``:annotator`` giving ``answer``, as psql would store it."""
+    return (
+        "INSERT INTO judgment (item_id, revision_id, revision_number, annotator_id, "
+        "blind_answer, verdict, alternative_orders, comment, seconds, created_at, retracted) "
+        "VALUES ('o:1', (SELECT id FROM item_revision WHERE item_id = 'o:1' AND number = 1), "
+        f"1, :annotator, '{answer}', 'keep', '[]', '', 0, now(), false)"
+    )
+
+
+@pytest.mark.postgres
+def test_a_members_judgment_by_sql_keeps_their_blind_answer(team: Team) -> None:
+    alice, bob = team.url(team.alice), team.url(team.bob)
+    alice_id, bob_id = team.person_id(team.alice), team.person_id(team.bob)
+    raw(alice, REVEAL_SQL, person=alice_id, answer="DABC")  # then she saw the key ABCD
+    with pytest.raises(
+        sa.exc.ProgrammingError,
+        match="a judgment of item o:1 revision 1 gives the blind answer ABCD, but its "
+        "annotator saw the key after answering DABC blind",
+    ):
+        raw(alice, judgment_sql("ABCD"), annotator=alice_id)
+    # With their judge events, as a member's judgment commits only with one (db.review_guards).
+    in_one_transaction(alice, judgment_sql("DABC"), JUDGE_EVENT_SQL, annotator=alice_id, item="o:1")
+    in_one_transaction(bob, judgment_sql("ABCD"), JUDGE_EVENT_SQL, annotator=bob_id, item="o:1")
+    owner = open_database(team.owner_url)
+    try:
+        judged = [(j.blind_answer, j.annotator_id) for j in stored_judgments(owner)]
+    finally:
+        owner.dispose()
+    assert judged == [("DABC", alice_id), ("ABCD", bob_id)]
+
+
+@pytest.mark.postgres
+def test_a_member_answers_a_sheet_blind_with_their_own_login(team: Team, tmp_path: Path) -> None:
+    alice = team.url(team.alice)
+    sheet = tmp_path / "alice.csv"
+    assert run_cli(alice, "export", "--format", "judging", "--out", str(sheet)).exit_code == 0
+    rows = list(csv.DictReader(sheet.open(encoding="utf-8")))
+    assert [(row["item_id"], row["key"]) for row in rows] == [("o:1", ""), ("o:2", "")]
+    rows[0]["answer"] = "DABC"
+    with sheet.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    loaded = run_cli(alice, "judge", "--from", str(sheet))
+    assert loaded.exit_code == 0, loaded.output
+    assert loaded.output.startswith(f"stored 1 blind answer by {team.alice} from {sheet}")
+    again = run_cli(alice, "export", "--format", "judging", "--out", "-")
+    assert again.exit_code == 0, again.output
+    second = list(csv.DictReader(io.StringIO(again.stdout)))
+    assert [(row["item_id"], row["answer"], row["key"]) for row in second] == [
+        ("o:1", "D, A, B, C", "A, B, C, D"),  # her stored answer, and now the key
+        ("o:2", "", ""),
+    ]
+    owner = open_database(team.owner_url)
+    try:
+        with owner.session() as session:
+            assert stored_reveal(session, team.alice, "o:1", 1) is not None
+    finally:
+        owner.dispose()

@@ -60,46 +60,51 @@ def ordering(database: Database) -> Database:
 # --- 2. keys that do nothing say why ---------------------------------------------------
 
 
+def warned(app: ReviewApp) -> str:
+    """What the status line says a key did not do ("Nothing done: ..."), without its title."""
+    return app.review_screen.query_one(ProgressLine).warning.removeprefix("Nothing done: ")
+
+
 async def test_edit_and_revisions_before_judging_say_why(ordering: Database) -> None:
     async with running(make_app(ordering, "alice")) as app:
         assert app.review_screen.phase is Phase.BLIND
-        await press(app, "e")
-        await press(app, "r")
-        await press(app, "k")
+        said = []
+        for key in ("e", "r", "k"):
+            await press(app, key)
+            said.append(warned(app))
         assert app.screen is app.review_screen  # nothing opened
-    said = notices(app)
-    assert (
+    assert said[0] == (
         "this item has events A–D (or 1–4); e edits an item once you have judged it: "
         "answer it blind first"
-    ) in said
-    assert "revisions show the key: they open once your blind answer is in" in said
-    assert any(line.startswith("give your blind answer first") for line in said)
+    )
+    assert said[1] == "revisions show the key: they open once your blind answer is in"
+    assert said[2].startswith("give your blind answer first")
     assert stored_judgments(ordering) == []
 
 
 async def test_a_letter_already_in_the_order_says_so(ordering: Database) -> None:
     async with running(make_app(ordering, "alice")) as app:
-        await press(app, "d", "d", "7")
+        await press(app, "d", "d")
+        assert warned(app) == "D is already in your order; Backspace takes back the last step"
+        await press(app, "7")
+        assert warned(app) == "this item has events A–D (or 1–4)"
         assert "D, ·, ·, ·" in screen_text(app)
-    said = notices(app)
-    assert "D is already in your order; Backspace takes back the last step" in said
-    assert "this item has events A–D (or 1–4)" in said
 
 
 async def test_keys_after_the_reveal_and_on_a_judged_item_say_why(database: Database) -> None:
     store_item(database, "mcq:1", kind="single", key="B")
     async with running(make_app(database, "alice")) as app:
-        await press(app, "b", "enter", "o", "enter")  # no clear order: ordering items only
+        await press(app, "b", "enter", "o")  # no clear order: ordering items only
+        assert warned(app).startswith("no clear order is for ordering items")
+        await press(app, "enter")
+        assert warned(app).startswith("choose a verdict: k keep")
         await press(app, "k")
         await press(app, "j", *"mcq:1", "enter")
         assert app.review_screen.phase is Phase.JUDGED
         await press(app, "k")
+        assert warned(app).startswith("you judged this item already (verdict keep)")
         await press(app, "s")
-    said = notices(app)
-    assert any(line.startswith("no clear order is for ordering items") for line in said)
-    assert any(line.startswith("choose a verdict: k keep") for line in said)
-    assert any(line.startswith("you judged this item already (verdict keep)") for line in said)
-    assert "skip puts aside an item you have not judged; n moves on" in said
+        assert warned(app) == "skip puts aside an item you have not judged; n moves on"
     assert [j.verdict for j in stored_judgments(database)] == ["keep"]
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import socket
 import sqlite3
@@ -20,8 +21,9 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -30,6 +32,7 @@ from served_model import free_port
 
 from db.engine import open_database
 from db.vocabulary import Role
+from reviewer.cli.guarded_server import MAX_HEIGHT, MAX_WIDTH
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -47,9 +50,12 @@ WAIT_S = 60.0  # a deadline for waiting, never a measured assertion
 
 
 @contextlib.contextmanager
-def serving(db_path: Path, *extra: str) -> Iterator[tuple[subprocess.Popen[str], int]]:
-    """``vetbench --db DB serve --as alice --port P`` running until the block ends."""
-    port = free_port()
+def serving(
+    db_path: Path, *extra: str, port: int | None = None
+) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    """``vetbench --db DB serve --as alice --port P`` running until the block ends (P a
+    free port unless given)."""
+    port = port or free_port()
     command = [
         sys.executable,
         "-m",
@@ -172,6 +178,68 @@ def test_serve_on_a_port_in_use_or_an_address_not_here_is_one_line(one_item_db: 
     assert elsewhere.returncode == 1
     assert elsewhere.stderr.startswith("error: cannot listen on 300.1.1.1:8000: ")
     assert len(elsewhere.stderr.splitlines()) == 1
+
+
+def test_an_address_other_machines_reach_is_refused_without_allow_remote(
+    one_item_db: Path,
+) -> None:
+    """`serve --host 0.0.0.0` served with no warning: anyone on the network reviewed as
+    alice, and the printed http://0.0.0.0:PORT opened in no browser."""
+    port = str(free_port())
+    serve = ("--db", str(one_item_db), "serve", "--as", "alice", "--port", port)
+    for host in ("0.0.0.0", "::", "192.0.2.7"):
+        refused = vetbench_once(*serve, "--host", host)
+        assert refused.returncode == 1 and refused.stdout == "", refused.stderr
+        assert refused.stderr.startswith(f"error: --host {host} lets other machines reach")
+        assert "--allow-remote" in refused.stderr and "reverse proxy" in refused.stderr
+        assert len(refused.stderr.splitlines()) == 1
+    # Meant, but on every address: which one browsers open must be said.
+    nowhere = vetbench_once(*serve, "--host", "0.0.0.0", "--allow-remote")
+    assert nowhere.returncode == 1 and nowhere.stdout == ""
+    assert nowhere.stderr.startswith(
+        f"error: --host 0.0.0.0 listens on every address of this machine, and a browser "
+        f"cannot open http://0.0.0.0:{port}: add --public-url"
+    )
+    assert len(nowhere.stderr.splitlines()) == 1
+    assert _judgments(one_item_db) == []
+
+
+def test_allow_remote_warns_what_it_exposes_and_prints_a_url_that_works(
+    one_item_db: Path,
+) -> None:
+    port = free_port()
+    public = f"http://localhost:{port}"
+    remote = ("--host", "0.0.0.0", "--allow-remote", "--public-url", public)
+    with serving(one_item_db, *remote, port=port) as (server, _):
+        assert server.stdout is not None
+        shown = _banner(server)
+        assert "WARNING: serving on 0.0.0.0:" in shown
+        assert "Anyone who can reach this port reviews as alice" in shown
+        assert f"on {public} " in shown
+        page = urllib.request.urlopen(f"{public}/", timeout=30).read().decode()
+        assert f"ws://localhost:{port}/ws" in page
+        listening = {
+            connection.laddr.ip
+            for connection in psutil.Process(server.pid).net_connections(kind="inet")
+            if connection.status == psutil.CONN_LISTEN
+        }
+        assert "0.0.0.0" in listening
+    # Loopback needs no flag and says nothing of the kind.
+    with serving(one_item_db, "--host", "localhost") as (server, port):
+        assert "WARNING" not in _banner(server)
+        page = urllib.request.urlopen(f"http://localhost:{port}/", timeout=30).read().decode()
+        assert f"ws://localhost:{port}/ws" in page
+
+
+def _banner(server: subprocess.Popen[str]) -> str:
+    """What a running ``serve`` printed up to "Press Ctrl+C", its lines joined (the
+    banner wraps at the terminal's width)."""
+    assert server.stdout is not None
+    said: list[str] = []
+    while not said or "Ctrl+C" not in said[-1]:
+        said.append(server.stdout.readline())
+        assert said[-1], "".join(said)  # the server ended before its banner was out
+    return " ".join("".join(said).split())
 
 
 def test_a_serve_refused_for_its_port_registers_no_one(tmp_path: Path) -> None:
@@ -303,6 +371,85 @@ async def _answer_a_and_keep(websocket) -> None:  # type: ignore[no-untyped-def]
     await _screen_words(websocket, "Your answer", received)
     await websocket.send_json(["stdin", "k"])
     await _screen_words(websocket, "saved keep on mcq:1", received)  # the status line
+
+
+def _session_sizes(server: subprocess.Popen[str]) -> set[tuple[str | None, str | None]]:
+    """The terminal sizes (COLUMNS, ROWS) the server's app processes were started with."""
+    return {
+        (environment.get("COLUMNS"), environment.get("ROWS"))
+        for child in psutil.Process(server.pid).children(recursive=True)
+        for environment in [child.environ()]
+    }
+
+
+def _rows_painted(frames: list[bytes]) -> set[int]:
+    """The screen rows the app moved its cursor to (``ESC [ row ; column H``)."""
+    return {int(row) for row in re.findall(rb"\x1b\[(\d+);\d+H", b"".join(frames))}
+
+
+@contextlib.asynccontextmanager
+async def _session(port: int, *, width: int, height: int) -> AsyncIterator[Any]:
+    """A session opened by a page this server serves, asking a ``width`` x ``height``
+    terminal; its WebSocket."""
+    import aiohttp
+
+    async with (
+        aiohttp.ClientSession() as session,
+        session.ws_connect(
+            f"ws://127.0.0.1:{port}/ws?width={width}&height={height}",
+            headers={"Origin": f"http://127.0.0.1:{port}"},
+        ) as websocket,
+    ):
+        yield websocket
+
+
+def test_a_client_asking_a_huge_terminal_gets_the_largest_one(one_item_db: Path) -> None:
+    """`/ws?width=5000&height=5000` started the app 5000 x 5000, and it grew to ~390 MB."""
+    import asyncio
+
+    async def huge_session(port: int) -> None:
+        async with _session(port, width=5000, height=5000) as websocket:
+            received: list[bytes] = []
+            await _screen_words(websocket, "policy interest rate", received)
+            assert _session_sizes(server) == {(str(MAX_WIDTH), str(MAX_HEIGHT))}
+            assert max(_rows_painted(received)) == MAX_HEIGHT
+
+    with serving(one_item_db) as (server, port):
+        asyncio.run(huge_session(port))
+
+
+def test_a_resize_to_a_huge_terminal_gets_the_largest_one(one_item_db: Path) -> None:
+    """The `resize` message was not capped either; one that is not a size is dropped."""
+    import asyncio
+
+    async def resized_session(port: int) -> set[int]:
+        async with _session(port, width=100, height=30) as websocket:
+            received: list[bytes] = []
+            await _screen_words(websocket, "policy interest rate", received)
+            assert max(_rows_painted(received)) == 30
+            # A page pings its session: the answer comes back through the same socket.
+            await websocket.send_json(["ping", "1700000000000"])
+            while (message := await websocket.receive(timeout=WAIT_S)).type.name == "BINARY":
+                pass  # the screen, still drawing
+            assert message.type.name == "TEXT", message  # not closed: the session lives on
+            assert message.json() == ["pong", "1700000000000"]
+            await websocket.send_json(["resize", {"width": "wide", "height": 40}])
+            await websocket.send_json(["resize", {"width": 5000, "height": 5000}])
+            repainted: list[bytes] = []
+            deadline = time.monotonic() + WAIT_S
+            while time.monotonic() < deadline:  # until the app has been quiet a while
+                try:
+                    message = await websocket.receive(timeout=2)
+                except TimeoutError:
+                    if repainted:
+                        break
+                    continue
+                if message.type.name == "BINARY":
+                    repainted.append(message.data)
+            return _rows_painted(repainted)
+
+    with serving(one_item_db) as (_, port):
+        assert max(asyncio.run(resized_session(port))) == MAX_HEIGHT
 
 
 def _refused_status(port: int, origin: str | None) -> tuple[int, str]:

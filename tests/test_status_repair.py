@@ -3,8 +3,9 @@
 Each member's session stores the statuses its judgments change, so on PostgreSQL a member
 can also write an undecided item's status with raw SQL (pending, in review, agreed,
 conflict: never approved or rejected, which only a lead's decision sets).  A forged
-"agreed" hid every item from the review queue until it was judged again.  `init`
-recomputes each undecided status from the judgments and says how many it mended.
+"agreed" hid every item from the review queue until it was judged again; the database
+now keeps an item nobody judged pending, and `init` recomputes each undecided status
+from the judgments and says how many it mended.
 """
 
 # ruff: noqa: F811  (tests take the fixture `team` imported from test_privileges)
@@ -13,6 +14,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+import sqlalchemy as sa
 from helpers import item_status, run_cli, store_item, store_judgment
 from test_privileges import Team, raw, run, team  # noqa: F401  (team: the fixture)
 
@@ -49,11 +52,24 @@ def test_init_recomputes_statuses_written_around_vetbench(db_path: Path) -> None
 
 
 def test_a_members_forged_status_on_postgresql_is_put_back_by_init(team: Team) -> None:
-    """alice hides every open item from the queue with one statement; init undoes it."""
-    raw(team.url(team.alice), "UPDATE item SET status = 'agreed' WHERE status = 'pending'")
-    hidden = run(team.url(team.bob), "next", "--as", team.bob)
-    assert hidden.output.startswith(f"nothing waits for {team.bob}")
+    """alice cannot take items nobody judged out of the queue; a forged status of a judged
+    item is put back by init."""
+    alice = team.url(team.alice)
+    for forged in ("agreed", "conflict", "in_review"):
+        with pytest.raises(sa.exc.IntegrityError, match="which has no judgment: an item nobody"):
+            raw(alice, f"UPDATE item SET status = '{forged}' WHERE status = 'pending'")
+    owner = open_database(team.owner_url)
+    try:
+        assert [item_status(owner, i) for i in ("o:1", "o:2")] == ["pending", "pending"]
+    finally:
+        owner.dispose()
+    judged = run(alice, "judge", "o:1", "--answer", "ABCD", "--verdict", "keep")
+    assert judged.exit_code == 0, judged.output
+    raw(alice, "UPDATE item SET status = 'agreed' WHERE id = 'o:1'")  # one judgment of k
     mended = run(team.owner_url, "init")
-    assert mended.exit_code == 0 and "2 item statuses did not follow" in mended.output
-    served = run(team.url(team.bob), "next", "--as", team.bob)
-    assert served.exit_code == 0 and served.output.startswith("o:")
+    assert mended.exit_code == 0 and "1 item status did not follow" in mended.output
+    owner = open_database(team.owner_url)
+    try:
+        assert item_status(owner, "o:1") == "in_review"
+    finally:
+        owner.dispose()

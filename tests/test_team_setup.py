@@ -111,6 +111,16 @@ def sandbox(tmp_path: Path) -> Iterator[Sandbox]:
         box.cleanup()
 
 
+def server_version_num(box: Sandbox) -> int:
+    """The test server's ``server_version_num`` (150004 for 15.4)."""
+    engine = sa.create_engine(box.server_url)
+    try:
+        with engine.connect() as connection:
+            return int(connection.execute(sa.text("SHOW server_version_num")).scalar_one())
+    finally:
+        engine.dispose()
+
+
 def vetbench(box: Sandbox, words: list[str], stdin: str | None = None) -> Result:
     result = CliRunner().invoke(cli, words, env=dict(box.env), input=stdin)
     assert "Traceback" not in result.output, result.output
@@ -164,6 +174,10 @@ def run_line(box: Sandbox, line: str) -> Result | None:
         box.roles.append(args[2])
     if args[:1] == ["import"]:
         args = ["import", str(ITEMS)]
+    if args[:1] == ["setup-postgres"] and server_version_num(box) < 160000:
+        # The README: on PostgreSQL 15 and older, the owner made with --createrole is a
+        # superuser in effect, which this block then accepts knowingly.
+        args.append("--accept-createrole-risk")
     result = vetbench(box, args, stdin)
     assert result.exit_code == 0, f"{line}\n{result.output}"
     return result
@@ -251,6 +265,22 @@ def test_the_printed_setup_script_hands_an_existing_database_to_a_new_owner(
     script = sandbox.workdir / "setup.sql"
     script.write_text(printed.output, encoding="utf-8")
     libpq_url = url.set(drivername="postgresql").render_as_string(hide_password=False)
+    if server_version_num(sandbox) < 160000:
+        # The script checks the server it runs on: CREATEROLE is refused there, and the
+        # transaction it ran in is rolled back whole.
+        refused = subprocess.run(
+            [psql, "--no-psqlrc", "--quiet", "-f", str(script), libpq_url],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert refused.returncode != 0
+        assert "lets a role with CREATEROLE grant itself any role" in refused.stderr
+        assert "pg_execute_server_program" in refused.stderr
+        unchanged = f"SELECT rolcreaterole FROM pg_roles WHERE rolname = '{owner}'"
+        assert _query(sandbox, "older", unchanged) == [(False,)]
+        accepted = ["setup-postgres", "--owner", owner, "--accept-createrole-risk"]
+        script.write_text(vetbench(sandbox, accepted).output, encoding="utf-8")
     for _ in range(2):
         completed = subprocess.run(
             [psql, "--no-psqlrc", "--quiet", "-f", str(script), libpq_url],
@@ -284,8 +314,9 @@ def test_the_printed_setup_script_hands_an_existing_database_to_a_new_owner(
 def test_an_administrator_applies_the_setup_for_an_owner(sandbox: Sandbox) -> None:
     """`--apply` run by a superuser: the migrations run as the owner, who owns everything."""
     owner, _url = sandbox.owner_and_database("fresh")
+    safe = [] if server_version_num(sandbox) >= 160000 else ["--no-createrole"]
     for _ in range(2):  # safe to repeat
-        applied = vetbench(sandbox, ["setup-postgres", "--owner", owner, "--apply"])
+        applied = vetbench(sandbox, ["setup-postgres", "--owner", owner, "--apply", *safe])
         assert applied.exit_code == 0, applied.output
         assert "grants and row-level security applied" in applied.output
     owners = _query(
@@ -300,3 +331,51 @@ def test_an_administrator_applies_the_setup_for_an_owner(sandbox: Sandbox) -> No
         cli, ["--db", "local.db", "setup-postgres", "--owner", owner, "--apply"]
     )
     assert sqlite.exit_code == 1 and "is for PostgreSQL databases" in sqlite.output
+
+
+def test_on_postgresql_15_the_owner_gets_createrole_only_if_the_risk_is_accepted(
+    sandbox: Sandbox,
+) -> None:
+    """`setup-postgres --apply` ran ALTER ROLE owner CREATEROLE on PostgreSQL 15, where the
+    owner can then grant itself pg_execute_server_program: a superuser in effect."""
+    if server_version_num(sandbox) >= 160000:
+        pytest.skip("PostgreSQL 16 and later: test_createrole_risk.py covers the refusal")
+    owner, url = sandbox.owner_and_database("pg15")
+    rights = (
+        f"SELECT rolcreaterole, pg_has_role('{owner}', 'vetbench_lead', 'USAGE') "
+        f"FROM pg_roles WHERE rolname = '{owner}'"
+    )
+    tables = "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"
+    refused = vetbench(sandbox, ["setup-postgres", "--owner", owner, "--apply"])
+    assert refused.exit_code == 1
+    assert refused.output.startswith("error: PostgreSQL 15 lets a role with CREATEROLE")
+    assert len(refused.output.splitlines()) == 1
+    assert _query(sandbox, "pg15", rights) == [(False, False)]  # nothing changed
+    assert _query(sandbox, "pg15", tables) == [(0,)]
+    # The safe way: no CREATEROLE for the owner, and a superuser adds people.
+    withheld = vetbench(sandbox, ["setup-postgres", "--owner", owner, "--apply", "--no-createrole"])
+    assert withheld.exit_code == 0, withheld.output
+    assert "without CREATEROLE: a superuser adds people" in withheld.output
+    assert "next, as a superuser: vetbench users add" in withheld.output
+    assert _query(sandbox, "pg15", rights) == [(False, True)]  # the groups' admin, no more
+    lena, alice = sandbox.name("lena"), sandbox.name("alice")
+    added = vetbench(sandbox, ["users", "add", lena, "--role", "lead", "--no-password"])
+    sandbox.roles.append(lena)
+    assert added.exit_code == 0, added.output
+    sandbox.env["VETBENCH_DB"] = url.set(username=owner).render_as_string(hide_password=False)
+    by_owner = vetbench(sandbox, ["users", "add", alice, "--no-password"])
+    assert by_owner.exit_code == 1
+    assert "permission denied to create role" in by_owner.output
+    # An owner given CREATEROLE meanwhile is not quietly kept by --no-createrole ...
+    sandbox.superuser_sql(f'ALTER ROLE "{owner}" CREATEROLE')
+    sandbox.env["VETBENCH_DB"] = url.render_as_string(hide_password=False)
+    kept = vetbench(sandbox, ["setup-postgres", "--owner", owner, "--apply", "--no-createrole"])
+    assert kept.exit_code == 1 and f"ALTER ROLE {owner} NOCREATEROLE" in kept.output
+    # ... and accepting the risk says what it is.
+    accepted = vetbench(
+        sandbox, ["setup-postgres", "--owner", owner, "--apply", "--accept-createrole-risk"]
+    )
+    assert accepted.exit_code == 0, accepted.output
+    assert f"warning: on PostgreSQL 15, {owner}'s CREATEROLE makes it a superuser in effect" in (
+        accepted.output
+    )

@@ -37,6 +37,7 @@ from reviewer.tui.screens.prompt import PromptScreen
 from reviewer.tui.screens.review import Phase
 from reviewer.tui.screens.verdict import AlternativesScreen
 from reviewer.tui.widgets.item_view import ChoiceRow, ItemView
+from reviewer.tui.widgets.progress import ProgressLine
 from reviewer.tui.widgets.titles import PanelTitle
 
 MARKUP_PROMPT = (
@@ -660,8 +661,10 @@ async def test_adjudication_is_for_leads_and_f3_says_so(one_item: Database) -> N
         assert not any(title.startswith("Adjudication") for title in titles)
         await press(app, "f3")
         assert app.screen is app.review_screen  # not opened ...
-        assert "F3 (adjudication) is for leads" in all_notices(app)  # ... and it says why
-        assert "alice is an annotator" in all_notices(app)
+        said = app.review_screen.query_one(ProgressLine).warning  # ... and it says why,
+        assert said.startswith("For leads only: F3 (adjudication) is for leads")
+        assert "alice is an annotator" in said
+        assert not notices(app)  # above the status line, not in a toast over the verdicts
 
 
 async def test_leaving_mid_item_frees_it_for_others(one_item: Database) -> None:

@@ -22,7 +22,14 @@ What the folder holds:
   kind's items differ in answer budget (their option count) or stop sequences (their
   language), one task per budget and stops instead (``<name>_<kind>_5_options``,
   ``<name>_<kind>_zh``), and ``_<name>_<kind>.yaml``, the group ``<name>_<kind>`` over
-  them (the per-item means weighted by size; CFLUE's weighted F1, not a mean, per task);
+  them (the per-item means weighted by size, so the kind's means over all its items);
+- CFLUE's weighted F1 of such a kind: lm-eval's groups can only average their tasks'
+  figures, and a weighted F1 over all the kind's items is no average of its tasks' (the
+  classes' supports and predictions pool across tasks), so the group reports none and
+  each task's ``weighted_f1`` is over its own items only.  The kind's, as the paper and
+  ``vetbench eval`` compute it, is what ``python DIR/utils.py SAMPLES.jsonl...`` prints
+  from lm-eval's ``--log_samples`` files (:func:`weighted_f1_by_kind`); the manifest's
+  ``group_figures`` says this per group;
 - ``_<name>.yaml``: the group ``<name>`` over the kinds (exact match weighted by size);
 - ``<name>_mc_<kind>.yaml`` and the group ``<name>_mc``: score mode, the
   ``multiple_choice`` variant ranking every candidate answer by log-likelihood
@@ -47,21 +54,25 @@ ranked 51 of 51 alike, as in float32).
 from __future__ import annotations
 
 import json
+import sys
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TypedDict
+from typing import Any, TypedDict
 
 import yaml
 
 from db.engine import Database
 from db.items import ItemSnapshot
+from db.json_input import json_lines
 from db.vocabulary import ItemKind
+from db.words import counted
 from evaluator.backends.base import Prompt
 from evaluator.exports.folder import ExportSummary, select_items, write_folder
 from evaluator.exports.selection import APPROVED_ITEMS, ExportError, Selection
 from evaluator.kinds import Metric, kind_spec
-from evaluator.metrics import score_answer
+from evaluator.metrics import score_answer, weighted_f1
 from evaluator.prompts import (
     DEFAULT_SHOT_SEED,
     PromptTemplates,
@@ -114,6 +125,16 @@ def aggregate_weighted_f1(pairs):
     keys = [key for key, _ in pairs]
     predictions = [parsed for _, parsed in pairs]
     return weighted_f1(keys, predictions)
+
+
+if __name__ == "__main__":
+    # `python utils.py SAMPLES.jsonl...`: each kind's weighted F1 over all its items, from
+    # lm-eval's --log_samples files of one run (a kind split into tasks has no group figure).
+    import sys
+
+    from evaluator.exports.lm_eval import print_weighted_f1_by_kind
+
+    sys.exit(print_weighted_f1_by_kind(sys.argv[1:]))
 '''
 
 
@@ -168,6 +189,90 @@ def score_document(
         elif metric is Metric.SET_F1:
             figures[metric.value] = float(score.set_f1 or 0.0)
     return figures
+
+
+@dataclass(frozen=True)
+class KindWeightedF1:
+    """CFLUE's weighted F1 of one kind over all its items in an lm-eval run."""
+
+    kind: str
+    weighted_f1: float
+    items: int
+
+
+def weighted_f1_by_kind(samples: Iterable[Mapping[str, Any]]) -> list[KindWeightedF1]:
+    """Each kind's weighted F1 over all its items, from lm-eval's logged samples (each
+    holds its document and the ``(key, parsed answer)`` pair its task aggregates), computed
+    as ``vetbench eval`` computes it (:func:`evaluator.metrics.weighted_f1`).  A kind split
+    into tasks by budget or language has no such figure in lm-eval's results (see the
+    module docstring); samples without the pair (other kinds, score mode) are passed over.
+    An item met twice (two runs' files given together) is refused: figures of one run only."""
+    pairs: dict[str, dict[str, tuple[str, str | None]]] = defaultdict(dict)
+    for sample in samples:
+        pair, doc = sample.get(Metric.WEIGHTED_F1.value), sample.get("doc")
+        if pair is None or not isinstance(doc, Mapping):
+            continue
+        if not (isinstance(pair, list | tuple) and len(pair) == 2 and {"id", "kind"} <= set(doc)):
+            raise ExportError(
+                f"not a sample of a vetbench task: weighted_f1 {pair!r} (a [key, answer] "
+                f"pair of a document with an id and kind), document {dict(doc)!r:.200}"
+            )
+        key, parsed = pair
+        if doc["id"] in pairs[doc["kind"]]:
+            raise ExportError(
+                f"item {doc['id']} is in the samples twice: give the --log_samples files "
+                "of one lm-eval run"
+            )
+        pairs[doc["kind"]][doc["id"]] = (key, parsed)
+    return [
+        KindWeightedF1(
+            kind,
+            weighted_f1([key for key, _ in found.values()], [p for _, p in found.values()]),
+            len(found),
+        )
+        for kind, found in sorted(pairs.items())
+    ]
+
+
+def read_samples(paths: Sequence[Path]) -> list[dict[str, Any]]:
+    """The samples in lm-eval's ``samples_<task>_<time>.jsonl`` files (``--log_samples``);
+    a line that is not a JSON object is refused with its file and line."""
+    samples = []
+    for path in paths:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise ExportError(f"{path}: cannot read it ({error})") from None
+        for line in json_lines(text.splitlines()):
+            if line.error is not None or not isinstance(line.value, dict):
+                why = line.error or "not a JSON object"
+                raise ExportError(f"{path}, line {line.number}: not an lm-eval sample ({why})")
+            samples.append(line.value)
+    return samples
+
+
+def print_weighted_f1_by_kind(arguments: Sequence[str]) -> int:
+    """``python utils.py SAMPLES.jsonl...`` in an exported folder: prints each kind's
+    weighted F1 over all its items; returns the exit status (2: nothing to read)."""
+    if not arguments:
+        print(
+            "usage: python utils.py SAMPLES.jsonl... (lm_eval --log_samples files of one run)",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        figures = weighted_f1_by_kind(read_samples([Path(argument) for argument in arguments]))
+    except ExportError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    if not figures:
+        print("error: no sample with a weighted_f1 pair in these files", file=sys.stderr)
+        return 1
+    for found in figures:
+        print(
+            f"{found.kind}: weighted F1 {found.weighted_f1:.4f} over {counted(found.items, 'item')}"
+        )
+    return 0
 
 
 def answer_delimiter(templates: PromptTemplates, language: str) -> str:
@@ -397,6 +502,24 @@ def _mean_metrics(kind: str) -> list[str]:
     ]
 
 
+def _group_figures(kind: str, tasks: Sequence[str]) -> str:
+    """What a kind's group reports, in words (the manifest's ``group_figures``)."""
+    means = ", ".join(_mean_metrics(kind))
+    said = (
+        f"{means}: the means over the kind's items (its {len(tasks)} tasks' figures "
+        "weighted by their sizes)"
+    )
+    if Metric.WEIGHTED_F1 not in kind_spec(kind).metrics:
+        return said
+    return (
+        f"{said}; no weighted_f1: lm-eval's groups only average their tasks' figures, and "
+        "CFLUE's weighted F1 over the kind's items is no such average. Each task's "
+        "weighted_f1 is over that task's items only; the kind's is printed by "
+        "`python utils.py SAMPLES.jsonl...` from lm_eval's --log_samples files of the run "
+        "(and reported by vetbench eval)"
+    )
+
+
 def _jsonl(docs: Sequence[_Document]) -> str:
     return "".join(json.dumps(doc, ensure_ascii=False) + "\n" for doc in docs)
 
@@ -434,6 +557,7 @@ def export_lm_eval(
     files: dict[str, str] = {"utils.py": UTILS_PY}
     generation_tasks, score_tasks, too_many_candidates = [], [], []
     kinds, kind_groups = [], []  # what the group covers: each kind's task, or its group
+    group_figures: dict[str, str] = {}
     for kind_name in sorted(by_kind):
         kind_items = by_kind[kind_name]
         docs = [_document(item, prompts[item.id], templates) for item in kind_items]
@@ -448,6 +572,7 @@ def export_lm_eval(
             names = [task for task, _ in tasks]
             files[f"_{kind_task}.yaml"] = _group(kind_task, names, *_mean_metrics(kind_name))
             kind_groups.append(kind_task)
+            group_figures[kind_task] = _group_figures(kind_name, names)
         kinds.append(kind_task)
 
         scored = []
@@ -484,6 +609,7 @@ def export_lm_eval(
             "left_out_of_score_mode": too_many_candidates,
             "tasks": generation_tasks,
             "score_tasks": score_tasks,
+            "group_figures": group_figures,
         },
         tasks=groups + generation_tasks + score_tasks,
         command=(

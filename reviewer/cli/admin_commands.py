@@ -136,23 +136,54 @@ def backup_command(ctx: click.Context, destination: Path, force: bool) -> None:
     is_flag=True,
     help="Run the SQL on --db now (as a superuser or the owner), then create or upgrade the schema.",
 )
+@click.option(
+    "--no-createrole",
+    is_flag=True,
+    help="Give OWNER no CREATEROLE (refused if it has it): a superuser adds people. The safe "
+    "choice on PostgreSQL 15 and older.",
+)
+@click.option(
+    "--accept-createrole-risk",
+    is_flag=True,
+    help="On PostgreSQL 15 and older, give OWNER CREATEROLE anyway, knowing it can then grant "
+    "itself pg_execute_server_program: a superuser in effect.",
+)
 @click.pass_context
-def setup_postgres_command(ctx: click.Context, owner: str, apply_now: bool) -> None:
+def setup_postgres_command(
+    ctx: click.Context,
+    owner: str,
+    apply_now: bool,
+    no_createrole: bool,
+    accept_createrole_risk: bool,
+) -> None:
     """The SQL a database administrator runs once for a team database.
 
     It creates the group roles vetbench_annotator and vetbench_lead, lets OWNER add
     people to them, makes OWNER own the schema, and (for tables that exist) grants
     each group what it may do, with row-level security.  Printed unless --apply.
     Every statement can run again safely.
-    """
-    from db.setup_postgres import apply_setup, setup_script
 
+    OWNER gets CREATEROLE to add people. On PostgreSQL 15 and older that makes it a
+    superuser in effect, so the setup refuses there unless --no-createrole (a superuser
+    adds people) or --accept-createrole-risk says which you want.
+    """
+    from db.setup_postgres import OwnerCreateRole, apply_setup, setup_script
+
+    if no_createrole and accept_createrole_risk:
+        fail("--no-createrole and --accept-createrole-risk ask for opposite things: choose one")
+    choice = (
+        OwnerCreateRole.WITHHOLD
+        if no_createrole
+        else OwnerCreateRole.GIVE_DESPITE_RISK
+        if accept_createrole_risk
+        else OwnerCreateRole.GIVE
+    )
     if not apply_now:
-        click.echo(setup_script(owner))
+        click.echo(setup_script(owner, choice=choice))
         return
     from db.engine import resolve_db_url
 
-    report = apply_setup(resolve_db_url(ctx.find_root().obj.get("db")), owner)
+    report = apply_setup(resolve_db_url(ctx.find_root().obj.get("db")), owner, choice)
     for line in report:
         click.echo(line)
 

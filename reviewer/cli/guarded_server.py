@@ -21,13 +21,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import html
+import json
 import logging
 import os
 import signal
 import socket
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass
+from typing import Any, cast
 
-from aiohttp import web
+from aiohttp import WSMessage, WSMsgType, web
+from textual_serve.app_service import AppService
 from textual_serve.server import Server
 from yarl import URL
 
@@ -36,6 +40,11 @@ from db.words import counted
 log = logging.getLogger("textual-serve")
 
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+
+# The largest terminal a session gets, in cells.  A 4K screen at textual-serve's default
+# 16px font is about 400 x 110 cells; 500 x 200 leaves room for a smaller font, and caps
+# what one client can ask of the app (a 5000 x 5000 terminal grew a session to ~390 MB).
+MAX_WIDTH, MAX_HEIGHT = 500, 200
 
 
 class OriginError(ValueError):
@@ -57,6 +66,57 @@ def served_origins(public_url: str, host: str, port: int, allowed: Iterable[str]
     if host in ("127.0.0.1", "localhost", "::1"):
         origins |= {origin_of(f"http://{name}:{port}") for name in _LOOPBACK_NAMES}
     return frozenset(origins)
+
+
+def clamped_size(width: object, height: object) -> tuple[int, int] | None:
+    """``(width, height)`` in cells within 1..MAX_WIDTH and 1..MAX_HEIGHT, or None for a
+    size that is not two numbers."""
+    try:
+        asked = int(str(width)), int(str(height))
+    except ValueError:
+        return None
+    return max(1, min(asked[0], MAX_WIDTH)), max(1, min(asked[1], MAX_HEIGHT))
+
+
+@dataclass(frozen=True)
+class _Resize:
+    """A ``resize`` message already read, as textual-serve reads a message."""
+
+    width: int
+    height: int
+    type: WSMsgType = WSMsgType.TEXT
+
+    def json(self) -> list[object]:
+        return ["resize", {"width": self.width, "height": self.height}]
+
+
+class _ClampedResizes:
+    """A session's WebSocket as textual-serve reads it, its ``resize`` messages clamped
+    to the largest terminal (and one that is not a size dropped)."""
+
+    def __init__(self, websocket: web.WebSocketResponse) -> None:
+        self.websocket = websocket
+
+    def __getattr__(self, name: str) -> Any:
+        """The WebSocket's own: textual-serve answers a ping with ``send_json``."""
+        return getattr(self.websocket, name)
+
+    async def __aiter__(self) -> AsyncIterator[WSMessage | _Resize]:
+        async for message in self.websocket:
+            if message.type is WSMsgType.TEXT:
+                with contextlib.suppress(ValueError):
+                    envelope = json.loads(message.data)
+                    if isinstance(envelope, list) and envelope[:1] == ["resize"]:
+                        asked = envelope[1] if len(envelope) > 1 else None
+                        size = (
+                            clamped_size(asked.get("width"), asked.get("height"))
+                            if isinstance(asked, dict)
+                            else None
+                        )
+                        if size is not None:
+                            yield _Resize(*size)
+                        continue  # a resize that is not a size never reaches the app
+            yield message
 
 
 def _page(title: str, message: str) -> str:
@@ -116,6 +176,13 @@ class GuardedServer(Server):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
 
+    async def _process_messages(
+        self, websocket: web.WebSocketResponse, app_service: AppService
+    ) -> None:
+        """textual-serve's, reading the WebSocket through :class:`_ClampedResizes`."""
+        clamped = cast(web.WebSocketResponse, _ClampedResizes(websocket))
+        await super()._process_messages(clamped, app_service)
+
     def _full_message(self) -> str:
         return (
             "This vetbench server already runs "
@@ -152,6 +219,10 @@ class GuardedServer(Server):
         if self.sessions >= self.max_sessions:
             log.warning("refused a session: %s already run", self.max_sessions)
             return web.Response(status=503, text=self._full_message() + "\n")
+        # textual-serve starts the app at the size the query asks: clamp it first.
+        size = clamped_size(request.query.get("width", "80"), request.query.get("height", "24"))
+        width, height = size or (80, 24)
+        request = request.clone(rel_url=request.rel_url.update_query(width=width, height=height))
         self.sessions += 1
         try:
             response: web.StreamResponse = await super().handle_websocket(request)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from db.vocabulary import ALL, ItemKind, ItemStatus, values
-from db.words import agreeing, all_of, counted
+from db.words import agreeing, all_of, counted, few_of
 from reviewer.cli import options
 from reviewer.cli.common import fail, open_db, read_db, suggested_command
 from reviewer.cli.identity import acting_person, as_option
@@ -177,6 +177,7 @@ def init_command(ctx: click.Context) -> None:
                 "from the judgments and were recomputed"
             )
     if existed:
+        _report_undecided_decisions(database, where)
         click.echo(f"{where} is a vetbench database; its schema is up to date")
     else:
         click.echo(f"created the vetbench database {where}")
@@ -184,6 +185,22 @@ def init_command(ctx: click.Context) -> None:
         reviewing = terminal_text(suggested_command(ctx, "review", "--as", "NAME"))
         click.echo(
             f"next: {importing} (EconLogicQA CSV, CFLUE JSON or vetbench JSONL), then {reviewing}"
+        )
+
+
+def _report_undecided_decisions(database: Database, where: str) -> None:
+    """Name the items approved or rejected with no decision in force (written while the
+    status rule was taken away): no one decided them, so nothing here can put them right;
+    a lead decides each again."""
+    from db.decisions import decided_without_decision
+
+    with database.session() as session:
+        forged = decided_without_decision(session)
+    if forged:
+        click.echo(
+            f"{where}: {counted(len(forged), 'item')} approved or rejected with no decision "
+            f"in force: {terminal_text(few_of(forged, 10))}; a lead decides "
+            f"{agreeing(len(forged), 'it', 'each')} again (vetbench decide ITEM_ID --status ...)"
         )
 
 
@@ -341,7 +358,8 @@ def _describe_export(summary: Any, format_name: str, out: Path) -> str:
     "format_name",
     EXPORT_FORMATS,
     "econlogicqa (ordering items), cflue (MCQ items), jsonl (everything, with history), "
-    "judging (a CSV of the items waiting for --as NAME, to fill and load with `judge --from`), "
+    "judging (a CSV of the items waiting for --as NAME, to fill and load with `judge --from`: "
+    "no key shown until your blind answer is loaded, then the next sheet shows it), "
     "lm-eval (a task folder), hf (a dataset folder) [default: jsonl for OUT.jsonl, cflue for "
     "OUT.json].",
     required=False,
@@ -386,7 +404,17 @@ def export_command(
     name: str | None,
 ) -> None:
     """Export items (by default the approved ones) to a file in one of the import formats,
-    or as an lm-eval task or a Hugging Face dataset: `vetbench export approved.jsonl`."""
+    or as an lm-eval task or a Hugging Face dataset: `vetbench export approved.jsonl`.
+
+    \b
+    A judging sheet keeps answers blind, in two passes:
+    1. items whose key you have not seen come with the key and explanation
+       columns empty: fill `answer` (your blind answer), load the sheet with
+       `vetbench judge --from SHEET`: it stores your blind answers;
+    2. export again: those items now show their key, explanation and your
+       stored answer (which stays as it is); fill `verdict` (and what it
+       needs) and load it again.
+    A row with answer and verdict is a judgment in either pass."""
     from click.core import ParameterSource
 
     from evaluator.exports.atomic_write import is_stdout
@@ -494,9 +522,22 @@ def _export_judging(
     where = "standard output" if is_stdout(out) else terminal_text(str(out))
     sheet = "FILE" if is_stdout(out) else str(out)
     load = suggested_command(ctx, "judge", "--from", sheet, "--as", who.name)
+    revealed = sum(1 for row in items if row.seen is not None)
+    blind = count - revealed
+    parts = []
+    if blind:
+        parts.append(
+            f"{counted(blind, 'item')} without {agreeing(blind, 'its', 'their')} key: fill "
+            "answer blind (the next sheet shows the key)"
+        )
+    if revealed:
+        parts.append(
+            f"{counted(revealed, 'item')} with {agreeing(revealed, 'its', 'their')} key and "
+            "your blind answer: fill verdict"
+        )
     click.echo(
         f"exported {counted(count, 'item')} waiting for {terminal_text(who.name)} to {where} "
-        f"as a judging sheet; fill answer and verdict, then: {terminal_text(load)}",
+        f"as a judging sheet; {'; '.join(parts)}; then: {terminal_text(load)}",
         err=is_stdout(out),
     )
 

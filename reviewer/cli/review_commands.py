@@ -24,6 +24,7 @@ from reviewer.cli.common import (
     open_db,
     remember_filter_sources,
     require_terminal,
+    suggested_command,
 )
 from reviewer.cli.identity import acting_person, as_option, new_user_option, say_held_notice
 from reviewer.cli.output import print_json, terminal_text
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from db.identity import Identity
     from db.search_query import SearchQuery
     from evaluator.backends.settings import BackendSettings
+    from reviewer.judgment_files import BatchReceipt
 
 
 @dataclass(frozen=True)
@@ -172,7 +174,9 @@ def review(
     type=click.Path(dir_okay=False, allow_dash=True),
     metavar="FILE|-",
     help="Judge many items at once from a CSV or JSONL file (- reads standard input): "
-    "every row is checked first, then all are stored or none (see `export --format judging`).",
+    "every row is checked first, then all are stored or none (see `export --format judging`). "
+    "A row with an answer and no verdict stores your blind answer: export the sheet again to "
+    "see its key and give the verdict.",
 )
 @options.format_choice(
     "file_format",
@@ -220,7 +224,15 @@ def judge(
     revision: int | None,
     as_json: bool,
 ) -> None:
-    """Judge ITEM_ID without the app (same rules as the app), or many items --from a file."""
+    """Judge ITEM_ID without the app (same rules as the app), or many items --from a file.
+
+    \b
+    --from reads a judging sheet (`vetbench export --format judging`) in
+    two passes, so that answers stay blind: rows with an answer and no
+    verdict store your blind answers (the sheet showed no key); export the
+    sheet again to see the keys beside your stored answers, fill verdict
+    and load it again.  A row with answer and verdict is a judgment; an
+    answer other than the blind one you stored is refused."""
     from reviewer.judging import JudgmentRefused, submit_judgment
 
     if from_file is not None:
@@ -316,13 +328,39 @@ def _judge_from(
         if batch.blank
         else ""
     )
-    click.echo(
-        f"saved {counted(len(batch.judgments), 'judgment')} by {terminal_text(who.name)} from "
-        f"{terminal_text(batch.file)}{blank}; items now: {now}"
-    )
+    if batch.judgments or not (batch.answered or batch.repeated):
+        click.echo(
+            f"saved {counted(len(batch.judgments), 'judgment')} by {terminal_text(who.name)} "
+            f"from {terminal_text(batch.file)}{blank}; items now: {now}"
+        )
+        blank = ""
     for receipt in batch.judgments:
         if receipt.gold is not None:
             click.echo(f"{terminal_text(receipt.item_id)}: {receipt.gold.describe()}")
+    _say_blind_answers(ctx, batch, who.name, blank)
+
+
+def _say_blind_answers(ctx: click.Context, batch: BatchReceipt, name: str, blank: str) -> None:
+    """What ``judge --from`` did with answers given without a verdict, and what comes next."""
+    if not (batch.answered or batch.repeated):
+        return
+    sheet = "FILE" if batch.file == "<stdin>" else batch.file
+    again = suggested_command(ctx, "export", "--format", "judging", "--as", name, "--out", sheet)
+    said = []
+    if batch.answered:
+        said.append(
+            f"stored {counted(len(batch.answered), 'blind answer')} by {terminal_text(name)} "
+            f"from {terminal_text(batch.file)}"
+        )
+    if batch.repeated:
+        said.append(
+            f"{counted(batch.repeated, 'row')} {agreeing(batch.repeated, 'gives', 'give')} the "
+            "blind answer stored before and no verdict"
+        )
+    click.echo(
+        f"{'; '.join(said)}{blank}; to see the keys and give your verdicts, export the sheet "
+        f"again: {terminal_text(again)}"
+    )
 
 
 @click.command()

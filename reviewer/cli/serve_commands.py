@@ -2,7 +2,8 @@
 
 textual-serve runs a small web server; every browser tab that opens the page gets
 its own ``vetbench review`` process, whose screen and keys travel over a
-websocket.  The server listens on 127.0.0.1 unless told otherwise, or on a Unix
+websocket.  The server listens on 127.0.0.1 unless told otherwise (an address other
+machines reach only with ``--allow-remote``, and a loud warning), or on a Unix
 socket only its owner and group may open (``--socket``: any user of the machine
 reaches a 127.0.0.1 port): it has no login of its own, so people elsewhere reach it
 through a reverse proxy that authenticates them (README, "The review app in a browser").
@@ -11,6 +12,7 @@ through a reverse proxy that authenticates them (README, "The review app in a br
 from __future__ import annotations
 
 import errno
+import ipaddress
 import os
 import shlex
 import socket
@@ -31,7 +33,14 @@ DB_ENV_VAR = "VETBENCH_DB"  # db.engine.DB_ENV_VAR; not imported here to keep --
     "--host",
     default="127.0.0.1",
     show_default=True,
-    help="Address to listen on. Keep 127.0.0.1 and put an authenticating reverse proxy in front.",
+    help="Address to listen on. Keep 127.0.0.1 and put an authenticating reverse proxy in "
+    "front: an address other machines reach is refused without --allow-remote.",
+)
+@click.option(
+    "--allow-remote",
+    is_flag=True,
+    help="Listen on an address other machines reach (--host 0.0.0.0, a LAN address), with no "
+    "login: anyone who reaches the port reviews as --as NAME. Prefer a reverse proxy.",
 )
 @click.option(
     "--port", type=click.IntRange(1, 65535), default=8000, show_default=True, help="Port."
@@ -49,7 +58,8 @@ DB_ENV_VAR = "VETBENCH_DB"  # db.engine.DB_ENV_VAR; not imported here to keep --
     metavar="URL",
     default=None,
     help="The address browsers use when a proxy serves the app, e.g. "
-    "https://review.example.org/alice [default: http://HOST:PORT].",
+    "https://review.example.org/alice; needed with --host 0.0.0.0 [default: "
+    "http://HOST:PORT].",
 )
 @click.option(
     "--allow-origin",
@@ -79,6 +89,7 @@ DB_ENV_VAR = "VETBENCH_DB"  # db.engine.DB_ENV_VAR; not imported here to keep --
 def serve(
     ctx: click.Context,
     host: str,
+    allow_remote: bool,
     port: int,
     name: str | None,
     public_url: str | None,
@@ -100,7 +111,7 @@ def serve(
         except OriginError as error:
             fail(f"--allow-origin/--public-url: {error}")
     if socket_path is not None:
-        given = list(given_options(ctx, ("host", "port")).values())
+        given = list(given_options(ctx, ("host", "allow_remote", "port")).values())
         if given:
             fail(f"--socket listens on a file, not an address: leave out {' and '.join(given)}")
         if public_url is None:
@@ -108,6 +119,9 @@ def serve(
                 "--socket needs --public-url: the address browsers use through the proxy, "
                 "e.g. https://review.example.org/alice"
             )
+    remote = socket_path is None and not _is_loopback(host)
+    if remote:
+        _check_remote(host, port, allow_remote=allow_remote, public_url=public_url)
     db = open_db(ctx)  # a bad --db fails here, once, not in every browser tab
     # The same identity rule as `review`, checked once here: an unknown or mistyped name
     # is one line now, not an error page in every browser tab.  Whoever is registered on
@@ -129,12 +143,14 @@ def serve(
     # where a PostgreSQL password would show in the process list.
     os.environ[DB_ENV_VAR] = db.url.render_as_string(hide_password=False)
     command = shlex.join([sys.executable, "-m", "reviewer.cli", "review", "--as", who])
+    if remote:
+        _warn_remote(host, port, who)
     server = GuardedServer(
         command,
         host=host,
         port=port,
         title=f"vetbench review · {who}",
-        public_url=public_url.rstrip("/") if public_url else None,
+        public_url=public_url.rstrip("/") if public_url else _default_url(host, port),
         allowed_origins=allowed_origins,
         max_sessions=max_sessions,
         unix_socket=unix_socket,
@@ -169,6 +185,67 @@ def bind_unix_socket(path: Path) -> socket.socket:
     finally:
         os.umask(previous)
     return listener
+
+
+def _addresses(host: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+    """The addresses ``--host`` listens on ([] for a name that does not resolve: listening
+    on it fails later, in one line)."""
+    try:
+        return [ipaddress.ip_address(host.strip("[]").split("%")[0])]
+    except ValueError:
+        pass
+    try:
+        found = socket.getaddrinfo(
+            host or None, 0, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except OSError:
+        return []
+    return [ipaddress.ip_address(str(address[0]).split("%")[0]) for *_, address in found]
+
+
+def _is_loopback(host: str) -> bool:
+    """Only this machine reaches ``host`` (127.0.0.1, ::1, localhost)."""
+    return all(address.is_loopback for address in _addresses(host))
+
+
+def _check_remote(host: str, port: int, *, allow_remote: bool, public_url: str | None) -> None:
+    """Refuse an address other machines reach unless --allow-remote says it is meant, and
+    a wildcard address without --public-url: no URL of it works in a browser."""
+    if not allow_remote:
+        fail(
+            f"--host {host} lets other machines reach the review app with no login: anyone "
+            "who reaches the port reviews as --as (sees items and keys, stores judgments in "
+            "that name). Keep 127.0.0.1 and put an authenticating reverse proxy in front "
+            '(README, "The review app in a browser"), or add --allow-remote if you mean it'
+        )
+    if public_url is None and any(address.is_unspecified for address in _addresses(host)):
+        fail(
+            f"--host {host} listens on every address of this machine, and a browser cannot "
+            f"open {_default_url(host, port)}: add --public-url with the address people "
+            f"open, e.g. --public-url http://{socket.gethostname()}:{port}"
+        )
+
+
+def _warn_remote(host: str, port: int, who: str) -> None:
+    """Say, loudly and before anything is served, what listening beyond loopback exposes."""
+    click.secho(
+        f"WARNING: serving on {host}:{port} with no login. Anyone who can reach this port "
+        f"reviews as {who}: reads the items and their keys, and stores judgments in {who}'s "
+        "name. The Origin check stops other web pages, not other programs. Put an "
+        'authenticating reverse proxy in front instead (README, "The review app in a '
+        'browser").',
+        fg="red",
+        bold=True,
+        err=True,
+    )
+
+
+def _default_url(host: str, port: int) -> str:
+    """``http://HOST:PORT``, an IPv6 address in brackets, as a browser writes it."""
+    addresses = _addresses(host)
+    literal = len(addresses) == 1 and str(addresses[0]) == host.strip("[]")
+    shown = f"[{host.strip('[]')}]" if literal and addresses[0].version == 6 else host
+    return f"http://{shown}:{port}"
 
 
 def _check_can_listen(host: str, port: int) -> None:

@@ -29,6 +29,7 @@ from reviewer.tui.screens.area import AreaScreen
 from reviewer.tui.screens.help import HelpPage, HelpRow, HelpScreen
 from reviewer.tui.screens.review import ReviewScreen
 from reviewer.tui.timer import ActiveTimer
+from reviewer.tui.widgets.progress import ProgressLine
 
 if TYPE_CHECKING:
     from evaluator.backends.settings import BackendSettings
@@ -212,15 +213,16 @@ class ReviewApp(App[None]):
         if not self.may_open(area):
             # The key is not dead: it says why (the screen shows others' judgments).
             key, title, _lead_only = AREA_SCREENS[area]
-            notify_literally(
-                self,
+            said = (
                 f"{key} ({title.lower()}) is for leads: it shows everyone's judgments. "
                 f"{self.queue.annotator} is an {self.queue.role}; a lead can make them one "
-                f"with `vetbench users add {self.queue.annotator} --role lead`.",
-                title="For leads only",
-                severity="warning",
-                timeout=8,
+                f"with `vetbench users add {self.queue.annotator} --role lead`."
             )
+            if isinstance(self.screen, ReviewScreen):  # a toast lay over its verdict keys
+                line = self.screen.query_one(ProgressLine)
+                line.show_warning("For leads only", said, seconds=8)
+            else:
+                notify_literally(self, said, title="For leads only", severity="warning", timeout=8)
             return
         module = importlib.import_module(f"reviewer.tui.screens.{area}")
         screen_class = getattr(module, f"{area.capitalize()}Screen")

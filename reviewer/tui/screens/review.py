@@ -64,14 +64,15 @@ from reviewer.tui.messages import (
     ProgressCounted,
     RevisionSaved,
 )
-from reviewer.tui.responsive import apply_size_classes
+from reviewer.tui.responsive import FOLD_BELOW, apply_size_classes
 from reviewer.tui.screens.help import HelpRow
 from reviewer.tui.screens.review_keys import (
-    ACTION_HELP,
     REVIEW_BINDINGS,
     Phase,
     action_applies,
     key_shape,
+    palette_actions,
+    review_help_rows,
     why_not,
 )
 from reviewer.tui.screens.review_loading import item_loaded
@@ -166,6 +167,18 @@ class ReviewScreen(Screen[None]):
             Phase.AUTHORED,
         )
         self.query_one(VerdictBar).display = phase is Phase.REVEALED
+        self.query_one(ProgressLine).clear_warning()  # it was about the phase before
+        self._place_notices()
+
+    @on(events.ScreenSuspend)
+    @on(events.ScreenResume)
+    @on(events.Resize)
+    def _place_notices(self) -> None:
+        """The start notices count their 10 s only in sight, so the guidelines that open
+        first do not use them up; on a short terminal they give way while the key is
+        shown: at 80x24 their lines were the item's events and choices."""
+        keyed = self.query_one(RevealPanel).display and self.app.size.height < FOLD_BELOW
+        self.query_one(ProgressLine).hold_notices(self.app.screen is not self or keyed)
 
     # --- which keys apply --------------------------------------------------------------
 
@@ -186,35 +199,22 @@ class ReviewScreen(Screen[None]):
     def action_explain(self, key: str) -> None:
         """A key none of whose actions applies now: say why (no key is dead)."""
         self.app.bell()
-        notify_literally(
-            self,
-            why_not(
-                key,
-                self.phase,
-                self.item,
-                judged_verdict=self.own.verdict if self.own is not None else None,
-                first_of_session=self.queue.history.position <= 0,
-            ),
-            title="Nothing done",
-            severity="warning",
-            timeout=4,
+        said = why_not(
+            key,
+            self.phase,
+            self.item,
+            judged_verdict=self.own.verdict if self.own is not None else None,
+            first_of_session=self.queue.history.position <= 0,
         )
+        self.query_one(ProgressLine).show_warning("Nothing done", said)
 
     def help_rows(self) -> list[HelpRow]:
-        from reviewer.tui.screens.edit import EditScreen
-
-        rows = [HelpRow(entry.section, entry.keys, entry.text) for entry in ACTION_HELP]
-        return rows + EditScreen.help_rows()
+        return review_help_rows()
 
     def palette_commands(self) -> Iterator[tuple[str, str, Callable[[], object]]]:
         """(title, help, callback) for each action that applies now (for the command palette)."""
-        for entry in ACTION_HELP:
-            action, keys, text = entry.action, entry.keys, entry.text
-            name, _, argument = action.partition("(")
-            parameters = (argument.rstrip(")").strip("'"),) if argument else ()
-            if action == "pick" or not self.check_action(name, parameters):
-                continue
-            yield (f"{entry.title} ({keys})", text[0].upper() + text[1:], self._runner(action))
+        for title, text, action in palette_actions(self.check_action):
+            yield title, text, self._runner(action)
 
     def _runner(self, action: str) -> Callable[[], object]:
         async def run() -> None:
@@ -473,13 +473,8 @@ class ReviewScreen(Screen[None]):
     def _say_placed(self, label: str) -> None:
         """A press that changed nothing: the event is already in the order."""
         self.app.bell()
-        notify_literally(
-            self,
-            f"{label} is already in your order; Backspace takes back the last step",
-            title="Nothing done",
-            severity="warning",
-            timeout=4,
-        )
+        said = f"{label} is already in your order; Backspace takes back the last step"
+        self.query_one(ProgressLine).show_warning("Nothing done", said)
 
     @on(ChoiceRow.Picked)
     def choice_clicked(self, message: ChoiceRow.Picked) -> None:
@@ -506,12 +501,13 @@ class ReviewScreen(Screen[None]):
         if not self.draft.is_complete:
             self._show_draft()
             needed = "place every event" if self.item.kind is ItemKind.ORDERING else "choose"
-            notify_literally(self, f"First {needed} (Backspace takes back).", severity="warning")
+            said = f"First {needed} (Backspace takes back)."
+            self.query_one(ProgressLine).show_warning("", said)
             return
         try:
             self.blind_answer = parse_answer(self.item.kind, self.draft.answer, self.item.labels)
         except AnswerError as error:
-            notify_literally(self, str(error), severity="warning")
+            self.query_one(ProgressLine).show_warning("", str(error))
             return
         # Showing the key is the annotator's own act (Enter) and ends their blindness: the
         # answer is stored now, before the key is drawn, so no crash after it is lost.  On

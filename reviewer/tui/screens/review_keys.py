@@ -11,6 +11,7 @@ when none of the others applies now and says why in one line (:func:`why_not`).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -18,6 +19,7 @@ from textual.binding import Binding, BindingType
 
 from db.items import ItemSnapshot
 from db.vocabulary import ItemKind, Verdict
+from reviewer.tui.screens.help import HelpRow
 from reviewer.tui.widgets.verdict_bar import VERDICT_KEYS
 
 LETTERS = "ABCDEFGH"
@@ -316,3 +318,25 @@ def why_not(
     if is_pick:
         return "your blind answer is in: now choose a verdict (the footer lists the keys)"
     return "not now: give a verdict first"
+
+
+def review_help_rows() -> list[HelpRow]:
+    """The review screen's keys for the help (?), then the editor's."""
+    from reviewer.tui.screens.edit import EditScreen
+
+    rows = [HelpRow(entry.section, entry.keys, entry.text) for entry in ACTION_HELP]
+    return rows + EditScreen.help_rows()
+
+
+def palette_actions(
+    applies: Callable[[str, tuple[object, ...]], bool | None],
+) -> Iterator[tuple[str, str, str]]:
+    """(title, help, action) for each action that ``applies`` now (the screen's
+    ``check_action``), for the command palette."""
+    for entry in ACTION_HELP:
+        action, keys, text = entry.action, entry.keys, entry.text
+        name, _, argument = action.partition("(")
+        parameters = (argument.rstrip(")").strip("'"),) if argument else ()
+        if action == "pick" or not applies(name, parameters):
+            continue
+        yield f"{entry.title} ({keys})", text[0].upper() + text[1:], action

@@ -7,8 +7,10 @@ is quieter (and cheaper) than a pop-up for something that happens every item.
 from __future__ import annotations
 
 import re
+from time import monotonic
 
 from rich.text import Text
+from textual.timer import Timer
 from textual.widgets import Static
 
 from db.words import agreeing, counted
@@ -17,7 +19,8 @@ from reviewer.tui.literal import literal
 from reviewer.tui.responsive import STACK_BELOW
 
 NO_FILTER = QueueFilter().describe()  # "all items"
-NOTICE_SECONDS = 10.0  # how long a notice stays over the figures (as the toast did)
+NOTICE_SECONDS = 10.0  # how long a notice stays over the figures, in sight (as the toast did)
+WARNING_SECONDS = 4.0  # how long a key that did nothing is explained (as its toast was)
 NOTE_GAP = "   "  # between the last action's note and the figures
 _PART_GAP = re.compile(f" · |{NOTE_GAP}")  # where a status line too wide may break
 
@@ -94,6 +97,12 @@ class ProgressLine(Static):
         self._shown: tuple[str, QueueProgress | None, str] = ("", None, NO_FILTER)
         self._note = Text()
         self._notice = Text()
+        self._notice_left = 0.0  # the seconds of sight the notices have left
+        self._notice_since: float | None = None  # in sight since (monotonic); None: not
+        self._notice_timer: Timer | None = None
+        self._held = False
+        self._warning = Text()
+        self._warning_timer: Timer | None = None
 
     def show(self, annotator: str, progress: QueueProgress | None, filters: str) -> None:
         self._shown = (annotator, progress, filters)
@@ -101,31 +110,72 @@ class ProgressLine(Static):
 
     def show_notice(self, title: str, notice: str, seconds: float = NOTICE_SECONDS) -> None:
         """A notice over the figures, in the layout (a toast lay over the verdict keys),
-        for ``seconds`` or until the first action's outcome takes its place: who you
-        are, on first use, and the filter kept from last time.  A second notice goes on
-        a line below the first."""
+        for ``seconds`` in sight (see :meth:`hold_notices`) or until the first action's
+        outcome takes its place: who you are, on first use, and the filter kept from
+        last time.  A second notice goes on a line below the first."""
+        self._stop_counting()
         if self._notice:
             self._notice.append("\n")
-        self._notice.append_text(literal(f"{title}: ", "bold yellow"))
-        self._notice.append_text(literal(notice))
-        self.add_class("-notice")
+        self._notice.append_text(titled(title, notice))
+        self._notice_left = max(self._notice_left, seconds)
+        self._start_counting()
         self._render_line()
-        self.set_timer(seconds, self._clear_notice)
+
+    def hold_notices(self, held: bool) -> None:
+        """Held, the notices are out of sight and their time stands still (another screen
+        is on top, or the key needs their rows); let go, they show for the time left."""
+        if held != self._held:
+            self._held = held
+            self._stop_counting()
+            self._start_counting()
+            self._render_line()
+
+    def _start_counting(self) -> None:
+        if self._notice and not self._held:
+            self._notice_since = monotonic()
+            self._notice_timer = self.set_timer(self._notice_left, self._clear_notice)
+
+    def _stop_counting(self) -> None:
+        if self._notice_timer is not None:
+            self._notice_timer.stop()
+            self._notice_timer = None
+        if self._notice_since is not None:
+            self._notice_left -= monotonic() - self._notice_since
+            self._notice_since = None
 
     def _clear_notice(self) -> None:
-        if self._notice:
-            self._notice = Text()
-            self.remove_class("-notice")
-            self._render_line()
+        self._stop_counting()
+        self._notice, self._notice_left = Text(), 0.0
+        self._render_line()
 
     @property
     def notice(self) -> str:
+        """The notices, in sight or held."""
         return self._notice.plain
+
+    def show_warning(self, title: str, warning: str, seconds: float = WARNING_SECONDS) -> None:
+        """Why a key did nothing ("Nothing done: …"), over the figures for ``seconds`` (a
+        toast lay over the verdict keys): in place of the last one, in sight even while
+        the notices are held, until the next action's outcome takes its place."""
+        self._warning = titled(title, warning)
+        if self._warning_timer is not None:
+            self._warning_timer.stop()
+        self._warning_timer = self.set_timer(seconds, self.clear_warning)
+        self._render_line()
+
+    def clear_warning(self) -> None:
+        """No warning: its time is up, or what it was about is past."""
+        self._warning = Text()
+        self._render_line()
+
+    @property
+    def warning(self) -> str:
+        return self._warning.plain
 
     def show_note(self, note: str) -> None:
         self._note = literal(note, "bold green" if note.startswith("✓") else "bold yellow")
         self._clear_notice()
-        self._render_line()
+        self.clear_warning()
 
     @property
     def note(self) -> str:
@@ -156,9 +206,21 @@ class ProgressLine(Static):
             # one cell short: Textual wraps a line that fills the width at its last space
             note.truncate(width - 1, overflow="ellipsis")
             shown = Text("\n", overflow="fold").join([note, figures])
-        if self._notice:  # wrapped by words, above the line it leaves whole
-            shown = Text("\n").join([self._notice, shown])
+        notice = self._notice if not self._held else Text()
+        above = [text for text in (notice, self._warning) if text]
+        self.set_class(bool(above), "-notice")
+        if above:  # wrapped by words, above the line they leave whole
+            shown = Text("\n").join([*above, shown])
         self.update(shown)
+
+
+def titled(title: str, text: str) -> Text:
+    """``Title: text``, the title in bold yellow; untitled, the text in yellow."""
+    if not title:
+        return literal(text, "yellow")
+    said = literal(f"{title}: ", "bold yellow")
+    said.append_text(literal(text))
+    return said
 
 
 def between_parts(line: Text, width: int) -> Text:

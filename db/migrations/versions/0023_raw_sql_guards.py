@@ -27,8 +27,8 @@ from sqlalchemy import Connection
 from db.privileges import apply_privileges
 from db.releases import protect_releases_on_sqlite
 
-revision: str = "0021_raw_sql_guards"
-down_revision: str | None = "0020_key_reveals"
+revision: str = "0023_raw_sql_guards"
+down_revision: str | None = "0022_status_judged"
 
 _ORPHANS = "FROM release_item WHERE release_name NOT IN (SELECT name FROM release)"
 
