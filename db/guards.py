@@ -6,14 +6,17 @@
   ``UPDATE item SET status = 'approved'`` is refused, whoever runs it.
 - **Item content** (PostgreSQL): ``current_revision`` names one of the item's
   revisions, a new item's too (checked at commit: an import writes the item, then its
-  revisions), and moves only to its newest; revisions are only ever appended, and once
-  an item exists a new revision is written in its author's own name
-  (``session_user``); only leads revise an approved or rejected item.  An item's
+  revisions), and moves only to its newest; revisions are only ever appended, in their
+  writer's own name (``session_user``; a new item's may carry a name that is no
+  person's and no login's, such as a generating model's); only leads revise an
+  approved or rejected item.  An item's
   ``kind`` is its current revision's (an edit may make a multi item single, never an
   order a choice of answers); members may not change ``source`` at all (no UPDATE
   grant: ``db.privileges``).  Every revision is in the audit trail: a stored item's new
   revision commits only with a ``revise`` event naming the item, a new item's with an
-  ``import`` or ``generate`` event, of the same transaction in the writer's name.
+  ``import`` or ``generate`` event naming the item or its source (an import's event
+  names the file's source and, in ``sources``, those its records name), of the same
+  transaction in the writer's name.
 - **Judged statuses** (PostgreSQL): a member may store an undecided status (their
   session refreshes the statuses their judgments move), but an item in review, agreed or
   in conflict has a judgment of its current revision (``vetbench_guard_item_judged``):
@@ -21,7 +24,10 @@
   statuses the judgments give is Python's rule (the consensus is a fitted model), so a
   forged one among judged items is put back by ``vetbench init``.
 - **Item metadata** (PostgreSQL): ``meta``, ``source_ref`` and ``language`` change only
-  with a ``metadata`` audit event of the same transaction in the changer's name.
+  with a ``metadata`` audit event of the same transaction in the changer's name; the
+  duplicate link (``suspected_duplicate_of``, ``duplicate_similarity``) only with the
+  event of what moved it: a ``revise`` of the item or its original, its ``import`` or
+  ``generate`` (naming it or its source), a lead's ``flags`` recompute.
 - **Flags** (PostgreSQL): a member's flag row names a known flag and source, a
   revision that exists, and its evidence is a JSON object; and it comes with what it is
   about, in the same transaction: a text rule's with a new revision or the item's
@@ -35,6 +41,12 @@
   item named every gold, and was told every known answer), and its ``revision_id`` is the
   revision it names by number (agreement reads the one, the status rule the other).  A
   member's judgment gets its time from the server (``vetbench_stamp_judgment``).
+- **Judgments** (PostgreSQL): a member's judgment holds a verdict of the vocabulary, a
+  blind answer in canonical form for the judged revision's kind and choices
+  (``db.answers``) and a list of other orders; it is the person's only judgment in force
+  of that revision (re-judging is an undo, then a judgment); and it commits only with
+  its ``judge`` audit event naming it, of the same transaction
+  (``vetbench_guard_judgment``, ``vetbench_guard_judgment_audited``).
 - **Blind answers** (PostgreSQL): a member's judgment of a revision whose key they saw
   (their ``key_reveal`` row, ``db.reveals``) gives the blind answer stored with it
   (``vetbench_guard_judgment_blind``): an answer given after the key is never stored
@@ -106,6 +118,7 @@ __all__ = [
     "restore_sqlite_triggers",
 ]
 
+_RECOMPUTE_ACTION = "flags"  # `flags recompute`'s event, a lead's (LEAD_AUDIT_ACTIONS)
 _JUDGED = ", ".join(
     f"'{status.value}'" for status in UNDECIDED_STATUSES if status is not ItemStatus.PENDING
 )
@@ -125,6 +138,12 @@ WHEN NEW.status IN ({DECIDED}) AND NEW.status IS NOT OLD.status AND NOT EXISTS (
 BEGIN SELECT RAISE(ABORT, 'refused: item status {STATUS_REFUSAL}'); END""",
 }
 """SQLite's status rule: (trigger name, statement) for each trigger."""
+
+
+def _names_source(source: str) -> str:
+    """A condition on an audit event: it names ``source`` (a column or variable) as its
+    ``source``, or among its ``sources`` (an import of records naming their own)."""
+    return f"(payload ->> 'source' = {source} OR (payload::jsonb -> 'sources') ? {source})"
 
 
 _KIND_OF_ITEM = """  IF current_item.kind IS DISTINCT FROM (SELECT kind FROM item_revision
@@ -187,10 +206,15 @@ END""",
     RAISE EXCEPTION 'revision % of item % is not after its newest: revisions are only added',
       NEW.number, NEW.item_id USING ERRCODE = 'insufficient_privilege';
   END IF;
-  -- A revision written before this transaction: the item exists, and its new text is
-  -- the session's own (an import of a new item may bring its history's authors).
-  IF NEW.author IS DISTINCT FROM session_user AND EXISTS (
+  -- A revision is the session's own: of a stored item (one with a revision written
+  -- before this transaction) always; a new item's may bring another author only where
+  -- that name is no one's here, no person and no login (a generating model's, an
+  -- imported history's from elsewhere).  With psql an annotator planted a new item as a
+  -- lead's, whom the queue then never served it.
+  IF NEW.author IS DISTINCT FROM session_user AND (EXISTS (
       SELECT FROM item_revision WHERE item_id = NEW.item_id AND xmin <> pg_current_xact_id()::xid)
+    OR EXISTS (SELECT FROM person WHERE name = NEW.author)
+    OR EXISTS (SELECT FROM pg_roles WHERE rolname = NEW.author))
   THEN
     RAISE EXCEPTION '% may add revisions of item % only in their own name, not as %',
       session_user, NEW.item_id, NEW.author USING ERRCODE = 'insufficient_privilege';
@@ -212,7 +236,9 @@ END""",
         plpgsql_trigger(
             "vetbench_guard_revision_audited",
             path,
-            f"""BEGIN
+            f"""DECLARE
+  item_source varchar;
+BEGIN
   IF vetbench_session_is_admin() THEN
     RETURN NULL;
   END IF;
@@ -225,13 +251,19 @@ END""",
       'same transaction: % added it unrecorded', NEW.number, NEW.item_id, session_user
       USING ERRCODE = 'insufficient_privilege';
   END IF;
+  -- The event names the item (a generation's) or its source (an import's, one event for
+  -- a whole file: its source, or the sources its records name): an event about another
+  -- file let a new item of any source pass.
+  SELECT source INTO item_source FROM item WHERE id = NEW.item_id;
   IF EXISTS (SELECT FROM audit_event WHERE action IN ('{IMPORT_ACTION}', '{GENERATE_ACTION}')
-             AND db_role = session_user AND created_at = now()) THEN
+             AND db_role = session_user AND created_at = now()
+             AND (target = NEW.item_id OR {_names_source("item_source")})) THEN
     RETURN NULL;
   END IF;
   RAISE EXCEPTION 'new item % comes with the audit event of its import or generation '
-    '("{IMPORT_ACTION}", "{GENERATE_ACTION}") of the same transaction: % added it unrecorded',
-    NEW.item_id, session_user USING ERRCODE = 'insufficient_privilege';
+    '("{IMPORT_ACTION}", "{GENERATE_ACTION}") of the same transaction, naming it or its source '
+    '%: % added it unrecorded', NEW.item_id, item_source, session_user
+    USING ERRCODE = 'insufficient_privilege';
 END""",
         ),
         plpgsql_trigger(
@@ -320,6 +352,31 @@ END""",
   RETURN NULL;
 END""",
         ),
+        # An item's duplicate link (which item it nearly repeats, how closely: the review
+        # app and triage show it, few-shot examples leave its original out) changes only
+        # with the event of what moved it, of the same transaction in the changer's name:
+        # a revision of the item or of its original ("revise"), its import or generation
+        # (naming it or its source), a lead's "flags" recompute.  With psql an annotator
+        # cleared every link, approved items' included.  Checked at commit.
+        plpgsql_trigger(
+            "vetbench_guard_duplicate_link",
+            path,
+            f"""BEGIN
+  IF vetbench_session_is_admin() OR EXISTS (SELECT FROM audit_event
+      WHERE db_role = session_user AND created_at = now() AND (
+        action IN ('{REVISE_ACTION}', '{IMPORT_ACTION}', '{GENERATE_ACTION}')
+          AND target IN (NEW.id, OLD.suspected_duplicate_of, NEW.suspected_duplicate_of)
+        OR action IN ('{IMPORT_ACTION}', '{GENERATE_ACTION}') AND {_names_source("NEW.source")}
+        OR action = '{_RECOMPUTE_ACTION}')) THEN
+    RETURN NULL;
+  END IF;
+  RAISE EXCEPTION 'the duplicate link of item % (suspected_duplicate_of, duplicate_similarity) '
+    'changes only with the audit event of what moved it, of the same transaction: a revision '
+    'of it or of its original ("{REVISE_ACTION}"), its import or generation ("{IMPORT_ACTION}", '
+    '"{GENERATE_ACTION}"), a lead''s recompute ("{_RECOMPUTE_ACTION}"); % changed it unrecorded',
+    NEW.id, session_user USING ERRCODE = 'insufficient_privilege';
+END""",
+        ),
         # An item judged (in review, agreed, conflict) has a judgment of its current
         # revision: every status rule (fixed overlap or the consensus, whatever the
         # qualification gate counts) leaves one nobody judged pending.  With psql a member
@@ -359,7 +416,7 @@ END""",
   RETURN NEW;
 END""",
         ),
-        *review_guard_functions(path),
+        *review_guard_functions(path, revision_kind=revision_kind),
     ]
 
 
@@ -370,11 +427,14 @@ POSTGRES_GUARD_FUNCTIONS = (
     "vetbench_guard_flag()",
     "vetbench_guard_flag_origin()",
     "vetbench_guard_item_metadata()",
+    "vetbench_guard_duplicate_link()",
     "vetbench_guard_item_judged()",
     "vetbench_gold_known(integer)",
     "vetbench_calibration_outcomes()",
     "vetbench_stamp_role()",
     "vetbench_stamp_judgment()",
+    "vetbench_guard_judgment()",
+    "vetbench_guard_judgment_audited()",
     "vetbench_guard_judgment_blind()",
     "vetbench_serial_id()",
     "vetbench_guard_judgment_undo()",
@@ -432,6 +492,16 @@ POSTGRES_GUARD_TRIGGERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
         (),
     ),
     (
+        "item",
+        "item_duplicate_link_audited",
+        "AFTER UPDATE OF suspected_duplicate_of, duplicate_similarity ON item "
+        "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN "
+        "(NEW.suspected_duplicate_of IS DISTINCT FROM OLD.suspected_duplicate_of OR "
+        "NEW.duplicate_similarity IS DISTINCT FROM OLD.duplicate_similarity) "
+        "EXECUTE FUNCTION vetbench_guard_duplicate_link()",
+        (),
+    ),
+    (
         # Deferred: an edit moves the item to its new revision before its status follows.
         "item",
         "item_status_judged",
@@ -470,6 +540,20 @@ POSTGRES_GUARD_TRIGGERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
         "judgment",
         "judgment_stamp",
         "BEFORE INSERT ON judgment FOR EACH ROW EXECUTE FUNCTION vetbench_stamp_judgment()",
+        (),
+    ),
+    (
+        # After judgment_stamp (triggers of one event run in name order).
+        "judgment",
+        "judgment_values",
+        "BEFORE INSERT ON judgment FOR EACH ROW EXECUTE FUNCTION vetbench_guard_judgment()",
+        (),
+    ),
+    (
+        "judgment",
+        "judgment_audited",
+        "AFTER INSERT ON judgment DEFERRABLE INITIALLY DEFERRED FOR EACH ROW "
+        "EXECUTE FUNCTION vetbench_guard_judgment_audited()",
         (),
     ),
     (

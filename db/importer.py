@@ -273,6 +273,13 @@ def _store(
             source.file_name,
             format=report.format,
             source=report.source,
+            # Records may name their own sources (JSONL): the event names them too, as a
+            # new item's revisions need on PostgreSQL (db.guards).
+            **(
+                {"sources": sorted(report.record_sources)}
+                if report.record_sources - {report.source}
+                else {}
+            ),
             added=report.tally.added,
             updated=report.tally.updated,
             unchanged=report.tally.unchanged,

@@ -321,6 +321,14 @@ def store_items(
     store_revisions(session, revisions, check_duplicates=check_duplicates)
 
 
+def item_sources(session: Session, item_ids: Iterable[str]) -> list[str]:
+    """The sources of these items, each once, sorted."""
+    sources: set[str] = set()
+    for chunk in id_chunks(list(item_ids)):
+        sources.update(session.exec(select(col(Item.source)).where(col(Item.id).in_(chunk))))
+    return sorted(sources)
+
+
 def next_revision_numbers(session: Session, item_ids: Sequence[str]) -> dict[str, int]:
     """The number the next revision of each stored item takes: its newest revision's + 1
     (the one place it is computed; items without revisions are left out)."""

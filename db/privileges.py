@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, inspect, text
 from sqlalchemy.exc import DBAPIError
 
-from db.guard_sql import plpgsql_trigger
+from db.guard_sql import audited_here, plpgsql_trigger
 from db.guards import POSTGRES_GUARD_FUNCTIONS, POSTGRES_GUARD_TRIGGERS, postgres_guard_functions
 from db.table_privileges import (
     ANNOTATOR_GROUP,
@@ -37,7 +37,7 @@ from db.table_privileges import (
     Policy,
     TablePrivileges,
 )
-from db.vocabulary import DECISION_STATUSES, Role
+from db.vocabulary import DECISION_STATUSES, RELEASE_ACTION, Role
 
 _DECIDED = ", ".join(f"'{status.value}'" for status in DECISION_STATUSES)
 
@@ -221,6 +221,23 @@ def _release_functions(path: str) -> list[str]:
   END IF;
   RETURN NEW;""",
         ),
+        # A release's items come with the release, from the transaction that makes it
+        # (with its audit event, for a member): with psql a lead wrote items of a release
+        # that did not exist, unrecorded, and the name was then taken for good.  Checked at
+        # commit; it binds the owner too, as the release's other guards do.
+        trigger_function(
+            "vetbench_release_item_with_release",
+            path,
+            f"""  IF NOT EXISTS (SELECT FROM release WHERE name = NEW.release_name
+                 AND xmin = pg_current_xact_id()::xid)
+     OR NOT vetbench_session_is_admin()
+        AND NOT {audited_here(RELEASE_ACTION, "NEW.release_name")} THEN
+    RAISE EXCEPTION 'item % of release % is stored only by the transaction that makes the '
+      'release, with its audit event "{RELEASE_ACTION}": % wrote it alone', NEW.item_id,
+      NEW.release_name, session_user USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  RETURN NULL;""",
+        ),
         trigger_function(
             "vetbench_release_complete",
             path,
@@ -293,6 +310,13 @@ _TRIGGERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
         "release_item_sealed",
         "BEFORE INSERT ON release_item "
         "FOR EACH ROW EXECUTE FUNCTION vetbench_release_item_sealed()",
+        (),
+    ),
+    (
+        "release_item",
+        "release_item_with_release",
+        "AFTER INSERT ON release_item DEFERRABLE INITIALLY DEFERRED "
+        "FOR EACH ROW EXECUTE FUNCTION vetbench_release_item_with_release()",
         (),
     ),
     (
@@ -394,12 +418,47 @@ def privilege_statements(
             # Deferred checks (at commit) are constraint triggers.
             constraint = "CONSTRAINT " if "DEFERRABLE" in definition else ""
             statements.append(f"CREATE {constraint}TRIGGER {name} {definition}")
+    statements += _execute_statements(schema)
     # Serial ids: members draw from the sequences of the tables they insert into.
     statements.append(
         f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {quote_identifier(schema)} "
         f"TO {ANNOTATOR_GROUP}"
     )
     return statements
+
+
+MEMBER_FUNCTIONS = (
+    "vetbench_session_person_id()",
+    "vetbench_session_is_admin()",
+    "vetbench_session_is_lead()",
+    "vetbench_gold_known(integer)",
+    "vetbench_calibration_outcomes()",
+)
+"""The functions members call themselves, or through their policies and guards; the
+others (trigger functions, the search index's) run only as triggers fire them, or
+inside a function that runs as its owner."""
+
+
+def _execute_statements(schema: str) -> list[str]:
+    """Every vetbench function runs only for those granted it: PostgreSQL lets every
+    login run a new function, and with psql a role outside vetbench read who passed which
+    gold item (``vetbench_calibration_outcomes``, which runs as its owner)."""
+    return [
+        f"""DO $$
+DECLARE
+  function_name text;
+BEGIN
+  FOR function_name IN
+    SELECT p.oid::regprocedure::text FROM pg_proc p
+    JOIN pg_namespace n ON n.oid = p.pronamespace
+    WHERE n.nspname = {_quote_literal(schema)} AND p.proname LIKE 'vetbench\_%'
+  LOOP
+    EXECUTE format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', function_name);
+  END LOOP;
+END
+$$""",
+        f"GRANT EXECUTE ON FUNCTION {', '.join(MEMBER_FUNCTIONS)} TO {ANNOTATOR_GROUP}",
+    ]
 
 
 def administrator_statements(
@@ -477,6 +536,7 @@ def removal_statements(schema: str, tables: Sequence[str]) -> list[str]:
             "vetbench_refuse_change",
             "vetbench_release_frozen",
             "vetbench_release_item_sealed",
+            "vetbench_release_item_with_release",
             "vetbench_release_complete",
             "vetbench_session_is_lead",
             "vetbench_session_is_admin",

@@ -48,7 +48,7 @@ from db.models import (
 from db.people import require_lead
 from db.rows import from_row
 from db.validation import how_names_differ, same_name_key
-from db.vocabulary import DecisionReason, FlagName, ItemStatus, reason_word
+from db.vocabulary import RELEASE_ACTION, DecisionReason, FlagName, ItemStatus, reason_word
 from db.words import counted
 
 __all__ = [
@@ -408,7 +408,7 @@ def store_release(
     record_audit(
         session,
         creator.name,
-        "release",
+        RELEASE_ACTION,
         name,
         hash=digest,
         items=len(items),

@@ -5,12 +5,46 @@ answers.  ``db.guards``'s docstring says what every guard keeps and why;
 from __future__ import annotations
 
 from db.guard_sql import COMMITTED_BEFORE, STATUS_HOLDS, audited_here, plpgsql_trigger
-from db.vocabulary import RETRACT_ACTION, UNDO_DECISION_ACTION
+from db.vocabulary import (
+    JUDGE_ACTION,
+    RETRACT_ACTION,
+    UNDO_DECISION_ACTION,
+    ItemKind,
+    Verdict,
+)
+
+_VERDICTS = ", ".join(f"'{verdict.value}'" for verdict in Verdict)
+_ONE_LETTER = f"'{ItemKind.SINGLE.value}', '{ItemKind.TRUEFALSE.value}'"
 
 
-def review_guard_functions(path: str) -> list[str]:
+def _audited_judgment(name: str, path: str, action: str, done: str, did: str) -> str:
+    """The check, at commit, that a member's judgment ``done`` (stored, undone) comes with
+    its audit event ``action`` naming it, of the same transaction."""
+    return plpgsql_trigger(
+        name,
+        path,
+        f"""BEGIN
+  IF NOT vetbench_session_is_admin()
+     AND NOT {audited_here(action, "NEW.item_id", "judgment_id")} THEN
+    RAISE EXCEPTION 'judgment % of item % is {done} only with its audit event "{action}" '
+      'of the same transaction: % {did} unrecorded', NEW.id, NEW.item_id, session_user
+      USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  RETURN NULL;
+END""",
+    )
+
+
+def review_guard_functions(path: str, *, revision_kind: bool = True) -> list[str]:
     """The functions that guard judgments, decisions, claims and gold answers, each
-    running under ``path``."""
+    running under ``path``; ``revision_kind``: the schema has ``item_revision.kind``
+    (before 0012 an item's kind is the item's)."""
+    kind_query = (
+        "SELECT kind FROM item_revision WHERE item_id = NEW.item_id "
+        "AND number = NEW.revision_number"
+        if revision_kind
+        else "SELECT kind FROM item WHERE id = NEW.item_id"
+    )
     return [
         # The known verdict and answer of a gold item, for a lead or for someone who has
         # judged it (annotators cannot read those columns: db.privileges).
@@ -77,6 +111,62 @@ BEGIN
   RETURN NEW;
 END""",
         ),
+        # A member's judgment holds what vetbench stores (db.answers, db.vocabulary): a
+        # verdict of the vocabulary, the blind answer in canonical form for the judged
+        # revision's kind and choices, other orders as a list; and it is their only
+        # judgment in force of that revision (re-judging is an undo, then a judgment).
+        # With psql an annotator stored 'bogusverdict' with the answer 'not-an-answer',
+        # several times over.  Runs after vetbench_stamp_judgment (trigger names sort so),
+        # which checked the revision exists.
+        plpgsql_trigger(
+            "vetbench_guard_judgment",
+            path,
+            f"""DECLARE
+  judged_kind varchar;
+  labels text[];
+  given text[] := regexp_split_to_array(NEW.blind_answer, '');
+  answers boolean;
+BEGIN
+  IF vetbench_session_is_admin() THEN
+    RETURN NEW;
+  END IF;
+  IF NEW.verdict IS NULL OR NEW.verdict NOT IN ({_VERDICTS})
+     OR json_typeof(NEW.alternative_orders::json) IS DISTINCT FROM 'array' THEN
+    RAISE EXCEPTION 'a judgment of item % revision % has verdict % and other orders %: '
+      'a verdict is one of {_VERDICTS.replace("'", "")}, other orders a list', NEW.item_id,
+      NEW.revision_number, NEW.verdict, NEW.alternative_orders USING ERRCODE = 'check_violation';
+  END IF;
+  judged_kind := ({kind_query});
+  labels := ARRAY(SELECT label FROM item_revision r,
+    json_object_keys(r.choices::json) WITH ORDINALITY AS k(label, place)
+    WHERE r.item_id = NEW.item_id AND r.number = NEW.revision_number ORDER BY place);
+  -- An order places every label once; a choice set names labels in the choices' order,
+  -- each once, one of them for a single or true/false item.
+  answers := NEW.blind_answer <> '' AND CASE
+    WHEN judged_kind = '{ItemKind.ORDERING.value}' THEN
+      ARRAY(SELECT unnest(given) ORDER BY 1) = ARRAY(SELECT unnest(labels) ORDER BY 1)
+    ELSE given = ARRAY(SELECT label FROM unnest(labels) WITH ORDINALITY AS l(label, place)
+                       WHERE label = ANY (given) ORDER BY place)
+      AND (judged_kind NOT IN ({_ONE_LETTER}) OR cardinality(given) = 1)
+  END;
+  IF answers IS NOT TRUE THEN
+    RAISE EXCEPTION 'a judgment of item % revision % has blind answer %, which is not an answer '
+      'to it: a % item with choices % is answered in canonical form (db.answers)', NEW.item_id,
+      NEW.revision_number, NEW.blind_answer, judged_kind, array_to_string(labels, '')
+      USING ERRCODE = 'check_violation';
+  END IF;
+  -- One in force per person and revision, also when two of their sessions judge at once:
+  -- one lock per person (a batch of thousands takes it once, not a lock table's worth).
+  PERFORM pg_advisory_xact_lock(hashtext('vetbench_judgment'), NEW.annotator_id);
+  IF EXISTS (SELECT FROM judgment WHERE annotator_id = NEW.annotator_id
+             AND item_id = NEW.item_id AND revision_number = NEW.revision_number
+             AND NOT retracted) THEN
+    RAISE EXCEPTION '% already judged item % revision %: undo it first to judge again',
+      session_user, NEW.item_id, NEW.revision_number USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  RETURN NEW;
+END""",
+        ),
         # A member's judgment keeps the blind answer they gave before seeing the key of
         # that revision (their key_reveal row, db.reveals): with psql an annotator stored
         # an answer given after the key as blind.  Run as the member, who reads their own
@@ -103,6 +193,11 @@ BEGIN
   RETURN NEW;
 END""",
         ),
+        # A member's judgment comes with its audit event "judge" naming it, as an undo with
+        # its "retract": with psql an annotator judged with no trace in the trail.
+        _audited_judgment(
+            "vetbench_guard_judgment_audited", path, JUDGE_ACTION, "stored", "judged"
+        ),
         # An undo (a judgment's, a decision's) is one way, dated by the server, and comes
         # with its audit event (checked at commit): with psql a member undid a judgment
         # unrecorded and dated it 1999, a lead undid a decision and took the undo back.
@@ -128,18 +223,8 @@ END""",
   RETURN NEW;
 END""",
         ),
-        plpgsql_trigger(
-            "vetbench_guard_judgment_undo_audited",
-            path,
-            f"""BEGIN
-  IF NOT vetbench_session_is_admin()
-     AND NOT {audited_here(RETRACT_ACTION, "NEW.item_id", "judgment_id")} THEN
-    RAISE EXCEPTION 'judgment % of item % is undone only with its audit event "{RETRACT_ACTION}" '
-      'of the same transaction: % undid it unrecorded', NEW.id, NEW.item_id, session_user
-      USING ERRCODE = 'insufficient_privilege';
-  END IF;
-  RETURN NULL;
-END""",
+        _audited_judgment(
+            "vetbench_guard_judgment_undo_audited", path, RETRACT_ACTION, "undone", "undid it"
         ),
         plpgsql_trigger(
             "vetbench_guard_decision_undo",

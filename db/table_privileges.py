@@ -83,7 +83,8 @@ TABLES: tuple[TablePrivileges, ...] = (
     # the status column is a cache every judgment refreshes, but only leads move an
     # item into or out of approved/rejected (trigger item_decided_status_guard), and
     # only while a decision says so; revisions are appended in one's own name and
-    # current_revision moves only to the newest (db.guards).
+    # current_revision moves only to the newest (db.guards); metadata and the duplicate
+    # link change only with the audit event of what changed them (db.guards).
     TablePrivileges(
         "item",
         members=(
@@ -127,7 +128,8 @@ TABLES: tuple[TablePrivileges, ...] = (
     # dated by the server and comes with its audit event (db.guards, migration 0017).  Another
     # annotator's calibration judgment (of a gold item) is for leads only: its blind
     # answer beside the public outcome (vetbench_calibration_outcomes) told the known
-    # answer (migration 0016).
+    # answer (migration 0016).  A judgment holds vetbench's values, one in force per
+    # person and revision, with its "judge" event (db.review_guards, migration 0023).
     TablePrivileges(
         "judgment",
         members=("SELECT", "INSERT", "UPDATE (retracted, retracted_at)"),
@@ -217,7 +219,8 @@ TABLES: tuple[TablePrivileges, ...] = (
     ),
     # Releases: leads make them, in their own name; everyone reads them.  Nobody updates
     # or deletes one, the owner included (triggers release_frozen, release_item_frozen);
-    # items are added only before their release row (release_item_sealed).
+    # items are added only before their release row (release_item_sealed), by the
+    # transaction that writes it (release_item_with_release, migration 0023).
     TablePrivileges(
         "release",
         leads=("INSERT",),

@@ -29,6 +29,7 @@ __all__ = [
     "OPEN_STATUSES",
     "ORACLE_SCRIPT",
     "REGISTER_ACTION",
+    "RELEASE_ACTION",
     "RETRACT_ACTION",
     "REVEAL_ACTION",
     "REVISE_ACTION",
@@ -100,6 +101,9 @@ REGISTER_ACTION = "register"
 """The audit action of registering a person (``db.people.ensure_person``): on PostgreSQL a
 member who is not a lead records one only of themselves as an annotator, as
 ``--new-user`` and a first write register them (``db.table_privileges``)."""
+RELEASE_ACTION = "release"
+"""The audit action of making a release (``db.releases``): on PostgreSQL a member's release
+items commit only with one of the same transaction naming the release (``db.privileges``)."""
 LEAD_AUDIT_ACTIONS = (
     "config",
     "decide",
@@ -108,7 +112,7 @@ LEAD_AUDIT_ACTIONS = (
     "gold-remove",
     "guidelines",
     "login-role",
-    "release",
+    RELEASE_ACTION,
     "requalify",
     "set-role",
     UNDO_DECISION_ACTION,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from test_guards import EVENT_SQL, REVISION_SQL, RUN_SQL
-from test_privileges import JUDGMENT_SQL, Team, raw, run, team  # noqa: F401  (team: the fixture)
+from test_privileges import JUDGE_EVENT_SQL, JUDGMENT_SQL, Team, raw, run, team  # noqa: F401  (team: the fixture)
 
 from db.engine import open_database
 from reviewer.judging import ItemEdit, edit_item
@@ -75,7 +75,8 @@ def test_a_judgment_names_the_revision_it_judges(team: Team) -> None:
     with pytest.raises(sa.exc.IntegrityError, match=refused):  # nor another number of it
         raw(alice, JUDGMENT_SQL.replace("'o:1'), 1,", "'o:1'), 2,"), annotator=annotator)
     assert raw(alice, "SELECT count(*) FROM judgment").scalar_one() == 0
-    raw(alice, JUDGMENT_SQL, annotator=annotator)  # its own revision: stored
+    # its own revision, with its audit event: stored
+    in_one_transaction(alice, JUDGMENT_SQL, JUDGE_EVENT_SQL, annotator=annotator, item="o:1")
     assert raw(alice, "SELECT count(*) FROM judgment").scalar_one() == 1
 
 
@@ -140,6 +141,11 @@ ITEM_SQL = (
     "INSERT INTO item (id, kind, source, source_ref, language, status, current_revision, "
     "meta, created_at) VALUES ('bare:1', 'ordering', 'psql', '', 'en', 'pending', 1, '{}', now())"
 )
+IMPORT_EVENT_SQL = (
+    "INSERT INTO audit_event (actor, action, target, payload, os_login, host, created_at) "
+    "VALUES ('x', 'import', 'psql.csv', CAST(:payload AS json), '', '', now())"
+)
+"""An import's event, of a file whose records' source ``:payload`` names (``{"source": ..}``)."""
 NEW_ITEM_REVISION_SQL = REVISION_SQL.replace(
     "WHERE item_id = :item", "WHERE item_id = 'o:1'"
 ).replace("SELECT item_id,", "SELECT 'bare:1',")
@@ -157,9 +163,10 @@ def test_an_item_is_stored_only_with_its_revision(team: Team) -> None:
         alice,
         ITEM_SQL,
         NEW_ITEM_REVISION_SQL,
-        EVENT_SQL.format(action="import"),
+        IMPORT_EVENT_SQL,
         number=1,
         author=team.alice,
+        payload='{"source": "psql"}',
     )
     assert raw(alice, "SELECT count(*) FROM item_revision WHERE item_id = 'bare:1'").scalar() == 1
     imported = run(alice, "import", str(FIXTURES / "econ_ordering.csv"))

@@ -89,6 +89,13 @@ JUDGMENT_SQL = (
     "(SELECT id FROM item_revision WHERE item_id = 'o:1'), 1, :annotator, 'ABCD', 'keep', "
     "'[]', '', 0, now(), false)"
 )
+JUDGE_EVENT_SQL = (
+    "INSERT INTO audit_event (actor, action, target, payload, os_login, host, created_at) "
+    "VALUES ('x', 'judge', :item, json_build_object('judgment_id', currval('judgment_id_seq')), "
+    "'', '', now())"
+)
+"""The ``judge`` event of the judgment just inserted in this session, about ``:item``: a
+member's judgment commits only with it (db.review_guards)."""
 DECISION_SQL = (
     "INSERT INTO decision (item_id, lead_id, status, revision_number, final_key, comment, "
     "created_at) VALUES ('o:1', :lead, 'approved', 1, 'ABCD', '', now())"
@@ -136,9 +143,11 @@ def test_a_judgment_in_another_persons_name_is_refused(team: Team) -> None:
             sa.text("INSERT INTO pg_temp.person VALUES (:id, session_user)"), {"id": bob_id}
         )
         connection.execute(sa.text(JUDGMENT_SQL), {"annotator": bob_id})
+    # In her own name she may (the policy is not a blanket refusal), with its audit event.
+    with engine.begin() as connection:
+        connection.execute(sa.text(JUDGMENT_SQL), {"annotator": team.person_id(team.alice)})
+        connection.execute(sa.text(JUDGE_EVENT_SQL), {"item": "o:1"})
     engine.dispose()
-    # In her own name she may (the policy is not a blanket refusal).
-    raw(alice_url, JUDGMENT_SQL, annotator=team.person_id(team.alice))
     owner = open_database(team.owner_url)
     with owner.session() as session:
         stored = session.exec(select(Judgment)).all()

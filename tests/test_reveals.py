@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from helpers import run_cli, store_item, store_person, stored_judgments
-from test_privileges import Team, raw, team  # noqa: F401  (team: the fixture)
+from test_member_writes import in_one_transaction
+from test_privileges import JUDGE_EVENT_SQL, Team, raw, team  # noqa: F401  (team: the fixture)
 
 from db.audit import read_audit
 from db.engine import Database, open_database
@@ -179,8 +180,9 @@ def test_a_members_judgment_by_sql_keeps_their_blind_answer(team: Team) -> None:
         "annotator saw the key after answering DABC blind",
     ):
         raw(alice, judgment_sql("ABCD"), annotator=alice_id)
-    raw(alice, judgment_sql("DABC"), annotator=alice_id)  # the answer she gave blind
-    raw(bob, judgment_sql("ABCD"), annotator=bob_id)  # bob saw no key: his answer is his own
+    # With their judge events, as a member's judgment commits only with one (db.review_guards).
+    in_one_transaction(alice, judgment_sql("DABC"), JUDGE_EVENT_SQL, annotator=alice_id, item="o:1")
+    in_one_transaction(bob, judgment_sql("ABCD"), JUDGE_EVENT_SQL, annotator=bob_id, item="o:1")
     owner = open_database(team.owner_url)
     try:
         judged = [(j.blind_answer, j.annotator_id) for j in stored_judgments(owner)]

@@ -9,13 +9,24 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from db.audit import record_event
 from db.engine import Database
 from db.flags import check_duplicates
+from db.items import item_sources
+from db.vocabulary import GENERATE_ACTION
 
 
-def flag_duplicates(db: Database, new_ids: Collection[str]) -> int:
-    """Mark each of ``new_ids`` that nearly repeats an earlier item; returns how many were marked."""
+def flag_duplicates(db: Database, new_ids: Collection[str], actor: str) -> int:
+    """Mark each of ``new_ids`` that nearly repeats an earlier item; returns how many were
+    marked.  The links are recorded in ``actor``'s name with one ``generate`` event naming
+    their sources (on PostgreSQL a member's links need it: ``db.guards``)."""
     if not new_ids:
         return 0
     with db.transaction() as session:
-        return check_duplicates(session, new_ids)
+        marked = check_duplicates(session, new_ids)
+        if marked:
+            sources = item_sources(session, new_ids)
+            record_event(
+                session, actor, GENERATE_ACTION, "duplicates", sources=sources, duplicates=marked
+            )
+        return marked

@@ -376,7 +376,7 @@ def run_generation(
     finally:
         outcomes.close()  # drop queued requests; wait for those on the wire
         _update_counts(summary, client, counters_before)
-        summary.duplicates += flag_duplicates(db, summary.stored_ids)
+        summary.duplicates += flag_duplicates(db, summary.stored_ids, actor)
     return summary
 
 
