@@ -292,6 +292,42 @@ def test_an_openai_model_runs_against_a_compatible_server(
     assert "sk-test" not in result.stdout
 
 
+@pytest.mark.parametrize("problem", ["no /v1 in the base URL", "the wrong model"])
+def test_a_run_the_server_refuses_says_to_start_a_new_run_not_to_resume(
+    url: str, problem: str
+) -> None:
+    """An HTTP 404 (no route: the base URL lacks /v1) or 400 (the server serves another
+    model) comes back on every retry, and a resume keeps the run's model: the note says to
+    start a new run with the right --model and --base-url, and why the 404 came."""
+    pinned = Reply(400, {"detail": "Server is pinned to 'fake-model'; requested 'tiny'."})
+    with FakeOpenAIServer(default=lambda _request: pinned) as server:
+        base_url = server.base_url.removesuffix("/v1") if "/v1" in problem else server.base_url
+        args = ("--model", "openai:tiny", "--base-url", base_url, "--shots", "0", "--limit", "2")
+        result = run_cli(url, "eval", *args)
+        shown = run_cli(url, "runs", "show", "1")
+    assert result.exit_code == 1, result.output
+    for output in (result.output, shown.output):
+        (note,) = [line for line in output.splitlines() if line.startswith("note ")]
+        assert note.endswith(
+            "a retry cannot fix this: start a new run with the right --model and --base-url"
+        ), note
+        assert "resume" not in output
+        if "/v1" in problem:
+            assert "HTTP 404" in note and "has no /v1 in its path: " in note
+            assert f"e.g. {base_url}/v1)" in note
+        else:
+            assert "HTTP 400: Server is pinned to 'fake-model'; requested 'tiny'." in note
+        assert "failed        2 (infrastructure; the note below says why)" in output
+
+
+def test_a_server_error_still_says_to_resume(url: str) -> None:
+    with FakeOpenAIServer(default=lambda _request: Reply(503, {"error": "overloaded"})) as server:
+        args = ("--model", "openai:x", "--base-url", server.base_url, "--shots", "0")
+        result = run_cli(url, "eval", *args, "--limit", "1", "--max-retries", "0")
+    (note,) = [line for line in result.output.splitlines() if line.startswith("note ")]
+    assert "HTTP 503" in note and note.endswith("resume the run to retry it"), note
+
+
 def test_score_mode_through_an_api_that_returns_prompt_logprobs(
     url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
