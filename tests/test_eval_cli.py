@@ -413,6 +413,21 @@ def test_mistakes_are_explained_without_a_traceback(
     assert "Traceback" not in result.output + result.stderr
 
 
+def test_a_missing_script_file_is_said_before_the_shots(
+    url: str, scripted: str, tmp_path: Path
+) -> None:
+    """The model is the first thing to fix: with a script that reads, these choices fall
+    short of shots; with one that does not, that is what the command says."""
+    short = run_cli(url, "eval", "--model", scripted)
+    assert short.exit_code == 1 and "too few shots" in short.stderr
+    missing = tmp_path / "missing.json"
+    result = run_cli(url, "eval", "--model", f"scripted:{missing}")
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        f"error: {missing}: cannot read the file: No such file or directory"
+    )
+
+
 def _unknown_architecture(tmp_path: Path) -> Path:
     return write_folder(tmp_path, "model", {"config.json": '{"model_type": "no_such_arch"}'})
 
