@@ -328,10 +328,15 @@ def _judge_from(
         if batch.blank
         else ""
     )
+    if batch.judged_before:  # a sheet loaded again after more of its rows were filled
+        blank += (
+            f"; {counted(batch.judged_before, 'row')} already stored "
+            f"({agreeing(batch.judged_before, 'its', 'their')} judgment as it is, left alone)"
+        )
     if batch.judgments or not (batch.answered or batch.repeated):
         click.echo(
             f"saved {counted(len(batch.judgments), 'judgment')} by {terminal_text(who.name)} "
-            f"from {terminal_text(batch.file)}{blank}; items now: {now}"
+            f"from {terminal_text(batch.file)}{blank}" + (f"; items now: {now}" if now else "")
         )
         blank = ""
     for receipt in batch.judgments:
