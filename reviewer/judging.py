@@ -31,7 +31,7 @@ from db.engine import Database
 from db.gold import GoldOutcome, judged_gold_outcome, served_gold_id
 from db.guidelines import current_guidelines_version
 from db.item_status import refresh_item_status, refresh_judged_items
-from db.items import ItemSnapshot, add_revision, locked_item
+from db.items import ItemSnapshot, add_revision, locked_item, no_item_message
 from db.json_types import JsonObject, attributes_json
 from db.models import Claim, Item, ItemRevision, Judgment, Person, utcnow
 from db.people import ensure_person, find_person
@@ -542,7 +542,7 @@ def edit_item(
     with db.transaction() as session:
         item = locked_item(session, item_id)
         if item is None:
-            raise JudgmentRefused(f"there is no item '{item_id}'")
+            raise JudgmentRefused(no_item_message(session, item_id))
         if base_revision is not None and item.revision != base_revision:
             raise JudgmentRefused(
                 f"item {item_id} was revised by someone else while you edited it (now "

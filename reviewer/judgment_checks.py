@@ -19,7 +19,7 @@ from sqlmodel import Session, col, select
 
 from db.answers import AnswerError, format_answer, parse_answer
 from db.errors import VetbenchError
-from db.items import ItemSnapshot, locked_item
+from db.items import ItemSnapshot, locked_item, no_item_message
 from db.models import Item, Judgment, Person
 from db.people import ensure_person, find_person
 from db.reveals import StoredReveal, reveal_of
@@ -248,7 +248,7 @@ def _check_duplicate(
     if target == item_id:
         message = f"item {item_id} cannot be a duplicate of itself"
     elif session.get(Item, target) is None:
-        message = f"duplicate-of: there is no item '{target}'"
+        message = f"duplicate-of: {no_item_message(session, target)}"
     else:
         return target
     refused.append(JudgmentRefused(message, "duplicate_of"))
@@ -339,7 +339,7 @@ def checked_in_database(
     alternatives: list[str] = []
     fixed_key: str | None = None
     if item is None:
-        refused.append(JudgmentRefused(f"there is no item '{item_id}'", "item_id"))
+        refused.append(JudgmentRefused(no_item_message(session, item_id), "item_id"))
     elif given.revision_number is not None and given.revision_number != item.revision:
         why = (
             "it was edited"

@@ -240,8 +240,10 @@ def judge(
         return
     if ctx.get_parameter_source("file_format") is click.core.ParameterSource.COMMANDLINE:
         fail("--format is the format of a --from file")
+    if item_id is None:  # judge with no item: one item, or a sheet (--from) of many
+        raise click.UsageError("give ITEM_ID (with --answer and --verdict), or --from FILE", ctx)
     for param in ctx.command.params:
-        if param.name in ("item_id", "answer", "verdict") and ctx.params[param.name] is None:
+        if param.name in ("answer", "verdict") and ctx.params[param.name] is None:
             raise click.MissingParameter(ctx=ctx, param=param)
     assert item_id is not None and answer is not None and verdict is not None
     db = open_db(ctx)
