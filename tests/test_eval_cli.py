@@ -413,6 +413,19 @@ def test_mistakes_are_explained_without_a_traceback(
     assert "Traceback" not in result.output + result.stderr
 
 
+def test_an_items_scores_are_rounded_like_the_other_figures(url: str, tmp_path: Path) -> None:
+    """One pair of six out of order: pairwise 5/6, printed 0.833 as every figure is (the
+    stored value, and --json, keep every digit)."""
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({**MIXED_SET_ANSWERS, "econ:1": "A, D, C, B"}))
+    ok(run_cli(url, "eval", "--model", f"scripted:{answers}", "--shots", "0", "--kind", "ordering"))
+    shown = ok(run_cli(url, "runs", "show", "1", "--item", "econ:1"))
+    (scores,) = [line for line in shown.stdout.splitlines() if line.startswith("scores")]
+    assert scores.startswith("scores        correct false, pairwise 0.833, extracted {"), scores
+    as_json = json.loads(ok(run_cli(url, "runs", "show", "1", "--item", "econ:1", "--json")).stdout)
+    assert as_json["scores"]["pairwise"] == pytest.approx(5 / 6, abs=1e-12)
+
+
 def test_a_missing_script_file_is_said_before_the_shots(
     url: str, scripted: str, tmp_path: Path
 ) -> None:
