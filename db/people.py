@@ -31,6 +31,7 @@ from db.privileges import (
 )
 from db.validation import InvalidName, how_names_differ, same_name_key, validate_person_name
 from db.vocabulary import REGISTER_ACTION, Role
+from db.words import few_of
 
 POSTGRES_NAME_LIMIT = 63  # NAMEDATALEN - 1: longer role names are cut short by the server
 LEADS_SHOWN = 5  # leads named in a refusal: enough to pick one, short enough for one line
@@ -119,10 +120,7 @@ def lead_advice(session: Session, name: str) -> str:
     adds a lead (:func:`add_person`), and an annotator still cannot run the command."""
     leads = list(
         session.exec(
-            select(Person.name)
-            .where(col(Person.role) == Role.LEAD)
-            .order_by(col(Person.name))
-            .limit(LEADS_SHOWN + 1)
+            select(Person.name).where(col(Person.role) == Role.LEAD).order_by(col(Person.name))
         )
     )
     postgres = session.get_bind().dialect.name != "sqlite"
@@ -131,7 +129,7 @@ def lead_advice(session: Session, name: str) -> str:
         return (
             f"the database has no lead yet: {who} one with `vetbench users add {name} --role lead`"
         )
-    shown = ", ".join(leads[:LEADS_SHOWN]) + (" …" if len(leads) > LEADS_SHOWN else "")
+    shown = few_of(leads, LEADS_SHOWN)
     if postgres:  # vetbench acts as the role that logged in: --as names no one else there
         return f"log in with a lead's own database role (leads: {shown})"
     return f"name a lead with --as NAME (leads: {shown})"

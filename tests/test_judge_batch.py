@@ -516,7 +516,10 @@ def test_judge_from_and_a_single_judgment_do_not_mix(team: Database, tmp_path: P
     missing = run_cli(team, "judge", "o:1", "--as", "alice", "--verdict", "keep")
     assert missing.exit_code == 2 and "Missing option '--answer'" in missing.output
     no_id = run_cli(team, "judge", "--as", "alice")
-    assert no_id.exit_code == 2 and "Missing argument '[ITEM_ID]'" in no_id.output
+    assert (
+        no_id.exit_code == 2
+        and "give ITEM_ID (with --answer and --verdict), or --from FILE" in (no_id.output)
+    )
 
 
 def test_export_judging_refuses_what_does_not_apply(team: Database) -> None:
