@@ -33,7 +33,7 @@ from db.answers import AnswerError, format_answer, parse_answer
 from db.audit import record_audit
 from db.decisions import latest_decision
 from db.errors import VetbenchError
-from db.items import get_item
+from db.items import get_item, no_item_message
 from db.json_types import JsonObject
 from db.models import GoldItem, Item, Person, utcnow
 from db.people import require_lead
@@ -244,7 +244,7 @@ def add_gold(
     person = require_lead(session, lead, to="mark gold items")
     item = get_item(session, item_id)
     if item is None:
-        raise GoldError(f"there is no item '{item_id}'")
+        raise GoldError(no_item_message(session, item_id))
     if item.status == ItemStatus.REJECTED.value:
         raise GoldError(
             f"item {item_id} is rejected (a lead's decision on revision {item.revision}): a "
@@ -321,7 +321,7 @@ def remove_gold(session: Session, lead: str, item_id: str) -> GoldView:
     person = require_lead(session, lead, to="remove gold items")
     item = session.get(Item, item_id)
     if item is None:
-        raise GoldError(f"there is no item '{item_id}'")
+        raise GoldError(no_item_message(session, item_id))
     row = active_gold(session, item_id)
     if row is None:
         raise GoldError(f"item {item_id} is not a gold item")

@@ -30,7 +30,13 @@ from db.audit import origin
 from db.engine import Database
 from db.errors import VetbenchError
 from db.models import Person
-from db.people import PersonRefused, check_person_name, ensure_person, find_person
+from db.people import (
+    PersonRefused,
+    check_person_name,
+    ensure_person,
+    find_person,
+    lead_advice,
+)
 from db.privileges import ANNOTATOR_GROUP, GROUP_OF_ROLE, LEAD_GROUP, DatabaseAccount
 from db.privileges import database_account as _database_account
 from db.validation import same_name_key
@@ -100,11 +106,15 @@ def close_names(name: str, known: list[str]) -> list[str]:
     return [match for match, _score, _index in matches]
 
 
-def _unknown_name_message(session: Session, name: str, *, explicit: bool) -> str:
+def _unknown_name_message(
+    session: Session, name: str, *, explicit: bool, needs_lead: bool = False
+) -> str:
     known = list(session.exec(select(Person.name).order_by(col(Person.name))))
     closest = close_names(name, known)
     if closest:
         hint = "did you mean " + " or ".join(closest) + "?"
+    elif needs_lead:
+        hint = ""  # the leads are listed below: the ones to name
     else:
         shown = ", ".join(known[:KNOWN_NAMES_SHOWN]) + (
             " …" if len(known) > KNOWN_NAMES_SHOWN else ""
@@ -115,6 +125,12 @@ def _unknown_name_message(session: Session, name: str, *, explicit: bool) -> str
     alike = [known_name for known_name in known if same_name_key(known_name) == same_name_key(name)]
     if alike:
         return f"{who} in this database; names are exact: did you mean {alike[0]}?"
+    if needs_lead:  # registering them (an annotator, or a lead: a lead's to add) runs nothing
+        hint = f"{hint} " if hint else ""
+        return (
+            f"{who} in this database; {hint}only leads may run this command: "
+            f"{lead_advice(session, name)}"
+        )
     return (
         f"{who} in this database; {hint} "
         f"(register with `vetbench users add {name} --role annotator|lead`, or --new-user "
@@ -250,7 +266,9 @@ def resolve_identity(
             if not register and requested is None:
                 return identity(None, None)
             raise IdentityRefused(
-                _unknown_name_message(session, name, explicit=requested is not None)
+                _unknown_name_message(
+                    session, name, explicit=requested is not None, needs_lead=needs_lead
+                )
             )
         # Registering as an annotator someone whose command is then refused (only leads
         # may run it) would write what no one asked for.
@@ -272,7 +290,9 @@ def resolve_identity(
             return identity(Role(person.role), None)
         if own_role is None and not new_user and _has_people(session):
             raise IdentityRefused(
-                _unknown_name_message(session, name, explicit=requested is not None)
+                _unknown_name_message(
+                    session, name, explicit=requested is not None, needs_lead=needs_lead
+                )
             )
         ensure_person(session, name, role)
     return identity(role, notice)

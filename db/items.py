@@ -33,9 +33,11 @@ from db.models import Item, ItemRevision, is_current_revision, utcnow
 from db.rows import from_row
 from db.validation import ItemDraft, RevisionContent
 from db.vocabulary import REVISE_ACTION, ItemKind, ItemStatus
+from db.words import few_of
 
 _ITEM = Item.__table__  # type: ignore[attr-defined]
 _DIGITS = re.compile(r"(\d+)")
+ID_GUESSES_READ = 100  # ids a bare one may stand for: a few are named, then how many more
 
 
 def id_order(item_id: str) -> tuple[tuple[str | int, ...], str]:
@@ -116,6 +118,25 @@ def get_item(session: Session, item_id: str, revision: int | None = None) -> Ite
         select(ItemRevision).where(ItemRevision.item_id == item_id, ItemRevision.number == number)
     ).first()
     return None if row is None else snapshot(item, row)
+
+
+def no_item_message(session: Session, item_id: str) -> str:
+    """``there is no item '7'``, with the ids that a bare id may stand for: ``7`` typed for
+    ``knowledge:7`` (ids are SOURCE:NUMBER) is told ``did you mean knowledge:7?``.  What
+    every command and screen that looks up an id a person typed says when there is none."""
+    message = f"there is no item '{item_id}'"
+    bare = item_id.strip()
+    if not bare or ":" in bare:
+        return message
+    guesses = list(
+        session.exec(
+            select(Item.id)
+            .where(col(Item.id).endswith(f":{bare}", autoescape=True))
+            .order_by(bytewise(col(Item.id)))
+            .limit(ID_GUESSES_READ)
+        )
+    )
+    return f"{message}; did you mean {few_of(guesses)}?" if guesses else message
 
 
 def get_revisions(session: Session, item_id: str) -> list[ItemRevision]:

@@ -31,8 +31,10 @@ from db.privileges import (
 )
 from db.validation import InvalidName, how_names_differ, same_name_key, validate_person_name
 from db.vocabulary import REGISTER_ACTION, Role
+from db.words import few_of
 
 POSTGRES_NAME_LIMIT = 63  # NAMEDATALEN - 1: longer role names are cut short by the server
+LEADS_SHOWN = 5  # leads named in a refusal: enough to pick one, short enough for one line
 
 
 class PermissionDenied(VetbenchError, PermissionError):
@@ -94,11 +96,13 @@ def require_lead(session: Session, name: str, *, to: str = "decide") -> Person:
     person = find_person(session, name)
     if person is None:
         raise PermissionDenied(
-            f"'{name}' is not a registered person; a lead is added with "
-            f"`vetbench users add {name} --role lead`"
+            f"only leads can {to}; '{name}' is not a registered person: "
+            f"{lead_advice(session, name)}"
         )
     if person.role != Role.LEAD:
-        raise PermissionDenied(f"only leads can {to}; '{name}' is an {person.role}")
+        raise PermissionDenied(
+            f"only leads can {to}; '{name}' is an {person.role}: {lead_advice(session, name)}"
+        )
     account = database_account(session.connection())
     if account is not None and account.name == name and not account.is_lead:
         raise PermissionDenied(
@@ -106,6 +110,29 @@ def require_lead(session: Session, name: str, *, to: str = "decide") -> Person:
             f"{LEAD_GROUP} (the owner runs `vetbench users add {name} --role lead`)"
         )
     return person
+
+
+def lead_advice(session: Session, name: str) -> str:
+    """What ``name``, who is not a lead, does to run a command only leads may run: name one
+    of the leads (a few are listed), or, while the database has none, register the first.
+
+    Registering ``name`` as anything is no way forward once there is a lead: only a lead
+    adds a lead (:func:`add_person`), and an annotator still cannot run the command."""
+    leads = list(
+        session.exec(
+            select(Person.name).where(col(Person.role) == Role.LEAD).order_by(col(Person.name))
+        )
+    )
+    postgres = session.get_bind().dialect.name != "sqlite"
+    if not leads:
+        who = "the owner of the tables adds" if postgres else "add"
+        return (
+            f"the database has no lead yet: {who} one with `vetbench users add {name} --role lead`"
+        )
+    shown = few_of(leads, LEADS_SHOWN)
+    if postgres:  # vetbench acts as the role that logged in: --as names no one else there
+        return f"log in with a lead's own database role (leads: {shown})"
+    return f"name a lead with --as NAME (leads: {shown})"
 
 
 @dataclass(frozen=True)
@@ -269,8 +296,8 @@ def _check_role_change(
     leads = list(session.exec(select(Person.name).where(col(Person.role) == Role.LEAD)))
     if leads and actor not in leads:
         raise PersonRefused(
-            f"once the database has a lead, only a lead adds a lead or changes a role: give "
-            f"--as LEAD ('{actor}' is not a lead)"
+            f"once the database has a lead, only a lead adds a lead or changes a role "
+            f"('{actor}' is not a lead): {lead_advice(session, actor)}"
         )
     if previous is Role.LEAD and changed and leads == [name]:
         raise PersonRefused(f"{name} is the only lead: add another lead before changing their role")

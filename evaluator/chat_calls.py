@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from db.json_types import JsonObject
 from db.words import counted
@@ -24,6 +25,7 @@ __all__ = [
     "ChatResponse",
     "LogprobOutcome",
     "ServerFacts",
+    "not_found_hint",
 ]
 
 
@@ -43,6 +45,25 @@ class ChatError:
 
     def __str__(self) -> str:
         return f"{self.message} ({self.kind}, {counted(self.attempts, 'attempt')})"
+
+    @property
+    def retry_cannot_fix(self) -> bool:
+        """The server refused the request itself (an HTTP 4xx other than the retried 408,
+        409 and 429: an unknown model or path, a bad parameter): asked again, with the
+        same settings, it refuses again."""
+        return self.kind == "rejected" and self.status is not None and 400 <= self.status < 500
+
+
+def not_found_hint(model: str, base_url: str) -> str:
+    """What an HTTP 404 most likely means, in parentheses: a base URL without the ``/v1``
+    that OpenAI-compatible servers (vLLM, llama.cpp, SGLang, OpenAI) answer under, or else
+    a model the server does not serve."""
+    if "/v1" not in urlsplit(base_url).path:
+        return (
+            f" (the base URL {base_url} has no /v1 in its path: OpenAI-compatible servers "
+            f"answer under one, e.g. {base_url}/v1)"
+        )
+    return f" (is the model '{model}' served at {base_url}?)"
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,7 @@ from evaluator.chat_calls import (
     ChatResponse,
     LogprobOutcome,
     ServerFacts,
+    not_found_hint,
 )
 from evaluator.http_deadline import deadline_http_client, never_connected
 from evaluator.prompt_logprobs import (
@@ -470,7 +471,7 @@ class ChatClient:
             if status in (401, 403):
                 message += f" (check the key in ${self.api_key_env})"
             elif status == 404:
-                message += f" (is the model '{self.model}' served at {self.base_url}?)"
+                message += not_found_hint(self.model, self.base_url)
         else:
             kind, message, status = "rejected", f"{type(error).__name__}: {error}", None
         return ChatError(

@@ -190,6 +190,9 @@ class StoredPrediction:
     error: str | None
     prompt: str = ""  # the exact prompt text the backend was given
     latency_s: float = 0.0
+    # Not stored: the failure is a server's refusal that a resume would meet again (an
+    # HTTP 4xx: a wrong model or base URL), so the run's note says to start a new run.
+    retry_cannot_fix: bool = False
 
     @property
     def is_infrastructure_failure(self) -> bool:
@@ -197,7 +200,13 @@ class StoredPrediction:
 
     @classmethod
     def failed(
-        cls, item_id: str, error: str, *, prompt: str = "", latency_s: float = 0.0
+        cls,
+        item_id: str,
+        error: str,
+        *,
+        prompt: str = "",
+        latency_s: float = 0.0,
+        retry_cannot_fix: bool = False,
     ) -> StoredPrediction:
         """An infrastructure failure (timeout, exhausted retries): retried on resume."""
         return cls(
@@ -210,6 +219,7 @@ class StoredPrediction:
             error[:2000],
             prompt,
             latency_s,
+            retry_cannot_fix,
         )
 
 

@@ -35,7 +35,11 @@ def generated_prediction(
     """A generated output read, mapped back to the item's labels and scored."""
     if result.error is not None:
         return StoredPrediction.failed(
-            item.id, result.error, prompt=result.prompt_text, latency_s=result.latency_s
+            item.id,
+            result.error,
+            prompt=result.prompt_text,
+            latency_s=result.latency_s,
+            retry_cannot_fix=result.retry_cannot_fix,
         )
     return read_output(
         plan.shown[item.id], item, result, extractors=plan.extractors, protocol=plan.protocol
@@ -93,7 +97,11 @@ def scored_prediction(
         failure = "backend returned scores that are not numbers (NaN or infinite)"
     if failure is not None:
         return StoredPrediction.failed(
-            item.id, failure, prompt=result.prompt_text, latency_s=result.latency_s
+            item.id,
+            failure,
+            prompt=result.prompt_text,
+            latency_s=result.latency_s,
+            retry_cannot_fix=result.error is not None and result.retry_cannot_fix,
         )
     ranked = sorted(
         (

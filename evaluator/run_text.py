@@ -182,8 +182,24 @@ def run_state(run: RunRecord) -> str:
 
 def score_items(scores: Score | None) -> tuple[list[str], dict[str, JsonValue]]:
     """A prediction's stored scores as ``name value`` texts (each value as JSON writes
-    it), and score mode's log-likelihoods by candidate, apart (one line each)."""
+    it, its fractions as every figure is: ``pairwise 0.667``), and score mode's
+    log-likelihoods by candidate, apart (one line each)."""
     stored = {} if scores is None else scores.to_json()
     likelihoods = stored.pop("log_likelihoods", None)
-    items = [f"{name} {json.dumps(value, ensure_ascii=False)}" for name, value in stored.items()]
+    items = [f"{name} {_score_text(value)}" for name, value in stored.items()]
     return items, likelihoods if isinstance(likelihoods, dict) else {}
+
+
+def _score_text(value: JsonValue) -> str:
+    """One stored score as JSON writes it, but a fraction by :func:`number` (three
+    decimals, as every figure; other numbers to three decimals too), nested ones included."""
+    if isinstance(value, float):
+        return number(value) if 0 <= value <= 1 else f"{value:.3f}"
+    if isinstance(value, dict):
+        inner = (
+            f"{json.dumps(key, ensure_ascii=False)}: {_score_text(v)}" for key, v in value.items()
+        )
+        return "{" + ", ".join(inner) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(map(_score_text, value)) + "]"
+    return json.dumps(value, ensure_ascii=False)

@@ -214,12 +214,16 @@ def execute_run(
     started = time.perf_counter()
     stopped = False
     failure_reasons: Counter[str] = Counter()  # this session's infrastructure failures
+    lasting_reasons: set[str] = set()  # those of them that no retry changes
     results = _results(plan, backend)
     try:
         for prediction in results:
             _store_prediction(db, run_id, plan.items[prediction.item_id].revision, prediction)
             if prediction.is_infrastructure_failure:
-                failure_reasons[prediction.error or "no reason given"] += 1
+                reason = prediction.error or "no reason given"
+                failure_reasons[reason] += 1
+                if prediction.retry_cannot_fix:
+                    lasting_reasons.add(reason)
             progress = progress.after(prediction, time.perf_counter() - started)
             if on_progress is not None:
                 on_progress(progress)
@@ -249,20 +253,30 @@ def execute_run(
         if every_one
         else counted(failures, "infrastructure failure")
     )
-    _set_status(db, run_id, status, error=_failures_note(what, failures, failure_reasons))
+    note = _failures_note(what, failures, failure_reasons, lasting_reasons)
+    _set_status(db, run_id, status, error=note)
     return status
 
 
-def _failures_note(what: str, failures: int, reasons: Counter[str]) -> str:
+def _failures_note(what: str, failures: int, reasons: Counter[str], lasting: set[str]) -> str:
     """``all 8 predictions failed: cannot reach http://... (connection, 3 attempts); resume
     the run to retry them``: the reason most of this session's failures gave, and how
-    many gave another, so nobody has to dig through the predictions to learn why."""
+    many gave another, so nobody has to dig through the predictions to learn why.  When
+    that reason is one of ``lasting`` (a server's refusal: a wrong model or base URL), a
+    resume would be refused the same way, since it keeps the run's model: the note says
+    to start a new run instead."""
     reason = ""
+    most = None
     if reasons:
         most, count = reasons.most_common(1)[0]
         others = sum(reasons.values()) - count
         reason = f": {most}" + (
             f" ({counted(others, 'other failure')} gave another)" if others else ""
+        )
+    if most is not None and most in lasting:
+        return (
+            f"{what}{reason}; a retry cannot fix this: start a new run with the right "
+            "--model and --base-url"
         )
     return f"{what}{reason}; resume the run to retry {agreeing(failures, 'it', 'them')}"
 

@@ -250,13 +250,16 @@ def protocol_settings(choices: EvalChoices, settings: BackendSettings) -> Backen
 
 
 def check_model(spec: str, mode: EvalMode) -> None:
-    """Refuse a model spec of no known form, or score mode for models that cannot score,
-    before anything loads (a ``BackendError`` or ``RunSetupError`` says why)."""
+    """Refuse a model spec of no known form, score mode for models that cannot score, or
+    what the spec names when a cheap look shows it unusable (a script file that cannot be
+    read), before anything loads (a ``BackendError`` or ``RunSetupError`` says why)."""
     from evaluator.backends.registry import find_provider
 
     provider = find_provider(spec)
     if mode is EvalMode.SCORE and provider.cannot_score:
         raise RunSetupError(f"{provider.cannot_score}; evaluate them with --mode generate")
+    if provider.check is not None:
+        provider.check(spec.strip().removeprefix(provider.prefix))
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from db.item_status import (
     refresh_item_statuses,
     statuses_from_judgments,
 )
-from db.items import add_revision, locked_item
+from db.items import add_revision, locked_item, no_item_message
 from db.json_types import JsonObject
 from db.models import Decision, Item, ItemRevision, Person, is_current_revision, utcnow
 from db.people import PermissionDenied, require_lead
@@ -155,7 +155,7 @@ def decide(
         lead = require_lead(session, lead_name.strip())
         item = locked_item(session, item_id)
         if item is None:
-            raise AdjudicationError(f"there is no item '{item_id}'")
+            raise AdjudicationError(no_item_message(session, item_id))
         if why is not None and why not in rejection_reasons(item.kind):
             raise AdjudicationError(
                 f"item {item_id} is a {item.kind.value} item: the reason {why.value} "
@@ -280,7 +280,7 @@ def undo_decision(
             item_id = decision.item_id
         else:
             if locked_item(session, item_id) is None:
-                raise AdjudicationError(f"there is no item '{item_id}'")
+                raise AdjudicationError(no_item_message(session, item_id))
             decision = latest_decision(session, item_id)
             if decision is None:
                 raise AdjudicationError(f"item {item_id} has no decision to undo")

@@ -31,7 +31,7 @@ from db.engine import Database
 from db.gold import GoldOutcome, judged_gold_outcome, served_gold_id
 from db.guidelines import current_guidelines_version
 from db.item_status import refresh_item_status, refresh_judged_items
-from db.items import ItemSnapshot, add_revision, locked_item
+from db.items import ItemSnapshot, add_revision, locked_item, no_item_message
 from db.json_types import JsonObject, attributes_json
 from db.models import Claim, Item, ItemRevision, Judgment, Person, utcnow
 from db.people import ensure_person, find_person
@@ -285,6 +285,7 @@ class BatchStored:
     judgments: list[JudgmentReceipt]
     answered: tuple[StoredReveal, ...] = ()  # new blind answers: their keys may be shown now
     repeated: int = 0  # blind answers stored before, given again: they wait for a verdict
+    judged_before: int = 0  # judgments stored before, given again as they are: left alone
 
 
 def submit_judgments(
@@ -311,16 +312,18 @@ def submit_judgments(
     The rows on ``blind_lines`` give a blind answer and no verdict (a judging sheet's
     first pass): each is checked as a judgment's answer is and stored as the key the
     person is now allowed to see (``db.reveals``), unless the same answer is stored
-    already; a different one is refused, as for a judgment.
+    already; a different one is refused, as for a judgment.  A row that gives the person's
+    stored judgment again, as it is, is left alone and counted (a sheet loaded again after
+    more of its rows were filled); one that differs from it is refused.
     """
     reported = {(problem.line, problem.field) for problem in problems}
     reported_lines = {problem.line for problem in problems}
 
-    def store() -> tuple[list[_Stored], list[StoredReveal], int]:
+    def store() -> tuple[list[_Stored], list[StoredReveal], int, int]:
         found = list(problems)
         receipts: list[_Stored] = []
         answered: list[StoredReveal] = []
-        repeated = 0
+        repeated = judged_before = 0
         first_line: dict[str, int] = {}
         with db.transaction() as session:
             for line, given in rows:
@@ -340,16 +343,24 @@ def submit_judgments(
                 else:
                     verdict, _ = checked_details(given, None, refused)
                 checked = checked_in_database(
-                    session, annotator_name, given, verdict, refused, judged_above=again
+                    session,
+                    annotator_name,
+                    given,
+                    verdict,
+                    refused,
+                    judged_above=again,
+                    from_file=True,
                 )
                 found += [
-                    BatchProblem(file, line, error.field, str(error))
+                    BatchProblem(file, line, error.field, error.in_file)
                     for error in refused
                     if (line, error.field) not in reported
                 ]
                 if checked is None or line in reported_lines:
                     continue
-                if line not in blind_lines:
+                if checked.stored_before:
+                    judged_before += 1
+                elif line not in blind_lines:
                     assert verdict is not None  # else refused
                     receipts.append(_store_judgment(session, given, verdict, checked, None))
                 elif checked.seen is None:
@@ -360,10 +371,10 @@ def submit_judgments(
             if found:
                 lines = {line for line, _ in rows} | reported_lines
                 raise BatchRefused(found, len(lines))
-        return receipts, answered, repeated
+        return receipts, answered, repeated, judged_before
 
-    stored, answered, repeated = retry_transient(store)
-    return BatchStored(_told_gold(db, stored), tuple(answered), repeated)
+    stored, answered, repeated, judged_before = retry_transient(store)
+    return BatchStored(_told_gold(db, stored), tuple(answered), repeated, judged_before)
 
 
 _Stored = tuple["JudgmentReceipt", tuple[int, ItemKind] | None]
@@ -531,7 +542,7 @@ def edit_item(
     with db.transaction() as session:
         item = locked_item(session, item_id)
         if item is None:
-            raise JudgmentRefused(f"there is no item '{item_id}'")
+            raise JudgmentRefused(no_item_message(session, item_id))
         if base_revision is not None and item.revision != base_revision:
             raise JudgmentRefused(
                 f"item {item_id} was revised by someone else while you edited it (now "

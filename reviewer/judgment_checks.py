@@ -19,7 +19,7 @@ from sqlmodel import Session, col, select
 
 from db.answers import AnswerError, format_answer, parse_answer
 from db.errors import VetbenchError
-from db.items import ItemSnapshot, locked_item
+from db.items import ItemSnapshot, locked_item, no_item_message
 from db.models import Item, Judgment, Person
 from db.people import ensure_person, find_person
 from db.reveals import StoredReveal, reveal_of
@@ -35,9 +35,13 @@ class JudgmentRefused(VetbenchError, ValueError):
     ``item_id``; empty when no one field is at fault).
     """
 
-    def __init__(self, message: str, field: str = "") -> None:
-        super().__init__(message)
+    def __init__(self, message: str, field: str = "", *, fill_field: bool = False) -> None:
+        # ``fill_field``: the message asks for ``field``, which the command line gives as
+        # an option (--corrected) and a batch file as a column (corrected).
+        super().__init__(f"{message} (--{field.replace('_', '-')})" if fill_field else message)
         self.field = field
+        self.in_file = f"{message} (the {field} column)" if fill_field else str(self)
+        """The message as a batch file's reader needs it: the column to fill, not the option."""
 
 
 @dataclass(frozen=True)
@@ -154,9 +158,9 @@ def _check_verdict_fields(
                 JudgmentRefused(
                     # Not the key itself: `vetbench next` and `judge` keep it from whoever
                     # has not answered yet, and a refused judgment stores no answer.
-                    f"the verdict ambiguous needs at least one valid {answer_word} besides "
-                    "the key (--alt)",
+                    f"the verdict ambiguous needs at least one valid {answer_word} besides the key",
                     "alt",
+                    fill_field=True,
                 )
             )
         for text in alternative_orders:
@@ -177,7 +181,7 @@ def _check_verdict_fields(
         if corrected_key is None or not corrected_key.strip():
             refused.append(
                 JudgmentRefused(
-                    "the verdict wrong-key needs the corrected key (--corrected)", "corrected"
+                    "the verdict wrong-key needs the corrected key", "corrected", fill_field=True
                 )
             )
         else:
@@ -204,9 +208,9 @@ def _check_details(
     if verdict is Verdict.FLAWED and not comment.strip() and (edit is None or edit.changes_nothing):
         refused.append(
             JudgmentRefused(
-                "the verdict flawed needs an edit of the text or a comment saying what is "
-                "wrong (--comment)",
+                "the verdict flawed needs an edit of the text or a comment saying what is wrong",
                 "comment",
+                fill_field=True,
             )
         )
     if verdict is Verdict.SENSITIVE and not comment.strip():
@@ -233,11 +237,18 @@ def _check_duplicate(
         return None
     target = (duplicate_of or "").strip()
     if not target:
-        message = "the verdict duplicate needs the id of the other item (--duplicate-of)"
-    elif target == item_id:
+        refused.append(
+            JudgmentRefused(
+                "the verdict duplicate needs the id of the other item",
+                "duplicate_of",
+                fill_field=True,
+            )
+        )
+        return None
+    if target == item_id:
         message = f"item {item_id} cannot be a duplicate of itself"
     elif session.get(Item, target) is None:
-        message = f"duplicate-of: there is no item '{target}'"
+        message = f"duplicate-of: {no_item_message(session, target)}"
     else:
         return target
     refused.append(JudgmentRefused(message, "duplicate_of"))
@@ -297,6 +308,7 @@ class Checked:
     corrected_key: str | None
     duplicate_of: str | None
     seen: StoredReveal | None = None  # the key of the revision the person saw, if any
+    stored_before: bool = False  # the same judgment is stored already (a batch given again)
 
 
 def checked_in_database(
@@ -307,6 +319,7 @@ def checked_in_database(
     refused: list[JudgmentRefused],
     *,
     judged_above: bool = False,
+    from_file: bool = False,
 ) -> Checked | None:
     """The checks against the database (the item, its revision, the answer and the
     verdict's fields against its text, the duplicated item, an earlier judgment of the
@@ -315,14 +328,18 @@ def checked_in_database(
 
     Fields given for a revision that is no longer current are not checked against the
     current text.  ``judged_above``: the item is judged on an earlier line of the same
-    batch, which says so (its judgment there is not this annotator's earlier one)."""
+    batch, which says so (its judgment there is not this annotator's earlier one).
+    ``from_file`` (a batch): a row that gives this annotator's stored judgment again (the
+    same revision, answer, verdict and details: a sheet loaded again after more rows were
+    filled) is no refusal but ``Checked.stored_before``, to be left as it is; a row that
+    differs from it is refused, with what to do."""
     item_id = given.item_id
     item = locked_item(session, item_id)
     blind: str | None = None
     alternatives: list[str] = []
     fixed_key: str | None = None
     if item is None:
-        refused.append(JudgmentRefused(f"there is no item '{item_id}'", "item_id"))
+        refused.append(JudgmentRefused(no_item_message(session, item_id), "item_id"))
     elif given.revision_number is not None and given.revision_number != item.revision:
         why = (
             "it was edited"
@@ -351,6 +368,7 @@ def checked_in_database(
                 refused,
             )
     duplicate = None
+    stored_before = False
     if verdict is not None:
         duplicate = _check_duplicate(session, item_id, verdict, given.duplicate_of, refused)
     # Someone new is registered with a judgment that passes; a refused one only reads.
@@ -363,11 +381,19 @@ def checked_in_database(
     if item is not None and person is not None and not judged_above:
         assert person.id is not None
         earlier = active_judgment_by(session, item_id, item.revision, person.id)
-        if earlier is not None:
+        again = (blind, verdict, sorted(alternatives), fixed_key, duplicate, given.comment.strip())
+        if earlier is not None and from_file and again == _stated(earlier):
+            stored_before = True
+        elif earlier is not None:
+            todo = (
+                "this row differs from it: undo it first to judge again, or remove the row"
+                if from_file
+                else "undo it first to judge again"
+            )
             refused.append(
                 JudgmentRefused(
                     f"{person.name} already judged item {item_id} revision {item.revision} "
-                    f"(verdict {earlier.verdict}); undo it first to judge again",
+                    f"(verdict {earlier.verdict}); {todo}",
                     "item_id",
                 )
             )
@@ -387,4 +413,16 @@ def checked_in_database(
             )
     if refused or item is None or person is None or blind is None:
         return None
-    return Checked(item, person, blind, alternatives, fixed_key, duplicate, seen)
+    return Checked(item, person, blind, alternatives, fixed_key, duplicate, seen, stored_before)
+
+
+def _stated(judgment: Judgment) -> tuple[object, ...]:
+    """What a stored judgment says, as ``checked_in_database`` compares a row with it."""
+    return (
+        judgment.blind_answer,
+        Verdict(judgment.verdict),
+        sorted(judgment.alternative_orders),
+        judgment.corrected_key,
+        judgment.duplicate_of,
+        judgment.comment,
+    )

@@ -115,6 +115,7 @@ class BatchReceipt:
     blank: int
     answered: tuple[StoredReveal, ...] = ()
     repeated: int = 0
+    judged_before: int = 0  # rows giving a stored judgment again, as it is: left alone
 
     def to_json(self) -> JsonObject:
         """As ``judge --from --json`` prints it."""
@@ -420,5 +421,10 @@ def judge_from_file(
         blind_lines=batch.blind_lines,
     )
     return BatchReceipt(
-        batch.file, tuple(stored.judgments), batch.blank, stored.answered, stored.repeated
+        batch.file,
+        tuple(stored.judgments),
+        batch.blank,
+        stored.answered,
+        stored.repeated,
+        stored.judged_before,
     )

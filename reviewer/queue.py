@@ -45,7 +45,7 @@ from db.flags import ItemFlag, revision_flags
 from db.gold import serving_gold
 from db.guidelines import current_guidelines_author_id, current_guidelines_version
 from db.item_status import active_judgments, refresh_item_status
-from db.items import ItemSnapshot, get_item
+from db.items import ItemSnapshot, get_item, no_item_message
 from db.listings import source_names
 from db.models import (
     Claim,
@@ -503,7 +503,7 @@ class ReviewQueue:
         with self.db.transaction() as session:
             item = get_item(session, item_id)
             if item is None:
-                raise QueueError(f"there is no item '{item_id}'")
+                raise QueueError(no_item_message(session, item_id))
             self._claim(session, item_id)
         self.history.append(item_id)
         return item

@@ -292,6 +292,42 @@ def test_an_openai_model_runs_against_a_compatible_server(
     assert "sk-test" not in result.stdout
 
 
+@pytest.mark.parametrize("problem", ["no /v1 in the base URL", "the wrong model"])
+def test_a_run_the_server_refuses_says_to_start_a_new_run_not_to_resume(
+    url: str, problem: str
+) -> None:
+    """An HTTP 404 (no route: the base URL lacks /v1) or 400 (the server serves another
+    model) comes back on every retry, and a resume keeps the run's model: the note says to
+    start a new run with the right --model and --base-url, and why the 404 came."""
+    pinned = Reply(400, {"detail": "Server is pinned to 'fake-model'; requested 'tiny'."})
+    with FakeOpenAIServer(default=lambda _request: pinned) as server:
+        base_url = server.base_url.removesuffix("/v1") if "/v1" in problem else server.base_url
+        args = ("--model", "openai:tiny", "--base-url", base_url, "--shots", "0", "--limit", "2")
+        result = run_cli(url, "eval", *args)
+        shown = run_cli(url, "runs", "show", "1")
+    assert result.exit_code == 1, result.output
+    for output in (result.output, shown.output):
+        (note,) = [line for line in output.splitlines() if line.startswith("note ")]
+        assert note.endswith(
+            "a retry cannot fix this: start a new run with the right --model and --base-url"
+        ), note
+        assert "resume" not in output
+        if "/v1" in problem:
+            assert "HTTP 404" in note and "has no /v1 in its path: " in note
+            assert f"e.g. {base_url}/v1)" in note
+        else:
+            assert "HTTP 400: Server is pinned to 'fake-model'; requested 'tiny'." in note
+        assert "failed        2 (infrastructure; the note below says why)" in output
+
+
+def test_a_server_error_still_says_to_resume(url: str) -> None:
+    with FakeOpenAIServer(default=lambda _request: Reply(503, {"error": "overloaded"})) as server:
+        args = ("--model", "openai:x", "--base-url", server.base_url, "--shots", "0")
+        result = run_cli(url, "eval", *args, "--limit", "1", "--max-retries", "0")
+    (note,) = [line for line in result.output.splitlines() if line.startswith("note ")]
+    assert "HTTP 503" in note and note.endswith("resume the run to retry it"), note
+
+
 def test_score_mode_through_an_api_that_returns_prompt_logprobs(
     url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -375,6 +411,34 @@ def test_mistakes_are_explained_without_a_traceback(
     assert result.exit_code == 1
     assert message in result.stderr
     assert "Traceback" not in result.output + result.stderr
+
+
+def test_an_items_scores_are_rounded_like_the_other_figures(url: str, tmp_path: Path) -> None:
+    """One pair of six out of order: pairwise 5/6, printed 0.833 as every figure is (the
+    stored value, and --json, keep every digit)."""
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({**MIXED_SET_ANSWERS, "econ:1": "A, D, C, B"}))
+    ok(run_cli(url, "eval", "--model", f"scripted:{answers}", "--shots", "0", "--kind", "ordering"))
+    shown = ok(run_cli(url, "runs", "show", "1", "--item", "econ:1"))
+    (scores,) = [line for line in shown.stdout.splitlines() if line.startswith("scores")]
+    assert scores.startswith("scores        correct false, pairwise 0.833, extracted {"), scores
+    as_json = json.loads(ok(run_cli(url, "runs", "show", "1", "--item", "econ:1", "--json")).stdout)
+    assert as_json["scores"]["pairwise"] == pytest.approx(5 / 6, abs=1e-12)
+
+
+def test_a_missing_script_file_is_said_before_the_shots(
+    url: str, scripted: str, tmp_path: Path
+) -> None:
+    """The model is the first thing to fix: with a script that reads, these choices fall
+    short of shots; with one that does not, that is what the command says."""
+    short = run_cli(url, "eval", "--model", scripted)
+    assert short.exit_code == 1 and "too few shots" in short.stderr
+    missing = tmp_path / "missing.json"
+    result = run_cli(url, "eval", "--model", f"scripted:{missing}")
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        f"error: {missing}: cannot read the file: No such file or directory"
+    )
 
 
 def _unknown_architecture(tmp_path: Path) -> Path:

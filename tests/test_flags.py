@@ -243,7 +243,8 @@ def test_recompute_brings_flags_up_to_date_and_is_for_leads(db_path: Path, econ:
     refused = run(db_path, "flags", "recompute", "--as", "alice")
     assert (refused.exit_code, refused.output.strip()) == (
         1,
-        "error: only leads can recompute flags; 'alice' is an annotator",
+        "error: only leads can recompute flags; 'alice' is an annotator: "
+        "name a lead with --as NAME (leads: lena)",
     )  # it named deciding, which recomputing is not
     result = run(db_path, "flags", "recompute", "--as", "lena", "--json")
     assert result.exit_code == 0, result.output

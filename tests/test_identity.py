@@ -419,6 +419,42 @@ def test_settings_are_for_leads(team: Database, database_url: str) -> None:
     )
 
 
+def test_lead_only_commands_say_to_name_a_lead_not_to_register(db_path: Path) -> None:
+    """Once the database has a lead, registering the login (as an annotator, or as a lead:
+    only a lead adds one) runs no lead-only command: the refusal says to name a lead with
+    --as and lists the leads, and doing so works.  Nothing is written on the way."""
+    db = open_database(db_path)
+    store_item(db, "o:1", key="ABCD")
+    add_person(db, "lena", Role.LEAD, actor="test")
+    add_person(db, "mia", Role.LEAD, actor="lena")
+    add_person(db, "alice", Role.ANNOTATOR, actor="test")
+    assert origin().os_login not in people(db)
+    for command in (
+        ("gold", "list"),  # reads: the login is not registered, the lead check refuses
+        ("config", "set", "overlap", "3"),  # writes: the login is refused up front
+        ("gold", "add", "o:1", "--as", "alice"),
+        ("config", "set", "overlap", "3", "--as", "alice"),
+    ):
+        refused = run(db_path, *command)
+        assert refused.exit_code == 1, refused.output
+        assert "name a lead with --as NAME (leads: lena, mia)" in refused.output, command
+        assert "users add" not in refused.output and "--new-user" not in refused.output
+    assert people(db) == ["alice", "lena", "mia"]
+    assert run(db_path, "config", "set", "overlap", "3", "--as", "mia").exit_code == 0
+    db.dispose()
+
+
+def test_without_a_lead_lead_only_commands_say_how_to_register_the_first(db_path: Path) -> None:
+    db = open_database(db_path)
+    add_person(db, "alice", Role.ANNOTATOR, actor="test")
+    refused = run(db_path, "config", "set", "overlap", "3", "--as", "alice")
+    assert refused.exit_code == 1
+    assert "no lead yet: add one with `vetbench users add alice --role lead`" in refused.output
+    assert run(db_path, "users", "add", "alice", "--role", "lead", "--as", "alice").exit_code == 0
+    assert run(db_path, "config", "set", "overlap", "3", "--as", "alice").exit_code == 0
+    db.dispose()
+
+
 def test_setting_the_value_a_setting_has_writes_nothing(team: Database, database_url: str) -> None:
     same = run(database_url, "config", "set", "overlap", "02", "--as", "lena")  # 02 is 2
     assert same.exit_code == 0

@@ -231,6 +231,76 @@ def test_a_row_without_verdict_gives_the_answer_alone(team: Database, tmp_path: 
     assert reveals(team, "alice") == {("o:1", 1): ("DABC", 0.0)}
 
 
+def test_a_sheet_loaded_again_with_more_rows_filled_stores_the_new_ones(
+    team: Database, tmp_path: Path
+) -> None:
+    """The rows stored by the first load are the same judgments the second time: left alone
+    and counted, the new rows stored; a row that differs from its stored judgment is refused
+    with what to do, and nothing is stored."""
+    rows = sheet(team, "alice")
+    by_id = {row["item_id"]: row for row in rows}
+    by_id["o:1"].update(answer="DABC", verdict="keep")
+    by_id["o:2"].update(answer="DACB", verdict="wrong-key", corrected="D,A,C,B", comment="see 2")
+    path = write_rows(tmp_path / "alice.csv", rows)
+    first = run_cli(team, "judge", "--from", str(path), "--as", "alice")
+    assert first.exit_code == 0, first.output
+    by_id["m:1"].update(answer="ABD", verdict="keep")
+    by_id["o:2"].update(answer="D, A, C, B")  # the same answer, written another way
+    write_rows(path, rows)
+    before = len(audit_events(team))
+    again = run_cli(team, "judge", "--from", str(path), "--as", "alice")
+    assert again.exit_code == 0, again.output
+    assert again.output.startswith(
+        f"saved 1 judgment by alice from {path}; 2 rows left blank were not judged; "
+        "2 rows already stored (their judgment as it is, left alone); items now: "
+    ), again.output
+    judged = [(j.item_id, j.verdict) for j in stored_judgments(team) if j.item_id != "o:3"]
+    assert sorted(judged) == [("m:1", "keep"), ("o:1", "keep"), ("o:2", "wrong-key")]
+    assert len(audit_events(team)) == before + 1  # the one new judgment's event
+    # all stored already: said so, and --json keeps its keys
+    said = run_cli(team, "judge", "--from", str(path), "--as", "alice")
+    assert said.output == (
+        f"saved 0 judgments by alice from {path}; 2 rows left blank were not judged; "
+        "3 rows already stored (their judgment as it is, left alone)\n"
+    )
+    once_more = run_cli(team, "judge", "--from", str(path), "--as", "alice", "--json")
+    assert json.loads(once_more.stdout) == {
+        "file": str(path),
+        "stored": 0,
+        "blank": 2,
+        "judgments": [],
+    }
+    by_id["o:1"].update(verdict="flawed", comment="two events are the same")
+    changed = run_cli(team, "judge", "--from", str(write_rows(path, rows)), "--as", "alice")
+    assert changed.exit_code == 1
+    assert changed.stderr.splitlines()[1:] == [
+        f"  {path}: line 2: item_id: alice already judged item o:1 revision 1 (verdict "
+        "keep); this row differs from it: undo it first to judge again, or remove the row"
+    ]
+    assert len(audit_events(team)) == before + 1
+
+
+def test_a_sheets_errors_name_its_columns_not_the_options(team: Database, tmp_path: Path) -> None:
+    rows = sheet(team, "alice")
+    by_id = {row["item_id"]: row for row in rows}
+    by_id["o:1"].update(answer="DABC", verdict="wrong-key")
+    by_id["o:2"].update(answer="DABC", verdict="duplicate")
+    by_id["o:3"].update(answer="DABC", verdict="ambiguous")
+    by_id["m:1"].update(answer="ABD", verdict="flawed")
+    result = run_cli(
+        team, "judge", "--from", str(write_rows(tmp_path / "s.csv", rows)), "--as", "alice"
+    )
+    assert result.exit_code == 1
+    assert "--" not in result.stderr
+    for column in ("corrected", "duplicate_of", "alt", "comment"):
+        assert f": {column}: the verdict " in result.stderr
+        assert f" (the {column} column)\n" in result.stderr
+    single = run_cli(
+        team, "judge", "o:1", "--as", "alice", "--answer", "DABC", "--verdict", "wrong-key"
+    )
+    assert "the verdict wrong-key needs the corrected key (--corrected)" in single.stderr
+
+
 def test_the_export_says_the_command_that_loads_its_sheet(team: Database, tmp_path: Path) -> None:
     path = tmp_path / "alice.csv"
     written = run_cli(team, "export", "--format", "judging", "--as", "alice", "--out", str(path))
@@ -316,7 +386,8 @@ def test_every_problem_of_a_row_is_named_not_just_the_first(team: Database, tmp_
         "line 4: seconds: seconds must be a non-negative number, got -2.0",
         "line 4: answer: blind answer 'DABZ': 'Z' is not one of the events A, B, C, D",
         "line 4: corrected: a corrected key goes with the verdict wrong-key only",
-        "line 4: alt: the verdict ambiguous needs at least one valid order besides the key (--alt)",
+        "line 4: alt: the verdict ambiguous needs at least one valid order besides the key "
+        "(the alt column)",
         "line 5: answer: is missing",
         "line 5: comment: the verdict sensitive needs a comment saying what is sensitive",
         "line 6: annotator: this row is bob's; a batch is stored in your own name (alice) "
@@ -445,7 +516,10 @@ def test_judge_from_and_a_single_judgment_do_not_mix(team: Database, tmp_path: P
     missing = run_cli(team, "judge", "o:1", "--as", "alice", "--verdict", "keep")
     assert missing.exit_code == 2 and "Missing option '--answer'" in missing.output
     no_id = run_cli(team, "judge", "--as", "alice")
-    assert no_id.exit_code == 2 and "Missing argument '[ITEM_ID]'" in no_id.output
+    assert (
+        no_id.exit_code == 2
+        and "give ITEM_ID (with --answer and --verdict), or --from FILE" in (no_id.output)
+    )
 
 
 def test_export_judging_refuses_what_does_not_apply(team: Database) -> None:

@@ -53,6 +53,7 @@ class GenerationResult:
     latency_s: float
     error: str | None = None  # set for infrastructure failures (timeout, retries exhausted)
     truncated: bool = False  # the token budget ran out before the model ended its answer
+    retry_cannot_fix: bool = False  # the error is a refusal no retry changes (an HTTP 4xx)
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,7 @@ class ScoringResult:
     log_likelihoods: tuple[float, ...]  # one per candidate, same order
     latency_s: float
     error: str | None = None
+    retry_cannot_fix: bool = False  # as GenerationResult's
 
 
 @dataclass

@@ -56,6 +56,7 @@ class _Ranking:
     request: ScoringRequest
     values: dict[int, float] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    first_error_lasting: bool = False  # errors[0], the one reported, no retry changes
     latency_s: float = 0.0
 
     @property
@@ -65,7 +66,14 @@ class _Ranking:
     def result(self) -> ScoringResult:
         text = self.request.prompt.text
         if self.errors:
-            return ScoringResult(self.request.item_id, text, (), self.latency_s, self.errors[0])
+            return ScoringResult(
+                self.request.item_id,
+                text,
+                (),
+                self.latency_s,
+                self.errors[0],
+                retry_cannot_fix=self.first_error_lasting,
+            )
         ordered = tuple(self.values[index] for index in range(len(self.request.candidates)))
         return ScoringResult(self.request.item_id, text, ordered, self.latency_s)
 
@@ -153,6 +161,7 @@ class OpenAIBackend:
                     output="",
                     latency_s=outcome.latency_s,
                     error=str(outcome.error),
+                    retry_cannot_fix=outcome.error is not None and outcome.error.retry_cannot_fix,
                 )
                 continue
             # The server applies only the first few stops; the rest (and any it ignored)
@@ -195,6 +204,9 @@ class OpenAIBackend:
         ranking = rankings[position]
         ranking.latency_s = max(ranking.latency_s, outcome.latency_s)
         if outcome.error is not None or outcome.log_likelihood is None:
+            if not ranking.errors:
+                lasting = outcome.error is not None and outcome.error.retry_cannot_fix
+                ranking.first_error_lasting = lasting
             ranking.errors.append(str(outcome.error))
         else:
             ranking.values[index] = outcome.log_likelihood

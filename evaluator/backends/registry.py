@@ -33,6 +33,7 @@ from evaluator.backends.settings import BackendSettings
 
 if TYPE_CHECKING:
     from db.engine import Database
+    from evaluator.backends.scripted import Script
 
 __all__ = [
     "OpenRequest",
@@ -72,6 +73,9 @@ class Provider:
     matches: Callable[[str], bool]
     opener: Opener
     cannot_score: str | None  # why its models cannot rank candidate answers, if they cannot
+    # A cheap look at what the spec names (the name, without the prefix), before anything
+    # loads: a missing script file is said before the run's other choices are weighed.
+    check: Callable[[str], object] | None = None
 
 
 _PROVIDERS: list[Provider] = []
@@ -84,6 +88,7 @@ def provider(
     prefix: str = "",
     matches: Callable[[str], bool] | None = None,
     cannot_score: str | None = None,
+    check: Callable[[str], object] | None = None,
 ) -> Callable[[Opener], Opener]:
     """Register the decorated function as the opener of specs written like ``form``:
     those starting with ``prefix``, or (without a prefix) those ``matches`` accepts."""
@@ -99,6 +104,7 @@ def provider(
                 matches=matches or (lambda spec: spec.startswith(prefix)),
                 opener=opener,
                 cannot_score=cannot_score,
+                check=check,
             )
         )
         return opener
@@ -172,21 +178,38 @@ def _open_api_model(request: OpenRequest) -> Backend:
         raise BackendError(str(error)) from None
 
 
-@provider("scripted:FILE", backend="scripted", prefix="scripted:")
-def _open_scripted_model(request: OpenRequest) -> Backend:
+def _read_script(name: str) -> Script | None:
+    """The script file ``name`` names, read and checked (a ``BackendError`` names the file
+    and line of what is wrong); None for the oracle, which has none."""
     from db.vocabulary import ORACLE_SCRIPT
-    from evaluator.backends.scripted import Script, ScriptedBackend
+    from evaluator.backends.scripted import Script
 
-    if request.name == ORACLE_SCRIPT:  # a file called "oracle" is ./oracle
-        return ScriptedBackend(model=ORACLE_SCRIPT, oracle=True)
-    if not request.name.strip():  # else the current folder, "cannot read: Is a directory"
+    if name == ORACLE_SCRIPT:  # a file called "oracle" is ./oracle
+        return None
+    if not name.strip():  # else the current folder, "cannot read: Is a directory"
         raise BackendError(
             f"give a script file after scripted: (scripted:ANSWERS.json or .jsonl), "
             f"or scripted:{ORACLE_SCRIPT} for the self-test"
         )
+    return Script.from_file(Path(name).expanduser().resolve())
+
+
+@provider(
+    "scripted:FILE",
+    backend="scripted",
+    prefix="scripted:",
+    check=_read_script,  # the file is read again when the model opens: it is small
+)
+def _open_scripted_model(request: OpenRequest) -> Backend:
+    from db.vocabulary import ORACLE_SCRIPT
+    from evaluator.backends.scripted import ScriptedBackend
+
+    script = _read_script(request.name)
+    if script is None:
+        return ScriptedBackend(model=ORACLE_SCRIPT, oracle=True)
     path = Path(request.name).expanduser().resolve()
     # The resolved path is the model's name, so a resume finds the same script anywhere.
-    return ScriptedBackend(Script.from_file(path), model=str(path), params={"script": str(path)})
+    return ScriptedBackend(script, model=str(path), params={"script": str(path)})
 
 
 @provider("demo", backend="transformers", matches=lambda spec: spec == "demo")

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from db.vocabulary import DECISION_STATUSES, FlagName, reason_word, values
+from db.vocabulary import DECISION_STATUSES, FlagName, ItemStatus, reason_word, values
 from db.words import agreeing, counted
 from reviewer.cli import options
-from reviewer.cli.common import confirmed, fail, open_db
+from reviewer.cli.common import confirmed, fail, open_db, suggested_command
 from reviewer.cli.identity import AS_A_LEAD, acting_person, as_option
 from reviewer.cli.output import print_json, printed_json_or_empty, terminal_block, terminal_text
 
@@ -243,11 +243,15 @@ def agreement_command(
         _echo_agreement(report, item_answers=lead)
 
 
-@click.command("decide")
+# Extra words are let through to say where a status typed after ITEM_ID goes: click would
+# otherwise ask for --status and pass over the word that was meant as one.
+@click.command("decide", context_settings={"allow_extra_args": True})
 @click.argument("item_id", required=False)
 @as_option("The lead deciding.")
 @click.option(
-    "--status", type=click.Choice(values(DECISION_STATUSES)), required=True, help="The decision."
+    "--status",
+    type=click.Choice(values(DECISION_STATUSES)),
+    help="The decision.  [required]",
 )
 @click.option("--key", metavar="ANSWER", help='Approve with this corrected key, e.g. "D, A, C, B".')
 @options.reason("Why (required to reject).")
@@ -264,7 +268,7 @@ def decide_command(
     ctx: click.Context,
     item_id: str | None,
     name: str | None,
-    status: str,
+    status: str | None,
     key: str | None,
     reason: str | None,
     comment: str,
@@ -283,6 +287,7 @@ def decide_command(
     from reviewer.adjudication import decide
     from reviewer.conflict_cases import load_case
 
+    status = _status_given(ctx, item_id, status)
     if (item_id is None) == (flag is None):
         fail("give either ITEM_ID or --flag NAME")
     if flag is None and (scope.narrowed or assume_yes):
@@ -314,6 +319,28 @@ def decide_command(
         else ""
     )
     click.echo(f"{terminal_text(item_id)}: {record.status}{detail}{corrected}{why}{revised}")
+
+
+_STATUS_WORDS = {"approve": "approved", "reject": "rejected"} | {
+    status: status for status in values(DECISION_STATUSES)
+}
+
+
+def _status_given(ctx: click.Context, item_id: str | None, status: str | None) -> str:
+    """``--status``, refusing words after ITEM_ID: a status typed there (``decide ID
+    approve``) is told where it goes, with the command that says it."""
+    if ctx.args:
+        word = ctx.args[0]
+        meant = _STATUS_WORDS.get(word.lower())
+        if meant is None:
+            raise click.UsageError(f"unexpected extra argument ({' '.join(ctx.args)})", ctx)
+        reason = ["--reason", "REASON"] if meant == ItemStatus.REJECTED.value else []
+        command = suggested_command(ctx, "decide", item_id or "ITEM_ID", "--status", meant, *reason)
+        raise click.UsageError(f"the status goes in --status: {command}", ctx)
+    if status is None:
+        param = next(param for param in ctx.command.params if param.name == "status")
+        raise click.MissingParameter(ctx=ctx, param=param)
+    return status
 
 
 @click.command("undo-decision")

@@ -294,11 +294,12 @@ def flags_names() -> None:
 @click.pass_context
 def flags_show(ctx: click.Context, item_id: str, as_json: bool) -> None:
     """ITEM_ID's flags, revision by revision (the current one first)."""
+    from db.items import no_item_message
     from db.listings import flag_history
 
     history = read_db(ctx, flag_history, item_id)
     if history is None:
-        fail(f"there is no item '{terminal_text(item_id)}'")
+        fail(terminal_text(read_db(ctx, no_item_message, item_id)))
     if as_json:
         print_json(history.to_json())
         return

@@ -240,8 +240,10 @@ def judge(
         return
     if ctx.get_parameter_source("file_format") is click.core.ParameterSource.COMMANDLINE:
         fail("--format is the format of a --from file")
+    if item_id is None:  # judge with no item: one item, or a sheet (--from) of many
+        raise click.UsageError("give ITEM_ID (with --answer and --verdict), or --from FILE", ctx)
     for param in ctx.command.params:
-        if param.name in ("item_id", "answer", "verdict") and ctx.params[param.name] is None:
+        if param.name in ("answer", "verdict") and ctx.params[param.name] is None:
             raise click.MissingParameter(ctx=ctx, param=param)
     assert item_id is not None and answer is not None and verdict is not None
     db = open_db(ctx)
@@ -328,10 +330,15 @@ def _judge_from(
         if batch.blank
         else ""
     )
+    if batch.judged_before:  # a sheet loaded again after more of its rows were filled
+        blank += (
+            f"; {counted(batch.judged_before, 'row')} already stored "
+            f"({agreeing(batch.judged_before, 'its', 'their')} judgment as it is, left alone)"
+        )
     if batch.judgments or not (batch.answered or batch.repeated):
         click.echo(
             f"saved {counted(len(batch.judgments), 'judgment')} by {terminal_text(who.name)} "
-            f"from {terminal_text(batch.file)}{blank}; items now: {now}"
+            f"from {terminal_text(batch.file)}{blank}" + (f"; items now: {now}" if now else "")
         )
         blank = ""
     for receipt in batch.judgments:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from db.vocabulary import EvalProtocol, FailureKind, values
+from db.vocabulary import EvalProtocol, FailureKind, RunStatus, values
 from db.words import counted
 from reviewer.cli import options
 from reviewer.cli.common import fail, open_db
@@ -58,10 +58,11 @@ def _figure_lines(figures: RunFigures) -> list[str]:
     if summary.position_bias is not None:
         lines.append(f"position bias {number(summary.position_bias)} (best − worst)")
     if summary.infrastructure_failures:
-        lines.append(
-            f"failed        {summary.infrastructure_failures} (infrastructure; "
-            "resume the run to retry)"
-        )
+        # A finished or failed run's note says why, and whether a resume can help (a
+        # server's refusal, a wrong model or base URL, needs a new run instead).
+        noted = figures.run.error and figures.run.status is not RunStatus.INTERRUPTED
+        advice = "the note below says why" if noted else "resume the run to retry"
+        lines.append(f"failed        {summary.infrastructure_failures} (infrastructure; {advice})")
     for title, breakdown in (("by kind", summary.by_kind), ("by source", summary.by_source)):
         if len(breakdown) > 1 or (breakdown is summary.by_kind and breakdown):
             lines.append(f"{title}:")

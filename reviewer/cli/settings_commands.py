@@ -57,10 +57,12 @@ def config_set(ctx: click.Context, key: str, value: str, name: str | None) -> No
     db = open_db(ctx)
     who = acting_person(ctx, name, needs_lead=True)
     if not who.is_lead:
+        from db.people import lead_advice
+
         standing = f"an {who.role}" if who.role else "not registered"
         fail(
-            f"only leads change settings; {who.name} is {standing} "
-            f"(a lead adds leads: vetbench users add NAME --role lead)"
+            f"only leads change settings; {who.name} is {standing}: "
+            f"{read_db(ctx, lead_advice, who.name)}"
         )
     with db.transaction() as session:
         change = change_setting(session, key, value, actor=who.name)

@@ -18,7 +18,7 @@ from textual.widgets import Input, Static
 from db.answers import parse_answer
 from db.engine import Database
 from db.errors import VetbenchError
-from db.items import ItemSnapshot, get_item
+from db.items import ItemSnapshot, get_item, no_item_message
 from reviewer.tui.literal import literal
 from reviewer.tui.widgets.dialog import Dialog, DialogScreen
 from reviewer.tui.widgets.titles import PanelTitle
@@ -92,7 +92,7 @@ def item_id_validator(db: Database, refusal_of_nothing: str) -> Validator:
             raise Refused(refusal_of_nothing)
         with db.session() as session:
             if get_item(session, item_id) is None:
-                raise Refused(f"there is no item '{item_id}'")
+                raise Refused(no_item_message(session, item_id))
         return item_id
 
     return validate
