@@ -276,6 +276,8 @@ def runs_compare(ctx: click.Context, run_a: int, run_b: int, as_json: bool) -> N
     )
     for line in comparison.item_set_notes():
         click.echo(terminal_text(line))
+    if (prompts := comparison.prompt_note()) is not None:
+        click.echo(terminal_text(prompts))
     nothing_paired = comparison.nothing_paired()
     if nothing_paired is not None:  # no rows of zeros: they would read as a comparison
         click.echo(terminal_text(nothing_paired))
