@@ -3,8 +3,9 @@
 ``vetbench eval`` and ``vetbench runs show`` print these rows one per line; the
 evaluation screen (F4) puts the same rows in its title, table cells and summary
 lines, so both always show the same figures under the same names (as
-``reviewer/agreement/rows.py`` does for agreement).  The CLI writes fractions
-(``0.750``), the app percentages (``75.0%``): every function takes ``percent``.
+``reviewer/agreement/rows.py`` does for agreement).  Text for people is in percent
+(``75.0%``), as the papers, ``runs table`` and the app print it; ``--json`` keeps
+fractions (``0.750``) for scripts: every function takes ``percent``.
 Nothing here knows a widget or a terminal; callers make model text safe to show.
 """
 

@@ -168,7 +168,7 @@ def test_the_oracle_handed_the_keys_is_no_evidence_about_them(database: Database
         database, "eval", "--model", "scripted:oracle", "--shots", "0", "--status", "all"
     )
     assert checked.exit_code == 0, checked.output
-    assert "acc 1.000" in checked.output  # the oracle ran, and was right on every key
+    assert "acc 100.0%" in checked.output  # the oracle ran, and was right on every key
     with database.session() as session:
         after = estimate_consensus(session)
         assert model_answers(session) == []
