@@ -25,3 +25,31 @@ def test_eval_and_runs_print_percent_as_the_table_and_the_app_do(tmp_path: Path)
     assert "100.0%" in ok(run_cli(url, "runs", "show", "1")).stdout
     as_json = json.loads(ok(run_cli(url, "runs", "show", "1", "--json")).stdout)
     assert as_json["accuracy"] == 1.0
+
+
+def test_the_terms_beside_accuracy_are_explained_where_they_are_printed(tmp_path: Path) -> None:
+    """`chance`, `pairwise`, `set F1` and `extractor cflue read 19 of 19` were printed
+    with no word of what they are: a legend under the figures says, once per command
+    (three repeats print it once), for the terms shown; the deciding reader is marked."""
+    url = mixed_set_url(tmp_path / "test.db")
+    args = ["eval", "--model", "scripted:oracle", "--shots", "0", "--repeats", "3"]
+    shown = ok(run_cli(url, *args, "--permute-options")).stdout
+    lines = shown.splitlines()
+    assert lines.count("what the terms mean:") == 1
+    legend = " ".join(shown.split("what the terms mean:")[1].split())
+    for said in (
+        "pairwise: orders: the share of event pairs put in the key's relative order",
+        "set F1: multi-answer: overlap of the chosen letters with the key's",
+        "weighted F1: multiple choice:",
+        "chance: the accuracy of answering at random on these items",
+        "extractor: NAME read N of M: the answers that reader found",
+    ):
+        assert said in legend
+    deciding = [line for line in lines if line.startswith("extractor") and "decides" in line]
+    assert deciding and all(" lenient read " in line for line in deciding)  # the custom one's
+    one_kind = ok(run_cli(url, "eval", "--model", "scripted:oracle", "--shots", "0",
+                          "--kind", "single")).stdout  # fmt: skip
+    legend = one_kind.split("what the terms mean:")[1]
+    assert "pairwise:" not in legend and "set F1:" not in legend and "chance:" in legend
+    as_json = ok(run_cli(url, "runs", "show", "1", "--json")).stdout
+    assert "what the terms mean" not in as_json and "decides" not in as_json

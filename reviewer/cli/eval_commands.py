@@ -459,7 +459,7 @@ def _print_runs(
         for position, figures in enumerate(series.runs):
             if position:
                 click.echo("")
-            print_figures(figures)
+            print_figures(figures, legend=position == len(series.runs) - 1)
             if figures.run.id in cache_notes:
                 click.echo(f"cache         {cache_notes[figures.run.id]}")
         for spread in series.spreads:

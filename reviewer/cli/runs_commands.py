@@ -50,8 +50,12 @@ def _figure_lines(figures: RunFigures) -> list[str]:
         lines.append(
             f"explained     {counted(summary.explained, 'answer')} with an analysis to compare"
         )
+    deciding = figures.run.params.extractors[:1]
     for name, read in summary.extractors.items():
-        lines.append(f"{'extractor':<13} {extractor_text(terminal_text(name), read, percent=True)}")
+        decides = ", decides" if name in deciding and len(summary.extractors) > 1 else ""
+        lines.append(
+            f"{'extractor':<13} {extractor_text(terminal_text(name), read, percent=True)}{decides}"
+        )
     positions = position_text(summary, percent=True, with_bias=False)
     if positions:  # a line of its own for the bias: at 80 columns the two would wrap
         lines.append(f"by key position {terminal_text(positions)}")
@@ -106,7 +110,10 @@ def _speed_line(progress: RunProgress) -> str | None:
     return f"speed         {rate(progress)}" + (f", about {eta:.0f} s left" if eta else "")
 
 
-def print_figures(figures: RunFigures) -> None:
+def print_figures(figures: RunFigures, *, legend: bool = True) -> None:
+    """A run's figures, one a line; with ``legend``, what the terms beside accuracy mean."""
+    from evaluator.run_text import legend_lines
+
     click.echo(_run_header(figures))
     for line in _figure_lines(figures):
         click.echo(line)
@@ -115,6 +122,10 @@ def print_figures(figures: RunFigures) -> None:
         click.echo(speed)
     if figures.run.error:
         click.echo(f"note          {terminal_text(figures.run.error)}")
+    if legend and (meanings := legend_lines(figures.summary)):
+        click.echo("what the terms mean:")
+        for line in meanings:
+            click.echo(textwrap.fill(line, width=80, initial_indent="  ", subsequent_indent="    "))
 
 
 def _mark(correct: bool | None, failure: str | None) -> str:
