@@ -81,6 +81,24 @@ class RunSelection:
         """The evaluated set before the limit: the items no shot may be."""
         return self.unlimited or self.items
 
+    def shots(
+        self,
+        pool: Sequence[ItemSnapshot],
+        shots_for: Mapping[ItemKind, int],
+        source: ShotSource,
+        *,
+        seed: int,
+    ) -> dict[ShotGroup, list[ItemSnapshot]]:
+        """The shots of its items' prompts (:func:`prefix_shots`), none of the whole set."""
+        return prefix_shots(
+            self.items,
+            pool,
+            shots_for,
+            seed=seed,
+            from_shot_file=source.from_file,
+            whole_set=self.whole_set,
+        )
+
 
 @dataclass(frozen=True)
 class ShotShortfall:
@@ -265,14 +283,7 @@ def check_shots(
     shortfalls: dict[str, ShotShortfall] = {}
     for shots, by_kind in settings:
         shots_for = _shots_for(items, shots, by_kind)
-        chosen = prefix_shots(
-            items,
-            pool,
-            shots_for,
-            seed=seed,
-            from_shot_file=source.from_file,
-            whole_set=selection.whole_set,
-        )
+        chosen = selection.shots(pool, shots_for, source, seed=seed)
         for shortfall in shot_shortfalls(chosen, shots_for, source, left_out):
             shortfalls.setdefault(shortfall.kind, shortfall)
     if shortfalls:
@@ -501,14 +512,7 @@ def create_run(
     source = ShotSource.of(shot_file, shots_from)
     first_file, *more_files = source.shot_files or (None,)
     pool = source.pool(db)
-    chosen = prefix_shots(
-        items,
-        pool,
-        shots_for,
-        seed=seed,
-        from_shot_file=source.from_file,
-        whole_set=selected.whole_set,
-    )
+    chosen = selected.shots(pool, shots_for, source, seed=seed)
     params = RunParams(
         seed=seed,
         template_hash=templates.hash,
