@@ -276,7 +276,8 @@ def test_a_cohens_kappa_of_zero_from_a_one_sided_annotator_is_explained(
         "Cohen's kappa of alice and bo is 0 on verdicts and keep/drop: alice kept every "
         "item they judged, and kappa is 0 whenever one of the two never varies"
     )
-    assert any(note.startswith(expected) for note in report.notes)
+    assert any(note.startswith(expected) for note in report.reader_notes)
+    assert not any(note.startswith(expected) for note in report.notes)  # the JSON's, as were
     result = run_cli(one_sided, "agreement", "--bootstrap", "0")
     assert "whenever one of the two never varies" in " ".join(result.output.split())
 

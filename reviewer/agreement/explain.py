@@ -61,7 +61,7 @@ def _paradox(
     return paradox_note(numbers, _one_sided(people))
 
 
-def _constant_pairs(figures: AgreementFigures, people: Sequence[AnnotatorStats]) -> list[str]:
+def constant_pair_notes(figures: AgreementFigures, people: Sequence[AnnotatorStats]) -> list[str]:
     """A note for each pair whose Cohen's kappa on keep/drop is exactly 0 because one of
     them kept every item, or none: kappa is then 0 whatever the other does (its interval
     too, as every resample is as one-sided), which reads as no agreement at all."""
@@ -113,4 +113,4 @@ def figure_notes(figures: AgreementFigures, people: Sequence[AnnotatorStats]) ->
         )
         if note:
             notes.append(note)
-    return notes + _constant_pairs(figures, people)
+    return notes
