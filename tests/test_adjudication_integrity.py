@@ -274,12 +274,12 @@ def test_a_cohens_kappa_of_zero_from_a_one_sided_annotator_is_explained(
     assert pair.kappa.value == 0
     expected = (
         "Cohen's kappa of alice and bo is 0 on verdicts and keep/drop: alice kept every "
-        "item they judged, and kappa is 0 whenever one of the two never varies"
+        "item they judged, and kappa is 0 whenever one rater never varies"
     )
     assert any(note.startswith(expected) for note in report.reader_notes)
     assert not any(note.startswith(expected) for note in report.notes)  # the JSON's, as were
     result = run_cli(one_sided, "agreement", "--bootstrap", "0")
-    assert "whenever one of the two never varies" in " ".join(result.output.split())
+    assert "whenever one rater never varies" in " ".join(result.output.split())
 
 
 def test_release_show_gives_alpha_its_interval_and_the_paradox_note(one_sided: Database) -> None:

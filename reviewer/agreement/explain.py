@@ -81,9 +81,8 @@ def constant_pair_notes(figures: AgreementFigures, people: Sequence[AnnotatorSta
         codings = "verdicts and keep/drop" if both else "keep/drop"
         notes.append(
             f"Cohen's kappa of {pair.first} and {pair.second} is 0 on {codings}: {name} "
-            f"{kept} they judged, and kappa is 0 whenever one of the two never varies, "
-            "whatever the other does; it says nothing of how often they agree (raw "
-            "agreement does)."
+            f"{kept} they judged, and kappa is 0 whenever one rater never varies (raw "
+            "agreement says how often they agree)."
         )
     return notes
 
