@@ -36,6 +36,7 @@ from db.decisions import in_force
 from db.errors import VetbenchError
 from db.items import ItemSnapshot, item_conditions, iter_items, snapshot
 from db.json_types import JsonObject, JsonValue, attributes_json, fields_json
+from db.kappa_paradox import paradox_note
 from db.models import (
     Decision,
     Item,
@@ -183,11 +184,14 @@ def figure_rows(release: ReleaseInfo) -> list[tuple[str, str]]:
             f"{counted(_count(agreement, 'annotators'), 'annotator')}"
         )
         rows.append(("review behind it", f"{_review_scope(release.selection)}: {judged}"))
-        alpha = agreement.get("krippendorff_alpha")
-        verdict = alpha.get("verdict") if isinstance(alpha, dict) else None
-        value = verdict.get("value") if isinstance(verdict, dict) else None
-        shown = f"{value:.3f}" if isinstance(value, int | float) else "undefined"
+        alpha = _stored_figure(agreement, "krippendorff_alpha", "verdict")
+        raw = _stored_figure(agreement, "percent_agreement", "verdict")
+        shown = _figure_text(alpha)
+        if isinstance(raw.get("value"), int | float):
+            shown += f" (raw agreement {_figure_text(raw)})"
         rows.append(("Krippendorff's alpha, verdicts", shown))
+        if (note := _stored_paradox(agreement)) is not None:
+            rows.append(("how to read it", note))
     removed = figures.get("removed_by_reason")
     if isinstance(removed, dict):
         # Stored by the reasons' stored names; shown by their names for the kinds counted.
@@ -199,6 +203,47 @@ def figure_rows(release: ReleaseInfo) -> list[tuple[str, str]]:
     if isinstance(flags, dict):
         rows.append(("flags on the released items", tally({k: v for k, v in flags.items() if v})))
     return rows
+
+
+def _stored_figure(agreement: Mapping[str, object], statistic: str, coding: str) -> JsonObject:
+    """One stored agreement figure (``value``, ``ci95``, ``n``); empty where none is."""
+    by_coding = agreement.get(statistic)
+    figure = by_coding.get(coding) if isinstance(by_coding, dict) else None
+    return figure if isinstance(figure, dict) else {}
+
+
+def _figure_text(figure: Mapping[str, object]) -> str:
+    """``-0.067 [-0.122, -0.030]`` as the agreement report shows a figure (``undefined``
+    without a value)."""
+    value, ci95 = figure.get("value"), figure.get("ci95")
+    if not isinstance(value, int | float):
+        return "undefined"
+    if isinstance(ci95, list) and len(ci95) == 2 and all(isinstance(b, int | float) for b in ci95):
+        return f"{value:.3f} [{ci95[0]:.3f}, {ci95[1]:.3f}]"
+    return f"{value:.3f}"
+
+
+def _stored_paradox(agreement: Mapping[str, object]) -> str | None:
+    """The agreement report's kappa-paradox note (:mod:`db.kappa_paradox`), from the stored
+    figures: their raw agreement beside alpha and Fleiss' kappa, for verdicts and for
+    keep/drop (the keep rates that say who kept everything are not stored)."""
+
+    def number(statistic: str, coding: str) -> float | None:
+        value = _stored_figure(agreement, statistic, coding).get("value")
+        return float(value) if isinstance(value, int | float) else None
+
+    codings = [
+        (
+            name,
+            number("percent_agreement", coding),
+            (
+                ("alpha", number("krippendorff_alpha", coding)),
+                ("Fleiss' kappa", number("fleiss_kappa", coding)),
+            ),
+        )
+        for name, coding in (("verdicts", "verdict"), ("keep/drop", "verdict_keep_drop"))
+    ]
+    return paradox_note(codings)
 
 
 def _count(figures: Mapping[str, object], name: str) -> int:

@@ -402,16 +402,20 @@ def prefix_shots(
     *,
     seed: int,
     from_shot_file: bool,
+    whole_set: Sequence[ItemSnapshot] | None = None,
 ) -> dict[ShotGroup, list[ItemSnapshot]]:
     """The shots of every prompt prefix (a :class:`ShotGroup`), in the order the ``items``
     first need them: ``shots_for[kind]`` of them, the first of the kind in a shot file
     (the user's own, in file order, those in the item's template language first; of the
-    same number of events where it has such orders), else drawn by ``select_shots`` from ``pool`` leaving out the evaluated
-    ``items``.  Neither way shows an evaluated item as a shot (:func:`evaluated_shots`).
-    The run and the lm-eval export agree."""
-    evaluated = {item.id for item in items}
+    same number of events where it has such orders), else drawn by ``select_shots`` from
+    ``pool`` leaving out the evaluated set: ``whole_set`` (a limited run's items before
+    the limit, so that its prompts are the full run's), else the ``items``.  Neither way
+    shows an item of that set as a shot (:func:`evaluated_shots`).  The run and the
+    lm-eval export agree."""
+    whole = items if whole_set is None else whole_set
+    evaluated = {item.id for item in whole}
     if from_shot_file:
-        shown = {shot.id for shot in evaluated_shots(items, pool)}
+        shown = {shot.id for shot in evaluated_shots(whole, pool)}
         pool = [shot for shot in pool if shot.id not in shown]
     chosen: dict[ShotGroup, list[ItemSnapshot]] = {}
     for item in items:

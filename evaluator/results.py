@@ -15,7 +15,7 @@ from datetime import datetime
 
 from db.json_types import FieldsAsJson, JsonObject, attributes_json, fields_json
 from db.vocabulary import EvalMode, EvalProtocol, FailureKind, ItemKind, RunStatus
-from db.words import agreeing, counted
+from db.words import agreeing, counted, few_of
 from evaluator.item_sets import ItemSet
 from evaluator.run_params import RunParams, ShotCounts
 from evaluator.text_metrics import BleuStatistics, ExplanationScore
@@ -565,6 +565,7 @@ class RunComparison:
     filter_differences: tuple[
         str, ...
     ] = ()  # how the runs' filters chose (``B limited to 5 items``)
+    other_prompts: tuple[str, ...] = ()  # paired items whose prompts differ (by stored hash)
 
     @property
     def paired_items(self) -> int:
@@ -608,6 +609,19 @@ class RunComparison:
                 f"{', '.join(self.other_revisions[:5])}{more}{left_out}"
             )
         return notes
+
+    def prompt_note(self) -> str | None:
+        """Whether the paired items were asked with the same prompts (their stored hashes):
+        other shots, templates or layout make another question of the same item."""
+        if not self.paired_items:
+            return None
+        paired = counted(self.paired_items, "paired item")
+        if not self.other_prompts:
+            return f"same prompts for the {paired}"
+        return (
+            f"different prompts for {len(self.other_prompts)} of the {paired} (other shots, "
+            f"templates or layout): {few_of(list(self.other_prompts))}"
+        )
 
     def nothing_paired(self) -> str | None:
         """Why there are no paired figures, when every shared item was evaluated at

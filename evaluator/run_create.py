@@ -72,6 +72,33 @@ class RunSelection:
 
     items: list[ItemSnapshot]
     excluded: dict[str, str]
+    # With --limit: the items the run would evaluate without it.  No shot is drawn from
+    # them, so a limited run's prompts are the full run's for the same items (its shots
+    # no longer depend on the limit).  Empty: no limit, ``items`` are the whole set.
+    unlimited: Sequence[ItemSnapshot] = ()
+
+    @property
+    def whole_set(self) -> Sequence[ItemSnapshot]:
+        """The evaluated set before the limit: the items no shot may be."""
+        return self.unlimited or self.items
+
+    def shots(
+        self,
+        pool: Sequence[ItemSnapshot],
+        shots_for: Mapping[ItemKind, int],
+        source: ShotSource,
+        *,
+        seed: int,
+    ) -> dict[ShotGroup, list[ItemSnapshot]]:
+        """The shots of its items' prompts (:func:`prefix_shots`), none of the whole set."""
+        return prefix_shots(
+            self.items,
+            pool,
+            shots_for,
+            seed=seed,
+            from_shot_file=source.from_file,
+            whole_set=self.whole_set,
+        )
 
 
 @dataclass(frozen=True)
@@ -242,7 +269,7 @@ def _short_orders(
 
 def check_shots(
     db: Database,
-    items: Sequence[ItemSnapshot],
+    selection: RunSelection,
     settings: Iterable[tuple[int, Mapping[str, int] | None]],
     source: ShotSource,
     *,
@@ -250,14 +277,14 @@ def check_shots(
     fixed_shots: bool = False,
 ) -> None:
     """Refuse (``FewerShotsError``) when a run of any of these shot ``settings`` (shots,
-    shots by kind) on ``items`` would get fewer shots than it asks for; how many a seeded
-    draw finds does not depend on the seed.  ``fixed_shots``: the protocol fixes them."""
-    pool = source.pool(db)
-    left_out = evaluated_shots(items, pool) if source.from_file else []
+    shots by kind) on the ``selection`` would get fewer shots than it asks for; how many a
+    seeded draw finds does not depend on the seed.  ``fixed_shots``: the protocol fixes them."""
+    items, pool = selection.items, source.pool(db)
+    left_out = evaluated_shots(selection.whole_set, pool) if source.from_file else []
     shortfalls: dict[str, ShotShortfall] = {}
     for shots, by_kind in settings:
         shots_for = _shots_for(items, shots, by_kind)
-        chosen = prefix_shots(items, pool, shots_for, seed=seed, from_shot_file=source.from_file)
+        chosen = selection.shots(pool, shots_for, source, seed=seed)
         for shortfall in shot_shortfalls(chosen, shots_for, source, left_out):
             shortfalls.setdefault(shortfall.kind, shortfall)
     if shortfalls:
@@ -276,12 +303,13 @@ def score_candidates(item: ItemSnapshot) -> list[str] | None:
 
 def _select_items(
     db: Database, item_filter: ItemFilter, protocol: ProtocolSpec
-) -> tuple[list[ItemSnapshot], dict[str, str]]:
-    """The items chosen that the protocol asks (up to the limit), and those of the kinds it
-    does not ask (id -> why: :meth:`ProtocolSpec.leaves_out`), which the run records.
+) -> tuple[list[ItemSnapshot], dict[str, str], list[ItemSnapshot]]:
+    """The items chosen that the protocol asks (up to the limit), those of the kinds it
+    does not ask (id -> why: :meth:`ProtocolSpec.leaves_out`), which the run records, and
+    with a limit every item it asks without the limit (else nothing: the first are all).
 
-    One stream in the items' order serves both, so that a limited run records only what
-    it passed over on the way to its items, not every such item in the database (a
+    One stream in the items' order serves all three, so that a limited run records only
+    what it passed over on the way to its items, not every such item in the database (a
     `--limit 20` check said "1,843 ordering items left out")."""
     asked = item_filter.kinds_within(protocol.kinds)
     chosen_kinds = item_filter.kinds or values(ItemKind)
@@ -289,16 +317,19 @@ def _select_items(
     streamed = None if asked is None else (*asked, *other_kinds)
     selected: list[ItemSnapshot] = []
     left_out: dict[str, str] = {}
+    unlimited: list[ItemSnapshot] = []
     with db.session() as session:
         for item in _candidates(session, item_filter, streamed):
             reason = protocol.leaves_out(item.kind)
+            if reason is None and item_filter.limit:
+                unlimited.append(item)
+            if item_filter.limit and len(selected) >= item_filter.limit:
+                continue  # past the limit: only the whole set is gathered
             if reason is not None:
                 left_out[item.id] = reason
                 continue
             selected.append(item)
-            if item_filter.limit and len(selected) >= item_filter.limit:
-                break
-    return selected, left_out
+    return selected, left_out, unlimited
 
 
 def _candidates(
@@ -341,20 +372,27 @@ def select_run_items(
     there are none, or that the deciding reader (``extractor``, None: the protocol's) does
     not read some of them.  Cheap: the CLI asks it before loading a model."""
     spec = protocol_spec(protocol)
-    items, not_asked = _select_items(db, item_filter, spec)
-    excluded: dict[str, str] = {}
+    items, not_asked, unlimited = _select_items(db, item_filter, spec)
     if mode == EvalMode.GENERATE:
         deciding = spec.reported_extractors(extractor)[0]
         _check_reader(deciding, items)
-        for item in items:  # options its letters lack: CFLUE's reader knows A–F only
-            reason = answer_extractor(deciding).leaves_out(item.kind, item.labels)
-            if reason is not None:
-                excluded[item.id] = reason
-    if mode == EvalMode.SCORE:
-        for item in items:
+        reader = answer_extractor(deciding)
+
+        def left_out(item: ItemSnapshot) -> str | None:
+            # options its letters lack: CFLUE's reader knows A–F only
+            return reader.leaves_out(item.kind, item.labels)
+    else:
+
+        def left_out(item: ItemSnapshot) -> str | None:
             if score_candidates(item) is None:
-                excluded[item.id] = f"too many candidate answers for score mode ({item.kind.value})"
+                return f"too many candidate answers for score mode ({item.kind.value})"
+            return None
+
+    excluded = {item.id: reason for item in items if (reason := left_out(item)) is not None}
     items = [item for item in items if item.id not in excluded]
+    # The whole set the shots are drawn outside of leaves out what the run leaves out, as
+    # an unlimited run's does, so a limited run asks its items with the same shots.
+    unlimited = [item for item in unlimited if left_out(item) is None]
     if not items:
         hint = (
             f": {'; '.join(RunParams(excluded=excluded).excluded_notes())}"
@@ -362,7 +400,7 @@ def select_run_items(
             else _other_statuses_hint(db, item_filter, spec)
         )
         raise RunSetupError(f"no items to evaluate ({_describe(item_filter, spec)}){hint}")
-    return RunSelection(items, {**excluded, **not_asked})
+    return RunSelection(items, {**excluded, **not_asked}, unlimited)
 
 
 def _other_statuses_hint(db: Database, item_filter: ItemFilter, spec: ProtocolSpec) -> str:
@@ -490,7 +528,7 @@ def create_run(
     source = ShotSource.of(shot_file, shots_from)
     first_file, *more_files = source.shot_files or (None,)
     pool = source.pool(db)
-    chosen = prefix_shots(items, pool, shots_for, seed=seed, from_shot_file=source.from_file)
+    chosen = selected.shots(pool, shots_for, source, seed=seed)
     params = RunParams(
         seed=seed,
         template_hash=templates.hash,
@@ -507,7 +545,7 @@ def create_run(
         },
         shot_notes=(
             *_unused_shots_for(shots_for, shots_by_kind),
-            *_shot_notes(chosen, shots_for, source, items, pool),
+            *_shot_notes(chosen, shots_for, source, selected, pool),
         ),
         revisions={item.id: item.revision for item in items},
         excluded=excluded,
@@ -591,19 +629,20 @@ def _shot_notes(
     chosen: Mapping[ShotGroup, list[ItemSnapshot]],
     shots_for: Mapping[ItemKind, int],
     source: ShotSource,
-    items: Sequence[ItemSnapshot],
+    selection: RunSelection,
     pool: Sequence[ItemSnapshot],
 ) -> list[str]:
-    """Say which shots of a shot file were left out as evaluated items, and where the shots
-    fall short of k approved items from outside the evaluated set (shots asked from a status
-    are of that status: no note says so)."""
+    """Say which shots of a shot file were left out as evaluated items (of the whole set
+    before a limit), and where the shots fall short of k approved items from outside the
+    evaluated set (shots asked from a status are of that status: no note says so)."""
     notes = []
-    left_out = evaluated_shots(items, pool) if source.from_file else []
+    left_out = evaluated_shots(selection.whole_set, pool) if source.from_file else []
     if left_out:
+        limited = " (before --limit)" if selection.unlimited else ""
         notes.append(
             f"{counted(len(left_out), 'shot')} {source.where} left out: "
-            f"{agreeing(len(left_out), 'it is an evaluated item', 'they are evaluated items')} "
-            f"({few_of([shot.id for shot in left_out])})"
+            f"{agreeing(len(left_out), 'it is an evaluated item', 'they are evaluated items')}"
+            f"{limited} ({few_of([shot.id for shot in left_out])})"
         )
     for shot_group, group_shots in chosen.items():
         group = shot_group.name

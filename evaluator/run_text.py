@@ -3,8 +3,9 @@
 ``vetbench eval`` and ``vetbench runs show`` print these rows one per line; the
 evaluation screen (F4) puts the same rows in its title, table cells and summary
 lines, so both always show the same figures under the same names (as
-``reviewer/agreement/rows.py`` does for agreement).  The CLI writes fractions
-(``0.750``), the app percentages (``75.0%``): every function takes ``percent``.
+``reviewer/agreement/rows.py`` does for agreement).  Text for people is in percent
+(``75.0%``), as the papers, ``runs table`` and the app print it; ``--json`` keeps
+fractions (``0.750``) for scripts: every function takes ``percent``.
 Nothing here knows a widget or a terminal; callers make model text safe to show.
 """
 
@@ -22,9 +23,11 @@ __all__ = [
     "FigureRow",
     "duration",
     "extractor_text",
+    "FIGURE_TERMS",
     "fixed",
     "figure_rows",
     "interval",
+    "legend_lines",
     "number",
     "position_text",
     "rate",
@@ -120,6 +123,40 @@ def figure_rows(figures: Figures) -> list[FigureRow]:
         for label, values in families
         if all(value is not None for value in values)
     ]
+
+
+FIGURE_TERMS: dict[str, str] = {
+    "pairwise": "orders: the share of event pairs put in the key's relative order",
+    "weighted F1": "multiple choice: F1 per answer, weighted by how often each is the key "
+    "(CFLUE's figure)",
+    "set F1": "multi-answer: overlap of the chosen letters with the key's (partial credit)",
+    "BLEU-1/4": "the explanation's words against the item's analysis (CFLUE's protocol)",
+    "ROUGE-1/2/L": "the explanation's words against the item's analysis (CFLUE's protocol)",
+    "chance": "the accuracy of answering at random on these items (e.g. 1/n! for an "
+    "order of n events, 1/k for one of k options)",
+    "extractor": "NAME read N of M: the answers that reader found in the M outputs of "
+    "the kinds it reads, and how many are right; the one that decides gives the "
+    "accuracy above, the others are read beside it",
+}
+"""What the terms beside accuracy mean, one short line each, for a legend under them."""
+
+
+def legend_lines(figures: Figures) -> list[str]:
+    """``chance: the accuracy of ...`` for each term :func:`figure_rows` and the extractor
+    lines print for ``figures``, in their order (nothing where none is printed)."""
+    terms = [row.label for row in figure_rows(figures)]
+    if figures.extractors:
+        terms.append("extractor")
+    seen: set[str] = set()
+    lines = []
+    for term in terms:
+        meaning = FIGURE_TERMS[term]
+        if meaning in seen:  # BLEU and ROUGE say the same: once, under both names
+            continue
+        seen.add(meaning)
+        names = [t for t in terms if FIGURE_TERMS[t] == meaning]
+        lines.append(f"{', '.join(names)}: {meaning}")
+    return lines
 
 
 def secondary_text(figures: Figures, *, percent: bool = False) -> str:

@@ -399,7 +399,7 @@ def compare_runs(db: Database, run_a: int, run_b: int) -> RunComparison:
             f"runs {run_a} and {run_b} share no answered items: nothing to compare "
             f"(A answered {counted(len(first), 'item')}, B {counted(len(second), 'item')})"
         )
-    revisions = _shared_revisions(db, run_a, run_b, shared)
+    revisions, other_prompts = _shared_revisions(db, run_a, run_b, shared)
     changes = _changes(db, revisions)
     both_right: list[str] = []
     both_wrong: list[str] = []
@@ -450,6 +450,7 @@ def compare_runs(db: Database, run_a: int, run_b: int) -> RunComparison:
         filter_differences=filter_differences(first_run.filters, second_run.filters),
         other_revisions=tuple(item_id for item_id in shared if item_id in revisions),
         changed_items=tuple(changed),
+        other_prompts=tuple(i for i in shared if i in other_prompts and i not in changes),
     )
 
 
@@ -473,18 +474,22 @@ def _changed_item(
 
 def _shared_revisions(
     db: Database, run_a: int, run_b: int, shared: list[str]
-) -> dict[str, tuple[int, int]]:
+) -> tuple[dict[str, tuple[int, int]], set[str]]:
     """The shared items the two runs saw at different revisions (edited in between): A's
-    revision and B's."""
+    revision and B's; and those whose prompts differ (their stored hashes)."""
     with db.session() as session:
         rows = session.exec(
-            select(Prediction.run_id, Prediction.item_id, Prediction.revision_number).where(
-                col(Prediction.run_id).in_([run_a, run_b])
-            )
+            select(
+                Prediction.run_id,
+                Prediction.item_id,
+                Prediction.revision_number,
+                Prediction.prompt_hash,
+            ).where(col(Prediction.run_id).in_([run_a, run_b]))
         ).all()
-    seen: dict[tuple[int, str], int] = {(run, item_id): number for run, item_id, number in rows}
+    seen = {(run, item_id): (number, digest) for run, item_id, number, digest in rows}
     pairs = {item_id: (seen[(run_a, item_id)], seen[(run_b, item_id)]) for item_id in shared}
-    return {item_id: pair for item_id, pair in pairs.items() if pair[0] != pair[1]}
+    revisions = {item_id: (a[0], b[0]) for item_id, (a, b) in pairs.items() if a[0] != b[0]}
+    return revisions, {item_id for item_id, (a, b) in pairs.items() if a[1] != b[1]}
 
 
 def _changes(db: Database, revisions: dict[str, tuple[int, int]]) -> dict[str, tuple[str, ...]]:

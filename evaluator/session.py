@@ -232,7 +232,7 @@ def _check_shots(
     settings = {(run.shots, tuple(sorted(choices.shots_by_kind.items()))) for run in planned}
     check_shots(
         db,
-        selection.items,
+        selection,
         [(shots, dict(by_kind)) for shots, by_kind in sorted(settings)],
         source,
         seed=choices.seed,

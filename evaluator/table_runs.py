@@ -1,9 +1,10 @@
 """The finished runs a paper-style table reads, and how a cell picks among them.
 
 A cell is the mean over the runs of one *series* (``vetbench eval --repeats N`` or one
-protocol call); for each model and column the latest series counts, and where it
-evaluated other items than an older series of the same cell (a quick ``--limit`` check
-after the full run), :func:`replacement_note` says so and names the older runs; where
+protocol call); for each model and column the latest series no ``--limit`` cut short
+counts (:func:`latest_series`), and where it evaluated other items than another series
+of the same cell (a quick ``--limit`` check after the full run, an older run on fewer
+items), :func:`replacement_note` says so and names the other runs; where
 it has fewer finished runs than it planned, :func:`incomplete_series_note` says so.
 """
 
@@ -143,12 +144,28 @@ def _host(url: str) -> str:
     return urlsplit(url).netloc or url
 
 
+def cut_by_limit(run: TableRun) -> bool:
+    """Whether ``--limit`` cut the run short of its whole selection: it was limited and
+    evaluated as many items as the limit (fewer: the limit left nothing out)."""
+    limit = run.record.filters.get("limit")
+    return isinstance(limit, int) and run.record.total >= limit
+
+
 def latest_series(entries: Sequence[tuple[TableRun, Figures]]) -> list[tuple[TableRun, Figures]]:
-    """The entries of the series whose newest run is newest."""
+    """The entries of the series a cell shows: the newest of those no ``--limit`` cut
+    short, so that a quick check after the full run does not stand in for it (a 3-item
+    check read 0.00 over the full run's 18 items); where every one was cut, the one on
+    the most items, the newest of equals."""
     by_series: dict[str, list[tuple[TableRun, Figures]]] = defaultdict(list)
     for entry in entries:
         by_series[entry[0].series].append(entry)
-    return max(by_series.values(), key=lambda group: max(run.record.id for run, _ in group))
+
+    def preference(group: list[tuple[TableRun, Figures]]) -> tuple[bool, int, int]:
+        cut = any(cut_by_limit(run) for run, _ in group)
+        items = max(run.record.total for run, _ in group) if cut else 0
+        return not cut, items, max(run.record.id for run, _ in group)
+
+    return max(by_series.values(), key=preference)
 
 
 def evaluated_items(
@@ -183,10 +200,13 @@ def replacement_note(
         return None
     counts = sorted({len(evaluated_items([entry], kind)) for entry in replaced})
     newest_replaced = max(run.record.id for run, _figures in replaced)
+    shown_newest = max(run.record.id for run, _figures in latest)
+    when = "newer" if newest_replaced > shown_newest else "older"
+    cut = " (cut by --limit)" if all(cut_by_limit(run) for run, _ in replaced) else ""
     return (
-        f"{where}: shows {_run_ids_text(latest)} on {counted(len(shown), 'item')}; older "
-        f"{_run_ids_text(replaced)} evaluated other items ({' or '.join(map(str, counts))}; "
-        f"`runs table --run {newest_replaced}` shows it)"
+        f"{where}: shows {_run_ids_text(latest)} on {counted(len(shown), 'item')}; {when} "
+        f"{_run_ids_text(replaced)}{cut} evaluated other items "
+        f"({' or '.join(map(str, counts))}; `runs table --run {newest_replaced}` shows it)"
     )
 
 

@@ -21,15 +21,17 @@ from db.engine import Database
 from db.item_scope import EVERY_ITEM, ItemScope
 from db.json_types import JsonObject
 from db.people import require_lead
-from db.vocabulary import UNDECIDED_STATUSES, ItemStatus
+from db.vocabulary import DECISION_STATUSES, UNDECIDED_STATUSES, ItemStatus
 from reviewer.adjudication import BulkDecision, store_bulk_decisions
 from reviewer.conflict_cases import ConflictCase, load_case
 
 __all__ = [
     "ConsensusApproval",
     "ConsensusPlan",
+    "ConsensusStanding",
     "approve_confident",
     "consensus_figures",
+    "consensus_standing",
     "plan_confident",
     "referred_cases",
 ]
@@ -87,6 +89,54 @@ def _plan(
         else:
             referred.append(item)
     return ConsensusPlan(confidence, tuple(approvable), tuple(referred), uncertain, status_of)
+
+
+@dataclass(frozen=True)
+class ConsensusStanding:
+    """Where the items of a consensus stand, as ``vetbench consensus`` shows them: the
+    decided ones, and among the others what ``approve-agreed --min-confidence`` would do
+    (the same items, the same rule, so its counts and the listing's agree)."""
+
+    plan: ConsensusPlan
+    decided: dict[str, str]  # item id -> approved or rejected: a lead's decision stands
+    unjudged: int = 0  # undecided items no person judged (models or gold alone): never approved
+
+    def undecided_counts(self) -> dict[str, int]:
+        """How many undecided items people judged each outcome takes (approve-agreed's)."""
+        counts = {
+            ConsensusOutcome.APPROVE.value: len(self.plan.approvable),
+            ConsensusOutcome.UNCERTAIN.value: self.plan.uncertain,
+        }
+        for item in self.plan.referred:
+            outcome = item.outcome(self.plan.confidence).value
+            counts[outcome] = counts.get(outcome, 0) + 1
+        return {outcome: count for outcome, count in sorted(counts.items()) if count}
+
+    def decided_counts(self) -> dict[str, int]:
+        """How many items of the consensus each decision holds, by status."""
+        statuses = sorted(self.decided.values())
+        return {status: statuses.count(status) for status in dict.fromkeys(statuses)}
+
+
+def consensus_standing(
+    db: Database, consensus: Consensus, confidence: float, scope: ItemScope = EVERY_ITEM
+) -> ConsensusStanding:
+    """The :class:`ConsensusStanding` of ``consensus`` (estimated already) at ``confidence``."""
+    with db.session() as session:
+        plan = _plan(session, consensus, confidence, scope)
+        decided = scoped_statuses(
+            session,
+            statuses=[status.value for status in DECISION_STATUSES],
+            kinds=scope.kinds,
+            sources=scope.sources,
+        )
+    shown = {item.item_id for item in consensus.items}
+    unjudged = sum(
+        1 for item in consensus.items if item.item_id not in decided and item.judgments == 0
+    )
+    return ConsensusStanding(
+        plan, {i: status for i, status in decided.items() if i in shown}, unjudged
+    )
 
 
 def plan_confident(

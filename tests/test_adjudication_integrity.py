@@ -4,6 +4,8 @@ explained in words (the kappa paradox) with each annotator's keep rate."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from helpers import (
     ScreenHost,
@@ -260,6 +262,47 @@ def test_agreement_explains_the_kappa_paradox_with_keep_rates(one_sided: Databas
     }
     assert "100%" in rows["alice"] and "78%" in rows["bo"]
     assert "9 items compared of 9 judged; 18 judgments by 2 annotators" in result.output
+
+
+def test_a_cohens_kappa_of_zero_from_a_one_sided_annotator_is_explained(
+    one_sided: Database,
+) -> None:
+    """Alice keeps every item: Cohen's kappa of the pair is 0.000 [0.000, 0.000] whatever
+    bo does, which read as no agreement at all; a note says why, by name."""
+    report = compute_agreement(one_sided, resamples=0)
+    (pair,) = report.figures.keep_drop.cohen
+    assert pair.kappa.value == 0
+    expected = (
+        "Cohen's kappa of alice and bo is 0 on verdicts and keep/drop: alice kept every "
+        "item they judged, and kappa is 0 whenever one rater never varies"
+    )
+    assert any(note.startswith(expected) for note in report.reader_notes)
+    assert not any(note.startswith(expected) for note in report.notes)  # the JSON's, as were
+    result = run_cli(one_sided, "agreement", "--bootstrap", "0")
+    assert "whenever one rater never varies" in " ".join(result.output.split())
+
+
+def test_release_show_gives_alpha_its_interval_and_the_paradox_note(one_sided: Database) -> None:
+    """`release show` printed `Krippendorff's alpha, verdicts: -0.067` alone: no interval,
+    no raw agreement, no word of the kappa paradox the agreement report explains.  It
+    now shows them from the figures the release stored (its JSON is as it was)."""
+    store_person(one_sided, "lea", Role.LEAD)
+    made = run_cli(one_sided, "release", "create", "r1", "--status", "all", "--as", "lea")
+    assert made.exit_code == 0, made.output
+    shown = run_cli(one_sided, "release", "show", "r1")
+    assert shown.exit_code == 0, shown.output
+    stored = json.loads(run_cli(one_sided, "release", "show", "r1", "--json").output)
+    alpha = stored["figures"]["agreement"]["krippendorff_alpha"]["verdict"]
+    low, high = alpha["ci95"]
+    raw = stored["figures"]["agreement"]["percent_agreement"]["verdict"]["value"]
+    assert (
+        f"  Krippendorff's alpha, verdicts: {alpha['value']:.3f} [{low:.3f}, {high:.3f}] "
+        f"(raw agreement {raw:.3f})"
+    ) in shown.output.splitlines()
+    (note,) = [line for line in shown.output.splitlines() if "how to read it" in line]
+    assert note.startswith("  how to read it: Raw agreement on verdicts is 0.78 but alpha is")
+    assert "kappa paradox" in note
+    assert set(stored["figures"]["agreement"]) >= {"krippendorff_alpha", "percent_agreement"}
 
 
 def test_one_annotator_says_annotator(database: Database) -> None:

@@ -168,7 +168,7 @@ def test_the_oracle_handed_the_keys_is_no_evidence_about_them(database: Database
         database, "eval", "--model", "scripted:oracle", "--shots", "0", "--status", "all"
     )
     assert checked.exit_code == 0, checked.output
-    assert "acc 1.000" in checked.output  # the oracle ran, and was right on every key
+    assert "acc 100.0%" in checked.output  # the oracle ran, and was right on every key
     with database.session() as session:
         after = estimate_consensus(session)
         assert model_answers(session) == []
@@ -290,9 +290,10 @@ def test_the_consensus_command_prints_items_and_reliabilities(database: Database
         "outcome",
     ]
     assert len([line for line in lines if line.startswith("single:")]) == 3
-    assert "… and 17 more" in text and "at confidence 0.95:" in text
-    # the JSON holds what the text shows: each item's outcome and their counts
-    said = text.split("at confidence 0.95: ")[1].splitlines()[0]
+    assert "… and 17 more" in text and "at confidence 0.95, undecided:" in text
+    # the JSON holds what the text shows: each item's outcome and their counts (none is
+    # decided yet: every item is counted among the undecided)
+    said = text.split("at confidence 0.95, undecided: ")[1].split(" (what")[0]
     counts = {outcome: int(n) for outcome, n in (part.split() for part in said.split(", "))}
     singles = json.loads(
         run_cli(database, "consensus", "--kind", "single", "--json", "--as", "lena").output
@@ -309,8 +310,62 @@ def test_the_consensus_command_prints_items_and_reliabilities(database: Database
         assert counted["items"] == 40 and counted["raters"] == shown["raters"]
         blind = run_cli(database, "consensus", "--kind", "single", *who).output
         assert blind.startswith("20 judged items: each one's consensus shows what its")
-        assert "single:" not in blind and "at confidence 0.95:" in blind
+        assert "single:" not in blind and "at confidence 0.95, undecided:" in blind
         assert "spammer" in blind.splitlines()[-1]
+
+
+def test_the_consensus_command_shows_decided_items_and_counts_as_approve_agreed(
+    database: Database,
+) -> None:
+    """After approving by the consensus and rejecting one more item, `consensus` showed
+    the approved items as `approve` and the rejected one as `uncertain`, and its counts
+    (approve 37, uncertain 11) disagreed with approve-agreed's (10 uncertain items wait).
+    Decided items now read as decided and are counted apart; the undecided counts are
+    approve-agreed's; `(not backed)` is explained where it is shown."""
+    planted(database, count=40, seed=5)
+    store_person(database, "lena", Role.LEAD)
+    confident = ("--min-confidence", "0.9")
+    approved = run_cli(database, "approve-agreed", "--as", "lena", *confident, "--yes")
+    assert approved.exit_code == 0, approved.output
+    done = int(approved.output.splitlines()[-1].split()[1])
+    assert done > 0
+    text = run_cli(database, "consensus", "--as", "lena", *confident).output
+    rows = [
+        line
+        for line in text.splitlines()
+        if line.startswith(("single:", "multi:", "ordering:", "truefalse:"))
+    ]
+    undecided = [row for row in rows if "(decided)" not in row]
+    reject = undecided[0].split()[0]
+    ok_reject = run_cli(
+        database, "decide", reject, "--as", "lena", "--status", "rejected", "--reason", "flawed"
+    )
+    assert ok_reject.exit_code == 0, ok_reject.output
+
+    text = run_cli(database, "consensus", "--as", "lena", *confident).output
+    lines = text.splitlines()
+    (rejected,) = [line for line in lines if line.startswith(f"{reject} ")]
+    assert rejected.endswith("rejected (decided)")
+    assert sum(line.endswith("approved (decided)") for line in lines) == done
+    assert f"decided by a lead: approved {done}, rejected 1" in lines
+    (summary,) = [line for line in lines if line.startswith("at confidence 0.9, undecided: ")]
+    assert summary.endswith("(what `approve-agreed --min-confidence 0.9` acts on)")
+    said = summary.removeprefix("at confidence 0.9, undecided: ").split(" (what")[0]
+    counts = {outcome: int(n) for outcome, n in (part.split() for part in said.split(", "))}
+    assert sum(counts.values()) == len(rows) - done - 1
+    # approve-agreed says the same of the same items
+    plan = run_cli(database, "approve-agreed", "--as", "lena", *confident).output  # no: asks
+    uncertain = counts.get("uncertain", 0)
+    assert f"{uncertain} uncertain item" in plan
+    referred = counts.get("wrong-key", 0) + counts.get("drop", 0)
+    if referred:
+        assert plan.startswith(f"{referred} item")
+    if counts.get("approve"):
+        assert f"{counts['approve']} item" in plan
+    if any("(not backed)" in line for line in lines):
+        assert any(line.startswith("(not backed): the figures would approve") for line in lines)
+    helped = run_cli(database, "consensus", "--help").output
+    assert "(decided)" in helped and "(not backed)" in helped
 
 
 @pytest.mark.slow

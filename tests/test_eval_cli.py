@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from itertools import takewhile
 from pathlib import Path
 from typing import Any
 
@@ -109,7 +110,8 @@ def test_the_figures_by_source_line_up_however_long_or_wide_the_names(
     database.dispose()
     result = ok(run_cli(url, "eval", "--model", scripted, "--shots", "0", "--kind", "ordering"))
     lines = result.stdout.splitlines()
-    rows = [line for line in lines[lines.index("by source:") + 1 :] if line.startswith("  ")]
+    after = lines[lines.index("by source:") + 1 :]
+    rows = list(takewhile(lambda line: line.startswith("  "), after))  # the block, no legend
     assert [row.split()[0] for row in rows] == [
         "econ",
         "econ_ordering_5events_extended",

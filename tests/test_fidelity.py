@@ -651,9 +651,9 @@ def test_a_set_written_out_of_order_stays_wrong_for_cflues_reader_when_permuted(
 
 def test_the_oracles_perfect_explanations_print_perfect(url: str) -> None:
     """The rouge package scores a perfect match 0.999999995 (its 1e-8 in the F-score):
-    printed, the oracle's figures must still read 1.000, not a rounded-down 0.999."""
+    printed, the oracle's figures must still read 100.0%, not a rounded-down 99.9%."""
     data = eval_json(url, "--model", ORACLE, "--protocol", "cflue")
     assert data["rouge_1"] < 1.0  # the package's own figure, kept in the JSON as it gave it
     shown = ok(run_cli(url, "runs", "show", str(data["run_id"]))).stdout
-    assert "BLEU-1/4      1.000/1.000" in shown
-    assert "ROUGE-1/2/L   1.000/1.000/1.000" in shown
+    assert "BLEU-1/4      100.0%/100.0%" in shown
+    assert "ROUGE-1/2/L   100.0%/100.0%/100.0%" in shown

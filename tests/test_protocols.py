@@ -511,34 +511,45 @@ def test_runs_table_breakdowns_by_subject_and_length(tabled: str) -> None:
 def test_a_quick_check_after_the_full_run_is_named_not_passed_off_as_it(
     tabled: str, tmp_path: Path
 ) -> None:
-    """The latest series fills a cell; when it evaluated other items than the run it
-    replaced (a `--limit` check), or than the other models of its column, the notes say
-    so, once.  Permuted options are columns of their own."""
+    """A cell shows the newest series no `--limit` cut short: a quick check after the
+    full run does not stand in for it (the demo's "ordering 5-shot 0.00" came from a
+    3-item check, not the full run on 18), and the notes name the check; a model with
+    only a cut run is shown on it, and where it evaluated other items than the other
+    models of its column the notes say so, once.  Permuted options are columns of their own."""
     expert = script(tmp_path, "expert", CFLUE_OUTPUTS | ECON_OUTPUTS)
     guesser = script(tmp_path, "guesser", {})
+    novice = script(tmp_path, "novice", {})
+    (before,) = [table for table in table_json(tabled) if table["name"] == "econlogicqa"]
+    expert_name = expert.removeprefix("scripted:")
+    (expert_full,) = [row["runs"] for row in before["rows"] if row["label"] == expert_name]
     ok(run_cli(tabled, "eval", "--model", expert, "--protocol", "econlogicqa", "--limit", "1"))
     ok(run_cli(tabled, "eval", "--model", expert, "--shots", "0"))
     ok(run_cli(tabled, "eval", "--model", guesser, "--shots", "0", "--kind", "single"))
     quick = ["--shots", "0", "--kind", "single", "--limit", "1"]
     ok(run_cli(tabled, "eval", "--model", guesser, *quick))
+    ok(run_cli(tabled, "eval", "--model", novice, *quick))
+    ok(run_cli(tabled, "eval", "--model", novice, "--protocol", "econlogicqa", "--limit", "1"))
     ok(run_cli(tabled, "eval", "--model", guesser, "--shots", "0", "--permute-options"))
     (econ,) = [table for table in table_json(tabled) if table["name"] == "econlogicqa"]
     notes = econ["notes"]
-    expert_name, guesser_name = expert.removeprefix("scripted:"), guesser.removeprefix("scripted:")
+    guesser_name, novice_name = guesser.removeprefix("scripted:"), novice.removeprefix("scripted:")
+    (expert_row,) = [row for row in econ["rows"] if row["label"] == expert_name]
+    assert set(expert_full) <= set(expert_row["runs"])  # the full runs, not the check's
+    one_shot = [n for n in notes if n.startswith(f"{expert_name}, ordering 1-shot (econlogicqa)")]
+    assert len(one_shot) == 1 and "on 2 items; newer run" in one_shot[0]
+    assert "(cut by --limit) evaluated other items (1;" in one_shot[0]
     assert any(
-        note.startswith(f"{expert_name}, ordering 1-shot (econlogicqa): shows run")
-        and "on 1 item;" in note
+        note.startswith(f"{guesser_name}, single 0-shot: shows run") and "on 2 items;" in note
         for note in notes
     )
-    assert any(note.startswith(f"{guesser_name}, single 0-shot: shows run") for note in notes)
-    # runs of one setting on other items: said once, by their item sets
+    # runs of one setting on other items (the novice's check): said once, by their item sets
     assert sum("ordering (econlogicqa, generate): not the same items" in n for n in notes) == 1
     assert not any(n.startswith("ordering 1-shot (econlogicqa): the models") for n in notes)
-    # a --kind run beside a whole run: said by the column
+    # a --limit run beside whole runs: said by the column
     assert (
-        f"single 0-shot: the models evaluated other items ({expert_name} 2, {guesser_name} 1)"
-        in notes
-    )
+        f"single 0-shot: the models evaluated other items ({expert_name} 2, {guesser_name} 2, "
+        f"{novice_name} 1)"
+    ) in notes
     titles = [column["title"] for column in econ["columns"]]
     assert "single 0-shot (permuted options)" in titles and "single 0-shot" in titles
     keys = [column["key"] for column in econ["columns"]]
@@ -549,16 +560,21 @@ def test_a_quick_check_after_the_full_run_is_named_not_passed_off_as_it(
 
 def test_a_cflue_table_of_runs_on_other_items_says_so(tabled: str, tmp_path: Path) -> None:
     """The CFLUE table's rows are whole runs: a `--limit` run beside a whole one is named,
-    with the items each row evaluated, in the notes and under the printed table."""
+    with the items each row evaluated, in the notes and under the printed table (the
+    guesser's own whole run, from the fixture, stands over its later check)."""
     expert = script(tmp_path, "expert", CFLUE_OUTPUTS)
     guesser = script(tmp_path, "guesser", {})
+    novice = script(tmp_path, "novice", {})
     ok(run_cli(tabled, "eval", "--model", expert, "--protocol", "cflue"))
     ok(run_cli(tabled, "eval", "--model", guesser, "--protocol", "cflue", "--limit", "1"))
+    ok(run_cli(tabled, "eval", "--model", novice, "--protocol", "cflue", "--limit", "1"))
     (cflue,) = [table for table in table_json(tabled) if table["name"] == "cflue"]
     expert_name, guesser_name = expert.removeprefix("scripted:"), guesser.removeprefix("scripted:")
+    novice_name = novice.removeprefix("scripted:")
     assert (
         f"every column: the models evaluated other items ({expert_name} (built-in wording) "
-        f"{len(CFLUE_OUTPUTS)}, {guesser_name} (built-in wording) 1)"
+        f"{len(CFLUE_OUTPUTS)}, {guesser_name} (built-in wording) {len(CFLUE_OUTPUTS)}, "
+        f"{novice_name} (built-in wording) 1)"
     ) in cflue["notes"]
     text = ok(run_cli(tabled, "runs", "table", "--shape", "cflue")).stdout
     assert "every column: the models evaluated other items" in text

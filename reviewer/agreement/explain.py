@@ -15,13 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from db.kappa_paradox import paradox_note
 from reviewer.agreement.annotators import AnnotatorStats
 from reviewer.agreement.bootstrap import Figure
 from reviewer.agreement.summary import AgreementFigures
 from reviewer.agreement.verdicts import VerdictAgreement
 
-PARADOX_RAW_AGREEMENT = 0.6  # raw agreement at least this ...
-PARADOX_GAP = 0.35  # ... and a coefficient this far below it
 ONE_SIDED = 0.95  # a keep rate at or above this (or at or below 1 - this) is one-sided
 
 
@@ -46,46 +45,46 @@ def _one_sided(people: Sequence[AnnotatorStats]) -> list[str]:
     return lines
 
 
-def _below_raw(agreement: VerdictAgreement) -> str | None:
-    """``0.78 but alpha is -0.07 and Fleiss' kappa is -0.08`` where raw agreement is high
-    and a chance-corrected coefficient far below it; else None."""
-    raw = agreement.percent.value
-    if raw is None or raw < PARADOX_RAW_AGREEMENT:
-        return None
-    low = [
-        (name, figure.value)
-        for name, figure in (("alpha", agreement.alpha), ("Fleiss' kappa", agreement.fleiss))
-        if figure.value is not None and raw - figure.value >= PARADOX_GAP
-    ]
-    if not low:
-        return None
-    shown = " and ".join(f"{name} is {value:+.2f}" for name, value in low)
-    return f"{raw:.2f} but {shown}"
-
-
 def _paradox(
     codings: Sequence[tuple[str, VerdictAgreement]], people: Sequence[AnnotatorStats]
 ) -> str | None:
-    """One note for every coding the paradox shows in: the reason is the same."""
-    gaps = [(coding, gap) for coding, agreement in codings if (gap := _below_raw(agreement))]
-    if not gaps:
-        return None
-    (coding, gap), *more = gaps
-    said = f"Raw agreement on {coding} is {gap}" + "".join(
-        f"; on {other} it is {its_gap}" for other, its_gap in more
-    )
-    reasons = _one_sided(people)
-    why = (
-        "; ".join(reasons)
-        if reasons
-        else "one verdict dominates the judgments, so chance alone would agree almost as often"
-    )
-    return (
-        f"{said}: {why}. Chance-corrected "
-        "coefficients give no credit for agreeing on a verdict someone gives to nearly "
-        "everything (the kappa paradox): read them with the raw agreement and each "
-        "annotator's keep rate."
-    )
+    """One note for every coding the paradox shows in (:func:`db.kappa_paradox.paradox_note`),
+    with the one-sided annotators that explain it."""
+    numbers = [
+        (
+            coding,
+            agreement.percent.value,
+            (("alpha", agreement.alpha.value), ("Fleiss' kappa", agreement.fleiss.value)),
+        )
+        for coding, agreement in codings
+    ]
+    return paradox_note(numbers, _one_sided(people))
+
+
+def constant_pair_notes(figures: AgreementFigures, people: Sequence[AnnotatorStats]) -> list[str]:
+    """A note for each pair whose Cohen's kappa on keep/drop is exactly 0 because one of
+    them kept every item, or none: kappa is then 0 whatever the other does (its interval
+    too, as every resample is as one-sided), which reads as no agreement at all."""
+    rates = {stats.name: stats.keep_rate.value for stats in people}
+    full_kappa = {(pair.first, pair.second): pair.kappa for pair in figures.verdict.cohen}
+    notes = []
+    for pair in figures.keep_drop.cohen:
+        if pair.kappa.value is None or abs(pair.kappa.value) > 1e-9:
+            continue
+        constant = [name for name in (pair.first, pair.second) if rates.get(name) in (0.0, 1.0)]
+        if not constant:
+            continue
+        name = constant[0]
+        kept = "kept every item" if rates[name] == 1.0 else "kept no item"
+        full = full_kappa.get((pair.first, pair.second))
+        both = full is not None and full.value is not None and abs(full.value) <= 1e-9
+        codings = "verdicts and keep/drop" if both else "keep/drop"
+        notes.append(
+            f"Cohen's kappa of {pair.first} and {pair.second} is 0 on {codings}: {name} "
+            f"{kept} they judged, and kappa is 0 whenever one rater never varies (raw "
+            "agreement says how often they agree)."
+        )
+    return notes
 
 
 def _undefined(label: str, figure: Figure) -> str | None:

@@ -68,6 +68,14 @@ class AgreementReport:
 
         return figure_notes(self.figures, self.per_annotator)
 
+    @property
+    def reader_notes(self) -> list[str]:
+        """:attr:`notes` and, for people reading the tables, why a pair's Cohen's kappa is 0
+        (the CLI's text and F2; ``--json`` keeps its ``notes`` as they were)."""
+        from reviewer.agreement.explain import constant_pair_notes
+
+        return self.notes + constant_pair_notes(self.figures, self.per_annotator)
+
     def gold_of(self, name: str) -> GoldAccuracy | None:
         return next((entry for entry in self.gold if entry.name == name), None)
 

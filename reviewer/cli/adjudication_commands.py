@@ -113,7 +113,7 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
         figure = row.figure
         rows.append((row.label, value_text(figure), detail_text(figure), f"{figure.n:,}", row.note))
     _echo_rows(rows, ("statistic", "value", "95% CI", "n", "note"))
-    notes = report.notes
+    notes = report.reader_notes
     if notes:
         click.echo()
         click.echo("What the figures mean")

@@ -5,6 +5,9 @@ reads the outcomes' counts and the raters."""
 
 from __future__ import annotations
 
+import textwrap
+from typing import TYPE_CHECKING
+
 import click
 
 from db.words import counted
@@ -12,6 +15,10 @@ from reviewer.cli import options
 from reviewer.cli.common import open_db
 from reviewer.cli.identity import FOR_LEADS, acting_person, as_option
 from reviewer.cli.output import print_json, terminal_text
+
+if TYPE_CHECKING:
+    from db.consensus import ItemConsensus
+    from reviewer.consensus_decisions import ConsensusStanding
 
 DEFAULT_CONFIDENCE = 0.95  # db.consensus.DEFAULT_CONFIDENCE (imported lazily)
 
@@ -56,17 +63,38 @@ def consensus_command(
     (known truth) and, unless --no-models, the models' answers are weighed by crowd-kit's
     one-coin Dawid-Skene (answers) and Dawid-Skene (keep or drop).  Each item's row shows
     what its annotators answered: leads (--as) read them, anyone else the counts.
+
+    The outcome of an item a lead decided is that decision (`approved (decided)`); the
+    others' outcomes are what `approve-agreed --min-confidence P` would do, and the
+    summary counts them apart.  `(not backed)`: the figures would approve, but the
+    people do not back the key (one judgment that is not a blind answer equal to the
+    key from someone known to beat chance, or several split over it), so the item waits
+    for another judgment or the lead.
     """
     from db.answers import format_answer
     from db.consensus import consensus_of
     from reviewer.agreement.rows import RELIABILITY_COLUMNS, reliability_cells
     from reviewer.cli.adjudication_commands import _echo_rows
+    from reviewer.consensus_decisions import consensus_standing
 
     lead = acting_person(ctx, name, register=False).is_lead
-    consensus = consensus_of(open_db(ctx), scope, models=models)
+    db = open_db(ctx)
+    consensus = consensus_of(db, scope, models=models)
     if as_json:
         print_json(consensus.to_json(confidence=confidence, item_answers=lead))
         return
+    standing = consensus_standing(db, consensus, confidence, scope)
+
+    def outcome_text(item: ItemConsensus) -> str:
+        if (decided := standing.decided.get(item.item_id)) is not None:
+            return f"{decided} (decided)"
+        return (
+            item.outcome(confidence).value
+            + (" (gold)" if item.gold else "")
+            + (" (not judged)" if item.judgments == 0 else "")
+            + ("" if item.held_back(confidence) is None else " (not backed)")
+        )
+
     items = consensus.items[:limit] if limit is not None else consensus.items
     if not consensus.items:
         # Judgments of an earlier revision do not count: they judged another text.
@@ -89,9 +117,7 @@ def consensus_command(
                     f"{item.p_key_right:.2f}",
                     f"{item.p_keep:.2f}",
                     str(item.judgments) + (f"+{item.models}m" if item.models else ""),
-                    item.outcome(confidence).value
-                    + (" (gold)" if item.gold else "")
-                    + ("" if item.held_back(confidence) is None else " (not backed)"),
+                    outcome_text(item),
                 )
                 for item in items
             ],
@@ -99,12 +125,10 @@ def consensus_command(
         )
         if len(items) < len(consensus.items):
             click.echo(f"… and {len(consensus.items) - len(items):,} more (--json lists them all)")
+        if any(item.held_back(confidence) is not None for item in items):
+            click.echo(textwrap.fill(NOT_BACKED, width=80, subsequent_indent="  "))
     if consensus.items:
-        counts = consensus.outcome_counts(confidence)
-        click.echo(
-            f"at confidence {confidence:g}: "
-            + ", ".join(f"{outcome} {count:,}" for outcome, count in counts.items())
-        )
+        _echo_standing(standing, confidence, models=models)
     if consensus.raters:
         click.echo()
         click.echo("Reliability (expected share of right answers, 95% interval)")
@@ -116,6 +140,27 @@ def consensus_command(
             RELIABILITY_COLUMNS,
         )
 
+
+def _echo_standing(standing: ConsensusStanding, confidence: float, *, models: bool) -> None:
+    """The outcomes' counts: the undecided items as ``approve-agreed --min-confidence``
+    counts them (the same items and rule), the decided ones apart."""
+    undecided = standing.undecided_counts()
+    parts = [", ".join(f"{outcome} {count:,}" for outcome, count in undecided.items()) or "none"]
+    if standing.unjudged:
+        parts.append(f"{standing.unjudged:,} no person judged (never approved)")
+    acts = f" (what `approve-agreed --min-confidence {confidence:g}` acts on)" if models else ""
+    click.echo(f"at confidence {confidence:g}, undecided: {'; '.join(parts)}{acts}")
+    decided = standing.decided_counts()
+    if decided:
+        counts = ", ".join(f"{status} {count:,}" for status, count in decided.items())
+        click.echo(f"decided by a lead: {counts}")
+
+
+NOT_BACKED = (
+    "(not backed): the figures would approve, but the people do not back the key (one "
+    "judgment that is not a blind answer equal to the key from someone known to beat "
+    "chance, or several split over it): it waits for another judgment or the lead"
+)
 
 COMMANDS: tuple[click.Command, ...] = (consensus_command,)
 """The commands this module adds to the `vetbench` group."""

@@ -67,12 +67,14 @@ def _open_backend(database: Database, spec: str, settings: BackendSettings) -> B
 
 def _progress_line(progress: RunProgress) -> str:
     from evaluator.metrics import wilson_interval
-    from evaluator.run_text import fixed, interval
+    from evaluator.run_text import interval, number
 
     parts = []
     if progress.done:
         bounds = wilson_interval(progress.correct, progress.done)
-        parts.append(f"acc {fixed(progress.accuracy or 0.0, 2)} {interval(bounds)}")
+        parts.append(
+            f"acc {number(progress.accuracy or 0.0, percent=True)} {interval(bounds, percent=True)}"
+        )
     if progress.unparsed:
         parts.append(f"unparsed {progress.unparsed}")
     if progress.infrastructure_failures:
@@ -457,7 +459,7 @@ def _print_runs(
         for position, figures in enumerate(series.runs):
             if position:
                 click.echo("")
-            print_figures(figures)
+            print_figures(figures, legend=position == len(series.runs) - 1)
             if figures.run.id in cache_notes:
                 click.echo(f"cache         {cache_notes[figures.run.id]}")
         for spread in series.spreads:
@@ -466,7 +468,9 @@ def _print_runs(
             click.echo(f"\nmean ± sd over {len(spread.run_ids)} runs ({spread.shots}-shot):")
             for name, value in spread.figures.items():
                 if value.mean is not None:
-                    click.echo(f"  {name} {number(value.mean)} ± {number(value.sd)}")
+                    click.echo(
+                        f"  {name} {number(value.mean, percent=True)} ± {number(value.sd, percent=True)}"
+                    )
     return any(figures.run.status is RunStatus.FAILED for figures in series.runs)
 
 

@@ -36,27 +36,31 @@ def _figure_lines(figures: RunFigures) -> list[str]:
 
     summary = figures.summary
     lines = [
-        f"accuracy      {number(summary.accuracy)}  {interval(summary.accuracy_ci)}"
+        f"accuracy      {number(summary.accuracy, percent=True)}  {interval(summary.accuracy_ci, percent=True)}"
         f"  ({summary.correct} of {summary.scored})",
-        f"unparsed      {number(summary.unparsed_rate)}  ({summary.unparsed})",
+        f"unparsed      {number(summary.unparsed_rate, percent=True)}  ({summary.unparsed})",
         *(
             [f"truncated     {counted(summary.truncated, 'answer')} cut off by the answer budget"]
             if summary.truncated
             else []
         ),
-        *(f"{row.label:<13} {row.text()}" for row in figure_rows(summary)),
+        *(f"{row.label:<13} {row.text(percent=True)}" for row in figure_rows(summary)),
     ]
     if summary.explained:
         lines.append(
             f"explained     {counted(summary.explained, 'answer')} with an analysis to compare"
         )
+    deciding = figures.run.params.extractors[:1]
     for name, read in summary.extractors.items():
-        lines.append(f"{'extractor':<13} {extractor_text(terminal_text(name), read)}")
-    positions = position_text(summary, with_bias=False)
+        decides = ", decides" if name in deciding and len(summary.extractors) > 1 else ""
+        lines.append(
+            f"{'extractor':<13} {extractor_text(terminal_text(name), read, percent=True)}{decides}"
+        )
+    positions = position_text(summary, percent=True, with_bias=False)
     if positions:  # a line of its own for the bias: at 80 columns the two would wrap
         lines.append(f"by key position {terminal_text(positions)}")
     if summary.position_bias is not None:
-        lines.append(f"position bias {number(summary.position_bias)} (best − worst)")
+        lines.append(f"position bias {number(summary.position_bias, percent=True)} (best − worst)")
     if summary.infrastructure_failures:
         # A finished or failed run's note says why, and whether a resume can help (a
         # server's refusal, a wrong model or base URL, needs a new run instead).
@@ -81,8 +85,8 @@ def _breakdown_lines(breakdown: Mapping[str, Figures]) -> list[str]:
     width = max([18, *(east_asian_cell_len(text) + 1 for text in shown.values())])
     return [
         f"  {shown[name]}{' ' * (width - east_asian_cell_len(shown[name]))}"
-        f"n={group.n:<5} acc {number(group.accuracy)} {interval(group.accuracy_ci)}  "
-        f"unparsed {number(group.unparsed_rate)}"
+        f"n={group.n:<5} acc {number(group.accuracy, percent=True):>6} {interval(group.accuracy_ci, percent=True)}  "
+        f"unparsed {number(group.unparsed_rate, percent=True)}"
         + (f"  failed {group.infrastructure_failures}" if group.infrastructure_failures else "")
         for name, group in breakdown.items()
     ]
@@ -107,7 +111,10 @@ def _speed_line(progress: RunProgress) -> str | None:
     return f"speed         {rate(progress)}" + (f", about {eta:.0f} s left" if eta else "")
 
 
-def print_figures(figures: RunFigures) -> None:
+def print_figures(figures: RunFigures, *, legend: bool = True) -> None:
+    """A run's figures, one a line; with ``legend``, what the terms beside accuracy mean."""
+    from evaluator.run_text import legend_lines
+
     click.echo(_run_header(figures))
     for line in _figure_lines(figures):
         click.echo(line)
@@ -116,6 +123,10 @@ def print_figures(figures: RunFigures) -> None:
         click.echo(speed)
     if figures.run.error:
         click.echo(f"note          {terminal_text(figures.run.error)}")
+    if legend and (meanings := legend_lines(figures.summary)):
+        click.echo("what the terms mean:")
+        for line in meanings:
+            click.echo(textwrap.fill(line, width=80, initial_indent="  ", subsequent_indent="    "))
 
 
 def _mark(correct: bool | None, failure: str | None) -> str:
@@ -152,7 +163,7 @@ def runs_group(ctx: click.Context, as_json: bool) -> None:
     )
     for run in runs:
         accuracy = (
-            f"{number(run.accuracy)} {interval(run.accuracy_ci)}"
+            f"{number(run.accuracy, percent=True)} {interval(run.accuracy_ci, percent=True)}"
             if run.accuracy is not None
             else "—"
         )
@@ -277,6 +288,8 @@ def runs_compare(ctx: click.Context, run_a: int, run_b: int, as_json: bool) -> N
     )
     for line in comparison.item_set_notes():
         click.echo(terminal_text(line))
+    if (prompts := comparison.prompt_note()) is not None:
+        click.echo(terminal_text(prompts))
     nothing_paired = comparison.nothing_paired()
     if nothing_paired is not None:  # no rows of zeros: they would read as a comparison
         click.echo(terminal_text(nothing_paired))
@@ -288,7 +301,7 @@ def runs_compare(ctx: click.Context, run_a: int, run_b: int, as_json: bool) -> N
     if comparison.mcnemar_p is not None:
         click.echo(f"McNemar p     {comparison.mcnemar_p:.4f}")
     if comparison.agreement is not None:
-        click.echo(f"same answer   {number(comparison.agreement)}")
+        click.echo(f"same answer   {number(comparison.agreement, percent=True)}")
     if comparison.different_answers:
         click.echo("different answers (item: key, A, B):")
         for row in comparison.different_answers:

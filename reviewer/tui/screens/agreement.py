@@ -294,7 +294,7 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
             )
         )
         self._show_figures(figures)
-        self.query_one("#agreement-notes", FigureNotes).show(report.notes)
+        self.query_one("#agreement-notes", FigureNotes).show(report.reader_notes)
         self._show_annotators(report)
         self._show_left_out(message.left_out)
         self._show_reliability(message.raters)
