@@ -451,7 +451,7 @@ BEGIN
   FOR function_name IN
     SELECT p.oid::regprocedure::text FROM pg_proc p
     JOIN pg_namespace n ON n.oid = p.pronamespace
-    WHERE n.nspname = {_quote_literal(schema)} AND p.proname LIKE 'vetbench\_%'
+    WHERE n.nspname = {_quote_literal(schema)} AND p.proname LIKE 'vetbench\\_%'
   LOOP
     EXECUTE format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', function_name);
   END LOOP;
