@@ -58,7 +58,7 @@ from reviewer.tui.expected import show_expected_error
 from reviewer.tui.literal import line_broken, literal, notify_literally
 from reviewer.tui.polling import PollingScreen
 from reviewer.tui.responsive import apply_size_classes
-from reviewer.tui.screens.area import AreaScreen
+from reviewer.tui.screens.area import TAB_BINDINGS, AreaScreen
 from reviewer.tui.screens.evaluation_form import drop_down, shots_from_field, text_field
 from reviewer.tui.screens.evaluation_text import (
     accuracy_bar,
@@ -121,9 +121,10 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "start_run", "Start run", priority=True),
         Binding("ctrl+x", "stop_run", "Stop run", priority=True),
-        Binding("n", "follow_newest", "Follow newest run"),
+        Binding("n", "follow_newest", "Follow newest"),  # short: 80 columns fit [ ] Tabs
         Binding("ctrl+r", "refresh", "Refresh"),
         Binding("escape", "leave", "Back"),
+        *TAB_BINDINGS,
     ]
 
     @dataclass
