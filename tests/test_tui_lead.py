@@ -107,7 +107,7 @@ async def test_a_lead_resolves_every_conflict(review: Database) -> None:
         # the key as every other place writes an order (it said "with key ADCB")
         assert "o:1 approved with key A, D, C, B · u undoes it" in notices(app)
 
-        # o:2: reject; the lead chooses the reason (none is preselected); add a comment.
+        # o:2: reject; the lead chooses the reason (not the one highlighted); add a comment.
         assert screen.current is not None and screen.current.item.id == "o:2"
         await pilot.press("x")
         await wait_until(pilot, lambda: isinstance(app.screen, ReasonModal), "the reason dialog")

@@ -6,8 +6,10 @@ blind answer against the key, proposed key, other valid orders or sets,
 duplicate-of, comment, time spent), then its current text, key and explanation,
 earlier revisions and earlier decisions.  Keys: ``a`` approves, ``c`` approves
 with a corrected key (a new revision), ``x`` rejects with a reason the lead
-chooses (none is preselected), ``u`` undoes the lead's last decision (the row
-stays in the history) and puts the cursor back on its item, ``A`` approves every agreed item after showing how many.
+chooses (the one the verdicts point to is highlighted), ``u`` undoes the lead's last
+decision (the row stays in the history) and puts the cursor back on its item, ``A``
+approves every agreed item after showing how many, ``o`` shows the other items the case
+names (its duplicate, the item a flag compares it with), read-only.
 Under the judgments, the consensus (``db.consensus``) on the item and what it would
 decide; items it says have a wrong key or should be dropped join the queue even when
 their judgments are not in conflict, and ``c`` offers its suggested key.
@@ -42,16 +44,17 @@ from reviewer.tui.screens.adjudication_text import (
     case_text,
     history_text,
     judgments_text,
+    related_items,
     suggested_reason,
     triage_text,
 )
 from reviewer.tui.screens.area import AreaScreen
 from reviewer.tui.screens.consensus_view import DEFAULT_CONFIDENCE, consensus_text, referred_row
-from reviewer.tui.screens.lead_modals import ConfirmModal, ReasonModal, Rejection
+from reviewer.tui.screens.lead_modals import ConfirmModal, OtherItemsModal, ReasonModal, Rejection
 from reviewer.tui.screens.prompt import PromptScreen, answer_validator
 from reviewer.tui.widgets.footer import KeyFooter
 from reviewer.tui.widgets.item_view import RAW_TITLE
-from reviewer.tui.widgets.table_fit import fill_fitted
+from reviewer.tui.widgets.table_fit import fill_fitted, fits
 
 if TYPE_CHECKING:
     from db.consensus import ItemConsensus
@@ -80,6 +83,7 @@ class AdjudicationScreen(AreaScreen):
         Binding("c", "approve_corrected", "Approve, corrected key"),
         Binding("x", "reject", "Reject…"),
         Binding("u", "undo_decision", "Undo my last decision"),
+        Binding("o", "other_items", "Named items"),
         Binding("v", "toggle_raw", "Raw text"),
         Binding("A", "approve_agreed", "Approve all agreed"),
         Binding("r", "refresh", "Refresh"),
@@ -340,6 +344,24 @@ class AdjudicationScreen(AreaScreen):
             ReasonModal(case.item.id, case.item.kind, suggested_reason(case)), reject_for
         )
 
+    def _named_items(self) -> list[str]:
+        """The other items the highlighted case names (its duplicate, a compared item)."""
+        if self.current is None or self.refusal is not None:
+            return []
+        return related_items(self.current, self.scores.get(self.current.item.id))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """o only for a case that names another item."""
+        if action == "other_items":
+            return bool(self._named_items())
+        return True
+
+    def action_other_items(self) -> None:
+        named = self._named_items()
+        if self.current is not None and named:
+            modal = OtherItemsModal(self.database, self.current.item.id, named, raw=self.raw_text)
+            self.app.push_screen(modal)
+
     def action_undo_decision(self) -> None:
         if self.refusal is not None:
             notify_literally(self, self.refusal, severity="error")
@@ -422,8 +444,15 @@ class AdjudicationScreen(AreaScreen):
         columns that jump a moment later."""
         self.queue_rows = rows
         table = self.query_one("#queue", DataTable)
-        # "why" wraps in the width the other columns leave (80 columns cut it)
-        fill_fitted(table, QUEUE_COLUMNS, rows, wrap=(QUEUE_COLUMNS.index("why"),))
+        # "source" and "why" wrap in the width the other columns leave (80 columns cut
+        # them); where even then "why" does not fit, it goes (the case pane says why):
+        # out of sight to the right, it still made every row as tall as its lines.
+        labels: tuple[str, ...] = QUEUE_COLUMNS
+        wrap: tuple[int, ...] = (QUEUE_COLUMNS.index("source"), QUEUE_COLUMNS.index("why"))
+        if not fits(table, labels, rows, wrap=wrap):
+            labels, wrap = labels[:-1], wrap[:-1]
+            rows = [(key, cells[: len(labels)]) for key, cells in rows]
+        fill_fitted(table, labels, rows, wrap=wrap)
 
     def on_adjudication_screen_consensus_read(self, message: ConsensusRead) -> None:
         self.consensus = message.consensus
@@ -456,6 +485,7 @@ class AdjudicationScreen(AreaScreen):
 
     def _show_case(self, case: ConflictCase | None) -> None:
         self.current = case
+        self.refresh_bindings()  # o applies to a case that names another item
         judgments = self.query_one("#judgments", CaseJudgments)
         if case is None:
             judgments.display = False
@@ -474,6 +504,9 @@ class AdjudicationScreen(AreaScreen):
         entry = self.scores.get(case.item.id)
         if entry is not None:
             history.append_text(triage_text(entry))
+        if named := related_items(case, entry):
+            history.append("\no ", style="bold")
+            history.append_text(literal(f"shows {', '.join(named)} beside this case", "dim"))
         self.query_one("#case-history", Static).update(line_broken(history))
 
     def on_adjudication_screen_decision_saved(self, message: DecisionSaved) -> None:

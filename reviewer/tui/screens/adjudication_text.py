@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from db.answers import format_answer
-from db.vocabulary import DecisionReason, Verdict, reason_word
+from db.vocabulary import DecisionReason, FlagName, Verdict, reason_word
 from reviewer.tui.literal import literal, literal_item
 
 if TYPE_CHECKING:
+    from db.items import ItemSnapshot
     from reviewer.conflict_cases import ConflictCase
     from reviewer.triage import TriageEntry
 
@@ -32,12 +33,12 @@ VERDICT_REASON: dict[str, DecisionReason] = {
 }
 
 
-def case_text(case: ConflictCase, *, raw: bool = False) -> Text:
-    """The item as the lead reads it: text, choices, key, explanation, earlier revisions.
+def item_text(item: ItemSnapshot, *, raw: bool = False) -> Text:
+    """An item as a lead reads it: id, kind, source, revision and status, text, choices,
+    key and explanation.
 
     Item text is in its display form (entities decoded, LaTeX as Unicode), or as stored
     when ``raw``; every piece of item text, id, name and note is shown literally."""
-    item = case.item
     text = Text()
     text.append_text(literal(item.id, "bold"))
     text.append_text(
@@ -58,6 +59,13 @@ def case_text(case: ConflictCase, *, raw: bool = False) -> Text:
         text.append("explanation ", style="dim")
         text.append_text(literal_item(item.explanation, raw=raw))
         text.append("\n")
+    return text
+
+
+def case_text(case: ConflictCase, *, raw: bool = False) -> Text:
+    """The case's item (:func:`item_text`), then its earlier revisions."""
+    item = case.item
+    text = item_text(item, raw=raw)
     for revision in reversed(case.earlier_revisions):
         text.append(f"\nrevision {revision.number}", style="bold dim")
         text.append_text(literal(f" by {revision.author}: {revision.change_note or '—'}\n", "dim"))
@@ -172,3 +180,18 @@ def suggested_reason(case: ConflictCase) -> DecisionReason | None:
         VERDICT_REASON[j.verdict] for j in case.judgments if j.verdict in VERDICT_REASON
     )
     return verdicts.most_common(1)[0][0] if verdicts else None
+
+
+def related_items(case: ConflictCase, entry: TriageEntry | None) -> list[str]:
+    """The other items a case names, in the order it names them: those its annotators
+    call it a duplicate of, and those its duplicate flags point to (a copy, or an item
+    worth a look beside it)."""
+    named = [judgment.duplicate_of for judgment in case.judgments if judgment.duplicate_of]
+    if entry is not None:
+        named += [
+            str(flag.evidence["of"])
+            for flag in entry.flags
+            if flag.name is FlagName.DUPLICATE and flag.evidence.get("of")
+        ]
+        named += entry.compare_with
+    return [item_id for item_id in dict.fromkeys(named) if item_id != case.item.id]
