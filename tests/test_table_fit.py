@@ -13,7 +13,7 @@ from reviewer.tui.widgets.table_fit import fill_fitted, longest_word
 LABELS = ("statistic", "value", "95% CI", "n", "note")
 NOTE = (
     "every compared judgment has the same verdict (keep); the coefficient needs two "
-    "categories in use, so it is undefined here"
+    "categories in use, so it is undefined here\nann: verdict wrong-key, proposes D, A, C, B"
 )
 STATISTICS = (
     "Krippendorff's alpha, verdicts",
@@ -59,3 +59,16 @@ def test_the_longest_word_of_a_cell() -> None:
     assert longest_word("Fleiss' kappa, keep/drop") == len("keep/drop")
     assert longest_word(literal("Krippendorff's alpha,\nverdicts")) == len("Krippendorff's")
     assert 0 < longest_word("中国人民银行的货币政策") <= 4  # wide text breaks between characters
+
+
+async def test_a_cell_of_several_lines_wraps_at_spaces_not_after_a_hyphen() -> None:
+    """A line that reaches the column's edge just after "wrong-" moves "wrong-key" whole
+    to the next line, in a cell of two lines (as F3's reasons are: one per annotator)."""
+    app = Figures()
+    async with app.run_test(size=(40, 10)) as pilot:
+        table = app.query_one(DataTable)
+        cell = "a" * 28 + " wrong-key, proposes D, A, C, B\nbo: answered C, B, A, D blind"
+        fill_fitted(table, ("why",), [("one", (literal(cell),))], wrap=(0,))
+        await pilot.pause()
+        assert [column.width for column in table.columns.values()] == [36]
+        assert "wrong-key," in screen_text(app)

@@ -30,8 +30,9 @@ def cell_width(cell: Text | str) -> int:
 
 
 def _wide(plain: str) -> bool:
-    """Whether ``plain`` holds double-width (Chinese, Japanese, Korean) characters."""
-    return cell_len(plain) != len(plain)
+    """Whether ``plain`` holds double-width (Chinese, Japanese, Korean) characters (a
+    line break is no character on screen: each line is measured alone)."""
+    return any(cell_len(line) != len(line) for line in plain.split("\n"))
 
 
 def longest_word(cell: Text | str) -> int:
