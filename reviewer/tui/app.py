@@ -70,7 +70,7 @@ class ReviewApp(App[None]):
     BINDINGS = [
         # A lead's way to the items that wait for a decision, in the review screen's footer
         # (last to come, first to go where keys do not fit); F3 below serves everyone else.
-        Binding("f3", "adjudicate", "Adjudicate"),
+        Binding("f3", "adjudicate", "Adjudicate", key_display="F3"),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("q", "quit", "Quit"),
         # --- screens of other areas --- (imported when opened)
