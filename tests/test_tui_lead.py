@@ -21,7 +21,7 @@ from helpers import (
 from rich.text import Text
 from sqlmodel import col, select
 from textual.pilot import Pilot
-from textual.widgets import Button, DataTable, Static
+from textual.widgets import Button, DataTable, Static, TabbedContent
 
 from db.engine import Database
 from db.items import get_item
@@ -204,6 +204,10 @@ async def test_agreement_screen_shows_figures_and_follows_new_judgments(review: 
         assert heat_map.row_count == 2 and len(heat_map.columns) == 3
         cell = heat_map.get_row_at(0)[2]
         assert isinstance(cell, Text) and " on #" in str(cell.style)
+        await pilot.press("k")  # k recodes the heat map on its tab only
+        assert "keep/drop" not in str(screen.query_one("#heatmap-title", Static).render())
+        screen.query_one(TabbedContent).active = "annotators-tab"
+        await pilot.pause()
         await pilot.press("k")
         assert "keep/drop" in str(screen.query_one("#heatmap-title", Static).render())
         wrong_keys = screen.query_one("#wrong-keys", DataTable)
