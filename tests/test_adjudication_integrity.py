@@ -25,7 +25,7 @@ from db.audit import read_audit
 from db.engine import Database
 from db.models import Decision
 from db.settings import set_setting
-from db.vocabulary import Role
+from db.vocabulary import ItemKind, Role
 from reviewer.adjudication import AdjudicationError, decide, undo_decision
 from reviewer.agreement import compute_agreement
 from reviewer.conflict_cases import load_case
@@ -70,18 +70,19 @@ def conflict(database: Database) -> Database:
     return database
 
 
-# --- 7. reasons and confirmation: none preselected, and undo ------------------------------
+# --- 7. reasons and confirmation: a reason the lead saw, and undo -------------------------
 
 
 async def test_a_rejection_needs_a_reason_the_lead_chose(conflict: Database) -> None:
+    """With no reason pointed to, none is highlighted and Enter asks for one; the reason
+    the verdicts point to is highlighted, named, and the lead may choose another."""
     screen = AdjudicationScreen(conflict, "lea")
     app = ScreenHost(screen)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: len(screen.cases) == 3, "the queue")
-        await pilot.press("x")
-        await wait_until(pilot, lambda: isinstance(app.screen, ReasonModal), "the reasons")
+        await app.push_screen(ReasonModal("o:1", ItemKind.ORDERING, None))  # none pointed to
+        await pilot.pause()
         assert app.screen.query_one("#reasons", OptionList).highlighted is None
-        assert "The annotators' verdicts point to" in screen_text(app)  # named, not chosen
         await pilot.press("enter")  # Enter on no reason rejects nothing, and says what to do
         await pilot.pause()
         problem = app.screen.query_one("#reject-problem", Static)
@@ -92,16 +93,27 @@ async def test_a_rejection_needs_a_reason_the_lead_chose(conflict: Database) -> 
         assert "Choose a reason first" in str(
             app.screen.query_one("#reject-problem", Static).render()
         )
-        await pilot.press("shift+tab", "down", "enter")  # now the lead chooses one
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is screen, "the queue again")
+        assert reasons(conflict) == []
+
+        await pilot.press("x")  # o:1: its annotator says the key is wrong
+        await wait_until(pilot, lambda: isinstance(app.screen, ReasonModal), "the reasons")
+        modal = app.screen
+        assert isinstance(modal, ReasonModal)
+        highlighted = modal.query_one("#reasons", OptionList).highlighted
+        assert highlighted is not None and modal.reasons[highlighted] == "wrong-key"
+        assert "The annotators' verdicts point to wrong-key (3)" in screen_text(app)
+        await pilot.press("1", "tab", *"hmm", "enter")  # the lead chooses another
         await wait_until(pilot, lambda: not isinstance(app.screen, ReasonModal), "the decision")
         await wait_until(pilot, lambda: len(screen.cases) == 2, "the queue after it")
-    with conflict.session() as session:
-        [decision] = session.exec(select(Decision)).all()
-    assert (decision.status, decision.reason, decision.comment) == (
-        "rejected",
-        "several-valid-orders",
-        "hmm",
-    )
+    assert reasons(conflict) == [("rejected", "several-valid-orders", "hmm")]
+
+
+def reasons(database: Database) -> list[tuple[str, str | None, str]]:
+    with database.session() as session:
+        decisions = session.exec(select(Decision).order_by(col(Decision.id))).all()
+        return [(decision.status, decision.reason, decision.comment) for decision in decisions]
 
 
 async def test_u_in_f3_undoes_the_last_decision_and_keeps_it_in_the_history(

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from eval_helpers import MIXED_SET_ANSWERS
-from helpers import APPROVED_ITEMS, ScreenHost, notices, wait_until
+from helpers import APPROVED_ITEMS, ScreenHost, notices, screen_text, wait_until
 from sqlalchemy.exc import OperationalError
 from sqlmodel import select
 from textual.pilot import Pilot
@@ -64,6 +64,12 @@ def cells(table: DataTable[Any], key: str) -> list[str]:
 def static_text(screen: EvaluationScreen, selector: str) -> str:
     content = screen.query_one(selector, Static).render()
     return content.plain if hasattr(content, "plain") else str(content)
+
+
+def form_message(screen: EvaluationScreen) -> str:
+    """What the start form says about the last Start that made no run ("" when hidden)."""
+    said = screen.query_one("#start-message", Static)
+    return static_text(screen, "#start-message") if said.display else ""
 
 
 async def test_shows_run_figures_leaderboard_and_suspects(
@@ -274,8 +280,7 @@ async def test_a_model_that_does_not_load_is_reported(
         screen.query_one("#model-spec", Input).value = spec(tmp_path)
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "Start again")
-        messages = notices(pilot.app)
-        assert any(said in m for m in messages), messages
+        await wait_until(pilot, lambda: said in form_message(screen), said)
         assert pilot.app.is_running
     with database.session() as session:
         assert session.exec(select(EvalRun)).all() == []
@@ -329,7 +334,7 @@ async def test_the_form_takes_whole_numbers_in_the_cores_ranges(
         allow_fewer_shots(screen)
 
         def said(line: str) -> bool:
-            return line in notices(pilot.app)
+            return form_message(screen) == f"No run started: {line}"
 
         for selector, typed, line in (
             ("#repeats", "0", "repeats must be from 1 to 100 (0)"),
@@ -455,3 +460,32 @@ async def test_shows_the_cflue_protocols_figures_as_they_accrue(
             "extractors: cflue read 2 of 6, right 1 (16.7%); lenient read 3 of 6, right 2" in speed
         )
         assert "by key position:" in speed and "bias" in speed
+
+
+async def test_why_no_run_started_stays_in_the_form_in_full_at_80_columns(
+    database: Database, approved: list[str]
+) -> None:
+    """The reason a Start made no run (here: too few shots for the default 5) is shown
+    under the form, wrapped in full and covering no field, not as a toast that goes; it
+    stays until the form changes."""
+    screen = EvaluationScreen(database, "ann")
+    async with ScreenHost(screen).run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: bool(form_message(screen)), "why no run started")
+        await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "Start again")
+        message = form_message(screen)
+        assert message.startswith("No run started: too few shots")
+        assert message.endswith("or a source or status."), message
+        assert not [said for said in notices(pilot.app) if "No run started" in said]
+        shown = " ".join(screen_text(pilot.app).split())
+        assert "No run started: too few shots" in shown and "or a source or status." in shown
+        said = screen.query_one("#start-message", Static).region
+        for field in ("#model-spec", "#kind", "#shots", "#shots-from"):  # nothing covered
+            assert not said.overlaps(screen.query_one(field).region), field
+        assert screen.region.contains_region(said)
+        await pilot.press("ctrl+r")  # a refresh keeps it
+        await pilot.pause()
+        assert form_message(screen) == message
+        screen.query_one("#fewer-shots", Checkbox).value = True
+        await wait_until(pilot, lambda: not form_message(screen), "the message to go")

@@ -21,7 +21,7 @@ from helpers import (
 from rich.text import Text
 from sqlmodel import col, select
 from textual.pilot import Pilot
-from textual.widgets import Button, DataTable, Static
+from textual.widgets import Button, DataTable, Static, TabbedContent
 
 from db.engine import Database
 from db.items import get_item
@@ -107,7 +107,7 @@ async def test_a_lead_resolves_every_conflict(review: Database) -> None:
         # the key as every other place writes an order (it said "with key ADCB")
         assert "o:1 approved with key A, D, C, B · u undoes it" in notices(app)
 
-        # o:2: reject; the lead chooses the reason (none is preselected); add a comment.
+        # o:2: reject; the lead chooses the reason (not the one highlighted); add a comment.
         assert screen.current is not None and screen.current.item.id == "o:2"
         await pilot.press("x")
         await wait_until(pilot, lambda: isinstance(app.screen, ReasonModal), "the reason dialog")
@@ -204,6 +204,10 @@ async def test_agreement_screen_shows_figures_and_follows_new_judgments(review: 
         assert heat_map.row_count == 2 and len(heat_map.columns) == 3
         cell = heat_map.get_row_at(0)[2]
         assert isinstance(cell, Text) and " on #" in str(cell.style)
+        await pilot.press("k")  # k recodes the heat map on its tab only
+        assert "keep/drop" not in str(screen.query_one("#heatmap-title", Static).render())
+        screen.query_one(TabbedContent).active = "annotators-tab"
+        await pilot.pause()
         await pilot.press("k")
         assert "keep/drop" in str(screen.query_one("#heatmap-title", Static).render())
         wrong_keys = screen.query_one("#wrong-keys", DataTable)

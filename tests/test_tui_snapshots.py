@@ -42,7 +42,7 @@ from evaluator.runner import create_run, execute_run
 from reviewer.judging import ItemEdit, edit_item, submit_judgment
 from reviewer.tui.app import ReviewApp, make_app
 from reviewer.tui.screens.agreement import AgreementScreen
-from reviewer.tui.screens.evaluation import EvaluationScreen
+from reviewer.tui.screens.evaluation import EvaluationScreen, fewer_shots_hint
 from reviewer.tui.timer import ActiveTimer
 from reviewer.tui.widgets.progress import ProgressLine
 
@@ -618,6 +618,31 @@ def test_evaluation_run_finished_toast_leaves_the_run_in_view(
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=NARROW, run_before=steps("f4", then=then, toasts=True))
+
+
+def test_evaluation_says_why_no_run_started_under_its_form(snap_compare, eval_db: Database) -> None:  # type: ignore[no-untyped-def]
+    """Why a Start made no run, in full under the form at 80 columns, no field covered."""
+    app = app_for(eval_db, "lena", source="nowhere")
+
+    async def then(pilot: Pilot[None]) -> None:
+        await evaluation("live-tab")(pilot)
+        pilot.app.screen.post_message(
+            EvaluationScreen.RunEnded(
+                (),
+                "failed",
+                # the reason as F4 words it, with a shot file path that is the same
+                # wherever the repository is (fewer_shots_hint names the real one)
+                "too few shots: ordering would get 1 of 5 shots outside the evaluated set. "
+                + fewer_shots_hint().split("(such as")[0]
+                + "(such as fixtures/shots_*.jsonl), or a source or status.",
+            )
+        )
+        await wait_until(
+            pilot, lambda: pilot.app.screen.query_one("#start-message").display, "the message"
+        )
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=NARROW, run_before=steps("f4", then=then))
 
 
 def test_status_line_names_an_active_filter_at_80_columns(

@@ -69,6 +69,9 @@ class ReviewApp(App[None]):
     VERTICAL_BREAKPOINTS = HEIGHT_CLASSES
 
     BINDINGS = [
+        # A lead's way to the items that wait for a decision, in the review screen's footer
+        # (last to come, first to go where keys do not fit); F3 below serves everyone else.
+        Binding("f3", "adjudicate", "Adjudicate", key_display="F3"),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("q", "quit", "Quit"),
         # --- screens of other areas --- (imported when opened)
@@ -208,6 +211,15 @@ class ReviewApp(App[None]):
     def may_open(self, area: str) -> bool:
         _key, _title, lead_only = AREA_SCREENS[area]
         return not lead_only or self.queue.role == Role.LEAD
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """F3 shows as a lead's key on the review screen (an area's screen has it in ``?``)."""
+        if action == "adjudicate":
+            return self.may_open("adjudication") and not isinstance(self.screen, AreaScreen)
+        return True
+
+    def action_adjudicate(self) -> None:
+        self.action_open_area("adjudication")
 
     def action_open_area(self, area: str) -> None:
         if not self.may_open(area):

@@ -6,8 +6,10 @@ blind answer against the key, proposed key, other valid orders or sets,
 duplicate-of, comment, time spent), then its current text, key and explanation,
 earlier revisions and earlier decisions.  Keys: ``a`` approves, ``c`` approves
 with a corrected key (a new revision), ``x`` rejects with a reason the lead
-chooses (none is preselected), ``u`` undoes the lead's last decision (the row
-stays in the history) and puts the cursor back on its item, ``A`` approves every agreed item after showing how many.
+chooses (the one the verdicts point to is highlighted), ``u`` undoes the lead's last
+decision (the row stays in the history) and puts the cursor back on its item, ``A``
+approves every agreed item after showing how many, ``o`` shows the other items the case
+names (its duplicate, the item a flag compares it with), read-only.
 Under the judgments, the consensus (``db.consensus``) on the item and what it would
 decide; items it says have a wrong key or should be dropped join the queue even when
 their judgments are not in conflict, and ``c`` offers its suggested key.
@@ -20,7 +22,6 @@ Item text is user data and is shown as plain text.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
@@ -34,18 +35,26 @@ from textual.widgets import DataTable, Header, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from db.answers import format_answer
-from db.vocabulary import DecisionReason, ItemStatus, Verdict, reason_word
+from db.vocabulary import ItemStatus, reason_word
 from db.words import counted
 from reviewer.tui.expected import show_expected_error
-from reviewer.tui.literal import line_broken, literal, literal_item, none_row, notify_literally
+from reviewer.tui.literal import line_broken, literal, none_row, notify_literally
 from reviewer.tui.responsive import apply_size_classes
+from reviewer.tui.screens.adjudication_text import (
+    case_text,
+    history_text,
+    judgments_text,
+    related_items,
+    suggested_reason,
+    triage_text,
+)
 from reviewer.tui.screens.area import AreaScreen
 from reviewer.tui.screens.consensus_view import DEFAULT_CONFIDENCE, consensus_text, referred_row
-from reviewer.tui.screens.lead_modals import ConfirmModal, ReasonModal, Rejection
+from reviewer.tui.screens.lead_modals import ConfirmModal, OtherItemsModal, ReasonModal, Rejection
 from reviewer.tui.screens.prompt import PromptScreen, answer_validator
 from reviewer.tui.widgets.footer import KeyFooter
 from reviewer.tui.widgets.item_view import RAW_TITLE
-from reviewer.tui.widgets.table_fit import fill_fitted
+from reviewer.tui.widgets.table_fit import fill_fitted, fits
 
 if TYPE_CHECKING:
     from db.consensus import ItemConsensus
@@ -54,164 +63,13 @@ if TYPE_CHECKING:
     from reviewer.conflict_cases import ConflictCase, DecisionRecord
     from reviewer.triage import TriageEntry
 
-# The rejection reason a verdict points to: named in the reason dialog, never preselected.
-VERDICT_REASON: dict[str, DecisionReason] = {
-    Verdict.AMBIGUOUS: DecisionReason.SEVERAL_VALID_ORDERS,
-    Verdict.NO_ORDER: DecisionReason.NO_CLEAR_ORDER,
-    Verdict.WRONG_KEY: DecisionReason.WRONG_KEY,
-    Verdict.FLAWED: DecisionReason.FLAWED,
-    Verdict.SENSITIVE: DecisionReason.SENSITIVE,
-    Verdict.DUPLICATE: DecisionReason.DUPLICATE,
-}
 QUEUE_COLUMNS = ("item", "score", "kind", "source", "why")
 NO_ROWS = "__none__"  # the key of the "none" row of an empty table
 QUEUE_PAGE = 500  # conflicts listed at once; the rest follow as these are resolved
 
 
-def case_text(case: ConflictCase, *, raw: bool = False) -> Text:
-    """The item as the lead reads it: text, choices, key, explanation, earlier revisions.
-
-    Item text is in its display form (entities decoded, LaTeX as Unicode), or as stored
-    when ``raw``; every piece of item text, id, name and note is shown literally."""
-    item = case.item
-    text = Text()
-    text.append_text(literal(item.id, "bold"))
-    text.append_text(
-        literal(
-            f"   {item.kind.value} · {item.source} · revision {item.revision} · {item.status}\n",
-            "dim",
-        )
-    )
-    text.append_text(literal_item(item.prompt, raw=raw))
-    text.append("\n\n")
-    for label, choice in item.choices.items():
-        text.append(f"{label}. ", style="bold")
-        text.append_text(literal_item(choice, raw=raw))
-        text.append("\n")
-    text.append("\nkey ", style="dim")
-    text.append_text(literal(format_answer(item.kind, item.key) + "\n", "bold"))
-    if item.explanation:
-        text.append("explanation ", style="dim")
-        text.append_text(literal_item(item.explanation, raw=raw))
-        text.append("\n")
-    for revision in reversed(case.earlier_revisions):
-        text.append(f"\nrevision {revision.number}", style="bold dim")
-        text.append_text(literal(f" by {revision.author}: {revision.change_note or '—'}\n", "dim"))
-        text.append("  key ", style="dim")
-        text.append_text(literal(format_answer(item.kind, revision.key) + "\n"))
-        if revision.prompt != item.prompt:
-            text.append("  text ", style="dim")
-            text.append_text(literal_item(revision.prompt, raw=raw))
-            text.append("\n")
-    return text
-
-
-VERDICT_WORDS: dict[str, str] = {
-    Verdict.KEEP: "keep",
-    Verdict.AMBIGUOUS: "several valid",
-    Verdict.NO_ORDER: "no clear order",
-    Verdict.WRONG_KEY: "wrong key",
-    Verdict.FLAWED: "flawed",
-    Verdict.SENSITIVE: "sensitive",
-    Verdict.DUPLICATE: "duplicate",
-}
-
-
-def judgments_text(case: ConflictCase) -> Text:
-    """Every judgment of the current revision, one block each, wrapped: what a lead needs
-    to decide (verdict, answer, proposed key, other valid answers, comment) in view."""
-    kind = case.item.kind
-    text = Text()
-    if not case.judgments:
-        text.append("No judgments of this revision yet.", style="dim")
-        return text
-    others = "orders" if kind.value == "ordering" else "answers"
-    for index, judgment in enumerate(case.judgments):
-        if index:
-            text.append("\n")
-        text.append_text(literal(judgment.annotator, "bold"))
-        text.append("  ")
-        text.append_text(
-            literal(
-                VERDICT_WORDS.get(judgment.verdict, judgment.verdict),
-                "bold" if judgment.verdict == Verdict.KEEP else "bold yellow",
-            )
-        )
-        text.append(f"  ·  answered {format_answer(kind, judgment.blind_answer)} ")
-        text.append(
-            "(= key)" if judgment.matches_key else "(≠ key)",
-            style="green" if judgment.matches_key else "red",
-        )
-        text.append(f"  ·  {judgment.seconds:.0f} s")
-        if judgment.corrected_key:
-            text.append("\n    proposes the key ")
-            text.append(format_answer(kind, judgment.corrected_key), style="bold")
-        if judgment.alternative_orders:
-            text.append(f"\n    also valid {others}: ")
-            text.append(
-                " | ".join(format_answer(kind, order) for order in judgment.alternative_orders),
-                style="bold",
-            )
-        if judgment.duplicate_of:
-            text.append("\n    duplicate of ")
-            text.append_text(literal(judgment.duplicate_of, "bold"))
-        if judgment.comment:
-            text.append("\n    “")
-            text.append_text(literal(" ".join(judgment.comment.split()), "italic"))
-            text.append("”")
-    return text
-
-
 class CaseJudgments(Static):
     """The judgments of the highlighted case, wrapped to the pane's width (never cut)."""
-
-
-def history_text(case: ConflictCase) -> Text:
-    """Why the item is in conflict, and the decisions it already had (undone ones marked)."""
-    text = Text()
-    for line in case.disagreements:
-        text.append("• ", style="yellow")
-        text.append_text(literal(line + "\n"))
-    for judgment in case.earlier_judgments:
-        text.append_text(
-            literal(
-                f"revision {judgment.revision}: {judgment.annotator} answered "
-                f"{format_answer(case.item.kind, judgment.blind_answer)}, {judgment.verdict}\n",
-                "dim",
-            )
-        )
-    undone = {id(decision) for decision in case.undone_decisions}
-    for decision in sorted(
-        [*case.decisions, *case.undone_decisions], key=lambda decision: decision.created_at
-    ):
-        text.append_text(literal(f"{decision.created_at:%Y-%m-%d %H:%M} {decision.lead}: ", "dim"))
-        text.append_text(
-            literal(decision.status, "dim strike" if id(decision) in undone else "bold")
-        )
-        if decision.reason:
-            text.append_text(literal(f" ({reason_word(decision.reason, case.item.kind)})"))
-        if decision.comment:
-            text.append_text(literal(f" “{decision.comment}”"))
-        if id(decision) in undone:
-            text.append(" (undone)", style="dim")
-        text.append("\n")
-    return text
-
-
-def triage_text(entry: TriageEntry) -> Text:
-    """The item's suspicion score and its reasons (``reviewer.triage``), flags included."""
-    text = Text(f"\nsuspicion score {entry.score:.2f}\n", style="bold")
-    for reason in entry.reasons:
-        text.append(f"  +{reason.weight:.2f} ", style="yellow")
-        text.append_text(literal(reason.text + "\n"))
-    return text
-
-
-def suggested_reason(case: ConflictCase) -> DecisionReason | None:
-    verdicts = Counter(
-        VERDICT_REASON[j.verdict] for j in case.judgments if j.verdict in VERDICT_REASON
-    )
-    return verdicts.most_common(1)[0][0] if verdicts else None
 
 
 class AdjudicationScreen(AreaScreen):
@@ -225,6 +83,7 @@ class AdjudicationScreen(AreaScreen):
         Binding("c", "approve_corrected", "Approve, corrected key"),
         Binding("x", "reject", "Reject…"),
         Binding("u", "undo_decision", "Undo my last decision"),
+        Binding("o", "other_items", "Named items"),
         Binding("v", "toggle_raw", "Raw text"),
         Binding("A", "approve_agreed", "Approve all agreed"),
         Binding("r", "refresh", "Refresh"),
@@ -485,6 +344,24 @@ class AdjudicationScreen(AreaScreen):
             ReasonModal(case.item.id, case.item.kind, suggested_reason(case)), reject_for
         )
 
+    def _named_items(self) -> list[str]:
+        """The other items the highlighted case names (its duplicate, a compared item)."""
+        if self.current is None or self.refusal is not None:
+            return []
+        return related_items(self.current, self.scores.get(self.current.item.id))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """o only for a case that names another item."""
+        if action == "other_items":
+            return bool(self._named_items())
+        return True
+
+    def action_other_items(self) -> None:
+        named = self._named_items()
+        if self.current is not None and named:
+            modal = OtherItemsModal(self.database, self.current.item.id, named, raw=self.raw_text)
+            self.app.push_screen(modal)
+
     def action_undo_decision(self) -> None:
         if self.refusal is not None:
             notify_literally(self, self.refusal, severity="error")
@@ -567,8 +444,15 @@ class AdjudicationScreen(AreaScreen):
         columns that jump a moment later."""
         self.queue_rows = rows
         table = self.query_one("#queue", DataTable)
-        # "why" wraps in the width the other columns leave (80 columns cut it)
-        fill_fitted(table, QUEUE_COLUMNS, rows, wrap=(QUEUE_COLUMNS.index("why"),))
+        # "source" and "why" wrap in the width the other columns leave (80 columns cut
+        # them); where even then "why" does not fit, it goes (the case pane says why):
+        # out of sight to the right, it still made every row as tall as its lines.
+        labels: tuple[str, ...] = QUEUE_COLUMNS
+        wrap: tuple[int, ...] = (QUEUE_COLUMNS.index("source"), QUEUE_COLUMNS.index("why"))
+        if not fits(table, labels, rows, wrap=wrap):
+            labels, wrap = labels[:-1], wrap[:-1]
+            rows = [(key, cells[: len(labels)]) for key, cells in rows]
+        fill_fitted(table, labels, rows, wrap=wrap)
 
     def on_adjudication_screen_consensus_read(self, message: ConsensusRead) -> None:
         self.consensus = message.consensus
@@ -601,6 +485,7 @@ class AdjudicationScreen(AreaScreen):
 
     def _show_case(self, case: ConflictCase | None) -> None:
         self.current = case
+        self.refresh_bindings()  # o applies to a case that names another item
         judgments = self.query_one("#judgments", CaseJudgments)
         if case is None:
             judgments.display = False
@@ -619,6 +504,9 @@ class AdjudicationScreen(AreaScreen):
         entry = self.scores.get(case.item.id)
         if entry is not None:
             history.append_text(triage_text(entry))
+        if named := related_items(case, entry):
+            history.append("\no ", style="bold")
+            history.append_text(literal(f"shows {', '.join(named)} beside this case", "dim"))
         self.query_one("#case-history", Static).update(line_broken(history))
 
     def on_adjudication_screen_decision_saved(self, message: DecisionSaved) -> None:

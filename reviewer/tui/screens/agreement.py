@@ -35,7 +35,7 @@ from db.words import counted
 from reviewer.tui.literal import literal, none_row
 from reviewer.tui.polling import PollingScreen
 from reviewer.tui.responsive import apply_size_classes
-from reviewer.tui.screens.area import AreaScreen
+from reviewer.tui.screens.area import TAB_BINDINGS, AreaScreen
 from reviewer.tui.widgets.bars import Bar, BarChart
 from reviewer.tui.widgets.footer import KeyFooter
 from reviewer.tui.widgets.table_fit import fill_fitted, fits
@@ -147,6 +147,7 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
         Binding("r", "refresh", "Recompute"),
         Binding("k", "toggle_coding", "Heat map: verdicts / keep-drop"),
         Binding("escape", "leave", "Back"),
+        *TAB_BINDINGS,
     ]
 
     @dataclass
@@ -237,6 +238,13 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
         self._force.set()
         self.wake_poller()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """k only where the heat map it recodes is: the Annotators tab (so that at 80
+        columns the footer has room for the tab keys elsewhere)."""
+        if action == "toggle_coding":
+            return self.query_one(TabbedContent).active == "annotators-tab"
+        return True
+
     def action_toggle_coding(self) -> None:
         self.keep_drop_map = not self.keep_drop_map
         if self.report is not None:
@@ -268,6 +276,7 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
     def _tab_shown(self, event: TabbedContent.TabActivated) -> None:
         """A table filled while its tab was hidden was fitted to the screen's width, not its
         own: fitted again once it shows."""
+        self.refresh_bindings()  # k applies on one tab only
         if event.pane.id == "annotators-tab" and self.annotator_rows:
             self.call_after_refresh(self._fit_annotators)
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from textual.binding import Binding
 from textual.screen import Screen
+from textual.widgets import TabbedContent, Tabs
 
 from reviewer.tui.screens.help import HelpRow, key_label
 
@@ -16,6 +17,16 @@ from reviewer.tui.screens.help import HelpRow, key_label
 _TEXTUAL_SCREEN_ACTIONS = frozenset(
     binding.action for binding in Screen.BINDINGS if isinstance(binding, Binding)
 )
+
+TABS_GROUP = Binding.Group("Tabs", compact=False)
+TAB_BINDINGS: list[Binding] = [
+    Binding(
+        "left_square_bracket", "switch_tab(-1)", "Previous tab", key_display="[", group=TABS_GROUP
+    ),
+    Binding("right_square_bracket", "switch_tab(1)", "Next tab", key_display="]", group=TABS_GROUP),
+]
+"""The keys of a screen with tabs: [ and ] switch them from anywhere (Textual's Left and
+Right do only while the tab bar has focus, and Tab takes focus away from it)."""
 
 if TYPE_CHECKING:
     from db.engine import Database
@@ -36,13 +47,24 @@ class AreaScreen(Screen[None]):
     def help_rows(self) -> list[HelpRow]:
         """The screen's own keys for ``?`` (hidden ones too; not Textual's Tab and copy)."""
         section = self.TITLE or type(self).__name__
-        return [
+        rows = [
             HelpRow(section, key_label(active.binding), active.binding.description)
             for active in self.active_bindings.values()
             if active.node is self
             and active.binding.description
             and active.binding.action not in _TEXTUAL_SCREEN_ACTIONS
         ]
+        if self.query(TabbedContent):
+            rows.append(HelpRow(section, "← →", "switch tabs while the tab bar has focus"))
+        return rows
+
+    def action_switch_tab(self, step: int) -> None:
+        """Show the next (``step`` 1) or previous (-1) tab, wrapping around."""
+        tabs = self.query_one(TabbedContent).query_one(Tabs)
+        if step > 0:
+            tabs.action_next_tab()
+        else:
+            tabs.action_previous_tab()
 
     def action_leave(self) -> None:
         # Never pop the last screen: the app would have nothing to show.

@@ -58,7 +58,7 @@ from reviewer.tui.expected import show_expected_error
 from reviewer.tui.literal import line_broken, literal, notify_literally
 from reviewer.tui.polling import PollingScreen
 from reviewer.tui.responsive import apply_size_classes
-from reviewer.tui.screens.area import AreaScreen
+from reviewer.tui.screens.area import TAB_BINDINGS, AreaScreen
 from reviewer.tui.screens.evaluation_form import drop_down, shots_from_field, text_field
 from reviewer.tui.screens.evaluation_text import (
     accuracy_bar,
@@ -121,9 +121,10 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "start_run", "Start run", priority=True),
         Binding("ctrl+x", "stop_run", "Stop run", priority=True),
-        Binding("n", "follow_newest", "Follow newest run"),
+        Binding("n", "follow_newest", "Follow newest"),  # short: 80 columns fit [ ] Tabs
         Binding("ctrl+r", "refresh", "Refresh"),
         Binding("escape", "leave", "Back"),
+        *TAB_BINDINGS,
     ]
 
     @dataclass
@@ -247,6 +248,8 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
                         yield text_field(
                             "shots-from", "", "stored items; or shot files, or a source or status"
                         )
+                    # why the last Start made no run: kept in view, next to what it is about
+                    yield Static("", id="start-message")
                 with Vertical(id="run-panel"):
                     yield Static("No evaluation run yet.", id="run-title")
                     yield ProgressBar(id="progress", show_eta=False)
@@ -326,12 +329,11 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
                 self, "A run started here is still going; stop it first.", severity="warning"
             )
             return
+        self.say_in_form("")  # a new start: the last one's reason no longer applies
         spec = self.query_one("#model-spec", Input).value.strip()
         if not spec:
-            notify_literally(
-                self,
-                "Give a model: demo, a model folder, openai:NAME or scripted:FILE.",
-                severity="error",
+            self.say_in_form(
+                "No run started: give a model: demo, a model folder, openai:NAME or scripted:FILE."
             )
             return
         from evaluator.session import plan_runs, protocol_settings
@@ -340,7 +342,7 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
             choices = self._choices()
             plan_runs(choices)  # the core's checks that need no database, said before "Loading"
         except VetbenchError as error:  # a number the form or the core cannot take
-            notify_literally(self, str(error), severity="error")
+            self.say_in_form(f"No run started: {error}")
             return
         settings = protocol_settings(
             choices,
@@ -348,6 +350,22 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         )
         self._set_run_active(True)
         self.run_evaluation(spec, choices, settings)
+
+    def say_in_form(self, message: str) -> None:
+        """Say under the start form why no run started (empty: nothing to say).  It stays,
+        wrapped in full, until the form changes or Start is pressed again: a toast would
+        cover the fields it is about, and go before it is read."""
+        said = self.query_one("#start-message", Static)
+        said.update(literal(message))  # it may quote a path or a spec the person typed
+        said.display = bool(message)
+        if message:
+            said.scroll_visible()
+
+    @on(Input.Changed, "#start-form Input")
+    @on(Select.Changed, "#start-form Select")
+    @on(Checkbox.Changed, "#start-form Checkbox")
+    def _form_changed(self) -> None:
+        self.say_in_form("")
 
     def _value(self, selector: str) -> str:
         return str(self.query_one(selector, Select).value)
@@ -520,10 +538,11 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         self._set_run_active(False)
         ids = message.run_ids
         if not ids:  # refused, or the model did not load, before any run was made
-            said = f"No run started: {message.reason or message.status}"
-        else:
-            what = f"Run {ids[0]}" if len(ids) == 1 else f"Runs {ids[0]}–{ids[-1]}"
-            said = f"{what} {message.status}" + (f": {message.reason}" if message.reason else ".")
+            self.say_in_form(f"No run started: {message.reason or message.status}")
+            self.wake_poller()
+            return
+        what = f"Run {ids[0]}" if len(ids) == 1 else f"Runs {ids[0]}–{ids[-1]}"
+        said = f"{what} {message.status}" + (f": {message.reason}" if message.reason else ".")
         if message.status == RunStatus.FINISHED:
             notify_literally(self, said)
         else:

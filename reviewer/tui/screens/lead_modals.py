@@ -1,4 +1,5 @@
-"""Dialogs of the lead screens: pick a rejection reason, confirm a bulk approval.
+"""Dialogs of the lead screens: pick a rejection reason, confirm a bulk approval, read
+the other items a case names (read-only).
 
 (The corrected key is typed in the one value prompt, ``reviewer.tui.screens.prompt``.)
 Each answers through ``dismiss``; Escape answers None (or False).
@@ -7,22 +8,27 @@ Each answers through ``dismiss``; Escape answers None (or False).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal
+from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from db.vocabulary import DecisionReason, ItemKind, reason_word
 from reviewer.adjudication import rejection_reasons
-from reviewer.tui.literal import literal
+from reviewer.tui.literal import line_broken, literal
+from reviewer.tui.screens.adjudication_text import item_text
 from reviewer.tui.widgets.dialog import Dialog, DialogScreen
 from reviewer.tui.widgets.titles import PanelTitle
+
+if TYPE_CHECKING:
+    from db.engine import Database
+    from db.items import ItemSnapshot
 
 REASON_HELP: dict[DecisionReason, str] = {
     DecisionReason.SEVERAL_VALID_ORDERS: "more than one order is defensible",
@@ -74,10 +80,10 @@ class ReasonModal(DialogScreen[Rejection | None]):
     """Pick why an item is rejected (and add an optional comment).
 
     Only the reasons the item's kind allows are listed (``rejection_reasons``), each
-    with its own number (``_REASON_NUMBER``).  No reason is preselected: the lead moves to
-    one (arrows, or its number) and chooses it with Enter or a click; the reason the
-    annotators' verdicts point to is named, with its number, not chosen for them.
-    Enter before a reason is highlighted says how to choose one."""
+    with its own number (``_REASON_NUMBER``).  The reason the annotators' verdicts point
+    to is named and highlighted, so Enter rejects for it; the lead moves to another
+    (arrows, or its number) and chooses it with Enter or a click.  With no reason
+    pointed to, none is highlighted, and Enter says how to choose one."""
 
     CSS_PATH = "lead.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -116,20 +122,19 @@ class ReasonModal(DialogScreen[Rejection | None]):
             )
             yield Input(placeholder="comment (optional)", id="reject-comment")
             pointed = (
-                f"The annotators' verdicts point to {self._numbered(self.suggested)}. "
+                f"The annotators' verdicts point to {self._numbered(self.suggested)}: "
+                "Enter rejects for it, or choose another (↑↓ or its number) first; "
                 if self.suggested in self.reasons
-                else ""
+                else "Choose a reason (↑↓ or its number), then Enter rejects; "
             )
-            yield Static(
-                f"{pointed}Choose a reason (↑↓ or its number), then Enter rejects; "
-                "Tab moves to the comment; Esc cancels.",
-                classes="dialog-help",
-            )
+            yield Static(f"{pointed}Tab moves to the comment; Esc cancels.", classes="dialog-help")
             yield Static(id="reject-problem", classes="dialog-problem")
 
     def on_mount(self) -> None:
         options = self.query_one("#reasons", OptionList)
-        options.highlighted = None  # the lead chooses; nothing is chosen for them
+        # the reason the verdicts point to, ready for Enter; else the lead chooses one
+        suggested = self.suggested
+        options.highlighted = self.reasons.index(suggested) if suggested in self.reasons else None
         options.focus()
 
     def _numbered(self, reason: DecisionReason) -> str:
@@ -207,3 +212,59 @@ class ConfirmModal(DialogScreen[bool]):
 
     def action_answer(self, answer: bool) -> None:
         self.dismiss(answer)
+
+
+class OtherItemsModal(DialogScreen[None]):
+    """The items a case names (the one its annotators call it a duplicate of, the one its
+    duplicate flag compares it with), each in full as F3 shows an item, to read beside
+    it: read-only, nothing here decides.  Esc, q or o closes it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,o", "close", "Close")]
+
+    @dataclass
+    class Loaded(Message):
+        """The items, by id in the order named (None: no such item)."""
+
+        items: dict[str, ItemSnapshot | None]
+
+    def __init__(self, database: Database, of: str, item_ids: list[str], *, raw: bool) -> None:
+        super().__init__()
+        self.database = database
+        self.of = of
+        self.item_ids = item_ids
+        self.raw = raw
+
+    def compose(self) -> ComposeResult:
+        title = Text("Named by ")
+        title.append_text(literal(self.of, "bold"))
+        with Dialog(classes="wide"):
+            yield PanelTitle(title)
+            with VerticalScroll(id="other-items-scroll"):
+                yield Static("Reading …", id="other-items")
+            yield Static("Read-only. Esc (or o) goes back to the case.", classes="dialog-help")
+
+    def on_mount(self) -> None:
+        self.load()
+
+    @work(thread=True, exclusive=True, exit_on_error=False)
+    def load(self) -> None:
+        from db.items import get_item
+
+        with self.database.session() as session:
+            items = {item_id: get_item(session, item_id) for item_id in self.item_ids}
+        self.post_message(self.Loaded(items))
+
+    def on_other_items_modal_loaded(self, message: Loaded) -> None:
+        shown = Text()
+        for index, (item_id, item) in enumerate(message.items.items()):
+            if index:
+                shown.append("\n" + "─" * 20 + "\n\n", style="dim")
+            if item is None:
+                shown.append_text(literal(f"{item_id}: no such item in this database", "yellow"))
+                shown.append("\n")
+            else:
+                shown.append_text(item_text(item, raw=self.raw))
+        self.query_one("#other-items", Static).update(line_broken(shown))
+
+    def action_close(self) -> None:
+        self.dismiss(None)

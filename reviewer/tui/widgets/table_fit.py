@@ -1,13 +1,23 @@
 """Tables that fit their width: the columns of prose (a note, the reasons of a case)
 give up width to the others and wrap, instead of running off an 80-column screen.
-The columns are sized with the rows, so they never jump a moment later."""
+The columns are sized with the rows, so they never jump a moment later.
+
+A wrapped column breaks only between words: it is narrowed to its longest word
+("Krippendorff's", "keep/drop") before any word is broken, and its cells wrap at
+spaces, not at the typesetter's opportunities inside a word (after a slash). Only a
+word longer than the column breaks (at a hyphen where it has one); a cell of Chinese
+text keeps the typesetter's opportunities, as it has no spaces to break at."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import DataTable
+
+from reviewer.line_breaking import minimal_width
+from reviewer.tui.line_broken_text import LineBrokenText
 
 MIN_WRAPPED = 10  # narrower than this, a wrapped column reads worse than a cut one
 _SCROLLBAR = 2  # room kept for the vertical scrollbar
@@ -19,29 +29,70 @@ def cell_width(cell: Text | str) -> int:
     return max((line.cell_len for line in text.split("\n")), default=0)
 
 
+def _wide(plain: str) -> bool:
+    """Whether ``plain`` holds double-width (Chinese, Japanese, Korean) characters (a
+    line break is no character on screen: each line is measured alone)."""
+    return any(cell_len(line) != len(line) for line in plain.split("\n"))
+
+
+def longest_word(cell: Text | str) -> int:
+    """The widest piece of a cell that wrapping keeps whole: a word between spaces (a
+    line of wide text: its widest unbreakable piece)."""
+    plain = cell.plain if isinstance(cell, Text) else cell
+    return max(
+        (
+            minimal_width(line, cell_len) if _wide(line) else cell_len(word)
+            for line in plain.split("\n")
+            for word in ([line] if _wide(line) else line.split())
+        ),
+        default=0,
+    )
+
+
+def _between_words(cell: Text | str, width: int) -> Text | str:
+    """A wrapped cell as shown in a column ``width`` wide: when every word fits, it breaks
+    at spaces only (a plain ``Text``, which Textual wraps at spaces); a word longer than
+    the column, or wide text, keeps the typesetter's opportunities (a hyphen, a slash)."""
+    if isinstance(cell, LineBrokenText) and not _wide(cell.plain) and longest_word(cell) <= width:
+        return cell.copy()  # rich's Text.copy makes a plain Text, spans and style kept
+    return cell
+
+
 def _fitted_widths(
     table: DataTable[Text | str],
     labels: Sequence[str],
     rows: Sequence[tuple[str | None, Sequence[Text | str]]],
     wrap: Sequence[int],
 ) -> tuple[list[int], int]:
-    """Each column's width, the ``wrap`` columns narrowed as far as needed (to
-    :data:`MIN_WRAPPED`), and how many cells the table is still too wide by (0: it fits).
+    """Each column's width, the ``wrap`` columns narrowed as far as needed (to their
+    longest word, and only if that is not enough, to :data:`MIN_WRAPPED`), and how many
+    cells the table is still too wide by (0: it fits).
     A label of two lines (the table's ``header_height`` 2) is as wide as its wider line."""
     widths = [
         max([cell_width(label), *(cell_width(cells[index]) for _key, cells in rows)])
         for index, label in enumerate(labels)
     ]
+    # A wrapped column keeps its longest word whole where the width allows; only when
+    # that is not enough does a word longer than the column break (down to MIN_WRAPPED).
+    whole_words = {
+        index: max(
+            MIN_WRAPPED,
+            longest_word(labels[index]),
+            *(longest_word(cells[index]) for _key, cells in rows),
+        )
+        for index in wrap
+    }
     available = table.size.width or table.app.size.width
     padding = 2 * table.cell_padding * len(labels) + _SCROLLBAR
     overflow = sum(widths) + padding - available
-    while overflow > 0:
-        narrowable = [index for index in wrap if widths[index] > MIN_WRAPPED]
-        if not narrowable:
-            break  # the table scrolls sideways
-        widest = max(narrowable, key=lambda index: widths[index])
-        widths[widest] -= 1
-        overflow -= 1
+    for floors in (whole_words, dict.fromkeys(wrap, MIN_WRAPPED)):
+        while overflow > 0:
+            narrowable = [index for index in wrap if widths[index] > floors[index]]
+            if not narrowable:
+                break  # the next floors, else the table scrolls sideways
+            widest = max(narrowable, key=lambda index: widths[index])
+            widths[widest] -= 1
+            overflow -= 1
     return widths, max(overflow, 0)
 
 
@@ -72,4 +123,8 @@ def fill_fitted(
     for label, width in zip(labels, widths, strict=True):
         table.add_column(label, width=width)
     for key, cells in rows:
-        table.add_row(*cells, key=key, height=None)
+        shown = [
+            _between_words(cell, widths[index]) if index in wrap else cell
+            for index, cell in enumerate(cells)
+        ]
+        table.add_row(*shown, key=key, height=None)

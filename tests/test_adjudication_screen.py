@@ -1,0 +1,125 @@
+"""F3 at 120 x 35, as a lead meets it: the queue's rows one line each with their source
+whole, ``o`` shows the item a case is said to duplicate (read-only), and the reject
+dialog has the reason the verdicts point to ready for Enter."""
+
+from __future__ import annotations
+
+from helpers import ScreenHost, store_item, store_person, wait_until
+from sqlmodel import col, select
+from textual.widgets import DataTable, OptionList, Static
+
+from db.engine import Database
+from db.models import Decision
+from db.settings import set_setting
+from db.vocabulary import DecisionReason, Role
+from reviewer.judging import submit_judgment
+from reviewer.tui.screens.adjudication import AdjudicationScreen
+from reviewer.tui.screens.lead_modals import OtherItemsModal, ReasonModal
+
+ORIGINAL = "Coffee bean prices rise sharply; order the events."
+
+
+def conflicts(database: Database, count: int) -> None:
+    """``count`` conflicts from econ_ordering: the first is called a duplicate of econ_ordering:0."""
+    store_person(database, "lea", Role.LEAD)
+    with database.transaction() as session:
+        set_setting(session, "overlap", "2")
+    store_item(database, "econ_ordering:0", key="DACB", source="econ_ordering", prompt=ORIGINAL)
+    for number in range(1, count + 1):
+        item_id = f"econ_ordering:{number}"
+        store_item(database, item_id, key="DACB", source="econ_ordering")
+        details = {"duplicate_of": "econ_ordering:0"} if number == 1 else {}
+        for who, verdict in (("ann", "duplicate" if number == 1 else "flawed"), ("bo", "keep")):
+            submit_judgment(
+                database,
+                who,
+                item_id,
+                revision_number=None,
+                blind_answer="DACB",
+                verdict=verdict,
+                comment="see econ_ordering:0" if who == "ann" else "",
+                **(details if who == "ann" else {}),
+            )
+
+
+def reasons_decided(database: Database) -> list[tuple[str, str, str | None]]:
+    with database.session() as session:
+        rows = session.exec(select(Decision).order_by(col(Decision.id)))
+        return [(row.item_id, row.status, row.reason) for row in rows]
+
+
+async def test_the_queue_at_120_columns_lists_one_line_rows_with_whole_sources(
+    database: Database,
+) -> None:
+    conflicts(database, 12)
+    screen = AdjudicationScreen(database, "lea")
+    async with ScreenHost(screen).run_test(size=(120, 35)) as pilot:
+        await wait_until(pilot, lambda: len(screen.cases) == 12, "the conflict queue")
+        await pilot.pause()
+        table = screen.query_one("#queue", DataTable)
+        labels = [str(column.label) for column in table.columns.values()]
+        # the ids leave "why" no room: it goes (the case pane says why) rather than sit
+        # out of sight making every row as tall as its lines
+        assert labels == ["item", "score", "kind", "source"]
+        assert table.virtual_size.width <= table.size.width, labels  # nothing out of sight
+        source = labels.index("source")
+        assert all(str(table.get_row_at(row)[source]) == "econ_ordering" for row in range(12))
+        assert [row.height for row in table.rows.values()] == [1] * 12, (
+            labels,
+            table.get_row_at(0),
+        )
+        assert table.size.height >= 13  # every conflict in view, under the header
+
+
+async def test_o_shows_the_item_a_case_is_said_to_duplicate(database: Database) -> None:
+    conflicts(database, 2)
+    screen = AdjudicationScreen(database, "lea")
+    app = ScreenHost(screen)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await wait_until(pilot, lambda: len(screen.cases) == 2, "the conflict queue")
+        table = screen.query_one("#queue", DataTable)
+        table.move_cursor(row=table.get_row_index("econ_ordering:1"))
+        await wait_until(
+            pilot, lambda: screen.current.item.id == "econ_ordering:1", "econ_ordering:1"
+        )  # type: ignore[union-attr]
+        assert "o shows econ_ordering:0" in str(screen.query_one("#case-history", Static).render())
+        await pilot.press("o")
+        await wait_until(pilot, lambda: isinstance(app.screen, OtherItemsModal), "the item")
+        shown = app.screen.query_one("#other-items", Static)
+        await wait_until(pilot, lambda: ORIGINAL in str(shown.render()), "econ_ordering:0's text")
+        assert "key D, A, C, B" in str(shown.render())
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is screen, "the case again")
+        # a case that names no other item: o is not offered, and does nothing
+        table.move_cursor(row=table.get_row_index("econ_ordering:2"))
+        await wait_until(
+            pilot, lambda: screen.current.item.id == "econ_ordering:2", "econ_ordering:2"
+        )  # type: ignore[union-attr]
+        assert "other_items" not in {b.binding.action for b in screen.active_bindings.values()}
+        await pilot.press("o")
+        await pilot.pause()
+        assert app.screen is screen
+    assert reasons_decided(database) == []  # reading decides nothing
+
+
+async def test_enter_rejects_for_the_reason_the_verdicts_point_to(database: Database) -> None:
+    conflicts(database, 2)
+    screen = AdjudicationScreen(database, "lea")
+    app = ScreenHost(screen)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await wait_until(pilot, lambda: len(screen.cases) == 2, "the conflict queue")
+        table = screen.query_one("#queue", DataTable)
+        table.move_cursor(row=table.get_row_index("econ_ordering:1"))
+        await wait_until(
+            pilot, lambda: screen.current.item.id == "econ_ordering:1", "econ_ordering:1"
+        )  # type: ignore[union-attr]
+        await pilot.press("x")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReasonModal), "the reason dialog")
+        modal = app.screen
+        assert isinstance(modal, ReasonModal)
+        highlighted = modal.query_one("#reasons", OptionList).highlighted
+        assert highlighted is not None
+        assert modal.reasons[highlighted] is DecisionReason.DUPLICATE
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: bool(reasons_decided(database)), "the decision")
+    assert reasons_decided(database) == [("econ_ordering:1", "rejected", "duplicate")]

@@ -1,0 +1,74 @@
+"""Fitted tables (F2's figures, F3's queue) at 80 columns: a wrapped column breaks only
+between words, never inside "Krippendorff's" or "keep/drop", and the table still fits."""
+
+from __future__ import annotations
+
+from helpers import screen_text
+from textual.app import App, ComposeResult
+from textual.widgets import DataTable
+
+from reviewer.tui.literal import literal
+from reviewer.tui.widgets.table_fit import fill_fitted, longest_word
+
+LABELS = ("statistic", "value", "95% CI", "n", "note")
+NOTE = (
+    "every compared judgment has the same verdict (keep); the coefficient needs two "
+    "categories in use, so it is undefined here\nann: verdict wrong-key, proposes D, A, C, B"
+)
+STATISTICS = (
+    "Krippendorff's alpha, verdicts",
+    "Krippendorff's alpha, keep/drop",
+    "Fleiss' kappa, keep/drop",
+    "Raw agreement, blind answers",
+)
+
+
+class Figures(App[None]):
+    def compose(self) -> ComposeResult:
+        yield DataTable(id="figures")
+
+
+async def test_wrapped_columns_break_between_words_and_fit_80_columns() -> None:
+    app = Figures()
+    async with app.run_test(size=(80, 70)) as pilot:  # tall: every row in view
+        table = app.query_one(DataTable)
+        rows = [
+            (
+                None,
+                (
+                    literal(name),
+                    "-0.067",
+                    "[-0.122, -0.030] of 1000 resamples",
+                    "49",
+                    literal(NOTE),
+                ),
+            )
+            for name in STATISTICS
+        ]
+        fill_fitted(table, LABELS, rows, wrap=(0, 4))
+        await pilot.pause()
+        widths = [column.width for column in table.columns.values()]
+        assert widths[0] >= len("Krippendorff's") and widths[4] >= len("categories")
+        assert table.virtual_size.width <= 80, widths  # no sideways scrolling
+        shown = screen_text(app)
+        for word in {*" ".join(STATISTICS).split(), *NOTE.split(), *LABELS[-1:]}:
+            assert word in shown, word  # every word whole on screen (none cut in two)
+
+
+def test_the_longest_word_of_a_cell() -> None:
+    assert longest_word("Fleiss' kappa, keep/drop") == len("keep/drop")
+    assert longest_word(literal("Krippendorff's alpha,\nverdicts")) == len("Krippendorff's")
+    assert 0 < longest_word("中国人民银行的货币政策") <= 4  # wide text breaks between characters
+
+
+async def test_a_cell_of_several_lines_wraps_at_spaces_not_after_a_hyphen() -> None:
+    """A line that reaches the column's edge just after "wrong-" moves "wrong-key" whole
+    to the next line, in a cell of two lines (as F3's reasons are: one per annotator)."""
+    app = Figures()
+    async with app.run_test(size=(40, 10)) as pilot:
+        table = app.query_one(DataTable)
+        cell = "a" * 28 + " wrong-key, proposes D, A, C, B\nbo: answered C, B, A, D blind"
+        fill_fitted(table, ("why",), [("one", (literal(cell),))], wrap=(0,))
+        await pilot.pause()
+        assert [column.width for column in table.columns.values()] == [36]
+        assert "wrong-key," in screen_text(app)
