@@ -419,6 +419,7 @@ class ReviewScreen(Screen[None]):
 
     def on_judgment_retracted(self, message: JudgmentRetracted) -> None:
         receipt = message.receipt
+        self.reveals.undone(receipt)  # its comment and details are offered again
         if receipt.revision_note:
             self.query_one(ProgressLine).show_note(f"↶ {receipt.describe()}")
             notify_literally(self, receipt.describe(), title="Undone", timeout=10)
@@ -562,7 +563,8 @@ class ReviewScreen(Screen[None]):
         if verdict is Verdict.FLAWED:
             self._flawed(item, given)
             return
-        details = verdict_details(self.db, item, verdict, self.blind_answer, comment)
+        earlier = self.reveals.earlier(item)
+        details = verdict_details(self.db, item, verdict, self.blind_answer, comment, earlier)
         if details is None:
             self._start_submit(given)
             return
