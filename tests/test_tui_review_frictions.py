@@ -4,16 +4,30 @@ long choices in the editor."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 import pytest
-from helpers import EXPLANATION, press, running, store_item, stored_judgments
+from helpers import (
+    EXPLANATION,
+    pilot_of,
+    press,
+    running,
+    settle,
+    store_item,
+    stored_judgments,
+    wait_until,
+)
+from textual.geometry import Region
 from textual.widgets import Input
 
 from db.engine import Database
-from reviewer.tui.app import make_app
+from reviewer.tui.app import ReviewApp, make_app
 from reviewer.tui.screens.edit import EditScreen
 from reviewer.tui.screens.prompt import PromptScreen
 from reviewer.tui.screens.review import Phase
 from reviewer.tui.screens.verdict import AlternativesScreen
+from reviewer.tui.widgets.progress import ProgressLine
 
 
 @pytest.fixture
@@ -67,3 +81,52 @@ async def test_an_undone_ambiguous_verdict_offers_its_orders_again(one_item: Dat
         (["ADBC", "DACB"], True),
         (["ADBC", "DACB"], False),
     ]
+
+
+@asynccontextmanager
+async def at_80x24(app: ReviewApp) -> AsyncIterator[ReviewApp]:
+    """:func:`helpers.running` at 80 x 24: ``press`` drives it."""
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.pilot = pilot  # type: ignore[attr-defined]
+        await settle(pilot)
+        yield app
+
+
+def status_rows(app: ReviewApp) -> list[str]:
+    """The status line's rows as shown (notices, the note and the figures)."""
+    line = app.review_screen.query_one("#review-progress", ProgressLine)
+    strips = line.render_lines(Region(0, 0, line.size.width, line.size.height))
+    return [strip.text.strip() for strip in strips]
+
+
+async def test_at_80_columns_an_undos_note_ends_with_what_to_do(database: Database) -> None:
+    store_item(database, "knowledge:1604", key="DABC")
+    async with at_80x24(make_app(database, "alice")) as app:
+        pilot = pilot_of(app)
+        await press(app, "a", "b", "c", "d", "enter", "f", *"D is wrong", "ctrl+s", "u")
+        await wait_until(pilot, lambda: app.review_screen.phase is Phase.REVEALED, "the undo")
+        rows = status_rows(app)
+        assert rows[0].startswith("↶ undid your flawed on knowledge:1604: give your verdict again")
+        assert not any("…" in row for row in rows), rows
+
+
+async def test_at_80_columns_a_saved_revisions_note_is_whole_and_ends_with_the_next_item(
+    database: Database,
+) -> None:
+    for n in range(4):
+        store_item(database, f"knowledge:160{n}", key="DABC")
+    async with at_80x24(make_app(database, "alice")) as app:
+        pilot = pilot_of(app)
+        await press(app, "a", "b", "c", "d", "enter", "k", "p", "e")
+        edit = app.screen
+        assert isinstance(edit, EditScreen)
+        edit.query_one("#edit-key", Input).value = "D, A, C, B"
+        edit.query_one("#edit-note", Input).value = "C before B"
+        await press(app, "ctrl+s", "y")
+        edited = edit.item.id
+        await wait_until(pilot, lambda: "saved revision" in " ".join(status_rows(app)), "saved")
+        said = f"✓ saved revision 2 of {edited}; others judge it (you know its key)"
+        assert status_rows(app)[0].startswith(said), status_rows(app)
+        await press(app, "s")  # the next item: the note was about an earlier one
+        await wait_until(pilot, lambda: "waiting" in status_rows(app)[0], "the figures alone")
+        assert not any("saved revision" in row for row in status_rows(app))
