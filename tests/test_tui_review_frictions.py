@@ -18,10 +18,12 @@ from helpers import (
     stored_judgments,
     wait_until,
 )
+from rich.text import Text
 from textual.geometry import Region
 from textual.widgets import Input
 
 from db.engine import Database
+from reviewer.queue import QueueProgress
 from reviewer.tui.app import ReviewApp, make_app
 from reviewer.tui.screens.edit import EditScreen
 from reviewer.tui.screens.prompt import PromptScreen
@@ -128,5 +130,35 @@ async def test_at_80_columns_a_saved_revisions_note_is_whole_and_ends_with_the_n
         said = f"✓ saved revision 2 of {edited}; others judge it (you know its key)"
         assert status_rows(app)[0].startswith(said), status_rows(app)
         await press(app, "s")  # the next item: the note was about an earlier one
-        await wait_until(pilot, lambda: "waiting" in status_rows(app)[0], "the figures alone")
+        await wait_until(pilot, lambda: " left · " in status_rows(app)[0], "the figures alone")
         assert not any("saved revision" in row for row in status_rows(app))
+
+
+@pytest.mark.parametrize(
+    "annotator",
+    ["alice", "alexandra-konstantinova-papadopoulou"],
+)
+async def test_at_80_columns_the_status_line_says_done_is_this_sessions(
+    database: Database, annotator: str
+) -> None:
+    """After a restart "0 done" read as nothing done at all: it counts this session
+    ("done now"); "left" for "waiting" pays for "now" in the width."""
+    store_item(database, "econ:1")
+    big = QueueProgress(
+        session_done=12_345,
+        session_assigned=20_000,
+        overall_done=99_999,
+        items_left=123_456,
+        median_seconds=999.0,
+        items_complete=1_234_567,
+        items_total=2_345_678,
+    )
+    async with at_80x24(make_app(database, "alice")) as app:
+        line = app.review_screen.query_one("#review-progress", ProgressLine)
+        await wait_until(pilot_of(app), lambda: " left · " in str(line.render()), "the count")
+        line.show(annotator, big, "all items")
+        await settle(pilot_of(app))
+        rows = status_rows(app)
+        assert any("12,345 done now" in row for row in rows), rows
+        assert len(rows) <= 2 and all(Text(row).cell_len <= 78 for row in rows), rows
+        assert "999 s/item" in rows[-1] and "…" not in " ".join(rows)

@@ -28,13 +28,14 @@ _PART_GAP = re.compile(f" · |{NOTE_GAP}")  # where a status line too wide may b
 
 def progress_words(progress: QueueProgress, *, short: bool = False) -> str:
     """``12 done this session · 28 waiting for you · 340 of 3,864 items have enough
-    judgments``; ``short``: ``12 done · 28 waiting · 340/3,864 complete`` (80 columns).
+    judgments``; ``short``: ``12 done now · 28 left · 340/3,864 complete`` (80 columns:
+    "12 done" alone read as everything done, and showed 0 after a restart).
 
     What the annotator acts on comes first: a narrow terminal cuts the line's end."""
     parts = (
         [
-            f"{progress.session_done:,} done",
-            f"{progress.items_left:,} waiting",
+            f"{progress.session_done:,} done now",  # this session: the long form's words
+            f"{progress.items_left:,} left",
             f"{progress.items_complete:,}/{progress.items_total:,} complete",
         ]
         if short
