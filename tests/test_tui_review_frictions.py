@@ -25,7 +25,7 @@ from textual.widgets import Input
 from db.engine import Database
 from reviewer.queue import QueueProgress
 from reviewer.tui.app import ReviewApp, make_app
-from reviewer.tui.screens.edit import EditScreen
+from reviewer.tui.screens.edit import ChoiceEditor, EditScreen
 from reviewer.tui.screens.prompt import PromptScreen
 from reviewer.tui.screens.review import Phase
 from reviewer.tui.screens.verdict import AlternativesScreen
@@ -162,3 +162,29 @@ async def test_at_80_columns_the_status_line_says_done_is_this_sessions(
         assert any("12,345 done now" in row for row in rows), rows
         assert len(rows) <= 2 and all(Text(row).cell_len <= 78 for row in rows), rows
         assert "999 s/item" in rows[-1] and "…" not in " ".join(rows)
+
+
+LONG_D = "在自动化生产线上，机器人按照预先设定的程序依次完成焊接、喷涂、装配和检测，工件沿流水线"
+
+
+async def test_at_80x24_a_choice_longer_than_its_field_says_which_side_is_hidden(
+    database: Database,
+) -> None:
+    choices = {"A": "焊接", "B": "喷涂", "C": "装配", "D": LONG_D}
+    store_item(database, "knowledge:1604", kind="single", key="D", choices=choices)
+    async with at_80x24(make_app(database, "alice")) as app:
+        await press(app, "a", "enter", "f")
+        edit = app.screen
+        assert isinstance(edit, EditScreen)
+        a, *_middle, d = edit.query(ChoiceEditor)
+        assert a.border_subtitle == ""  # short: nothing hidden, nothing said
+        assert d.border_subtitle == "more (End) ▸"  # unvisited: its start shows
+        d.focus()  # the cursor at the end, in sight: the start is out of sight
+        await settle(pilot_of(app))
+        assert d.border_subtitle == "◂ more (Home)"
+        await press(app, "home")
+        assert d.border_subtitle == "more (End) ▸"
+        await press(app, *["right"] * 20)  # the cursor in the middle, the view still at the start
+        assert d.border_subtitle == "more (End) ▸"
+        await press(app, "end", "left", "left", *["backspace"] * 30)  # short enough now
+        assert d.border_subtitle == "", d.value
