@@ -4,9 +4,6 @@ long choices in the editor."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-
 import pytest
 from helpers import (
     EXPLANATION,
@@ -85,15 +82,6 @@ async def test_an_undone_ambiguous_verdict_offers_its_orders_again(one_item: Dat
     ]
 
 
-@asynccontextmanager
-async def at_80x24(app: ReviewApp) -> AsyncIterator[ReviewApp]:
-    """:func:`helpers.running` at 80 x 24: ``press`` drives it."""
-    async with app.run_test(size=(80, 24)) as pilot:
-        app.pilot = pilot  # type: ignore[attr-defined]
-        await settle(pilot)
-        yield app
-
-
 def status_rows(app: ReviewApp) -> list[str]:
     """The status line's rows as shown (notices, the note and the figures)."""
     line = app.review_screen.query_one("#review-progress", ProgressLine)
@@ -103,7 +91,7 @@ def status_rows(app: ReviewApp) -> list[str]:
 
 async def test_at_80_columns_an_undos_note_ends_with_what_to_do(database: Database) -> None:
     store_item(database, "knowledge:1604", key="DABC")
-    async with at_80x24(make_app(database, "alice")) as app:
+    async with running(make_app(database, "alice"), size=(80, 24)) as app:
         pilot = pilot_of(app)
         await press(app, "a", "b", "c", "d", "enter", "f", *"D is wrong", "ctrl+s", "u")
         await wait_until(pilot, lambda: app.review_screen.phase is Phase.REVEALED, "the undo")
@@ -117,7 +105,7 @@ async def test_at_80_columns_a_saved_revisions_note_is_whole_and_ends_with_the_n
 ) -> None:
     for n in range(4):
         store_item(database, f"knowledge:160{n}", key="DABC")
-    async with at_80x24(make_app(database, "alice")) as app:
+    async with running(make_app(database, "alice"), size=(80, 24)) as app:
         pilot = pilot_of(app)
         await press(app, "a", "b", "c", "d", "enter", "k", "p", "e")
         edit = app.screen
@@ -153,7 +141,7 @@ async def test_at_80_columns_the_status_line_says_done_is_this_sessions(
         items_complete=1_234_567,
         items_total=2_345_678,
     )
-    async with at_80x24(make_app(database, "alice")) as app:
+    async with running(make_app(database, "alice"), size=(80, 24)) as app:
         line = app.review_screen.query_one("#review-progress", ProgressLine)
         await wait_until(pilot_of(app), lambda: " left · " in str(line.render()), "the count")
         line.show(annotator, big, "all items")
@@ -172,7 +160,7 @@ async def test_at_80x24_a_choice_longer_than_its_field_says_which_side_is_hidden
 ) -> None:
     choices = {"A": "焊接", "B": "喷涂", "C": "装配", "D": LONG_D}
     store_item(database, "knowledge:1604", kind="single", key="D", choices=choices)
-    async with at_80x24(make_app(database, "alice")) as app:
+    async with running(make_app(database, "alice"), size=(80, 24)) as app:
         await press(app, "a", "enter", "f")
         edit = app.screen
         assert isinstance(edit, EditScreen)
