@@ -197,6 +197,11 @@ class RetractionReceipt:
     item_status: str
     current_revision: int = 0  # the item's revision now (0: the judged one)
     edited_by_you: bool = False  # the annotator wrote the current revision
+    # What the undone judgment said beyond its verdict: offered again when it is redone.
+    comment: str = ""
+    alternative_orders: tuple[str, ...] = ()
+    corrected_key: str | None = None
+    duplicate_of: str | None = None
 
     @property
     def revision_note(self) -> str:
@@ -518,6 +523,7 @@ def retract_last_judgment(db: Database, annotator_name: str) -> RetractionReceip
             item_status=status,
             current_revision=item.current_revision,
             edited_by_you=later and author == person.name,
+            alternative_orders=tuple(judgment.alternative_orders),
         )
 
 

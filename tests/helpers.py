@@ -400,9 +400,9 @@ async def settle(pilot: Pilot[None]) -> None:
 
 
 @asynccontextmanager
-async def running(app: ReviewApp) -> AsyncIterator[ReviewApp]:
-    """The review app running headless at 120 x 40, settled; ``press`` drives it."""
-    async with app.run_test(size=(120, 40)) as pilot:
+async def running(app: ReviewApp, size: tuple[int, int] = (120, 40)) -> AsyncIterator[ReviewApp]:
+    """The review app running headless at ``size`` (120 x 40), settled; ``press`` drives it."""
+    async with app.run_test(size=size) as pilot:
         app.pilot = pilot  # type: ignore[attr-defined]
         await settle(pilot)
         yield app

@@ -146,7 +146,7 @@ def test_the_status_line_has_a_short_form_that_fits_80_columns() -> None:
     long = progress_text("alice", progress, "all items").plain
     short = progress_text("alice", progress, "all items", short=True).plain
     assert "waiting for you" in long and len(long) > 78
-    assert short == "alice · 12 done · 1,234 waiting · 2,340/3,864 complete · 38 s/item"
+    assert short == "alice · 12 done now · 1,234 left · 2,340/3,864 complete · 38 s/item"
     filtered = progress_text("alice", progress, "text “增值税”", short=True).plain
     assert filtered.endswith("· filter: text “增值税”")
     assert Text(short).cell_len <= 78  # with a filter it may wrap to a second line
@@ -159,9 +159,9 @@ async def test_the_status_line_is_whole_at_80_columns(database: Database) -> Non
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         line = app.review_screen.query_one("#review-progress")
-        await wait_until(pilot, lambda: "waiting" in str(line.render()), "the count")
+        await wait_until(pilot, lambda: "left" in str(line.render()), "the count")
         shown = str(line.render())
-        assert "waiting" in shown and "complete" in shown and "…" not in shown
+        assert "left" in shown and "complete" in shown and "…" not in shown
         assert line.size.height == 1
 
     # After a save the note comes first; what does not fit goes on a second line, whole.
@@ -182,7 +182,7 @@ async def test_the_status_line_is_whole_at_80_columns(database: Database) -> Non
         strips = line.render_lines(Region(0, 0, line.size.width, line.size.height))
         rows = [strip.text.strip() for strip in strips]
         assert len(rows) == 2 and rows[0].startswith("✓ saved keep on a-rather-long")
-        assert rows[1].startswith(("alice", "1 done", "2 waiting", "0/", "1/", "filter")), rows
+        assert rows[1].startswith(("alice", "1 done", "2 left", "0/", "1/", "filter")), rows
 
 
 async def test_a_note_too_long_for_two_lines_gives_way_to_the_figures(database: Database) -> None:
@@ -192,7 +192,7 @@ async def test_a_note_too_long_for_two_lines_gives_way_to_the_figures(database: 
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         line = app.review_screen.query_one("#review-progress", ProgressLine)
-        await wait_until(pilot, lambda: "waiting" in str(line.render()), "the count")
+        await wait_until(pilot, lambda: "left" in str(line.render()), "the count")
         line.show_note(
             "✓ saved revision 2 of h:weird key/../x; it goes to the other annotators "
             "(you know its key) and to nobody else before them"

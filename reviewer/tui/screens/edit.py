@@ -106,7 +106,8 @@ def field_input(value: str, placeholder: str, title: str, **kwargs: object) -> I
 
 class ChoiceEditor(Input):
     """One event or choice in the form: its letter (in its border), its text, and the stored
-    text it began as."""
+    text it began as.  A text longer than the field says so under it, on the side that
+    is out of sight ("more (End) ▸"): one line cut a long choice without a mark."""
 
     def __init__(self, label: str, stored: str | None, typed: str | None = None) -> None:
         super().__init__(
@@ -120,6 +121,24 @@ class ChoiceEditor(Input):
 
     def relabel(self, label: str) -> None:
         self.border_title = label
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._mark_hidden)
+
+    def watch_value(self) -> None:
+        self.call_after_refresh(self._mark_hidden)
+
+    def watch_scroll_x(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_x(old_value, new_value)
+        self.call_after_refresh(self._mark_hidden)
+
+    def _mark_hidden(self) -> None:
+        """Under the field, which side of its text is out of sight, and the key to it."""
+        left = self.scroll_x > 0
+        # The text's cells end one short of the virtual width: the last is the cursor's.
+        right = self.scroll_x + self.content_size.width < self.virtual_size.width - 1
+        marks = [("◂ more (Home)", left), ("more (End) ▸", right)]
+        self.border_subtitle = " · ".join(mark for mark, hidden in marks if hidden)
 
     @property
     def text(self) -> str:
@@ -487,6 +506,8 @@ class EditScreen(DialogScreen[EditOutcome | None]):
         widget = event.widget
         if isinstance(widget, Input):
             widget.cursor_position = len(widget.value)
+            # An untouched Input keeps its view at the start: the cursor was out of sight.
+            widget.scroll_to(x=widget.max_scroll_x, animate=False)
         elif isinstance(widget, TextArea):
             widget.move_cursor(widget.document.end)
         if self.history is not None:

@@ -76,6 +76,7 @@ from reviewer.tui.screens.review_keys import (
     why_not,
 )
 from reviewer.tui.screens.review_loading import item_loaded
+from reviewer.tui.screens.review_notes import retraction_note, revision_saved_note
 from reviewer.tui.screens.review_reveals import (
     KeptReveal,
     SessionReveals,
@@ -378,6 +379,7 @@ class ReviewScreen(Screen[None]):
             if previous is None or key_shape(previous) != key_shape(item):
                 self.refresh_bindings()  # the letter keys that apply depend on the item
         view.focus()
+        self.query_one(ProgressLine).item_arrived()  # the last item's note is over
         if message.note:
             self.query_one(ProgressLine).show_note(message.note)
         self._schedule_progress()
@@ -419,18 +421,16 @@ class ReviewScreen(Screen[None]):
 
     def on_judgment_retracted(self, message: JudgmentRetracted) -> None:
         receipt = message.receipt
+        self.reveals.undone(receipt)  # its comment and details are offered again
+        self.query_one(ProgressLine).show_note(
+            retraction_note(receipt, message.revealed), before_item=True
+        )
         if receipt.revision_note:
-            self.query_one(ProgressLine).show_note(f"↶ {receipt.describe()}")
             notify_literally(self, receipt.describe(), title="Undone", timeout=10)
-        else:
-            again = "give your verdict again" if message.revealed else "answer it again"
-            self.query_one(ProgressLine).show_note(f"↶ {receipt.describe()}: {again}")
 
     def on_revision_saved(self, message: RevisionSaved) -> None:
-        receipt = message.receipt
         self.query_one(ProgressLine).show_note(
-            f"✓ saved revision {receipt.new_revision} of {receipt.item_id}; it goes to the "
-            "other annotators (you know its key)"
+            revision_saved_note(message.receipt), before_item=True
         )
 
     def on_action_refused(self, message: ActionRefused) -> None:
@@ -562,7 +562,8 @@ class ReviewScreen(Screen[None]):
         if verdict is Verdict.FLAWED:
             self._flawed(item, given)
             return
-        details = verdict_details(self.db, item, verdict, self.blind_answer, comment)
+        earlier = self.reveals.earlier(item)
+        details = verdict_details(self.db, item, verdict, self.blind_answer, comment, earlier)
         if details is None:
             self._start_submit(given)
             return

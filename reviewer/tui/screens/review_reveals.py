@@ -8,7 +8,9 @@ before the verdict is the comment typed after the reveal (a comment is stored wi
 verdict) and the seconds spent since: :class:`SessionReveals` keeps both for the
 session, so an item left comes back as it was left.  Quitting while any such item
 waits names them, says that their blind answers are stored, and which typed comments
-quitting loses.
+quitting loses.  An undo brings its judgment's comment back into the comment box,
+and its other details (a corrected key, other valid orders, the copied item) into the
+dialogs that ask for them, when the same revision is judged again.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 from db.items import ItemSnapshot
 from db.reveals import StoredReveal
 from db.words import counted
+from reviewer.judging import RetractionReceipt
 
 __all__ = ["KeptReveal", "SessionReveals", "unjudged_reveals_question"]
 
@@ -41,6 +44,15 @@ class SessionReveals:
 
     def __init__(self) -> None:
         self._left: dict[tuple[str, int], KeptReveal] = {}
+        self._undone: dict[tuple[str, int], RetractionReceipt] = {}
+
+    def undone(self, receipt: RetractionReceipt) -> None:
+        """An undo retracted ``receipt``'s judgment: what it said is offered again."""
+        self._undone[receipt.item_id, receipt.revision_number] = receipt
+
+    def earlier(self, item: ItemSnapshot) -> RetractionReceipt | None:
+        """The undone judgment of this revision of ``item``, if this session undid one."""
+        return self._undone.get((item.id, item.revision))
 
     def leave(self, item: ItemSnapshot, kept: KeptReveal) -> None:
         self._left[item.id, item.revision] = kept
@@ -52,7 +64,9 @@ class SessionReveals:
         if stored is None:
             return left
         if left is None:
-            return KeptReveal(stored.blind_answer, "", stored.seconds)
+            earlier = self.earlier(item)
+            comment = earlier.comment if earlier is not None else ""
+            return KeptReveal(stored.blind_answer, comment, stored.seconds)
         return KeptReveal(stored.blind_answer, left.comment, left.seconds)
 
     def waiting(self) -> list[tuple[str, str]]:

@@ -8,7 +8,7 @@ more) and how its answer fills the judgment.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -24,7 +24,7 @@ from db.engine import Database
 from db.errors import VetbenchError
 from db.items import ItemSnapshot
 from db.vocabulary import ItemKind, Verdict
-from reviewer.judging import JudgmentInput
+from reviewer.judging import JudgmentInput, RetractionReceipt
 from reviewer.tui.literal import literal, visible_text
 from reviewer.tui.screens.prompt import (
     PromptScreen,
@@ -45,12 +45,18 @@ class AlternativesScreen(DialogScreen[list[str] | None]):
         Binding("ctrl+s", "save", "Save alternatives"),
     ]
 
-    def __init__(self, item: ItemSnapshot, validator: Validator, initial: str = "") -> None:
+    def __init__(
+        self,
+        item: ItemSnapshot,
+        validator: Validator,
+        initial: str = "",
+        recorded: Sequence[str] = (),
+    ) -> None:
         super().__init__()
         self.item = item
         self.validator = validator
         self.initial = initial
-        self.alternatives: list[str] = []
+        self.alternatives: list[str] = list(recorded)  # an undone judgment's, offered again
 
     @property
     def noun(self) -> str:
@@ -75,8 +81,16 @@ class AlternativesScreen(DialogScreen[list[str] | None]):
                 classes="dialog-help",
             )
             yield Input(value=self.initial, id="alternative-input")
-            yield Static(id="alternative-list")
+            yield Static(self._listed(), id="alternative-list")
             yield Static(id="alternative-problem", classes="dialog-problem")
+
+    def _listed(self) -> Text:
+        """The alternatives recorded so far ("" before the first)."""
+        if not self.alternatives:
+            return Text()
+        listed = Text("Recorded: ", style="bold")
+        listed.append("  |  ".join(format_answer(self.item.kind, a) for a in self.alternatives))
+        return listed
 
     @on(Input.Submitted, "#alternative-input")
     def add_alternative(self, event: Input.Submitted) -> None:
@@ -93,9 +107,7 @@ class AlternativesScreen(DialogScreen[list[str] | None]):
         if alternative not in self.alternatives:
             self.alternatives.append(alternative)
         event.input.value = ""
-        listed = Text("Recorded: ", style="bold")
-        listed.append("  |  ".join(format_answer(self.item.kind, a) for a in self.alternatives))
-        self.query_one("#alternative-list", Static).update(listed)
+        self.query_one("#alternative-list", Static).update(self._listed())
 
     def action_save(self) -> None:
         if not self.alternatives:
@@ -151,22 +163,29 @@ DetailFiller = Callable[[JudgmentInput, Any], JudgmentInput]
 
 
 def verdict_details(
-    db: Database, item: ItemSnapshot, verdict: Verdict, blind_answer: str, comment: str = ""
+    db: Database,
+    item: ItemSnapshot,
+    verdict: Verdict,
+    blind_answer: str,
+    comment: str = "",
+    earlier: RetractionReceipt | None = None,
 ) -> tuple[ModalScreen[Any], DetailFiller] | None:
     """The modal that asks what ``verdict`` needs, and how its answer fills the judgment.
 
-    The annotator's own blind answer, when it differs from the key, is offered first:
-    it is the likeliest other valid order or corrected key.  Sensitive needs a comment
-    (what is sensitive): asked for unless one was written already.  (Flawed opens the
-    editor: ``reviewer.tui.screens.edit``.)
+    What the judgment this session undid (``earlier``) gave is offered first; else the
+    annotator's own blind answer, when it differs from the key: it is the likeliest
+    other valid order or corrected key.  Sensitive needs a comment (what is sensitive):
+    asked for unless one was written already.  (Flawed opens the editor:
+    ``reviewer.tui.screens.edit``.)
     """
     offered = format_answer(item.kind, blind_answer) if blind_answer != item.key else ""
     if verdict is Verdict.AMBIGUOUS:
         noun = "order" if item.kind is ItemKind.ORDERING else "answer"
         refusal = f"that is the key itself; type another defensible {noun}"
-        return AlternativesScreen(item, answer_validator(item, refusal), offered), (
-            lambda given, orders: replace(given, alternative_orders=tuple(orders))
-        )
+        recorded = earlier.alternative_orders if earlier is not None else ()
+        return AlternativesScreen(
+            item, answer_validator(item, refusal), "" if recorded else offered, recorded
+        ), (lambda given, orders: replace(given, alternative_orders=tuple(orders)))
     if verdict is Verdict.SENSITIVE:
         if comment.strip():
             return None
@@ -182,13 +201,19 @@ def verdict_details(
             f"The key is {format_answer(item.kind, item.key)}. Type the right one "
             "and press Enter (Esc cancels).",
             answer_validator(item, "that is the key itself; type the corrected key"),
-            offered,
+            format_answer(item.kind, earlier.corrected_key)
+            if earlier is not None and earlier.corrected_key
+            else offered,
         ), lambda given, key: replace(given, corrected_key=key)
     if verdict is Verdict.DUPLICATE:
         return PromptScreen(
             "Duplicate: of which item?",
             "Type the id of the item this one duplicates and press Enter (Esc cancels).",
             duplicate_validator(db, item),
-            visible_text(item.suspected_duplicate_of or ""),
+            visible_text(
+                (earlier.duplicate_of if earlier is not None else None)
+                or item.suspected_duplicate_of
+                or ""
+            ),
         ), lambda given, original: replace(given, duplicate_of=original)
     return None

@@ -1,7 +1,8 @@
 """The progress line: always visible, so the annotator knows where they stand.
 
 It also carries the outcome of the last action ("✓ saved keep on econ:17"), which
-is quieter (and cheaper) than a pop-up for something that happens every item.
+is quieter (and cheaper) than a pop-up for something that happens every item, until the
+next outcome or the next item.
 """
 
 from __future__ import annotations
@@ -27,13 +28,14 @@ _PART_GAP = re.compile(f" · |{NOTE_GAP}")  # where a status line too wide may b
 
 def progress_words(progress: QueueProgress, *, short: bool = False) -> str:
     """``12 done this session · 28 waiting for you · 340 of 3,864 items have enough
-    judgments``; ``short``: ``12 done · 28 waiting · 340/3,864 complete`` (80 columns).
+    judgments``; ``short``: ``12 done now · 28 left · 340/3,864 complete`` (80 columns:
+    "12 done" alone read as everything done, and showed 0 after a restart).
 
     What the annotator acts on comes first: a narrow terminal cuts the line's end."""
     parts = (
         [
-            f"{progress.session_done:,} done",
-            f"{progress.items_left:,} waiting",
+            f"{progress.session_done:,} done now",  # this session: the long form's words
+            f"{progress.items_left:,} left",
             f"{progress.items_complete:,}/{progress.items_total:,} complete",
         ]
         if short
@@ -96,6 +98,7 @@ class ProgressLine(Static):
         super().__init__(id=id)
         self._shown: tuple[str, QueueProgress | None, str] = ("", None, NO_FILTER)
         self._note = Text()
+        self._note_outlasts_arrival = False  # a note that came just before its item
         self._notice = Text()
         self._notice_left = 0.0  # the seconds of sight the notices have left
         self._notice_since: float | None = None  # in sight since (monotonic); None: not
@@ -172,10 +175,23 @@ class ProgressLine(Static):
     def warning(self) -> str:
         return self._warning.plain
 
-    def show_note(self, note: str) -> None:
+    def show_note(self, note: str, *, before_item: bool = False) -> None:
+        """The last action's outcome, before the figures, until the next outcome or the
+        next item (:meth:`item_arrived`).  ``before_item``: it comes just before the item
+        it is about (an undo's, a saved edit's) and lasts until the item after that."""
         self._note = literal(note, "bold green" if note.startswith("✓") else "bold yellow")
+        self._note_outlasts_arrival = before_item
         self._clear_notice()
         self.clear_warning()
+
+    def item_arrived(self) -> None:
+        """An item is on screen: the note of an action before it is over (unless it came
+        just before this item, about it)."""
+        if self._note_outlasts_arrival:
+            self._note_outlasts_arrival = False
+        elif self._note:
+            self._note = Text()
+            self._render_line()
 
     @property
     def note(self) -> str:
