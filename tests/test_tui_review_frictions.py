@@ -52,6 +52,25 @@ async def test_an_undone_flawed_verdict_offers_its_comment_again(one_item: Datab
     ]
 
 
+async def test_an_undone_comment_is_offered_not_taken_as_what_is_sensitive(
+    one_item: Database,
+) -> None:
+    """The comment an undo puts back was written for another verdict: x asks what is
+    sensitive, offering it, instead of storing it as the reason unasked."""
+    async with running(make_app(one_item, "alice")) as app:
+        await press(app, "a", "b", "c", "d", "enter", "f")
+        await press(app, *"选项D描述有误", "ctrl+s")
+        await press(app, "u", "x")
+        assert isinstance(app.screen, PromptScreen)
+        assert app.screen.query_one(Input).value == "选项D描述有误"
+        await press(app, *["backspace"] * 7, *"含不当内容", "enter")
+    rows = stored_judgments(one_item)
+    assert [(j.verdict, j.comment, j.retracted) for j in rows] == [
+        ("flawed", "选项D描述有误", True),
+        ("sensitive", "含不当内容", False),
+    ]
+
+
 async def test_an_undone_wrong_key_offers_its_corrected_key_again(one_item: Database) -> None:
     async with running(make_app(one_item, "alice")) as app:
         await press(app, "a", "b", "c", "d", "enter", "w")

@@ -187,13 +187,19 @@ def verdict_details(
             item, answer_validator(item, refusal), "" if recorded else offered, recorded
         ), (lambda given, orders: replace(given, alternative_orders=tuple(orders)))
     if verdict is Verdict.SENSITIVE:
-        if comment.strip():
+        # A comment the undo put back was written for another verdict: it is offered,
+        # not taken as what is sensitive unasked.
+        restored = (
+            earlier is not None and earlier.verdict != verdict.value and comment == earlier.comment
+        )
+        if comment.strip() and not restored:
             return None
         return PromptScreen(
             "Sensitive: what is sensitive?",
             "Say what makes the item unfit (a lead reads it) and press Enter; Esc cancels "
             "and stores nothing.",
             nonempty("what is sensitive"),
+            comment,
         ), lambda given, text: replace(given, comment=text)
     if verdict is Verdict.WRONG_KEY:
         return PromptScreen(
