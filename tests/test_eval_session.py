@@ -11,8 +11,9 @@ from typing import Any
 import click
 import pytest
 from eval_helpers import MIXED_SET_ANSWERS, mixed_set, ok
-from helpers import FIXTURES, ScreenHost, notices, run_cli, store_person, wait_until
+from helpers import FIXTURES, ScreenHost, run_cli, store_person, wait_until
 from sqlmodel import col, select
+from test_tui_evaluation import form_message
 from textual.pilot import Pilot
 from textual.widgets import Checkbox, Input, Select
 
@@ -302,15 +303,17 @@ async def test_the_app_refuses_choices_the_core_refuses(database: Database) -> N
         screen.query_one("#model-spec", Input).value = "scripted:/no/such/file.json"
         screen.query_one("#protocol", Select).value = "cflue"
         screen.query_one("#shots", Select).value = "1"
+        await pilot.pause()  # the form's changes are handled, as a person's are, before Start
         await pilot.press("ctrl+s")
-        await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "Start again")
-        messages = notices(pilot.app)
-        assert any("the cflue protocol fixes its shots (0)" in m for m in messages), messages
+        said = "the cflue protocol fixes its shots (0)"
+        await wait_until(pilot, lambda: said in form_message(screen), said)  # under the form
+        assert not screen.query_one("#start").disabled
         screen.query_one("#protocol", Select).value = "custom"
         screen.query_one("#shots-from", Input).value = "no_such_shots.jsonl"
+        await pilot.pause()
         await pilot.press("ctrl+s")
         said = "Shots from: no file 'no_such_shots.jsonl'"
-        await wait_until(pilot, lambda: any(said in m for m in notices(pilot.app)), said)
+        await wait_until(pilot, lambda: said in form_message(screen), said)
         assert not screen.query_one("#start").disabled  # refused before anything began
     with database.session() as session:
         assert session.exec(select(EvalRun)).all() == []
