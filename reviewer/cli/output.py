@@ -68,7 +68,8 @@ class TerminalProgressBar(Generic[State]):
     """A progress bar on stderr, shown only when a person is watching (a terminal).
 
     ``describe`` turns the latest state handed to ``advance`` into the text shown
-    after the bar (running accuracy, ok/invalid counts).
+    after the bar (running accuracy, ok/invalid counts); ``idle`` gives that text
+    before the first state (what a slow first item is waiting on).
     """
 
     def __init__(
@@ -79,6 +80,7 @@ class TerminalProgressBar(Generic[State]):
         describe: Callable[[State], str],
         done: int = 0,
         show_eta: bool = False,
+        idle: Callable[[], str] | None = None,
     ) -> None:
         self._bar: Any = None
         if total and sys.stderr.isatty():
@@ -92,7 +94,9 @@ class TerminalProgressBar(Generic[State]):
                 width=0,
                 show_pos=True,
                 show_eta=show_eta,
-                item_show_func=lambda state: describe(state) if state else None,
+                item_show_func=lambda state: (
+                    describe(state) if state else idle() if idle is not None else None
+                ),
             )
             self._bar.__enter__()
             if done:
@@ -101,6 +105,17 @@ class TerminalProgressBar(Generic[State]):
     def advance(self, state: State) -> None:
         if self._bar is not None:
             self._bar.update(1, state)
+
+    def redraw(self) -> None:
+        """Draw the line again, as it reads now (its text may count time)."""
+        if self._bar is not None:
+            self._bar.render_progress()
+
+    def forget_line(self) -> None:
+        """The line was cleared from the terminal: the next redraw draws it whole (click
+        writes only a line that changed)."""
+        if self._bar is not None:
+            self._bar._last_line = None
 
     def close(self) -> None:
         if self._bar is not None:
