@@ -54,11 +54,13 @@ def test_a_terminal_sees_the_phase_and_the_time_before_the_first_item(tmp_path: 
     assert any(re.search(r" 2/2  evaluating for \d s  acc 1\.00", line) for line in drawn)
 
 
-QUICKER = (  # the same command with the plain lines' clock shortened, so the test is short
-    "import sys, reviewer.cli.live_progress as live; "
-    "live.QUIET_FOR_S = 0.5; live.PLAIN_EVERY_S = 1.0; "
-    "from reviewer.cli import main; sys.argv[0] = 'vetbench'; main()"
-)
+def quicker(gap_s: float) -> str:
+    """The same command with the plain lines' clock shortened, so the test is short."""
+    return (
+        "import sys, reviewer.cli.live_progress as live; "
+        f"live.QUIET_FOR_S = 0.5; live.PLAIN_EVERY_S = 1.0; live.PLAIN_GAP_S = {gap_s}; "
+        "from reviewer.cli import main; sys.argv[0] = 'vetbench'; main()"
+    )
 
 
 def run_piped(url: str, *args: str, code: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -75,12 +77,12 @@ def run_piped(url: str, *args: str, code: str | None = None) -> subprocess.Compl
     )
 
 
-def test_without_a_terminal_a_slow_run_prints_plain_lines(tmp_path: Path) -> None:
-    """Every tenth of the items (here: each of 8) and every PLAIN_EVERY_S while the first
-    item takes 2.5 s, once the run has taken QUIET_FOR_S; no carriage return."""
+def plain_counts(tmp_path: Path, gap_s: float) -> list[int]:
+    """The items done that each plain line of a run of the 8 items says, the first item
+    taking 2.5 s and the others none; checks that the lines are plain."""
     url = mixed_set_url(tmp_path / "t.db")
     model = slow_script(tmp_path, {"econ:1": 2.5})
-    result = run_piped(url, "eval", "--model", model, "--shots", "0", code=QUICKER)
+    result = run_piped(url, "eval", "--model", model, "--shots", "0", code=quicker(gap_s))
     assert result.returncode == 0, result.stderr
     assert "\r" not in result.stderr and "\x1b" not in result.stderr
     lines = result.stderr.splitlines()
@@ -88,9 +90,24 @@ def test_without_a_terminal_a_slow_run_prints_plain_lines(tmp_path: Path) -> Non
     counts = [re.fullmatch(r"run 1: (\d)/8 items, (\d) s(  .*)?", line) for line in lines[1:]]
     assert all(counts), lines
     done = [int(match.group(1)) for match in counts if match]
-    assert done[:2] == [0, 0]  # said while the first item was still being answered
+    assert done[0] == 0  # said while the first item was still being answered
     assert done[-1] == 8 and done == sorted(done)
-    assert set(range(2, 9)) <= set(done)  # one line per item finished past the quiet start
+    return done
+
+
+def test_without_a_terminal_a_slow_run_prints_plain_lines(tmp_path: Path) -> None:
+    """Every PLAIN_EVERY_S while the first item takes its time, and every tenth of the
+    items (here each of 8) once the run has taken QUIET_FOR_S; never a carriage return."""
+    done = plain_counts(tmp_path, gap_s=0.0)
+    assert done[:2] == [0, 0]
+    assert set(range(1, 9)) <= set(done)
+
+
+def test_without_a_terminal_a_batch_gives_one_line_not_one_a_tenth(tmp_path: Path) -> None:
+    """Seven items finished in a burst cross seven tenths: within PLAIN_GAP_S of the
+    latest line they give none but the last (a clock line may fall among them)."""
+    done = plain_counts(tmp_path, gap_s=2.0)
+    assert len([count for count in done if 0 < count < 8]) <= 1, done
 
 
 def test_without_a_terminal_a_quick_run_prints_no_progress_lines(tmp_path: Path) -> None:

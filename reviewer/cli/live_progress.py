@@ -6,7 +6,9 @@ how long it has taken, after the progress bar once the step counts items.  When 
 is not a terminal (a script, a log file) it never draws: once the step has taken
 ``QUIET_FOR_S`` it prints a plain line every tenth of its items or every
 ``PLAIN_EVERY_S``, whichever comes first (``run 1: 12/37 items, 1 min 40 s``), so a fast
-step prints nothing and a slow one says how far it is.
+step prints nothing and a slow one says how far it is.  A batch that finishes several
+tenths at once gives one line, not one each: lines are ``PLAIN_GAP_S`` apart at least,
+but the last.
 
 The figures shown are the caller's (``vetbench eval`` hands it the evaluator's
 ``RunProgress``): this module only decides when and how they are written.
@@ -30,6 +32,7 @@ TICK_S = 1.0  # how often a terminal's line is redrawn
 PLAIN_EVERY_S = 30.0  # at most this long between two plain lines
 QUIET_FOR_S = 10.0  # a step that ends sooner prints no plain line
 PLAIN_STEPS = 10  # a plain line at every tenth of the items
+PLAIN_GAP_S = 5.0  # the least time between two plain lines (but the last)
 _CLEAR_LINE = "\r\x1b[K"
 
 
@@ -66,7 +69,7 @@ class LiveProgress(Generic[State]):
         self._drawn = False  # a bar-less line is on the terminal
         self._plain = plain and not self._terminal
         self._last_plain = self._started
-        self._last_step = self._step(done)
+        self._last_step = self._step(done)  # the tenth the latest plain line said
         if self._terminal and total:
             self._bar = TerminalProgressBar(
                 total,
@@ -88,7 +91,7 @@ class LiveProgress(Generic[State]):
             if self._bar is not None:
                 self._bar.advance(state)
             elif self._plain and self._step(self._done) > self._last_step:
-                self._print_plain()
+                self._print_plain(now=self._done >= self._total)  # the last: at once
 
     def echo(self, text: str) -> None:
         """A line of its own on stderr (a note) without tearing the drawn line."""
@@ -131,8 +134,13 @@ class LiveProgress(Generic[State]):
     def _redraw(self) -> None:
         if self._terminal:
             self._draw()
-        elif self._plain and time.monotonic() - self._last_plain >= PLAIN_EVERY_S:
-            self._print_plain()
+        elif self._plain:
+            waited = time.monotonic() - self._last_plain
+            stepped = self._step(self._done) > self._last_step  # held back by the gap
+            if waited >= PLAIN_EVERY_S:
+                self._print_plain(now=True)
+            elif stepped and waited >= PLAIN_GAP_S:
+                self._print_plain()
 
     def _draw(self) -> None:
         if not self._terminal:
@@ -151,12 +159,16 @@ class LiveProgress(Generic[State]):
             if self._bar is not None:
                 self._bar.forget_line()
 
-    def _print_plain(self) -> None:
-        now = time.monotonic()
-        self._last_step = self._step(self._done)
-        if now - self._started < QUIET_FOR_S:
+    def _print_plain(self, *, now: bool = False) -> None:
+        """The plain line, unless the step is still quiet; unless ``now``, not under
+        ``PLAIN_GAP_S`` after the latest (the ticker prints it once the gap has passed)."""
+        clock = time.monotonic()
+        if clock - self._last_plain < PLAIN_GAP_S and not now:
             return
-        self._last_plain = now
+        self._last_step = self._step(self._done)
+        if clock - self._started < QUIET_FOR_S:
+            return
+        self._last_plain = clock
         if self._total:
             counts = f"{self._label}: {self._done}/{self._total} items, {self._elapsed()}"
         else:
