@@ -25,7 +25,6 @@ from typing import Generic
 
 import click
 
-from evaluator.run_text import duration
 from reviewer.cli.output import State, TerminalProgressBar, terminal_text
 
 TICK_S = 1.0  # how often a terminal's line is redrawn
@@ -114,6 +113,8 @@ class LiveProgress(Generic[State]):
     # ------------------------------------------------------------------ inside
 
     def _elapsed(self) -> str:
+        from evaluator.run_text import duration  # the CLI loads the evaluator when it runs
+
         return duration(time.monotonic() - self._started)
 
     def _phase_text(self) -> str:
