@@ -30,7 +30,7 @@ from db.words import agreeing, counted
 from reviewer.cli import options
 from reviewer.cli.common import EXIT_INTERRUPTED, fail, given_options, open_db
 from reviewer.cli.identity import acting_person
-from reviewer.cli.output import TerminalProgressBar, print_json, terminal_text
+from reviewer.cli.output import print_json, terminal_text
 from reviewer.cli.runs_commands import print_figures
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from evaluator.response_cache import CacheUse
     from evaluator.results import RunProgress, RunRecord
     from evaluator.session import EvalChoices
+    from reviewer.cli.live_progress import LiveProgress
 
 DEFAULT_SHOTS = 5  # evaluator.session.DEFAULT_SHOTS
 DEFAULT_SEED = 1234  # evaluator.prompts.DEFAULT_SHOT_SEED, EvalChoices' (the app's) seed
@@ -53,16 +54,24 @@ EXTRACTOR_NAMES = ("lenient", "cflue", "econlogicqa", "econlogicqa-start")
 # ------------------------------------------------------------------- backend
 
 
-def _open_backend(database: Database, spec: str, settings: BackendSettings) -> Backend:
-    """The backend for SPEC through the evaluator's registry; problems end the command."""
+def _open_backend(
+    database: Database, spec: str, settings: BackendSettings, *, quiet: bool
+) -> Backend:
+    """The backend for SPEC through the evaluator's registry, its load shown as it goes (a
+    model can take minutes); problems end the command."""
     from evaluator.backends.registry import open_backend
+    from reviewer.cli.live_progress import LiveProgress
 
-    return open_backend(
-        spec,
-        settings,
-        database=database,
-        notify=lambda note: click.echo(terminal_text(note), err=True),
-    )
+    loading = LiveProgress[None](f"loading the model {terminal_text(spec)}", plain=not quiet)
+    try:
+        return open_backend(
+            spec,
+            settings,
+            database=database,
+            notify=lambda note: loading.echo(terminal_text(note)),
+        )
+    finally:
+        loading.close()
 
 
 def _progress_line(progress: RunProgress) -> str:
@@ -317,7 +326,7 @@ def eval_command(
         except ShotFileError as error:
             _fail_shot_file(error)
         settings = protocol_settings(choices, settings)
-    opened = _open_backend(database, model, settings)
+    opened = _open_backend(database, model, settings, quiet=as_json)
     from evaluator.response_cache import CacheUse
 
     cache_use = CacheUse.of(opened)
@@ -365,8 +374,9 @@ def _evaluate(
     from evaluator.prompts import ShotFileError, TemplateError
     from evaluator.run_create import RunSetupError
     from evaluator.session import RunFailed, RunUpdate, SeriesControls, resume_series, run_series
+    from reviewer.cli.live_progress import LiveProgress
 
-    bars: dict[int, TerminalProgressBar[RunProgress]] = {}
+    bars: dict[int, LiveProgress[RunProgress]] = {}
     current: list[RunUpdate] = []
 
     def follow(update: RunUpdate) -> None:
@@ -379,12 +389,13 @@ def _evaluate(
                 for note in update.notes:
                     click.echo(f"note: {terminal_text(note)}", err=True)
                 click.echo(f"run {update.run_id}: {counted(progress.total, 'item')}", err=True)
-            bars[update.run_id] = TerminalProgressBar(
-                progress.total,
+            bars[update.run_id] = LiveProgress(
                 f"run {update.run_id}",
-                describe=_progress_line,
+                phase="evaluating",
+                total=progress.total,
                 done=progress.done,
-                show_eta=True,
+                describe=_progress_line,
+                plain=not quiet,  # --json: stderr stays as quiet as without a terminal
             )
         else:
             bars[update.run_id].advance(update.progress)
@@ -439,7 +450,7 @@ def _fail_shot_file(error: ShotFileError) -> NoReturn:
     sys.exit(1)
 
 
-def _close_bars(bars: Mapping[int, TerminalProgressBar[RunProgress]]) -> None:
+def _close_bars(bars: Mapping[int, LiveProgress[RunProgress]]) -> None:
     for bar in bars.values():
         bar.close()
 

@@ -4,6 +4,7 @@ progress bars on stderr."""
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, Protocol, TypeVar
@@ -13,6 +14,7 @@ import click
 from db.visible_text import one_line, visible_text
 
 State = TypeVar("State")
+MIN_BAR = 5  # cells of bar a progress line keeps however long its text
 
 
 def terminal_text(value: object, width: int | None = None) -> str:
@@ -68,7 +70,8 @@ class TerminalProgressBar(Generic[State]):
     """A progress bar on stderr, shown only when a person is watching (a terminal).
 
     ``describe`` turns the latest state handed to ``advance`` into the text shown
-    after the bar (running accuracy, ok/invalid counts).
+    after the bar (running accuracy, ok/invalid counts); ``idle`` gives that text
+    before the first state (what a slow first item is waiting on).
     """
 
     def __init__(
@@ -79,6 +82,7 @@ class TerminalProgressBar(Generic[State]):
         describe: Callable[[State], str],
         done: int = 0,
         show_eta: bool = False,
+        idle: Callable[[], str] | None = None,
     ) -> None:
         self._bar: Any = None
         if total and sys.stderr.isatty():
@@ -92,15 +96,38 @@ class TerminalProgressBar(Generic[State]):
                 width=0,
                 show_pos=True,
                 show_eta=show_eta,
-                item_show_func=lambda state: describe(state) if state else None,
+                item_show_func=lambda state: self._fitted(
+                    describe(state) if state else idle() if idle is not None else None
+                ),
             )
             self._bar.__enter__()
             if done:
                 self._bar.update(done)
 
+    def _fitted(self, text: str | None) -> str | None:
+        """The text after the counts, cut (``…``) to what the terminal's width leaves
+        beside them and a bar of ``MIN_BAR`` cells: a longer line would wrap."""
+        if text is None or self._bar is None:
+            return text
+        bar = self._bar
+        counts = len(f"{bar.length}/{bar.length}") + (len("  00:00:00") if bar.show_eta else 0)
+        beside = len(bar.label) + len("  []  ") + MIN_BAR + counts + len("  ")
+        return terminal_text(text, max(shutil.get_terminal_size().columns - beside, 1))
+
     def advance(self, state: State) -> None:
         if self._bar is not None:
             self._bar.update(1, state)
+
+    def redraw(self) -> None:
+        """Draw the line again, as it reads now (its text may count time)."""
+        if self._bar is not None:
+            self._bar.render_progress()
+
+    def forget_line(self) -> None:
+        """The line was cleared from the terminal: the next redraw draws it whole (click
+        writes only a line that changed)."""
+        if self._bar is not None:
+            self._bar._last_line = None
 
     def close(self) -> None:
         if self._bar is not None:
