@@ -51,7 +51,7 @@ def test_a_terminal_sees_the_phase_and_the_time_before_the_first_item(tmp_path: 
         if (match := re.search(r" 0/2  evaluating for (\d) s$", line))
     }
     assert {"1", "2"} <= waiting, shown  # redrawn while nothing finished
-    assert any(re.search(r" 2/2  evaluating for \d s  acc 1\.00", line) for line in drawn)
+    assert any(re.search(r" 2/2  evaluating for \d s  acc 100\.0%", line) for line in drawn)
 
 
 def quicker(gap_s: float) -> str:
