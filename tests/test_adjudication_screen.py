@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from helpers import ScreenHost, store_item, store_person, wait_until
 from sqlmodel import col, select
+from textual.pilot import Pilot
 from textual.widgets import DataTable, OptionList, Static
 
 from db.engine import Database
@@ -48,6 +49,17 @@ def reasons_decided(database: Database) -> list[tuple[str, str, str | None]]:
         return [(row.item_id, row.status, row.reason) for row in rows]
 
 
+async def open_case(pilot: Pilot[None], screen: AdjudicationScreen, item_id: str) -> None:
+    """Move the queue's cursor to ``item_id``'s case and wait for its pane."""
+    table = screen.query_one("#queue", DataTable)
+    table.move_cursor(row=table.get_row_index(item_id))
+    await wait_until(
+        pilot,
+        lambda: screen.current is not None and screen.current.item.id == item_id,
+        item_id,
+    )
+
+
 async def test_the_queue_at_120_columns_lists_one_line_rows_with_whole_sources(
     database: Database,
 ) -> None:
@@ -77,11 +89,7 @@ async def test_o_shows_the_item_a_case_is_said_to_duplicate(database: Database) 
     app = ScreenHost(screen)
     async with app.run_test(size=(120, 35)) as pilot:
         await wait_until(pilot, lambda: len(screen.cases) == 2, "the conflict queue")
-        table = screen.query_one("#queue", DataTable)
-        table.move_cursor(row=table.get_row_index("econ_ordering:1"))
-        await wait_until(
-            pilot, lambda: screen.current.item.id == "econ_ordering:1", "econ_ordering:1"
-        )  # type: ignore[union-attr]
+        await open_case(pilot, screen, "econ_ordering:1")
         assert "o shows econ_ordering:0" in str(screen.query_one("#case-history", Static).render())
         await pilot.press("o")
         await wait_until(pilot, lambda: isinstance(app.screen, OtherItemsModal), "the item")
@@ -91,10 +99,7 @@ async def test_o_shows_the_item_a_case_is_said_to_duplicate(database: Database) 
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.screen is screen, "the case again")
         # a case that names no other item: o is not offered, and does nothing
-        table.move_cursor(row=table.get_row_index("econ_ordering:2"))
-        await wait_until(
-            pilot, lambda: screen.current.item.id == "econ_ordering:2", "econ_ordering:2"
-        )  # type: ignore[union-attr]
+        await open_case(pilot, screen, "econ_ordering:2")
         assert "other_items" not in {b.binding.action for b in screen.active_bindings.values()}
         await pilot.press("o")
         await pilot.pause()
@@ -108,11 +113,7 @@ async def test_enter_rejects_for_the_reason_the_verdicts_point_to(database: Data
     app = ScreenHost(screen)
     async with app.run_test(size=(120, 35)) as pilot:
         await wait_until(pilot, lambda: len(screen.cases) == 2, "the conflict queue")
-        table = screen.query_one("#queue", DataTable)
-        table.move_cursor(row=table.get_row_index("econ_ordering:1"))
-        await wait_until(
-            pilot, lambda: screen.current.item.id == "econ_ordering:1", "econ_ordering:1"
-        )  # type: ignore[union-attr]
+        await open_case(pilot, screen, "econ_ordering:1")
         await pilot.press("x")
         await wait_until(pilot, lambda: isinstance(app.screen, ReasonModal), "the reason dialog")
         modal = app.screen
