@@ -4,6 +4,9 @@ dialog has the reason the verdicts point to ready for Enter."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 from helpers import ScreenHost, store_item, store_person, wait_until
 from sqlmodel import col, select
 from textual.pilot import Pilot
@@ -83,13 +86,23 @@ async def test_the_queue_at_120_columns_lists_one_line_rows_with_whole_sources(
         assert table.size.height >= 13  # every conflict in view, under the header
 
 
-async def test_o_shows_the_item_a_case_is_said_to_duplicate(database: Database) -> None:
+@asynccontextmanager
+async def at_conflict_case(
+    database: Database, item_id: str
+) -> AsyncIterator[tuple[Pilot[None], ScreenHost, AdjudicationScreen]]:
+    """F3 at 120x35 on two conflicts (econ_ordering:1 said to duplicate econ_ordering:0),
+    opened at ``item_id``'s case."""
     conflicts(database, 2)
     screen = AdjudicationScreen(database, "lea")
     app = ScreenHost(screen)
     async with app.run_test(size=(120, 35)) as pilot:
         await wait_until(pilot, lambda: len(screen.cases) == 2, "the conflict queue")
-        await open_case(pilot, screen, "econ_ordering:1")
+        await open_case(pilot, screen, item_id)
+        yield pilot, app, screen
+
+
+async def test_o_shows_the_item_a_case_is_said_to_duplicate(database: Database) -> None:
+    async with at_conflict_case(database, "econ_ordering:1") as (pilot, app, screen):
         assert "o shows econ_ordering:0" in str(screen.query_one("#case-history", Static).render())
         await pilot.press("o")
         await wait_until(pilot, lambda: isinstance(app.screen, OtherItemsModal), "the item")
@@ -108,12 +121,7 @@ async def test_o_shows_the_item_a_case_is_said_to_duplicate(database: Database) 
 
 
 async def test_enter_rejects_for_the_reason_the_verdicts_point_to(database: Database) -> None:
-    conflicts(database, 2)
-    screen = AdjudicationScreen(database, "lea")
-    app = ScreenHost(screen)
-    async with app.run_test(size=(120, 35)) as pilot:
-        await wait_until(pilot, lambda: len(screen.cases) == 2, "the conflict queue")
-        await open_case(pilot, screen, "econ_ordering:1")
+    async with at_conflict_case(database, "econ_ordering:1") as (pilot, app, screen):
         await pilot.press("x")
         await wait_until(pilot, lambda: isinstance(app.screen, ReasonModal), "the reason dialog")
         modal = app.screen
