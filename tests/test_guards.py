@@ -630,14 +630,26 @@ def test_sqlite_refuses_insert_or_replace_of_an_audit_event(db_path: Path) -> No
     connection.close()
 
 
+def tamper_with(db_path: Path, *statements: str) -> None:
+    """Run ``statements`` on the SQLite file with sqlite3 itself, as someone holding the
+    file (or restoring a doctored backup by ``cp``) would, and commit."""
+    connection = sqlite3.connect(db_path)
+    try:
+        for statement in statements:
+            connection.execute(statement)
+        connection.commit()
+    finally:
+        connection.close()
+
+
 def test_init_restores_dropped_triggers_and_says_so(db_path: Path) -> None:
     open_database(db_path).dispose()
-    connection = sqlite3.connect(db_path)
-    connection.execute(AUDIT_SQL)
-    connection.execute("DROP TRIGGER audit_event_no_update")
-    connection.execute("DROP TRIGGER item_status_from_decision")
-    connection.commit()
-    connection.close()
+    tamper_with(
+        db_path,
+        AUDIT_SQL,
+        "DROP TRIGGER audit_event_no_update",
+        "DROP TRIGGER item_status_from_decision",
+    )
     result = run_cli(db_path, "init")
     assert result.exit_code == 0, result.output
     assert "restored missing triggers: audit_event_no_update, item_status_from_decision" in (
@@ -673,15 +685,14 @@ def test_init_restores_the_release_triggers_and_names_items_no_decision_holds(
         "release_no_delete",
         "release_no_update",
     ]
-    connection = sqlite3.connect(db_path)
-    for name in (*release_triggers, "item_status_from_decision"):
-        connection.execute(f"DROP TRIGGER {name}")
-    # What the dropped triggers let through: a bare approval and a rejection of an item
-    # approved by decision, neither with a decision that holds.
-    connection.execute("UPDATE item SET status = 'approved' WHERE id = 'o:3'")
-    connection.execute("UPDATE item SET status = 'rejected' WHERE id = 'o:2'")
-    connection.commit()
-    connection.close()
+    tamper_with(
+        db_path,
+        *(f"DROP TRIGGER {name}" for name in (*release_triggers, "item_status_from_decision")),
+        # What the dropped triggers let through: a bare approval and a rejection of an
+        # item approved by decision, neither with a decision that holds.
+        "UPDATE item SET status = 'approved' WHERE id = 'o:3'",
+        "UPDATE item SET status = 'rejected' WHERE id = 'o:2'",
+    )
     result = run_cli(db_path, "init")
     assert result.exit_code == 0, result.output
     restored = result.output.split("restored missing triggers: ")[1].split("\n")[0]
