@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from reviewer.triage import TriageEntry
 
 
-# The rejection reason a verdict points to: named in the reason dialog, never preselected.
+# The rejection reason a verdict points to: named and highlighted in the reason dialog.
 VERDICT_REASON: dict[str, DecisionReason] = {
     Verdict.AMBIGUOUS: DecisionReason.SEVERAL_VALID_ORDERS,
     Verdict.NO_ORDER: DecisionReason.NO_CLEAR_ORDER,

@@ -239,7 +239,7 @@ class OtherItemsModal(DialogScreen[None]):
         title.append_text(literal(self.of, "bold"))
         with Dialog(classes="wide"):
             yield PanelTitle(title)
-            with VerticalScroll(id="other-items-scroll"):
+            with VerticalScroll():
                 yield Static("Reading …", id="other-items")
             yield Static("Read-only. Esc (or o) goes back to the case.", classes="dialog-help")
 

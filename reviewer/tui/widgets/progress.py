@@ -168,8 +168,9 @@ class ProgressLine(Static):
 
     def clear_warning(self) -> None:
         """No warning: its time is up, or what it was about is past."""
-        self._warning = Text()
-        self._render_line()
+        if self._warning:
+            self._warning = Text()
+            self._render_line()
 
     @property
     def warning(self) -> str:
@@ -181,8 +182,11 @@ class ProgressLine(Static):
         it is about (an undo's, a saved edit's) and lasts until the item after that."""
         self._note = literal(note, "bold green" if note.startswith("✓") else "bold yellow")
         self._note_outlasts_arrival = before_item
-        self._clear_notice()
-        self.clear_warning()
+        # The outcome ends the notices and the warning: one render for all three.
+        self._stop_counting()
+        self._notice, self._notice_left = Text(), 0.0
+        self._warning = Text()
+        self._render_line()
 
     def item_arrived(self) -> None:
         """An item is on screen: the note of an action before it is over (unless it came
