@@ -147,16 +147,10 @@ def legend_lines(figures: Figures) -> list[str]:
     terms = [row.label for row in figure_rows(figures)]
     if figures.extractors:
         terms.append("extractor")
-    seen: set[str] = set()
-    lines = []
+    names_by_meaning: dict[str, list[str]] = {}  # BLEU and ROUGE say the same: one line
     for term in terms:
-        meaning = FIGURE_TERMS[term]
-        if meaning in seen:  # BLEU and ROUGE say the same: once, under both names
-            continue
-        seen.add(meaning)
-        names = [t for t in terms if FIGURE_TERMS[t] == meaning]
-        lines.append(f"{', '.join(names)}: {meaning}")
-    return lines
+        names_by_meaning.setdefault(FIGURE_TERMS[term], []).append(term)
+    return [f"{', '.join(names)}: {meaning}" for meaning, names in names_by_meaning.items()]
 
 
 def secondary_text(figures: Figures, *, percent: bool = False) -> str:

@@ -10,6 +10,7 @@ An item no person judged is never approved, whatever the models say.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -114,8 +115,7 @@ class ConsensusStanding:
 
     def decided_counts(self) -> dict[str, int]:
         """How many items of the consensus each decision holds, by status."""
-        statuses = sorted(self.decided.values())
-        return {status: statuses.count(status) for status in dict.fromkeys(statuses)}
+        return dict(sorted(Counter(self.decided.values()).items()))
 
 
 def consensus_standing(
