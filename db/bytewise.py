@@ -16,7 +16,6 @@ from typing import Any
 from sqlalchemy import String
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
-from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.functions import FunctionElement
 
 
@@ -25,9 +24,6 @@ class bytewise(FunctionElement[str]):  # noqa: N801 (an SQL construct, named lik
 
     type = String()
     inherit_cache = True
-
-    def __init__(self, column: ColumnElement[str] | Any) -> None:
-        super().__init__(column)
 
 
 @compiles(bytewise)

@@ -41,7 +41,7 @@ from db.models import Item, ItemRevision, StoredFlag, is_current_revision, utcno
 from db.spill import TextSpill
 from db.stored_flags import flag_counts, malformed_flag_ids
 from db.text_sources import InMemoryTexts
-from db.vocabulary import FlagName, FlagSource, ItemKind
+from db.vocabulary import FLAGS_ACTION, FlagName, FlagSource, ItemKind
 
 __all__ = ["RecomputeReport", "backfill_text_flag", "recompute_flags"]
 
@@ -172,7 +172,7 @@ def recompute_flags(
         record_audit(
             session,
             actor,
-            "flags",
+            FLAGS_ACTION,
             "recompute",
             added=added,
             removed=removed,
@@ -200,7 +200,7 @@ def backfill_text_flag(session: Session, name: FlagName, actor: str) -> int:
         ]
     insert_flags(session, rows)
     if rows:
-        record_audit(session, actor, "flags", "backfill", flag=name.value, added=len(rows))
+        record_audit(session, actor, FLAGS_ACTION, "backfill", flag=name.value, added=len(rows))
     return len(rows)
 
 

@@ -98,6 +98,7 @@ from db.guard_sql import (
 from db.review_guards import review_guard_functions
 from db.vocabulary import (
     FLAG_ACTION,
+    FLAGS_ACTION,
     GENERATE_ACTION,
     IMPORT_ACTION,
     METADATA_ACTION,
@@ -118,7 +119,6 @@ __all__ = [
     "restore_sqlite_triggers",
 ]
 
-_RECOMPUTE_ACTION = "flags"  # `flags recompute`'s event, a lead's (LEAD_AUDIT_ACTIONS)
 _JUDGED = ", ".join(
     f"'{status.value}'" for status in UNDECIDED_STATUSES if status is not ItemStatus.PENDING
 )
@@ -367,13 +367,13 @@ END""",
         action IN ('{REVISE_ACTION}', '{IMPORT_ACTION}', '{GENERATE_ACTION}')
           AND target IN (NEW.id, OLD.suspected_duplicate_of, NEW.suspected_duplicate_of)
         OR action IN ('{IMPORT_ACTION}', '{GENERATE_ACTION}') AND {_names_source("NEW.source")}
-        OR action = '{_RECOMPUTE_ACTION}')) THEN
+        OR action = '{FLAGS_ACTION}')) THEN
     RETURN NULL;
   END IF;
   RAISE EXCEPTION 'the duplicate link of item % (suspected_duplicate_of, duplicate_similarity) '
     'changes only with the audit event of what moved it, of the same transaction: a revision '
     'of it or of its original ("{REVISE_ACTION}"), its import or generation ("{IMPORT_ACTION}", '
-    '"{GENERATE_ACTION}"), a lead''s recompute ("{_RECOMPUTE_ACTION}"); % changed it unrecorded',
+    '"{GENERATE_ACTION}"), a lead''s recompute ("{FLAGS_ACTION}"); % changed it unrecorded',
     NEW.id, session_user USING ERRCODE = 'insufficient_privilege';
 END""",
         ),

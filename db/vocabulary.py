@@ -20,6 +20,7 @@ __all__ = [
     "DECISION_STATUSES",
     "FLAG_ACTION",
     "FLAG_DESCRIPTIONS",
+    "FLAGS_ACTION",
     "GENERATE_ACTION",
     "GOLD_ADD_ACTION",
     "IMPORT_ACTION",
@@ -104,10 +105,13 @@ member who is not a lead records one only of themselves as an annotator, as
 RELEASE_ACTION = "release"
 """The audit action of making a release (``db.releases``): on PostgreSQL a member's release
 items commit only with one of the same transaction naming the release (``db.privileges``)."""
+FLAGS_ACTION = "flags"
+"""The audit action of a lead's flag recompute or backfill (``db.flag_recompute``): on
+PostgreSQL it may move duplicate links (``db.guards``)."""
 LEAD_AUDIT_ACTIONS = (
     "config",
     "decide",
-    "flags",
+    FLAGS_ACTION,
     GOLD_ADD_ACTION,
     "gold-remove",
     "guidelines",
