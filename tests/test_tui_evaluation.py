@@ -488,5 +488,11 @@ async def test_why_no_run_started_stays_in_the_form_in_full_at_80_columns(
         await pilot.press("ctrl+r")  # a refresh keeps it
         await pilot.pause()
         assert form_message(screen) == message
+        # A change message that arrives after the refusal, for a field that holds what it
+        # held at Start (a slow machine bubbles it up after a quick refusal), keeps it too.
+        spec = screen.query_one("#model-spec", Input)
+        screen.post_message(Input.Changed(spec, spec.value))
+        await pilot.pause()
+        assert form_message(screen) == message
         screen.query_one("#fewer-shots", Checkbox).value = True
         await wait_until(pilot, lambda: not form_message(screen), "the message to go")

@@ -176,6 +176,7 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         self.own_run_id: int | None = None
         """The run this screen is executing, if any."""
         self._run_active = False  # a run worker of this screen is loading or evaluating
+        self._form_when_said: tuple[object, ...] = ()  # the form the start message is about
         self._latest: dict[str, PredictionView] = {}
         self._suspects: list[SuspectKey] = []
         self._shown: EvaluationSnapshot | None = None
@@ -358,14 +359,28 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         said = self.query_one("#start-message", Static)
         said.update(literal(message))  # it may quote a path or a spec the person typed
         said.display = bool(message)
+        self._form_when_said = self._form_values()
         if message:
             said.scroll_visible()
+
+    def _form_values(self) -> tuple[object, ...]:
+        """Every field of the start form, as it holds now."""
+        form = self.query_one("#start-form")
+        return (
+            *(field.value for field in form.query(Input)),
+            *(field.value for field in form.query(Select)),
+            *(field.value for field in form.query(Checkbox)),
+        )
 
     @on(Input.Changed, "#start-form Input")
     @on(Select.Changed, "#start-form Select")
     @on(Checkbox.Changed, "#start-form Checkbox")
     def _form_changed(self) -> None:
-        self.say_in_form("")
+        # A change message can arrive after the message it should clear (it bubbles up from
+        # the field; a quick refusal is posted straight to this screen): only a form that
+        # differs from the one the message was about clears it.
+        if self._form_values() != self._form_when_said:
+            self.say_in_form("")
 
     def _value(self, selector: str) -> str:
         return str(self.query_one(selector, Select).value)
