@@ -27,6 +27,7 @@ __all__ = [
     "in_force",
     "latest_decision",
     "newest_decision_id",
+    "newest_decisions",
     "write_decisions",
 ]
 
@@ -51,6 +52,22 @@ def latest_decision(session: Session, item_id: str) -> Decision | None:
     ).first()
 
 
+def newest_decisions(session: Session, item_ids: Sequence[str]) -> dict[str, tuple[str, int]]:
+    """Each item's newest decision not undone, as (status, revision number decided), in
+    a few statements per thousand items; an item without one is left out.  What
+    :func:`latest_decision` gives one item, for many: the status rule's input."""
+    newest: dict[str, tuple[str, int]] = {}
+    for chunk in id_chunks(list(item_ids)):
+        rows = session.execute(  # oldest first: the newest wins
+            select(col(Decision.item_id), col(Decision.status), col(Decision.revision_number))
+            .where(col(Decision.item_id).in_(chunk), in_force())
+            .order_by(col(Decision.created_at), col(Decision.id))
+        )
+        for item_id, status, revision in rows:
+            newest[item_id] = (status, revision)
+    return newest
+
+
 def decided_without_decision(session: Session) -> list[str]:
     """The ids of items approved or rejected that no decision in force holds: the newest
     decision not undone is missing, says another status, or is about another revision.
@@ -64,15 +81,7 @@ def decided_without_decision(session: Session) -> list[str]:
         .where(col(Item.status).in_(decided))
         .order_by(col(Item.id))
     ).all()
-    newest: dict[str, tuple[str, int]] = {}
-    rows = session.execute(
-        select(col(Decision.item_id), col(Decision.status), col(Decision.revision_number))
-        .join(Item, col(Item.id) == col(Decision.item_id))
-        .where(in_force(), col(Item.status).in_(decided))
-        .order_by(col(Decision.created_at).desc(), col(Decision.id).desc())
-    )
-    for item_id, status, revision in rows:
-        newest.setdefault(item_id, (status, revision))
+    newest = newest_decisions(session, [item_id for item_id, _status, _revision in items])
     return [
         item_id for item_id, status, revision in items if newest.get(item_id) != (status, revision)
     ]

@@ -21,9 +21,9 @@ from sqlalchemy.orm import Mapped
 from sqlmodel import Session, col, select
 
 from db.bulk_reads import id_chunks
-from db.decisions import in_force, latest_decision
+from db.decisions import latest_decision, newest_decisions
 from db.engine import Database
-from db.models import Decision, Item, ItemRevision, Judgment, Person, is_current_revision
+from db.models import Item, ItemRevision, Judgment, Person, is_current_revision
 from db.qualification import counted_judgments
 from db.vocabulary import UNDECIDED_STATUSES, ItemStatus, Verdict
 
@@ -176,13 +176,7 @@ def refresh_item_statuses(
             .join(ItemRevision, is_current_revision())
             .where(col(Item.id).in_(chunk))
         ).all()
-        decided: dict[str, tuple[str, int]] = {}
-        for item_id, status, revision in session.execute(  # oldest first: the newest wins
-            select(col(Decision.item_id), col(Decision.status), col(Decision.revision_number))
-            .where(col(Decision.item_id).in_(chunk), in_force())
-            .order_by(col(Decision.created_at), col(Decision.id))
-        ):
-            decided[item_id] = (status, revision)
+        decided = newest_decisions(session, chunk)
         judged = statuses_from_judgments(
             session,
             [(item_id, revision, key) for item_id, revision, _status, key in items],
