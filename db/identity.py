@@ -36,10 +36,10 @@ from db.people import (
     ensure_person,
     find_person,
     lead_advice,
+    registered_alike,
 )
 from db.privileges import ANNOTATOR_GROUP, GROUP_OF_ROLE, LEAD_GROUP, DatabaseAccount
 from db.privileges import database_account as _database_account
-from db.validation import same_name_key
 from db.vocabulary import Role
 
 __all__ = [
@@ -122,9 +122,9 @@ def _unknown_name_message(
         hint = f"known people: {shown}"
     who = f"no person called '{name}'" if explicit else f"your login '{name}' is not a person"
     # A name that reads as a registered one cannot be registered beside it: no such advice.
-    alike = [known_name for known_name in known if same_name_key(known_name) == same_name_key(name)]
-    if alike:
-        return f"{who} in this database; names are exact: did you mean {alike[0]}?"
+    alike = registered_alike(name, known)
+    if alike is not None:
+        return f"{who} in this database; names are exact: did you mean {alike}?"
     if needs_lead:  # registering them (an annotator, or a lead: a lead's to add) runs nothing
         hint = f"{hint} " if hint else ""
         return (

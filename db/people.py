@@ -8,7 +8,7 @@ the tables, creates both, and the database enforces the role from then on.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -76,14 +76,24 @@ def refuse_same_person(session: Session, name: str) -> None:
     compatibility form (full-width letters) (``db.validation.same_name_key``).  Alice beside
     alice would split one person's judgments (and a lead's authority) in two, make an item
     "agreed" by one human, and every ``--as alice`` would then have to guess which is meant."""
+    existing = registered_alike(name, session.exec(select(Person.name)))
+    if existing is not None:
+        raise PersonRefused(
+            f"'{name}' differs only in {how_names_differ(name, existing)} from "
+            f"'{existing}', who is registered: give their name as it is ({existing}), "
+            "or another name"
+        )
+
+
+def registered_alike(name: str, registered: Iterable[str]) -> str | None:
+    """The first of the ``registered`` names that reads as ``name`` without being it
+    (``db.validation.same_name_key``), or None: the one comparison of a name with the
+    people registered, for a refusal to register it and for the hint to an unknown name."""
     key = same_name_key(name)
-    for existing in session.exec(select(Person.name)):
+    for existing in registered:
         if existing != name and same_name_key(existing) == key:
-            raise PersonRefused(
-                f"'{name}' differs only in {how_names_differ(name, existing)} from "
-                f"'{existing}', who is registered: give their name as it is ({existing}), "
-                "or another name"
-            )
+            return existing
+    return None
 
 
 def require_lead(session: Session, name: str, *, to: str = "decide") -> Person:
