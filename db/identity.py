@@ -109,7 +109,10 @@ def close_names(name: str, known: list[str]) -> list[str]:
 def _unknown_name_message(
     session: Session, name: str, *, explicit: bool, needs_lead: bool = False
 ) -> str:
-    known = list(session.exec(select(Person.name).order_by(col(Person.name))))
+    people = session.execute(
+        select(col(Person.name), col(Person.role)).order_by(col(Person.name))
+    ).all()
+    known = [known_name for known_name, _role in people]
     closest = close_names(name, known)
     if closest:
         hint = "did you mean " + " or ".join(closest) + "?"
@@ -127,9 +130,10 @@ def _unknown_name_message(
         return f"{who} in this database; names are exact: did you mean {alike}?"
     if needs_lead:  # registering them (an annotator, or a lead: a lead's to add) runs nothing
         hint = f"{hint} " if hint else ""
+        leads = [person for person, role in people if role == Role.LEAD]  # in order of names
         return (
             f"{who} in this database; {hint}only leads may run this command: "
-            f"{lead_advice(session, name)}"
+            f"{lead_advice(session, name, leads)}"
         )
     return (
         f"{who} in this database; {hint} "

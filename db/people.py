@@ -122,17 +122,24 @@ def require_lead(session: Session, name: str, *, to: str = "decide") -> Person:
     return person
 
 
-def lead_advice(session: Session, name: str) -> str:
-    """What ``name``, who is not a lead, does to run a command only leads may run: name one
-    of the leads (a few are listed), or, while the database has none, register the first.
-
-    Registering ``name`` as anything is no way forward once there is a lead: only a lead
-    adds a lead (:func:`add_person`), and an annotator still cannot run the command."""
-    leads = list(
+def lead_names(session: Session) -> list[str]:
+    """The leads' names, in the database's order of names (as refusals list them)."""
+    return list(
         session.exec(
             select(Person.name).where(col(Person.role) == Role.LEAD).order_by(col(Person.name))
         )
     )
+
+
+def lead_advice(session: Session, name: str, leads: Sequence[str] | None = None) -> str:
+    """What ``name``, who is not a lead, does to run a command only leads may run: name one
+    of the leads (a few are listed), or, while the database has none, register the first.
+    ``leads``: :func:`lead_names`, where the caller has read them already.
+
+    Registering ``name`` as anything is no way forward once there is a lead: only a lead
+    adds a lead (:func:`add_person`), and an annotator still cannot run the command."""
+    if leads is None:
+        leads = lead_names(session)
     postgres = session.get_bind().dialect.name != "sqlite"
     if not leads:
         who = "the owner of the tables adds" if postgres else "add"
@@ -303,11 +310,11 @@ def _check_role_change(
     changed = previous is not None and previous is not role
     if role is not Role.LEAD and not changed:
         return  # a new annotator, or nothing changes
-    leads = list(session.exec(select(Person.name).where(col(Person.role) == Role.LEAD)))
+    leads = lead_names(session)
     if leads and actor not in leads:
         raise PersonRefused(
             f"once the database has a lead, only a lead adds a lead or changes a role "
-            f"('{actor}' is not a lead): {lead_advice(session, actor)}"
+            f"('{actor}' is not a lead): {lead_advice(session, actor, leads)}"
         )
     if previous is Role.LEAD and changed and leads == [name]:
         raise PersonRefused(f"{name} is the only lead: add another lead before changing their role")
