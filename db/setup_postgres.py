@@ -72,6 +72,12 @@ def withheld_but_held(owner: str) -> str:
     )
 
 
+def _createrole_is_risky(version_num: int, *, superuser: bool) -> bool:
+    """Whether CREATEROLE makes the owner a superuser in effect on a server of
+    ``version_num``: PostgreSQL 15 or older, and an owner that is not one already."""
+    return not superuser and version_num < SAFE_CREATEROLE_VERSION
+
+
 def createrole_refusal(
     version_num: int, owner: str, choice: OwnerCreateRole, *, has_createrole: bool, superuser: bool
 ) -> str | None:
@@ -81,7 +87,7 @@ def createrole_refusal(
         return None  # a superuser already has all CREATEROLE could give
     if choice is OwnerCreateRole.WITHHOLD:
         return withheld_but_held(owner) if has_createrole else None
-    if choice is OwnerCreateRole.GIVE and version_num < SAFE_CREATEROLE_VERSION:
+    if choice is OwnerCreateRole.GIVE and _createrole_is_risky(version_num, superuser=superuser):
         return createrole_risk(str(version_num // 10000), owner)
     return None
 
@@ -106,11 +112,16 @@ def _createrole_check(owner: str, choice: OwnerCreateRole) -> str:
     return ""
 
 
-def _administrator_statements(owner: str, schema: str, choice: OwnerCreateRole) -> list[str]:
+def _administrator_statements(
+    owner: str, schema: str, choice: OwnerCreateRole, *, check_on_server: bool
+) -> list[str]:
+    """Part 1 for ``owner``; ``check_on_server``: with :func:`createrole_refusal` in
+    PL/pgSQL (the printed script's, whose server is known only when it runs; ``apply_setup``
+    has asked it in Python already, in the same transaction)."""
     return administrator_statements(
         owner,
         schema,
-        createrole_check=_createrole_check(owner, choice),
+        createrole_check=_createrole_check(owner, choice) if check_on_server else "",
         give_createrole=choice is not OwnerCreateRole.WITHHOLD,
     )
 
@@ -147,7 +158,7 @@ def setup_script(
     owner: str, schema: str = DEFAULT_SCHEMA, choice: OwnerCreateRole = OwnerCreateRole.GIVE
 ) -> str:
     """The whole setup as a ``psql`` script (part 2 runs only where the schema exists)."""
-    part1 = _administrator_statements(owner, schema, choice)
+    part1 = _administrator_statements(owner, schema, choice, check_on_server=True)
     part2 = ownership_statements(owner, schema) + privilege_statements(schema)
     createrole = {
         OwnerCreateRole.GIVE: f"-- {owner} gets CREATEROLE to add people; refused on "
@@ -227,7 +238,8 @@ def apply_setup(
             )
             if refusal is not None and exists:  # a missing owner: part 1 says so
                 raise SetupRefused(refusal)
-            run_statements(connection, _administrator_statements(owner, schema, choice))
+            statements = _administrator_statements(owner, schema, choice, check_on_server=False)
+            run_statements(connection, statements)
             if choice is OwnerCreateRole.WITHHOLD:
                 report.append(
                     f"group roles ready; {owner} owns schema {schema}, without CREATEROLE: "
@@ -237,10 +249,8 @@ def apply_setup(
                 report.append(
                     f"group roles ready; {owner} owns schema {schema} and may add people to them"
                 )
-            if (
-                not superuser
-                and version_num < SAFE_CREATEROLE_VERSION
-                and (choice is OwnerCreateRole.GIVE_DESPITE_RISK)
+            if choice is OwnerCreateRole.GIVE_DESPITE_RISK and _createrole_is_risky(
+                version_num, superuser=superuser
             ):
                 report.append(
                     f"warning: on PostgreSQL {version_num // 10000}, {owner}'s CREATEROLE makes "
