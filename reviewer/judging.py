@@ -287,7 +287,7 @@ def store_judgment(
 class BatchStored:
     """What a batch stored: its judgments, and the blind answers given without a verdict."""
 
-    judgments: list[JudgmentReceipt]
+    judgments: tuple[JudgmentReceipt, ...]
     answered: tuple[StoredReveal, ...] = ()  # new blind answers: their keys may be shown now
     repeated: int = 0  # blind answers stored before, given again: they wait for a verdict
     judged_before: int = 0  # judgments stored before, given again as they are: left alone
@@ -379,7 +379,7 @@ def submit_judgments(
         return receipts, answered, repeated, judged_before
 
     stored, answered, repeated, judged_before = retry_transient(store)
-    return BatchStored(_told_gold(db, stored), tuple(answered), repeated, judged_before)
+    return BatchStored(tuple(_told_gold(db, stored)), tuple(answered), repeated, judged_before)
 
 
 _Stored = tuple["JudgmentReceipt", tuple[int, ItemKind] | None]

@@ -61,7 +61,6 @@ from reviewer.judging import (
     BatchProblem,
     BatchStored,
     JudgmentInput,
-    JudgmentReceipt,
     submit_judgments,
 )
 from reviewer.queue import QueueFilter, ReviewQueue
@@ -107,23 +106,21 @@ class JudgmentFile:
 
 @dataclass(frozen=True)
 class BatchReceipt:
-    """What ``judge --from`` stored: every judgment, the rows left blank, the blind answers
-    stored without a verdict, and those given again as stored before."""
+    """What ``judge --from`` did with a file: what the batch stored (its judgments, the blind
+    answers given without a verdict, the rows given again as stored before), and the rows
+    the file left blank."""
 
     file: str
-    judgments: tuple[JudgmentReceipt, ...]
+    stored: BatchStored
     blank: int
-    answered: tuple[StoredReveal, ...] = ()
-    repeated: int = 0
-    judged_before: int = 0  # rows giving a stored judgment again, as it is: left alone
 
     def to_json(self) -> JsonObject:
         """As ``judge --from --json`` prints it."""
         return {
             "file": self.file,
-            "stored": len(self.judgments),
+            "stored": len(self.stored.judgments),
             "blank": self.blank,
-            "judgments": [receipt.to_json() for receipt in self.judgments],
+            "judgments": [receipt.to_json() for receipt in self.stored.judgments],
         }
 
 
@@ -412,7 +409,7 @@ def judge_from_file(
     """Read a batch and store every judgment and blind answer in it, or none
     (``BatchRefused`` lists why)."""
     batch = read_judgment_file(path, annotator=annotator, format=format)
-    stored: BatchStored = submit_judgments(
+    stored = submit_judgments(
         db,
         annotator,
         batch.rows,
@@ -420,11 +417,4 @@ def judge_from_file(
         problems=batch.problems,
         blind_lines=batch.blind_lines,
     )
-    return BatchReceipt(
-        batch.file,
-        tuple(stored.judgments),
-        batch.blank,
-        stored.answered,
-        stored.repeated,
-        stored.judged_before,
-    )
+    return BatchReceipt(batch.file, stored, batch.blank)

@@ -322,7 +322,8 @@ def _judge_from(
         return
     from collections import Counter
 
-    statuses = Counter(receipt.item_status for receipt in batch.judgments)
+    stored = batch.stored
+    statuses = Counter(receipt.item_status for receipt in stored.judgments)
     now = ", ".join(f"{count} {status}" for status, count in sorted(statuses.items()))
     blank = (
         f"; {counted(batch.blank, 'row')} left blank "
@@ -330,18 +331,18 @@ def _judge_from(
         if batch.blank
         else ""
     )
-    if batch.judged_before:  # a sheet loaded again after more of its rows were filled
+    if stored.judged_before:  # a sheet loaded again after more of its rows were filled
         blank += (
-            f"; {counted(batch.judged_before, 'row')} already stored "
-            f"({agreeing(batch.judged_before, 'its', 'their')} judgment as it is, left alone)"
+            f"; {counted(stored.judged_before, 'row')} already stored "
+            f"({agreeing(stored.judged_before, 'its', 'their')} judgment as it is, left alone)"
         )
-    if batch.judgments or not (batch.answered or batch.repeated):
+    if stored.judgments or not (stored.answered or stored.repeated):
         click.echo(
-            f"saved {counted(len(batch.judgments), 'judgment')} by {terminal_text(who.name)} "
+            f"saved {counted(len(stored.judgments), 'judgment')} by {terminal_text(who.name)} "
             f"from {terminal_text(batch.file)}{blank}" + (f"; items now: {now}" if now else "")
         )
         blank = ""
-    for receipt in batch.judgments:
+    for receipt in stored.judgments:
         if receipt.gold is not None:
             click.echo(f"{terminal_text(receipt.item_id)}: {receipt.gold.describe()}")
     _say_blind_answers(ctx, batch, who.name, blank)
@@ -349,19 +350,20 @@ def _judge_from(
 
 def _say_blind_answers(ctx: click.Context, batch: BatchReceipt, name: str, blank: str) -> None:
     """What ``judge --from`` did with answers given without a verdict, and what comes next."""
-    if not (batch.answered or batch.repeated):
+    stored = batch.stored
+    if not (stored.answered or stored.repeated):
         return
     sheet = "FILE" if batch.file == "<stdin>" else batch.file
     again = suggested_command(ctx, "export", "--format", "judging", "--as", name, "--out", sheet)
     said = []
-    if batch.answered:
+    if stored.answered:
         said.append(
-            f"stored {counted(len(batch.answered), 'blind answer')} by {terminal_text(name)} "
+            f"stored {counted(len(stored.answered), 'blind answer')} by {terminal_text(name)} "
             f"from {terminal_text(batch.file)}"
         )
-    if batch.repeated:
+    if stored.repeated:
         said.append(
-            f"{counted(batch.repeated, 'row')} {agreeing(batch.repeated, 'gives', 'give')} the "
+            f"{counted(stored.repeated, 'row')} {agreeing(stored.repeated, 'gives', 'give')} the "
             "blind answer stored before and no verdict"
         )
     click.echo(
