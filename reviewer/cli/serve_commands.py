@@ -18,6 +18,7 @@ import shlex
 import socket
 import stat
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -119,9 +120,10 @@ def serve(
                 "--socket needs --public-url: the address browsers use through the proxy, "
                 "e.g. https://review.example.org/alice"
             )
-    remote = socket_path is None and not _is_loopback(host)
+    listen = ListenHost.resolve(host)  # with --socket, the default 127.0.0.1: unused
+    remote = socket_path is None and not listen.loopback
     if remote:
-        _check_remote(host, port, allow_remote=allow_remote, public_url=public_url)
+        _check_remote(listen, port, allow_remote=allow_remote, public_url=public_url)
     db = open_db(ctx)  # a bad --db fails here, once, not in every browser tab
     # The same identity rule as `review`, checked once here: an unknown or mistyped name
     # is one line now, not an error page in every browser tab.  Whoever is registered on
@@ -150,7 +152,7 @@ def serve(
         host=host,
         port=port,
         title=f"vetbench review · {who}",
-        public_url=public_url.rstrip("/") if public_url else _default_url(host, port),
+        public_url=public_url.rstrip("/") if public_url else listen.url(port),
         allowed_origins=allowed_origins,
         max_sessions=max_sessions,
         unix_socket=unix_socket,
@@ -187,30 +189,57 @@ def bind_unix_socket(path: Path) -> socket.socket:
     return listener
 
 
-def _addresses(host: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
-    """The addresses ``--host`` listens on ([] for a name that does not resolve: listening
-    on it fails later, in one line)."""
-    try:
-        return [ipaddress.ip_address(host.strip("[]").split("%")[0])]
-    except ValueError:
-        pass
-    try:
-        found = socket.getaddrinfo(
-            host or None, 0, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+@dataclass(frozen=True)
+class ListenHost:
+    """``--host`` as given and the addresses it listens on, resolved once for every
+    question serve asks of it."""
+
+    given: str
+    # None of them for a name that does not resolve: listening on it fails later, in one line.
+    addresses: tuple[ipaddress.IPv4Address | ipaddress.IPv6Address, ...]
+
+    @classmethod
+    def resolve(cls, host: str) -> ListenHost:
+        """An address as written, else what the name resolves to (``getaddrinfo``)."""
+        try:
+            return cls(host, (ipaddress.ip_address(host.strip("[]").split("%")[0]),))
+        except ValueError:
+            pass
+        try:
+            found = socket.getaddrinfo(
+                host or None, 0, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+            )
+        except OSError:
+            return cls(host, ())
+        return cls(
+            host,
+            tuple(ipaddress.ip_address(str(address[0]).split("%")[0]) for *_, address in found),
         )
-    except OSError:
-        return []
-    return [ipaddress.ip_address(str(address[0]).split("%")[0]) for *_, address in found]
+
+    @property
+    def loopback(self) -> bool:
+        """Only this machine reaches it (127.0.0.1, ::1, localhost)."""
+        return all(address.is_loopback for address in self.addresses)
+
+    @property
+    def every_address(self) -> bool:
+        """It listens on every address of this machine (0.0.0.0, ::)."""
+        return any(address.is_unspecified for address in self.addresses)
+
+    def url(self, port: int) -> str:
+        """``http://HOST:PORT``, an IPv6 address in brackets, as a browser writes it."""
+        host = self.given
+        literal = len(self.addresses) == 1 and str(self.addresses[0]) == host.strip("[]")
+        shown = f"[{host.strip('[]')}]" if literal and self.addresses[0].version == 6 else host
+        return f"http://{shown}:{port}"
 
 
-def _is_loopback(host: str) -> bool:
-    """Only this machine reaches ``host`` (127.0.0.1, ::1, localhost)."""
-    return all(address.is_loopback for address in _addresses(host))
-
-
-def _check_remote(host: str, port: int, *, allow_remote: bool, public_url: str | None) -> None:
+def _check_remote(
+    listen: ListenHost, port: int, *, allow_remote: bool, public_url: str | None
+) -> None:
     """Refuse an address other machines reach unless --allow-remote says it is meant, and
     a wildcard address without --public-url: no URL of it works in a browser."""
+    host = listen.given
     if not allow_remote:
         fail(
             f"--host {host} lets other machines reach the review app with no login: anyone "
@@ -218,10 +247,10 @@ def _check_remote(host: str, port: int, *, allow_remote: bool, public_url: str |
             "that name). Keep 127.0.0.1 and put an authenticating reverse proxy in front "
             '(README, "The review app in a browser"), or add --allow-remote if you mean it'
         )
-    if public_url is None and any(address.is_unspecified for address in _addresses(host)):
+    if public_url is None and listen.every_address:
         fail(
             f"--host {host} listens on every address of this machine, and a browser cannot "
-            f"open {_default_url(host, port)}: add --public-url with the address people "
+            f"open {listen.url(port)}: add --public-url with the address people "
             f"open, e.g. --public-url http://{socket.gethostname()}:{port}"
         )
 
@@ -238,14 +267,6 @@ def _warn_remote(host: str, port: int, who: str) -> None:
         bold=True,
         err=True,
     )
-
-
-def _default_url(host: str, port: int) -> str:
-    """``http://HOST:PORT``, an IPv6 address in brackets, as a browser writes it."""
-    addresses = _addresses(host)
-    literal = len(addresses) == 1 and str(addresses[0]) == host.strip("[]")
-    shown = f"[{host.strip('[]')}]" if literal and addresses[0].version == 6 else host
-    return f"http://{shown}:{port}"
 
 
 def _check_can_listen(host: str, port: int) -> None:
