@@ -388,11 +388,15 @@ def select_run_items(
                 return f"too many candidate answers for score mode ({item.kind.value})"
             return None
 
-    excluded = {item.id: reason for item in items if (reason := left_out(item)) is not None}
-    items = [item for item in items if item.id not in excluded]
-    # The whole set the shots are drawn outside of leaves out what the run leaves out, as
-    # an unlimited run's does, so a limited run asks its items with the same shots.
-    unlimited = [item for item in unlimited if left_out(item) is None]
+    # Each item asked once: with a limit, the whole set holds every item chosen.  The
+    # whole set the shots are drawn outside of leaves out what the run leaves out, as an
+    # unlimited run's does, so a limited run asks its items with the same shots.
+    reasons = {
+        item.id: reason for item in unlimited or items if (reason := left_out(item)) is not None
+    }
+    excluded = {item.id: reasons[item.id] for item in items if item.id in reasons}
+    items = [item for item in items if item.id not in reasons]
+    unlimited = [item for item in unlimited if item.id not in reasons]
     if not items:
         hint = (
             f": {'; '.join(RunParams(excluded=excluded).excluded_notes())}"
