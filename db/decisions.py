@@ -52,19 +52,20 @@ def latest_decision(session: Session, item_id: str) -> Decision | None:
     ).first()
 
 
-def newest_decisions(session: Session, item_ids: Sequence[str]) -> dict[str, tuple[str, int]]:
-    """Each item's newest decision not undone, as (status, revision number decided), in
-    a few statements per thousand items; an item without one is left out.  What
-    :func:`latest_decision` gives one item, for many: the status rule's input."""
+def newest_decisions(session: Session, items: ColumnElement[bool]) -> dict[str, tuple[str, int]]:
+    """Each item's newest decision not undone, as (status, revision number decided), of the
+    items the condition ``items`` (on :class:`Item`) chooses, in one statement; an item
+    without one is left out.  What :func:`latest_decision` gives one item, for many: the
+    status rule's input."""
     newest: dict[str, tuple[str, int]] = {}
-    for chunk in id_chunks(list(item_ids)):
-        rows = session.execute(  # oldest first: the newest wins
-            select(col(Decision.item_id), col(Decision.status), col(Decision.revision_number))
-            .where(col(Decision.item_id).in_(chunk), in_force())
-            .order_by(col(Decision.created_at), col(Decision.id))
-        )
-        for item_id, status, revision in rows:
-            newest[item_id] = (status, revision)
+    rows = session.execute(  # oldest first: the newest wins
+        select(col(Decision.item_id), col(Decision.status), col(Decision.revision_number))
+        .join(Item, col(Item.id) == col(Decision.item_id))
+        .where(items, in_force())
+        .order_by(col(Decision.created_at), col(Decision.id))
+    )
+    for item_id, status, revision in rows:
+        newest[item_id] = (status, revision)
     return newest
 
 
@@ -81,7 +82,7 @@ def decided_without_decision(session: Session) -> list[str]:
         .where(col(Item.status).in_(decided))
         .order_by(col(Item.id))
     ).all()
-    newest = newest_decisions(session, [item_id for item_id, _status, _revision in items])
+    newest = newest_decisions(session, col(Item.status).in_(decided))
     return [
         item_id for item_id, status, revision in items if newest.get(item_id) != (status, revision)
     ]

@@ -176,7 +176,7 @@ def refresh_item_statuses(
             .join(ItemRevision, is_current_revision())
             .where(col(Item.id).in_(chunk))
         ).all()
-        decided = newest_decisions(session, chunk)
+        decided = newest_decisions(session, col(Item.id).in_(chunk))
         judged = statuses_from_judgments(
             session,
             [(item_id, revision, key) for item_id, revision, _status, key in items],

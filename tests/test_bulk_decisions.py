@@ -13,7 +13,7 @@ from sqlmodel import col, select
 from db.audit import read_audit
 from db.decisions import latest_decision, newest_decisions
 from db.engine import Database
-from db.models import Decision
+from db.models import Decision, Item
 from db.settings import set_setting
 from db.vocabulary import Role
 from reviewer.adjudication import approve_agreed, undo_decision
@@ -99,15 +99,16 @@ def test_bulk_decisions_store_each_path_s_decision_audit_and_status(database: Da
 
 def test_newest_decisions_give_each_item_s_newest_decision_not_undone(database: Database) -> None:
     """What ``latest_decision`` gives one item, for many at once: the status rule's input."""
-    for item_id in ("o:1", "o:2", "o:3"):
+    for item_id in ("o:1", "o:2", "o:3", "o:4"):
         store_item(database, item_id, key="ABCD")
+    store_decision(database, "o:4", "lena", "approved", "ABCD")  # not asked about
     store_decision(database, "o:1", "lena", "approved", "ABCD")
     store_decision(database, "o:1", "lena", "rejected", None)  # the newer one counts
     store_decision(database, "o:2", "lena", "approved", "ABCD")
     store_decision(database, "o:2", "lena", "rejected", None)
     undo_decision(database, "lena", "o:2")  # the approval holds again
     with database.session() as session:
-        newest = newest_decisions(session, ["o:1", "o:2", "o:3"])
+        newest = newest_decisions(session, col(Item.id).in_(["o:1", "o:2", "o:3"]))
         one_by_one = {
             item_id: (decision.status, decision.revision_number)
             for item_id in ("o:1", "o:2", "o:3")
