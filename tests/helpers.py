@@ -30,7 +30,7 @@ from sqlmodel import Session, col, select
 from textual.app import App
 from textual.pilot import Pilot
 from textual.screen import Screen
-from textual.worker import WorkerCancelled, WorkerFailed
+from textual.worker import Worker, WorkerCancelled, WorkerFailed
 
 from db.engine import Database
 from db.item_status import refresh_item_status
@@ -383,14 +383,21 @@ REVIEW_GROUPS = {"review", "progress", "default"}
 """Worker groups of the review screens (other areas' screens may keep pollers running)."""
 
 
+def _review_work_running(app: App[Any]) -> list[Worker[Any]] | None:
+    """The review workers running now; an empty list while the review screen is busy
+    between them; None when the app has no review work in hand."""
+    running = [w for w in app.workers if w.is_running and w.group in REVIEW_GROUPS]
+    screens = [s for s in app.screen_stack if isinstance(s, ReviewScreen)]
+    return running if running or (screens and screens[0].busy) else None
+
+
 async def settle(pilot: Pilot[None]) -> None:
     """Wait until the review workers are done and their messages have been handled."""
     app = pilot.app
     for _ in range(400):
         await pilot.pause()
-        running = [w for w in app.workers if w.is_running and w.group in REVIEW_GROUPS]
-        screens = [s for s in app.screen_stack if isinstance(s, ReviewScreen)]
-        if not running and not (screens and screens[0].busy):
+        running = _review_work_running(app)
+        if running is None:
             await pilot.pause()
             return
         if running:
@@ -415,9 +422,17 @@ def pilot_of(app: ReviewApp) -> Pilot[None]:
 
 
 async def press(app: ReviewApp, *keys: str) -> None:
-    """Press ``keys`` in an app from :func:`running`, then wait for it to settle."""
-    await pilot_of(app).press(*keys)
-    await settle(pilot_of(app))
+    """Press ``keys`` in an app from :func:`running` as a person does: a key that starts
+    review work (a submission, an undo ...) is waited on before the next, which the app
+    would refuse with a bell while busy; then wait for it to settle.  (Without the wait
+    between keys, ``"u", "w"`` passed where the undo ended within the pilot's idle wait,
+    and failed on a loaded machine.)"""
+    pilot = pilot_of(app)
+    for key in keys:
+        await pilot.press(key)
+        if _review_work_running(app) is not None:
+            await settle(pilot)
+    await settle(pilot)
 
 
 ScreenType = TypeVar("ScreenType", bound=Screen[Any])
