@@ -144,6 +144,7 @@ def main() -> None:
     parser.add_argument("--threads", help="CPU threads for every setting [default: torch's]")
     args = parser.parse_args()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    from evaluator.run_text import number  # figures in percent, as vetbench prints them
 
     if not args.skip_load:
         for name, value in load_times(env).items():
@@ -171,7 +172,7 @@ def main() -> None:
             same = sum(given[k] == reference.get(k) for k in given) / max(len(given), 1)
             print(
                 f"{label:<28} {result['items_per_second']:>8.2f} {result['wall_s']:>8.1f} "
-                f"{result['accuracy']:>9.3f} {same:>13.3f}"
+                f"{number(result['accuracy'], percent=True):>9} {number(same, percent=True):>13}"
             )
 
 

@@ -35,6 +35,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from served_model import ServedModel  # noqa: E402
 
 from bench.bench_demo_eval import build_database  # noqa: E402
+from evaluator.run_text import number  # noqa: E402
 
 
 def run_and_read(db: Path, env: dict[str, str], *args: str) -> tuple[dict[str, object], float]:
@@ -54,11 +55,12 @@ def run_and_read(db: Path, env: dict[str, str], *args: str) -> tuple[dict[str, o
 
 
 def row(label: str, figures: dict[str, object], wall: float) -> str:
-    """A table row: the run's items per second, its wall time and accuracy."""
+    """A table row: the run's items per second, its wall time and accuracy (in percent, as
+    vetbench prints it)."""
     progress = figures["progress"]
     assert isinstance(progress, dict)
     accuracy = figures.get("accuracy")
-    shown = f"{accuracy:.3f}" if isinstance(accuracy, float | int) else "-"
+    shown = number(float(accuracy) if isinstance(accuracy, float | int) else None, percent=True)
     return f"{label:<30} {float(progress['items_per_second']):>8.2f} {wall:>7.1f} {shown:>9}"
 
 
@@ -126,7 +128,7 @@ def main() -> None:
                 text = sum(given[k][1] == reference[k][1] for k in given) / max(len(given), 1)
                 print(
                     f"{row(f'{label}, concurrency {concurrency}', figures, wall)} "
-                    f"{parsed:>13.3f}  (text {text:.3f})"
+                    f"{number(parsed, percent=True):>13}  (text {number(text, percent=True)})"
                 )
     print(f"\nload average after: {', '.join(f'{v:.1f}' for v in os.getloadavg())}")
 

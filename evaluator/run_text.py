@@ -25,6 +25,7 @@ __all__ = [
     "extractor_text",
     "FIGURE_TERMS",
     "fixed",
+    "figure_change",
     "figure_rows",
     "interval",
     "legend_lines",
@@ -58,22 +59,52 @@ def fixed(value: float, decimals: int, *, scale: float = 1.0) -> str:
     return text
 
 
-def number(value: float | None, *, percent: bool = False) -> str:
-    """A fraction as ``0.750`` (or ``75.0%``), by :func:`fixed`; ``—`` for a figure with
-    nothing behind it."""
+def number(value: float | None, *, percent: bool = False, decimals: int | None = None) -> str:
+    """A fraction as ``0.750`` (or ``75.0%``; ``decimals`` other than 3, or 1 in percent),
+    by :func:`fixed`; ``—`` for a figure with nothing behind it."""
     if value is None:
         return "—"
-    return f"{fixed(value, 1, scale=100)}%" if percent else fixed(value, 3)
+    if percent:
+        return f"{fixed(value, 1 if decimals is None else decimals, scale=100)}%"
+    return fixed(value, 3 if decimals is None else decimals)
 
 
-def interval(bounds: tuple[float, float] | None, *, percent: bool = False) -> str:
-    """A 95% interval as ``[0.409, 0.929]`` (or ``[40.9, 92.9]``); ``—`` when there is none."""
+def interval(
+    bounds: tuple[float, float] | None, *, percent: bool = False, decimals: int | None = None
+) -> str:
+    """A 95% interval as ``[0.409, 0.929]`` (or ``[40.9, 92.9]``; ``decimals`` as
+    :func:`number` takes them); ``—`` when there is none."""
     if not bounds:
         return "—"
     low, high = bounds
     if percent:
-        return f"[{100 * low:.1f}, {100 * high:.1f}]"
-    return f"[{low:.3f}, {high:.3f}]"
+        places = 1 if decimals is None else decimals
+        return f"[{100 * low:.{places}f}, {100 * high:.{places}f}]"
+    places = 3 if decimals is None else decimals
+    return f"[{low:.{places}f}, {high:.{places}f}]"
+
+
+CHANGE_DECIMALS = 2
+"""Percent decimals of a changed figure (``runs rescore``): one more than every other figure
+prints, so that one prediction read differently in a few thousand still shows a change."""
+
+
+def figure_change(stored: JsonValue, now: JsonValue) -> str:
+    """A figure read differently, as stored and now: ``85.71% -> 100.00%`` (a fraction in
+    percent, by :func:`number`), ``[48.69, 97.43] -> [64.57, 100.00]`` (an interval),
+    ``1 -> 0`` (a count); ``—`` for a figure with nothing behind it."""
+    return f"{_changed_value(stored)} -> {_changed_value(now)}"
+
+
+def _changed_value(value: JsonValue) -> str:
+    if isinstance(value, float):
+        return number(value, percent=True, decimals=CHANGE_DECIMALS)
+    bounds = (
+        [bound for bound in value if isinstance(bound, float)] if isinstance(value, list) else []
+    )
+    if len(bounds) == 2:  # an interval: [low, high]
+        return interval((bounds[0], bounds[1]), percent=True, decimals=CHANGE_DECIMALS)
+    return "—" if value is None else str(value)
 
 
 def duration(seconds: float | None) -> str:

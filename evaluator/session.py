@@ -188,11 +188,18 @@ def plan_runs(choices: EvalChoices, *, series: str | None = None) -> tuple[Plann
     )
 
 
-def check_choices(db: Database, choices: EvalChoices, *, model: str | None = None) -> RunSelection:
+def check_choices(
+    db: Database,
+    choices: EvalChoices,
+    *,
+    model: str | None = None,
+    settings: BackendSettings | None = None,
+) -> RunSelection:
     """Refuse choices that cannot make a run, before any model loads, in this order: a
     protocol's fixed shots, score mode with a paper's protocol, a templates folder that
-    cannot be used, CFLUE's wording, an empty selection, a ``model`` spec of no known
-    form (:func:`check_model`, when given), fewer shots than asked (unless allowed)."""
+    cannot be used, CFLUE's wording, a ``model`` that cannot open (:func:`check_model`,
+    when given, with the ``settings`` it will open with), an empty selection, fewer shots
+    than asked (unless allowed)."""
     planned = plan_runs(choices, series="check")
     if choices.templates_dir is not None:  # a bad folder is said before a model loads
         load_templates(
@@ -202,9 +209,9 @@ def check_choices(db: Database, choices: EvalChoices, *, model: str | None = Non
         if choices.protocol is not EvalProtocol.CFLUE:
             raise RunSetupError("--cflue-repo gives CFLUE's wording: it is for --protocol cflue")
         read_cflue_wording(choices.cflue_repo)  # a bad file is said before a model loads
+    if model is not None:  # a model that cannot open is said before the items and shots
+        check_model(model, choices.mode, settings)
     selection = _selected_items(db, choices)
-    if model is not None:
-        check_model(model, choices.mode)
     _check_shots(db, choices, planned, selection)
     return selection
 
@@ -249,17 +256,18 @@ def protocol_settings(choices: EvalChoices, settings: BackendSettings) -> Backen
     return settings
 
 
-def check_model(spec: str, mode: EvalMode) -> None:
+def check_model(spec: str, mode: EvalMode, settings: BackendSettings | None = None) -> None:
     """Refuse a model spec of no known form, score mode for models that cannot score, or
     what the spec names when a cheap look shows it unusable (a script file that cannot be
-    read), before anything loads (a ``BackendError`` or ``RunSetupError`` says why)."""
+    read, a missing model file or folder, no API key where ``settings`` are given and
+    need one), before anything loads (a ``BackendError`` or ``RunSetupError`` says why)."""
     from evaluator.backends.registry import find_provider
 
     provider = find_provider(spec)
     if mode is EvalMode.SCORE and provider.cannot_score:
         raise RunSetupError(f"{provider.cannot_score}; evaluate them with --mode generate")
     if provider.check is not None:
-        provider.check(spec.strip().removeprefix(provider.prefix))
+        provider.check(spec.strip().removeprefix(provider.prefix), settings)
 
 
 @dataclass(frozen=True)

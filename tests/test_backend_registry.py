@@ -17,6 +17,7 @@ from sqlmodel import select
 from db.engine import Database, open_database
 from db.items import iter_items
 from db.models import EvalRun, Prediction
+from db.vocabulary import EvalMode
 from evaluator.backends.base import BackendError, GenerationRequest, Prompt
 from evaluator.backends.registry import find_provider, known_forms, open_backend, recorded_spec
 from evaluator.backends.scripted import Script, ScriptedBackend
@@ -24,6 +25,7 @@ from evaluator.backends.settings import ApiSettings, BackendSettings
 from evaluator.item_filter import ItemFilter
 from evaluator.runner import create_run, execute_run
 from evaluator.runs import run_figures
+from evaluator.session import check_model
 
 KEY_ENV = "VETBENCH_REGISTRY_TEST_KEY"
 
@@ -83,6 +85,24 @@ def test_an_api_model_without_its_key_is_explained(monkeypatch: pytest.MonkeyPat
     monkeypatch.delenv(KEY_ENV, raising=False)
     with pytest.raises(BackendError, match=KEY_ENV):
         open_backend("openai:some-model", BackendSettings(api=ApiSettings(api_key_env=KEY_ENV)))
+
+
+def test_a_missing_key_is_said_before_the_open_in_the_opens_words(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``check_model`` reads the key the client will read, with the settings the model
+    will open with; a local server (``--base-url``) needs none, and without settings (not
+    known yet) the open is left to say it."""
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    settings = BackendSettings(api=ApiSettings(api_key_env=KEY_ENV))
+    with pytest.raises(BackendError) as opened:
+        open_backend("openai:some-model", settings)
+    with pytest.raises(BackendError) as checked:
+        check_model("openai:some-model", EvalMode.GENERATE, settings)
+    assert str(checked.value) == str(opened.value)
+    local = ApiSettings(api_key_env=KEY_ENV, base_url="http://127.0.0.1:9/v1")
+    check_model("openai:some-model", EvalMode.GENERATE, BackendSettings(api=local))
+    check_model("openai:some-model", EvalMode.GENERATE)
 
 
 def test_a_bad_batch_size_is_refused_before_any_model_loads() -> None:
@@ -303,16 +323,26 @@ def test_scripted_without_a_file_says_what_to_give(db_path: Path) -> None:
     )
 
 
-def test_the_cli_refuses_unknown_forms_and_empty_selections(db_path: Path) -> None:
+def test_the_cli_refuses_unknown_forms_and_empty_selections(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert run_cli(db_path, "init").exit_code == 0
+    # The model is the first thing to fix, the items after it.
     unknown = run_cli(db_path, "eval", "--model", "hf:gpt2")
-    assert unknown.exit_code == 1 and "no items to evaluate" in unknown.stderr
+    assert unknown.exit_code == 1 and "unknown model 'hf:gpt2'" in unknown.stderr
+    assert "scripted:FILE" in unknown.stderr
+    empty = run_cli(db_path, "eval", "--model", "scripted:oracle")
+    assert empty.exit_code == 1 and "no items to evaluate" in empty.stderr
     database = open_database(db_path)
     store(database, [("econ:1", ordering(1))])
     database.dispose()
     unknown = run_cli(db_path, "eval", "--model", "hf:gpt2")
     assert unknown.exit_code == 1 and "unknown model 'hf:gpt2'" in unknown.stderr
-    assert "scripted:FILE" in unknown.stderr
-    # nothing to evaluate is said before any model is opened (no key, no server needed)
+    # nothing to evaluate is said before any model is opened (no server needed) ...
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-a-key")
     api = run_cli(db_path, "eval", "--model", "openai:x", "--mode", "score", "--kind", "multi")
     assert api.exit_code == 1 and "no items to evaluate" in api.stderr
+    # ... once the key it would open with is set: a missing one is said first.
+    monkeypatch.delenv("OPENAI_API_KEY")
+    api = run_cli(db_path, "eval", "--model", "openai:x", "--mode", "score", "--kind", "multi")
+    assert api.exit_code == 1 and "no API key" in api.stderr

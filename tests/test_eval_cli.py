@@ -428,19 +428,39 @@ def test_an_items_scores_are_rounded_like_the_other_figures(url: str, tmp_path: 
     assert as_json["scores"]["pairwise"] == pytest.approx(5 / 6, abs=1e-12)
 
 
-def test_a_missing_script_file_is_said_before_the_shots(
-    url: str, scripted: str, tmp_path: Path
+NO_API_KEY = (
+    "no API key: set the environment variable OPENAI_API_KEY "
+    "(or give --base-url for a local server that needs none)"
+)
+
+
+@pytest.mark.parametrize(
+    ("model", "said"),
+    [
+        (
+            "scripted:{tmp}/missing.json",
+            "{tmp}/missing.json: cannot read the file: No such file or directory",
+        ),
+        ("{tmp}/missing.gguf", "{tmp}/missing.gguf: no such GGUF file"),
+        ("{tmp}/no/such/model", "{tmp}/no/such/model: no such model directory"),
+        ("openai:gpt-4o-mini", NO_API_KEY),
+    ],
+    ids=["script-file", "gguf-file", "model-folder", "api-key"],
+)
+def test_a_model_that_cannot_open_is_said_before_the_items_and_shots(
+    url: str, scripted: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: str, said: str
 ) -> None:
-    """The model is the first thing to fix: with a script that reads, these choices fall
-    short of shots; with one that does not, that is what the command says."""
-    short = run_cli(url, "eval", "--model", scripted)
-    assert short.exit_code == 1 and "too few shots" in short.stderr
-    missing = tmp_path / "missing.json"
-    result = run_cli(url, "eval", "--model", f"scripted:{missing}")
-    assert result.exit_code == 1
-    assert result.stderr.strip() == (
-        f"error: {missing}: cannot read the file: No such file or directory"
-    )
+    """The model is the first thing to fix: with a model that opens, these choices fall
+    short of shots or select no items; with one that cannot open, that is what the command
+    says, in the words the open would fail with, before any model loads.  Before, only a
+    script file was looked at first, and after the items: a missing .gguf file or folder,
+    or no API key, was said once the shots were fixed."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    for problem, choices in (("too few shots", ()), ("no items", ("--status", "rejected"))):
+        assert problem in run_cli(url, "eval", "--model", scripted, *choices).stderr
+        result = run_cli(url, "eval", "--model", model.format(tmp=tmp_path), *choices)
+        assert result.exit_code == 1
+        assert result.stderr.strip() == f"error: {said.format(tmp=tmp_path)}"
 
 
 def _unknown_architecture(tmp_path: Path) -> Path:

@@ -79,8 +79,9 @@ def test_generate_shows_untrusted_failures_with_visible_stand_ins(
 
 
 def test_an_empty_selection_is_said_before_any_model_loads(url: str) -> None:
-    # The model does not exist: had it been opened first, that would be the error.
-    result = run_cli(url, "eval", "--model", "./no/such/model", "--status", "rejected")
+    # A hub id not in the local cache: had it been opened first, that would be the error.
+    # (A missing model folder is said first: seeing that takes no load.)
+    result = run_cli(url, "eval", "--model", "vetbench-tests/no-such-model", "--status", "rejected")
     assert result.exit_code == 1
     assert result.stderr.strip() == (
         "error: no items to evaluate (status rejected); "

@@ -250,6 +250,8 @@ STATED_ANSWERS = [
     ("single", "C", "（C正确）其余各项均不符合规定。因此正确答案是C。"),
     ("multi", "ACD", "所以，答案为A、C、D。"),
     ("multi", "ABD", "选项C不属于中介机构，本题选ABD。"),
+    # Share classes in brackets are no options: （A股） stays （A股） in every shown order.
+    ("single", "B", "（A股）与（B股）均在境内上市，（B正确）。故选B。"),
 ]
 
 
@@ -280,8 +282,10 @@ def test_permuted_analyses_state_the_answer_in_the_shown_labels(db_path: Path) -
     for run in stored_runs(str(db_path)):
         figures = run_figures(str(db_path), run.id or 0)
         assert_perfect(figures, explanations=True)
-        for prediction in stored_predictions(str(db_path), run.id or 0).values():
+        for item_id, prediction in stored_predictions(str(db_path), run.id or 0).items():
             assert prediction.scores["option_order"] not in (None, "ABCD")
+            if item_id == f"stated:{len(STATED_ANSWERS)}":
+                assert "（A股）与（B股）" in prediction.raw_output
 
 
 def test_the_oracle_answers_in_the_protocols_form(url: str) -> None:

@@ -146,3 +146,64 @@ def test_explanations_follow_their_options() -> None:
     assert remap_letter_references(order, mapping, ItemKind.ORDERING) == (
         "The correct order is B, C, D, A. Correct Order: B -> C -> D -> A."
     )
+
+
+# A bracket names options when it closes right after the letters or judges them; （A股）,
+# （B股）, （H股） and (A shares) are shares.  Before, every opening bracket followed by a
+# letter was an option reference: under --permute-options （A股） came back （C股）.
+SHARES_MAPPING = {"A": "C", "B": "A", "C": "D", "D": "B"}
+
+
+@pytest.mark.parametrize(
+    ("analysis", "remapped"),
+    [
+        (
+            "境内上市外资股（B股）以人民币标明面值，以外币认购和买卖；（A股）则以人民币认购。"
+            "选项A错误，（B正确）。在香港上市的（H股）不属于本题范围。故选B。",
+            "境内上市外资股（B股）以人民币标明面值，以外币认购和买卖；（A股）则以人民币认购。"
+            "选项C错误，（A正确）。在香港上市的（H股）不属于本题范围。故选A。",
+        ),
+        (
+            "Mainland firms issue (A shares) to domestic investors and (B shares) to foreign "
+            "ones, (A shares) being priced in yuan. (C) is wrong; (D is correct). The answer is D.",
+            "Mainland firms issue (A shares) to domestic investors and (B shares) to foreign "
+            "ones, (A shares) being priced in yuan. (D) is wrong; (B is correct). The answer is B.",
+        ),
+    ],
+    ids=["chinese", "english"],
+)
+def test_bracketed_share_classes_are_not_option_references(analysis: str, remapped: str) -> None:
+    assert remap_letter_references(analysis, SHARES_MAPPING, ItemKind.SINGLE) == remapped
+
+
+@pytest.mark.parametrize(
+    ("bracketed", "remapped"),
+    [
+        ("（A）", "（C）"),
+        ("(B)", "(A)"),
+        ("（A、C）", "（C、D）"),
+        ("(A, D )", "(B, C )"),
+        ("（A正确）", "（C正确）"),
+        ("（B错误）", "（A错误）"),
+        ("（C不正确）", "（D不正确）"),
+        ("（D对）", "（B对）"),
+        ("（A错，", "（C错，"),
+        ("（B项错误）", "（A项错误）"),
+        ("（A选项正确）", "（C选项正确）"),
+        ("（AC两项）", "（CD两项）"),
+        ("（A、C均正确）", "（C、D均正确）"),
+        ("（D：错）", "（B：错）"),
+        ("（B说法错误）", "（A说法错误）"),
+        ("(C is wrong)", "(D is wrong)"),
+        ("(B is the answer)", "(A is the answer)"),
+        # Not references: share classes, and 对 starting a word.
+        ("（A股）", "（A股）"),
+        ("(B shares)", "(B shares)"),
+        ("（A对于B）", "（A对于B）"),
+        ("（A对B公司的投资）", "（A对B公司的投资）"),
+    ],
+)
+def test_a_bracketed_letter_is_a_reference_when_closed_or_judged(
+    bracketed: str, remapped: str
+) -> None:
+    assert remap_letter_references(bracketed, SHARES_MAPPING, ItemKind.MULTI) == remapped

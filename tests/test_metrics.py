@@ -172,6 +172,18 @@ def test_empty_and_failure_only_sets_have_no_made_up_figures() -> None:
     assert failed.accuracy is None and failed.unparsed_rate is None
 
 
+def test_a_changed_figure_never_reads_unchanged() -> None:
+    """``runs rescore`` prints a changed figure in percent with two decimals: one prediction
+    of 3864 read differently shows (99.97% -> 100.00%), as it did in four-decimal fractions;
+    an interval as every interval prints, a count as it is."""
+    from evaluator.run_text import figure_change
+
+    assert figure_change(3863 / 3864, 1.0) == "99.97% -> 100.00%"
+    assert figure_change(0.75, 0.75 + 1 / 3864) == "75.00% -> 75.03%"
+    assert figure_change([0.4869, 0.9743], [0.6457, 1.0]) == "[48.69, 97.43] -> [64.57, 100.00]"
+    assert figure_change(1, 0) == "1 -> 0" and figure_change(None, 0.5) == "— -> 50.00%"
+
+
 def test_a_figure_short_of_perfect_is_never_printed_perfect() -> None:
     """3863 of 3864 right is 0.99974: rounded it read 1.000 (and 100.00 in a paper table),
     the figure an oracle self-test looks for. Figures are rounded toward the inside at the

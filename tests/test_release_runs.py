@@ -237,7 +237,13 @@ def test_rescore_reads_stored_outputs_again_and_writes_nothing(
     text = ok(run_cli(releases, "runs", "rescore", str(run_id))).output
     assert "1 prediction read differently today" in text
     assert "econ:2: — -> BADC (answer, correct, failure, scores)" in text
-    assert "accuracy" in text and "0.8571 -> 1.0000" in text
+    # Fractions in percent, as every run command prints them (two decimals: a change of
+    # one prediction in thousands still shows); counts as they are; --json keeps fractions.
+    changes = dict(line.strip().split(maxsplit=1) for line in text.splitlines()[1:])
+    assert changes["accuracy"] == "85.71% -> 100.00%"
+    assert changes["accuracy_ci"] == "[48.69, 97.43] -> [64.57, 100.00]"
+    assert changes["by_kind.ordering.unparsed_rate"] == "50.00% -> 0.00%"
+    assert changes["unparsed"] == "1 -> 0"
     as_json = json.loads(ok(run_cli(releases, "runs", "rescore", str(run_id), "--json")).stdout)
     assert as_json["changed"] is True and as_json["after"]["accuracy"] == 1.0
     assert {"figure": "unparsed", "stored": 1, "now": 0} in as_json["figures"]

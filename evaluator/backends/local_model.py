@@ -9,7 +9,7 @@ multiplies it natively, else float32.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ __all__ = [
     "DEMO_MODEL",
     "ModelSource",
     "cpu_has_bf16_units",
+    "find_model_source",
     "resolve_device",
     "resolve_model_source",
 ]
@@ -35,17 +36,22 @@ class ModelSource:
     origin: str  # "demo", "directory", "gguf", "hub cache"
 
 
-def resolve_model_source(model: str) -> ModelSource:
-    """Turn a MODEL argument into something ``from_pretrained`` can load offline."""
-    from evaluator.demo_model import convert_gguf, demo_model_dir
+def find_model_source(model: str) -> ModelSource:
+    """Where a MODEL argument points, by a look at the disk alone: nothing is converted
+    or loaded (a ``.gguf`` file, the demo's too, is its own source).  A ``BackendError``
+    says what is missing, so a model that cannot open is said before a run is weighed."""
+    from evaluator.demo_model import ModelNotFoundError, demo_gguf_path
 
     if model == DEMO_MODEL:
-        return ModelSource(str(demo_model_dir()), "demo")
+        try:
+            return ModelSource(str(demo_gguf_path()), "demo")
+        except ModelNotFoundError as error:
+            raise BackendError(str(error)) from None
     candidate = Path(model).expanduser()
     if model.lower().endswith(".gguf"):
         if not candidate.is_file():
             raise BackendError(f"{candidate}: no such GGUF file")
-        return ModelSource(str(convert_gguf(candidate)), "gguf")
+        return ModelSource(str(candidate), "gguf")
     if candidate.is_dir():
         if not (candidate / "config.json").is_file():
             raise BackendError(f"{candidate}: not a transformers model directory (no config.json)")
@@ -55,6 +61,17 @@ def resolve_model_source(model: str) -> ModelSource:
     if model.startswith((".", "/", "~")) or model.count("/") > 1:
         raise BackendError(f"{candidate}: no such model directory")
     return ModelSource(model, "hub cache")
+
+
+def resolve_model_source(model: str) -> ModelSource:
+    """Turn a MODEL argument into something ``from_pretrained`` can load offline: a GGUF
+    file (the demo's too) converted once, into a cached checkpoint directory."""
+    from evaluator.demo_model import convert_gguf
+
+    found = find_model_source(model)
+    if found.origin in ("demo", "gguf"):
+        return replace(found, path=str(convert_gguf(Path(found.path))))
+    return found
 
 
 # CPU flags (Linux /proc/cpuinfo) of matrix units that multiply bfloat16 natively.

@@ -61,6 +61,11 @@ class OpenRequest:
 
 
 Opener = Callable[[OpenRequest], Backend]
+Check = Callable[[str, BackendSettings | None], object]
+"""A cheap look at what a spec names (the name, without the prefix), before anything loads,
+given the settings the model will open with (None: not known, so what depends on them
+waits for the open): a missing file or an unset API key is said before the run's other
+choices are weighed, with the words the open would fail with."""
 
 
 @dataclass(frozen=True)
@@ -73,9 +78,7 @@ class Provider:
     matches: Callable[[str], bool]
     opener: Opener
     cannot_score: str | None  # why its models cannot rank candidate answers, if they cannot
-    # A cheap look at what the spec names (the name, without the prefix), before anything
-    # loads: a missing script file is said before the run's other choices are weighed.
-    check: Callable[[str], object] | None = None
+    check: Check | None = None
 
 
 _PROVIDERS: list[Provider] = []
@@ -88,7 +91,7 @@ def provider(
     prefix: str = "",
     matches: Callable[[str], bool] | None = None,
     cannot_score: str | None = None,
-    check: Callable[[str], object] | None = None,
+    check: Check | None = None,
 ) -> Callable[[Opener], Opener]:
     """Register the decorated function as the opener of specs written like ``form``:
     those starting with ``prefix``, or (without a prefix) those ``matches`` accepts."""
@@ -165,7 +168,19 @@ def recorded_spec(backend: str, model: str) -> str:
 # --------------------------------------------------------------------- providers
 
 
-@provider("openai:NAME", backend="openai", prefix="openai:")
+def _check_api_key(_name: str, settings: BackendSettings | None) -> None:
+    """The API key the client will read, where the settings are known."""
+    if settings is None:
+        return
+    from evaluator.openai_client import ClientConfigError, read_api_key
+
+    try:
+        read_api_key(settings.api.api_key_env, base_url=settings.api.base_url)
+    except ClientConfigError as error:
+        raise BackendError(str(error)) from None
+
+
+@provider("openai:NAME", backend="openai", prefix="openai:", check=_check_api_key)
 def _open_api_model(request: OpenRequest) -> Backend:
     from evaluator.backends.openai_backend import OpenAIBackend
     from evaluator.openai_client import ClientConfigError
@@ -198,7 +213,7 @@ def _read_script(name: str) -> Script | None:
     "scripted:FILE",
     backend="scripted",
     prefix="scripted:",
-    check=_read_script,  # the file is read again when the model opens: it is small
+    check=lambda name, _settings: _read_script(name),  # read again when it opens: it is small
 )
 def _open_scripted_model(request: OpenRequest) -> Backend:
     from db.vocabulary import ORACLE_SCRIPT
@@ -212,7 +227,17 @@ def _open_scripted_model(request: OpenRequest) -> Backend:
     return ScriptedBackend(script, model=str(path), params={"script": str(path)})
 
 
-@provider("demo", backend="transformers", matches=lambda spec: spec == "demo")
+def _find_local_model(name: str, _settings: BackendSettings | None) -> None:
+    """The file or folder a local model's spec names, there (a hub id is looked up when
+    the model loads)."""
+    from evaluator.backends.local_model import find_model_source
+
+    find_model_source(name)
+
+
+@provider(
+    "demo", backend="transformers", matches=lambda spec: spec == "demo", check=_find_local_model
+)
 def _open_demo_model(request: OpenRequest) -> Backend:
     from evaluator.demo_model import ModelNotFoundError, demo_gguf_path, is_converted
 
@@ -225,7 +250,12 @@ def _open_demo_model(request: OpenRequest) -> Backend:
     return _open_local_model(request)
 
 
-@provider("FILE.gguf", backend="transformers", matches=lambda spec: spec.lower().endswith(".gguf"))
+@provider(
+    "FILE.gguf",
+    backend="transformers",
+    matches=lambda spec: spec.lower().endswith(".gguf"),
+    check=_find_local_model,
+)
 def _open_gguf_file(request: OpenRequest) -> Backend:
     from evaluator.demo_model import is_converted
 
@@ -244,6 +274,7 @@ def _is_folder_or_hub_id(spec: str) -> bool:
     "FOLDER (a transformers model) or HUB-ID (in the local cache)",
     backend="transformers",
     matches=_is_folder_or_hub_id,
+    check=_find_local_model,
 )
 def _open_local_model(request: OpenRequest) -> Backend:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # vetbench never downloads models

@@ -5,7 +5,8 @@ always get the same order.  True/false items keep A = true, B = false.
 Letters that an explanation uses to point at options (``选项D``, ``option B``,
 ``(C)``, ``（A正确）``) or to state the answer (``故选A``, ``答案为A、C``, ``本题选ABDE``: the
 answer markers the extractors read, ``evaluator.extraction.ANSWER_MARKER``) are
-remapped too, so the explanation still matches the new labels.
+remapped too, so the explanation still matches the new labels; a share class in
+brackets (``（A股）``, ``(B shares)``) is no option and stays.
 """
 
 from __future__ import annotations
@@ -21,11 +22,23 @@ from evaluator.extraction import ANSWER_MARKER, MARKER_GAP
 
 # Option letters, alone, run together (AB) or listed (A、C / A, C / D -> A -> C).
 _LETTER_RUN = r"[A-H](?:[ \t]*(?:[、,，/;；>→]|->)?[ \t]*[A-H])*"
-# How explanations point at options (选项D / 选项AB, D项 / D选项, option(s) B, (C) / （C）)
-# and state the answer (故选A, 答案为A、C, 本题选ABDE, "the answer is B").
+# What a bracketed reference says of its letters: （A正确）, （B项错误）, （A、C均正确）,
+# （D：错）, （AC两项）, (B is wrong), (C is the answer).  Bare 对/错 only before neither a Han
+# character nor a letter: 对 also starts words (对于, 对应, 对B公司的投资).
+_JUDGEMENT = (
+    r"[ \t]*[，,：:]?[ \t]*(?:[两二三四五六七八]?选?项|(?:说法|表述)?[均都皆亦也]?[是为]?"
+    r"(?:不正确|正确|错误|(?:不对|对|错)(?![\u4e00-\u9fffA-Za-z])))"
+    r"|[ \t]+(?:is|are)[ \t]+(?:not[ \t]+)?(?:the[ \t]+)?"
+    r"(?:correct|incorrect|wrong|right|true|false|best|answer)(?![A-Za-z])"
+)
+# How explanations point at options (选项D / 选项AB, D项 / D选项, option(s) B, (C) / （C）,
+# （A正确）) and state the answer (故选A, 答案为A、C, 本题选ABDE, "the answer is B").
+# A bracket opens a reference only when it closes right after the letters or judges them:
+# （A股）, （H股） and (A shares) name shares, not options.
 _REFERENCE = re.compile(
-    rf"(?P<pre>选项|[Oo]ptions?\s+|[(（]|{ANSWER_MARKER}{MARKER_GAP})"
+    rf"(?P<pre>选项|[Oo]ptions?\s+|{ANSWER_MARKER}{MARKER_GAP})"
     rf"(?P<letters>{_LETTER_RUN})(?=[^A-Za-z]|$)"
+    rf"|(?P<bracket>[(（])(?P<bracketed>{_LETTER_RUN})(?=[ \t]*[)）]|{_JUDGEMENT})"
     rf"|(?P<letters2>(?<![A-Za-z]){_LETTER_RUN})(?P<post>项|选项)"
 )
 
@@ -103,6 +116,8 @@ def remap_letter_references(text: str, mapping: Mapping[str, str], kind: ItemKin
     def replace(match: re.Match[str]) -> str:
         if match.group("letters") is not None:
             return match.group("pre") + swap(match.group("letters"))
+        if match.group("bracketed") is not None:
+            return match.group("bracket") + swap(match.group("bracketed"))
         return swap(match.group("letters2")) + match.group("post")
 
     return _REFERENCE.sub(replace, text)

@@ -318,11 +318,11 @@ def eval_command(
         settings = settings.resuming(
             run.params.backend, given=given_options(ctx, options.API_FLAGS)
         )
-        check_model(model, choices.mode)
+        check_model(model, choices.mode, settings)
     else:  # before a model loads: bad choices and an empty selection are said at once
         assert model is not None
         try:
-            check_choices(database, choices, model=model)
+            check_choices(database, choices, model=model, settings=settings)
         except ShotFileError as error:
             _fail_shot_file(error)
         settings = protocol_settings(choices, settings)

@@ -17,12 +17,8 @@ from reviewer.cli.output import print_json, terminal_text
 from reviewer.cli.runs_commands import runs_group
 
 
-def _shown(value: object) -> str:
-    from evaluator.run_text import fixed
-
-    if isinstance(value, float):
-        return fixed(value, 4)
-    return "—" if value is None else terminal_text(str(value))
+def _shown(answer: str | None) -> str:
+    return "—" if answer is None else terminal_text(answer)
 
 
 @runs_group.command("rescore")
@@ -31,8 +27,10 @@ def _shown(value: object) -> str:
 @click.pass_context
 def runs_rescore(ctx: click.Context, run_id: int, as_json: bool) -> None:
     """Read a finished run's stored outputs again with today's readers and metrics, and
-    print what changed (after a reader is fixed).  Never calls the model; writes nothing."""
+    print what changed (after a reader is fixed).  Never calls the model; writes nothing.
+    Figures are percentages, as the other run commands print them (--json keeps fractions)."""
     from evaluator.rescore import rescore_run
+    from evaluator.run_text import figure_change
 
     rescored = rescore_run(open_db(ctx), run_id)
     if as_json:
@@ -46,7 +44,7 @@ def runs_rescore(ctx: click.Context, run_id: int, as_json: bool) -> None:
         return
     click.echo(f"run {run_id}: {counted(len(rescored.items), 'prediction')} read differently today")
     for name, old, new in changes:
-        click.echo(f"  {terminal_text(name):<32} {_shown(old)} -> {_shown(new)}")
+        click.echo(f"  {terminal_text(name):<32} {figure_change(old, new)}")
     for item in rescored.items:
         click.echo(
             f"  {terminal_text(item.item_id)}: {_shown(item.old_answer)} -> "
