@@ -260,23 +260,32 @@ def unreadable_model_folder(folder: Path) -> str:
 
 
 @pytest.mark.parametrize(
-    ("spec", "said"),
+    ("spec", "said", "looked_at_first"),
     [
-        (lambda _tmp: "scripted:/no/such/answers.json", "answers.json: cannot read the file"),
-        (lambda tmp: unreadable_model_folder(tmp / "model"), "model: cannot load the model"),
+        (lambda _tmp: "scripted:/no/such/answers.json", "answers.json: cannot read the file", True),
+        (lambda _tmp: "openai:gpt-4o-mini", "no API key: set the environment variable", True),
+        (lambda tmp: unreadable_model_folder(tmp / "model"), "model: cannot load the model", False),
     ],
-    ids=["missing-script", "unreadable-folder"],
+    ids=["missing-script", "no-api-key", "unreadable-folder"],
 )
 async def test_a_model_that_does_not_load_is_reported(
     database: Database,
     approved: list[str],
     tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     spec: Callable[[Path], str],
     said: str,
+    looked_at_first: bool,
 ) -> None:
+    """What a look can tell (a missing file, no API key) is said before the shots are
+    counted: the small set has 1 shot per kind and the form asks 5 (a model checked after
+    them was said only once the shots were fixed).  A folder that fails to load is known
+    only by loading it, after the shots."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     screen = EvaluationScreen(database, "ann")
     async with mounted(screen) as pilot:
-        allow_fewer_shots(screen)  # the small set has 1 shot per kind; 5 is the default
+        if not looked_at_first:
+            allow_fewer_shots(screen)
         screen.query_one("#model-spec", Input).value = spec(tmp_path)
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "Start again")

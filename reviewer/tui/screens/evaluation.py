@@ -484,7 +484,7 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         outcome = RunStatus.FAILED.value
         reason = ""
         try:  # before a model loads: bad choices and an empty selection are said at once
-            check_choices(self.database, choices, model=spec)
+            check_choices(self.database, choices, model=spec, settings=settings)
             self.post_message(self.ModelNoticed(f"Loading {spec} ..."))
             backend = self.open_model(spec, settings)
         except FewerShotsError as error:  # said with this form's words, not the CLI's
