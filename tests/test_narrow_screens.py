@@ -32,7 +32,14 @@ from reviewer.queue import QueueProgress
 from reviewer.tui.app import make_app
 from reviewer.tui.screens.help import HelpScreen
 from reviewer.tui.screens.jump import FilterScreen
-from reviewer.tui.widgets.item_view import item_heading
+from reviewer.tui.widgets.item_view import (
+    MORE_BELOW,
+    ChoiceRow,
+    ItemTextPanel,
+    ItemView,
+    MoreBelow,
+    item_heading,
+)
 from reviewer.tui.widgets.progress import ProgressLine, between_parts, progress_text
 from reviewer.tui.widgets.reveal import RevealPanel
 
@@ -40,6 +47,30 @@ LONG_EVENTS = {
     label: f"Event {label}: " + "a long description of what happens next in the economy " * 2
     for label in "ABCDEF"
 }
+
+
+def choices_in_sight(view: ItemView) -> str:
+    """The letters of the item's choices (events) wholly in sight: in the view, not under
+    its last line while that says more is below."""
+    mark = view.query_one(MoreBelow)
+    bottom = mark.region.y if mark.display else view.content_region.bottom
+    return "".join(
+        row.label
+        for row in view.query(ChoiceRow)
+        if row.display
+        and view.content_region.contains_region(row.region)
+        and row.region.bottom <= bottom
+    )
+
+
+def says_more_below(panel: ItemTextPanel) -> bool:
+    """Whether ``panel``'s last line, on screen, says that its text runs on below."""
+    mark = panel.query_one(MoreBelow)
+    if not mark.display:
+        return False
+    bottom = panel.content_region.bottom - 1
+    assert mark.region.y == bottom and MORE_BELOW.strip() in str(mark.render())
+    return True
 
 
 async def test_space_and_page_down_scroll_the_reveal_without_tab(database: Database) -> None:
@@ -50,12 +81,18 @@ async def test_space_and_page_down_scroll_the_reveal_without_tab(database: Datab
         await pilot.press(*"abcdef", "enter")
         await settle(pilot)
         reveal = app.review_screen.query_one(RevealPanel)
+        view = app.review_screen.query_one(ItemView)
         assert reveal.max_scroll_y > 0 and reveal.scroll_y == 0
+        # Neither panel is cut silently: both say more is below, and Space is the key.
+        assert view.max_scroll_y > 0 and says_more_below(view) and says_more_below(reveal)
         focused = app.focused
         await pilot.press("space")
         await pilot.pause()
         first = reveal.scroll_y
         assert first > 0
+        # One Space took the item to its end: its last event is in sight, and no mark.
+        assert view.scroll_y == view.max_scroll_y and not says_more_below(view)
+        assert choices_in_sight(view).endswith("F")
         await pilot.press("pagedown")
         await pilot.pause()
         assert reveal.scroll_y > first
@@ -66,6 +103,7 @@ async def test_space_and_page_down_scroll_the_reveal_without_tab(database: Datab
         await pilot.press("shift+space", "shift+space")
         await pilot.pause()
         assert reveal.scroll_y == 0
+        assert says_more_below(view) and says_more_below(reveal)  # back at the top
         assert not [n for n in app._notifications if "not now" in str(n.message)]
         footer = " ".join(str(key.render()) for key in app.screen.query("FooterKey"))
         assert "Space" in footer and "Scroll" in footer
@@ -105,19 +143,30 @@ async def test_a_cflue_items_heading_keeps_its_revision_at_80_columns(
 ) -> None:
     """``knowledge:1 · multiple answers · 证券专项考试 · knowledge (record 1) · revision 1``
     is wider than 80 columns: it was cut after "(record"; the compact form leaves out the
-    source the id already names, and the wide screen keeps the whole heading."""
-    record = cflue_record(task="多项选择题", answer="AB", **{"名称": "证券专项考试"})
+    source the id already names, and the wide screen keeps the whole heading.
+
+    Revealed, its five choices are all in sight at both sizes, with their marks: at 80x24
+    the reveal below the item took the rows of D and E, and nothing said so."""
+    choices = {"A": "货币市场", "B": "债券市场", "C": "商品市场", "D": "期货市场", "E": "外汇市场"}
+    record = cflue_record(
+        task="多项选择题", answer="AB", choices=str(choices), **{"名称": "证券专项考试"}
+    )
     path = tmp_path / "knowledge.json"
     path.write_text(json.dumps([record], ensure_ascii=False), encoding="utf-8")
     import_files(database, [path])
     headings = {}
     for size in ((80, 24), (120, 35)):
-        app = make_app(database, "alice")
+        app = make_app(database, f"alice-{size[0]}")
         async with app.run_test(size=size) as pilot:
             await settle(pilot)
             heading = app.review_screen.query_one("#item-heading", Static)
             region = Region(0, 0, heading.size.width, 1)
             headings[size] = heading.render_lines(region)[0].text.strip()
+            await pilot.press("a", "c", "enter")
+            await settle(pilot)
+            view = app.review_screen.query_one(ItemView)
+            assert app.review_screen.query_one(RevealPanel).display
+            assert choices_in_sight(view) == "ABCDE", size
     assert (
         headings[(80, 24)]
         == "knowledge:1 · multiple answers · 证券专项考试 · record 1 · revision 1"

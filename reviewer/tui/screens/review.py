@@ -160,13 +160,11 @@ class ReviewScreen(Screen[None]):
 
     def watch_phase(self, phase: Phase) -> None:
         # Toggle the regions directly: a class on the screen would restyle every widget.
+        keyed = phase in (Phase.REVEALED, Phase.JUDGED, Phase.AUTHORED)
         self.query_one("#side").display = phase is not Phase.EMPTY
         self.query_one(AnswerPanel).display = phase in (Phase.BLIND, Phase.LOADING)
-        self.query_one(RevealPanel).display = phase in (
-            Phase.REVEALED,
-            Phase.JUDGED,
-            Phase.AUTHORED,
-        )
+        self.query_one(RevealPanel).display = keyed
+        self.query_one("#main").set_class(keyed, "-keyed")  # stacked: the item's room first
         self.query_one(VerdictBar).display = phase is Phase.REVEALED
         self.query_one(ProgressLine).clear_warning()  # it was about the phase before
         self._place_notices()

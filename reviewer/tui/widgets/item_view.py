@@ -29,6 +29,8 @@ from reviewer.tui.widgets.titles import SectionTitle
 
 RAW_TITLE = "stored text (raw) · v shows it as read"
 """The border title of a panel while it shows item text as stored."""
+MORE_BELOW = "▼ more below · Space scrolls "
+"""The last line of a panel whose text runs on below it (the review screen's Space)."""
 
 CHOSEN_MARK = Text("✓", style="bold")
 """Beside a choice in the blind answer."""
@@ -165,15 +167,62 @@ class ChoiceRow(Horizontal):
         self.post_message(self.Picked(self.label))
 
 
+class MoreBelow(Static):
+    """A panel's last line while its text runs on below it, so that a cut is never silent
+    (at 80×24 a five-choice item showed A–C, and nothing said D and E were there).
+
+    It lies over that line, in a layer of its own, so the text keeps its room and its
+    scrolling; scrolled to the end, it goes and the line it covered shows."""
+
+    DEFAULT_CSS = """
+    MoreBelow {
+        layer: more-below;
+        dock: bottom;
+        width: 100%;
+        height: 1;
+        display: none;
+        text-align: right;
+        text-style: bold;
+        color: $text-accent;
+        background: $panel;
+    }
+    """
+
+
 class ItemTextPanel(VerticalScroll):
     """A scrolling panel of one item's text, shown as stored (:attr:`raw`) or in its
-    display form; a subclass says how its widgets show the item (``_show_text``)."""
+    display form; a subclass composes its widgets (``compose_text``) and says how they
+    show the item (``_show_text``).  Its last line says when more is below."""
+
+    DEFAULT_CSS = """
+    ItemTextPanel {
+        layers: default more-below;
+    }
+    """
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.raw = False
         """Whether item text is shown exactly as stored instead of its display form."""
         self._item: ItemSnapshot | None = None  # the item shown, None while there is none
+        self._more_below = MoreBelow(MORE_BELOW)
+
+    def compose(self) -> ComposeResult:
+        yield from self.compose_text()
+        yield self._more_below
+
+    def compose_text(self) -> ComposeResult:
+        raise NotImplementedError
+
+    def on_resize(self) -> None:
+        self._mark_more_below()  # the text or the room for it changed
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self._mark_more_below()
+
+    def _mark_more_below(self) -> None:
+        self._more_below.display = round(self.scroll_y) < self.max_scroll_y
 
     def show_raw(self, raw: bool) -> None:
         """Show the item's text as stored (``raw``) or in its display form, in place."""
@@ -207,7 +256,7 @@ class ItemView(ItemTextPanel):
 
     can_focus = True
 
-    def compose(self) -> ComposeResult:
+    def compose_text(self) -> ComposeResult:
         yield SectionTitle(id="prompt-title")
         yield Static(id="item-prompt")
         yield SectionTitle(id="choices-title")

@@ -157,7 +157,7 @@ class RevealPanel(ItemTextPanel):
     }
     """
 
-    def compose(self) -> ComposeResult:
+    def compose_text(self) -> ComposeResult:
         yield PanelTitle("Reveal")
         yield Static(id="reveal-comparison")
         yield Static(id="reveal-judgment")
