@@ -30,6 +30,7 @@ from sqlmodel import Session, col, select
 from textual.app import App
 from textual.pilot import Pilot
 from textual.screen import Screen
+from textual.widgets._footer import FooterKey, FooterLabel  # no public module (8.2.8)
 from textual.worker import Worker, WorkerCancelled, WorkerFailed
 
 from db.engine import Database
@@ -45,6 +46,7 @@ from reviewer.judging import ItemEdit, edit_item, submit_judgment
 from reviewer.tui.app import ReviewApp
 from reviewer.tui.screens.agreement import AgreementScreen
 from reviewer.tui.screens.review import ReviewScreen
+from reviewer.tui.widgets.footer import KeyFooter
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 APPROVED_ITEMS = ItemFilter(statuses=("approved",))  # what `eval` and F4 evaluate by default
@@ -452,6 +454,19 @@ def notices(app: App[Any]) -> list[str]:
     """The messages of the notices the app shows now, oldest first (Textual 8.2.8 keeps
     them in ``App._notifications``, with no public reader)."""
     return [str(notice.message) for notice in app._notifications]
+
+
+def footer_keys(app: App[None]) -> list[str]:
+    """The keys (grouped ones too) and group labels the footer shows now, in order."""
+    shown = []
+    for child in app.screen.query_one(KeyFooter).query("*"):
+        if not child.display or not child.parent or not child.parent.display:
+            continue
+        if isinstance(child, FooterKey):
+            shown.append(child.key)
+        elif isinstance(child, FooterLabel):
+            shown.append(str(child.render()))
+    return shown
 
 
 def screen_text(app: App[None]) -> str:

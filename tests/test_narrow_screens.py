@@ -12,6 +12,7 @@ import pytest
 from helpers import (
     REVIEW_GROUPS,
     cflue_record,
+    footer_keys,
     notices,
     screen_text,
     settle,
@@ -298,6 +299,9 @@ async def test_f3_lists_every_annotators_reason_at_80_columns(database: Database
         widths = sum(column.get_render_width(queue) for column in queue.ordered_columns)
         assert widths <= queue.size.width
         assert queue.rows[next(iter(queue.rows))].height >= 2  # wrapped, not cut
+        # the decisions, and the ways to the other screens, all in the footer
+        keys = footer_keys(app)
+        assert {"a", "c", "x", "f2", "f4", "escape", "question_mark", "q"} <= set(keys), keys
 
 
 async def test_every_filter_field_and_apply_are_on_screen_at_both_sizes(

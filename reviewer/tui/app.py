@@ -34,6 +34,16 @@ from reviewer.tui.widgets.progress import ProgressLine
 if TYPE_CHECKING:
     from evaluator.backends.settings import BackendSettings
 
+AREA_SCREENS: dict[str, tuple[str, str, bool]] = {
+    "agreement": ("F2", "Agreement", False),
+    "adjudication": ("F3", "Adjudication", True),
+    "evaluation": ("F4", "Evaluation", False),
+}
+"""Other areas' screens: key, title, and whether only leads may open it."""
+
+SCREENS = Binding.Group("Screens")
+"""A lead's keys of the other screens, together in the footer."""
+
 IDLE_GC_CHECK_SECONDS = 0.25
 IDLE_GC_START_SECONDS = 2.0
 
@@ -69,15 +79,20 @@ class ReviewApp(App[None]):
     VERTICAL_BREAKPOINTS = HEIGHT_CLASSES
 
     BINDINGS = [
-        # A lead's way to the items that wait for a decision, in the review screen's footer
-        # (last to come, first to go where keys do not fit); F3 below serves everyone else.
-        Binding("f3", "adjudicate", "Adjudicate", key_display="F3"),
+        # A lead's ways to the other screens, "F2 F3 F4 Screens" (the screen's own key left
+        # out), in the footer of the review screen and of each area's screen, kept there
+        # however narrow (KeyFooter pins them).  The hidden ones below serve everyone else.
+        *[
+            Binding(key.lower(), f"lead_screen('{area}')", title, key_display=key, group=SCREENS)
+            for area, (key, title, _lead_only) in AREA_SCREENS.items()
+        ],
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("q", "quit", "Quit"),
         # --- screens of other areas --- (imported when opened)
-        Binding("f2", "open_area('agreement')", "Agreement", show=False),
-        Binding("f3", "open_area('adjudication')", "Adjudicate", show=False),
-        Binding("f4", "open_area('evaluation')", "Evaluation", show=False),
+        *[
+            Binding(key.lower(), f"open_area('{area}')", title, show=False)
+            for area, (key, title, _lead_only) in AREA_SCREENS.items()
+        ],
     ]
 
     def __init__(
@@ -213,13 +228,16 @@ class ReviewApp(App[None]):
         return not lead_only or self.queue.role == Role.LEAD
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """F3 shows as a lead's key on the review screen (an area's screen has it in ``?``)."""
-        if action == "adjudicate":
-            return self.may_open("adjudication") and not isinstance(self.screen, AreaScreen)
+        """The other screens' keys show in a lead's footer (an annotator's are in ``?``)."""
+        if action == "lead_screen":
+            # the screen whose footer asks: a dialog over it has no app keys of its own
+            under = next(screen for screen in reversed(self.screen_stack) if not screen.is_modal)
+            here = type(under).__name__ == screen_class_name(str(parameters[0]))
+            return self.queue.role == Role.LEAD and not here
         return True
 
-    def action_adjudicate(self) -> None:
-        self.action_open_area("adjudication")
+    def action_lead_screen(self, area: str) -> None:
+        self.action_open_area(area)
 
     def action_open_area(self, area: str) -> None:
         if not self.may_open(area):
@@ -237,17 +255,14 @@ class ReviewApp(App[None]):
                 notify_literally(self, said, title="For leads only", severity="warning", timeout=8)
             return
         module = importlib.import_module(f"reviewer.tui.screens.{area}")
-        screen_class = getattr(module, f"{area.capitalize()}Screen")
+        screen_class = getattr(module, screen_class_name(area))
         options = {"backend_settings": self.backend_settings} if area == "evaluation" else {}
         self.push_screen(screen_class(self.database, self.queue.annotator, **options))
 
 
-AREA_SCREENS: dict[str, tuple[str, str, bool]] = {
-    "agreement": ("F2", "Agreement", False),
-    "adjudication": ("F3", "Adjudication", True),
-    "evaluation": ("F4", "Evaluation", False),
-}
-"""Other areas' screens: key, title, and whether only leads may open it."""
+def screen_class_name(area: str) -> str:
+    """The name of ``area``'s screen class, in ``reviewer/tui/screens/<area>.py``."""
+    return f"{area.capitalize()}Screen"
 
 
 def make_app(

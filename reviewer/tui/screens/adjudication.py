@@ -80,7 +80,8 @@ class AdjudicationScreen(AreaScreen):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "approve", "Approve"),
-        Binding("c", "approve_corrected", "Approve, corrected key"),
+        # Short: at 80 columns a, c, x, Esc, F2 F4, ? and q fit ("c approves with a corrected key").
+        Binding("c", "approve_corrected", "Approve, new key"),
         Binding("x", "reject", "Reject…"),
         Binding("u", "undo_decision", "Undo my last decision"),
         Binding("o", "other_items", "Named items"),
@@ -171,7 +172,7 @@ class AdjudicationScreen(AreaScreen):
                 with VerticalScroll(id="case-scroll"):
                     yield Static("", id="case-text")
                     yield Static("", id="case-history")
-        yield KeyFooter()
+        yield KeyFooter(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#queue", DataTable).add_columns(*QUEUE_COLUMNS)

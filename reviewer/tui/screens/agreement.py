@@ -145,7 +145,8 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "refresh", "Recompute"),
-        Binding("k", "toggle_coding", "Heat map: verdicts / keep-drop"),
+        # Short: at 80 columns r, k, Esc, [ ], F3 F4, ? and q fit (the map's title says more).
+        Binding("k", "toggle_coding", "Switch heat map"),
         Binding("escape", "leave", "Back"),
         *TAB_BINDINGS,
     ]
@@ -214,7 +215,7 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
                 yield FigureNotes(id="breakdown-notes")
             with TabPane("Likely wrong keys", id="wrong-keys-tab"):
                 yield DataTable(id="wrong-keys", cursor_type="row", zebra_stripes=True)
-        yield KeyFooter()
+        yield KeyFooter(compact=True)
 
     def on_mount(self) -> None:
         from reviewer.agreement.rows import BREAKDOWN_COLUMNS

@@ -122,9 +122,9 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         Binding("ctrl+s", "start_run", "Start run", priority=True),
         Binding("ctrl+x", "stop_run", "Stop run", priority=True),
         Binding("n", "follow_newest", "Follow newest"),  # short: 80 columns fit [ ] Tabs
+        *TAB_BINDINGS,  # before Refresh, which the footer drops first (the screen polls)
         Binding("ctrl+r", "refresh", "Refresh"),
         Binding("escape", "leave", "Back"),
-        *TAB_BINDINGS,
     ]
 
     @dataclass
@@ -277,7 +277,7 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
                     id="suspects-help",
                 )
                 yield DataTable(id="suspects", cursor_type="row", zebra_stripes=True)
-        yield KeyFooter()
+        yield KeyFooter(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#figures", DataTable).add_columns(

@@ -5,9 +5,9 @@ Textual 8.2.8's ``Footer`` lets keys run off the right edge on a narrow terminal
 (at 80 columns the review screen lost ``? Help`` and ``q Quit``, and the last key
 showed through beside ``^p palette`` as a stray character).  :class:`KeyFooter`
 shows only whole keys: when they do not all fit, the command palette key goes
-first, then the screen's keys from the last one back, while help, quit and Esc
-(back, cancel) always stay.  Everything dropped is still on the help screen and
-in the command palette.
+first, then the screen's keys from the last one back, while help, quit, Esc
+(back, cancel) and a lead's keys of the other screens (F2 F3 F4) always stay.
+Everything dropped is still on the help screen and in the command palette.
 
 It also fixes a leak: ``Footer`` rebuilds its keys whenever the active bindings
 change (for the review screen: at every step of every item).  Each new
@@ -27,8 +27,9 @@ from textual.widget import Widget
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey, FooterLabel, KeyGroup  # no public module (8.2.8)
 
-PINNED_KEYS = frozenset({"question_mark", "q", "escape"})
-"""Keys that stay in the footer however narrow it is (help, quit, back or cancel)."""
+PINNED_KEYS = frozenset({"question_mark", "q", "escape", "f2", "f3", "f4"})
+"""Keys that stay in the footer however narrow it is: help, quit, back or cancel, and the
+other screens (a lead's: at 80 columns F3 was the first key to go)."""
 
 
 class KeyFooter(Footer):
@@ -37,6 +38,10 @@ class KeyFooter(Footer):
     DEFAULT_CSS = """
     KeyFooter.-compact FooterLabel {
         margin-right: 1;
+    }
+
+    KeyFooter.-compact KeyGroup > FooterKey.-grouped:first-child {
+        margin-left: 0;  /* one space before a group, as before a key */
     }
     """
 
@@ -134,7 +139,9 @@ class KeyFooter(Footer):
 
     @staticmethod
     def _pinned(unit: list[Widget]) -> bool:
-        return any(isinstance(widget, FooterKey) and widget.key in PINNED_KEYS for widget in unit)
+        """Whether ``unit`` holds a pinned key, alone or in its group."""
+        keys = [key for widget in unit for key in (widget, *widget.children)]
+        return any(isinstance(key, FooterKey) and key.key in PINNED_KEYS for key in keys)
 
 
 def types(widget: Widget, key: str) -> bool:
