@@ -164,7 +164,9 @@ class ReviewScreen(Screen[None]):
         self.query_one("#side").display = phase is not Phase.EMPTY
         self.query_one(AnswerPanel).display = phase in (Phase.BLIND, Phase.LOADING)
         self.query_one(RevealPanel).display = keyed
-        self.query_one("#main").set_class(keyed, "-keyed")  # stacked: the item's room first
+        # Stacked, the item's room first (app.tcss); restyling all under #main took 12 ms.
+        main = self.query_one("#main").set_class(keyed, "-keyed", update=False)
+        self.app.stylesheet.update_nodes([main, *main.children])
         self.query_one(VerdictBar).display = phase is Phase.REVEALED
         self.query_one(ProgressLine).clear_warning()  # it was about the phase before
         self._place_notices()
