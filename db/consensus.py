@@ -67,6 +67,7 @@ from db.item_posterior import (
 from db.item_scope import EVERY_ITEM, ItemScope
 from db.items import id_order
 from db.json_types import FieldsAsJson, JsonObject, JsonValue
+from db.serial_imports import one_thread_importing
 from db.vocabulary import ItemKind
 from db.words import counted
 
@@ -317,7 +318,8 @@ def _as_dicts(probas: pd.DataFrame) -> dict[str, dict[str, float]]:
 
 
 def _jeffreys(successes: float, n: int) -> tuple[float, float]:
-    from scipy.stats import beta
+    with one_thread_importing():
+        from scipy.stats import beta
 
     tail = (1 - INTERVAL) / 2
     a, b = successes + 0.5, n - successes + 0.5
@@ -371,7 +373,8 @@ def _answer_consensus(
     """The answer task: fitted on every rating, then again without the raters who do
     no better than guessing (the one-coin model would read their answers as evidence
     against what they said, where they are no evidence at all)."""
-    from crowdkit.aggregation import OneCoinDawidSkene
+    with one_thread_importing():
+        from crowdkit.aggregation import OneCoinDawidSkene
 
     gold_rows = [
         (item_id, GOLD_RATER, spaces[item_id].label(truth.answer))
@@ -425,7 +428,8 @@ def consensus_from_inputs(
 
 
 def _fit_consensus(inputs: ConsensusInputs, item_ids: Collection[str] | None) -> Consensus:
-    from crowdkit.aggregation import DawidSkene
+    with one_thread_importing():
+        from crowdkit.aggregation import DawidSkene
 
     spaces = _label_spaces(inputs)
     answers, raters = _answer_consensus(inputs, spaces)

@@ -45,6 +45,7 @@ from math import factorial, sqrt
 from statistics import mean
 
 from db.answers import pairwise_accuracy
+from db.serial_imports import one_thread_importing
 from db.vocabulary import FailureKind, ItemKind
 from evaluator.kinds import Metric, kind_spec
 from evaluator.results import (
@@ -163,7 +164,8 @@ def wilson_interval(successes: int, n: int) -> tuple[float, float]:
 
 def weighted_f1(keys: Sequence[str], predictions: Sequence[str | None]) -> float:
     """CFLUE's answer F1: weighted over answer-string classes; unparsed is its own class."""
-    from sklearn.metrics import f1_score
+    with one_thread_importing():
+        from sklearn.metrics import f1_score
 
     predicted = [UNPARSED_LABEL if answer is None else answer for answer in predictions]
     return float(f1_score(list(keys), predicted, average="weighted", zero_division=0))

@@ -26,6 +26,7 @@ from db.items import id_order
 from db.model_answers import model_answers
 from db.models import EvalRun, Item, ItemRevision, Prediction
 from db.rows import from_row
+from db.serial_imports import one_thread_importing
 from db.vocabulary import EvalMode, FailureKind, ItemKind, RunStatus
 from db.words import counted
 from evaluator.item_filter import filter_differences
@@ -429,7 +430,8 @@ def compare_runs(db: Database, run_a: int, run_b: int) -> RunComparison:
     discordant = len(only_a) + len(only_b)
     p_value = None
     if discordant:
-        from scipy.stats import binomtest
+        with one_thread_importing():
+            from scipy.stats import binomtest
 
         p_value = float(binomtest(len(only_a), discordant, 0.5).pvalue)
     return RunComparison(

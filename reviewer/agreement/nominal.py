@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from db.serial_imports import one_thread_importing
 from reviewer.agreement.bootstrap import BootstrapSettings, Figure, with_interval
 from reviewer.agreement.coefficients import alpha_statistic, unit_patterns
 from reviewer.agreement.data import within_unit_pairs
@@ -41,9 +42,10 @@ class Codes:
 
 def import_reference_libraries() -> None:
     """Import krippendorff, statsmodels and scikit-learn now (they take a second or two)."""
-    import krippendorff  # noqa: F401
-    from sklearn.metrics import cohen_kappa_score  # noqa: F401
-    from statsmodels.stats.inter_rater import fleiss_kappa  # noqa: F401
+    with one_thread_importing():
+        import krippendorff  # noqa: F401
+        from sklearn.metrics import cohen_kappa_score  # noqa: F401
+        from statsmodels.stats.inter_rater import fleiss_kappa  # noqa: F401
 
 
 def _pairable_value_counts(codes: Codes) -> tuple[FloatArray, IntArray]:
@@ -66,7 +68,8 @@ def _one_category_reason(codes: Codes, used: IntArray, what: str) -> str:
 def alpha_point(codes: Codes, *, what: str = "value") -> Figure:
     """Nominal Krippendorff's alpha (the ``krippendorff`` package) over every unit judged
     at least twice, missing judgments allowed; no interval."""
-    import krippendorff
+    with one_thread_importing():
+        import krippendorff
 
     table, used = _pairable_value_counts(codes)
     if table.shape[0] == 0:
@@ -127,7 +130,8 @@ def fleiss_point(codes: Codes, raters: int | None, *, what: str = "value") -> Fi
     Fleiss' kappa needs the same number of ratings per item; units judged more or
     fewer times are left out (Krippendorff's alpha uses them all).
     """
-    from statsmodels.stats.inter_rater import fleiss_kappa
+    with one_thread_importing():
+        from statsmodels.stats.inter_rater import fleiss_kappa
 
     if raters is None:
         return Figure.undefined(NO_PAIRS)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from db.serial_imports import one_thread_importing
 from reviewer.agreement.bootstrap import (
     BootstrapSettings,
     Figure,
@@ -127,7 +128,8 @@ def _carried(statistic: WeightedStatistic, carry: FloatArray) -> WeightedStatist
 
 def _cohen_point(cells: IntArray, counts: IntArray, n_values: int, labels: Sequence[str]) -> Figure:
     """Cohen's kappa (scikit-learn) from confusion cells ``first * n_values + second``."""
-    from sklearn.metrics import cohen_kappa_score
+    with one_thread_importing():
+        from sklearn.metrics import cohen_kappa_score
 
     first, second = np.divmod(cells, n_values)
     total = int(counts.sum())
