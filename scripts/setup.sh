@@ -16,7 +16,10 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
 fi
 
 echo "setting up .venv (first time takes a minute or two)..." >&2
-python -m pip install -q --upgrade pip
+# pip itself only where it is too old for an editable install from pyproject.toml (21.3):
+# upgrading a recent pip fetched it again on every first setup, for nothing.
+python -c 'import sys, pip; sys.exit(tuple(map(int, pip.__version__.split(".")[:2])) < (21, 3))' ||
+  python -m pip install -q --upgrade pip
 # --no-compile: compiling every module of every wheel was 60% of a first setup, and
 # vetbench imports a fifth of them; warm_bytecode.py below compiles those, on all cores.
 pip_install() { python -m pip install -q --no-compile "$@"; }
