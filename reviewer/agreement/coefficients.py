@@ -22,12 +22,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import sparse
 
+from db.serial_imports import one_thread_importing
 from reviewer.agreement.bootstrap import WeightedStatistic
+
+if TYPE_CHECKING:
+    from scipy import sparse
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
@@ -54,6 +58,9 @@ class Patterns:
 
     def value_counts(self) -> sparse.csr_array:
         """(patterns x values) counts of each value in each pattern."""
+        with one_thread_importing():  # scipy is imported by whichever thread needs it first
+            from scipy import sparse
+
         rows, positions = np.nonzero(self.codes >= 0)
         values = self.codes[rows, positions]
         return sparse.csr_array(
