@@ -8,7 +8,8 @@ picks, for every item, one of the item's possible answers uniformly at random
 true/false item, any non-empty set of options of a multi-answer item), and is
 scored like a model: accuracy over every item, weighted F1 (CFLUE's: each answer
 string a class, weighted by the key's support) over the multiple-choice items.
-The draws come from one seed, so a table is the same every time it is printed.
+The draws come from one seed and fall on the items in id order, so a table is the same
+every time it is printed, and the same items give every table the same row.
 The exact expectation of accuracy (``metrics.chance_accuracy``) stands beside it.
 """
 
@@ -76,7 +77,11 @@ def simulated_guessers(
     module docstring); None when no row says how many events or options its item has."""
     import numpy as np
 
-    items = [row for row in rows if not row.is_infrastructure_failure and row.labels > 0]
+    # by id: the draws fall on the same items whatever order the runs stored them in
+    items = sorted(
+        (row for row in rows if not row.is_infrastructure_failure and row.labels > 0),
+        key=lambda row: row.item_id,
+    )
     if not items or guessers < 2:
         return None
     rng = np.random.default_rng(seed)

@@ -554,6 +554,29 @@ def test_the_simulated_guessers_match_scikit_learn_and_the_expectation() -> None
     assert simulated_guessers(rows) == found  # seeded: the same every time
 
 
+def test_the_simulated_guessers_of_the_same_items_are_the_same_in_any_order() -> None:
+    """Runs store their predictions in their own order (a release's items by id, others as
+    stored): the same items give every table the same random row."""
+    from db.vocabulary import ItemKind
+    from evaluator.metrics import ScoredPrediction
+    from evaluator.random_baseline import simulated_guessers
+
+    keys = {
+        ItemKind.SINGLE: "ABCD",
+        ItemKind.MULTI: ("AB", "ACD", "D"),
+        ItemKind.ORDERING: ("DACB", "ABCD"),
+    }
+    rows = [
+        ScoredPrediction(f"{kind}:{n}", kind, "s", key, None, False, labels=4)
+        for kind, choices in keys.items()
+        for n, key in enumerate(choices * 5)
+    ]
+    found = simulated_guessers(rows)
+    assert found is not None
+    assert simulated_guessers(rows[::-1]) == found
+    assert simulated_guessers(sorted(rows, key=lambda row: row.key)) == found
+
+
 def test_tables_have_a_simulated_random_row_beside_the_exact_one(url: str) -> None:
     eval_json(url, "--model", ORACLE, "--protocol", "cflue")
     (table,) = json.loads(ok(run_cli(url, "runs", "table", "--shape", "cflue", "--json")).stdout)

@@ -152,3 +152,83 @@ def test_a_file_vetbench_did_not_write_is_refused_in_one_sentence(
     code, output = _verify(released, path)
     assert code == 1 and output.strip().endswith(message), output
     assert "Error(" not in output and len(output.strip().splitlines()) == 1
+
+
+def _rewrite_first_doc(data: Path, change: dict[str, object]) -> str:
+    """Give the first document of a JSON Lines data file the fields ``change``; its id."""
+    lines = data.read_text(encoding="utf-8").splitlines(keepends=True)
+    doc = json.loads(lines[0])
+    doc.update(change)
+    lines[0] = json.dumps(doc, ensure_ascii=False) + "\n"
+    data.write_text("".join(lines), encoding="utf-8")
+    return str(doc["id"])
+
+
+def test_the_lm_eval_score_mode_tasks_are_checked_as_the_generation_tasks_are(
+    released: Database, tmp_path: Path
+) -> None:
+    """lm-eval scores its `multiple_choice` tasks by `target_index` among `choice_texts`:
+    a copy of each item the generation tasks do not vouch for."""
+    out = _export(released, tmp_path / "lm", "--format", "lm-eval")
+    assert _verify(released, out)[0] == 0
+    manifest = json.loads((out / "vetbench-export.json").read_text(encoding="utf-8"))
+    single = next(task for task in manifest["score_tasks"] if "single" in task)
+    data = out / "data" / f"{single}.jsonl"
+    original = data.read_text(encoding="utf-8")
+    first = json.loads(original.splitlines()[0])
+    wrong = (first["target_index"] + 1) % len(first["candidates"])
+
+    item = _rewrite_first_doc(data, {"target_index": wrong})
+    code, output = _verify(released, out)
+    assert code == 1 and "does NOT match release v1" in output
+    assert f"data/{single}.jsonl: line 1: {item}: its target" in output
+
+    data.write_text(original, encoding="utf-8")
+    _rewrite_first_doc(data, {"answer": first["candidates"][wrong]})
+    code, output = _verify(released, out)
+    assert code == 1 and f"data/{single}.jsonl: line 1: {item}: " in output
+
+    data.write_text("".join(original.splitlines(keepends=True)[1:]), encoding="utf-8")
+    code, output = _verify(released, out)
+    assert code == 1 and "does NOT match release v1" in output
+    assert f"missing from the score-mode tasks: {item}" in output
+
+    data.write_text(original + original.splitlines(keepends=True)[0], encoding="utf-8")
+    code, output = _verify(released, out)
+    assert code == 1 and f"{item}: appears again (first at data/{single}.jsonl: line 1)" in output
+
+
+@pytest.mark.parametrize(("export_format", "data"), [("hf", "test"), ("lm-eval", None)])
+def test_an_edited_answer_text_does_not_match(
+    released: Database, tmp_path: Path, export_format: str, data: str | None
+) -> None:
+    """`answer_text` is the key as people (and lm-eval's `doc_to_target`) read it."""
+    out = _export(released, tmp_path / "out", "--format", export_format)
+    if data is None:
+        manifest = json.loads((out / "vetbench-export.json").read_text(encoding="utf-8"))
+        data = next(task for task in manifest["tasks"] if "ordering" in task)
+    path = out / "data" / f"{data}.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    number, doc = next(
+        (n, json.loads(line)) for n, line in enumerate(lines, 1) if "ordering" in line
+    )
+    doc["answer_text"] = doc["answer_text"][::-1]  # "D, A, C, B" read backwards
+    lines[number - 1] = json.dumps(doc, ensure_ascii=False)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, output = _verify(released, out)
+    assert code == 1 and "does NOT match release v1" in output
+    assert f"data/{data}.jsonl: line {number}: {doc['id']}: its answer_text" in output
+
+
+def test_a_score_mode_document_without_its_target_is_not_one_vetbench_wrote(
+    released: Database, tmp_path: Path
+) -> None:
+    out = _export(released, tmp_path / "lm", "--format", "lm-eval")
+    manifest = json.loads((out / "vetbench-export.json").read_text(encoding="utf-8"))
+    single = next(task for task in manifest["score_tasks"] if "single" in task)
+    data = out / "data" / f"{single}.jsonl"
+    data.write_text(data.read_text(encoding="utf-8").replace('"target_index"', '"uarget_index"'))
+    code, output = _verify(released, out)
+    assert code == 1 and output.strip().endswith(
+        f"data/{single}.jsonl: line 1: has no target_index field; not a record vetbench wrote"
+    ), output

@@ -254,6 +254,17 @@ def test_list_and_show(released: Database) -> None:
     assert unknown.exit_code == 1 and "no release named 'v7' (releases: v1)" in unknown.output
 
 
+def test_the_list_keeps_its_columns_beside_a_chinese_name(released: Database) -> None:
+    """A Chinese character takes two terminal cells: the hashes stay in one column."""
+    from db.visible_text import east_asian_cell_len
+
+    ok(run_cli(released, "release", "create", "发布二", "--as", "lena"))
+    lines = ok(run_cli(released, "release", "list")).output.splitlines()
+    assert [line.split()[0] for line in lines] == ["v1", "发布二"]
+    hash_cells = {east_asian_cell_len(line[: line.index(line.split()[1])]) for line in lines}
+    assert len(hash_cells) == 1, lines
+
+
 def test_sqlite_triggers_hold_for_raw_sql(tmp_path: Path) -> None:
     from db.engine import open_database
 

@@ -9,8 +9,12 @@ same kinds and sources: one missing, added or altered is a difference.
 What each export holds of an item: the item files, the Hugging Face rows and the JSONL
 history hold its text and key (EconLogicQA CSV and CFLUE JSON carry no language: the
 release's is taken); an lm-eval task holds the built prompt, not the item's own text, so
-there its id, revision, kind, language and key are compared.  EconLogicQA CSV writes an
-empty explanation and none alike, as an empty cell: such a cell matches either.
+there its id, revision, kind, language, option labels and key are compared, in the
+generation tasks and again in the score-mode tasks (lm-eval's ``multiple_choice``: each item
+of the part with few enough candidates once, its target the key).  What a Hugging Face row or
+an lm-eval document states of its key besides ``answer`` (``answer_text``, a score-mode
+target) must state that key.  EconLogicQA CSV writes an empty explanation and none alike,
+as an empty cell: such a cell matches either.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from db.answers import parse_answer
+from db.answers import format_answer, parse_answer
 from db.engine import Database
 from db.errors import VetbenchError
 from db.formats import detect_format
@@ -38,6 +42,7 @@ from db.formats.base import (
 )
 from db.formats.cflue import TASK_KINDS, parse_choices
 from db.formats.econlogicqa import ANSWER, EXPLANATION, QUESTION
+from db.items import ItemSnapshot
 from db.json_input import JsonInputError, loads
 from db.json_types import JsonObject, attributes_json
 from db.releases import (
@@ -53,6 +58,7 @@ from db.releases import (
 from db.vocabulary import ItemKind
 from db.words import agreeing, counted
 from evaluator.exports.folder import MANIFEST_NAME
+from evaluator.kinds import kind_spec
 
 __all__ = ["ExportVerification", "verify_export"]
 
@@ -74,6 +80,9 @@ class _Exported:
     explanation: str | None
     # EconLogicQA CSV writes no explanation and an empty one alike, as an empty cell.
     empty_cell: bool = False
+    # Why a field that states the key again (``answer_text``, a score-mode target) does
+    # not state ``key``; None when none disagrees.
+    restated: str | None = None
 
     @property
     def explanations(self) -> tuple[str | None, ...]:
@@ -88,9 +97,11 @@ class _Exported:
         prompt: str | None,
         choices: dict[str, str],
         explanation: str | None,
+        *,
+        scored: bool = False,
     ) -> _Exported:
         """An item from a Hugging Face row or an lm-eval doc: both hold its id, revision,
-        kind, language and key under the same names."""
+        kind, language and key under the same names, and the key written out again."""
         return cls(
             where=where,
             item_id=row["id"],
@@ -101,7 +112,29 @@ class _Exported:
             choices=choices,
             key=row["answer"],
             explanation=explanation,
+            restated=_restated(row, scored=scored),
         )
+
+
+def _restated(row: dict[str, Any], *, scored: bool) -> str | None:
+    """Why a Hugging Face row's or an lm-eval doc's other statements of its key disagree
+    with its ``answer``, or None: ``answer_text`` (the key as people read it, and lm-eval's
+    target in a generation task) and, in a score-mode task, its candidates (every answer
+    its options allow, as ``vetbench eval --mode score`` ranks them) and the one of them
+    lm-eval counts right, ``target_index`` (``scored``: a document of a score-mode task)."""
+    kind, key = row["kind"], row["answer"]
+    if row["answer_text"] != format_answer(kind, key):
+        return f"its answer_text {row['answer_text']!r} is not its answer {key} written out"
+    if not scored:
+        return None
+    candidates = kind_spec(kind).score_candidates(row["labels"]) or []
+    texts = [format_answer(kind, candidate) for candidate in candidates]
+    if row["candidates"] != candidates or row["choice_texts"] != texts:
+        return "its candidates are not every answer its options allow"
+    target = candidates.index(key) if key in candidates else None
+    if row["target_index"] != target:
+        return f"its target_index {row['target_index']!r} is not its answer's ({target!r})"
+    return None
 
 
 @dataclass(frozen=True)
@@ -246,7 +279,12 @@ def _names(value: object, where: str) -> tuple[str, ...] | None:
     return tuple(value)
 
 
-def _folder(path: Path) -> tuple[_Claim, list[_Exported]]:
+# What an export holds: its claim, its items, and an lm-eval task's score-mode copies of
+# them (None for the formats that have none).
+_Contents = tuple[_Claim, list[_Exported], list[_Exported] | None]
+
+
+def _folder(path: Path) -> _Contents:
     manifest_path = path / MANIFEST_NAME
     if not manifest_path.is_file():
         raise _Unreadable(f"{path}: no {MANIFEST_NAME}; not a folder vetbench exported")
@@ -261,20 +299,29 @@ def _folder(path: Path) -> tuple[_Claim, list[_Exported]]:
         sources=_names(manifest.get("sources"), f"{manifest_path}: sources"),
         items=count if isinstance(count, int) else None,
     )
-    items: list[_Exported] = []
     if manifest.get("format") == "hf":
+        items = []
         for number, row in _json_lines(path / HF_DATA):
             where = f"{HF_DATA}: line {number}"
             items.append(_read(f"{path}: {where}", partial(_hf_row, where, row)))
-    elif manifest.get("format") == "lm-eval":
-        for task in manifest.get("tasks", []):
-            data = f"data/{task}.jsonl"
-            for number, doc in _json_lines(path / data):
-                where = f"{data}: line {number}"
-                items.append(_read(f"{path}: {where}", partial(_lm_eval_doc, where, doc)))
-    else:
-        raise _Unreadable(f"{path}: a folder of format {manifest.get('format')!r} is not known")
-    return claim, items
+        return claim, items, None
+    if manifest.get("format") == "lm-eval":
+        tasks, score_tasks = manifest.get("tasks", []), manifest.get("score_tasks", [])
+        return claim, _lm_eval_docs(path, tasks), _lm_eval_docs(path, score_tasks, scored=True)
+    raise _Unreadable(f"{path}: a folder of format {manifest.get('format')!r} is not known")
+
+
+def _lm_eval_docs(path: Path, tasks: list[str], *, scored: bool = False) -> list[_Exported]:
+    """The items of an lm-eval export's ``tasks`` (``scored``: its score-mode tasks), from
+    their data files."""
+    items = []
+    for task in tasks:
+        data = f"data/{task}.jsonl"
+        for number, doc in _json_lines(path / data):
+            where = f"{data}: line {number}"
+            build = partial(_lm_eval_doc, where, doc, scored=scored)
+            items.append(_read(f"{path}: {where}", build))
+    return items
 
 
 def _hf_row(where: str, row: dict[str, Any]) -> _Exported:
@@ -282,8 +329,9 @@ def _hf_row(where: str, row: dict[str, Any]) -> _Exported:
     return _Exported.from_row(where, row, row["question"], choices, row["explanation"])
 
 
-def _lm_eval_doc(where: str, doc: dict[str, Any]) -> _Exported:
-    return _Exported.from_row(where, doc, None, dict.fromkeys(doc["labels"], ""), None)
+def _lm_eval_doc(where: str, doc: dict[str, Any], *, scored: bool) -> _Exported:
+    labels = dict.fromkeys(doc["labels"], "")
+    return _Exported.from_row(where, doc, None, labels, None, scored=scored)
 
 
 def _jsonl_record(where: str, record: dict[str, Any]) -> _Exported:
@@ -335,7 +383,7 @@ HF_DATA = "data/test.jsonl"
 _STAMPED = (STAMP_RELEASE, STAMP_RELEASE_HASH, STAMP_SELECTION)
 
 
-def _file(path: Path) -> tuple[_Claim, list[_Exported]]:
+def _file(path: Path) -> _Contents:
     """The claim and items of an item file (the stamp of its first record; each record's
     own stamp must agree)."""
     format_name = detect_format(path)
@@ -382,7 +430,7 @@ def _file(path: Path) -> tuple[_Claim, list[_Exported]]:
         kinds = _names(chosen.get("kinds"), where) or ()
         sources = _names(chosen.get("sources"), where) or ()
     claim = _Claim(first[STAMP_RELEASE], first[STAMP_RELEASE_HASH], kinds, sources)
-    return claim, items
+    return claim, items, None
 
 
 def _part(kinds: tuple[str, ...], sources: tuple[str, ...]) -> str:
@@ -400,7 +448,7 @@ def verify_export(
     a folder's item count.  A :class:`~db.releases.ReleaseError` when it names none or
     cannot be read."""
     try:
-        claim, exported = _folder(path) if path.is_dir() else _file(path)
+        claim, exported, score_copies = _folder(path) if path.is_dir() else _file(path)
     except FormatError as error:
         raise _Unreadable(f"{error}; not an export vetbench wrote") from None
     name = claim.release
@@ -411,35 +459,15 @@ def verify_export(
     with db.session() as session:
         release = get_release(session, name)
         members = {member.item_id: member for member in release_members(session, name)}
-        keys = {item.id: item.key for item in release_items(session, name)}
+        frozen = {item.id: item for item in release_items(session, name)}
     differences: list[str] = []
     if claim.release_hash != release.hash:
         differences.append(
             f"the export names hash {claim.release_hash[:12]}, the release's is {release.hash[:12]}"
         )
-    first: dict[str, _Exported] = {}
     hashes: dict[str, str] = {}
-    for item in exported:
-        label = item.item_id or "(no id)"
-        earlier = first.get(item.item_id)
-        if earlier is not None:
-            differences.append(
-                f"{path}: {item.where}: {label}: appears again (first at {earlier.where}); "
-                "an export holds each item once"
-            )
-        else:
-            first[item.item_id] = item
-        member = members.get(item.item_id)
-        if member is None:
-            differences.append(f"{path}: {item.where}: {label}: not in release {name}")
-            continue
-        problem = _compare(item, member, keys[item.item_id])
-        if problem:
-            differences.append(f"{path}: {item.where}: {label}: {problem}")
-        if problem or hashes.get(item.item_id, member.content_hash) != member.content_hash:
-            hashes[item.item_id] = "differs"
-        else:
-            hashes[item.item_id] = member.content_hash
+    compare = partial(_compare_each, path, name, members, frozen, differences, hashes)
+    first = compare(exported)
     held = [members[i] for i in first if i in members]
     recorded = claim.kinds is not None and claim.sources is not None
     if recorded:
@@ -452,12 +480,14 @@ def verify_export(
         for m in members.values()
         if (not kinds or m.kind in kinds) and (not sources or m.source in sources)
     ]
-    for item_id, item in first.items():
-        member = members.get(item_id)
+    # lm-eval's score-mode tasks hold each item again, but one with too many candidates
+    scored = compare(score_copies or [])
+    for item in [*first.values(), *scored.values()]:
+        member = members.get(item.item_id)
         if recorded and member is not None and member not in expected:
             differences.append(
-                f"{path}: {item.where}: {item_id}: a {member.kind} item from {member.source}, "
-                f"outside what the export says it holds ({_part(kinds, sources)})"
+                f"{path}: {item.where}: {item.item_id}: a {member.kind} item from "
+                f"{member.source}, outside what the export says it holds ({_part(kinds, sources)})"
             )
     # the part named by what narrows it: all the release's kinds (or sources) go unsaid
     if {m.kind for m in members.values()} <= set(kinds):
@@ -467,11 +497,16 @@ def verify_export(
     part = _part(kinds, sources) if len(expected) < len(members) else None
     missing = [m.item_id for m in expected if m.item_id not in first]
     if missing:
-        shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
-        of = f"{len(missing)} of {part}" if part else counted(len(missing), "item")
-        differences.append(
-            f"{of} of release {name} {agreeing(len(missing), 'is', 'are')} missing: {shown}"
-        )
+        differences.append(_missing(missing, part, name, ""))
+    if score_copies is not None:
+        unscored = [
+            m.item_id
+            for m in expected
+            if m.item_id not in scored
+            and kind_spec(m.kind).score_candidates(frozen[m.item_id].labels) is not None
+        ]
+        if unscored:
+            differences.append(_missing(unscored, part, name, " from the score-mode tasks"))
     if claim.items is not None and claim.items != len(first):
         differences.append(
             f"{path / MANIFEST_NAME}: says the export holds {counted(claim.items, 'item')}, "
@@ -491,7 +526,52 @@ def verify_export(
     )
 
 
-def _compare(item: _Exported, member: ReleaseMember, key: str) -> str | None:
+def _compare_each(
+    path: Path,
+    name: str,
+    members: dict[str, ReleaseMember],
+    frozen: dict[str, ItemSnapshot],
+    differences: list[str],
+    hashes: dict[str, str],
+    exported: list[_Exported],
+) -> dict[str, _Exported]:
+    """Each exported item compared with release ``name``'s: ``differences`` gets what
+    differs (an item given twice, one not in the release, one altered), ``hashes`` each
+    item's content hash (``differs`` for an altered one).  The items by id, each the first
+    given."""
+    first: dict[str, _Exported] = {}
+    for item in exported:
+        label = item.item_id or "(no id)"
+        earlier = first.get(item.item_id)
+        if earlier is not None:
+            differences.append(
+                f"{path}: {item.where}: {label}: appears again (first at {earlier.where}); "
+                "an export holds each item once"
+            )
+        else:
+            first[item.item_id] = item
+        member = members.get(item.item_id)
+        if member is None:
+            differences.append(f"{path}: {item.where}: {label}: not in release {name}")
+            continue
+        problem = _compare(item, member, frozen[item.item_id]) or item.restated
+        if problem:
+            differences.append(f"{path}: {item.where}: {label}: {problem}")
+        if problem or hashes.get(item.item_id, member.content_hash) != member.content_hash:
+            hashes[item.item_id] = "differs"
+        else:
+            hashes[item.item_id] = member.content_hash
+    return first
+
+
+def _missing(missing: list[str], part: str | None, name: str, where: str) -> str:
+    """``2 items of release v1 are missing: a:1, a:2`` (``where`` after ``missing``)."""
+    shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
+    of = f"{len(missing)} of {part}" if part else counted(len(missing), "item")
+    return f"{of} of release {name} {agreeing(len(missing), 'is', 'are')} missing{where}: {shown}"
+
+
+def _compare(item: _Exported, member: ReleaseMember, frozen: ItemSnapshot) -> str | None:
     """Why the exported item is not the release's, or None."""
     if item.revision is not None and item.revision != member.revision:
         return f"revision {item.revision}, the release froze revision {member.revision}"
@@ -500,8 +580,12 @@ def _compare(item: _Exported, member: ReleaseMember, key: str) -> str | None:
     language = item.language or member.language
     if language != member.language:
         return f"language {language}, the release's is {member.language}"
-    if item.prompt is None:  # lm-eval: the key is what can be compared
-        return None if item.key == key else f"key {item.key}, the release's is {key}"
+    if item.prompt is None:  # lm-eval: the options and the key are what can be compared
+        if list(item.choices) != frozen.labels:
+            return (
+                f"options {', '.join(item.choices)}, the release's are {', '.join(frozen.labels)}"
+            )
+        return None if item.key == frozen.key else f"key {item.key}, the release's is {frozen.key}"
     digests = [
         content_hash(
             kind=item.kind,

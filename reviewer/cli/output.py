@@ -11,7 +11,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import click
 
-from db.visible_text import one_line, visible_text
+from db.visible_text import east_asian_cell_len, one_line, visible_text
 
 State = TypeVar("State")
 MIN_BAR = 5  # cells of bar a progress line keeps however long its text
@@ -24,6 +24,12 @@ def terminal_text(value: object, width: int | None = None) -> str:
     review app shows them; with ``width``, longer text is cut and ends in ``…``.
     """
     return one_line(str(value), width)
+
+
+def padded(text: str, cells: int) -> str:
+    """``text`` (already fit for a terminal) and spaces to fill ``cells`` terminal cells: a
+    column of names stays aligned when some are Chinese (two cells a character)."""
+    return text + " " * (cells - east_asian_cell_len(text))
 
 
 def terminal_block(value: str) -> str:

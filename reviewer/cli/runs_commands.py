@@ -17,7 +17,13 @@ from db.vocabulary import EvalProtocol, FailureKind, RunStatus, values
 from db.words import counted
 from reviewer.cli import options
 from reviewer.cli.common import fail, open_db
-from reviewer.cli.output import print_json, printed_json_or_empty, terminal_block, terminal_text
+from reviewer.cli.output import (
+    padded,
+    print_json,
+    printed_json_or_empty,
+    terminal_block,
+    terminal_text,
+)
 
 if TYPE_CHECKING:
     from evaluator.results import Figures, PredictionView, RunFigures, RunProgress
@@ -84,7 +90,7 @@ def _breakdown_lines(breakdown: Mapping[str, Figures]) -> list[str]:
     shown = {name: terminal_text(name) for name in breakdown}
     width = max([18, *(east_asian_cell_len(text) + 1 for text in shown.values())])
     return [
-        f"  {shown[name]}{' ' * (width - east_asian_cell_len(shown[name]))}"
+        f"  {padded(shown[name], width)}"
         f"n={group.n:<5} acc {number(group.accuracy, percent=True):>6} {interval(group.accuracy_ci, percent=True)}  "
         f"unparsed {number(group.unparsed_rate, percent=True)}"
         + (f"  failed {group.infrastructure_failures}" if group.infrastructure_failures else "")
