@@ -496,6 +496,17 @@ def test_runs_table_formats(tabled: str, table_format: str, marks: list[str]) ->
         assert "expert.json" in shown and "\\bottomrule" in shown
 
 
+def test_runs_table_csv_titles_each_table_on_stderr(tabled: str) -> None:
+    """Several tables as CSV: stdout holds only the tables, a blank line apart, and stderr
+    says which is which, in the same order (a reader could not tell them apart)."""
+    result = ok(run_cli(tabled, "runs", "table", "--format", "csv"))
+    blocks = result.stdout.strip("\n").split("\n\n")
+    titles = [line for line in result.stderr.splitlines() if line.startswith("table: ")]
+    assert len(blocks) == len(titles) == 2
+    assert "EconLogicQA" in titles[0] and "CFLUE" in titles[1]
+    assert all(block.startswith("model,") for block in blocks)
+
+
 def test_runs_table_breakdowns_by_subject_and_length(tabled: str) -> None:
     tables = table_json(tabled, "--protocol", "cflue", "--by", "subject", "--by", "length")
     by_name = {table["name"]: table for table in tables}

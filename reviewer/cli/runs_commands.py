@@ -380,7 +380,8 @@ def runs_suspects(ctx: click.Context, min_models: int, as_json: bool) -> None:
 @options.format_choice(
     "table_format",
     TABLE_FORMATS,
-    "Aligned text, Markdown, CSV (mean and sd apart) or LaTeX (booktabs).",
+    "Aligned text, Markdown, CSV (mean and sd apart; each table's title and notes on "
+    "stderr) or LaTeX (booktabs).",
     default="text",
 )
 @options.json("Print the tables as JSON (fractions).")
@@ -418,21 +419,22 @@ def runs_table(
         empty="no finished runs to tabulate; start one with `vetbench eval --model demo`",
     ):
         return
-    # Where runs side by side evaluated other items, the table says so (CSV: on stderr).
+    # Where runs side by side evaluated other items, the table says so.  CSV holds nothing
+    # but the table: its title (which says the release and shape, so tables printed one
+    # after another can be told apart) and notes go to stderr, each just before its table.
     prefix = {"text": "note: ", "md": "> note: ", "latex": "% note: "}.get(table_format)
-    rendered = []
-    for table in tables:
+    for number, table in enumerate(tables):
         notes = [terminal_text(note) for note in table.notes]
+        rendered = render_table(table, table_format, clean=terminal_text)
+        if number:
+            click.echo("")
         if prefix is None:
+            click.echo(f"table: {terminal_text(table.title)}", err=True)
             for note in notes:
                 click.echo(f"note: {note}", err=True)
-        rendered.append(
-            "\n".join(
-                [render_table(table, table_format, clean=terminal_text)]
-                + [f"{prefix}{note}" for note in notes if prefix is not None]
-            )
-        )
-    click.echo("\n\n".join(rendered))
+            click.echo(rendered)
+        else:
+            click.echo("\n".join([rendered, *(f"{prefix}{note}" for note in notes)]))
 
 
 COMMANDS: tuple[click.Command, ...] = (runs_group,)
