@@ -12,6 +12,7 @@ from helpers import CFLUE_MULTI_RECORD, FIXTURES, decide_items, store_person, wr
 import db.importer
 from db.engine import open_database
 from db.formats import FORMATS
+from db.visible_text import east_asian_cell_len
 from reviewer.cli import cli, item_commands
 
 HEADER = "Question,A,B,C,D,Answer\n"
@@ -397,6 +398,10 @@ def test_on_sqlite_only_a_lead_adds_a_lead_or_changes_a_role(db_path: Path) -> N
     alone = run(db_path, "users", "add", "lena", "--role", "annotator", "--as", "lena")
     assert alone.exit_code == 1 and "lena is the only lead" in alone.stderr
     assert run(db_path, "users", "list").stdout.split() == ["ann", "annotator", "lena", "lead"]
+    # A Chinese name takes two terminal cells a character: the roles stay in one column.
+    assert run(db_path, "users", "add", "王小明", "--as", "lena").exit_code == 0
+    listed = run(db_path, "users", "list").stdout.splitlines()
+    assert {east_asian_cell_len(line) - len(line.split()[-1]) for line in listed} == {8}, listed
     promoted = run(db_path, "users", "add", "ann", "--role", "lead", "--as", "lena")
     assert promoted.stdout.strip() == "ann is now a lead (was annotator)"
     demoted = run(db_path, "users", "add", "lena", "--role", "annotator", "--as", "ann")

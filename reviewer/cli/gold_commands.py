@@ -14,7 +14,7 @@ from db.vocabulary import Verdict, values
 from reviewer.cli import options
 from reviewer.cli.common import open_db, read_db
 from reviewer.cli.identity import acting_person, as_option
-from reviewer.cli.output import printed_json_or_empty, terminal_text
+from reviewer.cli.output import column, printed_json_or_empty, terminal_text
 
 
 @click.group("gold")
@@ -104,8 +104,8 @@ def gold_list(ctx: click.Context, include_removed: bool, name: str | None, as_js
         empty="none: a lead marks gold items with `vetbench gold add ITEM ...`",
     ):
         return
-    width = max(len(terminal_text(gold.item_id)) for gold in entries)
-    for gold in entries:
+    ids = column([terminal_text(gold.item_id) for gold in entries])
+    for item_id, gold in zip(ids, entries, strict=True):
         state = ""
         if gold.removed_at is not None:
             state = f"  removed {gold.removed_at:%Y-%m-%d} by {terminal_text(gold.removed_by)}"
@@ -114,7 +114,7 @@ def gold_list(ctx: click.Context, include_removed: bool, name: str | None, as_js
         elif gold.rejected:
             state = "  rejected: not served (gold remove retires it)"
         click.echo(
-            f"{terminal_text(gold.item_id):<{width}}  r{gold.revision}  "
+            f"{item_id}  r{gold.revision}  "
             f"{gold.verdict.value:<10} {gold.answer_text:<12} by {terminal_text(gold.lead)} "
             f"{gold.created_at:%Y-%m-%d}{state}".rstrip()
         )

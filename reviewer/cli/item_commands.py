@@ -17,7 +17,7 @@ from db.words import agreeing, all_of, counted, few_of
 from reviewer.cli import options
 from reviewer.cli.common import fail, open_db, read_db, suggested_command
 from reviewer.cli.identity import acting_person, as_option
-from reviewer.cli.output import print_json, printed_json_or_empty, terminal_text
+from reviewer.cli.output import column, print_json, printed_json_or_empty, terminal_text
 
 if TYPE_CHECKING:
     from db.engine import Database
@@ -607,13 +607,12 @@ def items_command(
                 empty += f": no item's exam (名称) is {', '.join(unknown)}; the exams are {known}"
     if printed_json_or_empty(listed, as_json=as_json, empty=terminal_text(empty), err=True):
         return
-    ids = [terminal_text(entry.item.id) for entry in listed]
-    id_width = max(len(item_id) for item_id in ids)
+    ids = column([terminal_text(entry.item.id) for entry in listed])
     for item_id, entry in zip(ids, listed, strict=True):
         item = entry.item
         names = sorted({flag.name.value for flag in entry.flags})
         click.echo(
-            f"{item_id:<{id_width}}  {item.kind.value:<9}  {item.status:<9}  "
+            f"{item_id}  {item.kind.value:<9}  {item.status:<9}  "
             # as read (entities decoded, LaTeX as Unicode); --json keeps the stored text
             f"{terminal_text(preview(display_text(item.prompt)))}"
             + (f"  [{', '.join(names)}]" if names else "")

@@ -26,10 +26,13 @@ def terminal_text(value: object, width: int | None = None) -> str:
     return one_line(str(value), width)
 
 
-def padded(text: str, cells: int) -> str:
-    """``text`` (already fit for a terminal) and spaces to fill ``cells`` terminal cells: a
-    column of names stays aligned when some are Chinese (two cells a character)."""
-    return text + " " * (cells - east_asian_cell_len(text))
+def column(texts: Sequence[str], at_least: int = 0) -> list[str]:
+    """``texts`` (already fit for a terminal) padded with spaces to the widest of them in
+    terminal cells, or to ``at_least``: a column of names stays aligned when some are
+    Chinese (two cells a character), where ``str.ljust`` counts characters."""
+    cells = [east_asian_cell_len(text) for text in texts]
+    width = max([at_least, *cells])
+    return [text + " " * (width - used) for text, used in zip(texts, cells, strict=True)]
 
 
 def terminal_block(value: str) -> str:

@@ -14,7 +14,7 @@ from db.vocabulary import QualificationStatus, Role, values
 from reviewer.cli import options
 from reviewer.cli.common import fail, open_db
 from reviewer.cli.identity import acting_person, as_option
-from reviewer.cli.output import print_json, terminal_text
+from reviewer.cli.output import column, print_json, terminal_text
 
 if TYPE_CHECKING:
     from db.engine import Database
@@ -194,16 +194,15 @@ def users_list(ctx: click.Context, as_json: bool) -> None:
     if not people:
         click.echo("no people registered yet: vetbench users add NAME --role annotator|lead")
         return
-    names = [terminal_text(person.name) for person in people]
-    width = max(len(name) for name in names)
+    names = column([terminal_text(person.name) for person in people])
     for name, entry in zip(names, listed, strict=True):
         person = entry.person
         role = str(person.role) if person.role is not None else "(not registered yet)"
-        line = f"{name:<{width}}  {role}"
+        line = f"{name}  {role}"
         if not db.is_sqlite:
             group = person.database_group or "no vetbench group: cannot use the database"
             login = "" if person.can_login in (None, True) else ", cannot log in"
-            line = f"{line:<{width + 22}}  {group}{login}"
+            line = f"{name}  {role:<20}  {group}{login}"
         standing = entry.qualification
         if standing is not None and standing.status is not QualificationStatus.NOT_GATED:
             line = f"{line}  · qualification {standing.describe()}"

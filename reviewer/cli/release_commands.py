@@ -11,14 +11,13 @@ from pathlib import Path
 
 import click
 
-from db.visible_text import east_asian_cell_len
 from db.vocabulary import ItemStatus
 from db.words import counted
 from reviewer.cli import options
 from reviewer.cli.common import fail, open_db, read_db
 from reviewer.cli.identity import acting_person, as_option
 from reviewer.cli.output import (
-    padded,
+    column,
     print_json,
     printed_json_or_empty,
     terminal_block,
@@ -90,11 +89,10 @@ def release_list(ctx: click.Context, as_json: bool) -> None:
     none = "none: a lead makes one with `vetbench release create NAME --as LEAD`"
     if printed_json_or_empty(releases, as_json=as_json, empty=none):
         return
-    names = [terminal_text(release.name) for release in releases]
-    width = max(east_asian_cell_len(name) for name in names)
+    names = column([terminal_text(release.name) for release in releases])
     for name, release in zip(names, releases, strict=True):
         click.echo(
-            f"{padded(name, width)}  {release.hash[:12]}  "
+            f"{name}  {release.hash[:12]}  "
             f"{counted(release.item_count, 'item'):>12}  {release.created_at:%Y-%m-%d %H:%M} "
             f"by {terminal_text(release.created_by)}"
             + (f"  {terminal_text(release.note)}" if release.note else "")

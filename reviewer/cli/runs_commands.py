@@ -18,7 +18,7 @@ from db.words import counted
 from reviewer.cli import options
 from reviewer.cli.common import fail, open_db
 from reviewer.cli.output import (
-    padded,
+    column,
     print_json,
     printed_json_or_empty,
     terminal_block,
@@ -84,13 +84,12 @@ def _breakdown_lines(breakdown: Mapping[str, Figures]) -> list[str]:
     """One line per kind or source, the figures in one column however long the names:
     ``n`` counts every prediction (as ``--json`` does), the rates are over those scored,
     and infrastructure failures, left out of them, are counted at the end when any."""
-    from db.visible_text import east_asian_cell_len  # cells, for Chinese names too
     from evaluator.run_text import interval, number
 
-    shown = {name: terminal_text(name) for name in breakdown}
-    width = max([18, *(east_asian_cell_len(text) + 1 for text in shown.values())])
+    names = list(breakdown)
+    shown = dict(zip(names, column([terminal_text(name) + " " for name in names], 18), strict=True))
     return [
-        f"  {padded(shown[name], width)}"
+        f"  {shown[name]}"
         f"n={group.n:<5} acc {number(group.accuracy, percent=True):>6} {interval(group.accuracy_ci, percent=True)}  "
         f"unparsed {number(group.unparsed_rate, percent=True)}"
         + (f"  failed {group.infrastructure_failures}" if group.infrastructure_failures else "")
