@@ -405,6 +405,25 @@ def test_cli_conflicts_for_leads_only(team_file) -> None:  # type: ignore[no-unt
     assert {j["annotator"] for j in data[0]["judgments"]} == {"ann", "bo"}
 
 
+def test_cli_conflicts_keeps_the_judgments_in_columns_with_a_chinese_name(team_file) -> None:  # type: ignore[no-untyped-def]
+    from db.engine import open_database
+    from db.visible_text import east_asian_cell_len
+
+    db = open_database(team_file)
+    store_person(db, "王小明是审校员")  # 14 terminal cells, more than the 12 a name is given
+    judge(db, "王小明是审校员", "o:2", "DACB")
+    db.dispose()
+    listed = run(team_file, "conflicts", "--as", "lea")
+    marks = [
+        (line, line.find(" = ") if " = " in line else line.find(" ≠ "))
+        for line in listed.output.splitlines()
+        if " = " in line or " ≠ " in line
+    ]
+    assert len(marks) == 3, listed.output
+    # each judgment's mark (= or ≠) in the same terminal column, after the widest name
+    assert {east_asian_cell_len(line[:at]) for line, at in marks} == {4 + 14}, listed.output
+
+
 def test_cli_conflicts_json_keeps_its_keys_in_order(team_file) -> None:  # type: ignore[no-untyped-def]
     """Scripts rely on the exact shape of ``conflicts --json``, earlier revisions included."""
     from db.engine import open_database

@@ -19,7 +19,13 @@ from db.words import agreeing, counted
 from reviewer.cli import options
 from reviewer.cli.common import confirmed, fail, open_db, suggested_command
 from reviewer.cli.identity import AS_A_LEAD, acting_person, as_option
-from reviewer.cli.output import print_json, printed_json_or_empty, terminal_block, terminal_text
+from reviewer.cli.output import (
+    column,
+    print_json,
+    printed_json_or_empty,
+    terminal_block,
+    terminal_text,
+)
 
 if TYPE_CHECKING:
     from db.engine import Database
@@ -533,7 +539,8 @@ def _echo_case(case: ConflictCase) -> None:
     )
     _echo_item_text(case)
     click.echo("  judgments:")
-    for judgment in case.judgments:
+    names = column([terminal_text(j.annotator) for j in case.judgments], at_least=12)
+    for name, judgment in zip(names, case.judgments, strict=True):
         extras = []
         if judgment.alternative_orders:
             extras.append(
@@ -549,7 +556,7 @@ def _echo_case(case: ConflictCase) -> None:
             extras.append(f"“{terminal_text(comment, COMMENT_CHARS)}”")
         mark = "=" if judgment.matches_key else "≠"
         click.echo(
-            f"    {terminal_text(judgment.annotator):<12} {mark} {format_answer(item.kind, judgment.blind_answer):<14} "
+            f"    {name} {mark} {format_answer(item.kind, judgment.blind_answer):<14} "
             f"{judgment.verdict:<10} {judgment.seconds:>5.0f}s  {'; '.join(extras)}".rstrip()
         )
 
