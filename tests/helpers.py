@@ -389,7 +389,8 @@ def _review_work_running(app: App[Any]) -> list[Worker[Any]] | None:
     """The review workers running now; an empty list while the review screen is busy
     between them; None when the app has no review work in hand."""
     running = [w for w in app.workers if w.is_running and w.group in REVIEW_GROUPS]
-    screens = [s for s in app.screen_stack if isinstance(s, ReviewScreen)]
+    review_stack = app.get_screen_stack(app.DEFAULT_MODE)  # also while an area is in sight
+    screens = [s for s in review_stack if isinstance(s, ReviewScreen)]
     return running if running or (screens and screens[0].busy) else None
 
 

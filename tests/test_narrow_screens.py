@@ -147,7 +147,9 @@ async def test_a_cflue_items_heading_keeps_its_revision_at_80_columns(
     source the id already names, and the wide screen keeps the whole heading.
 
     Revealed, its five choices are all in sight at both sizes, with their marks: at 80x24
-    the reveal below the item took the rows of D and E, and nothing said so."""
+    the reveal below the item took the rows of D and E, and nothing said so.  Below the
+    item, the reveal no longer repeats the key's choices in words (the item marks them);
+    beside it, it still has them."""
     choices = {"A": "货币市场", "B": "债券市场", "C": "商品市场", "D": "期货市场", "E": "外汇市场"}
     record = cflue_record(
         task="多项选择题", answer="AB", choices=str(choices), **{"名称": "证券专项考试"}
@@ -166,8 +168,10 @@ async def test_a_cflue_items_heading_keeps_its_revision_at_80_columns(
             await pilot.press("a", "c", "enter")
             await settle(pilot)
             view = app.review_screen.query_one(ItemView)
-            assert app.review_screen.query_one(RevealPanel).display
+            reveal = app.review_screen.query_one(RevealPanel)
+            assert reveal.display
             assert choices_in_sight(view) == "ABCDE", size
+            assert reveal.query_one("#reveal-key").display is (size == (120, 35)), size
     assert (
         headings[(80, 24)]
         == "knowledge:1 · multiple answers · 证券专项考试 · record 1 · revision 1"
@@ -415,6 +419,7 @@ async def test_at_80x24_the_notice_gives_way_to_the_events_and_the_key(
         assert "The central bank raises interest rates." in shown  # the first event
         assert "Mortgage costs rise for new buyers." in shown
         assert "Key         D, A, B, C" in shown
+        assert reveal.query_one("#reveal-key").display  # an order's key in words stays
         assert "Who you are" not in shown and line.notice  # held, not ended
         await pilot.press("s")  # skipped: the next item, blind, and the notice again
         await wait_until(pilot, lambda: "Who you are" in str(line.render()), "the notice back")

@@ -416,21 +416,54 @@ def test_leaderboard_bars_rank_runs_best_first() -> None:
     assert [bar.label for bar in leaderboard_bars([econ])] == ["#4 a (econlogicqa)"]
 
 
-async def test_opens_from_the_review_app_and_goes_back(
+async def test_opens_from_the_review_app_once_and_goes_back(
     database: Database, approved: list[str]
 ) -> None:
+    """F4 opens once.  F4 pressed on it stacked a second F4 (and F4, F2, F4 ... without
+    end): now its key brings back the one screen, its run still going, and Esc goes back
+    the way the person came, closing each screen it leaves."""
     from reviewer.tui.app import make_app
+    from reviewer.tui.screens.agreement import AgreementScreen
+    from reviewer.tui.screens.review import ReviewScreen
 
+    release, first_stored = threading.Event(), threading.Event()
+
+    def gate(position: int, _item_id: str) -> None:
+        if position:  # hold the run after its first answer
+            first_stored.set()
+            release.wait(timeout=30)
+
+    backend = ScriptedBackend(MIXED_SET_ANSWERS, model="slow", before_answer=gate)
     app = make_app(database, "alice")
     async with app.run_test(size=(140, 45)) as pilot:
         await pilot.pause()
         await pilot.press("f4")
         await wait_until(pilot, lambda: isinstance(app.screen, EvaluationScreen), "the screen")
-        assert app.screen.person_name == "alice"  # type: ignore[attr-defined]
+        screen = app.screen
+        assert isinstance(screen, EvaluationScreen) and screen.person_name == "alice"
+        screen.open_model = lambda _spec, _settings: backend
+        allow_fewer_shots(screen)  # the small set has 1 shot per kind; 5 is the default
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, first_stored.is_set, "the first prediction")
+        await pilot.press("f4")  # its own key: nothing new
+        await pilot.pause()
+        assert app.screen is screen
+        await pilot.press("f2")
+        await wait_until(pilot, lambda: isinstance(app.screen, AgreementScreen), "F2")
+        agreement = app.screen
+        await pilot.press("f4")  # the same screen, its run going
+        await wait_until(pilot, lambda: app.screen is screen, "F4 again")
+        assert screen.query_one("#start").disabled and not backend.closed
+        release.set()
+        await wait_until(pilot, lambda: backend.closed, "the run's end")
+        await pilot.press("escape")  # back the way it came: F2, then the review screen
+        await wait_until(pilot, lambda: app.screen is agreement, "F2 again")
+        await wait_until(pilot, lambda: not screen.is_attached, "F4 closed")
         await pilot.press("escape")
-        await wait_until(
-            pilot, lambda: not isinstance(app.screen, EvaluationScreen), "the review screen"
-        )
+        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), "the review screen")
+    with database.session() as session:
+        run = session.get(EvalRun, 1)
+        assert run is not None and run.status == "finished"
 
 
 async def test_shows_the_cflue_protocols_figures_as_they_accrue(

@@ -59,6 +59,7 @@ from reviewer.tui.widgets.reveal import RevealPanel
 from reviewer.tui.widgets.verdict_bar import VERDICT_KEYS
 
 NARROW = (80, 24)
+WIDE = (120, 35)
 
 # --- reading what a widget rendered -------------------------------------------------------
 
@@ -211,10 +212,8 @@ async def test_real_chinese_items_wrap_cleanly_in_the_item_view_and_the_reveal(
             await settle(pilot)
             reveal = screen.query_one(RevealPanel)
             assert wrapping_problems(reveal.query_one("#reveal-explanation", Static)) == []
-            key_texts = [literal_item(item.choices[letter]).plain for letter in item.key]
-            key_table = reveal.query_one("#reveal-key", Static)
-            indent = len("• A ") if item.kind.is_mcq else len("1. A ")
-            assert table_column_problems(key_table, key_texts, indent) == [], item_id
+            # stacked, the item marks its key's choices: the key in words would repeat them
+            assert not reveal.query_one("#reveal-key").display, item_id
 
         # a judged item shows its judgment: a long Chinese comment wraps the same way
         submit_judgment(
@@ -230,6 +229,20 @@ async def test_real_chinese_items_wrap_cleanly_in_the_item_view_and_the_reveal(
         summary = screen.query_one(RevealPanel).query_one("#reveal-judgment", Static)
         assert "comment: " in str(summary.content)
         assert wrapping_problems(summary) == []
+
+        # Side by side, the reveal has the key in words: a hanging indent, in a column
+        # narrower than at 80 columns.  Every item comes back with its key (each has its
+        # blind answer stored).
+        await pilot.resize_terminal(*WIDE)
+        for item_id in ids:
+            screen = await open_item(pilot, item_id)
+            item = screen.item
+            assert item is not None and item.id == item_id
+            key_texts = [literal_item(item.choices[letter]).plain for letter in item.key]
+            key_table = screen.query_one(RevealPanel).query_one("#reveal-key", Static)
+            assert key_table.display, item_id
+            indent = len("• A ") if item.kind.is_mcq else len("1. A ")
+            assert table_column_problems(key_table, key_texts, indent) == [], item_id
 
 
 @pytest.mark.slow

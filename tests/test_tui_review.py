@@ -681,6 +681,7 @@ async def test_other_areas_open_from_the_review_app(one_item: Database) -> None:
         ensure_person(session, "lea", Role.LEAD)
     async with running(make_app(one_item, "lea")) as app:
         assert app.may_open("adjudication")
+        await press(app, "d", "a", "b", "c", "enter", "c", *"abc", "escape")  # not saved yet
         await press(app, "f2")
         assert type(app.screen).__name__ == "AgreementScreen"
         # ? lists the keys of the screen on top, not the review screen's
@@ -700,8 +701,11 @@ async def test_other_areas_open_from_the_review_app(one_item: Database) -> None:
             assert ("App", "this help") in shown
             await press(app, "escape")
             assert type(app.screen).__name__ == f"{title}Screen"
-            await press(app, "escape")
+            await press(app, "q")  # the comment typed on the review screen is asked about
+            assert isinstance(app.screen, ConfirmModal)
+            await press(app, "n", "escape")
         assert app.screen is app.review_screen
+        assert app.review_screen.query_one("#comment", Input).value == "abc"
 
 
 def test_keys_in_the_help_are_written_as_the_review_help_writes_them() -> None:

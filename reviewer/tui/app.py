@@ -8,7 +8,7 @@ judgment service (``reviewer.judging``) stores what the screens collect.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -56,7 +56,8 @@ HELP_INTRO = (
 
 AREA_HELP_INTRO = (
     "The keys of the {title} screen; the footer shows the ones that apply now, and Ctrl+P "
-    "searches all actions. Esc closes this help; Esc again goes back to the screen below."
+    "searches all actions. Esc closes this help; Esc again closes this screen and goes back "
+    "to the one you came from."
 )
 
 
@@ -77,6 +78,9 @@ class ReviewApp(App[None]):
     # panels stack, below 30 rows the spacing folds (see app.tcss).
     HORIZONTAL_BREAKPOINTS = WIDTH_CLASSES
     VERTICAL_BREAKPOINTS = HEIGHT_CLASSES
+    # The review screen's mode, named: Textual cannot switch back to its own default
+    # mode, "_default" (switch_mode knows only added modes; add_mode refuses that name).
+    DEFAULT_MODE = "review"
 
     BINDINGS = [
         # A lead's ways to the other screens, "F2 F3 F4 Screens" (the screen's own key left
@@ -113,6 +117,12 @@ class ReviewApp(App[None]):
         self.identity_notice = notice
         self.filter_notice = filter_notice  # the filter of the last session is on again
         self._asking_to_quit = False
+        # Each area's screen opens once, as the base of a mode of its own (named after
+        # the area), so that its key brings back that very screen with whatever is on
+        # it: a run going, a filled form, a dialog.  The open modes, the review screen's
+        # first and the one in sight last: Esc goes back along this list.
+        self._open_modes: list[str] = [self.DEFAULT_MODE]
+        self.add_mode(self.DEFAULT_MODE, self.get_default_screen)
 
     def on_mount(self) -> None:
         # Not at once: freezing costs a full collection, which would delay the first item.
@@ -135,7 +145,7 @@ class ReviewApp(App[None]):
         question = next(
             (
                 asked
-                for screen in reversed(self.screen_stack)
+                for screen in self._screens_topmost_first()
                 if isinstance(screen, HoldsUnsavedWork) and (asked := screen.quit_question())
             ),
             None,
@@ -165,9 +175,14 @@ class ReviewApp(App[None]):
             tuple((title, text) for title, text in notices if text),
         )
 
+    def _screens_topmost_first(self) -> Iterator[Screen[Any]]:
+        """Every screen of every open mode: the one in sight first, the review screen last."""
+        for mode in reversed(self._open_modes):
+            yield from reversed(self.get_screen_stack(mode))
+
     @property
     def review_screen(self) -> ReviewScreen:
-        for screen in self.screen_stack:
+        for screen in self.get_screen_stack(self.DEFAULT_MODE):
             if isinstance(screen, ReviewScreen):
                 return screen
         raise LookupError("the review screen is not on the stack")
@@ -190,6 +205,15 @@ class ReviewApp(App[None]):
             HelpRow("Other screens", key, f"{title} screen{' (leads only)' if lead_only else ''}")
             for key, title, lead_only in AREA_SCREENS.values()
         ]
+        rows.append(
+            HelpRow(
+                "Other screens",
+                " ".join(key for key, _title, _lead_only in AREA_SCREENS.values()),
+                "each opens once: its key brings an open one back as you left it (a run "
+                "going, a filled form); Esc on it closes it and goes back to the screen "
+                "you came from",
+            )
+        )
         return rows
 
     def action_help(self) -> None:
@@ -254,10 +278,29 @@ class ReviewApp(App[None]):
             else:
                 notify_literally(self, said, title="For leads only", severity="warning", timeout=8)
             return
+        if area in self._open_modes:  # open already: that screen comes back as it was left
+            self._open_modes.remove(area)
+        else:
+            self.add_mode(area, self._area_screen_maker(area))
+        self._open_modes.append(area)
+        self.switch_mode(area)  # on its own screen, a no-op: the key changes nothing
+
+    def _area_screen_maker(self, area: str) -> Callable[[], Screen[Any]]:
         module = importlib.import_module(f"reviewer.tui.screens.{area}")
         screen_class = getattr(module, screen_class_name(area))
         options = {"backend_settings": self.backend_settings} if area == "evaluation" else {}
-        self.push_screen(screen_class(self.database, self.queue.annotator, **options))
+        return lambda: screen_class(self.database, self.queue.annotator, **options)
+
+    def leave_area(self) -> None:
+        """Esc on an area's screen: close it, and go back to the screen the person came
+        from.  Closed, it stops its workers (its polling, a run it started), as a screen
+        taken off the stack does."""
+        area = self.current_mode
+        if area == self.DEFAULT_MODE:  # no area's screen is in sight: nothing to close
+            return
+        self._open_modes.remove(area)
+        self.switch_mode(self._open_modes[-1])
+        self.remove_mode(area)
 
 
 def screen_class_name(area: str) -> str:

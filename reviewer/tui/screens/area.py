@@ -1,11 +1,13 @@
 """What the screens of the other areas share (F2 agreement, F3 adjudication, F4 evaluation).
 
-Each acts as one person on one database, and Esc goes back to the screen below.
+Each acts as one person on one database.  The review app opens each once, in a mode
+of its own (:class:`AreaModes`); Esc closes it and goes back to where the person came
+from.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from textual.binding import Binding
 from textual.screen import Screen
@@ -30,6 +32,15 @@ Right do only while the tab bar has focus, and Tab takes focus away from it)."""
 
 if TYPE_CHECKING:
     from db.engine import Database
+
+
+@runtime_checkable
+class AreaModes(Protocol):
+    """An app that opens each area's screen once, as the base of a mode of its own, and
+    knows which screen the person came from (the review app)."""
+
+    def leave_area(self) -> None:
+        """Close the area's screen in sight and go back to the one the person came from."""
 
 
 class AreaScreen(Screen[None]):
@@ -67,6 +78,8 @@ class AreaScreen(Screen[None]):
             tabs.action_previous_tab()
 
     def action_leave(self) -> None:
-        # Never pop the last screen: the app would have nothing to show.
-        if len(self.app.screen_stack) > 1:
-            self.app.pop_screen()
+        app = self.app
+        if isinstance(app, AreaModes):
+            app.leave_area()
+        elif len(app.screen_stack) > 1:  # an app that pushed it: never pop the last screen
+            app.pop_screen()

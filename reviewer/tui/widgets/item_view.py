@@ -47,6 +47,12 @@ KIND_NAMES = {
 }
 
 
+def marks_the_key(kind: ItemKind) -> bool:
+    """Whether, once revealed, the item view marks the key on the item itself: ✓ on each
+    choice in the key.  An order's key is not marked: its events keep the answer's places."""
+    return kind is not ItemKind.ORDERING
+
+
 def item_heading(item: ItemSnapshot, width: int | None = None) -> Text:
     """``econ:17 · ordering · econ (line 18) · revision 2``, and a CFLUE item's exam name
     (名称): ``cflue:3 · single answer · 银行从业资格 · cflue (record 3) · revision 1``
@@ -325,7 +331,7 @@ class ItemView(ItemTextPanel):
         that is not (the blind phase's tick on a wrong choice read as right).  An order
         keeps its places; the reveal panel compares them with the key."""
         self.mark_chosen(list(answer))
-        if self._ordering:
+        if self._item is None or not marks_the_key(self._item.kind):
             return
         for row in self.query(ChoiceRow):
             if row.label in key:

@@ -6,6 +6,8 @@ multiple choice, the letters missing from the answer and the extra ones are name
 The item's flags and their evidence (``db.flags``) come here too, and only here:
 nothing about them is on screen before the blind answer is in.
 Item text is in its display form unless :attr:`RevealPanel.raw` asks for it as stored.
+The key in words repeats, for choices, what the item view marks (✓ on each choice in
+the key): where the panels stack, the review screen's style sheet leaves it out.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from db.items import ItemSnapshot
 from db.vocabulary import ItemKind
 from reviewer.queue import OwnJudgment
 from reviewer.tui.literal import line_broken, literal, literal_item
-from reviewer.tui.widgets.item_view import RAW_TITLE, ItemTextPanel
+from reviewer.tui.widgets.item_view import RAW_TITLE, ItemTextPanel, marks_the_key
 from reviewer.tui.widgets.titles import PanelTitle, SectionTitle
 
 DIFF_STYLE = "bold reverse red"
@@ -143,7 +145,11 @@ def flags_text(flags: Sequence[ItemFlag]) -> Text:
 
 
 class RevealPanel(ItemTextPanel):
-    """Key, explanation and the comparison; empty until the blind answer is in."""
+    """Key, explanation and the comparison; empty until the blind answer is in.
+
+    It has the class ``-key-marked`` while the item view marks the key it reveals: its
+    "Key in words" (the ``key-in-words`` widgets) then says nothing the item does not.
+    """
 
     DEFAULT_CSS = """
     RevealPanel {
@@ -163,8 +169,8 @@ class RevealPanel(ItemTextPanel):
         yield Static(id="reveal-judgment")
         yield SectionTitle("Flags", id="reveal-flags-title")
         yield Static(id="reveal-flags")
-        yield SectionTitle("Key in words")
-        yield Static(id="reveal-key")
+        yield SectionTitle("Key in words", classes="key-in-words")
+        yield Static(id="reveal-key", classes="key-in-words")
         yield SectionTitle("Explanation")
         yield Static(id="reveal-explanation")
 
@@ -178,6 +184,7 @@ class RevealPanel(ItemTextPanel):
         """Fill the panel for ``item`` (this is the first moment the key, and the item's
         flags, reach the screen)."""
         self._item = item
+        self.set_class(marks_the_key(item.kind), "-key-marked")  # ItemView.mark_against_key
         self.query_one("#reveal-comparison", Static).update(compare_answers(item, answer))
         summary = self.query_one("#reveal-judgment", Static)
         summary.display = judgment is not None
@@ -203,7 +210,9 @@ class RevealPanel(ItemTextPanel):
 
     def show_authored(self, item: ItemSnapshot, judgment: OwnJudgment | None) -> None:
         """Fill the panel for an item whose current revision this annotator wrote: they
-        know its key, so it is shown with the key and never asked for blind."""
+        know its key, so it is shown with the key and never asked for blind.  The item
+        view marks nothing then: the key in words is where its choices are named."""
+        self.set_class(False, "-key-marked")
         note = Text(f"You wrote revision {item.revision}", style="bold")
         note.append(
             ": you know its key, so others judge it. Your judgment stands for the "
