@@ -421,9 +421,11 @@ async def test_opens_from_the_review_app_once_and_goes_back(
 ) -> None:
     """F4 opens once.  F4 pressed on it stacked a second F4 (and F4, F2, F4 ... without
     end): now its key brings back the one screen, its run still going, and Esc goes back
-    the way the person came, closing each screen it leaves."""
+    the way the person came, closing each screen it leaves, except one whose run goes on:
+    Esc stopped the run; now F4 stays open behind, and quitting asks first."""
     from reviewer.tui.app import make_app
     from reviewer.tui.screens.agreement import AgreementScreen
+    from reviewer.tui.screens.lead_modals import ConfirmModal
     from reviewer.tui.screens.review import ReviewScreen
 
     release, first_stored = threading.Event(), threading.Event()
@@ -454,6 +456,16 @@ async def test_opens_from_the_review_app_once_and_goes_back(
         await pilot.press("f4")  # the same screen, its run going
         await wait_until(pilot, lambda: app.screen is screen, "F4 again")
         assert screen.query_one("#start").disabled and not backend.closed
+        await pilot.press("escape")  # back to F2; the run goes on, F4 open behind
+        await wait_until(pilot, lambda: app.screen is agreement, "F2, the run going")
+        assert screen.is_attached and not backend.closed
+        await pilot.press("q")  # quitting would stop the run: asked first
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmModal), "the question")
+        assert "Run 1 is going: quitting stops it" in screen_text(app)
+        await pilot.press("n")
+        await pilot.press("f4")  # the same screen again, its run still going
+        await wait_until(pilot, lambda: app.screen is screen, "F4 with its run")
+        assert not backend.closed
         release.set()
         await wait_until(pilot, lambda: backend.closed, "the run's end")
         await pilot.press("escape")  # back the way it came: F2, then the review screen

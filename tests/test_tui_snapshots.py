@@ -42,7 +42,8 @@ from evaluator.runner import create_run, execute_run
 from reviewer.judging import ItemEdit, edit_item, submit_judgment
 from reviewer.tui.app import ReviewApp, make_app
 from reviewer.tui.screens.agreement import AgreementScreen
-from reviewer.tui.screens.evaluation import EvaluationScreen, fewer_shots_hint
+from reviewer.tui.screens.evaluation import EvaluationScreen
+from reviewer.tui.screens.evaluation_form import fewer_shots_hint
 from reviewer.tui.timer import ActiveTimer
 from reviewer.tui.widgets.progress import ProgressLine
 

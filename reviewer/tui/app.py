@@ -122,6 +122,8 @@ class ReviewApp(App[None]):
         # it: a run going, a filled form, a dialog.  The open modes, the review screen's
         # first and the one in sight last: Esc goes back along this list.
         self._open_modes: list[str] = [self.DEFAULT_MODE]
+        # Areas left with Esc while work of theirs goes on (F4's run): open, off the way back.
+        self._working_modes: set[str] = set()
         self.add_mode(self.DEFAULT_MODE, self.get_default_screen)
 
     def on_mount(self) -> None:
@@ -176,8 +178,9 @@ class ReviewApp(App[None]):
         )
 
     def _screens_topmost_first(self) -> Iterator[Screen[Any]]:
-        """Every screen of every open mode: the one in sight first, the review screen last."""
-        for mode in reversed(self._open_modes):
+        """Every screen of every open mode: the one in sight first, the review screen last,
+        then those left working."""
+        for mode in [*reversed(self._open_modes), *sorted(self._working_modes)]:
             yield from reversed(self.get_screen_stack(mode))
 
     @property
@@ -211,7 +214,7 @@ class ReviewApp(App[None]):
                 " ".join(key for key, _title, _lead_only in AREA_SCREENS.values()),
                 "each opens once: its key brings an open one back as you left it (a run "
                 "going, a filled form); Esc on it closes it and goes back to the screen "
-                "you came from",
+                "you came from, but F4 with a run going stays open behind (Ctrl+X stops a run)",
             )
         )
         return rows
@@ -272,14 +275,12 @@ class ReviewApp(App[None]):
                 f"{self.queue.annotator} is an {self.queue.role}; a lead can make them one "
                 f"with `vetbench users add {self.queue.annotator} --role lead`."
             )
-            if isinstance(self.screen, ReviewScreen):  # a toast lay over its verdict keys
-                line = self.screen.query_one(ProgressLine)
-                line.show_warning("For leads only", said, seconds=8)
-            else:
-                notify_literally(self, said, title="For leads only", severity="warning", timeout=8)
+            self._say("For leads only", said)
             return
         if area in self._open_modes:  # open already: that screen comes back as it was left
             self._open_modes.remove(area)
+        elif area in self._working_modes:  # left working: back, with what it did meanwhile
+            self._working_modes.remove(area)
         else:
             self.add_mode(area, self._area_screen_maker(area))
         self._open_modes.append(area)
@@ -291,16 +292,34 @@ class ReviewApp(App[None]):
         options = {"backend_settings": self.backend_settings} if area == "evaluation" else {}
         return lambda: screen_class(self.database, self.queue.annotator, **options)
 
+    def _say(self, title: str, said: str) -> None:
+        """A warning where the person looks: on the review screen in its progress line (a
+        toast lay over its verdict keys), elsewhere as a notice."""
+        if isinstance(self.screen, ReviewScreen):
+            self.screen.query_one(ProgressLine).show_warning(title, said, seconds=8)
+        else:
+            notify_literally(self, said, title=title, severity="warning", timeout=8)
+
     def leave_area(self) -> None:
-        """Esc on an area's screen: close it, and go back to the screen the person came
-        from.  Closed, it stops its workers (its polling, a run it started), as a screen
-        taken off the stack does."""
+        """Esc on an area's screen: go back to the screen the person came from, and close
+        the one left, which stops its workers (its polling), as a screen taken off the
+        stack does; one with work going on (F4's run) stays open, off the way back, until
+        its key brings it back: Esc never stops a run."""
         area = self.current_mode
         if area == self.DEFAULT_MODE:  # no area's screen is in sight: nothing to close
             return
+        left = self.screen
+        going_on = left.work_going_on() if isinstance(left, AreaScreen) else None
         self._open_modes.remove(area)
         self.switch_mode(self._open_modes[-1])
-        self.remove_mode(area)
+        if going_on is None:
+            self.remove_mode(area)
+            return
+        self._working_modes.add(area)
+        key, title, _lead_only = AREA_SCREENS[area]
+        self._say(
+            f"{going_on} goes on", f"{key} shows it again ({title.lower()}); Ctrl+X there stops it."
+        )
 
 
 def screen_class_name(area: str) -> str:

@@ -40,7 +40,8 @@ class AreaModes(Protocol):
     knows which screen the person came from (the review app)."""
 
     def leave_area(self) -> None:
-        """Close the area's screen in sight and go back to the one the person came from."""
+        """Go back from the area's screen in sight to the one the person came from, and
+        close it unless it has work going on (:meth:`AreaScreen.work_going_on`)."""
 
 
 class AreaScreen(Screen[None]):
@@ -76,6 +77,11 @@ class AreaScreen(Screen[None]):
             tabs.action_next_tab()
         else:
             tabs.action_previous_tab()
+
+    def work_going_on(self) -> str | None:
+        """What this screen is doing that leaving it would stop (``run 7``), or None: the
+        review app then keeps it open when Esc leaves it (:meth:`AreaModes.leave_area`)."""
+        return None
 
     def action_leave(self) -> None:
         app = self.app

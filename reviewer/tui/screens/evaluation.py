@@ -59,7 +59,13 @@ from reviewer.tui.literal import line_broken, literal, notify_literally
 from reviewer.tui.polling import PollingScreen
 from reviewer.tui.responsive import apply_size_classes
 from reviewer.tui.screens.area import TAB_BINDINGS, AreaScreen
-from reviewer.tui.screens.evaluation_form import drop_down, shots_from_field, text_field
+from reviewer.tui.screens.evaluation_form import (
+    drop_down,
+    fewer_shots_hint,
+    shots_from_field,
+    text_field,
+    whole_number,
+)
 from reviewer.tui.screens.evaluation_text import (
     accuracy_bar,
     answered_item_cells,
@@ -88,19 +94,6 @@ SHOTS_DEFAULT = "default"  # the protocol's own shots (5 for custom), as `vetben
 SUSPECTS_EVERY = 5  # suspect keys are re-read every this many polls (a heavier query)
 APPROVED_ITEMS = "approved"  # the Items choice that is not a release: today's approved items
 RELEASE_PREFIX = "release:"  # Items values of releases (a release may be called "approved")
-
-
-def fewer_shots_hint() -> str:
-    """What to do about too few shots, in the form's words; the example shot files by
-    their real path where they are at hand, as ``vetbench eval`` says them."""
-    from evaluator.run_create import shot_examples  # with the evaluator: not at app start
-
-    examples = shot_examples()
-    files = f"such as {examples}" if examples else "JSONL item files, one item a line"
-    return (
-        "Choose fewer shots, tick 'Allow fewer shots', or say where shots come from under "
-        f"'Shots from': shot files ({files}), or a source or status."
-    )
 
 
 BackendOpener = Callable[[str, "BackendSettings"], "Backend"]
@@ -386,17 +379,7 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         return str(self.query_one(selector, Select).value)
 
     def _number(self, selector: str, name: str) -> int | None:
-        """The field's whole number (the core checks its range); None when it is empty."""
-        from evaluator.run_create import RunSetupError
-
-        text = self.query_one(selector, Input).value.strip()
-        if not text:
-            return None
-        # The field takes signs too; ten digits are past any range the core takes (and
-        # int() refuses thousands).
-        if not text.isdecimal() or len(text) > 9:
-            raise RunSetupError(f"{name}: write a whole number, not '{text}'")
-        return int(text)
+        return whole_number(self.query_one(selector, Input).value, name)
 
     def _choices(self) -> EvalChoices:
         """The form as the evaluation core's choices (the same as ``vetbench eval``'s flags)."""
@@ -419,6 +402,22 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
             max_new_tokens=self._number("#max-tokens", "Max new tokens"),
             allow_fewer_shots=self.query_one("#fewer-shots", Checkbox).value,
         )
+
+    def work_going_on(self) -> str | None:
+        """The run this screen executes (or the model it opens for one): Esc keeps the
+        screen open then, and quitting asks first."""
+        if not self._run_active:
+            return None
+        return f"Run {self.own_run_id}" if self.own_run_id is not None else "A run's model"
+
+    def quit_question(self) -> str | None:
+        going_on = self.work_going_on()
+        if going_on is None:
+            return None
+        resume = ""
+        if self.own_run_id is not None:
+            resume = f" `vetbench eval --resume {self.own_run_id}` finishes it."
+        return f"{going_on} is going: quitting stops it, its answers so far kept.{resume} Quit?"
 
     def action_stop_run(self) -> None:
         if not self._run_active:

@@ -1,6 +1,6 @@
-"""The evaluation screen's start form: how its fields are made, and how its "Shots from"
-field reads as the evaluation core's shot source (``vetbench eval``'s ``--shot-file``
-and ``--shots-from``)."""
+"""The evaluation screen's start form: how its fields are made, how its number fields and
+its "Shots from" field read as the evaluation core's choices (``vetbench eval``'s
+``--shot-file`` and ``--shots-from``), and what it says to do about too few shots."""
 
 from __future__ import annotations
 
@@ -30,6 +30,34 @@ def text_field(
         id=widget_id,
         compact=True,
     )
+
+
+def fewer_shots_hint() -> str:
+    """What to do about too few shots, in the form's words; the example shot files by
+    their real path where they are at hand, as ``vetbench eval`` says them."""
+    from evaluator.run_create import shot_examples  # with the evaluator: not at app start
+
+    examples = shot_examples()
+    files = f"such as {examples}" if examples else "JSONL item files, one item a line"
+    return (
+        "Choose fewer shots, tick 'Allow fewer shots', or say where shots come from under "
+        f"'Shots from': shot files ({files}), or a source or status."
+    )
+
+
+def whole_number(text: str, name: str) -> int | None:
+    """A number field's whole number (the core checks its range); None when it is empty.
+    ``name`` names the field in the refusal."""
+    from evaluator.run_create import RunSetupError
+
+    text = text.strip()
+    if not text:
+        return None
+    # The field takes signs too; ten digits are past any range the core takes (and int()
+    # refuses thousands).
+    if not text.isdecimal() or len(text) > 9:
+        raise RunSetupError(f"{name}: write a whole number, not '{text}'")
+    return int(text)
 
 
 def shots_from_field(text: str) -> tuple[tuple[Path, ...], str | None]:
