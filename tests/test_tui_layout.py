@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +41,9 @@ from textual.widgets._footer import FooterKey
 
 from db.engine import Database, open_database
 from db.importer import import_files
-from db.items import get_item
+from db.items import ItemSnapshot, get_item
 from db.models import Item
-from db.vocabulary import Role
+from db.vocabulary import ItemKind, Role
 from evaluator.backends.scripted import ScriptedBackend
 from evaluator.runner import create_run, execute_run
 from reviewer.judging import ItemEdit, edit_item, submit_judgment
@@ -55,7 +56,7 @@ from reviewer.tui.screens.revisions import RevisionsScreen
 from reviewer.tui.widgets.accuracy_curve import curve_title, item_ticks, thinned
 from reviewer.tui.widgets.bars import Bar, BarStyles, bar_rows, bar_track
 from reviewer.tui.widgets.item_view import ChoiceRow, ItemView
-from reviewer.tui.widgets.reveal import RevealPanel
+from reviewer.tui.widgets.reveal import RevealPanel, compare_answers
 from reviewer.tui.widgets.verdict_bar import VERDICT_KEYS
 
 NARROW = (80, 24)
@@ -454,6 +455,26 @@ async def test_the_raw_key_is_in_the_footer_and_the_help(small_db: Database) -> 
 # --- the plots ------------------------------------------------------------------------------
 
 PLAIN = BarStyles(Style(), Style(color="green"), Style(color="yellow"), Style())
+
+
+def test_the_reveal_names_missing_and_extra_choices_only_for_sets() -> None:
+    """A multi-answer comparison names the letters each side lacks; a single answer or a
+    true/false one is a letter against a letter, which the two rows above already show
+    (two rows more, repeated, where 80×24 has fewest)."""
+    choices = {"A": "a", "B": "b", "C": "c", "D": "d"}
+    item = ItemSnapshot(
+        "m:1", ItemKind.MULTI, "m", "", "en", "pending", 1, "Q", choices, "ABD", None
+    )
+    multi = compare_answers(item, "AC").plain
+    assert "in the key, not in your answer: B D" in multi
+    assert "in your answer, not in the key: C" in multi
+    single = compare_answers(replace(item, kind=ItemKind.SINGLE, key="C"), "A").plain
+    assert single.splitlines() == [
+        "Your answer  A",
+        "Key          C",
+        "",
+        "✗ Your answer differs from the key.",
+    ]
 
 
 def test_a_bar_runs_to_its_value_and_its_whisker_across_its_interval() -> None:

@@ -79,9 +79,11 @@ def compare_answers(item: ItemSnapshot, answer: str) -> Text:
     if answer == item.key:
         text.append("\n\n✓ Your answer is the key.", style=SAME_STYLE)
         return text
+    text.append("\n\n✗ Your answer differs from the key.", style="bold red")
+    if item.kind is not ItemKind.MULTI:  # one letter each: the two rows above say it all
+        return text
     missing = [letter for letter in item.key if letter not in answer]
     extra = [letter for letter in answer if letter not in item.key]
-    text.append("\n\n✗ Your answer differs from the key.", style="bold red")
     if missing:
         text.append(f"\n  in the key, not in your answer: {' '.join(missing)}")
     if extra:
