@@ -63,6 +63,7 @@ from db.item_posterior import (
     fitted_raters,
     keep_posterior,
     people_vouch,
+    rests_on_one_person,
 )
 from db.item_scope import EVERY_ITEM, ItemScope
 from db.items import id_order
@@ -500,7 +501,7 @@ def _item_consensus(
     judgments = sum(1 for r in ratings if r.rater_kind == "person")
     # Several people: approved only where most of them answered the key (people_vouch).
     vouched = gold or judgments < 2 or people_vouch(fitted, item.key, item.kind, given)
-    if not gold and judgments == 1:
+    if not gold and rests_on_one_person(fitted, given):
         if answers.learned:
             p_key, answer = answer_posterior(fitted, item.key, item.kind, given)
             vouched = people_vouch(fitted, item.key, item.kind, given)

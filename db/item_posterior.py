@@ -64,6 +64,9 @@ class FittedRaters:
     default_reliability: float
     default_low: float
     default_keep_confusion: tuple[float, float]
+    # Raters the fit left out of the answers as no better than guessing: their answers
+    # say nothing, neither for a key nor against it, nor in a count of people.
+    guessing: frozenset[tuple[str, str]] = frozenset()
 
 
 def fitted_raters(
@@ -119,6 +122,7 @@ def fitted_raters(
         # Someone the fit has not seen can close nothing alone (see answer_posterior).
         default_low=min((rater.low for rater in persons), default=_DEFAULT_LOW),
         default_keep_confusion=default_confusion,
+        guessing=frozenset((rater.kind, rater.name) for rater in counted if not rater.counted),
     )
 
 
@@ -141,9 +145,21 @@ def _plausible_errors(kind: ItemKind, key: str) -> int:
     return 3
 
 
-def rests_on_one_person(answers: Answers) -> bool:
-    """Whether one person's judgment is all the item's people say (models aside)."""
-    return sum(1 for (rater_kind, _name), _answer in answers if rater_kind == "person") == 1
+def heard_people(fit: FittedRaters, answers: Answers) -> Answers:
+    """The people's answers among ``answers`` (models aside), without those of people the
+    fit left out as guessing."""
+    return [
+        (rater, answer)
+        for rater, answer in answers
+        if rater[0] == "person" and rater not in fit.guessing
+    ]
+
+
+def rests_on_one_person(fit: FittedRaters, answers: Answers) -> bool:
+    """Whether one person's judgment is all the item's people say (models aside): one
+    person's, or one beside people the fit left out as guessing (or theirs alone)."""
+    judged = any(rater[0] == "person" for rater, _answer in answers)
+    return judged and len(heard_people(fit, answers)) <= 1
 
 
 def _wrong_choices(kind: ItemKind, key: str, seen: Collection[str]) -> int:
@@ -169,7 +185,7 @@ def answer_posterior(
     # lands on a wrong key.  A rater below chance (a spammer) says nothing, rather than
     # the opposite of what they answer: their answer would otherwise count for the key
     # whenever it differs.
-    alone = rests_on_one_person(answers)
+    alone = rests_on_one_person(fit, answers)
     skills = [
         (min(max(rater_skill(fit, rater, low=alone), chance), 1 - 1e-6), answer)
         for rater, answer in answers
@@ -205,15 +221,20 @@ def people_vouch(fit: FittedRaters, key: str, kind: ItemKind, answers: Answers) 
       three keys its fixtures document as wrong, each with one annotator's answer against
       the key and another's keep (p(key right) 1.00 from reliabilities of 0.90 and 0.96).
       Such an item goes to one more annotator (adaptive routing) or to the lead.
-    - No person (models' answers only): the fit weighs them, as before."""
-    people = [said for (rater_kind, _name), said in answers if rater_kind == "person"]
+    - No person (models' answers only): the fit weighs them, as before.
+
+    People the fit left out as guessing count for nothing here either: an annotator who
+    answers A to everything made a majority for every key A that two others split over.
+    Guessers alone back no key."""
+    if not any(rater[0] == "person" for rater, _said in answers):
+        return True
+    people = heard_people(fit, answers)
     if len(people) != 1:
-        backing = sum(1 for said in people if said == key)
-        return not people or backing > len(people) - backing
-    answer = people[0]
+        backing = sum(1 for _person, said in people if said == key)
+        return backing > len(people) - backing
+    person, answer = people[0]
     if answer != key:
         return False
-    person = next(rater for rater, _said in answers if rater[0] == "person")
     chance = 1 / (_wrong_choices(kind, key, _other_answers(key, answers)) + 1)
     return rater_skill(fit, person, low=True) > chance
 

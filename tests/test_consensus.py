@@ -29,7 +29,13 @@ from role_helpers import RoleNames, role_names
 
 from db.answers import format_answer
 from db.audit import read_audit
-from db.consensus import ConsensusOutcome, consensus_of, estimate_consensus
+from db.consensus import (
+    ConsensusOutcome,
+    consensus_from_inputs,
+    consensus_of,
+    estimate_consensus,
+)
+from db.consensus_inputs import ConsensusInputs, InputItem, Rating
 from db.engine import Database, open_database
 from db.gold import add_gold
 from db.item_scope import ItemScope
@@ -37,7 +43,7 @@ from db.items import add_revision, id_order
 from db.model_answers import model_answers
 from db.routing import Routing, item_beliefs, settles_alone
 from db.settings import set_setting
-from db.vocabulary import ItemStatus, Role
+from db.vocabulary import ItemKind, ItemStatus, Role
 from evaluator.backends.scripted import Script, ScriptedBackend
 from evaluator.item_filter import ItemFilter
 from evaluator.runner import create_run, execute_run
@@ -454,6 +460,31 @@ def test_a_split_over_a_key_is_never_approved_by_the_consensus(tmp_path: Path) -
     assert [item_status(database, item_id) for item_id in DEMO_WRONG_KEYS] == ["conflict"] * 3
     # The demo's lead approved the agreed items; the splits wait for a third annotator.
     assert "no items the consensus keeps with the key right at 0.95" in result.output
+
+
+def test_a_guesser_left_out_of_the_consensus_backs_no_key() -> None:
+    """An annotator who answers A to everything is left out of the answer consensus as
+    guessing, yet their A made a majority for a key A that two counted annotators split
+    over: on the demo database, with such an annotator added, the fixtures' documented
+    wrong key cflue_mcq:19 was approved at 0.95."""
+    items = {f"i:{n}": InputItem(f"i:{n}", ItemKind.SINGLE, 1, "B") for n in range(40)}
+    items["wrong:1"] = InputItem("wrong:1", ItemKind.SINGLE, 1, "A")  # the answer is B
+    ratings = [
+        Rating(f"i:{n}", name, "person", "B", "flawed" if n < 4 else "keep")
+        for n in range(40)
+        for name in ("ann", "bo")
+    ]
+    ratings += [
+        Rating("wrong:1", "ann", "person", "B", "wrong-key"),
+        Rating("wrong:1", "bo", "person", "A", "keep"),
+        *(Rating(item_id, "spam", "person", "A", "keep") for item_id in items),
+    ]
+    consensus = consensus_from_inputs(ConsensusInputs(items, tuple(ratings), {}))
+    spammer = consensus.rater("spam")
+    assert spammer is not None and not spammer.counted, spammer
+    split = consensus.item("wrong:1")
+    assert split is not None and split.judgments == 3 and not split.vouched, split
+    assert split.outcome(0.95) is ConsensusOutcome.UNCERTAIN
 
 
 @pytest.mark.slow

@@ -52,3 +52,20 @@ def test_a_people_vouch_only_for_a_key_it_answered_from_someone_known() -> None:
     assert people_vouch(fit, "A", ItemKind.SINGLE, three)
     assert not people_vouch(fit, "B", ItemKind.SINGLE, three)
     assert people_vouch(fit, "A", ItemKind.SINGLE, [(("model", "m1"), "B")])  # the fit weighs
+
+
+def test_people_the_fit_left_out_as_guessing_back_no_key() -> None:
+    """A guesser's answer says nothing (as in ``answer_posterior``): not a vote in a
+    majority, and beside one other person that person's judgment is read alone."""
+    spammer = RaterReliability("spam", "person", 0.08, 0.03, 0.15, 77, 0.25, counted=False)
+    inputs = _fit_in_which_every_key_held(40)
+    fit = fitted_raters((*EXPERTS, spammer), dict.fromkeys(inputs.items, 1.0), 0.9, 0.97, inputs)
+    split = [(("person", "ann"), "B"), (("person", "bo"), "A"), (("person", "spam"), "A")]
+    assert not people_vouch(fit, "A", ItemKind.SINGLE, split)
+    assert people_vouch(fit, "B", ItemKind.SINGLE, split[:1] + [(("person", "spam"), "A")])
+    with_newbie = [(("person", "newbie"), "A"), (("person", "spam"), "A")]
+    assert not people_vouch(fit, "A", ItemKind.SINGLE, with_newbie)  # newbie: low 0.15
+    assert not people_vouch(fit, "A", ItemKind.SINGLE, [(("person", "spam"), "A")])
+    # beside a guesser a newcomer's lone judgment is read on the low end, as when alone
+    p_key, _best = answer_posterior(fit, "A", ItemKind.SINGLE, with_newbie)
+    assert p_key < 0.95
