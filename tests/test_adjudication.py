@@ -405,7 +405,7 @@ def test_cli_conflicts_for_leads_only(team_file) -> None:  # type: ignore[no-unt
     assert {j["annotator"] for j in data[0]["judgments"]} == {"ann", "bo"}
 
 
-def test_cli_conflicts_keeps_the_judgments_in_columns_with_a_chinese_name(team_file) -> None:  # type: ignore[no-untyped-def]
+def test_cli_conflicts_and_agreement_keep_their_columns_with_a_chinese_name(team_file) -> None:  # type: ignore[no-untyped-def]
     from db.engine import open_database
     from db.visible_text import east_asian_cell_len
 
@@ -422,6 +422,11 @@ def test_cli_conflicts_keeps_the_judgments_in_columns_with_a_chinese_name(team_f
     assert len(marks) == 3, listed.output
     # each judgment's mark (= or ≠) in the same terminal column, after the widest name
     assert {east_asian_cell_len(line[:at]) for line, at in marks} == {4 + 14}, listed.output
+    # the agreement's per-annotator table: each row's second column at one terminal cell
+    table = run(team_file, "agreement").output.split("Per annotator")[1].split("\n\n")[0]
+    rows = table.splitlines()[1:]  # the title line, then the header and a row each
+    assert len(rows) == 4, table
+    assert {east_asian_cell_len(row[: row.index(row.split()[1])]) for row in rows} == {16}, table
 
 
 def test_cli_conflicts_json_keeps_its_keys_in_order(team_file) -> None:  # type: ignore[no-untyped-def]

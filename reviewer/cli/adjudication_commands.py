@@ -70,11 +70,11 @@ def bootstrap_options(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _echo_rows(rows: Sequence[Sequence[str]], header: Sequence[str]) -> None:
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    for row in [header, *rows]:
-        click.echo(
-            "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-        )
+    """The header and rows, each column as wide as its widest cell in terminal cells."""
+    table = [header, *rows]
+    columns = [column([row[i] for row in table]) for i in range(len(header))]
+    for line in zip(*columns, strict=True):
+        click.echo("  ".join(line).rstrip())
 
 
 def _echo_table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
