@@ -28,6 +28,7 @@ from typing import Any
 import psutil
 import pytest
 import test_io_integrity
+from click.testing import Result
 from helpers import run_cli, store_item, store_person, stored_judgments
 from served_model import free_port
 from test_io_integrity import remount_read_only
@@ -639,6 +640,13 @@ def test_serve_on_a_unix_socket_only_its_owner_and_group_may_open(
     assert not path.exists()  # a stopped server takes its socket away
 
 
+def _serve_on(db_path: Path, path: Path) -> Result:
+    """``vetbench serve --socket PATH`` in this process: for serves refused before they listen."""
+    return run_cli(
+        db_path, "serve", "--as", "alice", "--socket", str(path), "--public-url", "https://x.test"
+    )
+
+
 def _left_behind(path: Path) -> None:
     """A socket file at ``path`` that nothing listens on, as a killed server leaves it."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as gone:
@@ -654,16 +662,7 @@ def test_a_socket_in_a_folder_anyone_may_write_is_refused(
     open_folder.mkdir()
     open_folder.chmod(0o777)
     path = open_folder / "alice.sock"
-    refused = run_cli(
-        one_item_db,
-        "serve",
-        "--as",
-        "alice",
-        "--socket",
-        str(path),
-        "--public-url",
-        "https://x.test",
-    )
+    refused = _serve_on(one_item_db, path)
     assert refused.exit_code == 1
     assert refused.stderr == (
         f"error: cannot listen on {path}: anyone may write in {open_folder} (mode 0777) and "
@@ -683,16 +682,7 @@ def test_another_users_socket_is_never_replaced(one_item_db: Path, tmp_path: Pat
     _left_behind(path)
     os.chown(path, 65534, 65534)
     before = path.lstat()
-    refused = run_cli(
-        one_item_db,
-        "serve",
-        "--as",
-        "alice",
-        "--socket",
-        str(path),
-        "--public-url",
-        "https://x.test",
-    )
+    refused = _serve_on(one_item_db, path)
     assert refused.exit_code == 1
     owner = serve_commands._user_name(65534)
     assert refused.stderr == (
@@ -708,16 +698,7 @@ def test_a_socket_left_behind_that_cannot_be_removed_is_one_line(
     path = mounted_tmpfs / "alice.sock"
     _left_behind(path)
     remount_read_only(mounted_tmpfs)
-    refused = run_cli(
-        one_item_db,
-        "serve",
-        "--as",
-        "alice",
-        "--socket",
-        str(path),
-        "--public-url",
-        "https://x.test",
-    )
+    refused = _serve_on(one_item_db, path)
     assert refused.exit_code == 1
     assert refused.stderr == (
         f"error: cannot listen on {path}: cannot remove the socket left there: "
