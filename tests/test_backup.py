@@ -4,9 +4,12 @@ write to it; restoring it gives back every judgment."""
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import sqlite3
 import stat
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import closing
@@ -18,6 +21,7 @@ from click.testing import Result
 from helpers import run_cli, store_item, store_person
 from sqlmodel import col, select
 from test_io_integrity import fill_up, remount_read_only
+from test_team_setup import bash_block_after
 
 from db import backup as backup_module
 from db.engine import Database, make_engine, open_database
@@ -100,6 +104,56 @@ def test_a_backup_taken_while_annotators_work_restores_every_judgment(
         assert connection.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
         with pytest.raises(sqlite3.IntegrityError, match="append-only"):
             connection.execute("DELETE FROM audit_event")
+    restored.dispose()
+
+
+CRASHED_WRITER = """
+import os, signal, sys
+from db.engine import open_database
+from reviewer.judging import submit_judgment
+db = open_database(sys.argv[1])
+for item_id in sys.argv[2:]:
+    submit_judgment(db, "bob", item_id, revision_number=None, blind_answer="ABCD", verdict="keep")
+os.kill(os.getpid(), signal.SIGKILL)  # no clean close: the log stays beside the database
+"""
+
+
+def test_the_readmes_restore_gives_back_the_backup_after_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's commands, run as written: a writer killed after the backup left its
+    -wal beside the database, and the restored copy took that old log in (the judgments
+    made after the backup came back, or the copy failed its integrity check)."""
+    monkeypatch.chdir(tmp_path)
+    database = tmp_path / "vetbench.db"
+    db = open_database(database)
+    for item_id in ITEMS[:10]:
+        store_item(db, item_id, key="ABCD")
+    for person in ("alice", "bob"):
+        store_person(db, person)
+    backed_up = [judge(db, "alice", item_id) for item_id in ITEMS[:5]]
+    db.dispose()
+    Path("backups").mkdir()
+    backup_line, *restore_lines = bash_block_after("## Backups")
+    assert backup_line.startswith("vetbench backup "), backup_line
+    assert run_cli(database, *shlex.split(backup_line)[1:]).exit_code == 0
+    crashed = subprocess.run(
+        [sys.executable, "-c", CRASHED_WRITER, str(database), *ITEMS[:10]],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert crashed.returncode == -9, crashed.stderr
+    assert Path("vetbench.db-wal").stat().st_size > 0  # what a crash leaves behind
+
+    for line in restore_lines:
+        assert line.split()[0] in ("rm", "cp"), f"the test does not know {line!r}"
+        subprocess.run(line, shell=True, check=True)
+    with closing(sqlite3.connect(database)) as connection:
+        assert connection.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    restored = open_database(database)
+    assert [row[0] for row in judgment_rows(restored)] == backed_up
     restored.dispose()
 
 

@@ -27,11 +27,15 @@ from typing import Any
 
 import psutil
 import pytest
+import test_io_integrity
+from click.testing import Result
 from helpers import run_cli, store_item, store_person, stored_judgments
 from served_model import free_port
+from test_io_integrity import remount_read_only
 
 from db.engine import open_database
 from db.vocabulary import Role
+from reviewer.cli import serve_commands
 from reviewer.cli.guarded_server import MAX_HEIGHT, MAX_WIDTH
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,6 +51,7 @@ CHROMIUM_FLAGS = [
 ]
 PROMPT = "Which institution sets the policy interest rate?"
 WAIT_S = 60.0  # a deadline for waiting, never a measured assertion
+mounted_tmpfs = test_io_integrity.mounted_tmpfs  # a real tmpfs to make read-only
 
 
 @contextlib.contextmanager
@@ -633,6 +638,72 @@ def test_serve_on_a_unix_socket_only_its_owner_and_group_may_open(
     finally:
         _stop(server)
     assert not path.exists()  # a stopped server takes its socket away
+
+
+def _serve_on(db_path: Path, path: Path) -> Result:
+    """``vetbench serve --socket PATH`` in this process: for serves refused before they listen."""
+    return run_cli(
+        db_path, "serve", "--as", "alice", "--socket", str(path), "--public-url", "https://x.test"
+    )
+
+
+def _left_behind(path: Path) -> None:
+    """A socket file at ``path`` that nothing listens on, as a killed server leaves it."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as gone:
+        gone.bind(str(path))
+
+
+def test_a_socket_in_a_folder_anyone_may_write_is_refused(
+    one_item_db: Path, tmp_path: Path
+) -> None:
+    """Anyone could remove the socket there and put their own in its place, and the proxy
+    would send the annotators' requests to their server.  /tmp's sticky bit stops that."""
+    open_folder = tmp_path / "open"
+    open_folder.mkdir()
+    open_folder.chmod(0o777)
+    path = open_folder / "alice.sock"
+    refused = _serve_on(one_item_db, path)
+    assert refused.exit_code == 1
+    assert refused.stderr == (
+        f"error: cannot listen on {path}: anyone may write in {open_folder} (mode 0777) and "
+        "put their own socket in its place; choose a folder only you and your group may write\n"
+    )
+    assert not path.exists()
+    open_folder.chmod(0o1777)  # sticky: only a file's owner removes it
+    serve_commands.bind_unix_socket(path).close()
+    assert stat.S_ISSOCK(path.lstat().st_mode)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+def test_another_users_socket_is_never_replaced(one_item_db: Path, tmp_path: Path) -> None:
+    """A socket nothing listens on is replaced only when it is ours: another user's, in
+    /tmp say, is theirs (root could remove it; a user got a traceback trying)."""
+    path = tmp_path / "alice.sock"
+    _left_behind(path)
+    os.chown(path, 65534, 65534)
+    before = path.lstat()
+    refused = _serve_on(one_item_db, path)
+    assert refused.exit_code == 1
+    owner = serve_commands._user_name(65534)
+    assert refused.stderr == (
+        f"error: cannot listen on {path}: a socket of {owner}'s is there, not yours to "
+        "replace; choose another path\n"
+    )
+    assert path.lstat().st_ino == before.st_ino and path.lstat().st_uid == 65534
+
+
+def test_a_socket_left_behind_that_cannot_be_removed_is_one_line(
+    one_item_db: Path, mounted_tmpfs: Path
+) -> None:
+    path = mounted_tmpfs / "alice.sock"
+    _left_behind(path)
+    remount_read_only(mounted_tmpfs)
+    refused = _serve_on(one_item_db, path)
+    assert refused.exit_code == 1
+    assert refused.stderr == (
+        f"error: cannot listen on {path}: cannot remove the socket left there: "
+        "Read-only file system\n"
+    )
 
 
 EVIL_PAGE = """<!DOCTYPE html><html><body><script>

@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import ipaddress
 import os
+import pwd
 import shlex
 import socket
 import stat
@@ -162,18 +163,33 @@ def serve(
 
 def bind_unix_socket(path: Path) -> socket.socket:
     """A Unix socket bound at ``path``, mode 0660 from its first moment (the owner and
-    their group may connect), or one line: the path in use by a running server, or taken
-    by something that is not a socket.  A socket a stopped server left behind is replaced."""
+    their group may connect), or one line: a folder anyone may write (they could put their
+    own socket in its place), the path in use by a running server, taken by something that
+    is not a socket, or by another user's socket.  A socket of ours that a stopped server
+    left behind is replaced."""
+    _check_socket_folder(path)
     if path.exists() or path.is_symlink():
-        if not stat.S_ISSOCK(path.lstat().st_mode):
+        status = path.lstat()
+        if not stat.S_ISSOCK(status.st_mode):
             fail(f"cannot listen on {path}: it exists and is not a socket; choose another path")
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
             try:
                 probe.connect(str(path))
             except OSError:  # nobody answers: left behind by a server that stopped
-                path.unlink()
+                pass
             else:
                 fail(f"cannot listen on {path}: another server is listening there")
+        # Only our own is replaced: another user's file is not ours to remove, even where
+        # we could (as root, or in a folder without the sticky bit).
+        if status.st_uid != os.geteuid():
+            fail(
+                f"cannot listen on {path}: a socket of {_user_name(status.st_uid)}'s is there, "
+                "not yours to replace; choose another path"
+            )
+        try:
+            path.unlink()
+        except OSError as error:  # a folder we may no longer write, a read-only mount
+            fail(f"cannot listen on {path}: cannot remove the socket left there: {error.strerror}")
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     previous = os.umask(0o117)  # rw for the owner and group, nothing for others
     try:
@@ -187,6 +203,31 @@ def bind_unix_socket(path: Path) -> socket.socket:
     finally:
         os.umask(previous)
     return listener
+
+
+def _check_socket_folder(path: Path) -> None:
+    """Refuse a folder anyone may write without the sticky bit (``/tmp`` has it): anyone
+    could remove the socket and put their own in its place, and the proxy would then send
+    the annotators' requests, credentials included, to their server."""
+    try:
+        folder = path.absolute().parent
+        mode = folder.stat().st_mode
+    except OSError:  # no such folder, no way in: binding there fails in one line
+        return
+    if mode & stat.S_IWOTH and not mode & stat.S_ISVTX:
+        fail(
+            f"cannot listen on {path}: anyone may write in {folder} (mode "
+            f"{stat.S_IMODE(mode):04o}) and put their own socket in its place; choose a "
+            "folder only you and your group may write"
+        )
+
+
+def _user_name(uid: int) -> str:
+    """The login name of ``uid``, or the number where it has none."""
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"user {uid}"
 
 
 @dataclass(frozen=True)
