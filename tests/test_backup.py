@@ -42,6 +42,15 @@ def judgment_rows(db: Database) -> list[tuple[int, str, int, str, str, bool]]:
         ]
 
 
+def judgment_ids_in(path: Path) -> list[int]:
+    """The ids of the judgments the SQLite file at ``path`` holds, opened afresh."""
+    db = open_database(path)
+    try:
+        return [row[0] for row in judgment_rows(db)]
+    finally:
+        db.dispose()
+
+
 def judge(db: Database, person: str, item_id: str) -> int:
     return submit_judgment(
         db, person, item_id, revision_number=None, blind_answer="ABCD", verdict="keep"
@@ -152,9 +161,7 @@ def test_the_readmes_restore_gives_back_the_backup_after_a_crash(
         subprocess.run(line, shell=True, check=True)
     with closing(sqlite3.connect(database)) as connection:
         assert connection.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
-    restored = open_database(database)
-    assert [row[0] for row in judgment_rows(restored)] == backed_up
-    restored.dispose()
+    assert judgment_ids_in(database) == backed_up
 
 
 def test_the_backup_counts_judgments_as_stats_does(
@@ -337,9 +344,7 @@ def test_the_write_ahead_log_of_the_database_is_refused_and_no_row_is_lost(
     one_line_refusal(run_cli(db_path, "backup", str(link), "--force"), "file of the database")
     working_db.dispose()
     holder.close()
-    reopened = open_database(db_path)
-    assert [row[0] for row in judgment_rows(reopened)] == committed
-    reopened.dispose()
+    assert judgment_ids_in(db_path) == committed
 
 
 def test_a_users_partial_file_is_never_touched(
