@@ -36,7 +36,7 @@ from test_io_integrity import remount_read_only
 from db.engine import open_database
 from db.vocabulary import Role
 from reviewer.cli import serve_commands
-from reviewer.cli.guarded_server import MAX_HEIGHT, MAX_WIDTH
+from reviewer.cli.guarded_server import MAX_HEIGHT, MAX_WIDTH, remove_own_socket
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -675,6 +675,27 @@ def test_a_socket_in_a_folder_anyone_may_write_is_refused(
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+def test_a_stopping_server_removes_its_own_socket_and_never_a_newer_one(tmp_path: Path) -> None:
+    """Someone removed a running server's socket by hand and started another server on
+    the path: the first one, stopping, removed the second one's socket with its own."""
+    path = str(tmp_path / "review.sock")
+    first = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    first.bind(path)
+    bound = os.stat(path)
+    os.unlink(path)  # by hand
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as newer:
+        newer.bind(path)
+        remove_own_socket(path, bound)
+        assert os.path.exists(path)  # the newer server's socket stays
+    os.unlink(path)
+    first.close()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as own:
+        own.bind(path)
+        remove_own_socket(path, os.stat(path))
+        assert not os.path.exists(path)  # its own is removed
+    remove_own_socket(path, bound)  # gone already: nothing to do, no error
+
+
 def test_another_users_socket_is_never_replaced(one_item_db: Path, tmp_path: Path) -> None:
     """A socket nothing listens on is replaced only when it is ours: another user's, in
     /tmp say, is theirs (root could remove it; a user got a traceback trying)."""

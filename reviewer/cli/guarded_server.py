@@ -128,6 +128,15 @@ def _page(title: str, message: str) -> str:
     )
 
 
+def remove_own_socket(path: str, bound: os.stat_result) -> None:
+    """Remove the socket file this server bound at ``path``, and nothing else: if someone
+    removed it by hand and a newer server now listens there, that server's socket stays."""
+    with contextlib.suppress(FileNotFoundError):
+        now = os.stat(path)
+        if (now.st_dev, now.st_ino) == (bound.st_dev, bound.st_ino):
+            os.unlink(path)
+
+
 class GuardedServer(Server):
     """A textual-serve server that checks each WebSocket's origin and caps sessions."""
 
@@ -164,6 +173,7 @@ class GuardedServer(Server):
             loop.add_signal_handler(signal.SIGINT, self.request_exit)
             loop.add_signal_handler(signal.SIGTERM, self.request_exit)
         path = self.unix_socket.getsockname()
+        bound = os.stat(path)
         try:
             web.run_app(
                 self._make_app(),
@@ -173,8 +183,7 @@ class GuardedServer(Server):
                 print=lambda *args: None,
             )
         finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)
+            remove_own_socket(path, bound)
 
     async def _process_messages(
         self, websocket: web.WebSocketResponse, app_service: AppService
