@@ -138,6 +138,13 @@ def test_gold_items_fix_the_truth_where_a_lead_knows_it(database: Database) -> N
         some = estimate_consensus(session, [items[0].item_id, "gold:1"])
     assert [c.item_id for c in some.items] == sorted([items[0].item_id, "gold:1"])
     assert some.raters == consensus.raters
+    # A gold item no person judged: its figures approve it, the text says it never is.
+    store_item(database, "gold:2", kind="single", key="B", choices=4)
+    with database.transaction() as session:
+        add_gold(session, "lena", "gold:2", verdict="keep", answer="B")
+    shown = run_cli(database, "consensus", "--as", "lena").output
+    [line] = [line for line in shown.splitlines() if line.startswith("gold:2")]
+    assert line.endswith("(gold) (no person judged: never approved)"), line
 
 
 def test_models_answers_count_as_raters_unless_left_out(database: Database) -> None:

@@ -91,7 +91,8 @@ def consensus_command(
         return (
             item.outcome(confidence).value
             + (" (gold)" if item.gold else "")
-            + (" (not judged)" if item.judgments == 0 else "")
+            # its figures may read "approve" (a gold answer alone): no such item ever is
+            + (" (no person judged: never approved)" if item.judgments == 0 else "")
             + ("" if item.held_back(confidence) is None else " (not backed)")
         )
 
