@@ -145,6 +145,10 @@ def _plausible_errors(kind: ItemKind, key: str) -> int:
     return 3
 
 
+def _any_person(answers: Answers) -> bool:
+    return any(rater[0] == "person" for rater, _answer in answers)
+
+
 def heard_people(fit: FittedRaters, answers: Answers) -> Answers:
     """The people's answers among ``answers`` (models aside), without those of people the
     fit left out as guessing."""
@@ -158,8 +162,7 @@ def heard_people(fit: FittedRaters, answers: Answers) -> Answers:
 def rests_on_one_person(fit: FittedRaters, answers: Answers) -> bool:
     """Whether one person's judgment is all the item's people say (models aside): one
     person's, or one beside people the fit left out as guessing (or theirs alone)."""
-    judged = any(rater[0] == "person" for rater, _answer in answers)
-    return judged and len(heard_people(fit, answers)) <= 1
+    return _any_person(answers) and len(heard_people(fit, answers)) <= 1
 
 
 def _wrong_choices(kind: ItemKind, key: str, seen: Collection[str]) -> int:
@@ -226,7 +229,7 @@ def people_vouch(fit: FittedRaters, key: str, kind: ItemKind, answers: Answers) 
     People the fit left out as guessing count for nothing here either: an annotator who
     answers A to everything made a majority for every key A that two others split over.
     Guessers alone back no key."""
-    if not any(rater[0] == "person" for rater, _said in answers):
+    if not _any_person(answers):
         return True
     people = heard_people(fit, answers)
     if len(people) != 1:

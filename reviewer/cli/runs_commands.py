@@ -86,14 +86,13 @@ def _breakdown_lines(breakdown: Mapping[str, Figures]) -> list[str]:
     and infrastructure failures, left out of them, are counted at the end when any."""
     from evaluator.run_text import interval, number
 
-    names = list(breakdown)
-    shown = dict(zip(names, column([terminal_text(name) + " " for name in names], 18), strict=True))
+    names = column([terminal_text(name) + " " for name in breakdown], at_least=18)
     return [
-        f"  {shown[name]}"
+        f"  {shown}"
         f"n={group.n:<5} acc {number(group.accuracy, percent=True):>6} {interval(group.accuracy_ci, percent=True)}  "
         f"unparsed {number(group.unparsed_rate, percent=True)}"
         + (f"  failed {group.infrastructure_failures}" if group.infrastructure_failures else "")
-        for name, group in breakdown.items()
+        for shown, group in zip(names, breakdown.values(), strict=True)
     ]
 
 
@@ -422,10 +421,10 @@ def runs_table(
     # but the table: its title (which says the release and shape, so tables printed one
     # after another can be told apart) and notes go to stderr, each just before its table.
     prefix = {"text": "note: ", "md": "> note: ", "latex": "% note: "}.get(table_format)
-    for number, table in enumerate(tables):
+    for position, table in enumerate(tables):
         notes = [terminal_text(note) for note in table.notes]
         rendered = render_table(table, table_format, clean=terminal_text)
-        if number:
+        if position:
             click.echo("")
         if prefix is None:
             click.echo(f"table: {terminal_text(table.title)}", err=True)
