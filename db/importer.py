@@ -101,6 +101,15 @@ class ImportOptionError(VetbenchError, ValueError):
     or overlong ``--source``): nothing is read."""
 
 
+class ImportInterrupted(VetbenchError):
+    """Ctrl-C during an import.  ``report`` says what was stored: every file before the
+    interrupted one (each commits on its own), nothing of that file or of those after it."""
+
+    def __init__(self, report: ImportReport, path: str) -> None:
+        super().__init__(f"interrupted while importing {path}: nothing of it was stored")
+        self.report = report
+
+
 class _Rejected(Exception):
     """Rolls back a file's transaction: it has invalid records and ``skip_invalid`` is off."""
 
@@ -164,18 +173,34 @@ def import_files(
     )
     report = ImportReport()
     sources_seen: dict[str, str] = {}
-    for raw_path in paths:
+    for position, raw_path in enumerate(paths):
         file_report = FileReport(path=os.fspath(raw_path))
         report.files.append(file_report)
-        _import_one(
-            db,
-            os.fspath(raw_path),
-            file_report,
-            format_name=format,
-            sources_seen=sources_seen,
-            duplicate_threshold=duplicate_threshold,
-            options=options,
-        )
+        try:
+            _import_one(
+                db,
+                os.fspath(raw_path),
+                file_report,
+                format_name=format,
+                sources_seen=sources_seen,
+                duplicate_threshold=duplicate_threshold,
+                options=options,
+            )
+        except KeyboardInterrupt:
+            # The file's transaction rolled back; the files before it are stored, and
+            # saying so beats a bare "Aborted!" that leaves a person guessing.
+            file_report.error = (
+                f"{file_report.path}: interrupted (Ctrl-C): nothing of it was stored"
+            )
+            file_report.forget_writes()
+            for later in paths[position + 1 :]:
+                report.files.append(
+                    FileReport(
+                        path=os.fspath(later),
+                        error=f"{os.fspath(later)}: not read (interrupted before it)",
+                    )
+                )
+            raise ImportInterrupted(report, file_report.path) from None
     return report
 
 

@@ -293,10 +293,12 @@ def import_command(
     decided is refused unless --revise-reviewed; an id of another source is always
     refused.  Creates the
     database if it does not exist.  Exits with status 1 when a file could not be
-    imported (with --skip-invalid: when none of a file's records was valid).
+    imported (with --skip-invalid: when none of a file's records was valid).  Each file
+    is stored on its own: Ctrl-C lists the files stored before it, stores nothing of the
+    file being read and exits with status 130.
     """
     from db.errors import VetbenchError
-    from db.importer import import_files
+    from db.importer import ImportInterrupted, import_files
 
     if source is not None and not source.strip():
         fail("--source must not be empty")
@@ -318,12 +320,27 @@ def import_command(
             actor=acting_person(ctx, name, register=False).name,
             progress=bars,
         )
+    except ImportInterrupted as interrupted:
+        # What the files before it stored is listed as usual; 130 is a shell's Ctrl-C status.
+        bars.close()
+        _report_import(interrupted.report, database, existed=existed, as_json=as_json)
+        click.echo(f"error: {terminal_text(str(interrupted))}", err=True)
+        sys.exit(130)
     except VetbenchError:  # a refused option (ImportOptionError): the group says it
         if not existed:
             _remove_unused_database(database)
         raise
     finally:
         bars.close()
+    _report_import(report, database, existed=existed, as_json=as_json)
+    if not report.ok:
+        sys.exit(1)
+
+
+def _report_import(
+    report: ImportReport, database: Database, *, existed: bool, as_json: bool
+) -> None:
+    """Print what each file did, and remove a database this import created and left empty."""
     if as_json:
         print_json(report.to_json())
     else:
@@ -332,8 +349,6 @@ def import_command(
         _echo_import_summary(report)
     if not existed and not any(file.imported for file in report.files):
         _remove_unused_database(database)
-    if not report.ok:
-        sys.exit(1)
 
 
 def _describe_export(summary: Any, format_name: str, out: Path) -> str:

@@ -1,0 +1,87 @@
+"""Ctrl-C during a `vetbench import` of several files: what was stored is said, not "Aborted!".
+
+Each file commits on its own, so a Ctrl-C in the second file leaves the first one stored and
+nothing of the second.  The second file is a named pipe nobody writes to: the import waits
+there, after the first file's commit, until the test presses Ctrl-C (SIGINT)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import FIXTURES
+
+
+def stored_sources(path: Path) -> dict[str, int]:
+    """How many items each source has in the SQLite database at ``path``, read only (no
+    database or no item table yet: {})."""
+    try:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as connection:
+            rows = connection.execute("SELECT source, count(*) FROM item GROUP BY source")
+            return dict(rows.fetchall())
+    except sqlite3.OperationalError:  # not made yet, or its schema is being made
+        return {}
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_ctrl_c_in_the_second_file_keeps_the_first_and_says_so(
+    tmp_path: Path, as_json: bool
+) -> None:
+    first = tmp_path / "first.csv"
+    shutil.copy(FIXTURES / "econ_ordering.csv", first)
+    waiting = tmp_path / "waiting.csv"
+    os.mkfifo(waiting)
+    never = tmp_path / "never.csv"
+    shutil.copy(FIXTURES / "econ_ordering.csv", never)
+    path = tmp_path / "vetbench.db"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "reviewer.cli", "--db", f"sqlite:///{path}", "import"]
+        + [str(first), str(waiting), str(never)]
+        + (["--json"] if as_json else []),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(FIXTURES.parent)},
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while "first" not in stored_sources(path):
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "the first file was never stored"
+            time.sleep(0.1)
+        process.send_signal(signal.SIGINT)
+        out, err = (stream.decode() for stream in process.communicate(timeout=60))
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+    assert process.returncode == 130
+    assert "Aborted!" not in err and "Traceback" not in err
+    assert f"interrupted while importing {waiting}: nothing of it was stored" in err
+    stored = stored_sources(path)
+    assert set(stored) == {"first"} and stored["first"] > 0
+    if as_json:
+        files = json.loads(out)
+        assert [(file["path"], file["stored"]) for file in files] == [
+            (str(first), True),
+            (str(waiting), False),
+            (str(never), False),
+        ]
+        assert files[0]["added"] == stored["first"]
+        assert files[1]["error"] == f"{waiting}: interrupted (Ctrl-C): nothing of it was stored"
+        assert files[2]["error"] == f"{never}: not read (interrupted before it)"
+    else:
+        assert f"{first} (econlogicqa, source first)" in out
+        assert f"1 of 3 files imported: {stored['first']} added" in out
+        assert f"error: {waiting}: interrupted (Ctrl-C): nothing of it was stored" in err
+        assert f"error: {never}: not read (interrupted before it)" in err
