@@ -40,7 +40,7 @@ from sqlmodel import Session, col
 from db.audit import record_audit
 from db.engine import Database
 from db.errors import VetbenchError
-from db.json_types import JsonObject
+from db.json_types import JsonObject, fields_json
 from db.models import GoldItem, Item, Judgment, Person
 from db.people import PersonListing, find_person, list_people, require_lead
 from db.settings import get_fraction_setting, get_int_setting
@@ -117,13 +117,7 @@ class Attempt:
         return self.matched / self.judged if self.judged else None
 
     def to_json(self) -> JsonObject:
-        return {
-            "attempt": self.number,
-            "size": self.size,
-            "judged": self.judged,
-            "matched": self.matched,
-            "score": self.score,
-        }
+        return {**fields_json(self, renamed={"number": "attempt"}), "score": self.score}
 
 
 @dataclass(frozen=True)

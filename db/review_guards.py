@@ -35,6 +35,21 @@ END""",
     )
 
 
+def _dated_now(name: str, path: str, column: str) -> str:
+    """The trigger that dates a row by the server: ``column`` is now, whatever the writer
+    gave (an administrator's write excepted, as every guard excepts it)."""
+    return plpgsql_trigger(
+        name,
+        path,
+        f"""BEGIN
+  IF NOT vetbench_session_is_admin() THEN
+    NEW.{column} := now();
+  END IF;
+  RETURN NEW;
+END""",
+    )
+
+
 def review_guard_functions(path: str, *, revision_kind: bool = True) -> list[str]:
     """The functions that guard judgments, decisions, claims and gold answers, each
     running under ``path``; ``revision_kind``: the schema has ``item_revision.kind``
@@ -278,26 +293,8 @@ END""",
         ),
         # A claim is made or renewed now: a claim dated in the future never expired, so
         # its holder was "at work" for good and kept others from the item (reviewer.queue).
-        plpgsql_trigger(
-            "vetbench_stamp_claim",
-            path,
-            """BEGIN
-  IF NOT vetbench_session_is_admin() THEN
-    NEW.claimed_at := now();
-  END IF;
-  RETURN NEW;
-END""",
-        ),
+        _dated_now("vetbench_stamp_claim", path, "claimed_at"),
         # A decision is dated now: the newest one counts (db.decisions), so one dated in
         # the future outlived every later decision of another lead.
-        plpgsql_trigger(
-            "vetbench_stamp_decision",
-            path,
-            """BEGIN
-  IF NOT vetbench_session_is_admin() THEN
-    NEW.created_at := now();
-  END IF;
-  RETURN NEW;
-END""",
-        ),
+        _dated_now("vetbench_stamp_decision", path, "created_at"),
     ]
