@@ -140,6 +140,13 @@ def ok(result: Result) -> Result:
     return result
 
 
+def refusal(result: Result) -> str:
+    """What ``result`` said on standard error, once it is known to have failed with an
+    expected error (exit status 1; else fail showing its output)."""
+    assert result.exit_code == 1, result.output + result.stderr
+    return result.stderr.strip()
+
+
 def eval_json(db: Path | str, *args: str) -> Any:
     """The JSON document ``vetbench eval ARGS --json`` prints, once it has succeeded."""
     return json.loads(ok(run_cli(db, "eval", *args, "--json")).stdout)

@@ -8,7 +8,15 @@ import time
 from pathlib import Path
 
 import pytest
-from eval_helpers import MIXED_SET_ANSWERS, eval_json, mixed_set, mixed_set_url, ordering, store
+from eval_helpers import (
+    MIXED_SET_ANSWERS,
+    eval_json,
+    mixed_set,
+    mixed_set_url,
+    ordering,
+    refusal,
+    store,
+)
 from fake_openai_server import FakeOpenAIServer
 from helpers import APPROVED_ITEMS, run_cli, write_file
 from served_model import free_port
@@ -316,8 +324,7 @@ def test_a_script_that_misses_evaluated_items_or_answers_others_says_so(
 def test_scripted_without_a_file_says_what_to_give(db_path: Path) -> None:
     mixed_set_url(db_path)
     result = run_cli(db_path, "eval", "--model", "scripted:", "--shots", "0")
-    assert result.exit_code == 1
-    assert result.stderr.strip() == (
+    assert refusal(result) == (
         "error: give a script file after scripted: (scripted:ANSWERS.json or .jsonl), "
         "or scripted:oracle for the self-test"
     )

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from eval_helpers import mixed_set, mixed_set_url, ok
+from eval_helpers import mixed_set, mixed_set_url, ok, refusal
 from fake_openai_server import FakeOpenAIServer, server_error
 from helpers import run_cli
 from test_generation import ARTICLES_CSV, generate, ordering_answer
@@ -82,8 +82,7 @@ def test_an_empty_selection_is_said_before_any_model_loads(url: str) -> None:
     # A hub id not in the local cache: had it been opened first, that would be the error.
     # (A missing model folder is said first: seeing that takes no load.)
     result = run_cli(url, "eval", "--model", "vetbench-tests/no-such-model", "--status", "rejected")
-    assert result.exit_code == 1
-    assert result.stderr.strip() == (
+    assert refusal(result) == (
         "error: no items to evaluate (status rejected); "
         "12 items have another status: `vetbench eval --status all` takes them"
     )

@@ -23,6 +23,7 @@ from db.models import EvalRun, Prediction
 from db.validation import ItemDraft
 from db.vocabulary import ItemStatus
 from evaluator.backends.scripted import ScriptedBackend
+from evaluator.exports.folder import MANIFEST_NAME
 from evaluator.exports.lm_eval import export_lm_eval, read_answer
 from evaluator.exports.selection import ExportError, Selection
 from evaluator.extractors import LENIENT, read_answers
@@ -47,6 +48,18 @@ def lm_eval_builtin_task_names() -> frozenset[str]:
 def load_tasks(folder: Path, names: list[str], *, defaults: bool = False) -> dict[str, Any]:
     manager = lm_eval_tasks.TaskManager(include_path=str(folder), include_defaults=defaults)
     return manager.load(names)
+
+
+def read_manifest(folder: Path) -> dict[str, Any]:
+    """The manifest an export wrote into ``folder``."""
+    return json.loads((folder / MANIFEST_NAME).read_text(encoding="utf-8"))
+
+
+def exported(database: Database, out: Path, **options: Any) -> dict[str, Any]:
+    """Export the items as the lm-eval task folder ``out`` (``options``: those of
+    ``export_lm_eval``); the manifest it wrote."""
+    export_lm_eval(database, out, **options)
+    return read_manifest(out)
 
 
 def vetbench_prompts(database: Database, shots: int) -> dict[str, str]:
@@ -123,8 +136,9 @@ def test_documents_carry_the_prompts_vetbench_eval_sends(
             for p in session.exec(select(Prediction).where(Prediction.run_id == run_id))
         }
     out = tmp_path / "task"
-    export_lm_eval(database, out, selection=Selection(kinds=kinds), shots=5, shot_file=shot_file)
-    manifest = json.loads((out / "vetbench-export.json").read_text(encoding="utf-8"))
+    manifest = exported(
+        database, out, selection=Selection(kinds=kinds), shots=5, shot_file=shot_file
+    )
     documents = {}
     for task in manifest["tasks"]:
         for line in (out / "data" / f"{task}.jsonl").read_text(encoding="utf-8").splitlines():
@@ -212,7 +226,7 @@ def test_score_mode_variant_ranks_every_candidate(database: Database, tmp_path: 
     )
     out = tmp_path / "task"
     summary = export_lm_eval(database, out, shots=0)
-    manifest = json.loads((out / "vetbench-export.json").read_text(encoding="utf-8"))
+    manifest = read_manifest(out)
     assert manifest["left_out_of_score_mode"] == ["big:1"]
     assert summary.by_kind["ordering"] == 3
 
@@ -335,8 +349,7 @@ def test_a_kind_that_mixes_answer_delimiters_gets_a_score_task_for_each(
     mixed_set(database)
     store(database, [("cflue:7", CHINESE_MULTI)])
     out = tmp_path / "task"
-    export_lm_eval(database, out, shots=0)
-    manifest = json.loads((out / "vetbench-export.json").read_text(encoding="utf-8"))
+    manifest = exported(database, out, shots=0)
     assert [t for t in manifest["score_tasks"] if "multi" in t] == [
         "vetbench_mc_multi_en",
         "vetbench_mc_multi_zh",
@@ -369,8 +382,7 @@ def test_each_item_keeps_the_budget_and_stops_vetbench_eval_gives_it(
         assert run is not None
         requests = {r.item_id: r for r in generation_requests(plan_run(database, run))}
     out = tmp_path / "task"
-    export_lm_eval(database, out, shots=0)
-    manifest = json.loads((out / "vetbench-export.json").read_text(encoding="utf-8"))
+    manifest = exported(database, out, shots=0)
     assert [t for t in manifest["tasks"] if "multi" in t] == [
         "vetbench_multi_en_4_options",
         "vetbench_multi_en_6_options",
@@ -458,8 +470,7 @@ def test_a_split_kind_s_weighted_f1_is_vetbench_s_over_all_its_items(
 
     multi_in_three_tasks(database)
     out = tmp_path / "task"
-    export_lm_eval(database, out, selection=Selection(kinds=("multi",)), shots=0)
-    manifest = json.loads((out / "vetbench-export.json").read_text(encoding="utf-8"))
+    manifest = exported(database, out, selection=Selection(kinds=("multi",)), shots=0)
     docs = {
         doc["prompt"]: doc
         for task in manifest["tasks"]

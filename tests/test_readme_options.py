@@ -35,10 +35,6 @@ class Usage:
     line: int
     words: tuple[str, ...]
 
-    @property
-    def text(self) -> str:
-        return " ".join(self.words)
-
 
 def _segments(words: list[str]) -> Iterator[list[str]]:
     """Words split at pipes, `&&`, `;` ...: one list per simple command."""
@@ -120,7 +116,7 @@ def _takes_value(command: click.Command, name: str) -> bool:
 
 def problems(usage: Usage, root: click.Command = cli) -> list[str]:
     """What ``usage`` names that the CLI lacks, each with its README line."""
-    where = f"README.md:{usage.line}: `{usage.text}`"
+    where = f"README.md:{usage.line}: `{' '.join(usage.words)}`"
     words = list(usage.words[1:])
     command, path = root, ["vetbench"]
     # Options of the group before the command (--db PATH ...), then the command's words.
