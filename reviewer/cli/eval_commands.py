@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 
 from db.vocabulary import (
-    ALL,
     EvalMode,
     EvalProtocol,
     ItemKind,
@@ -295,7 +294,7 @@ def eval_command(
         shot_files=shot_files,
         shots_from=shots_from,
         allow_fewer_shots=allow_fewer_shots,
-        statuses=() if ALL in statuses else (statuses or (ItemStatus.APPROVED.value,)),
+        statuses=options.chosen_statuses(statuses, (ItemStatus.APPROVED.value,)),
         kinds=kinds,
         sources=sources,
         release=release,
