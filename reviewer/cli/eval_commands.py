@@ -170,10 +170,8 @@ def _shots_by_kind(values_given: tuple[str, ...]) -> dict[str, int]:
     "--kind", "kinds", type=click.Choice(values(ItemKind)), multiple=True, help="Only this kind."
 )
 @options.source
-@click.option(
-    "--release",
-    metavar="NAME",
-    help="Evaluate release NAME's items exactly as frozen (edits and decisions since ignored).",
+@options.release(
+    "Evaluate release NAME's items exactly as frozen (edits and decisions since ignored)."
 )
 @click.option(
     "--limit",
