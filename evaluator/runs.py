@@ -193,7 +193,7 @@ def _outcomes(db: Database, run_id: int) -> list[_Outcome]:
                 col(Prediction.failure_kind),
                 col(Prediction.scores),
                 col(Prediction.created_at),
-                func.length(col(ItemRevision.prompt)),  # its length, not its text
+                func.length(col(ItemRevision.prompt)).label("question_length"),  # not its text
                 col(ItemRevision.choices),
                 col(Item.meta),
             )
@@ -205,35 +205,22 @@ def _outcomes(db: Database, run_id: int) -> list[_Outcome]:
     return [
         _Outcome(
             ScoredPrediction(
-                item_id=item_id,
-                kind=ItemKind(kind),
-                source=source,
-                key=key,
-                parsed_answer=parsed,
-                correct=correct,
-                failure_kind=_failure(failure),
-                scores=Score.from_json(scores),
-                labels=len(choices or {}),
-                subject=_subject(meta),
-                text_length=int(question_length or 0)
-                + sum(len(str(c)) for c in (choices or {}).values()),
+                item_id=row.item_id,
+                kind=ItemKind(row.kind),
+                source=row.source,
+                key=row.key,
+                parsed_answer=row.parsed_answer,
+                correct=row.correct,
+                failure_kind=_failure(row.failure_kind),
+                scores=Score.from_json(row.scores),
+                labels=len(row.choices or {}),
+                subject=_subject(row.meta),
+                text_length=int(row.question_length or 0)
+                + sum(len(str(c)) for c in (row.choices or {}).values()),
             ),
-            created_at,
+            row.created_at,
         )
-        for (
-            item_id,
-            kind,
-            source,
-            key,
-            parsed,
-            correct,
-            failure,
-            scores,
-            created_at,
-            question_length,
-            choices,
-            meta,
-        ) in rows
+        for row in rows
     ]
 
 

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 
 from db.vocabulary import (
-    ALL,
     EvalMode,
     EvalProtocol,
     ItemKind,
@@ -171,10 +170,8 @@ def _shots_by_kind(values_given: tuple[str, ...]) -> dict[str, int]:
     "--kind", "kinds", type=click.Choice(values(ItemKind)), multiple=True, help="Only this kind."
 )
 @options.source
-@click.option(
-    "--release",
-    metavar="NAME",
-    help="Evaluate release NAME's items exactly as frozen (edits and decisions since ignored).",
+@options.release(
+    "Evaluate release NAME's items exactly as frozen (edits and decisions since ignored)."
 )
 @click.option(
     "--limit",
@@ -295,7 +292,7 @@ def eval_command(
         shot_files=shot_files,
         shots_from=shots_from,
         allow_fewer_shots=allow_fewer_shots,
-        statuses=() if ALL in statuses else (statuses or (ItemStatus.APPROVED.value,)),
+        statuses=options.chosen_statuses(statuses, (ItemStatus.APPROVED.value,)),
         kinds=kinds,
         sources=sources,
         release=release,

@@ -393,11 +393,7 @@ def _describe_export(summary: Any, format_name: str, out: Path) -> str:
 )
 @options.kind
 @options.source
-@click.option(
-    "--release",
-    metavar="NAME",
-    help="Export release NAME's items exactly as frozen, stamped with its name and hash.",
-)
+@options.release("Export release NAME's items exactly as frozen, stamped with its name and hash.")
 @click.option(
     "--shots",
     type=click.IntRange(0),

@@ -219,6 +219,13 @@ def _search_query(
     return query
 
 
+def release(help_text: str) -> Decorator:
+    """``--release NAME``: a release's items exactly as frozen (``release``), for the commands
+    that read items (each refuses ``--status`` beside it); ``help_text`` says what is done
+    with them."""
+    return click.option("--release", metavar="NAME", help=help_text)
+
+
 def json(help_text: str) -> Decorator:
     """``--json`` (``as_json``): JSON instead of the table; ``help_text`` says what is printed."""
     return click.option("--json", "as_json", is_flag=True, help=help_text)
