@@ -456,9 +456,22 @@ async def test_opens_from_the_review_app_once_and_goes_back(
         await pilot.press("f4")  # the same screen, its run going
         await wait_until(pilot, lambda: app.screen is screen, "F4 again")
         assert screen.query_one("#start").disabled and not backend.closed
+        assert isinstance(screen, EvaluationScreen)
+        polled = screen  # its reads, noted
+        shown_at_reads: list[bool] = []
+        read_database = polled.read_database
+
+        def read_and_note() -> EvaluationScreen.SnapshotRead:
+            shown_at_reads.append(polled.is_current)
+            return read_database()
+
+        polled.read_database = read_and_note  # type: ignore[method-assign]
         await pilot.press("escape")  # back to F2; the run goes on, F4 open behind
         await wait_until(pilot, lambda: app.screen is agreement, "F2, the run going")
         assert screen.is_attached and not backend.closed
+        polled.wake_poller()  # as a stored prediction does: still no read while hidden
+        await pilot.pause(2 * polled.POLL_SECONDS)
+        assert all(shown_at_reads)  # never read behind F2
         await pilot.press("q")  # quitting would stop the run: asked first
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmModal), "the question")
         assert "Run 1 is going: quitting stops it" in screen_text(app)
@@ -466,6 +479,8 @@ async def test_opens_from_the_review_app_once_and_goes_back(
         await pilot.press("f4")  # the same screen again, its run still going
         await wait_until(pilot, lambda: app.screen is screen, "F4 with its run")
         assert not backend.closed
+        reads_before = len(shown_at_reads)
+        await wait_until(pilot, lambda: len(shown_at_reads) > reads_before, "a read when shown")
         release.set()
         await wait_until(pilot, lambda: backend.closed, "the run's end")
         await pilot.press("escape")  # back the way it came: F2, then the review screen

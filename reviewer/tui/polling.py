@@ -5,7 +5,8 @@ reads it again every few seconds.  :class:`PollingScreen` runs that loop in one
 exclusive thread worker, as STYLE.md's worker rules ask: the worker reads, never
 touches a widget, and posts what it read as a message; the screen's handler draws
 it.  ``wake_poller()`` makes the next read happen now (a refresh key, a run that
-just stored a prediction).  When a read fails with an expected error
+just stored a prediction).  A screen that is not shown (another mode's screens are) reads
+nothing until it is shown again.  When a read fails with an expected error
 (:mod:`reviewer.tui.expected`), the screen says so and polls again a little later:
 the database may come back; any other failure is a bug and ends the app.  The worker
 stops with the screen.
@@ -19,7 +20,7 @@ from __future__ import annotations
 import threading
 from typing import ClassVar, TypeVar
 
-from textual import on, work
+from textual import events, on, work
 from textual.message import Message
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
@@ -63,6 +64,13 @@ class PollingScreen(Screen[ScreenResult]):
     def _poll(self) -> None:
         worker = get_current_worker()
         while not worker.is_cancelled:
+            if not self.is_current:
+                # Behind another area's screens (F4 with a run going, kept while one
+                # reviews): nothing would be drawn, so nothing is read until the screen
+                # is shown again (ScreenResume wakes the loop).
+                self._wake.wait()
+                self._wake.clear()
+                continue
             message = self.read_database()
             if worker.is_cancelled:
                 break
@@ -70,6 +78,10 @@ class PollingScreen(Screen[ScreenResult]):
                 self.post_message(message)
             self._wake.wait(self.POLL_SECONDS)
             self._wake.clear()
+
+    @on(events.ScreenResume)
+    def _read_when_shown_again(self) -> None:
+        self.wake_poller()
 
     @on(Worker.StateChanged)
     def _poll_failed(self, event: Worker.StateChanged) -> None:
