@@ -324,7 +324,8 @@ def import_command(
         # What the files before it stored is listed as usual; 130 is a shell's Ctrl-C status.
         bars.close()
         _report_import(interrupted.report, database, existed=existed, as_json=as_json)
-        click.echo(f"error: {terminal_text(str(interrupted))}", err=True)
+        if as_json:  # the text report has said it in the interrupted file's line
+            click.echo(f"error: {terminal_text(str(interrupted))}", err=True)
         sys.exit(130)
     except VetbenchError:  # a refused option (ImportOptionError): the group says it
         if not existed:
