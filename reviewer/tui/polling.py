@@ -21,6 +21,7 @@ import threading
 from typing import ClassVar, TypeVar
 
 from textual import events, on, work
+from textual._context import NoActiveAppError  # no public module (8.2.8)
 from textual.message import Message
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
@@ -64,7 +65,7 @@ class PollingScreen(Screen[ScreenResult]):
     def _poll(self) -> None:
         worker = get_current_worker()
         while not worker.is_cancelled:
-            if not self.is_current:
+            if not self._is_on_show():
                 # Behind another area's screens (F4 with a run going, kept while one
                 # reviews): nothing would be drawn, so nothing is read until the screen
                 # is shown again (ScreenResume wakes the loop).
@@ -78,6 +79,13 @@ class PollingScreen(Screen[ScreenResult]):
                 self.post_message(message)
             self._wake.wait(self.POLL_SECONDS)
             self._wake.clear()
+
+    def _is_on_show(self) -> bool:
+        """Whether the screen is on show now (asked from the worker thread)."""
+        try:
+            return self.is_current
+        except NoActiveAppError:  # detached as the app closes it: the worker is stopping
+            return False
 
     @on(events.ScreenResume)
     def _read_when_shown_again(self) -> None:
