@@ -377,8 +377,14 @@ async def agreement_shown(
     if poll_seconds is not None:
         screen.POLL_SECONDS = poll_seconds  # type: ignore[misc]
     async with ScreenHost(screen).run_test(size=size) as pilot:
-        await wait_until(pilot, lambda: screen.computations >= 1, "the first figures")
+        await wait_until(pilot, lambda: agreement_settled(screen), "the first figures")
         yield screen, pilot
+
+
+def agreement_settled(screen: AgreementScreen) -> bool:
+    """Whether F2 shows figures, and the raters' reliability estimated for them (which
+    comes a worker later)."""
+    return screen.computations >= 1 and not screen.reliability_pending
 
 
 REVIEW_GROUPS = {"review", "progress", "default"}

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from helpers import (
+    agreement_settled,
     open_screen,
     pilot_of,
     press,
@@ -266,7 +267,7 @@ async def test_agreement_screen_shows_hostile_names_sources_and_ids_literally(
 ) -> None:
     async with running(make_app(hostile_db, LEAD)) as app:
         screen = await open_screen(app, "f2", AgreementScreen)
-        await wait_until(pilot_of(app), lambda: screen.computations > 0, "the figures")
+        await wait_until(pilot_of(app), lambda: agreement_settled(screen), "the figures")
         for tab in ("annotators-tab", "breakdown-tab", "wrong-keys-tab"):
             screen.query_one(TabbedContent).active = tab
             await settle(pilot_of(app))

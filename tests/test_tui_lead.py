@@ -4,8 +4,10 @@ screen shows the figures and recomputes when judgments arrive."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import pytest
 from helpers import (
@@ -13,6 +15,7 @@ from helpers import (
     agreement_shown,
     notices,
     run_cli,
+    screen_text,
     store_item,
     store_judgment,
     store_person,
@@ -30,7 +33,7 @@ from db.settings import set_setting
 from db.vocabulary import Role
 from reviewer.judging import submit_judgment
 from reviewer.tui.screens.adjudication import AdjudicationScreen
-from reviewer.tui.screens.agreement import kappa_colour
+from reviewer.tui.screens.agreement import AgreementScreen, kappa_colour
 from reviewer.tui.screens.lead_modals import ConfirmModal, ReasonModal
 from reviewer.tui.screens.prompt import PromptScreen
 from reviewer.tui.widgets.titles import PanelTitle
@@ -174,6 +177,72 @@ async def test_cancelled_dialogs_and_bad_keys_decide_nothing(review: Database) -
         await pilot.press("n")
         await wait_until(pilot, lambda: app.screen is screen, "the screen again")
     assert decisions(review) == {}
+
+
+@pytest.fixture
+def held_consensus(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
+    """The screens' consensus held back until the event is set (then estimated for real):
+    what a lead sees in the second or more a real estimate takes."""
+    import db.consensus
+
+    released = threading.Event()
+    estimate = db.consensus.consensus_of
+
+    def held(*args: Any, **kwargs: Any) -> db.consensus.Consensus:
+        assert released.wait(60), "the test never released the consensus"
+        return estimate(*args, **kwargs)
+
+    monkeypatch.setattr(db.consensus, "consensus_of", held)
+    yield released
+    released.set()  # a worker still waiting ends with the test
+
+
+async def test_f3_says_the_consensus_is_on_its_way_until_it_is_read(
+    review: Database, held_consensus: threading.Event
+) -> None:
+    async with adjudicating(review) as (screen, app, pilot):
+        assert screen.consensus_pending
+        summary = screen.query_one("#queue-summary", Static)
+        assert str(summary.render()).startswith("estimating the consensus")
+        assert "consensus  being estimated…" in screen_text(app)
+        held_consensus.set()
+        await wait_until(pilot, lambda: not screen.consensus_pending, "the consensus")
+        shown = screen_text(app)
+        assert "being estimated" not in shown and "consensus  p(key right)" in shown
+        assert str(summary.render()).startswith("3 conflicts to resolve")
+
+
+async def test_an_empty_queue_waits_for_the_consensus_before_saying_nothing_to_resolve(
+    database: Database, held_consensus: threading.Event
+) -> None:
+    store_person(database, "lea", Role.LEAD)
+    screen = AdjudicationScreen(database, "lea")
+    app = ScreenHost(screen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: screen.consensus_pending, "the queue")
+        shown = screen_text(app)
+        assert "the consensus is being estimated and may refer items" in shown
+        assert "nothing to resolve" not in shown
+        held_consensus.set()
+        await wait_until(pilot, lambda: not screen.consensus_pending, "the consensus")
+        assert "No conflicts: nothing to resolve." in screen_text(app)
+
+
+async def test_f2_shows_the_figures_without_waiting_for_the_reliability(
+    review: Database, held_consensus: threading.Event
+) -> None:
+    screen = AgreementScreen(review, "lea", resamples=0)
+    async with ScreenHost(screen).run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: screen.computations == 1, "the figures")
+        assert screen.query_one("#agreement-figures", DataTable).row_count > 0
+        title = screen.query_one("#reliability-title", Static)
+        assert screen.reliability_pending
+        assert str(title.render()).endswith("· being estimated…")
+        held_consensus.set()
+        await wait_until(pilot, lambda: not screen.reliability_pending, "the reliability")
+        assert "being estimated" not in str(title.render())
+        table = screen.query_one("#reliability-table", DataTable)
+        assert {str(row.value) for row in table.rows} == {"person:ann", "person:bo"}
 
 
 async def test_non_leads_are_refused_and_see_no_judgments(review: Database) -> None:

@@ -21,6 +21,7 @@ from conftest import BuiltDatabases
 from eval_helpers import MIXED_SET_ANSWERS, mixed_set
 from helpers import (
     APPROVED_ITEMS,
+    agreement_settled,
     random_study,
     settle,
     store_item,
@@ -454,7 +455,7 @@ def open_tab(
 )
 def test_agreement(snap_compare, study_db: Database, tab: str, size: Size) -> None:  # type: ignore[no-untyped-def]
     app = app_for(study_db, "lena", source="nowhere")
-    then = open_tab(AgreementScreen, lambda screen: screen.computations >= 1, tab)
+    then = open_tab(AgreementScreen, agreement_settled, tab)
     assert snap_compare(app, terminal_size=size, run_before=steps("f2", then=then))
 
 

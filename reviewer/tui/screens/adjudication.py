@@ -153,6 +153,12 @@ class AdjudicationScreen(AreaScreen):
         self.consensus: dict[str, ItemConsensus] = {}
         self.consensus_confidence = DEFAULT_CONFIDENCE  # until the consensus is read
         """The consensus on each item, once read (after the queue)."""
+        self.consensus_pending = False
+        """Whether the consensus is being estimated (a second or more after each read of
+        the queue): until it is, the screen says so rather than "nothing to resolve", since
+        it may refer more items to the lead."""
+        self.referred = 0
+        """How many listed items the consensus referred to the lead in its last read."""
         self.queue_summary = Text()
         """The line above the queue, as the queue's read wrote it."""
         self.queue_rows: list[tuple[str, tuple[Text, ...]]] = []
@@ -284,6 +290,10 @@ class AdjudicationScreen(AreaScreen):
         groups = ("queue", "decide", "consensus")
         if event.state is WorkerState.ERROR and event.worker.group in groups:
             show_expected_error(self, event.worker.error)
+            if event.worker.group == "consensus" and self.refusal is None:
+                self.consensus_pending = False  # the notice says why; nothing more is coming
+                self._show_summary()
+                self._show_case(self.current)
 
     # ---------------------------------------------------------- actions
 
@@ -429,7 +439,9 @@ class AdjudicationScreen(AreaScreen):
             f"{counted(message.agreed, 'agreed item')} waiting for approval (A) · "
             "u undoes your last decision here"
         )
-        summary.update(self.queue_summary)
+        self.referred = 0
+        self.consensus_pending = True
+        self._show_summary()
         self.load_consensus(list(self.cases))
         if not message.cases:
             self._show_case(None)
@@ -455,6 +467,16 @@ class AdjudicationScreen(AreaScreen):
             rows = [(key, cells[: len(labels)]) for key, cells in rows]
         fill_fitted(table, labels, rows, wrap=wrap)
 
+    def _show_summary(self) -> None:
+        """The line above the queue: the queue's read, after what the consensus adds."""
+        if self.consensus_pending:
+            told = Text("estimating the consensus (it may refer more items) · ", style="dim")
+        elif self.referred:
+            told = Text(f"{counted(self.referred, 'item')} the consensus refers to you · ")
+        else:
+            told = Text()
+        self.query_one("#queue-summary", Static).update(told + self.queue_summary)
+
     def on_adjudication_screen_consensus_read(self, message: ConsensusRead) -> None:
         self.consensus = message.consensus
         self.consensus_confidence = message.confidence
@@ -471,12 +493,13 @@ class AdjudicationScreen(AreaScreen):
                 ]
             )
             table.move_cursor(row=cursor)
-            told = Text(f"{counted(len(referred), 'item')} the consensus refers to you · ")
-            self.query_one("#queue-summary", Static).update(told + self.queue_summary)
+        self.referred = len(referred)
+        self.consensus_pending = False
+        self._show_summary()
         if self.current is None and self.cases:
             self._show_case(next(iter(self.cases.values())))
-        elif self.current is not None:
-            self._show_case(self.current)
+        else:
+            self._show_case(self.current)  # None: the empty queue's text, now final
 
     @on(DataTable.RowHighlighted, "#queue")
     def _case_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -490,7 +513,12 @@ class AdjudicationScreen(AreaScreen):
         judgments = self.query_one("#judgments", CaseJudgments)
         if case is None:
             judgments.display = False
-            self.query_one("#case-text", Static).update(Text("No conflicts: nothing to resolve."))
+            nothing = (
+                "No conflicts so far; the consensus is being estimated and may refer items to you."
+                if self.consensus_pending
+                else "No conflicts: nothing to resolve."
+            )
+            self.query_one("#case-text", Static).update(Text(nothing))
             self.query_one("#case-history", Static).update("")
             return
         judgments.display = True
@@ -499,6 +527,8 @@ class AdjudicationScreen(AreaScreen):
         if case.item.id in self.consensus:
             on_item = self.consensus[case.item.id]
             shown.append_text(consensus_text(on_item, self.consensus_confidence))
+        elif self.consensus_pending:
+            shown.append_text(Text("\nconsensus  being estimated…", style="dim"))
         judgments.update(line_broken(shown))
         self.query_one("#case-text", Static).update(line_broken(case_text(case, raw=self.raw_text)))
         history = history_text(case)

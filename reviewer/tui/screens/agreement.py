@@ -12,7 +12,9 @@ keep rates and median times per item as bars, each annotator's and model's
 reliability by the consensus model (``db.consensus``), and a heat map of Cohen's kappa for
 every pair, all verdicts or keep/drop); breakdowns by kind and by source; likely wrong keys (listed for
 leads only: the list shows what annotators answered, which annotators must not
-see before giving their own answer).
+see before giving their own answer).  The reliability comes after the figures, from a
+worker of its own: the consensus fit can take seconds (7 s on the demo database) that the
+figures need not wait for, and its title says while it is being estimated.
 """
 
 from __future__ import annotations
@@ -22,16 +24,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from db.answers import format_answer
 from db.vocabulary import QualificationStatus
 from db.words import counted
+from reviewer.tui.expected import show_expected_error
 from reviewer.tui.literal import literal, none_row
 from reviewer.tui.polling import PollingScreen
 from reviewer.tui.responsive import apply_size_classes
@@ -50,6 +54,7 @@ if TYPE_CHECKING:
 DEFAULT_RESAMPLES = 1000  # reviewer.agreement.DEFAULT_RESAMPLES (imported lazily)
 DEFAULT_SEED = 20240601
 FIGURE_COLUMNS = ("statistic", "value", "95% CI", "n", "note")
+RELIABILITY_TITLE = "Reliability by the consensus: expected share of right answers, 95% interval"
 ANNOTATOR_COLUMNS = (
     "annotator",
     "judged",
@@ -158,7 +163,13 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
         report: AgreementReport
         lead: bool  # whether the person may see item-level answers
         left_out: tuple[Qualification, ...] = ()  # people the qualification gate leaves out
-        raters: tuple[RaterReliability, ...] = ()  # reliability by the consensus model
+
+    @dataclass
+    class ReliabilityEstimated(Message):
+        """The consensus model's reliability of each rater (after the figures: the fit
+        takes seconds, and the figures need not wait for it)."""
+
+        raters: tuple[RaterReliability, ...]
 
     def __init__(
         self,
@@ -177,6 +188,8 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
         """Whether the heat map shows kappa on keep/drop instead of all verdicts."""
         self.computations = 0
         """How many times the figures were computed (tests wait on it)."""
+        self.reliability_pending = False
+        """Whether the raters' reliability for the figures shown is still being estimated."""
         self.annotator_rows: list[tuple[str | None, tuple[Text | str, ...]]] = []
         """The Annotators table's rows with every column, fitted to its width when shown."""
         self._force = threading.Event()
@@ -196,10 +209,7 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
                 note.display = False  # shown only while the gate leaves someone out
                 note.styles.padding = (0, 1)
                 yield note
-                yield Static(
-                    "Reliability by the consensus: expected share of right answers, 95% interval",
-                    id="reliability-title",
-                )
+                yield Static(RELIABILITY_TITLE, id="reliability-title")
                 yield DataTable(id="reliability-table", cursor_type="row", zebra_stripes=True)
                 with Horizontal(id="annotator-charts"):
                     with Vertical(classes="annotator-chart"):
@@ -255,7 +265,6 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
 
     def read_database(self) -> AgreementComputed | None:
         """Recompute whenever judgments or decisions change (checked every few seconds)."""
-        from db.consensus import consensus_of
         from db.qualification import left_out
         from reviewer.agreement import compute_agreement
         from reviewer.agreement.data import judgments_fingerprint
@@ -268,8 +277,22 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
         report = compute_agreement(self.database, resamples=self.resamples, seed=self.seed)
         lead = is_lead(self.database, self.person_name)
         self._seen = fingerprint
+        return self.AgreementComputed(report, lead, tuple(left_out(self.database)))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="reliability")
+    def estimate_reliability(self) -> None:
+        """The consensus fit behind the reliability table, in a worker of its own."""
+        from db.consensus import consensus_of
+
         raters = consensus_of(self.database).raters
-        return self.AgreementComputed(report, lead, tuple(left_out(self.database)), raters)
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.ReliabilityEstimated(raters))
+
+    @on(Worker.StateChanged)
+    def _reliability_failed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "reliability" and event.state is WorkerState.ERROR:
+            show_expected_error(self, event.worker.error, title="Estimating reliability failed")
+            self._reliability_shown(pending=False)
 
     # ---------------------------------------------------------- display
 
@@ -307,7 +330,8 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
         self.query_one("#agreement-notes", FigureNotes).show(report.reader_notes)
         self._show_annotators(report)
         self._show_left_out(message.left_out)
-        self._show_reliability(message.raters)
+        self._reliability_shown(pending=True)
+        self.estimate_reliability()
         self._show_annotator_charts(report)
         self._show_heat_map(report)
         self._show_breakdowns(report)
@@ -375,15 +399,26 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
             text.append(f" {standing.describe()}", style=style)
         note.update(text)
 
-    def _show_reliability(self, raters: tuple[RaterReliability, ...]) -> None:
+    def _reliability_shown(self, *, pending: bool) -> None:
+        """Say above the reliability table whether it is being estimated again (the rows
+        of the last estimate stay meanwhile)."""
+        self.reliability_pending = pending
+        title = RELIABILITY_TITLE
+        if pending:
+            title += " · being estimated…"
+        self.query_one("#reliability-title", Static).update(title)
+
+    def on_agreement_screen_reliability_estimated(self, message: ReliabilityEstimated) -> None:
         from reviewer.tui.screens.consensus_view import reliability_cells
 
+        raters = message.raters
         table = self.query_one("#reliability-table", DataTable)
         table.clear()
         if not raters:
             table.add_row(*none_row(len(table.columns)))
         for rater in raters:
             table.add_row(*reliability_cells(rater), key=f"{rater.kind}:{rater.name}")
+        self._reliability_shown(pending=False)
 
     def _show_annotator_charts(self, report: AgreementReport) -> None:
         people = report.per_annotator
