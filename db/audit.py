@@ -46,7 +46,13 @@ __all__ = [
 ]
 
 _FIELD_LIMIT = 255  # the width of the actor, target, login and host columns
-JUDGMENT_CONTENT = ("verdict", "blind_answer")
+JUDGMENT_CONTENT = (
+    "verdict",
+    "blind_answer",
+    "corrected_key",
+    "duplicate_of",
+    "alternative_orders",
+)
 """What a judgment's event says of the judgment itself: shown to leads and its author."""
 
 

@@ -442,6 +442,14 @@ def _store_judgment(
     session.add(judgment)
     session.flush()
     assert judgment.id is not None
+    # What the verdict proposes, where it proposes anything: the trail then tells what a
+    # judgment said without a look at the judgment table (withheld from other annotators
+    # with the verdict, db.audit.JUDGMENT_CONTENT).
+    proposed = {
+        "corrected_key": checked.corrected_key,
+        "duplicate_of": checked.duplicate_of,
+        "alternative_orders": list(checked.alternatives),
+    }
     record_audit(
         session,
         person.name,
@@ -453,6 +461,7 @@ def _store_judgment(
         blind_answer=blind,
         guidelines_version=guidelines,
         **({"gold_id": gold_id} if gold_id is not None else {}),
+        **{key: value for key, value in proposed.items() if value},
     )
     status = refresh_item_status(session, item_id)
     revision = None

@@ -170,7 +170,9 @@ def test_anothers_verdict_and_blind_answer_are_for_leads(
 
     as_alice, as_lena = answers("alice"), answers("lena")
     assert as_alice["alice"]["blind_answer"] == "DCBA"  # her own
-    assert "blind_answer" not in as_alice["bob"] and "verdict" not in as_alice["bob"]
+    assert as_alice["alice"]["corrected_key"] == "DCBA"
+    assert {"blind_answer", "verdict", "corrected_key"}.isdisjoint(as_alice["bob"])
+    assert as_lena["bob"]["corrected_key"] == "BADC"
     assert as_alice["bob"]["revision"] == 1  # that bob judged it, and when, stays public
     assert as_lena["bob"]["blind_answer"] == "BADC" and as_lena["bob"]["verdict"] == "wrong-key"
     text = run(database_url, "audit", "--as", "alice").output
@@ -178,6 +180,37 @@ def test_anothers_verdict_and_blind_answer_are_for_leads(
     assert "(verdict and answer: for leads)" in text and "blind_answer=DCBA" in text
     assert text.endswith("so that annotators judge blind.\n")
     assert "for leads" not in run(database_url, "audit", "--as", "lena").output
+
+
+def test_a_judgments_event_says_what_its_verdict_proposes(
+    database: Database, database_url: str
+) -> None:
+    """The corrected key, the item duplicated, the other valid orders: in the trail with
+    the verdict (a wrong-key judgment said only "wrong-key"), and only where given."""
+    store_person(database, "lena", Role.LEAD)
+    store_person(database, "alice")
+    for item in ("o:1", "o:2", "o:3", "o:4"):
+        store_item(database, item, key="ABCD")
+    judgments = {
+        "o:1": ("--verdict", "wrong-key", "--corrected", "B, A, C, D"),
+        "o:2": ("--verdict", "duplicate", "--duplicate-of", "o:1"),
+        "o:3": ("--verdict", "ambiguous", "--alt", "A,B,D,C", "--alt", "B,A,C,D"),
+        "o:4": ("--verdict", "keep"),
+    }
+    for item, verdict in judgments.items():
+        judged = run(database_url, "judge", item, "--as", "alice", "--answer", "ABCD", *verdict)
+        assert judged.exit_code == 0, judged.output
+    listed = json.loads(run(database_url, "audit", "--as", "lena", "--json").output)
+    said = {event["target"]: event["changes"] for event in listed if event["action"] == "judge"}
+    proposed = ("corrected_key", "duplicate_of", "alternative_orders")
+    assert {item: {k: v for k, v in said[item].items() if k in proposed} for item in said} == {
+        "o:1": {"corrected_key": "BACD"},
+        "o:2": {"duplicate_of": "o:1"},
+        "o:3": {"alternative_orders": ["ABDC", "BACD"]},
+        "o:4": {},
+    }
+    text = run(database_url, "audit", "--item", "o:1", "--as", "lena").output
+    assert "verdict=wrong-key, blind_answer=ABCD" in text and "corrected_key=BACD" in text
 
 
 def test_the_audit_listing_shows_control_characters_never_sends_them(
