@@ -5,7 +5,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
-[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+# A .venv whose creation was cut short (Ctrl-C in a first setup) has its python but not
+# yet pip and the activate script, which venv writes last: it is made again from scratch,
+# where the next run used to stop at the line below with ".venv/bin/activate: No such file".
+if [ ! -x .venv/bin/python ] || [ ! -f .venv/bin/activate ]; then
+  "$PYTHON" -m venv --clear .venv
+fi
 # shellcheck disable=SC1091
 . .venv/bin/activate
 
