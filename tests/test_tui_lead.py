@@ -204,11 +204,12 @@ async def test_f3_says_the_consensus_is_on_its_way_until_it_is_read(
         assert screen.consensus_pending
         summary = screen.query_one("#queue-summary", Static)
         assert str(summary.render()).startswith("estimating the consensus")
-        assert "consensus  being estimated…" in screen_text(app)
+        # What the screen shows is drawn a refresh after the handler that updated it.
+        await shows(pilot, app, "consensus  being estimated…")
         held_consensus.set()
         await wait_until(pilot, lambda: not screen.consensus_pending, "the consensus")
-        shown = screen_text(app)
-        assert "being estimated" not in shown and "consensus  p(key right)" in shown
+        await shows(pilot, app, "consensus  p(key right)")
+        assert "being estimated" not in screen_text(app)
         assert str(summary.render()).startswith("3 conflicts to resolve")
 
 
@@ -220,12 +221,16 @@ async def test_an_empty_queue_waits_for_the_consensus_before_saying_nothing_to_r
     app = ScreenHost(screen)
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_until(pilot, lambda: screen.consensus_pending, "the queue")
-        shown = screen_text(app)
-        assert "the consensus is being estimated and may refer items" in shown
-        assert "nothing to resolve" not in shown
+        await shows(pilot, app, "the consensus is being estimated and may refer items")
+        assert "nothing to resolve" not in screen_text(app)
         held_consensus.set()
         await wait_until(pilot, lambda: not screen.consensus_pending, "the consensus")
-        assert "No conflicts: nothing to resolve." in screen_text(app)
+        await shows(pilot, app, "No conflicts: nothing to resolve.")
+
+
+async def shows(pilot: Pilot[None], app: ScreenHost, text: str) -> None:
+    """Wait until ``text`` is on the screen as drawn."""
+    await wait_until(pilot, lambda: text in screen_text(app), repr(text))
 
 
 async def test_f2_shows_the_figures_without_waiting_for_the_reliability(
