@@ -40,6 +40,7 @@ from db.validation import (
     validate_person_name,
 )
 from db.vocabulary import ItemKind
+from db.words import a_or_an
 
 MAX_ID_LENGTH = MAX_ID_CHARS
 # A re-imported record less alike than this (rapidfuzz ratio of the canonical texts,
@@ -250,7 +251,6 @@ def conflict(
             f"{plan.source} (ids never move between sources: give the record its own id)",
         )
     if old.text.kind != plan.draft.kind:
-        article = "an" if old.text.kind[0] in "aeiou" else "a"
         elsewhere = ""
         if old.first_file and old.first_file != Path(plan.record.place.file).name:
             # bom.csv then bom.json: the same stem gives the same ids.
@@ -260,7 +260,7 @@ def conflict(
             )
         return Problem(
             "kind",
-            f"item {plan.item_id} exists as {article} {old.text.kind} item; "
+            f"item {plan.item_id} exists as {a_or_an(old.text.kind)} item; "
             f"an import cannot make it {plan.draft.kind}{elsewhere}",
         )
     if not replace_unrelated and (alike := _unrelated(plan.draft, old)) is not None:

@@ -323,7 +323,7 @@ def _check_role_change(
 def add_person(
     db: Database,
     name: str,
-    role: Role,
+    role: Role | None,
     *,
     actor: str,
     password: str | None = None,
@@ -331,6 +331,8 @@ def add_person(
     reset_password: bool = False,
 ) -> PersonChange:
     """Register ``name`` with ``role``, or change their role (``vetbench users add``).
+    ``role`` None: a new person is an annotator, and someone registered keeps their role
+    (``users add ann bo cy`` onboarding annotators demoted a lead among them).
 
     On PostgreSQL, only an administrator (the owner of the tables, or a superuser)
     may add people: it creates the login role when missing, sets its password when
@@ -350,6 +352,9 @@ def add_person(
     with db.transaction() as session:
         connection = session.connection()
         login_created = False
+        person = find_person(session, name)
+        previous = None if person is None else Role(person.role)
+        role = role or previous or Role.ANNOTATOR
         if postgres:
             account = database_account(connection)
             assert account is not None
@@ -361,8 +366,6 @@ def add_person(
             login_created = _set_login_role(
                 connection, name, role, password, adopt=adopt, reset_password=reset_password
             )
-        person = find_person(session, name)
-        previous = None if person is None else Role(person.role)
         if not postgres:  # PostgreSQL: only the owner gets here (checked above)
             _check_role_change(session, name, previous, role, actor=actor)
         if person is None:

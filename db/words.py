@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["agreeing", "all_of", "counted", "few_of", "named"]
+__all__ = ["a_or_an", "agreeing", "all_of", "counted", "few_of", "named"]
 
 
 def counted(n: int, singular: str, plural: str | None = None) -> str:
@@ -34,3 +34,9 @@ def agreeing(n: int, singular: str, plural: str) -> str:
     """The word that agrees with a count: a verb (``agreeing(1, "has", "have")`` is
     ``has``) or one that stands for what was counted (``it`` or ``them``)."""
     return singular if n == 1 else plural
+
+
+def a_or_an(word: object) -> str:
+    """The word with its indefinite article by its first letter: ``an annotator``, ``a lead``."""
+    text = str(word)
+    return f"{'an' if text[:1].lower() in 'aeiou' else 'a'} {text}"

@@ -405,7 +405,7 @@ def test_on_sqlite_only_a_lead_adds_a_lead_or_changes_a_role(db_path: Path) -> N
     promoted = run(db_path, "users", "add", "ann", "--role", "lead", "--as", "lena")
     assert promoted.stdout.strip() == "ann is now a lead (was annotator)"
     demoted = run(db_path, "users", "add", "lena", "--role", "annotator", "--as", "ann")
-    assert demoted.exit_code == 0, demoted.output
+    assert demoted.stdout.strip() == "lena is now an annotator (was lead)"
     set_roles = json.loads(run(db_path, "audit", "--json").stdout)
     assert [(e["person"], e["target"]) for e in set_roles if e["action"] == "set-role"] == [
         ("lena", "ann"),
@@ -452,6 +452,29 @@ def test_users_add_registers_several_names_or_none(db_path: Path) -> None:
     assert one_login.exit_code == 1 and "one login at a time" in one_login.output
     assert run(db_path, "users", "list").stdout.split() == [
         w for n in ("ann", "bo", "cy") for w in (n, "annotator")
+    ]
+
+
+def test_users_add_without_a_role_keeps_the_role_of_someone_registered(db_path: Path) -> None:
+    """Onboarding annotators by name (`users add ann bo cy`) demoted bo, a lead among them:
+    --role's default is for new people only."""
+    assert run(db_path, "users", "add", "lena", "--role", "lead").exit_code == 0
+    assert run(db_path, "users", "add", "bo", "--role", "lead", "--as", "lena").exit_code == 0
+    added = run(db_path, "users", "add", "ann", "bo", "cy", "--as", "lena")
+    assert added.stdout.splitlines() == [
+        "added ann as annotator",
+        "bo is already registered as lead",
+        "added cy as annotator",
+    ]
+    people = json.loads(run(db_path, "users", "list", "--json").stdout)
+    assert {p["name"]: p["role"] for p in people} == {
+        "ann": "annotator",
+        "bo": "lead",
+        "cy": "annotator",
+        "lena": "lead",
+    }
+    assert not [
+        e for e in json.loads(run(db_path, "audit", "--json").stdout) if e["action"] == "set-role"
     ]
 
 

@@ -354,6 +354,9 @@ def test_users_add_is_for_the_owner_and_sets_groups_and_passwords(team: Team) ->
     assert no_password.exit_code == 1 and "--password-stdin" in no_password.output
     promoted = run(team.owner_url, "users", "add", dave, "--role", "lead")
     assert promoted.exit_code == 0 and f"{dave} is now a lead (was annotator)" in promoted.output
+    # Named again without --role (onboarding others beside him): he stays a lead.
+    again = run(team.owner_url, "users", "add", dave, "--no-password")
+    assert again.exit_code == 0 and f"{dave} is already registered as lead" in again.output
     listing = run(team.url(team.alice), "users", "list").output
     lines = {line.split()[0]: line for line in listing.splitlines()}
     assert LEAD_GROUP in lines[dave] and LEAD_GROUP in lines[team.lena]

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from db.vocabulary import QualificationStatus, Role, values
+from db.words import a_or_an
 from reviewer.cli import options
 from reviewer.cli.common import fail, open_db
 from reviewer.cli.identity import acting_person, as_option
@@ -51,9 +52,7 @@ def users_group() -> None:
 @click.option(
     "--role",
     type=click.Choice(values(Role)),
-    default=Role.ANNOTATOR.value,
-    show_default=True,
-    help="Their role.",
+    help="Their role [default: annotator for someone new; someone registered keeps theirs].",
 )
 @click.option(
     "--password-stdin",
@@ -84,7 +83,7 @@ def users_group() -> None:
 def users_add(
     ctx: click.Context,
     names: tuple[str, ...],
-    role: str,
+    role: str | None,
     password_stdin: bool,
     no_password: bool,
     adopt: bool,
@@ -126,14 +125,21 @@ def users_add(
             refuse_same_person(session, person)
     for person in checked:
         _add_one(
-            db, person, Role(role), actor.name, password_stdin, no_password, adopt, reset_password
+            db,
+            person,
+            Role(role) if role else None,
+            actor.name,
+            password_stdin,
+            no_password,
+            adopt,
+            reset_password,
         )
 
 
 def _add_one(
     db: Database,
     name: str,
-    role: Role,
+    role: Role | None,
     actor: str,
     password_stdin: bool,
     no_password: bool,
@@ -174,7 +180,7 @@ def _add_one(
     elif change.previous_role is change.role:
         click.echo(f"{shown} is already registered as {change.role}{login}")
     else:
-        click.echo(f"{shown} is now a {change.role} (was {change.previous_role}){login}")
+        click.echo(f"{shown} is now {a_or_an(change.role)} (was {change.previous_role}){login}")
 
 
 @users_group.command("list")
