@@ -109,9 +109,11 @@ def review_summary(db: Database) -> ReviewSummary:
             col(ItemRevision.item_id) == col(Decision.item_id),
             col(ItemRevision.number) == col(Decision.revision_number),
         )
-        latest: dict[str, tuple[str, str | None, str, str, bool]] = {}
+        # Each item's newest decision in force, None where it is about an older revision:
+        # a re-import or an edit since made a new one, which is pending again.
+        latest: dict[str, tuple[str, str | None, str, str, bool] | None] = {}
         decisions_per_item: Counter[str] = Counter()
-        for item_id, status, reason, kind, source, note in session.execute(
+        for item_id, status, reason, kind, source, note, current in session.execute(
             select(
                 col(Decision.item_id),
                 col(Decision.status),
@@ -119,6 +121,7 @@ def review_summary(db: Database) -> ReviewSummary:
                 col(Item.kind),
                 col(Item.source),
                 col(ItemRevision.change_note),
+                col(Decision.revision_number) == col(Item.current_revision),
             )
             .join(Item, col(Item.id) == col(Decision.item_id))
             .join(ItemRevision, decided_revision)
@@ -126,9 +129,9 @@ def review_summary(db: Database) -> ReviewSummary:
             .order_by(col(Decision.created_at), col(Decision.id))
         ):
             corrected = note.startswith(KEY_CORRECTION_NOTE)
-            latest[item_id] = (status, reason, kind, source, corrected)
+            latest[item_id] = (status, reason, kind, source, corrected) if current else None
             decisions_per_item[item_id] += 1
-    for status, reason, kind, source, corrected in latest.values():
+    for status, reason, kind, source, corrected in filter(None, latest.values()):
         if status == ItemStatus.REJECTED:
             # by the reason's name for the item's kind (db.vocabulary.reason_word)
             summary.removed_by_reason[reason_word(reason or "other", kind)] += 1

@@ -13,6 +13,7 @@ from reviewer.adjudication import decide
 from reviewer.agreement import compute_agreement
 from reviewer.agreement.rows import value_text
 from reviewer.cli import cli
+from reviewer.judging import ItemEdit, edit_item
 from reviewer.report import build_report, review_summary
 
 
@@ -71,6 +72,21 @@ def test_summary_counts(reviewed) -> None:  # type: ignore[no-untyped-def]
     assert summary.keys_corrected_by_kind == {"ordering": 1}
     assert summary.revised_decisions == 1
     assert summary.by_status["conflict"] == 1  # c:2 awaits a decision
+
+
+def test_decisions_about_an_older_revision_count_no_longer(reviewed) -> None:  # type: ignore[no-untyped-def]
+    """An edit after a decision makes a new revision, pending again: the report counted the
+    old approval and rejection still ("1 item is approved. 34 still await a decision (36
+    pending)")."""
+    edit_item(reviewed, "ann", "g:0", ItemEdit("typo", prompt="A firm | expands fast."))
+    edit_item(reviewed, "ann", "c:1", ItemEdit("typo", prompt="Which one, then?"))
+    summary = review_summary(reviewed)
+    assert summary.approved_by_kind == {"ordering": 1}  # g:2 alone
+    assert summary.removed_by_reason == {"several-valid-orders": 1, "sensitive": 1}
+    assert summary.by_status["pending"] == 2
+    text = build_report(reviewed, resamples=0)
+    assert "Review removed 2 of 6 items (33.3%)" in text
+    assert "1 item is approved, 1 of them with a key corrected by a lead" in text
 
 
 def test_report_text(reviewed) -> None:  # type: ignore[no-untyped-def]
