@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["a_or_an", "agreeing", "all_of", "counted", "few_of", "named"]
+__all__ = ["a_or_an", "agreeing", "all_of", "counted", "few_of", "named", "time_taken"]
 
 
 def counted(n: int, singular: str, plural: str | None = None) -> str:
@@ -40,3 +40,9 @@ def a_or_an(word: object) -> str:
     """The word with its indefinite article by its first letter: ``an annotator``, ``a lead``."""
     text = str(word)
     return f"{'an' if text[:1].lower() in 'aeiou' else 'a'} {text}"
+
+
+def time_taken(seconds: float) -> str:
+    """A judgment's time: ``42 s``, or ``untimed`` for 0, which means none was recorded (a
+    judgment from the command line or a sheet), not an instant one."""
+    return f"{seconds:.0f} s" if seconds > 0 else "untimed"

@@ -292,8 +292,8 @@ def team_file(db_path):  # type: ignore[no-untyped-def]
         store_item(db, item_id, key="DACB")
     for who in ("ann", "bo"):
         judge(db, who, "o:1", "DACB")
-    judge(db, "ann", "o:2", "DACB")
-    judge(db, "bo", "o:2", "ADCB", "wrong-key", corrected_key="ADCB")
+    judge(db, "ann", "o:2", "DACB", seconds=42.0)
+    judge(db, "bo", "o:2", "ADCB", "wrong-key", corrected_key="ADCB")  # untimed, as from a sheet
     db.dispose()
     return db_path
 
@@ -400,6 +400,9 @@ def test_cli_conflicts_for_leads_only(team_file) -> None:  # type: ignore[no-unt
         and "o:2" in listed.output
         and "key should be A, D, C, B" in listed.output
     )
+    # a judgment without a time says so: "0s" read as judged in no time
+    times = {line.split()[0]: line for line in listed.output.splitlines() if "DACB"[0] in line}
+    assert "keep          42 s" in listed.output and "wrong-key  untimed" in listed.output, times
     data = json.loads(run(team_file, "conflicts", "--as", "lea", "--json").output)
     assert [case["id"] for case in data] == ["o:2"]
     assert {j["annotator"] for j in data[0]["judgments"]} == {"ann", "bo"}

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from db.vocabulary import DECISION_STATUSES, FlagName, ItemStatus, reason_word, values
-from db.words import agreeing, counted
+from db.words import agreeing, counted, time_taken
 from reviewer.cli import options
 from reviewer.cli.common import confirmed, fail, open_db, suggested_command
 from reviewer.cli.identity import AS_A_LEAD, acting_person, as_option
@@ -557,7 +557,7 @@ def _echo_case(case: ConflictCase) -> None:
         mark = "=" if judgment.matches_key else "≠"
         click.echo(
             f"    {name} {mark} {format_answer(item.kind, judgment.blind_answer):<14} "
-            f"{judgment.verdict:<10} {judgment.seconds:>5.0f}s  {'; '.join(extras)}".rstrip()
+            f"{judgment.verdict:<10} {time_taken(judgment.seconds):>7}  {'; '.join(extras)}".rstrip()
         )
 
 

@@ -14,6 +14,7 @@ from rich.text import Text
 
 from db.answers import format_answer
 from db.vocabulary import DecisionReason, FlagName, Verdict, reason_word
+from db.words import time_taken
 from reviewer.tui.literal import literal, literal_item
 
 if TYPE_CHECKING:
@@ -114,7 +115,7 @@ def judgments_text(case: ConflictCase) -> Text:
             "(= key)" if judgment.matches_key else "(≠ key)",
             style="green" if judgment.matches_key else "red",
         )
-        text.append(f"  ·  {judgment.seconds:.0f} s")
+        text.append(f"  ·  {time_taken(judgment.seconds)}")
         if judgment.corrected_key:
             text.append("\n    proposes the key ")
             text.append(format_answer(kind, judgment.corrected_key), style="bold")

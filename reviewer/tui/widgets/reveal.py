@@ -29,6 +29,7 @@ from db.answers import (
 from db.flags import ItemFlag
 from db.items import ItemSnapshot
 from db.vocabulary import ItemKind
+from db.words import time_taken
 from reviewer.queue import OwnJudgment
 from reviewer.tui.literal import line_broken, literal, literal_item
 from reviewer.tui.widgets.item_view import RAW_TITLE, ItemTextPanel, marks_the_key
@@ -117,7 +118,7 @@ def judgment_summary(item: ItemSnapshot, judgment: OwnJudgment) -> Text:
     text = Text()
     text.append("Your verdict: ", style="bold")
     text.append_text(literal(judgment.verdict, "bold magenta"))
-    text.append(f"  ·  {judgment.seconds:.0f} s  ·  revision {judgment.revision}")
+    text.append(f"  ·  {time_taken(judgment.seconds)}  ·  revision {judgment.revision}")
     for alternative in judgment.alternative_orders:
         text.append(f"\n  also valid: {format_answer(item.kind, alternative)}")
     if judgment.corrected_key:
