@@ -157,7 +157,20 @@ def _without_invisible(text: str) -> str:
 
 
 def _single_spaced(text: str) -> str:
-    return " ".join(text.split())
+    """Words single-spaced, and none between two wide (CJK) characters: Chinese, Japanese
+    and Korean names are written without a space, so "张 伟" and "王\u3000芳" are 张伟 and
+    王芳 spaced otherwise (where "bo b" and "bob" are two Latin names)."""
+    words: list[str] = []
+    for word in text.split():
+        if words and _wide(words[-1][-1]) and _wide(word[0]):
+            words[-1] += word
+        else:
+            words.append(word)
+    return " ".join(words)
+
+
+def _wide(char: str) -> bool:
+    return unicodedata.east_asian_width(char) in ("W", "F")
 
 
 # The ways two names can differ and still name one person, in the order they are undone.

@@ -225,6 +225,21 @@ def test_a_name_that_looks_like_a_registered_one_is_refused(
     assert people(team) == ["alice", "lena"] and judgments(team) == []
 
 
+def test_a_chinese_name_spaced_otherwise_is_the_registered_one(
+    team: Database, database_url: str
+) -> None:
+    """CJK names take no space between characters: 张 伟 (or with an ideographic space) is
+    张伟 to anyone reading it, where "bo b" beside "bob" are two Latin names."""
+    assert run(database_url, "users", "add", "张伟", "--as", "lena").exit_code == 0
+    for lookalike in ("张 伟", "张\u3000伟"):
+        added = run(database_url, "users", "add", lookalike, "--as", "lena")
+        assert added.exit_code == 1, added.output
+        assert f"'{lookalike}' differs only in " in added.output and "from '张伟'" in added.output
+    assert run(database_url, "users", "add", "Li 张伟", "Li 张 伟", "--as", "lena").exit_code == 1
+    assert run(database_url, "users", "add", "bo b", "--as", "lena").exit_code == 0
+    assert people(team) == sorted(["alice", "bo b", "lena", "张伟"])
+
+
 def test_a_joiner_at_either_end_of_a_name_is_refused(team: Database, database_url: str) -> None:
     """Between letters a joiner shapes them; at an end it only hides a second name."""
     for name in ("bob\u200d", "\u200cbob"):
