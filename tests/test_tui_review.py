@@ -8,6 +8,7 @@ from helpers import (
     EXPLANATION,
     judge_flawed_then_edit,
     notices,
+    open_screen,
     pilot_of,
     press,
     running,
@@ -15,13 +16,14 @@ from helpers import (
     settle,
     store_item,
     stored_judgments,
+    wait_until,
 )
 from rich.color import Color
 from sqlalchemy import text
 from sqlmodel import col, select
 from textual.content import Content
 from textual.style import Style
-from textual.widgets import Button, Input, Static, TextArea
+from textual.widgets import Button, DataTable, Input, Static, TextArea
 from textual.widgets._footer import FooterKey
 
 from db.engine import ConnectionSettings, Database, open_database
@@ -32,6 +34,7 @@ from db.vocabulary import Role
 from reviewer.tui.app import ReviewApp, make_app
 from reviewer.tui.screens.edit import EditScreen
 from reviewer.tui.screens.help import HelpScreen
+from reviewer.tui.screens.judged import JudgedScreen
 from reviewer.tui.screens.lead_modals import ConfirmModal
 from reviewer.tui.screens.prompt import PromptScreen
 from reviewer.tui.screens.review import Phase
@@ -751,6 +754,41 @@ async def test_browse_judged_items_lists_every_revision(one_item: Database) -> N
         await press(app, "enter")  # the newest judgment opens, in browse mode
         assert app.review_screen.phase is Phase.JUDGED
         assert "Your verdict: keep" in screen_text(app)
+
+
+async def test_judged_items_show_what_each_verdict_proposed_and_the_whole_comment(
+    one_item: Database,
+) -> None:
+    """At 80 columns the list cut comments at 40 characters, off the screen, and left out
+    the corrected key; a judgment from the command line said it took 0 seconds."""
+    from reviewer.judging import submit_judgment
+
+    store_item(one_item, "econ:2", key="ABCD")
+    comment = "第二个事件应当排在最前面，因为利率先上升，然后才是借贷成本的变化 and the end"
+    submit_judgment(
+        one_item, "alice", "econ:1", revision_number=1, blind_answer="DABC",
+        verdict="wrong-key", corrected_key="DACB", comment=comment,
+    )  # fmt: skip
+    submit_judgment(
+        one_item, "alice", "econ:2", revision_number=1, blind_answer="ABCD",
+        verdict="duplicate", duplicate_of="econ:1",
+    )  # fmt: skip
+    async with running(make_app(one_item, "alice"), size=(80, 24)) as app:
+        judged = await open_screen(app, "l", JudgedScreen)
+        table = judged.query_one(DataTable)
+        await wait_until(pilot_of(app), lambda: table.row_count == 2, "the judged items")
+        rows = [
+            [cell if isinstance(cell, str) else cell.plain for cell in table.get_row_at(index)]
+            for index in range(2)
+        ]  # newest first
+        assert [row[2] for row in rows] == [
+            "duplicate\nduplicate of: econ:1",
+            "wrong-key\ncorrected key: D, A, C, B",
+        ]
+        assert [row[4] for row in rows] == ["untimed", "untimed"] and rows[1][6] == comment
+        # Every column on the screen, the comment wrapped to its end
+        assert table.max_scroll_x == 0, (table.virtual_size, table.size)
+        assert "the end" in screen_text(app)
 
 
 async def test_revisions_screen_shows_the_difference(one_item: Database) -> None:

@@ -12,10 +12,16 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from db.answers import format_answer
+from db.words import time_taken
 from reviewer.queue import OwnJudgment, ReviewQueue
-from reviewer.tui.literal import literal
+from reviewer.tui.literal import line_broken, literal
 from reviewer.tui.widgets.dialog import Dialog, DialogScreen
+from reviewer.tui.widgets.reveal import verdict_details
+from reviewer.tui.widgets.table_fit import fill_fitted
 from reviewer.tui.widgets.titles import PanelTitle
+
+JUDGED_COLUMNS = ("item", "rev", "verdict", "your answer", "time", "when", "comment")
+_WRAPPED = (JUDGED_COLUMNS.index("verdict"), JUDGED_COLUMNS.index("comment"))
 
 
 class JudgedScreen(DialogScreen[str | None]):
@@ -38,8 +44,6 @@ class JudgedScreen(DialogScreen[str | None]):
             yield DataTable(id="judged-table", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
-        table = self.query_one("#judged-table", DataTable)
-        table.add_columns("item", "rev", "verdict", "your answer", "seconds", "when", "comment")
         self.load()
 
     @work(thread=True, exclusive=True, exit_on_error=False)
@@ -48,18 +52,29 @@ class JudgedScreen(DialogScreen[str | None]):
 
     def on_judged_screen_loaded(self, message: Loaded) -> None:
         table = self.query_one("#judged-table", DataTable)
+        rows: list[tuple[str | None, tuple[Text | str, ...]]] = []
         for judgment in message.judgments:
-            table.add_row(
+            # What the verdict proposed under it, and the whole comment: both wrap (at 80
+            # columns the comment, cut at 40 characters, was off the screen).
+            verdict = Text.assemble(
+                literal(judgment.verdict),
+                *(
+                    literal(f"\n{label}: {value}")
+                    for label, value in verdict_details(judgment.kind, judgment)
+                ),
+            )
+            cells = (
                 literal(judgment.item_id),
                 str(judgment.revision),
-                literal(judgment.verdict),
+                line_broken(verdict),
                 literal(format_answer(judgment.kind, judgment.blind_answer)),
-                f"{judgment.seconds:.0f}",
-                judgment.created_at.strftime("%Y-%m-%d %H:%M"),
-                literal(judgment.comment[:40]),
-                key=str(judgment.judgment_id),  # an item judged in two revisions has two rows
+                time_taken(judgment.seconds),
+                judgment.created_at.strftime("%Y-%m-%d\n%H:%M"),  # the table fits 80 columns
+                literal(judgment.comment),
             )
+            rows.append((str(judgment.judgment_id), cells))  # two revisions judged: two rows
             self.row_items[str(judgment.judgment_id)] = judgment.item_id
+        fill_fitted(table, JUDGED_COLUMNS, rows, wrap=_WRAPPED)
         if not message.judgments:
             self.query_one(PanelTitle).update(
                 Text("You have not judged any item yet (Esc closes).")

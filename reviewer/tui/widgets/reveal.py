@@ -119,17 +119,24 @@ def judgment_summary(item: ItemSnapshot, judgment: OwnJudgment) -> Text:
     text.append("Your verdict: ", style="bold")
     text.append_text(literal(judgment.verdict, "bold magenta"))
     text.append(f"  ·  {time_taken(judgment.seconds)}  ·  revision {judgment.revision}")
-    for alternative in judgment.alternative_orders:
-        text.append(f"\n  also valid: {format_answer(item.kind, alternative)}")
-    if judgment.corrected_key:
-        text.append(f"\n  corrected key: {format_answer(item.kind, judgment.corrected_key)}")
-    if judgment.duplicate_of:
-        text.append("\n  duplicate of: ")
-        text.append_text(literal(judgment.duplicate_of))
+    for label, value in verdict_details(item.kind, judgment):
+        text.append(f"\n  {label}: ")
+        text.append_text(literal(value))
     if judgment.comment:
         text.append("\n  comment: ")
         text.append_text(literal(judgment.comment))
     return line_broken(text)
+
+
+def verdict_details(kind: ItemKind, judgment: OwnJudgment) -> list[tuple[str, str]]:
+    """What a verdict proposed, as (label, value): the other valid orders, the corrected
+    key, the item it duplicates (shown under the verdict, and in the judged items list)."""
+    details = [("also valid", format_answer(kind, order)) for order in judgment.alternative_orders]
+    if judgment.corrected_key:
+        details.append(("corrected key", format_answer(kind, judgment.corrected_key)))
+    if judgment.duplicate_of:
+        details.append(("duplicate of", judgment.duplicate_of))
+    return details
 
 
 def flags_text(flags: Sequence[ItemFlag]) -> Text:
