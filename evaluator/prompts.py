@@ -406,7 +406,7 @@ def prefix_shots(
 ) -> dict[ShotGroup, list[ItemSnapshot]]:
     """The shots of every prompt prefix (a :class:`ShotGroup`), in the order the ``items``
     first need them: ``shots_for[kind]`` of them, the first of the kind in a shot file
-    (the user's own, in file order, those in the item's template language first; of the
+    (the user's own, in file order, of the item's template language; of the
     same number of events where it has such orders), else drawn by ``select_shots`` from
     ``pool`` leaving out the evaluated set: ``whole_set`` (a limited run's items before
     the limit, so that its prompts are the full run's), else the ``items``.  Neither way
@@ -423,10 +423,11 @@ def prefix_shots(
         if group in chosen:
             continue
         k = shots_for[item.kind]
-        if from_shot_file:  # the item's template language first, each in file order
-            of_kind = [shot for shot in pool if shot.kind is item.kind]
-            of_kind.sort(key=lambda shot: template_language(shot.language) != group.language)
-            chosen[group] = _same_size(of_kind, group.events)[:k]
+        if from_shot_file:  # in file order
+            # Only the group's language: an English shot before a Chinese question (or the
+            # reverse) was used without a word and the run called 5-shot.
+            own = [shot for shot in pool if _in_language(shot, item.kind, group.language)]
+            chosen[group] = _same_size(own, group.events)[:k]
         else:
             chosen[group] = select_shots(
                 pool,
@@ -454,6 +455,10 @@ def evaluated_shots(
     ]
 
 
+def _in_language(shot: ItemSnapshot, kind: ItemKind, language: str) -> bool:
+    return shot.kind is kind and template_language(shot.language) == language
+
+
 def _same_size(pool: Sequence[ItemSnapshot], events: int | None) -> list[ItemSnapshot]:
     """The items of ``pool`` with ``events`` labels, or all of them when none has."""
     if events is None:
@@ -477,19 +482,22 @@ def select_shots(
     A fixed, seeded draw from ``pool`` minus ``exclude_ids`` (the evaluated set), the
     same for every evaluated item so that the prompt prefix is shared.  Approved items
     are drawn first; if fewer than ``k`` are approved, agreed items and then items still
-    in review fill the gap (items in conflict last), and a note says so.  Near-duplicates of excluded items
-    are never drawn (their keys would leak the answer).  With ``language``, items in
-    that template language are preferred.  With ``events`` (orders), only items with that
-    many events are drawn, as long as the pool holds any.
+    in review fill the gap (items in conflict last), and a note says so.  Near-duplicates
+    of excluded items are never drawn (their keys would leak the answer).  With
+    ``language``, only items in that template language are drawn (too few is a shortfall,
+    as for any short pool).  With ``events`` (orders), only items with that many events
+    are drawn, as long as the pool holds any.
     """
     kind = ItemKind(kind)
     if k <= 0:
         return []
     excluded = set(exclude_ids)
+    wanted = None if language is None else template_language(language)
     eligible = [
         item
         for item in pool
         if item.kind is kind
+        and (wanted is None or template_language(item.language) == wanted)
         and item.id not in excluded
         and item.suspected_duplicate_of not in excluded
         and item.status != ItemStatus.REJECTED
@@ -498,20 +506,12 @@ def select_shots(
     eligible = _same_size([item for item in eligible if item.id not in leaking], events)
     rng = random.Random(seed)
     chosen: list[ItemSnapshot] = []
-    groups: list[list[ItemSnapshot]] = []
     for tier in _SHOT_TIERS:
-        in_tier = sorted((i for i in eligible if i.status in tier), key=lambda i: i.id)
-        if language is not None:
-            wanted = template_language(language)
-            groups.append([i for i in in_tier if template_language(i.language) == wanted])
-            groups.append([i for i in in_tier if template_language(i.language) != wanted])
-        else:
-            groups.append(in_tier)
-    for group in groups:
         needed = k - len(chosen)
         if needed <= 0:
             break
-        chosen += rng.sample(group, min(needed, len(group)))
+        in_tier = sorted((i for i in eligible if i.status in tier), key=lambda i: i.id)
+        chosen += rng.sample(in_tier, min(needed, len(in_tier)))
     unapproved = [shot.id for shot in chosen if shot.status != ItemStatus.APPROVED]
     # Logged at info: the run records these as shot notes, which the CLI prints.
     if unapproved:

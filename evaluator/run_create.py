@@ -250,21 +250,26 @@ def shot_shortfalls(
         )
         got = len(chosen[groups[0]])
         shortfalls.append(
-            ShotShortfall(kind.value, got, shots_for[kind], where, _short_orders(chosen, groups))
+            ShotShortfall(kind.value, got, shots_for[kind], where, _short_groups(chosen, groups))
         )
     return shortfalls
 
 
-def _short_orders(
+def _short_groups(
     chosen: Mapping[ShotGroup, Sequence[ItemSnapshot]], short: Sequence[ShotGroup]
 ) -> str:
-    """``5-event orders`` when only the orders of some sizes fall short (a shot must have the
-    question's number of events), else nothing: the whole kind does."""
+    """The kind's prompts that fall short when not all do: ``zh items`` (a shot must be in
+    the question's language), ``5-event orders`` (and have its number of events), else
+    nothing: the whole kind does."""
+    kind = short[0].kind
+    languages = {group.language for group in short}
+    all_languages = {g.language for g in chosen if g.kind is kind}
+    which = "" if languages == all_languages else " and ".join(sorted(languages))
     sizes = sorted({group.events for group in short if group.events is not None})
-    all_sizes = {g.events for g in chosen if g.kind is ItemKind.ORDERING and g.events is not None}
-    if not sizes or set(sizes) == all_sizes:
-        return ""
-    return f"{' and '.join(map(str, sizes))}-event orders"
+    all_sizes = {g.events for g in chosen if g.kind is kind and g.events is not None}
+    if sizes and set(sizes) != all_sizes:
+        return f"{which} {' and '.join(map(str, sizes))}-event orders".strip()
+    return f"{which} items" if which else ""
 
 
 def check_shots(
