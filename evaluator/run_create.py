@@ -57,6 +57,7 @@ __all__ = [
     "score_candidates",
     "select_run_items",
     "shot_file_digest",
+    "shots_for_kinds",
 ]
 
 
@@ -288,7 +289,7 @@ def check_shots(
     left_out = evaluated_shots(selection.whole_set, pool) if source.from_file else []
     shortfalls: dict[str, ShotShortfall] = {}
     for shots, by_kind in settings:
-        shots_for = _shots_for(items, shots, by_kind)
+        shots_for = shots_for_kinds(items, shots, by_kind)
         chosen = selection.shots(pool, shots_for, source, seed=seed)
         for shortfall in shot_shortfalls(chosen, shots_for, source, left_out):
             shortfalls.setdefault(shortfall.kind, shortfall)
@@ -450,9 +451,10 @@ def _check_reader(name: str, items: Sequence[ItemSnapshot]) -> None:
         )
 
 
-def _shots_for(
+def shots_for_kinds(
     items: Sequence[ItemSnapshot], shots: int, shots_by_kind: Mapping[str, int] | None
 ) -> dict[ItemKind, int]:
+    """How many shots each kind of the ``items`` asks: ``shots``, or its ``--shots-for``."""
     by_kind = {ItemKind(kind): count for kind, count in (shots_by_kind or {}).items()}
     if any(count < 0 for count in by_kind.values()):  # shots itself: create_run refused
         raise RunSetupError("the number of shots cannot be negative")
@@ -532,7 +534,7 @@ def create_run(
         db, item_filter, protocol=spec.name, mode=mode, extractor=extractors[0]
     )
     items, excluded = selected.items, selected.excluded
-    shots_for = _shots_for(items, shots, shots_by_kind)
+    shots_for = shots_for_kinds(items, shots, shots_by_kind)
 
     source = ShotSource.of(shot_file, shots_from)
     first_file, *more_files = source.shot_files or (None,)

@@ -360,6 +360,29 @@ def test_repeats_draw_other_shots_and_report_mean_and_sd(url: str, tmp_path: Pat
     assert "mean ± sd over 2 runs (5-shot):" in text.stdout
 
 
+def test_repeats_that_cannot_differ_are_refused_before_any_run(url: str) -> None:
+    """A shot file gives each prompt group its first shots whatever the seed, and a 0-shot
+    prompt has none to draw: before, `--repeats 3` made three identical runs (the same
+    shots_used and prompts, greedy answers) and printed "mean ± sd over 3 runs"."""
+    shot_file = str(Path(__file__).resolve().parent.parent / "fixtures" / "shots_single.jsonl")
+    oracle = ("--model", "scripted:oracle", "--kind", "single")
+    refused = run_cli(url, "eval", *oracle, "--shot-file", shot_file, "--repeats", "3")
+    assert refused.exit_code == 1 and refused.stderr.strip() == (
+        "error: --repeats 3 would make 3 identical 5-shot runs: a shot file gives each prompt "
+        "group its first shots, whatever the seed, and the same prompts get the same (greedy) "
+        "answers; add --permute-options (each repeat shows the options in another order), draw "
+        "shots from the database (leave out --shot-file), or leave out --repeats"
+    )
+    zero = run_cli(url, "eval", *oracle, "--shots", "0", "--repeats", "2")
+    assert zero.exit_code == 1
+    assert "2 identical 0-shot runs: the prompts hold no shots" in zero.stderr
+    assert stored_runs(url) == []
+    # Options shown in another order each repeat: the runs differ, and are made.
+    ok(run_cli(url, "eval", *oracle, "--shot-file", shot_file, "--repeats", "3",
+               "--permute-options"))  # fmt: skip
+    assert len(stored_runs(url)) == 3
+
+
 def test_permuted_options_remap_the_key_and_store_answers_in_the_items_labels(
     url: str, tmp_path: Path
 ) -> None:
