@@ -224,6 +224,15 @@ def _read_template(path: Path, name: str) -> str:
             f"{path}: unknown placeholder {', '.join('$' + u for u in unknown)} "
             f"(this file may use: {expected})"
         )
+    # Every placeholder of a role carries the item (its question, options, a shot's answer):
+    # a question template of "Answer:" alone asked nothing and the oracle scored 100%.
+    missing = sorted(allowed - used)
+    if missing:
+        raise TemplateError(
+            f"{path}: lacks {', '.join('$' + m for m in missing)} (a {_role(name)} template "
+            f"must use {', '.join(f'${p}' for p in sorted(allowed))}): its prompts would "
+            "not show the item"
+        )
     return text
 
 
