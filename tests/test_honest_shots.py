@@ -274,6 +274,19 @@ def test_articles_given_as_a_shot_file_are_said_to_be_articles(url: str) -> None
     assert stored_runs(url) == []
 
 
+def test_a_cflue_file_given_as_a_shot_file_is_said_to_be_a_json_array(url: str) -> None:
+    """Before: 306 lines of "not valid JSON", one per line of the array."""
+    path = FIXTURES / "cflue_mcq.json"
+    result = eval_cli(url, "--shots", "1", "--shot-file", str(path))
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines() == [
+        f"error: {path}: a JSON array (a CFLUE file?), not JSONL: a shot file holds one solved "
+        'item a line ({"kind", "prompt", "choices", "key", ...}); or import the file '
+        f"(`vetbench import {path}`) and draw shots from it with --shots-from cflue_mcq"
+    ]
+    assert stored_runs(url) == []
+
+
 def test_a_shot_files_problems_are_listed_one_a_line(url: str, tmp_path: Path) -> None:
     path = tmp_path / "shots.jsonl"
     path.write_text("[1]\n" + '{"kind": "single"}\n' * 12, encoding="utf-8")
