@@ -114,7 +114,9 @@ def test_cflue_protocol_reports_accuracy_f1_bleu_and_rouge_as_the_official_code(
     assert figures["run"]["shots"] == 0 and figures["progress"]["total"] == 6  # no ordering
     expected = official_figures(CFLUE_OUTPUTS)
     for name, value in expected.items():
-        assert figures[name] == pytest.approx(value, abs=1e-9), name
+        # ROUGE's F without the package's 1e-8 in its denominator: within 1e-8 of its own
+        tolerance = 1e-8 if name.startswith("rouge") else 1e-9
+        assert figures[name] == pytest.approx(value, abs=tolerance), name
     assert figures["explained"] == 4  # the items with an analysis
     # CFLUE's rule decides; vetbench's lenient reader is reported beside it
     assert figures["extractors"]["cflue"] == {
@@ -654,9 +656,9 @@ def test_text_metrics_agree_with_sacrebleu_and_rouge_on_real_cflue_analyses(
     assert ours is not None and ours.count == 40
     assert ours.bleu_1 == pytest.approx(bleu.precisions[0] / 100, abs=1e-12)
     assert ours.bleu_4 == pytest.approx(bleu.score / 100, abs=1e-12)
-    assert ours.rouge_1 == pytest.approx(rouge["rouge-1"]["f"], abs=1e-12)
-    assert ours.rouge_2 == pytest.approx(rouge["rouge-2"]["f"], abs=1e-12)
-    assert ours.rouge_l == pytest.approx(rouge["rouge-l"]["f"], abs=1e-12)
+    assert ours.rouge_1 == pytest.approx(rouge["rouge-1"]["f"], abs=1e-8)
+    assert ours.rouge_2 == pytest.approx(rouge["rouge-2"]["f"], abs=1e-8)
+    assert ours.rouge_l == pytest.approx(rouge["rouge-l"]["f"], abs=1e-8)
 
 
 def test_an_empty_explanation_scores_zero_where_the_package_would_stop() -> None:
@@ -778,7 +780,7 @@ def test_explanation_figures_of_the_oracle_are_fractions_no_greater_than_one(
     assert figures["explained"] == 4
     found = dict(text_figures(figures))
     assert found["bleu_4"] == 1.0 and found["bleu_1"] == 1.0
-    assert found["rouge_l"] == pytest.approx(1.0, abs=1e-7)  # the package's 1e-8: its own
+    assert found["rouge_l"] == 1.0  # without the package's 1e-8 in its F
     for path, value in text_figures(figures):
         assert 0.0 <= value <= 1.0, (path, value)
 
