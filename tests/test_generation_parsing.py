@@ -215,32 +215,27 @@ def _shown_as(order: str) -> dict[str, str]:
     return {old: "ABCD"[index] for index, old in enumerate(order)}
 
 
-@pytest.mark.parametrize(
-    ("analysis", "order", "remapped"),
-    [
-        # knowledge:181: D is the answer, ABC the other options; before, "D，ABC" was one set,
-        # mapped, sorted and split back into the old slots: "故选A，BCD选项".
-        (
-            "20亿元。故选D，ABC选项根据题意，无法判断得出。",
-            "ACBD",
-            "20亿元。故选D，ABC选项根据题意，无法判断得出。",
-        ),
-        # knowledge:2524: before, only the first letter of each "X 和Y" was mapped
-        # ("选项D 和B …，选项A 和D": D in both groups).
-        (
-            "选项A 和B 属于一般性保护条款，选项C 和D 属于特殊性保护条款。",
-            "CDBA",
-            "选项C 和D 属于一般性保护条款，选项A 和B 属于特殊性保护条款。",
-        ),
+# knowledge:181 and knowledge:2524, as stored.
+ANSWER_THEN_OTHERS = "20亿元。故选D，ABC选项根据题意，无法判断得出。"
+TWO_PAIRS = "选项A 和B 属于一般性保护条款，选项C 和D 属于特殊性保护条款。"
+
+
+def test_sets_of_letters_split_by_a_comma_or_joined_by_he_are_mapped_each_as_their_own() -> None:
+    """Before, "D，ABC" was one set, mapped, sorted and split back into the old slots
+    ("故选A，BCD选项": the lenient reader read A), and of "选项A 和B" only A was mapped
+    ("选项D 和B …，选项A 和D": D in both groups)."""
+    assert remap_letter_references(ANSWER_THEN_OTHERS, _shown_as("ACBD"), ItemKind.SINGLE) == (
+        ANSWER_THEN_OTHERS  # D stays D; A, C, B are still the other three, in order
+    )
+    assert remap_letter_references(TWO_PAIRS, _shown_as("CDBA"), ItemKind.MULTI) == (
+        "选项C 和D 属于一般性保护条款，选项A 和B 属于特殊性保护条款。"
+    )
+    for text, order, remapped in [
         ("B和C项属于协议承诺", "CDBA", "A和C项属于协议承诺"),
         ("选项A、B，C属于纳税人", "DCAB", "选项C、D，B属于纳税人"),
         ("应为AC，B选项不选", "DCAB", "应为BC，D选项不选"),
-    ],
-)
-def test_sets_of_letters_split_by_a_comma_or_joined_by_he_are_mapped_each_as_their_own(
-    analysis: str, order: str, remapped: str
-) -> None:
-    assert remap_letter_references(analysis, _shown_as(order), ItemKind.MULTI) == remapped
+    ]:
+        assert remap_letter_references(text, _shown_as(order), ItemKind.MULTI) == remapped
 
 
 def test_every_real_cflue_analysis_maps_back_and_states_the_same_answer(

@@ -232,9 +232,7 @@ def test_a_message_without_content_is_a_failure_never_cached(
     """Before, null content was stored as an empty answer and cached: a later run against
     a healthy server took the empty answer from the cache (100% unparsed)."""
     server.script(null_content("length"), null_content("length"), completion("B"))
-    outcome = make_client(server, database=database, max_retries=1).complete(
-        ChatRequest.user("hi")
-    )
+    outcome = make_client(server, database=database, max_retries=1).complete(ChatRequest.user("hi"))
     assert outcome.error is not None and outcome.error.kind == "malformed"
     assert outcome.error.message == "the message has no content (finish reason: length)"
     again = make_client(server, database=database).complete(ChatRequest.user("hi"))
