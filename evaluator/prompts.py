@@ -21,7 +21,7 @@ import hashlib
 import json
 import logging
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
@@ -413,6 +413,7 @@ def prefix_shots(
     seed: int,
     from_shot_file: bool,
     whole_set: Sequence[ItemSnapshot] | None = None,
+    any_language: Collection[str] = (),
 ) -> dict[ShotGroup, list[ItemSnapshot]]:
     """The shots of every prompt prefix (a :class:`ShotGroup`), in the order the ``items``
     first need them: ``shots_for[kind]`` of them, the first of the kind in a shot file
@@ -421,7 +422,9 @@ def prefix_shots(
     ``pool`` leaving out the evaluated set: ``whole_set`` (a limited run's items before
     the limit, so that its prompts are the full run's), else the ``items``.  Neither way
     shows an item of that set as a shot (:func:`evaluated_shots`).  The run and the
-    lm-eval export agree."""
+    lm-eval export agree.  Groups of a template language in ``any_language`` (one a
+    protocol's layout lacks: EconLogicQA's Chinese orders) take their own language's
+    shots first, then the others'."""
     whole = items if whole_set is None else whole_set
     evaluated = {item.id for item in whole}
     if from_shot_file:
@@ -436,7 +439,14 @@ def prefix_shots(
         if from_shot_file:  # in file order
             # Only the group's language: an English shot before a Chinese question (or the
             # reverse) was used without a word and the run called 5-shot.
-            own = [shot for shot in pool if _in_language(shot, item.kind, group.language)]
+            any_ok = group.language in any_language
+            own = [
+                shot
+                for shot in pool
+                if shot.kind is item.kind
+                and (any_ok or template_language(shot.language) == group.language)
+            ]
+            own.sort(key=lambda shot: template_language(shot.language) != group.language)
             chosen[group] = _same_size(own, group.events)[:k]
         else:
             chosen[group] = select_shots(
@@ -447,6 +457,7 @@ def prefix_shots(
                 exclude_ids=evaluated,
                 language=item.language,
                 events=group.events,
+                other_languages=group.language in any_language,
             )
     return chosen
 
@@ -463,10 +474,6 @@ def evaluated_shots(
     return [
         shot for shot in pool if shot.id in ids or item_text(shot.prompt, shot.choices) in texts
     ]
-
-
-def _in_language(shot: ItemSnapshot, kind: ItemKind, language: str) -> bool:
-    return shot.kind is kind and template_language(shot.language) == language
 
 
 def _same_size(pool: Sequence[ItemSnapshot], events: int | None) -> list[ItemSnapshot]:
@@ -486,6 +493,7 @@ def select_shots(
     exclude_ids: Iterable[str] = (),
     language: str | None = None,
     events: int | None = None,
+    other_languages: bool = False,
 ) -> list[ItemSnapshot]:
     """``k`` solved items of ``kind`` to show before every evaluated item.
 
@@ -495,7 +503,7 @@ def select_shots(
     in review fill the gap (items in conflict last), and a note says so.  Near-duplicates
     of excluded items are never drawn (their keys would leak the answer).  With
     ``language``, only items in that template language are drawn (too few is a shortfall,
-    as for any short pool).  With ``events`` (orders), only items with that many events
+    as for any short pool), or with ``other_languages`` those first, then the others.  With ``events`` (orders), only items with that many events
     are drawn, as long as the pool holds any.
     """
     kind = ItemKind(kind)
@@ -503,11 +511,15 @@ def select_shots(
         return []
     excluded = set(exclude_ids)
     wanted = None if language is None else template_language(language)
+
+    def own(item: ItemSnapshot) -> bool:
+        return wanted is None or template_language(item.language) == wanted
+
     eligible = [
         item
         for item in pool
         if item.kind is kind
-        and (wanted is None or template_language(item.language) == wanted)
+        and (other_languages or own(item))
         and item.id not in excluded
         and item.suspected_duplicate_of not in excluded
         and item.status != ItemStatus.REJECTED
@@ -517,11 +529,10 @@ def select_shots(
     rng = random.Random(seed)
     chosen: list[ItemSnapshot] = []
     for tier in _SHOT_TIERS:
-        needed = k - len(chosen)
-        if needed <= 0:
-            break
         in_tier = sorted((i for i in eligible if i.status in tier), key=lambda i: i.id)
-        chosen += rng.sample(in_tier, min(needed, len(in_tier)))
+        for group in ([i for i in in_tier if own(i)], [i for i in in_tier if not own(i)]):
+            needed = k - len(chosen)
+            chosen += rng.sample(group, min(max(needed, 0), len(group)))
     unapproved = [shot.id for shot in chosen if shot.status != ItemStatus.APPROVED]
     # Logged at info: the run records these as shot notes, which the CLI prints.
     if unapproved:

@@ -36,6 +36,7 @@ from evaluator.item_sets import ItemSet, item_set_of
 from evaluator.kinds import kind_spec
 from evaluator.prompts import (
     DEFAULT_SHOT_SEED,
+    LANGUAGES,
     ShotGroup,
     evaluated_shots,
     load_shot_files,
@@ -77,6 +78,9 @@ class RunSelection:
     # them, so a limited run's prompts are the full run's for the same items (its shots
     # no longer depend on the limit).  Empty: no limit, ``items`` are the whole set.
     unlimited: Sequence[ItemSnapshot] = ()
+    # Template languages the protocol's layout lacks (EconLogicQA's: Chinese): their items
+    # take the shots there are, their own language's first (prefix_shots).
+    any_language: frozenset[str] = frozenset()
 
     @property
     def whole_set(self) -> Sequence[ItemSnapshot]:
@@ -99,6 +103,7 @@ class RunSelection:
             seed=seed,
             from_shot_file=source.from_file,
             whole_set=self.whole_set,
+            any_language=self.any_language,
         )
 
 
@@ -410,7 +415,8 @@ def select_run_items(
             else _other_statuses_hint(db, item_filter, spec)
         )
         raise RunSetupError(f"no items to evaluate ({_describe(item_filter, spec)}){hint}")
-    return RunSelection(items, {**excluded, **not_asked}, unlimited)
+    foreign = frozenset(LANGUAGES) - spec.languages if spec.languages else frozenset()
+    return RunSelection(items, {**excluded, **not_asked}, unlimited, foreign)
 
 
 def _other_statuses_hint(db: Database, item_filter: ItemFilter, spec: ProtocolSpec) -> str:
