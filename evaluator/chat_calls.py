@@ -26,6 +26,7 @@ __all__ = [
     "LogprobOutcome",
     "ServerFacts",
     "not_found_hint",
+    "server_message",
 ]
 
 
@@ -52,6 +53,27 @@ class ChatError:
         409 and 429: an unknown model or path, a bad parameter): asked again, with the
         same settings, it refuses again."""
         return self.kind == "rejected" and self.status is not None and 400 <= self.status < 500
+
+
+def server_message(body: object) -> str | None:
+    """The server's own words in an error body: OpenAI's and vLLM's ``{"error":
+    {"message"}}``, FastAPI's ``{"detail"}`` (``transformers serve``: a string, or a list of
+    field errors), a bare ``{"error": "text"}`` or text; None where it says none."""
+    if isinstance(body, str) and body.strip():
+        return body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return str(inner["message"])
+        for key in ("error", "message", "detail"):
+            if isinstance(body.get(key), str):
+                return str(body[key])
+        detail = body.get("detail")
+        if isinstance(detail, list) and detail:
+            return "; ".join(
+                str(d.get("msg", d)) if isinstance(d, dict) else str(d) for d in detail
+            )
+    return None
 
 
 def not_found_hint(model: str, base_url: str) -> str:

@@ -47,6 +47,7 @@ from evaluator.chat_calls import (
     LogprobOutcome,
     ServerFacts,
     not_found_hint,
+    server_message,
 )
 from evaluator.http_deadline import deadline_http_client, never_connected
 from evaluator.prompt_logprobs import (
@@ -425,12 +426,18 @@ class ChatClient:
         raw = _as_sent(completion)
         choices = raw.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            raise MalformedResponseError("the response has no choices")
+            said = server_message(raw.get("error"))  # an error sent with HTTP 200
+            raise MalformedResponseError(
+                "the response has no choices" + (f" (the server says: {said})" if said else "")
+            )
         message = choices[0].get("message")
         if not isinstance(message, dict):
             raise MalformedResponseError("the response's first choice has no message")
         content = message.get("content")
-        if content is not None and not isinstance(content, str):
+        if content is None:  # a refusal, a tool call, reasoning out of budget: no answer
+            reason = choices[0].get("finish_reason")
+            raise MalformedResponseError(f"the message has no content (finish reason: {reason})")
+        if not isinstance(content, str):
             raise MalformedResponseError("the response's message content is not text")
         if content and max_tokens is not None and len(content) > _longest_answer(max_tokens):
             raise MalformedResponseError(
@@ -438,7 +445,7 @@ class ChatClient:
                 "tokens can hold: the server did not keep to the token limit asked"
             )
         return ChatResponse(
-            text=self._redact(content or ""),
+            text=self._redact(content),
             finish_reason=choices[0].get("finish_reason"),
             structured=structured,
             cached=False,
@@ -665,25 +672,9 @@ class _Failed(Exception):
 
 
 def _error_message(error: openai.APIStatusError) -> str:
-    """The server's own words: OpenAI's and vLLM's ``{"error": {"message"}}``, FastAPI's
-    ``{"detail"}`` (``transformers serve``: a string, or a list of field errors), or a bare
-    ``{"error": "text"}`` (the openai package hands on the ``error`` value as ``body``)."""
-    body = error.body
-    if isinstance(body, str) and body.strip():
-        return body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
-            return inner["message"]
-        for key in ("message", "detail"):
-            if isinstance(body.get(key), str):
-                return str(body[key])
-        detail = body.get("detail")
-        if isinstance(detail, list) and detail:
-            return "; ".join(
-                str(d.get("msg", d)) if isinstance(d, dict) else str(d) for d in detail
-            )
-    return error.message
+    """The server's own words (:func:`server_message`; the openai package hands on the
+    ``error`` value as ``body``), else the package's."""
+    return server_message(error.body) or error.message
 
 
 def _error_text(error: openai.APIStatusError) -> str:

@@ -21,7 +21,7 @@ import hashlib
 import json
 import logging
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
@@ -34,6 +34,7 @@ from db.errors import VetbenchError
 from db.formats.base import ARTICLES_NOT_ITEMS, FormatError, is_article
 from db.formats.jsonl import HAND_WRITTEN_FIELDS, unknown_field_problems
 from db.formats.jsonl import field_names as jsonl_field_names
+from db.importer import source_slug
 from db.items import ItemSnapshot, iter_items
 from db.json_input import json_lines
 from db.validation import ItemDraft, Problem, validate_draft
@@ -224,6 +225,15 @@ def _read_template(path: Path, name: str) -> str:
             f"{path}: unknown placeholder {', '.join('$' + u for u in unknown)} "
             f"(this file may use: {expected})"
         )
+    # Every placeholder of a role carries the item (its question, options, a shot's answer):
+    # a question template of "Answer:" alone asked nothing and the oracle scored 100%.
+    missing = sorted(allowed - used)
+    if missing:
+        raise TemplateError(
+            f"{path}: lacks {', '.join('$' + m for m in missing)} (a {_role(name)} template "
+            f"must use {', '.join(f'${p}' for p in sorted(allowed))}): its prompts would "
+            "not show the item"
+        )
     return text
 
 
@@ -403,15 +413,18 @@ def prefix_shots(
     seed: int,
     from_shot_file: bool,
     whole_set: Sequence[ItemSnapshot] | None = None,
+    any_language: Collection[str] = (),
 ) -> dict[ShotGroup, list[ItemSnapshot]]:
     """The shots of every prompt prefix (a :class:`ShotGroup`), in the order the ``items``
     first need them: ``shots_for[kind]`` of them, the first of the kind in a shot file
-    (the user's own, in file order, those in the item's template language first; of the
+    (the user's own, in file order, of the item's template language; of the
     same number of events where it has such orders), else drawn by ``select_shots`` from
     ``pool`` leaving out the evaluated set: ``whole_set`` (a limited run's items before
     the limit, so that its prompts are the full run's), else the ``items``.  Neither way
     shows an item of that set as a shot (:func:`evaluated_shots`).  The run and the
-    lm-eval export agree."""
+    lm-eval export agree.  Groups of a template language in ``any_language`` (one a
+    protocol's layout lacks: EconLogicQA's Chinese orders) take their own language's
+    shots first, then the others'."""
     whole = items if whole_set is None else whole_set
     evaluated = {item.id for item in whole}
     if from_shot_file:
@@ -423,10 +436,18 @@ def prefix_shots(
         if group in chosen:
             continue
         k = shots_for[item.kind]
-        if from_shot_file:  # the item's template language first, each in file order
-            of_kind = [shot for shot in pool if shot.kind is item.kind]
-            of_kind.sort(key=lambda shot: template_language(shot.language) != group.language)
-            chosen[group] = _same_size(of_kind, group.events)[:k]
+        if from_shot_file:  # in file order
+            # Only the group's language: an English shot before a Chinese question (or the
+            # reverse) was used without a word and the run called 5-shot.
+            any_ok = group.language in any_language
+            own = [
+                shot
+                for shot in pool
+                if shot.kind is item.kind
+                and (any_ok or template_language(shot.language) == group.language)
+            ]
+            own.sort(key=lambda shot: template_language(shot.language) != group.language)
+            chosen[group] = _same_size(own, group.events)[:k]
         else:
             chosen[group] = select_shots(
                 pool,
@@ -436,6 +457,7 @@ def prefix_shots(
                 exclude_ids=evaluated,
                 language=item.language,
                 events=group.events,
+                other_languages=group.language in any_language,
             )
     return chosen
 
@@ -471,25 +493,33 @@ def select_shots(
     exclude_ids: Iterable[str] = (),
     language: str | None = None,
     events: int | None = None,
+    other_languages: bool = False,
 ) -> list[ItemSnapshot]:
     """``k`` solved items of ``kind`` to show before every evaluated item.
 
     A fixed, seeded draw from ``pool`` minus ``exclude_ids`` (the evaluated set), the
     same for every evaluated item so that the prompt prefix is shared.  Approved items
     are drawn first; if fewer than ``k`` are approved, agreed items and then items still
-    in review fill the gap (items in conflict last), and a note says so.  Near-duplicates of excluded items
-    are never drawn (their keys would leak the answer).  With ``language``, items in
-    that template language are preferred.  With ``events`` (orders), only items with that
-    many events are drawn, as long as the pool holds any.
+    in review fill the gap (items in conflict last), and a note says so.  Near-duplicates
+    of excluded items are never drawn (their keys would leak the answer).  With
+    ``language``, only items in that template language are drawn (too few is a shortfall,
+    as for any short pool), or with ``other_languages`` those first, then the others.  With ``events`` (orders), only items with that many events
+    are drawn, as long as the pool holds any.
     """
     kind = ItemKind(kind)
     if k <= 0:
         return []
     excluded = set(exclude_ids)
+    wanted = None if language is None else template_language(language)
+
+    def own(item: ItemSnapshot) -> bool:
+        return wanted is None or template_language(item.language) == wanted
+
     eligible = [
         item
         for item in pool
         if item.kind is kind
+        and (other_languages or own(item))
         and item.id not in excluded
         and item.suspected_duplicate_of not in excluded
         and item.status != ItemStatus.REJECTED
@@ -498,20 +528,11 @@ def select_shots(
     eligible = _same_size([item for item in eligible if item.id not in leaking], events)
     rng = random.Random(seed)
     chosen: list[ItemSnapshot] = []
-    groups: list[list[ItemSnapshot]] = []
     for tier in _SHOT_TIERS:
         in_tier = sorted((i for i in eligible if i.status in tier), key=lambda i: i.id)
-        if language is not None:
-            wanted = template_language(language)
-            groups.append([i for i in in_tier if template_language(i.language) == wanted])
-            groups.append([i for i in in_tier if template_language(i.language) != wanted])
-        else:
-            groups.append(in_tier)
-    for group in groups:
-        needed = k - len(chosen)
-        if needed <= 0:
-            break
-        chosen += rng.sample(group, min(needed, len(group)))
+        for group in ([i for i in in_tier if own(i)], [i for i in in_tier if not own(i)]):
+            needed = k - len(chosen)
+            chosen += rng.sample(group, min(max(needed, 0), len(group)))
     unapproved = [shot.id for shot in chosen if shot.status != ItemStatus.APPROVED]
     # Logged at info: the run records these as shot notes, which the CLI prints.
     if unapproved:
@@ -557,6 +578,15 @@ def load_shot_file(path: Path) -> list[ItemSnapshot]:
     except FormatError as error:  # unreadable, empty, or not UTF-8 (from its first line)
         where = f"{path}:{error.line}" if error.line is not None else str(path)
         raise ShotFileError(f"{where}: {error.reason}") from None
+    first = next(json_lines(lines), None)
+    if first and first.error and lines[first.number - 1].lstrip().startswith("["):
+        # A JSON array over many lines (CFLUE's file): said once, as a file of articles is,
+        # not as hundreds of lines that are "not valid JSON".
+        raise ShotFileError(
+            f"{path}: a JSON array (a CFLUE file?), not JSONL: a shot file holds one solved item "
+            'a line ({"kind", "prompt", "choices", "key", ...}); or import the file (`vetbench '
+            f"import {path}`) and draw shots from it with --shots-from {source_slug(path)}"
+        )
     shots: list[ItemSnapshot] = []
     problems: list[str] = []
     lines_of: dict[str, int] = {}  # each shot id's line

@@ -36,6 +36,7 @@ from evaluator.item_sets import ItemSet, item_set_of
 from evaluator.kinds import kind_spec
 from evaluator.prompts import (
     DEFAULT_SHOT_SEED,
+    LANGUAGES,
     ShotGroup,
     evaluated_shots,
     load_shot_files,
@@ -57,6 +58,7 @@ __all__ = [
     "score_candidates",
     "select_run_items",
     "shot_file_digest",
+    "shots_for_kinds",
 ]
 
 
@@ -76,6 +78,9 @@ class RunSelection:
     # them, so a limited run's prompts are the full run's for the same items (its shots
     # no longer depend on the limit).  Empty: no limit, ``items`` are the whole set.
     unlimited: Sequence[ItemSnapshot] = ()
+    # Template languages the protocol's layout lacks (EconLogicQA's: Chinese): their items
+    # take the shots there are, their own language's first (prefix_shots).
+    any_language: frozenset[str] = frozenset()
 
     @property
     def whole_set(self) -> Sequence[ItemSnapshot]:
@@ -98,6 +103,7 @@ class RunSelection:
             seed=seed,
             from_shot_file=source.from_file,
             whole_set=self.whole_set,
+            any_language=self.any_language,
         )
 
 
@@ -250,21 +256,26 @@ def shot_shortfalls(
         )
         got = len(chosen[groups[0]])
         shortfalls.append(
-            ShotShortfall(kind.value, got, shots_for[kind], where, _short_orders(chosen, groups))
+            ShotShortfall(kind.value, got, shots_for[kind], where, _short_groups(chosen, groups))
         )
     return shortfalls
 
 
-def _short_orders(
+def _short_groups(
     chosen: Mapping[ShotGroup, Sequence[ItemSnapshot]], short: Sequence[ShotGroup]
 ) -> str:
-    """``5-event orders`` when only the orders of some sizes fall short (a shot must have the
-    question's number of events), else nothing: the whole kind does."""
+    """The kind's prompts that fall short when not all do: ``zh items`` (a shot must be in
+    the question's language), ``5-event orders`` (and have its number of events), else
+    nothing: the whole kind does."""
+    kind = short[0].kind
+    languages = {group.language for group in short}
+    all_languages = {g.language for g in chosen if g.kind is kind}
+    which = "" if languages == all_languages else " and ".join(sorted(languages))
     sizes = sorted({group.events for group in short if group.events is not None})
-    all_sizes = {g.events for g in chosen if g.kind is ItemKind.ORDERING and g.events is not None}
-    if not sizes or set(sizes) == all_sizes:
-        return ""
-    return f"{' and '.join(map(str, sizes))}-event orders"
+    all_sizes = {g.events for g in chosen if g.kind is kind and g.events is not None}
+    if sizes and set(sizes) != all_sizes:
+        return f"{which} {' and '.join(map(str, sizes))}-event orders".strip()
+    return f"{which} items" if which else ""
 
 
 def check_shots(
@@ -283,7 +294,7 @@ def check_shots(
     left_out = evaluated_shots(selection.whole_set, pool) if source.from_file else []
     shortfalls: dict[str, ShotShortfall] = {}
     for shots, by_kind in settings:
-        shots_for = _shots_for(items, shots, by_kind)
+        shots_for = shots_for_kinds(items, shots, by_kind)
         chosen = selection.shots(pool, shots_for, source, seed=seed)
         for shortfall in shot_shortfalls(chosen, shots_for, source, left_out):
             shortfalls.setdefault(shortfall.kind, shortfall)
@@ -404,7 +415,8 @@ def select_run_items(
             else _other_statuses_hint(db, item_filter, spec)
         )
         raise RunSetupError(f"no items to evaluate ({_describe(item_filter, spec)}){hint}")
-    return RunSelection(items, {**excluded, **not_asked}, unlimited)
+    foreign = frozenset(LANGUAGES) - spec.languages if spec.languages else frozenset()
+    return RunSelection(items, {**excluded, **not_asked}, unlimited, foreign)
 
 
 def _other_statuses_hint(db: Database, item_filter: ItemFilter, spec: ProtocolSpec) -> str:
@@ -445,9 +457,10 @@ def _check_reader(name: str, items: Sequence[ItemSnapshot]) -> None:
         )
 
 
-def _shots_for(
+def shots_for_kinds(
     items: Sequence[ItemSnapshot], shots: int, shots_by_kind: Mapping[str, int] | None
 ) -> dict[ItemKind, int]:
+    """How many shots each kind of the ``items`` asks: ``shots``, or its ``--shots-for``."""
     by_kind = {ItemKind(kind): count for kind, count in (shots_by_kind or {}).items()}
     if any(count < 0 for count in by_kind.values()):  # shots itself: create_run refused
         raise RunSetupError("the number of shots cannot be negative")
@@ -527,7 +540,7 @@ def create_run(
         db, item_filter, protocol=spec.name, mode=mode, extractor=extractors[0]
     )
     items, excluded = selected.items, selected.excluded
-    shots_for = _shots_for(items, shots, shots_by_kind)
+    shots_for = shots_for_kinds(items, shots, shots_by_kind)
 
     source = ShotSource.of(shot_file, shots_from)
     first_file, *more_files = source.shot_files or (None,)

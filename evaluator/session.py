@@ -29,6 +29,7 @@ from pathlib import Path
 
 from db.engine import Database
 from db.errors import VetbenchError
+from db.items import ItemSnapshot
 from db.json_types import JsonObject
 from db.vocabulary import EvalMode, EvalProtocol, ItemKind, ItemStatus, RunStatus, values
 from db.words import agreeing, named
@@ -48,6 +49,7 @@ from evaluator.run_create import (
     check_shots,
     create_run,
     select_run_items,
+    shots_for_kinds,
 )
 from evaluator.run_params import Repeat, RunParams
 from evaluator.run_plan import load_run_row
@@ -233,8 +235,8 @@ def _check_shots(
     """A ``FewerShotsError`` when a planned run would get fewer shots than it asks for,
     unless fewer were allowed (a bad shot source is refused either way)."""
     source = choices.shot_source
+    _check_repeats(choices, planned, selection, source.pool(db))
     if choices.allow_fewer_shots:
-        source.pool(db)  # an unknown source, status or shot file is said all the same
         return
     settings = {(run.shots, tuple(sorted(choices.shots_by_kind.items()))) for run in planned}
     check_shots(
@@ -245,6 +247,49 @@ def _check_shots(
         seed=choices.seed,
         fixed_shots=protocol_spec(choices.protocol).shot_settings is not None,
     )
+
+
+def _check_repeats(
+    choices: EvalChoices,
+    planned: tuple[PlannedRun, ...],
+    selection: RunSelection,
+    pool: list[ItemSnapshot],
+) -> None:
+    """Refuse repeats that cannot differ: every repeat of a shot setting gets the same
+    shots and no option permutation, so the same prompts get the same greedy answers
+    (from the response cache, even) and "mean ± sd over 3 runs" is one run three times."""
+    if choices.permute_options:
+        return
+    source = choices.shot_source
+    for shots in sorted({run.shots for run in planned}):
+        seeds = [run.seed for run in planned if run.shots == shots]
+        if len(seeds) < 2:
+            continue
+        shots_for = shots_for_kinds(selection.items, shots, choices.shots_by_kind)
+        draws = {
+            tuple(
+                (group.name, tuple(shot.id for shot in group_shots))
+                for group, group_shots in selection.shots(
+                    pool, shots_for, source, seed=seed
+                ).items()
+            )
+            for seed in seeds
+        }
+        if len(draws) > 1:
+            continue
+        if not any(shot_ids for _, shot_ids in next(iter(draws))):
+            why, instead = "the prompts hold no shots", ""
+        elif source.from_file:
+            why = "a shot file gives each prompt group its first shots, whatever the seed"
+            instead = ", draw shots from the database (leave out --shot-file)"
+        else:
+            why = "the shots available allow no other draw"
+            instead = ""
+        raise RunSetupError(
+            f"--repeats {len(seeds)} would make {len(seeds)} identical {shots}-shot runs: {why}, "
+            "and the same prompts get the same (greedy) answers; add --permute-options (each "
+            f"repeat shows the options in another order){instead}, or leave out --repeats"
+        )
 
 
 def protocol_settings(choices: EvalChoices, settings: BackendSettings) -> BackendSettings:

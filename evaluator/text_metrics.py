@@ -10,7 +10,8 @@ line against the item's analysis, on items that have one:
   tokenization, exponential smoothing) over all scored pairs; BLEU-1 is its unigram
   precision, BLEU-4 its score;
 - **ROUGE-1, -2 and -L**: the F-scores of the ``rouge`` package (``Rouge()``), the
-  mean over pairs.
+  mean over pairs; F is taken from its precision and recall without the 1e-8 it adds to
+  the denominator (its perfect match is 0.999999995: here 1, any other within 1e-8).
 
 The same packages are called here, so the figures are theirs.  Corpus BLEU is not a
 mean of sentence scores, so each prediction stores its n-gram statistics
@@ -128,11 +129,15 @@ def _rouge_f_scores(hypothesis: str, reference: str) -> tuple[float, float, floa
         (scores,) = Rouge().get_scores(hypothesis, reference)
     except ValueError:  # an empty hypothesis or reference (nothing but "." either)
         return (0.0, 0.0, 0.0)
-    return (
-        float(scores["rouge-1"]["f"]),
-        float(scores["rouge-2"]["f"]),
-        float(scores["rouge-l"]["f"]),
-    )
+    rouge_1, rouge_2, rouge_l = (_f_score(scores[n]) for n in ("rouge-1", "rouge-2", "rouge-l"))
+    return (rouge_1, rouge_2, rouge_l)
+
+
+def _f_score(score: dict[str, float]) -> float:
+    """The F-score of the package's precision and recall, without the 1e-8 it adds to the
+    denominator: a perfect match is 1, not 0.999999995 (any other differs by under 1e-8)."""
+    precision, recall = float(score["p"]), float(score["r"])
+    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
 
 
 def score_explanation(output: str, reference: str) -> ExplanationScore:

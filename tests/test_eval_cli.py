@@ -228,6 +228,7 @@ def test_repeats_never_started_after_ctrl_c_are_said(
 
     monkeypatch.setattr(ScriptedBackend, "generate", ctrl_c_in_the_second_run)
     args = ("--model", scripted, "--shots", "0", "--kind", "ordering", "--repeats", "3")
+    args += ("--permute-options",)  # 0-shot repeats differ only so
     interrupted = run_cli(url, "eval", *args)
     assert interrupted.exit_code == 130 and len(stored_runs(url)) == 2
     assert interrupted.stderr.splitlines()[-1] == (

@@ -116,12 +116,13 @@ def test_an_empty_selection_is_refused_before_a_model_loads(database: Database) 
 
 def test_runs_a_series_reporting_through_one_callback(database: Database) -> None:
     mixed_set(database)
-    backend = ScriptedBackend(MIXED_SET_ANSWERS)
+    # The oracle answers in the shown labels: 0-shot repeats differ only in option order.
+    backend = ScriptedBackend(model="oracle", oracle=True)
     updates: list[Any] = []
     outcome = run_series(
         database,
         backend,
-        EvalChoices(shots=0, repeats=2),
+        EvalChoices(shots=0, repeats=2, permute_options=True),
         actor="tester",
         controls=SeriesControls(on_update=updates.append),
     )

@@ -676,11 +676,13 @@ def test_a_set_written_out_of_order_stays_wrong_for_cflues_reader_when_permuted(
         assert prediction.scores["extracted"]["lenient"] == "ABD"  # the lenient reader sorts
 
 
-def test_the_oracles_perfect_explanations_print_perfect(url: str) -> None:
-    """The rouge package scores a perfect match 0.999999995 (its 1e-8 in the F-score):
-    printed, the oracle's figures must still read 100.0%, not a rounded-down 99.9%."""
+def test_the_oracles_perfect_explanations_are_perfect(url: str) -> None:
+    """The rouge package scores a perfect match 0.999999995 (its 1e-8 in the F-score), and
+    the JSON said so (rouge_2 0.99999999500…): its F is now taken from its precision and
+    recall without it, 1 exactly; printed, 100.0%, not a rounded-down 99.9%."""
     data = eval_json(url, "--model", ORACLE, "--protocol", "cflue")
-    assert data["rouge_1"] < 1.0  # the package's own figure, kept in the JSON as it gave it
+    for name in ("bleu_1", "bleu_4", "rouge_1", "rouge_2", "rouge_l"):
+        assert data[name] == 1.0, name
     shown = ok(run_cli(url, "runs", "show", str(data["run_id"]))).stdout
     assert "BLEU-1/4      100.0%/100.0%" in shown
     assert "ROUGE-1/2/L   100.0%/100.0%/100.0%" in shown

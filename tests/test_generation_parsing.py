@@ -4,6 +4,7 @@ remapped, and the checks generation adds to the import validators."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -207,3 +208,62 @@ def test_a_bracketed_letter_is_a_reference_when_closed_or_judged(
     bracketed: str, remapped: str
 ) -> None:
     assert remap_letter_references(bracketed, SHARES_MAPPING, ItemKind.MULTI) == remapped
+
+
+def _shown_as(order: str) -> dict[str, str]:
+    """Old label -> new label when the options are shown in ``order`` ("ACBD": new B = old C)."""
+    return {old: "ABCD"[index] for index, old in enumerate(order)}
+
+
+# knowledge:181 and knowledge:2524, as stored.
+ANSWER_THEN_OTHERS = "20亿元。故选D，ABC选项根据题意，无法判断得出。"
+TWO_PAIRS = "选项A 和B 属于一般性保护条款，选项C 和D 属于特殊性保护条款。"
+
+
+def test_sets_of_letters_split_by_a_comma_or_joined_by_he_are_mapped_each_as_their_own() -> None:
+    """Before, "D，ABC" was one set, mapped, sorted and split back into the old slots
+    ("故选A，BCD选项": the lenient reader read A), and of "选项A 和B" only A was mapped
+    ("选项D 和B …，选项A 和D": D in both groups)."""
+    assert remap_letter_references(ANSWER_THEN_OTHERS, _shown_as("ACBD"), ItemKind.SINGLE) == (
+        ANSWER_THEN_OTHERS  # D stays D; A, C, B are still the other three, in order
+    )
+    assert remap_letter_references(TWO_PAIRS, _shown_as("CDBA"), ItemKind.MULTI) == (
+        "选项C 和D 属于一般性保护条款，选项A 和B 属于特殊性保护条款。"
+    )
+    for text, order, remapped in [
+        ("B和C项属于协议承诺", "CDBA", "A和C项属于协议承诺"),
+        ("选项A、B，C属于纳税人", "DCAB", "选项C、D，B属于纳税人"),
+        ("应为AC，B选项不选", "DCAB", "应为BC，D选项不选"),
+    ]:
+        assert remap_letter_references(text, _shown_as(order), ItemKind.MULTI) == remapped
+
+
+def test_every_real_cflue_analysis_maps_back_and_states_the_same_answer(
+    cflue_knowledge: Path,
+) -> None:
+    """Every real analysis, permuted and mapped back, is the analysis (its sets in order),
+    and the lenient reader reads the same answer from it, permuted or not."""
+    import ast
+
+    from evaluator.extraction import extract_choices
+
+    records = json.loads(cflue_knowledge.read_text(encoding="utf-8"))
+    kinds = {"单项选择题": ItemKind.SINGLE, "多项选择题": ItemKind.MULTI}
+    changed = []
+    for number, record in enumerate(records, 1):
+        if record["task"] not in kinds or not record["analysis"]:
+            continue
+        choices = ast.literal_eval(record["choices"])
+        kind = kinds[record["task"]]
+        shuffled = shuffle_options(choices, record["answer"], kind, f"{number}")
+        there = shuffled.new_label()
+        back = {new: old for old, new in there.items()}
+        analysis = record["analysis"]
+        shown = remap_letter_references(analysis, there, kind)
+        in_order = remap_letter_references(analysis, {x: x for x in choices}, kind)
+        read = extract_choices(f"答案：{record['answer']}\n解析：{analysis}", list(choices))
+        read_shown = extract_choices(f"答案：{shuffled.key}\n解析：{shown}", list(choices))
+        read_back = None if read_shown is None else shuffled.to_source(read_shown, kind)
+        if remap_letter_references(shown, back, kind) != in_order or read_back != read:
+            changed.append(f"knowledge:{number}")
+    assert changed == []

@@ -15,7 +15,16 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
-from eval_helpers import MIXED_SET_ANSWERS, mixed_set, ok, ordering, refusal, store, stored_runs
+from eval_helpers import (
+    MIXED_SET_ANSWERS,
+    mixed_set,
+    ok,
+    ordering,
+    refusal,
+    single_zh,
+    store,
+    stored_runs,
+)
 from helpers import FIXTURES, ScreenHost, notices, run_cli, wait_until
 from sqlmodel import select
 from textual.widgets import Checkbox, DataTable, Static
@@ -265,6 +274,19 @@ def test_articles_given_as_a_shot_file_are_said_to_be_articles(url: str) -> None
     assert stored_runs(url) == []
 
 
+def test_a_cflue_file_given_as_a_shot_file_is_said_to_be_a_json_array(url: str) -> None:
+    """Before: 306 lines of "not valid JSON", one per line of the array."""
+    path = FIXTURES / "cflue_mcq.json"
+    result = eval_cli(url, "--shots", "1", "--shot-file", str(path))
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines() == [
+        f"error: {path}: a JSON array (a CFLUE file?), not JSONL: a shot file holds one solved "
+        'item a line ({"kind", "prompt", "choices", "key", ...}); or import the file '
+        f"(`vetbench import {path}`) and draw shots from it with --shots-from cflue_mcq"
+    ]
+    assert stored_runs(url) == []
+
+
 def test_a_shot_files_problems_are_listed_one_a_line(url: str, tmp_path: Path) -> None:
     path = tmp_path / "shots.jsonl"
     path.write_text("[1]\n" + '{"kind": "single"}\n' * 12, encoding="utf-8")
@@ -398,3 +420,54 @@ async def test_f4_refuses_fewer_shots_unless_allowed_and_labels_the_shots_got(
         assert str(runs.get_row_at(0)[3]).startswith("ordering 1-shot (5 asked), single 1-shot")
         title = screen.query_one("#run-title", Static).render()
         assert "ordering 1-shot (5 asked)" in getattr(title, "plain", str(title))
+
+
+def single_en(n: int) -> ItemDraft:
+    return replace(
+        single_zh(n),
+        prompt=f"Question {n}: which settlement cycle do China's A shares use?",
+        explanation="A shares settle T+1.",
+        language="en",
+        meta={},
+    )
+
+
+def test_each_prompt_group_gets_shots_of_its_own_language_only(
+    url: str, database: Database, tmp_path: Path
+) -> None:
+    """Before, a shot file of English single shots gave the Chinese questions those
+    (``single/zh``: single-en-1…5, no note, "5-shot"), and a draw from the database filled
+    a language's shortfall with the other language's items, without a word."""
+    store(database, [("en:1", single_en(1))])
+    english = [
+        line
+        for line in (FIXTURES / "shots_single.jsonl").read_text(encoding="utf-8").splitlines()
+        if json.loads(line).get("language", "en") == "en"
+    ]
+    shot_file = tmp_path / "en_single.jsonl"
+    shot_file.write_text("\n".join(english) + "\n", encoding="utf-8")
+    args = ("--kind", "single", "--shots", "5", "--shot-file", str(shot_file))
+    assert refusal(eval_cli(url, *args)).startswith(
+        "error: too few shots: single would get 0 of 5 shots for its zh items in the shot file: "
+    )
+    ok(eval_cli(url, *args, "--allow-fewer-shots"))
+    (run,) = stored_runs(url)
+    params = RunParams.from_json(run.params)
+    assert params.shots_used["single/zh"] == ()
+    assert [ref.id.split(":")[-1] for ref in params.shots_used["single/en"]] == [
+        f"single-en-{n}" for n in range(1, 6)
+    ]
+    assert "single/zh: only 0 of 5 shots available in the shot file" in params.shot_notes
+
+    # From the database: one pending Chinese single, two pending English ones.
+    store(database, [("p:1", single_zh(21)), ("p:2", single_en(22)), ("p:3", single_en(23))],
+          status="pending")  # fmt: skip
+    args = ("--kind", "single", "--shots", "2", "--shots-from", "pending", "--allow-fewer-shots")
+    ok(eval_cli(url, *args))
+    params = RunParams.from_json(stored_runs(url)[-1].params)
+    assert [ref.id for ref in params.shots_used["single/zh"]] == ["p:1"]
+    assert sorted(ref.id for ref in params.shots_used["single/en"]) == ["p:2", "p:3"]
+    assert (
+        "single/zh: only 1 of 2 shots available among the pending items outside the evaluated set"
+        in params.shot_notes
+    )

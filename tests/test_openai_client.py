@@ -218,6 +218,37 @@ def test_failures_are_not_cached(server: FakeOpenAIServer, database: Database) -
     assert len(server.chat_requests()) == 2
 
 
+def null_content(finish_reason: str) -> Reply:
+    """A chat completion whose message has ``"content": null``: a refusal, a tool call, or
+    a reasoning model that spent its budget thinking."""
+    message = {"role": "assistant", "content": None, "reasoning_content": "Let me think"}
+    choice = {"index": 0, "message": message, "finish_reason": finish_reason}
+    return Reply(200, {"id": "chatcmpl-fake", "object": "chat.completion", "choices": [choice]})
+
+
+def test_a_message_without_content_is_a_failure_never_cached(
+    server: FakeOpenAIServer, database: Database
+) -> None:
+    """Before, null content was stored as an empty answer and cached: a later run against
+    a healthy server took the empty answer from the cache (100% unparsed)."""
+    server.script(null_content("length"), null_content("length"), completion("B"))
+    outcome = make_client(server, database=database, max_retries=1).complete(ChatRequest.user("hi"))
+    assert outcome.error is not None and outcome.error.kind == "malformed"
+    assert outcome.error.message == "the message has no content (finish reason: length)"
+    again = make_client(server, database=database).complete(ChatRequest.user("hi"))
+    assert again.response is not None and not again.response.cached
+    assert again.response.text == "B" and len(server.chat_requests()) == 3
+
+
+def test_an_error_sent_with_http_200_keeps_the_servers_message(server: FakeOpenAIServer) -> None:
+    server.default = lambda _request: Reply(200, {"error": {"message": "upstream overloaded"}})
+    outcome = make_client(server, max_retries=1).complete(ChatRequest.user("hi"))
+    assert outcome.error is not None and outcome.error.kind == "malformed"
+    assert outcome.error.message == (
+        "the response has no choices (the server says: upstream overloaded)"
+    )
+
+
 def test_structured_output_is_requested_with_the_schema(server: FakeOpenAIServer) -> None:
     server.script(completion('{"answer": "B"}'))
     client = make_client(server)

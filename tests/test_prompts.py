@@ -190,6 +190,15 @@ def test_a_copy_of_the_builtin_templates_changes_nothing(tmp_path: Path) -> None
         ("question.en.txt", "Q: $scenario\nAnswer:", "unknown placeholder $scenario"),
         ("option.txt", "$label costs $5", "lone '$'"),
         ("questions.en.txt", "x", "unknown template file"),
+        # Before, a template leaving out the item was accepted: prompts without the question.
+        (
+            "question.en.txt",
+            "Answer:",
+            "question.en.txt: lacks $options, $question (a question template must use "
+            "$options, $question)",
+        ),
+        ("option.txt", "$text", "option.txt: lacks $label"),
+        ("shot.zh.txt", "$question_block", "shot.zh.txt: lacks $answer"),
     ],
 )
 def test_bad_templates_are_named(tmp_path: Path, name: str, text: str, message: str) -> None:

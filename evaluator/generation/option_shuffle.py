@@ -5,7 +5,9 @@ always get the same order.  True/false items keep A = true, B = false.
 Letters that an explanation uses to point at options (``选项D``, ``option B``,
 ``(C)``, ``（A正确）``) or to state the answer (``故选A``, ``答案为A、C``, ``本题选ABDE``: the
 answer markers the extractors read, ``evaluator.extraction.ANSWER_MARKER``) are
-remapped too, so the explanation still matches the new labels; a share class in
+remapped too, so the explanation still matches the new labels.  A listed set (``A、C``,
+``A 和B``) comes back in order; clause punctuation (``，；``) separates statements (``故选D，
+ABC选项……``: D, then ABC), and a run of several letters is a set of its own.  A share class in
 brackets (``（A股）``, ``(B shares)``) is no option and stays.
 """
 
@@ -20,8 +22,11 @@ from db.answers import LETTERS
 from db.vocabulary import ItemKind
 from evaluator.extraction import ANSWER_MARKER, MARKER_GAP
 
-# Option letters, alone, run together (AB) or listed (A、C / A, C / D -> A -> C).
-_LETTER_RUN = r"[A-H](?:[ \t]*(?:[、,，/;；>→]|->)?[ \t]*[A-H])*"
+# Option letters, alone, run together (AB) or listed (A、C / A, C / A 和B / D -> A -> C).
+_LETTER_RUN = r"[A-H](?:[ \t]*(?:[、,，/;；>→和与]|->)?[ \t]*[A-H])*"
+# Clause punctuation ends one statement of letters and starts another: in ``故选D，ABC选项
+# 根据题意……`` D is the answer and ABC the other options, two sets, not one.
+_CLAUSE_BREAK = re.compile(r"([，；;])")
 # What a bracketed reference says of its letters: （A正确）, （B项错误）, （A、C均正确）,
 # （D：错）, （AC两项）, (B is wrong), (C is the answer).  Bare 对/错 only before neither a Han
 # character nor a letter: 对 also starts words (对于, 对应, 对B公司的投资).
@@ -102,16 +107,30 @@ def remap_letter_references(text: str, mapping: Mapping[str, str], kind: ItemKin
     ``答案为A、C``); an order's letters keep their sequence (``kind`` ordering)."""
     in_order = ItemKind(kind) is not ItemKind.ORDERING
 
+    def swap_set(part: str) -> str:
+        groups = re.findall(r"[A-H]+", part)
+        if not in_order:
+            new = [mapping[letter] for letter in "".join(groups)]
+        elif all(len(group) == 1 for group in groups):
+            # A listed set (A、C, A 和B, A, C): the list in order, as 答案为A、C is read.
+            new = sorted((mapping[letter] for letter in "".join(groups)), key=LETTERS.index)
+        else:
+            # Runs of several letters (D, ABC) are sets of their own, each put in order.
+            new = [
+                letter
+                for group in groups
+                for letter in sorted((mapping[old] for old in group), key=LETTERS.index)
+            ]
+        mapped = iter(new)
+        return "".join(next(mapped) if char in LETTERS else char for char in part)
+
     def swap(run: str) -> str:
-        letters = [letter for letter in run if letter in LETTERS]
-        if not all(letter in mapping for letter in letters):
+        if not all(letter in mapping for letter in run if letter in LETTERS):
             return run  # not a reference to these options
-        mapped = iter(
-            sorted((mapping[letter] for letter in letters), key=LETTERS.index)
-            if in_order
-            else [mapping[letter] for letter in letters]
+        return "".join(
+            part if _CLAUSE_BREAK.fullmatch(part) else swap_set(part)
+            for part in _CLAUSE_BREAK.split(run)
         )
-        return "".join(next(mapped) if char in LETTERS else char for char in run)
 
     def replace(match: re.Match[str]) -> str:
         if match.group("letters") is not None:

@@ -221,7 +221,8 @@ def _shots_by_kind(values_given: tuple[str, ...]) -> dict[str, int]:
     type=click.IntRange(1, 100),
     default=1,
     show_default=True,
-    help="Runs per setting, each with other shots (seed, seed+1, ...): figures as mean ± sd.",
+    help="Runs per setting, each with other shots (seed, seed+1, ...) or option order "
+    "(--permute-options): figures as mean ± sd; repeats that could not differ are refused.",
 )
 @click.option(
     "--permute-options",
