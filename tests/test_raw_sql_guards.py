@@ -278,6 +278,11 @@ def test_vetbench_functions_run_only_for_its_members(team: Team) -> None:
 
 PLANTED_ITEM_SQL = (
     "INSERT INTO release_item (release_name, item_id, revision_number, content_hash, language, "
+    "source_ref, meta, status) VALUES ('v2', 'o:1', 1, 'deadbeef', 'en', '', '{}', 'approved')"
+)
+# As a database of 0022 took it, before release items kept their metadata (0024).
+OLD_PLANTED_ITEM_SQL = (
+    "INSERT INTO release_item (release_name, item_id, revision_number, content_hash, language, "
     "status) VALUES ('v2', 'o:1', 1, 'deadbeef', 'en', 'approved')"
 )
 
@@ -323,7 +328,7 @@ def test_the_upgrade_removes_release_items_no_release_holds(database_url: str) -
                 connection.execute(
                     sa.text("DROP TRIGGER IF EXISTS release_item_with_release ON release_item")
                 )
-            for statement in (*OLD_ITEM_SQL, PLANTED_ITEM_SQL):
+            for statement in (*OLD_ITEM_SQL, OLD_PLANTED_ITEM_SQL):
                 connection.execute(sa.text(statement))
         upgrade_to(engine, "head")
         with engine.connect() as connection:
