@@ -37,6 +37,7 @@ from db.models import Decision, Item, ItemRevision, Person, is_current_revision,
 from db.people import PermissionDenied, require_lead
 from db.rows import from_row
 from db.vocabulary import (
+    KEY_CORRECTION_NOTE,
     REASON_ALIASES_TEXT,
     UNDO_DECISION_ACTION,
     DecisionReason,
@@ -63,7 +64,6 @@ __all__ = [
 ]
 
 DECIDABLE = (ItemStatus.APPROVED, ItemStatus.REJECTED)
-KEY_CORRECTION_NOTE = "key corrected by lead"  # starts the change note of such revisions
 
 
 class AdjudicationError(VetbenchError, ValueError):

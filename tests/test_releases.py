@@ -454,16 +454,13 @@ _RELEASE_OF_0023 = (
 
 
 def test_the_upgrade_freezes_an_older_releases_metadata_as_it_stands(database_url: str) -> None:
+    from test_raw_sql_guards import upgrade_past
+
     from db.engine import make_engine
-    from db.migrate import upgrade_to
 
     engine = make_engine(database_url)
     try:
-        upgrade_to(engine, "0023_raw_sql_guards")
-        with engine.begin() as connection:
-            for statement in _RELEASE_OF_0023:
-                connection.execute(sa.text(statement))
-        upgrade_to(engine, "head")
+        upgrade_past(engine, "0023_raw_sql_guards", _RELEASE_OF_0023)
         with engine.begin() as connection:
             # What the item holds at the upgrade; later changes no longer reach the release.
             connection.execute(sa.text("UPDATE item SET source_ref = 'line 9', meta = '{}'"))
