@@ -10,7 +10,7 @@ reviewed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from rapidfuzz import fuzz
 from sqlalchemy import exists, select
 from sqlmodel import Session
 
+from db.answers import format_answer
 from db.canonical_text import item_text
 from db.flag_rules import RevisionText
 from db.formats import ParsedRecord
@@ -39,7 +40,7 @@ from db.validation import (
     validate_draft,
     validate_person_name,
 )
-from db.vocabulary import ItemKind
+from db.vocabulary import KEY_CORRECTION_NOTE, ItemKind
 from db.words import a_or_an
 
 MAX_ID_LENGTH = MAX_ID_CHARS
@@ -54,8 +55,17 @@ _REVISION = ItemRevision.__table__  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)
+class KeyCorrection:
+    """A lead's correction of an item's key that its current revision still holds."""
+
+    lead: str
+    revision: int
+
+
+@dataclass(frozen=True)
 class StoredItem:
-    """A stored item as a re-import compares it: who it belongs to, its text, whether reviewed."""
+    """A stored item as a re-import compares it: who it belongs to, its text, whether
+    reviewed, and the lead's key correction its key comes from, if it does."""
 
     source: str
     meta: dict[str, Any]
@@ -64,6 +74,7 @@ class StoredItem:
     text: RevisionText
     reviewed: bool
     first_file: str | None
+    key_correction: KeyCorrection | None = None
 
 
 @dataclass
@@ -205,7 +216,31 @@ def load_stored(session: Session, ids: list[str]) -> dict[str, StoredItem]:
             bool(row.reviewed),
             provenance.get("file") if isinstance(provenance, dict) else None,
         )
+    # The newest key correction of each, kept while the item's key is still the corrected one.
+    corrections = session.execute(
+        select(_REVISION.c.item_id, _REVISION.c.number, _REVISION.c.author, _REVISION.c.key)
+        .where(_REVISION.c.item_id.in_(list(found)))
+        .where(_REVISION.c.change_note.startswith(KEY_CORRECTION_NOTE, autoescape=True))
+        .order_by(_REVISION.c.number)
+    )
+    for item_id, number, lead, key in corrections:
+        stored = found[item_id]
+        in_force = KeyCorrection(lead, number) if key == stored.text.key else None
+        found[item_id] = replace(stored, key_correction=in_force)
     return found
+
+
+def undone_correction_text(draft: ItemDraft, existing: StoredItem) -> str | None:
+    """The lead's key correction the record's key would undo, in words (``key C, A, B, D
+    undoes the key lena corrected it to in revision 2 (A, C, B, D)``); None if none."""
+    correction = existing.key_correction
+    if correction is None or draft.key == existing.text.key:
+        return None
+    kind = ItemKind(draft.kind)
+    return (
+        f"key {format_answer(kind, draft.key)} undoes the key {correction.lead} corrected "
+        f"it to in revision {correction.revision} ({format_answer(kind, existing.text.key)})"
+    )
 
 
 def same_text(draft: ItemDraft, existing: StoredItem) -> bool:
@@ -273,6 +308,13 @@ def conflict(
             "its own --source, or pass --replace-unrelated to make it a new revision anyway",
         )
     if old.reviewed and not revise_reviewed and (changed := changed_fields(plan.draft, old)):
+        if (undone := undone_correction_text(plan.draft, old)) is not None:
+            return Problem(
+                ", ".join(changed),
+                f"item {plan.item_id} has been reviewed, and this record's {undone}: write "
+                "that key in the file, or --revise-reviewed makes the file's key a new "
+                "revision that goes back to review",
+            )
         return Problem(
             ", ".join(changed),
             f"item {plan.item_id} has been reviewed and this record changes its text; "

@@ -56,6 +56,7 @@ from db.audit import record_audits, record_event
 from db.copy_flags import refresh_copies
 from db.engine import Database
 from db.errors import VetbenchError
+from db.flag_rules import RevisionText
 from db.flags import lock_flags
 from db.formats import (
     AUTO,
@@ -78,13 +79,21 @@ from db.import_checks import (
     load_stored,
     metadata_changes,
     same_text,
+    undone_correction_text,
 )
 from db.import_duplicates import link_stated_duplicates, mark_duplicates, remember
 from db.import_report import FileReport, ImportProgress, ImportReport
 from db.import_state import ImportState
 from db.import_statuses import StatedStatus, restore_stated_statuses
 from db.item_status import refresh_item_statuses
-from db.items import NewItem, NewRevision, next_revision_numbers, store_items, store_revisions
+from db.items import (
+    NewItem,
+    NewRevision,
+    next_revision_numbers,
+    revision_changes,
+    store_items,
+    store_revisions,
+)
 from db.models import Item, utcnow
 from db.settings import get_setting
 from db.validation import MAX_SOURCE_CHARS, identifier_problems, length_problems
@@ -329,6 +338,7 @@ class _Update:
     plan: PlannedRecord
     text_changed: bool
     metadata: dict[str, list[Any]]
+    old: RevisionText  # the text it revises
 
 
 def _note_stated_status(plan: PlannedRecord, source: InputFile, report: FileReport) -> None:
@@ -394,10 +404,15 @@ def _store_batch(
             if text_changed:
                 if old.reviewed:
                     report.back_to_review.append(plan.item_id)
+                if (undone := undone_correction_text(plan.draft, old)) is not None:
+                    report.notes.append(
+                        f"{report.path}: {plan.item_id}: the file's {undone}; it goes back to "
+                        "review with the file's key"
+                    )
                 if old.first_file and old.first_file != source.file_name:
                     _note_other_file(report, plan.item_id, old.first_file)
             if text_changed or metadata:
-                updated.append(_Update(plan, text_changed, metadata))
+                updated.append(_Update(plan, text_changed, metadata, old.text))
             else:
                 report.tally.unchanged += 1
                 report.kind_tally(plan.draft.kind).unchanged += 1
@@ -539,7 +554,9 @@ def _apply_updates(
             )
             values["current_revision"] = number
             report.revised.append(plan.item_id)
-            revise_events.append((plan.item_id, {"note": note}))
+            # What it changes, the key old and new, as an edit's and a key correction's say.
+            changes = revision_changes(update.old, revisions[-1].text)
+            revise_events.append((plan.item_id, {"revision": number, "note": note, **changes}))
         if update.metadata:
             if not update.text_changed:  # a revision's metadata comes with it
                 report.metadata_updated.append(plan.item_id)

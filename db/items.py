@@ -450,11 +450,6 @@ def add_revision(
             ItemRevision.item_id == item_id, ItemRevision.number == new.number
         )
     ).one()
-    changed = [
-        field
-        for field in ("kind", "prompt", "choices", "key", "explanation")
-        if getattr(revision, field) != getattr(current, field)
-    ]
     record_audit(
         session,
         author,
@@ -463,8 +458,26 @@ def add_revision(
         revision=revision.number,
         previous_revision=current.number,
         note=change_note,
-        changed=changed,
-        **({"old_key": current.key, "new_key": revision.key} if "key" in changed else {}),
-        **({"old_kind": current.kind, "new_kind": revision.kind} if "kind" in changed else {}),
+        **revision_changes(
+            RevisionText(
+                current.kind, current.prompt, current.choices, current.key, current.explanation
+            ),
+            new.text,
+        ),
     )
     return revision
+
+
+def revision_changes(old: RevisionText, new: RevisionText) -> dict[str, Any]:
+    """What a revision changes, as its ``revise`` audit event says it (an edit, a key
+    correction, a re-import): the fields changed, and the key and the kind old and new."""
+    changed = [
+        name
+        for name in ("kind", "prompt", "choices", "key", "explanation")
+        if getattr(new, name) != getattr(old, name)
+    ]
+    return {
+        "changed": changed,
+        **({"old_key": old.key, "new_key": new.key} if "key" in changed else {}),
+        **({"old_kind": old.kind, "new_kind": new.kind} if "kind" in changed else {}),
+    }

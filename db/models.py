@@ -367,7 +367,10 @@ class ReleaseItem(SQLModel, table=True):
     item_id: str = Field(foreign_key="item.id", primary_key=True, max_length=255)
     revision_number: int
     content_hash: str = Field(max_length=64)
-    language: str = Field(max_length=16)  # as it was: a metadata import may change it later
+    # As they were: a metadata import may change an item's later without a revision.
+    language: str = Field(max_length=16)
+    source_ref: str = Field(default="", max_length=255)
+    meta: JsonObject = _json(dict)
     status: str = Field(max_length=16)  # ItemStatus when frozen
 
 

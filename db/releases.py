@@ -1,7 +1,8 @@
 """Releases: frozen, named, hashed versions of the benchmark that runs and exports are pinned to.
 
 A release freezes the current revision of every selected item.  Per item it keeps the
-revision, the language and status it had, and a **content hash**: SHA-256 of the
+revision, the language, source reference, metadata and status it had (a metadata import
+changes an item's without a revision), and a **content hash**: SHA-256 of the
 canonical JSON of what was reviewed (prompt, choices in their order, key, explanation,
 kind, language).  The **release hash** is SHA-256 of the canonical JSON list of
 ``[item id, content hash]`` pairs in item-id order, so it names exactly what is
@@ -66,6 +67,7 @@ __all__ = [
     "figure_rows",
     "get_release",
     "item_set_hash",
+    "lift_release_item_guard",
     "list_releases",
     "previous_release",
     "protect_releases_on_sqlite",
@@ -351,9 +353,10 @@ def release_items(
     kinds: Sequence[str] = (),
     sources: Sequence[str] = (),
 ) -> list[ItemSnapshot]:
-    """The release's items exactly as frozen (revision, language, status), in id order,
-    whatever was edited or decided since; ``kinds`` (the kinds they were frozen in) and
-    ``sources`` narrow them."""
+    """The release's items exactly as frozen (revision, language, source reference,
+    metadata, status), in id order, whatever was edited, imported or decided since, and
+    without a duplicate link (a release freezes none); ``kinds`` (the kinds they were
+    frozen in) and ``sources`` narrow them."""
     get_release(session, name)
     # The kind it was frozen in (its revision's), not the one an edit gave the item since.
     frozen_kind = [col(ItemRevision.kind).in_(list(kinds))] if kinds else []
@@ -370,7 +373,16 @@ def release_items(
         .order_by(bytewise(col(ReleaseItem.item_id)))
     )
     return [
-        replace(snapshot(item, revision), language=member.language, status=member.status)
+        replace(
+            snapshot(item, revision),
+            language=member.language,
+            source_ref=member.source_ref,
+            meta=dict(member.meta),
+            status=member.status,
+            # A review finding about the items' texts now, not part of what was released.
+            suspected_duplicate_of=None,
+            duplicate_similarity=None,
+        )
         for item, revision, member in session.exec(query)
     ]
 
@@ -424,6 +436,8 @@ def store_release(
                 "revision_number": item.revision,
                 "content_hash": hashes[item.id],
                 "language": item.language,
+                "source_ref": item.source_ref,
+                "meta": item.meta,
                 "status": item.status,
             }
             for item in items
@@ -664,6 +678,17 @@ SQLITE_RELEASE_TRIGGERS: dict[str, str] = {
 """SQLite's guard of releases (PostgreSQL's are in ``db.privileges``): trigger name ->
 its CREATE statement.  A migration that rebuilds ``release`` or ``release_item`` in batch
 mode must create these again; ``vetbench init`` puts back any that were dropped."""
+
+
+def lift_release_item_guard(connection: Connection, operation: str) -> None:
+    """Drop the trigger that refuses ``operation`` (``UPDATE`` or ``DELETE``) on
+    ``release_item``, for a migration that must change rows made before it; the migration
+    creates it again right after (:func:`protect_releases_on_sqlite`,
+    ``db.privileges.apply_privileges``)."""
+    if connection.dialect.name == "sqlite":
+        connection.exec_driver_sql(f"DROP TRIGGER IF EXISTS release_item_no_{operation.lower()}")
+    else:  # one trigger refuses both on PostgreSQL
+        connection.exec_driver_sql("DROP TRIGGER IF EXISTS release_item_frozen ON release_item")
 
 
 def protect_releases_on_sqlite(connection: Connection) -> None:

@@ -25,6 +25,7 @@ __all__ = [
     "GOLD_ADD_ACTION",
     "IMPORT_ACTION",
     "JUDGE_ACTION",
+    "KEY_CORRECTION_NOTE",
     "LEAD_AUDIT_ACTIONS",
     "METADATA_ACTION",
     "OPEN_STATUSES",
@@ -92,6 +93,10 @@ REVISE_ACTION = "revise"
 re-import that changes its text: ``db.items``, ``db.importer``): on PostgreSQL a member's
 revision of a stored item commits only with one of the same transaction naming the item
 (``db.guards``)."""
+KEY_CORRECTION_NOTE = "key corrected by lead"
+"""What the change note of a lead's key correction starts with (``reviewer.adjudication``:
+``key corrected by lead: B, A -> A, B``); a re-import that would undo one says so
+(``db.import_checks``)."""
 IMPORT_ACTION = "import"
 """The audit action of importing a file (``db.importer``), naming the file; with
 :data:`GENERATE_ACTION` (``vetbench generate``, naming the item) the event a new item's

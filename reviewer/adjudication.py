@@ -37,6 +37,7 @@ from db.models import Decision, Item, ItemRevision, Person, is_current_revision,
 from db.people import PermissionDenied, require_lead
 from db.rows import from_row
 from db.vocabulary import (
+    KEY_CORRECTION_NOTE,
     REASON_ALIASES_TEXT,
     UNDO_DECISION_ACTION,
     DecisionReason,
@@ -55,6 +56,7 @@ __all__ = [
     "PermissionDenied",
     "approve_agreed",
     "decide",
+    "decision_reason",
     "parse_reason",
     "rejection_reasons",
     "store_bulk_decisions",
@@ -62,7 +64,6 @@ __all__ = [
 ]
 
 DECIDABLE = (ItemStatus.APPROVED, ItemStatus.REJECTED)
-KEY_CORRECTION_NOTE = "key corrected by lead"  # starts the change note of such revisions
 
 
 class AdjudicationError(VetbenchError, ValueError):
@@ -94,6 +95,28 @@ def parse_reason(text: str | DecisionReason | None) -> DecisionReason | None:
         raise AdjudicationError(
             f"'{text}' is not a reason; use one of {known} (or {REASON_ALIASES_TEXT})"
         ) from None
+
+
+def decision_reason(
+    subject: str, status: ItemStatus, reason: str | DecisionReason | None, *, key: bool = False
+) -> DecisionReason | None:
+    """The reason of a decision about ``subject`` (``item x:1``): a rejection needs one; an
+    approval takes none, ``other``, or ``wrong-key`` with a corrected ``key`` (filled in
+    then: :func:`decide`) — a reason to reject would contradict it, as the app offers
+    reasons only when rejecting."""
+    why = parse_reason(reason)
+    known = ", ".join(r.value for r in DecisionReason)
+    if status is ItemStatus.REJECTED and why is None:
+        raise AdjudicationError(f"rejecting {subject} needs a reason: one of {known}")
+    fits_approval = why in (None, DecisionReason.OTHER) or (why is DecisionReason.WRONG_KEY and key)
+    if status is ItemStatus.APPROVED and not fits_approval:
+        assert why is not None
+        raise AdjudicationError(
+            f"approving {subject} for the reason {why.value} contradicts itself: that is a "
+            "reason to reject it; an approval takes no reason, other, or wrong-key with a "
+            "corrected key"
+        )
+    return why
 
 
 def rejection_reasons(kind: ItemKind) -> tuple[DecisionReason, ...]:
@@ -145,10 +168,7 @@ def decide(
     reason (and no other comment) is not stored again.
     """
     decided = _parse_status(status)
-    why = parse_reason(reason)
-    if decided is ItemStatus.REJECTED and why is None:
-        known = ", ".join(r.value for r in DecisionReason)
-        raise AdjudicationError(f"rejecting item {item_id} needs a reason: one of {known}")
+    why = decision_reason(f"item {item_id}", decided, reason, key=bool(key))
     if decided is ItemStatus.REJECTED and key:
         raise AdjudicationError("a corrected key goes with approval only")
     with db.transaction() as session:

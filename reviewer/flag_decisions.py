@@ -24,7 +24,7 @@ from db.vocabulary import UNDECIDED_STATUSES, DecisionReason, FlagName, ItemStat
 from reviewer.adjudication import (
     AdjudicationError,
     BulkDecision,
-    parse_reason,
+    decision_reason,
     store_bulk_decisions,
 )
 
@@ -79,10 +79,7 @@ def decide_flagged(
     decided = ItemStatus(status)
     if decided not in (ItemStatus.APPROVED, ItemStatus.REJECTED):
         raise AdjudicationError(f"a decision is approved or rejected, not '{status}'")
-    why = parse_reason(reason)
-    if decided is ItemStatus.REJECTED and why is None:
-        known = ", ".join(r.value for r in DecisionReason)
-        raise AdjudicationError(f"rejecting needs a reason: one of {known}")
+    why = decision_reason(f"the items flagged {name.value}", decided, reason)
     note = comment.strip() or f"decided for the flag {name.value}"
     with db.transaction() as session:
         lead = require_lead(session, lead_name.strip())

@@ -21,9 +21,8 @@ from db.answers import format_answer
 from db.decisions import in_force
 from db.engine import Database
 from db.models import Decision, Item, ItemRevision, utcnow
-from db.vocabulary import UNDECIDED_STATUSES, ItemStatus, reason_word
+from db.vocabulary import KEY_CORRECTION_NOTE, UNDECIDED_STATUSES, ItemStatus, reason_word
 from db.words import agreeing, counted
-from reviewer.adjudication import KEY_CORRECTION_NOTE
 from reviewer.agreement import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,

@@ -158,6 +158,24 @@ def test_reject_needs_a_reason_and_records_it(team) -> None:  # type: ignore[no-
         assert session.exec(select(Decision)).one().final_key is None
 
 
+def test_an_approval_takes_no_reason_to_reject(team) -> None:  # type: ignore[no-untyped-def]
+    # It was stored and audited as "approved ... reason=duplicate".
+    for reason in ("duplicate", "sensitive", "flawed", "no-order", "wrong-key"):
+        with pytest.raises(AdjudicationError, match="contradicts itself: that is a reason to"):
+            decide(team, "lea", "o:1", "approved", reason=reason)
+    flagged = run_cli(team, "decide", "--flag", "duplicate", "--status", "approved",
+                      "--reason", "sensitive", "--as", "lea", "--yes")  # fmt: skip
+    assert flagged.exit_code == 1
+    assert "approving the items flagged duplicate for the reason sensitive" in flagged.output
+    with team.session() as session:
+        assert session.exec(select(Decision)).all() == []
+        assert session.exec(select(AuditEvent).where(AuditEvent.action == "decide")).all() == []
+    assert decide(team, "lea", "o:1", "approved", reason="other").record.reason == "other"
+    corrected = decide(team, "lea", "o:2", "approved", key="ABCD", reason="wrong-key").record
+    assert corrected.reason == "wrong-key" and corrected.corrected_key
+    assert decide(team, "lea", "o:3", "approved").record.reason is None
+
+
 def test_no_clear_order_is_a_reason_for_ordering_items_only(team) -> None:  # type: ignore[no-untyped-def]
     store_item(team, "c:1", kind="single", key="B", source="cflue")
     with pytest.raises(AdjudicationError, match="c:1 is a single item: the reason no-clear-order"):

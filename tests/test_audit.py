@@ -227,6 +227,34 @@ def test_the_audit_listing_shows_control_characters_never_sends_them(
     assert "]  comment=a␛]0;x␇b" in listed
 
 
+def test_the_audit_listing_leaves_out_fields_of_none_and_lists_readably(
+    db_path: Path, tmp_path: Path
+) -> None:
+    # It printed "reason=None" and "revised=['econ_ordering:1']", Python's own words.
+    items = tmp_path / "econ_ordering.csv"
+    items.write_text((FIXTURES / "econ_ordering.csv").read_text(encoding="utf-8"), "utf-8")
+    open_database(db_path).dispose()
+    assert run(db_path, "users", "add", "lena", "--role", "lead").exit_code == 0
+    assert run(db_path, "import", str(items), "--as", "lena").exit_code == 0
+    decided = run(db_path, "decide", "econ_ordering:1", "--as", "lena", "--status", "approved")
+    assert decided.exit_code == 0, decided.output
+    assert run(db_path, "release", "create", "v1", "--as", "lena").exit_code == 0
+    text = items.read_text(encoding="utf-8").replace("a sharp rise", "a steep rise")
+    items.write_text(text, encoding="utf-8")
+    assert run(db_path, "import", str(items), "--revise-reviewed", "--as", "lena").exit_code == 0
+    listed = run(db_path, "audit", "--as", "lena").output
+    assert "None" not in listed and "'" not in listed, listed
+    assert "revised=[econ_ordering:1], back_to_review=[econ_ordering:1]" in listed
+    assert "by_kind={ordering: 1}, selection={status: [approved], kind: [], source: []}" in listed
+    decision = next(line for line in listed.splitlines() if " decide econ_ordering:1 " in line)
+    assert decision.endswith("status=approved, revision=1, final_key=BADC, "
+                             "previous_status=pending, corrected_key=False")  # fmt: skip
+    # --json keeps every field as stored.
+    events = json.loads(run(db_path, "audit", "--json", "--as", "lena").output)
+    decide_event = next(event for event in events if event["action"] == "decide")
+    assert decide_event["changes"]["reason"] is None
+
+
 def test_since_must_be_a_time(db_path: Path) -> None:
     open_database(db_path).dispose()
     refused = run(db_path, "audit", "--since", "yesterday")

@@ -560,6 +560,15 @@ def test_detect_format_uses_content_then_extension(
     assert detect_format(write_file(tmp_path, name, content)) == expected
 
 
+def test_a_tab_separated_econlogicqa_file_is_said_to_be_one(tmp_path: Path) -> None:
+    # It was "cannot tell the file's format", and the separator said only with --format.
+    tabs = write_file(tmp_path, "t.tsv", "Question\tA\tB\tAnswer\nOrder.\tx\ty\tA, B\n")
+    assert detect_format(tabs) == "econlogicqa"
+    said = "t.tsv: line 1: the columns are separated by tabs; save the file as comma-separated CSV"
+    with pytest.raises(FormatError, match=re.escape(said)):
+        records(tabs)
+
+
 def test_detect_format_gives_up_clearly(tmp_path: Path) -> None:
     with pytest.raises(FormatError, match="--format"):
         detect_format(write_file(tmp_path, "notes.txt", "hello\n"))

@@ -231,6 +231,47 @@ def test_a_refused_change_of_a_reviewed_item_names_the_fields_it_changes(
     ]
 
 
+def test_a_re_import_that_undoes_a_leads_corrected_key_says_so_and_audits_the_key(
+    tmp_path: Path, db_path: Path
+) -> None:
+    # The tester's probe: a typo fixed in another row, and the file's old key came back
+    # as revision 3, refused as "changes its text" and audited with no key change.
+    path = tmp_path / "econ_ordering.csv"
+    path.write_bytes(ORDERING_CSV.read_bytes())
+    assert run(db_path, "users", "add", "lena", "--role", "lead").exit_code == 0
+    assert run(db_path, "import", str(path), "--as", "lena").exit_code == 0
+    corrected = ("--status", "approved", "--key", "A,C,B,D", "--as", "lena")
+    assert run(db_path, "decide", "econ_ordering:2", *corrected).exit_code == 0
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("a sharp rise", "a steep rise"), encoding="utf-8")
+
+    refused = run(db_path, "import", str(path), "--as", "lena")
+    assert refused.exit_code == 1
+    assert (
+        f"{path}: line 3: Answer: item econ_ordering:2 has been reviewed, and this record's key "
+        "C, A, B, D undoes the key lena corrected it to in revision 2 (A, C, B, D): write that "
+        "key in the file, or --revise-reviewed makes the file's key a new revision that goes "
+        "back to review"
+    ) in refused.stderr
+
+    revised = run(db_path, "import", str(path), "--revise-reviewed", "--as", "lena")
+    assert revised.exit_code == 0, revised.output
+    assert (
+        f"{path}: econ_ordering:2: the file's key C, A, B, D undoes the key lena corrected it "
+        "to in revision 2 (A, C, B, D); it goes back to review with the file's key"
+    ) in revised.stderr
+    database = open_database(db_path)
+    try:
+        with database.session() as session:
+            [event] = read_audit(session, target="econ_ordering:2", actions=["revise"])[-1:]
+            [typo] = read_audit(session, target="econ_ordering:1", actions=["revise"])
+    finally:
+        database.dispose()
+    assert event.changes["revision"] == 3 and event.changes["changed"] == ["key"]
+    assert (event.changes["old_key"], event.changes["new_key"]) == ("ACBD", "CABD")
+    assert typo.changes["changed"] == ["prompt"] and "old_key" not in typo.changes
+
+
 def test_a_metadata_change_of_an_approved_item_is_applied_listed_and_audited(
     database: Database, tmp_path: Path
 ) -> None:

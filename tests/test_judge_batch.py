@@ -468,6 +468,15 @@ def test_a_batch_holds_judgments_only(team: Database, tmp_path: Path) -> None:
     typo.write_text("item_id,answer,verdcit\no:1,DABC,keep\n")
     result = run_cli(team, "judge", "--from", str(typo), "--as", "lena")
     assert result.exit_code == 1 and "unknown column verdcit" in result.output
+    # European Excel saves CSV with semicolons: said as import says it, not as a column.
+    semicolons = tmp_path / "semicolons.csv"
+    semicolons.write_text("item_id;revision;answer;verdict\no:1;1;DABC;keep\n")
+    result = run_cli(team, "judge", "--from", str(semicolons), "--as", "lena")
+    assert result.exit_code == 1
+    assert (
+        f"{semicolons}: line 1: the columns are separated by semicolons; save the file as "
+        "comma-separated CSV" in result.output
+    )
     latin1 = tmp_path / "latin1.csv"  # a header saved in another encoding: said as such
     latin1.write_bytes(
         "item_id,answer,verdict,commentaire_été\no:1,DABC,keep,x\n".encode("latin-1")

@@ -6,6 +6,7 @@ PostgreSQL login roles with raw SQL; and vetbench's own paths, which still work.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -278,6 +279,11 @@ def test_vetbench_functions_run_only_for_its_members(team: Team) -> None:
 
 PLANTED_ITEM_SQL = (
     "INSERT INTO release_item (release_name, item_id, revision_number, content_hash, language, "
+    "source_ref, meta, status) VALUES ('v2', 'o:1', 1, 'deadbeef', 'en', '', '{}', 'approved')"
+)
+# As a database of 0022 took it, before release items kept their metadata (0024).
+OLD_PLANTED_ITEM_SQL = (
+    "INSERT INTO release_item (release_name, item_id, revision_number, content_hash, language, "
     "status) VALUES ('v2', 'o:1', 1, 'deadbeef', 'en', 'approved')"
 )
 
@@ -313,19 +319,24 @@ OLD_ITEM_SQL = (
 )
 
 
+def upgrade_past(engine: sa.Engine, revision: str, statements: Sequence[str]) -> None:
+    """The database made at ``revision``, ``statements`` run there (rows as that schema
+    took them), then upgraded to the head."""
+    upgrade_to(engine, revision)
+    with engine.begin() as connection:
+        for statement in statements:
+            connection.execute(sa.text(statement))
+    upgrade_to(engine, "head")
+
+
 def test_the_upgrade_removes_release_items_no_release_holds(database_url: str) -> None:
     # Planted before the guard: a name taken by items of no release is free again.
     engine = make_engine(database_url)
     try:
-        upgrade_to(engine, "0022_status_judged")
-        with engine.begin() as connection:
-            if engine.dialect.name == "postgresql":  # as a database of 0022 was
-                connection.execute(
-                    sa.text("DROP TRIGGER IF EXISTS release_item_with_release ON release_item")
-                )
-            for statement in (*OLD_ITEM_SQL, PLANTED_ITEM_SQL):
-                connection.execute(sa.text(statement))
-        upgrade_to(engine, "head")
+        # As a database of 0022 was: without the guard.
+        unguarded = ["DROP TRIGGER IF EXISTS release_item_with_release ON release_item"]
+        before = unguarded if engine.dialect.name == "postgresql" else []
+        upgrade_past(engine, "0022_status_judged", [*before, *OLD_ITEM_SQL, OLD_PLANTED_ITEM_SQL])
         with engine.connect() as connection:
             left = connection.execute(sa.text("SELECT count(*) FROM release_item")).scalar_one()
         assert left == 0

@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from eval_helpers import mixed_set, ok
-from helpers import run_cli, store_item, store_person
+from helpers import FIXTURES, run_cli, store_item, store_person
 from test_privileges import Team, raw, run, team  # noqa: F401  (team is a fixture)
 
 from db.engine import Database
+from db.items import iter_items
 from db.models import Release, ReleaseItem
 from db.releases import (
     ReleaseError,
@@ -226,7 +227,7 @@ def test_a_release_of_every_status_is_asked_with_status_all(released: Database) 
             run_cli(
                 released, "release", "create", "all", "--status", "all", "--as", "lena", "--json"
             )
-        ).output  # fmt: skip
+        ).output
     )
     every = json.loads(ok(run_cli(released, "items", "--json")).output)
     assert len({item["status"] for item in every}) > 1 and "extra:1" in str(every)
@@ -346,3 +347,133 @@ def test_a_release_export_imports_cleanly_elsewhere(released: Database, tmp_path
     assert len(items) == 8
     # the stamp names the export, not the item: it is not kept as the item's extras
     assert all("vetbench" not in json.dumps(item.meta) for item in items)
+
+
+def _export_every_format(database: Database, out: Path) -> dict[str, bytes]:
+    """Release v1 exported in every format under ``out``: each file's bytes by its path,
+    the folder manifests without their documented export time."""
+    out.mkdir()
+    for format_name, kinds, name in (
+        ("jsonl", (), "v1.jsonl"),
+        ("econlogicqa", ("ordering",), "v1.csv"),
+        ("cflue", ("single",), "v1.json"),
+        ("hf", (), "hf"),
+        ("lm-eval", (), "lm"),
+    ):
+        kind_args = [arg for kind in kinds for arg in ("--kind", kind)]
+        target = str(out / name)
+        ok(
+            run_cli(
+                database,
+                "export",
+                "--format",
+                format_name,
+                "--out",
+                target,
+                "--release",
+                "v1",
+                *kind_args,
+            )
+        )
+    files: dict[str, bytes] = {}
+    for path in sorted(p for p in out.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        if path.name == "vetbench-export.json":
+            manifest = json.loads(data)
+            del manifest["created_at"]
+            data = json.dumps(manifest, sort_keys=True).encode()
+        files[str(path.relative_to(out))] = data
+    return files
+
+
+def test_a_release_exports_the_same_bytes_after_a_re_import(
+    database: Database, tmp_path: Path
+) -> None:
+    # The tester's probe: a re-import revised an item of release v1 into a near-copy of
+    # another (a duplicate link), and a later export of v1 carried the new link; a
+    # re-import's metadata (CFLUE's exam name, each record's place) likewise.
+    csv_file, cflue_file = tmp_path / "econ_ordering.csv", tmp_path / "cflue_mcq.json"
+    csv_file.write_text((FIXTURES / "econ_ordering.csv").read_text(encoding="utf-8"), "utf-8")
+    records = json.loads((FIXTURES / "cflue_mcq.json").read_text(encoding="utf-8"))
+    cflue_file.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
+    store_person(database, "lena", Role.LEAD)
+    ok(run_cli(database, "import", str(csv_file), str(cflue_file), "--as", "lena"))
+    for item in ("econ_ordering:1", "cflue_mcq:1"):
+        ok(run_cli(database, "decide", item, "--as", "lena", "--status", "approved"))
+    ok(run_cli(database, "release", "create", "v1", "--as", "lena"))
+    before = _export_every_format(database, tmp_path / "before")
+
+    header, rows = csv_file.read_text(encoding="utf-8").split("\n", 1)
+    rows = rows.replace("responds to a sharp rise", "responds to a steep rise")
+    # A blank line moves every record one line down, and another exam name: metadata only.
+    csv_file.write_text(f"{header}\n\n{rows}", encoding="utf-8")
+    renamed = [{**records[0], "名称": "另一考试"}, *records[1:]]
+    cflue_file.write_text(json.dumps(renamed, ensure_ascii=False), encoding="utf-8")
+    ok(
+        run_cli(
+            database, "import", str(csv_file), str(cflue_file), "--revise-reviewed", "--as", "lena"
+        )
+    )
+    with database.session() as session:
+        now = {item.id: item for item in iter_items(session)}
+    assert now["econ_ordering:1"].suspected_duplicate_of == "econ_ordering:34"
+    assert now["econ_ordering:2"].source_ref == "line 4"
+    assert now["cflue_mcq:1"].meta["名称"] == "另一考试" and now["cflue_mcq:1"].revision == 1
+
+    after = _export_every_format(database, tmp_path / "after")
+    assert after == before
+    jsonl = [json.loads(line) for line in before["v1.jsonl"].decode().splitlines()]
+    assert [(r["id"], r["source_ref"], r["meta"]) for r in jsonl] == [
+        ("cflue_mcq:1", "record 1", {"名称": records[0]["名称"]}),
+        ("econ_ordering:1", "line 2", {}),
+    ]
+    # A release freezes no duplicate link: its export states none, true or false.
+    assert not any("suspected_duplicate_of" in record for record in jsonl)
+    verified = ok(
+        run_cli(database, "release", "verify", "--export", str(tmp_path / "after/v1.jsonl"))
+    )
+    assert "matches release v1" in verified.output
+
+
+_RELEASE_OF_0023 = (
+    "INSERT INTO person (name, role, created_at) VALUES ('lena', 'lead', CURRENT_TIMESTAMP)",
+    "INSERT INTO item (id, kind, source, source_ref, language, status, current_revision, meta, "
+    "created_at) VALUES ('o:1', 'ordering', 'o', 'line 7', 'en', 'pending', 1, "
+    '\'{"exam": "x"}\', CURRENT_TIMESTAMP)',
+    "INSERT INTO item_revision (item_id, number, kind, prompt, choices, key, author, "
+    "change_note, provenance, created_at) VALUES ('o:1', 1, 'ordering', 'Order them.', "
+    "'{\"A\": \"a\", \"B\": \"b\"}', 'AB', 'x', 'import', '{}', CURRENT_TIMESTAMP)",
+    "INSERT INTO release_item (release_name, item_id, revision_number, content_hash, language, "
+    "status) VALUES ('v0', 'o:1', 1, 'deadbeef', 'en', 'approved')",
+    "INSERT INTO audit_event (actor, action, target, payload, os_login, host, created_at) "
+    "VALUES ('lena', 'release', 'v0', '{}', '', '', CURRENT_TIMESTAMP)",
+    "INSERT INTO release (name, hash, note, selection, item_count, figures, created_by_id, "
+    "created_at) VALUES ('v0', 'feed', '', '{}', 1, '{}', "
+    "(SELECT id FROM person WHERE name = 'lena'), CURRENT_TIMESTAMP)",
+)
+
+
+def test_the_upgrade_freezes_an_older_releases_metadata_as_it_stands(database_url: str) -> None:
+    from test_raw_sql_guards import upgrade_past
+
+    from db.engine import make_engine
+
+    engine = make_engine(database_url)
+    try:
+        upgrade_past(engine, "0023_raw_sql_guards", _RELEASE_OF_0023)
+        with engine.begin() as connection:
+            # What the item holds at the upgrade; later changes no longer reach the release.
+            connection.execute(sa.text("UPDATE item SET source_ref = 'line 9', meta = '{}'"))
+        with engine.connect() as connection:
+            frozen = connection.execute(sa.text("SELECT source_ref, meta FROM release_item"))
+            source_ref, meta = frozen.one()
+            assert (source_ref, meta if isinstance(meta, dict) else json.loads(meta)) == (
+                "line 7",
+                {"exam": "x"},
+            )
+        # The trigger that refuses updates is back.
+        refused = pytest.raises(sa.exc.DatabaseError, match="a release never changes")
+        with refused, engine.begin() as connection:
+            connection.execute(sa.text("UPDATE release_item SET source_ref = 'line 1'"))
+    finally:
+        engine.dispose()

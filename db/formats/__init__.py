@@ -28,6 +28,7 @@ from db.formats.base import (
     ParsedRecord,
     Place,
     open_input,
+    other_separator,
 )
 from db.vocabulary import ItemKind
 
@@ -111,7 +112,10 @@ def _sniff(head: str) -> str | None:
     if stripped.startswith("{"):
         return jsonl.NAME
     first_line = stripped.split("\n", 1)[0]
-    if econlogicqa.QUESTION in first_line and "," in first_line:
+    # Separated by semicolons or tabs it is still meant as one: its reader says to save it
+    # with commas.
+    separated = "," in first_line or other_separator(first_line) is not None
+    if econlogicqa.QUESTION in first_line and separated:
         return econlogicqa.NAME
     return None
 

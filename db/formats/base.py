@@ -347,12 +347,28 @@ def read_text(path: Path) -> str:
 
 def check_csv_header(shown: str, header: list[str]) -> None:
     """What every CSV header must be: UTF-8 text (one saved in another encoding is said as
-    such, not as column names of escaped bytes), and no column named twice."""
+    such, not as column names of escaped bytes), columns separated by commas (a header read
+    as one cell holding semicolons, European Excel's default, or tabs is said as such, not
+    as an unknown column), and no column named twice."""
     if not all(is_utf8_text(name) for name in header):
         raise FormatError(shown, "the header is not UTF-8 text; save the file as UTF-8", 1)
+    if len(header) == 1 and (separator := other_separator(header[0])) is not None:
+        raise FormatError(
+            shown,
+            f"the columns are separated by {separator}; save the file as comma-separated CSV",
+            1,
+        )
     repeated = sorted(name for name, count in Counter(header).items() if count > 1)
     if repeated:
         raise FormatError(shown, f"the header repeats {few_of(repeated, 5)}", 1)
+
+
+def other_separator(line: str) -> str | None:
+    """``semicolons`` or ``tabs``: what separates the cells of a header line that holds no
+    comma; None for a comma-separated one."""
+    if "," in line:
+        return None
+    return "semicolons" if ";" in line else "tabs" if "\t" in line else None
 
 
 def allow_long_csv_fields() -> None:

@@ -81,12 +81,9 @@ HEADER_FORM = "Question,A,B,Answer, with more event columns C, D, ... and Explan
 
 def _header_problems(header: list[str]) -> list[str]:
     """What is wrong with a header, each named: a column missing (and a near miss beside
-    it), event columns short or with a gap, or cells not separated by commas."""
+    it), or event columns short or with a gap (``check_csv_header`` said the rest)."""
     if is_article(header, QUESTION):
         return [ARTICLES_NOT_ITEMS]
-    if len(header) == 1 and (";" in header[0] or "\t" in header[0]):
-        separator = "semicolons" if ";" in header[0] else "tabs"
-        return [f"the columns are separated by {separator}; save the file as comma-separated CSV"]
     problems = []
     for name in (QUESTION, ANSWER):
         if name not in header:

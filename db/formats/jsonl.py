@@ -346,6 +346,9 @@ def revision_record(revision: RevisionRecord) -> JsonObject:
     }
 
 
+_DUPLICATE_LINK = ("suspected_duplicate_of", "duplicate_similarity")
+
+
 def item_record(item: FullItem) -> JsonObject:
     return {
         "id": item.id,
@@ -367,10 +370,15 @@ def write(items: Iterable[FullItem], out: TextIO, *, stamp: dict[str, str] | Non
     """Write items with their whole history, one JSON object per line; returns the count.
 
     ``stamp`` (a release export's name and hash) adds fields naming the release
-    (``db.formats.base.STAMP_FIELDS``; the reader ignores them)."""
+    (``db.formats.base.STAMP_FIELDS``; the reader ignores them) and leaves out the duplicate
+    link: a review finding about the items' texts now, which a release does not freeze (a
+    line without it states none, so an import links by similarity as for any file)."""
     count = 0
     for item in items:
         record = {**item_record(item), **stamp_fields(item.id, stamp)}
+        if stamp:
+            for name in _DUPLICATE_LINK:
+                del record[name]
         out.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
         out.write("\n")
         count += 1

@@ -85,8 +85,11 @@ def _as_frozen(item: FullItem, frozen: ItemSnapshot) -> FullItem:
     """An item's history up to the revision a release froze, as it stood then."""
     return replace(
         item,
+        kind=frozen.kind.value,  # an edit since may have changed the item's
         status=frozen.status,
         language=frozen.language,
+        source_ref=frozen.source_ref,
+        meta=frozen.meta,
         current_revision=frozen.revision,
         revisions=[r for r in item.revisions if r.number <= frozen.revision],
     )

@@ -375,11 +375,14 @@ def _decide_flagged(
     assume_yes: bool,
 ) -> None:
     """``decide --flag``: count, show, ask, then decide them all in one transaction."""
+    from reviewer.adjudication import decision_reason
     from reviewer.flag_decisions import decide_flagged, flagged_ids
 
     _require_lead_or_fail(db, lead)
     if status == "rejected" and reason is None:
         fail("rejecting needs --reason")
+    # Before the count and the question: a reason that does not fit is said at once.
+    decision_reason(f"the items flagged {flag}", ItemStatus(status), reason)
     ids = flagged_ids(db, flag, scope)
     if not ids:
         click.echo(f"no undecided items have the flag {flag}")

@@ -37,9 +37,23 @@ def _parse_since(text: str) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
+def _described(value: object) -> str:
+    """A payload value as people read it: a list's items and an object's ``name: value``
+    pairs without Python's quotes, a value of none left out of an object."""
+    if isinstance(value, list | tuple):
+        return f"[{', '.join(_described(item) for item in value)}]"
+    if isinstance(value, dict):
+        pairs = (f"{name}: {_described(item)}" for name, item in value.items() if item is not None)
+        return f"{{{', '.join(pairs)}}}"
+    return str(value)
+
+
 def _describe_changes(changes: Mapping[str, object]) -> str:
+    """``name=value, ...``; a field of none (no reason, no guidelines yet) is left out."""
     return ", ".join(
-        f"{terminal_text(key)}={terminal_text(value)}" for key, value in changes.items()
+        f"{terminal_text(key)}={terminal_text(_described(value))}"
+        for key, value in changes.items()
+        if value is not None
     )
 
 

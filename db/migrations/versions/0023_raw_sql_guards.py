@@ -25,7 +25,7 @@ from alembic import op
 from sqlalchemy import Connection
 
 from db.privileges import apply_privileges
-from db.releases import protect_releases_on_sqlite
+from db.releases import lift_release_item_guard, protect_releases_on_sqlite
 
 revision: str = "0023_raw_sql_guards"
 down_revision: str | None = "0022_status_judged"
@@ -38,9 +38,7 @@ def _remove_orphan_release_items(bind: Connection) -> None:
     (created again right after: ``apply_privileges``, ``protect_releases_on_sqlite``)."""
     if not bind.exec_driver_sql(f"SELECT count(*) {_ORPHANS}").scalar():
         return
-    frozen = "release_item_no_delete" if bind.dialect.name == "sqlite" else "release_item_frozen"
-    on_table = "" if bind.dialect.name == "sqlite" else " ON release_item"
-    bind.exec_driver_sql(f"DROP TRIGGER IF EXISTS {frozen}{on_table}")
+    lift_release_item_guard(bind, "DELETE")
     bind.exec_driver_sql(f"DELETE {_ORPHANS}")
     protect_releases_on_sqlite(bind)
 
