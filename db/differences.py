@@ -4,7 +4,9 @@ Near-duplicate detection (``db.dedup``) finds a copy by its canonical text
 (``db.canonical_text``), which leaves out everything a copy may change without asking a
 different question: the order and labels of the choices (and so the key), width forms,
 case, spacing, punctuation, a question number.  :func:`describe_differences` names
-those changes afterwards, and any change of wording it finds besides.
+those changes afterwards, and any change of wording it finds besides;
+:func:`read_duplicate` says from them what the pair is: a copy, the opposite question,
+or a shared stem (the ``duplicate`` flag's words, and triage's).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rapidfuzz.distance import Indel, Levenshtein
@@ -179,3 +181,58 @@ def _changes(original: str, copy: str, shown: int = 2, width: int = 24) -> str:
     ]
     more = f" and {len(edits) - shown} more changes" if len(edits) > shown else ""
     return ", ".join(words) + more
+
+
+# The differences a copy may show and still ask the same question (a different key on the
+# same text: a copy, and its summary says the keys disagree).
+_FORM_ONLY = re.compile(
+    r"(choices|events) reordered|key remapped|a different key|labels written into|"
+    r"(full-width/half-width forms|letter case|spacing|punctuation) in the|"
+    r"a question number before|two (choices|events) read the same|a \w+ item copied as"
+)
+# Words that turn a question into its opposite (属于 / 不属于, 正确 / 不正确, "not").
+_NEGATION = re.compile(r"不|非|错误|除外|\bnot\b|n't|\bexcept\b|\bincorrect\b|\bfalse\b", re.I)
+
+
+@dataclass(frozen=True)
+class DuplicateReading:
+    """What a near-duplicate pair is, in words: ``copy`` when the differences are of form
+    alone (or the item file says so); else the opposite question or a shared stem, which a
+    lead compares rather than rejects."""
+
+    copy: bool
+    text: str
+
+
+def read_duplicate(
+    of: str,
+    similarity: float | None,
+    differences: Sequence[str],
+    *,
+    prompt: str,
+    other_prompt: str,
+    stated: bool = False,
+) -> DuplicateReading:
+    """How the item whose question is ``prompt`` reads beside ``of`` (``other_prompt``),
+    from :func:`describe_differences`' words: "copies" said of a reworded question was
+    contradicted by triage's "not certainly a copy" about the same flag."""
+    similar = f"{similarity:.0f}% similar" if similarity is not None else "similarity not given"
+    changed = [difference for difference in differences if not _FORM_ONLY.match(difference)]
+    if stated or not changed:
+        what = "; ".join(differences) if differences else "an exact copy"
+        states = " (as the item file states)" if stated else ""
+        return DuplicateReading(True, f"copies {of}{states} ({similar}): {what}")
+    words = Counter(word.lower() for word in _NEGATION.findall(prompt))
+    other = Counter(word.lower() for word in _NEGATION.findall(other_prompt))
+    if words != other:
+        negations = "/".join(f"“{w}”" for w in sorted(set(words) ^ set(other) or words | other))
+        return DuplicateReading(
+            False,
+            f"the opposite question of {of}, not a copy ({similar}; {negations} in one question "
+            "only): one may give the other away; worth a look at both",
+        )
+    return DuplicateReading(
+        False,
+        f"a shared stem with {of}, not certainly a copy ({similar}; {'; '.join(differences)}); "
+        "worth a look at both",
+    )

@@ -38,7 +38,7 @@ from db.answers import format_answer
 from db.bulk_reads import id_chunks
 from db.canonical_text import item_text
 from db.dedup import near_duplicates
-from db.differences import ItemText, describe_differences
+from db.differences import ItemText, describe_differences, read_duplicate
 from db.flag_rules import FlagFinding, text_findings
 from db.json_types import JsonObject
 from db.model_answers import model_answers
@@ -278,11 +278,14 @@ def duplicate_finding(
             {"of": link.of, "similarity": link.similarity, "differences": [], "apart": True},
         )
     differences = describe_differences(copy, original) if original is not None else ()
-    similar = (
-        f"{link.similarity:.0f}% similar" if link.similarity is not None else "similarity not given"
+    reading = read_duplicate(
+        link.of,
+        link.similarity,
+        differences,
+        prompt=copy.prompt,
+        other_prompt=original.prompt if original is not None else "",
+        stated=link.stated,
     )
-    what = "; ".join(differences) if differences else "an exact copy"
-    stated = " (as the item file states)" if link.stated else ""
     evidence: JsonObject = {
         "of": link.of,
         "similarity": link.similarity,
@@ -290,9 +293,7 @@ def duplicate_finding(
     }
     if link.stated:
         evidence["stated"] = True
-    return FlagFinding(
-        FlagName.DUPLICATE, f"copies {link.of}{stated} ({similar}): {what}", evidence
-    )
+    return FlagFinding(FlagName.DUPLICATE, reading.text, evidence)
 
 
 def record_duplicates(

@@ -33,7 +33,6 @@ Review domain: ``db`` only.
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +41,7 @@ from sqlalchemy import select
 from sqlmodel import Session, col
 
 from db.answers import format_answer
+from db.differences import read_duplicate
 from db.engine import Database
 from db.flags import ItemFlag, all_current_flags, current_flags
 from db.item_status import named_judgment_rows
@@ -97,15 +97,6 @@ _FLAG_REASONS: dict[FlagName, DecisionReason] = {
     FlagName.DUPLICATE: DecisionReason.DUPLICATE,
     FlagName.SAME_CHOICES: DecisionReason.FLAWED,
 }
-# The differences (``db.differences``) a copy may show and still ask the same question
-# (a different key on the same text: a copy, and its summary says the keys disagree).
-_FORM_ONLY = re.compile(
-    r"(choices|events) reordered|key remapped|a different key|labels written into|"
-    r"(full-width/half-width forms|letter case|spacing|punctuation) in the|"
-    r"a question number before|two (choices|events) read the same|a \w+ item copied as"
-)
-# Words that turn a question into its opposite (属于 / 不属于, 正确 / 不正确, "not").
-_NEGATION = re.compile(r"不|非|错误|除外|\bnot\b|n't|\bexcept\b|\bincorrect\b|\bfalse\b", re.I)
 _CONCERN_REASONS: dict[str, DecisionReason] = {
     "several-orders": DecisionReason.SEVERAL_VALID_ORDERS,
     "no-clear-order": DecisionReason.NO_CLEAR_ORDER,
@@ -383,29 +374,24 @@ def _duplicate_reading(
     item_id: str, flag: ItemFlag, prompts: Mapping[str, str]
 ) -> tuple[str, str | None]:
     """A duplicate flag's reason text, and the item to compare with when it is not a copy
-    (None: a copy, in form alone, or as the item file states)."""
+    (None: a copy, in form alone, or as the item file states).  Read again from the
+    evidence and the texts now, as the flag reads them when stored: a flag stored before
+    it said "a shared stem" still says "copies"."""
     of = str(flag.evidence.get("of", ""))
     differences = flag.evidence.get("differences")
     listed = [d for d in differences if isinstance(d, str)] if isinstance(differences, list) else []
-    changed = [d for d in listed if not _FORM_ONLY.match(d)]
-    if flag.evidence.get("stated") or not changed:
-        return f"duplicate: {flag.summary}", None
     similarity = flag.evidence.get("similarity")
-    similar = f"{similarity:.0f}% similar; " if isinstance(similarity, int | float) else ""
-    words = Counter(w.lower() for w in _NEGATION.findall(prompts.get(item_id, "")))
-    other = Counter(w.lower() for w in _NEGATION.findall(prompts.get(of, "")))
-    if words != other:
-        negations = "/".join(f"“{w}”" for w in sorted(set(words) ^ set(other) or words | other))
-        return (
-            f"duplicate: the opposite question of {of}, not a copy ({similar}{negations} in "
-            "one question only): one may give the other away; worth a look at both",
-            of,
-        )
-    return (
-        f"duplicate: a shared stem with {of}, not certainly a copy ({similar}"
-        f"{'; '.join(changed)}); worth a look at both",
+    reading = read_duplicate(
         of,
+        similarity if isinstance(similarity, int | float) else None,
+        listed,
+        prompt=prompts.get(item_id, ""),
+        other_prompt=prompts.get(of, ""),
+        stated=bool(flag.evidence.get("stated")),
     )
+    if reading.copy:
+        return f"duplicate: {flag.summary}", None
+    return f"duplicate: {reading.text}", of
 
 
 def _flag_reasons(

@@ -101,6 +101,11 @@ def test_a_duplicate_suggestion_follows_its_evidence(exams: Database) -> None:
     assert "→ vetbench decide exam:4 --status rejected --reason duplicate --as lena" in text
     assert "exam:3 --status" not in text and "exam:7 --status" not in text
     assert "→ worth a look beside exam:2; no decision suggested" in text
+    # `flags show` says what triage says of each duplicate ("copies exam:2" beside "a shared
+    # stem, not certainly a copy" about the one flag)
+    for entry in (copy, opposite, stem, keyed):
+        shown = run_cli(exams, "flags", "show", entry.item_id).stdout
+        assert entry.reasons[0].text.removeprefix("duplicate: ") in shown, (entry.item_id, shown)
 
 
 def test_a_non_lead_is_told_that_a_lead_decides(exams: Database) -> None:
