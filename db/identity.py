@@ -215,9 +215,9 @@ def resolve_identity(
 
     ``requested`` is the ``--as`` name (None: the login, or the database role).
     ``new_user`` registers an unknown name as an annotator (``--new-user``).  With
-    ``register`` False (read-only commands) an unknown login yields an unregistered
-    identity instead of a refusal; an unknown name given with ``--as`` is still
-    refused, since it is most likely a typo.  ``needs_lead`` (commands only leads may run)
+    ``register`` False (commands that register no one) an unknown login yields an
+    unregistered identity instead of a refusal; an unknown name given with ``--as`` is
+    still refused, since it is most likely a typo, on a database with no people too.  ``needs_lead`` (commands only leads may run)
     never registers anyone as an annotator: the first person of an empty database is
     then left unregistered, so the command's lead check refuses with nothing written.
     ``registers_with_write`` (a command whose write calls ``ensure_person`` in its own
@@ -273,6 +273,14 @@ def resolve_identity(
                 _unknown_name_message(
                     session, name, explicit=requested is not None, needs_lead=needs_lead
                 )
+            )
+        # --as on a command that registers no one names no one here: `import --as zed` on
+        # a new database audited the import as zed, whom no command had registered.
+        if not register and requested is not None and own_role is None and not new_user:
+            raise IdentityRefused(
+                f"no person called '{name}' in this database, which has no people yet: "
+                f"register with `vetbench users add {name} --role annotator|lead`, or leave "
+                "out --as (you act as your login)"
             )
         # Registering as an annotator someone whose command is then refused (only leads
         # may run it) would write what no one asked for.

@@ -478,6 +478,23 @@ def test_users_add_without_a_role_keeps_the_role_of_someone_registered(db_path: 
     ]
 
 
+def test_import_as_someone_unregistered_is_refused_on_a_new_database_too(
+    db_path: Path, tmp_path: Path
+) -> None:
+    """On a database with people `import --as zed` was refused; on a new one it imported
+    and audited the import as zed, whom nothing had registered."""
+    items = write_file(tmp_path, "o.csv", 'Question,A,B,Answer\nOrder.,x,y,"B, A"\n')
+    refused = run(db_path, "import", str(items), "--as", "zed")
+    assert refused.exit_code == 1 and "no person called 'zed'" in refused.stderr
+    assert "vetbench users add zed" in refused.stderr and not db_path.exists()
+    assert run(db_path, "users", "add", "zed").exit_code == 0
+    assert run(db_path, "import", str(items), "--as", "zed").exit_code == 0
+    [event] = [
+        e for e in json.loads(run(db_path, "audit", "--json").stdout) if e["action"] == "import"
+    ]
+    assert event["person"] == "zed"
+
+
 def test_users_list_on_an_empty_database_says_how_to_add_people(db_path: Path) -> None:
     assert run(db_path, "init").exit_code == 0
     assert "vetbench users add NAME" in run(db_path, "users", "list").stdout

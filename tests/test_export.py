@@ -203,6 +203,7 @@ def test_reimporting_an_export_says_what_it_decided_or_left_for_a_lead(
     assert run_cli(database, "export", "--status", "all", str(exported)).exit_code == 0
 
     other = tmp_path / "other.db"
+    assert run_cli(str(other), "users", "add", "alice").exit_code == 0  # --as names a person
     first = run_cli(str(other), "import", str(exported), "--as", "alice")
     assert first.exit_code == 0, first.output
     assert f"{exported} (jsonl, sources econ, exam): 6 records" in first.stdout
