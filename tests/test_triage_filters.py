@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import cflue_record, run_cli, store_item, store_person, write_file
+from helpers import cflue_record, run_cli, run_in_terminal, store_item, store_person, write_file
 
 from db.engine import Database
 from db.vocabulary import Role
@@ -106,6 +106,25 @@ def test_a_duplicate_suggestion_follows_its_evidence(exams: Database) -> None:
     for entry in (copy, opposite, stem, keyed):
         shown = run_cli(exams, "flags", "show", entry.item_id).stdout
         assert entry.reasons[0].text.removeprefix("duplicate: ") in shown, (entry.item_id, shown)
+
+
+def test_on_a_terminal_each_reason_wraps_under_its_weight(
+    exams: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At 80 columns a reason ran to 168 (cut at 150 with "…"); piped, one line each."""
+    from db.visible_text import east_asian_cell_len
+
+    monkeypatch.setenv("COLUMNS", "60")
+    status, shown = run_in_terminal(exams, "triage", "--as", "lena")
+    lines = shown.replace("\r\n", "\n").splitlines()
+    reasons = [line for line in lines if line.startswith(("       +", " " * 13))]
+    assert status == 0 and max(east_asian_cell_len(line) for line in reasons) <= 60, shown
+    piped = run_cli(exams, "triage", "--as", "lena").stdout
+    [reason] = [line for line in piped.splitlines() if "a shared stem with exam:2" in line]
+    start = next(i for i, line in enumerate(lines) if "a shared stem with exam:2" in line)
+    joined = " ".join(line.strip() for line in lines[start : start + 4])
+    assert reason.strip() in joined  # the whole reason, its lines under its weight
+    assert lines[start + 1].startswith(" " * 13) and not lines[start + 1][13].isspace()
 
 
 def test_a_non_lead_is_told_that_a_lead_decides(exams: Database) -> None:

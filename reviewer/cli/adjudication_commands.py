@@ -7,7 +7,6 @@ The option choices come from ``db.vocabulary`` (standard library only), so
 from __future__ import annotations
 
 import functools
-import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +24,7 @@ from reviewer.cli.output import (
     printed_json_or_empty,
     terminal_block,
     terminal_text,
+    wrapped,
 )
 
 if TYPE_CHECKING:
@@ -124,9 +124,7 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
         click.echo()
         click.echo("What the figures mean")
         for note in notes:
-            click.echo(
-                textwrap.fill(terminal_text(note), 98, initial_indent="• ", subsequent_indent="  ")
-            )
+            click.echo(wrapped(terminal_text(note), first="• ", hang="  ", width=98))
 
     if figures.verdict.cohen:
         _echo_table(

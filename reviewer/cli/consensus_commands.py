@@ -5,7 +5,6 @@ reads the outcomes' counts and the raters."""
 
 from __future__ import annotations
 
-import textwrap
 from typing import TYPE_CHECKING
 
 import click
@@ -14,7 +13,7 @@ from db.words import counted
 from reviewer.cli import options
 from reviewer.cli.common import open_db
 from reviewer.cli.identity import FOR_LEADS, acting_person, as_option
-from reviewer.cli.output import print_json, terminal_text
+from reviewer.cli.output import print_json, terminal_text, wrapped
 
 if TYPE_CHECKING:
     from db.consensus import ItemConsensus
@@ -127,7 +126,7 @@ def consensus_command(
         if len(items) < len(consensus.items):
             click.echo(f"… and {len(consensus.items) - len(items):,} more (--json lists them all)")
         if any(item.held_back(confidence) is not None for item in items):
-            click.echo(textwrap.fill(NOT_BACKED, width=80, subsequent_indent="  "))
+            click.echo(wrapped(NOT_BACKED, hang="  ", width=80))
     if consensus.items:
         _echo_standing(standing, confidence, models=models)
     if consensus.raters:

@@ -28,6 +28,7 @@ from reviewer.cli.output import (
     print_json,
     printed_json_or_empty,
     terminal_text,
+    wrapped,
 )
 
 if TYPE_CHECKING:
@@ -59,7 +60,9 @@ def _echo_entry(rank: int, entry: TriageEntry, lead: str | None) -> None:
         f"key {format_answer(entry.kind, entry.key)}]"
     )
     for reason in entry.reasons[:REASONS_SHOWN]:
-        click.echo(f"       +{reason.weight:.2f} {terminal_text(reason.text, 150)}")
+        # Each reason whole, under its weight on a terminal (at 80 columns a line ran to 168)
+        weighted = f"       +{reason.weight:.2f} "
+        click.echo(wrapped(terminal_text(reason.text), first=weighted, hang=" " * len(weighted)))
     if len(entry.reasons) > REASONS_SHOWN:
         click.echo(f"       … {len(entry.reasons) - REASONS_SHOWN} more (--json lists them all)")
     command = decide_command(entry, lead)

@@ -3,6 +3,7 @@ progress bars on stderr."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 import sys
@@ -33,6 +34,33 @@ def column(texts: Sequence[str], at_least: int = 0) -> list[str]:
     cells = [east_asian_cell_len(text) for text in texts]
     width = max([at_least, *cells])
     return [text + " " * (width - used) for text, used in zip(texts, cells, strict=True)]
+
+
+MIN_WRAPPED = 20  # a line narrower than this after its indent reads worse than one run on
+
+
+def wrapped(text: str, *, first: str = "", hang: str = "", width: int | None = None) -> str:
+    """``first`` then ``text`` (already fit for a terminal), as lines of at most ``width``
+    terminal cells, or of the terminal's width when the output is one and it is narrower;
+    each line after the first starts with ``hang``.  Lines break where the typesetter
+    allows (``reviewer.line_breaking``: between words, between Chinese characters but not
+    before their closing punctuation), counted in cells (a Chinese character takes two),
+    where ``textwrap`` counts characters and breaks only at spaces.  Without ``width``,
+    output that is no terminal (a pipe, a file) keeps each line whole."""
+    terminal = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+    limit = min((w for w in (width, terminal) if w), default=None)
+    if limit is None:
+        return first + text
+    from reviewer.line_breaking import wrap_offsets
+
+    room = max(limit - max(east_asian_cell_len(first), east_asian_cell_len(hang)), MIN_WRAPPED)
+    lines: list[str] = []
+    for paragraph in text.split("\n"):
+        # No break after a hyphen (as a non-breaking one, the same length): a command's
+        # options (--resume) and ids (econ-1) stay whole to copy.
+        cuts = [0, *wrap_offsets(paragraph.replace("-", "\u2011"), room), len(paragraph)]
+        lines += [paragraph[start:end].rstrip() for start, end in itertools.pairwise(cuts)]
+    return "\n".join((hang if index else first) + line for index, line in enumerate(lines))
 
 
 def terminal_block(value: str) -> str:
