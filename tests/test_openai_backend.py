@@ -384,6 +384,9 @@ def test_vetbench_eval_records_transport_failures_and_resume_retries_them(
     figures = json.loads(first.stdout)
     run_id = figures["run_id"]
     assert figures["infrastructure_failures"] == 2
+    # A run with failures left is no whole run to a script: exit status 75, and how to finish
+    assert first.exit_code == 75, first.output
+    assert f"`vetbench eval --resume {run_id}` asks again for those only" in first.stderr
     assert figures["run"]["backend"] == "openai" and figures["run"]["model"] == "fake-model"
     assert figures["run"]["params"]["base_url"] == server.base_url
     database = open_database(db_path)

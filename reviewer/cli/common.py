@@ -21,6 +21,10 @@ Args = ParamSpec("Args")
 Read = TypeVar("Read")
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT: what shells report for a command stopped by Ctrl-C
+# sysexits' EX_TEMPFAIL, "try again later": an evaluation finished with predictions that
+# failed (server gone, timeouts), which `eval --resume` asks again; a script reading the
+# exit status took a run with 16 of 18 failed for a whole one.
+EXIT_FAILURES_LEFT = 75
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 db_option = click.option(

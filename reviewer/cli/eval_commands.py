@@ -27,7 +27,7 @@ from db.vocabulary import (
 )
 from db.words import agreeing, counted
 from reviewer.cli import options
-from reviewer.cli.common import EXIT_INTERRUPTED, fail, given_options, open_db
+from reviewer.cli.common import EXIT_FAILURES_LEFT, EXIT_INTERRUPTED, fail, given_options, open_db
 from reviewer.cli.identity import acting_person
 from reviewer.cli.output import print_json, terminal_text
 from reviewer.cli.runs_commands import print_figures
@@ -332,9 +332,19 @@ def eval_command(
         run_ids = _evaluate(database, opened, choices, actor, resume_id, as_json, cache_use)
     finally:
         opened.close()
-    failed = _print_runs(database, run_ids, as_json, cache_use.notes())
+    failed, failures_left = _print_runs(database, run_ids, as_json, cache_use.notes())
     if failed:
         sys.exit(1)
+    if failures_left:
+        runs = ", ".join(f"`vetbench eval --resume {run_id}`" for run_id in failures_left)
+        click.echo(
+            f"note: {agreeing(len(failures_left), 'a run', 'runs')} finished with predictions "
+            f"that failed (see above); {runs} {agreeing(len(failures_left), 'asks', 'ask')} again "
+            f"for those only (exit status "
+            f"{EXIT_FAILURES_LEFT})",
+            err=True,
+        )
+        sys.exit(EXIT_FAILURES_LEFT)
 
 
 # What a run was planned with: a resumed run keeps it all (how the model runs, and --model
@@ -455,9 +465,10 @@ def _close_bars(bars: Mapping[int, LiveProgress[RunProgress]]) -> None:
 
 def _print_runs(
     database: Database, run_ids: tuple[int, ...], as_json: bool, cache_notes: Mapping[int, str]
-) -> bool:
+) -> tuple[bool, list[int]]:
     """The figures of each run made (and how many of its answers came from the response
-    cache); with several, their mean ± sd per shot setting.  True when a run failed."""
+    cache); with several, their mean ± sd per shot setting.  Whether a run failed, and the
+    runs that finished with failed predictions to ask again."""
     from evaluator.run_text import number
     from evaluator.session import series_figures
 
@@ -480,7 +491,11 @@ def _print_runs(
                     click.echo(
                         f"  {name} {number(value.mean, percent=True)} ± {number(value.sd, percent=True)}"
                     )
-    return any(figures.run.status is RunStatus.FAILED for figures in series.runs)
+    failed = any(figures.run.status is RunStatus.FAILED for figures in series.runs)
+    failures_left = [
+        figures.run.id for figures in series.runs if figures.summary.infrastructure_failures
+    ]
+    return failed, failures_left
 
 
 def _recorded_spec(run: RunRecord) -> str:
