@@ -565,3 +565,56 @@ async def test_why_no_run_started_stays_in_the_form_in_full_at_80_columns(
         assert form_message(screen) == message
         screen.query_one("#fewer-shots", Checkbox).value = True
         await wait_until(pilot, lambda: not form_message(screen), "the message to go")
+
+
+async def test_a_series_is_one_notice_and_the_quit_question_follows_its_end(
+    database: Database, approved: list[str]
+) -> None:
+    """Repeats 40 stacked a notice per repeat over the quit question, which still said
+    "Run 9 is going ... --resume 9 finishes it" after "Runs 2–41 finished."; --resume
+    finishes the one run, not the repeats after it."""
+    from reviewer.tui.app import make_app
+    from reviewer.tui.screens.lead_modals import ConfirmModal
+
+    release, second_run = threading.Event(), threading.Event()
+    answers = [0]
+
+    def gate(_position: int, _item_id: str) -> None:
+        answers[0] += 1
+        if answers[0] == len(approved) + 2:  # hold the second run after its first answer
+            second_run.set()
+            release.wait(timeout=30)
+
+    backend = ScriptedBackend(MIXED_SET_ANSWERS, model="slow", before_answer=gate)
+    app = make_app(database, "alice")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("f4")
+        await wait_until(pilot, lambda: isinstance(app.screen, EvaluationScreen), "the screen")
+        screen = app.screen
+        assert isinstance(screen, EvaluationScreen)
+        screen.open_model = lambda _spec, _settings: backend
+        allow_fewer_shots(screen)
+        screen.query_one("#repeats", Input).value = "3"
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, second_run.is_set, "the second run")
+        await pilot.press("q")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmModal), "the question")
+        question = app.screen
+        assert isinstance(question, ConfirmModal)
+        assert question.question == (
+            "Run 2 (2 of 3) is going: quitting stops it, its answers so far kept. "
+            "`vetbench eval --resume 2` finishes run 2 only: 1 more planned run of the "
+            "series is never started. Quit?"
+        )
+        started = [said for said in notices(app) if "started" in said]
+        assert len(started) == 1 and started[0].startswith("Runs of a series of 3"), started
+        said_before = len(notices(app))
+        release.set()
+        await wait_until(pilot, lambda: backend.closed, "the series' end")
+        await wait_until(pilot, lambda: "finished" in question.question, "the question updated")
+        assert question.question == "Runs 1–3 finished. Quit?"
+        assert "Runs 1–3 finished." in screen_text(app)
+        assert len(notices(app)) == said_before  # nothing new over the question
+        await pilot.press("y")
+        await wait_until(pilot, lambda: app.return_code is not None, "the app quit")

@@ -43,6 +43,10 @@ class AreaModes(Protocol):
         """Go back from the area's screen in sight to the one the person came from, and
         close it unless it has work going on (:meth:`AreaScreen.work_going_on`)."""
 
+    def work_ended(self, said: str) -> bool:
+        """That work ended as ``said``; True when an open question (quitting's) says it,
+        and a notice need not."""
+
 
 class AreaScreen(Screen[None]):
     """An area's screen: the database it reads and the person who acts.
