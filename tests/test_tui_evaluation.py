@@ -20,7 +20,7 @@ from helpers import APPROVED_ITEMS, ScreenHost, notices, screen_text, wait_until
 from sqlalchemy.exc import OperationalError
 from sqlmodel import select
 from textual.pilot import Pilot
-from textual.widgets import Checkbox, DataTable, Input, Static
+from textual.widgets import Checkbox, DataTable, Input, Static, TabbedContent
 from textual.worker import WorkerFailed
 
 from db.engine import Database
@@ -618,3 +618,48 @@ async def test_a_series_is_one_notice_and_the_quit_question_follows_its_end(
         assert len(notices(app)) == said_before  # nothing new over the question
         await pilot.press("y")
         await wait_until(pilot, lambda: app.return_code is not None, "the app quit")
+
+
+async def test_f4s_keys_work_from_its_fields_and_its_palette(
+    database: Database, approved: list[str]
+) -> None:
+    """At 80×24 F4 opened with no field focused; ] and [ did nothing in the Items or Mode
+    list (the pane going out of sight took the focus on to its next field, and showed
+    again); after Start from "Shots from", ] was typed into the path; and Ctrl+P found
+    no F4 action."""
+    from reviewer.tui.app import make_app
+
+    backend = ScriptedBackend(MIXED_SET_ANSWERS, model="quick")
+    app = make_app(database, "alice")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("f4")
+        await wait_until(pilot, lambda: isinstance(app.screen, EvaluationScreen), "the screen")
+        screen = app.screen
+        assert isinstance(screen, EvaluationScreen)
+        assert screen.focused is screen.query_one("#model-spec")  # the first field
+        tabs = screen.query_one(TabbedContent)
+        for field in ("#items", "#mode", "#permute"):
+            screen.query_one(field).focus()
+            await pilot.press("right_square_bracket")
+            await pilot.pause()
+            assert tabs.active == "leaderboard-tab", field
+            await pilot.press("left_square_bracket", "left_square_bracket")
+            await pilot.pause()
+            assert tabs.active == "suspects-tab", field
+            tabs.active = "live-tab"
+            await pilot.pause()
+        screen.open_model = lambda _spec, _settings: backend
+        allow_fewer_shots(screen)
+        shots_from = screen.query_one("#shots-from", Input)
+        shots_from.focus()
+        await pilot.press("ctrl+s")  # the run starts: the form is left
+        await pilot.press("right_square_bracket")
+        await pilot.pause()
+        assert tabs.active == "leaderboard-tab" and shots_from.value == ""
+        await wait_until(pilot, lambda: backend.closed, "the run's end")
+        titles = [command.title for command in app.get_system_commands(screen)]
+        assert {"Start run (Ctrl+S)", "Previous tab ([)", "Refresh (Ctrl+R)"} <= set(titles)
+        assert "Stop run (Ctrl+X)" not in titles  # nothing to stop
+        await pilot.press("ctrl+p", *"next tab", "enter")
+        await wait_until(pilot, lambda: tabs.active == "suspects-tab", "the palette's Next tab")

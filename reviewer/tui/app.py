@@ -246,7 +246,7 @@ class ReviewApp(App[None]):
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand("Help", "Show every key of this screen", self.action_help)
-        if isinstance(screen, ReviewScreen):
+        if isinstance(screen, ReviewScreen | AreaScreen):
             for title, help_text, callback in screen.palette_commands():
                 yield SystemCommand(title, help_text, callback)
         for area, (key, title, _lead_only) in AREA_SCREENS.items():

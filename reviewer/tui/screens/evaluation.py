@@ -53,7 +53,6 @@ from db.words import counted
 from evaluator import run_text
 from evaluator.backends.settings import DTYPES, BackendSettings
 from evaluator.live import EvaluationSnapshot, read_snapshot
-from evaluator.run_text import interval
 from reviewer.tui.expected import show_expected_error
 from reviewer.tui.literal import line_broken, literal, notify_literally
 from reviewer.tui.polling import PollingScreen
@@ -72,6 +71,7 @@ from reviewer.tui.screens.evaluation_text import (
     extraction_summary,
     figure_cells,
     leaderboard_bars,
+    leaderboard_row,
     mark,
     percent,
     position_summary,
@@ -292,6 +292,8 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         )
         self.list_releases()
         self.start_polling()
+        # The first field, where the tab bar had the focus and a person saw none.
+        self.query_one("#model-spec", Input).focus(scroll_visible=False)
 
     def list_releases(self) -> None:
         """Offer each release under Items (newest first), keeping the choice made when
@@ -348,6 +350,10 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
             replace(self.backend_settings or BackendSettings(), dtype=self._value("#dtype")),
         )
         self._set_run_active(True)
+        # A run started from a text field left the focus there: ] typed into the path
+        # (shots_*.jsonl]]) instead of switching tabs.  The form is done with: the tab bar.
+        if self.focused is not None and self.query_one("#start-form") in self.focused.ancestors:
+            self.focus_tab_bar()
         self.run_evaluation(spec, choices, settings)
 
     def say_in_form(self, message: str) -> None:
@@ -660,18 +666,7 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         )
         table.clear()
         for run in ranked:
-            table.add_row(
-                str(run.id),
-                literal(run.model_label),
-                run.mode.value,
-                str(run.shots) if run.shots_got.plain else run.shots_got.label(),
-                run.status + (" (stale)" if run.stale else ""),
-                f"{run.done}/{run.total}",
-                percent(run.accuracy),
-                interval(run.accuracy_ci, percent=True),
-                run.started_at.strftime("%Y-%m-%d %H:%M"),
-                key=str(run.id),
-            )
+            table.add_row(*leaderboard_row(run), key=str(run.id))
         keys = [str(run.id) for run in ranked]
         if previous in keys:
             table.move_cursor(row=keys.index(previous))

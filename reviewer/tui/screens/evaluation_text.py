@@ -96,6 +96,22 @@ def run_title(figures: RunFigures) -> Text:
     return title
 
 
+def leaderboard_row(run: RunOverview) -> tuple[str | Text, ...]:
+    """A run's cells on the leaderboard: run, model, mode, shots, status, done, accuracy,
+    its interval, started."""
+    return (
+        str(run.id),
+        literal(run.model_label),
+        run.mode.value,
+        str(run.shots) if run.shots_got.plain else run.shots_got.label(),
+        run.status + (" (stale)" if run.stale else ""),
+        f"{run.done}/{run.total}",
+        percent(run.accuracy),
+        interval(run.accuracy_ci, percent=True),
+        run.started_at.strftime("%Y-%m-%d %H:%M"),
+    )
+
+
 def suspect_text(suspect: SuspectKey) -> Text:
     return literal(
         f"{suspect.item_id}: key {suspect.key}, but {suspect.agreement} "
