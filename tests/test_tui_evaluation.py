@@ -30,6 +30,7 @@ from evaluator.backends.scripted import ScriptedBackend
 from evaluator.item_filter import ItemFilter
 from evaluator.results import RunOverview
 from evaluator.runner import create_run, execute_run
+from reviewer.tui.app import ReviewApp
 from reviewer.tui.screens.evaluation import EvaluationScreen, leaderboard_bars
 
 
@@ -51,6 +52,32 @@ async def mounted(screen: EvaluationScreen) -> AsyncIterator[Pilot[None]]:
     async with ScreenHost(screen).run_test(size=(140, 45)) as pilot:
         await pilot.pause()
         yield pilot
+
+
+async def open_f4(app: ReviewApp, pilot: Pilot[None], backend: ScriptedBackend) -> EvaluationScreen:
+    """F4 opened from the review app with its key, its models ``backend``."""
+    await pilot.pause()
+    await pilot.press("f4")
+    await wait_until(pilot, lambda: isinstance(app.screen, EvaluationScreen), "the screen")
+    screen = app.screen
+    assert isinstance(screen, EvaluationScreen) and screen.person_name == "alice"
+    screen.open_model = lambda _spec, _settings: backend
+    return screen
+
+
+def held_backend(answer: int) -> tuple[ScriptedBackend, threading.Event, threading.Event]:
+    """A scripted model that holds before its ``answer``-th answer (of all its runs), the
+    event set when it holds, and the one that lets it go on."""
+    held, release = threading.Event(), threading.Event()
+    answers = [0]
+
+    def gate(_position: int, _item_id: str) -> None:
+        answers[0] += 1
+        if answers[0] == answer:
+            held.set()
+            release.wait(timeout=30)
+
+    return ScriptedBackend(MIXED_SET_ANSWERS, model="slow", before_answer=gate), held, release
 
 
 def allow_fewer_shots(screen: EvaluationScreen) -> None:
@@ -428,22 +455,10 @@ async def test_opens_from_the_review_app_once_and_goes_back(
     from reviewer.tui.screens.lead_modals import ConfirmModal
     from reviewer.tui.screens.review import ReviewScreen
 
-    release, first_stored = threading.Event(), threading.Event()
-
-    def gate(position: int, _item_id: str) -> None:
-        if position:  # hold the run after its first answer
-            first_stored.set()
-            release.wait(timeout=30)
-
-    backend = ScriptedBackend(MIXED_SET_ANSWERS, model="slow", before_answer=gate)
+    backend, first_stored, release = held_backend(2)  # held after the run's first answer
     app = make_app(database, "alice")
     async with app.run_test(size=(140, 45)) as pilot:
-        await pilot.pause()
-        await pilot.press("f4")
-        await wait_until(pilot, lambda: isinstance(app.screen, EvaluationScreen), "the screen")
-        screen = app.screen
-        assert isinstance(screen, EvaluationScreen) and screen.person_name == "alice"
-        screen.open_model = lambda _spec, _settings: backend
+        screen = await open_f4(app, pilot, backend)
         allow_fewer_shots(screen)  # the small set has 1 shot per kind; 5 is the default
         await pilot.press("ctrl+s")
         await wait_until(pilot, first_stored.is_set, "the first prediction")
@@ -576,24 +591,11 @@ async def test_a_series_is_one_notice_and_the_quit_question_follows_its_end(
     from reviewer.tui.app import make_app
     from reviewer.tui.screens.lead_modals import ConfirmModal
 
-    release, second_run = threading.Event(), threading.Event()
-    answers = [0]
-
-    def gate(_position: int, _item_id: str) -> None:
-        answers[0] += 1
-        if answers[0] == len(approved) + 2:  # hold the second run after its first answer
-            second_run.set()
-            release.wait(timeout=30)
-
-    backend = ScriptedBackend(MIXED_SET_ANSWERS, model="slow", before_answer=gate)
+    # held after the second run's first answer
+    backend, second_run, release = held_backend(len(approved) + 2)
     app = make_app(database, "alice")
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
-        await pilot.press("f4")
-        await wait_until(pilot, lambda: isinstance(app.screen, EvaluationScreen), "the screen")
-        screen = app.screen
-        assert isinstance(screen, EvaluationScreen)
-        screen.open_model = lambda _spec, _settings: backend
+        screen = await open_f4(app, pilot, backend)
         allow_fewer_shots(screen)
         screen.query_one("#repeats", Input).value = "3"
         await pilot.press("ctrl+s")
@@ -632,11 +634,7 @@ async def test_f4s_keys_work_from_its_fields_and_its_palette(
     backend = ScriptedBackend(MIXED_SET_ANSWERS, model="quick")
     app = make_app(database, "alice")
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
-        await pilot.press("f4")
-        await wait_until(pilot, lambda: isinstance(app.screen, EvaluationScreen), "the screen")
-        screen = app.screen
-        assert isinstance(screen, EvaluationScreen)
+        screen = await open_f4(app, pilot, backend)
         assert screen.focused is screen.query_one("#model-spec")  # the first field
         tabs = screen.query_one(TabbedContent)
         for field in ("#items", "#mode", "#permute"):
@@ -649,7 +647,6 @@ async def test_f4s_keys_work_from_its_fields_and_its_palette(
             assert tabs.active == "suspects-tab", field
             tabs.active = "live-tab"
             await pilot.pause()
-        screen.open_model = lambda _spec, _settings: backend
         allow_fewer_shots(screen)
         shots_from = screen.query_one("#shots-from", Input)
         shots_from.focus()
