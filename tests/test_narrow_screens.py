@@ -22,8 +22,9 @@ from helpers import (
     wait_until,
 )
 from rich.text import Text
+from textual.app import App
 from textual.geometry import Region
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, OptionList, Static
 
 from db.engine import Database
 from db.importer import import_files
@@ -330,6 +331,46 @@ async def test_every_filter_field_and_apply_are_on_screen_at_both_sizes(
             wanted += ["#filter-exams", "#filter-flags", "#filter-apply"]
             for selector in wanted:
                 assert screen.contains_region(dialog.query_one(selector).region), (size, selector)
+
+
+CFLUE_EXAMS = ["中国精算师", "中级经济师", "保险从业资格", "初级会计职称", "初级经济师",
+               "反假货币知识", "基金从业资格", "期货从业资格", "注册会计师", "证券专项考试",
+               "证券从业资格", "金融理财师（AFP）", "银从中级资格", "银行初级资格"]  # fmt: skip
+
+
+def rendered_lines(app: App[None]) -> list[str]:
+    """The terminal's lines as the compositor sends them (a cut wide character is spaces)."""
+    strips = app.screen._compositor.render_strips()
+    return ["".join(segment.text for segment in strip) for strip in strips]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 35)], ids=["80x24", "120x35"])
+async def test_the_exam_list_shows_every_name_whole_over_the_buttons(
+    database: Database, tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """The filter's Exam list drawn over Apply showed 初    济师 for 初级经济师 (and
+    期    业资格, 中    算师): Textual cuts each line at every widget's edge, the
+    buttons' under the list too, and a cut through a wide character leaves spaces."""
+    records = [cflue_record(**{"名称": exam}) for exam in CFLUE_EXAMS]
+    path = tmp_path / "knowledge.json"
+    path.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
+    import_files(database, [path])
+    app = make_app(database, "alice")
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", "tab", "tab", "tab", "tab", "enter")
+        await settle(pilot)
+        overlay = app.screen.query_one("#filter-exams SelectOverlay", OptionList)
+        names = [str(overlay.get_option_at_index(i).prompt) for i in range(overlay.option_count)]
+        assert len(names) == len(CFLUE_EXAMS) + 1  # "any exam (名称)" and each exam
+        for _ in range(len(names)):  # down the whole list: every name passes every row
+            area = overlay.content_region
+            lines = rendered_lines(app)
+            for y in range(area.y, area.bottom):
+                name = names[overlay.scroll_offset.y + y - area.y]
+                assert name in lines[y], (lines[y], name)
+            await pilot.press("down")
+            await settle(pilot)
 
 
 async def test_f2s_annotators_table_fits_80_columns(database: Database) -> None:

@@ -20,7 +20,7 @@ from helpers import APPROVED_ITEMS, ScreenHost, notices, screen_text, wait_until
 from sqlalchemy.exc import OperationalError
 from sqlmodel import select
 from textual.pilot import Pilot
-from textual.widgets import Checkbox, DataTable, Input, Static
+from textual.widgets import Checkbox, DataTable, Input, Static, TabbedContent
 from textual.worker import WorkerFailed
 
 from db.engine import Database
@@ -30,6 +30,7 @@ from evaluator.backends.scripted import ScriptedBackend
 from evaluator.item_filter import ItemFilter
 from evaluator.results import RunOverview
 from evaluator.runner import create_run, execute_run
+from reviewer.tui.app import ReviewApp
 from reviewer.tui.screens.evaluation import EvaluationScreen, leaderboard_bars
 
 
@@ -51,6 +52,32 @@ async def mounted(screen: EvaluationScreen) -> AsyncIterator[Pilot[None]]:
     async with ScreenHost(screen).run_test(size=(140, 45)) as pilot:
         await pilot.pause()
         yield pilot
+
+
+async def open_f4(app: ReviewApp, pilot: Pilot[None], backend: ScriptedBackend) -> EvaluationScreen:
+    """F4 opened from the review app with its key, its models ``backend``."""
+    await pilot.pause()
+    await pilot.press("f4")
+    await wait_until(pilot, lambda: isinstance(app.screen, EvaluationScreen), "the screen")
+    screen = app.screen
+    assert isinstance(screen, EvaluationScreen) and screen.person_name == "alice"
+    screen.open_model = lambda _spec, _settings: backend
+    return screen
+
+
+def held_backend(answer: int) -> tuple[ScriptedBackend, threading.Event, threading.Event]:
+    """A scripted model that holds before its ``answer``-th answer (of all its runs), the
+    event set when it holds, and the one that lets it go on."""
+    held, release = threading.Event(), threading.Event()
+    answers = [0]
+
+    def gate(_position: int, _item_id: str) -> None:
+        answers[0] += 1
+        if answers[0] == answer:
+            held.set()
+            release.wait(timeout=30)
+
+    return ScriptedBackend(MIXED_SET_ANSWERS, model="slow", before_answer=gate), held, release
 
 
 def allow_fewer_shots(screen: EvaluationScreen) -> None:
@@ -428,22 +455,10 @@ async def test_opens_from_the_review_app_once_and_goes_back(
     from reviewer.tui.screens.lead_modals import ConfirmModal
     from reviewer.tui.screens.review import ReviewScreen
 
-    release, first_stored = threading.Event(), threading.Event()
-
-    def gate(position: int, _item_id: str) -> None:
-        if position:  # hold the run after its first answer
-            first_stored.set()
-            release.wait(timeout=30)
-
-    backend = ScriptedBackend(MIXED_SET_ANSWERS, model="slow", before_answer=gate)
+    backend, first_stored, release = held_backend(2)  # held after the run's first answer
     app = make_app(database, "alice")
     async with app.run_test(size=(140, 45)) as pilot:
-        await pilot.pause()
-        await pilot.press("f4")
-        await wait_until(pilot, lambda: isinstance(app.screen, EvaluationScreen), "the screen")
-        screen = app.screen
-        assert isinstance(screen, EvaluationScreen) and screen.person_name == "alice"
-        screen.open_model = lambda _spec, _settings: backend
+        screen = await open_f4(app, pilot, backend)
         allow_fewer_shots(screen)  # the small set has 1 shot per kind; 5 is the default
         await pilot.press("ctrl+s")
         await wait_until(pilot, first_stored.is_set, "the first prediction")
@@ -565,3 +580,83 @@ async def test_why_no_run_started_stays_in_the_form_in_full_at_80_columns(
         assert form_message(screen) == message
         screen.query_one("#fewer-shots", Checkbox).value = True
         await wait_until(pilot, lambda: not form_message(screen), "the message to go")
+
+
+async def test_a_series_is_one_notice_and_the_quit_question_follows_its_end(
+    database: Database, approved: list[str]
+) -> None:
+    """Repeats 40 stacked a notice per repeat over the quit question, which still said
+    "Run 9 is going ... --resume 9 finishes it" after "Runs 2–41 finished."; --resume
+    finishes the one run, not the repeats after it."""
+    from reviewer.tui.app import make_app
+    from reviewer.tui.screens.lead_modals import ConfirmModal
+
+    # held after the second run's first answer
+    backend, second_run, release = held_backend(len(approved) + 2)
+    app = make_app(database, "alice")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_f4(app, pilot, backend)
+        allow_fewer_shots(screen)
+        screen.query_one("#repeats", Input).value = "3"
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, second_run.is_set, "the second run")
+        await pilot.press("q")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmModal), "the question")
+        question = app.screen
+        assert isinstance(question, ConfirmModal)
+        assert question.question == (
+            "Run 2 (2 of 3) is going: quitting stops it, its answers so far kept. "
+            "`vetbench eval --resume 2` finishes run 2 only: 1 more planned run of the "
+            "series is never started. Quit?"
+        )
+        started = [said for said in notices(app) if "started" in said]
+        assert len(started) == 1 and started[0].startswith("Runs of a series of 3"), started
+        said_before = len(notices(app))
+        release.set()
+        await wait_until(pilot, lambda: backend.closed, "the series' end")
+        await wait_until(pilot, lambda: "finished" in question.question, "the question updated")
+        assert question.question == "Runs 1–3 finished. Quit?"
+        assert "Runs 1–3 finished." in screen_text(app)
+        assert len(notices(app)) == said_before  # nothing new over the question
+        await pilot.press("y")
+        await wait_until(pilot, lambda: app.return_code is not None, "the app quit")
+
+
+async def test_f4s_keys_work_from_its_fields_and_its_palette(
+    database: Database, approved: list[str]
+) -> None:
+    """At 80×24 F4 opened with no field focused; ] and [ did nothing in the Items or Mode
+    list (the pane going out of sight took the focus on to its next field, and showed
+    again); after Start from "Shots from", ] was typed into the path; and Ctrl+P found
+    no F4 action."""
+    from reviewer.tui.app import make_app
+
+    backend = ScriptedBackend(MIXED_SET_ANSWERS, model="quick")
+    app = make_app(database, "alice")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_f4(app, pilot, backend)
+        assert screen.focused is screen.query_one("#model-spec")  # the first field
+        tabs = screen.query_one(TabbedContent)
+        for field in ("#items", "#mode", "#permute"):
+            screen.query_one(field).focus()
+            await pilot.press("right_square_bracket")
+            await pilot.pause()
+            assert tabs.active == "leaderboard-tab", field
+            await pilot.press("left_square_bracket", "left_square_bracket")
+            await pilot.pause()
+            assert tabs.active == "suspects-tab", field
+            tabs.active = "live-tab"
+            await pilot.pause()
+        allow_fewer_shots(screen)
+        shots_from = screen.query_one("#shots-from", Input)
+        shots_from.focus()
+        await pilot.press("ctrl+s")  # the run starts: the form is left
+        await pilot.press("right_square_bracket")
+        await pilot.pause()
+        assert tabs.active == "leaderboard-tab" and shots_from.value == ""
+        await wait_until(pilot, lambda: backend.closed, "the run's end")
+        titles = [command.title for command in app.get_system_commands(screen)]
+        assert {"Start run (Ctrl+S)", "Previous tab ([)", "Refresh (Ctrl+R)"} <= set(titles)
+        assert "Stop run (Ctrl+X)" not in titles  # nothing to stop
+        await pilot.press("ctrl+p", *"next tab", "enter")
+        await wait_until(pilot, lambda: tabs.active == "suspects-tab", "the palette's Next tab")

@@ -474,6 +474,16 @@ async def test_undo_retracts_and_shows_the_item_again(one_item: Database) -> Non
     ]
 
 
+async def test_undo_with_nothing_to_undo_says_so_over_the_status_line(one_item: Database) -> None:
+    """It said "alice has no judgment to undo" in a toast over the answer line, where
+    every other key that does nothing says "Nothing done: …" over the status line."""
+    async with running(make_app(one_item, "alice"), size=(80, 24)) as app:
+        await press(app, "u")
+        said = app.review_screen.query_one(ProgressLine).warning
+        assert said == "Nothing done: alice has no judgment to undo", said
+        assert notices(app) == []
+
+
 async def test_markup_and_escapes_are_shown_literally(database: Database) -> None:
     store_item(
         database,

@@ -33,6 +33,7 @@ from reviewer.tui.widgets.progress import ProgressLine
 
 if TYPE_CHECKING:
     from evaluator.backends.settings import BackendSettings
+    from reviewer.tui.screens.lead_modals import ConfirmModal
 
 AREA_SCREENS: dict[str, tuple[str, str, bool]] = {
     "agreement": ("F2", "Agreement", False),
@@ -116,7 +117,7 @@ class ReviewApp(App[None]):
         self.collector = IdleCollector()
         self.identity_notice = notice
         self.filter_notice = filter_notice  # the filter of the last session is on again
-        self._asking_to_quit = False
+        self._quit_asked: ConfirmModal | None = None  # the question quitting asks, while open
         # Each area's screen opens once, as the base of a mode of its own (named after
         # the area), so that its key brings back that very screen with whatever is on
         # it: a run going, a filled form, a dialog.  The open modes, the review screen's
@@ -142,9 +143,24 @@ class ReviewApp(App[None]):
     async def action_quit(self) -> None:
         """Quit (q, Ctrl+Q, the palette's Quit); while an edit or a typed comment is not
         saved, ask first, the topmost screen's question, as Esc does in the editor."""
-        if self._asking_to_quit:
+        if self._quit_asked is not None:
             return  # the question is open: it answers
-        question = next(
+        question = self._quit_question()
+        if question is None:
+            self.exit()
+            return
+        from reviewer.tui.screens.lead_modals import ConfirmModal
+
+        def answered(lose: bool | None) -> None:
+            self._quit_asked = None
+            if lose:
+                self.exit()
+
+        self._quit_asked = ConfirmModal(question)
+        self.push_screen(self._quit_asked, answered)
+
+    def _quit_question(self) -> str | None:
+        return next(
             (
                 asked
                 for screen in self._screens_topmost_first()
@@ -152,18 +168,15 @@ class ReviewApp(App[None]):
             ),
             None,
         )
-        if question is None:
-            self.exit()
-            return
-        from reviewer.tui.screens.lead_modals import ConfirmModal
 
-        def answered(lose: bool | None) -> None:
-            self._asking_to_quit = False
-            if lose:
-                self.exit()
-
-        self._asking_to_quit = True
-        self.push_screen(ConfirmModal(question), answered)
+    def work_ended(self, said: str) -> bool:
+        """The work of a screen (F4's run) ended as ``said``: an open quit question, which
+        may be about it, says so and asks again (what is left to lose, or just whether to
+        quit), so that it is neither stale nor covered by a notice.  True when it did."""
+        if self._quit_asked is None:
+            return False
+        self._quit_asked.ask(f"{said} {self._quit_question() or 'Quit?'}")
+        return True
 
     def get_default_screen(self) -> Screen[Any]:
         # Who you are (e.g. the first person of a new database was registered) and the
@@ -233,7 +246,7 @@ class ReviewApp(App[None]):
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand("Help", "Show every key of this screen", self.action_help)
-        if isinstance(screen, ReviewScreen):
+        if isinstance(screen, ReviewScreen | AreaScreen):
             for title, help_text, callback in screen.palette_commands():
                 yield SystemCommand(title, help_text, callback)
         for area, (key, title, _lead_only) in AREA_SCREENS.items():

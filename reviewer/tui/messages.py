@@ -53,12 +53,17 @@ class RevisionSaved(Message):
     receipt: RevisionReceipt
 
 
+NOTHING_DONE = "Nothing done"
+"""What a key that did nothing says, over the status line (not in a toast)."""
+
+
 @dataclass
 class ActionRefused(Message):
     """The service refused a request; ``reload`` when the item changed underneath.
 
     ``title`` names what happened ("Not saved" for a refused judgment or edit,
-    "Cannot open" for an item that is not there)."""
+    "Cannot open" for an item that is not there, :data:`NOTHING_DONE` for an undo with
+    nothing to undo)."""
 
     message: str
     reload: bool = False

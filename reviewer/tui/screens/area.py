@@ -7,9 +7,12 @@ from.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from functools import partial
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from textual.binding import Binding
+from textual import on
+from textual.binding import ActiveBinding, Binding
 from textual.screen import Screen
 from textual.widgets import TabbedContent, Tabs
 
@@ -43,6 +46,10 @@ class AreaModes(Protocol):
         """Go back from the area's screen in sight to the one the person came from, and
         close it unless it has work going on (:meth:`AreaScreen.work_going_on`)."""
 
+    def work_ended(self, said: str) -> bool:
+        """That work ended as ``said``; True when an open question (quitting's) says it,
+        and a notice need not."""
+
 
 class AreaScreen(Screen[None]):
     """An area's screen: the database it reads and the person who acts.
@@ -61,14 +68,35 @@ class AreaScreen(Screen[None]):
         section = self.TITLE or type(self).__name__
         rows = [
             HelpRow(section, key_label(active.binding), active.binding.description)
-            for active in self.active_bindings.values()
-            if active.node is self
-            and active.binding.description
-            and active.binding.action not in _TEXTUAL_SCREEN_ACTIONS
+            for active in self._own_bindings()
         ]
         if self.query(TabbedContent):
             rows.append(HelpRow(section, "← →", "switch tabs while the tab bar has focus"))
         return rows
+
+    def palette_commands(self) -> Iterator[tuple[str, str, Callable[[], object]]]:
+        """(title, help, callback) for each of the screen's own keys that applies now, for
+        the command palette, which says it searches every action (it found none of F4's)."""
+        section = self.TITLE or type(self).__name__
+        actions: set[str] = set()
+        for active in self._own_bindings():
+            binding = active.binding
+            if active.enabled and binding.action not in actions:
+                actions.add(binding.action)
+                yield (
+                    f"{binding.description} ({key_label(binding)})",
+                    f"{section}: {binding.description.lower()}",
+                    partial(self.run_action, binding.action),
+                )
+
+    def _own_bindings(self) -> Iterator[ActiveBinding]:
+        return (
+            active
+            for active in self.active_bindings.values()
+            if active.node is self
+            and active.binding.description
+            and active.binding.action not in _TEXTUAL_SCREEN_ACTIONS
+        )
 
     def action_switch_tab(self, step: int) -> None:
         """Show the next (``step`` 1) or previous (-1) tab, wrapping around."""
@@ -77,6 +105,23 @@ class AreaScreen(Screen[None]):
             tabs.action_next_tab()
         else:
             tabs.action_previous_tab()
+
+    @on(TabbedContent.TabActivated)
+    def _focus_in_sight(self, event: TabbedContent.TabActivated) -> None:
+        """The focus goes with the tab shown (its first field, else the tab bar).  Left in
+        the pane going out of sight, it moved on to a field of that pane, which TabbedContent
+        then showed again: from F4's Items list, ] did nothing."""
+        content, focused = event.tabbed_content, self.focused
+        pane, tabs = content.active_pane, content.query_one(Tabs)
+        if focused is None or focused is tabs or content not in focused.ancestors:
+            return
+        if pane is None or pane in focused.ancestors:
+            return
+        first = next((widget for widget in self.focus_chain if pane in widget.ancestors), tabs)
+        first.focus(scroll_visible=False)
+
+    def focus_tab_bar(self) -> None:
+        self.query_one(TabbedContent).query_one(Tabs).focus(scroll_visible=False)
 
     def work_going_on(self) -> str | None:
         """What this screen is doing that leaving it would stop (``run 7``), or None: the

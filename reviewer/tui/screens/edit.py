@@ -61,6 +61,7 @@ from reviewer.tui.literal import literal, notify_literally, visible_text
 from reviewer.tui.screens.edit_confirm import ChangesScreen, CommentInTextScreen
 from reviewer.tui.screens.help import HelpRow
 from reviewer.tui.widgets.dialog import Dialog, DialogScreen
+from reviewer.tui.widgets.drop_down import DropDown
 from reviewer.tui.widgets.item_view import item_heading
 from reviewer.tui.widgets.titles import PanelTitle
 
@@ -306,7 +307,7 @@ class EditScreen(DialogScreen[EditOutcome | None]):
                         format_answer(item.kind, item.key), "the key", "Key", id="edit-key"
                     )
                     if item.kind.is_mcq:
-                        kinds = Select(
+                        kinds = DropDown[str](
                             [(name, kind.value) for kind, name in KIND_NAMES.items()],
                             value=item.kind.value,
                             allow_blank=False,

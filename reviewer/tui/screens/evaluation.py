@@ -53,12 +53,11 @@ from db.words import counted
 from evaluator import run_text
 from evaluator.backends.settings import DTYPES, BackendSettings
 from evaluator.live import EvaluationSnapshot, read_snapshot
-from evaluator.run_text import interval
 from reviewer.tui.expected import show_expected_error
 from reviewer.tui.literal import line_broken, literal, notify_literally
 from reviewer.tui.polling import PollingScreen
 from reviewer.tui.responsive import apply_size_classes
-from reviewer.tui.screens.area import TAB_BINDINGS, AreaScreen
+from reviewer.tui.screens.area import TAB_BINDINGS, AreaModes, AreaScreen
 from reviewer.tui.screens.evaluation_form import (
     drop_down,
     fewer_shots_hint,
@@ -72,11 +71,15 @@ from reviewer.tui.screens.evaluation_text import (
     extraction_summary,
     figure_cells,
     leaderboard_bars,
+    leaderboard_row,
     mark,
     percent,
     position_summary,
     prediction_detail,
+    quit_while_running,
+    run_started,
     run_title,
+    series_run,
     suspect_text,
 )
 from reviewer.tui.widgets.accuracy_curve import AccuracyCurve
@@ -168,6 +171,8 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         """The run shown on the live tab; None follows the newest running (else newest) run."""
         self.own_run_id: int | None = None
         """The run this screen is executing, if any."""
+        self._series_at: tuple[int, int] = (0, 1)  # that run's place in its series, of how many
+        self._notes_said: tuple[str, ...] = ()  # the series' notes said last (each run has them)
         self._run_active = False  # a run worker of this screen is loading or evaluating
         self._form_when_said: tuple[object, ...] = ()  # the form the start message is about
         self._latest: dict[str, PredictionView] = {}
@@ -287,6 +292,8 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         )
         self.list_releases()
         self.start_polling()
+        # The first field, where the tab bar had the focus and a person saw none.
+        self.query_one("#model-spec", Input).focus(scroll_visible=False)
 
     def list_releases(self) -> None:
         """Offer each release under Items (newest first), keeping the choice made when
@@ -343,6 +350,10 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
             replace(self.backend_settings or BackendSettings(), dtype=self._value("#dtype")),
         )
         self._set_run_active(True)
+        # A run started from a text field left the focus there: ] typed into the path
+        # (shots_*.jsonl]]) instead of switching tabs.  The form is done with: the tab bar.
+        if self.focused is not None and self.query_one("#start-form") in self.focused.ancestors:
+            self.focus_tab_bar()
         self.run_evaluation(spec, choices, settings)
 
     def say_in_form(self, message: str) -> None:
@@ -406,18 +417,10 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
     def work_going_on(self) -> str | None:
         """The run this screen executes (or the model it opens for one): Esc keeps the
         screen open then, and quitting asks first."""
-        if not self._run_active:
-            return None
-        return f"Run {self.own_run_id}" if self.own_run_id is not None else "A run's model"
+        return series_run(self.own_run_id, *self._series_at) if self._run_active else None
 
     def quit_question(self) -> str | None:
-        going_on = self.work_going_on()
-        if going_on is None:
-            return None
-        resume = ""
-        if self.own_run_id is not None:
-            resume = f" `vetbench eval --resume {self.own_run_id}` finishes it."
-        return f"{going_on} is going: quitting stops it, its answers so far kept.{resume} Quit?"
+        return quit_while_running(self.own_run_id, *self._series_at) if self._run_active else None
 
     def action_stop_run(self) -> None:
         if not self._run_active:
@@ -528,13 +531,14 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
     def on_evaluation_screen_run_started(self, message: RunStarted) -> None:
         self.own_run_id = message.run_id
         self.followed_run_id = message.run_id
-        series = f" ({message.position + 1} of {message.runs})" if message.runs > 1 else ""
-        notify_literally(
-            self,
-            "\n".join([f"Run {message.run_id}{series} started: {message.model}", *message.notes]),
-            severity="warning" if message.notes else "information",
-            timeout=12 if message.notes else None,
-        )
+        self._series_at = where = (message.position, message.runs)
+        notes, said = message.notes, self._notes_said
+        self._notes_said = notes
+        if started := run_started(message.run_id, message.model, where, notes, said):
+            if notes:
+                notify_literally(self, started, severity="warning", timeout=12)
+            else:
+                notify_literally(self, started)
         self.wake_poller()
 
     @on(Worker.StateChanged)
@@ -548,7 +552,7 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
             show_expected_error(self, event.worker.error, title="Evaluation failed")
 
     def on_evaluation_screen_run_ended(self, message: RunEnded) -> None:
-        self.own_run_id = None
+        self.own_run_id, self._series_at, self._notes_said = None, (0, 1), ()
         self._set_run_active(False)
         ids = message.run_ids
         if not ids:  # refused, or the model did not load, before any run was made
@@ -557,7 +561,9 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
             return
         what = f"Run {ids[0]}" if len(ids) == 1 else f"Runs {ids[0]}–{ids[-1]}"
         said = f"{what} {message.status}" + (f": {message.reason}" if message.reason else ".")
-        if message.status == RunStatus.FINISHED:
+        if isinstance(self.app, AreaModes) and self.app.work_ended(said):
+            pass  # said in the quit question open now, not in a notice over it
+        elif message.status == RunStatus.FINISHED:
             notify_literally(self, said)
         else:
             notify_literally(self, said, severity="warning", timeout=10)
@@ -660,18 +666,7 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         )
         table.clear()
         for run in ranked:
-            table.add_row(
-                str(run.id),
-                literal(run.model_label),
-                run.mode.value,
-                str(run.shots) if run.shots_got.plain else run.shots_got.label(),
-                run.status + (" (stale)" if run.stale else ""),
-                f"{run.done}/{run.total}",
-                percent(run.accuracy),
-                interval(run.accuracy_ci, percent=True),
-                run.started_at.strftime("%Y-%m-%d %H:%M"),
-                key=str(run.id),
-            )
+            table.add_row(*leaderboard_row(run), key=str(run.id))
         keys = [str(run.id) for run in ranked]
         if previous in keys:
             table.move_cursor(row=keys.index(previous))

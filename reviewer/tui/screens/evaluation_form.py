@@ -10,10 +10,12 @@ from pathlib import Path
 
 from textual.widgets import Input, Select
 
+from reviewer.tui.widgets.drop_down import DropDown
+
 
 def drop_down(widget_id: str, options: list[tuple[str, str]], value: str) -> Select[str]:
     """One of the start form's choices: compact, never blank."""
-    return Select(options, value=value, allow_blank=False, id=widget_id, compact=True)
+    return DropDown(options, value=value, allow_blank=False, id=widget_id, compact=True)
 
 
 def text_field(

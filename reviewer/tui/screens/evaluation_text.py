@@ -13,6 +13,7 @@ from rich.text import Text
 
 from db.answers import format_answer
 from db.vocabulary import FailureKind, ItemKind
+from db.words import agreeing, counted
 from evaluator import run_text
 from evaluator.run_text import interval
 from reviewer.tui.literal import literal
@@ -95,6 +96,22 @@ def run_title(figures: RunFigures) -> Text:
     return title
 
 
+def leaderboard_row(run: RunOverview) -> tuple[str | Text, ...]:
+    """A run's cells on the leaderboard: run, model, mode, shots, status, done, accuracy,
+    its interval, started."""
+    return (
+        str(run.id),
+        literal(run.model_label),
+        run.mode.value,
+        str(run.shots) if run.shots_got.plain else run.shots_got.label(),
+        run.status + (" (stale)" if run.stale else ""),
+        f"{run.done}/{run.total}",
+        percent(run.accuracy),
+        interval(run.accuracy_ci, percent=True),
+        run.started_at.strftime("%Y-%m-%d %H:%M"),
+    )
+
+
 def suspect_text(suspect: SuspectKey) -> Text:
     return literal(
         f"{suspect.item_id}: key {suspect.key}, but {suspect.agreement} "
@@ -140,3 +157,47 @@ def extraction_summary(figures: Figures) -> str:
 def position_summary(figures: Figures) -> str:
     positions = run_text.position_text(figures, percent=True)
     return f"by key position: {positions}" if positions else ""
+
+
+def series_run(run_id: int | None, position: int, runs: int) -> str:
+    """``Run 9 (8 of 40)``: a run and its place in its series (none for a lone run)."""
+    if run_id is None:
+        return "A run's model"  # loading, before its first run is made
+    return f"Run {run_id}" + (f" ({position + 1} of {runs})" if runs > 1 else "")
+
+
+def run_started(
+    run_id: int, model: str, where: tuple[int, int], notes: tuple[str, ...], said: tuple[str, ...]
+) -> str | None:
+    """The notice a run starts with, at ``where`` (position, runs) in its series; None
+    when there is none.  A series has one, at its first run: its later runs are in the
+    live tab's title (repeat 2/40); a notice each stacked up over whatever was open (the
+    quit question).  A later run has one only for notes other than those ``said``."""
+    position, runs = where
+    if position and (not notes or notes == said):
+        return None
+    if runs > 1 and not position:
+        started = (
+            f"Runs of a series of {runs} started: {model}, run {run_id} first; "
+            "the live tab follows each."
+        )
+    else:
+        started = f"{series_run(run_id, position, runs)} started: {model}"
+    return "\n".join([started, *notes])
+
+
+def quit_while_running(run_id: int | None, position: int, runs: int) -> str:
+    """What quitting asks while this screen runs ``run_id``: what it stops, and what
+    ``--resume`` makes of it, which continues the one run (``resume_series``), not the
+    runs of its series not started yet, as the command line says after Ctrl-C."""
+    resume = f" `vetbench eval --resume {run_id}` finishes it."
+    if run_id is None:
+        resume = ""
+    elif never := runs - position - 1:
+        resume = (
+            f" `vetbench eval --resume {run_id}` finishes run {run_id} only: "
+            f"{counted(never, 'more planned run')} of the series "
+            f"{agreeing(never, 'is', 'are')} never started."
+        )
+    going_on = series_run(run_id, position, runs)
+    return f"{going_on} is going: quitting stops it, its answers so far kept.{resume} Quit?"

@@ -20,6 +20,7 @@ from reviewer.tui.expected import show_expected_error
 from reviewer.tui.literal import literal
 from reviewer.tui.screens.prompt import PromptScreen, item_id_validator
 from reviewer.tui.widgets.dialog import Dialog, DialogScreen
+from reviewer.tui.widgets.drop_down import DropDown
 from reviewer.tui.widgets.field_row import FieldRow
 from reviewer.tui.widgets.titles import PanelTitle
 
@@ -129,7 +130,7 @@ class FilterScreen(DialogScreen[QueueFilter | None]):
                 chosen: tuple[str, ...] = getattr(self.current, field.attribute)
                 yield FieldRow(
                     field.caption,
-                    Select(
+                    DropDown(
                         [(literal(option), option) for option in field.options],
                         prompt=field.any_label,
                         value=chosen[0]

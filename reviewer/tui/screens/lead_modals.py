@@ -206,6 +206,11 @@ class ConfirmModal(DialogScreen[bool]):
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
 
+    def ask(self, question: str) -> None:
+        """Ask this instead, in place (what it asked about has changed meanwhile)."""
+        self.question = question
+        self.query_one(PanelTitle).update(literal(question))
+
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")

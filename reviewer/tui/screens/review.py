@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from functools import partial
 
 from rich.text import Text
 from textual import events, on, work
@@ -55,6 +56,7 @@ from reviewer.tui.empty_queue import empty_queue_text
 from reviewer.tui.expected import MAYBE_EXPECTED, show_expected_error
 from reviewer.tui.literal import notify_literally
 from reviewer.tui.messages import (
+    NOTHING_DONE,
     ActionRefused,
     GoldChecked,
     GuidelinesChecked,
@@ -199,7 +201,6 @@ class ReviewScreen(Screen[None]):
 
     def action_explain(self, key: str) -> None:
         """A key none of whose actions applies now: say why (no key is dead)."""
-        self.app.bell()
         said = why_not(
             key,
             self.phase,
@@ -207,7 +208,7 @@ class ReviewScreen(Screen[None]):
             judged_verdict=self.own.verdict if self.own is not None else None,
             first_of_session=self.queue.history.position <= 0,
         )
-        self.query_one(ProgressLine).show_warning("Nothing done", said)
+        self._nothing_done(said)
 
     def help_rows(self) -> list[HelpRow]:
         return review_help_rows()
@@ -215,13 +216,7 @@ class ReviewScreen(Screen[None]):
     def palette_commands(self) -> Iterator[tuple[str, str, Callable[[], object]]]:
         """(title, help, callback) for each action that applies now (for the command palette)."""
         for title, text, action in palette_actions(self.check_action):
-            yield title, text, self._runner(action)
-
-    def _runner(self, action: str) -> Callable[[], object]:
-        async def run() -> None:
-            await self.run_action(action)
-
-        return run
+            yield title, text, partial(self.run_action, action)
 
     # --- workers -----------------------------------------------------------------------
 
@@ -285,8 +280,8 @@ class ReviewScreen(Screen[None]):
     def _undo(self) -> None:
         try:
             receipt = retract_last_judgment(self.db, self.queue.annotator)
-        except JudgmentRefused as error:
-            self.post_message(ActionRefused(str(error)))
+        except JudgmentRefused as error:  # nothing to undo, or no longer undoable
+            self.post_message(ActionRefused(str(error), title=NOTHING_DONE))
             return
         self.queue.record_retracted(receipt.judgment_id)
         loaded = item_loaded(self.db, self.queue, self.queue.open_item(receipt.item_id))
@@ -435,7 +430,10 @@ class ReviewScreen(Screen[None]):
 
     def on_action_refused(self, message: ActionRefused) -> None:
         self.busy = False
-        notify_literally(self, message.message, title=message.title, severity="warning")
+        if message.title == NOTHING_DONE:
+            self._nothing_done(message.message)
+        else:
+            notify_literally(self, message.message, title=message.title, severity="warning")
         if message.reload and self.item is not None:
             item_id = self.item.id
             self.request(
@@ -470,11 +468,12 @@ class ReviewScreen(Screen[None]):
             self._say_placed(self.draft.labels[number - 1])
         self._show_draft()
 
-    def _say_placed(self, label: str) -> None:
-        """A press that changed nothing: the event is already in the order."""
+    def _say_placed(self, label: str) -> None:  # the event is in the order already
+        self._nothing_done(f"{label} is already in your order; Backspace takes back the last step")
+
+    def _nothing_done(self, said: str) -> None:  # over the status line: a toast hid the answer
         self.app.bell()
-        said = f"{label} is already in your order; Backspace takes back the last step"
-        self.query_one(ProgressLine).show_warning("Nothing done", said)
+        self.query_one(ProgressLine).show_warning(NOTHING_DONE, said)
 
     @on(ChoiceRow.Picked)
     def choice_clicked(self, message: ChoiceRow.Picked) -> None:
