@@ -67,6 +67,20 @@ async def test_the_help_of_a_screen_with_tabs_says_how_to_switch_them(database: 
         assert ("← →", "switch tabs while the tab bar has focus") in rows
 
 
+async def test_the_help_lists_keys_that_do_not_apply_at_the_moment(database: Database) -> None:
+    """F3's o (the items a case names) was missing from its help while the case in sight
+    named none: the help lists every key, with what it does."""
+    from reviewer.tui.screens.adjudication import AdjudicationScreen
+
+    screen = AdjudicationScreen(database, "lea")
+    async with ScreenHost(screen).run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert not screen.check_action("other_items", ())  # no case: o does not apply
+        described = {row.keys: row.description for row in screen.help_rows()}
+        assert described["o"].startswith("the items the case names side by side")
+        assert {"a", "c", "x", "u", "v", "r"} <= set(described)
+
+
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # no SQL difference
 @pytest.mark.parametrize(("role", "shown"), [(Role.LEAD, True), (Role.ANNOTATOR, False)])
 async def test_a_leads_review_footer_shows_f3(database: Database, role: Role, shown: bool) -> None:

@@ -598,6 +598,7 @@ async def test_a_series_is_one_notice_and_the_quit_question_follows_its_end(
         screen = await open_f4(app, pilot, backend)
         allow_fewer_shots(screen)
         screen.query_one("#repeats", Input).value = "3"
+        screen.query_one("#permute", Checkbox).value = True  # repeats that can differ
         await pilot.press("ctrl+s")
         await wait_until(pilot, second_run.is_set, "the second run")
         await pilot.press("q")

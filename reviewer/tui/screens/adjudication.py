@@ -84,7 +84,13 @@ class AdjudicationScreen(AreaScreen):
         Binding("c", "approve_corrected", "Approve, new key"),
         Binding("x", "reject", "Reject…"),
         Binding("u", "undo_decision", "Undo my last decision"),
-        Binding("o", "other_items", "Named items"),
+        Binding(
+            "o",
+            "other_items",
+            "Named items",
+            tooltip="the items the case names side by side (the one it may duplicate, "
+            "those its verdicts point to); only for a case that names one",
+        ),
         Binding("v", "toggle_raw", "Raw text"),
         Binding("A", "approve_agreed", "Approve all agreed"),
         Binding("r", "refresh", "Refresh"),

@@ -64,11 +64,15 @@ class AreaScreen(Screen[None]):
         self.person_name = person_name
 
     def help_rows(self) -> list[HelpRow]:
-        """The screen's own keys for ``?`` (hidden ones too; not Textual's Tab and copy)."""
+        """The screen's own keys for ``?``: hidden ones too, and those that do not apply at
+        the moment (F3's ``o`` was missing from its help on a case that names no item); not
+        Textual's Tab and copy.  A binding's tooltip, where it has one, says more than its
+        footer label."""
         section = self.TITLE or type(self).__name__
         rows = [
-            HelpRow(section, key_label(active.binding), active.binding.description)
-            for active in self._own_bindings()
+            HelpRow(section, key_label(binding), binding.tooltip or binding.description)
+            for _key, binding in self._bindings
+            if binding.description and binding.action not in _TEXTUAL_SCREEN_ACTIONS
         ]
         if self.query(TabbedContent):
             rows.append(HelpRow(section, "← →", "switch tabs while the tab bar has focus"))
