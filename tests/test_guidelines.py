@@ -132,6 +132,13 @@ async def test_g_opens_the_guidelines_at_the_section_for_the_kind(team: Database
         scroll = screen.query_one("#guidelines-scroll")
         assert scroll.scroll_y > 0  # scrolled down to it, which is at the top of the view
         assert 0 <= heading.region.y - scroll.region.y <= 5
+        # Space pages on, as it does in review, and Shift+Space back (it did nothing here)
+        opened_at = scroll.scroll_y
+        await press(app, "space")
+        paged = scroll.scroll_y
+        assert paged > opened_at
+        await press(app, "shift+space")
+        assert scroll.scroll_y < paged
         await press(app, "g")  # g closes it again
         assert app.screen is app.review_screen
 

@@ -124,6 +124,9 @@ class GuidelinesScreen(DialogScreen[None]):
         Binding("escape,q,g", "close", "Close the guidelines"),
         Binding("n", "page(1)", "Next page"),
         Binding("p", "page(-1)", "Previous page"),
+        # As in review, where Space scrolls the item: here it did nothing (PgDn did).
+        Binding("space", "scroll_text(1)", "Scroll", key_display="Space"),
+        Binding("shift+space", "scroll_text(-1)", "Back a page", show=False),
     ]
 
     @dataclass
@@ -151,6 +154,11 @@ class GuidelinesScreen(DialogScreen[None]):
 
     def on_mount(self) -> None:
         self.load()
+
+    def action_scroll_text(self, pages: int) -> None:
+        """The guidelines a page on (``pages`` 1) or back (-1)."""
+        scroll = self.query_one("#guidelines-scroll", VerticalScroll)
+        (scroll.scroll_page_down if pages > 0 else scroll.scroll_page_up)(animate=False)
 
     @work(thread=True, exclusive=True, exit_on_error=False)
     def load(self) -> None:
