@@ -286,7 +286,9 @@ def test_a_scripted_model_through_the_cli_with_resume(db_path: Path, tmp_path: P
         '{"item_id": "cflue:1", "error": "timed out after 60 s"}\n',
         encoding="utf-8",
     )
-    figures = eval_json(db_path, "--model", f"scripted:{answers}", "--shots", "0")
+    first = run_cli(db_path, "eval", "--model", f"scripted:{answers}", "--shots", "0", "--json")
+    assert first.exit_code == 75, first.output  # finished with a failure left to resume
+    figures = json.loads(first.stdout)
     assert figures["run"]["backend"] == "scripted" and figures["correct"] == 1
     assert figures["infrastructure_failures"] == 1 and "resume" in figures["run"]["error"]
 

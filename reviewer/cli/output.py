@@ -46,7 +46,9 @@ def wrapped(text: str, *, first: str = "", hang: str = "", width: int | None = N
     allows (``reviewer.line_breaking``: between words, between Chinese characters but not
     before their closing punctuation), counted in cells (a Chinese character takes two),
     where ``textwrap`` counts characters and breaks only at spaces.  Without ``width``,
-    output that is no terminal (a pipe, a file) keeps each line whole."""
+    output that is no terminal (a pipe, a file) keeps each line whole.  Not for the
+    evaluation path (``eval``, ``runs``): the typesetter is ICU, which the bare GPU box does
+    not carry (``tests/test_eval_path_imports.py``); its English notes keep ``textwrap``."""
     terminal = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
     limit = min((w for w in (width, terminal) if w), default=None)
     if limit is None:

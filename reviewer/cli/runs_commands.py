@@ -7,6 +7,7 @@ The evaluator is imported inside the commands, so ``vetbench --help`` stays inst
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -22,7 +23,6 @@ from reviewer.cli.output import (
     printed_json_or_empty,
     terminal_block,
     terminal_text,
-    wrapped,
 )
 
 if TYPE_CHECKING:
@@ -130,7 +130,7 @@ def print_figures(figures: RunFigures, *, legend: bool = True) -> None:
     if legend and (meanings := legend_lines(figures.summary)):
         click.echo("what the terms mean:")
         for line in meanings:
-            click.echo(wrapped(line, first="  ", hang="    ", width=80))
+            click.echo(textwrap.fill(line, width=80, initial_indent="  ", subsequent_indent="    "))
 
 
 def _mark(correct: bool | None, failure: str | None) -> str:
@@ -189,7 +189,9 @@ def runs_group(ctx: click.Context, as_json: bool) -> None:
 def _under_the_run(text: str) -> str:
     """A line about the run above it in the list: under its status, within 80 columns."""
     indent = " " * 6
-    return wrapped(text, first=indent, hang=indent, width=80)
+    return textwrap.fill(
+        text, 80, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False
+    )
 
 
 @runs_group.command("show")
