@@ -34,7 +34,6 @@ from db.errors import VetbenchError
 from db.formats.base import ARTICLES_NOT_ITEMS, FormatError, is_article
 from db.formats.jsonl import HAND_WRITTEN_FIELDS, unknown_field_problems
 from db.formats.jsonl import field_names as jsonl_field_names
-from db.importer import source_slug
 from db.items import ItemSnapshot, iter_items
 from db.json_input import json_lines
 from db.validation import ItemDraft, Problem, validate_draft
@@ -582,6 +581,8 @@ def load_shot_file(path: Path) -> list[ItemSnapshot]:
     if first and first.error and lines[first.number - 1].lstrip().startswith("["):
         # A JSON array over many lines (CFLUE's file): said once, as a file of articles is,
         # not as hundreds of lines that are "not valid JSON".
+        from db.importer import source_slug  # the import machinery, for this message only
+
         raise ShotFileError(
             f"{path}: a JSON array (a CFLUE file?), not JSONL: a shot file holds one solved item "
             'a line ({"kind", "prompt", "choices", "key", ...}); or import the file (`vetbench '
