@@ -50,6 +50,38 @@ END""",
     )
 
 
+def _one_way_undo(
+    name: str, path: str, *, table: str, mark: str, undone: str, by_undo: str, taken_back: str
+) -> str:
+    """The trigger that keeps an undo of a ``table`` row one way and dated by the server:
+    once ``undone`` holds of the row (a template: ``{}`` is ``OLD`` or ``NEW``), ``mark``
+    (what says it is undone) and ``by_undo`` (set by the undo only) never change again,
+    which is refused with ``taken_back`` (the message and its arguments); an undo is
+    dated now, whatever the writer gave."""
+    return plpgsql_trigger(
+        name,
+        path,
+        f"""BEGIN
+  IF vetbench_session_is_admin() THEN
+    RETURN NEW;
+  END IF;
+  IF {undone.format("OLD")} THEN
+    IF NEW.{mark} IS DISTINCT FROM OLD.{mark}
+       OR NEW.{by_undo} IS DISTINCT FROM OLD.{by_undo} THEN
+      RAISE EXCEPTION {taken_back}
+        USING ERRCODE = 'insufficient_privilege';
+    END IF;
+  ELSIF {undone.format("NEW")} THEN
+    NEW.retracted_at := now();
+  ELSIF NEW.{by_undo} IS DISTINCT FROM OLD.{by_undo} THEN
+    RAISE EXCEPTION '{table} %: {by_undo} is set by its undo only', OLD.id
+      USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  RETURN NEW;
+END""",
+    )
+
+
 def review_guard_functions(path: str, *, revision_kind: bool = True) -> list[str]:
     """The functions that guard judgments, decisions, claims and gold answers, each
     running under ``path``; ``revision_kind``: the schema has ``item_revision.kind``
@@ -216,53 +248,28 @@ END""",
         # An undo (a judgment's, a decision's) is one way, dated by the server, and comes
         # with its audit event (checked at commit): with psql a member undid a judgment
         # unrecorded and dated it 1999, a lead undid a decision and took the undo back.
-        plpgsql_trigger(
+        _one_way_undo(
             "vetbench_guard_judgment_undo",
             path,
-            """BEGIN
-  IF vetbench_session_is_admin() THEN
-    RETURN NEW;
-  END IF;
-  IF OLD.retracted THEN
-    IF NEW.retracted IS DISTINCT FROM OLD.retracted
-       OR NEW.retracted_at IS DISTINCT FROM OLD.retracted_at THEN
-      RAISE EXCEPTION 'judgment % was undone at %: an undo is never taken back nor dated '
-        'again', OLD.id, OLD.retracted_at USING ERRCODE = 'insufficient_privilege';
-    END IF;
-  ELSIF NEW.retracted THEN
-    NEW.retracted_at := now();
-  ELSIF NEW.retracted_at IS DISTINCT FROM OLD.retracted_at THEN
-    RAISE EXCEPTION 'judgment %: retracted_at is set by its undo only', OLD.id
-      USING ERRCODE = 'insufficient_privilege';
-  END IF;
-  RETURN NEW;
-END""",
+            table="judgment",
+            mark="retracted",
+            undone="{}.retracted",
+            by_undo="retracted_at",
+            taken_back="'judgment % was undone at %: an undo is never taken back nor dated "
+            "again', OLD.id, OLD.retracted_at",
         ),
         _audited_judgment(
             "vetbench_guard_judgment_undo_audited", path, RETRACT_ACTION, "undone", "undid it"
         ),
-        plpgsql_trigger(
+        _one_way_undo(
             "vetbench_guard_decision_undo",
             path,
-            """BEGIN
-  IF vetbench_session_is_admin() THEN
-    RETURN NEW;
-  END IF;
-  IF OLD.retracted_at IS NOT NULL THEN
-    IF NEW.retracted_at IS DISTINCT FROM OLD.retracted_at
-       OR NEW.retracted_by_id IS DISTINCT FROM OLD.retracted_by_id THEN
-      RAISE EXCEPTION 'decision % of item % was undone at %: a decision''s undo is never '
-        'taken back nor dated again', OLD.id, OLD.item_id, OLD.retracted_at
-        USING ERRCODE = 'insufficient_privilege';
-    END IF;
-  ELSIF NEW.retracted_at IS NOT NULL THEN
-    NEW.retracted_at := now();
-  ELSIF NEW.retracted_by_id IS DISTINCT FROM OLD.retracted_by_id THEN
-    RAISE EXCEPTION 'decision %: retracted_by_id is set by its undo only', OLD.id
-      USING ERRCODE = 'insufficient_privilege';
-  END IF;
-  RETURN NEW;
-END""",
+            table="decision",
+            mark="retracted_at",
+            undone="{}.retracted_at IS NOT NULL",
+            by_undo="retracted_by_id",
+            taken_back="'decision % of item % was undone at %: a decision''s undo is never "
+            "taken back nor dated again', OLD.id, OLD.item_id, OLD.retracted_at",
         ),
         # A decision made or undone: its item's status still follows the decisions at
         # commit (the status rule ran on item updates only, so an undo by hand left the

@@ -341,6 +341,39 @@ def test_a_decision_is_undone_only_once_dated_by_the_server_and_the_item_follows
     assert raw(lena, status).scalar_one() == "rejected"
 
 
+def test_what_only_an_undo_sets_is_refused_on_a_row_in_force(team: Team) -> None:
+    # The judgment's and the decision's undo guards are one builder
+    # (db.review_guards._one_way_undo): each refuses, on a row not undone, the column that
+    # only its undo sets, naming the table and the column.
+    alice = team.url(team.alice)
+    judged = run(alice, "judge", "o:1", "--answer", "ABCD", "--verdict", "keep")
+    assert judged.exit_code == 0, judged.output
+    judgment = raw(alice, "SELECT max(id) FROM judgment").scalar_one()
+    with pytest.raises(
+        sa.exc.ProgrammingError, match=f"judgment {judgment}: retracted_at is set by its undo only"
+    ):
+        raw(alice, "UPDATE judgment SET retracted_at = now() WHERE id = :j", j=judgment)
+    lena = team.url(team.lena)
+    decided = run(lena, "decide", "o:1", "--status", "approved")
+    assert decided.exit_code == 0, decided.output
+    decision = raw(lena, "SELECT max(id) FROM decision").scalar_one()
+    with pytest.raises(
+        sa.exc.ProgrammingError,
+        match=f"decision {decision}: retracted_by_id is set by its undo only",
+    ):
+        raw(
+            lena,
+            "UPDATE decision SET retracted_by_id = :lead WHERE id = :d",
+            lead=team.person_id(team.lena),
+            d=decision,
+        )
+    in_force = "SELECT retracted, retracted_at FROM judgment WHERE id = :j"
+    assert raw(alice, in_force, j=judgment).one() == (False, None)
+    assert raw(lena, "SELECT retracted_by_id FROM decision WHERE id = :d", d=decision).one() == (
+        None,
+    )
+
+
 def test_an_annotators_edit_of_an_original_brings_its_copys_flag_up_to_date(team: Team) -> None:
     # o:2 repeats o:1.  An annotator's edit of o:1 writes o:2's duplicate flag again (she
     # may add flags, not remove them: the newest is the revision's word); it stayed the
