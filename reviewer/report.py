@@ -32,14 +32,12 @@ from reviewer.agreement import (
 )
 from reviewer.agreement.rows import (
     BREAKDOWN_COLUMNS,
+    HEADLINE_COLUMNS,
     KIND_ORDER,
     annotator_cells,
-    breakdown_cells,
-    detail_text,
-    headline_rows,
-    numbered_notes,
-    pair_figures,
-    value_text,
+    breakdown_table,
+    headline_cells,
+    pair_rows,
 )
 
 WRONG_KEYS_LISTED = 50
@@ -335,27 +333,12 @@ def _agreement_section(agreement: AgreementReport) -> list[str]:
         f"Intervals: {intervals}.",
         "",
     ]
-    lines += _table(
-        ["statistic", "value", "95% CI", "n", "note"],
-        [
-            [
-                row.label,
-                value_text(row.figure),
-                detail_text(row.figure),
-                f"{row.figure.n:,}",
-                row.note,
-            ]
-            for row in headline_rows(figures)
-        ],
-    )
+    lines += _table(HEADLINE_COLUMNS, headline_cells(figures))
     if figures.verdict.cohen:
         lines += ["", "Cohen's kappa for each pair of annotators (items both judged):", ""]
         lines += _table(
             ["annotators", "verdicts", "keep/drop", "items"],
-            [
-                [f"{full.first}, {full.second}", *pair_figures(full, binary)]
-                for full, binary in zip(figures.verdict.cohen, figures.keep_drop.cohen, strict=True)
-            ],
+            [[f"{first}, {second}", *cells] for first, second, cells in pair_rows(figures)],
         )
     if agreement.per_annotator:
         lines += [
@@ -391,12 +374,9 @@ def _agreement_section(agreement: AgreementReport) -> list[str]:
 def _breakdown(groups: dict[str, AgreementFigures]) -> list[str]:
     """The table of one breakdown (by kind, by source), then the reasons its undefined
     figures refer to."""
-    reasons: list[str] = []
-    rows = [
-        [name, *breakdown_cells(group, reasons, answer_intervals=True)]
-        for name, group in groups.items()
-    ]
-    notes = [f"- {_cell(note)}" for note in numbered_notes(reasons)]
+    table = breakdown_table(groups, answer_intervals=True)
+    rows = [[name, *cells] for name, cells in table.rows]
+    notes = [f"- {_cell(note)}" for note in table.notes]
     return _table(["", *BREAKDOWN_COLUMNS], rows) + (["", *notes] if notes else [])
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 import warnings
 from collections import Counter
 from itertools import combinations
@@ -504,6 +505,39 @@ def test_an_undefined_breakdown_figure_refers_to_its_reason_listed_once_under_th
     for note in numbered_notes(reasons):
         assert f"  {note}" in by_kind
         assert f"- {note}" in build_report(database, resamples=0)
+
+
+def test_the_cli_and_the_report_print_one_set_of_agreement_cells(database) -> None:  # type: ignore[no-untyped-def]
+    """`vetbench agreement` and the report lay out the same headline, pair and breakdown
+    cells (reviewer/agreement/rows.py), each in its medium; a breakdown numbers its own
+    notes from (1)."""
+    from reviewer.agreement.rows import breakdown_table, headline_cells, pair_rows
+    from reviewer.report import build_report
+
+    kept = [("A", "keep"), ("A", "keep")]
+    store_unanimous(database, {f"s:{n}": ("single", "A", kept) for n in range(3)})
+    orders = [("ABCD", "keep"), ("ABCD", "flawed")]
+    store_unanimous(database, {f"o:{n}": ("ordering", "ABCD", orders) for n in range(3)})
+    report = compute_agreement(database, resamples=0)
+    by_kind = breakdown_table(report.by_kind)
+    assert [name for name, _cells in by_kind.rows] == ["ordering", "single"]
+    assert by_kind.rows[1][1][1:4] == ["— (2)", "— (3)", "single — (4)"]
+    assert [note[:4] for note in by_kind.notes] == ["(1) ", "(2) ", "(3) ", "(4) "]
+    alone = breakdown_table({"single": report.by_kind["single"]})
+    assert alone.rows[0][1][1:4] == ["— (1)", "— (2)", "single — (3)"]
+    printed = run_cli(database, "agreement", "--bootstrap", "0").output
+    markdown = build_report(database, resamples=0)
+    # the CLI pads its columns with two spaces or more; the report writes a Markdown row
+    printed_rows = [re.split(r"\s{2,}", line.strip()) for line in printed.splitlines()]
+    headline = headline_cells(report.figures)
+    assert len(headline) > 10
+    for cells in headline:
+        assert [cell for cell in cells if cell] in printed_rows, cells
+        assert f"| {' | '.join(cells)} |" in markdown, cells
+    [(first, second, cells)] = pair_rows(report.figures)
+    assert (first, second) == ("a0", "a1")
+    assert [f"{first} / {second}", *cells] in printed_rows
+    assert f"| {first}, {second} | {' | '.join(cells)} |" in markdown
 
 
 def test_nobody_agrees(database) -> None:

@@ -11,7 +11,6 @@ from db.vocabulary import ItemKind, values
 from reviewer.agreement.annotators import AnnotatorStats
 from reviewer.agreement.bootstrap import Figure
 from reviewer.agreement.summary import AgreementFigures
-from reviewer.agreement.verdicts import PairKappa
 
 if TYPE_CHECKING:
     from db.consensus import RaterReliability
@@ -53,6 +52,19 @@ def headline_rows(figures: AgreementFigures) -> list[FigureRow]:
         FigureRow("Blind answers equal to the key", figures.key.overall, "n = judgments"),
     ]
     return rows
+
+
+HEADLINE_COLUMNS = ("statistic", "value", "95% CI", "n", "note")
+
+
+def headline_cells(figures: AgreementFigures) -> list[tuple[str, str, str, str, str]]:
+    """The headline table of `vetbench agreement` and the report, under
+    :data:`HEADLINE_COLUMNS`: each figure's label, value, interval (or why it is not
+    defined), n and note."""
+    return [
+        (row.label, value_text(row.figure), detail_text(row.figure), f"{row.figure.n:,}", row.note)
+        for row in headline_rows(figures)
+    ]
 
 
 @dataclass(frozen=True)
@@ -126,10 +138,19 @@ def detail_text(figure: Figure) -> str:
     return interval_text(figure) if figure.defined else figure.reason or ""
 
 
-def pair_figures(full: PairKappa, binary: PairKappa) -> list[str]:
-    """One pair of annotators' Cohen's kappa as table cells: on all verdicts, on
-    keep/drop, and how many items both judged."""
-    return [figure_text(full.kappa), figure_text(binary.kappa), f"{full.kappa.n:,}"]
+def pair_rows(figures: AgreementFigures) -> list[tuple[str, str, list[str]]]:
+    """Each pair of annotators and its Cohen's kappa as table cells: on all verdicts, on
+    keep/drop, and how many items both judged; the names are the caller's to join and
+    make safe for its medium."""
+    pairs = zip(figures.verdict.cohen, figures.keep_drop.cohen, strict=True)
+    return [
+        (
+            full.first,
+            full.second,
+            [figure_text(full.kappa), figure_text(binary.kappa), f"{full.kappa.n:,}"],
+        )
+        for full, binary in pairs
+    ]
 
 
 BREAKDOWN_COLUMNS = (
@@ -166,6 +187,28 @@ def breakdown_cells(
         value_text(group.key.overall),
         str(len(group.key.likely_wrong_keys)),
     ]
+
+
+@dataclass(frozen=True)
+class BreakdownTable:
+    """One breakdown (by kind, by source) as a table: each group's name and cells under
+    :data:`BREAKDOWN_COLUMNS`, then the notes its ``— (1)`` cells refer to."""
+
+    rows: list[tuple[str, list[str]]]
+    notes: list[str]
+
+
+def breakdown_table(
+    groups: dict[str, AgreementFigures], *, answer_intervals: bool = False
+) -> BreakdownTable:
+    """The table of one breakdown, its notes numbered from 1 (:func:`breakdown_cells`);
+    the names are the caller's to make safe for its medium."""
+    reasons: list[str] = []
+    rows = [
+        (name, breakdown_cells(group, reasons, answer_intervals=answer_intervals))
+        for name, group in groups.items()
+    ]
+    return BreakdownTable(rows, numbered_notes(reasons))
 
 
 def footnoted(figure: Figure, reasons: list[str], *, interval: bool = True) -> str:

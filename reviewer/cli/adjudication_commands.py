@@ -87,14 +87,12 @@ def _echo_table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]]
 def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
     from reviewer.agreement.rows import (
         BREAKDOWN_COLUMNS,
+        HEADLINE_COLUMNS,
         annotator_cells,
-        breakdown_cells,
-        detail_text,
-        headline_rows,
-        numbered_notes,
-        pair_figures,
+        breakdown_table,
+        headline_cells,
+        pair_rows,
         percent_text,
-        value_text,
     )
 
     figures = report.figures
@@ -114,11 +112,7 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
         f"{intervals}"
     )
     click.echo()
-    rows = []
-    for row in headline_rows(figures):
-        figure = row.figure
-        rows.append((row.label, value_text(figure), detail_text(figure), f"{figure.n:,}", row.note))
-    _echo_rows(rows, ("statistic", "value", "95% CI", "n", "note"))
+    _echo_rows(headline_cells(figures), HEADLINE_COLUMNS)
     notes = report.reader_notes
     if notes:
         click.echo()
@@ -131,8 +125,8 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
             "Cohen's kappa per pair of annotators (items both judged)",
             ("pair", "verdicts", "keep/drop", "n"),
             [
-                (terminal_text(f"{full.first} / {full.second}"), *pair_figures(full, binary))
-                for full, binary in zip(figures.verdict.cohen, figures.keep_drop.cohen, strict=True)
+                (terminal_text(f"{first} / {second}"), *cells)
+                for first, second, cells in pair_rows(figures)
             ],
         )
 
@@ -183,13 +177,10 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
     for title, groups in (("By kind", report.by_kind), ("By source", report.by_source)):
         if len(groups) < 2:
             continue
-        reasons: list[str] = []  # what the cells' "— (1)" refer to, under the table
-        group_rows = [
-            (terminal_text(name), *breakdown_cells(group, reasons))
-            for name, group in groups.items()
-        ]
+        table = breakdown_table(groups)
+        group_rows = [(terminal_text(name), *cells) for name, cells in table.rows]
         _echo_table(title, ("", *BREAKDOWN_COLUMNS), group_rows)
-        for note in numbered_notes(reasons):
+        for note in table.notes:  # what the cells' "— (1)" refer to
             click.echo(f"  {note}")
 
     from db.answers import format_answer
