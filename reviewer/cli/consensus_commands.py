@@ -73,7 +73,7 @@ def consensus_command(
     from db.answers import format_answer
     from db.consensus import consensus_of
     from reviewer.agreement.rows import RELIABILITY_COLUMNS, reliability_cells
-    from reviewer.cli.adjudication_commands import _echo_rows
+    from reviewer.cli.tables import echo_table
     from reviewer.consensus_decisions import consensus_standing
 
     lead = acting_person(ctx, name, register=False).is_lead
@@ -108,7 +108,7 @@ def consensus_command(
             f"its annotators answered, which is {FOR_LEADS}"
         )
     else:
-        _echo_rows(
+        echo_table(
             [
                 (
                     terminal_text(item.item_id),
@@ -132,7 +132,7 @@ def consensus_command(
     if consensus.raters:
         click.echo()
         click.echo("Reliability (expected share of right answers, 95% interval)")
-        _echo_rows(
+        echo_table(
             [
                 (terminal_text(name), *figures)
                 for name, *figures in map(reliability_cells, consensus.raters)
@@ -149,11 +149,13 @@ def _echo_standing(standing: ConsensusStanding, confidence: float, *, models: bo
     if standing.unjudged:
         parts.append(f"{standing.unjudged:,} no person judged (never approved)")
     acts = f" (what `approve-agreed --min-confidence {confidence:g}` acts on)" if models else ""
-    click.echo(f"at confidence {confidence:g}, undecided: {'; '.join(parts)}{acts}")
+    click.echo(
+        wrapped(f"at confidence {confidence:g}, undecided: {'; '.join(parts)}{acts}", hang="  ")
+    )
     decided = standing.decided_counts()
     if decided:
         counts = ", ".join(f"{status} {count:,}" for status, count in decided.items())
-        click.echo(f"decided by a lead: {counts}")
+        click.echo(wrapped(f"decided by a lead: {counts}", hang="  "))
 
 
 NOT_BACKED = (
