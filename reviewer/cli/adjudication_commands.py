@@ -478,6 +478,7 @@ def _approve_confident(
 ) -> None:
     """``approve-agreed --min-confidence``: count, list what goes to a lead, ask, approve."""
     from db.answers import format_answer
+    from reviewer.cli.consensus_commands import short_of_overlap_note
     from reviewer.consensus_decisions import approve_confident, plan_confident
 
     plan = plan_confident(db, confidence, scope)
@@ -510,6 +511,8 @@ def _approve_confident(
         f"{counted(count, 'item')} the consensus keeps with the key right at "
         f"{confidence:g}{waiting}"
     )
+    if short := short_of_overlap_note(db, plan.approvable):
+        click.echo(wrapped(short, hang="  "))
     if not assume_yes and not confirmed(
         f"Approve {counted(count, 'item')} as {terminal_text(lead)}?"
     ):

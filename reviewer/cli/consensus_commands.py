@@ -9,14 +9,17 @@ from typing import TYPE_CHECKING
 
 import click
 
-from db.words import counted
+from db.words import agreeing, counted
 from reviewer.cli import options
 from reviewer.cli.common import open_db
 from reviewer.cli.identity import FOR_LEADS, acting_person, as_option
 from reviewer.cli.output import print_json, terminal_text, wrapped
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from db.consensus import ItemConsensus
+    from db.engine import Database
     from reviewer.consensus_decisions import ConsensusStanding
 
 DEFAULT_CONFIDENCE = 0.95  # db.consensus.DEFAULT_CONFIDENCE (imported lazily)
@@ -129,6 +132,8 @@ def consensus_command(
             click.echo(wrapped(NOT_BACKED, hang="  ", width=80))
     if consensus.items:
         _echo_standing(standing, confidence, models=models)
+        if models and (short := short_of_overlap_note(db, standing.plan.approvable)):
+            click.echo(wrapped(short, hang="  "))
     if consensus.raters:
         click.echo()
         click.echo("Reliability (expected share of right answers, 95% interval)")
@@ -156,6 +161,34 @@ def _echo_standing(standing: ConsensusStanding, confidence: float, *, models: bo
     if decided:
         counts = ", ".join(f"{status} {count:,}" for status, count in decided.items())
         click.echo(wrapped(f"decided by a lead: {counts}", hang="  "))
+
+
+SHORT_SHOWN = 10  # ids named in the note on approvals short of the overlap
+
+
+def short_of_overlap_note(db: Database, approvable: Sequence[ItemConsensus]) -> str | None:
+    """What ``approve-agreed --min-confidence`` would approve with fewer judgments than
+    fixed routing's ``overlap`` asks of every item (in review: the queue still serves
+    them), said before anything is approved; None when there are none (under adaptive
+    routing the consensus is the rule, and one judgment can be enough)."""
+    from db.routing import routing_settings
+
+    with db.session() as session:
+        routing = routing_settings(session)
+    short = [item for item in approvable if routing.short_of_overlap(item.judgments)]
+    if not short:
+        return None
+    named = ", ".join(
+        f"{terminal_text(item.item_id)} ({item.judgments})" for item in short[:SHORT_SHOWN]
+    ) + (f", and {len(short) - SHORT_SHOWN:,} more" if len(short) > SHORT_SHOWN else "")
+    return (
+        f"Of the {counted(len(approvable), 'item')} to approve, {len(short):,} "
+        f"{agreeing(len(short), 'has', 'have')} "
+        f"fewer judgments than overlap {routing.overlap} (routing fixed: every item gets "
+        f"{routing.overlap}), and the review queue still serves "
+        f"{agreeing(len(short), 'it', 'them')}: {named}. The consensus would approve "
+        f"{agreeing(len(short), 'it', 'them')} on those judgments alone."
+    )
 
 
 NOT_BACKED = (
