@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -86,6 +86,7 @@ __all__ = [
     "refresh_model_flags",
     "revision_flags",
     "stored_texts",
+    "worded_now",
 ]
 
 MIN_AGREEING_MODELS = 2
@@ -294,6 +295,40 @@ def duplicate_finding(
     if link.stated:
         evidence["stated"] = True
     return FlagFinding(FlagName.DUPLICATE, reading.text, evidence)
+
+
+def worded_now(session: Session, flags: Sequence[ItemFlag]) -> list[ItemFlag]:
+    """``flags`` of current revisions, each ``duplicate`` flag's summary as the rules word it
+    now, from its stored evidence and the two questions as they stand (as triage reads it):
+    a flag stored by an older version said "copies" of a reworded question until a lead's
+    ``vetbench flags recompute``.  A copy keeps its stored words (an original edited apart
+    says so there)."""
+    duplicates = [flag for flag in flags if flag.name is FlagName.DUPLICATE]
+    if not duplicates:
+        return list(flags)
+    originals = {str(flag.evidence.get("of", "")) for flag in duplicates}
+    texts = current_texts(session, {flag.item_id for flag in duplicates} | originals)
+    prompts = {item_id: text.prompt for item_id, (_revision, text) in texts.items()}
+    return [
+        _worded_now(flag, prompts) if flag.name is FlagName.DUPLICATE else flag for flag in flags
+    ]
+
+
+def _worded_now(flag: ItemFlag, prompts: dict[str, str]) -> ItemFlag:
+    of = str(flag.evidence.get("of", ""))
+    listed = flag.evidence.get("differences")
+    similarity = flag.evidence.get("similarity")
+    reading = read_duplicate(
+        of,
+        similarity if isinstance(similarity, int | float) else None,
+        [d for d in listed if isinstance(d, str)] if isinstance(listed, list) else [],
+        prompt=prompts.get(flag.item_id, ""),
+        other_prompt=prompts.get(of, ""),
+        stated=bool(flag.evidence.get("stated")),
+    )
+    if reading.copy:
+        return flag
+    return replace(flag, evidence={**flag.evidence, "summary": reading.text})
 
 
 def record_duplicates(

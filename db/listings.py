@@ -15,7 +15,7 @@ from itertools import islice
 
 from sqlmodel import Session, col, select
 
-from db.flags import ItemFlag, current_flags, revision_flags
+from db.flags import ItemFlag, current_flags, revision_flags, worded_now
 from db.items import ItemSnapshot, iter_items
 from db.json_types import JsonObject, attributes_json, fields_json
 from db.models import GenerationReject, Item
@@ -120,11 +120,15 @@ def flag_history(session: Session, item_id: str) -> FlagHistory | None:
     item = session.get(Item, item_id)
     if item is None:
         return None
-    revisions = tuple(
-        RevisionFlags(number, tuple(revision_flags(session, item_id, number)))
-        for number in range(item.current_revision, 0, -1)
-    )
-    return FlagHistory(item_id, item.current_revision, revisions)
+    revisions = []
+    for number in range(item.current_revision, 0, -1):
+        flags = revision_flags(session, item_id, number)
+        if number == item.current_revision:
+            # as the rules word them now (a duplicate flag stored by an older version said
+            # "copies" where triage says "a shared stem"); earlier ones as they were stored
+            flags = worded_now(session, flags)
+        revisions.append(RevisionFlags(number, tuple(flags)))
+    return FlagHistory(item_id, item.current_revision, tuple(revisions))
 
 
 def generated_item_id(source: str, article_id: str, sample_index: int) -> str:

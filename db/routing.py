@@ -83,6 +83,12 @@ class Routing:
         """The judgments an item can get at most."""
         return self.max_overlap if self.adaptive else self.overlap
 
+    def short_of_overlap(self, judgments: int) -> bool:
+        """Whether an item with ``judgments`` still waits for more by their number alone:
+        under fixed routing, fewer than ``overlap`` (it is in review); under adaptive
+        routing never, as the consensus says when one judgment is enough."""
+        return not self.adaptive and judgments < self.overlap
+
 
 def routing_settings(session: Session) -> Routing:
     return Routing(

@@ -612,6 +612,19 @@ def run_in_terminal(
     return code, shown.decode("utf-8", "replace").replace("\r\n", "\n")
 
 
+def built_demo_database(path: Path) -> Path:
+    """The demo database (``scripts/make_demo_db.py``, as ``scripts/demo.sh`` builds it)
+    at ``path``."""
+    scripts = str(FIXTURES.parent / "scripts")
+    sys.path.insert(0, scripts)
+    try:
+        from make_demo_db import build_demo_database
+    finally:
+        sys.path.remove(scripts)
+    build_demo_database(path)
+    return path
+
+
 def item_status(db: Database, item_id: str) -> str:
     """The status column of item ``item_id`` as stored now."""
     with db.session() as session:

@@ -8,12 +8,10 @@ spammer who answers at random and always keeps."""
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
 from consensus_study import (
     AVERAGE,
     CARELESS,
@@ -24,7 +22,14 @@ from consensus_study import (
     judge_items,
     plant_items,
 )
-from helpers import item_status, run_cli, store_item, store_judgment, store_person
+from helpers import (
+    built_demo_database,
+    item_status,
+    run_cli,
+    store_item,
+    store_judgment,
+    store_person,
+)
 from role_helpers import RoleNames, role_names
 
 from db.answers import format_answer
@@ -445,14 +450,7 @@ def test_a_split_over_a_key_is_never_approved_by_the_consensus(tmp_path: Path) -
     """On the demo database, one annotator's answer against the key and another's keep
     approved the fixtures' documented wrong keys at 0.95 (p(key right) 1.00, from the two
     annotators' reliabilities on other items)."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        from make_demo_db import build_demo_database
-    finally:
-        sys.path.remove(str(ROOT / "scripts"))
-    path = tmp_path / "demo.db"
-    build_demo_database(path)
-    database = open_database(str(path))
+    database = open_database(str(built_demo_database(tmp_path / "demo.db")))
     with database.session() as session:
         consensus = estimate_consensus(session)
     by_id = {item.item_id: item for item in consensus.items}

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from eval_helpers import ok, stored_runs
-from helpers import run_cli
+from helpers import built_demo_database, run_cli
 
 from evaluator.run_params import RunParams
 
@@ -33,14 +33,7 @@ def demo_eval_arguments() -> list[str]:
 
 @pytest.fixture(scope="module")
 def demo_db(tmp_path_factory: pytest.TempPathFactory) -> str:
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        from make_demo_db import build_demo_database
-    finally:
-        sys.path.remove(str(ROOT / "scripts"))
-    path = tmp_path_factory.mktemp("demo") / "demo.db"
-    build_demo_database(path)
-    return str(path)
+    return str(built_demo_database(tmp_path_factory.mktemp("demo") / "demo.db"))
 
 
 def test_the_demo_run_is_a_real_five_shot_run(

@@ -26,6 +26,7 @@ from reviewer.cli.output import (
     terminal_text,
     wrapped,
 )
+from reviewer.cli.tables import echo_table
 
 if TYPE_CHECKING:
     from db.engine import Database
@@ -69,19 +70,11 @@ def bootstrap_options(function: Callable[..., Any]) -> Callable[..., Any]:
     return bootstrap_option(seed_option(with_bootstrap))
 
 
-def _echo_rows(rows: Sequence[Sequence[str]], header: Sequence[str]) -> None:
-    """The header and rows, each column as wide as its widest cell in terminal cells."""
-    table = [header, *rows]
-    columns = [column([row[i] for row in table]) for i in range(len(header))]
-    for line in zip(*columns, strict=True):
-        click.echo("  ".join(line).rstrip())
-
-
 def _echo_table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
     """A blank line, the table's title, then the table."""
     click.echo()
     click.echo(title)
-    _echo_rows(rows, header)
+    echo_table(rows, header)
 
 
 def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
@@ -106,13 +99,16 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
         ", ".join(f"{name} {', '.join(values)}" for name, values in report.filters.items())
     )
     click.echo(
-        f"Agreement{' for ' + scope if scope else ''}: "
-        f"{counted(figures.items_compared, 'item')} compared of {figures.items_judged:,} judged; "
-        f"{counted(figures.judgments, 'judgment')} by {counted(figures.annotators, 'annotator')}; "
-        f"{intervals}"
+        wrapped(
+            f"Agreement{' for ' + scope if scope else ''}: "
+            f"{counted(figures.items_compared, 'item')} compared of {figures.items_judged:,} "
+            f"judged; {counted(figures.judgments, 'judgment')} by "
+            f"{counted(figures.annotators, 'annotator')}; {intervals}",
+            hang="  ",
+        )
     )
     click.echo()
-    _echo_rows(headline_cells(figures), HEADLINE_COLUMNS)
+    echo_table(headline_cells(figures), HEADLINE_COLUMNS)
     notes = report.reader_notes
     if notes:
         click.echo()
@@ -181,15 +177,18 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
         group_rows = [(terminal_text(name), *cells) for name, cells in table.rows]
         _echo_table(title, ("", *BREAKDOWN_COLUMNS), group_rows)
         for note in table.notes:  # what the cells' "— (1)" refer to
-            click.echo(f"  {note}")
+            click.echo(wrapped(note, first="  ", hang="      "))  # under the text after "(1) "
 
     from db.answers import format_answer
 
     wrong = figures.key.likely_wrong_keys
     click.echo()
     click.echo(
-        f"Likely wrong keys: {counted(len(wrong), 'item revision')} where every annotator "
-        "gave the same blind answer and it is not the key"
+        wrapped(
+            f"Likely wrong keys: {counted(len(wrong), 'item revision')} where every annotator "
+            "gave the same blind answer and it is not the key",
+            hang="  ",
+        )
     )
     if not item_answers:
         click.echo("  (the list shows annotators' answers, so only leads see it: --as LEAD)")
@@ -198,9 +197,13 @@ def _echo_agreement(report: AgreementReport, *, item_answers: bool) -> None:
         status = f", decided {entry.decision}" if entry.decision else ""
         current = "" if entry.is_current else " (since revised)"
         click.echo(
-            f"  {terminal_text(entry.item_id)} r{entry.revision}{current}: key "
-            f"{format_answer(entry.kind, entry.key)}, {entry.annotators} annotators answered "
-            f"{format_answer(entry.kind, entry.agreed_answer)}{status}"
+            wrapped(
+                f"{terminal_text(entry.item_id)} r{entry.revision}{current}: key "
+                f"{format_answer(entry.kind, entry.key)}, {entry.annotators} annotators "
+                f"answered {format_answer(entry.kind, entry.agreed_answer)}{status}",
+                first="  ",
+                hang="    ",
+            )
         )
     if len(wrong) > WRONG_KEYS_SHOWN:
         click.echo(f"  … and {len(wrong) - WRONG_KEYS_SHOWN} more (--json lists them all)")
@@ -466,6 +469,7 @@ def _approve_confident(
 ) -> None:
     """``approve-agreed --min-confidence``: count, list what goes to a lead, ask, approve."""
     from db.answers import format_answer
+    from reviewer.cli.consensus_commands import short_of_overlap_note
     from reviewer.consensus_decisions import approve_confident, plan_confident
 
     plan = plan_confident(db, confidence, scope)
@@ -498,6 +502,8 @@ def _approve_confident(
         f"{counted(count, 'item')} the consensus keeps with the key right at "
         f"{confidence:g}{waiting}"
     )
+    if short := short_of_overlap_note(db, plan.approvable):
+        click.echo(wrapped(short, hang="  "))
     if not assume_yes and not confirmed(
         f"Approve {counted(count, 'item')} as {terminal_text(lead)}?"
     ):

@@ -16,7 +16,7 @@ import click
 from reviewer.cli import options
 from reviewer.cli.common import fail, open_db
 from reviewer.cli.identity import FOR_LEADS, acting_person, as_option
-from reviewer.cli.output import printed_json_or_empty, terminal_text
+from reviewer.cli.output import printed_json_or_empty, terminal_text, wrapped
 
 _RELATIVE_TIME = re.compile(r"^(\d+)\s*([mhdw])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -107,11 +107,13 @@ def audit_command(
             where += f", role {terminal_text(entry.db_role)}"
         target = f" {terminal_text(entry.target)}" if entry.target else ""
         withheld = " (verdict and answer: for leads)" if entry.is_withheld else ""
-        click.echo(
+        # On a narrow terminal what the event changed wraps under it, indented.
+        event = (
             f"{entry.created_at:%Y-%m-%d %H:%M:%S}Z  {terminal_text(entry.actor)}  "
             f"{terminal_text(entry.action)}{target}  [{where}]  "
-            f"{_describe_changes(entry.changes)}{withheld}".rstrip()
+            f"{_describe_changes(entry.changes)}{withheld}"
         )
+        click.echo(wrapped(event.rstrip(), hang="    "))
     if any(entry.is_withheld for entry in entries):
         click.echo(f"Others' verdicts and blind answers are {FOR_LEADS}.")
 

@@ -9,14 +9,17 @@ from typing import TYPE_CHECKING
 
 import click
 
-from db.words import counted
+from db.words import agreeing, counted
 from reviewer.cli import options
 from reviewer.cli.common import open_db
 from reviewer.cli.identity import FOR_LEADS, acting_person, as_option
 from reviewer.cli.output import print_json, terminal_text, wrapped
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from db.consensus import ItemConsensus
+    from db.engine import Database
     from reviewer.consensus_decisions import ConsensusStanding
 
 DEFAULT_CONFIDENCE = 0.95  # db.consensus.DEFAULT_CONFIDENCE (imported lazily)
@@ -73,7 +76,7 @@ def consensus_command(
     from db.answers import format_answer
     from db.consensus import consensus_of
     from reviewer.agreement.rows import RELIABILITY_COLUMNS, reliability_cells
-    from reviewer.cli.adjudication_commands import _echo_rows
+    from reviewer.cli.tables import echo_table
     from reviewer.consensus_decisions import consensus_standing
 
     lead = acting_person(ctx, name, register=False).is_lead
@@ -108,7 +111,7 @@ def consensus_command(
             f"its annotators answered, which is {FOR_LEADS}"
         )
     else:
-        _echo_rows(
+        echo_table(
             [
                 (
                     terminal_text(item.item_id),
@@ -129,10 +132,12 @@ def consensus_command(
             click.echo(wrapped(NOT_BACKED, hang="  ", width=80))
     if consensus.items:
         _echo_standing(standing, confidence, models=models)
+        if models and (short := short_of_overlap_note(db, standing.plan.approvable)):
+            click.echo(wrapped(short, hang="  "))
     if consensus.raters:
         click.echo()
         click.echo("Reliability (expected share of right answers, 95% interval)")
-        _echo_rows(
+        echo_table(
             [
                 (terminal_text(name), *figures)
                 for name, *figures in map(reliability_cells, consensus.raters)
@@ -149,11 +154,41 @@ def _echo_standing(standing: ConsensusStanding, confidence: float, *, models: bo
     if standing.unjudged:
         parts.append(f"{standing.unjudged:,} no person judged (never approved)")
     acts = f" (what `approve-agreed --min-confidence {confidence:g}` acts on)" if models else ""
-    click.echo(f"at confidence {confidence:g}, undecided: {'; '.join(parts)}{acts}")
+    click.echo(
+        wrapped(f"at confidence {confidence:g}, undecided: {'; '.join(parts)}{acts}", hang="  ")
+    )
     decided = standing.decided_counts()
     if decided:
         counts = ", ".join(f"{status} {count:,}" for status, count in decided.items())
-        click.echo(f"decided by a lead: {counts}")
+        click.echo(wrapped(f"decided by a lead: {counts}", hang="  "))
+
+
+SHORT_SHOWN = 10  # ids named in the note on approvals short of the overlap
+
+
+def short_of_overlap_note(db: Database, approvable: Sequence[ItemConsensus]) -> str | None:
+    """What ``approve-agreed --min-confidence`` would approve with fewer judgments than
+    fixed routing's ``overlap`` asks of every item (in review: the queue still serves
+    them), said before anything is approved; None when there are none (under adaptive
+    routing the consensus is the rule, and one judgment can be enough)."""
+    from db.routing import routing_settings
+
+    with db.session() as session:
+        routing = routing_settings(session)
+    short = [item for item in approvable if routing.short_of_overlap(item.judgments)]
+    if not short:
+        return None
+    named = ", ".join(
+        f"{terminal_text(item.item_id)} ({item.judgments})" for item in short[:SHORT_SHOWN]
+    ) + (f", and {len(short) - SHORT_SHOWN:,} more" if len(short) > SHORT_SHOWN else "")
+    return (
+        f"Of the {counted(len(approvable), 'item')} to approve, {len(short):,} "
+        f"{agreeing(len(short), 'has', 'have')} "
+        f"fewer judgments than overlap {routing.overlap} (routing fixed: every item gets "
+        f"{routing.overlap}), and the review queue still serves "
+        f"{agreeing(len(short), 'it', 'them')}: {named}. The consensus would approve "
+        f"{agreeing(len(short), 'it', 'them')} on those judgments alone."
+    )
 
 
 NOT_BACKED = (

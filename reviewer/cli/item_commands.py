@@ -17,7 +17,8 @@ from db.words import agreeing, all_of, counted, few_of
 from reviewer.cli import options
 from reviewer.cli.common import fail, open_db, read_db, suggested_command
 from reviewer.cli.identity import acting_person, as_option
-from reviewer.cli.output import column, print_json, printed_json_or_empty, terminal_text
+from reviewer.cli.output import print_json, printed_json_or_empty, terminal_text
+from reviewer.cli.tables import echo_table
 
 if TYPE_CHECKING:
     from db.engine import Database
@@ -619,16 +620,20 @@ def items_command(
                 empty += f": no item's exam (名称) is {', '.join(unknown)}; the exams are {known}"
     if printed_json_or_empty(listed, as_json=as_json, empty=terminal_text(empty), err=True):
         return
-    ids = column([terminal_text(entry.item.id) for entry in listed])
-    for item_id, entry in zip(ids, listed, strict=True):
-        item = entry.item
-        names = sorted({flag.name.value for flag in entry.flags})
-        click.echo(
-            f"{item_id}  {item.kind.value:<9}  {item.status:<9}  "
+    rows = [
+        (
+            terminal_text(entry.item.id),
+            entry.item.kind.value,
+            entry.item.status,
             # as read (entities decoded, LaTeX as Unicode); --json keeps the stored text
-            f"{terminal_text(preview(display_text(item.prompt)))}"
-            + (f"  [{', '.join(names)}]" if names else "")
+            terminal_text(preview(display_text(entry.item.prompt)))
+            + (f"  [{', '.join(names)}]" if names else ""),
         )
+        for entry in listed
+        for names in [sorted({flag.name.value for flag in entry.flags})]
+    ]
+    # kind and status as wide as their longest words (truefalse, in_review) in every listing
+    echo_table(rows, minimum_widths=(0, 9, 9))
 
 
 COMMANDS: tuple[click.Command, ...] = (

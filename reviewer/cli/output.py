@@ -49,20 +49,29 @@ def wrapped(text: str, *, first: str = "", hang: str = "", width: int | None = N
     output that is no terminal (a pipe, a file) keeps each line whole.  Not for the
     evaluation path (``eval``, ``runs``): the typesetter is ICU, which the bare GPU box does
     not carry (``tests/test_eval_path_imports.py``); its English notes keep ``textwrap``."""
-    terminal = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
-    limit = min((w for w in (width, terminal) if w), default=None)
+    limit = min((w for w in (width, terminal_width()) if w), default=None)
     if limit is None:
         return first + text
+    room = max(limit - max(east_asian_cell_len(first), east_asian_cell_len(hang)), MIN_WRAPPED)
+    lines = [line for paragraph in text.split("\n") for line in wrapped_lines(paragraph, room)]
+    return "\n".join((hang if index else first) + line for index, line in enumerate(lines))
+
+
+def terminal_width() -> int | None:
+    """The terminal's width in cells when standard output is one, else None (a pipe, a
+    file: what a script reads keeps its lines whole)."""
+    return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+
+
+def wrapped_lines(paragraph: str, room: int) -> list[str]:
+    """``paragraph`` (one line) cut where the typesetter allows into lines of at most
+    ``room`` cells (a piece wider than that is folded)."""
     from reviewer.line_breaking import wrap_offsets
 
-    room = max(limit - max(east_asian_cell_len(first), east_asian_cell_len(hang)), MIN_WRAPPED)
-    lines: list[str] = []
-    for paragraph in text.split("\n"):
-        # No break after a hyphen (as a non-breaking one, the same length): a command's
-        # options (--resume) and ids (econ-1) stay whole to copy.
-        cuts = [0, *wrap_offsets(paragraph.replace("-", "\u2011"), room), len(paragraph)]
-        lines += [paragraph[start:end].rstrip() for start, end in itertools.pairwise(cuts)]
-    return "\n".join((hang if index else first) + line for index, line in enumerate(lines))
+    # No break after a hyphen (as a non-breaking one, the same length): a command's
+    # options (--resume) and ids (econ-1) stay whole to copy.
+    cuts = [0, *wrap_offsets(paragraph.replace("-", "\u2011"), room), len(paragraph)]
+    return [paragraph[start:end].rstrip() for start, end in itertools.pairwise(cuts)]
 
 
 def terminal_block(value: str) -> str:

@@ -11,6 +11,7 @@ from reviewer.cli import options
 from reviewer.cli.common import fail, open_db, read_db
 from reviewer.cli.identity import acting_person, as_option
 from reviewer.cli.output import printed_json_or_empty
+from reviewer.cli.tables import echo_table
 
 
 @click.group()
@@ -28,11 +29,13 @@ def config_list(ctx: click.Context, as_json: bool) -> None:
     listed = read_db(ctx, list_settings)
     if printed_json_or_empty(listed, as_json=as_json, empty="no settings"):
         return
+    rows = []
     for setting in listed:
         marker = "" if setting.value != setting.default else " (default)"
         if not setting.valid:
             marker = " (not valid: a lead sets it again)"
-        click.echo(f"{setting.name} = {setting.value}{marker}    # {setting.help}")
+        rows.append((f"{setting.name} = {setting.value}{marker}", f"# {setting.help}"))
+    echo_table(rows, gap="    ", aligned=False)
 
 
 @config.command("get")

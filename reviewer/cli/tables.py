@@ -1,0 +1,140 @@
+"""Tables the CLI prints: one row a line when piped (scripts read them), fitted to the
+terminal's width when a person reads them there.
+
+On a terminal narrower than a table, the widest columns give up width and their cells
+wrap, as the app's fitted tables do (``reviewer/tui/widgets/table_fit.py``): a column is
+narrowed to its longest word before any word breaks, and a row grows to the lines its
+cells need.  Nothing is cut: every word of every cell is still there.  The typesetter
+(ICU) is imported only then, so a piped table needs none of it.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterable, Sequence
+
+import click
+
+from db.visible_text import east_asian_cell_len
+from reviewer.cli.output import column, terminal_width, wrapped_lines
+
+MIN_WRAPPED = 10  # narrower than this, a wrapped column reads worse than one run on
+
+
+def echo_table(
+    rows: Sequence[Sequence[str]],
+    header: Sequence[str] | None = None,
+    *,
+    gap: str = "  ",
+    aligned: bool = True,
+    minimum_widths: Sequence[int] = (),
+) -> None:
+    """Print ``rows`` (cells already fit for a terminal) under ``header``, see
+    :func:`table_lines`."""
+    lines = table_lines(rows, header, gap=gap, aligned=aligned, minimum_widths=minimum_widths)
+    for line in lines:
+        click.echo(line)
+
+
+def table_lines(
+    rows: Sequence[Sequence[str]],
+    header: Sequence[str] | None = None,
+    *,
+    gap: str = "  ",
+    aligned: bool = True,
+    minimum_widths: Sequence[int] = (),
+    width: int | None = None,
+) -> list[str]:
+    """The table's lines: cells joined by ``gap``, each column padded to its widest cell
+    (in terminal cells: Chinese takes two), or to its ``minimum_widths`` entry, when
+    ``aligned``, else each row as it comes.
+
+    When the table is wider than ``width``, or than the terminal the output is, its
+    columns are aligned and fitted (see the module's docstring); piped output, or a table
+    that fits, keeps one line a row, byte for byte as before.
+    """
+    table = [list(row) for row in ([header] if header is not None else []) + list(rows)]
+    if not table:
+        return []
+    limit = min((w for w in (width, terminal_width()) if w), default=None)
+    columns = list(zip(*table, strict=True))
+    minimums = [*minimum_widths, *[0] * (len(columns) - len(minimum_widths))]
+    widths = [
+        max([minimum, *map(east_asian_cell_len, cells)])
+        for cells, minimum in zip(columns, minimums, strict=True)
+    ]
+    gaps = east_asian_cell_len(gap) * (len(widths) - 1)
+    if limit is None or (
+        sum(widths) + gaps <= limit
+        if aligned
+        else all(east_asian_cell_len(gap.join(row)) <= limit for row in table)
+    ):
+        if not aligned:
+            return [gap.join(row).rstrip() for row in table]
+        padded = [column(cells, at_least=w) for cells, w in zip(columns, widths, strict=True)]
+        return [gap.join(line).rstrip() for line in zip(*padded, strict=True)]
+    fitted = narrowed_widths(widths, [_longest_word(cells) for cells in columns], limit - gaps)
+    return [line for row in table for line in _row_lines(row, fitted, gap)]
+
+
+def narrowed_widths(widths: Sequence[int], longest_words: Sequence[int], room: int) -> list[int]:
+    """``widths`` narrowed until they add up to ``room`` at most: the widest column gives
+    up a cell at a time, first down to its longest word (and no narrower than
+    :data:`MIN_WRAPPED`), then any column to its longest word, then words break (down to
+    ``MIN_WRAPPED``, and as a last resort to a cell)."""
+    narrowed = list(widths)
+    overflow = sum(narrowed) - room
+    passes = (
+        [max(MIN_WRAPPED, word) for word in longest_words],
+        list(longest_words),
+        [MIN_WRAPPED] * len(widths),
+        [1] * len(widths),
+    )
+    for floors in passes:
+        while overflow > 0:
+            narrowable = [i for i, width in enumerate(narrowed) if width > max(floors[i], 1)]
+            if not narrowable:
+                break
+            widest = max(narrowable, key=lambda index: narrowed[index])
+            narrowed[widest] -= 1
+            overflow -= 1
+    return narrowed
+
+
+def _longest_word(cells: Iterable[str]) -> int:
+    """The widest piece of the column's cells that wrapping keeps whole: a word between
+    spaces, or in text with wide characters (Chinese) its widest unbreakable piece."""
+    from reviewer.line_breaking import minimal_width
+
+    return max(
+        (
+            minimal_width(cell) if _wide(cell) else max(map(len, cell.split()), default=0)
+            for cell in cells
+        ),
+        default=0,
+    )
+
+
+def _wide(text: str) -> bool:
+    return east_asian_cell_len(text) != len(text)
+
+
+def _cell_lines(cell: str, width: int) -> list[str]:
+    """``cell`` as lines of at most ``width`` cells: between words where every word fits
+    (not after the slash of "keep/drop"), else where the typesetter allows."""
+    if east_asian_cell_len(cell) <= width:
+        return [cell]
+    if not _wide(cell) and max(map(len, cell.split()), default=0) <= width:
+        return textwrap.wrap(cell, width, break_long_words=False, break_on_hyphens=False)
+    return wrapped_lines(cell, width)
+
+
+def _row_lines(row: Sequence[str], widths: Sequence[int], gap: str) -> list[str]:
+    """One row as the lines its wrapped cells need, each cell under its column."""
+    cells = [_cell_lines(cell, width) for cell, width in zip(row, widths, strict=True)]
+    height = max(len(lines) for lines in cells)
+    padded = [
+        column(lines + [""] * (height - len(lines)), at_least=width)
+        for lines, width in zip(cells, widths, strict=True)
+    ]
+    return [gap.join(line).rstrip() for line in zip(*padded, strict=True)]
