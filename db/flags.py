@@ -25,7 +25,7 @@ and :func:`flagged_condition` for queries that filter items by flag.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -38,7 +38,7 @@ from db.answers import format_answer
 from db.bulk_reads import id_chunks
 from db.canonical_text import item_text
 from db.dedup import near_duplicates
-from db.differences import ItemText, describe_differences, read_duplicate
+from db.differences import DuplicateReading, ItemText, describe_differences, read_duplicate
 from db.flag_rules import FlagFinding, text_findings
 from db.json_types import JsonObject
 from db.model_answers import model_answers
@@ -87,6 +87,7 @@ __all__ = [
     "revision_flags",
     "stored_texts",
     "worded_now",
+    "duplicate_reading_now",
 ]
 
 MIN_AGREEING_MODELS = 2
@@ -298,27 +299,42 @@ def duplicate_finding(
 
 
 def worded_now(session: Session, flags: Sequence[ItemFlag]) -> list[ItemFlag]:
-    """``flags`` of current revisions, each ``duplicate`` flag's summary as the rules word it
-    now, from its stored evidence and the two questions as they stand (as triage reads it):
-    a flag stored by an older version said "copies" of a reworded question until a lead's
-    ``vetbench flags recompute``.  A copy keeps its stored words (an original edited apart
-    says so there)."""
+    """``flags``, each ``duplicate`` flag of a current revision with its summary as the rules
+    word it now, from its stored evidence and the two questions as they stand (as triage
+    reads it): a flag stored by an older version said "copies" of a reworded question
+    until a lead's ``vetbench flags recompute``.  A copy keeps its stored words (an
+    original edited apart says so there), as does a flag of an earlier revision (the
+    question now is not the one it was about)."""
     duplicates = [flag for flag in flags if flag.name is FlagName.DUPLICATE]
     if not duplicates:
         return list(flags)
     originals = {str(flag.evidence.get("of", "")) for flag in duplicates}
     texts = current_texts(session, {flag.item_id for flag in duplicates} | originals)
     prompts = {item_id: text.prompt for item_id, (_revision, text) in texts.items()}
+    current = {item_id: revision for item_id, (revision, _text) in texts.items()}
     return [
-        _worded_now(flag, prompts) if flag.name is FlagName.DUPLICATE else flag for flag in flags
+        _worded_now(flag, prompts)
+        if flag.name is FlagName.DUPLICATE and current.get(flag.item_id) == flag.revision
+        else flag
+        for flag in flags
     ]
 
 
-def _worded_now(flag: ItemFlag, prompts: dict[str, str]) -> ItemFlag:
+def _worded_now(flag: ItemFlag, prompts: Mapping[str, str]) -> ItemFlag:
+    reading = duplicate_reading_now(flag, prompts)
+    if reading.copy:
+        return flag
+    return replace(flag, evidence={**flag.evidence, "summary": reading.text})
+
+
+def duplicate_reading_now(flag: ItemFlag, prompts: Mapping[str, str]) -> DuplicateReading:
+    """A stored ``duplicate`` flag read again from its evidence and the two questions as
+    they stand now (``prompts``: item id → current question), as the rules read it when
+    they store it."""
     of = str(flag.evidence.get("of", ""))
     listed = flag.evidence.get("differences")
     similarity = flag.evidence.get("similarity")
-    reading = read_duplicate(
+    return read_duplicate(
         of,
         similarity if isinstance(similarity, int | float) else None,
         [d for d in listed if isinstance(d, str)] if isinstance(listed, list) else [],
@@ -326,9 +342,6 @@ def _worded_now(flag: ItemFlag, prompts: dict[str, str]) -> ItemFlag:
         other_prompt=prompts.get(of, ""),
         stated=bool(flag.evidence.get("stated")),
     )
-    if reading.copy:
-        return flag
-    return replace(flag, evidence={**flag.evidence, "summary": reading.text})
 
 
 def record_duplicates(

@@ -122,11 +122,10 @@ def flag_history(session: Session, item_id: str) -> FlagHistory | None:
         return None
     revisions = []
     for number in range(item.current_revision, 0, -1):
-        flags = revision_flags(session, item_id, number)
-        if number == item.current_revision:
-            # as the rules word them now (a duplicate flag stored by an older version said
-            # "copies" where triage says "a shared stem"); earlier ones as they were stored
-            flags = worded_now(session, flags)
+        # the current revision's as the rules word them now (a duplicate flag stored by an
+        # older version said "copies" where triage says "a shared stem"); earlier ones as
+        # they were stored
+        flags = worded_now(session, revision_flags(session, item_id, number))
         revisions.append(RevisionFlags(number, tuple(flags)))
     return FlagHistory(item_id, item.current_revision, tuple(revisions))
 

@@ -41,7 +41,7 @@ from sqlalchemy import ColumnElement, and_, case, delete, exists, func, not_, or
 from sqlmodel import Session, col
 
 from db.engine import Database
-from db.flags import ItemFlag, revision_flags
+from db.flags import ItemFlag, revision_flags, worded_now
 from db.gold import serving_gold
 from db.guidelines import current_guidelines_author_id, current_guidelines_version
 from db.item_status import active_judgments, refresh_item_status
@@ -509,9 +509,10 @@ class ReviewQueue:
         return item
 
     def flags_of(self, item: ItemSnapshot) -> tuple[ItemFlag, ...]:
-        """The flags of the item revision shown (for the reveal, never before it)."""
+        """The flags of the item revision shown (for the reveal, never before it), worded
+        as ``flags show`` and triage word them."""
         with self.db.session() as session:
-            return tuple(revision_flags(session, item.id, item.revision))
+            return tuple(worded_now(session, revision_flags(session, item.id, item.revision)))
 
     def _reload(self, item_id: str) -> ItemSnapshot | None:
         with self.db.session() as session:

@@ -41,9 +41,8 @@ from sqlalchemy import select
 from sqlmodel import Session, col
 
 from db.answers import format_answer
-from db.differences import read_duplicate
 from db.engine import Database
-from db.flags import ItemFlag, all_current_flags, current_flags
+from db.flags import ItemFlag, all_current_flags, current_flags, duplicate_reading_now
 from db.item_status import named_judgment_rows
 from db.items import item_conditions
 from db.json_types import JsonObject
@@ -370,28 +369,13 @@ def _earlier_reasons(
     return [Reason("annotators", weight, text)], rejections
 
 
-def _duplicate_reading(
-    item_id: str, flag: ItemFlag, prompts: Mapping[str, str]
-) -> tuple[str, str | None]:
+def _duplicate_reading(flag: ItemFlag, prompts: Mapping[str, str]) -> tuple[str, str | None]:
     """A duplicate flag's reason text, and the item to compare with when it is not a copy
-    (None: a copy, in form alone, or as the item file states).  Read again from the
-    evidence and the texts now, as the flag reads them when stored: a flag stored before
-    it said "a shared stem" still says "copies"."""
-    of = str(flag.evidence.get("of", ""))
-    differences = flag.evidence.get("differences")
-    listed = [d for d in differences if isinstance(d, str)] if isinstance(differences, list) else []
-    similarity = flag.evidence.get("similarity")
-    reading = read_duplicate(
-        of,
-        similarity if isinstance(similarity, int | float) else None,
-        listed,
-        prompt=prompts.get(item_id, ""),
-        other_prompt=prompts.get(of, ""),
-        stated=bool(flag.evidence.get("stated")),
-    )
+    (None: a copy, in form alone, or as the item file states), as the flag reads now."""
+    reading = duplicate_reading_now(flag, prompts)
     if reading.copy:
         return f"duplicate: {flag.summary}", None
-    return f"duplicate: {reading.text}", of
+    return f"duplicate: {reading.text}", str(flag.evidence.get("of", ""))
 
 
 def _flag_reasons(
@@ -420,7 +404,7 @@ def _flag_reasons(
         source = f" ({flag.source.value})" if flag.source is not FlagSource.AUTO else ""
         text = f"{flag.name.value}{source}: {flag.summary}"
         if flag.name is FlagName.DUPLICATE:
-            text, related = _duplicate_reading(item_id, flag, prompts)
+            text, related = _duplicate_reading(flag, prompts)
             if related is not None:
                 compare.append(related)
         if flag.name in _FLAG_REASONS and not (flag.name is FlagName.DUPLICATE and compare):

@@ -6,6 +6,7 @@ the rules word them now, from the stored evidence."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -62,3 +63,29 @@ def test_a_copy_keeps_its_stored_words(tmp_path: Path) -> None:
     assert (
         f"  duplicate: {stored}\n" in run_cli(database, "flags", "show", "econ_ordering:34").stdout
     )
+
+
+def test_the_review_apps_reveal_words_an_old_duplicate_flag_as_triage_does(
+    old_flag: Database,
+) -> None:
+    """The app's reveal reads an item's flags through the queue: it said "copies" too."""
+    from db.items import get_item
+    from reviewer.queue import ReviewQueue
+
+    with old_flag.session() as session:
+        item = get_item(session, "econ_ordering:34")
+    assert item is not None
+    [flag] = ReviewQueue(old_flag, "lena").flags_of(item)
+    assert flag.summary.startswith(NOW), flag.summary
+
+
+def test_a_flag_of_an_earlier_revision_keeps_its_stored_words(old_flag: Database) -> None:
+    """Read again against today's question, an earlier revision's flag would describe a
+    question it was not about."""
+    from db.flags import revision_flags, worded_now
+
+    with old_flag.session() as session:
+        [flag] = revision_flags(session, "econ_ordering:34", 1)
+        earlier = replace(flag, revision=0)  # as if stored for a revision before the current
+        assert worded_now(session, [earlier]) == [earlier]
+        assert worded_now(session, [flag])[0].summary.startswith(NOW)
