@@ -48,7 +48,7 @@ from reviewer.judging import (
     JudgmentInput,
     JudgmentRefused,
     edit_item,
-    retract_last_judgment,
+    retract_judgment,
     store_judgment,
 )
 from reviewer.queue import OwnJudgment, QueueError, QueueFilter, ReviewQueue
@@ -277,9 +277,9 @@ class ReviewScreen(Screen[None]):
         self.post_message(item_loaded(self.db, self.queue, self.queue.fetch_next(), note))
 
     @work(thread=True, group="review", exit_on_error=False)
-    def _undo(self) -> None:
+    def _undo(self, judgment_id: int | None) -> None:
         try:
-            receipt = retract_last_judgment(self.db, self.queue.annotator)
+            receipt = retract_judgment(self.db, self.queue.annotator, judgment_id)
         except JudgmentRefused as error:  # nothing to undo, or no longer undoable
             self.post_message(ActionRefused(str(error), title=NOTHING_DONE))
             return
@@ -649,7 +649,8 @@ class ReviewScreen(Screen[None]):
             return
         self._keep_reveal()  # the undone judgment's item comes instead
         self.busy = True
-        self._undo()
+        # What the screen shows: the judgment of the item shown, else the last one made.
+        self._undo(self.own.judgment_id if self.own is not None else None)
 
     def action_jump(self) -> None:
         from reviewer.tui.screens.jump import jump_screen

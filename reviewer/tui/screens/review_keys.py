@@ -144,7 +144,8 @@ ACTION_HELP: list[ActionHelp] = [
         "Move",
         "undo",
         "u",
-        "retract your last judgment; its item comes back to answer again",
+        "retract your judgment of the item shown, or, on an item you have not judged, "
+        "your last judgment; its item comes back to answer again",
         "Undo",
     ),
     ActionHelp("Move", "jump", "j", "open an item by its id", "Jump to an item"),
@@ -280,7 +281,7 @@ def why_not(
         if key == "s":
             return "skip puts aside an item you have not judged; n moves on"
         return (
-            f"you judged this item already (verdict {judged_verdict}); u undoes your last "
+            f"you judged this item already (verdict {judged_verdict}); u undoes this "
             "judgment, n moves on"
         )
     if phase is Phase.AUTHORED:
