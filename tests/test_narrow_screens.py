@@ -555,3 +555,27 @@ async def test_every_compact_list_is_framed_when_open(database: Database) -> Non
         await wait_until(pilot, lambda: isinstance(app.screen, EditScreen), "the editor")
         overlay = await opened(app.screen.query_one("#edit-kind", Select))
         assert all(edge[0] for edge in overlay.styles.border), overlay.styles.border
+
+
+@pytest.mark.parametrize("person", ["lena", "alice"])
+@pytest.mark.parametrize("size", [(80, 24), (120, 35)])
+async def test_the_footer_keeps_next_and_undo_at_every_step(
+    database: Database, person: str, size: tuple[int, int]
+) -> None:
+    """At 80 columns the footer dropped its keys from the last one back, and `n Next` went
+    first of all for a lead (F2 F3 F4 take room): the key used at every item."""
+    store_person(database, "lena", Role.LEAD)
+    for n in range(3):
+        store_item(database, f"econ:{n}", key="DABC")
+    app = make_app(database, person)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        steps = {"blind": (), "revealed": (*"abcd", "enter"), "judged": ("k", "p")}
+        for step, keys in steps.items():
+            await pilot.press(*keys)
+            await settle(pilot)
+            shown = footer_keys(app)
+            assert {"n", "u", "space", "question_mark", "q"} <= set(shown), (step, shown)
+            if person == "lena":
+                assert {"f2", "f3", "f4"} <= set(shown), (step, shown)
+        assert shown[:2] == ["e", "space"]  # the keys keep their order, only fewer go

@@ -69,6 +69,7 @@ from reviewer.tui.messages import (
 from reviewer.tui.responsive import FOLD_BELOW, apply_size_classes
 from reviewer.tui.screens.help import HelpRow
 from reviewer.tui.screens.review_keys import (
+    FOOTER_KEPT,
     REVIEW_BINDINGS,
     Phase,
     action_applies,
@@ -142,7 +143,7 @@ class ReviewScreen(Screen[None]):
                 yield RevealPanel(id="reveal-panel")
         yield VerdictBar(id="verdict-bar")
         yield ProgressLine(id="review-progress")
-        yield KeyFooter(compact=True)
+        yield KeyFooter(compact=True, kept=FOOTER_KEPT)
 
     def on_mount(self) -> None:
         self.query_one(ProgressLine).show(self.queue.annotator, None, self.queue.filters.describe())
