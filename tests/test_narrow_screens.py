@@ -579,3 +579,25 @@ async def test_the_footer_keeps_next_and_undo_at_every_step(
             if person == "lena":
                 assert {"f2", "f3", "f4"} <= set(shown), (step, shown)
         assert shown[:2] == ["e", "space"]  # the keys keep their order, only fewer go
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 35)])
+async def test_f2s_breakdown_by_kind_and_source_fits_the_width(
+    database: Database, size: tuple[int, int]
+) -> None:
+    """It ran about 150 cells wide (a figure and its interval on one line, one-line
+    headings) and scrolled sideways at both sizes: now its figures wrap at their spaces."""
+    from helpers import agreement_shown, random_study
+    from textual.widgets import TabbedContent
+
+    store_person(database, "lena", Role.LEAD)
+    random_study(database, 7, items=24, sources=("econ_ordering_5events", "cflue_mcq"))
+    async with agreement_shown(database, "lena", resamples=50, size=size) as (screen, pilot):
+        screen.query_one(TabbedContent).active = "breakdown-tab"
+        await settle(pilot)
+        await pilot.pause()
+        table = screen.query_one("#breakdown", DataTable)
+        assert table.size.width > 0 and table.virtual_size.width <= table.size.width
+        assert len(table.columns) == 7 and table.row_count == 6  # 4 kinds, 2 sources
+        cells = [str(cell) for cell in table.get_row_at(0)]
+        assert cells[0] == "kind: multi" and "[" in cells[2]  # the interval kept
