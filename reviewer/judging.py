@@ -491,15 +491,32 @@ def retract_last_judgment(db: Database, annotator_name: str) -> RetractionReceip
 
     Nothing is deleted: the row keeps its content with ``retracted`` set.
     """
+    return retract_judgment(db, annotator_name, None)
+
+
+def retract_judgment(
+    db: Database, annotator_name: str, judgment_id: int | None
+) -> RetractionReceipt:
+    """Undo one judgment of this person's: ``judgment_id`` (the one of the item the app
+    shows), or their newest active one when None; its item returns to the queue.  A
+    judgment that is not theirs or is undone already is refused, never another undone."""
     with db.transaction() as session:
         person = find_person(session, annotator_name.strip())
         judgment = None
         if person is not None:
+            query = select(Judgment).where(
+                Judgment.annotator_id == person.id, col(Judgment.retracted).is_(False)
+            )
+            if judgment_id is not None:
+                query = query.where(col(Judgment.id) == judgment_id)
             judgment = session.exec(
-                select(Judgment)
-                .where(Judgment.annotator_id == person.id, col(Judgment.retracted).is_(False))
-                .order_by(col(Judgment.created_at).desc(), col(Judgment.id).desc())
+                query.order_by(col(Judgment.created_at).desc(), col(Judgment.id).desc())
             ).first()
+        if judgment is None and judgment_id is not None:
+            raise JudgmentRefused(
+                f"judgment {judgment_id} is not one of {annotator_name}'s in force "
+                "(undone already?): nothing undone"
+            )
         if person is None or judgment is None:
             raise JudgmentRefused(f"{annotator_name} has no judgment to undo")
         assert judgment.id is not None

@@ -5,6 +5,8 @@ F3's reasons (every annotator's).  The pictures are in tests/test_tui_snapshots.
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -24,6 +26,7 @@ from helpers import (
 from rich.text import Text
 from textual.app import App
 from textual.geometry import Region
+from textual.pilot import Pilot
 from textual.widgets import DataTable, OptionList, Static
 
 from db.engine import Database
@@ -32,6 +35,7 @@ from db.items import get_item
 from db.vocabulary import Role
 from reviewer.queue import QueueProgress
 from reviewer.tui.app import make_app
+from reviewer.tui.screens.adjudication import AdjudicationScreen
 from reviewer.tui.screens.help import HelpScreen
 from reviewer.tui.screens.jump import FilterScreen
 from reviewer.tui.widgets.item_view import (
@@ -555,3 +559,128 @@ async def test_every_compact_list_is_framed_when_open(database: Database) -> Non
         await wait_until(pilot, lambda: isinstance(app.screen, EditScreen), "the editor")
         overlay = await opened(app.screen.query_one("#edit-kind", Select))
         assert all(edge[0] for edge in overlay.styles.border), overlay.styles.border
+
+
+@pytest.mark.parametrize("person", ["lena", "alice"])
+@pytest.mark.parametrize("size", [(80, 24), (120, 35)])
+async def test_the_footer_keeps_next_and_undo_at_every_step(
+    database: Database, person: str, size: tuple[int, int]
+) -> None:
+    """At 80 columns the footer dropped its keys from the last one back, and `n Next` went
+    first of all for a lead (F2 F3 F4 take room): the key used at every item."""
+    store_person(database, "lena", Role.LEAD)
+    for n in range(3):
+        store_item(database, f"econ:{n}", key="DABC")
+    app = make_app(database, person)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        steps = {"blind": (), "revealed": (*"abcd", "enter"), "judged": ("k", "p")}
+        for step, keys in steps.items():
+            await pilot.press(*keys)
+            await settle(pilot)
+            shown = footer_keys(app)
+            assert {"n", "u", "space", "question_mark", "q"} <= set(shown), (step, shown)
+            if person == "lena":
+                assert {"f2", "f3", "f4"} <= set(shown), (step, shown)
+        assert shown[:2] == ["e", "space"]  # the keys keep their order, only fewer go
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 35)])
+async def test_f2s_breakdown_by_kind_and_source_fits_the_width(
+    database: Database, size: tuple[int, int]
+) -> None:
+    """It ran about 150 cells wide (a figure and its interval on one line, one-line
+    headings) and scrolled sideways at both sizes: now its figures wrap at their spaces."""
+    from helpers import agreement_shown, random_study
+    from textual.widgets import TabbedContent
+
+    store_person(database, "lena", Role.LEAD)
+    random_study(database, 7, items=24, sources=("econ_ordering_5events", "cflue_mcq"))
+    async with agreement_shown(database, "lena", resamples=50, size=size) as (screen, pilot):
+        screen.query_one(TabbedContent).active = "breakdown-tab"
+        await settle(pilot)
+        await pilot.pause()
+        table = screen.query_one("#breakdown", DataTable)
+        assert table.size.width > 0 and table.virtual_size.width <= table.size.width
+        assert len(table.columns) == 7 and table.row_count == 6  # 4 kinds, 2 sources
+        cells = [str(cell) for cell in table.get_row_at(0)]
+        assert cells[0] == "kind: multi" and "[" in cells[2]  # the interval kept
+
+
+@asynccontextmanager
+async def f3_with_long_cases(
+    database: Database, size: tuple[int, int]
+) -> AsyncIterator[tuple[AdjudicationScreen, Pilot[None]]]:
+    """F3 in the app (its styles), notices shown, once its two long conflicts are listed."""
+    store_person(database, "lena", Role.LEAD)
+    for item_id in ("c:1", "c:2"):
+        store_item(
+            database,
+            item_id,
+            kind="single",
+            key="A",
+            prompt="A long question about money. " * 30,
+            explanation="Why the key is right. " * 40,
+        )
+        store_judgment(database, item_id, "ann", "B", "wrong-key")
+        store_judgment(database, item_id, "bo", "A")
+    app = make_app(database, "lena")
+    async with app.run_test(size=size, notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        screen = app.screen
+        assert isinstance(screen, AdjudicationScreen)
+        await wait_until(pilot, lambda: len(screen.cases) == 2, "the conflict queue")
+        await wait_until(pilot, lambda: not screen.consensus_pending, "the consensus")
+        await pilot.pause()
+        yield screen, pilot
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 35)])
+async def test_f3_scrolls_the_case_without_tab(database: Database, size: tuple[int, int]) -> None:
+    """PgDn moved the queue's cursor (it has the focus), and only Tab into the case made it
+    scroll: now PgDn and Space scroll the case, and ↑↓ still choose it."""
+    from textual.containers import VerticalScroll
+
+    async with f3_with_long_cases(database, size) as (screen, pilot):
+        queue = screen.query_one("#queue", DataTable)
+        case = screen.query_one("#case-scroll", VerticalScroll)
+        await pilot.pause()
+        assert screen.focused is queue and case.max_scroll_y > 0 and case.scroll_y == 0
+        first = screen.current
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert case.scroll_y > 0 and queue.cursor_row == 0 and screen.current is first
+        scrolled = case.scroll_y
+        await pilot.press("space")
+        await pilot.pause()
+        assert case.scroll_y > scrolled or case.scroll_y == case.max_scroll_y
+        await pilot.press("pageup", "shift+space", "pageup")
+        await pilot.pause()
+        assert case.scroll_y == 0 and screen.focused is queue
+        await pilot.press("down")  # the arrows still choose the case
+        await pilot.pause()
+        assert screen.current is not first
+        rows = screen.help_rows()
+        assert any("pagedown" in row.keys.lower() or "pgdn" in row.keys.lower() for row in rows)
+
+
+async def test_f3s_notices_at_80_columns_cover_no_case(database: Database) -> None:
+    """They were drawn over the header, the summary and the queue: a notice of four lines
+    covered the first case.  Now they take rows of their own, and the queue moves down."""
+    from textual.widgets._toast import Toast, ToastRack  # no public module (8.2.8)
+
+    async with f3_with_long_cases(database, (80, 24)) as (screen, pilot):
+        await pilot.press("a")  # approved: "c:1 approved · u undoes it"
+        await wait_until(pilot, lambda: len(screen.cases) == 1, "the decision")
+        await pilot.press("u")  # undone: a notice with a title, over three lines and more
+        await wait_until(pilot, lambda: len(screen.cases) == 2, "the undo")
+        await pilot.pause()
+        toasts = list(screen.get_child_by_type(ToastRack).query(Toast))
+        assert len(toasts) == 2 and sum(toast.region.height for toast in toasts) >= 3
+        queue = screen.query_one("#queue", DataTable)
+        summary = screen.query_one("#queue-summary")
+        for toast in toasts:
+            assert not toast.region.overlaps(queue.region), (toast.region, queue.region)
+            assert not toast.region.overlaps(summary.region)
+        assert "approved" in screen_text(screen.app) and "undid" in screen_text(screen.app)

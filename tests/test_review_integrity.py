@@ -296,7 +296,7 @@ async def test_an_editor_is_never_shown_their_own_revision_blind(ordering: Datab
         await press(app, *answer, "enter", "f", "tab", *" Now.")  # Tab: from the comment
         assert isinstance(app.screen, EditScreen)
         app.screen.query_one("#edit-note", Input).focus()
-        # Store the diff (y), and keep the words added to the scenario there (y).
+        # Keep the words added to the scenario there (y), then store the diff (y).
         await press(app, *"clearer", "ctrl+s", "y", "y")
         await press(app, "p")  # back to the item just edited
         screen = app.review_screen

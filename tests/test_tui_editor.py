@@ -214,14 +214,14 @@ async def test_a_comment_typed_into_the_question_asks_and_can_be_moved(mcq: Data
         edit = await flawed(app, "c")
         await press(app, "tab", *COMMENT)  # the teacher's slip: the comment went to the question
         edit.query_one("#edit-note", Input).value = "see comment"
-        await press(app, "ctrl+s", "y")
+        await press(app, "ctrl+s")  # asked first, before the diff
         asked = app.screen
         assert isinstance(asked, CommentInTextScreen)
         assert (asked.field, asked.text, asked.is_the_comment) == ("question", COMMENT, False)
         assert "Store this in the question?" in screen_text(app)
         await press(app, "n")  # back to the form, nothing stored
         assert app.screen is edit and len(revisions(mcq)) == 1
-        await press(app, "ctrl+s", "y", "m")  # move it to the comment
+        await press(app, "ctrl+s", "m")  # move it to the comment
         assert app.screen is edit
         assert edit.query_one("#edit-prompt", TextArea).text == QUESTION
         assert edit.query_one("#edit-comment", Input).value == COMMENT
@@ -240,12 +240,51 @@ async def test_the_comments_own_text_in_the_question_asks_even_with_a_comment(
         await press(app, *"C is right", "tab")
         edit.query_one("#edit-prompt", TextArea).load_text("C is right. " + QUESTION)
         edit.query_one("#edit-note", Input).value = "x"
-        await press(app, "ctrl+s", "y")
+        await press(app, "ctrl+s")
         assert isinstance(app.screen, CommentInTextScreen)
         assert "holds the text of your comment" in screen_text(app)
-        await press(app, "y")  # meant: kept in the question
+        await press(app, "y")  # meant: kept in the question; then the diff, as for any edit
+        assert isinstance(app.screen, ChangesScreen)
+        await press(app, "y")
         assert app.screen is app.review_screen
     assert [r.prompt for r in revisions(mcq)] == [QUESTION, "C is right. " + QUESTION]
+
+
+async def test_comment_text_in_the_question_is_asked_about_before_the_note(
+    mcq: Database,
+) -> None:
+    """The note was asked for first, then the diff, and only then whether the text was a
+    comment: moved there, it left no edit, and the note typed for it was for nothing."""
+    async with app_at(mcq, (80, 24)) as app:
+        edit = await flawed(app, "c")
+        await press(app, "tab", *COMMENT, "ctrl+s")  # no note written
+        assert isinstance(app.screen, CommentInTextScreen)  # the first question
+        assert "note:" not in problems(edit)
+        await press(app, "m")  # a comment after all: nothing left to note
+        assert app.screen is edit and edit.query_one("#edit-comment", Input).value == COMMENT
+        await press(app, "ctrl+s")
+        assert app.screen is app.review_screen
+    [judgment] = stored_judgments(mcq)
+    assert (judgment.verdict, judgment.comment) == ("flawed", COMMENT)
+    assert len(revisions(mcq)) == 1
+
+
+async def test_text_kept_in_the_question_then_asks_for_the_note_and_not_again(
+    mcq: Database,
+) -> None:
+    async with app_at(mcq, (80, 24)) as app:
+        edit = await flawed(app, "c")
+        await press(app, "tab", *COMMENT, "ctrl+s")
+        assert isinstance(app.screen, CommentInTextScreen)
+        await press(app, "y")  # it belongs in the question: now the note
+        assert app.screen is edit and "note: say briefly" in problems(edit)
+        assert app.focused is edit.query_one("#edit-note", Input)
+        await press(app, *"clarified", "ctrl+s")
+        assert isinstance(app.screen, ChangesScreen)  # not asked about the text again
+        await press(app, "y")
+        assert app.screen is app.review_screen
+    assert [r.prompt for r in revisions(mcq)] == [QUESTION, QUESTION + COMMENT]
+    assert revisions(mcq)[-1].change_note == "clarified"
 
 
 def test_comment_like_growth() -> None:
@@ -382,3 +421,27 @@ def test_compact_diff_keeps_what_changed_and_cuts_the_rest() -> None:
     assert added.text == "+  …" + "x" * 7 + "END new"
     assert [added.text[a:b] for a, b in added.changes] == [" new"]
     assert short == lines[3]  # short enough: unchanged
+
+
+# --- adding an event or choice ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 35)])
+async def test_ctrl_n_scrolls_the_new_choice_into_view_and_types_into_it(
+    db_path: Path, size: tuple[int, int]
+) -> None:
+    """The new row was focused below the form's fold: typing went out of sight."""
+    db = open_database(db_path)
+    choices = {letter: f"choice {letter}" for letter in "ABCDE"}
+    for item_id in ("k:1", "k:2"):
+        store_item(db, item_id, kind="single", key="A", choices=choices, prompt="Why? " * 40)
+    async with app_at(db, size) as app:
+        await press(app, "a", "enter", "k", "p", "e")  # e edits an item once judged
+        edit = app.screen
+        assert isinstance(edit, EditScreen)
+        await press(app, "ctrl+n", *"new one")
+        new = edit.query(Input).filter(".choice-input")[-1]
+        assert str(new.border_title) == "F" and app.focused is new and new.value == "new one"
+        form = edit.query_one("#edit-form")
+        assert form.content_region.contains_region(new.region)  # wholly in sight
+        assert "─ F ─" in screen_text(app)

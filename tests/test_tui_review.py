@@ -168,11 +168,11 @@ async def test_flawed_opens_edit_and_saves_a_new_revision(one_item: Database) ->
         await press(app, "ctrl+r")  # show changes
         assert "+  Order the events of a rate rise cycle. (revised)" in screen_text(app)
         await press(app, "escape", "ctrl+s")
+        await press(app, "y")  # words added at the end: kept in the scenario, as meant
         assert "note: say briefly what you changed and why" in screen_text(app)
         assert stored_judgments(one_item) == []  # nothing until the form is saved
         app.screen.query_one("#edit-note", Input).focus()
         await press(app, *"fixed text", "ctrl+s", "y")  # the diff, stored
-        await press(app, "y")  # words added at the end: kept in the scenario, as meant
         assert not isinstance(app.screen, EditScreen)
         # The editor knows the new key, so the new revision is not served to them.
         assert app.review_screen.phase is Phase.EMPTY
@@ -640,7 +640,12 @@ async def test_help_screen_and_command_palette_list_the_actions(one_item: Databa
         await press(app, "question_mark")
         assert isinstance(app.screen, HelpScreen)
         said = " ".join(f"{row.keys} {row.description}" for row in app.screen.rows)
-        for phrase in ("take back the last step", "defensible", "retract your last", "Ctrl+P"):
+        for phrase in (
+            "take back the last step",
+            "defensible",
+            "retract your judgment of the item shown",
+            "Ctrl+P",
+        ):
             assert phrase in said
         assert said.count("Shift+Space / PgUp") == 1  # it was in Space's line and its own
         edit_keys = {row.keys for row in app.screen.rows if row.section.startswith("Edit form")}

@@ -195,3 +195,53 @@ async def test_at_80x24_a_choice_longer_than_its_field_says_which_side_is_hidden
         assert d.border_subtitle == "more (End) ▸"
         await press(app, "end", "left", "left", *["backspace"] * 30)  # short enough now
         assert d.border_subtitle == "", d.value
+
+
+async def test_undo_on_an_older_judged_item_undoes_that_items_judgment(
+    database: Database,
+) -> None:
+    """Opened from the judged list (l), an older item's u undid the newest judgment,
+    another item's, and showed that item instead of the one the screen showed."""
+    from reviewer.tui.screens.judged import JudgedScreen
+
+    store_item(database, "econ:1", key="DABC")
+    store_item(database, "econ:2", key="DABC")
+    async with running(make_app(database, "alice"), size=(80, 24)) as app:
+        pilot = pilot_of(app)
+        await press(app, *"abcd", "enter", "k", *"abcd", "enter", "k", "l")
+        judged = app.screen
+        assert isinstance(judged, JudgedScreen)
+        await wait_until(pilot, lambda: judged.query_one("DataTable").row_count == 2, "list")
+        first = stored_judgments(database)[0].item_id
+        await press(app, "down", "enter")  # newest first: the second row is the older one
+        assert app.review_screen.item is not None and app.review_screen.item.id == first
+        assert app.review_screen.phase is Phase.JUDGED
+        await press(app, "u")
+        await wait_until(pilot, lambda: app.review_screen.phase is Phase.REVEALED, "the undo")
+        assert app.review_screen.item is not None and app.review_screen.item.id == first
+        assert status_rows(app)[0].startswith(f"↶ undid your keep on {first}")
+    assert [(j.item_id, j.retracted) for j in stored_judgments(database)] == [
+        (first, True),
+        ("econ:2" if first == "econ:1" else "econ:1", False),
+    ]
+
+
+def test_undoing_a_judgment_no_longer_in_force_is_refused_and_undoes_nothing(
+    database: Database,
+) -> None:
+    from reviewer.judging import JudgmentRefused, retract_judgment, submit_judgment
+
+    store_item(database, "econ:1", key="DABC")
+    store_item(database, "econ:2", key="DABC")
+    for item_id in ("econ:1", "econ:2"):
+        submit_judgment(
+            database, "alice", item_id, revision_number=None, blind_answer="DABC", verdict="keep"
+        )
+    first, second = (judgment.id for judgment in stored_judgments(database))
+    assert first is not None and second is not None
+    assert retract_judgment(database, "alice", first).item_id == "econ:1"
+    with pytest.raises(JudgmentRefused, match=f"judgment {first} is not one of alice's"):
+        retract_judgment(database, "alice", first)
+    with pytest.raises(JudgmentRefused, match="not one of bob's"):
+        retract_judgment(database, "bob", second)  # not bob's to undo
+    assert [j.retracted for j in stored_judgments(database)] == [True, False]

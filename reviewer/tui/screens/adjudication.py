@@ -9,7 +9,8 @@ with a corrected key (a new revision), ``x`` rejects with a reason the lead
 chooses (the one the verdicts point to is highlighted), ``u`` undoes the lead's last
 decision (the row stays in the history) and puts the cursor back on its item, ``A``
 approves every agreed item after showing how many, ``o`` shows the other items the case
-names (its duplicate, the item a flag compares it with), read-only.
+names (its duplicate, the item a flag compares it with), read-only.  ↑↓ choose the case;
+PgDn or Space (PgUp, Shift+Space) scroll it, with no Tab into it first.
 Under the judgments, the consensus (``db.consensus``) on the item and what it would
 decide; items it says have a wrong key or should be dropped join the queue even when
 their judgments are not in conflict, and ``c`` offers its suggested key.
@@ -95,6 +96,18 @@ class AdjudicationScreen(AreaScreen):
         Binding("A", "approve_agreed", "Approve all agreed"),
         Binding("r", "refresh", "Refresh"),
         Binding("escape", "leave", "Back"),
+        # The case scrolls with the cursor in the queue (↑↓ choose the case): it needed a
+        # Tab first, and PgDn moved the queue's cursor instead.
+        Binding(
+            "space,pagedown", "scroll_case(1)", "Scroll the case on", show=False, priority=True
+        ),
+        Binding(
+            "shift+space,pageup",
+            "scroll_case(-1)",
+            "Scroll the case back",
+            show=False,
+            priority=True,
+        ),
     ]
 
     @dataclass
@@ -395,6 +408,11 @@ class AdjudicationScreen(AreaScreen):
 
     def action_refresh(self) -> None:
         self.load_queue()
+
+    def action_scroll_case(self, pages: int) -> None:
+        """The case's text and history a page on (or back), wherever the focus is."""
+        case = self.query_one("#case-scroll", VerticalScroll)
+        (case.scroll_page_down if pages > 0 else case.scroll_page_up)(animate=False)
 
     def action_toggle_raw(self) -> None:
         self.raw_text = not self.raw_text

@@ -192,6 +192,9 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
         """Whether the raters' reliability for the figures shown is still being estimated."""
         self.annotator_rows: list[tuple[str | None, tuple[Text | str, ...]]] = []
         """The Annotators table's rows with every column, fitted to its width when shown."""
+        self.breakdown_rows: list[tuple[str | None, tuple[Text | str, ...]]] = []
+        """The breakdown's rows, fitted to its width when shown."""
+        self.breakdown_labels: tuple[str, ...] = ()
         self._force = threading.Event()
         self._seen: tuple[int, ...] | None = None  # the judgments last computed (worker only)
 
@@ -237,7 +240,11 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
         self.query_one("#reliability-table", DataTable).add_columns(
             "rater", "kind", "reliability", "95% interval", "answers", "note"
         )
-        self.query_one("#breakdown", DataTable).add_columns("group", *BREAKDOWN_COLUMNS)
+        # in two-line headings ("alpha" over "verdicts"): the figures under them are narrow
+        self.breakdown_labels = ("group", *(c.replace(" ", "\n", 1) for c in BREAKDOWN_COLUMNS))
+        breakdown = self.query_one("#breakdown", DataTable)
+        breakdown.header_height = 2
+        breakdown.add_columns(*self.breakdown_labels)
         self.query_one("#wrong-keys", DataTable).add_columns(
             "item", "revision", "kind", "key", "annotators' answer", "annotators", "decision"
         )
@@ -303,10 +310,14 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
         self.refresh_bindings()  # k applies on one tab only
         if event.pane.id == "annotators-tab" and self.annotator_rows:
             self.call_after_refresh(self._fit_annotators)
+        if event.pane.id == "breakdown-tab" and self.breakdown_rows:
+            self.call_after_refresh(self._fit_breakdown)
 
     def on_resize(self) -> None:
         if self.annotator_rows:
             self.call_after_refresh(self._fit_annotators)
+        if self.breakdown_rows:
+            self.call_after_refresh(self._fit_breakdown)
 
     def on_agreement_screen_agreement_computed(self, message: AgreementComputed) -> None:
         report = message.report
@@ -466,16 +477,25 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
     def _show_breakdowns(self, report: AgreementReport) -> None:
         from reviewer.agreement.rows import breakdown_cells, numbered_notes
 
-        table = self.query_one("#breakdown", DataTable)
-        table.clear()
+        rows: list[tuple[str | None, tuple[Text | str, ...]]] = []
         if not report.by_kind and not report.by_source:
-            table.add_row(*none_row(len(table.columns)))
+            rows.append((None, tuple(none_row(len(self.breakdown_labels)))))
         reasons: list[str] = []  # what the cells' "— (1)" refer to, under the table
         for label, groups in (("kind", report.by_kind), ("source", report.by_source)):
             for name, group in groups.items():
                 cells = breakdown_cells(group, reasons)
-                table.add_row(literal(f"{label}: {name}"), *(literal(cell) for cell in cells))
+                rows.append((None, (literal(f"{label}: {name}"), *map(literal, cells))))
+        self.breakdown_rows = rows
+        self._fit_breakdown()
         self.query_one("#breakdown-notes", FigureNotes).show(numbered_notes(reasons), bullet="")
+
+    def _fit_breakdown(self) -> None:
+        """The breakdown at the width it has: its figures wrap at their spaces (an interval
+        under its value), its headings take two lines (it ran 60 columns past 80)."""
+        table = self.query_one("#breakdown", DataTable)
+        labels = self.breakdown_labels
+        wrap = tuple(i for i, label in enumerate(labels) if label != "compared")  # a count
+        fill_fitted(table, labels, self.breakdown_rows, wrap=wrap)
 
     def _show_wrong_keys(self, figures: AgreementFigures, lead: bool) -> None:
         table = self.query_one("#wrong-keys", DataTable)

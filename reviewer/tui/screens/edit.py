@@ -25,10 +25,11 @@ starts in the comment; the next Tab stop is the field most likely to need the fi
 (the key when the annotator's blind answer differed from it, else the question).
 Every field names itself in its border.
 
-Saving an edit first shows the diff of what will be stored and asks (y saves, n goes
-back); when the question or key grew by what reads like a comment (the comment's
-own text, or text added at the end of the question while the comment is empty), it
-asks once more and offers to move that text into the comment.  The kind of a
+Saving an edit shows the diff of what will be stored and asks (y saves, n goes back).
+Before anything else, when the question grew by what reads like a comment (the
+comment's own text, or text added at the end of the question while the comment is
+empty), it asks whether that text belongs there and offers to move it into the comment;
+only then does it ask for the note an edit needs.  The kind of a
 multiple-choice item can be changed (multi to single and back, to or from true/false)
 within what its key and choices allow; an order never becomes a choice of answers.
 """
@@ -269,6 +270,7 @@ class EditScreen(DialogScreen[EditOutcome | None]):
         self.history: FormHistory | None = None
         self._restoring = False
         self._problems_shown = False
+        self._kept_in_text = ""  # comment-like text the annotator chose to keep in the question
 
     def compose(self) -> ComposeResult:
         item = self.item
@@ -425,8 +427,14 @@ class EditScreen(DialogScreen[EditOutcome | None]):
         self.query_one("#edit-problems", Static).update(literal("; ".join(problems)))
 
     def action_save(self) -> None:
-        """Check the form; an edit is shown as the diff it stores and asked about (and
-        asked once more when a comment seems to have gone into the question or key)."""
+        """Check the form; an edit is shown as the diff it stores and asked about.  Text
+        in the question that reads like a comment is asked about first: moved to the
+        comment, it may leave no edit, and so no note, to ask for (it was asked last, after
+        the note and the diff)."""
+        grown = self._comment_like_growth()
+        if grown and grown != self._kept_in_text:
+            self._ask_about_comment_text(grown)
+            return
         edit, problems = self._checked(self._edit())
         if problems:
             self._show_problems(problems)
@@ -436,38 +444,41 @@ class EditScreen(DialogScreen[EditOutcome | None]):
                 note.focus()
                 note.scroll_visible(animate=False)
             return
+        comment = self._comment()
         if edit is None:  # a comment alone: nothing of the item changes
-            self.dismiss(EditOutcome(None, self._comment()))
+            self.dismiss(EditOutcome(None, comment))
             return
         lines = self._diff(edit)
         title = f"Store this as revision {self.item.revision + 1}?"
 
         def confirmed(save: bool | None) -> None:
             if save:
-                self._ask_about_comment_text(edit)
+                self.dismiss(EditOutcome(edit, comment))
 
-        self.app.push_screen(ChangesScreen(title, lines, self._comment(), confirm=True), confirmed)
+        self.app.push_screen(ChangesScreen(title, lines, comment, confirm=True), confirmed)
 
-    def _ask_about_comment_text(self, edit: ItemEdit) -> None:
-        """Saves, unless the question grew by comment-like text: then asks once more.  (A
-        key holding a comment is no key: the form refuses it before it gets here.)"""
-        comment = self._comment()
+    def _comment_like_growth(self) -> str:
+        """Text added to the question that reads like a comment ("" for none).  (A key
+        holding a comment is no key: the form refuses it as it checks the key.)"""
+        prompt = self._value("#edit-prompt")
         stored = visible_text(self.item.prompt)
-        grown = ""
-        if self.flawed and edit.prompt is not None:
-            grown = comment_like_growth(stored, edit.prompt, comment)
-        if not grown:
-            self.dismiss(EditOutcome(edit, comment))
-            return
+        if not self.flawed or prompt == stored:
+            return ""
+        return comment_like_growth(stored, prompt, self._comment())
+
+    def _ask_about_comment_text(self, grown: str) -> None:
+        """Asks whether ``grown`` belongs in the question: kept, the save goes on (and
+        does not ask about it again); moved, the form shows the comment that holds it."""
 
         def answered(choice: str | None) -> None:
             if choice == "keep":
-                self.dismiss(EditOutcome(edit, comment))
+                self._kept_in_text = grown
+                self.action_save()
             elif choice == "move":
-                self._move_to_comment(stored, grown)
+                self._move_to_comment(visible_text(self.item.prompt), grown)
 
         noun = "question" if self.item.kind.is_mcq else "scenario"
-        self.app.push_screen(CommentInTextScreen(noun, grown, grown == comment), answered)
+        self.app.push_screen(CommentInTextScreen(noun, grown, grown == self._comment()), answered)
 
     def _move_to_comment(self, stored: str, grown: str) -> None:
         """Takes ``grown`` out of the question and puts it in the comment."""
@@ -579,6 +590,9 @@ class EditScreen(DialogScreen[EditOutcome | None]):
         row = ChoiceEditor(LETTERS[len(rows)], None)
         await self.query_one("#edit-choices", Vertical).mount(row)
         row.focus()
+        # Focus scrolls to a widget it can place: the new row has no place until laid out
+        # (at 80x24 it stayed below the form's fold, typing going out of sight).
+        self.call_after_refresh(row.scroll_visible, animate=False)
         if self.history is not None:
             self.history.record(self._state(), None)
 

@@ -48,7 +48,7 @@ from reviewer.judging import (
     JudgmentInput,
     JudgmentRefused,
     edit_item,
-    retract_last_judgment,
+    retract_judgment,
     store_judgment,
 )
 from reviewer.queue import OwnJudgment, QueueError, QueueFilter, ReviewQueue
@@ -69,6 +69,7 @@ from reviewer.tui.messages import (
 from reviewer.tui.responsive import FOLD_BELOW, apply_size_classes
 from reviewer.tui.screens.help import HelpRow
 from reviewer.tui.screens.review_keys import (
+    FOOTER_KEPT,
     REVIEW_BINDINGS,
     Phase,
     action_applies,
@@ -142,7 +143,7 @@ class ReviewScreen(Screen[None]):
                 yield RevealPanel(id="reveal-panel")
         yield VerdictBar(id="verdict-bar")
         yield ProgressLine(id="review-progress")
-        yield KeyFooter(compact=True)
+        yield KeyFooter(compact=True, kept=FOOTER_KEPT)
 
     def on_mount(self) -> None:
         self.query_one(ProgressLine).show(self.queue.annotator, None, self.queue.filters.describe())
@@ -277,9 +278,9 @@ class ReviewScreen(Screen[None]):
         self.post_message(item_loaded(self.db, self.queue, self.queue.fetch_next(), note))
 
     @work(thread=True, group="review", exit_on_error=False)
-    def _undo(self) -> None:
+    def _undo(self, judgment_id: int | None) -> None:
         try:
-            receipt = retract_last_judgment(self.db, self.queue.annotator)
+            receipt = retract_judgment(self.db, self.queue.annotator, judgment_id)
         except JudgmentRefused as error:  # nothing to undo, or no longer undoable
             self.post_message(ActionRefused(str(error), title=NOTHING_DONE))
             return
@@ -649,7 +650,8 @@ class ReviewScreen(Screen[None]):
             return
         self._keep_reveal()  # the undone judgment's item comes instead
         self.busy = True
-        self._undo()
+        # What the screen shows: the judgment of the item shown, else the last one made.
+        self._undo(self.own.judgment_id if self.own is not None else None)
 
     def action_jump(self) -> None:
         from reviewer.tui.screens.jump import jump_screen

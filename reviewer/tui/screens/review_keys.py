@@ -144,7 +144,8 @@ ACTION_HELP: list[ActionHelp] = [
         "Move",
         "undo",
         "u",
-        "retract your last judgment; its item comes back to answer again",
+        "retract your judgment of the item shown, or, on an item you have not judged, "
+        "your last judgment; its item comes back to answer again",
         "Undo",
     ),
     ActionHelp("Move", "jump", "j", "open an item by its id", "Jump to an item"),
@@ -167,8 +168,7 @@ REVIEW_BINDINGS: list[BindingType] = [
     *[Binding(str(n), f"pick_number({n})", str(n), show=False) for n in range(1, 9)],
     Binding("backspace", "take_back", "Back", key_display="⌫"),
     Binding("enter", "submit_answer", "Submit", key_display="⏎"),
-    # Before the other keys: at 80 columns the footer keeps it and drops later ones.
-    Binding("space", "scroll_on", "Scroll", key_display="Space"),
+    Binding("space", "scroll_on", "Scroll", key_display="Space"),  # one of FOOTER_KEPT
     # PgDn/PgUp before a focused panel's own (it would scroll only itself).
     Binding("pagedown", "scroll_on", "Scroll", show=False, priority=True),
     Binding("shift+space", "scroll_back", "Back a page", show=False),
@@ -192,6 +192,10 @@ REVIEW_BINDINGS: list[BindingType] = [
     Binding("slash", "filter", "Filter", key_display="/"),
     Binding("l", "judged", "Judged"),
 ]
+
+FOOTER_KEPT = frozenset({"space", "n", "u"})
+"""The keys the footer drops last where not all fit (80 columns): Space for a long item, n
+at every item, u after a slip; the others stay on the help (?) and in the palette."""
 
 EXPLAINED_KEYS: tuple[str, ...] = tuple(
     dict.fromkeys(
@@ -280,7 +284,7 @@ def why_not(
         if key == "s":
             return "skip puts aside an item you have not judged; n moves on"
         return (
-            f"you judged this item already (verdict {judged_verdict}); u undoes your last "
+            f"you judged this item already (verdict {judged_verdict}); u undoes this "
             "judgment, n moves on"
         )
     if phase is Phase.AUTHORED:

@@ -5,7 +5,8 @@ Textual 8.2.8's ``Footer`` lets keys run off the right edge on a narrow terminal
 (at 80 columns the review screen lost ``? Help`` and ``q Quit``, and the last key
 showed through beside ``^p palette`` as a stray character).  :class:`KeyFooter`
 shows only whole keys: when they do not all fit, the command palette key goes
-first, then the screen's keys from the last one back, while help, quit, Esc
+first, then the screen's keys from the last one back, then the keys the screen keeps
+(``kept``: the review screen's ``n Next``, used at every item), while help, quit, Esc
 (back, cancel) and a lead's keys of the other screens (F2 F3 F4) always stay.
 Everything dropped is still on the help screen and in the command palette.
 
@@ -46,6 +47,11 @@ class KeyFooter(Footer):
     """
 
     _shown: tuple[object, ...] | None = None  # what the keys were last composed from
+
+    def __init__(self, *, compact: bool = False, kept: frozenset[str] = frozenset()) -> None:
+        super().__init__(compact=compact)
+        self.kept = kept
+        """Keys that go last, after the screen's other keys (the pinned ones never go)."""
 
     def _keys_signature(self) -> tuple[object, ...]:
         """Everything ``Footer.compose`` builds the keys from: the active bindings as
@@ -124,7 +130,11 @@ class KeyFooter(Footer):
         hidden: set[Widget] = set()
         if sum(widths) + palette_width > available:
             hidden.update(palette)
-        droppable = [index for index, unit in enumerate(units) if not self._pinned(unit)]
+        unpinned = [index for index, unit in enumerate(units) if not self._pinned(unit)]
+        # Popped from the end: the kept keys go after every other one.
+        droppable = [i for i in unpinned if self._holds(units[i], self.kept)] + [
+            i for i in unpinned if not self._holds(units[i], self.kept)
+        ]
         while sum(widths) > available and droppable:
             index = droppable.pop()
             hidden.update(units[index])
@@ -143,11 +153,16 @@ class KeyFooter(Footer):
                 units.append([child])
         return units
 
-    @staticmethod
-    def _pinned(unit: list[Widget]) -> bool:
+    @classmethod
+    def _pinned(cls, unit: list[Widget]) -> bool:
         """Whether ``unit`` holds a pinned key, alone or in its group."""
+        return cls._holds(unit, PINNED_KEYS)
+
+    @staticmethod
+    def _holds(unit: list[Widget], names: frozenset[str]) -> bool:
+        """Whether ``unit`` holds one of the keys ``names``, alone or in its group."""
         keys = [key for widget in unit for key in (widget, *widget.children)]
-        return any(isinstance(key, FooterKey) and key.key in PINNED_KEYS for key in keys)
+        return any(isinstance(key, FooterKey) and key.key in names for key in keys)
 
 
 def types(widget: Widget, key: str) -> bool:
