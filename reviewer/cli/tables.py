@@ -2,23 +2,22 @@
 terminal's width when a person reads them there.
 
 On a terminal narrower than a table, the widest columns give up width and their cells
-wrap, as the app's fitted tables do (``reviewer/tui/widgets/table_fit.py``): a column is
-narrowed to its longest word before any word breaks, and a row grows to the lines its
-cells need.  Nothing is cut: every word of every cell is still there.  The typesetter
+wrap, by the rule the app's fitted tables follow too (``reviewer/column_widths.py``): a
+column is narrowed to its longest word before any word breaks, and a row grows to the
+lines its cells need.  Nothing is cut: every word of every cell is still there.  The typesetter
 (ICU) is imported only then, so a piped table needs none of it.
 """
 
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import click
 
 from db.visible_text import east_asian_cell_len
 from reviewer.cli.output import column, terminal_width, wrapped_lines
-
-MIN_WRAPPED = 10  # narrower than this, a wrapped column reads worse than one run on
+from reviewer.column_widths import MIN_WRAPPED, is_wide, longest_word, narrowed_widths
 
 
 def echo_table(
@@ -73,50 +72,17 @@ def table_lines(
             return [gap.join(row).rstrip() for row in table]
         padded = [column(cells, at_least=w) for cells, w in zip(columns, widths, strict=True)]
         return [gap.join(line).rstrip() for line in zip(*padded, strict=True)]
-    fitted = narrowed_widths(widths, [_longest_word(cells) for cells in columns], limit - gaps)
+    words = [max(map(longest_word, cells)) for cells in columns]
+    floors = (
+        [max(MIN_WRAPPED, word) for word in words],  # words whole, columns not too thin
+        words,  # words whole
+        [MIN_WRAPPED] * len(words),  # words break, columns not too thin
+        [1] * len(words),
+    )
+    fitted, _still_over = narrowed_widths(
+        widths, [dict(enumerate(floor)) for floor in floors], sum(widths) - (limit - gaps)
+    )
     return [line for row in table for line in _row_lines(row, fitted, gap)]
-
-
-def narrowed_widths(widths: Sequence[int], longest_words: Sequence[int], room: int) -> list[int]:
-    """``widths`` narrowed until they add up to ``room`` at most: the widest column gives
-    up a cell at a time, first down to its longest word (and no narrower than
-    :data:`MIN_WRAPPED`), then any column to its longest word, then words break (down to
-    ``MIN_WRAPPED``, and as a last resort to a cell)."""
-    narrowed = list(widths)
-    overflow = sum(narrowed) - room
-    passes = (
-        [max(MIN_WRAPPED, word) for word in longest_words],
-        list(longest_words),
-        [MIN_WRAPPED] * len(widths),
-        [1] * len(widths),
-    )
-    for floors in passes:
-        while overflow > 0:
-            narrowable = [i for i, width in enumerate(narrowed) if width > max(floors[i], 1)]
-            if not narrowable:
-                break
-            widest = max(narrowable, key=lambda index: narrowed[index])
-            narrowed[widest] -= 1
-            overflow -= 1
-    return narrowed
-
-
-def _longest_word(cells: Iterable[str]) -> int:
-    """The widest piece of the column's cells that wrapping keeps whole: a word between
-    spaces, or in text with wide characters (Chinese) its widest unbreakable piece."""
-    from reviewer.line_breaking import minimal_width
-
-    return max(
-        (
-            minimal_width(cell) if _wide(cell) else max(map(len, cell.split()), default=0)
-            for cell in cells
-        ),
-        default=0,
-    )
-
-
-def _wide(text: str) -> bool:
-    return east_asian_cell_len(text) != len(text)
 
 
 def _cell_lines(cell: str, width: int) -> list[str]:
@@ -124,7 +90,7 @@ def _cell_lines(cell: str, width: int) -> list[str]:
     (not after the slash of "keep/drop"), else where the typesetter allows."""
     if east_asian_cell_len(cell) <= width:
         return [cell]
-    if not _wide(cell) and max(map(len, cell.split()), default=0) <= width:
+    if not is_wide(cell) and longest_word(cell) <= width:
         return textwrap.wrap(cell, width, break_long_words=False, break_on_hyphens=False)
     return wrapped_lines(cell, width)
 

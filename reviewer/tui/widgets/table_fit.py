@@ -16,10 +16,10 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import DataTable
 
-from reviewer.line_breaking import minimal_width
+from reviewer import column_widths
+from reviewer.column_widths import MIN_WRAPPED, is_wide, narrowed_widths
 from reviewer.tui.line_broken_text import LineBrokenText
 
-MIN_WRAPPED = 10  # narrower than this, a wrapped column reads worse than a cut one
 _SCROLLBAR = 2  # room kept for the vertical scrollbar
 
 
@@ -29,31 +29,21 @@ def cell_width(cell: Text | str) -> int:
     return max((line.cell_len for line in text.split("\n")), default=0)
 
 
-def _wide(plain: str) -> bool:
-    """Whether ``plain`` holds double-width (Chinese, Japanese, Korean) characters (a
-    line break is no character on screen: each line is measured alone)."""
-    return any(cell_len(line) != len(line) for line in plain.split("\n"))
-
-
 def longest_word(cell: Text | str) -> int:
-    """The widest piece of a cell that wrapping keeps whole: a word between spaces (a
-    line of wide text: its widest unbreakable piece)."""
-    plain = cell.plain if isinstance(cell, Text) else cell
-    return max(
-        (
-            minimal_width(line, cell_len) if _wide(line) else cell_len(word)
-            for line in plain.split("\n")
-            for word in ([line] if _wide(line) else line.split())
-        ),
-        default=0,
-    )
+    """The widest piece of a cell that wrapping keeps whole (see
+    :func:`reviewer.column_widths.longest_word`)."""
+    return column_widths.longest_word(cell.plain if isinstance(cell, Text) else cell, cell_len)
 
 
 def _between_words(cell: Text | str, width: int) -> Text | str:
     """A wrapped cell as shown in a column ``width`` wide: when every word fits, it breaks
     at spaces only (a plain ``Text``, which Textual wraps at spaces); a word longer than
     the column, or wide text, keeps the typesetter's opportunities (a hyphen, a slash)."""
-    if isinstance(cell, LineBrokenText) and not _wide(cell.plain) and longest_word(cell) <= width:
+    if (
+        isinstance(cell, LineBrokenText)
+        and not is_wide(cell.plain, cell_len)
+        and longest_word(cell) <= width
+    ):
         return cell.copy()  # rich's Text.copy makes a plain Text, spans and style kept
     return cell
 
@@ -84,16 +74,10 @@ def _fitted_widths(
     }
     available = table.size.width or table.app.size.width
     padding = 2 * table.cell_padding * len(labels) + _SCROLLBAR
-    overflow = sum(widths) + padding - available
-    for floors in (whole_words, dict.fromkeys(wrap, MIN_WRAPPED)):
-        while overflow > 0:
-            narrowable = [index for index in wrap if widths[index] > floors[index]]
-            if not narrowable:
-                break  # the next floors, else the table scrolls sideways
-            widest = max(narrowable, key=lambda index: widths[index])
-            widths[widest] -= 1
-            overflow -= 1
-    return widths, max(overflow, 0)
+    # Past both passes' floors the table scrolls sideways.
+    return narrowed_widths(
+        widths, (whole_words, dict.fromkeys(wrap, MIN_WRAPPED)), sum(widths) + padding - available
+    )
 
 
 def fits(
