@@ -16,9 +16,11 @@ line against the item's analysis, on items that have one:
 The same packages are called here, so the figures are theirs.  Corpus BLEU is not a
 mean of sentence scores, so each prediction stores its n-gram statistics
 (:class:`BleuStatistics`) and a set of predictions adds them up: the result equals
-``corpus_score`` over the same texts.  One case differs: where the published code
+``corpus_score`` over the same texts.  Two cases differ: where the published code
 would stop with an error (an explanation that is empty once segmented), the pair
-scores 0 here.  Figures are fractions (0.4578), as every rate vetbench reports; the
+scores 0 here; and an explanation of the same single word as the analysis (ten CFLUE
+analyses read just "略", omitted) scores ROUGE-2 1 here, where the package, finding no
+bigram, gives a perfect answer 0.  Figures are fractions (0.4578), as every rate vetbench reports; the
 paper prints them as percentages (45.78).
 """
 
@@ -122,6 +124,10 @@ def _bleu_statistics(hypothesis: str, reference: str) -> BleuStatistics:
 def _rouge_f_scores(hypothesis: str, reference: str) -> tuple[float, float, float]:
     from rouge import Rouge
 
+    if hypothesis.split() == reference.split() and reference.split():
+        # The same words are a perfect match, whatever the package can count: of a single
+        # word (CFLUE's analyses that read "略", omitted) it finds no bigram, ROUGE-2 0.
+        return (1.0, 1.0, 1.0)
     words = len(hypothesis.split()) + len(reference.split())
     if sys.getrecursionlimit() < words + _RECURSION_MARGIN:
         sys.setrecursionlimit(words + _RECURSION_MARGIN)  # never lowered: threads share it

@@ -686,3 +686,15 @@ def test_the_oracles_perfect_explanations_are_perfect(url: str) -> None:
     shown = ok(run_cli(url, "runs", "show", str(data["run_id"]))).stdout
     assert "BLEU-1/4      100.0%/100.0%" in shown
     assert "ROUGE-1/2/L   100.0%/100.0%/100.0%" in shown
+
+
+def test_an_explanation_of_the_same_single_word_scores_rouge_2_one() -> None:
+    """Ten real CFLUE analyses read just "略" (omitted): the rouge package finds no bigram
+    in a one-word pair and scored the oracle's ROUGE-2 0 on them (99.6% over 300 real
+    items); the same words are a perfect match.  Other words still score 0."""
+    from evaluator.text_metrics import score_explanation
+
+    same = score_explanation("A\n解析：略", "略")
+    assert (same.rouge_1, same.rouge_2, same.rouge_l) == (1.0, 1.0, 1.0)
+    other = score_explanation("A\n解析：无", "略")
+    assert (other.rouge_1, other.rouge_2, other.rouge_l) == (0.0, 0.0, 0.0)
