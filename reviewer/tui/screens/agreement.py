@@ -483,15 +483,17 @@ class AgreementScreen(AreaScreen, PollingScreen[None]):
         reasons: list[str] = []  # what the cells' "— (1)" refer to, under the table
         for label, groups in (("kind", report.by_kind), ("source", report.by_source)):
             for name, group in groups.items():
-                cells = breakdown_cells(group, reasons)
+                # an interval under its value: wrapped at its own space, "[-0.29," ended a
+                # line and "0.00]" began the next
+                cells = [cell.replace(" [", "\n[", 1) for cell in breakdown_cells(group, reasons)]
                 rows.append((None, (literal(f"{label}: {name}"), *map(literal, cells))))
         self.breakdown_rows = rows
         self._fit_breakdown()
         self.query_one("#breakdown-notes", FigureNotes).show(numbered_notes(reasons), bullet="")
 
     def _fit_breakdown(self) -> None:
-        """The breakdown at the width it has: its figures wrap at their spaces (an interval
-        under its value), its headings take two lines (it ran 60 columns past 80)."""
+        """The breakdown at the width it has: its figures wrap at their spaces, its headings
+        take two lines (it ran 60 columns past 80)."""
         table = self.query_one("#breakdown", DataTable)
         labels = self.breakdown_labels
         wrap = tuple(i for i, label in enumerate(labels) if label != "compared")  # a count
