@@ -8,14 +8,18 @@ tests can build any pattern quickly, including retracted and superseded judgment
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import html
 import os
 import pty
 import random
 import re
+import shutil
+import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -612,16 +616,29 @@ def run_in_terminal(
     return code, shown.decode("utf-8", "replace").replace("\r\n", "\n")
 
 
+_demo_built: list[Path] = []  # the demo database this test process built, to copy from
+
+
 def built_demo_database(path: Path) -> Path:
     """The demo database (``scripts/make_demo_db.py``, as ``scripts/demo.sh`` builds it)
-    at ``path``."""
-    scripts = str(FIXTURES.parent / "scripts")
-    sys.path.insert(0, scripts)
-    try:
-        from make_demo_db import build_demo_database
-    finally:
-        sys.path.remove(scripts)
-    build_demo_database(path)
+    at ``path``: built once per test process (about 2 s), then copied with SQLite's backup
+    API (a consistent copy, what the write-ahead log holds included)."""
+    if not _demo_built:
+        scripts = str(FIXTURES.parent / "scripts")
+        sys.path.insert(0, scripts)
+        try:
+            from make_demo_db import build_demo_database
+        finally:
+            sys.path.remove(scripts)
+        folder = Path(tempfile.mkdtemp(prefix="vetbench-demo-"))
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        build_demo_database(folder / "demo.db")
+        _demo_built.append(folder / "demo.db")
+    with (
+        contextlib.closing(sqlite3.connect(_demo_built[0])) as source,
+        contextlib.closing(sqlite3.connect(path)) as target,
+    ):
+        source.backup(target)
     return path
 
 
