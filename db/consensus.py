@@ -375,21 +375,21 @@ def _answer_consensus(
     no better than guessing (the one-coin model would read their answers as evidence
     against what they said, where they are no evidence at all)."""
     with one_thread_importing():
-        from crowdkit.aggregation import OneCoinDawidSkene
+        from db.dawid_skene import FastOneCoinDawidSkene
 
     gold_rows = [
         (item_id, GOLD_RATER, spaces[item_id].label(truth.answer))
         for item_id, truth in inputs.gold.items()
     ] * GOLD_WEIGHT
     rows = [(r.item_id, _worker(r), spaces[r.item_id].label(r.answer)) for r in inputs.ratings]
-    fitted = _fit(rows + gold_rows, KEY_LABEL, OneCoinDawidSkene(n_iter=100), {})
+    fitted = _fit(rows + gold_rows, KEY_LABEL, FastOneCoinDawidSkene(n_iter=100), {})
     raters = _reliabilities(inputs, spaces, fitted.probas)
     weighed = [r for r in raters if r.qualified]
     guessers = {f"{r.kind}:{r.name}" for r in weighed if r.beyond_chance < BEYOND_CHANCE}
     if not guessers or len(guessers) == len(weighed):
         return fitted, raters
     kept = [row for row in rows if row[1] not in guessers]
-    fitted = _fit(kept + gold_rows, KEY_LABEL, OneCoinDawidSkene(n_iter=100), {})
+    fitted = _fit(kept + gold_rows, KEY_LABEL, FastOneCoinDawidSkene(n_iter=100), {})
     return fitted, _reliabilities(inputs, spaces, fitted.probas, guessers)
 
 
@@ -430,7 +430,7 @@ def consensus_from_inputs(
 
 def _fit_consensus(inputs: ConsensusInputs, item_ids: Collection[str] | None) -> Consensus:
     with one_thread_importing():
-        from crowdkit.aggregation import DawidSkene
+        from db.dawid_skene import FastDawidSkene
 
     spaces = _label_spaces(inputs)
     answers, raters = _answer_consensus(inputs, spaces)
@@ -443,7 +443,7 @@ def _fit_consensus(inputs: ConsensusInputs, item_ids: Collection[str] | None) ->
     keep_rows += [(item_id, GOLD_RATER, label) for item_id, label in gold_keeps.items()] * (
         GOLD_WEIGHT
     )
-    keeps = _fit(keep_rows, KEEP, DawidSkene(n_iter=100), gold_keeps)
+    keeps = _fit(keep_rows, KEEP, FastDawidSkene(n_iter=100), gold_keeps)
     rated: dict[str, list[Rating]] = defaultdict(list)
     for rating in inputs.ratings:
         rated[rating.item_id].append(rating)

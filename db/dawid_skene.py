@@ -1,0 +1,102 @@
+"""crowd-kit's two Dawid–Skene models as the consensus fits them (``db/consensus.py``),
+with two of their steps done on whole arrays.
+
+crowd-kit 1.4 writes each EM iteration as a dozen pandas operations, whose fixed cost
+outweighs the arithmetic on a small study: the demo database's 98 ratings take 80
+iterations and seconds to fit.  Two steps were over half of it:
+
+- the one-coin model's M-step fills each rater's error matrix row by row with
+  ``DataFrame.apply`` and a ``.loc`` lookup per cell;
+- every iteration's evidence lower bound (the convergence test) joins, renames and
+  aligns three frames.
+
+The subclasses below do those two with numpy indexing on the same frames: the same
+arithmetic in the same order per element, so the same fit (``tests/test_dawid_skene.py``
+fits both on random and study data and compares every figure).  The EM loop, the E and
+M steps, the majority-vote start and the gold-label correction stay crowd-kit's.
+
+crowd-kit's evidence lower bound also clips the probabilities it is handed in place,
+which the fit then returns (each at least 1e-10); this one does too.  On pandas 2 it
+clipped the priors the fit returns as well (``rename(copy=False)`` shared them), which
+pandas 3, the tested one, no longer does: these follow pandas 3.  ``pyproject.toml`` pins crowd-kit to 1.4.x, whose private steps these
+replace; :func:`_check_crowdkit` refuses a crowd-kit without them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from crowdkit.aggregation import DawidSkene, OneCoinDawidSkene
+from crowdkit.aggregation.classification import dawid_skene as _crowdkit_dawid_skene
+
+__all__ = ["FastDawidSkene", "FastOneCoinDawidSkene"]
+
+_EPS: float = float(_crowdkit_dawid_skene._EPS)  # crowd-kit's floor on probabilities
+
+
+def _check_crowdkit() -> None:
+    """Refuse loudly where crowd-kit no longer has the steps this module replaces: a
+    renamed one would be left in use unseen, and a changed one compared with nothing."""
+    replaced = (
+        (DawidSkene, "_evidence_lower_bound"),
+        (OneCoinDawidSkene, "_process_skills_to_errors"),
+        (DawidSkene, "_m_step"),
+    )
+    missing = [f"{cls.__name__}.{name}" for cls, name in replaced if not hasattr(cls, name)]
+    if missing:
+        raise RuntimeError(f"crowd-kit changed ({', '.join(missing)} gone): see db/dawid_skene.py")
+
+
+_check_crowdkit()
+
+
+class _ArrayEvidence:
+    """crowd-kit's evidence lower bound of a fit, on arrays: the expected joint
+    log-likelihood of the ratings and the labels under ``probas``, plus the entropy of
+    ``probas``."""
+
+    def _evidence_lower_bound(
+        self,
+        data: pd.DataFrame,
+        probas: pd.DataFrame,
+        priors: pd.Series[Any],
+        errors: pd.DataFrame,
+    ) -> float:
+        labels = probas.columns
+        task_rows = probas.index.get_indexer(data["task"])
+        error_rows = errors.index.get_indexer(
+            pd.MultiIndex.from_arrays([data["worker"], data["label"]])
+        )
+        log_errors = np.log(errors.reindex(columns=labels).to_numpy())[error_rows]
+        log_priors = np.log(priors.clip(lower=_EPS).reindex(labels).to_numpy())
+        joint = float((probas.to_numpy()[task_rows] * (log_errors + log_priors)).sum())
+        probas.clip(lower=_EPS, inplace=True)
+        chances = probas.to_numpy()
+        return joint - float((np.log(chances) * chances).sum())
+
+
+class FastDawidSkene(_ArrayEvidence, DawidSkene):
+    """crowd-kit's ``DawidSkene`` (a confusion matrix per rater), its evidence lower
+    bound on arrays."""
+
+
+class FastOneCoinDawidSkene(_ArrayEvidence, OneCoinDawidSkene):
+    """crowd-kit's ``OneCoinDawidSkene`` (one accuracy per rater), its evidence lower
+    bound and its error matrices on arrays."""
+
+    @staticmethod
+    def _process_skills_to_errors(
+        data: pd.DataFrame, probas: pd.DataFrame, skills: pd.Series[Any]
+    ) -> pd.DataFrame:
+        """Each rater's error matrix from their accuracy ``s``: ``s`` where the label
+        they gave is the true one, ``(1 - s) / (K - 1)`` elsewhere, over the rows
+        (rater, label given) that crowd-kit's M-step finds."""
+        errors = DawidSkene._m_step(data, probas)
+        skill = skills.reindex(errors.index.get_level_values(0)).to_numpy()[:, None]
+        given = np.asarray(errors.index.get_level_values(1))[:, None]
+        same = given == np.asarray(errors.columns)[None, :]
+        values = np.where(same, skill, (1 - skill) / (len(errors.columns) - 1))
+        filled = pd.DataFrame(values, index=errors.index, columns=errors.columns)
+        return filled.clip(lower=_EPS, upper=1 - _EPS)
