@@ -532,6 +532,10 @@ class AdjudicationScreen(AreaScreen):
             self._show_case(case)
 
     def _show_case(self, case: ConflictCase | None) -> None:
+        if case is None or self.current is None or case.item.id != self.current.item.id:
+            # another case opens at its top: the last one's page-downs showed the middle
+            # of the next (the same case redrawn, by the consensus or v, stays put)
+            self.query_one("#case-scroll", VerticalScroll).scroll_home(animate=False)
         self.current = case
         self.refresh_bindings()  # o applies to a case that names another item
         judgments = self.query_one("#judgments", CaseJudgments)
