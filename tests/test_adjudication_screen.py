@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import pytest
-from helpers import ScreenHost, store_item, store_person, wait_until
+from helpers import ScreenHost, settle, store_item, store_person, wait_until
 from sqlmodel import col, select
 from textual.containers import VerticalScroll
 from textual.pilot import Pilot
@@ -19,6 +19,7 @@ from db.models import Decision
 from db.settings import set_setting
 from db.vocabulary import DecisionReason, Role
 from reviewer.judging import submit_judgment
+from reviewer.tui.app import make_app
 from reviewer.tui.screens.adjudication import AdjudicationScreen
 from reviewer.tui.screens.lead_modals import OtherItemsModal, ReasonModal
 
@@ -173,3 +174,35 @@ def test_f3s_help_writes_each_scroll_key_once_with_its_others(database: Database
     assert keys["Scroll the case on"] == "Space / PgDn"
     assert keys["Scroll the case back"] == "Shift+Space / PgUp"
     assert len(rows) == len(keys)  # one row for each thing a key does
+
+
+async def test_the_queue_is_fitted_again_when_the_terminal_is_resized(database: Database) -> None:
+    # Fitted once, to the width it had: "why", left out at 120 columns (the case beside
+    # the queue), stayed out at 80 (the case below it, room for "why"), and back at 120
+    # the "why" taken in at 80 sat out of sight, each row as tall as its lines.
+    conflicts(database, 12)
+    app = make_app(database, "lea")  # the app's breakpoints: the case goes below at 80
+    async with app.run_test(size=(120, 35)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        screen = app.screen
+        assert isinstance(screen, AdjudicationScreen)
+        await wait_until(pilot, lambda: len(screen.cases) == 12, "the conflict queue")
+        await open_case(pilot, screen, "econ_ordering:2")
+        table = screen.query_one("#queue", DataTable)
+
+        def labels() -> list[str]:
+            return [str(column.label) for column in table.columns.values()]
+
+        assert labels() == ["item", "score", "kind", "source"]
+        await pilot.resize_terminal(80, 24)
+        await wait_until(pilot, lambda: "why" in labels(), "the queue fitted to 80 columns")
+        await pilot.pause()
+        assert screen.current is not None and screen.current.item.id == "econ_ordering:2"
+        assert table.cursor_row == table.get_row_index("econ_ordering:2")
+        await pilot.resize_terminal(120, 35)
+        await wait_until(pilot, lambda: "why" not in labels(), "the queue fitted to 120")
+        assert table.virtual_size.width <= table.size.width
+        assert [row.height for row in table.rows.values()] == [1] * 12
+        await pilot.pause()
+        assert screen.current is not None and screen.current.item.id == "econ_ordering:2"

@@ -491,6 +491,18 @@ class AdjudicationScreen(AreaScreen):
             rows = [(key, cells[: len(labels)]) for key, cells in rows]
         fill_fitted(table, labels, rows, wrap=wrap)
 
+    def on_resize(self) -> None:
+        # fitted to the width the queue had: "why", left out beside the case at 120
+        # columns, stayed out at 80 (the case below it), and came back out of sight
+        if self.queue_rows:
+            self.call_after_refresh(self._fit_queue_again)
+
+    def _fit_queue_again(self) -> None:
+        table = self.query_one("#queue", DataTable)
+        row = table.cursor_row
+        self._fill_queue(self.queue_rows)
+        table.move_cursor(row=row)
+
     def _show_summary(self) -> None:
         """The line above the queue: the queue's read, after what the consensus adds."""
         if self.consensus_pending:
