@@ -7,8 +7,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from helpers import ScreenHost, store_item, store_person, wait_until
+import pytest
+from helpers import ScreenHost, settle, store_item, store_person, wait_until
 from sqlmodel import col, select
+from textual.containers import VerticalScroll
 from textual.pilot import Pilot
 from textual.widgets import DataTable, OptionList, Static
 
@@ -17,21 +19,24 @@ from db.models import Decision
 from db.settings import set_setting
 from db.vocabulary import DecisionReason, Role
 from reviewer.judging import submit_judgment
+from reviewer.tui.app import make_app
 from reviewer.tui.screens.adjudication import AdjudicationScreen
 from reviewer.tui.screens.lead_modals import OtherItemsModal, ReasonModal
 
 ORIGINAL = "Coffee bean prices rise sharply; order the events."
 
 
-def conflicts(database: Database, count: int) -> None:
-    """``count`` conflicts from econ_ordering: the first is called a duplicate of econ_ordering:0."""
+def conflicts(database: Database, count: int, prompt: str | None = None) -> None:
+    """``count`` conflicts from econ_ordering (with ``prompt``, when given): the first is
+    called a duplicate of econ_ordering:0."""
     store_person(database, "lea", Role.LEAD)
     with database.transaction() as session:
         set_setting(session, "overlap", "2")
     store_item(database, "econ_ordering:0", key="DACB", source="econ_ordering", prompt=ORIGINAL)
     for number in range(1, count + 1):
         item_id = f"econ_ordering:{number}"
-        store_item(database, item_id, key="DACB", source="econ_ordering")
+        text = {"prompt": prompt} if prompt else {}
+        store_item(database, item_id, key="DACB", source="econ_ordering", **text)
         details = {"duplicate_of": "econ_ordering:0"} if number == 1 else {}
         for who, verdict in (("ann", "duplicate" if number == 1 else "flawed"), ("bo", "keep")):
             submit_judgment(
@@ -132,3 +137,72 @@ async def test_enter_rejects_for_the_reason_the_verdicts_point_to(database: Data
         await pilot.press("enter")
         await wait_until(pilot, lambda: bool(reasons_decided(database)), "the decision")
     assert reasons_decided(database) == [("econ_ordering:1", "rejected", "duplicate")]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 35)])
+async def test_the_next_case_opens_at_its_top_whatever_the_last_was_scrolled_to(
+    database: Database, size: tuple[int, int]
+) -> None:
+    # At 80x24 the case pane shows a few lines: a lead who paged down one case, then
+    # moved to the next (or decided, which moves on), saw the middle of the next one.
+    conflicts(database, 2, prompt=" ".join([ORIGINAL] * 40))  # taller than the pane
+    screen = AdjudicationScreen(database, "lea")
+    async with ScreenHost(screen).run_test(size=size) as pilot:
+        await wait_until(pilot, lambda: len(screen.cases) == 2, "the conflict queue")
+        await open_case(pilot, screen, "econ_ordering:1")
+        case = screen.query_one("#case-scroll", VerticalScroll)
+        await wait_until(pilot, lambda: case.max_scroll_y > 0, "a case taller than its pane")
+        await pilot.press("space")
+        await wait_until(pilot, lambda: case.scroll_y > 0, "the case paged on")
+        await open_case(pilot, screen, "econ_ordering:2")
+        await pilot.pause()
+        assert case.scroll_y == 0
+        # the same case shown again (the consensus read, v) keeps where the lead is
+        await pilot.press("space")
+        await wait_until(pilot, lambda: case.scroll_y > 0, "the case paged on")
+        scrolled = case.scroll_y
+        await pilot.press("v")
+        await pilot.pause()
+        assert case.scroll_y == scrolled
+
+
+def test_f3s_help_writes_each_scroll_key_once_with_its_others(database: Database) -> None:
+    # It listed "pagedown" and "pageup" as bound, each on a row of its own under "Space"
+    # and "Shift+Space" with the same words; the review help writes "Space / PgDn".
+    rows = AdjudicationScreen(database, "lea").help_rows()
+    keys = {row.description: row.keys for row in rows}
+    assert keys["Scroll the case on"] == "Space / PgDn"
+    assert keys["Scroll the case back"] == "Shift+Space / PgUp"
+    assert len(rows) == len(keys)  # one row for each thing a key does
+
+
+async def test_the_queue_is_fitted_again_when_the_terminal_is_resized(database: Database) -> None:
+    # Fitted once, to the width it had: "why", left out at 120 columns (the case beside
+    # the queue), stayed out at 80 (the case below it, room for "why"), and back at 120
+    # the "why" taken in at 80 sat out of sight, each row as tall as its lines.
+    conflicts(database, 12)
+    app = make_app(database, "lea")  # the app's breakpoints: the case goes below at 80
+    async with app.run_test(size=(120, 35)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        screen = app.screen
+        assert isinstance(screen, AdjudicationScreen)
+        await wait_until(pilot, lambda: len(screen.cases) == 12, "the conflict queue")
+        await open_case(pilot, screen, "econ_ordering:2")
+        table = screen.query_one("#queue", DataTable)
+
+        def labels() -> list[str]:
+            return [str(column.label) for column in table.columns.values()]
+
+        assert labels() == ["item", "score", "kind", "source"]
+        await pilot.resize_terminal(80, 24)
+        await wait_until(pilot, lambda: "why" in labels(), "the queue fitted to 80 columns")
+        await pilot.pause()
+        assert screen.current is not None and screen.current.item.id == "econ_ordering:2"
+        assert table.cursor_row == table.get_row_index("econ_ordering:2")
+        await pilot.resize_terminal(120, 35)
+        await wait_until(pilot, lambda: "why" not in labels(), "the queue fitted to 120")
+        assert table.virtual_size.width <= table.size.width
+        assert [row.height for row in table.rows.values()] == [1] * 12
+        await pilot.pause()
+        assert screen.current is not None and screen.current.item.id == "econ_ordering:2"

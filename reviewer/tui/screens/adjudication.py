@@ -491,6 +491,18 @@ class AdjudicationScreen(AreaScreen):
             rows = [(key, cells[: len(labels)]) for key, cells in rows]
         fill_fitted(table, labels, rows, wrap=wrap)
 
+    def on_resize(self) -> None:
+        # fitted to the width the queue had: "why", left out beside the case at 120
+        # columns, stayed out at 80 (the case below it), and came back out of sight
+        if self.queue_rows:
+            self.call_after_refresh(self._fit_queue_again)
+
+    def _fit_queue_again(self) -> None:
+        table = self.query_one("#queue", DataTable)
+        row = table.cursor_row
+        self._fill_queue(self.queue_rows)
+        table.move_cursor(row=row)
+
     def _show_summary(self) -> None:
         """The line above the queue: the queue's read, after what the consensus adds."""
         if self.consensus_pending:
@@ -532,6 +544,10 @@ class AdjudicationScreen(AreaScreen):
             self._show_case(case)
 
     def _show_case(self, case: ConflictCase | None) -> None:
+        if case is None or self.current is None or case.item.id != self.current.item.id:
+            # another case opens at its top: the last one's page-downs showed the middle
+            # of the next (the same case redrawn, by the consensus or v, stays put)
+            self.query_one("#case-scroll", VerticalScroll).scroll_home(animate=False)
         self.current = case
         self.refresh_bindings()  # o applies to a case that names another item
         judgments = self.query_one("#judgments", CaseJudgments)

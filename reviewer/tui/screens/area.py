@@ -69,11 +69,13 @@ class AreaScreen(Screen[None]):
         Textual's Tab and copy.  A binding's tooltip, where it has one, says more than its
         footer label."""
         section = self.TITLE or type(self).__name__
-        rows = [
-            HelpRow(section, key_label(binding), binding.tooltip or binding.description)
-            for _key, binding in self._bindings
-            if binding.description and binding.action not in _TEXTUAL_SCREEN_ACTIONS
-        ]
+        # The keys of one action share its row ("Space / PgDn"), as the review help writes them.
+        keys: dict[tuple[str, str], list[str]] = {}
+        for _key, binding in self._bindings:
+            if binding.description and binding.action not in _TEXTUAL_SCREEN_ACTIONS:
+                what = binding.tooltip or binding.description
+                keys.setdefault((binding.action, what), []).append(key_label(binding))
+        rows = [HelpRow(section, " / ".join(bound), what) for (_a, what), bound in keys.items()]
         if self.query(TabbedContent):
             rows.append(HelpRow(section, "← →", "switch tabs while the tab bar has focus"))
         return rows

@@ -27,6 +27,7 @@ class HelpRow:
 _KEY_NAMES = {
     **{"ctrl": "Ctrl", "shift": "Shift", "alt": "Alt", "escape": "Esc", "enter": "Enter"},
     **{"space": "Space", "tab": "Tab", "question_mark": "?", "backspace": "Backspace"},
+    **{"pagedown": "PgDn", "pageup": "PgUp"},
 }
 
 
