@@ -22,6 +22,7 @@ from reviewer.cli.output import (
     printed_json_or_empty,
     terminal_block,
     terminal_text,
+    wrapped,
 )
 
 
@@ -122,7 +123,7 @@ def release_show(ctx: click.Context, name: str, as_json: bool) -> None:
     click.echo(f"  items     {release.item_count}: {_counts(contents.by_kind)}")
     click.echo(f"  sources   {terminal_text(_counts(contents.by_source))}")
     for label, value in figure_rows(release):
-        click.echo(f"  {label}: {value}")
+        click.echo(wrapped(f"{label}: {value}", first="  ", hang="    "))
 
 
 @release_group.command("diff")
