@@ -9,7 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import built_demo_database, fits_80_columns_as_piped, run_cli
+from helpers import (
+    FIXTURES,
+    built_demo_database,
+    fits_80_columns_as_piped,
+    run_cli,
+    run_in_terminal,
+)
 
 from db.visible_text import east_asian_cell_len
 from reviewer.cli.tables import table_lines
@@ -32,6 +38,19 @@ MESSAGES = (
     ("triage", "--limit", "5"),  # an order's key in the header; the notes after the list
     ("triage", "--limit", "5", "--as", "lena"),
     ("release", "show", "v1"),  # the kappa paradox note
+    ("runs",),  # the model label "oracle (econlogicqa)" in its column
+    ("runs", "show", "1"),  # the run's header: how it ran, its state
+)
+ECONLOGICQA_EVAL = (
+    "eval",
+    "--model",
+    "scripted:oracle",
+    "--protocol",
+    "econlogicqa",
+    "--shot-file",
+    str(FIXTURES / "shots_ordering.jsonl"),
+    "--status",
+    "all",
 )
 
 
@@ -40,6 +59,8 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = built_demo_database(tmp_path_factory.mktemp("demo") / "demo.db")
     made = run_cli(path, "release", "create", "v1", "--as", "lena")
     assert made.exit_code == 0, made.output
+    evaluated = run_cli(path, *ECONLOGICQA_EVAL)
+    assert evaluated.exit_code == 0, evaluated.output
     return path
 
 
@@ -72,6 +93,21 @@ def test_an_orders_key_stays_on_one_line_and_piped_lines_stay_whole(demo: Path) 
     stats = run_cli(demo, "stats").stdout.splitlines()
     assert stats[-1].startswith("by flag: duplicate 2, needs-media 0, html 0,")
     assert stats[-1].endswith("second-opinion 0")
+
+
+def test_evals_notes_wrap_on_a_terminal_and_stay_whole_in_a_pipe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The notes go to standard error: wrapped when it is a terminal (the evaluation path
+    has no ICU: textwrap, at spaces), one line each when it is not."""
+    demo = built_demo_database(tmp_path / "demo.db")
+    monkeypatch.setenv("COLUMNS", "80")
+    status, shown = run_in_terminal(demo, *ECONLOGICQA_EVAL)
+    assert status == 0, shown
+    note = "note: 20 single items left out: the econlogicqa protocol reads ordering items"
+    assert f"{note}\n  only\n" in shown
+    piped = run_cli(demo, *ECONLOGICQA_EVAL)
+    assert f"{note} only\n" in piped.stderr
 
 
 def test_a_chinese_cell_wraps_in_cells_and_no_line_starts_with_its_punctuation() -> None:

@@ -29,7 +29,7 @@ from db.words import agreeing, counted
 from reviewer.cli import options
 from reviewer.cli.common import EXIT_FAILURES_LEFT, EXIT_INTERRUPTED, fail, given_options, open_db
 from reviewer.cli.identity import acting_person
-from reviewer.cli.output import print_json, terminal_text
+from reviewer.cli.output import plainly_wrapped, print_json, terminal_text
 from reviewer.cli.runs_commands import print_figures
 
 if TYPE_CHECKING:
@@ -395,7 +395,10 @@ def _evaluate(
             progress = update.progress
             if not quiet:  # with --json the notes are in the JSON (run.params.shot_notes)
                 for note in update.notes:
-                    click.echo(f"note: {terminal_text(note)}", err=True)
+                    shown = plainly_wrapped(
+                        terminal_text(note), first="note: ", hang="  ", err=True
+                    )
+                    click.echo(shown, err=True)
                 click.echo(f"run {update.run_id}: {counted(progress.total, 'item')}", err=True)
             bars[update.run_id] = LiveProgress(
                 f"run {update.run_id}",

@@ -19,6 +19,7 @@ from reviewer.cli import options
 from reviewer.cli.common import fail, open_db
 from reviewer.cli.output import (
     column,
+    plainly_wrapped,
     print_json,
     printed_json_or_empty,
     terminal_block,
@@ -28,6 +29,7 @@ from reviewer.cli.output import (
 if TYPE_CHECKING:
     from evaluator.results import Figures, PredictionView, RunFigures, RunProgress
 
+MODEL_ROOM = 10  # the fewest cells a wrapped model label keeps in the runs list
 # Repeat the evaluator's names here, so that --help imports nothing heavy.
 TABLE_FORMATS = ("text", "md", "csv", "latex")  # evaluator.table_render.FORMATS
 TABLE_SHAPES = ("econlogicqa", "cflue")  # evaluator.tables.SHAPES
@@ -119,7 +121,7 @@ def print_figures(figures: RunFigures, *, legend: bool = True) -> None:
     """A run's figures, one a line; with ``legend``, what the terms beside accuracy mean."""
     from evaluator.run_text import legend_lines
 
-    click.echo(_run_header(figures))
+    click.echo(plainly_wrapped(_run_header(figures), hang="  "))
     for line in _figure_lines(figures):
         click.echo(line)
     speed = _speed_line(figures.progress)
@@ -174,10 +176,12 @@ def runs_group(ctx: click.Context, as_json: bool) -> None:
         status = run.status + ("*" if run.stale else "")
         got = run.shots_got
         shots = f"{run.mode}/{got.used_text}"
-        click.echo(
-            f"{run.id:>4}  {status:<11} {run.done:>4}/{run.total:<4}  {accuracy:<24} "
-            f"{shots:<10} {terminal_text(run.model_label)}"
+        # On a terminal a long model label wraps within its column (the demo's ran past 80).
+        cells = (
+            f"{run.id:>4}  {status:<11} {run.done:>4}/{run.total:<4}  {accuracy:<24} {shots:<10} "
         )
+        label = terminal_text(run.model_label)
+        click.echo(plainly_wrapped(label, first=cells, hang=" " * len(cells), room=MODEL_ROOM))
         if not got.plain:  # the shots each kind got, where they are not simply N
             click.echo(_under_the_run(got.label()))
         if run.error:  # why it failed or stopped, as `runs show` says it
