@@ -116,3 +116,23 @@ def test_export_without_a_format_asks_for_one_where_the_extension_leaves_a_choic
         result.output
     )
     assert not never.exists() and not Path("x.csv").exists()
+
+
+def test_every_help_fits_an_80_column_terminal() -> None:
+    """Click wraps the help text but not a choice list beside an option (`--flag
+    [duplicate|needs-media|…]` ran to 105 columns), and counts a Chinese character one
+    column where a terminal shows it two: no line of any --help may be wider than 80."""
+    from db.visible_text import east_asian_cell_len
+
+    runner = CliRunner()
+    wide: list[str] = []
+    for path, _command in _commands(cli):
+        words = path.split()[1:]
+        shown = runner.invoke(cli, [*words, "--help"], env={"COLUMNS": "80"}, terminal_width=80)
+        assert shown.exit_code == 0, shown.output
+        wide += [
+            f"{path}: {line}"
+            for line in shown.output.splitlines()
+            if east_asian_cell_len(line) > 80
+        ]
+    assert wide == []

@@ -258,7 +258,9 @@ def agreement_command(
 @click.option(
     "--flag",
     type=click.Choice(values(FlagName)),
-    help="Instead of ITEM_ID: every undecided item with this flag (shows the count, asks first).",
+    metavar="NAME",
+    help="Instead of ITEM_ID: every undecided item with this flag (shows the count, asks "
+    f"first). {options.FLAG_NAMES}.",
 )
 @click.option("--yes", "assume_yes", is_flag=True, help="With --flag: do not ask.")
 @options.item_scope

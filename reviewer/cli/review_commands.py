@@ -99,7 +99,10 @@ def queue_options(function: Callable[..., Any]) -> Callable[..., Any]:
                 help="Only items with this status (default: both).",
             ),
             click.option(
-                "--flag", type=click.Choice(values(FlagName)), help="Only items with this flag."
+                "--flag",
+                type=click.Choice(values(FlagName)),
+                metavar="NAME",
+                help=f"Only items with this flag. {options.FLAG_NAMES}.",
             ),
             click.option(
                 "--order",

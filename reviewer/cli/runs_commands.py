@@ -362,7 +362,7 @@ def runs_suspects(ctx: click.Context, min_models: int, as_json: bool) -> None:
     "breakdowns",
     type=click.Choice(TABLE_BREAKDOWNS),
     multiple=True,
-    help="Also accuracy by CFLUE subject (名称) or by item length, per model (repeatable).",
+    help="Also each model's accuracy by item length or by CFLUE subject (名称) (repeatable).",
 )
 @click.option(
     "--length-unit",
