@@ -38,8 +38,10 @@ MESSAGES = (
     ("triage", "--limit", "5"),  # an order's key in the header; the notes after the list
     ("triage", "--limit", "5", "--as", "lena"),
     ("release", "show", "v1"),  # the kappa paradox note
+    ("release", "verify", "v1"),  # the release's hash after its name and count
     ("runs",),  # the model label "oracle (econlogicqa)" in its column
     ("runs", "show", "1"),  # the run's header: how it ran, its state
+    ("runs", "compare", "1", "2"),  # why their prompts differ (other shots)
 )
 ECONLOGICQA_EVAL = (
     "eval",
@@ -93,6 +95,16 @@ def test_an_orders_key_stays_on_one_line_and_piped_lines_stay_whole(demo: Path) 
     stats = run_cli(demo, "stats").stdout.splitlines()
     assert stats[-1].startswith("by flag: duplicate 2, needs-media 0, html 0,")
     assert stats[-1].endswith("second-opinion 0")
+
+
+def test_a_new_releases_hash_wraps_whole_on_a_terminal(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    status, shown = run_in_terminal(demo, "release", "create", "v2", "--as", "lena")
+    assert status == 0, shown
+    made, hashed = shown.splitlines()
+    assert made == "release v2: 37 items, hash" and len(hashed.strip()) == 64
 
 
 def test_evals_notes_wrap_on_a_terminal_and_stay_whole_in_a_pipe(

@@ -74,8 +74,11 @@ def release_create(
         print_json(release.to_json())
         return
     click.echo(
-        f"release {terminal_text(release.name)}: {counted(release.item_count, 'item')}, "
-        f"hash {release.hash}"
+        wrapped(
+            f"release {terminal_text(release.name)}: {counted(release.item_count, 'item')}, "
+            f"hash {release.hash}",
+            hang="  ",
+        )
     )
 
 
@@ -182,8 +185,11 @@ def release_verify(
         else:
             verdict = "matches" if result.ok else "does NOT match"
             click.echo(
-                f"{verdict} release {terminal_text(result.name)}: "
-                f"{counted(result.items, 'item')}, hash {result.recomputed_hash}"
+                wrapped(
+                    f"{verdict} release {terminal_text(result.name)}: "
+                    f"{counted(result.items, 'item')}, hash {result.recomputed_hash}",
+                    hang="  ",
+                )
             )
     if not result.ok:
         ctx.exit(1)

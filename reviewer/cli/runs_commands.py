@@ -295,12 +295,12 @@ def runs_compare(ctx: click.Context, run_a: int, run_b: int, as_json: bool) -> N
         f"runs {run_a} (A) and {run_b} (B): {counted(comparison.shared_items, 'shared item')}"
     )
     for line in comparison.item_set_notes():
-        click.echo(terminal_text(line))
+        click.echo(plainly_wrapped(terminal_text(line), hang="  "))
     if (prompts := comparison.prompt_note()) is not None:
-        click.echo(terminal_text(prompts))
+        click.echo(plainly_wrapped(terminal_text(prompts), hang="  "))
     nothing_paired = comparison.nothing_paired()
     if nothing_paired is not None:  # no rows of zeros: they would read as a comparison
-        click.echo(terminal_text(nothing_paired))
+        click.echo(plainly_wrapped(terminal_text(nothing_paired), hang="  "))
     else:
         click.echo(f"both right    {len(comparison.both_right)}")
         click.echo(f"both wrong    {len(comparison.both_wrong)}")
@@ -320,8 +320,11 @@ def runs_compare(ctx: click.Context, run_a: int, run_b: int, as_json: bool) -> N
     if comparison.changed_items:
         where = "not compared" if nothing_paired else "left out of the figures above"
         click.echo(
-            f"{where}: {counted(len(comparison.changed_items), 'item')} "
-            "whose key or text differs between the revisions the runs evaluated:"
+            plainly_wrapped(
+                f"{where}: {counted(len(comparison.changed_items), 'item')} "
+                "whose key or text differs between the revisions the runs evaluated:",
+                hang="  ",
+            )
         )
         for changed in comparison.changed_items:
             click.echo(f"  {terminal_text(changed.line())}")
