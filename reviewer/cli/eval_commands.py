@@ -121,7 +121,8 @@ def _shots_by_kind(values_given: tuple[str, ...]) -> dict[str, int]:
     "-m",
     metavar="MODEL",
     help="demo, a transformers model folder, a hub id in the local cache, a .gguf file, "
-    "openai:NAME, or scripted:FILE (answers written in advance).",
+    "openai:NAME, or scripted:FILE (answers written in advance; scripted:oracle answers "
+    "every item right, a self-test without a model).",
 )
 @click.option(
     "--protocol",
