@@ -42,6 +42,7 @@ MESSAGES = (
     ("runs",),  # the model label "oracle (econlogicqa)" in its column
     ("runs", "show", "1"),  # the run's header: how it ran, its state
     ("runs", "compare", "1", "2"),  # why their prompts differ (other shots)
+    ("runs", "show", "1", "--item", "econ_ordering:1"),  # its scores, each extractor's answer
 )
 ECONLOGICQA_EVAL = (
     "eval",

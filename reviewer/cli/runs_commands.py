@@ -265,7 +265,8 @@ def _print_prediction(view: PredictionView, with_prompt: bool) -> None:
         click.echo(f"error         {terminal_text(view.error)}")
     items, likelihoods = score_items(view.scores)
     if items:
-        click.echo("scores        " + ", ".join(terminal_text(item) for item in items))
+        scores = ", ".join(terminal_text(item) for item in items)
+        click.echo(plainly_wrapped(scores, first="scores        ", hang=" " * 14))
     for answer, value in likelihoods.items():
         click.echo(f"  log-lik     {terminal_text(answer):<8} {value}")
     click.echo(f"latency       {view.latency_s:.3f} s")
