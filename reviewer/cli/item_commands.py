@@ -388,11 +388,11 @@ def _describe_export(summary: Any, format_name: str, out: Path) -> str:
 )
 @click.option(
     "--status",
-    "statuses",
     type=click.Choice((ALL, *values(ItemStatus))),
-    # Taken as a list only to refuse a second --status: click kept the last one alone, and
-    # `--status approved --status agreed` exported the agreed items without a word.
+    # One status (options.once): `--status approved --status agreed` exported the agreed
+    # items only, without a word.
     multiple=True,
+    callback=options.once,
     default=("approved",),
     show_default=True,
     help="Export items with this status, or all.",
@@ -413,7 +413,7 @@ def export_command(
     out_argument: Path | None,
     format_name: str | None,
     out: Path | None,
-    statuses: tuple[str, ...],
+    status: str,
     kinds: tuple[str, ...],
     sources: tuple[str, ...],
     release: str | None,
@@ -438,10 +438,6 @@ def export_command(
     from evaluator.exports.item_files import export_items
     from evaluator.exports.selection import Selection
 
-    if len(set(statuses)) > 1:
-        given = ", ".join(statuses)
-        fail(f"--status given more than once ({given}): export takes one status, or all")
-    status = statuses[0]
     if out is not None and out_argument is not None:
         fail(f"two destinations, {out_argument} and --out {out}: give one")
     out = out or out_argument
@@ -450,7 +446,7 @@ def export_command(
     format_name = format_name or _format_of_destination(out)
     if shots is not None and format_name != "lm-eval":
         fail("--shots applies to --format lm-eval only")
-    if release is not None and ctx.get_parameter_source("statuses") is ParameterSource.COMMANDLINE:
+    if release is not None and ctx.get_parameter_source("status") is ParameterSource.COMMANDLINE:
         fail("--release exports the release's items as frozen; --status does not apply")
     to_stdout = is_stdout(out)
     if name is not None and format_name != JUDGING:
@@ -520,7 +516,7 @@ def _export_judging(
     from evaluator.exports.atomic_write import is_stdout, write_file
     from reviewer.judgment_files import waiting_items, write_judging_sheet
 
-    if release is not None or ctx.get_parameter_source("statuses") is ParameterSource.COMMANDLINE:
+    if release is not None or ctx.get_parameter_source("status") is ParameterSource.COMMANDLINE:
         fail(
             "--format judging lists the items waiting for --as NAME; --status and --release "
             "do not apply"

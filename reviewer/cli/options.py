@@ -54,6 +54,23 @@ source = click.option(
     help="Only items from this source (repeatable).",
 )
 
+
+def once(
+    ctx: click.Context | None,
+    param: click.Parameter | None,
+    given: tuple[str, ...],
+    hint: str | None = None,
+) -> str | None:
+    """Callback of an option that takes one value, declared ``multiple`` only so that a
+    second one is refused (a usage error naming the option, or ``hint``, before anything
+    is read or written): click keeps the last of a repeated option alone, without a word,
+    and `--kind ordering --kind single` served single items only."""
+    if len(set(given)) > 1:
+        message = f"given more than once ({', '.join(given)}): give one"
+        raise click.BadParameter(message, ctx, param, param_hint=hint)
+    return given[0] if given else None
+
+
 exams = click.option(
     "--exam", "exams", multiple=True, metavar="NAME", help="Only CFLUE items of this exam (名称)."
 )
