@@ -136,3 +136,21 @@ def test_every_help_fits_an_80_column_terminal() -> None:
             if east_asian_cell_len(line) > 80
         ]
     assert wide == []
+
+
+def test_every_option_that_takes_several_values_says_so() -> None:
+    """`eval --kind single --kind multi` evaluates both, but its help read "Only this
+    kind."; an option declared several only to refuse a second value (``options.once``,
+    review's and next's filters) is not repeatable and says nothing."""
+    from reviewer.cli.common import remember_filter_sources
+
+    silent = [
+        f"{path} {option.opts[0]}"
+        for path, command in _commands(cli)
+        for option in command.params
+        if isinstance(option, click.Option)
+        and option.multiple
+        and option.callback not in (options.once, remember_filter_sources)
+        and not any(word in (option.help or "") for word in ("repeatable", "repeat for each"))
+    ]
+    assert silent == []

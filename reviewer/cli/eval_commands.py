@@ -168,7 +168,11 @@ def _shots_by_kind(values_given: tuple[str, ...]) -> dict[str, int]:
 )
 @options.statuses("Evaluate items with this status (repeatable) [default: approved].", or_all=True)
 @click.option(
-    "--kind", "kinds", type=click.Choice(values(ItemKind)), multiple=True, help="Only this kind."
+    "--kind",
+    "kinds",
+    type=click.Choice(values(ItemKind)),
+    multiple=True,
+    help="Only items of this kind (repeatable).",
 )
 @options.source
 @options.release(

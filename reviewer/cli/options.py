@@ -72,7 +72,11 @@ def once(
 
 
 exams = click.option(
-    "--exam", "exams", multiple=True, metavar="NAME", help="Only CFLUE items of this exam (名称)."
+    "--exam",
+    "exams",
+    multiple=True,
+    metavar="NAME",
+    help="Only CFLUE items of this exam (名称; repeatable).",
 )
 # Named in the help, which wraps, not in click's [a|b|...] beside the option, which does
 # not: eight flag names ran --help to 105 columns on an 80-column terminal.

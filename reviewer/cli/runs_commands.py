@@ -381,8 +381,17 @@ def runs_suspects(ctx: click.Context, min_models: int, as_json: bool) -> None:
     type=click.Choice(values(EvalProtocol)),
     help="Only runs of this protocol.",
 )
-@click.option("--model", "models", metavar="MODEL", multiple=True, help="Only this model.")
-@click.option("--run", "run_ids", type=int, metavar="RUN_ID", multiple=True, help="Only this run.")
+@click.option(
+    "--model", "models", metavar="MODEL", multiple=True, help="Only this model (repeatable)."
+)
+@click.option(
+    "--run",
+    "run_ids",
+    type=int,
+    metavar="RUN_ID",
+    multiple=True,
+    help="Only this run (repeatable).",
+)
 @options.format_choice(
     "table_format",
     TABLE_FORMATS,
