@@ -616,6 +616,33 @@ def run_in_terminal(
     return code, shown.decode("utf-8", "replace").replace("\r\n", "\n")
 
 
+def fits_80_columns_as_piped(db: Database | Path | str, *args: str) -> str:
+    """``vetbench --db DB ARGS`` on an 80-column terminal (``COLUMNS=80``): it succeeds,
+    no line is wider than 80 cells (Chinese counted two), and a reader sees every character
+    but blanks that the piped output holds, wherever its lines broke; what it showed."""
+    from collections import Counter
+
+    from db.visible_text import east_asian_cell_len
+
+    old_columns = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "80"
+    try:
+        status, shown = run_in_terminal(db, *args)
+    finally:
+        if old_columns is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = old_columns
+    assert status == 0, shown
+    widest = max(shown.splitlines(), key=east_asian_cell_len)
+    assert east_asian_cell_len(widest) <= 80, widest
+    piped = run_cli(db, *args)
+    assert piped.exit_code == 0, piped.output
+    seen = Counter(character for character in shown if not character.isspace())
+    assert seen == Counter(character for character in piped.stdout if not character.isspace())
+    return shown
+
+
 _demo_built: list[Path] = []  # the demo database this test process built, to copy from
 
 

@@ -332,6 +332,12 @@ def test_scripted_without_a_file_says_what_to_give(db_path: Path) -> None:
     )
 
 
+def test_evals_help_names_the_oracle_self_test(db_path: Path) -> None:
+    """A newcomer told to try `--model scripted:oracle` finds it in --help, beside FILE."""
+    shown = " ".join(run_cli(db_path, "eval", "--help").output.split())
+    assert "scripted:oracle answers every item right, a self-test without a model" in shown
+
+
 def test_the_cli_refuses_unknown_forms_and_empty_selections(
     db_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

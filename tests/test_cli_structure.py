@@ -116,3 +116,41 @@ def test_export_without_a_format_asks_for_one_where_the_extension_leaves_a_choic
         result.output
     )
     assert not never.exists() and not Path("x.csv").exists()
+
+
+def test_every_help_fits_an_80_column_terminal() -> None:
+    """Click wraps the help text but not a choice list beside an option (`--flag
+    [duplicate|needs-media|…]` ran to 105 columns), and counts a Chinese character one
+    column where a terminal shows it two: no line of any --help may be wider than 80."""
+    from db.visible_text import east_asian_cell_len
+
+    runner = CliRunner()
+    wide: list[str] = []
+    for path, _command in _commands(cli):
+        words = path.split()[1:]
+        shown = runner.invoke(cli, [*words, "--help"], env={"COLUMNS": "80"}, terminal_width=80)
+        assert shown.exit_code == 0, shown.output
+        wide += [
+            f"{path}: {line}"
+            for line in shown.output.splitlines()
+            if east_asian_cell_len(line) > 80
+        ]
+    assert wide == []
+
+
+def test_every_option_that_takes_several_values_says_so() -> None:
+    """`eval --kind single --kind multi` evaluates both, but its help read "Only this
+    kind."; an option declared several only to refuse a second value (``options.once``,
+    review's and next's filters) is not repeatable and says nothing."""
+    from reviewer.cli.common import remember_filter_sources
+
+    silent = [
+        f"{path} {option.opts[0]}"
+        for path, command in _commands(cli)
+        for option in command.params
+        if isinstance(option, click.Option)
+        and option.multiple
+        and option.callback not in (options.once, remember_filter_sources)
+        and not any(word in (option.help or "") for word in ("repeatable", "repeat for each"))
+    ]
+    assert silent == []

@@ -1,14 +1,21 @@
-"""The CLI's tables on an 80-column terminal: every line fits (Chinese counted two cells
-wide), nothing is lost, and piped output keeps one row a line as scripts read it."""
+"""The CLI's tables and sentences on an 80-column terminal: every line fits (Chinese
+counted two cells wide), nothing is lost, and piped output keeps one row a line as scripts
+read it.  Notes, lists and item texts wrap at words under their indent instead of running
+past the edge, where the terminal cut them mid-word ("login o" / "n PostgreSQL")."""
 
 from __future__ import annotations
 
 import sys
-from collections import Counter
 from pathlib import Path
 
 import pytest
-from helpers import built_demo_database, run_cli, run_in_terminal
+from helpers import (
+    FIXTURES,
+    built_demo_database,
+    fits_80_columns_as_piped,
+    run_cli,
+    run_in_terminal,
+)
 
 from db.visible_text import east_asian_cell_len
 from reviewer.cli.tables import table_lines
@@ -23,30 +30,48 @@ TABLES = (
     ("consensus", "--as", "lena"),
     ("audit", "--as", "lena", "--limit", "60"),
 )
+MESSAGES = (
+    ("stats",),  # by flag: eight names and counts on one line
+    ("consensus",),  # a non-lead's note on what the consensus shows
+    ("conflicts",),  # a non-lead's count
+    ("conflicts", "--as", "lena"),  # each item's scenario, explanation and judgments
+    ("triage", "--limit", "5"),  # an order's key in the header; the notes after the list
+    ("triage", "--limit", "5", "--as", "lena"),
+    ("release", "show", "v1"),  # the kappa paradox note
+    ("release", "verify", "v1"),  # the release's hash after its name and count
+    ("runs",),  # the model label "oracle (econlogicqa)" in its column
+    ("runs", "show", "1"),  # the run's header: how it ran, its state
+    ("runs", "compare", "1", "2"),  # why their prompts differ (other shots)
+    ("runs", "show", "1", "--item", "econ_ordering:1"),  # its scores, each extractor's answer
+)
+ECONLOGICQA_EVAL = (
+    "eval",
+    "--model",
+    "scripted:oracle",
+    "--protocol",
+    "econlogicqa",
+    "--shot-file",
+    str(FIXTURES / "shots_ordering.jsonl"),
+    "--status",
+    "all",
+)
 
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return built_demo_database(tmp_path_factory.mktemp("demo") / "demo.db")
+    path = built_demo_database(tmp_path_factory.mktemp("demo") / "demo.db")
+    made = run_cli(path, "release", "create", "v1", "--as", "lena")
+    assert made.exit_code == 0, made.output
+    evaluated = run_cli(path, *ECONLOGICQA_EVAL)
+    assert evaluated.exit_code == 0, evaluated.output
+    return path
 
 
-def _characters(text: str) -> Counter[str]:
-    """What a reader sees, wherever the lines break: every character but blanks."""
-    return Counter(character for character in text if not character.isspace())
-
-
-@pytest.mark.parametrize("arguments", TABLES, ids=" ".join)
+@pytest.mark.parametrize("arguments", TABLES + MESSAGES, ids=" ".join)
 def test_a_table_fits_an_80_column_terminal_and_keeps_every_character(
-    demo: Path, arguments: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
+    demo: Path, arguments: tuple[str, ...]
 ) -> None:
-    monkeypatch.setenv("COLUMNS", "80")
-    status, shown = run_in_terminal(demo, *arguments)
-    assert status == 0, shown
-    widest = max(shown.splitlines(), key=east_asian_cell_len)
-    assert east_asian_cell_len(widest) <= 80, widest
-    piped = run_cli(demo, *arguments)
-    assert piped.exit_code == 0, piped.output
-    assert _characters(shown) == _characters(piped.stdout)
+    fits_80_columns_as_piped(demo, *arguments)
 
 
 def test_piped_tables_keep_one_row_a_line(demo: Path) -> None:
@@ -57,6 +82,45 @@ def test_piped_tables_keep_one_row_a_line(demo: Path) -> None:
     settings = run_cli(demo, "config", "list").stdout.splitlines()
     assert settings[0] == "overlap = 2 (default)    # independent judgments each item needs (k)"
     assert max(map(len, settings)) > 80  # not fitted to any width
+
+
+def test_an_orders_key_stays_on_one_line_and_piped_lines_stay_whole(demo: Path) -> None:
+    shown = fits_80_columns_as_piped(demo, "triage", "--limit", "5")
+    assert "[ordering, conflict, revision 1,\n       key B, A, D, C]" in shown
+    assert "\u00a0" not in shown
+    piped = run_cli(demo, "triage", "--limit", "5").stdout
+    assert (
+        "  2. econ_ordering:34  score 2.50  [ordering, conflict, revision 1, key B, A, D, C]\n"
+        in piped
+    )
+    stats = run_cli(demo, "stats").stdout.splitlines()
+    assert stats[-1].startswith("by flag: duplicate 2, needs-media 0, html 0,")
+    assert stats[-1].endswith("second-opinion 0")
+
+
+def test_a_new_releases_hash_wraps_whole_on_a_terminal(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    status, shown = run_in_terminal(demo, "release", "create", "v2", "--as", "lena")
+    assert status == 0, shown
+    made, hashed = shown.splitlines()
+    assert made == "release v2: 37 items, hash" and len(hashed.strip()) == 64
+
+
+def test_evals_notes_wrap_on_a_terminal_and_stay_whole_in_a_pipe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The notes go to standard error: wrapped when it is a terminal (the evaluation path
+    has no ICU: textwrap, at spaces), one line each when it is not."""
+    demo = built_demo_database(tmp_path / "demo.db")
+    monkeypatch.setenv("COLUMNS", "80")
+    status, shown = run_in_terminal(demo, *ECONLOGICQA_EVAL)
+    assert status == 0, shown
+    note = "note: 20 single items left out: the econlogicqa protocol reads ordering items"
+    assert f"{note}\n  only\n" in shown
+    piped = run_cli(demo, *ECONLOGICQA_EVAL)
+    assert f"{note} only\n" in piped.stderr
 
 
 def test_a_chinese_cell_wraps_in_cells_and_no_line_starts_with_its_punctuation() -> None:

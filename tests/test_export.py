@@ -344,6 +344,26 @@ def test_the_destination_may_be_named_alone_and_its_extension_names_the_format(
     assert not (tmp_path / "a.jsonl").exists() and not Path("b.jsonl").exists()
 
 
+def test_a_second_status_is_refused_not_the_first_dropped(
+    database: Database, tmp_path: Path
+) -> None:
+    """Export takes one status: click kept the last --status alone, so `--status approved
+    --status agreed` wrote the agreed items only, without a word."""
+    import_econ_and_exam(database, tmp_path)
+    decide_items(database, ["econ:2", "exam:1"])
+    out = tmp_path / "out.jsonl"
+    refused = run_cli(database, "export", str(out), "--status", "approved", "--status", "pending")
+    assert refused.exit_code == 2
+    assert refused.output.endswith(
+        "Error: Invalid value for '--status': given more than once (approved, pending): give one\n"
+    )
+    assert not out.exists()
+    same = run_cli(database, "export", str(out), "--status", "pending", "--status", "pending")
+    assert same.exit_code == 0, same.output
+    exported = [json.loads(line)["id"] for line in out.read_text().splitlines()]
+    assert exported == ["econ:1", "econ:3", "exam:2", "exam:3"]
+
+
 def test_an_empty_selection_is_refused_with_a_hint(database: Database, tmp_path: Path) -> None:
     import_files(database, [write_file(tmp_path, "econ.csv", ORDERING_CSV)])
     with pytest.raises(ExportError, match=r"no items match status approved \(try --status all\)"):

@@ -116,6 +116,28 @@ def test_next_takes_the_apps_filters_and_refuses_what_it_cannot_serve(
     assert stranger.exit_code == 1 and "mallory" in stranger.output
 
 
+def test_a_filter_given_twice_is_refused_and_nothing_is_claimed(database: Database) -> None:
+    """The queue's filters take one value: click kept the last of two alone, so
+    `--kind ordering --kind single` claimed a single item without a word."""
+    store_item(database, "econ:1")
+    store_item(database, "mcq:1", kind="single", key="B")
+    store_person(database, "alice")
+    for option, first, second in (
+        ("--kind", "ordering", "single"),
+        ("--source", "econ", "mcq"),
+        ("--status", "pending", "in_review"),
+        ("--flag", "html", "duplicate"),
+    ):
+        twice = run_cli(database, "next", "--as", "alice", option, first, option, second)
+        assert twice.exit_code == 2
+        assert f"Invalid value for '{option}': given more than once ({first}, {second})" in (
+            twice.output
+        )
+    assert claimed_by(database, "econ:1") == claimed_by(database, "mcq:1") == []
+    same = next_json(database, "alice", "--kind", "single", "--kind", "single")
+    assert same["item"]["item_id"] == "mcq:1" and same["filters"] == "kind single"
+
+
 def test_next_serves_the_adaptive_queue(database: Database) -> None:
     """Under adaptive routing `next` serves what the adaptive queue serves: an item the
     consensus is unsure of comes first."""

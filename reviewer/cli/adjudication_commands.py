@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from db.visible_text import east_asian_cell_len
 from db.vocabulary import DECISION_STATUSES, FlagName, ItemStatus, reason_word, values
 from db.words import agreeing, counted, time_taken
 from reviewer.cli import options
@@ -257,7 +258,9 @@ def agreement_command(
 @click.option(
     "--flag",
     type=click.Choice(values(FlagName)),
-    help="Instead of ITEM_ID: every undecided item with this flag (shows the count, asks first).",
+    metavar="NAME",
+    help="Instead of ITEM_ID: every undecided item with this flag (shows the count, asks "
+    f"first). {options.FLAG_NAMES}.",
 )
 @click.option("--yes", "assume_yes", is_flag=True, help="With --flag: do not ask.")
 @options.item_scope
@@ -519,12 +522,15 @@ def _approve_confident(
 def _echo_item_text(case: ConflictCase) -> None:
     """The item as the annotators read it: prompt, events or choices, explanation."""
     item = case.item
+    # On a terminal each part wraps under its own indent (a scenario ran to 111 columns).
     for line in item.prompt.splitlines() or [""]:
-        click.echo(f"    {terminal_text(line)}")
+        click.echo(wrapped(terminal_text(line), first="    ", hang="    "))
     for label, choice in item.choices.items():
-        click.echo(f"      {label}. {terminal_text(choice)}")
+        shown = f"      {terminal_text(label)}. "
+        click.echo(wrapped(terminal_text(choice), first=shown, hang=" " * len(shown)))
     if item.explanation:
-        click.echo(f"    explanation: {terminal_text(item.explanation)}")
+        explanation = f"explanation: {terminal_text(item.explanation)}"
+        click.echo(wrapped(explanation, first="    ", hang="      "))
 
 
 def _echo_case(case: ConflictCase) -> None:
@@ -553,10 +559,13 @@ def _echo_case(case: ConflictCase) -> None:
             comment = " ".join(judgment.comment.split())
             extras.append(f"“{terminal_text(comment, COMMENT_CHARS)}”")
         mark = "=" if judgment.matches_key else "≠"
-        click.echo(
+        said = (
             f"    {name} {mark} {format_answer(item.kind, judgment.blind_answer):<14} "
-            f"{judgment.verdict:<10} {time_taken(judgment.seconds):>7}  {'; '.join(extras)}".rstrip()
+            f"{judgment.verdict:<10} {time_taken(judgment.seconds):>7}  "
         )
+        extra = "; ".join(extras)
+        hang = " " * east_asian_cell_len(said)  # a long detail wraps under the details
+        click.echo(wrapped(extra, first=said, hang=hang) if extra else said.rstrip())
 
 
 @click.command("conflicts")
@@ -607,8 +616,11 @@ def _echo_conflict_count(
     kinds = Counter(case.item.kind.value for case in cases)
     by_kind = f" ({', '.join(f'{n} {kind}' for kind, n in sorted(kinds.items()))})" if kinds else ""
     click.echo(
-        f"{counted(len(cases), 'conflict')}{by_kind}; {terminal_text(reader)} is not a lead: "
-        f"{why} ({AS_A_LEAD})"
+        wrapped(
+            f"{counted(len(cases), 'conflict')}{by_kind}; {terminal_text(reader)} is not a "
+            f"lead: {why} ({AS_A_LEAD})",
+            hang="  ",
+        )
     )
 
 

@@ -102,13 +102,19 @@ def consensus_command(
     if not consensus.items:
         # Judgments of an earlier revision do not count: they judged another text.
         click.echo(
-            "no item is judged at its current revision yet: the consensus rests on the "
-            "judgments of each item's current text"
+            wrapped(
+                "no item is judged at its current revision yet: the consensus rests on the "
+                "judgments of each item's current text",
+                hang="  ",
+            )
         )
     elif not lead:
         click.echo(
-            f"{counted(len(consensus.items), 'judged item')}: each one's consensus shows what "
-            f"its annotators answered, which is {FOR_LEADS}"
+            wrapped(
+                f"{counted(len(consensus.items), 'judged item')}: each one's consensus shows "
+                f"what its annotators answered, which is {FOR_LEADS}",
+                hang="  ",
+            )
         )
     else:
         echo_table(

@@ -29,7 +29,7 @@ from db.words import agreeing, counted
 from reviewer.cli import options
 from reviewer.cli.common import EXIT_FAILURES_LEFT, EXIT_INTERRUPTED, fail, given_options, open_db
 from reviewer.cli.identity import acting_person
-from reviewer.cli.output import print_json, terminal_text
+from reviewer.cli.output import plainly_wrapped, print_json, terminal_text
 from reviewer.cli.runs_commands import print_figures
 
 if TYPE_CHECKING:
@@ -121,7 +121,8 @@ def _shots_by_kind(values_given: tuple[str, ...]) -> dict[str, int]:
     "-m",
     metavar="MODEL",
     help="demo, a transformers model folder, a hub id in the local cache, a .gguf file, "
-    "openai:NAME, or scripted:FILE (answers written in advance).",
+    "openai:NAME, or scripted:FILE (answers written in advance; scripted:oracle answers "
+    "every item right, a self-test without a model).",
 )
 @click.option(
     "--protocol",
@@ -167,7 +168,11 @@ def _shots_by_kind(values_given: tuple[str, ...]) -> dict[str, int]:
 )
 @options.statuses("Evaluate items with this status (repeatable) [default: approved].", or_all=True)
 @click.option(
-    "--kind", "kinds", type=click.Choice(values(ItemKind)), multiple=True, help="Only this kind."
+    "--kind",
+    "kinds",
+    type=click.Choice(values(ItemKind)),
+    multiple=True,
+    help="Only items of this kind (repeatable).",
 )
 @options.source
 @options.release(
@@ -395,7 +400,10 @@ def _evaluate(
             progress = update.progress
             if not quiet:  # with --json the notes are in the JSON (run.params.shot_notes)
                 for note in update.notes:
-                    click.echo(f"note: {terminal_text(note)}", err=True)
+                    shown = plainly_wrapped(
+                        terminal_text(note), first="note: ", hang="  ", err=True
+                    )
+                    click.echo(shown, err=True)
                 click.echo(f"run {update.run_id}: {counted(progress.total, 'item')}", err=True)
             bars[update.run_id] = LiveProgress(
                 f"run {update.run_id}",

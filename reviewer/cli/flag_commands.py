@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from evaluator.second_opinion import CheckSummary
     from reviewer.triage import TriageEntry
 REASONS_SHOWN = 4
+NO_BREAK = "\u00a0"
 TRIAGE_DEFAULT_LIMIT = 20
 
 
@@ -54,11 +55,13 @@ def _echo_entry(rank: int, entry: TriageEntry, lead: str | None) -> None:
     from db.answers import format_answer
     from reviewer.triage import decide_command
 
-    click.echo(
-        f"{rank:>3}. {terminal_text(entry.item_id)}  score {entry.score:.2f}  "
-        f"[{entry.kind.value}, {entry.status}, revision {entry.revision}, "
-        f"key {format_answer(entry.kind, entry.key)}]"
-    )
+    # On a narrow terminal the bracket wraps under the id, an order's key whole (its spaces
+    # no-break ones while it is wrapped): "key B, A, D," then "C]" read as two keys.
+    first = f"{rank:>3}. {terminal_text(entry.item_id)}  score {entry.score:.2f}  "
+    key = format_answer(entry.kind, entry.key).replace(" ", NO_BREAK)
+    about = f"[{entry.kind.value}, {entry.status}, revision {entry.revision}, key{NO_BREAK}{key}]"
+    header = wrapped(about, first=first, hang=" " * 7)
+    click.echo(first + header[len(first) :].replace(NO_BREAK, " "))
     for reason in entry.reasons[:REASONS_SHOWN]:
         # Each reason whole, under its weight on a terminal (at 80 columns a line ran to 168)
         weighted = f"       +{reason.weight:.2f} "
@@ -149,15 +152,21 @@ def triage_command(
     if lead is None and any(entry.suggestion for entry in entries):
         click.echo("Decisions are a lead's: a lead runs the commands above (with --as NAME).")
     if lead is None and any(r.sign == "annotators" for e in entries for r in e.reasons):
-        click.echo(f"Who judged what is {FOR_LEADS}; here, only how many.")
+        click.echo(wrapped(f"Who judged what is {FOR_LEADS}; here, only how many.", hang="  "))
     click.echo(
-        f"Review them in this order: vetbench review --order suspicious{as_lead} "
-        "(then F3 for the conflicts)."
+        wrapped(
+            f"Review them in this order: vetbench review --order suspicious{as_lead} "
+            "(then F3 for the conflicts).",
+            hang="  ",
+        )
     )
     if lead is not None:
         click.echo(
-            "Act on one flag at once: vetbench decide --flag NAME --status rejected "
-            f"--reason REASON{as_lead}"
+            wrapped(
+                "Act on one flag at once: vetbench decide --flag NAME --status rejected "
+                f"--reason REASON{as_lead}",
+                hang="  ",
+            )
         )
 
 

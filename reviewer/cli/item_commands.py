@@ -17,7 +17,7 @@ from db.words import agreeing, all_of, counted, few_of
 from reviewer.cli import options
 from reviewer.cli.common import fail, open_db, read_db, suggested_command
 from reviewer.cli.identity import acting_person, as_option
-from reviewer.cli.output import print_json, printed_json_or_empty, terminal_text
+from reviewer.cli.output import print_json, printed_json_or_empty, terminal_text, wrapped
 from reviewer.cli.tables import echo_table
 
 if TYPE_CHECKING:
@@ -389,7 +389,11 @@ def _describe_export(summary: Any, format_name: str, out: Path) -> str:
 @click.option(
     "--status",
     type=click.Choice((ALL, *values(ItemStatus))),
-    default="approved",
+    # One status (options.once): `--status approved --status agreed` exported the agreed
+    # items only, without a word.
+    multiple=True,
+    callback=options.once,
+    default=("approved",),
     show_default=True,
     help="Export items with this status, or all.",
 )
@@ -571,7 +575,7 @@ def stats_command(ctx: click.Context, as_json: bool) -> None:
             listed = (
                 ", ".join(f"{terminal_text(key)} {count}" for key, count in value.items()) or "none"
             )
-            click.echo(f"{name.replace('_', ' ')}: {listed}")
+            click.echo(wrapped(listed, first=f"{name.replace('_', ' ')}: ", hang="  "))
         else:
             click.echo(f"{name.replace('_', ' ')}: {value}")
 

@@ -54,15 +54,40 @@ source = click.option(
     help="Only items from this source (repeatable).",
 )
 
+
+def once(
+    ctx: click.Context | None,
+    param: click.Parameter | None,
+    given: tuple[str, ...],
+    hint: str | None = None,
+) -> str | None:
+    """Callback of an option that takes one value, declared ``multiple`` only so that a
+    second one is refused (a usage error naming the option, or ``hint``, before anything
+    is read or written): click keeps the last of a repeated option alone, without a word,
+    and `--kind ordering --kind single` served single items only."""
+    if len(set(given)) > 1:
+        message = f"given more than once ({', '.join(given)}): give one"
+        raise click.BadParameter(message, ctx, param, param_hint=hint)
+    return given[0] if given else None
+
+
 exams = click.option(
-    "--exam", "exams", multiple=True, metavar="NAME", help="Only CFLUE items of this exam (名称)."
+    "--exam",
+    "exams",
+    multiple=True,
+    metavar="NAME",
+    help="Only CFLUE items of this exam (名称; repeatable).",
 )
+# Named in the help, which wraps, not in click's [a|b|...] beside the option, which does
+# not: eight flag names ran --help to 105 columns on an 80-column terminal.
+FLAG_NAMES = f"NAME: {', '.join(values(FlagName))}"
 flags = click.option(
     "--flag",
     "flags",
     type=click.Choice(values(FlagName)),
     multiple=True,
-    help="Only items whose current revision has this flag (repeatable: any of them).",
+    metavar="NAME",
+    help=f"Only items whose current revision has this flag (repeatable: any of them). {FLAG_NAMES}.",
 )
 
 
@@ -88,8 +113,12 @@ class ReasonChoice(click.Choice[str]):
 
 def reason(help_text: str) -> Decorator:
     """``--reason``: a decision reason, by its stored name or an alias (``ReasonChoice``)."""
+    reasons = ", ".join(values(DecisionReason))
     return click.option(
-        "--reason", type=ReasonChoice(), help=f"{help_text} Also {REASON_ALIASES_TEXT}."
+        "--reason",
+        type=ReasonChoice(),
+        metavar="REASON",  # listed in the help, which wraps (see FLAG_NAMES)
+        help=f"{help_text} Also {REASON_ALIASES_TEXT}. REASON: {reasons}.",
     )
 
 
@@ -165,7 +194,9 @@ def search(function: Callable[..., Any]) -> Callable[..., Any]:
                 "not_in",
                 multiple=True,
                 metavar="LONGER",
-                help="A --search word inside LONGER does not count (repeatable): "
+                # Worded so that no line holding the Chinese runs past 80 columns: click
+                # counts a character one column where a terminal shows it two.
+                help="A --search word inside LONGER does not count (repeatable), as in "
                 "--search 增值税 --not-in 土地增值税.",
             ),
         ),

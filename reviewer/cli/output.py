@@ -57,10 +57,29 @@ def wrapped(text: str, *, first: str = "", hang: str = "", width: int | None = N
     return "\n".join((hang if index else first) + line for index, line in enumerate(lines))
 
 
-def terminal_width() -> int | None:
-    """The terminal's width in cells when standard output is one, else None (a pipe, a
-    file: what a script reads keeps its lines whole)."""
-    return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+def terminal_width(*, err: bool = False) -> int | None:
+    """The terminal's width in cells when standard output (with ``err``, standard error) is
+    one, else None (a pipe, a file: what a script reads keeps its lines whole)."""
+    stream = sys.stderr if err else sys.stdout
+    return shutil.get_terminal_size().columns if stream is not None and stream.isatty() else None
+
+
+def plainly_wrapped(
+    text: str, *, first: str = "", hang: str = "", err: bool = False, room: int = MIN_WRAPPED
+) -> str:
+    """:func:`wrapped` for the evaluation path, which has no ICU: ``first`` then ``text``
+    broken at spaces by ``textwrap`` (English: the notes and labels of runs), only when the
+    output (with ``err``, standard error) is a terminal narrower than the line; each line
+    after the first starts with ``hang``, and holds at least ``room`` cells of ``text`` (a
+    narrower column of a table: less).  A word longer than the room is folded."""
+    import textwrap
+
+    limit = terminal_width(err=err)
+    if limit is None or east_asian_cell_len(first + text) <= limit:
+        return first + text
+    room = max(limit - max(len(first), len(hang)), room)
+    lines = textwrap.wrap(text, room, break_on_hyphens=False) or [""]
+    return "\n".join((hang if index else first) + line for index, line in enumerate(lines))
 
 
 def wrapped_lines(paragraph: str, room: int) -> list[str]:

@@ -22,6 +22,7 @@ from reviewer.cli.output import (
     printed_json_or_empty,
     terminal_block,
     terminal_text,
+    wrapped,
 )
 
 
@@ -73,8 +74,11 @@ def release_create(
         print_json(release.to_json())
         return
     click.echo(
-        f"release {terminal_text(release.name)}: {counted(release.item_count, 'item')}, "
-        f"hash {release.hash}"
+        wrapped(
+            f"release {terminal_text(release.name)}: {counted(release.item_count, 'item')}, "
+            f"hash {release.hash}",
+            hang="  ",
+        )
     )
 
 
@@ -122,7 +126,7 @@ def release_show(ctx: click.Context, name: str, as_json: bool) -> None:
     click.echo(f"  items     {release.item_count}: {_counts(contents.by_kind)}")
     click.echo(f"  sources   {terminal_text(_counts(contents.by_source))}")
     for label, value in figure_rows(release):
-        click.echo(f"  {label}: {value}")
+        click.echo(wrapped(f"{label}: {value}", first="  ", hang="    "))
 
 
 @release_group.command("diff")
@@ -181,8 +185,11 @@ def release_verify(
         else:
             verdict = "matches" if result.ok else "does NOT match"
             click.echo(
-                f"{verdict} release {terminal_text(result.name)}: "
-                f"{counted(result.items, 'item')}, hash {result.recomputed_hash}"
+                wrapped(
+                    f"{verdict} release {terminal_text(result.name)}: "
+                    f"{counted(result.items, 'item')}, hash {result.recomputed_hash}",
+                    hang="  ",
+                )
             )
     if not result.ok:
         ctx.exit(1)

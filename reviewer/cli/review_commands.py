@@ -74,32 +74,49 @@ def queue_options(function: Callable[..., Any]) -> Callable[..., Any]:
     def with_queue_choice(
         *args: Any,
         kind: str | None,
-        source: str | None,
+        source: tuple[str, ...],
         status: str | None,
         flag: str | None,
         order: str,
         **kwargs: Any,
     ) -> Any:
-        return function(*args, queue=QueueChoice(kind, source, status, flag, order), **kwargs)
+        # --source's callback is the one every source filter has (checked once the database
+        # is open): its second value is refused here.
+        one_source = options.once(None, None, source, hint="'--source'")
+        queue = QueueChoice(kind, one_source, status, flag, order)
+        return function(*args, queue=queue, **kwargs)
 
     for option in reversed(
         (
+            # Each takes one value (options.once refuses a second).
             click.option(
-                "--kind", type=click.Choice(values(ItemKind)), help="Only items of this kind."
+                "--kind",
+                type=click.Choice(values(ItemKind)),
+                multiple=True,
+                callback=options.once,
+                help="Only items of this kind.",
             ),
             click.option(
                 "--source",
                 metavar="NAME",
+                multiple=True,
                 callback=remember_filter_sources,
                 help="Only items from this source.",
             ),
             click.option(
                 "--status",
                 type=click.Choice(values(OPEN_STATUSES)),
+                multiple=True,
+                callback=options.once,
                 help="Only items with this status (default: both).",
             ),
             click.option(
-                "--flag", type=click.Choice(values(FlagName)), help="Only items with this flag."
+                "--flag",
+                type=click.Choice(values(FlagName)),
+                metavar="NAME",
+                multiple=True,
+                callback=options.once,
+                help=f"Only items with this flag. {options.FLAG_NAMES}.",
             ),
             click.option(
                 "--order",

@@ -19,6 +19,7 @@ from reviewer.cli import options
 from reviewer.cli.common import fail, open_db
 from reviewer.cli.output import (
     column,
+    plainly_wrapped,
     print_json,
     printed_json_or_empty,
     terminal_block,
@@ -28,6 +29,7 @@ from reviewer.cli.output import (
 if TYPE_CHECKING:
     from evaluator.results import Figures, PredictionView, RunFigures, RunProgress
 
+MODEL_ROOM = 10  # the fewest cells a wrapped model label keeps in the runs list
 # Repeat the evaluator's names here, so that --help imports nothing heavy.
 TABLE_FORMATS = ("text", "md", "csv", "latex")  # evaluator.table_render.FORMATS
 TABLE_SHAPES = ("econlogicqa", "cflue")  # evaluator.tables.SHAPES
@@ -119,7 +121,7 @@ def print_figures(figures: RunFigures, *, legend: bool = True) -> None:
     """A run's figures, one a line; with ``legend``, what the terms beside accuracy mean."""
     from evaluator.run_text import legend_lines
 
-    click.echo(_run_header(figures))
+    click.echo(plainly_wrapped(_run_header(figures), hang="  "))
     for line in _figure_lines(figures):
         click.echo(line)
     speed = _speed_line(figures.progress)
@@ -174,10 +176,12 @@ def runs_group(ctx: click.Context, as_json: bool) -> None:
         status = run.status + ("*" if run.stale else "")
         got = run.shots_got
         shots = f"{run.mode}/{got.used_text}"
-        click.echo(
-            f"{run.id:>4}  {status:<11} {run.done:>4}/{run.total:<4}  {accuracy:<24} "
-            f"{shots:<10} {terminal_text(run.model_label)}"
+        # On a terminal a long model label wraps within its column (the demo's ran past 80).
+        cells = (
+            f"{run.id:>4}  {status:<11} {run.done:>4}/{run.total:<4}  {accuracy:<24} {shots:<10} "
         )
+        label = terminal_text(run.model_label)
+        click.echo(plainly_wrapped(label, first=cells, hang=" " * len(cells), room=MODEL_ROOM))
         if not got.plain:  # the shots each kind got, where they are not simply N
             click.echo(_under_the_run(got.label()))
         if run.error:  # why it failed or stopped, as `runs show` says it
@@ -261,7 +265,8 @@ def _print_prediction(view: PredictionView, with_prompt: bool) -> None:
         click.echo(f"error         {terminal_text(view.error)}")
     items, likelihoods = score_items(view.scores)
     if items:
-        click.echo("scores        " + ", ".join(terminal_text(item) for item in items))
+        scores = ", ".join(terminal_text(item) for item in items)
+        click.echo(plainly_wrapped(scores, first="scores        ", hang=" " * 14))
     for answer, value in likelihoods.items():
         click.echo(f"  log-lik     {terminal_text(answer):<8} {value}")
     click.echo(f"latency       {view.latency_s:.3f} s")
@@ -291,12 +296,12 @@ def runs_compare(ctx: click.Context, run_a: int, run_b: int, as_json: bool) -> N
         f"runs {run_a} (A) and {run_b} (B): {counted(comparison.shared_items, 'shared item')}"
     )
     for line in comparison.item_set_notes():
-        click.echo(terminal_text(line))
+        click.echo(plainly_wrapped(terminal_text(line), hang="  "))
     if (prompts := comparison.prompt_note()) is not None:
-        click.echo(terminal_text(prompts))
+        click.echo(plainly_wrapped(terminal_text(prompts), hang="  "))
     nothing_paired = comparison.nothing_paired()
     if nothing_paired is not None:  # no rows of zeros: they would read as a comparison
-        click.echo(terminal_text(nothing_paired))
+        click.echo(plainly_wrapped(terminal_text(nothing_paired), hang="  "))
     else:
         click.echo(f"both right    {len(comparison.both_right)}")
         click.echo(f"both wrong    {len(comparison.both_wrong)}")
@@ -316,8 +321,11 @@ def runs_compare(ctx: click.Context, run_a: int, run_b: int, as_json: bool) -> N
     if comparison.changed_items:
         where = "not compared" if nothing_paired else "left out of the figures above"
         click.echo(
-            f"{where}: {counted(len(comparison.changed_items), 'item')} "
-            "whose key or text differs between the revisions the runs evaluated:"
+            plainly_wrapped(
+                f"{where}: {counted(len(comparison.changed_items), 'item')} "
+                "whose key or text differs between the revisions the runs evaluated:",
+                hang="  ",
+            )
         )
         for changed in comparison.changed_items:
             click.echo(f"  {terminal_text(changed.line())}")
@@ -358,7 +366,7 @@ def runs_suspects(ctx: click.Context, min_models: int, as_json: bool) -> None:
     "breakdowns",
     type=click.Choice(TABLE_BREAKDOWNS),
     multiple=True,
-    help="Also accuracy by CFLUE subject (名称) or by item length, per model (repeatable).",
+    help="Also each model's accuracy by item length or by CFLUE subject (名称) (repeatable).",
 )
 @click.option(
     "--length-unit",
@@ -373,8 +381,17 @@ def runs_suspects(ctx: click.Context, min_models: int, as_json: bool) -> None:
     type=click.Choice(values(EvalProtocol)),
     help="Only runs of this protocol.",
 )
-@click.option("--model", "models", metavar="MODEL", multiple=True, help="Only this model.")
-@click.option("--run", "run_ids", type=int, metavar="RUN_ID", multiple=True, help="Only this run.")
+@click.option(
+    "--model", "models", metavar="MODEL", multiple=True, help="Only this model (repeatable)."
+)
+@click.option(
+    "--run",
+    "run_ids",
+    type=int,
+    metavar="RUN_ID",
+    multiple=True,
+    help="Only this run (repeatable).",
+)
 @options.format_choice(
     "table_format",
     TABLE_FORMATS,
