@@ -37,7 +37,6 @@ from textual.widgets import (
     DataTable,
     Header,
     Input,
-    Label,
     ProgressBar,
     Select,
     Static,
@@ -48,10 +47,10 @@ from textual.widgets.data_table import CellDoesNotExist
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from db.errors import VetbenchError
-from db.vocabulary import ALL, EvalMode, EvalProtocol, ItemKind, RunStatus, values
+from db.vocabulary import ALL, EvalMode, EvalProtocol, RunStatus
 from db.words import counted
 from evaluator import run_text
-from evaluator.backends.settings import DTYPES, BackendSettings
+from evaluator.backends.settings import BackendSettings
 from evaluator.live import EvaluationSnapshot, read_snapshot
 from reviewer.tui.expected import show_expected_error
 from reviewer.tui.literal import line_broken, literal, notify_literally
@@ -59,10 +58,12 @@ from reviewer.tui.polling import PollingScreen
 from reviewer.tui.responsive import apply_size_classes
 from reviewer.tui.screens.area import TAB_BINDINGS, AreaModes, AreaScreen
 from reviewer.tui.screens.evaluation_form import (
-    drop_down,
+    APPROVED_ITEMS,
+    RELEASE_PREFIX,
+    SHOTS_DEFAULT,
     fewer_shots_hint,
     shots_from_field,
-    text_field,
+    start_form,
     whole_number,
 )
 from reviewer.tui.screens.evaluation_text import (
@@ -92,11 +93,7 @@ if TYPE_CHECKING:
     from evaluator.results import PredictionView, RunFigures, RunOverview, SuspectKey
     from evaluator.session import EvalChoices, RunUpdate
 
-SHOT_CHOICES = (0, 1, 2, 3, 5, 10)
-SHOTS_DEFAULT = "default"  # the protocol's own shots (5 for custom), as `vetbench eval`
 SUSPECTS_EVERY = 5  # suspect keys are re-read every this many polls (a heavier query)
-APPROVED_ITEMS = "approved"  # the Items choice that is not a release: today's approved items
-RELEASE_PREFIX = "release:"  # Items values of releases (a release may be called "approved")
 
 
 BackendOpener = Callable[[str, "BackendSettings"], "Backend"]
@@ -188,67 +185,7 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         yield Header()
         with TabbedContent(initial="live-tab"):
             with TabPane("Live run", id="live-tab"), VerticalScroll(id="live-body"):
-                with Vertical(id="start-form"):
-                    with Horizontal(classes="form-row"):
-                        yield Label("Model", classes="field-label")
-                        yield text_field(
-                            "model-spec",
-                            "demo",
-                            "demo, a model folder, openai:NAME or scripted:FILE",
-                        )
-                        yield Label("Protocol", classes="field-label")
-                        yield drop_down(
-                            "protocol",
-                            [(name, name) for name in values(EvalProtocol)],
-                            EvalProtocol.CUSTOM.value,
-                        )
-                        yield Button("Start", id="start", variant="primary", compact=True)
-                        yield Button(
-                            "Stop", id="stop", variant="error", disabled=True, compact=True
-                        )
-                    with Horizontal(classes="form-row"):
-                        yield Label("Kind", classes="field-label")
-                        yield drop_down(
-                            "kind",
-                            [("all kinds", ALL), *[(kind, kind) for kind in values(ItemKind)]],
-                            ALL,
-                        )
-                        yield Label("Shots", classes="field-label")
-                        yield drop_down(
-                            "shots",
-                            [
-                                (SHOTS_DEFAULT, SHOTS_DEFAULT),
-                                *[(str(n), str(n)) for n in SHOT_CHOICES],
-                            ],
-                            SHOTS_DEFAULT,
-                        )
-                        yield Label("Repeats", classes="field-label")
-                        yield text_field("repeats", "1", number=True)
-                        yield Checkbox("Permute options", id="permute", compact=True)
-                    with Horizontal(classes="form-row"):
-                        yield Label("Dtype", classes="field-label")
-                        yield drop_down("dtype", [(name, name) for name in DTYPES], "auto")
-                        yield Label("Max new tokens", classes="field-label")
-                        yield text_field("max-tokens", "", "protocol's", number=True)
-                        yield Checkbox("Allow fewer shots", id="fewer-shots", compact=True)
-                    with Horizontal(classes="form-row"):
-                        yield Label("Mode", classes="field-label")
-                        yield drop_down(
-                            "mode",
-                            [(name, name) for name in values(EvalMode)],
-                            EvalMode.GENERATE.value,
-                        )
-                        yield Label("Items", classes="field-label")
-                        yield drop_down(
-                            "items", [("approved items", APPROVED_ITEMS)], APPROVED_ITEMS
-                        )
-                    with Horizontal(classes="form-row"):
-                        yield Label("Shots from", classes="field-label")
-                        yield text_field(
-                            "shots-from", "", "stored items; or shot files, or a source or status"
-                        )
-                    # why the last Start made no run: kept in view, next to what it is about
-                    yield Static("", id="start-message")
+                yield from start_form()
                 with Vertical(id="run-panel"):
                     yield Static("No evaluation run yet.", id="run-title")
                     yield ProgressBar(id="progress", show_eta=False)
