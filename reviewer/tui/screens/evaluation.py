@@ -67,6 +67,7 @@ from reviewer.tui.screens.evaluation_form import (
     whole_number,
 )
 from reviewer.tui.screens.evaluation_text import (
+    FIGURE_COLUMNS,
     accuracy_bar,
     answered_item_cells,
     extraction_summary,
@@ -78,6 +79,7 @@ from reviewer.tui.screens.evaluation_text import (
     position_summary,
     prediction_detail,
     quit_while_running,
+    run_notes,
     run_started,
     run_title,
     series_run,
@@ -86,6 +88,7 @@ from reviewer.tui.screens.evaluation_text import (
 from reviewer.tui.widgets.accuracy_curve import AccuracyCurve
 from reviewer.tui.widgets.bars import BarChart
 from reviewer.tui.widgets.footer import KeyFooter
+from reviewer.tui.widgets.table_fit import fill_fitted
 
 if TYPE_CHECKING:
     from db.engine import Database
@@ -170,9 +173,11 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         """The run this screen is executing, if any."""
         self._series_at: tuple[int, int] = (0, 1)  # that run's place in its series, of how many
         self._notes_said: tuple[str, ...] = ()  # the series' notes said last (each run has them)
+        self._notes_run: int | None = None  # the run #run-notes is about (shown with it only)
         self._run_active = False  # a run worker of this screen is loading or evaluating
         self._form_when_said: tuple[object, ...] = ()  # the form the start message is about
         self._latest: dict[str, PredictionView] = {}
+        self._figure_rows: list[tuple[str, tuple[str | Text, ...]]] = []  # the figures shown
         self._suspects: list[SuspectKey] = []
         self._shown: EvaluationSnapshot | None = None
         self._polls = 0  # worker only
@@ -190,6 +195,7 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
                     yield Static("No evaluation run yet.", id="run-title")
                     yield ProgressBar(id="progress", show_eta=False)
                     yield Static("", id="speed")
+                    yield Static("", id="run-notes")  # the notes the run started here began with
                 with Horizontal(id="live-charts"):
                     with Vertical(id="kind-chart"):
                         yield Static("Accuracy by kind, with 95% intervals", classes="chart-title")
@@ -215,9 +221,7 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         yield KeyFooter(compact=True)
 
     def on_mount(self) -> None:
-        self.query_one("#figures", DataTable).add_columns(
-            "kind", "answered", "accuracy", "95% CI", "unparsed", "failed", "also"
-        )
+        self.query_one("#figures", DataTable).add_columns(*FIGURE_COLUMNS)
         self.query_one("#predictions", DataTable).add_columns(
             "item", "kind", "key", "parsed", "result"
         )
@@ -471,11 +475,13 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         self._series_at = where = (message.position, message.runs)
         notes, said = message.notes, self._notes_said
         self._notes_said = notes
+        self._notes_run = message.run_id if notes else None
+        if notes:  # in full under the run, which they are about, until another run shows
+            shown = run_notes(message.run_id, message.model, where, notes)
+            self.query_one("#run-notes", Static).update(shown)
+        self._show_notes_with(self._shown.followed if self._shown else None)
         if started := run_started(message.run_id, message.model, where, notes, said):
-            if notes:
-                notify_literally(self, started, severity="warning", timeout=12)
-            else:
-                notify_literally(self, started)
+            notify_literally(self, started, severity="warning" if notes else "information")
         self.wake_poller()
 
     @on(Worker.StateChanged)
@@ -545,6 +551,9 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         table = self.query_one("#figures", DataTable)
         bar = self.query_one("#progress", ProgressBar)
         speed = self.query_one("#speed", Static)
+        self._show_notes_with(figures)
+        # No run yet: no bar (an empty one animates "--%", as if something were going on).
+        bar.display = figures is not None
         if figures is None:
             title.update("No evaluation run yet. Choose a model and press Start (ctrl+s).")
             table.clear()
@@ -565,14 +574,29 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         # Extractor names and position labels come from the evaluator, not from models.
         speed.update(Text("\n".join(line for line in lines if line)))
         table.clear()
-        table.add_row(*figure_cells("all", summary), key=ALL)
-        for kind, group in summary.by_kind.items():
-            table.add_row(*figure_cells(kind, group), key=kind)
+        self._figure_rows = [(ALL, figure_cells("all", summary))]
+        self._figure_rows += [(kind, figure_cells(kind, g)) for kind, g in summary.by_kind.items()]
+        self._fit_figures()
         self.query_one("#kind-bars", BarChart).show(
             [accuracy_bar("all", summary)]
             + [accuracy_bar(kind, group) for kind, group in summary.by_kind.items()]
         )
         self.query_one("#accuracy-curve", AccuracyCurve).show(figures.accuracy_curve)
+
+    def _fit_figures(self) -> None:
+        """The figures' columns fitted to the table's width: "also" wraps (at 120 columns
+        it ran off the edge, "chance 6.7%" cut to "c")."""
+        table = self.query_one("#figures", DataTable)
+        fill_fitted(table, FIGURE_COLUMNS, self._figure_rows, wrap=(FIGURE_COLUMNS.index("also"),))
+
+    def on_resize(self) -> None:
+        if self._figure_rows:  # fitted to the width the table had
+            self.call_after_refresh(self._fit_figures)
+
+    def _show_notes_with(self, figures: RunFigures | None) -> None:
+        """The notes a run started here began with, while that run is the one shown."""
+        in_sight = figures is not None and figures.run.id == self._notes_run
+        self.query_one("#run-notes").display = in_sight
 
     def _show_latest(self, latest: list[PredictionView]) -> None:
         table = self.query_one("#predictions", DataTable)
