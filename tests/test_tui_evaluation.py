@@ -26,6 +26,7 @@ from textual.worker import WorkerFailed
 from db.engine import Database
 from db.models import EvalRun, Prediction
 from db.vocabulary import EvalMode, EvalProtocol, RunStatus
+from db.words import counted
 from evaluator.backends.scripted import ScriptedBackend
 from evaluator.item_filter import ItemFilter
 from evaluator.results import RunOverview
@@ -169,6 +170,90 @@ async def test_follows_a_run_written_by_someone_else(
         assert "elsewhere" in static_text(screen, "#run-title")
 
 
+async def test_no_progress_bar_before_any_run(database: Database, approved: list[str]) -> None:
+    """With no run at all, the bar animated an indeterminate "--%", as if something were
+    going on; it shows once there is a run."""
+    screen = EvaluationScreen(database, "watcher")
+    async with mounted(screen) as pilot:
+        bar = screen.query_one("#progress")
+        await wait_until(
+            pilot, lambda: "Choose a model" in static_text(screen, "#run-title"), "no run read"
+        )
+        assert not bar.display and "--%" not in screen_text(pilot.app)
+        evaluate(database, ScriptedBackend(MIXED_SET_ANSWERS, model="other"), kinds=("ordering",))
+        await wait_until(pilot, lambda: bar.display, "the bar of the run")
+        await wait_until(pilot, lambda: "100%" in screen_text(pilot.app), "the run's progress")
+
+
+async def test_a_runs_notes_are_under_it_and_its_notice_one_line_at_80_columns(
+    database: Database, approved: list[str]
+) -> None:
+    """A run that starts with notes said them all in one toast, for 12 s: at 80x24 it
+    covered the right half of the screen and ran past its bottom edge, over the run's
+    progress.  The notes are under the run, in full; the notice is one line."""
+    from textual.widgets._toast import Toast, ToastRack  # no public module (8.2.8)
+
+    from reviewer.tui.app import make_app
+
+    backend = ScriptedBackend(MIXED_SET_ANSWERS, model="noted")
+    app = make_app(database, "alice")
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        screen = await open_f4(app, pilot, backend)
+        allow_fewer_shots(screen)  # the small set has 1 shot per kind: notes say so
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: not screen.query_one("#start").disabled, "the run's end")
+        panel = screen.query_one("#run-notes", Static)
+        await wait_until(pilot, lambda: panel.display, "the run's notes")
+        with database.session() as session:
+            run = session.get(EvalRun, 1)
+            assert run is not None and run.status == "finished"
+            notes = run.params["shot_notes"]
+        shown = " ".join(static_text(screen, "#run-notes").split())
+        assert notes and all(" ".join(note.split()) in shown for note in notes), shown
+        started = [said for said in notices(app) if "started" in said]
+        assert started == [f"Run 1 started: {counted(len(notes), 'note')} below"]
+        bar = screen.query_one("#progress")
+        assert bar.display and screen.region.contains_region(bar.region)
+
+        def toasts() -> list[Toast]:
+            return [toast for rack in screen.query(ToastRack) for toast in rack.query(Toast)]
+
+        await wait_until(pilot, lambda: len(toasts()) == len(notices(app)), "the notices")
+        assert "Run 1 started" in screen_text(app)
+        for toast in toasts():  # one line each, over none of the run
+            assert toast.region.height == 1, toast.region
+            assert not toast.region.overlaps(bar.region), toast.region
+            assert not toast.region.overlaps(panel.region), toast.region
+
+
+@pytest.mark.parametrize("size", [(120, 35), (80, 24)])
+async def test_the_figures_fit_the_width_their_also_column_wrapped(
+    database: Database, approved: list[str], size: tuple[int, int]
+) -> None:
+    """At 120 columns the figures' "also" column ran off the right edge ("…chance 6.7%"
+    ended in "c"): it wraps in the width the other columns leave, and again after the
+    terminal is resized."""
+    evaluate(database, ScriptedBackend(MIXED_SET_ANSWERS, model="every-kind"))
+    screen = EvaluationScreen(database, "lead")
+    async with ScreenHost(screen).run_test(size=(140, 45)) as pilot:
+        figures = screen.query_one("#figures", DataTable)
+        await wait_until(pilot, lambda: figures.row_count > 0, "the run's figures")
+        also = cells(figures, "all")[-1]
+        assert also.count(",") >= 2, also  # several figures: wider than 120 columns leave
+        await pilot.resize_terminal(*size)
+        await wait_until(pilot, lambda: screen.size.width == size[0], "the new width")
+
+        def fitted() -> bool:
+            return figures.virtual_size.width <= figures.scrollable_content_region.width
+
+        await wait_until(pilot, fitted, f"the figures fitted in {size[0]} columns")
+        assert cells(figures, "all")[-1] == also  # all of it, wrapped
+        figures.scroll_visible(animate=False)
+        await pilot.pause()
+        shown = screen_text(pilot.app)
+        assert also.split()[-1] in shown and also.split()[0] in shown
+
+
 async def test_starts_a_run_of_a_scripted_model_through_the_registry(
     database: Database, approved: list[str], tmp_path: Path
 ) -> None:
@@ -189,11 +274,12 @@ async def test_starts_a_run_of_a_scripted_model_through_the_registry(
             assert run.backend == "scripted" and run.status == "finished"
             assert run.shots == 5 and run.filters["status"] == ["approved"]
             notes = run.params["shot_notes"]
-        # the notes `vetbench eval` starts with (here: fewer shots than asked), said here too
-        assert notes and any(
-            str(said.message) == "\n".join([f"Run 1 started: scripted:{answers}", *notes])
-            for said in screen.app._notifications
-        )
+        # the notes `vetbench eval` starts with (here: fewer shots than asked), said here too:
+        # in full under the run, and in a notice of one line that points to them
+        shown = static_text(screen, "#run-notes")
+        assert shown.startswith(f"Run 1 started: scripted:{answers}")
+        assert notes and all(note in shown for note in notes), shown
+        assert f"Run 1 started: {counted(len(notes), 'note')} below" in notices(screen.app)
         assert cells(screen.query_one("#figures", DataTable), "all")[2] == "100.0%"
         predictions.move_cursor(row=predictions.get_row_index("cflue:1"))
         await pilot.pause()
@@ -611,7 +697,7 @@ async def test_a_series_is_one_notice_and_the_quit_question_follows_its_end(
             "series is never started. Quit?"
         )
         started = [said for said in notices(app) if "started" in said]
-        assert len(started) == 1 and started[0].startswith("Runs of a series of 3"), started
+        assert len(started) == 1 and started[0].startswith("Series of 3 runs started"), started
         said_before = len(notices(app))
         release.set()
         await wait_until(pilot, lambda: backend.closed, "the series' end")

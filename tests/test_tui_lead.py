@@ -371,6 +371,26 @@ async def test_an_undo_puts_the_cursor_back_on_the_item_undone(review: Database)
         assert key == "o:2" and screen.current is not None and screen.current.item.id == "o:2"
 
 
+async def test_an_undo_takes_back_the_notice_of_the_decision_it_undoes(
+    review: Database,
+) -> None:
+    """After an undo, "o:1 approved ... · u undoes it" stayed above "Undone ..." until it
+    timed out: two notices that contradict each other.  The notice of a decision the undo
+    did not undo stays."""
+    async with adjudicating(review) as (screen, app, pilot):
+        await pilot.press("a")  # o:1
+        await wait_until(pilot, lambda: len(screen.cases) == 2, "the queue after o:1")
+        await pilot.press("a")  # o:2
+        await wait_until(pilot, lambda: len(screen.cases) == 1, "the queue after o:2")
+        decided = [said for said in notices(app) if said.endswith("· u undoes it")]
+        assert [said.split()[0] for said in decided] == ["o:1", "o:2"], decided
+        await pilot.press("u")  # undoes o:2
+        await wait_until(pilot, lambda: len(screen.cases) == 2, "o:2 back in the queue")
+        await wait_until(pilot, lambda: len(notices(app)) == 2, "the undo's notice")
+        said = notices(app)
+        assert said[0] == decided[0] and "o:2" in said[1] and decided[1] not in said, said
+
+
 async def test_a_median_time_of_some_judgments_says_of_how_many(database: Database) -> None:
     """carol's median read 20 s though seven of her eight judgments had no time (0 s:
     sheet rows without seconds, `judge` without --seconds), which the median leaves out:

@@ -31,7 +31,14 @@ if TYPE_CHECKING:
     from textual.notifications import SeverityLevel
     from textual.widget import Widget
 
-__all__ = ["line_broken", "literal", "literal_item", "notify_literally", "visible_text"]
+__all__ = [
+    "line_broken",
+    "literal",
+    "literal_item",
+    "notify_literally",
+    "visible_text",
+    "withdraw_notice",
+]
 
 
 def literal(value: str, style: str = "") -> Text:
@@ -66,3 +73,13 @@ def notify_literally(
         timeout=timeout,
         markup=False,
     )
+
+
+def withdraw_notice(app: App[Any], message: str) -> None:
+    """Take back the notices that say ``message`` (as :func:`notify_literally` said it):
+    one that what happened next contradicts.  Textual 8.2.8 (pinned) has no public call
+    for one notice; ``App._unnotify`` is what a click on a toast calls."""
+    said = visible_text(message)
+    for notification in list(app._notifications):
+        if notification.message == said:
+            app._unnotify(notification)

@@ -39,7 +39,13 @@ from db.answers import format_answer
 from db.vocabulary import ItemStatus, reason_word
 from db.words import counted
 from reviewer.tui.expected import show_expected_error
-from reviewer.tui.literal import line_broken, literal, none_row, notify_literally
+from reviewer.tui.literal import (
+    line_broken,
+    literal,
+    none_row,
+    notify_literally,
+    withdraw_notice,
+)
 from reviewer.tui.responsive import apply_size_classes
 from reviewer.tui.screens.adjudication_text import (
     case_text,
@@ -183,6 +189,7 @@ class AdjudicationScreen(AreaScreen):
         self.queue_rows: list[tuple[str, tuple[Text, ...]]] = []
         """The queue's rows as shown: item id (or ``NO_ROWS``) and cells."""
         self.follow: str | None = None
+        self._decisions_said: dict[str, str] = {}  # item id: the notice its decision got
         """The item the cursor goes to when the queue is next read (the one just undone),
         rather than the highlighted one."""
 
@@ -591,13 +598,18 @@ class AdjudicationScreen(AreaScreen):
         if record.reason and record.status == "rejected":
             why = f" ({reason_word(record.reason, case.item.kind if case else ())})"
         if message.stored:
-            notify_literally(self, f"{record.item_id} {record.status}{detail}{why} · u undoes it")
+            said = f"{record.item_id} {record.status}{detail}{why} · u undoes it"
+            self._decisions_said[record.item_id] = said
+            notify_literally(self, said)
         else:
             notify_literally(self, f"{record.item_id} was {record.status} already; nothing stored")
         self._drop_case(record.item_id)
         self.load_queue()  # in the background: other leads may have decided meanwhile
 
     def on_adjudication_screen_undo_done(self, message: UndoDone) -> None:
+        # "econ:34 rejected · u undoes it" stayed above "Undone ...": the undo takes it back
+        if said := self._decisions_said.pop(message.undone.undone.item_id, None):
+            withdraw_notice(self.app, said)
         notify_literally(self, message.undone.describe(), title="Undone", timeout=10)
         self.follow = message.undone.undone.item_id
         self.load_queue()

@@ -37,7 +37,6 @@ from textual.widgets import (
     DataTable,
     Header,
     Input,
-    Label,
     ProgressBar,
     Select,
     Static,
@@ -48,10 +47,10 @@ from textual.widgets.data_table import CellDoesNotExist
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from db.errors import VetbenchError
-from db.vocabulary import ALL, EvalMode, EvalProtocol, ItemKind, RunStatus, values
+from db.vocabulary import ALL, EvalMode, EvalProtocol, RunStatus
 from db.words import counted
 from evaluator import run_text
-from evaluator.backends.settings import DTYPES, BackendSettings
+from evaluator.backends.settings import BackendSettings
 from evaluator.live import EvaluationSnapshot, read_snapshot
 from reviewer.tui.expected import show_expected_error
 from reviewer.tui.literal import line_broken, literal, notify_literally
@@ -59,13 +58,16 @@ from reviewer.tui.polling import PollingScreen
 from reviewer.tui.responsive import apply_size_classes
 from reviewer.tui.screens.area import TAB_BINDINGS, AreaModes, AreaScreen
 from reviewer.tui.screens.evaluation_form import (
-    drop_down,
+    APPROVED_ITEMS,
+    RELEASE_PREFIX,
+    SHOTS_DEFAULT,
     fewer_shots_hint,
     shots_from_field,
-    text_field,
+    start_form,
     whole_number,
 )
 from reviewer.tui.screens.evaluation_text import (
+    FIGURE_COLUMNS,
     accuracy_bar,
     answered_item_cells,
     extraction_summary,
@@ -77,6 +79,7 @@ from reviewer.tui.screens.evaluation_text import (
     position_summary,
     prediction_detail,
     quit_while_running,
+    run_notes,
     run_started,
     run_title,
     series_run,
@@ -85,6 +88,7 @@ from reviewer.tui.screens.evaluation_text import (
 from reviewer.tui.widgets.accuracy_curve import AccuracyCurve
 from reviewer.tui.widgets.bars import BarChart
 from reviewer.tui.widgets.footer import KeyFooter
+from reviewer.tui.widgets.table_fit import fill_fitted
 
 if TYPE_CHECKING:
     from db.engine import Database
@@ -92,11 +96,7 @@ if TYPE_CHECKING:
     from evaluator.results import PredictionView, RunFigures, RunOverview, SuspectKey
     from evaluator.session import EvalChoices, RunUpdate
 
-SHOT_CHOICES = (0, 1, 2, 3, 5, 10)
-SHOTS_DEFAULT = "default"  # the protocol's own shots (5 for custom), as `vetbench eval`
 SUSPECTS_EVERY = 5  # suspect keys are re-read every this many polls (a heavier query)
-APPROVED_ITEMS = "approved"  # the Items choice that is not a release: today's approved items
-RELEASE_PREFIX = "release:"  # Items values of releases (a release may be called "approved")
 
 
 BackendOpener = Callable[[str, "BackendSettings"], "Backend"]
@@ -173,9 +173,11 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         """The run this screen is executing, if any."""
         self._series_at: tuple[int, int] = (0, 1)  # that run's place in its series, of how many
         self._notes_said: tuple[str, ...] = ()  # the series' notes said last (each run has them)
+        self._notes_run: int | None = None  # the run #run-notes is about (shown with it only)
         self._run_active = False  # a run worker of this screen is loading or evaluating
         self._form_when_said: tuple[object, ...] = ()  # the form the start message is about
         self._latest: dict[str, PredictionView] = {}
+        self._figure_rows: list[tuple[str, tuple[str | Text, ...]]] = []  # the figures shown
         self._suspects: list[SuspectKey] = []
         self._shown: EvaluationSnapshot | None = None
         self._polls = 0  # worker only
@@ -188,71 +190,12 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         yield Header()
         with TabbedContent(initial="live-tab"):
             with TabPane("Live run", id="live-tab"), VerticalScroll(id="live-body"):
-                with Vertical(id="start-form"):
-                    with Horizontal(classes="form-row"):
-                        yield Label("Model", classes="field-label")
-                        yield text_field(
-                            "model-spec",
-                            "demo",
-                            "demo, a model folder, openai:NAME or scripted:FILE",
-                        )
-                        yield Label("Protocol", classes="field-label")
-                        yield drop_down(
-                            "protocol",
-                            [(name, name) for name in values(EvalProtocol)],
-                            EvalProtocol.CUSTOM.value,
-                        )
-                        yield Button("Start", id="start", variant="primary", compact=True)
-                        yield Button(
-                            "Stop", id="stop", variant="error", disabled=True, compact=True
-                        )
-                    with Horizontal(classes="form-row"):
-                        yield Label("Kind", classes="field-label")
-                        yield drop_down(
-                            "kind",
-                            [("all kinds", ALL), *[(kind, kind) for kind in values(ItemKind)]],
-                            ALL,
-                        )
-                        yield Label("Shots", classes="field-label")
-                        yield drop_down(
-                            "shots",
-                            [
-                                (SHOTS_DEFAULT, SHOTS_DEFAULT),
-                                *[(str(n), str(n)) for n in SHOT_CHOICES],
-                            ],
-                            SHOTS_DEFAULT,
-                        )
-                        yield Label("Repeats", classes="field-label")
-                        yield text_field("repeats", "1", number=True)
-                        yield Checkbox("Permute options", id="permute", compact=True)
-                    with Horizontal(classes="form-row"):
-                        yield Label("Dtype", classes="field-label")
-                        yield drop_down("dtype", [(name, name) for name in DTYPES], "auto")
-                        yield Label("Max new tokens", classes="field-label")
-                        yield text_field("max-tokens", "", "protocol's", number=True)
-                        yield Checkbox("Allow fewer shots", id="fewer-shots", compact=True)
-                    with Horizontal(classes="form-row"):
-                        yield Label("Mode", classes="field-label")
-                        yield drop_down(
-                            "mode",
-                            [(name, name) for name in values(EvalMode)],
-                            EvalMode.GENERATE.value,
-                        )
-                        yield Label("Items", classes="field-label")
-                        yield drop_down(
-                            "items", [("approved items", APPROVED_ITEMS)], APPROVED_ITEMS
-                        )
-                    with Horizontal(classes="form-row"):
-                        yield Label("Shots from", classes="field-label")
-                        yield text_field(
-                            "shots-from", "", "stored items; or shot files, or a source or status"
-                        )
-                    # why the last Start made no run: kept in view, next to what it is about
-                    yield Static("", id="start-message")
+                yield from start_form()
                 with Vertical(id="run-panel"):
                     yield Static("No evaluation run yet.", id="run-title")
                     yield ProgressBar(id="progress", show_eta=False)
                     yield Static("", id="speed")
+                    yield Static("", id="run-notes")  # the notes the run started here began with
                 with Horizontal(id="live-charts"):
                     with Vertical(id="kind-chart"):
                         yield Static("Accuracy by kind, with 95% intervals", classes="chart-title")
@@ -278,9 +221,7 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         yield KeyFooter(compact=True)
 
     def on_mount(self) -> None:
-        self.query_one("#figures", DataTable).add_columns(
-            "kind", "answered", "accuracy", "95% CI", "unparsed", "failed", "also"
-        )
+        self.query_one("#figures", DataTable).add_columns(*FIGURE_COLUMNS)
         self.query_one("#predictions", DataTable).add_columns(
             "item", "kind", "key", "parsed", "result"
         )
@@ -534,11 +475,13 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         self._series_at = where = (message.position, message.runs)
         notes, said = message.notes, self._notes_said
         self._notes_said = notes
+        self._notes_run = message.run_id if notes else None
+        if notes:  # in full under the run, which they are about, until another run shows
+            shown = run_notes(message.run_id, message.model, where, notes)
+            self.query_one("#run-notes", Static).update(shown)
+        self._show_notes_with(self._shown.followed if self._shown else None)
         if started := run_started(message.run_id, message.model, where, notes, said):
-            if notes:
-                notify_literally(self, started, severity="warning", timeout=12)
-            else:
-                notify_literally(self, started)
+            notify_literally(self, started, severity="warning" if notes else "information")
         self.wake_poller()
 
     @on(Worker.StateChanged)
@@ -608,6 +551,9 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         table = self.query_one("#figures", DataTable)
         bar = self.query_one("#progress", ProgressBar)
         speed = self.query_one("#speed", Static)
+        self._show_notes_with(figures)
+        # No run yet: no bar (an empty one animates "--%", as if something were going on).
+        bar.display = figures is not None
         if figures is None:
             title.update("No evaluation run yet. Choose a model and press Start (ctrl+s).")
             table.clear()
@@ -628,14 +574,29 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         # Extractor names and position labels come from the evaluator, not from models.
         speed.update(Text("\n".join(line for line in lines if line)))
         table.clear()
-        table.add_row(*figure_cells("all", summary), key=ALL)
-        for kind, group in summary.by_kind.items():
-            table.add_row(*figure_cells(kind, group), key=kind)
+        self._figure_rows = [(ALL, figure_cells("all", summary))]
+        self._figure_rows += [(kind, figure_cells(kind, g)) for kind, g in summary.by_kind.items()]
+        self._fit_figures()
         self.query_one("#kind-bars", BarChart).show(
             [accuracy_bar("all", summary)]
             + [accuracy_bar(kind, group) for kind, group in summary.by_kind.items()]
         )
         self.query_one("#accuracy-curve", AccuracyCurve).show(figures.accuracy_curve)
+
+    def _fit_figures(self) -> None:
+        """The figures' columns fitted to the table's width: "also" wraps (at 120 columns
+        it ran off the edge, "chance 6.7%" cut to "c")."""
+        table = self.query_one("#figures", DataTable)
+        fill_fitted(table, FIGURE_COLUMNS, self._figure_rows, wrap=(FIGURE_COLUMNS.index("also"),))
+
+    def on_resize(self) -> None:
+        if self._figure_rows:  # fitted to the width the table had
+            self.call_after_refresh(self._fit_figures)
+
+    def _show_notes_with(self, figures: RunFigures | None) -> None:
+        """The notes a run started here began with, while that run is the one shown."""
+        in_sight = figures is not None and figures.run.id == self._notes_run
+        self.query_one("#run-notes").display = in_sight
 
     def _show_latest(self, latest: list[PredictionView]) -> None:
         table = self.query_one("#predictions", DataTable)

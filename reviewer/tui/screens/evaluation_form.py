@@ -1,4 +1,4 @@
-"""The evaluation screen's start form: how its fields are made, how its number fields and
+"""The evaluation screen's start form: its fields, how they are made, how its number fields and
 its "Shots from" field read as the evaluation core's choices (``vetbench eval``'s
 ``--shot-file`` and ``--shots-from``), and what it says to do about too few shots."""
 
@@ -8,9 +8,18 @@ import glob
 import os
 from pathlib import Path
 
-from textual.widgets import Input, Select
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
+from db.vocabulary import ALL, EvalMode, EvalProtocol, ItemKind, values
+from evaluator.backends.settings import DTYPES
 from reviewer.tui.widgets.drop_down import DropDown
+
+SHOT_CHOICES = (0, 1, 2, 3, 5, 10)
+SHOTS_DEFAULT = "default"  # the protocol's own shots (5 for custom), as `vetbench eval`
+APPROVED_ITEMS = "approved"  # the Items choice that is not a release: today's approved items
+RELEASE_PREFIX = "release:"  # Items values of releases (a release may be called "approved")
 
 
 def drop_down(widget_id: str, options: list[tuple[str, str]], value: str) -> Select[str]:
@@ -98,3 +107,63 @@ def _names_a_file(word: str) -> bool:
         or any(separator in word for separator in "/\\")
         or word.endswith((".jsonl", ".json"))
     )
+
+
+def start_form() -> ComposeResult:
+    """The start form: the model and the choices ``vetbench eval`` takes as flags, Start
+    and Stop, and the place under them that says why the last Start made no run."""
+    with Vertical(id="start-form"):
+        with Horizontal(classes="form-row"):
+            yield Label("Model", classes="field-label")
+            yield text_field(
+                "model-spec",
+                "demo",
+                "demo, a model folder, openai:NAME or scripted:FILE",
+            )
+            yield Label("Protocol", classes="field-label")
+            yield drop_down(
+                "protocol",
+                [(name, name) for name in values(EvalProtocol)],
+                EvalProtocol.CUSTOM.value,
+            )
+            yield Button("Start", id="start", variant="primary", compact=True)
+            yield Button("Stop", id="stop", variant="error", disabled=True, compact=True)
+        with Horizontal(classes="form-row"):
+            yield Label("Kind", classes="field-label")
+            yield drop_down(
+                "kind",
+                [("all kinds", ALL), *[(kind, kind) for kind in values(ItemKind)]],
+                ALL,
+            )
+            yield Label("Shots", classes="field-label")
+            yield drop_down(
+                "shots",
+                [
+                    (SHOTS_DEFAULT, SHOTS_DEFAULT),
+                    *[(str(n), str(n)) for n in SHOT_CHOICES],
+                ],
+                SHOTS_DEFAULT,
+            )
+            yield Label("Repeats", classes="field-label")
+            yield text_field("repeats", "1", number=True)
+            yield Checkbox("Permute options", id="permute", compact=True)
+        with Horizontal(classes="form-row"):
+            yield Label("Dtype", classes="field-label")
+            yield drop_down("dtype", [(name, name) for name in DTYPES], "auto")
+            yield Label("Max new tokens", classes="field-label")
+            yield text_field("max-tokens", "", "protocol's", number=True)
+            yield Checkbox("Allow fewer shots", id="fewer-shots", compact=True)
+        with Horizontal(classes="form-row"):
+            yield Label("Mode", classes="field-label")
+            yield drop_down(
+                "mode",
+                [(name, name) for name in values(EvalMode)],
+                EvalMode.GENERATE.value,
+            )
+            yield Label("Items", classes="field-label")
+            yield drop_down("items", [("approved items", APPROVED_ITEMS)], APPROVED_ITEMS)
+        with Horizontal(classes="form-row"):
+            yield Label("Shots from", classes="field-label")
+            yield text_field("shots-from", "", "stored items; or shot files, or a source or status")
+        # why the last Start made no run: kept in view, next to what it is about
+        yield Static("", id="start-message")

@@ -16,13 +16,14 @@ from db.vocabulary import FailureKind, ItemKind
 from db.words import agreeing, counted
 from evaluator import run_text
 from evaluator.run_text import interval
-from reviewer.tui.literal import literal
+from reviewer.tui.literal import line_broken, literal
 from reviewer.tui.widgets.bars import Bar
 
 if TYPE_CHECKING:
     from evaluator.results import Figures, PredictionView, RunFigures, RunOverview, SuspectKey
 
 LEADERBOARD_BARS = 15
+FIGURE_COLUMNS = ("kind", "answered", "accuracy", "95% CI", "unparsed", "failed", "also")
 
 
 def answer_cell(kind: str, answer: str | None, style: str = "") -> Text:
@@ -129,7 +130,8 @@ def accuracy_bar(name: str, figures: Figures) -> Bar:
     )
 
 
-def figure_cells(name: str, figures: Figures) -> tuple[str, ...]:
+def figure_cells(name: str, figures: Figures) -> tuple[str | Text, ...]:
+    """A row of the figures table (:data:`FIGURE_COLUMNS`); "also" as text that wraps."""
     return (
         name,
         str(figures.scored),
@@ -137,7 +139,7 @@ def figure_cells(name: str, figures: Figures) -> tuple[str, ...]:
         interval(figures.accuracy_ci, percent=True),
         percent(figures.unparsed_rate),
         str(figures.infrastructure_failures),
-        run_text.secondary_text(figures, percent=True),
+        line_broken(Text(run_text.secondary_text(figures, percent=True))),
     )
 
 
@@ -172,10 +174,16 @@ def run_started(
     """The notice a run starts with, at ``where`` (position, runs) in its series; None
     when there is none.  A series has one, at its first run: its later runs are in the
     live tab's title (repeat 2/40); a notice each stacked up over whatever was open (the
-    quit question).  A later run has one only for notes other than those ``said``."""
+    quit question).  A later run has one only for notes other than those ``said``.
+    With notes it is one short line that points to them (:func:`run_notes`, under the
+    run): a toast of them covered half the run at 80x24, past its bottom edge."""
     position, runs = where
     if position and (not notes or notes == said):
         return None
+    if notes:
+        what = f"Series of {runs} runs" if runs > 1 and not position else None
+        what = what or series_run(run_id, position, runs)
+        return f"{what} started: {counted(len(notes), 'note')} below"
     if runs > 1 and not position:
         started = (
             f"Runs of a series of {runs} started: {model}, run {run_id} first; "
@@ -183,7 +191,14 @@ def run_started(
         )
     else:
         started = f"{series_run(run_id, position, runs)} started: {model}"
-    return "\n".join([started, *notes])
+    return started
+
+
+def run_notes(run_id: int, model: str, where: tuple[int, int], notes: tuple[str, ...]) -> Text:
+    """What a run started here was told at its start (``vetbench eval``'s notes: shots
+    that fell short, items left out ...), shown under the run, in full, literally."""
+    heading = literal(f"{series_run(run_id, *where)} started: {model}", style="bold")
+    return line_broken(Text("\n").join([heading, *(literal(f"• {note}") for note in notes)]))
 
 
 def quit_while_running(run_id: int | None, position: int, runs: int) -> str:
