@@ -189,9 +189,9 @@ class AdjudicationScreen(AreaScreen):
         self.queue_rows: list[tuple[str, tuple[Text, ...]]] = []
         """The queue's rows as shown: item id (or ``NO_ROWS``) and cells."""
         self.follow: str | None = None
-        self._decisions_said: dict[str, str] = {}  # item id: the notice its decision got
         """The item the cursor goes to when the queue is next read (the one just undone),
         rather than the highlighted one."""
+        self._decisions_said: dict[str, str] = {}  # item id: the notice its decision got
 
     def compose(self) -> ComposeResult:
         apply_size_classes(self)
