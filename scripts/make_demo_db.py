@@ -93,8 +93,9 @@ def build_demo_database(path: Path) -> str:
     approved = approve_agreed(db, LEAD)
     db.dispose()
     return (
+        # two lines: one ran past 80 columns and the terminal cut "approved" in two
         f"demo database {path}: {len(items)} items, judged by {', '.join(ANNOTATORS)} "
-        f"(simulated), {approved} approved by {LEAD}, guidelines from {GUIDELINES.name}"
+        f"(simulated),\n{approved} approved by {LEAD}, guidelines from {GUIDELINES.name}"
     )
 
 
