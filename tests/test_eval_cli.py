@@ -8,6 +8,7 @@ loading transformers."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from itertools import takewhile
 from pathlib import Path
@@ -85,6 +86,16 @@ def test_eval_prints_readable_figures(url: str, scripted: str) -> None:
         run_cli(url, "eval", "-m", scripted, "--shots", "0", "--kind", "ordering", "--limit", "1")
     )
     assert "run 2: 1 item\n" in one.stderr
+
+
+def test_a_series_says_its_notes_once_and_points_to_them_after(url: str, scripted: str) -> None:
+    """Each run of a series starts with the same notes: a series of 40 printed them 40
+    times over its progress; now in full at its first run, then one line."""
+    args = ("--protocol", "cflue", "--limit", "1", "--repeats", "3", "--permute-options")
+    series = ok(run_cli(url, "eval", "-m", scripted, *args)).stderr
+    assert series.count("note: answers may run to the model's own limit") == 1, series
+    first = re.findall(r"^run (\d+): 1 item$", series, re.MULTILINE)[0]
+    assert series.count(f"notes: those of run {first}") == 2, series
 
 
 def test_a_run_whose_answers_may_run_to_the_models_limit_says_so_and_how_to_cap_them(

@@ -391,6 +391,7 @@ def _evaluate(
 
     bars: dict[int, LiveProgress[RunProgress]] = {}
     current: list[RunUpdate] = []
+    notes_said: dict[tuple[str, ...], int] = {}  # notes printed, and the run they came with
 
     def follow(update: RunUpdate) -> None:
         if update.starting:
@@ -399,11 +400,17 @@ def _evaluate(
             current[:] = [update]
             progress = update.progress
             if not quiet:  # with --json the notes are in the JSON (run.params.shot_notes)
-                for note in update.notes:
-                    shown = plainly_wrapped(
-                        terminal_text(note), first="note: ", hang="  ", err=True
-                    )
-                    click.echo(shown, err=True)
+                # A series' runs start with the same notes: said in full once, not per run.
+                if (first := notes_said.get(update.notes)) is not None:
+                    click.echo(f"notes: those of run {first}", err=True)
+                else:
+                    for note in update.notes:
+                        shown = plainly_wrapped(
+                            terminal_text(note), first="note: ", hang="  ", err=True
+                        )
+                        click.echo(shown, err=True)
+                    if update.notes:
+                        notes_said[update.notes] = update.run_id
                 click.echo(f"run {update.run_id}: {counted(progress.total, 'item')}", err=True)
             bars[update.run_id] = LiveProgress(
                 f"run {update.run_id}",
