@@ -386,16 +386,14 @@ def _describe_export(summary: Any, format_name: str, out: Path) -> str:
     type=click.Path(path_type=Path, allow_dash=True),
     help="File to write, - for standard output (a folder for lm-eval and hf); or give it as OUT.",
 )
-@click.option(
+# One status: `--status approved --status agreed` exported the agreed items only, without
+# a word.
+@options.one_of(
     "--status",
-    type=click.Choice((ALL, *values(ItemStatus))),
-    # One status (options.once): `--status approved --status agreed` exported the agreed
-    # items only, without a word.
-    multiple=True,
-    callback=options.once,
+    (ALL, *values(ItemStatus)),
+    "Export items with this status, or all.",
     default=("approved",),
     show_default=True,
-    help="Export items with this status, or all.",
 )
 @options.kind
 @options.source

@@ -71,6 +71,13 @@ def once(
     return given[0] if given else None
 
 
+def one_of(flag: str, choices: Sequence[str], help_text: str, **settings: Any) -> Decorator:
+    """``flag``: one of ``choices``, given once (``once`` refuses a second value)."""
+    return click.option(
+        flag, type=click.Choice(choices), multiple=True, callback=once, help=help_text, **settings
+    )
+
+
 exams = click.option(
     "--exam",
     "exams",

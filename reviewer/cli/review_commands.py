@@ -86,16 +86,11 @@ def queue_options(function: Callable[..., Any]) -> Callable[..., Any]:
         queue = QueueChoice(kind, one_source, status, flag, order)
         return function(*args, queue=queue, **kwargs)
 
+    declared: Callable[..., Any] = with_queue_choice
     for option in reversed(
         (
             # Each takes one value (options.once refuses a second).
-            click.option(
-                "--kind",
-                type=click.Choice(values(ItemKind)),
-                multiple=True,
-                callback=options.once,
-                help="Only items of this kind.",
-            ),
+            options.one_of("--kind", values(ItemKind), "Only items of this kind."),
             click.option(
                 "--source",
                 metavar="NAME",
@@ -103,20 +98,14 @@ def queue_options(function: Callable[..., Any]) -> Callable[..., Any]:
                 callback=remember_filter_sources,
                 help="Only items from this source.",
             ),
-            click.option(
-                "--status",
-                type=click.Choice(values(OPEN_STATUSES)),
-                multiple=True,
-                callback=options.once,
-                help="Only items with this status (default: both).",
+            options.one_of(
+                "--status", values(OPEN_STATUSES), "Only items with this status (default: both)."
             ),
-            click.option(
+            options.one_of(
                 "--flag",
-                type=click.Choice(values(FlagName)),
+                values(FlagName),
+                f"Only items with this flag. {options.FLAG_NAMES}.",
                 metavar="NAME",
-                multiple=True,
-                callback=options.once,
-                help=f"Only items with this flag. {options.FLAG_NAMES}.",
             ),
             click.option(
                 "--order",
@@ -127,8 +116,8 @@ def queue_options(function: Callable[..., Any]) -> Callable[..., Any]:
             ),
         )
     ):
-        with_queue_choice = option(with_queue_choice)
-    return with_queue_choice
+        declared = option(declared)
+    return declared
 
 
 def open_queue_for(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
+from typing import TypedDict, Unpack
 
 import click
 
@@ -20,18 +21,23 @@ from reviewer.cli.output import column, terminal_width, wrapped_lines
 from reviewer.column_widths import MIN_WRAPPED, is_wide, longest_word, narrowed_widths
 
 
+class TableLayout(TypedDict, total=False):
+    """How :func:`table_lines` lays a table out (each has a default there)."""
+
+    gap: str
+    aligned: bool
+    minimum_widths: Sequence[int]
+    width: int | None
+
+
 def echo_table(
     rows: Sequence[Sequence[str]],
     header: Sequence[str] | None = None,
-    *,
-    gap: str = "  ",
-    aligned: bool = True,
-    minimum_widths: Sequence[int] = (),
+    **layout: Unpack[TableLayout],
 ) -> None:
     """Print ``rows`` (cells already fit for a terminal) under ``header``, see
     :func:`table_lines`."""
-    lines = table_lines(rows, header, gap=gap, aligned=aligned, minimum_widths=minimum_widths)
-    for line in lines:
+    for line in table_lines(rows, header, **layout):
         click.echo(line)
 
 
