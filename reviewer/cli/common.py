@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, NoReturn, ParamSpec, TypeVar
 
 import click
 
-from reviewer.cli.output import terminal_text
+from reviewer.cli.output import error_text, terminal_text
 
 if TYPE_CHECKING:
     from db.engine import Database
@@ -203,7 +203,7 @@ def fail(message: str, code: int = 1) -> NoReturn:
 
     The message often quotes a file name, an id or a field: it is shown safely.
     """
-    click.echo(f"error: {terminal_text(message)}", err=True)
+    click.echo(error_text(message), err=True)
     sys.exit(code)
 
 

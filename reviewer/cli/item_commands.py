@@ -17,7 +17,13 @@ from db.words import agreeing, all_of, counted, few_of
 from reviewer.cli import options
 from reviewer.cli.common import fail, open_db, read_db, suggested_command
 from reviewer.cli.identity import acting_person, as_option
-from reviewer.cli.output import print_json, printed_json_or_empty, terminal_text, wrapped
+from reviewer.cli.output import (
+    error_text,
+    print_json,
+    printed_json_or_empty,
+    terminal_text,
+    wrapped,
+)
 from reviewer.cli.tables import echo_table
 
 if TYPE_CHECKING:
@@ -82,12 +88,14 @@ def _id_list(ids: list[str]) -> str:
 def _echo_file_report(report: FileReport) -> None:
     path = terminal_text(report.path)
     if report.error is not None:
-        click.echo(f"error: {terminal_text(report.error)}", err=True)
+        click.echo(error_text(report.error), err=True)
     elif report.rejected:
+        invalid = counted(report.invalid, "invalid record")
         click.echo(
-            f"error: {path}: {counted(report.invalid, 'invalid record')}; nothing imported "
-            "from this file "
-            "(--skip-invalid imports the valid ones)",
+            error_text(
+                f"{report.path}: {invalid}; nothing imported from this file "
+                "(--skip-invalid imports the valid ones)"
+            ),
             err=True,
         )
     for line in report.problem_lines():
@@ -326,7 +334,7 @@ def import_command(
         bars.close()
         _report_import(interrupted.report, database, existed=existed, as_json=as_json)
         if as_json:  # the text report has said it in the interrupted file's line
-            click.echo(f"error: {terminal_text(str(interrupted))}", err=True)
+            click.echo(error_text(str(interrupted)), err=True)
         sys.exit(130)
     except VetbenchError:  # a refused option (ImportOptionError): the group says it
         if not existed:
