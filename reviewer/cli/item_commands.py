@@ -610,10 +610,9 @@ def items_command(
     the README's Search section).
     """
     from db.listings import list_items, preview
-    from db.search import known_exam_names, search_note
+    from db.search import search_note
     from reviewer.display_text import display_text
 
-    empty = "no items match"
     with open_db(ctx).session() as session:
         note = search_note(session) if filters["search"] is not None else None
         if note:
@@ -624,13 +623,7 @@ def items_command(
             limit=limit,
             **filters,
         )
-        if filters["exams"] and not listed:  # the exams there are, read once, when one asked is not
-            known_exams = known_exam_names(session)
-            unknown = [exam for exam in filters["exams"] if exam not in known_exams]
-            if unknown:
-                known = ", ".join(known_exams) or "none (no CFLUE item has 名称)"
-                empty += f": no item's exam (名称) is {', '.join(unknown)}; the exams are {known}"
-    if printed_json_or_empty(listed, as_json=as_json, empty=terminal_text(empty), err=True):
+    if printed_json_or_empty(listed, as_json=as_json, empty="no items match", err=True):
         return
     rows = [
         (
