@@ -547,7 +547,7 @@ def run_cli(db: Database | Path | str, *args: str) -> Result:
     """``vetbench --db DB ARGS`` in this process (a Database by its full URL, password
     included); a traceback in the output fails the test."""
     url = db.engine.url.render_as_string(hide_password=False) if isinstance(db, Database) else db
-    result = CliRunner().invoke(cli, ["--db", str(url), *args])
+    result = CliRunner().invoke(cli, ["--db", str(url), *args], prog_name="vetbench")
     assert "Traceback" not in result.output, result.output
     return result
 
@@ -616,10 +616,11 @@ def run_in_terminal(
     return code, shown.decode("utf-8", "replace").replace("\r\n", "\n")
 
 
-def fits_80_columns_as_piped(db: Database | Path | str, *args: str) -> str:
-    """``vetbench --db DB ARGS`` on an 80-column terminal (``COLUMNS=80``): it succeeds,
-    no line is wider than 80 cells (Chinese counted two), and a reader sees every character
-    but blanks that the piped output holds, wherever its lines broke; what it showed."""
+def fits_80_columns_as_piped(db: Database | Path | str, *args: str, status: int = 0) -> str:
+    """``vetbench --db DB ARGS`` on an 80-column terminal (``COLUMNS=80``): it ends with
+    ``status`` (0: it succeeds), no line is wider than 80 cells (Chinese counted two), and a
+    reader sees every character but blanks that the piped output (and error) holds,
+    wherever its lines broke; what it showed."""
     from collections import Counter
 
     from db.visible_text import east_asian_cell_len
@@ -627,19 +628,19 @@ def fits_80_columns_as_piped(db: Database | Path | str, *args: str) -> str:
     old_columns = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = "80"
     try:
-        status, shown = run_in_terminal(db, *args)
+        ended, shown = run_in_terminal(db, *args)
     finally:
         if old_columns is None:
             del os.environ["COLUMNS"]
         else:
             os.environ["COLUMNS"] = old_columns
-    assert status == 0, shown
+    assert ended == status, shown
     widest = max(shown.splitlines(), key=east_asian_cell_len)
     assert east_asian_cell_len(widest) <= 80, widest
     piped = run_cli(db, *args)
-    assert piped.exit_code == 0, piped.output
+    assert piped.exit_code == status, piped.output
     seen = Counter(character for character in shown if not character.isspace())
-    assert seen == Counter(character for character in piped.stdout if not character.isspace())
+    assert seen == Counter(character for character in piped.output if not character.isspace())
     return shown
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner, Result
 from helpers import CFLUE_MULTI_RECORD, FIXTURES, decide_items, store_person, write_file
@@ -14,6 +15,7 @@ from db.engine import open_database
 from db.formats import FORMATS
 from db.visible_text import east_asian_cell_len
 from reviewer.cli import cli, item_commands
+from reviewer.cli.common import remember_filter_exams
 
 HEADER = "Question,A,B,C,D,Answer\n"
 ROWS = [
@@ -129,23 +131,60 @@ def test_skip_invalid_with_no_valid_record_imports_nothing_and_exits_1(
     assert [item["id"] for item in json.loads(run(db_path, "items", "--json").stdout)] == ["good:1"]
 
 
-def test_items_with_an_exam_no_item_has_lists_the_exams(db_path: Path) -> None:
+# Each command whose --exam narrows items (options.exams), and what it says when a known
+# exam leaves nothing.
+EXAM_FILTERS = {
+    "items": "no items match\n",
+    "triage": "no suspicious items among kind truefalse; exam 基金从业资格; text “zzz”: "
+    "no flags, no disagreeing models or annotators\n",
+}
+
+
+def test_the_table_names_every_command_with_an_exam_filter() -> None:
+    def with_exam(group: click.Group) -> set[str]:
+        return {
+            name
+            for name, command in group.commands.items()
+            if any(getattr(p, "callback", None) is remember_filter_exams for p in command.params)
+        } | {
+            name
+            for command in group.commands.values()
+            if isinstance(command, click.Group)
+            for name in with_exam(command)
+        }
+
+    assert with_exam(cli) == set(EXAM_FILTERS)
+
+
+@pytest.mark.parametrize("command", sorted(EXAM_FILTERS))
+def test_items_with_an_exam_no_item_has_lists_the_exams(db_path: Path, command: str) -> None:
     """`--exam 税务师` on data without that exam said only "no items match", as a typo or
-    a partial name did: the refusal names the exams there are."""
+    a partial name did: the refusal names the exams there are.  It then still exited 0
+    and printed "no items match: …" (triage: "no suspicious items among exam 税务师"),
+    where a misspelt --source is refused with exit 1: a script read the empty listing as
+    "nothing there".  An unknown exam is now refused like an unknown source, in both
+    commands: exit 1, one error line; a known exam that matches nothing still exits 0."""
     assert run(db_path, "import", str(FIXTURES / "cflue_mcq.json")).exit_code == 0
-    result = run(db_path, "items", "--exam", "税务师")
-    assert result.exit_code == 0 and result.stdout == ""
+    result = run(db_path, command, "--exam", "税务师")
+    assert result.exit_code == 1 and result.stdout == ""
     assert result.stderr == (
-        "no items match: no item's exam (名称) is 税务师; the exams are "
+        "error: no item's exam (名称) is '税务师'; exams: "
         "CFA Level I, 会计从业资格, 保险从业资格, 初级会计职称, 基金从业资格, 期货从业资格, "
         "证券从业资格, 银行从业资格\n"
     )
     # A known exam that matches nothing else says only that.
     known = run(
-        db_path, "items", "--exam", "基金从业资格", "--kind", "truefalse", "--search", "zzz"
+        db_path, command, "--exam", "基金从业资格", "--kind", "truefalse", "--search", "zzz"
     )
-    assert known.stderr == "no items match\n"
+    assert known.exit_code == 0 and known.stderr + known.stdout == EXAM_FILTERS[command]
     assert run(db_path, "items", "--exam", "基金从业资格").stdout
+
+
+def test_an_exam_where_no_item_has_one_is_refused_saying_so(db_path: Path, econ_csv: Path) -> None:
+    assert run(db_path, "import", str(econ_csv)).exit_code == 0
+    result = run(db_path, "items", "--exam", "税务师")
+    assert result.exit_code == 1
+    assert result.stderr.endswith("; exams: none (no CFLUE item has 名称)\n")
 
 
 def test_malformed_and_non_utf8_files_get_clear_errors(db_path: Path, tmp_path: Path) -> None:

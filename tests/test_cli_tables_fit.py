@@ -44,6 +44,14 @@ MESSAGES = (
     ("runs", "compare", "1", "2"),  # why their prompts differ (other shots)
     ("runs", "show", "1", "--item", "econ_ordering:1"),  # its scores, each extractor's answer
 )
+# Refusals longer than 80 columns: a VetbenchError the group says (db.people), a
+# command's own (common.fail, here with Chinese, two cells a character), and click's usage
+# error (every status named).
+ERRORS = (
+    ("users", "add", "newbie", "--role", "lead", "--as", "demo-ann"),
+    ("items", "--source", "一个拼错了的来源名称，长得足以超过八十列的宽度"),
+    ("items", "--status", "bogus"),
+)
 ECONLOGICQA_EVAL = (
     "eval",
     "--model",
@@ -72,6 +80,21 @@ def test_a_table_fits_an_80_column_terminal_and_keeps_every_character(
     demo: Path, arguments: tuple[str, ...]
 ) -> None:
     fits_80_columns_as_piped(demo, *arguments)
+
+
+@pytest.mark.parametrize("arguments", ERRORS, ids=("refusal", "chinese", "usage"))
+def test_an_error_fits_an_80_column_terminal_at_words_and_stays_one_line_piped(
+    demo: Path, arguments: tuple[str, ...]
+) -> None:
+    """An error ran on as one line past the terminal's edge, which cut it mid-word; now it
+    breaks at blanks, the lines after the first under the message, and piped it is the one
+    line scripts and tests read."""
+    status = 2 if "--status" in arguments else 1  # click's usage errors end with 2
+    shown = fits_80_columns_as_piped(demo, *arguments, status=status)
+    said = shown[shown.index("rror: ") - 1 :].splitlines()
+    assert len(said) > 1 and all(line.startswith(" " * 7) for line in said[1:]), shown
+    piped = run_cli(demo, *arguments).stderr
+    assert piped.splitlines()[-1] == " ".join(line.strip() for line in said)
 
 
 def test_piped_tables_keep_one_row_a_line(demo: Path) -> None:
@@ -112,7 +135,7 @@ def test_evals_notes_wrap_on_a_terminal_and_stay_whole_in_a_pipe(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The notes go to standard error: wrapped when it is a terminal (the evaluation path
-    has no ICU: textwrap, at spaces), one line each when it is not."""
+    has no ICU: at blanks), one line each when it is not."""
     demo = built_demo_database(tmp_path / "demo.db")
     monkeypatch.setenv("COLUMNS", "80")
     status, shown = run_in_terminal(demo, *ECONLOGICQA_EVAL)

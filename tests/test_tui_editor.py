@@ -209,6 +209,34 @@ async def test_saving_shows_the_diff_and_going_back_stores_nothing(mcq: Database
     assert [r.choices["C"] for r in revisions(mcq)] == ["0.404", "0.404 万元"]
 
 
+NOTE = "[bold]unit[/bold] added to C: the source 原题 gives 0.404 万元, and every other choice is in 万元 too"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 35)])
+async def test_the_confirmation_shows_the_note_and_the_comment_as_typed(
+    mcq: Database, size: tuple[int, int]
+) -> None:
+    """The confirmation showed the diff and the comment, not the note stored with the new
+    revision: the annotator said yes to a write without seeing all of it.  The note is
+    shown too, as typed (markup stays characters), whole, with the buttons on screen."""
+    async with app_at(mcq, size) as app:
+        edit = await flawed(app, "c")
+        await press(app, *"C is right")
+        edit.query(Input).filter(".choice-input")[2].value = "0.404 万元"
+        edit.query_one("#edit-note", Input).value = NOTE
+        await press(app, "ctrl+s")
+        assert isinstance(app.screen, ChangesScreen)
+        shown = screen_text(app)
+        assert "Your note: [bold]unit[/bold] added" in shown and "C is right" in shown
+        assert all(word in shown for word in NOTE.split())  # wherever its lines broke
+        said = str(app.screen.query_one("#changes-said", Static).render())
+        assert said == f"Your note: {NOTE}\nYour comment for the lead: C is right"
+        assert "Store it (y, Enter)" in shown and "+C: 0.404 万元" in shown
+        await press(app, "y")
+        assert app.screen is app.review_screen
+    assert [r.change_note for r in revisions(mcq)][-1] == NOTE
+
+
 async def test_a_comment_typed_into_the_question_asks_and_can_be_moved(mcq: Database) -> None:
     async with app_at(mcq) as app:
         edit = await flawed(app, "c")

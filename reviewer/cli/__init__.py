@@ -8,8 +8,9 @@ is imported inside the command that needs it, so ``vetbench --help`` is instant.
 
 from __future__ import annotations
 
+import io
 import sys
-from typing import Any
+from typing import IO, Any
 
 import click
 
@@ -21,14 +22,31 @@ from reviewer.cli.common import (
     fail,
     lock_timeout_option,
 )
+from reviewer.cli.output import plainly_wrapped, terminal_width
 
 
 class VetbenchGroup(click.Group):
-    """The command group; an expected fault in any command ends in one line, not a traceback."""
+    """The command group; an expected fault in any command ends in one line, not a traceback
+    (on a terminal narrower than it, broken at blanks: ``output.error_text``), as does a
+    usage error (:class:`FittedUsageError`)."""
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as error:
+            raise FittedUsageError.of(error) from error
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.UsageError as error:
+            raise FittedUsageError.of(error) from error
         except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
             raise
         except Exception as error:
@@ -38,6 +56,38 @@ class VetbenchGroup(click.Group):
             fail(message)
         finally:
             _note_malformed_flags()
+
+
+class FittedUsageError(click.UsageError):
+    """A click error (an unknown option, a bad value) shown as click shows it, but with its
+    ``Error:`` line broken at blanks to the width of the terminal standard error is, the
+    lines after the first under the message (``output.plainly_wrapped``): click prints it
+    whole, and a list of choices ran to 140 columns."""
+
+    def __init__(self, error: click.UsageError) -> None:
+        super().__init__(error.format_message(), error.ctx)
+        self.error = error
+
+    @classmethod
+    def of(cls, error: click.UsageError) -> click.UsageError:
+        """``error`` to be fitted when its message is one line and standard error a
+        terminal; else ``error`` itself (piped, it reads as click wrote it)."""
+        if isinstance(error, cls) or "\n" in error.format_message():
+            return error
+        return error if terminal_width(err=True) is None else cls(error)
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        shown = io.StringIO()
+        self.error.show(shown)
+        text = shown.getvalue()
+        said = f"{SAID}{self.message}\n"
+        if text.endswith(said):
+            fitted = plainly_wrapped(self.message, first=SAID, hang=" " * len(SAID), err=True)
+            text = f"{text.removesuffix(said)}{fitted}\n"
+        click.echo(text, file=file, nl=False, err=file is None)
+
+
+SAID = "Error: "  # how click starts the line of its error
 
 
 def _note_malformed_flags() -> None:

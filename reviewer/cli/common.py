@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, NoReturn, ParamSpec, TypeVar
 
 import click
 
-from reviewer.cli.output import terminal_text
+from reviewer.cli.output import error_text, terminal_text
 
 if TYPE_CHECKING:
     from db.engine import Database
@@ -113,14 +113,26 @@ def _written(param: click.Parameter) -> str:
 
 
 _FILTER_SOURCES = "vetbench.filter_sources"
+_FILTER_EXAMS = "vetbench.filter_exams"
 
 
 def remember_filter_sources(ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
     """Callback of every ``--source`` that narrows items (``options.source``, the queue's):
     :func:`open_db` refuses the names no item comes from once the database is open, so a
     misspelt source is an error, not an empty list."""
+    return _remember(ctx, _FILTER_SOURCES, value)
+
+
+def remember_filter_exams(ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
+    """Callback of every ``--exam`` (``options.exams``): :func:`open_db` refuses an exam
+    name (名称) no item has, as it refuses a source, so a misspelt or partial name is an
+    error, not an empty list."""
+    return _remember(ctx, _FILTER_EXAMS, value)
+
+
+def _remember(ctx: click.Context, key: str, value: Any) -> Any:
     given = () if value is None else (value,) if isinstance(value, str) else tuple(value)
-    ctx.meta[_FILTER_SOURCES] = given
+    ctx.meta[key] = given
     return value
 
 
@@ -130,8 +142,9 @@ def open_db(ctx: click.Context, *, create: bool = False, migrate: bool = True) -
     Only the commands that create a database on purpose (``init``, ``import``,
     ``users add``) pass ``create=True``; every other command refuses a missing one.
     ``migrate=False`` (``backup``) leaves the schema as it is.
-    A database opened read-only says so on stderr.  A ``--source`` filter that names no
-    source of the database's items is refused (one line, with the sources there are).
+    A database opened read-only says so on stderr.  A ``--source`` (or ``--exam``) filter
+    that names no source (exam) of the database's items is refused (one line, with the
+    sources, or exams, there are).
     """
     from db.engine import ConnectionSettings, open_database
 
@@ -151,7 +164,7 @@ def open_db(ctx: click.Context, *, create: bool = False, migrate: bool = True) -
             click.echo(f"note: {terminal_text(cached.notice)}", err=True)
         root.obj["database"] = cached
         root.call_on_close(cached.dispose)
-        _require_known_sources(cached, ctx.meta.get(_FILTER_SOURCES, ()))
+        _require_known_filters(cached, ctx)
     return cached
 
 
@@ -168,19 +181,38 @@ def read_db(
         return query(session, *args, **kwargs)
 
 
-def _require_known_sources(db: Database, sources: tuple[str, ...]) -> None:
-    if not sources:
-        return
-    from db.listings import source_names
+def _require_known_filters(db: Database, ctx: click.Context) -> None:
+    """Refuse (one line: :func:`fail`) a ``--source`` or ``--exam`` that names what no item
+    has, naming what the items have."""
+    sources, exams = ctx.meta.get(_FILTER_SOURCES, ()), ctx.meta.get(_FILTER_EXAMS, ())
+    if sources:
+        from db.listings import source_names
 
+        refusal = "no items come from source {}; sources: {}"
+        none = "none yet (import items first: vetbench import FILE)"
+        _require_known(db, sources, source_names, refusal, none)
+    if exams:
+        from db.search import known_exam_names
+
+        refusal = "no item's exam (名称) is {}; exams: {}"
+        _require_known(db, exams, known_exam_names, refusal, "none (no CFLUE item has 名称)")
+
+
+def _require_known(
+    db: Database,
+    given: tuple[str, ...],
+    names_there: Callable[[Any], list[str]],  # Any: a session (commands import no sqlmodel)
+    refusal: str,
+    none: str,
+) -> None:
+    """:func:`fail` with ``refusal`` (the names of ``given`` not among ``names_there``, then
+    those, or ``none``) unless every name given is there."""
     with db.session() as session:
-        known = source_names(session)
-    unknown = [source for source in sources if source not in known]
+        known = names_there(session)
+    unknown = [name for name in given if name not in known]
     if unknown:
-        names = ", ".join(f"'{terminal_text(source)}'" for source in unknown)
-        there = ", ".join(terminal_text(source) for source in known)
-        there = there or "none yet (import items first: vetbench import FILE)"
-        fail(f"no items come from source {names}; sources: {there}")
+        names = ", ".join(f"'{terminal_text(name)}'" for name in unknown)
+        fail(refusal.format(names, ", ".join(terminal_text(name) for name in known) or none))
 
 
 def _say_waiting() -> None:
@@ -203,7 +235,7 @@ def fail(message: str, code: int = 1) -> NoReturn:
 
     The message often quotes a file name, an id or a field: it is shown safely.
     """
-    click.echo(f"error: {terminal_text(message)}", err=True)
+    click.echo(error_text(message), err=True)
     sys.exit(code)
 
 

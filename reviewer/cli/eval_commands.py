@@ -29,7 +29,7 @@ from db.words import agreeing, counted
 from reviewer.cli import options
 from reviewer.cli.common import EXIT_FAILURES_LEFT, EXIT_INTERRUPTED, fail, given_options, open_db
 from reviewer.cli.identity import acting_person
-from reviewer.cli.output import plainly_wrapped, print_json, terminal_text
+from reviewer.cli.output import error_text, plainly_wrapped, print_json, terminal_text
 from reviewer.cli.runs_commands import print_figures
 
 if TYPE_CHECKING:
@@ -464,7 +464,7 @@ def _fail_shot_file(error: ShotFileError) -> NoReturn:
     when it has one problem."""
     if not error.problems:
         fail(str(error))
-    click.echo(f"error: {terminal_text(error.heading)}:", err=True)
+    click.echo(error_text(f"{error.heading}:"), err=True)
     for problem in error.problems[:SHOT_FILE_PROBLEMS_SHOWN]:
         click.echo(f"  {terminal_text(problem)}", err=True)
     more = len(error.problems) - SHOT_FILE_PROBLEMS_SHOWN

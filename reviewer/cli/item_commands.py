@@ -17,7 +17,13 @@ from db.words import agreeing, all_of, counted, few_of
 from reviewer.cli import options
 from reviewer.cli.common import fail, open_db, read_db, suggested_command
 from reviewer.cli.identity import acting_person, as_option
-from reviewer.cli.output import print_json, printed_json_or_empty, terminal_text, wrapped
+from reviewer.cli.output import (
+    error_text,
+    print_json,
+    printed_json_or_empty,
+    terminal_text,
+    wrapped,
+)
 from reviewer.cli.tables import echo_table
 
 if TYPE_CHECKING:
@@ -82,12 +88,14 @@ def _id_list(ids: list[str]) -> str:
 def _echo_file_report(report: FileReport) -> None:
     path = terminal_text(report.path)
     if report.error is not None:
-        click.echo(f"error: {terminal_text(report.error)}", err=True)
+        click.echo(error_text(report.error), err=True)
     elif report.rejected:
+        invalid = counted(report.invalid, "invalid record")
         click.echo(
-            f"error: {path}: {counted(report.invalid, 'invalid record')}; nothing imported "
-            "from this file "
-            "(--skip-invalid imports the valid ones)",
+            error_text(
+                f"{report.path}: {invalid}; nothing imported from this file "
+                "(--skip-invalid imports the valid ones)"
+            ),
             err=True,
         )
     for line in report.problem_lines():
@@ -326,7 +334,7 @@ def import_command(
         bars.close()
         _report_import(interrupted.report, database, existed=existed, as_json=as_json)
         if as_json:  # the text report has said it in the interrupted file's line
-            click.echo(f"error: {terminal_text(str(interrupted))}", err=True)
+            click.echo(error_text(str(interrupted)), err=True)
         sys.exit(130)
     except VetbenchError:  # a refused option (ImportOptionError): the group says it
         if not existed:
@@ -600,10 +608,9 @@ def items_command(
     the README's Search section).
     """
     from db.listings import list_items, preview
-    from db.search import known_exam_names, search_note
+    from db.search import search_note
     from reviewer.display_text import display_text
 
-    empty = "no items match"
     with open_db(ctx).session() as session:
         note = search_note(session) if filters["search"] is not None else None
         if note:
@@ -614,13 +621,7 @@ def items_command(
             limit=limit,
             **filters,
         )
-        if filters["exams"] and not listed:  # the exams there are, read once, when one asked is not
-            known_exams = known_exam_names(session)
-            unknown = [exam for exam in filters["exams"] if exam not in known_exams]
-            if unknown:
-                known = ", ".join(known_exams) or "none (no CFLUE item has 名称)"
-                empty += f": no item's exam (名称) is {', '.join(unknown)}; the exams are {known}"
-    if printed_json_or_empty(listed, as_json=as_json, empty=terminal_text(empty), err=True):
+    if printed_json_or_empty(listed, as_json=as_json, empty="no items match", err=True):
         return
     rows = [
         (

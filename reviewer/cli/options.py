@@ -25,7 +25,7 @@ from db.vocabulary import (
     reason_named,
     values,
 )
-from reviewer.cli.common import fail, remember_filter_sources
+from reviewer.cli.common import fail, remember_filter_exams, remember_filter_sources
 
 if TYPE_CHECKING:
     from db.search_query import SearchQuery
@@ -83,6 +83,7 @@ exams = click.option(
     "exams",
     multiple=True,
     metavar="NAME",
+    callback=remember_filter_exams,
     help="Only CFLUE items of this exam (名称; repeatable).",
 )
 # Named in the help, which wraps, not in click's [a|b|...] beside the option, which does

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import shutil
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -36,6 +37,7 @@ def column(texts: Sequence[str], at_least: int = 0) -> list[str]:
     return [text + " " * (width - used) for text, used in zip(texts, cells, strict=True)]
 
 
+ERROR = "error: "
 MIN_WRAPPED = 20  # a line narrower than this after its indent reads worse than one run on
 
 
@@ -68,18 +70,59 @@ def plainly_wrapped(
     text: str, *, first: str = "", hang: str = "", err: bool = False, room: int = MIN_WRAPPED
 ) -> str:
     """:func:`wrapped` for the evaluation path, which has no ICU: ``first`` then ``text``
-    broken at spaces by ``textwrap`` (English: the notes and labels of runs), only when the
-    output (with ``err``, standard error) is a terminal narrower than the line; each line
-    after the first starts with ``hang``, and holds at least ``room`` cells of ``text`` (a
-    narrower column of a table: less).  A word longer than the room is folded."""
-    import textwrap
-
+    broken at blanks (:func:`spaced_lines`: English, the notes and labels of runs, and
+    error lines), only when the output (with ``err``, standard error) is a terminal
+    narrower than the line; each line after the first starts with ``hang``, and holds at
+    least ``room`` cells of ``text`` (a narrower column of a table: less)."""
     limit = terminal_width(err=err)
     if limit is None or east_asian_cell_len(first + text) <= limit:
         return first + text
-    room = max(limit - max(len(first), len(hang)), room)
-    lines = textwrap.wrap(text, room, break_on_hyphens=False) or [""]
+    margin = max(east_asian_cell_len(first), east_asian_cell_len(hang))
+    lines = spaced_lines(text, max(limit - margin, room))
     return "\n".join((hang if index else first) + line for index, line in enumerate(lines))
+
+
+# A word, a command in backquotes (`vetbench users add NAME`) counted as one, or blanks.
+_SPACED = re.compile(r"(?:[^\s`]|`[^`]*`)+|\S+|\s+")
+
+
+def spaced_lines(text: str, room: int) -> list[str]:
+    """``text`` broken at blanks into lines of at most ``room`` terminal cells, counted as
+    the terminal does (a Chinese character takes two, where ``textwrap`` counts one); the
+    blanks at a break are dropped, a command in backquotes stays on one line to copy, and
+    a word wider than ``room`` is folded."""
+    lines: list[str] = []
+    line = ""
+    for piece in _SPACED.findall(" ".join(text.splitlines())):
+        if piece.isspace() or east_asian_cell_len(line + piece) <= room:
+            line += piece
+            continue
+        if line.strip():
+            lines.append(line.rstrip())
+        while east_asian_cell_len(piece) > room:
+            head = _cells_prefix(piece, room)
+            lines.append(head)
+            piece = piece[len(head) :]
+        line = piece
+    return [*lines, line.rstrip()] if line.strip() or not lines else lines
+
+
+def _cells_prefix(text: str, cells: int) -> str:
+    """The longest start of ``text`` that takes at most ``cells`` cells (at least one
+    character)."""
+    used = 0
+    for index, character in enumerate(text):
+        used += east_asian_cell_len(character)
+        if used > cells and index:
+            return text[:index]
+    return text
+
+
+def error_text(message: str) -> str:
+    """``error: MESSAGE`` (shown safely) as standard error shows it: on a terminal
+    narrower than the line, broken at blanks with the lines after the first under the
+    message; piped, one line.  No ICU: errors end evaluations too."""
+    return plainly_wrapped(terminal_text(message), first=ERROR, hang=" " * len(ERROR), err=True)
 
 
 def wrapped_lines(paragraph: str, room: int) -> list[str]:

@@ -27,7 +27,7 @@ from reviewer.cli.common import (
     suggested_command,
 )
 from reviewer.cli.identity import acting_person, as_option, new_user_option, say_held_notice
-from reviewer.cli.output import print_json, terminal_text
+from reviewer.cli.output import error_text, print_json, terminal_text
 
 if TYPE_CHECKING:
     from db.engine import Database
@@ -318,7 +318,7 @@ def _judge_from(
     try:
         batch = judge_from_file(db, who.name, path, format=file_format)
     except BatchRefused as error:
-        click.echo(f"error: {terminal_text(error.summary)}", err=True)
+        click.echo(error_text(error.summary), err=True)
         for problem in error.problems:
             click.echo(f"  {terminal_text(str(problem))}", err=True)
         sys.exit(1)

@@ -455,7 +455,8 @@ class EditScreen(DialogScreen[EditOutcome | None]):
             if save:
                 self.dismiss(EditOutcome(edit, comment))
 
-        self.app.push_screen(ChangesScreen(title, lines, comment, confirm=True), confirmed)
+        screen = ChangesScreen(title, lines, comment, note=edit.note, confirm=True)
+        self.app.push_screen(screen, confirmed)
 
     def _comment_like_growth(self) -> str:
         """Text added to the question that reads like a comment ("" for none).  (A key
@@ -647,7 +648,10 @@ class EditScreen(DialogScreen[EditOutcome | None]):
     def action_toggle_diff(self) -> None:
         """The changes so far, in a window of their own (Esc goes back to the form)."""
         title = f"Changes so far (revision {self.item.revision} to {self.item.revision + 1})"
-        self.app.push_screen(ChangesScreen(title, self._diff(self._edit()), self._comment()))
+        edit = self._edit()
+        self.app.push_screen(
+            ChangesScreen(title, self._diff(edit), self._comment(), note=edit.note)
+        )
 
     def action_cancel(self) -> None:
         if not self.changed:

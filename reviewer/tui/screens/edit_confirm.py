@@ -1,5 +1,6 @@
-"""What the edit form asks before it stores anything: the diff of the new revision, and,
-when a comment seems to have gone into the question or key, whether it belongs there.
+"""What the edit form asks before it stores anything: the diff of the new revision with
+the note and comment that go with it, and, when a comment seems to have gone into the
+question or key, whether it belongs there.
 
 The diff has a window of its own, and long lines are cut down to what changed
 (``reviewer.revisions.compact_diff``), so its changed lines are on screen at every size
@@ -15,15 +16,16 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Button, Static
 
 from reviewer.revisions import DiffLine, compact_diff
-from reviewer.tui.literal import literal
+from reviewer.tui.literal import line_broken, literal
 from reviewer.tui.widgets.dialog import Dialog, DialogScreen
 from reviewer.tui.widgets.diff_view import DiffView
 from reviewer.tui.widgets.titles import PanelTitle
 
 
 class ChangesScreen(DialogScreen[bool]):
-    """The diff of an edit.  With ``confirm`` it asks to store it (y or Enter stores, n or
-    Esc goes back to the form); without, it only shows it (Esc, q or Ctrl+R closes)."""
+    """The diff of an edit, and under it the note and the comment typed with it, as typed
+    (all that storing it writes).  With ``confirm`` it asks to store it (y or Enter stores,
+    n or Esc goes back to the form); without, it only shows it (Esc, q or Ctrl+R closes)."""
 
     BINDINGS = [
         Binding("y", "answer(True)", "Store it", show=False),
@@ -36,12 +38,19 @@ class ChangesScreen(DialogScreen[bool]):
     ]
 
     def __init__(
-        self, title: str, lines: list[DiffLine], comment: str = "", *, confirm: bool = False
+        self,
+        title: str,
+        lines: list[DiffLine],
+        comment: str = "",
+        *,
+        note: str = "",
+        confirm: bool = False,
     ) -> None:
         super().__init__()
         self.title_text = title
         self.lines = lines
         self.comment = comment
+        self.note = note
         self.confirm = confirm
 
     def compose(self) -> ComposeResult:
@@ -49,10 +58,20 @@ class ChangesScreen(DialogScreen[bool]):
             yield PanelTitle(self.title_text)
             with VerticalScroll(id="changes-scroll"):
                 yield DiffView(id="changes-diff")
-            if self.comment:
-                said = Text("Your comment for the lead: ", style="bold")
-                said.append_text(literal(self.comment))
-                yield Static(said, id="changes-comment")
+            said = [
+                (label, text)
+                for label, text in (
+                    ("Your note", self.note),
+                    ("Your comment for the lead", self.comment),
+                )
+                if text
+            ]
+            if said:
+                lines = (
+                    Text.assemble((f"{label}: ", "bold"), literal(text)) for label, text in said
+                )
+                # wrapped as the text is elsewhere (never a line starting with "，")
+                yield Static(line_broken(Text("\n").join(lines)), id="changes-said")
             with Horizontal(classes="dialog-buttons"):
                 if self.confirm:
                     yield Button("Store it (y, Enter)", id="changes-yes", variant="primary")
