@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 import shutil
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -50,7 +49,7 @@ def wrapped(text: str, *, first: str = "", hang: str = "", width: int | None = N
     where ``textwrap`` counts characters and breaks only at spaces.  Without ``width``,
     output that is no terminal (a pipe, a file) keeps each line whole.  Not for the
     evaluation path (``eval``, ``runs``): the typesetter is ICU, which the bare GPU box does
-    not carry (``tests/test_eval_path_imports.py``); its English notes keep ``textwrap``."""
+    not carry (``tests/test_eval_path_imports.py``): it has :func:`plainly_wrapped`."""
     limit = min((w for w in (width, terminal_width()) if w), default=None)
     if limit is None:
         return first + text
@@ -70,52 +69,21 @@ def plainly_wrapped(
     text: str, *, first: str = "", hang: str = "", err: bool = False, room: int = MIN_WRAPPED
 ) -> str:
     """:func:`wrapped` for the evaluation path, which has no ICU: ``first`` then ``text``
-    broken at blanks (:func:`spaced_lines`: English, the notes and labels of runs, and
-    error lines), only when the output (with ``err``, standard error) is a terminal
-    narrower than the line; each line after the first starts with ``hang``, and holds at
-    least ``room`` cells of ``text`` (a narrower column of a table: less)."""
+    broken at blanks by ``wcwidth.wrap`` (the notes and labels of runs, and error lines),
+    only when the output (with ``err``, standard error) is a terminal narrower than the
+    line; each line after the first starts with ``hang``, and holds at least ``room``
+    cells of ``text`` (a narrower column of a table: less).  ``wcwidth`` counts cells as
+    the terminal does (a Chinese character takes two, where ``textwrap`` counts one); a
+    word wider than the room is folded, and a hyphen is no break (``--resume`` stays
+    whole to copy)."""
     limit = terminal_width(err=err)
     if limit is None or east_asian_cell_len(first + text) <= limit:
         return first + text
+    import wcwidth
+
     margin = max(east_asian_cell_len(first), east_asian_cell_len(hang))
-    lines = spaced_lines(text, max(limit - margin, room))
+    lines = wcwidth.wrap(text, max(limit - margin, room), break_on_hyphens=False) or [""]
     return "\n".join((hang if index else first) + line for index, line in enumerate(lines))
-
-
-# A word, a command in backquotes (`vetbench users add NAME`) counted as one, or blanks.
-_SPACED = re.compile(r"(?:[^\s`]|`[^`]*`)+|\S+|\s+")
-
-
-def spaced_lines(text: str, room: int) -> list[str]:
-    """``text`` broken at blanks into lines of at most ``room`` terminal cells, counted as
-    the terminal does (a Chinese character takes two, where ``textwrap`` counts one); the
-    blanks at a break are dropped, a command in backquotes stays on one line to copy, and
-    a word wider than ``room`` is folded."""
-    lines: list[str] = []
-    line = ""
-    for piece in _SPACED.findall(" ".join(text.splitlines())):
-        if piece.isspace() or east_asian_cell_len(line + piece) <= room:
-            line += piece
-            continue
-        if line.strip():
-            lines.append(line.rstrip())
-        while east_asian_cell_len(piece) > room:
-            head = _cells_prefix(piece, room)
-            lines.append(head)
-            piece = piece[len(head) :]
-        line = piece
-    return [*lines, line.rstrip()] if line.strip() or not lines else lines
-
-
-def _cells_prefix(text: str, cells: int) -> str:
-    """The longest start of ``text`` that takes at most ``cells`` cells (at least one
-    character)."""
-    used = 0
-    for index, character in enumerate(text):
-        used += east_asian_cell_len(character)
-        if used > cells and index:
-            return text[:index]
-    return text
 
 
 def error_text(message: str) -> str:
