@@ -685,3 +685,24 @@ async def test_f3s_notices_at_80_columns_cover_no_case(database: Database) -> No
             assert not toast.region.overlaps(queue.region), (toast.region, queue.region)
             assert not toast.region.overlaps(summary.region)
         assert "u undoes it" not in screen_text(screen.app) and "undid" in screen_text(screen.app)
+
+
+async def test_f3_gives_back_the_rows_of_a_notice_taken_back(database: Database) -> None:
+    """An undo takes back its decision's notice ("c:1 approved · u undoes it"): its toast
+    went, but not the holder Textual wraps a toast in, and in F3 at 80 columns, where the
+    notices take rows of their own, that empty holder kept a blank row under the header
+    once every notice had gone.  Now the screen is row for row what it was before."""
+    async with f3_with_long_cases(database, (80, 24)) as (screen, pilot):
+        app = screen.app
+        before = rendered_lines(app)
+        await pilot.press("a")
+        await wait_until(pilot, lambda: len(screen.cases) == 1, "the decision")
+        await pilot.press("u")
+        await wait_until(pilot, lambda: len(screen.cases) == 2, "the undo")
+        await wait_until(pilot, lambda: not screen.consensus_pending, "the consensus")
+        await wait_until(pilot, lambda: "▌ Undone" in "".join(rendered_lines(app)), "the notice")
+        row = next(y for y, line in enumerate(rendered_lines(app)) if "▌ Undone" in line)
+        await pilot.click(offset=(4, row))  # a click dismisses a notice (as its timeout does)
+        await wait_until(pilot, lambda: not notices(app), "the notice dismissed")
+        await pilot.pause()
+        assert rendered_lines(app) == before
