@@ -16,6 +16,7 @@ from helpers import (
     cflue_record,
     footer_keys,
     notices,
+    rendered_lines,
     screen_text,
     settle,
     store_item,
@@ -24,7 +25,6 @@ from helpers import (
     wait_until,
 )
 from rich.text import Text
-from textual.app import App
 from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.widgets import DataTable, OptionList, Static
@@ -340,12 +340,6 @@ async def test_every_filter_field_and_apply_are_on_screen_at_both_sizes(
 CFLUE_EXAMS = ["中国精算师", "中级经济师", "保险从业资格", "初级会计职称", "初级经济师",
                "反假货币知识", "基金从业资格", "期货从业资格", "注册会计师", "证券专项考试",
                "证券从业资格", "金融理财师（AFP）", "银从中级资格", "银行初级资格"]  # fmt: skip
-
-
-def rendered_lines(app: App[None]) -> list[str]:
-    """The terminal's lines as the compositor sends them (a cut wide character is spaces)."""
-    strips = app.screen._compositor.render_strips()
-    return ["".join(segment.text for segment in strip) for strip in strips]
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 35)], ids=["80x24", "120x35"])

@@ -705,7 +705,7 @@ async def test_other_areas_open_from_the_review_app(one_item: Database) -> None:
         # ? lists the keys of the screen on top, not the review screen's
         for area_key, title, own_key in (
             ("", "Agreement", "Recompute"),
-            ("f3", "Adjudication", "Approve all agreed"),
+            ("f3", "Adjudication", "Refresh"),
         ):
             if area_key:
                 await press(app, area_key)

@@ -86,20 +86,38 @@ class AdjudicationScreen(AreaScreen):
     TITLE = "Adjudication"
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("a", "approve", "Approve"),
-        # Short: at 80 columns a, c, x, Esc, F2 F4, ? and q fit ("c approves with a corrected key").
-        Binding("c", "approve_corrected", "Approve, new key"),
-        Binding("x", "reject", "Reject…"),
-        Binding("u", "undo_decision", "Undo my last decision"),
+        # Short, so that at 80 columns a c x u o fit beside Esc, F2 F4, ? and q (u and o
+        # were the first keys to go) and at 120 every key does; ? says each in full.
+        Binding("a", "approve", "Approve", tooltip="Approve the item as it stands"),
+        Binding(
+            "c",
+            "approve_corrected",
+            "Key…",
+            tooltip="Approve with a corrected key (a new revision): type it, the consensus's "
+            "or the annotators' suggestion ready",
+        ),
+        Binding("x", "reject", "Reject…", tooltip="Reject for a reason you choose"),
+        Binding(
+            "u",
+            "undo_decision",
+            "Undo",
+            tooltip="Undo your last decision here (it stays in the item's history) and go "
+            "back to its item",
+        ),
         Binding(
             "o",
             "other_items",
-            "Named items",
-            tooltip="the items the case names side by side (the one it may duplicate, "
+            "Others",
+            tooltip="The items the case names side by side (the one it may duplicate, "
             "those its verdicts point to); only for a case that names one",
         ),
-        Binding("v", "toggle_raw", "Raw text"),
-        Binding("A", "approve_agreed", "Approve all agreed"),
+        Binding("v", "toggle_raw", "Raw text", tooltip="The item's text exactly as stored"),
+        Binding(
+            "A",
+            "approve_agreed",
+            "Approve agreed…",
+            tooltip="Approve every item whose judgments agree, after showing how many",
+        ),
         Binding("r", "refresh", "Refresh"),
         Binding("escape", "leave", "Back"),
         # The case scrolls with the cursor in the queue (↑↓ choose the case): it needed a
