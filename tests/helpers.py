@@ -480,6 +480,12 @@ def footer_keys(app: App[None]) -> list[str]:
     return shown
 
 
+def rendered_lines(app: App[Any]) -> list[str]:
+    """The terminal's lines as the compositor sends them (a cut wide character is spaces)."""
+    strips = app.screen._compositor.render_strips()
+    return ["".join(segment.text for segment in strip) for strip in strips]
+
+
 def screen_text(app: App[None]) -> str:
     """Everything rendered on the terminal right now, as plain text (from an SVG screenshot)."""
     svg = app.export_screenshot()

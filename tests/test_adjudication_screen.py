@@ -8,7 +8,15 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import pytest
-from helpers import ScreenHost, settle, store_item, store_person, wait_until
+from helpers import (
+    ScreenHost,
+    footer_keys,
+    rendered_lines,
+    settle,
+    store_item,
+    store_person,
+    wait_until,
+)
 from sqlmodel import col, select
 from textual.containers import VerticalScroll
 from textual.pilot import Pilot
@@ -206,3 +214,34 @@ async def test_the_queue_is_fitted_again_when_the_terminal_is_resized(database: 
         assert [row.height for row in table.rows.values()] == [1] * 12
         await pilot.pause()
         assert screen.current is not None and screen.current.item.id == "econ_ordering:2"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 35)])
+async def test_the_footer_shows_a_leads_keys_at_both_widths(
+    database: Database, size: tuple[int, int]
+) -> None:
+    # At 80 columns the footer dropped u (undo) and o (the named items): only ? listed them,
+    # and a new lead did not know they were there.  At 120 it dropped v, A and r.
+    conflicts(database, 2)
+    app = make_app(database, "lea")
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        screen = app.screen
+        assert isinstance(screen, AdjudicationScreen)
+        await wait_until(pilot, lambda: len(screen.cases) == 2, "the conflict queue")
+        await open_case(pilot, screen, "econ_ordering:1")  # said to duplicate econ_ordering:0
+        await wait_until(pilot, lambda: not screen.consensus_pending, "the consensus")
+        await pilot.pause()
+        shown = footer_keys(app)
+        needed = {"a", "c", "x", "u", "o", "escape", "f2", "f4", "question_mark", "q"}
+        assert needed <= set(shown), shown
+        if size[0] >= 120:
+            assert {"v", "A", "r"} <= set(shown), shown
+        footer = rendered_lines(app)[-1]
+        assert "u Undo" in footer and "o Others" in footer, footer
+        # the labels are short; ? and the palette say what each key does in full
+        palette = {title: said for title, said, _run in screen.palette_commands()}
+        assert "corrected key" in palette["Key… (c)"], palette
+        help_rows = {row.keys: row.description for row in screen.help_rows()}
+        assert "Undo your last decision" in help_rows["u"], help_rows

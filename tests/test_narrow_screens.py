@@ -16,6 +16,7 @@ from helpers import (
     cflue_record,
     footer_keys,
     notices,
+    rendered_lines,
     screen_text,
     settle,
     store_item,
@@ -24,7 +25,6 @@ from helpers import (
     wait_until,
 )
 from rich.text import Text
-from textual.app import App
 from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.widgets import DataTable, OptionList, Static
@@ -340,12 +340,6 @@ async def test_every_filter_field_and_apply_are_on_screen_at_both_sizes(
 CFLUE_EXAMS = ["中国精算师", "中级经济师", "保险从业资格", "初级会计职称", "初级经济师",
                "反假货币知识", "基金从业资格", "期货从业资格", "注册会计师", "证券专项考试",
                "证券从业资格", "金融理财师（AFP）", "银从中级资格", "银行初级资格"]  # fmt: skip
-
-
-def rendered_lines(app: App[None]) -> list[str]:
-    """The terminal's lines as the compositor sends them (a cut wide character is spaces)."""
-    strips = app.screen._compositor.render_strips()
-    return ["".join(segment.text for segment in strip) for strip in strips]
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 35)], ids=["80x24", "120x35"])
@@ -685,3 +679,24 @@ async def test_f3s_notices_at_80_columns_cover_no_case(database: Database) -> No
             assert not toast.region.overlaps(queue.region), (toast.region, queue.region)
             assert not toast.region.overlaps(summary.region)
         assert "u undoes it" not in screen_text(screen.app) and "undid" in screen_text(screen.app)
+
+
+async def test_f3_gives_back_the_rows_of_a_notice_taken_back(database: Database) -> None:
+    """An undo takes back its decision's notice ("c:1 approved · u undoes it"): its toast
+    went, but not the holder Textual wraps a toast in, and in F3 at 80 columns, where the
+    notices take rows of their own, that empty holder kept a blank row under the header
+    once every notice had gone.  Now the screen is row for row what it was before."""
+    async with f3_with_long_cases(database, (80, 24)) as (screen, pilot):
+        app = screen.app
+        before = rendered_lines(app)
+        await pilot.press("a")
+        await wait_until(pilot, lambda: len(screen.cases) == 1, "the decision")
+        await pilot.press("u")
+        await wait_until(pilot, lambda: len(screen.cases) == 2, "the undo")
+        await wait_until(pilot, lambda: not screen.consensus_pending, "the consensus")
+        await wait_until(pilot, lambda: "▌ Undone" in "".join(rendered_lines(app)), "the notice")
+        row = next(y for y, line in enumerate(rendered_lines(app)) if "▌ Undone" in line)
+        await pilot.click(offset=(4, row))  # a click dismisses a notice (as its timeout does)
+        await wait_until(pilot, lambda: not notices(app), "the notice dismissed")
+        await pilot.pause()
+        assert rendered_lines(app) == before

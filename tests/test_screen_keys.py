@@ -77,7 +77,7 @@ async def test_the_help_lists_keys_that_do_not_apply_at_the_moment(database: Dat
         await pilot.pause()
         assert not screen.check_action("other_items", ())  # no case: o does not apply
         described = {row.keys: row.description for row in screen.help_rows()}
-        assert described["o"].startswith("the items the case names side by side")
+        assert described["o"].startswith("The items the case names side by side")
         assert {"a", "c", "x", "u", "v", "r"} <= set(described)
 
 

@@ -72,3 +72,25 @@ async def test_a_cell_of_several_lines_wraps_at_spaces_not_after_a_hyphen() -> N
         await pilot.pause()
         assert [column.width for column in table.columns.values()] == [36]
         assert "wrong-key," in screen_text(app)
+
+
+async def test_a_column_empty_in_every_row_gives_its_room_only_when_needed() -> None:
+    """An empty "comment" kept its label's width while "note" wrapped beside it (and in
+    the judged list, "when" went onto two lines): where the columns do not fit, a column
+    empty in every row goes; where they fit, it stays, its heading saying what it holds."""
+    labels = ("item", "note", "comment")
+    note = "every judgment agrees"
+    rows = [("one", (literal("econ:1"), literal(note), literal(""))), ("two", ("econ:2", "", " "))]
+    app = Figures()
+    async with app.run_test(size=(40, 10)) as pilot:
+        table = app.query_one(DataTable)
+        fill_fitted(table, labels, rows, wrap=(1, 2))
+        await pilot.pause()
+        assert [str(column.label) for column in table.columns.values()] == ["item", "note"]
+        assert [column.width for column in table.columns.values()] == [6, len(note)]
+        assert table.get_row_at(1) == ["econ:2", ""]  # each row's cells of the columns shown
+        assert table.virtual_size.width <= 40
+        await pilot.resize_terminal(80, 10)
+        fill_fitted(table, labels, rows, wrap=(1, 2))
+        await pilot.pause()
+        assert [str(column.label) for column in table.columns.values()] == list(labels)

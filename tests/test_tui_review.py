@@ -705,7 +705,7 @@ async def test_other_areas_open_from_the_review_app(one_item: Database) -> None:
         # ? lists the keys of the screen on top, not the review screen's
         for area_key, title, own_key in (
             ("", "Agreement", "Recompute"),
-            ("f3", "Adjudication", "Approve all agreed"),
+            ("f3", "Adjudication", "Refresh"),
         ):
             if area_key:
                 await press(app, area_key)
@@ -804,6 +804,34 @@ async def test_judged_items_show_what_each_verdict_proposed_and_the_whole_commen
         # Every column on the screen, the comment wrapped to its end
         assert table.max_scroll_x == 0, (table.virtual_size, table.size)
         assert "the end" in screen_text(app)
+
+
+async def test_the_judged_list_keeps_when_on_one_line_at_80_columns(one_item: Database) -> None:
+    """At 80 columns "when" went onto two lines (the date, then the time) while "comment",
+    empty in every row, kept its room at the right edge, cut: now the empty column gives
+    its room, each judgment's date and time are one line, and the title says the year."""
+    from reviewer.judging import submit_judgment
+
+    for number in (1, 2):
+        item_id = f"econ_ordering_5events:{number}"
+        store_item(one_item, item_id, key="EDACB", choices=5)
+        submit_judgment(
+            one_item, "alice", item_id, revision_number=1, blind_answer="EDACB",
+            verdict="keep", seconds=42,
+        )  # fmt: skip
+    async with running(make_app(one_item, "alice"), size=(80, 24)) as app:
+        judged = await open_screen(app, "l", JudgedScreen)
+        table = judged.query_one(DataTable)
+        await wait_until(pilot_of(app), lambda: table.row_count == 2, "the judged items")
+        await pilot_of(app).pause()
+        labels = [str(column.label) for column in table.columns.values()]
+        assert labels == ["item", "rev", "verdict", "your answer", "time", "when"]
+        year = stored_judgments(one_item)[0].created_at.year
+        for judgment, row in zip(stored_judgments(one_item)[::-1], range(2), strict=True):
+            assert str(table.get_row_at(row)[-1]) == judgment.created_at.strftime("%m-%d %H:%M")
+        assert [row.height for row in table.rows.values()] == [1, 1]
+        assert table.max_scroll_x == 0, (table.virtual_size, table.size)
+        assert f"Items you have judged in {year} (Enter opens" in screen_text(app)
 
 
 async def test_revisions_screen_shows_the_difference(one_item: Database) -> None:

@@ -78,8 +78,20 @@ def notify_literally(
 def withdraw_notice(app: App[Any], message: str) -> None:
     """Take back the notices that say ``message`` (as :func:`notify_literally` said it):
     one that what happened next contradicts.  Textual 8.2.8 (pinned) has no public call
-    for one notice; ``App._unnotify`` is what a click on a toast calls."""
+    for one notice; this does what a click on its toast does (``Toast._expire``): the app
+    forgets the notice, and its toast goes with the holder Textual wraps a toast in.
+
+    ``App._unnotify`` alone has the toast rack remove the toast but keep its holder,
+    empty: in F3 at 80 columns, where the notices take rows of their own, that holder
+    kept a blank row under the header once every notice had gone."""
+    from textual.widgets._toast import ToastHolder, ToastRack  # no public module (8.2.8)
+
     said = visible_text(message)
     for notification in list(app._notifications):
         if notification.message == said:
-            app._unnotify(notification)
+            app._unnotify(notification, refresh=False)
+            held = ToastRack._toast_id(notification)
+            for screen in app.screen_stack:
+                for holder in screen.query(ToastHolder):
+                    if holder.id == held:
+                        holder.remove()

@@ -75,6 +75,20 @@ NO_ROWS = "__none__"  # the key of the "none" row of an empty table
 QUEUE_PAGE = 500  # conflicts listed at once; the rest follow as these are resolved
 
 
+SAID_IN_FULL = {
+    "a": "Approve the item as it stands",
+    "c": "Approve with a corrected key (a new revision): type it, the consensus's or the "
+    "annotators' suggestion ready",
+    "x": "Reject for a reason you choose",
+    "u": "Undo your last decision here (it stays in the item's history) and go back to its item",
+    "o": "The items the case names side by side (the one it may duplicate, those its verdicts "
+    "point to); only for a case that names one",
+    "v": "The item's text exactly as stored",
+    "A": "Approve every item whose judgments agree, after showing how many",
+}
+"""What ``?`` and the command palette say of the keys whose footer labels are short."""
+
+
 class CaseJudgments(Static):
     """The judgments of the highlighted case, wrapped to the pane's width (never cut)."""
 
@@ -86,20 +100,15 @@ class AdjudicationScreen(AreaScreen):
     TITLE = "Adjudication"
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("a", "approve", "Approve"),
-        # Short: at 80 columns a, c, x, Esc, F2 F4, ? and q fit ("c approves with a corrected key").
-        Binding("c", "approve_corrected", "Approve, new key"),
-        Binding("x", "reject", "Reject…"),
-        Binding("u", "undo_decision", "Undo my last decision"),
-        Binding(
-            "o",
-            "other_items",
-            "Named items",
-            tooltip="the items the case names side by side (the one it may duplicate, "
-            "those its verdicts point to); only for a case that names one",
-        ),
-        Binding("v", "toggle_raw", "Raw text"),
-        Binding("A", "approve_agreed", "Approve all agreed"),
+        # Short, so that at 80 columns a c x u o fit beside Esc, F2 F4, ? and q (u and o
+        # were the first keys to go) and at 120 every key does; ? says each in full.
+        Binding("a", "approve", "Approve", tooltip=SAID_IN_FULL["a"]),
+        Binding("c", "approve_corrected", "Key…", tooltip=SAID_IN_FULL["c"]),
+        Binding("x", "reject", "Reject…", tooltip=SAID_IN_FULL["x"]),
+        Binding("u", "undo_decision", "Undo", tooltip=SAID_IN_FULL["u"]),
+        Binding("o", "other_items", "Others", tooltip=SAID_IN_FULL["o"]),
+        Binding("v", "toggle_raw", "Raw text", tooltip=SAID_IN_FULL["v"]),
+        Binding("A", "approve_agreed", "Approve agreed…", tooltip=SAID_IN_FULL["A"]),
         Binding("r", "refresh", "Refresh"),
         Binding("escape", "leave", "Back"),
         # The case scrolls with the cursor in the queue (↑↓ choose the case): it needed a

@@ -82,16 +82,19 @@ class AreaScreen(Screen[None]):
 
     def palette_commands(self) -> Iterator[tuple[str, str, Callable[[], object]]]:
         """(title, help, callback) for each of the screen's own keys that applies now, for
-        the command palette, which says it searches every action (it found none of F4's)."""
+        the command palette, which says it searches every action (it found none of F4's).
+        The help says what the key does as ``?`` does: its tooltip, where the footer's
+        label is short ("Key…")."""
         section = self.TITLE or type(self).__name__
         actions: set[str] = set()
         for active in self._own_bindings():
             binding = active.binding
             if active.enabled and binding.action not in actions:
                 actions.add(binding.action)
+                what = binding.tooltip or binding.description
                 yield (
                     f"{binding.description} ({key_label(binding)})",
-                    f"{section}: {binding.description.lower()}",
+                    f"{section}: {what[:1].lower()}{what[1:]}",
                     partial(self.run_action, binding.action),
                 )
 

@@ -21,7 +21,8 @@ from reviewer.tui.widgets.table_fit import fill_fitted
 from reviewer.tui.widgets.titles import PanelTitle
 
 JUDGED_COLUMNS = ("item", "rev", "verdict", "your answer", "time", "when", "comment")
-_WRAPPED = (JUDGED_COLUMNS.index("verdict"), JUDGED_COLUMNS.index("comment"))
+_WHEN = JUDGED_COLUMNS.index("when")
+_WRAPPED = (JUDGED_COLUMNS.index("verdict"), _WHEN, JUDGED_COLUMNS.index("comment"))
 
 
 class JudgedScreen(DialogScreen[str | None]):
@@ -52,6 +53,7 @@ class JudgedScreen(DialogScreen[str | None]):
 
     def on_judged_screen_loaded(self, message: Loaded) -> None:
         table = self.query_one("#judged-table", DataTable)
+        when, year = _when(message.judgments)
         rows: list[tuple[str | None, tuple[Text | str, ...]]] = []
         for judgment in message.judgments:
             # What the verdict proposed under it, and the whole comment: both wrap (at 80
@@ -69,16 +71,16 @@ class JudgedScreen(DialogScreen[str | None]):
                 line_broken(verdict),
                 literal(format_answer(judgment.kind, judgment.blind_answer)),
                 time_taken(judgment.seconds),
-                judgment.created_at.strftime("%Y-%m-%d\n%H:%M"),  # the table fits 80 columns
+                judgment.created_at.strftime(when),
                 literal(judgment.comment),
             )
             rows.append((str(judgment.judgment_id), cells))  # two revisions judged: two rows
             self.row_items[str(judgment.judgment_id)] = judgment.item_id
         fill_fitted(table, JUDGED_COLUMNS, rows, wrap=_WRAPPED)
+        title = f"Items you have judged{year} (Enter opens, Esc closes)"
         if not message.judgments:
-            self.query_one(PanelTitle).update(
-                Text("You have not judged any item yet (Esc closes).")
-            )
+            title = "You have not judged any item yet (Esc closes)."
+        self.query_one(PanelTitle).update(Text(title))
         table.focus()
 
     @on(DataTable.RowSelected, "#judged-table")
@@ -87,3 +89,14 @@ class JudgedScreen(DialogScreen[str | None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+def _when(judgments: list[OwnJudgment]) -> tuple[str, str]:
+    """The format of "when", and the year the title says.  Judgments of one year say it
+    once, in the title, and "when" is "12-07 06:21": at 80 columns the whole date and
+    time went onto two lines.  Over several years each date is whole.  Either way "when"
+    wraps (before the time) only where the table needs its room."""
+    years = {judgment.created_at.year for judgment in judgments}
+    if len(years) != 1:
+        return "%Y-%m-%d %H:%M", ""
+    return "%m-%d %H:%M", f" in {years.pop()}"

@@ -6,7 +6,11 @@ A wrapped column breaks only between words: it is narrowed to its longest word
 ("Krippendorff's", "keep/drop") before any word is broken, and its cells wrap at
 spaces, not at the typesetter's opportunities inside a word (after a slash). Only a
 word longer than the column breaks (at a hyphen where it has one); a cell of Chinese
-text keeps the typesetter's opportunities, as it has no spaces to break at."""
+text keeps the typesetter's opportunities, as it has no spaces to break at.
+
+A column empty in every row (no one wrote a comment) gives its room to the others when
+they do not fit: it goes, rather than keep its label's width while another column wraps
+(the judged list's "when" went onto two lines at 80 columns beside an empty "comment")."""
 
 from __future__ import annotations
 
@@ -80,6 +84,36 @@ def _fitted_widths(
     )
 
 
+def _is_empty(cell: Text | str) -> bool:
+    return not (cell.plain if isinstance(cell, Text) else cell).strip()
+
+
+def _fitted(
+    table: DataTable[Text | str],
+    labels: Sequence[str],
+    rows: Sequence[tuple[str | None, Sequence[Text | str]]],
+    wrap: Sequence[int],
+) -> tuple[list[int], list[int], int]:
+    """The columns shown (their indices), their widths, and how many cells the table is
+    still too wide by: every column where they fit as wide as their cells; else the
+    columns empty in every row go first, and the ``wrap`` columns are narrowed for what
+    is left."""
+    shown = list(range(len(labels)))
+    widths, overflow = _fitted_widths(table, labels, rows, wrap)
+    narrowed = overflow or widths != _fitted_widths(table, labels, rows, ())[0]
+    if narrowed and rows:
+        filled = [i for i in shown if not all(_is_empty(cells[i]) for _key, cells in rows)]
+        if filled and len(filled) < len(shown):
+            shown = filled
+            widths, overflow = _fitted_widths(
+                table,
+                [labels[i] for i in shown],
+                [(key, [cells[i] for i in shown]) for key, cells in rows],
+                [shown.index(i) for i in wrap if i in shown],
+            )
+    return shown, widths, overflow
+
+
 def fits(
     table: DataTable[Text | str],
     labels: Sequence[str],
@@ -88,7 +122,7 @@ def fits(
     wrap: Sequence[int],
 ) -> bool:
     """Whether :func:`fill_fitted` would fit these columns in the table's width."""
-    return _fitted_widths(table, labels, rows, wrap)[1] == 0
+    return _fitted(table, labels, rows, wrap)[2] == 0
 
 
 def fill_fitted(
@@ -99,16 +133,19 @@ def fill_fitted(
     wrap: Sequence[int],
 ) -> None:
     """Replace ``table``'s columns and rows: each column as wide as its widest cell; when
-    they do not fit, the widest of the ``wrap`` columns gives up a cell at a time (to
-    :data:`MIN_WRAPPED`) and wraps, and a row grows to the lines its cells need.
-    ``rows`` are (key, cells)."""
-    widths, _overflow = _fitted_widths(table, labels, rows, wrap)
+    they do not fit, the columns empty in every row go, then the widest of the ``wrap``
+    columns gives up a cell at a time (to :data:`MIN_WRAPPED`) and wraps, and a row grows
+    to the lines its cells need.  ``rows`` are (key, cells)."""
+    shown, widths, _overflow = _fitted(table, labels, rows, wrap)
     table.clear(columns=True)
-    for label, width in zip(labels, widths, strict=True):
-        table.add_column(label, width=width)
+    for index, width in zip(shown, widths, strict=True):
+        table.add_column(labels[index], width=width)
     for key, cells in rows:
-        shown = [
-            _between_words(cell, widths[index]) if index in wrap else cell
-            for index, cell in enumerate(cells)
-        ]
-        table.add_row(*shown, key=key, height=None)
+        table.add_row(
+            *(
+                _between_words(cells[index], width) if index in wrap else cells[index]
+                for index, width in zip(shown, widths, strict=True)
+            ),
+            key=key,
+            height=None,
+        )
