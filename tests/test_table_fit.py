@@ -94,3 +94,27 @@ async def test_a_column_empty_in_every_row_gives_its_room_only_when_needed() -> 
         fill_fitted(table, labels, rows, wrap=(1, 2))
         await pilot.pause()
         assert [str(column.label) for column in table.columns.values()] == list(labels)
+
+
+async def test_a_heading_narrower_column_wraps_its_heading_and_keeps_its_longest_word() -> None:
+    """Headings were one line: "your answer" in a column narrowed to 10 cells showed as
+    "your answe". Now a heading wider than its column wraps at its spaces (the header
+    grows to two lines), and no column goes narrower than its heading's longest word."""
+    rows = [("one", (literal("econ:1"), literal("B, A, C, D, E")))]
+    app = Figures()
+    async with app.run_test(size=(22, 10)) as pilot:
+        table = app.query_one(DataTable)
+        fill_fitted(table, ("item", "your answer"), rows, wrap=(1,))
+        await pilot.pause()
+        column = list(table.columns.values())[1]
+        assert (str(column.label), column.width, table.header_height) == ("your\nanswer", 10, 2)
+        assert "answer" in screen_text(app) and "D, E" in screen_text(app)
+        await pilot.resize_terminal(16, 10)  # too narrow even then: "answer" stays whole
+        fill_fitted(table, ("item", "your answer"), rows, wrap=(1,))
+        await pilot.pause()
+        assert list(table.columns.values())[1].width == len("answer")
+        await pilot.resize_terminal(40, 10)  # room enough: one line again
+        fill_fitted(table, ("item", "your answer"), rows, wrap=(1,))
+        await pilot.pause()
+        assert str(list(table.columns.values())[1].label) == "your answer"
+        assert table.header_height == 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import sqlalchemy as sa
 from helpers import (
@@ -11,6 +13,7 @@ from helpers import (
     open_screen,
     pilot_of,
     press,
+    rendered_lines,
     running,
     screen_text,
     settle,
@@ -806,6 +809,15 @@ async def test_judged_items_show_what_each_verdict_proposed_and_the_whole_commen
         assert "the end" in screen_text(app)
 
 
+async def judged_table(app: ReviewApp, rows: int) -> DataTable[object]:
+    """The judged list (``l``), once its ``rows`` judgments are in it and laid out."""
+    judged = await open_screen(app, "l", JudgedScreen)
+    table = judged.query_one(DataTable)
+    await wait_until(pilot_of(app), lambda: table.row_count == rows, "the judged items")
+    await pilot_of(app).pause()
+    return table
+
+
 async def test_the_judged_list_keeps_when_on_one_line_at_80_columns(one_item: Database) -> None:
     """At 80 columns "when" went onto two lines (the date, then the time) while "comment",
     empty in every row, kept its room at the right edge, cut: now the empty column gives
@@ -820,10 +832,7 @@ async def test_the_judged_list_keeps_when_on_one_line_at_80_columns(one_item: Da
             verdict="keep", seconds=42,
         )  # fmt: skip
     async with running(make_app(one_item, "alice"), size=(80, 24)) as app:
-        judged = await open_screen(app, "l", JudgedScreen)
-        table = judged.query_one(DataTable)
-        await wait_until(pilot_of(app), lambda: table.row_count == 2, "the judged items")
-        await pilot_of(app).pause()
+        table = await judged_table(app, rows=2)
         labels = [str(column.label) for column in table.columns.values()]
         assert labels == ["item", "rev", "verdict", "your answer", "time", "when"]
         year = stored_judgments(one_item)[0].created_at.year
@@ -832,6 +841,56 @@ async def test_the_judged_list_keeps_when_on_one_line_at_80_columns(one_item: Da
         assert [row.height for row in table.rows.values()] == [1, 1]
         assert table.max_scroll_x == 0, (table.virtual_size, table.size)
         assert f"Items you have judged in {year} (Enter opens" in screen_text(app)
+
+
+LONG_COMMENT = (
+    "The key puts the rate cut before the inflation report, which the scenario "
+    "contradicts outright; see cflue_mcq:2 too."
+)
+
+
+async def test_the_judged_list_fits_80_columns_with_comments_and_long_ids(
+    one_item: Database,
+) -> None:
+    """At 80x24 a person who wrote comments got a list that scrolled sideways: the comment
+    cut at the right edge, "when" on two lines, "cflue_mcq:" over "2" in the verdict.
+    Now every cell is whole on screen, the comment wrapped at words, an id broken only
+    after an underscore, "when" one line, the heading "your answer" wrapped, not cut."""
+    from reviewer.judging import submit_judgment
+
+    for number in (1, 2, 3):
+        store_item(one_item, f"econ_ordering_5events:{number}", key="EDACB", choices=5)
+    store_item(one_item, "cflue_mcq:2", kind="single", key="A")
+    store_item(one_item, "cflue_mcq:3", kind="single", key="A")
+    judgments = [
+        ("econ_ordering_5events:1", "EDACB", {"verdict": "keep", "comment": LONG_COMMENT}),
+        ("econ_ordering_5events:2", "BADCE", {"verdict": "wrong-key", "corrected_key": "BADCE"}),
+        ("econ_ordering_5events:3", "EDACB",
+         {"verdict": "duplicate", "duplicate_of": "econ_ordering_5events:1", "comment": "Same."}),
+        ("cflue_mcq:3", "A", {"verdict": "duplicate", "duplicate_of": "cflue_mcq:2"}),
+    ]  # fmt: skip
+    for item_id, answer, fields in judgments:
+        submit_judgment(
+            one_item, "alice", item_id, revision_number=1, blind_answer=answer, seconds=130,
+            **fields,  # type: ignore[arg-type]
+        )  # fmt: skip
+    async with running(make_app(one_item, "alice"), size=(80, 24)) as app:
+        table = await judged_table(app, rows=4)
+        assert table.max_scroll_x == 0, (table.virtual_size, table.size)  # no sideways scroll
+        assert [str(column.label) for column in table.columns.values()][3] == "your\nanswer"
+        for row in range(4):
+            table.move_cursor(row=row)  # the row in view
+            await pilot_of(app).pause()
+            lines = rendered_lines(app)
+            assert all(len(line) <= 80 for line in lines)
+            for cell in table.get_row_at(row):
+                text = cell if isinstance(cell, str) else cell.plain
+                # every piece of every cell whole on one line: words, ids broken only
+                # after an underscore ("mcq:2", never "mcq:" over "2"), "when" entire
+                when = [text] if re.fullmatch(r"\d\d-\d\d \d\d:\d\d", text) else []
+                pieces = [p for word in text.split() for p in re.split(r"(?<=[a-z]_)", word)]
+                for piece in when or pieces:
+                    assert any(piece in line for line in lines), (piece, lines)
 
 
 async def test_revisions_screen_shows_the_difference(one_item: Database) -> None:

@@ -21,8 +21,9 @@ from reviewer.tui.widgets.table_fit import fill_fitted
 from reviewer.tui.widgets.titles import PanelTitle
 
 JUDGED_COLUMNS = ("item", "rev", "verdict", "your answer", "time", "when", "comment")
-_WHEN = JUDGED_COLUMNS.index("when")
-_WRAPPED = (JUDGED_COLUMNS.index("verdict"), _WHEN, JUDGED_COLUMNS.index("comment"))
+# The comment, free text, gives up width first; ids break only after an underscore;
+# "when" is never wrapped (at 80 columns it went onto two lines).
+_WRAPPED = tuple(map(JUDGED_COLUMNS.index, ("item", "verdict", "your answer", "comment")))
 
 
 class JudgedScreen(DialogScreen[str | None]):
@@ -95,7 +96,7 @@ def _when(judgments: list[OwnJudgment]) -> tuple[str, str]:
     """The format of "when", and the year the title says.  Judgments of one year say it
     once, in the title, and "when" is "12-07 06:21": at 80 columns the whole date and
     time went onto two lines.  Over several years each date is whole.  Either way "when"
-    wraps (before the time) only where the table needs its room."""
+    is one line: the other columns wrap for it."""
     years = {judgment.created_at.year for judgment in judgments}
     if len(years) != 1:
         return "%Y-%m-%d %H:%M", ""

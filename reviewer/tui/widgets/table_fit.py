@@ -4,9 +4,17 @@ The columns are sized with the rows, so they never jump a moment later.
 
 A wrapped column breaks only between words: it is narrowed to its longest word
 ("Krippendorff's", "keep/drop") before any word is broken, and its cells wrap at
-spaces, not at the typesetter's opportunities inside a word (after a slash). Only a
-word longer than the column breaks (at a hyphen where it has one); a cell of Chinese
-text keeps the typesetter's opportunities, as it has no spaces to break at.
+spaces, not at the typesetter's opportunities inside a word (after a slash). Free
+text, the widest, gives first. Where that is not enough, an id breaks after an
+underscore ("econ_ordering_" over "5events:3", never "cflue_mcq:" over "2"), then
+columns go narrower than ``MIN_WRAPPED``, their pieces whole; only past that does
+a word break anywhere (at a hyphen where it has one). A cell of Chinese text keeps the
+typesetter's opportunities, as it has no spaces to break at. The order is
+:func:`reviewer.column_widths.wrapped_floors`.
+
+A heading is never cut: a column keeps its heading's longest word, and a heading wider
+than its column wraps at its spaces ("your" over "answer"), the header as tall as the
+tallest heading.
 
 A column empty in every row (no one wrote a comment) gives its room to the others when
 they do not fit: it goes, rather than keep its label's width while another column wraps
@@ -21,7 +29,13 @@ from rich.text import Text
 from textual.widgets import DataTable
 
 from reviewer import column_widths
-from reviewer.column_widths import MIN_WRAPPED, is_wide, narrowed_widths
+from reviewer.column_widths import (
+    is_wide,
+    joint_spans,
+    longest_piece,
+    narrowed_widths,
+    wrapped_floors,
+)
 from reviewer.tui.line_broken_text import LineBrokenText
 
 _SCROLLBAR = 2  # room kept for the vertical scrollbar
@@ -39,17 +53,47 @@ def longest_word(cell: Text | str) -> int:
     return column_widths.longest_word(cell.plain if isinstance(cell, Text) else cell, cell_len)
 
 
+def _pieces(cell: Text | str) -> int:
+    """The widest piece of a cell where ids may break at their joints (see
+    :func:`reviewer.column_widths.longest_piece`)."""
+    return longest_piece(cell.plain if isinstance(cell, Text) else cell, cell_len)
+
+
 def _between_words(cell: Text | str, width: int) -> Text | str:
     """A wrapped cell as shown in a column ``width`` wide: when every word fits, it breaks
-    at spaces only (a plain ``Text``, which Textual wraps at spaces); a word longer than
+    at spaces only (a plain ``Text``, which Textual wraps at spaces); when an id does not,
+    its lines are cut here, between words and after the id's joints; a piece longer than
     the column, or wide text, keeps the typesetter's opportunities (a hyphen, a slash)."""
-    if (
-        isinstance(cell, LineBrokenText)
-        and not is_wide(cell.plain, cell_len)
-        and longest_word(cell) <= width
-    ):
-        return cell.copy()  # rich's Text.copy makes a plain Text, spans and style kept
-    return cell
+    text = cell if isinstance(cell, Text) else Text(cell)
+    if is_wide(text.plain, cell_len) or _pieces(text) > width:
+        return cell
+    if longest_word(text) <= width:
+        return text.copy() if isinstance(cell, LineBrokenText) else cell
+    lines = [
+        text[start:end]
+        for line, offset in _line_offsets(text.plain)
+        for start, end in ((offset + a, offset + b) for a, b in joint_spans(line, width, cell_len))
+    ]
+    return Text("\n").join(lines)
+
+
+def _line_offsets(plain: str) -> list[tuple[str, int]]:
+    """Each line of ``plain`` and where it starts."""
+    offsets, start = [], 0
+    for line in plain.split("\n"):
+        offsets.append((line, start))
+        start += len(line) + 1
+    return offsets
+
+
+def _heading(label: str, width: int) -> str:
+    """A heading wider than its column, wrapped at its spaces (its words are whole)."""
+    return "\n".join(
+        "\n".join(line[a:b] for a, b in joint_spans(line, width, cell_len))
+        if cell_len(line) > width
+        else line
+        for line in label.split("\n")
+    )
 
 
 def _fitted_widths(
@@ -58,29 +102,27 @@ def _fitted_widths(
     rows: Sequence[tuple[str | None, Sequence[Text | str]]],
     wrap: Sequence[int],
 ) -> tuple[list[int], int]:
-    """Each column's width, the ``wrap`` columns narrowed as far as needed (to their
-    longest word, and only if that is not enough, to :data:`MIN_WRAPPED`), and how many
-    cells the table is still too wide by (0: it fits).
+    """Each column's width, the ``wrap`` columns narrowed as far as needed (pass by pass,
+    in the module's order), and how many cells the table is still too wide by (0: it fits).
     A label of two lines (the table's ``header_height`` 2) is as wide as its wider line."""
     widths = [
         max([cell_width(label), *(cell_width(cells[index]) for _key, cells in rows)])
         for index, label in enumerate(labels)
     ]
     # A wrapped column keeps its longest word whole where the width allows; only when
-    # that is not enough does a word longer than the column break (down to MIN_WRAPPED).
-    whole_words = {
-        index: max(
-            MIN_WRAPPED,
-            longest_word(labels[index]),
-            *(longest_word(cells[index]) for _key, cells in rows),
-        )
-        for index in wrap
-    }
+    # that is not enough do ids break at their joints, then words anywhere.
+    passes = wrapped_floors(
+        [max([0, *(longest_word(cells[index]) for _key, cells in rows)]) for index in wrap],
+        [max([0, *(_pieces(cells[index]) for _key, cells in rows)]) for index in wrap],
+        [longest_word(labels[index]) for index in wrap],
+    )
     available = table.size.width or table.app.size.width
     padding = 2 * table.cell_padding * len(labels) + _SCROLLBAR
-    # Past both passes' floors the table scrolls sideways.
+    # Past every pass's floors the table scrolls sideways.
     return narrowed_widths(
-        widths, (whole_words, dict.fromkeys(wrap, MIN_WRAPPED)), sum(widths) + padding - available
+        widths,
+        [dict(zip(wrap, floors, strict=True)) for floors in passes],
+        sum(widths) + padding - available,
     )
 
 
@@ -134,12 +176,15 @@ def fill_fitted(
 ) -> None:
     """Replace ``table``'s columns and rows: each column as wide as its widest cell; when
     they do not fit, the columns empty in every row go, then the widest of the ``wrap``
-    columns gives up a cell at a time (to :data:`MIN_WRAPPED`) and wraps, and a row grows
-    to the lines its cells need.  ``rows`` are (key, cells)."""
+    columns gives up a cell at a time and wraps (in the module's order), a heading wider
+    than its column wraps, and a row grows to the lines its cells need.  ``rows`` are
+    (key, cells)."""
     shown, widths, _overflow = _fitted(table, labels, rows, wrap)
+    headings = [_heading(labels[index], width) for index, width in zip(shown, widths, strict=True)]
     table.clear(columns=True)
-    for index, width in zip(shown, widths, strict=True):
-        table.add_column(labels[index], width=width)
+    table.header_height = max((heading.count("\n") + 1 for heading in headings), default=1)
+    for heading, width in zip(headings, widths, strict=True):
+        table.add_column(heading, width=width)
     for key, cells in rows:
         table.add_row(
             *(
