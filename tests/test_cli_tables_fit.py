@@ -163,3 +163,14 @@ def test_columns_give_up_width_to_their_longest_word_before_words_break() -> Non
         "Krippendorff's        0.776  share of agreeing",
         "alpha, keep/drop             pairs",
     ]
+
+
+def test_an_exports_verdict_fits_an_80_column_terminal(demo: Path, tmp_path: Path) -> None:
+    """`release verify --export` ran its verdict (the path, the part, a 64-digit hash) past
+    the terminal's edge, cut mid-word; it now wraps as `release verify NAME` does."""
+    out = tmp_path / "v1.csv"
+    exported = run_cli(demo, "export", "--release", "v1", "--format", "econlogicqa",
+                       "--kind", "ordering", str(out))  # fmt: skip
+    assert exported.exit_code == 0, exported.output
+    shown = fits_80_columns_as_piped(demo, "release", "verify", "v1", "--export", str(out))
+    assert "matches the ordering items of release v1" in " ".join(shown.split())
