@@ -367,6 +367,7 @@ def test_repeats_draw_other_shots_and_report_mean_and_sd(url: str, tmp_path: Pat
     assert "mean ± sd over 2 runs (5-shot):" in text.stdout
     # each figure by the name the run's lines give it, not its JSON key (position_bias)
     assert "\n  position bias " in text.stdout and "position_bias" not in text.stdout
+    assert "\n  weighted F1 " in text.stdout
 
 
 def test_repeats_that_cannot_differ_are_refused_before_any_run(url: str) -> None:

@@ -542,4 +542,5 @@ def _spread_label(metric: str) -> str:
     ``BLEU-1``), not its JSON key (``position_bias``)."""
     from evaluator.tables import CFLUE_COLUMNS
 
-    return {**dict(CFLUE_COLUMNS[1:]), "position_bias": "position bias"}.get(metric, metric)
+    said = {**dict(CFLUE_COLUMNS), "weighted_f1": "weighted F1", "position_bias": "position bias"}
+    return said.get(metric, metric) if metric != "accuracy" else metric
