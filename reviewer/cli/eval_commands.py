@@ -440,11 +440,11 @@ def _evaluate(
             if never
             else ""
         )
-        click.echo(
+        said = (
             f"interrupted: finished predictions are kept; continue with "
-            f"`vetbench eval --resume {run_id}`{unmade}",
-            err=True,
+            f"`vetbench eval --resume {run_id}`{unmade}"
         )
+        click.echo(plainly_wrapped(said, hang="  ", err=True), err=True)
         sys.exit(EXIT_INTERRUPTED)
     except ShotFileError as error:
         _close_bars(bars)
@@ -542,5 +542,9 @@ def _spread_label(metric: str) -> str:
     ``BLEU-1``), not its JSON key (``position_bias``)."""
     from evaluator.tables import CFLUE_COLUMNS
 
-    said = {**dict(CFLUE_COLUMNS), "weighted_f1": "weighted F1", "position_bias": "position bias"}
-    return said.get(metric, metric) if metric != "accuracy" else metric
+    said = {
+        **dict(CFLUE_COLUMNS[1:]),
+        "weighted_f1": "weighted F1",
+        "position_bias": "position bias",
+    }
+    return said.get(metric, metric)
