@@ -46,6 +46,7 @@ from evaluator.prompts import (
 )
 from evaluator.protocols import ProtocolSpec, protocol_spec
 from evaluator.run_params import Repeat, RunParams, ShotFileRef, ShotRef
+from evaluator.shot_advice import fewer_shots_advice, shot_examples
 
 __all__ = [
     "FewerShotsError",
@@ -57,6 +58,7 @@ __all__ = [
     "create_run",
     "score_candidates",
     "select_run_items",
+    "shot_examples",
     "shot_file_digest",
     "shots_for_kinds",
 ]
@@ -137,50 +139,19 @@ class FewerShotsError(RunSetupError):
         source: ShotSource | None = None,
     ) -> None:
         self.shortfalls = tuple(shortfalls)
-        kinds = {shortfall.kind for shortfall in self.shortfalls}
-        fewer = " or ".join(f"--shots-for {kind}=0" for kind in sorted(kinds))
-        # A protocol that fixes its shots refuses --shots: no point offering it.
-        ask_fewer = "" if fixed_shots else f", ask for fewer (--shots 0, {fewer})"
-        super().__init__(
-            f"{self.what}: {_more_shots(source)}{ask_fewer}, or run with fewer with "
-            "--allow-fewer-shots"
+        source = source or ShotSource()
+        advice = fewer_shots_advice(
+            {shortfall.kind for shortfall in self.shortfalls},
+            shot_files=source.shot_files,
+            shots_from=source.shots_from,
+            fixed_shots=fixed_shots,  # a protocol that fixes its shots refuses --shots
         )
+        super().__init__(f"{self.what}: {advice}")
 
     @property
     def what(self) -> str:
         """``too few shots: ordering would get 0 of 5 shots outside the evaluated set``."""
         return "too few shots: " + "; ".join(s.text() for s in self.shortfalls)
-
-
-SHOT_EXAMPLES = Path(__file__).resolve().parent.parent / "fixtures"
-"""The repository's example shot files (``shots_*.jsonl``): at hand in a checkout and an
-editable install (``pip install -e .``), not shipped in a wheel (not package data)."""
-
-
-def shot_examples() -> str | None:
-    """The example shot files as a pattern with their real path (never a relative
-    ``fixtures/``, which a user's own folder lacks); None where they are not at hand."""
-    if any(SHOT_EXAMPLES.glob("shots_*.jsonl")):
-        return str(SHOT_EXAMPLES / "shots_*.jsonl")
-    return None
-
-
-def _shot_file_hint() -> str:
-    """``--shot-file FILE``, with the example files where they are at hand."""
-    examples = shot_examples()
-    if examples is not None:
-        return f"--shot-file FILE ({examples} are examples)"
-    return "--shot-file FILE (a JSONL item file: one item a line)"
-
-
-def _more_shots(source: ShotSource | None) -> str:
-    """Where else shots could come from than where they were looked for."""
-    example = _shot_file_hint()
-    if source is not None and source.shot_files:
-        return "add shots to the shot file, or draw them with --shots-from SOURCE|STATUS instead"
-    if source is not None and source.shots_from is not None:
-        return f"give shots with {example} or --shots-from another source or status"
-    return f"give shots with {example} or --shots-from SOURCE|STATUS (e.g. --shots-from pending)"
 
 
 @dataclass(frozen=True)

@@ -230,7 +230,7 @@ def run_how(run: RunRecord) -> str:
     if params.protocol is not EvalProtocol.CUSTOM:
         parts.append(f"{params.protocol.value} protocol")
     parts += run_departures(params)
-    if params.repeat is not None:
+    if params.repeat is not None and params.repeat.count > 1:  # a protocol's series: no repeat
         parts.append(f"repeat {params.repeat.index + 1}/{params.repeat.count}")
     if params.permute_options:
         parts.append("options permuted")

@@ -16,6 +16,7 @@ import pty
 import random
 import re
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -578,12 +579,13 @@ def run_in_terminal(
     *args: str,
     stdout: IO[Any] | int | None = None,
     timeout: float = 60,
+    ctrl_c_at: bytes | None = None,
 ) -> tuple[int, str]:
     """``vetbench --db DB ARGS`` in a process of its own whose standard input, output and
     error are a real terminal (a pseudo-terminal), or whose output goes to ``stdout`` (a
     pipe, a file); returns its exit status and what it wrote on the terminal.  For
     commands that end by themselves: one that waits for keys fails the test at
-    ``timeout``."""
+    ``timeout``.  ``ctrl_c_at``: press Ctrl-C (SIGINT) once the terminal shows it."""
     url = db.engine.url.render_as_string(hide_password=False) if isinstance(db, Database) else db
     env = {key: value for key, value in os.environ.items() if key != "TEXTUAL_DRIVER"}
     main, terminal = pty.openpty()
@@ -613,6 +615,9 @@ def run_in_terminal(
             if not chunk:
                 break
             shown += chunk
+            if ctrl_c_at is not None and ctrl_c_at in shown:
+                process.send_signal(signal.SIGINT)
+                ctrl_c_at = None
         code = process.wait(timeout=max(deadline - time.monotonic(), 1))
     finally:
         if process.poll() is None:

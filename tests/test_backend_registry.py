@@ -332,6 +332,17 @@ def test_scripted_without_a_file_says_what_to_give(db_path: Path) -> None:
     )
 
 
+def test_a_misspelt_oracle_is_said_to_be_no_file_beside_the_oracles_name(db_path: Path) -> None:
+    """`scripted:orcale` reads as a script file that is not there; the refusal says so
+    and names `scripted:oracle` beside it, so the typo shows (before: only the missing
+    file, which a user who meant the oracle never asked for)."""
+    mixed_set_url(db_path)
+    result = run_cli(db_path, "eval", "--model", "scripted:orcale", "--shots", "0")
+    said = refusal(result)
+    assert said.startswith(f"error: {Path.cwd() / 'orcale'}: cannot read the file"), said
+    assert "scripted:oracle answers every item right" in said
+
+
 def test_evals_help_names_the_oracle_self_test(db_path: Path) -> None:
     """A newcomer told to try `--model scripted:oracle` finds it in --help, beside FILE."""
     shown = " ".join(run_cli(db_path, "eval", "--help").output.split())

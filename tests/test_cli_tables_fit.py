@@ -5,6 +5,7 @@ past the edge, where the terminal cut them mid-word ("login o" / "n PostgreSQL")
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -163,3 +164,39 @@ def test_columns_give_up_width_to_their_longest_word_before_words_break() -> Non
         "Krippendorff's        0.776  share of agreeing",
         "alpha, keep/drop             pairs",
     ]
+
+
+def test_an_exports_verdict_fits_an_80_column_terminal(demo: Path, tmp_path: Path) -> None:
+    """`release verify --export` ran its verdict (the path, the part, a 64-digit hash) past
+    the terminal's edge, cut mid-word; it now wraps as `release verify NAME` does."""
+    out = tmp_path / "v1.csv"
+    exported = run_cli(demo, "export", "--release", "v1", "--format", "econlogicqa",
+                       "--kind", "ordering", str(out))  # fmt: skip
+    assert exported.exit_code == 0, exported.output
+    shown = fits_80_columns_as_piped(demo, "release", "verify", "v1", "--export", str(out))
+    assert "matches the ordering items of release v1" in " ".join(shown.split())
+
+
+def test_ctrl_c_says_how_to_resume_within_80_columns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The interrupt's line ran past the edge, so the terminal cut the command to copy
+    ("--resum" / "e 1"); it now breaks at blanks under its first word, the command whole."""
+    demo = built_demo_database(tmp_path / "demo.db")
+    slow = tmp_path / "slow.jsonl"  # every order takes an hour: Ctrl-C comes first
+    ids = [f"econ_ordering:{n}" for n in range(1, 40)]
+    slow.write_text(
+        "".join(json.dumps({"item_id": i, "output": "A, B, C, D", "seconds": 3600}) + "\n"
+                for i in ids),
+        encoding="utf-8",
+    )  # fmt: skip
+    monkeypatch.setenv("COLUMNS", "80")
+    code, shown = run_in_terminal(
+        demo, "eval", "--model", f"scripted:{slow}", "--kind", "ordering", "--shots", "0",
+        ctrl_c_at=b"evaluating for",
+    )  # fmt: skip
+    assert code == 130, shown
+    said = shown[shown.index("interrupted: ") :].splitlines()
+    assert max(map(east_asian_cell_len, said)) <= 80, said
+    assert len(said) > 1 and all(line.startswith("  ") for line in said[1:]), said
+    assert any("--resume 1`" in line for line in said), said

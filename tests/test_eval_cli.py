@@ -451,7 +451,8 @@ NO_API_KEY = (
     [
         (
             "scripted:{tmp}/missing.json",
-            "{tmp}/missing.json: cannot read the file: No such file or directory",
+            "{tmp}/missing.json: cannot read the file: No such file or directory (scripted:FILE "
+            "reads answers written in advance; scripted:oracle answers every item right)",
         ),
         ("{tmp}/missing.gguf", "{tmp}/missing.gguf: no such GGUF file"),
         ("{tmp}/no/such/model", "{tmp}/no/such/model: no such model directory"),

@@ -32,7 +32,7 @@ from textual.widgets import Checkbox, DataTable, Static
 from db.engine import Database
 from db.models import AuditEvent, EvalRun
 from db.validation import ItemDraft
-from evaluator import run_create
+from evaluator import shot_advice
 from evaluator.backends.scripted import ScriptedBackend
 from evaluator.run_params import RunParams
 from reviewer.tui.screens.evaluation import EvaluationScreen
@@ -84,8 +84,10 @@ def test_a_run_with_fewer_shots_than_asked_is_refused_before_anything_is_made(
     (line,) = result.stderr.strip().splitlines()  # one line
     assert line.startswith("error: too few shots: ordering would get 1 of 2 shots outside the ")
     assert "single would get 1 of 2" in line and "truefalse would get 1 of 2" in line
-    for way in ("--shot-file", "--shots-from", "--shots-for ordering=0", "--allow-fewer-shots"):
+    for way in ("--shot-file", "--shots-for ordering=0", "--allow-fewer-shots"):
         assert way in line
+    # Every stored item was looked at: one source or status of them cannot give more.
+    assert "--shots-from" not in line
     assert stored_runs(url) == [] and audit_events(database) == before
 
 
@@ -109,10 +111,10 @@ def test_a_shortfall_of_one_order_size_names_it_and_suggests_only_what_was_not_t
     result = eval_cli(url, "--kind", "ordering", "--shots", "2", "--shots-from", "agreed")
     assert refusal(result) == (
         "error: too few shots: ordering would get 1 of 2 shots for its 5-event orders among "
-        "the agreed items outside the evaluated set: give shots with --shot-file FILE "
-        f"({FIXTURES / 'shots_*.jsonl'} are examples) or --shots-from another source or status, ask "
-        "for fewer (--shots 0, --shots-for ordering=0), or run with fewer with "
-        "--allow-fewer-shots"
+        "the agreed items outside the evaluated set: give shots with --shot-file FILE, one a "
+        f"kind (e.g. --shot-file {FIXTURES / 'shots_ordering.jsonl'}) or --shots-from another "
+        "source or status, ask for fewer (--shots 0, or --shots-for ordering=0), or run with "
+        "fewer with --allow-fewer-shots"
     )
     assert stored_runs(url) == []
 
@@ -126,14 +128,27 @@ def test_the_shot_file_hint_works_outside_the_repository(
     monkeypatch.chdir(tmp_path)
     said = eval_cli(url, "--kind", "ordering", "--shots", "2")
     assert said.exit_code == 1
-    assert f"--shot-file FILE ({FIXTURES.resolve() / 'shots_*.jsonl'} are examples)" in said.stderr
-    monkeypatch.setattr(run_create, "SHOT_EXAMPLES", tmp_path / "fixtures")  # a wheel install
+    assert f"--shot-file {FIXTURES.resolve() / 'shots_ordering.jsonl'})" in said.stderr
+    monkeypatch.setattr(shot_advice, "SHOT_EXAMPLES", tmp_path / "fixtures")  # a wheel install
     said = eval_cli(url, "--kind", "ordering", "--shots", "2")
     assert said.exit_code == 1 and "fixtures" not in said.stderr
-    assert "give shots with --shot-file FILE (a JSONL item file: one item a line) or " in (
+    assert "give shots with --shot-file FILE (a JSONL item file: one item a line; repeatable)" in (
         said.stderr
     )
     assert "--shots 0" in said.stderr and "--allow-fewer-shots" in said.stderr
+
+
+def test_the_advice_for_too_few_shots_works_when_followed_as_written(url: str) -> None:
+    """Each way out the refusal names runs when typed as it says: the example files one
+    `--shot-file` each (a `shots_*.jsonl` pattern expands to file names without the option),
+    and `--shots-for` for every short kind (one of them left the others short)."""
+    said = refusal(eval_cli(url, "--shots", "2"))
+    for way in (r"\(e\.g\. ([^)]*)\)", r"\(--shots 0,(?: or)? ([^)]*)\)"):
+        advice = re.search(way, said)
+        assert advice is not None, said
+        followed = eval_cli(url, "--shots", "2", *advice.group(1).split())
+        assert followed.exit_code == 0, f"{advice.group(1)}: {followed.stderr}"
+    assert len(stored_runs(url)) == 2
 
 
 def test_a_long_list_of_unapproved_shots_is_named_in_part(url: str, database: Database) -> None:

@@ -237,6 +237,11 @@ def test_econlogicqa_makes_a_1_shot_and_a_5_shot_run_in_the_papers_layout(
     assert all(run.params["protocol"] == "econlogicqa" for run in made)
     assert made[0].params["repeat"]["series"] == made[1].params["repeat"]["series"]
     assert [spread["shots"] for spread in figures["spread"]] == [1, 5]
+    # two settings of one series, not repeats: no "repeat 1/1" in the run's header
+    header = ok(run_cli(url, "runs", "show", str(made[0].id))).stdout.splitlines()[0]
+    assert header.endswith(
+        "(scripted, generate, 1-shot, econlogicqa protocol)  finished  2/2 items"
+    )
     notes = made[1].params["shot_notes"]  # --json prints only JSON: the notes are stored
     assert any("only 1 of 5 shots available" in note for note in notes)  # one shot exists
     for run in made:
@@ -360,6 +365,9 @@ def test_repeats_draw_other_shots_and_report_mean_and_sd(url: str, tmp_path: Pat
     assert spread["figures"]["accuracy_n"] == 3
     text = ok(run_cli(url, "eval", "--model", model, "--kind", "single", "--repeats", "2"))
     assert "mean ± sd over 2 runs (5-shot):" in text.stdout
+    # each figure by the name the run's lines give it, not its JSON key (position_bias)
+    assert "\n  position bias " in text.stdout and "position_bias" not in text.stdout
+    assert "\n  weighted F1 " in text.stdout
 
 
 def test_repeats_that_cannot_differ_are_refused_before_any_run(url: str) -> None:

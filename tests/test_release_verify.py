@@ -232,3 +232,23 @@ def test_a_score_mode_document_without_its_target_is_not_one_vetbench_wrote(
     assert code == 1 and output.strip().endswith(
         f"data/{single}.jsonl: line 1: has no target_index field; not a record vetbench wrote"
     ), output
+
+
+def test_a_mismatch_says_the_releases_hash_apart_from_the_one_found(
+    released: Database, tmp_path: Path
+) -> None:
+    """`does NOT match release v1: 8 items, hash X` read as if release v1's hash were X,
+    which `release show v1` contradicts: X is what the changed file hashes to.  The line
+    now gives the release's own hash beside its name and says X is what was found."""
+    stored = json.loads(ok(run_cli(released, "release", "show", "v1", "--json")).stdout)["hash"]
+    out = _export(released, tmp_path / "v1.jsonl")
+    lines = out.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[0] = lines[0].replace('"prompt":"', '"prompt":"X', 1)
+    out.write_text("".join(lines), encoding="utf-8")
+    found = json.loads(_verify(released, out, "--json")[1])["recomputed_hash"]
+    code, output = _verify(released, out)
+    assert code == 1 and found != stored
+    verdict = output.splitlines()[-1]
+    assert verdict == (
+        f"{out} does NOT match release v1 (hash {stored[:12]}): its 8 items hash to {found}"
+    )

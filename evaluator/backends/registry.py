@@ -206,7 +206,13 @@ def _read_script(name: str) -> Script | None:
             f"give a script file after scripted: (scripted:ANSWERS.json or .jsonl), "
             f"or scripted:{ORACLE_SCRIPT} for the self-test"
         )
-    return Script.from_file(Path(name).expanduser().resolve())
+    path = Path(name).expanduser().resolve()
+    if not path.exists():  # a misspelt oracle reads as a file name: say both
+        raise BackendError(
+            f"{path}: cannot read the file: No such file or directory (scripted:FILE reads "
+            f"answers written in advance; scripted:{ORACLE_SCRIPT} answers every item right)"
+        )
+    return Script.from_file(path)
 
 
 @provider(

@@ -194,10 +194,7 @@ class ExportVerification:
     def verdict(self) -> str:
         """The last line ``release verify --export`` prints (after the path)."""
         if not self.ok:
-            return (
-                f"does NOT match release {self.name}: {counted(self.items, 'item')}, "
-                f"hash {self.recomputed_hash}"
-            )
+            return mismatch(self.name, self.items, self.recomputed_hash, self.stored_hash)
         if self.part is None:
             return (
                 f"matches release {self.name}: {counted(self.items, 'item')}, "
@@ -218,6 +215,16 @@ class ExportVerification:
                 "holds are taken as its selection"
             ]
         return []
+
+
+def mismatch(name: str, items: int, recomputed: str, stored: str) -> str:
+    """``does NOT match release v1 (hash ac83472bd264): its 37 items hash to b11f...``: the
+    hash said after the count is what was found, the release's apart, so that neither
+    reads as the other."""
+    return (
+        f"does NOT match release {name} (hash {stored[:12]}): its "
+        f"{counted(items, 'item')} {agreeing(items, 'hashes', 'hash')} to {recomputed}"
+    )
 
 
 class _Unreadable(ReleaseError):

@@ -440,11 +440,11 @@ def _evaluate(
             if never
             else ""
         )
-        click.echo(
+        said = (
             f"interrupted: finished predictions are kept; continue with "
-            f"`vetbench eval --resume {run_id}`{unmade}",
-            err=True,
+            f"`vetbench eval --resume {run_id}`{unmade}"
         )
+        click.echo(plainly_wrapped(said, hang="  ", err=True), err=True)
         sys.exit(EXIT_INTERRUPTED)
     except ShotFileError as error:
         _close_bars(bars)
@@ -504,7 +504,8 @@ def _print_runs(
             for name, value in spread.figures.items():
                 if value.mean is not None:
                     click.echo(
-                        f"  {name} {number(value.mean, percent=True)} ± {number(value.sd, percent=True)}"
+                        f"  {_spread_label(name)} {number(value.mean, percent=True)} ± "
+                        f"{number(value.sd, percent=True)}"
                     )
     failed = any(figures.run.status is RunStatus.FAILED for figures in series.runs)
     failures_left = [
@@ -534,3 +535,16 @@ def _run_to_resume(database: Database, run_id: int, model: str | None) -> RunRec
 
 COMMANDS: tuple[click.Command, ...] = (eval_command,)
 """The commands this module adds to the `vetbench` group."""
+
+
+def _spread_label(metric: str) -> str:
+    """A figure's name as the run's own lines and the tables say it (``position bias``,
+    ``BLEU-1``), not its JSON key (``position_bias``)."""
+    from evaluator.tables import CFLUE_COLUMNS
+
+    said = {
+        **dict(CFLUE_COLUMNS[1:]),
+        "weighted_f1": "weighted F1",
+        "position_bias": "position bias",
+    }
+    return said.get(metric, metric)

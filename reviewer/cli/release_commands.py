@@ -161,7 +161,7 @@ def release_verify(
     """Recompute release NAME's hash from the database, or check an export (--export; with
     NAME, the export must be of that release)."""
     from db.releases import Verification, verify_release
-    from evaluator.exports.release_check import ExportVerification, verify_export
+    from evaluator.exports.release_check import ExportVerification, mismatch, verify_export
 
     if name is None and export_path is None:
         fail("give a release NAME, or --export PATH (an export names its release)")
@@ -176,21 +176,20 @@ def release_verify(
     if as_json:
         print_json(result.to_json())
     else:
-        for difference in result.differences:
-            click.echo(terminal_text(difference))
+        lines = [*result.differences]
         if isinstance(result, ExportVerification):
-            for note in result.notes():
-                click.echo(terminal_text(note))
-            click.echo(terminal_text(f"{export_path} {result.verdict()}"))
-        else:
-            verdict = "matches" if result.ok else "does NOT match"
-            click.echo(
-                wrapped(
-                    f"{verdict} release {terminal_text(result.name)}: "
-                    f"{counted(result.items, 'item')}, hash {result.recomputed_hash}",
-                    hang="  ",
-                )
+            lines += [*result.notes(), f"{export_path} {result.verdict()}"]
+        elif result.ok:
+            lines.append(
+                f"matches release {result.name}: {counted(result.items, 'item')}, "
+                f"hash {result.recomputed_hash}"
             )
+        else:
+            lines.append(
+                mismatch(result.name, result.items, result.recomputed_hash, result.stored_hash)
+            )
+        for line in lines:
+            click.echo(wrapped(terminal_text(line), hang="  "))
     if not result.ok:
         ctx.exit(1)
 
