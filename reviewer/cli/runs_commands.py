@@ -109,12 +109,12 @@ def _run_header(figures: RunFigures) -> str:
 
 
 def _speed_line(progress: RunProgress) -> str | None:
-    from evaluator.run_text import rate
+    from evaluator.run_text import rate, time_left
 
     if progress.items_per_second is None:
         return None
-    eta = progress.eta_s
-    return f"speed         {rate(progress)}" + (f", about {eta:.0f} s left" if eta else "")
+    left = time_left(progress.eta_s)
+    return f"speed         {rate(progress)}" + (f", {left}" if left else "")
 
 
 def print_figures(figures: RunFigures, *, legend: bool = True) -> None:
