@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["PARADOX_GAP", "PARADOX_RAW_AGREEMENT", "paradox_note"]
+__all__ = ["DECIMALS", "PARADOX_GAP", "PARADOX_RAW_AGREEMENT", "paradox_note"]
+
+DECIMALS = 3  # an agreement figure's decimals: in the tables, `release show` and this note
 
 PARADOX_RAW_AGREEMENT = 0.6  # raw agreement at least this ...
 PARADOX_GAP = 0.35  # ... and a coefficient this far below it
@@ -26,8 +28,9 @@ Coding = tuple[str, float | None, Sequence[tuple[str, float | None]]]
 
 
 def _below_raw(raw: float | None, coefficients: Sequence[tuple[str, float | None]]) -> str | None:
-    """``0.78 but alpha is -0.07 and Fleiss' kappa is -0.08`` where raw agreement is high
-    and a chance-corrected coefficient far below it; else None."""
+    """``0.776 but alpha is -0.067 and Fleiss' kappa is -0.078`` where raw agreement is
+    high and a chance-corrected coefficient far below it; else None.  The figures have the
+    decimals the tables beside the note give them: one figure, said twice, reads the same."""
     if raw is None or raw < PARADOX_RAW_AGREEMENT:
         return None
     low = [
@@ -37,8 +40,8 @@ def _below_raw(raw: float | None, coefficients: Sequence[tuple[str, float | None
     ]
     if not low:
         return None
-    shown = " and ".join(f"{name} is {value:+.2f}" for name, value in low)
-    return f"{raw:.2f} but {shown}"
+    shown = " and ".join(f"{name} is {value:.{DECIMALS}f}" for name, value in low)
+    return f"{raw:.{DECIMALS}f} but {shown}"
 
 
 def paradox_note(codings: Sequence[Coding], reasons: Sequence[str] = ()) -> str | None:

@@ -37,7 +37,7 @@ from db.decisions import in_force
 from db.errors import VetbenchError
 from db.items import ItemSnapshot, item_conditions, iter_items, snapshot
 from db.json_types import JsonObject, JsonValue, attributes_json, fields_json
-from db.kappa_paradox import paradox_note
+from db.kappa_paradox import DECIMALS, paradox_note
 from db.models import (
     Decision,
     Item,
@@ -221,8 +221,8 @@ def _figure_text(figure: Mapping[str, object]) -> str:
     if not isinstance(value, int | float):
         return "undefined"
     if isinstance(ci95, list) and len(ci95) == 2 and all(isinstance(b, int | float) for b in ci95):
-        return f"{value:.3f} [{ci95[0]:.3f}, {ci95[1]:.3f}]"
-    return f"{value:.3f}"
+        return f"{value:.{DECIMALS}f} [{ci95[0]:.{DECIMALS}f}, {ci95[1]:.{DECIMALS}f}]"
+    return f"{value:.{DECIMALS}f}"
 
 
 def _stored_paradox(agreement: Mapping[str, object]) -> str | None:

@@ -475,6 +475,7 @@ class RunOverview(RunIdentity):
     shot_counts: ShotCounts | None = None  # None: as asked (the run recorded no shots)
     protocol: EvalProtocol = EvalProtocol.CUSTOM
     error: str | None = None  # the run's note: why it failed or stopped
+    release: str | None = None  # the release its items were drawn from, if any
 
     @property
     def model_label(self) -> str:
@@ -490,8 +491,8 @@ class RunOverview(RunIdentity):
         return self.shot_counts or ShotCounts(self.shots, ())
 
     def to_json(self) -> JsonObject:
-        """Its fields as ``runs --json`` has always listed them (the shots got and the
-        protocol are in ``runs show``'s params, the note in its ``error``)."""
+        """Its fields as ``runs --json`` has always listed them, and the release (the shots
+        got and the protocol are in ``runs show``'s params, the note in its ``error``)."""
         data = fields_json(self)
         del data["shot_counts"], data["protocol"], data["error"]
         return data

@@ -37,6 +37,7 @@ __all__ = [
     "score_items",
     "secondary_text",
     "shots_label",
+    "time_left",
 ]
 
 
@@ -118,6 +119,14 @@ def duration(seconds: float | None) -> str:
         return f"{minutes} min {seconds:02d} s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes:02d} min"
+
+
+def time_left(seconds: float | None) -> str:
+    """``about 1 min 40 s left``, as every line that says it words it; empty when nothing
+    is left or there is no estimate yet."""
+    if not seconds or seconds <= 0:
+        return ""
+    return f"about {duration(max(seconds, 1.0))} left"
 
 
 def rate(progress: RunProgress) -> str:

@@ -279,6 +279,7 @@ def list_runs(db: Database) -> list[RunOverview]:
                 shot_counts=RunParams.stored_shot_counts(run.params, run.shots),
                 protocol=RunParams.stored_protocol(run.params),
                 error=run.error,
+                release=run.release_name,
             )
         )
     return listed

@@ -259,8 +259,11 @@ def test_agreement_explains_the_kappa_paradox_with_keep_rates(one_sided: Databas
     assert raw is not None and raw > 0.7
     # one note for both codings: their reason is the same, and said twice it read as two
     [paradox] = [note for note in report.notes if "kappa paradox" in note]
-    assert paradox.startswith("Raw agreement on verdicts is 0.78 but alpha is")
-    assert "; on keep/drop it is 0.78 but alpha is" in paradox
+    # the figures as the table above it gives them (0.778), not rounded again (0.78)
+    alpha = report.figures.verdict.alpha.value
+    assert alpha is not None
+    assert paradox.startswith(f"Raw agreement on verdicts is {raw:.3f} but alpha is {alpha:.3f}")
+    assert f"; on keep/drop it is {raw:.3f} but alpha is" in paradox
     assert "alice kept every item they judged (keep rate 100%)" in paradox
     assert "kappa paradox" in paradox
     result = run_cli(one_sided, "agreement", "--bootstrap", "0")
@@ -312,7 +315,10 @@ def test_release_show_gives_alpha_its_interval_and_the_paradox_note(one_sided: D
         f"(raw agreement {raw:.3f})"
     ) in shown.output.splitlines()
     (note,) = [line for line in shown.output.splitlines() if "how to read it" in line]
-    assert note.startswith("  how to read it: Raw agreement on verdicts is 0.78 but alpha is")
+    # the raw agreement as the line above says it (0.778), not rounded again (0.78)
+    assert note.startswith(
+        f"  how to read it: Raw agreement on verdicts is {raw:.3f} but alpha is {alpha['value']:.3f}"
+    )
     assert "kappa paradox" in note
     assert set(stored["figures"]["agreement"]) >= {"krippendorff_alpha", "percent_agreement"}
 

@@ -54,6 +54,22 @@ def test_a_terminal_sees_the_phase_and_the_time_before_the_first_item(tmp_path: 
     assert any(re.search(r" 2/2  evaluating for \d s  acc 100\.0%", line) for line in drawn)
 
 
+def test_a_terminal_sees_the_time_left_in_words_not_a_bare_clock(tmp_path: Path) -> None:
+    """Once an item has finished the line says ``about N s left`` beside the time taken,
+    as `runs show` words it; click's unlabelled ``00:00:01`` is not drawn."""
+    url = mixed_set_url(tmp_path / "t.db")
+    model = slow_script(tmp_path, {"econ:1": 1.5, "econ:2": 1.5})
+    code, shown = run_in_terminal(
+        url, "eval", "--model", model, "--shots", "0", "--kind", "ordering"
+    )
+    assert code == 0, shown
+    drawn = [CONTROL.sub("", line).strip() for line in re.split(r"[\r\n]", shown)]
+    assert any(
+        re.search(r" 1/2  evaluating for \d s, about \d s left  acc", line) for line in drawn
+    )
+    assert not any(re.search(r"\d\d:\d\d:\d\d", line) for line in drawn), shown
+
+
 def quicker(gap_s: float) -> str:
     """The same command with the plain lines' clock shortened, so the test is short."""
     return (
@@ -87,7 +103,10 @@ def plain_counts(tmp_path: Path, gap_s: float) -> list[int]:
     assert "\r" not in result.stderr and "\x1b" not in result.stderr
     lines = result.stderr.splitlines()
     assert lines[0] == "run 1: 8 items", lines
-    counts = [re.fullmatch(r"run 1: (\d)/8 items, (\d) s(  .*)?", line) for line in lines[1:]]
+    counts = [
+        re.fullmatch(r"run 1: (\d)/8 items, (\d) s(, about \d+ s left)?(  .*)?", line)
+        for line in lines[1:]
+    ]
     assert all(counts), lines
     done = [int(match.group(1)) for match in counts if match]
     assert done[0] == 0  # said while the first item was still being answered

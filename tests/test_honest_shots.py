@@ -54,6 +54,7 @@ RUNS_JSON_KEYS = [
     "accuracy_ci",
     "started_at",
     "finished_at",
+    "release",
 ]
 
 

@@ -316,6 +316,7 @@ RUN_LISTING = [
     "[].accuracy_ci[]: float",
     "[].started_at: str",
     "[].finished_at: str",
+    "[].release: null",
 ]
 
 COMPARISON = [

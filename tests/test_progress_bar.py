@@ -21,7 +21,6 @@ bar = TerminalProgressBar(
     37,
     "run 1",
     describe=lambda done: f"acc 0.07 [0.021, 0.234]  unparsed {done}  0.22 it/s",
-    show_eta=True,
 )
 for done in range(1, 38):
     bar.advance(done)

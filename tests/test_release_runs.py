@@ -127,6 +127,24 @@ def test_runs_on_different_releases_are_never_mixed(releases: Database, model: s
     assert "on release v1" in text and "on release v2" in text
 
 
+def test_a_run_on_a_release_says_so_in_runs_show_and_the_run_list(
+    releases: Database, model: str
+) -> None:
+    """Before, only `runs compare` named a run's release: `runs show` and the list did not."""
+    on_v1 = evaluate(releases, model, "--release", "v1")["run_id"]
+    ad_hoc = evaluate(releases, model)["run_id"]
+    hash_shown = _release_hash(releases, "v1")[:12]
+    shown = ok(run_cli(releases, "runs", "show", str(on_v1))).stdout.splitlines()
+    assert shown[1] == f"item set      release v1 (items {hash_shown})"
+    plain = ok(run_cli(releases, "runs", "show", str(ad_hoc))).stdout.splitlines()
+    assert not any(line.startswith(("item set", "release")) for line in plain)
+    _header, ad_hoc_row, v1_row, *under = ok(run_cli(releases, "runs")).stdout.splitlines()
+    assert ad_hoc_row.split()[0] == str(ad_hoc) and v1_row.split()[0] == str(on_v1)
+    assert under == ["      release v1"]  # under its run, within 80 columns
+    listed = json.loads(ok(run_cli(releases, "runs", "--json")).stdout)
+    assert [run["release"] for run in listed] == [None, "v1"]
+
+
 def test_runs_on_the_same_items_drawn_otherwise_are_compared_as_one_item_set(
     releases: Database, model: str
 ) -> None:

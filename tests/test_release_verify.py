@@ -252,3 +252,20 @@ def test_a_mismatch_says_the_releases_hash_apart_from_the_one_found(
     assert verdict == (
         f"{out} does NOT match release v1 (hash {stored[:12]}): its 8 items hash to {found}"
     )
+
+
+def test_the_export_after_the_release_name_is_checked_as_with_export(
+    released: Database, tmp_path: Path
+) -> None:
+    """`release verify v1 FILE` got click's "unexpected extra argument"; it checks FILE as
+    `--export FILE` does.  A file given where the release name goes says how to check it."""
+    out = _export(released, tmp_path / "v1.jsonl")
+    given = run_cli(released, "release", "verify", "v1", str(out))
+    assert given.exit_code == 0, given.output
+    assert given.output == _verify(released, out, "v1")[1]
+    assert f"{out} matches release v1" in given.output
+    twice = run_cli(released, "release", "verify", "v1", str(out), "--export", str(out))
+    assert twice.exit_code != 0 and "give the export once" in twice.output
+    as_name = run_cli(released, "release", "verify", str(out))
+    assert as_name.exit_code == 1
+    assert as_name.output.strip().endswith(f"`vetbench release verify --export {out}`")

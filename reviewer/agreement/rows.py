@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from db.kappa_paradox import DECIMALS
 from db.vocabulary import ItemKind, values
 from reviewer.agreement.annotators import AnnotatorStats
 from reviewer.agreement.bootstrap import Figure
@@ -124,7 +125,7 @@ def reliability_cells(rater: RaterReliability) -> tuple[str, str, str, str, str,
     )
 
 
-def value_text(figure: Figure, digits: int = 3) -> str:
+def value_text(figure: Figure, digits: int = DECIMALS) -> str:
     return "—" if figure.value is None else f"{figure.value:.{digits}f}"
 
 

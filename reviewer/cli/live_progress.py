@@ -1,14 +1,15 @@
 """What a slow CLI step shows while it runs, so that it never looks stuck.
 
 In a terminal, :class:`LiveProgress` redraws one line on stderr every second, even when
-no item has finished: the step's phase (``loading the model demo``, ``evaluating``) and
-how long it has taken, after the progress bar once the step counts items.  When stderr
+no item has finished: the step's phase (``loading the model demo``, ``evaluating``), how
+long it has taken and, once items finish, about how long is left (``evaluating for 9 s,
+about 32 s left``), after the progress bar once the step counts items.  When stderr
 is not a terminal (a script, a log file) it never draws: once the step has taken
 ``QUIET_FOR_S`` it prints a plain line every tenth of its items or every
-``PLAIN_EVERY_S``, whichever comes first (``run 1: 12/37 items, 1 min 40 s``), so a fast
-step prints nothing and a slow one says how far it is.  A batch that finishes several
-tenths at once gives one line, not one each: lines are ``PLAIN_GAP_S`` apart at least,
-but the last.
+``PLAIN_EVERY_S``, whichever comes first (``run 1: 12/37 items, 1 min 40 s, about 3 min
+10 s left``), so a fast step prints nothing and a slow one says how far it is.  A batch
+that finishes several tenths at once gives one line, not one each: lines are
+``PLAIN_GAP_S`` apart at least, but the last.
 
 The figures shown are the caller's (``vetbench eval`` hands it the evaluator's
 ``RunProgress``): this module only decides when and how they are written.
@@ -58,6 +59,7 @@ class LiveProgress(Generic[State]):
         self._phase = phase
         self._total = total
         self._done = done
+        self._counted = 0  # items finished since this step started: the pace of what is left
         self._describe = describe
         self._state: State | None = None
         self._started = time.monotonic()
@@ -75,7 +77,6 @@ class LiveProgress(Generic[State]):
                 label,
                 describe=self._bar_text,
                 done=done,
-                show_eta=True,
                 idle=self._phase_text,
             )
         if self._terminal or self._plain:
@@ -86,6 +87,7 @@ class LiveProgress(Generic[State]):
     def advance(self, state: State) -> None:
         with self._lock:
             self._done += 1
+            self._counted += 1
             self._state = state
             if self._bar is not None:
                 self._bar.advance(state)
@@ -117,9 +119,26 @@ class LiveProgress(Generic[State]):
 
         return duration(time.monotonic() - self._started)
 
+    def _left(self) -> str:
+        """``about 32 s left`` at the pace of the items finished so far; empty before the
+        first (or after the last)."""
+        from evaluator.run_text import time_left
+
+        if not self._counted:
+            return ""
+        pace = (time.monotonic() - self._started) / self._counted
+        return time_left(pace * (self._total - self._done))
+
+    def _timed(self, said: str) -> str:
+        left = self._left()
+        return f"{said}, {left}" if left else said
+
     def _phase_text(self) -> str:
-        """``evaluating for 1 min 40 s`` (or only the time when no phase is named)."""
-        return f"{self._phase} for {self._elapsed()}" if self._phase else self._elapsed()
+        """``evaluating for 9 s, about 32 s left`` (or only the times when no phase is
+        named)."""
+        return self._timed(
+            f"{self._phase} for {self._elapsed()}" if self._phase else self._elapsed()
+        )
 
     def _bar_text(self, state: State) -> str:
         return "  ".join(part for part in (self._phase_text(), self._describe(state)) if part)
@@ -171,7 +190,9 @@ class LiveProgress(Generic[State]):
             return
         self._last_plain = clock
         if self._total:
-            counts = f"{self._label}: {self._done}/{self._total} items, {self._elapsed()}"
+            counts = self._timed(
+                f"{self._label}: {self._done}/{self._total} items, {self._elapsed()}"
+            )
         else:
             counts = f"{self._label}… {self._elapsed()}"
         said = self._describe(self._state) if self._state is not None else ""

@@ -149,7 +149,8 @@ class TerminalProgressBar(Generic[State]):
 
     ``describe`` turns the latest state handed to ``advance`` into the text shown
     after the bar (running accuracy, ok/invalid counts); ``idle`` gives that text
-    before the first state (what a slow first item is waiting on).
+    before the first state (what a slow first item is waiting on).  No unlabelled clock
+    (click's ``00:00:32``) is drawn: a caller that knows the time left says it in its text.
     """
 
     def __init__(
@@ -159,7 +160,6 @@ class TerminalProgressBar(Generic[State]):
         *,
         describe: Callable[[State], str],
         done: int = 0,
-        show_eta: bool = False,
         idle: Callable[[], str] | None = None,
     ) -> None:
         self._bar: Any = None
@@ -173,7 +173,7 @@ class TerminalProgressBar(Generic[State]):
                 # in place: at 80 columns each update scrolled onto a new line).
                 width=0,
                 show_pos=True,
-                show_eta=show_eta,
+                show_eta=False,
                 item_show_func=lambda state: self._fitted(
                     describe(state) if state else idle() if idle is not None else None
                 ),
@@ -188,7 +188,7 @@ class TerminalProgressBar(Generic[State]):
         if text is None or self._bar is None:
             return text
         bar = self._bar
-        counts = len(f"{bar.length}/{bar.length}") + (len("  00:00:00") if bar.show_eta else 0)
+        counts = len(f"{bar.length}/{bar.length}")
         beside = len(bar.label) + len("  []  ") + MIN_BAR + counts + len("  ")
         return terminal_text(text, max(shutil.get_terminal_size().columns - beside, 1))
 

@@ -147,6 +147,11 @@ def release_diff(ctx: click.Context, old: str, new: str, as_json: bool) -> None:
 
 @release_group.command("verify")
 @click.argument("name", required=False)
+# `release verify v1 FILE` is what people type first (as `sha256sum -c FILE` takes it):
+# the file after NAME is the export, as --export gives it.
+@click.argument(
+    "export_file", required=False, metavar="[EXPORT]", type=click.Path(exists=True, path_type=Path)
+)
 @click.option(
     "--export",
     "export_path",
@@ -156,13 +161,21 @@ def release_diff(ctx: click.Context, old: str, new: str, as_json: bool) -> None:
 @options.json("Print what was checked as JSON.")
 @click.pass_context
 def release_verify(
-    ctx: click.Context, name: str | None, export_path: Path | None, as_json: bool
+    ctx: click.Context,
+    name: str | None,
+    export_file: Path | None,
+    export_path: Path | None,
+    as_json: bool,
 ) -> None:
-    """Recompute release NAME's hash from the database, or check an export (--export; with
-    NAME, the export must be of that release)."""
-    from db.releases import Verification, verify_release
+    """Recompute release NAME's hash from the database, or check an export (EXPORT after
+    NAME, or --export; with NAME, the export must be of that release)."""
+    from db.releases import ReleaseError, Verification, verify_release
     from evaluator.exports.release_check import ExportVerification, mismatch, verify_export
 
+    if export_file is not None:
+        if export_path is not None:
+            fail(f"give the export once: {export_file} and --export {export_path}")
+        export_path = export_file
     if name is None and export_path is None:
         fail("give a release NAME, or --export PATH (an export names its release)")
     db = open_db(ctx)
@@ -172,7 +185,15 @@ def release_verify(
     else:
         assert name is not None
         with db.session() as session:
-            result = verify_release(session, name)
+            try:
+                result = verify_release(session, name)
+            except ReleaseError as error:
+                if not Path(name).exists():
+                    raise
+                shown = terminal_text(name)  # a file named where the release goes: say how
+                fail(
+                    f"{error}; to check the export {shown}: `vetbench release verify --export {shown}`"
+                )
     if as_json:
         print_json(result.to_json())
     else:

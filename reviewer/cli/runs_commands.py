@@ -109,12 +109,12 @@ def _run_header(figures: RunFigures) -> str:
 
 
 def _speed_line(progress: RunProgress) -> str | None:
-    from evaluator.run_text import rate
+    from evaluator.run_text import rate, time_left
 
     if progress.items_per_second is None:
         return None
-    eta = progress.eta_s
-    return f"speed         {rate(progress)}" + (f", about {eta:.0f} s left" if eta else "")
+    left = time_left(progress.eta_s)
+    return f"speed         {rate(progress)}" + (f", {left}" if left else "")
 
 
 def print_figures(figures: RunFigures, *, legend: bool = True) -> None:
@@ -122,6 +122,9 @@ def print_figures(figures: RunFigures, *, legend: bool = True) -> None:
     from evaluator.run_text import legend_lines
 
     click.echo(plainly_wrapped(_run_header(figures), hang="  "))
+    item_set = figures.run.item_set
+    if item_set.release is not None:  # what a comparison of runs will say it was on
+        click.echo(f"{'item set':<13} {terminal_text(item_set.label)}")
     for line in _figure_lines(figures):
         click.echo(line)
     speed = _speed_line(figures.progress)
@@ -182,8 +185,12 @@ def runs_group(ctx: click.Context, as_json: bool) -> None:
         )
         label = terminal_text(run.model_label)
         click.echo(plainly_wrapped(label, first=cells, hang=" " * len(cells), room=MODEL_ROOM))
-        if not got.plain:  # the shots each kind got, where they are not simply N
-            click.echo(_under_the_run(got.label()))
+        # What the run's items were (a release) and the shots each kind got, where they
+        # are not simply N: a line under the run, as a column would leave the model no room.
+        under = [f"release {terminal_text(run.release)}"] if run.release is not None else []
+        under += [] if got.plain else [got.label()]
+        if under:
+            click.echo(_under_the_run("; ".join(under)))
         if run.error:  # why it failed or stopped, as `runs show` says it
             click.echo(_under_the_run(f"note: {terminal_text(run.error)}"))
     if any(run.stale for run in runs):
