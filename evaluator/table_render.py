@@ -25,10 +25,17 @@ def _percent(spread: Spread | None, *, with_sd: bool = True) -> str:
 
 
 def render_table(
-    table: ResultTable, table_format: str, *, clean: Callable[[str], str] = str
+    table: ResultTable,
+    table_format: str,
+    *,
+    clean: Callable[[str], str] = str,
+    width: int | None = None,
 ) -> str:
     """``table`` as text (aligned columns), Markdown, CSV or LaTeX (booktabs), figures in
-    percent; ``clean`` is applied to every model name, subject and title (untrusted text)."""
+    percent; ``clean`` is applied to every model name, subject and title (untrusted text).
+    Text for a terminal ``width`` cells wide, when the table is wider, has its title broken
+    into lines and its columns in blocks that fit (``evaluator.table_blocks``); without
+    ``width`` (piped), one line per row."""
     if table_format not in FORMATS:
         raise ValueError(f"unknown table format '{table_format}' (choose {', '.join(FORMATS)})")
     if table_format == "csv":
@@ -48,9 +55,14 @@ def render_table(
         return f"% {clean(table.title)} (figures in %)\n" + tabulate(
             body, headers, tablefmt="latex_booktabs", disable_numparse=True
         )
-    return f"{clean(table.title)} (%)\n" + tabulate(
-        body, headers, tablefmt="simple", disable_numparse=True
-    )
+    title = f"{clean(table.title)} (%)"
+    text = tabulate(body, headers, tablefmt="simple", disable_numparse=True)
+    if width is None:
+        return f"{title}\n{text}"
+    from evaluator.table_blocks import broken, fits, in_blocks
+
+    fitted = text if fits(text, width) else in_blocks(headers, body, width)
+    return "\n".join([*broken(title, width), fitted])
 
 
 def _csv(table: ResultTable, clean: Callable[[str], str]) -> str:

@@ -305,12 +305,12 @@ def paper_tables(
     ``length_unit`` (tokens of each run's tokenizer, or characters).
 
     Runs on different releases are never in one table: each release gets its own tables
-    (and runs on no release theirs), titled with it; a table whose runs of one setting
+    (and runs on items chosen without a release theirs), titled with it; a table whose runs of one setting
     evaluated different items says so in its ``notes``."""
     runs = finished_runs(db, protocol=protocol, models=models, run_ids=run_ids)
     tables = []
     for release, group in group_by_release(runs, lambda run: run.record.item_set).items():
-        where = f"release {release}" if release is not None else "no release"
+        where = f"release {release}" if release is not None else "items chosen without a release"
         for table in _tables_of(db, group, shapes, breakdowns, length_unit):
             shown = {run_id for row in table.rows for run_id in row.runs}
             in_table = [run for run in group if run.record.id in shown]

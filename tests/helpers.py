@@ -627,6 +627,19 @@ def run_in_terminal(
     return code, shown.decode("utf-8", "replace").replace("\r\n", "\n")
 
 
+def run_at_80_columns(db: Database | Path | str, *args: str) -> tuple[int, str]:
+    """:func:`run_in_terminal` on a terminal 80 columns wide (``COLUMNS=80``)."""
+    old_columns = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "80"
+    try:
+        return run_in_terminal(db, *args)
+    finally:
+        if old_columns is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = old_columns
+
+
 def fits_80_columns_as_piped(db: Database | Path | str, *args: str, status: int = 0) -> str:
     """``vetbench --db DB ARGS`` on an 80-column terminal (``COLUMNS=80``): it ends with
     ``status`` (0: it succeeds), no line is wider than 80 cells (Chinese counted two), and a
@@ -636,15 +649,7 @@ def fits_80_columns_as_piped(db: Database | Path | str, *args: str, status: int 
 
     from db.visible_text import east_asian_cell_len
 
-    old_columns = os.environ.get("COLUMNS")
-    os.environ["COLUMNS"] = "80"
-    try:
-        ended, shown = run_in_terminal(db, *args)
-    finally:
-        if old_columns is None:
-            del os.environ["COLUMNS"]
-        else:
-            os.environ["COLUMNS"] = old_columns
+    ended, shown = run_at_80_columns(db, *args)
     assert ended == status, shown
     widest = max(shown.splitlines(), key=east_asian_cell_len)
     assert east_asian_cell_len(widest) <= 80, widest

@@ -221,7 +221,7 @@ def test_a_table_says_when_runs_side_by_side_saw_other_items(
     other.write_text(json.dumps(MIXED_SET_ANSWERS, ensure_ascii=False), encoding="utf-8")
     second = int(evaluate(releases, f"scripted:{other}")["run_id"])  # type: ignore[arg-type]
     (table,) = json.loads(ok(run_cli(releases, "runs", "table", "--json")).stdout)
-    assert table["release"] is None and table["title"].endswith("on no release")
+    assert table["release"] is None and table["title"].endswith("on items chosen without a release")
     hashes = [_run(releases, run).item_set_hash or "" for run in (first, second)]
     assert table["notes"] == [
         "multi, ordering, single, truefalse (custom, generate): not the same items "

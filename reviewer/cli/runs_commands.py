@@ -24,6 +24,7 @@ from reviewer.cli.output import (
     printed_json_or_empty,
     terminal_block,
     terminal_text,
+    terminal_width,
 )
 
 if TYPE_CHECKING:
@@ -444,10 +445,13 @@ def runs_table(
     # Where runs side by side evaluated other items, the table says so.  CSV holds nothing
     # but the table: its title (which says the release and shape, so tables printed one
     # after another can be told apart) and notes go to stderr, each just before its table.
+    # Text on a terminal narrower than a table gets its columns in blocks that fit, and its
+    # notes broken at blanks; piped, and in the other formats, one line per row and note.
     prefix = {"text": "note: ", "md": "> note: ", "latex": "% note: "}.get(table_format)
+    width = terminal_width() if table_format == "text" else None
     for position, table in enumerate(tables):
         notes = [terminal_text(note) for note in table.notes]
-        rendered = render_table(table, table_format, clean=terminal_text)
+        rendered = render_table(table, table_format, clean=terminal_text, width=width)
         if position:
             click.echo("")
         if prefix is None:
@@ -456,7 +460,14 @@ def runs_table(
                 click.echo(f"note: {note}", err=True)
             click.echo(rendered)
         else:
-            click.echo("\n".join([rendered, *(f"{prefix}{note}" for note in notes)]))
+            hang = " " * len(prefix) if table_format == "text" else None
+            shown = [
+                f"{prefix}{note}"
+                if hang is None
+                else plainly_wrapped(note, first=prefix, hang=hang)
+                for note in notes
+            ]
+            click.echo("\n".join([rendered, *shown]))
 
 
 COMMANDS: tuple[click.Command, ...] = (runs_group,)
