@@ -30,6 +30,7 @@ from textual.widgets import DataTable
 
 from reviewer import column_widths
 from reviewer.column_widths import (
+    MIN_WRAPPED,
     is_wide,
     joint_spans,
     longest_piece,
@@ -101,9 +102,11 @@ def _fitted_widths(
     labels: Sequence[str],
     rows: Sequence[tuple[str | None, Sequence[Text | str]]],
     wrap: Sequence[int],
+    narrowest: int = 0,
 ) -> tuple[list[int], int]:
     """Each column's width, the ``wrap`` columns narrowed as far as needed (pass by pass,
-    in the module's order), and how many cells the table is still too wide by (0: it fits).
+    in the module's order, none under ``narrowest``), and how many cells the table is
+    still too wide by (0: it fits).
     A label of two lines (the table's ``header_height`` 2) is as wide as its wider line."""
     widths = [
         max([cell_width(label), *(cell_width(cells[index]) for _key, cells in rows)])
@@ -121,7 +124,10 @@ def _fitted_widths(
     # Past every pass's floors the table scrolls sideways.
     return narrowed_widths(
         widths,
-        [dict(zip(wrap, floors, strict=True)) for floors in passes],
+        [
+            {i: max(floor, narrowest) for i, floor in zip(wrap, floors, strict=True)}
+            for floors in passes
+        ],
         sum(widths) + padding - available,
     )
 
@@ -135,13 +141,14 @@ def _fitted(
     labels: Sequence[str],
     rows: Sequence[tuple[str | None, Sequence[Text | str]]],
     wrap: Sequence[int],
+    narrowest: int = 0,
 ) -> tuple[list[int], list[int], int]:
     """The columns shown (their indices), their widths, and how many cells the table is
     still too wide by: every column where they fit as wide as their cells; else the
     columns empty in every row go first, and the ``wrap`` columns are narrowed for what
     is left."""
     shown = list(range(len(labels)))
-    widths, overflow = _fitted_widths(table, labels, rows, wrap)
+    widths, overflow = _fitted_widths(table, labels, rows, wrap, narrowest)
     narrowed = overflow or widths != _fitted_widths(table, labels, rows, ())[0]
     if narrowed and rows:
         filled = [i for i in shown if not all(_is_empty(cells[i]) for _key, cells in rows)]
@@ -152,6 +159,7 @@ def _fitted(
                 [labels[i] for i in shown],
                 [(key, [cells[i] for i in shown]) for key, cells in rows],
                 [shown.index(i) for i in wrap if i in shown],
+                narrowest,
             )
     return shown, widths, overflow
 
@@ -163,8 +171,11 @@ def fits(
     *,
     wrap: Sequence[int],
 ) -> bool:
-    """Whether :func:`fill_fitted` would fit these columns in the table's width."""
-    return _fitted(table, labels, rows, wrap)[2] == 0
+    """Whether :func:`fill_fitted` would fit these columns in the table's width with no
+    wrapped column under :data:`MIN_WRAPPED`: a screen that can leave a column out (F3's
+    "why", F2's charted figures) does so rather than squeeze the others under it (ids
+    broken into pieces of a few letters) to keep it."""
+    return _fitted(table, labels, rows, wrap, MIN_WRAPPED)[2] == 0
 
 
 def fill_fitted(
