@@ -87,3 +87,34 @@ def test_the_line_with_its_phase_and_time_fits_the_terminal(columns: int) -> Non
     else:
         assert all(line.rstrip().endswith("…") for line in finished)
     assert max(len(line.rstrip()) for line in drawn) <= columns
+
+
+# The ticker thread's start, marked on the terminal, then a progress line.
+TICKER_CHILD = """
+import sys
+import threading
+
+from reviewer.cli.live_progress import LiveProgress
+
+start = threading.Thread.start
+
+
+def marked_start(thread):
+    sys.stderr.write("ticker starts\\n")
+    sys.stderr.flush()
+    start(thread)
+
+
+threading.Thread.start = marked_start
+LiveProgress("run 1", phase="evaluating", total=3).close()
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
+def test_the_ticker_runs_before_the_line_shows() -> None:
+    """Ctrl-C as soon as `eval`'s line showed could land inside Thread.start, which it left
+    with its lock broken: a traceback (RuntimeError) in place of the resume line.  The
+    ticker now starts before anything is drawn."""
+    drawn = drawn_lines(TICKER_CHILD, 80)
+    assert drawn[0] == "ticker starts"
+    assert any("run 1" in line for line in drawn[1:])

@@ -71,18 +71,23 @@ class LiveProgress(Generic[State]):
         self._plain = plain and not self._terminal
         self._last_plain = self._started
         self._last_step = self._step(done)  # the tenth the latest plain line said
-        if self._terminal and total:
-            self._bar = TerminalProgressBar(
-                total,
-                label,
-                describe=self._bar_text,
-                done=done,
-                idle=self._phase_text,
-            )
-        if self._terminal or self._plain:
-            self._redraw()
+        if not (self._terminal or self._plain):
+            return
+        # The ticker starts before the first line shows (the bar draws itself when made):
+        # a Ctrl-C as soon as the line is in sight then cannot land inside Thread.start,
+        # which it leaves with its lock broken (RuntimeError) in place of the resume line.
+        with self._lock:
             self._ticker = threading.Thread(target=self._tick, daemon=True, name=label)
             self._ticker.start()
+            if self._terminal and total:
+                self._bar = TerminalProgressBar(
+                    total,
+                    label,
+                    describe=self._bar_text,
+                    done=done,
+                    idle=self._phase_text,
+                )
+            self._redraw()
 
     def advance(self, state: State) -> None:
         with self._lock:
