@@ -17,7 +17,8 @@ from textual.css.stylesheet import Stylesheet
 from textual_speed import drawing_every_update, parse_rules_per_app
 
 from db.engine import Database, open_database
-from reviewer.tui.app import make_app
+from reviewer.tui.app import ReviewApp, make_app
+from reviewer.tui.timer import ActiveTimer
 
 
 def described(rule: RuleSet) -> tuple[object, ...]:
@@ -62,14 +63,24 @@ async def screenshots_of_a_review(database: Database) -> list[str]:
     steps = [(), ("d", "a"), ("backspace", "1", "2"), ("enter",), ("k",), ("b", "a")]
     steps += [("question_mark",), ("escape",)]
     shots = []
-    async with running(make_app(database, "alice"), size=(80, 24)) as app:
+    # The item clock stands still: the seconds an item took are the same in both runs.
+    app = make_app(database, "alice", timer=ActiveTimer(clock=lambda: 0.0))
+    async with running(app, size=(80, 24)) as app:
         for keys in steps:
             await press(app, *keys)
-            shots.append(app.export_screenshot())
+            shots.append(await counted_screenshot(app))
         await pilot_of(app).resize_terminal(120, 35)
         await press(app)
-        shots.append(app.export_screenshot())
+        shots.append(await counted_screenshot(app))
     return shots
+
+
+async def counted_screenshot(app: ReviewApp) -> str:
+    """The screenshot once the progress line has its figures: the app counts them a moment
+    after each step (a timer), which a quick step's screenshot came before ("counting…")."""
+    app.review_screen.count_progress()
+    await press(app)  # waits for the count
+    return app.export_screenshot()
 
 
 async def test_a_headless_screen_drawn_only_when_looked_at_looks_the_same(
