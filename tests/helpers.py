@@ -30,6 +30,7 @@ from pathlib import Path
 from select import select as wait_readable
 from typing import IO, Any, TypeVar
 
+import pytest
 from click.testing import CliRunner, Result
 from sqlmodel import Session, col, select
 from textual.app import App
@@ -629,15 +630,9 @@ def run_in_terminal(
 
 def run_at_80_columns(db: Database | Path | str, *args: str) -> tuple[int, str]:
     """:func:`run_in_terminal` on a terminal 80 columns wide (``COLUMNS=80``)."""
-    old_columns = os.environ.get("COLUMNS")
-    os.environ["COLUMNS"] = "80"
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("COLUMNS", "80")
         return run_in_terminal(db, *args)
-    finally:
-        if old_columns is None:
-            del os.environ["COLUMNS"]
-        else:
-            os.environ["COLUMNS"] = old_columns
 
 
 def fits_80_columns_as_piped(db: Database | Path | str, *args: str, status: int = 0) -> str:

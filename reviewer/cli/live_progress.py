@@ -77,8 +77,7 @@ class LiveProgress(Generic[State]):
         # a Ctrl-C as soon as the line is in sight then cannot land inside Thread.start,
         # which it leaves with its lock broken (RuntimeError) in place of the resume line.
         with self._lock:
-            self._ticker = threading.Thread(target=self._tick, daemon=True, name=label)
-            self._ticker.start()
+            threading.Thread(target=self._tick, daemon=True, name=label).start()
             if self._terminal and total:
                 self._bar = TerminalProgressBar(
                     total,

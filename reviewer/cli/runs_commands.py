@@ -460,13 +460,11 @@ def runs_table(
                 click.echo(f"note: {note}", err=True)
             click.echo(rendered)
         else:
-            hang = " " * len(prefix) if table_format == "text" else None
-            shown = [
-                f"{prefix}{note}"
-                if hang is None
-                else plainly_wrapped(note, first=prefix, hang=hang)
-                for note in notes
-            ]
+            if table_format == "text":
+                hang = " " * len(prefix)
+                shown = [plainly_wrapped(note, first=prefix, hang=hang) for note in notes]
+            else:
+                shown = [f"{prefix}{note}" for note in notes]
             click.echo("\n".join([rendered, *shown]))
 
 
