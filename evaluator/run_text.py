@@ -37,6 +37,7 @@ __all__ = [
     "score_items",
     "secondary_text",
     "shots_label",
+    "speed",
     "time_left",
 ]
 
@@ -133,6 +134,13 @@ def rate(progress: RunProgress) -> str:
     """``0.50 items/s`` over the latest session."""
     speed = progress.items_per_second
     return "— items/s" if speed is None else f"{speed:.2f} items/s"
+
+
+def speed(progress: RunProgress) -> str:
+    """``0.50 items/s, about 1 min 40 s left``: the rate and, while the run goes on, the time
+    left (``runs show``'s speed line and F4's live line word it alike)."""
+    left = time_left(progress.eta_s)
+    return f"{rate(progress)}, {left}" if left else rate(progress)
 
 
 @dataclass(frozen=True)

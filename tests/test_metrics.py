@@ -213,3 +213,16 @@ def test_a_figure_short_of_perfect_is_never_printed_perfect() -> None:
         shown = render_table(table, table_format)
         assert "99.99" in shown and "100.00" in shown and shown.count("100.00") == 1
     assert render_table(table, "csv").splitlines()[1] == "m,99.9990,,100.0000,"
+
+
+def test_a_runs_speed_reads_alike_in_the_cli_and_the_app() -> None:
+    """F4 said ``ETA —`` (and ``ETA 1 min 40 s``) where ``runs show`` says ``about 1 min
+    40 s left``: one wording for both, the time left only while there is some."""
+    from evaluator.results import RunProgress
+    from evaluator.run_text import speed
+
+    running = RunProgress(done=10, total=60, items_per_second=0.5, eta_s=100.0)
+    assert speed(running) == "0.50 items/s, about 1 min 40 s left"
+    finished = RunProgress(done=60, total=60, items_per_second=0.5)
+    assert speed(finished) == "0.50 items/s"
+    assert speed(RunProgress(done=0, total=60)) == "— items/s"

@@ -110,12 +110,11 @@ def _run_header(figures: RunFigures) -> str:
 
 
 def _speed_line(progress: RunProgress) -> str | None:
-    from evaluator.run_text import rate, time_left
+    from evaluator.run_text import speed
 
     if progress.items_per_second is None:
         return None
-    left = time_left(progress.eta_s)
-    return f"speed         {rate(progress)}" + (f", {left}" if left else "")
+    return f"speed         {speed(progress)}"
 
 
 def print_figures(figures: RunFigures, *, legend: bool = True) -> None:

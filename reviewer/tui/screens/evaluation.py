@@ -7,7 +7,7 @@ in its own thread worker (model inference never blocks the interface), writing
 each prediction as it finishes; Stop asks it to halt after the current prediction,
 and ``vetbench eval --resume RUN`` continues it later.
 
-Tabs: the live run (progress, items per second, ETA, accuracy with its Wilson 95%
+Tabs: the live run (progress, items per second, time left, accuracy with its Wilson 95%
 interval per kind, unparsed rate, the latest predictions with prompt, raw output,
 parsed answer and key, accuracy by kind as bars with whiskers and accuracy as the
 run goes as a line), the leaderboard (every run, with accuracy as bars with whiskers),
@@ -566,7 +566,7 @@ class EvaluationScreen(AreaScreen, PollingScreen[None]):
         bar.update(total=max(progress.total, 1), progress=progress.done)
         lines = [
             f"{progress.done:,} / {counted(progress.total, 'item')}   "
-            f"{run_text.rate(progress)}   ETA {run_text.duration(progress.eta_s)}   "
+            f"{run_text.speed(progress)}   "
             f"unparsed {percent(summary.unparsed_rate)}",
             extraction_summary(summary),
             position_summary(summary),
