@@ -269,6 +269,9 @@ def test_parse_choices_reads_a_dict_literal_of_strings() -> None:
         ("{'A': 'it''s', 'B': 'b'}", "choice A is 2 quoted strings side by side ('it' 's')"),
         ("{'A': 'a', 'B': 'y'\n 'z'}", "choice B is 2 quoted strings side by side"),
         ("{'A' 'B': 'x'}", "a label is 2 quoted strings side by side"),
+        # after Chinese text, in brackets, after a trailing comma's line: still the right part
+        ("{'A': '两行：是', 'B': ('y' 'z')}", "choice B is 2 quoted strings side by side"),
+        ("{\n 'A': ('a'),\n 'B': 'b',\n 'C': 'c' 'd',\n}", "choice C is 2 quoted strings"),
     ],
 )
 def test_parse_choices_refuses_anything_but_string_constants(
@@ -285,6 +288,8 @@ def test_format_choices_round_trips_awkward_text() -> None:
     assert parse_choices(format_choices(choices)) == choices
     one_string_each = "{'A': 'it\\'s', 'B': \"b's\", 'C': '''c'''}"
     assert parse_choices(one_string_each) == {"A": "it's", "B": "b's", "C": "c"}
+    spread_out = "{\n  'A': ('a: 1, 2'),  # a comment\n  'B': \"{b}\",\n}"
+    assert parse_choices(spread_out) == {"A": "a: 1, 2", "B": "{b}"}
 
 
 @pytest.mark.parametrize(

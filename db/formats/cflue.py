@@ -90,21 +90,31 @@ def exam_name_problems(meta: JsonObject) -> list[Problem]:
     return [Problem(EXAM_NAME, f"must be text, got {type(name).__name__}")]
 
 
-def _refuse_joined_strings(source: str, node: ast.expr, what: str) -> None:
-    """Refuse quoted strings side by side, which Python joins into one without a word
-    (``'it''s'`` reads as ``its``): a quote left unescaped, most likely."""
-    segment = ast.get_source_segment(source, node) or ""
-    tokens = tokenize.generate_tokens(io.StringIO(f"({segment})").readline)
-    strings = [token.string for token in tokens if token.type == tokenize.STRING]
-    if len(strings) > 1:
-        raise ChoicesError(
-            f"{what} is {len(strings)} quoted strings side by side ({' '.join(strings)}), "
-            "which Python would join; escape the quote inside one string (\\')"
-        )
+def _quoted_strings(source: str) -> list[list[str]]:
+    """The quoted strings of each label and choice of the dict literal ``source``, in order
+    (label, choice, label, choice ...): one each, or several that Python joins into one.
+
+    One pass of the tokenizer over the whole literal: tokenizing each label and choice
+    apart (``ast.get_source_segment``, then the tokenizer) was half of importing the real
+    CFLUE file."""
+    parts: list[list[str]] = [[]]
+    depth = 0
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.STRING:
+            parts[-1].append(token.string)
+        elif token.type == tokenize.OP and token.string in "([{":
+            depth += 1
+        elif token.type == tokenize.OP and token.string in ")]}":
+            depth -= 1
+        elif token.type == tokenize.OP and token.string in ":," and depth == 1:
+            parts.append([])
+    return [part for part in parts if part]  # a trailing comma leaves an empty part
 
 
 def parse_choices(text: str) -> dict[str, str]:
-    """Parse ``"{'A': '...', 'B': '...'}"`` into a dict, refusing anything but string constants."""
+    """Parse ``"{'A': '...', 'B': '...'}"`` into a dict, refusing anything but string constants
+    and quoted strings side by side, which Python joins into one without a word (``'it''s'``
+    reads as ``its``): a quote left unescaped, most likely."""
     source = text.strip()
     try:
         tree = ast.parse(source, mode="eval")
@@ -113,14 +123,22 @@ def parse_choices(text: str) -> dict[str, str]:
     node = tree.body
     if not isinstance(node, ast.Dict):
         raise ChoicesError("is not a dict literal such as {'A': '...', 'B': '...'}")
+    strings = _quoted_strings(source)
     labels: list[str] = []
-    for key, value in zip(node.keys, node.values, strict=True):
+    for index, (key, value) in enumerate(zip(node.keys, node.values, strict=True)):
         if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
             raise ChoicesError("has a label that is not a quoted string")
         if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
             raise ChoicesError(f"choice {key.value} is not a quoted string")
-        for what, part in (("a label", key), (f"choice {key.value}", value)):
-            _refuse_joined_strings(source, part, what)
+        for what, part in (
+            ("a label", strings[2 * index]),
+            (f"choice {key.value}", strings[2 * index + 1]),
+        ):
+            if len(part) > 1:
+                raise ChoicesError(
+                    f"{what} is {len(part)} quoted strings side by side ({' '.join(part)}), "
+                    "which Python would join; escape the quote inside one string (\\')"
+                )
         if key.value in labels:
             raise ChoicesError(f"names choice {key.value} twice")
         labels.append(key.value)
