@@ -27,6 +27,7 @@ if str(ROOT) not in sys.path:
 
 from db.engine import open_database  # noqa: E402
 from db.models import Item, ItemRevision, Judgment, Person  # noqa: E402
+from db.planner_statistics import gather_statistics  # noqa: E402
 from db.vocabulary import ItemStatus, Verdict  # noqa: E402
 
 ANNOTATORS = ("ann1", "ann2", "ann3", "bench")
@@ -73,6 +74,7 @@ def _item_rows(count: int, rng: random.Random) -> tuple[list[dict], list[dict]]:
                 "id": index + 1,
                 "item_id": item_id,
                 "number": 1,
+                "kind": kind,
                 "prompt": prompt,
                 "choices": choices,
                 "key": key,
@@ -148,6 +150,7 @@ def build_review_database(path: Path, items: int = 40_000, seed: int = 7) -> Non
         session.execute(insert(ItemRevision), revision_rows)
         for start in range(0, len(judgments), 20_000):
             session.execute(insert(Judgment), judgments[start : start + 20_000])
+        gather_statistics(session)  # as an import of these items would
     db.dispose()
 
 

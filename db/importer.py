@@ -95,6 +95,7 @@ from db.items import (
     store_revisions,
 )
 from db.models import Item, utcnow
+from db.planner_statistics import gather_statistics
 from db.settings import get_setting
 from db.validation import MAX_SOURCE_CHARS, identifier_problems, length_problems
 from db.vocabulary import IMPORT_ACTION, METADATA_ACTION, REVISE_ACTION, ItemStatus
@@ -246,6 +247,7 @@ def _import_one(
                 # Before any item is stored: `flags recompute` waits for the whole file.
                 lock_flags(session)
                 _store(session, source, records, report, duplicate_threshold, options)
+                gather_statistics(session)
     except FormatError as error:
         report.error = str(error)
         report.forget_writes()

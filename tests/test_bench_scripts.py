@@ -34,3 +34,29 @@ def test_the_benchmark_starts_as_its_docstring_says(script: Path, tmp_path: Path
     )
     assert started.returncode == 0, started.stderr
     assert "usage:" in started.stdout
+
+
+def test_the_review_benchmarks_database_reads_back_as_the_app_reads_it(tmp_path: Path) -> None:
+    """``bench/review_db.py`` writes rows by hand (Core inserts, for speed), so it falls
+    behind the schema without a word: once revisions carried their own kind, every item it
+    built had kind '' and ``bench_tui.py`` died on its first item."""
+    from sqlmodel import select
+
+    from bench.review_db import build_review_database
+    from db.engine import open_database
+    from db.items import get_item
+    from db.models import Item
+    from db.vocabulary import ItemKind
+    from reviewer.queue import ReviewQueue
+
+    path = tmp_path / "review.db"
+    build_review_database(path, items=25)
+    database = open_database(path)
+    try:
+        with database.session() as session:
+            ids = session.exec(select(Item.id)).all()
+            kinds = {item.kind for item in (get_item(session, item_id) for item_id in ids) if item}
+        assert len(ids) == 25 and kinds == set(ItemKind)
+        assert ReviewQueue(database, "bench").fetch_next() is not None
+    finally:
+        database.dispose()

@@ -328,6 +328,32 @@ def test_a_failed_import_leaves_every_table_exactly_as_it_was(
     assert database_content(database) == before
 
 
+def test_an_import_gathers_the_planners_statistics_and_a_failed_one_leaves_none(
+    tmp_path: Path,
+) -> None:
+    """Without statistics SQLite walked every open item by its status to find one whose key
+    the person had seen (db.planner_statistics): an import gathers them with its rows."""
+    database = open_database(tmp_path / "statistics.db")
+
+    def item_statistics() -> dict[str, str]:
+        with database.session() as session:
+            if session.scalar(text("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'")):
+                rows = session.execute(
+                    text("SELECT idx, stat FROM sqlite_stat1 WHERE tbl = 'item'")
+                )
+                return {str(index): str(stat) for index, stat in rows}
+        return {}
+
+    questions = distinct_questions(4)
+    rows = [ordering_row(questions[0]), ordering_row(questions[1], key="A, B")]
+    assert only(import_files(database, [csv_file(tmp_path, rows, name="bad.csv")])).rejected
+    assert item_statistics() == {}
+    good = csv_file(tmp_path, [ordering_row(q) for q in questions], name="good.csv")
+    assert only(import_files(database, [good])).tally.added == 4
+    assert item_statistics()["ix_item_status"].split()[0] == "4"  # rows, then rows a status
+    database.dispose()
+
+
 def test_a_kind_change_found_inside_the_transaction_also_rolls_back(
     database: Database, tmp_path: Path
 ) -> None:
