@@ -4,7 +4,7 @@ Without statistics SQLite chooses indexes by rule of thumb: an equality on an in
 taken to match about ten rows.  On 40,000 imported items the review queue's look for an
 item whose key the person already saw (``db.reveals.first_revealed_item``) then walked
 every open item by its status, with two subqueries each, instead of the person's few
-reveals: 28 ms a move in place of 10 (``bench/bench_tui.py``, queue only).  SQLite's own
+reveals: about 30 ms a move in place of 10 (``bench/bench_tui.py``, queue only).  SQLite's own
 advice is ``ANALYZE`` under an analysis limit (a sample of each index: fast on any size);
 an import is the write that changes the tables' sizes most, so it gathers them, in its
 own transaction (a file whose import is rolled back leaves them as they were).
