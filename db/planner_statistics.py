@@ -7,7 +7,8 @@ every open item by its status, with two subqueries each, instead of the person's
 reveals: about 30 ms a move in place of 10 (``bench/bench_tui.py``, queue only).  SQLite's own
 advice is ``ANALYZE`` under an analysis limit (a sample of each index: fast on any size);
 an import is the write that changes the tables' sizes most, so it gathers them, in its
-own transaction (a file whose import is rolled back leaves them as they were).
+own transaction (a file whose import is rolled back leaves them as they were); migration
+``0025`` gathers them once for a database imported before.
 
 PostgreSQL keeps its statistics itself (autovacuum analyzes a table whose rows changed
 by a tenth) and estimates sizes from the table files meanwhile: nothing to do there.
@@ -15,17 +16,19 @@ by a tenth) and estimates sizes from the table files meanwhile: nothing to do th
 
 from __future__ import annotations
 
-from sqlalchemy import text
+from sqlalchemy import Connection, text
 from sqlmodel import Session
 
 ANALYSIS_LIMIT = 400
 """Rows SQLite samples of each index (its documentation: 100 to 1,000 suit most uses)."""
 
 
-def gather_statistics(session: Session) -> None:
+def gather_statistics(executor: Session | Connection) -> None:
     """Bring the planner's statistics of every table up to date (SQLite; nothing on
-    PostgreSQL), inside ``session``'s transaction."""
-    if session.get_bind().dialect.name != "sqlite":
+    PostgreSQL), inside ``executor``'s transaction (an import's session, a migration's
+    connection)."""
+    bind = executor.get_bind() if isinstance(executor, Session) else executor
+    if bind.dialect.name != "sqlite":
         return
-    session.execute(text(f"PRAGMA analysis_limit = {ANALYSIS_LIMIT}"))
-    session.execute(text("ANALYZE"))
+    executor.execute(text(f"PRAGMA analysis_limit = {ANALYSIS_LIMIT}"))
+    executor.execute(text("ANALYZE"))

@@ -176,3 +176,30 @@ def test_opening_an_upgraded_database_again_changes_nothing(db_path: Path) -> No
     again = open_database(db_path)
     assert current_revision(again.engine) == head_revision()
     again.dispose()
+
+
+def _statistics_tables(engine: sa.Engine) -> set[str]:
+    """The tables SQLite holds planner statistics of (none before an ANALYZE)."""
+    with engine.connect() as connection:
+        if not connection.execute(
+            sa.text("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'")
+        ).first():
+            return set()
+        return {str(row[0]) for row in connection.execute(sa.text("SELECT tbl FROM sqlite_stat1"))}
+
+
+def test_a_database_imported_before_imports_gathered_statistics_gets_them_once(
+    db_path: Path, tmp_path: Path
+) -> None:
+    """0025: without statistics the review queue walked every open item (db.planner_statistics);
+    an empty database, such as a new one, gets none (an import gathers them)."""
+    engine = make_engine(db_path)
+    upgrade_to(engine, "0024_release_item_metadata")
+    _fill_every_table(engine)
+    engine.dispose()
+    database = open_database(db_path)
+    assert {"item", "item_revision", "judgment"} <= _statistics_tables(database.engine)
+    database.dispose()
+    empty = open_database(tmp_path / "new.db")
+    assert _statistics_tables(empty.engine) == set()
+    empty.dispose()
