@@ -22,7 +22,6 @@ import unicodedata
 from collections.abc import Mapping
 from functools import lru_cache
 
-import numpy as np
 from rapidfuzz import fuzz, process
 
 # Between the parts of a canonical text (prompt, then choices); whitespace, so that a
@@ -87,6 +86,8 @@ def different_questions(first: str, second: str) -> bool:
     second_choices = second.split(CHOICE_SEPARATOR)[1:]
     if len(first_choices) < 2 or len(second_choices) < 2:
         return False
+    import numpy as np  # here, not above: flags and the review queue import this module
+
     scores = process.cdist(first_choices, second_choices, scorer=fuzz.ratio, dtype=np.float32)
     return bool(scores.max() < SAME_CHOICE)
 

@@ -24,7 +24,6 @@ from sqlmodel import Session, col
 
 from db.bulk_reads import id_chunks
 from db.canonical_text import item_text
-from db.dedup import near_duplicates
 from db.differences import ItemText
 from db.flags import (
     DuplicateLink,
@@ -34,7 +33,6 @@ from db.flags import (
     record_duplicates,
 )
 from db.models import Item, StoredFlag
-from db.text_sources import InMemoryTexts
 from db.vocabulary import FlagName
 
 __all__ = ["refresh_copies", "reworded_links"]
@@ -90,6 +88,10 @@ def _pair_link(
 ) -> DuplicateLink:
     """The link of ``item_id`` to ``of`` as their texts are now: a near-copy by the rule
     of ``db.dedup``, or apart."""
+    # Here, not at the top: the detector brings numpy (``db.flags.check_duplicates``).
+    from db.dedup import near_duplicates
+    from db.text_sources import InMemoryTexts
+
     copy_text, original_text = (
         item_text(copy.prompt, dict(copy.choices)),
         item_text(original.prompt, dict(original.choices)),

@@ -37,14 +37,12 @@ from sqlmodel import Session, col
 from db.answers import format_answer
 from db.bulk_reads import id_chunks
 from db.canonical_text import item_text
-from db.dedup import near_duplicates
 from db.differences import DuplicateReading, ItemText, describe_differences, read_duplicate
 from db.flag_rules import FlagFinding, text_findings
 from db.json_types import JsonObject
 from db.model_answers import model_answers
 from db.models import Item, ItemRevision, StoredFlag, is_current_revision, utcnow
 from db.settings import get_setting
-from db.spill import TextSpill
 from db.stored_flags import (
     ItemFlag,
     all_current_flags,
@@ -54,7 +52,6 @@ from db.stored_flags import (
     flagged_condition,
     revision_flags,
 )
-from db.text_sources import InMemoryTexts, JoinedTexts
 from db.vocabulary import FlagName, FlagSource, ItemKind
 
 if TYPE_CHECKING:
@@ -196,6 +193,12 @@ def check_duplicates(
     new text apart: ``db.copy_flags``.)"""
     if not item_ids:
         return 0
+    # Here, not at the top: the detector brings numpy, which the review app, the queue
+    # and most commands import this module without needing (a tenth of their start).
+    from db.dedup import near_duplicates
+    from db.spill import TextSpill
+    from db.text_sources import InMemoryTexts, JoinedTexts
+
     wanted = set(item_ids)
     limit = duplicate_threshold(session, threshold)
     new_ids: list[str] = []

@@ -200,6 +200,21 @@ def test_cli_starts_without_heavy_libraries_textual_or_the_evaluator(code: str) 
     assert result.stdout.strip().splitlines()[-1] == "LOADED="
 
 
+def test_the_review_app_and_the_queue_start_without_numpy() -> None:
+    """numpy is the near-duplicate detector's (``db/dedup.py``): the app, the queue and
+    the commands that read flags import ``db.flags`` without it, as a tenth of their
+    start once went to loading numpy."""
+    probe = (
+        "import reviewer.cli, reviewer.queue, reviewer.tui.app, db.flags, db.items\n"
+        "import sys\n"
+        "print('NUMPY=' + str('numpy' in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert result.stdout.strip().splitlines()[-1] == "NUMPY=False"
+
+
 def test_the_checks_see_imports_where_they_hide(tmp_path: Path) -> None:
     """The AST reader finds nested, aliased and from-imports, and tells module level
     from function bodies and TYPE_CHECKING blocks."""
