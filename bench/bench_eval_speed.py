@@ -468,7 +468,7 @@ def main() -> None:
     summary = export_lm_eval(
         database,
         workdir / "task",
-        selection=Selection("approved", sources=EVALUATED_SOURCES),
+        selection=Selection(statuses=("approved",), sources=EVALUATED_SOURCES),
         shots=SHOTS,
     )
     database.dispose()

@@ -535,7 +535,7 @@ def main() -> None:
     export_lm_eval(
         database,
         work / "task",
-        selection=Selection("approved", sources=EVALUATED_SOURCES),
+        selection=Selection(statuses=("approved",), sources=EVALUATED_SOURCES),
         shots=SHOTS,
         shot_file=args.shot_file,
     )

@@ -53,7 +53,7 @@ def approve_and_export(db_path: Path, out: Path) -> tuple[int, int, float]:
         ensure_person(session, "scale-lead", Role.LEAD)
     approved = approve_agreed(db, "scale-lead")
     started = time.perf_counter()
-    summary = export_items(db, out, format="jsonl", selection=Selection("approved"))
+    summary = export_items(db, out, format="jsonl", selection=Selection(statuses=("approved",)))
     seconds = time.perf_counter() - started
     db.dispose()
     return approved, summary.count, seconds

@@ -132,7 +132,7 @@ def test_cflue_export_gives_back_the_imported_records_exactly(
     source = write_file(tmp_path, "exam.json", json.dumps(CFLUE_RECORDS, ensure_ascii=False))
     import_files(database, [source])
     out = tmp_path / "exam-out.json"
-    export_items(database, out, format="cflue", selection=Selection("all"))
+    export_items(database, out, format="cflue", selection=Selection(statuses=()))
     assert json.loads(out.read_text(encoding="utf-8")) == CFLUE_RECORDS
 
 
@@ -141,7 +141,7 @@ def test_the_current_revision_is_what_gets_exported(database: Database, tmp_path
     with database.transaction() as session:
         add_revision(session, "econ:3", author="ann", change_note="edit", key="BACD")
     out = tmp_path / "out.csv"
-    export_items(database, out, format="econlogicqa", selection=Selection("all"))
+    export_items(database, out, format="econlogicqa", selection=Selection(statuses=()))
     assert [row[3] for row in parsed(out, "econlogicqa")] == ["ABCD", "ABCED", "BACD"]
 
 
@@ -160,7 +160,9 @@ def test_jsonl_export_round_trips_items_and_revisions_into_another_database(
         )
     decide_items(database, ["econ:2"], "rejected")
     first = tmp_path / "all.jsonl"
-    assert export_items(database, first, format="jsonl", selection=Selection("all")).count == 6
+    assert (
+        export_items(database, first, format="jsonl", selection=Selection(statuses=())).count == 6
+    )
 
     other = open_database(tmp_path / "other.db")
     try:
@@ -183,7 +185,7 @@ def test_jsonl_export_round_trips_items_and_revisions_into_another_database(
             database, "item", "item_revision"
         )
         second = tmp_path / "again.jsonl"
-        export_items(other, second, format="jsonl", selection=Selection("all"))
+        export_items(other, second, format="jsonl", selection=Selection(statuses=()))
         assert second.read_text(encoding="utf-8") == first.read_text(encoding="utf-8")
     finally:
         other.dispose()
@@ -259,7 +261,7 @@ def test_real_cflue_file_round_trips(
 ) -> None:
     import_files(database, [cflue_knowledge])
     out = tmp_path / "knowledge.json"
-    export_items(database, out, format="cflue", selection=Selection("all"))
+    export_items(database, out, format="cflue", selection=Selection(statuses=()))
     original = json.loads(cflue_knowledge.read_text(encoding="utf-8"))
     assert json.loads(out.read_text(encoding="utf-8")) == original
 
@@ -272,7 +274,7 @@ def test_fixtures_round_trip(database: Database, tmp_path: Path, name: str) -> N
     import_files(database, [source])
     format_name = "econlogicqa" if name.endswith(".csv") else "cflue"
     out = tmp_path / name
-    export_items(database, out, format=format_name, selection=Selection("all"))
+    export_items(database, out, format=format_name, selection=Selection(statuses=()))
     assert parsed(out, format_name) == parsed(source, format_name)
 
 
@@ -289,11 +291,11 @@ def test_only_approved_items_by_default_and_filters_narrow_the_selection(
     assert summary.by_kind == {"ordering": 1, "single": 1}
     assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == ["econ:2", "exam:1"]
     only_exam = export_items(
-        database, out, format="jsonl", selection=Selection("all", sources=("exam",))
+        database, out, format="jsonl", selection=Selection(statuses=(), sources=("exam",))
     )
     assert only_exam.count == 3
     multi = export_items(
-        database, out, format="cflue", selection=Selection("all", kinds=("multi",))
+        database, out, format="cflue", selection=Selection(statuses=(), kinds=("multi",))
     )
     assert [r["task"] for r in json.loads(out.read_text(encoding="utf-8"))] == ["多项选择题"]
     assert multi.count == 1
@@ -305,12 +307,12 @@ def test_a_format_that_cannot_hold_the_kinds_is_refused_and_writes_nothing(
     import_econ_and_exam(database, tmp_path)
     out = tmp_path / "out.csv"
     with pytest.raises(ExportError) as raised:
-        export_items(database, out, format="econlogicqa", selection=Selection("all"))
+        export_items(database, out, format="econlogicqa", selection=Selection(statuses=()))
     message = str(raised.value)
     assert "econlogicqa holds ordering items only" in message
     assert "1 multi, 1 single, 1 truefalse" in message and "--kind" in message
     with pytest.raises(ExportError, match="cflue holds multi, single, truefalse items only"):
-        export_items(database, out, format="cflue", selection=Selection("all"))
+        export_items(database, out, format="cflue", selection=Selection(statuses=()))
     assert list(tmp_path.glob("out*")) == [] and list(tmp_path.glob(".out*")) == []
 
 
@@ -344,24 +346,31 @@ def test_the_destination_may_be_named_alone_and_its_extension_names_the_format(
     assert not (tmp_path / "a.jsonl").exists() and not Path("b.jsonl").exists()
 
 
-def test_a_second_status_is_refused_not_the_first_dropped(
-    database: Database, tmp_path: Path
-) -> None:
-    """Export takes one status: click kept the last --status alone, so `--status approved
-    --status agreed` wrote the agreed items only, without a word."""
+def test_every_status_given_is_exported(database: Database, tmp_path: Path) -> None:
+    """--status is repeatable, as on items, eval, triage and release create: click kept the
+    last --status alone, so `--status approved --status agreed` once wrote the agreed items
+    only, without a word; then a second status was refused."""
     import_econ_and_exam(database, tmp_path)
     decide_items(database, ["econ:2", "exam:1"])
     out = tmp_path / "out.jsonl"
-    refused = run_cli(database, "export", str(out), "--status", "approved", "--status", "pending")
-    assert refused.exit_code == 2
-    assert refused.output.endswith(
-        "Error: Invalid value for '--status': given more than once (approved, pending): give one\n"
+
+    def exported(*statuses: str) -> list[str]:
+        flags = [part for status in statuses for part in ("--status", status)]
+        result = run_cli(database, "export", str(out), *flags)
+        assert result.exit_code == 0, result.output
+        return [json.loads(line)["id"] for line in out.read_text().splitlines()]
+
+    assert exported("approved") == ["econ:2", "exam:1"]
+    assert exported("pending") == ["econ:1", "econ:3", "exam:2", "exam:3"]
+    everything = ["econ:1", "econ:2", "econ:3", "exam:1", "exam:2", "exam:3"]
+    assert exported("approved", "pending") == everything
+    assert exported("pending", "pending") == ["econ:1", "econ:3", "exam:2", "exam:3"]
+    assert exported("rejected", "all") == everything
+    none = run_cli(
+        database, "export", str(tmp_path / "no.jsonl"), "--status", "agreed", "--status", "conflict"
     )
-    assert not out.exists()
-    same = run_cli(database, "export", str(out), "--status", "pending", "--status", "pending")
-    assert same.exit_code == 0, same.output
-    exported = [json.loads(line)["id"] for line in out.read_text().splitlines()]
-    assert exported == ["econ:1", "econ:3", "exam:2", "exam:3"]
+    assert none.exit_code == 1 and "no items match status agreed, conflict" in none.output
+    assert not (tmp_path / "no.jsonl").exists()
 
 
 def test_an_empty_selection_is_refused_with_a_hint(database: Database, tmp_path: Path) -> None:
@@ -369,9 +378,11 @@ def test_an_empty_selection_is_refused_with_a_hint(database: Database, tmp_path:
     with pytest.raises(ExportError, match=r"no items match status approved \(try --status all\)"):
         export_items(database, tmp_path / "x.csv", format="econlogicqa")
     with pytest.raises(ExportError, match="unknown format"):
-        export_items(database, tmp_path / "x.csv", format="xml", selection=Selection("all"))
+        export_items(database, tmp_path / "x.csv", format="xml", selection=Selection(statuses=()))
     with pytest.raises(ExportError, match="unknown status"):
-        export_items(database, tmp_path / "x.csv", format="jsonl", selection=Selection("done"))
+        export_items(
+            database, tmp_path / "x.csv", format="jsonl", selection=Selection(statuses=("done",))
+        )
 
 
 @pytest.mark.parametrize(
@@ -437,7 +448,7 @@ def test_an_unchanged_round_trip_is_reported_unchanged(database: Database, tmp_p
     ):
         kinds = (kind,) if kind else ("single", "multi")
         export_items(
-            database, out / name, format=format_name, selection=Selection("all", kinds=kinds)
+            database, out / name, format=format_name, selection=Selection(statuses=(), kinds=kinds)
         )
     assert "名称" not in json.loads((out / "exam.json").read_text(encoding="utf-8"))[0]
     with database.session() as session:

@@ -61,14 +61,16 @@ def test_filters_and_card(database: Database, tmp_path: Path) -> None:
     assert summary.count == 2 and summary.by_kind == {"ordering": 2}
     card = (tmp_path / "only" / "README.md").read_text(encoding="utf-8")
     assert card.startswith("---\n") and "| `answer` |" in card and "2 items (2 ordering)" in card
-    everything = export_hf(database, tmp_path / "all", selection=Selection("all"))
+    everything = export_hf(database, tmp_path / "all", selection=Selection(statuses=()))
     assert everything.count == 12
     agreed = export_hf(
-        database, tmp_path / "agreed", selection=Selection(ItemStatus.AGREED, sources=("shots",))
+        database,
+        tmp_path / "agreed",
+        selection=Selection(statuses=(ItemStatus.AGREED,), sources=("shots",)),
     )
     assert agreed.count == 4
     several = export_hf(
-        database, tmp_path / "several", selection=Selection("all", sources=("econ", "shots"))
+        database, tmp_path / "several", selection=Selection(statuses=(), sources=("econ", "shots"))
     )
     assert several.count == 6 and several.by_kind["ordering"] == 3
 

@@ -432,7 +432,9 @@ def test_bad_requests_change_nothing(database: Database, tmp_path: Path) -> None
     with pytest.raises(ExportError, match="no items to export"):
         export_lm_eval(database, tmp_path / "task")
     with pytest.raises(ExportError, match="shots"):
-        export_lm_eval(database, tmp_path / "task", selection=Selection("pending"), shots=-1)
+        export_lm_eval(
+            database, tmp_path / "task", selection=Selection(statuses=("pending",)), shots=-1
+        )
     assert not (tmp_path / "task").exists()
 
 

@@ -163,3 +163,18 @@ def test_the_citation_escapes_what_latex_would_read_as_commands() -> None:
     assert r"release 2026\_Q4 50\% \{draft\} \& 金融 \#2}," in entry
     body = entry.replace(r"\{", "").replace(r"\}", "")
     assert body.count("{") == body.count("}")  # the entry's own braces still balance
+
+
+def test_a_release_export_refuses_a_status_and_writes_nothing(
+    two_releases: Database, tmp_path: Path
+) -> None:
+    """A release is exported as frozen: any --status beside it, `all` too, is refused."""
+    for statuses in (["approved"], ["approved", "rejected"], ["all"]):
+        out = tmp_path / "v1.jsonl"
+        flags = [part for status in statuses for part in ("--status", status)]
+        refused = run_cli(two_releases, "export", str(out), "--release", "v1", *flags)
+        assert refused.exit_code == 1
+        assert "--release exports the release's items as frozen; --status does not apply" in (
+            refused.output
+        )
+        assert not out.exists()

@@ -68,7 +68,7 @@ def release_selection(
             raise ExportError(str(error)) from None
         items = release_items(session, release, kinds=kinds, sources=sources)
     selection = Selection(
-        status="release",
+        statuses=(),
         kinds=tuple(kinds),
         sources=tuple(sources),
         release=info.name,

@@ -28,7 +28,6 @@ from db.vocabulary import ItemStatus
 from evaluator.exports.atomic_write import WriteError, write_file
 from evaluator.exports.folder import release_selection
 from evaluator.exports.selection import (
-    ALL_STATUSES,
     APPROVED_ITEMS,
     ExportError,
     ExportSummary,
@@ -132,9 +131,11 @@ def export_items(
         file_format = get_format(format)
     except ValueError as error:
         raise ExportError(str(error)) from None
-    status, release = selection.status, selection.release
-    if status != ALL_STATUSES and status not in {s.value for s in ItemStatus}:
-        raise ExportError(f"unknown status '{status}' (known: all, {', '.join(ItemStatus)})")
+    release = selection.release
+    known = {status.value for status in ItemStatus}
+    for status in selection.statuses:
+        if status not in known:
+            raise ExportError(f"unknown status '{status}' (known: {', '.join(ItemStatus)})")
     frozen: list[ItemSnapshot] = []
     if release is not None:
         selection, frozen = release_selection(
@@ -147,7 +148,7 @@ def export_items(
         else:
             by_kind = count_by_kind(session, selection)
         if not by_kind:
-            hint = " (try --status all)" if status != ALL_STATUSES else ""
+            hint = " (try --status all)" if selection.statuses else ""
             raise ExportError(f"no items match {selection.describe()}{hint}")
         _check_kinds(format, file_format.kinds, by_kind)
         items: Iterable[object]

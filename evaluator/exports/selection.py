@@ -8,10 +8,7 @@ from pathlib import Path
 
 from db.errors import VetbenchError
 from db.formats.base import STAMP_RELEASE, STAMP_RELEASE_HASH, STAMP_SELECTION
-from db.vocabulary import ALL, ItemStatus
-
-ALL_STATUSES = ALL
-DEFAULT_STATUS = ItemStatus.APPROVED.value
+from db.vocabulary import ItemStatus
 
 
 class ExportError(VetbenchError, ValueError):
@@ -20,15 +17,20 @@ class ExportError(VetbenchError, ValueError):
 
 @dataclass(frozen=True)
 class Selection:
-    """Which items to export: a status (or ``all``), kinds and sources (empty: any); or the
-    items of a release (``release``, its ``release_hash``), as frozen, of those kinds and
-    sources.  The caller asks with one (no hash); the export resolves it (the release's hash)."""
+    """Which items to export: statuses, kinds and sources (each empty: any; by default the
+    approved items); or the items of a release (``release``, its ``release_hash``), as
+    frozen, of those kinds and sources (the status is not asked).  The caller asks with
+    one (no hash); the export resolves it (the release's hash)."""
 
-    status: str = DEFAULT_STATUS
+    statuses: tuple[str, ...] = (ItemStatus.APPROVED.value,)
     kinds: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     release: str | None = None
     release_hash: str | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.statuses, str):  # a string is a sequence too: of letters
+            raise TypeError(f"statuses takes a tuple of statuses, not {self.statuses!r}")
 
     @property
     def stamp(self) -> dict[str, str] | None:
@@ -53,15 +55,11 @@ class Selection:
             return {}
         return {"release": self.release, "release_hash": self.release_hash, **self.chosen()}
 
-    @property
-    def statuses(self) -> list[str] | None:
-        return None if self.status == ALL_STATUSES else [self.status]
-
     def describe(self) -> str:
         if self.release is not None:
             parts = [f"release {self.release} ({(self.release_hash or '')[:12]})"]
         else:
-            parts = ["any status" if self.status == ALL_STATUSES else f"status {self.status}"]
+            parts = [f"status {', '.join(self.statuses)}" if self.statuses else "any status"]
         if self.kinds:
             parts.append(f"kind {', '.join(self.kinds)}")
         if self.sources:

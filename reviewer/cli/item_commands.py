@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from db.vocabulary import ALL, ItemKind, ItemStatus, values
+from db.vocabulary import ItemKind, ItemStatus, values
 from db.words import agreeing, all_of, counted, few_of
 from reviewer.cli import options
 from reviewer.cli.common import fail, open_db, read_db, suggested_command
@@ -394,14 +394,8 @@ def _describe_export(summary: Any, format_name: str, out: Path) -> str:
     type=click.Path(path_type=Path, allow_dash=True),
     help="File to write, - for standard output (a folder for lm-eval and hf); or give it as OUT.",
 )
-# One status: `--status approved --status agreed` exported the agreed items only, without
-# a word.
-@options.one_of(
-    "--status",
-    (ALL, *values(ItemStatus)),
-    "Export items with this status, or all.",
-    default=("approved",),
-    show_default=True,
+@options.statuses(
+    "Export items with this status (repeatable; `all` for every item) [default: approved]."
 )
 @options.kind
 @options.source
@@ -419,7 +413,7 @@ def export_command(
     out_argument: Path | None,
     format_name: str | None,
     out: Path | None,
-    status: str,
+    statuses: tuple[str, ...],
     kinds: tuple[str, ...],
     sources: tuple[str, ...],
     release: str | None,
@@ -438,8 +432,6 @@ def export_command(
        stored answer (which stays as it is); fill `verdict` (and what it
        needs) and load it again.
     A row with answer and verdict is a judgment in either pass."""
-    from click.core import ParameterSource
-
     from evaluator.exports.atomic_write import is_stdout
     from evaluator.exports.item_files import export_items
     from evaluator.exports.selection import Selection
@@ -452,18 +444,20 @@ def export_command(
     format_name = format_name or _format_of_destination(out)
     if shots is not None and format_name != "lm-eval":
         fail("--shots applies to --format lm-eval only")
-    if release is not None and ctx.get_parameter_source("status") is ParameterSource.COMMANDLINE:
+    if release is not None and statuses:
         fail("--release exports the release's items as frozen; --status does not apply")
     to_stdout = is_stdout(out)
     if name is not None and format_name != JUDGING:
         fail("--as applies to --format judging only")
     if format_name == JUDGING:
-        _export_judging(ctx, out, name, status, release, kinds, sources)
+        _export_judging(ctx, out, name, statuses, release, kinds, sources)
         return
     if to_stdout and format_name not in FILE_EXPORT_FORMATS:
         fail(f"--out - (standard output) takes a file format; {format_name} writes a folder")
     database = open_db(ctx)
-    selection = Selection(status, kinds, sources, release)
+    selection = Selection(
+        options.chosen_statuses(statuses, (ItemStatus.APPROVED.value,)), kinds, sources, release
+    )
     if format_name == "lm-eval":
         from evaluator.exports.lm_eval import export_lm_eval
 
@@ -511,18 +505,16 @@ def _export_judging(
     ctx: click.Context,
     out: Path,
     name: str | None,
-    status: str,
+    statuses: tuple[str, ...],
     release: str | None,
     kinds: tuple[str, ...],
     sources: tuple[str, ...],
 ) -> None:
     """``export --format judging``: the items waiting for a person, as a sheet to fill."""
-    from click.core import ParameterSource
-
     from evaluator.exports.atomic_write import is_stdout, write_file
     from reviewer.judgment_files import waiting_items, write_judging_sheet
 
-    if release is not None or ctx.get_parameter_source("status") is ParameterSource.COMMANDLINE:
+    if release is not None or statuses:
         fail(
             "--format judging lists the items waiting for --as NAME; --status and --release "
             "do not apply"
