@@ -24,7 +24,6 @@ from db.formats.jsonl import FullItem
 from db.items import ItemSnapshot, item_conditions, iter_items
 from db.models import Item, ItemRevision
 from db.rows import from_row
-from db.vocabulary import ItemStatus
 from evaluator.exports.atomic_write import WriteError, write_file
 from evaluator.exports.folder import release_selection
 from evaluator.exports.selection import (
@@ -132,10 +131,6 @@ def export_items(
     except ValueError as error:
         raise ExportError(str(error)) from None
     release = selection.release
-    known = {status.value for status in ItemStatus}
-    for status in selection.statuses:
-        if status not in known:
-            raise ExportError(f"unknown status '{status}' (known: {', '.join(ItemStatus)})")
     frozen: list[ItemSnapshot] = []
     if release is not None:
         selection, frozen = release_selection(

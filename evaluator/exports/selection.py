@@ -8,7 +8,7 @@ from pathlib import Path
 
 from db.errors import VetbenchError
 from db.formats.base import STAMP_RELEASE, STAMP_RELEASE_HASH, STAMP_SELECTION
-from db.vocabulary import ItemStatus
+from db.vocabulary import ItemStatus, values
 
 
 class ExportError(VetbenchError, ValueError):
@@ -31,6 +31,10 @@ class Selection:
     def __post_init__(self) -> None:
         if isinstance(self.statuses, str):  # a string is a sequence too: of letters
             raise TypeError(f"statuses takes a tuple of statuses, not {self.statuses!r}")
+        known = values(ItemStatus)
+        for status in self.statuses:
+            if status not in known:
+                raise ExportError(f"unknown status '{status}' (known: {', '.join(known)})")
 
     @property
     def stamp(self) -> dict[str, str] | None:
