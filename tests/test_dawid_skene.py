@@ -78,3 +78,14 @@ def test_the_confusion_matrix_model_fits_as_crowdkits_with_and_without_gold(
     gold = data[data["worker"] == "gold"].drop_duplicates("task").set_index("task")["label"]
     assert len(gold) > 0
     assert_same_fit(FastDawidSkene(n_iter=100), DawidSkene(n_iter=100), data, gold)
+
+
+@pytest.mark.parametrize("model", [FastOneCoinDawidSkene, FastDawidSkene])
+def test_a_model_fitted_again_on_other_ratings_fits_them_as_a_new_one(model: type[Any]) -> None:
+    """What a fit looks up once (the ratings' places in its frames, the one-coin error
+    matrices' axes) is found again for other ratings, of other raters and labels."""
+    reused = model(n_iter=100)
+    _fitted(reused, planted_ratings(*LONG_CONFUSION))
+    other = planted_ratings(6, 30, 4, 4)
+    theirs = OneCoinDawidSkene if model is FastOneCoinDawidSkene else DawidSkene
+    assert_same_fit(reused, theirs(n_iter=100), other)
