@@ -16,9 +16,9 @@ arithmetic in the same order per element, so the same fit (``tests/test_dawid_sk
 fits both on random and study data and compares every figure).  What follows from the
 ratings alone is found once a fit, not at every iteration: where each rating's task and
 (rater, label) stand in the frames, and the one-coin error matrices' rows and columns,
-for which it ran crowd-kit's whole confusion-matrix M-step and kept only its axes (on the
-demo database both models then fit in 1.5 s instead of 2.2 to 3.1).  The EM loop, the E
-and M steps, the majority-vote start and the gold-label correction stay crowd-kit's.
+for which it ran crowd-kit's whole confusion-matrix M-step and kept only its axes (the
+README's consensus benchmark has the times).  The EM loop, the E and M steps, the
+majority-vote start and the gold-label correction stay crowd-kit's.
 
 crowd-kit's evidence lower bound also clips the probabilities it is handed in place,
 which the fit then returns (each at least 1e-10); this one does too.  On pandas 2 it
