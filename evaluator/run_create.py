@@ -10,6 +10,7 @@ cheaply which items a run would evaluate, before any model loads.
 from __future__ import annotations
 
 import getpass
+import glob
 import hashlib
 import socket
 from collections import Counter
@@ -24,6 +25,7 @@ from db.engine import Database
 from db.errors import VetbenchError
 from db.items import ItemSnapshot, count_items, iter_items
 from db.json_types import JsonObject, JsonValue
+from db.listings import source_names
 from db.models import EvalRun
 from db.releases import ReleaseError, get_release, release_items
 from db.vocabulary import EvalMode, EvalProtocol, ItemKind, ItemStatus, RunStatus, values
@@ -199,12 +201,29 @@ class ShotSource:
             if name in values(ItemStatus):
                 return list(iter_items(session, statuses=[name]))
             found = list(iter_items(session, sources=[name]))
-        if not found:
-            statuses = ", ".join(values(ItemStatus))
-            raise RunSetupError(
-                f"--shots-from {name}: no items of that source, and not a status ({statuses})"
-            )
+            if not found:
+                raise RunSetupError(_no_such_shot_source(name, source_names(session)))
         return found
+
+
+def names_a_file(word: str) -> bool:
+    """Whether ``word`` is meant as a file rather than a source or status: it is one, or
+    it has a folder, a wildcard or a JSON ending (source and status names have none)."""
+    return (
+        Path(word).expanduser().is_file()
+        or glob.has_magic(word)
+        or any(separator in word for separator in "/\\")
+        or word.endswith((".jsonl", ".json"))
+    )
+
+
+def _no_such_shot_source(name: str, sources: Sequence[str]) -> str:
+    """Why ``--shots-from NAME`` finds nothing, and what it could have been."""
+    statuses = ", ".join(values(ItemStatus))
+    said = f"--shots-from {name}: no items of that source, and not a status ({statuses})"
+    if names_a_file(name):
+        return f"{said}; shot files go to --shot-file"
+    return f"{said}; the sources: {few_of(sources, 8)}" if sources else f"{said}; no items yet"
 
 
 def shot_shortfalls(

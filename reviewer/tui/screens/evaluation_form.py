@@ -77,10 +77,10 @@ def shots_from_field(text: str) -> tuple[tuple[Path, ...], str | None]:
     ``fixtures/shots_*.jsonl`` stands for the files it matches), or one word that names
     no file, a source or status; empty, neither.  A file that is not there is refused
     here, as the command line refuses it."""
-    from evaluator.run_create import RunSetupError
+    from evaluator.run_create import RunSetupError, names_a_file
 
     words = text.split()
-    if len(words) == 1 and not _names_a_file(words[0]):
+    if len(words) == 1 and not names_a_file(words[0]):
         return (), words[0]
     files: list[Path] = []
     for word in words:
@@ -96,17 +96,6 @@ def shots_from_field(text: str) -> tuple[tuple[Path, ...], str | None]:
                 f"Shots from: no file '{word}' (give shot files, or one source or status)"
             )
     return tuple(files), None
-
-
-def _names_a_file(word: str) -> bool:
-    """Whether ``word`` is meant as a file: it is one, or it has a folder, a wildcard or
-    a JSON ending (a source or status has none of these)."""
-    return (
-        Path(word).expanduser().is_file()
-        or glob.has_magic(word)
-        or any(separator in word for separator in "/\\")
-        or word.endswith((".jsonl", ".json"))
-    )
 
 
 def start_form() -> ComposeResult:
