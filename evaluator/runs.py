@@ -78,8 +78,10 @@ def load_run(db: Database, run_id: int) -> EvalRun:
     """The run's row; :class:`RunNotFound` when there is none."""
     with db.session() as session:
         run = session.get(EvalRun, run_id)
-    if run is None:
-        raise RunNotFound(f"there is no run {run_id}")
+        if run is None:
+            newest = session.scalar(sa_select(func.max(col(EvalRun.id))))
+            there = "no runs yet" if newest is None else f"the newest is run {newest}"
+            raise RunNotFound(f"there is no run {run_id} ({there})")
     return run
 
 

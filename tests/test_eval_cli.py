@@ -193,6 +193,8 @@ def test_runs_list_show_and_compare(url: str, scripted: str) -> None:
     assert "runs 1 (A) and 2 (B): 8 shared items" in compared
     comparison = json.loads(ok(run_cli(url, "runs", "compare", "1", "2", "--json")).stdout)
     assert sum(comparison["counts"].values()) == 8
+    missing = run_cli(url, "runs", "compare", "2", "3")
+    assert missing.exit_code == 1 and "there is no run 3 (the newest is run 2)" in missing.stderr
 
 
 def test_an_interrupted_run_resumes_from_the_cli(
@@ -414,7 +416,7 @@ def test_score_mode_against_a_server_without_logprobs_is_refused_before_any_item
         ),
         (("eval", "--model", "demo", "--batch-size", "0"), "batch size must be at least 1"),
         (("eval", "--resume", "99"), "there is no run 99"),
-        (("runs", "show", "99"), "there is no run 99"),
+        (("runs", "show", "99"), "there is no run 99 (no runs yet)"),
         (("runs", "compare", "1", "98"), "there is no run"),
     ],
 )
