@@ -33,7 +33,8 @@ pg_started=
 if [ -z "${VETBENCH_TEST_PG_URL:-}" ] && [ -n "$pg_bin" ] && [ -x "$pg_bin/initdb" ]; then
   pg_dir=$(mktemp -d)
   chmod 755 "$pg_dir"
-  run_pg() { if [ "$(id -u)" = 0 ]; then su postgres -s /bin/sh -c "$*"; else sh -c "$*"; fi; }
+  # as root, the server's commands run as postgres, from / (it may not enter this folder)
+  run_pg() { if [ "$(id -u)" = 0 ]; then (cd / && su postgres -s /bin/sh -c "$*"); else sh -c "$*"; fi; }
   [ "$(id -u)" = 0 ] && chown postgres "$pg_dir"
   pg_port=$(python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   trap 'run_pg "$pg_bin/pg_ctl -D $pg_dir/data -m immediate stop" >/dev/null 2>&1 || true; rm -rf "$pg_dir"' EXIT
