@@ -37,10 +37,11 @@ from db.models import Claim, Item, ItemRevision, Judgment, Person, utcnow
 from db.people import ensure_person, find_person
 from db.qualification import gate
 from db.retry import retry_transient
-from db.reveals import StoredReveal, add_reveal
+from db.reveals import StoredReveal
 from db.rows import from_row
 from db.vocabulary import JUDGE_ACTION, RETRACT_ACTION, ItemKind, Verdict
 from db.words import counted
+from reviewer.blind_answers import reveal_once
 from reviewer.judgment_checks import (
     Checked,
     ItemEdit,
@@ -49,6 +50,7 @@ from reviewer.judgment_checks import (
     check_seconds,
     checked_details,
     checked_in_database,
+    checked_or_refused,
 )
 
 __all__ = [
@@ -271,13 +273,11 @@ def store_judgment(
     if refused:
         raise refused[0]
 
+    assert verdict is not None  # else refused
+
     def store() -> _Stored:
-        refused: list[JudgmentRefused] = []
         with db.transaction() as session:
-            checked = checked_in_database(session, annotator_name, given, verdict, refused)
-            if refused:
-                raise refused[0]
-            assert checked is not None and verdict is not None  # else refused
+            checked = checked_or_refused(session, annotator_name, given, verdict)
             return _store_judgment(session, given, verdict, checked, edit)
 
     return _told_gold(db, [retry_transient(store)])[0]
@@ -368,9 +368,8 @@ def submit_judgments(
                 elif line not in blind_lines:
                     assert verdict is not None  # else refused
                     receipts.append(_store_judgment(session, given, verdict, checked, None))
-                elif checked.seen is None:
-                    person, item, blind = checked.person, checked.item, checked.blind_answer
-                    answered.append(add_reveal(session, person, item, blind, given.seconds))
+                elif (revealed := reveal_once(session, checked, given.seconds)) is not None:
+                    answered.append(revealed)
                 else:
                     repeated += 1
             if found:

@@ -416,6 +416,19 @@ def checked_in_database(
     return Checked(item, person, blind, alternatives, fixed_key, duplicate, seen, stored_before)
 
 
+def checked_or_refused(
+    session: Session, annotator_name: str, given: JudgmentInput, verdict: Verdict | None
+) -> Checked:
+    """``checked_in_database`` for one judgment (or blind answer) alone: what to store it
+    with, or its first refusal raised."""
+    refused: list[JudgmentRefused] = []
+    checked = checked_in_database(session, annotator_name, given, verdict, refused)
+    if refused:
+        raise refused[0]
+    assert checked is not None  # else refused
+    return checked
+
+
 def _stated(judgment: Judgment) -> tuple[object, ...]:
     """What a stored judgment says, as ``checked_in_database`` compares a row with it."""
     return (

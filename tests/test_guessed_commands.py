@@ -27,7 +27,7 @@ def team(database: Database) -> Database:
 def test_judge_without_an_item_says_to_give_one_or_a_file(team: Database) -> None:
     result = run_cli(team, "judge", "--as", "bob")
     assert result.exit_code == 2
-    assert "Error: give ITEM_ID (with --answer and --verdict), or --from FILE" in result.output
+    assert "Error: give ITEM_ID (with --answer, --verdict or both), or --from FILE" in result.output
     assert "Missing argument" not in result.output
 
 

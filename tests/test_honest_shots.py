@@ -233,7 +233,8 @@ def test_shots_are_never_drawn_from_the_evaluated_set(url: str) -> None:
     ("args", "message"),
     [
         (("--shots-from", "nowhere"), "--shots-from nowhere: no items of that source"),
-        (("--shots-from", "nowhere"), "; the sources: cflue, econ, shots\n"),  # what it could have been
+        # what it could have been
+        (("--shots-from", "nowhere"), "; the sources: cflue, econ, shots\n"),
         (("--shots-from", "shots/ordering.jsonl"), "; shot files go to --shot-file\n"),
         (("--shots-from", "rejected"), "rejected items never serve as shots"),
         (

@@ -522,12 +522,14 @@ def test_judge_from_and_a_single_judgment_do_not_mix(team: Database, tmp_path: P
         team, "judge", "o:1", "--answer", "DABC", "--verdict", "keep", "--format", "csv"
     )
     assert stray.exit_code == 1 and "--format is the format of a --from file" in stray.output
-    missing = run_cli(team, "judge", "o:1", "--as", "alice", "--verdict", "keep")
-    assert missing.exit_code == 2 and "Missing option '--answer'" in missing.output
+    neither = run_cli(team, "judge", "o:1", "--as", "alice")
+    assert neither.exit_code == 2 and "give --answer (your blind answer, then the key" in (
+        neither.output
+    )
     no_id = run_cli(team, "judge", "--as", "alice")
     assert (
         no_id.exit_code == 2
-        and "give ITEM_ID (with --answer and --verdict), or --from FILE" in (no_id.output)
+        and "give ITEM_ID (with --answer, --verdict or both), or --from FILE" in (no_id.output)
     )
 
 

@@ -66,14 +66,14 @@ def test_next_never_shows_the_key_and_says_how_to_judge(database: Database) -> N
     assert "DABC" not in result.output and "D, A, B, C" not in result.output
     assert EXPLANATION not in result.output
     # The line to copy names the database and the person as `next` was given them: pasted
-    # with an answer and a verdict, it judges the item as alice in this database.
+    # with an answer, it stores alice's blind answer in this database and shows the key;
+    # with a verdict too, it judges the item.
     line = result.output.splitlines()[-1]
-    assert line.startswith("judge it: vetbench --db ") and line.endswith(
-        ' judge econ:1 --revision 1 --as alice --answer "…" --verdict keep|…'
-    )
-    pasted = shlex.split(line.removeprefix("judge it: ").replace('"…"', "DABC"))
-    assert pasted[0] == "vetbench" and pasted[-1] == "keep|…"
-    judged = CliRunner().invoke(cli, [*pasted[1:-1], "keep"])
+    assert line.startswith("answer it blind (then the key is shown): vetbench --db ")
+    assert line.endswith(' judge econ:1 --revision 1 --as alice --answer "…"')
+    pasted = shlex.split(line.split(": ", 1)[1].replace('"…"', "DABC"))
+    assert pasted[0] == "vetbench"
+    judged = CliRunner().invoke(cli, [*pasted[1:], "--verdict", "keep"])
     assert judged.exit_code == 0, judged.output
     assert "saved judgment 1: alice on econ:1 revision 1" in judged.output
 

@@ -9,19 +9,23 @@ from __future__ import annotations
 import csv
 import io
 import json
+import shlex
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from helpers import run_cli, store_item, store_person, stored_judgments
+from click.testing import CliRunner
+from helpers import EXPLANATION, item_status, run_cli, store_item, store_person, stored_judgments
 from test_member_writes import in_one_transaction
 from test_privileges import JUDGE_EVENT_SQL, Team, raw, team  # noqa: F401  (team: the fixture)
 
 from db.audit import read_audit
 from db.engine import Database, open_database
 from db.items import ItemSnapshot, get_item
+from db.people import find_person
 from db.reveals import StoredReveal, store_reveal, stored_reveal
 from db.vocabulary import REVEAL_ACTION
+from reviewer.cli import cli
 from reviewer.judging import ItemEdit, edit_item, retract_last_judgment, submit_judgment
 from reviewer.queue import ReviewQueue
 
@@ -126,6 +130,105 @@ def test_judge_keeps_the_blind_answer_given_before_the_key(three: Database, tmp_
     ]
 
 
+def test_judge_in_two_steps_shows_the_key_between_the_answer_and_the_verdict(
+    three: Database,
+) -> None:
+    """`judge ITEM --answer X` alone stores the blind answer (a reveal, no judgment) and
+    shows the key and explanation with the line that gives the verdict; pasted with a
+    verdict, that line judges with the stored answer."""
+    answered = run_cli(three, "judge", "o:1", "--as", "alice", "--answer", "b,a,c,d")
+    assert answered.exit_code == 0, answered.output
+    lines = answered.output.splitlines()
+    assert lines[:4] == [
+        "stored alice's blind answer to o:1 revision 1: B, A, C, D",
+        "key: D, A, B, C (the blind answer differs)",
+        "explanation:",
+        EXPLANATION,
+    ]
+    assert lines[4].startswith("give the verdict: vetbench --db ") and lines[4].endswith(
+        " judge o:1 --revision 1 --as alice --verdict keep|…"
+    )
+    assert stored_judgments(three) == [] and item_status(three, "o:1") == "pending"
+    with three.session() as session:
+        assert stored_reveal(session, "alice", "o:1", 1) is not None
+        assert len(read_audit(session, actions=[REVEAL_ACTION])) == 1
+
+    again = run_cli(three, "judge", "o:1", "--as", "alice", "--answer", "BACD", "--json")
+    assert json.loads(again.output) == {
+        "annotator": "alice",
+        "item_id": "o:1",
+        "revision": 1,
+        "blind_answer": "B, A, C, D",
+        "key": "D, A, B, C",
+        "matches_key": False,
+        "explanation": EXPLANATION,
+        "stored_now": False,  # the same answer again: the reveal stored first
+    }
+    other = run_cli(three, "judge", "o:1", "--as", "alice", "--answer", "DABC")
+    assert other.exit_code == 1 and "after answering B, A, C, D blind" in other.output
+
+    pasted = shlex.split(lines[4].removeprefix("give the verdict: ").replace("keep|…", "wrong-key"))
+    judged = CliRunner().invoke(cli, [*pasted[1:], "--corrected", "BACD"])
+    assert judged.exit_code == 0, judged.output
+    assert "verdict wrong-key; blind answer differs from the key" in judged.output
+    assert [(j.blind_answer, j.verdict, j.corrected_key) for j in stored_judgments(three)] == [
+        ("BACD", "wrong-key", "BACD")
+    ]
+    twice = run_cli(three, "judge", "o:1", "--as", "alice", "--answer", "BACD")
+    assert twice.exit_code == 1 and "alice already judged item o:1 revision 1" in twice.output
+
+
+def test_a_verdict_alone_needs_a_blind_answer_stored_first(three: Database) -> None:
+    alone = run_cli(three, "judge", "o:2", "--as", "bob", "--verdict", "keep")
+    assert alone.exit_code == 1
+    assert "not saved: bob has not answered o:2 blind yet: give --answer with the verdict" in (
+        " ".join(alone.output.split())
+    )
+    details = run_cli(three, "judge", "o:2", "--as", "bob", "--answer", "DABC", "--comment", "ok")
+    assert details.exit_code == 1 and "--comment go with --verdict" in details.output
+    unknown = run_cli(three, "judge", "o:9", "--as", "bob", "--verdict", "keep")
+    assert unknown.exit_code == 1 and "there is no item 'o:9'" in unknown.output
+    newcomer = run_cli(three, "judge", "o:9", "--as", "cy", "--new-user", "--answer", "DABC")
+    assert newcomer.exit_code == 1  # refused: registers no one
+    with three.session() as session:
+        assert stored_reveal(session, "bob", "o:2", 1) is None
+        assert find_person(session, "cy") is None
+    assert stored_judgments(three) == []
+
+    # an edit after the answer: the answer was to the old revision, the verdict too
+    run_cli(three, "judge", "o:2", "--as", "bob", "--answer", "DABC")
+    edit_item(three, "alice", "o:2", ItemEdit(note="clearer", prompt="Order these events."))
+    stale = run_cli(three, "judge", "o:2", "--as", "bob", "--revision", "1", "--verdict", "keep")
+    assert stale.exit_code == 1 and "item o:2 is now at revision 2, not revision 1" in (
+        " ".join(stale.output.split())
+    )
+    fresh = run_cli(three, "judge", "o:2", "--as", "bob", "--verdict", "keep")
+    assert fresh.exit_code == 1 and "bob has not answered o:2 blind yet" in fresh.output
+    assert stored_judgments(three) == []
+
+
+def test_next_serves_an_item_whose_key_was_shown_with_its_key(three: Database) -> None:
+    """`next` says how to answer a fresh item blind; one whose key the person saw (here
+    by `judge --answer`) it serves with that answer and key, for the verdict."""
+    fresh = run_cli(three, "next", "--as", "alice")
+    served = fresh.output.split()[0]
+    assert fresh.output.splitlines()[-1].endswith(
+        f' judge {served} --revision 1 --as alice --answer "…"'
+    )
+    assert "key" not in fresh.output.lower().replace("the key is shown", "")
+    ok = run_cli(three, "judge", served, "--as", "alice", "--answer", "DABC")
+    assert ok.exit_code == 0, ok.output
+    shown = run_cli(three, "next", "--as", "alice").output.splitlines()
+    assert shown[0].startswith(f"{served}  ordering, revision 1")
+    assert shown[-5:-1] == [
+        "alice answered it blind before: D, A, B, C",
+        "key: D, A, B, C (the blind answer is the key)",
+        "explanation:",
+        EXPLANATION,
+    ]
+    assert shown[-1].endswith(f" judge {served} --revision 1 --as alice --verdict keep|…")
+
+
 REVEAL_SQL = (
     "INSERT INTO key_reveal (person_id, item_id, revision_number, blind_answer, seconds, "
     "revealed_at) VALUES (:person, 'o:1', 1, :answer, 0, now())"
@@ -219,3 +322,19 @@ def test_a_member_answers_a_sheet_blind_with_their_own_login(team: Team, tmp_pat
             assert stored_reveal(session, team.alice, "o:1", 1) is not None
     finally:
         owner.dispose()
+
+
+@pytest.mark.postgres
+def test_a_member_answers_one_item_blind_then_judges_it_with_their_own_login(team: Team) -> None:
+    alice = team.url(team.alice)
+    answered = run_cli(alice, "judge", "o:1", "--answer", "BACD")
+    assert answered.exit_code == 0, answered.output
+    assert answered.output.startswith(f"stored {team.alice}'s blind answer to o:1 revision 1")
+    assert "key: A, B, C, D (the blind answer differs)" in answered.output
+    # the line to paste names no one: on PostgreSQL the login is the person
+    assert answered.output.splitlines()[-1].endswith(" judge o:1 --revision 1 --verdict keep|…")
+    bob = run_cli(team.url(team.bob), "judge", "o:1", "--verdict", "keep")
+    assert bob.exit_code == 1 and "has not answered o:1 blind yet" in bob.output  # hers only
+    judged = run_cli(alice, "judge", "o:1", "--verdict", "keep")
+    assert judged.exit_code == 0, judged.output
+    assert "blind answer differs from the key" in judged.output

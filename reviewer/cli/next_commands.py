@@ -4,7 +4,9 @@ It builds the queue the review app builds (``reviewer.queue.annotator_queue``, w
 same options) and asks it once, so a script, another front end or a simulation sees
 exactly what the app would show: the item is claimed for ten minutes as the app claims
 it, and only what an annotator sees before answering is printed (never the key, the
-explanation or the flags: the answer stays blind).  ``vetbench judge`` then judges it.
+explanation or the flags: the answer stays blind).  ``vetbench judge --answer`` then
+stores the blind answer and shows the key, ``judge --verdict`` judges it; an item whose
+key the person saw already is served as that showed it, for the verdict.
 """
 
 from __future__ import annotations
@@ -14,11 +16,17 @@ from typing import TYPE_CHECKING
 
 import click
 
+from db.answers import format_answer
 from reviewer.cli import options
 from reviewer.cli.common import suggested_command
 from reviewer.cli.identity import as_option, new_user_option
 from reviewer.cli.output import print_json, terminal_block, terminal_text
-from reviewer.cli.review_commands import QueueChoice, open_queue_for, queue_options
+from reviewer.cli.review_commands import (
+    QueueChoice,
+    echo_key_shown,
+    open_queue_for,
+    queue_options,
+)
 
 if TYPE_CHECKING:
     from db.items import ItemSnapshot
@@ -61,8 +69,9 @@ def next_item(
 ) -> None:
     """Claim and print the item the review app would show you next (blind: no key).
 
-    Judge it with `vetbench judge ITEM_ID --revision N ...`; asking again before judging
-    gives the same item.  Says so when nothing waits for you.
+    Answer it with `vetbench judge ITEM_ID --revision N --answer ...`, which shows the
+    key, then give the verdict (`--verdict`); asking again before judging gives the same
+    item, with the key once you answered it.  Says so when nothing waits for you.
     """
     from reviewer.queue import annotator_queue
 
@@ -87,10 +96,16 @@ def next_item(
     click.echo(terminal_block(item.prompt))
     for label, text in item.choices.items():
         click.echo(f"  {label}. {terminal_text(text)}")
+    revealed = served_from.revealed_key(item)
+    if revealed is not None:  # served again after its key was shown: the verdict waits
+        given = format_answer(item.kind, revealed.blind_answer)
+        click.echo(f"{terminal_text(served.annotator)} answered it blind before: {given}")
+        echo_key_shown(ctx, served.annotator, item, revealed.blind_answer)
+        return
     # The line is copied and pasted: it names the database and the person as they were named.
     acting = ("--as", served.annotator) if name is not None else ()
     judge = suggested_command(ctx, "judge", item.id, "--revision", str(item.revision), *acting)
-    click.echo(f'judge it: {terminal_text(judge)} --answer "…" --verdict keep|…')
+    click.echo(f'answer it blind (then the key is shown): {terminal_text(judge)} --answer "…"')
 
 
 COMMANDS: tuple[click.Command, ...] = (next_item,)

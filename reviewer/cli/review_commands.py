@@ -1,7 +1,8 @@
 """CLI commands for reviewing: the review TUI, judging and undo without a screen.
 
 ``vetbench judge`` goes through the same service as the TUI
-(``reviewer.judging.submit_judgment``), so the rules and messages are the same.
+(``reviewer.judging.submit_judgment``), so the rules and messages are the same; its
+blind answer alone is stored as the app's reveal is (``reviewer.blind_answers``).
 Textual and the service modules are imported inside the commands: ``--help`` stays instant.
 """
 
@@ -27,13 +28,16 @@ from reviewer.cli.common import (
     suggested_command,
 )
 from reviewer.cli.identity import acting_person, as_option, new_user_option, say_held_notice
-from reviewer.cli.output import error_text, print_json, terminal_text
+from reviewer.cli.output import error_text, print_json, terminal_block, terminal_text
 
 if TYPE_CHECKING:
     from db.engine import Database
     from db.identity import Identity
+    from db.items import ItemSnapshot
     from db.search_query import SearchQuery
     from evaluator.backends.settings import BackendSettings
+    from reviewer.blind_answers import BlindAnswerReceipt
+    from reviewer.judging import JudgmentReceipt
     from reviewer.judgment_files import BatchReceipt
 
 
@@ -233,12 +237,23 @@ def judge(
     """Judge ITEM_ID without the app (same rules as the app), or many items --from a file.
 
     \b
+    One item in two steps, as the app does it: --answer alone stores your
+    blind answer and shows the key and explanation; --verdict then judges
+    it (with --alt, --corrected, --duplicate-of, --comment as it needs).
+    Both at once judge it without showing the key first.
+
+    \b
     --from reads a judging sheet (`vetbench export --format judging`) in
     two passes, so that answers stay blind: rows with an answer and no
     verdict store your blind answers (the sheet showed no key); export the
     sheet again to see the keys beside your stored answers, fill verdict
     and load it again.  A row with answer and verdict is a judgment; an
     answer other than the blind one you stored is refused."""
+    from reviewer.blind_answers import (
+        BlindAnswerReceipt,
+        stored_blind_answer,
+        submit_blind_answer,
+    )
     from reviewer.judging import JudgmentRefused, submit_judgment
 
     if from_file is not None:
@@ -247,35 +262,64 @@ def judge(
     if ctx.get_parameter_source("file_format") is click.core.ParameterSource.COMMANDLINE:
         fail("--format is the format of a --from file")
     if item_id is None:  # judge with no item: one item, or a sheet (--from) of many
-        raise click.UsageError("give ITEM_ID (with --answer and --verdict), or --from FILE", ctx)
-    for param in ctx.command.params:
-        if param.name in ("answer", "verdict") and ctx.params[param.name] is None:
-            raise click.MissingParameter(ctx=ctx, param=param)
-    assert item_id is not None and answer is not None and verdict is not None
-    db = open_db(ctx)
-    # A new person is registered with their judgment, in its transaction: a refused one
-    # (an unknown item, a bad answer) registers no one.
-    who = acting_person(ctx, name, new_user=new_user, registers_with_write=True)
-    try:
-        receipt = submit_judgment(
-            db,
-            who.name,
-            item_id,
-            revision_number=revision,
-            blind_answer=answer,
-            verdict=verdict,
-            alternative_orders=alternatives,
-            corrected_key=corrected,
-            duplicate_of=duplicate_of,
-            comment=comment,
-            seconds=seconds,
+        raise click.UsageError(
+            "give ITEM_ID (with --answer, --verdict or both), or --from FILE", ctx
         )
+    if answer is None and verdict is None:
+        raise click.UsageError(
+            "give --answer (your blind answer, then the key is shown), --verdict, or both", ctx
+        )
+    if verdict is None and (alternatives or corrected or duplicate_of or comment):
+        fail("--alt, --corrected, --duplicate-of and --comment go with --verdict")
+    db = open_db(ctx)
+    # A new person is registered with their judgment (or blind answer), in its transaction:
+    # a refused one (an unknown item, a bad answer) registers no one.
+    who = acting_person(ctx, name, new_user=new_user, registers_with_write=True)
+    receipt: BlindAnswerReceipt | JudgmentReceipt
+    try:
+        if verdict is None:  # the first step: the answer alone, then the key is shown
+            assert answer is not None
+            receipt = submit_blind_answer(
+                db,
+                who.name,
+                item_id,
+                revision_number=revision,
+                blind_answer=answer,
+                seconds=seconds,
+            )
+        else:
+            if answer is None:  # the second step: the answer stored in the first
+                answer = stored_blind_answer(db, who.name, item_id, revision)
+            if answer is None:
+                fail(
+                    f"not saved: {who.name} has not answered {item_id} blind yet: give --answer "
+                    "with the verdict, or alone first to see the key"
+                )
+            receipt = submit_judgment(
+                db,
+                who.name,
+                item_id,
+                revision_number=revision,
+                blind_answer=answer,
+                verdict=verdict,
+                alternative_orders=alternatives,
+                corrected_key=corrected,
+                duplicate_of=duplicate_of,
+                comment=comment,
+                seconds=seconds,
+            )
     except JudgmentRefused as error:
         fail(f"not saved: {error}")
     say_held_notice(who)
     if as_json:
         print_json(receipt.to_json())
-        return
+    elif isinstance(receipt, BlindAnswerReceipt):
+        _echo_blind_answer(ctx, receipt)
+    else:
+        _echo_judgment(receipt)
+
+
+def _echo_judgment(receipt: JudgmentReceipt) -> None:
     agreement = "matches the key" if receipt.matches_key else "differs from the key"
     click.echo(
         f"saved judgment {receipt.judgment_id}: {terminal_text(receipt.annotator)} on "
@@ -285,6 +329,37 @@ def judge(
     )
     if receipt.gold is not None:
         click.echo(receipt.gold.describe())
+
+
+def _echo_blind_answer(ctx: click.Context, receipt: BlindAnswerReceipt) -> None:
+    """The first step's receipt: the answer stored, then what the key shows."""
+    from db.answers import format_answer
+
+    item, person = receipt.item, terminal_text(receipt.annotator)
+    given = format_answer(item.kind, receipt.reveal.blind_answer)
+    where = f"{terminal_text(item.id)} revision {item.revision}"
+    click.echo(
+        f"stored {person}'s blind answer to {where}: {given}"
+        if receipt.stored_now
+        else f"{person} answered {where} blind before: {given} (the key was shown then)"
+    )
+    echo_key_shown(ctx, receipt.annotator, item, receipt.reveal.blind_answer)
+
+
+def echo_key_shown(ctx: click.Context, annotator: str, item: ItemSnapshot, blind: str) -> None:
+    """What follows a stored blind answer (``judge --answer``, ``next`` of an item whose
+    key was shown): the key beside it, the explanation, and the command for the verdict."""
+    from db.answers import format_answer
+
+    same = "the blind answer is the key" if blind == item.key else "the blind answer differs"
+    click.echo(f"key: {format_answer(item.kind, item.key)} ({same})")
+    if item.explanation:
+        click.echo("explanation:")
+        click.echo(terminal_block(item.explanation))
+    # The line is copied and pasted: it names the database and the person as they were named.
+    acting = ("--as", annotator) if ctx.params.get("name") is not None else ()
+    judge = suggested_command(ctx, "judge", item.id, "--revision", str(item.revision), *acting)
+    click.echo(f"give the verdict: {terminal_text(judge)} --verdict keep|…")
 
 
 _SINGLE_ONLY = frozenset(
