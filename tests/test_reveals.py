@@ -227,6 +227,14 @@ def test_next_serves_an_item_whose_key_was_shown_with_its_key(three: Database) -
         EXPLANATION,
     ]
     assert shown[-1].endswith(f" judge {served} --revision 1 --as alice --verdict keep|…")
+    as_json = json.loads(run_cli(three, "next", "--as", "alice", "--json").output)
+    assert as_json["item"]["item_id"] == served
+    assert as_json["revealed"] == {
+        "blind_answer": "D, A, B, C",
+        "key": "D, A, B, C",
+        "explanation": EXPLANATION,
+    }
+    assert "revealed" not in json.loads(run_cli(three, "next", "--as", "bob", "--json").output)
 
 
 REVEAL_SQL = (

@@ -31,6 +31,7 @@ from reviewer.cli.review_commands import (
 if TYPE_CHECKING:
     from db.items import ItemSnapshot
     from db.json_types import JsonObject
+    from db.reveals import StoredReveal
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class ServedItem:
     annotator: str
     filters: str
     item: ItemSnapshot | None
+    revealed: StoredReveal | None = None  # the item's key was shown them after this answer
 
     def to_json(self) -> JsonObject:
         item = self.item
@@ -55,7 +57,14 @@ class ServedItem:
                 "prompt": item.prompt,
                 "choices": dict(item.choices),
             }
-        return {"annotator": self.annotator, "filters": self.filters, "item": shown}
+        served: JsonObject = {"annotator": self.annotator, "filters": self.filters, "item": shown}
+        if item is not None and self.revealed is not None:  # only then: the key stays unsaid
+            served["revealed"] = {
+                "blind_answer": format_answer(item.kind, self.revealed.blind_answer),
+                "key": format_answer(item.kind, item.key),
+                "explanation": item.explanation,
+            }
+        return served
 
 
 @click.command("next")
@@ -77,13 +86,12 @@ def next_item(
 
     db, who = open_queue_for(ctx, queue, name, new_user=new_user)
     served_from = annotator_queue(db, who.name, **queue.keywords())
-    served = ServedItem(
-        served_from.annotator, served_from.filters.describe(), served_from.fetch_next()
-    )
+    item = served_from.fetch_next()
+    revealed = None if item is None else served_from.revealed_key(item)
+    served = ServedItem(served_from.annotator, served_from.filters.describe(), item, revealed)
     if as_json:
         print_json(served.to_json())
         return
-    item = served.item
     if item is None:
         click.echo(f"nothing waits for {terminal_text(served.annotator)} ({served.filters})")
         if note := served_from.held_note():
@@ -96,7 +104,6 @@ def next_item(
     click.echo(terminal_block(item.prompt))
     for label, text in item.choices.items():
         click.echo(f"  {label}. {terminal_text(text)}")
-    revealed = served_from.revealed_key(item)
     if revealed is not None:  # served again after its key was shown: the verdict waits
         given = format_answer(item.kind, revealed.blind_answer)
         click.echo(f"{terminal_text(served.annotator)} answered it blind before: {given}")
