@@ -301,8 +301,15 @@ class Database:
             try:
                 yield session
                 session.commit()
-            except BaseException:
-                session.rollback()
+            except BaseException as error:
+                try:
+                    session.rollback()
+                except Exception:
+                    # Ctrl-C inside commit() itself (after the database may have committed)
+                    # leaves a session that refuses to roll back: the interrupt is what the
+                    # caller must see (closing the session ends the transaction either way).
+                    if isinstance(error, Exception):
+                        raise
                 raise
 
     def dispose(self) -> None:

@@ -1,11 +1,13 @@
 """Ctrl-C during a `vetbench import` of several files: what was stored is said, not "Aborted!".
 
 Each file commits on its own, so a Ctrl-C in the second file leaves the first one stored and
-nothing of the second.  The second file is a named pipe nobody writes to: the import waits
-there, after the first file's commit, until the test presses Ctrl-C (SIGINT)."""
+nothing of the second.  The second file is a named pipe the test holds open and writes
+nothing to: the import waits there, after the first file's commit, until the test presses
+Ctrl-C (SIGINT)."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -52,20 +54,30 @@ def test_ctrl_c_in_the_second_file_keeps_the_first_and_says_so(
         stderr=subprocess.PIPE,
         env={**os.environ, "PYTHONPATH": str(FIXTURES.parent)},
     )
+    writer = None
     try:
         deadline = time.monotonic() + 60
-        while "first" not in stored_sources(path):
+        # The pipe's writing end opens once the import opened it to read (ENXIO before):
+        # then the first file is stored and done with, and the import waits on the pipe.
+        while writer is None:
             assert process.poll() is None, process.communicate()
-            assert time.monotonic() < deadline, "the first file was never stored"
-            time.sleep(0.1)
+            assert time.monotonic() < deadline, "the import never reached the second file"
+            try:
+                writer = os.open(waiting, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError as error:
+                assert error.errno == errno.ENXIO, error
+                time.sleep(0.1)
+        assert "first" in stored_sources(path)
         process.send_signal(signal.SIGINT)
         out, err = (stream.decode() for stream in process.communicate(timeout=60))
     finally:
+        if writer is not None:
+            os.close(writer)
         if process.poll() is None:
             process.kill()
             process.wait()
 
-    assert process.returncode == 130
+    assert process.returncode == 130, (out, err)
     assert "Aborted!" not in err and "Traceback" not in err
     stored = stored_sources(path)
     assert set(stored) == {"first"} and stored["first"] > 0

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine, event, text
+from sqlmodel import Session
 
 from db.engine import open_database, resolve_db_url
 from db.items import add_item, add_revision, get_item, get_revisions
@@ -70,6 +71,23 @@ def test_failed_transaction_changes_nothing(database) -> None:
         pass
     with database.engine.connect() as connection:
         assert connection.execute(text("SELECT count(*) FROM item")).scalar() == 0
+
+
+def test_ctrl_c_inside_commit_reaches_the_caller_as_itself(database) -> None:
+    """A KeyboardInterrupt that lands in commit() itself, where SQLAlchemy refuses the
+    rollback, is not replaced by that refusal: `import` says what it stored and exits 130."""
+
+    def interrupt(session: Session) -> None:
+        raise KeyboardInterrupt
+
+    event.listen(Session, "after_commit", interrupt)
+    try:
+        with pytest.raises(KeyboardInterrupt), database.transaction() as session:
+            add_item(session, "t:1", "t", draft(), author="import")
+    finally:
+        event.remove(Session, "after_commit", interrupt)
+    with database.transaction() as session:  # the database is usable after it
+        assert get_item(session, "t:1") is not None  # committed before the interrupt
 
 
 def test_reopening_a_current_database_runs_one_statement_and_changes_nothing(
