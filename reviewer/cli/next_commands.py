@@ -18,12 +18,12 @@ import click
 
 from db.answers import format_answer
 from reviewer.cli import options
-from reviewer.cli.common import suggested_command
 from reviewer.cli.identity import as_option, new_user_option
 from reviewer.cli.output import print_json, terminal_block, terminal_text
 from reviewer.cli.review_commands import (
     QueueChoice,
     echo_key_shown,
+    judge_command,
     open_queue_for,
     queue_options,
 )
@@ -109,10 +109,8 @@ def next_item(
         click.echo(f"{terminal_text(served.annotator)} answered it blind before: {given}")
         echo_key_shown(ctx, served.annotator, item, revealed.blind_answer)
         return
-    # The line is copied and pasted: it names the database and the person as they were named.
-    acting = ("--as", served.annotator) if name is not None else ()
-    judge = suggested_command(ctx, "judge", item.id, "--revision", str(item.revision), *acting)
-    click.echo(f'answer it blind (then the key is shown): {terminal_text(judge)} --answer "…"')
+    judge = judge_command(ctx, served.annotator, item)
+    click.echo(f'answer it blind (then the key is shown): {judge} --answer "…"')
 
 
 COMMANDS: tuple[click.Command, ...] = (next_item,)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 import click
 
+from db.answers import format_answer
 from db.vocabulary import OPEN_STATUSES, FlagName, ItemKind, QueueOrder, Verdict, values
 from db.words import agreeing, counted
 from reviewer.cli import options
@@ -333,8 +334,6 @@ def _echo_judgment(receipt: JudgmentReceipt) -> None:
 
 def _echo_blind_answer(ctx: click.Context, receipt: BlindAnswerReceipt) -> None:
     """The first step's receipt: the answer stored, then what the key shows."""
-    from db.answers import format_answer
-
     item, person = receipt.item, terminal_text(receipt.annotator)
     given = format_answer(item.kind, receipt.reveal.blind_answer)
     where = f"{terminal_text(item.id)} revision {item.revision}"
@@ -349,17 +348,22 @@ def _echo_blind_answer(ctx: click.Context, receipt: BlindAnswerReceipt) -> None:
 def echo_key_shown(ctx: click.Context, annotator: str, item: ItemSnapshot, blind: str) -> None:
     """What follows a stored blind answer (``judge --answer``, ``next`` of an item whose
     key was shown): the key beside it, the explanation, and the command for the verdict."""
-    from db.answers import format_answer
-
     same = "the blind answer is the key" if blind == item.key else "the blind answer differs"
     click.echo(f"key: {format_answer(item.kind, item.key)} ({same})")
     if item.explanation:
         click.echo("explanation:")
         click.echo(terminal_block(item.explanation))
-    # The line is copied and pasted: it names the database and the person as they were named.
+    click.echo(f"give the verdict: {judge_command(ctx, annotator, item)} --verdict keep|…")
+
+
+def judge_command(ctx: click.Context, annotator: str, item: ItemSnapshot) -> str:
+    """``vetbench judge ITEM --revision N [--as NAME]``, shown safely, for the person to
+    paste: it names the database and the person as the command was given them (``--as``
+    only when they gave it)."""
     acting = ("--as", annotator) if ctx.params.get("name") is not None else ()
-    judge = suggested_command(ctx, "judge", item.id, "--revision", str(item.revision), *acting)
-    click.echo(f"give the verdict: {terminal_text(judge)} --verdict keep|…")
+    return terminal_text(
+        suggested_command(ctx, "judge", item.id, "--revision", str(item.revision), *acting)
+    )
 
 
 _SINGLE_ONLY = frozenset(
