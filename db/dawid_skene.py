@@ -74,6 +74,20 @@ class _RowsOf:
         return data is self.data and tasks.equals(self.tasks) and pairs.equals(self.pairs)
 
 
+class _ErrorAxes:
+    """The rows (rater, label given) and columns of a fit's error matrices, which follow
+    from the ratings and their labels alone: read once a fit off crowd-kit's M-step, whose
+    values the one-coin model throws away; other ratings or labels get axes of their own."""
+
+    def __init__(self, data: pd.DataFrame, probas: pd.DataFrame) -> None:
+        self.data, self.labels = data, probas.columns
+        found = DawidSkene._m_step(data, probas)
+        self.pairs, self.columns = found.index, found.columns
+
+    def serves(self, data: pd.DataFrame, labels: pd.Index) -> bool:
+        return data is self.data and labels.equals(self.labels)
+
+
 class _ArrayEvidence:
     """crowd-kit's evidence lower bound of a fit, on arrays: the expected joint
     log-likelihood of the ratings and the labels under ``probas``, plus the entropy of
@@ -109,8 +123,7 @@ class FastOneCoinDawidSkene(_ArrayEvidence, OneCoinDawidSkene):
     """crowd-kit's ``OneCoinDawidSkene`` (one accuracy per rater), its evidence lower
     bound and its error matrices on arrays."""
 
-    _axes: tuple[pd.DataFrame, pd.Index, pd.Index, pd.Index] | None = None
-    """The ratings and labels the error matrices' axes were found for, and those axes."""
+    _axes: _ErrorAxes | None = None
 
     def _process_skills_to_errors(  # type: ignore[override]  # crowd-kit's is static
         self, data: pd.DataFrame, probas: pd.DataFrame, skills: pd.Series[Any]
@@ -123,11 +136,9 @@ class FastOneCoinDawidSkene(_ArrayEvidence, OneCoinDawidSkene):
         throws away: the rows follow from the ratings alone and the columns from the
         labels', so the M-step runs again only when either changes, not at every
         iteration (a third of one)."""
-        axes = self._axes
-        if axes is None or axes[0] is not data or not axes[1].equals(probas.columns):
-            found = DawidSkene._m_step(data, probas)
-            axes = self._axes = (data, probas.columns, found.index, found.columns)
-        _data, _labels, pairs, columns = axes
+        if self._axes is None or not self._axes.serves(data, probas.columns):
+            self._axes = _ErrorAxes(data, probas)
+        pairs, columns = self._axes.pairs, self._axes.columns
         skill = skills.reindex(pairs.get_level_values(0)).to_numpy()[:, None]
         given = np.asarray(pairs.get_level_values(1))[:, None]
         same = given == np.asarray(columns)[None, :]
