@@ -1,30 +1,28 @@
 """crowd-kit's two Dawid–Skene models as the consensus fits them (``db/consensus.py``),
-with two of their steps done on whole arrays, and what every iteration looked up again
-looked up once a fit.
+with every step of their EM loop done on whole arrays.
 
-crowd-kit 1.4 writes each EM iteration as a dozen pandas operations, whose fixed cost
-outweighs the arithmetic on a small study: the demo database's 98 ratings take 80
-iterations and seconds to fit.  Two steps were over half of it:
+crowd-kit 1.4 writes each EM iteration as a dozen pandas operations (joins, group-bys,
+clips and aligned divisions), whose fixed cost outweighs the arithmetic on a small
+study: the demo database's 98 ratings take 80 iterations and seconds to fit, and adaptive
+routing fits before every item it serves.  The subclasses below do the E-step, the
+confusion-matrix M-step, the one-coin error matrices and every iteration's evidence lower
+bound (the convergence test) with numpy indexing and sums over the same frames, and hand
+each step's result back as the frame crowd-kit's own step returns: the same index, columns
+and values (``tests/test_dawid_skene.py`` fits both on random and study data and compares
+every figure, to 1e-12, and the iterations one by one).
 
-- the one-coin model's M-step fills each rater's error matrix row by row with
-  ``DataFrame.apply`` and a ``.loc`` lookup per cell;
-- every iteration's evidence lower bound (the convergence test) joins, renames and
-  aligns three frames.
+What follows from the ratings alone is found once a fit, not at every iteration: where
+each rating's task and (rater, label) stand in the frames, and each step's axes, read off
+crowd-kit's own step the first time it runs (that one call is crowd-kit's, as is any call
+on frames these lookups do not serve).  The EM loop, the majority-vote start, the gold
+label correction and the one-coin model's skills stay crowd-kit's.
 
-The subclasses below do those two with numpy indexing on the same frames: the same
-arithmetic in the same order per element, so the same fit (``tests/test_dawid_skene.py``
-fits both on random and study data and compares every figure).  What follows from the
-ratings alone is found once a fit, not at every iteration: where each rating's task and
-(rater, label) stand in the frames, and the one-coin error matrices' rows and columns,
-for which it ran crowd-kit's whole confusion-matrix M-step and kept only its axes (the
-README's consensus benchmark has the times).  The EM loop, the E and M steps, the
-majority-vote start and the gold-label correction stay crowd-kit's.
-
-crowd-kit's evidence lower bound also clips the probabilities it is handed in place,
-which the fit then returns (each at least 1e-10); this one does too.  On pandas 2 it
-clipped the priors the fit returns as well (``rename(copy=False)`` shared them), which
-pandas 3, the tested one, no longer does: these follow pandas 3.  ``pyproject.toml`` pins crowd-kit to 1.4.x, whose private steps these
-replace; :func:`_check_crowdkit` refuses a crowd-kit without them.
+Sums: pandas adds each group's values with compensated (Kahan) summation, these with
+``np.bincount``'s plain sum, so a figure may differ in its last bits.  crowd-kit's steps
+also clip what they are handed in place (the priors in the E-step, the probabilities in
+the evidence lower bound), which the fit then returns; these do too.  ``pyproject.toml``
+pins crowd-kit to 1.4.x, whose private steps these replace; :func:`_check_crowdkit`
+refuses a crowd-kit without them.
 """
 
 from __future__ import annotations
@@ -45,9 +43,10 @@ def _check_crowdkit() -> None:
     """Refuse loudly where crowd-kit no longer has the steps this module replaces: a
     renamed one would be left in use unseen, and a changed one compared with nothing."""
     replaced = (
+        (DawidSkene, "_e_step"),
+        (DawidSkene, "_m_step"),
         (DawidSkene, "_evidence_lower_bound"),
         (OneCoinDawidSkene, "_process_skills_to_errors"),
-        (DawidSkene, "_m_step"),
     )
     missing = [f"{cls.__name__}.{name}" for cls, name in replaced if not hasattr(cls, name)]
     if missing:
@@ -57,11 +56,20 @@ def _check_crowdkit() -> None:
 _check_crowdkit()
 
 
+def _group_sums(values: np.ndarray, groups: np.ndarray, count: int) -> np.ndarray:
+    """Each column of ``values`` summed over the rows of each group (``groups[i]``: the
+    group of row ``i``, ``0 <= groups[i] < count``): a ``count`` x columns array."""
+    return np.column_stack(
+        [np.bincount(groups, weights=column, minlength=count) for column in values.T]
+    )
+
+
 class _RowsOf:
     """Where each rating's task and (rater, label) stand in a fit's frames.  The EM loop
-    hands every step the same ratings and frames indexed alike (tasks, and (rater, label)
-    pairs, in the order the ratings first show them), so the lookups are made once a fit,
-    not once an iteration; frames indexed otherwise get lookups of their own."""
+    hands every step the same ratings and frames indexed alike, so the lookups are made
+    once a fit, not once an iteration; frames indexed otherwise get lookups of their own.
+    ``complete``: every rating's task and (rater, label) is in the frames (crowd-kit's
+    joins would give the others no values: its own step handles them)."""
 
     def __init__(self, data: pd.DataFrame, tasks: pd.Index, pairs: pd.Index) -> None:
         self.data, self.tasks, self.pairs = data, tasks, pairs
@@ -69,31 +77,71 @@ class _RowsOf:
         self.error_rows = pairs.get_indexer(
             pd.MultiIndex.from_arrays([data["worker"], data["label"]])
         )
+        self.complete = bool((self.task_rows >= 0).all() and (self.error_rows >= 0).all())
 
     def serves(self, data: pd.DataFrame, tasks: pd.Index, pairs: pd.Index) -> bool:
         return data is self.data and tasks.equals(self.tasks) and pairs.equals(self.pairs)
 
+    @classmethod
+    def kept(
+        cls, rows: _RowsOf | None, data: pd.DataFrame, tasks: pd.Index, pairs: pd.Index
+    ) -> _RowsOf:
+        """``rows`` where they serve these frames, else new lookups."""
+        return (
+            rows
+            if rows is not None and rows.serves(data, tasks, pairs)
+            else cls(data, tasks, pairs)
+        )
 
-class _ErrorAxes:
-    """The rows (rater, label given) and columns of a fit's error matrices, which follow
-    from the ratings and their labels alone: read once a fit off crowd-kit's M-step, whose
-    values the one-coin model throws away; other ratings or labels get axes of their own."""
 
-    def __init__(self, data: pd.DataFrame, probas: pd.DataFrame) -> None:
-        self.data, self.labels = data, probas.columns
-        found = DawidSkene._m_step(data, probas)
-        self.pairs, self.columns = found.index, found.columns
+class _StepAxes:
+    """The index and columns of what one of crowd-kit's steps returned for these ratings
+    and labels, which follow from them alone: the steps done on arrays return their values
+    on the same axes.  ``groups``: where each row's first index level stands among that
+    level's values (the raters of the error matrices' rows)."""
+
+    def __init__(self, data: pd.DataFrame, labels: pd.Index, found: pd.DataFrame) -> None:
+        self.data, self.labels = data, labels
+        self.index, self.columns = found.index, found.columns
+        first_level = found.index.get_level_values(0)
+        self.groups, self.group_names = pd.factorize(first_level)
 
     def serves(self, data: pd.DataFrame, labels: pd.Index) -> bool:
         return data is self.data and labels.equals(self.labels)
 
 
-class _ArrayEvidence:
-    """crowd-kit's evidence lower bound of a fit, on arrays: the expected joint
-    log-likelihood of the ratings and the labels under ``probas``, plus the entropy of
-    ``probas``."""
+class _ArraySteps:
+    """The E-step and the evidence lower bound of both models, on arrays."""
 
-    _rows: _RowsOf | None = None
+    _e_axes: _StepAxes | None = None
+    _e_rows: _RowsOf | None = None
+    _bound_rows: _RowsOf | None = None
+
+    def _e_step(  # crowd-kit's is static: an instance one serves
+        self, data: pd.DataFrame, priors: pd.Series[Any], errors: pd.DataFrame
+    ) -> pd.DataFrame:
+        """Each task's probabilities of its true label given its ratings: the prior times
+        each rating's chance under each label (the rater's error matrix), normalised; in
+        log2, each task's row shifted to a maximum of 0 before exponentiating, as
+        crowd-kit does.  Its task order (first seen in the ratings) and columns are read
+        off crowd-kit's first E-step of the fit."""
+        labels = errors.columns
+        axes = self._e_axes
+        if axes is None or not axes.serves(data, labels) or not priors.index.equals(labels):
+            found = DawidSkene._e_step(data, priors, errors)
+            self._e_axes = _StepAxes(data, labels, found)
+            return found
+        rows = self._e_rows = _RowsOf.kept(self._e_rows, data, axes.index, errors.index)
+        if not rows.complete:
+            return DawidSkene._e_step(data, priors, errors)
+        priors.clip(lower=_EPS, inplace=True)
+        per_rating = np.log2(errors.to_numpy())[rows.error_rows]
+        log_likelihoods = np.log2(priors.to_numpy()) + _group_sums(
+            per_rating, rows.task_rows, len(axes.index)
+        )
+        scaled = np.exp2(log_likelihoods - log_likelihoods.max(axis=1, keepdims=True))
+        scaled /= scaled.sum(axis=1, keepdims=True)
+        return pd.DataFrame(scaled, index=axes.index, columns=axes.columns)
 
     def _evidence_lower_bound(
         self,
@@ -102,28 +150,56 @@ class _ArrayEvidence:
         priors: pd.Series[Any],
         errors: pd.DataFrame,
     ) -> float:
+        """The expected joint log-likelihood of the ratings and the labels under
+        ``probas``, plus the entropy of ``probas``."""
         labels = probas.columns
-        if self._rows is None or not self._rows.serves(data, probas.index, errors.index):
-            self._rows = _RowsOf(data, probas.index, errors.index)
-        task_rows, error_rows = self._rows.task_rows, self._rows.error_rows
-        log_errors = np.log(errors.reindex(columns=labels).to_numpy())[error_rows]
+        rows = self._bound_rows = _RowsOf.kept(self._bound_rows, data, probas.index, errors.index)
+        log_errors = np.log(errors.reindex(columns=labels).to_numpy())[rows.error_rows]
         log_priors = np.log(priors.clip(lower=_EPS).reindex(labels).to_numpy())
-        joint = float((probas.to_numpy()[task_rows] * (log_errors + log_priors)).sum())
+        joint = float((probas.to_numpy()[rows.task_rows] * (log_errors + log_priors)).sum())
         probas.clip(lower=_EPS, inplace=True)
         chances = probas.to_numpy()
         return joint - float((np.log(chances) * chances).sum())
 
 
-class FastDawidSkene(_ArrayEvidence, DawidSkene):
-    """crowd-kit's ``DawidSkene`` (a confusion matrix per rater), its evidence lower
-    bound on arrays."""
+class FastDawidSkene(_ArraySteps, DawidSkene):
+    """crowd-kit's ``DawidSkene`` (a confusion matrix per rater), its EM steps on arrays."""
+
+    _m_axes: _StepAxes | None = None
+    _m_rows: _RowsOf | None = None
+
+    def _m_step(  # type: ignore[override]  # crowd-kit's is static
+        self,
+        data: pd.DataFrame,
+        probas: pd.DataFrame,
+        initial_error: pd.DataFrame | None = None,
+        initial_error_strategy: Any = None,
+    ) -> pd.DataFrame:
+        """Each rater's confusion matrix: for each (rater, label given), the sum over
+        their ratings of each true label's probability, floored at crowd-kit's epsilon and
+        divided by the rater's sums.  Its rows and columns are read off crowd-kit's first
+        M-step of the fit (and any with initial error matrices is crowd-kit's)."""
+        labels = probas.columns
+        axes = self._m_axes
+        if initial_error is not None or axes is None or not axes.serves(data, labels):
+            found = DawidSkene._m_step(data, probas, initial_error, initial_error_strategy)
+            if initial_error is None:
+                self._m_axes = _StepAxes(data, labels, found)
+            return found
+        rows = self._m_rows = _RowsOf.kept(self._m_rows, data, probas.index, axes.index)
+        if not rows.complete:
+            return DawidSkene._m_step(data, probas)
+        sums = _group_sums(probas.to_numpy()[rows.task_rows], rows.error_rows, len(axes.index))
+        floored = np.where(sums < _EPS, _EPS, sums)  # as DataFrame.clip(lower=) does
+        totals = _group_sums(floored, axes.groups, len(axes.group_names))
+        return pd.DataFrame(floored / totals[axes.groups], index=axes.index, columns=axes.columns)
 
 
-class FastOneCoinDawidSkene(_ArrayEvidence, OneCoinDawidSkene):
-    """crowd-kit's ``OneCoinDawidSkene`` (one accuracy per rater), its evidence lower
-    bound and its error matrices on arrays."""
+class FastOneCoinDawidSkene(_ArraySteps, OneCoinDawidSkene):
+    """crowd-kit's ``OneCoinDawidSkene`` (one accuracy per rater), its E-step, evidence
+    lower bound and error matrices on arrays."""
 
-    _axes: _ErrorAxes | None = None
+    _m_axes: _StepAxes | None = None
 
     def _process_skills_to_errors(  # type: ignore[override]  # crowd-kit's is static
         self, data: pd.DataFrame, probas: pd.DataFrame, skills: pd.Series[Any]
@@ -136,9 +212,10 @@ class FastOneCoinDawidSkene(_ArrayEvidence, OneCoinDawidSkene):
         throws away: the rows follow from the ratings alone and the columns from the
         labels', so the M-step runs again only when either changes, not at every
         iteration (a third of one)."""
-        if self._axes is None or not self._axes.serves(data, probas.columns):
-            self._axes = _ErrorAxes(data, probas)
-        pairs, columns = self._axes.pairs, self._axes.columns
+        labels = probas.columns
+        if self._m_axes is None or not self._m_axes.serves(data, labels):
+            self._m_axes = _StepAxes(data, labels, DawidSkene._m_step(data, probas))
+        pairs, columns = self._m_axes.index, self._m_axes.columns
         skill = skills.reindex(pairs.get_level_values(0)).to_numpy()[:, None]
         given = np.asarray(pairs.get_level_values(1))[:, None]
         same = given == np.asarray(columns)[None, :]

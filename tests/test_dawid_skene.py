@@ -1,11 +1,13 @@
-"""``db.dawid_skene``'s models fit exactly as crowd-kit's own: the same probabilities,
-priors, error matrices and iterations, on planted ratings shaped like a review study's
+"""``db.dawid_skene``'s models fit as crowd-kit's own: the same probabilities, priors and
+error matrices (to 1e-12: numpy's sums may differ from pandas' compensated ones in the
+last bits) and the same iterations, on planted ratings shaped like a review study's
 (item-relative labels ``KEY``, ``ALT1`` …; raters of mixed skill; items with one to
 five ratings; gold rows counted three times; gold labels pinning the keep/drop model)."""
 
 from __future__ import annotations
 
 import random
+from collections import Counter
 from typing import Any
 
 import pandas as pd
@@ -89,3 +91,25 @@ def test_a_model_fitted_again_on_other_ratings_fits_them_as_a_new_one(model: typ
     other = planted_ratings(6, 30, 4, 4)
     theirs = OneCoinDawidSkene if model is FastOneCoinDawidSkene else DawidSkene
     assert_same_fit(reused, theirs(n_iter=100), other)
+
+
+@pytest.mark.parametrize("model", [FastOneCoinDawidSkene, FastDawidSkene])
+def test_a_fit_runs_crowdkits_own_steps_once_to_read_their_axes(
+    model: type[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The steps on arrays are what the EM loop runs: crowd-kit's E- and M-steps run once
+    a fit (their results' axes are read off them), not once an iteration."""
+    calls: Counter[str] = Counter()
+    for name in ("_e_step", "_m_step"):
+        own = getattr(DawidSkene, name)
+
+        def counted(*args: Any, _own: Any = own, _name: str = name) -> Any:
+            calls[_name] += 1
+            return _own(*args)
+
+        monkeypatch.setattr(DawidSkene, name, staticmethod(counted))
+    fitted = model(n_iter=100)
+    long = LONG_ONE_COIN if model is FastOneCoinDawidSkene else LONG_CONFUSION
+    _fitted(fitted, planted_ratings(*long))
+    assert len(fitted.loss_history_) >= 50
+    assert calls == {"_e_step": 1, "_m_step": 1}
