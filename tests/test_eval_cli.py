@@ -95,7 +95,7 @@ def test_a_series_says_its_notes_once_and_points_to_them_after(url: str, scripte
     series = ok(run_cli(url, "eval", "-m", scripted, *args)).stderr
     assert series.count("note: answers may run to the model's own limit") == 1, series
     first = re.findall(r"^run (\d+): 1 item$", series, re.MULTILINE)[0]
-    assert series.count(f"notes: those of run {first}") == 2, series
+    assert series.count(f"notes: as for run {first}, above") == 2, series
 
 
 def test_a_run_whose_answers_may_run_to_the_models_limit_says_so_and_how_to_cap_them(

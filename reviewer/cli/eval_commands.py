@@ -402,7 +402,7 @@ def _evaluate(
             if not quiet:  # with --json the notes are in the JSON (run.params.shot_notes)
                 # A series' runs start with the same notes: said in full once, not per run.
                 if (first := notes_said.get(update.notes)) is not None:
-                    click.echo(f"notes: those of run {first}", err=True)
+                    click.echo(f"notes: as for run {first}, above", err=True)
                 else:
                     for note in update.notes:
                         shown = plainly_wrapped(
