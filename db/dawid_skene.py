@@ -9,7 +9,7 @@ confusion-matrix M-step, the one-coin error matrices and every iteration's evide
 bound (the convergence test) with numpy indexing and sums over the same frames, and hand
 each step's result back as the frame crowd-kit's own step returns: the same index, columns
 and values (``tests/test_dawid_skene.py`` fits both on random and study data and compares
-every figure, to 1e-12, and the iterations one by one).
+every figure exactly, and the iterations one by one).
 
 What follows from the ratings alone is found once a fit, not at every iteration: where
 each rating's task and (rater, label) stand in the frames, and each step's axes, read off
@@ -17,12 +17,14 @@ crowd-kit's own step the first time it runs (that one call is crowd-kit's, as is
 on frames these lookups do not serve).  The EM loop, the majority-vote start, the gold
 label correction and the one-coin model's skills stay crowd-kit's.
 
-Sums: pandas adds each group's values with compensated (Kahan) summation, these with
-``np.bincount``'s plain sum, so a figure may differ in its last bits.  crowd-kit's steps
-also clip what they are handed in place (the priors in the E-step, the probabilities in
-the evidence lower bound), which the fit then returns; these do too.  ``pyproject.toml``
-pins crowd-kit to 1.4.x, whose private steps these replace; :func:`_check_crowdkit`
-refuses a crowd-kit without them.
+The sums over ratings stay pandas' group-by sums (compensated summation, in the ratings'
+order), on arrays laid out without the joins, so every probability, prior and error
+matrix is crowd-kit's to the last bit.  Only the evidence lower bound is summed in
+another order; it decides nothing but when the loop stops, which the tests check is at
+the same iteration.  crowd-kit's steps also clip what they are handed in place (the
+priors in the E-step, the probabilities in the evidence lower bound), which the fit then
+returns; these do too.  ``pyproject.toml`` pins crowd-kit to 1.4.x, whose private steps
+these replace; :func:`_check_crowdkit` refuses a crowd-kit without them.
 """
 
 from __future__ import annotations
@@ -58,10 +60,12 @@ _check_crowdkit()
 
 def _group_sums(values: np.ndarray, groups: np.ndarray, count: int) -> np.ndarray:
     """Each column of ``values`` summed over the rows of each group (``groups[i]``: the
-    group of row ``i``, ``0 <= groups[i] < count``): a ``count`` x columns array."""
-    return np.column_stack(
-        [np.bincount(groups, weights=column, minlength=count) for column in values.T]
-    )
+    group of row ``i``; every group from 0 to ``count - 1`` has a row): a ``count`` x
+    columns array.  pandas' group-by, as crowd-kit's steps sum: compensated (Kahan)
+    summation in row order, so the sums are crowd-kit's to the last bit."""
+    sums = pd.DataFrame(values).groupby(groups, sort=True).sum().to_numpy()
+    assert len(sums) == count
+    return sums
 
 
 class _RowsOf:

@@ -1,6 +1,5 @@
-"""``db.dawid_skene``'s models fit as crowd-kit's own: the same probabilities, priors and
-error matrices (to 1e-12: numpy's sums may differ from pandas' compensated ones in the
-last bits) and the same iterations, on planted ratings shaped like a review study's
+"""``db.dawid_skene``'s models fit exactly as crowd-kit's own: the same probabilities,
+priors and error matrices to the last bit, and the same iterations, on planted ratings shaped like a review study's
 (item-relative labels ``KEY``, ``ALT1`` …; raters of mixed skill; items with one to
 five ratings; gold rows counted three times; gold labels pinning the keep/drop model)."""
 
@@ -55,9 +54,9 @@ def assert_same_fit(
     """The same fit; ``long``: one that follows the EM a long way (50 iterations or more)."""
     probas, priors, errors, losses = _fitted(ours, data, *gold)
     their_probas, their_priors, their_errors, their_losses = _fitted(theirs, data, *gold)
-    pd.testing.assert_frame_equal(probas, their_probas, rtol=0, atol=1e-12)
-    pd.testing.assert_series_equal(priors, their_priors, rtol=0, atol=1e-12)
-    pd.testing.assert_frame_equal(errors, their_errors, rtol=0, atol=1e-12)
+    pd.testing.assert_frame_equal(probas, their_probas, check_exact=True)
+    pd.testing.assert_series_equal(priors, their_priors, check_exact=True)
+    pd.testing.assert_frame_equal(errors, their_errors, check_exact=True)
     assert len(losses) == len(their_losses)  # the same iterations, stopped at the same one
     assert losses == pytest.approx(their_losses, rel=1e-12, abs=1e-12)
     assert len(losses) >= 50 or not long
