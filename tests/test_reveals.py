@@ -15,7 +15,15 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
-from helpers import EXPLANATION, item_status, run_cli, store_item, store_person, stored_judgments
+from helpers import (
+    EXPLANATION,
+    item_status,
+    run_at_80_columns,
+    run_cli,
+    store_item,
+    store_person,
+    stored_judgments,
+)
 from test_member_writes import in_one_transaction
 from test_privileges import JUDGE_EVENT_SQL, Team, raw, team  # noqa: F401  (team: the fixture)
 
@@ -130,6 +138,12 @@ def test_judge_keeps_the_blind_answer_given_before_the_key(three: Database, tmp_
     ]
 
 
+ORDERING_VERDICTS = (
+    "  verdicts: keep, ambiguous --alt ORDER (each other valid one), no-order, wrong-key "
+    "--corrected KEY, flawed, sensitive, duplicate --duplicate-of ITEM_ID"
+)
+
+
 def test_judge_in_two_steps_shows_the_key_between_the_answer_and_the_verdict(
     three: Database,
 ) -> None:
@@ -148,6 +162,7 @@ def test_judge_in_two_steps_shows_the_key_between_the_answer_and_the_verdict(
     assert lines[4].startswith("give the verdict: vetbench --db ") and lines[4].endswith(
         " judge o:1 --revision 1 --as alice --verdict keep|…"
     )
+    assert lines[5:] == [ORDERING_VERDICTS]
     assert stored_judgments(three) == [] and item_status(three, "o:1") == "pending"
     with three.session() as session:
         assert stored_reveal(session, "alice", "o:1", 1) is not None
@@ -176,6 +191,28 @@ def test_judge_in_two_steps_shows_the_key_between_the_answer_and_the_verdict(
     ]
     twice = run_cli(three, "judge", "o:1", "--as", "alice", "--answer", "BACD")
     assert twice.exit_code == 1 and "alice already judged item o:1 revision 1" in twice.output
+
+
+def test_the_verdicts_offered_after_the_key_are_those_of_the_items_kind(
+    three: Database,
+) -> None:
+    """A multiple-choice item takes no no-order, and its other valid answers are answers;
+    on an 80-column terminal the list wraps under its heading, each option whole."""
+    store_item(three, "s:1", kind="single", key="B")
+    answered = run_cli(three, "judge", "s:1", "--as", "alice", "--answer", "A")
+    assert answered.exit_code == 0, answered.output
+    assert answered.output.splitlines()[-1] == (
+        "  verdicts: keep, ambiguous --alt ANSWER (each other valid one), wrong-key "
+        "--corrected KEY, flawed, sensitive, duplicate --duplicate-of ITEM_ID"
+    )
+    status, shown = run_at_80_columns(three, "judge", "o:1", "--as", "alice", "--answer", "ABCD")
+    assert status == 0, shown
+    lines = shown.splitlines()
+    listed = lines[next(i for i, line in enumerate(lines) if line.startswith("  verdicts: ")) :]
+    assert len(listed) > 1 and all(line.startswith("    ") for line in listed[1:])
+    assert all(len(line) <= 80 for line in listed), listed
+    assert " ".join(line.strip() for line in listed) == ORDERING_VERDICTS.strip()
+    assert all(word in " ".join(listed).split() for word in ("--alt", "--duplicate-of"))
 
 
 def test_a_verdict_alone_needs_a_blind_answer_stored_first(three: Database) -> None:
@@ -220,13 +257,14 @@ def test_next_serves_an_item_whose_key_was_shown_with_its_key(three: Database) -
     assert ok.exit_code == 0, ok.output
     shown = run_cli(three, "next", "--as", "alice").output.splitlines()
     assert shown[0].startswith(f"{served}  ordering, revision 1")
-    assert shown[-5:-1] == [
+    assert shown[-6:-2] == [
         "alice answered it blind before: D, A, B, C",
         "key: D, A, B, C (the blind answer is the key)",
         "explanation:",
         EXPLANATION,
     ]
-    assert shown[-1].endswith(f" judge {served} --revision 1 --as alice --verdict keep|…")
+    assert shown[-2].endswith(f" judge {served} --revision 1 --as alice --verdict keep|…")
+    assert shown[-1] == ORDERING_VERDICTS
     as_json = json.loads(run_cli(three, "next", "--as", "alice", "--json").output)
     assert as_json["item"]["item_id"] == served
     assert as_json["revealed"] == {
@@ -340,7 +378,7 @@ def test_a_member_answers_one_item_blind_then_judges_it_with_their_own_login(tea
     assert answered.output.startswith(f"stored {team.alice}'s blind answer to o:1 revision 1")
     assert "key: A, B, C, D (the blind answer differs)" in answered.output
     # the line to paste names no one: on PostgreSQL the login is the person
-    assert answered.output.splitlines()[-1].endswith(" judge o:1 --revision 1 --verdict keep|…")
+    assert answered.output.splitlines()[-2].endswith(" judge o:1 --revision 1 --verdict keep|…")
     bob = run_cli(team.url(team.bob), "judge", "o:1", "--verdict", "keep")
     assert bob.exit_code == 1 and "has not answered o:1 blind yet" in bob.output  # hers only
     judged = run_cli(alice, "judge", "o:1", "--verdict", "keep")

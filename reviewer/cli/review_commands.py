@@ -29,7 +29,7 @@ from reviewer.cli.common import (
     suggested_command,
 )
 from reviewer.cli.identity import acting_person, as_option, new_user_option, say_held_notice
-from reviewer.cli.output import error_text, print_json, terminal_block, terminal_text
+from reviewer.cli.output import error_text, print_json, terminal_block, terminal_text, wrapped
 
 if TYPE_CHECKING:
     from db.engine import Database
@@ -354,6 +354,19 @@ def echo_key_shown(ctx: click.Context, annotator: str, item: ItemSnapshot, blind
         click.echo("explanation:")
         click.echo(terminal_block(item.explanation))
     click.echo(f"give the verdict: {judge_command(ctx, annotator, item)} --verdict keep|…")
+    click.echo(wrapped(verdict_choices(item.kind), first="  verdicts: ", hang="    "))
+
+
+def verdict_choices(kind: ItemKind) -> str:
+    """The verdicts an item of ``kind`` takes, each with the option it needs."""
+    answer = "ORDER" if kind is ItemKind.ORDERING else "ANSWER"
+    needs = {
+        Verdict.AMBIGUOUS: f"--alt {answer} (each other valid one)",
+        Verdict.WRONG_KEY: "--corrected KEY",
+        Verdict.DUPLICATE: "--duplicate-of ITEM_ID",
+    }
+    taken = [v for v in Verdict if v is not Verdict.NO_ORDER or kind is ItemKind.ORDERING]
+    return ", ".join(f"{v.value} {needs[v]}" if v in needs else v.value for v in taken)
 
 
 def judge_command(ctx: click.Context, annotator: str, item: ItemSnapshot) -> str:
