@@ -5,9 +5,9 @@ annotators of varying skill, 3 per item, wrong keys, flawed items, retracted and
 repeated judgments, edits and decisions), then times importing crowd-kit, reading the
 inputs and fitting both models, and prints what the consensus found.  Its peer, in the
 same run on the same ratings: the fit with crowd-kit's own model classes instead of
-``db/dawid_skene.py``'s (which do their EM steps on arrays), whether both decide the same
-and the largest difference between their figures (pandas sums a group's values with
-compensated summation, numpy plainly: the last bits may differ).  ``--items 49`` is about the demo database's size.
+``db/dawid_skene.py``'s (which do their EM steps on arrays), whether both decide the same,
+and how far apart their figures are at most (0: the same to the last bit).  ``--items 49``
+is about the demo database's size.
 
     .venv/bin/python bench/bench_consensus.py [--items 10000] [--db FILE]
 """

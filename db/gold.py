@@ -37,7 +37,7 @@ from db.items import get_item, no_item_message
 from db.json_types import JsonObject
 from db.models import GoldItem, Item, Person, utcnow
 from db.people import require_lead
-from db.vocabulary import GOLD_ADD_ACTION, ItemKind, ItemStatus, Verdict
+from db.vocabulary import GOLD_ADD_ACTION, ItemKind, ItemStatus, Verdict, verdict_applies
 
 __all__ = [
     "GoldError",
@@ -206,7 +206,7 @@ def serving_gold() -> ColumnElement[bool]:
 
 
 def _check_known(kind: ItemKind, key: str, verdict: Verdict, answer: str) -> None:
-    if verdict is Verdict.NO_ORDER and kind is not ItemKind.ORDERING:
+    if not verdict_applies(verdict, kind):
         raise GoldError("no-order applies to ordering items only")
     if verdict is Verdict.KEEP and answer != key:
         raise GoldError(

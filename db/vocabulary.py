@@ -190,6 +190,12 @@ class Verdict(StrEnum):
     DUPLICATE = "duplicate"
 
 
+def verdict_applies(verdict: Verdict, kind: ItemKind) -> bool:
+    """Whether items of ``kind`` take ``verdict``: ``no-order`` speaks of events, so only
+    ordering items take it (the app's keys, ``judge``'s checks and gold items' alike)."""
+    return verdict is not Verdict.NO_ORDER or kind is ItemKind.ORDERING
+
+
 class DecisionReason(StrEnum):
     """Why a lead rejected an item (approvals may carry ``other`` or none)."""
 

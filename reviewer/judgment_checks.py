@@ -24,7 +24,7 @@ from db.models import Item, Judgment, Person
 from db.people import ensure_person, find_person
 from db.reveals import StoredReveal, reveal_of
 from db.validation import ItemDraft, Problem, kind_change_problems, validate_draft
-from db.vocabulary import ItemKind, Verdict
+from db.vocabulary import ItemKind, Verdict, verdict_applies
 
 
 class JudgmentRefused(VetbenchError, ValueError):
@@ -142,7 +142,7 @@ def _check_verdict_fields(
         refused.append(
             JudgmentRefused("a corrected key goes with the verdict wrong-key only", "corrected")
         )
-    if verdict is Verdict.NO_ORDER and kind is not ItemKind.ORDERING:
+    if not verdict_applies(verdict, kind):
         refused.append(
             JudgmentRefused(
                 "no-order applies to ordering items; for a multiple-choice item use "

@@ -17,7 +17,15 @@ from typing import TYPE_CHECKING, Any, TypedDict
 import click
 
 from db.answers import format_answer
-from db.vocabulary import OPEN_STATUSES, FlagName, ItemKind, QueueOrder, Verdict, values
+from db.vocabulary import (
+    OPEN_STATUSES,
+    FlagName,
+    ItemKind,
+    QueueOrder,
+    Verdict,
+    values,
+    verdict_applies,
+)
 from db.words import agreeing, counted
 from reviewer.cli import options
 from reviewer.cli.common import (
@@ -365,7 +373,7 @@ def verdict_choices(kind: ItemKind) -> str:
         Verdict.WRONG_KEY: "--corrected KEY",
         Verdict.DUPLICATE: "--duplicate-of ITEM_ID",
     }
-    taken = [v for v in Verdict if v is not Verdict.NO_ORDER or kind is ItemKind.ORDERING]
+    taken = [verdict for verdict in Verdict if verdict_applies(verdict, kind)]
     return ", ".join(f"{v.value} {needs[v]}" if v in needs else v.value for v in taken)
 
 

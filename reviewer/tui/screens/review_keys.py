@@ -18,7 +18,7 @@ from enum import StrEnum
 from textual.binding import Binding, BindingType
 
 from db.items import ItemSnapshot
-from db.vocabulary import ItemKind, Verdict
+from db.vocabulary import ItemKind, Verdict, verdict_applies
 from reviewer.tui.screens.help import HelpRow
 from reviewer.tui.widgets.verdict_bar import VERDICT_KEYS
 
@@ -244,7 +244,7 @@ def action_applies(
     if action == "verdict":
         if phase is not Phase.REVEALED or item is None:
             return False
-        return parameters[0] != Verdict.NO_ORDER or item.kind is ItemKind.ORDERING
+        return verdict_applies(Verdict(str(parameters[0])), item.kind)
     if action == "comment":
         return phase is Phase.REVEALED
     if action == "leave_comment":  # Esc, in the footer while typing a comment
