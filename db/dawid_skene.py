@@ -29,6 +29,7 @@ these replace; :func:`_check_crowdkit` refuses a crowd-kit without them.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -101,17 +102,22 @@ class _RowsOf:
 class _StepAxes:
     """The index and columns of what one of crowd-kit's steps returned for these ratings
     and labels, which follow from them alone: the steps done on arrays return their values
-    on the same axes.  ``groups``: where each row's first index level stands among that
-    level's values (the raters of the error matrices' rows)."""
+    on the same axes."""
 
     def __init__(self, data: pd.DataFrame, labels: pd.Index, found: pd.DataFrame) -> None:
         self.data, self.labels = data, labels
         self.index, self.columns = found.index, found.columns
-        first_level = found.index.get_level_values(0)
-        self.groups, self.group_names = pd.factorize(first_level)
 
     def serves(self, data: pd.DataFrame, labels: pd.Index) -> bool:
         return data is self.data and labels.equals(self.labels)
+
+    @functools.cached_property
+    def raters(self) -> tuple[np.ndarray, int]:
+        """Where each row's rater (the first index level: the error matrices' rows are
+        (rater, label given)) stands among the raters, and how many raters there are;
+        only the confusion-matrix M-step asks."""
+        rows, raters = pd.factorize(self.index.get_level_values(0))
+        return rows, len(raters)
 
 
 class _ArraySteps:
@@ -195,8 +201,9 @@ class FastDawidSkene(_ArraySteps, DawidSkene):
             return DawidSkene._m_step(data, probas)
         sums = _group_sums(probas.to_numpy()[rows.task_rows], rows.error_rows, len(axes.index))
         floored = np.where(sums < _EPS, _EPS, sums)  # as DataFrame.clip(lower=) does
-        totals = _group_sums(floored, axes.groups, len(axes.group_names))
-        return pd.DataFrame(floored / totals[axes.groups], index=axes.index, columns=axes.columns)
+        rater_rows, raters = axes.raters
+        totals = _group_sums(floored, rater_rows, raters)
+        return pd.DataFrame(floored / totals[rater_rows], index=axes.index, columns=axes.columns)
 
 
 class FastOneCoinDawidSkene(_ArraySteps, OneCoinDawidSkene):
