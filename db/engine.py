@@ -46,6 +46,7 @@ from db.faults import (
     NotVetbench,
     first_line,
 )
+from db.interrupts import InterruptedAfterCommit, InterruptedDuringCommit, interrupt_after
 
 DEFAULT_DB_PATH = "vetbench.db"
 DB_ENV_VAR = "VETBENCH_DB"
@@ -294,20 +295,26 @@ class Database:
         """A write transaction: commits on success, rolls back on error.
 
         On SQLite it takes the write lock up front (``BEGIN IMMEDIATE``), waiting
-        on the busy timeout while another writer holds it.
+        on the busy timeout while another writer holds it.  Ctrl-C during the commit
+        waits for it (``db.interrupts``): :class:`InterruptedAfterCommit` says it is stored.
         """
         bind = self.engine.execution_options(**{_BEGIN_OPTION: "IMMEDIATE"})
         with Session(bind, expire_on_commit=False) as session:
             try:
                 yield session
-                session.commit()
+                # Ctrl-C waits for the commit, so the caller is told whether it went through.
+                with interrupt_after(InterruptedAfterCommit, InterruptedDuringCommit):
+                    session.commit()
+            except InterruptedAfterCommit:
+                raise  # committed: nothing to roll back
             except BaseException as error:
                 try:
                     session.rollback()
                 except Exception:
-                    # Ctrl-C inside commit() itself (after the database may have committed)
-                    # leaves a session that refuses to roll back: the interrupt is what the
-                    # caller must see (closing the session ends the transaction either way).
+                    # An interrupt inside commit() itself (a second Ctrl-C, or one raised
+                    # where no signal is held) leaves a session that refuses to roll back:
+                    # the interrupt is what the caller must see (closing the session ends
+                    # the transaction either way).
                     if isinstance(error, Exception):
                         raise
                 raise

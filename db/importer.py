@@ -85,6 +85,7 @@ from db.import_duplicates import link_stated_duplicates, mark_duplicates, rememb
 from db.import_report import FileReport, ImportProgress, ImportReport
 from db.import_state import ImportState
 from db.import_statuses import StatedStatus, restore_stated_statuses
+from db.interrupts import InterruptedAfterCommit, InterruptedDuringCommit
 from db.item_status import refresh_item_statuses
 from db.items import (
     NewItem,
@@ -113,11 +114,15 @@ class ImportOptionError(VetbenchError, ValueError):
 
 class ImportInterrupted(VetbenchError):
     """Ctrl-C during an import.  ``report`` says what was stored: every file before the
-    interrupted one (each commits on its own), nothing of that file or of those after it."""
+    interrupted one (each commits on its own), nothing of those after it, and of the
+    interrupted one what its report says: nothing, unless the Ctrl-C came while it was
+    committing (the commit goes through first: ``interrupted_file_stored``), or may have
+    been, where a second Ctrl-C cut the commit short (its error says so)."""
 
-    def __init__(self, report: ImportReport, path: str) -> None:
-        super().__init__(f"interrupted while importing {path}: nothing of it was stored")
+    def __init__(self, report: ImportReport, message: str, *, interrupted_file_stored: bool):
+        super().__init__(message)
         self.report = report
+        self.interrupted_file_stored = interrupted_file_stored
 
 
 class _Rejected(Exception):
@@ -196,13 +201,9 @@ def import_files(
                 duplicate_threshold=duplicate_threshold,
                 options=options,
             )
-        except KeyboardInterrupt:
-            # The file's transaction rolled back; the files before it are stored, and
-            # saying so beats a bare "Aborted!" that leaves a person guessing.
-            file_report.error = (
-                f"{file_report.path}: interrupted (Ctrl-C): nothing of it was stored"
-            )
-            file_report.forget_writes()
+        except KeyboardInterrupt as interrupt:
+            # The files before it are stored, and saying so (and what became of this one)
+            # beats a bare "Aborted!" that leaves a person guessing.
             for later in paths[position + 1 :]:
                 report.files.append(
                     FileReport(
@@ -210,8 +211,30 @@ def import_files(
                         error=f"{os.fspath(later)}: not read (interrupted before it)",
                     )
                 )
-            raise ImportInterrupted(report, file_report.path) from None
+            raise _interrupted(report, file_report, interrupt) from None
     return report
+
+
+def _interrupted(
+    report: ImportReport, file_report: FileReport, interrupt: KeyboardInterrupt
+) -> ImportInterrupted:
+    """What a Ctrl-C while ``file_report``'s file was imported left stored, said."""
+    path = file_report.path
+    if isinstance(interrupt, InterruptedAfterCommit):
+        return ImportInterrupted(
+            report, f"interrupted (Ctrl-C) once {path} was stored", interrupted_file_stored=True
+        )
+    file_report.forget_writes()
+    if isinstance(interrupt, InterruptedDuringCommit):
+        file_report.error = (
+            f"{path}: interrupted (Ctrl-C twice) while it was being stored: it may or may not "
+            "be stored; import it again to be sure (what is stored already comes back unchanged)"
+        )
+        message = f"interrupted while storing {path}: it may or may not be stored"
+    else:  # its transaction rolled back
+        file_report.error = f"{path}: interrupted (Ctrl-C): nothing of it was stored"
+        message = f"interrupted while importing {path}: nothing of it was stored"
+    return ImportInterrupted(report, message, interrupted_file_stored=False)
 
 
 def _import_one(

@@ -16,12 +16,14 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 
 import pytest
+from sqlalchemy import Connection, Engine, event
 
-from tests.helpers import FIXTURES
+from tests.helpers import FIXTURES, run_cli
 
 
 def stored_sources(path: Path) -> dict[str, int]:
@@ -100,3 +102,77 @@ def test_ctrl_c_in_the_second_file_keeps_the_first_and_says_so(
         assert f"error: {waiting}: interrupted (Ctrl-C): nothing of it was stored" in err
         assert f"error: {never}: not read (interrupted before it)" in err
         assert "interrupted while importing" not in err  # said once, in the file's line
+
+
+def _press_ctrl_c_as(source: str, presses: int) -> Callable[[Connection], None]:
+    """An engine ``commit`` listener (called just before the database commits) that
+    presses Ctrl-C ``presses`` times while the transaction storing ``source``'s items
+    commits."""
+
+    def press(connection: Connection) -> None:
+        cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        cursor.execute(f"SELECT count(*) FROM item WHERE source = '{source}'")
+        if cursor.fetchone()[0]:
+            for _ in range(presses):
+                os.kill(os.getpid(), signal.SIGINT)
+
+    return press
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_ctrl_c_while_a_file_commits_waits_for_the_commit_and_says_it_is_stored(
+    tmp_path: Path, as_json: bool
+) -> None:
+    first, second, never = (tmp_path / f"{name}.csv" for name in ("first", "second", "never"))
+    for path in (first, second, never):
+        shutil.copy(FIXTURES / "econ_ordering.csv", path)
+    db_path = tmp_path / "vetbench.db"
+    press = _press_ctrl_c_as("second", presses=1)
+    event.listen(Engine, "commit", press)
+    try:
+        result = run_cli(
+            db_path, "import", str(first), str(second), str(never), *(["--json"] * as_json)
+        )
+    finally:
+        event.remove(Engine, "commit", press)
+
+    assert result.exit_code == 130, result.output
+    stored = stored_sources(db_path)
+    assert set(stored) == {"first", "second"} and stored["second"] == stored["first"]
+    if as_json:
+        files = json.loads(result.stdout)
+        assert [(file["path"], file["stored"]) for file in files] == [
+            (str(first), True),
+            (str(second), True),
+            (str(never), False),
+        ]
+        assert files[1]["added"] == stored["second"] and files[1]["error"] is None
+    else:
+        assert f"{second} (econlogicqa, source second)" in result.stdout
+        assert f"2 of 3 files imported: {stored['first'] * 2} added" in result.stdout
+        assert "nothing of it was stored" not in result.stderr
+    assert f"error: {never}: not read (interrupted before it)" in result.stderr or as_json
+    assert f"error: interrupted (Ctrl-C) once {second} was stored" in result.stderr
+
+
+def test_ctrl_c_twice_while_a_file_commits_says_it_may_be_stored(tmp_path: Path) -> None:
+    first, second = (tmp_path / f"{name}.csv" for name in ("first", "second"))
+    for path in (first, second):
+        shutil.copy(FIXTURES / "econ_ordering.csv", path)
+    db_path = tmp_path / "vetbench.db"
+    press = _press_ctrl_c_as("second", presses=2)
+    event.listen(Engine, "commit", press)
+    try:
+        result = run_cli(db_path, "import", str(first), str(second))
+    finally:
+        event.remove(Engine, "commit", press)
+
+    assert result.exit_code == 130, result.output
+    assert set(stored_sources(db_path)) == {"first"}  # cut before SQLite committed, here
+    assert (
+        f"error: {second}: interrupted (Ctrl-C twice) while it was being stored: it may or "
+        "may not be stored; import it again to be sure" in " ".join(result.stderr.split())
+    )
+    again = run_cli(db_path, "import", str(first), str(second))
+    assert again.exit_code == 0, again.output
+    assert set(stored_sources(db_path)) == {"first", "second"}

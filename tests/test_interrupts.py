@@ -1,4 +1,4 @@
-"""Ctrl-C held until the step in hand is whole (evaluator/interrupts.py)."""
+"""Ctrl-C held until the step in hand is whole (db/interrupts.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from evaluator.interrupts import interrupt_after
+from db.interrupts import interrupt_after
 
 
 def test_ctrl_c_inside_the_block_is_raised_when_the_block_has_ended() -> None:
@@ -55,3 +55,26 @@ def test_another_thread_or_handler_is_left_alone() -> None:
         assert seen[-1] == "own handler"  # the program's own handler ran, nothing held
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_ctrl_c_held_arrives_as_the_type_asked_for() -> None:
+    class Held(KeyboardInterrupt):
+        pass
+
+    with pytest.raises(Held), interrupt_after(Held):
+        os.kill(os.getpid(), signal.SIGINT)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_second_ctrl_c_does_not_wait_for_the_block() -> None:
+    class Again(KeyboardInterrupt):
+        pass
+
+    steps: list[str] = []
+    with pytest.raises(Again), interrupt_after(again=Again):
+        os.kill(os.getpid(), signal.SIGINT)
+        steps.append("held")
+        os.kill(os.getpid(), signal.SIGINT)
+        steps.append("never reached")
+    assert steps == ["held"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -30,6 +30,7 @@ from db.answers import LETTERS
 from db.audit import record_event
 from db.engine import Database
 from db.errors import VetbenchError
+from db.interrupts import interrupt_after
 from db.items import add_item
 from db.json_types import JsonObject, JsonValue
 from db.listings import generated_item_id
@@ -51,7 +52,6 @@ from evaluator.generation.templates import (
     GenerationMode,
     GenerationTemplate,
 )
-from evaluator.interrupts import interrupt_after
 from evaluator.openai_client import ChatClient
 
 DEFAULT_MAX_TOKENS = 1024

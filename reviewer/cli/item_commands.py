@@ -304,7 +304,7 @@ def import_command(
     database if it does not exist.  Exits with status 1 when a file could not be
     imported (with --skip-invalid: when none of a file's records was valid).  Each file
     is stored on its own: Ctrl-C lists the files stored before it, stores nothing of the
-    file being read and exits with status 130.
+    file being read (one being committed is stored first) and exits with status 130.
     """
     from db.errors import VetbenchError
     from db.importer import ImportInterrupted, import_files
@@ -333,7 +333,8 @@ def import_command(
         # What the files before it stored is listed as usual; 130 is a shell's Ctrl-C status.
         bars.close()
         _report_import(interrupted.report, database, existed=existed, as_json=as_json)
-        if as_json:  # the text report has said it in the interrupted file's line
+        # The text report says it in the interrupted file's line, unless that file is stored.
+        if as_json or interrupted.interrupted_file_stored:
             click.echo(error_text(str(interrupted)), err=True)
         sys.exit(130)
     except VetbenchError:  # a refused option (ImportOptionError): the group says it
