@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -32,6 +32,7 @@ from typing import IO, Any, TypeVar
 
 import pytest
 from click.testing import CliRunner, Result
+from sqlalchemy import Connection, Engine, event
 from sqlmodel import Session, col, select
 from textual.app import App
 from textual.pilot import Pilot
@@ -558,6 +559,29 @@ def run_cli(db: Database | Path | str, *args: str) -> Result:
     result = CliRunner().invoke(cli, ["--db", str(url), *args], prog_name="vetbench")
     assert "Traceback" not in result.output, result.output
     return result
+
+
+@contextlib.contextmanager
+def ctrl_c_in_commits(presses: int = 1, *, storing_source: str | None = None) -> Iterator[None]:
+    """Inside the block, press Ctrl-C (a real SIGINT to this process) ``presses`` times
+    whenever a database of this process is about to commit, as a person might in the
+    middle of the commit (SQLAlchemy's engine ``commit`` event); with ``storing_source``,
+    only in a commit whose transaction holds items of that source."""
+
+    def press(connection: Connection) -> None:
+        if storing_source is not None:
+            cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
+            cursor.execute(f"SELECT count(*) FROM item WHERE source = '{storing_source}'")
+            if not cursor.fetchone()[0]:
+                return
+        for _ in range(presses):
+            os.kill(os.getpid(), signal.SIGINT)
+
+    event.listen(Engine, "commit", press)
+    try:
+        yield
+    finally:
+        event.remove(Engine, "commit", press)
 
 
 def run_process(

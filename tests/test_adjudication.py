@@ -7,7 +7,14 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from helpers import EXPLANATION, item_status, run_cli, store_item, store_person
+from helpers import (
+    EXPLANATION,
+    ctrl_c_in_commits,
+    item_status,
+    run_cli,
+    store_item,
+    store_person,
+)
 from sqlalchemy import update
 from sqlmodel import col, select
 
@@ -343,6 +350,30 @@ def test_cli_decide_and_refusal(team_file) -> None:  # type: ignore[no-untyped-d
         team_file, "decide", "o:2", "--as", "lea", "--status", "rejected", "--reason", "flawed"
     )
     assert again.exit_code == 0 and "revises 1 earlier decision" in again.output
+
+
+@pytest.mark.parametrize("presses", [1, 2], ids=["once", "twice"])
+def test_ctrl_c_while_a_decision_commits_is_not_told_as_aborted(team_file, presses: int) -> None:  # type: ignore[no-untyped-def]
+    """Once, the commit goes through first and the command says so; twice, it is cut short
+    and the command says it may or may not be stored; never click's bare "Aborted!"."""
+    with ctrl_c_in_commits(presses):
+        result = run(team_file, "decide", "o:1", "--as", "lea", "--status", "approved")
+    assert result.exit_code == 130, result.output
+    assert "Aborted!" not in result.output
+    said = " ".join(result.stderr.split())
+    if presses == 1:
+        assert said == (
+            "error: interrupted (Ctrl-C) just after a change was stored; `vetbench audit "
+            "--limit 5` shows what the command stored"
+        )
+    else:
+        assert said.startswith(
+            "error: interrupted (Ctrl-C twice) while a change was being stored: it may or "
+            "may not be; `vetbench audit --limit 5`"
+        )
+    events = json.loads(run(team_file, "audit", "--as", "lea", "--json", "--limit", "1").stdout)
+    decided = [event for event in events if event["action"] == "decide"]
+    assert len(decided) == (1 if presses == 1 else 0)  # SQLite here: cut before it committed
 
 
 def test_cli_approve_agreed_asks_first(team_file) -> None:  # type: ignore[no-untyped-def]

@@ -16,14 +16,11 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Connection, Engine, event
-
-from tests.helpers import FIXTURES, run_cli
+from helpers import FIXTURES, ctrl_c_in_commits, run_cli
 
 
 def stored_sources(path: Path) -> dict[str, int]:
@@ -104,21 +101,6 @@ def test_ctrl_c_in_the_second_file_keeps_the_first_and_says_so(
         assert "interrupted while importing" not in err  # said once, in the file's line
 
 
-def _press_ctrl_c_as(source: str, presses: int) -> Callable[[Connection], None]:
-    """An engine ``commit`` listener (called just before the database commits) that
-    presses Ctrl-C ``presses`` times while the transaction storing ``source``'s items
-    commits."""
-
-    def press(connection: Connection) -> None:
-        cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
-        cursor.execute(f"SELECT count(*) FROM item WHERE source = '{source}'")
-        if cursor.fetchone()[0]:
-            for _ in range(presses):
-                os.kill(os.getpid(), signal.SIGINT)
-
-    return press
-
-
 @pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
 def test_ctrl_c_while_a_file_commits_waits_for_the_commit_and_says_it_is_stored(
     tmp_path: Path, as_json: bool
@@ -127,14 +109,10 @@ def test_ctrl_c_while_a_file_commits_waits_for_the_commit_and_says_it_is_stored(
     for path in (first, second, never):
         shutil.copy(FIXTURES / "econ_ordering.csv", path)
     db_path = tmp_path / "vetbench.db"
-    press = _press_ctrl_c_as("second", presses=1)
-    event.listen(Engine, "commit", press)
-    try:
+    with ctrl_c_in_commits(storing_source="second"):
         result = run_cli(
             db_path, "import", str(first), str(second), str(never), *(["--json"] * as_json)
         )
-    finally:
-        event.remove(Engine, "commit", press)
 
     assert result.exit_code == 130, result.output
     stored = stored_sources(db_path)
@@ -160,12 +138,8 @@ def test_ctrl_c_twice_while_a_file_commits_says_it_may_be_stored(tmp_path: Path)
     for path in (first, second):
         shutil.copy(FIXTURES / "econ_ordering.csv", path)
     db_path = tmp_path / "vetbench.db"
-    press = _press_ctrl_c_as("second", presses=2)
-    event.listen(Engine, "commit", press)
-    try:
+    with ctrl_c_in_commits(2, storing_source="second"):
         result = run_cli(db_path, "import", str(first), str(second))
-    finally:
-        event.remove(Engine, "commit", press)
 
     assert result.exit_code == 130, result.output
     assert set(stored_sources(db_path)) == {"first"}  # cut before SQLite committed, here

@@ -1,11 +1,10 @@
 from __future__ import annotations
 
-import os
 import signal
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from helpers import ctrl_c_in_commits
 from sqlalchemy import Engine, event, text
 from sqlmodel import Session
 
@@ -94,38 +93,25 @@ def test_ctrl_c_inside_commit_reaches_the_caller_as_itself(database) -> None:
         assert get_item(session, "t:1") is not None  # committed before the interrupt
 
 
-def _ctrl_c_in_commit(presses: int) -> Callable[[object], None]:
-    """An engine ``commit`` listener (called just before the database commits) that
-    presses Ctrl-C ``presses`` times, as a person would in the middle of the commit."""
-
-    def press(_connection: object) -> None:
-        for _ in range(presses):
-            os.kill(os.getpid(), signal.SIGINT)
-
-    return press
-
-
 def test_ctrl_c_in_a_commit_waits_for_it_and_says_it_went_through(database) -> None:
-    press = _ctrl_c_in_commit(1)
-    event.listen(database.engine, "commit", press)
-    try:
-        with pytest.raises(InterruptedAfterCommit), database.transaction() as session:
-            add_item(session, "t:1", "t", draft(), author="import")
-    finally:
-        event.remove(database.engine, "commit", press)
+    with (
+        ctrl_c_in_commits(),
+        pytest.raises(InterruptedAfterCommit),
+        database.transaction() as session,
+    ):
+        add_item(session, "t:1", "t", draft(), author="import")
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     with database.transaction() as session:
         assert get_item(session, "t:1") is not None
 
 
 def test_ctrl_c_twice_in_a_commit_leaves_it_at_once_and_says_so(database) -> None:
-    press = _ctrl_c_in_commit(2)
-    event.listen(database.engine, "commit", press)
-    try:
-        with pytest.raises(InterruptedDuringCommit), database.transaction() as session:
-            add_item(session, "t:1", "t", draft(), author="import")
-    finally:
-        event.remove(database.engine, "commit", press)
+    with (
+        ctrl_c_in_commits(2),
+        pytest.raises(InterruptedDuringCommit),
+        database.transaction() as session,
+    ):
+        add_item(session, "t:1", "t", draft(), author="import")
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     with database.transaction() as session:  # cut before the database committed here
         assert get_item(session, "t:1") is None

@@ -14,6 +14,7 @@ from typing import IO, Any
 
 import click
 
+from db.interrupts import InterruptedAfterCommit, InterruptedDuringCommit
 from reviewer.cli.common import (
     CONTEXT_SETTINGS,
     connect_timeout_option,
@@ -28,7 +29,8 @@ from reviewer.cli.output import plainly_wrapped, terminal_width
 class VetbenchGroup(click.Group):
     """The command group; an expected fault in any command ends in one line, not a traceback
     (on a terminal narrower than it, broken at blanks: ``output.error_text``), as does a
-    usage error (:class:`FittedUsageError`)."""
+    usage error (:class:`FittedUsageError`) and a Ctrl-C that a commit waited for (exit
+    130: ``db.interrupts``)."""
 
     def make_context(
         self,
@@ -47,6 +49,15 @@ class VetbenchGroup(click.Group):
             return super().invoke(ctx)
         except click.UsageError as error:
             raise FittedUsageError.of(error) from error
+        except InterruptedAfterCommit:
+            # click's "Aborted!" would leave a person thinking nothing was written.
+            fail(f"interrupted (Ctrl-C) just after a change was stored; {_WHAT_IS_STORED}", 130)
+        except InterruptedDuringCommit:
+            fail(
+                "interrupted (Ctrl-C twice) while a change was being stored: it may or may "
+                f"not be; {_WHAT_IS_STORED}",
+                130,
+            )
         except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
             raise
         except Exception as error:
@@ -88,6 +99,7 @@ class FittedUsageError(click.UsageError):
 
 
 SAID = "Error: "  # how click starts the line of its error
+_WHAT_IS_STORED = "`vetbench audit --limit 5` shows what the command stored"
 
 
 def _note_malformed_flags() -> None:
