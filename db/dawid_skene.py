@@ -24,20 +24,73 @@ another order; it decides nothing but when the loop stops, which the tests check
 the same iteration.  crowd-kit's steps also clip what they are handed in place (the
 priors in the E-step, the probabilities in the evidence lower bound), which the fit then
 returns; these do too.  ``pyproject.toml`` pins crowd-kit to 1.4.x, whose private steps
-these replace; :func:`_check_crowdkit` refuses a crowd-kit without them.
+these replace; :func:`_check_crowdkit` refuses a crowd-kit without them.  Of crowd-kit,
+only the module of these two models is imported (:func:`_enter_crowdkit_packages_bare`).
 """
 
 from __future__ import annotations
 
 import functools
+import importlib.machinery
+import importlib.util
+import sys
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from crowdkit.aggregation import DawidSkene, OneCoinDawidSkene
-from crowdkit.aggregation.classification import dawid_skene as _crowdkit_dawid_skene
 
 __all__ = ["FastDawidSkene", "FastOneCoinDawidSkene"]
+
+_CROWDKIT_PACKAGES = ("crowdkit.aggregation", "crowdkit.aggregation.classification")
+
+
+def _enter_crowdkit_packages_bare() -> None:
+    """Let crowd-kit's module of its two Dawid–Skene models be imported without the rest
+    of ``crowdkit.aggregation``, whose ``__init__`` imports every aggregator crowd-kit has
+    and with them scipy.stats, scikit-learn and NLTK: 2 to 3 s of CPU in every process
+    that fits, most of what adaptive routing added to a ``vetbench next``.
+
+    The two packages above the module are entered without running their ``__init__``;
+    the first time anything asks one of them for a name it would define (``from
+    crowdkit.aggregation import GLAD``), it runs its ``__init__`` then, in place, so the
+    process still sees the whole package, with these same classes in it."""
+    for name in _CROWDKIT_PACKAGES:
+        if name not in sys.modules:
+            sys.modules[name] = _package_entered_bare(name)
+
+
+def _package_entered_bare(name: str) -> ModuleType:
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None:
+        raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+    package = importlib.util.module_from_spec(spec)
+    loader = spec.loader
+
+    def run_init_then_get(attribute: str) -> Any:
+        # PEP 562: asked for the names the package lacks.  A submodule's is not one of
+        # them: the import system then imports it (``from . import base``).
+        submodule = f"{name}.{attribute}"
+        if (
+            attribute.startswith("__")
+            or submodule in sys.modules
+            or importlib.machinery.PathFinder.find_spec(submodule, package.__path__)
+        ):
+            raise AttributeError(f"module {name!r} has no attribute {attribute!r}")
+        del package.__getattr__
+        loader.exec_module(package)
+        return getattr(package, attribute)
+
+    package.__getattr__ = run_init_then_get  # type: ignore[method-assign]
+    return package
+
+
+_enter_crowdkit_packages_bare()
+from crowdkit.aggregation.classification import dawid_skene as _crowdkit_dawid_skene  # noqa: E402
+from crowdkit.aggregation.classification.dawid_skene import (  # noqa: E402
+    DawidSkene,
+    OneCoinDawidSkene,
+)
 
 _EPS: float = float(_crowdkit_dawid_skene._EPS)  # crowd-kit's floor on probabilities
 

@@ -589,3 +589,21 @@ def test_the_same_ratings_asked_again_reuse_the_fit_and_a_new_one_refits(db_path
     assert any(r.name == "newcomer" for r in again.raters)
     assert again.item(item.item_id) != first.item(item.item_id)
     database.dispose()
+
+
+def test_the_reliability_intervals_are_scipy_stats_beta_quantiles_to_the_bit() -> None:
+    """``_jeffreys`` reads the quantiles without importing scipy.stats; they are the same
+    floats ``scipy.stats.beta.ppf`` gives, for small and large counts, whole and weighted."""
+    from scipy.stats import beta
+
+    from db.consensus import INTERVAL, _jeffreys
+
+    tail = (1 - INTERVAL) / 2
+    checked = 0
+    for n in (*range(0, 40), 97, 250, 1_000, 12_345):
+        for successes in {0.0, 0.25 * n, 0.5 * n, n - 0.5 if n else 0.0, float(n), n / 3}:
+            a, b = successes + 0.5, n - successes + 0.5
+            expected = (float(beta.ppf(tail, a, b)), float(beta.ppf(1 - tail, a, b)))
+            assert _jeffreys(successes, n) == expected, (successes, n)
+            checked += 1
+    assert checked > 200

@@ -6,7 +6,10 @@ five ratings; gold rows counted three times; gold labels pinning the keep/drop m
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -112,3 +115,32 @@ def test_a_fit_runs_crowdkits_own_steps_once_to_read_their_axes(
     _fitted(fitted, planted_ratings(*long))
     assert len(fitted.loss_history_) >= 50
     assert calls == {"_e_step": 1, "_m_step": 1}
+
+
+def test_a_fit_imports_crowdkits_two_models_not_its_every_aggregator() -> None:
+    """A process that fits imports neither scipy.stats, scikit-learn nor NLTK (crowd-kit's
+    package imports them all, seconds of CPU); the package is whole when asked for later."""
+    script = """
+import sys
+from db.consensus import _jeffreys
+import pandas as pd
+import db.dawid_skene as ours
+rows = [(f"item:{i}", f"rater{r}", "KEY" if (i + r) % 4 else "ALT1") for i in range(6) for r in range(3)]
+data = pd.DataFrame(rows, columns=["task", "worker", "label"])
+ours.FastDawidSkene(n_iter=100).fit_predict_proba(data)
+ours.FastOneCoinDawidSkene(n_iter=100).fit_predict_proba(data)
+_jeffreys(3, 5)
+print(sorted(m for m in ("scipy.stats", "sklearn", "nltk") if m in sys.modules))
+from crowdkit.aggregation import GLAD, DawidSkene
+from crowdkit.aggregation.classification import OneCoinDawidSkene
+print(DawidSkene is ours.DawidSkene, OneCoinDawidSkene is ours.OneCoinDawidSkene, GLAD.__name__)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parent.parent,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["[]", "True True GLAD"]
